@@ -1,0 +1,62 @@
+//! The reader's error type: every variant names the file and the place in it.
+
+use std::path::PathBuf;
+
+/// What went wrong while reading a Chrome trace.
+///
+/// Offsets are byte offsets into the decompressed JSON text; event indices count
+/// the elements of `traceEvents` from zero.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be opened or read (including a corrupt or truncated gzip stream).
+    #[error("{path}: cannot read (after {offset} bytes of JSON): {source}")]
+    Io {
+        path: PathBuf,
+        offset: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The JSON text is malformed.
+    #[error("{path}: invalid JSON at byte {offset}: {message}")]
+    Json {
+        path: PathBuf,
+        offset: u64,
+        message: String,
+    },
+    /// The JSON text ends in the middle of a value.
+    #[error("{path}: truncated JSON: the text ends at byte {offset} inside {context}")]
+    Truncated {
+        path: PathBuf,
+        offset: u64,
+        context: &'static str,
+    },
+    /// Valid JSON, but not a Chrome trace.
+    #[error("{path}: not a Chrome trace: {reason}")]
+    NotATrace { path: PathBuf, reason: String },
+    /// One event of `traceEvents` cannot be used at all.
+    #[error("{path}: event {index} (byte {offset}): {message}")]
+    Event {
+        path: PathBuf,
+        index: usize,
+        offset: u64,
+        message: String,
+    },
+    /// A directory was given that holds no trace files.
+    #[error("{path}: no trace files (*.json, *.json.gz) in this directory")]
+    EmptyDirectory { path: PathBuf },
+}
+
+impl Error {
+    /// The file the error is about.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Error::Io { path, .. }
+            | Error::Json { path, .. }
+            | Error::Truncated { path, .. }
+            | Error::NotATrace { path, .. }
+            | Error::Event { path, .. }
+            | Error::EmptyDirectory { path } => path,
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! The raw event layer: every event of a Chrome trace, with the fields analyses read
+//! decoded and the event's exact JSON text kept, so tools that rewrite traces lose nothing.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use serde_json::value::RawValue;
+
+use crate::Error;
+use crate::scan::{self, TopLevel};
+
+/// One element of `traceEvents`.
+///
+/// Strings borrow from the input buffer when they contain no escapes. The whole event
+/// is in [`RawEvent::json`], byte for byte as it was in the file.
+#[derive(Debug, Clone)]
+pub struct RawEvent<'a> {
+    /// Position of the event in `traceEvents`, from zero.
+    pub index: usize,
+    /// Byte offset of the event in the (decompressed) JSON text.
+    pub offset: u64,
+    /// The event's JSON text, exactly as in the file.
+    pub json: &'a str,
+    pub ph: Cow<'a, str>,
+    pub name: Option<Cow<'a, str>>,
+    pub cat: Option<Cow<'a, str>>,
+    pub ts: Option<Number<'a>>,
+    pub dur: Option<Number<'a>>,
+    pub pid: Option<Id<'a>>,
+    pub tid: Option<Id<'a>>,
+    pub id: Option<Id<'a>>,
+    /// Flow binding point (`"e"` binds to the enclosing slice).
+    pub bp: Option<Cow<'a, str>>,
+    /// Instant scope (`g`, `p`, `t`).
+    pub s: Option<Cow<'a, str>>,
+    /// The event's `args` object, undecoded.
+    pub args: Option<&'a RawValue>,
+}
+
+/// A JSON number (or a string holding one) kept as its text, so integer and decimal
+/// microseconds convert to nanoseconds exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Number<'a>(&'a str);
+
+impl<'a> Number<'a> {
+    /// Wraps number text (for tests and for callers that build events by hand).
+    pub fn from_text(text: &'a str) -> Self {
+        Number(text)
+    }
+
+    /// The number's text, without quotes.
+    pub fn text(&self) -> &'a str {
+        self.0
+    }
+
+    /// Whether Python's `json` would read this as an `int` (no fraction, no exponent).
+    pub fn is_integer(&self) -> bool {
+        !self.0.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+    }
+
+    /// The value as f64, rounded correctly from the decimal text (as Python reads it).
+    pub fn as_f64(&self) -> Option<f64> {
+        self.0.parse().ok()
+    }
+
+    /// The value as i64 if it is an integer that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        self.0.parse().ok()
+    }
+
+    /// Reads the number as microseconds and returns nanoseconds, exactly for decimal text
+    /// with up to three fractional digits, rounded to the nearest nanosecond beyond that.
+    pub fn micros_to_nanos(&self) -> Option<i64> {
+        micros_text_to_nanos(self.0)
+    }
+}
+
+/// Converts decimal microsecond text to integer nanoseconds without going through f64.
+fn micros_text_to_nanos(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    let (neg, digits) = match bytes.first()? {
+        b'-' => (true, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    if digits.iter().any(|b| matches!(b, b'e' | b'E')) {
+        let v: f64 = text.parse().ok()?;
+        let ns = (v * 1000.0).round();
+        return (ns.is_finite() && ns.abs() < 9.2e18).then_some(ns as i64);
+    }
+    let (int_part, frac_part) = match digits.iter().position(|&b| b == b'.') {
+        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
+        None => (digits, &digits[..0]),
+    };
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut ns: i64 = 0;
+    for &b in int_part {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        ns = ns.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+    }
+    ns = ns.checked_mul(1000)?;
+    let mut scale = 100;
+    for (k, &b) in frac_part.iter().enumerate() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        let d = i64::from(b - b'0');
+        if k < 3 {
+            ns = ns.checked_add(d * scale)?;
+            scale /= 10;
+        } else {
+            // Round half up on the first dropped digit.
+            if k == 3 && d >= 5 {
+                ns = ns.checked_add(1)?;
+            }
+            continue;
+        }
+    }
+    Some(if neg { -ns } else { ns })
+}
+
+/// A `pid`, `tid` or `id`: Kineto writes numbers, some producers write strings
+/// (`"Spans"`, `"Traces"`), and some numbers exceed i64.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Id<'a> {
+    Int(i64),
+    Str(Cow<'a, str>),
+}
+
+impl Id<'_> {
+    /// The id as an integer: numbers, and strings that hold a decimal integer.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Id::Int(v) => Some(*v),
+            Id::Str(s) => s.parse().ok(),
+        }
+    }
+
+    pub fn into_owned(self) -> Id<'static> {
+        match self {
+            Id::Int(v) => Id::Int(v),
+            Id::Str(s) => Id::Str(Cow::Owned(s.into_owned())),
+        }
+    }
+}
+
+impl std::fmt::Display for Id<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Id::Int(v) => write!(f, "{v}"),
+            Id::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Id<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Id<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Id::Int(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(match i64::try_from(v) {
+                    Ok(v) => Id::Int(v),
+                    Err(_) => Id::Str(Cow::Owned(v.to_string())),
+                })
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(if v.fract() == 0.0 && v.abs() < 9.2e18 {
+                    Id::Int(v as i64)
+                } else {
+                    Id::Str(Cow::Owned(v.to_string()))
+                })
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Id::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Id::Str(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Accepts a JSON number or a string holding one, keeping the text.
+fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Number<'de>>, D::Error> {
+    let raw: Option<&'de RawValue> = Option::deserialize(d)?;
+    let Some(raw) = raw else { return Ok(None) };
+    let text = raw.get();
+    let text = match text.as_bytes().first() {
+        Some(b'"') => {
+            let inner = &text[1..text.len() - 1];
+            if inner.contains('\\') || inner.trim().is_empty() {
+                return Err(de::Error::custom("expected a number"));
+            }
+            inner.trim()
+        }
+        Some(b'-' | b'0'..=b'9') => text,
+        Some(b'n') => return Ok(None), // null
+        _ => return Err(de::Error::custom("expected a number")),
+    };
+    Ok(Some(Number(text)))
+}
+
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(borrow)]
+    ph: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "number")]
+    ts: Option<Number<'a>>,
+    #[serde(borrow, default, deserialize_with = "number")]
+    dur: Option<Number<'a>>,
+    #[serde(borrow)]
+    pid: Option<Id<'a>>,
+    #[serde(borrow)]
+    tid: Option<Id<'a>>,
+    #[serde(borrow)]
+    id: Option<Id<'a>>,
+    #[serde(borrow)]
+    bp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    s: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    args: Option<&'a RawValue>,
+}
+
+/// Decodes one event's text. `None` for `ph` is an error: an event without a phase
+/// has no meaning in the Chrome trace format.
+pub(crate) fn parse_event<'a>(
+    path: &Path,
+    index: usize,
+    offset: u64,
+    text: &'a [u8],
+) -> Result<RawEvent<'a>, Error> {
+    if text.first() != Some(&b'{') {
+        return Err(Error::Event {
+            path: path.to_path_buf(),
+            index,
+            offset,
+            message: "an event must be a JSON object".to_string(),
+        });
+    }
+    let fields: Fields<'a> = serde_json::from_slice(text).map_err(|e| {
+        if e.is_data() {
+            let column = if e.line() <= 1 { e.column() } else { 0 };
+            let mut message = e.to_string();
+            if let Some(cut) = message.find(" at line ") {
+                message.truncate(cut);
+            }
+            Error::Event {
+                path: path.to_path_buf(),
+                index,
+                offset: offset + column.saturating_sub(1) as u64,
+                message,
+            }
+        } else {
+            scan::json_error_in(path, offset, &e)
+        }
+    })?;
+    // serde_json has validated the text as JSON, hence as UTF-8.
+    let json = std::str::from_utf8(text).map_err(|e| Error::Json {
+        path: path.to_path_buf(),
+        offset: offset + e.valid_up_to() as u64,
+        message: "invalid UTF-8".to_string(),
+    })?;
+    let Some(ph) = fields.ph else {
+        return Err(Error::Event {
+            path: path.to_path_buf(),
+            index,
+            offset,
+            message: "missing field \"ph\"".to_string(),
+        });
+    };
+    Ok(RawEvent {
+        index,
+        offset,
+        json,
+        ph,
+        name: fields.name,
+        cat: fields.cat,
+        ts: fields.ts,
+        dur: fields.dur,
+        pid: fields.pid,
+        tid: fields.tid,
+        id: fields.id,
+        bp: fields.bp,
+        s: fields.s,
+        args: fields.args,
+    })
+}
+
+/// Streams the events of a Chrome trace from `input` (already decompressed), calling
+/// `on_event` for each one in file order. Returns the other top-level members.
+///
+/// `path` is used only in error messages.
+pub fn read_raw_events<R: Read>(
+    input: R,
+    path: &Path,
+    mut on_event: impl FnMut(RawEvent<'_>) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    scan::split_events(input, path, |ev| {
+        let raw = parse_event(path, ev.index, ev.offset, ev.text)?;
+        on_event(raw)
+    })
+}
+
+/// Decodes the `args` of an event into `T` (usually a struct of borrowed optional fields).
+pub fn decode_args<'a, T: Deserialize<'a>>(
+    path: &Path,
+    event: &RawEvent<'a>,
+) -> Result<Option<T>, Error> {
+    let Some(args) = event.args else {
+        return Ok(None);
+    };
+    serde_json::from_str(args.get())
+        .map(Some)
+        .map_err(|e| Error::Event {
+            path: path.to_path_buf(),
+            index: event.index,
+            offset: event.offset,
+            message: format!("field \"args\": {e}"),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_ns(text: &str, expect: Option<i64>) {
+        assert_eq!(micros_text_to_nanos(text), expect, "{text}");
+    }
+
+    #[test]
+    fn micros_convert_exactly() {
+        check_ns("0", Some(0));
+        check_ns("12", Some(12_000));
+        check_ns("4458676522690.655", Some(4_458_676_522_690_655));
+        check_ns("1.5", Some(1_500));
+        check_ns("-3.25", Some(-3_250));
+        check_ns("0.0004", Some(0));
+        check_ns("0.0005", Some(1));
+        check_ns("1.5e3", Some(1_500_000));
+        check_ns("abc", None);
+        check_ns("", None);
+    }
+
+    #[test]
+    fn ids_accept_numbers_and_strings() {
+        let ids: Vec<Id> = serde_json::from_str(r#"[1, "Spans", 18446744073709551615, 2.0]"#)
+            .expect("test input is valid");
+        assert_eq!(ids[0], Id::Int(1));
+        assert_eq!(ids[1], Id::Str("Spans".into()));
+        assert_eq!(ids[2], Id::Str("18446744073709551615".into()));
+        assert_eq!(ids[3], Id::Int(2));
+    }
+}

@@ -1,0 +1,423 @@
+//! A streaming splitter for Chrome trace JSON: finds each element of `traceEvents`
+//! without building the whole document, so memory follows the events kept, not the text.
+//!
+//! The splitter only checks structure (brackets, strings); each event's text is then
+//! parsed by serde_json, which checks the rest.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::value::RawValue;
+
+use crate::Error;
+
+/// The top-level members of a trace object other than `traceEvents`, in file order,
+/// each kept as its exact JSON text.
+#[derive(Debug, Default, Clone)]
+pub struct TopLevel {
+    pub members: Vec<(String, Box<RawValue>)>,
+    /// True when the document is a bare JSON array of events (the Chrome "array format").
+    pub array_format: bool,
+    /// Number of elements of `traceEvents`.
+    pub event_count: usize,
+    /// Length of the JSON text in bytes.
+    pub json_bytes: u64,
+}
+
+impl TopLevel {
+    /// The raw JSON text of a top-level member, if present.
+    pub fn get(&self, key: &str) -> Option<&RawValue> {
+        self.members
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_ref())
+    }
+}
+
+/// One element of `traceEvents`, as text, with its place in the file.
+pub(crate) struct EventText<'a> {
+    pub index: usize,
+    pub offset: u64,
+    pub text: &'a [u8],
+}
+
+/// Splits `input` into events, calling `on_event` for each one in file order.
+pub(crate) fn split_events<R: Read>(
+    input: R,
+    path: &Path,
+    mut on_event: impl FnMut(EventText<'_>) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    let mut sc = Scanner::new(input, path);
+    let mut top = TopLevel::default();
+    sc.skip_bom()?;
+    match sc.peek_non_ws("the start of the document")? {
+        Some(b'{') => {
+            sc.pos += 1;
+            let mut seen_events = false;
+            let mut first = true;
+            loop {
+                match sc.peek_non_ws("the top-level object")? {
+                    Some(b'}') => {
+                        sc.pos += 1;
+                        break;
+                    }
+                    Some(b',') if !first => {
+                        sc.pos += 1;
+                        sc.peek_non_ws("the top-level object")?;
+                    }
+                    Some(_) if first => {}
+                    Some(c) => {
+                        return Err(
+                            sc.json_error(format!("expected ',' or '}}', found {}", show(c)))
+                        );
+                    }
+                    None => return Err(sc.truncated("the top-level object")),
+                }
+                first = false;
+                let key = sc.key()?;
+                if key == "traceEvents" && sc.peek_non_ws("traceEvents")? == Some(b'[') {
+                    if seen_events {
+                        return Err(sc.not_a_trace("two traceEvents members".to_string()));
+                    }
+                    seen_events = true;
+                    top.event_count = sc.events(&mut on_event)?;
+                } else {
+                    let value = sc.raw_value("a top-level member")?;
+                    top.members.push((key, value));
+                }
+            }
+            sc.expect_end()?;
+            if !seen_events {
+                return Err(
+                    sc.not_a_trace("the JSON object has no \"traceEvents\" array".to_string())
+                );
+            }
+        }
+        Some(b'[') => {
+            top.array_format = true;
+            top.event_count = sc.events(&mut on_event)?;
+            sc.expect_end()?;
+        }
+        Some(c) => {
+            return Err(sc.not_a_trace(format!(
+                "expected a JSON object or array, found {} at byte {}",
+                show(c),
+                sc.offset()
+            )));
+        }
+        None => return Err(sc.not_a_trace("the file is empty".to_string())),
+    }
+    top.json_bytes = sc.offset();
+    Ok(top)
+}
+
+fn show(c: u8) -> String {
+    if c.is_ascii_graphic() {
+        format!("'{}'", c as char)
+    } else {
+        format!("byte 0x{c:02x}")
+    }
+}
+
+const CHUNK: usize = 1 << 20;
+
+struct Scanner<'p, R> {
+    reader: R,
+    path: &'p Path,
+    buf: Vec<u8>,
+    /// Next unread byte in `buf`.
+    pos: usize,
+    /// End of valid data in `buf`.
+    end: usize,
+    /// Bytes dropped from the front of `buf` so far.
+    dropped: u64,
+    eof: bool,
+}
+
+impl<'p, R: Read> Scanner<'p, R> {
+    fn new(reader: R, path: &'p Path) -> Self {
+        Scanner {
+            reader,
+            path,
+            buf: vec![0; CHUNK],
+            pos: 0,
+            end: 0,
+            dropped: 0,
+            eof: false,
+        }
+    }
+
+    fn offset(&self) -> u64 {
+        self.dropped + self.pos as u64
+    }
+
+    /// Reads more input, keeping `buf[pos..end]`; returns false at end of input.
+    /// Data before `pos` is dropped, so offsets relative to `pos` stay valid.
+    fn fill(&mut self) -> Result<bool, Error> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.dropped += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            let grown = self.buf.len() * 2;
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.reader.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(Error::Io {
+                        path: self.path.to_path_buf(),
+                        offset: self.dropped + self.end as u64,
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    fn skip_bom(&mut self) -> Result<(), Error> {
+        while self.end - self.pos < 3 && self.fill()? {}
+        if self.buf[self.pos..self.end].starts_with(b"\xEF\xBB\xBF") {
+            self.pos += 3;
+        }
+        Ok(())
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it.
+    fn peek_non_ws(&mut self, _context: &'static str) -> Result<Option<u8>, Error> {
+        loop {
+            while self.pos < self.end {
+                let c = self.buf[self.pos];
+                if !matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+                    return Ok(Some(c));
+                }
+                self.pos += 1;
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Length of the JSON value starting at `pos` (which must be its first byte).
+    fn value_len(&mut self, context: &'static str) -> Result<usize, Error> {
+        let mut i = 0usize;
+        let first = loop {
+            if self.pos < self.end {
+                break self.buf[self.pos];
+            }
+            if !self.fill()? {
+                return Err(self.truncated(context));
+            }
+        };
+        match first {
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    // Outside strings: look for brackets and quotes.
+                    while self.pos + i < self.end {
+                        let c = self.buf[self.pos + i];
+                        i += 1;
+                        match c {
+                            b'{' | b'[' => depth += 1,
+                            b'}' | b']' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    return Ok(i);
+                                }
+                            }
+                            b'"' => i = self.string_end(i, context)?,
+                            _ => {}
+                        }
+                    }
+                    if !self.fill()? {
+                        return Err(self.truncated(context));
+                    }
+                }
+            }
+            b'"' => self.string_end(1, context),
+            _ => loop {
+                while self.pos + i < self.end {
+                    if matches!(
+                        self.buf[self.pos + i],
+                        b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'
+                    ) {
+                        return Ok(i);
+                    }
+                    i += 1;
+                }
+                if !self.fill()? {
+                    return Ok(i);
+                }
+            },
+        }
+    }
+
+    /// Given `i` just past an opening quote (relative to `pos`), returns the index just past
+    /// the closing quote.
+    fn string_end(&mut self, mut i: usize, context: &'static str) -> Result<usize, Error> {
+        loop {
+            let hay = &self.buf[self.pos + i..self.end];
+            match memchr::memchr2(b'"', b'\\', hay) {
+                Some(k) if hay[k] == b'"' => return Ok(i + k + 1),
+                Some(k) => {
+                    // A backslash escapes the next byte, which may not be read yet.
+                    i += k + 2;
+                    while self.pos + i > self.end {
+                        if !self.fill()? {
+                            return Err(self.truncated(context));
+                        }
+                    }
+                }
+                None => {
+                    i = self.end - self.pos;
+                    if !self.fill()? {
+                        return Err(self.truncated(context));
+                    }
+                }
+            }
+        }
+    }
+
+    fn key(&mut self) -> Result<String, Error> {
+        if self.peek_non_ws("an object key")? != Some(b'"') {
+            return Err(self.json_error("expected a string key".to_string()));
+        }
+        let len = self.value_len("an object key")?;
+        let start = self.offset();
+        let key: String = serde_json::from_slice(&self.buf[self.pos..self.pos + len])
+            .map_err(|e| self.json_error_at(start, e))?;
+        self.pos += len;
+        match self.peek_non_ws("an object member")? {
+            Some(b':') => {
+                self.pos += 1;
+                Ok(key)
+            }
+            Some(c) => Err(self.json_error(format!("expected ':', found {}", show(c)))),
+            None => Err(self.truncated("an object member")),
+        }
+    }
+
+    fn raw_value(&mut self, context: &'static str) -> Result<Box<RawValue>, Error> {
+        if self.peek_non_ws(context)?.is_none() {
+            return Err(self.truncated(context));
+        }
+        let len = self.value_len(context)?;
+        let start = self.offset();
+        let value: Box<RawValue> = serde_json::from_slice(&self.buf[self.pos..self.pos + len])
+            .map_err(|e| self.json_error_at(start, e))?;
+        self.pos += len;
+        Ok(value)
+    }
+
+    /// Reads the events array (at its `[`), returns the number of events.
+    fn events(
+        &mut self,
+        on_event: &mut impl FnMut(EventText<'_>) -> Result<(), Error>,
+    ) -> Result<usize, Error> {
+        self.pos += 1; // '['
+        let mut index = 0usize;
+        loop {
+            match self.peek_non_ws("traceEvents")? {
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(index);
+                }
+                Some(b',') if index > 0 => {
+                    self.pos += 1;
+                    if self.peek_non_ws("traceEvents")?.is_none() {
+                        return Err(self.truncated("traceEvents"));
+                    }
+                }
+                Some(_) if index == 0 => {}
+                Some(c) => {
+                    return Err(self.json_error(format!(
+                        "expected ',' or ']' after event {}, found {}",
+                        index - 1,
+                        show(c)
+                    )));
+                }
+                None => return Err(self.truncated("traceEvents")),
+            }
+            let len = self.value_len("an event")?;
+            let offset = self.offset();
+            on_event(EventText {
+                index,
+                offset,
+                text: &self.buf[self.pos..self.pos + len],
+            })?;
+            self.pos += len;
+            index += 1;
+        }
+    }
+
+    fn expect_end(&mut self) -> Result<(), Error> {
+        match self.peek_non_ws("the end of the document")? {
+            None => Ok(()),
+            Some(c) => Err(self.json_error(format!(
+                "unexpected {} after the end of the document",
+                show(c)
+            ))),
+        }
+    }
+
+    fn truncated(&self, context: &'static str) -> Error {
+        Error::Truncated {
+            path: self.path.to_path_buf(),
+            offset: self.dropped + self.end as u64,
+            context,
+        }
+    }
+
+    fn json_error(&self, message: String) -> Error {
+        Error::Json {
+            path: self.path.to_path_buf(),
+            offset: self.offset(),
+            message,
+        }
+    }
+
+    fn json_error_at(&self, start: u64, e: serde_json::Error) -> Error {
+        json_error_in(self.path, start, &e)
+    }
+
+    fn not_a_trace(&self, reason: String) -> Error {
+        Error::NotATrace {
+            path: self.path.to_path_buf(),
+            reason,
+        }
+    }
+}
+
+/// Converts a serde_json error inside a value that starts at byte `start` into our error.
+/// Values are usually one line, so the column is the offset within the value.
+pub(crate) fn json_error_in(path: &Path, start: u64, e: &serde_json::Error) -> Error {
+    let offset = if e.line() <= 1 {
+        start + e.column().saturating_sub(1) as u64
+    } else {
+        start
+    };
+    let mut message = e.to_string();
+    if let Some(cut) = message.find(" at line ") {
+        message.truncate(cut);
+    }
+    Error::Json {
+        path: path.to_path_buf(),
+        offset,
+        message,
+    }
+}

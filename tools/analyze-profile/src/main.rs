@@ -1,0 +1,2 @@
+//! analyze-profile: see the crate description.
+fn main() {}

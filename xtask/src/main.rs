@@ -1,0 +1,50 @@
+//! `cargo xtask`: project automation, one module per subcommand.
+//!
+//! Subcommands:
+//! - `gen-proto [--check]`: regenerate the committed prost code from `proto/`.
+//!
+//! To add a subcommand, add a module and one arm to `run`.
+
+mod gen_proto;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let (command, rest) = match args.split_first() {
+        Some((command, rest)) => (command.as_str(), rest),
+        None => return Err(usage()),
+    };
+    match command {
+        "gen-proto" => gen_proto::main(rest),
+        "help" | "--help" | "-h" => {
+            println!("{}", usage());
+            Ok(())
+        }
+        other => Err(format!("unknown subcommand `{other}`\n{}", usage())),
+    }
+}
+
+fn usage() -> String {
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/".to_owned()
+}
+
+/// The workspace root: xtask lives one level below it.
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .expect("invariant: xtask's manifest dir has a parent (the workspace root)")
+        .to_path_buf()
+}
