@@ -1,0 +1,366 @@
+//! The capture: everything a reader understood of one profile (one rank or one host).
+
+use crate::{Diagnostics, Interner, KernelClass, Nanos, StringId};
+
+/// Which file format the capture came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// PyTorch profiler (Kineto) Chrome trace JSON.
+    KinetoJson,
+    /// Chrome trace JSON written by JAX/XProf from an XSpace (pid = plane, tid = line).
+    JaxTraceJson,
+    /// XSpace protobuf (`*.xplane.pb`).
+    XPlane,
+    /// Chrome trace JSON from another producer.
+    OtherJson,
+}
+
+impl Format {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::KinetoJson => "Kineto Chrome trace (torch.profiler)",
+            Format::JaxTraceJson => "JAX Chrome trace (converted from XSpace)",
+            Format::XPlane => "XSpace protobuf (jax.profiler / XProf)",
+            Format::OtherJson => "Chrome trace JSON",
+        }
+    }
+}
+
+/// GPU vendor, from device properties or kernel/API names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Vendor {
+    Nvidia,
+    Amd,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DeviceId(pub u32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId(pub u32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ThreadId(pub u32);
+
+/// Index of a host event in [`Capture::host_events`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostEventId(pub u32);
+
+/// Capability figures of a device, as the profiler recorded them (labelled `read`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceProperties {
+    pub name: Option<String>,
+    pub compute_capability: Option<(i64, i64)>,
+    pub total_memory_bytes: Option<u64>,
+    pub multiprocessors: Option<u64>,
+    pub clock_rate_khz: Option<u64>,
+    pub memory_bandwidth_bytes_per_s: Option<f64>,
+}
+
+/// One GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Device {
+    pub id: DeviceId,
+    /// The device number the profiler used (`args.device`, the plane's `GPU:N`).
+    pub ordinal: i64,
+    pub vendor: Vendor,
+    pub properties: DeviceProperties,
+}
+
+/// One GPU stream (queue) on one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stream {
+    pub id: StreamId,
+    pub device: DeviceId,
+    /// The stream number the profiler used (`args.stream`, `Stream #N`).
+    pub ordinal: i64,
+    /// The stream's display name, if the capture gave one (`Stream #16(Kernel)`).
+    pub name: Option<StringId>,
+}
+
+/// A host thread that recorded events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostThread {
+    pub id: ThreadId,
+    pub pid: i64,
+    pub tid: i64,
+    pub name: Option<StringId>,
+}
+
+/// Memory-copy direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MemcpyDirection {
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    PeerToPeer,
+    HostToHost,
+    Unknown,
+}
+
+impl MemcpyDirection {
+    pub fn short(self) -> &'static str {
+        match self {
+            MemcpyDirection::HostToDevice => "HtoD",
+            MemcpyDirection::DeviceToHost => "DtoH",
+            MemcpyDirection::DeviceToDevice => "DtoD",
+            MemcpyDirection::PeerToPeer => "PtoP",
+            MemcpyDirection::HostToHost => "HtoH",
+            MemcpyDirection::Unknown => "unknown",
+        }
+    }
+}
+
+/// What a GPU activity is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ActivityKind {
+    Kernel,
+    Memcpy,
+    Memset,
+}
+
+/// One kernel, memcpy or memset on a GPU stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuActivity {
+    pub stream: StreamId,
+    pub start: Nanos,
+    pub dur: Nanos,
+    pub name: StringId,
+    pub kind: ActivityKind,
+    /// Classification of the activity by name (and kind for copies).
+    pub class: KernelClass,
+    /// Correlation id linking the activity to its host launch.
+    pub correlation: Option<u64>,
+    /// The host call that launched it (runtime or driver API), if found.
+    pub launch: Option<HostEventId>,
+    /// Kineto's `External id`: links to the CPU op that issued the launch.
+    pub external_id: Option<i64>,
+    /// Bytes moved or set (memcpy/memset).
+    pub bytes: Option<u64>,
+    /// CUDA/HIP graph id, for kernels launched from a graph.
+    pub graph_id: Option<i64>,
+    /// XLA instruction and module that issued the activity (JAX captures).
+    pub hlo_op: Option<StringId>,
+    pub hlo_module: Option<StringId>,
+    pub program_id: Option<i64>,
+    /// Index of the event in the source file (for error messages and joins).
+    pub source_index: u64,
+}
+
+impl GpuActivity {
+    pub fn end(&self) -> Nanos {
+        self.start + self.dur
+    }
+}
+
+/// What a host event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HostKind {
+    /// A runtime/driver call that launches GPU work (kernel launch, async memcpy/memset, graph launch).
+    Launch,
+    /// Any other runtime/driver call (synchronization, queries).
+    Runtime,
+    /// A framework operator (`cpu_op`, XLA op on the host).
+    CpuOp,
+    /// A user annotation (`record_function`, `ProfilerStep#N`, NVTX-like ranges).
+    Annotation,
+    /// A Python function frame from the Python tracer.
+    PythonFrame,
+    /// Anything else on a host thread.
+    Other,
+}
+
+/// One event on a host thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostEvent {
+    pub thread: ThreadId,
+    pub start: Nanos,
+    pub dur: Nanos,
+    pub name: StringId,
+    pub kind: HostKind,
+    pub correlation: Option<u64>,
+    pub external_id: Option<i64>,
+    /// For launches and runtime calls: the innermost CPU op around it on the same thread.
+    pub parent_op: Option<HostEventId>,
+    pub source_index: u64,
+}
+
+impl HostEvent {
+    pub fn end(&self) -> Nanos {
+        self.start + self.dur
+    }
+}
+
+/// A range on a GPU stream named by the user (`gpu_user_annotation`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuAnnotation {
+    pub stream: StreamId,
+    pub start: Nanos,
+    pub dur: Nanos,
+    pub name: StringId,
+}
+
+/// Where a step boundary came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepSource {
+    /// `ProfilerStep#N` host annotations (Kineto).
+    ProfilerStep,
+    /// `step_num` stats or `StepMarker` events (JAX).
+    StepMarker,
+    /// Repeated executions of the same XLA module.
+    ModuleExecution,
+}
+
+/// One training/inference step, as a host-side time range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub number: i64,
+    pub start: Nanos,
+    pub end: Nanos,
+    pub source: StepSource,
+}
+
+/// A process group from Kineto's `distributedInfo.pg_config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessGroup {
+    pub name: String,
+    pub description: String,
+    pub ranks: Vec<i64>,
+}
+
+/// Capture-wide metadata.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TraceMeta {
+    pub rank: Option<i64>,
+    pub world_size: Option<i64>,
+    pub backend: Option<String>,
+    pub process_groups: Vec<ProcessGroup>,
+    /// Unix-epoch nanoseconds of time zero of this capture's axis, if recorded.
+    pub base_time_ns: Option<i64>,
+    /// Producer and version, e.g. `Kineto schemaVersion 1`, `jaxlib 0.8.0`.
+    pub producer: Option<String>,
+    /// Start and end of the profiling window on the capture's axis, if recorded.
+    pub window: Option<(Nanos, Nanos)>,
+}
+
+/// One profile: devices, streams, threads, GPU activities and host events.
+///
+/// Architecture invariant: `activities` are sorted by `(stream, start, source_index)`
+/// and `host_events` by `(thread, start, source_index)`, so per-stream and per-thread
+/// slices are contiguous.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub format: Format,
+    pub strings: Interner,
+    pub devices: Vec<Device>,
+    pub streams: Vec<Stream>,
+    pub threads: Vec<HostThread>,
+    pub activities: Vec<GpuActivity>,
+    pub host_events: Vec<HostEvent>,
+    pub gpu_annotations: Vec<GpuAnnotation>,
+    pub steps: Vec<Step>,
+    pub meta: TraceMeta,
+    pub diagnostics: Diagnostics,
+}
+
+impl Capture {
+    pub fn new(format: Format) -> Self {
+        Capture {
+            format,
+            strings: Interner::new(),
+            devices: Vec::new(),
+            streams: Vec::new(),
+            threads: Vec::new(),
+            activities: Vec::new(),
+            host_events: Vec::new(),
+            gpu_annotations: Vec::new(),
+            steps: Vec::new(),
+            meta: TraceMeta::default(),
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    pub fn name(&self, id: StringId) -> &str {
+        self.strings.get(id)
+    }
+
+    pub fn device(&self, id: DeviceId) -> &Device {
+        &self.devices[id.0 as usize]
+    }
+
+    pub fn stream(&self, id: StreamId) -> &Stream {
+        &self.streams[id.0 as usize]
+    }
+
+    pub fn thread(&self, id: ThreadId) -> &HostThread {
+        &self.threads[id.0 as usize]
+    }
+
+    pub fn host_event(&self, id: HostEventId) -> &HostEvent {
+        &self.host_events[id.0 as usize]
+    }
+
+    /// The activities of one stream, in start order.
+    pub fn stream_activities(&self, id: StreamId) -> &[GpuActivity] {
+        let lo = self.activities.partition_point(|a| a.stream < id);
+        let hi = self.activities.partition_point(|a| a.stream <= id);
+        &self.activities[lo..hi]
+    }
+
+    /// The host events of one thread, in start order.
+    pub fn thread_events(&self, id: ThreadId) -> &[HostEvent] {
+        let lo = self.host_events.partition_point(|e| e.thread < id);
+        let hi = self.host_events.partition_point(|e| e.thread <= id);
+        &self.host_events[lo..hi]
+    }
+
+    /// The CPU op that issued an activity: the launch's enclosing op.
+    pub fn launching_op(&self, activity: &GpuActivity) -> Option<&HostEvent> {
+        let launch = self.host_event(activity.launch?);
+        launch.parent_op.map(|op| self.host_event(op))
+    }
+
+    /// Earliest start and latest end over all GPU activities.
+    pub fn gpu_span(&self) -> Option<(Nanos, Nanos)> {
+        let start = self.activities.iter().map(|a| a.start).min()?;
+        let end = self.activities.iter().map(|a| a.end()).max()?;
+        Some((start, end))
+    }
+
+    /// Sorts activities and host events into the documented order and remaps the
+    /// `launch`/`parent_op` links accordingly. Readers call this once at the end.
+    pub fn finish(&mut self) {
+        self.activities
+            .sort_by_key(|a| (a.stream, a.start, a.source_index));
+        let mut order: Vec<u32> = (0..self.host_events.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            let e = &self.host_events[i as usize];
+            (e.thread, e.start, e.source_index)
+        });
+        let mut new_index = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+        let mut events: Vec<Option<HostEvent>> = std::mem::take(&mut self.host_events)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.host_events = order
+            .iter()
+            .map(|&old| {
+                events[old as usize]
+                    .take()
+                    .expect("each index appears once in a permutation")
+            })
+            .collect();
+        let remap = |id: HostEventId| HostEventId(new_index[id.0 as usize]);
+        for e in &mut self.host_events {
+            e.parent_op = e.parent_op.map(remap);
+        }
+        for a in &mut self.activities {
+            a.launch = a.launch.map(remap);
+        }
+        self.steps.sort_by_key(|s| (s.start, s.number));
+    }
+}

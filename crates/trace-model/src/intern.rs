@@ -1,0 +1,54 @@
+//! String interning: event names repeat millions of times, so each is stored once.
+
+use std::collections::HashMap;
+
+/// An interned string; resolve it with [`Interner::get`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StringId(u32);
+
+impl StringId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Owns every interned string of a capture.
+#[derive(Debug, Default, Clone)]
+pub struct Interner {
+    strings: Vec<Box<str>>,
+    ids: HashMap<Box<str>, StringId>,
+}
+
+impl Interner {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn intern(&mut self, s: &str) -> StringId {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id =
+            StringId(u32::try_from(self.strings.len()).expect("fewer than 2^32 distinct strings"));
+        self.strings.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    /// Looks a string up without interning it.
+    pub fn find(&self, s: &str) -> Option<StringId> {
+        self.ids.get(s).copied()
+    }
+
+    pub fn get(&self, id: StringId) -> &str {
+        &self.strings[id.index()]
+    }
+
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+}
