@@ -1,0 +1,548 @@
+//! The owned [`XSpace`] and its borrowing views: planes, lines, events, stats.
+
+use std::path::Path;
+
+use crate::generated as proto;
+use crate::generated::{x_event, x_stat};
+use crate::{Error, decode};
+
+/// A decoded XSpace capture, plus what the reader noticed about it.
+#[derive(Debug, Clone)]
+pub struct XSpace {
+    raw: proto::XSpace,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Something odd but usable about the input, for the report's trust list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub kind: DiagnosticKind,
+    pub message: String,
+}
+
+/// The kinds of [`Diagnostic`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum DiagnosticKind {
+    /// No `/device:GPU:N` plane: a CPU-only capture.
+    NoGpuDevicePlanes,
+    /// A program in `/host:metadata` has no `Hlo Proto` bytes.
+    MissingHloProto,
+    /// The same HLO proto is stored under two or more program ids; both are kept.
+    DuplicateProgram,
+    /// The profiler itself recorded an error or warning in the XSpace.
+    ProfilerMessage,
+}
+
+/// What a plane holds, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlaneKind {
+    /// `/device:GPU:<ordinal>`.
+    Gpu { ordinal: u32 },
+    /// Any other `/device:...` plane (TPU, custom).
+    OtherDevice,
+    /// `/host:CPU`: host threads.
+    HostCpu,
+    /// `/host:metadata`: HLO protos, no events.
+    HostMetadata,
+    /// `Task Environment` and anything else.
+    Other,
+}
+
+/// Device capabilities from a device plane's stats; absent stats are `None`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceCapabilities {
+    /// `Nvidia`, `AMD`, ...
+    pub vendor: Option<String>,
+    pub clock_rate_khz: Option<u64>,
+    /// SMs (NVIDIA) or CUs (AMD).
+    pub core_count: Option<u64>,
+    pub memory_bandwidth_bytes_per_s: Option<u64>,
+    pub memory_size_bytes: Option<u64>,
+    pub compute_cap_major: Option<u64>,
+    pub compute_cap_minor: Option<u64>,
+}
+
+/// A plane: one device, the host, or the metadata plane.
+#[derive(Debug, Clone, Copy)]
+pub struct Plane<'a> {
+    raw: &'a proto::XPlane,
+}
+
+/// A line: one stream or host thread.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    plane: &'a proto::XPlane,
+    raw: &'a proto::XLine,
+}
+
+/// One event on a line.
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a> {
+    plane: &'a proto::XPlane,
+    line: &'a proto::XLine,
+    raw: &'a proto::XEvent,
+}
+
+/// The shared metadata of events: name and stats common to every event that points to it.
+#[derive(Debug, Clone, Copy)]
+pub struct EventMetadata<'a> {
+    plane: &'a proto::XPlane,
+    raw: &'a proto::XEventMetadata,
+}
+
+/// One stat with its name resolved.
+#[derive(Debug, Clone, Copy)]
+pub struct Stat<'a> {
+    plane: &'a proto::XPlane,
+    raw: &'a proto::XStat,
+}
+
+/// A stat value. `Ref` is an interned string, already resolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StatValue<'a> {
+    Double(f64),
+    Uint64(u64),
+    Int64(i64),
+    Str(&'a str),
+    Bytes(&'a [u8]),
+    /// `ref_value`: the name of the stat metadata it points to.
+    Ref(&'a str),
+    /// A `ref_value` pointing to no stat metadata.
+    UnresolvedRef(u64),
+    /// The stat carries no value.
+    Empty,
+}
+
+impl XSpace {
+    /// Read and decode a `.xplane.pb` file.
+    pub fn read(path: &Path) -> Result<XSpace, Error> {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        XSpace::from_bytes(&bytes, path)
+    }
+
+    /// Decode XSpace bytes; `path` only names the input in errors.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<XSpace, Error> {
+        let raw = decode::decode_xspace(bytes, path)?;
+        let mut space = XSpace {
+            raw,
+            diagnostics: Vec::new(),
+        };
+        space.diagnostics = space.collect_diagnostics();
+        Ok(space)
+    }
+
+    pub fn planes(&self) -> impl Iterator<Item = Plane<'_>> + '_ {
+        self.raw.planes.iter().map(|raw| Plane { raw })
+    }
+
+    /// The first plane with this exact name.
+    pub fn plane(&self, name: &str) -> Option<Plane<'_>> {
+        self.planes().find(|plane| plane.name() == name)
+    }
+
+    /// `/device:GPU:N` planes, ordered by ordinal.
+    pub fn gpu_planes(&self) -> Vec<Plane<'_>> {
+        let mut planes: Vec<_> = self
+            .planes()
+            .filter(|plane| plane.gpu_ordinal().is_some())
+            .collect();
+        planes.sort_by_key(|plane| plane.gpu_ordinal());
+        planes
+    }
+
+    /// GPU planes that hold at least one event (ROCm records idle devices too).
+    pub fn device_planes(&self) -> Vec<Plane<'_>> {
+        self.gpu_planes()
+            .into_iter()
+            .filter(|plane| plane.event_count() > 0)
+            .collect()
+    }
+
+    /// The `/host:CPU` plane.
+    pub fn host_plane(&self) -> Option<Plane<'_>> {
+        self.plane("/host:CPU")
+    }
+
+    /// The `/host:metadata` plane, where the HLO protos are.
+    pub fn metadata_plane(&self) -> Option<Plane<'_>> {
+        self.plane("/host:metadata")
+    }
+
+    pub fn hostnames(&self) -> &[String] {
+        &self.raw.hostnames
+    }
+
+    /// Errors the profiler recorded while capturing.
+    pub fn profiler_errors(&self) -> &[String] {
+        &self.raw.errors
+    }
+
+    /// Warnings the profiler recorded while capturing.
+    pub fn profiler_warnings(&self) -> &[String] {
+        &self.raw.warnings
+    }
+
+    /// `profile_start_time` and `profile_stop_time` (Unix-epoch ns) from the `Task Environment` plane.
+    pub fn profile_window_ns(&self) -> Option<(u64, u64)> {
+        let plane = self.plane("Task Environment")?;
+        let start = plane.stat("profile_start_time")?.as_u64()?;
+        let stop = plane.stat("profile_stop_time")?.as_u64()?;
+        Some((start, stop))
+    }
+
+    /// Odd but usable things about this capture (see also [`XSpace::hlo_programs`]).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn collect_diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        if self.gpu_planes().is_empty() {
+            out.push(Diagnostic {
+                kind: DiagnosticKind::NoGpuDevicePlanes,
+                message: "no GPU device planes: a host-only capture".to_owned(),
+            });
+        }
+        for (what, list) in [("error", &self.raw.errors), ("warning", &self.raw.warnings)] {
+            for message in list {
+                out.push(Diagnostic {
+                    kind: DiagnosticKind::ProfilerMessage,
+                    message: format!("profiler {what}: {message}"),
+                });
+            }
+        }
+        out.extend(crate::programs::program_diagnostics(self));
+        out
+    }
+}
+
+impl<'a> Plane<'a> {
+    pub fn id(self) -> i64 {
+        self.raw.id
+    }
+
+    pub fn name(self) -> &'a str {
+        &self.raw.name
+    }
+
+    pub fn kind(self) -> PlaneKind {
+        let name = self.name();
+        if let Some(ordinal) = self.gpu_ordinal() {
+            PlaneKind::Gpu { ordinal }
+        } else if name.starts_with("/device:") {
+            PlaneKind::OtherDevice
+        } else if name == "/host:CPU" {
+            PlaneKind::HostCpu
+        } else if name == "/host:metadata" {
+            PlaneKind::HostMetadata
+        } else {
+            PlaneKind::Other
+        }
+    }
+
+    /// `N` of `/device:GPU:N`.
+    pub fn gpu_ordinal(self) -> Option<u32> {
+        self.name().strip_prefix("/device:GPU:")?.parse().ok()
+    }
+
+    pub fn lines(self) -> impl Iterator<Item = Line<'a>> + 'a {
+        let plane = self.raw;
+        plane.lines.iter().map(move |raw| Line { plane, raw })
+    }
+
+    /// Events over all lines.
+    pub fn event_count(self) -> usize {
+        self.raw.lines.iter().map(|line| line.events.len()).sum()
+    }
+
+    /// Plane-level stats (device capabilities, versions, ...).
+    pub fn stats(self) -> impl Iterator<Item = Stat<'a>> + 'a {
+        let plane = self.raw;
+        plane.stats.iter().map(move |raw| Stat { plane, raw })
+    }
+
+    pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
+        find_stat(self.raw, &self.raw.stats, name)
+    }
+
+    pub fn event_metadata(self, id: i64) -> Option<EventMetadata<'a>> {
+        let raw = self.raw.event_metadata.get(&id)?;
+        Some(EventMetadata {
+            plane: self.raw,
+            raw,
+        })
+    }
+
+    /// Every event metadata entry, by id.
+    pub fn all_event_metadata(self) -> impl Iterator<Item = EventMetadata<'a>> + 'a {
+        let plane = self.raw;
+        plane
+            .event_metadata
+            .values()
+            .map(move |raw| EventMetadata { plane, raw })
+    }
+
+    /// The name of stat metadata `id` (what a `ref_value` of `id` means).
+    pub fn stat_name(self, id: i64) -> Option<&'a str> {
+        self.raw
+            .stat_metadata
+            .get(&id)
+            .map(|meta| meta.name.as_str())
+    }
+
+    pub fn device_capabilities(self) -> DeviceCapabilities {
+        let number = |name: &str| self.stat(name).and_then(StatValue::as_u64);
+        DeviceCapabilities {
+            vendor: self
+                .stat("device_vendor")
+                .and_then(StatValue::as_str)
+                .map(str::to_owned),
+            clock_rate_khz: number("clock_rate"),
+            core_count: number("core_count"),
+            memory_bandwidth_bytes_per_s: number("memory_bandwidth"),
+            memory_size_bytes: number("memory_size"),
+            compute_cap_major: number("compute_cap_major"),
+            compute_cap_minor: number("compute_cap_minor"),
+        }
+    }
+}
+
+impl<'a> Line<'a> {
+    pub fn id(self) -> i64 {
+        self.raw.id
+    }
+
+    pub fn display_id(self) -> i64 {
+        self.raw.display_id
+    }
+
+    pub fn name(self) -> &'a str {
+        &self.raw.name
+    }
+
+    pub fn display_name(self) -> &'a str {
+        &self.raw.display_name
+    }
+
+    /// Base time of the line's events, in ns (session-relative in some captures).
+    pub fn timestamp_ns(self) -> i64 {
+        self.raw.timestamp_ns
+    }
+
+    pub fn duration_ps(self) -> i64 {
+        self.raw.duration_ps
+    }
+
+    /// `N` of a stream line named `Stream #N(...)` or `Stream #N`.
+    pub fn stream_id(self) -> Option<i64> {
+        let rest = self.name().strip_prefix("Stream #")?;
+        let digits = rest
+            .find(|ch: char| !ch.is_ascii_digit())
+            .unwrap_or(rest.len());
+        rest[..digits].parse().ok()
+    }
+
+    pub fn events(self) -> impl Iterator<Item = Event<'a>> + 'a {
+        let (plane, line) = (self.plane, self.raw);
+        line.events
+            .iter()
+            .map(move |raw| Event { plane, line, raw })
+    }
+
+    pub fn event_count(self) -> usize {
+        self.raw.events.len()
+    }
+}
+
+impl<'a> Event<'a> {
+    pub fn metadata_id(self) -> i64 {
+        self.raw.metadata_id
+    }
+
+    pub fn metadata(self) -> Option<EventMetadata<'a>> {
+        let raw = self.plane.event_metadata.get(&self.raw.metadata_id)?;
+        Some(EventMetadata {
+            plane: self.plane,
+            raw,
+        })
+    }
+
+    /// The event's name (its metadata's name); empty when the metadata is missing.
+    pub fn name(self) -> &'a str {
+        self.metadata().map_or("", EventMetadata::name)
+    }
+
+    pub fn display_name(self) -> &'a str {
+        self.metadata().map_or("", EventMetadata::display_name)
+    }
+
+    /// Start in picoseconds: `line.timestamp_ns * 1000 + offset_ps` (saturating).
+    pub fn start_ps(self) -> i64 {
+        let offset = match self.raw.data {
+            Some(x_event::Data::OffsetPs(offset)) => offset,
+            _ => 0,
+        };
+        self.line
+            .timestamp_ns
+            .saturating_mul(1000)
+            .saturating_add(offset)
+    }
+
+    pub fn duration_ps(self) -> i64 {
+        self.raw.duration_ps
+    }
+
+    pub fn end_ps(self) -> i64 {
+        self.start_ps().saturating_add(self.duration_ps())
+    }
+
+    /// For aggregated events only.
+    pub fn num_occurrences(self) -> Option<i64> {
+        match self.raw.data {
+            Some(x_event::Data::NumOccurrences(count)) => Some(count),
+            _ => None,
+        }
+    }
+
+    /// The event's own stats (not its metadata's).
+    pub fn stats(self) -> impl Iterator<Item = Stat<'a>> + 'a {
+        let plane = self.plane;
+        self.raw.stats.iter().map(move |raw| Stat { plane, raw })
+    }
+
+    /// A stat by name: the event's own first, then its metadata's (as XProf does).
+    pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
+        find_stat(self.plane, &self.raw.stats, name)
+            .or_else(|| self.metadata().and_then(|meta| meta.stat(name)))
+    }
+}
+
+impl<'a> EventMetadata<'a> {
+    pub fn id(self) -> i64 {
+        self.raw.id
+    }
+
+    pub fn name(self) -> &'a str {
+        &self.raw.name
+    }
+
+    pub fn display_name(self) -> &'a str {
+        &self.raw.display_name
+    }
+
+    pub fn stats(self) -> impl Iterator<Item = Stat<'a>> + 'a {
+        let plane = self.plane;
+        self.raw.stats.iter().map(move |raw| Stat { plane, raw })
+    }
+
+    pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
+        find_stat(self.plane, &self.raw.stats, name)
+    }
+}
+
+impl<'a> Stat<'a> {
+    /// The stat's name; empty when its metadata is missing.
+    pub fn name(self) -> &'a str {
+        self.plane
+            .stat_metadata
+            .get(&self.raw.metadata_id)
+            .map_or("", |meta| meta.name.as_str())
+    }
+
+    pub fn value(self) -> StatValue<'a> {
+        match &self.raw.value {
+            None => StatValue::Empty,
+            Some(x_stat::Value::DoubleValue(value)) => StatValue::Double(*value),
+            Some(x_stat::Value::Uint64Value(value)) => StatValue::Uint64(*value),
+            Some(x_stat::Value::Int64Value(value)) => StatValue::Int64(*value),
+            Some(x_stat::Value::StrValue(value)) => StatValue::Str(value),
+            Some(x_stat::Value::BytesValue(value)) => StatValue::Bytes(value),
+            Some(x_stat::Value::RefValue(id)) => {
+                match i64::try_from(*id)
+                    .ok()
+                    .and_then(|key| self.plane.stat_metadata.get(&key))
+                {
+                    Some(meta) => StatValue::Ref(&meta.name),
+                    None => StatValue::UnresolvedRef(*id),
+                }
+            }
+        }
+    }
+}
+
+impl<'a> StatValue<'a> {
+    /// The text of a string or interned-string value.
+    pub fn as_str(self) -> Option<&'a str> {
+        match self {
+            StatValue::Str(text) | StatValue::Ref(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    pub fn as_bytes(self) -> Option<&'a [u8]> {
+        match self {
+            StatValue::Bytes(bytes) => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// An integer value that fits `i64` (either integer kind).
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            StatValue::Int64(value) => Some(value),
+            StatValue::Uint64(value) => i64::try_from(value).ok(),
+            _ => None,
+        }
+    }
+
+    /// A non-negative integer value (either integer kind).
+    pub fn as_u64(self) -> Option<u64> {
+        match self {
+            StatValue::Uint64(value) => Some(value),
+            StatValue::Int64(value) => u64::try_from(value).ok(),
+            _ => None,
+        }
+    }
+
+    /// Any numeric value as `f64`.
+    pub fn as_f64(self) -> Option<f64> {
+        match self {
+            StatValue::Double(value) => Some(value),
+            StatValue::Int64(value) => Some(value as f64),
+            StatValue::Uint64(value) => Some(value as f64),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for StatValue<'_> {
+    /// As the Chrome-trace converter writes stat values: numbers and text plainly.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatValue::Double(value) => write!(f, "{value}"),
+            StatValue::Uint64(value) => write!(f, "{value}"),
+            StatValue::Int64(value) => write!(f, "{value}"),
+            StatValue::Str(text) | StatValue::Ref(text) => f.write_str(text),
+            StatValue::Bytes(bytes) => write!(f, "<{} bytes>", bytes.len()),
+            StatValue::UnresolvedRef(id) => write!(f, "<unresolved ref {id}>"),
+            StatValue::Empty => Ok(()),
+        }
+    }
+}
+
+fn find_stat<'a>(
+    plane: &'a proto::XPlane,
+    stats: &'a [proto::XStat],
+    name: &str,
+) -> Option<StatValue<'a>> {
+    stats
+        .iter()
+        .map(|raw| Stat { plane, raw })
+        .find(|stat| stat.name() == name)
+        .map(Stat::value)
+}
