@@ -21,6 +21,7 @@
 //! # Ok::<(), chrome_reader::Error>(())
 //! ```
 
+mod build;
 mod error;
 mod input;
 mod raw;
@@ -28,6 +29,7 @@ mod scan;
 
 use std::path::Path;
 
+pub use build::{RankCapture, load, load_dir, load_from, rank_from_file_name, trace_files};
 pub use error::Error;
 pub use input::open;
 pub use raw::{Id, Number, RawEvent, decode_args, read_raw_events};

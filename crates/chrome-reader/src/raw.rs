@@ -240,8 +240,8 @@ struct Fields<'a> {
     args: Option<&'a RawValue>,
 }
 
-/// Decodes one event's text. `None` for `ph` is an error: an event without a phase
-/// has no meaning in the Chrome trace format.
+/// Decodes one event's text. A missing `ph` is an error (an event without a phase has no
+/// meaning in the Chrome trace format), except for the empty object `{}`, whose `ph` is `""`.
 pub(crate) fn parse_event<'a>(
     path: &Path,
     index: usize,
@@ -279,13 +279,26 @@ pub(crate) fn parse_event<'a>(
         offset: offset + e.valid_up_to() as u64,
         message: "invalid UTF-8".to_string(),
     })?;
-    let Some(ph) = fields.ph else {
-        return Err(Error::Event {
-            path: path.to_path_buf(),
-            index,
-            offset,
-            message: "missing field \"ph\"".to_string(),
-        });
+    let empty = fields.name.is_none()
+        && fields.cat.is_none()
+        && fields.ts.is_none()
+        && fields.args.is_none()
+        && fields.pid.is_none()
+        && fields.tid.is_none()
+        && fields.id.is_none();
+    // XProf's converter ends `traceEvents` with an empty object `{}`: harmless, so it is passed
+    // on with an empty phase. Any other event without a phase is unusable.
+    let ph = match fields.ph {
+        Some(ph) => ph,
+        None if empty => Cow::Borrowed(""),
+        None => {
+            return Err(Error::Event {
+                path: path.to_path_buf(),
+                index,
+                offset,
+                message: "missing field \"ph\"".to_string(),
+            });
+        }
     };
     Ok(RawEvent {
         index,

@@ -1,0 +1,1 @@
+//! Fixtures: ok/ load, err/ give their expected error, odd/ give their diagnostics.
