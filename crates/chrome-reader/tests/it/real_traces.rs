@@ -5,10 +5,11 @@ use std::path::Path;
 
 use crate::traces_dir;
 
+/// Counts by `cat` and by `ph` of one file.
+type Counts = (BTreeMap<String, u64>, BTreeMap<String, u64>);
+
 /// Parses MANIFEST.md's "Event counts by `cat`" list: file → (cat counts, ph counts).
-fn manifest_counts(
-    manifest: &str,
-) -> BTreeMap<String, (BTreeMap<String, u64>, BTreeMap<String, u64>)> {
+fn manifest_counts(manifest: &str) -> BTreeMap<String, Counts> {
     let mut out = BTreeMap::new();
     for line in manifest.lines() {
         let Some(rest) = line.strip_prefix("- `") else {
@@ -36,7 +37,7 @@ fn manifest_counts(
     out
 }
 
-fn count(path: &Path) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+fn count(path: &Path) -> Counts {
     let mut cats = BTreeMap::new();
     let mut phs = BTreeMap::new();
     chrome_reader::read_raw_file(path, |ev| {
