@@ -213,7 +213,7 @@ struct Builder<'p> {
     process_names: BTreeMap<i64, String>,
     thread_names: BTreeMap<(i64, i64), String>,
     string_ids: HashMap<String, i64>,
-    flows: HashMap<(StringId, i64), (u32, u32)>,
+    flows: HashMap<(StringId, i64), (u32, u32, usize)>,
     step_markers: Vec<(i64, i64, i64)>,
 }
 
@@ -295,7 +295,7 @@ impl<'p> Builder<'p> {
                 let Some(id) = ev.id.as_ref().and_then(Id::as_i64) else {
                     return Ok(());
                 };
-                let entry = self.flows.entry((cat, id)).or_insert((0, 0));
+                let entry = self.flows.entry((cat, id)).or_insert((0, 0, ev.index));
                 if ev.ph == "s" {
                     entry.0 += 1;
                 } else if ev.ph == "f" {
@@ -849,16 +849,18 @@ impl<'p> Builder<'p> {
 
     fn count_flows(&mut self) {
         let mut one_end = 0u64;
-        for &(starts, finishes) in self.flows.values() {
+        let mut first = usize::MAX;
+        for &(starts, finishes, index) in self.flows.values() {
             if (starts == 0) != (finishes == 0) {
                 one_end += 1;
+                first = first.min(index);
             }
         }
         self.capture.diagnostics.add_many(
             "flow-one-end",
             one_end,
             "flow arrows (ph s/f) with only one end in the trace".to_string(),
-            self.path.display().to_string(),
+            format!("{}: event {first}", self.path.display()),
         );
     }
 }

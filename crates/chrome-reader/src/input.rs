@@ -58,18 +58,30 @@ impl ThreadedReader {
         std::thread::spawn(move || {
             loop {
                 let mut chunk = vec![0u8; CHUNK];
-                match read_up_to(&mut inner, &mut chunk) {
-                    Ok(0) => return,
-                    Ok(n) => {
-                        chunk.truncate(n);
-                        if tx.send(Ok(chunk)).is_err() {
-                            return; // The reader was dropped.
-                        }
+                let mut n = 0;
+                // Fill the chunk; on an error, hand over what was read before it so that
+                // the error's offset tells where the stream broke.
+                let error = loop {
+                    if n == chunk.len() {
+                        break None;
                     }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
+                    match inner.read(&mut chunk[n..]) {
+                        Ok(0) => break None,
+                        Ok(k) => n += k,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => break Some(e),
                     }
+                };
+                chunk.truncate(n);
+                if n > 0 && tx.send(Ok(chunk)).is_err() {
+                    return; // The reader was dropped.
+                }
+                if let Some(e) = error {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if n < CHUNK {
+                    return;
                 }
             }
         });

@@ -1,1 +1,75 @@
-//! Fixtures: ok/ load, err/ give their expected error, odd/ give their diagnostics.
+//! Fixtures: every file in testdata/chrome/err gives its expected error (never a panic),
+//! every file in testdata/chrome/odd loads with its expected diagnostics.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::workspace_root;
+
+/// Fixture files of one folder, as paths relative to the workspace root.
+fn fixtures(folder: &str) -> Vec<PathBuf> {
+    let dir = workspace_root().join(folder);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entries are readable").path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".json") || name.ends_with(".json.gz")
+        })
+        .map(|p| Path::new(folder).join(p.file_name().expect("entries have names")))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Loads a fixture, naming it by its path relative to the workspace root in messages.
+fn load(rel: &Path) -> Result<trace_model::Capture, chrome_reader::Error> {
+    let abs = workspace_root().join(rel);
+    let input = chrome_reader::open(&abs).map_err(|e| panic!("{e}"))?;
+    chrome_reader::load_from(input, rel)
+}
+
+#[test]
+fn err_fixtures_give_their_errors() {
+    let files = fixtures("testdata/chrome/err");
+    assert!(files.len() >= 8, "{} err fixtures", files.len());
+    let mut out = String::new();
+    for rel in &files {
+        match load(rel) {
+            Ok(_) => panic!("{} loaded, but it must fail", rel.display()),
+            Err(e) => writeln!(out, "{e}").expect("writing to a String cannot fail"),
+        }
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn odd_fixtures_give_diagnostics() {
+    let files = fixtures("testdata/chrome/odd");
+    assert!(files.len() >= 5, "{} odd fixtures", files.len());
+    let mut out = String::new();
+    for rel in &files {
+        let capture = load(rel).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            !capture.diagnostics.is_empty(),
+            "{}: no diagnostics",
+            rel.display()
+        );
+        writeln!(
+            out,
+            "{}: {} GPU activities",
+            rel.display(),
+            capture.activities.len()
+        )
+        .expect("String");
+        for d in capture.diagnostics.iter() {
+            writeln!(
+                out,
+                "  {} ×{}: {} (first: {})",
+                d.code, d.count, d.message, d.first
+            )
+            .expect("String");
+        }
+    }
+    insta::assert_snapshot!(out);
+}

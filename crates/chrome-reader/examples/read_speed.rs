@@ -1,0 +1,37 @@
+//! Measures the reader on one file: raw event pass and model build, in MB/s of JSON text.
+//! Used by `cargo xtask bench`; prints one JSON line.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().ok_or("usage: read_speed raw|model FILE")?;
+    let path = PathBuf::from(args.next().ok_or("usage: read_speed raw|model FILE")?);
+    let t = Instant::now();
+    let (bytes, events) = match mode.as_str() {
+        "raw" => {
+            let mut n = 0u64;
+            let top = chrome_reader::read_raw_file(&path, |_| {
+                n += 1;
+                Ok(())
+            })?;
+            (top.json_bytes, n)
+        }
+        "model" => {
+            let c = chrome_reader::load(&path)?;
+            let json_bytes = std::fs::metadata(&path)?.len();
+            (
+                json_bytes,
+                (c.activities.len() + c.host_events.len()) as u64,
+            )
+        }
+        other => return Err(format!("unknown mode {other}").into()),
+    };
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{{\"mode\":\"{mode}\",\"json_bytes\":{bytes},\"events\":{events},\"seconds\":{secs:.4},\"mb_per_s\":{:.1}}}",
+        bytes as f64 / 1e6 / secs
+    );
+    Ok(())
+}
