@@ -1,0 +1,51 @@
+//! Provenance labels: every number that leaves the library says whether it was
+//! measured, read or inferred (SPEC.md "Numbers and labels").
+
+use serde::Serialize;
+
+/// Where a number comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "label", rename_all = "lowercase")]
+pub enum Provenance {
+    /// Counted or summed from the trace's own records.
+    Measured,
+    /// Copied from metadata or a spec sheet; `source` names it.
+    Read { source: &'static str },
+    /// An estimate or a judgement; `assumptions` states what it rests on.
+    Inferred { assumptions: &'static str },
+}
+
+impl Provenance {
+    /// The bare label, as reports print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Provenance::Measured => "measured",
+            Provenance::Read { .. } => "read",
+            Provenance::Inferred { .. } => "inferred",
+        }
+    }
+}
+
+/// A value with its provenance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Labelled<T> {
+    pub value: T,
+    #[serde(flatten)]
+    pub provenance: Provenance,
+}
+
+impl<T> Labelled<T> {
+    pub fn measured(value: T) -> Self {
+        Labelled {
+            value,
+            provenance: Provenance::Measured,
+        }
+    }
+
+    pub fn inferred(value: T, assumptions: &'static str) -> Self {
+        Labelled {
+            value,
+            provenance: Provenance::Inferred { assumptions },
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Numbers over a GPU profiler capture.
+//!
+//! - [`profile_summary`]: what `analyze-profile` prints: GPU time by bucket, attention
+//!   backend, top ops and hints, both exactly as the seed script computes them
+//!   ([`profile_summary::seed`]) and with every GPU activity attributed to the CPU op
+//!   that launched it ([`profile_summary::gpu`]).
+//!
+//! ```
+//! use analysis::profile_summary::bucket_of;
+//! assert_eq!(bucket_of("aten::addmm"), "matmul (GEMM)");
+//! assert_eq!(bucket_of("ncclKernel_AllReduce_RING_LL_Sum_float"), "reduce (all-reduce/gather)");
+//! assert_eq!(bucket_of("volta_sgemm_128x64_nn"), "other");
+//! ```
+
+mod error;
+pub mod profile_summary;
+
+pub use error::Error;

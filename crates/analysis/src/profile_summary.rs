@@ -1,0 +1,129 @@
+//! The `analyze-profile` summary of a `torch.profiler` (Kineto) trace: GPU time by
+//! bucket, attention backend, top ops and the seed's hints, in two modes.
+//!
+//! - [`seed`] (`--compat`): the seed script `analyze_profile.py`, reproduced byte for
+//!   byte. It sums the `dur` of GPU activities *and* of runtime calls and annotations by
+//!   event name and divides by GPU time, so its shares can exceed 100 %.
+//! - [`gpu`] (default): only GPU activities (kernels, memcpys, memsets), each attributed
+//!   to the CPU op that launched it and bucketed by that op's name, then by its own
+//!   name; the buckets sum to the GPU time exactly.
+//!
+//! [`run`] is the whole tool behind one call: it picks the files, runs a mode and
+//! renders text or JSON.
+
+pub mod gpu;
+mod py;
+mod rules;
+pub mod seed;
+
+use std::path::{Path, PathBuf};
+
+pub use py::{PyNum, format_us};
+pub use rules::{BUCKET_RULES, OTHER, SDPA_BACKENDS, bucket_names, bucket_of};
+
+use crate::Error;
+
+/// What to analyse.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// One trace file.
+    File(PathBuf),
+    /// A directory: its `*.pt.trace.json*` files, sorted by name (the first one only,
+    /// unless [`Config::all_ranks`]).
+    Dir(PathBuf),
+}
+
+/// Which numbers to compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// GPU activities attributed to their launching CPU op; buckets sum to GPU time.
+    Gpu,
+    /// The seed script's numbers and text, exactly.
+    Seed,
+}
+
+/// Options of one `analyze-profile` run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub input: Input,
+    /// Rows of the top-ops table (the seed's `--top_n`; negative values slice like Python).
+    pub top_n: i64,
+    pub mode: Mode,
+    /// JSON instead of text.
+    pub json: bool,
+    /// Every matching file of a directory instead of the first.
+    pub all_ranks: bool,
+}
+
+/// The file-name pattern the seed globs for in a directory.
+pub const DIR_PATTERN: &str = "*.pt.trace.json*";
+
+/// Runs one `analyze-profile` invocation and returns what it prints on stdout.
+pub fn run(config: &Config) -> Result<String, Error> {
+    let files = match &config.input {
+        Input::File(path) => vec![path.clone()],
+        Input::Dir(dir) => {
+            let mut files = trace_files_in(dir)?;
+            if !config.all_ranks {
+                files.truncate(1);
+            }
+            files
+        }
+    };
+    match config.mode {
+        Mode::Seed => run_seed(&files, config),
+        Mode::Gpu => gpu::run(&files, config),
+    }
+}
+
+/// The files of `dir` that the seed's `glob(os.path.join(dir, '*.pt.trace.json*'))`
+/// matches, sorted as Python sorts strings.
+pub fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let io_err = |source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let entry = entry.map_err(io_err)?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with('.') && name.contains(".pt.trace.json") {
+            files.push(dir.join(name));
+        }
+    }
+    // UTF-8 byte order is code-point order, which is how Python compares strings.
+    files.sort_by(|a, b| a.to_string_lossy().cmp(&b.to_string_lossy()));
+    if files.is_empty() {
+        return Err(Error::NoTraceFiles {
+            path: dir.to_path_buf(),
+            pattern: DIR_PATTERN,
+        });
+    }
+    Ok(files)
+}
+
+/// The seed's main loop: one report (or one JSON line) per file.
+fn run_seed(files: &[PathBuf], config: &Config) -> Result<String, Error> {
+    let mut out = String::new();
+    for path in files {
+        let file_bytes = std::fs::metadata(path)
+            .map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?
+            .len();
+        let summary = seed::seed_summary(path)?;
+        if config.json {
+            out.push_str(&seed::render_seed_json(&summary));
+        } else {
+            let path_as_given = path.to_string_lossy();
+            let header = seed::SeedHeader {
+                path_as_given: &path_as_given,
+                file_bytes,
+            };
+            out.push_str(&seed::render_seed_text(&header, &summary, config.top_n));
+        }
+    }
+    Ok(out)
+}
