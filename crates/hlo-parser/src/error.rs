@@ -1,0 +1,23 @@
+//! The crate's error type: every variant names the module, instruction or text position involved.
+
+/// Why an HLO module could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The bytes are not a serialized `xla.HloProto` / `xla.HloModuleProto`.
+    #[error("not an HloProto: {source}")]
+    Decode {
+        #[source]
+        source: prost::DecodeError,
+    },
+    /// The proto decodes but is inconsistent (a dangling id, an unknown element type, ...).
+    #[error("HLO module `{module}`: {message}")]
+    Proto { module: String, message: String },
+    /// HLO text that does not parse, at a 1-based line and column.
+    #[error("HLO text line {line}, column {column}: {message}")]
+    Parse {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
