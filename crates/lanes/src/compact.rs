@@ -1,0 +1,812 @@
+//! Single-trace compaction: GPU slices from many near-empty stream rows are packed into
+//! a few semantic lanes per process, with flows and annotations moved along, and checked.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::Error;
+use crate::event::{Event, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str};
+use crate::group::Group;
+use crate::pp;
+
+/// What a single-trace compaction did, with the reference's keys in its order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CompactSummary {
+    /// Kernel, memcpy and memset events (all unchanged but for `tid` and `args.stream`).
+    pub measured_slices: usize,
+    /// Distinct (pid, stream) rows that held slices.
+    pub original_streams: usize,
+    /// Distinct (pid, lane) rows after packing.
+    pub compacted_lanes: usize,
+    /// Slices per group, by group key.
+    pub slice_groups: BTreeMap<String, usize>,
+    /// Lanes per group, by group key.
+    pub lanes_by_group: BTreeMap<String, usize>,
+    pub gpu_flow_endpoints_mapped: usize,
+    pub gpu_annotations_mapped: usize,
+    pub gpu_annotations_coalesced: usize,
+    pub kernel_annotations_converted: usize,
+    pub kernel_annotation_blocks: usize,
+    pub gpu_annotations_retained: usize,
+    pub cuda_graph_launches: usize,
+    /// Rank-local pipeline-parallel arrows (single-trace mode only).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub pp_local_flows: Option<PpLocalFlows>,
+}
+
+/// Rank-local PP arrows added by a single-trace compaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PpLocalFlows {
+    pub pp_rank: i64,
+    pub pp_compute_dependency_pairs: usize,
+    pub pp_compute_dependency_unmatched: usize,
+    pub pp_unshard_compute_pairs: usize,
+    pub pp_unshard_compute_unmatched: usize,
+}
+
+/// A compacted trace and what was done to it.
+#[derive(Debug, Clone)]
+pub struct Compacted {
+    pub trace: Trace,
+    pub summary: CompactSummary,
+}
+
+/// Compacts one trace and adds its rank-local PP arrows (RECV→compute→SEND, UNSHARD→compute).
+///
+/// Runs the self-check: an error if any measured slice changed or a lane holds
+/// overlapping slices.
+pub fn compact_trace(trace: Trace) -> Result<Compacted, Error> {
+    let mut res = compact_without_pp_flows(trace)?;
+    let pp_rank = single_trace_pp_rank(&res.trace);
+    let mut flows = Vec::new();
+    let blocks = pp::annotation_blocks(&res.trace.events);
+    let unshards = pp::unshard_blocks(&res.trace.events);
+    let rank_of = |_pid: i64| pp_rank;
+    let first_id = pp::FIRST_FLOW_ID;
+    let (local, next_id) = pp::local_dependency_flows(&blocks, &rank_of, first_id, &mut flows);
+    let (unshard, _) = pp::unshard_flows(&unshards, &blocks, &rank_of, next_id, &mut flows);
+    res.trace.events.extend(flows);
+    let local_flows = PpLocalFlows {
+        pp_rank,
+        pp_compute_dependency_pairs: local.pairs,
+        pp_compute_dependency_unmatched: local.unmatched,
+        pp_unshard_compute_pairs: unshard.pairs,
+        pp_unshard_compute_unmatched: unshard.unmatched,
+    };
+    let json = serde_json::to_string(&local_flows).expect("the summary serializes to JSON");
+    res.trace.set_member("cuda_graph_pp_local_flows", raw(json));
+    res.summary.pp_local_flows = Some(local_flows);
+    Ok(res)
+}
+
+/// One measured slice and its lane.
+#[derive(Debug, Clone)]
+struct Slice {
+    event: usize,
+    pid: i64,
+    old_tid: i64,
+    start: i64,
+    end: i64,
+    group: Group,
+    lane: u32,
+    new_tid: i64,
+    /// `args.name` when it is a non-empty string: a per-kernel CUDA-graph annotation.
+    annotation: Option<Box<str>>,
+    signature: u64,
+}
+
+/// Compacts one trace without PP arrows (what the merge does for each rank).
+pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Error> {
+    let path = trace.source.clone();
+    let mut slices = extract_slices(&trace)?;
+    let lanes = assign_lanes(&mut slices, trace.max_int_tid);
+
+    // One annotation track per lane, numbered above every tid in use.
+    let max_tid = slices
+        .iter()
+        .map(|s| s.new_tid)
+        .max()
+        .map_or(trace.max_int_tid, |m| m.max(trace.max_int_tid));
+    let annotation_tids: BTreeMap<(i64, i64), i64> = lanes
+        .keys()
+        .enumerate()
+        .map(|(i, &lane)| (lane, max_tid + 1000 + i as i64))
+        .collect();
+
+    for s in &slices {
+        let ev = &mut trace.events[s.event];
+        let new_tid = s.new_tid;
+        ev.text = crate::event::rewrite(&path, s.event, &ev.text, |o| {
+            o.set("tid", raw_i64(new_tid));
+            let args = o.get("args").ok_or("no args")?;
+            let mut args = Object::parse(args.get()).map_err(|e| e.to_string())?;
+            args.set("stream", raw_i64(new_tid));
+            o.set("args", args.into_raw());
+            Ok(())
+        })?;
+        ev.set_tid(new_tid);
+    }
+
+    let (mut keep, flows_mapped, annotations_mapped) =
+        remap_related_events(&mut trace, &slices, &annotation_tids)?;
+    let coalesced = coalesce_annotations(&mut trace, &mut keep)?;
+    let mut i = 0;
+    trace.events.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    // Slice event indices are stale after removing events; slices are the events of
+    // kind Slice, in order, so renumber them.
+    let mut slice_events = trace
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == Kind::Slice)
+        .map(|(i, _)| i);
+    for s in &mut slices {
+        s.event = slice_events
+            .next()
+            .expect("compaction removes no slice events");
+    }
+
+    let (converted, blocks) = convert_kernel_annotations(&mut trace, &slices, &annotation_tids);
+    let retained = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == Kind::GpuAnnotation)
+        .count();
+    let graph_launches = trace.events.iter().filter(|e| e.graph_launch).count();
+    lane_metadata(&mut trace, &lanes, &annotation_tids);
+    trace.set_member(
+        "cuda_graph_stream_compaction",
+        raw(concat!(
+            r#"{"algorithm":"semantic interval partitioning","#,
+            r#""measurement_policy":"visualization only; measured GPU slices unchanged; "#,
+            r#"overlapping identical GPU annotations coalesced; per-kernel CUDA graph "#,
+            r#"annotations converted to lane-local spans","#,
+            r#""source":".claude/skills/cuda_graph_trace_compaction/scripts/compact_cuda_graph_trace.py"}"#
+        )
+        .to_string()),
+    );
+
+    self_check(&trace, &slices)?;
+
+    let original_streams: BTreeSet<(i64, i64)> =
+        slices.iter().map(|s| (s.pid, s.old_tid)).collect();
+    let mut slice_groups = BTreeMap::new();
+    for s in &slices {
+        *slice_groups.entry(s.group.key().to_string()).or_insert(0) += 1;
+    }
+    let mut lanes_by_group = BTreeMap::new();
+    for lane in lanes.values() {
+        *lanes_by_group
+            .entry(lane.group.key().to_string())
+            .or_insert(0) += 1;
+    }
+    let summary = CompactSummary {
+        measured_slices: slices.len(),
+        original_streams: original_streams.len(),
+        compacted_lanes: lanes.len(),
+        slice_groups,
+        lanes_by_group,
+        gpu_flow_endpoints_mapped: flows_mapped,
+        gpu_annotations_mapped: annotations_mapped,
+        gpu_annotations_coalesced: coalesced,
+        kernel_annotations_converted: converted,
+        kernel_annotation_blocks: blocks,
+        gpu_annotations_retained: retained,
+        cuda_graph_launches: graph_launches,
+        pp_local_flows: None,
+    };
+    Ok(Compacted { trace, summary })
+}
+
+/// A value as Python's `int()` reads it: integers, integral floats, decimal strings.
+fn as_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
+                .map(|f| f as i64)
+        }),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Python's `==` between two JSON values: numbers compare by value.
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        _ => a == b,
+    }
+}
+
+/// The fields of a measured slice that must not change: name, cat, ph, pid, ts, dur and
+/// args without `stream`, hashed.
+fn slice_signature(value: &Value) -> u64 {
+    let mut args = value.get("args").cloned().unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut args {
+        map.remove("stream");
+    }
+    let fields = ["name", "cat", "ph", "pid", "ts", "dur"].map(|k| value.get(k));
+    let mut hasher = DefaultHasher::new();
+    for f in fields {
+        serde_json::to_string(&f)
+            .expect("a JSON value serializes")
+            .hash(&mut hasher);
+    }
+    serde_json::to_string(&args)
+        .expect("a JSON value serializes")
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
+    let path = &trace.source;
+    let mut slices = Vec::new();
+    for (index, ev) in trace.events.iter().enumerate() {
+        if ev.kind != Kind::Slice {
+            continue;
+        }
+        let missing = |field| Error::SliceField {
+            path: path.clone(),
+            index,
+            field,
+        };
+        let value: Value = serde_json::from_str(&ev.text).map_err(|e| Error::Rewrite {
+            path: path.clone(),
+            index,
+            message: e.to_string(),
+        })?;
+        let field = |k: &str| value.get(k).filter(|v| !v.is_null());
+        let pid = field("pid").ok_or_else(|| missing("pid"))?;
+        let tid = field("tid").ok_or_else(|| missing("tid"))?;
+        let start = ev.ts().ok_or_else(|| missing("ts"))?;
+        let dur = ev.dur().ok_or_else(|| missing("dur"))?;
+        let stream = value
+            .get("args")
+            .and_then(|a| a.get("stream"))
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| missing("args.stream"))?;
+        if !json_equal(tid, stream) {
+            return Err(Error::TidNotStream {
+                path: path.clone(),
+                index,
+                tid: tid.to_string(),
+                stream: stream.to_string(),
+            });
+        }
+        if dur < 0 {
+            return Err(Error::NegativeDuration {
+                path: path.clone(),
+                index,
+                dur: value.get("dur").map(Value::to_string).unwrap_or_default(),
+            });
+        }
+        let pid = as_int(pid).ok_or_else(|| missing("an integer pid"))?;
+        let old_tid = as_int(tid).ok_or_else(|| missing("an integer tid"))?;
+        let cat = value.get("cat").and_then(Value::as_str).unwrap_or("");
+        let name = value.get("name").and_then(Value::as_str).unwrap_or("");
+        let annotation = value
+            .get("args")
+            .and_then(|a| a.get("name"))
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .map(Box::from);
+        slices.push(Slice {
+            event: index,
+            pid,
+            old_tid,
+            start,
+            end: start + dur,
+            group: Group::classify(cat, name),
+            lane: 0,
+            new_tid: 0,
+            annotation,
+            signature: slice_signature(&value),
+        });
+    }
+    if slices.is_empty() {
+        return Err(Error::NoGpuSlices { path: path.clone() });
+    }
+    Ok(slices)
+}
+
+/// A compacted lane: its group and its number within the (pid, group).
+#[derive(Debug, Clone, Copy)]
+struct Lane {
+    group: Group,
+    lane: u32,
+    /// Lanes of the same (pid, group).
+    siblings: u32,
+}
+
+/// Greedy interval partitioning per (pid, group); lanes get consecutive tids above
+/// `max_int_tid + 1000`, in pid, then group, then lane order.
+fn assign_lanes(slices: &mut [Slice], max_int_tid: i64) -> BTreeMap<(i64, i64), Lane> {
+    let mut by_group: BTreeMap<(i64, Group), Vec<usize>> = BTreeMap::new();
+    for (i, s) in slices.iter().enumerate() {
+        by_group.entry((s.pid, s.group)).or_default().push(i);
+    }
+    let mut next_tid = max_int_tid + 1000;
+    let mut lanes = BTreeMap::new();
+    for ((pid, group), members) in by_group {
+        let intervals: Vec<(i64, i64)> = members
+            .iter()
+            .map(|&i| (slices[i].start, slices[i].end))
+            .collect();
+        let order = pack(&intervals);
+        let lane_count = order.iter().copied().max().map_or(0, |m| m + 1);
+        for (k, &i) in members.iter().enumerate() {
+            let s = &mut slices[i];
+            s.lane = order[k];
+            s.new_tid = next_tid + i64::from(order[k]);
+        }
+        for lane in 0..lane_count {
+            lanes.insert(
+                (pid, next_tid + i64::from(lane)),
+                Lane {
+                    group,
+                    lane,
+                    siblings: lane_count,
+                },
+            );
+        }
+        next_tid += i64::from(lane_count);
+    }
+    lanes
+}
+
+/// Greedy interval partitioning: sorted by (start, end), a lane is free once its last
+/// slice ended at or before the next start, and the lowest free lane is reused.
+/// Returns the lane of each interval, in input order.
+pub fn pack(intervals: &[(i64, i64)]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..intervals.len()).collect();
+    order.sort_by_key(|&i| intervals[i]);
+    let mut active: BinaryHeap<Reverse<(i64, u32)>> = BinaryHeap::new();
+    let mut free: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+    let mut lane_count = 0;
+    let mut lanes = vec![0; intervals.len()];
+    for i in order {
+        let (start, end) = intervals[i];
+        while let Some(&Reverse((active_end, lane))) = active.peek() {
+            if active_end > start {
+                break;
+            }
+            active.pop();
+            free.push(Reverse(lane));
+        }
+        let lane = match free.pop() {
+            Some(Reverse(lane)) => lane,
+            None => {
+                lane_count += 1;
+                lane_count - 1
+            }
+        };
+        lanes[i] = lane;
+        active.push(Reverse((end, lane)));
+    }
+    lanes
+}
+
+/// Drops the old streams' thread metadata, moves `ac2g` flow endpoints to their slice's
+/// lane and GPU annotations to the annotation track of the nearest slice's lane.
+/// Returns which events to keep and the mapped flow and annotation counts.
+fn remap_related_events(
+    trace: &mut Trace,
+    slices: &[Slice],
+    annotation_tids: &BTreeMap<(i64, i64), i64>,
+) -> Result<(Vec<bool>, usize, usize), Error> {
+    let mut by_old_stream: BTreeMap<(i64, i64), Vec<&Slice>> = BTreeMap::new();
+    let mut exact: HashMap<(i64, i64, i64), i64> = HashMap::new();
+    for s in slices {
+        by_old_stream.entry((s.pid, s.old_tid)).or_default().push(s);
+        exact.insert((s.pid, s.old_tid, s.start), s.new_tid);
+    }
+    for values in by_old_stream.values_mut() {
+        values.sort_by_key(|s| s.start);
+    }
+    let path = trace.source.clone();
+    let mut keep = vec![true; trace.events.len()];
+    let (mut flows, mut flows_mapped, mut annotations_mapped) = (0, 0, 0);
+    let mut first_unmapped = None;
+    for (index, ev) in trace.events.iter_mut().enumerate() {
+        if ev.kind == Kind::Slice {
+            continue;
+        }
+        let (Some(pid), Some(tid)) = (ev.pid(), ev.tid()) else {
+            continue;
+        };
+        let Some(stream) = by_old_stream.get(&(pid, tid)) else {
+            continue;
+        };
+        if ev.ph == Ph::Metadata && matches!(ev.name(), Some("thread_name" | "thread_sort_index")) {
+            keep[index] = false;
+            continue;
+        }
+        let new_tid = match ev.kind {
+            Kind::Ac2g => {
+                flows += 1;
+                match exact.get(&(pid, tid, ev.ts().unwrap_or(0))) {
+                    Some(&lane) => {
+                        flows_mapped += 1;
+                        lane
+                    }
+                    None => {
+                        first_unmapped.get_or_insert(index);
+                        continue;
+                    }
+                }
+            }
+            Kind::GpuAnnotation => {
+                let lane = nearest_lane(stream, ev.ts().unwrap_or(0));
+                annotations_mapped += 1;
+                annotation_tids[&(pid, lane)]
+            }
+            _ => continue,
+        };
+        ev.text = crate::event::rewrite(&path, index, &ev.text, |o| {
+            o.set("tid", raw_i64(new_tid));
+            Ok(())
+        })?;
+        ev.set_tid(new_tid);
+    }
+    if let Some(first_unmapped) = first_unmapped {
+        return Err(Error::UnmappedFlows {
+            path,
+            mapped: flows_mapped,
+            total: flows,
+            first_unmapped,
+        });
+    }
+    Ok((keep, flows_mapped, annotations_mapped))
+}
+
+/// The lane of the slice nearest to `ts` on one old stream (slices sorted by start):
+/// distance 0 inside a slice, else to its nearer end; the first minimum wins.
+fn nearest_lane(stream: &[&Slice], ts: i64) -> i64 {
+    let pos = stream.partition_point(|s| s.start < ts);
+    let lo = pos.saturating_sub(1);
+    let hi = (pos + 2).min(stream.len());
+    let distance = |s: &Slice| {
+        if s.start <= ts && ts <= s.end {
+            0
+        } else {
+            (ts - s.start).abs().min((ts - s.end).abs())
+        }
+    };
+    let mut best = lo;
+    for i in lo..hi {
+        if distance(stream[i]) < distance(stream[best]) {
+            best = i;
+        }
+    }
+    stream[best].new_tid
+}
+
+/// Merges overlapping (or touching) GPU annotations that are identical but for ts/dur.
+/// The merged span replaces the member that comes first in the file. Returns the number
+/// of annotations removed.
+fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, Error> {
+    let mut groups: BTreeMap<String, Vec<(i64, i64, usize)>> = BTreeMap::new();
+    for (index, ev) in trace.events.iter().enumerate() {
+        if !keep[index] || ev.kind != Kind::GpuAnnotation || ev.ph != Ph::Complete {
+            continue;
+        }
+        let (Some(ts), Some(dur)) = (ev.ts(), ev.dur()) else {
+            continue;
+        };
+        if dur < 0 {
+            continue;
+        }
+        let mut value: Value = serde_json::from_str(&ev.text).map_err(|e| Error::Rewrite {
+            path: trace.source.clone(),
+            index,
+            message: e.to_string(),
+        })?;
+        if let Value::Object(map) = &mut value {
+            map.remove("ts");
+            map.remove("dur");
+        }
+        // serde_json's map is sorted by key, as Python's sort_keys=True.
+        let signature = value.to_string();
+        groups
+            .entry(signature)
+            .or_default()
+            .push((ts, ts + dur, index));
+    }
+    let mut removed = 0;
+    let mut merges = Vec::new();
+    for mut members in groups.into_values() {
+        members.sort();
+        let mut cluster = vec![members[0]];
+        let mut cluster_end = members[0].1;
+        let mut flush = |cluster: &mut Vec<(i64, i64, usize)>| {
+            if cluster.len() > 1 {
+                let first = cluster
+                    .iter()
+                    .map(|c| c.2)
+                    .min()
+                    .expect("cluster is non-empty");
+                let start = cluster
+                    .iter()
+                    .map(|c| c.0)
+                    .min()
+                    .expect("cluster is non-empty");
+                let end = cluster
+                    .iter()
+                    .map(|c| c.1)
+                    .max()
+                    .expect("cluster is non-empty");
+                for c in cluster.iter() {
+                    if c.2 != first {
+                        keep[c.2] = false;
+                        removed += 1;
+                    }
+                }
+                merges.push((first, start, end));
+            }
+            cluster.clear();
+        };
+        for &m in &members[1..] {
+            if m.0 <= cluster_end {
+                cluster.push(m);
+                cluster_end = cluster_end.max(m.1);
+            } else {
+                flush(&mut cluster);
+                cluster.push(m);
+                cluster_end = m.1;
+            }
+        }
+        flush(&mut cluster);
+    }
+    for (index, start, end) in merges {
+        let ev = &mut trace.events[index];
+        ev.text = crate::event::rewrite(&trace.source, index, &ev.text, |o| {
+            o.set("ts", raw_micros(start));
+            o.set("dur", raw_micros(end - start));
+            Ok(())
+        })?;
+        ev.set_ts(start);
+        ev.set_dur(end - start);
+    }
+    Ok(removed)
+}
+
+/// Turns runs of neighbouring kernels with the same `args.name` on one lane into one
+/// annotation span on the lane's annotation track. Returns (named kernels, spans).
+fn convert_kernel_annotations(
+    trace: &mut Trace,
+    slices: &[Slice],
+    annotation_tids: &BTreeMap<(i64, i64), i64>,
+) -> (usize, usize) {
+    let mut by_lane: BTreeMap<(i64, i64), Vec<&Slice>> = BTreeMap::new();
+    for s in slices {
+        by_lane.entry((s.pid, s.new_tid)).or_default().push(s);
+    }
+    let mut spans = Vec::new();
+    let mut converted = 0;
+    for ((pid, tid), mut members) in by_lane {
+        members.sort_by_key(|s| (s.start, s.end - s.start));
+        let track = annotation_tids[&(pid, tid)];
+        let mut current: Option<&str> = None;
+        let (mut start, mut end) = (0, 0);
+        for s in members {
+            let name = s.annotation.as_deref();
+            if name != current {
+                if let Some(n) = current {
+                    spans.push(annotation_span(n, pid, track, start, end));
+                }
+                current = name;
+                start = s.start;
+            }
+            if name.is_some() {
+                converted += 1;
+                end = s.end;
+            }
+        }
+        if let Some(n) = current {
+            spans.push(annotation_span(n, pid, track, start, end));
+        }
+    }
+    let blocks = spans.len();
+    trace.events.extend(spans);
+    (converted, blocks)
+}
+
+fn annotation_span(name: &str, pid: i64, tid: i64, start: i64, end: i64) -> Event {
+    let object = Object::default()
+        .with("name", raw_str(name))
+        .with("cat", raw_str("gpu_user_annotation"))
+        .with("ph", raw_str("X"))
+        .with("pid", raw_i64(pid))
+        .with("tid", raw_i64(tid))
+        .with("ts", raw_micros(start))
+        .with("dur", raw_micros(end - start))
+        .with("args", raw("{}".to_string()));
+    Event::generated(
+        &object,
+        Kind::GpuAnnotation,
+        Ph::Complete,
+        Some(Names {
+            name: Some(Box::from(name)),
+            arg_name: None,
+        }),
+    )
+}
+
+/// Appends `thread_name`/`thread_sort_index` for every lane, and for its annotation track
+/// when that track holds annotations (named "<label> annotations", sorted just above).
+fn lane_metadata(
+    trace: &mut Trace,
+    lanes: &BTreeMap<(i64, i64), Lane>,
+    annotation_tids: &BTreeMap<(i64, i64), i64>,
+) {
+    let used: BTreeSet<(i64, i64)> = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == Kind::GpuAnnotation)
+        .filter_map(|e| Some((e.pid()?, e.tid()?)))
+        .collect();
+    let mut sort_index = 0;
+    let mut out = Vec::new();
+    for (&(pid, tid), lane) in lanes {
+        let label = if lane.siblings > 1 {
+            format!("{} {}", lane.group.label(), lane.lane + 1)
+        } else {
+            lane.group.label().to_string()
+        };
+        let track = annotation_tids[&(pid, tid)];
+        if used.contains(&(pid, track)) {
+            thread_metadata(
+                &mut out,
+                pid,
+                track,
+                &format!("{label} annotations"),
+                sort_index,
+            );
+            sort_index += 1;
+        }
+        thread_metadata(&mut out, pid, tid, &label, sort_index);
+        sort_index += 1;
+    }
+    trace.events.extend(out);
+}
+
+pub(crate) fn thread_metadata(
+    out: &mut Vec<Event>,
+    pid: i64,
+    tid: i64,
+    name: &str,
+    sort_index: i64,
+) {
+    out.push(metadata_event(
+        "thread_name",
+        pid,
+        tid,
+        "name",
+        raw_str(name),
+        Some(name),
+    ));
+    out.push(metadata_event(
+        "thread_sort_index",
+        pid,
+        tid,
+        "sort_index",
+        raw_i64(sort_index),
+        None,
+    ));
+}
+
+pub(crate) fn metadata_event(
+    name: &str,
+    pid: i64,
+    tid: i64,
+    arg_key: &str,
+    arg_value: Box<serde_json::value::RawValue>,
+    arg_name: Option<&str>,
+) -> Event {
+    let args = Object::default().with(arg_key, arg_value);
+    let object = Object::default()
+        .with("name", raw_str(name))
+        .with("ph", raw_str("M"))
+        .with("pid", raw_i64(pid))
+        .with("tid", raw_i64(tid))
+        .with("args", args.into_raw());
+    Event::generated(
+        &object,
+        Kind::Other,
+        Ph::Metadata,
+        Some(Names {
+            name: Some(Box::from(name)),
+            arg_name: arg_name.map(Box::from),
+        }),
+    )
+}
+
+/// Every measured slice is still there with the same fields, and no lane overlaps.
+fn self_check(trace: &Trace, slices: &[Slice]) -> Result<(), Error> {
+    let path = &trace.source;
+    let after: Vec<(usize, &Event)> = trace
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == Kind::Slice)
+        .collect();
+    if after.len() != slices.len() {
+        return Err(Error::SliceCountChanged {
+            path: path.clone(),
+            before: slices.len(),
+            after: after.len(),
+        });
+    }
+    for (k, ((index, ev), s)) in after.iter().zip(slices).enumerate() {
+        let changed = || Error::SliceChanged {
+            path: path.clone(),
+            slice: k,
+            index: *index,
+        };
+        let value: Value = serde_json::from_str(&ev.text).map_err(|_| changed())?;
+        if slice_signature(&value) != s.signature {
+            return Err(changed());
+        }
+    }
+    let mut intervals: BTreeMap<(i64, i64), Vec<(i64, i64)>> = BTreeMap::new();
+    for s in slices {
+        intervals
+            .entry((s.pid, s.new_tid))
+            .or_default()
+            .push((s.start, s.end));
+    }
+    for ((pid, tid), mut values) in intervals {
+        values.sort();
+        let mut previous_end = i64::MIN;
+        for (start, end) in values {
+            if start < previous_end {
+                return Err(Error::OverlappingLane {
+                    path: path.clone(),
+                    pid,
+                    tid,
+                });
+            }
+            previous_end = previous_end.max(end);
+        }
+    }
+    Ok(())
+}
+
+/// The PP rank of a single trace from its `distributedInfo`, or 0 when it has none.
+fn single_trace_pp_rank(trace: &Trace) -> i64 {
+    let Ok(info) = crate::merge::distributed_info(trace) else {
+        return 0;
+    };
+    crate::merge::pp_rank_mapping(std::slice::from_ref(&info))
+        .first()
+        .copied()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(intervals: &[(i64, i64)], expect: &[u32]) {
+        assert_eq!(pack(intervals), expect);
+    }
+
+    #[test]
+    fn packing_reuses_lowest_free_lane() {
+        check(&[(0, 10), (5, 15), (10, 20)], &[0, 1, 0]);
+        check(&[(0, 10), (0, 10), (20, 30)], &[0, 1, 0]);
+        check(&[(10, 20), (0, 5)], &[0, 0]);
+        check(&[(0, 10), (1, 2), (3, 4), (2, 12)], &[0, 1, 2, 1]);
+    }
+}

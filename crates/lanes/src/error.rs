@@ -1,0 +1,107 @@
+//! The lanes crate's error type: every variant names the file and the place in it.
+
+use std::path::PathBuf;
+
+/// What went wrong while compacting or merging traces.
+///
+/// Event indices count the elements of `traceEvents` from zero, as in the input file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be read as a Chrome trace (I/O, JSON, not a trace).
+    #[error(transparent)]
+    Read(#[from] chrome_reader::Error),
+    /// A measured GPU slice lacks a field the packing needs.
+    #[error(
+        "{path}: GPU slice at event {index} lacks {field} (pid/tid/ts/dur/args.stream are required)"
+    )]
+    SliceField {
+        path: PathBuf,
+        index: usize,
+        field: &'static str,
+    },
+    /// A measured GPU slice whose `tid` is not its `args.stream`.
+    #[error("{path}: GPU slice at event {index} has tid {tid} != stream {stream}")]
+    TidNotStream {
+        path: PathBuf,
+        index: usize,
+        tid: String,
+        stream: String,
+    },
+    /// A measured GPU slice with a negative duration.
+    #[error("{path}: GPU slice at event {index} has negative duration {dur}")]
+    NegativeDuration {
+        path: PathBuf,
+        index: usize,
+        dur: String,
+    },
+    /// The trace has no kernel, memcpy or memset slices.
+    #[error("{path}: trace contains no GPU kernel/memcpy/memset slices")]
+    NoGpuSlices { path: PathBuf },
+    /// Some `ac2g` flow endpoints on GPU streams start at no slice of their stream.
+    #[error(
+        "{path}: mapped {mapped}/{total} GPU ac2g flow endpoints (first unmapped: event {first_unmapped})"
+    )]
+    UnmappedFlows {
+        path: PathBuf,
+        mapped: usize,
+        total: usize,
+        first_unmapped: usize,
+    },
+    /// The self-check found a different number of measured slices in the output.
+    #[error("{path}: self-check failed: measured GPU slice count changed ({before} -> {after})")]
+    SliceCountChanged {
+        path: PathBuf,
+        before: usize,
+        after: usize,
+    },
+    /// The self-check found a measured slice whose fields changed.
+    #[error("{path}: self-check failed: measured GPU slice {slice} (event {index}) changed")]
+    SliceChanged {
+        path: PathBuf,
+        slice: usize,
+        index: usize,
+    },
+    /// The self-check found two overlapping slices on one compacted lane.
+    #[error(
+        "{path}: self-check failed: compacted lane (pid {pid}, tid {tid}) contains overlapping slices"
+    )]
+    OverlappingLane { path: PathBuf, pid: i64, tid: i64 },
+    /// An event could not be rewritten (its JSON text is not an object we can edit).
+    #[error("{path}: event {index}: cannot rewrite: {message}")]
+    Rewrite {
+        path: PathBuf,
+        index: usize,
+        message: String,
+    },
+    /// Merge mode found fewer than two `rank*_trace.json[.gz]` files.
+    #[error("found fewer than two rank traces in {dir}")]
+    FewerThanTwoRanks { dir: PathBuf },
+    /// A file matched `rank*_trace.json[.gz]` but its name is not `rank<N>_trace.json[.gz]`.
+    #[error("invalid PP trace filename: {path}")]
+    BadRankFileName { path: PathBuf },
+    /// A rank trace without an integer `baseTimeNanoseconds`.
+    #[error("{path}: all PP traces must contain integer baseTimeNanoseconds")]
+    MissingBaseTime { path: PathBuf },
+    /// A rank trace without a `distributedInfo` object.
+    #[error("{path}: trace is missing distributedInfo")]
+    MissingDistributedInfo { path: PathBuf },
+    /// A rank trace whose `distributedInfo` has no integer `rank`.
+    #[error("{path}: trace distributedInfo is missing an integer rank")]
+    MissingRank { path: PathBuf },
+    /// Two rank traces record the same global rank.
+    #[error("PP traces contain duplicate distributed ranks: rank {rank} in {first} and {second}")]
+    DuplicateRank {
+        rank: i64,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// A directory could not be listed, or an output could not be written.
+    #[error("{path}: {action}: {source}")]
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,49 @@
+//! Semantic lane packing for GPU profiler traces, after torchtitan's
+//! `compact_cuda_graph_trace.py`.
+//!
+//! CUDA-graph replay gives each captured region its own stream, so a Kineto trace opens
+//! in Perfetto as hundreds of near-empty rows. [`compact_trace`] repacks the measured GPU
+//! slices (kernel, memcpy, memset) into a few lanes per process and semantic group
+//! (compute, NCCL all-gather, ..., memcpy, memset) by greedy interval partitioning. Only
+//! `tid` and `args.stream` of a slice change; every other event is written back byte for
+//! byte, except the documented remaps (flow endpoints and GPU annotations follow their
+//! slices, per-kernel CUDA-graph annotations become spans, identical overlapping
+//! annotations are coalesced, lane metadata is added). A self-check fails the call if a
+//! measured slice changed or a lane holds overlapping slices.
+//!
+//! [`merge_pp_traces`] compacts the traces of a pipeline's ranks, aligns them on the
+//! smallest `baseTimeNanoseconds`, stacks them in pipeline order and draws flow arrows
+//! between `PP:<stage><op><microbatch>` annotations.
+//!
+//! [`swimlane_layout`] lays out one time window as rows of items, for a report to draw.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! let trace = lanes::Trace::read_file(Path::new("rank0_trace.json.gz"))?;
+//! let compacted = lanes::compact_trace(trace)?;
+//! println!(
+//!     "{} streams -> {} lanes",
+//!     compacted.summary.original_streams, compacted.summary.compacted_lanes
+//! );
+//! lanes::write_trace_file(&compacted.trace, Path::new("rank0_trace_compacted.json.gz"))?;
+//! # Ok::<(), lanes::Error>(())
+//! ```
+
+mod compact;
+mod error;
+mod event;
+mod group;
+mod merge;
+mod output;
+mod pp;
+pub mod swimlane;
+pub mod synth;
+pub mod validate;
+
+pub use compact::{CompactSummary, Compacted, PpLocalFlows, compact_trace, pack};
+pub use error::Error;
+pub use event::Trace;
+pub use group::Group;
+pub use merge::{MergeSummary, Merged, PpRank, merge_pp_files, merge_pp_traces, rank_trace_paths};
+pub use output::{default_merged_output, default_output, overwrite_trace_file, write_trace_file};
+pub use swimlane::{RowKind, RowMode, SwimlaneItem, SwimlaneLayout, SwimlaneRow, swimlane_layout};

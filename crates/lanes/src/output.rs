@@ -1,0 +1,113 @@
+//! Output paths and writing: `.json.gz` or `.json` by the name's suffix, through a
+//! temporary file in the same directory renamed into place.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Trace};
+
+/// The default output of a single-trace compaction: `<stem>_compacted.json.gz` beside a
+/// `.json.gz` input, `<stem>_compacted.json` beside a `.json` one, else
+/// `<name>_compacted.json.gz`.
+pub fn default_output(input: &Path) -> PathBuf {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = if let Some(stem) = name.strip_suffix(".json.gz") {
+        format!("{stem}_compacted.json.gz")
+    } else if let Some(stem) = name.strip_suffix(".json") {
+        format!("{stem}_compacted.json")
+    } else {
+        format!("{name}_compacted.json.gz")
+    };
+    input.with_file_name(name)
+}
+
+/// The default output of a merge: `pp_traces_merged_compacted.json.gz` in the input
+/// directory (or beside the input file).
+pub fn default_merged_output(input: &Path) -> PathBuf {
+    let dir = if input.is_dir() {
+        input
+    } else {
+        input.parent().unwrap_or(Path::new(""))
+    };
+    dir.join("pp_traces_merged_compacted.json.gz")
+}
+
+/// Writes `trace` to `path`, gzip if the name ends in `.gz`; fails if `path` exists.
+pub fn write_trace_file(trace: &Trace, path: &Path) -> Result<(), Error> {
+    let tmp = write_temporary(trace, path)?;
+    tmp.persist_noclobber(path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        action: "cannot move the output into place (does it exist already?)",
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Writes `trace` to `path`, gzip if the name ends in `.gz`, replacing any file there.
+pub fn overwrite_trace_file(trace: &Trace, path: &Path) -> Result<(), Error> {
+    let tmp = write_temporary(trace, path)?;
+    tmp.persist(path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        action: "cannot move the output into place",
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+fn write_temporary(trace: &Trace, path: &Path) -> Result<tempfile::NamedTempFile, Error> {
+    let io = |action| {
+        move |source| Error::Io {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(io("cannot create the output directory"))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".compact-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io("cannot create a temporary file beside the output"))?;
+    let gzip = path.extension().is_some_and(|e| e == "gz");
+    {
+        let file = tmp.as_file_mut();
+        let res = if gzip {
+            // Fast compression: the output is for viewing, and level 6+ would dominate the run time.
+            let mut enc = flate2::write::GzEncoder::new(
+                BufWriter::with_capacity(1 << 20, file),
+                flate2::Compression::fast(),
+            );
+            trace
+                .write_json(&mut enc)
+                .and_then(|()| enc.finish()?.flush())
+        } else {
+            let mut w = BufWriter::with_capacity(1 << 20, file);
+            trace.write_json(&mut w).and_then(|()| w.flush())
+        };
+        res.map_err(io("cannot write the output"))?;
+    }
+    Ok(tmp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expect: &str) {
+        assert_eq!(default_output(Path::new(input)), PathBuf::from(expect));
+    }
+
+    #[test]
+    fn default_names() {
+        check("d/rank0_trace.json.gz", "d/rank0_trace_compacted.json.gz");
+        check("d/rank0_trace.json", "d/rank0_trace_compacted.json");
+        check("trace.pt", "trace.pt_compacted.json.gz");
+    }
+}

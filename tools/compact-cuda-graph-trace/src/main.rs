@@ -1,0 +1,136 @@
+//! `compact-cuda-graph-trace`: repack CUDA-graph replay streams into a few semantic lanes
+//! for Perfetto, or merge pipeline-parallel rank traces. Argument parsing and file
+//! handling only; the logic is in the `lanes` crate.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use serde::Serialize;
+
+/// Compact CUDA graph replay streams without changing measured GPU slices.
+///
+/// GPU slices (kernel, memcpy, memset) are packed into semantic lanes (compute,
+/// symmetric-memory barrier, NCCL all-gather, reduce-scatter, all-reduce, other, GPU
+/// memcpy, GPU memset) by greedy interval partitioning; only their tid and args.stream
+/// change. The output is for viewing: measure on the original trace. Prints a JSON
+/// summary; fails, writing nothing, if a measured slice changed or a lane overlaps.
+#[derive(Debug, Parser)]
+#[command(name = "compact-cuda-graph-trace", version)]
+pub struct Args {
+    /// PyTorch trace (.json or .json.gz), or a rank-trace directory with --merge-pp-ranks.
+    pub input: PathBuf,
+
+    /// Compacted trace path (.json.gz is gzip, anything else plain JSON). Default:
+    /// <stem>_compacted.json.gz beside the input, or pp_traces_merged_compacted.json.gz
+    /// in the rank directory.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+
+    /// Compact and merge the sibling rank*_trace.json[.gz] PP traces.
+    #[arg(long)]
+    pub merge_pp_ranks: bool,
+
+    /// Replace an existing output.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Inputs {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Serialize)]
+struct Printed<'a, S: Serialize> {
+    input: Inputs,
+    output: String,
+    #[serde(flatten)]
+    summary: &'a S,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            if err
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("compact-cuda-graph-trace: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let output = match &args.output {
+        Some(o) => o.clone(),
+        None if args.merge_pp_ranks => lanes::default_merged_output(&args.input),
+        None => lanes::default_output(&args.input),
+    };
+    if output.exists() && !args.overwrite {
+        bail!(
+            "output already exists: {}; pass --overwrite to replace it",
+            output.display()
+        );
+    }
+    let write = |trace: &lanes::Trace| -> anyhow::Result<()> {
+        if args.overwrite {
+            lanes::overwrite_trace_file(trace, &output)?;
+        } else {
+            lanes::write_trace_file(trace, &output)?;
+        }
+        Ok(())
+    };
+    let shown = |p: &Path| p.display().to_string();
+    let text = if args.merge_pp_ranks {
+        let paths = lanes::rank_trace_paths(&args.input)?;
+        let merged = lanes::merge_pp_files(&paths).context("cannot merge the PP rank traces")?;
+        write(&merged.trace)?;
+        to_json(&Printed {
+            input: Inputs::Many(paths.iter().map(|p| shown(p)).collect()),
+            output: shown(&output),
+            summary: &merged.summary,
+        })
+    } else {
+        if args.input.is_dir() {
+            bail!("input must be a trace file without --merge-pp-ranks");
+        }
+        let trace = lanes::Trace::read_file(&args.input)?;
+        let compacted = lanes::compact_trace(trace)?;
+        write(&compacted.trace)?;
+        to_json(&Printed {
+            input: Inputs::One(shown(&args.input)),
+            output: shown(&output),
+            summary: &compacted.summary,
+        })
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(b"\n")?;
+    stdout.flush()?;
+    Ok(())
+}
+
+fn to_json(value: &impl Serialize) -> String {
+    serde_json::to_string_pretty(value).expect("the summary serializes to JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn args_are_consistent() {
+        Args::command().debug_assert();
+    }
+}
