@@ -2,9 +2,11 @@
 //!
 //! Subcommands:
 //! - `gen-proto [--check]`: regenerate the committed prost code from `proto/`.
+//! - `bench [--quick]`: release build, then the performance figures the issues ask for.
 //!
 //! To add a subcommand, add a module and one arm to `run`.
 
+mod bench;
 mod gen_proto;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +29,7 @@ fn run(args: &[String]) -> Result<(), String> {
         None => return Err(usage()),
     };
     match command {
+        "bench" => bench::main(rest),
         "gen-proto" => gen_proto::main(rest),
         "help" | "--help" | "-h" => {
             println!("{}", usage());
@@ -37,7 +40,7 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/".to_owned()
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick]      release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace".to_owned()
 }
 
 /// The workspace root: xtask lives one level below it.

@@ -215,6 +215,10 @@ struct Builder<'p> {
     string_ids: HashMap<String, i64>,
     flows: HashMap<(StringId, i64), (u32, u32, usize)>,
     step_markers: Vec<(i64, i64, i64)>,
+    devices: BTreeMap<i64, DeviceId>,
+    streams: BTreeMap<(i64, i64), StreamId>,
+    threads: BTreeMap<(i64, i64), ThreadId>,
+    gpu_pid_ordinal: BTreeMap<i64, i64>,
 }
 
 impl<'p> Builder<'p> {
@@ -228,6 +232,10 @@ impl<'p> Builder<'p> {
             string_ids: HashMap::new(),
             flows: HashMap::new(),
             step_markers: Vec::new(),
+            devices: BTreeMap::new(),
+            streams: BTreeMap::new(),
+            threads: BTreeMap::new(),
+            gpu_pid_ordinal: BTreeMap::new(),
         }
     }
 
@@ -385,7 +393,7 @@ impl<'p> Builder<'p> {
                 memcpy_details: args.memcpy_details.as_deref().map(|s| strings.intern(s)),
             })
         });
-        self.pending.push(Pending {
+        let p = Pending {
             pid,
             tid,
             start,
@@ -396,8 +404,89 @@ impl<'p> Builder<'p> {
             correlation: args.correlation.or(args.correlation_id),
             external_id: args.external_id,
             extra,
-        });
+        };
+        if p.cat.is_some() {
+            self.route(p, false);
+        } else {
+            self.pending.push(p);
+        }
         Ok(())
+    }
+
+    /// Sorts one complete event into the capture. Kineto events (with a category) are
+    /// routed as they stream by; JAX events (no category) once process names are known.
+    fn route(&mut self, p: Pending, is_jax: bool) {
+        let cat = p.cat.map(|c| self.capture.strings.get(c).to_owned());
+        let cat = cat.as_deref();
+        let gpu = if is_jax {
+            self.gpu_pid_ordinal.get(&p.pid).copied().map(|ordinal| {
+                let line = self.thread_names.get(&(p.pid, p.tid));
+                let is_stream = line.is_none_or(|l| l.starts_with("Stream"));
+                (ordinal, is_stream)
+            })
+        } else if cat.is_some_and(|c| KINETO_GPU_CATS.contains(&c)) {
+            let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
+            Some((ordinal, true))
+        } else if cat == Some("gpu_user_annotation") {
+            let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
+            let stream = self.stream_id(ordinal, p.tid);
+            self.capture.gpu_annotations.push(GpuAnnotation {
+                stream,
+                start: Nanos(p.start),
+                dur: Nanos(p.dur),
+                name: p.name,
+            });
+            return;
+        } else {
+            None
+        };
+        match gpu {
+            Some((_, false)) => {
+                let place = format!("{}: event {}", self.path.display(), p.index);
+                self.capture.diagnostics.add(
+                    "device-line-skipped",
+                    || "events on device lines that are not streams (e.g. XLA op summaries) were not counted as GPU activities".to_string(),
+                    || place,
+                );
+            }
+            Some((ordinal, true)) => self.gpu_activity(ordinal, p, cat, is_jax),
+            None => {
+                let kind = host_kind(cat, self.capture.strings.get(p.name), is_jax, &p);
+                let Some(kind) = kind else { return };
+                let key = (p.pid, p.tid);
+                let next = ThreadId(self.threads.len() as u32);
+                let thread = *self.threads.entry(key).or_insert(next);
+                if kind == HostKind::Annotation || kind == HostKind::CpuOp {
+                    let name = self.capture.strings.get(p.name);
+                    if let Some(n) = name
+                        .strip_prefix("ProfilerStep#")
+                        .and_then(|n| n.parse().ok())
+                        && !self.capture.steps.iter().any(|s| s.number == n)
+                    {
+                        self.capture.steps.push(Step {
+                            number: n,
+                            start: Nanos(p.start),
+                            end: Nanos(p.start + p.dur),
+                            source: StepSource::ProfilerStep,
+                        });
+                    }
+                }
+                if cat == Some("Trace") && self.capture.meta.window.is_none() {
+                    self.capture.meta.window = Some((Nanos(p.start), Nanos(p.start + p.dur)));
+                }
+                self.capture.host_events.push(HostEvent {
+                    thread,
+                    start: Nanos(p.start),
+                    dur: Nanos(p.dur),
+                    name: p.name,
+                    kind,
+                    correlation: p.correlation.and_then(|c| u64::try_from(c).ok()),
+                    external_id: p.external_id,
+                    parent_op: None,
+                    source_index: p.index,
+                });
+            }
+        }
     }
 
     fn finish(mut self, top: &TopLevel) -> Result<Capture, Error> {
@@ -417,16 +506,11 @@ impl<'p> Builder<'p> {
         } else {
             Format::OtherJson
         };
-        let pending = std::mem::take(&mut self.pending);
-        let mut devices: BTreeMap<i64, DeviceId> = BTreeMap::new();
-        let mut streams: BTreeMap<(i64, i64), StreamId> = BTreeMap::new();
-        let mut threads: BTreeMap<(i64, i64), ThreadId> = BTreeMap::new();
-        let mut kineto_devices: Vec<(i64, DeviceProperties)> = Vec::new();
-        if let Some(raw) = top.get("deviceProperties") {
-            kineto_devices = parse_device_properties(raw.get());
-        }
-
-        let gpu_pid_ordinal: BTreeMap<i64, i64> = self
+        let kineto_devices = top
+            .get("deviceProperties")
+            .map(|raw| parse_device_properties(raw.get()))
+            .unwrap_or_default();
+        self.gpu_pid_ordinal = self
             .process_names
             .iter()
             .filter_map(|(&pid, name)| {
@@ -435,81 +519,8 @@ impl<'p> Builder<'p> {
                 Some((pid, n.parse().ok()?))
             })
             .collect();
-
-        for p in pending {
-            let cat = p.cat.map(|c| self.capture.strings.get(c).to_owned());
-            let cat = cat.as_deref();
-            let gpu = if is_jax {
-                gpu_pid_ordinal.get(&p.pid).copied().map(|ordinal| {
-                    let line = self.thread_names.get(&(p.pid, p.tid));
-                    let is_stream = line.is_none_or(|l| l.starts_with("Stream"));
-                    (ordinal, is_stream)
-                })
-            } else if cat.is_some_and(|c| KINETO_GPU_CATS.contains(&c)) {
-                let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
-                Some((ordinal, true))
-            } else if cat == Some("gpu_user_annotation") {
-                let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
-                let stream = self.stream_id(&mut devices, &mut streams, ordinal, p.tid);
-                self.capture.gpu_annotations.push(GpuAnnotation {
-                    stream,
-                    start: Nanos(p.start),
-                    dur: Nanos(p.dur),
-                    name: p.name,
-                });
-                continue;
-            } else {
-                None
-            };
-            match gpu {
-                Some((_, false)) => {
-                    let place = format!("{}: event {}", self.path.display(), p.index);
-                    self.capture.diagnostics.add(
-                        "device-line-skipped",
-                        || "events on device lines that are not streams (e.g. XLA op summaries) were not counted as GPU activities".to_string(),
-                        || place,
-                    );
-                }
-                Some((ordinal, true)) => {
-                    self.gpu_activity(&mut devices, &mut streams, ordinal, p, cat, is_jax)
-                }
-                None => {
-                    let kind = host_kind(cat, self.capture.strings.get(p.name), is_jax, &p);
-                    let Some(kind) = kind else { continue };
-                    let key = (p.pid, p.tid);
-                    let next = ThreadId(threads.len() as u32);
-                    let thread = *threads.entry(key).or_insert(next);
-                    if kind == HostKind::Annotation || kind == HostKind::CpuOp {
-                        let name = self.capture.strings.get(p.name);
-                        if let Some(n) = name
-                            .strip_prefix("ProfilerStep#")
-                            .and_then(|n| n.parse().ok())
-                            && !self.capture.steps.iter().any(|s| s.number == n)
-                        {
-                            self.capture.steps.push(Step {
-                                number: n,
-                                start: Nanos(p.start),
-                                end: Nanos(p.start + p.dur),
-                                source: StepSource::ProfilerStep,
-                            });
-                        }
-                    }
-                    if cat == Some("Trace") && self.capture.meta.window.is_none() {
-                        self.capture.meta.window = Some((Nanos(p.start), Nanos(p.start + p.dur)));
-                    }
-                    self.capture.host_events.push(HostEvent {
-                        thread,
-                        start: Nanos(p.start),
-                        dur: Nanos(p.dur),
-                        name: p.name,
-                        kind,
-                        correlation: p.correlation.and_then(|c| u64::try_from(c).ok()),
-                        external_id: p.external_id,
-                        parent_op: None,
-                        source_index: p.index,
-                    });
-                }
-            }
+        for p in std::mem::take(&mut self.pending) {
+            self.route(p, is_jax);
         }
         if self.capture.steps.is_empty() && !self.step_markers.is_empty() {
             self.step_markers.sort();
@@ -528,7 +539,7 @@ impl<'p> Builder<'p> {
                 }
             }
         }
-        for (&(pid, tid), &id) in &threads {
+        for (&(pid, tid), &id) in &self.threads {
             let name = self
                 .thread_names
                 .get(&(pid, tid))
@@ -536,6 +547,7 @@ impl<'p> Builder<'p> {
             self.capture.threads.push(HostThread { id, pid, tid, name });
         }
         self.capture.threads.sort_by_key(|t| t.id);
+        let devices = std::mem::take(&mut self.devices);
         self.finish_devices(&devices, &kineto_devices);
         self.capture.finish();
         self.link();
@@ -543,17 +555,11 @@ impl<'p> Builder<'p> {
         Ok(self.capture)
     }
 
-    fn stream_id(
-        &mut self,
-        devices: &mut BTreeMap<i64, DeviceId>,
-        streams: &mut BTreeMap<(i64, i64), StreamId>,
-        ordinal: i64,
-        stream: i64,
-    ) -> StreamId {
-        let next_device = DeviceId(devices.len() as u32);
-        let device = *devices.entry(ordinal).or_insert(next_device);
-        let next = StreamId(streams.len() as u32);
-        *streams.entry((ordinal, stream)).or_insert_with(|| {
+    fn stream_id(&mut self, ordinal: i64, stream: i64) -> StreamId {
+        let next_device = DeviceId(self.devices.len() as u32);
+        let device = *self.devices.entry(ordinal).or_insert(next_device);
+        let next = StreamId(self.streams.len() as u32);
+        *self.streams.entry((ordinal, stream)).or_insert_with(|| {
             self.capture.streams.push(Stream {
                 id: next,
                 device,
@@ -564,15 +570,7 @@ impl<'p> Builder<'p> {
         })
     }
 
-    fn gpu_activity(
-        &mut self,
-        devices: &mut BTreeMap<i64, DeviceId>,
-        streams: &mut BTreeMap<(i64, i64), StreamId>,
-        ordinal: i64,
-        p: Pending,
-        cat: Option<&str>,
-        is_jax: bool,
-    ) {
+    fn gpu_activity(&mut self, ordinal: i64, p: Pending, cat: Option<&str>, is_jax: bool) {
         let extra = p.extra.as_deref();
         let stream_no = if is_jax {
             let line = self.thread_names.get(&(p.pid, p.tid));
@@ -595,7 +593,7 @@ impl<'p> Builder<'p> {
                 }
             }
         };
-        let stream = self.stream_id(devices, streams, ordinal, stream_no);
+        let stream = self.stream_id(ordinal, stream_no);
         if is_jax && let Some(line) = self.thread_names.get(&(p.pid, p.tid)) {
             let id = self.capture.strings.intern(line);
             self.capture.streams[stream.0 as usize].name = Some(id);

@@ -1,0 +1,267 @@
+//! `cargo xtask bench`: builds the tools in release mode and measures them against the
+//! decompression floor (`zcat`), the Python seed script, and a large synthetic trace.
+//!
+//! Every figure is a median of several runs of whole commands (wall time), and peak
+//! RSS comes from `/usr/bin/time -f %M`. Results go to stdout as a Markdown table and to
+//! `target/bench/results.md`. The synthetic trace (about 1 GB) is generated into
+//! `target/bench/` once and never committed.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::workspace_root;
+
+struct Row {
+    what: String,
+    value: String,
+    target: String,
+}
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let runs = if quick { 3 } else { 5 };
+    let root = workspace_root();
+    let traces = std::env::var_os("TRACEWISE_TRACES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/traces"));
+    let traces = if traces.is_relative() { root.join(traces) } else { traces };
+    let out_dir = root.join("target/bench");
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+
+    eprintln!("building release binaries…");
+    let status = Command::new("cargo")
+        .current_dir(&root)
+        .args(["build", "--release", "--quiet", "-p", "analyze-profile", "-p", "chrome-reader", "--example", "read_speed"])
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !status.success() {
+        return Err("release build failed".to_string());
+    }
+    let release = target_dir(&root).join("release");
+    let analyze = release.join("analyze-profile");
+    let read_speed = release.join("examples/read_speed");
+
+    let mut rows = Vec::new();
+    let large = traces.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
+    if large.is_file() {
+        let large_s = large.display().to_string();
+        let zcat = median_secs(runs, || run_quiet("sh", &["-c", &format!("zcat '{large_s}' > /dev/null")]))?;
+        let ours = median_secs(runs, || run_quiet(analyze.to_str().unwrap_or(""), &["--trace-file", &large_s]))?;
+        let compat = median_secs(runs, || {
+            run_quiet(analyze.to_str().unwrap_or(""), &["--compat", "--trace-file", &large_s])
+        })?;
+        rows.push(Row {
+            what: "zcat df_index_resolver.json.gz (decompression floor)".into(),
+            value: format!("{:.3} s", zcat),
+            target: "-".into(),
+        });
+        rows.push(Row {
+            what: "analyze-profile (default mode) / zcat".into(),
+            value: format!("{:.2}× ({:.3} s)", ours / zcat, ours),
+            target: "≤ 1.5".into(),
+        });
+        rows.push(Row {
+            what: "analyze-profile --compat / zcat".into(),
+            value: format!("{:.2}× ({:.3} s)", compat / zcat, compat),
+            target: "≤ 1.5".into(),
+        });
+        let seed = root.join("../shared/reference/analyze_profile.py");
+        if seed.is_file() {
+            let seed_s = seed.display().to_string();
+            let python = median_secs(3, || run_quiet("python3", &[&seed_s, "--trace_file", &large_s]))?;
+            rows.push(Row {
+                what: "Python seed script / analyze-profile --compat".into(),
+                value: format!("{:.1}× faster ({:.3} s vs {:.3} s)", python / compat, python, compat),
+                target: "≥ 5".into(),
+            });
+        }
+        // Reader throughput on uncompressed JSON, pinned to one core.
+        let plain = out_dir.join("df_index_resolver.json");
+        if !plain.is_file() {
+            run_quiet("sh", &["-c", &format!("zcat '{large_s}' > '{}'", plain.display())])?;
+        }
+        let mbps = median_of(runs, || read_speed_mbps(&read_speed, "raw", &plain))?;
+        rows.push(Row {
+            what: "reader throughput, raw events, uncompressed JSON, 1 core".into(),
+            value: format!("{mbps:.0} MB/s"),
+            target: "≥ 400 MB/s".into(),
+        });
+        let mbps = median_of(runs, || read_speed_mbps(&read_speed, "model", &plain))?;
+        rows.push(Row {
+            what: "reader throughput, full model build, uncompressed JSON, 1 core".into(),
+            value: format!("{mbps:.0} MB/s"),
+            target: "-".into(),
+        });
+    } else {
+        eprintln!("{} not found: real-trace figures skipped", large.display());
+    }
+
+    let synthetic = out_dir.join("synthetic_1g.json");
+    if !synthetic.is_file() {
+        eprintln!("generating {} (about 1 GB)…", synthetic.display());
+        write_synthetic(&synthetic, 1_000_000_000).map_err(|e| format!("{}: {e}", synthetic.display()))?;
+    }
+    let size = std::fs::metadata(&synthetic).map_err(|e| e.to_string())?.len();
+    let synth_s = synthetic.display().to_string();
+    let (secs, rss_kb) = timed_rss(analyze.to_str().unwrap_or(""), &["--trace-file", &synth_s])?;
+    rows.push(Row {
+        what: format!("analyze-profile on synthetic {:.2} GB: time", size as f64 / 1e9),
+        value: format!("{secs:.2} s"),
+        target: "-".into(),
+    });
+    rows.push(Row {
+        what: "analyze-profile on synthetic: peak RSS / JSON size".into(),
+        value: format!("{:.3} ({} MB)", rss_kb as f64 * 1024.0 / size as f64, rss_kb / 1024),
+        target: "≤ 0.5".into(),
+    });
+    let (secs, rss_kb) = timed_rss(analyze.to_str().unwrap_or(""), &["--compat", "--trace-file", &synth_s])?;
+    rows.push(Row {
+        what: "analyze-profile --compat on synthetic: time, peak RSS / JSON size".into(),
+        value: format!("{secs:.2} s, {:.3}", rss_kb as f64 * 1024.0 / size as f64),
+        target: "≤ 0.5".into(),
+    });
+
+    let mut table = String::from("| measure (median of runs, measured) | value | target |\n|---|---|---|\n");
+    for r in &rows {
+        table.push_str(&format!("| {} | {} | {} |\n", r.what, r.value, r.target));
+    }
+    print!("{table}");
+    let results = out_dir.join("results.md");
+    std::fs::write(&results, &table).map_err(|e| format!("{}: {e}", results.display()))?;
+    Ok(())
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+fn run_quiet(program: &str, args: &[&str]) -> Result<(), String> {
+    let status = Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("{program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{program} {args:?} failed: {status}"))
+    }
+}
+
+fn median_secs(runs: usize, mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+    median_of(runs, || {
+        let t = Instant::now();
+        f()?;
+        Ok(t.elapsed().as_secs_f64())
+    })
+}
+
+fn median_of(runs: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
+    let mut v = (0..runs).map(|_| f()).collect::<Result<Vec<f64>, String>>()?;
+    v.sort_by(f64::total_cmp);
+    Ok(v[v.len() / 2])
+}
+
+fn read_speed_mbps(bin: &Path, mode: &str, file: &Path) -> Result<f64, String> {
+    let out = Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(bin)
+        .arg(mode)
+        .arg(file)
+        .output()
+        .map_err(|e| format!("read_speed: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = text
+        .split("\"mb_per_s\":")
+        .nth(1)
+        .and_then(|s| s.trim().trim_end_matches('}').parse().ok())
+        .ok_or_else(|| format!("read_speed printed {text:?}"))?;
+    Ok(value)
+}
+
+/// Wall time and peak RSS (KiB) of one run.
+fn timed_rss(program: &str, args: &[&str]) -> Result<(f64, u64), String> {
+    let t = Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| format!("/usr/bin/time: {e}"))?;
+    let secs = t.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kb = stderr
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| format!("{program}: no RSS figure in {stderr:?}"))?;
+    Ok((secs, kb))
+}
+
+/// Writes a Kineto-shaped trace of about `target_bytes`: steps of CPU ops, each with a
+/// launch on the host and a kernel on one of four streams, linked by correlation id and
+/// `ac2g` flows, plus Python frames. Deterministic.
+fn write_synthetic(path: &Path, target_bytes: u64) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+    write!(
+        w,
+        "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}}], \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1}}, \"traceEvents\": [\n"
+    )?;
+    let kernels = [
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+        "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>>(Flash_fwd_params)",
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+    ];
+    let ops = ["aten::add", "aten::mm", "aten::_scaled_dot_product_flash_attention", "nccl:all_reduce"];
+    let mut written = 0u64;
+    let mut ts: u64 = 1_000_000;
+    let mut corr: u64 = 1;
+    let mut step = 0u64;
+    let mut line = String::with_capacity(1024);
+    while written < target_bytes {
+        line.clear();
+        let step_start = ts;
+        line.push_str(&format!(
+            "{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#{step}\", \"pid\": 100, \"tid\": 100, \"ts\": {step_start}, \"dur\": 20000, \"args\": {{\"External id\": {corr}}}}},\n"
+        ));
+        for i in 0..200u64 {
+            let k = (i % 4) as usize;
+            let t0 = ts + i * 100;
+            line.push_str(&format!(
+                "{{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"model.py(42): forward\", \"pid\": 100, \"tid\": 100, \"ts\": {t0}, \"dur\": 90, \"args\": {{\"Python id\": {corr}, \"Python parent id\": 1}}}},\n\
+{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{op}\", \"pid\": 100, \"tid\": 100, \"ts\": {t1}, \"dur\": 60, \"args\": {{\"External id\": {corr}, \"Sequence number\": {corr}, \"Fwd thread id\": 0, \"Record function id\": 0, \"Ev Idx\": {i}}}}},\n\
+{{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": {t2}, \"dur\": 8, \"args\": {{\"External id\": {corr}, \"cbid\": 211, \"correlation\": {corr}}}}},\n\
+{{\"ph\": \"s\", \"id\": {corr}, \"pid\": 100, \"tid\": 100, \"ts\": {t2}, \"cat\": \"ac2g\", \"name\": \"ac2g\"}},\n\
+{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{kernel}\", \"pid\": 0, \"tid\": {stream}, \"ts\": {t3}, \"dur\": 70, \"args\": {{\"External id\": {corr}, \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": {stream}, \"correlation\": {corr}, \"registers per thread\": 32, \"shared memory\": 0, \"blocks per SM\": 0.5, \"warps per SM\": 2.0, \"grid\": [64, 1, 1], \"block\": [128, 1, 1], \"est. achieved occupancy %\": 3}}}},\n\
+{{\"ph\": \"f\", \"id\": {corr}, \"pid\": 0, \"tid\": {stream}, \"ts\": {t3}, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}},\n",
+                op = ops[k],
+                t1 = t0 + 10,
+                t2 = t0 + 40,
+                t3 = t0 + 55,
+                kernel = kernels[k],
+                stream = 7 + k as u64,
+            ));
+            corr += 1;
+        }
+        w.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+        ts += 20_000;
+        step += 1;
+    }
+    write!(
+        w,
+        "{{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {ts}}}\n], \"traceName\": \"synthetic\", \"baseTimeNanoseconds\": 1700000000000000000}}\n"
+    )?;
+    w.flush()?;
+    drop(w);
+    std::fs::rename(&tmp, path)
+}
