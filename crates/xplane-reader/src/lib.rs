@@ -4,6 +4,8 @@
 //! [`Line`], [`Event`], [`Stat`] — with every stat resolved by name (interned `ref_value`
 //! strings included) and event times in picoseconds. [`XSpace::hlo_programs`] lists the HLO
 //! protos of every program stored in the `/host:metadata` plane; decode them with `hlo-parser`.
+//! [`load_capture`] / [`to_capture`] build the format-independent `trace_model::Capture`
+//! (devices, streams, GPU activities joined to their host launches by correlation id, steps).
 //!
 //! ```no_run
 //! use xplane_reader::XSpace;
@@ -23,6 +25,7 @@
 //! # Ok::<(), xplane_reader::Error>(())
 //! ```
 
+mod capture;
 mod decode;
 mod error;
 mod programs;
@@ -35,6 +38,7 @@ mod view;
 #[path = "generated/xplane.rs"]
 mod generated;
 
+pub use capture::{load_capture, to_capture};
 pub use error::Error;
 pub use programs::{HloProgram, ProgramIdSource};
 pub use view::{

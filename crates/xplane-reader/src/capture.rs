@@ -1,0 +1,401 @@
+//! XSpace → `trace_model::Capture`: devices, streams, GPU activities, host threads and events,
+//! launches joined to activities by correlation id, steps, and diagnostics.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use trace_model::{
+    ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, HostEvent,
+    HostEventId, HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId,
+    ThreadId, Vendor, classify_kernel, memcpy_direction,
+};
+
+use crate::view::{DiagnosticKind, Event, Plane, StatValue};
+use crate::{Error, XSpace};
+
+/// Read a `.xplane.pb` and build its capture; the decoded [`XSpace`] comes back too, for the HLO
+/// programs and anything the model does not keep.
+pub fn load_capture(path: &Path) -> Result<(Capture, XSpace), Error> {
+    let space = XSpace::read(path)?;
+    let capture = to_capture(&space, path);
+    Ok((capture, space))
+}
+
+/// Build the format-independent capture of a decoded XSpace; `path` only names places in
+/// diagnostics.
+pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
+    let mut builder = Builder {
+        capture: Capture::new(Format::XPlane),
+        path,
+        source_index: 0,
+    };
+    builder.devices(space);
+    if let Some(host) = space.host_plane() {
+        builder.host(host);
+    }
+    builder.meta(space);
+    builder.capture.finish();
+    builder.link();
+    builder.capture
+}
+
+struct Builder<'p> {
+    capture: Capture,
+    path: &'p Path,
+    /// Running index over every event of the XSpace, in plane/line/event order.
+    source_index: u64,
+}
+
+impl Builder<'_> {
+    fn devices(&mut self, space: &XSpace) {
+        for plane in space.gpu_planes() {
+            let Some(ordinal) = plane.gpu_ordinal() else {
+                continue;
+            };
+            let device = DeviceId(self.capture.devices.len() as u32);
+            let caps = plane.device_capabilities();
+            let vendor = match caps
+                .vendor
+                .as_deref()
+                .map(str::to_ascii_lowercase)
+                .as_deref()
+            {
+                Some(vendor) if vendor.contains("nvidia") => Vendor::Nvidia,
+                Some(vendor) if vendor.contains("amd") => Vendor::Amd,
+                _ => Vendor::Unknown,
+            };
+            let compute_capability = match (caps.compute_cap_major, caps.compute_cap_minor) {
+                (Some(major), Some(minor)) => {
+                    i64::try_from(major).ok().zip(i64::try_from(minor).ok())
+                }
+                _ => None,
+            };
+            self.capture.devices.push(Device {
+                id: device,
+                ordinal: i64::from(ordinal),
+                vendor,
+                properties: DeviceProperties {
+                    name: plane
+                        .stat("device_name")
+                        .and_then(StatValue::as_str)
+                        .map(str::to_owned),
+                    compute_capability,
+                    total_memory_bytes: caps.memory_size_bytes,
+                    multiprocessors: caps.core_count,
+                    clock_rate_khz: caps.clock_rate_khz,
+                    memory_bandwidth_bytes_per_s: caps
+                        .memory_bandwidth_bytes_per_s
+                        .map(|value| value as f64),
+                },
+            });
+            let mut streams: BTreeMap<i64, StreamId> = BTreeMap::new();
+            for line in plane.lines() {
+                let Some(stream_ordinal) = line.stream_id() else {
+                    self.source_index += line.event_count() as u64;
+                    if line.event_count() > 0 {
+                        let place = format!(
+                            "{}: plane `{}`, line `{}`",
+                            self.path.display(),
+                            plane.name(),
+                            line.name()
+                        );
+                        self.capture.diagnostics.add(
+                            "device-line-skipped",
+                            || "events on device lines that are not streams (e.g. `CUPTI overhead`) were not counted as GPU activities".to_owned(),
+                            || place,
+                        );
+                    }
+                    continue;
+                };
+                let next = StreamId(self.capture.streams.len() as u32);
+                let stream = *streams.entry(stream_ordinal).or_insert_with(|| {
+                    let name = self.capture.strings.intern(line.name());
+                    self.capture.streams.push(Stream {
+                        id: next,
+                        device,
+                        ordinal: stream_ordinal,
+                        name: Some(name),
+                    });
+                    next
+                });
+                for event in line.events() {
+                    self.activity(stream, line.name(), event);
+                }
+            }
+        }
+    }
+
+    fn activity(&mut self, stream: StreamId, line_name: &str, event: Event<'_>) {
+        let index = self.next_index();
+        let name_text = event.name();
+        let memcpy_details = event.stat("memcpy_details").and_then(StatValue::as_str);
+        let (kind, class) = if let Some(details) = memcpy_details {
+            (
+                ActivityKind::Memcpy,
+                KernelClass::Memcpy(memcpy_direction(details)),
+            )
+        } else if line_name.contains("Memset") || name_text.starts_with("Memset") {
+            (ActivityKind::Memset, KernelClass::Memset)
+        } else if line_name.contains("Memcpy") || name_text.starts_with("Memcpy") {
+            (
+                ActivityKind::Memcpy,
+                KernelClass::Memcpy(memcpy_direction(name_text)),
+            )
+        } else {
+            (ActivityKind::Kernel, classify_kernel(name_text))
+        };
+        let bytes = memcpy_details.and_then(detail_size);
+        let name = self.capture.strings.intern(name_text);
+        let hlo_op = self.interned_stat(event, "hlo_op");
+        let hlo_module = self.interned_stat(event, "hlo_module");
+        self.capture.activities.push(GpuActivity {
+            stream,
+            start: ps_to_nanos(event.start_ps()),
+            dur: ps_to_nanos(event.duration_ps()),
+            name,
+            kind,
+            class,
+            correlation: event.stat("correlation_id").and_then(StatValue::as_u64),
+            launch: None,
+            external_id: None,
+            bytes,
+            graph_id: event
+                .stat("cuda_graph_id")
+                .or_else(|| event.stat("cuda_graph_exec_id"))
+                .and_then(StatValue::as_i64),
+            hlo_op,
+            hlo_module,
+            program_id: event.stat("program_id").and_then(StatValue::as_i64),
+            source_index: index,
+        });
+    }
+
+    fn host(&mut self, plane: Plane<'_>) {
+        let mut steps: BTreeMap<i64, (Nanos, Nanos)> = BTreeMap::new();
+        for line in plane.lines() {
+            let thread = ThreadId(self.capture.threads.len() as u32);
+            let name = self.capture.strings.intern(line.name());
+            self.capture.threads.push(HostThread {
+                id: thread,
+                pid: plane.id(),
+                tid: line.id(),
+                name: Some(name),
+            });
+            for event in line.events() {
+                let index = self.next_index();
+                let name_text = event.name();
+                let correlation = event.stat("correlation_id").and_then(StatValue::as_u64);
+                let step_num = event.stat("step_num").and_then(StatValue::as_i64);
+                let kind = if is_launch_api(name_text) || correlation.is_some() {
+                    HostKind::Launch
+                } else if step_num.is_some() {
+                    HostKind::Annotation
+                } else if event.stat("hlo_op").is_some() {
+                    HostKind::CpuOp
+                } else if name_text.starts_with('$') {
+                    HostKind::PythonFrame
+                } else {
+                    HostKind::Other
+                };
+                let start = ps_to_nanos(event.start_ps());
+                let dur = ps_to_nanos(event.duration_ps());
+                if let Some(number) = step_num {
+                    let span = steps.entry(number).or_insert((start, start + dur));
+                    span.0 = span.0.min(start);
+                    span.1 = span.1.max(start + dur);
+                }
+                let name = self.capture.strings.intern(name_text);
+                self.capture.host_events.push(HostEvent {
+                    thread,
+                    start,
+                    dur,
+                    name,
+                    kind,
+                    correlation,
+                    external_id: None,
+                    parent_op: None,
+                    source_index: index,
+                });
+            }
+        }
+        for (number, (start, end)) in steps {
+            self.capture.steps.push(Step {
+                number,
+                start,
+                end,
+                source: StepSource::StepMarker,
+            });
+        }
+    }
+
+    fn meta(&mut self, space: &XSpace) {
+        let meta = &mut self.capture.meta;
+        if let Some(plane) = space.metadata_plane() {
+            let version = |name: &str| {
+                plane
+                    .stat(name)
+                    .and_then(StatValue::as_str)
+                    .map(str::to_owned)
+            };
+            meta.producer = match (version("jaxlib_version"), version("jax_version")) {
+                (Some(jaxlib), _) => Some(format!("jaxlib {jaxlib}")),
+                (None, Some(jax)) => Some(format!("jax {jax}")),
+                _ => Some("XSpace (jax.profiler / XProf)".to_owned()),
+            };
+        }
+        if let Some((start, stop)) = space.profile_window_ns()
+            && let (Ok(start), Ok(stop)) = (i64::try_from(start), i64::try_from(stop))
+        {
+            // The window is in Unix-epoch ns; JAX 0.8 ROCm lines use a session-relative base,
+            // so only keep the window when the events fall inside it.
+            let inside = self
+                .capture
+                .activities
+                .iter()
+                .map(|activity| activity.start)
+                .chain(self.capture.host_events.iter().map(|event| event.start));
+            let mut any = false;
+            let mut all_inside = true;
+            for time in inside {
+                any = true;
+                all_inside &= time.0 >= start && time.0 <= stop;
+            }
+            if any && all_inside {
+                meta.window = Some((Nanos(start), Nanos(stop)));
+            } else if any {
+                let place = format!("{}: plane `Task Environment`", self.path.display());
+                self.capture.diagnostics.add(
+                    "profile-window-off-axis",
+                    || "the profile start/stop times are not on the events' time axis (session-relative line timestamps); the window was dropped".to_owned(),
+                    || place,
+                );
+            }
+        }
+        for diagnostic in space.diagnostics() {
+            let code = match diagnostic.kind {
+                DiagnosticKind::NoGpuDevicePlanes => "no-gpu-device-planes",
+                DiagnosticKind::MissingHloProto => "missing-hlo-proto",
+                DiagnosticKind::DuplicateProgram => "duplicate-program",
+                _ => "profiler-message",
+            };
+            let message = diagnostic.message.clone();
+            let place = format!("{}", self.path.display());
+            self.capture.diagnostics.add(code, || message, || place);
+        }
+    }
+
+    /// Joins activities to launches by correlation id, and launches to their enclosing CPU op.
+    /// Runs after `Capture::finish`, so indices are final.
+    fn link(&mut self) {
+        let capture = &mut self.capture;
+        let mut by_correlation: HashMap<u64, u32> = HashMap::new();
+        for (index, event) in capture.host_events.iter().enumerate() {
+            if event.kind == HostKind::Launch
+                && let Some(correlation) = event.correlation
+            {
+                by_correlation.entry(correlation).or_insert(index as u32);
+            }
+        }
+        let mut unlinked = 0u64;
+        let mut first_unlinked = None;
+        for activity in &mut capture.activities {
+            activity.launch = activity
+                .correlation
+                .and_then(|correlation| by_correlation.get(&correlation))
+                .map(|&index| HostEventId(index));
+            if activity.launch.is_none() {
+                unlinked += 1;
+                first_unlinked.get_or_insert(activity.source_index);
+            }
+        }
+        if let Some(first) = first_unlinked {
+            capture.diagnostics.add_many(
+                "activity-without-launch",
+                unlinked,
+                "GPU activities with no host launch call in the capture (no matching correlation id)".to_owned(),
+                format!("{}: event {first}", self.path.display()),
+            );
+        }
+        // Events are sorted by (thread, start): a stack of open CPU ops gives the innermost
+        // one around each launch.
+        let mut stack: Vec<usize> = Vec::new();
+        let mut current_thread = None;
+        for index in 0..capture.host_events.len() {
+            let event = &capture.host_events[index];
+            if current_thread != Some(event.thread) {
+                stack.clear();
+                current_thread = Some(event.thread);
+            }
+            while stack
+                .last()
+                .is_some_and(|&top| capture.host_events[top].end() <= event.start)
+            {
+                stack.pop();
+            }
+            match event.kind {
+                HostKind::CpuOp => stack.push(index),
+                HostKind::Launch | HostKind::Runtime => {
+                    let end = event.end();
+                    let parent = stack
+                        .iter()
+                        .rev()
+                        .copied()
+                        .find(|&op| capture.host_events[op].end() >= end);
+                    capture.host_events[index].parent_op = parent.map(|op| HostEventId(op as u32));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn interned_stat(&mut self, event: Event<'_>, name: &str) -> Option<trace_model::StringId> {
+        let text = event.stat(name).and_then(StatValue::as_str)?;
+        Some(self.capture.strings.intern(text))
+    }
+
+    fn next_index(&mut self) -> u64 {
+        let index = self.source_index;
+        self.source_index += 1;
+        index
+    }
+}
+
+/// Picoseconds → nanoseconds, rounded to nearest (the Chrome-trace converter keeps ns).
+fn ps_to_nanos(ps: i64) -> Nanos {
+    Nanos(ps.saturating_add(500).div_euclid(1000))
+}
+
+/// Whether a runtime/driver API call launches GPU work.
+fn is_launch_api(name: &str) -> bool {
+    name.contains("Launch")
+        || ["cuda", "hip", "cu"].iter().any(|prefix| {
+            name.strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with("Memcpy") || rest.starts_with("Memset"))
+        })
+}
+
+/// `size:N` of `memcpy_details` (`kind:.. size:.. dest:.. async:..`).
+fn detail_size(details: &str) -> Option<u64> {
+    details
+        .split_whitespace()
+        .find_map(|part| part.strip_prefix("size:"))
+        .and_then(|size| size.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(ps_to_nanos(1_499), Nanos(1));
+        assert_eq!(ps_to_nanos(1_500), Nanos(2));
+        assert_eq!(
+            detail_size("kind:Unknown size:4096 dest:512 async:1"),
+            Some(4096)
+        );
+        assert!(is_launch_api("hipModuleLaunchKernel"));
+        assert!(is_launch_api("hipMemcpyDtoDAsync"));
+        assert!(!is_launch_api("hipStreamSynchronize"));
+    }
+}
