@@ -342,3 +342,153 @@ pub(crate) fn frontend_attributes(
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SourceVia;
+
+    fn shape(element_type: i32, dimensions: &[i64]) -> Option<proto::ShapeProto> {
+        Some(proto::ShapeProto {
+            element_type,
+            dimensions: dimensions.to_vec(),
+            layout: (!dimensions.is_empty()).then(|| proto::LayoutProto {
+                minor_to_major: (0..dimensions.len() as i64).rev().collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+    }
+
+    fn instruction(
+        id: i64,
+        name: &str,
+        opcode: &str,
+        operands: &[i64],
+    ) -> proto::HloInstructionProto {
+        proto::HloInstructionProto {
+            id,
+            name: name.to_owned(),
+            opcode: opcode.to_owned(),
+            shape: shape(11, &[8]),
+            operand_ids: operands.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    /// A module as newer JAX writes it: metadata through the stack-frame index only.
+    fn module_bytes() -> Vec<u8> {
+        let mut parameter = instruction(1, "p", "parameter", &[]);
+        parameter.parameter_number = 0;
+        let mut negate = instruction(2, "neg", "negate", &[1]);
+        negate.metadata = Some(proto::OpMetadata {
+            op_name: "jit(f)/neg".to_owned(),
+            stack_frame_id: 2,
+            ..Default::default()
+        });
+        let mut dot = instruction(3, "dot", "dot", &[2, 2]);
+        dot.dot_dimension_numbers = Some(proto::DotDimensionNumbers {
+            lhs_contracting_dimensions: vec![0],
+            rhs_contracting_dimensions: vec![0],
+            ..Default::default()
+        });
+        dot.shape = shape(11, &[]);
+        dot.backend_config = br#"{"operation_queue_id":"0"}"#.to_vec();
+        let module = proto::HloModuleProto {
+            name: "jit_f".to_owned(),
+            entry_computation_name: "main".to_owned(),
+            computations: vec![proto::HloComputationProto {
+                name: "main".to_owned(),
+                id: 7,
+                root_id: 3,
+                instructions: vec![parameter, negate, dot],
+                ..Default::default()
+            }],
+            schedule: Some(proto::HloScheduleProto {
+                sequences: [(
+                    7,
+                    proto::hlo_schedule_proto::InstructionSequence {
+                        instruction_ids: vec![1, 2, 3],
+                    },
+                )]
+                .into_iter()
+                .collect(),
+            }),
+            stack_frame_index: Some(proto::StackFrameIndexProto {
+                file_names: vec![
+                    "/usr/lib/python3/site-packages/jax/api.py".to_owned(),
+                    "/work/f.py".to_owned(),
+                ],
+                function_names: vec!["jit_wrapper".to_owned(), "f".to_owned()],
+                file_locations: vec![
+                    proto::stack_frame_index_proto::FileLocation {
+                        file_name_id: 2,
+                        function_name_id: 2,
+                        line: 12,
+                        column: 4,
+                    },
+                    proto::stack_frame_index_proto::FileLocation {
+                        file_name_id: 1,
+                        function_name_id: 1,
+                        line: 300,
+                        column: 0,
+                    },
+                ],
+                stack_frames: vec![
+                    proto::stack_frame_index_proto::StackFrame {
+                        file_location_id: 1,
+                        parent_frame_id: 0,
+                    },
+                    proto::stack_frame_index_proto::StackFrame {
+                        file_location_id: 2,
+                        parent_frame_id: 1,
+                    },
+                ],
+            }),
+            ..Default::default()
+        };
+        proto::HloProto {
+            hlo_module: Some(module),
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn proto_to_model_to_text_and_back() {
+        let module = module_from_hlo_proto(&module_bytes()).unwrap();
+        assert!(module.is_scheduled);
+        let (_, neg) = module.instruction("neg").unwrap();
+        // The innermost frame is JAX's own; the user frame is f.py:12.
+        let stack = module.stack(neg.metadata.stack_frame_id);
+        assert_eq!(
+            stack.iter().map(|frame| frame.line).collect::<Vec<_>>(),
+            [300, 12]
+        );
+        let line = module.source_line(neg).unwrap();
+        assert_eq!(
+            (line.file, line.line, line.function, line.via),
+            ("/work/f.py", 12, "f", SourceVia::StackFrames)
+        );
+        let text = module.to_string();
+        assert!(text.contains("ROOT %dot = f32[] dot(f32[8]{0} %neg, f32[8]{0} %neg), lhs_contracting_dims={0}, rhs_contracting_dims={0}, backend_config={\"operation_queue_id\":\"0\"}"), "{text}");
+        assert_eq!(crate::parse_module(&text).unwrap(), module);
+    }
+
+    #[test]
+    fn bad_protos_are_errors() {
+        assert!(matches!(
+            module_from_hlo_proto(b"\x0a\x05abc"),
+            Err(Error::Decode { .. })
+        ));
+        let mut bytes = module_bytes();
+        // Point an operand at a missing id by decoding, editing and re-encoding.
+        let mut hlo = proto::HloProto::decode(bytes.as_slice()).unwrap();
+        hlo.hlo_module.as_mut().unwrap().computations[0].instructions[1].operand_ids = vec![99];
+        bytes = hlo.encode_to_vec();
+        let err = module_from_hlo_proto(&bytes).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "HLO module `jit_f`: instruction `neg` in `main`: operand id 99 not found"
+        );
+    }
+}

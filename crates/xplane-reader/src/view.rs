@@ -546,3 +546,98 @@ fn find_stat<'a>(
         .find(|stat| stat.name() == name)
         .map(Stat::value)
 }
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+
+    use super::*;
+
+    fn stat(metadata_id: i64, value: x_stat::Value) -> proto::XStat {
+        proto::XStat {
+            metadata_id,
+            value: Some(value),
+        }
+    }
+
+    /// One GPU plane with one kernel whose `hlo_op` is an interned string.
+    fn space_bytes() -> Vec<u8> {
+        let stat_names = [
+            (1, "hlo_op"),
+            (2, "fusion.3"),
+            (3, "correlation_id"),
+            (4, "device_vendor"),
+        ];
+        let plane = proto::XPlane {
+            id: 9,
+            name: "/device:GPU:2".to_owned(),
+            stat_metadata: stat_names
+                .iter()
+                .map(|(id, name)| {
+                    (
+                        *id,
+                        proto::XStatMetadata {
+                            id: *id,
+                            name: (*name).to_owned(),
+                            description: String::new(),
+                        },
+                    )
+                })
+                .collect(),
+            event_metadata: [(
+                5,
+                proto::XEventMetadata {
+                    id: 5,
+                    name: "loop_fusion_kernel".to_owned(),
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            stats: vec![stat(4, x_stat::Value::StrValue("Nvidia".to_owned()))],
+            lines: vec![proto::XLine {
+                id: 1,
+                name: "Stream #16(Compute)".to_owned(),
+                timestamp_ns: 2_000,
+                events: vec![proto::XEvent {
+                    metadata_id: 5,
+                    data: Some(x_event::Data::OffsetPs(1_500)),
+                    duration_ps: 7_250,
+                    stats: vec![
+                        stat(1, x_stat::Value::RefValue(2)),
+                        stat(3, x_stat::Value::Uint64Value(42)),
+                    ],
+                }],
+                ..Default::default()
+            }],
+        };
+        proto::XSpace {
+            planes: vec![plane],
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn views_resolve_names_stats_and_times() {
+        let space = XSpace::from_bytes(&space_bytes(), Path::new("mem.xplane.pb")).unwrap();
+        assert!(space.diagnostics().is_empty(), "{:?}", space.diagnostics());
+        let plane = space.device_planes()[0];
+        assert_eq!(plane.kind(), PlaneKind::Gpu { ordinal: 2 });
+        assert_eq!(
+            plane.device_capabilities().vendor.as_deref(),
+            Some("Nvidia")
+        );
+        let line = plane.lines().next().unwrap();
+        assert_eq!(line.stream_id(), Some(16));
+        let event = line.events().next().unwrap();
+        assert_eq!(event.name(), "loop_fusion_kernel");
+        assert_eq!((event.start_ps(), event.end_ps()), (2_001_500, 2_008_750));
+        assert_eq!(event.stat("hlo_op"), Some(StatValue::Ref("fusion.3")));
+        assert_eq!(
+            event.stat("correlation_id").and_then(StatValue::as_u64),
+            Some(42)
+        );
+        assert_eq!(event.stat("missing"), None);
+    }
+}
