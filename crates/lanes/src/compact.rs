@@ -53,6 +53,8 @@ pub struct PpLocalFlows {
 pub struct Compacted {
     pub trace: Trace,
     pub summary: CompactSummary,
+    /// Odd but usable input, for the trust list (e.g. flow endpoints left in place).
+    pub diagnostics: Vec<String>,
 }
 
 /// Compacts one trace and adds its rank-local PP arrows (RECV→compute→SEND, UNSHARD→compute).
@@ -131,8 +133,12 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
         ev.set_tid(new_tid);
     }
 
-    let (mut keep, flows_mapped, annotations_mapped) =
-        remap_related_events(&mut trace, &slices, &annotation_tids)?;
+    let Remap {
+        mut keep,
+        flows_mapped,
+        annotations_mapped,
+        diagnostics,
+    } = remap_related_events(&mut trace, &slices, &annotation_tids)?;
     let coalesced = coalesce_annotations(&mut trace, &mut keep)?;
     let mut i = 0;
     trace.events.retain(|_| {
@@ -202,7 +208,11 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
         cuda_graph_launches: graph_launches,
         pp_local_flows: None,
     };
-    Ok(Compacted { trace, summary })
+    Ok(Compacted {
+        trace,
+        summary,
+        diagnostics,
+    })
 }
 
 /// A value as Python's `int()` reads it: integers, integral floats, decimal strings.
@@ -397,14 +407,28 @@ pub fn pack(intervals: &[(i64, i64)]) -> Vec<u32> {
     lanes
 }
 
-/// Drops the old streams' thread metadata, moves `ac2g` flow endpoints to their slice's
-/// lane and GPU annotations to the annotation track of the nearest slice's lane.
-/// Returns which events to keep and the mapped flow and annotation counts.
+/// What [`remap_related_events`] did.
+struct Remap {
+    /// Which events to keep.
+    keep: Vec<bool>,
+    flows_mapped: usize,
+    annotations_mapped: usize,
+    diagnostics: Vec<String>,
+}
+
+/// Moves `ac2g` flow endpoints to their slice's lane and GPU annotations to the
+/// annotation track of the nearest slice's lane, and drops the thread metadata of old
+/// streams that are left empty.
+///
+/// Unlike the reference, which fails when an `ac2g` endpoint on a GPU stream starts at
+/// no slice (Kineto also binds flows to `cuda_sync` events on the stream), such an
+/// endpoint stays where it is, with its event, and the stream keeps its name; the count
+/// is reported as a diagnostic.
 fn remap_related_events(
     trace: &mut Trace,
     slices: &[Slice],
     annotation_tids: &BTreeMap<(i64, i64), i64>,
-) -> Result<(Vec<bool>, usize, usize), Error> {
+) -> Result<Remap, Error> {
     let mut by_old_stream: BTreeMap<(i64, i64), Vec<&Slice>> = BTreeMap::new();
     let mut exact: HashMap<(i64, i64, i64), i64> = HashMap::new();
     for s in slices {
@@ -418,8 +442,10 @@ fn remap_related_events(
     let mut keep = vec![true; trace.events.len()];
     let (mut flows, mut flows_mapped, mut annotations_mapped) = (0, 0, 0);
     let mut first_unmapped = None;
+    // Old streams that still hold events after the remap keep their metadata.
+    let mut still_used: BTreeSet<(i64, i64)> = BTreeSet::new();
     for (index, ev) in trace.events.iter_mut().enumerate() {
-        if ev.kind == Kind::Slice {
+        if ev.kind == Kind::Slice || ev.ph == Ph::Metadata {
             continue;
         }
         let (Some(pid), Some(tid)) = (ev.pid(), ev.tid()) else {
@@ -428,10 +454,6 @@ fn remap_related_events(
         let Some(stream) = by_old_stream.get(&(pid, tid)) else {
             continue;
         };
-        if ev.ph == Ph::Metadata && matches!(ev.name(), Some("thread_name" | "thread_sort_index")) {
-            keep[index] = false;
-            continue;
-        }
         let new_tid = match ev.kind {
             Kind::Ac2g => {
                 flows += 1;
@@ -442,6 +464,7 @@ fn remap_related_events(
                     }
                     None => {
                         first_unmapped.get_or_insert(index);
+                        still_used.insert((pid, tid));
                         continue;
                     }
                 }
@@ -451,7 +474,10 @@ fn remap_related_events(
                 annotations_mapped += 1;
                 annotation_tids[&(pid, lane)]
             }
-            _ => continue,
+            _ => {
+                still_used.insert((pid, tid));
+                continue;
+            }
         };
         ev.text = crate::event::rewrite(&path, index, &ev.text, |o| {
             o.set("tid", raw_i64(new_tid));
@@ -459,15 +485,33 @@ fn remap_related_events(
         })?;
         ev.set_tid(new_tid);
     }
-    if let Some(first_unmapped) = first_unmapped {
-        return Err(Error::UnmappedFlows {
-            path,
-            mapped: flows_mapped,
-            total: flows,
-            first_unmapped,
-        });
+    for (index, ev) in trace.events.iter().enumerate() {
+        if ev.ph != Ph::Metadata || !matches!(ev.name(), Some("thread_name" | "thread_sort_index"))
+        {
+            continue;
+        }
+        let (Some(pid), Some(tid)) = (ev.pid(), ev.tid()) else {
+            continue;
+        };
+        if by_old_stream.contains_key(&(pid, tid)) && !still_used.contains(&(pid, tid)) {
+            keep[index] = false;
+        }
     }
-    Ok((keep, flows_mapped, annotations_mapped))
+    let mut diagnostics = Vec::new();
+    if let Some(first) = first_unmapped {
+        diagnostics.push(format!(
+            "{}: {} of {flows} ac2g flow endpoints on GPU streams start at no kernel/memcpy/memset \
+             (first: event {first}); they stay on their original stream",
+            path.display(),
+            flows - flows_mapped,
+        ));
+    }
+    Ok(Remap {
+        keep,
+        flows_mapped,
+        annotations_mapped,
+        diagnostics,
+    })
 }
 
 /// The lane of the slice nearest to `ts` on one old stream (slices sorted by start):

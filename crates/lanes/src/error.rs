@@ -38,16 +38,6 @@ pub enum Error {
     /// The trace has no kernel, memcpy or memset slices.
     #[error("{path}: trace contains no GPU kernel/memcpy/memset slices")]
     NoGpuSlices { path: PathBuf },
-    /// Some `ac2g` flow endpoints on GPU streams start at no slice of their stream.
-    #[error(
-        "{path}: mapped {mapped}/{total} GPU ac2g flow endpoints (first unmapped: event {first_unmapped})"
-    )]
-    UnmappedFlows {
-        path: PathBuf,
-        mapped: usize,
-        total: usize,
-        first_unmapped: usize,
-    },
     /// The self-check found a different number of measured slices in the output.
     #[error("{path}: self-check failed: measured GPU slice count changed ({before} -> {after})")]
     SliceCountChanged {

@@ -44,6 +44,8 @@ pub struct PpRank {
 pub struct Merged {
     pub trace: Trace,
     pub summary: MergeSummary,
+    /// Odd but usable input, for the trust list.
+    pub diagnostics: Vec<String>,
 }
 
 /// The `rank<N>_trace.json[.gz]` files in `input` (a directory, or any file in it),
@@ -232,11 +234,13 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
     let mut offsets = BTreeMap::new();
     let mut per_rank = BTreeMap::new();
     let mut ranked = Vec::new();
+    let mut diagnostics = Vec::new();
     for (k, trace) in traces.into_iter().enumerate() {
         let compacted = compact_without_pp_flows(trace)?;
         let offset_ns = bases[k] - common_base;
         offsets.insert(infos[k].rank, offset_ns as f64 / 1000.0);
         per_rank.insert(infos[k].rank, compacted.summary);
+        diagnostics.extend(compacted.diagnostics);
         ranked.push((pp_ranks[k], infos[k].rank, offset_ns, compacted.trace, k));
     }
     ranked.sort_by_key(|r| r.0);
@@ -316,7 +320,11 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
     let to_raw = |v: &dyn erased::Ser| raw(v.json());
     trace.set_member("distributedInfo", to_raw(&info));
     trace.set_member("cuda_graph_pp_merge", to_raw(&summary));
-    Ok(Merged { trace, summary })
+    Ok(Merged {
+        trace,
+        summary,
+        diagnostics,
+    })
 }
 
 mod erased {

@@ -220,16 +220,15 @@ pub fn pp_rank_events(spec: &PpSpec, rank: u32, mut emit: impl FnMut(Value)) {
     let forward = |m: i64, stage: i64| 1_000 * us + (stage + m) * slot;
     let backward_start = 1_000 * us + (n + m_count) * slot + 500 * us;
     let backward = |m: i64, stage: i64| backward_start + ((n - 1 - stage) + m) * slot;
-    for (phase, at) in [(0, forward(0, s)), (1, backward(0, s))] {
-        let _ = phase;
-        graph(
-            &mut emit,
-            "ncclDevKernel_AllGather_RING_LL",
-            at - 100 * us,
-            1,
-            &format!("PP:{s}UNSHARD"),
-        );
-    }
+    // One unshard (FSDP all-gather) per stage, before its first forward: neighbouring
+    // kernels with the same annotation would merge into one span anyway.
+    graph(
+        &mut emit,
+        "ncclDevKernel_AllGather_RING_LL",
+        forward(0, s) - 100 * us,
+        1,
+        &format!("PP:{s}UNSHARD"),
+    );
     for m in 0..m_count {
         let f = forward(m, s);
         if s > 0 {

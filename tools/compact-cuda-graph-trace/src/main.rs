@@ -94,6 +94,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let text = if args.merge_pp_ranks {
         let paths = lanes::rank_trace_paths(&args.input)?;
         let merged = lanes::merge_pp_files(&paths).context("cannot merge the PP rank traces")?;
+        warn(&merged.diagnostics);
         write(&merged.trace)?;
         to_json(&Printed {
             input: Inputs::Many(paths.iter().map(|p| shown(p)).collect()),
@@ -106,6 +107,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         }
         let trace = lanes::Trace::read_file(&args.input)?;
         let compacted = lanes::compact_trace(trace)?;
+        warn(&compacted.diagnostics);
         write(&compacted.trace)?;
         to_json(&Printed {
             input: Inputs::One(shown(&args.input)),
@@ -118,6 +120,12 @@ fn run(args: &Args) -> anyhow::Result<()> {
     stdout.write_all(b"\n")?;
     stdout.flush()?;
     Ok(())
+}
+
+fn warn(diagnostics: &[String]) {
+    for d in diagnostics {
+        eprintln!("compact-cuda-graph-trace: warning: {d}");
+    }
 }
 
 fn to_json(value: &impl Serialize) -> String {

@@ -1,0 +1,163 @@
+//! The reference's failure cases: each is an error naming the file and place, never a panic.
+
+use std::path::Path;
+
+use lanes::{Error, Trace};
+use serde_json::json;
+
+use crate::support::*;
+
+fn compact_err(text: &str) -> Error {
+    match Trace::read(text.as_bytes(), Path::new("bad.json")) {
+        Err(e) => e,
+        Ok(trace) => match lanes::compact_trace(trace) {
+            Err(e) => e,
+            Ok(_) => panic!("expected an error for {text}"),
+        },
+    }
+}
+
+fn check(text: &str, expect: &str) {
+    let message = compact_err(text).to_string();
+    assert!(
+        message.contains(expect),
+        "{message:?} should contain {expect:?}"
+    );
+    assert!(
+        message.contains("bad.json"),
+        "{message:?} should name the file"
+    );
+}
+
+#[test]
+fn single_trace_failures() {
+    check(r#"{"foo": 1}"#, "not a Chrome trace");
+    check(r#""just a string""#, "not a Chrome trace");
+    check(
+        &plain_trace(vec![annotation(1, 1.0, 1.0, 1)]).to_string(),
+        "no GPU kernel/memcpy/memset slices",
+    );
+    let mut k = kernel("k", 7, 1.0, 1.0, None);
+    k["args"]["stream"] = json!(8);
+    check(
+        &plain_trace(vec![k]).to_string(),
+        "event 0 has tid 7 != stream 8",
+    );
+    let k = kernel("k", 7, 1.0, -2.0, None);
+    check(
+        &plain_trace(vec![json!({"ph": "i"}), k]).to_string(),
+        "event 1 has negative duration -2",
+    );
+    let mut k = kernel("k", 7, 1.0, 1.0, None);
+    k["args"] = json!({});
+    check(&plain_trace(vec![k]).to_string(), "lacks args.stream");
+    let mut k = kernel("k", 7, 1.0, 1.0, None);
+    k.as_object_mut().expect("an object").remove("dur");
+    check(&plain_trace(vec![k]).to_string(), "lacks dur");
+}
+
+/// The reference fails here; we keep the endpoint (and its stream's name) in place and
+/// say so, because Kineto also binds ac2g flows to `cuda_sync` events on GPU streams.
+#[test]
+fn unmapped_flow_endpoints_are_a_diagnostic() {
+    let sync = json!({"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7,
+                      "ts": 5, "dur": 1, "args": {"stream": 7}});
+    let trace = plain_trace(vec![
+        thread_metadata(0, 7, "stream 7"),
+        kernel("k", 7, 1.0, 1.0, None),
+        sync,
+        flow(7, 5.0),
+    ]);
+    let res = lanes::compact_trace(read(&trace, "sync.json")).expect("usable input");
+    assert_eq!(res.diagnostics.len(), 1, "{:?}", res.diagnostics);
+    assert!(res.diagnostics[0].contains("1 of 1 ac2g flow endpoints"));
+    let events = events_of(&res.trace);
+    let flow = events.iter().find(|e| cat_is(e, "ac2g")).expect("kept");
+    assert_eq!(flow["tid"], 7);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["name"] == "thread_name" && e["args"]["name"] == "stream 7")
+    );
+}
+
+fn merge_err(traces: &[serde_json::Value]) -> String {
+    let traces = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| read(t, &format!("rank{i}_trace.json")))
+        .collect();
+    match lanes::merge_pp_traces(traces) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("expected a merge error"),
+    }
+}
+
+#[test]
+fn merge_failures() {
+    let ok = |rank| rank_trace(rank, 1_000, vec![kernel("k", 1, 1.0, 1.0, None)]);
+    assert!(merge_err(&[ok(0)]).contains("fewer than two rank traces"));
+    let mut no_base = ok(4);
+    no_base
+        .as_object_mut()
+        .expect("an object")
+        .remove("baseTimeNanoseconds");
+    assert!(
+        merge_err(&[ok(0), no_base])
+            .contains("rank1_trace.json: all PP traces must contain integer baseTimeNanoseconds")
+    );
+    let mut float_base = ok(4);
+    float_base["baseTimeNanoseconds"] = json!(1000.5);
+    assert!(merge_err(&[ok(0), float_base]).contains("integer baseTimeNanoseconds"));
+    let mut no_info = ok(4);
+    no_info
+        .as_object_mut()
+        .expect("an object")
+        .remove("distributedInfo");
+    assert!(
+        merge_err(&[ok(0), no_info]).contains("rank1_trace.json: trace is missing distributedInfo")
+    );
+    let mut no_rank = ok(4);
+    no_rank["distributedInfo"]["rank"] = json!("4");
+    assert!(merge_err(&[ok(0), no_rank]).contains("missing an integer rank"));
+    assert!(merge_err(&[ok(4), ok(4)]).contains("duplicate distributed ranks: rank 4"));
+}
+
+#[test]
+fn rank_file_discovery() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |name: &str| std::fs::write(dir.path().join(name), "{}").expect("writable");
+    write("rank0_trace.json");
+    let err = lanes::rank_trace_paths(dir.path()).expect_err("one file is too few");
+    assert!(
+        err.to_string()
+            .contains("found fewer than two rank traces in")
+    );
+    write("rank10_trace.json.gz");
+    write("rank2_trace.json");
+    write("other.json");
+    let paths = lanes::rank_trace_paths(&dir.path().join("rank0_trace.json")).expect("three ranks");
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .expect("a file")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "rank0_trace.json",
+            "rank2_trace.json",
+            "rank10_trace.json.gz"
+        ]
+    );
+    write("rankX_trace.json");
+    let err = lanes::rank_trace_paths(dir.path()).expect_err("a bad name");
+    assert!(
+        err.to_string().contains("invalid PP trace filename"),
+        "{err}"
+    );
+}

@@ -1,0 +1,122 @@
+//! End-to-end runs of the binary on synthetic fixtures: default output names, the JSON
+//! summary, refusal to replace an output without `--overwrite`, and the merge mode.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn run(args: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_compact-cuda-graph-trace"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn summary(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is the JSON summary")
+}
+
+#[test]
+fn compacts_a_graph_trace_and_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let written = lanes::synth::write_fixtures(dir.path()).expect("fixtures");
+    let input = &written[0];
+    let out = run(&[input]);
+    let s = summary(&out);
+    let keys: Vec<&str> = s
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    // serde_json's map is sorted here; the order on stdout is checked below.
+    assert!(keys.contains(&"compacted_lanes"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let order = [
+        "\"input\"",
+        "\"output\"",
+        "\"measured_slices\"",
+        "\"original_streams\"",
+        "\"compacted_lanes\"",
+        "\"slice_groups\"",
+        "\"lanes_by_group\"",
+        "\"gpu_flow_endpoints_mapped\"",
+        "\"gpu_annotations_mapped\"",
+        "\"gpu_annotations_coalesced\"",
+        "\"kernel_annotations_converted\"",
+        "\"kernel_annotation_blocks\"",
+        "\"gpu_annotations_retained\"",
+        "\"cuda_graph_launches\"",
+        "\"pp_rank\"",
+        "\"pp_compute_dependency_pairs\"",
+        "\"pp_compute_dependency_unmatched\"",
+        "\"pp_unshard_compute_pairs\"",
+        "\"pp_unshard_compute_unmatched\"",
+    ];
+    let positions: Vec<usize> = order
+        .iter()
+        .map(|k| text.find(k).unwrap_or_else(|| panic!("{k} missing")))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(s["compacted_lanes"].as_u64().expect("a count") <= 12);
+    let output = dir.path().join("cuda_graph_300_streams_compacted.json");
+    assert_eq!(s["output"], output.display().to_string());
+    assert!(output.exists());
+
+    let again = run(&[input]);
+    assert_eq!(again.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("output already exists"), "{stderr}");
+    assert!(stderr.contains("--overwrite"), "{stderr}");
+    summary(&run(&[input, Path::new("--overwrite")]));
+
+    let gz = dir.path().join("sub/out.json.gz");
+    summary(&run(&[input, Path::new("-o"), &gz]));
+    let mut magic = [0u8; 2];
+    std::io::Read::read_exact(&mut std::fs::File::open(&gz).expect("written"), &mut magic)
+        .expect("two bytes");
+    assert_eq!(magic, [0x1f, 0x8b]);
+}
+
+#[test]
+fn merges_pp_ranks_from_a_directory() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    lanes::synth::write_fixtures(dir.path()).expect("fixtures");
+    let set = dir.path().join("pp4");
+    let s = summary(&run(&[&set, Path::new("--merge-pp-ranks")]));
+    assert_eq!(s["pp_send_recv_unmatched"], 0);
+    assert_eq!(s["input"].as_array().map(Vec::len), Some(4));
+    assert!(set.join("pp_traces_merged_compacted.json.gz").exists());
+    assert_eq!(s["time_offsets_us"]["1"], 12.345);
+
+    let cut = dir.path().join("pp4_cut/rank0_trace.json");
+    let s = summary(&run(&[&cut, Path::new("--merge-pp-ranks")]));
+    assert!(s["pp_send_recv_unmatched"].as_u64().expect("a count") > 0);
+}
+
+#[test]
+fn errors_exit_2_with_a_message() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let not_trace = dir.path().join("x.json");
+    std::fs::write(&not_trace, "[1, 2]").expect("writable");
+    let out = run(&[&not_trace]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("x.json"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let out = run(&[dir.path()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without --merge-pp-ranks"));
+
+    let out = run(&[dir.path(), Path::new("--merge-pp-ranks")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fewer than two rank traces"));
+    assert!(!dir.path().join("x_compacted.json").exists());
+}
