@@ -27,14 +27,28 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let traces = std::env::var_os("TRACEWISE_TRACES")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared/traces"));
-    let traces = if traces.is_relative() { root.join(traces) } else { traces };
+    let traces = if traces.is_relative() {
+        root.join(traces)
+    } else {
+        traces
+    };
     let out_dir = root.join("target/bench");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
 
     eprintln!("building release binaries…");
     let status = Command::new("cargo")
         .current_dir(&root)
-        .args(["build", "--release", "--quiet", "-p", "analyze-profile", "-p", "chrome-reader", "--example", "read_speed"])
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "analyze-profile",
+            "-p",
+            "chrome-reader",
+            "--example",
+            "read_speed",
+        ])
         .status()
         .map_err(|e| format!("cargo build: {e}"))?;
     if !status.success() {
@@ -48,10 +62,17 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let large = traces.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
     if large.is_file() {
         let large_s = large.display().to_string();
-        let zcat = median_secs(runs, || run_quiet("sh", &["-c", &format!("zcat '{large_s}' > /dev/null")]))?;
-        let ours = median_secs(runs, || run_quiet(analyze.to_str().unwrap_or(""), &["--trace-file", &large_s]))?;
+        let zcat = median_secs(runs, || {
+            run_quiet("sh", &["-c", &format!("zcat '{large_s}' > /dev/null")])
+        })?;
+        let ours = median_secs(runs, || {
+            run_quiet(analyze.to_str().unwrap_or(""), &["--trace-file", &large_s])
+        })?;
         let compat = median_secs(runs, || {
-            run_quiet(analyze.to_str().unwrap_or(""), &["--compat", "--trace-file", &large_s])
+            run_quiet(
+                analyze.to_str().unwrap_or(""),
+                &["--compat", "--trace-file", &large_s],
+            )
         })?;
         rows.push(Row {
             what: "zcat df_index_resolver.json.gz (decompression floor)".into(),
@@ -71,17 +92,27 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let seed = root.join("../shared/reference/analyze_profile.py");
         if seed.is_file() {
             let seed_s = seed.display().to_string();
-            let python = median_secs(3, || run_quiet("python3", &[&seed_s, "--trace_file", &large_s]))?;
+            let python = median_secs(3, || {
+                run_quiet("python3", &[&seed_s, "--trace_file", &large_s])
+            })?;
             rows.push(Row {
                 what: "Python seed script / analyze-profile --compat".into(),
-                value: format!("{:.1}× faster ({:.3} s vs {:.3} s)", python / compat, python, compat),
+                value: format!(
+                    "{:.1}× faster ({:.3} s vs {:.3} s)",
+                    python / compat,
+                    python,
+                    compat
+                ),
                 target: "≥ 5".into(),
             });
         }
         // Reader throughput on uncompressed JSON, pinned to one core.
         let plain = out_dir.join("df_index_resolver.json");
         if !plain.is_file() {
-            run_quiet("sh", &["-c", &format!("zcat '{large_s}' > '{}'", plain.display())])?;
+            run_quiet(
+                "sh",
+                &["-c", &format!("zcat '{large_s}' > '{}'", plain.display())],
+            )?;
         }
         let mbps = median_of(runs, || read_speed_mbps(&read_speed, "raw", &plain))?;
         rows.push(Row {
@@ -102,29 +133,43 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let synthetic = out_dir.join("synthetic_1g.json");
     if !synthetic.is_file() {
         eprintln!("generating {} (about 1 GB)…", synthetic.display());
-        write_synthetic(&synthetic, 1_000_000_000).map_err(|e| format!("{}: {e}", synthetic.display()))?;
+        write_synthetic(&synthetic, 1_000_000_000)
+            .map_err(|e| format!("{}: {e}", synthetic.display()))?;
     }
-    let size = std::fs::metadata(&synthetic).map_err(|e| e.to_string())?.len();
+    let size = std::fs::metadata(&synthetic)
+        .map_err(|e| e.to_string())?
+        .len();
     let synth_s = synthetic.display().to_string();
     let (secs, rss_kb) = timed_rss(analyze.to_str().unwrap_or(""), &["--trace-file", &synth_s])?;
     rows.push(Row {
-        what: format!("analyze-profile on synthetic {:.2} GB: time", size as f64 / 1e9),
+        what: format!(
+            "analyze-profile on synthetic {:.2} GB: time",
+            size as f64 / 1e9
+        ),
         value: format!("{secs:.2} s"),
         target: "-".into(),
     });
     rows.push(Row {
         what: "analyze-profile on synthetic: peak RSS / JSON size".into(),
-        value: format!("{:.3} ({} MB)", rss_kb as f64 * 1024.0 / size as f64, rss_kb / 1024),
+        value: format!(
+            "{:.3} ({} MB)",
+            rss_kb as f64 * 1024.0 / size as f64,
+            rss_kb / 1024
+        ),
         target: "≤ 0.5".into(),
     });
-    let (secs, rss_kb) = timed_rss(analyze.to_str().unwrap_or(""), &["--compat", "--trace-file", &synth_s])?;
+    let (secs, rss_kb) = timed_rss(
+        analyze.to_str().unwrap_or(""),
+        &["--compat", "--trace-file", &synth_s],
+    )?;
     rows.push(Row {
         what: "analyze-profile --compat on synthetic: time, peak RSS / JSON size".into(),
         value: format!("{secs:.2} s, {:.3}", rss_kb as f64 * 1024.0 / size as f64),
         target: "≤ 0.5".into(),
     });
 
-    let mut table = String::from("| measure (median of runs, measured) | value | target |\n|---|---|---|\n");
+    let mut table =
+        String::from("| measure (median of runs, measured) | value | target |\n|---|---|---|\n");
     for r in &rows {
         table.push_str(&format!("| {} | {} | {} |\n", r.what, r.value, r.target));
     }
@@ -163,7 +208,9 @@ fn median_secs(runs: usize, mut f: impl FnMut() -> Result<(), String>) -> Result
 }
 
 fn median_of(runs: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
-    let mut v = (0..runs).map(|_| f()).collect::<Result<Vec<f64>, String>>()?;
+    let mut v = (0..runs)
+        .map(|_| f())
+        .collect::<Result<Vec<f64>, String>>()?;
     v.sort_by(f64::total_cmp);
     Ok(v[v.len() / 2])
 }
@@ -211,9 +258,9 @@ fn timed_rss(program: &str, args: &[&str]) -> Result<(f64, u64), String> {
 fn write_synthetic(path: &Path, target_bytes: u64) -> std::io::Result<()> {
     let tmp = path.with_extension("json.tmp");
     let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-    write!(
+    writeln!(
         w,
-        "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}}], \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1}}, \"traceEvents\": [\n"
+        "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}}], \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1}}, \"traceEvents\": ["
     )?;
     let kernels = [
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
@@ -221,7 +268,12 @@ fn write_synthetic(path: &Path, target_bytes: u64) -> std::io::Result<()> {
         "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>>(Flash_fwd_params)",
         "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
     ];
-    let ops = ["aten::add", "aten::mm", "aten::_scaled_dot_product_flash_attention", "nccl:all_reduce"];
+    let ops = [
+        "aten::add",
+        "aten::mm",
+        "aten::_scaled_dot_product_flash_attention",
+        "nccl:all_reduce",
+    ];
     let mut written = 0u64;
     let mut ts: u64 = 1_000_000;
     let mut corr: u64 = 1;

@@ -9,6 +9,9 @@ pub enum Error {
     /// The trace could not be read (the reader's error names the file and the place).
     #[error(transparent)]
     Read(#[from] chrome_reader::Error),
+    /// An XSpace could not be read (the reader's error names the file and the place).
+    #[error(transparent)]
+    ReadXPlane(#[from] xplane_reader::Error),
     /// A file or directory could not be listed or inspected.
     #[error("{path}: {source}")]
     Io {

@@ -14,5 +14,17 @@
 
 mod error;
 pub mod profile_summary;
+// trace-info: loading any capture, and what it holds.
+pub mod input;
+pub mod inventory;
+// skip-stats (issue 4): steps, budgets, idle gaps, launch join, SKIP metrics, verdict.
+pub mod budget;
+pub mod gaps;
+pub mod labels;
+pub mod launch;
+pub mod skip;
+pub mod skip_text;
+pub mod steps;
+pub mod verdict;
 
 pub use error::Error;

@@ -1,0 +1,133 @@
+//! Loading any capture a tool is pointed at: a Kineto or JAX Chrome trace (`.json`,
+//! `.json.gz`), an XSpace (`.xplane.pb`), or a directory of either (one file per rank or
+//! host; JAX's `plugins/profile/<run>/` layout is searched too).
+
+use std::path::{Path, PathBuf};
+
+use trace_model::Capture;
+
+use crate::Error;
+
+/// One loaded capture, with what only some formats carry.
+#[derive(Debug)]
+pub struct Loaded {
+    pub path: PathBuf,
+    /// Rank from the trace's metadata, else from the file name.
+    pub rank: Option<i64>,
+    pub capture: Capture,
+    /// The HLO programs of an XSpace (empty for JSON traces).
+    pub programs: Vec<Program>,
+}
+
+/// One compiled XLA program embedded in an XSpace's `/host:metadata` plane.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Program {
+    pub id: i64,
+    pub name: String,
+    /// `None` when the HLO proto could not be decoded; `error` says why.
+    pub instructions: Option<usize>,
+    /// Instructions whose Python source line is known (directly or through stack frames).
+    pub with_python_line: Option<usize>,
+    pub error: Option<String>,
+}
+
+/// Whether a path names an XSpace file.
+pub fn is_xplane(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".xplane.pb"))
+}
+
+/// Loads the capture(s) at `path`, ordered by rank (JSON) or file name (XSpace).
+pub fn load_any(path: &Path) -> Result<Vec<Loaded>, Error> {
+    if path.is_dir() {
+        let mut xplanes = Vec::new();
+        find_xplanes(path, 0, &mut xplanes)?;
+        if !xplanes.is_empty() {
+            xplanes.sort();
+            return xplanes.iter().map(|p| load_xplane(p)).collect();
+        }
+        let ranks = chrome_reader::load_dir(path)?;
+        return Ok(ranks
+            .into_iter()
+            .map(|r| Loaded {
+                path: r.path,
+                rank: r.rank,
+                capture: r.capture,
+                programs: Vec::new(),
+            })
+            .collect());
+    }
+    if is_xplane(path) {
+        return Ok(vec![load_xplane(path)?]);
+    }
+    let capture = chrome_reader::load(path)?;
+    let rank = capture.meta.rank.or_else(|| {
+        chrome_reader::rank_from_file_name(path).filter(|_| capture.meta.world_size.is_some())
+    });
+    Ok(vec![Loaded {
+        path: path.to_path_buf(),
+        rank,
+        capture,
+        programs: Vec::new(),
+    }])
+}
+
+fn find_xplanes(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    if depth > 4 {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            find_xplanes(&p, depth + 1, out)?;
+        } else if is_xplane(&p) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn load_xplane(path: &Path) -> Result<Loaded, Error> {
+    let (capture, space) = xplane_reader::load_capture(path)?;
+    let programs = space
+        .hlo_programs()
+        .iter()
+        .map(|p| match hlo_parser::module_from_hlo_proto(p.hlo_proto) {
+            Ok(module) => {
+                let mut instructions = 0;
+                let mut with_line = 0;
+                for (_, inst) in module.instructions() {
+                    instructions += 1;
+                    if module.source_line(inst).is_some() {
+                        with_line += 1;
+                    }
+                }
+                Program {
+                    id: p.program_id,
+                    name: p.module_name.to_string(),
+                    instructions: Some(instructions),
+                    with_python_line: Some(with_line),
+                    error: None,
+                }
+            }
+            Err(e) => Program {
+                id: p.program_id,
+                name: p.module_name.to_string(),
+                instructions: None,
+                with_python_line: None,
+                error: Some(e.to_string()),
+            },
+        })
+        .collect();
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        rank: None,
+        capture,
+        programs,
+    })
+}

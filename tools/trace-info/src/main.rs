@@ -1,0 +1,77 @@
+//! trace-info: the first command to run on a new capture. Says what it holds and what the
+//! readers understood of it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+/// What a profiler capture holds, and what tracewise understood of it.
+///
+/// Reads a Kineto trace (`.json`, `.json.gz`), a JAX trace (`*.trace.json.gz`), an XSpace
+/// (`*.xplane.pb`), or a directory of them (one per rank or host), and prints: format and
+/// producer, time window, GPU devices with their streams (kernel/memcpy/memset counts, busy
+/// time, share of activities whose host launch was found), host threads, steps, the HLO
+/// programs of an XSpace with the share of instructions whose Python line is known, and every
+/// diagnostic (odd input the readers accepted) with its count.
+///
+/// Counts and times are measured from the capture; device properties are read from the
+/// profiler's metadata.
+#[derive(Debug, Parser)]
+#[command(name = "trace-info", version)]
+struct Args {
+    /// A capture file or a directory of captures.
+    capture: PathBuf,
+    /// Print JSON (one array, one object per capture) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("trace-info: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let loaded = analysis::input::load_any(&args.capture)
+        .with_context(|| format!("cannot read {}", args.capture.display()))?;
+    let inventories: Vec<_> = loaded.iter().map(analysis::inventory::inventory).collect();
+    let out = if args.json {
+        let mut s = serde_json::to_string_pretty(&inventories)?;
+        s.push('\n');
+        s
+    } else {
+        inventories
+            .iter()
+            .map(analysis::inventory::render_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn args_are_consistent() {
+        Args::command().debug_assert();
+    }
+}

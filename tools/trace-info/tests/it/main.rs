@@ -1,0 +1,128 @@
+//! End-to-end runs of trace-info on fixtures and, with `TRACEWISE_TRACES`, on every real capture.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn trace_info(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_trace-info"))
+        .current_dir(workspace_root())
+        .args(args)
+        .output()
+        .expect("trace-info runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn odd_fixture_shows_its_diagnostics() {
+    let (code, out, err) = trace_info(&["testdata/chrome/odd/flow_one_end.json"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let (code, out, err) = trace_info(&["testdata/chrome/err/not_a_trace.json"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert_eq!(
+        err,
+        "trace-info: cannot read testdata/chrome/err/not_a_trace.json: testdata/chrome/err/not_a_trace.json: not a Chrome trace: the JSON object has no \"traceEvents\" array\n"
+    );
+}
+
+#[test]
+fn json_output_parses() {
+    let (code, out, err) =
+        trace_info(&["--json", "testdata/chrome/odd/kernel_without_stream.json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v[0]["devices"][0]["streams"][0]["kernels"], 1);
+    assert_eq!(v[0]["diagnostics"][0]["code"], "kernel-without-stream");
+}
+
+fn traces_dir(test: &str) -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
+        eprintln!("{test}: skipped (set TRACEWISE_TRACES to the real-trace folder to run it)");
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    Some(if dir.is_relative() {
+        workspace_root().join(dir)
+    } else {
+        dir
+    })
+}
+
+/// HLO programs per XSpace, from traces/jax/MANIFEST.md.
+const XPLANES: &[(&str, usize)] = &[
+    ("jax/cpu-mlp/vm.xplane.pb", 18),
+    ("jax/rocm-gfx950-te-fused-attn/934987a2fc2f.xplane.pb", 9),
+    (
+        "jax/rocm-mi300-jax-conv-legacy/chi-mi300x-013.ord.vultr.cpe.ice.amd.com.xplane.pb",
+        8,
+    ),
+    ("jax/rocm-mi300-jax08-attention/tw003.xplane.pb", 31),
+    ("jax/rocm-mi300-jax08-elementwise/tw003.xplane.pb", 16),
+    ("jax/rocm-mi300-jax08-gemm/tw003.xplane.pb", 16),
+];
+
+#[test]
+fn every_real_capture_is_described() {
+    let Some(dir) = traces_dir("every_real_capture_is_described") else {
+        return;
+    };
+    for (rel, programs) in XPLANES {
+        let path = dir.join(rel);
+        let (code, out, err) = trace_info(&[path.to_str().expect("UTF-8 path")]);
+        assert_eq!(code, 0, "{rel}: {err}");
+        assert!(
+            out.contains(&format!("HLO programs: {programs}\n")),
+            "{rel}:\n{out}"
+        );
+    }
+    let mut json_traces = Vec::new();
+    collect(&dir.join("pytorch"), &mut json_traces);
+    collect(&dir.join("jax"), &mut json_traces);
+    assert!(json_traces.len() >= 35, "{} JSON traces", json_traces.len());
+    for path in &json_traces {
+        let (code, out, err) = trace_info(&[path.to_str().expect("UTF-8 path")]);
+        assert_eq!(code, 0, "{}: {err}", path.display());
+        assert!(out.contains("GPU devices: "), "{}", path.display());
+    }
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("readable")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        if p.is_dir()
+            && name != "reference"
+            && name != "reference-outputs"
+            && name != "xprof-2.24.2"
+        {
+            collect(&p, out);
+        } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
+            && name != "execution_details.json"
+            && name != "perfetto_trace.json.gz"
+        {
+            out.push(p);
+        }
+    }
+}
