@@ -131,7 +131,11 @@ impl Budget {
     /// Share of the span, in [0, 1]; 0 for an empty span.
     pub fn share(&self, part: Nanos) -> f64 {
         let span = self.span().0;
-        if span == 0 { 0.0 } else { part.0 as f64 / span as f64 }
+        if span == 0 {
+            0.0
+        } else {
+            part.0 as f64 / span as f64
+        }
     }
 }
 
@@ -181,7 +185,8 @@ pub fn budget_of<'a>(activities: impl Iterator<Item = &'a GpuActivity>, window: 
         let start = a.start.0.max(window.start.0);
         let end = a.end().0.min(window.end.0);
         // Zero-length activities inside the window are counted but take no time.
-        let inside = end > start || (a.dur.0 == 0 && a.start >= window.start && a.start < window.end);
+        let inside =
+            end > start || (a.dur.0 == 0 && a.start >= window.start && a.start < window.end);
         if inside {
             intervals.push((start, end.max(start), BusyKind::of(a.class)));
         }
@@ -285,14 +290,14 @@ pub fn busy_intervals<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trace_model::{ActivityKind, StringId};
+    use trace_model::{ActivityKind, Interner};
 
     fn act(start: i64, dur: i64, class: KernelClass) -> GpuActivity {
         GpuActivity {
             stream: StreamId(0),
             start: Nanos(start),
             dur: Nanos(dur),
-            name: StringId(0),
+            name: Interner::new().intern("k"),
             kind: ActivityKind::Kernel,
             class,
             correlation: None,
@@ -319,7 +324,13 @@ mod tests {
         );
         assert!(b.check.holds(), "{:?}", b.check);
         assert_eq!(
-            [b.compute.0, b.collective.0, b.memcpy.0, b.memset.0, b.idle.0],
+            [
+                b.compute.0,
+                b.collective.0,
+                b.memcpy.0,
+                b.memset.0,
+                b.idle.0
+            ],
             expect
         );
     }

@@ -1,0 +1,184 @@
+//! GPU-idle gaps of a stream, and the host events on the launching threads that
+//! overlap them: what the host was doing while the GPU waited.
+
+use std::collections::BTreeMap;
+
+use trace_model::{Capture, Format, HostEvent, HostKind, Nanos, StreamId, ThreadId};
+
+use crate::budget::{Window, busy_intervals};
+use crate::labels::Provenance;
+
+/// A stretch of a stream with nothing running, `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    pub start: Nanos,
+    pub end: Nanos,
+}
+
+impl Gap {
+    pub fn len(&self) -> Nanos {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+}
+
+/// The idle gaps of one stream inside `window`: the complement of the union of its
+/// activities, including the idle stretches at both ends of the window. Their total
+/// equals the idle part of the stream's budget over the same window.
+pub fn idle_gaps(capture: &Capture, stream: StreamId, window: Window) -> Vec<Gap> {
+    let busy = busy_intervals(capture.stream_activities(stream).iter(), window);
+    let mut gaps = Vec::new();
+    let mut at = window.start;
+    for (s, e) in busy {
+        if s > at {
+            gaps.push(Gap { start: at, end: s });
+        }
+        at = at.max(e);
+    }
+    if window.end > at {
+        gaps.push(Gap {
+            start: at,
+            end: window.end,
+        });
+    }
+    gaps
+}
+
+/// The threads that issued at least one GPU activity, in id order.
+pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
+    let mut threads: Vec<ThreadId> = capture
+        .activities
+        .iter()
+        .filter_map(|a| a.launch.map(|l| capture.host_event(l).thread))
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads
+}
+
+/// Whether a host event is host *work* for the coverage share: framework ops and
+/// runtime calls, but not synchronisation calls (the host waiting for the GPU), not
+/// user annotations or Python frames (they enclose whole steps), and, in Kineto traces,
+/// not the uncategorised events (the profiler's own `Trace` span). In JAX traces the
+/// XLA runtime's host events are mostly uncategorised, so there they count.
+pub fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
+    let kind_counts = match e.kind {
+        HostKind::CpuOp | HostKind::Launch | HostKind::Runtime => true,
+        HostKind::Other => capture.format != Format::KinetoJson,
+        HostKind::Annotation | HostKind::PythonFrame => false,
+    };
+    kind_counts && !capture.name(e.name).contains("ynchronize")
+}
+
+/// Host time overlapping idle gaps, for one host event name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostTime {
+    pub name: String,
+    pub kind: HostKind,
+    /// Σ over events with this name of their overlap with the gaps.
+    pub overlapped: Nanos,
+    /// Events with this name that overlap a gap.
+    pub events: usize,
+}
+
+/// The host side of a stream's idle gaps (all numbers `measured`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GapHost {
+    pub gap_count: usize,
+    pub idle: Nanos,
+    /// Idle time during which at least one host-work event ([`is_host_work`]) ran on a
+    /// launching thread.
+    pub covered: Nanos,
+    /// Host event names ranked by overlapped time (ties by name), at most `top` of them.
+    pub top: Vec<HostTime>,
+    pub provenance: Provenance,
+}
+
+impl GapHost {
+    /// `covered / idle`, 0 without idle time.
+    pub fn covered_share(&self) -> f64 {
+        if self.idle.0 == 0 {
+            0.0
+        } else {
+            self.covered.0 as f64 / self.idle.0 as f64
+        }
+    }
+}
+
+/// Ranks host events on `threads` by their overlap with `gaps` (sorted, disjoint).
+/// `ProfilerStep#N` annotations are left out: they span every gap of their step.
+pub fn host_in_gaps(capture: &Capture, gaps: &[Gap], threads: &[ThreadId], top: usize) -> GapHost {
+    let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
+    let mut covered_iv: Vec<(i64, i64)> = Vec::new();
+    for &t in threads {
+        for e in capture.thread_events(t) {
+            // First gap ending after the event starts; walk while gaps start before it ends.
+            let first = gaps.partition_point(|g| g.end <= e.start);
+            let mut overlap = 0;
+            let mut touched = false;
+            let work = is_host_work(capture, e);
+            for g in &gaps[first..] {
+                if g.start >= e.end() {
+                    break;
+                }
+                let s = g.start.0.max(e.start.0);
+                let en = g.end.0.min(e.end().0);
+                if en > s {
+                    overlap += en - s;
+                    touched = true;
+                    if work {
+                        covered_iv.push((s, en));
+                    }
+                }
+            }
+            if touched && !capture.name(e.name).starts_with("ProfilerStep#") {
+                let entry = per_name.entry((e.name, e.kind)).or_insert((0, 0));
+                entry.0 += overlap;
+                entry.1 += 1;
+            }
+        }
+    }
+    let mut ranked: Vec<HostTime> = per_name
+        .into_iter()
+        .map(|((name, kind), (overlapped, events))| HostTime {
+            name: capture.name(name).to_string(),
+            kind,
+            overlapped: Nanos(overlapped),
+            events,
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.overlapped
+            .cmp(&a.overlapped)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    ranked.truncate(top);
+    GapHost {
+        gap_count: gaps.len(),
+        idle: gaps.iter().map(|g| g.len()).sum(),
+        covered: Nanos(union_len(&mut covered_iv)),
+        top: ranked,
+        provenance: Provenance::Measured,
+    }
+}
+
+fn union_len(iv: &mut [(i64, i64)]) -> i64 {
+    iv.sort_unstable();
+    let mut total = 0;
+    let mut cur: Option<(i64, i64)> = None;
+    for &(s, e) in iv.iter() {
+        cur = match cur {
+            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total += ce - cs;
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    total + cur.map_or(0, |(s, e)| e - s)
+}

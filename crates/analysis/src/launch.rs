@@ -1,0 +1,95 @@
+//! The launch join: each GPU activity with the host call that launched it (by
+//! correlation id, as the reader linked them), and the launch-to-start delay
+//! (activity start − launch call start), which is the time the work waited between
+//! being issued and starting on the GPU.
+
+use trace_model::{ActivityKind, Capture, GpuActivity, HostEvent, Nanos};
+
+use crate::labels::Provenance;
+use crate::steps::Spread;
+
+/// An activity joined to its launch.
+#[derive(Debug, Clone, Copy)]
+pub struct Joined<'a> {
+    pub activity: &'a GpuActivity,
+    pub launch: Option<&'a HostEvent>,
+}
+
+impl Joined<'_> {
+    /// Activity start − launch start; `None` without a launch.
+    pub fn delay(&self) -> Option<Nanos> {
+        self.launch.map(|l| self.activity.start - l.start)
+    }
+}
+
+/// Joins one activity.
+pub fn join<'a>(capture: &'a Capture, activity: &'a GpuActivity) -> Joined<'a> {
+    Joined {
+        activity,
+        launch: activity.launch.map(|l| capture.host_event(l)),
+    }
+}
+
+/// Launch-to-start delays over a set of activities (all `measured`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchStats {
+    pub activities: usize,
+    pub with_launch: usize,
+    /// Activities with no host launch in the capture (counted, never dropped).
+    pub without_launch: usize,
+    pub delay_sum: Nanos,
+    /// Median (lower), min and max of the delays; `None` when nothing was launched.
+    pub delay: Option<Spread>,
+    /// Delays that are negative (the GPU start before the launch call: clock skew).
+    pub negative: usize,
+    pub provenance: Provenance,
+}
+
+impl LaunchStats {
+    /// Mean delay per launched activity.
+    pub fn mean_delay(&self) -> Option<Nanos> {
+        (self.with_launch > 0).then(|| Nanos(self.delay_sum.0 / self.with_launch as i64))
+    }
+}
+
+/// Which activities a statistic covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activities {
+    /// Kernels, memcpys and memsets.
+    All,
+    /// Kernels only.
+    Kernels,
+}
+
+impl Activities {
+    pub fn includes(self, a: &GpuActivity) -> bool {
+        match self {
+            Activities::All => true,
+            Activities::Kernels => a.kind == ActivityKind::Kernel,
+        }
+    }
+}
+
+/// Launch statistics over the activities for which `keep` is true.
+pub fn launch_stats<'a>(
+    capture: &'a Capture,
+    activities: impl Iterator<Item = &'a GpuActivity>,
+) -> LaunchStats {
+    let mut delays = Vec::new();
+    let mut count = 0;
+    for a in activities {
+        count += 1;
+        if let Some(d) = join(capture, a).delay() {
+            delays.push(d);
+        }
+    }
+    LaunchStats {
+        activities: count,
+        with_launch: delays.len(),
+        without_launch: count - delays.len(),
+        delay_sum: delays.iter().copied().sum(),
+        negative: delays.iter().filter(|d| d.0 < 0).count(),
+        delay: Spread::of(delays),
+        provenance: Provenance::Measured,
+    }
+}

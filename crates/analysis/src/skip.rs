@@ -1,0 +1,534 @@
+//! SKIP metrics (Vellaisamy et al., ISPASS 2025, arXiv 2504.11750) and the whole
+//! skip-stats analysis of one capture or one directory of ranks.
+//!
+//! Per step and in total, over the step's *kernels* (GPU activities of kind kernel,
+//! collectives included; memcpys and memsets are not kernels):
+//! - TKLQT = Σ (kernel start − start of the host launch call that issued it), over
+//!   kernels with a launch;
+//! - AKD = mean kernel duration;
+//! - IL = end of the last kernel − start of the first top-level host operation, where
+//!   the first top-level host operation is the earliest of: a CPU op not nested in
+//!   another CPU op on its thread, starting inside the step's range; the launch call of
+//!   any of the step's kernels; the step's first kernel;
+//! - GPU idle = IL − Σ kernel durations (it can be negative when kernels overlap on
+//!   several streams; it is reported as it is).
+//!
+//! All SKIP numbers are `measured`.
+
+use std::path::{Path, PathBuf};
+
+use trace_model::{
+    ActivityKind, Capture, DeviceId, Format, GpuActivity, HostKind, Nanos, StreamId,
+};
+
+use crate::Error;
+use crate::budget::{self, Budget, Window};
+use crate::gaps::{self, GapHost};
+use crate::labels::Provenance;
+use crate::launch::{self, LaunchStats};
+use crate::steps::{self, Spread, StepOrigin, Steps};
+use crate::verdict::{self, Verdict};
+
+/// Options of the analysis.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Rows in the table of host events during GPU-idle gaps.
+    pub top_host_events: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            top_host_events: 15,
+        }
+    }
+}
+
+/// SKIP metrics of one step or of all steps together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkipMetrics {
+    pub kernels: usize,
+    pub launched_kernels: usize,
+    pub tklqt: Nanos,
+    /// Mean kernel duration (integer ns, rounded toward zero).
+    pub akd: Nanos,
+    pub kernel_time: Nanos,
+    pub il: Nanos,
+    pub gpu_idle: Nanos,
+    pub provenance: Provenance,
+}
+
+impl SkipMetrics {
+    /// TKLQT per launched kernel / AKD (the verdict's Q).
+    pub fn queue_ratio(&self) -> Option<f64> {
+        if self.launched_kernels == 0 || self.akd.0 == 0 {
+            return None;
+        }
+        Some(self.tklqt.0 as f64 / self.launched_kernels as f64 / self.akd.0 as f64)
+    }
+}
+
+/// The metrics of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepMetrics {
+    pub number: i64,
+    pub range: Window,
+    /// From the first start to the last end of the step's GPU activities.
+    pub gpu_range: Option<Window>,
+    pub skip: Option<SkipMetrics>,
+}
+
+/// The budget of one stream, with its printed names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamRow {
+    pub device: i64,
+    pub stream: i64,
+    pub stream_id: StreamId,
+    pub budget: Budget,
+}
+
+/// The budget of a whole device (union over its streams).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceRow {
+    pub device: i64,
+    pub device_id: DeviceId,
+    pub budget: Budget,
+}
+
+/// Everything skip-stats reports about one capture.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub path: PathBuf,
+    pub format: Format,
+    pub rank: Option<i64>,
+    pub base_time_ns: Option<i64>,
+    pub steps: Steps,
+    /// The analysed window: first start to last end of the GPU activities in steps.
+    pub window: Option<Window>,
+    pub streams: Vec<StreamRow>,
+    pub devices: Vec<DeviceRow>,
+    /// The stream with the most busy time in the window (index into `streams`).
+    pub critical: Option<usize>,
+    /// Host events during the critical stream's idle gaps.
+    pub gap_host: Option<GapHost>,
+    /// Launch join over all GPU activities of the capture.
+    pub launch_all: LaunchStats,
+    /// Launch join over the kernels of the capture.
+    pub launch_kernels: LaunchStats,
+    pub per_step: Vec<StepMetrics>,
+    pub total: Option<SkipMetrics>,
+    pub verdict: Verdict,
+    /// Diagnostics of the reader and of the analysis, in sentences.
+    pub diagnostics: Vec<String>,
+}
+
+impl Report {
+    /// Median, min and max of one SKIP metric over steps that have kernels.
+    pub fn step_spread(&self, metric: impl Fn(&SkipMetrics) -> Nanos) -> Option<Spread> {
+        Spread::of(
+            self.per_step
+                .iter()
+                .filter_map(|s| s.skip.as_ref().map(&metric)),
+        )
+    }
+
+    /// The critical stream's row.
+    pub fn critical_stream(&self) -> Option<&StreamRow> {
+        self.critical.map(|i| &self.streams[i])
+    }
+}
+
+/// Which rank's GPU work of a step ended last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastFinisher {
+    pub step: i64,
+    pub rank: Option<i64>,
+    /// How much later than the earliest rank it ended (`measured` on aligned clocks).
+    pub behind_earliest: Nanos,
+    /// True when every rank recorded `baseTimeNanoseconds` (clocks aligned on it);
+    /// otherwise raw timestamps are compared, which assumes the ranks share a clock.
+    pub aligned_on_base_time: bool,
+}
+
+/// The analysis of one input: one report per capture (one per rank for a directory).
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub input: PathBuf,
+    pub reports: Vec<Report>,
+    pub last_finisher: Option<LastFinisher>,
+}
+
+/// The result of [`run`]: the analysis and the bytes of `rows.csv`.
+#[derive(Debug)]
+pub struct Output {
+    pub analysis: Analysis,
+    pub rows_csv: Vec<u8>,
+}
+
+/// Reads `input` (a Kineto `.json[.gz]`, a JAX `*.trace.json.gz`, an `.xplane.pb`, or
+/// a directory of rank traces; see [`crate::input::load_any`]), analyses every capture and renders `rows.csv`.
+pub fn run(input: &Path, config: &Config) -> Result<Output, Error> {
+    let captures: Vec<(PathBuf, Option<i64>, Capture)> = crate::input::load_any(input)?
+        .into_iter()
+        .map(|l| (l.path, l.rank, l.capture))
+        .collect();
+    let multi = captures.len() > 1 || input.is_dir();
+    let mut reports = Vec::with_capacity(captures.len());
+    let mut rows = csv::Writer::from_writer(Vec::new());
+    write_header(&mut rows, multi).map_err(|e| csv_error(input, e))?;
+    for (path, rank, capture) in &captures {
+        let report = analyze(capture, path, *rank, config);
+        write_rows(&mut rows, capture, &report.steps, multi.then_some(*rank))
+            .map_err(|e| csv_error(input, e))?;
+        reports.push(report);
+    }
+    let rows_csv = rows
+        .into_inner()
+        .map_err(|e| csv_error(input, e.into_error().into()))?;
+    let last_finisher = if multi {
+        last_finisher(&reports, &captures)
+    } else {
+        None
+    };
+    Ok(Output {
+        analysis: Analysis {
+            input: input.to_path_buf(),
+            reports,
+            last_finisher,
+        },
+        rows_csv,
+    })
+}
+
+fn csv_error(path: &Path, e: csv::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e),
+    }
+}
+
+/// Analyses one capture.
+pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Config) -> Report {
+    let steps = steps::find_steps(capture);
+    let in_steps = || {
+        capture
+            .activities
+            .iter()
+            .zip(&steps.activity_step)
+            .filter(|(_, s)| s.is_some())
+            .map(|(a, _)| a)
+    };
+    let window = match (
+        in_steps().map(|a| a.start).min(),
+        in_steps().map(|a| a.end()).max(),
+    ) {
+        (Some(start), Some(end)) => Some(Window { start, end }),
+        _ => None,
+    };
+    let mut streams = Vec::new();
+    let mut devices = Vec::new();
+    if let Some(w) = window {
+        for sb in budget::stream_budgets(capture, w) {
+            streams.push(StreamRow {
+                device: capture.device(sb.device).ordinal,
+                stream: capture.stream(sb.stream).ordinal,
+                stream_id: sb.stream,
+                budget: sb.budget,
+            });
+        }
+        for d in &capture.devices {
+            devices.push(DeviceRow {
+                device: d.ordinal,
+                device_id: d.id,
+                budget: budget::device_budget(capture, d.id, w),
+            });
+        }
+    }
+    let critical = (0..streams.len())
+        .filter(|&i| streams[i].budget.busy().0 > 0)
+        .max_by(|&a, &b| {
+            streams[a]
+                .budget
+                .busy()
+                .cmp(&streams[b].budget.busy())
+                .then(b.cmp(&a))
+        });
+    let gap_host = critical.zip(window).map(|(i, w)| {
+        let gaps = gaps::idle_gaps(capture, streams[i].stream_id, w);
+        let threads = gaps::launching_threads(capture);
+        gaps::host_in_gaps(capture, &gaps, &threads, config.top_host_events)
+    });
+    let top_level = top_level_op_starts(capture);
+    let mut per_step: Vec<StepMetrics> = steps
+        .steps
+        .iter()
+        .map(|s| StepMetrics {
+            number: s.number,
+            range: s.range,
+            gpu_range: None,
+            skip: None,
+        })
+        .collect();
+    let mut by_step: Vec<Vec<&GpuActivity>> = vec![Vec::new(); steps.steps.len()];
+    for (a, s) in capture.activities.iter().zip(&steps.activity_step) {
+        if let Some(s) = s {
+            by_step[*s as usize].push(a);
+        }
+    }
+    for (m, acts) in per_step.iter_mut().zip(&by_step) {
+        m.gpu_range = match (
+            acts.iter().map(|a| a.start).min(),
+            acts.iter().map(|a| a.end()).max(),
+        ) {
+            (Some(start), Some(end)) => Some(Window { start, end }),
+            _ => None,
+        };
+        let first_op = first_in(&top_level, m.range);
+        m.skip = skip_metrics(capture, acts, first_op);
+    }
+    let all: Vec<&GpuActivity> = by_step.iter().flatten().copied().collect();
+    let first_op = per_step.first().and_then(|s| first_in(&top_level, s.range));
+    let total = skip_metrics(capture, &all, first_op);
+    let launch_all = launch::launch_stats(capture, capture.activities.iter());
+    let launch_kernels = launch::launch_stats(
+        capture,
+        capture
+            .activities
+            .iter()
+            .filter(|a| a.kind == ActivityKind::Kernel),
+    );
+    let verdict = verdict::decide(
+        critical.map(|i| &streams[i].budget),
+        gap_host.as_ref().map_or(0.0, |g| g.covered_share()),
+        total.as_ref().and_then(|t| t.queue_ratio()),
+    );
+    let mut diagnostics: Vec<String> = capture
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} ({}×): {}", d.code, d.count, d.message))
+        .collect();
+    diagnostics.extend(steps.diagnostics.iter().cloned());
+    if launch_all.without_launch > 0 {
+        diagnostics.push(format!(
+            "{} of {} GPU activities have no host launch in the trace (rows.csv has empty launch columns for them)",
+            launch_all.without_launch, launch_all.activities
+        ));
+    }
+    if launch_all.negative > 0 {
+        diagnostics.push(format!(
+            "{} GPU activities start before their launch call (clock skew between host and GPU)",
+            launch_all.negative
+        ));
+    }
+    for s in &streams {
+        if !s.budget.check.holds() {
+            diagnostics.push(format!(
+                "budget check failed on GPU {} stream {}: parts {} vs span {}, busy {} vs union {}",
+                s.device,
+                s.stream,
+                s.budget.check.parts_sum,
+                s.budget.check.span,
+                s.budget.check.busy,
+                s.budget.check.union_busy
+            ));
+        }
+    }
+    Report {
+        path: path.to_path_buf(),
+        format: capture.format,
+        rank,
+        base_time_ns: capture.meta.base_time_ns,
+        steps,
+        window,
+        streams,
+        devices,
+        critical,
+        gap_host,
+        launch_all,
+        launch_kernels,
+        per_step,
+        total,
+        verdict,
+        diagnostics,
+    }
+}
+
+/// Start times of CPU ops not nested in another CPU op on the same thread, sorted.
+fn top_level_op_starts(capture: &Capture) -> Vec<Nanos> {
+    let mut out = Vec::new();
+    for t in &capture.threads {
+        let mut open_until = Nanos(i64::MIN);
+        for e in capture.thread_events(t.id) {
+            if e.kind != HostKind::CpuOp {
+                continue;
+            }
+            if e.start >= open_until {
+                out.push(e.start);
+                open_until = e.end();
+            } else {
+                open_until = open_until.max(e.end());
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn first_in(sorted: &[Nanos], w: Window) -> Option<Nanos> {
+    let i = sorted.partition_point(|&t| t < w.start);
+    sorted.get(i).copied().filter(|&t| t < w.end)
+}
+
+/// SKIP metrics over the kernels among `acts`; `None` without kernels.
+pub fn skip_metrics(
+    capture: &Capture,
+    acts: &[&GpuActivity],
+    first_top_level_op: Option<Nanos>,
+) -> Option<SkipMetrics> {
+    let kernels: Vec<&GpuActivity> = acts
+        .iter()
+        .copied()
+        .filter(|a| a.kind == ActivityKind::Kernel)
+        .collect();
+    if kernels.is_empty() {
+        return None;
+    }
+    let mut tklqt = Nanos::ZERO;
+    let mut launched = 0;
+    let mut first = kernels.iter().map(|a| a.start).min()?;
+    for a in &kernels {
+        if let Some(d) = launch::join(capture, a).delay() {
+            tklqt += d;
+            launched += 1;
+            first = first.min(a.start - d);
+        }
+    }
+    if let Some(op) = first_top_level_op {
+        first = first.min(op);
+    }
+    let kernel_time: Nanos = kernels.iter().map(|a| a.dur).sum();
+    let last = kernels.iter().map(|a| a.end()).max()?;
+    let il = last - first;
+    Some(SkipMetrics {
+        kernels: kernels.len(),
+        launched_kernels: launched,
+        tklqt,
+        akd: Nanos(kernel_time.0 / kernels.len() as i64),
+        kernel_time,
+        il,
+        gpu_idle: il - kernel_time,
+        provenance: Provenance::Measured,
+    })
+}
+
+fn last_finisher(
+    reports: &[Report],
+    captures: &[(PathBuf, Option<i64>, Capture)],
+) -> Option<LastFinisher> {
+    let aligned = captures.iter().all(|c| c.2.meta.base_time_ns.is_some());
+    // The last step number that every rank has.
+    let mut common: Option<Vec<i64>> = None;
+    for r in reports {
+        let nums: Vec<i64> = r
+            .per_step
+            .iter()
+            .filter(|s| s.gpu_range.is_some())
+            .map(|s| s.number)
+            .collect();
+        common = Some(match common {
+            None => nums,
+            Some(c) => c.into_iter().filter(|n| nums.contains(n)).collect(),
+        });
+    }
+    let step = common?.into_iter().max()?;
+    let ends: Vec<(i64, Option<i64>)> = reports
+        .iter()
+        .filter_map(|r| {
+            let s = r.per_step.iter().find(|s| s.number == step)?;
+            let base = if aligned {
+                r.base_time_ns.unwrap_or(0)
+            } else {
+                0
+            };
+            Some((base + s.gpu_range?.end.0, r.rank))
+        })
+        .collect();
+    let (last_end, rank) = ends
+        .iter()
+        .max_by_key(|(e, r)| (*e, std::cmp::Reverse(*r)))?;
+    let first_end = ends.iter().map(|e| e.0).min()?;
+    Some(LastFinisher {
+        step,
+        rank: *rank,
+        behind_earliest: Nanos(last_end - first_end),
+        aligned_on_base_time: aligned,
+    })
+}
+
+fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Result<(), csv::Error> {
+    let mut header = Vec::new();
+    if multi {
+        header.push("rank");
+    }
+    header.extend([
+        "device",
+        "stream",
+        "kind",
+        "name",
+        "start_ns",
+        "dur_ns",
+        "step",
+        "launch_thread",
+        "launch_name",
+        "launch_start_ns",
+        "launch_dur_ns",
+        "launch_to_start_ns",
+    ]);
+    w.write_record(&header)
+}
+
+/// Writes one `rows.csv` row per GPU activity of the capture, in stream then start
+/// order. `rank` adds a leading rank column (directories of ranks).
+pub fn write_rows<W: std::io::Write>(
+    w: &mut csv::Writer<W>,
+    capture: &Capture,
+    steps: &Steps,
+    rank: Option<Option<i64>>,
+) -> Result<(), csv::Error> {
+    let mut rec: Vec<String> = Vec::with_capacity(13);
+    for (a, s) in capture.activities.iter().zip(&steps.activity_step) {
+        rec.clear();
+        if let Some(r) = rank {
+            rec.push(r.map(|r| r.to_string()).unwrap_or_default());
+        }
+        let stream = capture.stream(a.stream);
+        rec.push(capture.device(stream.device).ordinal.to_string());
+        rec.push(stream.ordinal.to_string());
+        rec.push(budget::BusyKind::of(a.class).label().to_string());
+        rec.push(capture.name(a.name).to_string());
+        rec.push(a.start.0.to_string());
+        rec.push(a.dur.0.to_string());
+        rec.push(
+            s.map(|i| steps.steps[i as usize].number.to_string())
+                .unwrap_or_default(),
+        );
+        let j = launch::join(capture, a);
+        match j.launch {
+            Some(l) => {
+                rec.push(capture.thread(l.thread).tid.to_string());
+                rec.push(capture.name(l.name).to_string());
+                rec.push(l.start.0.to_string());
+                rec.push(l.dur.0.to_string());
+                rec.push((a.start - l.start).0.to_string());
+            }
+            None => rec.extend(std::iter::repeat_n(String::new(), 5)),
+        }
+        w.write_record(&rec)?;
+    }
+    Ok(())
+}
+
+/// Whether the analysis used real steps (not the whole-capture fallback).
+pub fn has_steps(report: &Report) -> bool {
+    report.steps.origin != StepOrigin::WholeCapture
+}

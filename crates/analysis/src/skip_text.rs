@@ -1,0 +1,434 @@
+//! How skip-stats shows an [`Analysis`]: plain text for people, JSON for programs.
+//! Every section names its label (measured / inferred).
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+use trace_model::Nanos;
+
+use crate::budget::{Budget, Window};
+use crate::launch::LaunchStats;
+use crate::skip::{Analysis, Report, SkipMetrics};
+use crate::steps::Spread;
+use crate::verdict::Bound;
+
+/// The text report: one block per capture (rank), then the last finisher.
+pub fn render_text(analysis: &Analysis) -> String {
+    let mut out = String::new();
+    for (i, r) in analysis.reports.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        render_report(&mut out, r);
+    }
+    if let Some(lf) = &analysis.last_finisher {
+        let rank = lf.rank.map_or("?".to_string(), |r| r.to_string());
+        let clocks = if lf.aligned_on_base_time {
+            "clocks aligned on baseTimeNanoseconds"
+        } else {
+            "raw timestamps, assuming the ranks share a clock"
+        };
+        let _ = writeln!(
+            out,
+            "\nLast to finish step {}: rank {rank}, {} after the earliest rank [measured; {clocks}]",
+            lf.step,
+            lf.behind_earliest.human()
+        );
+    }
+    out
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1} %", 100.0 * x)
+}
+
+fn render_report(out: &mut String, r: &Report) {
+    let rank = r.rank.map(|n| format!(", rank {n}")).unwrap_or_default();
+    let _ = writeln!(out, "== {}{rank}", r.path.display());
+    let _ = writeln!(out, "format: {}", r.format.describe());
+    let n = r.steps.steps.len();
+    let _ = write!(out, "steps: {n} from {}", r.steps.origin.describe());
+    if let (Some(sp), Some(m)) = (r.steps.duration_spread(), r.steps.median_step()) {
+        let _ = write!(
+            out,
+            "; median step #{} {} (min {}, max {}, spread {}) [measured]",
+            r.steps.steps[m].number,
+            sp.median.human(),
+            sp.min.human(),
+            sp.max.human(),
+            (sp.max - sp.min).human()
+        );
+    }
+    out.push('\n');
+    let Some(window) = r.window else {
+        let _ = writeln!(out, "no GPU activity in any step: nothing to budget");
+        render_diagnostics(out, r);
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "window: {} (first start to last end of the steps' GPU activities) [measured]\n",
+        window.span().human()
+    );
+    render_verdict(out, r, window);
+    render_budgets(out, r);
+    render_gaps(out, r);
+    render_skip(out, r);
+    render_launch(out, r);
+    render_diagnostics(out, r);
+}
+
+fn render_verdict(out: &mut String, r: &Report, window: Window) {
+    let v = &r.verdict;
+    let _ = write!(out, "Verdict [inferred]: {}", v.bound.label());
+    if v.bound == Bound::NoGpuWork {
+        out.push_str(".\n\n");
+        return;
+    }
+    if let Some(c) = r.critical_stream() {
+        let _ = write!(
+            out,
+            ": the busiest stream (GPU {} stream {}) is busy {} of the {} window",
+            c.device,
+            c.stream,
+            pct(v.busy_share),
+            window.span().human()
+        );
+    }
+    if let (Some(t), Some(q)) = (&r.total, v.queue_ratio) {
+        let mean = Nanos(t.tklqt.0 / t.launched_kernels.max(1) as i64);
+        let _ = write!(
+            out,
+            "; a kernel waits {} on average between launch and start, {q:.2}x the mean kernel duration of {}",
+            mean.human(),
+            t.akd.human()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "; host work runs during {} of its idle time.",
+        pct(v.covered_share)
+    );
+    let _ = writeln!(
+        out,
+        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if busy < 50 % and (wait/duration < 1 or host covers >= 50 % of idle); else mixed.\n"
+    );
+}
+
+fn budget_cells(b: &Budget) -> String {
+    let mut s = format!("{:>11}", b.span().human());
+    for part in [b.compute, b.collective, b.memcpy, b.memset, b.idle] {
+        let _ = write!(
+            s,
+            " {:>11} {:>6}",
+            part.human(),
+            format!("{:.1}", 100.0 * b.share(part))
+        );
+    }
+    let _ = write!(s, "  {}", if b.check.holds() { "ok" } else { "FAILED" });
+    s
+}
+
+fn render_budgets(out: &mut String, r: &Report) {
+    let _ = writeln!(
+        out,
+        "Budget per device x stream over the window [measured] (overlaps merged; precedence compute > collective > memcpy > memset)"
+    );
+    let _ = writeln!(
+        out,
+        "{:>6} {:>8} {:>11} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6}  sum=span",
+        "device",
+        "stream",
+        "span",
+        "compute",
+        "%",
+        "collective",
+        "%",
+        "memcpy",
+        "%",
+        "memset",
+        "%",
+        "idle",
+        "%"
+    );
+    for d in &r.devices {
+        for s in r.streams.iter().filter(|s| s.device == d.device) {
+            let _ = writeln!(
+                out,
+                "{:>6} {:>8} {}",
+                s.device,
+                s.stream,
+                budget_cells(&s.budget)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{:>6} {:>8} {}",
+            d.device,
+            "all",
+            budget_cells(&d.budget)
+        );
+    }
+    let failed = r.streams.iter().filter(|s| !s.budget.check.holds()).count()
+        + r.devices.iter().filter(|d| !d.budget.check.holds()).count();
+    let _ = writeln!(
+        out,
+        "check: compute + collective + memcpy + memset + idle = span, and busy = union of intervals: {} ({} rows)\n",
+        if failed == 0 {
+            "holds for every row".to_string()
+        } else {
+            format!("FAILED for {failed} rows")
+        },
+        r.streams.len() + r.devices.len()
+    );
+}
+
+fn render_gaps(out: &mut String, r: &Report) {
+    let (Some(g), Some(c)) = (&r.gap_host, r.critical_stream()) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Host events during the GPU-idle gaps of GPU {} stream {} [measured]: {} gaps, {} idle, host work during {} ({})",
+        c.device,
+        c.stream,
+        g.gap_count,
+        g.idle.human(),
+        g.covered.human(),
+        pct(g.covered_share())
+    );
+    if g.top.is_empty() {
+        let _ = writeln!(
+            out,
+            "  no host event on a launching thread overlaps the gaps\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{:>11} {:>7} {:>7} {:<12} name",
+        "overlapped", "% idle", "events", "kind"
+    );
+    for h in &g.top {
+        let share = if g.idle.0 == 0 {
+            0.0
+        } else {
+            h.overlapped.0 as f64 / g.idle.0 as f64
+        };
+        let _ = writeln!(
+            out,
+            "{:>11} {:>7} {:>7} {:<12} {}",
+            h.overlapped.human(),
+            format!("{:.1}", 100.0 * share),
+            h.events,
+            format!("{:?}", h.kind),
+            h.name
+        );
+    }
+    out.push('\n');
+}
+
+fn render_skip(out: &mut String, r: &Report) {
+    let steps_with = r.per_step.iter().filter(|s| s.skip.is_some()).count();
+    let _ = writeln!(
+        out,
+        "SKIP metrics [measured] per step ({steps_with} steps with kernels) and in total"
+    );
+    let _ = writeln!(
+        out,
+        "{:<10} {:>11} {:>11} {:>11} {:>11}",
+        "metric", "median", "min", "max", "total"
+    );
+    type Metric = fn(&SkipMetrics) -> Nanos;
+    let rows: [(&str, Metric); 5] = [
+        ("TKLQT", |m| m.tklqt),
+        ("AKD", |m| m.akd),
+        ("IL", |m| m.il),
+        ("GPU idle", |m| m.gpu_idle),
+        ("kernels", |m| Nanos(m.kernels as i64)),
+    ];
+    for (name, f) in rows {
+        let sp = r.step_spread(f);
+        let total = r.total.as_ref().map(f);
+        let show = |n: Option<Nanos>| match n {
+            None => "-".to_string(),
+            Some(n) if name == "kernels" => n.0.to_string(),
+            Some(n) => n.human(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<10} {:>11} {:>11} {:>11} {:>11}",
+            name,
+            show(sp.map(|s| s.median)),
+            show(sp.map(|s| s.min)),
+            show(sp.map(|s| s.max)),
+            show(total)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  TKLQT = sum(kernel start - launch start); AKD = mean kernel duration; IL = last kernel end - first top-level host op start; GPU idle = IL - sum(kernel durations)\n"
+    );
+}
+
+fn delay_line(l: &LaunchStats) -> String {
+    let spread = l
+        .delay
+        .map(|d| {
+            format!(
+                "; launch-to-start delay sum {}, median {}, min {}, max {}",
+                l.delay_sum.human(),
+                d.median.human(),
+                d.min.human(),
+                d.max.human()
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{} activities, {} with a host launch, {} without{spread}",
+        l.activities, l.with_launch, l.without_launch
+    )
+}
+
+fn render_launch(out: &mut String, r: &Report) {
+    let _ = writeln!(out, "Launch join [measured]");
+    let _ = writeln!(out, "  all GPU activities: {}", delay_line(&r.launch_all));
+    let _ = writeln!(
+        out,
+        "  kernels:            {}",
+        delay_line(&r.launch_kernels)
+    );
+}
+
+fn render_diagnostics(out: &mut String, r: &Report) {
+    if r.diagnostics.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "Diagnostics:");
+    for d in &r.diagnostics {
+        let _ = writeln!(out, "  - {d}");
+    }
+}
+
+fn budget_json(b: &Budget) -> Value {
+    json!({
+        "window_start_ns": b.window.start.0,
+        "window_end_ns": b.window.end.0,
+        "span_ns": b.span().0,
+        "compute_ns": b.compute.0,
+        "collective_ns": b.collective.0,
+        "memcpy_ns": b.memcpy.0,
+        "memset_ns": b.memset.0,
+        "idle_ns": b.idle.0,
+        "activities": b.activity_count,
+        "check": {
+            "parts_sum_ns": b.check.parts_sum.0,
+            "span_ns": b.check.span.0,
+            "busy_ns": b.check.busy.0,
+            "union_busy_ns": b.check.union_busy.0,
+            "holds": b.check.holds(),
+        },
+        "label": b.provenance.label(),
+    })
+}
+
+fn spread_json(s: Option<Spread>) -> Value {
+    s.map_or(
+        Value::Null,
+        |s| json!({"median_ns": s.median.0, "min_ns": s.min.0, "max_ns": s.max.0}),
+    )
+}
+
+fn skip_json(m: &SkipMetrics) -> Value {
+    json!({
+        "kernels": m.kernels,
+        "launched_kernels": m.launched_kernels,
+        "tklqt_ns": m.tklqt.0,
+        "akd_ns": m.akd.0,
+        "kernel_time_ns": m.kernel_time.0,
+        "il_ns": m.il.0,
+        "gpu_idle_ns": m.gpu_idle.0,
+        "label": m.provenance.label(),
+    })
+}
+
+fn launch_json(l: &LaunchStats) -> Value {
+    json!({
+        "activities": l.activities,
+        "with_launch": l.with_launch,
+        "without_launch": l.without_launch,
+        "delay_sum_ns": l.delay_sum.0,
+        "delay": spread_json(l.delay),
+        "negative_delays": l.negative,
+        "label": l.provenance.label(),
+    })
+}
+
+/// The JSON report (keys sorted; times in integer nanoseconds; each object labelled).
+pub fn render_json(analysis: &Analysis) -> Value {
+    let reports: Vec<Value> = analysis.reports.iter().map(report_json).collect();
+    json!({
+        "input": analysis.input.display().to_string(),
+        "reports": reports,
+        "last_finisher": analysis.last_finisher.as_ref().map(|lf| json!({
+            "step": lf.step,
+            "rank": lf.rank,
+            "behind_earliest_ns": lf.behind_earliest.0,
+            "aligned_on_base_time": lf.aligned_on_base_time,
+            "label": "measured",
+        })),
+    })
+}
+
+fn report_json(r: &Report) -> Value {
+    let v = &r.verdict;
+    json!({
+        "path": r.path.display().to_string(),
+        "format": r.format.describe(),
+        "rank": r.rank,
+        "steps": {
+            "origin": r.steps.origin.describe(),
+            "count": r.steps.steps.len(),
+            "duration": spread_json(r.steps.duration_spread()),
+            "median_step": r.steps.median_step().map(|i| r.steps.steps[i].number),
+            "label": "measured",
+        },
+        "window": r.window.map(|w| json!({"start_ns": w.start.0, "end_ns": w.end.0, "span_ns": w.span().0})),
+        "verdict": {
+            "bound": v.bound.label(),
+            "busy_share": v.busy_share,
+            "covered_share": v.covered_share,
+            "queue_ratio": v.queue_ratio,
+            "critical_stream": r.critical_stream().map(|c| json!({"device": c.device, "stream": c.stream})),
+            "label": v.provenance.label(),
+            "assumptions": crate::verdict::ASSUMPTIONS,
+        },
+        "streams": r.streams.iter().map(|s| json!({
+            "device": s.device, "stream": s.stream, "budget": budget_json(&s.budget),
+        })).collect::<Vec<_>>(),
+        "devices": r.devices.iter().map(|d| json!({
+            "device": d.device, "budget": budget_json(&d.budget),
+        })).collect::<Vec<_>>(),
+        "gap_host": r.gap_host.as_ref().map(|g| json!({
+            "gaps": g.gap_count,
+            "idle_ns": g.idle.0,
+            "covered_ns": g.covered.0,
+            "top": g.top.iter().map(|h| json!({
+                "name": h.name, "kind": format!("{:?}", h.kind),
+                "overlapped_ns": h.overlapped.0, "events": h.events,
+            })).collect::<Vec<_>>(),
+            "label": g.provenance.label(),
+        })),
+        "skip": {
+            "per_step": r.per_step.iter().map(|s| json!({
+                "step": s.number,
+                "range_start_ns": s.range.start.0,
+                "range_end_ns": s.range.end.0,
+                "metrics": s.skip.as_ref().map(skip_json),
+            })).collect::<Vec<_>>(),
+            "total": r.total.as_ref().map(skip_json),
+        },
+        "launch": {"all": launch_json(&r.launch_all), "kernels": launch_json(&r.launch_kernels)},
+        "diagnostics": r.diagnostics,
+    })
+}

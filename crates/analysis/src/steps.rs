@@ -1,0 +1,281 @@
+//! Steps: which time ranges are the training/inference steps of a capture, and which
+//! step each GPU activity belongs to.
+//!
+//! Sources, in order of preference:
+//! 1. Kineto `ProfilerStep#N` annotations, and JAX step markers (`step_num`), both read
+//!    into [`Capture::steps`] by the readers: host-side ranges. An activity belongs to
+//!    the step whose host range contains the start of its host launch call (the step
+//!    that issued it, even when it runs after the step's host range has ended); an
+//!    activity without a launch is placed by its own start.
+//! 2. Repeated executions of the same XLA module: GPU activities in start order, split
+//!    into runs of consecutive activities of one `hlo_module`; the module with at least
+//!    two runs and the most GPU time gives one step per run, ranged from the run's first
+//!    start to its last end, provided it holds at least half of all GPU activity time
+//!    (otherwise the capture is a sequence of different programs, not a step loop).
+//!    Activities are placed by their own start.
+//! 3. Otherwise the whole capture is one step, and a diagnostic says so.
+//!
+//! The median step is the lower median of step durations (a step that exists, not an
+//! average of two); the spread is max − min.
+
+use std::collections::BTreeMap;
+
+use trace_model::{Capture, Nanos, StepSource};
+
+use crate::budget::Window;
+
+/// Where the steps came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepOrigin {
+    ProfilerStep,
+    StepMarker,
+    /// Repeated executions of this XLA module.
+    ModuleExecution {
+        module: String,
+    },
+    /// No step information: the whole capture is one step.
+    WholeCapture,
+}
+
+impl StepOrigin {
+    pub fn describe(&self) -> String {
+        match self {
+            StepOrigin::ProfilerStep => "ProfilerStep#N annotations".to_string(),
+            StepOrigin::StepMarker => "step markers (step_num)".to_string(),
+            StepOrigin::ModuleExecution { module } => {
+                format!("repeated executions of XLA module {module}")
+            }
+            StepOrigin::WholeCapture => "none found: the whole capture is one step".to_string(),
+        }
+    }
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRange {
+    pub number: i64,
+    /// The range that defines the step (host-side for annotations and markers,
+    /// GPU-side for module executions).
+    pub range: Window,
+}
+
+impl StepRange {
+    pub fn duration(&self) -> Nanos {
+        self.range.span()
+    }
+}
+
+/// The steps of a capture and the step of each GPU activity.
+#[derive(Debug, Clone)]
+pub struct Steps {
+    pub origin: StepOrigin,
+    /// In time order.
+    pub steps: Vec<StepRange>,
+    /// For each entry of [`Capture::activities`], the index into `steps`, if any.
+    pub activity_step: Vec<Option<u32>>,
+    /// Odd but usable findings, in sentences.
+    pub diagnostics: Vec<String>,
+}
+
+/// Median, minimum and maximum of a set of durations (all `measured`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spread {
+    pub median: Nanos,
+    pub min: Nanos,
+    pub max: Nanos,
+}
+
+impl Spread {
+    /// Lower median, min and max; `None` for an empty set.
+    pub fn of(values: impl IntoIterator<Item = Nanos>) -> Option<Spread> {
+        let mut v: Vec<Nanos> = values.into_iter().collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_unstable();
+        Some(Spread {
+            median: v[(v.len() - 1) / 2],
+            min: v[0],
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+impl Steps {
+    /// Median, min and max step duration.
+    pub fn duration_spread(&self) -> Option<Spread> {
+        Spread::of(self.steps.iter().map(|s| s.duration()))
+    }
+
+    /// The index of the median-duration step (lower median).
+    pub fn median_step(&self) -> Option<usize> {
+        let mut idx: Vec<usize> = (0..self.steps.len()).collect();
+        idx.sort_by_key(|&i| (self.steps[i].duration(), i));
+        idx.get(idx.len().checked_sub(1)? / 2).copied()
+    }
+}
+
+/// Finds the steps of a capture and places every GPU activity in one (or none).
+pub fn find_steps(capture: &Capture) -> Steps {
+    if let Some(first) = capture.steps.first() {
+        let origin = match first.source {
+            StepSource::ProfilerStep => StepOrigin::ProfilerStep,
+            StepSource::StepMarker => StepOrigin::StepMarker,
+            StepSource::ModuleExecution => StepOrigin::ModuleExecution {
+                module: String::new(),
+            },
+        };
+        let steps: Vec<StepRange> = capture
+            .steps
+            .iter()
+            .map(|s| StepRange {
+                number: s.number,
+                range: Window {
+                    start: s.start,
+                    end: s.end,
+                },
+            })
+            .collect();
+        let activity_step: Vec<Option<u32>> = capture
+            .activities
+            .iter()
+            .map(|a| {
+                let t = a.launch.map_or(a.start, |l| capture.host_event(l).start);
+                step_containing(&steps, t)
+            })
+            .collect();
+        let mut diagnostics = Vec::new();
+        let outside = count_none(&activity_step);
+        if outside > 0 {
+            diagnostics.push(format!(
+                "{outside} GPU activities were launched outside every step and are left out of per-step numbers"
+            ));
+        }
+        return Steps {
+            origin,
+            steps,
+            activity_step,
+            diagnostics,
+        };
+    }
+    if let Some(steps) = module_steps(capture) {
+        return steps;
+    }
+    whole_capture(capture)
+}
+
+fn count_none(v: &[Option<u32>]) -> usize {
+    v.iter().filter(|s| s.is_none()).count()
+}
+
+/// The index of the step whose range contains `t`; ranges are in time order and, when
+/// they overlap, the later step wins (a new step starts when its annotation starts).
+fn step_containing(steps: &[StepRange], t: Nanos) -> Option<u32> {
+    let after = steps.partition_point(|s| s.range.start <= t);
+    (0..after)
+        .rev()
+        .find(|&i| {
+            t < steps[i].range.end || (t == steps[i].range.end && steps[i].duration().0 == 0)
+        })
+        .map(|i| i as u32)
+}
+
+fn module_steps(capture: &Capture) -> Option<Steps> {
+    // Activities with a module, in start order across all streams.
+    let mut order: Vec<usize> = (0..capture.activities.len())
+        .filter(|&i| capture.activities[i].hlo_module.is_some())
+        .collect();
+    if order.is_empty() {
+        return None;
+    }
+    order.sort_by_key(|&i| (capture.activities[i].start, i));
+    // Runs of one module: (module, first index into `order`, one past last).
+    let mut runs: Vec<(trace_model::StringId, usize, usize)> = Vec::new();
+    for (pos, &i) in order.iter().enumerate() {
+        let m = capture.activities[i]
+            .hlo_module
+            .expect("filtered on hlo_module");
+        match runs.last_mut() {
+            Some(r) if r.0 == m => r.2 = pos + 1,
+            _ => runs.push((m, pos, pos + 1)),
+        }
+    }
+    // Per module: number of runs and GPU time. BTreeMap by name for a stable tie-break.
+    let mut per_module: BTreeMap<&str, (usize, i64, trace_model::StringId)> = BTreeMap::new();
+    for r in &runs {
+        let e = per_module.entry(capture.name(r.0)).or_insert((0, 0, r.0));
+        e.0 += 1;
+        e.1 += order[r.1..r.2]
+            .iter()
+            .map(|&i| capture.activities[i].dur.0)
+            .sum::<i64>();
+    }
+    let (name, &(_, module_time, module)) = per_module
+        .iter()
+        .filter(|(_, v)| v.0 >= 2)
+        .max_by(|a, b| a.1.1.cmp(&b.1.1).then(b.0.cmp(a.0)))?;
+    // A module that does not hold most of the GPU time is one of several programs
+    // (a sequence of small benchmarks), not the step loop.
+    let gpu_time: i64 = capture.activities.iter().map(|a| a.dur.0).sum();
+    if 2 * module_time < gpu_time {
+        return None;
+    }
+    let mut steps = Vec::new();
+    let mut activity_step = vec![None; capture.activities.len()];
+    for r in runs.iter().filter(|r| r.0 == module) {
+        let idx = &order[r.1..r.2];
+        let start = idx.iter().map(|&i| capture.activities[i].start).min()?;
+        let end = idx.iter().map(|&i| capture.activities[i].end()).max()?;
+        steps.push(StepRange {
+            number: steps.len() as i64,
+            range: Window { start, end },
+        });
+    }
+    for (i, a) in capture.activities.iter().enumerate() {
+        activity_step[i] = step_containing(&steps, a.start);
+    }
+    let mut diagnostics = vec![format!(
+        "no step annotations: steps are the {} executions of XLA module {name}, numbered from 0 in time order",
+        steps.len()
+    )];
+    let outside = count_none(&activity_step);
+    if outside > 0 {
+        diagnostics.push(format!(
+            "{outside} GPU activities start outside every execution of {name} and are left out of per-step numbers"
+        ));
+    }
+    Some(Steps {
+        origin: StepOrigin::ModuleExecution {
+            module: name.to_string(),
+        },
+        steps,
+        activity_step,
+        diagnostics,
+    })
+}
+
+fn whole_capture(capture: &Capture) -> Steps {
+    let gpu = capture.gpu_span();
+    let host_start = capture.host_events.iter().map(|e| e.start).min();
+    let host_end = capture.host_events.iter().map(|e| e.end()).max();
+    let start = [gpu.map(|g| g.0), host_start].into_iter().flatten().min();
+    let end = [gpu.map(|g| g.1), host_end].into_iter().flatten().max();
+    let (steps, activity_step) = match (start, end) {
+        (Some(start), Some(end)) => (
+            vec![StepRange {
+                number: 0,
+                range: Window { start, end },
+            }],
+            vec![Some(0); capture.activities.len()],
+        ),
+        _ => (Vec::new(), vec![None; capture.activities.len()]),
+    };
+    Steps {
+        origin: StepOrigin::WholeCapture,
+        steps,
+        activity_step,
+        diagnostics: vec![
+            "no steps found (no ProfilerStep#, step marker or repeated XLA module): the whole capture is treated as one step".to_string(),
+        ],
+    }
+}

@@ -1,0 +1,3 @@
+//! The analysis crate's integration tests (one binary; modules by topic).
+
+mod skip;

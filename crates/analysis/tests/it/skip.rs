@@ -1,0 +1,282 @@
+//! skip-stats analyses on the real captures in `$TRACEWISE_TRACES`: budgets reconcile,
+//! rows.csv holds every GPU activity once, launch delays agree with the JAX MANIFEST,
+//! temporal shares agree with Holistic Trace Analysis.
+
+use std::path::{Path, PathBuf};
+
+use analysis::skip::{self, Config, Output};
+
+/// The real-trace folder, or `None` (and a note) when `TRACEWISE_TRACES` is unset.
+/// Relative paths are taken from the workspace root.
+fn traces(test: &str) -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
+        eprintln!("{test}: skipped, TRACEWISE_TRACES is not set");
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    Some(if dir.is_absolute() {
+        dir
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(dir)
+    })
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            if name != "reference-outputs" {
+                walk(&p, out);
+            }
+        } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
+            && name != "execution_details.json"
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// Every Kineto trace under pytorch/ and every GPU `regenerated-*.trace.json.gz` under jax/.
+fn real_traces(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    walk(&root.join("pytorch"), &mut files);
+    let pytorch = files.len();
+    assert_eq!(
+        pytorch, 31,
+        "MANIFEST.md's Files table lists 31 PyTorch traces"
+    );
+    let mut jax = Vec::new();
+    walk(&root.join("jax"), &mut jax);
+    files.extend(jax.into_iter().filter(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("regenerated-") && n.ends_with(".trace.json.gz"))
+    }));
+    assert_eq!(files.len() - pytorch, 5, "five regenerated JAX GPU traces");
+    files
+}
+
+/// Budget checks and rows.csv completeness for one input.
+fn check_output(input: &Path, out: &Output) {
+    for r in &out.analysis.reports {
+        for s in &r.streams {
+            let b = &s.budget;
+            assert!(
+                b.check.holds(),
+                "{}: GPU {} stream {}: {:?}",
+                input.display(),
+                s.device,
+                s.stream,
+                b.check
+            );
+            assert_eq!(
+                b.compute + b.collective + b.memcpy + b.memset + b.idle,
+                b.span(),
+                "{}: stream {}",
+                input.display(),
+                s.stream
+            );
+        }
+        for d in &r.devices {
+            assert!(
+                d.budget.check.holds(),
+                "{}: device {}",
+                input.display(),
+                d.device
+            );
+        }
+    }
+    // Every GPU activity appears exactly once in rows.csv.
+    let multi = out.analysis.reports.len() > 1 || input.is_dir();
+    let mut rows: Vec<(String, i64, i64, i64, i64, String)> = Vec::new();
+    let mut without_launch = 0;
+    let mut reader = csv::Reader::from_reader(out.rows_csv.as_slice());
+    for rec in reader.records() {
+        let rec = rec.expect("rows.csv parses");
+        let o = usize::from(multi);
+        let rank = if multi {
+            rec[0].to_string()
+        } else {
+            String::new()
+        };
+        let num = |i: usize| rec[i + o].parse::<i64>().expect("integer column");
+        rows.push((rank, num(0), num(1), num(4), num(5), rec[3 + o].to_string()));
+        if rec[7 + o].is_empty() {
+            without_launch += 1;
+        }
+    }
+    let mut expect = Vec::new();
+    let mut expect_without = 0;
+    for r in &out.analysis.reports {
+        let c = analysis::input::load_any(&r.path)
+            .expect("loads again")
+            .remove(0)
+            .capture;
+        let rank = if multi {
+            r.rank.map(|n| n.to_string()).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        for a in &c.activities {
+            let s = c.stream(a.stream);
+            expect.push((
+                rank.clone(),
+                c.device(s.device).ordinal,
+                s.ordinal,
+                a.start.0,
+                a.dur.0,
+                c.name(a.name).to_string(),
+            ));
+        }
+        expect_without += r.launch_all.without_launch;
+    }
+    rows.sort();
+    expect.sort();
+    assert_eq!(
+        rows.len(),
+        expect.len(),
+        "{}: one row per activity",
+        input.display()
+    );
+    assert!(
+        rows == expect,
+        "{}: rows.csv differs from the capture's activities",
+        input.display()
+    );
+    assert_eq!(
+        without_launch,
+        expect_without,
+        "{}: rows without launch",
+        input.display()
+    );
+}
+
+#[test]
+fn every_real_trace_reconciles() {
+    let Some(root) = traces("every_real_trace_reconciles") else {
+        return;
+    };
+    let mut inputs = real_traces(&root);
+    inputs.push(root.join("pytorch/param-dlrm-8rank"));
+    for input in inputs {
+        let out = skip::run(&input, &Config::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+        check_output(&input, &out);
+    }
+}
+
+/// `12.3 µs`, `0.98 ms` → ns.
+fn parse_time(s: &str) -> i64 {
+    let s = s.trim();
+    let (num, scale) = if let Some(v) = s.strip_suffix("µs") {
+        (v, 1e3)
+    } else if let Some(v) = s.strip_suffix("ms") {
+        (v, 1e6)
+    } else {
+        panic!("unit of {s:?}")
+    };
+    (num.trim().parse::<f64>().expect("number") * scale).round() as i64
+}
+
+#[test]
+fn jax_rocm_launch_latency_matches_manifest() {
+    let Some(root) = traces("jax_rocm_launch_latency_matches_manifest") else {
+        return;
+    };
+    let manifest = std::fs::read_to_string(root.join("jax/MANIFEST.md")).expect("jax/MANIFEST.md");
+    let table = manifest
+        .split("Launch→kernel-start latency")
+        .nth(1)
+        .expect("the launch-latency table");
+    let mut checked = 0;
+    for line in table.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let folder = match cells[1] {
+            "gemm" => "rocm-mi300-jax08-gemm",
+            "attention" => "rocm-mi300-jax08-attention",
+            "elementwise" => "rocm-mi300-jax08-elementwise",
+            "te-fused-attn" => "rocm-gfx950-te-fused-attn",
+            _ => continue,
+        };
+        let (median, max, sum) = (
+            parse_time(cells[2]),
+            parse_time(cells[3]),
+            parse_time(cells[4]),
+        );
+        let path = root
+            .join("jax")
+            .join(folder)
+            .join("regenerated-jaxlib0.10.2.trace.json.gz");
+        let out = skip::run(&path, &Config::default()).expect("reads");
+        let l = &out.analysis.reports[0].launch_all;
+        let d = l.delay.expect("launched activities");
+        let close = |ours: i64, theirs: i64| (ours - theirs).abs() as f64 <= 0.01 * theirs as f64;
+        assert!(
+            close(l.delay_sum.0, sum),
+            "{folder}: sum {} vs {sum}",
+            l.delay_sum.0
+        );
+        assert!(
+            close(d.median.0, median),
+            "{folder}: median {} vs {median}",
+            d.median.0
+        );
+        assert!(close(d.max.0, max), "{folder}: max {} vs {max}", d.max.0);
+        assert_eq!(l.without_launch, 0, "{folder}: every activity has a launch");
+        checked += 1;
+    }
+    assert_eq!(checked, 4, "four ROCm captures in the table");
+}
+
+#[test]
+fn param_dlrm_matches_hta_temporal_breakdown() {
+    let Some(root) = traces("param_dlrm_matches_hta_temporal_breakdown") else {
+        return;
+    };
+    let csv_path =
+        root.join("pytorch/reference-outputs/hta-0.5.0/param-dlrm-8rank/temporal_breakdown.csv");
+    let mut reader = csv::Reader::from_path(&csv_path).expect("temporal_breakdown.csv");
+    let out = skip::run(&root.join("pytorch/param-dlrm-8rank"), &Config::default()).expect("reads");
+    let mut checked = 0;
+    for rec in reader.records() {
+        let rec = rec.expect("row");
+        let rank: i64 = rec[1].parse().expect("rank");
+        let pct = |i: usize| rec[i].parse::<f64>().expect("percentage");
+        let (idle, compute, non_compute) = (pct(6), pct(7), pct(8));
+        let r = out
+            .analysis
+            .reports
+            .iter()
+            .find(|r| r.rank == Some(rank))
+            .expect("rank present");
+        assert_eq!(r.devices.len(), 1, "rank {rank}: one GPU");
+        let b = &r.devices[0].budget;
+        // HTA's kernel_time is last end − first start over the rank's GPU activities.
+        let hta_span_us: f64 = rec[5].parse().expect("kernel_time");
+        assert_eq!(b.span().0 as f64 / 1e3, hta_span_us, "rank {rank}: span");
+        let ours = [
+            100.0 * b.share(b.idle),
+            100.0 * b.share(b.compute),
+            100.0 * b.share(b.collective + b.memcpy + b.memset),
+        ];
+        for (name, o, h) in [
+            ("idle", ours[0], idle),
+            ("compute", ours[1], compute),
+            ("non-compute", ours[2], non_compute),
+        ] {
+            assert!(
+                (o - h).abs() <= 0.5,
+                "rank {rank} {name}: ours {o:.2} % vs HTA {h:.2} %"
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 8);
+}

@@ -1,0 +1,121 @@
+//! `skip-stats`: is a GPU step GPU-bound or host/launch-bound, and why. Argument
+//! parsing and file writing only; the analysis is `analysis::skip`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+/// Verdict and host-side cause of launch overhead, from one GPU profiler capture.
+///
+/// Reads a PyTorch profiler (Kineto) trace `.json` / `.json.gz`, a JAX
+/// `*.trace.json.gz`, or a directory of rank traces (one block per rank, then which
+/// rank's last common step ended last). `.xplane.pb` input is not supported yet.
+///
+/// Prints, per capture:
+///   - the verdict (GPU-bound, host/launch-bound or mixed) in one sentence with its
+///     numbers, labelled inferred, and the rules it follows;
+///   - the per device x stream time budget over the analysed window (compute,
+///     collective, memcpy, memset, idle; overlaps merged, never double counted) and the
+///     check that the parts sum to the span;
+///   - the host events on launching threads that overlap the GPU-idle gaps of the
+///     busiest stream, ranked by overlapped time;
+///   - SKIP metrics (TKLQT, AKD, IL, GPU idle) per step (median, min, max) and total;
+///   - the launch join: activities with and without a host launch, launch-to-start delay.
+///
+/// Steps come from ProfilerStep#N, JAX step markers, or repeated executions of one XLA
+/// module; with none, the whole capture is one step (a diagnostic says so).
+///
+/// Writes `rows.csv` into --out: one row per GPU activity joined to its host launch
+/// (device, stream, kind, name, start_ns, dur_ns, step, launch_thread, launch_name,
+/// launch_start_ns, launch_dur_ns, launch_to_start_ns; a leading rank column for a
+/// directory). Activities without a launch have empty launch columns.
+///
+/// Examples:
+///   skip-stats trace.json.gz
+///   skip-stats run/ --out /tmp/skip --json > skip.json
+#[derive(Debug, Parser)]
+#[command(name = "skip-stats", version, verbatim_doc_comment)]
+struct Args {
+    /// Kineto .json[.gz], JAX *.trace.json.gz, or a directory of rank traces.
+    #[arg(value_name = "TRACE")]
+    trace: PathBuf,
+
+    /// Directory for rows.csv (created if missing; an existing rows.csv is replaced).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+
+    /// Print the report as JSON (times in integer nanoseconds, every number labelled).
+    #[arg(long)]
+    json: bool,
+
+    /// Rows in the table of host events during GPU-idle gaps.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    top: usize,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("skip-stats: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let config = analysis::skip::Config {
+        top_host_events: args.top,
+    };
+    let output = analysis::skip::run(&args.trace, &config)
+        .with_context(|| format!("analysing {}", args.trace.display()))?;
+    write_atomically(&args.out, "rows.csv", &output.rows_csv)?;
+    let text = if args.json {
+        let mut s =
+            serde_json::to_string_pretty(&analysis::skip_text::render_json(&output.analysis))?;
+        s.push('\n');
+        s
+    } else {
+        analysis::skip_text::render_text(&output.analysis)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Writes `bytes` to `dir/name` through a temporary file in `dir`, renamed into place.
+fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("writing {}", tmp.path().display()))?;
+    let target = dir.join(name);
+    tmp.persist(&target)
+        .with_context(|| format!("renaming into {}", target.display()))?;
+    Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn args() {
+        Args::command().debug_assert();
+    }
+}
