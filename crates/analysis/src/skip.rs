@@ -308,7 +308,9 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         .map(|d| format!("{} ({}×): {}", d.code, d.count, d.message))
         .collect();
     diagnostics.extend(steps.diagnostics.iter().cloned());
-    if launch_all.without_launch > 0 {
+    // The reader may already have said so; say it once.
+    if launch_all.without_launch > 0 && capture.diagnostics.get("activity-without-launch").is_none()
+    {
         diagnostics.push(format!(
             "{} of {} GPU activities have no host launch in the trace (rows.csv has empty launch columns for them)",
             launch_all.without_launch, launch_all.activities

@@ -206,6 +206,10 @@ fn render_gaps(out: &mut String, r: &Report) {
     }
     let _ = writeln!(
         out,
+        "  (overlapped: sum over the events of one name; nested and concurrent events each count, so shares can exceed 100 %)"
+    );
+    let _ = writeln!(
+        out,
         "{:>11} {:>7} {:>7} {:<12} name",
         "overlapped", "% idle", "events", "kind"
     );

@@ -1,0 +1,185 @@
+//! skip-stats end to end: the binary on the hand-made fixture (stdout snapshot,
+//! rows.csv, JSON, errors) and on every real capture in `$TRACEWISE_TRACES`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs skip-stats in `cwd` with `args`, writing rows.csv into a fresh temporary dir.
+fn skip_stats(cwd: &Path, args: &[&str]) -> (Output, tempfile::TempDir) {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let output = Command::new(env!("CARGO_BIN_EXE_skip-stats"))
+        .current_dir(cwd)
+        .args(args)
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .expect("skip-stats runs");
+    (output, out)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("UTF-8 stdout")
+}
+
+const FIXTURE: &str = "testdata/chrome/ok/skip_stats_small.json";
+
+#[test]
+fn fixture_text() {
+    let (o, out) = skip_stats(&workspace_root(), &[FIXTURE]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    insta::assert_snapshot!("skip_stats_small", stdout(&o));
+    let rows = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
+    insta::assert_snapshot!("skip_stats_small_rows", rows);
+    // Nothing but rows.csv is left in the out dir (the temporary file was renamed).
+    let names: Vec<_> = std::fs::read_dir(out.path())
+        .expect("out dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, ["rows.csv"]);
+}
+
+#[test]
+fn fixture_json() {
+    let (o, _out) = skip_stats(&workspace_root(), &[FIXTURE, "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON stdout");
+    let r = &v["reports"][0];
+    assert_eq!(r["verdict"]["label"], "inferred");
+    assert_eq!(r["verdict"]["bound"], "host/launch-bound");
+    assert_eq!(r["skip"]["total"]["label"], "measured");
+    // By hand: kernel delays 7+10+5 and 7+13+5 µs; first op 1002 µs, last kernel end 1195 µs.
+    assert_eq!(r["skip"]["total"]["tklqt_ns"], 47_000);
+    assert_eq!(r["skip"]["total"]["il_ns"], 193_000);
+    assert_eq!(r["skip"]["total"]["akd_ns"], 18_500);
+    assert_eq!(r["skip"]["total"]["gpu_idle_ns"], 193_000 - 111_000);
+    assert_eq!(r["launch"]["all"]["without_launch"], 1);
+    for s in r["streams"].as_array().expect("streams") {
+        assert_eq!(s["budget"]["check"]["holds"], true);
+    }
+}
+
+#[test]
+fn same_input_same_bytes() {
+    let (a, out_a) = skip_stats(&workspace_root(), &[FIXTURE, "--json"]);
+    let (b, out_b) = skip_stats(&workspace_root(), &[FIXTURE, "--json"]);
+    assert_eq!(a.stdout, b.stdout);
+    let rows = |d: &tempfile::TempDir| std::fs::read(d.path().join("rows.csv")).expect("rows.csv");
+    assert_eq!(rows(&out_a), rows(&out_b));
+}
+
+#[test]
+fn missing_file_exits_2() {
+    let (o, out) = skip_stats(&workspace_root(), &["no/such/trace.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("skip-stats: analysing no/such/trace.json: "),
+        "{err}"
+    );
+    assert!(!out.path().join("rows.csv").exists());
+}
+
+#[test]
+fn help_teaches() {
+    let o = Command::new(env!("CARGO_BIN_EXE_skip-stats"))
+        .arg("--help")
+        .output()
+        .expect("runs");
+    let help = stdout(&o);
+    for word in [
+        "GPU-bound",
+        "rows.csv",
+        "TKLQT",
+        "ProfilerStep#N",
+        "--json",
+        "Examples:",
+    ] {
+        assert!(help.contains(word), "--help lacks {word}");
+    }
+}
+
+/// The real-trace folder, or `None` (and a note) when `TRACEWISE_TRACES` is unset.
+fn traces(test: &str) -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
+        eprintln!("{test}: skipped, TRACEWISE_TRACES is not set");
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    Some(if dir.is_absolute() {
+        dir
+    } else {
+        workspace_root().join(dir)
+    })
+}
+
+#[test]
+fn real_traces_exit_0() {
+    let Some(root) = traces("real_traces_exit_0") else {
+        return;
+    };
+    let mut inputs: Vec<String> = Vec::new();
+    for dir in ["pytorch", "jax"] {
+        let listing = Command::new("find")
+            .current_dir(&root)
+            .args([
+                dir,
+                "-name",
+                "*.json*",
+                "-not",
+                "-path",
+                "*reference-outputs*",
+            ])
+            .args(["-not", "-name", "execution_details.json"])
+            .args([
+                "-not",
+                "-path",
+                "*xprof*",
+                "-not",
+                "-name",
+                "perfetto_trace.json.gz",
+            ])
+            .output()
+            .expect("find");
+        inputs.extend(stdout(&listing).lines().map(str::to_string));
+    }
+    inputs.sort();
+    // 31 Kineto traces, 5 regenerated JAX GPU traces and the CPU-only JAX trace.
+    assert_eq!(inputs.len(), 37, "{inputs:#?}");
+    inputs.push("pytorch/param-dlrm-8rank".to_string());
+    inputs.push("jax/rocm-mi300-jax08-gemm/tw003.xplane.pb".to_string());
+    for input in &inputs {
+        let (o, out) = skip_stats(&root, &[input]);
+        assert!(
+            o.status.success(),
+            "{input}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(out.path().join("rows.csv").exists(), "{input}");
+    }
+}
+
+#[test]
+fn real_trace_snapshots() {
+    let Some(root) = traces("real_trace_snapshots") else {
+        return;
+    };
+    for (name, input) in [
+        (
+            "pytorch_dlrm_rank0",
+            "pytorch/param-dlrm-8rank/worker0_step_12.1694128201545.pt.trace.json",
+        ),
+        (
+            "jax_te_fused_attn",
+            "jax/rocm-gfx950-te-fused-attn/regenerated-jaxlib0.10.2.trace.json.gz",
+        ),
+        ("pytorch_dlrm_8rank", "pytorch/param-dlrm-8rank"),
+    ] {
+        let (o, _out) = skip_stats(&root, &[input]);
+        assert!(o.status.success(), "{input}");
+        insta::assert_snapshot!(name, stdout(&o));
+    }
+}
