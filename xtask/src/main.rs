@@ -2,11 +2,13 @@
 //!
 //! Subcommands:
 //! - `gen-proto [--check]`: regenerate the committed prost code from `proto/`.
+//! - `fixtures [--check]`: synthetic traces and golden outputs under `testdata/`.
 //! - `bench [--quick]`: release build, then the performance figures the issues ask for.
 //!
 //! To add a subcommand, add a module and one arm to `run`.
 
 mod bench;
+mod fixtures;
 mod gen_proto;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +32,7 @@ fn run(args: &[String]) -> Result<(), String> {
     };
     match command {
         "bench" => bench::main(rest),
+        "fixtures" => fixtures::main(rest),
         "gen-proto" => gen_proto::main(rest),
         "help" | "--help" | "-h" => {
             println!("{}", usage());
@@ -40,7 +43,7 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick]      release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace".to_owned()
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick]      release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace".to_owned()
 }
 
 /// The workspace root: xtask lives one level below it.

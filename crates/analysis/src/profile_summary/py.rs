@@ -126,6 +126,16 @@ pub fn truncate_name(name: &str) -> String {
     }
 }
 
+/// Python's `seq[:n]` length for a sequence of `len` items.
+pub fn python_prefix_len(len: usize, n: i64) -> usize {
+    if n >= 0 {
+        usize::try_from(n).unwrap_or(usize::MAX).min(len)
+    } else {
+        let cut = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
+        len.saturating_sub(cut)
+    }
+}
+
 /// Appends a number as `json.dumps` writes it.
 pub fn write_json_number(out: &mut String, value: PyNum) {
     match value {

@@ -226,16 +226,6 @@ fn sort_descending<T>(items: &mut [T], value: impl Fn(&T) -> PyNum) {
     items.sort_by(|a, b| value(b).py_cmp(value(a)));
 }
 
-/// Python's `seq[:n]` length for a sequence of `len` items.
-fn python_prefix_len(len: usize, n: i64) -> usize {
-    if n >= 0 {
-        usize::try_from(n).unwrap_or(usize::MAX).min(len)
-    } else {
-        let cut = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
-        len.saturating_sub(cut)
-    }
-}
-
 /// `t / max(total, 1) * 100`.
 fn percent(time: PyNum, total: PyNum) -> f64 {
     time.true_div(total.max_with_one()) * 100.0
@@ -313,7 +303,7 @@ fn report(out: &mut String, summary: &SeedSummary, top_n: i64) {
     );
     let mut sorted_ops: Vec<&SeedOp> = summary.ops.iter().collect();
     sort_descending(&mut sorted_ops, |op| op.time_us);
-    let shown = python_prefix_len(sorted_ops.len(), top_n);
+    let shown = py::python_prefix_len(sorted_ops.len(), top_n);
     for (idx, op) in sorted_ops[..shown].iter().enumerate() {
         let _ = writeln!(
             out,

@@ -1,0 +1,316 @@
+//! End-to-end tests of the `analyze-profile` binary: the synthetic fixture (always), the
+//! seed's golden outputs on the real traces (when `TRACEWISE_TRACES` is set), errors,
+//! a closed pipe.
+//!
+//! Every run uses the workspace root as its current directory and passes trace paths as
+//! `testdata/...` or `<TRACEWISE_TRACES>/pytorch/...`, the spellings the golden files
+//! were made with (see `xtask/src/fixtures.rs`). When `TRACEWISE_TRACES` is spelled
+//! other than `../shared/traces`, the one `[loading] PATH` line of our output is
+//! rewritten to the canonical spelling before comparing; nothing else is normalised.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const TINY_RANK0: &str = "testdata/chrome/ok/tiny-train/rank0.pt.trace.json";
+const TINY_DIR: &str = "testdata/chrome/ok/tiny-train";
+const GOLDEN_DIR: &str = "testdata/golden/analyze-profile";
+const CANONICAL_TRACES: &str = "../shared/traces";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn analyze_profile(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_analyze-profile"))
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .expect("the test can start the analyze-profile binary")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = analyze_profile(args);
+    assert!(
+        out.status.success(),
+        "analyze-profile {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("output is UTF-8")
+}
+
+fn golden(key: &str, ext: &str) -> String {
+    let path = workspace_root()
+        .join(GOLDEN_DIR)
+        .join(format!("{key}.{ext}"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: missing golden file ({e}); run `cargo xtask fixtures`",
+            path.display()
+        )
+    })
+}
+
+/// Parsed JSON equality with numbers compared as f64 (the seed mixes ints and floats).
+fn assert_same_json(ours: &str, theirs: &str, what: &str) {
+    let ours: serde_json::Value = serde_json::from_str(ours).expect("our --json is JSON");
+    let theirs: serde_json::Value = serde_json::from_str(theirs).expect("golden is JSON");
+    fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+        use serde_json::Value;
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len()
+                    && x.keys().eq(y.keys())
+                    && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
+            }
+            _ => a == b,
+        }
+    }
+    assert!(
+        same(&ours, &theirs),
+        "{what}: --compat --json differs from the seed's --json"
+    );
+}
+
+#[test]
+fn cli_is_consistent() {
+    // `Args` lives in main.rs; its debug_assert runs as a unit test there. Here: --help
+    // explains both modes.
+    let help = stdout_of(&["--help"]);
+    assert!(help.contains("--compat"), "{help}");
+    assert!(help.contains("Default mode"), "{help}");
+    assert!(help.contains("--trace-file"), "{help}");
+}
+
+#[test]
+fn compat_matches_the_seed_on_the_synthetic_trace() {
+    for rank in 0..2 {
+        let path = format!("{TINY_DIR}/rank{rank}.pt.trace.json");
+        let key = path.replace('/', "__");
+        assert_eq!(
+            stdout_of(&["--compat", "--trace_file", &path]),
+            golden(&key, "txt"),
+            "{path}"
+        );
+        let json = stdout_of(&["--compat", "--json", "--trace-file", &path]);
+        assert_same_json(&json, &golden(&key, "json"), &path);
+        // Byte for byte too: we write floats and escapes as json.dumps does.
+        assert_eq!(json, golden(&key, "json"), "{path}");
+    }
+}
+
+#[test]
+fn seed_flag_spellings_are_accepted() {
+    let a = stdout_of(&["--compat", "--trace_dir", TINY_DIR, "--top_n", "3"]);
+    let b = stdout_of(&["--compat", "--trace-dir", TINY_DIR, "--top-n", "3"]);
+    assert_eq!(a, b);
+    // --trace-dir takes the first matching file, as the seed does.
+    assert!(
+        a.contains(&format!("[loading] {TINY_DIR}/rank0.pt.trace.json")),
+        "{a}"
+    );
+    assert!(!a.contains("rank1"), "{a}");
+    assert!(a.contains(" Top 3 CUDA ops:"), "{a}");
+}
+
+#[test]
+fn default_mode_on_the_synthetic_trace() {
+    let text = stdout_of(&["--trace-file", TINY_RANK0]);
+    insta::assert_snapshot!("default_text_rank0", text);
+    let json = stdout_of(&["--trace-file", TINY_RANK0, "--json", "--top-n", "5"]);
+    insta::assert_snapshot!("default_json_rank0", json);
+
+    let value: serde_json::Value = serde_json::from_str(&json).expect("--json is JSON");
+    let gpu = value["gpu_time_ns"].as_i64().expect("gpu_time_ns");
+    let buckets = value["buckets"].as_array().expect("buckets");
+    let sum: i64 = buckets
+        .iter()
+        .map(|b| b["time_ns"].as_i64().expect("time_ns"))
+        .sum();
+    assert_eq!(sum, gpu, "buckets sum to the GPU time");
+    assert!(buckets.iter().any(|b| b["bucket"] == "matmul (GEMM)"));
+    assert_eq!(value["ops"].as_array().map(Vec::len), Some(5));
+}
+
+#[test]
+fn all_ranks_side_by_side() {
+    let text = stdout_of(&["--trace-dir", TINY_DIR, "--all-ranks"]);
+    insta::assert_snapshot!("all_ranks_text", text);
+    let json = stdout_of(&["--trace-dir", TINY_DIR, "--all-ranks", "--json"]);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("--json is JSON");
+    let ranks = value["ranks"].as_array().expect("ranks");
+    assert_eq!(ranks.len(), 2);
+    assert_eq!(ranks[0]["rank"], 0);
+    assert_eq!(ranks[1]["rank"], 1);
+    // --compat --all-ranks: the seed's report for each file, one after the other.
+    let compat = stdout_of(&["--compat", "--trace-dir", TINY_DIR, "--all-ranks"]);
+    let expected = golden(
+        &format!("{TINY_DIR}/rank0.pt.trace.json").replace('/', "__"),
+        "txt",
+    ) + &golden(
+        &format!("{TINY_DIR}/rank1.pt.trace.json").replace('/', "__"),
+        "txt",
+    );
+    assert_eq!(compat, expected);
+}
+
+#[test]
+fn same_input_gives_identical_output() {
+    let a = stdout_of(&["--trace-file", TINY_RANK0, "--json"]);
+    let b = stdout_of(&["--trace-file", TINY_RANK0, "--json"]);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_file_that_is_not_a_trace_is_a_one_line_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, r#"{"model": "llama", "layers": 32}"#).expect("write temp file");
+    let path = path.to_str().expect("temp path is UTF-8");
+    for args in [
+        vec!["--trace-file", path],
+        vec!["--compat", "--trace-file", path],
+    ] {
+        let out = analyze_profile(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("analyze-profile: {path}: not a Chrome trace: ")),
+            "{stderr}"
+        );
+    }
+    let missing = analyze_profile(&["--trace-file", "no/such/trace.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let empty_dir = analyze_profile(&["--trace-dir", dir.path().to_str().expect("UTF-8")]);
+    assert_eq!(empty_dir.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&empty_dir.stderr).contains("*.pt.trace.json*"));
+}
+
+#[test]
+fn a_closed_pipe_exits_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_analyze-profile"))
+        .args(["--compat", "--trace-file", TINY_RANK0])
+        .current_dir(workspace_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test can start the analyze-profile binary");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for analyze-profile");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The real traces, as `/`-separated paths below `<traces>/pytorch`, as
+/// `cargo xtask fixtures` lists them.
+fn real_traces(pytorch: &Path) -> Vec<String> {
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rel = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if entry.path().is_dir() {
+                if !name.starts_with("reference") {
+                    walk(&entry.path(), &rel, out);
+                }
+            } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
+                && name != "execution_details.json"
+            {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(pytorch, "", &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn compat_matches_the_seed_on_every_real_trace() {
+    let Ok(traces) = std::env::var("TRACEWISE_TRACES") else {
+        eprintln!("skipped: TRACEWISE_TRACES is not set (real-trace comparison with the seed)");
+        return;
+    };
+    let pytorch = workspace_root().join(&traces).join("pytorch");
+    let files = real_traces(&pytorch);
+    assert!(
+        files.len() >= 30,
+        "{}: found {} traces",
+        pytorch.display(),
+        files.len()
+    );
+    let given_prefix = format!("{}/pytorch/", traces.trim_end_matches('/'));
+    let canonical_prefix = format!("{CANONICAL_TRACES}/pytorch/");
+    let mut mismatches = Vec::new();
+    for rel in &files {
+        let key = rel.replace('/', "__");
+        let given = format!("{given_prefix}{rel}");
+        let ours = stdout_of(&["--compat", "--trace_file", &given]);
+        let ours = ours.replacen(
+            &format!("[loading] {given} ("),
+            &format!("[loading] {canonical_prefix}{rel} ("),
+            1,
+        );
+        if ours != golden(&key, "txt") {
+            mismatches.push(rel.clone());
+        }
+        let json = stdout_of(&["--compat", "--json", "--trace_file", &given]);
+        assert_same_json(&json, &golden(&key, "json"), rel);
+    }
+    assert!(
+        mismatches.is_empty(),
+        "--compat differs from the seed on {} of {} traces: {mismatches:#?}",
+        mismatches.len(),
+        files.len()
+    );
+    eprintln!(
+        "{} real traces: --compat equals the seed byte for byte",
+        files.len()
+    );
+}
+
+#[test]
+fn default_mode_buckets_sum_to_gpu_time_on_every_real_trace() {
+    let Ok(traces) = std::env::var("TRACEWISE_TRACES") else {
+        eprintln!("skipped: TRACEWISE_TRACES is not set (default mode on real traces)");
+        return;
+    };
+    let pytorch = workspace_root().join(&traces).join("pytorch");
+    for rel in real_traces(&pytorch) {
+        let given = format!("{}/pytorch/{rel}", traces.trim_end_matches('/'));
+        let json = stdout_of(&["--trace-file", &given, "--json"]);
+        let value: serde_json::Value = serde_json::from_str(&json).expect("--json is JSON");
+        let gpu = value["gpu_time_ns"].as_i64().expect("gpu_time_ns");
+        let buckets = value["buckets"].as_array().expect("buckets");
+        let sum: i64 = buckets
+            .iter()
+            .map(|b| b["time_ns"].as_i64().expect("time_ns"))
+            .sum();
+        assert!(
+            (sum - gpu).abs() <= 1,
+            "{rel}: buckets {sum} ns, GPU time {gpu} ns"
+        );
+        let gemm = buckets
+            .iter()
+            .find(|b| b["bucket"] == "matmul (GEMM)")
+            .and_then(|b| b["time_ns"].as_i64())
+            .unwrap_or(0);
+        if rel == "hta-v100-2rank-large/df_index_resolver.json.gz" {
+            assert!(gemm > 0, "{rel}: the GEMM bucket is empty");
+        }
+    }
+}
