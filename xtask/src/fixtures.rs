@@ -3,7 +3,8 @@
 //! must reproduce.
 //!
 //! - Synthetic traces are generated from the declarative [`SYNTHETIC`] descriptions into
-//!   `testdata/chrome/ok/`.
+//!   `testdata/chrome/ok/`, plus `seed-edge-cases.json` ([`SEED_EDGE_CASES`]), events
+//!   chosen to exercise the seed's Python semantics.
 //! - Golden outputs: `python3 ../shared/reference/analyze_profile.py --trace_file F` and
 //!   `... --json` for every synthetic trace and every real PyTorch trace under
 //!   `$TRACEWISE_TRACES/pytorch` (default `../shared/traces`, relative to the workspace
@@ -48,6 +49,10 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
             traces.push((rel.clone(), rel.replace('/', "__")));
         }
     }
+    // Hand-written edge cases of the seed's Python semantics.
+    let rel = format!("{SYNTHETIC_DIR}/seed-edge-cases.json");
+    files.insert(PathBuf::from(&rel), SEED_EDGE_CASES.as_bytes().to_vec());
+    traces.push((rel.clone(), rel.replace('/', "__")));
     // Synthetic traces must be on disk before the script reads them.
     if !check {
         write_files(&root, &files)?;
@@ -389,6 +394,40 @@ const SYNTHETIC: &[TraceSpec] = &[TraceSpec {
         },
     ],
 }];
+
+/// Events that exercise the seed's Python semantics: ties (stable sorts, `max()` keeps the
+/// first), `int` sums turning `float` (`1.5`, `2e1`, `1e-3`, `0.1 + 0.2`), missing `dur`,
+/// `name` and `cat`, a negative `dur`, a CPU op the seed counts (`sync`, `ncclAllReduce`),
+/// a name matching two patterns of one attention backend, names of 80+ code points (CJK,
+/// an emoji), quotes and backslashes, and a bucket over 1 s.
+const SEED_EDGE_CASES: &str = r#"{"schemaVersion": 1, "traceName": "seed edge cases", "traceEvents": [
+{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "cpu_op", "name": "aten::mm", "dur": 500},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "volta_sgemm_128x64_nn", "dur": 300},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "tie_b_kernel", "dur": 200},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "tie_a_kernel", "dur": 200},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "FlashAttn flash_attn_fwd", "dur": 150},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "cutlassF_mem_efficient", "dur": 400},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "aten::softmax", "dur": 800},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "dur": 1.5},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "gpu_memset", "name": "Memset (Device)"},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "dur": 7},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "cpu_op", "name": "aten::_local_scalar_dense Sync", "dur": 3},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "cpu_op", "name": "ncclAllReduce_custom", "dur": 20.0},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "rms_norm_kernel", "dur": 0.001},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "aten::add_ elementwise \"quoted\" back\\slash", "dur": 250},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核内核", "dur": 90},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "emoji 😀 kernel xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "dur": 90},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "negative_dur_kernel", "dur": -3},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "dur": 4},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "name": "no_cat_event", "dur": 1000},
+{"ph": "i", "name": "instant", "cat": "kernel", "pid": 1, "tid": 1, "ts": 11, "s": "t"},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "user_annotation", "name": "ProfilerStep#1", "dur": 3000000},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "aten::permute_copy_kernel", "dur": 0.1},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "aten::permute_copy_kernel", "dur": 0.2},
+{"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "gpu_memcpy", "name": "Memcpy HtoD", "dur": 600}
+]}
+"#;
 
 const CPU_PID: u32 = 4242;
 const CPU_TID: u32 = 4243;

@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 
 const TINY_RANK0: &str = "testdata/chrome/ok/tiny-train/rank0.pt.trace.json";
 const TINY_DIR: &str = "testdata/chrome/ok/tiny-train";
+const EDGE_CASES: &str = "testdata/chrome/ok/seed-edge-cases.json";
 const GOLDEN_DIR: &str = "testdata/golden/analyze-profile";
 const CANONICAL_TRACES: &str = "../shared/traces";
 
@@ -86,17 +87,21 @@ fn cli_is_consistent() {
 }
 
 #[test]
-fn compat_matches_the_seed_on_the_synthetic_trace() {
-    for rank in 0..2 {
-        let path = format!("{TINY_DIR}/rank{rank}.pt.trace.json");
+fn compat_matches_the_seed_on_the_synthetic_traces() {
+    let paths = [
+        format!("{TINY_DIR}/rank0.pt.trace.json"),
+        format!("{TINY_DIR}/rank1.pt.trace.json"),
+        EDGE_CASES.to_owned(),
+    ];
+    for path in &paths {
         let key = path.replace('/', "__");
         assert_eq!(
-            stdout_of(&["--compat", "--trace_file", &path]),
+            stdout_of(&["--compat", "--trace_file", path]),
             golden(&key, "txt"),
             "{path}"
         );
-        let json = stdout_of(&["--compat", "--json", "--trace-file", &path]);
-        assert_same_json(&json, &golden(&key, "json"), &path);
+        let json = stdout_of(&["--compat", "--json", "--trace-file", path]);
+        assert_same_json(&json, &golden(&key, "json"), path);
         // Byte for byte too: we write floats and escapes as json.dumps does.
         assert_eq!(json, golden(&key, "json"), "{path}");
     }
@@ -155,6 +160,12 @@ fn all_ranks_side_by_side() {
         "txt",
     );
     assert_eq!(compat, expected);
+}
+
+#[test]
+fn default_mode_on_the_seed_edge_cases() {
+    let text = stdout_of(&["--trace-file", EDGE_CASES, "--top-n", "-3"]);
+    insta::assert_snapshot!("default_text_edge_cases", text);
 }
 
 #[test]
