@@ -3,7 +3,9 @@
 //!
 //! Sources, in order of preference:
 //! 1. Kineto `ProfilerStep#N` annotations, and JAX step markers (`step_num`), both read
-//!    into [`Capture::steps`] by the readers: host-side ranges. An activity belongs to
+//!    into [`Capture::steps`] by the readers: host-side ranges (when a Kineto trace has
+//!    only GPU-side `ProfilerStep#N` annotations, those ranges are used and activities
+//!    are placed by their own start). An activity belongs to
 //!    the step whose host range contains the start of its host launch call (the step
 //!    that issued it, even when it runs after the step's host range has ended); an
 //!    activity without a launch is placed by its own start.
@@ -158,10 +160,61 @@ pub fn find_steps(capture: &Capture) -> Steps {
             diagnostics,
         };
     }
+    if let Some(steps) = gpu_profiler_steps(capture) {
+        return steps;
+    }
     if let Some(steps) = module_steps(capture) {
         return steps;
     }
     whole_capture(capture)
+}
+
+/// `ProfilerStep#N` ranges that only exist GPU-side (`gpu_user_annotation`): the union
+/// over streams of each number's annotations; activities are placed by their own start.
+fn gpu_profiler_steps(capture: &Capture) -> Option<Steps> {
+    let mut ranges: BTreeMap<i64, Window> = BTreeMap::new();
+    for a in &capture.gpu_annotations {
+        let Some(n) = capture
+            .name(a.name)
+            .strip_prefix("ProfilerStep#")
+            .and_then(|n| n.parse::<i64>().ok())
+        else {
+            continue;
+        };
+        let w = ranges.entry(n).or_insert(Window {
+            start: a.start,
+            end: a.start + a.dur,
+        });
+        w.start = w.start.min(a.start);
+        w.end = w.end.max(a.start + a.dur);
+    }
+    if ranges.is_empty() {
+        return None;
+    }
+    let mut steps: Vec<StepRange> = ranges
+        .into_iter()
+        .map(|(number, range)| StepRange { number, range })
+        .collect();
+    steps.sort_by_key(|s| (s.range.start, s.number));
+    let activity_step: Vec<Option<u32>> = capture
+        .activities
+        .iter()
+        .map(|a| step_containing(&steps, a.start))
+        .collect();
+    let mut diagnostics =
+        vec!["steps from GPU-side ProfilerStep#N annotations only (no host-side ones)".to_string()];
+    let outside = count_none(&activity_step);
+    if outside > 0 {
+        diagnostics.push(format!(
+            "{outside} GPU activities start outside every step and are left out of per-step numbers"
+        ));
+    }
+    Some(Steps {
+        origin: StepOrigin::ProfilerStep,
+        steps,
+        activity_step,
+        diagnostics,
+    })
 }
 
 fn count_none(v: &[Option<u32>]) -> usize {
@@ -277,5 +330,67 @@ fn whole_capture(capture: &Capture) -> Steps {
         diagnostics: vec![
             "no steps found (no ProfilerStep#, step marker or repeated XLA module): the whole capture is treated as one step".to_string(),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Loads a Kineto trace from JSON events and returns (origin, step numbers, the step
+    /// number of each activity in stream/start order).
+    fn check(events: &str, origin: StepOrigin, expect: &[Option<i64>]) {
+        let json = format!(r#"{{"schemaVersion":1,"traceEvents":[{events}]}}"#);
+        let c = chrome_reader::load_from(json.as_bytes(), Path::new("test.json")).expect("loads");
+        let s = find_steps(&c);
+        assert_eq!(s.origin, origin);
+        let got: Vec<Option<i64>> = s
+            .activity_step
+            .iter()
+            .map(|i| i.map(|i| s.steps[i as usize].number))
+            .collect();
+        assert_eq!(got, expect);
+    }
+
+    const K1: &str = r#"{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":30,"dur":5,"args":{"device":0,"stream":7,"correlation":1}}"#;
+    const K2: &str = r#"{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":120,"dur":5,"args":{"device":0,"stream":7,"correlation":2}}"#;
+    const L1: &str = r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":5,"dur":2,"args":{"correlation":1}}"#;
+    // Launched in step 1 (host), runs after step 1's host range ended.
+    const L2: &str = r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":90,"dur":2,"args":{"correlation":2}}"#;
+    const S0: &str = r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":0,"dur":50}"#;
+    const S1: &str = r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":50,"dur":50}"#;
+    const G0: &str = r#"{"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#0","pid":0,"tid":7,"ts":25,"dur":50,"args":{"device":0}}"#;
+
+    #[test]
+    fn steps() {
+        // Host steps: placed by the launch, not by the kernel start.
+        check(
+            &[S0, S1, L1, L2, K1, K2].join(","),
+            StepOrigin::ProfilerStep,
+            &[Some(0), Some(1)],
+        );
+        // GPU-side annotations only: placed by the kernel start.
+        check(
+            &[G0, L1, L2, K1, K2].join(","),
+            StepOrigin::ProfilerStep,
+            &[Some(0), None],
+        );
+        // Nothing: one step over the whole capture.
+        check(
+            &[L1, L2, K1, K2].join(","),
+            StepOrigin::WholeCapture,
+            &[Some(0), Some(0)],
+        );
+    }
+
+    #[test]
+    fn spread() {
+        let s = |v: &[i64]| {
+            Spread::of(v.iter().map(|&n| Nanos(n))).map(|s| (s.median.0, s.min.0, s.max.0))
+        };
+        assert_eq!(s(&[]), None);
+        assert_eq!(s(&[5]), Some((5, 5, 5)));
+        assert_eq!(s(&[4, 1, 3, 2]), Some((2, 1, 4)));
     }
 }

@@ -84,6 +84,11 @@ fn check_output(input: &Path, out: &Output) {
                 s.stream
             );
         }
+        // The gaps of the busiest stream add up to its idle time.
+        if let (Some(c), Some(g)) = (r.critical_stream(), &r.gap_host) {
+            assert_eq!(c.budget.idle, g.idle, "{}: gaps vs idle", input.display());
+            assert!(g.covered <= g.idle, "{}: covered <= idle", input.display());
+        }
         for d in &r.devices {
             assert!(
                 d.budget.check.holds(),
