@@ -47,7 +47,7 @@ fn render_report(out: &mut String, r: &Report) {
     let _ = writeln!(out, "== {}{rank}", r.path.display());
     let _ = writeln!(out, "format: {}", r.format.describe());
     let n = r.steps.steps.len();
-    let _ = write!(out, "steps: {n} from {}", r.steps.origin.describe());
+    let _ = write!(out, "steps: {n} ({})", r.steps.origin.describe());
     if let (Some(sp), Some(m)) = (r.steps.duration_spread(), r.steps.median_step()) {
         let _ = write!(
             out,
