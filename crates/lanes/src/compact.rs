@@ -7,6 +7,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::Error;
 use crate::event::{Event, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str};
@@ -239,24 +240,30 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The fields of a measured slice that must not change: name, cat, ph, pid, ts, dur and
-/// args without `stream`, hashed.
-fn slice_signature(value: &Value) -> u64 {
-    let mut args = value.get("args").cloned().unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut args {
-        map.remove("stream");
-    }
-    let fields = ["name", "cat", "ph", "pid", "ts", "dur"].map(|k| value.get(k));
+/// The bytes of a measured slice that must not change: every member but `tid`, and
+/// every member of `args` but `stream`, hashed. (The reference compares name, cat, ph,
+/// pid, ts, dur and args without stream by value; we keep the bytes, so we check them.)
+fn slice_signature(object: &Object<'_>) -> Result<u64, serde_json::Error> {
     let mut hasher = DefaultHasher::new();
-    for f in fields {
-        serde_json::to_string(&f)
-            .expect("a JSON value serializes")
-            .hash(&mut hasher);
+    for (key, value) in &object.0 {
+        match &**key {
+            "tid" => {}
+            "args" => {
+                for (k, v) in Object::parse(value.get())?.0 {
+                    if k != "stream" {
+                        (k, v.get()).hash(&mut hasher);
+                    }
+                }
+            }
+            _ => (key, value.get()).hash(&mut hasher),
+        }
     }
-    serde_json::to_string(&args)
-        .expect("a JSON value serializes")
-        .hash(&mut hasher);
-    hasher.finish()
+    Ok(hasher.finish())
+}
+
+/// A scalar JSON value, for the few fields we compare or convert.
+fn scalar(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
@@ -271,22 +278,27 @@ fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
             index,
             field,
         };
-        let value: Value = serde_json::from_str(&ev.text).map_err(|e| Error::Rewrite {
+        let bad_json = |e: serde_json::Error| Error::Rewrite {
             path: path.clone(),
             index,
             message: e.to_string(),
-        })?;
-        let field = |k: &str| value.get(k).filter(|v| !v.is_null());
+        };
+        let object = Object::parse(&ev.text).map_err(bad_json)?;
+        let field = |k: &str| object.get(k).map(scalar).filter(|v| !v.is_null());
         let pid = field("pid").ok_or_else(|| missing("pid"))?;
         let tid = field("tid").ok_or_else(|| missing("tid"))?;
         let start = ev.ts().ok_or_else(|| missing("ts"))?;
         let dur = ev.dur().ok_or_else(|| missing("dur"))?;
-        let stream = value
-            .get("args")
-            .and_then(|a| a.get("stream"))
+        let args = match object.get("args") {
+            Some(a) if a.get().starts_with('{') => Object::parse(a.get()).map_err(bad_json)?,
+            _ => Object::default(),
+        };
+        let stream = args
+            .get("stream")
+            .map(scalar)
             .filter(|v| !v.is_null())
             .ok_or_else(|| missing("args.stream"))?;
-        if !json_equal(tid, stream) {
+        if !json_equal(&tid, &stream) {
             return Err(Error::TidNotStream {
                 path: path.clone(),
                 index,
@@ -298,30 +310,34 @@ fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
             return Err(Error::NegativeDuration {
                 path: path.clone(),
                 index,
-                dur: value.get("dur").map(Value::to_string).unwrap_or_default(),
+                dur: object
+                    .get("dur")
+                    .map(|d| d.get().to_string())
+                    .unwrap_or_default(),
             });
         }
-        let pid = as_int(pid).ok_or_else(|| missing("an integer pid"))?;
-        let old_tid = as_int(tid).ok_or_else(|| missing("an integer tid"))?;
-        let cat = value.get("cat").and_then(Value::as_str).unwrap_or("");
-        let name = value.get("name").and_then(Value::as_str).unwrap_or("");
-        let annotation = value
-            .get("args")
-            .and_then(|a| a.get("name"))
-            .and_then(Value::as_str)
+        let pid = as_int(&pid).ok_or_else(|| missing("an integer pid"))?;
+        let old_tid = as_int(&tid).ok_or_else(|| missing("an integer tid"))?;
+        let text = |v: Option<&RawValue>| match v.map(scalar) {
+            Some(Value::String(s)) => s,
+            _ => String::new(),
+        };
+        let cat = text(object.get("cat"));
+        let name = text(object.get("name"));
+        let annotation = Some(text(args.get("name")))
             .filter(|n| !n.is_empty())
-            .map(Box::from);
+            .map(String::into_boxed_str);
         slices.push(Slice {
             event: index,
             pid,
             old_tid,
             start,
             end: start + dur,
-            group: Group::classify(cat, name),
+            group: Group::classify(&cat, &name),
             lane: 0,
             new_tid: 0,
             annotation,
-            signature: slice_signature(&value),
+            signature: slice_signature(&object).map_err(bad_json)?,
         });
     }
     if slices.is_empty() {
@@ -798,8 +814,8 @@ fn self_check(trace: &Trace, slices: &[Slice]) -> Result<(), Error> {
             slice: k,
             index: *index,
         };
-        let value: Value = serde_json::from_str(&ev.text).map_err(|_| changed())?;
-        if slice_signature(&value) != s.signature {
+        let object = Object::parse(&ev.text).map_err(|_| changed())?;
+        if slice_signature(&object).map_err(|_| changed())? != s.signature {
             return Err(changed());
         }
     }

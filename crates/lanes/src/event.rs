@@ -1,6 +1,7 @@
 //! A trace held in memory for rewriting: each event keeps its exact JSON text and the
 //! few fields the compaction reads; only events that change are re-serialized.
 
+use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -281,23 +282,46 @@ fn write_json_string(out: &mut impl Write, s: &str) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, s).map_err(std::io::Error::other)
 }
 
-/// A JSON object as its members in order, each value kept as raw text, so that editing
-/// one member leaves every other byte of the value as it was.
+/// A JSON object as its members in order, each value kept as raw text (borrowed from
+/// the parsed text where possible), so that editing one member leaves every other byte
+/// as it was.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Object(pub Vec<(String, Box<RawValue>)>);
+pub(crate) struct Object<'a>(pub Vec<(Cow<'a, str>, Cow<'a, RawValue>)>);
 
-impl<'de> Deserialize<'de> for Object {
+/// An object key, borrowed unless it holds escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Object;
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Object<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Object<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
-                let mut members = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
-                    members.push((k, v));
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object<'de>, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(12));
+                while let Some((k, v)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                    members.push((k.0, Cow::Borrowed(v)));
                 }
                 Ok(Object(members))
             }
@@ -306,8 +330,8 @@ impl<'de> Deserialize<'de> for Object {
     }
 }
 
-impl Object {
-    pub fn parse(text: &str) -> Result<Object, serde_json::Error> {
+impl<'a> Object<'a> {
+    pub fn parse(text: &'a str) -> Result<Object<'a>, serde_json::Error> {
         serde_json::from_str(text)
     }
 
@@ -322,13 +346,16 @@ impl Object {
 
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {
         match self.0.iter_mut().rev().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = value,
-            None => self.0.push((key.to_string(), value)),
+            Some(slot) => slot.1 = Cow::Owned(value),
+            None => self
+                .0
+                .push((Cow::Owned(key.to_string()), Cow::Owned(value))),
         }
     }
 
-    pub fn with(mut self, key: &str, value: Box<RawValue>) -> Object {
-        self.0.push((key.to_string(), value));
+    pub fn with(mut self, key: &str, value: Box<RawValue>) -> Object<'a> {
+        self.0
+            .push((Cow::Owned(key.to_string()), Cow::Owned(value)));
         self
     }
 
