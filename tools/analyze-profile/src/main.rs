@@ -26,7 +26,7 @@ use clap::{ArgGroup, Parser};
 /// divides by GPU time: its shares can exceed 100 % and GEMM kernels named by cuBLAS
 /// land in "other". Use it to compare with old reports.
 #[derive(Debug, Parser)]
-#[command(name = "analyze-profile", version)]
+#[command(name = "analyze-profile", version, after_long_help = EXAMPLES)]
 #[command(group(ArgGroup::new("input").required(true).args(["trace_file", "trace_dir"])))]
 struct Args {
     /// A Kineto trace: .json or .json.gz.
@@ -62,14 +62,34 @@ struct Args {
     all_ranks: bool,
 }
 
+const EXAMPLES: &str = "\
+Examples:
+  analyze-profile --trace-file rank0.pt.trace.json.gz
+  analyze-profile --trace-dir ./profile_out --all-ranks
+  analyze-profile --compat --trace_file rank0.pt.trace.json   (the seed's report, the seed's flags)
+
+In default mode the top-ops table groups GPU time by the launching CPU op's name; an
+activity with no launching op is listed under its own name, marked [no op]. \"How each
+activity was bucketed\" and the trust list say how much of the GPU time rests on which
+evidence.
+
+The seed's spellings --trace_file, --trace_dir and --top_n are accepted.
+Exit status: 0 on success (also when stdout is closed early, e.g. `| head`), 2 on error
+(unreadable file, not a Chrome trace, no matching file in the directory).";
+
 fn main() -> ExitCode {
     let args = Args::parse();
+    // clap's `input` group requires exactly one of the two.
+    let input = match (args.trace_file, args.trace_dir) {
+        (Some(file), _) => Input::File(file),
+        (None, Some(dir)) => Input::Dir(dir),
+        (None, None) => {
+            eprintln!("analyze-profile: give --trace-file FILE or --trace-dir DIR");
+            return ExitCode::from(2);
+        }
+    };
     let config = Config {
-        input: match (args.trace_file, args.trace_dir) {
-            (Some(file), _) => Input::File(file),
-            (None, Some(dir)) => Input::Dir(dir),
-            (None, None) => unreachable!("clap requires --trace-file or --trace-dir"),
-        },
+        input,
         top_n: args.top_n,
         mode: if args.compat { Mode::Seed } else { Mode::Gpu },
         json: args.json,

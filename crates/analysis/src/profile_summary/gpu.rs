@@ -623,3 +623,72 @@ fn backend_of(name: &str) -> Option<usize> {
         .iter()
         .position(|(_, patterns)| patterns.iter().any(|p| name.contains(p)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary_of(json: &str) -> GpuSummary {
+        let capture = chrome_reader::load_from(json.as_bytes(), Path::new("test.json"))
+            .expect("test trace loads");
+        gpu_summary(&capture, "test.json", None)
+    }
+
+    /// `aten::linear` around `aten::addmm` around the launch: the innermost op decides
+    /// (GEMM); a memcpy under `aten::copy_` (no rule) falls back to its own name
+    /// (memory); a kernel whose launch is missing is bucketed by its own name.
+    #[test]
+    fn activities_go_to_the_innermost_launching_op() {
+        let trace = r#"{"traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 10, "dur": 50},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"correlation": 7}},
+ {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 30, "dur": 40.5, "args": {"correlation": 7, "stream": 7, "device": 0}},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": 200, "dur": 50},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 210, "dur": 5, "args": {"correlation": 8}},
+ {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 220, "dur": 3, "args": {"correlation": 8, "stream": 7, "device": 0}},
+ {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "pid": 0, "tid": 9, "ts": 230, "dur": 10, "args": {"correlation": 99, "stream": 9, "device": 0}}
+]}"#;
+        let s = summary_of(trace);
+        assert_eq!(s.gpu_time_ns, 53_500);
+        assert_eq!(
+            s.buckets.iter().map(|b| b.time_ns).sum::<i64>(),
+            s.gpu_time_ns
+        );
+        let bucket = |name: &str| {
+            s.buckets
+                .iter()
+                .find(|b| b.bucket == name)
+                .map(|b| b.time_ns)
+        };
+        assert_eq!(bucket(rules::GEMM), Some(40_500));
+        assert_eq!(bucket(rules::MEMORY), Some(3_000));
+        assert_eq!(bucket(rules::COLLECTIVE), Some(10_000));
+        let basis = |b: Basis| {
+            s.attribution
+                .iter()
+                .find(|r| r.basis == b)
+                .map(|r| r.activities)
+        };
+        assert_eq!(basis(Basis::OpName), Some(1));
+        assert_eq!(basis(Basis::KernelNameUnderOp), Some(1));
+        assert_eq!(basis(Basis::KernelNameNoOp), Some(1));
+        assert_eq!(s.ops[0].name, "aten::addmm");
+        assert!(s.ops[0].is_cpu_op);
+        assert_eq!(s.ops[1].name, "ncclKernel_AllReduce_RING_LL_Sum_float");
+        assert!(!s.ops[1].is_cpu_op);
+        assert!((s.core_compute_percent - 40_500.0 / 53_500.0 * 100.0).abs() < 1e-9);
+        let text = render_text(&s, 25);
+        assert!(text.contains("[no op] ncclKernel_AllReduce"), "{text}");
+        assert!(hints(&s).iter().any(|h| h.0 == rules::COLLECTIVE));
+    }
+
+    #[test]
+    fn an_empty_trace_has_no_buckets_and_no_nan() {
+        let s = summary_of(r#"{"traceEvents": []}"#);
+        assert_eq!(s.gpu_time_ns, 0);
+        assert!(s.buckets.is_empty());
+        assert_eq!(s.core_compute_percent, 0.0);
+        assert!(render_text(&s, 25).contains("GPU time: 0 ns"));
+    }
+}
