@@ -6,4 +6,5 @@ mod errors;
 mod real;
 mod reference;
 mod support;
+mod swimlane;
 mod synthetic;
