@@ -48,6 +48,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
             "chrome-reader",
             "--example",
             "read_speed",
+            "-p",
+            "xplane-reader",
+            "--example",
+            "decode_speed",
         ])
         .status()
         .map_err(|e| format!("cargo build: {e}"))?;
@@ -57,6 +61,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let release = target_dir(&root).join("release");
     let analyze = release.join("analyze-profile");
     let read_speed = release.join("examples/read_speed");
+    let decode_speed = release.join("examples/decode_speed");
 
     let mut rows = Vec::new();
     let large = traces.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
@@ -168,6 +173,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         target: "≤ 0.5".into(),
     });
 
+    xplane_rows(&decode_speed, &out_dir, runs, &mut rows)?;
+
     let mut table =
         String::from("| measure (median of runs, measured) | value | target |\n|---|---|---|\n");
     for r in &rows {
@@ -176,6 +183,70 @@ pub fn main(args: &[String]) -> Result<(), String> {
     print!("{table}");
     let results = out_dir.join("results.md");
     std::fs::write(&results, &table).map_err(|e| format!("{}: {e}", results.display()))?;
+    Ok(())
+}
+
+/// Decode throughput (one core) and peak RSS of xplane-reader on a synthetic XSpace of about
+/// 400 MB, for `XSpace::read` alone and for the full `trace_model::Capture`.
+fn xplane_rows(
+    decode_speed: &Path,
+    out_dir: &Path,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let synthetic = out_dir.join("synthetic_400m.xplane.pb");
+    if !synthetic.is_file() {
+        eprintln!("generating {} (about 400 MB)…", synthetic.display());
+        crate::synth_xplane::write(&synthetic, 400_000_000)
+            .map_err(|e| format!("{}: {e}", synthetic.display()))?;
+    }
+    let size = std::fs::metadata(&synthetic)
+        .map_err(|e| format!("{}: {e}", synthetic.display()))?
+        .len();
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".to_owned());
+    let synth_s = synthetic.display().to_string();
+    let program = decode_speed.to_str().unwrap_or("");
+    for (mode, what, rss_target) in [
+        ("decode", "XSpace::read", "≤ 2"),
+        ("capture", "load_capture (full model)", "-"),
+    ] {
+        let mbps = median_of(runs, || read_speed_mbps(decode_speed, mode, &synthetic))?;
+        let (_, rss_kb) = timed_rss(program, &[mode, &synth_s])?;
+        rows.push(Row {
+            what: format!(
+                "xplane-reader {what}, synthetic {:.0} MB XSpace (8 GPUs × 4 streams), 1 core",
+                size as f64 / 1e6
+            ),
+            value: format!("{mbps:.0} MB/s"),
+            target: if mode == "decode" {
+                "≥ 300 MB/s"
+            } else {
+                "-"
+            }
+            .into(),
+        });
+        rows.push(Row {
+            what: format!("xplane-reader {what}: peak RSS / file size"),
+            value: format!(
+                "{:.2} ({} MB)",
+                rss_kb as f64 * 1024.0 / size as f64,
+                rss_kb / 1024
+            ),
+            target: rss_target.into(),
+        });
+    }
+    rows.push(Row {
+        what: "load average during the xplane rows (1, 5, 15 min)".into(),
+        value: load,
+        target: "-".into(),
+    });
     Ok(())
 }
 

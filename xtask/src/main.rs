@@ -10,6 +10,7 @@
 mod bench;
 mod fixtures;
 mod gen_proto;
+mod synth_xplane;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
