@@ -557,9 +557,20 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
         let _ = write!(line, " {:>20}", s.dominant_backend.unwrap_or("-"));
     }
     let _ = writeln!(out, "{line}");
+    for &(bucket, threshold, _) in HINTS {
+        let mut line = format!(
+            " {:28}",
+            format!("hint: {} > {threshold:.0} %", short_bucket(bucket))
+        );
+        for s in summaries {
+            let fired = hints(s).iter().any(|h| h.0 == bucket);
+            let _ = write!(line, " {:>20}", if fired { "yes" } else { "-" });
+        }
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(
         out,
-        "\n Per-rank top ops and hints: run with --trace-file on one rank."
+        "\n Per-rank top ops and the hints' advice: run with --trace-file on one rank."
     );
     out
 }
@@ -607,6 +618,11 @@ fn render_trust(out: &mut String, summary: &GpuSummary) {
     for item in &summary.trust {
         let _ = writeln!(out, " {:>8}  {} [{}]", item.count, item.message, item.code);
     }
+}
+
+/// A bucket's name without its parenthesised examples (`matmul (GEMM)` → `matmul`).
+fn short_bucket(bucket: &str) -> &str {
+    bucket.split(" (").next().unwrap_or(bucket)
 }
 
 fn percent_of(part: i64, whole: i64) -> f64 {
