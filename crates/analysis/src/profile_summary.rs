@@ -62,6 +62,21 @@ pub const DIR_PATTERN: &str = "*.pt.trace.json*";
 pub fn run(config: &Config) -> Result<String, Error> {
     let files = match &config.input {
         Input::File(path) => vec![path.clone()],
+        Input::Dir(dir) if config.mode == Mode::Seed => {
+            // The seed's glob finds nothing in a missing or unreadable directory either,
+            // and then prints this line and exits successfully.
+            let mut files = trace_files_in(dir).unwrap_or_default();
+            if files.is_empty() {
+                return Ok(format!(
+                    "no trace file found in {}\n",
+                    dir.to_string_lossy()
+                ));
+            }
+            if !config.all_ranks {
+                files.truncate(1);
+            }
+            files
+        }
         Input::Dir(dir) => {
             let mut files = trace_files_in(dir)?;
             if !config.all_ranks {

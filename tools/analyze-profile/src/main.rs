@@ -75,7 +75,8 @@ evidence.
 
 The seed's spellings --trace_file, --trace_dir and --top_n are accepted.
 Exit status: 0 on success (also when stdout is closed early, e.g. `| head`), 2 on error
-(unreadable file, not a Chrome trace, no matching file in the directory).";
+(unreadable file, not a Chrome trace, no matching file in the directory; with --compat an
+empty directory prints the seed's \"no trace file found\" line and exits 0, as the seed does).";
 
 fn main() -> ExitCode {
     let args = Args::parse();

@@ -197,9 +197,17 @@ fn a_file_that_is_not_a_trace_is_a_one_line_error() {
     }
     let missing = analyze_profile(&["--trace-file", "no/such/trace.json"]);
     assert_eq!(missing.status.code(), Some(2));
-    let empty_dir = analyze_profile(&["--trace-dir", dir.path().to_str().expect("UTF-8")]);
+    let dir_text = dir.path().to_str().expect("temp path is UTF-8");
+    let empty_dir = analyze_profile(&["--trace-dir", dir_text]);
     assert_eq!(empty_dir.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&empty_dir.stderr).contains("*.pt.trace.json*"));
+    // --compat behaves as the seed: a line on stdout, success.
+    let seed = analyze_profile(&["--compat", "--trace_dir", dir_text]);
+    assert_eq!(seed.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&seed.stdout),
+        format!("no trace file found in {dir_text}\n")
+    );
 }
 
 #[test]
