@@ -158,23 +158,17 @@ pub struct Analysis {
     pub last_finisher: Option<LastFinisher>,
 }
 
-/// The result of [`run`]: the analysis and the bytes of `rows.csv`.
-#[derive(Debug)]
-pub struct Output {
-    pub analysis: Analysis,
-    pub rows_csv: Vec<u8>,
-}
-
 /// Reads `input` (a Kineto `.json[.gz]`, a JAX `*.trace.json.gz`, an `.xplane.pb`, or
-/// a directory of rank traces; see [`crate::input::load_any`]), analyses every capture and renders `rows.csv`.
-pub fn run(input: &Path, config: &Config) -> Result<Output, Error> {
+/// a directory of rank traces; see [`crate::input::load_any`]), analyses every capture
+/// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes.
+pub fn run(input: &Path, config: &Config, rows: impl std::io::Write) -> Result<Analysis, Error> {
     let captures: Vec<(PathBuf, Option<i64>, Capture)> = crate::input::load_any(input)?
         .into_iter()
         .map(|l| (l.path, l.rank, l.capture))
         .collect();
     let multi = captures.len() > 1 || input.is_dir();
     let mut reports = Vec::with_capacity(captures.len());
-    let mut rows = csv::Writer::from_writer(Vec::new());
+    let mut rows = csv::Writer::from_writer(rows);
     write_header(&mut rows, multi).map_err(|e| csv_error(input, e))?;
     for (path, rank, capture) in &captures {
         let report = analyze(capture, path, *rank, config);
@@ -182,21 +176,19 @@ pub fn run(input: &Path, config: &Config) -> Result<Output, Error> {
             .map_err(|e| csv_error(input, e))?;
         reports.push(report);
     }
-    let rows_csv = rows
-        .into_inner()
-        .map_err(|e| csv_error(input, e.into_error().into()))?;
+    rows.flush().map_err(|source| Error::Io {
+        path: input.to_path_buf(),
+        source,
+    })?;
     let last_finisher = if multi {
         last_finisher(&reports, &captures)
     } else {
         None
     };
-    Ok(Output {
-        analysis: Analysis {
-            input: input.to_path_buf(),
-            reports,
-            last_finisher,
-        },
-        rows_csv,
+    Ok(Analysis {
+        input: input.to_path_buf(),
+        reports,
+        last_finisher,
     })
 }
 

@@ -72,16 +72,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let config = analysis::skip::Config {
         top_host_events: args.top,
     };
-    let output = analysis::skip::run(&args.trace, &config)
+    let rows = RowsFile::create(&args.out)?;
+    let analysis = analysis::skip::run(&args.trace, &config, rows.writer())
         .with_context(|| format!("analysing {}", args.trace.display()))?;
-    write_atomically(&args.out, "rows.csv", &output.rows_csv)?;
+    rows.persist("rows.csv")?;
     let text = if args.json {
-        let mut s =
-            serde_json::to_string_pretty(&analysis::skip_text::render_json(&output.analysis))?;
+        let mut s = serde_json::to_string_pretty(&analysis::skip_text::render_json(&analysis))?;
         s.push('\n');
         s
     } else {
-        analysis::skip_text::render_text(&output.analysis)
+        analysis::skip_text::render_text(&analysis)
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
@@ -89,17 +89,44 @@ fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to `dir/name` through a temporary file in `dir`, renamed into place.
-fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("writing {}", tmp.path().display()))?;
-    let target = dir.join(name);
-    tmp.persist(&target)
-        .with_context(|| format!("renaming into {}", target.display()))?;
-    Ok(())
+/// `rows.csv` under construction: a temporary file in the out dir, renamed into place
+/// only when the analysis succeeded (dropped, and so deleted, otherwise).
+struct RowsFile {
+    dir: PathBuf,
+    tmp: tempfile::NamedTempFile,
+}
+
+impl RowsFile {
+    fn create(dir: &Path) -> anyhow::Result<RowsFile> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".rows.csv.");
+        // A temporary file is private (0600); the output is an ordinary file (0644 less umask).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let tmp = builder
+            .tempfile_in(dir)
+            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+        Ok(RowsFile {
+            dir: dir.to_path_buf(),
+            tmp,
+        })
+    }
+
+    fn writer(&self) -> std::io::BufWriter<&std::fs::File> {
+        std::io::BufWriter::with_capacity(1 << 20, self.tmp.as_file())
+    }
+
+    fn persist(self, name: &str) -> anyhow::Result<()> {
+        let target = self.dir.join(name);
+        self.tmp
+            .persist(&target)
+            .with_context(|| format!("renaming into {}", target.display()))?;
+        Ok(())
+    }
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::skip::{self, Config, Output};
+use analysis::skip::{self, Analysis, Config};
 
 /// The real-trace folder, or `None` (and a note) when `TRACEWISE_TRACES` is unset.
 /// Relative paths are taken from the workspace root.
@@ -64,8 +64,8 @@ fn real_traces(root: &Path) -> Vec<PathBuf> {
 }
 
 /// Budget checks and rows.csv completeness for one input.
-fn check_output(input: &Path, out: &Output) {
-    for r in &out.analysis.reports {
+fn check_output(input: &Path, out: &Analysis, rows_csv: &[u8]) {
+    for r in &out.reports {
         for s in &r.streams {
             let b = &s.budget;
             assert!(
@@ -99,10 +99,10 @@ fn check_output(input: &Path, out: &Output) {
         }
     }
     // Every GPU activity appears exactly once in rows.csv.
-    let multi = out.analysis.reports.len() > 1 || input.is_dir();
+    let multi = out.reports.len() > 1 || input.is_dir();
     let mut rows: Vec<(String, i64, i64, i64, i64, String)> = Vec::new();
     let mut without_launch = 0;
-    let mut reader = csv::Reader::from_reader(out.rows_csv.as_slice());
+    let mut reader = csv::Reader::from_reader(rows_csv);
     for rec in reader.records() {
         let rec = rec.expect("rows.csv parses");
         let o = usize::from(multi);
@@ -119,7 +119,7 @@ fn check_output(input: &Path, out: &Output) {
     }
     let mut expect = Vec::new();
     let mut expect_without = 0;
-    for r in &out.analysis.reports {
+    for r in &out.reports {
         let c = analysis::input::load_any(&r.path)
             .expect("loads again")
             .remove(0)
@@ -171,9 +171,10 @@ fn every_real_trace_reconciles() {
     let mut inputs = real_traces(&root);
     inputs.push(root.join("pytorch/param-dlrm-8rank"));
     for input in inputs {
-        let out = skip::run(&input, &Config::default())
+        let mut rows = Vec::new();
+        let out = skip::run(&input, &Config::default(), &mut rows)
             .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
-        check_output(&input, &out);
+        check_output(&input, &out, &rows);
     }
 }
 
@@ -219,8 +220,8 @@ fn jax_rocm_launch_latency_matches_manifest() {
             .join("jax")
             .join(folder)
             .join("regenerated-jaxlib0.10.2.trace.json.gz");
-        let out = skip::run(&path, &Config::default()).expect("reads");
-        let l = &out.analysis.reports[0].launch_all;
+        let out = skip::run(&path, &Config::default(), std::io::sink()).expect("reads");
+        let l = &out.reports[0].launch_all;
         let d = l.delay.expect("launched activities");
         let close = |ours: i64, theirs: i64| (ours - theirs).abs() as f64 <= 0.01 * theirs as f64;
         assert!(
@@ -248,7 +249,12 @@ fn param_dlrm_matches_hta_temporal_breakdown() {
     let csv_path =
         root.join("pytorch/reference-outputs/hta-0.5.0/param-dlrm-8rank/temporal_breakdown.csv");
     let mut reader = csv::Reader::from_path(&csv_path).expect("temporal_breakdown.csv");
-    let out = skip::run(&root.join("pytorch/param-dlrm-8rank"), &Config::default()).expect("reads");
+    let out = skip::run(
+        &root.join("pytorch/param-dlrm-8rank"),
+        &Config::default(),
+        std::io::sink(),
+    )
+    .expect("reads");
     let mut checked = 0;
     for rec in reader.records() {
         let rec = rec.expect("row");
@@ -256,7 +262,6 @@ fn param_dlrm_matches_hta_temporal_breakdown() {
         let pct = |i: usize| rec[i].parse::<f64>().expect("percentage");
         let (idle, compute, non_compute) = (pct(6), pct(7), pct(8));
         let r = out
-            .analysis
             .reports
             .iter()
             .find(|r| r.rank == Some(rank))

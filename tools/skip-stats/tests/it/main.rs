@@ -40,6 +40,15 @@ fn fixture_text() {
         .map(|e| e.expect("entry").file_name())
         .collect();
     assert_eq!(names, ["rows.csv"]);
+    // rows.csv gets an ordinary file's mode, not the temporary file's private 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+        let plain = out.path().join("plain");
+        std::fs::write(&plain, "").expect("plain file");
+        assert_eq!(mode(&out.path().join("rows.csv")), mode(&plain));
+    }
 }
 
 #[test]
@@ -80,7 +89,9 @@ fn missing_file_exits_2() {
         err.starts_with("skip-stats: analysing no/such/trace.json: "),
         "{err}"
     );
-    assert!(!out.path().join("rows.csv").exists());
+    // Nothing is left behind: no rows.csv, no temporary file.
+    let left: Vec<_> = std::fs::read_dir(out.path()).expect("out dir").collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]
