@@ -4,6 +4,12 @@
 //!   backend, top ops and hints, both exactly as the seed script computes them
 //!   ([`profile_summary::seed`]) and with every GPU activity attributed to the CPU op
 //!   that launched it ([`profile_summary::gpu`]).
+//! - What `skip-stats` prints ([`skip::run`], [`skip::analyze`], shown by [`skip_text`]):
+//!   [`steps`] (ProfilerStep#, step markers, repeated XLA modules), [`budget`] (per
+//!   device x stream compute / collective / memcpy / memset / idle, reconciled),
+//!   [`gaps`] (GPU-idle gaps and the host events inside them), [`launch`] (activity ↔
+//!   launch join and delays), SKIP metrics ([`skip`]) and the [`verdict`]; every
+//!   number carries a [`labels::Provenance`].
 //!
 //! ```
 //! use analysis::profile_summary::bucket_of;
