@@ -3,7 +3,7 @@
 //! (activity start − launch call start), which is the time the work waited between
 //! being issued and starting on the GPU.
 
-use trace_model::{ActivityKind, Capture, GpuActivity, HostEvent, Nanos};
+use trace_model::{Capture, GpuActivity, HostEvent, Nanos};
 
 use crate::labels::Provenance;
 use crate::steps::Spread;
@@ -52,25 +52,7 @@ impl LaunchStats {
     }
 }
 
-/// Which activities a statistic covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activities {
-    /// Kernels, memcpys and memsets.
-    All,
-    /// Kernels only.
-    Kernels,
-}
-
-impl Activities {
-    pub fn includes(self, a: &GpuActivity) -> bool {
-        match self {
-            Activities::All => true,
-            Activities::Kernels => a.kind == ActivityKind::Kernel,
-        }
-    }
-}
-
-/// Launch statistics over the activities for which `keep` is true.
+/// Launch statistics over `activities` (e.g. all of a capture's, or its kernels).
 pub fn launch_stats<'a>(
     capture: &'a Capture,
     activities: impl Iterator<Item = &'a GpuActivity>,

@@ -26,7 +26,7 @@ use crate::budget::{self, Budget, Window};
 use crate::gaps::{self, GapHost};
 use crate::labels::Provenance;
 use crate::launch::{self, LaunchStats};
-use crate::steps::{self, Spread, StepOrigin, Steps};
+use crate::steps::{self, Spread, Steps};
 use crate::verdict::{self, Verdict};
 
 /// Options of the analysis.
@@ -520,9 +520,4 @@ pub fn write_rows<W: std::io::Write>(
         w.write_record(&rec)?;
     }
     Ok(())
-}
-
-/// Whether the analysis used real steps (not the whole-capture fallback).
-pub fn has_steps(report: &Report) -> bool {
-    report.steps.origin != StepOrigin::WholeCapture
 }
