@@ -3,22 +3,24 @@
 //! One streaming pass collects a compact record per useful event; a second pass over
 //! those records (after process and thread names are known, since producers write
 //! metadata events anywhere in the file) sorts them into devices, streams, threads,
-//! GPU activities and host events, then joins launches to activities by correlation id
-//! and launches to their enclosing CPU op.
+//! GPU activities and host events; `Capture::link_launches` (trace-model) then joins
+//! launches to activities by correlation id and launches to their enclosing CPU op.
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use trace_model::{
-    ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, GpuAnnotation,
-    HostEvent, HostEventId, HostKind, HostThread, KernelClass, Nanos, ProcessGroup, Step,
+    ActivityKind, Capture, Device, DeviceId, DeviceProperties, FastMap, Format, GpuActivity,
+    GpuAnnotation, HostEvent, HostKind, HostThread, KernelClass, Nanos, ProcessGroup, Step,
     StepSource, Stream, StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
 };
 
-use crate::{Error, Id, RawEvent, TopLevel, decode_args};
+use crate::{Error, Id, RawEvent, TopLevel};
+
+/// An event with the `args` keys the builder reads decoded.
+type Event<'a> = RawEvent<'a, KnownArgs>;
 
 /// Reads the trace at `path` (plain or gzip JSON) into a capture.
 pub fn load(path: &Path) -> Result<Capture, Error> {
@@ -29,7 +31,7 @@ pub fn load(path: &Path) -> Result<Capture, Error> {
 /// Reads a trace from already-decompressed JSON text; `path` names it in errors.
 pub fn load_from(input: impl std::io::Read, path: &Path) -> Result<Capture, Error> {
     let mut b = Builder::new(path);
-    let top = crate::read_raw_events(input, path, |ev| b.event(ev))?;
+    let top = crate::read_events_with_args(input, path, |ev| b.event(ev))?;
     b.finish(&top)
 }
 
@@ -115,8 +117,49 @@ pub fn rank_from_file_name(path: &Path) -> Option<i64> {
     digits.parse().ok()
 }
 
-const KINETO_GPU_CATS: &[&str] = &["kernel", "Kernel", "gpu_memcpy", "gpu_memset"];
-const KINETO_RUNTIME_CATS: &[&str] = &["cuda_runtime", "cuda_driver", "Runtime", "hip_runtime"];
+/// The Kineto categories the builder distinguishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cat {
+    /// No `cat` (JAX traces): routed by process and thread names.
+    None,
+    Kernel,
+    Memcpy,
+    Memset,
+    GpuAnnotation,
+    Runtime,
+    CpuOp,
+    UserAnnotation,
+    Python,
+    Trace,
+    Other,
+}
+
+impl Cat {
+    fn of(cat: Option<&str>) -> Cat {
+        match cat {
+            None => Cat::None,
+            Some("kernel" | "Kernel") => Cat::Kernel,
+            Some("gpu_memcpy") => Cat::Memcpy,
+            Some("gpu_memset") => Cat::Memset,
+            Some("gpu_user_annotation") => Cat::GpuAnnotation,
+            Some("cuda_runtime" | "cuda_driver" | "Runtime" | "hip_runtime") => Cat::Runtime,
+            Some("cpu_op" | "Operator") => Cat::CpuOp,
+            Some("user_annotation") => Cat::UserAnnotation,
+            Some("python_function") => Cat::Python,
+            Some("Trace") => Cat::Trace,
+            Some(_) => Cat::Other,
+        }
+    }
+
+    fn is_gpu_activity(self) -> bool {
+        matches!(self, Cat::Kernel | Cat::Memcpy | Cat::Memset)
+    }
+
+    /// Categories only Kineto writes (used to tell Kineto from other Chrome traces).
+    fn is_kineto(self) -> bool {
+        matches!(self, Cat::Kernel | Cat::Runtime | Cat::CpuOp)
+    }
+}
 
 /// Whether a runtime/driver API call launches GPU work.
 fn is_launch_api(name: &str) -> bool {
@@ -128,29 +171,56 @@ fn is_launch_api(name: &str) -> bool {
 }
 
 /// An integer given as a JSON number or as a string holding one (JAX writes strings).
+/// Anything else (a list, an object, a fraction) reads as absent.
 fn flex_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Flex<'a> {
-        I(i64),
-        U(u64),
-        F(f64),
-        #[serde(borrow)]
-        S(Cow<'a, str>),
-        Other(IgnoredAny),
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<i64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an integer, or a string holding one")
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(i64::try_from(v).ok())
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok((v.fract() == 0.0 && v.abs() < 9.2e18).then_some(v as i64))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(v.trim().parse().ok())
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
     }
-    Ok(match Option::<Flex>::deserialize(d)? {
-        Some(Flex::I(v)) => Some(v),
-        Some(Flex::U(v)) => i64::try_from(v).ok(),
-        Some(Flex::F(v)) if v.fract() == 0.0 => Some(v as i64),
-        Some(Flex::S(s)) => s.trim().parse().ok(),
-        _ => None,
-    })
+    d.deserialize_any(V)
 }
 
 /// The `args` keys the builder reads.
+///
+/// Strings are owned: they are rare among these keys (JAX's `hlo_op`, metadata names),
+/// and owning them lets the reader decode `args` in the same pass as the event.
 #[derive(Deserialize, Default)]
-struct KnownArgs<'a> {
+struct KnownArgs {
     #[serde(default, deserialize_with = "flex_int")]
     correlation: Option<i64>,
     #[serde(default, deserialize_with = "flex_int")]
@@ -167,14 +237,14 @@ struct KnownArgs<'a> {
     graph_id: Option<i64>,
     #[serde(default, deserialize_with = "flex_int")]
     program_id: Option<i64>,
-    #[serde(borrow, default)]
-    hlo_op: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    hlo_module: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    memcpy_details: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    hlo_op: Option<String>,
+    #[serde(default)]
+    hlo_module: Option<String>,
+    #[serde(default)]
+    memcpy_details: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
     #[serde(default, deserialize_with = "flex_int")]
     step_num: Option<i64>,
 }
@@ -186,7 +256,7 @@ struct Pending {
     start: i64,
     dur: i64,
     name: StringId,
-    cat: Option<StringId>,
+    cat: Cat,
     index: u64,
     correlation: Option<i64>,
     external_id: Option<i64>,
@@ -212,13 +282,14 @@ struct Builder<'p> {
     pending: Vec<Pending>,
     process_names: BTreeMap<i64, String>,
     thread_names: BTreeMap<(i64, i64), String>,
-    string_ids: HashMap<String, i64>,
-    flows: HashMap<(StringId, i64), (u32, u32, usize)>,
+    string_ids: FastMap<String, i64>,
+    flows: FastMap<(StringId, i64), (u32, u32, usize)>,
     step_markers: Vec<(i64, i64, i64)>,
     devices: BTreeMap<i64, DeviceId>,
     streams: BTreeMap<(i64, i64), StreamId>,
     threads: BTreeMap<(i64, i64), ThreadId>,
     gpu_pid_ordinal: BTreeMap<i64, i64>,
+    saw_kineto_cat: bool,
 }
 
 impl<'p> Builder<'p> {
@@ -229,17 +300,18 @@ impl<'p> Builder<'p> {
             pending: Vec::new(),
             process_names: BTreeMap::new(),
             thread_names: BTreeMap::new(),
-            string_ids: HashMap::new(),
-            flows: HashMap::new(),
+            string_ids: FastMap::default(),
+            flows: FastMap::default(),
             step_markers: Vec::new(),
             devices: BTreeMap::new(),
             streams: BTreeMap::new(),
             threads: BTreeMap::new(),
             gpu_pid_ordinal: BTreeMap::new(),
+            saw_kineto_cat: false,
         }
     }
 
-    fn place(&self, ev: &RawEvent<'_>, field: &str) -> String {
+    fn place(&self, ev: &Event<'_>, field: &str) -> String {
         format!(
             "{}: event {} (byte {}), field {field}",
             self.path.display(),
@@ -263,7 +335,7 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn time(&self, ev: &RawEvent<'_>, field: &'static str) -> Result<Option<i64>, Error> {
+    fn time(&self, ev: &Event<'_>, field: &'static str) -> Result<Option<i64>, Error> {
         let n = if field == "ts" { ev.ts } else { ev.dur };
         match n {
             None => Ok(None),
@@ -279,12 +351,12 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn event(&mut self, ev: RawEvent<'_>) -> Result<(), Error> {
+    fn event(&mut self, ev: Event<'_>) -> Result<(), Error> {
         match ev.ph.as_ref() {
             "X" => self.complete(ev),
             "M" => {
-                let args: Option<KnownArgs> = decode_args(self.path, &ev)?;
-                let name = args.and_then(|a| a.name).map(|n| n.into_owned());
+                let args = ev.args;
+                let name = args.and_then(|a| a.name);
                 let pid = self.id_key(ev.pid.as_ref());
                 match (ev.name.as_deref(), name) {
                     (Some("process_name"), Some(n)) => {
@@ -327,7 +399,7 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn complete(&mut self, ev: RawEvent<'_>) -> Result<(), Error> {
+    fn complete(&mut self, ev: Event<'_>) -> Result<(), Error> {
         let Some(start) = self.time(&ev, "ts")? else {
             let place = self.place(&ev, "ts");
             self.capture.diagnostics.add(
@@ -358,19 +430,16 @@ impl<'p> Builder<'p> {
                 0
             }
         };
-        let cat = ev.cat.as_deref();
+        let cat = Cat::of(ev.cat.as_deref());
+        self.saw_kineto_cat |= cat.is_kineto();
         let name_text = ev.name.as_deref().unwrap_or("");
         // Python frames carry nothing the model needs beyond time and name.
-        let args: KnownArgs = if cat == Some("python_function") {
-            KnownArgs::default()
-        } else {
-            decode_args(self.path, &ev)?.unwrap_or_default()
-        };
+        // Python frames carry nothing the model needs beyond time and name.
+        let args = if cat == Cat::Python { None } else { ev.args }.unwrap_or_default();
         if let Some(step) = args.step_num {
             self.step_markers.push((step, start, start + dur));
         }
         let name = self.capture.strings.intern(name_text);
-        let cat = cat.map(|c| self.capture.strings.intern(c));
         let pid = self.id_key(ev.pid.as_ref());
         let tid = self.id_key(ev.tid.as_ref());
         let has_gpu_fields = args.stream.is_some()
@@ -405,7 +474,7 @@ impl<'p> Builder<'p> {
             external_id: args.external_id,
             extra,
         };
-        if p.cat.is_some() {
+        if p.cat != Cat::None {
             self.route(p, false);
         } else {
             self.pending.push(p);
@@ -416,18 +485,17 @@ impl<'p> Builder<'p> {
     /// Sorts one complete event into the capture. Kineto events (with a category) are
     /// routed as they stream by; JAX events (no category) once process names are known.
     fn route(&mut self, p: Pending, is_jax: bool) {
-        let cat = p.cat.map(|c| self.capture.strings.get(c).to_owned());
-        let cat = cat.as_deref();
+        let cat = p.cat;
         let gpu = if is_jax {
             self.gpu_pid_ordinal.get(&p.pid).copied().map(|ordinal| {
                 let line = self.thread_names.get(&(p.pid, p.tid));
                 let is_stream = line.is_none_or(|l| l.starts_with("Stream"));
                 (ordinal, is_stream)
             })
-        } else if cat.is_some_and(|c| KINETO_GPU_CATS.contains(&c)) {
+        } else if cat.is_gpu_activity() {
             let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
             Some((ordinal, true))
-        } else if cat == Some("gpu_user_annotation") {
+        } else if cat == Cat::GpuAnnotation {
             let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
             let stream = self.stream_id(ordinal, p.tid);
             self.capture.gpu_annotations.push(GpuAnnotation {
@@ -471,7 +539,7 @@ impl<'p> Builder<'p> {
                         });
                     }
                 }
-                if cat == Some("Trace") && self.capture.meta.window.is_none() {
+                if cat == Cat::Trace && self.capture.meta.window.is_none() {
                     self.capture.meta.window = Some((Nanos(p.start), Nanos(p.start + p.dur)));
                 }
                 self.capture.host_events.push(HostEvent {
@@ -495,10 +563,7 @@ impl<'p> Builder<'p> {
             .process_names
             .values()
             .any(|n| n.starts_with("/device:") || n.starts_with("/host:"));
-        let strings = &self.capture.strings;
-        let has_kineto_cats = ["kernel", "cpu_op", "Kernel", "cuda_runtime"]
-            .iter()
-            .any(|c| strings.find(c).is_some());
+        let has_kineto_cats = self.saw_kineto_cat;
         self.capture.format = if is_jax {
             Format::JaxTraceJson
         } else if has_kineto_cats || top.get("schemaVersion").is_some() {
@@ -539,18 +604,34 @@ impl<'p> Builder<'p> {
                 }
             }
         }
+        // String pids/tids (`"Spans"`, `"Traces"`) have synthetic keys: without thread_name
+        // metadata, such a thread is named by its original ids, `Spans / PyTorch Profiler`.
+        let id_texts: BTreeMap<i64, &str> = self
+            .string_ids
+            .iter()
+            .map(|(text, &key)| (key, text.as_str()))
+            .collect();
+        let id_text = |key: i64| {
+            id_texts
+                .get(&key)
+                .map_or_else(|| key.to_string(), |text| (*text).to_owned())
+        };
         for (&(pid, tid), &id) in &self.threads {
-            let name = self
-                .thread_names
-                .get(&(pid, tid))
-                .map(|n| self.capture.strings.intern(n));
+            let name = match self.thread_names.get(&(pid, tid)) {
+                Some(n) => Some(self.capture.strings.intern(n)),
+                None if id_texts.contains_key(&pid) || id_texts.contains_key(&tid) => {
+                    let text = format!("{} / {}", id_text(pid), id_text(tid));
+                    Some(self.capture.strings.intern(&text))
+                }
+                None => None,
+            };
             self.capture.threads.push(HostThread { id, pid, tid, name });
         }
         self.capture.threads.sort_by_key(|t| t.id);
         let devices = std::mem::take(&mut self.devices);
         self.finish_devices(&devices, &kineto_devices);
         self.capture.finish();
-        self.link();
+        self.capture.link_launches(&self.path.display().to_string());
         self.count_flows();
         Ok(self.capture)
     }
@@ -570,7 +651,7 @@ impl<'p> Builder<'p> {
         })
     }
 
-    fn gpu_activity(&mut self, ordinal: i64, p: Pending, cat: Option<&str>, is_jax: bool) {
+    fn gpu_activity(&mut self, ordinal: i64, p: Pending, cat: Cat, is_jax: bool) {
         let extra = p.extra.as_deref();
         let stream_no = if is_jax {
             let line = self.thread_names.get(&(p.pid, p.tid));
@@ -600,11 +681,11 @@ impl<'p> Builder<'p> {
         }
         let name = self.capture.strings.get(p.name);
         let (kind, class) = match cat {
-            Some("gpu_memcpy") => (
+            Cat::Memcpy => (
                 ActivityKind::Memcpy,
                 KernelClass::Memcpy(memcpy_direction(name)),
             ),
-            Some("gpu_memset") => (ActivityKind::Memset, KernelClass::Memset),
+            Cat::Memset => (ActivityKind::Memset, KernelClass::Memset),
             _ => match extra.and_then(|e| e.memcpy_details) {
                 Some(d) if is_jax => (
                     ActivityKind::Memcpy,
@@ -769,82 +850,6 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// Joins activities to launches (correlation id) and launches to their enclosing CPU op.
-    fn link(&mut self) {
-        let c = &mut self.capture;
-        let mut by_correlation: HashMap<u64, u32> = HashMap::new();
-        for (i, e) in c.host_events.iter().enumerate() {
-            if matches!(e.kind, HostKind::Launch | HostKind::Runtime)
-                && let Some(corr) = e.correlation
-            {
-                by_correlation.entry(corr).or_insert(i as u32);
-            }
-        }
-        let mut unlinked = 0u64;
-        let mut first_unlinked = None;
-        for a in &mut c.activities {
-            a.launch = a
-                .correlation
-                .and_then(|corr| by_correlation.get(&corr))
-                .map(|&i| HostEventId(i));
-            match a.launch {
-                Some(l) => c.host_events[l.0 as usize].kind = HostKind::Launch,
-                None => {
-                    unlinked += 1;
-                    first_unlinked.get_or_insert(a.source_index);
-                }
-            }
-        }
-        if let Some(first) = first_unlinked {
-            c.diagnostics.add_many(
-                "activity-without-launch",
-                unlinked,
-                "GPU activities with no host launch call in the trace (no matching correlation id)"
-                    .to_string(),
-                format!("{}: event {first}", self.path.display()),
-            );
-        }
-        // Enclosing CPU op on the same thread: events are sorted by (thread, start);
-        // a stack of open CPU ops gives the innermost one around each runtime call.
-        let mut by_external: HashMap<i64, u32> = HashMap::new();
-        for (i, e) in c.host_events.iter().enumerate() {
-            if e.kind == HostKind::CpuOp
-                && let Some(x) = e.external_id
-            {
-                by_external.entry(x).or_insert(i as u32);
-            }
-        }
-        let mut stack: Vec<u32> = Vec::new();
-        let mut current_thread = None;
-        for i in 0..c.host_events.len() {
-            let e = &c.host_events[i];
-            if current_thread != Some(e.thread) {
-                stack.clear();
-                current_thread = Some(e.thread);
-            }
-            while let Some(&top) = stack.last() {
-                if c.host_events[top as usize].end() <= e.start {
-                    stack.pop();
-                } else {
-                    break;
-                }
-            }
-            match e.kind {
-                HostKind::CpuOp => stack.push(i as u32),
-                HostKind::Launch | HostKind::Runtime => {
-                    let parent = stack
-                        .iter()
-                        .rev()
-                        .copied()
-                        .find(|&op| c.host_events[op as usize].end() >= e.end())
-                        .or_else(|| e.external_id.and_then(|x| by_external.get(&x).copied()));
-                    c.host_events[i].parent_op = parent.map(HostEventId);
-                }
-                _ => {}
-            }
-        }
-    }
-
     fn count_flows(&mut self) {
         let mut one_end = 0u64;
         let mut first = usize::MAX;
@@ -863,7 +868,7 @@ impl<'p> Builder<'p> {
     }
 }
 
-fn host_kind(cat: Option<&str>, name: &str, is_jax: bool, p: &Pending) -> Option<HostKind> {
+fn host_kind(cat: Cat, name: &str, is_jax: bool, p: &Pending) -> Option<HostKind> {
     if is_jax {
         return Some(if is_launch_api(name) || p.correlation.is_some() {
             HostKind::Launch
@@ -873,17 +878,13 @@ fn host_kind(cat: Option<&str>, name: &str, is_jax: bool, p: &Pending) -> Option
             HostKind::Other
         });
     }
-    Some(match cat? {
-        c if KINETO_RUNTIME_CATS.contains(&c) => {
-            if is_launch_api(name) {
-                HostKind::Launch
-            } else {
-                HostKind::Runtime
-            }
-        }
-        "cpu_op" | "Operator" => HostKind::CpuOp,
-        "user_annotation" => HostKind::Annotation,
-        "python_function" => HostKind::PythonFrame,
+    Some(match cat {
+        Cat::None => return None,
+        Cat::Runtime if is_launch_api(name) => HostKind::Launch,
+        Cat::Runtime => HostKind::Runtime,
+        Cat::CpuOp => HostKind::CpuOp,
+        Cat::UserAnnotation => HostKind::Annotation,
+        Cat::Python => HostKind::PythonFrame,
         _ => HostKind::Other,
     })
 }

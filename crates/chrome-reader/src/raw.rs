@@ -15,9 +15,11 @@ use crate::scan::{self, TopLevel};
 /// One element of `traceEvents`.
 ///
 /// Strings borrow from the input buffer when they contain no escapes. The whole event
-/// is in [`RawEvent::json`], byte for byte as it was in the file.
+/// is in [`RawEvent::json`], byte for byte as it was in the file. `args` stays undecoded
+/// JSON by default; readers that know which keys they need decode it in the same pass
+/// by choosing `A` (see [`read_events_with_args`]).
 #[derive(Debug, Clone)]
-pub struct RawEvent<'a> {
+pub struct RawEvent<'a, A = &'a RawValue> {
     /// Position of the event in `traceEvents`, from zero.
     pub index: usize,
     /// Byte offset of the event in the (decompressed) JSON text.
@@ -36,8 +38,8 @@ pub struct RawEvent<'a> {
     pub bp: Option<Cow<'a, str>>,
     /// Instant scope (`g`, `p`, `t`).
     pub s: Option<Cow<'a, str>>,
-    /// The event's `args` object, undecoded.
-    pub args: Option<&'a RawValue>,
+    /// The event's `args` object: undecoded by default.
+    pub args: Option<A>,
 }
 
 /// A JSON number (or a string holding one) kept as its text, so integer and decimal
@@ -215,7 +217,8 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Number<'de>>, D::Err
 }
 
 #[derive(Deserialize)]
-struct Fields<'a> {
+#[serde(bound(deserialize = "'de: 'a, A: Deserialize<'de>"))]
+struct Fields<'a, A> {
     #[serde(borrow)]
     ph: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -236,18 +239,17 @@ struct Fields<'a> {
     bp: Option<Cow<'a, str>>,
     #[serde(borrow)]
     s: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    args: Option<&'a RawValue>,
+    args: Option<A>,
 }
 
 /// Decodes one event's text. A missing `ph` is an error (an event without a phase has no
 /// meaning in the Chrome trace format), except for the empty object `{}`, whose `ph` is `""`.
-pub(crate) fn parse_event<'a>(
+pub(crate) fn parse_event<'a, A: Deserialize<'a>>(
     path: &Path,
     index: usize,
     offset: u64,
     text: &'a [u8],
-) -> Result<RawEvent<'a>, Error> {
+) -> Result<RawEvent<'a, A>, Error> {
     if text.first() != Some(&b'{') {
         return Err(Error::Event {
             path: path.to_path_buf(),
@@ -256,7 +258,13 @@ pub(crate) fn parse_event<'a>(
             message: "an event must be a JSON object".to_string(),
         });
     }
-    let fields: Fields<'a> = serde_json::from_slice(text).map_err(|e| {
+    // Validate UTF-8 once for the whole event; `from_str` then skips per-string checks.
+    let json = std::str::from_utf8(text).map_err(|e| Error::Json {
+        path: path.to_path_buf(),
+        offset: offset + e.valid_up_to() as u64,
+        message: "invalid UTF-8".to_string(),
+    })?;
+    let fields: Fields<'a, A> = serde_json::from_str(json).map_err(|e| {
         if e.is_data() {
             let column = if e.line() <= 1 { e.column() } else { 0 };
             let mut message = e.to_string();
@@ -272,12 +280,6 @@ pub(crate) fn parse_event<'a>(
         } else {
             scan::json_error_in(path, offset, &e)
         }
-    })?;
-    // serde_json has validated the text as JSON, hence as UTF-8.
-    let json = std::str::from_utf8(text).map_err(|e| Error::Json {
-        path: path.to_path_buf(),
-        offset: offset + e.valid_up_to() as u64,
-        message: "invalid UTF-8".to_string(),
     })?;
     let empty = fields.name.is_none()
         && fields.cat.is_none()
@@ -329,6 +331,23 @@ pub fn read_raw_events<R: Read>(
 ) -> Result<TopLevel, Error> {
     scan::split_events(input, path, |ev| {
         let raw = parse_event(path, ev.index, ev.offset, ev.text)?;
+        on_event(raw)
+    })
+}
+
+/// Like [`read_raw_events`], but decodes each event's `args` into `A` in the same pass
+/// (a struct of the keys the caller needs; unknown keys are skipped). An `args` that does
+/// not fit `A` is an error naming the event.
+pub fn read_events_with_args<R: Read, A>(
+    input: R,
+    path: &Path,
+    mut on_event: impl FnMut(RawEvent<'_, A>) -> Result<(), Error>,
+) -> Result<TopLevel, Error>
+where
+    A: for<'de> Deserialize<'de>,
+{
+    scan::split_events(input, path, |ev| {
+        let raw = parse_event::<A>(path, ev.index, ev.offset, ev.text)?;
         on_event(raw)
     })
 }

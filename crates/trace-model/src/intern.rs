@@ -1,6 +1,6 @@
 //! String interning: event names repeat millions of times, so each is stored once.
 
-use std::collections::HashMap;
+use crate::FastMap;
 
 /// An interned string; resolve it with [`Interner::get`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -16,7 +16,7 @@ impl StringId {
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
     strings: Vec<Box<str>>,
-    ids: HashMap<Box<str>, StringId>,
+    ids: FastMap<Box<str>, StringId>,
 }
 
 impl Interner {

@@ -15,7 +15,9 @@
 mod capture;
 mod classify;
 mod diagnostics;
+mod hash;
 mod intern;
+mod link;
 mod time;
 
 pub use capture::{
@@ -25,5 +27,6 @@ pub use capture::{
 };
 pub use classify::{CollectiveKind, KernelClass, classify_kernel, memcpy_direction};
 pub use diagnostics::{Diagnostic, Diagnostics};
+pub use hash::{FastMap, FxHasher};
 pub use intern::{Interner, StringId};
 pub use time::Nanos;
