@@ -1,13 +1,13 @@
 //! XSpace → `trace_model::Capture`: devices, streams, GPU activities, host threads and events,
-//! launches joined to activities by correlation id, steps, and diagnostics.
+//! steps, and diagnostics; launches are joined to activities by `Capture::link_launches`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use trace_model::{
     ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, HostEvent,
-    HostEventId, HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId,
-    ThreadId, Vendor, classify_kernel, memcpy_direction,
+    HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId, ThreadId, Vendor,
+    classify_kernel, memcpy_direction,
 };
 
 use crate::view::{DiagnosticKind, Event, Plane, StatValue};
@@ -35,7 +35,7 @@ pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
     }
     builder.meta(space);
     builder.capture.finish();
-    builder.link();
+    builder.capture.link_launches(&path.display().to_string());
     builder.capture
 }
 
@@ -281,70 +281,6 @@ impl Builder<'_> {
             let message = diagnostic.message.clone();
             let place = format!("{}", self.path.display());
             self.capture.diagnostics.add(code, || message, || place);
-        }
-    }
-
-    /// Joins activities to launches by correlation id, and launches to their enclosing CPU op.
-    /// Runs after `Capture::finish`, so indices are final.
-    fn link(&mut self) {
-        let capture = &mut self.capture;
-        let mut by_correlation: HashMap<u64, u32> = HashMap::new();
-        for (index, event) in capture.host_events.iter().enumerate() {
-            if event.kind == HostKind::Launch
-                && let Some(correlation) = event.correlation
-            {
-                by_correlation.entry(correlation).or_insert(index as u32);
-            }
-        }
-        let mut unlinked = 0u64;
-        let mut first_unlinked = None;
-        for activity in &mut capture.activities {
-            activity.launch = activity
-                .correlation
-                .and_then(|correlation| by_correlation.get(&correlation))
-                .map(|&index| HostEventId(index));
-            if activity.launch.is_none() {
-                unlinked += 1;
-                first_unlinked.get_or_insert(activity.source_index);
-            }
-        }
-        if let Some(first) = first_unlinked {
-            capture.diagnostics.add_many(
-                "activity-without-launch",
-                unlinked,
-                "GPU activities with no host launch call in the capture (no matching correlation id)".to_owned(),
-                format!("{}: event {first}", self.path.display()),
-            );
-        }
-        // Events are sorted by (thread, start): a stack of open CPU ops gives the innermost
-        // one around each launch.
-        let mut stack: Vec<usize> = Vec::new();
-        let mut current_thread = None;
-        for index in 0..capture.host_events.len() {
-            let event = &capture.host_events[index];
-            if current_thread != Some(event.thread) {
-                stack.clear();
-                current_thread = Some(event.thread);
-            }
-            while stack
-                .last()
-                .is_some_and(|&top| capture.host_events[top].end() <= event.start)
-            {
-                stack.pop();
-            }
-            match event.kind {
-                HostKind::CpuOp => stack.push(index),
-                HostKind::Launch | HostKind::Runtime => {
-                    let end = event.end();
-                    let parent = stack
-                        .iter()
-                        .rev()
-                        .copied()
-                        .find(|&op| capture.host_events[op].end() >= end);
-                    capture.host_events[index].parent_op = parent.map(|op| HostEventId(op as u32));
-                }
-                _ => {}
-            }
         }
     }
 
