@@ -29,7 +29,7 @@ pub fn load(path: &Path) -> Result<Capture, Error> {
 }
 
 /// Reads a trace from already-decompressed JSON text; `path` names it in errors.
-pub fn load_from(input: impl std::io::Read, path: &Path) -> Result<Capture, Error> {
+pub fn load_from(input: impl std::io::Read + Send, path: &Path) -> Result<Capture, Error> {
     let mut b = Builder::new(path);
     let top = crate::read_events_with_args(input, path, |ev| b.event(ev))?;
     b.finish(&top)

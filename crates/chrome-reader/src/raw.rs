@@ -324,7 +324,7 @@ pub(crate) fn parse_event<'a, A: Deserialize<'a>>(
 /// `on_event` for each one in file order. Returns the other top-level members.
 ///
 /// `path` is used only in error messages.
-pub fn read_raw_events<R: Read>(
+pub fn read_raw_events<R: Read + Send>(
     input: R,
     path: &Path,
     mut on_event: impl FnMut(RawEvent<'_>) -> Result<(), Error>,
@@ -338,7 +338,7 @@ pub fn read_raw_events<R: Read>(
 /// Like [`read_raw_events`], but decodes each event's `args` into `A` in the same pass
 /// (a struct of the keys the caller needs; unknown keys are skipped). An `args` that does
 /// not fit `A` is an error naming the event.
-pub fn read_events_with_args<R: Read, A>(
+pub fn read_events_with_args<R: Read + Send, A>(
     input: R,
     path: &Path,
     mut on_event: impl FnMut(RawEvent<'_, A>) -> Result<(), Error>,

@@ -42,7 +42,85 @@ pub(crate) struct EventText<'a> {
 }
 
 /// Splits `input` into events, calling `on_event` for each one in file order.
-pub(crate) fn split_events<R: Read>(
+///
+/// Splitting runs on its own thread, handing batches of event texts to the caller's
+/// thread, so that finding events and parsing them overlap (reading and inflating the
+/// input overlap too, see `input.rs`).
+pub(crate) fn split_events<R: Read + Send>(
+    input: R,
+    path: &Path,
+    mut on_event: impl FnMut(EventText<'_>) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    /// One batch: the texts of consecutive events, end to end, and where each one is.
+    struct Batch {
+        text: Vec<u8>,
+        events: Vec<(usize, u64, usize, usize)>,
+    }
+    const BATCH_BYTES: usize = 1 << 20;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
+        let splitter = scope.spawn(move || {
+            let mut batch = Batch {
+                text: Vec::with_capacity(BATCH_BYTES + 4096),
+                events: Vec::new(),
+            };
+            let mut receiver_gone = false;
+            let res = split_events_serial(input, path, |ev| {
+                let start = batch.text.len();
+                batch.text.extend_from_slice(ev.text);
+                batch
+                    .events
+                    .push((ev.index, ev.offset, start, batch.text.len()));
+                if batch.text.len() >= BATCH_BYTES {
+                    let full = std::mem::replace(
+                        &mut batch,
+                        Batch {
+                            text: Vec::with_capacity(BATCH_BYTES + 4096),
+                            events: Vec::new(),
+                        },
+                    );
+                    if tx.send(full).is_err() {
+                        // The consumer stopped on an error of its own; it reports that one.
+                        receiver_gone = true;
+                        return Err(Error::NotATrace {
+                            path: path.to_path_buf(),
+                            reason: "reading was abandoned".to_string(),
+                        });
+                    }
+                }
+                Ok(())
+            });
+            if res.is_ok() && !batch.events.is_empty() {
+                let _ = tx.send(batch);
+            }
+            (res, receiver_gone)
+        });
+        let mut consumer_result = Ok(());
+        for batch in rx.iter() {
+            for &(index, offset, start, end) in &batch.events {
+                let text = &batch.text[start..end];
+                if let Err(e) = on_event(EventText {
+                    index,
+                    offset,
+                    text,
+                }) {
+                    consumer_result = Err(e);
+                    break;
+                }
+            }
+            if consumer_result.is_err() {
+                break;
+            }
+        }
+        drop(rx);
+        let (res, _receiver_gone) = splitter.join().expect("the splitter thread does not panic");
+        consumer_result?;
+        res
+    })
+}
+
+/// Splits `input` into events on the calling thread.
+fn split_events_serial<R: Read>(
     input: R,
     path: &Path,
     mut on_event: impl FnMut(EventText<'_>) -> Result<(), Error>,
