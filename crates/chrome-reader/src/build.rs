@@ -290,6 +290,8 @@ struct Builder<'p> {
     threads: BTreeMap<(i64, i64), ThreadId>,
     gpu_pid_ordinal: BTreeMap<i64, i64>,
     saw_kineto_cat: bool,
+    /// Kernel classes by name: names repeat, classification is string matching.
+    classes: FastMap<StringId, KernelClass>,
 }
 
 impl<'p> Builder<'p> {
@@ -308,6 +310,7 @@ impl<'p> Builder<'p> {
             threads: BTreeMap::new(),
             gpu_pid_ordinal: BTreeMap::new(),
             saw_kineto_cat: false,
+            classes: FastMap::default(),
         }
     }
 
@@ -692,7 +695,10 @@ impl<'p> Builder<'p> {
                     KernelClass::Memcpy(memcpy_direction(self.capture.strings.get(d))),
                 ),
                 _ => {
-                    let class = classify_kernel(name);
+                    let class = *self
+                        .classes
+                        .entry(p.name)
+                        .or_insert_with(|| classify_kernel(name));
                     let kind = match class {
                         KernelClass::Memcpy(_) if name.starts_with("Memcpy") => {
                             ActivityKind::Memcpy
