@@ -1,16 +1,16 @@
 //! XSpace → `trace_model::Capture`: devices, streams, GPU activities, host threads and events,
 //! steps, and diagnostics; launches are joined to activities by `Capture::link_launches`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use trace_model::{
     ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, HostEvent,
-    HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId, ThreadId, Vendor,
-    classify_kernel, memcpy_direction,
+    HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId, StringId,
+    ThreadId, Vendor, classify_kernel, memcpy_direction,
 };
 
-use crate::view::{DiagnosticKind, Event, Plane, StatValue};
+use crate::view::{DiagnosticKind, Event, Plane, Stat, StatValue};
 use crate::{Error, XSpace};
 
 /// Read a `.xplane.pb` and build its capture; the decoded [`XSpace`] comes back too, for the HLO
@@ -27,6 +27,7 @@ pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
     let mut builder = Builder {
         capture: Capture::new(Format::XPlane),
         path,
+        kernel_classes: HashMap::new(),
         source_index: 0,
     };
     builder.devices(space);
@@ -42,6 +43,7 @@ pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
 struct Builder<'p> {
     capture: Capture,
     path: &'p Path,
+    kernel_classes: HashMap<String, KernelClass>,
     /// Running index over every event of the XSpace, in plane/line/event order.
     source_index: u64,
 }
@@ -128,7 +130,27 @@ impl Builder<'_> {
     fn activity(&mut self, stream: StreamId, line_name: &str, event: Event<'_>) {
         let index = self.next_index();
         let name_text = event.name();
-        let memcpy_details = event.stat("memcpy_details").and_then(StatValue::as_str);
+        let [
+            memcpy_details,
+            hlo_op,
+            hlo_module,
+            correlation,
+            graph_id,
+            graph_exec_id,
+            program_id,
+        ] = stats_by_name(
+            event,
+            [
+                "memcpy_details",
+                "hlo_op",
+                "hlo_module",
+                "correlation_id",
+                "cuda_graph_id",
+                "cuda_graph_exec_id",
+                "program_id",
+            ],
+        );
+        let memcpy_details = memcpy_details.and_then(StatValue::as_str);
         let (kind, class) = if let Some(details) = memcpy_details {
             (
                 ActivityKind::Memcpy,
@@ -142,12 +164,12 @@ impl Builder<'_> {
                 KernelClass::Memcpy(memcpy_direction(name_text)),
             )
         } else {
-            (ActivityKind::Kernel, classify_kernel(name_text))
+            (ActivityKind::Kernel, self.kernel_class(name_text))
         };
         let bytes = memcpy_details.and_then(detail_size);
         let name = self.capture.strings.intern(name_text);
-        let hlo_op = self.interned_stat(event, "hlo_op");
-        let hlo_module = self.interned_stat(event, "hlo_module");
+        let hlo_op = self.intern_text(hlo_op);
+        let hlo_module = self.intern_text(hlo_module);
         self.capture.activities.push(GpuActivity {
             stream,
             start: ps_to_nanos(event.start_ps()),
@@ -155,17 +177,14 @@ impl Builder<'_> {
             name,
             kind,
             class,
-            correlation: event.stat("correlation_id").and_then(StatValue::as_u64),
+            correlation: correlation.and_then(StatValue::as_u64),
             launch: None,
             external_id: None,
             bytes,
-            graph_id: event
-                .stat("cuda_graph_id")
-                .or_else(|| event.stat("cuda_graph_exec_id"))
-                .and_then(StatValue::as_i64),
+            graph_id: graph_id.or(graph_exec_id).and_then(StatValue::as_i64),
             hlo_op,
             hlo_module,
-            program_id: event.stat("program_id").and_then(StatValue::as_i64),
+            program_id: program_id.and_then(StatValue::as_i64),
             source_index: index,
         });
     }
@@ -184,13 +203,15 @@ impl Builder<'_> {
             for event in line.events() {
                 let index = self.next_index();
                 let name_text = event.name();
-                let correlation = event.stat("correlation_id").and_then(StatValue::as_u64);
-                let step_num = event.stat("step_num").and_then(StatValue::as_i64);
+                let [correlation, step_num, hlo_op] =
+                    stats_by_name(event, ["correlation_id", "step_num", "hlo_op"]);
+                let correlation = correlation.and_then(StatValue::as_u64);
+                let step_num = step_num.and_then(StatValue::as_i64);
                 let kind = if is_launch_api(name_text) || correlation.is_some() {
                     HostKind::Launch
                 } else if step_num.is_some() {
                     HostKind::Annotation
-                } else if event.stat("hlo_op").is_some() {
+                } else if hlo_op.is_some() {
                     HostKind::CpuOp
                 } else if name_text.starts_with('$') {
                     HostKind::PythonFrame
@@ -284,15 +305,63 @@ impl Builder<'_> {
         }
     }
 
-    fn interned_stat(&mut self, event: Event<'_>, name: &str) -> Option<trace_model::StringId> {
-        let text = event.stat(name).and_then(StatValue::as_str)?;
+    fn intern_text(&mut self, value: Option<StatValue<'_>>) -> Option<StringId> {
+        let text = value.and_then(StatValue::as_str)?;
         Some(self.capture.strings.intern(text))
+    }
+
+    /// `classify_kernel`, once per distinct name (a capture repeats a few hundred names).
+    fn kernel_class(&mut self, name: &str) -> KernelClass {
+        if let Some(class) = self.kernel_classes.get(name) {
+            return *class;
+        }
+        let class = classify_kernel(name);
+        self.kernel_classes.insert(name.to_owned(), class);
+        class
     }
 
     fn next_index(&mut self) -> u64 {
         let index = self.source_index;
         self.source_index += 1;
         index
+    }
+}
+
+/// Several stats of an event in one pass over its stats, each as [`Event::stat`] finds it:
+/// the event's own first match by name, else its metadata's.
+fn stats_by_name<'a, const N: usize>(
+    event: Event<'a>,
+    names: [&str; N],
+) -> [Option<StatValue<'a>>; N] {
+    let mut found = [None; N];
+    fill_stats(&mut found, &names, event.stats());
+    if found.iter().any(Option::is_none)
+        && let Some(meta) = event.metadata()
+    {
+        let mut from_metadata = [None; N];
+        fill_stats(&mut from_metadata, &names, meta.stats());
+        for (value, metadata_value) in found.iter_mut().zip(from_metadata) {
+            if value.is_none() {
+                *value = metadata_value;
+            }
+        }
+    }
+    found
+}
+
+/// The first stat of each name among `stats`.
+fn fill_stats<'a, const N: usize>(
+    found: &mut [Option<StatValue<'a>>; N],
+    names: &[&str; N],
+    stats: impl Iterator<Item = Stat<'a>>,
+) {
+    for stat in stats {
+        let name = stat.name();
+        if let Some(slot) = names.iter().position(|wanted| *wanted == name)
+            && found[slot].is_none()
+        {
+            found[slot] = Some(stat.value());
+        }
     }
 }
 

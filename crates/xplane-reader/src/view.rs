@@ -2,14 +2,19 @@
 
 use std::path::Path;
 
+use crate::Error;
+use crate::decode::{self, Decoded, Fields, LineData, PlaneData, Wire};
 use crate::generated as proto;
-use crate::generated::{x_event, x_stat};
-use crate::{Error, decode};
+use crate::generated::x_stat;
 
 /// A decoded XSpace capture, plus what the reader noticed about it.
+///
+/// The file's bytes are kept: events are parsed from them when a view asks (every byte was
+/// checked when the XSpace was read), so memory stays close to the file size.
 #[derive(Debug, Clone)]
 pub struct XSpace {
-    raw: proto::XSpace,
+    bytes: Vec<u8>,
+    raw: Decoded,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -67,36 +72,63 @@ pub struct DeviceCapabilities {
 /// A plane: one device, the host, or the metadata plane.
 #[derive(Debug, Clone, Copy)]
 pub struct Plane<'a> {
-    raw: &'a proto::XPlane,
+    bytes: &'a [u8],
+    raw: &'a PlaneData,
 }
 
 /// A line: one stream or host thread.
 #[derive(Debug, Clone, Copy)]
 pub struct Line<'a> {
-    plane: &'a proto::XPlane,
-    raw: &'a proto::XLine,
+    bytes: &'a [u8],
+    plane: &'a PlaneData,
+    raw: &'a LineData,
 }
 
-/// One event on a line.
+/// One event on a line, parsed from the file's bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Event<'a> {
-    plane: &'a proto::XPlane,
-    line: &'a proto::XLine,
-    raw: &'a proto::XEvent,
+    plane: &'a PlaneData,
+    line: &'a LineData,
+    /// The event's encoded body; its field-4 entries are its stats.
+    body: &'a [u8],
+    metadata_id: i64,
+    data: EventData,
+    duration_ps: i64,
+}
+
+/// The `data` oneof of an `XEvent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventData {
+    None,
+    OffsetPs(i64),
+    NumOccurrences(i64),
 }
 
 /// The shared metadata of events: name and stats common to every event that points to it.
 #[derive(Debug, Clone, Copy)]
 pub struct EventMetadata<'a> {
-    plane: &'a proto::XPlane,
+    plane: &'a PlaneData,
     raw: &'a proto::XEventMetadata,
 }
 
 /// One stat with its name resolved.
 #[derive(Debug, Clone, Copy)]
 pub struct Stat<'a> {
-    plane: &'a proto::XPlane,
-    raw: &'a proto::XStat,
+    plane: &'a PlaneData,
+    metadata_id: i64,
+    value: RawValue<'a>,
+}
+
+/// A stat's value as stored, before `ref_value` is resolved.
+#[derive(Debug, Clone, Copy)]
+enum RawValue<'a> {
+    Empty,
+    Double(f64),
+    Uint64(u64),
+    Int64(i64),
+    Str(&'a str),
+    Bytes(&'a [u8]),
+    Ref(u64),
 }
 
 /// A stat value. `Ref` is an interned string, already resolved.
@@ -122,13 +154,20 @@ impl XSpace {
             path: path.to_path_buf(),
             source,
         })?;
-        XSpace::from_bytes(&bytes, path)
+        XSpace::from_vec(bytes, path)
     }
 
-    /// Decode XSpace bytes; `path` only names the input in errors.
+    /// Decode XSpace bytes; `path` only names the input in errors. The bytes are copied;
+    /// [`XSpace::from_vec`] keeps them without a copy.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<XSpace, Error> {
-        let raw = decode::decode_xspace(bytes, path)?;
+        XSpace::from_vec(bytes.to_vec(), path)
+    }
+
+    /// Decode XSpace bytes, keeping them; `path` only names the input in errors.
+    pub fn from_vec(bytes: Vec<u8>, path: &Path) -> Result<XSpace, Error> {
+        let raw = decode::decode_xspace(&bytes, path)?;
         let mut space = XSpace {
+            bytes,
             raw,
             diagnostics: Vec::new(),
         };
@@ -137,7 +176,8 @@ impl XSpace {
     }
 
     pub fn planes(&self) -> impl Iterator<Item = Plane<'_>> + '_ {
-        self.raw.planes.iter().map(|raw| Plane { raw })
+        let bytes = self.bytes.as_slice();
+        self.raw.planes.iter().map(move |raw| Plane { bytes, raw })
     }
 
     /// The first plane with this exact name.
@@ -251,23 +291,26 @@ impl<'a> Plane<'a> {
     }
 
     pub fn lines(self) -> impl Iterator<Item = Line<'a>> + 'a {
-        let plane = self.raw;
-        plane.lines.iter().map(move |raw| Line { plane, raw })
+        let (bytes, plane) = (self.bytes, self.raw);
+        plane
+            .lines
+            .iter()
+            .map(move |raw| Line { bytes, plane, raw })
     }
 
     /// Events over all lines.
     pub fn event_count(self) -> usize {
-        self.raw.lines.iter().map(|line| line.events.len()).sum()
+        self.raw.lines.iter().map(|line| line.event_count).sum()
     }
 
     /// Plane-level stats (device capabilities, versions, ...).
     pub fn stats(self) -> impl Iterator<Item = Stat<'a>> + 'a {
         let plane = self.raw;
-        plane.stats.iter().map(move |raw| Stat { plane, raw })
+        plane.stats.iter().map(move |raw| Stat::decoded(plane, raw))
     }
 
     pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
-        find_stat(self.raw, &self.raw.stats, name)
+        find_stat(self.stats(), name)
     }
 
     pub fn event_metadata(self, id: i64) -> Option<EventMetadata<'a>> {
@@ -349,23 +392,47 @@ impl<'a> Line<'a> {
 
     pub fn events(self) -> impl Iterator<Item = Event<'a>> + 'a {
         let (plane, line) = (self.plane, self.raw);
-        line.events
-            .iter()
-            .map(move |raw| Event { plane, line, raw })
+        let body = self.bytes.get(line.body.clone()).unwrap_or_default();
+        Fields::new(body).filter_map(move |(field, value)| match (field, value) {
+            (4, Wire::Len(event)) => Some(Event::parse(plane, line, event)),
+            _ => None,
+        })
     }
 
     pub fn event_count(self) -> usize {
-        self.raw.events.len()
+        self.raw.event_count
     }
 }
 
 impl<'a> Event<'a> {
+    /// The fixed fields of an encoded `XEvent` (last value wins, as in protobuf).
+    fn parse(plane: &'a PlaneData, line: &'a LineData, body: &'a [u8]) -> Self {
+        let mut event = Event {
+            plane,
+            line,
+            body,
+            metadata_id: 0,
+            data: EventData::None,
+            duration_ps: 0,
+        };
+        for (field, value) in Fields::new(body) {
+            match (field, value) {
+                (1, Wire::Varint(id)) => event.metadata_id = id as i64,
+                (2, Wire::Varint(offset)) => event.data = EventData::OffsetPs(offset as i64),
+                (5, Wire::Varint(count)) => event.data = EventData::NumOccurrences(count as i64),
+                (3, Wire::Varint(duration)) => event.duration_ps = duration as i64,
+                _ => {}
+            }
+        }
+        event
+    }
+
     pub fn metadata_id(self) -> i64 {
-        self.raw.metadata_id
+        self.metadata_id
     }
 
     pub fn metadata(self) -> Option<EventMetadata<'a>> {
-        let raw = self.plane.event_metadata.get(&self.raw.metadata_id)?;
+        let raw = self.plane.event_metadata.get(&self.metadata_id)?;
         Some(EventMetadata {
             plane: self.plane,
             raw,
@@ -383,8 +450,8 @@ impl<'a> Event<'a> {
 
     /// Start in picoseconds: `line.timestamp_ns * 1000 + offset_ps` (saturating).
     pub fn start_ps(self) -> i64 {
-        let offset = match self.raw.data {
-            Some(x_event::Data::OffsetPs(offset)) => offset,
+        let offset = match self.data {
+            EventData::OffsetPs(offset) => offset,
             _ => 0,
         };
         self.line
@@ -394,7 +461,7 @@ impl<'a> Event<'a> {
     }
 
     pub fn duration_ps(self) -> i64 {
-        self.raw.duration_ps
+        self.duration_ps
     }
 
     pub fn end_ps(self) -> i64 {
@@ -403,8 +470,8 @@ impl<'a> Event<'a> {
 
     /// For aggregated events only.
     pub fn num_occurrences(self) -> Option<i64> {
-        match self.raw.data {
-            Some(x_event::Data::NumOccurrences(count)) => Some(count),
+        match self.data {
+            EventData::NumOccurrences(count) => Some(count),
             _ => None,
         }
     }
@@ -412,13 +479,15 @@ impl<'a> Event<'a> {
     /// The event's own stats (not its metadata's).
     pub fn stats(self) -> impl Iterator<Item = Stat<'a>> + 'a {
         let plane = self.plane;
-        self.raw.stats.iter().map(move |raw| Stat { plane, raw })
+        Fields::new(self.body).filter_map(move |(field, value)| match (field, value) {
+            (4, Wire::Len(stat)) => Some(Stat::parse(plane, stat)),
+            _ => None,
+        })
     }
 
     /// A stat by name: the event's own first, then its metadata's (as XProf does).
     pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
-        find_stat(self.plane, &self.raw.stats, name)
-            .or_else(|| self.metadata().and_then(|meta| meta.stat(name)))
+        find_stat(self.stats(), name).or_else(|| self.metadata().and_then(|meta| meta.stat(name)))
     }
 }
 
@@ -437,38 +506,84 @@ impl<'a> EventMetadata<'a> {
 
     pub fn stats(self) -> impl Iterator<Item = Stat<'a>> + 'a {
         let plane = self.plane;
-        self.raw.stats.iter().map(move |raw| Stat { plane, raw })
+        self.raw
+            .stats
+            .iter()
+            .map(move |raw| Stat::decoded(plane, raw))
     }
 
     pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
-        find_stat(self.plane, &self.raw.stats, name)
+        find_stat(self.stats(), name)
     }
 }
 
 impl<'a> Stat<'a> {
+    /// A stat that prost decoded (plane and metadata stats).
+    fn decoded(plane: &'a PlaneData, raw: &'a proto::XStat) -> Self {
+        let value = match &raw.value {
+            None => RawValue::Empty,
+            Some(x_stat::Value::DoubleValue(value)) => RawValue::Double(*value),
+            Some(x_stat::Value::Uint64Value(value)) => RawValue::Uint64(*value),
+            Some(x_stat::Value::Int64Value(value)) => RawValue::Int64(*value),
+            Some(x_stat::Value::StrValue(value)) => RawValue::Str(value),
+            Some(x_stat::Value::BytesValue(value)) => RawValue::Bytes(value),
+            Some(x_stat::Value::RefValue(id)) => RawValue::Ref(*id),
+        };
+        Stat {
+            plane,
+            metadata_id: raw.metadata_id,
+            value,
+        }
+    }
+
+    /// An encoded `XStat` of an event (last value wins, as in protobuf). Its strings were
+    /// checked to be UTF-8 when the XSpace was read.
+    fn parse(plane: &'a PlaneData, body: &'a [u8]) -> Self {
+        let mut stat = Stat {
+            plane,
+            metadata_id: 0,
+            value: RawValue::Empty,
+        };
+        for (field, value) in Fields::new(body) {
+            match (field, value) {
+                (1, Wire::Varint(id)) => stat.metadata_id = id as i64,
+                (2, Wire::Fixed64(bits)) => stat.value = RawValue::Double(f64::from_bits(bits)),
+                (3, Wire::Varint(value)) => stat.value = RawValue::Uint64(value),
+                (4, Wire::Varint(value)) => stat.value = RawValue::Int64(value as i64),
+                (5, Wire::Len(text)) => {
+                    stat.value = RawValue::Str(std::str::from_utf8(text).unwrap_or_default());
+                }
+                (6, Wire::Len(bytes)) => stat.value = RawValue::Bytes(bytes),
+                (7, Wire::Varint(id)) => stat.value = RawValue::Ref(id),
+                _ => {}
+            }
+        }
+        stat
+    }
+
     /// The stat's name; empty when its metadata is missing.
     pub fn name(self) -> &'a str {
         self.plane
             .stat_metadata
-            .get(&self.raw.metadata_id)
+            .get(&self.metadata_id)
             .map_or("", |meta| meta.name.as_str())
     }
 
     pub fn value(self) -> StatValue<'a> {
-        match &self.raw.value {
-            None => StatValue::Empty,
-            Some(x_stat::Value::DoubleValue(value)) => StatValue::Double(*value),
-            Some(x_stat::Value::Uint64Value(value)) => StatValue::Uint64(*value),
-            Some(x_stat::Value::Int64Value(value)) => StatValue::Int64(*value),
-            Some(x_stat::Value::StrValue(value)) => StatValue::Str(value),
-            Some(x_stat::Value::BytesValue(value)) => StatValue::Bytes(value),
-            Some(x_stat::Value::RefValue(id)) => {
-                match i64::try_from(*id)
+        match self.value {
+            RawValue::Empty => StatValue::Empty,
+            RawValue::Double(value) => StatValue::Double(value),
+            RawValue::Uint64(value) => StatValue::Uint64(value),
+            RawValue::Int64(value) => StatValue::Int64(value),
+            RawValue::Str(value) => StatValue::Str(value),
+            RawValue::Bytes(value) => StatValue::Bytes(value),
+            RawValue::Ref(id) => {
+                match i64::try_from(id)
                     .ok()
                     .and_then(|key| self.plane.stat_metadata.get(&key))
                 {
                     Some(meta) => StatValue::Ref(&meta.name),
-                    None => StatValue::UnresolvedRef(*id),
+                    None => StatValue::UnresolvedRef(id),
                 }
             }
         }
@@ -535,16 +650,8 @@ impl std::fmt::Display for StatValue<'_> {
     }
 }
 
-fn find_stat<'a>(
-    plane: &'a proto::XPlane,
-    stats: &'a [proto::XStat],
-    name: &str,
-) -> Option<StatValue<'a>> {
-    stats
-        .iter()
-        .map(|raw| Stat { plane, raw })
-        .find(|stat| stat.name() == name)
-        .map(Stat::value)
+fn find_stat<'a>(mut stats: impl Iterator<Item = Stat<'a>>, name: &str) -> Option<StatValue<'a>> {
+    stats.find(|stat| stat.name() == name).map(Stat::value)
 }
 
 #[cfg(test)]
@@ -552,6 +659,7 @@ mod tests {
     use prost::Message;
 
     use super::*;
+    use crate::generated::x_event;
 
     fn stat(metadata_id: i64, value: x_stat::Value) -> proto::XStat {
         proto::XStat {
