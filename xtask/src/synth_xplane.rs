@@ -52,10 +52,11 @@ const MODULE: &str = "jit_train_step";
 /// Writes the capture to `path` (through a temporary name), stopping after the step that
 /// brings it to about `target_bytes`. Returns the size written.
 pub(crate) fn write(path: &Path, target_bytes: u64) -> std::io::Result<u64> {
-    // Every step adds the same number of bytes, give or take a few varint lengths: size one
-    // step first, then write as many as fit.
-    let one_step = space_len(1);
-    let steps = (target_bytes / one_step.max(1)).max(1);
+    // Every step adds the same number of bytes, give or take a few varint lengths, on top of
+    // the metadata: size one and two steps first, then write as many steps as fit.
+    let one = space_len(1);
+    let per_step = space_len(2).saturating_sub(one).max(1);
+    let steps = 1 + target_bytes.saturating_sub(one) / per_step;
     let tmp = path.with_extension("pb.tmp");
     let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
     let mut written = 0u64;
