@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -100,11 +100,14 @@ struct Slice {
     /// `args.name` when it is a non-empty string: a per-kernel CUDA-graph annotation.
     annotation: Option<Box<str>>,
     signature: u64,
+    /// Byte ranges of the `tid` value and of the `args.stream` value in the event text,
+    /// so the rewrite is a splice, not a re-serialization.
+    tid_at: (u32, u32),
+    stream_at: (u32, u32),
 }
 
 /// Compacts one trace without PP arrows (what the merge does for each rank).
 pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Error> {
-    let path = trace.source.clone();
     let mut slices = extract_slices(&trace)?;
     let lanes = assign_lanes(&mut slices, trace.max_int_tid);
 
@@ -122,16 +125,8 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
 
     for s in &slices {
         let ev = &mut trace.events[s.event];
-        let new_tid = s.new_tid;
-        ev.text = crate::event::rewrite(&path, s.event, &ev.text, |o| {
-            o.set("tid", raw_i64(new_tid));
-            let args = o.get("args").ok_or("no args")?;
-            let mut args = Object::parse(args.get()).map_err(|e| e.to_string())?;
-            args.set("stream", raw_i64(new_tid));
-            o.set("args", args.into_raw());
-            Ok(())
-        })?;
-        ev.set_tid(new_tid);
+        ev.text = splice(&ev.text, [s.tid_at, s.stream_at], &s.new_tid.to_string());
+        ev.set_tid(s.new_tid);
     }
 
     let Remap {
@@ -244,7 +239,7 @@ fn json_equal(a: &Value, b: &Value) -> bool {
 /// every member of `args` but `stream`, hashed. (The reference compares name, cat, ph,
 /// pid, ts, dur and args without stream by value; we keep the bytes, so we check them.)
 fn slice_signature(object: &Object<'_>) -> Result<u64, serde_json::Error> {
-    let mut hasher = DefaultHasher::new();
+    let mut hasher = FastHasher::default();
     for (key, value) in &object.0 {
         match &**key {
             "tid" => {}
@@ -259,6 +254,60 @@ fn slice_signature(object: &Object<'_>) -> Result<u64, serde_json::Error> {
         }
     }
     Ok(hasher.finish())
+}
+
+/// A fast non-cryptographic hasher (the Fx multiply-rotate scheme) for the slice
+/// signatures and lookup tables; the input is not adversarial.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("chunks_exact gives 8 bytes"));
+            self.write_u64(word);
+        }
+        let mut tail = [0u8; 8];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.write_u64(u64::from_le_bytes(tail) ^ (rest.len() as u64) << 56);
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Replaces two disjoint byte ranges of `text` with `value`.
+fn splice(text: &str, ranges: [(u32, u32); 2], value: &str) -> Box<str> {
+    let [mut a, mut b] = ranges.map(|(s, e)| (s as usize, e as usize));
+    if b.0 < a.0 {
+        std::mem::swap(&mut a, &mut b);
+    }
+    // Exact capacity: no reallocation when boxing, so the allocator can reuse the
+    // old text's block for the next event.
+    let len = text.len() - (a.1 - a.0) - (b.1 - b.0) + 2 * value.len();
+    let mut out = String::with_capacity(len);
+    out.push_str(&text[..a.0]);
+    out.push_str(value);
+    out.push_str(&text[a.1..b.0]);
+    out.push_str(value);
+    out.push_str(&text[b.1..]);
+    out.into_boxed_str()
+}
+
+/// The byte range of `part` (a value borrowed from `text`) within `text`.
+fn range_in(text: &str, part: &RawValue) -> Option<(u32, u32)> {
+    let start = part.get().as_ptr() as usize - text.as_ptr() as usize;
+    Some((
+        u32::try_from(start).ok()?,
+        u32::try_from(start + part.get().len()).ok()?,
+    ))
 }
 
 /// A scalar JSON value, for the few fields we compare or convert.
@@ -283,21 +332,31 @@ fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
             index,
             message: e.to_string(),
         };
-        let object = Object::parse(&ev.text).map_err(bad_json)?;
+        let text: &str = &ev.text;
+        let object = Object::parse(text).map_err(bad_json)?;
         let field = |k: &str| object.get(k).map(scalar).filter(|v| !v.is_null());
         let pid = field("pid").ok_or_else(|| missing("pid"))?;
         let tid = field("tid").ok_or_else(|| missing("tid"))?;
         let start = ev.ts().ok_or_else(|| missing("ts"))?;
         let dur = ev.dur().ok_or_else(|| missing("dur"))?;
-        let args = match object.get("args") {
+        let args_raw = object.get_borrowed("args");
+        let args = match args_raw {
             Some(a) if a.get().starts_with('{') => Object::parse(a.get()).map_err(bad_json)?,
             _ => Object::default(),
         };
-        let stream = args
-            .get("stream")
+        let stream_raw = args.get_borrowed("stream");
+        let stream = stream_raw
             .map(scalar)
             .filter(|v| !v.is_null())
             .ok_or_else(|| missing("args.stream"))?;
+        let tid_raw = object.get_borrowed("tid").ok_or_else(|| missing("tid"))?;
+        let (tid_at, stream_at) = match stream_raw {
+            Some(stream_raw) => (
+                range_in(text, tid_raw).ok_or_else(|| missing("a tid in its first 4 GiB"))?,
+                range_in(text, stream_raw).ok_or_else(|| missing("a stream in its first 4 GiB"))?,
+            ),
+            None => return Err(missing("args.stream")),
+        };
         if !json_equal(&tid, &stream) {
             return Err(Error::TidNotStream {
                 path: path.clone(),
@@ -338,6 +397,8 @@ fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
             new_tid: 0,
             annotation,
             signature: slice_signature(&object).map_err(bad_json)?,
+            tid_at,
+            stream_at,
         });
     }
     if slices.is_empty() {
@@ -446,7 +507,8 @@ fn remap_related_events(
     annotation_tids: &BTreeMap<(i64, i64), i64>,
 ) -> Result<Remap, Error> {
     let mut by_old_stream: BTreeMap<(i64, i64), Vec<&Slice>> = BTreeMap::new();
-    let mut exact: HashMap<(i64, i64, i64), i64> = HashMap::new();
+    let mut exact: HashMap<(i64, i64, i64), i64, BuildHasherDefault<FastHasher>> =
+        HashMap::default();
     for s in slices {
         by_old_stream.entry((s.pid, s.old_tid)).or_default().push(s);
         exact.insert((s.pid, s.old_tid, s.start), s.new_tid);

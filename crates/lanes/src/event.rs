@@ -209,7 +209,7 @@ impl Trace {
     }
 
     /// Reads a trace from decompressed JSON text; `path` names it in errors.
-    pub fn read(input: impl Read, path: &Path) -> Result<Trace, Error> {
+    pub fn read(input: impl Read + Send, path: &Path) -> Result<Trace, Error> {
         let mut events = Vec::new();
         let mut max_int_tid: Option<i64> = None;
         let top = chrome_reader::read_raw_events(input, path, |ev| {
@@ -342,6 +342,14 @@ impl<'a> Object<'a> {
             .rev()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_ref())
+    }
+
+    /// A member still borrowed from the parsed text (`None` if absent or replaced).
+    pub fn get_borrowed(&self, key: &str) -> Option<&'a RawValue> {
+        match self.0.iter().rev().find(|(k, _)| k == key)?.1 {
+            Cow::Borrowed(v) => Some(v),
+            Cow::Owned(_) => None,
+        }
     }
 
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {

@@ -1,8 +1,10 @@
 //! Output paths and writing: `.json.gz` or `.json` by the name's suffix, through a
 //! temporary file in the same directory renamed into place.
 
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use crate::{Error, Trace};
 
@@ -70,30 +72,98 @@ fn write_temporary(trace: &Trace, path: &Path) -> Result<tempfile::NamedTempFile
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(io("cannot create the output directory"))?;
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(".compact-")
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(io("cannot create a temporary file beside the output"))?;
     let gzip = path.extension().is_some_and(|e| e == "gz");
-    {
-        let file = tmp.as_file_mut();
-        let res = if gzip {
-            // Fast compression: the output is for viewing, and level 6+ would dominate the run time.
+    let file = tmp
+        .as_file()
+        .try_clone()
+        .map_err(io("cannot write the output"))?;
+    let res = if gzip {
+        let mut w = ThreadedGzWriter::spawn(file);
+        trace.write_json(&mut w).and_then(|()| w.finish())
+    } else {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        trace.write_json(&mut w).and_then(|()| w.flush())
+    };
+    res.map_err(io("cannot write the output"))?;
+    Ok(tmp)
+}
+
+/// Compresses on a second thread, so that serializing and deflating overlap.
+/// Fast compression: the output is for viewing, and level 6+ would dominate the run time.
+struct ThreadedGzWriter {
+    buf: Vec<u8>,
+    tx: Option<mpsc::SyncSender<Vec<u8>>>,
+    worker: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+const CHUNK: usize = 1 << 20;
+
+impl ThreadedGzWriter {
+    fn spawn(file: File) -> Self {
+        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(4);
+        let worker = std::thread::spawn(move || {
             let mut enc = flate2::write::GzEncoder::new(
-                BufWriter::with_capacity(1 << 20, file),
+                BufWriter::with_capacity(CHUNK, file),
                 flate2::Compression::fast(),
             );
-            trace
-                .write_json(&mut enc)
-                .and_then(|()| enc.finish()?.flush())
-        } else {
-            let mut w = BufWriter::with_capacity(1 << 20, file);
-            trace.write_json(&mut w).and_then(|()| w.flush())
-        };
-        res.map_err(io("cannot write the output"))?;
+            for chunk in rx {
+                enc.write_all(&chunk)?;
+            }
+            enc.finish()?.flush()
+        });
+        ThreadedGzWriter {
+            buf: Vec::with_capacity(CHUNK),
+            tx: Some(tx),
+            worker: Some(worker),
+        }
     }
-    Ok(tmp)
+
+    fn send(&mut self) -> std::io::Result<()> {
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        let Some(tx) = self.tx.as_ref() else {
+            return Err(std::io::Error::other("the output was already finished"));
+        };
+        if tx.send(chunk).is_err() {
+            // The worker stopped on an error: finish() reports it.
+            return self.finish();
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.tx.as_ref()
+            && !self.buf.is_empty()
+        {
+            // A send error means the worker stopped on an error, which join reports.
+            let _ = tx.send(std::mem::take(&mut self.buf));
+        }
+        self.tx = None;
+        match self.worker.take() {
+            Some(worker) => worker
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the compression thread panicked"))),
+            None => Err(std::io::Error::other("the output was already finished")),
+        }
+    }
+}
+
+impl Write for ThreadedGzWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -96,11 +96,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
         let merged = lanes::merge_pp_files(&paths).context("cannot merge the PP rank traces")?;
         warn(&merged.diagnostics);
         write(&merged.trace)?;
-        to_json(&Printed {
+        let text = to_json(&Printed {
             input: Inputs::Many(paths.iter().map(|p| shown(p)).collect()),
             output: shown(&output),
             summary: &merged.summary,
-        })
+        });
+        // Freeing millions of events one by one takes a while; the process ends anyway.
+        std::mem::forget(merged);
+        text
     } else {
         if args.input.is_dir() {
             bail!("input must be a trace file without --merge-pp-ranks");
@@ -109,11 +112,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
         let compacted = lanes::compact_trace(trace)?;
         warn(&compacted.diagnostics);
         write(&compacted.trace)?;
-        to_json(&Printed {
+        let text = to_json(&Printed {
             input: Inputs::One(shown(&args.input)),
             output: shown(&output),
             summary: &compacted.summary,
-        })
+        });
+        // Freeing millions of events one by one takes a while; the process ends anyway.
+        std::mem::forget(compacted);
+        text
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
