@@ -331,10 +331,11 @@ impl Capture {
     /// Sorts activities and host events into the documented order and remaps the
     /// `launch`/`parent_op` links accordingly. Readers call this once at the end.
     pub fn finish(&mut self) {
+        // Keys end in the unique source index, so unstable (in-place) sorts are deterministic.
         self.activities
-            .sort_by_key(|a| (a.stream, a.start, a.source_index));
+            .sort_unstable_by_key(|a| (a.stream, a.start, a.source_index));
         let mut order: Vec<u32> = (0..self.host_events.len() as u32).collect();
-        order.sort_by_key(|&i| {
+        order.sort_unstable_by_key(|&i| {
             let e = &self.host_events[i as usize];
             (e.thread, e.start, e.source_index)
         });
@@ -342,18 +343,9 @@ impl Capture {
         for (new, &old) in order.iter().enumerate() {
             new_index[old as usize] = new as u32;
         }
-        let mut events: Vec<Option<HostEvent>> = std::mem::take(&mut self.host_events)
-            .into_iter()
-            .map(Some)
-            .collect();
-        self.host_events = order
-            .iter()
-            .map(|&old| {
-                events[old as usize]
-                    .take()
-                    .expect("each index appears once in a permutation")
-            })
-            .collect();
+        drop(order);
+        // Links point at old positions: remap them, then move the events in place, one
+        // permutation cycle at a time (no second copy of the events).
         let remap = |id: HostEventId| HostEventId(new_index[id.0 as usize]);
         for e in &mut self.host_events {
             e.parent_op = e.parent_op.map(remap);
@@ -361,6 +353,55 @@ impl Capture {
         for a in &mut self.activities {
             a.launch = a.launch.map(remap);
         }
+        for i in 0..new_index.len() {
+            while new_index[i] as usize != i {
+                let j = new_index[i] as usize;
+                self.host_events.swap(i, j);
+                new_index.swap(i, j);
+            }
+        }
         self.steps.sort_by_key(|s| (s.start, s.number));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(c: &mut Capture, thread: u32, start: i64, index: u64, parent: Option<u32>) {
+        let name = c.strings.intern("op");
+        c.host_events.push(HostEvent {
+            thread: ThreadId(thread),
+            start: Nanos(start),
+            dur: Nanos(1),
+            name,
+            kind: HostKind::CpuOp,
+            correlation: None,
+            external_id: None,
+            parent_op: parent.map(HostEventId),
+            source_index: index,
+        });
+    }
+
+    #[test]
+    fn finish_sorts_host_events_and_keeps_links() {
+        let mut c = Capture::new(Format::KinetoJson);
+        // Source order: (thread 1, t=5), (thread 0, t=9), (thread 0, t=2) whose parent is
+        // event 1, (thread 1, t=1) whose parent is event 0.
+        host(&mut c, 1, 5, 0, None);
+        host(&mut c, 0, 9, 1, None);
+        host(&mut c, 0, 2, 2, Some(1));
+        host(&mut c, 1, 1, 3, Some(0));
+        c.finish();
+        let order: Vec<u64> = c.host_events.iter().map(|e| e.source_index).collect();
+        assert_eq!(order, [2, 1, 3, 0]);
+        // Each link still points at the same event (by source index) as before.
+        let parent_of = |src: u64| {
+            let e = c.host_events.iter().find(|e| e.source_index == src).expect("present");
+            e.parent_op.map(|p| c.host_event(p).source_index)
+        };
+        assert_eq!(parent_of(2), Some(1));
+        assert_eq!(parent_of(3), Some(0));
+        assert_eq!(parent_of(0), None);
     }
 }
