@@ -59,7 +59,10 @@ pub fn seed_summary(path: &Path) -> Result<SeedSummary, Error> {
 }
 
 /// Like [`seed_summary`], from decompressed JSON text (`path` only names it in errors).
-pub fn seed_summary_from_reader(input: impl Read + Send, path: &Path) -> Result<SeedSummary, Error> {
+pub fn seed_summary_from_reader(
+    input: impl Read + Send,
+    path: &Path,
+) -> Result<SeedSummary, Error> {
     let mut acc = Accumulator::default();
     let top = chrome_reader::read_raw_events(input, path, |ev| {
         acc.add(&ev);
