@@ -397,7 +397,11 @@ mod tests {
         assert_eq!(order, [2, 1, 3, 0]);
         // Each link still points at the same event (by source index) as before.
         let parent_of = |src: u64| {
-            let e = c.host_events.iter().find(|e| e.source_index == src).expect("present");
+            let e = c
+                .host_events
+                .iter()
+                .find(|e| e.source_index == src)
+                .expect("present");
             e.parent_op.map(|p| c.host_event(p).source_index)
         };
         assert_eq!(parent_of(2), Some(1));
