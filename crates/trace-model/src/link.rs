@@ -1,9 +1,7 @@
 //! Launch linking, shared by every reader: GPU activities to their host launch call (by
 //! correlation id) and each launch to the innermost CPU op around it.
 
-use std::collections::HashMap;
-
-use crate::{Capture, HostEventId, HostKind};
+use crate::{Capture, FastMap, HostEventId, HostKind};
 
 impl Capture {
     /// Joins activities to launches and launches to their enclosing CPU op. Readers call it
@@ -17,7 +15,7 @@ impl Capture {
     /// - A launch or runtime call's `parent_op` is the innermost `CpuOp` on its thread that
     ///   contains it, else the `CpuOp` with the same `external_id` (Kineto).
     pub fn link_launches(&mut self, path_for_diagnostics: &str) {
-        let mut by_correlation: HashMap<u64, u32> = HashMap::new();
+        let mut by_correlation: FastMap<u64, u32> = FastMap::default();
         for (index, event) in self.host_events.iter().enumerate() {
             if matches!(event.kind, HostKind::Launch | HostKind::Runtime)
                 && let Some(correlation) = event.correlation
@@ -55,7 +53,7 @@ impl Capture {
     /// Events are sorted by (thread, start): a stack of open CPU ops gives the innermost one
     /// around each launch or runtime call.
     fn link_parent_ops(&mut self) {
-        let mut by_external: HashMap<i64, u32> = HashMap::new();
+        let mut by_external: FastMap<i64, u32> = FastMap::default();
         for (index, event) in self.host_events.iter().enumerate() {
             if event.kind == HostKind::CpuOp
                 && let Some(external) = event.external_id

@@ -1,13 +1,13 @@
 //! XSpace → `trace_model::Capture`: devices, streams, GPU activities, host threads and events,
 //! steps, and diagnostics; launches are joined to activities by `Capture::link_launches`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use trace_model::{
-    ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, HostEvent,
-    HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId, StringId,
-    ThreadId, Vendor, classify_kernel, memcpy_direction,
+    ActivityKind, Capture, Device, DeviceId, DeviceProperties, FastMap, Format, GpuActivity,
+    HostEvent, HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId,
+    StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
 };
 
 use crate::view::{DiagnosticKind, Event, Plane, Stat, StatValue};
@@ -27,7 +27,7 @@ pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
     let mut builder = Builder {
         capture: Capture::new(Format::XPlane),
         path,
-        kernel_classes: HashMap::new(),
+        kernel_classes: FastMap::default(),
         source_index: 0,
     };
     builder.devices(space);
@@ -43,7 +43,7 @@ pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
 struct Builder<'p> {
     capture: Capture,
     path: &'p Path,
-    kernel_classes: HashMap<String, KernelClass>,
+    kernel_classes: FastMap<String, KernelClass>,
     /// Running index over every event of the XSpace, in plane/line/event order.
     source_index: u64,
 }

@@ -74,6 +74,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The next field with its number, or why the bytes are not protobuf.
+    #[inline]
     fn try_next(&mut self) -> Result<Option<(u64, Wire<'a>)>, &'static str> {
         if self.pos >= self.bytes.len() {
             return Ok(None);
@@ -154,7 +155,29 @@ impl<'a> Fields<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = (u64, Wire<'a>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        // Fast path: a one-byte key of a varint or length-delimited field, as nearly every
+        // field of an event or stat is.
+        let &key = self.bytes.get(self.pos)?;
+        if (0x08..0x80).contains(&key) {
+            let field = u64::from(key >> 3);
+            match key & 7 {
+                0 => {
+                    let mut pos = self.pos + 1;
+                    let value = read_varint(self.bytes, &mut pos)?;
+                    self.pos = pos;
+                    return Some((field, Wire::Varint(value)));
+                }
+                2 => {
+                    let mut pos = self.pos + 1;
+                    let body = take_len(self.bytes, &mut pos).ok()?;
+                    self.pos = pos;
+                    return Some((field, Wire::Len(body)));
+                }
+                _ => {}
+            }
+        }
         self.try_next().ok().flatten()
     }
 }
@@ -323,32 +346,77 @@ fn check_line(body: &[u8], start: usize) -> Result<LineData, Bad> {
     Ok(line)
 }
 
+/// Events and stats are nearly all of a capture, so their usual keys (one byte each) are
+/// matched directly; anything else goes through [`Fields`].
 fn check_event(body: &[u8]) -> Result<(), &'static str> {
-    let mut fields = Fields::new(body);
-    while let Some((field, value)) = fields.try_next()? {
-        match (field, value) {
-            (1 | 2 | 3 | 5, Wire::Varint(_)) => {}
-            (4, Wire::Len(stat)) => check_stat(stat)?,
-            (1..=5, _) => return Err("wrong wire type in event"),
-            _ => {}
+    let mut pos = 0;
+    while let Some(&key) = body.get(pos) {
+        match key {
+            // metadata_id (1), offset_ps (2), duration_ps (3), num_occurrences (5).
+            0x08 | 0x10 | 0x18 | 0x28 => {
+                pos += 1;
+                read_varint(body, &mut pos).ok_or("bad varint value")?;
+            }
+            // stats (4).
+            0x22 => {
+                pos += 1;
+                check_stat(take_len(body, &mut pos)?)?;
+            }
+            _ => {
+                let mut fields = Fields { bytes: body, pos };
+                match fields.try_next()? {
+                    Some((1 | 2 | 3 | 5, Wire::Varint(_))) => {}
+                    Some((4, Wire::Len(stat))) => check_stat(stat)?,
+                    Some((1..=5, _)) => return Err("wrong wire type in event"),
+                    _ => {}
+                }
+                pos = fields.pos;
+            }
         }
     }
     Ok(())
 }
 
 fn check_stat(body: &[u8]) -> Result<(), &'static str> {
-    let mut fields = Fields::new(body);
-    while let Some((field, value)) = fields.try_next()? {
-        match (field, value) {
-            (1 | 3 | 4 | 7, Wire::Varint(_)) | (2, Wire::Fixed64(_)) | (6, Wire::Len(_)) => {}
-            (5, Wire::Len(text)) => {
-                utf8(text)?;
+    let mut pos = 0;
+    while let Some(&key) = body.get(pos) {
+        match key {
+            // metadata_id (1), uint64_value (3), int64_value (4), ref_value (7).
+            0x08 | 0x18 | 0x20 | 0x38 => {
+                pos += 1;
+                read_varint(body, &mut pos).ok_or("bad varint value")?;
             }
-            (1..=7, _) => return Err("wrong wire type in stat"),
-            _ => {}
+            _ => {
+                let mut fields = Fields { bytes: body, pos };
+                match fields.try_next()? {
+                    Some((1 | 3 | 4 | 7, Wire::Varint(_)))
+                    | Some((2, Wire::Fixed64(_)))
+                    | Some((6, Wire::Len(_))) => {}
+                    Some((5, Wire::Len(text))) => {
+                        utf8(text)?;
+                    }
+                    Some((1..=7, _)) => return Err("wrong wire type in stat"),
+                    _ => {}
+                }
+                pos = fields.pos;
+            }
         }
     }
     Ok(())
+}
+
+/// A length-delimited body after its key.
+#[inline]
+fn take_len<'a>(bytes: &'a [u8], pos: &mut usize) -> Result<&'a [u8], &'static str> {
+    let len = read_varint(bytes, pos).ok_or("bad length varint")?;
+    let end = usize::try_from(len)
+        .ok()
+        .and_then(|len| pos.checked_add(len))
+        .filter(|&end| end <= bytes.len())
+        .ok_or("length past the end")?;
+    let body = &bytes[*pos..end];
+    *pos = end;
+    Ok(body)
 }
 
 /// A map entry: key (field 1, varint) and value message (field 2), as prost reads them.
@@ -400,6 +468,7 @@ fn skip_fixed(
 }
 
 /// Protobuf base-128 varint; `None` when it runs off the end or past ten bytes.
+#[inline]
 fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     // Fast path: most varints in a capture are one byte (field keys, small ids).
     let first = *bytes.get(*pos)?;
