@@ -748,4 +748,82 @@ mod tests {
         );
         assert_eq!(event.stat("missing"), None);
     }
+
+    /// `field`, length-delimited, with `body`.
+    fn len_field(field: u64, body: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        prost::encoding::encode_varint((field << 3) | 2, &mut out);
+        prost::encoding::encode_varint(body.len() as u64, &mut out);
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// Events are parsed from the file's bytes: fields the reader does not know are skipped
+    /// and every stat kind reads as prost reads it.
+    #[test]
+    fn events_with_unknown_fields_and_every_stat_kind() {
+        let event = proto::XEvent {
+            metadata_id: 5,
+            data: Some(x_event::Data::NumOccurrences(3)),
+            duration_ps: 9,
+            stats: vec![
+                stat(1, x_stat::Value::DoubleValue(2.5)),
+                stat(2, x_stat::Value::Int64Value(-7)),
+                stat(3, x_stat::Value::StrValue("text".to_owned())),
+                stat(4, x_stat::Value::BytesValue(vec![1, 2, 3])),
+                stat(9, x_stat::Value::RefValue(77)),
+            ],
+        };
+        let mut event = event.encode_to_vec();
+        // Unknown field 9 (varint 1), then unknown field 20 (length-delimited "zz").
+        event.extend_from_slice(&[0x48, 0x01, 0xa2, 0x01, 0x02, b'z', b'z']);
+        let mut line = proto::XLine {
+            name: "Stream #7".to_owned(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        line.extend(len_field(4, &event));
+        let names = [(1, "d"), (2, "i"), (3, "s"), (4, "b"), (9, "r")];
+        let mut plane = proto::XPlane {
+            name: "/device:GPU:0".to_owned(),
+            stat_metadata: names
+                .iter()
+                .map(|(id, name)| {
+                    let meta = proto::XStatMetadata {
+                        id: *id,
+                        name: (*name).to_owned(),
+                        description: String::new(),
+                    };
+                    (*id, meta)
+                })
+                .collect(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        plane.extend(len_field(3, &line));
+        let bytes = len_field(1, &plane);
+        let space = XSpace::from_bytes(&bytes, Path::new("mem.xplane.pb")).unwrap();
+        let line = space.gpu_planes()[0].lines().next().unwrap();
+        assert_eq!((line.name(), line.event_count()), ("Stream #7", 1));
+        let event = line.events().next().unwrap();
+        assert_eq!(event.metadata_id(), 5);
+        assert_eq!((event.num_occurrences(), event.duration_ps()), (Some(3), 9));
+        let stats: Vec<_> = event
+            .stats()
+            .map(|stat| (stat.name(), stat.value()))
+            .collect();
+        assert_eq!(
+            stats,
+            [
+                ("d", StatValue::Double(2.5)),
+                ("i", StatValue::Int64(-7)),
+                ("s", StatValue::Str("text")),
+                ("b", StatValue::Bytes(&[1, 2, 3])),
+                ("r", StatValue::UnresolvedRef(77)),
+            ]
+        );
+        // prost reads the same bytes the same way.
+        let raw = proto::XSpace::decode(bytes.as_slice()).unwrap();
+        assert_eq!(raw.planes[0].lines[0].events[0].stats.len(), 5);
+    }
 }
