@@ -42,7 +42,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
             "build",
             "--release",
             "--quiet",
+            // With `--example` given, cargo builds only the named targets: name the
+            // binary too, or a fresh target dir has no analyze-profile to measure.
             "-p",
+            "analyze-profile",
+            "--bin",
             "analyze-profile",
             "-p",
             "chrome-reader",
@@ -315,6 +319,12 @@ fn timed_rss(program: &str, args: &[&str]) -> Result<(f64, u64), String> {
         .map_err(|e| format!("/usr/bin/time: {e}"))?;
     let secs = t.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!(
+            "{program} {args:?} failed: {}: {stderr}",
+            out.status
+        ));
+    }
     let kb = stderr
         .lines()
         .last()
