@@ -175,7 +175,7 @@ fn check_trace(path: &Path) -> Option<(usize, usize)> {
 #[test]
 fn real_pytorch_traces_compact_and_check() {
     let Some(dir) = traces_dir() else {
-        println!("skipped: TRACEWISE_TRACES is not set");
+        eprintln!("skipped: TRACEWISE_TRACES is not set");
         return;
     };
     let mut files = Vec::new();
