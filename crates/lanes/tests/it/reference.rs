@@ -464,3 +464,102 @@ fn preserves_distinct_and_disjoint_annotations() {
     assert_eq!(summary.gpu_annotations_coalesced, 1);
     assert_eq!(summary.gpu_annotations_retained, 3);
 }
+
+/// The reference's worked example: rank 0 of the merge scenario, compacted alone.
+#[test]
+fn worked_example_single_rank_zero() {
+    let trace = rank_trace(
+        0,
+        1_000_000,
+        vec![
+            thread_metadata(100, 100, "thread 100 (python) 100"),
+            kernel("ncclDevKernel_AllGather", 6, 1.0, 4.0, Some("PP:0UNSHARD")),
+            kernel("ncclDevKernel_AllGather", 7, 2.0, 2.0, Some("PP:0UNSHARD")),
+            kernel("compute", 2, 4.0, 1.0, Some("PP:0F0")),
+            kernel("compute", 3, 4.5, 4.0, Some("PP:0F0")),
+            kernel("compute", 5, 6.0, 1.0, None),
+            kernel("compute", 2, 8.0, 1.0, Some("PP:0F0")),
+            memcpy(4, 3.5, 2.0, "PP:0F0"),
+            kernel("ncclDevKernel_SendRecv", 1, 10.0, 4.0, Some("PP:0SEND_F0")),
+            flow(1, 10.0),
+        ],
+    );
+    let (events, s) = compact(&trace);
+    assert_eq!(
+        (s.measured_slices, s.original_streams, s.compacted_lanes),
+        (8, 7, 6)
+    );
+    let groups = |m: &BTreeMap<String, usize>| -> Vec<(String, usize)> {
+        m.iter().map(|(k, v)| (k.clone(), *v)).collect()
+    };
+    let expect = |pairs: &[(&str, usize)]| -> Vec<(String, usize)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    };
+    assert_eq!(
+        groups(&s.slice_groups),
+        expect(&[
+            ("compute", 4),
+            ("memcpy", 1),
+            ("nccl_all_gather", 2),
+            ("nccl_other", 1)
+        ])
+    );
+    assert_eq!(
+        groups(&s.lanes_by_group),
+        expect(&[
+            ("compute", 2),
+            ("memcpy", 1),
+            ("nccl_all_gather", 2),
+            ("nccl_other", 1)
+        ])
+    );
+    assert_eq!(s.gpu_flow_endpoints_mapped, 1);
+    assert_eq!(
+        (
+            s.kernel_annotations_converted,
+            s.kernel_annotation_blocks,
+            s.gpu_annotations_retained
+        ),
+        (7, 7, 7)
+    );
+    let pp = s
+        .pp_local_flows
+        .expect("single mode reports local PP flows");
+    assert_eq!(pp.pp_rank, 0);
+    assert_eq!(pp.pp_compute_dependency_pairs, 1);
+    assert_eq!(pp.pp_unshard_compute_pairs, 2);
+    let lane_tids: BTreeSet<i64> = events
+        .iter()
+        .filter(|e| cat_is(e, "kernel") || cat_is(e, "gpu_memcpy"))
+        .map(|e| e["tid"].as_i64().unwrap_or(-1))
+        .collect();
+    assert_eq!(lane_tids, (1100..1106).collect());
+    let track_tids: BTreeSet<i64> = events
+        .iter()
+        .filter(|e| cat_is(e, "gpu_user_annotation"))
+        .map(|e| e["tid"].as_i64().unwrap_or(-1))
+        .collect();
+    assert_eq!(track_tids.first(), Some(&2105));
+    let mut names: Vec<String> = thread_names_by_lane(&events)
+        .into_values()
+        .filter(|n| !n.starts_with("thread"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "Compute 1",
+            "Compute 1 annotations",
+            "Compute 2",
+            "Compute 2 annotations",
+            "GPU memcpy",
+            "GPU memcpy annotations",
+            "NCCL all-gather 1",
+            "NCCL all-gather 1 annotations",
+            "NCCL all-gather 2",
+            "NCCL all-gather 2 annotations",
+            "NCCL other",
+            "NCCL other annotations"
+        ]
+    );
+}

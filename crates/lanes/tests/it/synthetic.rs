@@ -131,3 +131,19 @@ fn fixtures_can_be_written() {
     let merged = lanes::merge_pp_files(&paths).expect("merge succeeds");
     assert_eq!(merged.summary.pp_send_recv_unmatched, 0);
 }
+
+/// Golden summaries of the synthetic fixtures (review changes with `cargo insta review`).
+#[test]
+fn fixture_summaries() {
+    let text = synth::graph_trace_json(&GraphTraceSpec::default());
+    let trace = Trace::read(text.as_bytes(), Path::new("graph.json")).expect("valid");
+    let res = lanes::compact_trace(trace).expect("compaction succeeds");
+    insta::assert_json_snapshot!("graph_300_streams", res.summary);
+    let merged = merge_set(&PpSpec::default());
+    insta::assert_json_snapshot!("pp4_merge", merged.summary);
+    let cut = merge_set(&PpSpec {
+        cut: Some((3, 2_000)),
+        ..PpSpec::default()
+    });
+    insta::assert_json_snapshot!("pp4_cut_merge", cut.summary);
+}
