@@ -94,6 +94,17 @@ fn check_trace(path: &Path) -> Option<(usize, usize)> {
     let output = read_events(&out);
     assert_eq!(output.iter().filter(|e| e.slice).count(), slice_count);
 
+    // The model builder sees the same GPU activities in the output as in the input.
+    let before = chrome_reader::load(path)
+        .expect("the input loads")
+        .activities
+        .len();
+    let after = chrome_reader::load(&out)
+        .expect("the output loads")
+        .activities
+        .len();
+    assert_eq!(before, after, "{}: GPU activities", path.display());
+
     // Measured slices: same order, same fields but tid/args.stream.
     let slices = |events: &[Seen]| -> Vec<Value> {
         events
