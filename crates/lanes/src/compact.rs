@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -89,7 +89,7 @@ pub fn compact_trace(trace: Trace) -> Result<Compacted, Error> {
 /// One measured slice and its lane.
 #[derive(Debug, Clone)]
 struct Slice {
-    event: usize,
+    event: u32,
     pid: i64,
     old_tid: i64,
     start: i64,
@@ -97,8 +97,9 @@ struct Slice {
     group: Group,
     lane: u32,
     new_tid: i64,
-    /// `args.name` when it is a non-empty string: a per-kernel CUDA-graph annotation.
-    annotation: Option<Box<str>>,
+    /// `args.name` when it is a non-empty string (a per-kernel CUDA-graph annotation),
+    /// as an index into the annotation names; [`NO_ANNOTATION`] otherwise.
+    annotation: u32,
     signature: u64,
     /// Byte ranges of the `tid` value and of the `args.stream` value in the event text,
     /// so the rewrite is a splice, not a re-serialization.
@@ -108,7 +109,7 @@ struct Slice {
 
 /// Compacts one trace without PP arrows (what the merge does for each rank).
 pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Error> {
-    let mut slices = extract_slices(&trace)?;
+    let (mut slices, annotation_names) = extract_slices(&trace)?;
     let lanes = assign_lanes(&mut slices, trace.max_int_tid);
 
     // One annotation track per lane, numbered above every tid in use.
@@ -124,7 +125,7 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
         .collect();
 
     for s in &slices {
-        let ev = &mut trace.events[s.event];
+        let ev = &mut trace.events[s.event as usize];
         ev.text = splice(&ev.text, [s.tid_at, s.stream_at], &s.new_tid.to_string());
         ev.set_tid(s.new_tid);
     }
@@ -152,10 +153,12 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
     for s in &mut slices {
         s.event = slice_events
             .next()
+            .and_then(|i| u32::try_from(i).ok())
             .expect("compaction removes no slice events");
     }
 
-    let (converted, blocks) = convert_kernel_annotations(&mut trace, &slices, &annotation_tids);
+    let (converted, blocks) =
+        convert_kernel_annotations(&mut trace, &slices, &annotation_names, &annotation_tids);
     let retained = trace
         .events
         .iter()
@@ -315,9 +318,19 @@ fn scalar(raw: &RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
-fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
+const NO_ANNOTATION: u32 = u32::MAX;
+
+/// The measured slices, and the distinct per-kernel annotation names they refer to.
+fn extract_slices(trace: &Trace) -> Result<(Vec<Slice>, Vec<Box<str>>), Error> {
     let path = &trace.source;
     let mut slices = Vec::new();
+    let mut names: Vec<Box<str>> = Vec::new();
+    let mut name_ids: HashMap<Box<str>, u32> = HashMap::new();
+    let too_many = || Error::Rewrite {
+        path: path.clone(),
+        index: trace.events.len(),
+        message: "more than 4 billion events or annotation names".to_string(),
+    };
     for (index, ev) in trace.events.iter().enumerate() {
         if ev.kind != Kind::Slice {
             continue;
@@ -383,11 +396,24 @@ fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
         };
         let cat = text(object.get("cat"));
         let name = text(object.get("name"));
-        let annotation = Some(text(args.get("name")))
-            .filter(|n| !n.is_empty())
-            .map(String::into_boxed_str);
+        let annotation = match text(args.get("name")) {
+            n if n.is_empty() => NO_ANNOTATION,
+            n => match name_ids.get(n.as_str()) {
+                Some(&id) => id,
+                None => {
+                    let id = u32::try_from(names.len())
+                        .ok()
+                        .filter(|&id| id != NO_ANNOTATION)
+                        .ok_or_else(too_many)?;
+                    let n = n.into_boxed_str();
+                    names.push(n.clone());
+                    name_ids.insert(n, id);
+                    id
+                }
+            },
+        };
         slices.push(Slice {
-            event: index,
+            event: u32::try_from(index).map_err(|_| too_many())?,
             pid,
             old_tid,
             start,
@@ -404,7 +430,7 @@ fn extract_slices(trace: &Trace) -> Result<Vec<Slice>, Error> {
     if slices.is_empty() {
         return Err(Error::NoGpuSlices { path: path.clone() });
     }
-    Ok(slices)
+    Ok((slices, names))
 }
 
 /// A compacted lane: its group and its number within the (pid, group).
@@ -507,11 +533,8 @@ fn remap_related_events(
     annotation_tids: &BTreeMap<(i64, i64), i64>,
 ) -> Result<Remap, Error> {
     let mut by_old_stream: BTreeMap<(i64, i64), Vec<&Slice>> = BTreeMap::new();
-    let mut exact: HashMap<(i64, i64, i64), i64, BuildHasherDefault<FastHasher>> =
-        HashMap::default();
     for s in slices {
         by_old_stream.entry((s.pid, s.old_tid)).or_default().push(s);
-        exact.insert((s.pid, s.old_tid, s.start), s.new_tid);
     }
     for values in by_old_stream.values_mut() {
         values.sort_by_key(|s| s.start);
@@ -535,8 +558,16 @@ fn remap_related_events(
         let new_tid = match ev.kind {
             Kind::Ac2g => {
                 flows += 1;
-                match exact.get(&(pid, tid, ev.ts().unwrap_or(0))) {
-                    Some(&lane) => {
+                // The slice of this stream starting exactly there; of several, the last
+                // in file order (the sort is stable), as the reference's dict keeps it.
+                let ts = ev.ts().unwrap_or(0);
+                let at = stream.partition_point(|s| s.start <= ts);
+                let exact = at
+                    .checked_sub(1)
+                    .map(|i| stream[i])
+                    .filter(|s| s.start == ts);
+                match exact.map(|s| s.new_tid) {
+                    Some(lane) => {
                         flows_mapped += 1;
                         lane
                     }
@@ -708,6 +739,7 @@ fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, E
 fn convert_kernel_annotations(
     trace: &mut Trace,
     slices: &[Slice],
+    names: &[Box<str>],
     annotation_tids: &BTreeMap<(i64, i64), i64>,
 ) -> (usize, usize) {
     let mut by_lane: BTreeMap<(i64, i64), Vec<&Slice>> = BTreeMap::new();
@@ -722,7 +754,7 @@ fn convert_kernel_annotations(
         let mut current: Option<&str> = None;
         let (mut start, mut end) = (0, 0);
         for s in members {
-            let name = s.annotation.as_deref();
+            let name = names.get(s.annotation as usize).map(|n| &**n);
             if name != current {
                 if let Some(n) = current {
                     spans.push(annotation_span(n, pid, track, start, end));
