@@ -50,7 +50,12 @@ struct Builder<'p> {
 
 impl Builder<'_> {
     fn devices(&mut self, space: &XSpace) {
-        for plane in space.gpu_planes() {
+        // Exact capacity: a doubling vector of millions of activities would hold up to twice
+        // their size, and three times while it grows.
+        let planes = space.gpu_planes();
+        let events = planes.iter().map(|plane| plane.event_count()).sum();
+        self.capture.activities.reserve_exact(events);
+        for plane in planes {
             let Some(ordinal) = plane.gpu_ordinal() else {
                 continue;
             };
@@ -190,6 +195,7 @@ impl Builder<'_> {
     }
 
     fn host(&mut self, plane: Plane<'_>) {
+        self.capture.host_events.reserve_exact(plane.event_count());
         let mut steps: BTreeMap<i64, (Nanos, Nanos)> = BTreeMap::new();
         for line in plane.lines() {
             let thread = ThreadId(self.capture.threads.len() as u32);
