@@ -322,16 +322,95 @@ const NO_ANNOTATION: u32 = u32::MAX;
 
 /// The measured slices, and the distinct per-kernel annotation names they refer to.
 fn extract_slices(trace: &Trace) -> Result<(Vec<Slice>, Vec<Box<str>>), Error> {
+    let parts = in_parallel(trace.events.len(), |range| extract_range(trace, range));
+    let mut slices = Vec::new();
+    let mut names: Vec<Box<str>> = Vec::new();
+    let mut name_ids: HashMap<Box<str>, u32> = HashMap::new();
+    // The parts are in file order, so the first error is the one at the lowest index.
+    for part in parts {
+        let (part_slices, part_names) = part?;
+        let ids: Vec<u32> = part_names
+            .into_iter()
+            .map(|n| intern(&mut names, &mut name_ids, n))
+            .collect::<Option<_>>()
+            .ok_or_else(|| too_many(trace))?;
+        slices.extend(part_slices.into_iter().map(|mut s| {
+            if s.annotation != NO_ANNOTATION {
+                s.annotation = ids[s.annotation as usize];
+            }
+            s
+        }));
+    }
+    if slices.is_empty() {
+        return Err(Error::NoGpuSlices {
+            path: trace.source.clone(),
+        });
+    }
+    Ok((slices, names))
+}
+
+fn too_many(trace: &Trace) -> Error {
+    Error::Rewrite {
+        path: trace.source.clone(),
+        index: trace.events.len(),
+        message: "more than 4 billion events or annotation names".to_string(),
+    }
+}
+
+/// The id of `name` in `names`, adding it if new; `None` past `u32` ids.
+fn intern(
+    names: &mut Vec<Box<str>>,
+    ids: &mut HashMap<Box<str>, u32>,
+    name: Box<str>,
+) -> Option<u32> {
+    if let Some(&id) = ids.get(&name) {
+        return Some(id);
+    }
+    let id = u32::try_from(names.len())
+        .ok()
+        .filter(|&id| id != NO_ANNOTATION)?;
+    names.push(name.clone());
+    ids.insert(name, id);
+    Some(id)
+}
+
+/// Runs `f` over consecutive parts of `0..len` on a few threads; results in order.
+fn in_parallel<T: Send>(len: usize, f: impl Fn(std::ops::Range<usize>) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let threads = if len < 100_000 { 1 } else { threads };
+    let step = len.div_ceil(threads).max(1);
+    let ranges: Vec<_> = (0..threads)
+        .map(|k| (k * step).min(len)..((k + 1) * step).min(len))
+        .collect();
+    if ranges.len() == 1 {
+        return ranges.into_iter().map(f).collect();
+    }
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = ranges
+            .into_iter()
+            .map(|r| scope.spawn(move || f(r)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// The slices among `trace.events[range]`, with their own annotation name table.
+fn extract_range(
+    trace: &Trace,
+    range: std::ops::Range<usize>,
+) -> Result<(Vec<Slice>, Vec<Box<str>>), Error> {
     let path = &trace.source;
     let mut slices = Vec::new();
     let mut names: Vec<Box<str>> = Vec::new();
     let mut name_ids: HashMap<Box<str>, u32> = HashMap::new();
-    let too_many = || Error::Rewrite {
-        path: path.clone(),
-        index: trace.events.len(),
-        message: "more than 4 billion events or annotation names".to_string(),
-    };
-    for (index, ev) in trace.events.iter().enumerate() {
+    let too_many = || too_many(trace);
+    let start = range.start;
+    for (k, ev) in trace.events[range].iter().enumerate() {
+        let index = start + k;
         if ev.kind != Kind::Slice {
             continue;
         }
@@ -398,19 +477,7 @@ fn extract_slices(trace: &Trace) -> Result<(Vec<Slice>, Vec<Box<str>>), Error> {
         let name = text(object.get("name"));
         let annotation = match text(args.get("name")) {
             n if n.is_empty() => NO_ANNOTATION,
-            n => match name_ids.get(n.as_str()) {
-                Some(&id) => id,
-                None => {
-                    let id = u32::try_from(names.len())
-                        .ok()
-                        .filter(|&id| id != NO_ANNOTATION)
-                        .ok_or_else(too_many)?;
-                    let n = n.into_boxed_str();
-                    names.push(n.clone());
-                    name_ids.insert(n, id);
-                    id
-                }
-            },
+            n => intern(&mut names, &mut name_ids, n.into_boxed_str()).ok_or_else(too_many)?,
         };
         slices.push(Slice {
             event: u32::try_from(index).map_err(|_| too_many())?,
@@ -426,9 +493,6 @@ fn extract_slices(trace: &Trace) -> Result<(Vec<Slice>, Vec<Box<str>>), Error> {
             tid_at,
             stream_at,
         });
-    }
-    if slices.is_empty() {
-        return Err(Error::NoGpuSlices { path: path.clone() });
     }
     Ok((slices, names))
 }
@@ -902,17 +966,24 @@ fn self_check(trace: &Trace, slices: &[Slice]) -> Result<(), Error> {
             after: after.len(),
         });
     }
-    for (k, ((index, ev), s)) in after.iter().zip(slices).enumerate() {
-        let changed = || Error::SliceChanged {
-            path: path.clone(),
-            slice: k,
-            index: *index,
-        };
-        let object = Object::parse(&ev.text).map_err(|_| changed())?;
-        if slice_signature(&object).map_err(|_| changed())? != s.signature {
-            return Err(changed());
+    let check_range = |range: std::ops::Range<usize>| -> Result<(), Error> {
+        for k in range {
+            let ((index, ev), s) = (after[k], &slices[k]);
+            let changed = || Error::SliceChanged {
+                path: path.clone(),
+                slice: k,
+                index,
+            };
+            let object = Object::parse(&ev.text).map_err(|_| changed())?;
+            if slice_signature(&object).map_err(|_| changed())? != s.signature {
+                return Err(changed());
+            }
         }
-    }
+        Ok(())
+    };
+    in_parallel(after.len(), check_range)
+        .into_iter()
+        .collect::<Result<(), Error>>()?;
     let mut intervals: BTreeMap<(i64, i64), Vec<(i64, i64)>> = BTreeMap::new();
     for s in slices {
         intervals
