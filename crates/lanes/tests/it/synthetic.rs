@@ -149,3 +149,27 @@ fn fixture_summaries() {
     });
     insta::assert_json_snapshot!("pp4_cut_merge", cut.summary);
 }
+
+/// Large enough (over 100k events) for the multi-threaded extraction and self-check.
+#[test]
+fn large_trace_takes_the_parallel_path_with_the_same_result() {
+    let spec = GraphTraceSpec {
+        capture_streams: 300,
+        replays: 200,
+        all_gather_every: 8,
+        step_annotations: false,
+    };
+    let text = synth::graph_trace_json(&spec);
+    let run = || {
+        let trace = Trace::read(text.as_bytes(), Path::new("big.json")).expect("valid");
+        assert!(trace.event_count() > 100_000);
+        let res = lanes::compact_trace(trace).expect("compaction succeeds");
+        let mut out = Vec::new();
+        res.trace.write_json(&mut out).expect("in memory");
+        (res.summary, out)
+    };
+    let (summary, out) = run();
+    assert_eq!(summary.measured_slices, (300 + 38 + 1) * 200);
+    assert!(summary.compacted_lanes <= 12);
+    assert_eq!(run().1, out);
+}
