@@ -33,7 +33,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
         traces
     };
     let out_dir = root.join("target/bench");
-    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let scratch = out_dir.join("scratch");
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let scratch_s = scratch.display().to_string();
 
     eprintln!("building release binaries…");
     let status = Command::new("cargo")
@@ -48,6 +50,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
             "analyze-profile",
             "--bin",
             "analyze-profile",
+            "-p",
+            "skip-stats",
+            "--bin",
+            "skip-stats",
+            "-p",
+            "compact-cuda-graph-trace",
+            "--bin",
+            "compact-cuda-graph-trace",
             "-p",
             "chrome-reader",
             "--example",
@@ -97,6 +107,31 @@ pub fn main(args: &[String]) -> Result<(), String> {
             what: "analyze-profile --compat / zcat".into(),
             value: format!("{:.2}× ({:.3} s)", compat / zcat, compat),
             target: "≤ 1.5".into(),
+        });
+        let skip = release.join("skip-stats");
+        let skip_time = median_secs(runs, || {
+            run_quiet(
+                skip.to_str().unwrap_or(""),
+                &[&large_s, "--out", &scratch_s],
+            )
+        })?;
+        rows.push(Row {
+            what: "skip-stats / zcat".into(),
+            value: format!("{:.2}× ({:.3} s)", skip_time / zcat, skip_time),
+            target: "≤ 1.6".into(),
+        });
+        let compact = release.join("compact-cuda-graph-trace");
+        let compacted = scratch.join("compacted.json.gz").display().to_string();
+        let compact_time = median_secs(runs, || {
+            run_quiet(
+                compact.to_str().unwrap_or(""),
+                &[&large_s, "-o", &compacted, "--overwrite"],
+            )
+        })?;
+        rows.push(Row {
+            what: "compact-cuda-graph-trace / zcat".into(),
+            value: format!("{:.2}× ({:.3} s)", compact_time / zcat, compact_time),
+            target: "≤ 3".into(),
         });
         let seed = root.join("../shared/reference/analyze_profile.py");
         if seed.is_file() {
@@ -175,6 +210,32 @@ pub fn main(args: &[String]) -> Result<(), String> {
         what: "analyze-profile --compat on synthetic: time, peak RSS / JSON size".into(),
         value: format!("{secs:.2} s, {:.3}", rss_kb as f64 * 1024.0 / size as f64),
         target: "≤ 0.5".into(),
+    });
+
+    let (secs, rss_kb) = timed_rss(
+        release.join("skip-stats").to_str().unwrap_or(""),
+        &[&synth_s, "--out", &scratch_s],
+    )?;
+    rows.push(Row {
+        what: "skip-stats on synthetic: time, peak RSS / JSON size".into(),
+        value: format!("{secs:.2} s, {:.3}", rss_kb as f64 * 1024.0 / size as f64),
+        target: "-".into(),
+    });
+    let compacted = scratch
+        .join("synthetic_compacted.json.gz")
+        .display()
+        .to_string();
+    let (secs, rss_kb) = timed_rss(
+        release
+            .join("compact-cuda-graph-trace")
+            .to_str()
+            .unwrap_or(""),
+        &[&synth_s, "-o", &compacted, "--overwrite"],
+    )?;
+    rows.push(Row {
+        what: "compact-cuda-graph-trace on synthetic: time, peak RSS / JSON size".into(),
+        value: format!("{secs:.2} s, {:.3}", rss_kb as f64 * 1024.0 / size as f64),
+        target: "≤ 1.5 (RSS)".into(),
     });
 
     xplane_rows(&decode_speed, &out_dir, runs, &mut rows)?;
