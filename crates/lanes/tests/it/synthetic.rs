@@ -155,7 +155,7 @@ fn fixture_summaries() {
 fn large_trace_takes_the_parallel_path_with_the_same_result() {
     let spec = GraphTraceSpec {
         capture_streams: 300,
-        replays: 200,
+        replays: 320,
         all_gather_every: 8,
         step_annotations: false,
     };
@@ -169,7 +169,7 @@ fn large_trace_takes_the_parallel_path_with_the_same_result() {
         (res.summary, out)
     };
     let (summary, out) = run();
-    assert_eq!(summary.measured_slices, (300 + 38 + 1) * 200);
+    assert_eq!(summary.measured_slices, (300 + 38 + 1) * 320);
     assert!(summary.compacted_lanes <= 12);
     assert_eq!(run().1, out);
 }
