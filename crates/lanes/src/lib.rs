@@ -34,15 +34,19 @@
 //!   uses fast compression.
 //! - Errors are values naming the file and event index; the tool exits 2 on all of them.
 //!
-//! ```no_run
+//! ```
 //! use std::path::Path;
-//! let trace = lanes::Trace::read_file(Path::new("rank0_trace.json.gz"))?;
+//! use lanes::synth::{GraphTraceSpec, graph_trace_json};
+//!
+//! // A CUDA-graph replay over 300 capture streams (or `Trace::read_file(path)`).
+//! let json = graph_trace_json(&GraphTraceSpec::default());
+//! let trace = lanes::Trace::read(json.as_bytes(), Path::new("graph.json"))?;
 //! let compacted = lanes::compact_trace(trace)?;
-//! println!(
-//!     "{} streams -> {} lanes",
-//!     compacted.summary.original_streams, compacted.summary.compacted_lanes
-//! );
-//! lanes::write_trace_file(&compacted.trace, Path::new("rank0_trace_compacted.json.gz"))?;
+//! let s = &compacted.summary;
+//! assert_eq!(s.original_streams, 338);
+//! assert!(s.compacted_lanes <= 12);
+//! let dir = tempfile::tempdir().expect("a temporary directory");
+//! lanes::write_trace_file(&compacted.trace, &dir.path().join("graph_compacted.json.gz"))?;
 //! # Ok::<(), lanes::Error>(())
 //! ```
 
