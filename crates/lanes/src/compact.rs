@@ -978,6 +978,11 @@ fn self_check(trace: &Trace, slices: &[Slice]) -> Result<(), Error> {
             if slice_signature(&object).map_err(|_| changed())? != s.signature {
                 return Err(changed());
             }
+            // The lane the overlap check below relies on is the one written out.
+            let tid = object.get("tid").and_then(|t| t.get().parse::<i64>().ok());
+            if tid != Some(s.new_tid) {
+                return Err(changed());
+            }
         }
         Ok(())
     };
