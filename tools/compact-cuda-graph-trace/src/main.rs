@@ -23,9 +23,9 @@ pub struct Args {
     /// PyTorch trace (.json or .json.gz), or a rank-trace directory with --merge-pp-ranks.
     pub input: PathBuf,
 
-    /// Compacted trace path (.json.gz is gzip, anything else plain JSON). Default:
-    /// <stem>_compacted.json.gz beside the input, or pp_traces_merged_compacted.json.gz
-    /// in the rank directory.
+    /// Compacted trace path (gzip if it ends in .gz, else plain JSON). Default: beside the
+    /// input, <stem>_compacted.json.gz (<stem>_compacted.json for a .json input); with
+    /// --merge-pp-ranks, pp_traces_merged_compacted.json.gz in the rank directory.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
 
