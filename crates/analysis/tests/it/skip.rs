@@ -6,22 +6,7 @@ use std::path::{Path, PathBuf};
 
 use analysis::skip::{self, Analysis, Config};
 
-/// The real-trace folder, or `None` (and a note) when `TRACEWISE_TRACES` is unset.
-/// Relative paths are taken from the workspace root.
-fn traces(test: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
-        eprintln!("{test}: skipped, TRACEWISE_TRACES is not set");
-        return None;
-    };
-    let dir = PathBuf::from(dir);
-    Some(if dir.is_absolute() {
-        dir
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(dir)
-    })
-}
+use test_support::traces_dir as traces;
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -5,23 +5,7 @@ mod model;
 
 use std::path::PathBuf;
 
-/// The real-capture folder named by `TRACEWISE_TRACES` (relative paths are resolved against the
-/// workspace root), or `None` after printing that the calling test was skipped.
-pub fn traces_dir(test: &str) -> Option<PathBuf> {
-    let Some(value) = std::env::var_os("TRACEWISE_TRACES") else {
-        eprintln!("{test}: skipped, TRACEWISE_TRACES is not set");
-        return None;
-    };
-    let path = PathBuf::from(value);
-    let path = if path.is_absolute() {
-        path
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(path)
-    };
-    Some(path)
-}
+pub use test_support::traces_dir;
 
 /// Every `*.xplane.pb` under `<traces>/jax/*/`, sorted.
 pub fn xplane_files(traces: &std::path::Path) -> Vec<PathBuf> {

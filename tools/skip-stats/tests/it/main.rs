@@ -1,12 +1,10 @@
 //! skip-stats end to end: the binary on the hand-made fixture (stdout snapshot,
 //! rows.csv, JSON, errors) and on every real capture in `$TRACEWISE_TRACES`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use test_support::workspace_root;
 
 /// Runs skip-stats in `cwd` with `args`, writing rows.csv into a fresh temporary dir.
 fn skip_stats(cwd: &Path, args: &[&str]) -> (Output, tempfile::TempDir) {
@@ -113,19 +111,7 @@ fn help_teaches() {
     }
 }
 
-/// The real-trace folder, or `None` (and a note) when `TRACEWISE_TRACES` is unset.
-fn traces(test: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
-        eprintln!("{test}: skipped, TRACEWISE_TRACES is not set");
-        return None;
-    };
-    let dir = PathBuf::from(dir);
-    Some(if dir.is_absolute() {
-        dir
-    } else {
-        workspace_root().join(dir)
-    })
-}
+use test_support::traces_dir as traces;
 
 #[test]
 fn real_traces_exit_0() {

@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use test_support::workspace_root;
 
 fn trace_info(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_trace-info"))
@@ -48,18 +46,7 @@ fn json_output_parses() {
     assert_eq!(v[0]["diagnostics"][0]["code"], "kernel-without-stream");
 }
 
-fn traces_dir(test: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
-        eprintln!("{test}: skipped (set TRACEWISE_TRACES to the real-trace folder to run it)");
-        return None;
-    };
-    let dir = PathBuf::from(dir);
-    Some(if dir.is_relative() {
-        workspace_root().join(dir)
-    } else {
-        dir
-    })
-}
+use test_support::traces_dir;
 
 /// HLO programs per XSpace, from traces/jax/MANIFEST.md.
 const XPLANES: &[(&str, usize)] = &[
