@@ -101,11 +101,11 @@ struct ThreadedGzWriter {
     worker: Option<std::thread::JoinHandle<std::io::Result<()>>>,
 }
 
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 256 << 10;
 
 impl ThreadedGzWriter {
     fn spawn(file: File) -> Self {
-        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(4);
+        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(2);
         let worker = std::thread::spawn(move || {
             let mut enc = flate2::write::GzEncoder::new(
                 BufWriter::with_capacity(CHUNK, file),
