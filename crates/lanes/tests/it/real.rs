@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use lanes::{Trace, validate};
 use serde_json::Value;
 
-use crate::support::*;
-
 fn trace_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -185,8 +183,7 @@ fn check_trace(path: &Path) -> Option<(usize, usize)> {
 
 #[test]
 fn real_pytorch_traces_compact_and_check() {
-    let Some(dir) = traces_dir() else {
-        eprintln!("skipped: TRACEWISE_TRACES is not set");
+    let Some(dir) = test_support::traces_dir("lanes real_pytorch_traces_compact_and_check") else {
         return;
     };
     let mut files = Vec::new();

@@ -90,16 +90,3 @@ pub fn cat_is(ev: &Value, cat: &str) -> bool {
 pub fn f(ev: &Value, key: &str) -> f64 {
     ev[key].as_f64().unwrap_or(f64::NAN)
 }
-
-/// Workspace-relative or absolute folder of the real traces, or None (test skipped).
-pub fn traces_dir() -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("TRACEWISE_TRACES")?;
-    let dir = std::path::PathBuf::from(dir);
-    Some(if dir.is_absolute() {
-        dir
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(dir)
-    })
-}
