@@ -10,7 +10,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::Error;
-use crate::event::{Event, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str};
+use crate::event::{
+    Event, Kind, Names, Object, Ph, Text, Trace, raw, raw_i64, raw_micros, raw_str,
+};
 use crate::group::Group;
 use crate::pp;
 
@@ -127,7 +129,12 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
 
     for s in &slices {
         let ev = &mut trace.events[s.event as usize];
-        ev.text = splice(&ev.text, [s.tid_at, s.stream_at], &s.new_tid.to_string());
+        let text = splice(
+            ev.text.get(&trace.arena),
+            [s.tid_at, s.stream_at],
+            &s.new_tid.to_string(),
+        );
+        ev.text = Text::Owned(text);
         ev.set_tid(s.new_tid);
     }
 
@@ -441,7 +448,7 @@ fn extract_range(
             index,
             message: e.to_string(),
         };
-        let text: &str = &ev.text;
+        let text: &str = ev.text.get(&trace.arena);
         let object = Object::parse(text).map_err(bad_json)?;
         let field = |k: &str| object.get(k).map(scalar).filter(|v| !v.is_null());
         let pid = field("pid").ok_or_else(|| missing("pid"))?;
@@ -626,6 +633,7 @@ fn remap_related_events(
     let mut first_unmapped = None;
     // Old streams that still hold events after the remap keep their metadata.
     let mut still_used: BTreeSet<(i64, i64)> = BTreeSet::new();
+    let arena = &trace.arena;
     for (index, ev) in trace.events.iter_mut().enumerate() {
         if ev.kind == Kind::Slice || ev.ph == Ph::Metadata {
             continue;
@@ -669,7 +677,7 @@ fn remap_related_events(
                 continue;
             }
         };
-        ev.text = crate::event::rewrite(&path, index, &ev.text, |o| {
+        ev.text = crate::event::rewrite(&path, index, ev.text.get(arena), |o| {
             o.set("tid", raw_i64(new_tid));
             Ok(())
         })?;
@@ -741,7 +749,8 @@ fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, E
         if dur < 0 {
             continue;
         }
-        let mut value: Value = serde_json::from_str(&ev.text).map_err(|e| Error::Rewrite {
+        let text = ev.text.get(&trace.arena);
+        let mut value: Value = serde_json::from_str(text).map_err(|e| Error::Rewrite {
             path: trace.source.clone(),
             index,
             message: e.to_string(),
@@ -804,7 +813,7 @@ fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, E
     }
     for (index, start, end) in merges {
         let ev = &mut trace.events[index];
-        ev.text = crate::event::rewrite(&trace.source, index, &ev.text, |o| {
+        ev.text = crate::event::rewrite(&trace.source, index, ev.text.get(&trace.arena), |o| {
             o.set("ts", raw_micros(start));
             o.set("dur", raw_micros(end - start));
             Ok(())
@@ -991,7 +1000,7 @@ fn self_check(trace: &Trace, slices: &[Slice], threads: usize) -> Result<(), Err
                 slice: k,
                 index,
             };
-            let object = Object::parse(&ev.text).map_err(|_| changed())?;
+            let object = Object::parse(ev.text.get(&trace.arena)).map_err(|_| changed())?;
             if slice_signature(&object).map_err(|_| changed())? != s.signature {
                 return Err(changed());
             }

@@ -42,11 +42,83 @@ pub(crate) struct Names {
     pub arg_name: Option<Box<str>>,
 }
 
+/// Where an event's JSON text lives: in the trace's [`Arena`] (the input's text, no
+/// allocation per event), or in its own allocation once rewritten.
+#[derive(Debug, Clone)]
+pub(crate) enum Text {
+    Arena(Span),
+    Owned(Box<str>),
+}
+
+/// A piece of an [`Arena`]: chunk (16 bits), offset in the chunk (26 bits) and length
+/// (22 bits) packed in one word, so that [`Text`] is no larger than a `Box<str>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span(u64);
+
+const ARENA_CHUNK: usize = 1 << 26;
+const MAX_SPAN_LEN: usize = (1 << 22) - 1;
+const MAX_CHUNKS: usize = 1 << 16;
+
+/// Append-only storage for event texts, in chunks of 64 MiB that never move.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Arena {
+    chunks: Vec<String>,
+}
+
+impl Arena {
+    /// Stores `text`, or `None` when it is too long for a span (it then gets its own box).
+    pub fn push(&mut self, text: &str) -> Option<Span> {
+        if text.len() > MAX_SPAN_LEN {
+            return None;
+        }
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= text.len());
+        if !fits {
+            if self.chunks.len() == MAX_CHUNKS {
+                return None;
+            }
+            self.chunks.push(String::with_capacity(ARENA_CHUNK));
+        }
+        let chunk_index = self.chunks.len() - 1;
+        let chunk = self.chunks.last_mut().expect("a chunk was just ensured");
+        let offset = chunk.len();
+        chunk.push_str(text);
+        Some(Span(
+            (chunk_index as u64) << 48 | (offset as u64) << 22 | text.len() as u64,
+        ))
+    }
+
+    pub fn get(&self, span: Span) -> &str {
+        let chunk = (span.0 >> 48) as usize;
+        let offset = ((span.0 >> 22) & ((1 << 26) - 1)) as usize;
+        let len = (span.0 & MAX_SPAN_LEN as u64) as usize;
+        &self.chunks[chunk][offset..offset + len]
+    }
+}
+
+impl Text {
+    pub fn get<'a>(&'a self, arena: &'a Arena) -> &'a str {
+        match self {
+            Text::Arena(span) => arena.get(*span),
+            Text::Owned(text) => text,
+        }
+    }
+
+    pub fn store(text: &str, arena: &mut Arena) -> Text {
+        match arena.push(text) {
+            Some(span) => Text::Arena(span),
+            None => Text::Owned(Box::from(text)),
+        }
+    }
+}
+
 /// One element of `traceEvents`.
 #[derive(Debug, Clone)]
 pub(crate) struct Event {
     /// The event's JSON text: the input's text until the event is rewritten.
-    pub text: Box<str>,
+    pub text: Text,
     pub names: Option<Box<Names>>,
     pid: i64,
     tid: i64,
@@ -105,7 +177,7 @@ impl Event {
     }
 
     /// Builds the record of an event read from a file.
-    pub fn from_raw(ev: &RawEvent<'_>) -> Event {
+    pub fn from_raw(ev: &RawEvent<'_>, arena: &mut Arena) -> Event {
         let cat = ev.cat.as_deref();
         let kind = match cat {
             Some("kernel" | "Kernel" | "gpu_memcpy" | "gpu_memset") => Kind::Slice,
@@ -145,7 +217,13 @@ impl Event {
             _ => NONE,
         };
         Event {
-            text: Box::from(ev.json),
+            // Slices, flow endpoints and GPU annotations are the events the compaction
+            // rewrites: they get their own allocation, freed when replaced, so that the
+            // arena holds no dead text.
+            text: match kind {
+                Kind::Slice | Kind::Ac2g | Kind::GpuAnnotation => Text::Owned(Box::from(ev.json)),
+                Kind::Other => Text::store(ev.json, arena),
+            },
             names,
             pid: int(&ev.pid),
             tid: int(&ev.tid),
@@ -173,7 +251,7 @@ impl Event {
                 .unwrap_or(NONE)
         };
         Event {
-            text: object.to_json().into_boxed_str(),
+            text: Text::Owned(object.to_json().into_boxed_str()),
             names: names.map(Box::new),
             pid: get_i64("pid"),
             tid: get_i64("tid"),
@@ -197,6 +275,8 @@ pub struct Trace {
     pub(crate) source: PathBuf,
     pub(crate) members: Vec<(String, Box<RawValue>)>,
     pub(crate) events: Vec<Event>,
+    /// The input text of the events.
+    pub(crate) arena: Arena,
     /// Largest JSON-integer `tid` of the input (0 when none), for new lane numbers.
     pub(crate) max_int_tid: i64,
 }
@@ -211,18 +291,20 @@ impl Trace {
     /// Reads a trace from decompressed JSON text; `path` names it in errors.
     pub fn read(input: impl Read + Send, path: &Path) -> Result<Trace, Error> {
         let mut events = Vec::new();
+        let mut arena = Arena::default();
         let mut max_int_tid: Option<i64> = None;
         let top = chrome_reader::read_raw_events(input, path, |ev| {
             if let Some(Id::Int(t)) = ev.tid {
                 max_int_tid = Some(max_int_tid.map_or(t, |m| m.max(t)));
             }
-            events.push(Event::from_raw(&ev));
+            events.push(Event::from_raw(&ev, &mut arena));
             Ok(())
         })?;
         Ok(Trace {
             source: path.to_path_buf(),
             members: top.members,
             events,
+            arena,
             max_int_tid: max_int_tid.unwrap_or(0),
         })
     }
@@ -239,7 +321,7 @@ impl Trace {
 
     /// The JSON text of each event, in output order.
     pub fn event_texts(&self) -> impl Iterator<Item = &str> {
-        self.events.iter().map(|e| &*e.text)
+        self.events.iter().map(|e| e.text.get(&self.arena))
     }
 
     /// The raw JSON of a top-level member.
@@ -272,7 +354,7 @@ impl Trace {
             if i > 0 {
                 out.write_all(b",")?;
             }
-            out.write_all(ev.text.as_bytes())?;
+            out.write_all(ev.text.get(&self.arena).as_bytes())?;
         }
         out.write_all(b"]}")
     }
@@ -442,7 +524,7 @@ pub(crate) fn rewrite(
     index: usize,
     text: &str,
     edit: impl FnOnce(&mut Object) -> Result<(), String>,
-) -> Result<Box<str>, Error> {
+) -> Result<Text, Error> {
     let rewrite_err = |message: String| Error::Rewrite {
         path: path.to_path_buf(),
         index,
@@ -450,12 +532,28 @@ pub(crate) fn rewrite(
     };
     let mut object = Object::parse(text).map_err(|e| rewrite_err(e.to_string()))?;
     edit(&mut object).map_err(rewrite_err)?;
-    Ok(object.to_json().into_boxed_str())
+    Ok(Text::Owned(object.to_json().into_boxed_str()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arena_spans_round_trip() {
+        assert_eq!(std::mem::size_of::<Text>(), 16);
+        let mut arena = Arena::default();
+        let a = arena.push("{\"a\":1}").expect("fits");
+        let b = arena.push("").expect("fits");
+        let c = arena.push("{}").expect("fits");
+        assert_eq!(
+            (arena.get(a), arena.get(b), arena.get(c)),
+            ("{\"a\":1}", "", "{}")
+        );
+        let long = "x".repeat(MAX_SPAN_LEN + 1);
+        assert!(arena.push(&long).is_none());
+        assert!(matches!(Text::store(&long, &mut arena), Text::Owned(_)));
+    }
 
     #[test]
     fn micros_text_is_exact() {
@@ -475,7 +573,7 @@ mod tests {
         })
         .expect("valid object");
         assert_eq!(
-            &*out,
+            out.get(&Arena::default()),
             r#"{"ph":"X","ts":1.50,"tid":1100,"args":{"a":1e3,"stream":7}}"#
         );
     }

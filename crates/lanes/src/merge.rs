@@ -9,7 +9,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::compact::{CompactSummary, compact_without_pp_flows, metadata_event};
-use crate::event::{Event, Kind, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str, rewrite};
+use crate::event::{
+    Arena, Event, Kind, Object, Ph, Text, Trace, raw, raw_i64, raw_micros, raw_str, rewrite,
+};
 use crate::{Error, pp};
 
 /// What the merge did, with the reference's keys in its order.
@@ -248,6 +250,7 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
     let mut events = Vec::new();
     let mut pid_to_pp_rank = BTreeMap::new();
     let mut next_pid = 1;
+    let mut arena = Arena::default();
     for (pp_rank, global_rank, offset_ns, trace, _) in &mut ranked {
         let rank = RankInfo {
             pp_rank: *pp_rank,
@@ -255,13 +258,20 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
             offset_ns: *offset_ns,
         };
         let rank_events = std::mem::take(&mut trace.events);
+        // Every event's text moves to the merged arena (most are rewritten); the rank's
+        // own arena is freed after its events are done.
+        let rank_arena = std::mem::take(&mut trace.arena);
         next_pid = ranked_events(
             &trace.source,
+            &rank_arena,
             rank_events,
             &rank,
             next_pid,
-            &mut events,
-            &mut pid_to_pp_rank,
+            &mut MergedEvents {
+                events: &mut events,
+                arena: &mut arena,
+                pid_to_pp_rank: &mut pid_to_pp_rank,
+            },
         )?;
     }
 
@@ -299,6 +309,7 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
         source: first.source,
         members: first.members,
         events,
+        arena,
         max_int_tid: first.max_int_tid,
     };
     trace.set_member("baseTimeNanoseconds", raw_i64(common_base));
@@ -339,6 +350,13 @@ mod erased {
     }
 }
 
+/// Where the merge collects the events of all ranks.
+struct MergedEvents<'a> {
+    events: &'a mut Vec<Event>,
+    arena: &'a mut Arena,
+    pid_to_pp_rank: &'a mut BTreeMap<i64, i64>,
+}
+
 struct RankInfo {
     pp_rank: i64,
     global_rank: i64,
@@ -350,12 +368,17 @@ struct RankInfo {
 /// Returns the next free pid.
 fn ranked_events(
     source: &Path,
+    rank_arena: &Arena,
     rank_events: Vec<Event>,
     rank: &RankInfo,
     first_pid: i64,
-    out: &mut Vec<Event>,
-    pid_to_pp_rank: &mut BTreeMap<i64, i64>,
+    merged: &mut MergedEvents<'_>,
 ) -> Result<i64, Error> {
+    let MergedEvents {
+        events: out,
+        arena,
+        pid_to_pp_rank,
+    } = merged;
     let mut pids: BTreeMap<i64, bool> = BTreeMap::new();
     for ev in &rank_events {
         if let Some(pid) = ev.pid() {
@@ -386,7 +409,7 @@ fn ranked_events(
             let mut new_ts = None;
             let flow_count = flow_ids.len() as i64;
             let base_id = (rank.pp_rank + 1) * 1_000_000_000;
-            ev.text = rewrite(source, index, &ev.text, |o| {
+            ev.text = rewrite(source, index, ev.text.get(rank_arena), |o| {
                 if let Some(pid) = new_pid {
                     o.set("pid", raw_i64(pid));
                 }
@@ -429,6 +452,7 @@ fn ranked_events(
                     .map(|n| format!("{prefix}{n}").into_boxed_str());
             }
         }
+        ev.text = Text::store(ev.text.get(rank_arena), arena);
         out.push(ev);
     }
     for (index, &(old_pid, gpu)) in ordered.iter().enumerate() {
