@@ -360,10 +360,9 @@ fn extract_slices(trace: &Trace, threads: usize) -> Result<(Vec<Slice>, Vec<Box<
 }
 
 fn too_many(trace: &Trace) -> Error {
-    Error::Rewrite {
+    Error::TooLarge {
         path: trace.source.clone(),
-        index: trace.events.len(),
-        message: "more than 4 billion events or annotation names".to_string(),
+        what: "more than 4 billion events or per-kernel annotation names",
     }
 }
 

@@ -64,6 +64,9 @@ pub enum Error {
         index: usize,
         message: String,
     },
+    /// The trace is beyond the sizes the compaction's compact records can index.
+    #[error("{path}: too large to compact: {what}")]
+    TooLarge { path: PathBuf, what: &'static str },
     /// Merge mode found fewer than two `rank*_trace.json[.gz]` files.
     #[error("found fewer than two rank traces in {dir}")]
     FewerThanTwoRanks { dir: PathBuf },
