@@ -198,3 +198,67 @@ fn real_pytorch_traces_compact_and_check() {
         }
     }
 }
+
+/// Two real ranks without PP annotations merge: no arrows, nothing unmatched, every
+/// slice kept, and a valid output. (The sampled HTA ranks lack `baseTimeNanoseconds`;
+/// the test adds one per rank, 1.5 µs apart.)
+#[test]
+fn real_ranks_merge_without_annotations() {
+    let Some(dir) = test_support::traces_dir("lanes real_ranks_merge_without_annotations") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let mut slices = 0;
+    for (rank, base) in [(0, 1_000_000_000_i64), (1, 1_000_001_500)] {
+        let source = dir.join(format!(
+            "pytorch/hta-sampled-2rank/sampled_rank-{rank}.json.gz"
+        ));
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut chrome_reader::open(&source).expect("the sampled ranks open"),
+            &mut text,
+        )
+        .expect("the sampled ranks read");
+        let text = text.replacen('{', &format!("{{\"baseTimeNanoseconds\": {base}, "), 1);
+        slices += read_events_text(&text);
+        std::fs::write(tmp.path().join(format!("rank{rank}_trace.json")), text).expect("writable");
+    }
+    let paths = lanes::rank_trace_paths(tmp.path()).expect("two ranks");
+    let merged = lanes::merge_pp_files(&paths).expect("the merge works without annotations");
+    let s = &merged.summary;
+    assert_eq!(s.pp_send_recv_pairs + s.pp_compute_dependency_pairs, 0);
+    assert_eq!(
+        s.pp_send_recv_unmatched + s.pp_compute_dependency_unmatched,
+        0
+    );
+    assert_eq!(
+        s.time_offsets_us.values().copied().collect::<Vec<_>>(),
+        [0.0, 1.5]
+    );
+    let measured: usize = s
+        .per_rank_compaction
+        .values()
+        .map(|c| c.measured_slices)
+        .sum();
+    assert_eq!(measured, slices);
+    let out = tmp.path().join("merged.json.gz");
+    lanes::write_trace_file(&merged.trace, &out).expect("written");
+    let report = validate::validate_file(&out).expect("the output reads back");
+    assert_eq!(report.gpu_slices, slices);
+    assert!(report.unnamed_gpu_threads.is_empty(), "{report:?}");
+    assert!(
+        report.missing_fields.is_empty(),
+        "{:?}",
+        &report.missing_fields[..3.min(report.missing_fields.len())]
+    );
+}
+
+fn read_events_text(text: &str) -> usize {
+    let mut slices = 0;
+    chrome_reader::read_raw_events(text.as_bytes(), Path::new("rank.json"), |ev| {
+        slices += usize::from(ev.cat.as_deref().is_some_and(|c| SLICE_CATS.contains(&c)));
+        Ok(())
+    })
+    .expect("valid trace");
+    slices
+}
