@@ -5,6 +5,7 @@
 //! - Synthetic traces are generated from the declarative [`SYNTHETIC`] descriptions into
 //!   `testdata/chrome/ok/`, plus `seed-edge-cases.json` ([`SEED_EDGE_CASES`]), events
 //!   chosen to exercise the seed's Python semantics.
+//! - The CUDA-graph and pipeline-parallel traces of `lanes::synth` go to `testdata/lanes/`.
 //! - Golden outputs: `python3 ../shared/reference/analyze_profile.py --trace_file F` and
 //!   `... --json` for every synthetic trace and every real PyTorch trace under
 //!   `$TRACEWISE_TRACES/pytorch` (default `../shared/traces`, relative to the workspace
@@ -28,6 +29,7 @@ use crate::workspace_root;
 
 const GOLDEN_DIR: &str = "testdata/golden/analyze-profile";
 const SYNTHETIC_DIR: &str = "testdata/chrome/ok";
+const LANES_DIR: &str = "testdata/lanes";
 const SEED_SCRIPT: &str = "../shared/reference/analyze_profile.py";
 const DEFAULT_TRACES: &str = "../shared/traces";
 
@@ -48,6 +50,10 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
             files.insert(PathBuf::from(&rel), generate(spec, rank).into_bytes());
             traces.push((rel.clone(), rel.replace('/', "__")));
         }
+    }
+    // Synthetic CUDA-graph and pipeline-parallel traces for compact-cuda-graph-trace.
+    for (rel, text) in lanes::synth::fixture_files() {
+        files.insert(Path::new(LANES_DIR).join(rel), text.into_bytes());
     }
     // Hand-written edge cases of the seed's Python semantics.
     let rel = format!("{SYNTHETIC_DIR}/seed-edge-cases.json");

@@ -346,14 +346,14 @@ pub fn write_trace(
     out.write_all(b"]}\n")
 }
 
-/// Writes the synthetic fixtures into `dir`: `cuda_graph_300_streams.json`, and the PP
-/// sets `pp4/`, `pp2/` and `pp4_cut/` (rank 3 cut short). Returns the files written.
-pub fn write_fixtures(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    std::fs::create_dir_all(dir)?;
-    let path = dir.join("cuda_graph_300_streams.json");
-    std::fs::write(&path, graph_trace_json(&GraphTraceSpec::default()))?;
-    written.push(path);
+/// The synthetic fixtures, as (path relative to their folder, JSON text):
+/// `cuda_graph_300_streams.json`, and the PP sets `pp4/`, `pp2/` and `pp4_cut/` (rank 3
+/// cut short). `cargo xtask fixtures` commits them under `testdata/lanes/`.
+pub fn fixture_files() -> Vec<(PathBuf, String)> {
+    let mut files = vec![(
+        PathBuf::from("cuda_graph_300_streams.json"),
+        graph_trace_json(&GraphTraceSpec::default()),
+    )];
     let sets = [
         ("pp4", PpSpec::default()),
         (
@@ -372,13 +372,23 @@ pub fn write_fixtures(dir: &Path) -> io::Result<Vec<PathBuf>> {
         ),
     ];
     for (name, spec) in sets {
-        let sub = dir.join(name);
-        std::fs::create_dir_all(&sub)?;
         for (file, text) in pp_rank_traces(&spec) {
-            let path = sub.join(file);
-            std::fs::write(&path, text)?;
-            written.push(path);
+            files.push((Path::new(name).join(file), text));
         }
+    }
+    files
+}
+
+/// Writes [`fixture_files`] into `dir`. Returns the files written.
+pub fn write_fixtures(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for (rel, text) in fixture_files() {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text)?;
+        written.push(path);
     }
     Ok(written)
 }

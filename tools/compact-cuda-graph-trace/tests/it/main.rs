@@ -120,3 +120,35 @@ fn errors_exit_2_with_a_message() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("fewer than two rank traces"));
     assert!(!dir.path().join("x_compacted.json").exists());
 }
+
+#[test]
+fn committed_fixtures_compact_and_merge() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lanes");
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let graph_out = out.path().join("graph.json.gz");
+    let s = summary(&run(&[
+        &root.join("cuda_graph_300_streams.json"),
+        Path::new("-o"),
+        &graph_out,
+    ]));
+    assert!(
+        s["original_streams"].as_u64().expect("a count") >= 300,
+        "{s}"
+    );
+    assert!(s["compacted_lanes"].as_u64().expect("a count") <= 12, "{s}");
+    for (set, unmatched_is_zero) in [("pp2", true), ("pp4", true), ("pp4_cut", false)] {
+        let merged = out.path().join(format!("{set}.json.gz"));
+        let s = summary(&run(&[
+            &root.join(set),
+            Path::new("--merge-pp-ranks"),
+            Path::new("-o"),
+            &merged,
+        ]));
+        let unmatched = s["pp_send_recv_unmatched"].as_u64().expect("a count");
+        assert_eq!(
+            unmatched == 0,
+            unmatched_is_zero,
+            "{set}: {unmatched} unmatched"
+        );
+    }
+}
