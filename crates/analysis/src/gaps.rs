@@ -47,6 +47,59 @@ pub fn idle_gaps(capture: &Capture, stream: StreamId, window: Window) -> Vec<Gap
     gaps
 }
 
+/// Why a stream sat idle, gap by gap (all `measured`), judged by the activity that ends
+/// each gap:
+/// - **host wait**: its launch call started after the gap began — nothing was queued,
+///   the GPU waited for the host to issue work;
+/// - **queued wait**: its launch call started before the gap began — the work was already
+///   issued, yet the stream idled: it waited on a dependency (an event, another stream, a
+///   collective's peers, a synchronisation), not on the host;
+/// - **unattributed**: the activity has no launch in the trace, or no activity ends the gap
+///   (the idle stretch at the end of the window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IdleCauses {
+    pub host_wait: Nanos,
+    pub queued_wait: Nanos,
+    pub unattributed: Nanos,
+}
+
+impl IdleCauses {
+    pub fn total(&self) -> Nanos {
+        self.host_wait + self.queued_wait + self.unattributed
+    }
+
+    /// Share of the idle time, in [0, 1]; 0 without idle time.
+    pub fn share(&self, part: Nanos) -> f64 {
+        let total = self.total().0;
+        if total == 0 {
+            0.0
+        } else {
+            part.0 as f64 / total as f64
+        }
+    }
+}
+
+/// Splits the idle gaps of `stream` (from [`idle_gaps`]) by cause.
+pub fn idle_causes(capture: &Capture, stream: StreamId, gaps: &[Gap]) -> IdleCauses {
+    let acts = capture.stream_activities(stream);
+    let mut causes = IdleCauses::default();
+    for g in gaps {
+        // Activities are sorted by start: the first one starting at or after the gap's end
+        // is the one that ends it.
+        let next = acts.get(acts.partition_point(|a| a.start < g.end));
+        let launch = next
+            .filter(|a| a.start == g.end)
+            .and_then(|a| a.launch)
+            .map(|l| capture.host_event(l).start);
+        match launch {
+            Some(start) if start >= g.start => causes.host_wait += g.len(),
+            Some(_) => causes.queued_wait += g.len(),
+            None => causes.unattributed += g.len(),
+        }
+    }
+    causes
+}
+
 /// The threads that issued at least one GPU activity, in id order.
 pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
     let mut threads: Vec<ThreadId> = capture

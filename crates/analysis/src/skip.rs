@@ -23,7 +23,7 @@ use trace_model::{
 
 use crate::Error;
 use crate::budget::{self, Budget, Window};
-use crate::gaps::{self, GapHost};
+use crate::gaps::{self, GapHost, IdleCauses};
 use crate::labels::Provenance;
 use crate::launch::{self, LaunchStats};
 use crate::steps::{self, Spread, Steps};
@@ -50,6 +50,11 @@ pub struct SkipMetrics {
     pub kernels: usize,
     pub launched_kernels: usize,
     pub tklqt: Nanos,
+    /// Kernels launched by a CUDA/HIP graph launch, and their share of TKLQT. Their delay
+    /// counts from the graph launch, so it includes the run time of the graph's earlier
+    /// kernels: it is not queueing.
+    pub graph_kernels: usize,
+    pub graph_tklqt: Nanos,
     /// Mean kernel duration (integer ns, rounded toward zero).
     pub akd: Nanos,
     pub kernel_time: Nanos,
@@ -59,12 +64,22 @@ pub struct SkipMetrics {
 }
 
 impl SkipMetrics {
-    /// TKLQT per launched kernel / AKD (the verdict's Q).
+    /// Kernels launched one by one (not through a graph), with a launch in the trace.
+    pub fn direct_kernels(&self) -> usize {
+        self.launched_kernels - self.graph_kernels
+    }
+
+    /// Mean launch-to-start delay of the kernels launched one by one.
+    pub fn mean_direct_delay(&self) -> Option<Nanos> {
+        let n = self.direct_kernels();
+        (n > 0).then(|| Nanos((self.tklqt.0 - self.graph_tklqt.0) / n as i64))
+    }
+
+    /// The verdict's Q: mean launch-to-start delay of kernels launched one by one / AKD.
+    /// Graph kernels are left out (see [`SkipMetrics::graph_kernels`]).
     pub fn queue_ratio(&self) -> Option<f64> {
-        if self.launched_kernels == 0 || self.akd.0 == 0 {
-            return None;
-        }
-        Some(self.tklqt.0 as f64 / self.launched_kernels as f64 / self.akd.0 as f64)
+        let mean = self.mean_direct_delay()?;
+        (self.akd.0 > 0).then(|| mean.0 as f64 / self.akd.0 as f64)
     }
 }
 
@@ -111,6 +126,8 @@ pub struct Report {
     pub critical: Option<usize>,
     /// Host events during the critical stream's idle gaps.
     pub gap_host: Option<GapHost>,
+    /// Why the critical stream idled: host wait, queued (dependency) wait, unattributed.
+    pub idle_causes: Option<IdleCauses>,
     /// Launch join over all GPU activities of the capture.
     pub launch_all: LaunchStats,
     /// Launch join over the kernels of the capture.
@@ -245,11 +262,16 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
                 .cmp(&streams[b].budget.busy())
                 .then(b.cmp(&a))
         });
-    let gap_host = critical.zip(window).map(|(i, w)| {
-        let gaps = gaps::idle_gaps(capture, streams[i].stream_id, w);
+    let critical_gaps = critical
+        .zip(window)
+        .map(|(i, w)| (i, gaps::idle_gaps(capture, streams[i].stream_id, w)));
+    let gap_host = critical_gaps.as_ref().map(|(_, gaps)| {
         let threads = gaps::launching_threads(capture);
-        gaps::host_in_gaps(capture, &gaps, &threads, config.top_host_events)
+        gaps::host_in_gaps(capture, gaps, &threads, config.top_host_events)
     });
+    let idle_causes = critical_gaps
+        .as_ref()
+        .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
     let top_level = top_level_op_starts(capture);
     let mut per_step: Vec<StepMetrics> = steps
         .steps
@@ -291,6 +313,7 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     );
     let verdict = verdict::decide(
         critical.map(|i| &streams[i].budget),
+        idle_causes.as_ref(),
         gap_host.as_ref().map_or(0.0, |g| g.covered_share()),
         total.as_ref().and_then(|t| t.queue_ratio()),
     );
@@ -338,6 +361,7 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         devices,
         critical,
         gap_host,
+        idle_causes,
         launch_all,
         launch_kernels,
         per_step,
@@ -389,12 +413,22 @@ pub fn skip_metrics(
     }
     let mut tklqt = Nanos::ZERO;
     let mut launched = 0;
+    let mut graph_tklqt = Nanos::ZERO;
+    let mut graph_kernels = 0;
     let mut first = kernels.iter().map(|a| a.start).min()?;
     for a in &kernels {
-        if let Some(d) = launch::join(capture, a).delay() {
+        let joined = launch::join(capture, a);
+        if let Some(d) = joined.delay() {
             tklqt += d;
             launched += 1;
             first = first.min(a.start - d);
+            if joined
+                .launch
+                .is_some_and(|l| is_graph_launch(capture.name(l.name)))
+            {
+                graph_tklqt += d;
+                graph_kernels += 1;
+            }
         }
     }
     if let Some(op) = first_top_level_op {
@@ -407,12 +441,20 @@ pub fn skip_metrics(
         kernels: kernels.len(),
         launched_kernels: launched,
         tklqt,
+        graph_kernels,
+        graph_tklqt,
         akd: Nanos(kernel_time.0 / kernels.len() as i64),
         kernel_time,
         il,
         gpu_idle: il - kernel_time,
         provenance: Provenance::Measured,
     })
+}
+
+/// Whether a host launch call launches a whole graph (`cudaGraphLaunch`, `hipGraphLaunch`,
+/// `cuGraphLaunch`).
+fn is_graph_launch(name: &str) -> bool {
+    name.contains("GraphLaunch")
 }
 
 fn last_finisher(

@@ -95,14 +95,40 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
             window.span().human()
         );
     }
-    if let (Some(t), Some(q)) = (&r.total, v.queue_ratio) {
-        let mean = Nanos(t.tklqt.0 / t.launched_kernels.max(1) as i64);
+    if let (Some(t), Some(q), Some(mean)) = (
+        &r.total,
+        v.queue_ratio,
+        r.total.as_ref().and_then(|t| t.mean_direct_delay()),
+    ) {
         let _ = write!(
             out,
             "; a kernel waits {} on average between launch and start, {q:.2}x the mean kernel duration of {}",
             mean.human(),
             t.akd.human()
         );
+    }
+    if let Some(t) = r.total.as_ref().filter(|t| t.graph_kernels > 0) {
+        let _ = write!(
+            out,
+            " ({} of {} launched kernels came from graph launches and are left out of that wait: their delay counts from the graph launch)",
+            t.graph_kernels, t.launched_kernels
+        );
+    }
+    match (v.host_wait_share, v.queued_wait_share) {
+        (Some(h), Some(q)) => {
+            let _ = write!(
+                out,
+                "; of its idle time, {} waited for the host to issue work and {} had work already queued (waiting on dependencies)",
+                pct(h),
+                pct(q)
+            );
+        }
+        _ => {
+            let _ = write!(
+                out,
+                "; no activity after its idle gaps has a host launch, so their cause is unknown"
+            );
+        }
     }
     let _ = writeln!(
         out,
@@ -111,7 +137,7 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
     );
     let _ = writeln!(
         out,
-        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if busy < 50 % and (wait/duration < 1 or host covers >= 50 % of idle); else mixed.\n"
+        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if busy < 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); else mixed. Host wait: the activity after an idle gap was launched only after the gap began.\n"
     );
 }
 
@@ -347,6 +373,8 @@ fn skip_json(m: &SkipMetrics) -> Value {
     json!({
         "kernels": m.kernels,
         "launched_kernels": m.launched_kernels,
+        "graph_kernels": m.graph_kernels,
+        "graph_tklqt_ns": m.graph_tklqt.0,
         "tklqt_ns": m.tklqt.0,
         "akd_ns": m.akd.0,
         "kernel_time_ns": m.kernel_time.0,
@@ -402,6 +430,8 @@ fn report_json(r: &Report) -> Value {
             "bound": v.bound.label(),
             "busy_share": v.busy_share,
             "covered_share": v.covered_share,
+            "host_wait_share": v.host_wait_share,
+            "queued_wait_share": v.queued_wait_share,
             "queue_ratio": v.queue_ratio,
             "critical_stream": r.critical_stream().map(|c| json!({"device": c.device, "stream": c.stream})),
             "label": v.provenance.label(),

@@ -1,30 +1,37 @@
 //! The launch-overhead verdict: is the work GPU-bound, host/launch-bound, or mixed.
 //!
-//! The verdict is a judgement, labelled `inferred`, from three measured numbers:
+//! The verdict is a judgement, labelled `inferred`, from measured numbers:
 //!
 //! - **G**, the busy share of the critical stream: the stream with the most busy time
 //!   in the analysed window (busy = union of its activities), busy time / window span.
-//! - **C**, the share of that stream's idle time during which host work (framework ops
-//!   and runtime calls, not synchronisation; see [`crate::gaps::is_host_work`]) ran on a
-//!   thread that launches GPU work.
-//! - **Q**, the queueing ratio: mean launch-to-start delay per launched kernel
-//!   (TKLQT / launched kernels) divided by the mean kernel duration (AKD). Q ≥ 1 means
-//!   a kernel typically waits in the queue at least as long as a kernel runs: the host
-//!   is ahead of the GPU.
+//! - **H**, the host-wait share of that stream's idle time: idle gaps after which the
+//!   next activity was launched only once the gap had begun, so nothing was queued and
+//!   the GPU waited for the host (see [`crate::gaps::IdleCauses`]). Its counterpart is
+//!   the queued-wait share: the next activity was issued before the gap, yet the stream
+//!   idled, waiting on a dependency (an event, another stream, a collective's peers).
+//! - **C**, the share of the idle time during which host work (framework ops and runtime
+//!   calls, not synchronisation; see [`crate::gaps::is_host_work`]) ran on a thread that
+//!   launches GPU work. Only used when H is unknown (no activity has a launch).
+//! - **Q**, the queueing ratio: mean launch-to-start delay per kernel launched one by one
+//!   divided by the mean kernel duration (AKD). Q ≥ 1 means a kernel typically waits in
+//!   the queue at least as long as a kernel runs: the host is ahead of the GPU. Kernels
+//!   launched through a CUDA/HIP graph are left out: their delay counts from the graph
+//!   launch, so it includes the run time of the graph's earlier kernels, not queueing.
 //!
 //! Rules, first match wins:
 //! 1. no GPU activity in the window → no verdict;
 //! 2. **GPU-bound** if G ≥ 0.90, or G ≥ 0.80 and Q ≥ 1;
-//! 3. **host/launch-bound** if G < 0.50 and (Q < 1 or C ≥ 0.50): the GPU is idle
-//!    half the time and work reaches it about as soon as it is issued, or the host is
-//!    busy while it waits;
-//! 4. **mixed** otherwise.
+//! 3. **host/launch-bound** if G < 0.50 and H ≥ 0.50 (C ≥ 0.50 when H is unknown): the
+//!    GPU is idle half the time, and mostly because work had not been issued yet;
+//! 4. **mixed** otherwise — including G < 0.50 with most idle time queued: the GPU waits
+//!    on dependencies, which more host speed would not fix.
 //!
 //! Assumptions: the critical stream stands for the step (other streams overlap it);
-//! launch-to-start delay measures queueing (CPU and GPU clocks are aligned in the
-//! trace); a kernel without a launch is left out of Q.
+//! CPU and GPU clocks are aligned in the trace; the activity that ends a gap is the one
+//! the stream was waiting for.
 
 use crate::budget::Budget;
+use crate::gaps::IdleCauses;
 use crate::labels::Provenance;
 
 /// The three outcomes (and the absence of GPU work).
@@ -48,7 +55,7 @@ impl Bound {
 }
 
 /// Assumptions behind every verdict (see the module docs).
-pub const ASSUMPTIONS: &str = "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; G<0.50 and (Q<1 or C>=0.50): host/launch-bound; else mixed. The critical stream stands for the step; CPU and GPU clocks are aligned";
+pub const ASSUMPTIONS: &str = "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; G<0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; else mixed. The critical stream stands for the step; CPU and GPU clocks are aligned; the activity that ends an idle gap is the one the stream waited for; graph-launched kernels are left out of Q";
 
 /// A verdict and the numbers it rests on.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +63,10 @@ pub struct Verdict {
     pub bound: Bound,
     /// G: busy share of the critical stream.
     pub busy_share: f64,
+    /// H: host-wait share of its idle time; `None` when no activity ending a gap has a launch.
+    pub host_wait_share: Option<f64>,
+    /// Queued-wait share of its idle time (the counterpart of H).
+    pub queued_wait_share: Option<f64>,
     /// C: share of its idle time covered by host work.
     pub covered_share: f64,
     /// Q: mean launch-to-start delay / mean kernel duration; `None` without launched kernels.
@@ -64,7 +75,15 @@ pub struct Verdict {
 }
 
 /// Applies the rules.
-pub fn decide(critical: Option<&Budget>, covered_share: f64, queue_ratio: Option<f64>) -> Verdict {
+pub fn decide(
+    critical: Option<&Budget>,
+    idle: Option<&IdleCauses>,
+    covered_share: f64,
+    queue_ratio: Option<f64>,
+) -> Verdict {
+    let attributed = idle.filter(|c| (c.host_wait + c.queued_wait).0 > 0);
+    let host_wait_share = attributed.map(|c| c.share(c.host_wait));
+    let queued_wait_share = attributed.map(|c| c.share(c.queued_wait));
     let busy_share = critical.map_or(0.0, |b| b.share(b.busy()));
     let has_work = critical.is_some_and(|b| b.busy().0 > 0);
     let q_at_least_1 = queue_ratio.is_some_and(|q| q >= 1.0);
@@ -72,7 +91,7 @@ pub fn decide(critical: Option<&Budget>, covered_share: f64, queue_ratio: Option
         Bound::NoGpuWork
     } else if busy_share >= 0.90 || (busy_share >= 0.80 && q_at_least_1) {
         Bound::GpuBound
-    } else if busy_share < 0.50 && (!q_at_least_1 || covered_share >= 0.50) {
+    } else if busy_share < 0.50 && host_wait_share.map_or(covered_share >= 0.50, |h| h >= 0.50) {
         Bound::HostLaunchBound
     } else {
         Bound::Mixed
@@ -80,6 +99,8 @@ pub fn decide(critical: Option<&Budget>, covered_share: f64, queue_ratio: Option
     Verdict {
         bound,
         busy_share,
+        host_wait_share,
+        queued_wait_share,
         covered_share,
         queue_ratio,
         provenance: Provenance::Inferred {
@@ -94,7 +115,8 @@ mod tests {
     use crate::budget::{BudgetCheck, Window};
     use trace_model::Nanos;
 
-    fn check(busy: i64, covered: f64, q: Option<f64>, expect: Bound) {
+    /// `host`: host-wait share of the idle time (the rest queued), `None` if unknown.
+    fn check(busy: i64, host: Option<f64>, covered: f64, q: Option<f64>, expect: Bound) {
         let b = Budget {
             window: Window {
                 start: Nanos(0),
@@ -114,19 +136,28 @@ mod tests {
             },
             provenance: Provenance::Measured,
         };
-        assert_eq!(decide(Some(&b), covered, q).bound, expect);
+        let idle = host.map(|h| IdleCauses {
+            host_wait: Nanos((h * 1000.0) as i64),
+            queued_wait: Nanos(((1.0 - h) * 1000.0) as i64),
+            unattributed: Nanos(0),
+        });
+        assert_eq!(decide(Some(&b), idle.as_ref(), covered, q).bound, expect);
     }
 
     #[test]
     fn rules() {
-        check(0, 0.0, None, Bound::NoGpuWork);
-        check(95, 0.0, Some(0.1), Bound::GpuBound);
-        check(85, 0.0, Some(3.0), Bound::GpuBound);
-        check(85, 0.0, Some(0.5), Bound::Mixed);
-        check(30, 0.1, Some(0.2), Bound::HostLaunchBound);
-        check(30, 0.8, Some(5.0), Bound::HostLaunchBound);
-        check(30, 0.1, Some(5.0), Bound::Mixed);
-        check(60, 0.9, Some(0.1), Bound::Mixed);
-        assert_eq!(decide(None, 0.0, None).bound, Bound::NoGpuWork);
+        check(0, None, 0.0, None, Bound::NoGpuWork);
+        check(95, Some(0.9), 0.0, Some(0.1), Bound::GpuBound);
+        check(85, Some(0.9), 0.0, Some(3.0), Bound::GpuBound);
+        check(85, Some(0.9), 0.0, Some(0.5), Bound::Mixed);
+        check(30, Some(0.9), 0.1, Some(0.2), Bound::HostLaunchBound);
+        check(30, Some(0.9), 0.1, Some(5.0), Bound::HostLaunchBound);
+        // Idle time mostly queued: the GPU waits on dependencies, not on the host.
+        check(30, Some(0.2), 0.9, Some(0.2), Bound::Mixed);
+        // Without launches, host coverage decides.
+        check(30, None, 0.8, None, Bound::HostLaunchBound);
+        check(30, None, 0.1, None, Bound::Mixed);
+        check(60, Some(1.0), 0.9, Some(0.1), Bound::Mixed);
+        assert_eq!(decide(None, None, 0.0, None).bound, Bound::NoGpuWork);
     }
 }
