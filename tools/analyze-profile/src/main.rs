@@ -16,9 +16,11 @@ use clap::{ArgGroup, Parser};
 /// memsets) are counted. Each is attributed to the CPU op that launched it
 /// (correlation id → runtime launch call → innermost `cpu_op` around that call on the
 /// same thread, or `External id`) and bucketed by the seed's bucket rules applied to
-/// that op's name, then to its own name. The buckets therefore sum to exactly 100 % of
-/// GPU time, and a GEMM launched by `aten::mm` lands in "matmul (GEMM)" even though
-/// its kernel is named `volta_sgemm_*`.
+/// that op's name, then to its own name, then (no rule matching either) by the
+/// kernel classification table (GEMM, attention, collective, copy, elementwise). The
+/// buckets therefore sum to exactly 100 % of GPU time, and a GEMM lands in
+/// "matmul (GEMM)" whether it was launched by `aten::mm` or, in a CUDA/HIP graph with
+/// no CPU op, is named `Cijk_*`.
 ///
 /// --compat reproduces the seed script (analyze_profile.py) byte for byte. The seed
 /// sums the `dur` of kernels *and* of CUDA runtime calls, user annotations (e.g.

@@ -18,7 +18,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use trace_model::{ActivityKind, Capture, Nanos, StringId};
+use trace_model::{ActivityKind, Capture, KernelClass, Nanos, StringId};
 
 use super::rules::{self, OTHER, SDPA_BACKENDS};
 use super::{Config, py};
@@ -34,6 +34,26 @@ pub enum Basis {
     KernelNameUnderOp,
     /// No launching op was found; the activity's own name decided.
     KernelNameNoOp,
+    /// Neither the launching op's name (if any) nor the activity's own name matched a
+    /// rule; the workspace's kernel classification (`trace_model::classify_kernel`) put it
+    /// in a bucket (cuBLAS/hipBLASLt GEMMs, fused attention, NCCL/RCCL, copies).
+    KernelClass,
+}
+
+/// The seed bucket of a kernel class, for activities no name rule matched; `other`
+/// where the seed has no bucket for the class (convolutions, reductions, memsets).
+fn bucket_of_class(class: KernelClass) -> &'static str {
+    match class {
+        KernelClass::Gemm => rules::GEMM,
+        KernelClass::Attention => rules::ATTENTION,
+        KernelClass::Elementwise => rules::ELEMENTWISE,
+        KernelClass::Collective(_) => rules::COLLECTIVE,
+        KernelClass::Memcpy(_) => rules::MEMORY,
+        KernelClass::Convolution
+        | KernelClass::Reduction
+        | KernelClass::Memset
+        | KernelClass::Other => OTHER,
+    }
 }
 
 /// GPU time in one bucket.
@@ -117,6 +137,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         (Basis::OpName, 0i64, 0u64),
         (Basis::KernelNameUnderOp, 0, 0),
         (Basis::KernelNameNoOp, 0, 0),
+        (Basis::KernelClass, 0, 0),
     ];
     let mut backend_time: Vec<(&'static str, i64, u64)> =
         SDPA_BACKENDS.iter().map(|(b, _)| (*b, 0, 0)).collect();
@@ -145,6 +166,10 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
                 bucket => (bucket, Basis::OpName),
             },
             None => (bucket_by_name(activity.name), Basis::KernelNameNoOp),
+        };
+        let (bucket, basis) = match (bucket, bucket_of_class(activity.class)) {
+            (OTHER, by_class) if by_class != OTHER => (by_class, Basis::KernelClass),
+            _ => (bucket, basis),
         };
         let bucket_idx = bucket_time
             .iter()
@@ -353,7 +378,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket (each activity bucketed by its launching CPU op, else its own name):"
+        "\n GPU time by bucket (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
     );
     let _ = writeln!(
         out,
@@ -388,6 +413,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
             Basis::OpName => "by its launching CPU op's name",
             Basis::KernelNameUnderOp => "by its own name (launching op's name matched no rule)",
             Basis::KernelNameNoOp => "by its own name (no launching CPU op found)",
+            Basis::KernelClass => "by the kernel classification table (no name rule matched)",
         };
         let _ = writeln!(
             out,
@@ -523,7 +549,7 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket per rank (each activity bucketed by its launching CPU op, else its own name):"
+        "\n GPU time by bucket per rank (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
     );
     let mut header = format!(" {:28}", "bucket");
     for label in &labels {
