@@ -73,3 +73,21 @@ fn odd_fixtures_give_diagnostics() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// Integers beyond i64 (pids, tids, `External id`) load: ids become strings, the
+/// correlation join still works.
+#[test]
+fn integers_beyond_i64_load() {
+    let capture =
+        load(Path::new("testdata/chrome/ok/large_integers.json")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(capture.activities.len(), 1);
+    let a = &capture.activities[0];
+    assert_eq!(a.correlation, Some(9_223_372_036_854_775_807));
+    assert!(a.launch.is_some(), "joined to its launch by correlation id");
+    let op = capture
+        .launching_op(a)
+        .expect("the launch sits inside aten::mm");
+    assert_eq!(capture.name(op.name), "aten::mm");
+    assert_eq!(capture.threads.len(), 1);
+    assert!(capture.diagnostics.is_empty(), "{:?}", capture.diagnostics);
+}
