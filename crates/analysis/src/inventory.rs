@@ -298,10 +298,17 @@ pub fn render_text(inv: &Inventory) -> String {
             );
         }
     }
-    let _ = writeln!(
-        w,
-        "  (counts and busy time [measured]; busy = union of activity intervals; launched = share with a host launch found by correlation id)"
-    );
+    if inv.devices.is_empty() {
+        let _ = writeln!(
+            w,
+            "  none: this capture holds no GPU activity (a CPU-only capture?)"
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "  (counts and busy time [measured]; busy = union of activity intervals; launched = share with a host launch found by correlation id)"
+        );
+    }
     let _ = writeln!(w);
     let _ = writeln!(w, "Host threads: {}", inv.threads.len());
     let _ = writeln!(
