@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::Error;
 use crate::event::{
-    Event, Kind, Names, Object, Ph, Text, Trace, raw, raw_i64, raw_micros, raw_str,
+    Arena, Event, Generated, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str,
 };
 use crate::group::Group;
 use crate::pp;
@@ -67,13 +67,14 @@ pub struct Compacted {
 pub fn compact_trace(trace: Trace) -> Result<Compacted, Error> {
     let mut res = compact_without_pp_flows(trace)?;
     let pp_rank = single_trace_pp_rank(&res.trace);
-    let mut flows = Vec::new();
     let blocks = pp::annotation_blocks(&res.trace.events);
     let unshards = pp::unshard_blocks(&res.trace.events);
+    let mut flows = Generated::new(&mut res.trace.arena);
     let rank_of = |_pid: i64| pp_rank;
     let first_id = pp::FIRST_FLOW_ID;
     let (local, next_id) = pp::local_dependency_flows(&blocks, &rank_of, first_id, &mut flows);
     let (unshard, _) = pp::unshard_flows(&unshards, &blocks, &rank_of, next_id, &mut flows);
+    let flows = flows.events;
     res.trace.events.extend(flows);
     let local_flows = PpLocalFlows {
         pp_rank,
@@ -97,22 +98,32 @@ struct Slice {
     start: i64,
     end: i64,
     group: Group,
-    lane: u32,
     new_tid: i64,
     /// `args.name` when it is a non-empty string (a per-kernel CUDA-graph annotation),
     /// as an index into the annotation names; [`NO_ANNOTATION`] otherwise.
     annotation: u32,
     signature: u64,
-    /// Byte ranges of the `tid` value and of the `args.stream` value in the event text,
-    /// so the rewrite is a splice, not a re-serialization.
-    tid_at: (u32, u32),
-    stream_at: (u32, u32),
+}
+
+/// What [`extract_slices`] found.
+struct Extracted {
+    slices: Vec<Slice>,
+    /// Per slice, the byte ranges of the `tid` value and of the `args.stream` value in
+    /// its text, so the rewrite is a splice, not a re-serialization. Apart from the
+    /// slices: they are dropped once spliced, before the peak of the compaction.
+    splices: Vec<[(u32, u32); 2]>,
+    /// The distinct per-kernel annotation names the slices refer to.
+    names: Vec<Box<str>>,
 }
 
 /// Compacts one trace without PP arrows (what the merge does for each rank).
 pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Error> {
     let threads = threads_for(trace.events.len());
-    let (mut slices, annotation_names) = extract_slices(&trace, threads)?;
+    let Extracted {
+        mut slices,
+        splices,
+        names: annotation_names,
+    } = extract_slices(&trace, threads)?;
     let lanes = assign_lanes(&mut slices, trace.max_int_tid);
 
     // One annotation track per lane, numbered above every tid in use.
@@ -127,14 +138,12 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
         .map(|(i, &lane)| (lane, max_tid + 1000 + i as i64))
         .collect();
 
-    for s in &slices {
+    // A patch, not a copy: the input text stays where it is and the new tid is spliced
+    // in whenever the text is read.
+    for (s, ranges) in slices.iter().zip(splices) {
         let ev = &mut trace.events[s.event as usize];
-        let text = splice(
-            ev.text.get(&trace.arena),
-            [s.tid_at, s.stream_at],
-            &s.new_tid.to_string(),
-        );
-        ev.text = Text::Owned(text);
+        let text = trace.arena.splice(ev.text(), ranges, s.new_tid);
+        ev.set_text(text);
         ev.set_tid(s.new_tid);
     }
 
@@ -156,7 +165,7 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
         .events
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.kind == Kind::Slice)
+        .filter(|(_, e)| e.kind() == Kind::Slice)
         .map(|(i, _)| i);
     for s in &mut slices {
         s.event = slice_events
@@ -170,9 +179,9 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
     let retained = trace
         .events
         .iter()
-        .filter(|e| e.kind == Kind::GpuAnnotation)
+        .filter(|e| e.kind() == Kind::GpuAnnotation)
         .count();
-    let graph_launches = trace.events.iter().filter(|e| e.graph_launch).count();
+    let graph_launches = trace.events.iter().filter(|e| e.graph_launch()).count();
     lane_metadata(&mut trace, &lanes, &annotation_tids);
     trace.set_member(
         "cuda_graph_stream_compaction",
@@ -188,8 +197,11 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
 
     self_check(&trace, &slices, threads)?;
 
-    let original_streams: BTreeSet<(i64, i64)> =
-        slices.iter().map(|s| (s.pid, s.old_tid)).collect();
+    // Inserted one by one: collecting would first gather every slice's pair in a vector.
+    let mut original_streams: BTreeSet<(i64, i64)> = BTreeSet::new();
+    for s in &slices {
+        original_streams.insert((s.pid, s.old_tid));
+    }
     let mut slice_groups = BTreeMap::new();
     for s in &slices {
         *slice_groups.entry(s.group.key().to_string()).or_insert(0) += 1;
@@ -294,24 +306,6 @@ impl Hasher for FastHasher {
     }
 }
 
-/// Replaces two disjoint byte ranges of `text` with `value`.
-fn splice(text: &str, ranges: [(u32, u32); 2], value: &str) -> Box<str> {
-    let [mut a, mut b] = ranges.map(|(s, e)| (s as usize, e as usize));
-    if b.0 < a.0 {
-        std::mem::swap(&mut a, &mut b);
-    }
-    // Exact capacity: no reallocation when boxing, so the allocator can reuse the
-    // old text's block for the next event.
-    let len = text.len() - (a.1 - a.0) - (b.1 - b.0) + 2 * value.len();
-    let mut out = String::with_capacity(len);
-    out.push_str(&text[..a.0]);
-    out.push_str(value);
-    out.push_str(&text[a.1..b.0]);
-    out.push_str(value);
-    out.push_str(&text[b.1..]);
-    out.into_boxed_str()
-}
-
 /// The byte range of `part` (a value borrowed from `text`) within `text`.
 fn range_in(text: &str, part: &RawValue) -> Option<(u32, u32)> {
     let start = part.get().as_ptr() as usize - text.as_ptr() as usize;
@@ -328,17 +322,27 @@ fn scalar(raw: &RawValue) -> Value {
 
 const NO_ANNOTATION: u32 = u32::MAX;
 
-/// The measured slices, and the distinct per-kernel annotation names they refer to.
-fn extract_slices(trace: &Trace, threads: usize) -> Result<(Vec<Slice>, Vec<Box<str>>), Error> {
+/// The measured slices, their splice ranges, and the per-kernel annotation names.
+fn extract_slices(trace: &Trace, threads: usize) -> Result<Extracted, Error> {
     let parts = in_parallel(trace.events.len(), threads, |range| {
         extract_range(trace, range)
     });
-    let mut slices = Vec::new();
+    let total = parts
+        .iter()
+        .map(|p| p.as_ref().map_or(0, |p| p.slices.len()))
+        .sum();
+    let mut slices = Vec::with_capacity(total);
+    let mut splices = Vec::with_capacity(total);
     let mut names: Vec<Box<str>> = Vec::new();
     let mut name_ids: HashMap<Box<str>, u32> = HashMap::new();
     // The parts are in file order, so the first error is the one at the lowest index.
     for part in parts {
-        let (part_slices, part_names) = part?;
+        let Extracted {
+            slices: part_slices,
+            splices: part_splices,
+            names: part_names,
+        } = part?;
+        splices.extend(part_splices);
         let ids: Vec<u32> = part_names
             .into_iter()
             .map(|n| intern(&mut names, &mut name_ids, n))
@@ -356,7 +360,11 @@ fn extract_slices(trace: &Trace, threads: usize) -> Result<(Vec<Slice>, Vec<Box<
             path: trace.source.clone(),
         });
     }
-    Ok((slices, names))
+    Ok(Extracted {
+        slices,
+        splices,
+        names,
+    })
 }
 
 fn too_many(trace: &Trace) -> Error {
@@ -422,19 +430,17 @@ fn in_parallel<T: Send>(
 }
 
 /// The slices among `trace.events[range]`, with their own annotation name table.
-fn extract_range(
-    trace: &Trace,
-    range: std::ops::Range<usize>,
-) -> Result<(Vec<Slice>, Vec<Box<str>>), Error> {
+fn extract_range(trace: &Trace, range: std::ops::Range<usize>) -> Result<Extracted, Error> {
     let path = &trace.source;
     let mut slices = Vec::new();
+    let mut splices = Vec::new();
     let mut names: Vec<Box<str>> = Vec::new();
     let mut name_ids: HashMap<Box<str>, u32> = HashMap::new();
     let too_many = || too_many(trace);
     let start = range.start;
     for (k, ev) in trace.events[range].iter().enumerate() {
         let index = start + k;
-        if ev.kind != Kind::Slice {
+        if ev.kind() != Kind::Slice {
             continue;
         }
         let missing = |field| Error::SliceField {
@@ -447,13 +453,17 @@ fn extract_range(
             index,
             message: e.to_string(),
         };
-        let text: &str = ev.text.get(&trace.arena);
+        let text = ev.text().get(&trace.arena);
+        let text: &str = &text;
         let object = Object::parse(text).map_err(bad_json)?;
         let field = |k: &str| object.get(k).map(scalar).filter(|v| !v.is_null());
         let pid = field("pid").ok_or_else(|| missing("pid"))?;
         let tid = field("tid").ok_or_else(|| missing("tid"))?;
         let start = ev.ts().ok_or_else(|| missing("ts"))?;
-        let dur = ev.dur().ok_or_else(|| missing("dur"))?;
+        let dur = object
+            .get("dur")
+            .and_then(crate::event::micros_to_nanos)
+            .ok_or_else(|| missing("dur"))?;
         let args_raw = object.get_borrowed("args");
         let args = match args_raw {
             Some(a) if a.get().starts_with('{') => Object::parse(a.get()).map_err(bad_json)?,
@@ -509,15 +519,17 @@ fn extract_range(
             start,
             end: start + dur,
             group: Group::classify(&cat, &name),
-            lane: 0,
             new_tid: 0,
             annotation,
             signature: slice_signature(&object).map_err(bad_json)?,
-            tid_at,
-            stream_at,
         });
+        splices.push([tid_at, stream_at]);
     }
-    Ok((slices, names))
+    Ok(Extracted {
+        slices,
+        splices,
+        names,
+    })
 }
 
 /// A compacted lane: its group and its number within the (pid, group).
@@ -547,7 +559,6 @@ fn assign_lanes(slices: &mut [Slice], max_int_tid: i64) -> BTreeMap<(i64, i64), 
         let lane_count = order.iter().copied().max().map_or(0, |m| m + 1);
         for (k, &i) in members.iter().enumerate() {
             let s = &mut slices[i];
-            s.lane = order[k];
             s.new_tid = next_tid + i64::from(order[k]);
         }
         for lane in 0..lane_count {
@@ -632,9 +643,9 @@ fn remap_related_events(
     let mut first_unmapped = None;
     // Old streams that still hold events after the remap keep their metadata.
     let mut still_used: BTreeSet<(i64, i64)> = BTreeSet::new();
-    let arena = &trace.arena;
+    let arena = &mut trace.arena;
     for (index, ev) in trace.events.iter_mut().enumerate() {
-        if ev.kind == Kind::Slice || ev.ph == Ph::Metadata {
+        if ev.kind() == Kind::Slice || ev.ph() == Ph::Metadata {
             continue;
         }
         let (Some(pid), Some(tid)) = (ev.pid(), ev.tid()) else {
@@ -643,7 +654,7 @@ fn remap_related_events(
         let Some(stream) = by_old_stream.get(&(pid, tid)) else {
             continue;
         };
-        let new_tid = match ev.kind {
+        let new_tid = match ev.kind() {
             Kind::Ac2g => {
                 flows += 1;
                 // The slice of this stream starting exactly there; of several, the last
@@ -676,14 +687,20 @@ fn remap_related_events(
                 continue;
             }
         };
-        ev.text = crate::event::rewrite(&path, index, ev.text.get(arena), |o| {
-            o.set("tid", raw_i64(new_tid));
-            Ok(())
-        })?;
+        // A flow endpoint is patched (its input text stays), an annotation's box replaced.
+        let text = arena
+            .set_tid(ev.text(), new_tid)
+            .map_err(|e| Error::Rewrite {
+                path: path.clone(),
+                index,
+                message: e.to_string(),
+            })?;
+        ev.set_text(text);
         ev.set_tid(new_tid);
     }
     for (index, ev) in trace.events.iter().enumerate() {
-        if ev.ph != Ph::Metadata || !matches!(ev.name(), Some("thread_name" | "thread_sort_index"))
+        if ev.ph() != Ph::Metadata
+            || !matches!(ev.name(), Some("thread_name" | "thread_sort_index"))
         {
             continue;
         }
@@ -739,7 +756,7 @@ fn nearest_lane(stream: &[&Slice], ts: i64) -> i64 {
 fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, Error> {
     let mut groups: BTreeMap<String, Vec<(i64, i64, usize)>> = BTreeMap::new();
     for (index, ev) in trace.events.iter().enumerate() {
-        if !keep[index] || ev.kind != Kind::GpuAnnotation || ev.ph != Ph::Complete {
+        if !keep[index] || ev.kind() != Kind::GpuAnnotation || ev.ph() != Ph::Complete {
             continue;
         }
         let (Some(ts), Some(dur)) = (ev.ts(), ev.dur()) else {
@@ -748,8 +765,8 @@ fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, E
         if dur < 0 {
             continue;
         }
-        let text = ev.text.get(&trace.arena);
-        let mut value: Value = serde_json::from_str(text).map_err(|e| Error::Rewrite {
+        let text = ev.text().get(&trace.arena);
+        let mut value: Value = serde_json::from_str(&text).map_err(|e| Error::Rewrite {
             path: trace.source.clone(),
             index,
             message: e.to_string(),
@@ -812,11 +829,13 @@ fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, E
     }
     for (index, start, end) in merges {
         let ev = &mut trace.events[index];
-        ev.text = crate::event::rewrite(&trace.source, index, ev.text.get(&trace.arena), |o| {
-            o.set("ts", raw_micros(start));
-            o.set("dur", raw_micros(end - start));
-            Ok(())
-        })?;
+        let text =
+            crate::event::rewrite(&trace.source, index, &ev.text().get(&trace.arena), |o| {
+                o.set("ts", raw_micros(start));
+                o.set("dur", raw_micros(end - start));
+                Ok(())
+            })?;
+        ev.set_text(trace.arena.replace(ev.text(), text));
         ev.set_ts(start);
         ev.set_dur(end - start);
     }
@@ -837,6 +856,7 @@ fn convert_kernel_annotations(
     }
     let mut spans = Vec::new();
     let mut converted = 0;
+    let arena = &mut trace.arena;
     for ((pid, tid), mut members) in by_lane {
         members.sort_by_key(|s| (s.start, s.end - s.start));
         let track = annotation_tids[&(pid, tid)];
@@ -846,7 +866,7 @@ fn convert_kernel_annotations(
             let name = names.get(s.annotation as usize).map(|n| &**n);
             if name != current {
                 if let Some(n) = current {
-                    spans.push(annotation_span(n, pid, track, start, end));
+                    spans.push(annotation_span(n, pid, track, start, end, arena));
                 }
                 current = name;
                 start = s.start;
@@ -857,7 +877,7 @@ fn convert_kernel_annotations(
             }
         }
         if let Some(n) = current {
-            spans.push(annotation_span(n, pid, track, start, end));
+            spans.push(annotation_span(n, pid, track, start, end, arena));
         }
     }
     let blocks = spans.len();
@@ -865,7 +885,14 @@ fn convert_kernel_annotations(
     (converted, blocks)
 }
 
-fn annotation_span(name: &str, pid: i64, tid: i64, start: i64, end: i64) -> Event {
+fn annotation_span(
+    name: &str,
+    pid: i64,
+    tid: i64,
+    start: i64,
+    end: i64,
+    arena: &mut Arena,
+) -> Event {
     let object = Object::default()
         .with("name", raw_str(name))
         .with("cat", raw_str("gpu_user_annotation"))
@@ -879,10 +906,8 @@ fn annotation_span(name: &str, pid: i64, tid: i64, start: i64, end: i64) -> Even
         &object,
         Kind::GpuAnnotation,
         Ph::Complete,
-        Some(Names {
-            name: Some(Box::from(name)),
-            arg_name: None,
-        }),
+        Some(Names::new(Some(name), None)),
+        arena,
     )
 }
 
@@ -896,7 +921,7 @@ fn lane_metadata(
     let used: BTreeSet<(i64, i64)> = trace
         .events
         .iter()
-        .filter(|e| e.kind == Kind::GpuAnnotation)
+        .filter(|e| e.kind() == Kind::GpuAnnotation)
         .filter_map(|e| Some((e.pid()?, e.tid()?)))
         .collect();
     let mut sort_index = 0;
@@ -911,6 +936,7 @@ fn lane_metadata(
         if used.contains(&(pid, track)) {
             thread_metadata(
                 &mut out,
+                &mut trace.arena,
                 pid,
                 track,
                 &format!("{label} annotations"),
@@ -918,7 +944,7 @@ fn lane_metadata(
             );
             sort_index += 1;
         }
-        thread_metadata(&mut out, pid, tid, &label, sort_index);
+        thread_metadata(&mut out, &mut trace.arena, pid, tid, &label, sort_index);
         sort_index += 1;
     }
     trace.events.extend(out);
@@ -926,6 +952,7 @@ fn lane_metadata(
 
 pub(crate) fn thread_metadata(
     out: &mut Vec<Event>,
+    arena: &mut Arena,
     pid: i64,
     tid: i64,
     name: &str,
@@ -938,6 +965,7 @@ pub(crate) fn thread_metadata(
         "name",
         raw_str(name),
         Some(name),
+        arena,
     ));
     out.push(metadata_event(
         "thread_sort_index",
@@ -946,6 +974,7 @@ pub(crate) fn thread_metadata(
         "sort_index",
         raw_i64(sort_index),
         None,
+        arena,
     ));
 }
 
@@ -956,6 +985,7 @@ pub(crate) fn metadata_event(
     arg_key: &str,
     arg_value: Box<serde_json::value::RawValue>,
     arg_name: Option<&str>,
+    arena: &mut Arena,
 ) -> Event {
     let args = Object::default().with(arg_key, arg_value);
     let object = Object::default()
@@ -968,38 +998,42 @@ pub(crate) fn metadata_event(
         &object,
         Kind::Other,
         Ph::Metadata,
-        Some(Names {
-            name: Some(Box::from(name)),
-            arg_name: arg_name.map(Box::from),
-        }),
+        Some(Names::new(Some(name), arg_name)),
+        arena,
     )
 }
 
 /// Every measured slice is still there with the same fields, and no lane overlaps.
 fn self_check(trace: &Trace, slices: &[Slice], threads: usize) -> Result<(), Error> {
     let path = &trace.source;
-    let after: Vec<(usize, &Event)> = trace
+    let after = trace
         .events
         .iter()
-        .enumerate()
-        .filter(|(_, e)| e.kind == Kind::Slice)
-        .collect();
-    if after.len() != slices.len() {
+        .filter(|e| e.kind() == Kind::Slice)
+        .count();
+    if after != slices.len() {
         return Err(Error::SliceCountChanged {
             path: path.clone(),
             before: slices.len(),
-            after: after.len(),
+            after,
         });
     }
+    // Each slice knows its event (renumbered after events were removed), so no list of
+    // the slice events is built: on a 1 GB trace it would sit at the peak.
     let check_range = |range: std::ops::Range<usize>| -> Result<(), Error> {
-        for k in range {
-            let ((index, ev), s) = (after[k], &slices[k]);
+        for (k, s) in slices[range.clone()].iter().enumerate() {
+            let (k, index) = (range.start + k, s.event as usize);
             let changed = || Error::SliceChanged {
                 path: path.clone(),
                 slice: k,
                 index,
             };
-            let object = Object::parse(ev.text.get(&trace.arena)).map_err(|_| changed())?;
+            let ev = trace.events.get(index).ok_or_else(changed)?;
+            if ev.kind() != Kind::Slice {
+                return Err(changed());
+            }
+            let text = ev.text().get(&trace.arena);
+            let object = Object::parse(&text).map_err(|_| changed())?;
             if slice_signature(&object).map_err(|_| changed())? != s.signature {
                 return Err(changed());
             }
@@ -1011,29 +1045,30 @@ fn self_check(trace: &Trace, slices: &[Slice], threads: usize) -> Result<(), Err
         }
         Ok(())
     };
-    in_parallel(after.len(), threads, check_range)
+    in_parallel(slices.len(), threads, check_range)
         .into_iter()
         .collect::<Result<(), Error>>()?;
-    let mut intervals: BTreeMap<(i64, i64), Vec<(i64, i64)>> = BTreeMap::new();
-    for s in slices {
-        intervals
-            .entry((s.pid, s.new_tid))
-            .or_default()
-            .push((s.start, s.end));
-    }
-    for ((pid, tid), mut values) in intervals {
-        values.sort();
-        let mut previous_end = i64::MIN;
-        for (start, end) in values {
-            if start < previous_end {
-                return Err(Error::OverlappingLane {
-                    path: path.clone(),
-                    pid,
-                    tid,
-                });
-            }
-            previous_end = previous_end.max(end);
+    // Slices by (lane, start, end); the first lane with an overlap is reported.
+    let mut order: Vec<u32> = (0..slices.len() as u32).collect();
+    let key = |&i: &u32| {
+        let s = &slices[i as usize];
+        (s.pid, s.new_tid, s.start, s.end)
+    };
+    order.sort_unstable_by_key(key);
+    let mut previous: Option<(i64, i64, i64)> = None;
+    for (pid, tid, start, end) in order.iter().map(key) {
+        let previous_end = match previous {
+            Some((p, t, e)) if (p, t) == (pid, tid) => e,
+            _ => i64::MIN,
+        };
+        if start < previous_end {
+            return Err(Error::OverlappingLane {
+                path: path.clone(),
+                pid,
+                tid,
+            });
         }
+        previous = Some((pid, tid, previous_end.max(end)));
     }
     Ok(())
 }
@@ -1068,13 +1103,21 @@ mod tests {
         let text = crate::synth::graph_trace_json(&spec);
         let trace = Trace::read(text.as_bytes(), std::path::Path::new("t.json"))
             .expect("the synthetic trace reads");
-        let (mut one, one_names) = extract_slices(&trace, 1).expect("slices");
+        let Extracted {
+            slices: mut one,
+            names: one_names,
+            ..
+        } = extract_slices(&trace, 1).expect("slices");
         // Unpacked: every slice stays on its stream, which is what the text says.
         for s in &mut one {
             s.new_tid = s.old_tid;
         }
         for threads in [2, 3, 7] {
-            let (mut parts, names) = extract_slices(&trace, threads).expect("slices");
+            let Extracted {
+                slices: mut parts,
+                names,
+                ..
+            } = extract_slices(&trace, threads).expect("slices");
             for s in &mut parts {
                 s.new_tid = s.old_tid;
             }

@@ -34,40 +34,172 @@ pub(crate) enum Ph {
     Other,
 }
 
-/// Names kept only for metadata and GPU annotation events.
+/// Names (and `dur`) kept only for metadata and GPU annotation events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Names {
     pub name: Option<Box<str>>,
     /// `args.name` of a metadata event, if it is a string.
     pub arg_name: Option<Box<str>>,
+    /// `dur` in nanoseconds ([`NONE`] when absent); a slice's is read from its text.
+    pub dur: i64,
 }
 
-/// Where an event's JSON text lives: in the trace's [`Arena`] (the input's text, no
-/// allocation per event), or in its own allocation once rewritten.
-#[derive(Debug, Clone)]
-pub(crate) enum Text {
-    Arena(Span),
-    Owned(Box<str>),
+impl Names {
+    pub fn new(name: Option<&str>, arg_name: Option<&str>) -> Names {
+        Names {
+            name: name.map(Box::from),
+            arg_name: arg_name.map(Box::from),
+            dur: NONE,
+        }
+    }
 }
 
-/// A piece of an [`Arena`]: chunk (16 bits), offset in the chunk (26 bits) and length
-/// (22 bits) packed in one word, so that [`Text`] is no larger than a `Box<str>`.
+/// Where an event's JSON text lives, in 58 bits (the event keeps its flags beside it): a
+/// span of the trace's [`Arena`] (the input's text, no allocation per event), one of the
+/// arena's own texts (rewritten GPU annotations, texts too long for a span), or one of its
+/// splices or new tids (an input text whose `tid` changes, applied whenever the text is
+/// read, so that the input's text is never held twice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Span(u64);
+pub(crate) struct Text(u64);
 
+const TAG_SHIFT: u32 = 56;
+const TAG_SPAN: u64 = 0;
+const TAG_OWNED: u64 = 1;
+const TAG_SPLICE: u64 = 2;
+const TAG_RETID: u64 = 3;
+const TEXT_BITS: u32 = 58;
+const INDEX_MASK: u64 = (1 << TAG_SHIFT) - 1;
+
+/// A span's chunk (8 bits), offset in the chunk (26 bits) and length (22 bits).
+/// Beyond 16 GiB of text, events get their own boxes.
 const ARENA_CHUNK: usize = 1 << 26;
 const MAX_SPAN_LEN: usize = (1 << 22) - 1;
-const MAX_CHUNKS: usize = 1 << 16;
+const MAX_CHUNKS: usize = 1 << 8;
+const _: () = assert!(8 + 26 + 22 == TAG_SHIFT);
 
-/// Append-only storage for event texts, in chunks of 64 MiB that never move.
+/// A measured slice's input text with its `tid` and `args.stream` values replaced, in 24
+/// bytes.
+#[derive(Debug, Clone, Copy)]
+struct Splice {
+    /// The input text (a span).
+    span: Text,
+    value: i64,
+    /// The byte ranges (start, end, start, end) of the two values; every other byte is
+    /// kept.
+    ranges: [u16; 4],
+}
+
+/// An input text (a span) written anew with `tid` set to the value, as [`rewrite`] does
+/// (a flow endpoint).
+#[derive(Debug, Clone, Copy)]
+struct Retid {
+    span: Text,
+    tid: i64,
+}
+
+/// Storage for event texts: the input's text appended in chunks of 64 MiB that never
+/// move, the texts of rewritten events, and the edits of input texts.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Arena {
     chunks: Vec<String>,
+    owned: Vec<Box<str>>,
+    splices: Vec<Splice>,
+    retids: Vec<Retid>,
 }
 
 impl Arena {
-    /// Stores `text`, or `None` when it is too long for a span (it then gets its own box).
-    pub fn push(&mut self, text: &str) -> Option<Span> {
+    /// Stores `text` in a chunk, or in its own box when it is too long for a span or
+    /// the chunks are used up.
+    pub fn store(&mut self, text: &str) -> Text {
+        match self.push(text) {
+            Some(text) => text,
+            None => self.own(Box::from(text)),
+        }
+    }
+
+    /// Stores `text` in its own box (for texts that are replaced later: the box is freed).
+    pub fn own(&mut self, text: Box<str>) -> Text {
+        self.owned.push(text);
+        Text(TAG_OWNED << TAG_SHIFT | (self.owned.len() - 1) as u64)
+    }
+
+    /// `text` in place of `old`: in `old`'s box when it has one (which is freed), else in a
+    /// new box.
+    pub fn replace(&mut self, old: Text, text: String) -> Text {
+        match old.tag() {
+            TAG_OWNED => {
+                self.owned[old.index()] = text.into_boxed_str();
+                old
+            }
+            _ => self.own(text.into_boxed_str()),
+        }
+    }
+
+    /// `text` with the byte ranges of its `tid` and `args.stream` values replaced by
+    /// `value`; every other byte is kept.
+    pub fn splice(&mut self, text: Text, ranges: [(u32, u32); 2], value: i64) -> Text {
+        let [(a, b), (c, d)] = ranges;
+        let short = [a, b, c, d].map(|x| u16::try_from(x).ok());
+        match (text.tag(), short) {
+            (TAG_SPAN, [Some(a), Some(b), Some(c), Some(d)]) => {
+                self.splices.push(Splice {
+                    span: text,
+                    value,
+                    ranges: [a, b, c, d],
+                });
+                Text(TAG_SPLICE << TAG_SHIFT | (self.splices.len() - 1) as u64)
+            }
+            _ => {
+                let spliced = splice(&self.get(text), ranges, value);
+                self.replace(text, spliced)
+            }
+        }
+    }
+
+    /// `text` (a JSON object) written anew with `tid` set to `tid`; the other members keep
+    /// their text and order.
+    pub fn set_tid(&mut self, text: Text, tid: i64) -> Result<Text, serde_json::Error> {
+        let current = self.get(text);
+        let mut object = Object::parse(&current)?;
+        if text.tag() == TAG_SPAN {
+            // Checked now, written when the text is read.
+            self.retids.push(Retid { span: text, tid });
+            return Ok(Text(
+                TAG_RETID << TAG_SHIFT | (self.retids.len() - 1) as u64,
+            ));
+        }
+        object.set("tid", raw_i64(tid));
+        let json = object.to_json();
+        drop(current);
+        Ok(self.replace(text, json))
+    }
+
+    pub fn get(&self, text: Text) -> Cow<'_, str> {
+        match text.tag() {
+            TAG_SPAN => Cow::Borrowed(self.span(text)),
+            TAG_OWNED => Cow::Borrowed(&self.owned[text.index()]),
+            TAG_SPLICE => {
+                let Splice {
+                    span,
+                    value,
+                    ranges,
+                } = self.splices[text.index()];
+                let [a, b, c, d] = ranges.map(u32::from);
+                Cow::Owned(splice(self.span(span), [(a, b), (c, d)], value))
+            }
+            _ => {
+                let Retid { span, tid } = self.retids[text.index()];
+                let mut object = Object::parse(self.span(span))
+                    .expect("a text was parsed as an object when its new tid was recorded");
+                object.set("tid", raw_i64(tid));
+                Cow::Owned(object.to_json())
+            }
+        }
+    }
+
+    /// Stores `text` in a chunk, or `None` when it is too long for a span or the chunks
+    /// are used up.
+    fn push(&mut self, text: &str) -> Option<Text> {
         if text.len() > MAX_SPAN_LEN {
             return None;
         }
@@ -85,52 +217,69 @@ impl Arena {
         let chunk = self.chunks.last_mut().expect("a chunk was just ensured");
         let offset = chunk.len();
         chunk.push_str(text);
-        Some(Span(
+        Some(Text(
             (chunk_index as u64) << 48 | (offset as u64) << 22 | text.len() as u64,
         ))
     }
 
-    pub fn get(&self, span: Span) -> &str {
-        let chunk = (span.0 >> 48) as usize;
-        let offset = ((span.0 >> 22) & ((1 << 26) - 1)) as usize;
-        let len = (span.0 & MAX_SPAN_LEN as u64) as usize;
+    fn span(&self, text: Text) -> &str {
+        debug_assert_eq!(text.tag(), TAG_SPAN);
+        let chunk = (text.0 >> 48) as usize;
+        let offset = ((text.0 >> 22) & ((1 << 26) - 1)) as usize;
+        let len = (text.0 & MAX_SPAN_LEN as u64) as usize;
         &self.chunks[chunk][offset..offset + len]
     }
 }
 
 impl Text {
-    pub fn get<'a>(&'a self, arena: &'a Arena) -> &'a str {
-        match self {
-            Text::Arena(span) => arena.get(*span),
-            Text::Owned(text) => text,
-        }
+    fn tag(self) -> u64 {
+        self.0 >> TAG_SHIFT
     }
 
-    pub fn store(text: &str, arena: &mut Arena) -> Text {
-        match arena.push(text) {
-            Some(span) => Text::Arena(span),
-            None => Text::Owned(Box::from(text)),
-        }
+    fn index(self) -> usize {
+        (self.0 & INDEX_MASK) as usize
+    }
+
+    pub fn get(self, arena: &Arena) -> Cow<'_, str> {
+        arena.get(self)
     }
 }
 
-/// One element of `traceEvents`.
+/// Replaces two disjoint byte ranges of `text` with `value`.
+fn splice(text: &str, ranges: [(u32, u32); 2], value: i64) -> String {
+    let value = value.to_string();
+    let [mut a, mut b] = ranges.map(|(s, e)| (s as usize, e as usize));
+    if b.0 < a.0 {
+        std::mem::swap(&mut a, &mut b);
+    }
+    let len = text.len() - (a.1 - a.0) - (b.1 - b.0) + 2 * value.len();
+    let mut out = String::with_capacity(len);
+    out.push_str(&text[..a.0]);
+    out.push_str(&value);
+    out.push_str(&text[a.1..b.0]);
+    out.push_str(&value);
+    out.push_str(&text[b.1..]);
+    out
+}
+
+/// One element of `traceEvents`, in 40 bytes (five million of them for a 1 GB trace).
 #[derive(Debug, Clone)]
 pub(crate) struct Event {
-    /// The event's JSON text: the input's text until the event is rewritten.
-    pub text: Text,
+    /// The [`Text`] in the low 58 bits; the kind, phase, `graph_launch` and `has_id`
+    /// flags in the high 6 bits.
+    word: u64,
     pub names: Option<Box<Names>>,
     pid: i64,
     tid: i64,
     ts: i64,
-    dur: i64,
-    pub kind: Kind,
-    pub ph: Ph,
-    /// `name == "cudaGraphLaunch"`.
-    pub graph_launch: bool,
-    /// The event has an `id` member.
-    pub has_id: bool,
 }
+
+const KIND_SHIFT: u32 = 58;
+const PH_SHIFT: u32 = 60;
+const GRAPH_LAUNCH_BIT: u64 = 1 << 62;
+const HAS_ID_BIT: u64 = 1 << 63;
+const TEXT_MASK: u64 = (1 << TEXT_BITS) - 1;
+const _: () = assert!(TAG_SHIFT + 2 <= TEXT_BITS);
 
 fn opt(v: i64) -> Option<i64> {
     (v != NONE).then_some(v)
@@ -141,6 +290,66 @@ fn unopt(v: Option<i64>) -> i64 {
 }
 
 impl Event {
+    fn new(text: Text, kind: Kind, ph: Ph, graph_launch: bool, has_id: bool) -> Event {
+        let kind = match kind {
+            Kind::Slice => 0,
+            Kind::Ac2g => 1,
+            Kind::GpuAnnotation => 2,
+            Kind::Other => 3,
+        };
+        let ph = match ph {
+            Ph::Complete => 0,
+            Ph::Metadata => 1,
+            Ph::Flow => 2,
+            Ph::Other => 3,
+        };
+        let mut word = text.0 | kind << KIND_SHIFT | ph << PH_SHIFT;
+        if graph_launch {
+            word |= GRAPH_LAUNCH_BIT;
+        }
+        if has_id {
+            word |= HAS_ID_BIT;
+        }
+        Event {
+            word,
+            names: None,
+            pid: NONE,
+            tid: NONE,
+            ts: NONE,
+        }
+    }
+
+    /// The event's JSON text: the input's text until the event is rewritten.
+    pub fn text(&self) -> Text {
+        Text(self.word & TEXT_MASK)
+    }
+    pub fn set_text(&mut self, text: Text) {
+        self.word = self.word & !TEXT_MASK | text.0;
+    }
+    pub fn kind(&self) -> Kind {
+        match (self.word >> KIND_SHIFT) & 3 {
+            0 => Kind::Slice,
+            1 => Kind::Ac2g,
+            2 => Kind::GpuAnnotation,
+            _ => Kind::Other,
+        }
+    }
+    pub fn ph(&self) -> Ph {
+        match (self.word >> PH_SHIFT) & 3 {
+            0 => Ph::Complete,
+            1 => Ph::Metadata,
+            2 => Ph::Flow,
+            _ => Ph::Other,
+        }
+    }
+    /// `name == "cudaGraphLaunch"`.
+    pub fn graph_launch(&self) -> bool {
+        self.word & GRAPH_LAUNCH_BIT != 0
+    }
+    /// The event has an `id` member.
+    pub fn has_id(&self) -> bool {
+        self.word & HAS_ID_BIT != 0
+    }
     /// `pid`, when it is a JSON integer.
     pub fn pid(&self) -> Option<i64> {
         opt(self.pid)
@@ -153,9 +362,10 @@ impl Event {
     pub fn ts(&self) -> Option<i64> {
         opt(self.ts)
     }
-    /// `dur` in nanoseconds, when it is a number.
+    /// `dur` in nanoseconds, when it is a number, for metadata and GPU annotations (a
+    /// slice's is in its text).
     pub fn dur(&self) -> Option<i64> {
-        opt(self.dur)
+        self.names.as_ref().and_then(|n| opt(n.dur))
     }
     pub fn set_pid(&mut self, pid: i64) {
         self.pid = pid;
@@ -167,7 +377,9 @@ impl Event {
         self.ts = ts;
     }
     pub fn set_dur(&mut self, dur: i64) {
-        self.dur = dur;
+        if let Some(names) = self.names.as_mut() {
+            names.dur = dur;
+        }
     }
     pub fn name(&self) -> Option<&str> {
         self.names.as_ref().and_then(|n| n.name.as_deref())
@@ -208,6 +420,7 @@ impl Event {
             Some(Box::new(Names {
                 name: ev.name.as_deref().map(Box::from),
                 arg_name: arg_name.map(String::into_boxed_str),
+                dur: unopt(ev.dur.and_then(|n| n.micros_to_nanos())),
             }))
         } else {
             None
@@ -216,53 +429,84 @@ impl Event {
             Some(Id::Int(v)) if *v != NONE => *v,
             _ => NONE,
         };
-        Event {
-            // Slices, flow endpoints and GPU annotations are the events the compaction
-            // rewrites: they get their own allocation, freed when replaced, so that the
-            // arena holds no dead text.
-            text: match kind {
-                Kind::Slice | Kind::Ac2g | Kind::GpuAnnotation => Text::Owned(Box::from(ev.json)),
-                Kind::Other => Text::store(ev.json, arena),
-            },
-            names,
-            pid: int(&ev.pid),
-            tid: int(&ev.tid),
-            ts: unopt(ev.ts.and_then(|n| n.micros_to_nanos())),
-            dur: unopt(ev.dur.and_then(|n| n.micros_to_nanos())),
-            kind,
-            ph,
-            graph_launch: ev.name.as_deref() == Some("cudaGraphLaunch"),
-            has_id: ev.id.is_some(),
-        }
+        // GPU annotations are rewritten (some twice): they get their own box, replaced
+        // in place. Slices and flow endpoints are patched, other events never change.
+        let text = match kind {
+            Kind::GpuAnnotation => arena.own(Box::from(ev.json)),
+            _ => arena.store(ev.json),
+        };
+        let graph_launch = ev.name.as_deref() == Some("cudaGraphLaunch");
+        let mut event = Event::new(text, kind, ph, graph_launch, ev.id.is_some());
+        event.names = names;
+        event.pid = int(&ev.pid);
+        event.tid = int(&ev.tid);
+        event.ts = unopt(ev.ts.and_then(|n| n.micros_to_nanos()));
+        event
     }
 
     /// Builds an event we generate, from its members in output order.
-    pub fn generated(object: &Object, kind: Kind, ph: Ph, names: Option<Names>) -> Event {
+    pub fn generated(
+        object: &Object,
+        kind: Kind,
+        ph: Ph,
+        names: Option<Names>,
+        arena: &mut Arena,
+    ) -> Event {
         let get_i64 = |key: &str| {
             object
                 .get(key)
                 .and_then(|v| v.get().parse::<i64>().ok())
                 .unwrap_or(NONE)
         };
-        let get_ns = |key: &str| {
-            object
-                .get(key)
-                .and_then(|v| chrome_reader::Number::from_text(v.get()).micros_to_nanos())
-                .unwrap_or(NONE)
-        };
-        Event {
-            text: Text::Owned(object.to_json().into_boxed_str()),
-            names: names.map(Box::new),
-            pid: get_i64("pid"),
-            tid: get_i64("tid"),
-            ts: get_ns("ts"),
-            dur: get_ns("dur"),
-            kind,
-            ph,
-            graph_launch: false,
-            has_id: object.get("id").is_some(),
+        let text = arena.store(&object.to_json());
+        let mut event = Event::new(text, kind, ph, false, object.get("id").is_some());
+        event.names = names.map(|mut n| {
+            n.dur = object.get("dur").and_then(micros_to_nanos).unwrap_or(NONE);
+            Box::new(n)
+        });
+        event.pid = get_i64("pid");
+        event.tid = get_i64("tid");
+        event.ts = object.get("ts").and_then(micros_to_nanos).unwrap_or(NONE);
+        event
+    }
+}
+
+/// Events being generated, with the arena their texts go to.
+pub(crate) struct Generated<'a> {
+    pub events: Vec<Event>,
+    arena: &'a mut Arena,
+}
+
+impl<'a> Generated<'a> {
+    pub fn new(arena: &'a mut Arena) -> Generated<'a> {
+        Generated {
+            events: Vec::new(),
+            arena,
         }
     }
+
+    pub fn push(&mut self, object: &Object, kind: Kind, ph: Ph, names: Option<Names>) {
+        let event = Event::generated(object, kind, ph, names, self.arena);
+        self.events.push(event);
+    }
+}
+
+/// A `ts` or `dur` value in nanoseconds, as the reader takes it: a JSON number of
+/// microseconds, or a string holding one.
+pub(crate) fn micros_to_nanos(raw: &RawValue) -> Option<i64> {
+    let text = raw.get();
+    let text = match text.as_bytes().first() {
+        Some(b'"') => {
+            let inner = text[1..text.len() - 1].trim();
+            if inner.contains('\\') || inner.is_empty() {
+                return None;
+            }
+            inner
+        }
+        Some(b'-' | b'0'..=b'9') => text,
+        _ => return None,
+    };
+    chrome_reader::Number::from_text(text).micros_to_nanos()
 }
 
 /// A Chrome trace in memory: the top-level members other than `traceEvents`, in file
@@ -320,8 +564,8 @@ impl Trace {
     }
 
     /// The JSON text of each event, in output order.
-    pub fn event_texts(&self) -> impl Iterator<Item = &str> {
-        self.events.iter().map(|e| e.text.get(&self.arena))
+    pub fn event_texts(&self) -> impl Iterator<Item = Cow<'_, str>> {
+        self.events.iter().map(|e| self.arena.get(e.text()))
     }
 
     /// The raw JSON of a top-level member.
@@ -354,7 +598,7 @@ impl Trace {
             if i > 0 {
                 out.write_all(b",")?;
             }
-            out.write_all(ev.text.get(&self.arena).as_bytes())?;
+            out.write_all(self.arena.get(ev.text()).as_bytes())?;
         }
         out.write_all(b"]}")
     }
@@ -524,7 +768,7 @@ pub(crate) fn rewrite(
     index: usize,
     text: &str,
     edit: impl FnOnce(&mut Object) -> Result<(), String>,
-) -> Result<Text, Error> {
+) -> Result<String, Error> {
     let rewrite_err = |message: String| Error::Rewrite {
         path: path.to_path_buf(),
         index,
@@ -532,7 +776,7 @@ pub(crate) fn rewrite(
     };
     let mut object = Object::parse(text).map_err(|e| rewrite_err(e.to_string()))?;
     edit(&mut object).map_err(rewrite_err)?;
-    Ok(Text::Owned(object.to_json().into_boxed_str()))
+    Ok(object.to_json())
 }
 
 #[cfg(test)]
@@ -540,19 +784,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arena_spans_round_trip() {
-        assert_eq!(std::mem::size_of::<Text>(), 16);
+    fn arena_texts_round_trip() {
+        assert_eq!(std::mem::size_of::<Event>(), 40);
         let mut arena = Arena::default();
-        let a = arena.push("{\"a\":1}").expect("fits");
-        let b = arena.push("").expect("fits");
-        let c = arena.push("{}").expect("fits");
+        let a = arena.store("{\"a\":1}");
+        let b = arena.store("");
+        let c = arena.store("{}");
         assert_eq!(
             (arena.get(a), arena.get(b), arena.get(c)),
-            ("{\"a\":1}", "", "{}")
+            ("{\"a\":1}".into(), "".into(), "{}".into())
         );
         let long = "x".repeat(MAX_SPAN_LEN + 1);
         assert!(arena.push(&long).is_none());
-        assert!(matches!(Text::store(&long, &mut arena), Text::Owned(_)));
+        let d = arena.store(&long);
+        assert_eq!((d.tag(), arena.get(d).len()), (TAG_OWNED, long.len()));
+        let e = arena.replace(d, "{}".to_string());
+        assert_eq!((e, arena.get(e)), (d, "{}".into()));
+        // Flags and text share a word.
+        let mut ev = Event::new(c, Kind::GpuAnnotation, Ph::Flow, true, false);
+        ev.set_text(a);
+        assert_eq!(
+            (
+                ev.text(),
+                ev.kind(),
+                ev.ph(),
+                ev.graph_launch(),
+                ev.has_id()
+            ),
+            (a, Kind::GpuAnnotation, Ph::Flow, true, false)
+        );
+    }
+
+    #[test]
+    fn patches_read_as_rewritten_text() {
+        let text = r#"{"ph": "X", "tid": 7, "args": {"stream": 7, "a": 1}}"#;
+        let mut arena = Arena::default();
+        let span = arena.store(text);
+        let at = |i: Option<usize>| {
+            let i = u32::try_from(i.expect("a 7")).expect("a short text");
+            (i, i + 1)
+        };
+        let (tid_at, stream_at) = (at(text.find('7')), at(text.rfind('7')));
+        let spliced = arena.splice(span, [stream_at, tid_at], 1100);
+        assert_eq!(
+            arena.get(spliced),
+            r#"{"ph": "X", "tid": 1100, "args": {"stream": 1100, "a": 1}}"#
+        );
+        let moved = arena.set_tid(span, 1001).expect("an object");
+        let expect = rewrite(Path::new("t"), 0, text, |o| {
+            o.set("tid", raw_i64(1001));
+            Ok(())
+        })
+        .expect("an object");
+        assert_eq!(arena.get(moved), expect);
+        // The input text is still there, unchanged.
+        assert_eq!(arena.get(span), text);
     }
 
     #[test]
@@ -573,7 +859,7 @@ mod tests {
         })
         .expect("valid object");
         assert_eq!(
-            out.get(&Arena::default()),
+            out,
             r#"{"ph":"X","ts":1.50,"tid":1100,"args":{"a":1e3,"stream":7}}"#
         );
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::compact::{CompactSummary, compact_without_pp_flows, metadata_event};
 use crate::event::{
-    Arena, Event, Kind, Object, Ph, Text, Trace, raw, raw_i64, raw_micros, raw_str, rewrite,
+    Arena, Event, Generated, Kind, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str, rewrite,
 };
 use crate::{Error, pp};
 
@@ -278,12 +278,12 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
     let rank_of = |pid: i64| pid_to_pp_rank.get(&pid).copied().unwrap_or(0);
     let blocks = pp::annotation_blocks(&events);
     let unshards = pp::unshard_blocks(&events);
-    let mut flows = Vec::new();
+    let mut flows = Generated::new(&mut arena);
     let (send_recv, next_id) =
         pp::send_recv_flows(&blocks, &rank_of, pp::FIRST_FLOW_ID, &mut flows);
     let (local, next_id) = pp::local_dependency_flows(&blocks, &rank_of, next_id, &mut flows);
     let (unshard, _) = pp::unshard_flows(&unshards, &blocks, &rank_of, next_id, &mut flows);
-    events.extend(flows);
+    events.extend(flows.events);
 
     let summary = MergeSummary {
         time_alignment: "baseTimeNanoseconds".to_string(),
@@ -382,7 +382,7 @@ fn ranked_events(
     let mut pids: BTreeMap<i64, bool> = BTreeMap::new();
     for ev in &rank_events {
         if let Some(pid) = ev.pid() {
-            *pids.entry(pid).or_insert(false) |= ev.kind == Kind::Slice;
+            *pids.entry(pid).or_insert(false) |= ev.kind() == Kind::Slice;
         }
     }
     let mut ordered: Vec<(i64, bool)> = pids.into_iter().collect();
@@ -396,20 +396,21 @@ fn ranked_events(
     let mut flow_ids: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
     for (index, mut ev) in rank_events.into_iter().enumerate() {
         let name = ev.name();
-        if ev.ph == Ph::Metadata && name == Some("process_sort_index") {
+        if ev.ph() == Ph::Metadata && name == Some("process_sort_index") {
             continue;
         }
-        let rename = ev.ph == Ph::Metadata
+        let rename = ev.ph() == Ph::Metadata
             && matches!(name, Some("process_name" | "thread_name"))
             && ev.arg_name().is_some();
         let new_pid = ev.pid().map(|p| pid_map[&p]);
-        let is_flow = ev.ph == Ph::Flow && ev.has_id;
+        let is_flow = ev.ph() == Ph::Flow && ev.has_id();
         let shift = rank.offset_ns != 0 && ev.ts().is_some();
-        if new_pid.is_some() || is_flow || rename || shift {
+        let text = rank_arena.get(ev.text());
+        let text = if new_pid.is_some() || is_flow || rename || shift {
             let mut new_ts = None;
             let flow_count = flow_ids.len() as i64;
             let base_id = (rank.pp_rank + 1) * 1_000_000_000;
-            ev.text = rewrite(source, index, ev.text.get(rank_arena), |o| {
+            let text = rewrite(source, index, &text, |o| {
                 if let Some(pid) = new_pid {
                     o.set("pid", raw_i64(pid));
                 }
@@ -451,8 +452,11 @@ fn ranked_events(
                     .as_deref()
                     .map(|n| format!("{prefix}{n}").into_boxed_str());
             }
-        }
-        ev.text = Text::store(ev.text.get(rank_arena), arena);
+            std::borrow::Cow::Owned(text)
+        } else {
+            text
+        };
+        ev.set_text(arena.store(&text));
         out.push(ev);
     }
     for (index, &(old_pid, gpu)) in ordered.iter().enumerate() {
@@ -474,6 +478,7 @@ fn ranked_events(
             "name",
             raw_str(&name),
             Some(&name),
+            arena,
         ));
         out.push(metadata_event(
             "process_sort_index",
@@ -482,6 +487,7 @@ fn ranked_events(
             "sort_index",
             raw_i64(rank.pp_rank * 1000 + index as i64),
             None,
+            arena,
         ));
     }
     Ok(first_pid + ordered.len() as i64)

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::event::{Event, Kind, Object, Ph, raw, raw_i64, raw_micros, raw_str};
+use crate::event::{Event, Generated, Kind, Object, Ph, raw, raw_i64, raw_micros, raw_str};
 
 /// Flow ids of the PP arrows count up from here, clear of profiler ids.
 pub(crate) const FIRST_FLOW_ID: i64 = 1_000_000_000_000;
@@ -96,7 +96,7 @@ pub(crate) fn parse_unshard(name: &str) -> Option<u64> {
 
 /// An annotation X event with integer pid/tid and numeric ts/dur: (pid, tid, start, end).
 fn annotation_span(ev: &Event) -> Option<(i64, i64, i64, i64)> {
-    if ev.kind != Kind::GpuAnnotation || ev.ph != Ph::Complete {
+    if ev.kind() != Kind::GpuAnnotation || ev.ph() != Ph::Complete {
         return None;
     }
     let ts = ev.ts()?;
@@ -107,7 +107,7 @@ fn annotation_span(ev: &Event) -> Option<(i64, i64, i64, i64)> {
 fn named_lanes(events: &[Event], names: &[&str]) -> BTreeSet<(i64, i64)> {
     events
         .iter()
-        .filter(|e| e.ph == Ph::Metadata && e.name() == Some("thread_name"))
+        .filter(|e| e.ph() == Ph::Metadata && e.name() == Some("thread_name"))
         .filter_map(|e| {
             let name = e.arg_name()?;
             let lane = name.rsplit(" | ").next().unwrap_or(name);
@@ -250,7 +250,7 @@ fn flow_pair(
     category: &str,
     id: i64,
     strictly_forward: bool,
-    out: &mut Vec<Event>,
+    out: &mut Generated<'_>,
 ) -> bool {
     let mut destination_ts = source.start.max(destination.start);
     if strictly_forward && destination_ts == source.start {
@@ -288,7 +288,7 @@ fn flow_pair(
             .with("ts", raw_micros(ts))
             .with("id", raw_i64(id))
             .with("args", args.clone());
-        out.push(Event::generated(&object, Kind::Other, Ph::Flow, None));
+        out.push(&object, Kind::Other, Ph::Flow, None);
     }
     true
 }
@@ -298,7 +298,7 @@ pub(crate) fn send_recv_flows(
     blocks: &[Block],
     rank_of: &dyn Fn(i64) -> i64,
     first_id: i64,
-    out: &mut Vec<Event>,
+    out: &mut Generated<'_>,
 ) -> (FlowCount, i64) {
     let mut grouped: BTreeMap<(u64, Op, Option<u64>), Vec<&Block>> = BTreeMap::new();
     for b in blocks {
@@ -350,7 +350,7 @@ pub(crate) fn local_dependency_flows(
     blocks: &[Block],
     rank_of: &dyn Fn(i64) -> i64,
     first_id: i64,
-    out: &mut Vec<Event>,
+    out: &mut Generated<'_>,
 ) -> (FlowCount, i64) {
     let mut grouped: BTreeMap<(i64, u64, Op, Option<u64>), Vec<&Block>> = BTreeMap::new();
     for b in blocks {
@@ -395,7 +395,7 @@ pub(crate) fn unshard_flows(
     blocks: &[Block],
     rank_of: &dyn Fn(i64) -> i64,
     first_id: i64,
-    out: &mut Vec<Event>,
+    out: &mut Generated<'_>,
 ) -> (FlowCount, i64) {
     let mut computes: BTreeMap<(i64, u64), Vec<&Block>> = BTreeMap::new();
     for b in blocks.iter().filter(|b| matches!(b.op, Op::F | Op::B)) {

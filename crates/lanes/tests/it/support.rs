@@ -64,7 +64,7 @@ pub fn read(trace: &Value, name: &str) -> Trace {
 pub fn events_of(trace: &Trace) -> Vec<Value> {
     trace
         .event_texts()
-        .map(|t| serde_json::from_str(t).expect("output events are valid JSON"))
+        .map(|t| serde_json::from_str(&t).expect("output events are valid JSON"))
         .collect()
 }
 
