@@ -286,8 +286,9 @@ struct Builder<'p> {
     flows: FastMap<(StringId, i64), (u32, u32, usize)>,
     step_markers: Vec<(i64, i64, i64)>,
     devices: BTreeMap<i64, DeviceId>,
-    streams: BTreeMap<(i64, i64), StreamId>,
-    threads: BTreeMap<(i64, i64), ThreadId>,
+    // Ids are handed out in order of first sight; iteration order never reaches output.
+    streams: FastMap<(i64, i64), StreamId>,
+    threads: FastMap<(i64, i64), ThreadId>,
     gpu_pid_ordinal: BTreeMap<i64, i64>,
     saw_kineto_cat: bool,
     /// Kernel classes by name: names repeat, classification is string matching.
@@ -306,8 +307,8 @@ impl<'p> Builder<'p> {
             flows: FastMap::default(),
             step_markers: Vec::new(),
             devices: BTreeMap::new(),
-            streams: BTreeMap::new(),
-            threads: BTreeMap::new(),
+            streams: FastMap::default(),
+            threads: FastMap::default(),
             gpu_pid_ordinal: BTreeMap::new(),
             saw_kineto_cat: false,
             classes: FastMap::default(),
@@ -619,7 +620,10 @@ impl<'p> Builder<'p> {
                 .get(&key)
                 .map_or_else(|| key.to_string(), |text| (*text).to_owned())
         };
-        for (&(pid, tid), &id) in &self.threads {
+        let mut threads: Vec<((i64, i64), ThreadId)> =
+            self.threads.iter().map(|(&k, &v)| (k, v)).collect();
+        threads.sort_unstable_by_key(|&(_, id)| id);
+        for ((pid, tid), id) in threads {
             let name = match self.thread_names.get(&(pid, tid)) {
                 Some(n) => Some(self.capture.strings.intern(n)),
                 None if id_texts.contains_key(&pid) || id_texts.contains_key(&tid) => {
