@@ -310,7 +310,7 @@ pub fn render_text(inv: &Inventory) -> String {
         );
     }
     let _ = writeln!(w);
-    let _ = writeln!(w, "Host threads: {}", inv.threads.len());
+    let _ = writeln!(w, "Host threads: {} [measured]", inv.threads.len());
     let _ = writeln!(
         w,
         "  {:>10} {:>12} {:>9} {:>9} {:>9}  name",
@@ -349,7 +349,11 @@ pub fn render_text(inv: &Inventory) -> String {
     }
     if !inv.programs.is_empty() {
         let _ = writeln!(w);
-        let _ = writeln!(w, "HLO programs: {}", inv.programs.len());
+        let _ = writeln!(
+            w,
+            "HLO programs: {} (instructions and Python-line coverage [measured])",
+            inv.programs.len()
+        );
         let _ = writeln!(
             w,
             "  {:>12} {:>12} {:>14}  name",

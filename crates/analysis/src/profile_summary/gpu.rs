@@ -378,7 +378,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
+        "\n GPU time by bucket [measured] (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
     );
     let _ = writeln!(
         out,
@@ -407,7 +407,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
         total_count
     );
 
-    let _ = writeln!(out, "\n How each activity was bucketed:");
+    let _ = writeln!(out, "\n How each activity was bucketed [measured]:");
     for row in &summary.attribution {
         let what = match row.basis {
             Basis::OpName => "by its launching CPU op's name",
@@ -426,7 +426,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
 
     let _ = writeln!(
         out,
-        "\n Attention backend detection (kernel names; the launching op's name when the kernel's matches no pattern):"
+        "\n Attention backend detection [inferred from name patterns] (kernel names; the launching op's name when the kernel's matches no pattern):"
     );
     if summary.attention_backends.is_empty() {
         let _ = writeln!(
@@ -464,7 +464,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
     let shown = py::python_prefix_len(summary.ops.len(), top_n);
     let _ = writeln!(
         out,
-        "\n Top {top_n} CPU ops by the GPU time they launched ([no op]: activity with no launching CPU op):"
+        "\n Top {top_n} CPU ops by the GPU time they launched [measured] ([no op]: activity with no launching CPU op):"
     );
     let _ = writeln!(
         out,
@@ -488,7 +488,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
     let _ = writeln!(out, "\n{rule}");
     let _ = writeln!(
         out,
-        " Hints (the seed's thresholds, over shares of GPU time):"
+        " Hints [inferred] (the seed's thresholds, over shares of GPU time):"
     );
     let _ = writeln!(out, "{rule}");
     let applicable = hints(summary);
@@ -503,7 +503,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
     }
     let _ = writeln!(
         out,
-        "\n Matmul + attention (core compute): {:.1}% of GPU time",
+        "\n Matmul + attention (core compute): {:.1}% of GPU time [measured]",
         summary.core_compute_percent
     );
     let _ = writeln!(
@@ -549,7 +549,7 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket per rank (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
+        "\n GPU time by bucket per rank [measured] (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
     );
     let mut header = format!(" {:28}", "bucket");
     for label in &labels {

@@ -71,7 +71,7 @@ fn every_real_capture_is_described() {
         let (code, out, err) = trace_info(&[path.to_str().expect("UTF-8 path")]);
         assert_eq!(code, 0, "{rel}: {err}");
         assert!(
-            out.contains(&format!("HLO programs: {programs}\n")),
+            out.contains(&format!("HLO programs: {programs} (")),
             "{rel}:\n{out}"
         );
     }
