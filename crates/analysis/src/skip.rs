@@ -424,7 +424,7 @@ pub fn skip_metrics(
             first = first.min(a.start - d);
             if joined
                 .launch
-                .is_some_and(|l| is_graph_launch(capture.name(l.name)))
+                .is_some_and(|l| trace_model::is_graph_launch_api(capture.name(l.name)))
             {
                 graph_tklqt += d;
                 graph_kernels += 1;
@@ -449,12 +449,6 @@ pub fn skip_metrics(
         gpu_idle: il - kernel_time,
         provenance: Provenance::Measured,
     })
-}
-
-/// Whether a host launch call launches a whole graph (`cudaGraphLaunch`, `hipGraphLaunch`,
-/// `cuGraphLaunch`).
-fn is_graph_launch(name: &str) -> bool {
-    name.contains("GraphLaunch")
 }
 
 fn last_finisher(

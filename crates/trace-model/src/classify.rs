@@ -249,6 +249,12 @@ fn collective_kind(lower: &str) -> CollectiveKind {
     }
 }
 
+/// Whether a host API call launches a whole CUDA/HIP graph (`cudaGraphLaunch`,
+/// `hipGraphLaunch`, `cuGraphLaunch`): every kernel of the graph shares its correlation id.
+pub fn is_graph_launch_api(name: &str) -> bool {
+    name.contains("GraphLaunch")
+}
+
 /// Memcpy direction from a Kineto name (`Memcpy HtoD (Pageable -> Device)`), a CUDA/HIP
 /// API name (`cudaMemcpyDtoHAsync`) or XProf's `memcpy_details` (`kind:HtoD`).
 pub fn memcpy_direction(text: &str) -> MemcpyDirection {

@@ -25,7 +25,9 @@ pub use capture::{
     HostEvent, HostEventId, HostKind, HostThread, MemcpyDirection, ProcessGroup, Step, StepSource,
     Stream, StreamId, ThreadId, TraceMeta, Vendor,
 };
-pub use classify::{CollectiveKind, KernelClass, classify_kernel, memcpy_direction};
+pub use classify::{
+    CollectiveKind, KernelClass, classify_kernel, is_graph_launch_api, memcpy_direction,
+};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use hash::{FastMap, FxHasher};
 pub use intern::{Interner, StringId};
