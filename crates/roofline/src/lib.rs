@@ -1,0 +1,141 @@
+//! Roofline analysis of a GPU profiler capture: per op, FLOPs and bytes from its shapes
+//! (HLO instructions of a JAX XSpace; ATen ops of a Kineto trace taken with
+//! `record_shapes=True`), the GPU time of its kernels (measured), the vendor peak for its
+//! operand dtype (read from `peaks.json`, with the vendor document), arithmetic intensity
+//! against the dtype's ridge point, and the achieved share of each peak.
+//!
+//! Three kinds of number, never confused: time is `measured` from the trace, FLOPs and bytes
+//! are `inferred` from shapes under the conventions of [`hlo_cost`] and [`aten_cost`], peaks
+//! are `read` (or `inferred` from cores x clock for a model the table lacks, or absent).
+//!
+//! ```
+//! use roofline::hlo_cost::{parse_window, valid_positions};
+//! // A 3-wide window, stride 2, padding 1 on both sides, over 7 inputs: 4 outputs.
+//! let w = parse_window("{size=3 stride=2 pad=1_1}").unwrap();
+//! // 12 (output, kernel) pairs, of which 2 fall in the padding.
+//! assert_eq!(valid_positions(7, 3, 4, &w[0]), 10);
+//! let table = roofline::PeakTable::builtin();
+//! assert!(table.gpus.iter().all(|gpu| !gpu.source.is_empty()));
+//! ```
+
+pub mod aten_cost;
+mod dtype;
+mod error;
+pub mod hlo_cost;
+mod jax;
+mod kineto;
+mod model;
+mod peaks;
+pub mod render;
+
+use std::path::{Path, PathBuf};
+
+pub use dtype::Dtype;
+pub use error::Error;
+pub use model::{Bound, Labelled, OpRow, Provenance, Roofline, TrustItem};
+pub use peaks::{DevicePeaks, GpuPeaks, MatchRule, Peak, PeakTable, RateSet};
+
+/// Analyses the capture at `path`: a Kineto trace (`.json`, `.json.gz`), an XSpace
+/// (`.xplane.pb`), or a directory holding exactly one XSpace.
+pub fn analyze(path: &Path) -> Result<Roofline, Error> {
+    let file = resolve(path)?;
+    let table = PeakTable::builtin();
+    let is_xplane = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".xplane.pb"));
+    let (capture, raw, trust, gpu_time) = if is_xplane {
+        jax::rows(&file)?
+    } else {
+        let capture = chrome_reader::load(&file)?;
+        if capture.format == trace_model::Format::JaxTraceJson {
+            return Err(Error::Unsupported {
+                path: file,
+                reason: "a JAX Chrome trace holds no HLO modules; run roofline on the capture's .xplane.pb".to_owned(),
+            });
+        }
+        let (raw, trust, gpu_time) = kineto::rows(&file, &capture)?;
+        (capture, raw, trust, gpu_time)
+    };
+    // The device of the capture: the first GPU with activity (else the first listed).
+    let active = capture
+        .activities
+        .first()
+        .map(|a| capture.stream(a.stream).device);
+    let device = active
+        .map(|id| capture.device(id))
+        .or_else(|| capture.devices.first());
+    let device = match device {
+        Some(d) => table.identify(d),
+        None => DevicePeaks {
+            recorded: "no GPU device in the capture".to_owned(),
+            model: None,
+            label: "none",
+            source: "no device recorded: no peak".to_owned(),
+            matched_by: None,
+            entry: None,
+            inferred_matrix: RateSet::default(),
+            profiler_memory_bandwidth_bytes_per_s: None,
+        },
+    };
+    let mut ops: Vec<OpRow> = raw.into_iter().map(|r| r.finish(&device)).collect();
+    ops.sort_by(|a, b| {
+        b.time_ns
+            .value
+            .cmp(&a.time_ns.value)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.program_id.cmp(&b.program_id))
+            .then_with(|| a.detail.cmp(&b.detail))
+    });
+    let attributed: i64 = ops.iter().map(|o| o.time_ns.value).sum();
+    let costed: i64 = ops
+        .iter()
+        .filter(|o| o.flops.value.is_some())
+        .map(|o| o.time_ns.value)
+        .sum();
+    Ok(Roofline {
+        capture: file.display().to_string(),
+        format: capture.format.describe(),
+        device,
+        ops,
+        gpu_time_ns: Labelled::measured(gpu_time),
+        attributed_time_ns: Labelled::measured(attributed),
+        costed_time_ns: Labelled::measured(costed),
+        trust,
+    })
+}
+
+/// Whether a kernel name says it runs FP32 operands in TF32 (NVIDIA) or XF32 (AMD) mode.
+pub fn is_tf32_kernel(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("tf32") || n.contains("xf32")
+}
+
+fn resolve(path: &Path) -> Result<PathBuf, Error> {
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    let entries = std::fs::read_dir(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut xplanes: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".xplane.pb"))
+        })
+        .collect();
+    xplanes.sort();
+    match xplanes.len() {
+        1 => Ok(xplanes.remove(0)),
+        n => Err(Error::Unsupported {
+            path: path.to_path_buf(),
+            reason: format!(
+                "a directory must hold exactly one .xplane.pb (found {n}); name the capture file"
+            ),
+        }),
+    }
+}

@@ -1,0 +1,269 @@
+//! The roofline result: one row per op, the device and its peaks, the trust list.
+
+use serde::Serialize;
+
+use crate::Dtype;
+use crate::hlo_cost::OpKind;
+use crate::peaks::{DevicePeaks, Peak};
+
+/// Where a number comes from (SPEC.md "Numbers and labels").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "label", rename_all = "lowercase")]
+pub enum Provenance {
+    /// Counted or summed from the trace's own records.
+    Measured,
+    /// Copied from a spec sheet or metadata; `source` names it.
+    Read { source: String },
+    /// Computed under stated assumptions.
+    Inferred { assumptions: String },
+    /// No value: `reason` says why.
+    None { reason: String },
+}
+
+/// A value with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Labelled<T> {
+    pub value: T,
+    #[serde(flatten)]
+    pub provenance: Provenance,
+}
+
+impl<T> Labelled<T> {
+    pub fn measured(value: T) -> Self {
+        Labelled {
+            value,
+            provenance: Provenance::Measured,
+        }
+    }
+
+    pub fn inferred(value: T, assumptions: impl Into<String>) -> Self {
+        Labelled {
+            value,
+            provenance: Provenance::Inferred {
+                assumptions: assumptions.into(),
+            },
+        }
+    }
+}
+
+/// Whether an op is limited by arithmetic or by memory traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Compute,
+    Memory,
+    /// Collectives: neither roof applies.
+    Communication,
+    /// No FLOPs model or no peak.
+    Unknown,
+}
+
+impl Bound {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Compute => "compute",
+            Bound::Memory => "memory",
+            Bound::Communication => "communication",
+            Bound::Unknown => "unknown",
+        }
+    }
+}
+
+/// One op: an HLO instruction of one program (JAX) or an ATen op with one set of input
+/// shapes (PyTorch), summed over its executions.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpRow {
+    /// `hlo_op` (JAX) or `op` (PyTorch), for display.
+    pub name: String,
+    pub program_id: Option<i64>,
+    pub module: Option<String>,
+    pub hlo_op: Option<String>,
+    pub op: Option<String>,
+    /// HLO opcode (JAX) or the Input Dims text (PyTorch).
+    pub detail: String,
+    pub kind: OpKind,
+    pub dtype: Dtype,
+    /// Executions of the op (JAX: inferred from runs and kernel names; PyTorch: op calls).
+    pub occurrences: Labelled<u64>,
+    pub kernels: Labelled<u64>,
+    /// FLOPs of one execution.
+    pub flops_per_occurrence: Labelled<Option<f64>>,
+    /// FLOPs and bytes over all executions.
+    pub flops: Labelled<Option<f64>>,
+    pub bytes: Labelled<f64>,
+    /// Sum of the GPU time of the op's kernels.
+    pub time_ns: Labelled<i64>,
+    /// Elements of transcendental ops inside the FLOPs, one FLOP each (XLA counts more).
+    pub transcendental_elements: f64,
+    pub intensity: Labelled<Option<f64>>,
+    pub achieved_flops_per_s: Labelled<Option<f64>>,
+    pub achieved_bytes_per_s: Labelled<Option<f64>>,
+    pub peak_flops_per_s: Labelled<Option<f64>>,
+    pub peak_bytes_per_s: Labelled<Option<f64>>,
+    /// Which peak figure the op is held against (`matrix bf16`, `vector fp32`, ...).
+    pub peak_basis: String,
+    pub ridge_point: Labelled<Option<f64>>,
+    /// Achieved over peak, 0..1 (XProf's utilisation view).
+    pub flops_share_of_peak: Labelled<Option<f64>>,
+    pub bytes_share_of_peak: Labelled<Option<f64>>,
+    /// Intensity against the ridge point of the op's dtype.
+    pub bound: Labelled<Bound>,
+    /// The larger of the two shares (XProf's `bound_by`): `compute`, `memory` or `unknown`.
+    pub bound_by_utilization: Labelled<Bound>,
+    pub note: String,
+}
+
+/// One item of the trust list: something the numbers do not cover.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrustItem {
+    pub code: &'static str,
+    pub message: String,
+    pub count: u64,
+    /// GPU time concerned.
+    pub time_ns: i64,
+}
+
+/// The whole result for one capture.
+#[derive(Debug, Clone, Serialize)]
+pub struct Roofline {
+    pub capture: String,
+    pub format: &'static str,
+    pub device: DevicePeaks,
+    /// Ops by GPU time, longest first.
+    pub ops: Vec<OpRow>,
+    /// GPU time of every activity, of those attributed to an op, and of ops with a FLOPs model.
+    pub gpu_time_ns: Labelled<i64>,
+    pub attributed_time_ns: Labelled<i64>,
+    pub costed_time_ns: Labelled<i64>,
+    pub trust: Vec<TrustItem>,
+}
+
+/// What the rows are built from before peaks are applied.
+#[derive(Debug, Clone)]
+pub(crate) struct RawRow {
+    pub name: String,
+    pub program_id: Option<i64>,
+    pub module: Option<String>,
+    pub hlo_op: Option<String>,
+    pub op: Option<String>,
+    pub detail: String,
+    pub kind: OpKind,
+    pub dtype: Dtype,
+    pub occurrences: u64,
+    /// Set when the execution count is an estimate.
+    pub occurrences_assumption: Option<String>,
+    pub kernels: u64,
+    pub flops_per_occurrence: Option<f64>,
+    pub bytes_per_occurrence: f64,
+    pub time_ns: i64,
+    pub transcendental_elements: f64,
+    pub cost_assumptions: String,
+    /// Whether a kernel name of the op says TF32 (`tf32`, `xf32`): the capture shows it on.
+    pub tf32_kernels: bool,
+}
+
+impl RawRow {
+    pub(crate) fn finish(self, device: &DevicePeaks) -> OpRow {
+        let occurrences = self.occurrences as f64;
+        let mut note = self.cost_assumptions.clone();
+        let dtype = if self.dtype == Dtype::Fp32 && self.kind.is_matrix() && self.tf32_kernels {
+            note.push_str("; FP32 operands on TF32 tensor cores (a kernel name says tf32/xf32)");
+            Dtype::Tf32
+        } else {
+            self.dtype
+        };
+        let flops = self.flops_per_occurrence.map(|f| f * occurrences);
+        let bytes = self.bytes_per_occurrence * occurrences;
+        let seconds = self.time_ns as f64 * 1e-9;
+        let peak: Peak = device.peak_for(dtype, self.kind.is_matrix());
+        let intensity = flops.filter(|_| bytes > 0.0).map(|f| f / bytes);
+        let rate = |x: f64| (seconds > 0.0).then(|| x / seconds);
+        let achieved_flops = flops.and_then(rate);
+        let achieved_bytes = rate(bytes);
+        let ridge = peak.flops_per_s.zip(peak.bytes_per_s).map(|(f, b)| f / b);
+        let flops_share = achieved_flops.zip(peak.flops_per_s).map(|(a, p)| a / p);
+        let bytes_share = achieved_bytes.zip(peak.bytes_per_s).map(|(a, p)| a / p);
+        let bound = if self.kind == OpKind::Collective {
+            Bound::Communication
+        } else {
+            match (intensity, ridge) {
+                // No arithmetic at all: only memory traffic can limit it.
+                _ if flops == Some(0.0) && bytes > 0.0 => Bound::Memory,
+                (Some(i), Some(r)) if i >= r => Bound::Compute,
+                (Some(_), Some(_)) => Bound::Memory,
+                _ => Bound::Unknown,
+            }
+        };
+        let by_util = match (flops_share, bytes_share) {
+            _ if self.kind == OpKind::Collective => Bound::Communication,
+            (Some(f), Some(b)) if f >= b && f > 0.0 => Bound::Compute,
+            (_, Some(b)) if b > 0.0 => Bound::Memory,
+            (Some(f), None) if f > 0.0 => Bound::Compute,
+            _ => Bound::Unknown,
+        };
+        let cost = self.cost_assumptions.clone();
+        let peak_label = |value: Option<f64>, what: &str| -> Labelled<Option<f64>> {
+            let provenance = match (value, device.label) {
+                (None, _) => Provenance::None {
+                    reason: format!("{what}: {}", peak.basis),
+                },
+                (Some(_), "read") => Provenance::Read {
+                    source: device.source.clone(),
+                },
+                _ => Provenance::Inferred {
+                    assumptions: device.source.clone(),
+                },
+            };
+            Labelled { value, provenance }
+        };
+        let from_cost = |v| Labelled::inferred(v, format!("from shapes: {cost}"));
+        let against = "measured time, shapes-derived FLOPs/bytes and the peak";
+        OpRow {
+            name: self.name,
+            program_id: self.program_id,
+            module: self.module,
+            hlo_op: self.hlo_op,
+            op: self.op,
+            detail: self.detail,
+            kind: self.kind,
+            dtype,
+            occurrences: match self.occurrences_assumption {
+                Some(a) => Labelled::inferred(self.occurrences, a),
+                None => Labelled::measured(self.occurrences),
+            },
+            kernels: Labelled::measured(self.kernels),
+            flops_per_occurrence: from_cost(self.flops_per_occurrence),
+            flops: from_cost(flops),
+            bytes: Labelled::inferred(bytes, format!("from shapes: {}", self.cost_assumptions)),
+            time_ns: Labelled::measured(self.time_ns),
+            transcendental_elements: self.transcendental_elements * occurrences,
+            intensity: Labelled::inferred(intensity, "FLOPs / bytes, both from shapes"),
+            achieved_flops_per_s: Labelled::inferred(
+                achieved_flops,
+                "shapes-derived FLOPs / measured kernel time",
+            ),
+            achieved_bytes_per_s: Labelled::inferred(
+                achieved_bytes,
+                "shapes-derived bytes / measured kernel time",
+            ),
+            peak_flops_per_s: peak_label(peak.flops_per_s, "FLOP/s peak"),
+            peak_bytes_per_s: peak_label(peak.bytes_per_s, "HBM peak"),
+            peak_basis: peak.basis.clone(),
+            ridge_point: Labelled::inferred(
+                ridge,
+                "peak FLOP/s / peak HBM bytes/s for the op's dtype",
+            ),
+            flops_share_of_peak: Labelled::inferred(flops_share, against),
+            bytes_share_of_peak: Labelled::inferred(bytes_share, against),
+            bound: Labelled::inferred(
+                bound,
+                "arithmetic intensity against the ridge point of the op's dtype",
+            ),
+            bound_by_utilization: Labelled::inferred(
+                by_util,
+                "the larger of the FLOP/s and bytes/s shares of peak (XProf's bound_by)",
+            ),
+            note,
+        }
+    }
+}

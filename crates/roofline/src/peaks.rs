@@ -1,0 +1,351 @@
+//! Vendor peaks by GPU model and dtype, read from `peaks.json` (a data file, each entry with
+//! the vendor document it comes from), and the identification of a capture's device.
+
+use serde::{Deserialize, Serialize};
+use trace_model::{Device, Vendor};
+
+use crate::Dtype;
+
+/// The peak table shipped with the crate.
+const PEAKS_JSON: &str = include_str!("peaks.json");
+
+/// The parsed peak table.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PeakTable {
+    pub gpus: Vec<GpuPeaks>,
+    pub per_core_per_clock: PerCoreRates,
+}
+
+/// One GPU model's dense peaks, with its source document.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct GpuPeaks {
+    pub id: String,
+    pub model: String,
+    pub vendor: String,
+    #[serde(rename = "match")]
+    pub match_rule: MatchRule,
+    pub source: String,
+    /// CUDA-core / vector-ALU TFLOP/s by dtype key (`fp64`, `fp32`).
+    pub vector: RateSet,
+    /// Tensor-core / matrix-core TFLOP/s by dtype key.
+    pub matrix: RateSet,
+    pub hbm_gb_per_s: f64,
+}
+
+/// TFLOP/s per dtype; `None` where the vendor document gives no figure.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateSet {
+    pub fp64: Option<f64>,
+    pub fp32: Option<f64>,
+    pub tf32: Option<f64>,
+    pub bf16: Option<f64>,
+    pub fp16: Option<f64>,
+    pub fp8: Option<f64>,
+    pub fp4: Option<f64>,
+}
+
+/// How a capture's device is recognised as this model.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchRule {
+    pub names: Vec<String>,
+    pub compute_capability: Option<(i64, i64)>,
+    pub cores: Option<u64>,
+    pub memory_gib: Option<(f64, f64)>,
+    pub clock_mhz: Option<(f64, f64)>,
+    pub nameless: bool,
+}
+
+/// Per-architecture matrix rates for the inferred peak of an unknown model.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PerCoreRates {
+    pub about: String,
+    pub rates: Vec<ArchRate>,
+}
+
+/// FLOPs per core per clock of one architecture.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ArchRate {
+    pub vendor: String,
+    pub compute_capability: (i64, i64),
+    pub bf16: Option<f64>,
+    pub fp16: Option<f64>,
+    pub tf32: Option<f64>,
+    pub fp8: Option<f64>,
+    pub fp4: Option<f64>,
+}
+
+/// The device a capture ran on and where its peaks come from.
+#[derive(Debug, Clone, Serialize)]
+pub struct DevicePeaks {
+    /// What the capture recorded (`NVIDIA H100 80GB HBM3`, or compute capability and cores).
+    pub recorded: String,
+    /// The matched table entry, if any.
+    pub model: Option<String>,
+    /// `read` (a table entry matched), `inferred` (cores x clock x per-architecture rate) or
+    /// `none` (unknown model: no peak, never another GPU's figure).
+    pub label: &'static str,
+    /// The vendor document (read) or the assumptions (inferred) or why there is none.
+    pub source: String,
+    /// Why the entry matched.
+    pub matched_by: Option<String>,
+    #[serde(skip)]
+    pub entry: Option<GpuPeaks>,
+    #[serde(skip)]
+    pub inferred_matrix: RateSet,
+    /// The profiler's own memory-bandwidth figure (XSpace `memory_bandwidth`), for comparison.
+    pub profiler_memory_bandwidth_bytes_per_s: Option<f64>,
+}
+
+/// One peak chosen for an op.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Peak {
+    pub flops_per_s: Option<f64>,
+    pub bytes_per_s: Option<f64>,
+    /// Which figure was used: `matrix bf16`, `vector fp32`, ...
+    pub basis: String,
+}
+
+impl PeakTable {
+    /// The table shipped in `peaks.json`.
+    pub fn builtin() -> PeakTable {
+        serde_json::from_str(PEAKS_JSON)
+            .expect("invariant: peaks.json parses (checked by the crate's tests)")
+    }
+
+    /// Identifies a capture's device. No match and no known architecture gives a
+    /// `DevicePeaks` without figures.
+    pub fn identify(&self, device: &Device) -> DevicePeaks {
+        let props = &device.properties;
+        let name = props.name.clone().unwrap_or_default();
+        let mut recorded = Vec::new();
+        if !name.is_empty() {
+            recorded.push(name.clone());
+        }
+        if let Some((major, minor)) = props.compute_capability {
+            recorded.push(format!("compute capability {major}.{minor}"));
+        }
+        if let Some(cores) = props.multiprocessors {
+            recorded.push(format!("{cores} SMs/CUs"));
+        }
+        if let Some(khz) = props.clock_rate_khz {
+            recorded.push(format!("{} MHz", khz / 1000));
+        }
+        if let Some(bytes) = props.total_memory_bytes {
+            recorded.push(format!("{:.1} GiB", bytes as f64 / GIB));
+        }
+        let recorded = if recorded.is_empty() {
+            "nothing recorded".to_owned()
+        } else {
+            recorded.join(", ")
+        };
+        let base = DevicePeaks {
+            recorded,
+            model: None,
+            label: "none",
+            source: String::new(),
+            matched_by: None,
+            entry: None,
+            inferred_matrix: RateSet::default(),
+            profiler_memory_bandwidth_bytes_per_s: props.memory_bandwidth_bytes_per_s,
+        };
+        for entry in &self.gpus {
+            if let Some(why) = matches(entry, device) {
+                return DevicePeaks {
+                    model: Some(entry.model.clone()),
+                    label: "read",
+                    source: entry.source.clone(),
+                    matched_by: Some(why),
+                    entry: Some(entry.clone()),
+                    ..base
+                };
+            }
+        }
+        if let Some(inferred) = self.infer(device) {
+            let cores = props.multiprocessors.unwrap_or(0);
+            let mhz = props.clock_rate_khz.unwrap_or(0) / 1000;
+            return DevicePeaks {
+                label: "inferred",
+                source: format!(
+                    "no table entry matches; matrix peaks = {cores} cores x {mhz} MHz (the clock the profiler recorded, which may be the boost clock, above the datasheet's) x the architecture's dense FLOPs per core per clock ({}); no vector or HBM figure",
+                    self.per_core_per_clock.about
+                ),
+                inferred_matrix: inferred,
+                ..base
+            };
+        }
+        DevicePeaks {
+            source: "unknown GPU model: no table entry matches what the capture recorded, and no per-architecture rate applies; no peak is given rather than another GPU's".to_owned(),
+            ..base
+        }
+    }
+
+    fn infer(&self, device: &Device) -> Option<RateSet> {
+        let props = &device.properties;
+        let cc = props.compute_capability?;
+        let cores = props.multiprocessors? as f64;
+        let hz = props.clock_rate_khz? as f64 * 1e3;
+        let vendor = vendor_key(device.vendor)?;
+        let rate = self
+            .per_core_per_clock
+            .rates
+            .iter()
+            .find(|r| r.vendor == vendor && r.compute_capability == cc)?;
+        let tflops = |per: Option<f64>| per.map(|per| per * cores * hz / 1e12);
+        Some(RateSet {
+            bf16: tflops(rate.bf16),
+            fp16: tflops(rate.fp16),
+            tf32: tflops(rate.tf32),
+            fp8: tflops(rate.fp8),
+            fp4: tflops(rate.fp4),
+            ..RateSet::default()
+        })
+    }
+}
+
+impl DevicePeaks {
+    /// The peak for an op of dtype `dtype`; `matrix` when it runs on tensor/matrix cores
+    /// (dot, convolution, GEMM, attention), else the vector rate (FP64 for f64, FP32 for
+    /// every other float type: elementwise work does not run on tensor cores).
+    pub fn peak_for(&self, dtype: Dtype, matrix: bool) -> Peak {
+        let bytes_per_s = self.entry.as_ref().map(|e| e.hbm_gb_per_s * 1e9);
+        let (set, key, basis) = match (matrix, dtype.peak_key()) {
+            (_, None) => {
+                return Peak {
+                    flops_per_s: None,
+                    bytes_per_s,
+                    basis: format!("no peak for {}", dtype.name()),
+                };
+            }
+            (true, Some(key)) => match &self.entry {
+                Some(e) => (&e.matrix, key, "matrix"),
+                None => (&self.inferred_matrix, key, "matrix (inferred)"),
+            },
+            (false, Some(key)) => {
+                let key = if key == "fp64" { "fp64" } else { "fp32" };
+                match &self.entry {
+                    Some(e) => (&e.vector, key, "vector"),
+                    None => {
+                        return Peak {
+                            flops_per_s: None,
+                            bytes_per_s,
+                            basis: format!("no vector {key} figure"),
+                        };
+                    }
+                }
+            }
+        };
+        let mut tflops = set.get(key);
+        // A matrix FP32/FP64 op on a GPU whose matrix units have no such rate (NVIDIA FP32)
+        // runs on the vector units: use that figure, never a lower-precision one.
+        let mut basis = format!("{basis} {key}");
+        if tflops.is_none() && matrix && matches!(key, "fp32" | "fp64") {
+            if let Some(e) = &self.entry {
+                tflops = e.vector.get(key);
+                basis = format!("vector {key} (no matrix {key} rate)");
+            }
+        }
+        Peak {
+            flops_per_s: tflops.map(|t| t * 1e12),
+            bytes_per_s,
+            basis,
+        }
+    }
+}
+
+impl RateSet {
+    /// The figure for a dtype key (`fp32`, `bf16`, ...).
+    pub fn get(&self, key: &str) -> Option<f64> {
+        match key {
+            "fp64" => self.fp64,
+            "fp32" => self.fp32,
+            "tf32" => self.tf32,
+            "bf16" => self.bf16,
+            "fp16" => self.fp16,
+            "fp8" => self.fp8,
+            "fp4" => self.fp4,
+            _ => None,
+        }
+    }
+}
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+fn vendor_key(vendor: Vendor) -> Option<&'static str> {
+    match vendor {
+        Vendor::Nvidia => Some("nvidia"),
+        Vendor::Amd => Some("amd"),
+        Vendor::Unknown => None,
+    }
+}
+
+/// Why `device` is `entry`'s model, or `None`.
+fn matches(entry: &GpuPeaks, device: &Device) -> Option<String> {
+    let rule = &entry.match_rule;
+    let props = &device.properties;
+    let vendor = vendor_key(device.vendor);
+    if vendor.is_some_and(|v| v != entry.vendor) {
+        return None;
+    }
+    let name = props.name.as_deref().unwrap_or("").to_ascii_lowercase();
+    let by_name = rule
+        .names
+        .iter()
+        .find(|n| !name.is_empty() && name.contains(&n.to_ascii_lowercase()));
+    // Every key the capture records must agree, however the model was recognised.
+    if let (Some(want), Some(have)) = (rule.compute_capability, props.compute_capability) {
+        if want != have {
+            return None;
+        }
+    }
+    if let (Some(want), Some(have)) = (rule.cores, props.multiprocessors) {
+        if want != have {
+            return None;
+        }
+    }
+    if let (Some((lo, hi)), Some(bytes)) = (rule.memory_gib, props.total_memory_bytes) {
+        let gib = bytes as f64 / GIB;
+        if gib < lo || gib > hi {
+            return None;
+        }
+    }
+    if let (Some((lo, hi)), Some(khz)) = (rule.clock_mhz, props.clock_rate_khz) {
+        let mhz = khz as f64 / 1e3;
+        if mhz < lo || mhz > hi {
+            return None;
+        }
+    }
+    if let Some(n) = by_name {
+        return Some(format!("device name contains \"{n}\""));
+    }
+    // Without a telling name: only entries that allow it, on the recorded vendor,
+    // compute capability and core count (all three required).
+    if !rule.nameless
+        || vendor.is_none()
+        || rule.compute_capability.is_none()
+        || props.compute_capability.is_none()
+        || rule.cores.is_none()
+        || props.multiprocessors.is_none()
+    {
+        return None;
+    }
+    if rule.memory_gib.is_some() && props.total_memory_bytes.is_none() {
+        return None;
+    }
+    if rule.clock_mhz.is_some() && props.clock_rate_khz.is_none() {
+        return None;
+    }
+    let (major, minor) = rule.compute_capability?;
+    let mut why = format!(
+        "no model name recorded; vendor {}, compute capability {major}.{minor}, {} cores",
+        entry.vendor, rule.cores?
+    );
+    if let Some((lo, hi)) = rule.memory_gib {
+        why.push_str(&format!(", memory within {lo}-{hi} GiB"));
+    }
+    if let Some((lo, hi)) = rule.clock_mhz {
+        why.push_str(&format!(", clock within {lo}-{hi} MHz"));
+    }
+    Some(why)
+}

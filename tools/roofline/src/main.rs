@@ -1,0 +1,140 @@
+//! `roofline`: FLOPs, bytes and bound per op against the vendor peak of its dtype. Argument
+//! parsing and file writing only; the analysis is the `roofline` crate.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+/// Roofline of a GPU profiler capture: which ops are compute-bound, which memory-bound, and
+/// how far each is from the peak of its dtype.
+///
+/// Reads a JAX XSpace (`*.xplane.pb`, or a directory holding one) or a PyTorch profiler
+/// (Kineto) trace `.json` / `.json.gz` taken with `record_shapes=True`.
+///
+/// Per op (an HLO instruction of one program; an ATen op with one set of input shapes),
+/// summed over its executions:
+///   - time: the GPU time of its kernels [measured]. JAX: kernels whose `hlo_op` stat names
+///     the instruction; PyTorch: kernels launched under the op (correlation id -> runtime
+///     launch -> the outermost GEMM/convolution/attention op around it);
+///   - FLOPs and bytes from shapes [inferred]: dot, convolution, fusion (FLOPs of the fused
+///     computation; bytes of its operands and result), elementwise (1 FLOP per element,
+///     transcendentals included), reduce, cuBLAS/hipBLASLt GEMM and cuDNN/MIOpen
+///     convolution calls; collectives and copies count bytes only. ATen: mm, addmm, bmm,
+///     baddbmm, linear, matmul, _scaled_mm, convolutions and their backward, SDPA/flash
+///     attention forward and backward (causal halves the FLOPs);
+///   - the peak for its operand dtype [read: the vendor data sheet named in the output]:
+///     an FP32 GEMM is held against FP32 (TF32 only when a kernel name says tf32/xf32),
+///     never BF16; elementwise work against the vector FP32 (or FP64) rate;
+///   - intensity against the ridge point of that dtype -> compute- or memory-bound, and the
+///     achieved FLOP/s and bytes/s as a share of each peak.
+///
+/// An unknown GPU model gets a peak inferred from cores x clock x the architecture's rate,
+/// or none; never another GPU's figures. Ops without shapes are listed on the trust list.
+///
+/// Examples:
+///   roofline run/host.xplane.pb
+///   roofline trace.json.gz --top 40 --svg roofline.svg --csv ops.csv
+///   roofline trace.json.gz --json > roofline.json
+#[derive(Debug, Parser)]
+#[command(name = "roofline", version, verbatim_doc_comment)]
+struct Args {
+    /// An `.xplane.pb` (or a directory holding one), or a Kineto `.json[.gz]`.
+    #[arg(value_name = "CAPTURE")]
+    capture: PathBuf,
+
+    /// Print JSON: the device with its peak source, and one object per op, every value
+    /// with its label (measured, read, inferred).
+    #[arg(long)]
+    json: bool,
+
+    /// Write every op as CSV to FILE (replaced if it exists).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// Write the roofline chart as SVG to FILE (replaced if it exists).
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+
+    /// Ops in the table, and labelled dots in the chart.
+    #[arg(long, value_name = "N", default_value_t = 25)]
+    top: usize,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("roofline: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let report = roofline::analyze(&args.capture)
+        .with_context(|| format!("analysing {}", args.capture.display()))?;
+    if let Some(path) = &args.csv {
+        write_file(path, &roofline::render::csv(&report))?;
+    }
+    if let Some(path) = &args.svg {
+        write_file(path, &roofline::render::svg(&report, args.top))?;
+    }
+    let text = if args.json {
+        let mut s = serde_json::to_string_pretty(&report)?;
+        s.push('\n');
+        s
+    } else {
+        roofline::render::text(&report, args.top)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Writes through a temporary file in the target's directory, renamed into place.
+fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".roofline.");
+    // A temporary file is private (0600); the output is an ordinary file (0644 less umask).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut tmp = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn args() {
+        Args::command().debug_assert();
+    }
+}
