@@ -267,6 +267,15 @@ fn union_length(intervals: &mut [(i64, i64, BusyKind)]) -> i64 {
     total
 }
 
+/// Length of the union of `[start, end)` intervals (overlaps count once).
+pub fn union_of(intervals: impl Iterator<Item = (Nanos, Nanos)>) -> Nanos {
+    let mut iv: Vec<(i64, i64, BusyKind)> = intervals
+        .filter(|(s, e)| e > s)
+        .map(|(s, e)| (s.0, e.0, BusyKind::Compute))
+        .collect();
+    Nanos(union_length(&mut iv))
+}
+
 /// The merged busy intervals of a set of activities, clipped to `window`, in time order.
 pub fn busy_intervals<'a>(
     activities: impl Iterator<Item = &'a GpuActivity>,

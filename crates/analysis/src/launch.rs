@@ -37,18 +37,21 @@ pub struct LaunchStats {
     pub with_launch: usize,
     /// Activities with no host launch in the capture (counted, never dropped).
     pub without_launch: usize,
+    /// Sum of the non-negative delays.
     pub delay_sum: Nanos,
-    /// Median (lower), min and max of the delays; `None` when nothing was launched.
+    /// Median (lower), min and max of the non-negative delays; `None` without any.
     pub delay: Option<Spread>,
-    /// Delays that are negative (the GPU start before the launch call: clock skew).
+    /// Activities that start before their launch call (clock skew between host and
+    /// GPU): counted here, left out of `delay_sum` and `delay`.
     pub negative: usize,
     pub provenance: Provenance,
 }
 
 impl LaunchStats {
-    /// Mean delay per launched activity.
+    /// Mean delay per launched activity (clock-skewed ones left out).
     pub fn mean_delay(&self) -> Option<Nanos> {
-        (self.with_launch > 0).then(|| Nanos(self.delay_sum.0 / self.with_launch as i64))
+        let n = self.with_launch - self.negative;
+        (n > 0).then(|| Nanos(self.delay_sum.0 / n as i64))
     }
 }
 
@@ -65,12 +68,15 @@ pub fn launch_stats<'a>(
             delays.push(d);
         }
     }
+    let with_launch = delays.len();
+    let negative = delays.iter().filter(|d| d.0 < 0).count();
+    delays.retain(|d| d.0 >= 0);
     LaunchStats {
         activities: count,
-        with_launch: delays.len(),
-        without_launch: count - delays.len(),
+        with_launch,
+        without_launch: count - with_launch,
         delay_sum: delays.iter().copied().sum(),
-        negative: delays.iter().filter(|d| d.0 < 0).count(),
+        negative,
         delay: Spread::of(delays),
         provenance: Provenance::Measured,
     }

@@ -5,12 +5,14 @@
 //!   byte. It sums the `dur` of GPU activities *and* of runtime calls and annotations by
 //!   event name and divides by GPU time, so its shares can exceed 100 %.
 //! - [`gpu`] (default): only GPU activities (kernels, memcpys, memsets), each attributed
-//!   to the CPU op that launched it and bucketed by that op's name, then by its own
-//!   name; the buckets sum to the GPU time exactly.
+//!   to the CPU op that launched it and bucketed by [`buckets`]' rules (an ATen op's
+//!   name when its kernels are of one class, else the kernel's class); the buckets sum
+//!   to the GPU time exactly.
 //!
 //! [`run`] is the whole tool behind one call: it picks the files, runs a mode and
 //! renders text or JSON.
 
+pub mod buckets;
 pub mod gpu;
 mod py;
 mod rules;

@@ -10,15 +10,20 @@
 //!   the first top-level host operation is the earliest of: a CPU op not nested in
 //!   another CPU op on its thread, starting inside the step's range; the launch call of
 //!   any of the step's kernels; the step's first kernel;
-//! - GPU idle = IL − Σ kernel durations (it can be negative when kernels overlap on
-//!   several streams; it is reported as it is).
+//! - GPU idle = IL − the union of the kernel intervals (kernels that run at the same
+//!   time on several streams count once, so it is never negative; the paper's
+//!   IL − Σ durations assumes one stream).
+//!
+//! Kernels that were in flight when the capture began (see [`InFlight`]) and kernels that
+//! start before their launch call (clock skew) are left out of TKLQT, and the former out
+//! of steps, budgets and every SKIP number; both are counted and reported.
 //!
 //! All SKIP numbers are `measured`.
 
 use std::path::{Path, PathBuf};
 
 use trace_model::{
-    ActivityKind, Capture, DeviceId, Format, GpuActivity, HostKind, Nanos, StreamId,
+    ActivityKind, Capture, DeviceId, Format, GpuActivity, HostKind, KernelClass, Nanos, StreamId,
 };
 
 use crate::Error;
@@ -55,16 +60,25 @@ pub struct SkipMetrics {
     /// kernels: it is not queueing.
     pub graph_kernels: usize,
     pub graph_tklqt: Nanos,
+    /// Kernels that start before their launch call (clock skew); left out of TKLQT.
+    pub skewed_kernels: usize,
     /// Mean kernel duration (integer ns, rounded toward zero).
     pub akd: Nanos,
+    /// Σ kernel durations.
     pub kernel_time: Nanos,
+    /// The union of the kernel intervals (≤ `kernel_time` when streams overlap).
+    pub kernel_union: Nanos,
     pub il: Nanos,
+    /// IL − `kernel_union`.
     pub gpu_idle: Nanos,
+    /// Median launch-to-start delay of the kernels launched one by one.
+    pub median_direct_delay: Option<Nanos>,
     pub provenance: Provenance,
 }
 
 impl SkipMetrics {
-    /// Kernels launched one by one (not through a graph), with a launch in the trace.
+    /// Kernels launched one by one (not through a graph), with a launch in the trace
+    /// that precedes them.
     pub fn direct_kernels(&self) -> usize {
         self.launched_kernels - self.graph_kernels
     }
@@ -110,6 +124,57 @@ pub struct DeviceRow {
     pub budget: Budget,
 }
 
+/// GPU activities that were already queued or running when the capture began: they have
+/// no launch in the capture, and either their correlation id is below the first launch's
+/// or they start before the first host event. Their launch-to-start delay, step and host
+/// cause are unknowable, so they are kept out of steps, budgets and SKIP metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InFlight {
+    pub activities: usize,
+    pub time: Nanos,
+}
+
+/// The mask of [`InFlight`] activities, one flag per entry of `capture.activities`.
+pub fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
+    let first_launch_corr = capture
+        .host_events
+        .iter()
+        .filter(|e| e.kind == HostKind::Launch)
+        .filter_map(|e| e.correlation)
+        .min();
+    let first_host = capture.host_events.iter().map(|e| e.start).min();
+    capture
+        .activities
+        .iter()
+        .map(|a| {
+            a.launch.is_none()
+                && (a
+                    .correlation
+                    .zip(first_launch_corr)
+                    .is_some_and(|(c, first)| c < first)
+                    || first_host.is_some_and(|h| a.start < h))
+        })
+        .collect()
+}
+
+/// The stream with the most collective time, reported beside the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommStream {
+    /// Index into `Report::streams`.
+    pub stream: usize,
+    /// Collective time / window span on that stream (it includes waiting for peers).
+    pub share: f64,
+}
+
+/// How far behind the host the GPU runs, when it is more than a step behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuBehind {
+    /// Median launch-to-start delay of kernels launched one by one.
+    pub median_delay: Nanos,
+    /// Median step duration.
+    pub median_step: Nanos,
+}
+
 /// Everything skip-stats reports about one capture.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -122,8 +187,15 @@ pub struct Report {
     pub window: Option<Window>,
     pub streams: Vec<StreamRow>,
     pub devices: Vec<DeviceRow>,
-    /// The stream with the most busy time in the window (index into `streams`).
+    /// The stream with the most compute time in the window (index into `streams`); the
+    /// busiest stream when no stream has compute.
     pub critical: Option<usize>,
+    /// The stream with the most collective time, when it is not the critical one.
+    pub comm_stream: Option<CommStream>,
+    /// Activities in flight at the capture's start (left out of steps and metrics).
+    pub in_flight: InFlight,
+    /// Set when the median launch-to-start delay is longer than the median step.
+    pub gpu_behind: Option<GpuBehind>,
     /// Host events during the critical stream's idle gaps.
     pub gap_host: Option<GapHost>,
     /// Why the critical stream idled: host wait, queued (dependency) wait, unattributed.
@@ -218,7 +290,21 @@ fn csv_error(path: &Path, e: csv::Error) -> Error {
 
 /// Analyses one capture.
 pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Config) -> Report {
-    let steps = steps::find_steps(capture);
+    let mut steps = steps::find_steps(capture);
+    let in_flight_mask = in_flight_at_start(capture);
+    let mut in_flight = InFlight::default();
+    for ((a, step), flying) in capture
+        .activities
+        .iter()
+        .zip(steps.activity_step.iter_mut())
+        .zip(&in_flight_mask)
+    {
+        if *flying {
+            *step = None;
+            in_flight.activities += 1;
+            in_flight.time += a.dur;
+        }
+    }
     let in_steps = || {
         capture
             .activities
@@ -253,14 +339,23 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
             });
         }
     }
-    let critical = (0..streams.len())
-        .filter(|&i| streams[i].budget.busy().0 > 0)
-        .max_by(|&a, &b| {
-            streams[a]
-                .budget
-                .busy()
-                .cmp(&streams[b].budget.busy())
-                .then(b.cmp(&a))
+    // The critical stream does the most compute: a collective stream's busy time
+    // includes waiting for peers, so it says nothing about whether the GPU is the limit.
+    let most = |key: fn(&Budget) -> Nanos| {
+        (0..streams.len())
+            .filter(|&i| key(&streams[i].budget).0 > 0)
+            .max_by(|&a, &b| {
+                key(&streams[a].budget)
+                    .cmp(&key(&streams[b].budget))
+                    .then(b.cmp(&a))
+            })
+    };
+    let critical = most(|b| b.compute).or_else(|| most(|b| b.busy()));
+    let comm_stream = most(|b| b.collective)
+        .filter(|&i| Some(i) != critical)
+        .map(|i| CommStream {
+            stream: i,
+            share: streams[i].budget.share(streams[i].budget.collective),
         });
     let critical_gaps = critical
         .zip(window)
@@ -311,6 +406,18 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
             .iter()
             .filter(|a| a.kind == ActivityKind::Kernel),
     );
+    let gpu_behind = match (
+        total.as_ref().and_then(|t| t.median_direct_delay),
+        steps.duration_spread(),
+    ) {
+        (Some(delay), Some(step)) if steps.steps.len() > 1 && delay > step.median => {
+            Some(GpuBehind {
+                median_delay: delay,
+                median_step: step.median,
+            })
+        }
+        _ => None,
+    };
     let verdict = verdict::decide(
         critical.map(|i| &streams[i].budget),
         idle_causes.as_ref(),
@@ -333,8 +440,15 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     }
     if launch_all.negative > 0 {
         diagnostics.push(format!(
-            "{} GPU activities start before their launch call (clock skew between host and GPU)",
+            "clock skew: {} GPU activities start before their launch call; their delays are left out of the launch statistics and TKLQT",
             launch_all.negative
+        ));
+    }
+    if in_flight.activities > 0 {
+        diagnostics.push(format!(
+            "in flight at capture start: {} activities, {} of GPU time, launched before the capture began; left out of steps, budgets and SKIP metrics",
+            in_flight.activities,
+            in_flight.time.human()
         ));
     }
     for s in &streams {
@@ -360,6 +474,9 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         streams,
         devices,
         critical,
+        comm_stream,
+        in_flight,
+        gpu_behind,
         gap_host,
         idle_causes,
         launch_all,
@@ -415,26 +532,37 @@ pub fn skip_metrics(
     let mut launched = 0;
     let mut graph_tklqt = Nanos::ZERO;
     let mut graph_kernels = 0;
+    let mut skewed_kernels = 0;
+    let mut direct_delays = Vec::new();
     let mut first = kernels.iter().map(|a| a.start).min()?;
     for a in &kernels {
         let joined = launch::join(capture, a);
-        if let Some(d) = joined.delay() {
-            tklqt += d;
-            launched += 1;
-            first = first.min(a.start - d);
-            if joined
-                .launch
-                .is_some_and(|l| trace_model::is_graph_launch_api(capture.name(l.name)))
-            {
-                graph_tklqt += d;
-                graph_kernels += 1;
+        if let Some(launch) = joined.launch {
+            first = first.min(launch.start);
+        }
+        match joined.delay() {
+            Some(d) if d.0 < 0 => skewed_kernels += 1,
+            Some(d) => {
+                tklqt += d;
+                launched += 1;
+                if joined
+                    .launch
+                    .is_some_and(|l| trace_model::is_graph_launch_api(capture.name(l.name)))
+                {
+                    graph_tklqt += d;
+                    graph_kernels += 1;
+                } else {
+                    direct_delays.push(d);
+                }
             }
+            None => {}
         }
     }
     if let Some(op) = first_top_level_op {
         first = first.min(op);
     }
     let kernel_time: Nanos = kernels.iter().map(|a| a.dur).sum();
+    let kernel_union = crate::budget::union_of(kernels.iter().map(|a| (a.start, a.end())));
     let last = kernels.iter().map(|a| a.end()).max()?;
     let il = last - first;
     Some(SkipMetrics {
@@ -443,10 +571,13 @@ pub fn skip_metrics(
         tklqt,
         graph_kernels,
         graph_tklqt,
+        skewed_kernels,
         akd: Nanos(kernel_time.0 / kernels.len() as i64),
         kernel_time,
+        kernel_union,
         il,
-        gpu_idle: il - kernel_time,
+        gpu_idle: il - kernel_union,
+        median_direct_delay: Spread::of(direct_delays).map(|s| s.median),
         provenance: Provenance::Measured,
     })
 }
@@ -495,6 +626,21 @@ fn last_finisher(
     })
 }
 
+/// The `class` column of `rows.csv`: the workspace table's class, one word.
+fn class_column(class: KernelClass) -> &'static str {
+    match class {
+        KernelClass::Gemm => "gemm",
+        KernelClass::Convolution => "convolution",
+        KernelClass::Attention => "attention",
+        KernelClass::Elementwise => "elementwise",
+        KernelClass::Reduction => "reduction",
+        KernelClass::Collective(_) => "collective",
+        KernelClass::Memcpy(_) => "memcpy",
+        KernelClass::Memset => "memset",
+        KernelClass::Other => "other",
+    }
+}
+
 fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Result<(), csv::Error> {
     let mut header = Vec::new();
     if multi {
@@ -504,6 +650,8 @@ fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Resul
         "device",
         "stream",
         "kind",
+        "class",
+        "collective",
         "name",
         "start_ns",
         "dur_ns",
@@ -535,6 +683,11 @@ pub fn write_rows<W: std::io::Write>(
         rec.push(capture.device(stream.device).ordinal.to_string());
         rec.push(stream.ordinal.to_string());
         rec.push(budget::BusyKind::of(a.class).label().to_string());
+        rec.push(class_column(a.class).to_string());
+        rec.push(match a.class {
+            KernelClass::Collective(kind) => kind.label().to_string(),
+            _ => String::new(),
+        });
         rec.push(capture.name(a.name).to_string());
         rec.push(a.start.0.to_string());
         rec.push(a.dur.0.to_string());
@@ -549,7 +702,13 @@ pub fn write_rows<W: std::io::Write>(
                 rec.push(capture.name(l.name).to_string());
                 rec.push(l.start.0.to_string());
                 rec.push(l.dur.0.to_string());
-                rec.push((a.start - l.start).0.to_string());
+                // A start before the launch is clock skew, not a delay: left empty.
+                let delay = a.start - l.start;
+                rec.push(if delay.0 >= 0 {
+                    delay.0.to_string()
+                } else {
+                    String::new()
+                });
             }
             None => rec.extend(std::iter::repeat_n(String::new(), 5)),
         }

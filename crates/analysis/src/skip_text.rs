@@ -88,11 +88,28 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
     if let Some(c) = r.critical_stream() {
         let _ = write!(
             out,
-            ": the busiest stream (GPU {} stream {}) is busy {} of the {} window",
+            ": the critical stream (most compute: GPU {} stream {}) is busy {} of the {} window",
             c.device,
             c.stream,
             pct(v.busy_share),
             window.span().human()
+        );
+        if v.collective_share > 0.0 {
+            let _ = write!(
+                out,
+                ", plus {} in collectives (time that includes waiting for peers)",
+                pct(v.collective_share)
+            );
+        }
+    }
+    if let Some(cs) = &r.comm_stream {
+        let s = &r.streams[cs.stream];
+        let _ = write!(
+            out,
+            "; communication runs on GPU {} stream {}, busy {} of the window with collectives (including waiting for peers; not counted as GPU work)",
+            s.device,
+            s.stream,
+            pct(cs.share)
         );
     }
     if let (Some(t), Some(q), Some(mean)) = (
@@ -137,8 +154,25 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
     );
     let _ = writeln!(
         out,
-        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if busy < 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); else mixed. Host wait: the activity after an idle gap was launched only after the gap began.\n"
+        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if idle >= 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); else mixed. Busy leaves collectives out. Host wait: the activity after an idle gap was launched only after the gap began."
     );
+    if let Some(b) = &r.gpu_behind {
+        let _ = writeln!(
+            out,
+            "  The GPU runs more than a step behind the host: a kernel starts {} after its launch (median), longer than the median step ({}); the host's step markers do not bound the GPU work of the same step.",
+            b.median_delay.human(),
+            b.median_step.human()
+        );
+    }
+    if r.in_flight.activities > 0 {
+        let _ = writeln!(
+            out,
+            "  In flight at capture start: {} activities, {} of GPU time, launched before the capture began (left out of steps, budgets and SKIP metrics).",
+            r.in_flight.activities,
+            r.in_flight.time.human()
+        );
+    }
+    out.push('\n');
 }
 
 fn budget_cells(b: &Budget) -> String {
@@ -297,7 +331,7 @@ fn render_skip(out: &mut String, r: &Report) {
     }
     let _ = writeln!(
         out,
-        "  TKLQT = sum(kernel start - launch start); AKD = mean kernel duration; IL = last kernel end - first top-level host op start; GPU idle = IL - sum(kernel durations)\n"
+        "  TKLQT = sum(kernel start - launch start), kernels that start before their launch (clock skew) left out; AKD = mean kernel duration; IL = last kernel end - first top-level host op start; GPU idle = IL - union of kernel intervals (concurrent kernels counted once)\n"
     );
 }
 
@@ -379,6 +413,8 @@ fn skip_json(m: &SkipMetrics) -> Value {
         "akd_ns": m.akd.0,
         "kernel_time_ns": m.kernel_time.0,
         "il_ns": m.il.0,
+        "kernel_union_ns": m.kernel_union.0,
+        "skewed_kernels": m.skewed_kernels,
         "gpu_idle_ns": m.gpu_idle.0,
         "label": m.provenance.label(),
     })
@@ -429,6 +465,17 @@ fn report_json(r: &Report) -> Value {
         "verdict": {
             "bound": v.bound.label(),
             "busy_share": v.busy_share,
+            "collective_share": v.collective_share,
+            "idle_share": v.idle_share,
+            "communication_stream": r.comm_stream.as_ref().map(|c| json!({
+                "device": r.streams[c.stream].device,
+                "stream": r.streams[c.stream].stream,
+                "collective_share": c.share,
+            })),
+            "gpu_behind": r.gpu_behind.map(|b| json!({
+                "median_delay_ns": b.median_delay.0,
+                "median_step_ns": b.median_step.0,
+            })),
             "covered_share": v.covered_share,
             "host_wait_share": v.host_wait_share,
             "queued_wait_share": v.queued_wait_share,
@@ -463,6 +510,11 @@ fn report_json(r: &Report) -> Value {
             "total": r.total.as_ref().map(skip_json),
         },
         "launch": {"all": launch_json(&r.launch_all), "kernels": launch_json(&r.launch_kernels)},
+        "in_flight_at_start": {
+            "activities": r.in_flight.activities,
+            "time_ns": r.in_flight.time.0,
+            "label": "measured",
+        },
         "diagnostics": r.diagnostics,
     })
 }

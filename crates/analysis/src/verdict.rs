@@ -2,8 +2,12 @@
 //!
 //! The verdict is a judgement, labelled `inferred`, from measured numbers:
 //!
-//! - **G**, the busy share of the critical stream: the stream with the most busy time
-//!   in the analysed window (busy = union of its activities), busy time / window span.
+//! - **G**, the work share of the critical stream: the stream with the most compute
+//!   time in the analysed window; its busy time (union of its activities) less its
+//!   collective time, over the window span. Collective kernels are left out of G: their
+//!   time includes waiting for peers, so a busy communication stream (or the collectives
+//!   on the critical one) never makes a capture GPU-bound. Their share is reported beside.
+//! - **I**, the idle share of the critical stream (no activity running).
 //! - **H**, the host-wait share of that stream's idle time: idle gaps after which the
 //!   next activity was launched only once the gap had begun, so nothing was queued and
 //!   the GPU waited for the host (see [`crate::gaps::IdleCauses`]). Its counterpart is
@@ -21,7 +25,7 @@
 //! Rules, first match wins:
 //! 1. no GPU activity in the window → no verdict;
 //! 2. **GPU-bound** if G ≥ 0.90, or G ≥ 0.80 and Q ≥ 1;
-//! 3. **host/launch-bound** if G < 0.50 and H ≥ 0.50 (C ≥ 0.50 when H is unknown): the
+//! 3. **host/launch-bound** if I ≥ 0.50 and H ≥ 0.50 (C ≥ 0.50 when H is unknown): the
 //!    GPU is idle half the time, and mostly because work had not been issued yet;
 //! 4. **mixed** otherwise — including G < 0.50 with most idle time queued: the GPU waits
 //!    on dependencies, which more host speed would not fix.
@@ -55,14 +59,18 @@ impl Bound {
 }
 
 /// Assumptions behind every verdict (see the module docs).
-pub const ASSUMPTIONS: &str = "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; G<0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; else mixed. The critical stream stands for the step; CPU and GPU clocks are aligned; the activity that ends an idle gap is the one the stream waited for; graph-launched kernels are left out of Q";
+pub const ASSUMPTIONS: &str = "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; idle>=0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; else mixed. G is the critical (most compute) stream's busy share without collectives, whose time includes waiting for peers. The critical stream stands for the step; CPU and GPU clocks are aligned; the activity that ends an idle gap is the one the stream waited for; graph-launched kernels are left out of Q";
 
 /// A verdict and the numbers it rests on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub bound: Bound,
-    /// G: busy share of the critical stream.
+    /// G: busy share of the critical stream, collectives left out.
     pub busy_share: f64,
+    /// Collective share of the critical stream's window (includes waiting for peers).
+    pub collective_share: f64,
+    /// I: idle share of the critical stream's window.
+    pub idle_share: f64,
     /// H: host-wait share of its idle time; `None` when no activity ending a gap has a launch.
     pub host_wait_share: Option<f64>,
     /// Queued-wait share of its idle time (the counterpart of H).
@@ -84,14 +92,16 @@ pub fn decide(
     let attributed = idle.filter(|c| (c.host_wait + c.queued_wait).0 > 0);
     let host_wait_share = attributed.map(|c| c.share(c.host_wait));
     let queued_wait_share = attributed.map(|c| c.share(c.queued_wait));
-    let busy_share = critical.map_or(0.0, |b| b.share(b.busy()));
+    let busy_share = critical.map_or(0.0, |b| b.share(b.busy() - b.collective));
+    let collective_share = critical.map_or(0.0, |b| b.share(b.collective));
+    let idle_share = critical.map_or(0.0, |b| b.share(b.idle));
     let has_work = critical.is_some_and(|b| b.busy().0 > 0);
     let q_at_least_1 = queue_ratio.is_some_and(|q| q >= 1.0);
     let bound = if !has_work {
         Bound::NoGpuWork
     } else if busy_share >= 0.90 || (busy_share >= 0.80 && q_at_least_1) {
         Bound::GpuBound
-    } else if busy_share < 0.50 && host_wait_share.map_or(covered_share >= 0.50, |h| h >= 0.50) {
+    } else if idle_share >= 0.50 && host_wait_share.map_or(covered_share >= 0.50, |h| h >= 0.50) {
         Bound::HostLaunchBound
     } else {
         Bound::Mixed
@@ -99,6 +109,8 @@ pub fn decide(
     Verdict {
         bound,
         busy_share,
+        collective_share,
+        idle_share,
         host_wait_share,
         queued_wait_share,
         covered_share,
@@ -159,5 +171,39 @@ mod tests {
         check(30, None, 0.1, None, Bound::Mixed);
         check(60, Some(1.0), 0.9, Some(0.1), Bound::Mixed);
         assert_eq!(decide(None, None, 0.0, None).bound, Bound::NoGpuWork);
+    }
+
+    /// A stream busy with collectives is not GPU-bound, and its little idle time does
+    /// not make it host-bound either.
+    #[test]
+    fn collectives_do_not_count_as_work() {
+        let b = Budget {
+            window: Window {
+                start: Nanos(0),
+                end: Nanos(100),
+            },
+            compute: Nanos(30),
+            collective: Nanos(65),
+            memcpy: Nanos(0),
+            memset: Nanos(0),
+            idle: Nanos(5),
+            activity_count: 2,
+            check: BudgetCheck {
+                parts_sum: Nanos(100),
+                span: Nanos(100),
+                busy: Nanos(95),
+                union_busy: Nanos(95),
+            },
+            provenance: Provenance::Measured,
+        };
+        let idle = IdleCauses {
+            host_wait: Nanos(5),
+            queued_wait: Nanos(0),
+            unattributed: Nanos(0),
+        };
+        let v = decide(Some(&b), Some(&idle), 1.0, Some(5.0));
+        assert_eq!(v.bound, Bound::Mixed);
+        assert!((v.busy_share - 0.30).abs() < 1e-12);
+        assert!((v.collective_share - 0.65).abs() < 1e-12);
     }
 }

@@ -1,9 +1,13 @@
 //! The one kernel-classification table of the workspace.
 //!
-//! Classification is by name, first match wins, case-insensitive. The patterns cover
-//! NVIDIA (cuBLAS/cuBLASLt/CUTLASS/nvjet GEMMs, flash/cuDNN/xformers attention, NCCL)
-//! and AMD (rocBLAS/hipBLASLt `Cijk_*`, Composable Kernel, aiter, RCCL) kernels, plus
-//! PyTorch's ATen kernels and XLA's fusion names.
+//! Classification is by name, case-insensitive, family by family in a fixed order, on the
+//! kernel's base name (template arguments and parameter lists decide nothing). The
+//! families cover NVIDIA (cuBLAS/cuBLASLt/CUTLASS/nvjet and block-scaled GEMMs, cuDNN
+//! convolutions, flash/cuDNN/FlashInfer/TensorRT-LLM attention, NCCL, symmetric-memory and
+//! custom all-reduce, expert-parallel dispatch/combine) and AMD (rocBLAS/hipBLASLt
+//! `Cijk_*`, MIOpen and Composable Kernel convolutions, CK/aiter attention, RCCL) kernels,
+//! MoE GEMMs and routing, PyTorch's ATen and Inductor kernels, and XLA's fusion names.
+//! `testdata/classify/kernels.tsv` is the corpus it is tested against.
 
 use crate::MemcpyDirection;
 
@@ -17,6 +21,10 @@ pub enum CollectiveKind {
     Broadcast,
     Reduce,
     SendRecv,
+    /// Expert-parallel token dispatch (DeepEP-style all-to-all before the experts).
+    Dispatch,
+    /// Expert-parallel combine (the all-to-all that brings expert outputs back).
+    Combine,
     Other,
 }
 
@@ -30,6 +38,8 @@ impl CollectiveKind {
             CollectiveKind::Broadcast => "broadcast",
             CollectiveKind::Reduce => "reduce",
             CollectiveKind::SendRecv => "send/recv",
+            CollectiveKind::Dispatch => "EP dispatch",
+            CollectiveKind::Combine => "EP combine",
             CollectiveKind::Other => "other collective",
         }
     }
@@ -48,7 +58,8 @@ pub enum KernelClass {
     Elementwise,
     /// Reductions, softmax, scans.
     Reduction,
-    /// Collective communication (NCCL/RCCL).
+    /// Communication: collectives of any library (NCCL/RCCL/MSCCL, symmetric memory,
+    /// custom all-reduce) and expert-parallel dispatch/combine.
     Collective(CollectiveKind),
     /// Memory copy.
     Memcpy(MemcpyDirection),
@@ -86,148 +97,578 @@ impl KernelClass {
     }
 }
 
-/// Patterns are lower-case substrings; order matters (first match wins).
-const COLLECTIVE: &[&str] = &[
-    "nccl",
-    "rccl",
-    "msccl",
-    "cross_device_reduce",
-    "all_reduce_kernel",
+/// One way a pattern can match a name (all patterns are lower case).
+#[derive(Clone, Copy)]
+enum Pat {
+    /// Anywhere in the text.
+    Sub(&'static str),
+    /// At the start of the text.
+    Prefix(&'static str),
+    /// A whole token: a maximal run of ASCII letters and digits, optionally followed by
+    /// digits (`mul` matches `mul` and `mul2`, not `multi`).
+    Tok(&'static str),
+}
+
+use Pat::{Prefix, Sub, Tok};
+
+impl Pat {
+    fn matches(self, text: &str) -> bool {
+        match self {
+            Sub(p) => text.contains(p),
+            Prefix(p) => text.starts_with(p),
+            Tok(p) => text.split(|c: char| !c.is_ascii_alphanumeric()).any(|t| {
+                t.strip_prefix(p)
+                    .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()))
+            }),
+        }
+    }
+}
+
+/// The families, in the order they are tried (first match wins); each is matched on a
+/// kernel's *base name* (see [`base_name`]) so that words inside template arguments and
+/// parameter lists (`element_wise::PassThrough`, `RMSNorm` in a type name) decide nothing.
+///
+/// The order is the point of the table:
+/// - Inductor's prefixes come first: `triton_poi_fused_convolution_relu` is a pointwise
+///   epilogue, not a convolution.
+/// - Communication before everything: `cross_device_reduce` and `all_gather` are not
+///   reductions or gathers, and expert-parallel `dispatch`/`combine` kernels are not compute.
+/// - MoE routing, sorting and finalize before GEMMs (they sit in MoE namespaces).
+/// - KV-cache writes before attention (`reshape_and_cache_flash` is a copy).
+/// - Attention before convolution and GEMM (flash kernels name their GEMM tiles).
+/// - Convolution before GEMM (`implicit_gemm`, `igemm_fwd`).
+/// - GEMM before reduction and elementwise: an epilogue (`_swiGlu_`, `_gelu_`, `_bias_`)
+///   or a split-K reduction keeps a GEMM a GEMM.
+/// - Reduction before elementwise (`reduce_kernel<…NormOps…>`).
+const FAMILIES: &[(Family, &[Pat])] = &[
+    (
+        Family::Memcpy,
+        &[
+            Prefix("memcpy"),
+            Sub("rocclr_copybuffer"),
+            Sub("copydevicetodevice"),
+            Sub("copydevicetohost"),
+            Sub("copyhosttodevice"),
+        ],
+    ),
+    (
+        Family::Memset,
+        &[Prefix("memset"), Sub("rocclr_fillbuffer")],
+    ),
+    // TorchInductor: pointwise, reduction and persistent-reduction kernels by prefix.
+    (
+        Family::Class(KernelClass::Elementwise),
+        &[Prefix("triton_poi_")],
+    ),
+    (
+        Family::Class(KernelClass::Reduction),
+        &[Prefix("triton_red_"), Prefix("triton_per_")],
+    ),
+    (
+        Family::Collective,
+        &[
+            Sub("nccl"),
+            Sub("rccl"),
+            Sub("msccl"),
+            // Expert-parallel dispatch/combine (DeepEP and alike).
+            Sub("ep::internode"),
+            Sub("ep::intranode"),
+            Sub("internode_ll"),
+            Sub("ep::ll::"),
+            Sub("notify_dispatch"),
+            Sub("epdispatch"),
+            Sub("epcombine"),
+            Sub("notify_combine"),
+            Sub("cached_notify"),
+            Sub("nvshmem"),
+            Sub("pplx"),
+            // Symmetric-memory and custom all-reduce.
+            Sub("multimem_"),
+            Sub("one_shot_all_reduce"),
+            Sub("two_shot_"),
+            Sub("symm_mem"),
+            Sub("cross_device_reduce"),
+            Sub("quickreduce"),
+            Sub("quick_all_reduce"),
+            Sub("lamport"),
+            Sub("custom_ar"),
+            Sub("allreduce"),
+            Sub("all_reduce"),
+            Sub("allgather"),
+            Sub("all_gather"),
+            Sub("reducescatter"),
+            Sub("reduce_scatter"),
+            Sub("alltoall"),
+            Sub("all_to_all"),
+        ],
+    ),
+    (
+        Family::Class(KernelClass::Reduction),
+        &[
+            Sub("moe::dev::routing"),
+            Sub("routing"),
+            Sub("dispatch_layout"),
+            Prefix("_finalize"),
+            Prefix("finalize"),
+            Sub("moe_align"),
+            Sub("moe::dev::finalize"),
+            Sub("finalizemoe"),
+            Sub("finalize_moe"),
+            Sub("moe_sum"),
+            Sub("topk_softmax"),
+            Sub("topkgating"),
+            Sub("topk_gating"),
+            Sub("count_and_sort"),
+            Sub("grouped_topk"),
+        ],
+    ),
+    (
+        Family::Class(KernelClass::Elementwise),
+        &[
+            // KV-cache writes (`reshape_and_cache_flash` is a copy, not attention).
+            Sub("reshape_and_cache"),
+            Sub("concat_and_cache"),
+            Sub("updatekvcache"),
+            Sub("update_kv_cache"),
+            // MoE token permutation and MIOpen tensor ops (`SubTensorOpWithScalar`).
+            Sub("expandinputrows"),
+            Sub("moe_permute"),
+            Sub("moe_unpermute"),
+            Sub("subtensorop"),
+            Sub("optensor"),
+            Prefix("op1dtensor"),
+            Prefix("op2dtensor"),
+            Prefix("op3dtensor"),
+            Prefix("op4dtensor"),
+            Prefix("op5dtensor"),
+            // Layout transposes of cuDNN.
+            Sub("tonhwc"),
+            Sub("tonchw"),
+            Sub("nchw2nhwc"),
+            Sub("nhwc2nchw"),
+            // Element-by-element searches (not sorts).
+            Sub("searchsorted"),
+            Sub("bucketize"),
+        ],
+    ),
+    (
+        Family::Class(KernelClass::Attention),
+        &[
+            Sub("flash_fwd"),
+            Sub("flash_bwd"),
+            Sub("flashattn"),
+            Sub("flash_attn"),
+            Sub("flash::"),
+            Sub("flashmla"),
+            Sub("flash_mla"),
+            Sub("triton_flash"),
+            Sub("flash_decod"),
+            Sub("fmha"),
+            Sub("attn"),
+            Sub("attention"),
+            Sub("sdpa"),
+            Sub("mha_"),
+            Sub("_mha"),
+            Sub("mmha"),
+            Sub("xqa"),
+            Sub("batchprefill"),
+            Sub("batchdecode"),
+            Sub("batchmla"),
+            Sub("cutlassf"),
+            Sub("cutlassb"),
+            Sub("mem_efficient"),
+            Sub("memefficient"),
+            // Linear/recurrent attention (gated delta rule).
+            Sub("delta_rule"),
+        ],
+    ),
+    (
+        Family::Class(KernelClass::Convolution),
+        &[
+            Sub("convolution"),
+            Sub("convolve"),
+            Sub("conv1d"),
+            Sub("conv2d"),
+            Sub("conv3d"),
+            Sub("conv_fwd"),
+            Sub("conv_bwd"),
+            Sub("conv_wrw"),
+            Sub("convfwd"),
+            Sub("convbwd"),
+            Sub("grouped_conv"),
+            Sub("groupedconv"),
+            Sub("deviceconv"),
+            Sub("naive_conv"),
+            Prefix("igemm_"),
+            Sub("miopenconv"),
+            Sub("miopencv"),
+            Sub("miopengcnasmconv"),
+            Sub("asmconv"),
+            Sub("scudnn"),
+            Sub("hcudnn"),
+            Prefix("fft2d_"),
+            Prefix("fft3d_"),
+            Sub("implicit_gemm"),
+            Sub("implicitgemm"),
+            Sub("fprop"),
+            Sub("dgrad"),
+            Sub("wgrad"),
+            Sub("winograd"),
+            Sub("im2col"),
+            Sub("im3d2col"),
+            Sub("col2im"),
+            Sub("depthwise"),
+            Tok("conv"),
+        ],
+    ),
+    (
+        Family::Class(KernelClass::Gemm),
+        &[
+            Sub("gemm"),
+            Sub("gemv"),
+            Sub("cublas"),
+            Sub("cutlass"),
+            Sub("nvjet"),
+            Prefix("cijk_"),
+            Sub("hipblaslt"),
+            Sub("rocblas"),
+            Sub("matmul"),
+            Sub("_mm_"),
+            Prefix("bmm_"),
+            Sub("scaled_mm"),
+            Sub("grouped_mm"),
+            Sub("wmma"),
+            Sub("xmma"),
+            Sub("fused_moe"),
+            Sub("moe_stage"),
+            Sub("splitk"),
+            Sub("triton_mm"),
+            Tok("mm"),
+            Tok("bmm"),
+            Tok("addmm"),
+            Tok("baddbmm"),
+            Tok("dot"),
+            Sub("dot_general"),
+            Sub("__dot"),
+        ],
+    ),
+    (
+        Family::Class(KernelClass::Reduction),
+        &[
+            Sub("reduce"),
+            Sub("reduction"),
+            Sub("softmax"),
+            Sub("scan"),
+            Sub("welford"),
+            Sub("argmax"),
+            Sub("argmin"),
+            Sub("topk"),
+            Sub("sort"),
+            Sub("cumsum"),
+            Sub("cumprod"),
+            Sub("logsumexp"),
+            Sub("nll_loss"),
+            Sub("cross_entropy"),
+            Sub("histogram"),
+            Tok("pool"),
+            Sub("pooling"),
+            Sub("_sum"),
+            Tok("sum"),
+            Tok("mean"),
+            Tok("max"),
+            Tok("min"),
+        ],
+    ),
+    (
+        Family::Class(KernelClass::Elementwise),
+        &[
+            Sub("elementwise"),
+            Sub("element_wise"),
+            Sub("pointwise"),
+            Sub("norm"),
+            Tok("rms"),
+            Sub("gammabeta"),
+            Sub("rowwisemoments"),
+            Tok("rng"),
+            Tok("pow"),
+            Sub("relu"),
+            Sub("gelu"),
+            Sub("silu"),
+            Sub("swiglu"),
+            Sub("sigmoid"),
+            Sub("tanh"),
+            Sub("activation"),
+            Sub("act_and_mul"),
+            Sub("dropout"),
+            Sub("rotary"),
+            Tok("rope"),
+            Sub("fill"),
+            Sub("copy"),
+            Tok("cat"),
+            Sub("catarray"),
+            Sub("concat"),
+            Sub("index"),
+            Sub("gather"),
+            Sub("scatter"),
+            Sub("embedding"),
+            Sub("adam"),
+            Sub("multi_tensor_apply"),
+            Sub("foreach"),
+            Prefix("loop_"),
+            Prefix("wrapped_"),
+            Sub("fusion"),
+            Sub("bn_fw"),
+            Sub("bn_bw"),
+            Tok("add"),
+            Tok("mul"),
+            Tok("div"),
+            Tok("sub"),
+            Tok("exp"),
+            Sub("sqrt"),
+            Tok("cast"),
+            Sub("convert"),
+            Sub("to_dense"),
+            Sub("transpose"),
+            Sub("permute"),
+            Sub("quant"),
+            Sub("distribution"),
+            Sub("philox"),
+            Sub("curand"),
+            Tok("where"),
+            Sub("clamp"),
+            Sub("broadcast"),
+            Sub("functor"),
+        ],
+    ),
+    // Whatever else cuDNN launches (offset tables, helpers) serves a convolution.
+    (
+        Family::Class(KernelClass::Convolution),
+        &[Sub("cudnn"), Sub("cask_")],
+    ),
 ];
-const ATTENTION: &[&str] = &[
-    "flash",
-    "fmha",
-    "attn",
-    "attention",
-    "cutlassf",
-    "cutlassb",
-    "mem_efficient",
-    "sdpa",
-    "mha_",
-    "_mha",
-    "paged_attention",
-    "unified_attention",
-];
-const CONVOLUTION: &[&str] = &[
-    "conv2d",
-    "conv3d",
-    "convolution",
-    "implicit_gemm",
-    "implicit_convolve",
-    "wgrad",
-    "dgrad",
-    "miopen",
-    "igemm",
-    "cudnn::detail::",
-];
-const GEMM: &[&str] = &[
-    "gemm",
-    "cublas",
-    "cutlass",
-    "nvjet",
-    "cijk_",
-    "matmul",
-    "_mm_",
-    "xmma",
-    "hgemm",
-    "sgemm",
-    "dgemm",
-    "wmma",
-    "ck::device_gemm",
-    "splitk",
-    "triton_mm",
-    "dot_general",
-    "__dot",
-    "cublaslt",
-];
-const REDUCTION: &[&str] = &[
-    "reduce",
-    "reduction",
-    "softmax",
-    "scan",
-    "welford",
-    "argmax",
-    "argmin",
-    "topk",
-    "sort",
-    "cumsum",
-    "mean",
-    "_sum",
-];
-const ELEMENTWISE: &[&str] = &[
-    "elementwise",
-    "element_wise",
-    "norm",
-    "rms",
-    "relu",
-    "gelu",
-    "silu",
-    "swiglu",
-    "sigmoid",
-    "tanh",
-    "activation",
-    "act_and_mul",
-    "dropout",
-    "rotary",
-    "rope",
-    "fill",
-    "copy",
-    "cat",
-    "index",
-    "gather",
-    "scatter",
-    "embedding",
-    "adam",
-    "multi_tensor_apply",
-    "loop_",
-    "fusion",
-    "bn_fw",
-    "bn_bw",
-    "add",
-    "mul",
-    "exp",
-    "sqrt",
-    "cast",
-    "convert",
-    "transpose",
+
+/// What a row of [`FAMILIES`] decides.
+#[derive(Clone, Copy)]
+enum Family {
+    Class(KernelClass),
+    Collective,
+    Memcpy,
+    Memset,
+}
+
+/// Names of generic launch wrappers whose meaning is in their template arguments
+/// (`cutlass::Kernel2<cutlass_80_tensorop_s1688gemm…>`, FlashAttention-3's
+/// `cutlass::device_kernel<flash::FlashAttnFwdSm90…>`, `ck_tile::kentry<…FmhaFwdKernel…>`).
+/// A wrapper is recognised by its last name component.
+const WRAPPERS: &[&str] = &["kernel", "kernel2", "device_kernel", "kentry"];
+
+/// CuTe DSL names its kernels `kernel_cutlass_kernel_<module>_<function>_…`: the meaning
+/// is in the rest of the name.
+const CUTE_DSL_PREFIX: &str = "kernel_cutlass_kernel_";
+
+/// Families that may be read from the whole name when the base name decided nothing:
+/// words too specific to occur by accident inside a template argument.
+const WHOLE_NAME: &[(KernelClass, &[Pat])] = &[
+    (
+        KernelClass::Attention,
+        &[
+            Sub("fmha"),
+            Sub("flash_fwd"),
+            Sub("flash_bwd"),
+            Sub("flashattn"),
+        ],
+    ),
+    (
+        KernelClass::Convolution,
+        &[
+            Sub("implicit_gemm"),
+            Sub("grouped_conv"),
+            Sub("groupedconv"),
+            Sub("convolution"),
+        ],
+    ),
+    (
+        KernelClass::Gemm,
+        &[
+            Sub("gemm"),
+            Sub("cutlass"),
+            Sub("cublas"),
+            Sub("wmma"),
+            Sub("xmma"),
+        ],
+    ),
 ];
 
 /// Classifies a GPU kernel by name. Memcpy and memset activities should use
 /// [`memcpy_direction`] / [`KernelClass::Memset`] from their category instead; this
 /// function recognises them by name too, for formats that have no category.
+///
+/// The name is matched case-insensitively, family by family in a fixed order (see the
+/// module source for the table and why its order is what it is), on the kernel's base
+/// name: a demangled C++ signature `void ns::kernel<template args>(params)` is read as
+/// `ns::kernel`. A generic launch wrapper (`cutlass::device_kernel`, `ck_tile::kentry`)
+/// is classified by its template arguments instead, and a name whose base decides
+/// nothing falls back to a few unambiguous words anywhere in it (`gemm`, `fmha`).
 pub fn classify_kernel(name: &str) -> KernelClass {
     let lower = name.to_ascii_lowercase();
-    let has = |patterns: &[&str]| patterns.iter().any(|p| lower.contains(p));
-    if lower.starts_with("memcpy") || lower.contains("copybuffer") && lower.contains("rocclr") {
-        return KernelClass::Memcpy(memcpy_direction(name));
+    if let Some(rest) = lower.strip_prefix(CUTE_DSL_PREFIX) {
+        return classify_base(rest, &lower).unwrap_or(KernelClass::Other);
     }
-    if lower.starts_with("memset") || lower.contains("fillbuffer") && lower.contains("rocclr") {
-        return KernelClass::Memset;
+    let sig = Signature::parse(&lower);
+    let class = if WRAPPERS.contains(&last_component(sig.base)) {
+        sig.template_args()
+            .find_map(|arg| classify_base(Signature::parse(arg).base, &lower))
+            .or_else(|| sig.base.contains("cutlass").then_some(KernelClass::Gemm))
+    } else {
+        classify_base(sig.base, &lower)
+    };
+    if let Some(class) = class {
+        // cuDNN's GEMM-shaped kernels are implicit-GEMM convolutions.
+        return match class {
+            KernelClass::Gemm if sig.base.contains("cudnn") => KernelClass::Convolution,
+            class => class,
+        };
     }
-    if has(COLLECTIVE) {
-        return KernelClass::Collective(collective_kind(&lower));
-    }
-    if has(ATTENTION) {
-        return KernelClass::Attention;
-    }
-    if has(CONVOLUTION) {
-        return KernelClass::Convolution;
-    }
-    if has(GEMM) {
-        return KernelClass::Gemm;
-    }
-    if has(REDUCTION) {
-        return KernelClass::Reduction;
-    }
-    if has(ELEMENTWISE) {
-        return KernelClass::Elementwise;
-    }
-    KernelClass::Other
+    WHOLE_NAME
+        .iter()
+        .find(|(_, pats)| pats.iter().any(|p| p.matches(&lower)))
+        .map_or(KernelClass::Other, |(class, _)| *class)
 }
 
+/// The first family of [`FAMILIES`] that matches `base`; `full` is the whole lower-case
+/// name, read for a copy's direction and a collective's kind.
+///
+/// The function's own name (the last `::` component) is tried first, then the qualified
+/// name: `transformer_engine::fused_attn::populate_rng_state_kernel` is an RNG kernel,
+/// while `deep_ep::intranode::dispatch` needs its namespace.
+fn classify_base(base: &str, full: &str) -> Option<KernelClass> {
+    let find = |text: &str| {
+        FAMILIES
+            .iter()
+            .find(|(_, pats)| pats.iter().any(|p| p.matches(text)))
+    };
+    let (family, _) = find(last_component(base)).or_else(|| find(base))?;
+    Some(match *family {
+        Family::Class(class) => class,
+        Family::Collective => KernelClass::Collective(collective_kind(full)),
+        Family::Memcpy => KernelClass::Memcpy(memcpy_direction(full)),
+        Family::Memset => KernelClass::Memset,
+    })
+}
+
+/// The last `::` component of a qualified name.
+fn last_component(base: &str) -> &str {
+    base.rsplit("::").next().unwrap_or(base)
+}
+
+/// A lower-case kernel name split into its base name and template arguments.
+struct Signature<'a> {
+    /// The qualified name without return type, template arguments and parameters.
+    base: &'a str,
+    /// The text between the base name's `<` and its matching `>` (empty without one).
+    template: &'a str,
+}
+
+impl<'a> Signature<'a> {
+    fn parse(name: &'a str) -> Signature<'a> {
+        let name = name.trim();
+        let name = name.strip_prefix("void ").unwrap_or(name).trim_start();
+        // The base name ends at the first `<` or `(` that does not open
+        // `(anonymous namespace)`.
+        let bytes = name.as_bytes();
+        let mut end = name.len();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'(' if name[i..].starts_with("(anonymous namespace)") => {
+                    i += "(anonymous namespace)".len();
+                    continue;
+                }
+                b'<' if name[i..].starts_with("<unnamed>") => {
+                    i += "<unnamed>".len();
+                    continue;
+                }
+                b'<' | b'(' => {
+                    end = i;
+                    break;
+                }
+                _ => i += 1,
+            }
+        }
+        let base = name[..end].trim();
+        let template = if bytes.get(end) == Some(&b'<') {
+            let mut depth = 0usize;
+            let mut close = name.len();
+            for (j, b) in name.bytes().enumerate().skip(end) {
+                match b {
+                    b'<' => depth += 1,
+                    b'>' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = j;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            &name[end + 1..close]
+        } else {
+            ""
+        };
+        Signature { base, template }
+    }
+
+    /// The top-level template arguments, in order.
+    fn template_args(&self) -> impl Iterator<Item = &'a str> {
+        let t = self.template;
+        let mut depth = 0i32;
+        let mut start = 0;
+        let mut out = Vec::new();
+        for (i, b) in t.bytes().enumerate() {
+            match b {
+                b'<' | b'(' => depth += 1,
+                b'>' | b')' => depth -= 1,
+                b',' if depth == 0 => {
+                    out.push(t[start..i].trim());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        if !t.is_empty() {
+            out.push(t[start..].trim());
+        }
+        out.into_iter()
+    }
+}
+
+/// The collective's kind from its (lower-case) name.
 fn collective_kind(lower: &str) -> CollectiveKind {
     let squashed: String = lower.chars().filter(|c| *c != '_' && *c != '-').collect();
-    if squashed.contains("allreduce") || squashed.contains("crossdevicereduce") {
+    let expert_parallel = [
+        "epdispatch",
+        "epcombine",
+        "ep::",
+        "internodell",
+        "notifydispatch",
+        "notifycombine",
+        "cachednotify",
+        "pplx",
+        "nvshmem",
+    ]
+    .iter()
+    .any(|p| squashed.contains(p));
+    if expert_parallel && squashed.contains("dispatch") {
+        CollectiveKind::Dispatch
+    } else if expert_parallel && squashed.contains("combine") {
+        CollectiveKind::Combine
+    } else if squashed.contains("allreduce")
+        || squashed.contains("crossdevicereduce")
+        || squashed.contains("quickreduce")
+        || squashed.contains("lamport")
+        || squashed.contains("customar")
+    {
         CollectiveKind::AllReduce
     } else if squashed.contains("allgather") {
         CollectiveKind::AllGather

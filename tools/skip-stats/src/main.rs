@@ -11,8 +11,8 @@ use clap::Parser;
 /// Verdict and host-side cause of launch overhead, from one GPU profiler capture.
 ///
 /// Reads a PyTorch profiler (Kineto) trace `.json` / `.json.gz`, a JAX
-/// `*.trace.json.gz`, or a directory of rank traces (one block per rank, then which
-/// rank's last common step ended last). `.xplane.pb` input is not supported yet.
+/// `*.trace.json.gz`, an `.xplane.pb`, or a directory of rank traces (one block per
+/// rank, then which rank's last common step ended last).
 ///
 /// Prints, per capture:
 ///   - the verdict (GPU-bound, host/launch-bound or mixed) in one sentence with its
@@ -21,17 +21,26 @@ use clap::Parser;
 ///     collective, memcpy, memset, idle; overlaps merged, never double counted) and the
 ///     check that the parts sum to the span;
 ///   - the host events on launching threads that overlap the GPU-idle gaps of the
-///     busiest stream, ranked by overlapped time;
-///   - SKIP metrics (TKLQT, AKD, IL, GPU idle) per step (median, min, max) and total;
+///     critical stream (the one with the most compute time; a stream busy with
+///     collectives is reported as communication, not as GPU work), ranked by
+///     overlapped time;
+///   - SKIP metrics (TKLQT, AKD, IL, GPU idle = IL - union of kernel intervals) per
+///     step (median, min, max) and total; activities in flight at the capture's start
+///     are counted apart and left out;
 ///   - the launch join: activities with and without a host launch, launch-to-start delay.
 ///
 /// Steps come from ProfilerStep#N, JAX step markers, or repeated executions of one XLA
 /// module; with none, the whole capture is one step (a diagnostic says so).
 ///
 /// Writes `rows.csv` into --out: one row per GPU activity joined to its host launch
-/// (device, stream, kind, name, start_ns, dur_ns, step, launch_thread, launch_name,
-/// launch_start_ns, launch_dur_ns, launch_to_start_ns; a leading rank column for a
-/// directory). Activities without a launch have empty launch columns.
+/// (device, stream, kind, class, collective, name, start_ns, dur_ns, step,
+/// launch_thread, launch_name, launch_start_ns, launch_dur_ns, launch_to_start_ns; a
+/// leading rank column for a directory). `kind` is the budget category (compute,
+/// collective, memcpy, memset); `class` the kernel classification table's class (gemm,
+/// convolution, attention, elementwise, reduction, collective, memcpy, memset, other)
+/// and `collective` its kind (all-reduce, EP dispatch, ...). Activities without a launch
+/// have empty launch columns; activities in flight at the capture's start have an empty
+/// step; a start before the launch (clock skew) leaves launch_to_start_ns empty.
 ///
 /// Examples:
 ///   skip-stats trace.json.gz

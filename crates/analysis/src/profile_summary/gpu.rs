@@ -3,10 +3,11 @@
 //! Only GPU activities (kernels, memcpys, memsets) are counted, in integer nanoseconds.
 //! Each is attributed to the CPU op that launched it ([`Capture::launching_op`]:
 //! correlation id → runtime launch call → innermost `cpu_op` around that call on the
-//! same thread, or the op with the same `External id`) and bucketed by the seed's rules
-//! applied to that op's name, then, if the op's name matches no rule, to the activity's
-//! own name. Every activity lands in exactly one bucket, so the buckets sum to the GPU
-//! time exactly.
+//! same thread, or the op with the same `External id`) and bucketed by the rules of
+//! [`super::buckets`]: an ATen primitive's name when all its kernels are of one class,
+//! else the kernel's class from the workspace table, else the op's or kernel's name.
+//! Every activity lands in exactly one bucket, so the buckets sum to the GPU time
+//! exactly.
 //!
 //! The top-ops table groups GPU time by the launching CPU op's name (an activity with no
 //! launching op is grouped under its own name, marked `[no op]`): that is the unit a
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use trace_model::{ActivityKind, Capture, KernelClass, Nanos, StringId};
 
-use super::rules::{self, OTHER, SDPA_BACKENDS};
+use super::buckets::{self, OTHER};
 use super::{Config, py};
 use crate::Error;
 
@@ -28,32 +29,30 @@ use crate::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
-    /// The launching CPU op's name matched a bucket rule.
-    OpName,
-    /// The launching op's name matched no rule; the activity's own name decided.
-    KernelNameUnderOp,
-    /// No launching op was found; the activity's own name decided.
-    KernelNameNoOp,
-    /// Neither the launching op's name (if any) nor the activity's own name matched a
-    /// rule; the workspace's kernel classification (`trace_model::classify_kernel`) put it
-    /// in a bucket (cuBLAS/hipBLASLt GEMMs, fused attention, NCCL/RCCL, copies).
+    /// The launching op is an ATen primitive whose kernels are all of one class (or of
+    /// none the table knows): the op's name decided.
+    AtenOp,
+    /// The workspace's kernel classification (`trace_model::classify_kernel`) decided:
+    /// the launching op is composite or custom, or launches kernels of several classes,
+    /// or there is no launching op.
     KernelClass,
+    /// The table could not place the kernel; the launching op's name decided.
+    OpName,
+    /// The table could not place the kernel and there is no usable op name; the
+    /// kernel's own name decided.
+    KernelName,
+    /// Nothing decided: the activity is in `other`.
+    Unclassified,
 }
 
-/// The seed bucket of a kernel class, for activities no name rule matched; `other`
-/// where the seed has no bucket for the class (convolutions, reductions, memsets).
-fn bucket_of_class(class: KernelClass) -> &'static str {
-    match class {
-        KernelClass::Gemm => rules::GEMM,
-        KernelClass::Attention => rules::ATTENTION,
-        KernelClass::Elementwise => rules::ELEMENTWISE,
-        KernelClass::Collective(_) => rules::COLLECTIVE,
-        KernelClass::Memcpy(_) => rules::MEMORY,
-        KernelClass::Convolution
-        | KernelClass::Reduction
-        | KernelClass::Memset
-        | KernelClass::Other => OTHER,
-    }
+impl Basis {
+    const ALL: [Basis; 5] = [
+        Basis::AtenOp,
+        Basis::KernelClass,
+        Basis::OpName,
+        Basis::KernelName,
+        Basis::Unclassified,
+    ];
 }
 
 /// GPU time in one bucket.
@@ -66,7 +65,7 @@ pub struct BucketRow {
     pub activities: u64,
 }
 
-/// GPU time attributed to one backend by the seed's attention-backend patterns.
+/// GPU time of one attention backend, recognised by kernel name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BackendRow {
     pub backend: &'static str,
@@ -85,6 +84,8 @@ pub struct OpRow {
     pub activities: u64,
     /// The bucket most of this row's GPU time went to.
     pub bucket: &'static str,
+    /// True when the row's GPU time went to more than one bucket.
+    pub mixed: bool,
 }
 
 /// GPU time and activity count per attribution basis.
@@ -103,6 +104,47 @@ pub struct TrustItem {
     pub count: u64,
 }
 
+/// Whether the capture trains or only runs the model, which decides which hints apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// A backward pass or an optimizer step is in the capture.
+    Training,
+    /// Neither is: forward passes only (inference, or evaluation).
+    Inference,
+}
+
+impl Phase {
+    /// Inferred from host op names: autograd's `*Backward*` nodes and `aten::*_backward`
+    /// ops, `Optimizer.step`, `zero_grad`, fused optimizer kernels' ops.
+    pub fn of(capture: &Capture) -> Phase {
+        let mut seen: HashMap<StringId, bool> = HashMap::new();
+        let training = capture.host_events.iter().any(|e| {
+            *seen.entry(e.name).or_insert_with(|| {
+                let name = capture.name(e.name);
+                name.contains("Backward")
+                    || name.contains("_backward")
+                    || name.starts_with("autograd::engine")
+                    || name.starts_with("Optimizer.step")
+                    || name.contains("Optimizer.zero_grad")
+                    || name.starts_with("aten::_fused_adam")
+            })
+        });
+        if training {
+            Phase::Training
+        } else {
+            Phase::Inference
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Training => "training (a backward pass or optimizer step is in the capture)",
+            Phase::Inference => "inference (no backward pass and no optimizer step in the capture)",
+        }
+    }
+}
+
 /// The default-mode summary of one capture.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuSummary {
@@ -113,43 +155,53 @@ pub struct GpuSummary {
     pub kernels: u64,
     pub memcpys: u64,
     pub memsets: u64,
-    /// Non-empty buckets, by GPU time descending (ties in rule order).
+    /// Non-empty buckets, by GPU time descending (ties in [`buckets::ALL`] order).
     pub buckets: Vec<BucketRow>,
     pub attribution: Vec<BasisRow>,
-    /// Backends with any hit, by GPU time descending (ties in the seed's order).
+    /// Backends of the attention bucket's activities, by GPU time descending; attention
+    /// time whose kernel names say no backend is under `unknown`.
     pub attention_backends: Vec<BackendRow>,
-    /// The first backend with the most time, as the seed's `max()` picks it.
+    /// The backend with the most attention time (`unknown` included).
     pub dominant_backend: Option<&'static str>,
+    /// When some attention time has no recognised backend: the largest such kernels
+    /// (name, GPU time in ns), at most five.
+    pub unknown_attention_kernels: Vec<(String, i64)>,
     /// Every op row, by GPU time descending (ties in first-launch order).
     pub ops: Vec<OpRow>,
-    /// Percent of GPU time in the GEMM and attention buckets together.
+    /// Percent of GPU time in the GEMM, convolution and attention buckets together.
     pub core_compute_percent: f64,
+    pub phase: Phase,
     pub trust: Vec<TrustItem>,
 }
 
+/// The backend name for attention time whose kernels say none.
+pub const UNKNOWN_BACKEND: &str = "unknown";
+/// The backend name for attention done as separate kernels under the math SDPA op.
+pub const MATH_BACKEND: &str = "math (unfused SDPA)";
+
 /// Computes the default-mode summary of a loaded capture.
 pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSummary {
+    // First pass: the kinds of kernel each launching op name launches, to tell ATen ops
+    // of one meaning from those whose kernels fall into several classes.
+    let mut op_kinds: HashMap<StringId, u8> = HashMap::new();
+    for activity in &capture.activities {
+        if let Some(op) = capture.launching_op(activity) {
+            let rule = buckets::of_aten_op(capture.name(op.name));
+            *op_kinds.entry(op.name).or_default() |= buckets::kind_bit(activity.class, rule);
+        }
+    }
+
     let mut gpu_time = 0i64;
     let (mut kernels, mut memcpys, mut memsets) = (0u64, 0u64, 0u64);
-    let mut bucket_time: Vec<(&'static str, i64, u64)> =
-        rules::bucket_names().map(|b| (b, 0, 0)).collect();
-    let mut basis_time = [
-        (Basis::OpName, 0i64, 0u64),
-        (Basis::KernelNameUnderOp, 0, 0),
-        (Basis::KernelNameNoOp, 0, 0),
-        (Basis::KernelClass, 0, 0),
-    ];
-    let mut backend_time: Vec<(&'static str, i64, u64)> =
-        SDPA_BACKENDS.iter().map(|(b, _)| (*b, 0, 0)).collect();
+    let mut bucket_time = [(0i64, 0u64); buckets::ALL.len()];
+    let mut basis_time = Basis::ALL.map(|b| (b, 0i64, 0u64));
+    let mut backend_time: Vec<(&'static str, i64, u64)> = Vec::new();
+    let mut unknown_attention: HashMap<StringId, i64> = HashMap::new();
     // Op rows keyed by (name, is_cpu_op), in first-launch order (activities sorted by stream, start).
     let mut op_index: HashMap<(StringId, bool), usize> = HashMap::new();
-    let mut op_rows: Vec<(StringId, bool, i64, u64, Vec<i64>)> = Vec::new();
-    let mut bucket_cache: HashMap<StringId, &'static str> = HashMap::new();
-    let mut bucket_by_name = |id: StringId| {
-        *bucket_cache
-            .entry(id)
-            .or_insert_with(|| rules::bucket_of(capture.name(id)))
-    };
+    let mut op_rows: Vec<(StringId, bool, i64, u64, [i64; buckets::ALL.len()])> = Vec::new();
+    let mut decided: HashMap<(StringId, Option<StringId>, KernelClass), (&'static str, Basis)> =
+        HashMap::new();
 
     for activity in &capture.activities {
         let dur = activity.dur.0;
@@ -160,23 +212,30 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
             ActivityKind::Memset => memsets += 1,
         }
         let op = capture.launching_op(activity);
-        let (bucket, basis) = match op {
-            Some(op) => match bucket_by_name(op.name) {
-                OTHER => (bucket_by_name(activity.name), Basis::KernelNameUnderOp),
-                bucket => (bucket, Basis::OpName),
-            },
-            None => (bucket_by_name(activity.name), Basis::KernelNameNoOp),
-        };
-        let (bucket, basis) = match (bucket, bucket_of_class(activity.class)) {
-            (OTHER, by_class) if by_class != OTHER => (by_class, Basis::KernelClass),
-            _ => (bucket, basis),
-        };
-        let bucket_idx = bucket_time
-            .iter()
-            .position(|(b, _, _)| *b == bucket)
-            .expect("invariant: bucket_of returns one of bucket_names()");
-        bucket_time[bucket_idx].1 += dur;
-        bucket_time[bucket_idx].2 += 1;
+        let (bucket, basis) = *decided
+            .entry((activity.name, op.map(|o| o.name), activity.class))
+            .or_insert_with(|| {
+                let kernel_name = capture.name(activity.name);
+                let op_name = op.map(|o| capture.name(o.name));
+                let aten_rule = op_name.and_then(buckets::of_aten_op);
+                let one_kind = op
+                    .map(|o| op_kinds[&o.name])
+                    .is_some_and(|bits| bits.count_ones() <= 1);
+                if let (Some(rule), true) = (aten_rule, one_kind) {
+                    (rule, Basis::AtenOp)
+                } else if let Some(bucket) = buckets::of_class(activity.class, kernel_name) {
+                    (bucket, Basis::KernelClass)
+                } else if let Some(rule) = op_name.and_then(buckets::of_op_name) {
+                    (rule, Basis::OpName)
+                } else if let Some(rule) = buckets::of_name(kernel_name) {
+                    (rule, Basis::KernelName)
+                } else {
+                    (OTHER, Basis::Unclassified)
+                }
+            });
+        let bucket_idx = buckets::index(bucket);
+        bucket_time[bucket_idx].0 += dur;
+        bucket_time[bucket_idx].1 += 1;
         let basis_row = basis_time
             .iter_mut()
             .find(|(b, _, _)| *b == basis)
@@ -184,11 +243,24 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         basis_row.1 += dur;
         basis_row.2 += 1;
 
-        let kernel_name = capture.name(activity.name);
-        let op_name = op.map(|op| capture.name(op.name));
-        if let Some(idx) = backend_of(kernel_name).or_else(|| op_name.and_then(backend_of)) {
-            backend_time[idx].1 += dur;
-            backend_time[idx].2 += 1;
+        if bucket == buckets::ATTENTION {
+            let under_math = op.is_some_and(|o| capture.name(o.name) == buckets::MATH_SDPA_OP);
+            let backend = if under_math {
+                Some(MATH_BACKEND)
+            } else {
+                buckets::attention_backend(capture.name(activity.name))
+            };
+            let backend = backend.unwrap_or_else(|| {
+                *unknown_attention.entry(activity.name).or_default() += dur;
+                UNKNOWN_BACKEND
+            });
+            match backend_time.iter_mut().find(|(b, _, _)| *b == backend) {
+                Some(row) => {
+                    row.1 += dur;
+                    row.2 += 1;
+                }
+                None => backend_time.push((backend, dur, 1)),
+            }
         }
 
         let key = match op {
@@ -196,7 +268,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
             None => (activity.name, false),
         };
         let slot = *op_index.entry(key).or_insert_with(|| {
-            op_rows.push((key.0, key.1, 0, 0, vec![0; bucket_time.len()]));
+            op_rows.push((key.0, key.1, 0, 0, [0; buckets::ALL.len()]));
             op_rows.len() - 1
         });
         let row = &mut op_rows[slot];
@@ -205,48 +277,41 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         row.4[bucket_idx] += dur;
     }
 
-    let percent = |time: i64| {
-        if gpu_time > 0 {
-            time as f64 / gpu_time as f64 * 100.0
-        } else {
-            0.0
-        }
-    };
-    let mut buckets: Vec<BucketRow> = bucket_time
+    let percent = |time: i64| percent_of(time, gpu_time);
+    let mut bucket_rows: Vec<BucketRow> = buckets::ALL
         .iter()
-        .filter(|(_, _, count)| *count > 0)
-        .map(|&(bucket, time_ns, activities)| BucketRow {
+        .zip(bucket_time)
+        .filter(|(_, (_, count))| *count > 0)
+        .map(|(&bucket, (time_ns, activities))| BucketRow {
             bucket,
             time_ns,
             percent: percent(time_ns),
             activities,
         })
         .collect();
-    buckets.sort_by_key(|b| Reverse(b.time_ns));
+    bucket_rows.sort_by_key(|b| Reverse(b.time_ns));
 
     let mut attention_backends: Vec<BackendRow> = backend_time
         .iter()
-        .filter(|(_, _, count)| *count > 0)
         .map(|&(backend, time_ns, activities)| BackendRow {
             backend,
             time_ns,
             activities,
         })
         .collect();
-    let dominant_backend = attention_backends
-        .iter()
-        .fold(None::<&BackendRow>, |best, row| match best {
-            Some(best) if best.time_ns >= row.time_ns => Some(best),
-            _ => Some(row),
-        })
-        .map(|row| row.backend);
     attention_backends.sort_by_key(|b| Reverse(b.time_ns));
+    let dominant_backend = attention_backends.first().map(|b| b.backend);
+    let mut unknown_attention_kernels: Vec<(String, i64)> = unknown_attention
+        .into_iter()
+        .map(|(name, t)| (capture.name(name).to_owned(), t))
+        .collect();
+    unknown_attention_kernels.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    unknown_attention_kernels.truncate(5);
 
-    let bucket_names: Vec<&'static str> = bucket_time.iter().map(|(b, _, _)| *b).collect();
     let mut ops: Vec<OpRow> = op_rows
         .into_iter()
         .map(|(name, is_cpu_op, time_ns, activities, per_bucket)| {
-            // The first bucket (in rule order) with the most time.
+            // The first bucket (in ALL order) with the most time.
             let mut best = 0;
             for (idx, &t) in per_bucket.iter().enumerate() {
                 if t > per_bucket[best] {
@@ -259,19 +324,21 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
                 time_ns,
                 percent: percent(time_ns),
                 activities,
-                bucket: bucket_names[best],
+                bucket: buckets::ALL[best],
+                mixed: per_bucket.iter().filter(|&&t| t > 0).count() > 1,
             }
         })
         .collect();
     ops.sort_by_key(|op| Reverse(op.time_ns));
 
     let share = |bucket: &str| {
-        buckets
+        bucket_rows
             .iter()
             .find(|b| b.bucket == bucket)
             .map_or(0, |b| b.time_ns)
     };
-    let core_compute_percent = percent(share(rules::GEMM) + share(rules::ATTENTION));
+    let core_compute_percent =
+        percent(share(buckets::GEMM) + share(buckets::CONVOLUTION) + share(buckets::ATTENTION));
     let trust = capture
         .diagnostics
         .iter()
@@ -289,7 +356,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         kernels,
         memcpys,
         memsets,
-        buckets,
+        buckets: bucket_rows,
         attribution: basis_time
             .iter()
             .map(|&(basis, time_ns, activities)| BasisRow {
@@ -300,8 +367,10 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
             .collect(),
         attention_backends,
         dominant_backend,
+        unknown_attention_kernels,
         ops,
         core_compute_percent,
+        phase: Phase::of(capture),
         trust,
     }
 }
@@ -316,37 +385,66 @@ pub fn gpu_summary_of_file(path: &Path) -> Result<GpuSummary, Error> {
     Ok(gpu_summary(&capture, &path.to_string_lossy(), rank))
 }
 
-/// The seed's hints, with its thresholds, over GPU-time shares: `(bucket, threshold %,
-/// what it suggests)`.
-pub const HINTS: &[(&str, f64, &str)] = &[
-    (
-        rules::COLLECTIVE,
-        15.0,
-        "collectives are high (> 15 %): wrap gradient accumulation in `no_sync()` to avoid redundant all-reduces; with FSDP, ZeRO-2/3 shards optimizer state so each sync moves less",
-    ),
-    (
-        rules::ELEMENTWISE,
-        15.0,
-        "elementwise is high (> 15 %), so memory-bandwidth bound: a fused RMSNorm + SiLU + Add kernel (apex or Triton) saves 50 %+",
-    ),
-    (
-        rules::MEMORY,
-        8.0,
-        "memory movement is high (> 8 %), a layout problem: check how often permute/transpose/contiguous run; layouts may be converted back and forth",
-    ),
+/// One hint: it fires when `bucket`'s share of GPU time exceeds `threshold` percent,
+/// with advice for the capture's [`Phase`] (`None`: nothing to say for that phase).
+#[derive(Debug, Clone, Copy)]
+pub struct Hint {
+    pub bucket: &'static str,
+    pub threshold: f64,
+    pub training: Option<&'static str>,
+    pub inference: Option<&'static str>,
+}
+
+/// The seed's thresholds, with advice that fits the phase: training-only knobs
+/// (`no_sync`, optimizer-state sharding) never reach an inference capture.
+pub const HINTS: &[Hint] = &[
+    Hint {
+        bucket: buckets::COMMUNICATION,
+        threshold: 15.0,
+        training: Some(
+            "communication is high (> 15 %): wrap gradient accumulation in `no_sync()` to avoid redundant all-reduces; with FSDP, ZeRO-2/3 shards optimizer state so each sync moves less; check that gradient all-reduces overlap the backward pass. Collective kernel time includes waiting for peers, so a slow rank inflates it on every other rank.",
+        ),
+        inference: Some(
+            "communication is high (> 15 %): check the parallel layout (tensor- vs expert-parallel degree for the batch size), whether communication overlaps compute (e.g. two micro-batches in flight), and the all-reduce implementation for small messages (custom or symmetric-memory all-reduce). Collective kernel time includes waiting for peers.",
+        ),
+    },
+    Hint {
+        bucket: buckets::ELEMENTWISE,
+        threshold: 15.0,
+        training: Some(
+            "elementwise is high (> 15 %), which is memory-bandwidth bound: fuse norm, activation and residual chains (torch.compile, or fused kernels) so each tensor makes fewer round trips through memory; the top-ops table shows which ops to start with",
+        ),
+        inference: Some(
+            "elementwise is high (> 15 %), which is memory-bandwidth bound: fuse norm, activation, residual and quantisation steps (torch.compile, or the serving engine's fused kernels); at small batch sizes, CUDA graphs also remove the launch gaps between these short kernels",
+        ),
+    },
+    Hint {
+        bucket: buckets::MEMORY,
+        threshold: 8.0,
+        training: Some(
+            "memory movement is high (> 8 %), a layout problem: check how often permute/transpose/contiguous/copy run; layouts may be converted back and forth",
+        ),
+        inference: Some(
+            "memory movement is high (> 8 %): check host-device copies per step (inputs, sampled tokens) and layout conversions; KV-cache copies and dtype casts show here too",
+        ),
+    },
 ];
 
 /// The hints that apply to a summary: `(bucket, percent, text)`.
 pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
     HINTS
         .iter()
-        .filter_map(|&(bucket, threshold, text)| {
+        .filter_map(|hint| {
+            let text = match summary.phase {
+                Phase::Training => hint.training,
+                Phase::Inference => hint.inference,
+            }?;
             let pct = summary
                 .buckets
                 .iter()
-                .find(|b| b.bucket == bucket)
+                .find(|b| b.bucket == hint.bucket)
                 .map_or(0.0, |b| b.percent);
-            (pct > threshold).then_some((bucket, pct, text))
+            (pct > hint.threshold).then_some((hint.bucket, pct, text))
         })
         .collect()
 }
@@ -378,7 +476,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket [measured] (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
+        "\n GPU time by bucket [measured] (an ATen op's name when its kernels are of one class, else the kernel's class, else the op's or kernel's name):"
     );
     let _ = writeln!(
         out,
@@ -409,11 +507,15 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
 
     let _ = writeln!(out, "\n How each activity was bucketed [measured]:");
     for row in &summary.attribution {
+        if row.activities == 0 {
+            continue;
+        }
         let what = match row.basis {
-            Basis::OpName => "by its launching CPU op's name",
-            Basis::KernelNameUnderOp => "by its own name (launching op's name matched no rule)",
-            Basis::KernelNameNoOp => "by its own name (no launching CPU op found)",
-            Basis::KernelClass => "by the kernel classification table (no name rule matched)",
+            Basis::AtenOp => "by its launching ATen op's name (all the op's kernels of one class)",
+            Basis::KernelClass => "by the kernel classification table",
+            Basis::OpName => "by its launching op's name (kernel not in the table)",
+            Basis::KernelName => "by its own name (kernel not in the table, no op rule)",
+            Basis::Unclassified => "not placed: bucket other",
         };
         let _ = writeln!(
             out,
@@ -424,47 +526,12 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
         );
     }
 
-    let _ = writeln!(
-        out,
-        "\n Attention backend detection [inferred from name patterns] (kernel names; the launching op's name when the kernel's matches no pattern):"
-    );
-    if summary.attention_backends.is_empty() {
-        let _ = writeln!(
-            out,
-            " no attention kernel recognised (names may be encoded, or SDPA was not used)"
-        );
-    } else {
-        for row in &summary.attention_backends {
-            let marker = if Some(row.backend) == summary.dominant_backend {
-                " <- DOMINANT"
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                out,
-                " {:20}: {:>12} {:>6.1}%{marker}",
-                row.backend,
-                Nanos(row.time_ns).human(),
-                percent_of(row.time_ns, summary.gpu_time_ns)
-            );
-        }
-        let attention_time = summary
-            .buckets
-            .iter()
-            .find(|b| b.bucket == rules::ATTENTION)
-            .map_or(0, |b| b.time_ns);
-        if attention_time > 0 && summary.dominant_backend != Some(rules::FLASH) {
-            let _ = writeln!(
-                out,
-                " Not using FlashAttention. Try `torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)` (inferred: whether FA applies depends on dtype, head size and GPU)."
-            );
-        }
-    }
+    render_backends(&mut out, summary);
 
     let shown = py::python_prefix_len(summary.ops.len(), top_n);
     let _ = writeln!(
         out,
-        "\n Top {top_n} CPU ops by the GPU time they launched [measured] ([no op]: activity with no launching CPU op):"
+        "\n Top {top_n} CPU ops by the GPU time they launched [measured] ([no op]: activity with no launching CPU op; bucket*: the op's time went to several buckets, the largest is shown):"
     );
     let _ = writeln!(
         out,
@@ -480,7 +547,11 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
             Nanos(op.time_ns).human(),
             op.percent,
             op.activities,
-            op.bucket,
+            if op.mixed {
+                format!("{}*", op.bucket)
+            } else {
+                op.bucket.to_owned()
+            },
             py::truncate_name(&op.name)
         );
     }
@@ -488,14 +559,15 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
     let _ = writeln!(out, "\n{rule}");
     let _ = writeln!(
         out,
-        " Hints [inferred] (the seed's thresholds, over shares of GPU time):"
+        " Hints [inferred] (the seed's thresholds, over shares of GPU time; advice for {})",
+        summary.phase.label()
     );
     let _ = writeln!(out, "{rule}");
     let applicable = hints(summary);
     if applicable.is_empty() {
         let _ = writeln!(
             out,
-            " none: collectives <= 15 %, elementwise <= 15 %, memory movement <= 8 %"
+            " none: communication <= 15 %, elementwise <= 15 %, memory movement <= 8 %"
         );
     }
     for (bucket, pct, text) in applicable {
@@ -503,13 +575,15 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
     }
     let _ = writeln!(
         out,
-        "\n Matmul + attention (core compute): {:.1}% of GPU time [measured]",
+        "\n Matmul + convolution + attention (core compute): {:.1}% of GPU time [measured]",
         summary.core_compute_percent
     );
-    let _ = writeln!(
-        out,
-        " Below 50 %, most GPU time goes to non-core ops: there is room to optimise (in Llama 3 training this is usually 60-75 %; the seed's rule of thumb)."
-    );
+    if summary.phase == Phase::Training {
+        let _ = writeln!(
+            out,
+            " Below 50 %, most GPU time goes to non-core ops: there is room to optimise (in Llama 3 training this is usually 60-75 %; the original script's rule of thumb)."
+        );
+    }
     render_trust(&mut out, summary);
     out
 }
@@ -530,7 +604,8 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
         let _ = writeln!(out, " {label:>10}: {}", s.file);
     }
     // Buckets with time on any rank, by total time descending, ties in rule order.
-    let mut rows: Vec<(&'static str, i64)> = rules::bucket_names()
+    let mut rows: Vec<(&'static str, i64)> = buckets::ALL
+        .into_iter()
         .map(|bucket| {
             let total = summaries
                 .iter()
@@ -549,7 +624,7 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket per rank [measured] (each activity bucketed by its launching CPU op, else its own name, else its kernel class):"
+        "\n GPU time by bucket per rank [measured] (an ATen op's name when its kernels are of one class, else the kernel's class, else the op's or kernel's name):"
     );
     let mut header = format!(" {:28}", "bucket");
     for label in &labels {
@@ -573,7 +648,7 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
         let _ = write!(line, " {cell:>20}");
     }
     let _ = writeln!(out, "{line}");
-    let mut line = format!(" {:28}", "matmul + attention");
+    let mut line = format!(" {:28}", "matmul + conv + attention");
     for s in summaries {
         let _ = write!(line, " {:>19.1}%", s.core_compute_percent);
     }
@@ -583,13 +658,17 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
         let _ = write!(line, " {:>20}", s.dominant_backend.unwrap_or("-"));
     }
     let _ = writeln!(out, "{line}");
-    for &(bucket, threshold, _) in HINTS {
+    for hint in HINTS {
         let mut line = format!(
             " {:28}",
-            format!("hint: {} > {threshold:.0} %", short_bucket(bucket))
+            format!(
+                "hint: {} > {:.0} %",
+                short_bucket(hint.bucket),
+                hint.threshold
+            )
         );
         for s in summaries {
-            let fired = hints(s).iter().any(|h| h.0 == bucket);
+            let fired = hints(s).iter().any(|h| h.0 == hint.bucket);
             let _ = write!(line, " {:>20}", if fired { "yes" } else { "-" });
         }
         let _ = writeln!(out, "{line}");
@@ -633,6 +712,51 @@ fn json_line(value: &impl Serialize) -> String {
     text
 }
 
+fn render_backends(out: &mut String, summary: &GpuSummary) {
+    let _ = writeln!(
+        out,
+        "\n Attention backend [inferred from kernel names] (over the attention bucket):"
+    );
+    if summary.attention_backends.is_empty() {
+        let _ = writeln!(out, " no GPU time in the attention bucket");
+        return;
+    }
+    for row in &summary.attention_backends {
+        let marker = if Some(row.backend) == summary.dominant_backend {
+            " <- DOMINANT"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            " {:44}: {:>12} {:>6.1}%{marker}",
+            row.backend,
+            Nanos(row.time_ns).human(),
+            percent_of(row.time_ns, summary.gpu_time_ns)
+        );
+    }
+    if !summary.unknown_attention_kernels.is_empty() {
+        let _ = writeln!(
+            out,
+            " unknown: no backend recognised in these kernel names (largest first):"
+        );
+        for (name, time) in &summary.unknown_attention_kernels {
+            let _ = writeln!(
+                out,
+                "   {:>12}  {}",
+                Nanos(*time).human(),
+                py::truncate_name(name)
+            );
+        }
+    }
+    if summary.dominant_backend == Some(MATH_BACKEND) {
+        let _ = writeln!(
+            out,
+            " Attention runs unfused (math SDPA). Try `torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)` or the efficient backend (inferred: which fused backend applies depends on dtype, head size, mask and GPU)."
+        );
+    }
+}
+
 fn render_trust(out: &mut String, summary: &GpuSummary) {
     if summary.trust.is_empty() {
         return;
@@ -657,13 +781,6 @@ fn percent_of(part: i64, whole: i64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// Index in [`SDPA_BACKENDS`] of the first backend with a pattern in `name`.
-fn backend_of(name: &str) -> Option<usize> {
-    SDPA_BACKENDS
-        .iter()
-        .position(|(_, patterns)| patterns.iter().any(|p| name.contains(p)))
 }
 
 #[cfg(test)]
@@ -703,18 +820,18 @@ mod tests {
                 .find(|b| b.bucket == name)
                 .map(|b| b.time_ns)
         };
-        assert_eq!(bucket(rules::GEMM), Some(40_500));
-        assert_eq!(bucket(rules::MEMORY), Some(3_000));
-        assert_eq!(bucket(rules::COLLECTIVE), Some(10_000));
+        assert_eq!(bucket(buckets::GEMM), Some(40_500));
+        assert_eq!(bucket(buckets::MEMORY), Some(3_000));
+        assert_eq!(bucket(buckets::COMMUNICATION), Some(10_000));
         let basis = |b: Basis| {
             s.attribution
                 .iter()
                 .find(|r| r.basis == b)
                 .map(|r| r.activities)
         };
-        assert_eq!(basis(Basis::OpName), Some(1));
-        assert_eq!(basis(Basis::KernelNameUnderOp), Some(1));
-        assert_eq!(basis(Basis::KernelNameNoOp), Some(1));
+        assert_eq!(basis(Basis::AtenOp), Some(2));
+        assert_eq!(basis(Basis::KernelClass), Some(1));
+        assert_eq!(basis(Basis::OpName), Some(0));
         assert_eq!(s.ops[0].name, "aten::addmm");
         assert!(s.ops[0].is_cpu_op);
         assert_eq!(s.ops[1].name, "ncclKernel_AllReduce_RING_LL_Sum_float");
@@ -722,7 +839,11 @@ mod tests {
         assert!((s.core_compute_percent - 40_500.0 / 53_500.0 * 100.0).abs() < 1e-9);
         let text = render_text(&s, 25);
         assert!(text.contains("[no op] ncclKernel_AllReduce"), "{text}");
-        assert!(hints(&s).iter().any(|h| h.0 == rules::COLLECTIVE));
+        // No backward pass: inference advice, never `no_sync`.
+        assert_eq!(s.phase, Phase::Inference);
+        let fired = hints(&s);
+        assert!(fired.iter().any(|h| h.0 == buckets::COMMUNICATION));
+        assert!(fired.iter().all(|h| !h.2.contains("no_sync")));
     }
 
     #[test]

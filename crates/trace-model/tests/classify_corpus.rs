@@ -1,0 +1,169 @@
+//! The kernel classification table against the corpus in `testdata/classify/kernels.tsv`:
+//! real kernel names (from the shared traces and public sources), each with the class it
+//! was judged to have from what the kernel does, and where the name was seen.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use trace_model::{CollectiveKind, KernelClass, classify_kernel};
+
+struct Row {
+    line: usize,
+    class: String,
+    kind: String,
+    source: String,
+    name: String,
+    note: String,
+}
+
+fn corpus() -> Vec<Row> {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/classify/kernels.tsv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|(i, l)| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert!(
+                f.len() == 4 || f.len() == 5,
+                "kernels.tsv line {}: {} fields",
+                i + 1,
+                f.len()
+            );
+            Row {
+                line: i + 1,
+                class: f[0].to_owned(),
+                kind: f[1].to_owned(),
+                source: f[2].to_owned(),
+                name: f[3].to_owned(),
+                note: f.get(4).copied().unwrap_or("").to_owned(),
+            }
+        })
+        .collect()
+}
+
+fn class_word(c: KernelClass) -> &'static str {
+    match c {
+        KernelClass::Gemm => "gemm",
+        KernelClass::Convolution => "convolution",
+        KernelClass::Attention => "attention",
+        KernelClass::Elementwise => "elementwise",
+        KernelClass::Reduction => "reduction",
+        KernelClass::Collective(_) => "collective",
+        KernelClass::Memcpy(_) => "memcpy",
+        KernelClass::Memset => "memset",
+        KernelClass::Other => "other",
+    }
+}
+
+fn kind_word(c: KernelClass) -> &'static str {
+    match c {
+        KernelClass::Collective(k) => match k {
+            CollectiveKind::AllReduce => "all-reduce",
+            CollectiveKind::AllGather => "all-gather",
+            CollectiveKind::ReduceScatter => "reduce-scatter",
+            CollectiveKind::AllToAll => "all-to-all",
+            CollectiveKind::Broadcast => "broadcast",
+            CollectiveKind::Reduce => "reduce",
+            CollectiveKind::SendRecv => "send-recv",
+            CollectiveKind::Dispatch => "dispatch",
+            CollectiveKind::Combine => "combine",
+            CollectiveKind::Other => "other",
+        },
+        _ => "-",
+    }
+}
+
+#[test]
+fn every_corpus_name_gets_its_class_and_kind() {
+    let rows = corpus();
+    let mut wrong = Vec::new();
+    for r in &rows {
+        let got = classify_kernel(&r.name);
+        if class_word(got) != r.class || kind_word(got) != r.kind {
+            wrong.push(format!(
+                "line {}: expected {}/{}, got {}/{}: {}  [{}]",
+                r.line,
+                r.class,
+                r.kind,
+                class_word(got),
+                kind_word(got),
+                r.name,
+                r.note
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} corpus names misclassified:\n{}",
+        wrong.len(),
+        rows.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The corpus is big enough, names where each came from, and covers every class and the
+/// ordering pitfalls the table's order exists for.
+#[test]
+fn the_corpus_covers_the_families() {
+    let rows = corpus();
+    assert!(rows.len() >= 300, "{} rows", rows.len());
+    let mut per_class: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &rows {
+        *per_class.entry(r.class.as_str()).or_default() += 1;
+        assert!(
+            r.source.starts_with("shared:") || r.source.starts_with("public:"),
+            "line {}: source {:?}",
+            r.line,
+            r.source
+        );
+    }
+    for class in [
+        "gemm",
+        "convolution",
+        "attention",
+        "elementwise",
+        "reduction",
+        "collective",
+        "memcpy",
+        "memset",
+    ] {
+        assert!(
+            per_class.get(class).copied().unwrap_or(0) >= 3,
+            "{class}: {per_class:?}"
+        );
+    }
+    let has = |class: &str, needle: &str| {
+        rows.iter()
+            .any(|r| r.class == class && r.name.to_ascii_lowercase().contains(needle))
+    };
+    // Families named by the issue that made this table what it is.
+    for (class, needle) in [
+        ("gemm", "mxe2m1"),
+        ("gemm", "fused_moe"),
+        ("gemm", "matmul_ogs"),
+        ("gemm", "nvjet"),
+        ("gemm", "cijk_"),
+        ("gemm", "swiglu"),
+        ("convolution", "igemm_"),
+        ("convolution", "naive_conv"),
+        ("convolution", "fprop"),
+        ("convolution", "conv"),
+        ("collective", "dispatch"),
+        ("collective", "combine"),
+        ("collective", "cross_device_reduce"),
+        ("collective", "all_reduce"),
+        ("reduction", "routing"),
+        ("reduction", "moe_align"),
+        ("attention", "fmha"),
+        ("attention", "batchprefill"),
+    ] {
+        assert!(has(class, needle), "no {class} row with {needle:?}");
+    }
+    let pitfalls = rows
+        .iter()
+        .filter(|r| r.note.starts_with("pitfall:"))
+        .count();
+    assert!(pitfalls >= 10, "{pitfalls} pitfall rows");
+}
