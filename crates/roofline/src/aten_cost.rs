@@ -465,3 +465,226 @@ fn attention(
         note,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(dims: &[&[i64]], types: &[&str], concrete: &[&str]) -> ShapeArgs {
+        ShapeArgs {
+            dims: dims.iter().map(|d| d.to_vec()).collect(),
+            types: types.iter().map(|t| t.to_string()).collect(),
+            concrete: concrete.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    fn check(name: &str, a: &ShapeArgs, kind: OpKind, flops: f64, bytes: f64) {
+        let cost = aten_cost(name, a).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(cost.kind, kind, "{name}");
+        assert_eq!(cost.flops, flops, "{name} FLOPs: {}", cost.note);
+        assert_eq!(cost.bytes, bytes, "{name} bytes: {}", cost.note);
+    }
+
+    const B: &str = "c10::BFloat16";
+
+    #[test]
+    fn gemms() {
+        // linear: M = 4*128 rows, N 512, K 256; bias not counted in FLOPs, in bytes.
+        let a = args(
+            &[&[4, 128, 256], &[512, 256], &[512]],
+            &[B, B, B],
+            &["", "", ""],
+        );
+        let bytes = (512.0 * 256.0 + 256.0 * 512.0 + 512.0 * 512.0 + 512.0) * 2.0;
+        check(
+            "aten::linear",
+            &a,
+            OpKind::Gemm,
+            2.0 * 512.0 * 512.0 * 256.0,
+            bytes,
+        );
+        // addmm(bias, mat1 [M,K], mat2 [K,N]).
+        let a = args(
+            &[&[48], &[16, 32], &[32, 48], &[], &[]],
+            &["float", "float", "float", "Scalar", "Scalar"],
+            &["", "", "", "1", "1"],
+        );
+        let bytes = (16.0 * 32.0 + 32.0 * 48.0 + 16.0 * 48.0 + 48.0) * 4.0;
+        check(
+            "aten::addmm",
+            &a,
+            OpKind::Gemm,
+            2.0 * 16.0 * 48.0 * 32.0,
+            bytes,
+        );
+        // bmm: batch 8 of [128,64] x [64,128].
+        let a = args(&[&[8, 128, 64], &[8, 64, 128]], &[B, B], &["", ""]);
+        let bytes = 8.0 * (128.0 * 64.0 + 64.0 * 128.0 + 128.0 * 128.0) * 2.0;
+        check(
+            "aten::bmm",
+            &a,
+            OpKind::Gemm,
+            2.0 * 8.0 * 128.0 * 128.0 * 64.0,
+            bytes,
+        );
+        // matmul broadcasts the batch dimensions: [3,1] with [5] → 15.
+        let a = args(&[&[3, 1, 8, 16], &[5, 16, 4]], &[B, B], &["", ""]);
+        let cost = aten_cost("aten::matmul", &a).expect("models");
+        assert_eq!(cost.flops, 2.0 * 15.0 * 8.0 * 4.0 * 16.0);
+    }
+
+    #[test]
+    fn sdpa_forward_and_backward_causal() {
+        let q: &[i64] = &[2, 4, 128, 64];
+        // Forward: 2 x B 2 x H 4 x Nq 128 x Nkv 128 x (64 + 64), halved for causal.
+        let full = 2.0 * 2.0 * 4.0 * 128.0 * 128.0 * 128.0;
+        let fwd = |causal: &str| {
+            args(
+                &[q, q, q, &[], &[], &[], &[], &[]],
+                &[B, B, B, "", "Scalar", "Scalar", "", "Scalar"],
+                &["", "", "", "", "0.", causal, "", "False"],
+            )
+        };
+        let tensor_bytes = 2.0 * 4.0 * 128.0 * 64.0 * 2.0;
+        check(
+            "aten::scaled_dot_product_attention",
+            &fwd("False"),
+            OpKind::Attention,
+            full,
+            4.0 * tensor_bytes,
+        );
+        check(
+            "aten::scaled_dot_product_attention",
+            &fwd("True"),
+            OpKind::Attention,
+            full / 2.0,
+            4.0 * tensor_bytes,
+        );
+        // Backward (grad_out, q, k, v, out, logsumexp, cum_q, cum_k, max_q, max_k, dropout,
+        // is_causal, ...): 2.5 x forward, halved for causal; reads q, k, v, out, dO and
+        // writes dq, dk, dv.
+        let lse: &[i64] = &[2, 4, 128];
+        let bwd = args(
+            &[
+                q,
+                q,
+                q,
+                q,
+                q,
+                lse,
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+            ],
+            &[
+                B, B, B, B, B, "float", "", "", "Scalar", "Scalar", "Scalar", "Scalar", "", "",
+                "Scalar",
+            ],
+            &[
+                "", "", "", "", "", "", "", "", "128", "128", "0.", "True", "", "", "0.125",
+            ],
+        );
+        check(
+            "aten::_scaled_dot_product_flash_attention_backward",
+            &bwd,
+            OpKind::Attention,
+            2.5 * full / 2.0,
+            8.0 * tensor_bytes,
+        );
+        // _flash_attention_forward's own layout is (B, N, H, d).
+        let bnhd: &[i64] = &[2, 128, 4, 64];
+        let fa = args(
+            &[bnhd, bnhd, bnhd, &[], &[], &[], &[], &[], &[]],
+            &[B, B, B, "", "", "Scalar", "Scalar", "Scalar", "Scalar"],
+            &["", "", "", "", "", "128", "128", "0.", "True"],
+        );
+        let cost = aten_cost("aten::_flash_attention_forward", &fa).expect("models");
+        assert_eq!(cost.flops, full / 2.0);
+    }
+
+    #[test]
+    fn grouped_strided_convolution_and_backward() {
+        // The HLO test's convolution: input [1,8,9,9], weight [6,4,3,3], stride 2, padding 1,
+        // groups 2 → 13 x 13 valid positions, 2 x 4 x 6 x 169 = 8112 FLOPs.
+        let a = args(
+            &[&[1, 8, 9, 9], &[6, 4, 3, 3], &[], &[], &[], &[], &[]],
+            &[
+                "float",
+                "float",
+                "",
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "Scalar",
+            ],
+            &["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "2"],
+        );
+        let bytes = (8.0 * 81.0 + 6.0 * 36.0 + 6.0 * 25.0) * 4.0;
+        check("aten::conv2d", &a, OpKind::Convolution, 8_112.0, bytes);
+        // convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+        // dilation, transposed, output_padding, groups, output_mask): both gradients.
+        let b = args(
+            &[
+                &[1, 6, 5, 5],
+                &[1, 8, 9, 9],
+                &[6, 4, 3, 3],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+                &[],
+            ],
+            &[
+                "float",
+                "float",
+                "float",
+                "",
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+            ],
+            &[
+                "",
+                "",
+                "",
+                "[6]",
+                "[2, 2]",
+                "[1, 1]",
+                "[1, 1]",
+                "False",
+                "[0, 0]",
+                "2",
+                "[True, True, False]",
+            ],
+        );
+        let reads = (6.0 * 25.0 + 8.0 * 81.0 + 6.0 * 36.0) * 4.0;
+        let writes = (8.0 * 81.0 + 6.0 * 36.0) * 4.0;
+        check(
+            "aten::convolution_backward",
+            &b,
+            OpKind::Convolution,
+            2.0 * 8_112.0,
+            reads + writes,
+        );
+    }
+
+    #[test]
+    fn missing_shapes_are_an_error_not_zero() {
+        let err = aten_cost("aten::mm", &ShapeArgs::default()).expect_err("no shapes");
+        assert!(err.contains("record_shapes=True"), "{err}");
+        assert!(aten_cost("aten::add", &ShapeArgs::default()).is_err());
+    }
+}

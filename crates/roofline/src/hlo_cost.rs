@@ -822,3 +822,212 @@ fn custom_call_cost(inst: &Instruction, operands: &[&Shape], operand_bytes: f64)
 pub fn dtype_of(shape: &Shape) -> Option<Dtype> {
     shape_dtype(shape)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cost of instruction `name` in a module given as HLO text.
+    fn cost_of(text: &str, name: &str) -> OpCost {
+        let module = hlo_parser::parse_module(text).expect("test HLO parses");
+        let index = ModuleIndex::new(&module);
+        let (comp, inst) = index.instruction(name).expect("instruction present");
+        instruction_cost(&index, comp, inst)
+    }
+
+    fn check(text: &str, name: &str, kind: OpKind, flops: Option<f64>, bytes: f64) {
+        let cost = cost_of(text, name);
+        assert_eq!(cost.kind, kind, "{name}: {cost:?}");
+        assert_eq!(cost.flops, flops, "{name} FLOPs: {}", cost.note);
+        assert_eq!(cost.bytes, bytes, "{name} bytes: {}", cost.note);
+    }
+
+    #[test]
+    fn dot_with_batch_dimensions() {
+        let text = r#"HloModule m
+
+ENTRY %main (a: f32[4,32,64], b: f32[4,64,16]) -> f32[4,32,16] {
+  %a = f32[4,32,64]{2,1,0} parameter(0)
+  %b = f32[4,64,16]{2,1,0} parameter(1)
+  ROOT %dot.1 = f32[4,32,16]{2,1,0} dot(f32[4,32,64]{2,1,0} %a, f32[4,64,16]{2,1,0} %b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}
+"#;
+        // 2 x batch 4 x M 32 x N 16 x K 64; bytes (4*32*64 + 4*64*16 + 4*32*16) * 4.
+        check(text, "dot.1", OpKind::Dot, Some(262_144.0), 57_344.0);
+        assert_eq!(cost_of(text, "dot.1").dtype, Dtype::Fp32);
+    }
+
+    #[test]
+    fn grouped_strided_padded_convolution() {
+        let text = r#"HloModule m
+
+ENTRY %main (x: f32[1,8,9,9], w: f32[6,4,3,3]) -> f32[1,6,5,5] {
+  %x = f32[1,8,9,9]{3,2,1,0} parameter(0)
+  %w = f32[6,4,3,3]{3,2,1,0} parameter(1)
+  ROOT %conv = f32[1,6,5,5]{3,2,1,0} convolution(f32[1,8,9,9]{3,2,1,0} %x, f32[6,4,3,3]{3,2,1,0} %w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=2
+}
+"#;
+        // Per spatial dim: 5 outputs x 3 taps = 15 pairs, 2 of them in the padding (output 0
+        // tap 0 reads -1, output 4 tap 2 reads 9) → 13; 13 x 13 = 169 positions.
+        // 2 x (8 in / 2 groups) x 6 out x batch 1 x 169 = 8112.
+        let bytes = (8.0 * 81.0 + 6.0 * 4.0 * 9.0 + 6.0 * 25.0) * 4.0;
+        check(text, "conv", OpKind::Convolution, Some(8_112.0), bytes);
+    }
+
+    #[test]
+    fn dilated_and_batch_grouped_convolution() {
+        let text = r#"HloModule m
+
+ENTRY %main (x: f32[4,2,4], w: f32[2,6,3]) -> f32[2,6,7] {
+  %x = f32[4,2,4]{2,1,0} parameter(0)
+  %w = f32[2,6,3]{2,1,0} parameter(1)
+  ROOT %conv = f32[2,6,7]{2,1,0} convolution(f32[4,2,4]{2,1,0} %x, f32[2,6,3]{2,1,0} %w), window={size=3 pad=1_1 lhs_dilate=2}, dim_labels=bf0_io0->bf0, batch_group_count=2
+}
+"#;
+        // lhs dilation 2 over 4 inputs: taps land on input positions only at even offsets.
+        // Outputs 0..6, taps 0..2: undilated index o - 1 + k; valid when even and /2 in 0..4:
+        // o=0: k=1 (0); o=1: k=0 (0), k=2 (2); o=2: k=1 (2); o=3: k=0, k=2; o=4: k=1;
+        // o=5: k=0 (4), k=2 (6); o=6: k=1 (6) → 1+2+1+2+1+2+1 = 10 positions.
+        // 2 x in-features 2 x out-features 6 x (batch 4 / 2 groups) x 10 = 480.
+        let bytes = (4.0 * 2.0 * 4.0 + 2.0 * 6.0 * 3.0 + 2.0 * 6.0 * 7.0) * 4.0;
+        check(text, "conv", OpKind::Convolution, Some(480.0), bytes);
+    }
+
+    #[test]
+    fn fusion_flops_summed_and_bytes_at_the_boundary() {
+        let text = r#"HloModule m
+
+%fused (p0: f32[128,256], p1: f32[256]) -> f32[128,256] {
+  %p0 = f32[128,256]{1,0} parameter(0)
+  %p1 = f32[256]{0} parameter(1)
+  %b = f32[128,256]{1,0} broadcast(f32[256]{0} %p1), dimensions={1}
+  %add = f32[128,256]{1,0} add(f32[128,256]{1,0} %p0, f32[128,256]{1,0} %b)
+  ROOT %exp = f32[128,256]{1,0} exponential(f32[128,256]{1,0} %add)
+}
+
+ENTRY %main (x: f32[128,256], y: f32[256]) -> f32[128,256] {
+  %x = f32[128,256]{1,0} parameter(0)
+  %y = f32[256]{0} parameter(1)
+  ROOT %fusion = f32[128,256]{1,0} fusion(f32[128,256]{1,0} %x, f32[256]{0} %y), kind=kLoop, calls=%fused
+}
+"#;
+        // add + exp, one FLOP per element each; the broadcast and the intermediates move no
+        // HBM bytes: operands 128*256*4 + 256*4, result 128*256*4.
+        check(
+            text,
+            "fusion",
+            OpKind::Elementwise,
+            Some(65_536.0),
+            131_072.0 + 1_024.0 + 131_072.0,
+        );
+        assert_eq!(cost_of(text, "fusion").transcendental_elements, 32_768.0);
+    }
+
+    #[test]
+    fn gemm_fusion_is_a_dot_and_reduce_counts_the_reducer() {
+        let text = r#"HloModule m
+
+%gemm (p0: bf16[64,32], p1: bf16[32,16]) -> f32[64,16] {
+  %p0 = bf16[64,32]{1,0} parameter(0)
+  %p1 = bf16[32,16]{1,0} parameter(1)
+  ROOT %d = f32[64,16]{1,0} dot(bf16[64,32]{1,0} %p0, bf16[32,16]{1,0} %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+
+ENTRY %main (x: bf16[64,32], y: bf16[32,16]) -> f32[64] {
+  %x = bf16[64,32]{1,0} parameter(0)
+  %y = bf16[32,16]{1,0} parameter(1)
+  %gemm_fusion = f32[64,16]{1,0} fusion(bf16[64,32]{1,0} %x, bf16[32,16]{1,0} %y), kind=kCustom, calls=%gemm
+  %zero = f32[] constant(0)
+  ROOT %r = f32[64]{0} reduce(f32[64,16]{1,0} %gemm_fusion, f32[] %zero), dimensions={1}, to_apply=%sum
+}
+"#;
+        let bytes = (64.0 * 32.0 + 32.0 * 16.0) * 2.0 + 64.0 * 16.0 * 4.0;
+        check(
+            text,
+            "gemm_fusion",
+            OpKind::Dot,
+            Some(2.0 * 64.0 * 16.0 * 32.0),
+            bytes,
+        );
+        assert_eq!(cost_of(text, "gemm_fusion").dtype, Dtype::Bf16);
+        // 64*16 inputs reduced to 64 outputs by a one-add reducer.
+        check(
+            text,
+            "r",
+            OpKind::Reduce,
+            Some(1024.0 - 64.0),
+            4096.0 + 4.0 + 256.0,
+        );
+    }
+
+    #[test]
+    fn cublas_gemm_custom_call_and_collective() {
+        let text = r#"HloModule m
+
+ENTRY %main (a: bf16[2,64,32], b: bf16[2,32,48], c: f32[1024]) -> f32[1024] {
+  %a = bf16[2,64,32]{2,1,0} parameter(0)
+  %b = bf16[2,32,48]{2,1,0} parameter(1)
+  %gemm = (bf16[2,64,48]{2,1,0}, s8[1024]{0}) custom-call(bf16[2,64,32]{2,1,0} %a, bf16[2,32,48]{2,1,0} %b), custom_call_target="__cublas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["2"],"rhs_contracting_dimensions":["1"],"lhs_batch_dimensions":["0"],"rhs_batch_dimensions":["0"]}}}
+  %c = f32[1024]{0} parameter(2)
+  ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %c), replica_groups={}, to_apply=%sum
+}
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+"#;
+        // 2 x batch 2 x M 64 x N 48 x K 32; bytes exclude the s8 workspace.
+        let bytes = (2.0 * 64.0 * 32.0 + 2.0 * 32.0 * 48.0 + 2.0 * 64.0 * 48.0) * 2.0;
+        check(text, "gemm", OpKind::Gemm, Some(393_216.0), bytes);
+        check(text, "ar", OpKind::Collective, None, 8192.0);
+    }
+
+    #[test]
+    fn cudnn_backward_filter_uses_forward_shapes() {
+        let text = r#"HloModule m
+
+ENTRY %main (x: f32[1,8,9,9], dy: f32[1,6,5,5]) -> f32[6,4,3,3] {
+  %x = f32[1,8,9,9]{3,2,1,0} parameter(0)
+  %dy = f32[1,6,5,5]{3,2,1,0} parameter(1)
+  %conv = (f32[6,4,3,3]{3,2,1,0}, u8[0]{0}) custom-call(f32[1,8,9,9]{3,2,1,0} %x, f32[1,6,5,5]{3,2,1,0} %dy), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=2, custom_call_target="__cudnn$convBackwardFilter"
+  ROOT %w = f32[6,4,3,3]{3,2,1,0} get-tuple-element((f32[6,4,3,3]{3,2,1,0}, u8[0]{0}) %conv), index=0
+}
+"#;
+        // The same convolution as `grouped_strided_padded_convolution`: 8112 FLOPs.
+        let bytes = (8.0 * 81.0 + 6.0 * 25.0 + 6.0 * 4.0 * 9.0) * 4.0;
+        check(text, "conv", OpKind::Convolution, Some(8_112.0), bytes);
+    }
+
+    #[test]
+    fn window_and_labels_parse() {
+        let w = parse_window("{size=3x1 stride=2x1 pad=-1_2x0_0 rhs_dilate=2x1}").expect("parses");
+        assert_eq!(
+            w[0],
+            WindowDim {
+                size: 3,
+                stride: 2,
+                pad_low: -1,
+                pad_high: 2,
+                lhs_dilation: 1,
+                rhs_dilation: 2
+            }
+        );
+        let l = parse_dim_labels("b01f_01io->b01f").expect("parses");
+        assert_eq!(
+            (l.input_batch, l.input_feature, l.input_spatial.clone()),
+            (0, 3, vec![1, 2])
+        );
+        assert_eq!(
+            (l.kernel_spatial.clone(), l.output_feature),
+            (vec![0, 1], 3)
+        );
+    }
+}

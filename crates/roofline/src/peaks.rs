@@ -240,11 +240,13 @@ impl DevicePeaks {
         // A matrix FP32/FP64 op on a GPU whose matrix units have no such rate (NVIDIA FP32)
         // runs on the vector units: use that figure, never a lower-precision one.
         let mut basis = format!("{basis} {key}");
-        if tflops.is_none() && matrix && matches!(key, "fp32" | "fp64") {
-            if let Some(e) = &self.entry {
-                tflops = e.vector.get(key);
-                basis = format!("vector {key} (no matrix {key} rate)");
-            }
+        if tflops.is_none()
+            && matrix
+            && matches!(key, "fp32" | "fp64")
+            && let Some(e) = &self.entry
+        {
+            tflops = e.vector.get(key);
+            basis = format!("vector {key} (no matrix {key} rate)");
         }
         Peak {
             flops_per_s: tflops.map(|t| t * 1e12),
@@ -294,15 +296,15 @@ fn matches(entry: &GpuPeaks, device: &Device) -> Option<String> {
         .iter()
         .find(|n| !name.is_empty() && name.contains(&n.to_ascii_lowercase()));
     // Every key the capture records must agree, however the model was recognised.
-    if let (Some(want), Some(have)) = (rule.compute_capability, props.compute_capability) {
-        if want != have {
-            return None;
-        }
+    if let (Some(want), Some(have)) = (rule.compute_capability, props.compute_capability)
+        && want != have
+    {
+        return None;
     }
-    if let (Some(want), Some(have)) = (rule.cores, props.multiprocessors) {
-        if want != have {
-            return None;
-        }
+    if let (Some(want), Some(have)) = (rule.cores, props.multiprocessors)
+        && want != have
+    {
+        return None;
     }
     if let (Some((lo, hi)), Some(bytes)) = (rule.memory_gib, props.total_memory_bytes) {
         let gib = bytes as f64 / GIB;
@@ -348,4 +350,223 @@ fn matches(entry: &GpuPeaks, device: &Device) -> Option<String> {
         why.push_str(&format!(", clock within {lo}-{hi} MHz"));
     }
     Some(why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace_model::{DeviceId, DeviceProperties};
+
+    fn device(
+        vendor: Vendor,
+        name: &str,
+        cc: (i64, i64),
+        cores: u64,
+        gib: f64,
+        mhz: u64,
+    ) -> Device {
+        Device {
+            id: DeviceId(0),
+            ordinal: 0,
+            vendor,
+            properties: DeviceProperties {
+                name: (!name.is_empty()).then(|| name.to_owned()),
+                compute_capability: Some(cc),
+                total_memory_bytes: Some((gib * GIB) as u64),
+                multiprocessors: Some(cores),
+                clock_rate_khz: Some(mhz * 1000),
+                memory_bandwidth_bytes_per_s: None,
+            },
+        }
+    }
+
+    fn check(d: &Device, expect: Option<&str>) -> DevicePeaks {
+        let peaks = PeakTable::builtin().identify(d);
+        assert_eq!(
+            peaks.entry.as_ref().map(|e| e.id.as_str()),
+            expect,
+            "{}: {}",
+            peaks.recorded,
+            peaks.source
+        );
+        peaks
+    }
+
+    #[test]
+    fn every_entry_has_a_source_and_sane_figures() {
+        let table = PeakTable::builtin();
+        assert!(table.gpus.len() >= 8);
+        for gpu in &table.gpus {
+            let s = gpu.source.to_ascii_lowercase();
+            assert!(
+                s.contains("datasheet") || s.contains("data sheet") || s.contains("specification"),
+                "{}: source must name a vendor document: {}",
+                gpu.id,
+                gpu.source
+            );
+            assert!(gpu.hbm_gb_per_s > 0.0, "{}", gpu.id);
+            assert!(gpu.vector.fp32.is_some_and(|v| v > 0.0), "{}: FP32", gpu.id);
+            for key in ["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4"] {
+                for set in [&gpu.vector, &gpu.matrix] {
+                    if let Some(v) = set.get(key) {
+                        assert!(v > 0.0, "{} {key}", gpu.id);
+                    }
+                }
+            }
+            // Dense tensor figures are above the vector FP32 rate wherever they exist.
+            if let (Some(bf16), Some(fp32)) = (gpu.matrix.bf16.or(gpu.matrix.fp16), gpu.vector.fp32)
+            {
+                assert!(bf16 > fp32, "{}", gpu.id);
+            }
+        }
+        let ids: Vec<&str> = table.gpus.iter().map(|g| g.id.as_str()).collect();
+        for want in [
+            "h100-sxm5",
+            "h200-sxm",
+            "b200",
+            "a100-sxm4-40gb",
+            "a100-sxm4-80gb",
+            "v100-sxm2",
+            "mi300x",
+            "mi250x-gcd",
+            "mi355x",
+        ] {
+            assert!(ids.contains(&want), "{want} missing");
+        }
+        // MI355X has no TF32; MI250X is one GCD, half the package's 383 TFLOP/s.
+        let by_id = |id: &str| table.gpus.iter().find(|g| g.id == id).expect("present");
+        assert_eq!(by_id("mi355x").matrix.tf32, None);
+        assert_eq!(by_id("mi250x-gcd").matrix.bf16, Some(383.0 / 2.0));
+    }
+
+    #[test]
+    fn an_fp32_op_never_gets_a_bf16_peak() {
+        let table = PeakTable::builtin();
+        for gpu in &table.gpus {
+            let peaks = DevicePeaks {
+                recorded: String::new(),
+                model: Some(gpu.model.clone()),
+                label: "read",
+                source: gpu.source.clone(),
+                matched_by: None,
+                entry: Some(gpu.clone()),
+                inferred_matrix: RateSet::default(),
+                profiler_memory_bandwidth_bytes_per_s: None,
+            };
+            for matrix in [true, false] {
+                let p = peaks.peak_for(Dtype::Fp32, matrix);
+                let want = if matrix {
+                    gpu.matrix.fp32.or(gpu.vector.fp32)
+                } else {
+                    gpu.vector.fp32
+                };
+                assert_eq!(
+                    p.flops_per_s,
+                    want.map(|t| t * 1e12),
+                    "{} matrix={matrix}",
+                    gpu.id
+                );
+                let bf16 = gpu.matrix.bf16.map(|t| t * 1e12);
+                assert_ne!(p.flops_per_s, bf16, "{}: FP32 op got the BF16 peak", gpu.id);
+                assert!(p.basis.contains("fp32"), "{}: {}", gpu.id, p.basis);
+            }
+            let bf16 = peaks.peak_for(Dtype::Bf16, true);
+            assert_eq!(
+                bf16.flops_per_s,
+                gpu.matrix.bf16.map(|t| t * 1e12),
+                "{}",
+                gpu.id
+            );
+            // TF32 only where the document gives it.
+            assert_eq!(
+                peaks.peak_for(Dtype::Tf32, true).flops_per_s,
+                gpu.matrix.tf32.map(|t| t * 1e12)
+            );
+            assert_eq!(peaks.peak_for(Dtype::Int, true).flops_per_s, None);
+        }
+    }
+
+    #[test]
+    fn devices_are_identified_from_what_captures_record() {
+        // Names and figures as the shared captures record them (traces MANIFESTs).
+        check(
+            &device(
+                Vendor::Nvidia,
+                "NVIDIA H100 80GB HBM3",
+                (9, 0),
+                132,
+                79.2,
+                1980,
+            ),
+            Some("h100-sxm5"),
+        );
+        check(
+            &device(
+                Vendor::Nvidia,
+                "Tesla V100-SXM2-32GB",
+                (7, 0),
+                80,
+                31.7,
+                1530,
+            ),
+            Some("v100-sxm2"),
+        );
+        check(
+            &device(
+                Vendor::Nvidia,
+                "NVIDIA A100-SXM4-80GB",
+                (8, 0),
+                108,
+                79.2,
+                1410,
+            ),
+            Some("a100-sxm4-80gb"),
+        );
+        check(
+            &device(
+                Vendor::Amd,
+                "AMD Instinct MI300X VF",
+                (9, 4),
+                304,
+                192.0,
+                2100,
+            ),
+            Some("mi300x"),
+        );
+        check(
+            &device(Vendor::Amd, "", (9, 4), 304, 192.0, 2100),
+            Some("mi300x"),
+        );
+        check(
+            &device(Vendor::Amd, "AMD Radeon Graphics", (9, 0), 104, 64.0, 1700),
+            Some("mi250-gcd"),
+        );
+        check(
+            &device(Vendor::Amd, "", (9, 5), 256, 288.0, 2400),
+            Some("mi355x"),
+        );
+        // Not a model in the table: an H100 PCIe (114 SMs), an MI325X (256 GiB), an MI350X
+        // (2.2 GHz). Each gets an inferred matrix peak, never another GPU's figure.
+        let pcie = check(
+            &device(Vendor::Nvidia, "NVIDIA H100 PCIe", (9, 0), 114, 79.2, 1755),
+            None,
+        );
+        assert_eq!(pcie.label, "inferred");
+        let bf16 = pcie
+            .peak_for(Dtype::Bf16, true)
+            .flops_per_s
+            .expect("inferred");
+        assert!((bf16 - 4096.0 * 114.0 * 1.755e9).abs() < 1.0);
+        assert_eq!(pcie.peak_for(Dtype::Fp32, false).flops_per_s, None);
+        assert_eq!(pcie.peak_for(Dtype::Bf16, true).bytes_per_s, None);
+        check(&device(Vendor::Amd, "", (9, 4), 304, 256.0, 2100), None);
+        check(&device(Vendor::Amd, "", (9, 5), 256, 288.0, 2200), None);
+        // Unknown vendor and architecture: no peak at all.
+        let none = check(
+            &device(Vendor::Unknown, "Mystery", (1, 0), 4, 1.0, 100),
+            None,
+        );
+        assert_eq!(none.label, "none");
+        assert_eq!(none.peak_for(Dtype::Bf16, true).flops_per_s, None);
+    }
 }

@@ -42,6 +42,25 @@ fn short(name: &str, width: usize) -> String {
     }
 }
 
+/// `custom-call.1(49)` for an HLO op; `linear 1x141x512,512x512,512` for an ATen op.
+pub fn display_name(o: &OpRow) -> String {
+    if let Some(id) = o.program_id {
+        return format!("{}({id})", o.name);
+    }
+    let dims_text = o.detail.split(' ').next().unwrap_or("");
+    let dims: Vec<Vec<i64>> = serde_json::from_str(dims_text).unwrap_or_default();
+    let shapes: Vec<String> = dims
+        .iter()
+        .filter(|d| !d.is_empty())
+        .map(|d| d.iter().map(i64::to_string).collect::<Vec<_>>().join("x"))
+        .collect();
+    format!(
+        "{} {}",
+        o.name.trim_start_matches("aten::"),
+        shapes.join(",")
+    )
+}
+
 /// The text report: device and peak source, the top `top` ops by time, the trust list.
 pub fn text(report: &Roofline, top: usize) -> String {
     let mut s = String::new();
@@ -77,7 +96,7 @@ pub fn text(report: &Roofline, top: usize) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<34} {:<13} {:<5} {:>5} {:>10} {:>6} {:>10} {:>10} {:>8} {:>8} {:>7} {:>8} {:>7}  {:<13} {}",
+        "{:<44} {:<13} {:<5} {:>5} {:>10} {:>6} {:>10} {:>10} {:>8} {:>8} {:>7} {:>8} {:>7}  {:<13} peak",
         "op",
         "kind",
         "dtype",
@@ -92,17 +111,13 @@ pub fn text(report: &Roofline, top: usize) -> String {
         "GB/s",
         "%HBM",
         "bound",
-        "peak"
     );
     for o in report.ops.iter().take(top) {
-        let name = match o.program_id {
-            Some(id) => format!("{}({id})", o.name),
-            None => o.name.trim_start_matches("aten::").to_owned(),
-        };
+        let name = display_name(o);
         let _ = writeln!(
             s,
-            "{:<34} {:<13} {:<5} {:>5} {:>10.3} {:>5.1}% {:>10} {:>10} {:>8} {:>8} {:>7} {:>8} {:>7}  {:<13} {}",
-            short(&name, 34),
+            "{:<44} {:<13} {:<5} {:>5} {:>10.3} {:>5.1}% {:>10} {:>10} {:>8} {:>8} {:>7} {:>8} {:>7}  {:<13} {}",
+            short(&name, 44),
             o.kind.name(),
             o.dtype.name(),
             o.occurrences.value,
@@ -372,7 +387,7 @@ pub fn svg(report: &Roofline, top: usize) -> String {
         .unwrap_or(1)
         .max(1) as f64;
     let mut order: Vec<&OpRow> = ops.clone();
-    order.sort_by(|a, b| b.time_ns.value.cmp(&a.time_ns.value));
+    order.sort_by_key(|o| std::cmp::Reverse(o.time_ns.value));
     for o in &order {
         let (Some(x), Some(y)) = (o.intensity.value, o.achieved_flops_per_s.value) else {
             continue;
@@ -401,7 +416,7 @@ pub fn svg(report: &Roofline, top: usize) -> String {
             r#"<text class="label" x="{:.1}" y="{:.1}">{}</text>"#,
             px(x) + 6.0,
             py(y) - 6.0,
-            xml_escape(&short(&o.name, 32))
+            xml_escape(&short(&display_name(o), 40))
         );
     }
     let _ = writeln!(
