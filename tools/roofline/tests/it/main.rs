@@ -1,0 +1,85 @@
+//! End-to-end runs of the roofline tool on the synthetic Kineto fixture and on bad input.
+
+use std::process::Command;
+
+use test_support::workspace_root;
+
+fn roofline(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .current_dir(workspace_root())
+        .args(args)
+        .output()
+        .expect("roofline runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const FIXTURE: &str = "testdata/roofline/kineto_shapes.json";
+
+#[test]
+fn json_has_the_labelled_fields_and_files_are_written() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let svg = dir.path().join("chart.svg");
+    let csv = dir.path().join("ops.csv");
+    let (code, out, err) = roofline(&[
+        FIXTURE,
+        "--json",
+        "--svg",
+        svg.to_str().expect("utf-8 path"),
+        "--csv",
+        csv.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["device"]["label"], "read");
+    assert!(
+        v["device"]["source"]
+            .as_str()
+            .is_some_and(|s| s.contains("H100 Tensor Core GPU Datasheet"))
+    );
+    let ops = v["ops"].as_array().expect("ops");
+    assert_eq!(ops.len(), 5);
+    for op in ops {
+        for key in ["name", "op", "dtype", "kind"] {
+            assert!(op[key].is_string(), "{key}: {op}");
+        }
+        assert!(op.get("program_id").is_some() && op.get("hlo_op").is_some());
+        assert_eq!(op["time_ns"]["label"], "measured");
+        assert_eq!(op["flops"]["label"], "inferred");
+        assert_eq!(op["bytes"]["label"], "inferred");
+        assert_eq!(op["peak_flops_per_s"]["label"], "read");
+        assert_eq!(op["peak_bytes_per_s"]["label"], "read");
+        assert_eq!(op["bound"]["label"], "inferred");
+        assert!(op["flops"]["value"].as_f64().is_some_and(|f| f > 0.0));
+    }
+    let text = std::fs::read_to_string(&svg).expect("svg written");
+    roxmltree::Document::parse(&text).expect("well-formed SVG");
+    let csv_text = std::fs::read_to_string(&csv).expect("csv written");
+    assert_eq!(csv_text.lines().count(), 1 + ops.len());
+    // Nothing but the two outputs is left in the directory (no temporary files).
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 2);
+}
+
+#[test]
+fn text_table_names_the_peak_source() {
+    let (code, out, err) = roofline(&[FIXTURE, "--top", "3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("NVIDIA H100 SXM5 80GB [read: NVIDIA H100 Tensor Core GPU Datasheet"));
+    assert!(out.contains("... 2 more ops"), "{out}");
+    assert!(out.contains("capture with record_shapes=True"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let (code, out, err) = roofline(&["testdata/chrome/err/not_a_trace.json"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with("roofline: analysing testdata/chrome/err/not_a_trace.json: testdata/chrome/err/not_a_trace.json:"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
