@@ -1,3 +1,4 @@
 //! The analysis crate's integration tests (one binary; modules by topic).
 
+mod accounting;
 mod skip;

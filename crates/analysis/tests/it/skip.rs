@@ -341,3 +341,102 @@ fn param_dlrm_host_wait_matches_hta_idle_time_breakdown() {
     }
     assert_eq!(checked, 32, "4 streams on each of 8 ranks");
 }
+
+/// Every duration-like figure in `text` that is negative (`-12.5 µs`, `-3 ms`), with
+/// its context.
+fn negative_durations(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let b = text.as_bytes();
+    for (i, _) in text.match_indices('-') {
+        let rest = &text[i + 1..];
+        let digits = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_digit() || *c == b'.')
+            .count();
+        if digits == 0 || (i > 0 && b[i - 1].is_ascii_alphanumeric()) {
+            continue;
+        }
+        let after = rest[digits..].trim_start_matches(' ');
+        if ["ns", "µs", "ms", "s ", "s\n", "s,", "s)", "s;"]
+            .iter()
+            .any(|u| after.starts_with(u))
+        {
+            let start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+            let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+            found.push(text[start..end].to_owned());
+        }
+    }
+    found
+}
+
+#[test]
+fn negative_durations_are_found() {
+    assert_eq!(negative_durations("GPU idle -114.61 ms\n").len(), 1);
+    assert_eq!(negative_durations("x -3 ns, y\n").len(), 1);
+    assert!(negative_durations("top-5 ms-level; 12.5 µs; rank-1 s\n").is_empty());
+}
+
+/// skip-stats' and analyze-profile's reports print no negative duration on any real
+/// capture (text and JSON), PyTorch, JAX JSON and XSpace alike.
+#[test]
+fn no_report_prints_a_negative_duration() {
+    let Some(root) = traces("no_report_prints_a_negative_duration") else {
+        return;
+    };
+    let mut inputs = real_traces(&root);
+    let mut xplanes = Vec::new();
+    for dir in std::fs::read_dir(root.join("jax")).expect("jax/") {
+        let dir = dir.expect("entry").path();
+        if dir.is_dir() {
+            for f in std::fs::read_dir(&dir).expect("capture dir") {
+                let f = f.expect("entry").path();
+                if f.to_string_lossy().ends_with(".xplane.pb") {
+                    xplanes.push(f);
+                }
+            }
+        }
+    }
+    assert_eq!(xplanes.len(), 6, "six XSpace captures");
+    inputs.extend(xplanes);
+    inputs.push(root.join("pytorch/param-dlrm-8rank"));
+    for input in &inputs {
+        let out = skip::run(input, &Config::default(), std::io::sink()).expect("reads");
+        let text = analysis::skip_text::render_text(&out);
+        let bad = negative_durations(&text);
+        assert!(
+            bad.is_empty(),
+            "{}: skip-stats text: {bad:#?}",
+            input.display()
+        );
+        let json = analysis::skip_text::render_json(&out);
+        let mut stack = vec![("", &json)];
+        while let Some((key, v)) = stack.pop() {
+            match v {
+                serde_json::Value::Object(m) => {
+                    stack.extend(m.iter().map(|(k, v)| (k.as_str(), v)))
+                }
+                serde_json::Value::Array(a) => stack.extend(a.iter().map(|v| (key, v))),
+                serde_json::Value::Number(n) => {
+                    let duration =
+                        key.ends_with("_ns") && !key.contains("start") && !key.contains("end");
+                    assert!(
+                        !duration || n.as_f64().is_some_and(|x| x >= 0.0),
+                        "{}: skip-stats JSON {key} = {n}",
+                        input.display()
+                    );
+                }
+                _ => {}
+            }
+        }
+        if input.is_file() && !input.to_string_lossy().ends_with(".xplane.pb") {
+            let s = analysis::profile_summary::gpu::gpu_summary_of_file(input).expect("summary");
+            let text = analysis::profile_summary::gpu::render_text(&s, 25);
+            let bad = negative_durations(&text);
+            assert!(
+                bad.is_empty(),
+                "{}: analyze-profile text: {bad:#?}",
+                input.display()
+            );
+        }
+    }
+}
