@@ -239,7 +239,7 @@ fn composite_ops_are_bucketed_by_kernel() {
     assert_eq!((moe.bucket, moe.mixed), (buckets::GEMM, true));
     let mm = row("aten::mm");
     assert_eq!((mm.bucket, mm.mixed), (buckets::GEMM, false));
-    assert_eq!(row("aten::linear").mixed, true);
+    assert!(row("aten::linear").mixed);
     assert_eq!(row("aten::topk").bucket, buckets::REDUCTION);
     assert_eq!(s.phase, Phase::Inference);
     assert_eq!(s.dominant_backend, None);
