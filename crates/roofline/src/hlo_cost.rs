@@ -815,7 +815,85 @@ fn custom_call_cost(inst: &Instruction, operands: &[&Shape], operand_bytes: f64)
             note: format!("{target} ({direction}): convolution FLOPs from window and labels"),
         };
     }
+    if let Some(backward) = te_attention_direction(&target)
+        && let Some(flops) = te_attention_flops(&inst.backend_config, backward)
+    {
+        // Results: the output (or gradients), softmax statistics, RNG state, a workspace.
+        let results: f64 = match &inst.shape {
+            Shape::Tuple(items) => items
+                .iter()
+                .filter(|s| !is_scratch(s))
+                .map(|s| s.byte_size() as f64)
+                .sum(),
+            other => other.byte_size() as f64,
+        };
+        return OpCost {
+            kind: OpKind::Attention,
+            flops: Some(flops.0),
+            bytes: operand_bytes + results,
+            dtype: operands
+                .first()
+                .and_then(|s| shape_dtype(s))
+                .unwrap_or(Dtype::Other),
+            transcendental_elements: 0.0,
+            note: format!("{target}: {}", flops.1),
+        };
+    }
     unknown(format!("{target}: custom call, FLOPs not modelled"))
+}
+
+/// A byte (u8/s8) buffer of a library call's result tuple: a workspace, not data.
+fn is_scratch(shape: &Shape) -> bool {
+    matches!(shape, Shape::Array(a) if a.element_type.bits() == 8
+        && matches!(a.element_type, hlo_parser::ElementType::U8 | hlo_parser::ElementType::S8))
+}
+
+/// Transformer Engine's fused attention custom calls: `Some(backward)`.
+fn te_attention_direction(target: &str) -> Option<bool> {
+    if target.starts_with("te_fused_attn_forward") {
+        Some(false)
+    } else if target.starts_with("te_fused_attn_backward") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// FLOPs of a Transformer Engine fused attention from its backend config (an attribute
+/// dictionary: `input_batch = 2 : i64, attn_heads = 16 : i64, ...`): forward
+/// 2·B·H·Nq·Nkv·(d_qk + d_v), backward 2.5x, halved for a causal `mask_type` (2-5 in
+/// NVTE_Mask_Type) when Nq = Nkv — the convention of `aten_cost` for SDPA.
+pub fn te_attention_flops(config: &str, backward: bool) -> Option<(f64, String)> {
+    let body = config.trim().trim_start_matches('{').trim_end_matches('}');
+    let get = |key: &str| -> Option<f64> {
+        body.split(',').find_map(|part| {
+            let (k, v) = part.split_once('=')?;
+            if k.trim() != key {
+                return None;
+            }
+            v.split(':').next()?.trim().parse().ok()
+        })
+    };
+    let b = get("input_batch")?;
+    let h = get("attn_heads")?;
+    let nq = get("q_max_seqlen")?;
+    let nkv = get("kv_max_seqlen")?;
+    let dqk = get("qk_head_dim")?;
+    let dv = get("v_head_dim").unwrap_or(dqk);
+    let mask = get("mask_type").unwrap_or(0.0) as i64;
+    let mut flops = 2.0 * b * h * nq * nkv * (dqk + dv);
+    let mut note = format!(
+        "attention 2 x B x H x Nq x Nkv x (d_qk + d_v) from the backend config, B {b}, H {h}, Nq {nq}, Nkv {nkv}, d_qk {dqk}, d_v {dv}"
+    );
+    if backward {
+        flops *= 2.5;
+        note.push_str("; backward = 2.5 x forward");
+    }
+    if (2..=5).contains(&mask) && nq == nkv {
+        flops /= 2.0;
+        note.push_str(&format!("; causal mask_type {mask}: halved"));
+    }
+    Some((flops, note))
 }
 
 /// The dtype of an array shape, for callers that hold one.
@@ -1004,6 +1082,19 @@ ENTRY %main (x: f32[1,8,9,9], dy: f32[1,6,5,5]) -> f32[6,4,3,3] {
         // The same convolution as `grouped_strided_padded_convolution`: 8112 FLOPs.
         let bytes = (8.0 * 81.0 + 6.0 * 25.0 + 6.0 * 4.0 * 9.0) * 4.0;
         check(text, "conv", OpKind::Convolution, Some(8_112.0), bytes);
+    }
+
+    #[test]
+    fn transformer_engine_fused_attention() {
+        let config = "{attn_heads = 16 : i64, input_batch = 2 : i64, kv_max_seqlen = 2048 : i64, mask_type = 2 : i64, q_max_seqlen = 2048 : i64, qk_head_dim = 128 : i64, v_head_dim = 128 : i64}";
+        let full = 2.0 * 2.0 * 16.0 * 2048.0 * 2048.0 * 256.0;
+        let (fwd, _) = te_attention_flops(config, false).expect("parses");
+        assert_eq!(fwd, full / 2.0);
+        let (bwd, note) = te_attention_flops(config, true).expect("parses");
+        assert_eq!(bwd, 2.5 * full / 2.0, "{note}");
+        let no_mask = config.replace("mask_type = 2", "mask_type = 0");
+        assert_eq!(te_attention_flops(&no_mask, false).map(|f| f.0), Some(full));
+        assert_eq!(te_attention_flops("{attn_heads = 16 : i64}", false), None);
     }
 
     #[test]

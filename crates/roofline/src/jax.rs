@@ -10,7 +10,7 @@ use crate::Error;
 use crate::hlo_cost::{ModuleIndex, instruction_cost};
 use crate::model::{RawRow, TrustItem};
 
-const OCCURRENCES: &str = "executions = max(runs of consecutive kernels of the op on a stream, kernels / distinct kernel names): the capture records no execution id";
+const OCCURRENCES: &str = "executions = runs of consecutive kernels of the op on a stream (one run: kernels / distinct kernel names); the capture records no execution id";
 
 /// Rows (before peaks) and trust items of an XSpace capture.
 pub(crate) fn rows(path: &Path) -> Result<(Capture, Vec<RawRow>, Vec<TrustItem>, i64), Error> {
@@ -90,12 +90,17 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Vec<RawRow>, Vec<TrustItem>,
         });
     }
 
-    // Executions: kernels of one execution of an HLO op have different names (a cuDNN
-    // convolution: an im2col and a GEMM), and a repeated execution repeats them; a run of
-    // consecutive kernels of one op with a new name is one execution too.
+    // Executions: the kernels of one execution of an HLO op are consecutive on its stream,
+    // so each run of them is one execution. A single run (a program of one op, executed
+    // back to back) holds several executions when its kernel names repeat: then count
+    // kernels per distinct name.
     for acc in by_op.values_mut() {
         let names = acc.names.len().max(1) as u64;
-        acc.occurrences = acc.runs.max(acc.kernels / names);
+        acc.occurrences = if acc.runs > 1 {
+            acc.runs
+        } else {
+            (acc.kernels / names).max(1)
+        };
     }
     let mut rows = Vec::new();
     let mut missing = (0u64, 0i64);
