@@ -7,7 +7,8 @@
 //! 1. An ATen primitive (`aten::mm`, `aten::convolution`, `aten::_softmax`, …) means one
 //!    thing: its name decides ([`of_aten_op`], whole op names, never substrings), unless
 //!    the kernels it launches in this capture fall into several classes of the workspace
-//!    table, in which case each kernel's class decides.
+//!    kinds ([`is_mixed`]: a GEMM op that also launches attention kernels), in which case
+//!    each kernel's class decides.
 //! 2. Otherwise the kernel's class (`trace_model::classify_kernel`) decides: composite
 //!    custom ops (`vllm::*`, `_C::*`, `trtllm::*`, `FlashAttnFunc`) launch kernels of
 //!    several kinds, and each goes where its kernel belongs.
@@ -222,21 +223,32 @@ pub fn of_op_name(name: &str) -> Option<&'static str> {
     of_aten_op(name).or_else(|| of_name(name))
 }
 
-/// What a kernel class counts as when deciding whether an op's kernels are of one kind
-/// (a bit per kind; `Other` counts as nothing). Under a memory op an elementwise kernel
-/// is a copy, so it counts as memory.
+/// The kinds of compute that make an op "mixed", a bit each: GEMM, convolution,
+/// attention and communication kernels. Elementwise, reduction, copy and set kernels
+/// are an op's helpers (cuDNN's layout transposes, a split-K reduction, a workspace
+/// memset, a bias add) and never make it mixed. Under a convolution op a GEMM kernel is
+/// the convolution (cuDNN and MIOpen run 1x1 and im2col convolutions as GEMMs).
 pub fn kind_bit(class: KernelClass, op_bucket: Option<&str>) -> u8 {
     match class {
+        KernelClass::Gemm if op_bucket == Some(CONVOLUTION) => 1 << 1,
         KernelClass::Gemm => 1,
         KernelClass::Convolution => 1 << 1,
         KernelClass::Attention => 1 << 2,
-        KernelClass::Elementwise if op_bucket == Some(MEMORY) => 1 << 6,
-        KernelClass::Elementwise => 1 << 3,
-        KernelClass::Reduction => 1 << 4,
-        KernelClass::Collective(_) => 1 << 5,
-        KernelClass::Memcpy(_) | KernelClass::Memset => 1 << 6,
-        KernelClass::Other => 0,
+        KernelClass::Collective(_) => 1 << 3,
+        _ => 0,
     }
+}
+
+/// Whether an ATen op whose name means `op_bucket` launched kernels of a kind its name
+/// does not cover (`kinds`: the union of [`kind_bit`] over its kernels).
+pub fn is_mixed(op_bucket: &str, kinds: u8) -> bool {
+    let own = match op_bucket {
+        GEMM => 1,
+        CONVOLUTION => 1 << 1,
+        ATTENTION => 1 << 2,
+        _ => 0,
+    };
+    kinds & !own != 0
 }
 
 /// Attention backends the default mode recognises, by kernel name (lower case), first

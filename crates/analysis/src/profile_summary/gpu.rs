@@ -4,8 +4,9 @@
 //! Each is attributed to the CPU op that launched it ([`Capture::launching_op`]:
 //! correlation id → runtime launch call → innermost `cpu_op` around that call on the
 //! same thread, or the op with the same `External id`) and bucketed by the rules of
-//! [`super::buckets`]: an ATen primitive's name when all its kernels are of one class,
-//! else the kernel's class from the workspace table, else the op's or kernel's name.
+//! [`super::buckets`]: an ATen primitive's name when its kernels are of the kind it
+//! names, else the kernel's class from the workspace table, else the op's or kernel's
+//! name.
 //! Every activity lands in exactly one bucket, so the buckets sum to the GPU time
 //! exactly.
 //!
@@ -29,8 +30,8 @@ use crate::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
-    /// The launching op is an ATen primitive whose kernels are all of one class (or of
-    /// none the table knows): the op's name decided.
+    /// The launching op is an ATen primitive whose kernels are of the kind its name says
+    /// (plus helpers: elementwise, reduction, copies): the op's name decided.
     AtenOp,
     /// The workspace's kernel classification (`trace_model::classify_kernel`) decided:
     /// the launching op is composite or custom, or launches kernels of several classes,
@@ -182,7 +183,7 @@ pub const MATH_BACKEND: &str = "math (unfused SDPA)";
 /// Computes the default-mode summary of a loaded capture.
 pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSummary {
     // First pass: the kinds of kernel each launching op name launches, to tell ATen ops
-    // of one meaning from those whose kernels fall into several classes.
+    // of one meaning from those whose kernels fall into several kinds.
     let mut op_kinds: HashMap<StringId, u8> = HashMap::new();
     for activity in &capture.activities {
         if let Some(op) = capture.launching_op(activity) {
@@ -218,10 +219,8 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
                 let kernel_name = capture.name(activity.name);
                 let op_name = op.map(|o| capture.name(o.name));
                 let aten_rule = op_name.and_then(buckets::of_aten_op);
-                let one_kind = op
-                    .map(|o| op_kinds[&o.name])
-                    .is_some_and(|bits| bits.count_ones() <= 1);
-                if let (Some(rule), true) = (aten_rule, one_kind) {
+                let mixed = |rule| op.is_some_and(|o| buckets::is_mixed(rule, op_kinds[&o.name]));
+                if let Some(rule) = aten_rule.filter(|&rule| !mixed(rule)) {
                     (rule, Basis::AtenOp)
                 } else if let Some(bucket) = buckets::of_class(activity.class, kernel_name) {
                     (bucket, Basis::KernelClass)
@@ -476,7 +475,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket [measured] (an ATen op's name when its kernels are of one class, else the kernel's class, else the op's or kernel's name):"
+        "\n GPU time by bucket [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):"
     );
     let _ = writeln!(
         out,
@@ -511,7 +510,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
             continue;
         }
         let what = match row.basis {
-            Basis::AtenOp => "by its launching ATen op's name (all the op's kernels of one class)",
+            Basis::AtenOp => "by its launching ATen op's name (the op's kernels are of its kind)",
             Basis::KernelClass => "by the kernel classification table",
             Basis::OpName => "by its launching op's name (kernel not in the table)",
             Basis::KernelName => "by its own name (kernel not in the table, no op rule)",
@@ -624,7 +623,7 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
 
     let _ = writeln!(
         out,
-        "\n GPU time by bucket per rank [measured] (an ATen op's name when its kernels are of one class, else the kernel's class, else the op's or kernel's name):"
+        "\n GPU time by bucket per rank [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):"
     );
     let mut header = format!(" {:28}", "bucket");
     for label in &labels {

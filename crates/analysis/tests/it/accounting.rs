@@ -214,6 +214,11 @@ fn composite_ops_are_bucketed_by_kernel() {
         launch(7, 302),
         kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 6, 7, 310, 30),
         kernel("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>()", 7, 7, 340, 2),
+        op("aten::matmul", 500, 10),
+        launch(9, 501),
+        launch(10, 502),
+        kernel("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", 9, 7, 510, 8),
+        kernel("void c10d::symmetric_memory::multimem_all_reduce_kernel<float, 4>()", 10, 8, 520, 9),
         op("aten::topk", 400, 10),
         launch(8, 401),
         kernel("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>()", 8, 7, 410, 7),
@@ -226,9 +231,12 @@ fn composite_ops_are_bucketed_by_kernel() {
             .find(|r| r.bucket == b)
             .map_or(0, |r| r.time_ns)
     };
-    assert_eq!(bucket(buckets::GEMM), (50 + 20 + 3 + 30) * US);
+    // The bias add under aten::linear is a helper of its GEMM; the all-reduce under
+    // aten::matmul is not, so that op's kernels each go by class.
+    assert_eq!(bucket(buckets::GEMM), (50 + 20 + 3 + 30 + 2 + 8) * US);
     assert_eq!(bucket(buckets::REDUCTION), (4 + 7) * US);
-    assert_eq!(bucket(buckets::ELEMENTWISE), (6 + 2) * US);
+    assert_eq!(bucket(buckets::ELEMENTWISE), 6 * US);
+    assert_eq!(bucket(buckets::COMMUNICATION), 9 * US);
     assert_eq!(bucket(buckets::MEMORY), 0);
     assert_eq!(
         s.buckets.iter().map(|b| b.time_ns).sum::<i64>(),
@@ -239,7 +247,12 @@ fn composite_ops_are_bucketed_by_kernel() {
     assert_eq!((moe.bucket, moe.mixed), (buckets::GEMM, true));
     let mm = row("aten::mm");
     assert_eq!((mm.bucket, mm.mixed), (buckets::GEMM, false));
-    assert!(row("aten::linear").mixed);
+    assert!(!row("aten::linear").mixed);
+    let matmul = row("aten::matmul");
+    assert_eq!(
+        (matmul.bucket, matmul.mixed),
+        (buckets::COMMUNICATION, true)
+    );
     assert_eq!(row("aten::topk").bucket, buckets::REDUCTION);
     assert_eq!(s.phase, Phase::Inference);
     assert_eq!(s.dominant_backend, None);
