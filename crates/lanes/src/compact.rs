@@ -13,7 +13,7 @@ use crate::Error;
 use crate::event::{
     Arena, Event, Generated, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str,
 };
-use crate::group::Group;
+use crate::group::{Config, LaneGroup, LaneGrouping};
 use crate::pp;
 
 /// What a single-trace compaction did, with the reference's keys in its order.
@@ -61,14 +61,15 @@ pub struct Compacted {
 }
 
 /// Compacts one trace and adds its rank-local PP arrows (RECV→compute→SEND, UNSHARD→compute).
+/// `config.lanes` chooses the lane groups ([`LaneGrouping`]).
 ///
 /// Runs the self-check: an error if any measured slice changed or a lane holds
 /// overlapping slices.
-pub fn compact_trace(trace: Trace) -> Result<Compacted, Error> {
-    let mut res = compact_without_pp_flows(trace)?;
+pub fn compact_trace(trace: Trace, config: &Config) -> Result<Compacted, Error> {
+    let mut res = compact_without_pp_flows(trace, config)?;
     let pp_rank = single_trace_pp_rank(&res.trace);
-    let blocks = pp::annotation_blocks(&res.trace.events);
-    let unshards = pp::unshard_blocks(&res.trace.events);
+    let blocks = pp::annotation_blocks(&res.trace.events, config.lanes);
+    let unshards = pp::unshard_blocks(&res.trace.events, config.lanes);
     let mut flows = Generated::new(&mut res.trace.arena);
     let rank_of = |_pid: i64| pp_rank;
     let first_id = pp::FIRST_FLOW_ID;
@@ -97,7 +98,7 @@ struct Slice {
     old_tid: i64,
     start: i64,
     end: i64,
-    group: Group,
+    group: LaneGroup,
     new_tid: i64,
     /// `args.name` when it is a non-empty string (a per-kernel CUDA-graph annotation),
     /// as an index into the annotation names; [`NO_ANNOTATION`] otherwise.
@@ -117,13 +118,16 @@ struct Extracted {
 }
 
 /// Compacts one trace without PP arrows (what the merge does for each rank).
-pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Error> {
+pub(crate) fn compact_without_pp_flows(
+    mut trace: Trace,
+    config: &Config,
+) -> Result<Compacted, Error> {
     let threads = threads_for(trace.events.len());
     let Extracted {
         mut slices,
         splices,
         names: annotation_names,
-    } = extract_slices(&trace, threads)?;
+    } = extract_slices(&trace, config.lanes, threads)?;
     let lanes = assign_lanes(&mut slices, trace.max_int_tid);
 
     // One annotation track per lane, numbered above every tid in use.
@@ -183,17 +187,22 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
         .count();
     let graph_launches = trace.events.iter().filter(|e| e.graph_launch()).count();
     lane_metadata(&mut trace, &lanes, &annotation_tids);
-    trace.set_member(
-        "cuda_graph_stream_compaction",
-        raw(concat!(
-            r#"{"algorithm":"semantic interval partitioning","#,
-            r#""measurement_policy":"visualization only; measured GPU slices unchanged; "#,
-            r#"overlapping identical GPU annotations coalesced; per-kernel CUDA graph "#,
-            r#"annotations converted to lane-local spans","#,
-            r#""source":".claude/skills/cuda_graph_trace_compaction/scripts/compact_cuda_graph_trace.py"}"#
-        )
-        .to_string()),
-    );
+    let mut provenance = concat!(
+        r#"{"algorithm":"semantic interval partitioning","#,
+        r#""measurement_policy":"visualization only; measured GPU slices unchanged; "#,
+        r#"overlapping identical GPU annotations coalesced; per-kernel CUDA graph "#,
+        r#"annotations converted to lane-local spans","#,
+        r#""source":".claude/skills/cuda_graph_trace_compaction/scripts/compact_cuda_graph_trace.py""#
+    )
+    .to_string();
+    // Said only when it differs from the reference, whose output stays identical.
+    if config.lanes == LaneGrouping::Semantic {
+        provenance.push_str(
+            r#","lane_groups":"kernel classes of tracewise's trace_model::classify_kernel""#,
+        );
+    }
+    provenance.push('}');
+    trace.set_member("cuda_graph_stream_compaction", raw(provenance));
 
     self_check(&trace, &slices, threads)?;
 
@@ -204,13 +213,11 @@ pub(crate) fn compact_without_pp_flows(mut trace: Trace) -> Result<Compacted, Er
     }
     let mut slice_groups = BTreeMap::new();
     for s in &slices {
-        *slice_groups.entry(s.group.key().to_string()).or_insert(0) += 1;
+        *slice_groups.entry(s.group.key()).or_insert(0) += 1;
     }
     let mut lanes_by_group = BTreeMap::new();
     for lane in lanes.values() {
-        *lanes_by_group
-            .entry(lane.group.key().to_string())
-            .or_insert(0) += 1;
+        *lanes_by_group.entry(lane.group.key()).or_insert(0) += 1;
     }
     let summary = CompactSummary {
         measured_slices: slices.len(),
@@ -323,9 +330,13 @@ fn scalar(raw: &RawValue) -> Value {
 const NO_ANNOTATION: u32 = u32::MAX;
 
 /// The measured slices, their splice ranges, and the per-kernel annotation names.
-fn extract_slices(trace: &Trace, threads: usize) -> Result<Extracted, Error> {
+fn extract_slices(
+    trace: &Trace,
+    grouping: LaneGrouping,
+    threads: usize,
+) -> Result<Extracted, Error> {
     let parts = in_parallel(trace.events.len(), threads, |range| {
-        extract_range(trace, range)
+        extract_range(trace, grouping, range)
     });
     let total = parts
         .iter()
@@ -430,7 +441,11 @@ fn in_parallel<T: Send>(
 }
 
 /// The slices among `trace.events[range]`, with their own annotation name table.
-fn extract_range(trace: &Trace, range: std::ops::Range<usize>) -> Result<Extracted, Error> {
+fn extract_range(
+    trace: &Trace,
+    grouping: LaneGrouping,
+    range: std::ops::Range<usize>,
+) -> Result<Extracted, Error> {
     let path = &trace.source;
     let mut slices = Vec::new();
     let mut splices = Vec::new();
@@ -518,7 +533,7 @@ fn extract_range(trace: &Trace, range: std::ops::Range<usize>) -> Result<Extract
             old_tid,
             start,
             end: start + dur,
-            group: Group::classify(&cat, &name),
+            group: LaneGroup::classify(grouping, &cat, &name),
             new_tid: 0,
             annotation,
             signature: slice_signature(&object).map_err(bad_json)?,
@@ -535,7 +550,7 @@ fn extract_range(trace: &Trace, range: std::ops::Range<usize>) -> Result<Extract
 /// A compacted lane: its group and its number within the (pid, group).
 #[derive(Debug, Clone, Copy)]
 struct Lane {
-    group: Group,
+    group: LaneGroup,
     lane: u32,
     /// Lanes of the same (pid, group).
     siblings: u32,
@@ -544,7 +559,7 @@ struct Lane {
 /// Greedy interval partitioning per (pid, group); lanes get consecutive tids above
 /// `max_int_tid + 1000`, in pid, then group, then lane order.
 fn assign_lanes(slices: &mut [Slice], max_int_tid: i64) -> BTreeMap<(i64, i64), Lane> {
-    let mut by_group: BTreeMap<(i64, Group), Vec<usize>> = BTreeMap::new();
+    let mut by_group: BTreeMap<(i64, LaneGroup), Vec<usize>> = BTreeMap::new();
     for (i, s) in slices.iter().enumerate() {
         by_group.entry((s.pid, s.group)).or_default().push(i);
     }
@@ -930,7 +945,7 @@ fn lane_metadata(
         let label = if lane.siblings > 1 {
             format!("{} {}", lane.group.label(), lane.lane + 1)
         } else {
-            lane.group.label().to_string()
+            lane.group.label()
         };
         let track = annotation_tids[&(pid, tid)];
         if used.contains(&(pid, track)) {
@@ -1107,7 +1122,7 @@ mod tests {
             slices: mut one,
             names: one_names,
             ..
-        } = extract_slices(&trace, 1).expect("slices");
+        } = extract_slices(&trace, LaneGrouping::Original, 1).expect("slices");
         // Unpacked: every slice stays on its stream, which is what the text says.
         for s in &mut one {
             s.new_tid = s.old_tid;
@@ -1117,7 +1132,7 @@ mod tests {
                 slices: mut parts,
                 names,
                 ..
-            } = extract_slices(&trace, threads).expect("slices");
+            } = extract_slices(&trace, LaneGrouping::Original, threads).expect("slices");
             for s in &mut parts {
                 s.new_tid = s.old_tid;
             }

@@ -1,6 +1,178 @@
-//! Semantic groups of GPU slices: classification, lane order and lane labels.
+//! Semantic groups of GPU slices: classification, lane order and lane labels, for the
+//! original script's name rules ([`Group`]) and for the workspace's kernel classes
+//! ([`ClassGroup`]).
 
 use serde::Serialize;
+use trace_model::{CollectiveKind, KernelClass, classify_kernel};
+
+/// Which rules group GPU slices into lanes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum LaneGrouping {
+    /// The original script's groups ([`Group`]): compute, symmetric-memory barrier, NCCL
+    /// all-gather/reduce-scatter/all-reduce/other, memcpy, memset. Output identical to the
+    /// reference.
+    #[default]
+    Original,
+    /// The workspace's kernel classes ([`ClassGroup`], by `trace_model::classify_kernel`):
+    /// GEMM, convolution, attention, elementwise, reduction, other, communication by
+    /// collective kind (NCCL, RCCL, custom all-reduce, ... alike), memcpy, memset.
+    Semantic,
+}
+
+impl LaneGrouping {
+    /// The annotation tracks that represent a PP F/B block (the reference: the first
+    /// compute lane's; here also: the first lane of every compute class).
+    pub(crate) fn main_compute_tracks(self) -> Vec<String> {
+        let labels = match self {
+            LaneGrouping::Original => vec![Group::Compute.label().to_string()],
+            LaneGrouping::Semantic => ClassGroup::COMPUTE.iter().map(|g| g.label()).collect(),
+        };
+        labels
+            .iter()
+            .flat_map(|l| [format!("{l} annotations"), format!("{l} 1 annotations")])
+            .collect()
+    }
+
+    /// The annotation tracks that hold `PP:<stage>UNSHARD` spans (the first two
+    /// all-gather lanes, as the reference).
+    pub(crate) fn unshard_tracks(self) -> Vec<String> {
+        let label = match self {
+            LaneGrouping::Original => Group::NcclAllGather.label().to_string(),
+            LaneGrouping::Semantic => ClassGroup::Communication(CollectiveKind::AllGather).label(),
+        };
+        ["", " 1", " 2"]
+            .iter()
+            .map(|n| format!("{label}{n} annotations"))
+            .collect()
+    }
+}
+
+/// Options of a compaction (and of each rank's compaction in a merge).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Config {
+    pub lanes: LaneGrouping,
+}
+
+/// The group of a slice under either grouping. Within one compaction all slices use the
+/// same grouping, so the order between the two variants never matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum LaneGroup {
+    Original(Group),
+    Class(ClassGroup),
+}
+
+impl LaneGroup {
+    pub fn classify(grouping: LaneGrouping, cat: &str, name: &str) -> LaneGroup {
+        match grouping {
+            LaneGrouping::Original => LaneGroup::Original(Group::classify(cat, name)),
+            LaneGrouping::Semantic => LaneGroup::Class(ClassGroup::classify(cat, name)),
+        }
+    }
+
+    /// The key used in summaries.
+    pub fn key(self) -> String {
+        match self {
+            LaneGroup::Original(g) => g.key().to_string(),
+            LaneGroup::Class(g) => g.key(),
+        }
+    }
+
+    /// The lane label shown in Perfetto.
+    pub fn label(self) -> String {
+        match self {
+            LaneGroup::Original(g) => g.label().to_string(),
+            LaneGroup::Class(g) => g.label(),
+        }
+    }
+}
+
+/// A lane group by the workspace's kernel class. The declaration order is the lane order:
+/// compute classes, then communication (by collective kind), then copies and sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClassGroup {
+    Gemm,
+    Convolution,
+    Attention,
+    Elementwise,
+    Reduction,
+    /// Kernels the table does not classify.
+    Other,
+    /// Every collective, whatever its library, by kind.
+    Communication(CollectiveKind),
+    Memcpy,
+    Memset,
+}
+
+impl ClassGroup {
+    /// The compute groups, whose first lanes are the main compute lanes of PP blocks.
+    pub const COMPUTE: [ClassGroup; 6] = [
+        ClassGroup::Gemm,
+        ClassGroup::Convolution,
+        ClassGroup::Attention,
+        ClassGroup::Elementwise,
+        ClassGroup::Reduction,
+        ClassGroup::Other,
+    ];
+
+    /// Memcpy and memset by category (as the original does), everything else by
+    /// `trace_model::classify_kernel` on the name.
+    pub fn classify(cat: &str, name: &str) -> ClassGroup {
+        if cat == "gpu_memcpy" {
+            return ClassGroup::Memcpy;
+        }
+        if cat == "gpu_memset" {
+            return ClassGroup::Memset;
+        }
+        match classify_kernel(name) {
+            KernelClass::Gemm => ClassGroup::Gemm,
+            KernelClass::Convolution => ClassGroup::Convolution,
+            KernelClass::Attention => ClassGroup::Attention,
+            KernelClass::Elementwise => ClassGroup::Elementwise,
+            KernelClass::Reduction => ClassGroup::Reduction,
+            KernelClass::Collective(kind) => ClassGroup::Communication(kind),
+            KernelClass::Memcpy(_) => ClassGroup::Memcpy,
+            KernelClass::Memset => ClassGroup::Memset,
+            KernelClass::Other => ClassGroup::Other,
+        }
+    }
+
+    /// The key used in summaries (`gemm`, `communication_all_gather`, ...).
+    pub fn key(self) -> String {
+        match self {
+            ClassGroup::Gemm => "gemm".to_string(),
+            ClassGroup::Convolution => "convolution".to_string(),
+            ClassGroup::Attention => "attention".to_string(),
+            ClassGroup::Elementwise => "elementwise".to_string(),
+            ClassGroup::Reduction => "reduction".to_string(),
+            ClassGroup::Other => "other".to_string(),
+            ClassGroup::Communication(kind) => {
+                let kind: String = collective_label(kind)
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .collect();
+                format!("communication_{kind}")
+            }
+            ClassGroup::Memcpy => "memcpy".to_string(),
+            ClassGroup::Memset => "memset".to_string(),
+        }
+    }
+
+    /// The lane label shown in Perfetto (`GEMM`, `Communication all-gather`, ...), in the
+    /// style of the original's labels.
+    pub fn label(self) -> String {
+        match self {
+            ClassGroup::Gemm => "GEMM".to_string(),
+            ClassGroup::Convolution => "Convolution".to_string(),
+            ClassGroup::Attention => "Attention".to_string(),
+            ClassGroup::Elementwise => "Elementwise".to_string(),
+            ClassGroup::Reduction => "Reduction".to_string(),
+            ClassGroup::Other => "Other kernels".to_string(),
+            ClassGroup::Communication(kind) => format!("Communication {}", collective_label(kind)),
+            ClassGroup::Memcpy => "GPU memcpy".to_string(),
+            ClassGroup::Memset => "GPU memset".to_string(),
+        }
+    }
+}
 
 /// The semantic group of a measured GPU slice. The declaration order is the lane order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -85,6 +257,15 @@ impl Group {
     }
 }
 
+/// The table's label of a collective kind, but `other` for its catch-all (the lane label
+/// already says communication).
+fn collective_label(kind: CollectiveKind) -> &'static str {
+    match kind {
+        CollectiveKind::Other => "other",
+        kind => kind.label(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +300,51 @@ mod tests {
         let mut sorted = Group::ALL;
         sorted.sort();
         assert_eq!(sorted, Group::ALL);
+    }
+
+    #[test]
+    fn class_groups_keys_and_labels() {
+        let check = |g: ClassGroup, key: &str, label: &str| {
+            assert_eq!(
+                (g.key().as_str(), g.label().as_str()),
+                (key, label),
+                "{g:?}"
+            );
+        };
+        check(ClassGroup::Gemm, "gemm", "GEMM");
+        check(ClassGroup::Other, "other", "Other kernels");
+        let comm = |kind| ClassGroup::Communication(kind);
+        check(
+            comm(CollectiveKind::AllGather),
+            "communication_all_gather",
+            "Communication all-gather",
+        );
+        check(
+            comm(CollectiveKind::SendRecv),
+            "communication_send_recv",
+            "Communication send/recv",
+        );
+        check(
+            comm(CollectiveKind::Other),
+            "communication_other",
+            "Communication other",
+        );
+        assert_eq!(
+            ClassGroup::classify("gpu_memcpy", "ncclKernel"),
+            ClassGroup::Memcpy
+        );
+        assert_eq!(
+            ClassGroup::classify("gpu_memset", "Memset"),
+            ClassGroup::Memset
+        );
+        // Lane order: compute classes, then communication, then copies.
+        let mut order = vec![ClassGroup::Memcpy, comm(CollectiveKind::AllReduce)];
+        order.extend(ClassGroup::COMPUTE);
+        order.sort();
+        assert_eq!(order[..6], ClassGroup::COMPUTE);
+        assert_eq!(
+            order[6..],
+            [comm(CollectiveKind::AllReduce), ClassGroup::Memcpy]
+        );
     }
 }

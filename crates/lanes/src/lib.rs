@@ -11,6 +11,13 @@
 //! annotations are coalesced, lane metadata is added). A self-check fails the call if a
 //! measured slice changed or a lane holds overlapping slices.
 //!
+//! [`Config::lanes`] chooses the groups: [`LaneGrouping::Original`] (the default) keeps the
+//! script's name rules ([`Group`]) and its output; [`LaneGrouping::Semantic`] groups by the
+//! workspace's kernel classes ([`ClassGroup`], from `trace_model::classify_kernel`), so
+//! every collective of any library (NCCL, RCCL, custom all-reduce, ...) gets a
+//! `Communication <kind>` lane and compute splits into GEMM, attention, elementwise, ...
+//! lanes; PP blocks are then read from the first lane of every compute class.
+//!
 //! [`merge_pp_traces`] compacts the traces of a pipeline's ranks, aligns them on the
 //! smallest `baseTimeNanoseconds`, stacks them in pipeline order and draws flow arrows
 //! between `PP:<stage><op><microbatch>` annotations.
@@ -33,6 +40,8 @@
 //!   bytes. `traceEvents` is written after the other top-level members, and `.gz` output
 //!   uses fast compression.
 //! - Errors are values naming the file and event index; the tool exits 2 on all of them.
+//! - [`LaneGrouping::Semantic`] is ours: its lanes, their names and the summary's group
+//!   keys differ, and `cuda_graph_stream_compaction` gains a `lane_groups` member.
 //!
 //! ```
 //! use std::path::Path;
@@ -41,7 +50,7 @@
 //! // A CUDA-graph replay over 300 capture streams (or `Trace::read_file(path)`).
 //! let json = graph_trace_json(&GraphTraceSpec::default());
 //! let trace = lanes::Trace::read(json.as_bytes(), Path::new("graph.json"))?;
-//! let compacted = lanes::compact_trace(trace)?;
+//! let compacted = lanes::compact_trace(trace, &lanes::Config::default())?;
 //! let s = &compacted.summary;
 //! assert_eq!(s.original_streams, 300 + 38 + 1); // capture, all-gather and memcpy streams
 //! assert!(s.compacted_lanes <= 12);
@@ -64,7 +73,7 @@ pub mod validate;
 pub use compact::{CompactSummary, Compacted, PpLocalFlows, compact_trace, pack};
 pub use error::Error;
 pub use event::Trace;
-pub use group::Group;
+pub use group::{ClassGroup, Config, Group, LaneGrouping};
 pub use merge::{MergeSummary, Merged, PpRank, merge_pp_files, merge_pp_traces, rank_trace_paths};
 pub use output::{default_merged_output, default_output, overwrite_trace_file, write_trace_file};
 pub use swimlane::{RowKind, RowMode, SwimlaneItem, SwimlaneLayout, SwimlaneRow, swimlane_layout};

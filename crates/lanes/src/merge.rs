@@ -12,7 +12,7 @@ use crate::compact::{CompactSummary, compact_without_pp_flows, metadata_event};
 use crate::event::{
     Arena, Event, Generated, Kind, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str, rewrite,
 };
-use crate::{Error, pp};
+use crate::{Config, Error, pp};
 
 /// What the merge did, with the reference's keys in its order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -101,12 +101,12 @@ pub fn rank_trace_paths(input: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// Reads and merges rank trace files.
-pub fn merge_pp_files(paths: &[PathBuf]) -> Result<Merged, Error> {
+pub fn merge_pp_files(paths: &[PathBuf], config: &Config) -> Result<Merged, Error> {
     let traces = paths
         .iter()
         .map(|p| Trace::read_file(p))
         .collect::<Result<Vec<_>, _>>()?;
-    merge_pp_traces(traces)
+    merge_pp_traces(traces, config)
 }
 
 /// A trace's `distributedInfo`: its global rank and its process groups.
@@ -204,8 +204,8 @@ fn base_time(trace: &Trace) -> Result<i64, Error> {
         })
 }
 
-/// Compacts, aligns and merges the traces of the ranks of one pipeline.
-pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
+/// Compacts (with `config`), aligns and merges the traces of the ranks of one pipeline.
+pub fn merge_pp_traces(traces: Vec<Trace>, config: &Config) -> Result<Merged, Error> {
     if traces.len() < 2 {
         let dir = traces
             .first()
@@ -238,7 +238,7 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
     let mut ranked = Vec::new();
     let mut diagnostics = Vec::new();
     for (k, trace) in traces.into_iter().enumerate() {
-        let compacted = compact_without_pp_flows(trace)?;
+        let compacted = compact_without_pp_flows(trace, config)?;
         let offset_ns = bases[k] - common_base;
         offsets.insert(infos[k].rank, offset_ns as f64 / 1000.0);
         per_rank.insert(infos[k].rank, compacted.summary);
@@ -276,8 +276,8 @@ pub fn merge_pp_traces(traces: Vec<Trace>) -> Result<Merged, Error> {
     }
 
     let rank_of = |pid: i64| pid_to_pp_rank.get(&pid).copied().unwrap_or(0);
-    let blocks = pp::annotation_blocks(&events);
-    let unshards = pp::unshard_blocks(&events);
+    let blocks = pp::annotation_blocks(&events, config.lanes);
+    let unshards = pp::unshard_blocks(&events, config.lanes);
     let mut flows = Generated::new(&mut arena);
     let (send_recv, next_id) =
         pp::send_recv_flows(&blocks, &rank_of, pp::FIRST_FLOW_ID, &mut flows);

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::LaneGrouping;
 use crate::event::{Event, Generated, Kind, Object, Ph, raw, raw_i64, raw_micros, raw_str};
 
 /// Flow ids of the PP arrows count up from here, clear of profiler ids.
@@ -104,22 +105,26 @@ fn annotation_span(ev: &Event) -> Option<(i64, i64, i64, i64)> {
 }
 
 /// Annotation tracks whose `thread_name` (after any `"PP rank N | "` prefix) is one of `names`.
-fn named_lanes(events: &[Event], names: &[&str]) -> BTreeSet<(i64, i64)> {
+fn named_lanes(events: &[Event], names: &[String]) -> BTreeSet<(i64, i64)> {
     events
         .iter()
         .filter(|e| e.ph() == Ph::Metadata && e.name() == Some("thread_name"))
         .filter_map(|e| {
             let name = e.arg_name()?;
             let lane = name.rsplit(" | ").next().unwrap_or(name);
-            names.contains(&lane).then_some((e.pid()?, e.tid()?))
+            names
+                .iter()
+                .any(|n| n == lane)
+                .then_some((e.pid()?, e.tid()?))
         })
         .collect()
 }
 
 /// The PP blocks of all ranks: F/B spans clustered by overlap and represented by their
-/// members on the main compute annotation track; every SEND/RECV span is its own block.
-pub(crate) fn annotation_blocks(events: &[Event]) -> Vec<Block> {
-    let main = named_lanes(events, &["Compute annotations", "Compute 1 annotations"]);
+/// members on the main compute annotation tracks (which depend on the lane grouping);
+/// every SEND/RECV span is its own block.
+pub(crate) fn annotation_blocks(events: &[Event], grouping: LaneGrouping) -> Vec<Block> {
+    let main = named_lanes(events, &grouping.main_compute_tracks());
     // (pid, stage, op, mb) -> spans (pid, tid, start, end) in event order.
     type Span = (i64, i64, i64, i64);
     let mut grouped: BTreeMap<(i64, u64, Op, u64), Vec<Span>> = BTreeMap::new();
@@ -185,15 +190,8 @@ pub(crate) fn annotation_blocks(events: &[Event]) -> Vec<Block> {
 
 /// `PP:<stage>UNSHARD` spans on the first all-gather annotation tracks, sorted by
 /// (pid, start, stage).
-pub(crate) fn unshard_blocks(events: &[Event]) -> Vec<Block> {
-    let lanes = named_lanes(
-        events,
-        &[
-            "NCCL all-gather annotations",
-            "NCCL all-gather 1 annotations",
-            "NCCL all-gather 2 annotations",
-        ],
-    );
+pub(crate) fn unshard_blocks(events: &[Event], grouping: LaneGrouping) -> Vec<Block> {
+    let lanes = named_lanes(events, &grouping.unshard_tracks());
     let mut blocks: Vec<Block> = events
         .iter()
         .filter_map(|ev| {

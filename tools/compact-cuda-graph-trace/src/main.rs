@@ -7,16 +7,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use serde::Serialize;
 
 /// Compact CUDA graph replay streams without changing measured GPU slices.
 ///
-/// GPU slices (kernel, memcpy, memset) are packed into semantic lanes (compute,
-/// symmetric-memory barrier, NCCL all-gather, reduce-scatter, all-reduce, other, GPU
-/// memcpy, GPU memset) by greedy interval partitioning; only their tid and args.stream
-/// change. The output is for viewing: measure on the original trace. Prints a JSON
-/// summary; fails, writing nothing, if a measured slice changed or a lane overlaps.
+/// GPU slices (kernel, memcpy, memset) are packed into a few lanes per lane group (see
+/// --lanes) by greedy interval partitioning; only their tid and args.stream change. The
+/// output is for viewing: measure on the original trace. Prints a JSON summary; fails,
+/// writing nothing, if a measured slice changed or a lane overlaps.
 #[derive(Debug, Parser)]
 #[command(name = "compact-cuda-graph-trace", version)]
 pub struct Args {
@@ -36,6 +35,27 @@ pub struct Args {
     /// Replace an existing output.
     #[arg(long)]
     pub overwrite: bool,
+
+    /// Which rules group GPU slices into lanes (for single traces and --merge-pp-ranks).
+    #[arg(long, value_enum, default_value_t = Lanes::Original)]
+    pub lanes: Lanes,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Lanes {
+    /// The original script's groups, by name: Compute, Symmetric-memory barrier, NCCL
+    /// all-gather, NCCL reduce-scatter, NCCL all-reduce, NCCL other, GPU memcpy, GPU
+    /// memset. Output identical to the reference script's. Collectives without "nccl" in
+    /// their name (custom all-reduce, MSCCL, expert-parallel dispatch/combine) land in
+    /// Compute.
+    Original,
+    /// By the workspace's kernel-classification table (the classes analyze-profile
+    /// reports): GEMM, Convolution, Attention, Elementwise, Reduction, Other kernels,
+    /// "Communication <kind>" (all-reduce, all-gather, send/recv, ...) for every
+    /// collective the table knows, of any library, GPU memcpy, GPU memset. For seeing
+    /// compute by kind and communication apart from it; PP arrows attach to the first lane
+    /// of each compute class.
+    Semantic,
 }
 
 #[derive(Serialize)]
@@ -91,9 +111,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Ok(())
     };
     let shown = |p: &Path| p.display().to_string();
+    let config = lanes::Config {
+        lanes: match args.lanes {
+            Lanes::Original => lanes::LaneGrouping::Original,
+            Lanes::Semantic => lanes::LaneGrouping::Semantic,
+        },
+    };
     let text = if args.merge_pp_ranks {
         let paths = lanes::rank_trace_paths(&args.input)?;
-        let merged = lanes::merge_pp_files(&paths).context("cannot merge the PP rank traces")?;
+        let merged =
+            lanes::merge_pp_files(&paths, &config).context("cannot merge the PP rank traces")?;
         warn(&merged.diagnostics);
         write(&merged.trace)?;
         let text = to_json(&Printed {
@@ -109,7 +136,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
             bail!("input must be a trace file without --merge-pp-ranks");
         }
         let trace = lanes::Trace::read_file(&args.input)?;
-        let compacted = lanes::compact_trace(trace)?;
+        let compacted = lanes::compact_trace(trace, &config)?;
         warn(&compacted.diagnostics);
         write(&compacted.trace)?;
         let text = to_json(&Printed {

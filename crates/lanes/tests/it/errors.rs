@@ -10,7 +10,7 @@ use crate::support::*;
 fn compact_err(text: &str) -> Error {
     match Trace::read(text.as_bytes(), Path::new("bad.json")) {
         Err(e) => e,
-        Ok(trace) => match lanes::compact_trace(trace) {
+        Ok(trace) => match lanes::compact_trace(trace, &lanes::Config::default()) {
             Err(e) => e,
             Ok(_) => panic!("expected an error for {text}"),
         },
@@ -68,7 +68,8 @@ fn unmapped_flow_endpoints_are_a_diagnostic() {
         sync,
         flow(7, 5.0),
     ]);
-    let res = lanes::compact_trace(read(&trace, "sync.json")).expect("usable input");
+    let res = lanes::compact_trace(read(&trace, "sync.json"), &lanes::Config::default())
+        .expect("usable input");
     assert_eq!(res.diagnostics.len(), 1, "{:?}", res.diagnostics);
     assert!(res.diagnostics[0].contains("1 of 1 ac2g flow endpoints"));
     let events = events_of(&res.trace);
@@ -87,7 +88,7 @@ fn merge_err(traces: &[serde_json::Value]) -> String {
         .enumerate()
         .map(|(i, t)| read(t, &format!("rank{i}_trace.json")))
         .collect();
-    match lanes::merge_pp_traces(traces) {
+    match lanes::merge_pp_traces(traces, &lanes::Config::default()) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("expected a merge error"),
     }

@@ -1,8 +1,9 @@
 //! The real PyTorch traces under `$TRACEWISE_TRACES/pytorch`: every one with GPU slices
 //! compacts, passes the self-check, keeps every other event unchanged but for the
-//! documented remaps, and writes an output that validates and reads back.
+//! documented remaps, and writes an output that validates and reads back; with semantic
+//! lanes too, where every collective (by the workspace table) is in a communication lane.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use lanes::{Trace, validate};
@@ -74,7 +75,7 @@ fn check_trace(path: &Path) -> Option<(usize, usize)> {
     let input = read_events(path);
     let slice_count = input.iter().filter(|e| e.slice).count();
     let trace = Trace::read_file(path).expect("the real traces read");
-    let res = lanes::compact_trace(trace);
+    let res = lanes::compact_trace(trace, &lanes::Config::default());
     if slice_count == 0 {
         let err = res.expect_err("a trace without GPU slices is an error");
         assert!(matches!(err, lanes::Error::NoGpuSlices { .. }), "{err}");
@@ -178,7 +179,80 @@ fn check_trace(path: &Path) -> Option<(usize, usize)> {
         "{}: {new_one_sided:?}",
         path.display()
     );
+    check_semantic(path, &input, &slices(&input));
     Some((s.original_streams, s.compacted_lanes))
+}
+
+/// Semantic lanes on a real trace: the self-check passes, the slices are unchanged, and a
+/// kernel is in a `Communication` lane exactly when the workspace table calls it a
+/// collective.
+fn check_semantic(path: &Path, input: &[Seen], input_slices: &[Value]) {
+    let config = lanes::Config {
+        lanes: lanes::LaneGrouping::Semantic,
+    };
+    let trace = Trace::read_file(path).expect("the real traces read");
+    let res =
+        lanes::compact_trace(trace, &config).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let output: Vec<Value> = res
+        .trace
+        .event_texts()
+        .map(|t| serde_json::from_str(&t).expect("output events are valid JSON"))
+        .collect();
+    let is_slice = |e: &Value| e["cat"].as_str().is_some_and(|c| SLICE_CATS.contains(&c));
+    let output_slices: Vec<Value> = output
+        .iter()
+        .filter(|e| is_slice(e))
+        .map(without_placement)
+        .collect();
+    assert!(
+        output_slices == input_slices,
+        "{}: a measured slice changed",
+        path.display()
+    );
+    let lane_names: BTreeMap<(i64, i64), &str> = output
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| {
+            Some((
+                (e["pid"].as_i64()?, e["tid"].as_i64()?),
+                e["args"]["name"].as_str()?,
+            ))
+        })
+        .collect();
+    let mut collectives = 0;
+    for e in output
+        .iter()
+        .filter(|e| is_slice(e) && e["cat"] != "gpu_memcpy" && e["cat"] != "gpu_memset")
+    {
+        let name = e["name"].as_str().unwrap_or("");
+        let lane = (e["pid"].as_i64(), e["tid"].as_i64());
+        let lane = match lane {
+            (Some(pid), Some(tid)) => lane_names.get(&(pid, tid)).copied().unwrap_or(""),
+            _ => "",
+        };
+        let collective = trace_model::classify_kernel(name).is_collective();
+        collectives += usize::from(collective);
+        assert_eq!(
+            lane.starts_with("Communication "),
+            collective,
+            "{}: {name} is in lane {lane:?}",
+            path.display()
+        );
+    }
+    let nccl = input
+        .iter()
+        .filter(|e| {
+            e.slice
+                && e.name
+                    .as_deref()
+                    .is_some_and(|n| n.to_lowercase().contains("nccl"))
+        })
+        .count();
+    assert!(
+        collectives >= nccl,
+        "{}: {collectives} collectives, {nccl} NCCL kernels",
+        path.display()
+    );
 }
 
 #[test]
@@ -224,7 +298,8 @@ fn real_ranks_merge_without_annotations() {
         std::fs::write(tmp.path().join(format!("rank{rank}_trace.json")), text).expect("writable");
     }
     let paths = lanes::rank_trace_paths(tmp.path()).expect("two ranks");
-    let merged = lanes::merge_pp_files(&paths).expect("the merge works without annotations");
+    let merged = lanes::merge_pp_files(&paths, &lanes::Config::default())
+        .expect("the merge works without annotations");
     let s = &merged.summary;
     assert_eq!(s.pp_send_recv_pairs + s.pp_compute_dependency_pairs, 0);
     assert_eq!(

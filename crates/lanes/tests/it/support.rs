@@ -69,7 +69,11 @@ pub fn events_of(trace: &Trace) -> Vec<Value> {
 }
 
 pub fn compact(trace: &Value) -> (Vec<Value>, CompactSummary) {
-    let res = lanes::compact_trace(read(trace, "test.json")).expect("compaction succeeds");
+    compact_with(trace, &lanes::Config::default())
+}
+
+pub fn compact_with(trace: &Value, config: &lanes::Config) -> (Vec<Value>, CompactSummary) {
+    let res = lanes::compact_trace(read(trace, "test.json"), config).expect("compaction succeeds");
     (events_of(&res.trace), res.summary)
 }
 
@@ -79,7 +83,7 @@ pub fn merge(traces: &[Value]) -> (Vec<Value>, MergeSummary) {
         .enumerate()
         .map(|(i, t)| read(t, &format!("rank{i}.json")))
         .collect();
-    let res = lanes::merge_pp_traces(traces).expect("merge succeeds");
+    let res = lanes::merge_pp_traces(traces, &lanes::Config::default()).expect("merge succeeds");
     (events_of(&res.trace), res.summary)
 }
 

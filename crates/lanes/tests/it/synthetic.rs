@@ -30,7 +30,7 @@ fn hundreds_of_capture_streams_become_a_few_lanes() {
     let spec = GraphTraceSpec::default();
     let text = synth::graph_trace_json(&spec);
     let trace = Trace::read(text.as_bytes(), Path::new("graph.json")).expect("valid");
-    let res = lanes::compact_trace(trace).expect("compaction succeeds");
+    let res = lanes::compact_trace(trace, &lanes::Config::default()).expect("compaction succeeds");
     let s = &res.summary;
     let streams = spec.capture_streams as usize;
     let gathers = streams.div_ceil(spec.all_gather_every as usize);
@@ -53,7 +53,7 @@ fn merge_set(spec: &PpSpec) -> lanes::Merged {
         .into_iter()
         .map(|(name, text)| Trace::read(text.as_bytes(), Path::new(&name)).expect("valid"))
         .collect();
-    lanes::merge_pp_traces(traces).expect("merge succeeds")
+    lanes::merge_pp_traces(traces, &lanes::Config::default()).expect("merge succeeds")
 }
 
 #[test]
@@ -116,7 +116,8 @@ fn output_is_deterministic() {
     let text = synth::graph_trace_json(&GraphTraceSpec::default());
     let run = || {
         let trace = Trace::read(text.as_bytes(), Path::new("graph.json")).expect("valid");
-        let res = lanes::compact_trace(trace).expect("compaction succeeds");
+        let res =
+            lanes::compact_trace(trace, &lanes::Config::default()).expect("compaction succeeds");
         let mut out = Vec::new();
         res.trace.write_json(&mut out).expect("in memory");
         out
@@ -130,7 +131,7 @@ fn fixtures_can_be_written() {
     let written = synth::write_fixtures(dir.path()).expect("written");
     assert_eq!(written.len(), 1 + 4 + 2 + 4);
     let paths = lanes::rank_trace_paths(&dir.path().join("pp4")).expect("four ranks");
-    let merged = lanes::merge_pp_files(&paths).expect("merge succeeds");
+    let merged = lanes::merge_pp_files(&paths, &lanes::Config::default()).expect("merge succeeds");
     assert_eq!(merged.summary.pp_send_recv_unmatched, 0);
 }
 
@@ -139,7 +140,7 @@ fn fixtures_can_be_written() {
 fn fixture_summaries() {
     let text = synth::graph_trace_json(&GraphTraceSpec::default());
     let trace = Trace::read(text.as_bytes(), Path::new("graph.json")).expect("valid");
-    let res = lanes::compact_trace(trace).expect("compaction succeeds");
+    let res = lanes::compact_trace(trace, &lanes::Config::default()).expect("compaction succeeds");
     insta::assert_json_snapshot!("graph_300_streams", res.summary);
     let merged = merge_set(&PpSpec::default());
     insta::assert_json_snapshot!("pp4_merge", merged.summary);
@@ -164,7 +165,8 @@ fn larger_trace_is_deterministic() {
     let run = || {
         let trace = Trace::read(text.as_bytes(), Path::new("big.json")).expect("valid");
         assert!(trace.event_count() > 100_000);
-        let res = lanes::compact_trace(trace).expect("compaction succeeds");
+        let res =
+            lanes::compact_trace(trace, &lanes::Config::default()).expect("compaction succeeds");
         let mut out = Vec::new();
         res.trace.write_json(&mut out).expect("in memory");
         (res.summary, out)

@@ -1,5 +1,6 @@
 //! End-to-end runs of the binary on synthetic fixtures: default output names, the JSON
-//! summary, refusal to replace an output without `--overwrite`, and the merge mode.
+//! summary, refusal to replace an output without `--overwrite`, the merge mode, and
+//! `--lanes semantic`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -151,4 +152,169 @@ fn committed_fixtures_compact_and_merge() {
             "{set}: {unmatched} unmatched"
         );
     }
+}
+
+/// The `thread_name`s of a written (plain JSON) trace, after any `PP rank N | ` prefix.
+fn lane_names(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("the output is written");
+    let trace: Value = serde_json::from_str(&text).expect("the output is valid JSON");
+    trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents is a list")
+        .iter()
+        .filter(|e| e["name"] == "thread_name" && e["ph"] == "M")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .map(|n| n.rsplit(" | ").next().unwrap_or(n).to_string())
+        .collect()
+}
+
+/// Whether `name` is a lane (or annotation track) label of the semantic grouping.
+fn is_semantic_lane(name: &str) -> bool {
+    let name = name.strip_suffix(" annotations").unwrap_or(name);
+    let name = name
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .trim_end();
+    [
+        "GEMM",
+        "Convolution",
+        "Attention",
+        "Elementwise",
+        "Reduction",
+        "Other kernels",
+        "GPU memcpy",
+        "GPU memset",
+    ]
+    .contains(&name)
+        || name.starts_with("Communication ")
+}
+
+#[test]
+fn semantic_lanes_on_committed_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lanes");
+    let input = root.join("cuda_graph_300_streams.json");
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let path = |name: &str| out.path().join(name);
+    let semantic = [Path::new("--lanes"), Path::new("semantic")];
+    let original = [Path::new("--lanes"), Path::new("original")];
+
+    let s = summary(&run(&[&input, Path::new("-o"), &path("plain.json")]));
+    summary(&run(&[
+        &[&*input, Path::new("-o"), &path("original.json")][..],
+        &original,
+    ]
+    .concat()));
+    let s_semantic = summary(&run(&[
+        &[&*input, Path::new("-o"), &path("semantic.json")][..],
+        &semantic,
+    ]
+    .concat()));
+    let bytes = |name: &str| std::fs::read(path(name)).expect("written");
+    assert_eq!(
+        bytes("plain.json"),
+        bytes("original.json"),
+        "the default is --lanes original"
+    );
+    assert_ne!(bytes("plain.json"), bytes("semantic.json"));
+
+    // The original has its NCCL lane; the semantic grouping names classes only.
+    assert!(
+        lane_names(&path("plain.json"))
+            .iter()
+            .any(|n| n == "NCCL all-gather")
+    );
+    let names = lane_names(&path("semantic.json"));
+    assert!(
+        names.iter().any(|n| n == "Communication all-gather"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "GPU memcpy"), "{names:?}");
+    let capture_streams = names.iter().filter(|n| n.starts_with("stream ")).count();
+    assert_eq!(
+        capture_streams, 0,
+        "old stream names are dropped: {names:?}"
+    );
+    // Every added name (the CPU thread's is kept) is a semantic lane's.
+    let kept = lane_names(&input);
+    for n in names.iter().filter(|n| !kept.contains(n)) {
+        assert!(is_semantic_lane(n), "{n} is not a semantic lane name");
+    }
+    assert_eq!(s["measured_slices"], s_semantic["measured_slices"]);
+    assert_eq!(
+        s_semantic["slice_groups"]["communication_all_gather"],
+        s["slice_groups"]["nccl_all_gather"]
+    );
+    assert!(
+        s_semantic["compacted_lanes"].as_u64().expect("a count") <= 16,
+        "{s_semantic}"
+    );
+
+    // The merge groups each rank the same way, and its PP arrows still find their blocks.
+    let set = root.join("pp4");
+    let merge = |extra: &[&Path], name: &str| {
+        let output = path(name);
+        let mut args = vec![
+            &*set,
+            Path::new("--merge-pp-ranks"),
+            Path::new("-o"),
+            &output,
+        ];
+        args.extend_from_slice(extra);
+        summary(&run(&args))
+    };
+    let m_original = merge(&[], "pp4.json");
+    let m_semantic = merge(&semantic, "pp4_semantic.json");
+    for key in [
+        "pp_send_recv_pairs",
+        "pp_send_recv_unmatched",
+        "pp_compute_dependency_pairs",
+        "pp_compute_dependency_unmatched",
+        "pp_unshard_compute_pairs",
+        "pp_unshard_compute_unmatched",
+    ] {
+        assert_eq!(m_semantic[key], m_original[key], "{key}");
+    }
+    assert!(
+        m_semantic["pp_compute_dependency_pairs"]
+            .as_u64()
+            .expect("a count")
+            > 0
+    );
+    assert!(
+        m_semantic["pp_unshard_compute_pairs"]
+            .as_u64()
+            .expect("a count")
+            > 0
+    );
+    let names = lane_names(&path("pp4_semantic.json"));
+    assert!(
+        names.iter().any(|n| n == "Communication send/recv"),
+        "{names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "Communication all-gather annotations"),
+        "{names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("Compute") || n.starts_with("NCCL")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn help_explains_both_lane_groupings() {
+    let out = Command::new(env!("CARGO_BIN_EXE_compact-cuda-graph-trace"))
+        .arg("--help")
+        .output()
+        .expect("the binary runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--lanes <LANES>"), "{help}");
+    assert!(
+        help.contains("original") && help.contains("semantic"),
+        "{help}"
+    );
+    assert!(help.contains("Communication"), "{help}");
 }
