@@ -323,3 +323,38 @@ fn hints_fit_the_phase() {
     assert!(text(&training).contains("no_sync"));
     assert!(!gpu::render_text(&inference, 5).contains("Llama 3 training"));
 }
+
+/// Kernels that start long after their launch, later than a whole step: the report says
+/// the GPU runs more than a step behind the host.
+#[test]
+fn a_gpu_more_than_a_step_behind_is_said_in_words() {
+    let step_n = |n: u64, ts: u64| {
+        format!(
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{n}", "pid": 1, "tid": 1, "ts": {ts}, "dur": 10}}"#
+        )
+    };
+    let c = load(
+        &[
+            step_n(1, 0),
+            launch(1, 1),
+            step_n(2, 10),
+            launch(2, 11),
+            step_n(3, 20),
+            launch(3, 21),
+            kernel("volta_sgemm_128x64_nn", 1, 7, 50, 30),
+            kernel("volta_sgemm_128x64_nn", 2, 7, 80, 30),
+            kernel("volta_sgemm_128x64_nn", 3, 7, 110, 30),
+        ]
+        .join(","),
+    );
+    let r = report(&c);
+    let behind = r.gpu_behind.expect("behind");
+    assert_eq!(behind.median_step, Nanos(10 * US));
+    assert_eq!(behind.median_delay, Nanos(69 * US));
+    let out = analysis::skip_text::render_text(&skip::Analysis {
+        input: "synthetic.json".into(),
+        reports: vec![r],
+        last_finisher: None,
+    });
+    assert!(out.contains("more than a step behind the host"), "{out}");
+}
