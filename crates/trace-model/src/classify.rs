@@ -107,14 +107,18 @@ enum Pat {
     /// A whole token: a maximal run of ASCII letters and digits, optionally followed by
     /// digits (`mul` matches `mul` and `mul2`, not `multi`).
     Tok(&'static str),
+    /// Anywhere in the text, when the second text is not: cuDNN's `…_dgrad_…` kernels
+    /// are convolutions, cuBLAS's `…gemm…_dgrad` a linear layer's input gradient.
+    SubWithout(&'static str, &'static str),
 }
 
-use Pat::{Prefix, Sub, Tok};
+use Pat::{Prefix, Sub, SubWithout, Tok};
 
 impl Pat {
     fn matches(self, text: &str) -> bool {
         match self {
             Sub(p) => text.contains(p),
+            SubWithout(p, q) => text.contains(p) && !text.contains(q),
             Prefix(p) => text.starts_with(p),
             Tok(p) => text.split(|c: char| !c.is_ascii_alphanumeric()).any(|t| {
                 t.strip_prefix(p)
@@ -310,9 +314,9 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Prefix("fft3d_"),
             Sub("implicit_gemm"),
             Sub("implicitgemm"),
-            Sub("fprop"),
-            Sub("dgrad"),
-            Sub("wgrad"),
+            SubWithout("fprop", "gemm"),
+            SubWithout("dgrad", "gemm"),
+            SubWithout("wgrad", "gemm"),
             Sub("winograd"),
             Sub("im2col"),
             Sub("im3d2col"),
@@ -777,6 +781,22 @@ mod tests {
         check(
             "void implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1>()",
             KernelClass::Convolution,
+        );
+    }
+
+    #[test]
+    fn gradient_words_mean_convolution_only_without_gemm() {
+        check(
+            "sm80_xmma_dgrad_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x16",
+            KernelClass::Convolution,
+        );
+        check(
+            "void cutlass::Kernel<cutlass_tensorop_s1688wgrad_optimized_tf32_256x128_16x3_nhwc_align4>(Params)",
+            KernelClass::Convolution,
+        );
+        check(
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_dgrad",
+            KernelClass::Gemm,
         );
     }
 
