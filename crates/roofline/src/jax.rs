@@ -8,12 +8,12 @@ use trace_model::{Capture, Nanos};
 
 use crate::Error;
 use crate::hlo_cost::{ModuleIndex, instruction_cost};
-use crate::model::{RawRow, TrustItem};
+use crate::model::{RawRow, Rows, TrustItem};
 
 const OCCURRENCES: &str = "executions = runs of consecutive kernels of the op on a stream (one run: kernels / distinct kernel names); the capture records no execution id";
 
 /// Rows (before peaks) and trust items of an XSpace capture.
-pub(crate) fn rows(path: &Path) -> Result<(Capture, Vec<RawRow>, Vec<TrustItem>, i64), Error> {
+pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
     let (capture, space) = xplane_reader::load_capture(path)?;
     let mut trust = Vec::new();
     let mut modules = Vec::new();
@@ -157,7 +157,16 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Vec<RawRow>, Vec<TrustItem>,
             time_ns: missing.1,
         });
     }
-    Ok((capture, rows, trust, gpu_time))
+    let described = capture.devices.clone();
+    Ok((
+        capture,
+        Rows {
+            raw: rows,
+            trust,
+            gpu_time,
+            described,
+        },
+    ))
 }
 
 fn hlo_parser_shape(shape: &hlo_parser::Shape) -> String {

@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Deserialize;
-use trace_model::{Capture, HostKind};
+use trace_model::{Capture, Device, DeviceId, DeviceProperties, HostKind, Vendor};
 
 use crate::Error;
 use crate::aten_cost::{ShapeArgs, aten_cost, is_costed_op};
-use crate::model::{RawRow, TrustItem};
+use crate::model::{RawRow, Rows, TrustItem};
 
 #[derive(Debug, Deserialize)]
 struct ArgsKeys {
@@ -52,11 +52,12 @@ fn to_shape_args(keys: ArgsKeys) -> ShapeArgs {
     }
 }
 
-/// Shape arguments of every modelled `cpu_op`, by event index.
-fn read_shapes(path: &Path) -> Result<HashMap<u64, ShapeArgs>, Error> {
+/// Shape arguments of every modelled `cpu_op`, by event index, and the devices the
+/// trace's `deviceProperties` describe (also those without activity, which the model drops).
+fn read_shapes(path: &Path) -> Result<(HashMap<u64, ShapeArgs>, Vec<Device>), Error> {
     let input = chrome_reader::open(path)?;
     let mut out = HashMap::new();
-    chrome_reader::read_events_with_args::<_, ArgsKeys>(input, path, |ev| {
+    let top = chrome_reader::read_events_with_args::<_, ArgsKeys>(input, path, |ev| {
         if ev.cat.as_deref() == Some("cpu_op")
             && ev.name.as_deref().is_some_and(is_costed_op)
             && let Some(args) = ev.args
@@ -65,15 +66,44 @@ fn read_shapes(path: &Path) -> Result<HashMap<u64, ShapeArgs>, Error> {
         }
         Ok(())
     })?;
-    Ok(out)
+    let described = top
+        .get("deviceProperties")
+        .and_then(|raw| serde_json::from_str::<Vec<serde_json::Value>>(raw.get()).ok())
+        .unwrap_or_default()
+        .iter()
+        .map(|d| {
+            let int = |k: &str| d.get(k).and_then(serde_json::Value::as_i64);
+            let uint = |k: &str| int(k).and_then(|v| u64::try_from(v).ok());
+            let name = d.get("name").and_then(|v| v.as_str()).unwrap_or("");
+            Device {
+                id: DeviceId(0),
+                ordinal: int("id").unwrap_or(-1),
+                vendor: if name.contains("AMD")
+                    || d.get("warpSize").and_then(|v| v.as_i64()) == Some(64)
+                {
+                    Vendor::Amd
+                } else if name.contains("NVIDIA") || name.contains("Tesla") {
+                    Vendor::Nvidia
+                } else {
+                    Vendor::Unknown
+                },
+                properties: DeviceProperties {
+                    name: (!name.is_empty()).then(|| name.to_owned()),
+                    compute_capability: int("computeMajor").zip(int("computeMinor")),
+                    total_memory_bytes: uint("totalGlobalMem"),
+                    multiprocessors: uint("numSms"),
+                    clock_rate_khz: uint("clockRate"),
+                    memory_bandwidth_bytes_per_s: None,
+                },
+            }
+        })
+        .collect();
+    Ok((out, described))
 }
 
 /// Rows (before peaks), trust items and total GPU time of a Kineto capture.
-pub(crate) fn rows(
-    path: &Path,
-    capture: &Capture,
-) -> Result<(Vec<RawRow>, Vec<TrustItem>, i64), Error> {
-    let shapes = read_shapes(path)?;
+pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
+    let (shapes, described) = read_shapes(path)?;
     let events = &capture.host_events;
 
     // The outermost modelled op around (or at) each CPU op, per thread (events are sorted
@@ -232,9 +262,10 @@ pub(crate) fn rows(
             time_ns: not_modelled.1,
         });
     }
-    Ok((
-        by_signature.into_values().map(|(row, _)| row).collect(),
+    Ok(Rows {
+        raw: by_signature.into_values().map(|(row, _)| row).collect(),
         trust,
         gpu_time,
-    ))
+        described,
+    })
 }

@@ -44,7 +44,7 @@ pub fn analyze(path: &Path) -> Result<Roofline, Error> {
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".xplane.pb"));
-    let (capture, raw, trust, gpu_time) = if is_xplane {
+    let (capture, rows) = if is_xplane {
         jax::rows(&file)?
     } else {
         let capture = chrome_reader::load(&file)?;
@@ -54,9 +54,15 @@ pub fn analyze(path: &Path) -> Result<Roofline, Error> {
                 reason: "a JAX Chrome trace holds no HLO modules; run roofline on the capture's .xplane.pb".to_owned(),
             });
         }
-        let (raw, trust, gpu_time) = kineto::rows(&file, &capture)?;
-        (capture, raw, trust, gpu_time)
+        let rows = kineto::rows(&file, &capture)?;
+        (capture, rows)
     };
+    let model::Rows {
+        raw,
+        trust,
+        gpu_time,
+        described,
+    } = rows;
     // The device of the capture: the first GPU with activity (else the first listed).
     let active = capture
         .activities
@@ -66,6 +72,9 @@ pub fn analyze(path: &Path) -> Result<Roofline, Error> {
         .map(|id| capture.device(id))
         .or_else(|| capture.devices.first());
     let device = match device {
+        Some(d) if d.properties == trace_model::DeviceProperties::default() => {
+            same_model_as_described(&table, d, &described).unwrap_or_else(|| table.identify(d))
+        }
         Some(d) => table.identify(d),
         None => DevicePeaks {
             recorded: "no GPU device in the capture".to_owned(),
@@ -103,6 +112,42 @@ pub fn analyze(path: &Path) -> Result<Roofline, Error> {
         costed_time_ns: Labelled::measured(costed),
         trust,
     })
+}
+
+/// The active device recorded no properties (Kineto lists `deviceProperties` by the
+/// process's device ids, while activities may carry another numbering): when every device
+/// the capture does describe is the same table model, that model, labelled inferred.
+fn same_model_as_described(
+    table: &PeakTable,
+    active: &trace_model::Device,
+    devices: &[trace_model::Device],
+) -> Option<DevicePeaks> {
+    let described: Vec<DevicePeaks> = devices
+        .iter()
+        .filter(|d| d.properties != trace_model::DeviceProperties::default())
+        .map(|d| table.identify(d))
+        .collect();
+    let first = described.first()?;
+    let id = first.entry.as_ref()?.id.clone();
+    if !described
+        .iter()
+        .all(|p| p.entry.as_ref().is_some_and(|e| e.id == id))
+    {
+        return None;
+    }
+    let mut peaks = first.clone();
+    peaks.label = "inferred";
+    peaks.recorded = format!(
+        "GPU {} recorded no properties; the capture describes {} device(s): {}",
+        active.ordinal,
+        described.len(),
+        first.recorded
+    );
+    peaks.source = format!(
+        "{} — assuming the active GPU {} is the same model as every device the capture describes",
+        first.source, active.ordinal
+    );
+    Some(peaks)
 }
 
 /// Whether a kernel name says it runs FP32 operands in TF32 (NVIDIA) or XF32 (AMD) mode.

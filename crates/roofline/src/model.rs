@@ -138,6 +138,16 @@ pub struct Roofline {
     pub trust: Vec<TrustItem>,
 }
 
+/// What a reader-specific pass hands back: rows before peaks, trust items, the capture's
+/// total GPU time, and the devices whose properties the file describes.
+#[derive(Debug)]
+pub(crate) struct Rows {
+    pub raw: Vec<RawRow>,
+    pub trust: Vec<TrustItem>,
+    pub gpu_time: i64,
+    pub described: Vec<trace_model::Device>,
+}
+
 /// What the rows are built from before peaks are applied.
 #[derive(Debug, Clone)]
 pub(crate) struct RawRow {

@@ -194,3 +194,83 @@ fn tracelens_h100_gemms_and_sdpa_equal_hand_computation() {
         assert!(report.ops.len() >= 4);
     }
 }
+
+/// Against TraceLens's reference perf report of the same captures (GEMM.csv, SDPA_fwd.csv
+/// for H100 and MI300X): per GEMM and SDPA, our FLOPs equal TraceLens's (which adds M·N for
+/// a bias) and our kernel time (the launch join) equals its kernel time sum.
+#[test]
+fn tracelens_reference_gemm_and_sdpa_rows() {
+    let Some(traces) = traces_dir("tracelens_reference_gemm_and_sdpa_rows") else {
+        return;
+    };
+    let dir = traces.join("pytorch/tracelens-h100-qwen");
+    let mut checked = 0;
+    for gpu in ["h100", "mi300"] {
+        let report =
+            roofline::analyze(&dir.join(format!("{gpu}/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")))
+                .expect("capture analyses");
+        for file in ["GEMM.csv", "SDPA_fwd.csv"] {
+            let path = dir.join(format!("reference/{gpu}_perf_report_csvs/{file}"));
+            let mut reader = csv::Reader::from_path(&path).expect("reference CSV");
+            let headers = reader.headers().expect("header").clone();
+            for record in reader.records() {
+                let record = record.expect("row");
+                let field = |name: &str| {
+                    let i = headers
+                        .iter()
+                        .position(|h| h == name)
+                        .unwrap_or_else(|| panic!("{name}"));
+                    record[i].to_owned()
+                };
+                let num = |name: &str| {
+                    field(name)
+                        .parse::<f64>()
+                        .unwrap_or_else(|_| panic!("{name}"))
+                };
+                let count = num("name_count") as u64;
+                let tl_flops = num("GFLOPS_first") * 1e9;
+                let tl_time = num("Kernel Time (µs)_sum") * 1e3;
+                let (want, extra) = if file == "GEMM.csv" {
+                    let [b, m, n, k] = ["B", "M", "N", "K"].map(|p| num(&format!("param: {p}")));
+                    let bias = if field("param: bias") == "True" {
+                        m * n
+                    } else {
+                        0.0
+                    };
+                    (Some(2.0 * b * m * n * k), bias)
+                } else {
+                    (None, 0.0)
+                };
+                let candidates: Vec<&OpRow> = report
+                    .ops
+                    .iter()
+                    .filter(|o| o.occurrences.value == count)
+                    .filter(|o| match want {
+                        Some(w) => o.flops_per_occurrence.value == Some(w),
+                        None => o.kind == roofline::hlo_cost::OpKind::Attention,
+                    })
+                    .collect();
+                let [ours] = candidates.as_slice() else {
+                    panic!(
+                        "{gpu} {file} {}: {} candidate rows",
+                        field("Input Dims_first"),
+                        candidates.len()
+                    );
+                };
+                let flops = ours.flops_per_occurrence.value.expect("modelled");
+                assert!(
+                    (flops + extra - tl_flops).abs() <= 1e-9 * tl_flops,
+                    "{gpu} {file}: ours {flops} + bias {extra} vs TraceLens {tl_flops}"
+                );
+                let time = ours.time_ns.value as f64;
+                assert!(
+                    (time - tl_time).abs() <= 1e-4 * tl_time,
+                    "{gpu} {file}: time {time} vs TraceLens {tl_time}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    eprintln!("TraceLens reference: {checked} GEMM/SDPA rows, FLOPs and kernel time equal");
+    assert_eq!(checked, 12);
+}
