@@ -31,6 +31,7 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
                     program.program_id
                 ),
                 count: 1,
+                unit: "modules",
                 time_ns: 0,
             }),
         }
@@ -86,6 +87,7 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
             code: "activity-without-hlo-op",
             message: "GPU activities without an hlo_op stat are in no op's time".to_owned(),
             count: unattributed.0,
+            unit: "activities",
             time_ns: unattributed.1,
         });
     }
@@ -154,6 +156,7 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
             message: "ops named by kernels' hlo_op but not found in any stored HLO module"
                 .to_owned(),
             count: missing.0,
+            unit: "ops",
             time_ns: missing.1,
         });
     }

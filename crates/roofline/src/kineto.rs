@@ -240,6 +240,7 @@ pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
             message: "modelled ATen ops without Input Dims: capture with record_shapes=True"
                 .to_owned(),
             count: no_shapes.0,
+            unit: "ops",
             time_ns: no_shapes.1,
         });
     }
@@ -251,6 +252,7 @@ pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
                 bad_shapes.2
             ),
             count: bad_shapes.0,
+            unit: "ops",
             time_ns: bad_shapes.1,
         });
     }
@@ -259,6 +261,7 @@ pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
             code: "activity-not-under-modelled-op",
             message: "GPU activities not launched under a modelled ATen op (GEMM, convolution, attention): no FLOPs".to_owned(),
             count: not_modelled.0,
+            unit: "activities",
             time_ns: not_modelled.1,
         });
     }

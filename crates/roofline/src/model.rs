@@ -119,6 +119,8 @@ pub struct TrustItem {
     pub code: &'static str,
     pub message: String,
     pub count: u64,
+    /// What `count` counts: `ops`, `activities` or `modules`.
+    pub unit: &'static str,
     /// GPU time concerned.
     pub time_ns: i64,
 }

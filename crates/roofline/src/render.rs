@@ -154,10 +154,11 @@ pub fn text(report: &Roofline, top: usize) -> String {
         for t in &report.trust {
             let _ = writeln!(
                 s,
-                "  - {} ({}): {} op(s)/activities, {:.3} ms of GPU time [measured]",
+                "  - {} ({}): {} {}, {:.3} ms of GPU time [measured]",
                 t.message,
                 t.code,
                 t.count,
+                t.unit,
                 t.time_ns as f64 / 1e6
             );
         }
