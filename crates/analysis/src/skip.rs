@@ -251,17 +251,28 @@ pub struct Analysis {
 /// a directory of rank traces; see [`crate::input::load_any`]), analyses every capture
 /// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes.
 pub fn run(input: &Path, config: &Config, rows: impl std::io::Write) -> Result<Analysis, Error> {
-    let captures: Vec<(PathBuf, Option<i64>, Capture)> = crate::input::load_any(input)?
-        .into_iter()
-        .map(|l| (l.path, l.rank, l.capture))
+    let loaded = crate::input::load_any(input)?;
+    run_loaded(input, &loaded, config, rows)
+}
+
+/// [`run`] over captures already loaded from `input` (by [`crate::input::load_any`]).
+pub fn run_loaded(
+    input: &Path,
+    loaded: &[crate::input::Loaded],
+    config: &Config,
+    rows: impl std::io::Write,
+) -> Result<Analysis, Error> {
+    let captures: Vec<(&Path, Option<i64>, &Capture)> = loaded
+        .iter()
+        .map(|l| (l.path.as_path(), l.rank, &l.capture))
         .collect();
     let multi = captures.len() > 1 || input.is_dir();
     let mut reports = Vec::with_capacity(captures.len());
     let mut rows = csv::Writer::from_writer(rows);
     write_header(&mut rows, multi).map_err(|e| csv_error(input, e))?;
-    for (path, rank, capture) in &captures {
-        let report = analyze(capture, path, *rank, config);
-        write_rows(&mut rows, capture, &report.steps, multi.then_some(*rank))
+    for &(path, rank, capture) in &captures {
+        let report = analyze(capture, path, rank, config);
+        write_rows(&mut rows, capture, &report.steps, multi.then_some(rank))
             .map_err(|e| csv_error(input, e))?;
         reports.push(report);
     }
@@ -584,7 +595,7 @@ pub fn skip_metrics(
 
 fn last_finisher(
     reports: &[Report],
-    captures: &[(PathBuf, Option<i64>, Capture)],
+    captures: &[(&Path, Option<i64>, &Capture)],
 ) -> Option<LastFinisher> {
     let aligned = captures.iter().all(|c| c.2.meta.base_time_ns.is_some());
     // The last step number that every rank has.
