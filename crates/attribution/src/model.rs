@@ -1,0 +1,388 @@
+//! The result of an attribution: one row per GPU activity, and the per-op, per-line and
+//! per-match-kind tables computed from those rows (so they always add up to the rows).
+
+use std::collections::BTreeMap;
+
+/// Options of an attribution.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// JAX: attribute only this program's kernels (the others are counted in the summary).
+    /// Without it every program is attributed, and the one with the most GPU time is the
+    /// program whose HLO text is written.
+    pub program: Option<i64>,
+    /// Which Python frame counts as user code: a regex over the frame's file path. Default:
+    /// JAX, the first frame outside site-packages and JAX; PyTorch, the first frame outside
+    /// site-packages, torch and the Python standard library.
+    pub user_re: Option<regex::Regex>,
+}
+
+/// How a kernel was matched. Each kernel gets exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchKind {
+    /// JAX: the tracer's own `hlo_op` stat names an instruction of the program. PyTorch: the
+    /// whole chain kernel → launch → CPU op → Python user frame is in the trace.
+    Exact,
+    /// A graph (command-buffer) kernel, or a kernel without `hlo_op`, whose name is the only
+    /// candidate in its window.
+    Name,
+    /// Matched in schedule order to the next candidate of its kind in its window (library
+    /// GEMMs, copies, collectives, async collectives missing from the stored module).
+    Order,
+    /// No candidate left (or, PyTorch, a broken chain).
+    None,
+}
+
+impl MatchKind {
+    pub const ALL: [MatchKind; 4] = [
+        MatchKind::Exact,
+        MatchKind::Name,
+        MatchKind::Order,
+        MatchKind::None,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchKind::Exact => "exact",
+            MatchKind::Name => "name",
+            MatchKind::Order => "order",
+            MatchKind::None => "none",
+        }
+    }
+}
+
+/// Which record decided a kernel's match (`how.csv`'s `decided by` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum DecidedBy {
+    /// `hlo_op` + `program_id` stats.
+    HloOpProgramId,
+    /// `hlo_op` + `hlo_module` stats (no `program_id`, or an id with no stored module).
+    HloOpModule,
+    /// The kernel name, the only candidate of its window.
+    KernelNameInWindow,
+    /// The kernel name, the only candidate inside its command buffer / CUDA graph.
+    KernelNameInGraph,
+    /// The next free launching instruction of the window, in schedule order.
+    ScheduleOrder,
+    /// An async collective's `hlo_op` missing from the module: the next collective-start
+    /// instruction of the same kind, in schedule order.
+    AsyncStartOrder,
+    /// A graph kernel whose name matches no candidate, or several.
+    GraphAmbiguous,
+    /// Kernels in a window with no free candidate.
+    NoCandidate,
+    /// No `program_id`/`hlo_module` stat, or one naming no stored module (runtime copies,
+    /// transfers outside any program).
+    NoProgram,
+    /// PyTorch: correlation id → runtime launch → CPU op → Python user frame.
+    CorrelationChain,
+    /// PyTorch: no runtime launch with the kernel's correlation id.
+    NoLaunch,
+    /// PyTorch: a launch with no enclosing CPU op.
+    NoCpuOp,
+    /// PyTorch: a CPU op with no enclosing `python_function` frame (or none in the trace).
+    NoPythonStack,
+    /// PyTorch: a Python stack with no frame that counts as user code.
+    NoUserFrame,
+}
+
+impl DecidedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::HloOpProgramId => "hlo_op+program_id",
+            DecidedBy::HloOpModule => "hlo_op+hlo_module",
+            DecidedBy::KernelNameInWindow => "kernel name in window",
+            DecidedBy::KernelNameInGraph => "kernel name in graph",
+            DecidedBy::ScheduleOrder => "schedule order",
+            DecidedBy::AsyncStartOrder => "collective-start in schedule order",
+            DecidedBy::GraphAmbiguous => "graph kernel: no unique name",
+            DecidedBy::NoCandidate => "no candidate left",
+            DecidedBy::NoProgram => "no program",
+            DecidedBy::CorrelationChain => "correlation->launch->cpu_op->python_function",
+            DecidedBy::NoLaunch => "no launch",
+            DecidedBy::NoCpuOp => "no CPU op",
+            DecidedBy::NoPythonStack => "no Python stack",
+            DecidedBy::NoUserFrame => "no user frame",
+        }
+    }
+}
+
+/// Which reader the capture came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceFormat {
+    XSpace,
+    Kineto,
+}
+
+/// One GPU activity and what it was attributed to (a row of `kernels.csv`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KernelRow {
+    /// Device ordinal (`GPU:N`).
+    pub device: i64,
+    /// Stream ordinal.
+    pub stream: i64,
+    /// Start and duration in ns on the capture's axis (measured).
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    /// `kernel`, `memcpy` or `memset`.
+    pub kind: &'static str,
+    pub name: String,
+    /// JAX: the program the kernel belongs to, `module(id)`; empty when none.
+    pub program: String,
+    pub program_id: Option<i64>,
+    /// JAX: the HLO instruction (for `exact`, the event's `hlo_op`; an async collective
+    /// missing from the module keeps its label). Empty for PyTorch.
+    pub instruction: String,
+    /// JAX: the instruction's `op_name`; PyTorch: the CPU op's name.
+    pub op_name: String,
+    /// `file:line` of the user frame, empty when unknown.
+    pub source_line: String,
+    /// The function of that frame, when the record names it.
+    pub function: String,
+    pub match_kind: MatchKind,
+    pub decided_by: DecidedBy,
+    /// Launched by a CUDA/HIP graph or inside a command buffer.
+    pub in_graph: bool,
+}
+
+/// One row of `ops.csv`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OpRow {
+    pub program: String,
+    pub op_name: String,
+    pub kernels: u64,
+    pub gpu_time_ns: i64,
+    /// Distinct instructions (JAX) behind the op.
+    pub instructions: u64,
+    pub source_line: String,
+}
+
+/// One row of `lines.csv`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LineRow {
+    pub source_line: String,
+    pub function: String,
+    pub kernels: u64,
+    pub gpu_time_ns: i64,
+    /// Share of the attributed (not `none`) GPU time.
+    pub share_pct: f64,
+}
+
+/// One row of `how.csv`: a device (or `all`), a match kind and the stat that decided it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HowRow {
+    pub device: String,
+    pub match_kind: MatchKind,
+    pub decided_by: DecidedBy,
+    pub kernels: u64,
+    pub gpu_time_ns: i64,
+    /// Share of the device's GPU time (of all devices' for `all`).
+    pub share_pct: f64,
+}
+
+/// A stored program (JAX).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ProgramSummary {
+    pub program_id: i64,
+    pub module_name: String,
+    pub instructions: usize,
+    /// Instructions whose Python line resolves (metadata or stack frames; measured).
+    pub with_python_line: usize,
+    pub kernels: u64,
+    pub gpu_time_ns: i64,
+    /// Other ids under which the same HLO bytes are stored.
+    pub same_bytes_as: Vec<i64>,
+}
+
+/// Everything an attribution found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Attribution {
+    pub path: String,
+    pub format: SourceFormat,
+    pub kernels: Vec<KernelRow>,
+    pub programs: Vec<ProgramSummary>,
+    /// The program with the most GPU time, or `--program`.
+    pub chosen_program: Option<i64>,
+    /// `<program>(<id>).hlo.txt` and its text, for the chosen program.
+    pub hlo_text: Option<(String, String)>,
+    /// Kernels left out by `--program` (count, GPU time).
+    pub other_program_kernels: (u64, i64),
+    /// PyTorch: whether the trace has `python_function` events at all.
+    pub has_python_stacks: bool,
+    /// What cannot be trusted, and what a new capture would answer.
+    pub notes: Vec<String>,
+    pub needs_new_capture: Vec<String>,
+}
+
+impl Attribution {
+    pub fn gpu_time_ns(&self) -> i64 {
+        self.kernels.iter().map(|k| k.dur_ns).sum()
+    }
+
+    pub fn attributed_time_ns(&self) -> i64 {
+        self.kernels
+            .iter()
+            .filter(|k| k.match_kind != MatchKind::None)
+            .map(|k| k.dur_ns)
+            .sum()
+    }
+
+    /// Kernels and GPU time per match kind, over all devices.
+    pub fn by_match_kind(&self) -> BTreeMap<MatchKind, (u64, i64)> {
+        let mut out: BTreeMap<MatchKind, (u64, i64)> =
+            MatchKind::ALL.iter().map(|&kind| (kind, (0, 0))).collect();
+        for kernel in &self.kernels {
+            let entry = out.entry(kernel.match_kind).or_default();
+            entry.0 += 1;
+            entry.1 += kernel.dur_ns;
+        }
+        out
+    }
+
+    /// GPU time launched by graphs / command buffers, and how much of it was attributed.
+    pub fn graph_time_ns(&self) -> (i64, i64) {
+        let mut total = 0;
+        let mut attributed = 0;
+        for kernel in self.kernels.iter().filter(|k| k.in_graph) {
+            total += kernel.dur_ns;
+            if kernel.match_kind != MatchKind::None {
+                attributed += kernel.dur_ns;
+            }
+        }
+        (total, attributed)
+    }
+
+    /// Per (program, op_name), by GPU time, then name.
+    pub fn ops(&self) -> Vec<OpRow> {
+        type Acc<'a> = (
+            u64,
+            i64,
+            std::collections::BTreeSet<&'a str>,
+            BTreeMap<&'a str, i64>,
+        );
+        let mut by_op: BTreeMap<(&str, &str), Acc<'_>> = BTreeMap::new();
+        for kernel in &self.kernels {
+            if kernel.op_name.is_empty() {
+                continue;
+            }
+            let acc = by_op
+                .entry((kernel.program.as_str(), kernel.op_name.as_str()))
+                .or_default();
+            acc.0 += 1;
+            acc.1 += kernel.dur_ns;
+            if !kernel.instruction.is_empty() {
+                acc.2.insert(kernel.instruction.as_str());
+            }
+            if !kernel.source_line.is_empty() {
+                *acc.3.entry(kernel.source_line.as_str()).or_default() += kernel.dur_ns;
+            }
+        }
+        let mut rows: Vec<OpRow> = by_op
+            .into_iter()
+            .map(
+                |((program, op_name), (kernels, time, instructions, lines))| {
+                    let line = lines
+                        .iter()
+                        .max_by_key(|(line, time)| (**time, std::cmp::Reverse(**line)))
+                        .map(|(line, _)| (*line).to_owned())
+                        .unwrap_or_default();
+                    OpRow {
+                        program: program.to_owned(),
+                        op_name: op_name.to_owned(),
+                        kernels,
+                        gpu_time_ns: time,
+                        instructions: instructions.len() as u64,
+                        source_line: line,
+                    }
+                },
+            )
+            .collect();
+        rows.sort_by(|a, b| {
+            b.gpu_time_ns
+                .cmp(&a.gpu_time_ns)
+                .then_with(|| (&a.program, &a.op_name).cmp(&(&b.program, &b.op_name)))
+        });
+        rows
+    }
+
+    /// Per Python line, over the attributed kernels, by GPU time, then line.
+    pub fn lines(&self) -> Vec<LineRow> {
+        let attributed = self.attributed_time_ns();
+        let mut by_line: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
+        for kernel in &self.kernels {
+            if kernel.match_kind == MatchKind::None || kernel.source_line.is_empty() {
+                continue;
+            }
+            let acc = by_line
+                .entry((kernel.source_line.as_str(), kernel.function.as_str()))
+                .or_default();
+            acc.0 += 1;
+            acc.1 += kernel.dur_ns;
+        }
+        let mut rows: Vec<LineRow> = by_line
+            .into_iter()
+            .map(|((line, function), (kernels, time))| LineRow {
+                source_line: line.to_owned(),
+                function: function.to_owned(),
+                kernels,
+                gpu_time_ns: time,
+                share_pct: percent(time, attributed),
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.gpu_time_ns
+                .cmp(&a.gpu_time_ns)
+                .then_with(|| (&a.source_line, &a.function).cmp(&(&b.source_line, &b.function)))
+        });
+        rows
+    }
+
+    /// Per device (`all` first, then each ordinal), match kind and deciding stat.
+    pub fn how(&self) -> Vec<HowRow> {
+        type ByKind = BTreeMap<(MatchKind, DecidedBy), (u64, i64)>;
+        let mut groups: BTreeMap<Option<i64>, ByKind> = BTreeMap::new();
+        for kernel in &self.kernels {
+            for device in [None, Some(kernel.device)] {
+                let acc = groups
+                    .entry(device)
+                    .or_default()
+                    .entry((kernel.match_kind, kernel.decided_by))
+                    .or_default();
+                acc.0 += 1;
+                acc.1 += kernel.dur_ns;
+            }
+        }
+        let mut rows = Vec::new();
+        for (device, by_kind) in groups {
+            let total: i64 = by_kind.values().map(|(_, time)| time).sum();
+            let count: u64 = by_kind.values().map(|(count, _)| count).sum();
+            for ((match_kind, decided_by), (kernels, time)) in by_kind {
+                rows.push(HowRow {
+                    device: device.map_or_else(|| "all".to_owned(), |d| d.to_string()),
+                    match_kind,
+                    decided_by,
+                    kernels,
+                    gpu_time_ns: time,
+                    // A device whose activities all last 0 ns: shares by count.
+                    share_pct: if total > 0 {
+                        percent(time, total)
+                    } else {
+                        percent(kernels as i64, count as i64)
+                    },
+                });
+            }
+        }
+        rows
+    }
+}
+
+pub(crate) fn percent(part: i64, whole: i64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}

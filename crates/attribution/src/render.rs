@@ -1,0 +1,380 @@
+//! The output files as text: `kernels.csv`, `ops.csv`, `lines.csv`, `how.csv`, `summary.txt`,
+//! and the JSON summary. (Rendering belongs in the `report` crate once it takes these.)
+
+use crate::model::{Attribution, MatchKind, SourceFormat, percent};
+
+/// Every output file: (file name, contents), in a fixed order.
+pub fn files(result: &Attribution) -> Vec<(String, String)> {
+    let mut out = vec![
+        ("kernels.csv".to_owned(), kernels_csv(result)),
+        ("ops.csv".to_owned(), ops_csv(result)),
+        ("lines.csv".to_owned(), lines_csv(result)),
+        ("how.csv".to_owned(), how_csv(result)),
+        ("summary.txt".to_owned(), summary_text(result)),
+    ];
+    if let Some((name, text)) = &result.hlo_text {
+        out.push((name.clone(), text.clone()));
+    }
+    out
+}
+
+fn csv_text(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    // Writing to a Vec cannot fail.
+    writer
+        .write_record(header)
+        .expect("invariant: CSV into memory");
+    for row in rows {
+        writer
+            .write_record(&row)
+            .expect("invariant: CSV into memory");
+    }
+    String::from_utf8(writer.into_inner().expect("invariant: CSV into memory"))
+        .expect("invariant: CSV of UTF-8 fields is UTF-8")
+}
+
+pub fn kernels_csv(result: &Attribution) -> String {
+    csv_text(
+        &[
+            "device",
+            "stream",
+            "start_ns",
+            "dur_ns",
+            "kind",
+            "kernel name",
+            "program",
+            "hlo instruction",
+            "op_name",
+            "source line",
+            "function",
+            "match kind",
+            "decided by",
+            "in graph",
+        ],
+        result.kernels.iter().map(|k| {
+            vec![
+                k.device.to_string(),
+                k.stream.to_string(),
+                k.start_ns.to_string(),
+                k.dur_ns.to_string(),
+                k.kind.to_owned(),
+                k.name.clone(),
+                k.program.clone(),
+                k.instruction.clone(),
+                k.op_name.clone(),
+                k.source_line.clone(),
+                k.function.clone(),
+                k.match_kind.as_str().to_owned(),
+                k.decided_by.as_str().to_owned(),
+                k.in_graph.to_string(),
+            ]
+        }),
+    )
+}
+
+pub fn ops_csv(result: &Attribution) -> String {
+    let total = result.gpu_time_ns();
+    csv_text(
+        &[
+            "program",
+            "op_name",
+            "kernels",
+            "gpu_time_ns",
+            "share_pct",
+            "instructions",
+            "source line",
+        ],
+        result.ops().into_iter().map(|o| {
+            vec![
+                o.program,
+                o.op_name,
+                o.kernels.to_string(),
+                o.gpu_time_ns.to_string(),
+                format!("{:.3}", percent(o.gpu_time_ns, total)),
+                o.instructions.to_string(),
+                o.source_line,
+            ]
+        }),
+    )
+}
+
+pub fn lines_csv(result: &Attribution) -> String {
+    csv_text(
+        &[
+            "source line",
+            "function",
+            "kernels",
+            "gpu_time_ns",
+            "share_of_attributed_pct",
+        ],
+        result.lines().into_iter().map(|l| {
+            vec![
+                l.source_line,
+                l.function,
+                l.kernels.to_string(),
+                l.gpu_time_ns.to_string(),
+                format!("{:.3}", l.share_pct),
+            ]
+        }),
+    )
+}
+
+pub fn how_csv(result: &Attribution) -> String {
+    csv_text(
+        &[
+            "device",
+            "match kind",
+            "decided by",
+            "kernels",
+            "gpu_time_ns",
+            "share_pct",
+        ],
+        result.how().into_iter().map(|h| {
+            vec![
+                h.device,
+                h.match_kind.as_str().to_owned(),
+                h.decided_by.as_str().to_owned(),
+                h.kernels.to_string(),
+                h.gpu_time_ns.to_string(),
+                format!("{:.6}", h.share_pct),
+            ]
+        }),
+    )
+}
+
+/// The summary as data (what `--json` prints).
+#[derive(Debug, serde::Serialize)]
+pub struct Summary<'a> {
+    pub path: &'a str,
+    pub format: SourceFormat,
+    /// Every number below is measured (counted from the capture).
+    pub label: &'static str,
+    pub kernels: usize,
+    pub gpu_time_ns: i64,
+    pub attributed_time_ns: i64,
+    pub by_match_kind: Vec<MatchShare>,
+    pub per_device: Vec<DeviceShare>,
+    pub kernels_without_candidate: u64,
+    pub graph_time_ns: i64,
+    pub graph_attributed_ns: i64,
+    pub chosen_program: Option<i64>,
+    pub programs: &'a [crate::ProgramSummary],
+    pub other_program_kernels: u64,
+    pub has_python_stacks: bool,
+    pub top_lines: Vec<crate::LineRow>,
+    pub notes: &'a [String],
+    pub needs_new_capture: &'a [String],
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct MatchShare {
+    pub match_kind: MatchKind,
+    pub kernels: u64,
+    pub gpu_time_ns: i64,
+    pub share_pct: f64,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct DeviceShare {
+    pub device: i64,
+    pub kernels: u64,
+    pub gpu_time_ns: i64,
+    pub by_match_kind: Vec<MatchShare>,
+}
+
+pub fn summary(result: &Attribution) -> Summary<'_> {
+    let total = result.gpu_time_ns();
+    let shares = |rows: &[&crate::KernelRow]| -> Vec<MatchShare> {
+        let time: i64 = rows.iter().map(|k| k.dur_ns).sum();
+        MatchKind::ALL
+            .iter()
+            .map(|&kind| {
+                let of: Vec<_> = rows.iter().filter(|k| k.match_kind == kind).collect();
+                let t: i64 = of.iter().map(|k| k.dur_ns).sum();
+                MatchShare {
+                    match_kind: kind,
+                    kernels: of.len() as u64,
+                    gpu_time_ns: t,
+                    share_pct: percent(t, time),
+                }
+            })
+            .collect()
+    };
+    let all: Vec<&crate::KernelRow> = result.kernels.iter().collect();
+    let mut devices: Vec<i64> = result.kernels.iter().map(|k| k.device).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let per_device = devices
+        .into_iter()
+        .map(|device| {
+            let rows: Vec<&crate::KernelRow> = result
+                .kernels
+                .iter()
+                .filter(|k| k.device == device)
+                .collect();
+            DeviceShare {
+                device,
+                kernels: rows.len() as u64,
+                gpu_time_ns: rows.iter().map(|k| k.dur_ns).sum(),
+                by_match_kind: shares(&rows),
+            }
+        })
+        .collect();
+    let (graph, graph_attributed) = result.graph_time_ns();
+    let mut top_lines = result.lines();
+    top_lines.truncate(10);
+    Summary {
+        path: &result.path,
+        format: result.format,
+        label: "measured",
+        kernels: result.kernels.len(),
+        gpu_time_ns: total,
+        attributed_time_ns: result.attributed_time_ns(),
+        by_match_kind: shares(&all),
+        per_device,
+        kernels_without_candidate: result
+            .kernels
+            .iter()
+            .filter(|k| k.match_kind == MatchKind::None)
+            .count() as u64,
+        graph_time_ns: graph,
+        graph_attributed_ns: graph_attributed,
+        chosen_program: result.chosen_program,
+        programs: &result.programs,
+        other_program_kernels: result.other_program_kernels.0,
+        has_python_stacks: result.has_python_stacks,
+        top_lines,
+        notes: &result.notes,
+        needs_new_capture: &result.needs_new_capture,
+    }
+}
+
+pub fn summary_json(result: &Attribution) -> String {
+    serde_json::to_string_pretty(&summary(result)).expect("invariant: the summary serializes")
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+pub fn summary_text(result: &Attribution) -> String {
+    use std::fmt::Write;
+    let s = summary(result);
+    let mut out = String::new();
+    let _ = writeln!(out, "attribute-kernels: {}", s.path);
+    let _ = writeln!(
+        out,
+        "{} GPU activities, {} GPU time (measured); attributed {} ({:.1} %)",
+        s.kernels,
+        ms(s.gpu_time_ns),
+        ms(s.attributed_time_ns),
+        percent(s.attributed_time_ns, s.gpu_time_ns)
+    );
+    let _ = writeln!(out, "\nshare of GPU time by match kind (measured):");
+    for m in &s.by_match_kind {
+        let _ = writeln!(
+            out,
+            "  {:<6} {:>7} kernels {:>12} {:>6.1} %",
+            m.match_kind.as_str(),
+            m.kernels,
+            ms(m.gpu_time_ns),
+            m.share_pct
+        );
+    }
+    let _ = writeln!(
+        out,
+        "kernels with no candidate (none): {}",
+        s.kernels_without_candidate
+    );
+    if s.per_device.len() > 1 {
+        let _ = writeln!(out, "\nper device (measured):");
+        for d in &s.per_device {
+            let parts: Vec<String> = d
+                .by_match_kind
+                .iter()
+                .map(|m| format!("{} {:.1} %", m.match_kind.as_str(), m.share_pct))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  GPU {}: {} kernels, {}: {}",
+                d.device,
+                d.kernels,
+                ms(d.gpu_time_ns),
+                parts.join(", ")
+            );
+        }
+    }
+    if s.graph_time_ns > 0 {
+        let _ = writeln!(
+            out,
+            "\nGPU time inside graphs / command buffers: {} ({:.1} % of GPU time), attributed {:.1} % of it (measured)",
+            ms(s.graph_time_ns),
+            percent(s.graph_time_ns, s.gpu_time_ns),
+            percent(s.graph_attributed_ns, s.graph_time_ns)
+        );
+    }
+    if !s.programs.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nprograms with GPU time (read from /host:metadata; time measured):"
+        );
+        for p in s.programs.iter().filter(|p| p.kernels > 0) {
+            let chosen = if Some(p.program_id) == s.chosen_program {
+                "  <- chosen"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "  {}({}): {} kernels, {}; {} of {} instructions with a Python line{}",
+                p.module_name,
+                p.program_id,
+                p.kernels,
+                ms(p.gpu_time_ns),
+                p.with_python_line,
+                p.instructions,
+                chosen
+            );
+        }
+        let lines: usize = s.programs.iter().map(|p| p.with_python_line).sum();
+        let instructions: usize = s.programs.iter().map(|p| p.instructions).sum();
+        let _ = writeln!(
+            out,
+            "  all {} stored programs: {lines} of {instructions} instructions with a resolved Python line",
+            s.programs.len()
+        );
+    }
+    if s.other_program_kernels > 0 {
+        let _ = writeln!(
+            out,
+            "kernels of other programs left out by --program: {}",
+            s.other_program_kernels
+        );
+    }
+    if !s.top_lines.is_empty() {
+        let _ = writeln!(out, "\ntop Python lines by GPU time (measured):");
+        for l in s.top_lines.iter().take(5) {
+            let _ = writeln!(
+                out,
+                "  {:>12} {:>6.1} %  {} {}",
+                ms(l.gpu_time_ns),
+                l.share_pct,
+                l.source_line,
+                l.function
+            );
+        }
+    }
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "\nnotes:");
+        for n in s.notes {
+            let _ = writeln!(out, "  - {n}");
+        }
+    }
+    if !s.needs_new_capture.is_empty() {
+        let _ = writeln!(out, "\nneeds a new capture:");
+        for n in s.needs_new_capture {
+            let _ = writeln!(out, "  - {n}");
+        }
+    }
+    out
+}

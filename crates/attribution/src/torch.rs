@@ -1,0 +1,189 @@
+//! PyTorch / Kineto: kernel → correlation id → runtime launch → innermost enclosing `cpu_op`
+//! → enclosing `python_function` frames (`with_stack=True`) → the first user frame.
+
+use trace_model::{Capture, HostEvent, HostKind, ThreadId};
+
+use crate::jax::kind_name;
+use crate::model::{Attribution, Config, DecidedBy, KernelRow, MatchKind};
+use crate::user::{is_default_torch_user_frame, parse_python_frame};
+use crate::{Error, SourceFormat};
+
+/// The message for a trace without `python_function` events.
+pub const NO_STACKS: &str = "this trace has no python_function events: Python lines need a capture taken with torch.profiler.profile(with_stack=True); ops.csv is still written";
+
+/// Attributes the GPU activities of a Kineto capture to CPU ops and Python lines.
+pub fn attribute_kineto(
+    capture: &Capture,
+    config: &Config,
+    path: &str,
+) -> Result<Attribution, Error> {
+    let frames = PythonFrames::new(capture);
+    let is_user = |file: &str| match &config.user_re {
+        Some(re) => re.is_match(file),
+        None => is_default_torch_user_frame(file),
+    };
+    let mut kernels = Vec::with_capacity(capture.activities.len());
+    for activity in &capture.activities {
+        let stream = capture.stream(activity.stream);
+        let mut row = KernelRow {
+            device: capture.device(stream.device).ordinal,
+            stream: stream.ordinal,
+            start_ns: activity.start.0,
+            dur_ns: activity.dur.0,
+            kind: kind_name(activity.kind),
+            name: capture.name(activity.name).to_owned(),
+            program: String::new(),
+            program_id: None,
+            instruction: String::new(),
+            op_name: String::new(),
+            source_line: String::new(),
+            function: String::new(),
+            match_kind: MatchKind::None,
+            decided_by: DecidedBy::NoLaunch,
+            in_graph: activity.graph_id.is_some(),
+        };
+        if let Some(launch) = activity.launch {
+            let launch = capture.host_event(launch);
+            row.in_graph |= trace_model::is_graph_launch_api(capture.name(launch.name));
+        }
+        row.decided_by = match (activity.launch, capture.launching_op(activity)) {
+            (None, _) => DecidedBy::NoLaunch,
+            (Some(_), None) => DecidedBy::NoCpuOp,
+            (Some(_), Some(op)) => {
+                row.op_name = capture.name(op.name).to_owned();
+                let mut decided = DecidedBy::NoPythonStack;
+                let mut frame = frames.innermost_around(op);
+                while let Some(f) = frame {
+                    decided = DecidedBy::NoUserFrame;
+                    let event = capture.host_event(trace_model::HostEventId(frames.events[f]));
+                    if let Some((file, line, function)) =
+                        parse_python_frame(capture.name(event.name))
+                        && is_user(file)
+                    {
+                        row.source_line = format!("{file}:{line}");
+                        row.function = function.to_owned();
+                        decided = DecidedBy::CorrelationChain;
+                        row.match_kind = MatchKind::Exact;
+                        break;
+                    }
+                    frame = frames.parent[f];
+                }
+                decided
+            }
+        };
+        kernels.push(row);
+    }
+    let mut notes = Vec::new();
+    let mut needs = Vec::new();
+    let has_python_stacks = !frames.events.is_empty();
+    if !has_python_stacks {
+        notes.push(NO_STACKS.to_owned());
+        needs.push(
+            "Python lines: a capture with torch.profiler.profile(with_stack=True)".to_owned(),
+        );
+    }
+    let mut result = Attribution {
+        path: path.to_owned(),
+        format: SourceFormat::Kineto,
+        kernels,
+        programs: Vec::new(),
+        chosen_program: None,
+        hlo_text: None,
+        other_program_kernels: (0, 0),
+        has_python_stacks,
+        notes,
+        needs_new_capture: needs,
+    };
+    let (graph, attributed) = result.graph_time_ns();
+    if graph > 0 {
+        let total = result.gpu_time_ns();
+        result.notes.push(format!(
+            "{:.1} % of GPU time was launched by CUDA/HIP graphs; {:.1} % of that reached a Python line (measured): a graph replay's kernels have the replay's CPU op, not the op that captured them",
+            crate::model::percent(graph, total),
+            crate::model::percent(attributed, graph)
+        ));
+    }
+    Ok(result)
+}
+
+/// The `python_function` frames of every thread, each with its enclosing frame.
+struct PythonFrames {
+    /// Host-event indices of the frames, grouped by thread, each group in (start, longest
+    /// first) order.
+    events: Vec<u32>,
+    parent: Vec<Option<usize>>,
+    /// Per thread id: the range of `events` that is its frames.
+    threads: Vec<(ThreadId, std::ops::Range<usize>)>,
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+}
+
+impl PythonFrames {
+    fn new(capture: &Capture) -> PythonFrames {
+        let mut events: Vec<u32> = capture
+            .host_events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.kind == HostKind::PythonFrame)
+            .map(|(i, _)| i as u32)
+            .collect();
+        let key = |&i: &u32| {
+            let e = &capture.host_events[i as usize];
+            (
+                e.thread,
+                e.start,
+                std::cmp::Reverse(e.end()),
+                e.source_index,
+            )
+        };
+        events.sort_by_key(key);
+        let starts: Vec<i64> = events
+            .iter()
+            .map(|&i| capture.host_events[i as usize].start.0)
+            .collect();
+        let ends: Vec<i64> = events
+            .iter()
+            .map(|&i| capture.host_events[i as usize].end().0)
+            .collect();
+        let mut parent = vec![None; events.len()];
+        let mut threads: Vec<(ThreadId, std::ops::Range<usize>)> = Vec::new();
+        let mut stack: Vec<usize> = Vec::new();
+        for (f, &i) in events.iter().enumerate() {
+            let thread = capture.host_events[i as usize].thread;
+            match threads.last_mut() {
+                Some((t, range)) if *t == thread => range.end = f + 1,
+                _ => {
+                    threads.push((thread, f..f + 1));
+                    stack.clear();
+                }
+            }
+            while stack.last().is_some_and(|&top| ends[top] <= starts[f]) {
+                stack.pop();
+            }
+            parent[f] = stack.last().copied();
+            stack.push(f);
+        }
+        PythonFrames {
+            events,
+            parent,
+            threads,
+            starts,
+            ends,
+        }
+    }
+
+    /// The innermost frame on the op's thread that contains the op.
+    fn innermost_around(&self, op: &HostEvent) -> Option<usize> {
+        let (_, range) = self.threads.iter().find(|(t, _)| *t == op.thread)?;
+        let starts = &self.starts[range.clone()];
+        let after = starts.partition_point(|&s| s <= op.start.0);
+        let mut frame = (after > 0).then(|| range.start + after - 1);
+        while let Some(f) = frame {
+            if self.ends[f] >= op.end().0 && self.starts[f] <= op.start.0 {
+                return Some(f);
+            }
+            frame = self.parent[f];
+        }
+        None
+    }
+}
