@@ -1,0 +1,201 @@
+//! The report model: findings, sections, blocks, tables, the trust list.
+
+use serde::Serialize;
+
+use crate::label::Figure;
+
+/// A whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Document {
+    pub title: String,
+    /// Lines under the title (input, tool version); plain text.
+    pub subtitle: Vec<String>,
+    /// The findings, most important first; shown before any section.
+    pub findings: Vec<Finding>,
+    pub sections: Vec<Section>,
+}
+
+impl Document {
+    pub fn new(title: impl Into<String>) -> Document {
+        Document {
+            title: title.into(),
+            subtitle: Vec::new(),
+            findings: Vec::new(),
+            sections: Vec::new(),
+        }
+    }
+
+    /// Every table of the document, in order.
+    pub fn tables(&self) -> impl Iterator<Item = &Table> {
+        self.sections.iter().flat_map(|s| {
+            s.blocks.iter().filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+        })
+    }
+}
+
+/// One finding: a sentence made of text and figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub spans: Vec<Span>,
+}
+
+impl Finding {
+    pub fn new(spans: Vec<Span>) -> Finding {
+        Finding { spans }
+    }
+}
+
+/// A section of the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    /// An anchor: lower case, no spaces.
+    pub id: String,
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+impl Section {
+    pub fn new(id: impl Into<String>, title: impl Into<String>) -> Section {
+        Section {
+            id: id.into(),
+            title: title.into(),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The section with one more block.
+    pub fn with(mut self, block: Block) -> Section {
+        self.blocks.push(block);
+        self
+    }
+
+    pub fn push(&mut self, block: Block) {
+        self.blocks.push(block);
+    }
+
+    /// Adds a paragraph of plain text.
+    pub fn para(&mut self, text: impl Into<String>) {
+        self.blocks.push(Block::Paragraph(vec![Span::text(text)]));
+    }
+}
+
+/// A piece of a section.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "content", rename_all = "snake_case")]
+pub enum Block {
+    Paragraph(Vec<Span>),
+    /// A bulleted list; each item a sentence.
+    List(Vec<Vec<Span>>),
+    Table(Table),
+    /// An SVG chart (a complete `<svg>` element) with a caption.
+    Svg {
+        caption: String,
+        svg: String,
+    },
+    /// The trust list: what the capture or the readers could not vouch for.
+    Trust(Vec<TrustEntry>),
+}
+
+/// Text or a figure inside a sentence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Span {
+    Text(String),
+    /// Code or a name (kernel, op, flag), shown verbatim.
+    Code(String),
+    Figure(Figure),
+}
+
+impl Span {
+    pub fn text(s: impl Into<String>) -> Span {
+        Span::Text(s.into())
+    }
+
+    pub fn code(s: impl Into<String>) -> Span {
+        Span::Code(s.into())
+    }
+
+    /// Plain text of the span, figures with their label.
+    pub fn plain(&self) -> String {
+        match self {
+            Span::Text(s) | Span::Code(s) => s.clone(),
+            Span::Figure(f) => f.text(),
+        }
+    }
+}
+
+/// A table cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Cell {
+    Text(String),
+    Code(String),
+    Figure(Figure),
+    Empty,
+}
+
+impl Cell {
+    pub fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    pub fn code(s: impl Into<String>) -> Cell {
+        Cell::Code(s.into())
+    }
+
+    pub fn figure(f: Figure) -> Cell {
+        Cell::Figure(f)
+    }
+}
+
+/// A table; `name` is also the stem of its CSV file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+    /// A note under the table (definitions, what was left out).
+    pub note: Option<String>,
+}
+
+impl Table {
+    pub fn new(name: impl Into<String>, columns: &[&str]) -> Table {
+        Table {
+            name: name.into(),
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            rows: Vec::new(),
+            note: None,
+        }
+    }
+
+    /// Adds a row; it must have one cell per column.
+    pub fn push(&mut self, row: Vec<Cell>) {
+        assert_eq!(
+            row.len(),
+            self.columns.len(),
+            "invariant: a row of table {} has one cell per column",
+            self.name
+        );
+        self.rows.push(row);
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Table {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// One entry of the trust list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrustEntry {
+    /// Stable machine-readable code (`activity-without-launch`).
+    pub code: String,
+    pub message: String,
+    /// How many events or activities it concerns, when counted.
+    pub count: Option<Figure>,
+    /// Their share (of GPU time, of activities), when known.
+    pub share: Option<Figure>,
+}

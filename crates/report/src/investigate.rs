@@ -1,0 +1,961 @@
+//! The seven-step investigation of one capture (SPEC.md "investigate"), as a [`Document`].
+//!
+//! 1. verdict and host-side cause (skip-stats' analysis);
+//! 2. reconciliation: each check holds or goes to the trust list;
+//! 3. swimlanes of the median step (or a chosen one), every GPU × stream and the host
+//!    threads that launch work, the critical stream and the last rank to finish marked;
+//! 4. kernel → op (and, where the capture allows, Python line);
+//! 5. roofline of the top ops;
+//! 6. what to change, ranked by share of the critical stream's window, each with the
+//!    step time if the cause went away (inferred) and the knobs to try;
+//! 7. the trust list, then what a new capture would answer.
+
+use std::path::{Path, PathBuf};
+
+use analysis::input::Loaded;
+use analysis::profile_summary::buckets;
+use analysis::profile_summary::gpu::{self, GpuSummary};
+use analysis::skip::{self, Analysis, Report};
+use trace_model::{Capture, HostKind, KernelClass, Nanos};
+
+use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
+use crate::label::{Figure, Label, Value};
+use crate::swimlane::{self, Chart, Lane, LaneKind, Slice};
+
+/// Options of an investigation.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The step to draw (its number); default: the median step.
+    pub step: Option<i64>,
+}
+
+/// What went wrong reading the capture (nothing is written then).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error(transparent)]
+    Analysis(#[from] analysis::Error),
+    #[error("{path}: no step {step} (steps: {available})")]
+    NoSuchStep {
+        path: PathBuf,
+        step: i64,
+        available: String,
+    },
+}
+
+/// The investigation's result: the document and the raw `rows.csv` of skip-stats.
+#[derive(Debug)]
+pub struct Investigation {
+    pub document: Document,
+    pub rows_csv: Vec<u8>,
+}
+
+const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and fills the time the cause took; overlaps on other streams are ignored";
+
+/// Runs the investigation of the capture at `input` (a Kineto trace, a directory of rank
+/// traces, an `.xplane.pb`, or a JAX capture directory).
+pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Error> {
+    let loaded = analysis::input::load_any(input)?;
+    let mut rows_csv = Vec::new();
+    let analysis = skip::run_loaded(input, &loaded, &skip::Config::default(), &mut rows_csv)?;
+    let summaries: Vec<GpuSummary> = loaded
+        .iter()
+        .map(|l| gpu::gpu_summary(&l.capture, &l.path.to_string_lossy(), l.rank))
+        .collect();
+    if let Some(step) = options.step {
+        let first = &analysis.reports[0];
+        if !first.steps.steps.iter().any(|s| s.number == step) {
+            return Err(Error::NoSuchStep {
+                path: input.to_path_buf(),
+                step,
+                available: first
+                    .steps
+                    .steps
+                    .iter()
+                    .map(|s| s.number.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
+    let roofline = roofline_of(input, &loaded);
+
+    let mut doc = Document::new(format!("Investigation of {}", file_name(input)));
+    doc.subtitle.push(format!("input: {}", input.display()));
+    doc.subtitle.push(format!(
+        "{} capture(s), format: {}; every figure is labelled measured, read or inferred (hover for its source or assumptions in the HTML page)",
+        loaded.len(),
+        analysis.reports[0].format.describe()
+    ));
+    let mut trust = Vec::new();
+    let mut new_capture = Vec::new();
+
+    let verdict = verdict_section(&analysis, &mut doc.findings);
+    let reconciliation = reconciliation_section(&analysis, &loaded, &mut trust);
+    let budgets = budget_section(&analysis);
+    let lanes = swimlane_section(&analysis, &loaded, &summaries, options);
+    let ops = ops_section(&summaries, &loaded, &mut doc.findings, &mut new_capture);
+    let roof = roofline_section(roofline, &mut trust, &mut new_capture);
+    let change = change_section(&analysis, &summaries, &mut doc.findings);
+    collect_trust(&analysis, &loaded, &summaries, &mut trust, &mut new_capture);
+    doc.sections
+        .extend([verdict, reconciliation, budgets, lanes, ops, roof, change]);
+    let mut trust_section = Section::new(
+        "trust",
+        "7. Trust list, then what a new capture would answer",
+    );
+    trust_section.push(Block::Trust(trust));
+    trust_section.para("Needs a new capture:");
+    if new_capture.is_empty() {
+        trust_section.para("nothing: the capture answers the questions above.");
+    } else {
+        trust_section.push(Block::List(
+            new_capture
+                .into_iter()
+                .map(|s| vec![Span::text(s)])
+                .collect(),
+        ));
+    }
+    doc.sections.push(trust_section);
+    Ok(Investigation {
+        document: doc,
+        rows_csv,
+    })
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+fn pct(share: f64) -> Figure {
+    Figure::percent(100.0 * share, Label::Measured)
+}
+
+fn rank_label(r: &Report) -> String {
+    r.rank
+        .map_or_else(|| file_name(&r.path), |n| format!("rank {n}"))
+}
+
+/// Step 1.
+fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
+    let mut s = Section::new("verdict", "1. Verdict and host-side cause");
+    let mut t = Table::new(
+        "verdict",
+        &[
+            "capture",
+            "verdict",
+            "critical stream",
+            "busy (G)",
+            "collectives",
+            "idle",
+            "host wait of idle (H)",
+            "queued wait of idle",
+            "wait / kernel (Q)",
+            "median step",
+        ],
+    );
+    for r in &a.reports {
+        let v = &r.verdict;
+        let crit = r.critical_stream().map_or("-".to_owned(), |c| {
+            format!("GPU {} stream {}", c.device, c.stream)
+        });
+        let step = r.steps.duration_spread().map_or(Cell::Empty, |sp| {
+            Cell::figure(
+                Figure::duration(sp.median, Label::Measured)
+                    .with_range(Value::Duration(sp.min.0), Value::Duration(sp.max.0)),
+            )
+        });
+        let share = |x: Option<f64>| x.map_or(Cell::Empty, |x| Cell::figure(pct(x)));
+        t.push(vec![
+            Cell::text(rank_label(r)),
+            Cell::figure_text(v.bound.label(), verdict_label()),
+            Cell::text(crit),
+            Cell::figure(pct(v.busy_share)),
+            Cell::figure(pct(v.collective_share)),
+            Cell::figure(pct(v.idle_share)),
+            share(v.host_wait_share),
+            share(v.queued_wait_share),
+            v.queue_ratio.map_or(Cell::Empty, |q| {
+                Cell::figure(Figure::ratio(q, Label::Measured))
+            }),
+            step,
+        ]);
+    }
+    s.push(Block::Table(t.with_note(
+        "G: busy share of the critical (most compute) stream, collectives left out (their time includes waiting for peers); H: share of its idle time after which the next kernel was launched only once the gap had begun. Rules: GPU-bound if G >= 90 %, or >= 80 % and Q >= 1; host/launch-bound if idle >= 50 % and H >= 50 %; else mixed.",
+    )));
+    if let Some(first) = a.reports.first() {
+        let v = &first.verdict;
+        let mut spans = vec![
+            Span::text(format!("{}: ", rank_label(first))),
+            Span::Figure(Figure {
+                value: Value::Percent(100.0 * v.busy_share),
+                label: Label::Measured,
+                range: share_range(a, |r| r.verdict.busy_share),
+            }),
+            Span::text(format!(
+                " of the window the critical stream computes; verdict {} (inferred)",
+                v.bound.label()
+            )),
+        ];
+        if let Some(h) = v.host_wait_share {
+            spans.push(Span::text(", and "));
+            spans.push(Span::Figure(pct(h)));
+            spans.push(Span::text(
+                " of its idle time waits for the host to issue work",
+            ));
+        }
+        spans.push(Span::text("."));
+        findings.push(Finding::new(spans));
+    }
+    if let Some(lf) = &a.last_finisher {
+        findings.push(Finding::new(vec![
+            Span::text(format!(
+                "Rank {} finishes step {} last, ",
+                lf.rank.map_or("?".to_owned(), |r| r.to_string()),
+                lf.step
+            )),
+            Span::Figure(Figure::duration(lf.behind_earliest, Label::Measured)),
+            Span::text(if lf.aligned_on_base_time {
+                " after the earliest rank (clocks aligned on baseTimeNanoseconds)."
+            } else {
+                " after the earliest rank (raw timestamps: assumes the ranks share a clock)."
+            }),
+        ]));
+    }
+    s
+}
+
+fn verdict_label() -> Label {
+    Label::inferred(analysis::verdict::ASSUMPTIONS)
+}
+
+/// The range of a share over the reports (ranks), when there are several.
+fn share_range(a: &Analysis, f: impl Fn(&Report) -> f64) -> Option<(Value, Value)> {
+    if a.reports.len() < 2 {
+        return None;
+    }
+    let v: Vec<f64> = a.reports.iter().map(f).collect();
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((Value::Percent(100.0 * lo), Value::Percent(100.0 * hi)))
+}
+
+/// Step 2.
+fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<TrustEntry>) -> Section {
+    let mut s = Section::new("reconciliation", "2. Reconciliation");
+    let mut t = Table::new("reconciliation", &["capture", "check", "holds", "detail"]);
+    let mut add = |t: &mut Table, who: &str, check: &str, holds: bool, detail: String| {
+        t.push(vec![
+            Cell::text(who),
+            Cell::text(check),
+            Cell::text(if holds { "yes" } else { "NO" }),
+            Cell::text(detail.clone()),
+        ]);
+        if !holds {
+            trust.push(TrustEntry {
+                code: format!(
+                    "check-{}",
+                    check.split_whitespace().next().unwrap_or("check")
+                ),
+                message: format!("{who}: {check}: {detail}"),
+                count: None,
+                share: None,
+            });
+        }
+    };
+    for (r, l) in a.reports.iter().zip(loaded) {
+        let who = rank_label(r);
+        let la = &r.launch_all;
+        add(
+            &mut t,
+            &who,
+            "launch: every GPU activity has a host launch",
+            la.without_launch == 0,
+            format!(
+                "{} of {} activities without a launch",
+                la.without_launch, la.activities
+            ),
+        );
+        let per_step: Vec<usize> = r
+            .per_step
+            .iter()
+            .filter_map(|s| s.skip.as_ref().map(|m| m.kernels))
+            .collect();
+        if per_step.len() > 1 {
+            let (lo, hi) = (
+                per_step.iter().min().copied().unwrap_or(0),
+                per_step.iter().max().copied().unwrap_or(0),
+            );
+            add(
+                &mut t,
+                &who,
+                "steps: kernels per step constant",
+                lo == hi,
+                format!("{} steps, {lo} to {hi} kernels", per_step.len()),
+            );
+        }
+        let failed = r.streams.iter().filter(|s| !s.budget.check.holds()).count();
+        add(
+            &mut t,
+            &who,
+            "budget: compute + collective + memcpy + memset + idle = span, per stream",
+            failed == 0,
+            format!("{} streams, {failed} failed", r.streams.len()),
+        );
+        let devices = device_kernel_counts(&l.capture);
+        if devices.len() > 1 {
+            let same = devices.windows(2).all(|w| w[0].1 == w[1].1);
+            add(
+                &mut t,
+                &who,
+                "devices: all GPUs run the same number of kernels",
+                same,
+                devices
+                    .iter()
+                    .map(|(d, n)| format!("GPU {d}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+        }
+    }
+    if a.reports.len() > 1 {
+        let counts: Vec<(String, usize)> = a
+            .reports
+            .iter()
+            .map(|r| (rank_label(r), r.launch_kernels.activities))
+            .collect();
+        let same = counts.windows(2).all(|w| w[0].1 == w[1].1);
+        add(
+            &mut t,
+            "all ranks",
+            "ranks: every rank runs the same number of kernels",
+            same,
+            counts
+                .iter()
+                .map(|(r, n)| format!("{r}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    s.push(Block::Table(t));
+    s
+}
+
+fn device_kernel_counts(c: &Capture) -> Vec<(i64, usize)> {
+    let mut out: Vec<(i64, usize)> = c.devices.iter().map(|d| (d.ordinal, 0)).collect();
+    for act in &c.activities {
+        let ord = c.device(c.stream(act.stream).device).ordinal;
+        if let Some(e) = out.iter_mut().find(|e| e.0 == ord) {
+            e.1 += 1;
+        }
+    }
+    out.retain(|e| e.1 > 0);
+    out
+}
+
+/// The per device × stream budget table.
+fn budget_section(a: &Analysis) -> Section {
+    let mut s = Section::new("budget", "Per GPU × stream budget");
+    let mut t = Table::new(
+        "budget",
+        &[
+            "capture",
+            "GPU",
+            "stream",
+            "span",
+            "compute",
+            "collective",
+            "memcpy",
+            "memset",
+            "idle",
+            "idle share",
+        ],
+    );
+    for r in &a.reports {
+        let rows = r
+            .streams
+            .iter()
+            .map(|st| (st.device, st.stream.to_string(), &st.budget))
+            .chain(
+                r.devices
+                    .iter()
+                    .map(|d| (d.device, "all".to_owned(), &d.budget)),
+            );
+        for (dev, stream, b) in rows {
+            let part = |x: Nanos| Cell::figure(Figure::duration(x, Label::Measured));
+            t.push(vec![
+                Cell::text(rank_label(r)),
+                Cell::text(dev.to_string()),
+                Cell::text(stream),
+                Cell::figure(Figure::duration(b.span(), Label::Measured)),
+                part(b.compute),
+                part(b.collective),
+                part(b.memcpy),
+                part(b.memset),
+                part(b.idle),
+                Cell::figure(pct(b.share(b.idle))),
+            ]);
+        }
+    }
+    s.push(Block::Table(t.with_note(
+        "Over the analysed window (first start to last end of the steps' GPU activities; work in flight at the capture's start left out). Overlaps merged, precedence compute > collective > memcpy > memset. On the `all` rows, collective and memcpy time is what no compute kernel overlapped: exposed.",
+    )));
+    s
+}
+
+/// Step 3.
+fn swimlane_section(
+    a: &Analysis,
+    loaded: &[Loaded],
+    summaries: &[GpuSummary],
+    options: &Options,
+) -> Section {
+    let _ = summaries;
+    let mut s = Section::new("swimlanes", "3. Swimlanes of one step");
+    let first = &a.reports[0];
+    let chosen = match options.step {
+        Some(n) => first.steps.steps.iter().position(|st| st.number == n),
+        None => first.steps.median_step(),
+    };
+    let Some(chosen) = chosen else {
+        s.para("No step in the capture: nothing to draw.");
+        return s;
+    };
+    let number = first.steps.steps[chosen].number;
+    let aligned = loaded.iter().all(|l| l.capture.meta.base_time_ns.is_some());
+    let base = |l: &Loaded| {
+        if aligned {
+            l.capture.meta.base_time_ns.unwrap_or(0)
+        } else {
+            0
+        }
+    };
+    let mut lanes = Vec::new();
+    let (mut start, mut end) = (i64::MAX, i64::MIN);
+    let last_rank = a.last_finisher.as_ref().map(|lf| lf.rank);
+    for (r, l) in a.reports.iter().zip(loaded) {
+        let Some(m) = r.per_step.iter().find(|m| m.number == number) else {
+            continue;
+        };
+        let window = m.gpu_range.unwrap_or(m.range);
+        let host_window = m.range;
+        let off = base(l);
+        start = start.min(off + window.start.0.min(host_window.start.0));
+        end = end.max(off + window.end.0.max(host_window.end.0));
+        let c = &l.capture;
+        let multi = a.reports.len() > 1;
+        let prefix = if multi {
+            format!("{} ", rank_label(r))
+        } else {
+            String::new()
+        };
+        let mut last_stream: Option<(usize, i64)> = None;
+        for st in &c.streams {
+            let acts = c.stream_activities(st.id);
+            let slices: Vec<Slice> = acts
+                .iter()
+                .filter(|x| x.end() > window.start && x.start < window.end)
+                .map(|x| Slice {
+                    start: off + x.start.0,
+                    end: off + x.end().0,
+                    class: class_word(x.class),
+                    title: format!(
+                        "{} — {}{}",
+                        c.name(x.name),
+                        x.dur.human(),
+                        c.launching_op(x)
+                            .map(|o| format!(" — op {}", c.name(o.name)))
+                            .unwrap_or_default()
+                    ),
+                })
+                .collect();
+            if slices.is_empty() {
+                continue;
+            }
+            let stream_end = slices.iter().map(|x| x.end).max().unwrap_or(0);
+            if last_stream.is_none_or(|(_, e)| stream_end > e) {
+                last_stream = Some((lanes.len(), stream_end));
+            }
+            let critical = r.critical_stream().is_some_and(|cs| cs.stream_id == st.id);
+            lanes.push(Lane {
+                label: format!(
+                    "{prefix}GPU {} stream {}",
+                    c.device(st.device).ordinal,
+                    st.ordinal
+                ),
+                kind: LaneKind::Gpu,
+                mark: critical.then(|| "critical".to_owned()),
+                slices,
+            });
+        }
+        if multi
+            && last_rank == Some(r.rank)
+            && let Some((idx, _)) = last_stream
+        {
+            let mark = lanes[idx].mark.take();
+            lanes[idx].mark = Some(match mark {
+                Some(m) => format!("{m}, last to finish"),
+                None => "last to finish".to_owned(),
+            });
+        }
+        for th in analysis::gaps::launching_threads(c) {
+            let slices: Vec<Slice> = c
+                .thread_events(th)
+                .iter()
+                .filter(|e| matches!(e.kind, HostKind::Launch | HostKind::Runtime))
+                .filter(|e| {
+                    e.end() > host_window.start && e.start < host_window.end.max(window.end)
+                })
+                .map(|e| Slice {
+                    start: off + e.start.0,
+                    end: off + e.end().0,
+                    class: "host",
+                    title: format!("{} — {}", c.name(e.name), e.dur.human()),
+                })
+                .collect();
+            lanes.push(Lane {
+                label: format!("{prefix}host thread {}", c.thread(th).tid),
+                kind: LaneKind::Host,
+                mark: None,
+                slices,
+            });
+        }
+    }
+    if lanes.is_empty() || start >= end {
+        s.para(format!(
+            "Step {number} has no GPU activity: nothing to draw."
+        ));
+        return s;
+    }
+    let gpu_rows = lanes.iter().filter(|l| l.kind == LaneKind::Gpu).count();
+    let host_rows = lanes.len() - gpu_rows;
+    s.para(format!(
+        "Step {number} ({}), {gpu_rows} GPU stream rows and {host_rows} host rows (threads that launch GPU work; launch and runtime calls drawn). Kernels are coloured by class; the bare row background is idle time. [critical]: the stream with the most compute; [last to finish]: the stream that ended the step last on the rank that finished last. Slices narrower than a pixel are merged into density bars.",
+        if options.step.is_some() { "chosen" } else { "the median step" }
+    ));
+    s.push(Block::Svg {
+        caption: format!("Swimlanes of step {number}"),
+        svg: swimlane::render(&Chart { start, end, lanes }),
+    });
+    s
+}
+
+/// The class word used for colours and CSV columns.
+pub fn class_word(c: KernelClass) -> &'static str {
+    match c {
+        KernelClass::Gemm => "gemm",
+        KernelClass::Convolution => "convolution",
+        KernelClass::Attention => "attention",
+        KernelClass::Elementwise => "elementwise",
+        KernelClass::Reduction => "reduction",
+        KernelClass::Collective(_) => "collective",
+        KernelClass::Memcpy(_) => "memcpy",
+        KernelClass::Memset => "memset",
+        KernelClass::Other => "other",
+    }
+}
+
+/// Step 4.
+fn ops_section(
+    summaries: &[GpuSummary],
+    loaded: &[Loaded],
+    findings: &mut Vec<Finding>,
+    new_capture: &mut Vec<String>,
+) -> Section {
+    let mut s = Section::new(
+        "ops",
+        "4. Where the GPU time goes: buckets, ops and Python lines",
+    );
+    let mut buckets_t = Table::new(
+        "buckets",
+        &["capture", "bucket", "GPU time", "share", "activities"],
+    );
+    let mut ops_t = Table::new(
+        "ops",
+        &["capture", "op", "bucket", "GPU time", "share", "activities"],
+    );
+    for (sm, l) in summaries.iter().zip(loaded) {
+        let who = l
+            .rank
+            .map_or_else(|| file_name(&l.path), |r| format!("rank {r}"));
+        for b in &sm.buckets {
+            buckets_t.push(vec![
+                Cell::text(who.clone()),
+                Cell::text(b.bucket),
+                Cell::figure(Figure::duration(Nanos(b.time_ns), Label::Measured)),
+                Cell::figure(Figure::percent(b.percent, Label::Measured)),
+                Cell::figure(Figure::count(b.activities, Label::Measured)),
+            ]);
+        }
+        for o in sm.ops.iter().take(20) {
+            ops_t.push(vec![
+                Cell::text(who.clone()),
+                Cell::code(if o.is_cpu_op {
+                    o.name.clone()
+                } else {
+                    format!("[no op] {}", o.name)
+                }),
+                Cell::text(if o.mixed {
+                    format!("{} (mixed)", o.bucket)
+                } else {
+                    o.bucket.to_owned()
+                }),
+                Cell::figure(Figure::duration(Nanos(o.time_ns), Label::Measured)),
+                Cell::figure(Figure::percent(o.percent, Label::Measured)),
+                Cell::figure(Figure::count(o.activities, Label::Measured)),
+            ]);
+        }
+    }
+    if let Some(sm) = summaries.first()
+        && let Some(top) = sm.buckets.first()
+    {
+        findings.push(Finding::new(vec![
+            Span::text(format!("The largest GPU-time bucket is {}: ", top.bucket)),
+            Span::Figure(Figure::percent(top.percent, Label::Measured)),
+            Span::text(" of GPU time; matmul + convolution + attention take "),
+            Span::Figure(Figure::percent(sm.core_compute_percent, Label::Measured)),
+            Span::text("."),
+        ]));
+    }
+    s.para("GPU time by bucket (default mode of analyze-profile: an ATen op's name when its kernels are of its kind, else each kernel's class):");
+    s.push(Block::Table(buckets_t));
+    s.para("Top CPU ops by the GPU time they launched (kernel → correlation id → launch → innermost CPU op):");
+    s.push(Block::Table(ops_t));
+    let has_stack = loaded.iter().any(|l| {
+        l.capture.host_events.iter().any(|e| {
+            l.capture.name(e.name).ends_with(".py") || l.capture.name(e.name).contains(".py(")
+        })
+    });
+    let has_hlo = loaded.iter().any(|l| !l.programs.is_empty());
+    if has_hlo {
+        s.para("Kernel → HLO instruction → Python line for this XSpace: run `attribute-kernels` on the capture for the per-line tables (kernels.csv, lines.csv, how.csv).");
+    } else if has_stack {
+        s.para("The capture has Python stack events: `attribute-kernels` maps each kernel to its first user frame (lines.csv).");
+    } else {
+        s.para("No Python line can be named: the capture has no Python stack events.");
+        new_capture.push("Which Python lines launch the top ops: capture with `torch.profiler.profile(with_stack=True)` (or JAX with HLO metadata) and run attribute-kernels.".to_owned());
+    }
+    s
+}
+
+fn roofline_of(input: &Path, loaded: &[Loaded]) -> Option<Result<roofline::Roofline, String>> {
+    // One capture file (or a JAX directory with one XSpace): rank directories are left to
+    // one rank at a time.
+    if loaded.len() != 1 {
+        return None;
+    }
+    let target = if input.is_dir() {
+        loaded[0].path.clone()
+    } else {
+        input.to_path_buf()
+    };
+    if loaded[0].capture.format == trace_model::Format::JaxTraceJson {
+        return None;
+    }
+    Some(roofline::analyze(&target).map_err(|e| e.to_string()))
+}
+
+/// Step 5.
+fn roofline_section(
+    roofline: Option<Result<roofline::Roofline, String>>,
+    trust: &mut Vec<TrustEntry>,
+    new_capture: &mut Vec<String>,
+) -> Section {
+    let mut s = Section::new("roofline", "5. Roofline of the top ops");
+    let rl = match roofline {
+        None => {
+            s.para("Roofline needs one capture with shapes (an XSpace, or a Kineto trace taken with record_shapes=True); run `roofline` on one rank's file.");
+            return s;
+        }
+        Some(Err(e)) => {
+            s.para(format!("Roofline could not run: {e}"));
+            trust.push(TrustEntry {
+                code: "roofline-failed".into(),
+                message: format!("roofline: {e}"),
+                count: None,
+                share: None,
+            });
+            return s;
+        }
+        Some(Ok(rl)) => rl,
+    };
+    s.para(format!(
+        "Device: {} ({}: {}). FLOPs and bytes follow from shapes (inferred); time is measured; each op is held against the peak of its own dtype.",
+        rl.device.recorded,
+        rl.device.model.as_deref().unwrap_or("model not in the peak table"),
+        rl.device.source
+    ));
+    let mut t = Table::new(
+        "roofline",
+        &[
+            "op",
+            "dtype",
+            "GPU time",
+            "FLOPs",
+            "bytes",
+            "intensity (FLOP/B)",
+            "achieved",
+            "share of peak",
+            "bound",
+        ],
+    );
+    let costed: Vec<&roofline::OpRow> = rl
+        .ops
+        .iter()
+        .filter(|o| o.flops.value.is_some())
+        .take(15)
+        .collect();
+    for o in &costed {
+        let inferred = |what: &str| Label::inferred(format!("{what} from the op's shapes"));
+        t.push(vec![
+            Cell::code(roofline::render::display_name(o)),
+            Cell::text(format!("{:?}", o.dtype)),
+            Cell::figure(Figure::duration(Nanos(o.time_ns.value), Label::Measured)),
+            o.flops.value.map_or(Cell::Empty, |f| {
+                Cell::figure(Figure::new(Value::Ratio(f), inferred("FLOPs")))
+            }),
+            Cell::figure(Figure::new(
+                Value::Bytes(o.bytes.value as u64),
+                inferred("bytes"),
+            )),
+            o.intensity.value.map_or(Cell::Empty, |i| {
+                Cell::figure(Figure::ratio(i, inferred("intensity")))
+            }),
+            o.achieved_flops_per_s.value.map_or(Cell::Empty, |f| {
+                Cell::figure(Figure::new(
+                    Value::FlopsPerSecond(f),
+                    inferred("FLOPs over measured time"),
+                ))
+            }),
+            o.flops_share_of_peak.value.map_or(Cell::Empty, |f| {
+                Cell::figure(Figure::percent(
+                    100.0 * f,
+                    Label::inferred(format!("achieved over the {} peak", o.peak_basis)),
+                ))
+            }),
+            Cell::text(o.bound.value.name()),
+        ]);
+    }
+    if costed.is_empty() {
+        s.para("No op has a FLOPs model in this capture.");
+    } else {
+        s.push(Block::Table(t));
+        s.push(Block::Svg {
+            caption: "Roofline: one dot per op, sized by its GPU time; one roof per dtype present"
+                .into(),
+            svg: roofline::render::svg(&rl, 10),
+        });
+    }
+    for item in &rl.trust {
+        trust.push(TrustEntry {
+            code: item.code.to_owned(),
+            message: format!("roofline: {}", item.message),
+            count: Some(Figure::count(item.count, Label::Measured)),
+            share: (rl.gpu_time_ns.value > 0).then(|| {
+                Figure::percent(
+                    100.0 * item.time_ns as f64 / rl.gpu_time_ns.value as f64,
+                    Label::Measured,
+                )
+            }),
+        });
+        if item.message.contains("record_shapes") {
+            new_capture.push(
+                "FLOPs and bytes of the ops without shapes: capture with `record_shapes=True`."
+                    .to_owned(),
+            );
+        }
+    }
+    s
+}
+
+/// Step 6: causes on the critical stream, ranked by their share of its window.
+fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Finding>) -> Section {
+    let mut s = Section::new("change", "6. What to change, ranked");
+    let mut causes: Vec<(String, f64, Nanos, &'static str)> = Vec::new();
+    let r = &a.reports[0];
+    let (Some(window), Some(step)) = (r.window, r.steps.duration_spread()) else {
+        s.para("No analysed window: nothing to rank.");
+        return s;
+    };
+    let span = window.span();
+    let steps = r.steps.steps.len().max(1) as i64;
+    let per_step = |x: Nanos| Nanos(x.0 / steps);
+    if let Some(ic) = &r.idle_causes {
+        causes.push((
+            "the GPU waits for the host to issue work (host wait on the critical stream)".into(),
+            ic.host_wait.0 as f64 / span.0.max(1) as f64,
+            per_step(ic.host_wait),
+            "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step), fewer and larger kernels (fusion, torch.compile), moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies",
+        ));
+        causes.push((
+            "work was queued but the stream waited on a dependency (queued wait on the critical stream)".into(),
+            ic.queued_wait.0 as f64 / span.0.max(1) as f64,
+            per_step(ic.queued_wait),
+            "overlap communication with compute (bucket sizes, prefetch), remove cross-stream waits and synchronisations, check for a straggler rank",
+        ));
+    }
+    for d in &r.devices {
+        let b = &d.budget;
+        causes.push((
+            format!("communication no compute overlaps on GPU {} (exposed collective time)", d.device),
+            b.share(b.collective),
+            per_step(b.collective),
+            "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first",
+        ));
+        causes.push((
+            format!("copies no compute overlaps on GPU {} (exposed memcpy time)", d.device),
+            b.share(b.memcpy),
+            per_step(b.memcpy),
+            "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU",
+        ));
+    }
+    if let Some(sm) = summaries.first() {
+        let elem = sm.buckets.iter().find(|b| b.bucket == buckets::ELEMENTWISE);
+        if let Some(e) = elem {
+            let busy = r.critical_stream().map_or(span, |c| c.budget.busy());
+            let share_of_busy = e.percent / 100.0;
+            causes.push((
+                "elementwise kernels (memory-bound; their share of GPU time applied to the critical stream's busy time)".into(),
+                share_of_busy * busy.0 as f64 / span.0.max(1) as f64,
+                per_step(Nanos((share_of_busy * busy.0 as f64) as i64)),
+                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts",
+            ));
+        }
+    }
+    causes.retain(|c| c.1 > 0.0);
+    causes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut t = Table::new(
+        "what_to_change",
+        &[
+            "rank",
+            "cause",
+            "share of window",
+            "time per step",
+            "step time if it went away",
+            "knobs to try (hypotheses)",
+        ],
+    );
+    for (i, (what, share, time, knobs)) in causes.iter().enumerate() {
+        let after = Nanos((step.median.0 - time.0).max(0));
+        t.push(vec![
+            Cell::text((i + 1).to_string()),
+            Cell::text(what.clone()),
+            Cell::figure(Figure::percent(100.0 * share, Label::Measured)),
+            Cell::figure(Figure::duration(
+                *time,
+                Label::inferred("the cause's time over the window divided by the number of steps"),
+            )),
+            Cell::figure(Figure::duration(
+                after,
+                Label::inferred(format!(
+                    "median step minus the cause's time per step; {WINDOW_ASSUMPTION}"
+                )),
+            )),
+            Cell::text(*knobs),
+        ]);
+    }
+    if let Some((what, share, time, _)) = causes.first() {
+        findings.push(Finding::new(vec![
+            Span::text(format!("First thing to change: {what}, ")),
+            Span::Figure(Figure::percent(100.0 * share, Label::Measured)),
+            Span::text(" of the window; without it the median step would take about "),
+            Span::Figure(Figure::duration(
+                Nanos((step.median.0 - time.0).max(0)),
+                Label::inferred(WINDOW_ASSUMPTION),
+            )),
+            Span::text(" instead of "),
+            Span::Figure(Figure::duration(step.median, Label::Measured)),
+            Span::text("."),
+        ]));
+    }
+    s.push(Block::Table(t.with_note(
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred; the knobs are hypotheses to test with a new capture.",
+    )));
+    s
+}
+
+/// Step 7: the trust list and the questions a new capture would answer.
+fn collect_trust(
+    a: &Analysis,
+    loaded: &[Loaded],
+    summaries: &[GpuSummary],
+    trust: &mut Vec<TrustEntry>,
+    new_capture: &mut Vec<String>,
+) {
+    for (r, l) in a.reports.iter().zip(loaded) {
+        let who = rank_label(r);
+        let c = &l.capture;
+        for d in c.diagnostics.iter() {
+            trust.push(TrustEntry {
+                code: d.code.to_owned(),
+                message: format!("{who}: {}", d.message),
+                count: Some(Figure::count(d.count, Label::Measured)),
+                share: None,
+            });
+        }
+        if r.in_flight.activities > 0 {
+            trust.push(TrustEntry {
+                code: "in-flight-at-start".into(),
+                message: format!("{who}: GPU work launched before the capture began, left out of steps and budgets"),
+                count: Some(Figure::count(r.in_flight.activities as u64, Label::Measured)),
+                share: Some(Figure::duration(r.in_flight.time, Label::Measured)),
+            });
+        }
+        if r.launch_all.negative > 0 {
+            trust.push(TrustEntry {
+                code: "clock-skew".into(),
+                message: format!("{who}: GPU activities that start before their launch call (host and GPU clocks disagree)"),
+                count: Some(Figure::count(r.launch_all.negative as u64, Label::Measured)),
+                share: None,
+            });
+        }
+        if let Some(t) = &r.total
+            && t.graph_kernels > 0
+        {
+            let share = t.graph_kernels as f64 / t.kernels.max(1) as f64;
+            trust.push(TrustEntry {
+                code: "graph-kernels".into(),
+                message: format!("{who}: kernels launched by CUDA/HIP graphs: their launch delay counts from the graph launch, and per-op tables may not see them"),
+                count: Some(Figure::count(t.graph_kernels as u64, Label::Measured)),
+                share: Some(Figure::percent(100.0 * share, Label::Measured)),
+            });
+            if share > 0.5 {
+                new_capture.push(format!("{who}: which op each graph kernel belongs to: capture once with CUDA graphs off (or per-node graph tracing)."));
+            }
+        }
+        if r.comm_stream.is_some() || r.verdict.collective_share > 0.0 {
+            trust.push(TrustEntry {
+                code: "collective-includes-waiting".into(),
+                message: format!(
+                    "{who}: collective kernel time includes waiting for peers, not only transfer"
+                ),
+                count: None,
+                share: r
+                    .comm_stream
+                    .as_ref()
+                    .map(|c| Figure::percent(100.0 * c.share, Label::Measured)),
+            });
+        }
+        if c.steps.is_empty() {
+            new_capture.push(format!("{who}: per-step numbers: profile with a schedule and call `prof.step()` (ProfilerStep#N markers), so steps can be compared."));
+        }
+    }
+    let _ = summaries;
+    if a.reports.len() == 1 && a.reports[0].comm_stream.is_some() {
+        new_capture.push(
+            "Whether a straggler makes the collectives wait: capture every rank of the same steps."
+                .to_owned(),
+        );
+    }
+}
+
+impl Cell {
+    /// A text cell carrying a judgement: the text and its label (e.g. the verdict).
+    pub fn figure_text(text: &str, label: Label) -> Cell {
+        Cell::Text(format!("{text} ({})", label.word()))
+    }
+}

@@ -1,0 +1,202 @@
+//! Labelled figures: a value, its unit, and where it comes from.
+
+use serde::Serialize;
+use trace_model::Nanos;
+
+/// Where a number comes from (SPEC.md "Numbers and labels").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "label", rename_all = "lowercase")]
+pub enum Label {
+    /// Counted or summed from the capture's own records.
+    Measured,
+    /// Copied from metadata or a spec sheet, named by `source`.
+    Read { source: String },
+    /// An estimate or a judgement resting on `assumptions`.
+    Inferred { assumptions: String },
+}
+
+impl Label {
+    pub fn read(source: impl Into<String>) -> Label {
+        Label::Read {
+            source: source.into(),
+        }
+    }
+
+    pub fn inferred(assumptions: impl Into<String>) -> Label {
+        Label::Inferred {
+            assumptions: assumptions.into(),
+        }
+    }
+
+    /// The bare word: `measured`, `read` or `inferred`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Label::Measured => "measured",
+            Label::Read { .. } => "read",
+            Label::Inferred { .. } => "inferred",
+        }
+    }
+
+    /// The source or the assumptions, if any.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Label::Measured => None,
+            Label::Read { source } => Some(source),
+            Label::Inferred { assumptions } => Some(assumptions),
+        }
+    }
+}
+
+/// The value of a figure, with its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "unit", content = "value", rename_all = "snake_case")]
+pub enum Value {
+    /// A duration in nanoseconds.
+    Duration(i64),
+    /// A percentage (0–100).
+    Percent(f64),
+    /// A count of things.
+    Count(u64),
+    /// A dimensionless ratio.
+    Ratio(f64),
+    /// Bytes.
+    Bytes(u64),
+    /// FLOP per second.
+    FlopsPerSecond(f64),
+}
+
+/// A number in a report: its value and its label, and optionally its range over steps,
+/// GPUs or ranks (`min`, `max` in the same unit).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub value: Value,
+    #[serde(flatten)]
+    pub label: Label,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<(Value, Value)>,
+}
+
+impl Figure {
+    pub fn new(value: Value, label: Label) -> Figure {
+        Figure {
+            value,
+            label,
+            range: None,
+        }
+    }
+
+    pub fn duration(ns: Nanos, label: Label) -> Figure {
+        Figure::new(Value::Duration(ns.0), label)
+    }
+
+    pub fn percent(p: f64, label: Label) -> Figure {
+        Figure::new(Value::Percent(p), label)
+    }
+
+    pub fn count(n: u64, label: Label) -> Figure {
+        Figure::new(Value::Count(n), label)
+    }
+
+    pub fn ratio(r: f64, label: Label) -> Figure {
+        Figure::new(Value::Ratio(r), label)
+    }
+
+    /// The same figure with its range (min, max).
+    pub fn with_range(mut self, min: Value, max: Value) -> Figure {
+        self.range = Some((min, max));
+        self
+    }
+
+    /// The value alone, as people read it (`12.50 ms`, `42.0 %`).
+    pub fn value_text(&self) -> String {
+        value_text(self.value)
+    }
+
+    /// The value with its range: `12.50 ms (11.9 ms – 13.1 ms)`.
+    pub fn value_and_range(&self) -> String {
+        match self.range {
+            Some((lo, hi)) if lo != hi => format!(
+                "{} (range {} – {})",
+                value_text(self.value),
+                value_text(lo),
+                value_text(hi)
+            ),
+            _ => value_text(self.value),
+        }
+    }
+
+    /// The value with its range and label: `12.50 ms (measured)`.
+    pub fn text(&self) -> String {
+        format!("{} ({})", self.value_and_range(), self.label.word())
+    }
+}
+
+/// How a value reads.
+pub fn value_text(v: Value) -> String {
+    match v {
+        Value::Duration(ns) => Nanos(ns).human(),
+        Value::Percent(p) => format!("{p:.1} %"),
+        Value::Count(n) => group_thousands(n),
+        Value::Ratio(r) => format!("{r:.2}"),
+        Value::Bytes(b) => bytes_text(b),
+        Value::FlopsPerSecond(f) => flops_text(f),
+    }
+}
+
+fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn bytes_text(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.2} {}", UNITS[unit])
+    }
+}
+
+fn flops_text(f: f64) -> String {
+    const UNITS: [(f64, &str); 4] = [
+        (1e15, "PFLOP/s"),
+        (1e12, "TFLOP/s"),
+        (1e9, "GFLOP/s"),
+        (1e6, "MFLOP/s"),
+    ];
+    for (scale, unit) in UNITS {
+        if f >= scale {
+            return format!("{:.2} {unit}", f / scale);
+        }
+    }
+    format!("{f:.0} FLOP/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_read_well() {
+        assert_eq!(value_text(Value::Count(1234567)), "1,234,567");
+        assert_eq!(value_text(Value::Percent(12.345)), "12.3 %");
+        assert_eq!(value_text(Value::Bytes(3 * 1024 * 1024)), "3.00 MiB");
+        assert_eq!(value_text(Value::FlopsPerSecond(2.5e14)), "250.00 TFLOP/s");
+        let f = Figure::duration(Nanos(1_500_000), Label::Measured)
+            .with_range(Value::Duration(1_000_000), Value::Duration(2_000_000));
+        assert_eq!(f.text(), "1.50 ms (range 1.00 ms – 2.00 ms) (measured)");
+    }
+}

@@ -1,0 +1,32 @@
+//! One report model and its renderers.
+//!
+//! A [`Document`] is findings first, then sections of paragraphs, tables and SVG charts.
+//! Every number in it is a [`Figure`]: a value with its unit and its [`Label`] (measured,
+//! read with its source, inferred with its assumptions). Text is text; there is no way to
+//! put a bare number into a table cell, so no renderer can print an unlabelled figure.
+//!
+//! Renderers: [`markdown`], [`html`] (one self-contained page: inline CSS and SVG, no
+//! network, works without JavaScript), [`csv`] (one file per table) and JSON (the model
+//! is `Serialize`).
+//!
+//! ```
+//! use report::{Block, Cell, Document, Figure, Label, Section, Table};
+//! let mut doc = Document::new("Example");
+//! let mut t = Table::new("budget", &["stream", "busy"]);
+//! t.push(vec![Cell::text("7"), Cell::figure(Figure::percent(42.0, Label::Measured))]);
+//! doc.sections.push(Section::new("budget", "Budget").with(Block::Table(t)));
+//! let md = report::markdown::render(&doc);
+//! assert!(md.contains("| stream | busy [measured] |"));
+//! assert!(md.contains("| 7 | 42.0 % |"));
+//! ```
+
+pub mod csv;
+mod doc;
+pub mod html;
+pub mod investigate;
+mod label;
+pub mod markdown;
+pub mod swimlane;
+
+pub use doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
+pub use label::{Figure, Label, Value};

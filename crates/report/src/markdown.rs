@@ -1,0 +1,140 @@
+//! Markdown: findings first, then each section; tables as GitHub tables; SVG charts are
+//! referred to by caption (they are in the HTML page).
+
+use std::fmt::Write;
+
+use crate::doc::{Block, Cell, Document, Span};
+
+/// Renders the document as Markdown.
+pub fn render(doc: &Document) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", escape(&doc.title));
+    for line in &doc.subtitle {
+        let _ = writeln!(out, "{}  ", escape(line));
+    }
+    if !doc.subtitle.is_empty() {
+        out.push('\n');
+    }
+    if !doc.findings.is_empty() {
+        let _ = writeln!(out, "## Findings\n");
+        for f in &doc.findings {
+            let _ = writeln!(out, "- {}", spans(&f.spans));
+        }
+        out.push('\n');
+    }
+    for s in &doc.sections {
+        let _ = writeln!(out, "## {}\n", escape(&s.title));
+        for b in &s.blocks {
+            block(&mut out, b);
+        }
+    }
+    out
+}
+
+fn block(out: &mut String, b: &Block) {
+    match b {
+        Block::Paragraph(p) => {
+            let _ = writeln!(out, "{}\n", spans(p));
+        }
+        Block::List(items) => {
+            for item in items {
+                let _ = writeln!(out, "- {}", spans(item));
+            }
+            out.push('\n');
+        }
+        Block::Table(t) => {
+            // A column whose figures all carry one label says it once, in its header.
+            let shared: Vec<Option<&'static str>> = (0..t.columns.len())
+                .map(|i| {
+                    let mut words = t.rows.iter().filter_map(|r| match &r[i] {
+                        Cell::Figure(f) => Some(f.label.word()),
+                        _ => None,
+                    });
+                    let first = words.next()?;
+                    words.all(|w| w == first).then_some(first)
+                })
+                .collect();
+            let header: Vec<String> = t
+                .columns
+                .iter()
+                .zip(&shared)
+                .map(|(c, w)| match w {
+                    Some(w) => format!("{} [{w}]", escape(c)),
+                    None => escape(c),
+                })
+                .collect();
+            let _ = writeln!(out, "| {} |", header.join(" | "));
+            let _ = writeln!(out, "|{}", "---|".repeat(t.columns.len()));
+            for row in &t.rows {
+                let cells: Vec<String> = row
+                    .iter()
+                    .zip(&shared)
+                    .map(|(c, w)| match (c, w) {
+                        (Cell::Figure(f), Some(_)) => f.value_and_range(),
+                        _ => cell(c),
+                    })
+                    .collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+            if let Some(note) = &t.note {
+                let _ = writeln!(out, "\n{}", escape(note));
+            }
+            let _ = writeln!(out, "\n(table: `{}.csv`)\n", t.name);
+        }
+        Block::Svg { caption, .. } => {
+            let _ = writeln!(out, "*Chart: {} (in `report.html`).*\n", escape(caption));
+        }
+        Block::Trust(entries) => {
+            if entries.is_empty() {
+                let _ = writeln!(out, "Nothing on the trust list.\n");
+                return;
+            }
+            let _ = writeln!(out, "| item | count | share | code |\n|---|---|---|---|");
+            for e in entries {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | `{}` |",
+                    escape(&e.message),
+                    e.count.as_ref().map_or("-".to_owned(), |f| f.text()),
+                    e.share.as_ref().map_or("-".to_owned(), |f| f.text()),
+                    e.code
+                );
+            }
+            out.push('\n');
+        }
+    }
+}
+
+fn spans(spans: &[Span]) -> String {
+    spans
+        .iter()
+        .map(|s| match s {
+            Span::Text(t) => escape(t),
+            Span::Code(c) => code(c),
+            Span::Figure(f) => f.text(),
+        })
+        .collect()
+}
+
+fn cell(c: &Cell) -> String {
+    match c {
+        Cell::Text(t) => escape(t),
+        Cell::Code(t) => code(t),
+        Cell::Figure(f) => f.text(),
+        Cell::Empty => String::new(),
+    }
+}
+
+/// Inline code; long names are cut so tables stay readable (the CSV has them whole).
+fn code(s: &str) -> String {
+    let cut: String = if s.chars().count() > 90 {
+        s.chars().take(87).chain("...".chars()).collect()
+    } else {
+        s.to_owned()
+    };
+    format!("`{}`", cut.replace('`', "'").replace('|', "\\|"))
+}
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
