@@ -10,7 +10,9 @@ use crate::label::Value;
 pub fn raw(v: Value) -> String {
     match v {
         Value::Duration(ns) => ns.to_string(),
-        Value::Percent(p) | Value::Ratio(p) | Value::FlopsPerSecond(p) => format!("{p}"),
+        Value::Percent(p) | Value::Ratio(p) | Value::FlopsPerSecond(p) | Value::Flops(p) => {
+            format!("{p}")
+        }
         Value::Count(n) | Value::Bytes(n) => n.to_string(),
     }
 }
@@ -21,6 +23,7 @@ fn unit(v: Value) -> &'static str {
         Value::Percent(_) => " [%]",
         Value::Bytes(_) => " [bytes]",
         Value::FlopsPerSecond(_) => " [FLOP/s]",
+        Value::Flops(_) => " [FLOP]",
         Value::Count(_) | Value::Ratio(_) => "",
     }
 }

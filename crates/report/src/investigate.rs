@@ -716,7 +716,7 @@ fn roofline_section(
             Cell::text(format!("{:?}", o.dtype)),
             Cell::figure(Figure::duration(Nanos(o.time_ns.value), Label::Measured)),
             o.flops.value.map_or(Cell::Empty, |f| {
-                Cell::figure(Figure::new(Value::Ratio(f), inferred("FLOPs")))
+                Cell::figure(Figure::new(Value::Flops(f), inferred("FLOPs")))
             }),
             Cell::figure(Figure::new(
                 Value::Bytes(o.bytes.value as u64),
@@ -782,14 +782,23 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
         return s;
     };
     let span = window.span();
-    let steps = r.steps.steps.len().max(1) as i64;
-    let per_step = |x: Nanos| Nanos(x.0 / steps);
+    let jax = matches!(
+        r.format,
+        trace_model::Format::XPlane | trace_model::Format::JaxTraceJson
+    );
+    // A cause's time per step: its share of the window applied to the median step.
+    let per_step =
+        |x: Nanos| Nanos((x.0 as f64 / span.0.max(1) as f64 * step.median.0 as f64) as i64);
     if let Some(ic) = &r.idle_causes {
         causes.push((
             "the GPU waits for the host to issue work (host wait on the critical stream)".into(),
             ic.host_wait.0 as f64 / span.0.max(1) as f64,
-            per_step(ic.host_wait),
-            "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step), fewer and larger kernels (fusion, torch.compile), moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies",
+                        per_step(ic.host_wait),
+            if jax {
+                "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state"
+            } else {
+                "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step), fewer and larger kernels (fusion, torch.compile), moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies"
+            },
         ));
         causes.push((
             "work was queued but the stream waited on a dependency (queued wait on the critical stream)".into(),
@@ -822,7 +831,11 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
                 "elementwise kernels (memory-bound; their share of GPU time applied to the critical stream's busy time)".into(),
                 share_of_busy * busy.0 as f64 / span.0.max(1) as f64,
                 per_step(Nanos((share_of_busy * busy.0 as f64) as i64)),
-                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts",
+                if jax {
+                "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions"
+            } else {
+                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts"
+            },
             ));
         }
     }
@@ -847,7 +860,7 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
             Cell::figure(Figure::percent(100.0 * share, Label::Measured)),
             Cell::figure(Figure::duration(
                 *time,
-                Label::inferred("the cause's time over the window divided by the number of steps"),
+                Label::inferred("the cause's share of the window applied to the median step"),
             )),
             Cell::figure(Figure::duration(
                 after,
@@ -941,7 +954,14 @@ fn collect_trust(
             });
         }
         if c.steps.is_empty() {
-            new_capture.push(format!("{who}: per-step numbers: profile with a schedule and call `prof.step()` (ProfilerStep#N markers), so steps can be compared."));
+            new_capture.push(match c.format {
+                trace_model::Format::XPlane | trace_model::Format::JaxTraceJson => format!(
+                    "{who}: per-step numbers: wrap each step in `jax.profiler.StepTraceAnnotation(\"train\", step_num=i)` so steps can be compared."
+                ),
+                _ => format!(
+                    "{who}: per-step numbers: profile with a schedule and call `prof.step()` (ProfilerStep#N markers), so steps can be compared."
+                ),
+            });
         }
     }
     let _ = summaries;

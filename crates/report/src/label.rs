@@ -63,6 +63,8 @@ pub enum Value {
     Bytes(u64),
     /// FLOP per second.
     FlopsPerSecond(f64),
+    /// Floating-point operations.
+    Flops(f64),
 }
 
 /// A number in a report: its value and its label, and optionally its range over steps,
@@ -139,7 +141,8 @@ pub fn value_text(v: Value) -> String {
         Value::Count(n) => group_thousands(n),
         Value::Ratio(r) => format!("{r:.2}"),
         Value::Bytes(b) => bytes_text(b),
-        Value::FlopsPerSecond(f) => flops_text(f),
+        Value::FlopsPerSecond(f) => format!("{}/s", flops_text(f)),
+        Value::Flops(f) => flops_text(f),
     }
 }
 
@@ -172,17 +175,17 @@ fn bytes_text(b: u64) -> String {
 
 fn flops_text(f: f64) -> String {
     const UNITS: [(f64, &str); 4] = [
-        (1e15, "PFLOP/s"),
-        (1e12, "TFLOP/s"),
-        (1e9, "GFLOP/s"),
-        (1e6, "MFLOP/s"),
+        (1e15, "PFLOP"),
+        (1e12, "TFLOP"),
+        (1e9, "GFLOP"),
+        (1e6, "MFLOP"),
     ];
     for (scale, unit) in UNITS {
         if f >= scale {
             return format!("{:.2} {unit}", f / scale);
         }
     }
-    format!("{f:.0} FLOP/s")
+    format!("{f:.0} FLOP")
 }
 
 #[cfg(test)]

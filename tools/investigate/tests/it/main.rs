@@ -1,0 +1,317 @@
+//! investigate end to end: every shared capture gives a full report; golden Markdown for
+//! the embedded sample and for one PyTorch trace, one rank directory and one JAX capture;
+//! the HTML page in a real (headless) browser.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use test_support::{traces_dir, workspace_root};
+
+const BIN: &str = env!("CARGO_BIN_EXE_investigate");
+const FILES: [&str; 5] = [
+    "report.md",
+    "report.html",
+    "report.json",
+    "rows.csv",
+    "budget.csv",
+];
+
+fn investigate(input: &Path, out: &Path) -> std::process::Output {
+    Command::new(BIN)
+        .arg(input)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("investigate runs")
+}
+
+/// Runs investigate and returns report.md with the machine-specific input path replaced.
+fn markdown(input: &Path, shown_as: &str) -> String {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("r");
+    let o = investigate(input, &out);
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        input.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    md.replace(&input.display().to_string(), shown_as)
+}
+
+#[test]
+fn the_embedded_sample() {
+    let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    insta::assert_snapshot!(
+        "tiny_train",
+        markdown(&input, "tiny-train/rank0.pt.trace.json")
+    );
+}
+
+#[test]
+fn an_existing_report_is_kept_without_overwrite() {
+    let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("r");
+    std::fs::create_dir(&out).expect("mkdir");
+    std::fs::write(out.join("keep.txt"), "mine").expect("write");
+    let o = investigate(&input, &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.txt")).expect("kept"),
+        "mine"
+    );
+    let o = Command::new(BIN)
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .arg("--overwrite")
+        .output()
+        .expect("runs");
+    assert!(o.status.success());
+    assert!(!out.join("keep.txt").exists());
+    for f in FILES {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    // Nothing but the report is left in the parent (the staging directory is gone).
+    let names: Vec<String> = std::fs::read_dir(tmp.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["r".to_owned()]);
+}
+
+#[test]
+fn a_bad_input_fails_cleanly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{\"traceEvents\": [ {\"ph\": ").expect("write");
+    let out = tmp.path().join("r");
+    let o = investigate(&bad, &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.json"));
+    assert!(!out.exists());
+    let o = Command::new(BIN)
+        .arg(workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json"))
+        .args(["--step", "99", "--out"])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no step 99"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Every capture of the shared set: Kineto files, the rank directory, JAX JSON, XSpace
+/// files and JAX capture directories.
+fn shared_inputs(root: &Path) -> Vec<PathBuf> {
+    let mut inputs = Vec::new();
+    let mut stack = vec![root.join("pytorch"), root.join("jax")];
+    while let Some(dir) = stack.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("readable")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_owned();
+            if p.is_dir() {
+                if !name.starts_with("xprof") && name != "reference-outputs" && name != "licenses" {
+                    stack.push(p);
+                }
+            } else if (name.ends_with(".json")
+                || name.ends_with(".json.gz")
+                || name.ends_with(".xplane.pb"))
+                && name != "execution_details.json"
+                && !name.starts_with("perfetto")
+            {
+                inputs.push(p);
+            }
+        }
+    }
+    inputs.push(root.join("pytorch/param-dlrm-8rank"));
+    for d in std::fs::read_dir(root.join("jax")).expect("jax/") {
+        let d = d.expect("entry").path();
+        let has_xplane = d.is_dir()
+            && std::fs::read_dir(&d).expect("dir").any(|e| {
+                e.expect("entry")
+                    .path()
+                    .to_string_lossy()
+                    .ends_with(".xplane.pb")
+            });
+        if has_xplane {
+            inputs.push(d);
+        }
+    }
+    inputs.sort();
+    inputs
+}
+
+#[test]
+fn every_shared_capture_gives_a_full_report() {
+    let Some(root) = traces_dir("every_shared_capture_gives_a_full_report") else {
+        return;
+    };
+    let inputs = shared_inputs(&root);
+    assert!(inputs.len() >= 45, "{} inputs", inputs.len());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (i, input) in inputs.iter().enumerate() {
+        let out = tmp.path().join(format!("r{i}"));
+        let o = investigate(input, &out);
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            input.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        for f in FILES {
+            assert!(out.join(f).is_file(), "{}: {f}", input.display());
+        }
+        let md = std::fs::read_to_string(out.join("report.md")).expect("md");
+        for section in [
+            "## Findings",
+            "## 1. Verdict",
+            "## 2. Reconciliation",
+            "## 3. Swimlanes",
+            "## 6. What to change",
+            "## 7. Trust list",
+        ] {
+            assert!(md.contains(section), "{}: {section}", input.display());
+        }
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("json"))
+                .expect("valid JSON");
+        assert!(json["sections"].as_array().is_some_and(|s| s.len() >= 7));
+    }
+}
+
+#[test]
+fn golden_reports_of_real_captures() {
+    let Some(root) = traces_dir("golden_reports_of_real_captures") else {
+        return;
+    };
+    for (name, rel) in [
+        (
+            "pytorch_bert",
+            "pytorch/tracelens-h100/gaunernst_bert-small-uncased__1016001.json.gz",
+        ),
+        ("rank_directory_dlrm", "pytorch/param-dlrm-8rank"),
+        (
+            "jax_gemm_xplane",
+            "jax/rocm-mi300-jax08-gemm/tw003.xplane.pb",
+        ),
+    ] {
+        insta::assert_snapshot!(name, markdown(&root.join(rel), rel));
+    }
+}
+
+/// The HTML page in headless Chromium: no console error, one swimlane row per GPU stream
+/// and per launching host thread, and a screenshot that is not blank. Skips (saying so)
+/// only when no Chromium is installed; .ci/run installs it.
+#[test]
+fn the_html_page_renders_in_a_browser() {
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!(
+            "the_html_page_renders_in_a_browser: skipped: no Chromium installed (apt-get install chromium)"
+        );
+        return;
+    };
+    let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("r");
+    assert!(investigate(&input, &out).status.success());
+    let html = out.join("report.html");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("json"))
+            .expect("json");
+    let chrome = |extra: &[&str]| {
+        Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                tmp.path().join("profile").display()
+            ))
+            .args(extra)
+            .arg(format!("file://{}", html.display()))
+            .output()
+            .expect("chromium runs")
+    };
+    let dom = chrome(&["--dump-dom"]);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    let console_errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            l.contains("CONSOLE")
+                && (l.contains("Uncaught") || l.contains(":ERROR:") || l.contains("Error"))
+        })
+        .collect();
+    assert!(
+        console_errors.is_empty(),
+        "console errors: {console_errors:#?}"
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let gpu_rows = dom.matches("class=\"lane\" data-kind=\"gpu\"").count();
+    let host_rows = dom.matches("class=\"lane\" data-kind=\"host\"").count();
+    // The sample has 2 GPU streams and one launching thread.
+    assert_eq!(
+        (gpu_rows, host_rows),
+        (2, 1),
+        "swimlane rows in the rendered DOM"
+    );
+    assert!(json["sections"].to_string().contains("swimlanes"));
+    let png = tmp.path().join("shot.png");
+    let shot = chrome(&[
+        &format!("--screenshot={}", png.display()),
+        "--window-size=1400,1800",
+    ]);
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png).expect("screenshot"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let pixels = &buf[..info.buffer_size()];
+    let first = &pixels[..info.color_type.samples()];
+    let differing = pixels
+        .chunks(info.color_type.samples())
+        .filter(|p| *p != first)
+        .count();
+    assert!(
+        differing > pixels.len() / info.color_type.samples() / 50,
+        "the screenshot is (nearly) blank: {differing} pixels differ from the first"
+    );
+}
