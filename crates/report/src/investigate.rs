@@ -79,6 +79,7 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
         }
     }
     let roofline = roofline_of(input, &loaded);
+    let attribution = attribution_of(input, &loaded);
 
     let mut doc = Document::new(format!("Investigation of {}", file_name(input)));
     doc.subtitle.push(format!("input: {}", input.display()));
@@ -94,7 +95,14 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
     let reconciliation = reconciliation_section(&analysis, &loaded, &mut trust);
     let budgets = budget_section(&analysis);
     let lanes = swimlane_section(&analysis, &loaded, &summaries, options);
-    let ops = ops_section(&summaries, &loaded, &mut doc.findings, &mut new_capture);
+    let ops = ops_section(
+        &summaries,
+        &loaded,
+        attribution,
+        &mut doc.findings,
+        &mut trust,
+        &mut new_capture,
+    );
     let roof = roofline_section(roofline, &mut trust, &mut new_capture);
     let change = change_section(&analysis, &summaries, &mut doc.findings);
     collect_trust(&analysis, &loaded, &summaries, &mut trust, &mut new_capture);
@@ -563,7 +571,9 @@ pub fn class_word(c: KernelClass) -> &'static str {
 fn ops_section(
     summaries: &[GpuSummary],
     loaded: &[Loaded],
+    attribution: Option<Result<attribution::Attribution, String>>,
     findings: &mut Vec<Finding>,
+    trust: &mut Vec<TrustEntry>,
     new_capture: &mut Vec<String>,
 ) -> Section {
     let mut s = Section::new(
@@ -625,21 +635,131 @@ fn ops_section(
     s.push(Block::Table(buckets_t));
     s.para("Top CPU ops by the GPU time they launched (kernel → correlation id → launch → innermost CPU op):");
     s.push(Block::Table(ops_t));
-    let has_stack = loaded.iter().any(|l| {
-        l.capture.host_events.iter().any(|e| {
-            l.capture.name(e.name).ends_with(".py") || l.capture.name(e.name).contains(".py(")
-        })
-    });
-    let has_hlo = loaded.iter().any(|l| !l.programs.is_empty());
-    if has_hlo {
-        s.para("Kernel → HLO instruction → Python line for this XSpace: run `attribute-kernels` on the capture for the per-line tables (kernels.csv, lines.csv, how.csv).");
-    } else if has_stack {
-        s.para("The capture has Python stack events: `attribute-kernels` maps each kernel to its first user frame (lines.csv).");
-    } else {
-        s.para("No Python line can be named: the capture has no Python stack events.");
-        new_capture.push("Which Python lines launch the top ops: capture with `torch.profiler.profile(with_stack=True)` (or JAX with HLO metadata) and run attribute-kernels.".to_owned());
+    match attribution {
+        None => s.para("Kernel → Python line: run `attribute-kernels` on one rank's file."),
+        Some(Err(e)) => {
+            s.para(format!("Kernel → Python line could not be attributed: {e}"));
+            trust.push(TrustEntry {
+                code: "attribution-failed".into(),
+                message: format!("attribute-kernels: {e}"),
+                count: None,
+                share: None,
+            });
+        }
+        Some(Ok(at)) => attribution_blocks(&mut s, &at, findings, trust, new_capture),
     }
     s
+}
+
+/// Attribution of the first capture: kernel → op → Python line.
+fn attribution_of(
+    input: &Path,
+    loaded: &[Loaded],
+) -> Option<Result<attribution::Attribution, String>> {
+    let first = loaded.first()?;
+    let config = attribution::Config::default();
+    let shown = first.path.display().to_string();
+    let result = match first.capture.format {
+        trace_model::Format::XPlane => {
+            let target = if input.is_dir() {
+                first.path.as_path()
+            } else {
+                input
+            };
+            attribution::attribute_path(target, &config)
+        }
+        trace_model::Format::JaxTraceJson => return None,
+        _ => attribution::attribute_kineto(&first.capture, &config, &shown),
+    };
+    Some(result.map_err(|e| e.to_string()))
+}
+
+fn attribution_blocks(
+    s: &mut Section,
+    at: &attribution::Attribution,
+    findings: &mut Vec<Finding>,
+    trust: &mut Vec<TrustEntry>,
+    new_capture: &mut Vec<String>,
+) {
+    let total = at.gpu_time_ns().max(1) as f64;
+    s.para(format!(
+        "Kernel → {} → Python line, for {} (attribute-kernels; match kinds: exact = the chain is complete, name/order = matched inside a window, none = not attributed):",
+        if at.format == attribution::SourceFormat::Kineto { "CPU op" } else { "HLO instruction → op" },
+        at.path
+    ));
+    let mut kinds = Table::new(
+        "match_kinds",
+        &["match kind", "kernels", "GPU time", "share of GPU time"],
+    );
+    for (kind, (n, t)) in at.by_match_kind() {
+        kinds.push(vec![
+            Cell::text(kind.as_str()),
+            Cell::figure(Figure::count(n, Label::Measured)),
+            Cell::figure(Figure::duration(Nanos(t), Label::Measured)),
+            Cell::figure(Figure::percent(100.0 * t as f64 / total, Label::Measured)),
+        ]);
+    }
+    s.push(Block::Table(kinds));
+    let lines = at.lines();
+    if !lines.is_empty() {
+        let mut t = Table::new(
+            "lines",
+            &[
+                "Python line",
+                "function",
+                "kernels",
+                "GPU time",
+                "share of attributed",
+            ],
+        );
+        for l in lines.iter().take(15) {
+            t.push(vec![
+                Cell::code(l.source_line.clone()),
+                Cell::code(l.function.clone()),
+                Cell::figure(Figure::count(l.kernels, Label::Measured)),
+                Cell::figure(Figure::duration(Nanos(l.gpu_time_ns), Label::Measured)),
+                Cell::figure(Figure::percent(l.share_pct, Label::Measured)),
+            ]);
+        }
+        s.para("Top Python lines by the GPU time of the kernels they launched:");
+        s.push(Block::Table(t));
+        if let Some(top) = lines.first() {
+            findings.push(Finding::new(vec![
+                Span::text("The Python line with the most GPU time is "),
+                Span::code(top.source_line.clone()),
+                Span::text(": "),
+                Span::Figure(Figure::percent(top.share_pct, Label::Measured)),
+                Span::text(" of the attributed GPU time."),
+            ]));
+        }
+    }
+    if at.format != attribution::SourceFormat::Kineto {
+        let ops = at.ops();
+        let mut t = Table::new(
+            "hlo_ops",
+            &["program", "op", "kernels", "GPU time", "Python line"],
+        );
+        for o in ops.iter().take(15) {
+            t.push(vec![
+                Cell::text(o.program.clone()),
+                Cell::code(o.op_name.clone()),
+                Cell::figure(Figure::count(o.kernels, Label::Measured)),
+                Cell::figure(Figure::duration(Nanos(o.gpu_time_ns), Label::Measured)),
+                Cell::code(o.source_line.clone()),
+            ]);
+        }
+        s.para("Top JAX ops (op_name) by GPU time:");
+        s.push(Block::Table(t));
+    }
+    for n in &at.notes {
+        trust.push(TrustEntry {
+            code: "attribution".into(),
+            message: format!("attribute-kernels: {n}"),
+            count: None,
+            share: None,
+        });
+    }
+    new_capture.extend(at.needs_new_capture.iter().cloned());
 }
 
 fn roofline_of(input: &Path, loaded: &[Loaded]) -> Option<Result<roofline::Roofline, String>> {
