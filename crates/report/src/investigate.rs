@@ -539,6 +539,42 @@ fn swimlane_section(
         ));
         return s;
     }
+    if let Some(lf) = &a.last_finisher
+        && let Some((r, l)) = a
+            .reports
+            .iter()
+            .zip(loaded)
+            .find(|(r, _)| r.rank == lf.rank)
+        && let Some(m) = r.per_step.iter().find(|m| m.number == lf.step)
+        && let Some(w) = m.gpu_range
+    {
+        // What the last rank ran last in that step: a collective means it waited for (or
+        // with) its peers at the end; compute means it had more work than the others.
+        let c = &l.capture;
+        let last = c
+            .activities
+            .iter()
+            .filter(|x| x.start < w.end && x.end() > w.start)
+            .max_by_key(|x| x.end());
+        if let Some(x) = last {
+            s.push(Block::Paragraph(vec![
+                Span::text(format!("Straggler (the last rank to finish): {} finished step {} last, ", rank_label(r), lf.step)),
+                Span::Figure(Figure::duration(lf.behind_earliest, Label::Measured)),
+                Span::text(" after the earliest rank; its last activity was "),
+                Span::code(c.name(x.name).to_owned()),
+                Span::text(format!(
+                    " ({}, {}): {}",
+                    class_word(x.class),
+                    x.dur.human(),
+                    if x.class.is_collective() {
+                        "a collective, so it ended waiting for its peers or they for it; compare when each rank launched it"
+                    } else {
+                        "compute, so this rank had more (or slower) work in the step than the others"
+                    }
+                )),
+            ]));
+        }
+    }
     let gpu_rows = lanes.iter().filter(|l| l.kind == LaneKind::Gpu).count();
     let host_rows = lanes.len() - gpu_rows;
     s.para(format!(
