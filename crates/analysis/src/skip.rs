@@ -23,7 +23,8 @@
 use std::path::{Path, PathBuf};
 
 use trace_model::{
-    ActivityKind, Capture, DeviceId, Format, GpuActivity, HostKind, KernelClass, Nanos, StreamId,
+    ActivityKind, Capture, DeviceId, Diagnostics, Format, GpuActivity, HostKind, KernelClass,
+    Nanos, StreamId,
 };
 
 use crate::Error;
@@ -207,8 +208,10 @@ pub struct Report {
     pub per_step: Vec<StepMetrics>,
     pub total: Option<SkipMetrics>,
     pub verdict: Verdict,
-    /// Diagnostics of the reader and of the analysis, in sentences.
-    pub diagnostics: Vec<String>,
+    /// Diagnostics of the reader, of the step finder and of the analysis, counted: the
+    /// workspace's one diagnostic type (`trace_model::Diagnostics`), from which reports
+    /// build their trust lists.
+    pub diagnostics: Diagnostics,
 }
 
 impl Report {
@@ -435,45 +438,50 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         gap_host.as_ref().map_or(0.0, |g| g.covered_share()),
         total.as_ref().and_then(|t| t.queue_ratio()),
     );
-    let mut diagnostics: Vec<String> = capture
-        .diagnostics
-        .iter()
-        .map(|d| format!("{} ({}×): {}", d.code, d.count, d.message))
-        .collect();
-    diagnostics.extend(steps.diagnostics.iter().cloned());
+    let mut diagnostics = capture.diagnostics.clone();
+    for d in steps.diagnostics.iter() {
+        diagnostics.add_many(d.code, d.count, d.message.clone(), d.first.clone());
+    }
     // The reader may already have said so; say it once.
-    if launch_all.without_launch > 0 && capture.diagnostics.get("activity-without-launch").is_none()
-    {
-        diagnostics.push(format!(
-            "{} of {} GPU activities have no host launch in the trace (rows.csv has empty launch columns for them)",
-            launch_all.without_launch, launch_all.activities
-        ));
+    if capture.diagnostics.get("activity-without-launch").is_none() {
+        diagnostics.add_many(
+            "activity-without-launch",
+            launch_all.without_launch as u64,
+            "GPU activities have no host launch in the trace (rows.csv has empty launch columns for them)".to_owned(),
+            String::new(),
+        );
     }
-    if launch_all.negative > 0 {
-        diagnostics.push(format!(
-            "clock skew: {} GPU activities start before their launch call; their delays are left out of the launch statistics and TKLQT",
-            launch_all.negative
-        ));
-    }
-    if in_flight.activities > 0 {
-        diagnostics.push(format!(
-            "in flight at capture start: {} activities, {} of GPU time, launched before the capture began; left out of steps, budgets and SKIP metrics",
-            in_flight.activities,
+    diagnostics.add_many(
+        "clock-skew",
+        launch_all.negative as u64,
+        "GPU activities start before their launch call (host and GPU clocks disagree); their delays are left out of the launch statistics and TKLQT".to_owned(),
+        String::new(),
+    );
+    diagnostics.add_many(
+        "in-flight-at-start",
+        in_flight.activities as u64,
+        format!(
+            "GPU activities ({} of GPU time) were launched before the capture began; left out of steps, budgets and SKIP metrics",
             in_flight.time.human()
-        ));
-    }
-    for s in &streams {
-        if !s.budget.check.holds() {
-            diagnostics.push(format!(
-                "budget check failed on GPU {} stream {}: parts {} vs span {}, busy {} vs union {}",
+        ),
+        String::new(),
+    );
+    let failed: Vec<&StreamRow> = streams.iter().filter(|s| !s.budget.check.holds()).collect();
+    if let Some(s) = failed.first() {
+        diagnostics.add_many(
+            "budget-check-failed",
+            failed.len() as u64,
+            "stream budgets whose parts do not sum to the span, or whose busy time differs from the union of their intervals".to_owned(),
+            format!(
+                "GPU {} stream {}: parts {} vs span {}, busy {} vs union {}",
                 s.device,
                 s.stream,
                 s.budget.check.parts_sum,
                 s.budget.check.span,
                 s.budget.check.busy,
                 s.budget.check.union_busy
-            ));
-        }
+            ),
+        );
     }
     Report {
         path: path.to_path_buf(),

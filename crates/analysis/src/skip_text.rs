@@ -368,9 +368,13 @@ fn render_diagnostics(out: &mut String, r: &Report) {
     if r.diagnostics.is_empty() {
         return;
     }
-    let _ = writeln!(out, "Diagnostics:");
-    for d in &r.diagnostics {
-        let _ = writeln!(out, "  - {d}");
+    let _ = writeln!(out, "Diagnostics (counted):");
+    for d in r.diagnostics.iter() {
+        let _ = write!(out, "  - {} ({}×): {}", d.code, d.count, d.message);
+        if !d.first.is_empty() {
+            let _ = write!(out, "; first: {}", d.first);
+        }
+        out.push('\n');
     }
 }
 
@@ -515,6 +519,8 @@ fn report_json(r: &Report) -> Value {
             "time_ns": r.in_flight.time.0,
             "label": "measured",
         },
-        "diagnostics": r.diagnostics,
+                "diagnostics": r.diagnostics.iter().map(|d| json!({
+            "code": d.code, "count": d.count, "message": d.message, "first": d.first,
+        })).collect::<Vec<_>>(),
     })
 }

@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use trace_model::{Capture, Nanos, StepSource};
+use trace_model::{Capture, Diagnostics, Nanos, StepSource};
 
 use crate::budget::Window;
 
@@ -75,8 +75,8 @@ pub struct Steps {
     pub steps: Vec<StepRange>,
     /// For each entry of [`Capture::activities`], the index into `steps`, if any.
     pub activity_step: Vec<Option<u32>>,
-    /// Odd but usable findings, in sentences.
-    pub diagnostics: Vec<String>,
+    /// Odd but usable findings, counted (the workspace's one diagnostic type).
+    pub diagnostics: Diagnostics,
 }
 
 /// Median, minimum and maximum of a set of durations (all `measured`).
@@ -146,13 +146,14 @@ pub fn find_steps(capture: &Capture) -> Steps {
                 step_containing(&steps, t)
             })
             .collect();
-        let mut diagnostics = Vec::new();
-        let outside = count_none(&activity_step);
-        if outside > 0 {
-            diagnostics.push(format!(
-                "{outside} GPU activities were launched outside every step and are left out of per-step numbers"
-            ));
-        }
+        let mut diagnostics = Diagnostics::default();
+        diagnostics.add_many(
+            "outside-steps",
+            count_none(&activity_step) as u64,
+            "GPU activities were launched outside every step and are left out of per-step numbers"
+                .to_owned(),
+            String::new(),
+        );
         return Steps {
             origin,
             steps,
@@ -201,14 +202,19 @@ fn gpu_profiler_steps(capture: &Capture) -> Option<Steps> {
         .iter()
         .map(|a| step_containing(&steps, a.start))
         .collect();
-    let mut diagnostics =
-        vec!["steps from GPU-side ProfilerStep#N annotations only (no host-side ones)".to_string()];
-    let outside = count_none(&activity_step);
-    if outside > 0 {
-        diagnostics.push(format!(
-            "{outside} GPU activities start outside every step and are left out of per-step numbers"
-        ));
-    }
+    let mut diagnostics = Diagnostics::default();
+    diagnostics.add_many(
+        "steps-gpu-side-only",
+        steps.len() as u64,
+        "steps from GPU-side ProfilerStep#N annotations only (no host-side ones)".to_owned(),
+        String::new(),
+    );
+    diagnostics.add_many(
+        "outside-steps",
+        count_none(&activity_step) as u64,
+        "GPU activities start outside every step and are left out of per-step numbers".to_owned(),
+        String::new(),
+    );
     Some(Steps {
         origin: StepOrigin::ProfilerStep,
         steps,
@@ -287,16 +293,19 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
     for (i, a) in capture.activities.iter().enumerate() {
         activity_step[i] = step_containing(&steps, a.start);
     }
-    let mut diagnostics = vec![format!(
-        "no step annotations: steps are the {} executions of XLA module {name}, numbered from 0 in time order",
-        steps.len()
-    )];
-    let outside = count_none(&activity_step);
-    if outside > 0 {
-        diagnostics.push(format!(
-            "{outside} GPU activities start outside every execution of {name} and are left out of per-step numbers"
-        ));
-    }
+    let mut diagnostics = Diagnostics::default();
+    diagnostics.add_many(
+        "steps-from-module-executions",
+        steps.len() as u64,
+        format!("no step annotations: steps are the executions of XLA module {name}, numbered from 0 in time order"),
+        String::new(),
+    );
+    diagnostics.add_many(
+        "outside-steps",
+        count_none(&activity_step) as u64,
+        format!("GPU activities start outside every execution of {name} and are left out of per-step numbers"),
+        String::new(),
+    );
     Some(Steps {
         origin: StepOrigin::ModuleExecution {
             module: name.to_string(),
@@ -327,9 +336,16 @@ fn whole_capture(capture: &Capture) -> Steps {
         origin: StepOrigin::WholeCapture,
         steps,
         activity_step,
-        diagnostics: vec![
-            "no steps found (no ProfilerStep#, step marker or repeated XLA module): the whole capture is treated as one step".to_string(),
-        ],
+        diagnostics: {
+            let mut d = Diagnostics::default();
+            d.add_many(
+                "no-steps",
+                1,
+                "no steps found (no ProfilerStep#, step marker or repeated XLA module): the whole capture is treated as one step".to_owned(),
+                String::new(),
+            );
+            d
+        },
     }
 }
 

@@ -1058,28 +1058,26 @@ fn collect_trust(
     for (r, l) in a.reports.iter().zip(loaded) {
         let who = rank_label(r);
         let c = &l.capture;
-        for d in c.diagnostics.iter() {
+        // The one diagnostic list of the workspace: the reader's, the step finder's and
+        // the analysis' own, each counted; a share where its denominator is known.
+        let activities = c.activities.len().max(1) as f64;
+        let gpu_time: i64 = c.activities.iter().map(|x| x.dur.0).sum();
+        for d in r.diagnostics.iter() {
+            let share = match d.code {
+                "in-flight-at-start" if gpu_time > 0 => Some(Figure::percent(
+                    100.0 * r.in_flight.time.0 as f64 / gpu_time as f64,
+                    Label::Measured,
+                )),
+                "activity-without-launch" | "clock-skew" | "outside-steps" => Some(
+                    Figure::percent(100.0 * d.count as f64 / activities, Label::Measured),
+                ),
+                _ => None,
+            };
             trust.push(TrustEntry {
                 code: d.code.to_owned(),
                 message: format!("{who}: {}", d.message),
                 count: Some(Figure::count(d.count, Label::Measured)),
-                share: None,
-            });
-        }
-        if r.in_flight.activities > 0 {
-            trust.push(TrustEntry {
-                code: "in-flight-at-start".into(),
-                message: format!("{who}: GPU work launched before the capture began, left out of steps and budgets"),
-                count: Some(Figure::count(r.in_flight.activities as u64, Label::Measured)),
-                share: Some(Figure::duration(r.in_flight.time, Label::Measured)),
-            });
-        }
-        if r.launch_all.negative > 0 {
-            trust.push(TrustEntry {
-                code: "clock-skew".into(),
-                message: format!("{who}: GPU activities that start before their launch call (host and GPU clocks disagree)"),
-                count: Some(Figure::count(r.launch_all.negative as u64, Label::Measured)),
-                share: None,
+                share,
             });
         }
         if let Some(t) = &r.total
