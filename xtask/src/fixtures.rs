@@ -55,6 +55,12 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     for (rel, text) in lanes::synth::fixture_files() {
         files.insert(Path::new(LANES_DIR).join(rel), text.into_bytes());
     }
+    // The synthetic XSpace of attribute-kernels (match kinds, command buffer, while, async
+    // collective missing from the module, a program under two ids).
+    files.insert(
+        PathBuf::from("testdata/attribution/synth.xplane.pb"),
+        crate::synth_xplane::attribution_fixture(),
+    );
     // Hand-written edge cases of the seed's Python semantics.
     let rel = format!("{SYNTHETIC_DIR}/seed-edge-cases.json");
     files.insert(PathBuf::from(&rel), SEED_EDGE_CASES.as_bytes().to_vec());

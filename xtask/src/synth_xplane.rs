@@ -303,6 +303,457 @@ fn hlo_op_name(index: u64) -> String {
     }
 }
 
+/// The small XSpace of `testdata/attribution/synth.xplane.pb` (`cargo xtask fixtures`): one
+/// program, `jit_synth_step`, stored under two ids (7 and 8, the same bytes), with a
+/// `command_buffer` call, a `while` with `known_trip_count` 3 whose body holds an
+/// all-gather-start, and kernels on two GPUs chosen so that every match kind of
+/// attribute-kernels occurs a known number of times (listed in `synth.md`).
+pub(crate) fn attribution_fixture() -> Vec<u8> {
+    let hlo = attribution_hlo();
+    let mut space = Vec::new();
+    // GPU 0: program id 7. (kernel name, hlo_op, graph id, program, duration ps, memcpy)
+    let gpu0: &[(&str, Option<&str>, Option<u64>, Option<u64>, u64, bool)] = &[
+        (
+            "input_reduce_fusion_10",
+            Some("input_reduce_fusion.10"),
+            None,
+            Some(7),
+            4_000_000,
+            false,
+        ),
+        (
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_cublas",
+            Some("custom-call.11"),
+            None,
+            Some(7),
+            9_000_000,
+            false,
+        ),
+        (
+            "loop_add_fusion_1",
+            Some("command_buffer.12"),
+            Some(5),
+            Some(7),
+            2_000_000,
+            false,
+        ),
+        (
+            "loop_mul_fusion_2",
+            Some("command_buffer.12"),
+            Some(5),
+            Some(7),
+            2_000_000,
+            false,
+        ),
+        (
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_cublas",
+            Some("command_buffer.12"),
+            Some(5),
+            Some(7),
+            6_000_000,
+            false,
+        ),
+        (
+            "loop_sin_fusion_4",
+            Some("loop_sin_fusion.4"),
+            None,
+            Some(7),
+            1_000_000,
+            false,
+        ),
+        (
+            "ncclDevKernel_AllGather_RING_LL",
+            Some("all-gather.34"),
+            None,
+            Some(7),
+            3_000_000,
+            false,
+        ),
+        (
+            "loop_sin_fusion_4",
+            Some("loop_sin_fusion.4"),
+            None,
+            Some(7),
+            1_000_000,
+            false,
+        ),
+        (
+            "ncclDevKernel_AllGather_RING_LL",
+            Some("all-gather.34"),
+            None,
+            Some(7),
+            3_000_000,
+            false,
+        ),
+        (
+            "loop_sin_fusion_4",
+            Some("loop_sin_fusion.4"),
+            None,
+            Some(7),
+            1_000_000,
+            false,
+        ),
+        (
+            "ncclDevKernel_AllGather_RING_LL",
+            Some("all-gather.34"),
+            None,
+            Some(7),
+            3_000_000,
+            false,
+        ),
+        (
+            "Memcpy DtoD (Device -> Device)",
+            None,
+            None,
+            Some(7),
+            500_000,
+            true,
+        ),
+        (
+            "output_fusion_15",
+            Some("output_fusion.15"),
+            None,
+            Some(7),
+            2_500_000,
+            false,
+        ),
+        ("mystery_kernel", None, None, Some(7), 700_000, false),
+        ("__amd_rocclr_copyBuffer", None, None, None, 300_000, false),
+    ];
+    // GPU 1: program id 8 (the same module stored again).
+    let gpu1: &[(&str, Option<&str>, Option<u64>, Option<u64>, u64, bool)] = &[
+        (
+            "input_reduce_fusion_10",
+            None,
+            None,
+            Some(8),
+            4_000_000,
+            false,
+        ),
+        (
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_cublas",
+            Some("custom-call.11"),
+            None,
+            Some(8),
+            9_000_000,
+            false,
+        ),
+        (
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tt_n_cublas",
+            None,
+            None,
+            Some(8),
+            5_000_000,
+            false,
+        ),
+    ];
+    for (gpu, kernels) in [(0u64, gpu0), (1, gpu1)] {
+        field_bytes(&mut space, 1, &attribution_device_plane(gpu, kernels));
+    }
+    let mut plane = Vec::new();
+    field_varint(&mut plane, 1, 99);
+    field_str(&mut plane, 2, "/host:metadata");
+    for program in [7u64, 8] {
+        let mut meta = Vec::new();
+        field_varint(&mut meta, 1, program);
+        field_str(&mut meta, 2, &format!("jit_synth_step({program})"));
+        let mut stat = Vec::new();
+        field_varint(&mut stat, 1, STAT_HLO_PROTO);
+        field_bytes(&mut stat, 6, &hlo);
+        field_bytes(&mut meta, 5, &stat);
+        stat.clear();
+        field_varint(&mut stat, 1, STAT_PROGRAM_ID);
+        field_varint(&mut stat, 4, program);
+        field_bytes(&mut meta, 5, &stat);
+        let mut entry = Vec::new();
+        field_varint(&mut entry, 1, program);
+        field_bytes(&mut entry, 2, &meta);
+        field_bytes(&mut plane, 4, &entry);
+    }
+    write_stat_metadata(&mut plane, &common_stat_names());
+    field_bytes(&mut space, 1, &plane);
+    space
+}
+
+const STAT_MEMCPY_DETAILS: u64 = 30;
+const STAT_GRAPH_ID: u64 = 31;
+const STAT_REF_BASE: u64 = 200;
+/// The lines' `timestamp_ns`: small, so that times in ps stay far inside i64.
+const FIXTURE_BASE_NS: u64 = 1_000_000_000;
+
+type FixtureKernel<'a> = (
+    &'a str,
+    Option<&'a str>,
+    Option<u64>,
+    Option<u64>,
+    u64,
+    bool,
+);
+
+fn attribution_device_plane(gpu: u64, kernels: &[FixtureKernel<'_>]) -> Vec<u8> {
+    let mut plane = Vec::new();
+    field_varint(&mut plane, 1, gpu + 1);
+    field_str(&mut plane, 2, &format!("/device:GPU:{gpu}"));
+    let names: Vec<(u64, String)> = kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (i as u64 + 1, k.0.to_owned()))
+        .collect();
+    write_event_metadata(&mut plane, &names);
+    let mut stats = common_stat_names();
+    stats.push((STAT_MEMCPY_DETAILS, "memcpy_details".to_owned()));
+    stats.push((STAT_GRAPH_ID, "cuda_graph_id".to_owned()));
+    stats.push((STAT_MODULE_NAME_REF, "jit_synth_step".to_owned()));
+    for (i, k) in kernels.iter().enumerate() {
+        if let Some(op) = k.1 {
+            stats.push((STAT_REF_BASE + i as u64, op.to_owned()));
+        }
+    }
+    write_stat_metadata(&mut plane, &stats);
+    let mut compute = Vec::new();
+    field_varint(&mut compute, 1, 7);
+    field_str(&mut compute, 2, "Stream #7(Compute)");
+    field_varint(&mut compute, 3, FIXTURE_BASE_NS);
+    let mut copies = Vec::new();
+    field_varint(&mut copies, 1, 8);
+    field_str(&mut copies, 2, "Stream #8(MemcpyD2D)");
+    field_varint(&mut copies, 3, FIXTURE_BASE_NS);
+    let mut at = 1_000_000u64;
+    for (i, &(_, hlo_op, graph, program, dur, memcpy)) in kernels.iter().enumerate() {
+        let mut event = Vec::new();
+        field_varint(&mut event, 1, i as u64 + 1);
+        field_varint(&mut event, 2, at);
+        field_varint(&mut event, 3, dur);
+        if hlo_op.is_some() {
+            stat_ref(&mut event, STAT_HLO_OP, STAT_REF_BASE + i as u64);
+        }
+        if let Some(program) = program {
+            stat_ref(&mut event, STAT_HLO_MODULE, STAT_MODULE_NAME_REF);
+            stat_i64(&mut event, STAT_PROGRAM_ID, program);
+        }
+        if let Some(graph) = graph {
+            stat_i64(&mut event, STAT_GRAPH_ID, graph);
+        }
+        if memcpy {
+            let mut stat = Vec::new();
+            field_varint(&mut stat, 1, STAT_MEMCPY_DETAILS);
+            field_str(&mut stat, 5, "kind:DtoD size:4096 dest:0 async:1");
+            field_bytes(&mut event, 4, &stat);
+            field_bytes(&mut copies, 4, &event);
+        } else {
+            field_bytes(&mut compute, 4, &event);
+        }
+        at += dur + 1_000_000;
+    }
+    field_bytes(&mut plane, 3, &compute);
+    field_bytes(&mut plane, 3, &copies);
+    plane
+}
+
+/// `jit_synth_step`'s HloProto. Computations (ids): 1 `fused_add` (a fusion body), 2
+/// `command_buffer` (two fusions and a cuBLAS call), 3 `body` (a fusion and an
+/// all-gather-start/done), 4 `cond`, 5 `main` (entry).
+fn attribution_hlo() -> Vec<u8> {
+    // (id, name, opcode, called computation ids, op_name, source line, backend config, target)
+    type Inst<'a> = (
+        u64,
+        &'a str,
+        &'a str,
+        &'a [u64],
+        &'a str,
+        u64,
+        &'a str,
+        &'a str,
+    );
+    let computations: &[(u64, &str, &[Inst<'_>])] = &[
+        (
+            1,
+            "fused_add",
+            &[(1, "p.1", "parameter", &[], "", 0, "", "")],
+        ),
+        (
+            2,
+            "command_buffer",
+            &[
+                (2, "p.2", "parameter", &[], "", 0, "", ""),
+                (
+                    3,
+                    "loop_add_fusion.1",
+                    "fusion",
+                    &[1],
+                    "jit(step)/add",
+                    11,
+                    "",
+                    "",
+                ),
+                (
+                    4,
+                    "loop_mul_fusion.2",
+                    "fusion",
+                    &[1],
+                    "jit(step)/mul",
+                    12,
+                    "",
+                    "",
+                ),
+                (
+                    5,
+                    "custom-call.5",
+                    "custom-call",
+                    &[],
+                    "jit(step)/dot_general",
+                    13,
+                    "",
+                    "__cublas$gemm",
+                ),
+            ],
+        ),
+        (
+            3,
+            "body",
+            &[
+                (6, "p.3", "parameter", &[], "", 0, "", ""),
+                (
+                    7,
+                    "loop_sin_fusion.4",
+                    "fusion",
+                    &[1],
+                    "jit(step)/while/body/sin",
+                    21,
+                    "",
+                    "",
+                ),
+                (
+                    8,
+                    "all-gather-start.6",
+                    "all-gather-start",
+                    &[],
+                    "jit(step)/while/body/all_gather",
+                    22,
+                    "",
+                    "",
+                ),
+                (
+                    9,
+                    "all-gather-done.6",
+                    "all-gather-done",
+                    &[],
+                    "jit(step)/while/body/all_gather",
+                    22,
+                    "",
+                    "",
+                ),
+            ],
+        ),
+        (
+            4,
+            "cond",
+            &[
+                (10, "p.4", "parameter", &[], "", 0, "", ""),
+                (11, "c.4", "constant", &[], "", 0, "", ""),
+            ],
+        ),
+        (
+            5,
+            "main",
+            &[
+                (12, "p0", "parameter", &[], "", 0, "", ""),
+                (
+                    13,
+                    "input_reduce_fusion.10",
+                    "fusion",
+                    &[1],
+                    "jit(step)/reduce_sum",
+                    5,
+                    "",
+                    "",
+                ),
+                (
+                    14,
+                    "custom-call.11",
+                    "custom-call",
+                    &[],
+                    "jit(step)/dot_general",
+                    6,
+                    "",
+                    "__cublas$gemm",
+                ),
+                (15, "command_buffer.12", "call", &[2], "", 0, "", ""),
+                (
+                    16,
+                    "while.13",
+                    "while",
+                    &[3, 4],
+                    "jit(step)/while",
+                    20,
+                    r#"{"known_trip_count":{"n":"3"}}"#,
+                    "",
+                ),
+                (17, "copy.14", "copy", &[], "jit(step)/copy", 30, "", ""),
+                (
+                    18,
+                    "output_fusion.15",
+                    "fusion",
+                    &[1],
+                    "jit(step)/tanh",
+                    31,
+                    "",
+                    "",
+                ),
+                (
+                    19,
+                    "custom-call.16",
+                    "custom-call",
+                    &[],
+                    "jit(step)/dot_general",
+                    32,
+                    "",
+                    "__cublas$gemm",
+                ),
+            ],
+        ),
+    ];
+    let mut module = Vec::new();
+    field_str(&mut module, 1, "jit_synth_step");
+    field_str(&mut module, 2, "main");
+    for &(id, name, instructions) in computations {
+        let mut computation = Vec::new();
+        field_str(&mut computation, 1, name);
+        for &(iid, iname, opcode, called, op_name, line, config, target) in instructions {
+            let mut inst = Vec::new();
+            field_str(&mut inst, 1, iname);
+            field_str(&mut inst, 2, opcode);
+            if !op_name.is_empty() {
+                let mut metadata = Vec::new();
+                field_str(&mut metadata, 2, op_name);
+                field_str(&mut metadata, 3, "/work/synth_step.py");
+                field_varint(&mut metadata, 4, line);
+                field_bytes(&mut inst, 7, &metadata);
+            }
+            if !target.is_empty() {
+                field_str(&mut inst, 28, target);
+            }
+            field_varint(&mut inst, 35, iid);
+            for &c in called {
+                field_varint(&mut inst, 38, c);
+            }
+            if !config.is_empty() {
+                field_str(&mut inst, 43, config);
+            }
+            field_bytes(&mut computation, 2, &inst);
+        }
+        field_varint(&mut computation, 5, id);
+        let root = instructions.last().map_or(0, |i| i.0);
+        field_varint(&mut computation, 6, root);
+        field_bytes(&mut module, 3, &computation);
+    }
+    field_varint(&mut module, 5, 7);
+    field_varint(&mut module, 6, 5);
+    let mut hlo_proto = Vec::new();
+    field_bytes(&mut hlo_proto, 1, &module);
+    hlo_proto
+}
+
 /// `map<int64, XEventMetadata> event_metadata = 4`: entries of key 1, value 2.
 fn write_event_metadata(plane: &mut Vec<u8>, entries: &[(u64, String)]) {
     for (id, name) in entries {

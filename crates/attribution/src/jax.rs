@@ -244,7 +244,12 @@ pub(crate) fn attribute(
             hlo_parser::module_text(&p.module),
         ))
     });
-    for summary in summaries.iter().filter(|s| !s.same_bytes_as.is_empty()) {
+    // One note per group of ids, on its smallest id.
+    for summary in summaries
+        .iter()
+        .filter(|s| s.same_bytes_as.iter().any(|&id| id > s.program_id))
+        .filter(|s| s.same_bytes_as.iter().all(|&id| id > s.program_id))
+    {
         let ids: Vec<String> = summary.same_bytes_as.iter().map(i64::to_string).collect();
         notes.push(format!(
             "program {}({}) is stored again under id(s) {}: kernels are matched by the id they carry (read)",
