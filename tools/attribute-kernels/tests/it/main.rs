@@ -1,1 +1,151 @@
-//! End-to-end runs of the attribute-kernels binary.
+//! End-to-end runs of the attribute-kernels binary: the synthetic XSpace, a Kineto trace
+//! without Python stacks, refusal to replace outputs, bad input, and (with
+//! `TRACEWISE_TRACES`) lines.csv against how.csv on a trace with stacks.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_attribute-kernels"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn testdata(rel: &str) -> String {
+    test_support::workspace_root()
+        .join("testdata")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("attribute-kernels-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).expect("CSV written");
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    reader
+        .records()
+        .map(|r| r.expect("CSV row").iter().map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn synthetic_xspace_writes_every_output() {
+    let out = tempdir("synth");
+    let fixture = testdata("attribution/synth.xplane.pb");
+    let o = run(&[&fixture, "--out", out.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON summary");
+    assert_eq!(summary["kernels"], 18);
+    assert_eq!(summary["label"], "measured");
+    for name in [
+        "kernels.csv",
+        "ops.csv",
+        "lines.csv",
+        "how.csv",
+        "summary.txt",
+        "jit_synth_step(7).hlo.txt",
+    ] {
+        assert!(out.join(name).is_file(), "{name}");
+    }
+    assert_eq!(csv_rows(&out.join("kernels.csv")).len(), 18);
+    // how.csv: the `all` shares sum to 100 %.
+    let share: f64 = csv_rows(&out.join("how.csv"))
+        .iter()
+        .filter(|r| r[0] == "all")
+        .map(|r| r[5].parse::<f64>().expect("share"))
+        .sum();
+    assert!((share - 100.0).abs() < 1e-4, "{share}");
+    // No temporary files left behind.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+
+    // A second run without --overwrite changes nothing and exits 2.
+    std::fs::write(out.join("kernels.csv"), "kept\n").unwrap();
+    let o = run(&[&fixture, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("kernels.csv")).unwrap(),
+        "kept\n"
+    );
+    let o = run(&[&fixture, "--out", out.to_str().unwrap(), "--overwrite"]);
+    assert!(o.status.success());
+    assert_ne!(
+        std::fs::read_to_string(out.join("kernels.csv")).unwrap(),
+        "kept\n"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn bad_input_exits_2_and_writes_nothing() {
+    let out = tempdir("bad");
+    let dir = tempdir("bad-input");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("broken.xplane.pb");
+    std::fs::write(&bad, b"\x0a\xff\xff\xff\xff\x0fnot protobuf").unwrap();
+    let o = run(&[bad.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("broken.xplane.pb"), "{stderr}");
+    assert!(stderr.contains("offset"), "{stderr}");
+    assert!(!out.exists(), "nothing is written for bad input");
+    let o = run(&[
+        &testdata("attribution/synth.xplane.pb"),
+        "--user-re",
+        "(",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--user-re"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn kineto_without_stacks_says_so() {
+    let out = tempdir("nostack");
+    let o = run(&[
+        &testdata("chrome/ok/tiny-train/rank0.pt.trace.json"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("with_stack=True"), "{stdout}");
+    assert!(!csv_rows(&out.join("ops.csv")).is_empty());
+    assert!(csv_rows(&out.join("lines.csv")).is_empty());
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn kineto_lines_sum_to_attributed_time() {
+    let Some(dir) = test_support::traces_dir("kineto_lines_sum_to_attributed_time") else {
+        return;
+    };
+    let out = tempdir("bert");
+    let trace = dir.join("pytorch/tracelens-h100/gaunernst_bert-small-uncased__1016001.json.gz");
+    let o = run(&[trace.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = csv_rows(&out.join("lines.csv"));
+    assert!(!lines.is_empty());
+    let line_time: i64 = lines.iter().map(|r| r[3].parse::<i64>().unwrap()).sum();
+    let attributed: i64 = csv_rows(&out.join("how.csv"))
+        .iter()
+        .filter(|r| r[0] == "all" && r[1] != "none")
+        .map(|r| r[4].parse::<i64>().unwrap())
+        .sum();
+    assert!(attributed > 0);
+    assert_eq!(line_time, attributed);
+    std::fs::remove_dir_all(&out).unwrap();
+}
