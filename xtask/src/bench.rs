@@ -22,6 +22,8 @@ struct Row {
 
 pub fn main(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
+    // `--attribution`: only the attribute-kernels rows (a short run).
+    let attribution_only = args.iter().any(|a| a == "--attribution");
     let runs = if quick { 3 } else { 5 };
     let root = workspace_root();
     let traces = std::env::var_os("TRACEWISE_TRACES")
@@ -36,6 +38,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let scratch = out_dir.join("scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let scratch_s = scratch.display().to_string();
+
+    if attribution_only {
+        let release = build_attribution_tools(&root)?;
+        let mut rows = Vec::new();
+        attribution_rows(&release, &traces, &scratch, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
 
     eprintln!("building release binaries…");
     let status = Command::new("cargo")
@@ -66,6 +75,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
             "xplane-reader",
             "--example",
             "decode_speed",
+            "-p",
+            "trace-info",
+            "--bin",
+            "trace-info",
+            "-p",
+            "attribute-kernels",
+            "--bin",
+            "attribute-kernels",
         ])
         .status()
         .map_err(|e| format!("cargo build: {e}"))?;
@@ -249,15 +266,133 @@ pub fn main(args: &[String]) -> Result<(), String> {
     });
 
     xplane_rows(&decode_speed, &out_dir, runs, &mut rows)?;
+    attribution_rows(&release, &traces, &scratch, runs, &mut rows)?;
+    print_rows(&out_dir, &rows)
+}
 
+fn print_rows(out_dir: &Path, rows: &[Row]) -> Result<(), String> {
     let mut table =
         String::from("| measure (median of runs, measured) | value | target |\n|---|---|---|\n");
-    for r in &rows {
+    for r in rows {
         table.push_str(&format!("| {} | {} | {} |\n", r.what, r.value, r.target));
     }
     print!("{table}");
     let results = out_dir.join("results.md");
     std::fs::write(&results, &table).map_err(|e| format!("{}: {e}", results.display()))?;
+    Ok(())
+}
+
+/// Release builds of the two binaries the attribution rows run.
+fn build_attribution_tools(root: &Path) -> Result<PathBuf, String> {
+    eprintln!("building release binaries (trace-info, attribute-kernels)…");
+    let status = Command::new("cargo")
+        .current_dir(root)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "trace-info",
+            "--bin",
+            "trace-info",
+            "-p",
+            "attribute-kernels",
+            "--bin",
+            "attribute-kernels",
+        ])
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !status.success() {
+        return Err("release build failed".to_string());
+    }
+    Ok(target_dir(root).join("release"))
+}
+
+/// attribute-kernels on the largest shared XSpace and on the OWLv2 Kineto trace: wall time
+/// as a ratio to trace-info on the same file (both load the whole capture), and peak RSS.
+fn attribution_rows(
+    release: &Path,
+    traces: &Path,
+    scratch: &Path,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let attribute = release.join("attribute-kernels");
+    let info = release.join("trace-info");
+    let mut xplanes = Vec::new();
+    if let Ok(dirs) = std::fs::read_dir(traces.join("jax")) {
+        for dir in dirs.flatten() {
+            for file in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let path = file.path();
+                if path.to_string_lossy().ends_with(".xplane.pb") {
+                    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+                    xplanes.push((size, path));
+                }
+            }
+        }
+    }
+    xplanes.sort();
+    let owlv2 =
+        traces.join("pytorch/tracelens-h100/google_owlv2-large-patch14-ensemble__1016001.json.gz");
+    let mut inputs = Vec::new();
+    if let Some((_, largest)) = xplanes.last() {
+        inputs.push(largest.clone());
+    }
+    if owlv2.is_file() {
+        inputs.push(owlv2);
+    }
+    if inputs.is_empty() {
+        eprintln!(
+            "{}: no shared traces: attribute-kernels rows skipped",
+            traces.display()
+        );
+        return Ok(());
+    }
+    let out = scratch.join("attribution");
+    let out_s = out.display().to_string();
+    for input in inputs {
+        let input_s = input.display().to_string();
+        let name = input
+            .strip_prefix(traces)
+            .unwrap_or(&input)
+            .display()
+            .to_string();
+        let size = std::fs::metadata(&input).map_err(|e| e.to_string())?.len();
+        let ours = median_secs(runs, || {
+            run_quiet(
+                attribute.to_str().unwrap_or(""),
+                &[&input_s, "--out", &out_s, "--overwrite"],
+            )
+        })?;
+        let base = median_secs(runs, || run_quiet(info.to_str().unwrap_or(""), &[&input_s]))?;
+        let (_, rss_kb) = timed_rss(
+            attribute.to_str().unwrap_or(""),
+            &[&input_s, "--out", &out_s, "--overwrite"],
+        )?;
+        let (_, info_kb) = timed_rss(info.to_str().unwrap_or(""), &[&input_s])?;
+        rows.push(Row {
+            what: format!("attribute-kernels / trace-info, {name}"),
+            value: format!("{:.2}× ({:.3} s vs {:.3} s)", ours / base, ours, base),
+            target: "-".into(),
+        });
+        rows.push(Row {
+            what: format!(
+                "attribute-kernels peak RSS, {name} ({:.1} MB file)",
+                size as f64 / 1e6
+            ),
+            value: format!(
+                "{} MB ({:.2}× trace-info's {} MB)",
+                rss_kb / 1024,
+                rss_kb as f64 / info_kb.max(1) as f64,
+                info_kb / 1024
+            ),
+            target: "-".into(),
+        });
+    }
     Ok(())
 }
 

@@ -312,7 +312,7 @@ pub(crate) fn attribution_fixture() -> Vec<u8> {
     let hlo = attribution_hlo();
     let mut space = Vec::new();
     // GPU 0: program id 7. (kernel name, hlo_op, graph id, program, duration ps, memcpy)
-    let gpu0: &[(&str, Option<&str>, Option<u64>, Option<u64>, u64, bool)] = &[
+    let gpu0: &[FixtureKernel<'_>] = &[
         (
             "input_reduce_fusion_10",
             Some("input_reduce_fusion.10"),
@@ -421,7 +421,7 @@ pub(crate) fn attribution_fixture() -> Vec<u8> {
         ("__amd_rocclr_copyBuffer", None, None, None, 300_000, false),
     ];
     // GPU 1: program id 8 (the same module stored again).
-    let gpu1: &[(&str, Option<&str>, Option<u64>, Option<u64>, u64, bool)] = &[
+    let gpu1: &[FixtureKernel<'_>] = &[
         (
             "input_reduce_fusion_10",
             None,

@@ -4,7 +4,7 @@
 //!   backend, top ops and hints, both exactly as the seed script computes them
 //!   ([`profile_summary::seed`]) and with every GPU activity attributed to the CPU op
 //!   that launched it ([`profile_summary::gpu`]).
-//! - What `skip-stats` prints ([`skip::run`], [`skip::analyze`], shown by [`skip_text`]):
+//! - What `skip-stats` computes ([`skip::run`], [`skip::analyze`]; the `report` crate renders it):
 //!   [`steps`] (ProfilerStep#, step markers, repeated XLA modules), [`budget`] (per
 //!   device x stream compute / collective / memcpy / memset / idle, reconciled),
 //!   [`gaps`] (GPU-idle gaps and the host events inside them), [`launch`] (activity ↔
@@ -29,7 +29,6 @@ pub mod gaps;
 pub mod labels;
 pub mod launch;
 pub mod skip;
-pub mod skip_text;
 pub mod steps;
 pub mod verdict;
 

@@ -23,9 +23,11 @@
 pub mod csv;
 mod doc;
 pub mod html;
+pub mod inventory_text;
 pub mod investigate;
 mod label;
 pub mod markdown;
+pub mod skip_text;
 pub mod swimlane;
 
 pub use doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};

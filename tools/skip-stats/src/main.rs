@@ -86,11 +86,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
         .with_context(|| format!("analysing {}", args.trace.display()))?;
     rows.persist("rows.csv")?;
     let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&analysis::skip_text::render_json(&analysis))?;
+        let mut s = serde_json::to_string_pretty(&report::skip_text::render_json(&analysis))?;
         s.push('\n');
         s
     } else {
-        analysis::skip_text::render_text(&analysis)
+        report::skip_text::render_text(&analysis)
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;

@@ -52,7 +52,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         inventories
             .iter()
-            .map(analysis::inventory::render_text)
+            .map(report::inventory_text::render_text)
             .collect::<Vec<_>>()
             .join("\n")
     };

@@ -6,11 +6,11 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 use trace_model::Nanos;
 
-use crate::budget::{Budget, Window};
-use crate::launch::LaunchStats;
-use crate::skip::{Analysis, Report, SkipMetrics};
-use crate::steps::Spread;
-use crate::verdict::Bound;
+use analysis::budget::{Budget, Window};
+use analysis::launch::LaunchStats;
+use analysis::skip::{Analysis, Report, SkipMetrics};
+use analysis::steps::Spread;
+use analysis::verdict::Bound;
 
 /// The text report: one block per capture (rank), then the last finisher.
 pub fn render_text(analysis: &Analysis) -> String {
@@ -486,7 +486,7 @@ fn report_json(r: &Report) -> Value {
             "queue_ratio": v.queue_ratio,
             "critical_stream": r.critical_stream().map(|c| json!({"device": c.device, "stream": c.stream})),
             "label": v.provenance.label(),
-            "assumptions": crate::verdict::ASSUMPTIONS,
+            "assumptions": analysis::verdict::ASSUMPTIONS,
         },
         "streams": r.streams.iter().map(|s| json!({
             "device": s.device, "stream": s.stream, "budget": budget_json(&s.budget),

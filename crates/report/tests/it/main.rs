@@ -1,0 +1,170 @@
+//! The renderers on the real captures in `$TRACEWISE_TRACES`: no report prints a
+//! negative duration (skip-stats text and JSON, analyze-profile text, investigate's
+//! Markdown); and the skip-stats text on a synthetic capture.
+
+use std::path::{Path, PathBuf};
+
+use analysis::skip;
+use test_support::traces_dir as traces;
+
+/// Every Kineto trace under pytorch/ and every GPU `regenerated-*.trace.json.gz` under jax/.
+fn real_traces(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("pytorch"), root.join("jax")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("readable") {
+            let p = e.expect("entry").path();
+            let name = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_owned();
+            if p.is_dir() {
+                if name != "reference-outputs" && !name.starts_with("xprof") {
+                    stack.push(p);
+                }
+            } else if dir.starts_with(root.join("jax")) {
+                if name.starts_with("regenerated-") && name.ends_with(".trace.json.gz") {
+                    out.push(p);
+                }
+            } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
+                && name != "execution_details.json"
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every duration-like figure in `text` that is negative (`-12.5 µs`, `-3 ms`), with
+/// its context.
+fn negative_durations(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let b = text.as_bytes();
+    for (i, _) in text.match_indices('-') {
+        let rest = &text[i + 1..];
+        let digits = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_digit() || *c == b'.')
+            .count();
+        if digits == 0 || (i > 0 && b[i - 1].is_ascii_alphanumeric()) {
+            continue;
+        }
+        let after = rest[digits..].trim_start_matches(' ');
+        if ["ns", "µs", "ms", "s ", "s\n", "s,", "s)", "s;"]
+            .iter()
+            .any(|u| after.starts_with(u))
+        {
+            let start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+            let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+            found.push(text[start..end].to_owned());
+        }
+    }
+    found
+}
+
+#[test]
+fn negative_durations_are_found() {
+    assert_eq!(negative_durations("GPU idle -114.61 ms\n").len(), 1);
+    assert_eq!(negative_durations("x -3 ns, y\n").len(), 1);
+    assert!(negative_durations("top-5 ms-level; 12.5 µs; rank-1 s\n").is_empty());
+}
+
+/// skip-stats' and analyze-profile's reports print no negative duration on any real
+/// capture (text and JSON), PyTorch, JAX JSON and XSpace alike.
+#[test]
+fn no_report_prints_a_negative_duration() {
+    let Some(root) = traces("no_report_prints_a_negative_duration") else {
+        return;
+    };
+    let mut inputs = real_traces(&root);
+    assert_eq!(
+        inputs.len(),
+        36,
+        "31 PyTorch traces and 5 regenerated JAX traces"
+    );
+    let mut xplanes = Vec::new();
+    for dir in std::fs::read_dir(root.join("jax")).expect("jax/") {
+        let dir = dir.expect("entry").path();
+        if dir.is_dir() {
+            for f in std::fs::read_dir(&dir).expect("capture dir") {
+                let f = f.expect("entry").path();
+                if f.to_string_lossy().ends_with(".xplane.pb") {
+                    xplanes.push(f);
+                }
+            }
+        }
+    }
+    assert_eq!(xplanes.len(), 6, "six XSpace captures");
+    inputs.extend(xplanes);
+    inputs.push(root.join("pytorch/param-dlrm-8rank"));
+    for input in &inputs {
+        let out = skip::run(input, &skip::Config::default(), std::io::sink()).expect("reads");
+        let text = report::skip_text::render_text(&out);
+        let bad = negative_durations(&text);
+        assert!(
+            bad.is_empty(),
+            "{}: skip-stats text: {bad:#?}",
+            input.display()
+        );
+        let json = report::skip_text::render_json(&out);
+        let mut stack = vec![("", &json)];
+        while let Some((key, v)) = stack.pop() {
+            match v {
+                serde_json::Value::Object(m) => {
+                    stack.extend(m.iter().map(|(k, v)| (k.as_str(), v)))
+                }
+                serde_json::Value::Array(a) => stack.extend(a.iter().map(|v| (key, v))),
+                serde_json::Value::Number(n) => {
+                    let duration =
+                        key.ends_with("_ns") && !key.contains("start") && !key.contains("end");
+                    assert!(
+                        !duration || n.as_f64().is_some_and(|x| x >= 0.0),
+                        "{}: skip-stats JSON {key} = {n}",
+                        input.display()
+                    );
+                }
+                _ => {}
+            }
+        }
+        if input.is_file() && !input.to_string_lossy().ends_with(".xplane.pb") {
+            let s = analysis::profile_summary::gpu::gpu_summary_of_file(input).expect("summary");
+            let text = analysis::profile_summary::gpu::render_text(&s, 25);
+            let bad = negative_durations(&text);
+            assert!(
+                bad.is_empty(),
+                "{}: analyze-profile text: {bad:#?}",
+                input.display()
+            );
+        }
+    }
+}
+
+/// A capture whose GPU runs more than a step behind its host says so in words.
+#[test]
+fn a_gpu_more_than_a_step_behind_is_said_in_words() {
+    let mut events = Vec::new();
+    for (n, corr) in [(1u64, 1u64), (2, 2), (3, 3)] {
+        let ts = (n - 1) * 10;
+        events.push(format!(r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{n}", "pid": 1, "tid": 1, "ts": {ts}, "dur": 10}}"#));
+        events.push(format!(r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 2, "args": {{"correlation": {corr}}}}}"#, ts + 1));
+        events.push(format!(r#"{{"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": {}, "dur": 30, "args": {{"correlation": {corr}, "stream": 7, "device": 0}}}}"#, 20 + 30 * n));
+    }
+    let json = format!("{{\"traceEvents\": [{}]}}", events.join(","));
+    let c = chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads");
+    let r = skip::analyze(
+        &c,
+        Path::new("synthetic.json"),
+        None,
+        &skip::Config::default(),
+    );
+    assert!(r.gpu_behind.is_some());
+    let out = report::skip_text::render_text(&skip::Analysis {
+        input: "synthetic.json".into(),
+        reports: vec![r],
+        last_finisher: None,
+    });
+    assert!(out.contains("more than a step behind the host"), "{out}");
+}
