@@ -61,6 +61,10 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
         PathBuf::from("testdata/attribution/synth.xplane.pb"),
         crate::synth_xplane::attribution_fixture(),
     );
+    // The synthetic XSpace corpus of xplane-reader's tests (ok, odd and malformed files).
+    for (rel, bytes) in crate::synth_xplane::corpus_files() {
+        files.insert(rel, bytes);
+    }
     // Hand-written edge cases of the seed's Python semantics.
     let rel = format!("{SYNTHETIC_DIR}/seed-edge-cases.json");
     files.insert(PathBuf::from(&rel), SEED_EDGE_CASES.as_bytes().to_vec());

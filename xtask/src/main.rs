@@ -4,11 +4,14 @@
 //! - `gen-proto [--check]`: regenerate the committed prost code from `proto/`.
 //! - `fixtures [--check]`: synthetic traces and golden outputs under `testdata/`.
 //! - `bench [--quick]`: release build, then the performance figures the issues ask for.
+//! - `fuzz [--secs N] [--target NAME]`: mutate testdata/ seeds through the readers
+//!   (chrome, xplane, hlo, lanes) under catch_unwind; save panicking inputs.
 //!
 //! To add a subcommand, add a module and one arm to `run`.
 
 mod bench;
 mod fixtures;
+mod fuzz;
 mod gen_proto;
 mod synth_xplane;
 
@@ -34,6 +37,7 @@ fn run(args: &[String]) -> Result<(), String> {
     match command {
         "bench" => bench::main(rest),
         "fixtures" => fixtures::main(rest),
+        "fuzz" => fuzz::main(rest),
         "gen-proto" => gen_proto::main(rest),
         "help" | "--help" | "-h" => {
             println!("{}", usage());
@@ -44,7 +48,7 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick]      release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace".to_owned()
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick]      release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)".to_owned()
 }
 
 /// The workspace root: xtask lives one level below it.

@@ -9,9 +9,13 @@
 //! proto. Field numbers are those of `../shared/reference/xplane-hlo-schema.md`.
 //! Deterministic: the same size gives the same bytes.
 
+mod corpus;
+
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+
+pub(crate) use corpus::corpus_files;
 
 const GPUS: u64 = 8;
 const STREAMS: u64 = 4;

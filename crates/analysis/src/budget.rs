@@ -69,12 +69,12 @@ pub struct Window {
 
 impl Window {
     pub fn span(self) -> Nanos {
-        Nanos((self.end.0 - self.start.0).max(0))
+        (self.end - self.start).max(Nanos::ZERO)
     }
 
     /// Overlap of `[start, end)` with the window.
     pub fn overlap(self, start: Nanos, end: Nanos) -> Nanos {
-        Nanos((end.0.min(self.end.0) - start.0.max(self.start.0)).max(0))
+        (end.min(self.end) - start.max(self.start)).max(Nanos::ZERO)
     }
 }
 
@@ -194,11 +194,11 @@ pub fn budget_of<'a>(activities: impl Iterator<Item = &'a GpuActivity>, window: 
     let activity_count = intervals.len();
     let parts = sweep(&intervals);
     let busy: i64 = parts.iter().sum();
-    let idle = window.span().0 - busy;
+    let idle = window.span().0.saturating_sub(busy);
     let union_busy = union_length(&mut intervals);
     let span = window.span();
     let [compute, collective, memcpy, memset] = parts.map(Nanos);
-    let parts_sum = Nanos(compute.0 + collective.0 + memcpy.0 + memset.0 + idle);
+    let parts_sum = compute + collective + memcpy + memset + Nanos(idle);
     Budget {
         window,
         compute,

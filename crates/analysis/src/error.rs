@@ -13,7 +13,7 @@ pub enum Error {
     #[error(transparent)]
     ReadXPlane(#[from] xplane_reader::Error),
     /// A file or directory could not be listed or inspected.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]
@@ -25,4 +25,27 @@ pub enum Error {
         path: PathBuf,
         pattern: &'static str,
     },
+}
+
+impl Error {
+    /// The reader's error, when a file could not be read as a Chrome trace.
+    pub fn read_error(&self) -> Option<&chrome_reader::Error> {
+        match self {
+            Error::Read(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// An error and its sources, one after the other (`a: b: c`), as anyhow's `{:#}` prints
+/// them: for tools that print a library error without wrapping it in anyhow.
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }

@@ -73,6 +73,52 @@ pub fn load_any(path: &Path) -> Result<Vec<Loaded>, Error> {
     }])
 }
 
+/// What [`load_each`] read: every capture that loaded, and every file that did not, with
+/// its error.
+#[derive(Debug, Default)]
+pub struct LoadedEach {
+    pub loaded: Vec<Loaded>,
+    pub failed: Vec<Error>,
+}
+
+/// Like [`load_any`], but a directory's files load each on their own: an unreadable rank
+/// or host is listed in [`LoadedEach::failed`] and the others are still returned. A file
+/// path, an unlistable directory or one without trace files is an error as with
+/// [`load_any`].
+pub fn load_each(path: &Path) -> Result<LoadedEach, Error> {
+    if !path.is_dir() {
+        return Ok(LoadedEach {
+            loaded: load_any(path)?,
+            failed: Vec::new(),
+        });
+    }
+    let mut each = LoadedEach::default();
+    let mut xplanes = Vec::new();
+    find_xplanes(path, 0, &mut xplanes)?;
+    if !xplanes.is_empty() {
+        xplanes.sort();
+        for p in &xplanes {
+            match load_xplane(p) {
+                Ok(l) => each.loaded.push(l),
+                Err(e) => each.failed.push(e),
+            }
+        }
+        return Ok(each);
+    }
+    for res in chrome_reader::load_dir_each(path)? {
+        match res {
+            Ok(r) => each.loaded.push(Loaded {
+                path: r.path,
+                rank: r.rank,
+                capture: r.capture,
+                programs: Vec::new(),
+            }),
+            Err(e) => each.failed.push(e.into()),
+        }
+    }
+    Ok(each)
+}
+
 fn find_xplanes(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     if depth > 4 {
         return Ok(());

@@ -32,4 +32,4 @@ pub mod skip;
 pub mod steps;
 pub mod verdict;
 
-pub use error::Error;
+pub use error::{Error, error_chain};

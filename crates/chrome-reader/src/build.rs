@@ -55,7 +55,10 @@ pub fn trace_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            p.is_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))
+            // A trace name whose metadata cannot be read (a symlink loop, a dangling link)
+            // is kept, so that loading it says what happened.
+            let readable_file = std::fs::metadata(p).map_or(true, |m| m.is_file());
+            readable_file && (name.ends_with(".json") || name.ends_with(".json.gz"))
         })
         .collect();
     files.sort();
@@ -67,12 +70,21 @@ pub fn trace_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
     Ok(files)
 }
 
-/// Loads every trace file of a directory (one per rank), in parallel, ordered by rank.
+/// Loads every trace file of a directory (one per rank), in parallel, ordered by rank;
+/// the first file that fails fails the whole (see [`load_dir_each`] to keep the rest).
 pub fn load_dir(dir: &Path) -> Result<Vec<RankCapture>, Error> {
+    load_dir_each(dir)?.into_iter().collect()
+}
+
+/// Loads every trace file of a directory, in parallel, each on its own: a file that
+/// cannot be read keeps its error beside the others' captures. Ordered by rank (failed
+/// files, whose rank is unknown, by name, first). Fails only when the directory cannot be
+/// listed or holds no trace files.
+pub fn load_dir_each(dir: &Path) -> Result<Vec<Result<RankCapture, Error>>, Error> {
     let files = trace_files(dir)?;
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Result<(usize, Capture), Error>> = std::thread::scope(|s| {
+    let mut results: Vec<(usize, Result<Capture, Error>)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.min(files.len()))
             .map(|_| {
                 s.spawn(|| {
@@ -80,7 +92,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<RankCapture>, Error> {
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(file) = files.get(i) else { break };
-                        out.push(load(file).map(|c| (i, c)));
+                        out.push((i, load(file)));
                     }
                     out
                 })
@@ -91,18 +103,26 @@ pub fn load_dir(dir: &Path) -> Result<Vec<RankCapture>, Error> {
             .flat_map(|w| w.join().expect("loader threads do not panic"))
             .collect()
     });
-    let mut ranks = Vec::with_capacity(files.len());
-    for r in results {
-        let (i, capture) = r?;
-        let path = files[i].clone();
-        let rank = capture.meta.rank.or_else(|| rank_from_file_name(&path));
-        ranks.push(RankCapture {
-            path,
-            rank,
-            capture,
-        });
-    }
-    ranks.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+    results.sort_by_key(|(i, _)| *i);
+    let mut ranks: Vec<Result<RankCapture, Error>> = results
+        .into_iter()
+        .map(|(i, res)| {
+            res.map(|capture| {
+                let path = files[i].clone();
+                let rank = capture.meta.rank.or_else(|| rank_from_file_name(&path));
+                RankCapture {
+                    path,
+                    rank,
+                    capture,
+                }
+            })
+        })
+        .collect();
+    let key = |r: &Result<RankCapture, Error>| match r {
+        Ok(r) => (r.rank, r.path.clone()),
+        Err(e) => (None, e.path().to_path_buf()),
+    };
+    ranks.sort_by_key(key);
     Ok(ranks)
 }
 
@@ -249,6 +269,13 @@ struct KnownArgs {
     step_num: Option<i64>,
 }
 
+/// A `ts` or `dur` as read: absent, nanoseconds, or a number too large for nanoseconds.
+enum Time {
+    Missing,
+    Value(i64),
+    OutOfRange,
+}
+
 /// A complete (`X`) event, compactly, until the whole file has been seen.
 struct Pending {
     pid: i64,
@@ -339,11 +366,27 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn time(&self, ev: &Event<'_>, field: &'static str) -> Result<Option<i64>, Error> {
+    fn time(&mut self, ev: &Event<'_>, field: &'static str) -> Result<Time, Error> {
         let n = if field == "ts" { ev.ts } else { ev.dur };
-        match n {
-            None => Ok(None),
-            Some(n) => n.micros_to_nanos().map(Some).ok_or_else(|| Error::Event {
+        let Some(n) = n else { return Ok(Time::Missing) };
+        if n.was_quoted() {
+            // Only the first occurrence's place is kept: build it only then.
+            let (path, index, offset) = (self.path, ev.index, ev.offset);
+            self.capture.diagnostics.add(
+                "number-as-string",
+                || "times given as strings (\"ts\": \"12.5\") were read as numbers".to_string(),
+                || {
+                    format!(
+                        "{}: event {index} (byte {offset}), field {field}",
+                        path.display()
+                    )
+                },
+            );
+        }
+        match n.micros_to_nanos() {
+            Some(ns) => Ok(Time::Value(ns)),
+            None if n.is_numeric() => Ok(Time::OutOfRange),
+            None => Err(Error::Event {
                 path: self.path.to_path_buf(),
                 index: ev.index,
                 offset: ev.offset,
@@ -353,6 +396,12 @@ impl<'p> Builder<'p> {
                 ),
             }),
         }
+    }
+
+    /// Counts an event left out because its time does not fit (see `Nanos::LIMIT`).
+    fn out_of_range(&mut self, ev: &Event<'_>, field: &str) {
+        let place = self.place(ev, field);
+        self.capture.note_time_out_of_range(|| place);
     }
 
     fn event(&mut self, ev: Event<'_>) -> Result<(), Error> {
@@ -404,17 +453,24 @@ impl<'p> Builder<'p> {
     }
 
     fn complete(&mut self, ev: Event<'_>) -> Result<(), Error> {
-        let Some(start) = self.time(&ev, "ts")? else {
-            let place = self.place(&ev, "ts");
-            self.capture.diagnostics.add(
-                "missing-timestamp",
-                || "complete events without \"ts\" were skipped".to_string(),
-                || place,
-            );
-            return Ok(());
+        let start = match self.time(&ev, "ts")? {
+            Time::Value(start) if Nanos(start).in_range() => start,
+            Time::Value(_) | Time::OutOfRange => {
+                self.out_of_range(&ev, "ts");
+                return Ok(());
+            }
+            Time::Missing => {
+                let place = self.place(&ev, "ts");
+                self.capture.diagnostics.add(
+                    "missing-timestamp",
+                    || "complete events without \"ts\" were skipped".to_string(),
+                    || place,
+                );
+                return Ok(());
+            }
         };
         let dur = match self.time(&ev, "dur")? {
-            Some(d) if d < 0 => {
+            Time::Value(d) if d < 0 => {
                 let place = self.place(&ev, "dur");
                 self.capture.diagnostics.add(
                     "negative-duration",
@@ -423,8 +479,12 @@ impl<'p> Builder<'p> {
                 );
                 0
             }
-            Some(d) => d,
-            None => {
+            Time::Value(d) => d,
+            Time::OutOfRange => {
+                self.out_of_range(&ev, "dur");
+                return Ok(());
+            }
+            Time::Missing => {
                 let place = self.place(&ev, "dur");
                 self.capture.diagnostics.add(
                     "missing-duration",
@@ -434,6 +494,13 @@ impl<'p> Builder<'p> {
                 0
             }
         };
+        if !Nanos(start)
+            .checked_add(Nanos(dur))
+            .is_some_and(Nanos::in_range)
+        {
+            self.out_of_range(&ev, "dur");
+            return Ok(());
+        }
         let cat = Cat::of(ev.cat.as_deref());
         self.saw_kineto_cat |= cat.is_kineto();
         let name_text = ev.name.as_deref().unwrap_or("");
@@ -637,6 +704,8 @@ impl<'p> Builder<'p> {
         self.capture.threads.sort_by_key(|t| t.id);
         let devices = std::mem::take(&mut self.devices);
         self.finish_devices(&devices, &kineto_devices);
+        self.capture
+            .drop_far_events(&self.path.display().to_string());
         self.capture.finish();
         self.capture.link_launches(&self.path.display().to_string());
         self.count_flows();

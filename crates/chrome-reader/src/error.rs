@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be opened or read (including a corrupt or truncated gzip stream).
-    #[error("{path}: cannot read (after {offset} bytes of JSON): {source}")]
+    #[error("{path}: cannot read (after {offset} bytes of JSON)")]
     Io {
         path: PathBuf,
         offset: u64,
@@ -34,6 +34,12 @@ pub enum Error {
     /// Valid JSON, but not a Chrome trace.
     #[error("{path}: not a Chrome trace: {reason}")]
     NotATrace { path: PathBuf, reason: String },
+    /// The file is a capture of another format (byte 0 on), which another reader reads.
+    #[error("{path}: not a Chrome trace: the bytes from offset 0 are an {}", format.describe())]
+    OtherFormat {
+        path: PathBuf,
+        format: trace_model::Format,
+    },
     /// One event of `traceEvents` cannot be used at all.
     #[error("{path}: event {index} (byte {offset}): {message}")]
     Event {
@@ -48,6 +54,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// The format the file turned out to be, when it is another capture format.
+    pub fn other_format(&self) -> Option<trace_model::Format> {
+        match self {
+            Error::OtherFormat { format, .. } => Some(*format),
+            _ => None,
+        }
+    }
+
     /// The file the error is about.
     pub fn path(&self) -> &std::path::Path {
         match self {
@@ -55,6 +69,7 @@ impl Error {
             | Error::Json { path, .. }
             | Error::Truncated { path, .. }
             | Error::NotATrace { path, .. }
+            | Error::OtherFormat { path, .. }
             | Error::Event { path, .. }
             | Error::EmptyDirectory { path } => path,
         }

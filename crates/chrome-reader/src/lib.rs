@@ -29,7 +29,9 @@ mod scan;
 
 use std::path::Path;
 
-pub use build::{RankCapture, load, load_dir, load_from, rank_from_file_name, trace_files};
+pub use build::{
+    RankCapture, load, load_dir, load_dir_each, load_from, rank_from_file_name, trace_files,
+};
 pub use error::Error;
 pub use input::open;
 pub use raw::{Id, Number, RawEvent, decode_args, read_events_with_args, read_raw_events};

@@ -45,17 +45,34 @@ pub struct RawEvent<'a, A = &'a RawValue> {
 /// A JSON number (or a string holding one) kept as its text, so integer and decimal
 /// microseconds convert to nanoseconds exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Number<'a>(&'a str);
+pub struct Number<'a>(&'a str, bool);
 
 impl<'a> Number<'a> {
     /// Wraps number text (for tests and for callers that build events by hand).
     pub fn from_text(text: &'a str) -> Self {
-        Number(text)
+        Number(text, false)
     }
 
     /// The number's text, without quotes.
     pub fn text(&self) -> &'a str {
         self.0
+    }
+
+    /// Whether the file gave the number as a string (`"ts": "12.5"`), which readers accept
+    /// but count as a diagnostic.
+    pub fn was_quoted(&self) -> bool {
+        self.1
+    }
+
+    /// Whether the text is a decimal number (digits, sign, point, exponent) whatever its
+    /// size: tells a number too large for nanoseconds from text that is no number at all.
+    pub fn is_numeric(&self) -> bool {
+        self.0.bytes().any(|b| b.is_ascii_digit())
+            && self.0.parse::<f64>().is_ok()
+            && self
+                .0
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
     }
 
     /// Whether Python's `json` would read this as an `int` (no fraction, no exponent).
@@ -201,6 +218,7 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Number<'de>>, D::Err
     let raw: Option<&'de RawValue> = Option::deserialize(d)?;
     let Some(raw) = raw else { return Ok(None) };
     let text = raw.get();
+    let quoted = text.starts_with('"');
     let text = match text.as_bytes().first() {
         Some(b'"') => {
             let inner = &text[1..text.len() - 1];
@@ -213,7 +231,7 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Number<'de>>, D::Err
         Some(b'n') => return Ok(None), // null
         _ => return Err(de::Error::custom("expected a number")),
     };
-    Ok(Some(Number(text)))
+    Ok(Some(Number(text, quoted)))
 }
 
 #[derive(Deserialize)]

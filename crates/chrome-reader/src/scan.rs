@@ -177,6 +177,17 @@ fn split_events_serial<R: Read>(
             sc.expect_end()?;
         }
         Some(c) => {
+            // An XSpace starts with field 1 (`planes`, length-delimited): tag byte 0x0a,
+            // which the JSON whitespace skip has just passed over.
+            let xspace_name = path.to_string_lossy().ends_with(".xplane.pb");
+            if xspace_name
+                || (sc.dropped == 0 && sc.buf[..sc.pos].starts_with(b"\n") && !c.is_ascii_graphic())
+            {
+                return Err(Error::OtherFormat {
+                    path: path.to_path_buf(),
+                    format: trace_model::Format::XPlane,
+                });
+            }
             return Err(sc.not_a_trace(format!(
                 "expected a JSON object or array, found {} at byte {}",
                 show(c),
@@ -497,5 +508,134 @@ pub(crate) fn json_error_in(path: &Path, start: u64, e: &serde_json::Error) -> E
         path: path.to_path_buf(),
         offset,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that returns 1 to 7 bytes per call (cycling), so refills fall inside
+    /// strings, escapes, numbers and between any two tokens.
+    struct TinyReads<'a> {
+        data: &'a [u8],
+        pos: usize,
+        call: usize,
+    }
+
+    impl Read for TinyReads<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.call += 1;
+            let n = (self.call % 7 + 1)
+                .min(out.len())
+                .min(self.data.len() - self.pos);
+            out[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+            self.pos += n;
+            Ok(n)
+        }
+    }
+
+    /// Events and top-level members as found, or the error's message.
+    fn split(reader: impl Read, path: &Path) -> String {
+        let mut out = String::new();
+        let res = split_events_serial(reader, path, |ev| {
+            out.push_str(&format!(
+                "{} @{}: {}\n",
+                ev.index,
+                ev.offset,
+                String::from_utf8_lossy(ev.text)
+            ));
+            Ok(())
+        });
+        match res {
+            Ok(top) => {
+                for (key, value) in &top.members {
+                    out.push_str(&format!("member {key} = {}\n", value.get()));
+                }
+                out.push_str(&format!(
+                    "array {} events {} bytes {}\n",
+                    top.array_format, top.event_count, top.json_bytes
+                ));
+            }
+            Err(e) => out.push_str(&format!("error: {e}\n")),
+        }
+        out
+    }
+
+    fn check(text: &[u8], path: &Path) {
+        let whole = split(text, path);
+        for start in 0..3 {
+            let tiny = TinyReads {
+                data: text,
+                pos: 0,
+                call: start,
+            };
+            assert_eq!(split(tiny, path), whole, "{}", path.display());
+        }
+    }
+
+    /// Every JSON fixture of the workspace (traces and malformed inputs; not golden
+    /// outputs), decompressed when gzip.
+    fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).expect("testdata is readable") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    if !path.ends_with("golden") {
+                        walk(&path, out);
+                    }
+                } else if path.to_string_lossy().ends_with(".json")
+                    || path.to_string_lossy().ends_with(".json.gz")
+                {
+                    out.push(path);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+        let mut paths = Vec::new();
+        walk(&root, &mut paths);
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|path| {
+                let bytes = std::fs::read(&path).expect("fixtures are readable");
+                let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+                    let mut text = Vec::new();
+                    // A truncated gzip fixture inflates as far as it goes.
+                    let _ = flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut text);
+                    text
+                } else {
+                    bytes
+                };
+                (path, text)
+            })
+            .collect()
+    }
+
+    use std::path::PathBuf;
+
+    #[test]
+    fn tiny_reads_split_every_fixture_as_whole_reads_do() {
+        let fixtures = fixtures();
+        assert!(fixtures.len() >= 60, "{} fixtures", fixtures.len());
+        for (path, text) in &fixtures {
+            check(text, path);
+        }
+    }
+
+    #[test]
+    fn tiny_reads_inside_strings_escapes_and_numbers() {
+        let path = Path::new("tricky.json");
+        let cases: [&[u8]; 6] = [
+            br#"{"a": "x\"]}\\", "traceEvents": [{"name": "\u005d\"\\}", "ts": -1.25e+3}, [1, [2]], "s\\"], "z": {"k": [0.5]}}"#,
+            b"\xef\xbb\xbf[{\"ph\": \"X\", \"ts\": 123456789012345.678}]",
+            br#"{"traceEvents": [{"n": "\ud83d\ude00 {[\"]}"}, 12345678901234567890, -0.0e-0, true, null]}"#,
+            br#"{"traceEvents": [{"a": "unterminated \"}]}"#,
+            br#"{"traceEvents": [{"a": 1}, ]}"#,
+            br#"  {"traceEvents" : [ ] , "x" : "\\\\" }  "#,
+        ];
+        for text in cases {
+            check(text, path);
+        }
     }
 }

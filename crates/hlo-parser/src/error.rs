@@ -5,7 +5,7 @@
 #[non_exhaustive]
 pub enum Error {
     /// The bytes are not a serialized `xla.HloProto` / `xla.HloModuleProto`.
-    #[error("not an HloProto: {source}")]
+    #[error("not an HloProto")]
     Decode {
         #[source]
         source: prost::DecodeError,

@@ -15,6 +15,7 @@ use crate::event::{
 };
 use crate::group::{Config, LaneGroup, LaneGrouping};
 use crate::pp;
+use trace_model::Nanos;
 
 /// What a single-trace compaction did, with the reference's keys in its order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -527,12 +528,16 @@ fn extract_range(
             n if n.is_empty() => NO_ANNOTATION,
             n => intern(&mut names, &mut name_ids, n.into_boxed_str()).ok_or_else(too_many)?,
         };
+        let end = start
+            .checked_add(dur)
+            .filter(|&end| Nanos(start).in_range() && Nanos(end).in_range())
+            .ok_or_else(|| missing("ts and dur within ±2^62 ns"))?;
         slices.push(Slice {
             event: u32::try_from(index).map_err(|_| too_many())?,
             pid,
             old_tid,
             start,
-            end: start + dur,
+            end,
             group: LaneGroup::classify(grouping, &cat, &name),
             new_tid: 0,
             annotation,
@@ -777,9 +782,9 @@ fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, E
         let (Some(ts), Some(dur)) = (ev.ts(), ev.dur()) else {
             continue;
         };
-        if dur < 0 {
+        let Some(end) = ts.checked_add(dur).filter(|_| dur >= 0) else {
             continue;
-        }
+        };
         let text = ev.text().get(&trace.arena);
         let mut value: Value = serde_json::from_str(&text).map_err(|e| Error::Rewrite {
             path: trace.source.clone(),
@@ -792,10 +797,7 @@ fn coalesce_annotations(trace: &mut Trace, keep: &mut [bool]) -> Result<usize, E
         }
         // serde_json's map is sorted by key, as Python's sort_keys=True.
         let signature = value.to_string();
-        groups
-            .entry(signature)
-            .or_default()
-            .push((ts, ts + dur, index));
+        groups.entry(signature).or_default().push((ts, end, index));
     }
     let mut removed = 0;
     let mut merges = Vec::new();

@@ -89,12 +89,26 @@ pub enum Error {
         first: PathBuf,
         second: PathBuf,
     },
-    /// A directory could not be listed, or an output could not be written.
-    #[error("{path}: {action}: {source}")]
+    /// An output path was refused, or the output could not be moved into place.
+    #[error(transparent)]
+    Output(#[from] output_file::Error),
+    /// A directory could not be listed, or an output could not be written. The OS error
+    /// is the source, printed once by `{:#}` chains.
+    #[error("{path}: {action}")]
     Io {
         path: PathBuf,
         action: &'static str,
         #[source]
         source: std::io::Error,
     },
+}
+
+impl Error {
+    /// The reader's error, when the input could not be read as a Chrome trace.
+    pub fn read_error(&self) -> Option<&chrome_reader::Error> {
+        match self {
+            Error::Read(e) => Some(e),
+            _ => None,
+        }
+    }
 }

@@ -39,49 +39,40 @@ pub fn default_merged_output(input: &Path) -> PathBuf {
 
 /// Writes `trace` to `path`, gzip if the name ends in `.gz`; fails if `path` exists.
 pub fn write_trace_file(trace: &Trace, path: &Path) -> Result<(), Error> {
-    let tmp = write_temporary(trace, path)?;
-    tmp.persist_noclobber(path).map_err(|e| Error::Io {
-        path: path.to_path_buf(),
-        action: "cannot move the output into place (does it exist already?)",
-        source: e.error,
-    })?;
-    Ok(())
+    let inputs = [trace.source.as_path()];
+    let rules = output_file::Rules {
+        overwrite: false,
+        inputs: &inputs,
+    };
+    write_trace(trace, path, &rules)
 }
 
-/// Writes `trace` to `path`, gzip if the name ends in `.gz`, replacing any file there.
+/// Writes `trace` to `path`, gzip if the name ends in `.gz`, replacing a regular file there
+/// (never a directory, device, symlink or the trace's own source).
 pub fn overwrite_trace_file(trace: &Trace, path: &Path) -> Result<(), Error> {
-    let tmp = write_temporary(trace, path)?;
-    tmp.persist(path).map_err(|e| Error::Io {
-        path: path.to_path_buf(),
-        action: "cannot move the output into place",
-        source: e.error,
-    })?;
-    Ok(())
+    let inputs = [trace.source.as_path()];
+    let rules = output_file::Rules {
+        overwrite: true,
+        inputs: &inputs,
+    };
+    write_trace(trace, path, &rules)
 }
 
-fn write_temporary(trace: &Trace, path: &Path) -> Result<tempfile::NamedTempFile, Error> {
-    let io = |action| {
-        move |source| Error::Io {
-            path: path.to_path_buf(),
-            action,
-            source,
-        }
+/// Writes `trace` to `path` under the workspace's output rules (`output_file`): through a
+/// temporary file renamed into place, refusing what `rules` refuses.
+pub fn write_trace(
+    trace: &Trace,
+    path: &Path,
+    rules: &output_file::Rules<'_>,
+) -> Result<(), Error> {
+    let pending = output_file::Pending::create(path, rules)?;
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        action: "cannot write the output",
+        source,
     };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(io("cannot create the output directory"))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".compact-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io("cannot create a temporary file beside the output"))?;
+    let file = pending.file().try_clone().map_err(io)?;
     let gzip = path.extension().is_some_and(|e| e == "gz");
-    let file = tmp
-        .as_file()
-        .try_clone()
-        .map_err(io("cannot write the output"))?;
     let res = if gzip {
         let mut w = ThreadedGzWriter::spawn(file);
         trace.write_json(&mut w).and_then(|()| w.finish())
@@ -89,8 +80,9 @@ fn write_temporary(trace: &Trace, path: &Path) -> Result<tempfile::NamedTempFile
         let mut w = BufWriter::with_capacity(1 << 20, file);
         trace.write_json(&mut w).and_then(|()| w.flush())
     };
-    res.map_err(io("cannot write the output"))?;
-    Ok(tmp)
+    res.map_err(io)?;
+    pending.commit()?;
+    Ok(())
 }
 
 /// Compresses on a second thread, so that serializing and deflating overlap.

@@ -101,7 +101,7 @@ fn annotation_span(ev: &Event) -> Option<(i64, i64, i64, i64)> {
         return None;
     }
     let ts = ev.ts()?;
-    Some((ev.pid()?, ev.tid()?, ts, ts + ev.dur()?))
+    Some((ev.pid()?, ev.tid()?, ts, ts.checked_add(ev.dur()?)?))
 }
 
 /// Annotation tracks whose `thread_name` (after any `"PP rank N | "` prefix) is one of `names`.
@@ -220,7 +220,9 @@ fn pair_nearest<'a>(
     let mut candidates = Vec::with_capacity(sources.len() * destinations.len());
     for (i, s) in sources.iter().enumerate() {
         for (j, d) in destinations.iter().enumerate() {
-            let distance = ((s.start + s.end) - (d.start + d.end)).unsigned_abs();
+            let distance = ((i128::from(s.start) + i128::from(s.end))
+                - (i128::from(d.start) + i128::from(d.end)))
+            .unsigned_abs();
             candidates.push((distance, i, j));
         }
     }
@@ -253,7 +255,7 @@ fn flow_pair(
     let mut destination_ts = source.start.max(destination.start);
     if strictly_forward && destination_ts == source.start {
         // One nanosecond is the smallest step of our time base.
-        destination_ts = source.start + 1;
+        destination_ts = source.start.saturating_add(1);
     }
     if destination_ts > destination.end {
         return false;

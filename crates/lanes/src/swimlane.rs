@@ -106,7 +106,7 @@ pub fn swimlane_layout(
         ) else {
             return Ok(());
         };
-        if ts >= end_ns || ts + dur.max(0) < start_ns {
+        if ts >= end_ns || ts.saturating_add(dur.max(0)) < start_ns {
             return Ok(());
         }
         let item = SwimlaneItem {

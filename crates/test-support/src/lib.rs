@@ -39,3 +39,108 @@ pub fn traces_dir(test: &str) -> Option<PathBuf> {
     );
     Some(dir)
 }
+
+/// Every malformed or odd input fixture: the files under `testdata/*/err` and
+/// `testdata/*/odd` (not their `.md` descriptions), sorted.
+pub fn malformed_inputs() -> Vec<PathBuf> {
+    let root = workspace_root().join("testdata");
+    let mut files = Vec::new();
+    let formats = std::fs::read_dir(&root).expect("testdata/ is readable");
+    for format in formats {
+        let format = format.expect("testdata/ entries are readable").path();
+        for kind in ["err", "odd"] {
+            let Ok(entries) = std::fs::read_dir(format.join(kind)) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry.expect("fixture entries are readable").path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if path.is_file() && !name.ends_with(".md") {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// What [`run_on_malformed`] saw.
+#[derive(Debug, Default)]
+pub struct MalformedRun {
+    pub inputs: usize,
+    pub errors: usize,
+    pub successes: usize,
+}
+
+/// Runs the tool `bin` on every [`malformed_inputs`] file, with `args(input, out_dir)` as
+/// its arguments and a fresh empty `out_dir` each time, and checks what every tool owes a
+/// malformed input: no panic (exit 101, "panicked" on stderr), exit 0, 2 or 3; an error
+/// that names the file and a position in it (byte, event, offset, field, plane, line) or
+/// says the whole file is at fault (empty, no `traceEvents`, no GPU slices);
+/// and, on an error, nothing written into `out_dir`.
+pub fn run_on_malformed(
+    bin: &str,
+    args: impl Fn(&std::path::Path, &std::path::Path) -> Vec<std::ffi::OsString>,
+) -> MalformedRun {
+    let inputs = malformed_inputs();
+    assert!(inputs.len() >= 50, "{} malformed inputs", inputs.len());
+    let scratch = std::env::temp_dir().join(format!("tracewise-malformed-{}", std::process::id()));
+    let mut run = MalformedRun::default();
+    let mut problems = Vec::new();
+    for input in &inputs {
+        let out = scratch.join(input.file_name().expect("fixtures have names"));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).expect("the scratch directory can be created");
+        let res = std::process::Command::new(bin)
+            .args(args(input, &out))
+            .output()
+            .expect("the tool runs");
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        let code = res.status.code();
+        let shown = input.display();
+        run.inputs += 1;
+        if stderr.contains("panicked") || !matches!(code, Some(0 | 2 | 3)) {
+            problems.push(format!("{shown}: exit {code:?}, stderr: {stderr}"));
+            continue;
+        }
+        if code == Some(0) {
+            run.successes += 1;
+            continue;
+        }
+        run.errors += 1;
+        let name = input.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !stderr.contains(name) {
+            problems.push(format!(
+                "{shown}: the error does not name the file: {stderr}"
+            ));
+        }
+        // A position in the file, or a fault of the whole file (empty; no `traceEvents`).
+        let positions = [
+            "byte",
+            "event",
+            "offset",
+            "field",
+            "plane",
+            "line",
+            "the file is empty",
+            "no \"traceEvents\"",
+            "contains no GPU",
+        ];
+        if !positions.iter().any(|p| stderr.contains(p)) {
+            problems.push(format!("{shown}: the error names no position: {stderr}"));
+        }
+        let left: Vec<_> = std::fs::read_dir(&out)
+            .expect("the scratch directory is readable")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        if !left.is_empty() {
+            problems.push(format!(
+                "{shown}: output left behind after an error: {left:?}"
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    run
+}

@@ -2,6 +2,15 @@
 
 use crate::{Diagnostics, Interner, KernelClass, Nanos, StringId};
 
+/// The diagnostic code of events left out for their time (`Capture::drop_far_events`).
+pub const TIME_OUT_OF_RANGE: &str = "time-out-of-range";
+
+fn time_out_of_range_message() -> String {
+    "events whose time or end lies outside ±2^62 ns, whose duration is negative or longer than \
+     7 days, or that lie more than 7 days from the capture's median event time were left out"
+        .to_string()
+}
+
 /// Which file format the capture came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -326,6 +335,83 @@ impl Capture {
         let start = self.activities.iter().map(|a| a.start).min()?;
         let end = self.activities.iter().map(|a| a.end()).max()?;
         Some((start, end))
+    }
+
+    /// Counts one event left out because its time or end does not fit the representable
+    /// range (`Nanos::LIMIT`); readers call it where they meet one. `place` names the file
+    /// and the event.
+    pub fn note_time_out_of_range(&mut self, place: impl FnOnce() -> String) {
+        self.diagnostics
+            .add(TIME_OUT_OF_RANGE, time_out_of_range_message, place);
+    }
+
+    /// Leaves out every activity, host event, GPU annotation and step whose start or end is
+    /// outside ±`Nanos::LIMIT`, whose duration is negative or exceeds `Nanos::FAR`, or which starts more
+    /// than `Nanos::FAR` from the median start of the capture's events, counting them in the
+    /// `time-out-of-range` diagnostic (first place: `file` and the event index). Readers call
+    /// it before `finish`, while no links exist; afterwards every difference of two times in
+    /// the capture is small enough for plain `Nanos` arithmetic.
+    pub fn drop_far_events(&mut self, file: &str) {
+        let mut starts: Vec<i64> = self
+            .activities
+            .iter()
+            .map(|a| a.start.0)
+            .chain(self.host_events.iter().map(|e| e.start.0))
+            .filter(|&s| Nanos(s).in_range())
+            .collect();
+        let median = if starts.is_empty() {
+            0
+        } else {
+            let mid = starts.len() / 2;
+            *starts.select_nth_unstable(mid).1
+        };
+        drop(starts);
+        let fits = |start: Nanos, dur: Nanos| {
+            start.in_range()
+                && (0..=Nanos::FAR.0).contains(&dur.0)
+                && (start + dur).in_range()
+                && start.0.abs_diff(median) <= Nanos::FAR.0.unsigned_abs()
+        };
+        let mut dropped = 0u64;
+        let mut first: Option<u64> = None;
+        let mut note = |index: u64| {
+            dropped += 1;
+            first = Some(first.map_or(index, |f| f.min(index)));
+        };
+        self.activities.retain(|a| {
+            let keep = fits(a.start, a.dur);
+            if !keep {
+                note(a.source_index);
+            }
+            keep
+        });
+        self.host_events.retain(|e| {
+            let keep = fits(e.start, e.dur);
+            if !keep {
+                note(e.source_index);
+            }
+            keep
+        });
+        let before = self.gpu_annotations.len() + self.steps.len();
+        self.gpu_annotations.retain(|a| fits(a.start, a.dur));
+        self.steps
+            .retain(|s| fits(s.start, Nanos::ZERO) && fits(s.end, Nanos::ZERO));
+        let other = (before - self.gpu_annotations.len() - self.steps.len()) as u64;
+        if let Some((start, end)) = self.meta.window
+            && !(fits(start, Nanos::ZERO) && fits(end, Nanos::ZERO))
+        {
+            self.meta.window = None;
+        }
+        let place = match first {
+            Some(index) => format!("{file}: event {index}"),
+            None => file.to_string(),
+        };
+        self.diagnostics.add_many(
+            TIME_OUT_OF_RANGE,
+            dropped + other,
+            time_out_of_range_message(),
+            place,
+        );
     }
 
     /// Sorts activities and host events into the documented order and remaps the

@@ -23,7 +23,7 @@ mod time;
 pub use capture::{
     ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, GpuAnnotation,
     HostEvent, HostEventId, HostKind, HostThread, MemcpyDirection, ProcessGroup, Step, StepSource,
-    Stream, StreamId, ThreadId, TraceMeta, Vendor,
+    Stream, StreamId, TIME_OUT_OF_RANGE, ThreadId, TraceMeta, Vendor,
 };
 pub use classify::{
     CollectiveKind, KernelClass, classify_kernel, is_graph_launch_api, memcpy_direction,

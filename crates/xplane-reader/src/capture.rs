@@ -35,6 +35,7 @@ pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
         builder.host(host);
     }
     builder.meta(space);
+    builder.capture.drop_far_events(&path.display().to_string());
     builder.capture.finish();
     builder.capture.link_launches(&path.display().to_string());
     builder.capture
@@ -177,7 +178,7 @@ impl Builder<'_> {
         let hlo_module = self.intern_text(hlo_module);
         self.capture.activities.push(GpuActivity {
             stream,
-            start: ps_to_nanos(event.start_ps()),
+            start: Nanos(event.start_ns()),
             dur: ps_to_nanos(event.duration_ps()),
             name,
             kind,
@@ -224,7 +225,7 @@ impl Builder<'_> {
                 } else {
                     HostKind::Other
                 };
-                let start = ps_to_nanos(event.start_ps());
+                let start = Nanos(event.start_ns());
                 let dur = ps_to_nanos(event.duration_ps());
                 if let Some(number) = step_num {
                     let span = steps.entry(number).or_insert((start, start + dur));

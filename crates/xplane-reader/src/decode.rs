@@ -492,9 +492,20 @@ fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// The error and its sources, as tools print them (`{:#}`).
+    fn chain(err: &Error) -> String {
+        let mut text = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(s) = source {
+            text.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        text
+    }
+
     fn check_err(bytes: &[u8], expect: &str) {
         let err = decode_xspace(bytes, Path::new("t.xplane.pb")).unwrap_err();
-        assert_eq!(err.to_string(), expect);
+        assert_eq!(chain(&err), expect);
     }
 
     #[test]
@@ -551,7 +562,7 @@ mod tests {
         let mut space = vec![0x0a, plane.len() as u8];
         space.extend_from_slice(&plane);
         let err = decode_xspace(&space, Path::new("t.xplane.pb")).unwrap_err();
-        let text = err.to_string();
+        let text = chain(&err);
         assert!(
             text.starts_with("t.xplane.pb: plane #0 at byte offset 2 does not decode: failed to decode Protobuf message: ")
                 && text.contains("invalid wire type"),

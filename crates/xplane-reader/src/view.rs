@@ -460,6 +460,20 @@ impl<'a> Event<'a> {
             .saturating_add(offset)
     }
 
+    /// Start in nanoseconds, `line.timestamp_ns + offset_ps / 1000` rounded to the nearest
+    /// nanosecond, exact for any timestamp (a Unix-epoch `timestamp_ns` times 1000 does not
+    /// fit in i64 picoseconds, so [`Event::start_ps`] saturates there); saturates only
+    /// beyond the i64 nanosecond range, which readers then leave out.
+    pub fn start_ns(self) -> i64 {
+        let offset = match self.data {
+            EventData::OffsetPs(offset) => offset,
+            _ => 0,
+        };
+        let ps = i128::from(self.line.timestamp_ns) * 1000 + i128::from(offset);
+        let ns = (ps + 500).div_euclid(1000);
+        ns.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
     pub fn duration_ps(self) -> i64 {
         self.duration_ps
     }

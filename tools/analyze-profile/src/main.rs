@@ -26,12 +26,14 @@ use clap::{ArgGroup, Parser};
 /// sums the `dur` of kernels *and* of CUDA runtime calls, user annotations (e.g.
 /// ProfilerStep#N) and some CPU ops by event name, buckets by event name only, and
 /// divides by GPU time: its shares can exceed 100 % and GEMM kernels named by cuBLAS
-/// land in "other". Use it to compare with old reports.
+/// land in "other". Use it to compare with old reports. It reads Chrome-trace JSON
+/// only; the default mode works on the capture model and so reads an XSpace too.
 #[derive(Debug, Parser)]
 #[command(name = "analyze-profile", version, after_long_help = EXAMPLES)]
 #[command(group(ArgGroup::new("input").required(true).args(["trace_file", "trace_dir"])))]
 struct Args {
-    /// A Kineto trace: .json or .json.gz.
+    /// A Kineto trace: .json or .json.gz; without --compat also a JAX trace or an XSpace
+    /// (.xplane.pb).
     #[arg(long = "trace-file", alias = "trace_file", value_name = "FILE")]
     trace_file: Option<PathBuf>,
 
@@ -80,6 +82,10 @@ Exit status: 0 on success (also when stdout is closed early, e.g. `| head`), 2 o
 (unreadable file, not a Chrome trace, no matching file in the directory; with --compat an
 empty directory prints the seed's \"no trace file found\" line and exits 0, as the seed does).";
 
+const XSPACE_HINT: &str = "analyze-profile --compat (and compact-cuda-graph-trace) read \
+Chrome-trace JSON only; for an XSpace (.xplane.pb) use analyze-profile without --compat, \
+trace-info, skip-stats or roofline";
+
 fn main() -> ExitCode {
     let args = Args::parse();
     // clap's `input` group requires exactly one of the two.
@@ -99,9 +105,12 @@ fn main() -> ExitCode {
         all_ranks: args.all_ranks,
     };
     let output = match profile_summary::run(&config) {
-        Ok(output) => output,
+        Ok(output) => report::profile_text::render(&output, &config),
         Err(err) => {
-            eprintln!("analyze-profile: {err}");
+            eprintln!("analyze-profile: {}", analysis::error_chain(&err));
+            if err.read_error().and_then(|e| e.other_format()).is_some() {
+                eprintln!("analyze-profile: {XSPACE_HINT}");
+            }
             return ExitCode::from(2);
         }
     };

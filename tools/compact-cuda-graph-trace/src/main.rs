@@ -32,7 +32,8 @@ pub struct Args {
     #[arg(long)]
     pub merge_pp_ranks: bool,
 
-    /// Replace an existing output.
+    /// Replace an existing output file. A directory, device, symbolic link or an input
+    /// is never replaced.
     #[arg(long)]
     pub overwrite: bool,
 
@@ -85,6 +86,18 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("compact-cuda-graph-trace: error: {err:#}");
+            let other_format = err
+                .downcast_ref::<lanes::Error>()
+                .and_then(lanes::Error::read_error)
+                .and_then(|e| e.other_format());
+            if let Some(format) = other_format {
+                eprintln!(
+                    "compact-cuda-graph-trace: the input is an {}; compact-cuda-graph-trace \
+                     (and analyze-profile --compat) read Chrome-trace JSON only; use trace-info, \
+                     skip-stats, roofline or analyze-profile without --compat",
+                    format.describe()
+                );
+            }
             ExitCode::from(2)
         }
     }
@@ -96,18 +109,20 @@ fn run(args: &Args) -> anyhow::Result<()> {
         None if args.merge_pp_ranks => lanes::default_merged_output(&args.input),
         None => lanes::default_output(&args.input),
     };
-    if output.exists() && !args.overwrite {
-        bail!(
-            "output already exists: {}; pass --overwrite to replace it",
-            output.display()
-        );
-    }
+    let inputs: Vec<PathBuf> = if args.merge_pp_ranks {
+        lanes::rank_trace_paths(&args.input)?
+    } else {
+        vec![args.input.clone()]
+    };
+    let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let rules = output_file::Rules {
+        overwrite: args.overwrite,
+        inputs: &input_refs,
+    };
+    // Refuse a bad output path before the (long) compaction, and again when writing.
+    output_file::check(&output, &rules)?;
     let write = |trace: &lanes::Trace| -> anyhow::Result<()> {
-        if args.overwrite {
-            lanes::overwrite_trace_file(trace, &output)?;
-        } else {
-            lanes::write_trace_file(trace, &output)?;
-        }
+        lanes::write_trace(trace, &output, &rules)?;
         Ok(())
     };
     let shown = |p: &Path| p.display().to_string();
@@ -118,9 +133,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
         },
     };
     let text = if args.merge_pp_ranks {
-        let paths = lanes::rank_trace_paths(&args.input)?;
+        let paths = &inputs;
         let merged =
-            lanes::merge_pp_files(&paths, &config).context("cannot merge the PP rank traces")?;
+            lanes::merge_pp_files(paths, &config).context("cannot merge the PP rank traces")?;
         warn(&merged.diagnostics);
         write(&merged.trace)?;
         let text = to_json(&Printed {

@@ -78,11 +78,16 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> anyhow::Result<()> {
     let report = roofline::analyze(&args.capture)
         .with_context(|| format!("analysing {}", args.capture.display()))?;
+    let inputs = [args.capture.as_path()];
+    let rules = output_file::Rules {
+        overwrite: true,
+        inputs: &inputs,
+    };
     if let Some(path) = &args.csv {
-        write_file(path, &roofline::render::csv(&report))?;
+        write_file(path, &rules, &roofline::render::csv(&report))?;
     }
     if let Some(path) = &args.svg {
-        write_file(path, &roofline::render::svg(&report, args.top))?;
+        write_file(path, &rules, &roofline::render::svg(&report, args.top))?;
     }
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report)?;
@@ -97,27 +102,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes through a temporary file in the target's directory, renamed into place.
-fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".roofline.");
-    // A temporary file is private (0600); the output is an ordinary file (0644 less umask).
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    let mut tmp = builder
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("renaming into {}", path.display()))?;
+/// Writes under the workspace's output rules (`output_file`): through a temporary file
+/// renamed into place; never onto a directory, device, symlink or the capture itself.
+fn write_file(path: &Path, rules: &output_file::Rules<'_>, text: &str) -> anyhow::Result<()> {
+    output_file::write(path, rules, text.as_bytes())?;
     Ok(())
 }
 

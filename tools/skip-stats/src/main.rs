@@ -2,7 +2,7 @@
 //! parsing and file writing only; the analysis is `analysis::skip`.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -42,6 +42,10 @@ use clap::Parser;
 /// have empty launch columns; activities in flight at the capture's start have an empty
 /// step; a start before the launch (clock skew) leaves launch_to_start_ns empty.
 ///
+/// Exit status: 0 when everything was read; 2 on an error (rows.csv not written); 3 when
+/// the result is partial: some rank files of a directory could not be read (each is named
+/// on stderr with its error), the others are reported and in rows.csv.
+///
 /// Examples:
 ///   skip-stats trace.json.gz
 ///   skip-stats run/ --out /tmp/skip --json > skip.json
@@ -52,9 +56,14 @@ struct Args {
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
 
-    /// Directory for rows.csv (created if missing; an existing rows.csv is replaced).
+    /// Directory for rows.csv (created if missing).
     #[arg(long, value_name = "DIR", default_value = ".")]
     out: PathBuf,
+
+    /// Replace an existing rows.csv. A directory, device, symbolic link or the input is
+    /// never replaced.
+    #[arg(long)]
+    overwrite: bool,
 
     /// Print the report as JSON (times in integer nanoseconds, every number labelled).
     #[arg(long)]
@@ -68,7 +77,8 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Partial) => ExitCode::from(3),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("skip-stats: {e:#}");
@@ -77,14 +87,38 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> anyhow::Result<()> {
+fn run(args: &Args) -> anyhow::Result<Outcome> {
     let config = analysis::skip::Config {
         top_host_events: args.top,
     };
-    let rows = RowsFile::create(&args.out)?;
-    let analysis = analysis::skip::run(&args.trace, &config, rows.writer())
+    let rows_path = args.out.join("rows.csv");
+    let inputs = [args.trace.as_path()];
+    let rules = output_file::Rules {
+        overwrite: args.overwrite,
+        inputs: &inputs,
+    };
+    // Refused paths fail before the analysis; the file is renamed into place only when
+    // the analysis succeeded (dropped, and so deleted, otherwise).
+    let rows = output_file::Pending::create(&rows_path, &rules)?;
+    let each = analysis::input::load_each(&args.trace)
         .with_context(|| format!("analysing {}", args.trace.display()))?;
-    rows.persist("rows.csv")?;
+    for err in &each.failed {
+        eprintln!(
+            "skip-stats: warning: not read: {}",
+            analysis::error_chain(err)
+        );
+    }
+    if each.loaded.is_empty() {
+        anyhow::bail!("no capture in {} could be read", args.trace.display());
+    }
+    let analysis = analysis::skip::run_loaded(
+        &args.trace,
+        &each.loaded,
+        &config,
+        std::io::BufWriter::with_capacity(1 << 20, rows.file()),
+    )
+    .with_context(|| format!("analysing {}", args.trace.display()))?;
+    rows.commit()?;
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report::skip_text::render_json(&analysis))?;
         s.push('\n');
@@ -95,47 +129,17 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
-    Ok(())
+    Ok(if each.failed.is_empty() {
+        Outcome::Complete
+    } else {
+        Outcome::Partial
+    })
 }
 
-/// `rows.csv` under construction: a temporary file in the out dir, renamed into place
-/// only when the analysis succeeded (dropped, and so deleted, otherwise).
-struct RowsFile {
-    dir: PathBuf,
-    tmp: tempfile::NamedTempFile,
-}
-
-impl RowsFile {
-    fn create(dir: &Path) -> anyhow::Result<RowsFile> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".rows.csv.");
-        // A temporary file is private (0600); the output is an ordinary file (0644 less umask).
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o644));
-        }
-        let tmp = builder
-            .tempfile_in(dir)
-            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-        Ok(RowsFile {
-            dir: dir.to_path_buf(),
-            tmp,
-        })
-    }
-
-    fn writer(&self) -> std::io::BufWriter<&std::fs::File> {
-        std::io::BufWriter::with_capacity(1 << 20, self.tmp.as_file())
-    }
-
-    fn persist(self, name: &str) -> anyhow::Result<()> {
-        let target = self.dir.join(name);
-        self.tmp
-            .persist(&target)
-            .with_context(|| format!("renaming into {}", target.display()))?;
-        Ok(())
-    }
+/// Whether every file of the input was read.
+enum Outcome {
+    Complete,
+    Partial,
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

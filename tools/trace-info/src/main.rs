@@ -19,6 +19,10 @@ use clap::Parser;
 ///
 /// Counts and times are measured from the capture; device properties are read from the
 /// profiler's metadata.
+///
+/// Exit status: 0 when everything was read; 2 on an error (nothing printed); 3 when the
+/// result is partial: some files of a directory could not be read (each is named on
+/// stderr with its error) and the others are reported.
 #[derive(Debug, Parser)]
 #[command(name = "trace-info", version)]
 struct Args {
@@ -32,7 +36,8 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Partial) => ExitCode::from(3),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("trace-info: {e:#}");
@@ -41,9 +46,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> anyhow::Result<()> {
-    let loaded = analysis::input::load_any(&args.capture)
+/// Whether every file of the input was read.
+enum Outcome {
+    Complete,
+    Partial,
+}
+
+fn run(args: &Args) -> anyhow::Result<Outcome> {
+    let each = analysis::input::load_each(&args.capture)
         .with_context(|| format!("cannot read {}", args.capture.display()))?;
+    for err in &each.failed {
+        eprintln!(
+            "trace-info: warning: not read: {}",
+            analysis::error_chain(err)
+        );
+    }
+    if each.loaded.is_empty() {
+        anyhow::bail!("no capture in {} could be read", args.capture.display());
+    }
+    let loaded = each.loaded;
     let inventories: Vec<_> = loaded.iter().map(analysis::inventory::inventory).collect();
     let out = if args.json {
         let mut s = serde_json::to_string_pretty(&inventories)?;
@@ -57,7 +78,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .join("\n")
     };
     std::io::stdout().lock().write_all(out.as_bytes())?;
-    Ok(())
+    Ok(if each.failed.is_empty() {
+        Outcome::Complete
+    } else {
+        Outcome::Partial
+    })
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

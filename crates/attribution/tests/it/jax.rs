@@ -206,12 +206,9 @@ fn kernel_stats_parity_with_xprof() {
         for (key, (count, time)) in &ours {
             let (x_count, x_time) = xprof[key];
             assert_eq!(*count, x_count, "{} {key:?}", path.display());
-            // XProf prints µs with three decimals: 1 ns per row of its table.
-            assert!(
-                (time - x_time).abs() <= *count,
-                "{} {key:?}: {time} vs {x_time}",
-                path.display()
-            );
+            // The issue allows 1 ns per occurrence; the five captures agree to the ns
+            // (XProf prints µs with three decimals; measured).
+            assert_eq!(*time, x_time, "{} {key:?}", path.display());
             pairs += 1;
         }
     }
@@ -268,11 +265,10 @@ fn hlo_stats_parity_with_xprof() {
         );
         for (key, time) in &ours {
             let (occurrences, x_time) = xprof[key];
-            assert!(
-                (time - x_time).abs() <= occurrences.max(1),
-                "{} {key:?}: {time} vs {x_time}",
-                path.display()
-            );
+            // Equal to the ns on all five captures (measured), within the issue's 1 ns
+            // per occurrence.
+            assert!(occurrences > 0, "{key:?}");
+            assert_eq!(*time, x_time, "{} {key:?}", path.display());
             ops += 1;
         }
     }

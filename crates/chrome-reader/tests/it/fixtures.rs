@@ -32,21 +32,32 @@ fn load(rel: &Path) -> Result<trace_model::Capture, chrome_reader::Error> {
 #[test]
 fn err_fixtures_give_their_errors() {
     let files = fixtures("testdata/chrome/err");
-    assert!(files.len() >= 8, "{} err fixtures", files.len());
+    assert!(files.len() >= 30, "{} err fixtures", files.len());
     let mut out = String::new();
+    let mut loaded = Vec::new();
     for rel in &files {
         match load(rel) {
-            Ok(_) => panic!("{} loaded, but it must fail", rel.display()),
-            Err(e) => writeln!(out, "{e}").expect("writing to a String cannot fail"),
+            Ok(_) => loaded.push(rel.display().to_string()),
+            Err(e) => {
+                // The error and its sources, as the tools print them (`{:#}`).
+                let mut text = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    write!(text, ": {s}").expect("writing to a String cannot fail");
+                    source = s.source();
+                }
+                writeln!(out, "{text}").expect("writing to a String cannot fail")
+            }
         }
     }
+    assert!(loaded.is_empty(), "these loaded, but must fail: {loaded:?}");
     insta::assert_snapshot!(out);
 }
 
 #[test]
 fn odd_fixtures_give_diagnostics() {
     let files = fixtures("testdata/chrome/odd");
-    assert!(files.len() >= 5, "{} odd fixtures", files.len());
+    assert!(files.len() >= 25, "{} odd fixtures", files.len());
     let mut out = String::new();
     for rel in &files {
         let capture = load(rel).unwrap_or_else(|e| panic!("{e}"));

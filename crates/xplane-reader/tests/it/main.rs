@@ -1,6 +1,7 @@
 //! Integration tests of xplane-reader over the real captures in `$TRACEWISE_TRACES/jax/`.
 
 mod captures;
+mod fixtures;
 mod model;
 
 use std::path::PathBuf;

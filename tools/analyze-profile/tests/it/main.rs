@@ -333,3 +333,36 @@ fn default_mode_buckets_sum_to_gpu_time_on_every_real_trace() {
         }
     }
 }
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}), in both modes: no panic, an
+/// error names the file and the position, nothing is left behind.
+#[test]
+fn malformed_inputs_never_panic() {
+    for compat in [false, true] {
+        let run =
+            test_support::run_on_malformed(env!("CARGO_BIN_EXE_analyze-profile"), |input, _out| {
+                let mut args: Vec<std::ffi::OsString> = vec!["--trace-file".into(), input.into()];
+                if compat {
+                    args.push("--compat".into());
+                }
+                args
+            });
+        eprintln!("analyze-profile (compat {compat}): {run:?}");
+    }
+}
+
+/// The default mode works on the model, so it reads an XSpace; --compat names the format
+/// and the tools that read it.
+#[test]
+fn default_mode_reads_an_xspace_and_compat_says_which_tool_does() {
+    let input = "testdata/xplane/ok/small.xplane.pb";
+    let out = analyze_profile(&["--trace-file", input]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("12 GPU activities"), "{text}");
+    let out = analyze_profile(&["--compat", "--trace-file", input]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("XSpace protobuf"), "{stderr}");
+    assert!(stderr.contains("without --compat"), "{stderr}");
+}

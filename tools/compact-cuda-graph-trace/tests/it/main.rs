@@ -318,3 +318,75 @@ fn help_explains_both_lane_groupings() {
     );
     assert!(help.contains("Communication"), "{help}");
 }
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and the position, nothing is left behind.
+#[test]
+fn malformed_inputs_never_panic() {
+    let run = test_support::run_on_malformed(
+        env!("CARGO_BIN_EXE_compact-cuda-graph-trace"),
+        |input, out| vec![input.into(), "-o".into(), out.join("compacted.json").into()],
+    );
+    eprintln!("compact-cuda-graph-trace: {run:?}");
+}
+
+/// The output rules of `output_file`, end to end: with or without --overwrite, a symlink,
+/// a directory, a device and the input itself are refused, before any work and with
+/// nothing changed; a new output gets the usual permissions.
+#[test]
+fn refuses_symlink_directory_device_and_the_input() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let written = lanes::synth::write_fixtures(dir.path()).expect("fixtures");
+    let input = &written[0];
+    let before = std::fs::read(input).expect("the input");
+    let refused = |output: &Path, expect: &str| {
+        for overwrite in [false, true] {
+            let mut args = vec![input.as_path(), Path::new("-o"), output];
+            if overwrite {
+                args.push(Path::new("--overwrite"));
+            }
+            let out = run(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{}: {stderr}", output.display());
+            assert!(stderr.contains(expect), "{}: {stderr}", output.display());
+        }
+    };
+    refused(input, "is the input");
+    refused(dir.path(), "is a directory");
+    #[cfg(unix)]
+    {
+        refused(Path::new("/dev/null"), "not a regular file");
+        let target = dir.path().join("target.json");
+        std::fs::write(&target, b"keep").expect("write");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        refused(&link, "symbolic link");
+        assert!(std::fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+        assert_eq!(std::fs::read(&target).expect("target"), b"keep");
+    }
+    assert_eq!(std::fs::read(input).expect("the input"), before);
+
+    let output = dir.path().join("new.json");
+    summary(&run(&[input, Path::new("-o"), &output]));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").expect("plain file");
+        assert_eq!(mode(&output), mode(&plain), "an ordinary file's mode, not 0600");
+    }
+}
+
+/// An XSpace names its format and the tools that read it.
+#[test]
+fn an_xspace_input_says_which_tool_reads_it() {
+    let input = test_support::workspace_root().join("testdata/xplane/ok/small.xplane.pb");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = run(&[&input, Path::new("-o"), &dir.path().join("x.json")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("XSpace protobuf"), "{stderr}");
+    assert!(stderr.contains("trace-info"), "{stderr}");
+    assert!(std::fs::read_dir(dir.path()).expect("dir").next().is_none());
+}

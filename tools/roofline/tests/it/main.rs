@@ -83,3 +83,19 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and the position, nothing is left behind.
+#[test]
+fn malformed_inputs_never_panic() {
+    let run = test_support::run_on_malformed(env!("CARGO_BIN_EXE_roofline"), |input, out| {
+        vec![
+            input.into(),
+            "--csv".into(),
+            out.join("ops.csv").into(),
+            "--svg".into(),
+            out.join("r.svg").into(),
+        ]
+    });
+    eprintln!("roofline: {run:?}");
+}

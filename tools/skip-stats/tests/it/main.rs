@@ -180,3 +180,79 @@ fn real_trace_snapshots() {
         insta::assert_snapshot!(name, stdout(&o));
     }
 }
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and the position, nothing is left behind.
+#[test]
+fn malformed_inputs_never_panic() {
+    let run = test_support::run_on_malformed(env!("CARGO_BIN_EXE_skip-stats"), |input, out| {
+        vec![input.into(), "--out".into(), out.into()]
+    });
+    eprintln!("skip-stats: {run:?}");
+}
+
+/// rows.csv follows the workspace's output rules: an existing one is replaced only with
+/// --overwrite, and never when it is a symlink or a directory.
+#[test]
+fn rows_csv_is_replaced_only_with_overwrite() {
+    let root = workspace_root();
+    let out = tempfile::tempdir().expect("temporary directory");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_skip-stats"))
+            .current_dir(&root)
+            .arg(FIXTURE)
+            .arg("--out")
+            .arg(out.path())
+            .args(extra)
+            .output()
+            .expect("skip-stats runs")
+    };
+    let rows = out.path().join("rows.csv");
+    std::fs::write(&rows, "keep\n").expect("an existing rows.csv");
+    let o = run(&[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--overwrite"), "{stderr}");
+    assert!(o.stdout.is_empty(), "refused before the analysis");
+    assert_eq!(std::fs::read_to_string(&rows).expect("rows.csv"), "keep\n");
+    let o = run(&["--overwrite"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&rows).expect("rows.csv").starts_with("device,"));
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(&rows).expect("remove");
+        std::os::unix::fs::symlink("/dev/null", &rows).expect("symlink");
+        let o = run(&["--overwrite"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("symbolic link"), "{stderr}");
+    }
+}
+
+/// A rank directory with unreadable ranks: the readable ones are reported (and in
+/// rows.csv), each unreadable one is named with its error, and the exit code is 3.
+#[test]
+fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
+    let root = workspace_root();
+    let ranks = tempfile::tempdir().expect("temporary directory");
+    for rank in 0..2 {
+        let name = format!("rank{rank}.pt.trace.json");
+        std::fs::copy(root.join("testdata/chrome/ok/tiny-train").join(&name), ranks.path().join(&name))
+            .expect("copy a rank");
+    }
+    std::fs::write(ranks.path().join("rank2.pt.trace.json"), "{\"traceEvents\": [").expect("write");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("rank3.pt.trace.json", ranks.path().join("rank3.pt.trace.json"))
+        .expect("a symlink loop");
+    let (o, out) = skip_stats(&root, &[ranks.path().to_str().expect("UTF-8 path")]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("rank2.pt.trace.json: truncated JSON"), "{stderr}");
+    #[cfg(unix)]
+    assert!(stderr.contains("rank3.pt.trace.json: cannot read"), "{stderr}");
+    assert!(stderr.contains("symbolic links") || !cfg!(unix), "{stderr}");
+    let text = stdout(&o);
+    assert!(text.contains("rank0.pt.trace.json") && text.contains("rank1.pt.trace.json"), "{text}");
+    let rows = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
+    assert!(rows.lines().count() > 1);
+}

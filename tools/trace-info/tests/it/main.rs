@@ -32,7 +32,7 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(out.is_empty());
     assert_eq!(
         err,
-        "trace-info: cannot read testdata/chrome/err/not_a_trace.json: testdata/chrome/err/not_a_trace.json: not a Chrome trace: the JSON object has no \"traceEvents\" array\n"
+        "trace-info: testdata/chrome/err/not_a_trace.json: not a Chrome trace: the JSON object has no \"traceEvents\" array\n"
     );
 }
 
@@ -112,4 +112,41 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and the position, nothing is left behind.
+#[test]
+fn malformed_inputs_never_panic() {
+    let run = test_support::run_on_malformed(env!("CARGO_BIN_EXE_trace-info"), |input, _out| {
+        vec![input.into()]
+    });
+    eprintln!("trace-info: {run:?}");
+}
+
+/// A directory whose ranks are not all readable: the readable ones are printed, each
+/// unreadable one is named on stderr with its error (once), and the exit code is 3.
+#[test]
+fn partial_rank_directory_exits_3() {
+    let root = workspace_root();
+    let ranks = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(
+        root.join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json"),
+        ranks.path().join("rank0.pt.trace.json"),
+    )
+    .expect("copy a rank");
+    std::fs::write(ranks.path().join("rank1.pt.trace.json"), "").expect("an empty rank");
+    let (code, out, err) = trace_info(&[ranks.path().to_str().expect("UTF-8 path")]);
+    assert_eq!(code, 3, "{err}");
+    assert!(out.contains("rank0.pt.trace.json"), "{out}");
+    assert_eq!(err.matches("rank1.pt.trace.json").count(), 1, "{err}");
+    assert!(err.contains("the file is empty"), "{err}");
+}
+
+/// A missing file says so once (no repeated OS error text).
+#[test]
+fn missing_file_says_it_once() {
+    let (code, _out, err) = trace_info(&["no/such/trace.json"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }

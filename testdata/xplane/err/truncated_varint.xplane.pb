@@ -1,0 +1,2 @@
+
+Ç/device:GPU:0"loop_multiÿÿ
