@@ -80,16 +80,7 @@ pub(crate) fn attribute(
         Some(re) => re.is_match(frame.file),
         None => hlo_parser::is_default_user_frame(frame),
     };
-    let schedules: Vec<Schedule<'_>> = programs.iter().map(Schedule::new).collect();
     let mut notes = Vec::new();
-    for (program, schedule) in programs.iter().zip(&schedules) {
-        if schedule.truncated {
-            notes.push(format!(
-                "program {}({}): the unrolled schedule was cut at {MAX_SLOTS} slots; later kernels of a window may go unmatched",
-                program.module_name, program.program_id
-            ));
-        }
-    }
     // Resolve each activity's program.
     let by_id: HashMap<i64, usize> = programs
         .iter()
@@ -126,13 +117,28 @@ pub(crate) fn attribute(
             }
         }
     }
+    // Schedules only for programs that ran: an unrolled schedule can be large.
+    let mut schedules: HashMap<usize, Schedule<'_>> = HashMap::new();
+    for &(_, program_index) in groups.keys() {
+        schedules.entry(program_index).or_insert_with(|| {
+            let schedule = Schedule::new(&programs[program_index]);
+            if schedule.truncated {
+                let program = &programs[program_index];
+                notes.push(format!(
+                    "program {}({}): the unrolled schedule was cut at {MAX_SLOTS} slots; later kernels of a window may go unmatched",
+                    program.module_name, program.program_id
+                ));
+            }
+            schedule
+        });
+    }
     for ((_, program_index), mut members) in groups {
         members.sort_by_key(|&i| {
             let a = &capture.activities[i];
             (a.start, a.stream, a.source_index)
         });
         let program = &programs[program_index];
-        let schedule = &schedules[program_index];
+        let schedule = &schedules[&program_index];
         let decided_exact = program_of(&capture.activities[members[0]])
             .map_or(DecidedBy::HloOpProgramId, |(_, d)| d);
         let matched = match_group(capture, program, schedule, &members, decided_exact);
@@ -152,9 +158,11 @@ pub(crate) fn attribute(
                     row.instruction = inst.name.clone();
                 }
                 row.op_name = inst.metadata.op_name.clone();
-                if let Some(line) = program.module.source_line_with(inst, &user) {
-                    row.source_line = format!("{}:{}", line.file, line.line);
-                    row.function = line.function.to_owned();
+                if let Some((file, line, function)) =
+                    python_line(&program.module, inst, config, &user)
+                {
+                    row.source_line = format!("{file}:{line}");
+                    row.function = function.to_owned();
                 }
             }
             rows[*index] = Some(row);
@@ -240,7 +248,11 @@ pub(crate) fn attribute(
     let hlo_text = chosen.and_then(|id| {
         let p = programs.iter().find(|p| p.program_id == id)?;
         Some((
-            format!("{}({}).hlo.txt", p.module_name, p.program_id),
+            format!(
+                "{}({}).hlo.txt",
+                p.module_name.replace(['/', '\\'], "_"),
+                p.program_id
+            ),
             hlo_parser::module_text(&p.module),
         ))
     });
@@ -272,6 +284,28 @@ pub(crate) fn attribute(
     };
     graph_notes(&mut result);
     Ok(result)
+}
+
+/// The instruction's Python line. With `--user-re`, the stack frames decide when the
+/// instruction has them (the metadata's `source_file` is one fixed frame); otherwise
+/// `source_file:source_line`, else the first user frame of the stack.
+fn python_line<'m>(
+    module: &'m HloModule,
+    inst: &'m Instruction,
+    config: &Config,
+    user: &dyn Fn(&Frame<'_>) -> bool,
+) -> Option<(&'m str, i32, &'m str)> {
+    if config.user_re.is_some() && inst.metadata.stack_frame_id > 0 {
+        let stack = module.stack(inst.metadata.stack_frame_id);
+        if let Some(frame) = stack
+            .iter()
+            .find(|frame| user(frame) && !frame.file.is_empty() && frame.line > 0)
+        {
+            return Some((frame.file, frame.line, frame.function));
+        }
+    }
+    let line = module.source_line_with(inst, user)?;
+    Some((line.file, line.line, line.function))
 }
 
 fn graph_notes(result: &mut Attribution) {
