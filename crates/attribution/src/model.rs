@@ -255,8 +255,36 @@ impl Attribution {
         (total, attributed)
     }
 
-    /// Per (program, op_name), by GPU time, then name.
+    /// Per (program, op_name) over all devices, by GPU time, then name.
     pub fn ops(&self) -> Vec<OpRow> {
+        self.ops_of(None)
+    }
+
+    /// [`Attribution::ops`] of each device, devices in ordinal order.
+    pub fn ops_by_device(&self) -> Vec<(i64, OpRow)> {
+        self.devices()
+            .into_iter()
+            .flat_map(|d| self.ops_of(Some(d)).into_iter().map(move |row| (d, row)))
+            .collect()
+    }
+
+    /// [`Attribution::lines`] of each device (shares of the device's attributed time).
+    pub fn lines_by_device(&self) -> Vec<(i64, LineRow)> {
+        self.devices()
+            .into_iter()
+            .flat_map(|d| self.lines_of(Some(d)).into_iter().map(move |row| (d, row)))
+            .collect()
+    }
+
+    /// Device ordinals with activities, ascending.
+    pub fn devices(&self) -> Vec<i64> {
+        let mut devices: Vec<i64> = self.kernels.iter().map(|k| k.device).collect();
+        devices.sort_unstable();
+        devices.dedup();
+        devices
+    }
+
+    fn ops_of(&self, device: Option<i64>) -> Vec<OpRow> {
         type Acc<'a> = (
             u64,
             i64,
@@ -265,7 +293,7 @@ impl Attribution {
         );
         let mut by_op: BTreeMap<(&str, &str), Acc<'_>> = BTreeMap::new();
         for kernel in &self.kernels {
-            if kernel.op_name.is_empty() {
+            if kernel.op_name.is_empty() || device.is_some_and(|d| d != kernel.device) {
                 continue;
             }
             let acc = by_op
@@ -308,11 +336,22 @@ impl Attribution {
         rows
     }
 
-    /// Per Python line, over the attributed kernels, by GPU time, then line.
+    /// Per Python line, over the attributed kernels of all devices, by GPU time, then line.
     pub fn lines(&self) -> Vec<LineRow> {
-        let attributed = self.attributed_time_ns();
+        self.lines_of(None)
+    }
+
+    fn lines_of(&self, device: Option<i64>) -> Vec<LineRow> {
+        let on = |k: &&KernelRow| device.is_none_or(|d| d == k.device);
+        let attributed: i64 = self
+            .kernels
+            .iter()
+            .filter(on)
+            .filter(|k| k.match_kind != MatchKind::None)
+            .map(|k| k.dur_ns)
+            .sum();
         let mut by_line: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
-        for kernel in &self.kernels {
+        for kernel in self.kernels.iter().filter(on) {
             if kernel.match_kind == MatchKind::None || kernel.source_line.is_empty() {
                 continue;
             }

@@ -72,10 +72,19 @@ pub fn kernels_csv(result: &Attribution) -> String {
     )
 }
 
+/// Per device, op rows; `share_pct` of the device's GPU time.
 pub fn ops_csv(result: &Attribution) -> String {
-    let total = result.gpu_time_ns();
+    let device_time = |d: i64| -> i64 {
+        result
+            .kernels
+            .iter()
+            .filter(|k| k.device == d)
+            .map(|k| k.dur_ns)
+            .sum()
+    };
     csv_text(
         &[
+            "device",
             "program",
             "op_name",
             "kernels",
@@ -84,13 +93,14 @@ pub fn ops_csv(result: &Attribution) -> String {
             "instructions",
             "source line",
         ],
-        result.ops().into_iter().map(|o| {
+        result.ops_by_device().into_iter().map(|(d, o)| {
             vec![
+                d.to_string(),
                 o.program,
                 o.op_name,
                 o.kernels.to_string(),
                 o.gpu_time_ns.to_string(),
-                format!("{:.3}", percent(o.gpu_time_ns, total)),
+                format!("{:.3}", percent(o.gpu_time_ns, device_time(d))),
                 o.instructions.to_string(),
                 o.source_line,
             ]
@@ -98,17 +108,20 @@ pub fn ops_csv(result: &Attribution) -> String {
     )
 }
 
+/// Per device, line rows; shares of the device's attributed time.
 pub fn lines_csv(result: &Attribution) -> String {
     csv_text(
         &[
+            "device",
             "source line",
             "function",
             "kernels",
             "gpu_time_ns",
             "share_of_attributed_pct",
         ],
-        result.lines().into_iter().map(|l| {
+        result.lines_by_device().into_iter().map(|(d, l)| {
             vec![
+                d.to_string(),
                 l.source_line,
                 l.function,
                 l.kernels.to_string(),

@@ -120,3 +120,27 @@ fn one_program_keeps_only_its_kernels() {
     let err = attribution::attribute_path(&path, &config).expect_err("no program 99");
     assert!(err.to_string().contains("no program with id 99"), "{err}");
 }
+
+#[test]
+fn per_device_tables() {
+    let result = synth();
+    assert_eq!(result.devices(), [0, 1]);
+    // GPU 1: all three kernels attributed (4 + 9 + 5 µs), each with a line.
+    let gpu1: i64 = result
+        .lines_by_device()
+        .iter()
+        .filter(|(d, _)| *d == 1)
+        .map(|(_, l)| l.gpu_time_ns)
+        .sum();
+    assert_eq!(gpu1, 18_000);
+    let all: i64 = result.lines().iter().map(|l| l.gpu_time_ns).sum();
+    let by_device: i64 = result
+        .lines_by_device()
+        .iter()
+        .map(|(_, l)| l.gpu_time_ns)
+        .sum();
+    assert_eq!(all, by_device);
+    assert_eq!(all, result.attributed_time_ns());
+    let ops: u64 = result.ops_by_device().iter().map(|(_, o)| o.kernels).sum();
+    assert_eq!(ops, result.ops().iter().map(|o| o.kernels).sum::<u64>());
+}

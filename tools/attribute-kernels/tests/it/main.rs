@@ -139,7 +139,7 @@ fn kineto_lines_sum_to_attributed_time() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let lines = csv_rows(&out.join("lines.csv"));
     assert!(!lines.is_empty());
-    let line_time: i64 = lines.iter().map(|r| r[3].parse::<i64>().unwrap()).sum();
+    let line_time: i64 = lines.iter().map(|r| r[4].parse::<i64>().unwrap()).sum();
     let attributed: i64 = csv_rows(&out.join("how.csv"))
         .iter()
         .filter(|r| r[0] == "all" && r[1] != "none")
