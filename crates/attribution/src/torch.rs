@@ -102,6 +102,11 @@ pub fn attribute_kineto(
             crate::model::percent(graph, total),
             crate::model::percent(attributed, graph)
         ));
+        if crate::model::percent(graph - attributed, total) > 5.0 {
+            result.needs_new_capture.push(
+                "graph-launched kernels without a Python line: profile once without CUDA/HIP graphs (eager mode), or profile the graph capture itself, where each kernel still has its CPU op and stack".to_owned(),
+            );
+        }
     }
     Ok(result)
 }
