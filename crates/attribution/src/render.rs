@@ -294,10 +294,21 @@ pub fn summary_text(result: &Attribution) -> String {
             m.share_pct
         );
     }
+    let reasons: Vec<String> = result
+        .how()
+        .into_iter()
+        .filter(|h| h.device == "all" && h.match_kind == MatchKind::None)
+        .map(|h| format!("{} {}", h.kernels, h.decided_by.as_str()))
+        .collect();
     let _ = writeln!(
         out,
-        "kernels with no candidate (none): {}",
-        s.kernels_without_candidate
+        "kernels with no candidate (none): {}{}",
+        s.kernels_without_candidate,
+        if reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", reasons.join(", "))
+        }
     );
     if s.per_device.len() > 1 {
         let _ = writeln!(out, "\nper device (measured):");
