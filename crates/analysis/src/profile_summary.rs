@@ -20,7 +20,7 @@ pub mod seed;
 
 use std::path::{Path, PathBuf};
 
-pub use py::{PyNum, format_us};
+pub use py::{PyNum, format_us, group_thousands, python_prefix_len, truncate_name};
 pub use rules::{BUCKET_RULES, OTHER, SDPA_BACKENDS, bucket_names, bucket_of};
 
 use crate::Error;
@@ -60,8 +60,16 @@ pub struct Config {
 /// The file-name pattern the seed globs for in a directory.
 pub const DIR_PATTERN: &str = "*.pt.trace.json*";
 
-/// Runs one `analyze-profile` invocation and returns what it prints on stdout.
-pub fn run(config: &Config) -> Result<String, Error> {
+/// What one `analyze-profile` run found: the original script's text (`--compat`, its
+/// exact bytes) or the default mode's summaries, which `report::profile_text` renders.
+#[derive(Debug, Clone)]
+pub enum Output {
+    Compat(String),
+    Gpu(Vec<gpu::GpuSummary>),
+}
+
+/// Runs one `analyze-profile` invocation.
+pub fn run(config: &Config) -> Result<Output, Error> {
     let files = match &config.input {
         Input::File(path) => vec![path.clone()],
         Input::Dir(dir) if config.mode == Mode::Seed => {
@@ -69,10 +77,10 @@ pub fn run(config: &Config) -> Result<String, Error> {
             // and then prints this line and exits successfully.
             let mut files = trace_files_in(dir).unwrap_or_default();
             if files.is_empty() {
-                return Ok(format!(
+                return Ok(Output::Compat(format!(
                     "no trace file found in {}\n",
                     dir.to_string_lossy()
-                ));
+                )));
             }
             if !config.all_ranks {
                 files.truncate(1);
@@ -88,8 +96,8 @@ pub fn run(config: &Config) -> Result<String, Error> {
         }
     };
     match config.mode {
-        Mode::Seed => run_seed(&files, config),
-        Mode::Gpu => gpu::run(&files, config),
+        Mode::Seed => run_seed(&files, config).map(Output::Compat),
+        Mode::Gpu => gpu::run(&files).map(Output::Gpu),
     }
 }
 

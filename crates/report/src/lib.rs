@@ -27,6 +27,7 @@ pub mod inventory_text;
 pub mod investigate;
 mod label;
 pub mod markdown;
+pub mod profile_text;
 pub mod skip_text;
 pub mod swimlane;
 

@@ -131,7 +131,7 @@ fn no_report_prints_a_negative_duration() {
         }
         if input.is_file() && !input.to_string_lossy().ends_with(".xplane.pb") {
             let s = analysis::profile_summary::gpu::gpu_summary_of_file(input).expect("summary");
-            let text = analysis::profile_summary::gpu::render_text(&s, 25);
+            let text = report::profile_text::render_text(&s, 25);
             let bad = negative_durations(&text);
             assert!(
                 bad.is_empty(),
@@ -167,4 +167,33 @@ fn a_gpu_more_than_a_step_behind_is_said_in_words() {
         last_finisher: None,
     });
     assert!(out.contains("more than a step behind the host"), "{out}");
+}
+
+fn summary_of(events: &str) -> analysis::profile_summary::gpu::GpuSummary {
+    let json = format!("{{\"traceEvents\": [{events}]}}");
+    let c = chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads");
+    analysis::profile_summary::gpu::gpu_summary(&c, "synthetic.json", None)
+}
+
+/// The default mode's text: unknown attention is named with its kernels, inference
+/// captures get no training rule of thumb, launch-less kernels are marked, an empty
+/// capture prints zeros (no NaN).
+#[test]
+fn analyze_profile_default_text() {
+    let unknown = summary_of(
+        r#"{"ph": "X", "cat": "cpu_op", "name": "mylib::attention", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "my_custom_attention_kernel", "pid": 0, "tid": 7, "ts": 10, "dur": 40, "args": {"correlation": 1, "stream": 7, "device": 0}},
+ {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "pid": 0, "tid": 9, "ts": 60, "dur": 10, "args": {"correlation": 99, "stream": 9, "device": 0}}"#,
+    );
+    let text = report::profile_text::render_text(&unknown, 10);
+    assert!(text.contains("unknown: no backend recognised"), "{text}");
+    assert!(text.contains("my_custom_attention_kernel"), "{text}");
+    assert!(!text.contains("no attention kernel"), "{text}");
+    assert!(text.contains("[no op] ncclKernel_AllReduce"), "{text}");
+    assert!(!text.contains("Llama 3 training"), "{text}");
+    let empty = summary_of("");
+    let text = report::profile_text::render_text(&empty, 10);
+    assert!(text.contains("GPU time: 0 ns"), "{text}");
+    assert!(!text.contains("NaN"), "{text}");
 }
