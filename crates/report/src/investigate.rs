@@ -868,7 +868,7 @@ fn roofline_section(
     for o in &costed {
         let inferred = |what: &str| Label::inferred(format!("{what} from the op's shapes"));
         t.push(vec![
-            Cell::code(roofline::render::display_name(o)),
+            Cell::code(crate::roofline_text::display_name(o)),
             Cell::text(format!("{:?}", o.dtype)),
             Cell::figure(Figure::duration(Nanos(o.time_ns.value), Label::Measured)),
             o.flops.value.map_or(Cell::Empty, |f| {
@@ -903,7 +903,7 @@ fn roofline_section(
         s.push(Block::Svg {
             caption: "Roofline: one dot per op, sized by its GPU time; one roof per dtype present"
                 .into(),
-            svg: roofline::render::svg(&rl, 10),
+            svg: crate::roofline_text::svg(&rl, 10),
         });
     }
     for item in &rl.trust {

@@ -26,7 +26,6 @@ mod jax;
 mod kineto;
 mod model;
 mod peaks;
-pub mod render;
 
 use std::path::{Path, PathBuf};
 

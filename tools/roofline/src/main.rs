@@ -84,17 +84,17 @@ fn run(args: &Args) -> anyhow::Result<()> {
         inputs: &inputs,
     };
     if let Some(path) = &args.csv {
-        write_file(path, &rules, &roofline::render::csv(&report))?;
+        write_file(path, &rules, &report::roofline_text::csv(&report))?;
     }
     if let Some(path) = &args.svg {
-        write_file(path, &rules, &roofline::render::svg(&report, args.top))?;
+        write_file(path, &rules, &report::roofline_text::svg(&report, args.top))?;
     }
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report)?;
         s.push('\n');
         s
     } else {
-        roofline::render::text(&report, args.top)
+        report::roofline_text::text(&report, args.top)
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;

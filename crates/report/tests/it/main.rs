@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use analysis::skip;
 use test_support::traces_dir as traces;
 
+mod roofline_svg;
+
 /// Every Kineto trace under pytorch/ and every GPU `regenerated-*.trace.json.gz` under jax/.
 fn real_traces(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -1,8 +1,7 @@
 //! Integration tests of the roofline crate: XProf parity and Kineto hand checks on the real
-//! captures (with `TRACEWISE_TRACES`), and the SVG chart.
+//! captures (with `TRACEWISE_TRACES`). The SVG chart is tested with its renderer, in `report`.
 
 mod kineto;
-mod svg;
 mod xprof;
 
 use std::io::Read;

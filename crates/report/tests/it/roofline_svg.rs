@@ -3,7 +3,7 @@
 use test_support::{traces_dir, workspace_root};
 
 fn check(report: &roofline::Roofline) {
-    let svg = roofline::render::svg(report, 5);
+    let svg = report::roofline_text::svg(report, 5);
     let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "svg");
@@ -12,7 +12,7 @@ fn check(report: &roofline::Roofline) {
             .filter(|n| n.attribute("class") == Some(c))
             .count()
     };
-    let charted = roofline::render::chart_ops(report);
+    let charted = report::roofline_text::chart_ops(report);
     assert!(!charted.is_empty());
     assert_eq!(class("op"), charted.len(), "one dot per charted op");
     assert_eq!(class("label"), charted.len().min(5));
@@ -32,7 +32,7 @@ fn fixture_chart_is_well_formed() {
     let report = roofline::analyze(&workspace_root().join("testdata/roofline/kineto_shapes.json"))
         .expect("fixture analyses");
     // linear (tf32), mm (fp32), bmm, SDPA and conv2d (bf16): three roofs.
-    assert_eq!(roofline::render::chart_ops(&report).len(), 5);
+    assert_eq!(report::roofline_text::chart_ops(&report).len(), 5);
     check(&report);
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{OpRow, Roofline};
+use roofline::{OpRow, Roofline};
 
 /// The ops the chart shows: those with a positive intensity and a positive achieved FLOP/s.
 pub fn chart_ops(report: &Roofline) -> Vec<&OpRow> {
