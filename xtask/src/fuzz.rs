@@ -1,7 +1,7 @@
 //! `cargo xtask fuzz [--secs N] [--target NAME]`: a fuzzing harness on the stable toolchain.
 //!
 //! cargo-fuzz needs a nightly compiler, so this is our own, in process: each target's seeds
-//! come from `testdata/` (files of at most 64 KiB), and every execution mutates one of them
+//! come from `testdata/` (files of at most 16 KiB), and every execution mutates one of them
 //! (bit flips, random and boundary bytes, deletions, duplications, truncation, splices with
 //! another seed, inserted JSON or protobuf tokens, numbers replaced by boundary values such
 //! as i64::MAX µs) and runs the target under `catch_unwind`. There is no coverage feedback;
@@ -15,7 +15,8 @@
 //! The run builds xtask with the `fuzz` profile (release with overflow checks and debug
 //! assertions, so that arithmetic overflow panics as in a debug build) and re-runs itself.
 //! A panicking input is saved under `target/fuzz-crashes/<target>/`; an input that runs
-//! for more than 10 s is saved as `hang-*` and ends the run. Prints executions and
+//! for more than 10 s is saved as `hang-*` and ends the run. `--dev` runs in the debug
+//! build instead (no second build; for CI's smoke run). Prints executions and
 //! executions per second per target; exits 1 when anything was saved.
 
 use std::io::Write;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 use crate::workspace_root;
 
 const TARGETS: [&str; 4] = ["chrome", "xplane", "hlo", "lanes"];
-const MAX_SEED: usize = 64 << 10;
+const MAX_SEED: usize = 16 << 10;
 const MAX_INPUT: usize = 128 << 10;
 const POOL_CAP: usize = 4096;
 
@@ -53,7 +54,9 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
                     .ok_or("--secs takes a number of seconds per target")?;
             }
             "--target" => only = Some(it.next().ok_or("--target takes a name")?.clone()),
-            "--inner" => inner = true,
+            // `--dev`: run in this (debug) build, without building the fuzz profile: slower,
+            // for a smoke run where the debug build exists already (CI).
+            "--inner" | "--dev" => inner = true,
             other => return Err(format!("fuzz: unknown argument {other}\n{USAGE}")),
         }
     }
@@ -118,7 +121,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-const USAGE: &str = "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes]";
+const USAGE: &str = "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes] [--dev]";
 
 /// Builds xtask with the `fuzz` profile and runs `fuzz --inner` with it.
 fn rerun_with_fuzz_profile(args: &[String]) -> Result<(), String> {
@@ -281,11 +284,10 @@ fn xplane(input: &[u8]) -> bool {
     true
 }
 
-/// What the tools compute over a capture: analyze-profile's default mode (text and JSON),
+/// What the tools compute over a capture: analyze-profile's default mode (as JSON),
 /// skip-stats (with rows.csv) and trace-info's inventory.
 fn analyses(capture: trace_model::Capture, path: &Path) {
     let summary = analysis::profile_summary::gpu::gpu_summary(&capture, "fuzz", None);
-    let _ = analysis::profile_summary::gpu::render_text(&summary, 25);
     let _ = serde_json::to_string(&summary);
     let loaded = [analysis::input::Loaded {
         path: path.to_path_buf(),
@@ -325,7 +327,7 @@ fn lanes_target(input: &[u8]) -> bool {
     accepted
 }
 
-/// Seeds of a target: the `testdata/` files of its format, at most 64 KiB each.
+/// Seeds of a target: the `testdata/` files of its format, at most 16 KiB each.
 fn seeds(root: &Path, target: &str) -> Result<Vec<Vec<u8>>, String> {
     let (dirs, ext): (&[&str], &[&str]) = match target {
         "chrome" => (

@@ -129,6 +129,15 @@ pub(crate) fn compact_without_pp_flows(
         splices,
         names: annotation_names,
     } = extract_slices(&trace, config.lanes, threads)?;
+    // Lanes, then one annotation track per lane, are numbered above every integer tid in
+    // use: at most two tids per slice plus the gaps, which must fit in i64.
+    let room = 4000 + 2 * slices.len() as i64;
+    if trace.max_int_tid.checked_add(room).is_none() {
+        return Err(Error::TooLarge {
+            path: trace.source.clone(),
+            what: "field tid: the largest integer tid leaves no room in i64 for the compacted lanes above it",
+        });
+    }
     let lanes = assign_lanes(&mut slices, trace.max_int_tid);
 
     // One annotation track per lane, numbered above every tid in use.
