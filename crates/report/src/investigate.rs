@@ -330,6 +330,42 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
             );
         }
     }
+    // An XSpace next to its converted trace.json.gz (a JAX capture directory): the same
+    // GPU activities per device in both.
+    if let [l] = loaded
+        && l.capture.format == trace_model::Format::XPlane
+        && let Some(json) = sibling_trace_json(&l.path)
+    {
+        let who = rank_label(&a.reports[0]);
+        match chrome_reader::load(&json) {
+            Ok(other) => {
+                let (x, j) = (
+                    device_kernel_counts(&l.capture),
+                    device_kernel_counts(&other),
+                );
+                let show = |v: &[(i64, usize)]| {
+                    v.iter()
+                        .map(|(d, n)| format!("GPU {d}: {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                add(
+                    &mut t,
+                    &who,
+                    "xplane vs json: GPU activities per device equal in the .xplane.pb and its trace.json.gz",
+                    x == j,
+                    format!("xplane {}; {}: {}", show(&x), file_name(&json), show(&j)),
+                );
+            }
+            Err(e) => add(
+                &mut t,
+                &who,
+                "xplane vs json: GPU activities per device equal in the .xplane.pb and its trace.json.gz",
+                false,
+                format!("{} could not be read: {e}", json.display()),
+            ),
+        }
+    }
     if a.reports.len() > 1 {
         let counts: Vec<(String, usize)> = a
             .reports
@@ -351,6 +387,18 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
     }
     s.push(Block::Table(t));
     s
+}
+
+/// The `*.trace.json.gz` beside an XSpace (XProf writes both into a capture directory).
+fn sibling_trace_json(xplane: &Path) -> Option<PathBuf> {
+    let dir = xplane.parent()?;
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".trace.json.gz"))
+        .collect();
+    found.sort();
+    (found.len() == 1).then(|| found.remove(0))
 }
 
 fn device_kernel_counts(c: &Capture) -> Vec<(i64, usize)> {
