@@ -94,7 +94,7 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
     let verdict = verdict_section(&analysis, &mut doc.findings);
     let reconciliation = reconciliation_section(&analysis, &loaded, &mut trust);
     let budgets = budget_section(&analysis);
-    let lanes = swimlane_section(&analysis, &loaded, &summaries, options);
+    let lanes = swimlane_section(&analysis, &loaded, options);
     let ops = ops_section(
         &summaries,
         &loaded,
@@ -105,7 +105,7 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
     );
     let roof = roofline_section(roofline, &mut trust, &mut new_capture);
     let change = change_section(&analysis, &summaries, &mut doc.findings);
-    collect_trust(&analysis, &loaded, &summaries, &mut trust, &mut new_capture);
+    collect_trust(&analysis, &loaded, &mut trust, &mut new_capture);
     doc.sections
         .extend([verdict, reconciliation, budgets, lanes, ops, roof, change]);
     let mut trust_section = Section::new(
@@ -464,13 +464,7 @@ fn budget_section(a: &Analysis) -> Section {
 }
 
 /// Step 3.
-fn swimlane_section(
-    a: &Analysis,
-    loaded: &[Loaded],
-    summaries: &[GpuSummary],
-    options: &Options,
-) -> Section {
-    let _ = summaries;
+fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Section {
     let mut s = Section::new("swimlanes", "3. Swimlanes of one step");
     let first = &a.reports[0];
     let chosen = match options.step {
@@ -1099,7 +1093,6 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
 fn collect_trust(
     a: &Analysis,
     loaded: &[Loaded],
-    summaries: &[GpuSummary],
     trust: &mut Vec<TrustEntry>,
     new_capture: &mut Vec<String>,
 ) {
@@ -1166,7 +1159,6 @@ fn collect_trust(
             });
         }
     }
-    let _ = summaries;
     if a.reports.len() == 1 && a.reports[0].comm_stream.is_some() {
         new_capture.push(
             "Whether a straggler makes the collectives wait: capture every rank of the same steps."
