@@ -44,6 +44,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     let mut secs = 10u64;
     let mut only: Option<String> = None;
     let mut inner = false;
+    let mut seed = 0u64;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -54,6 +55,13 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
                     .ok_or("--secs takes a number of seconds per target")?;
             }
             "--target" => only = Some(it.next().ok_or("--target takes a name")?.clone()),
+            // Another mutation sequence, so that runs add up instead of repeating.
+            "--seed" => {
+                seed = it
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("--seed takes a number")?;
+            }
             // `--dev`: run in this (debug) build, without building the fuzz profile: slower,
             // for a smoke run where the debug build exists already (CI).
             "--inner" | "--dev" => inner = true,
@@ -96,7 +104,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
             continue;
         }
         let seeds = seeds(&root, target)?;
-        let report = fuzz_target(target, seeds, Duration::from_secs(secs), &crash_dir);
+        let report = fuzz_target(target, seeds, Duration::from_secs(secs), seed, &crash_dir);
         println!(
             "{:<8} {:>5} {:>11} {:>11.0} {:>8} {:>5}",
             target,
@@ -182,10 +190,18 @@ struct Report {
     pool: usize,
 }
 
-fn fuzz_target(target: &str, seeds: Vec<Vec<u8>>, time: Duration, crash_dir: &Path) -> Report {
+fn fuzz_target(
+    target: &str,
+    seeds: Vec<Vec<u8>>,
+    time: Duration,
+    seed: u64,
+    crash_dir: &Path,
+) -> Report {
     let seed_count = seeds.len();
     let mut pool = seeds;
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ target.len() as u64);
+    let mut rng = Rng((0x9e37_79b9_7f4a_7c15 ^ target.len() as u64)
+        .wrapping_add(seed.wrapping_mul(0x2545_f491_4f6c_dd1d))
+        | 1);
     let start = Instant::now();
     let mut execs = 0u64;
     let mut crashes = Vec::new();
