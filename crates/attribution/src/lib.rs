@@ -6,7 +6,7 @@
 //! [`attribute_kineto`] work on what a caller already loaded. The result, [`Attribution`],
 //! holds one [`KernelRow`] per GPU activity (kernels, memcpys and memsets: every one exactly
 //! once) and the aggregations of SPEC.md's outputs ([`Attribution::ops`],
-//! [`Attribution::lines`], [`Attribution::how`]); `render` turns them into the CSV files and
+//! [`Attribution::lines`], [`Attribution::how`]); `report::attribution_text` turns them into the CSV files and
 //! the summary (it belongs in the `report` crate once that exists).
 //!
 //! ```
@@ -43,7 +43,6 @@ mod error;
 mod jax;
 mod load;
 mod model;
-pub mod render;
 mod torch;
 mod user;
 

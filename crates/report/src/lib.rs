@@ -20,6 +20,7 @@
 //! assert!(md.contains("| 7 | 42.0 % |"));
 //! ```
 
+pub mod attribution_text;
 pub mod csv;
 mod doc;
 pub mod html;

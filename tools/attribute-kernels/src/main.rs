@@ -82,10 +82,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
     };
     let result = attribution::attribute_path(&args.capture, &config)
         .with_context(|| format!("attributing {}", args.capture.display()))?;
-    let files = attribution::render::files(&result);
+    let files = report::attribution_text::files(&result);
     write_all(&args.out, &files, args.overwrite)?;
     let text = if args.json {
-        let mut s = attribution::render::summary_json(&result);
+        let mut s = report::attribution_text::summary_json(&result);
         s.push('\n');
         s
     } else {

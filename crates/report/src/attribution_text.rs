@@ -1,7 +1,7 @@
 //! The output files as text: `kernels.csv`, `ops.csv`, `lines.csv`, `how.csv`, `summary.txt`,
 //! and the JSON summary. (Rendering belongs in the `report` crate once it takes these.)
 
-use crate::model::{Attribution, MatchKind, SourceFormat, percent};
+use attribution::{Attribution, MatchKind, SourceFormat};
 
 /// Every output file: (file name, contents), in a fixed order.
 pub fn files(result: &Attribution) -> Vec<(String, String)> {
@@ -19,7 +19,7 @@ pub fn files(result: &Attribution) -> Vec<(String, String)> {
 }
 
 fn csv_text(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let mut writer = csv::Writer::from_writer(Vec::new());
+    let mut writer = ::csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail.
     writer
         .write_record(header)
@@ -171,10 +171,10 @@ pub struct Summary<'a> {
     pub graph_time_ns: i64,
     pub graph_attributed_ns: i64,
     pub chosen_program: Option<i64>,
-    pub programs: &'a [crate::ProgramSummary],
+    pub programs: &'a [attribution::ProgramSummary],
     pub other_program_kernels: u64,
     pub has_python_stacks: bool,
-    pub top_lines: Vec<crate::LineRow>,
+    pub top_lines: Vec<attribution::LineRow>,
     pub notes: &'a [String],
     pub needs_new_capture: &'a [String],
 }
@@ -197,7 +197,7 @@ pub struct DeviceShare {
 
 pub fn summary(result: &Attribution) -> Summary<'_> {
     let total = result.gpu_time_ns();
-    let shares = |rows: &[&crate::KernelRow]| -> Vec<MatchShare> {
+    let shares = |rows: &[&attribution::KernelRow]| -> Vec<MatchShare> {
         let time: i64 = rows.iter().map(|k| k.dur_ns).sum();
         MatchKind::ALL
             .iter()
@@ -213,14 +213,14 @@ pub fn summary(result: &Attribution) -> Summary<'_> {
             })
             .collect()
     };
-    let all: Vec<&crate::KernelRow> = result.kernels.iter().collect();
+    let all: Vec<&attribution::KernelRow> = result.kernels.iter().collect();
     let mut devices: Vec<i64> = result.kernels.iter().map(|k| k.device).collect();
     devices.sort_unstable();
     devices.dedup();
     let per_device = devices
         .into_iter()
         .map(|device| {
-            let rows: Vec<&crate::KernelRow> = result
+            let rows: Vec<&attribution::KernelRow> = result
                 .kernels
                 .iter()
                 .filter(|k| k.device == device)
@@ -401,4 +401,12 @@ pub fn summary_text(result: &Attribution) -> String {
         }
     }
     out
+}
+
+fn percent(part: i64, whole: i64) -> f64 {
+    if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    }
 }
