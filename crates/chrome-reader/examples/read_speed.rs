@@ -1,5 +1,6 @@
 //! Measures the reader on one file: raw event pass and model build, in MB/s of JSON text.
-//! Used by `cargo xtask bench`; prints one JSON line.
+//! Used by `cargo xtask bench`; prints one JSON line. `read_speed model FILE THREADS` builds
+//! with that many parsing threads (default: the machine's parallelism).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -8,6 +9,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().ok_or("usage: read_speed raw|model FILE")?;
     let path = PathBuf::from(args.next().ok_or("usage: read_speed raw|model FILE")?);
+    let threads = match args.next() {
+        Some(n) => n.parse()?,
+        None => chrome_reader::default_threads(),
+    };
     let t = Instant::now();
     let (bytes, events) = match mode.as_str() {
         "raw" => {
@@ -19,7 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (top.json_bytes, n)
         }
         "model" => {
-            let c = chrome_reader::load(&path)?;
+            let c =
+                chrome_reader::load_with(&path, &chrome_reader::LoadConfig::with_threads(threads))?;
             let json_bytes = std::fs::metadata(&path)?.len();
             (
                 json_bytes,
@@ -30,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "{{\"mode\":\"{mode}\",\"json_bytes\":{bytes},\"events\":{events},\"seconds\":{secs:.4},\"mb_per_s\":{:.1}}}",
+        "{{\"mode\":\"{mode}\",\"threads\":{threads},\"json_bytes\":{bytes},\"events\":{events},\"seconds\":{secs:.4},\"mb_per_s\":{:.1}}}",
         bytes as f64 / 1e6 / secs
     );
     Ok(())

@@ -22,16 +22,83 @@ use crate::{Error, Id, RawEvent, TopLevel};
 /// An event with the `args` keys the builder reads decoded.
 type Event<'a> = RawEvent<'a, KnownArgs>;
 
-/// Reads the trace at `path` (plain or gzip JSON) into a capture.
+/// How the model builder reads a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoadConfig {
+    /// Threads that parse events (batches of `traceEvents`, merged back in file order, so
+    /// the capture is the same for any number). 1 parses on the caller's thread, as the
+    /// raw event reader does; splitting, inflating and building have their own threads
+    /// either way.
+    pub threads: usize,
+}
+
+impl Default for LoadConfig {
+    /// [`default_threads`] parsing threads.
+    fn default() -> Self {
+        LoadConfig {
+            threads: default_threads(),
+        }
+    }
+}
+
+impl LoadConfig {
+    pub fn with_threads(threads: usize) -> Self {
+        LoadConfig {
+            threads: threads.max(1),
+        }
+    }
+}
+
+/// 0: not set, use the machine's parallelism.
+static DEFAULT_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The parsing threads of [`LoadConfig::default`], which [`load`] and every loader that takes
+/// no config use: the number given to [`set_default_threads`], else the machine's
+/// available parallelism.
+pub fn default_threads() -> usize {
+    match DEFAULT_THREADS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
+/// Sets the process-wide default of parsing threads (a tool's `--threads`): the loaders are
+/// reached through many library layers, which need not each pass a config down. 0 restores
+/// the machine's available parallelism.
+pub fn set_default_threads(threads: usize) {
+    DEFAULT_THREADS.store(threads, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Reads the trace at `path` (plain or gzip JSON) into a capture, with the default config.
 pub fn load(path: &Path) -> Result<Capture, Error> {
+    load_with(path, &LoadConfig::default())
+}
+
+/// Reads the trace at `path` (plain or gzip JSON) into a capture.
+pub fn load_with(path: &Path, config: &LoadConfig) -> Result<Capture, Error> {
     let input = crate::open(path)?;
-    load_from(input, path)
+    load_from_with(input, path, config)
+}
+
+/// Reads a trace from already-decompressed JSON text with the default config; `path`
+/// names it in errors.
+pub fn load_from(input: impl std::io::Read + Send, path: &Path) -> Result<Capture, Error> {
+    load_from_with(input, path, &LoadConfig::default())
 }
 
 /// Reads a trace from already-decompressed JSON text; `path` names it in errors.
-pub fn load_from(input: impl std::io::Read + Send, path: &Path) -> Result<Capture, Error> {
+///
+/// The events are parsed on `config.threads` threads but built into the capture on the
+/// caller's thread in file order, so event indices, string ids, diagnostics and errors are
+/// those of the sequential read.
+pub fn load_from_with(
+    input: impl std::io::Read + Send,
+    path: &Path,
+    config: &LoadConfig,
+) -> Result<Capture, Error> {
     let mut b = Builder::new(path);
-    let top = crate::read_events_with_args(input, path, |ev| b.event(ev))?;
+    let top = crate::read_events_with_args_parallel(input, path, config.threads, |ev| b.event(ev))?;
     b.finish(&top)
 }
 
@@ -82,7 +149,9 @@ pub fn load_dir(dir: &Path) -> Result<Vec<RankCapture>, Error> {
 /// listed or holds no trace files.
 pub fn load_dir_each(dir: &Path) -> Result<Vec<Result<RankCapture, Error>>, Error> {
     let files = trace_files(dir)?;
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = default_threads();
+    // Files load side by side; each gets its share of the threads for parsing.
+    let config = LoadConfig::with_threads(threads / threads.min(files.len()).max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<(usize, Result<Capture, Error>)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.min(files.len()))
@@ -92,7 +161,7 @@ pub fn load_dir_each(dir: &Path) -> Result<Vec<Result<RankCapture, Error>>, Erro
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(file) = files.get(i) else { break };
-                        out.push((i, load(file)));
+                        out.push((i, load_with(file, &config)));
                     }
                     out
                 })

@@ -30,11 +30,15 @@ mod scan;
 use std::path::Path;
 
 pub use build::{
-    RankCapture, load, load_dir, load_dir_each, load_from, rank_from_file_name, trace_files,
+    LoadConfig, RankCapture, default_threads, load, load_dir, load_dir_each, load_from,
+    load_from_with, load_with, rank_from_file_name, set_default_threads, trace_files,
 };
 pub use error::Error;
 pub use input::open;
-pub use raw::{Id, Number, RawEvent, decode_args, read_events_with_args, read_raw_events};
+pub use raw::{
+    Id, Number, RawEvent, decode_args, read_events_with_args, read_events_with_args_parallel,
+    read_raw_events,
+};
 pub use scan::TopLevel;
 
 /// Streams the events of the trace file at `path` (plain or gzip JSON).

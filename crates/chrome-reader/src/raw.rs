@@ -269,12 +269,7 @@ pub(crate) fn parse_event<'a, A: Deserialize<'a>>(
     text: &'a [u8],
 ) -> Result<RawEvent<'a, A>, Error> {
     if text.first() != Some(&b'{') {
-        return Err(Error::Event {
-            path: path.to_path_buf(),
-            index,
-            offset,
-            message: "an event must be a JSON object".to_string(),
-        });
+        return Err(not_an_object(path, index, offset));
     }
     // Validate UTF-8 once for the whole event; `from_str` then skips per-string checks.
     let json = std::str::from_utf8(text).map_err(|e| Error::Json {
@@ -282,6 +277,28 @@ pub(crate) fn parse_event<'a, A: Deserialize<'a>>(
         offset: offset + e.valid_up_to() as u64,
         message: "invalid UTF-8".to_string(),
     })?;
+    parse_event_str(path, index, offset, json)
+}
+
+fn not_an_object(path: &Path, index: usize, offset: u64) -> Error {
+    Error::Event {
+        path: path.to_path_buf(),
+        index,
+        offset,
+        message: "an event must be a JSON object".to_string(),
+    }
+}
+
+/// [`parse_event`] on text already known to be UTF-8.
+fn parse_event_str<'a, A: Deserialize<'a>>(
+    path: &Path,
+    index: usize,
+    offset: u64,
+    json: &'a str,
+) -> Result<RawEvent<'a, A>, Error> {
+    if !json.starts_with('{') {
+        return Err(not_an_object(path, index, offset));
+    }
     let fields: Fields<'a, A> = serde_json::from_str(json).map_err(|e| {
         if e.is_data() {
             let column = if e.line() <= 1 { e.column() } else { 0 };
@@ -368,6 +385,222 @@ where
         let raw = parse_event::<A>(path, ev.index, ev.offset, ev.text)?;
         on_event(raw)
     })
+}
+
+/// Like [`read_events_with_args`], with the events parsed on `threads` worker threads
+/// (batches of about 1 MiB, a bounded number in flight) and handed to `on_event` on the
+/// caller's thread in file order: the same events, in the same order, with the same
+/// errors as the sequential read. `threads` ≤ 1 is the sequential read.
+pub fn read_events_with_args_parallel<R: Read + Send, A>(
+    input: R,
+    path: &Path,
+    threads: usize,
+    mut on_event: impl FnMut(RawEvent<'_, A>) -> Result<(), Error>,
+) -> Result<TopLevel, Error>
+where
+    A: for<'de> Deserialize<'de> + Send,
+{
+    if threads <= 1 {
+        return read_events_with_args(input, path, on_event);
+    }
+    scan::split_events_parallel(
+        input,
+        path,
+        threads,
+        |batch| parse_batch::<A>(path, batch),
+        |mut parsed| {
+            for detached in &mut parsed.events {
+                on_event(detached.attach(&parsed.text))?;
+            }
+            match parsed.error {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        },
+    )
+}
+
+/// A batch parsed on a worker thread: its text, its events up to the first one that
+/// could not be parsed, and that event's error.
+struct ParsedBatch<A> {
+    text: String,
+    events: Vec<Detached<A>>,
+    error: Option<Error>,
+}
+
+/// A [`RawEvent`] whose borrowed strings are kept as ranges of its batch's text, so that it
+/// can cross from the worker that parsed it to the thread that consumes it.
+struct Detached<A> {
+    index: usize,
+    offset: u64,
+    json: Text,
+    ph: Text,
+    name: Option<Text>,
+    cat: Option<Text>,
+    ts: Option<(Text, bool)>,
+    dur: Option<(Text, bool)>,
+    pid: Option<DetachedId>,
+    tid: Option<DetachedId>,
+    id: Option<DetachedId>,
+    bp: Option<Text>,
+    s: Option<Text>,
+    args: Option<A>,
+}
+
+/// A string of a parsed event: a range of the batch's text, or owned (unescaped text, or
+/// text that is not in the batch, such as the empty phase of `{}`).
+enum Text {
+    Span(std::ops::Range<usize>),
+    Owned(Box<str>),
+}
+
+enum DetachedId {
+    Int(i64),
+    Str(Text),
+}
+
+impl Text {
+    fn of(base: &str, s: &str) -> Text {
+        let start = (s.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
+        if start <= base.len() && base.len() - start >= s.len() {
+            Text::Span(start..start + s.len())
+        } else {
+            Text::Owned(s.into())
+        }
+    }
+
+    fn of_cow(base: &str, s: Cow<'_, str>) -> Text {
+        match s {
+            Cow::Borrowed(s) => Text::of(base, s),
+            Cow::Owned(s) => Text::Owned(s.into_boxed_str()),
+        }
+    }
+
+    fn get<'a>(&'a self, base: &'a str) -> &'a str {
+        match self {
+            Text::Span(range) => base
+                .get(range.clone())
+                .expect("a span was cut from this batch's text at char boundaries"),
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+impl DetachedId {
+    fn of(base: &str, id: Id<'_>) -> DetachedId {
+        match id {
+            Id::Int(v) => DetachedId::Int(v),
+            Id::Str(s) => DetachedId::Str(Text::of_cow(base, s)),
+        }
+    }
+
+    fn get<'a>(&'a self, base: &'a str) -> Id<'a> {
+        match self {
+            DetachedId::Int(v) => Id::Int(*v),
+            DetachedId::Str(s) => Id::Str(Cow::Borrowed(s.get(base))),
+        }
+    }
+}
+
+impl<A> Detached<A> {
+    fn of(base: &str, ev: RawEvent<'_, A>) -> Self {
+        let text = |s: Option<Cow<'_, str>>| s.map(|s| Text::of_cow(base, s));
+        let number = |n: Option<Number<'_>>| n.map(|n| (Text::of(base, n.0), n.1));
+        let id = |id: Option<Id<'_>>| id.map(|id| DetachedId::of(base, id));
+        Detached {
+            index: ev.index,
+            offset: ev.offset,
+            json: Text::of(base, ev.json),
+            ph: Text::of_cow(base, ev.ph),
+            name: text(ev.name),
+            cat: text(ev.cat),
+            ts: number(ev.ts),
+            dur: number(ev.dur),
+            pid: id(ev.pid),
+            tid: id(ev.tid),
+            id: id(ev.id),
+            bp: text(ev.bp),
+            s: text(ev.s),
+            args: ev.args,
+        }
+    }
+
+    /// The event again, borrowing from `base` (its batch's text); `args` moves out.
+    fn attach<'a>(&'a mut self, base: &'a str) -> RawEvent<'a, A> {
+        let text = |s: &'a Option<Text>| s.as_ref().map(|s| Cow::Borrowed(s.get(base)));
+        let number = |n: &'a Option<(Text, bool)>| n.as_ref().map(|(t, q)| Number(t.get(base), *q));
+        let id = |id: &'a Option<DetachedId>| id.as_ref().map(|id| id.get(base));
+        let args = self.args.take();
+        RawEvent {
+            index: self.index,
+            offset: self.offset,
+            json: self.json.get(base),
+            ph: Cow::Borrowed(self.ph.get(base)),
+            name: text(&self.name),
+            cat: text(&self.cat),
+            ts: number(&self.ts),
+            dur: number(&self.dur),
+            pid: id(&self.pid),
+            tid: id(&self.tid),
+            id: id(&self.id),
+            bp: text(&self.bp),
+            s: text(&self.s),
+            args,
+        }
+    }
+}
+
+/// Parses the events of one batch in order, stopping at the first that fails, exactly as
+/// [`parse_event`] would one by one.
+fn parse_batch<A: for<'de> Deserialize<'de>>(path: &Path, batch: scan::Batch) -> ParsedBatch<A> {
+    let scan::Batch { text, events } = batch;
+    // UTF-8 is checked once for the whole batch. When it fails, the events before the first
+    // one that is not UTF-8 on its own are kept (their concatenation is UTF-8), and that
+    // event is parsed from its bytes, which gives the sequential read's error.
+    let (text, bad) = match String::from_utf8(text) {
+        Ok(text) => (text, None),
+        Err(e) => {
+            let mut bytes = e.into_bytes();
+            let first_bad = events
+                .iter()
+                .position(|&(_, _, start, end)| std::str::from_utf8(&bytes[start..end]).is_err())
+                .unwrap_or(events.len());
+            let cut = events.get(first_bad).map_or(bytes.len(), |e| e.2);
+            let tail = bytes.split_off(cut);
+            let text =
+                String::from_utf8(bytes).expect("a concatenation of UTF-8 event texts is UTF-8");
+            (text, Some((first_bad, tail)))
+        }
+    };
+    let good = bad.as_ref().map_or(events.len(), |(k, _)| *k);
+    let mut parsed = ParsedBatch {
+        events: Vec::with_capacity(good),
+        error: None,
+        text: String::new(),
+    };
+    for &(index, offset, start, end) in &events[..good] {
+        let res = match text.get(start..end) {
+            Some(json) => parse_event_str::<A>(path, index, offset, json),
+            None => parse_event::<A>(path, index, offset, &text.as_bytes()[start..end]),
+        };
+        match res {
+            Ok(ev) => parsed.events.push(Detached::of(&text, ev)),
+            Err(e) => {
+                parsed.error = Some(e);
+                break;
+            }
+        }
+    }
+    if parsed.error.is_none()
+        && let Some((k, tail)) = &bad
+    {
+        let (index, offset, start, end) = events[*k];
+        let cut = events[*k].2;
+        let bytes = &tail[start - cut..end - cut];
+        parsed.error = parse_event::<A>(path, index, offset, bytes).err();
+    }
+    parsed.text = text;
+    parsed
 }
 
 /// Decodes the `args` of an event into `T` (usually a struct of borrowed optional fields).

@@ -41,6 +41,25 @@ pub(crate) struct EventText<'a> {
     pub text: &'a [u8],
 }
 
+/// One batch of the splitter: the texts of consecutive events, end to end, and where each
+/// one is (`index`, byte `offset` in the file, `start..end` in `text`).
+pub(crate) struct Batch {
+    pub text: Vec<u8>,
+    pub events: Vec<(usize, u64, usize, usize)>,
+}
+
+impl Batch {
+    fn new() -> Self {
+        Batch {
+            text: Vec::with_capacity(BATCH_BYTES + 4096),
+            events: Vec::new(),
+        }
+    }
+}
+
+/// About this many bytes of event text go into one batch.
+const BATCH_BYTES: usize = 1 << 20;
+
 /// Splits `input` into events, calling `on_event` for each one in file order.
 ///
 /// Splitting runs on its own thread, handing batches of event texts to the caller's
@@ -51,52 +70,12 @@ pub(crate) fn split_events<R: Read + Send>(
     path: &Path,
     mut on_event: impl FnMut(EventText<'_>) -> Result<(), Error>,
 ) -> Result<TopLevel, Error> {
-    /// One batch: the texts of consecutive events, end to end, and where each one is.
-    struct Batch {
-        text: Vec<u8>,
-        events: Vec<(usize, u64, usize, usize)>,
-    }
-    const BATCH_BYTES: usize = 1 << 20;
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
-        let splitter = scope.spawn(move || {
-            let mut batch = Batch {
-                text: Vec::with_capacity(BATCH_BYTES + 4096),
-                events: Vec::new(),
-            };
-            let mut receiver_gone = false;
-            let res = split_events_serial(input, path, |ev| {
-                let start = batch.text.len();
-                batch.text.extend_from_slice(ev.text);
-                batch
-                    .events
-                    .push((ev.index, ev.offset, start, batch.text.len()));
-                if batch.text.len() >= BATCH_BYTES {
-                    let full = std::mem::replace(
-                        &mut batch,
-                        Batch {
-                            text: Vec::with_capacity(BATCH_BYTES + 4096),
-                            events: Vec::new(),
-                        },
-                    );
-                    if tx.send(full).is_err() {
-                        // The consumer stopped on an error of its own; it reports that one.
-                        receiver_gone = true;
-                        return Err(Error::NotATrace {
-                            path: path.to_path_buf(),
-                            reason: "reading was abandoned".to_string(),
-                        });
-                    }
-                }
-                Ok(())
-            });
-            if res.is_ok() && !batch.events.is_empty() {
-                let _ = tx.send(batch);
-            }
-            (res, receiver_gone)
-        });
+        let splitter =
+            scope.spawn(move || split_batches(input, path, |batch| tx.send(batch).is_ok()));
         let mut consumer_result = Ok(());
-        for batch in rx.iter() {
+        'batches: for batch in rx.iter() {
             for &(index, offset, start, end) in &batch.events {
                 let text = &batch.text[start..end];
                 if let Err(e) = on_event(EventText {
@@ -105,18 +84,132 @@ pub(crate) fn split_events<R: Read + Send>(
                     text,
                 }) {
                     consumer_result = Err(e);
-                    break;
+                    break 'batches;
                 }
-            }
-            if consumer_result.is_err() {
-                break;
             }
         }
         drop(rx);
-        let (res, _receiver_gone) = splitter.join().expect("the splitter thread does not panic");
+        let res = splitter.join().expect("the splitter thread does not panic");
         consumer_result?;
         res
     })
+}
+
+/// Splits `input` into batches of events, parses each batch with `parse` on `workers`
+/// threads, and hands the parsed batches to `consume` on the caller's thread in file order.
+///
+/// At most `2 × workers + 2` batches are split and not yet consumed at any time, so memory
+/// does not grow with the file. Errors come out as in [`split_events`]: the consumer's
+/// first (which includes a parse error that `parse` put in its batch) before the
+/// splitter's, since every batch before a splitter error is consumed first.
+pub(crate) fn split_events_parallel<R: Read + Send, T: Send>(
+    input: R,
+    path: &Path,
+    workers: usize,
+    parse: impl Fn(Batch) -> T + Sync,
+    mut consume: impl FnMut(T) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    use std::sync::mpsc::sync_channel;
+    use std::sync::{Arc, Mutex};
+    let workers = workers.max(1);
+    let in_flight = 2 * workers + 2;
+    std::thread::scope(|scope| {
+        let (work_tx, work_rx) = sync_channel::<(usize, Batch)>(workers);
+        // Workers share the queue; when the last one stops, the splitter's sends fail.
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        let (done_tx, done_rx) = sync_channel::<(usize, T)>(in_flight);
+        // One token per batch that may be in flight: the splitter takes one before it hands
+        // a batch out, the consumer gives it back once the batch is consumed.
+        let (token_tx, token_rx) = sync_channel::<()>(in_flight);
+        for _ in 0..in_flight {
+            token_tx
+                .send(())
+                .expect("the token channel holds every token");
+        }
+        let splitter = scope.spawn(move || {
+            let mut seq = 0usize;
+            split_batches(input, path, |batch| {
+                if token_rx.recv().is_err() {
+                    return false;
+                }
+                let sent = work_tx.send((seq, batch)).is_ok();
+                seq += 1;
+                sent
+            })
+        });
+        for _ in 0..workers {
+            let work_rx = Arc::clone(&work_rx);
+            let done_tx = done_tx.clone();
+            let parse = &parse;
+            scope.spawn(move || {
+                loop {
+                    let job = work_rx
+                        .lock()
+                        .expect("no worker panics holding the queue")
+                        .recv();
+                    let Ok((seq, batch)) = job else { break };
+                    if done_tx.send((seq, parse(batch))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(work_rx);
+        drop(done_tx);
+        let mut next = 0usize;
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut consumer_result = Ok(());
+        'batches: for (seq, parsed) in done_rx.iter() {
+            waiting.insert(seq, parsed);
+            while let Some(parsed) = waiting.remove(&next) {
+                next += 1;
+                if let Err(e) = consume(parsed) {
+                    consumer_result = Err(e);
+                    break 'batches;
+                }
+                // The splitter may have finished and dropped its end: nothing to return then.
+                let _ = token_tx.send(());
+            }
+        }
+        drop(done_rx);
+        drop(token_tx);
+        let res = splitter.join().expect("the splitter thread does not panic");
+        consumer_result?;
+        res
+    })
+}
+
+/// Splits `input` into batches on the calling thread, handing each full batch to `send`,
+/// which returns false when the receiving side has stopped. The last, partial batch is
+/// sent only when splitting succeeded.
+fn split_batches<R: Read>(
+    input: R,
+    path: &Path,
+    mut send: impl FnMut(Batch) -> bool,
+) -> Result<TopLevel, Error> {
+    let mut batch = Batch::new();
+    let res = split_events_serial(input, path, |ev| {
+        let start = batch.text.len();
+        batch.text.extend_from_slice(ev.text);
+        batch
+            .events
+            .push((ev.index, ev.offset, start, batch.text.len()));
+        if batch.text.len() >= BATCH_BYTES {
+            let full = std::mem::replace(&mut batch, Batch::new());
+            if !send(full) {
+                // The consumer stopped on an error of its own; it reports that one.
+                return Err(Error::NotATrace {
+                    path: path.to_path_buf(),
+                    reason: "reading was abandoned".to_string(),
+                });
+            }
+        }
+        Ok(())
+    });
+    if res.is_ok() && !batch.events.is_empty() {
+        send(batch);
+    }
+    res
 }
 
 /// Splits `input` into events on the calling thread.
