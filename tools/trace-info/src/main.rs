@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Parser;
 
 /// What a profiler capture holds, and what tracewise understood of it.
@@ -53,8 +52,8 @@ enum Outcome {
 }
 
 fn run(args: &Args) -> anyhow::Result<Outcome> {
-    let each = analysis::input::load_each(&args.capture)
-        .with_context(|| format!("cannot read {}", args.capture.display()))?;
+    // Every reader error names the file and the place: no context to add.
+    let each = analysis::input::load_each(&args.capture)?;
     for err in &each.failed {
         eprintln!(
             "trace-info: warning: not read: {}",
