@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    #[error("{}: cannot read", path.display())]
     Io {
         path: PathBuf,
         #[source]
@@ -33,7 +33,7 @@ pub enum Error {
         available: u64,
     },
     /// One plane's bytes are not a valid `XPlane`.
-    #[error("{}: plane #{plane_index} at byte offset {offset} does not decode: {source}", path.display())]
+    #[error("{}: plane #{plane_index} at byte offset {offset} does not decode", path.display())]
     Plane {
         path: PathBuf,
         plane_index: usize,
