@@ -1,0 +1,141 @@
+//! Hive-partitioned Parquet export: `DIR/rank=N/events.parquet`, one file per rank, written
+//! in parallel by a small pool (each worker holds one rank's frame at a time, so memory is
+//! bounded by the pool size, not the number of ranks), into a temporary directory that is
+//! renamed to `DIR` only when every rank is written.
+
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+use rayon::prelude::*;
+
+use crate::Error;
+use crate::cache::write_parquet_atomic;
+use crate::frame::read_frame;
+
+/// What an export wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Exported {
+    pub dir: PathBuf,
+    /// (rank, file, rows) per rank, in rank order.
+    pub files: Vec<(i64, PathBuf, usize)>,
+}
+
+/// Exports each trace to `out/rank=N/events.parquet` using at most `workers` threads.
+/// `out` must not exist or be an empty directory. The `rank` column is the partition key,
+/// so it lives in the directory name, not in the files (the Hive convention).
+pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exported, Error> {
+    if out.exists() {
+        let empty = std::fs::read_dir(out)
+            .map_err(Error::io(out, "cannot read"))?
+            .next()
+            .is_none();
+        if !empty {
+            return Err(Error::Missing {
+                path: out.to_path_buf(),
+                what: "the export directory exists and is not empty; choose a new one".into(),
+            });
+        }
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(Error::io(parent, "cannot create"))?;
+    let tmp = parent.join(format!(
+        ".{}.tmp-{}",
+        out.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers.max(1))
+        .build()
+        .map_err(|e| Error::Missing {
+            path: out.to_path_buf(),
+            what: format!("cannot start the export threads: {e}"),
+        })?;
+    let written: Result<Vec<_>, Error> = pool.install(|| {
+        traces
+            .par_iter()
+            .enumerate()
+            .map(|(i, trace)| {
+                let frame = read_frame(trace)?;
+                let rank = frame.rank.unwrap_or(i as i64);
+                let mut df = frame
+                    .df
+                    .drop("rank")
+                    .map_err(Error::polars(trace.display().to_string()))?;
+                let rows = df.height();
+                let rel = PathBuf::from(format!("rank={rank}")).join("events.parquet");
+                write_parquet_atomic(&mut df, &tmp.join(&rel))?;
+                Ok((rank, out.join(rel), rows))
+            })
+            .collect()
+    });
+    let mut files = match written {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    files.sort_by_key(|f| f.0);
+    if out.exists() {
+        std::fs::remove_dir(out).map_err(Error::io(out, "cannot replace the empty directory"))?;
+    }
+    std::fs::rename(&tmp, out).map_err(Error::io(out, "cannot rename the export into place"))?;
+    Ok(Exported {
+        dir: out.to_path_buf(),
+        files,
+    })
+}
+
+/// Reads an export back: every `rank=N/*.parquet`, with `rank` from the directory name,
+/// joined by column name (ranks may have different `args_*` columns).
+pub fn read_export(dir: &Path) -> Result<DataFrame, Error> {
+    let mut parts: Vec<(i64, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(Error::io(dir, "cannot read"))? {
+        let rank_dir = entry.map_err(Error::io(dir, "cannot read"))?.path();
+        let name = rank_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Some(rank) = name
+            .strip_prefix("rank=")
+            .and_then(|r| r.parse::<i64>().ok())
+        else {
+            continue;
+        };
+        for file in std::fs::read_dir(&rank_dir).map_err(Error::io(&rank_dir, "cannot read"))? {
+            let file = file.map_err(Error::io(&rank_dir, "cannot read"))?.path();
+            if file.extension().is_some_and(|e| e == "parquet") {
+                parts.push((rank, file));
+            }
+        }
+    }
+    parts.sort();
+    let mut frames = Vec::new();
+    for (rank, file) in &parts {
+        let df = crate::cache::read_parquet(file)?;
+        let height = df.height();
+        let df = df
+            .hstack(&[Column::new("rank".into(), vec![*rank; height])])
+            .map_err(Error::polars(file.display().to_string()))?;
+        frames.push(df.lazy());
+    }
+    if frames.is_empty() {
+        return Err(Error::Missing {
+            path: dir.to_path_buf(),
+            what: "no rank=N/*.parquet files".into(),
+        });
+    }
+    let args = UnionArgs {
+        diagonal: true,
+        to_supertypes: true,
+        ..Default::default()
+    };
+    concat(frames, args)
+        .and_then(|lf| lf.collect())
+        .map_err(Error::polars(dir.display().to_string()))
+}

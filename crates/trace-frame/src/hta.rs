@@ -1,0 +1,656 @@
+//! Holistic Trace Analysis' analyses, natively, with HTA 0.5.0's definitions (read from
+//! `hta/analyzers/*.py`; see `docs/differences.md` for where ours differ). Each function
+//! takes timelines already passed through [`Timeline::as_hta_sees_it`]. Times are
+//! integer nanoseconds inside; results carry microseconds, as HTA's frames do.
+//!
+//! Kernel classes here are HTA's own (`hta/utils/utils.py` `get_kernel_type`:
+//! `^nccl.*Kernel` communication, `^Memcpy|^Memset|^dma` memory, names containing `Sync`
+//! other, the rest computation), not `trace_model::classify_kernel`, so that the numbers
+//! can equal HTA's; the tool shows our classes beside them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::timeline::{Gpu, HostCat, Timeline};
+
+/// HTA's kernel type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum HtaKernelType {
+    Computation,
+    Communication,
+    Memory,
+    Other,
+}
+
+impl HtaKernelType {
+    pub fn label(self) -> &'static str {
+        match self {
+            HtaKernelType::Computation => "COMPUTATION",
+            HtaKernelType::Communication => "COMMUNICATION",
+            HtaKernelType::Memory => "MEMORY",
+            HtaKernelType::Other => "OTHER",
+        }
+    }
+}
+
+/// `get_kernel_type` of HTA 0.5.0.
+pub fn hta_kernel_type(name: &str) -> HtaKernelType {
+    if name.starts_with("nccl") && name[4..].contains("Kernel") {
+        HtaKernelType::Communication
+    } else if name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma") {
+        HtaKernelType::Memory
+    } else if name.contains("Sync") || name.contains("Memcpy") || name.contains("Memset") {
+        HtaKernelType::Other
+    } else {
+        HtaKernelType::Computation
+    }
+}
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+fn round_to(v: f64, digits: i32) -> f64 {
+    let m = 10f64.powi(digits);
+    (v * m).round() / m
+}
+
+/// Merged intervals, sorted.
+pub(crate) fn merge(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (s, e) in iv {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+fn length(u: &[(i64, i64)]) -> i64 {
+    u.iter().map(|(s, e)| e - s).sum()
+}
+
+fn intersection(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
+    let (mut i, mut j, mut total) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let s = a[i].0.max(b[j].0);
+        let e = a[i].1.min(b[j].1);
+        if e > s {
+            total += e - s;
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    total
+}
+
+fn kind_of(t: &Timeline, g: &Gpu) -> HtaKernelType {
+    hta_kernel_type(t.name(g.name))
+}
+
+/// Temporal breakdown of one rank (`get_temporal_breakdown`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Temporal {
+    pub rank: Option<i64>,
+    pub idle_us: f64,
+    pub compute_us: f64,
+    pub non_compute_us: f64,
+    pub kernel_time_us: f64,
+    pub idle_pct: f64,
+    pub compute_pct: f64,
+    pub non_compute_pct: f64,
+}
+
+/// span = last end − first start of all GPU activities; idle = span − union(all);
+/// compute = union(COMPUTATION); non-compute = the rest.
+pub fn temporal(t: &Timeline) -> Option<Temporal> {
+    let all = merge(t.gpu.iter().map(|g| (g.start, g.end)).collect());
+    let span = all.last()?.1 - all.first()?.0;
+    let idle = span - length(&all);
+    let comp = length(&merge(
+        t.gpu
+            .iter()
+            .filter(|g| kind_of(t, g) == HtaKernelType::Computation)
+            .map(|g| (g.start, g.end))
+            .collect(),
+    ));
+    let non = span - comp - idle;
+    let pct = |v: i64| {
+        if span > 0 {
+            round_to(100.0 * v as f64 / span as f64, 2)
+        } else {
+            0.0
+        }
+    };
+    Some(Temporal {
+        rank: t.rank,
+        idle_us: us(idle),
+        compute_us: us(comp),
+        non_compute_us: us(non),
+        kernel_time_us: us(span),
+        idle_pct: pct(idle),
+        compute_pct: pct(comp),
+        non_compute_pct: pct(non),
+    })
+}
+
+/// One row of the kernel-type breakdown over all ranks (`get_gpu_kernel_breakdown`,
+/// `include_memory_kernels=True`): union time per class, overlaps as classes of their own.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelTypeRow {
+    pub kernel_type: String,
+    pub sum_us: f64,
+    pub percentage: f64,
+}
+
+/// The classes are COMPUTATION, COMMUNICATION and MEMORY, in HTA's order, and an instant
+/// covered by several is named "A overlapping B" in that order.
+pub fn kernel_type_breakdown(ts: &[Timeline]) -> Vec<KernelTypeRow> {
+    let classes = [
+        HtaKernelType::Computation,
+        HtaKernelType::Communication,
+        HtaKernelType::Memory,
+    ];
+    let mut sums: BTreeMap<u8, i64> = BTreeMap::new();
+    for t in ts {
+        let mut points: Vec<(i64, i8, u8)> = Vec::new();
+        for (bit, class) in classes.iter().enumerate() {
+            let u = merge(
+                t.gpu
+                    .iter()
+                    .filter(|g| kind_of(t, g) == *class)
+                    .map(|g| (g.start, g.end))
+                    .collect(),
+            );
+            for (s, e) in u {
+                points.push((s, 1, 1 << bit));
+                points.push((e, -1, 1 << bit));
+            }
+        }
+        points.sort_by_key(|p| p.0);
+        let mut running: u8 = 0;
+        for w in 0..points.len() {
+            let (time, dir, bit) = points[w];
+            if dir > 0 {
+                running |= bit;
+            } else {
+                running &= !bit;
+            }
+            if let Some(next) = points.get(w + 1) {
+                if running > 0 && next.0 > time {
+                    *sums.entry(running).or_default() += next.0 - time;
+                }
+            }
+        }
+    }
+    let total: i64 = sums.values().sum();
+    let mut rows: Vec<KernelTypeRow> = sums
+        .into_iter()
+        .map(|(mask, sum)| {
+            let label = classes
+                .iter()
+                .enumerate()
+                .filter(|(bit, _)| mask & (1 << bit) != 0)
+                .map(|(_, c)| c.label())
+                .collect::<Vec<_>>()
+                .join(" overlapping ");
+            KernelTypeRow {
+                kernel_type: label,
+                sum_us: us(sum),
+                percentage: if total > 0 {
+                    round_to(100.0 * sum as f64 / total as f64, 1)
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.sum_us
+            .total_cmp(&a.sum_us)
+            .then(a.kernel_type.cmp(&b.kernel_type))
+    });
+    rows
+}
+
+/// Per kernel name and rank: count, sum, max, min, mean, sample standard deviation.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelRow {
+    pub rank: Option<i64>,
+    pub name: String,
+    pub kernel_type: HtaKernelType,
+    /// `trace_model::classify_kernel`'s class, beside HTA's type.
+    pub our_class: String,
+    pub count: usize,
+    pub sum_us: f64,
+    pub max_us: f64,
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub std_us: f64,
+}
+
+/// Every kernel name of every rank (HTA folds the tail into "others"; we keep them all),
+/// sorted by rank, then by total time.
+pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelRow> {
+    let mut rows = Vec::new();
+    for t in ts {
+        let mut by: HashMap<u32, Vec<i64>> = HashMap::new();
+        for g in &t.gpu {
+            by.entry(g.name).or_default().push(g.end - g.start);
+        }
+        let mut rank_rows: Vec<KernelRow> = by
+            .into_iter()
+            .map(|(name, durs)| {
+                let n = durs.len();
+                let sum: i64 = durs.iter().sum();
+                let mean = sum as f64 / n as f64;
+                let var = if n > 1 {
+                    durs.iter().map(|d| (*d as f64 - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+                } else {
+                    0.0
+                };
+                let nm = t.name(name);
+                KernelRow {
+                    rank: t.rank,
+                    name: nm.to_owned(),
+                    kernel_type: hta_kernel_type(nm),
+                    our_class: format!("{:?}", trace_model::classify_kernel(nm)),
+                    count: n,
+                    sum_us: us(sum),
+                    max_us: us(*durs.iter().max().unwrap_or(&0)),
+                    min_us: us(*durs.iter().min().unwrap_or(&0)),
+                    mean_us: mean / 1000.0,
+                    std_us: var.sqrt() / 1000.0,
+                }
+            })
+            .collect();
+        rank_rows.sort_by(|a, b| b.sum_us.total_cmp(&a.sum_us).then(a.name.cmp(&b.name)));
+        rows.extend(rank_rows);
+    }
+    rows
+}
+
+/// Idle time of one stream by HTA's category (`get_idle_time_breakdown`).
+#[derive(Debug, Clone, Serialize)]
+pub struct IdleRow {
+    pub rank: Option<i64>,
+    pub stream: i64,
+    pub host_wait_us: f64,
+    pub kernel_wait_us: f64,
+    pub other_us: f64,
+    /// Each category / the stream's idle time, rounded to 2 decimals like HTA's
+    /// `idle_time_ratio`.
+    pub host_wait_ratio: f64,
+    pub kernel_wait_ratio: f64,
+    pub other_ratio: f64,
+    pub gaps: usize,
+}
+
+/// Per stream, in start order: gap = start − previous end. Host wait when the launch's
+/// start is after the previous end; else kernel wait when the gap is under
+/// `consecutive_kernel_delay_us` (HTA's default 30, in µs, though its docs say ns); else
+/// other. A launchless activity is compared with the file's first event (HTA joins it to
+/// row 0). The first activity of a stream has no gap.
+pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<IdleRow> {
+    let mut streams: BTreeMap<i64, Vec<&Gpu>> = BTreeMap::new();
+    for g in &t.gpu {
+        streams.entry(g.stream).or_default().push(g);
+    }
+    let mut out = Vec::new();
+    for (stream, acts) in streams {
+        let (mut host, mut kernel, mut other) = (0i64, 0i64, 0i64);
+        for w in acts.windows(2) {
+            let (p, a) = (w[0], w[1]);
+            let gap = a.start - p.end;
+            let rt = match a.launch {
+                Some(l) => Some(t.host[l].start),
+                None => t.first_event_ts,
+            };
+            if rt.is_some_and(|r| r > p.end) {
+                host += gap;
+            } else if gap < consecutive_kernel_delay_us * 1000 {
+                kernel += gap;
+            } else {
+                other += gap;
+            }
+        }
+        let total = host + kernel + other;
+        let ratio = |v: i64| {
+            if total != 0 {
+                round_to(v as f64 / total as f64, 2)
+            } else {
+                0.0
+            }
+        };
+        out.push(IdleRow {
+            rank: t.rank,
+            stream,
+            host_wait_us: us(host),
+            kernel_wait_us: us(kernel),
+            other_us: us(other),
+            host_wait_ratio: ratio(host),
+            kernel_wait_ratio: ratio(kernel),
+            other_ratio: ratio(other),
+            gaps: acts.len().saturating_sub(1),
+        });
+    }
+    out
+}
+
+/// Communication/computation overlap of one rank (`get_comm_comp_overlap`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Overlap {
+    pub rank: Option<i64>,
+    pub comm_us: f64,
+    pub overlapped_us: f64,
+    /// union(comm) ∩ union(comp) / union(comm), in %, 2 decimals.
+    pub overlap_pct: f64,
+}
+
+pub fn overlap(t: &Timeline) -> Overlap {
+    let of = |k: HtaKernelType| {
+        merge(
+            t.gpu
+                .iter()
+                .filter(|g| g.kind == crate::timeline::GpuKind::Kernel && kind_of(t, g) == k)
+                .map(|g| (g.start, g.end))
+                .collect(),
+        )
+    };
+    let comm = of(HtaKernelType::Communication);
+    let comp = of(HtaKernelType::Computation);
+    let c = length(&comm);
+    let both = intersection(&comm, &comp);
+    Overlap {
+        rank: t.rank,
+        comm_us: us(c),
+        overlapped_us: us(both),
+        overlap_pct: if c > 0 {
+            round_to(100.0 * both as f64 / c as f64, 2)
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Straggler detection (`get_potential_stragglers`, `find_stragglers_with_late_start_comm_kernels`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Stragglers {
+    /// The ranks, latest first.
+    pub ranks: Vec<i64>,
+    /// The (stream, kernel) whose duration differs most across ranks: the metric's kernel.
+    pub stream: i64,
+    pub kernel: String,
+    /// Per rank: the metric, the normalised start of the last long such kernel.
+    pub metric: Vec<(i64, f64)>,
+}
+
+/// For each rank, `ncclKernel*` kernels launched inside a ProfilerStep and at least 1 % of
+/// the mean step time long; the last one per (stream, step, name); the (stream, name)
+/// whose duration has the largest mean standard deviation across ranks; ranks ordered by
+/// that kernel's start (normalised by the mean step time). The `num` latest are stragglers.
+/// The ranks' timestamps are compared as they are (HTA assumes one clock).
+pub fn stragglers(ts: &[Timeline], num: usize) -> Option<Stragglers> {
+    struct K {
+        rank: i64,
+        stream: i64,
+        step: i64,
+        name: String,
+        start: i64,
+        dur: i64,
+    }
+    let mut kernels = Vec::new();
+    let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
+    let mut step_ids = std::collections::BTreeSet::new();
+    for t in ts {
+        let rank = t.rank?;
+        let step_of = |at: i64| t.steps.iter().find(|s| s.1 <= at && at <= s.2).map(|s| s.0);
+        for s in &t.steps {
+            step_ids.insert(s.0);
+        }
+        for h in &t.host {
+            if step_of(h.start).is_some() {
+                t_min = t_min.min(h.start);
+                t_max = t_max.max(h.end);
+            }
+        }
+        for g in &t.gpu {
+            let Some(l) = g.launch else { continue };
+            let Some(step) = step_of(t.host[l].start) else {
+                continue;
+            };
+            t_min = t_min.min(g.start);
+            t_max = t_max.max(g.end);
+            let name = t.name(g.name);
+            if g.stream > 0 && step > 0 && name.starts_with("ncclKernel") {
+                kernels.push(K {
+                    rank,
+                    stream: g.stream,
+                    step,
+                    name: name.to_owned(),
+                    start: g.start,
+                    dur: g.end - g.start,
+                });
+            }
+        }
+    }
+    if kernels.is_empty() || step_ids.is_empty() {
+        return None;
+    }
+    let mean_step = (t_max - t_min) as f64 / step_ids.len() as f64;
+    let min_dur = mean_step * 0.01;
+    let mut last: BTreeMap<(i64, i64, i64, String), (i64, i64)> = BTreeMap::new();
+    for k in kernels.iter().filter(|k| k.dur as f64 >= min_dur) {
+        let e = last
+            .entry((k.rank, k.stream, k.step, k.name.clone()))
+            .or_insert((k.start, k.dur));
+        if k.start >= e.0 {
+            *e = (k.start, k.dur);
+        }
+    }
+    // std of the normalised duration across ranks, per (stream, step, name); mean over steps.
+    let mut groups: BTreeMap<(i64, String), BTreeMap<i64, Vec<f64>>> = BTreeMap::new();
+    for ((_, stream, step, name), (_, dur)) in &last {
+        groups
+            .entry((*stream, name.clone()))
+            .or_default()
+            .entry(*step)
+            .or_default()
+            .push(*dur as f64 / mean_step);
+    }
+    let mut best: Option<((i64, String), f64)> = None;
+    for (key, steps) in &groups {
+        let stds: Vec<f64> = steps.values().filter_map(|v| sample_std(v)).collect();
+        if stds.is_empty() {
+            continue;
+        }
+        let m = stds.iter().sum::<f64>() / stds.len() as f64;
+        if best.as_ref().is_none_or(|b| m > b.1) {
+            best = Some((key.clone(), m));
+        }
+    }
+    let ((stream, kernel), _) = best?;
+    let mut metric: Vec<(i64, f64)> = last
+        .iter()
+        .filter(|((_, s, _, n), _)| *s == stream && *n == kernel)
+        .map(|((rank, ..), (start, _))| (*rank, (start - t_min) as f64 / mean_step))
+        .collect();
+    metric.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let ranks = metric.iter().take(num.max(1)).map(|m| m.0).collect();
+    Some(Stragglers {
+        ranks,
+        stream,
+        kernel,
+        metric,
+    })
+}
+
+fn sample_std(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    Some((v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
+}
+
+/// One launch (`get_cuda_kernel_launch_stats`): a GPU activity and its runtime call.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchRow {
+    pub correlation: i64,
+    pub cpu_duration_us: f64,
+    pub gpu_duration_us: f64,
+    /// activity start − (launch start + launch duration), clipped at 0.
+    pub launch_delay_us: f64,
+}
+
+/// Launch statistics of one rank, with HTA's outlier thresholds.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchStats {
+    pub rank: Option<i64>,
+    pub launches: usize,
+    /// gpu_duration < cpu_duration: the launch costs more than the work.
+    pub short_kernels: usize,
+    /// cpu_duration > 50 µs.
+    pub runtime_outliers: usize,
+    /// launch_delay > 100 µs.
+    pub launch_delay_outliers: usize,
+    pub total_launch_delay_us: f64,
+    pub rows: Vec<LaunchRow>,
+}
+
+pub fn launch_stats(t: &Timeline) -> LaunchStats {
+    let mut rows: Vec<LaunchRow> = t
+        .gpu
+        .iter()
+        .filter_map(|g| {
+            let l = &t.host[g.launch?];
+            Some(LaunchRow {
+                correlation: g.correlation?,
+                cpu_duration_us: us(l.end - l.start),
+                gpu_duration_us: us(g.end - g.start),
+                launch_delay_us: us((g.start - l.end).max(0)),
+            })
+        })
+        .collect();
+    rows.sort_by_key(|r| r.correlation);
+    LaunchStats {
+        rank: t.rank,
+        launches: rows.len(),
+        short_kernels: rows
+            .iter()
+            .filter(|r| r.gpu_duration_us < r.cpu_duration_us)
+            .count(),
+        runtime_outliers: rows.iter().filter(|r| r.cpu_duration_us > 50.0).count(),
+        launch_delay_outliers: rows.iter().filter(|r| r.launch_delay_us > 100.0).count(),
+        total_launch_delay_us: rows.iter().map(|r| r.launch_delay_us).sum(),
+        rows,
+    }
+}
+
+/// Queue length of one stream (`trace_counters.py`): +1 at each launch, −1 at each
+/// activity start, over activities that have a launch.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueRow {
+    pub rank: Option<i64>,
+    pub stream: i64,
+    pub samples: usize,
+    pub max: i64,
+    /// Mean of the series' values (HTA's `describe()`), not time-weighted.
+    pub mean: f64,
+    /// Time spent with 1024 or more outstanding operations (the launch queue is full).
+    pub time_at_1024_us: f64,
+}
+
+/// The queue-length series per stream: (time, length after the change), in time order.
+pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, usize)>> {
+    // (time, delta, is_launch, gpu index)
+    let mut by: BTreeMap<i64, Vec<(i64, i64, bool, usize)>> = BTreeMap::new();
+    for (i, g) in t.gpu.iter().enumerate() {
+        let Some(l) = g.launch else { continue };
+        let e = by.entry(g.stream).or_default();
+        e.push((t.host[l].start, 1, true, i));
+        e.push((g.start, -1, false, i));
+    }
+    for v in by.values_mut() {
+        v.sort_by_key(|p| p.0);
+        let mut q = 0;
+        for p in v.iter_mut() {
+            q += p.1;
+            p.1 = q;
+        }
+    }
+    by
+}
+
+pub fn queue_length(t: &Timeline) -> Vec<QueueRow> {
+    queue_series(t)
+        .into_iter()
+        .map(|(stream, s)| {
+            let n = s.len();
+            let full: i64 = s
+                .windows(2)
+                .filter(|w| w[0].1 >= 1024)
+                .map(|w| w[1].0 - w[0].0)
+                .sum();
+            QueueRow {
+                rank: t.rank,
+                stream,
+                samples: n,
+                max: s.iter().map(|p| p.1).max().unwrap_or(0),
+                mean: if n > 0 {
+                    s.iter().map(|p| p.1 as f64).sum::<f64>() / n as f64
+                } else {
+                    0.0
+                },
+                time_at_1024_us: us(full),
+            }
+        })
+        .collect()
+}
+
+/// Which host events HTA's critical path treats as operators.
+pub(crate) fn is_operator(cat: HostCat) -> bool {
+    matches!(cat, HostCat::CpuOp | HostCat::Runtime | HostCat::Driver)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_type(name: &str, expect: HtaKernelType) {
+        assert_eq!(hta_kernel_type(name), expect, "{name}");
+    }
+
+    #[test]
+    fn kernel_types_follow_hta() {
+        check_type(
+            "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+            HtaKernelType::Communication,
+        );
+        check_type(
+            "ncclDevKernel_AllGather_RING_LL",
+            HtaKernelType::Communication,
+        );
+        // No "Kernel" after the prefix: HTA calls it computation.
+        check_type("nccl_custom_reduce", HtaKernelType::Computation);
+        check_type("Memcpy HtoD (Pageable -> Device)", HtaKernelType::Memory);
+        check_type("Memset (Device)", HtaKernelType::Memory);
+        check_type("cudaStreamSync", HtaKernelType::Other);
+        check_type("volta_sgemm_128x64_nn", HtaKernelType::Computation);
+    }
+
+    #[test]
+    fn merge_and_intersection() {
+        let a = merge(vec![(5, 8), (0, 2), (1, 3), (8, 9)]);
+        assert_eq!(a, vec![(0, 3), (5, 9)]);
+        let b = merge(vec![(2, 6)]);
+        assert_eq!(intersection(&a, &b), 1 + 1);
+        assert_eq!(length(&a), 7);
+    }
+}

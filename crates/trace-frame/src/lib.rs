@@ -1,0 +1,276 @@
+//! Chrome-trace (Kineto) events as a polars DataFrame: SQL over them, a Parquet cache,
+//! Hive-partitioned Parquet export, and Holistic Trace Analysis' analyses natively.
+//! This is the only crate of the workspace that depends on polars.
+//!
+//! # The events frame
+//!
+//! One row per element of `traceEvents`, in file order, built from chrome-reader's raw
+//! event layer (no JSON value tree):
+//!
+//! | column | type | what |
+//! |---|---|---|
+//! | `name`, `cat`, `ph` | String | as in the event (null when absent) |
+//! | `ts`, `dur` | Float64 | microseconds, as in the file |
+//! | `pid`, `tid`, `id` | Int64, or String when some are strings | as in the event |
+//! | `ts_ns`, `dur_ns` | Int64 | the same times in integer nanoseconds, converted exactly from the text |
+//! | `event_index` | Int64 | position in `traceEvents` |
+//! | `rank` | Int64 | `distributedInfo.rank`, else the number in the file name, else null |
+//! | `args_<key>` | one per key of any event's `args` | Int64 when every value is an integer, Float64 when all are numbers, Boolean when all are booleans, else String (numbers as text; arrays and objects as their JSON text); null where the event lacks the key |
+//!
+//! # Export layout
+//!
+//! `--export DIR` writes `DIR/rank=N/events.parquet` (zstd), one per rank, with the columns
+//! above except `rank`, which is the Hive partition key in the directory name. Ranks can
+//! have different `args_*` columns; engines that union by name (DuckDB
+//! `read_parquet('DIR/**/*.parquet', hive_partitioning = true, union_by_name = true)`,
+//! Spark `mergeSchema`, polars' Hive scan) read them as one table.
+//!
+//! # Example
+//!
+//! ```no_run
+//! let loaded = trace_frame::load(std::path::Path::new("rank0.json.gz"), None).unwrap();
+//! let counts = trace_frame::run_sql(&loaded.events, "SELECT cat, COUNT(*) FROM events GROUP BY cat").unwrap();
+//! println!("{counts}");
+//! ```
+
+mod cache;
+mod critical_path;
+mod error;
+mod export;
+mod frame;
+pub mod hta;
+mod ours;
+mod render;
+mod sql;
+mod summary;
+mod timeline;
+
+use std::path::{Path, PathBuf};
+
+use polars::prelude::DataFrame;
+use rayon::prelude::*;
+use serde::Serialize;
+
+pub use cache::{
+    CacheUse, cache_path, is_fresh, read_frame_cached, read_parquet, write_parquet_atomic,
+};
+pub use critical_path::{Bound, CriticalPath, critical_path};
+pub use error::Error;
+pub use export::{Exported, export_hive, read_export};
+pub use frame::{RankFrame, concat_frames, read_frame, trace_paths};
+pub use ours::{Ours, OursRank, ours};
+pub use render::{render_json, render_text};
+pub use sql::{frame_to_json, run_sql};
+pub use summary::{Labelled, Summary, TopKernel, summarize};
+pub use timeline::{Gpu, GpuKind, Host, HostCat, Timeline};
+
+/// The deeper analyses by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum AnalysisName {
+    KernelBreakdown,
+    Temporal,
+    Idle,
+    Overlap,
+    Stragglers,
+    LaunchStats,
+    QueueLength,
+    CriticalPath,
+}
+
+impl AnalysisName {
+    pub const ALL: [AnalysisName; 8] = [
+        AnalysisName::KernelBreakdown,
+        AnalysisName::Temporal,
+        AnalysisName::Idle,
+        AnalysisName::Overlap,
+        AnalysisName::Stragglers,
+        AnalysisName::LaunchStats,
+        AnalysisName::QueueLength,
+        AnalysisName::CriticalPath,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AnalysisName::KernelBreakdown => "kernel-breakdown",
+            AnalysisName::Temporal => "temporal",
+            AnalysisName::Idle => "idle",
+            AnalysisName::Overlap => "overlap",
+            AnalysisName::Stragglers => "stragglers",
+            AnalysisName::LaunchStats => "launch-stats",
+            AnalysisName::QueueLength => "queue-length",
+            AnalysisName::CriticalPath => "critical-path",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AnalysisName> {
+        AnalysisName::ALL.into_iter().find(|a| a.name() == s)
+    }
+}
+
+/// Every rank of a trace path, loaded.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub input: PathBuf,
+    pub frames: Vec<RankFrame>,
+    /// One frame of all ranks (its `rank` column tells them apart).
+    pub events: DataFrame,
+    /// How each file was obtained when a cache directory was given.
+    pub cache: Vec<CacheUse>,
+}
+
+/// Loads a trace file, or every trace file of a directory (in parallel), optionally
+/// through the Parquet cache in `cache_dir`.
+pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<Loaded, Error> {
+    let paths = trace_paths(input)?;
+    let res: Result<Vec<(RankFrame, Option<CacheUse>)>, Error> = paths
+        .par_iter()
+        .map(|p| match cache_dir {
+            Some(dir) => read_frame_cached(p, dir).map(|(f, u)| (f, Some(u))),
+            None => read_frame(p).map(|f| (f, None)),
+        })
+        .collect();
+    let mut frames = Vec::new();
+    let mut cache = Vec::new();
+    for (f, u) in res? {
+        frames.push(f);
+        cache.extend(u);
+    }
+    frames.sort_by_key(|f| (f.rank, f.path.clone()));
+    let events = if frames.len() == 1 {
+        frames[0].df.clone()
+    } else {
+        concat_frames(&frames)?
+    };
+    Ok(Loaded {
+        input: input.to_path_buf(),
+        frames,
+        events,
+        cache,
+    })
+}
+
+/// Everything profile-model reports; the parts not asked for are empty.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub input: PathBuf,
+    pub summary: Summary,
+    pub cache: Vec<CacheUse>,
+    pub kernel_types: Vec<hta::KernelTypeRow>,
+    pub kernels: Vec<hta::KernelRow>,
+    pub temporal: Vec<hta::Temporal>,
+    pub idle: Vec<hta::IdleRow>,
+    pub overlap: Vec<hta::Overlap>,
+    pub stragglers: Option<hta::Stragglers>,
+    pub launch_stats: Vec<hta::LaunchStats>,
+    pub queue_length: Vec<hta::QueueRow>,
+    pub critical_path: Vec<CriticalPath>,
+    /// Our definitions beside HTA's (temporal, idle and stragglers).
+    pub ours: Option<Ours>,
+    /// Analyses that could not run, with the reason.
+    pub not_run: Vec<(String, String)>,
+}
+
+/// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
+/// fractional timestamps; pre-capture work dropped on multi-step traces).
+pub fn hta_timelines(loaded: &Loaded) -> Result<Vec<Timeline>, Error> {
+    loaded
+        .frames
+        .par_iter()
+        .map(|f| Timeline::from_frame(f).map(|t| t.as_hta_sees_it()))
+        .collect()
+}
+
+/// The summary and the named analyses over a loaded trace. The critical path is of the
+/// first rank's first `ProfilerStep` (`critical_path` for others).
+pub fn analyze(loaded: &Loaded, analyses: &[AnalysisName]) -> Result<Report, Error> {
+    let ts = hta_timelines(loaded)?;
+    let summary = summarize(&loaded.events, &ts)?;
+    let has = |a| analyses.contains(&a);
+    let mut not_run = Vec::new();
+    let stragglers = if has(AnalysisName::Stragglers) {
+        let s = hta::stragglers(&ts, 2);
+        if s.is_none() {
+            not_run.push((
+                "stragglers".into(),
+                "needs ranks with ProfilerStep annotations and ncclKernel* kernels".into(),
+            ));
+        }
+        s
+    } else {
+        None
+    };
+    let critical = if has(AnalysisName::CriticalPath) {
+        let cp: Vec<CriticalPath> = ts
+            .first()
+            .and_then(|t| critical_path(t, "ProfilerStep", 0))
+            .into_iter()
+            .collect();
+        if cp.is_empty() {
+            not_run.push((
+                "critical-path".into(),
+                "needs a ProfilerStep annotation with CPU ops and launched kernels in it".into(),
+            ));
+        }
+        cp
+    } else {
+        Vec::new()
+    };
+    let ours = if has(AnalysisName::Temporal)
+        || has(AnalysisName::Idle)
+        || has(AnalysisName::Stragglers)
+    {
+        match ours::ours(&loaded.input) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                not_run.push(("ours".into(), e.to_string()));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Ok(Report {
+        ours,
+        input: loaded.input.clone(),
+        summary,
+        cache: loaded.cache.clone(),
+        kernel_types: if has(AnalysisName::KernelBreakdown) {
+            hta::kernel_type_breakdown(&ts)
+        } else {
+            Vec::new()
+        },
+        kernels: if has(AnalysisName::KernelBreakdown) {
+            hta::kernel_breakdown(&ts)
+        } else {
+            Vec::new()
+        },
+        temporal: if has(AnalysisName::Temporal) {
+            ts.iter().filter_map(hta::temporal).collect()
+        } else {
+            Vec::new()
+        },
+        idle: if has(AnalysisName::Idle) {
+            ts.iter().flat_map(|t| hta::idle_breakdown(t, 30)).collect()
+        } else {
+            Vec::new()
+        },
+        overlap: if has(AnalysisName::Overlap) {
+            ts.iter().map(hta::overlap).collect()
+        } else {
+            Vec::new()
+        },
+        stragglers,
+        launch_stats: if has(AnalysisName::LaunchStats) {
+            ts.iter().map(hta::launch_stats).collect()
+        } else {
+            Vec::new()
+        },
+        queue_length: if has(AnalysisName::QueueLength) {
+            ts.iter().flat_map(hta::queue_length).collect()
+        } else {
+            Vec::new()
+        },
+        critical_path: critical,
+        not_run,
+    })
+}

@@ -1,0 +1,86 @@
+//! Our definitions beside HTA's (`docs/differences.md`): the skip-stats analysis of
+//! `crates/analysis` over the same input (read a second time, by the model builder):
+//! per rank the analysed window and device budget (in-flight work left out), the idle
+//! causes of the critical stream (host / queued / unattributed, no 30 µs threshold), and
+//! the rank whose GPU work of the last step ended last.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::Error;
+
+/// One rank by our definitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct OursRank {
+    pub rank: Option<i64>,
+    pub window_us: f64,
+    pub idle_pct: f64,
+    pub compute_pct: f64,
+    pub collective_pct: f64,
+    pub memcpy_memset_pct: f64,
+    /// The stream with the most compute time.
+    pub critical_stream: Option<i64>,
+    pub host_wait_us: f64,
+    pub queued_wait_us: f64,
+    pub unattributed_us: f64,
+    /// Activities already in flight when the capture began (left out above).
+    pub in_flight: usize,
+}
+
+/// Our numbers for every rank.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ours {
+    pub ranks: Vec<OursRank>,
+    /// The rank whose GPU work of a step ended last, and by how much (µs).
+    pub last_finisher: Option<(Option<i64>, f64)>,
+}
+
+pub fn ours(input: &Path) -> Result<Ours, Error> {
+    let a = analysis::skip::run(input, &analysis::skip::Config::default(), std::io::sink())
+        .map_err(|e| Error::Missing {
+            path: input.to_path_buf(),
+            what: format!("our analysis failed: {}", analysis::error_chain(&e)),
+        })?;
+    let ranks = a
+        .reports
+        .iter()
+        .map(|r| {
+            let (mut span, mut idle, mut comp, mut coll, mut mem) = (0i64, 0i64, 0i64, 0i64, 0i64);
+            for d in &r.devices {
+                span += d.budget.window.span().0;
+                idle += d.budget.idle.0;
+                comp += d.budget.compute.0;
+                coll += d.budget.collective.0;
+                mem += d.budget.memcpy.0 + d.budget.memset.0;
+            }
+            let pct = |v: i64| {
+                if span > 0 {
+                    100.0 * v as f64 / span as f64
+                } else {
+                    0.0
+                }
+            };
+            let causes = r.idle_causes.unwrap_or_default();
+            OursRank {
+                rank: r.rank,
+                window_us: r.window.map_or(0.0, |w| w.span().as_micros_f64()),
+                idle_pct: pct(idle),
+                compute_pct: pct(comp),
+                collective_pct: pct(coll),
+                memcpy_memset_pct: pct(mem),
+                critical_stream: r.critical_stream().map(|s| s.stream),
+                host_wait_us: causes.host_wait.as_micros_f64(),
+                queued_wait_us: causes.queued_wait.as_micros_f64(),
+                unattributed_us: causes.unattributed.as_micros_f64(),
+                in_flight: r.in_flight.activities,
+            }
+        })
+        .collect();
+    Ok(Ours {
+        ranks,
+        last_finisher: a
+            .last_finisher
+            .map(|l| (l.rank, l.behind_earliest.as_micros_f64())),
+    })
+}

@@ -1,0 +1,283 @@
+//! The quick summary (seed 003 step 3) and the seed's findings (step 5 and its output
+//! format): main finding, top kernels, bottleneck type, recommendations, and what is
+//! missing when the trace is not what the analysis expects.
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use crate::Error;
+use crate::hta::{self, HtaKernelType};
+use crate::sql::run_sql;
+use crate::timeline::{GpuKind, Timeline};
+
+/// A number with its label: `measured` (counted from the trace) or `inferred` (a rule
+/// applied to measured numbers; the rule is stated).
+#[derive(Debug, Clone, Serialize)]
+pub struct Labelled<T> {
+    pub value: T,
+    pub label: &'static str,
+    pub how: String,
+}
+
+fn measured<T>(value: T, how: impl Into<String>) -> Labelled<T> {
+    Labelled {
+        value,
+        label: "measured",
+        how: how.into(),
+    }
+}
+
+fn inferred<T>(value: T, how: impl Into<String>) -> Labelled<T> {
+    Labelled {
+        value,
+        label: "inferred",
+        how: how.into(),
+    }
+}
+
+/// One of the top kernels.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopKernel {
+    pub name: String,
+    pub calls: usize,
+    pub total_us: f64,
+    pub avg_us: f64,
+    /// Share of the summed kernel time of all ranks, in %.
+    pub pct: f64,
+}
+
+/// Seed 003's quick summary and findings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub ranks: usize,
+    pub events: Labelled<usize>,
+    /// (cat, events), most first; `null` for events without `cat`.
+    pub by_category: Vec<(String, usize)>,
+    pub kernels: Labelled<usize>,
+    pub kernel_time_us: Labelled<f64>,
+    pub top_kernels: Vec<TopKernel>,
+    pub main_finding: Labelled<String>,
+    pub bottleneck: Labelled<String>,
+    /// (symptom seen, fix), from the seed's table; each symptom with its measured figure.
+    pub recommendations: Vec<(String, String)>,
+    /// What the trace lacks, in sentences (empty when it has what the analyses need).
+    pub missing: Vec<String>,
+}
+
+/// Builds the summary from the combined frame and the ranks' timelines (HTA's view).
+pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Error> {
+    let cats = run_sql(
+        df,
+        "SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat",
+    )?;
+    let cat_col = cats
+        .column("cat")
+        .and_then(|c| c.cast(&DataType::String))
+        .map_err(Error::polars("summary"))?;
+    let n_col = cats
+        .column("n")
+        .and_then(|c| c.cast(&DataType::Int64))
+        .map_err(Error::polars("summary"))?;
+    let (cat_s, n_s) = (
+        cat_col.str().map_err(Error::polars("summary"))?,
+        n_col.i64().map_err(Error::polars("summary"))?,
+    );
+    let by_category: Vec<(String, usize)> = (0..cats.height())
+        .map(|i| {
+            (
+                cat_s.get(i).unwrap_or("null").to_owned(),
+                n_s.get(i).unwrap_or(0) as usize,
+            )
+        })
+        .collect();
+
+    let mut per_name: std::collections::BTreeMap<String, (usize, i64)> = Default::default();
+    let mut kernel_ns = 0i64;
+    let mut kernels = 0usize;
+    let (mut comm_ns, mut mem_ns, mut mem_ops) = (0i64, 0i64, 0usize);
+    for t in timelines {
+        for g in &t.gpu {
+            let d = g.end - g.start;
+            if g.kind == GpuKind::Kernel {
+                kernels += 1;
+                kernel_ns += d;
+                let e = per_name.entry(t.name(g.name).to_owned()).or_default();
+                e.0 += 1;
+                e.1 += d;
+                if hta::hta_kernel_type(t.name(g.name)) == HtaKernelType::Communication {
+                    comm_ns += d;
+                }
+            } else {
+                mem_ns += d;
+                mem_ops += 1;
+            }
+        }
+    }
+    let mut top: Vec<TopKernel> = per_name
+        .into_iter()
+        .map(|(name, (calls, total))| TopKernel {
+            name,
+            calls,
+            total_us: total as f64 / 1000.0,
+            avg_us: total as f64 / 1000.0 / calls as f64,
+            pct: if kernel_ns > 0 {
+                100.0 * total as f64 / kernel_ns as f64
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    top.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
+    top.truncate(5);
+
+    let mut missing = Vec::new();
+    if !df.get_column_names().iter().any(|c| c.as_str() == "cat") {
+        missing
+            .push("no event has a `cat` field: this is not a Kineto (torch.profiler) trace".into());
+    }
+    if kernels == 0 {
+        missing.push(
+            "no `cat == \"kernel\"` events: the capture has no GPU activities (record with \
+             ProfilerActivity.CUDA)"
+                .into(),
+        );
+    }
+    if timelines.iter().all(|t| t.steps.is_empty()) {
+        missing.push(
+            "no ProfilerStep#N annotations: steps, stragglers and the critical path need \
+             a torch.profiler schedule (prof.step())"
+                .into(),
+        );
+    }
+    if timelines
+        .iter()
+        .flat_map(|t| &t.gpu)
+        .all(|g| g.launch.is_none())
+        && kernels > 0
+    {
+        missing.push(
+            "no GPU activity has a runtime launch with its correlation id: host wait and \
+             launch delay cannot be measured"
+                .into(),
+        );
+    }
+
+    // Idle and its causes over all ranks, HTA's definitions.
+    let (mut span, mut idle) = (0.0, 0.0);
+    for t in timelines {
+        if let Some(x) = hta::temporal(t) {
+            span += x.kernel_time_us;
+            idle += x.idle_us;
+        }
+    }
+    let (mut host_wait, mut kernel_wait) = (0.0, 0.0);
+    for t in timelines {
+        for r in hta::idle_breakdown(t, 30) {
+            host_wait += r.host_wait_us;
+            kernel_wait += r.kernel_wait_us;
+        }
+    }
+    let idle_pct = if span > 0.0 { 100.0 * idle / span } else { 0.0 };
+    let busy_ns = kernel_ns + mem_ns;
+    let comm_pct = if busy_ns > 0 {
+        100.0 * comm_ns as f64 / busy_ns as f64
+    } else {
+        0.0
+    };
+    let mem_pct = if busy_ns > 0 {
+        100.0 * mem_ns as f64 / busy_ns as f64
+    } else {
+        0.0
+    };
+    let host_share = if host_wait + kernel_wait > 0.0 {
+        host_wait / (host_wait + kernel_wait)
+    } else {
+        0.0
+    };
+    let bottleneck = if kernels == 0 {
+        "unknown (no GPU kernels)".to_string()
+    } else if idle_pct >= 30.0 && host_share >= 0.5 {
+        "CPU-bound".into()
+    } else if comm_pct >= 50.0 {
+        "communication-bound".into()
+    } else if mem_pct >= 30.0 {
+        "memory-bound".into()
+    } else {
+        "compute-bound".into()
+    };
+    let rule = format!(
+        "GPU idle {idle_pct:.1} % of the GPU span with host wait {:.0} % of the stream gaps → \
+         CPU-bound if idle ≥ 30 % and host wait ≥ 50 %; else communication {comm_pct:.1} % of \
+         GPU busy time ≥ 50 % → communication-bound; else memcpy/memset {mem_pct:.1} % ≥ 30 % \
+         → memory-bound; else compute-bound",
+        100.0 * host_share
+    );
+    let main = if kernels == 0 {
+        "The trace has no GPU kernels, so there is nothing to attribute GPU time to.".to_string()
+    } else if bottleneck == "CPU-bound" {
+        format!(
+            "GPU is idle {idle_pct:.0} % of the time, mostly waiting for the host ({:.0} % of \
+             the idle gaps are host wait): CPU-bound.",
+            100.0 * host_share
+        )
+    } else {
+        format!(
+            "GPU is idle {idle_pct:.0} % of the time; {comm_pct:.0} % of its busy time is \
+             communication: {bottleneck}."
+        )
+    };
+
+    let mut recs = Vec::new();
+    let avg_us = if kernels > 0 {
+        kernel_ns as f64 / 1000.0 / kernels as f64
+    } else {
+        0.0
+    };
+    if kernels > 0 && avg_us < 10.0 {
+        recs.push((
+            format!("many small kernels (mean {avg_us:.1} µs < 10 µs): launch overhead"),
+            "use torch.compile, fuse operations".into(),
+        ));
+    }
+    if let Some(k) = top.first().filter(|k| k.pct > 50.0) {
+        recs.push((
+            format!("one kernel dominates ({:.0} % of kernel time)", k.pct),
+            "normal for compute-heavy work; check that the kernel is the optimised one".into(),
+        ));
+    }
+    if mem_pct >= 10.0 {
+        recs.push((
+            format!("many memory operations ({mem_ops}, {mem_pct:.0} % of GPU busy time)"),
+            "reduce copies, use pinned memory and in-place ops, fewer .cpu()/.cuda() calls".into(),
+        ));
+    }
+    if comm_pct >= 30.0 {
+        recs.push((
+            format!("communication is {comm_pct:.0} % of GPU busy time"),
+            "overlap communication with computation; use async collectives".into(),
+        ));
+    }
+    if idle_pct >= 30.0 && host_share >= 0.5 {
+        recs.push((
+            format!("GPU idle {idle_pct:.0} %, mostly host wait"),
+            "more DataLoader num_workers, pin_memory=True, move preprocessing to the GPU".into(),
+        ));
+    } else if idle_pct >= 30.0 {
+        recs.push((
+            format!("GPU idle {idle_pct:.0} %, mostly kernel wait"),
+            "fuse operations, remove synchronisations between launches".into(),
+        ));
+    }
+    Ok(Summary {
+        ranks: timelines.len(),
+        events: measured(df.height(), "rows of the events frame"),
+        by_category,
+        kernels: measured(kernels, "events with cat == \"kernel\""),
+        kernel_time_us: measured(kernel_ns as f64 / 1000.0, "Σ dur of kernels"),
+        top_kernels: top,
+        main_finding: inferred(main, rule.clone()),
+        bottleneck: inferred(bottleneck, rule),
+        recommendations: recs,
+        missing,
+    })
+}

@@ -1,0 +1,274 @@
+//! The typed view of one rank's frame that the analyses walk: GPU activities and host
+//! events with integer-nanosecond times, taken from the frame's columns (so a frame read
+//! back from the Parquet cache gives the same analyses).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use polars::prelude::*;
+
+use crate::Error;
+use crate::frame::RankFrame;
+
+/// What kind of GPU activity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuKind {
+    Kernel,
+    Memcpy,
+    Memset,
+}
+
+/// A GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset` with a stream).
+#[derive(Debug, Clone)]
+pub struct Gpu {
+    pub event_index: i64,
+    pub name: u32,
+    pub kind: GpuKind,
+    pub device: i64,
+    pub stream: i64,
+    pub start: i64,
+    pub end: i64,
+    pub correlation: Option<i64>,
+    /// Index into `Timeline::host` of the launch with the same correlation id.
+    pub launch: Option<usize>,
+}
+
+/// Kineto host categories the analyses tell apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostCat {
+    CpuOp,
+    Runtime,
+    Driver,
+    Annotation,
+    Other,
+}
+
+/// A complete (`ph: X`) host event.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub event_index: i64,
+    pub name: u32,
+    pub cat: HostCat,
+    /// Interned `pid/tid` text: the thread.
+    pub thread: u32,
+    pub start: i64,
+    pub end: i64,
+    pub correlation: Option<i64>,
+}
+
+/// One rank's events, as the analyses need them.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    pub path: PathBuf,
+    pub rank: Option<i64>,
+    pub names: Vec<String>,
+    pub gpu: Vec<Gpu>,
+    pub host: Vec<Host>,
+    /// Every `ProfilerStep#N` host annotation: (N, start, end), sorted by start.
+    pub steps: Vec<(i64, i64, i64)>,
+    /// True when some event has a fractional-microsecond timestamp.
+    pub fractional_us: bool,
+    /// `ts` of the first event of the file (HTA compares launchless activities with it).
+    pub first_event_ts: Option<i64>,
+}
+
+impl Timeline {
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// Reads the columns of a frame.
+    pub fn from_frame(frame: &RankFrame) -> Result<Timeline, Error> {
+        let df = &frame.df;
+        let ctx = frame.path.display().to_string();
+        let need = |c: &str| -> Result<Series, Error> {
+            df.column(c)
+                .map(|c| c.as_materialized_series().clone())
+                .map_err(|_| Error::Missing {
+                    path: frame.path.clone(),
+                    what: format!(
+                        "the trace has no `{c}` field on any event, so it is not a Kineto trace"
+                    ),
+                })
+        };
+        let opt_i64 = |c: &str| -> Result<Option<Int64Chunked>, Error> {
+            match df.column(c) {
+                Ok(col) => Ok(Some(
+                    col.as_materialized_series()
+                        .cast(&DataType::Int64)
+                        .map_err(Error::polars(ctx.clone()))?
+                        .i64()
+                        .map_err(Error::polars(ctx.clone()))?
+                        .clone(),
+                )),
+                Err(_) => Ok(None),
+            }
+        };
+        let as_str = |s: Series| -> Result<StringChunked, Error> {
+            Ok(s.cast(&DataType::String)
+                .map_err(Error::polars(ctx.clone()))?
+                .str()
+                .map_err(Error::polars(ctx.clone()))?
+                .clone())
+        };
+        let name = as_str(need("name")?)?;
+        let cat = as_str(need("cat")?)?;
+        let ph = as_str(need("ph")?)?;
+        let pid = as_str(need("pid")?)?;
+        let tid = as_str(need("tid")?)?;
+        let ts = need("ts_ns")?
+            .i64()
+            .map_err(Error::polars(ctx.clone()))?
+            .clone();
+        let dur = need("dur_ns")?
+            .i64()
+            .map_err(Error::polars(ctx.clone()))?
+            .clone();
+        let index = need("event_index")?
+            .i64()
+            .map_err(Error::polars(ctx.clone()))?
+            .clone();
+        let corr = opt_i64("args_correlation")?;
+        let stream = opt_i64("args_stream")?;
+        let device = opt_i64("args_device")?;
+
+        let mut names: Vec<String> = Vec::new();
+        let mut name_ids: HashMap<String, u32> = HashMap::new();
+        let mut intern = |s: &str| -> u32 {
+            if let Some(&id) = name_ids.get(s) {
+                return id;
+            }
+            let id = names.len() as u32;
+            names.push(s.to_owned());
+            name_ids.insert(s.to_owned(), id);
+            id
+        };
+        let mut gpu = Vec::new();
+        let mut host = Vec::new();
+        let mut steps = Vec::new();
+        let mut fractional_us = false;
+        let first_event_ts = ts.get(0);
+        for i in 0..df.height() {
+            if let Some(t) = ts.get(i) {
+                if t % 1000 != 0 {
+                    fractional_us = true;
+                }
+            }
+            if ph.get(i) != Some("X") {
+                continue;
+            }
+            let (Some(start), Some(d)) = (ts.get(i), dur.get(i)) else {
+                continue;
+            };
+            let c = cat.get(i).unwrap_or("");
+            let n = name.get(i).unwrap_or("");
+            let get = |col: &Option<Int64Chunked>| col.as_ref().and_then(|c| c.get(i));
+            let kind = match c {
+                "kernel" | "Kernel" => Some(GpuKind::Kernel),
+                "gpu_memcpy" | "Memcpy" => Some(GpuKind::Memcpy),
+                "gpu_memset" | "Memset" => Some(GpuKind::Memset),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                let Some(s) = get(&stream) else { continue };
+                gpu.push(Gpu {
+                    event_index: index.get(i).unwrap_or(i as i64),
+                    name: intern(n),
+                    kind,
+                    device: get(&device).unwrap_or(0),
+                    stream: s,
+                    start,
+                    end: start + d,
+                    correlation: get(&corr),
+                    launch: None,
+                });
+                continue;
+            }
+            if c.starts_with("gpu_") || c == "ac2g" {
+                continue;
+            }
+            let hc = match c {
+                "cpu_op" | "Operator" => HostCat::CpuOp,
+                "cuda_runtime" | "Runtime" => HostCat::Runtime,
+                "cuda_driver" => HostCat::Driver,
+                "user_annotation" => HostCat::Annotation,
+                _ => HostCat::Other,
+            };
+            if matches!(hc, HostCat::Annotation | HostCat::CpuOp) {
+                if let Some(k) = n.strip_prefix("ProfilerStep#") {
+                    if let Ok(k) = k.trim().parse::<i64>() {
+                        steps.push((k, start, start + d));
+                    }
+                }
+            }
+            let thread = format!("{}/{}", pid.get(i).unwrap_or(""), tid.get(i).unwrap_or(""));
+            host.push(Host {
+                event_index: index.get(i).unwrap_or(i as i64),
+                name: intern(n),
+                cat: hc,
+                thread: intern(&thread),
+                start,
+                end: start + d,
+                correlation: get(&corr),
+            });
+        }
+        steps.sort_by_key(|s| (s.1, s.0));
+        steps.dedup();
+        let mut launch_of: HashMap<i64, usize> = HashMap::new();
+        for (i, h) in host.iter().enumerate() {
+            if matches!(h.cat, HostCat::Runtime | HostCat::Driver) {
+                if let Some(c) = h.correlation {
+                    launch_of.entry(c).or_insert(i);
+                }
+            }
+        }
+        for g in &mut gpu {
+            g.launch = g.correlation.and_then(|c| launch_of.get(&c).copied());
+        }
+        gpu.sort_by_key(|g| (g.start, g.end, g.event_index));
+        Ok(Timeline {
+            path: frame.path.clone(),
+            rank: frame.rank,
+            names,
+            gpu,
+            host,
+            steps,
+            fractional_us,
+            first_event_ts,
+        })
+    }
+
+    /// The timeline as Holistic Trace Analysis 0.5.0 sees it (`hta/common/trace_parser.py`,
+    /// `hta/common/trace.py`): when any timestamp has a fraction of a microsecond, every
+    /// start is rounded up and every end down to whole microseconds; with two or more
+    /// ProfilerStep names, GPU activities whose launch is not at or before the last step's
+    /// end are dropped (`include_last_profiler_step=True`).
+    pub fn as_hta_sees_it(&self) -> Timeline {
+        let mut t = self.clone();
+        if t.fractional_us {
+            let up =
+                |v: i64| v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 };
+            let down = |v: i64| v.div_euclid(1000) * 1000;
+            for g in &mut t.gpu {
+                let (s, e) = (up(g.start), down(g.end));
+                g.start = s;
+                g.end = e;
+            }
+            for h in &mut t.host {
+                let (s, e) = (up(h.start), down(h.end));
+                h.start = s;
+                h.end = e;
+            }
+            t.first_event_ts = t.first_event_ts.map(up);
+        }
+        let distinct: std::collections::BTreeSet<i64> = t.steps.iter().map(|s| s.0).collect();
+        if distinct.len() >= 2 {
+            let last_end = t.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
+            let host = &t.host;
+            t.gpu
+                .retain(|g| g.launch.is_some_and(|l| host[l].start <= last_end));
+        }
+        t.gpu.sort_by_key(|g| (g.start, g.end, g.event_index));
+        t
+    }
+}

@@ -1,0 +1,495 @@
+//! trace-frame's integration tests: the frame, SQL counts against MANIFEST.md, the
+//! Parquet cache and export, HTA parity on param-dlrm-8rank against HTA 0.5.0's CSVs,
+//! and the rule that no other crate depends on polars.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+use trace_frame::{AnalysisName, hta};
+
+fn fixture(rel: &str) -> PathBuf {
+    test_support::workspace_root().join("testdata").join(rel)
+}
+
+fn count(df: &DataFrame, sql: &str) -> i64 {
+    let out = trace_frame::run_sql(df, sql).unwrap();
+    out.column(out.get_column_names()[0].as_str())
+        .unwrap()
+        .cast(&DataType::Int64)
+        .unwrap()
+        .i64()
+        .unwrap()
+        .get(0)
+        .unwrap_or(0)
+}
+
+#[test]
+fn frame_has_the_spec_columns_and_args_types() {
+    let f = trace_frame::read_frame(&fixture("chrome/ok/tiny-train/rank0.pt.trace.json")).unwrap();
+    let names: Vec<String> =
+        f.df.get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+    for c in [
+        "name", "cat", "ph", "ts", "dur", "pid", "tid", "id", "ts_ns", "dur_ns", "rank",
+    ] {
+        assert!(names.contains(&c.to_string()), "{c} missing from {names:?}");
+    }
+    assert_eq!(f.df.column("ts").unwrap().dtype(), &DataType::Float64);
+    assert_eq!(
+        f.df.column("args_correlation").unwrap().dtype(),
+        &DataType::Int64
+    );
+    assert!(names.iter().any(|c| c == "args_stream"));
+    assert_eq!(f.rank, Some(0));
+    // Every event is a row, metadata included.
+    let all = count(&f.df, "SELECT COUNT(*) FROM events");
+    assert_eq!(all as usize, f.df.height());
+    assert!(count(&f.df, "SELECT COUNT(*) FROM kernels") > 0);
+}
+
+#[test]
+fn large_integers_keep_their_text() {
+    let f = trace_frame::read_frame(&fixture("chrome/ok/large_integers.json")).unwrap();
+    let strings =
+        f.df.columns()
+            .iter()
+            .filter(|c| c.name().starts_with("args_") && c.dtype() == &DataType::String)
+            .count();
+    assert!(strings > 0, "{:?}", f.df.schema());
+}
+
+#[test]
+fn malformed_input_names_the_file_and_place() {
+    let bad = fixture("chrome/err/truncated_json.json");
+    let e = trace_frame::read_frame(&bad).unwrap_err().to_string();
+    assert!(e.contains("truncated_json.json"), "{e}");
+    assert!(e.contains("byte"), "{e}");
+}
+
+#[test]
+fn cache_is_used_only_when_fresh_and_a_failed_write_carries_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("rank0.pt.trace.json");
+    std::fs::copy(fixture("chrome/ok/tiny-train/rank0.pt.trace.json"), &trace).unwrap();
+    let cache = dir.path().join("cache");
+    let (f1, u1) = trace_frame::read_frame_cached(&trace, &cache).unwrap();
+    assert!(matches!(u1, trace_frame::CacheUse::Written(_)), "{u1:?}");
+    let (f2, u2) = trace_frame::read_frame_cached(&trace, &cache).unwrap();
+    assert!(matches!(u2, trace_frame::CacheUse::Hit(_)), "{u2:?}");
+    assert!(f1.df.equals_missing(&f2.df));
+    assert_eq!(f2.rank, Some(0));
+    // The trace changes after the cache was written: the cache is stale.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&trace)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    assert!(!trace_frame::is_fresh(
+        &trace_frame::cache_path(&trace, &cache),
+        &trace
+    ));
+    let (_, u3) = trace_frame::read_frame_cached(&trace, &cache).unwrap();
+    assert!(matches!(u3, trace_frame::CacheUse::Written(_)), "{u3:?}");
+    // A cache "directory" that is a file: the write fails, the frame is still there.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, b"x").unwrap();
+    let (f4, u4) = trace_frame::read_frame_cached(&trace, &blocked).unwrap();
+    assert!(
+        matches!(u4, trace_frame::CacheUse::WriteFailed(..)),
+        "{u4:?}"
+    );
+    assert_eq!(f4.df.height(), f1.df.height());
+}
+
+#[test]
+fn export_reads_back_with_ranks_and_row_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("export");
+    let paths = trace_frame::trace_paths(&fixture("chrome/ok/tiny-train")).unwrap();
+    let ex = trace_frame::export_hive(&paths, &out, 2).unwrap();
+    assert_eq!(ex.files.len(), 2);
+    assert!(out.join("rank=0/events.parquet").is_file());
+    assert!(out.join("rank=1/events.parquet").is_file());
+    let back = trace_frame::read_export(&out).unwrap();
+    let frames: Vec<_> = paths
+        .iter()
+        .map(|p| trace_frame::read_frame(p).unwrap())
+        .collect();
+    let total: usize = frames.iter().map(|f| f.event_count()).sum();
+    assert_eq!(back.height(), total);
+    for f in &frames {
+        let rank = f.rank.unwrap();
+        let n = count(
+            &back,
+            &format!("SELECT COUNT(*) FROM events WHERE rank = {rank}"),
+        );
+        assert_eq!(n as usize, f.event_count(), "rank {rank}");
+    }
+    // A second export into the same, now non-empty, directory is refused and changes nothing.
+    assert!(trace_frame::export_hive(&paths, &out, 2).is_err());
+    assert!(out.join("rank=0/events.parquet").is_file());
+}
+
+#[test]
+fn no_other_crate_depends_on_polars() {
+    let root = test_support::workspace_root();
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name_of = |id: &str| -> String {
+        meta["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    let mut deps: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for n in meta["resolve"]["nodes"].as_array().unwrap() {
+        let ds = n["deps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["pkg"].as_str().unwrap().to_owned())
+            .collect();
+        deps.insert(n["id"].as_str().unwrap().to_owned(), ds);
+    }
+    let members: Vec<String> = meta["workspace_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_owned())
+        .collect();
+    let frame_id = members
+        .iter()
+        .find(|m| name_of(m) == "trace-frame")
+        .unwrap()
+        .clone();
+    let mut checked = 0;
+    let mut offenders = Vec::new();
+    let mut frame_reaches_polars = false;
+    for m in &members {
+        // Walk the graph without passing through trace-frame (its users reach polars only
+        // through it, which is the point).
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo = vec![m.clone()];
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id.clone()) {
+                continue;
+            }
+            if name_of(&id) == "polars" {
+                if *m == frame_id {
+                    frame_reaches_polars = true;
+                } else {
+                    offenders.push(name_of(m));
+                }
+                break;
+            }
+            for d in deps.get(&id).into_iter().flatten() {
+                if *d != frame_id {
+                    todo.push(d.clone());
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} workspace members");
+    assert!(frame_reaches_polars, "the walk must be able to find polars");
+    assert!(
+        offenders.is_empty(),
+        "crates depending on polars besides trace-frame: {offenders:?}"
+    );
+}
+
+/// `- \`path\` (sha…): cat:N, …. ph: X:N, …` lines of MANIFEST.md.
+fn manifest_counts(root: &Path) -> Vec<(PathBuf, BTreeMap<String, i64>, BTreeMap<String, i64>)> {
+    let text = std::fs::read_to_string(root.join("pytorch/MANIFEST.md")).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("- `") else {
+            continue;
+        };
+        let Some((path, rest)) = rest.split_once('`') else {
+            continue;
+        };
+        let Some((_, rest)) = rest.split_once("): ") else {
+            continue;
+        };
+        let Some((cats, phs)) = rest.split_once(". ph: ") else {
+            continue;
+        };
+        let parse = |s: &str| -> BTreeMap<String, i64> {
+            s.split(", ")
+                .filter_map(|kv| kv.rsplit_once(':'))
+                .map(|(k, v)| (k.to_owned(), v.trim().parse().unwrap()))
+                .collect()
+        };
+        out.push((root.join("pytorch").join(path), parse(cats), parse(phs)));
+    }
+    out
+}
+
+#[test]
+fn sql_counts_equal_the_manifest_on_every_pytorch_trace() {
+    let Some(root) = test_support::traces_dir("sql_counts_equal_the_manifest") else {
+        return;
+    };
+    let files = manifest_counts(&root);
+    assert!(files.len() >= 30, "{} manifest entries", files.len());
+    for (path, cats, phs) in &files {
+        let f = trace_frame::read_frame(path).unwrap();
+        let by_cat = trace_frame::run_sql(
+            &f.df,
+            "SELECT COALESCE(cat, 'null') AS cat, COUNT(*) AS n FROM events GROUP BY 1",
+        )
+        .unwrap();
+        let got: BTreeMap<String, i64> = trace_frame::frame_to_json(&by_cat)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["cat"].as_str().unwrap().to_owned(),
+                    r["n"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(&got, cats, "{}", path.display());
+        for (ph, n) in phs {
+            let q = format!("SELECT COUNT(*) FROM events WHERE ph = '{ph}'");
+            assert_eq!(count(&f.df, &q), *n, "{} ph {ph}", path.display());
+        }
+        let kernels = count(&f.df, "SELECT COUNT(*) FROM events WHERE cat = 'kernel'");
+        assert_eq!(
+            kernels,
+            cats.get("kernel").copied().unwrap_or(0),
+            "{}",
+            path.display()
+        );
+        assert_eq!(count(&f.df, "SELECT COUNT(*) FROM kernels"), kernels);
+    }
+}
+
+fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let headers: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
+    r.records()
+        .map(|rec| {
+            headers
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
+fn f(row: &BTreeMap<String, String>, k: &str) -> f64 {
+    row[k]
+        .parse()
+        .unwrap_or_else(|_| panic!("{k} = {:?}", row[k]))
+}
+
+fn dlrm(root: &Path) -> (trace_frame::Loaded, Vec<trace_frame::Timeline>, PathBuf) {
+    let loaded = trace_frame::load(&root.join("pytorch/param-dlrm-8rank"), None).unwrap();
+    let ts = trace_frame::hta_timelines(&loaded).unwrap();
+    let refs = root.join("pytorch/reference-outputs/hta-0.5.0/param-dlrm-8rank");
+    (loaded, ts, refs)
+}
+
+#[test]
+fn param_dlrm_equals_hta_per_rank() {
+    let Some(root) = test_support::traces_dir("param_dlrm_equals_hta_per_rank") else {
+        return;
+    };
+    let (loaded, ts, refs) = dlrm(&root);
+    assert_eq!(ts.len(), 8);
+    let by_rank: BTreeMap<i64, &trace_frame::Timeline> =
+        ts.iter().map(|t| (t.rank.unwrap(), t)).collect();
+
+    // Temporal breakdown: spans to the µs, shares to 0.5 pp.
+    let mut max_temporal: f64 = 0.0;
+    for row in csv_rows(&refs.join("temporal_breakdown.csv")) {
+        let t = hta::temporal(by_rank[&(f(&row, "rank") as i64)]).unwrap();
+        assert!(
+            (t.kernel_time_us - f(&row, "kernel_time(us)")).abs() < 1.0,
+            "{row:?} {t:?}"
+        );
+        for (ours, theirs) in [
+            (t.idle_pct, "idle_time_pctg"),
+            (t.compute_pct, "compute_time_pctg"),
+            (t.non_compute_pct, "non_compute_time_pctg"),
+        ] {
+            let d = (ours - f(&row, theirs)).abs();
+            max_temporal = max_temporal.max(d);
+            assert!(
+                d <= 0.5,
+                "rank {} {theirs}: ours {ours}, HTA {}",
+                row["rank"],
+                row[theirs]
+            );
+        }
+    }
+
+    // Kernel-type breakdown over all ranks.
+    let ours = hta::kernel_type_breakdown(&ts);
+    let theirs = csv_rows(&refs.join("kernel_type_breakdown.csv"));
+    assert_eq!(ours.len(), theirs.len(), "{ours:?}");
+    for row in &theirs {
+        let o = ours
+            .iter()
+            .find(|k| k.kernel_type == row["kernel_type"])
+            .unwrap_or_else(|| panic!("{row:?} not in {ours:?}"));
+        assert!((o.sum_us - f(row, "sum")).abs() < 1.0, "{row:?} {o:?}");
+        assert!(
+            (o.percentage - f(row, "percentage")).abs() <= 0.5,
+            "{row:?} {o:?}"
+        );
+    }
+
+    // Idle-time breakdown: per rank and stream, each category to the µs and 0.5 pp.
+    let rows = csv_rows(&refs.join("idle_time_breakdown.csv"));
+    assert!(rows.len() >= 60, "{} rows", rows.len());
+    let mut max_idle_pp: f64 = 0.0;
+    for row in &rows {
+        let rank = f(row, "rank") as i64;
+        let stream = f(row, "stream") as i64;
+        let ib = hta::idle_breakdown(by_rank[&rank], 30);
+        let s = ib.iter().find(|r| r.stream == stream).unwrap();
+        let (us, ratio) = match row["idle_category"].as_str() {
+            "host_wait" => (s.host_wait_us, s.host_wait_ratio),
+            "kernel_wait" => (s.kernel_wait_us, s.kernel_wait_ratio),
+            "other" => (s.other_us, s.other_ratio),
+            c => panic!("category {c}"),
+        };
+        assert!((us - f(row, "idle_time")).abs() < 1.0, "{row:?} ours {us}");
+        let d = 100.0 * (ratio - f(row, "idle_time_ratio")).abs();
+        max_idle_pp = max_idle_pp.max(d);
+        assert!(d <= 0.5 + 1e-9, "{row:?} ours {ratio}");
+    }
+
+    // Communication/computation overlap.
+    let mut max_overlap: f64 = 0.0;
+    for row in csv_rows(&refs.join("comm_comp_overlap.csv")) {
+        let o = hta::overlap(by_rank[&(f(&row, "rank") as i64)]);
+        let d = (o.overlap_pct - f(&row, "comp_comm_overlap_pctg")).abs();
+        max_overlap = max_overlap.max(d);
+        assert!(d <= 0.5, "{row:?} ours {o:?}");
+    }
+    eprintln!(
+        "param-dlrm vs HTA 0.5.0 (measured): max |Δ| temporal {max_temporal:.3} pp, idle ratio {max_idle_pp:.3} pp, overlap {max_overlap:.3} pp"
+    );
+
+    // Launch statistics of rank 0, row by row.
+    let rows = csv_rows(&refs.join("cuda_kernel_launch_stats_rank0.csv"));
+    let ls = hta::launch_stats(by_rank[&0]);
+    assert_eq!(ls.rows.len(), rows.len());
+    for (o, row) in ls.rows.iter().zip(&rows) {
+        assert_eq!(o.correlation, f(row, "correlation") as i64);
+        assert!(
+            (o.cpu_duration_us - f(row, "cpu_duration")).abs() < 1e-6,
+            "{row:?} {o:?}"
+        );
+        assert!(
+            (o.gpu_duration_us - f(row, "gpu_duration")).abs() < 1e-6,
+            "{row:?} {o:?}"
+        );
+        assert!(
+            (o.launch_delay_us - f(row, "launch_delay")).abs() < 1e-6,
+            "{row:?} {o:?}"
+        );
+    }
+    drop(loaded);
+}
+
+#[test]
+fn param_dlrm_stragglers_and_critical_path_equal_hta() {
+    let Some(root) = test_support::traces_dir("param_dlrm_stragglers_and_critical_path") else {
+        return;
+    };
+    let (_, ts, refs) = dlrm(&root);
+    let s = hta::stragglers(&ts, 2).unwrap();
+    let mut ranks = s.ranks.clone();
+    ranks.sort();
+    let theirs: Vec<i64> = csv_rows(&refs.join("potential_stragglers.csv"))
+        .iter()
+        .map(|r| f(r, "straggler_rank") as i64)
+        .collect();
+    assert_eq!(ranks, vec![2, 7]);
+    assert_eq!(ranks, theirs);
+
+    let rank0 = ts.iter().find(|t| t.rank == Some(0)).unwrap();
+    let cp = trace_frame::critical_path(rank0, "ProfilerStep", 0).unwrap();
+    let split: BTreeMap<&str, f64> = cp.split.iter().map(|(b, p)| (b.label(), *p)).collect();
+    eprintln!(
+        "rank 0 critical path (measured): {split:?}, {} µs",
+        cp.length_us
+    );
+    for row in csv_rows(&refs.join("critical_path_summary.csv")) {
+        if row["bound_by"].is_empty() {
+            continue;
+        }
+        let ours = split.get(row["bound_by"].as_str()).copied().unwrap_or(0.0);
+        let d = (ours - f(&row, "duration")).abs();
+        assert!(
+            d <= 1.0,
+            "{}: ours {ours:.2}, HTA {}",
+            row["bound_by"],
+            row["duration"]
+        );
+    }
+    assert!((split["cpu_bound"] - 75.7).abs() <= 1.0);
+    assert!((split["gpu_kernel_kernel_overhead"] - 22.0).abs() <= 1.0);
+    assert!((split["gpu_compute_bound"] - 2.2).abs() <= 1.0);
+}
+
+#[test]
+fn param_dlrm_export_reads_back_with_the_event_counts() {
+    let Some(root) = test_support::traces_dir("param_dlrm_export_reads_back") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("dlrm");
+    let paths = trace_frame::trace_paths(&root.join("pytorch/param-dlrm-8rank")).unwrap();
+    let ex = trace_frame::export_hive(&paths, &out, 4).unwrap();
+    assert_eq!(ex.files.len(), 8);
+    let back = trace_frame::read_export(&out).unwrap();
+    // MANIFEST's events column, per rank.
+    let expect = [3290, 3424, 3268, 3474, 3310, 3250, 3272, 3250];
+    for (rank, n) in expect.iter().enumerate() {
+        let got = count(
+            &back,
+            &format!("SELECT COUNT(*) FROM events WHERE rank = {rank}"),
+        );
+        assert_eq!(got, *n, "rank {rank}");
+    }
+    assert_eq!(back.height(), expect.iter().sum::<i64>() as usize);
+}
+
+#[test]
+fn analyze_runs_every_analysis_on_the_fixture() {
+    let loaded = trace_frame::load(&fixture("chrome/ok/tiny-train"), None).unwrap();
+    let r = trace_frame::analyze(&loaded, &AnalysisName::ALL).unwrap();
+    assert_eq!(r.summary.ranks, 2);
+    assert!(r.summary.kernels.value > 0);
+    assert!(!r.temporal.is_empty());
+    assert!(!r.idle.is_empty());
+    let text = trace_frame::render_text(&r);
+    assert!(text.contains("Main Finding"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&trace_frame::render_json(&r)).unwrap();
+    assert!(json["summary"]["bottleneck"]["label"] == "inferred");
+}

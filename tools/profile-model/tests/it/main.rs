@@ -1,0 +1,119 @@
+//! profile-model end to end: the summary, SQL, analyses, export, and malformed input.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_profile-model"))
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    test_support::workspace_root().join("testdata").join(rel)
+}
+
+#[test]
+fn summary_and_findings_on_the_fixture() {
+    let out = bin().arg(fixture("chrome/ok/tiny-train")).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for part in [
+        "Main Finding",
+        "Top GPU Kernels",
+        "Bottleneck:",
+        "| kernel |",
+    ] {
+        assert!(text.contains(part), "{part} missing:\n{text}");
+    }
+}
+
+#[test]
+fn sql_as_json() {
+    let out = bin()
+        .arg(fixture("chrome/ok/tiny-train"))
+        .args([
+            "--sql",
+            "SELECT rank, COUNT(*) AS n FROM kernels GROUP BY rank ORDER BY rank",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["rank"], 0);
+    assert!(rows[0]["n"].as_i64().unwrap() > 0);
+}
+
+#[test]
+fn every_analysis_as_json() {
+    let out = bin()
+        .arg(fixture("chrome/ok/tiny-train"))
+        .args(["--analysis", "all", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!r["temporal"].as_array().unwrap().is_empty());
+    assert!(!r["launch_stats"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn unknown_analysis_and_bad_sql_exit_2() {
+    let out = bin()
+        .arg(fixture("chrome/ok/tiny-train"))
+        .args(["--analysis", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("critical-path"));
+    let out = bin()
+        .arg(fixture("chrome/ok/tiny-train"))
+        .args(["--sql", "SELEKT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn malformed_inputs_give_errors_and_write_nothing() {
+    let run = test_support::run_on_malformed(env!("CARGO_BIN_EXE_profile-model"), |input, out| {
+        vec![input.into(), "--export".into(), out.join("export").into()]
+    });
+    assert!(run.errors >= 30, "{run:?}");
+}
+
+#[test]
+fn param_dlrm_all_analyses() {
+    let Some(root) = test_support::traces_dir("profile-model param_dlrm_all_analyses") else {
+        return;
+    };
+    let out = bin()
+        .arg(root.join("pytorch/param-dlrm-8rank"))
+        .args(["--analysis", "all"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("ranks [2, 7]") || text.contains("ranks [7, 2]"),
+        "{text}"
+    );
+    assert!(text.contains("cpu_bound"), "{text}");
+}
