@@ -38,6 +38,13 @@ pub fn is_xplane(path: &Path) -> bool {
         .is_some_and(|n| n.ends_with(".xplane.pb"))
 }
 
+/// Sets how many threads parse each Chrome trace in every later load (a tool's
+/// `--threads`; 0: the machine's available parallelism). The capture is the same for any
+/// number: see `chrome_reader::LoadConfig`.
+pub fn set_threads(threads: usize) {
+    chrome_reader::set_default_threads(threads);
+}
+
 /// Loads the capture(s) at `path`, ordered by rank (JSON) or file name (XSpace).
 pub fn load_any(path: &Path) -> Result<Vec<Loaded>, Error> {
     if path.is_dir() {

@@ -64,6 +64,12 @@ struct Args {
     /// distributedInfo.rank, else from the file name).
     #[arg(long = "all-ranks", requires = "trace_dir")]
     all_ranks: bool,
+
+    /// Threads that parse each trace (default: every core); the result is the same for
+    /// any number. Not used by --compat, which
+    /// reads the events once, in order.
+    #[arg(long, value_name = "N")]
+    threads: Option<std::num::NonZeroUsize>,
 }
 
 const EXAMPLES: &str = "\
@@ -88,6 +94,9 @@ trace-info, skip-stats or roofline";
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(n) = args.threads {
+        analysis::input::set_threads(n.get());
+    }
     // clap's `input` group requires exactly one of the two.
     let input = match (args.trace_file, args.trace_dir) {
         (Some(file), _) => Input::File(file),

@@ -72,10 +72,18 @@ struct Args {
     /// Rows in the table of host events during GPU-idle gaps.
     #[arg(long, value_name = "N", default_value_t = 15)]
     top: usize,
+
+    /// Threads that parse each trace (default: every core); the result is the same for
+    /// any number.
+    #[arg(long, value_name = "N")]
+    threads: Option<std::num::NonZeroUsize>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(n) = args.threads {
+        analysis::input::set_threads(n.get());
+    }
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(3),

@@ -150,3 +150,26 @@ fn missing_file_says_it_once() {
     assert_eq!(code, 2);
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
+
+/// `--threads` changes how the trace is parsed, never what is printed; 0 is refused.
+#[test]
+fn threads_do_not_change_the_output() {
+    let mut files = vec!["testdata/chrome/odd/flow_one_end.json".to_string()];
+    if let Some(dir) = traces_dir("threads_do_not_change_the_output") {
+        let large = dir.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
+        files.push(large.display().to_string());
+    }
+    for file in &files {
+        let one = trace_info(&["--json", "--threads", "1", file]);
+        assert_eq!(one.0, 0, "{}", one.2);
+        for n in ["2", "5"] {
+            assert_eq!(
+                trace_info(&["--json", "--threads", n, file]),
+                one,
+                "{file} --threads {n}"
+            );
+        }
+    }
+    let (code, _, err) = trace_info(&["--threads", "0", &files[0]]);
+    assert_eq!(code, 2, "{err}");
+}
