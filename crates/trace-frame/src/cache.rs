@@ -32,19 +32,19 @@ pub enum CacheUse {
 /// Reads `trace` through the cache in `dir`.
 pub fn read_frame_cached(trace: &Path, dir: &Path) -> Result<(RankFrame, CacheUse), Error> {
     let cache = cache_path(trace, dir);
-    if is_fresh(&cache, trace) {
-        if let Ok(df) = read_parquet(&cache) {
-            let rank = df
-                .column("rank")
-                .ok()
-                .and_then(|c| c.i64().ok().and_then(|c| c.get(0)));
-            let frame = RankFrame {
-                path: trace.to_path_buf(),
-                rank,
-                df,
-            };
-            return Ok((frame, CacheUse::Hit(cache)));
-        }
+    if is_fresh(&cache, trace)
+        && let Ok(df) = read_parquet(&cache)
+    {
+        let rank = df
+            .column("rank")
+            .ok()
+            .and_then(|c| c.i64().ok().and_then(|c| c.get(0)));
+        let frame = RankFrame {
+            path: trace.to_path_buf(),
+            rank,
+            df,
+        };
+        return Ok((frame, CacheUse::Hit(cache)));
     }
     let mut frame = read_frame(trace)?;
     let used = match write_parquet_atomic(&mut frame.df, &cache) {

@@ -173,10 +173,10 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
             }
             stack.push(i);
             let Some(n) = host_node[i] else { continue };
-            if depth == 0 {
-                if let Some(top) = last_top {
-                    add_edge(&mut adj, top, n, 0, None);
-                }
+            if depth == 0
+                && let Some(top) = last_top
+            {
+                add_edge(&mut adj, top, n, 0, None);
             }
             depth += 1;
             if let Some(l) = last_node {

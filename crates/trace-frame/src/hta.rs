@@ -182,10 +182,11 @@ pub fn kernel_type_breakdown(ts: &[Timeline]) -> Vec<KernelTypeRow> {
             } else {
                 running &= !bit;
             }
-            if let Some(next) = points.get(w + 1) {
-                if running > 0 && next.0 > time {
-                    *sums.entry(running).or_default() += next.0 - time;
-                }
+            if let Some(next) = points.get(w + 1)
+                && running > 0
+                && next.0 > time
+            {
+                *sums.entry(running).or_default() += next.0 - time;
             }
         }
     }

@@ -149,10 +149,8 @@ impl Timeline {
         let mut fractional_us = false;
         let first_event_ts = ts.get(0);
         for i in 0..df.height() {
-            if let Some(t) = ts.get(i) {
-                if t % 1000 != 0 {
-                    fractional_us = true;
-                }
+            if ts.get(i).is_some_and(|t| t % 1000 != 0) {
+                fractional_us = true;
             }
             if ph.get(i) != Some("X") {
                 continue;
@@ -194,12 +192,11 @@ impl Timeline {
                 "user_annotation" => HostCat::Annotation,
                 _ => HostCat::Other,
             };
-            if matches!(hc, HostCat::Annotation | HostCat::CpuOp) {
-                if let Some(k) = n.strip_prefix("ProfilerStep#") {
-                    if let Ok(k) = k.trim().parse::<i64>() {
-                        steps.push((k, start, start + d));
-                    }
-                }
+            if matches!(hc, HostCat::Annotation | HostCat::CpuOp)
+                && let Some(k) = n.strip_prefix("ProfilerStep#")
+                && let Ok(k) = k.trim().parse::<i64>()
+            {
+                steps.push((k, start, start + d));
             }
             let thread = format!("{}/{}", pid.get(i).unwrap_or(""), tid.get(i).unwrap_or(""));
             host.push(Host {
@@ -216,10 +213,10 @@ impl Timeline {
         steps.dedup();
         let mut launch_of: HashMap<i64, usize> = HashMap::new();
         for (i, h) in host.iter().enumerate() {
-            if matches!(h.cat, HostCat::Runtime | HostCat::Driver) {
-                if let Some(c) = h.correlation {
-                    launch_of.entry(c).or_insert(i);
-                }
+            if matches!(h.cat, HostCat::Runtime | HostCat::Driver)
+                && let Some(c) = h.correlation
+            {
+                launch_of.entry(c).or_insert(i);
             }
         }
         for g in &mut gpu {

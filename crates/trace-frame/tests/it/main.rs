@@ -216,7 +216,10 @@ fn no_other_crate_depends_on_polars() {
 }
 
 /// `- \`path\` (sha…): cat:N, …. ph: X:N, …` lines of MANIFEST.md.
-fn manifest_counts(root: &Path) -> Vec<(PathBuf, BTreeMap<String, i64>, BTreeMap<String, i64>)> {
+/// (file, events by cat, events by ph).
+type ManifestEntry = (PathBuf, BTreeMap<String, i64>, BTreeMap<String, i64>);
+
+fn manifest_counts(root: &Path) -> Vec<ManifestEntry> {
     let text = std::fs::read_to_string(root.join("pytorch/MANIFEST.md")).unwrap();
     let mut out = Vec::new();
     for line in text.lines() {
