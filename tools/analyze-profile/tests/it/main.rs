@@ -357,7 +357,11 @@ fn malformed_inputs_never_panic() {
 fn default_mode_reads_an_xspace_and_compat_says_which_tool_does() {
     let input = "testdata/xplane/ok/small.xplane.pb";
     let out = analyze_profile(&["--trace-file", input]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("12 GPU activities"), "{text}");
     let out = analyze_profile(&["--compat", "--trace-file", input]);

@@ -361,7 +361,12 @@ fn refuses_symlink_directory_device_and_the_input() {
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&target, &link).expect("symlink");
         refused(&link, "symbolic link");
-        assert!(std::fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(&target).expect("target"), b"keep");
     }
     assert_eq!(std::fs::read(input).expect("the input"), before);
@@ -374,7 +379,11 @@ fn refuses_symlink_directory_device_and_the_input() {
         let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
         let plain = dir.path().join("plain");
         std::fs::write(&plain, "").expect("plain file");
-        assert_eq!(mode(&output), mode(&plain), "an ordinary file's mode, not 0600");
+        assert_eq!(
+            mode(&output),
+            mode(&plain),
+            "an ordinary file's mode, not 0600"
+        );
     }
 }
 

@@ -217,7 +217,11 @@ fn rows_csv_is_replaced_only_with_overwrite() {
     assert_eq!(std::fs::read_to_string(&rows).expect("rows.csv"), "keep\n");
     let o = run(&["--overwrite"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(std::fs::read_to_string(&rows).expect("rows.csv").starts_with("device,"));
+    assert!(
+        std::fs::read_to_string(&rows)
+            .expect("rows.csv")
+            .starts_with("device,")
+    );
     #[cfg(unix)]
     {
         std::fs::remove_file(&rows).expect("remove");
@@ -237,22 +241,41 @@ fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
     let ranks = tempfile::tempdir().expect("temporary directory");
     for rank in 0..2 {
         let name = format!("rank{rank}.pt.trace.json");
-        std::fs::copy(root.join("testdata/chrome/ok/tiny-train").join(&name), ranks.path().join(&name))
-            .expect("copy a rank");
+        std::fs::copy(
+            root.join("testdata/chrome/ok/tiny-train").join(&name),
+            ranks.path().join(&name),
+        )
+        .expect("copy a rank");
     }
-    std::fs::write(ranks.path().join("rank2.pt.trace.json"), "{\"traceEvents\": [").expect("write");
+    std::fs::write(
+        ranks.path().join("rank2.pt.trace.json"),
+        "{\"traceEvents\": [",
+    )
+    .expect("write");
     #[cfg(unix)]
-    std::os::unix::fs::symlink("rank3.pt.trace.json", ranks.path().join("rank3.pt.trace.json"))
-        .expect("a symlink loop");
+    std::os::unix::fs::symlink(
+        "rank3.pt.trace.json",
+        ranks.path().join("rank3.pt.trace.json"),
+    )
+    .expect("a symlink loop");
     let (o, out) = skip_stats(&root, &[ranks.path().to_str().expect("UTF-8 path")]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("rank2.pt.trace.json: truncated JSON"), "{stderr}");
+    assert!(
+        stderr.contains("rank2.pt.trace.json: truncated JSON"),
+        "{stderr}"
+    );
     #[cfg(unix)]
-    assert!(stderr.contains("rank3.pt.trace.json: cannot read"), "{stderr}");
+    assert!(
+        stderr.contains("rank3.pt.trace.json: cannot read"),
+        "{stderr}"
+    );
     assert!(stderr.contains("symbolic links") || !cfg!(unix), "{stderr}");
     let text = stdout(&o);
-    assert!(text.contains("rank0.pt.trace.json") && text.contains("rank1.pt.trace.json"), "{text}");
+    assert!(
+        text.contains("rank0.pt.trace.json") && text.contains("rank1.pt.trace.json"),
+        "{text}"
+    );
     let rows = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
     assert!(rows.lines().count() > 1);
 }
