@@ -240,10 +240,18 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
         ));
     }
     if let Some(k) = top.first().filter(|k| k.pct > 50.0) {
-        recs.push((
-            format!("one kernel dominates ({:.0} % of kernel time)", k.pct),
-            "normal for compute-heavy work; check that the kernel is the optimised one".into(),
-        ));
+        let comm = hta::hta_kernel_type(&k.name) == HtaKernelType::Communication;
+        recs.push(if comm {
+            (
+                format!("one collective dominates ({:.0} % of kernel time)", k.pct),
+                "its time includes waiting for peers: look for late ranks and overlap it with computation".into(),
+            )
+        } else {
+            (
+                format!("one kernel dominates ({:.0} % of kernel time)", k.pct),
+                "normal for compute-heavy work; check that the kernel is the optimised one".into(),
+            )
+        });
     }
     if mem_pct >= 10.0 {
         recs.push((
