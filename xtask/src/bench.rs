@@ -24,6 +24,16 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     // `--attribution`: only the attribute-kernels rows (a short run).
     let attribution_only = args.iter().any(|a| a == "--attribution");
+    // `--reader`: only the rows of the reader's speed (tools ÷ zcat, model build by threads).
+    let reader_only = args.iter().any(|a| a == "--reader");
+    // `--synthetic-mb N`: the size of the synthetic trace (default 1000, the issues' 1 GB).
+    let synthetic_mb: u64 = match args.iter().position(|a| a == "--synthetic-mb") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .ok_or("--synthetic-mb takes a number of MB")?,
+        None => 1000,
+    };
     let runs = if quick { 3 } else { 5 };
     let root = workspace_root();
     let traces = std::env::var_os("TRACEWISE_TRACES")
@@ -96,6 +106,23 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
     let mut rows = Vec::new();
     let large = traces.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
+    if reader_only {
+        if large.is_file() {
+            let large_s = large.display().to_string();
+            let zcat = median_secs(runs, || {
+                run_quiet("sh", &["-c", &format!("zcat '{large_s}' > /dev/null")])
+            })?;
+            rows.push(Row {
+                what: "zcat df_index_resolver.json.gz (decompression floor)".into(),
+                value: format!("{:.3} s", zcat),
+                target: "-".into(),
+            });
+            tool_ratio_rows(&release, &large_s, &scratch_s, zcat, runs, &mut rows)?;
+        }
+        let synthetic = synthetic_trace(&out_dir, synthetic_mb)?;
+        model_build_rows(&read_speed, &synthetic, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
     if large.is_file() {
         let large_s = large.display().to_string();
         let zcat = median_secs(runs, || {
@@ -115,27 +142,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
             value: format!("{:.3} s", zcat),
             target: "-".into(),
         });
-        rows.push(Row {
-            what: "analyze-profile (default mode) / zcat".into(),
-            value: format!("{:.2}× ({:.3} s)", ours / zcat, ours),
-            target: "≤ 1.5".into(),
-        });
+        tool_ratio_rows(&release, &large_s, &scratch_s, zcat, runs, &mut rows)?;
         rows.push(Row {
             what: "analyze-profile --compat / zcat".into(),
             value: format!("{:.2}× ({:.3} s)", compat / zcat, compat),
             target: "≤ 1.5".into(),
-        });
-        let skip = release.join("skip-stats");
-        let skip_time = median_secs(runs, || {
-            run_quiet(
-                skip.to_str().unwrap_or(""),
-                &[&large_s, "--out", &scratch_s],
-            )
-        })?;
-        rows.push(Row {
-            what: "skip-stats / zcat".into(),
-            value: format!("{:.2}× ({:.3} s)", skip_time / zcat, skip_time),
-            target: "≤ 1.6".into(),
         });
         let compact = release.join("compact-cuda-graph-trace");
         let compacted = scratch.join("compacted.json.gz").display().to_string();
@@ -201,12 +212,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         eprintln!("{} not found: real-trace figures skipped", large.display());
     }
 
-    let synthetic = out_dir.join("synthetic_1g.json");
-    if !synthetic.is_file() {
-        eprintln!("generating {} (about 1 GB)…", synthetic.display());
-        write_synthetic(&synthetic, 1_000_000_000)
-            .map_err(|e| format!("{}: {e}", synthetic.display()))?;
-    }
+    let synthetic = synthetic_trace(&out_dir, synthetic_mb)?;
+    model_build_rows(&read_speed, &synthetic, runs, &mut rows)?;
     let size = std::fs::metadata(&synthetic)
         .map_err(|e| e.to_string())?
         .len();
@@ -241,7 +248,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
     let (secs, rss_kb) = timed_rss(
         release.join("skip-stats").to_str().unwrap_or(""),
-        &[&synth_s, "--out", &scratch_s],
+        &[&synth_s, "--out", &scratch_s, "--overwrite"],
     )?;
     rows.push(Row {
         what: "skip-stats on synthetic: time, peak RSS / JSON size".into(),
@@ -268,6 +275,131 @@ pub fn main(args: &[String]) -> Result<(), String> {
     xplane_rows(&decode_speed, &out_dir, runs, &mut rows)?;
     attribution_rows(&release, &traces, &scratch, runs, &mut rows)?;
     print_rows(&out_dir, &rows)
+}
+
+/// analyze-profile (default mode), skip-stats and trace-info on the large real trace, as
+/// ratios to `zcat` of it: with every core parsing, and with `--threads 1`.
+fn tool_ratio_rows(
+    release: &Path,
+    large_s: &str,
+    scratch_s: &str,
+    zcat: f64,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let tools: [(&str, Vec<&str>, &str); 3] = [
+        (
+            "analyze-profile (default mode)",
+            vec!["--trace-file", large_s],
+            "≤ 1.0",
+        ),
+        (
+            "skip-stats",
+            vec![large_s, "--out", scratch_s, "--overwrite"],
+            "≤ 1.0",
+        ),
+        ("trace-info", vec![large_s], "≤ 1.0"),
+    ];
+    for (what, args, target) in tools {
+        let bin = release.join(what.split(' ').next().unwrap_or(what));
+        let bin = bin.to_str().unwrap_or("");
+        let all = median_secs(runs, || run_quiet(bin, &args))?;
+        let mut one_args = vec!["--threads", "1"];
+        one_args.extend(&args);
+        let one = median_secs(runs, || run_quiet(bin, &one_args))?;
+        rows.push(Row {
+            what: format!("{what} / zcat (all cores)"),
+            value: format!("{:.2}× ({all:.3} s)", all / zcat),
+            target: target.into(),
+        });
+        rows.push(Row {
+            what: format!("{what} --threads 1 / zcat"),
+            value: format!("{:.2}× ({one:.3} s)", one / zcat),
+            target: "-".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The synthetic Kineto trace of about `mb` MB, generated once into `out_dir`.
+fn synthetic_trace(out_dir: &Path, mb: u64) -> Result<PathBuf, String> {
+    let name = if mb == 1000 {
+        "synthetic_1g.json".to_string()
+    } else {
+        format!("synthetic_{mb}m.json")
+    };
+    let synthetic = out_dir.join(name);
+    if !synthetic.is_file() {
+        eprintln!("generating {} (about {mb} MB)…", synthetic.display());
+        write_synthetic(&synthetic, mb * 1_000_000)
+            .map_err(|e| format!("{}: {e}", synthetic.display()))?;
+    }
+    Ok(synthetic)
+}
+
+/// Model build throughput on the synthetic trace (plain JSON, in the page cache after the
+/// first run) with 1, 2 and all parsing threads, not pinned: splitting and building have
+/// threads of their own whatever the number.
+fn model_build_rows(
+    read_speed: &Path,
+    synthetic: &Path,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let size = std::fs::metadata(synthetic)
+        .map_err(|e| format!("{}: {e}", synthetic.display()))?
+        .len();
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut one = 0.0;
+    let mut counts = vec![1, 2, all];
+    counts.sort_unstable();
+    counts.dedup();
+    for threads in counts {
+        let mbps = median_of(runs, || model_build_mbps(read_speed, synthetic, threads))?;
+        if threads == 1 {
+            one = mbps;
+        }
+        let label = if threads == all {
+            format!("{all} (all)")
+        } else {
+            threads.to_string()
+        };
+        rows.push(Row {
+            what: format!(
+                "model build, synthetic {:.2} GB plain JSON, {label} parsing thread(s)",
+                size as f64 / 1e9
+            ),
+            value: if threads == 1 {
+                format!("{mbps:.0} MB/s")
+            } else {
+                format!("{mbps:.0} MB/s ({:.2}× 1 thread)", mbps / one)
+            },
+            target: if threads == 2 {
+                "≥ 1.8× 1 thread on 2 cores".into()
+            } else {
+                "-".into()
+            },
+        });
+    }
+    Ok(())
+}
+
+fn model_build_mbps(bin: &Path, file: &Path, threads: usize) -> Result<f64, String> {
+    let out = Command::new(bin)
+        .arg("model")
+        .arg(file)
+        .arg(threads.to_string())
+        .output()
+        .map_err(|e| format!("read_speed: {e}"))?;
+    parse_mbps(&out.stdout)
+}
+
+fn parse_mbps(stdout: &[u8]) -> Result<f64, String> {
+    let text = String::from_utf8_lossy(stdout);
+    text.split("\"mb_per_s\":")
+        .nth(1)
+        .and_then(|s| s.trim().trim_end_matches('}').parse().ok())
+        .ok_or_else(|| format!("read_speed printed {text:?}"))
 }
 
 fn print_rows(out_dir: &Path, rows: &[Row]) -> Result<(), String> {
@@ -504,13 +636,7 @@ fn read_speed_mbps(bin: &Path, mode: &str, file: &Path) -> Result<f64, String> {
         .arg(file)
         .output()
         .map_err(|e| format!("read_speed: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value = text
-        .split("\"mb_per_s\":")
-        .nth(1)
-        .and_then(|s| s.trim().trim_end_matches('}').parse().ok())
-        .ok_or_else(|| format!("read_speed printed {text:?}"))?;
-    Ok(value)
+    parse_mbps(&out.stdout)
 }
 
 /// Wall time and peak RSS (KiB) of one run.
