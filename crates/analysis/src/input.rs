@@ -39,7 +39,7 @@ pub fn is_xplane(path: &Path) -> bool {
 }
 
 /// Sets how many threads parse each Chrome trace in every later load (a tool's
-/// `--threads`; 0: the machine's available parallelism). The capture is the same for any
+/// `--threads`; 0: `chrome_reader::default_threads`). The capture is the same for any
 /// number: see `chrome_reader::LoadConfig`.
 pub fn set_threads(threads: usize) {
     chrome_reader::set_default_threads(threads);

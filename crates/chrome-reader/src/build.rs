@@ -54,9 +54,23 @@ impl LoadConfig {
 static DEFAULT_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The parsing threads of [`LoadConfig::default`], which [`load`] and every loader that takes
-/// no config use: the number given to [`set_default_threads`], else the machine's
-/// available parallelism.
+/// no config use: the number given to [`set_default_threads`], else the machine's available
+/// parallelism less one (the thread that builds the model). That is 1, the sequential path,
+/// on two cores or fewer: it already runs the splitter and the builder on two threads, and
+/// parallel parsing measured 0.76–1.00× its throughput on 2 cores (`cargo xtask bench
+/// --reader`).
 pub fn default_threads() -> usize {
+    match DEFAULT_THREADS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => std::thread::available_parallelism()
+            .map_or(1, |n| n.get().saturating_sub(1))
+            .max(1),
+        n => n,
+    }
+}
+
+/// The threads a directory of rank files is loaded with: the number given to
+/// [`set_default_threads`], else the machine's available parallelism.
+fn directory_threads() -> usize {
     match DEFAULT_THREADS.load(std::sync::atomic::Ordering::Relaxed) {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
@@ -149,7 +163,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<RankCapture>, Error> {
 /// listed or holds no trace files.
 pub fn load_dir_each(dir: &Path) -> Result<Vec<Result<RankCapture, Error>>, Error> {
     let files = trace_files(dir)?;
-    let threads = default_threads();
+    let threads = directory_threads();
     // Files load side by side; each gets its share of the threads for parsing.
     let config = LoadConfig::with_threads(threads / threads.min(files.len()).max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
