@@ -645,21 +645,6 @@ fn last_finisher(
     })
 }
 
-/// The `class` column of `rows.csv`: the workspace table's class, one word.
-fn class_column(class: KernelClass) -> &'static str {
-    match class {
-        KernelClass::Gemm => "gemm",
-        KernelClass::Convolution => "convolution",
-        KernelClass::Attention => "attention",
-        KernelClass::Elementwise => "elementwise",
-        KernelClass::Reduction => "reduction",
-        KernelClass::Collective(_) => "collective",
-        KernelClass::Memcpy(_) => "memcpy",
-        KernelClass::Memset => "memset",
-        KernelClass::Other => "other",
-    }
-}
-
 fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Result<(), csv::Error> {
     let mut header = Vec::new();
     if multi {
@@ -702,7 +687,7 @@ pub fn write_rows<W: std::io::Write>(
         rec.push(capture.device(stream.device).ordinal.to_string());
         rec.push(stream.ordinal.to_string());
         rec.push(budget::BusyKind::of(a.class).label().to_string());
-        rec.push(class_column(a.class).to_string());
+        rec.push(a.class.word().to_string());
         rec.push(match a.class {
             KernelClass::Collective(kind) => kind.label().to_string(),
             _ => String::new(),

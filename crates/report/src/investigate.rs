@@ -16,7 +16,7 @@ use analysis::input::Loaded;
 use analysis::profile_summary::buckets;
 use analysis::profile_summary::gpu::{self, GpuSummary};
 use analysis::skip::{self, Analysis, Report};
-use trace_model::{Capture, HostKind, KernelClass, Nanos};
+use trace_model::{Capture, HostKind, Nanos};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
 use crate::label::{Figure, Label, Value};
@@ -512,7 +512,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
                 .map(|x| Slice {
                     start: off + x.start.0,
                     end: off + x.end().0,
-                    class: class_word(x.class),
+                    class: x.class.word(),
                     title: format!(
                         "{} — {}{}",
                         c.name(x.name),
@@ -606,7 +606,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
                 Span::code(c.name(x.name).to_owned()),
                 Span::text(format!(
                     " ({}, {}): {}",
-                    class_word(x.class),
+                    x.class.word(),
                     x.dur.human(),
                     if x.class.is_collective() {
                         "a collective, so it ended waiting for its peers or they for it; compare when each rank launched it"
@@ -628,21 +628,6 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
         svg: swimlane::render(&Chart { start, end, lanes }),
     });
     s
-}
-
-/// The class word used for colours and CSV columns.
-pub fn class_word(c: KernelClass) -> &'static str {
-    match c {
-        KernelClass::Gemm => "gemm",
-        KernelClass::Convolution => "convolution",
-        KernelClass::Attention => "attention",
-        KernelClass::Elementwise => "elementwise",
-        KernelClass::Reduction => "reduction",
-        KernelClass::Collective(_) => "collective",
-        KernelClass::Memcpy(_) => "memcpy",
-        KernelClass::Memset => "memset",
-        KernelClass::Other => "other",
-    }
 }
 
 /// Step 4.

@@ -84,6 +84,22 @@ impl KernelClass {
         }
     }
 
+    /// One lower-case word per class (`gemm`, `convolution`, …, `collective`, `memcpy`,
+    /// `memset`, `other`): the `class` column of CSV outputs and the key of colours.
+    pub fn word(self) -> &'static str {
+        match self {
+            KernelClass::Gemm => "gemm",
+            KernelClass::Convolution => "convolution",
+            KernelClass::Attention => "attention",
+            KernelClass::Elementwise => "elementwise",
+            KernelClass::Reduction => "reduction",
+            KernelClass::Collective(_) => "collective",
+            KernelClass::Memcpy(_) => "memcpy",
+            KernelClass::Memset => "memset",
+            KernelClass::Other => "other",
+        }
+    }
+
     pub fn is_collective(self) -> bool {
         matches!(self, KernelClass::Collective(_))
     }

@@ -43,20 +43,6 @@ fn corpus() -> Vec<Row> {
         .collect()
 }
 
-fn class_word(c: KernelClass) -> &'static str {
-    match c {
-        KernelClass::Gemm => "gemm",
-        KernelClass::Convolution => "convolution",
-        KernelClass::Attention => "attention",
-        KernelClass::Elementwise => "elementwise",
-        KernelClass::Reduction => "reduction",
-        KernelClass::Collective(_) => "collective",
-        KernelClass::Memcpy(_) => "memcpy",
-        KernelClass::Memset => "memset",
-        KernelClass::Other => "other",
-    }
-}
-
 fn kind_word(c: KernelClass) -> &'static str {
     match c {
         KernelClass::Collective(k) => match k {
@@ -81,13 +67,13 @@ fn every_corpus_name_gets_its_class_and_kind() {
     let mut wrong = Vec::new();
     for r in &rows {
         let got = classify_kernel(&r.name);
-        if class_word(got) != r.class || kind_word(got) != r.kind {
+        if got.word() != r.class || kind_word(got) != r.kind {
             wrong.push(format!(
                 "line {}: expected {}/{}, got {}/{}: {}  [{}]",
                 r.line,
                 r.class,
                 r.kind,
-                class_word(got),
+                got.word(),
                 kind_word(got),
                 r.name,
                 r.note
