@@ -920,7 +920,10 @@ fn roofline_section(
                     Label::inferred(format!("achieved over the {} peak", o.peak_basis)),
                 ))
             }),
-            Cell::text(o.bound.value.name()),
+            Cell::figure_text(
+                o.bound.value.name(),
+                Label::inferred("arithmetic intensity against the ridge point of the op's dtype"),
+            ),
         ]);
     }
     if costed.is_empty() {
