@@ -151,7 +151,7 @@ pub struct StreamBudget {
 /// by nothing else; streams with no activity in the window are included (all idle).
 pub fn stream_budgets(capture: &Capture, window: Window) -> Vec<StreamBudget> {
     capture
-        .streams
+        .streams()
         .iter()
         .map(|s| StreamBudget {
             device: s.device,
@@ -165,7 +165,7 @@ pub fn stream_budgets(capture: &Capture, window: Window) -> Vec<StreamBudget> {
 /// precedence above deciding instants where streams overlap.
 pub fn device_budget(capture: &Capture, device: DeviceId, window: Window) -> Budget {
     let streams: Vec<StreamId> = capture
-        .streams
+        .streams()
         .iter()
         .filter(|s| s.device == device)
         .map(|s| s.id)
@@ -302,23 +302,15 @@ mod tests {
     use trace_model::{ActivityKind, Interner};
 
     fn act(start: i64, dur: i64, class: KernelClass) -> GpuActivity {
-        GpuActivity {
-            stream: StreamId(0),
-            start: Nanos(start),
-            dur: Nanos(dur),
-            name: Interner::new().intern("k"),
-            kind: ActivityKind::Kernel,
+        GpuActivity::new(
+            StreamId::new(0),
+            Nanos(start),
+            Nanos(dur),
+            Interner::new().intern("k"),
+            ActivityKind::Kernel,
             class,
-            correlation: None,
-            launch: None,
-            external_id: None,
-            bytes: None,
-            graph_id: None,
-            hlo_op: None,
-            hlo_module: None,
-            program_id: None,
-            source_index: 0,
-        }
+            0,
+        )
     }
 
     /// `(compute, collective, memcpy, memset, idle)` of activities over `[0, span)`.

@@ -103,7 +103,7 @@ pub fn idle_causes(capture: &Capture, stream: StreamId, gaps: &[Gap]) -> IdleCau
 /// The threads that issued at least one GPU activity, in id order.
 pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
     let mut threads: Vec<ThreadId> = capture
-        .activities
+        .activities()
         .iter()
         .filter_map(|a| a.launch.map(|l| capture.host_event(l).thread))
         .collect();
@@ -120,8 +120,9 @@ pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
 pub fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
     let kind_counts = match e.kind {
         HostKind::CpuOp | HostKind::Launch | HostKind::Runtime => true,
-        HostKind::Other => capture.format != Format::KinetoJson,
+        HostKind::Other => capture.format() != Format::KinetoJson,
         HostKind::Annotation | HostKind::PythonFrame => false,
+        _ => false,
     };
     kind_counts && !capture.name(e.name).contains("ynchronize")
 }

@@ -69,8 +69,8 @@ pub fn load_any(path: &Path) -> Result<Vec<Loaded>, Error> {
         return Ok(vec![load_xplane(path)?]);
     }
     let capture = chrome_reader::load(path)?;
-    let rank = capture.meta.rank.or_else(|| {
-        chrome_reader::rank_from_file_name(path).filter(|_| capture.meta.world_size.is_some())
+    let rank = capture.meta().rank.or_else(|| {
+        chrome_reader::rank_from_file_name(path).filter(|_| capture.meta().world_size.is_some())
     });
     Ok(vec![Loaded {
         path: path.to_path_buf(),

@@ -86,11 +86,11 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
     let c = &loaded.capture;
     let window = capture_window(c);
     let devices = c
-        .devices
+        .devices()
         .iter()
         .map(|d| {
             let streams = c
-                .streams
+                .streams()
                 .iter()
                 .filter(|s| s.device == d.id)
                 .map(|s| {
@@ -120,7 +120,7 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
                 vendor: match d.vendor {
                     Vendor::Nvidia => "NVIDIA",
                     Vendor::Amd => "AMD",
-                    Vendor::Unknown => "unknown",
+                    _ => "unknown",
                 },
                 name: p.name.clone(),
                 compute_capability: p.compute_capability.map(|(a, b)| format!("{a}.{b}")),
@@ -133,7 +133,7 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
         })
         .collect();
     let threads = c
-        .threads
+        .threads()
         .iter()
         .map(|t| {
             let events = c.thread_events(t.id);
@@ -147,26 +147,27 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
             }
         })
         .collect();
-    let mut durations: Vec<i64> = c.steps.iter().map(|s| (s.end - s.start).0).collect();
+    let mut durations: Vec<i64> = c.steps().iter().map(|s| (s.end - s.start).0).collect();
     durations.sort_unstable();
     let steps = StepsInfo {
-        count: c.steps.len(),
-        source: c.steps.first().map(|s| match s.source {
+        count: c.steps().len(),
+        source: c.steps().first().map(|s| match s.source {
             trace_model::StepSource::ProfilerStep => "ProfilerStep# annotations",
             trace_model::StepSource::StepMarker => "step markers (step_num)",
             trace_model::StepSource::ModuleExecution => "repeated XLA module executions",
+            _ => "other step boundaries",
         }),
-        numbers: c.steps.iter().map(|s| s.number).collect(),
+        numbers: c.steps().iter().map(|s| s.number).collect(),
         median_ns: durations.get(durations.len() / 2).copied(),
         min_ns: durations.first().copied(),
         max_ns: durations.last().copied(),
     };
     Inventory {
         path: loaded.path.display().to_string(),
-        format: c.format.describe(),
-        producer: c.meta.producer.clone(),
+        format: c.format().describe(),
+        producer: c.meta().producer.clone(),
         rank: loaded.rank,
-        world_size: c.meta.world_size,
+        world_size: c.meta().world_size,
         window_ns: window.map(|(s, e)| (s.0, e.0)),
         window_dur_ns: window.map_or(0, |(s, e)| (e - s).0),
         devices,
@@ -174,7 +175,7 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
         steps,
         programs: loaded.programs.clone(),
         diagnostics: c
-            .diagnostics
+            .diagnostics()
             .iter()
             .map(|d| DiagnosticInfo {
                 code: d.code,
@@ -188,18 +189,18 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
 
 /// The capture's window: the recorded profiling window if any, else the extent of its events.
 fn capture_window(c: &Capture) -> Option<(Nanos, Nanos)> {
-    if let Some(w) = c.meta.window {
+    if let Some(w) = c.meta().window {
         return Some(w);
     }
     let starts = c
-        .activities
+        .activities()
         .iter()
         .map(|a| a.start)
-        .chain(c.host_events.iter().map(|e| e.start));
+        .chain(c.host_events().iter().map(|e| e.start));
     let ends = c
-        .activities
+        .activities()
         .iter()
         .map(|a| a.end())
-        .chain(c.host_events.iter().map(|e| e.end()));
+        .chain(c.host_events().iter().map(|e| e.end()));
     Some((starts.min()?, ends.max()?))
 }

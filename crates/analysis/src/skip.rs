@@ -135,17 +135,17 @@ pub struct InFlight {
     pub time: Nanos,
 }
 
-/// The mask of [`InFlight`] activities, one flag per entry of `capture.activities`.
+/// The mask of [`InFlight`] activities, one flag per entry of `capture.activities()`.
 pub fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
     let first_launch_corr = capture
-        .host_events
+        .host_events()
         .iter()
         .filter(|e| e.kind == HostKind::Launch)
         .filter_map(|e| e.correlation)
         .min();
-    let first_host = capture.host_events.iter().map(|e| e.start).min();
+    let first_host = capture.host_events().iter().map(|e| e.start).min();
     capture
-        .activities
+        .activities()
         .iter()
         .map(|a| {
             a.launch.is_none()
@@ -308,7 +308,7 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     let in_flight_mask = in_flight_at_start(capture);
     let mut in_flight = InFlight::default();
     for ((a, step), flying) in capture
-        .activities
+        .activities()
         .iter()
         .zip(steps.activity_step.iter_mut())
         .zip(&in_flight_mask)
@@ -321,7 +321,7 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     }
     let in_steps = || {
         capture
-            .activities
+            .activities()
             .iter()
             .zip(&steps.activity_step)
             .filter(|(_, s)| s.is_some())
@@ -345,7 +345,7 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
                 budget: sb.budget,
             });
         }
-        for d in &capture.devices {
+        for d in capture.devices() {
             devices.push(DeviceRow {
                 device: d.ordinal,
                 device_id: d.id,
@@ -393,7 +393,7 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         })
         .collect();
     let mut by_step: Vec<Vec<&GpuActivity>> = vec![Vec::new(); steps.steps.len()];
-    for (a, s) in capture.activities.iter().zip(&steps.activity_step) {
+    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
         if let Some(s) = s {
             by_step[*s as usize].push(a);
         }
@@ -412,11 +412,11 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     let all: Vec<&GpuActivity> = by_step.iter().flatten().copied().collect();
     let first_op = per_step.first().and_then(|s| first_in(&top_level, s.range));
     let total = skip_metrics(capture, &all, first_op);
-    let launch_all = launch::launch_stats(capture, capture.activities.iter());
+    let launch_all = launch::launch_stats(capture, capture.activities().iter());
     let launch_kernels = launch::launch_stats(
         capture,
         capture
-            .activities
+            .activities()
             .iter()
             .filter(|a| a.kind == ActivityKind::Kernel),
     );
@@ -438,12 +438,16 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         gap_host.as_ref().map_or(0.0, |g| g.covered_share()),
         total.as_ref().and_then(|t| t.queue_ratio()),
     );
-    let mut diagnostics = capture.diagnostics.clone();
+    let mut diagnostics = capture.diagnostics().clone();
     for d in steps.diagnostics.iter() {
         diagnostics.add_many(d.code, d.count, d.message.clone(), d.first.clone());
     }
     // The reader may already have said so; say it once.
-    if capture.diagnostics.get("activity-without-launch").is_none() {
+    if capture
+        .diagnostics()
+        .get("activity-without-launch")
+        .is_none()
+    {
         diagnostics.add_many(
             "activity-without-launch",
             launch_all.without_launch as u64,
@@ -485,9 +489,9 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     }
     Report {
         path: path.to_path_buf(),
-        format: capture.format,
+        format: capture.format(),
         rank,
-        base_time_ns: capture.meta.base_time_ns,
+        base_time_ns: capture.meta().base_time_ns,
         steps,
         window,
         streams,
@@ -510,7 +514,7 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
 /// Start times of CPU ops not nested in another CPU op on the same thread, sorted.
 fn top_level_op_starts(capture: &Capture) -> Vec<Nanos> {
     let mut out = Vec::new();
-    for t in &capture.threads {
+    for t in capture.threads() {
         let mut open_until = Nanos(i64::MIN);
         for e in capture.thread_events(t.id) {
             if e.kind != HostKind::CpuOp {
@@ -605,7 +609,7 @@ fn last_finisher(
     reports: &[Report],
     captures: &[(&Path, Option<i64>, &Capture)],
 ) -> Option<LastFinisher> {
-    let aligned = captures.iter().all(|c| c.2.meta.base_time_ns.is_some());
+    let aligned = captures.iter().all(|c| c.2.meta().base_time_ns.is_some());
     // The last step number that every rank has.
     let mut common: Option<Vec<i64>> = None;
     for r in reports {
@@ -678,7 +682,7 @@ pub fn write_rows<W: std::io::Write>(
     rank: Option<Option<i64>>,
 ) -> Result<(), csv::Error> {
     let mut rec: Vec<String> = Vec::with_capacity(13);
-    for (a, s) in capture.activities.iter().zip(&steps.activity_step) {
+    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
         rec.clear();
         if let Some(r) = rank {
             rec.push(r.map(|r| r.to_string()).unwrap_or_default());

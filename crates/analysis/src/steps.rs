@@ -119,16 +119,17 @@ impl Steps {
 
 /// Finds the steps of a capture and places every GPU activity in one (or none).
 pub fn find_steps(capture: &Capture) -> Steps {
-    if let Some(first) = capture.steps.first() {
+    if let Some(first) = capture.steps().first() {
         let origin = match first.source {
             StepSource::ProfilerStep => StepOrigin::ProfilerStep,
             StepSource::StepMarker => StepOrigin::StepMarker,
             StepSource::ModuleExecution => StepOrigin::ModuleExecution {
                 module: String::new(),
             },
+            _ => StepOrigin::StepMarker,
         };
         let steps: Vec<StepRange> = capture
-            .steps
+            .steps()
             .iter()
             .map(|s| StepRange {
                 number: s.number,
@@ -139,7 +140,7 @@ pub fn find_steps(capture: &Capture) -> Steps {
             })
             .collect();
         let activity_step: Vec<Option<u32>> = capture
-            .activities
+            .activities()
             .iter()
             .map(|a| {
                 let t = a.launch.map_or(a.start, |l| capture.host_event(l).start);
@@ -174,7 +175,7 @@ pub fn find_steps(capture: &Capture) -> Steps {
 /// over streams of each number's annotations; activities are placed by their own start.
 fn gpu_profiler_steps(capture: &Capture) -> Option<Steps> {
     let mut ranges: BTreeMap<i64, Window> = BTreeMap::new();
-    for a in &capture.gpu_annotations {
+    for a in capture.gpu_annotations() {
         let Some(n) = capture
             .name(a.name)
             .strip_prefix("ProfilerStep#")
@@ -198,7 +199,7 @@ fn gpu_profiler_steps(capture: &Capture) -> Option<Steps> {
         .collect();
     steps.sort_by_key(|s| (s.range.start, s.number));
     let activity_step: Vec<Option<u32>> = capture
-        .activities
+        .activities()
         .iter()
         .map(|a| step_containing(&steps, a.start))
         .collect();
@@ -241,17 +242,17 @@ fn step_containing(steps: &[StepRange], t: Nanos) -> Option<u32> {
 
 fn module_steps(capture: &Capture) -> Option<Steps> {
     // Activities with a module, in start order across all streams.
-    let mut order: Vec<usize> = (0..capture.activities.len())
-        .filter(|&i| capture.activities[i].hlo_module.is_some())
+    let mut order: Vec<usize> = (0..capture.activities().len())
+        .filter(|&i| capture.activities()[i].hlo_module.is_some())
         .collect();
     if order.is_empty() {
         return None;
     }
-    order.sort_by_key(|&i| (capture.activities[i].start, i));
+    order.sort_by_key(|&i| (capture.activities()[i].start, i));
     // Runs of one module: (module, first index into `order`, one past last).
     let mut runs: Vec<(trace_model::StringId, usize, usize)> = Vec::new();
     for (pos, &i) in order.iter().enumerate() {
-        let m = capture.activities[i]
+        let m = capture.activities()[i]
             .hlo_module
             .expect("filtered on hlo_module");
         match runs.last_mut() {
@@ -266,7 +267,7 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
         e.0 += 1;
         e.1 += order[r.1..r.2]
             .iter()
-            .map(|&i| capture.activities[i].dur.0)
+            .map(|&i| capture.activities()[i].dur.0)
             .sum::<i64>();
     }
     let (name, &(_, module_time, module)) = per_module
@@ -275,22 +276,22 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
         .max_by(|a, b| a.1.1.cmp(&b.1.1).then(b.0.cmp(a.0)))?;
     // A module that does not hold most of the GPU time is one of several programs
     // (a sequence of small benchmarks), not the step loop.
-    let gpu_time: i64 = capture.activities.iter().map(|a| a.dur.0).sum();
+    let gpu_time: i64 = capture.activities().iter().map(|a| a.dur.0).sum();
     if 2 * module_time < gpu_time {
         return None;
     }
     let mut steps = Vec::new();
-    let mut activity_step = vec![None; capture.activities.len()];
+    let mut activity_step = vec![None; capture.activities().len()];
     for r in runs.iter().filter(|r| r.0 == module) {
         let idx = &order[r.1..r.2];
-        let start = idx.iter().map(|&i| capture.activities[i].start).min()?;
-        let end = idx.iter().map(|&i| capture.activities[i].end()).max()?;
+        let start = idx.iter().map(|&i| capture.activities()[i].start).min()?;
+        let end = idx.iter().map(|&i| capture.activities()[i].end()).max()?;
         steps.push(StepRange {
             number: steps.len() as i64,
             range: Window { start, end },
         });
     }
-    for (i, a) in capture.activities.iter().enumerate() {
+    for (i, a) in capture.activities().iter().enumerate() {
         activity_step[i] = step_containing(&steps, a.start);
     }
     let mut diagnostics = Diagnostics::default();
@@ -318,8 +319,8 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
 
 fn whole_capture(capture: &Capture) -> Steps {
     let gpu = capture.gpu_span();
-    let host_start = capture.host_events.iter().map(|e| e.start).min();
-    let host_end = capture.host_events.iter().map(|e| e.end()).max();
+    let host_start = capture.host_events().iter().map(|e| e.start).min();
+    let host_end = capture.host_events().iter().map(|e| e.end()).max();
     let start = [gpu.map(|g| g.0), host_start].into_iter().flatten().min();
     let end = [gpu.map(|g| g.1), host_end].into_iter().flatten().max();
     let (steps, activity_step) = match (start, end) {
@@ -328,9 +329,9 @@ fn whole_capture(capture: &Capture) -> Steps {
                 number: 0,
                 range: Window { start, end },
             }],
-            vec![Some(0); capture.activities.len()],
+            vec![Some(0); capture.activities().len()],
         ),
-        _ => (Vec::new(), vec![None; capture.activities.len()]),
+        _ => (Vec::new(), vec![None; capture.activities().len()]),
     };
     Steps {
         origin: StepOrigin::WholeCapture,

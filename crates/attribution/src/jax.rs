@@ -103,10 +103,10 @@ pub(crate) fn attribute(
         Some((holding.unwrap_or(first).0, DecidedBy::HloOpModule))
     };
 
-    let mut rows: Vec<Option<KernelRow>> = vec![None; capture.activities.len()];
+    let mut rows: Vec<Option<KernelRow>> = vec![None; capture.activities().len()];
     // Group activities by (device, program), in start order.
     let mut groups: BTreeMap<(i64, usize), Vec<usize>> = BTreeMap::new();
-    for (index, activity) in capture.activities.iter().enumerate() {
+    for (index, activity) in capture.activities().iter().enumerate() {
         let device = capture
             .device(capture.stream(activity.stream).device)
             .ordinal;
@@ -134,16 +134,16 @@ pub(crate) fn attribute(
     }
     for ((_, program_index), mut members) in groups {
         members.sort_by_key(|&i| {
-            let a = &capture.activities[i];
+            let a = &capture.activities()[i];
             (a.start, a.stream, a.source_index)
         });
         let program = &programs[program_index];
         let schedule = &schedules[&program_index];
-        let decided_exact = program_of(&capture.activities[members[0]])
+        let decided_exact = program_of(&capture.activities()[members[0]])
             .map_or(DecidedBy::HloOpProgramId, |(_, d)| d);
         let matched = match_group(capture, program, schedule, &members, decided_exact);
         for (index, m) in members.iter().zip(matched) {
-            let activity = &capture.activities[*index];
+            let activity = &capture.activities()[*index];
             let mut row = base_row(capture, activity, Some(program));
             row.match_kind = m.kind;
             row.decided_by = m.decided_by;
@@ -361,6 +361,7 @@ pub(crate) fn kind_name(kind: ActivityKind) -> &'static str {
         ActivityKind::Kernel => "kernel",
         ActivityKind::Memcpy => "memcpy",
         ActivityKind::Memset => "memset",
+        _ => "other",
     }
 }
 
@@ -567,7 +568,7 @@ fn match_group(
     let mut cursor = 0usize;
     let mut last: Option<(usize, BTreeSet<trace_model::StringId>)> = None;
     for (k, &index) in members.iter().enumerate() {
-        let activity = &capture.activities[index];
+        let activity = &capture.activities()[index];
         let Some(op) = activity.hlo_op.map(|op| capture.name(op)) else {
             continue;
         };
@@ -626,7 +627,7 @@ fn match_group(
         let window: Vec<usize> = (lo..hi).collect();
         let mut claimed = vec![false; window.len()];
         for w in begin..k {
-            let activity = &capture.activities[members[w]];
+            let activity = &capture.activities()[members[w]];
             out[w] = match_in_window(capture, module, schedule, activity, &window, &mut claimed);
         }
     }

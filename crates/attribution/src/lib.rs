@@ -20,19 +20,20 @@
 //! "#;
 //! let module = hlo_parser::parse_module(hlo)?;
 //! let program = attribution::ProgramModule { program_id: 1, module_name: "jit_f".into(), module };
-//! let mut capture = trace_model::Capture::new(trace_model::Format::XPlane);
+//! let mut capture = trace_model::CaptureBuilder::new(trace_model::Format::XPlane);
 //! // One device, one stream, one kernel with `hlo_op = neg`, `program_id = 1`.
-//! capture.devices.push(trace_model::Device { id: trace_model::DeviceId(0), ordinal: 0,
+//! capture.devices.push(trace_model::Device { id: trace_model::DeviceId::new(0), ordinal: 0,
 //!     vendor: trace_model::Vendor::Nvidia, properties: Default::default() });
-//! capture.streams.push(trace_model::Stream { id: trace_model::StreamId(0),
-//!     device: trace_model::DeviceId(0), ordinal: 7, name: None });
+//! capture.streams.push(trace_model::Stream { id: trace_model::StreamId::new(0),
+//!     device: trace_model::DeviceId::new(0), ordinal: 7, name: None });
 //! let name = capture.strings.intern("neg");
-//! let hlo_op = Some(capture.strings.intern("neg"));
-//! capture.activities.push(trace_model::GpuActivity { stream: trace_model::StreamId(0),
-//!     start: trace_model::Nanos(0), dur: trace_model::Nanos(5), name,
-//!     kind: trace_model::ActivityKind::Kernel, class: trace_model::classify_kernel("neg"),
-//!     correlation: None, launch: None, external_id: None, bytes: None, graph_id: None,
-//!     hlo_op, hlo_module: None, program_id: Some(1), source_index: 0 });
+//! let mut kernel = trace_model::GpuActivity::new(trace_model::StreamId::new(0),
+//!     trace_model::Nanos(0), trace_model::Nanos(5), name, trace_model::ActivityKind::Kernel,
+//!     trace_model::classify_kernel("neg"), 0);
+//! kernel.hlo_op = Some(capture.strings.intern("neg"));
+//! kernel.program_id = Some(1);
+//! capture.activities.push(kernel);
+//! let capture = capture.finish(std::path::Path::new("example.xplane.pb"));
 //! let result = attribution::attribute_xspace(&capture, &[program], &Config::default())?;
 //! assert_eq!(result.kernels[0].match_kind, MatchKind::Exact);
 //! assert_eq!(result.kernels[0].source_line, "f.py:3");

@@ -47,7 +47,7 @@ pub fn attribute_path(path: &Path, config: &Config) -> Result<Attribution, Error
         return Ok(result);
     }
     let capture = chrome_reader::load(&file)?;
-    if capture.format == Format::JaxTraceJson {
+    if capture.format() == Format::JaxTraceJson {
         return Err(Error::JaxJson { path: file });
     }
     attribute_kineto(&capture, config, &shown)

@@ -22,8 +22,8 @@ pub fn attribute_kineto(
         Some(re) => re.is_match(file),
         None => is_default_torch_user_frame(file),
     };
-    let mut kernels = Vec::with_capacity(capture.activities.len());
-    for activity in &capture.activities {
+    let mut kernels = Vec::with_capacity(capture.activities().len());
+    for activity in capture.activities() {
         let stream = capture.stream(activity.stream);
         let mut row = KernelRow {
             device: capture.device(stream.device).ordinal,
@@ -55,7 +55,7 @@ pub fn attribute_kineto(
                 let mut frame = frames.innermost_around(op);
                 while let Some(f) = frame {
                     decided = DecidedBy::NoUserFrame;
-                    let event = capture.host_event(trace_model::HostEventId(frames.events[f]));
+                    let event = capture.host_event(trace_model::HostEventId::new(frames.events[f]));
                     if let Some((file, line, function)) =
                         parse_python_frame(capture.name(event.name))
                         && is_user(file)
@@ -126,14 +126,14 @@ struct PythonFrames {
 impl PythonFrames {
     fn new(capture: &Capture) -> PythonFrames {
         let mut events: Vec<u32> = capture
-            .host_events
+            .host_events()
             .iter()
             .enumerate()
             .filter(|(_, e)| e.kind == HostKind::PythonFrame)
             .map(|(i, _)| i as u32)
             .collect();
         let key = |&i: &u32| {
-            let e = &capture.host_events[i as usize];
+            let e = &capture.host_events()[i as usize];
             (
                 e.thread,
                 e.start,
@@ -144,17 +144,17 @@ impl PythonFrames {
         events.sort_by_key(key);
         let starts: Vec<i64> = events
             .iter()
-            .map(|&i| capture.host_events[i as usize].start.0)
+            .map(|&i| capture.host_events()[i as usize].start.0)
             .collect();
         let ends: Vec<i64> = events
             .iter()
-            .map(|&i| capture.host_events[i as usize].end().0)
+            .map(|&i| capture.host_events()[i as usize].end().0)
             .collect();
         let mut parent = vec![None; events.len()];
         let mut threads: Vec<(ThreadId, std::ops::Range<usize>)> = Vec::new();
         let mut stack: Vec<usize> = Vec::new();
         for (f, &i) in events.iter().enumerate() {
-            let thread = capture.host_events[i as usize].thread;
+            let thread = capture.host_events()[i as usize].thread;
             match threads.last_mut() {
                 Some((t, range)) if *t == thread => range.end = f + 1,
                 _ => {

@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let json_bytes = std::fs::metadata(&path)?.len();
             (
                 json_bytes,
-                (c.activities.len() + c.host_events.len()) as u64,
+                (c.activities().len() + c.host_events().len()) as u64,
             )
         }
         other => return Err(format!("unknown mode {other}").into()),

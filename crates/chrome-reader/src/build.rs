@@ -3,7 +3,7 @@
 //! One streaming pass collects a compact record per useful event; a second pass over
 //! those records (after process and thread names are known, since producers write
 //! metadata events anywhere in the file) sorts them into devices, streams, threads,
-//! GPU activities and host events; `Capture::link_launches` (trace-model) then joins
+//! GPU activities and host events; `CaptureBuilder::finish` (trace-model) then joins
 //! launches to activities by correlation id and launches to their enclosing CPU op.
 
 use std::collections::BTreeMap;
@@ -12,9 +12,10 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use trace_model::{
-    ActivityKind, Capture, Device, DeviceId, DeviceProperties, FastMap, Format, GpuActivity,
-    GpuAnnotation, HostEvent, HostKind, HostThread, KernelClass, Nanos, ProcessGroup, Step,
-    StepSource, Stream, StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
+    ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties, FastMap, Format,
+    GpuActivity, GpuAnnotation, HostEvent, HostKind, HostThread, KernelClass, Nanos, ProcessGroup,
+    Step, StepSource, Stream, StreamId, StringId, ThreadId, Vendor, classify_kernel,
+    memcpy_direction,
 };
 
 use crate::{Error, Id, RawEvent, TopLevel};
@@ -192,7 +193,7 @@ pub fn load_dir_each(dir: &Path) -> Result<Vec<Result<RankCapture, Error>>, Erro
         .map(|(i, res)| {
             res.map(|capture| {
                 let path = files[i].clone();
-                let rank = capture.meta.rank.or_else(|| rank_from_file_name(&path));
+                let rank = capture.meta().rank.or_else(|| rank_from_file_name(&path));
                 RankCapture {
                     path,
                     rank,
@@ -388,7 +389,7 @@ struct Extra {
 
 struct Builder<'p> {
     path: &'p Path,
-    capture: Capture,
+    capture: CaptureBuilder,
     pending: Vec<Pending>,
     process_names: BTreeMap<i64, String>,
     thread_names: BTreeMap<(i64, i64), String>,
@@ -409,7 +410,7 @@ impl<'p> Builder<'p> {
     fn new(path: &'p Path) -> Self {
         Builder {
             path,
-            capture: Capture::new(Format::OtherJson),
+            capture: CaptureBuilder::new(Format::OtherJson),
             pending: Vec::new(),
             process_names: BTreeMap::new(),
             thread_names: BTreeMap::new(),
@@ -676,7 +677,7 @@ impl<'p> Builder<'p> {
                 let kind = host_kind(cat, self.capture.strings.get(p.name), is_jax, &p);
                 let Some(kind) = kind else { return };
                 let key = (p.pid, p.tid);
-                let next = ThreadId(self.threads.len() as u32);
+                let next = ThreadId::new(self.threads.len() as u32);
                 let thread = *self.threads.entry(key).or_insert(next);
                 if kind == HostKind::Annotation || kind == HostKind::CpuOp {
                     let name = self.capture.strings.get(p.name);
@@ -787,18 +788,19 @@ impl<'p> Builder<'p> {
         self.capture.threads.sort_by_key(|t| t.id);
         let devices = std::mem::take(&mut self.devices);
         self.finish_devices(&devices, &kineto_devices);
-        self.capture
-            .drop_far_events(&self.path.display().to_string());
-        self.capture.finish();
-        self.capture.link_launches(&self.path.display().to_string());
-        self.count_flows();
-        Ok(self.capture)
+        let flows = self.count_flows();
+        let mut capture = self.capture.finish(self.path);
+        if let Some((count, message, place)) = flows {
+            let diagnostics = capture.diagnostics_mut();
+            diagnostics.add_many("flow-one-end", count, message, place);
+        }
+        Ok(capture)
     }
 
     fn stream_id(&mut self, ordinal: i64, stream: i64) -> StreamId {
-        let next_device = DeviceId(self.devices.len() as u32);
+        let next_device = DeviceId::new(self.devices.len() as u32);
         let device = *self.devices.entry(ordinal).or_insert(next_device);
-        let next = StreamId(self.streams.len() as u32);
+        let next = StreamId::new(self.streams.len() as u32);
         *self.streams.entry((ordinal, stream)).or_insert_with(|| {
             self.capture.streams.push(Stream {
                 id: next,
@@ -836,7 +838,7 @@ impl<'p> Builder<'p> {
         let stream = self.stream_id(ordinal, stream_no);
         if is_jax && let Some(line) = self.thread_names.get(&(p.pid, p.tid)) {
             let id = self.capture.strings.intern(line);
-            self.capture.streams[stream.0 as usize].name = Some(id);
+            self.capture.streams[stream.index()].name = Some(id);
         }
         let name = self.capture.strings.get(p.name);
         let (kind, class) = match cat {
@@ -866,25 +868,25 @@ impl<'p> Builder<'p> {
                 }
             },
         };
-        self.capture.activities.push(GpuActivity {
+        let mut activity = GpuActivity::new(
             stream,
-            start: Nanos(p.start),
-            dur: Nanos(p.dur),
-            name: p.name,
+            Nanos(p.start),
+            Nanos(p.dur),
+            p.name,
             kind,
             class,
-            correlation: p.correlation.and_then(|c| u64::try_from(c).ok()),
-            launch: None,
-            external_id: p.external_id,
-            bytes: extra
-                .and_then(|e| e.bytes)
-                .and_then(|b| u64::try_from(b).ok()),
-            graph_id: extra.and_then(|e| e.graph_id),
-            hlo_op: extra.and_then(|e| e.hlo_op),
-            hlo_module: extra.and_then(|e| e.hlo_module),
-            program_id: extra.and_then(|e| e.program_id),
-            source_index: p.index,
-        });
+            p.index,
+        );
+        activity.correlation = p.correlation.and_then(|c| u64::try_from(c).ok());
+        activity.external_id = p.external_id;
+        activity.bytes = extra
+            .and_then(|e| e.bytes)
+            .and_then(|b| u64::try_from(b).ok());
+        activity.graph_id = extra.and_then(|e| e.graph_id);
+        activity.hlo_op = extra.and_then(|e| e.hlo_op);
+        activity.hlo_module = extra.and_then(|e| e.hlo_module);
+        activity.program_id = extra.and_then(|e| e.program_id);
+        self.capture.activities.push(activity);
     }
 
     fn read_top_level(&mut self, top: &TopLevel) -> Result<(), Error> {
@@ -1012,7 +1014,9 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn count_flows(&mut self) {
+    /// Flow arrows with only one end: count, message and first place, for a diagnostic
+    /// added after the capture's own (so that diagnostics keep their order).
+    fn count_flows(&self) -> Option<(u64, String, String)> {
         let mut one_end = 0u64;
         let mut first = usize::MAX;
         for &(starts, finishes, index) in self.flows.values() {
@@ -1021,12 +1025,13 @@ impl<'p> Builder<'p> {
                 first = first.min(index);
             }
         }
-        self.capture.diagnostics.add_many(
-            "flow-one-end",
-            one_end,
-            "flow arrows (ph s/f) with only one end in the trace".to_string(),
-            format!("{}: event {first}", self.path.display()),
-        );
+        (one_end > 0).then(|| {
+            (
+                one_end,
+                "flow arrows (ph s/f) with only one end in the trace".to_string(),
+                format!("{}: event {first}", self.path.display()),
+            )
+        })
     }
 }
 

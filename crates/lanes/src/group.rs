@@ -132,7 +132,8 @@ impl ClassGroup {
             KernelClass::Collective(kind) => ClassGroup::Communication(kind),
             KernelClass::Memcpy(_) => ClassGroup::Memcpy,
             KernelClass::Memset => ClassGroup::Memset,
-            KernelClass::Other => ClassGroup::Other,
+            // `KernelClass::Other`, and classes trace-model adds later.
+            _ => ClassGroup::Other,
         }
     }
 

@@ -333,7 +333,7 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
     // An XSpace next to its converted trace.json.gz (a JAX capture directory): the same
     // GPU activities per device in both.
     if let [l] = loaded
-        && l.capture.format == trace_model::Format::XPlane
+        && l.capture.format() == trace_model::Format::XPlane
         && let Some(json) = sibling_trace_json(&l.path)
     {
         let who = rank_label(&a.reports[0]);
@@ -402,8 +402,8 @@ fn sibling_trace_json(xplane: &Path) -> Option<PathBuf> {
 }
 
 fn device_kernel_counts(c: &Capture) -> Vec<(i64, usize)> {
-    let mut out: Vec<(i64, usize)> = c.devices.iter().map(|d| (d.ordinal, 0)).collect();
-    for act in &c.activities {
+    let mut out: Vec<(i64, usize)> = c.devices().iter().map(|d| (d.ordinal, 0)).collect();
+    for act in c.activities() {
         let ord = c.device(c.stream(act.stream).device).ordinal;
         if let Some(e) = out.iter_mut().find(|e| e.0 == ord) {
             e.1 += 1;
@@ -476,10 +476,12 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
         return s;
     };
     let number = first.steps.steps[chosen].number;
-    let aligned = loaded.iter().all(|l| l.capture.meta.base_time_ns.is_some());
+    let aligned = loaded
+        .iter()
+        .all(|l| l.capture.meta().base_time_ns.is_some());
     let base = |l: &Loaded| {
         if aligned {
-            l.capture.meta.base_time_ns.unwrap_or(0)
+            l.capture.meta().base_time_ns.unwrap_or(0)
         } else {
             0
         }
@@ -504,7 +506,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
             String::new()
         };
         let mut last_stream: Option<(usize, i64)> = None;
-        for st in &c.streams {
+        for st in c.streams() {
             let acts = c.stream_activities(st.id);
             let slices: Vec<Slice> = acts
                 .iter()
@@ -594,7 +596,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
         // with) its peers at the end; compute means it had more work than the others.
         let c = &l.capture;
         let last = c
-            .activities
+            .activities()
             .iter()
             .filter(|x| x.start < w.end && x.end() > w.start)
             .max_by_key(|x| x.end());
@@ -722,7 +724,7 @@ fn attribution_of(
     let first = loaded.first()?;
     let config = attribution::Config::default();
     let shown = first.path.display().to_string();
-    let result = match first.capture.format {
+    let result = match first.capture.format() {
         trace_model::Format::XPlane => {
             let target = if input.is_dir() {
                 first.path.as_path()
@@ -836,7 +838,7 @@ fn roofline_of(input: &Path, loaded: &[Loaded]) -> Option<Result<roofline::Roofl
     } else {
         input.to_path_buf()
     };
-    if loaded[0].capture.format == trace_model::Format::JaxTraceJson {
+    if loaded[0].capture.format() == trace_model::Format::JaxTraceJson {
         return None;
     }
     Some(roofline::analyze(&target).map_err(|e| e.to_string()))
@@ -1089,8 +1091,8 @@ fn collect_trust(
         let c = &l.capture;
         // The one diagnostic list of the workspace: the reader's, the step finder's and
         // the analysis' own, each counted; a share where its denominator is known.
-        let activities = c.activities.len().max(1) as f64;
-        let gpu_time: i64 = c.activities.iter().map(|x| x.dur.0).sum();
+        let activities = c.activities().len().max(1) as f64;
+        let gpu_time: i64 = c.activities().iter().map(|x| x.dur.0).sum();
         for d in r.diagnostics.iter() {
             let share = match d.code {
                 "in-flight-at-start" if gpu_time > 0 => Some(Figure::percent(
@@ -1136,8 +1138,8 @@ fn collect_trust(
                     .map(|c| Figure::percent(100.0 * c.share, Label::Measured)),
             });
         }
-        if c.steps.is_empty() {
-            new_capture.push(match c.format {
+        if c.steps().is_empty() {
+            new_capture.push(match c.format() {
                 trace_model::Format::XPlane | trace_model::Format::JaxTraceJson => format!(
                     "{who}: per-step numbers: wrap each step in `jax.profiler.StepTraceAnnotation(\"train\", step_num=i)` so steps can be compared."
                 ),

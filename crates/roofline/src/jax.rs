@@ -56,7 +56,7 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
     let mut unattributed = (0u64, 0i64);
     let mut gpu_time = 0i64;
     let mut previous: Option<(trace_model::StreamId, Option<i64>, trace_model::StringId)> = None;
-    for activity in &capture.activities {
+    for activity in capture.activities() {
         gpu_time += activity.dur.0;
         let Some(hlo_op) = activity.hlo_op else {
             unattributed.0 += 1;
@@ -160,7 +160,7 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
             time_ns: missing.1,
         });
     }
-    let described = capture.devices.clone();
+    let described = capture.devices().to_vec();
     Ok((
         capture,
         Rows {

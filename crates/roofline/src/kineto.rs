@@ -1,5 +1,5 @@
 //! PyTorch (Kineto) captures: each GPU activity belongs to the outermost modelled ATen op
-//! around the CPU op that launched it (the workspace's launch join, `Capture::link_launches`);
+//! around the CPU op that launched it (the workspace's launch join, in `CaptureBuilder::finish`);
 //! costs come from that op's `Input Dims`, `Input type` and `Concrete Inputs`.
 //!
 //! The model builder keeps no op arguments, so a second streaming pass over the file reads
@@ -76,7 +76,7 @@ fn read_shapes(path: &Path) -> Result<(HashMap<u64, ShapeArgs>, Vec<Device>), Er
             let uint = |k: &str| int(k).and_then(|v| u64::try_from(v).ok());
             let name = d.get("name").and_then(|v| v.as_str()).unwrap_or("");
             Device {
-                id: DeviceId(0),
+                id: DeviceId::new(0),
                 ordinal: int("id").unwrap_or(-1),
                 vendor: if name.contains("AMD")
                     || d.get("warpSize").and_then(|v| v.as_i64()) == Some(64)
@@ -104,12 +104,12 @@ fn read_shapes(path: &Path) -> Result<(HashMap<u64, ShapeArgs>, Vec<Device>), Er
 /// Rows (before peaks), trust items and total GPU time of a Kineto capture.
 pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
     let (shapes, described) = read_shapes(path)?;
-    let events = &capture.host_events;
+    let events = capture.host_events();
 
     // The outermost modelled op around (or at) each CPU op, per thread (events are sorted
     // by thread, then start). A parent sorts before its children, so it is settled first.
     let mut owner: Vec<Option<usize>> = vec![None; events.len()];
-    for thread in &capture.threads {
+    for thread in capture.threads() {
         let lo = events.partition_point(|e| e.thread < thread.id);
         let hi = events.partition_point(|e| e.thread <= thread.id);
         let mut ops: Vec<usize> = (lo..hi)
@@ -147,12 +147,12 @@ pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
     let mut instances: BTreeMap<usize, Instance> = BTreeMap::new();
     let mut gpu_time = 0i64;
     let mut not_modelled = (0u64, 0i64);
-    for activity in &capture.activities {
+    for activity in capture.activities() {
         gpu_time += activity.dur.0;
         let launching = activity
             .launch
             .and_then(|l| capture.host_event(l).parent_op)
-            .map(|id| id.0 as usize);
+            .map(|id| id.index());
         match launching.and_then(|i| owner[i]) {
             Some(op) => {
                 let inst = instances.entry(op).or_default();

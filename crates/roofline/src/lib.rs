@@ -47,7 +47,7 @@ pub fn analyze(path: &Path) -> Result<Roofline, Error> {
         jax::rows(&file)?
     } else {
         let capture = chrome_reader::load(&file)?;
-        if capture.format == trace_model::Format::JaxTraceJson {
+        if capture.format() == trace_model::Format::JaxTraceJson {
             return Err(Error::Unsupported {
                 path: file,
                 reason: "a JAX Chrome trace holds no HLO modules; run roofline on the capture's .xplane.pb".to_owned(),
@@ -64,12 +64,12 @@ pub fn analyze(path: &Path) -> Result<Roofline, Error> {
     } = rows;
     // The device of the capture: the first GPU with activity (else the first listed).
     let active = capture
-        .activities
+        .activities()
         .first()
         .map(|a| capture.stream(a.stream).device);
     let device = active
         .map(|id| capture.device(id))
-        .or_else(|| capture.devices.first());
+        .or_else(|| capture.devices().first());
     let device = match device {
         Some(d) if d.properties == trace_model::DeviceProperties::default() => {
             same_model_as_described(&table, d, &described).unwrap_or_else(|| table.identify(d))
@@ -103,7 +103,7 @@ pub fn analyze(path: &Path) -> Result<Roofline, Error> {
         .sum();
     Ok(Roofline {
         capture: file.display().to_string(),
-        format: capture.format.describe(),
+        format: capture.format().describe(),
         device,
         ops,
         gpu_time_ns: Labelled::measured(gpu_time),

@@ -278,7 +278,7 @@ fn vendor_key(vendor: Vendor) -> Option<&'static str> {
     match vendor {
         Vendor::Nvidia => Some("nvidia"),
         Vendor::Amd => Some("amd"),
-        Vendor::Unknown => None,
+        _ => None,
     }
 }
 
@@ -366,7 +366,7 @@ mod tests {
         mhz: u64,
     ) -> Device {
         Device {
-            id: DeviceId(0),
+            id: DeviceId::new(0),
             ordinal: 0,
             vendor,
             properties: DeviceProperties {

@@ -2,17 +2,9 @@
 
 use crate::{Diagnostics, Interner, KernelClass, Nanos, StringId};
 
-/// The diagnostic code of events left out for their time (`Capture::drop_far_events`).
-pub const TIME_OUT_OF_RANGE: &str = "time-out-of-range";
-
-fn time_out_of_range_message() -> String {
-    "events whose time or end lies outside ±2^62 ns, whose duration is negative or longer than \
-     7 days, or that lie more than 7 days from the capture's median event time were left out"
-        .to_string()
-}
-
 /// Which file format the capture came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// PyTorch profiler (Kineto) Chrome trace JSON.
     KinetoJson,
@@ -25,6 +17,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// The format in words, for reports (`Kineto Chrome trace (torch.profiler)`).
     pub fn describe(self) -> &'static str {
         match self {
             Format::KinetoJson => "Kineto Chrome trace (torch.profiler)",
@@ -37,50 +30,89 @@ impl Format {
 
 /// GPU vendor, from device properties or kernel/API names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Vendor {
+    /// NVIDIA (CUDA).
     Nvidia,
+    /// AMD (ROCm/HIP).
     Amd,
+    /// Neither the properties nor the names told.
     Unknown,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DeviceId(pub u32);
+macro_rules! index_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(u32);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct StreamId(pub u32);
+        impl $name {
+            /// The id of the entry at `index` of its table in the capture.
+            pub const fn new(index: u32) -> Self {
+                $name(index)
+            }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ThreadId(pub u32);
+            /// The entry's position in its table in the capture.
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
 
-/// Index of a host event in [`Capture::host_events`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HostEventId(pub u32);
+index_id!(
+    /// Index of a device in [`Capture::devices`].
+    DeviceId
+);
+index_id!(
+    /// Index of a stream in [`Capture::streams`].
+    StreamId
+);
+index_id!(
+    /// Index of a host thread in [`Capture::threads`].
+    ThreadId
+);
+index_id!(
+    /// Index of a host event in [`Capture::host_events`].
+    HostEventId
+);
 
 /// Capability figures of a device, as the profiler recorded them (labelled `read`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeviceProperties {
+    /// Marketing name, e.g. `NVIDIA H100 80GB HBM3`.
     pub name: Option<String>,
+    /// CUDA compute capability `(major, minor)`.
     pub compute_capability: Option<(i64, i64)>,
+    /// Device memory in bytes.
     pub total_memory_bytes: Option<u64>,
+    /// Streaming multiprocessors (compute units on AMD).
     pub multiprocessors: Option<u64>,
+    /// Core clock in kHz.
     pub clock_rate_khz: Option<u64>,
+    /// Peak memory bandwidth in bytes per second.
     pub memory_bandwidth_bytes_per_s: Option<f64>,
 }
 
 /// One GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Device {
+    /// Its position in [`Capture::devices`].
     pub id: DeviceId,
     /// The device number the profiler used (`args.device`, the plane's `GPU:N`).
     pub ordinal: i64,
+    /// Who made it.
     pub vendor: Vendor,
+    /// What the profiler recorded about it.
     pub properties: DeviceProperties,
 }
 
 /// One GPU stream (queue) on one device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stream {
+    /// Its position in [`Capture::streams`].
     pub id: StreamId,
+    /// The device it runs on.
     pub device: DeviceId,
     /// The stream number the profiler used (`args.stream`, `Stream #N`).
     pub ordinal: i64,
@@ -91,24 +123,36 @@ pub struct Stream {
 /// A host thread that recorded events.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostThread {
+    /// Its position in [`Capture::threads`].
     pub id: ThreadId,
+    /// The process id the profiler recorded.
     pub pid: i64,
+    /// The thread id the profiler recorded.
     pub tid: i64,
+    /// The thread's name, if the capture gave one.
     pub name: Option<StringId>,
 }
 
 /// Memory-copy direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum MemcpyDirection {
+    /// Host to device.
     HostToDevice,
+    /// Device to host.
     DeviceToHost,
+    /// Within one device.
     DeviceToDevice,
+    /// Between two devices.
     PeerToPeer,
+    /// Host to host (pinned staging).
     HostToHost,
+    /// The name did not say.
     Unknown,
 }
 
 impl MemcpyDirection {
+    /// The profilers' short form: `HtoD`, `DtoH`, `DtoD`, `PtoP`, `HtoH`, `unknown`.
     pub fn short(self) -> &'static str {
         match self {
             MemcpyDirection::HostToDevice => "HtoD",
@@ -123,19 +167,33 @@ impl MemcpyDirection {
 
 /// What a GPU activity is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum ActivityKind {
+    /// A compute kernel (including collective kernels).
     Kernel,
+    /// A memory copy.
     Memcpy,
+    /// A memory set.
     Memset,
 }
 
 /// One kernel, memcpy or memset on a GPU stream.
+///
+/// Built with [`GpuActivity::new`], which leaves every optional field empty; readers fill
+/// those they found before pushing it onto a [`CaptureBuilder`]. `launch` is set by
+/// [`CaptureBuilder::finish`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct GpuActivity {
+    /// The stream it ran on.
     pub stream: StreamId,
+    /// Start on the capture's time axis.
     pub start: Nanos,
+    /// Duration (never negative in a finished capture).
     pub dur: Nanos,
+    /// Kernel or copy name.
     pub name: StringId,
+    /// Kernel, memcpy or memset.
     pub kind: ActivityKind,
     /// Classification of the activity by name (and kind for copies).
     pub class: KernelClass,
@@ -149,15 +207,48 @@ pub struct GpuActivity {
     pub bytes: Option<u64>,
     /// CUDA/HIP graph id, for kernels launched from a graph.
     pub graph_id: Option<i64>,
-    /// XLA instruction and module that issued the activity (JAX captures).
+    /// XLA instruction that issued the activity (JAX captures).
     pub hlo_op: Option<StringId>,
+    /// XLA module that issued the activity (JAX captures).
     pub hlo_module: Option<StringId>,
+    /// XLA program id of the module (JAX captures).
     pub program_id: Option<i64>,
     /// Index of the event in the source file (for error messages and joins).
     pub source_index: u64,
 }
 
 impl GpuActivity {
+    /// An activity with what every reader knows; the optional fields (correlation, bytes,
+    /// graph and XLA ids) start empty.
+    pub fn new(
+        stream: StreamId,
+        start: Nanos,
+        dur: Nanos,
+        name: StringId,
+        kind: ActivityKind,
+        class: KernelClass,
+        source_index: u64,
+    ) -> Self {
+        GpuActivity {
+            stream,
+            start,
+            dur,
+            name,
+            kind,
+            class,
+            correlation: None,
+            launch: None,
+            external_id: None,
+            bytes: None,
+            graph_id: None,
+            hlo_op: None,
+            hlo_module: None,
+            program_id: None,
+            source_index,
+        }
+    }
+
+    /// `start + dur`.
     pub fn end(&self) -> Nanos {
         self.start + self.dur
     }
@@ -165,6 +256,7 @@ impl GpuActivity {
 
 /// What a host event is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum HostKind {
     /// A runtime/driver call that launches GPU work (kernel launch, async memcpy/memset, graph launch).
     Launch,
@@ -183,19 +275,29 @@ pub enum HostKind {
 /// One event on a host thread.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostEvent {
+    /// The thread it ran on.
     pub thread: ThreadId,
+    /// Start on the capture's time axis.
     pub start: Nanos,
+    /// Duration (never negative in a finished capture).
     pub dur: Nanos,
+    /// Operator, API or annotation name.
     pub name: StringId,
+    /// What the event is; a runtime call that launched an activity becomes a `Launch`.
     pub kind: HostKind,
+    /// Correlation id joining a launch to its GPU activities.
     pub correlation: Option<u64>,
+    /// Kineto's `External id`, shared by a CPU op and the launches it issued.
     pub external_id: Option<i64>,
-    /// For launches and runtime calls: the innermost CPU op around it on the same thread.
+    /// For launches and runtime calls: the innermost CPU op around it on the same thread
+    /// (set by [`CaptureBuilder::finish`]).
     pub parent_op: Option<HostEventId>,
+    /// Index of the event in the source file.
     pub source_index: u64,
 }
 
 impl HostEvent {
+    /// `start + dur`.
     pub fn end(&self) -> Nanos {
         self.start + self.dur
     }
@@ -204,14 +306,19 @@ impl HostEvent {
 /// A range on a GPU stream named by the user (`gpu_user_annotation`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuAnnotation {
+    /// The stream it covers.
     pub stream: StreamId,
+    /// Start on the capture's time axis.
     pub start: Nanos,
+    /// Duration.
     pub dur: Nanos,
+    /// The user's name for the range.
     pub name: StringId,
 }
 
 /// Where a step boundary came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StepSource {
     /// `ProfilerStep#N` host annotations (Kineto).
     ProfilerStep,
@@ -224,26 +331,37 @@ pub enum StepSource {
 /// One training/inference step, as a host-side time range.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
+    /// The step number the capture gave (`ProfilerStep#12` is 12).
     pub number: i64,
+    /// Start on the capture's time axis.
     pub start: Nanos,
+    /// End on the capture's time axis.
     pub end: Nanos,
+    /// Where the boundary came from.
     pub source: StepSource,
 }
 
 /// A process group from Kineto's `distributedInfo.pg_config`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcessGroup {
+    /// `pg_name`.
     pub name: String,
+    /// `pg_desc`.
     pub description: String,
+    /// The global ranks in the group.
     pub ranks: Vec<i64>,
 }
 
 /// Capture-wide metadata.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TraceMeta {
+    /// This capture's rank in a distributed job, if recorded.
     pub rank: Option<i64>,
+    /// Ranks in the job, if recorded.
     pub world_size: Option<i64>,
+    /// Collective backend, e.g. `nccl`.
     pub backend: Option<String>,
+    /// Process groups, if recorded.
     pub process_groups: Vec<ProcessGroup>,
     /// Unix-epoch nanoseconds of time zero of this capture's axis, if recorded.
     pub base_time_ns: Option<i64>,
@@ -253,61 +371,113 @@ pub struct TraceMeta {
     pub window: Option<(Nanos, Nanos)>,
 }
 
-/// One profile: devices, streams, threads, GPU activities and host events.
+/// One profile: devices, streams, threads, GPU activities and host events, read-only.
 ///
-/// Architecture invariant: `activities` are sorted by `(stream, start, source_index)`
-/// and `host_events` by `(thread, start, source_index)`, so per-stream and per-thread
-/// slices are contiguous.
+/// Only [`CaptureBuilder::finish`] makes one, so its invariants hold for every `Capture`:
+/// `activities` are sorted by `(stream, start, source_index)` and `host_events` by
+/// `(thread, start, source_index)`, so per-stream and per-thread slices are contiguous;
+/// every start and end lies within ±[`Nanos::LIMIT`] and no duration is negative; launches
+/// and parent ops are linked.
 #[derive(Debug, Clone)]
 pub struct Capture {
-    pub format: Format,
-    pub strings: Interner,
-    pub devices: Vec<Device>,
-    pub streams: Vec<Stream>,
-    pub threads: Vec<HostThread>,
-    pub activities: Vec<GpuActivity>,
-    pub host_events: Vec<HostEvent>,
-    pub gpu_annotations: Vec<GpuAnnotation>,
-    pub steps: Vec<Step>,
-    pub meta: TraceMeta,
-    pub diagnostics: Diagnostics,
+    pub(crate) format: Format,
+    pub(crate) strings: Interner,
+    pub(crate) devices: Vec<Device>,
+    pub(crate) streams: Vec<Stream>,
+    pub(crate) threads: Vec<HostThread>,
+    pub(crate) activities: Vec<GpuActivity>,
+    pub(crate) host_events: Vec<HostEvent>,
+    pub(crate) gpu_annotations: Vec<GpuAnnotation>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) meta: TraceMeta,
+    pub(crate) diagnostics: Diagnostics,
 }
 
 impl Capture {
-    pub fn new(format: Format) -> Self {
-        Capture {
-            format,
-            strings: Interner::new(),
-            devices: Vec::new(),
-            streams: Vec::new(),
-            threads: Vec::new(),
-            activities: Vec::new(),
-            host_events: Vec::new(),
-            gpu_annotations: Vec::new(),
-            steps: Vec::new(),
-            meta: TraceMeta::default(),
-            diagnostics: Diagnostics::default(),
-        }
+    /// The file format it was read from.
+    pub fn format(&self) -> Format {
+        self.format
     }
 
+    /// Every interned string (names of activities, events, streams, threads).
+    pub fn strings(&self) -> &Interner {
+        &self.strings
+    }
+
+    /// The text of an interned string.
     pub fn name(&self, id: StringId) -> &str {
         self.strings.get(id)
     }
 
+    /// The devices, in id order.
+    pub fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
+    /// The streams, in id order.
+    pub fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+
+    /// The host threads, in id order.
+    pub fn threads(&self) -> &[HostThread] {
+        &self.threads
+    }
+
+    /// Every GPU activity, sorted by `(stream, start, source_index)`.
+    pub fn activities(&self) -> &[GpuActivity] {
+        &self.activities
+    }
+
+    /// Every host event, sorted by `(thread, start, source_index)`.
+    pub fn host_events(&self) -> &[HostEvent] {
+        &self.host_events
+    }
+
+    /// User annotations on GPU streams, in the order read.
+    pub fn gpu_annotations(&self) -> &[GpuAnnotation] {
+        &self.gpu_annotations
+    }
+
+    /// The steps, sorted by `(start, number)`.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// Capture-wide metadata.
+    pub fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    /// Oddities the reader met and worked around.
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+
+    /// The diagnostics, to add more: they are the one part of a finished capture that
+    /// no invariant depends on.
+    pub fn diagnostics_mut(&mut self) -> &mut Diagnostics {
+        &mut self.diagnostics
+    }
+
+    /// The device with this id.
     pub fn device(&self, id: DeviceId) -> &Device {
-        &self.devices[id.0 as usize]
+        &self.devices[id.index()]
     }
 
+    /// The stream with this id.
     pub fn stream(&self, id: StreamId) -> &Stream {
-        &self.streams[id.0 as usize]
+        &self.streams[id.index()]
     }
 
+    /// The host thread with this id.
     pub fn thread(&self, id: ThreadId) -> &HostThread {
-        &self.threads[id.0 as usize]
+        &self.threads[id.index()]
     }
 
+    /// The host event with this id.
     pub fn host_event(&self, id: HostEventId) -> &HostEvent {
-        &self.host_events[id.0 as usize]
+        &self.host_events[id.index()]
     }
 
     /// The activities of one stream, in start order.
@@ -335,163 +505,5 @@ impl Capture {
         let start = self.activities.iter().map(|a| a.start).min()?;
         let end = self.activities.iter().map(|a| a.end()).max()?;
         Some((start, end))
-    }
-
-    /// Counts one event left out because its time or end does not fit the representable
-    /// range (`Nanos::LIMIT`); readers call it where they meet one. `place` names the file
-    /// and the event.
-    pub fn note_time_out_of_range(&mut self, place: impl FnOnce() -> String) {
-        self.diagnostics
-            .add(TIME_OUT_OF_RANGE, time_out_of_range_message, place);
-    }
-
-    /// Leaves out every activity, host event, GPU annotation and step whose start or end is
-    /// outside ±`Nanos::LIMIT`, whose duration is negative or exceeds `Nanos::FAR`, or which starts more
-    /// than `Nanos::FAR` from the median start of the capture's events, counting them in the
-    /// `time-out-of-range` diagnostic (first place: `file` and the event index). Readers call
-    /// it before `finish`, while no links exist; afterwards every difference of two times in
-    /// the capture is small enough for plain `Nanos` arithmetic.
-    pub fn drop_far_events(&mut self, file: &str) {
-        let mut starts: Vec<i64> = self
-            .activities
-            .iter()
-            .map(|a| a.start.0)
-            .chain(self.host_events.iter().map(|e| e.start.0))
-            .filter(|&s| Nanos(s).in_range())
-            .collect();
-        let median = if starts.is_empty() {
-            0
-        } else {
-            let mid = starts.len() / 2;
-            *starts.select_nth_unstable(mid).1
-        };
-        drop(starts);
-        let fits = |start: Nanos, dur: Nanos| {
-            start.in_range()
-                && (0..=Nanos::FAR.0).contains(&dur.0)
-                && (start + dur).in_range()
-                && start.0.abs_diff(median) <= Nanos::FAR.0.unsigned_abs()
-        };
-        let mut dropped = 0u64;
-        let mut first: Option<u64> = None;
-        let mut note = |index: u64| {
-            dropped += 1;
-            first = Some(first.map_or(index, |f| f.min(index)));
-        };
-        self.activities.retain(|a| {
-            let keep = fits(a.start, a.dur);
-            if !keep {
-                note(a.source_index);
-            }
-            keep
-        });
-        self.host_events.retain(|e| {
-            let keep = fits(e.start, e.dur);
-            if !keep {
-                note(e.source_index);
-            }
-            keep
-        });
-        let before = self.gpu_annotations.len() + self.steps.len();
-        self.gpu_annotations.retain(|a| fits(a.start, a.dur));
-        self.steps
-            .retain(|s| fits(s.start, Nanos::ZERO) && fits(s.end, Nanos::ZERO));
-        let other = (before - self.gpu_annotations.len() - self.steps.len()) as u64;
-        if let Some((start, end)) = self.meta.window
-            && !(fits(start, Nanos::ZERO) && fits(end, Nanos::ZERO))
-        {
-            self.meta.window = None;
-        }
-        let place = match first {
-            Some(index) => format!("{file}: event {index}"),
-            None => file.to_string(),
-        };
-        self.diagnostics.add_many(
-            TIME_OUT_OF_RANGE,
-            dropped + other,
-            time_out_of_range_message(),
-            place,
-        );
-    }
-
-    /// Sorts activities and host events into the documented order and remaps the
-    /// `launch`/`parent_op` links accordingly. Readers call this once at the end.
-    pub fn finish(&mut self) {
-        // Keys end in the unique source index, so unstable (in-place) sorts are deterministic.
-        self.activities
-            .sort_unstable_by_key(|a| (a.stream, a.start, a.source_index));
-        let mut order: Vec<u32> = (0..self.host_events.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| {
-            let e = &self.host_events[i as usize];
-            (e.thread, e.start, e.source_index)
-        });
-        let mut new_index = vec![0u32; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_index[old as usize] = new as u32;
-        }
-        drop(order);
-        // Links point at old positions: remap them, then move the events in place, one
-        // permutation cycle at a time (no second copy of the events).
-        let remap = |id: HostEventId| HostEventId(new_index[id.0 as usize]);
-        for e in &mut self.host_events {
-            e.parent_op = e.parent_op.map(remap);
-        }
-        for a in &mut self.activities {
-            a.launch = a.launch.map(remap);
-        }
-        for i in 0..new_index.len() {
-            while new_index[i] as usize != i {
-                let j = new_index[i] as usize;
-                self.host_events.swap(i, j);
-                new_index.swap(i, j);
-            }
-        }
-        self.steps.sort_by_key(|s| (s.start, s.number));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn host(c: &mut Capture, thread: u32, start: i64, index: u64, parent: Option<u32>) {
-        let name = c.strings.intern("op");
-        c.host_events.push(HostEvent {
-            thread: ThreadId(thread),
-            start: Nanos(start),
-            dur: Nanos(1),
-            name,
-            kind: HostKind::CpuOp,
-            correlation: None,
-            external_id: None,
-            parent_op: parent.map(HostEventId),
-            source_index: index,
-        });
-    }
-
-    #[test]
-    fn finish_sorts_host_events_and_keeps_links() {
-        let mut c = Capture::new(Format::KinetoJson);
-        // Source order: (thread 1, t=5), (thread 0, t=9), (thread 0, t=2) whose parent is
-        // event 1, (thread 1, t=1) whose parent is event 0.
-        host(&mut c, 1, 5, 0, None);
-        host(&mut c, 0, 9, 1, None);
-        host(&mut c, 0, 2, 2, Some(1));
-        host(&mut c, 1, 1, 3, Some(0));
-        c.finish();
-        let order: Vec<u64> = c.host_events.iter().map(|e| e.source_index).collect();
-        assert_eq!(order, [2, 1, 3, 0]);
-        // Each link still points at the same event (by source index) as before.
-        let parent_of = |src: u64| {
-            let e = c
-                .host_events
-                .iter()
-                .find(|e| e.source_index == src)
-                .expect("present");
-            e.parent_op.map(|p| c.host_event(p).source_index)
-        };
-        assert_eq!(parent_of(2), Some(1));
-        assert_eq!(parent_of(3), Some(0));
-        assert_eq!(parent_of(0), None);
     }
 }

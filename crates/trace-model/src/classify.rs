@@ -13,22 +13,32 @@ use crate::MemcpyDirection;
 
 /// Collective communication kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum CollectiveKind {
+    /// All-reduce.
     AllReduce,
+    /// All-gather.
     AllGather,
+    /// Reduce-scatter.
     ReduceScatter,
+    /// All-to-all.
     AllToAll,
+    /// Broadcast.
     Broadcast,
+    /// Reduce to one rank.
     Reduce,
+    /// Point-to-point send or receive.
     SendRecv,
     /// Expert-parallel token dispatch (DeepEP-style all-to-all before the experts).
     Dispatch,
     /// Expert-parallel combine (the all-to-all that brings expert outputs back).
     Combine,
+    /// A collective kernel whose name does not say which.
     Other,
 }
 
 impl CollectiveKind {
+    /// The kind in words (`all-reduce`, `EP dispatch`, `other collective`).
     pub fn label(self) -> &'static str {
         match self {
             CollectiveKind::AllReduce => "all-reduce",
@@ -47,6 +57,7 @@ impl CollectiveKind {
 
 /// What a GPU activity does, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum KernelClass {
     /// Matrix multiplication (library or generated GEMM).
     Gemm,
@@ -70,6 +81,8 @@ pub enum KernelClass {
 }
 
 impl KernelClass {
+    /// The class in words for reports (`GEMM`, `elementwise/norm/activation`, and the
+    /// collective's kind for collectives).
     pub fn label(self) -> &'static str {
         match self {
             KernelClass::Gemm => "GEMM",
@@ -100,6 +113,7 @@ impl KernelClass {
         }
     }
 
+    /// Communication kernels.
     pub fn is_collective(self) -> bool {
         matches!(self, KernelClass::Collective(_))
     }

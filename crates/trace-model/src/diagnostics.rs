@@ -8,6 +8,7 @@ pub struct Diagnostic {
     pub code: &'static str,
     /// What it means, in a sentence.
     pub message: String,
+    /// How many times it occurred.
     pub count: u64,
     /// Where it first occurred (file, event index, field).
     pub first: String,
@@ -56,22 +57,27 @@ impl Diagnostics {
         });
     }
 
+    /// Every diagnostic, in order of first occurrence.
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
         self.items.iter()
     }
 
+    /// The diagnostic with this code, if it occurred.
     pub fn get(&self, code: &str) -> Option<&Diagnostic> {
         self.items.iter().find(|d| d.code == code)
     }
 
+    /// How often `code` occurred (0 if never).
     pub fn count(&self, code: &str) -> u64 {
         self.get(code).map_or(0, |d| d.count)
     }
 
+    /// Whether nothing odd was met.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    /// How many kinds of oddity were met.
     pub fn len(&self) -> usize {
         self.items.len()
     }

@@ -7,6 +7,7 @@ use crate::FastMap;
 pub struct StringId(u32);
 
 impl StringId {
+    /// The string's position in its [`Interner`]; ids are only made by interning.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -20,10 +21,12 @@ pub struct Interner {
 }
 
 impl Interner {
+    /// An empty interner.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// The id of `s`, adding it if it is new.
     pub fn intern(&mut self, s: &str) -> StringId {
         if let Some(&id) = self.ids.get(s) {
             return id;
@@ -40,14 +43,17 @@ impl Interner {
         self.ids.get(s).copied()
     }
 
+    /// The text of `id`. Panics on an id from another interner that is out of range.
     pub fn get(&self, id: StringId) -> &str {
         &self.strings[id.index()]
     }
 
+    /// How many distinct strings it holds.
     pub fn len(&self) -> usize {
         self.strings.len()
     }
 
+    /// Whether it holds no string.
     pub fn is_empty(&self) -> bool {
         self.strings.is_empty()
     }

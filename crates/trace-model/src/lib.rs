@@ -1,17 +1,46 @@
 //! The format-independent model of a GPU profiler capture.
 //!
-//! Readers (`chrome-reader`, `xplane-reader`) build a [`Capture`]; analyses read it.
+//! Readers (`chrome-reader`, `xplane-reader`) fill a [`CaptureBuilder`] and
+//! [`finish`](CaptureBuilder::finish) it into a read-only [`Capture`]; analyses read that.
 //! Time is integer nanoseconds ([`Nanos`]) on one axis per capture; names are interned
 //! ([`StringId`]); GPU activities are linked to the host call that launched them and,
-//! through it, to the CPU op above that call.
+//! through it, to the CPU op above that call. Odd but usable input is counted in
+//! [`Diagnostics`].
 //!
 //! ```
-//! use trace_model::{classify_kernel, KernelClass, CollectiveKind};
-//! assert_eq!(classify_kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"),
-//!            KernelClass::Collective(CollectiveKind::AllReduce));
-//! assert_eq!(classify_kernel("volta_sgemm_128x64_nn"), KernelClass::Gemm);
+//! use std::path::Path;
+//! use trace_model::{
+//!     ActivityKind, CaptureBuilder, Format, GpuActivity, HostEvent, HostKind, KernelClass,
+//!     Nanos, StreamId, ThreadId, classify_kernel,
+//! };
+//!
+//! let mut b = CaptureBuilder::new(Format::KinetoJson);
+//! let (launch, gemm) = (b.strings.intern("cudaLaunchKernel"), b.strings.intern("volta_sgemm_128x64_nn"));
+//! b.host_events.push(HostEvent {
+//!     thread: ThreadId::new(0), start: Nanos(1_000), dur: Nanos(5_000), name: launch,
+//!     kind: HostKind::Runtime, correlation: Some(7), external_id: None, parent_op: None,
+//!     source_index: 0,
+//! });
+//! let class = classify_kernel("volta_sgemm_128x64_nn");
+//! assert_eq!(class, KernelClass::Gemm);
+//! let mut kernel = GpuActivity::new(
+//!     StreamId::new(0), Nanos(9_000), Nanos(40_000), gemm, ActivityKind::Kernel, class, 1,
+//! );
+//! kernel.correlation = Some(7);
+//! b.activities.push(kernel);
+//!
+//! // `finish` sorts, drops absurd times and links each activity to its launch.
+//! let capture = b.finish(Path::new("example.json"));
+//! let kernel = &capture.stream_activities(StreamId::new(0))[0];
+//! let launch = capture.host_event(kernel.launch.expect("linked by correlation id"));
+//! assert_eq!((capture.name(launch.name), launch.kind), ("cudaLaunchKernel", HostKind::Launch));
+//! assert_eq!(kernel.start - launch.start, Nanos(8_000));
+//! assert_eq!(capture.gpu_span(), Some((Nanos(9_000), Nanos(49_000))));
 //! ```
 
+#![warn(missing_docs)]
+
+mod builder;
 mod capture;
 mod classify;
 mod diagnostics;
@@ -20,10 +49,11 @@ mod intern;
 mod link;
 mod time;
 
+pub use builder::{CaptureBuilder, TIME_OUT_OF_RANGE};
 pub use capture::{
     ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, GpuAnnotation,
     HostEvent, HostEventId, HostKind, HostThread, MemcpyDirection, ProcessGroup, Step, StepSource,
-    Stream, StreamId, TIME_OUT_OF_RANGE, ThreadId, TraceMeta, Vendor,
+    Stream, StreamId, ThreadId, TraceMeta, Vendor,
 };
 pub use classify::{
     CollectiveKind, KernelClass, classify_kernel, is_graph_launch_api, memcpy_direction,

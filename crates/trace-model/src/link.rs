@@ -1,12 +1,12 @@
 //! Launch linking, shared by every reader: GPU activities to their host launch call (by
 //! correlation id) and each launch to the innermost CPU op around it.
 
-use crate::{Capture, FastMap, HostEventId, HostKind};
+use crate::{CaptureBuilder, FastMap, HostEventId, HostKind};
 
-impl Capture {
-    /// Joins activities to launches and launches to their enclosing CPU op. Readers call it
-    /// once, after [`Capture::finish`], so that indices are final and each thread's events
-    /// are contiguous and in start order.
+impl CaptureBuilder {
+    /// Joins activities to launches and launches to their enclosing CPU op. `finish` calls
+    /// it once, after sorting, so that indices are final and each thread's events are
+    /// contiguous and in start order.
     ///
     /// - An activity's launch is the first `Launch` or `Runtime` host event with the same
     ///   correlation id; that event becomes a `Launch`. Activities with none are counted in
@@ -14,7 +14,7 @@ impl Capture {
     ///   `{path_for_diagnostics}: event {source_index}`.
     /// - A launch or runtime call's `parent_op` is the innermost `CpuOp` on its thread that
     ///   contains it, else the `CpuOp` with the same `external_id` (Kineto).
-    pub fn link_launches(&mut self, path_for_diagnostics: &str) {
+    pub(crate) fn link_launches(&mut self, path_for_diagnostics: &str) {
         let mut by_correlation: FastMap<u64, u32> = FastMap::default();
         for (index, event) in self.host_events.iter().enumerate() {
             if matches!(event.kind, HostKind::Launch | HostKind::Runtime)
@@ -29,9 +29,9 @@ impl Capture {
             activity.launch = activity
                 .correlation
                 .and_then(|correlation| by_correlation.get(&correlation))
-                .map(|&index| HostEventId(index));
+                .map(|&index| HostEventId::new(index));
             match activity.launch {
-                Some(launch) => self.host_events[launch.0 as usize].kind = HostKind::Launch,
+                Some(launch) => self.host_events[launch.index()].kind = HostKind::Launch,
                 None => {
                     unlinked += 1;
                     first_unlinked.get_or_insert(activity.source_index);
@@ -90,7 +90,7 @@ impl Capture {
                                 .external_id
                                 .and_then(|external| by_external.get(&external).copied())
                         });
-                    events[index].parent_op = parent.map(HostEventId);
+                    events[index].parent_op = parent.map(HostEventId::new);
                 }
                 _ => {}
             }
@@ -100,9 +100,11 @@ impl Capture {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use crate::{
-        ActivityKind, Capture, Format, GpuActivity, HostEvent, HostEventId, HostKind, KernelClass,
-        Nanos, StreamId, StringId, ThreadId,
+        ActivityKind, CaptureBuilder, Format, GpuActivity, HostEvent, HostEventId, HostKind,
+        KernelClass, Nanos, StreamId, StringId, ThreadId,
     };
 
     fn host(
@@ -113,7 +115,7 @@ mod tests {
         correlation: Option<u64>,
     ) -> HostEvent {
         HostEvent {
-            thread: ThreadId(0),
+            thread: ThreadId::new(0),
             start: Nanos(start),
             dur: Nanos(dur),
             name,
@@ -126,28 +128,22 @@ mod tests {
     }
 
     fn kernel(name: StringId, correlation: Option<u64>, source_index: u64) -> GpuActivity {
-        GpuActivity {
-            stream: StreamId(0),
-            start: Nanos(100),
-            dur: Nanos(5),
+        let mut kernel = GpuActivity::new(
+            StreamId::new(0),
+            Nanos(100),
+            Nanos(5),
             name,
-            kind: ActivityKind::Kernel,
-            class: KernelClass::Other,
-            correlation,
-            launch: None,
-            external_id: None,
-            bytes: None,
-            graph_id: None,
-            hlo_op: None,
-            hlo_module: None,
-            program_id: None,
+            ActivityKind::Kernel,
+            KernelClass::Other,
             source_index,
-        }
+        );
+        kernel.correlation = correlation;
+        kernel
     }
 
     #[test]
     fn links_launches_and_parent_ops() {
-        let mut capture = Capture::new(Format::XPlane);
+        let mut capture = CaptureBuilder::new(Format::XPlane);
         let name = capture.strings.intern("x");
         capture.host_events = vec![
             host(name, HostKind::CpuOp, 0, 50, None),
@@ -161,17 +157,28 @@ mod tests {
             kernel(name, Some(8), 1),
             kernel(name, None, 2),
         ];
-        capture.finish();
-        capture.link_launches("t.json");
-        let launches: Vec<_> = capture.activities.iter().map(|a| a.launch).collect();
-        assert_eq!(launches, [Some(HostEventId(2)), Some(HostEventId(3)), None]);
-        assert_eq!(capture.host_events[2].kind, HostKind::Launch);
-        let parents: Vec<_> = capture.host_events.iter().map(|e| e.parent_op).collect();
+        let capture = capture.finish(Path::new("t.json"));
+        let launches: Vec<_> = capture.activities().iter().map(|a| a.launch).collect();
+        assert_eq!(
+            launches,
+            [Some(HostEventId::new(2)), Some(HostEventId::new(3)), None]
+        );
+        assert_eq!(capture.host_events()[2].kind, HostKind::Launch);
+        let parents: Vec<_> = capture.host_events().iter().map(|e| e.parent_op).collect();
         assert_eq!(
             parents,
-            [None, None, Some(HostEventId(1)), Some(HostEventId(0)), None]
+            [
+                None,
+                None,
+                Some(HostEventId::new(1)),
+                Some(HostEventId::new(0)),
+                None
+            ]
         );
-        let diagnostic = capture.diagnostics.get("activity-without-launch").unwrap();
+        let diagnostic = capture
+            .diagnostics()
+            .get("activity-without-launch")
+            .unwrap();
         assert_eq!(
             (diagnostic.count, diagnostic.first.as_str()),
             (1, "t.json: event 2")

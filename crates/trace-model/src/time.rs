@@ -8,6 +8,7 @@ use std::ops::{Add, AddAssign, Sub, SubAssign};
 pub struct Nanos(pub i64);
 
 impl Nanos {
+    /// Zero: the axis origin, or no time.
     pub const ZERO: Nanos = Nanos(0);
 
     /// The representable range of a time or an event's end: ±2^62 ns (about 146 years
@@ -24,18 +25,22 @@ impl Nanos {
         (-Self::LIMIT.0..=Self::LIMIT.0).contains(&self.0)
     }
 
+    /// Addition, `None` on i64 overflow.
     pub fn checked_add(self, rhs: Nanos) -> Option<Nanos> {
         self.0.checked_add(rhs.0).map(Nanos)
     }
 
+    /// Subtraction, `None` on i64 overflow.
     pub fn checked_sub(self, rhs: Nanos) -> Option<Nanos> {
         self.0.checked_sub(rhs.0).map(Nanos)
     }
 
+    /// In microseconds, as f64 (for display and ratios, not for arithmetic).
     pub fn as_micros_f64(self) -> f64 {
         self.0 as f64 / 1e3
     }
 
+    /// In milliseconds, as f64 (for display and ratios, not for arithmetic).
     pub fn as_millis_f64(self) -> f64 {
         self.0 as f64 / 1e6
     }

@@ -22,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         "capture" => {
             let (capture, _space) = xplane_reader::load_capture(&path)?;
-            (capture.activities.len() + capture.host_events.len()) as u64
+            (capture.activities().len() + capture.host_events().len()) as u64
         }
         other => return Err(format!("unknown mode {other}; {usage}").into()),
     };

@@ -1,13 +1,13 @@
 //! XSpace → `trace_model::Capture`: devices, streams, GPU activities, host threads and events,
-//! steps, and diagnostics; launches are joined to activities by `Capture::link_launches`.
+//! steps, and diagnostics; `CaptureBuilder::finish` then joins launches to activities.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use trace_model::{
-    ActivityKind, Capture, Device, DeviceId, DeviceProperties, FastMap, Format, GpuActivity,
-    HostEvent, HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream, StreamId,
-    StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
+    ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties, FastMap, Format,
+    GpuActivity, HostEvent, HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream,
+    StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
 };
 
 use crate::view::{DiagnosticKind, Event, Plane, Stat, StatValue};
@@ -25,7 +25,7 @@ pub fn load_capture(path: &Path) -> Result<(Capture, XSpace), Error> {
 /// diagnostics.
 pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
     let mut builder = Builder {
-        capture: Capture::new(Format::XPlane),
+        capture: CaptureBuilder::new(Format::XPlane),
         path,
         kernel_classes: FastMap::default(),
         source_index: 0,
@@ -35,14 +35,11 @@ pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
         builder.host(host);
     }
     builder.meta(space);
-    builder.capture.drop_far_events(&path.display().to_string());
-    builder.capture.finish();
-    builder.capture.link_launches(&path.display().to_string());
-    builder.capture
+    builder.capture.finish(path)
 }
 
 struct Builder<'p> {
-    capture: Capture,
+    capture: CaptureBuilder,
     path: &'p Path,
     kernel_classes: FastMap<String, KernelClass>,
     /// Running index over every event of the XSpace, in plane/line/event order.
@@ -60,7 +57,7 @@ impl Builder<'_> {
             let Some(ordinal) = plane.gpu_ordinal() else {
                 continue;
             };
-            let device = DeviceId(self.capture.devices.len() as u32);
+            let device = DeviceId::new(self.capture.devices.len() as u32);
             let caps = plane.device_capabilities();
             let vendor = match caps
                 .vendor
@@ -115,7 +112,7 @@ impl Builder<'_> {
                     }
                     continue;
                 };
-                let next = StreamId(self.capture.streams.len() as u32);
+                let next = StreamId::new(self.capture.streams.len() as u32);
                 let stream = *streams.entry(stream_ordinal).or_insert_with(|| {
                     let name = self.capture.strings.intern(line.name());
                     self.capture.streams.push(Stream {
@@ -176,30 +173,29 @@ impl Builder<'_> {
         let name = self.capture.strings.intern(name_text);
         let hlo_op = self.intern_text(hlo_op);
         let hlo_module = self.intern_text(hlo_module);
-        self.capture.activities.push(GpuActivity {
+        let mut activity = GpuActivity::new(
             stream,
-            start: Nanos(event.start_ns()),
-            dur: ps_to_nanos(event.duration_ps()),
+            Nanos(event.start_ns()),
+            ps_to_nanos(event.duration_ps()),
             name,
             kind,
             class,
-            correlation: correlation.and_then(StatValue::as_u64),
-            launch: None,
-            external_id: None,
-            bytes,
-            graph_id: graph_id.or(graph_exec_id).and_then(StatValue::as_i64),
-            hlo_op,
-            hlo_module,
-            program_id: program_id.and_then(StatValue::as_i64),
-            source_index: index,
-        });
+            index,
+        );
+        activity.correlation = correlation.and_then(StatValue::as_u64);
+        activity.bytes = bytes;
+        activity.graph_id = graph_id.or(graph_exec_id).and_then(StatValue::as_i64);
+        activity.hlo_op = hlo_op;
+        activity.hlo_module = hlo_module;
+        activity.program_id = program_id.and_then(StatValue::as_i64);
+        self.capture.activities.push(activity);
     }
 
     fn host(&mut self, plane: Plane<'_>) {
         self.capture.host_events.reserve_exact(plane.event_count());
         let mut steps: BTreeMap<i64, (Nanos, Nanos)> = BTreeMap::new();
         for line in plane.lines() {
-            let thread = ThreadId(self.capture.threads.len() as u32);
+            let thread = ThreadId::new(self.capture.threads.len() as u32);
             let name = self.capture.strings.intern(line.name());
             self.capture.threads.push(HostThread {
                 id: thread,

@@ -65,7 +65,8 @@ pub fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static str> {
         KernelClass::Reduction => REDUCTION,
         KernelClass::Collective(_) => COMMUNICATION,
         KernelClass::Memcpy(_) | KernelClass::Memset => MEMORY,
-        KernelClass::Other => return None,
+        // `KernelClass::Other`, and classes trace-model adds later.
+        _ => return None,
     })
 }
 

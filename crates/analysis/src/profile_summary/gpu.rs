@@ -118,7 +118,7 @@ impl Phase {
     /// ops, `Optimizer.step`, `zero_grad`, fused optimizer kernels' ops.
     pub fn of(capture: &Capture) -> Phase {
         let mut seen: HashMap<StringId, bool> = HashMap::new();
-        let training = capture.host_events.iter().any(|e| {
+        let training = capture.host_events().iter().any(|e| {
             *seen.entry(e.name).or_insert_with(|| {
                 let name = capture.name(e.name);
                 name.contains("Backward")
@@ -183,7 +183,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     // First pass: the kinds of kernel each launching op name launches, to tell ATen ops
     // of one meaning from those whose kernels fall into several kinds.
     let mut op_kinds: HashMap<StringId, u8> = HashMap::new();
-    for activity in &capture.activities {
+    for activity in capture.activities() {
         if let Some(op) = capture.launching_op(activity) {
             let rule = buckets::of_aten_op(capture.name(op.name));
             *op_kinds.entry(op.name).or_default() |= buckets::kind_bit(activity.class, rule);
@@ -202,13 +202,14 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     let mut decided: HashMap<(StringId, Option<StringId>, KernelClass), (&'static str, Basis)> =
         HashMap::new();
 
-    for activity in &capture.activities {
+    for activity in capture.activities() {
         let dur = activity.dur.0;
         gpu_time = gpu_time.saturating_add(dur);
         match activity.kind {
             ActivityKind::Kernel => kernels += 1,
             ActivityKind::Memcpy => memcpys += 1,
             ActivityKind::Memset => memsets += 1,
+            _ => {}
         }
         let op = capture.launching_op(activity);
         let (bucket, basis) = *decided
@@ -338,7 +339,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     let core_compute_percent =
         percent(share(buckets::GEMM) + share(buckets::CONVOLUTION) + share(buckets::ATTENTION));
     let trust = capture
-        .diagnostics
+        .diagnostics()
         .iter()
         .map(|d| TrustItem {
             code: d.code,
@@ -383,7 +384,7 @@ pub fn gpu_summary_of_file(path: &Path) -> Result<GpuSummary, Error> {
     }
     let capture = chrome_reader::load(path)?;
     let rank = capture
-        .meta
+        .meta()
         .rank
         .or_else(|| chrome_reader::rank_from_file_name(path));
     Ok(gpu_summary(&capture, &path.to_string_lossy(), rank))

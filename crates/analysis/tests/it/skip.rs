@@ -114,7 +114,7 @@ fn check_output(input: &Path, out: &Analysis, rows_csv: &[u8]) {
         } else {
             String::new()
         };
-        for a in &c.activities {
+        for a in c.activities() {
             let s = c.stream(a.stream);
             expect.push((
                 rank.clone(),
@@ -320,7 +320,7 @@ fn param_dlrm_host_wait_matches_hta_idle_time_breakdown() {
             .expect("rank")
             .capture;
         let s = c
-            .streams
+            .streams()
             .iter()
             .find(|s| s.ordinal == stream)
             .expect("stream");

@@ -34,7 +34,7 @@ fn lines_sum_to_attributed_time() {
         assert_eq!(line_time, result.attributed_time_ns(), "{file}");
         // Every kernel once, and every `none` with its reason.
         let capture = chrome_reader::load(&path).expect("loads");
-        assert_eq!(result.kernels.len(), capture.activities.len(), "{file}");
+        assert_eq!(result.kernels.len(), capture.activities().len(), "{file}");
         for k in &result.kernels {
             match k.match_kind {
                 MatchKind::Exact => assert_eq!(k.decided_by, DecidedBy::CorrelationChain),

@@ -62,7 +62,7 @@ fn odd_fixtures_give_diagnostics() {
     for rel in &files {
         let capture = load(rel).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            !capture.diagnostics.is_empty(),
+            !capture.diagnostics().is_empty(),
             "{}: no diagnostics",
             rel.display()
         );
@@ -70,10 +70,10 @@ fn odd_fixtures_give_diagnostics() {
             out,
             "{}: {} GPU activities",
             rel.display(),
-            capture.activities.len()
+            capture.activities().len()
         )
         .expect("String");
-        for d in capture.diagnostics.iter() {
+        for d in capture.diagnostics().iter() {
             writeln!(
                 out,
                 "  {} ×{}: {} (first: {})",
@@ -91,14 +91,18 @@ fn odd_fixtures_give_diagnostics() {
 fn integers_beyond_i64_load() {
     let capture =
         load(Path::new("testdata/chrome/ok/large_integers.json")).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(capture.activities.len(), 1);
-    let a = &capture.activities[0];
+    assert_eq!(capture.activities().len(), 1);
+    let a = &capture.activities()[0];
     assert_eq!(a.correlation, Some(9_223_372_036_854_775_807));
     assert!(a.launch.is_some(), "joined to its launch by correlation id");
     let op = capture
         .launching_op(a)
         .expect("the launch sits inside aten::mm");
     assert_eq!(capture.name(op.name), "aten::mm");
-    assert_eq!(capture.threads.len(), 1);
-    assert!(capture.diagnostics.is_empty(), "{:?}", capture.diagnostics);
+    assert_eq!(capture.threads().len(), 1);
+    assert!(
+        capture.diagnostics().is_empty(),
+        "{:?}",
+        capture.diagnostics()
+    );
 }

@@ -35,11 +35,11 @@ fn outcome(abs: &Path, name: &Path, threads: usize) -> String {
         Ok(c) => format!(
             "ok {:?}: {} activities, {} host events, {} strings, {} steps, {} diagnostics",
             digest(&c),
-            c.activities.len(),
-            c.host_events.len(),
-            c.strings.len(),
-            c.steps.len(),
-            c.diagnostics.iter().count()
+            c.activities().len(),
+            c.host_events().len(),
+            c.strings().len(),
+            c.steps().len(),
+            c.diagnostics().iter().count()
         ),
         Err(e) => format!("error {e} / {e:?}"),
     }
@@ -158,7 +158,7 @@ fn synthetic(events: usize, bad: Option<(usize, &str)>) -> Vec<u8> {
 fn load_bytes(bytes: &[u8], threads: usize) -> String {
     let name = Path::new("synthetic.json");
     match chrome_reader::load_from_with(bytes, name, &LoadConfig::with_threads(threads)) {
-        Ok(c) => format!("ok {:?} {}", digest(&c), c.activities.len()),
+        Ok(c) => format!("ok {:?} {}", digest(&c), c.activities().len()),
         Err(e) => format!("error {e} / {e:?}"),
     }
 }

@@ -77,7 +77,7 @@ fn pytorch_counts_match_manifest() {
         let copies = cats.get("gpu_memcpy").copied().unwrap_or(0)
             + cats.get("gpu_memset").copied().unwrap_or(0);
         assert_eq!(
-            capture.activities.len() as u64,
+            capture.activities().len() as u64,
             kernels + copies,
             "{file}: GPU activities"
         );
@@ -91,19 +91,19 @@ fn every_gpu_activity_of_kineto_traces_has_a_stream_and_most_have_launches() {
     };
     let path = dir.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
     let capture = chrome_reader::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(capture.format, trace_model::Format::KinetoJson);
-    assert_eq!(capture.meta.rank, Some(1));
-    assert_eq!(capture.meta.world_size, Some(2));
+    assert_eq!(capture.format(), trace_model::Format::KinetoJson);
+    assert_eq!(capture.meta().rank, Some(1));
+    assert_eq!(capture.meta().world_size, Some(2));
     let linked = capture
-        .activities
+        .activities()
         .iter()
         .filter(|a| a.launch.is_some())
         .count();
-    let unlinked = capture.diagnostics.count("activity-without-launch") as usize;
-    assert_eq!(linked + unlinked, capture.activities.len());
+    let unlinked = capture.diagnostics().count("activity-without-launch") as usize;
+    assert_eq!(linked + unlinked, capture.activities().len());
     // Every launch-linked kernel found the CPU op that issued it, except launches outside any op.
     let with_op = capture
-        .activities
+        .activities()
         .iter()
         .filter(|a| capture.launching_op(a).is_some())
         .count();
@@ -112,7 +112,7 @@ fn every_gpu_activity_of_kineto_traces_has_a_stream_and_most_have_launches() {
         "{with_op} of {linked} linked activities have a CPU op"
     );
     assert_eq!(
-        capture.steps.len(),
+        capture.steps().len(),
         5,
         "ProfilerStep# count from MANIFEST.md"
     );
@@ -125,18 +125,18 @@ fn jax_trace_json_loads_devices_and_streams() {
     };
     let path = dir.join("jax/rocm-mi300-jax08-gemm/regenerated-jaxlib0.10.2.trace.json.gz");
     let capture = chrome_reader::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(capture.format, trace_model::Format::JaxTraceJson);
+    assert_eq!(capture.format(), trace_model::Format::JaxTraceJson);
     // MANIFEST.md: GPU:0 has 54 events, Stream #16 = 42, Stream #17 = 12.
-    assert_eq!(capture.activities.len(), 54);
+    assert_eq!(capture.activities().len(), 54);
     let mut per_stream: BTreeMap<i64, usize> = BTreeMap::new();
-    for a in &capture.activities {
+    for a in capture.activities() {
         *per_stream
             .entry(capture.stream(a.stream).ordinal)
             .or_insert(0) += 1;
     }
     assert_eq!(per_stream, BTreeMap::from([(16, 42), (17, 12)]));
     let linked = capture
-        .activities
+        .activities()
         .iter()
         .filter(|a| a.launch.is_some())
         .count();

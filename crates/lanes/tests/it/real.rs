@@ -96,11 +96,11 @@ fn check_trace(path: &Path) -> Option<(usize, usize)> {
     // The model builder sees the same GPU activities in the output as in the input.
     let before = chrome_reader::load(path)
         .expect("the input loads")
-        .activities
+        .activities()
         .len();
     let after = chrome_reader::load(&out)
         .expect("the output loads")
-        .activities
+        .activities()
         .len();
     assert_eq!(before, after, "{}: GPU activities", path.display());
 

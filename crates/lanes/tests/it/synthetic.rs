@@ -18,7 +18,7 @@ fn write_and_validate(trace: &Trace, gpu_slices: usize) {
         assert!(report.is_clean(), "{name}: {report:?}");
         assert_eq!(report.gpu_slices, gpu_slices);
         let capture = chrome_reader::load(&path).expect("the output loads as a capture");
-        assert_eq!(capture.activities.len(), gpu_slices, "{name}");
+        assert_eq!(capture.activities().len(), gpu_slices, "{name}");
         let again = lanes::write_trace_file(trace, &path);
         assert!(again.is_err(), "an existing output is not replaced");
         lanes::overwrite_trace_file(trace, &path).expect("--overwrite replaces it");

@@ -45,10 +45,13 @@ fn chain(err: &xplane_reader::Error) -> String {
 fn ok_capture_loads_with_its_counts() {
     let rel = Path::new("testdata/xplane/ok/small.xplane.pb");
     let capture = load(rel).unwrap_or_else(|e| panic!("{}", chain(&e)));
-    assert_eq!(capture.activities.len(), 12);
-    assert_eq!(capture.steps.len(), 2);
-    assert!(capture.activities.iter().all(|a| a.launch.is_some()));
-    assert_eq!(capture.diagnostics.count(trace_model::TIME_OUT_OF_RANGE), 0);
+    assert_eq!(capture.activities().len(), 12);
+    assert_eq!(capture.steps().len(), 2);
+    assert!(capture.activities().iter().all(|a| a.launch.is_some()));
+    assert_eq!(
+        capture.diagnostics().count(trace_model::TIME_OUT_OF_RANGE),
+        0
+    );
 }
 
 #[test]
@@ -58,17 +61,17 @@ fn odd_captures_leave_out_the_absurd_kernel() {
     let mut out = String::new();
     for rel in &files {
         let capture = load(rel).unwrap_or_else(|e| panic!("{}", chain(&e)));
-        let left_out = capture.diagnostics.count(trace_model::TIME_OUT_OF_RANGE);
+        let left_out = capture.diagnostics().count(trace_model::TIME_OUT_OF_RANGE);
         assert!(left_out > 0, "{}: nothing left out", rel.display());
         writeln!(
             out,
             "{}: {} GPU activities, {left_out} left out",
             rel.display(),
-            capture.activities.len()
+            capture.activities().len()
         )
         .expect("String");
         // What is kept is usable: every end fits and every duration is sane.
-        for a in &capture.activities {
+        for a in capture.activities() {
             assert!(a.dur.0 >= 0 && a.start.checked_add(a.dur).is_some());
         }
     }

@@ -11,7 +11,7 @@ use crate::{traces_dir, xplane_files};
 /// Per device ordinal: the sorted (name, duration ns) of every GPU activity.
 fn activities_by_device(capture: &Capture) -> BTreeMap<i64, Vec<(String, i64)>> {
     let mut out: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
-    for activity in &capture.activities {
+    for activity in capture.activities() {
         let device = capture.device(capture.stream(activity.stream).device);
         out.entry(device.ordinal)
             .or_default()
@@ -120,7 +120,7 @@ fn kernels_match_xprof_kernel_stats() {
         let (capture, _) = xplane_reader::load_capture(&xplane).unwrap();
         let mut ours: BTreeMap<String, (u64, i64)> = BTreeMap::new();
         for activity in capture
-            .activities
+            .activities()
             .iter()
             .filter(|activity| activity.kind == ActivityKind::Kernel)
         {
@@ -164,16 +164,16 @@ fn launches_join_activities_by_correlation_id() {
     let (capture, _) =
         xplane_reader::load_capture(&traces.join("jax/rocm-mi300-jax08-gemm/tw003.xplane.pb"))
             .unwrap();
-    assert_eq!(capture.activities.len(), 54);
+    assert_eq!(capture.activities().len(), 54);
     let linked = capture
-        .activities
+        .activities()
         .iter()
         .filter(|activity| activity.launch.is_some())
         .count();
-    assert_eq!(linked, 54, "{:?}", capture.diagnostics);
+    assert_eq!(linked, 54, "{:?}", capture.diagnostics());
     // MANIFEST: median launch→kernel-start latency on this capture is 14.9 µs.
     let mut delays: Vec<i64> = capture
-        .activities
+        .activities()
         .iter()
         .filter_map(|activity| {
             Some(activity.start.0 - capture.host_event(activity.launch?).start.0)
@@ -185,16 +185,16 @@ fn launches_join_activities_by_correlation_id() {
         (14_000..16_000).contains(&median),
         "median launch delay {median} ns"
     );
-    let device = &capture.devices[0];
+    let device = &capture.devices()[0];
     assert_eq!(device.vendor, trace_model::Vendor::Amd);
 
     let (cpu, _) = xplane_reader::load_capture(&traces.join("jax/cpu-mlp/vm.xplane.pb")).unwrap();
-    assert!(cpu.activities.is_empty());
-    assert_eq!(cpu.diagnostics.count("no-gpu-device-planes"), 1);
-    assert_eq!(cpu.steps.len(), 3);
+    assert!(cpu.activities().is_empty());
+    assert_eq!(cpu.diagnostics().count("no-gpu-device-planes"), 1);
+    assert_eq!(cpu.steps().len(), 3);
     // Line timestamps here are session-relative, the Task Environment window is epoch ns: the
     // window is dropped, with a diagnostic, rather than put on the wrong axis.
-    assert!(cpu.meta.window.is_none());
-    assert_eq!(cpu.diagnostics.count("profile-window-off-axis"), 1);
-    assert_eq!(cpu.meta.producer.as_deref(), Some("jaxlib 0.10.2"));
+    assert!(cpu.meta().window.is_none());
+    assert_eq!(cpu.diagnostics().count("profile-window-off-axis"), 1);
+    assert_eq!(cpu.meta().producer.as_deref(), Some("jaxlib 0.10.2"));
 }
