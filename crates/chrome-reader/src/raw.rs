@@ -53,6 +53,28 @@ impl<'a> Number<'a> {
         Number(text, false)
     }
 
+    /// Reads a JSON value's text as a number: a JSON number, or a string holding one
+    /// (`"12.5"`, spaces around it allowed, no escapes). `None` for anything else,
+    /// `null` included.
+    ///
+    /// ```
+    /// use chrome_reader::Number;
+    /// let n = Number::from_json(r#"" 12.5""#).expect("a quoted number");
+    /// assert_eq!((n.text(), n.was_quoted(), n.micros_to_nanos()), ("12.5", true, Some(12_500)));
+    /// assert_eq!(Number::from_json("null"), None);
+    /// assert_eq!(Number::from_json(r#""1\u0030""#), None);
+    /// ```
+    pub fn from_json(text: &'a str) -> Option<Self> {
+        match text.as_bytes().first()? {
+            b'"' => {
+                let inner = text[1..text.len() - 1].trim();
+                (!inner.contains('\\') && !inner.is_empty()).then_some(Number(inner, true))
+            }
+            b'-' | b'0'..=b'9' => Some(Number(text, false)),
+            _ => None,
+        }
+    }
+
     /// The number's text, without quotes.
     pub fn text(&self) -> &'a str {
         self.0
@@ -217,21 +239,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Id<'a> {
 fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Number<'de>>, D::Error> {
     let raw: Option<&'de RawValue> = Option::deserialize(d)?;
     let Some(raw) = raw else { return Ok(None) };
-    let text = raw.get();
-    let quoted = text.starts_with('"');
-    let text = match text.as_bytes().first() {
-        Some(b'"') => {
-            let inner = &text[1..text.len() - 1];
-            if inner.contains('\\') || inner.trim().is_empty() {
-                return Err(de::Error::custom("expected a number"));
-            }
-            inner.trim()
-        }
-        Some(b'-' | b'0'..=b'9') => text,
-        Some(b'n') => return Ok(None), // null
-        _ => return Err(de::Error::custom("expected a number")),
-    };
-    Ok(Some(Number(text, quoted)))
+    if raw.get() == "null" {
+        return Ok(None);
+    }
+    Number::from_json(raw.get())
+        .map(Some)
+        .ok_or_else(|| de::Error::custom("expected a number"))
 }
 
 #[derive(Deserialize)]

@@ -15,7 +15,7 @@ use crate::event::{
 };
 use crate::group::{Config, LaneGroup, LaneGrouping};
 use crate::pp;
-use trace_model::Nanos;
+use trace_model::{FxHasher, Nanos};
 
 /// What a single-trace compaction did, with the reference's keys in its order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -279,7 +279,7 @@ fn json_equal(a: &Value, b: &Value) -> bool {
 /// every member of `args` but `stream`, hashed. (The reference compares name, cat, ph,
 /// pid, ts, dur and args without stream by value; we keep the bytes, so we check them.)
 fn slice_signature(object: &Object<'_>) -> Result<u64, serde_json::Error> {
-    let mut hasher = FastHasher::default();
+    let mut hasher = FxHasher::default();
     for (key, value) in &object.0 {
         match &**key {
             "tid" => {}
@@ -294,33 +294,6 @@ fn slice_signature(object: &Object<'_>) -> Result<u64, serde_json::Error> {
         }
     }
     Ok(hasher.finish())
-}
-
-/// A fast non-cryptographic hasher (the Fx multiply-rotate scheme) for the slice
-/// signatures and lookup tables; the input is not adversarial.
-#[derive(Default)]
-struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let word = u64::from_le_bytes(c.try_into().expect("chunks_exact gives 8 bytes"));
-            self.write_u64(word);
-        }
-        let mut tail = [0u8; 8];
-        let rest = chunks.remainder();
-        tail[..rest.len()].copy_from_slice(rest);
-        self.write_u64(u64::from_le_bytes(tail) ^ (rest.len() as u64) << 56);
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// The byte range of `part` (a value borrowed from `text`) within `text`.

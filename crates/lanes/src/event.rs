@@ -70,12 +70,18 @@ const TAG_RETID: u64 = 3;
 const TEXT_BITS: u32 = 58;
 const INDEX_MASK: u64 = (1 << TAG_SHIFT) - 1;
 
-/// A span's chunk (8 bits), offset in the chunk (26 bits) and length (22 bits).
-/// Beyond 16 GiB of text, events get their own boxes.
+/// A span's chunk (8 bits), offset in the chunk (26 bits) and length (22 bits), from the
+/// top down. Beyond 16 GiB of text, events get their own boxes.
 const ARENA_CHUNK: usize = 1 << 26;
 const MAX_SPAN_LEN: usize = (1 << 22) - 1;
 const MAX_CHUNKS: usize = 1 << 8;
-const _: () = assert!(8 + 26 + 22 == TAG_SHIFT);
+/// Where a span's offset starts: above the length bits.
+const OFFSET_SHIFT: u32 = MAX_SPAN_LEN.count_ones();
+/// Where a span's chunk index starts: above the offset bits.
+const CHUNK_SHIFT: u32 = OFFSET_SHIFT + ARENA_CHUNK.trailing_zeros();
+const OFFSET_MASK: u64 = ARENA_CHUNK as u64 - 1;
+const _: () = assert!((MAX_SPAN_LEN + 1).is_power_of_two() && ARENA_CHUNK.is_power_of_two());
+const _: () = assert!(CHUNK_SHIFT + MAX_CHUNKS.trailing_zeros() == TAG_SHIFT);
 
 /// A measured slice's input text with its `tid` and `args.stream` values replaced, in 24
 /// bytes.
@@ -218,14 +224,16 @@ impl Arena {
         let offset = chunk.len();
         chunk.push_str(text);
         Some(Text(
-            (chunk_index as u64) << 48 | (offset as u64) << 22 | text.len() as u64,
+            (chunk_index as u64) << CHUNK_SHIFT
+                | (offset as u64) << OFFSET_SHIFT
+                | text.len() as u64,
         ))
     }
 
     fn span(&self, text: Text) -> &str {
         debug_assert_eq!(text.tag(), TAG_SPAN);
-        let chunk = (text.0 >> 48) as usize;
-        let offset = ((text.0 >> 22) & ((1 << 26) - 1)) as usize;
+        let chunk = (text.0 >> CHUNK_SHIFT) as usize;
+        let offset = ((text.0 >> OFFSET_SHIFT) & OFFSET_MASK) as usize;
         let len = (text.0 & MAX_SPAN_LEN as u64) as usize;
         &self.chunks[chunk][offset..offset + len]
     }
@@ -392,9 +400,9 @@ impl Event {
     pub fn from_raw(ev: &RawEvent<'_>, arena: &mut Arena) -> Event {
         let cat = ev.cat.as_deref();
         let kind = match cat {
-            Some("kernel" | "Kernel" | "gpu_memcpy" | "gpu_memset") => Kind::Slice,
             Some("ac2g") => Kind::Ac2g,
             Some("gpu_user_annotation") => Kind::GpuAnnotation,
+            _ if is_gpu_slice(cat) => Kind::Slice,
             _ => Kind::Other,
         };
         let ph = match &*ev.ph {
@@ -491,22 +499,15 @@ impl<'a> Generated<'a> {
     }
 }
 
+/// Whether an event's `cat` marks a measured GPU slice: a kernel, memcpy or memset.
+pub(crate) fn is_gpu_slice(cat: Option<&str>) -> bool {
+    matches!(cat, Some("kernel" | "Kernel" | "gpu_memcpy" | "gpu_memset"))
+}
+
 /// A `ts` or `dur` value in nanoseconds, as the reader takes it: a JSON number of
 /// microseconds, or a string holding one.
 pub(crate) fn micros_to_nanos(raw: &RawValue) -> Option<i64> {
-    let text = raw.get();
-    let text = match text.as_bytes().first() {
-        Some(b'"') => {
-            let inner = text[1..text.len() - 1].trim();
-            if inner.contains('\\') || inner.is_empty() {
-                return None;
-            }
-            inner
-        }
-        Some(b'-' | b'0'..=b'9') => text,
-        _ => return None,
-    };
-    chrome_reader::Number::from_text(text).micros_to_nanos()
+    chrome_reader::Number::from_json(raw.get())?.micros_to_nanos()
 }
 
 /// A Chrome trace in memory: the top-level members other than `traceEvents`, in file

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use chrome_reader::RawEvent;
 
+use crate::event::is_gpu_slice;
 use crate::{Error, Group, pack};
 
 /// How GPU slices are split into rows.
@@ -61,10 +62,6 @@ pub struct SwimlaneLayout {
     pub rows: Vec<SwimlaneRow>,
 }
 
-fn is_slice(cat: Option<&str>) -> bool {
-    matches!(cat, Some("kernel" | "Kernel" | "gpu_memcpy" | "gpu_memset"))
-}
-
 fn is_host_launch(ev: &RawEvent<'_>) -> bool {
     matches!(ev.cat.as_deref(), Some("cuda_runtime" | "cuda_driver"))
 }
@@ -96,7 +93,7 @@ pub fn swimlane_layout(
             }
             return Ok(());
         }
-        let slice = is_slice(ev.cat.as_deref());
+        let slice = is_gpu_slice(ev.cat.as_deref());
         if !(slice || is_host_launch(&ev)) || &*ev.ph != "X" {
             return Ok(());
         }

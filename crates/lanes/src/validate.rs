@@ -7,6 +7,7 @@ use std::path::Path;
 use chrome_reader::{Id, RawEvent};
 
 use crate::Error;
+use crate::event::is_gpu_slice;
 
 /// What the validator found. An empty issue list means the trace is well-formed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -108,10 +109,7 @@ impl Validator {
             }
             _ => {}
         }
-        if matches!(
-            ev.cat.as_deref(),
-            Some("kernel" | "Kernel" | "gpu_memcpy" | "gpu_memset")
-        ) {
+        if is_gpu_slice(ev.cat.as_deref()) {
             self.report.gpu_slices += 1;
             self.gpu_threads.insert(key);
         }
