@@ -168,6 +168,9 @@ fn micros_text_to_nanos(text: &str) -> Option<i64> {
 
 /// A `pid`, `tid` or `id`: Kineto writes numbers, some producers write strings
 /// (`"Spans"`, `"Traces"`), and some numbers exceed i64.
+///
+/// Deliberately not `#[non_exhaustive]`: JSON gives a number or a string and nothing else,
+/// so callers' matches stay exhaustive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Id<'a> {
     Int(i64),

@@ -121,6 +121,7 @@ pub struct SourceLine<'a> {
 
 /// How a [`SourceLine`] was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SourceVia {
     /// `OpMetadata.source_file` / `source_line`.
     Metadata,
@@ -130,6 +131,7 @@ pub enum SourceVia {
 
 /// An array, tuple, token or opaque shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Shape {
     Array(ArrayShape),
     Tuple(Vec<Shape>),

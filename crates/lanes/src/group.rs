@@ -7,6 +7,7 @@ use trace_model::{CollectiveKind, KernelClass, classify_kernel};
 
 /// Which rules group GPU slices into lanes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LaneGrouping {
     /// The original script's groups ([`Group`]): compute, symmetric-memory barrier, NCCL
     /// all-gather/reduce-scatter/all-reduce/other, memcpy, memset. Output identical to the
@@ -89,6 +90,7 @@ impl LaneGroup {
 /// A lane group by the workspace's kernel class. The declaration order is the lane order:
 /// compute classes, then communication (by collective kind), then copies and sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum ClassGroup {
     Gemm,
     Convolution,
@@ -178,6 +180,7 @@ impl ClassGroup {
 /// The semantic group of a measured GPU slice. The declaration order is the lane order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Group {
     Compute,
     SymmetricMemoryBarrier,

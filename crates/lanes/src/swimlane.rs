@@ -11,6 +11,7 @@ use crate::{Error, Group, pack};
 
 /// How GPU slices are split into rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RowMode {
     /// One row per (device process, stream), as recorded.
     Streams,
@@ -20,6 +21,7 @@ pub enum RowMode {
 
 /// What a row shows.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum RowKind {
     GpuStream {
         pid: String,

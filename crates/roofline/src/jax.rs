@@ -184,5 +184,7 @@ fn hlo_parser_shape(shape: &hlo_parser::Shape) -> String {
         }
         hlo_parser::Shape::Token => "token[]".to_owned(),
         hlo_parser::Shape::Opaque => "opaque[]".to_owned(),
+        // A shape kind hlo-parser adds later.
+        _ => "unknown[]".to_owned(),
     }
 }

@@ -133,6 +133,7 @@ enum RawValue<'a> {
 
 /// A stat value. `Ref` is an interned string, already resolved.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum StatValue<'a> {
     Double(f64),
     Uint64(u64),

@@ -260,6 +260,7 @@ fn pp_arrows_find_their_blocks_in_both_groupings() {
                 "GEMM annotations",
                 "Attention annotations",
             ),
+            other => panic!("no expectation for {other:?} yet"),
         };
         assert!(
             names.iter().any(|n| n == unshard_lane),
