@@ -1,6 +1,7 @@
 //! Measures the reader on one file: raw event pass and model build, in MB/s of JSON text.
 //! Used by `cargo xtask bench`; prints one JSON line. `read_speed model FILE THREADS` builds
-//! with that many parsing threads (default: the machine's parallelism).
+//! with that many parsing threads (default: `chrome_reader::default_threads()`, the cores
+//! less one).
 
 use std::path::PathBuf;
 use std::time::Instant;

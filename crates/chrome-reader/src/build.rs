@@ -44,6 +44,7 @@ impl Default for LoadConfig {
 }
 
 impl LoadConfig {
+    /// A configuration that parses on `threads` threads (at least one).
     pub fn with_threads(threads: usize) -> Self {
         LoadConfig {
             threads: threads.max(1),
@@ -120,9 +121,11 @@ pub fn load_from_with(
 /// One rank's capture from a directory of rank files.
 #[derive(Debug)]
 pub struct RankCapture {
+    /// The file it was read from.
     pub path: std::path::PathBuf,
     /// From `distributedInfo.rank`, else from the first number in the file name.
     pub rank: Option<i64>,
+    /// The file's capture.
     pub capture: Capture,
 }
 

@@ -12,45 +12,68 @@ pub enum Error {
     /// The file could not be opened or read (including a corrupt or truncated gzip stream).
     #[error("{path}: cannot read (after {offset} bytes of JSON)")]
     Io {
+        /// The file (or directory).
         path: PathBuf,
+        /// Byte offset in the decompressed JSON text.
         offset: u64,
+        /// The OS or gzip error.
         #[source]
         source: std::io::Error,
     },
     /// The JSON text is malformed.
     #[error("{path}: invalid JSON at byte {offset}: {message}")]
     Json {
+        /// The file (or directory).
         path: PathBuf,
+        /// Byte offset in the decompressed JSON text.
         offset: u64,
+        /// The JSON parser's message.
         message: String,
     },
     /// The JSON text ends in the middle of a value.
     #[error("{path}: truncated JSON: the text ends at byte {offset} inside {context}")]
     Truncated {
+        /// The file (or directory).
         path: PathBuf,
+        /// Byte offset in the decompressed JSON text.
         offset: u64,
+        /// What was open when the text ended (`an object`, `a string`, ...).
         context: &'static str,
     },
     /// Valid JSON, but not a Chrome trace.
     #[error("{path}: not a Chrome trace: {reason}")]
-    NotATrace { path: PathBuf, reason: String },
+    NotATrace {
+        /// The file (or directory).
+        path: PathBuf,
+        /// Why it is not a trace.
+        reason: String,
+    },
     /// The file is a capture of another format (byte 0 on), which another reader reads.
     #[error("{path}: not a Chrome trace: the bytes from offset 0 are an {}", format.describe())]
     OtherFormat {
+        /// The file (or directory).
         path: PathBuf,
+        /// The format it is.
         format: trace_model::Format,
     },
     /// One event of `traceEvents` cannot be used at all.
     #[error("{path}: event {index} (byte {offset}): {message}")]
     Event {
+        /// The file (or directory).
         path: PathBuf,
+        /// Event index in `traceEvents`, from zero.
         index: usize,
+        /// Byte offset in the decompressed JSON text.
         offset: u64,
+        /// The JSON parser's message.
         message: String,
     },
     /// A directory was given that holds no trace files.
     #[error("{path}: no trace files (*.json, *.json.gz) in this directory")]
-    EmptyDirectory { path: PathBuf },
+    EmptyDirectory {
+        /// The file (or directory).
+        path: PathBuf,
+    },
 }
 
 impl Error {

@@ -4,22 +4,39 @@
 //! - [`read_raw_events`] / [`read_raw_file`]: a streaming pass over `traceEvents` that
 //!   hands each event to a callback as a [`RawEvent`], with the common fields decoded and
 //!   the exact JSON text kept. Memory does not grow with the file.
-//! - the model builder (`load`), which turns the events into a format-independent
-//!   `trace_model::Capture`.
+//! - the model builder ([`load`], [`load_from`], [`load_dir`]), which turns the events into
+//!   a format-independent [`trace_model::Capture`].
 //!
-//! ```no_run
+//! ```
 //! use std::path::Path;
-//! let path = Path::new("trace.json.gz");
+//! use trace_model::{Format, HostKind, KernelClass};
+//!
+//! let json = br#"{"schemaVersion": 1, "traceEvents": [
+//!   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+//!    "ts": 100.5, "dur": 4, "args": {"correlation": 7}},
+//!   {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7,
+//!    "ts": 110, "dur": 20.25, "args": {"device": 0, "stream": 7, "correlation": 7}}
+//! ]}"#;
+//! let path = Path::new("trace.json");
+//! let capture = chrome_reader::load_from(&json[..], path)?;
+//! assert_eq!(capture.format(), Format::KinetoJson);
+//! let kernel = &capture.activities()[0];
+//! assert_eq!((kernel.start.0, kernel.dur.0), (110_000, 20_250)); // exact nanoseconds
+//! assert_eq!(kernel.class, KernelClass::Gemm);
+//! let launch = capture.host_event(kernel.launch.expect("joined by correlation id"));
+//! assert_eq!(launch.kind, HostKind::Launch);
+//!
+//! // The raw layer: every event, its exact text kept.
 //! let mut kernels = 0;
-//! chrome_reader::read_raw_file(path, |ev| {
-//!     if ev.cat.as_deref() == Some("kernel") {
-//!         kernels += 1;
-//!     }
+//! chrome_reader::read_raw_events(&json[..], path, |ev| {
+//!     kernels += usize::from(ev.cat.as_deref() == Some("kernel"));
 //!     Ok(())
 //! })?;
-//! println!("{kernels} kernels");
+//! assert_eq!(kernels, 1);
 //! # Ok::<(), chrome_reader::Error>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod build;
 mod error;

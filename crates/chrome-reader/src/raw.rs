@@ -26,13 +26,21 @@ pub struct RawEvent<'a, A = &'a RawValue> {
     pub offset: u64,
     /// The event's JSON text, exactly as in the file.
     pub json: &'a str,
+    /// Phase (`X`, `B`, `E`, `i`, `s`, `f`, `M`, ...).
     pub ph: Cow<'a, str>,
+    /// Event name.
     pub name: Option<Cow<'a, str>>,
+    /// Category (`kernel`, `cuda_runtime`, `cpu_op`, ...).
     pub cat: Option<Cow<'a, str>>,
+    /// Start in microseconds, as written.
     pub ts: Option<Number<'a>>,
+    /// Duration in microseconds, as written.
     pub dur: Option<Number<'a>>,
+    /// Process id (a GPU for device events).
     pub pid: Option<Id<'a>>,
+    /// Thread id (a stream for device events).
     pub tid: Option<Id<'a>>,
+    /// Flow or async id.
     pub id: Option<Id<'a>>,
     /// Flow binding point (`"e"` binds to the enclosing slice).
     pub bp: Option<Cow<'a, str>>,
@@ -173,7 +181,9 @@ fn micros_text_to_nanos(text: &str) -> Option<i64> {
 /// so callers' matches stay exhaustive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Id<'a> {
+    /// A number that fits i64.
     Int(i64),
+    /// A string, or a number beyond i64 as its text.
     Str(Cow<'a, str>),
 }
 
@@ -186,6 +196,7 @@ impl Id<'_> {
         }
     }
 
+    /// The same id, owning its text.
     pub fn into_owned(self) -> Id<'static> {
         match self {
             Id::Int(v) => Id::Int(v),

@@ -15,6 +15,7 @@ use crate::Error;
 /// each kept as its exact JSON text.
 #[derive(Debug, Default, Clone)]
 pub struct TopLevel {
+    /// Top-level members other than `traceEvents`, in file order, as raw JSON.
     pub members: Vec<(String, Box<RawValue>)>,
     /// True when the document is a bare JSON array of events (the Chrome "array format").
     pub array_format: bool,

@@ -21,6 +21,8 @@
 //! # Ok::<(), hlo_parser::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod attributes;
 mod error;
 mod from_proto;

@@ -7,6 +7,7 @@
 /// One HLO module.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HloModule {
+    /// The module name (`jit_train_step`).
     pub name: String,
     /// Name of the `ENTRY` computation.
     pub entry_computation: String,
@@ -19,12 +20,14 @@ pub struct HloModule {
     pub frontend_attributes: Vec<(String, String)>,
     /// Callees before callers, as XLA orders them.
     pub computations: Vec<Computation>,
+    /// Python stack frames referenced by op metadata.
     pub stack_frames: StackFrameIndex,
 }
 
 /// One computation: the entry, a fusion body, a while condition or body, a reducer, ...
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Computation {
+    /// The computation name.
     pub name: String,
     /// Operands before users; in schedule order when the module is scheduled.
     pub instructions: Vec<Instruction>,
@@ -41,16 +44,19 @@ pub struct Instruction {
     pub name: String,
     /// `fusion`, `custom-call`, `while`, `dot`, ...
     pub opcode: String,
+    /// The result shape.
     pub shape: Shape,
     /// Operand instruction names, in the same computation.
     pub operands: Vec<String>,
     /// Called computation names, in XLA's order (while: body then condition).
     pub called_computations: Vec<String>,
+    /// Instructions that must run before this one.
     pub control_predecessors: Vec<String>,
     /// `parameter(N)` only.
     pub parameter_number: Option<i64>,
     /// `constant(...)` only: the literal as HLO text.
     pub literal: Option<String>,
+    /// Where the instruction came from.
     pub metadata: OpMetadata,
     /// JSON text, empty when there is none.
     pub backend_config: String,
@@ -61,15 +67,23 @@ pub struct Instruction {
 /// `OpMetadata`: where the instruction came from. Empty strings and zeros mean unset.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct OpMetadata {
+    /// The framework op type.
     pub op_type: String,
     /// The JAX path, e.g. `jit(train_step)/jvp()/dot_general`.
     pub op_name: String,
+    /// Python file.
     pub source_file: String,
+    /// First line, from 1.
     pub source_line: i32,
+    /// Last line.
     pub source_end_line: i32,
+    /// First column.
     pub source_column: i32,
+    /// Last column.
     pub source_end_column: i32,
+    /// Name shared by deduplicated computations.
     pub deduplicated_name: String,
+    /// Name used by the scheduler.
     pub scheduling_name: String,
     /// 1-based index into [`StackFrameIndex::frames`]; 0 = unset.
     pub stack_frame_id: i32,
@@ -78,44 +92,61 @@ pub struct OpMetadata {
 /// The module's stack-frame index: flat, 1-based tables, as in `StackFrameIndexProto`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StackFrameIndex {
+    /// File names, 1-based.
     pub file_names: Vec<String>,
+    /// Function names, 1-based.
     pub function_names: Vec<String>,
+    /// Locations, 1-based.
     pub file_locations: Vec<FileLocation>,
+    /// Frames, 1-based.
     pub frames: Vec<StackFrame>,
 }
 
 /// A (file, function, line, column) entry; ids are 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FileLocation {
+    /// Index into `file_names`.
     pub file_name_id: i32,
+    /// Index into `function_names`.
     pub function_name_id: i32,
+    /// Line, from 1.
     pub line: i32,
+    /// Column.
     pub column: i32,
 }
 
 /// A frame: its location and its caller (`parent_frame_id`, 0 = outermost); ids are 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StackFrame {
+    /// Index into `file_locations`.
     pub file_location_id: i32,
+    /// The caller frame; 0 = outermost.
     pub parent_frame_id: i32,
 }
 
 /// One resolved Python frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame<'a> {
+    /// Python file.
     pub file: &'a str,
+    /// Function name.
     pub function: &'a str,
+    /// Line, from 1.
     pub line: i32,
+    /// Column.
     pub column: i32,
 }
 
 /// A Python source line an instruction is attributed to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SourceLine<'a> {
+    /// Python file.
     pub file: &'a str,
+    /// Line, from 1.
     pub line: i32,
     /// Empty when the line came from `OpMetadata.source_file` directly.
     pub function: &'a str,
+    /// How it was found.
     pub via: SourceVia,
 }
 
@@ -133,9 +164,13 @@ pub enum SourceVia {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Shape {
+    /// An array of one element type.
     Array(ArrayShape),
+    /// A tuple of shapes.
     Tuple(Vec<Shape>),
+    /// A token (ordering only).
     Token,
+    /// An opaque value.
     Opaque,
 }
 
@@ -148,7 +183,9 @@ impl Default for Shape {
 /// `bf16[8,128]{1,0}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArrayShape {
+    /// The element type.
     pub element_type: ElementType,
+    /// Dimension sizes, in logical order as written (`[8,128]`).
     pub dimensions: Vec<i64>,
     /// Per dimension, whether it is dynamic (`<=N`); empty when none is.
     pub dynamic: Vec<bool>,
@@ -159,16 +196,22 @@ pub struct ArrayShape {
 /// `{1,0:T(8,128)(2,1)E(4)S(1)}`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Layout {
+    /// Dimension order, minor to major.
     pub minor_to_major: Vec<i64>,
+    /// Tiles (`T(8,128)(2,1)`), outer to inner.
     pub tiles: Vec<Vec<i64>>,
+    /// Element size in bits when it differs from the type (`E(4)`); 0 = unset.
     pub element_size_in_bits: i64,
+    /// Memory space (`S(1)`); 0 = default.
     pub memory_space: i64,
 }
 
 /// Parameter and result shapes of a computation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgramShape {
+    /// Parameter shapes.
     pub parameters: Vec<Shape>,
+    /// Result shape.
     pub result: Shape,
 }
 
@@ -176,35 +219,65 @@ pub struct ProgramShape {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ElementType {
+    /// `pred`.
     Pred,
+    /// `s1`.
     S1,
+    /// `s2`.
     S2,
+    /// `s4`.
     S4,
+    /// `s8`.
     S8,
+    /// `s16`.
     S16,
+    /// `s32`.
     S32,
+    /// `s64`.
     S64,
+    /// `u1`.
     U1,
+    /// `u2`.
     U2,
+    /// `u4`.
     U4,
+    /// `u8`.
     U8,
+    /// `u16`.
     U16,
+    /// `u32`.
     U32,
+    /// `u64`.
     U64,
+    /// `f16`.
     F16,
+    /// `bf16`.
     Bf16,
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
+    /// `c64`.
     C64,
+    /// `c128`.
     C128,
+    /// `f4e2m1fn`.
     F4e2m1fn,
+    /// `f8e3m4`.
     F8e3m4,
+    /// `f8e4m3`.
     F8e4m3,
+    /// `f8e4m3b11fnuz`.
     F8e4m3b11fnuz,
+    /// `f8e4m3fn`.
     F8e4m3fn,
+    /// `f8e4m3fnuz`.
     F8e4m3fnuz,
+    /// `f8e5m2`.
     F8e5m2,
+    /// `f8e5m2fnuz`.
     F8e5m2fnuz,
+    /// `f8e8m0fnu`.
     F8e8m0fnu,
 }
 
@@ -253,6 +326,7 @@ impl ElementType {
         self.entry().3
     }
 
+    /// The element type of an HLO text name (`f32`, `bf16`).
     pub fn from_name(name: &str) -> Option<ElementType> {
         ELEMENT_TYPES
             .iter()
@@ -300,12 +374,14 @@ impl Shape {
 }
 
 impl HloModule {
+    /// The computation with this name.
     pub fn computation(&self, name: &str) -> Option<&Computation> {
         self.computations
             .iter()
             .find(|computation| computation.name == name)
     }
 
+    /// The `ENTRY` computation.
     pub fn entry(&self) -> Option<&Computation> {
         self.computation(&self.entry_computation)
     }
@@ -450,8 +526,11 @@ impl HloModule {
 /// One asynchronous operation: its start and done instructions.
 #[derive(Debug, Clone, Copy)]
 pub struct AsyncPair<'a> {
+    /// The computation holding both.
     pub computation: &'a Computation,
+    /// The `*-start` instruction.
     pub start: &'a Instruction,
+    /// The matching `*-done` instruction.
     pub done: &'a Instruction,
 }
 
@@ -496,10 +575,12 @@ impl Instruction {
 }
 
 impl Computation {
+    /// The `ROOT` instruction.
     pub fn root_instruction(&self) -> Option<&Instruction> {
         self.instructions.get(self.root?)
     }
 
+    /// The instruction with this name.
     pub fn instruction(&self, name: &str) -> Option<&Instruction> {
         self.instructions
             .iter()

@@ -1,6 +1,6 @@
-//! Writes the synthetic fixtures (CUDA-graph trace, PP rank sets) into a directory:
-//! `cargo run -p lanes --example write_fixtures -- DIR`, until `cargo xtask fixtures` calls
-//! `lanes::synth::write_fixtures` itself.
+//! Writes the synthetic fixtures (CUDA-graph trace, PP rank sets) into any directory:
+//! `cargo run -p lanes --example write_fixtures -- DIR`. (`cargo xtask fixtures` writes the
+//! committed copies under `testdata/lanes/` from `lanes::synth::fixture_files`.)
 
 fn main() -> std::io::Result<()> {
     let dir = std::env::args_os()

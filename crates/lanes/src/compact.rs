@@ -30,12 +30,19 @@ pub struct CompactSummary {
     pub slice_groups: BTreeMap<String, usize>,
     /// Lanes per group, by group key.
     pub lanes_by_group: BTreeMap<String, usize>,
+    /// GPU-side `ac2g` flow endpoints moved to their slice's lane.
     pub gpu_flow_endpoints_mapped: usize,
+    /// GPU annotations moved onto the lanes of the slices they cover.
     pub gpu_annotations_mapped: usize,
+    /// Identical overlapping GPU annotations merged into one.
     pub gpu_annotations_coalesced: usize,
+    /// Per-kernel CUDA-graph annotations (`args.name`) turned into spans.
     pub kernel_annotations_converted: usize,
+    /// Spans those annotations became.
     pub kernel_annotation_blocks: usize,
+    /// GPU annotation events in the output.
     pub gpu_annotations_retained: usize,
+    /// Host graph-launch calls in the trace.
     pub cuda_graph_launches: usize,
     /// Rank-local pipeline-parallel arrows (single-trace mode only).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -45,17 +52,24 @@ pub struct CompactSummary {
 /// Rank-local PP arrows added by a single-trace compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PpLocalFlows {
+    /// The rank's pipeline stage.
     pub pp_rank: i64,
+    /// RECV→compute→SEND arrows drawn within a rank.
     pub pp_compute_dependency_pairs: usize,
+    /// PP blocks that found no partner for such an arrow.
     pub pp_compute_dependency_unmatched: usize,
+    /// UNSHARD all-gather → first later compute block arrows.
     pub pp_unshard_compute_pairs: usize,
+    /// UNSHARD blocks with no later compute block of their stage.
     pub pp_unshard_compute_unmatched: usize,
 }
 
 /// A compacted trace and what was done to it.
 #[derive(Debug, Clone)]
 pub struct Compacted {
+    /// The rewritten trace, ready to write.
     pub trace: Trace,
+    /// What was done.
     pub summary: CompactSummary,
     /// Odd but usable input, for the trust list (e.g. flow endpoints left in place).
     pub diagnostics: Vec<String>,

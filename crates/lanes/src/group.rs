@@ -51,6 +51,7 @@ impl LaneGrouping {
 /// Options of a compaction (and of each rank's compaction in a merge).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config {
+    /// Which rules group the slices.
     pub lanes: LaneGrouping,
 }
 
@@ -92,16 +93,23 @@ impl LaneGroup {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum ClassGroup {
+    /// GEMM kernels.
     Gemm,
+    /// Convolutions.
     Convolution,
+    /// Attention kernels.
     Attention,
+    /// Elementwise, norm and activation kernels.
     Elementwise,
+    /// Reductions.
     Reduction,
     /// Kernels the table does not classify.
     Other,
     /// Every collective, whatever its library, by kind.
     Communication(CollectiveKind),
+    /// Memory copies.
     Memcpy,
+    /// Memory sets.
     Memset,
 }
 
@@ -182,13 +190,21 @@ impl ClassGroup {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Group {
+    /// Compute kernels (anything not below).
     Compute,
+    /// Symmetric-memory barrier kernels.
     SymmetricMemoryBarrier,
+    /// NCCL all-gather.
     NcclAllGather,
+    /// NCCL reduce-scatter.
     NcclReduceScatter,
+    /// NCCL all-reduce.
     NcclAllReduce,
+    /// Other NCCL kernels.
     NcclOther,
+    /// Memory copies.
     Memcpy,
+    /// Memory sets.
     Memset,
 }
 

@@ -59,6 +59,8 @@
 //! # Ok::<(), lanes::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod compact;
 mod error;
 mod event;
@@ -66,7 +68,7 @@ mod group;
 mod merge;
 mod output;
 mod pp;
-pub mod swimlane;
+mod swimlane;
 pub mod synth;
 pub mod validate;
 

@@ -23,12 +23,17 @@ pub struct MergeSummary {
     pub time_offsets_us: BTreeMap<i64, f64>,
     /// The ranks in pipeline order.
     pub pp_ranks: Vec<PpRank>,
+    /// SEND→RECV arrows drawn across ranks.
     pub pp_send_recv_pairs: usize,
     /// Non-zero usually means a rank's capture window was cut short.
     pub pp_send_recv_unmatched: usize,
+    /// RECV→compute→SEND arrows drawn within a rank.
     pub pp_compute_dependency_pairs: usize,
+    /// PP blocks that found no partner for such an arrow.
     pub pp_compute_dependency_unmatched: usize,
+    /// UNSHARD all-gather → first later compute block arrows.
     pub pp_unshard_compute_pairs: usize,
+    /// UNSHARD blocks with no later compute block of their stage.
     pub pp_unshard_compute_unmatched: usize,
     /// Each rank's compaction, by global rank.
     pub per_rank_compaction: BTreeMap<i64, CompactSummary>,
@@ -37,14 +42,18 @@ pub struct MergeSummary {
 /// A rank's place in the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct PpRank {
+    /// The stage, from zero.
     pub pp_rank: i64,
+    /// The rank's `distributedInfo.rank`.
     pub global_rank: i64,
 }
 
 /// A merged trace and what was done to it.
 #[derive(Debug, Clone)]
 pub struct Merged {
+    /// The rewritten trace, ready to write.
     pub trace: Trace,
+    /// What was done.
     pub summary: MergeSummary,
     /// Odd but usable input, for the trust list.
     pub diagnostics: Vec<String>,

@@ -23,17 +23,27 @@ pub enum RowMode {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum RowKind {
+    /// A GPU stream as recorded.
     GpuStream {
+        /// The process, as written in the trace.
         pid: String,
+        /// The stream, as written.
         stream: String,
     },
+    /// A packed lane of one semantic group.
     SemanticLane {
+        /// The process, as written in the trace.
         pid: String,
+        /// The lane group.
         group: Group,
+        /// The lane within its group, from zero.
         lane: u32,
     },
+    /// A host thread.
     HostThread {
+        /// The process, as written in the trace.
         pid: String,
+        /// The thread, as written.
         tid: String,
     },
 }
@@ -41,15 +51,22 @@ pub enum RowKind {
 /// One drawn interval; times in ns on the trace's time base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwimlaneItem {
+    /// Start.
     pub start_ns: i64,
+    /// Duration.
     pub dur_ns: i64,
+    /// Event name.
     pub name: String,
+    /// Event category.
     pub cat: String,
 }
 
+/// One row of a layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwimlaneRow {
+    /// What the row shows.
     pub kind: RowKind,
+    /// The row title.
     pub label: String,
     /// Sorted by start.
     pub items: Vec<SwimlaneItem>,
@@ -59,8 +76,11 @@ pub struct SwimlaneRow {
 /// host launch threads (by pid, tid). Items overlapping the window are kept whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwimlaneLayout {
+    /// Start.
     pub start_ns: i64,
+    /// End of the window.
     pub end_ns: i64,
+    /// The rows, in display order.
     pub rows: Vec<SwimlaneRow>,
 }
 

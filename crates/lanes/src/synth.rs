@@ -14,6 +14,7 @@ use crate::event::micros_text;
 pub struct GraphTraceSpec {
     /// Capture streams, each holding one kernel per replay.
     pub capture_streams: u32,
+    /// Graph replays.
     pub replays: u32,
     /// One NCCL all-gather (on its own stream) per this many kernels, overlapping compute.
     pub all_gather_every: u32,
@@ -135,10 +136,13 @@ pub fn graph_trace_json(spec: &GraphTraceSpec) -> String {
 /// kernels carrying their `PP:` annotation in `args.name`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PpSpec {
+    /// Pipeline ranks (stages).
     pub ranks: u32,
+    /// Microbatches per step.
     pub microbatches: u32,
     /// `baseTimeNanoseconds` of rank 0; rank r gets `base + r * base_stagger_ns`.
     pub base_time_ns: i64,
+    /// How far apart the ranks' base times are.
     pub base_stagger_ns: i64,
     /// Drop every event of this rank that starts after this many µs of the schedule.
     pub cut: Option<(u32, i64)>,

@@ -12,6 +12,7 @@ use crate::event::is_gpu_slice;
 /// What the validator found. An empty issue list means the trace is well-formed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// Events in `traceEvents`.
     pub events: usize,
     /// Kernel, memcpy and memset events.
     pub gpu_slices: usize,

@@ -16,6 +16,8 @@
 //! assert_eq!(std::fs::read(&path).unwrap(), b"a,b\n");
 //! ```
 
+#![warn(missing_docs)]
+
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -35,12 +37,20 @@ pub struct Rules<'a> {
 pub enum Error {
     /// The path is refused before anything is written.
     #[error("{path}: {reason}")]
-    Refused { path: PathBuf, reason: &'static str },
+    Refused {
+        /// The output path.
+        path: PathBuf,
+        /// Why it is refused.
+        reason: &'static str,
+    },
     /// The file system failed; the OS error is the source (printed by `{:#}` chains).
     #[error("{path}: {action}")]
     Io {
+        /// The output path.
         path: PathBuf,
+        /// What was being done (`cannot create temporary file`, ...).
         action: &'static str,
+        /// The OS error.
         #[source]
         source: io::Error,
     },
@@ -164,6 +174,7 @@ impl Pending {
         self.tmp.as_file()
     }
 
+    /// The temporary file, mutably (for writers that need `&mut File`).
     pub fn file_mut(&mut self) -> &mut File {
         self.tmp.as_file_mut()
     }

@@ -180,8 +180,8 @@ pub enum ActivityKind {
 /// One kernel, memcpy or memset on a GPU stream.
 ///
 /// Built with [`GpuActivity::new`], which leaves every optional field empty; readers fill
-/// those they found before pushing it onto a [`CaptureBuilder`]. `launch` is set by
-/// [`CaptureBuilder::finish`].
+/// those they found before pushing it onto a [`CaptureBuilder`](crate::CaptureBuilder). `launch` is set by
+/// [`CaptureBuilder::finish`](crate::CaptureBuilder::finish).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct GpuActivity {
@@ -290,7 +290,7 @@ pub struct HostEvent {
     /// Kineto's `External id`, shared by a CPU op and the launches it issued.
     pub external_id: Option<i64>,
     /// For launches and runtime calls: the innermost CPU op around it on the same thread
-    /// (set by [`CaptureBuilder::finish`]).
+    /// (set by [`CaptureBuilder::finish`](crate::CaptureBuilder::finish)).
     pub parent_op: Option<HostEventId>,
     /// Index of the event in the source file.
     pub source_index: u64,
@@ -373,7 +373,7 @@ pub struct TraceMeta {
 
 /// One profile: devices, streams, threads, GPU activities and host events, read-only.
 ///
-/// Only [`CaptureBuilder::finish`] makes one, so its invariants hold for every `Capture`:
+/// Only [`CaptureBuilder::finish`](crate::CaptureBuilder::finish) makes one, so its invariants hold for every `Capture`:
 /// `activities` are sorted by `(stream, start, source_index)` and `host_events` by
 /// `(thread, start, source_index)`, so per-stream and per-thread slices are contiguous;
 /// every start and end lies within ±[`Nanos::LIMIT`] and no duration is negative; launches

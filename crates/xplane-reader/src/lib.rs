@@ -7,23 +7,57 @@
 //! [`load_capture`] / [`to_capture`] build the format-independent `trace_model::Capture`
 //! (devices, streams, GPU activities joined to their host launches by correlation id, steps).
 //!
-//! ```no_run
+//! ```
+//! use std::path::Path;
 //! use xplane_reader::XSpace;
+//! # // Protobuf wire format by hand: the crate keeps its prost types private.
+//! # fn varint(out: &mut Vec<u8>, mut v: u64) {
+//! #     while v >= 0x80 { out.push(v as u8 | 0x80); v >>= 7; }
+//! #     out.push(v as u8);
+//! # }
+//! # fn int(out: &mut Vec<u8>, field: u64, value: u64) { varint(out, field << 3); varint(out, value); }
+//! # fn bytes(out: &mut Vec<u8>, field: u64, value: &[u8]) {
+//! #     varint(out, field << 3 | 2); varint(out, value.len() as u64); out.extend_from_slice(value);
+//! # }
+//! // An XSpace with one GPU plane, one stream line and one kernel (built in memory here;
+//! // `XSpace::read(path)` reads a file).
+//! let (mut metadata, mut entry, mut event) = (Vec::new(), Vec::new(), Vec::new());
+//! int(&mut metadata, 1, 1); // XEventMetadata { id: 1, name }
+//! bytes(&mut metadata, 2, b"volta_sgemm_128x64_nn");
+//! int(&mut entry, 1, 1); // event_metadata map entry { key: 1, value }
+//! bytes(&mut entry, 2, &metadata);
+//! int(&mut event, 1, 1); // XEvent { metadata_id: 1, offset_ps: 1000, duration_ps: 5000 }
+//! int(&mut event, 2, 1_000);
+//! int(&mut event, 3, 5_000);
+//! let (mut line, mut plane, mut space) = (Vec::new(), Vec::new(), Vec::new());
+//! int(&mut line, 1, 7); // XLine { id: 7, name, timestamp_ns: 2000, events }
+//! bytes(&mut line, 2, b"Stream #7(Kernel)");
+//! int(&mut line, 3, 2_000);
+//! bytes(&mut line, 4, &event);
+//! int(&mut plane, 1, 1); // XPlane { id: 1, name, lines, event_metadata }
+//! bytes(&mut plane, 2, b"/device:GPU:0");
+//! bytes(&mut plane, 3, &line);
+//! bytes(&mut plane, 4, &entry);
+//! bytes(&mut space, 1, &plane); // XSpace { planes }
 //!
-//! let space = XSpace::read(std::path::Path::new("host.xplane.pb"))?;
-//! for plane in space.device_planes() {
-//!     for line in plane.lines() {
-//!         for event in line.events() {
-//!             let hlo_op = event.stat("hlo_op").and_then(|value| value.as_str());
-//!             println!("{} {} {:?} {}ps", line.name(), event.name(), hlo_op, event.duration_ps());
-//!         }
-//!     }
-//! }
+//! let path = Path::new("host.xplane.pb");
+//! let space = XSpace::from_bytes(&space, path)?;
+//! let plane = space.device_planes()[0];
+//! let line = plane.lines().next().expect("one line");
+//! let event = line.events().next().expect("one event");
+//! assert_eq!((line.stream_id(), event.name(), event.duration_ps()), (Some(7), "volta_sgemm_128x64_nn", 5_000));
+//!
+//! let capture = xplane_reader::to_capture(&space, path);
+//! let kernel = &capture.activities()[0];
+//! assert_eq!((kernel.start.0, kernel.dur.0), (2_001, 5)); // timestamp_ns + offset_ps / 1000
+//! assert_eq!(kernel.class, trace_model::KernelClass::Gemm);
 //! for program in space.hlo_programs() {
 //!     println!("{}({}): {} bytes", program.module_name, program.program_id, program.hlo_proto.len());
 //! }
 //! # Ok::<(), xplane_reader::Error>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod capture;
 mod decode;

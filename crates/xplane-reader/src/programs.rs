@@ -9,6 +9,7 @@ use crate::view::{Diagnostic, DiagnosticKind, EventMetadata, XSpace};
 pub struct HloProgram<'a> {
     /// The `program_id` stat, or the event-metadata id when that stat is absent.
     pub program_id: i64,
+    /// Where `program_id` came from.
     pub id_source: ProgramIdSource,
     /// The id of the `XEventMetadata` that holds this program.
     pub metadata_id: i64,

@@ -21,7 +21,9 @@ pub struct XSpace {
 /// Something odd but usable about the input, for the report's trust list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// What kind of oddity.
     pub kind: DiagnosticKind,
+    /// It in a sentence.
     pub message: String,
 }
 
@@ -44,7 +46,10 @@ pub enum DiagnosticKind {
 #[non_exhaustive]
 pub enum PlaneKind {
     /// `/device:GPU:<ordinal>`.
-    Gpu { ordinal: u32 },
+    Gpu {
+        /// The `N` of `GPU:N`.
+        ordinal: u32,
+    },
     /// Any other `/device:...` plane (TPU, custom).
     OtherDevice,
     /// `/host:CPU`: host threads.
@@ -60,12 +65,17 @@ pub enum PlaneKind {
 pub struct DeviceCapabilities {
     /// `Nvidia`, `AMD`, ...
     pub vendor: Option<String>,
+    /// Core clock in kHz.
     pub clock_rate_khz: Option<u64>,
     /// SMs (NVIDIA) or CUs (AMD).
     pub core_count: Option<u64>,
+    /// Peak memory bandwidth.
     pub memory_bandwidth_bytes_per_s: Option<u64>,
+    /// Device memory.
     pub memory_size_bytes: Option<u64>,
+    /// CUDA compute capability, major.
     pub compute_cap_major: Option<u64>,
+    /// CUDA compute capability, minor.
     pub compute_cap_minor: Option<u64>,
 }
 
@@ -135,10 +145,15 @@ enum RawValue<'a> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum StatValue<'a> {
+    /// `double_value`.
     Double(f64),
+    /// `uint64_value`.
     Uint64(u64),
+    /// `int64_value`.
     Int64(i64),
+    /// `str_value`.
     Str(&'a str),
+    /// `bytes_value`.
     Bytes(&'a [u8]),
     /// `ref_value`: the name of the stat metadata it points to.
     Ref(&'a str),
@@ -176,6 +191,7 @@ impl XSpace {
         Ok(space)
     }
 
+    /// Every plane, in file order.
     pub fn planes(&self) -> impl Iterator<Item = Plane<'_>> + '_ {
         let bytes = self.bytes.as_slice();
         self.raw.planes.iter().map(move |raw| Plane { bytes, raw })
@@ -214,6 +230,7 @@ impl XSpace {
         self.plane("/host:metadata")
     }
 
+    /// The hosts the capture was taken on.
     pub fn hostnames(&self) -> &[String] {
         &self.raw.hostnames
     }
@@ -263,14 +280,17 @@ impl XSpace {
 }
 
 impl<'a> Plane<'a> {
+    /// The plane id.
     pub fn id(self) -> i64 {
         self.raw.id
     }
 
+    /// The plane name (`/device:GPU:0`, `/host:CPU`, ...).
     pub fn name(self) -> &'a str {
         &self.raw.name
     }
 
+    /// What the plane holds, from its name.
     pub fn kind(self) -> PlaneKind {
         let name = self.name();
         if let Some(ordinal) = self.gpu_ordinal() {
@@ -291,6 +311,7 @@ impl<'a> Plane<'a> {
         self.name().strip_prefix("/device:GPU:")?.parse().ok()
     }
 
+    /// The lines (streams, threads), in file order.
     pub fn lines(self) -> impl Iterator<Item = Line<'a>> + 'a {
         let (bytes, plane) = (self.bytes, self.raw);
         plane
@@ -310,10 +331,12 @@ impl<'a> Plane<'a> {
         plane.stats.iter().map(move |raw| Stat::decoded(plane, raw))
     }
 
+    /// A plane-level stat by name.
     pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
         find_stat(self.stats(), name)
     }
 
+    /// The event metadata with this id.
     pub fn event_metadata(self, id: i64) -> Option<EventMetadata<'a>> {
         let raw = self.raw.event_metadata.get(&id)?;
         Some(EventMetadata {
@@ -339,6 +362,7 @@ impl<'a> Plane<'a> {
             .map(|meta| meta.name.as_str())
     }
 
+    /// The device figures among the plane's stats.
     pub fn device_capabilities(self) -> DeviceCapabilities {
         let number = |name: &str| self.stat(name).and_then(StatValue::as_u64);
         DeviceCapabilities {
@@ -357,18 +381,22 @@ impl<'a> Plane<'a> {
 }
 
 impl<'a> Line<'a> {
+    /// The line id.
     pub fn id(self) -> i64 {
         self.raw.id
     }
 
+    /// The id shown by viewers.
     pub fn display_id(self) -> i64 {
         self.raw.display_id
     }
 
+    /// The line name (`Stream #7(...)`, a thread name).
     pub fn name(self) -> &'a str {
         &self.raw.name
     }
 
+    /// The name shown by viewers.
     pub fn display_name(self) -> &'a str {
         &self.raw.display_name
     }
@@ -378,6 +406,7 @@ impl<'a> Line<'a> {
         self.raw.timestamp_ns
     }
 
+    /// Length of the line in picoseconds.
     pub fn duration_ps(self) -> i64 {
         self.raw.duration_ps
     }
@@ -391,6 +420,7 @@ impl<'a> Line<'a> {
         rest[..digits].parse().ok()
     }
 
+    /// The events, in file order.
     pub fn events(self) -> impl Iterator<Item = Event<'a>> + 'a {
         let (plane, line) = (self.plane, self.raw);
         let body = self.bytes.get(line.body.clone()).unwrap_or_default();
@@ -400,6 +430,7 @@ impl<'a> Line<'a> {
         })
     }
 
+    /// How many events the line holds.
     pub fn event_count(self) -> usize {
         self.raw.event_count
     }
@@ -428,10 +459,12 @@ impl<'a> Event<'a> {
         event
     }
 
+    /// Id of the event's metadata.
     pub fn metadata_id(self) -> i64 {
         self.metadata_id
     }
 
+    /// The event's metadata, if the plane has it.
     pub fn metadata(self) -> Option<EventMetadata<'a>> {
         let raw = self.plane.event_metadata.get(&self.metadata_id)?;
         Some(EventMetadata {
@@ -445,6 +478,7 @@ impl<'a> Event<'a> {
         self.metadata().map_or("", EventMetadata::name)
     }
 
+    /// The metadata's display name; empty when missing.
     pub fn display_name(self) -> &'a str {
         self.metadata().map_or("", EventMetadata::display_name)
     }
@@ -475,10 +509,12 @@ impl<'a> Event<'a> {
         ns.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 
+    /// Duration in picoseconds.
     pub fn duration_ps(self) -> i64 {
         self.duration_ps
     }
 
+    /// End in picoseconds (saturating).
     pub fn end_ps(self) -> i64 {
         self.start_ps().saturating_add(self.duration_ps())
     }
@@ -507,18 +543,22 @@ impl<'a> Event<'a> {
 }
 
 impl<'a> EventMetadata<'a> {
+    /// The metadata id.
     pub fn id(self) -> i64 {
         self.raw.id
     }
 
+    /// The name (kernel, op).
     pub fn name(self) -> &'a str {
         &self.raw.name
     }
 
+    /// The name shown by viewers.
     pub fn display_name(self) -> &'a str {
         &self.raw.display_name
     }
 
+    /// The stats of the metadata.
     pub fn stats(self) -> impl Iterator<Item = Stat<'a>> + 'a {
         let plane = self.plane;
         self.raw
@@ -527,6 +567,7 @@ impl<'a> EventMetadata<'a> {
             .map(move |raw| Stat::decoded(plane, raw))
     }
 
+    /// A metadata stat by name.
     pub fn stat(self, name: &str) -> Option<StatValue<'a>> {
         find_stat(self.stats(), name)
     }
@@ -584,6 +625,7 @@ impl<'a> Stat<'a> {
             .map_or("", |meta| meta.name.as_str())
     }
 
+    /// The value, with references resolved.
     pub fn value(self) -> StatValue<'a> {
         match self.value {
             RawValue::Empty => StatValue::Empty,
@@ -614,6 +656,7 @@ impl<'a> StatValue<'a> {
         }
     }
 
+    /// The bytes of a bytes value.
     pub fn as_bytes(self) -> Option<&'a [u8]> {
         match self {
             StatValue::Bytes(bytes) => Some(bytes),

@@ -1,7 +1,7 @@
 //! The swimlane layout of one window of a synthetic CUDA-graph trace.
 
-use lanes::swimlane::{RowKind, RowMode, swimlane_layout};
 use lanes::synth::{self, GraphTraceSpec};
+use lanes::{RowKind, RowMode, swimlane_layout};
 
 #[test]
 fn one_replay_as_streams_and_as_semantic_lanes() {
