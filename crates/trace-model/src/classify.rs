@@ -1,4 +1,7 @@
-//! The one kernel-classification table of the workspace.
+//! The workspace's kernel-classification table: every analysis classes GPU activities by it.
+//! (Two older name tables stay on purpose, to reproduce the original scripts' outputs: the
+//! original script's bucket rules in `analysis` under `--compat`, and the original
+//! compaction script's lane groups in `lanes`.)
 //!
 //! Classification is by name, case-insensitive, family by family in a fixed order, on the
 //! kernel's base name (template arguments and parameter lists decide nothing). The

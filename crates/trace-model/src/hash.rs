@@ -1,4 +1,5 @@
-//! A fast, non-cryptographic hasher for the readers' hot maps (names, correlation ids).
+//! A fast, non-cryptographic hasher for the workspace's hot maps and signatures (names,
+//! correlation ids, lanes' slice signatures).
 //! Inputs come from trace files, not from an adversary over a network, so resistance to
 //! hash flooding is not needed; speed is.
 
