@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use trace_model::{Capture, Format, HostEvent, HostKind, Nanos, StreamId, ThreadId};
 
 use crate::budget::{Window, busy_intervals};
+use crate::interval;
 use crate::labels::Provenance;
+use crate::percent::ratio;
 
 /// A stretch of a stream with nothing running, `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +72,7 @@ impl IdleCauses {
 
     /// Share of the idle time, in [0, 1]; 0 without idle time.
     pub fn share(&self, part: Nanos) -> f64 {
-        let total = self.total().0;
-        if total == 0 {
-            0.0
-        } else {
-            part.0 as f64 / total as f64
-        }
+        ratio(part.0, self.total().0)
     }
 }
 
@@ -117,7 +114,7 @@ pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
 /// user annotations or Python frames (they enclose whole steps), and, in Kineto traces,
 /// not the uncategorised events (the profiler's own `Trace` span). In JAX traces the
 /// XLA runtime's host events are mostly uncategorised, so there they count.
-pub fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
+pub(crate) fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
     let kind_counts = match e.kind {
         HostKind::CpuOp | HostKind::Launch | HostKind::Runtime => true,
         HostKind::Other => capture.format != Format::KinetoJson,
@@ -153,17 +150,18 @@ pub struct GapHost {
 impl GapHost {
     /// `covered / idle`, 0 without idle time.
     pub fn covered_share(&self) -> f64 {
-        if self.idle.0 == 0 {
-            0.0
-        } else {
-            self.covered.0 as f64 / self.idle.0 as f64
-        }
+        ratio(self.covered.0, self.idle.0)
     }
 }
 
 /// Ranks host events on `threads` by their overlap with `gaps` (sorted, disjoint).
 /// `ProfilerStep#N` annotations are left out: they span every gap of their step.
-pub fn host_in_gaps(capture: &Capture, gaps: &[Gap], threads: &[ThreadId], top: usize) -> GapHost {
+pub(crate) fn host_in_gaps(
+    capture: &Capture,
+    gaps: &[Gap],
+    threads: &[ThreadId],
+    top: usize,
+) -> GapHost {
     let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
     let mut covered_iv: Vec<(i64, i64)> = Vec::new();
     for &t in threads {
@@ -213,25 +211,8 @@ pub fn host_in_gaps(capture: &Capture, gaps: &[Gap], threads: &[ThreadId], top: 
     GapHost {
         gap_count: gaps.len(),
         idle: gaps.iter().map(|g| g.len()).sum(),
-        covered: Nanos(union_len(&mut covered_iv)),
+        covered: Nanos(interval::union_len(covered_iv)),
         top: ranked,
         provenance: Provenance::Measured,
     }
-}
-
-fn union_len(iv: &mut [(i64, i64)]) -> i64 {
-    iv.sort_unstable();
-    let mut total = 0;
-    let mut cur: Option<(i64, i64)> = None;
-    for &(s, e) in iv.iter() {
-        cur = match cur {
-            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
-            Some((cs, ce)) => {
-                total += ce - cs;
-                Some((s, e))
-            }
-            None => Some((s, e)),
-        };
-    }
-    total + cur.map_or(0, |(s, e)| e - s)
 }

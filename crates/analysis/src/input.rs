@@ -32,7 +32,7 @@ pub struct Program {
 }
 
 /// Whether a path names an XSpace file.
-pub fn is_xplane(path: &Path) -> bool {
+pub(crate) fn is_xplane(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".xplane.pb"))

@@ -25,27 +25,3 @@ impl Provenance {
         }
     }
 }
-
-/// A value with its provenance.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Labelled<T> {
-    pub value: T,
-    #[serde(flatten)]
-    pub provenance: Provenance,
-}
-
-impl<T> Labelled<T> {
-    pub fn measured(value: T) -> Self {
-        Labelled {
-            value,
-            provenance: Provenance::Measured,
-        }
-    }
-
-    pub fn inferred(value: T, assumptions: &'static str) -> Self {
-        Labelled {
-            value,
-            provenance: Provenance::Inferred { assumptions },
-        }
-    }
-}

@@ -136,7 +136,7 @@ pub struct InFlight {
 }
 
 /// The mask of [`InFlight`] activities, one flag per entry of `capture.activities`.
-pub fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
+pub(crate) fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
     let first_launch_corr = capture
         .host_events
         .iter()
@@ -179,7 +179,8 @@ pub struct GpuBehind {
 /// Everything skip-stats reports about one capture.
 #[derive(Debug, Clone)]
 pub struct Report {
-    pub path: PathBuf,
+    /// What the capture is called in the report: its path, for a capture read from a file.
+    pub label: String,
     pub format: Format,
     pub rank: Option<i64>,
     pub base_time_ns: Option<i64>,
@@ -274,7 +275,7 @@ pub fn run_loaded(
     let mut rows = csv::Writer::from_writer(rows);
     write_header(&mut rows, multi).map_err(|e| csv_error(input, e))?;
     for &(path, rank, capture) in &captures {
-        let report = analyze(capture, path, rank, config);
+        let report = analyze(capture, &path.to_string_lossy(), rank, config);
         write_rows(&mut rows, capture, &report.steps, multi.then_some(rank))
             .map_err(|e| csv_error(input, e))?;
         reports.push(report);
@@ -302,8 +303,9 @@ fn csv_error(path: &Path, e: csv::Error) -> Error {
     }
 }
 
-/// Analyses one capture.
-pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Config) -> Report {
+/// Analyses one capture; `label` names it in the report (e.g. its path), `rank` is the
+/// rank it was taken on, when known.
+pub fn analyze(capture: &Capture, label: &str, rank: Option<i64>, config: &Config) -> Report {
     let mut steps = steps::find_steps(capture);
     let in_flight_mask = in_flight_at_start(capture);
     let mut in_flight = InFlight::default();
@@ -468,23 +470,22 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     );
     let failed: Vec<&StreamRow> = streams.iter().filter(|s| !s.budget.check.holds()).collect();
     if let Some(s) = failed.first() {
+        let check = &s.budget.check;
         diagnostics.add_many(
             "budget-check-failed",
             failed.len() as u64,
-            "stream budgets whose parts do not sum to the span, or whose busy time differs from the union of their intervals".to_owned(),
+            "stream budgets whose parts differ from the interval unions (each part should be the union of its kind and the kinds before it, less the union of those before it)".to_owned(),
             format!(
-                "GPU {} stream {}: parts {} vs span {}, busy {} vs union {}",
+                "GPU {} stream {}: parts {} vs unions {}",
                 s.device,
                 s.stream,
-                s.budget.check.parts_sum,
-                s.budget.check.span,
-                s.budget.check.busy,
-                s.budget.check.union_busy
+                nanos_list(&check.parts),
+                nanos_list(&check.expected_parts()),
             ),
         );
     }
     Report {
-        path: path.to_path_buf(),
+        label: label.to_owned(),
         format: capture.format,
         rank,
         base_time_ns: capture.meta.base_time_ns,
@@ -505,6 +506,12 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         verdict,
         diagnostics,
     }
+}
+
+/// `[a, b, c, d]` in human units.
+fn nanos_list(parts: &[Nanos]) -> String {
+    let parts: Vec<String> = parts.iter().map(|p| p.human()).collect();
+    format!("[{}]", parts.join(", "))
 }
 
 /// Start times of CPU ops not nested in another CPU op on the same thread, sorted.
@@ -534,7 +541,7 @@ fn first_in(sorted: &[Nanos], w: Window) -> Option<Nanos> {
 }
 
 /// SKIP metrics over the kernels among `acts`; `None` without kernels.
-pub fn skip_metrics(
+pub(crate) fn skip_metrics(
     capture: &Capture,
     acts: &[&GpuActivity],
     first_top_level_op: Option<Nanos>,
@@ -671,7 +678,7 @@ fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Resul
 
 /// Writes one `rows.csv` row per GPU activity of the capture, in stream then start
 /// order. `rank` adds a leading rank column (directories of ranks).
-pub fn write_rows<W: std::io::Write>(
+pub(crate) fn write_rows<W: std::io::Write>(
     w: &mut csv::Writer<W>,
     capture: &Capture,
     steps: &Steps,

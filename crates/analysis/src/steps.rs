@@ -118,7 +118,7 @@ impl Steps {
 }
 
 /// Finds the steps of a capture and places every GPU activity in one (or none).
-pub fn find_steps(capture: &Capture) -> Steps {
+pub(crate) fn find_steps(capture: &Capture) -> Steps {
     if let Some(first) = capture.steps.first() {
         let origin = match first.source {
             StepSource::ProfilerStep => StepOrigin::ProfilerStep,

@@ -1,6 +1,7 @@
 //! The output files as text: `kernels.csv`, `ops.csv`, `lines.csv`, `how.csv`, `summary.txt`,
 //! and the JSON summary. (Rendering belongs in the `report` crate once it takes these.)
 
+use analysis::percent_of;
 use attribution::{Attribution, MatchKind, SourceFormat};
 
 /// Every output file: (file name, contents), in a fixed order.
@@ -100,7 +101,7 @@ pub fn ops_csv(result: &Attribution) -> String {
                 o.op_name,
                 o.kernels.to_string(),
                 o.gpu_time_ns.to_string(),
-                format!("{:.3}", percent(o.gpu_time_ns, device_time(d))),
+                format!("{:.3}", percent_of(o.gpu_time_ns, device_time(d))),
                 o.instructions.to_string(),
                 o.source_line,
             ]
@@ -208,7 +209,7 @@ pub fn summary(result: &Attribution) -> Summary<'_> {
                     match_kind: kind,
                     kernels: of.len() as u64,
                     gpu_time_ns: t,
-                    share_pct: percent(t, time),
+                    share_pct: percent_of(t, time),
                 }
             })
             .collect()
@@ -281,7 +282,7 @@ pub fn summary_text(result: &Attribution) -> String {
         s.kernels,
         ms(s.gpu_time_ns),
         ms(s.attributed_time_ns),
-        percent(s.attributed_time_ns, s.gpu_time_ns)
+        percent_of(s.attributed_time_ns, s.gpu_time_ns)
     );
     let _ = writeln!(out, "\nshare of GPU time by match kind (measured):");
     for m in &s.by_match_kind {
@@ -333,8 +334,8 @@ pub fn summary_text(result: &Attribution) -> String {
             out,
             "\nGPU time inside graphs / command buffers: {} ({:.1} % of GPU time), attributed {:.1} % of it (measured)",
             ms(s.graph_time_ns),
-            percent(s.graph_time_ns, s.gpu_time_ns),
-            percent(s.graph_attributed_ns, s.graph_time_ns)
+            percent_of(s.graph_time_ns, s.gpu_time_ns),
+            percent_of(s.graph_attributed_ns, s.graph_time_ns)
         );
     }
     if !s.programs.is_empty() {
@@ -401,12 +402,4 @@ pub fn summary_text(result: &Attribution) -> String {
         }
     }
     out
-}
-
-fn percent(part: i64, whole: i64) -> f64 {
-    if whole > 0 {
-        100.0 * part as f64 / whole as f64
-    } else {
-        0.0
-    }
 }

@@ -47,7 +47,7 @@ pub const ALL: [&str; 12] = [
 ];
 
 /// Index of a bucket in [`ALL`].
-pub fn index(bucket: &str) -> usize {
+pub(crate) fn index(bucket: &str) -> usize {
     ALL.iter()
         .position(|b| *b == bucket)
         .expect("invariant: buckets come from ALL")
@@ -56,7 +56,7 @@ pub fn index(bucket: &str) -> usize {
 /// The bucket of a kernel class; an elementwise kernel whose name says rotary embedding,
 /// embedding lookup, dropout or an optimizer step goes to that bucket. `None` for
 /// [`KernelClass::Other`].
-pub fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static str> {
+pub(crate) fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static str> {
     Some(match class {
         KernelClass::Gemm => GEMM,
         KernelClass::Convolution => CONVOLUTION,
@@ -73,7 +73,7 @@ pub fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static str> {
 /// with `aten::`, leading underscores and a trailing in-place `_` removed. `None` for
 /// ops that are not `aten::`, and for ATen ops whose kernels' own classes say more
 /// (`aten::add` launches an elementwise kernel either way).
-pub fn of_aten_op(name: &str) -> Option<&'static str> {
+pub(crate) fn of_aten_op(name: &str) -> Option<&'static str> {
     let op = name.strip_prefix("aten::")?;
     let op = op.trim_start_matches('_');
     let op = op.strip_suffix('_').unwrap_or(op);
@@ -184,7 +184,7 @@ pub fn of_aten_op(name: &str) -> Option<&'static str> {
 /// Buckets that names outside ATen say by a whole word: rotary embeddings, embedding
 /// lookups, dropout, optimizer steps, process-group collectives. Used for kernels the
 /// classification table calls elementwise or cannot place, and for non-ATen ops.
-pub fn of_name(name: &str) -> Option<&'static str> {
+pub(crate) fn of_name(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -219,7 +219,7 @@ pub fn of_name(name: &str) -> Option<&'static str> {
 }
 
 /// The rule for a launching op's name: an ATen primitive's, else a named one.
-pub fn of_op_name(name: &str) -> Option<&'static str> {
+pub(crate) fn of_op_name(name: &str) -> Option<&'static str> {
     of_aten_op(name).or_else(|| of_name(name))
 }
 
@@ -228,7 +228,7 @@ pub fn of_op_name(name: &str) -> Option<&'static str> {
 /// are an op's helpers (cuDNN's layout transposes, a split-K reduction, a workspace
 /// memset, a bias add) and never make it mixed. Under a convolution op a GEMM kernel is
 /// the convolution (cuDNN and MIOpen run 1x1 and im2col convolutions as GEMMs).
-pub fn kind_bit(class: KernelClass, op_bucket: Option<&str>) -> u8 {
+pub(crate) fn kind_bit(class: KernelClass, op_bucket: Option<&str>) -> u8 {
     match class {
         KernelClass::Gemm if op_bucket == Some(CONVOLUTION) => 1 << 1,
         KernelClass::Gemm => 1,
@@ -241,7 +241,7 @@ pub fn kind_bit(class: KernelClass, op_bucket: Option<&str>) -> u8 {
 
 /// Whether an ATen op whose name means `op_bucket` launched kernels of a kind its name
 /// does not cover (`kinds`: the union of [`kind_bit`] over its kernels).
-pub fn is_mixed(op_bucket: &str, kinds: u8) -> bool {
+pub(crate) fn is_mixed(op_bucket: &str, kinds: u8) -> bool {
     let own = match op_bucket {
         GEMM => 1,
         CONVOLUTION => 1 << 1,
@@ -253,7 +253,7 @@ pub fn is_mixed(op_bucket: &str, kinds: u8) -> bool {
 
 /// Attention backends the default mode recognises, by kernel name (lower case), first
 /// match wins: `(backend, patterns)`.
-pub const ATTENTION_BACKENDS: &[(&str, &[&str])] = &[
+pub(crate) const ATTENTION_BACKENDS: &[(&str, &[&str])] = &[
     (
         "PyTorch memory-efficient (xformers/CUTLASS)",
         &[
@@ -308,7 +308,7 @@ pub const ATTENTION_BACKENDS: &[(&str, &[&str])] = &[
 ];
 
 /// The backend of an attention kernel, if its name says one.
-pub fn attention_backend(kernel_name: &str) -> Option<&'static str> {
+pub(crate) fn attention_backend(kernel_name: &str) -> Option<&'static str> {
     let lower = kernel_name.to_ascii_lowercase();
     ATTENTION_BACKENDS
         .iter()
@@ -318,7 +318,7 @@ pub fn attention_backend(kernel_name: &str) -> Option<&'static str> {
 
 /// The unfused ("math") SDPA path: kernels launched under this op are attention done as
 /// separate GEMM, softmax and elementwise kernels.
-pub const MATH_SDPA_OP: &str = "aten::_scaled_dot_product_attention_math";
+pub(crate) const MATH_SDPA_OP: &str = "aten::_scaled_dot_product_attention_math";
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,7 @@ use trace_model::{ActivityKind, Capture, KernelClass, StringId};
 
 use super::buckets::{self, OTHER};
 use crate::Error;
+use crate::percent::percent_of;
 
 /// How an activity's bucket was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -457,14 +458,6 @@ pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
 /// per file. `report::profile_text` renders them.
 pub(super) fn run(files: &[PathBuf]) -> Result<Vec<GpuSummary>, Error> {
     files.iter().map(|path| gpu_summary_of_file(path)).collect()
-}
-
-fn percent_of(part: i64, whole: i64) -> f64 {
-    if whole > 0 {
-        part as f64 / whole as f64 * 100.0
-    } else {
-        0.0
-    }
 }
 
 #[cfg(test)]
