@@ -27,14 +27,20 @@ use crate::percent::ratio;
 /// The budget categories of GPU time, in precedence order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum BusyKind {
+    /// Kernels that are not collectives (GEMMs, elementwise, attention, …).
     Compute,
+    /// Collective kernels (NCCL/RCCL all-reduce, all-gather, …); their time includes waiting for peers.
     Collective,
+    /// Memory copies (host to device, device to host, device to device).
     Memcpy,
+    /// Memory sets.
     Memset,
 }
 
 impl BusyKind {
+    /// Every kind, in precedence order (the order of [`Budget`]'s parts).
     pub const ALL: [BusyKind; 4] = [
         BusyKind::Compute,
         BusyKind::Collective,
@@ -52,6 +58,7 @@ impl BusyKind {
         }
     }
 
+    /// The kind as `rows.csv` and the reports name it.
     pub fn label(self) -> &'static str {
         match self {
             BusyKind::Compute => "compute",
@@ -65,11 +72,14 @@ impl BusyKind {
 /// A time window `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// First instant inside the window.
     pub start: Nanos,
+    /// First instant after the window.
     pub end: Nanos,
 }
 
 impl Window {
+    /// Length of the window; 0 when `end` is not after `start`.
     pub fn span(self) -> Nanos {
         (self.end - self.start).max(Nanos::ZERO)
     }

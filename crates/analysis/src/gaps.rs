@@ -13,15 +13,19 @@ use crate::percent::ratio;
 /// A stretch of a stream with nothing running, `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gap {
+    /// First idle instant.
     pub start: Nanos,
+    /// First instant after the gap (the next activity's start, or the window's end).
     pub end: Nanos,
 }
 
 impl Gap {
+    /// Length of the gap.
     pub fn len(&self) -> Nanos {
         self.end - self.start
     }
 
+    /// Whether the gap has no length.
     pub fn is_empty(&self) -> bool {
         self.end <= self.start
     }
@@ -60,12 +64,16 @@ pub fn idle_gaps(capture: &Capture, stream: StreamId, window: Window) -> Vec<Gap
 ///   (the idle stretch at the end of the window).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IdleCauses {
+    /// Idle time before activities whose launch call started after the gap began.
     pub host_wait: Nanos,
+    /// Idle time before activities whose launch call started before the gap began.
     pub queued_wait: Nanos,
+    /// Idle time with no launch to judge by.
     pub unattributed: Nanos,
 }
 
 impl IdleCauses {
+    /// Sum of the three causes: the stream's idle time in the window.
     pub fn total(&self) -> Nanos {
         self.host_wait + self.queued_wait + self.unattributed
     }
@@ -126,7 +134,9 @@ pub(crate) fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
 /// Host time overlapping idle gaps, for one host event name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostTime {
+    /// The host event name.
     pub name: String,
+    /// Its kind (CPU op, runtime call, annotation, …).
     pub kind: HostKind,
     /// Σ over events with this name of their overlap with the gaps.
     pub overlapped: Nanos,
@@ -137,13 +147,16 @@ pub struct HostTime {
 /// The host side of a stream's idle gaps (all numbers `measured`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GapHost {
+    /// Number of idle gaps.
     pub gap_count: usize,
+    /// Total idle time of the gaps.
     pub idle: Nanos,
-    /// Idle time during which at least one host-work event ([`is_host_work`]) ran on a
-    /// launching thread.
+    /// Idle time during which at least one host-work event (a framework op or runtime
+    /// call, not a synchronisation) ran on a thread that launches GPU work.
     pub covered: Nanos,
     /// Host event names ranked by overlapped time (ties by name), at most `top` of them.
     pub top: Vec<HostTime>,
+    /// Always [`Provenance::Measured`].
     pub provenance: Provenance,
 }
 

@@ -6,13 +6,20 @@ use serde::Serialize;
 /// Where a number comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Provenance {
     /// Counted or summed from the trace's own records.
     Measured,
     /// Copied from metadata or a spec sheet; `source` names it.
-    Read { source: &'static str },
+    Read {
+        /// The metadata field or document it was read from.
+        source: &'static str,
+    },
     /// An estimate or a judgement; `assumptions` states what it rests on.
-    Inferred { assumptions: &'static str },
+    Inferred {
+        /// What the estimate rests on, in words.
+        assumptions: &'static str,
+    },
 }
 
 impl Provenance {

@@ -33,7 +33,9 @@ pub(crate) fn join<'a>(capture: &'a Capture, activity: &'a GpuActivity) -> Joine
 /// Launch-to-start delays over a set of activities (all `measured`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchStats {
+    /// Activities looked at.
     pub activities: usize,
+    /// Activities whose launch call is in the capture.
     pub with_launch: usize,
     /// Activities with no host launch in the capture (counted, never dropped).
     pub without_launch: usize,
@@ -44,6 +46,7 @@ pub struct LaunchStats {
     /// Activities that start before their launch call (clock skew between host and
     /// GPU): counted here, left out of `delay_sum` and `delay`.
     pub negative: usize,
+    /// Always [`Provenance::Measured`].
     pub provenance: Provenance,
 }
 

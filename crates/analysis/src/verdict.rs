@@ -110,6 +110,7 @@ pub fn assumptions() -> &'static str {
 /// A verdict and the numbers it rests on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// The outcome of the rules.
     pub bound: Bound,
     /// G: busy share of the critical stream, collectives left out.
     pub busy_share: f64,
@@ -125,6 +126,7 @@ pub struct Verdict {
     pub covered_share: f64,
     /// Q: mean launch-to-start delay / mean kernel duration; `None` without launched kernels.
     pub queue_ratio: Option<f64>,
+    /// Always [`Provenance::Inferred`], with [`assumptions`].
     pub provenance: Provenance,
 }
 

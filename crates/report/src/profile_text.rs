@@ -107,6 +107,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
             Basis::OpName => "by its launching op's name (kernel not in the table)",
             Basis::KernelName => "by its own name (kernel not in the table, no op rule)",
             Basis::Unclassified => "not placed: bucket other",
+            _ => "by a rule this report does not describe",
         };
         let _ = writeln!(
             out,

@@ -1,33 +1,45 @@
 //! Default mode's buckets and the rules that fill them.
 //!
-//! The seed's table ([`super::rules`]) matches substrings of any name, so `aten::to`
+//! The seed's table (`--compat`'s rules) matches substrings of any name, so `aten::to`
 //! catches `aten::topk`, `cos` catches `accost`, and a GEMM with a SiLU epilogue can land
 //! in "elementwise". It stays verbatim for `--compat`; default mode uses these rules:
 //!
 //! 1. An ATen primitive (`aten::mm`, `aten::convolution`, `aten::_softmax`, …) means one
-//!    thing: its name decides ([`of_aten_op`], whole op names, never substrings), unless
+//!    thing: its name decides (`of_aten_op`, whole op names, never substrings), unless
 //!    the kernels it launches in this capture fall into several classes of the workspace
-//!    kinds ([`is_mixed`]: a GEMM op that also launches attention kernels), in which case
+//!    kinds (`is_mixed`: a GEMM op that also launches attention kernels), in which case
 //!    each kernel's class decides.
 //! 2. Otherwise the kernel's class (`trace_model::classify_kernel`) decides: composite
 //!    custom ops (`vllm::*`, `_C::*`, `trtllm::*`, `FlashAttnFunc`) launch kernels of
 //!    several kinds, and each goes where its kernel belongs.
 //! 3. A kernel the table cannot place goes by its launching op's rule (ATen or named,
-//!    [`of_op_name`]), then to `other`.
+//!    `of_op_name`), then to `other`.
 
 use trace_model::KernelClass;
 
+/// Matrix multiplications: `aten::mm`/`addmm`/`bmm`/`linear` and GEMM kernels.
 pub const GEMM: &str = "matmul (GEMM)";
+/// Convolutions.
 pub const CONVOLUTION: &str = "convolution";
+/// Scaled dot-product and flash attention.
 pub const ATTENTION: &str = "attention (SDPA/FA)";
+/// Elementwise work: norms, activations, residual adds, casts.
 pub const ELEMENTWISE: &str = "elementwise (norm/act)";
+/// Reductions: softmax, sums, sorts, top-k.
 pub const REDUCTION: &str = "reduction (softmax/sum/sort)";
+/// Rotary position embeddings.
 pub const ROPE: &str = "rope";
+/// Embedding lookups.
 pub const EMBEDDING: &str = "embedding";
+/// Dropout.
 pub const DROPOUT: &str = "dropout";
+/// Collectives and expert-parallel dispatch.
 pub const COMMUNICATION: &str = "communication (collectives/EP)";
+/// Copies, permutes, transposes, memsets.
 pub const MEMORY: &str = "memory (copy/permute/view)";
+/// Optimizer steps.
 pub const OPTIMIZER: &str = "optimizer";
+/// What no rule placed.
 pub const OTHER: &str = "other";
 
 /// Every bucket, in the order ties are shown.
