@@ -84,6 +84,22 @@ impl Window {
         (self.end - self.start).max(Nanos::ZERO)
     }
 
+    /// The capture's span: its recorded profiling window if it has one, else first start
+    /// to last end over its GPU activities and host events; `None` for an empty capture.
+    pub fn of_capture(capture: &Capture) -> Option<Window> {
+        if let Some((start, end)) = capture.meta.window {
+            return Some(Window { start, end });
+        }
+        let starts = capture.activities.iter().map(|a| a.start);
+        let starts = starts.chain(capture.host_events.iter().map(|e| e.start));
+        let ends = capture.activities.iter().map(|a| a.end());
+        let ends = ends.chain(capture.host_events.iter().map(|e| e.end()));
+        Some(Window {
+            start: starts.min()?,
+            end: ends.max()?,
+        })
+    }
+
     /// Overlap of `[start, end)` with the window.
     pub fn overlap(self, start: Nanos, end: Nanos) -> Nanos {
         (end.min(self.end) - start.max(self.start)).max(Nanos::ZERO)

@@ -3,7 +3,7 @@
 //! capability figures, which are `read` from the profiler's metadata.
 
 use serde::Serialize;
-use trace_model::{ActivityKind, Capture, HostKind, Nanos, Vendor};
+use trace_model::{ActivityKind, HostKind, Vendor};
 
 use crate::budget::{Window, busy_intervals};
 use crate::input::{Loaded, Program};
@@ -129,7 +129,7 @@ pub struct DiagnosticInfo {
 /// Builds the inventory of a loaded capture.
 pub fn inventory(loaded: &Loaded) -> Inventory {
     let c = &loaded.capture;
-    let window = capture_window(c);
+    let window = Window::of_capture(c).map(|w| (w.start, w.end));
     let devices = c
         .devices
         .iter()
@@ -229,22 +229,4 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
             })
             .collect(),
     }
-}
-
-/// The capture's window: the recorded profiling window if any, else the extent of its events.
-fn capture_window(c: &Capture) -> Option<(Nanos, Nanos)> {
-    if let Some(w) = c.meta.window {
-        return Some(w);
-    }
-    let starts = c
-        .activities
-        .iter()
-        .map(|a| a.start)
-        .chain(c.host_events.iter().map(|e| e.start));
-    let ends = c
-        .activities
-        .iter()
-        .map(|a| a.end())
-        .chain(c.host_events.iter().map(|e| e.end()));
-    Some((starts.min()?, ends.max()?))
 }
