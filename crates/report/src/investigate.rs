@@ -30,12 +30,17 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The capture could not be read or analysed.
     #[error(transparent)]
     Analysis(#[from] analysis::Error),
+    /// `--step` names a step the capture does not have.
     #[error("{path}: no step {step} (steps: {available})")]
     NoSuchStep {
+        /// The capture.
         path: PathBuf,
+        /// The step asked for.
         step: i64,
+        /// The step numbers the capture has, comma-separated.
         available: String,
     },
 }
@@ -43,7 +48,9 @@ pub enum Error {
 /// The investigation's result: the document and the raw `rows.csv` of skip-stats.
 #[derive(Debug)]
 pub struct Investigation {
+    /// The report.
     pub document: Document,
+    /// skip-stats' `rows.csv` of the same capture, one row per GPU activity.
     pub rows_csv: Vec<u8>,
 }
 
