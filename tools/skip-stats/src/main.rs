@@ -1,5 +1,5 @@
 //! `skip-stats`: is a GPU step GPU-bound or host/launch-bound, and why. Argument
-//! parsing and file writing only; the analysis is `analysis::skip`.
+//! parsing and file writing only; the analysis is `analysis::skip_stats_loaded`.
 
 use std::io::Write;
 use std::path::PathBuf;
