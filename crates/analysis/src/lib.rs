@@ -74,7 +74,7 @@ pub use inventory::{
 };
 pub use labels::Provenance;
 pub use launch::LaunchStats;
-pub use percent::{percent_of, ratio};
+pub use percent::percent_of;
 pub use profile_summary::gpu::{
     BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, MATH_BACKEND, OpRow, Phase,
     TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,

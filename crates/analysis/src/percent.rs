@@ -1,7 +1,7 @@
 //! Shares and percentages of a whole, with an empty whole giving 0 rather than NaN.
 
 /// `part / whole`, or 0 when `whole` is not positive.
-pub fn ratio(part: i64, whole: i64) -> f64 {
+pub(crate) fn ratio(part: i64, whole: i64) -> f64 {
     if whole > 0 {
         part as f64 / whole as f64
     } else {
