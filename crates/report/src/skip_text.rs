@@ -529,3 +529,50 @@ fn report_json(r: &Report) -> Value {
         })).collect::<Vec<_>>(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use analysis::{BudgetCheck, BusyKind, Provenance};
+    use trace_model::Nanos;
+
+    use super::*;
+
+    /// A budget over `[0, 10)` whose parts claim `parts` for compute `[0, 4)` and a
+    /// collective `[2, 6)`.
+    fn cells(parts: [i64; 4]) -> String {
+        let intervals = [
+            (Nanos(0), Nanos(4), BusyKind::Compute),
+            (Nanos(2), Nanos(6), BusyKind::Collective),
+        ];
+        let busy: i64 = parts.iter().sum();
+        budget_cells(&Budget {
+            window: Window {
+                start: Nanos(0),
+                end: Nanos(10),
+            },
+            compute: Nanos(parts[0]),
+            collective: Nanos(parts[1]),
+            memcpy: Nanos(parts[2]),
+            memset: Nanos(parts[3]),
+            idle: Nanos(10 - busy),
+            activity_count: 2,
+            check: BudgetCheck::new(parts.map(Nanos), &intervals),
+            provenance: Provenance::Measured,
+        })
+    }
+
+    #[test]
+    fn a_failed_budget_check_prints_the_union_figures() {
+        assert!(
+            cells([4, 2, 0, 0]).ends_with("  ok"),
+            "{}",
+            cells([4, 2, 0, 0])
+        );
+        // The overlap counted for both kinds: the unions give the collective 2 ns, not 4.
+        let failed = cells([4, 4, 0, 0]);
+        assert!(
+            failed.ends_with("FAILED (unions give 4 ns / 2 ns / 0 ns / 0 ns)"),
+            "{failed}"
+        );
+    }
+}
