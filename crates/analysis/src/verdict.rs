@@ -221,6 +221,18 @@ mod tests {
         assert_eq!(decide(None, None, 0.0, None).bound, Bound::NoGpuWork);
     }
 
+    /// The assumptions line prints the table's thresholds as the rules use them.
+    #[test]
+    fn assumptions_name_the_thresholds() {
+        assert!(
+            assumptions().starts_with(
+                "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; idle>=0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; else mixed."
+            ),
+            "{}",
+            assumptions()
+        );
+    }
+
     /// A stream busy with collectives is not GPU-bound, and its little idle time does
     /// not make it host-bound either.
     #[test]
