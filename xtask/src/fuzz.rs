@@ -272,7 +272,7 @@ fn run_target(target: &str, input: &[u8]) -> bool {
 fn chrome(input: &[u8]) -> bool {
     let path = Path::new("fuzz.json");
     let _ = chrome_reader::read_raw_events(input, path, |_| Ok(()));
-    let _ = analysis::profile_summary::seed::seed_summary_from_reader(input, path);
+    let _ = analysis::compat_json_from_reader(input, path);
     match chrome_reader::load_from(input, path) {
         Ok(capture) => {
             analyses(capture, path);
@@ -303,17 +303,17 @@ fn xplane(input: &[u8]) -> bool {
 /// What the tools compute over a capture: analyze-profile's default mode (as JSON),
 /// skip-stats (with rows.csv) and trace-info's inventory.
 fn analyses(capture: trace_model::Capture, path: &Path) {
-    let summary = analysis::profile_summary::gpu::gpu_summary(&capture, "fuzz", None);
+    let summary = analysis::gpu_summary(&capture, "fuzz", None);
     let _ = serde_json::to_string(&summary);
-    let loaded = [analysis::input::Loaded {
+    let loaded = [analysis::Loaded {
         path: path.to_path_buf(),
         rank: None,
         capture,
         programs: Vec::new(),
     }];
-    let _ = serde_json::to_string(&analysis::inventory::inventory(&loaded[0]));
-    let config = analysis::skip::Config::default();
-    let _ = analysis::skip::run_loaded(path, &loaded, &config, Vec::new());
+    let _ = serde_json::to_string(&analysis::inventory(&loaded[0]));
+    let config = analysis::SkipConfig::default();
+    let _ = analysis::skip_stats_loaded(path, &loaded, &config, Vec::new());
 }
 
 fn hlo(input: &[u8]) -> bool {

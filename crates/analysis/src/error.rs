@@ -15,14 +15,18 @@ pub enum Error {
     /// A file or directory could not be listed or inspected.
     #[error("{path}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
     /// A directory holds no file matching the pattern the tool looks for.
     #[error("{path}: no trace file matching {pattern} in this directory")]
     NoTraceFiles {
+        /// The directory that was searched.
         path: PathBuf,
+        /// The file-name pattern searched for.
         pattern: &'static str,
     },
 }

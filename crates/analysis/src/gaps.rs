@@ -6,20 +6,26 @@ use std::collections::BTreeMap;
 use trace_model::{Capture, Format, HostEvent, HostKind, Nanos, StreamId, ThreadId};
 
 use crate::budget::{Window, busy_intervals};
+use crate::interval;
 use crate::labels::Provenance;
+use crate::percent::ratio;
 
 /// A stretch of a stream with nothing running, `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gap {
+    /// First idle instant.
     pub start: Nanos,
+    /// First instant after the gap (the next activity's start, or the window's end).
     pub end: Nanos,
 }
 
 impl Gap {
+    /// Length of the gap.
     pub fn len(&self) -> Nanos {
         self.end - self.start
     }
 
+    /// Whether the gap has no length.
     pub fn is_empty(&self) -> bool {
         self.end <= self.start
     }
@@ -58,24 +64,23 @@ pub fn idle_gaps(capture: &Capture, stream: StreamId, window: Window) -> Vec<Gap
 ///   (the idle stretch at the end of the window).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IdleCauses {
+    /// Idle time before activities whose launch call started after the gap began.
     pub host_wait: Nanos,
+    /// Idle time before activities whose launch call started before the gap began.
     pub queued_wait: Nanos,
+    /// Idle time with no launch to judge by.
     pub unattributed: Nanos,
 }
 
 impl IdleCauses {
+    /// Sum of the three causes: the stream's idle time in the window.
     pub fn total(&self) -> Nanos {
         self.host_wait + self.queued_wait + self.unattributed
     }
 
     /// Share of the idle time, in [0, 1]; 0 without idle time.
     pub fn share(&self, part: Nanos) -> f64 {
-        let total = self.total().0;
-        if total == 0 {
-            0.0
-        } else {
-            part.0 as f64 / total as f64
-        }
+        ratio(part.0, self.total().0)
     }
 }
 
@@ -117,7 +122,7 @@ pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
 /// user annotations or Python frames (they enclose whole steps), and, in Kineto traces,
 /// not the uncategorised events (the profiler's own `Trace` span). In JAX traces the
 /// XLA runtime's host events are mostly uncategorised, so there they count.
-pub fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
+pub(crate) fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
     let kind_counts = match e.kind {
         HostKind::CpuOp | HostKind::Launch | HostKind::Runtime => true,
         HostKind::Other => capture.format() != Format::KinetoJson,
@@ -130,7 +135,9 @@ pub fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
 /// Host time overlapping idle gaps, for one host event name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostTime {
+    /// The host event name.
     pub name: String,
+    /// Its kind (CPU op, runtime call, annotation, …).
     pub kind: HostKind,
     /// Σ over events with this name of their overlap with the gaps.
     pub overlapped: Nanos,
@@ -141,30 +148,34 @@ pub struct HostTime {
 /// The host side of a stream's idle gaps (all numbers `measured`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GapHost {
+    /// Number of idle gaps.
     pub gap_count: usize,
+    /// Total idle time of the gaps.
     pub idle: Nanos,
-    /// Idle time during which at least one host-work event ([`is_host_work`]) ran on a
-    /// launching thread.
+    /// Idle time during which at least one host-work event (a framework op or runtime
+    /// call, not a synchronisation) ran on a thread that launches GPU work.
     pub covered: Nanos,
     /// Host event names ranked by overlapped time (ties by name), at most `top` of them.
     pub top: Vec<HostTime>,
+    /// Always [`Provenance::Measured`].
     pub provenance: Provenance,
 }
 
 impl GapHost {
     /// `covered / idle`, 0 without idle time.
     pub fn covered_share(&self) -> f64 {
-        if self.idle.0 == 0 {
-            0.0
-        } else {
-            self.covered.0 as f64 / self.idle.0 as f64
-        }
+        ratio(self.covered.0, self.idle.0)
     }
 }
 
 /// Ranks host events on `threads` by their overlap with `gaps` (sorted, disjoint).
 /// `ProfilerStep#N` annotations are left out: they span every gap of their step.
-pub fn host_in_gaps(capture: &Capture, gaps: &[Gap], threads: &[ThreadId], top: usize) -> GapHost {
+pub(crate) fn host_in_gaps(
+    capture: &Capture,
+    gaps: &[Gap],
+    threads: &[ThreadId],
+    top: usize,
+) -> GapHost {
     let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
     let mut covered_iv: Vec<(i64, i64)> = Vec::new();
     for &t in threads {
@@ -214,25 +225,8 @@ pub fn host_in_gaps(capture: &Capture, gaps: &[Gap], threads: &[ThreadId], top: 
     GapHost {
         gap_count: gaps.len(),
         idle: gaps.iter().map(|g| g.len()).sum(),
-        covered: Nanos(union_len(&mut covered_iv)),
+        covered: Nanos(interval::union_len(covered_iv)),
         top: ranked,
         provenance: Provenance::Measured,
     }
-}
-
-fn union_len(iv: &mut [(i64, i64)]) -> i64 {
-    iv.sort_unstable();
-    let mut total = 0;
-    let mut cur: Option<(i64, i64)> = None;
-    for &(s, e) in iv.iter() {
-        cur = match cur {
-            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
-            Some((cs, ce)) => {
-                total += ce - cs;
-                Some((s, e))
-            }
-            None => Some((s, e)),
-        };
-    }
-    total + cur.map_or(0, |(s, e)| e - s)
 }

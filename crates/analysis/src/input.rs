@@ -11,9 +11,11 @@ use crate::Error;
 /// One loaded capture, with what only some formats carry.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The file the capture was read from.
     pub path: PathBuf,
     /// Rank from the trace's metadata, else from the file name.
     pub rank: Option<i64>,
+    /// The capture itself.
     pub capture: Capture,
     /// The HLO programs of an XSpace (empty for JSON traces).
     pub programs: Vec<Program>,
@@ -22,17 +24,20 @@ pub struct Loaded {
 /// One compiled XLA program embedded in an XSpace's `/host:metadata` plane.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Program {
+    /// The program id that GPU activities refer to.
     pub id: i64,
+    /// The HLO module's name.
     pub name: String,
     /// `None` when the HLO proto could not be decoded; `error` says why.
     pub instructions: Option<usize>,
     /// Instructions whose Python source line is known (directly or through stack frames).
     pub with_python_line: Option<usize>,
+    /// Why the HLO proto could not be decoded, when it could not.
     pub error: Option<String>,
 }
 
 /// Whether a path names an XSpace file.
-pub fn is_xplane(path: &Path) -> bool {
+pub(crate) fn is_xplane(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".xplane.pb"))
@@ -84,7 +89,9 @@ pub fn load_any(path: &Path) -> Result<Vec<Loaded>, Error> {
 /// its error.
 #[derive(Debug, Default)]
 pub struct LoadedEach {
+    /// Captures that loaded, in the order [`load_any`] gives.
     pub loaded: Vec<Loaded>,
+    /// One error per file that could not be read (each names its file).
     pub failed: Vec<Error>,
 }
 

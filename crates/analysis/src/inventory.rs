@@ -3,7 +3,7 @@
 //! capability figures, which are `read` from the profiler's metadata.
 
 use serde::Serialize;
-use trace_model::{ActivityKind, Capture, HostKind, Nanos, Vendor};
+use trace_model::{ActivityKind, HostKind, Vendor};
 
 use crate::budget::{Window, busy_intervals};
 use crate::input::{Loaded, Program};
@@ -11,41 +11,67 @@ use crate::input::{Loaded, Program};
 /// The inventory of one capture.
 #[derive(Debug, Clone, Serialize)]
 pub struct Inventory {
+    /// The file the capture was read from.
     pub path: String,
+    /// The trace format, in words.
     pub format: &'static str,
+    /// The profiler that wrote the capture, when the trace says.
     pub producer: Option<String>,
+    /// The rank, from the trace's metadata or the file name.
     pub rank: Option<i64>,
+    /// The number of ranks, when the trace says.
     pub world_size: Option<i64>,
     /// First start and last end over GPU activities and host events, in ns on the capture's axis.
     pub window_ns: Option<(i64, i64)>,
+    /// Length of `window_ns` (0 without events).
     pub window_dur_ns: i64,
+    /// The GPUs, in ordinal order.
     pub devices: Vec<DeviceInfo>,
+    /// The host threads, in id order.
     pub threads: Vec<ThreadInfo>,
+    /// The steps the reader found.
     pub steps: StepsInfo,
+    /// The HLO programs of an XSpace (empty for JSON traces).
     pub programs: Vec<Program>,
+    /// The reader's diagnostics, counted.
     pub diagnostics: Vec<DiagnosticInfo>,
 }
 
+/// One GPU of a capture.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceInfo {
+    /// The device number the profiler gave.
     pub ordinal: i64,
+    /// `NVIDIA`, `AMD` or `unknown`.
     pub vendor: &'static str,
     /// Device properties as the profiler recorded them (`read`).
     pub name: Option<String>,
+    /// Compute capability, `major.minor` (NVIDIA).
     pub compute_capability: Option<String>,
+    /// Streaming multiprocessors (compute units on AMD).
     pub multiprocessors: Option<u64>,
+    /// Device memory in bytes.
     pub memory_bytes: Option<u64>,
+    /// Clock rate in kHz.
     pub clock_khz: Option<u64>,
+    /// Memory bandwidth in GB/s.
     pub memory_bandwidth_gb_s: Option<f64>,
+    /// The device's streams, in ordinal order.
     pub streams: Vec<StreamInfo>,
 }
 
+/// One GPU stream and what ran on it.
 #[derive(Debug, Clone, Serialize)]
 pub struct StreamInfo {
+    /// The stream number the profiler gave.
     pub ordinal: i64,
+    /// The stream's name, when the trace gives one.
     pub name: Option<String>,
+    /// Kernels that ran on the stream.
     pub kernels: usize,
+    /// Memcpys that ran on the stream.
     pub memcpys: usize,
+    /// Memsets that ran on the stream.
     pub memsets: usize,
     /// Union of the stream's activity intervals.
     pub busy_ns: i64,
@@ -53,38 +79,57 @@ pub struct StreamInfo {
     pub launched: usize,
 }
 
+/// One host thread and its events.
 #[derive(Debug, Clone, Serialize)]
 pub struct ThreadInfo {
+    /// Process id.
     pub pid: i64,
+    /// Thread id.
     pub tid: i64,
+    /// The thread's name, when the trace gives one.
     pub name: Option<String>,
+    /// Host events on the thread.
     pub events: usize,
+    /// Launch calls (kernel, memcpy and graph launches) on the thread.
     pub launches: usize,
+    /// CPU ops on the thread.
     pub cpu_ops: usize,
 }
 
+/// The steps a reader found in the capture.
 #[derive(Debug, Clone, Serialize)]
 pub struct StepsInfo {
+    /// Number of steps.
     pub count: usize,
+    /// What marked them, in words; `None` without steps.
     pub source: Option<&'static str>,
+    /// Step numbers, in time order.
     pub numbers: Vec<i64>,
+    /// Median step duration (upper median), in ns.
     pub median_ns: Option<i64>,
+    /// Shortest step duration, in ns.
     pub min_ns: Option<i64>,
+    /// Longest step duration, in ns.
     pub max_ns: Option<i64>,
 }
 
+/// One reader diagnostic: odd but usable input.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiagnosticInfo {
+    /// Stable short name of the finding.
     pub code: &'static str,
+    /// How many times it occurred.
     pub count: u64,
+    /// What it means, in words.
     pub message: String,
+    /// Where it first occurred.
     pub first: String,
 }
 
 /// Builds the inventory of a loaded capture.
 pub fn inventory(loaded: &Loaded) -> Inventory {
     let c = &loaded.capture;
-    let window = capture_window(c);
+    let window = Window::of_capture(c).map(|w| (w.start, w.end));
     let devices = c
         .devices()
         .iter()
@@ -185,22 +230,4 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
             })
             .collect(),
     }
-}
-
-/// The capture's window: the recorded profiling window if any, else the extent of its events.
-fn capture_window(c: &Capture) -> Option<(Nanos, Nanos)> {
-    if let Some(w) = c.meta().window {
-        return Some(w);
-    }
-    let starts = c
-        .activities()
-        .iter()
-        .map(|a| a.start)
-        .chain(c.host_events().iter().map(|e| e.start));
-    let ends = c
-        .activities()
-        .iter()
-        .map(|a| a.end())
-        .chain(c.host_events().iter().map(|e| e.end()));
-    Some((starts.min()?, ends.max()?))
 }

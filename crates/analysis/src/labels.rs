@@ -6,13 +6,20 @@ use serde::Serialize;
 /// Where a number comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Provenance {
     /// Counted or summed from the trace's own records.
     Measured,
     /// Copied from metadata or a spec sheet; `source` names it.
-    Read { source: &'static str },
+    Read {
+        /// The metadata field or document it was read from.
+        source: &'static str,
+    },
     /// An estimate or a judgement; `assumptions` states what it rests on.
-    Inferred { assumptions: &'static str },
+    Inferred {
+        /// What the estimate rests on, in words.
+        assumptions: &'static str,
+    },
 }
 
 impl Provenance {
@@ -22,30 +29,6 @@ impl Provenance {
             Provenance::Measured => "measured",
             Provenance::Read { .. } => "read",
             Provenance::Inferred { .. } => "inferred",
-        }
-    }
-}
-
-/// A value with its provenance.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Labelled<T> {
-    pub value: T,
-    #[serde(flatten)]
-    pub provenance: Provenance,
-}
-
-impl<T> Labelled<T> {
-    pub fn measured(value: T) -> Self {
-        Labelled {
-            value,
-            provenance: Provenance::Measured,
-        }
-    }
-
-    pub fn inferred(value: T, assumptions: &'static str) -> Self {
-        Labelled {
-            value,
-            provenance: Provenance::Inferred { assumptions },
         }
     }
 }

@@ -10,20 +10,20 @@ use crate::steps::Spread;
 
 /// An activity joined to its launch.
 #[derive(Debug, Clone, Copy)]
-pub struct Joined<'a> {
-    pub activity: &'a GpuActivity,
-    pub launch: Option<&'a HostEvent>,
+pub(crate) struct Joined<'a> {
+    pub(crate) activity: &'a GpuActivity,
+    pub(crate) launch: Option<&'a HostEvent>,
 }
 
 impl Joined<'_> {
     /// Activity start − launch start; `None` without a launch.
-    pub fn delay(&self) -> Option<Nanos> {
+    pub(crate) fn delay(&self) -> Option<Nanos> {
         self.launch.map(|l| self.activity.start - l.start)
     }
 }
 
 /// Joins one activity.
-pub fn join<'a>(capture: &'a Capture, activity: &'a GpuActivity) -> Joined<'a> {
+pub(crate) fn join<'a>(capture: &'a Capture, activity: &'a GpuActivity) -> Joined<'a> {
     Joined {
         activity,
         launch: activity.launch.map(|l| capture.host_event(l)),
@@ -33,7 +33,9 @@ pub fn join<'a>(capture: &'a Capture, activity: &'a GpuActivity) -> Joined<'a> {
 /// Launch-to-start delays over a set of activities (all `measured`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchStats {
+    /// Activities looked at.
     pub activities: usize,
+    /// Activities whose launch call is in the capture.
     pub with_launch: usize,
     /// Activities with no host launch in the capture (counted, never dropped).
     pub without_launch: usize,
@@ -44,6 +46,7 @@ pub struct LaunchStats {
     /// Activities that start before their launch call (clock skew between host and
     /// GPU): counted here, left out of `delay_sum` and `delay`.
     pub negative: usize,
+    /// Always [`Provenance::Measured`].
     pub provenance: Provenance,
 }
 
@@ -56,7 +59,7 @@ impl LaunchStats {
 }
 
 /// Launch statistics over `activities` (e.g. all of a capture's, or its kernels).
-pub fn launch_stats<'a>(
+pub(crate) fn launch_stats<'a>(
     capture: &'a Capture,
     activities: impl Iterator<Item = &'a GpuActivity>,
 ) -> LaunchStats {

@@ -1,35 +1,93 @@
-//! Numbers over a GPU profiler capture.
+//! Numbers over a GPU profiler capture, for the tools and for other Rust projects.
 //!
-//! - [`profile_summary`]: what `analyze-profile` prints: GPU time by bucket, attention
-//!   backend, top ops and hints, both exactly as the seed script computes them
-//!   ([`profile_summary::seed`]) and with every GPU activity attributed to the CPU op
-//!   that launched it ([`profile_summary::gpu`]).
-//! - What `skip-stats` computes ([`skip::run`], [`skip::analyze`]; the `report` crate renders it):
-//!   [`steps`] (ProfilerStep#, step markers, repeated XLA modules), [`budget`] (per
-//!   device x stream compute / collective / memcpy / memset / idle, reconciled),
-//!   [`gaps`] (GPU-idle gaps and the host events inside them), [`launch`] (activity ↔
-//!   launch join and delays), SKIP metrics ([`skip`]) and the [`verdict`]; every
-//!   number carries a [`labels::Provenance`].
+//! - Loading: [`load_any`] and [`load_each`] read a Kineto or JAX Chrome trace
+//!   (`.json`, `.json.gz`), an XSpace (`.xplane.pb`) or a directory of either into
+//!   [`Loaded`] captures; [`inventory`] says what one holds (`trace-info`).
+//! - GPU time by bucket ([`gpu_summary`], `analyze-profile`'s default mode): every GPU
+//!   activity attributed to the CPU op that launched it and put in one of [`buckets`],
+//!   so the buckets sum to the GPU time. [`profile_summary`] runs the whole tool,
+//!   including its `--compat` mode, which reproduces the original script's numbers and
+//!   text byte for byte (and with them its name rules, which leave many kernels in
+//!   "other").
+//! - Time budgets ([`stream_budgets`], [`device_budget`], [`budget_of`]): how a window of
+//!   each stream or device splits into compute, collective, memcpy, memset and idle,
+//!   each checked against independent interval unions ([`BudgetCheck`]).
+//! - What `skip-stats` computes ([`skip_stats`], [`analyze_capture`]; the `report` crate
+//!   renders it): steps, budgets, idle gaps and their causes, the launch join, SKIP
+//!   metrics and the launch-overhead [`Verdict`]; every number carries a [`Provenance`].
+//!
+//! A capture from an in-memory Chrome trace: the `volta_sgemm` kernel launched by
+//! `aten::mm` lands in the GEMM bucket, the NCCL kernel in communication.
 //!
 //! ```
-//! use analysis::profile_summary::bucket_of;
-//! assert_eq!(bucket_of("aten::addmm"), "matmul (GEMM)");
-//! assert_eq!(bucket_of("ncclKernel_AllReduce_RING_LL_Sum_float"), "reduce (all-reduce/gather)");
-//! assert_eq!(bucket_of("volta_sgemm_128x64_nn"), "other");
+//! use std::path::Path;
+//!
+//! let trace = r#"{"traceEvents": [
+//!   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+//!   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+//!    "ts": 1, "dur": 2, "args": {"correlation": 1}},
+//!   {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7,
+//!    "ts": 5, "dur": 30, "args": {"correlation": 1, "device": 0, "stream": 7}},
+//!   {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "pid": 0,
+//!    "tid": 8, "ts": 20, "dur": 10, "args": {"device": 0, "stream": 8}}
+//! ]}"#;
+//! let capture = chrome_reader::load_from(trace.as_bytes(), Path::new("tiny.json"))?;
+//! let summary = analysis::gpu_summary(&capture, "tiny.json", None);
+//! let bucket = |name: &str| summary.buckets.iter().find(|b| b.bucket == name).map(|b| b.time_ns);
+//! assert_eq!(bucket(analysis::buckets::GEMM), Some(30_000));
+//! assert_eq!(bucket(analysis::buckets::COMMUNICATION), Some(10_000));
+//! assert_eq!(summary.gpu_time_ns, 40_000);
+//!
+//! // The GEMM and the all-reduce overlap for 10 µs on two streams of one device: the
+//! // device budget gives that time to compute, and the check recomputes it from unions.
+//! let window = analysis::Window { start: trace_model::Nanos(5_000), end: trace_model::Nanos(35_000) };
+//! let budget = analysis::device_budget(&capture, capture.devices()[0].id, window);
+//! assert_eq!((budget.compute.0, budget.collective.0, budget.idle.0), (30_000, 0, 0));
+//! assert!(budget.check.holds());
+//! # Ok::<(), analysis::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
+mod budget;
 mod error;
-pub mod profile_summary;
-// trace-info: loading any capture, and what it holds.
-pub mod input;
-pub mod inventory;
-// skip-stats (issue 4): steps, budgets, idle gaps, launch join, SKIP metrics, verdict.
-pub mod budget;
-pub mod gaps;
-pub mod labels;
-pub mod launch;
-pub mod skip;
-pub mod steps;
-pub mod verdict;
+mod gaps;
+mod input;
+mod interval;
+mod inventory;
+mod labels;
+mod launch;
+mod percent;
+mod profile_summary;
+mod skip;
+mod steps;
+mod verdict;
 
+pub use budget::{
+    Budget, BudgetCheck, BusyKind, StreamBudget, Window, budget_of, device_budget, stream_budgets,
+};
 pub use error::{Error, error_chain};
+pub use gaps::{Gap, GapHost, HostTime, IdleCauses, idle_causes, idle_gaps, launching_threads};
+pub use input::{Loaded, LoadedEach, Program, load_any, load_each, set_threads};
+pub use inventory::{
+    DeviceInfo, DiagnosticInfo, Inventory, StepsInfo, StreamInfo, ThreadInfo, inventory,
+};
+pub use labels::Provenance;
+pub use launch::LaunchStats;
+pub use percent::percent_of;
+pub use profile_summary::gpu::{
+    BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, MATH_BACKEND, OpRow, Phase,
+    TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
+};
+pub use profile_summary::{
+    Config as ProfileConfig, DIR_PATTERN, Input as ProfileInput, Mode as ProfileMode,
+    Output as ProfileOutput, buckets, compat_json_from_reader, group_thousands, python_prefix_len,
+    run as profile_summary, truncate_name,
+};
+pub use skip::{
+    Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, InFlight,
+    LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
+    analyze as analyze_capture, run as skip_stats, run_loaded as skip_stats_loaded,
+};
+pub use steps::{Spread, StepOrigin, StepRange, Steps};
+pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};

@@ -13,20 +13,21 @@
 //! renders text or JSON.
 
 pub mod buckets;
-pub mod gpu;
+pub(crate) mod gpu;
 mod py;
 mod rules;
-pub mod seed;
+mod seed;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use py::{PyNum, format_us, group_thousands, python_prefix_len, truncate_name};
-pub use rules::{BUCKET_RULES, OTHER, SDPA_BACKENDS, bucket_names, bucket_of};
+pub use py::{group_thousands, python_prefix_len, truncate_name};
 
 use crate::Error;
 
 /// What to analyse.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Input {
     /// One trace file.
     File(PathBuf),
@@ -37,6 +38,7 @@ pub enum Input {
 
 /// Which numbers to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Mode {
     /// GPU activities attributed to their launching CPU op; buckets sum to GPU time.
     Gpu,
@@ -47,9 +49,11 @@ pub enum Mode {
 /// Options of one `analyze-profile` run.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The file or directory to read.
     pub input: Input,
     /// Rows of the top-ops table (the seed's `--top_n`; negative values slice like Python).
     pub top_n: i64,
+    /// The numbers to compute.
     pub mode: Mode,
     /// JSON instead of text.
     pub json: bool,
@@ -63,8 +67,11 @@ pub const DIR_PATTERN: &str = "*.pt.trace.json*";
 /// What one `analyze-profile` run found: the original script's text (`--compat`, its
 /// exact bytes) or the default mode's summaries, which `report::profile_text` renders.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Output {
+    /// The original script's output, to print as it is.
     Compat(String),
+    /// One summary per file read.
     Gpu(Vec<gpu::GpuSummary>),
 }
 
@@ -101,9 +108,16 @@ pub fn run(config: &Config) -> Result<Output, Error> {
     }
 }
 
+/// The original script's `--json` line for one trace given as decompressed JSON text
+/// (`path` only names it in errors): `--compat --json` without the file.
+pub fn compat_json_from_reader(input: impl Read + Send, path: &Path) -> Result<String, Error> {
+    let summary = seed::seed_summary_from_reader(input, path)?;
+    Ok(seed::render_seed_json(&summary))
+}
+
 /// The files of `dir` that the seed's `glob(os.path.join(dir, '*.pt.trace.json*'))`
 /// matches, sorted as Python sorts strings.
-pub fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+pub(crate) fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let io_err = |source| Error::Io {
         path: dir.to_path_buf(),
         source,

@@ -53,13 +53,17 @@ impl Default for Config {
 /// SKIP metrics of one step or of all steps together.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkipMetrics {
+    /// Kernels in the step (collectives included).
     pub kernels: usize,
+    /// Kernels with a launch call that precedes them.
     pub launched_kernels: usize,
+    /// Total kernel launch-queue time: Σ (kernel start − launch start) over `launched_kernels`.
     pub tklqt: Nanos,
     /// Kernels launched by a CUDA/HIP graph launch, and their share of TKLQT. Their delay
     /// counts from the graph launch, so it includes the run time of the graph's earlier
     /// kernels: it is not queueing.
     pub graph_kernels: usize,
+    /// The part of `tklqt` from graph-launched kernels.
     pub graph_tklqt: Nanos,
     /// Kernels that start before their launch call (clock skew); left out of TKLQT.
     pub skewed_kernels: usize,
@@ -69,11 +73,13 @@ pub struct SkipMetrics {
     pub kernel_time: Nanos,
     /// The union of the kernel intervals (≤ `kernel_time` when streams overlap).
     pub kernel_union: Nanos,
+    /// Inference latency: end of the last kernel − start of the first top-level host operation.
     pub il: Nanos,
     /// IL − `kernel_union`.
     pub gpu_idle: Nanos,
     /// Median launch-to-start delay of the kernels launched one by one.
     pub median_direct_delay: Option<Nanos>,
+    /// Always [`Provenance::Measured`].
     pub provenance: Provenance,
 }
 
@@ -101,27 +107,37 @@ impl SkipMetrics {
 /// The metrics of one step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepMetrics {
+    /// The step's number (`ProfilerStep#N`, the step marker's, or a counter).
     pub number: i64,
+    /// The step's range, as its origin defines it.
     pub range: Window,
     /// From the first start to the last end of the step's GPU activities.
     pub gpu_range: Option<Window>,
+    /// The step's SKIP metrics; `None` when it has no kernels.
     pub skip: Option<SkipMetrics>,
 }
 
 /// The budget of one stream, with its printed names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamRow {
+    /// The device ordinal, as printed.
     pub device: i64,
+    /// The stream ordinal, as printed.
     pub stream: i64,
+    /// The stream's id in the capture.
     pub stream_id: StreamId,
+    /// The stream's split over the analysed window.
     pub budget: Budget,
 }
 
 /// The budget of a whole device (union over its streams).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceRow {
+    /// The device ordinal, as printed.
     pub device: i64,
+    /// The device's id in the capture.
     pub device_id: DeviceId,
+    /// The device's split over the analysed window.
     pub budget: Budget,
 }
 
@@ -131,12 +147,14 @@ pub struct DeviceRow {
 /// cause are unknowable, so they are kept out of steps, budgets and SKIP metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct InFlight {
+    /// Number of such activities.
     pub activities: usize,
+    /// Their summed duration.
     pub time: Nanos,
 }
 
 /// The mask of [`InFlight`] activities, one flag per entry of `capture.activities()`.
-pub fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
+pub(crate) fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
     let first_launch_corr = capture
         .host_events()
         .iter()
@@ -179,14 +197,21 @@ pub struct GpuBehind {
 /// Everything skip-stats reports about one capture.
 #[derive(Debug, Clone)]
 pub struct Report {
-    pub path: PathBuf,
+    /// What the capture is called in the report: its path, for a capture read from a file.
+    pub label: String,
+    /// The capture's trace format.
     pub format: Format,
+    /// The rank, from the trace's metadata or the file name.
     pub rank: Option<i64>,
+    /// The trace's `baseTimeNanoseconds`, when recorded (aligns ranks' clocks).
     pub base_time_ns: Option<i64>,
+    /// The steps and the step of each activity.
     pub steps: Steps,
     /// The analysed window: first start to last end of the GPU activities in steps.
     pub window: Option<Window>,
+    /// The budget of every stream over `window`, in stream order.
     pub streams: Vec<StreamRow>,
+    /// The budget of every device over `window`.
     pub devices: Vec<DeviceRow>,
     /// The stream with the most compute time in the window (index into `streams`); the
     /// busiest stream when no stream has compute.
@@ -205,8 +230,11 @@ pub struct Report {
     pub launch_all: LaunchStats,
     /// Launch join over the kernels of the capture.
     pub launch_kernels: LaunchStats,
+    /// SKIP metrics per step, in step order.
     pub per_step: Vec<StepMetrics>,
+    /// SKIP metrics over all steps together; `None` without kernels.
     pub total: Option<SkipMetrics>,
+    /// The launch-overhead verdict on the critical stream.
     pub verdict: Verdict,
     /// Diagnostics of the reader, of the step finder and of the analysis, counted: the
     /// workspace's one diagnostic type (`trace_model::Diagnostics`), from which reports
@@ -233,7 +261,9 @@ impl Report {
 /// Which rank's GPU work of a step ended last.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LastFinisher {
+    /// The step compared: the last one that every rank has.
     pub step: i64,
+    /// The rank that finished last.
     pub rank: Option<i64>,
     /// How much later than the earliest rank it ended (`measured` on aligned clocks).
     pub behind_earliest: Nanos,
@@ -245,8 +275,11 @@ pub struct LastFinisher {
 /// The analysis of one input: one report per capture (one per rank for a directory).
 #[derive(Debug, Clone)]
 pub struct Analysis {
+    /// The path that was read (a file or a directory of ranks).
     pub input: PathBuf,
+    /// One report per capture, in rank (or file-name) order.
     pub reports: Vec<Report>,
+    /// Which rank ended the last common step last; `None` for a single capture.
     pub last_finisher: Option<LastFinisher>,
 }
 
@@ -274,7 +307,7 @@ pub fn run_loaded(
     let mut rows = csv::Writer::from_writer(rows);
     write_header(&mut rows, multi).map_err(|e| csv_error(input, e))?;
     for &(path, rank, capture) in &captures {
-        let report = analyze(capture, path, rank, config);
+        let report = analyze(capture, &path.to_string_lossy(), rank, config);
         write_rows(&mut rows, capture, &report.steps, multi.then_some(rank))
             .map_err(|e| csv_error(input, e))?;
         reports.push(report);
@@ -302,8 +335,9 @@ fn csv_error(path: &Path, e: csv::Error) -> Error {
     }
 }
 
-/// Analyses one capture.
-pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Config) -> Report {
+/// Analyses one capture; `label` names it in the report (e.g. its path), `rank` is the
+/// rank it was taken on, when known.
+pub fn analyze(capture: &Capture, label: &str, rank: Option<i64>, config: &Config) -> Report {
     let mut steps = steps::find_steps(capture);
     let in_flight_mask = in_flight_at_start(capture);
     let mut in_flight = InFlight::default();
@@ -472,23 +506,22 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
     );
     let failed: Vec<&StreamRow> = streams.iter().filter(|s| !s.budget.check.holds()).collect();
     if let Some(s) = failed.first() {
+        let check = &s.budget.check;
         diagnostics.add_many(
             "budget-check-failed",
             failed.len() as u64,
-            "stream budgets whose parts do not sum to the span, or whose busy time differs from the union of their intervals".to_owned(),
+            "stream budgets whose parts differ from the interval unions (each part should be the union of its kind and the kinds before it, less the union of those before it)".to_owned(),
             format!(
-                "GPU {} stream {}: parts {} vs span {}, busy {} vs union {}",
+                "GPU {} stream {}: parts {} vs unions {}",
                 s.device,
                 s.stream,
-                s.budget.check.parts_sum,
-                s.budget.check.span,
-                s.budget.check.busy,
-                s.budget.check.union_busy
+                nanos_list(&check.parts),
+                nanos_list(&check.expected_parts()),
             ),
         );
     }
     Report {
-        path: path.to_path_buf(),
+        label: label.to_owned(),
         format: capture.format(),
         rank,
         base_time_ns: capture.meta().base_time_ns,
@@ -509,6 +542,12 @@ pub fn analyze(capture: &Capture, path: &Path, rank: Option<i64>, config: &Confi
         verdict,
         diagnostics,
     }
+}
+
+/// `[a, b, c, d]` in human units.
+fn nanos_list(parts: &[Nanos]) -> String {
+    let parts: Vec<String> = parts.iter().map(|p| p.human()).collect();
+    format!("[{}]", parts.join(", "))
 }
 
 /// Start times of CPU ops not nested in another CPU op on the same thread, sorted.
@@ -538,7 +577,7 @@ fn first_in(sorted: &[Nanos], w: Window) -> Option<Nanos> {
 }
 
 /// SKIP metrics over the kernels among `acts`; `None` without kernels.
-pub fn skip_metrics(
+pub(crate) fn skip_metrics(
     capture: &Capture,
     acts: &[&GpuActivity],
     first_top_level_op: Option<Nanos>,
@@ -675,7 +714,7 @@ fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Resul
 
 /// Writes one `rows.csv` row per GPU activity of the capture, in stream then start
 /// order. `rank` adds a leading rank column (directories of ranks).
-pub fn write_rows<W: std::io::Write>(
+pub(crate) fn write_rows<W: std::io::Write>(
     w: &mut csv::Writer<W>,
     capture: &Capture,
     steps: &Steps,

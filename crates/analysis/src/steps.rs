@@ -28,11 +28,15 @@ use crate::budget::Window;
 
 /// Where the steps came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StepOrigin {
+    /// `ProfilerStep#N` annotations (Kineto).
     ProfilerStep,
+    /// Step markers with a `step_num` (JAX).
     StepMarker,
     /// Repeated executions of this XLA module.
     ModuleExecution {
+        /// The module's name.
         module: String,
     },
     /// No step information: the whole capture is one step.
@@ -40,6 +44,7 @@ pub enum StepOrigin {
 }
 
 impl StepOrigin {
+    /// The origin in words, as reports print it.
     pub fn describe(&self) -> String {
         match self {
             StepOrigin::ProfilerStep => "ProfilerStep#N annotations".to_string(),
@@ -55,6 +60,7 @@ impl StepOrigin {
 /// One step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRange {
+    /// The step's number (from its annotation or marker, or counted).
     pub number: i64,
     /// The range that defines the step (host-side for annotations and markers,
     /// GPU-side for module executions).
@@ -62,6 +68,7 @@ pub struct StepRange {
 }
 
 impl StepRange {
+    /// Length of the step's range.
     pub fn duration(&self) -> Nanos {
         self.range.span()
     }
@@ -70,6 +77,7 @@ impl StepRange {
 /// The steps of a capture and the step of each GPU activity.
 #[derive(Debug, Clone)]
 pub struct Steps {
+    /// What marked the steps.
     pub origin: StepOrigin,
     /// In time order.
     pub steps: Vec<StepRange>,
@@ -82,8 +90,11 @@ pub struct Steps {
 /// Median, minimum and maximum of a set of durations (all `measured`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spread {
+    /// Lower median.
     pub median: Nanos,
+    /// Smallest value.
     pub min: Nanos,
+    /// Largest value.
     pub max: Nanos,
 }
 
@@ -118,7 +129,7 @@ impl Steps {
 }
 
 /// Finds the steps of a capture and places every GPU activity in one (or none).
-pub fn find_steps(capture: &Capture) -> Steps {
+pub(crate) fn find_steps(capture: &Capture) -> Steps {
     if let Some(first) = capture.steps().first() {
         let origin = match first.source {
             StepSource::ProfilerStep => StepOrigin::ProfilerStep,

@@ -22,17 +22,21 @@
 //!   launched through a CUDA/HIP graph are left out: their delay counts from the graph
 //!   launch, so it includes the run time of the graph's earlier kernels, not queueing.
 //!
-//! Rules, first match wins:
+//! Rules, first match wins, with the thresholds of [`THRESHOLDS`] (0.90, 0.80, 1 and 0.50
+//! today; the rules, [`assumptions`] and these docs' figures all come from that table):
 //! 1. no GPU activity in the window → no verdict;
-//! 2. **GPU-bound** if G ≥ 0.90, or G ≥ 0.80 and Q ≥ 1;
-//! 3. **host/launch-bound** if I ≥ 0.50 and H ≥ 0.50 (C ≥ 0.50 when H is unknown): the
-//!    GPU is idle half the time, and mostly because work had not been issued yet;
-//! 4. **mixed** otherwise — including G < 0.50 with most idle time queued: the GPU waits
+//! 2. **GPU-bound** if G ≥ `gpu_bound`, or G ≥ `gpu_bound_queued` and Q ≥ `queue_ratio`;
+//! 3. **host/launch-bound** if I ≥ `idle` and H ≥ `host_wait` (C ≥ `host_wait` when H is
+//!    unknown): the GPU is idle half the time, and mostly because work had not been
+//!    issued yet;
+//! 4. **mixed** otherwise — including a low G with most idle time queued: the GPU waits
 //!    on dependencies, which more host speed would not fix.
 //!
 //! Assumptions: the critical stream stands for the step (other streams overlap it);
 //! CPU and GPU clocks are aligned in the trace; the activity that ends a gap is the one
 //! the stream was waiting for.
+
+use std::sync::LazyLock;
 
 use crate::budget::Budget;
 use crate::gaps::IdleCauses;
@@ -40,14 +44,20 @@ use crate::labels::Provenance;
 
 /// The three outcomes (and the absence of GPU work).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Bound {
+    /// The GPU's work share is high: more host speed would not help.
     GpuBound,
+    /// The GPU idles half the time or more, mostly waiting for work to be issued.
     HostLaunchBound,
+    /// Neither of the above.
     Mixed,
+    /// No GPU activity in the window: no verdict.
     NoGpuWork,
 }
 
 impl Bound {
+    /// The outcome as reports print it.
     pub fn label(self) -> &'static str {
         match self {
             Bound::GpuBound => "GPU-bound",
@@ -58,12 +68,49 @@ impl Bound {
     }
 }
 
-/// Assumptions behind every verdict (see the module docs).
-pub const ASSUMPTIONS: &str = "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; idle>=0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; else mixed. G is the critical (most compute) stream's busy share without collectives, whose time includes waiting for peers. The critical stream stands for the step; CPU and GPU clocks are aligned; the activity that ends an idle gap is the one the stream waited for; graph-launched kernels are left out of Q";
+/// The thresholds of the verdict's rules (module docs), as shares in [0, 1] except
+/// `queue_ratio`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Thresholds {
+    /// G at or above this: GPU-bound.
+    gpu_bound: f64,
+    /// G at or above this with Q ≥ `queue_ratio`: GPU-bound.
+    gpu_bound_queued: f64,
+    /// Q at or above this: the host is ahead of the GPU.
+    queue_ratio: f64,
+    /// I at or above this (with H or C): host/launch-bound.
+    idle: f64,
+    /// H (or C when H is unknown) at or above this (with I): host/launch-bound.
+    host_wait: f64,
+}
+
+/// The one table of thresholds that [`decide`] and [`assumptions`] read.
+const THRESHOLDS: Thresholds = Thresholds {
+    gpu_bound: 0.90,
+    gpu_bound_queued: 0.80,
+    queue_ratio: 1.0,
+    idle: 0.50,
+    host_wait: 0.50,
+};
+
+static ASSUMPTIONS: LazyLock<String> = LazyLock::new(|| {
+    let t = THRESHOLDS;
+    format!(
+        "rules G>={:.2}, or G>={:.2} and Q>={}: GPU-bound; idle>={:.2} and H>={:.2} (C>={:.2} when H is unknown): host/launch-bound; else mixed. G is the critical (most compute) stream's busy share without collectives, whose time includes waiting for peers. The critical stream stands for the step; CPU and GPU clocks are aligned; the activity that ends an idle gap is the one the stream waited for; graph-launched kernels are left out of Q",
+        t.gpu_bound, t.gpu_bound_queued, t.queue_ratio, t.idle, t.host_wait, t.host_wait
+    )
+});
+
+/// The rules and assumptions behind every verdict, as one line for reports (the
+/// `assumptions` of its [`Provenance::Inferred`] label).
+pub fn assumptions() -> &'static str {
+    ASSUMPTIONS.as_str()
+}
 
 /// A verdict and the numbers it rests on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// The outcome of the rules.
     pub bound: Bound,
     /// G: busy share of the critical stream, collectives left out.
     pub busy_share: f64,
@@ -79,11 +126,12 @@ pub struct Verdict {
     pub covered_share: f64,
     /// Q: mean launch-to-start delay / mean kernel duration; `None` without launched kernels.
     pub queue_ratio: Option<f64>,
+    /// Always [`Provenance::Inferred`], with [`assumptions`].
     pub provenance: Provenance,
 }
 
 /// Applies the rules.
-pub fn decide(
+pub(crate) fn decide(
     critical: Option<&Budget>,
     idle: Option<&IdleCauses>,
     covered_share: f64,
@@ -96,12 +144,14 @@ pub fn decide(
     let collective_share = critical.map_or(0.0, |b| b.share(b.collective));
     let idle_share = critical.map_or(0.0, |b| b.share(b.idle));
     let has_work = critical.is_some_and(|b| b.busy().0 > 0);
-    let q_at_least_1 = queue_ratio.is_some_and(|q| q >= 1.0);
+    let t = THRESHOLDS;
+    let queued = queue_ratio.is_some_and(|q| q >= t.queue_ratio);
+    let host_waited = host_wait_share.map_or(covered_share, |h| h) >= t.host_wait;
     let bound = if !has_work {
         Bound::NoGpuWork
-    } else if busy_share >= 0.90 || (busy_share >= 0.80 && q_at_least_1) {
+    } else if busy_share >= t.gpu_bound || (busy_share >= t.gpu_bound_queued && queued) {
         Bound::GpuBound
-    } else if idle_share >= 0.50 && host_wait_share.map_or(covered_share >= 0.50, |h| h >= 0.50) {
+    } else if idle_share >= t.idle && host_waited {
         Bound::HostLaunchBound
     } else {
         Bound::Mixed
@@ -116,7 +166,7 @@ pub fn decide(
         covered_share,
         queue_ratio,
         provenance: Provenance::Inferred {
-            assumptions: ASSUMPTIONS,
+            assumptions: assumptions(),
         },
     }
 }
@@ -141,10 +191,8 @@ mod tests {
             idle: Nanos(100 - busy),
             activity_count: 1,
             check: BudgetCheck {
-                parts_sum: Nanos(100),
-                span: Nanos(100),
-                busy: Nanos(busy),
-                union_busy: Nanos(busy),
+                parts: [Nanos(busy), Nanos(0), Nanos(0), Nanos(0)],
+                prefix_unions: [Nanos(busy); 4],
             },
             provenance: Provenance::Measured,
         };
@@ -173,6 +221,18 @@ mod tests {
         assert_eq!(decide(None, None, 0.0, None).bound, Bound::NoGpuWork);
     }
 
+    /// The assumptions line prints the table's thresholds as the rules use them.
+    #[test]
+    fn assumptions_name_the_thresholds() {
+        assert!(
+            assumptions().starts_with(
+                "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; idle>=0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; else mixed."
+            ),
+            "{}",
+            assumptions()
+        );
+    }
+
     /// A stream busy with collectives is not GPU-bound, and its little idle time does
     /// not make it host-bound either.
     #[test]
@@ -189,10 +249,8 @@ mod tests {
             idle: Nanos(5),
             activity_count: 2,
             check: BudgetCheck {
-                parts_sum: Nanos(100),
-                span: Nanos(100),
-                busy: Nanos(95),
-                union_busy: Nanos(95),
+                parts: [Nanos(30), Nanos(65), Nanos(0), Nanos(0)],
+                prefix_unions: [Nanos(30), Nanos(95), Nanos(95), Nanos(95)],
             },
             provenance: Provenance::Measured,
         };

@@ -22,8 +22,11 @@ use crate::{Error, SourceFormat};
 /// One decoded program: its id, module name and HLO module.
 #[derive(Debug, Clone)]
 pub struct ProgramModule {
+    /// The program id GPU activities carry (`program_id` stat).
     pub program_id: i64,
+    /// The HLO module's name.
     pub module_name: String,
+    /// The parsed module.
     pub module: HloModule,
 }
 

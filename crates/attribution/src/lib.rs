@@ -6,39 +6,34 @@
 //! [`attribute_kineto`] work on what a caller already loaded. The result, [`Attribution`],
 //! holds one [`KernelRow`] per GPU activity (kernels, memcpys and memsets: every one exactly
 //! once) and the aggregations of SPEC.md's outputs ([`Attribution::ops`],
-//! [`Attribution::lines`], [`Attribution::how`]); `report::attribution_text` turns them into the CSV files and
-//! the summary (it belongs in the `report` crate once that exists).
+//! [`Attribution::lines`], [`Attribution::how`]); the `report` crate's `attribution_text`
+//! turns them into the CSV files and the summary.
+//!
+//! A PyTorch trace with `with_stack=True`, in memory: the kernel's launch leads to
+//! `aten::mm`, and the `python_function` frames around it to the user's `train.py` line.
 //!
 //! ```
-//! use attribution::{Config, MatchKind};
-//! let hlo = r#"HloModule jit_f, is_scheduled=true
-//!
-//! ENTRY %main (x: f32[8]) -> f32[8] {
-//!   %x = f32[8]{0} parameter(0)
-//!   ROOT %neg = f32[8]{0} negate(f32[8]{0} %x), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=3}
-//! }
-//! "#;
-//! let module = hlo_parser::parse_module(hlo)?;
-//! let program = attribution::ProgramModule { program_id: 1, module_name: "jit_f".into(), module };
-//! let mut capture = trace_model::CaptureBuilder::new(trace_model::Format::XPlane);
-//! // One device, one stream, one kernel with `hlo_op = neg`, `program_id = 1`.
-//! capture.devices.push(trace_model::Device { id: trace_model::DeviceId::new(0), ordinal: 0,
-//!     vendor: trace_model::Vendor::Nvidia, properties: Default::default() });
-//! capture.streams.push(trace_model::Stream { id: trace_model::StreamId::new(0),
-//!     device: trace_model::DeviceId::new(0), ordinal: 7, name: None });
-//! let name = capture.strings.intern("neg");
-//! let mut kernel = trace_model::GpuActivity::new(trace_model::StreamId::new(0),
-//!     trace_model::Nanos(0), trace_model::Nanos(5), name, trace_model::ActivityKind::Kernel,
-//!     trace_model::classify_kernel("neg"), 0);
-//! kernel.hlo_op = Some(capture.strings.intern("neg"));
-//! kernel.program_id = Some(1);
-//! capture.activities.push(kernel);
-//! let capture = capture.finish(std::path::Path::new("example.xplane.pb"));
-//! let result = attribution::attribute_xspace(&capture, &[program], &Config::default())?;
-//! assert_eq!(result.kernels[0].match_kind, MatchKind::Exact);
-//! assert_eq!(result.kernels[0].source_line, "f.py:3");
+//! use attribution::{Config, DecidedBy, MatchKind};
+//! let trace = r#"{"traceEvents": [
+//!   {"ph": "X", "cat": "python_function", "name": "train.py(12): step", "pid": 1, "tid": 1,
+//!    "ts": 0, "dur": 20},
+//!   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 10},
+//!   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+//!    "ts": 2, "dur": 2, "args": {"correlation": 1}},
+//!   {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7,
+//!    "ts": 5, "dur": 30, "args": {"correlation": 1, "device": 0, "stream": 7}}
+//! ]}"#;
+//! let path = std::path::Path::new("tiny.json");
+//! let capture = chrome_reader::load_from(trace.as_bytes(), path)?;
+//! let result = attribution::attribute_kineto(&capture, &Config::default(), "tiny.json")?;
+//! let kernel = &result.kernels[0];
+//! assert_eq!((kernel.match_kind, kernel.decided_by), (MatchKind::Exact, DecidedBy::CorrelationChain));
+//! assert_eq!((kernel.op_name.as_str(), kernel.source_line.as_str()), ("aten::mm", "train.py:12"));
+//! assert_eq!(result.attributed_time_ns(), 30_000);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod error;
 mod jax;

@@ -19,6 +19,7 @@ pub struct Config {
 /// How a kernel was matched. Each kernel gets exactly one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum MatchKind {
     /// JAX: the tracer's own `hlo_op` stat names an instruction of the program. PyTorch: the
     /// whole chain kernel → launch → CPU op → Python user frame is in the trace.
@@ -34,6 +35,7 @@ pub enum MatchKind {
 }
 
 impl MatchKind {
+    /// Every match kind, from the most to the least certain.
     pub const ALL: [MatchKind; 4] = [
         MatchKind::Exact,
         MatchKind::Name,
@@ -41,6 +43,7 @@ impl MatchKind {
         MatchKind::None,
     ];
 
+    /// The kind as the CSV files name it.
     pub fn as_str(self) -> &'static str {
         match self {
             MatchKind::Exact => "exact",
@@ -89,6 +92,7 @@ pub enum DecidedBy {
 }
 
 impl DecidedBy {
+    /// The record as `how.csv` names it.
     pub fn as_str(self) -> &'static str {
         match self {
             DecidedBy::HloOpProgramId => "hlo_op+program_id",
@@ -112,8 +116,11 @@ impl DecidedBy {
 /// Which reader the capture came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum SourceFormat {
+    /// An XSpace (`.xplane.pb`) of a JAX run.
     XSpace,
+    /// A Kineto (PyTorch) Chrome trace.
     Kineto,
 }
 
@@ -124,14 +131,17 @@ pub struct KernelRow {
     pub device: i64,
     /// Stream ordinal.
     pub stream: i64,
-    /// Start and duration in ns on the capture's axis (measured).
+    /// Start in ns on the capture's axis (measured).
     pub start_ns: i64,
+    /// Duration in ns (measured).
     pub dur_ns: i64,
     /// `kernel`, `memcpy` or `memset`.
     pub kind: &'static str,
+    /// The activity's name (kernel name, or the memcpy/memset label).
     pub name: String,
     /// JAX: the program the kernel belongs to, `module(id)`; empty when none.
     pub program: String,
+    /// JAX: the program id the kernel carries, when it has one.
     pub program_id: Option<i64>,
     /// JAX: the HLO instruction (for `exact`, the event's `hlo_op`; an async collective
     /// missing from the module keeps its label). Empty for PyTorch.
@@ -142,7 +152,9 @@ pub struct KernelRow {
     pub source_line: String,
     /// The function of that frame, when the record names it.
     pub function: String,
+    /// How the kernel was matched.
     pub match_kind: MatchKind,
+    /// Which record decided the match.
     pub decided_by: DecidedBy,
     /// Launched by a CUDA/HIP graph or inside a command buffer.
     pub in_graph: bool,
@@ -151,21 +163,30 @@ pub struct KernelRow {
 /// One row of `ops.csv`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OpRow {
+    /// JAX: the program, `module(id)`; empty for PyTorch.
     pub program: String,
+    /// The op name (JAX `op_name`, PyTorch CPU op).
     pub op_name: String,
+    /// Kernels attributed to the op.
     pub kernels: u64,
+    /// Their GPU time, ns.
     pub gpu_time_ns: i64,
     /// Distinct instructions (JAX) behind the op.
     pub instructions: u64,
+    /// `file:line` of the op's user frame, empty when unknown.
     pub source_line: String,
 }
 
 /// One row of `lines.csv`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LineRow {
+    /// `file:line` of the user frame, empty for kernels without one.
     pub source_line: String,
+    /// The function of that frame, when the record names it.
     pub function: String,
+    /// Kernels attributed to the line.
     pub kernels: u64,
+    /// Their GPU time, ns.
     pub gpu_time_ns: i64,
     /// Share of the attributed (not `none`) GPU time.
     pub share_pct: f64,
@@ -174,10 +195,15 @@ pub struct LineRow {
 /// One row of `how.csv`: a device (or `all`), a match kind and the stat that decided it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct HowRow {
+    /// The device ordinal, or `all`.
     pub device: String,
+    /// How the kernels were matched.
     pub match_kind: MatchKind,
+    /// Which record decided it.
     pub decided_by: DecidedBy,
+    /// Kernels matched that way.
     pub kernels: u64,
+    /// Their GPU time, ns.
     pub gpu_time_ns: i64,
     /// Share of the device's GPU time (of all devices' for `all`).
     pub share_pct: f64,
@@ -186,12 +212,17 @@ pub struct HowRow {
 /// A stored program (JAX).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProgramSummary {
+    /// The program id GPU activities carry.
     pub program_id: i64,
+    /// The HLO module's name.
     pub module_name: String,
+    /// Instructions in the module.
     pub instructions: usize,
     /// Instructions whose Python line resolves (metadata or stack frames; measured).
     pub with_python_line: usize,
+    /// Kernels attributed to the program.
     pub kernels: u64,
+    /// Their GPU time, ns.
     pub gpu_time_ns: i64,
     /// Other ids under which the same HLO bytes are stored.
     pub same_bytes_as: Vec<i64>,
@@ -200,9 +231,13 @@ pub struct ProgramSummary {
 /// Everything an attribution found.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Attribution {
+    /// The capture that was read.
     pub path: String,
+    /// Which reader read it.
     pub format: SourceFormat,
+    /// One row per GPU activity (kernels, memcpys, memsets), each exactly once.
     pub kernels: Vec<KernelRow>,
+    /// JAX: the stored programs, by id.
     pub programs: Vec<ProgramSummary>,
     /// The program with the most GPU time, or `--program`.
     pub chosen_program: Option<i64>,
@@ -214,14 +249,17 @@ pub struct Attribution {
     pub has_python_stacks: bool,
     /// What cannot be trusted, and what a new capture would answer.
     pub notes: Vec<String>,
+    /// Captures or options that would answer what this one cannot.
     pub needs_new_capture: Vec<String>,
 }
 
 impl Attribution {
+    /// Σ of all activities' durations, ns (overlapping streams count twice).
     pub fn gpu_time_ns(&self) -> i64 {
         self.kernels.iter().map(|k| k.dur_ns).sum()
     }
 
+    /// Σ of the durations of the activities with a match (not [`MatchKind::None`]), ns.
     pub fn attributed_time_ns(&self) -> i64 {
         self.kernels
             .iter()

@@ -1,6 +1,7 @@
 //! The output files as text: `kernels.csv`, `ops.csv`, `lines.csv`, `how.csv`, `summary.txt`,
 //! and the JSON summary. (Rendering belongs in the `report` crate once it takes these.)
 
+use analysis::percent_of;
 use attribution::{Attribution, MatchKind, SourceFormat};
 
 /// Every output file: (file name, contents), in a fixed order.
@@ -33,6 +34,7 @@ fn csv_text(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String 
         .expect("invariant: CSV of UTF-8 fields is UTF-8")
 }
 
+/// `kernels.csv`: one row per GPU activity with what it was attributed to.
 pub fn kernels_csv(result: &Attribution) -> String {
     csv_text(
         &[
@@ -100,7 +102,7 @@ pub fn ops_csv(result: &Attribution) -> String {
                 o.op_name,
                 o.kernels.to_string(),
                 o.gpu_time_ns.to_string(),
-                format!("{:.3}", percent(o.gpu_time_ns, device_time(d))),
+                format!("{:.3}", percent_of(o.gpu_time_ns, device_time(d))),
                 o.instructions.to_string(),
                 o.source_line,
             ]
@@ -132,6 +134,7 @@ pub fn lines_csv(result: &Attribution) -> String {
     )
 }
 
+/// `how.csv`: kernels and GPU time per device, match kind and deciding record.
 pub fn how_csv(result: &Attribution) -> String {
     csv_text(
         &[
@@ -158,43 +161,71 @@ pub fn how_csv(result: &Attribution) -> String {
 /// The summary as data (what `--json` prints).
 #[derive(Debug, serde::Serialize)]
 pub struct Summary<'a> {
+    /// The capture that was read.
     pub path: &'a str,
+    /// Which reader read it.
     pub format: SourceFormat,
     /// Every number below is measured (counted from the capture).
     pub label: &'static str,
+    /// GPU activities attributed (each exactly once).
     pub kernels: usize,
+    /// Σ of their durations, ns.
     pub gpu_time_ns: i64,
+    /// Σ of the durations of those with a match, ns.
     pub attributed_time_ns: i64,
+    /// Kernels, time and share per match kind, over all devices.
     pub by_match_kind: Vec<MatchShare>,
+    /// The same per device.
     pub per_device: Vec<DeviceShare>,
+    /// Kernels with match kind `none`.
     pub kernels_without_candidate: u64,
+    /// GPU time of graph (command-buffer) kernels, ns.
     pub graph_time_ns: i64,
+    /// The part of it with a match, ns.
     pub graph_attributed_ns: i64,
+    /// JAX: the program whose HLO text is written.
     pub chosen_program: Option<i64>,
+    /// JAX: the stored programs.
     pub programs: &'a [attribution::ProgramSummary],
+    /// Kernels left out by `--program`.
     pub other_program_kernels: u64,
+    /// PyTorch: whether the trace has `python_function` events at all.
     pub has_python_stacks: bool,
+    /// The ten Python lines with the most GPU time.
     pub top_lines: Vec<attribution::LineRow>,
+    /// What cannot be trusted.
     pub notes: &'a [String],
+    /// Captures or options that would answer what this one cannot.
     pub needs_new_capture: &'a [String],
 }
 
+/// Kernels and GPU time of one match kind.
 #[derive(Debug, serde::Serialize)]
 pub struct MatchShare {
+    /// The match kind.
     pub match_kind: MatchKind,
+    /// Kernels matched that way.
     pub kernels: u64,
+    /// Their GPU time, ns.
     pub gpu_time_ns: i64,
+    /// Their share of the GPU time concerned, in percent.
     pub share_pct: f64,
 }
 
+/// The match kinds of one device.
 #[derive(Debug, serde::Serialize)]
 pub struct DeviceShare {
+    /// The device ordinal.
     pub device: i64,
+    /// Its GPU activities.
     pub kernels: u64,
+    /// Their GPU time, ns.
     pub gpu_time_ns: i64,
+    /// Kernels, time and share per match kind on the device.
     pub by_match_kind: Vec<MatchShare>,
 }
 
+/// The summary of an attribution as data.
 pub fn summary(result: &Attribution) -> Summary<'_> {
     let total = result.gpu_time_ns();
     let shares = |rows: &[&attribution::KernelRow]| -> Vec<MatchShare> {
@@ -208,7 +239,7 @@ pub fn summary(result: &Attribution) -> Summary<'_> {
                     match_kind: kind,
                     kernels: of.len() as u64,
                     gpu_time_ns: t,
-                    share_pct: percent(t, time),
+                    share_pct: percent_of(t, time),
                 }
             })
             .collect()
@@ -262,6 +293,7 @@ pub fn summary(result: &Attribution) -> Summary<'_> {
     }
 }
 
+/// The summary as pretty-printed JSON (what `--json` prints).
 pub fn summary_json(result: &Attribution) -> String {
     serde_json::to_string_pretty(&summary(result)).expect("invariant: the summary serializes")
 }
@@ -270,6 +302,7 @@ fn ms(ns: i64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
 }
 
+/// The summary as text (what `attribute-kernels` prints).
 pub fn summary_text(result: &Attribution) -> String {
     use std::fmt::Write;
     let s = summary(result);
@@ -281,7 +314,7 @@ pub fn summary_text(result: &Attribution) -> String {
         s.kernels,
         ms(s.gpu_time_ns),
         ms(s.attributed_time_ns),
-        percent(s.attributed_time_ns, s.gpu_time_ns)
+        percent_of(s.attributed_time_ns, s.gpu_time_ns)
     );
     let _ = writeln!(out, "\nshare of GPU time by match kind (measured):");
     for m in &s.by_match_kind {
@@ -333,8 +366,8 @@ pub fn summary_text(result: &Attribution) -> String {
             out,
             "\nGPU time inside graphs / command buffers: {} ({:.1} % of GPU time), attributed {:.1} % of it (measured)",
             ms(s.graph_time_ns),
-            percent(s.graph_time_ns, s.gpu_time_ns),
-            percent(s.graph_attributed_ns, s.graph_time_ns)
+            percent_of(s.graph_time_ns, s.gpu_time_ns),
+            percent_of(s.graph_attributed_ns, s.graph_time_ns)
         );
     }
     if !s.programs.is_empty() {
@@ -401,12 +434,4 @@ pub fn summary_text(result: &Attribution) -> String {
         }
     }
     out
-}
-
-fn percent(part: i64, whole: i64) -> f64 {
-    if whole > 0 {
-        100.0 * part as f64 / whole as f64
-    } else {
-        0.0
-    }
 }

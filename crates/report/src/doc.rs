@@ -7,15 +7,18 @@ use crate::label::Figure;
 /// A whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Document {
+    /// The report's title.
     pub title: String,
     /// Lines under the title (input, tool version); plain text.
     pub subtitle: Vec<String>,
     /// The findings, most important first; shown before any section.
     pub findings: Vec<Finding>,
+    /// The sections, in reading order.
     pub sections: Vec<Section>,
 }
 
 impl Document {
+    /// An empty document with a title.
     pub fn new(title: impl Into<String>) -> Document {
         Document {
             title: title.into(),
@@ -39,10 +42,12 @@ impl Document {
 /// One finding: a sentence made of text and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
+    /// The sentence, in order.
     pub spans: Vec<Span>,
 }
 
 impl Finding {
+    /// A finding made of these spans.
     pub fn new(spans: Vec<Span>) -> Finding {
         Finding { spans }
     }
@@ -53,11 +58,14 @@ impl Finding {
 pub struct Section {
     /// An anchor: lower case, no spaces.
     pub id: String,
+    /// The section's heading.
     pub title: String,
+    /// Its contents, in order.
     pub blocks: Vec<Block>,
 }
 
 impl Section {
+    /// An empty section with an anchor and a heading.
     pub fn new(id: impl Into<String>, title: impl Into<String>) -> Section {
         Section {
             id: id.into(),
@@ -72,6 +80,7 @@ impl Section {
         self
     }
 
+    /// Adds a block.
     pub fn push(&mut self, block: Block) {
         self.blocks.push(block);
     }
@@ -85,14 +94,19 @@ impl Section {
 /// A piece of a section.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "content", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Block {
+    /// A paragraph: one sentence or more.
     Paragraph(Vec<Span>),
     /// A bulleted list; each item a sentence.
     List(Vec<Vec<Span>>),
+    /// A table.
     Table(Table),
     /// An SVG chart (a complete `<svg>` element) with a caption.
     Svg {
+        /// The caption shown under the chart.
         caption: String,
+        /// The `<svg>` element.
         svg: String,
     },
     /// The trust list: what the capture or the readers could not vouch for.
@@ -102,18 +116,23 @@ pub enum Block {
 /// Text or a figure inside a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Span {
+    /// Plain text.
     Text(String),
     /// Code or a name (kernel, op, flag), shown verbatim.
     Code(String),
+    /// A labelled number.
     Figure(Figure),
 }
 
 impl Span {
+    /// A plain-text span.
     pub fn text(s: impl Into<String>) -> Span {
         Span::Text(s.into())
     }
 
+    /// A code span.
     pub fn code(s: impl Into<String>) -> Span {
         Span::Code(s.into())
     }
@@ -130,22 +149,30 @@ impl Span {
 /// A table cell.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Cell {
+    /// Plain text.
     Text(String),
+    /// Code or a name, shown verbatim.
     Code(String),
+    /// A labelled number.
     Figure(Figure),
+    /// Nothing.
     Empty,
 }
 
 impl Cell {
+    /// A plain-text cell.
     pub fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
     }
 
+    /// A code cell.
     pub fn code(s: impl Into<String>) -> Cell {
         Cell::Code(s.into())
     }
 
+    /// A figure cell.
     pub fn figure(f: Figure) -> Cell {
         Cell::Figure(f)
     }
@@ -154,14 +181,18 @@ impl Cell {
 /// A table; `name` is also the stem of its CSV file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Table {
+    /// The table's name: its CSV file's stem and its anchor.
     pub name: String,
+    /// The column headings.
     pub columns: Vec<String>,
+    /// The rows, each with one cell per column.
     pub rows: Vec<Vec<Cell>>,
     /// A note under the table (definitions, what was left out).
     pub note: Option<String>,
 }
 
 impl Table {
+    /// An empty table with these columns.
     pub fn new(name: impl Into<String>, columns: &[&str]) -> Table {
         Table {
             name: name.into(),
@@ -182,6 +213,7 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// The table with a note under it.
     pub fn with_note(mut self, note: impl Into<String>) -> Table {
         self.note = Some(note.into());
         self
@@ -193,6 +225,7 @@ impl Table {
 pub struct TrustEntry {
     /// Stable machine-readable code (`activity-without-launch`).
     pub code: String,
+    /// What it means, in words.
     pub message: String,
     /// How many events or activities it concerns, when counted.
     pub count: Option<Figure>,

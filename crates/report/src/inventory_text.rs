@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use analysis::inventory::Inventory;
+use analysis::Inventory;
 use trace_model::Nanos;
 
 /// Renders the inventory as text for a terminal.

@@ -12,10 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::input::Loaded;
-use analysis::profile_summary::buckets;
-use analysis::profile_summary::gpu::{self, GpuSummary};
-use analysis::skip::{self, Analysis, Report};
+use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report, buckets};
 use trace_model::{Capture, HostKind, Nanos};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
@@ -33,12 +30,17 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The capture could not be read or analysed.
     #[error(transparent)]
     Analysis(#[from] analysis::Error),
+    /// `--step` names a step the capture does not have.
     #[error("{path}: no step {step} (steps: {available})")]
     NoSuchStep {
+        /// The capture.
         path: PathBuf,
+        /// The step asked for.
         step: i64,
+        /// The step numbers the capture has, comma-separated.
         available: String,
     },
 }
@@ -46,7 +48,9 @@ pub enum Error {
 /// The investigation's result: the document and the raw `rows.csv` of skip-stats.
 #[derive(Debug)]
 pub struct Investigation {
+    /// The report.
     pub document: Document,
+    /// skip-stats' `rows.csv` of the same capture, one row per GPU activity.
     pub rows_csv: Vec<u8>,
 }
 
@@ -55,12 +59,17 @@ const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and f
 /// Runs the investigation of the capture at `input` (a Kineto trace, a directory of rank
 /// traces, an `.xplane.pb`, or a JAX capture directory).
 pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Error> {
-    let loaded = analysis::input::load_any(input)?;
+    let loaded = analysis::load_any(input)?;
     let mut rows_csv = Vec::new();
-    let analysis = skip::run_loaded(input, &loaded, &skip::Config::default(), &mut rows_csv)?;
+    let analysis = analysis::skip_stats_loaded(
+        input,
+        &loaded,
+        &analysis::SkipConfig::default(),
+        &mut rows_csv,
+    )?;
     let summaries: Vec<GpuSummary> = loaded
         .iter()
-        .map(|l| gpu::gpu_summary(&l.capture, &l.path.to_string_lossy(), l.rank))
+        .map(|l| analysis::gpu_summary(&l.capture, &l.path.to_string_lossy(), l.rank))
         .collect();
     if let Some(step) = options.step {
         let first = &analysis.reports[0];
@@ -144,7 +153,7 @@ fn pct(share: f64) -> Figure {
 
 fn rank_label(r: &Report) -> String {
     r.rank
-        .map_or_else(|| file_name(&r.path), |n| format!("rank {n}"))
+        .map_or_else(|| file_name(Path::new(&r.label)), |n| format!("rank {n}"))
 }
 
 /// Step 1.
@@ -238,7 +247,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
 }
 
 fn verdict_label() -> Label {
-    Label::inferred(analysis::verdict::ASSUMPTIONS)
+    Label::inferred(analysis::verdict_assumptions())
 }
 
 /// The range of a share over the reports (ranks), when there are several.
@@ -310,7 +319,7 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
         add(
             &mut t,
             &who,
-            "budget: compute + collective + memcpy + memset + idle = span, per stream",
+            "budget: each part = its interval-union difference, per stream",
             failed == 0,
             format!("{} streams, {failed} failed", r.streams.len()),
         );
@@ -554,7 +563,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
                 None => "last to finish".to_owned(),
             });
         }
-        for th in analysis::gaps::launching_threads(c) {
+        for th in analysis::launching_threads(c) {
             let slices: Vec<Slice> = c
                 .thread_events(th)
                 .iter()

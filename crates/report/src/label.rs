@@ -6,22 +6,31 @@ use trace_model::Nanos;
 /// Where a number comes from (SPEC.md "Numbers and labels").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Label {
     /// Counted or summed from the capture's own records.
     Measured,
     /// Copied from metadata or a spec sheet, named by `source`.
-    Read { source: String },
+    Read {
+        /// The document or metadata field.
+        source: String,
+    },
     /// An estimate or a judgement resting on `assumptions`.
-    Inferred { assumptions: String },
+    Inferred {
+        /// What the estimate rests on, in words.
+        assumptions: String,
+    },
 }
 
 impl Label {
+    /// A `read` label naming its source.
     pub fn read(source: impl Into<String>) -> Label {
         Label::Read {
             source: source.into(),
         }
     }
 
+    /// An `inferred` label stating its assumptions.
     pub fn inferred(assumptions: impl Into<String>) -> Label {
         Label::Inferred {
             assumptions: assumptions.into(),
@@ -50,6 +59,7 @@ impl Label {
 /// The value of a figure, with its unit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "unit", content = "value", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Value {
     /// A duration in nanoseconds.
     Duration(i64),
@@ -71,14 +81,18 @@ pub enum Value {
 /// GPUs or ranks (`min`, `max` in the same unit).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Figure {
+    /// The number and its unit.
     pub value: Value,
+    /// Where it comes from.
     #[serde(flatten)]
     pub label: Label,
+    /// Its range over steps, GPUs or ranks (min, max), when it varies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub range: Option<(Value, Value)>,
 }
 
 impl Figure {
+    /// A figure without a range.
     pub fn new(value: Value, label: Label) -> Figure {
         Figure {
             value,
@@ -87,18 +101,22 @@ impl Figure {
         }
     }
 
+    /// A duration.
     pub fn duration(ns: Nanos, label: Label) -> Figure {
         Figure::new(Value::Duration(ns.0), label)
     }
 
+    /// A percentage (0–100).
     pub fn percent(p: f64, label: Label) -> Figure {
         Figure::new(Value::Percent(p), label)
     }
 
+    /// A count.
     pub fn count(n: u64, label: Label) -> Figure {
         Figure::new(Value::Count(n), label)
     }
 
+    /// A dimensionless ratio.
     pub fn ratio(r: f64, label: Label) -> Figure {
         Figure::new(Value::Ratio(r), label)
     }

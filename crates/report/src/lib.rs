@@ -20,6 +20,8 @@
 //! assert!(md.contains("| 7 | 42.0 % |"));
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod attribution_text;
 pub mod csv;
 mod doc;

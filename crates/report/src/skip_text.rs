@@ -6,11 +6,10 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 use trace_model::Nanos;
 
-use analysis::budget::{Budget, Window};
-use analysis::launch::LaunchStats;
-use analysis::skip::{Analysis, Report, SkipMetrics};
-use analysis::steps::Spread;
-use analysis::verdict::Bound;
+use analysis::{
+    Bound, Budget, LaunchStats, SkipAnalysis as Analysis, SkipMetrics, SkipReport as Report,
+    Spread, Window,
+};
 
 /// The text report: one block per capture (rank), then the last finisher.
 pub fn render_text(analysis: &Analysis) -> String {
@@ -44,7 +43,7 @@ fn pct(x: f64) -> String {
 
 fn render_report(out: &mut String, r: &Report) {
     let rank = r.rank.map(|n| format!(", rank {n}")).unwrap_or_default();
-    let _ = writeln!(out, "== {}{rank}", r.path.display());
+    let _ = writeln!(out, "== {}{rank}", r.label);
     let _ = writeln!(out, "format: {}", r.format.describe());
     let n = r.steps.steps.len();
     let _ = write!(out, "steps: {n} ({})", r.steps.origin.describe());
@@ -185,7 +184,12 @@ fn budget_cells(b: &Budget) -> String {
             format!("{:.1}", 100.0 * b.share(part))
         );
     }
-    let _ = write!(s, "  {}", if b.check.holds() { "ok" } else { "FAILED" });
+    if b.check.holds() {
+        s.push_str("  ok");
+    } else {
+        let expected: Vec<String> = b.check.expected_parts().iter().map(|p| p.human()).collect();
+        let _ = write!(s, "  FAILED (unions give {})", expected.join(" / "));
+    }
     s
 }
 
@@ -196,7 +200,7 @@ fn render_budgets(out: &mut String, r: &Report) {
     );
     let _ = writeln!(
         out,
-        "{:>6} {:>8} {:>11} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6}  sum=span",
+        "{:>6} {:>8} {:>11} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6}  check",
         "device",
         "stream",
         "span",
@@ -233,7 +237,7 @@ fn render_budgets(out: &mut String, r: &Report) {
         + r.devices.iter().filter(|d| !d.budget.check.holds()).count();
     let _ = writeln!(
         out,
-        "check: compute + collective + memcpy + memset + idle = span, and busy = union of intervals: {} ({} rows)\n",
+        "check: each part = the union of its kind and the kinds before it, less the union of those before it (merged apart from the sweep), so the parts sum to the union of all activities: {} ({} rows)\n",
         if failed == 0 {
             "holds for every row".to_string()
         } else {
@@ -390,10 +394,11 @@ fn budget_json(b: &Budget) -> Value {
         "idle_ns": b.idle.0,
         "activities": b.activity_count,
         "check": {
-            "parts_sum_ns": b.check.parts_sum.0,
-            "span_ns": b.check.span.0,
-            "busy_ns": b.check.busy.0,
-            "union_busy_ns": b.check.union_busy.0,
+            "parts_ns": b.check.parts.map(|p| p.0),
+            "expected_parts_ns": b.check.expected_parts().map(|p| p.0),
+            "busy_ns": b.check.parts_busy().0,
+            "union_busy_ns": b.check.union_busy().0,
+            "tolerance_ns": analysis::BudgetCheck::TOLERANCE.0,
             "holds": b.check.holds(),
         },
         "label": b.provenance.label(),
@@ -455,7 +460,7 @@ pub fn render_json(analysis: &Analysis) -> Value {
 fn report_json(r: &Report) -> Value {
     let v = &r.verdict;
     json!({
-        "path": r.path.display().to_string(),
+        "path": r.label.to_string(),
         "format": r.format.describe(),
         "rank": r.rank,
         "steps": {
@@ -486,7 +491,7 @@ fn report_json(r: &Report) -> Value {
             "queue_ratio": v.queue_ratio,
             "critical_stream": r.critical_stream().map(|c| json!({"device": c.device, "stream": c.stream})),
             "label": v.provenance.label(),
-            "assumptions": analysis::verdict::ASSUMPTIONS,
+            "assumptions": analysis::verdict_assumptions(),
         },
         "streams": r.streams.iter().map(|s| json!({
             "device": s.device, "stream": s.stream, "budget": budget_json(&s.budget),
@@ -523,4 +528,51 @@ fn report_json(r: &Report) -> Value {
             "code": d.code, "count": d.count, "message": d.message, "first": d.first,
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use analysis::{BudgetCheck, BusyKind, Provenance};
+    use trace_model::Nanos;
+
+    use super::*;
+
+    /// A budget over `[0, 10)` whose parts claim `parts` for compute `[0, 4)` and a
+    /// collective `[2, 6)`.
+    fn cells(parts: [i64; 4]) -> String {
+        let intervals = [
+            (Nanos(0), Nanos(4), BusyKind::Compute),
+            (Nanos(2), Nanos(6), BusyKind::Collective),
+        ];
+        let busy: i64 = parts.iter().sum();
+        budget_cells(&Budget {
+            window: Window {
+                start: Nanos(0),
+                end: Nanos(10),
+            },
+            compute: Nanos(parts[0]),
+            collective: Nanos(parts[1]),
+            memcpy: Nanos(parts[2]),
+            memset: Nanos(parts[3]),
+            idle: Nanos(10 - busy),
+            activity_count: 2,
+            check: BudgetCheck::new(parts.map(Nanos), &intervals),
+            provenance: Provenance::Measured,
+        })
+    }
+
+    #[test]
+    fn a_failed_budget_check_prints_the_union_figures() {
+        assert!(
+            cells([4, 2, 0, 0]).ends_with("  ok"),
+            "{}",
+            cells([4, 2, 0, 0])
+        );
+        // The overlap counted for both kinds: the unions give the collective 2 ns, not 4.
+        let failed = cells([4, 4, 0, 0]);
+        assert!(
+            failed.ends_with("FAILED (unions give 4 ns / 2 ns / 0 ns / 0 ns)"),
+            "{failed}"
+        );
+    }
 }

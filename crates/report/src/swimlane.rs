@@ -12,15 +12,20 @@ use crate::html::esc;
 
 /// What a row shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LaneKind {
+    /// A GPU stream.
     Gpu,
+    /// A host thread.
     Host,
 }
 
 /// One slice of a row: `[start, end)` in the chart's time unit (ns).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slice {
+    /// Slice start, ns.
     pub start: i64,
+    /// Slice end, ns.
     pub end: i64,
     /// Colour key: a kernel class word (`gemm`, `collective`, …) or `host`.
     pub class: &'static str,
@@ -31,18 +36,24 @@ pub struct Slice {
 /// One row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lane {
+    /// The row's name, shown beside it.
     pub label: String,
+    /// What the row shows.
     pub kind: LaneKind,
     /// A mark beside the label (`critical`, `last to finish`).
     pub mark: Option<String>,
+    /// The row's slices, in time order.
     pub slices: Vec<Slice>,
 }
 
 /// The chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
+    /// Start of the drawn window, ns.
     pub start: i64,
+    /// End of the drawn window, ns.
     pub end: i64,
+    /// The rows, top to bottom.
     pub lanes: Vec<Lane>,
 }
 

@@ -30,10 +30,15 @@ pub struct ShapeArgs {
 /// The cost of one ATen op call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AtenCost {
+    /// What kind of op it is.
     pub kind: OpKind,
+    /// FLOPs of the call.
     pub flops: f64,
+    /// Bytes read and written (operands and result, once each).
     pub bytes: f64,
+    /// The operand dtype the peak is chosen by.
     pub dtype: Dtype,
+    /// How the cost was computed, or why it is incomplete.
     pub note: String,
 }
 

@@ -6,21 +6,30 @@ use serde::Serialize;
 /// The operand dtype of an op, as far as vendor peaks distinguish them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Dtype {
+    /// 64-bit float.
     Fp64,
+    /// 32-bit float.
     Fp32,
     /// FP32 operands on tensor cores in TF32 mode (only when the capture shows it).
     Tf32,
+    /// bfloat16.
     Bf16,
+    /// IEEE half precision.
     Fp16,
+    /// 8-bit floats (E4M3, E5M2).
     Fp8,
+    /// 4-bit floats.
     Fp4,
     /// Integer or boolean data: no FLOP peak applies.
     Int,
+    /// Any other element type (tuples, tokens, opaque values).
     Other,
 }
 
 impl Dtype {
+    /// The dtype key `peaks.json` uses (`fp32`, `bf16`, …).
     pub fn name(self) -> &'static str {
         match self {
             Dtype::Fp64 => "fp64",

@@ -15,11 +15,18 @@ pub enum Error {
     /// A directory could not be listed.
     #[error("{path}: {source}")]
     Io {
+        /// The directory.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
     /// The input is readable but not something a roofline can be computed from.
     #[error("{path}: {reason}")]
-    Unsupported { path: PathBuf, reason: String },
+    Unsupported {
+        /// The capture.
+        path: PathBuf,
+        /// Why, and what to run it on instead.
+        reason: String,
+    },
 }

@@ -31,22 +31,32 @@ use crate::Dtype;
 /// What kind of op a cost is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum OpKind {
+    /// An HLO `dot`.
     Dot,
+    /// An HLO `convolution`.
     Convolution,
     /// A GEMM library call (cuBLAS, cuBLASLt, hipBLASLt; ATen mm/addmm/bmm/linear/matmul).
     Gemm,
+    /// Fused or custom-call attention.
     Attention,
+    /// Elementwise arithmetic (and fusions of it).
     Elementwise,
+    /// Reductions.
     Reduce,
+    /// Collectives (all-reduce, all-gather, …): bytes moved, no FLOPs model.
     Collective,
+    /// Copies, transposes, slices, concatenations and other data movement.
     DataMovement,
     /// A custom call whose cost we do not model.
     CustomCall,
+    /// Anything else.
     Other,
 }
 
 impl OpKind {
+    /// The kind as reports name it.
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Dot => "dot",
@@ -74,10 +84,13 @@ impl OpKind {
 /// FLOPs and bytes of one execution of an op.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OpCost {
+    /// What kind of op it is.
     pub kind: OpKind,
     /// `None` when the op's arithmetic is not modelled (collectives, unknown custom calls).
     pub flops: Option<f64>,
+    /// Bytes read and written (operands and result, once each).
     pub bytes: f64,
+    /// The operand dtype the peak is chosen by.
     pub dtype: Dtype,
     /// Elements of transcendental ops (exp, log, tanh, ...) inside the FLOPs, one FLOP each.
     pub transcendental_elements: f64,
@@ -88,6 +101,7 @@ pub struct OpCost {
 /// Name lookups over one module (the model's own lookups are linear scans).
 #[derive(Debug)]
 pub struct ModuleIndex<'a> {
+    /// The module indexed.
     pub module: &'a HloModule,
     computations: HashMap<&'a str, &'a Computation>,
     instructions: HashMap<&'a str, (&'a Computation, &'a Instruction)>,
@@ -95,6 +109,7 @@ pub struct ModuleIndex<'a> {
 }
 
 impl<'a> ModuleIndex<'a> {
+    /// Indexes the computations and instructions of `module` by name.
     pub fn new(module: &'a HloModule) -> ModuleIndex<'a> {
         let mut computations = HashMap::new();
         let mut instructions = HashMap::new();
@@ -320,9 +335,13 @@ pub fn gemm_flops(
 /// A convolution's window, one entry per spatial dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowDim {
+    /// Window size.
     pub size: i64,
+    /// Stride.
     pub stride: i64,
+    /// Padding before the first element.
     pub pad_low: i64,
+    /// Padding after the last element.
     pub pad_high: i64,
     /// lhs (base) dilation.
     pub lhs_dilation: i64,
@@ -375,11 +394,17 @@ pub fn parse_window(text: &str) -> Option<Vec<WindowDim>> {
 /// Dimension numbers from `dim_labels=b01f_01io->b01f`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConvLabels {
+    /// Batch dimension of the input.
     pub input_batch: usize,
+    /// Feature dimension of the input.
     pub input_feature: usize,
+    /// Spatial dimensions of the input, in window order.
     pub input_spatial: Vec<usize>,
+    /// Spatial dimensions of the kernel, in window order.
     pub kernel_spatial: Vec<usize>,
+    /// Output-feature dimension of the kernel.
     pub output_feature: usize,
+    /// Spatial dimensions of the output, in window order.
     pub output_spatial: Vec<usize>,
 }
 

@@ -8,15 +8,34 @@
 //! are `inferred` from shapes under the conventions of [`hlo_cost`] and [`aten_cost`], peaks
 //! are `read` (or `inferred` from cores x clock for a model the table lacks, or absent).
 //!
+//! The cost of one instruction of an in-memory HLO module: a 64x128 by 128x32 bf16 `dot`
+//! is 2·64·128·32 FLOPs over its operand and result bytes, and the built-in peak table
+//! says where every figure comes from.
+//!
 //! ```
-//! use roofline::hlo_cost::{parse_window, valid_positions};
-//! // A 3-wide window, stride 2, padding 1 on both sides, over 7 inputs: 4 outputs.
-//! let w = parse_window("{size=3 stride=2 pad=1_1}").unwrap();
-//! // 12 (output, kernel) pairs, of which 2 fall in the padding.
-//! assert_eq!(valid_positions(7, 3, 4, &w[0]), 10);
+//! use roofline::hlo_cost::{ModuleIndex, OpKind, instruction_cost};
+//! let hlo = r#"HloModule jit_f, is_scheduled=true
+//!
+//! ENTRY %main (a: bf16[64,128], b: bf16[128,32]) -> bf16[64,32] {
+//!   %a = bf16[64,128]{1,0} parameter(0)
+//!   %b = bf16[128,32]{1,0} parameter(1)
+//!   ROOT %dot = bf16[64,32]{1,0} dot(bf16[64,128]{1,0} %a, bf16[128,32]{1,0} %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+//! }
+//! "#;
+//! let module = hlo_parser::parse_module(hlo)?;
+//! let index = ModuleIndex::new(&module);
+//! let (computation, dot) = index.instruction("dot").expect("the module has %dot");
+//! let cost = instruction_cost(&index, computation, dot);
+//! assert_eq!(cost.kind, OpKind::Dot);
+//! assert_eq!(cost.dtype, roofline::Dtype::Bf16);
+//! assert_eq!(cost.flops, Some(2.0 * 64.0 * 128.0 * 32.0));
+//! assert_eq!(cost.bytes, 2.0 * (64.0 * 128.0 + 128.0 * 32.0 + 64.0 * 32.0));
 //! let table = roofline::PeakTable::builtin();
 //! assert!(table.gpus.iter().all(|gpu| !gpu.source.is_empty()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod aten_cost;
 mod dtype;

@@ -9,26 +9,39 @@ use crate::peaks::{DevicePeaks, Peak};
 /// Where a number comes from (SPEC.md "Numbers and labels").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Provenance {
     /// Counted or summed from the trace's own records.
     Measured,
     /// Copied from a spec sheet or metadata; `source` names it.
-    Read { source: String },
+    Read {
+        /// The document or metadata field.
+        source: String,
+    },
     /// Computed under stated assumptions.
-    Inferred { assumptions: String },
+    Inferred {
+        /// What the computation assumes, in words.
+        assumptions: String,
+    },
     /// No value: `reason` says why.
-    None { reason: String },
+    None {
+        /// Why there is no value.
+        reason: String,
+    },
 }
 
 /// A value with its provenance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Labelled<T> {
+    /// The number.
     pub value: T,
+    /// Where it comes from.
     #[serde(flatten)]
     pub provenance: Provenance,
 }
 
 impl<T> Labelled<T> {
+    /// A value counted or summed from the trace.
     pub fn measured(value: T) -> Self {
         Labelled {
             value,
@@ -36,6 +49,7 @@ impl<T> Labelled<T> {
         }
     }
 
+    /// A value computed under `assumptions`.
     pub fn inferred(value: T, assumptions: impl Into<String>) -> Self {
         Labelled {
             value,
@@ -49,8 +63,11 @@ impl<T> Labelled<T> {
 /// Whether an op is limited by arithmetic or by memory traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Bound {
+    /// Intensity above the ridge point: arithmetic is the limit.
     Compute,
+    /// Intensity below the ridge point: memory traffic is the limit.
     Memory,
     /// Collectives: neither roof applies.
     Communication,
@@ -59,6 +76,7 @@ pub enum Bound {
 }
 
 impl Bound {
+    /// The bound as reports name it.
     pub fn name(self) -> &'static str {
         match self {
             Bound::Compute => "compute",
@@ -75,49 +93,68 @@ impl Bound {
 pub struct OpRow {
     /// `hlo_op` (JAX) or `op` (PyTorch), for display.
     pub name: String,
+    /// JAX: the program the instruction belongs to.
     pub program_id: Option<i64>,
+    /// JAX: the HLO module's name.
     pub module: Option<String>,
+    /// JAX: the instruction's name.
     pub hlo_op: Option<String>,
+    /// PyTorch: the ATen op's name.
     pub op: Option<String>,
     /// HLO opcode (JAX) or the Input Dims text (PyTorch).
     pub detail: String,
+    /// What kind of op it is.
     pub kind: OpKind,
+    /// The operand dtype the peak is chosen by.
     pub dtype: Dtype,
     /// Executions of the op (JAX: inferred from runs and kernel names; PyTorch: op calls).
     pub occurrences: Labelled<u64>,
+    /// GPU kernels attributed to the op.
     pub kernels: Labelled<u64>,
     /// FLOPs of one execution.
     pub flops_per_occurrence: Labelled<Option<f64>>,
     /// FLOPs and bytes over all executions.
     pub flops: Labelled<Option<f64>>,
+    /// Bytes read and written over all executions.
     pub bytes: Labelled<f64>,
     /// Sum of the GPU time of the op's kernels.
     pub time_ns: Labelled<i64>,
     /// Elements of transcendental ops inside the FLOPs, one FLOP each (XLA counts more).
     pub transcendental_elements: f64,
+    /// Arithmetic intensity: FLOPs per byte.
     pub intensity: Labelled<Option<f64>>,
+    /// Achieved FLOP/s: FLOPs over the op's GPU time.
     pub achieved_flops_per_s: Labelled<Option<f64>>,
+    /// Achieved bytes/s: bytes over the op's GPU time.
     pub achieved_bytes_per_s: Labelled<Option<f64>>,
+    /// The device's FLOP/s peak for the op's kind and dtype.
     pub peak_flops_per_s: Labelled<Option<f64>>,
+    /// The device's memory-bandwidth peak.
     pub peak_bytes_per_s: Labelled<Option<f64>>,
     /// Which peak figure the op is held against (`matrix bf16`, `vector fp32`, ...).
     pub peak_basis: String,
+    /// The intensity at which the two roofs meet: peak FLOP/s over peak bytes/s.
     pub ridge_point: Labelled<Option<f64>>,
     /// Achieved over peak, 0..1 (XProf's utilisation view).
     pub flops_share_of_peak: Labelled<Option<f64>>,
+    /// Achieved bytes/s over peak, 0..1.
     pub bytes_share_of_peak: Labelled<Option<f64>>,
     /// Intensity against the ridge point of the op's dtype.
     pub bound: Labelled<Bound>,
     /// The larger of the two shares (XProf's `bound_by`): `compute`, `memory` or `unknown`.
     pub bound_by_utilization: Labelled<Bound>,
+    /// How the op's cost was computed, or why it is incomplete.
     pub note: String,
 }
 
 /// One item of the trust list: something the numbers do not cover.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrustItem {
+    /// Stable short name of the item.
     pub code: &'static str,
+    /// What is not covered, in words.
     pub message: String,
+    /// How many (see `unit`).
     pub count: u64,
     /// What `count` counts: `ops`, `activities` or `modules`.
     pub unit: &'static str,
@@ -128,15 +165,21 @@ pub struct TrustItem {
 /// The whole result for one capture.
 #[derive(Debug, Clone, Serialize)]
 pub struct Roofline {
+    /// The capture that was read.
     pub capture: String,
+    /// The trace format, in words.
     pub format: &'static str,
+    /// The device the capture ran on and where its peaks come from.
     pub device: DevicePeaks,
     /// Ops by GPU time, longest first.
     pub ops: Vec<OpRow>,
     /// GPU time of every activity, of those attributed to an op, and of ops with a FLOPs model.
     pub gpu_time_ns: Labelled<i64>,
+    /// GPU time of the activities attributed to an op.
     pub attributed_time_ns: Labelled<i64>,
+    /// GPU time of the ops with a FLOPs model.
     pub costed_time_ns: Labelled<i64>,
+    /// What the numbers do not cover.
     pub trust: Vec<TrustItem>,
 }
 

@@ -12,23 +12,30 @@ const PEAKS_JSON: &str = include_str!("peaks.json");
 /// The parsed peak table.
 #[derive(Debug, Clone, Deserialize)]
 pub struct PeakTable {
+    /// One entry per GPU model.
     pub gpus: Vec<GpuPeaks>,
-    pub per_core_per_clock: PerCoreRates,
+    pub(crate) per_core_per_clock: PerCoreRates,
 }
 
 /// One GPU model's dense peaks, with its source document.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct GpuPeaks {
+    /// Short key of the entry (`a100-sxm4-80gb`, …).
     pub id: String,
+    /// The model's name.
     pub model: String,
+    /// `nvidia` or `amd`.
     pub vendor: String,
+    /// How a capture's device is recognised as this model.
     #[serde(rename = "match")]
     pub match_rule: MatchRule,
+    /// The vendor document the figures are read from.
     pub source: String,
     /// CUDA-core / vector-ALU TFLOP/s by dtype key (`fp64`, `fp32`).
     pub vector: RateSet,
     /// Tensor-core / matrix-core TFLOP/s by dtype key.
     pub matrix: RateSet,
+    /// HBM bandwidth in GB/s.
     pub hbm_gb_per_s: f64,
 }
 
@@ -36,12 +43,19 @@ pub struct GpuPeaks {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateSet {
+    /// 64-bit float.
     pub fp64: Option<f64>,
+    /// 32-bit float.
     pub fp32: Option<f64>,
+    /// TF32 (FP32 operands on tensor cores).
     pub tf32: Option<f64>,
+    /// bfloat16.
     pub bf16: Option<f64>,
+    /// IEEE half precision.
     pub fp16: Option<f64>,
+    /// 8-bit floats.
     pub fp8: Option<f64>,
+    /// 4-bit floats.
     pub fp4: Option<f64>,
 }
 
@@ -49,11 +63,17 @@ pub struct RateSet {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatchRule {
+    /// Substrings of the recorded device name (any one, ignoring case).
     pub names: Vec<String>,
+    /// Compute capability the device must have, when recorded.
     pub compute_capability: Option<(i64, i64)>,
+    /// Streaming-multiprocessor (compute-unit) count the device must have, when recorded.
     pub cores: Option<u64>,
+    /// Memory range in GiB the device must lie in, when recorded.
     pub memory_gib: Option<(f64, f64)>,
+    /// Clock range in MHz the device must lie in, when recorded.
     pub clock_mhz: Option<(f64, f64)>,
+    /// Whether a device with no recorded name may match on vendor, compute capability and cores.
     pub nameless: bool,
 }
 
@@ -91,9 +111,9 @@ pub struct DevicePeaks {
     /// Why the entry matched.
     pub matched_by: Option<String>,
     #[serde(skip)]
-    pub entry: Option<GpuPeaks>,
+    pub(crate) entry: Option<GpuPeaks>,
     #[serde(skip)]
-    pub inferred_matrix: RateSet,
+    pub(crate) inferred_matrix: RateSet,
     /// The profiler's own memory-bandwidth figure (XSpace `memory_bandwidth`), for comparison.
     pub profiler_memory_bandwidth_bytes_per_s: Option<f64>,
 }
@@ -101,7 +121,9 @@ pub struct DevicePeaks {
 /// One peak chosen for an op.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Peak {
+    /// Peak FLOP/s; `None` without a figure for the op's dtype (or a FLOPs model).
     pub flops_per_s: Option<f64>,
+    /// Peak bytes/s; `None` without a bandwidth figure.
     pub bytes_per_s: Option<f64>,
     /// Which figure was used: `matrix bf16`, `vector fp32`, ...
     pub basis: String,

@@ -37,7 +37,7 @@ pub struct Ours {
 }
 
 pub fn ours(input: &Path) -> Result<Ours, Error> {
-    let a = analysis::skip::run(input, &analysis::skip::Config::default(), std::io::sink())
+    let a = analysis::skip_stats(input, &analysis::SkipConfig::default(), std::io::sink())
         .map_err(|e| Error::Missing {
             path: input.to_path_buf(),
             what: format!("our analysis failed: {}", analysis::error_chain(&e)),

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use analysis::profile_summary::{self, Config, Input, Mode};
+use analysis::{ProfileConfig as Config, ProfileInput as Input, ProfileMode as Mode};
 use clap::{ArgGroup, Parser};
 
 /// Summarize a torch.profiler (Kineto) Chrome trace: total GPU time, GPU time by
@@ -95,7 +95,7 @@ trace-info, skip-stats or roofline";
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(n) = args.threads {
-        analysis::input::set_threads(n.get());
+        analysis::set_threads(n.get());
     }
     // clap's `input` group requires exactly one of the two.
     let input = match (args.trace_file, args.trace_dir) {
@@ -113,7 +113,7 @@ fn main() -> ExitCode {
         json: args.json,
         all_ranks: args.all_ranks,
     };
-    let output = match profile_summary::run(&config) {
+    let output = match analysis::profile_summary(&config) {
         Ok(output) => report::profile_text::render(&output, &config),
         Err(err) => {
             eprintln!("analyze-profile: {}", analysis::error_chain(&err));

@@ -1,5 +1,5 @@
 //! `skip-stats`: is a GPU step GPU-bound or host/launch-bound, and why. Argument
-//! parsing and file writing only; the analysis is `analysis::skip`.
+//! parsing and file writing only; the analysis is `analysis::skip_stats_loaded`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -82,7 +82,7 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(n) = args.threads {
-        analysis::input::set_threads(n.get());
+        analysis::set_threads(n.get());
     }
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -96,7 +96,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> anyhow::Result<Outcome> {
-    let config = analysis::skip::Config {
+    let config = analysis::SkipConfig {
         top_host_events: args.top,
     };
     let rows_path = args.out.join("rows.csv");
@@ -108,7 +108,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     // Refused paths fail before the analysis; the file is renamed into place only when
     // the analysis succeeded (dropped, and so deleted, otherwise).
     let rows = output_file::Pending::create(&rows_path, &rules)?;
-    let each = analysis::input::load_each(&args.trace)
+    let each = analysis::load_each(&args.trace)
         .with_context(|| format!("analysing {}", args.trace.display()))?;
     for err in &each.failed {
         eprintln!(
@@ -119,7 +119,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     if each.loaded.is_empty() {
         anyhow::bail!("no capture in {} could be read", args.trace.display());
     }
-    let analysis = analysis::skip::run_loaded(
+    let analysis = analysis::skip_stats_loaded(
         &args.trace,
         &each.loaded,
         &config,

@@ -40,7 +40,7 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(n) = args.threads {
-        analysis::input::set_threads(n.get());
+        analysis::set_threads(n.get());
     }
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -61,7 +61,7 @@ enum Outcome {
 
 fn run(args: &Args) -> anyhow::Result<Outcome> {
     // Every reader error names the file and the place: no context to add.
-    let each = analysis::input::load_each(&args.capture)?;
+    let each = analysis::load_each(&args.capture)?;
     for err in &each.failed {
         eprintln!(
             "trace-info: warning: not read: {}",
@@ -72,7 +72,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
         anyhow::bail!("no capture in {} could be read", args.capture.display());
     }
     let loaded = each.loaded;
-    let inventories: Vec<_> = loaded.iter().map(analysis::inventory::inventory).collect();
+    let inventories: Vec<_> = loaded.iter().map(analysis::inventory).collect();
     let out = if args.json {
         let mut s = serde_json::to_string_pretty(&inventories)?;
         s.push('\n');

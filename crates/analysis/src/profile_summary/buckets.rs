@@ -1,33 +1,45 @@
 //! Default mode's buckets and the rules that fill them.
 //!
-//! The seed's table ([`super::rules`]) matches substrings of any name, so `aten::to`
+//! The seed's table (`--compat`'s rules) matches substrings of any name, so `aten::to`
 //! catches `aten::topk`, `cos` catches `accost`, and a GEMM with a SiLU epilogue can land
 //! in "elementwise". It stays verbatim for `--compat`; default mode uses these rules:
 //!
 //! 1. An ATen primitive (`aten::mm`, `aten::convolution`, `aten::_softmax`, …) means one
-//!    thing: its name decides ([`of_aten_op`], whole op names, never substrings), unless
+//!    thing: its name decides (`of_aten_op`, whole op names, never substrings), unless
 //!    the kernels it launches in this capture fall into several classes of the workspace
-//!    kinds ([`is_mixed`]: a GEMM op that also launches attention kernels), in which case
+//!    kinds (`is_mixed`: a GEMM op that also launches attention kernels), in which case
 //!    each kernel's class decides.
 //! 2. Otherwise the kernel's class (`trace_model::classify_kernel`) decides: composite
 //!    custom ops (`vllm::*`, `_C::*`, `trtllm::*`, `FlashAttnFunc`) launch kernels of
 //!    several kinds, and each goes where its kernel belongs.
 //! 3. A kernel the table cannot place goes by its launching op's rule (ATen or named,
-//!    [`of_op_name`]), then to `other`.
+//!    `of_op_name`), then to `other`.
 
 use trace_model::KernelClass;
 
+/// Matrix multiplications: `aten::mm`/`addmm`/`bmm`/`linear` and GEMM kernels.
 pub const GEMM: &str = "matmul (GEMM)";
+/// Convolutions.
 pub const CONVOLUTION: &str = "convolution";
+/// Scaled dot-product and flash attention.
 pub const ATTENTION: &str = "attention (SDPA/FA)";
+/// Elementwise work: norms, activations, residual adds, casts.
 pub const ELEMENTWISE: &str = "elementwise (norm/act)";
+/// Reductions: softmax, sums, sorts, top-k.
 pub const REDUCTION: &str = "reduction (softmax/sum/sort)";
+/// Rotary position embeddings.
 pub const ROPE: &str = "rope";
+/// Embedding lookups.
 pub const EMBEDDING: &str = "embedding";
+/// Dropout.
 pub const DROPOUT: &str = "dropout";
+/// Collectives and expert-parallel dispatch.
 pub const COMMUNICATION: &str = "communication (collectives/EP)";
+/// Copies, permutes, transposes, memsets.
 pub const MEMORY: &str = "memory (copy/permute/view)";
+/// Optimizer steps.
 pub const OPTIMIZER: &str = "optimizer";
+/// What no rule placed.
 pub const OTHER: &str = "other";
 
 /// Every bucket, in the order ties are shown.
@@ -47,7 +59,7 @@ pub const ALL: [&str; 12] = [
 ];
 
 /// Index of a bucket in [`ALL`].
-pub fn index(bucket: &str) -> usize {
+pub(crate) fn index(bucket: &str) -> usize {
     ALL.iter()
         .position(|b| *b == bucket)
         .expect("invariant: buckets come from ALL")
@@ -56,7 +68,7 @@ pub fn index(bucket: &str) -> usize {
 /// The bucket of a kernel class; an elementwise kernel whose name says rotary embedding,
 /// embedding lookup, dropout or an optimizer step goes to that bucket. `None` for
 /// [`KernelClass::Other`].
-pub fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static str> {
+pub(crate) fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static str> {
     Some(match class {
         KernelClass::Gemm => GEMM,
         KernelClass::Convolution => CONVOLUTION,
@@ -74,7 +86,7 @@ pub fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static str> {
 /// with `aten::`, leading underscores and a trailing in-place `_` removed. `None` for
 /// ops that are not `aten::`, and for ATen ops whose kernels' own classes say more
 /// (`aten::add` launches an elementwise kernel either way).
-pub fn of_aten_op(name: &str) -> Option<&'static str> {
+pub(crate) fn of_aten_op(name: &str) -> Option<&'static str> {
     let op = name.strip_prefix("aten::")?;
     let op = op.trim_start_matches('_');
     let op = op.strip_suffix('_').unwrap_or(op);
@@ -185,7 +197,7 @@ pub fn of_aten_op(name: &str) -> Option<&'static str> {
 /// Buckets that names outside ATen say by a whole word: rotary embeddings, embedding
 /// lookups, dropout, optimizer steps, process-group collectives. Used for kernels the
 /// classification table calls elementwise or cannot place, and for non-ATen ops.
-pub fn of_name(name: &str) -> Option<&'static str> {
+pub(crate) fn of_name(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -220,7 +232,7 @@ pub fn of_name(name: &str) -> Option<&'static str> {
 }
 
 /// The rule for a launching op's name: an ATen primitive's, else a named one.
-pub fn of_op_name(name: &str) -> Option<&'static str> {
+pub(crate) fn of_op_name(name: &str) -> Option<&'static str> {
     of_aten_op(name).or_else(|| of_name(name))
 }
 
@@ -229,7 +241,7 @@ pub fn of_op_name(name: &str) -> Option<&'static str> {
 /// are an op's helpers (cuDNN's layout transposes, a split-K reduction, a workspace
 /// memset, a bias add) and never make it mixed. Under a convolution op a GEMM kernel is
 /// the convolution (cuDNN and MIOpen run 1x1 and im2col convolutions as GEMMs).
-pub fn kind_bit(class: KernelClass, op_bucket: Option<&str>) -> u8 {
+pub(crate) fn kind_bit(class: KernelClass, op_bucket: Option<&str>) -> u8 {
     match class {
         KernelClass::Gemm if op_bucket == Some(CONVOLUTION) => 1 << 1,
         KernelClass::Gemm => 1,
@@ -242,7 +254,7 @@ pub fn kind_bit(class: KernelClass, op_bucket: Option<&str>) -> u8 {
 
 /// Whether an ATen op whose name means `op_bucket` launched kernels of a kind its name
 /// does not cover (`kinds`: the union of [`kind_bit`] over its kernels).
-pub fn is_mixed(op_bucket: &str, kinds: u8) -> bool {
+pub(crate) fn is_mixed(op_bucket: &str, kinds: u8) -> bool {
     let own = match op_bucket {
         GEMM => 1,
         CONVOLUTION => 1 << 1,
@@ -254,7 +266,7 @@ pub fn is_mixed(op_bucket: &str, kinds: u8) -> bool {
 
 /// Attention backends the default mode recognises, by kernel name (lower case), first
 /// match wins: `(backend, patterns)`.
-pub const ATTENTION_BACKENDS: &[(&str, &[&str])] = &[
+pub(crate) const ATTENTION_BACKENDS: &[(&str, &[&str])] = &[
     (
         "PyTorch memory-efficient (xformers/CUTLASS)",
         &[
@@ -309,7 +321,7 @@ pub const ATTENTION_BACKENDS: &[(&str, &[&str])] = &[
 ];
 
 /// The backend of an attention kernel, if its name says one.
-pub fn attention_backend(kernel_name: &str) -> Option<&'static str> {
+pub(crate) fn attention_backend(kernel_name: &str) -> Option<&'static str> {
     let lower = kernel_name.to_ascii_lowercase();
     ATTENTION_BACKENDS
         .iter()
@@ -319,7 +331,7 @@ pub fn attention_backend(kernel_name: &str) -> Option<&'static str> {
 
 /// The unfused ("math") SDPA path: kernels launched under this op are attention done as
 /// separate GEMM, softmax and elementwise kernels.
-pub const MATH_SDPA_OP: &str = "aten::_scaled_dot_product_attention_math";
+pub(crate) const MATH_SDPA_OP: &str = "aten::_scaled_dot_product_attention_math";
 
 #[cfg(test)]
 mod tests {

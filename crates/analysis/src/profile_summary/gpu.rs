@@ -23,10 +23,12 @@ use trace_model::{ActivityKind, Capture, KernelClass, StringId};
 
 use super::buckets::{self, OTHER};
 use crate::Error;
+use crate::percent::percent_of;
 
 /// How an activity's bucket was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Basis {
     /// The launching op is an ATen primitive whose kernels are of the kind its name says
     /// (plus helpers: elementwise, reduction, copies): the op's name decided.
@@ -57,29 +59,39 @@ impl Basis {
 /// GPU time in one bucket.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BucketRow {
+    /// One of [`buckets::ALL`].
     pub bucket: &'static str,
+    /// GPU time in the bucket, ns.
     pub time_ns: i64,
     /// Percent of the GPU time.
     pub percent: f64,
+    /// GPU activities in the bucket.
     pub activities: u64,
 }
 
 /// GPU time of one attention backend, recognised by kernel name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BackendRow {
+    /// The backend's name (`flash`, `mem_efficient`, …, or [`UNKNOWN_BACKEND`]).
     pub backend: &'static str,
+    /// GPU time of its kernels, ns.
     pub time_ns: i64,
+    /// Its kernels.
     pub activities: u64,
 }
 
 /// GPU time launched by one CPU op name (or of one activity name with no launching op).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OpRow {
+    /// The CPU op name (or the activity's own name, see `is_cpu_op`).
     pub name: String,
     /// False when no launching CPU op was found and `name` is the activity's own name.
     pub is_cpu_op: bool,
+    /// GPU time launched by the op, ns.
     pub time_ns: i64,
+    /// Percent of the GPU time.
     pub percent: f64,
+    /// GPU activities launched by the op.
     pub activities: u64,
     /// The bucket most of this row's GPU time went to.
     pub bucket: &'static str,
@@ -90,22 +102,29 @@ pub struct OpRow {
 /// GPU time and activity count per attribution basis.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BasisRow {
+    /// How the bucket was chosen.
     pub basis: Basis,
+    /// GPU time bucketed that way, ns.
     pub time_ns: i64,
+    /// Activities bucketed that way.
     pub activities: u64,
 }
 
 /// One diagnostic of the reader, as the trust list shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrustItem {
+    /// Stable short name of the diagnostic.
     pub code: &'static str,
+    /// What it means, in words.
     pub message: String,
+    /// How many times it occurred.
     pub count: u64,
 }
 
 /// Whether the capture trains or only runs the model, which decides which hints apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Phase {
     /// A backward pass or an optimizer step is in the capture.
     Training,
@@ -136,6 +155,7 @@ impl Phase {
         }
     }
 
+    /// The phase and why, as the report prints it.
     pub fn label(self) -> &'static str {
         match self {
             Phase::Training => "training (a backward pass or optimizer step is in the capture)",
@@ -147,15 +167,21 @@ impl Phase {
 /// The default-mode summary of one capture.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuSummary {
+    /// The file the capture was read from, as given.
     pub file: String,
+    /// The rank, from the trace's metadata or the file name.
     pub rank: Option<i64>,
     /// Sum of the durations of all GPU activities (streams that overlap count twice).
     pub gpu_time_ns: i64,
+    /// Kernels in the capture.
     pub kernels: u64,
+    /// Memcpys in the capture.
     pub memcpys: u64,
+    /// Memsets in the capture.
     pub memsets: u64,
     /// Non-empty buckets, by GPU time descending (ties in [`buckets::ALL`] order).
     pub buckets: Vec<BucketRow>,
+    /// GPU time and activities by how their bucket was chosen, in [`Basis`] order.
     pub attribution: Vec<BasisRow>,
     /// Backends of the attention bucket's activities, by GPU time descending; attention
     /// time whose kernel names say no backend is under `unknown`.
@@ -169,7 +195,9 @@ pub struct GpuSummary {
     pub ops: Vec<OpRow>,
     /// Percent of GPU time in the GEMM, convolution and attention buckets together.
     pub core_compute_percent: f64,
+    /// Training or inference, which decides which hints apply.
     pub phase: Phase,
+    /// The reader's diagnostics, for the trust list.
     pub trust: Vec<TrustItem>,
 }
 
@@ -394,9 +422,13 @@ pub fn gpu_summary_of_file(path: &Path) -> Result<GpuSummary, Error> {
 /// with advice for the capture's [`Phase`] (`None`: nothing to say for that phase).
 #[derive(Debug, Clone, Copy)]
 pub struct Hint {
+    /// The bucket whose share is compared.
     pub bucket: &'static str,
+    /// The share, in percent, above which the hint fires.
     pub threshold: f64,
+    /// Advice for a training capture.
     pub training: Option<&'static str>,
+    /// Advice for an inference capture.
     pub inference: Option<&'static str>,
 }
 
@@ -458,14 +490,6 @@ pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
 /// per file. `report::profile_text` renders them.
 pub(super) fn run(files: &[PathBuf]) -> Result<Vec<GpuSummary>, Error> {
     files.iter().map(|path| gpu_summary_of_file(path)).collect()
-}
-
-fn percent_of(part: i64, whole: i64) -> f64 {
-    if whole > 0 {
-        part as f64 / whole as f64 * 100.0
-    } else {
-        0.0
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 /// A Python number as the seed's accumulators hold it: an `int` until a `float` is added.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PyNum {
+pub(crate) enum PyNum {
     Int(i128),
     Float(f64),
 }
@@ -21,7 +21,7 @@ impl Default for PyNum {
 impl PyNum {
     /// Python's `a + b`.
     #[must_use]
-    pub fn plus(self, other: PyNum) -> PyNum {
+    pub(crate) fn plus(self, other: PyNum) -> PyNum {
         match (self, other) {
             (PyNum::Int(a), PyNum::Int(b)) => match a.checked_add(b) {
                 Some(sum) => PyNum::Int(sum),
@@ -32,7 +32,7 @@ impl PyNum {
     }
 
     /// Python's `float(x)` (correctly rounded for ints).
-    pub fn to_f64(self) -> f64 {
+    pub(crate) fn to_f64(self) -> f64 {
         match self {
             PyNum::Int(v) => v as f64,
             PyNum::Float(v) => v,
@@ -41,7 +41,7 @@ impl PyNum {
 
     /// Python's comparison of two numbers, exact across `int` and `float`
     /// (NaN compares equal to everything, which keeps sorts stable).
-    pub fn py_cmp(self, other: PyNum) -> Ordering {
+    pub(crate) fn py_cmp(self, other: PyNum) -> Ordering {
         match (self, other) {
             (PyNum::Int(a), PyNum::Int(b)) => a.cmp(&b),
             (PyNum::Float(a), PyNum::Float(b)) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
@@ -52,13 +52,13 @@ impl PyNum {
 
     /// Python's `a / b` (true division) for the magnitudes found in traces: ints below
     /// 2^53 convert exactly, so dividing the floats is the correctly rounded quotient.
-    pub fn true_div(self, other: PyNum) -> f64 {
+    pub(crate) fn true_div(self, other: PyNum) -> f64 {
         self.to_f64() / other.to_f64()
     }
 
     /// Python's `max(x, 1)`: `x` unless `1 > x`.
     #[must_use]
-    pub fn max_with_one(self) -> PyNum {
+    pub(crate) fn max_with_one(self) -> PyNum {
         if PyNum::Int(1).py_cmp(self) == Ordering::Greater {
             PyNum::Int(1)
         } else {
@@ -92,7 +92,7 @@ fn cmp_int_float(a: i128, b: f64) -> Ordering {
 }
 
 /// The seed's `format_us`: `1.23 s`, `4.56 ms` or `789 us`.
-pub fn format_us(us: PyNum) -> String {
+pub(crate) fn format_us(us: PyNum) -> String {
     if us.py_cmp(PyNum::Int(1_000_000)) == Ordering::Greater {
         format!("{:.2} s", us.to_f64() / 1e6)
     } else if us.py_cmp(PyNum::Int(1_000)) == Ordering::Greater {
@@ -137,7 +137,7 @@ pub fn python_prefix_len(len: usize, n: i64) -> usize {
 }
 
 /// Appends a number as `json.dumps` writes it.
-pub fn write_json_number(out: &mut String, value: PyNum) {
+pub(crate) fn write_json_number(out: &mut String, value: PyNum) {
     match value {
         PyNum::Int(v) => {
             let _ = write!(out, "{v}");
@@ -147,7 +147,7 @@ pub fn write_json_number(out: &mut String, value: PyNum) {
 }
 
 /// Python's `repr(float)` as `json.dumps` uses it (`NaN`, `Infinity` for non-finite values).
-pub fn float_repr(v: f64) -> String {
+pub(crate) fn float_repr(v: f64) -> String {
     if v.is_nan() {
         return "NaN".to_owned();
     }
@@ -200,7 +200,7 @@ pub fn float_repr(v: f64) -> String {
 }
 
 /// Appends a string as `json.dumps` writes it (`ensure_ascii=True`).
-pub fn write_json_string(out: &mut String, s: &str) {
+pub(crate) fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
     for ch in s.chars() {
         match ch {

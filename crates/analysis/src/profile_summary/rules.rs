@@ -3,7 +3,7 @@
 
 /// `(bucket, patterns)` in the seed's order; a name goes to the first bucket with a
 /// pattern that is a case-insensitive substring of it, else to [`OTHER`].
-pub const BUCKET_RULES: &[(&str, &[&str])] = &[
+pub(crate) const BUCKET_RULES: &[(&str, &[&str])] = &[
     (
         GEMM,
         &["aten::mm", "aten::bmm", "aten::addmm", "aten::linear"],
@@ -70,15 +70,15 @@ pub const BUCKET_RULES: &[(&str, &[&str])] = &[
 ];
 
 /// The bucket of names that match no rule.
-pub const OTHER: &str = "other";
-pub const GEMM: &str = "matmul (GEMM)";
-pub const ATTENTION: &str = "attention (SDPA/FA)";
-pub const ELEMENTWISE: &str = "elementwise (norm/act)";
-pub const COLLECTIVE: &str = "reduce (all-reduce/gather)";
-pub const MEMORY: &str = "memory (copy/permute/view)";
+pub(crate) const OTHER: &str = "other";
+pub(crate) const GEMM: &str = "matmul (GEMM)";
+pub(crate) const ATTENTION: &str = "attention (SDPA/FA)";
+pub(crate) const ELEMENTWISE: &str = "elementwise (norm/act)";
+pub(crate) const COLLECTIVE: &str = "reduce (all-reduce/gather)";
+pub(crate) const MEMORY: &str = "memory (copy/permute/view)";
 
 /// `(backend, patterns)` in the seed's order; case-sensitive substrings.
-pub const SDPA_BACKENDS: &[(&str, &[&str])] = &[
+pub(crate) const SDPA_BACKENDS: &[(&str, &[&str])] = &[
     (
         FLASH,
         &[
@@ -96,10 +96,10 @@ pub const SDPA_BACKENDS: &[(&str, &[&str])] = &[
 ];
 
 /// The backend the seed hopes to see dominate.
-pub const FLASH: &str = "flash";
+pub(crate) const FLASH: &str = "flash";
 
 /// The seed's `bucket_op`: the first bucket with a pattern in `name`, ignoring case.
-pub fn bucket_of(name: &str) -> &'static str {
+pub(crate) fn bucket_of(name: &str) -> &'static str {
     // Python's `str.lower()` on the name; the patterns are ASCII, so comparing them
     // ignoring ASCII case equals comparing their lowercase forms.
     let lower = name.to_lowercase();
@@ -114,14 +114,6 @@ pub fn bucket_of(name: &str) -> &'static str {
         }
     }
     OTHER
-}
-
-/// Every bucket name, in the seed's rule order, then [`OTHER`].
-pub fn bucket_names() -> impl Iterator<Item = &'static str> {
-    BUCKET_RULES
-        .iter()
-        .map(|(bucket, _)| *bucket)
-        .chain(std::iter::once(OTHER))
 }
 
 #[cfg(test)]
@@ -140,6 +132,5 @@ mod tests {
         assert_eq!(bucket_of("aten::addmm"), GEMM);
         assert_eq!(bucket_of("aten::add_"), ELEMENTWISE);
         assert_eq!(bucket_of("volta_sgemm_128x64_nn"), OTHER);
-        assert_eq!(bucket_names().count(), 11);
     }
 }

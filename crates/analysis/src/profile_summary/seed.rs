@@ -18,23 +18,23 @@ use crate::Error;
 
 /// One row of the seed's `stats`: an event name with its summed `dur` and count.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SeedOp {
-    pub name: String,
-    pub time_us: PyNum,
-    pub count: u64,
+pub(crate) struct SeedOp {
+    pub(crate) name: String,
+    pub(crate) time_us: PyNum,
+    pub(crate) count: u64,
 }
 
 /// The seed's `analyze()` result for one file, with Python's dict orders kept.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct SeedSummary {
+pub(crate) struct SeedSummary {
     /// `len(traceEvents)`.
-    pub event_count: usize,
+    pub(crate) event_count: usize,
     /// The seed's `stats`, in first-appearance order.
-    pub ops: Vec<SeedOp>,
+    pub(crate) ops: Vec<SeedOp>,
     /// Sum of `dur` over `kernel`, `gpu_memcpy` and `gpu_memset` events.
-    pub total_cuda_us: PyNum,
+    pub(crate) total_cuda_us: PyNum,
     /// The seed's `sdpa_backend_hits`, in first-hit order.
-    pub sdpa_hits: Vec<(&'static str, PyNum)>,
+    pub(crate) sdpa_hits: Vec<(&'static str, PyNum)>,
 }
 
 /// Categories the seed counts.
@@ -49,7 +49,7 @@ const COUNTED_CATS: &[&str] = &[
 const GPU_CATS: &[&str] = &["kernel", "gpu_memcpy", "gpu_memset"];
 
 /// Reads the trace at `path` and computes the seed's numbers.
-pub fn seed_summary(path: &Path) -> Result<SeedSummary, Error> {
+pub(crate) fn seed_summary(path: &Path) -> Result<SeedSummary, Error> {
     let mut acc = Accumulator::default();
     let top = chrome_reader::read_raw_file(path, |ev| {
         acc.add(&ev);
@@ -59,7 +59,7 @@ pub fn seed_summary(path: &Path) -> Result<SeedSummary, Error> {
 }
 
 /// Like [`seed_summary`], from decompressed JSON text (`path` only names it in errors).
-pub fn seed_summary_from_reader(
+pub(crate) fn seed_summary_from_reader(
     input: impl Read + Send,
     path: &Path,
 ) -> Result<SeedSummary, Error> {
@@ -73,13 +73,17 @@ pub fn seed_summary_from_reader(
 
 /// What the seed prints before it loads a file: the path as given and its size.
 #[derive(Debug, Clone)]
-pub struct SeedHeader<'a> {
-    pub path_as_given: &'a str,
-    pub file_bytes: u64,
+pub(crate) struct SeedHeader<'a> {
+    pub(crate) path_as_given: &'a str,
+    pub(crate) file_bytes: u64,
 }
 
 /// The seed's text report for one file (`[loading]` line included), byte for byte.
-pub fn render_seed_text(header: &SeedHeader<'_>, summary: &SeedSummary, top_n: i64) -> String {
+pub(crate) fn render_seed_text(
+    header: &SeedHeader<'_>,
+    summary: &SeedSummary,
+    top_n: i64,
+) -> String {
     let mut out = String::new();
     let mb = header.file_bytes as f64 / 1e6;
     let _ = writeln!(out, "\n[loading] {} ({mb:.1} MB)", header.path_as_given);
@@ -93,7 +97,7 @@ pub fn render_seed_text(header: &SeedHeader<'_>, summary: &SeedSummary, top_n: i
 }
 
 /// The seed's `--json` output for one file (one line), as `json.dumps` writes it.
-pub fn render_seed_json(summary: &SeedSummary) -> String {
+pub(crate) fn render_seed_json(summary: &SeedSummary) -> String {
     let mut out = String::new();
     out.push_str("{\"total_cuda_us\": ");
     py::write_json_number(&mut out, summary.total_cuda_us);

@@ -4,10 +4,7 @@
 
 use std::path::Path;
 
-use analysis::profile_summary::buckets;
-use analysis::profile_summary::gpu::{self, Phase};
-use analysis::skip::{self, Config, Report};
-use analysis::verdict::Bound;
+use analysis::{Bound, Phase, SkipConfig as Config, SkipReport as Report, buckets};
 use trace_model::{Capture, Nanos};
 
 fn load(events: &str) -> Capture {
@@ -16,12 +13,7 @@ fn load(events: &str) -> Capture {
 }
 
 fn report(capture: &Capture) -> Report {
-    skip::analyze(
-        capture,
-        Path::new("synthetic.json"),
-        None,
-        &Config::default(),
-    )
+    analysis::analyze_capture(capture, "synthetic.json", None, &Config::default())
 }
 
 fn step(ts: u64, dur: u64) -> String {
@@ -173,7 +165,19 @@ fn a_start_before_the_launch_is_clock_skew() {
     assert_eq!(r.diagnostics.count("clock-skew"), 1);
 
     let mut rows = Vec::new();
-    skip::write_rows(&mut csv::Writer::from_writer(&mut rows), &c, &r.steps, None).expect("rows");
+    let loaded = [analysis::Loaded {
+        path: "synthetic.json".into(),
+        rank: None,
+        capture: c,
+        programs: Vec::new(),
+    }];
+    analysis::skip_stats_loaded(
+        Path::new("synthetic.json"),
+        &loaded,
+        &Config::default(),
+        &mut rows,
+    )
+    .expect("rows");
     let text = String::from_utf8(rows).expect("utf-8");
     assert!(
         !text.contains(",-"),
@@ -214,7 +218,7 @@ fn composite_ops_are_bucketed_by_kernel() {
         kernel("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>()", 8, 7, 410, 7),
     ]
     .join(","));
-    let s = gpu::gpu_summary(&c, "synthetic.json", None);
+    let s = analysis::gpu_summary(&c, "synthetic.json", None);
     let bucket = |b: &str| {
         s.buckets
             .iter()
@@ -268,8 +272,8 @@ fn unrecognised_attention_is_unknown_not_absent() {
         ]
         .join(","),
     );
-    let s = gpu::gpu_summary(&c, "synthetic.json", None);
-    assert_eq!(s.dominant_backend, Some(gpu::UNKNOWN_BACKEND));
+    let s = analysis::gpu_summary(&c, "synthetic.json", None);
+    assert_eq!(s.dominant_backend, Some(analysis::UNKNOWN_BACKEND));
     assert_eq!(
         s.unknown_attention_kernels,
         vec![("my_custom_attention_kernel".to_owned(), 40 * US)]
@@ -293,8 +297,8 @@ fn hints_fit_the_phase() {
         }
         e.join(",")
     };
-    let inference = gpu::gpu_summary(&load(&events("")), "x", None);
-    let training = gpu::gpu_summary(
+    let inference = analysis::gpu_summary(&load(&events("")), "x", None);
+    let training = analysis::gpu_summary(
         &load(&events(&op(
             "autograd::engine::evaluate_function: MmBackward0",
             200,
@@ -305,7 +309,8 @@ fn hints_fit_the_phase() {
     );
     assert_eq!(inference.phase, Phase::Inference);
     assert_eq!(training.phase, Phase::Training);
-    let text = |s: &gpu::GpuSummary| gpu::hints(s).iter().map(|h| h.2).collect::<String>();
+    let text =
+        |s: &analysis::GpuSummary| analysis::hints(s).iter().map(|h| h.2).collect::<String>();
     assert!(!text(&inference).contains("no_sync"));
     assert!(text(&training).contains("no_sync"));
 }

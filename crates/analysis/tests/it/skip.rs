@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::skip::{self, Analysis, Config};
+use analysis::{SkipAnalysis as Analysis, SkipConfig as Config};
 
 use test_support::traces_dir as traces;
 
@@ -105,7 +105,7 @@ fn check_output(input: &Path, out: &Analysis, rows_csv: &[u8]) {
     let mut expect = Vec::new();
     let mut expect_without = 0;
     for r in &out.reports {
-        let c = analysis::input::load_any(&r.path)
+        let c = analysis::load_any(Path::new(&r.label))
             .expect("loads again")
             .remove(0)
             .capture;
@@ -157,7 +157,7 @@ fn every_real_trace_reconciles() {
     inputs.push(root.join("pytorch/param-dlrm-8rank"));
     for input in inputs {
         let mut rows = Vec::new();
-        let out = skip::run(&input, &Config::default(), &mut rows)
+        let out = analysis::skip_stats(&input, &Config::default(), &mut rows)
             .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
         check_output(&input, &out, &rows);
     }
@@ -205,7 +205,7 @@ fn jax_rocm_launch_latency_matches_manifest() {
             .join("jax")
             .join(folder)
             .join("regenerated-jaxlib0.10.2.trace.json.gz");
-        let out = skip::run(&path, &Config::default(), std::io::sink()).expect("reads");
+        let out = analysis::skip_stats(&path, &Config::default(), std::io::sink()).expect("reads");
         let l = &out.reports[0].launch_all;
         let d = l.delay.expect("launched activities");
         let close = |ours: i64, theirs: i64| (ours - theirs).abs() as f64 <= 0.01 * theirs as f64;
@@ -234,7 +234,7 @@ fn param_dlrm_matches_hta_temporal_breakdown() {
     let csv_path =
         root.join("pytorch/reference-outputs/hta-0.5.0/param-dlrm-8rank/temporal_breakdown.csv");
     let mut reader = csv::Reader::from_path(&csv_path).expect("temporal_breakdown.csv");
-    let out = skip::run(
+    let out = analysis::skip_stats(
         &root.join("pytorch/param-dlrm-8rank"),
         &Config::default(),
         std::io::sink(),
@@ -255,15 +255,15 @@ fn param_dlrm_matches_hta_temporal_breakdown() {
         // HTA's kernel_time is last end − first start over *all* the rank's GPU
         // activities, those in flight at the capture's start included (our report's
         // window leaves them out: docs/differences.md). Budget HTA's window.
-        let capture = analysis::input::load_any(&r.path)
+        let capture = analysis::load_any(Path::new(&r.label))
             .expect("loads again")
             .remove(0)
             .capture;
         let (start, end) = capture.gpu_span().expect("GPU activity");
-        let b = &analysis::budget::device_budget(
+        let b = &analysis::device_budget(
             &capture,
             r.devices[0].device_id,
-            analysis::budget::Window { start, end },
+            analysis::Window { start, end },
         );
         if r.in_flight.activities > 0 {
             assert!(
@@ -325,12 +325,12 @@ fn param_dlrm_host_wait_matches_hta_idle_time_breakdown() {
             .find(|s| s.ordinal == stream)
             .expect("stream");
         let acts = c.stream_activities(s.id);
-        let window = analysis::budget::Window {
+        let window = analysis::Window {
             start: acts.iter().map(|a| a.start).min().expect("activities"),
             end: acts.iter().map(|a| a.end()).max().expect("activities"),
         };
-        let gaps = analysis::gaps::idle_gaps(c, s.id, window);
-        let causes = analysis::gaps::idle_causes(c, s.id, &gaps);
+        let gaps = analysis::idle_gaps(c, s.id, window);
+        let causes = analysis::idle_causes(c, s.id, &gaps);
         let ours_us = causes.host_wait.0 as f64 / 1e3;
         // Measured: 19 of 32 streams equal to the µs, the others within 0.6 %.
         assert!(

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::skip;
 use test_support::traces_dir as traces;
 
 mod roofline_svg;
@@ -103,7 +102,8 @@ fn no_report_prints_a_negative_duration() {
     inputs.extend(xplanes);
     inputs.push(root.join("pytorch/param-dlrm-8rank"));
     for input in &inputs {
-        let out = skip::run(input, &skip::Config::default(), std::io::sink()).expect("reads");
+        let out = analysis::skip_stats(input, &analysis::SkipConfig::default(), std::io::sink())
+            .expect("reads");
         let text = report::skip_text::render_text(&out);
         let bad = negative_durations(&text);
         assert!(
@@ -132,7 +132,7 @@ fn no_report_prints_a_negative_duration() {
             }
         }
         if input.is_file() && !input.to_string_lossy().ends_with(".xplane.pb") {
-            let s = analysis::profile_summary::gpu::gpu_summary_of_file(input).expect("summary");
+            let s = analysis::gpu_summary_of_file(input).expect("summary");
             let text = report::profile_text::render_text(&s, 25);
             let bad = negative_durations(&text);
             assert!(
@@ -156,14 +156,9 @@ fn a_gpu_more_than_a_step_behind_is_said_in_words() {
     }
     let json = format!("{{\"traceEvents\": [{}]}}", events.join(","));
     let c = chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads");
-    let r = skip::analyze(
-        &c,
-        Path::new("synthetic.json"),
-        None,
-        &skip::Config::default(),
-    );
+    let r = analysis::analyze_capture(&c, "synthetic.json", None, &analysis::SkipConfig::default());
     assert!(r.gpu_behind.is_some());
-    let out = report::skip_text::render_text(&skip::Analysis {
+    let out = report::skip_text::render_text(&analysis::SkipAnalysis {
         input: "synthetic.json".into(),
         reports: vec![r],
         last_finisher: None,
@@ -171,10 +166,10 @@ fn a_gpu_more_than_a_step_behind_is_said_in_words() {
     assert!(out.contains("more than a step behind the host"), "{out}");
 }
 
-fn summary_of(events: &str) -> analysis::profile_summary::gpu::GpuSummary {
+fn summary_of(events: &str) -> analysis::GpuSummary {
     let json = format!("{{\"traceEvents\": [{events}]}}");
     let c = chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads");
-    analysis::profile_summary::gpu::gpu_summary(&c, "synthetic.json", None)
+    analysis::gpu_summary(&c, "synthetic.json", None)
 }
 
 /// The default mode's text: unknown attention is named with its kernels, inference
