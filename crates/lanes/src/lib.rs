@@ -63,6 +63,7 @@ mod compact;
 mod error;
 mod event;
 mod group;
+mod gzip;
 mod merge;
 mod output;
 mod pp;
