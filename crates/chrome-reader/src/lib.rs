@@ -24,6 +24,7 @@
 mod build;
 mod error;
 mod input;
+pub mod progress;
 mod raw;
 mod scan;
 
