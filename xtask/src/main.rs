@@ -13,6 +13,7 @@ mod bench;
 mod fixtures;
 mod fuzz;
 mod gen_proto;
+mod simd_bench;
 mod synth_xplane;
 
 use std::path::{Path, PathBuf};

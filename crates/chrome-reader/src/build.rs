@@ -18,7 +18,10 @@ use trace_model::{
     memcpy_direction,
 };
 
-use crate::{Error, Id, RawEvent, TopLevel};
+mod prepare;
+
+use crate::{Error, RawEvent, TopLevel};
+use prepare::{Diag, Key, Local, MetaName, Op, Prepared};
 
 /// An event with the `args` keys the builder reads decoded.
 type Event<'a> = RawEvent<'a, KnownArgs>;
@@ -114,7 +117,14 @@ pub fn load_from_with(
     config: &LoadConfig,
 ) -> Result<Capture, Error> {
     let mut b = Builder::new(path);
-    let top = crate::read_events_with_args_parallel(input, path, config.threads, |ev| b.event(ev))?;
+    let prepare = |batch| prepare::prepare_batch(path, batch);
+    let top = if config.threads <= 1 {
+        crate::scan::split_into_batches(input, path, |batch| b.apply(prepare(batch)))
+    } else {
+        crate::scan::split_events_parallel(input, path, config.threads, prepare, |batch| {
+            b.apply(batch)
+        })
+    }?;
     b.finish(&top)
 }
 
@@ -390,6 +400,36 @@ struct Extra {
     memcpy_details: Option<StringId>,
 }
 
+/// One batch's strings mapped to the capture's: each is interned (or given a pid/tid key)
+/// when first used, so in the order the sequential build met it.
+struct Remap<'a> {
+    strings: &'a [Box<str>],
+    ids: Vec<Option<StringId>>,
+    keys: Vec<Option<i64>>,
+}
+
+impl Remap<'_> {
+    fn string(&mut self, interner: &mut trace_model::Interner, l: Local) -> StringId {
+        *self.ids[l as usize].get_or_insert_with(|| interner.intern(&self.strings[l as usize]))
+    }
+
+    /// Integer key for a pid/tid; string ids get stable negative keys.
+    fn key(&mut self, string_ids: &mut FastMap<String, i64>, key: Key) -> i64 {
+        match key {
+            Key::Int(v) => v,
+            Key::Str(l) => *self.keys[l as usize].get_or_insert_with(|| {
+                let text = &self.strings[l as usize];
+                if let Some(&key) = string_ids.get(&**text) {
+                    return key;
+                }
+                let next = -(string_ids.len() as i64) - 1_000_000_000_000;
+                string_ids.insert(text.to_string(), next);
+                next
+            }),
+        }
+    }
+}
+
 struct Builder<'p> {
     path: &'p Path,
     capture: CaptureBuilder,
@@ -429,220 +469,139 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn place(&self, ev: &Event<'_>, field: &str) -> String {
-        format!(
-            "{}: event {} (byte {}), field {field}",
-            self.path.display(),
-            ev.index,
-            ev.offset
-        )
-    }
-
-    /// Integer key for a pid/tid; string ids get stable negative keys.
-    fn id_key(&mut self, id: Option<&Id<'_>>) -> i64 {
-        match id {
-            None => 0,
-            Some(id) => match id.as_i64() {
-                Some(v) => v,
-                None => {
-                    let s = id.to_string();
-                    let next = -(self.string_ids.len() as i64) - 1_000_000_000_000;
-                    *self.string_ids.entry(s).or_insert(next)
+    /// Applies one prepared batch (see `prepare`), then returns its error if it has one.
+    fn apply(&mut self, batch: Prepared) -> Result<(), Error> {
+        let mut map = Remap {
+            strings: &batch.strings,
+            ids: vec![None; batch.strings.len()],
+            keys: vec![None; batch.strings.len()],
+        };
+        for op in batch.ops {
+            match op {
+                Op::Complete(c) => self.complete(c, &batch.extras, &mut map),
+                Op::Meta { pid, name } => {
+                    let pid = map.key(&mut self.string_ids, pid);
+                    match name {
+                        MetaName::Process(n) => {
+                            self.process_names.insert(pid, n);
+                        }
+                        MetaName::Thread(tid, n) => {
+                            let tid = map.key(&mut self.string_ids, tid);
+                            self.thread_names.insert((pid, tid), n);
+                        }
+                        MetaName::None => {}
+                    }
                 }
-            },
+                Op::Flow { cat, id, ph, index } => {
+                    let cat = map.string(&mut self.capture.strings, cat);
+                    let Some(id) = id else { continue };
+                    let entry = self.flows.entry((cat, id)).or_insert((0, 0, index));
+                    if ph == b's' {
+                        entry.0 += 1;
+                    } else if ph == b'f' {
+                        entry.1 += 1;
+                    }
+                }
+                Op::Diag {
+                    diag,
+                    index,
+                    offset,
+                    field,
+                } => self.diag(diag, index, offset, field),
+            }
+        }
+        match batch.error {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 
-    fn time(&mut self, ev: &Event<'_>, field: &'static str) -> Result<Time, Error> {
-        let n = if field == "ts" { ev.ts } else { ev.dur };
-        let Some(n) = n else { return Ok(Time::Missing) };
-        if n.was_quoted() {
-            // Only the first occurrence's place is kept: build it only then.
-            let (path, index, offset) = (self.path, ev.index, ev.offset);
-            self.capture.diagnostics.add(
+    fn diag(&mut self, diag: Diag, index: usize, offset: u64, field: &'static str) {
+        // Only the first occurrence's place is kept: build it only then.
+        let path = self.path;
+        let place = move || {
+            format!(
+                "{}: event {index} (byte {offset}), field {field}",
+                path.display()
+            )
+        };
+        let diagnostics = &mut self.capture.diagnostics;
+        match diag {
+            Diag::NumberAsString => diagnostics.add(
                 "number-as-string",
                 || "times given as strings (\"ts\": \"12.5\") were read as numbers".to_string(),
-                || {
-                    format!(
-                        "{}: event {index} (byte {offset}), field {field}",
-                        path.display()
-                    )
-                },
-            );
-        }
-        match n.micros_to_nanos() {
-            Some(ns) => Ok(Time::Value(ns)),
-            None if n.is_numeric() => Ok(Time::OutOfRange),
-            None => Err(Error::Event {
-                path: self.path.to_path_buf(),
-                index: ev.index,
-                offset: ev.offset,
-                message: format!(
-                    "field \"{field}\": {:?} is not a number of microseconds",
-                    n.text()
-                ),
-            }),
-        }
-    }
-
-    /// Counts an event left out because its time does not fit (see `Nanos::LIMIT`).
-    fn out_of_range(&mut self, ev: &Event<'_>, field: &str) {
-        let place = self.place(ev, field);
-        self.capture.note_time_out_of_range(|| place);
-    }
-
-    fn event(&mut self, ev: Event<'_>) -> Result<(), Error> {
-        match ev.ph.as_ref() {
-            "X" => self.complete(ev),
-            "M" => {
-                let args = ev.args;
-                let name = args.and_then(|a| a.name);
-                let pid = self.id_key(ev.pid.as_ref());
-                match (ev.name.as_deref(), name) {
-                    (Some("process_name"), Some(n)) => {
-                        self.process_names.insert(pid, n);
-                    }
-                    (Some("thread_name"), Some(n)) => {
-                        let tid = self.id_key(ev.tid.as_ref());
-                        self.thread_names.insert((pid, tid), n);
-                    }
-                    _ => {}
-                }
-                Ok(())
-            }
-            "s" | "f" | "t" => {
-                let cat = self.capture.strings.intern(ev.cat.as_deref().unwrap_or(""));
-                let Some(id) = ev.id.as_ref().and_then(Id::as_i64) else {
-                    return Ok(());
-                };
-                let entry = self.flows.entry((cat, id)).or_insert((0, 0, ev.index));
-                if ev.ph == "s" {
-                    entry.0 += 1;
-                } else if ev.ph == "f" {
-                    entry.1 += 1;
-                }
-                Ok(())
-            }
-            "B" | "E" => {
-                let place = self.place(&ev, "ph");
-                self.capture.diagnostics.add(
-                    "begin-end-ignored",
-                    || {
-                        "begin/end (B/E) events are not read; only complete (X) events are"
-                            .to_string()
-                    },
-                    || place,
-                );
-                Ok(())
-            }
-            _ => Ok(()),
+                place,
+            ),
+            Diag::MissingTimestamp => diagnostics.add(
+                "missing-timestamp",
+                || "complete events without \"ts\" were skipped".to_string(),
+                place,
+            ),
+            Diag::NegativeDuration => diagnostics.add(
+                "negative-duration",
+                || "events with a negative \"dur\" were given duration 0".to_string(),
+                place,
+            ),
+            Diag::MissingDuration => diagnostics.add(
+                "missing-duration",
+                || "complete events without \"dur\" were given duration 0".to_string(),
+                place,
+            ),
+            // Counts an event left out because its time does not fit (see `Nanos::LIMIT`).
+            Diag::OutOfRange => self.capture.note_time_out_of_range(place),
+            Diag::BeginEnd => diagnostics.add(
+                "begin-end-ignored",
+                || "begin/end (B/E) events are not read; only complete (X) events are".to_string(),
+                place,
+            ),
         }
     }
 
-    fn complete(&mut self, ev: Event<'_>) -> Result<(), Error> {
-        let start = match self.time(&ev, "ts")? {
-            Time::Value(start) if Nanos(start).in_range() => start,
-            Time::Value(_) | Time::OutOfRange => {
-                self.out_of_range(&ev, "ts");
-                return Ok(());
-            }
-            Time::Missing => {
-                let place = self.place(&ev, "ts");
-                self.capture.diagnostics.add(
-                    "missing-timestamp",
-                    || "complete events without \"ts\" were skipped".to_string(),
-                    || place,
-                );
-                return Ok(());
-            }
-        };
-        let dur = match self.time(&ev, "dur")? {
-            Time::Value(d) if d < 0 => {
-                let place = self.place(&ev, "dur");
-                self.capture.diagnostics.add(
-                    "negative-duration",
-                    || "events with a negative \"dur\" were given duration 0".to_string(),
-                    || place,
-                );
-                0
-            }
-            Time::Value(d) => d,
-            Time::OutOfRange => {
-                self.out_of_range(&ev, "dur");
-                return Ok(());
-            }
-            Time::Missing => {
-                let place = self.place(&ev, "dur");
-                self.capture.diagnostics.add(
-                    "missing-duration",
-                    || "complete events without \"dur\" were given duration 0".to_string(),
-                    || place,
-                );
-                0
-            }
-        };
-        if !Nanos(start)
-            .checked_add(Nanos(dur))
-            .is_some_and(Nanos::in_range)
-        {
-            self.out_of_range(&ev, "dur");
-            return Ok(());
+    fn complete(&mut self, c: prepare::Complete, extras: &[prepare::LocalExtra], map: &mut Remap) {
+        self.saw_kineto_cat |= c.cat.is_kineto();
+        if let Some(step) = c.step_num {
+            self.step_markers.push((step, c.start, c.start + c.dur));
         }
-        let cat = Cat::of(ev.cat.as_deref());
-        self.saw_kineto_cat |= cat.is_kineto();
-        let name_text = ev.name.as_deref().unwrap_or("");
-        // Python frames carry nothing the model needs beyond time and name.
-        // Python frames carry nothing the model needs beyond time and name.
-        let args = if cat == Cat::Python { None } else { ev.args }.unwrap_or_default();
-        if let Some(step) = args.step_num {
-            self.step_markers.push((step, start, start + dur));
-        }
-        let name = self.capture.strings.intern(name_text);
-        let pid = self.id_key(ev.pid.as_ref());
-        let tid = self.id_key(ev.tid.as_ref());
-        let has_gpu_fields = args.stream.is_some()
-            || args.device.is_some()
-            || args.bytes.is_some()
-            || args.graph_id.is_some()
-            || args.hlo_op.is_some()
-            || args.program_id.is_some()
-            || args.memcpy_details.is_some();
-        let extra = has_gpu_fields.then(|| {
+        let name = map.string(&mut self.capture.strings, c.name);
+        let pid = map.key(&mut self.string_ids, c.pid);
+        let tid = map.key(&mut self.string_ids, c.tid);
+        let extra = c.extra.map(|i| {
+            let e = &extras[i as usize];
             let strings = &mut self.capture.strings;
-            Box::new(Extra {
-                stream: args.stream,
-                device: args.device,
-                bytes: args.bytes,
-                graph_id: args.graph_id,
-                program_id: args.program_id,
-                hlo_op: args.hlo_op.as_deref().map(|s| strings.intern(s)),
-                hlo_module: args.hlo_module.as_deref().map(|s| strings.intern(s)),
-                memcpy_details: args.memcpy_details.as_deref().map(|s| strings.intern(s)),
-            })
+            Extra {
+                stream: e.stream,
+                device: e.device,
+                bytes: e.bytes,
+                graph_id: e.graph_id,
+                program_id: e.program_id,
+                hlo_op: e.hlo_op.map(|l| map.string(strings, l)),
+                hlo_module: e.hlo_module.map(|l| map.string(strings, l)),
+                memcpy_details: e.memcpy_details.map(|l| map.string(strings, l)),
+            }
         });
-        let p = Pending {
+        let mut p = Pending {
             pid,
             tid,
-            start,
-            dur,
+            start: c.start,
+            dur: c.dur,
             name,
-            cat,
-            index: ev.index as u64,
-            correlation: args.correlation.or(args.correlation_id),
-            external_id: args.external_id,
-            extra,
+            cat: c.cat,
+            index: c.index,
+            correlation: c.correlation,
+            external_id: c.external_id,
+            extra: None,
         };
         if p.cat != Cat::None {
-            self.route(p, false);
+            self.route(p, extra.as_ref(), false);
         } else {
+            p.extra = extra.map(Box::new);
             self.pending.push(p);
         }
-        Ok(())
     }
 
     /// Sorts one complete event into the capture. Kineto events (with a category) are
     /// routed as they stream by; JAX events (no category) once process names are known.
-    fn route(&mut self, p: Pending, is_jax: bool) {
+    fn route(&mut self, p: Pending, extra: Option<&Extra>, is_jax: bool) {
         let cat = p.cat;
         let gpu = if is_jax {
             self.gpu_pid_ordinal.get(&p.pid).copied().map(|ordinal| {
@@ -651,10 +610,10 @@ impl<'p> Builder<'p> {
                 (ordinal, is_stream)
             })
         } else if cat.is_gpu_activity() {
-            let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
+            let ordinal = extra.and_then(|e| e.device).unwrap_or(p.pid);
             Some((ordinal, true))
         } else if cat == Cat::GpuAnnotation {
-            let ordinal = p.extra.as_ref().and_then(|e| e.device).unwrap_or(p.pid);
+            let ordinal = extra.and_then(|e| e.device).unwrap_or(p.pid);
             let stream = self.stream_id(ordinal, p.tid);
             self.capture.gpu_annotations.push(GpuAnnotation {
                 stream,
@@ -675,9 +634,9 @@ impl<'p> Builder<'p> {
                     || place,
                 );
             }
-            Some((ordinal, true)) => self.gpu_activity(ordinal, p, cat, is_jax),
+            Some((ordinal, true)) => self.gpu_activity(ordinal, p, extra, cat, is_jax),
             None => {
-                let kind = host_kind(cat, self.capture.strings.get(p.name), is_jax, &p);
+                let kind = host_kind(cat, self.capture.strings.get(p.name), is_jax, &p, extra);
                 let Some(kind) = kind else { return };
                 let key = (p.pid, p.tid);
                 let next = ThreadId::new(self.threads.len() as u32);
@@ -742,8 +701,9 @@ impl<'p> Builder<'p> {
                 Some((pid, n.parse().ok()?))
             })
             .collect();
-        for p in std::mem::take(&mut self.pending) {
-            self.route(p, is_jax);
+        for mut p in std::mem::take(&mut self.pending) {
+            let extra = p.extra.take();
+            self.route(p, extra.as_deref(), is_jax);
         }
         if self.capture.steps.is_empty() && !self.step_markers.is_empty() {
             self.step_markers.sort();
@@ -815,8 +775,14 @@ impl<'p> Builder<'p> {
         })
     }
 
-    fn gpu_activity(&mut self, ordinal: i64, p: Pending, cat: Cat, is_jax: bool) {
-        let extra = p.extra.as_deref();
+    fn gpu_activity(
+        &mut self,
+        ordinal: i64,
+        p: Pending,
+        extra: Option<&Extra>,
+        cat: Cat,
+        is_jax: bool,
+    ) {
         let stream_no = if is_jax {
             let line = self.thread_names.get(&(p.pid, p.tid));
             line.and_then(|l| stream_number(l)).unwrap_or(p.tid)
@@ -1038,11 +1004,17 @@ impl<'p> Builder<'p> {
     }
 }
 
-fn host_kind(cat: Cat, name: &str, is_jax: bool, p: &Pending) -> Option<HostKind> {
+fn host_kind(
+    cat: Cat,
+    name: &str,
+    is_jax: bool,
+    p: &Pending,
+    extra: Option<&Extra>,
+) -> Option<HostKind> {
     if is_jax {
         return Some(if is_launch_api(name) || p.correlation.is_some() {
             HostKind::Launch
-        } else if p.extra.as_ref().is_some_and(|e| e.hlo_op.is_some()) {
+        } else if extra.is_some_and(|e| e.hlo_op.is_some()) {
             HostKind::CpuOp
         } else {
             HostKind::Other

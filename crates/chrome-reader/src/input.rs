@@ -18,7 +18,9 @@ pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
         offset: 0,
         source,
     };
-    let mut file = File::open(path).map_err(io_err)?;
+    let file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut file = crate::progress::track(path, size, file);
     let mut magic = [0u8; 2];
     let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
     let head = io::Cursor::new(magic[..n].to_vec());

@@ -41,6 +41,7 @@
 mod build;
 mod error;
 mod input;
+pub mod progress;
 mod raw;
 mod scan;
 

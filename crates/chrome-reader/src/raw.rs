@@ -580,6 +580,27 @@ impl<A> Detached<A> {
 /// Parses the events of one batch in order, stopping at the first that fails, exactly as
 /// [`parse_event`] would one by one.
 fn parse_batch<A: for<'de> Deserialize<'de>>(path: &Path, batch: scan::Batch) -> ParsedBatch<A> {
+    let mut events = Vec::with_capacity(batch.events.len());
+    let (text, error) = for_each_in_batch::<A>(path, batch, |base, ev| {
+        events.push(Detached::of(base, ev));
+        Ok(())
+    });
+    ParsedBatch {
+        text,
+        events,
+        error,
+    }
+}
+
+/// Parses the events of one batch in order, handing each to `on_event` with the batch's
+/// text (which the event borrows from), stopping at the first event that cannot be parsed
+/// or that `on_event` fails on, exactly as [`parse_event`] would one by one. Returns the
+/// batch's text (the part that is UTF-8) and that first error.
+pub(crate) fn for_each_in_batch<A: for<'de> Deserialize<'de>>(
+    path: &Path,
+    batch: scan::Batch,
+    mut on_event: impl FnMut(&str, RawEvent<'_, A>) -> Result<(), Error>,
+) -> (String, Option<Error>) {
     let scan::Batch { text, events } = batch;
     // UTF-8 is checked once for the whole batch. When it fails, the events before the first
     // one that is not UTF-8 on its own are kept (their concatenation is UTF-8), and that
@@ -600,34 +621,23 @@ fn parse_batch<A: for<'de> Deserialize<'de>>(path: &Path, batch: scan::Batch) ->
         }
     };
     let good = bad.as_ref().map_or(events.len(), |(k, _)| *k);
-    let mut parsed = ParsedBatch {
-        events: Vec::with_capacity(good),
-        error: None,
-        text: String::new(),
-    };
     for &(index, offset, start, end) in &events[..good] {
         let res = match text.get(start..end) {
             Some(json) => parse_event_str::<A>(path, index, offset, json),
             None => parse_event::<A>(path, index, offset, &text.as_bytes()[start..end]),
         };
-        match res {
-            Ok(ev) => parsed.events.push(Detached::of(&text, ev)),
-            Err(e) => {
-                parsed.error = Some(e);
-                break;
-            }
+        if let Err(e) = res.and_then(|ev| on_event(&text, ev)) {
+            return (text, Some(e));
         }
     }
-    if parsed.error.is_none()
-        && let Some((k, tail)) = &bad
-    {
+    let mut error = None;
+    if let Some((k, tail)) = &bad {
         let (index, offset, start, end) = events[*k];
         let cut = events[*k].2;
         let bytes = &tail[start - cut..end - cut];
-        parsed.error = parse_event::<A>(path, index, offset, bytes).err();
+        error = parse_event::<A>(path, index, offset, bytes).err();
     }
-    parsed.text = text;
-    parsed
+    (text, error)
 }
 
 /// Decodes the `args` of an event into `T` (usually a struct of borrowed optional fields).

@@ -96,6 +96,31 @@ pub(crate) fn split_events<R: Read + Send>(
     })
 }
 
+/// Splits `input` into batches on a thread of its own, calling `consume` for each batch in
+/// file order on the caller's thread: [`split_events`] a batch at a time.
+pub(crate) fn split_into_batches<R: Read + Send>(
+    input: R,
+    path: &Path,
+    mut consume: impl FnMut(Batch) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
+        let splitter =
+            scope.spawn(move || split_batches(input, path, |batch| tx.send(batch).is_ok()));
+        let mut consumer_result = Ok(());
+        for batch in rx.iter() {
+            if let Err(e) = consume(batch) {
+                consumer_result = Err(e);
+                break;
+            }
+        }
+        drop(rx);
+        let res = splitter.join().expect("the splitter thread does not panic");
+        consumer_result?;
+        res
+    })
+}
+
 /// Splits `input` into batches of events, parses each batch with `parse` on `workers`
 /// threads, and hands the parsed batches to `consume` on the caller's thread in file order.
 ///

@@ -538,6 +538,8 @@ impl Trace {
                 action: "cannot open the trace",
                 source,
             })?;
+            let size = file.metadata().map_or(0, |m| m.len());
+            let file = chrome_reader::progress::track(path, size, file);
             let input =
                 flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
             return Trace::read(input, path);

@@ -65,6 +65,7 @@ mod compact;
 mod error;
 mod event;
 mod group;
+mod gzip;
 mod merge;
 mod output;
 mod pp;

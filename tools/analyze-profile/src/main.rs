@@ -94,6 +94,7 @@ trace-info, skip-stats or roofline";
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    tool_progress::install();
     if let Some(n) = args.threads {
         analysis::set_threads(n.get());
     }

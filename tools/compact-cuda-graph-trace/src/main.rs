@@ -76,6 +76,7 @@ struct Printed<'a, S: Serialize> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    tool_progress::install();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -39,6 +39,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    tool_progress::install();
     if let Some(n) = args.threads {
         analysis::set_threads(n.get());
     }

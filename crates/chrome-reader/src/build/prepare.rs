@@ -1,0 +1,289 @@
+//! The per-event half of the model build, which runs on the parsing threads: each batch of
+//! `traceEvents` is parsed and turned into [`Op`]s (times in nanoseconds, categories
+//! classified, `args` read, strings in a table of the batch's own), so that the builder
+//! thread only merges: it maps each batch's strings to the capture's once per distinct
+//! string, in the order the sequential build would have interned them, and applies the ops
+//! in file order.
+
+use trace_model::{FastMap, Nanos};
+
+use super::{Cat, Event, KnownArgs, Time};
+use crate::{Error, Id, scan};
+
+/// A string of one batch: an index into [`Prepared::strings`].
+pub(super) type Local = u32;
+
+/// A pid or tid as read: an integer, or a string (the builder gives it a key).
+#[derive(Clone, Copy)]
+pub(super) enum Key {
+    Int(i64),
+    Str(Local),
+}
+
+/// `Extra` with the batch's string indices.
+pub(super) struct LocalExtra {
+    pub stream: Option<i64>,
+    pub device: Option<i64>,
+    pub bytes: Option<i64>,
+    pub graph_id: Option<i64>,
+    pub program_id: Option<i64>,
+    pub hlo_op: Option<Local>,
+    pub hlo_module: Option<Local>,
+    pub memcpy_details: Option<Local>,
+}
+
+/// A complete event that passed the time checks.
+pub(super) struct Complete {
+    pub pid: Key,
+    pub tid: Key,
+    pub start: i64,
+    pub dur: i64,
+    pub name: Local,
+    pub cat: Cat,
+    pub index: u64,
+    pub correlation: Option<i64>,
+    pub external_id: Option<i64>,
+    pub step_num: Option<i64>,
+    /// Index into [`Prepared::extras`].
+    pub extra: Option<u32>,
+}
+
+/// The diagnostics events can give, with the place they name.
+#[derive(Clone, Copy)]
+pub(super) enum Diag {
+    NumberAsString,
+    MissingTimestamp,
+    NegativeDuration,
+    MissingDuration,
+    OutOfRange,
+    BeginEnd,
+}
+
+pub(super) enum MetaName {
+    None,
+    Process(String),
+    Thread(Key, String),
+}
+
+/// What one event does to the capture, in file order.
+pub(super) enum Op {
+    Complete(Complete),
+    Meta {
+        pid: Key,
+        name: MetaName,
+    },
+    Flow {
+        cat: Local,
+        id: Option<i64>,
+        ph: u8,
+        index: usize,
+    },
+    Diag {
+        diag: Diag,
+        index: usize,
+        offset: u64,
+        field: &'static str,
+    },
+}
+
+/// One batch, prepared: its ops up to the first event that failed, and that event's error.
+pub(super) struct Prepared {
+    pub ops: Vec<Op>,
+    pub extras: Vec<LocalExtra>,
+    pub strings: Vec<Box<str>>,
+    pub error: Option<Error>,
+}
+
+struct Prep<'p> {
+    path: &'p std::path::Path,
+    out: Prepared,
+    ids: FastMap<Box<str>, Local>,
+}
+
+/// Parses and prepares one batch (on a parsing thread; see the module's doc).
+pub(super) fn prepare_batch(path: &std::path::Path, batch: scan::Batch) -> Prepared {
+    let mut prep = Prep {
+        path,
+        out: Prepared {
+            ops: Vec::with_capacity(batch.events.len() + batch.events.len() / 4),
+            extras: Vec::new(),
+            strings: Vec::new(),
+            error: None,
+        },
+        ids: FastMap::default(),
+    };
+    let (_text, error) =
+        crate::raw::for_each_in_batch::<KnownArgs>(path, batch, |_, ev| prep.event(ev));
+    prep.out.error = error;
+    prep.out
+}
+
+impl Prep<'_> {
+    fn intern(&mut self, s: &str) -> Local {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.out.strings.len() as Local;
+        self.out.strings.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    fn key(&mut self, id: Option<&Id<'_>>) -> Key {
+        match id {
+            None => Key::Int(0),
+            Some(id) => match id.as_i64() {
+                Some(v) => Key::Int(v),
+                None => match id {
+                    Id::Str(s) => Key::Str(self.intern(s)),
+                    Id::Int(v) => Key::Int(*v),
+                },
+            },
+        }
+    }
+
+    fn diag(&mut self, diag: Diag, ev: &Event<'_>, field: &'static str) {
+        self.out.ops.push(Op::Diag {
+            diag,
+            index: ev.index,
+            offset: ev.offset,
+            field,
+        });
+    }
+
+    fn event(&mut self, ev: Event<'_>) -> Result<(), Error> {
+        match ev.ph.as_ref() {
+            "X" => self.complete(ev),
+            "M" => {
+                let name = ev.args.and_then(|a| a.name);
+                let pid = self.key(ev.pid.as_ref());
+                let name = match (ev.name.as_deref(), name) {
+                    (Some("process_name"), Some(n)) => MetaName::Process(n),
+                    (Some("thread_name"), Some(n)) => {
+                        MetaName::Thread(self.key(ev.tid.as_ref()), n)
+                    }
+                    _ => MetaName::None,
+                };
+                self.out.ops.push(Op::Meta { pid, name });
+                Ok(())
+            }
+            ph @ ("s" | "f" | "t") => {
+                let ph = ph.as_bytes()[0];
+                let cat = self.intern(ev.cat.as_deref().unwrap_or(""));
+                let id = ev.id.as_ref().and_then(Id::as_i64);
+                self.out.ops.push(Op::Flow {
+                    cat,
+                    id,
+                    ph,
+                    index: ev.index,
+                });
+                Ok(())
+            }
+            "B" | "E" => {
+                self.diag(Diag::BeginEnd, &ev, "ph");
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn time(&mut self, ev: &Event<'_>, field: &'static str) -> Result<Time, Error> {
+        let n = if field == "ts" { ev.ts } else { ev.dur };
+        let Some(n) = n else { return Ok(Time::Missing) };
+        if n.was_quoted() {
+            self.diag(Diag::NumberAsString, ev, field);
+        }
+        match n.micros_to_nanos() {
+            Some(ns) => Ok(Time::Value(ns)),
+            None if n.is_numeric() => Ok(Time::OutOfRange),
+            None => Err(Error::Event {
+                path: self.path.to_path_buf(),
+                index: ev.index,
+                offset: ev.offset,
+                message: format!(
+                    "field \"{field}\": {:?} is not a number of microseconds",
+                    n.text()
+                ),
+            }),
+        }
+    }
+
+    fn complete(&mut self, ev: Event<'_>) -> Result<(), Error> {
+        let start = match self.time(&ev, "ts")? {
+            Time::Value(start) if Nanos(start).in_range() => start,
+            Time::Value(_) | Time::OutOfRange => {
+                self.diag(Diag::OutOfRange, &ev, "ts");
+                return Ok(());
+            }
+            Time::Missing => {
+                self.diag(Diag::MissingTimestamp, &ev, "ts");
+                return Ok(());
+            }
+        };
+        let dur = match self.time(&ev, "dur")? {
+            Time::Value(d) if d < 0 => {
+                self.diag(Diag::NegativeDuration, &ev, "dur");
+                0
+            }
+            Time::Value(d) => d,
+            Time::OutOfRange => {
+                self.diag(Diag::OutOfRange, &ev, "dur");
+                return Ok(());
+            }
+            Time::Missing => {
+                self.diag(Diag::MissingDuration, &ev, "dur");
+                0
+            }
+        };
+        if !Nanos(start)
+            .checked_add(Nanos(dur))
+            .is_some_and(Nanos::in_range)
+        {
+            self.diag(Diag::OutOfRange, &ev, "dur");
+            return Ok(());
+        }
+        let cat = Cat::of(ev.cat.as_deref());
+        // Python frames carry nothing the model needs beyond time and name.
+        let args = if cat == Cat::Python { None } else { ev.args }.unwrap_or_default();
+        let name = self.intern(ev.name.as_deref().unwrap_or(""));
+        let pid = self.key(ev.pid.as_ref());
+        let tid = self.key(ev.tid.as_ref());
+        let has_gpu_fields = args.stream.is_some()
+            || args.device.is_some()
+            || args.bytes.is_some()
+            || args.graph_id.is_some()
+            || args.hlo_op.is_some()
+            || args.program_id.is_some()
+            || args.memcpy_details.is_some();
+        let extra = if has_gpu_fields {
+            let extra = LocalExtra {
+                stream: args.stream,
+                device: args.device,
+                bytes: args.bytes,
+                graph_id: args.graph_id,
+                program_id: args.program_id,
+                hlo_op: args.hlo_op.as_deref().map(|s| self.intern(s)),
+                hlo_module: args.hlo_module.as_deref().map(|s| self.intern(s)),
+                memcpy_details: args.memcpy_details.as_deref().map(|s| self.intern(s)),
+            };
+            self.out.extras.push(extra);
+            Some(self.out.extras.len() as u32 - 1)
+        } else {
+            None
+        };
+        self.out.ops.push(Op::Complete(Complete {
+            pid,
+            tid,
+            start,
+            dur,
+            name,
+            cat,
+            index: ev.index as u64,
+            correlation: args.correlation.or(args.correlation_id),
+            external_id: args.external_id,
+            step_num: args.step_num,
+            extra,
+        }));
+        Ok(())
+    }
+}
