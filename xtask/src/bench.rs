@@ -14,6 +14,8 @@ use std::time::Instant;
 
 use crate::workspace_root;
 
+mod hta;
+
 struct Row {
     what: String,
     value: String,
@@ -48,6 +50,22 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let scratch = out_dir.join("scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let scratch_s = scratch.display().to_string();
+
+    // `--hta [--python PATH]`: only profile-model against Holistic Trace Analysis.
+    if args.iter().any(|a| a == "--hta") {
+        let python = args
+            .iter()
+            .position(|a| a == "--python")
+            .map(|i| {
+                args.get(i + 1)
+                    .map(PathBuf::from)
+                    .ok_or("--python takes a path")
+            })
+            .transpose()?;
+        let mut rows = Vec::new();
+        hta::rows(&root, &traces, python, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
 
     if attribution_only {
         let release = build_attribution_tools(&root)?;

@@ -49,7 +49,7 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)".to_owned()
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--hta --python PATH] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads;\n                        --hta: only profile-model against HTA 0.5.0 run by the Python at PATH)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)".to_owned()
 }
 
 /// The workspace root: xtask lives one level below it.

@@ -2,7 +2,15 @@
 //! in parallel by a small pool (each worker holds one rank's frame at a time, so memory is
 //! bounded by the pool size, not the number of ranks), into a temporary directory that is
 //! renamed to `DIR` only when every rank is written.
+//!
+//! Every file has the same type for a column: a rank infers its `args_*` types from its own
+//! values (uniform numbers stay numeric, mixed become strings), so after the ranks are
+//! written, a column typed differently by different ranks is rewritten in the files that
+//! disagree, as Float64 when every rank has numbers and as String otherwise (ranks where
+//! the column is all null take the others' type). Engines that read the partitions with
+//! one schema (Spark, DataFusion, DuckDB without `union_by_name`) then see one.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -69,18 +77,29 @@ pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exp
                 let rows = df.height();
                 let rel = PathBuf::from(format!("rank={rank}")).join("events.parquet");
                 write_parquet_atomic(&mut df, &tmp.join(&rel))?;
-                Ok((rank, out.join(rel), rows))
+                Ok((rank, rel, rows, df.schema().as_ref().clone()))
             })
             .collect()
     });
-    let mut files = match written {
-        Ok(f) => f,
+    let written = written.and_then(|mut w| {
+        w.sort_by_key(|f| f.0);
+        let schemas: Vec<(PathBuf, Schema)> = w
+            .iter()
+            .map(|(_, rel, _, schema)| (tmp.join(rel), schema.clone()))
+            .collect();
+        pool.install(|| unify_types(&schemas))?;
+        Ok(w)
+    });
+    let files: Vec<(i64, PathBuf, usize)> = match written {
+        Ok(w) => w
+            .into_iter()
+            .map(|(rank, rel, rows, _)| (rank, out.join(rel), rows))
+            .collect(),
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             return Err(e);
         }
     };
-    files.sort_by_key(|f| f.0);
     if out.exists() {
         std::fs::remove_dir(out).map_err(Error::io(out, "cannot replace the empty directory"))?;
     }
@@ -88,6 +107,58 @@ pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exp
     Ok(Exported {
         dir: out.to_path_buf(),
         files,
+    })
+}
+
+/// The one type of a column that ranks typed differently (nulls aside).
+fn unified(types: &[&DataType]) -> DataType {
+    if types.iter().all(|t| t.is_integer() || t.is_float()) {
+        DataType::Float64
+    } else {
+        DataType::String
+    }
+}
+
+/// Rewrites, in parallel, the files whose type for a column differs from the others'.
+fn unify_types(files: &[(PathBuf, Schema)]) -> Result<(), Error> {
+    let mut types: BTreeMap<&str, Vec<&DataType>> = BTreeMap::new();
+    for (_, schema) in files {
+        for (name, dtype) in schema.iter() {
+            let seen = types.entry(name.as_str()).or_default();
+            if *dtype != DataType::Null && !seen.contains(&dtype) {
+                seen.push(dtype);
+            }
+        }
+    }
+    let target: BTreeMap<&str, DataType> = types
+        .into_iter()
+        .filter_map(|(name, seen)| match seen.as_slice() {
+            [] => None,
+            [one] => Some((name, (*one).clone())),
+            many => Some((name, unified(many))),
+        })
+        .collect();
+    files.par_iter().try_for_each(|(file, schema)| {
+        let casts: Vec<(&str, &DataType)> = schema
+            .iter()
+            .filter_map(|(name, dtype)| {
+                let want = target.get(name.as_str())?;
+                (dtype != want).then_some((name.as_str(), want))
+            })
+            .collect();
+        if casts.is_empty() {
+            return Ok(());
+        }
+        let ctx = file.display().to_string();
+        let mut df = crate::cache::read_parquet(file)?;
+        for (name, want) in casts {
+            let cast = df
+                .column(name)
+                .and_then(|c| c.cast(want))
+                .map_err(Error::polars(ctx.clone()))?;
+            df.with_column(cast).map_err(Error::polars(ctx.clone()))?;
+        }
+        write_parquet_atomic(&mut df, file)
     })
 }
 

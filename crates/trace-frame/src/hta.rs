@@ -579,7 +579,9 @@ pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, u
         e.push((g.start, -1, false, i));
     }
     for v in by.values_mut() {
-        v.sort_by_key(|p| p.0);
+        // At equal times a launch counts before a start, as in HTA, which sorts runtime
+        // calls concatenated ahead of the GPU events.
+        v.sort_by_key(|p| (p.0, !p.2));
         let mut q = 0;
         for p in v.iter_mut() {
             q += p.1;

@@ -20,8 +20,10 @@
 //! # Export layout
 //!
 //! `--export DIR` writes `DIR/rank=N/events.parquet` (zstd), one per rank, with the columns
-//! above except `rank`, which is the Hive partition key in the directory name. Ranks can
-//! have different `args_*` columns; engines that union by name (DuckDB
+//! above except `rank`, which is the Hive partition key in the directory name. A column has
+//! one type in every file: where ranks typed it differently, the files that disagree are
+//! rewritten with Float64 (numbers in every rank) or String. Ranks can have different
+//! `args_*` columns; engines that union by name (DuckDB
 //! `read_parquet('DIR/**/*.parquet', hive_partitioning = true, union_by_name = true)`,
 //! Spark `mergeSchema`, polars' Hive scan) read them as one table.
 //!
@@ -62,7 +64,7 @@ pub use ours::{Ours, OursRank, ours};
 pub use render::{render_json, render_text};
 pub use sql::{frame_to_json, run_sql};
 pub use summary::{Labelled, Summary, TopKernel, summarize};
-pub use timeline::{Gpu, GpuKind, Host, HostCat, Timeline};
+pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 
 /// The deeper analyses by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -180,9 +182,32 @@ pub fn hta_timelines(loaded: &Loaded) -> Result<Vec<Timeline>, Error> {
         .collect()
 }
 
+/// Which step the critical path is of: instance `instance` (0 = the first, in start order)
+/// of the host annotations whose name contains `annotation`; an empty annotation is the
+/// whole trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepQuery {
+    pub annotation: String,
+    pub instance: usize,
+}
+
+impl Default for StepQuery {
+    /// The first `ProfilerStep`.
+    fn default() -> StepQuery {
+        StepQuery {
+            annotation: "ProfilerStep".into(),
+            instance: 0,
+        }
+    }
+}
+
 /// The summary and the named analyses over a loaded trace. The critical path is of the
-/// first rank's first `ProfilerStep` (`critical_path` for others).
-pub fn analyze(loaded: &Loaded, analyses: &[AnalysisName]) -> Result<Report, Error> {
+/// first rank, over the step `step` names.
+pub fn analyze(
+    loaded: &Loaded,
+    analyses: &[AnalysisName],
+    step: &StepQuery,
+) -> Result<Report, Error> {
     let ts = hta_timelines(loaded)?;
     let summary = summarize(&loaded.events, &ts)?;
     let has = |a| analyses.contains(&a);
@@ -202,13 +227,17 @@ pub fn analyze(loaded: &Loaded, analyses: &[AnalysisName]) -> Result<Report, Err
     let critical = if has(AnalysisName::CriticalPath) {
         let cp: Vec<CriticalPath> = ts
             .first()
-            .and_then(|t| critical_path(t, "ProfilerStep", 0))
+            .and_then(|t| critical_path(t, &step.annotation, step.instance))
             .into_iter()
             .collect();
         if cp.is_empty() {
             not_run.push((
                 "critical-path".into(),
-                "needs a ProfilerStep annotation with CPU ops and launched kernels in it".into(),
+                format!(
+                    "needs instance {} of an annotation named like `{}`, with CPU ops and \
+                     launched kernels in it",
+                    step.instance, step.annotation
+                ),
             ));
         }
         cp

@@ -1,5 +1,6 @@
-//! Text and JSON renderings of a [`Report`] (FIXME: moves to the `report` crate with the
-//! other text renderers). Every figure says whether it is measured or inferred.
+//! Text and JSON renderings of a [`Report`]. Every figure says whether it is measured or
+//! inferred. They stay here rather than in the `report` crate beside the other renderers:
+//! a `Report` is built from polars frames, and only this crate may depend on polars.
 
 use std::fmt::Write;
 
@@ -248,12 +249,17 @@ pub fn render_text(r: &Report) -> String {
     for cp in &r.critical_path {
         let _ = writeln!(
             o,
-            "\n### Critical path, rank {}, {} (instance {}): {:.0} µs over {} edges (measured)",
+            "\n### Critical path, rank {}, {} (instance {}): {:.0} µs over {} edges, {} of them \
+             synchronisation (graph: {} nodes, {} edges, {} synchronisation) (measured)",
             rank(cp.rank),
             cp.step,
             cp.instance,
             cp.length_us,
-            cp.path_edges
+            cp.path_edges,
+            cp.sync_edges_on_path,
+            cp.nodes,
+            cp.edges,
+            cp.sync_edges,
         );
         for (b, pct) in &cp.split {
             let _ = writeln!(o, "- {}: {pct:.1} %", b.label());

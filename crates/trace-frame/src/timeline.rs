@@ -33,6 +33,52 @@ pub struct Gpu {
     pub launch: Option<usize>,
 }
 
+/// What a CUDA synchronisation event (`cat: cuda_sync`, recorded when the profiler runs
+/// with `enable_cuda_sync_events`) waits for; Kineto names them by `cuda_sync_kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncKind {
+    /// `cudaDeviceSynchronize`: the host waits for every stream of the device.
+    Context,
+    /// `cudaStreamSynchronize`: the host waits for one stream.
+    Stream,
+    /// `cudaEventSynchronize`: the host waits for the work before a `cudaEventRecord`.
+    Event,
+    /// `cudaStreamWaitEvent`: a stream waits for the work before a `cudaEventRecord`.
+    StreamWaitEvent,
+}
+
+impl SyncKind {
+    fn from_name(name: &str) -> Option<SyncKind> {
+        Some(match name {
+            "Context Sync" => SyncKind::Context,
+            "Stream Sync" => SyncKind::Stream,
+            "Event Sync" => SyncKind::Event,
+            "Stream Wait Event" => SyncKind::StreamWaitEvent,
+            _ => return None,
+        })
+    }
+}
+
+/// A CUDA synchronisation event.
+#[derive(Debug, Clone)]
+pub struct SyncEvent {
+    pub event_index: i64,
+    pub kind: SyncKind,
+    pub device: i64,
+    /// The stream synchronised (`Stream Sync`) or made to wait (`Stream Wait Event`); −1
+    /// when the event names none.
+    pub stream: i64,
+    pub start: i64,
+    pub end: i64,
+    pub correlation: Option<i64>,
+    /// Index into `Timeline::host` of the runtime call with the same correlation id.
+    pub runtime: Option<usize>,
+    /// `Event Sync` / `Stream Wait Event`: the stream the awaited event was recorded on
+    /// (`wait_on_stream`) and the correlation id of its `cudaEventRecord` call.
+    pub wait_on_stream: Option<i64>,
+    pub wait_on_record: Option<i64>,
+}
+
 /// Kineto host categories the analyses tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostCat {
@@ -64,6 +110,8 @@ pub struct Timeline {
     pub names: Vec<String>,
     pub gpu: Vec<Gpu>,
     pub host: Vec<Host>,
+    /// CUDA synchronisation events, in file order.
+    pub syncs: Vec<SyncEvent>,
     /// Every `ProfilerStep#N` host annotation: (N, start, end), sorted by start.
     pub steps: Vec<(i64, i64, i64)>,
     /// True when some event has a fractional-microsecond timestamp.
@@ -131,6 +179,8 @@ impl Timeline {
         let corr = opt_i64("args_correlation")?;
         let stream = opt_i64("args_stream")?;
         let device = opt_i64("args_device")?;
+        let wait_on_stream = opt_i64("args_wait_on_stream")?;
+        let wait_on_record = opt_i64("args_wait_on_cuda_event_record_corr_id")?;
 
         let mut names: Vec<String> = Vec::new();
         let mut name_ids: HashMap<String, u32> = HashMap::new();
@@ -145,6 +195,7 @@ impl Timeline {
         };
         let mut gpu = Vec::new();
         let mut host = Vec::new();
+        let mut syncs = Vec::new();
         let mut steps = Vec::new();
         let mut fractional_us = false;
         let first_event_ts = ts.get(0);
@@ -167,6 +218,23 @@ impl Timeline {
                 "gpu_memset" | "Memset" => Some(GpuKind::Memset),
                 _ => None,
             };
+            if c == "cuda_sync" {
+                if let Some(kind) = SyncKind::from_name(n) {
+                    syncs.push(SyncEvent {
+                        event_index: index.get(i).unwrap_or(i as i64),
+                        kind,
+                        device: get(&device).unwrap_or(0),
+                        stream: get(&stream).unwrap_or(-1),
+                        start,
+                        end: start + d,
+                        correlation: get(&corr),
+                        runtime: None,
+                        wait_on_stream: get(&wait_on_stream).filter(|&s| s >= 0),
+                        wait_on_record: get(&wait_on_record),
+                    });
+                }
+                continue;
+            }
             if let Some(kind) = kind {
                 let Some(s) = get(&stream) else { continue };
                 gpu.push(Gpu {
@@ -222,6 +290,9 @@ impl Timeline {
         for g in &mut gpu {
             g.launch = g.correlation.and_then(|c| launch_of.get(&c).copied());
         }
+        for s in &mut syncs {
+            s.runtime = s.correlation.and_then(|c| launch_of.get(&c).copied());
+        }
         gpu.sort_by_key(|g| (g.start, g.end, g.event_index));
         Ok(Timeline {
             path: frame.path.clone(),
@@ -229,6 +300,7 @@ impl Timeline {
             names,
             gpu,
             host,
+            syncs,
             steps,
             fractional_us,
             first_event_ts,
@@ -255,6 +327,11 @@ impl Timeline {
                 let (s, e) = (up(h.start), down(h.end));
                 h.start = s;
                 h.end = e;
+            }
+            for y in &mut t.syncs {
+                let (s, e) = (up(y.start), down(y.end));
+                y.start = s;
+                y.end = e;
             }
             t.first_event_ts = t.first_event_ts.map(up);
         }

@@ -22,7 +22,8 @@ use trace_frame::AnalysisName;
 ///
 /// Analyses (--analysis, repeatable; HTA 0.5.0's definitions, ours beside where they
 /// differ): kernel-breakdown, temporal, idle, overlap, stragglers, launch-stats,
-/// queue-length, critical-path (rank 0's first ProfilerStep), or all.
+/// queue-length, critical-path (rank 0's first ProfilerStep; --annotation and --instance
+/// choose another step), or all.
 ///
 /// Exit status: 0 on success, 2 on an error (nothing is written).
 ///
@@ -46,6 +47,15 @@ struct Args {
     /// Deeper analyses to run (names above, or `all`).
     #[arg(long = "analysis", value_name = "NAME", num_args = 1..)]
     analyses: Vec<String>,
+
+    /// critical-path: the step is an annotation whose name contains TEXT (an empty TEXT is
+    /// the whole trace, as in HTA).
+    #[arg(long, value_name = "TEXT", default_value = "ProfilerStep")]
+    annotation: String,
+
+    /// critical-path: which instance of the annotation, 0 = the first in time.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    instance: usize,
 
     /// Print JSON instead of text.
     #[arg(long)]
@@ -133,7 +143,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let report = trace_frame::analyze(&loaded, &names)?;
+    let step = trace_frame::StepQuery {
+        annotation: args.annotation.clone(),
+        instance: args.instance,
+    };
+    let report = trace_frame::analyze(&loaded, &names, &step)?;
     if args.json {
         writeln!(out, "{}", trace_frame::render_json(&report))?;
     } else {
