@@ -35,6 +35,8 @@
 //! println!("{counts}");
 //! ```
 
+#![warn(missing_docs)]
+
 mod cache;
 mod critical_path;
 mod error;
