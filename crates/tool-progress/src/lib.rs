@@ -2,6 +2,8 @@
 //! file has taken about a second, only when stderr is a terminal and not under CI. It
 //! plugs into chrome-reader's progress hook, so the library crates know nothing of it.
 
+#![warn(missing_docs)]
+
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
