@@ -26,14 +26,24 @@ use crate::timeline::{SyncKind, Timeline};
 /// What an edge of the path stands for (HTA's `bound_by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Bound {
+    /// Host time: between consecutive start and end nodes of a thread's nested operators
+    /// (zero ending a blocking call such as `cudaStreamSynchronize`) (`cpu_bound`).
     CpuBound,
+    /// The duration of a GPU activity that is not a communication kernel
+    /// (`gpu_compute_bound`).
     GpuCompute,
+    /// The duration of a communication (`nccl…Kernel`) kernel (`gpu_communication_bound`).
     GpuCommunication,
+    /// The gap from the end of the previous activity on the stream to the start of the next
+    /// (`gpu_kernel_kernel_overhead`).
     KernelKernelOverhead,
+    /// The time from the start of the runtime launch call to the start of its activity, when
+    /// the stream was empty (`gpu_kernel_launch_overhead`).
     KernelLaunchOverhead,
 }
 
 impl Bound {
+    /// HTA's `bound_by` spelling.
     pub fn label(self) -> &'static str {
         match self {
             Bound::CpuBound => "cpu_bound",
@@ -48,16 +58,25 @@ impl Bound {
 /// The summary of a step's critical path.
 #[derive(Debug, Clone, Serialize)]
 pub struct CriticalPath {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
-    /// The step annotation (`ProfilerStep#N`) and its instance number (0 = first).
+    /// The step annotation's name (`ProfilerStep#N`), or `(whole trace)` when no annotation
+    /// was asked for.
     pub step: String,
+    /// Which matching annotation the step is, counted from 0 in start order.
     pub instance: usize,
+    /// The summed edge weights of the path, in µs.
     pub length_us: f64,
+    /// Nodes of the graph: a start and an end per CPU operator, runtime or driver call that
+    /// starts in the step (and lasts), and per GPU activity whose launch call does.
     pub nodes: usize,
+    /// Edges of the graph, synchronisation edges included.
     pub edges: usize,
+    /// Edges on the critical path.
     pub path_edges: usize,
-    /// Synchronisation edges in the graph, and on the path.
+    /// Synchronisation edges in the graph (zero weight, no [`Bound`]).
     pub sync_edges: usize,
+    /// Synchronisation edges on the critical path.
     pub sync_edges_on_path: usize,
     /// Share of the path's length per cause, in %, in `Bound` order.
     pub split: Vec<(Bound, f64)>,

@@ -12,21 +12,32 @@ pub enum Error {
     /// A file or directory could not be read or written.
     #[error("{path}: {action}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What was attempted, as the message says it (`cannot read`, `cannot create`, …).
         action: &'static str,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
     /// polars rejected a frame, a query or a Parquet file.
     #[error("{context}: {source}")]
     Polars {
+        /// Where it happened: usually the file or directory, else the step (`summary`,
+        /// joining the ranks' frames, the SQL query).
         context: String,
+        /// polars' error.
         #[source]
         source: polars::error::PolarsError,
     },
     /// The trace lacks what an analysis needs (named in the message).
     #[error("{path}: {what}")]
-    Missing { path: PathBuf, what: String },
+    Missing {
+        /// The trace file (or the export directory) concerned.
+        path: PathBuf,
+        /// What is missing or wrong, as a sentence for the user.
+        what: String,
+    },
 }
 
 impl Error {

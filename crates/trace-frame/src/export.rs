@@ -23,6 +23,7 @@ use crate::frame::read_frame;
 /// What an export wrote.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Exported {
+    /// The export directory (`out` of [`export_hive`]), holding the `rank=N` folders.
     pub dir: PathBuf,
     /// (rank, file, rows) per rank, in rank order.
     pub files: Vec<(i64, PathBuf, usize)>,

@@ -17,13 +17,18 @@ use crate::timeline::{Gpu, HostCat, Timeline};
 /// HTA's kernel type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum HtaKernelType {
+    /// Every kernel not in the other classes.
     Computation,
+    /// `nccl…Kernel…` names: collectives and point-to-point transfers.
     Communication,
+    /// Names starting with `Memcpy`, `Memset` or `dma`.
     Memory,
+    /// Names containing `Sync` (or `Memcpy`/`Memset` not at the start).
     Other,
 }
 
 impl HtaKernelType {
+    /// The upper-case name HTA's frames use (`COMPUTATION`, …).
     pub fn label(self) -> &'static str {
         match self {
             HtaKernelType::Computation => "COMPUTATION",
@@ -97,13 +102,23 @@ fn kind_of(t: &Timeline, g: &Gpu) -> HtaKernelType {
 /// Temporal breakdown of one rank (`get_temporal_breakdown`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Temporal {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
+    /// Time in the span with no GPU activity, in µs (HTA's `idle_time(us)`).
     pub idle_us: f64,
+    /// Union of the COMPUTATION kernels' time, in µs (`compute_time(us)`).
     pub compute_us: f64,
+    /// Busy time that is not computation (communication, memory, other), in µs
+    /// (`non_compute_time(us)`).
     pub non_compute_us: f64,
+    /// The span: first start to last end of the rank's GPU activities, in µs
+    /// (`kernel_time(us)`).
     pub kernel_time_us: f64,
+    /// `idle_us` / `kernel_time_us`, in %, 2 decimals (`idle_time_pctg`).
     pub idle_pct: f64,
+    /// `compute_us` / `kernel_time_us`, in %, 2 decimals (`compute_time_pctg`).
     pub compute_pct: f64,
+    /// `non_compute_us` / `kernel_time_us`, in %, 2 decimals (`non_compute_time_pctg`).
     pub non_compute_pct: f64,
 }
 
@@ -144,8 +159,11 @@ pub fn temporal(t: &Timeline) -> Option<Temporal> {
 /// `include_memory_kernels=True`): union time per class, overlaps as classes of their own.
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelTypeRow {
+    /// A class label (`COMPUTATION`, …) or several joined by ` overlapping `.
     pub kernel_type: String,
+    /// Time during which exactly these classes run, summed over the ranks, in µs (`sum`).
     pub sum_us: f64,
+    /// `sum_us` over the sum of all rows, in %, 1 decimal (`percentage`).
     pub percentage: f64,
 }
 
@@ -223,16 +241,25 @@ pub fn kernel_type_breakdown(ts: &[Timeline]) -> Vec<KernelTypeRow> {
 /// Per kernel name and rank: count, sum, max, min, mean, sample standard deviation.
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelRow {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
+    /// The kernel's (or memcpy/memset's) name, as in the trace.
     pub name: String,
+    /// HTA's class of the name ([`hta_kernel_type`]).
     pub kernel_type: HtaKernelType,
     /// `trace_model::classify_kernel`'s class, beside HTA's type.
     pub our_class: String,
+    /// Activities with this name on this rank.
     pub count: usize,
+    /// Their summed duration, in µs.
     pub sum_us: f64,
+    /// The longest, in µs.
     pub max_us: f64,
+    /// The shortest, in µs.
     pub min_us: f64,
+    /// `sum_us` / `count`, in µs.
     pub mean_us: f64,
+    /// Sample standard deviation (n − 1) of the durations, in µs; 0 for a single call.
     pub std_us: f64,
 }
 
@@ -280,16 +307,26 @@ pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelRow> {
 /// Idle time of one stream by HTA's category (`get_idle_time_breakdown`).
 #[derive(Debug, Clone, Serialize)]
 pub struct IdleRow {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
+    /// The CUDA stream (`args.stream`).
     pub stream: i64,
+    /// Gaps whose next activity was launched after the previous one ended: the GPU waited
+    /// for the host, in µs (HTA's `host wait`).
     pub host_wait_us: f64,
+    /// Gaps shorter than the threshold whose activity was already launched: the delay
+    /// between queued kernels, in µs (`kernel wait`).
     pub kernel_wait_us: f64,
+    /// The remaining gaps, in µs (`other`).
     pub other_us: f64,
     /// Each category / the stream's idle time, rounded to 2 decimals like HTA's
     /// `idle_time_ratio`.
     pub host_wait_ratio: f64,
+    /// `kernel_wait_us` / the stream's idle time, 0–1, 2 decimals.
     pub kernel_wait_ratio: f64,
+    /// `other_us` / the stream's idle time, 0–1, 2 decimals.
     pub other_ratio: f64,
+    /// Gaps between consecutive activities of the stream (activities − 1).
     pub gaps: usize,
 }
 
@@ -347,13 +384,18 @@ pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<Idl
 /// Communication/computation overlap of one rank (`get_comm_comp_overlap`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Overlap {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
+    /// Union of the communication kernels' time, in µs (memcpy/memset not counted).
     pub comm_us: f64,
+    /// The part of `comm_us` during which a computation kernel also runs, in µs.
     pub overlapped_us: f64,
     /// union(comm) ∩ union(comp) / union(comm), in %, 2 decimals.
     pub overlap_pct: f64,
 }
 
+/// Communication kernels against computation kernels (memcpy and memset activities are left
+/// out, as in HTA).
 pub fn overlap(t: &Timeline) -> Overlap {
     let of = |k: HtaKernelType| {
         merge(
@@ -387,6 +429,7 @@ pub struct Stragglers {
     pub ranks: Vec<i64>,
     /// The (stream, kernel) whose duration differs most across ranks: the metric's kernel.
     pub stream: i64,
+    /// That kernel's name (an `ncclKernel…`).
     pub kernel: String,
     /// Per rank: the metric, the normalised start of the last long such kernel.
     pub metric: Vec<(i64, f64)>,
@@ -503,17 +546,23 @@ fn sample_std(v: &[f64]) -> Option<f64> {
 /// One launch (`get_cuda_kernel_launch_stats`): a GPU activity and its runtime call.
 #[derive(Debug, Clone, Serialize)]
 pub struct LaunchRow {
+    /// The correlation id the runtime call and the activity share.
     pub correlation: i64,
+    /// Duration of the runtime launch call, in µs (`cpu_duration`).
     pub cpu_duration_us: f64,
+    /// Duration of the GPU activity, in µs (`gpu_duration`).
     pub gpu_duration_us: f64,
-    /// activity start − (launch start + launch duration), clipped at 0.
+    /// activity start − (launch start + launch duration), clipped at 0, in µs
+    /// (`launch_delay`).
     pub launch_delay_us: f64,
 }
 
 /// Launch statistics of one rank, with HTA's outlier thresholds.
 #[derive(Debug, Clone, Serialize)]
 pub struct LaunchStats {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
+    /// GPU activities with a runtime launch (matched by correlation id).
     pub launches: usize,
     /// gpu_duration < cpu_duration: the launch costs more than the work.
     pub short_kernels: usize,
@@ -521,10 +570,13 @@ pub struct LaunchStats {
     pub runtime_outliers: usize,
     /// launch_delay > 100 µs.
     pub launch_delay_outliers: usize,
+    /// Sum of `launch_delay_us` over the launches, in µs.
     pub total_launch_delay_us: f64,
+    /// Every launch, by correlation id.
     pub rows: Vec<LaunchRow>,
 }
 
+/// Pairs each GPU activity with its runtime launch call and counts the outliers.
 pub fn launch_stats(t: &Timeline) -> LaunchStats {
     let mut rows: Vec<LaunchRow> = t
         .gpu
@@ -558,9 +610,13 @@ pub fn launch_stats(t: &Timeline) -> LaunchStats {
 /// activity start, over activities that have a launch.
 #[derive(Debug, Clone, Serialize)]
 pub struct QueueRow {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
+    /// The CUDA stream (`args.stream`).
     pub stream: i64,
+    /// Points of the series: two per launched activity (its launch and its start).
     pub samples: usize,
+    /// The most operations outstanding at once.
     pub max: i64,
     /// Mean of the series' values (HTA's `describe()`), not time-weighted.
     pub mean: f64,
@@ -591,6 +647,7 @@ pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, u
     by
 }
 
+/// One row per stream that has launched activities, in stream order.
 pub fn queue_length(t: &Timeline) -> Vec<QueueRow> {
     queue_series(t)
         .into_iter()

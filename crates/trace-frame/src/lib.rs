@@ -71,17 +71,28 @@ pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 /// The deeper analyses by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum AnalysisName {
+    /// Time per HTA kernel type and per kernel name ([`hta::kernel_type_breakdown`],
+    /// [`hta::kernel_breakdown`]).
     KernelBreakdown,
+    /// Idle, compute and non-compute time per rank ([`hta::temporal`]).
     Temporal,
+    /// Idle time per stream split into host wait, kernel wait and other
+    /// ([`hta::idle_breakdown`]).
     Idle,
+    /// How much communication time computation covers ([`hta::overlap`]).
     Overlap,
+    /// The ranks whose last long NCCL kernel starts latest ([`hta::stragglers`]).
     Stragglers,
+    /// Launch costs and delays ([`hta::launch_stats`]).
     LaunchStats,
+    /// Outstanding GPU operations per stream ([`hta::queue_length`]).
     QueueLength,
+    /// The longest dependency path of one step ([`critical_path()`]).
     CriticalPath,
 }
 
 impl AnalysisName {
+    /// Every analysis, in the order the report shows them.
     pub const ALL: [AnalysisName; 8] = [
         AnalysisName::KernelBreakdown,
         AnalysisName::Temporal,
@@ -93,6 +104,7 @@ impl AnalysisName {
         AnalysisName::CriticalPath,
     ];
 
+    /// The command-line spelling (`kernel-breakdown`, `launch-stats`, …).
     pub fn name(self) -> &'static str {
         match self {
             AnalysisName::KernelBreakdown => "kernel-breakdown",
@@ -106,6 +118,7 @@ impl AnalysisName {
         }
     }
 
+    /// The analysis whose [`name`](AnalysisName::name) is `s`, if any.
     pub fn parse(s: &str) -> Option<AnalysisName> {
         AnalysisName::ALL.into_iter().find(|a| a.name() == s)
     }
@@ -114,7 +127,9 @@ impl AnalysisName {
 /// Every rank of a trace path, loaded.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The path given to [`load`]: a trace file or a directory of them.
     pub input: PathBuf,
+    /// One frame per trace file, sorted by rank, then path.
     pub frames: Vec<RankFrame>,
     /// One frame of all ranks (its `rank` column tells them apart).
     pub events: DataFrame,
@@ -156,17 +171,30 @@ pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<Loaded, Error> {
 /// Everything profile-model reports; the parts not asked for are empty.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The trace file or directory analysed ([`Loaded::input`]).
     pub input: PathBuf,
+    /// The quick summary and findings; always computed.
     pub summary: Summary,
+    /// How each file was obtained when a cache directory was given ([`Loaded::cache`]).
     pub cache: Vec<CacheUse>,
+    /// Union time per HTA kernel type over all ranks, largest first.
     pub kernel_types: Vec<hta::KernelTypeRow>,
+    /// Per rank and kernel name: count and duration statistics.
     pub kernels: Vec<hta::KernelRow>,
+    /// One temporal breakdown per rank that has GPU activities.
     pub temporal: Vec<hta::Temporal>,
+    /// One row per stream of every rank, with HTA's 30 µs kernel-wait threshold.
     pub idle: Vec<hta::IdleRow>,
+    /// One row per rank.
     pub overlap: Vec<hta::Overlap>,
+    /// Straggler detection naming the 2 latest ranks; `None` when not asked for or when it
+    /// cannot run (then `not_run` says why).
     pub stragglers: Option<hta::Stragglers>,
+    /// One entry per rank.
     pub launch_stats: Vec<hta::LaunchStats>,
+    /// One row per stream of every rank.
     pub queue_length: Vec<hta::QueueRow>,
+    /// The first rank's critical path over the asked step (at most one entry).
     pub critical_path: Vec<CriticalPath>,
     /// Our definitions beside HTA's (temporal, idle and stragglers).
     pub ours: Option<Ours>,
@@ -189,7 +217,9 @@ pub fn hta_timelines(loaded: &Loaded) -> Result<Vec<Timeline>, Error> {
 /// whole trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepQuery {
+    /// Text the annotation's name must contain (`ProfilerStep` by default).
     pub annotation: String,
+    /// Which of the matching annotations, counted from 0 in start order.
     pub instance: usize,
 }
 

@@ -13,16 +13,28 @@ use crate::Error;
 /// One rank by our definitions.
 #[derive(Debug, Clone, Serialize)]
 pub struct OursRank {
+    /// The rank of the trace, when known.
     pub rank: Option<i64>,
+    /// The analysed window, first start to last end of the GPU activities in steps, in µs.
     pub window_us: f64,
+    /// Time with nothing running, over the devices' summed windows, in %.
     pub idle_pct: f64,
+    /// Time with a non-collective kernel running, in % of the same total.
     pub compute_pct: f64,
+    /// Time with a collective running and no compute kernel, in %.
     pub collective_pct: f64,
+    /// Time with a memcpy or memset and no kernel running, in %.
     pub memcpy_memset_pct: f64,
     /// The stream with the most compute time.
     pub critical_stream: Option<i64>,
+    /// Idle time of the critical stream before activities whose launch call started after
+    /// the gap began (the GPU waited for the host), in µs.
     pub host_wait_us: f64,
+    /// Idle time before activities already launched when the gap began (a dependency
+    /// wait), in µs.
     pub queued_wait_us: f64,
+    /// Idle time with no launch to judge by (launchless activities, the window's tail), in
+    /// µs.
     pub unattributed_us: f64,
     /// Activities already in flight when the capture began (left out above).
     pub in_flight: usize,
@@ -31,11 +43,14 @@ pub struct OursRank {
 /// Our numbers for every rank.
 #[derive(Debug, Clone, Serialize)]
 pub struct Ours {
+    /// One entry per rank the analysis found.
     pub ranks: Vec<OursRank>,
     /// The rank whose GPU work of a step ended last, and by how much (µs).
     pub last_finisher: Option<(Option<i64>, f64)>,
 }
 
+/// Runs `crates/analysis`' skip-stats on `input` (a trace file or directory) with its
+/// default settings.
 pub fn ours(input: &Path) -> Result<Ours, Error> {
     let a = analysis::skip_stats(input, &analysis::SkipConfig::default(), std::io::sink())
         .map_err(|e| Error::Missing {

@@ -14,8 +14,11 @@ use crate::timeline::{GpuKind, Timeline};
 /// applied to measured numbers; the rule is stated).
 #[derive(Debug, Clone, Serialize)]
 pub struct Labelled<T> {
+    /// The number (or text).
     pub value: T,
+    /// `measured` or `inferred`.
     pub label: &'static str,
+    /// What was counted, or the rule applied.
     pub how: String,
 }
 
@@ -38,9 +41,13 @@ fn inferred<T>(value: T, how: impl Into<String>) -> Labelled<T> {
 /// One of the top kernels.
 #[derive(Debug, Clone, Serialize)]
 pub struct TopKernel {
+    /// The kernel's name, as in the trace.
     pub name: String,
+    /// Activities with this name, all ranks together.
     pub calls: usize,
+    /// Their summed duration, in µs.
     pub total_us: f64,
+    /// `total_us` / `calls`, in µs.
     pub avg_us: f64,
     /// Share of the summed kernel time of all ranks, in %.
     pub pct: f64,
@@ -49,14 +56,23 @@ pub struct TopKernel {
 /// Seed 003's quick summary and findings.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// Trace files (ranks) loaded.
     pub ranks: usize,
+    /// Rows of the events frame, all ranks together.
     pub events: Labelled<usize>,
     /// (cat, events), most first; `null` for events without `cat`.
     pub by_category: Vec<(String, usize)>,
+    /// Kernel activities (not memcpy/memset) of all ranks, as HTA sees the timelines.
     pub kernels: Labelled<usize>,
+    /// Their summed durations (not a union: overlapping kernels count twice), in µs.
     pub kernel_time_us: Labelled<f64>,
+    /// The five kernel names with the most total time, most first.
     pub top_kernels: Vec<TopKernel>,
+    /// One sentence: how idle the GPU is and why (host wait, or the communication share of
+    /// its busy time), ending with the bottleneck.
     pub main_finding: Labelled<String>,
+    /// `CPU-bound`, `communication-bound`, `memory-bound`, `compute-bound`, or
+    /// `unknown (no GPU kernels)`, by the rule in `how`.
     pub bottleneck: Labelled<String>,
     /// (symptom seen, fix), from the seed's table; each symptom with its measured figure.
     pub recommendations: Vec<(String, String)>,

@@ -13,21 +13,32 @@ use crate::frame::RankFrame;
 /// What kind of GPU activity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpuKind {
+    /// `cat: kernel`.
     Kernel,
+    /// `cat: gpu_memcpy`.
     Memcpy,
+    /// `cat: gpu_memset`.
     Memset,
 }
 
 /// A GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset` with a stream).
 #[derive(Debug, Clone)]
 pub struct Gpu {
+    /// Position of the event in `traceEvents`.
     pub event_index: i64,
+    /// Id of the name in [`Timeline::names`] (see [`Timeline::name`]).
     pub name: u32,
+    /// Kernel, memcpy or memset.
     pub kind: GpuKind,
+    /// `args.device`, 0 when absent.
     pub device: i64,
+    /// `args.stream`.
     pub stream: i64,
+    /// Start, in integer nanoseconds (`ts_ns`).
     pub start: i64,
+    /// Start + duration, in integer nanoseconds.
     pub end: i64,
+    /// `args.correlation`: the id shared with the runtime call that launched it.
     pub correlation: Option<i64>,
     /// Index into `Timeline::host` of the launch with the same correlation id.
     pub launch: Option<usize>,
@@ -62,53 +73,78 @@ impl SyncKind {
 /// A CUDA synchronisation event.
 #[derive(Debug, Clone)]
 pub struct SyncEvent {
+    /// Position of the event in `traceEvents`.
     pub event_index: i64,
+    /// What it waits for (from the event's name).
     pub kind: SyncKind,
+    /// `args.device`, 0 when absent.
     pub device: i64,
     /// The stream synchronised (`Stream Sync`) or made to wait (`Stream Wait Event`); −1
     /// when the event names none.
     pub stream: i64,
+    /// Start, in integer nanoseconds.
     pub start: i64,
+    /// Start + duration, in integer nanoseconds.
     pub end: i64,
+    /// `args.correlation`: the id shared with the runtime call that issued it.
     pub correlation: Option<i64>,
     /// Index into `Timeline::host` of the runtime call with the same correlation id.
     pub runtime: Option<usize>,
     /// `Event Sync` / `Stream Wait Event`: the stream the awaited event was recorded on
     /// (`wait_on_stream`) and the correlation id of its `cudaEventRecord` call.
     pub wait_on_stream: Option<i64>,
+    /// `Event Sync` / `Stream Wait Event`: the correlation id of the `cudaEventRecord`
+    /// call (`wait_on_cuda_event_record_corr_id`).
     pub wait_on_record: Option<i64>,
 }
 
 /// Kineto host categories the analyses tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostCat {
+    /// `cat: cpu_op` (or `Operator`): a framework operator.
     CpuOp,
+    /// `cat: cuda_runtime` (or `Runtime`): a CUDA runtime call such as `cudaLaunchKernel`.
     Runtime,
+    /// `cat: cuda_driver`: a CUDA driver call such as `cuLaunchKernel`.
     Driver,
+    /// `cat: user_annotation`: a `record_function` range, `ProfilerStep#N` among them.
     Annotation,
+    /// Any other host category (`python_function`, …).
     Other,
 }
 
 /// A complete (`ph: X`) host event.
 #[derive(Debug, Clone)]
 pub struct Host {
+    /// Position of the event in `traceEvents`.
     pub event_index: i64,
+    /// Id of the name in [`Timeline::names`] (see [`Timeline::name`]).
     pub name: u32,
+    /// Its Kineto category.
     pub cat: HostCat,
     /// Interned `pid/tid` text: the thread.
     pub thread: u32,
+    /// Start, in integer nanoseconds.
     pub start: i64,
+    /// Start + duration, in integer nanoseconds.
     pub end: i64,
+    /// `args.correlation`: on runtime and driver calls, the id shared with the GPU work
+    /// they issue.
     pub correlation: Option<i64>,
 }
 
 /// One rank's events, as the analyses need them.
 #[derive(Debug, Clone)]
 pub struct Timeline {
+    /// The trace file.
     pub path: PathBuf,
+    /// The rank of the trace, when known ([`RankFrame::rank`](crate::RankFrame::rank)).
     pub rank: Option<i64>,
+    /// Interned texts (event names and `pid/tid` threads), indexed by the `u32` ids.
     pub names: Vec<String>,
+    /// GPU activities with a stream, sorted by (start, end, event index).
     pub gpu: Vec<Gpu>,
+    /// Complete host events, in file order.
     pub host: Vec<Host>,
     /// CUDA synchronisation events, in file order.
     pub syncs: Vec<SyncEvent>,
@@ -121,6 +157,7 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// The interned text with id `id` (a name or a thread).
     pub fn name(&self, id: u32) -> &str {
         &self.names[id as usize]
     }
