@@ -16,6 +16,10 @@
 //! assert_eq!(std::fs::read(&path).unwrap(), b"a,b\n");
 //! ```
 
+mod pipe;
+
+pub use pipe::is_broken_pipe;
+
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! rewritten to the canonical spelling before comparing; nothing else is normalised.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const TINY_RANK0: &str = "testdata/chrome/ok/tiny-train/rank0.pt.trace.json";
 const TINY_DIR: &str = "testdata/chrome/ok/tiny-train";
@@ -212,20 +212,9 @@ fn a_file_that_is_not_a_trace_is_a_one_line_error() {
 
 #[test]
 fn a_closed_pipe_exits_quietly() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_analyze-profile"))
-        .args(["--compat", "--trace-file", TINY_RANK0])
-        .current_dir(workspace_root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the test can start the analyze-profile binary");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("wait for analyze-profile");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_analyze-profile"),
+        &["--compat", "--trace-file", TINY_RANK0],
     );
 }
 

@@ -315,3 +315,21 @@ fn the_html_page_renders_in_a_browser() {
         "the screenshot is (nearly) blank: {differing} pixels differ from the first"
     );
 }
+
+/// `investigate … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("report");
+    test_support::assert_quiet_on_closed_stdout(
+        BIN,
+        &[
+            "testdata/chrome/ok/tiny-train/rank0.pt.trace.json",
+            "--out",
+            out.to_str().expect("UTF-8 path"),
+        ],
+    );
+    // The report is written all the same.
+    assert!(out.join("report.md").is_file());
+}

@@ -106,9 +106,26 @@ fn help_teaches() {
         "ProfilerStep#N",
         "--json",
         "Examples:",
+        ".xplane.pb",
     ] {
         assert!(help.contains(word), "--help lacks {word}");
     }
+    assert!(!help.contains("not supported"), "{help}");
+}
+
+/// An XSpace is read, as --help says: a budget and rows.csv for the fixture's GPU.
+#[test]
+fn an_xspace_is_read() {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let o = Command::new(env!("CARGO_BIN_EXE_skip-stats"))
+        .current_dir(workspace_root())
+        .args(["testdata/xplane/ok/small.xplane.pb", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
+    assert!(rows.lines().count() > 1, "{rows}");
 }
 
 use test_support::traces_dir as traces;
@@ -278,4 +295,16 @@ fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
     );
     let rows = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
     assert!(rows.lines().count() > 1);
+}
+
+/// `skip-stats … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let out = out.path().to_str().expect("UTF-8 path");
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_skip-stats"),
+        &[FIXTURE, "--out", out],
+    );
 }

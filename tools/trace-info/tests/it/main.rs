@@ -173,3 +173,13 @@ fn threads_do_not_change_the_output() {
     let (code, _, err) = trace_info(&["--threads", "0", &files[0]]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// `trace-info … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_trace-info"),
+        &["testdata/chrome/ok/skip_stats_small.json"],
+    );
+}
