@@ -241,14 +241,16 @@ fn counts(list: &str, manifest: &Path, line: usize) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// Events by `cat` or by `ph`.
+type Counts = BTreeMap<String, u64>;
+
 fn read_pytorch(root: &Path) -> Vec<KinetoTrace> {
     let dir = root.join("pytorch");
     let manifest = dir.join("MANIFEST.md");
     let text = std::fs::read_to_string(&manifest)
         .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
     // "Event counts by `cat`": - `path` (sha256 …): cat:N, …. ph: X:N, …
-    let mut by_file: BTreeMap<&str, (BTreeMap<String, u64>, BTreeMap<String, u64>)> =
-        BTreeMap::new();
+    let mut by_file: BTreeMap<&str, (Counts, Counts)> = BTreeMap::new();
     for (n, line) in text.lines().enumerate() {
         let Some(rest) = line.strip_prefix("- `") else {
             continue;
