@@ -132,40 +132,22 @@ use test_support::traces_dir as traces;
 
 #[test]
 fn real_traces_exit_0() {
-    let Some(root) = traces("real_traces_exit_0") else {
+    let Some(set) = test_support::real_traces("real_traces_exit_0") else {
         return;
     };
-    let mut inputs: Vec<String> = Vec::new();
-    for dir in ["pytorch", "jax"] {
-        let listing = Command::new("find")
-            .current_dir(&root)
-            .args([
-                dir,
-                "-name",
-                "*.json*",
-                "-not",
-                "-path",
-                "*reference-outputs*",
-            ])
-            .args(["-not", "-name", "execution_details.json"])
-            .args([
-                "-not",
-                "-path",
-                "*xprof*",
-                "-not",
-                "-name",
-                "perfetto_trace.json.gz",
-            ])
-            .output()
-            .expect("find");
-        inputs.extend(stdout(&listing).lines().map(str::to_string));
-    }
-    inputs.sort();
-    // 31 Kineto traces, 5 regenerated JAX GPU traces and the CPU-only JAX trace.
-    assert_eq!(inputs.len(), 37, "{inputs:#?}");
-    inputs.push("pytorch/param-dlrm-8rank".to_string());
-    inputs.push("jax/rocm-mi300-jax08-gemm/tw003.xplane.pb".to_string());
+    let root = set.root.clone();
+    // Every Kineto trace and the JSON of every JAX capture (regenerated from the GPU
+    // XSpaces, JAX-written for the CPU-only one), from the set's manifests; then every
+    // complete rank folder and one XSpace.
+    let mut inputs: Vec<std::path::PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    let (gpu, cpu) = (set.jax_gpu_json(), set.jax_cpu_json());
+    assert!(!gpu.is_empty() && !cpu.is_empty(), "{gpu:?} {cpu:?}");
+    inputs.extend(gpu);
+    inputs.extend(cpu);
+    inputs.extend(set.rank_dirs());
+    inputs.push(set.xspace("rocm-mi300-jax08-gemm").path.clone());
     for input in &inputs {
+        let input = input.to_str().expect("UTF-8 path");
         let (o, out) = skip_stats(&root, &[input]);
         assert!(
             o.status.success(),
