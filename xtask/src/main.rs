@@ -6,6 +6,8 @@
 //! - `bench [--quick]`: release build, then the performance figures the issues ask for.
 //! - `fuzz [--secs N] [--target NAME]`: mutate testdata/ seeds through the readers
 //!   (chrome, xplane, hlo, lanes) under catch_unwind; save panicking inputs.
+//! - `tidy [--snapshot-references FILE]`: every Rust source opens with `//!`; no pending
+//!   insta snapshot; with FILE, no committed snapshot that no test asserted.
 //!
 //! To add a subcommand, add a module and one arm to `run`.
 
@@ -15,6 +17,7 @@ mod fuzz;
 mod gen_proto;
 mod simd_bench;
 mod synth_xplane;
+mod tidy;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,6 +43,7 @@ fn run(args: &[String]) -> Result<(), String> {
         "fixtures" => fixtures::main(rest),
         "fuzz" => fuzz::main(rest),
         "gen-proto" => gen_proto::main(rest),
+        "tidy" => tidy::main(rest),
         "help" | "--help" | "-h" => {
             println!("{}", usage());
             Ok(())
@@ -49,7 +53,7 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--hta --python PATH] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the Python seed and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads;\n                        --hta: only profile-model against HTA 0.5.0 run by the Python at PATH)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)".to_owned()
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--hta --python PATH] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the original Python script and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads;\n                        --hta: only profile-model against HTA 0.5.0 run by the Python at PATH)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)\n  tidy [--snapshot-references FILE]\n                       every Rust source opens with //!, no pending snapshot; with FILE (written by the\n                       tests under INSTA_SNAPSHOT_REFERENCES_FILE), every committed .snap is asserted".to_owned()
 }
 
 /// The workspace root: xtask lives one level below it.

@@ -18,6 +18,10 @@
 
 #![warn(missing_docs)]
 
+mod pipe;
+
+pub use pipe::is_broken_pipe;
+
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -151,7 +151,7 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
     let _ = writeln!(out, "\n{rule}");
     let _ = writeln!(
         out,
-        " Hints [inferred] (the seed's thresholds, over shares of GPU time; advice for {})",
+        " Hints [inferred] (the original script's thresholds, over shares of GPU time; advice for {})",
         summary.phase.label()
     );
     let _ = writeln!(out, "{rule}");

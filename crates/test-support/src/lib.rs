@@ -1,16 +1,28 @@
 //! Helpers shared by the workspace's integration tests (a dev-dependency only).
 //!
 //! The real GPU captures are not in the repository: tests that need them call
-//! [`traces_dir`], which reads `TRACEWISE_TRACES` and, when it is unset, says on stderr
-//! that the test was skipped, so a fresh clone's `cargo test` passes and says why.
+//! [`traces_dir`] or [`real_traces`], which read `TRACEWISE_TRACES`. When it is unset the
+//! test returns early, and the test binary says so once on the terminal (straight to
+//! stderr, past the test harness's output capture), so a fresh clone's `cargo test`
+//! passes and shows which suites it skipped. The one list of real captures, with the
+//! counts each is checked against read from the set's `MANIFEST.md` files, is
+//! [`RealTraces`].
 //!
 //! ```
-//! if let Some(dir) = test_support::traces_dir("doc example") {
-//!     assert!(dir.join("pytorch").is_dir());
+//! if let Some(set) = test_support::real_traces("doc example") {
+//!     assert!(set.kineto.iter().all(|t| t.path.is_file()));
 //! }
 //! ```
 
+mod pipe;
+mod traces;
+
+pub use pipe::assert_quiet_on_closed_stdout;
+pub use traces::{KinetoTrace, Plane, RealTraces, XSpaceCapture};
+
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Once;
 
 /// The workspace root (integration tests run with their own crate as current directory).
 pub fn workspace_root() -> PathBuf {
@@ -19,11 +31,14 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// The real-trace folder named by `TRACEWISE_TRACES` (a relative path is taken from the
-/// workspace root, as CI's `TRACEWISE_TRACES=../shared/traces` means), or `None` after
-/// printing that `test` was skipped.
+/// workspace root, as CI's `TRACEWISE_TRACES=../shared/traces` means), or `None` when it
+/// is unset: the test `test` is then skipped, and the first skip of the process says so on
+/// the terminal (see [`skip_notice`]).
 pub fn traces_dir(test: &str) -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
+        // Captured by the harness (shown with --nocapture or when the test fails).
         eprintln!("{test}: skipped (set TRACEWISE_TRACES to the real-trace folder to run it)");
+        skip_notice();
         return None;
     };
     let dir = PathBuf::from(dir);
@@ -38,6 +53,34 @@ pub fn traces_dir(test: &str) -> Option<PathBuf> {
         dir.display()
     );
     Some(dir)
+}
+
+/// The real captures of the folder named by `TRACEWISE_TRACES`, read from its manifests
+/// ([`RealTraces::read`]), or `None` when it is unset, as [`traces_dir`].
+pub fn real_traces(test: &str) -> Option<RealTraces> {
+    traces_dir(test).map(|dir| RealTraces::read(&dir))
+}
+
+/// Says once per process, on stderr itself, that real-trace tests are being skipped.
+///
+/// libtest captures what a test prints with `eprintln!`, so a skip said that way is
+/// invisible unless the test fails; a write to the stderr handle is not captured. The
+/// notice names the test binary (cargo prints its path on the line before).
+pub fn skip_notice() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let binary = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "this test binary".to_owned());
+        // Best effort: a notice that cannot be written changes no result.
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {binary}: the real-trace tests are SKIPPED: TRACEWISE_TRACES is unset \
+             (README.md, \"Real traces\", says where the traces come from and how to lay \
+             them out)"
+        );
+    });
 }
 
 /// Every malformed or odd input fixture: the files under `testdata/*/err` and

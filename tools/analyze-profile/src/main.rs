@@ -10,20 +10,20 @@ use analysis::{ProfileConfig as Config, ProfileInput as Input, ProfileMode as Mo
 use clap::{ArgGroup, Parser};
 
 /// Summarize a torch.profiler (Kineto) Chrome trace: total GPU time, GPU time by
-/// bucket, attention backend, top ops, and the seed script's hints.
+/// bucket, attention backend, top ops, and the original script's hints.
 ///
 /// Default mode (correct GPU accounting): only GPU activities (kernels, memcpys,
 /// memsets) are counted. Each is attributed to the CPU op that launched it
 /// (correlation id → runtime launch call → innermost `cpu_op` around that call on the
-/// same thread, or `External id`) and bucketed by the seed's bucket rules applied to
-/// that op's name, then to its own name, then (no rule matching either) by the
-/// kernel classification table (GEMM, attention, collective, copy, elementwise). The
+/// same thread, or `External id`) and bucketed by the original script's bucket rules
+/// applied to that op's name, then to its own name, then (no rule matching either) by
+/// the kernel classification table (GEMM, attention, collective, copy, elementwise). The
 /// buckets therefore sum to exactly 100 % of GPU time, and a GEMM lands in
 /// "matmul (GEMM)" whether it was launched by `aten::mm` or, in a CUDA/HIP graph with
 /// no CPU op, is named `Cijk_*`.
 ///
-/// --compat reproduces the seed script (analyze_profile.py) byte for byte. The seed
-/// sums the `dur` of kernels *and* of CUDA runtime calls, user annotations (e.g.
+/// --compat reproduces the original script (analyze_profile.py) byte for byte. That
+/// script sums the `dur` of kernels *and* of CUDA runtime calls, user annotations (e.g.
 /// ProfilerStep#N) and some CPU ops by event name, buckets by event name only, and
 /// divides by GPU time: its shares can exceed 100 % and GEMM kernels named by cuBLAS
 /// land in "other". Use it to compare with old reports. It reads Chrome-trace JSON
@@ -38,7 +38,7 @@ struct Args {
     trace_file: Option<PathBuf>,
 
     /// A directory of traces: the files matching *.pt.trace.json*, sorted by name; the
-    /// first one only, as the seed does, unless --all-ranks.
+    /// first one only, as the original script does, unless --all-ranks.
     #[arg(long = "trace-dir", alias = "trace_dir", value_name = "DIR")]
     trace_dir: Option<PathBuf>,
 
@@ -52,11 +52,13 @@ struct Args {
     )]
     top_n: i64,
 
-    /// Print exactly what the seed script prints (its numbers, order and text).
+    /// Print exactly what the original script (analyze_profile.py) prints (its numbers,
+    /// order and text).
     #[arg(long)]
     compat: bool,
 
-    /// Machine-readable output. With --compat: the seed's --json, one line per file.
+    /// Machine-readable output. With --compat: the original script's --json, one line per
+    /// file.
     #[arg(long)]
     json: bool,
 
@@ -76,17 +78,18 @@ const EXAMPLES: &str = "\
 Examples:
   analyze-profile --trace-file rank0.pt.trace.json.gz
   analyze-profile --trace-dir ./profile_out --all-ranks
-  analyze-profile --compat --trace_file rank0.pt.trace.json   (the seed's report, the seed's flags)
+  analyze-profile --compat --trace_file rank0.pt.trace.json   (the original script's report and flags)
 
 In default mode the top-ops table groups GPU time by the launching CPU op's name; an
 activity with no launching op is listed under its own name, marked [no op]. \"How each
 activity was bucketed\" and the trust list say how much of the GPU time rests on which
 evidence.
 
-The seed's spellings --trace_file, --trace_dir and --top_n are accepted.
+The original script's spellings --trace_file, --trace_dir and --top_n are accepted.
 Exit status: 0 on success (also when stdout is closed early, e.g. `| head`), 2 on error
 (unreadable file, not a Chrome trace, no matching file in the directory; with --compat an
-empty directory prints the seed's \"no trace file found\" line and exits 0, as the seed does).";
+empty directory prints the original script's \"no trace file found\" line and exits 0, as
+that script does).";
 
 const XSPACE_HINT: &str = "analyze-profile --compat (and compact-cuda-graph-trace) read \
 Chrome-trace JSON only; for an XSpace (.xplane.pb) use analyze-profile without --compat, \
@@ -130,7 +133,7 @@ fn main() -> ExitCode {
         .and_then(|()| stdout.flush())
     {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(err) if output_file::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("analyze-profile: writing to stdout: {err}");
             ExitCode::from(2)

@@ -63,7 +63,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("attribute-kernels: {e:#}");
             ExitCode::from(2)
@@ -131,13 +131,6 @@ fn write_all(dir: &Path, files: &[(String, String)], overwrite: bool) -> anyhow:
             .with_context(|| format!("{}: cannot rename into place", path.display()))?;
     }
     Ok(())
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 #[cfg(test)]

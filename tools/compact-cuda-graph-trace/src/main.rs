@@ -80,10 +80,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            if err
-                .downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            {
+            if output_file::is_broken_pipe(err.as_ref()) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("compact-cuda-graph-trace: error: {err:#}");

@@ -1,6 +1,7 @@
 //! `investigate`: the whole investigation of a capture in one command. Argument parsing
 //! and file writing only; the investigation is `report::investigate`.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -59,9 +60,24 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
         Ok(dir) => {
-            println!("report written to {}", dir.join("report.md").display());
-            println!("             and {}", dir.join("report.html").display());
-            ExitCode::SUCCESS
+            let said = format!(
+                "report written to {}\n             and {}\n",
+                dir.join("report.md").display(),
+                dir.join("report.html").display()
+            );
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(said.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                // The report is written either way; a closed stdout (`| head -0`) is fine.
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if output_file::is_broken_pipe(&e) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("investigate: writing to stdout: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
         Err(e) => {
             eprintln!("investigate: {e:#}");

@@ -1,5 +1,5 @@
 //! `profile-model`: a Kineto trace (or a directory of ranks) as a polars DataFrame: the
-//! quick summary and the seed's findings, SQL, HTA's analyses natively, Parquet cache and
+//! quick summary and the findings, SQL, HTA's analyses natively, Parquet cache and
 //! export. Argument parsing and output only; the work is in `trace_frame`.
 
 use std::io::Write;
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("profile-model: {e:#}");
             ExitCode::from(2)
@@ -154,13 +154,6 @@ fn run(args: &Args) -> anyhow::Result<()> {
         write!(out, "{}", trace_frame::render_text(&report))?;
     }
     Ok(())
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("roofline: {e:#}");
             ExitCode::from(2)
@@ -107,13 +107,6 @@ fn run(args: &Args) -> anyhow::Result<()> {
 fn write_file(path: &Path, rules: &output_file::Rules<'_>, text: &str) -> anyhow::Result<()> {
     output_file::write(path, rules, text.as_bytes())?;
     Ok(())
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 #[cfg(test)]

@@ -52,7 +52,8 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "skip-stats", version, verbatim_doc_comment)]
 struct Args {
-    /// Kineto .json[.gz], JAX *.trace.json.gz, or a directory of rank traces.
+    /// Kineto .json[.gz], JAX *.trace.json.gz, an .xplane.pb, or a directory of rank
+    /// traces (or of XSpace files).
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
 
@@ -88,7 +89,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(3),
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("skip-stats: {e:#}");
             ExitCode::from(2)
@@ -149,13 +150,6 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
 enum Outcome {
     Complete,
     Partial,
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 #[cfg(test)]

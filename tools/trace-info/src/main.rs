@@ -46,7 +46,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(3),
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("trace-info: {e:#}");
             ExitCode::from(2)
@@ -91,11 +91,6 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Partial
     })
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<std::io::Error>()
-        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 #[cfg(test)]

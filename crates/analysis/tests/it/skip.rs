@@ -6,45 +6,17 @@ use std::path::{Path, PathBuf};
 
 use analysis::{SkipAnalysis as Analysis, SkipConfig as Config};
 
+use test_support::RealTraces;
 use test_support::traces_dir as traces;
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if p.is_dir() {
-            if name != "reference-outputs" {
-                walk(&p, out);
-            }
-        } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
-            && name != "execution_details.json"
-        {
-            out.push(p);
-        }
-    }
-}
-
-/// Every Kineto trace under pytorch/ and every GPU `regenerated-*.trace.json.gz` under jax/.
-fn real_traces(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    walk(&root.join("pytorch"), &mut files);
-    let pytorch = files.len();
-    assert_eq!(
-        pytorch, 31,
-        "MANIFEST.md's Files table lists 31 PyTorch traces"
-    );
-    let mut jax = Vec::new();
-    walk(&root.join("jax"), &mut jax);
-    files.extend(jax.into_iter().filter(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("regenerated-") && n.ends_with(".trace.json.gz"))
-    }));
-    assert_eq!(files.len() - pytorch, 5, "five regenerated JAX GPU traces");
+/// Every Kineto trace of `pytorch/MANIFEST.md` and the regenerated JSON of every GPU
+/// capture of `jax/MANIFEST.md` (test-support checks the lists against the folders).
+fn real_traces(set: &RealTraces) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    assert!(!files.is_empty(), "no Kineto traces in pytorch/MANIFEST.md");
+    let jax = set.jax_gpu_json();
+    assert!(!jax.is_empty(), "no GPU captures in jax/MANIFEST.md");
+    files.extend(jax);
     files
 }
 
@@ -150,11 +122,17 @@ fn check_output(input: &Path, out: &Analysis, rows_csv: &[u8]) {
 
 #[test]
 fn every_real_trace_reconciles() {
-    let Some(root) = traces("every_real_trace_reconciles") else {
+    let Some(set) = test_support::real_traces("every_real_trace_reconciles") else {
         return;
     };
-    let mut inputs = real_traces(&root);
-    inputs.push(root.join("pytorch/param-dlrm-8rank"));
+    let mut inputs = real_traces(&set);
+    // The folders of complete rank sets (param-dlrm-8rank), as one directory input each.
+    let ranks = set.rank_dirs();
+    assert!(
+        !ranks.is_empty(),
+        "no complete rank set in pytorch/MANIFEST.md"
+    );
+    inputs.extend(ranks);
     for input in inputs {
         let mut rows = Vec::new();
         let out = analysis::skip_stats(&input, &Config::default(), &mut rows)
@@ -178,10 +156,11 @@ fn parse_time(s: &str) -> i64 {
 
 #[test]
 fn jax_rocm_launch_latency_matches_manifest() {
-    let Some(root) = traces("jax_rocm_launch_latency_matches_manifest") else {
+    let Some(set) = test_support::real_traces("jax_rocm_launch_latency_matches_manifest") else {
         return;
     };
-    let manifest = std::fs::read_to_string(root.join("jax/MANIFEST.md")).expect("jax/MANIFEST.md");
+    let manifest =
+        std::fs::read_to_string(set.root.join("jax/MANIFEST.md")).expect("jax/MANIFEST.md");
     let table = manifest
         .split("Launch→kernel-start latency")
         .nth(1)
@@ -201,11 +180,8 @@ fn jax_rocm_launch_latency_matches_manifest() {
             parse_time(cells[3]),
             parse_time(cells[4]),
         );
-        let path = root
-            .join("jax")
-            .join(folder)
-            .join("regenerated-jaxlib0.10.2.trace.json.gz");
-        let out = analysis::skip_stats(&path, &Config::default(), std::io::sink()).expect("reads");
+        let path = &set.xspace(folder).json;
+        let out = analysis::skip_stats(path, &Config::default(), std::io::sink()).expect("reads");
         let l = &out.reports[0].launch_all;
         let d = l.delay.expect("launched activities");
         let close = |ours: i64, theirs: i64| (ours - theirs).abs() as f64 <= 0.01 * theirs as f64;

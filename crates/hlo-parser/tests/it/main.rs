@@ -2,7 +2,7 @@
 
 mod captures;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use test_support::traces_dir;
 
@@ -13,32 +13,24 @@ pub struct HloBytes {
     pub bytes: Vec<u8>,
 }
 
-/// The HLO protos of every `*.xplane.pb` under `<traces>/jax/*/`, in folder order.
+/// The HLO protos of every `*.xplane.pb` of `<traces>/jax/MANIFEST.md`, in folder order.
 pub fn xplane_programs(traces: &Path) -> Vec<HloBytes> {
     let mut out = Vec::new();
-    let jax = traces.join("jax");
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(&jax)
-        .unwrap_or_else(|err| panic!("{}: {err}", jax.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.is_dir())
-        .collect();
-    folders.sort();
-    for folder in folders {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .filter(|path| path.to_string_lossy().ends_with(".xplane.pb"))
-            .collect();
-        files.sort();
-        for file in files {
-            let space = xplane_reader::XSpace::read(&file).unwrap();
-            for program in space.hlo_programs() {
-                out.push(HloBytes {
-                    capture: folder.file_name().unwrap().to_string_lossy().into_owned(),
-                    label: format!("{}: {}", file.display(), program.name),
-                    bytes: program.hlo_proto.to_vec(),
-                });
-            }
+    for capture in test_support::RealTraces::read(traces).xspaces {
+        let space = xplane_reader::XSpace::read(&capture.path).unwrap();
+        // The manifest's count of embedded modules, so none is missed below.
+        assert_eq!(
+            space.hlo_programs().len(),
+            capture.hlo_programs,
+            "{}: HLO programs",
+            capture.path.display()
+        );
+        for program in space.hlo_programs() {
+            out.push(HloBytes {
+                capture: capture.folder.clone(),
+                label: format!("{}: {}", capture.path.display(), program.name),
+                bytes: program.hlo_proto.to_vec(),
+            });
         }
     }
     out

@@ -9,29 +9,6 @@ use std::path::{Path, PathBuf};
 use lanes::{Trace, validate};
 use serde_json::Value;
 
-fn trace_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
-    entries.sort();
-    for path in entries {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if path.is_dir() {
-            if name != "reference-outputs" {
-                trace_files(&path, out);
-            }
-        } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
-            && name != "execution_details.json"
-        {
-            out.push(path);
-        }
-    }
-}
-
 const SLICE_CATS: [&str; 4] = ["kernel", "Kernel", "gpu_memcpy", "gpu_memset"];
 
 /// A slice without the two fields the compaction may change.
@@ -257,12 +234,12 @@ fn check_semantic(path: &Path, input: &[Seen], input_slices: &[Value]) {
 
 #[test]
 fn real_pytorch_traces_compact_and_check() {
-    let Some(dir) = test_support::traces_dir("lanes real_pytorch_traces_compact_and_check") else {
+    let Some(set) = test_support::real_traces("lanes real_pytorch_traces_compact_and_check") else {
         return;
     };
-    let mut files = Vec::new();
-    trace_files(&dir.join("pytorch"), &mut files);
-    assert!(!files.is_empty(), "no traces under {}", dir.display());
+    // Every trace of pytorch/MANIFEST.md (test-support checks the folders hold no other).
+    let files: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    assert!(!files.is_empty(), "no traces in {}", set.root.display());
     for path in files {
         if let Some((streams, lanes)) = check_trace(&path) {
             println!(

@@ -4,40 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use test_support::traces_dir as traces;
-
 mod roofline_svg;
-
-/// Every Kineto trace under pytorch/ and every GPU `regenerated-*.trace.json.gz` under jax/.
-fn real_traces(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.join("pytorch"), root.join("jax")];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("readable") {
-            let p = e.expect("entry").path();
-            let name = p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("")
-                .to_owned();
-            if p.is_dir() {
-                if name != "reference-outputs" && !name.starts_with("xprof") {
-                    stack.push(p);
-                }
-            } else if dir.starts_with(root.join("jax")) {
-                if name.starts_with("regenerated-") && name.ends_with(".trace.json.gz") {
-                    out.push(p);
-                }
-            } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
-                && name != "execution_details.json"
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// Every duration-like figure in `text` that is negative (`-12.5 µs`, `-3 ms`), with
 /// its context.
@@ -77,30 +44,20 @@ fn negative_durations_are_found() {
 /// capture (text and JSON), PyTorch, JAX JSON and XSpace alike.
 #[test]
 fn no_report_prints_a_negative_duration() {
-    let Some(root) = traces("no_report_prints_a_negative_duration") else {
+    let Some(set) = test_support::real_traces("no_report_prints_a_negative_duration") else {
         return;
     };
-    let mut inputs = real_traces(&root);
-    assert_eq!(
-        inputs.len(),
-        36,
-        "31 PyTorch traces and 5 regenerated JAX traces"
+    // Every Kineto trace, the regenerated JSON of every GPU capture, every XSpace and every
+    // complete rank folder of the set's manifests.
+    let mut inputs: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    inputs.extend(set.jax_gpu_json());
+    inputs.extend(set.xspaces.iter().map(|x| x.path.clone()));
+    inputs.extend(set.rank_dirs());
+    assert!(
+        inputs.len() > set.kineto.len() + set.xspaces.len(),
+        "{} inputs",
+        inputs.len()
     );
-    let mut xplanes = Vec::new();
-    for dir in std::fs::read_dir(root.join("jax")).expect("jax/") {
-        let dir = dir.expect("entry").path();
-        if dir.is_dir() {
-            for f in std::fs::read_dir(&dir).expect("capture dir") {
-                let f = f.expect("entry").path();
-                if f.to_string_lossy().ends_with(".xplane.pb") {
-                    xplanes.push(f);
-                }
-            }
-        }
-    }
-    assert_eq!(xplanes.len(), 6, "six XSpace captures");
-    inputs.extend(xplanes);
-    inputs.push(root.join("pytorch/param-dlrm-8rank"));
     for input in &inputs {
         let out = analysis::skip_stats(input, &analysis::SkipConfig::default(), std::io::sink())
             .expect("reads");

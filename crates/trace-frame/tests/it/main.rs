@@ -252,45 +252,24 @@ fn no_other_crate_depends_on_polars() {
     );
 }
 
-/// `- \`path\` (sha…): cat:N, …. ph: X:N, …` lines of MANIFEST.md.
-/// (file, events by cat, events by ph).
-type ManifestEntry = (PathBuf, BTreeMap<String, i64>, BTreeMap<String, i64>);
-
-fn manifest_counts(root: &Path) -> Vec<ManifestEntry> {
-    let text = std::fs::read_to_string(root.join("pytorch/MANIFEST.md")).unwrap();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("- `") else {
-            continue;
-        };
-        let Some((path, rest)) = rest.split_once('`') else {
-            continue;
-        };
-        let Some((_, rest)) = rest.split_once("): ") else {
-            continue;
-        };
-        let Some((cats, phs)) = rest.split_once(". ph: ") else {
-            continue;
-        };
-        let parse = |s: &str| -> BTreeMap<String, i64> {
-            s.split(", ")
-                .filter_map(|kv| kv.rsplit_once(':'))
-                .map(|(k, v)| (k.to_owned(), v.trim().parse().unwrap()))
-                .collect()
-        };
-        out.push((root.join("pytorch").join(path), parse(cats), parse(phs)));
-    }
-    out
-}
-
 #[test]
 fn sql_counts_equal_the_manifest_on_every_pytorch_trace() {
-    let Some(root) = test_support::traces_dir("sql_counts_equal_the_manifest") else {
+    let Some(set) = test_support::real_traces("sql_counts_equal_the_manifest") else {
         return;
     };
-    let files = manifest_counts(&root);
-    assert!(files.len() >= 30, "{} manifest entries", files.len());
-    for (path, cats, phs) in &files {
+    assert!(
+        !set.kineto.is_empty(),
+        "pytorch/MANIFEST.md lists no traces"
+    );
+    // Events by `cat` and by `ph` per trace, from MANIFEST.md's "Event counts by `cat`".
+    for trace in &set.kineto {
+        let path = &trace.path;
+        let cats: BTreeMap<String, i64> = trace
+            .by_cat
+            .iter()
+            .map(|(k, n)| (k.clone(), *n as i64))
+            .collect();
+        let (cats, phs) = (&cats, &trace.by_ph);
         let f = trace_frame::read_frame(path).unwrap();
         let by_cat = trace_frame::run_sql(
             &f.df,
@@ -311,7 +290,7 @@ fn sql_counts_equal_the_manifest_on_every_pytorch_trace() {
         assert_eq!(&got, cats, "{}", path.display());
         for (ph, n) in phs {
             let q = format!("SELECT COUNT(*) FROM events WHERE ph = '{ph}'");
-            assert_eq!(count(&f.df, &q), *n, "{} ph {ph}", path.display());
+            assert_eq!(count(&f.df, &q), *n as i64, "{} ph {ph}", path.display());
         }
         let kernels = count(&f.df, "SELECT COUNT(*) FROM events WHERE cat = 'kernel'");
         assert_eq!(
@@ -557,25 +536,32 @@ fn critical_path_with_sync_events_equals_hta() {
 
 #[test]
 fn param_dlrm_export_reads_back_with_the_event_counts() {
-    let Some(root) = test_support::traces_dir("param_dlrm_export_reads_back") else {
+    let Some(set) = test_support::real_traces("param_dlrm_export_reads_back") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("dlrm");
-    let paths = trace_frame::trace_paths(&root.join("pytorch/param-dlrm-8rank")).unwrap();
+    let ranks = set.root.join("pytorch/param-dlrm-8rank");
+    let paths = trace_frame::trace_paths(&ranks).unwrap();
     let ex = trace_frame::export_hive(&paths, &out, 4).unwrap();
-    assert_eq!(ex.files.len(), 8);
-    let back = trace_frame::read_export(&out).unwrap();
     // MANIFEST's events column, per rank.
-    let expect = [3290, 3424, 3268, 3474, 3310, 3250, 3272, 3250];
-    for (rank, n) in expect.iter().enumerate() {
+    let expect: BTreeMap<u32, u64> = set
+        .kineto
+        .iter()
+        .filter(|t| t.path.parent() == Some(ranks.as_path()))
+        .map(|t| (t.rank.expect("the DLRM traces have ranks"), t.events))
+        .collect();
+    assert_eq!(expect.len(), 8, "MANIFEST.md's eight DLRM ranks");
+    assert_eq!(ex.files.len(), expect.len());
+    let back = trace_frame::read_export(&out).unwrap();
+    for (rank, n) in &expect {
         let got = count(
             &back,
             &format!("SELECT COUNT(*) FROM events WHERE rank = {rank}"),
         );
-        assert_eq!(got, *n, "rank {rank}");
+        assert_eq!(got, *n as i64, "rank {rank}");
     }
-    assert_eq!(back.height(), expect.iter().sum::<i64>() as usize);
+    assert_eq!(back.height() as u64, expect.values().sum::<u64>());
 }
 
 #[test]

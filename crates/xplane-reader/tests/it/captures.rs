@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use xplane_reader::{DiagnosticKind, XSpace};
 
-use crate::{traces_dir, xplane_files};
+use crate::traces_dir;
 
 /// Per file: the non-empty planes with their per-line event counts, and the HLO program count.
 fn summary(space: &XSpace) -> String {
@@ -36,70 +36,41 @@ fn summary(space: &XSpace) -> String {
     out
 }
 
+/// The same summary, as `jax/MANIFEST.md`'s "Per-file structure" states it.
+fn manifest_summary(x: &test_support::XSpaceCapture) -> String {
+    let mut out = String::new();
+    for plane in &x.planes {
+        write!(
+            out,
+            "plane `{}`: {} events; {} lines",
+            plane.name, plane.events, plane.lines
+        )
+        .unwrap();
+        for (stream, events) in &plane.streams {
+            write!(out, "; `{stream}`={events}").unwrap();
+        }
+        out.push('\n');
+    }
+    writeln!(out, "empty device planes: {}", x.empty_device_planes).unwrap();
+    writeln!(out, "hlo programs: {}", x.hlo_programs).unwrap();
+    out
+}
+
 #[test]
 fn every_capture_matches_manifest() {
-    let Some(traces) = traces_dir("every_capture_matches_manifest") else {
+    let Some(set) = test_support::real_traces("every_capture_matches_manifest") else {
         return;
     };
-    let mut all = String::new();
-    for path in xplane_files(&traces) {
-        let space = XSpace::read(&path).unwrap();
-        let folder = path
-            .parent()
-            .unwrap()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        writeln!(all, "#### {folder}").unwrap();
+    assert!(!set.xspaces.is_empty(), "jax/MANIFEST.md lists no XSpace");
+    let (mut all, mut expected) = (String::new(), String::new());
+    for x in &set.xspaces {
+        let space = XSpace::read(&x.path).unwrap();
+        writeln!(all, "#### {}", x.folder).unwrap();
         all.push_str(&summary(&space));
+        writeln!(expected, "#### {}", x.folder).unwrap();
+        expected.push_str(&manifest_summary(x));
     }
     eprintln!("{all}");
-    // Transcribed from MANIFEST.md's "Per-file structure" section.
-    let expected = "\
-#### cpu-mlp
-plane `/host:metadata`: 0 events; 0 lines
-plane `/host:CPU`: 758 events; 3 lines
-plane `Task Environment`: 0 events; 0 lines
-empty device planes: 0
-hlo programs: 18
-#### rocm-gfx950-te-fused-attn
-plane `/host:metadata`: 0 events; 0 lines
-plane `/device:GPU:0`: 150 events; 1 lines; `Stream #2`=150
-plane `/host:CPU`: 1842 events; 2 lines
-plane `Task Environment`: 0 events; 0 lines
-empty device planes: 8
-hlo programs: 9
-#### rocm-mi300-jax-conv-legacy
-plane `/host:metadata`: 0 events; 0 lines
-plane `/device:GPU:0`: 53 events; 4 lines; `Stream #8(MemcpyOther)`=15; `Stream #9(MemcpyOther)`=14; `Stream #7(MemcpyOther)`=10; `Stream #10(MemcpyOther)`=14
-plane `/device:GPU:7`: 25 events; 1 lines; `Stream #1(Kernel)`=25
-plane `/host:CPU`: 5946 events; 17 lines
-plane `Task Environment`: 0 events; 0 lines
-empty device planes: 6
-hlo programs: 8
-#### rocm-mi300-jax08-attention
-plane `/host:metadata`: 0 events; 0 lines
-plane `/device:GPU:0`: 105 events; 2 lines; `Stream #16(Kernel)`=87; `Stream #17(Kernel)`=18
-plane `/host:CPU`: 4275 events; 5 lines
-plane `Task Environment`: 0 events; 0 lines
-empty device planes: 7
-hlo programs: 31
-#### rocm-mi300-jax08-elementwise
-plane `/host:metadata`: 0 events; 0 lines
-plane `/device:GPU:0`: 75 events; 2 lines; `Stream #16(Kernel)`=65; `Stream #17(Kernel)`=10
-plane `/host:CPU`: 4548 events; 5 lines
-plane `Task Environment`: 0 events; 0 lines
-empty device planes: 7
-hlo programs: 16
-#### rocm-mi300-jax08-gemm
-plane `/host:metadata`: 0 events; 0 lines
-plane `/device:GPU:0`: 54 events; 2 lines; `Stream #16(Kernel)`=42; `Stream #17(Kernel)`=12
-plane `/host:CPU`: 3728 events; 5 lines
-plane `Task Environment`: 0 events; 0 lines
-empty device planes: 7
-hlo programs: 16
-";
     assert_eq!(all, expected);
 }
 

@@ -8,23 +8,12 @@ use std::path::PathBuf;
 
 pub use test_support::traces_dir;
 
-/// Every `*.xplane.pb` under `<traces>/jax/*/`, sorted.
+/// Every `*.xplane.pb` that `<traces>/jax/MANIFEST.md` lists (test-support checks that
+/// the folders hold no other), sorted by folder.
 pub fn xplane_files(traces: &std::path::Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let jax = traces.join("jax");
-    let folders = std::fs::read_dir(&jax).unwrap_or_else(|err| panic!("{}: {err}", jax.display()));
-    for folder in folders {
-        let folder = folder.unwrap().path();
-        if !folder.is_dir() {
-            continue;
-        }
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.to_string_lossy().ends_with(".xplane.pb") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    test_support::RealTraces::read(traces)
+        .xspaces
+        .into_iter()
+        .map(|x| x.path)
+        .collect()
 }

@@ -9,7 +9,7 @@
 //! rewritten to the canonical spelling before comparing; nothing else is normalised.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const TINY_RANK0: &str = "testdata/chrome/ok/tiny-train/rank0.pt.trace.json";
 const TINY_DIR: &str = "testdata/chrome/ok/tiny-train";
@@ -212,66 +212,22 @@ fn a_file_that_is_not_a_trace_is_a_one_line_error() {
 
 #[test]
 fn a_closed_pipe_exits_quietly() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_analyze-profile"))
-        .args(["--compat", "--trace-file", TINY_RANK0])
-        .current_dir(workspace_root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the test can start the analyze-profile binary");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("wait for analyze-profile");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_analyze-profile"),
+        &["--compat", "--trace-file", TINY_RANK0],
     );
-}
-
-/// The real traces, as `/`-separated paths below `<traces>/pytorch`, as
-/// `cargo xtask fixtures` lists them.
-fn real_traces(pytorch: &Path) -> Vec<String> {
-    fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) {
-        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let rel = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if entry.path().is_dir() {
-                if !name.starts_with("reference") {
-                    walk(&entry.path(), &rel, out);
-                }
-            } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
-                && name != "execution_details.json"
-            {
-                out.push(rel);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(pytorch, "", &mut out);
-    out.sort();
-    out
 }
 
 #[test]
 fn compat_matches_the_seed_on_every_real_trace() {
-    let Ok(traces) = std::env::var("TRACEWISE_TRACES") else {
-        eprintln!("skipped: TRACEWISE_TRACES is not set (real-trace comparison with the seed)");
+    let Some(set) = test_support::real_traces("compat_matches_the_seed_on_every_real_trace") else {
         return;
     };
-    let pytorch = workspace_root().join(&traces).join("pytorch");
-    let files = real_traces(&pytorch);
-    assert!(
-        files.len() >= 30,
-        "{}: found {} traces",
-        pytorch.display(),
-        files.len()
-    );
+    // The path as given, for the `[loading]` line the original script prints.
+    let traces = std::env::var("TRACEWISE_TRACES").expect("set: real_traces read it");
+    // The traces of pytorch/MANIFEST.md, as `/`-separated paths below pytorch/.
+    let files: Vec<&str> = set.kineto.iter().map(|t| t.rel.as_str()).collect();
+    assert!(!files.is_empty(), "pytorch/MANIFEST.md lists no traces");
     let given_prefix = format!("{}/pytorch/", traces.trim_end_matches('/'));
     let canonical_prefix = format!("{CANONICAL_TRACES}/pytorch/");
     let mut mismatches = Vec::new();
@@ -285,7 +241,7 @@ fn compat_matches_the_seed_on_every_real_trace() {
             1,
         );
         if ours != golden(&key, "txt") {
-            mismatches.push(rel.clone());
+            mismatches.push(*rel);
         }
         let json = stdout_of(&["--compat", "--json", "--trace_file", &given]);
         assert_same_json(&json, &golden(&key, "json"), rel);
@@ -304,12 +260,13 @@ fn compat_matches_the_seed_on_every_real_trace() {
 
 #[test]
 fn default_mode_buckets_sum_to_gpu_time_on_every_real_trace() {
-    let Ok(traces) = std::env::var("TRACEWISE_TRACES") else {
-        eprintln!("skipped: TRACEWISE_TRACES is not set (default mode on real traces)");
+    let Some(set) =
+        test_support::real_traces("default_mode_buckets_sum_to_gpu_time_on_every_real_trace")
+    else {
         return;
     };
-    let pytorch = workspace_root().join(&traces).join("pytorch");
-    for rel in real_traces(&pytorch) {
+    let traces = std::env::var("TRACEWISE_TRACES").expect("set: real_traces read it");
+    for rel in set.kineto.iter().map(|t| t.rel.as_str()) {
         let given = format!("{}/pytorch/{rel}", traces.trim_end_matches('/'));
         let json = stdout_of(&["--trace-file", &given, "--json"]);
         let value: serde_json::Value = serde_json::from_str(&json).expect("--json is JSON");

@@ -149,3 +149,18 @@ fn kineto_lines_sum_to_attributed_time() {
     assert_eq!(line_time, attributed);
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// `attribute-kernels … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    let out = tempdir("closed-stdout");
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_attribute-kernels"),
+        &[
+            &testdata("attribution/synth.xplane.pb"),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+}

@@ -399,3 +399,15 @@ fn an_xspace_input_says_which_tool_reads_it() {
     assert!(stderr.contains("trace-info"), "{stderr}");
     assert!(std::fs::read_dir(dir.path()).expect("dir").next().is_none());
 }
+
+/// `compact-cuda-graph-trace … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let written = lanes::synth::write_fixtures(dir.path()).expect("fixtures");
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_compact-cuda-graph-trace"),
+        &[&written[0]],
+    );
+}

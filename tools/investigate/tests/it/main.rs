@@ -107,50 +107,15 @@ fn a_bad_input_fails_cleanly() {
     );
 }
 
-/// Every capture of the shared set: Kineto files, the rank directory, JAX JSON, XSpace
-/// files and JAX capture directories.
-fn shared_inputs(root: &Path) -> Vec<PathBuf> {
-    let mut inputs = Vec::new();
-    let mut stack = vec![root.join("pytorch"), root.join("jax")];
-    while let Some(dir) = stack.pop() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .expect("readable")
-            .map(|e| e.expect("entry").path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            let name = p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("")
-                .to_owned();
-            if p.is_dir() {
-                if !name.starts_with("xprof") && name != "reference-outputs" && name != "licenses" {
-                    stack.push(p);
-                }
-            } else if (name.ends_with(".json")
-                || name.ends_with(".json.gz")
-                || name.ends_with(".xplane.pb"))
-                && name != "execution_details.json"
-                && !name.starts_with("perfetto")
-            {
-                inputs.push(p);
-            }
-        }
-    }
-    inputs.push(root.join("pytorch/param-dlrm-8rank"));
-    for d in std::fs::read_dir(root.join("jax")).expect("jax/") {
-        let d = d.expect("entry").path();
-        let has_xplane = d.is_dir()
-            && std::fs::read_dir(&d).expect("dir").any(|e| {
-                e.expect("entry")
-                    .path()
-                    .to_string_lossy()
-                    .ends_with(".xplane.pb")
-            });
-        if has_xplane {
-            inputs.push(d);
-        }
+/// Every capture of the shared set, from its manifests: Kineto files, the complete rank
+/// folders, the JSON of every JAX capture, XSpace files and JAX capture directories.
+fn shared_inputs(set: &test_support::RealTraces) -> Vec<PathBuf> {
+    let mut inputs: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    inputs.extend(set.rank_dirs());
+    for x in &set.xspaces {
+        inputs.push(x.json.clone());
+        inputs.push(x.path.clone());
+        inputs.push(x.dir().to_path_buf());
     }
     inputs.sort();
     inputs
@@ -158,11 +123,15 @@ fn shared_inputs(root: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn every_shared_capture_gives_a_full_report() {
-    let Some(root) = traces_dir("every_shared_capture_gives_a_full_report") else {
+    let Some(set) = test_support::real_traces("every_shared_capture_gives_a_full_report") else {
         return;
     };
-    let inputs = shared_inputs(&root);
-    assert!(inputs.len() >= 45, "{} inputs", inputs.len());
+    let inputs = shared_inputs(&set);
+    assert!(
+        !set.kineto.is_empty() && !set.xspaces.is_empty() && !set.rank_dirs().is_empty(),
+        "{} inputs",
+        inputs.len()
+    );
     let tmp = tempfile::tempdir().expect("tempdir");
     for (i, input) in inputs.iter().enumerate() {
         let out = tmp.path().join(format!("r{i}"));
@@ -314,4 +283,22 @@ fn the_html_page_renders_in_a_browser() {
         differing > pixels.len() / info.color_type.samples() / 50,
         "the screenshot is (nearly) blank: {differing} pixels differ from the first"
     );
+}
+
+/// `investigate … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("report");
+    test_support::assert_quiet_on_closed_stdout(
+        BIN,
+        &[
+            "testdata/chrome/ok/tiny-train/rank0.pt.trace.json",
+            "--out",
+            out.to_str().expect("UTF-8 path"),
+        ],
+    );
+    // The report is written all the same.
+    assert!(out.join("report.md").is_file());
 }

@@ -117,3 +117,13 @@ fn param_dlrm_all_analyses() {
     );
     assert!(text.contains("cpu_bound"), "{text}");
 }
+
+/// `profile-model … | head -0`: a closed stdout is the reader stopping, not an error
+/// (exit 0, nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_profile-model"),
+        &[fixture("chrome/ok/tiny-train")],
+    );
+}

@@ -99,3 +99,10 @@ fn malformed_inputs_never_panic() {
     });
     eprintln!("roofline: {run:?}");
 }
+
+/// `roofline … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    test_support::assert_quiet_on_closed_stdout(env!("CARGO_BIN_EXE_roofline"), &[FIXTURE]);
+}

@@ -106,49 +106,48 @@ fn help_teaches() {
         "ProfilerStep#N",
         "--json",
         "Examples:",
+        ".xplane.pb",
     ] {
         assert!(help.contains(word), "--help lacks {word}");
     }
+    assert!(!help.contains("not supported"), "{help}");
+}
+
+/// An XSpace is read, as --help says: a budget and rows.csv for the fixture's GPU.
+#[test]
+fn an_xspace_is_read() {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let o = Command::new(env!("CARGO_BIN_EXE_skip-stats"))
+        .current_dir(workspace_root())
+        .args(["testdata/xplane/ok/small.xplane.pb", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
+    assert!(rows.lines().count() > 1, "{rows}");
 }
 
 use test_support::traces_dir as traces;
 
 #[test]
 fn real_traces_exit_0() {
-    let Some(root) = traces("real_traces_exit_0") else {
+    let Some(set) = test_support::real_traces("real_traces_exit_0") else {
         return;
     };
-    let mut inputs: Vec<String> = Vec::new();
-    for dir in ["pytorch", "jax"] {
-        let listing = Command::new("find")
-            .current_dir(&root)
-            .args([
-                dir,
-                "-name",
-                "*.json*",
-                "-not",
-                "-path",
-                "*reference-outputs*",
-            ])
-            .args(["-not", "-name", "execution_details.json"])
-            .args([
-                "-not",
-                "-path",
-                "*xprof*",
-                "-not",
-                "-name",
-                "perfetto_trace.json.gz",
-            ])
-            .output()
-            .expect("find");
-        inputs.extend(stdout(&listing).lines().map(str::to_string));
-    }
-    inputs.sort();
-    // 31 Kineto traces, 5 regenerated JAX GPU traces and the CPU-only JAX trace.
-    assert_eq!(inputs.len(), 37, "{inputs:#?}");
-    inputs.push("pytorch/param-dlrm-8rank".to_string());
-    inputs.push("jax/rocm-mi300-jax08-gemm/tw003.xplane.pb".to_string());
+    let root = set.root.clone();
+    // Every Kineto trace and the JSON of every JAX capture (regenerated from the GPU
+    // XSpaces, JAX-written for the CPU-only one), from the set's manifests; then every
+    // complete rank folder and one XSpace.
+    let mut inputs: Vec<std::path::PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    let (gpu, cpu) = (set.jax_gpu_json(), set.jax_cpu_json());
+    assert!(!gpu.is_empty() && !cpu.is_empty(), "{gpu:?} {cpu:?}");
+    inputs.extend(gpu);
+    inputs.extend(cpu);
+    inputs.extend(set.rank_dirs());
+    inputs.push(set.xspace("rocm-mi300-jax08-gemm").path.clone());
     for input in &inputs {
+        let input = input.to_str().expect("UTF-8 path");
         let (o, out) = skip_stats(&root, &[input]);
         assert!(
             o.status.success(),
@@ -278,4 +277,16 @@ fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
     );
     let rows = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
     assert!(rows.lines().count() > 1);
+}
+
+/// `skip-stats … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let out = out.path().to_str().expect("UTF-8 path");
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_skip-stats"),
+        &[FIXTURE, "--out", out],
+    );
 }

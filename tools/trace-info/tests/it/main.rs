@@ -1,6 +1,6 @@
 //! End-to-end runs of trace-info on fixtures and, with `TRACEWISE_TRACES`, on every real capture.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use test_support::workspace_root;
@@ -46,71 +46,29 @@ fn json_output_parses() {
     assert_eq!(v[0]["diagnostics"][0]["code"], "kernel-without-stream");
 }
 
-use test_support::traces_dir;
-
-/// HLO programs per XSpace, from traces/jax/MANIFEST.md.
-const XPLANES: &[(&str, usize)] = &[
-    ("jax/cpu-mlp/vm.xplane.pb", 18),
-    ("jax/rocm-gfx950-te-fused-attn/934987a2fc2f.xplane.pb", 9),
-    (
-        "jax/rocm-mi300-jax-conv-legacy/chi-mi300x-013.ord.vultr.cpe.ice.amd.com.xplane.pb",
-        8,
-    ),
-    ("jax/rocm-mi300-jax08-attention/tw003.xplane.pb", 31),
-    ("jax/rocm-mi300-jax08-elementwise/tw003.xplane.pb", 16),
-    ("jax/rocm-mi300-jax08-gemm/tw003.xplane.pb", 16),
-];
-
+/// Every capture of the set's manifests: each XSpace shows the HLO program count that
+/// `jax/MANIFEST.md` states, each JSON trace (Kineto, and the JSON of every JAX capture)
+/// is described with its GPU devices.
 #[test]
 fn every_real_capture_is_described() {
-    let Some(dir) = traces_dir("every_real_capture_is_described") else {
+    let Some(set) = test_support::real_traces("every_real_capture_is_described") else {
         return;
     };
-    for (rel, programs) in XPLANES {
-        let path = dir.join(rel);
-        let (code, out, err) = trace_info(&[path.to_str().expect("UTF-8 path")]);
-        assert_eq!(code, 0, "{rel}: {err}");
+    for x in &set.xspaces {
+        let (code, out, err) = trace_info(&[x.path.to_str().expect("UTF-8 path")]);
+        assert_eq!(code, 0, "{}: {err}", x.folder);
         assert!(
-            out.contains(&format!("HLO programs: {programs} (")),
-            "{rel}:\n{out}"
+            out.contains(&format!("HLO programs: {} (", x.hlo_programs)),
+            "{}:\n{out}",
+            x.folder
         );
     }
-    let mut json_traces = Vec::new();
-    collect(&dir.join("pytorch"), &mut json_traces);
-    collect(&dir.join("jax"), &mut json_traces);
-    assert!(json_traces.len() >= 35, "{} JSON traces", json_traces.len());
+    let mut json_traces: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    json_traces.extend(set.xspaces.iter().map(|x| x.json.clone()));
     for path in &json_traces {
         let (code, out, err) = trace_info(&[path.to_str().expect("UTF-8 path")]);
         assert_eq!(code, 0, "{}: {err}", path.display());
         assert!(out.contains("GPU devices: "), "{}", path.display());
-    }
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("readable")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        let name = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_string();
-        if p.is_dir()
-            && name != "reference"
-            && name != "reference-outputs"
-            && name != "xprof-2.24.2"
-        {
-            collect(&p, out);
-        } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
-            && name != "execution_details.json"
-            && name != "perfetto_trace.json.gz"
-        {
-            out.push(p);
-        }
     }
 }
 
@@ -155,7 +113,7 @@ fn missing_file_says_it_once() {
 #[test]
 fn threads_do_not_change_the_output() {
     let mut files = vec!["testdata/chrome/odd/flow_one_end.json".to_string()];
-    if let Some(dir) = traces_dir("threads_do_not_change_the_output") {
+    if let Some(dir) = test_support::traces_dir("threads_do_not_change_the_output") {
         let large = dir.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
         files.push(large.display().to_string());
     }
@@ -172,4 +130,14 @@ fn threads_do_not_change_the_output() {
     }
     let (code, _, err) = trace_info(&["--threads", "0", &files[0]]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// `trace-info … | head -0`: a closed stdout is the reader stopping, not an error (exit 0,
+/// nothing on stderr).
+#[test]
+fn a_closed_stdout_exits_0_quietly() {
+    test_support::assert_quiet_on_closed_stdout(
+        env!("CARGO_BIN_EXE_trace-info"),
+        &["testdata/chrome/ok/skip_stats_small.json"],
+    );
 }
