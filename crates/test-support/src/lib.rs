@@ -14,6 +14,8 @@
 //! }
 //! ```
 
+#![warn(missing_docs)]
+
 mod pipe;
 mod traces;
 
@@ -111,8 +113,11 @@ pub fn malformed_inputs() -> Vec<PathBuf> {
 /// What [`run_on_malformed`] saw.
 #[derive(Debug, Default)]
 pub struct MalformedRun {
+    /// Malformed files the tool was run on.
     pub inputs: usize,
+    /// Runs that ended in an error (exit 2 or 3).
     pub errors: usize,
+    /// Runs that exited 0 (the tool read past the damage).
     pub successes: usize,
 }
 
