@@ -103,32 +103,24 @@ fn put_edge(adj: &mut [Vec<Edge>], from: usize, edge: Edge) {
 }
 
 fn add_edge(adj: &mut [Vec<Edge>], from: usize, to: usize, weight: i64, bound: Option<Bound>) {
-    let sync = false;
-    put_edge(
-        adj,
-        from,
-        Edge {
-            to,
-            weight,
-            bound,
-            sync,
-        },
-    );
+    let edge = Edge {
+        to,
+        weight,
+        bound,
+        sync: false,
+    };
+    put_edge(adj, from, edge);
 }
 
 /// A synchronisation dependency: weight 0, no cause of its own.
 fn add_sync_edge(adj: &mut [Vec<Edge>], from: usize, to: usize) {
-    let (weight, bound, sync) = (0, None, true);
-    put_edge(
-        adj,
-        from,
-        Edge {
-            to,
-            weight,
-            bound,
-            sync,
-        },
-    );
+    let edge = Edge {
+        to,
+        weight: 0,
+        bound: None,
+        sync: true,
+    };
+    put_edge(adj, from, edge);
 }
 
 /// The runtime calls that launch GPU work (HTA's `get_runtime_launch_events_query`); the
