@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::Error;
-use crate::frame::{RankFrame, read_frame};
+use crate::frame::{RankFrame, read_frame_with};
 
 /// Where a trace's cache lives in `dir`.
 pub fn cache_path(trace: &Path, dir: &Path) -> PathBuf {
@@ -31,6 +31,15 @@ pub enum CacheUse {
 
 /// Reads `trace` through the cache in `dir`.
 pub fn read_frame_cached(trace: &Path, dir: &Path) -> Result<(RankFrame, CacheUse), Error> {
+    read_frame_cached_with(trace, dir, chrome_reader::default_threads())
+}
+
+/// [`read_frame_cached`], parsing with `threads` threads on a miss ([`read_frame_with`]).
+pub fn read_frame_cached_with(
+    trace: &Path,
+    dir: &Path,
+    threads: usize,
+) -> Result<(RankFrame, CacheUse), Error> {
     let cache = cache_path(trace, dir);
     if is_fresh(&cache, trace)
         && let Ok(df) = read_parquet(&cache)
@@ -46,7 +55,7 @@ pub fn read_frame_cached(trace: &Path, dir: &Path) -> Result<(RankFrame, CacheUs
         };
         return Ok((frame, CacheUse::Hit(cache)));
     }
-    let mut frame = read_frame(trace)?;
+    let mut frame = read_frame_with(trace, threads)?;
     let used = match write_parquet_atomic(&mut frame.df, &cache) {
         Ok(()) => CacheUse::Written(cache),
         Err(e) => CacheUse::WriteFailed(cache, format!("{e:#}")),

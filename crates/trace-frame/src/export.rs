@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use crate::Error;
 use crate::cache::write_parquet_atomic;
-use crate::frame::read_frame;
+use crate::frame::read_frame_with;
 
 /// What an export wrote.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -69,7 +69,8 @@ pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exp
             .par_iter()
             .enumerate()
             .map(|(i, trace)| {
-                let frame = read_frame(trace)?;
+                // The ranks are read in parallel: each one on its own thread.
+                let frame = read_frame_with(trace, 1)?;
                 let rank = frame.rank.unwrap_or(i as i64);
                 let mut df = frame
                     .df

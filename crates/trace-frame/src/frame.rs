@@ -2,13 +2,13 @@
 //! raw layer, with `args` split into `args_<key>` columns without building a JSON value tree.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use chrome_reader::{Id, RawEvent};
 use polars::prelude::*;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
+use trace_model::FastMap;
 
 use crate::Error;
 
@@ -30,13 +30,26 @@ impl RankFrame {
     }
 }
 
-/// Reads the trace file at `path` (plain or gzip JSON) into a frame.
+/// Reads the trace file at `path` (plain or gzip JSON) into a frame, parsing with
+/// chrome-reader's default number of threads.
 pub fn read_frame(path: &Path) -> Result<RankFrame, Error> {
+    read_frame_with(path, chrome_reader::default_threads())
+}
+
+/// [`read_frame`] with `threads` parsing threads (1: parse on the reading thread, as
+/// callers that already read several files at once want). The frame is the same.
+pub fn read_frame_with(path: &Path, threads: usize) -> Result<RankFrame, Error> {
     let mut b = Builder::default();
-    let top = chrome_reader::read_raw_file(path, |ev| {
-        b.push(&ev);
-        Ok(())
-    })?;
+    let input = chrome_reader::open(path)?;
+    let top = chrome_reader::read_events_with_args_parallel::<_, EventArgs>(
+        input,
+        path,
+        threads,
+        |ev| {
+            b.push(&ev);
+            Ok(())
+        },
+    )?;
     let rank = top
         .get("distributedInfo")
         .and_then(|raw| serde_json::from_str::<DistributedInfo>(raw.get()).ok())
@@ -86,20 +99,23 @@ struct DistributedInfo {
     rank: Option<i64>,
 }
 
-/// A decoded scalar of `args` (or of `pid`/`tid`/`id`).
-#[derive(Debug, Clone)]
+/// A decoded scalar of `args` (or of `pid`/`tid`/`id`). A string is the range `start..end`
+/// of the text buffer that holds it (the column's, or the event's [`EventArgs::text`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Val {
     Int(i64),
     Float(f64),
     Bool(bool),
-    Str(Box<str>),
+    Str(usize, usize),
 }
 
-/// The values one column has seen, with the rows they are on.
+/// The values one column has seen, with the rows they are on (increasing), and the text of
+/// its string values end to end.
 #[derive(Debug, Default)]
 struct Sparse {
     rows: Vec<u32>,
     vals: Vec<Val>,
+    text: String,
     ints: bool,
     floats: bool,
     bools: bool,
@@ -107,15 +123,46 @@ struct Sparse {
 }
 
 impl Sparse {
+    /// Adds a value that is not a string.
     fn push(&mut self, row: u32, v: Val) {
         match v {
             Val::Int(_) => self.ints = true,
             Val::Float(_) => self.floats = true,
             Val::Bool(_) => self.bools = true,
-            Val::Str(_) => self.strs = true,
+            Val::Str(..) => unreachable!("strings go through push_str"),
         }
         self.rows.push(row);
         self.vals.push(v);
+    }
+
+    fn push_str(&mut self, row: u32, s: &str) {
+        let start = self.text.len();
+        self.text.push_str(s);
+        self.strs = true;
+        self.rows.push(row);
+        self.vals.push(Val::Str(start, self.text.len()));
+    }
+
+    /// Adds `v`, whose string (if it is one) is in `text`.
+    fn push_from(&mut self, row: u32, v: Val, text: &str) {
+        match v {
+            Val::Str(s, e) => self.push_str(row, &text[s..e]),
+            v => self.push(row, v),
+        }
+    }
+
+    /// The value of each row (the last one where an event repeated a key), `None` where
+    /// the row has none.
+    fn per_row(&self, height: usize) -> impl Iterator<Item = Option<Val>> + '_ {
+        let mut j = 0;
+        (0..height).map(move |r| {
+            let mut v = None;
+            while j < self.rows.len() && self.rows[j] as usize == r {
+                v = Some(self.vals[j]);
+                j += 1;
+            }
+            v
+        })
     }
 
     /// Uniform integers stay Int64, numbers Float64, booleans Boolean; a mixed column
@@ -127,53 +174,74 @@ impl Sparse {
             .filter(|k| **k)
             .count();
         if kinds == 1 && !self.floats && self.ints {
-            let mut out = vec![None; height];
-            for (r, v) in self.rows.iter().zip(&self.vals) {
-                if let Val::Int(i) = v {
-                    out[*r as usize] = Some(*i);
-                }
-            }
+            let out: Vec<Option<i64>> = self
+                .per_row(height)
+                .map(|v| match v {
+                    Some(Val::Int(i)) => Some(i),
+                    _ => None,
+                })
+                .collect();
             return Column::new(name, out);
         }
         if kinds == 1 && (self.ints || self.floats) {
-            let mut out = vec![None; height];
-            for (r, v) in self.rows.iter().zip(&self.vals) {
-                out[*r as usize] = match v {
-                    Val::Int(i) => Some(*i as f64),
-                    Val::Float(f) => Some(*f),
+            let out: Vec<Option<f64>> = self
+                .per_row(height)
+                .map(|v| match v {
+                    Some(Val::Int(i)) => Some(i as f64),
+                    Some(Val::Float(f)) => Some(f),
                     _ => None,
-                };
-            }
+                })
+                .collect();
             return Column::new(name, out);
         }
         if kinds == 1 && self.bools {
-            let mut out = vec![None; height];
-            for (r, v) in self.rows.iter().zip(&self.vals) {
-                if let Val::Bool(b) = v {
-                    out[*r as usize] = Some(*b);
-                }
-            }
+            let out: Vec<Option<bool>> = self
+                .per_row(height)
+                .map(|v| match v {
+                    Some(Val::Bool(b)) => Some(b),
+                    _ => None,
+                })
+                .collect();
             return Column::new(name, out);
         }
-        let mut out: Vec<Option<String>> = vec![None; height];
-        for (r, v) in self.rows.into_iter().zip(self.vals) {
-            out[r as usize] = Some(match v {
-                Val::Int(i) => i.to_string(),
-                Val::Float(f) => f.to_string(),
-                Val::Bool(b) => b.to_string(),
-                Val::Str(s) => s.into_string(),
-            });
+        let mut out = StringChunkedBuilder::new(name, height);
+        let mut num = String::new();
+        for v in self.per_row(height) {
+            use std::fmt::Write;
+            num.clear();
+            let s = match v {
+                None => {
+                    out.append_null();
+                    continue;
+                }
+                Some(Val::Str(s, e)) => &self.text[s..e],
+                Some(Val::Int(i)) => {
+                    let _ = write!(num, "{i}");
+                    &num
+                }
+                Some(Val::Float(f)) => {
+                    let _ = write!(num, "{f}");
+                    &num
+                }
+                Some(Val::Bool(b)) => {
+                    if b {
+                        "true"
+                    } else {
+                        "false"
+                    }
+                }
+            };
+            out.append_value(s);
         }
-        Column::new(name, out)
+        out.finish().into_column()
     }
 }
 
-#[derive(Default)]
 struct Builder {
     index: Vec<i64>,
-    name: Vec<Option<String>>,
-    cat: Vec<Option<String>>,
-    ph: Vec<String>,
+    name: StringChunkedBuilder,
+    cat: StringChunkedBuilder,
+    ph: StringChunkedBuilder,
     ts: Vec<Option<f64>>,
     dur: Vec<Option<f64>>,
     ts_ns: Vec<Option<i64>>,
@@ -181,17 +249,41 @@ struct Builder {
     pid: Sparse,
     tid: Sparse,
     id: Sparse,
-    keys: HashMap<String, usize>,
+    keys: FastMap<Box<str>, usize>,
+    /// The slot the `i`-th key of the last event with an `i`-th key went to: events of one
+    /// kind list the same keys in the same order, so this usually saves the hash lookup.
+    guess: Vec<usize>,
     args: Vec<(String, Sparse)>,
 }
 
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder {
+            index: Vec::new(),
+            name: StringChunkedBuilder::new("name".into(), 0),
+            cat: StringChunkedBuilder::new("cat".into(), 0),
+            ph: StringChunkedBuilder::new("ph".into(), 0),
+            ts: Vec::new(),
+            dur: Vec::new(),
+            ts_ns: Vec::new(),
+            dur_ns: Vec::new(),
+            pid: Sparse::default(),
+            tid: Sparse::default(),
+            id: Sparse::default(),
+            keys: FastMap::default(),
+            guess: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+}
+
 impl Builder {
-    fn push(&mut self, ev: &RawEvent<'_>) {
+    fn push(&mut self, ev: &RawEvent<'_, EventArgs>) {
         let row = self.index.len() as u32;
         self.index.push(ev.index as i64);
-        self.name.push(ev.name.as_deref().map(str::to_owned));
-        self.cat.push(ev.cat.as_deref().map(str::to_owned));
-        self.ph.push(ev.ph.to_string());
+        self.name.append_option(ev.name.as_deref());
+        self.cat.append_option(ev.cat.as_deref());
+        self.ph.append_value(&*ev.ph);
         self.ts.push(ev.ts.and_then(|n| n.as_f64()));
         self.dur.push(ev.dur.and_then(|n| n.as_f64()));
         self.ts_ns.push(ev.ts.and_then(|n| n.micros_to_nanos()));
@@ -203,37 +295,47 @@ impl Builder {
         ] {
             match id {
                 Some(Id::Int(i)) => col.push(row, Val::Int(*i)),
-                Some(Id::Str(s)) => col.push(row, Val::Str(Box::from(&**s))),
+                Some(Id::Str(s)) => col.push_str(row, s),
                 None => {}
             }
         }
-        let Some(args) = ev.args else { return };
-        // An `args` that is not an object (rare, never Kineto) is kept whole in `args`.
-        let pairs = match serde_json::from_str::<ArgPairs<'_>>(args.get()) {
-            Ok(p) => p.0,
-            Err(_) => vec![(Cow::Borrowed(""), args)],
-        };
-        for (key, raw) in pairs {
-            let Some(v) = scalar(raw) else { continue };
-            let slot = match self.keys.get(&*key) {
-                Some(&s) => s,
-                None => {
-                    let s = self.args.len();
-                    self.keys.insert(key.to_string(), s);
-                    self.args.push((key.to_string(), Sparse::default()));
-                    s
-                }
-            };
-            self.args[slot].1.push(row, v);
+        let Some(args) = &ev.args else { return };
+        for (i, &(ks, ke, v)) in args.items.iter().enumerate() {
+            let slot = self.slot(i, &args.text[ks..ke]);
+            self.args[slot].1.push_from(row, v, &args.text);
         }
+    }
+
+    /// The column of `key`, the `i`-th key of its event, created when new.
+    fn slot(&mut self, i: usize, key: &str) -> usize {
+        if let Some(&s) = self.guess.get(i)
+            && self.args[s].0 == key
+        {
+            return s;
+        }
+        let s = match self.keys.get(key) {
+            Some(&s) => s,
+            None => {
+                let s = self.args.len();
+                self.keys.insert(key.into(), s);
+                self.args.push((key.to_string(), Sparse::default()));
+                s
+            }
+        };
+        if i < self.guess.len() {
+            self.guess[i] = s;
+        } else {
+            self.guess.push(s);
+        }
+        s
     }
 
     fn finish(self, rank: Option<i64>) -> PolarsResult<DataFrame> {
         let height = self.index.len();
         let mut cols = vec![
-            Column::new("name".into(), self.name),
-            Column::new("cat".into(), self.cat),
-            Column::new("ph".into(), self.ph),
+            self.name.finish().into_column(),
+            self.cat.finish().into_column(),
+            self.ph.finish().into_column(),
             Column::new("ts".into(), self.ts),
             Column::new("dur".into(), self.dur),
             self.pid.into_column("pid", height),
@@ -258,45 +360,100 @@ impl Builder {
     }
 }
 
-/// The text of a JSON value → a scalar; `null` → none; arrays and objects keep their JSON text.
-fn scalar(raw: &RawValue) -> Option<Val> {
-    let text = raw.get().trim();
-    let first = *text.as_bytes().first()?;
+/// An event's `args`, decoded on the parsing thread into scalars: its keys and string
+/// values end to end in `text`, and per member (in file order) the key's range and the
+/// value. A `null` member is left out; an `args` that is not an object (rare, never
+/// Kineto) is one member with the empty key and the whole JSON text as a string.
+#[derive(Debug, Default)]
+struct EventArgs {
+    text: String,
+    items: Vec<(usize, usize, Val)>,
+}
+
+impl EventArgs {
+    fn from_raw(raw: &RawValue) -> EventArgs {
+        match serde_json::from_str::<ArgsObject>(raw.get()) {
+            Ok(a) => a.0,
+            Err(_) => {
+                let mut out = EventArgs::default();
+                out.text.push_str(raw.get().trim());
+                out.items.push((0, 0, Val::Str(0, out.text.len())));
+                out
+            }
+        }
+    }
+
+    fn push(&mut self, key: &str, raw: &RawValue) {
+        let ks = self.text.len();
+        self.text.push_str(key);
+        let ke = self.text.len();
+        match scalar(raw, &mut self.text) {
+            Some(v) => self.items.push((ks, ke, v)),
+            None => self.text.truncate(ks),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EventArgs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?;
+        Ok(EventArgs::from_raw(raw))
+    }
+}
+
+/// The text of a JSON value → a scalar, its string (if any) appended to `text`; `null` →
+/// none; arrays and objects keep their JSON text.
+fn scalar(raw: &RawValue, text: &mut String) -> Option<Val> {
+    let t = raw.get().trim();
+    let first = *t.as_bytes().first()?;
+    let start = text.len();
     Some(match first {
-        b'"' => Val::Str(serde_json::from_str::<String>(text).ok()?.into_boxed_str()),
+        b'"' => {
+            // serde_json checked the string; without escapes its text is the value.
+            if t.contains('\\') {
+                text.push_str(&serde_json::from_str::<String>(t).ok()?);
+            } else {
+                text.push_str(&t[1..t.len() - 1]);
+            }
+            Val::Str(start, text.len())
+        }
         b't' => Val::Bool(true),
         b'f' => Val::Bool(false),
         b'n' => return None,
-        b'[' | b'{' => Val::Str(text.into()),
-        _ if text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) => {
-            Val::Float(text.parse().ok()?)
+        b'[' | b'{' => {
+            text.push_str(t);
+            Val::Str(start, text.len())
         }
+        _ if t.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) => Val::Float(t.parse().ok()?),
         // Integers beyond i64 (NCCL comm ids) keep their exact text.
-        _ => match text.parse::<i64>() {
+        _ => match t.parse::<i64>() {
             Ok(i) => Val::Int(i),
-            Err(_) => Val::Str(text.into()),
+            Err(_) => {
+                text.push_str(t);
+                Val::Str(start, text.len())
+            }
         },
     })
 }
 
-/// The members of an `args` object in file order, each value undecoded.
-struct ArgPairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// An `args` object, its members decoded as they are read.
+struct ArgsObject(EventArgs);
 
-impl<'de: 'a, 'a> serde::Deserialize<'de> for ArgPairs<'a> {
+impl<'de> serde::Deserialize<'de> for ArgsObject {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = ArgPairs<'de>;
+            type Value = ArgsObject;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("an object")
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut out = Vec::new();
+                let mut out = EventArgs::default();
                 while let Some(key) = map.next_key::<Key<'de>>()? {
                     let value: &'de RawValue = map.next_value()?;
-                    out.push((key.0, value));
+                    out.push(&key.0, value);
                 }
-                Ok(ArgPairs(out))
+                Ok(ArgsObject(out))
             }
         }
         d.deserialize_map(V)
@@ -330,10 +487,18 @@ mod tests {
     use super::*;
 
     fn check(args: &str, expect: &[(&str, &str)]) {
-        let pairs = serde_json::from_str::<ArgPairs<'_>>(args).unwrap().0;
-        let got: Vec<(String, String)> = pairs
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), format!("{:?}", scalar(v))))
+        let raw: Box<RawValue> = serde_json::from_str(args).unwrap();
+        let a = EventArgs::from_raw(&raw);
+        let got: Vec<(String, String)> = a
+            .items
+            .iter()
+            .map(|&(ks, ke, v)| {
+                let shown = match v {
+                    Val::Str(s, e) => format!("Str({:?})", &a.text[s..e]),
+                    v => format!("{v:?}"),
+                };
+                (a.text[ks..ke].to_string(), shown)
+            })
             .collect();
         let expect: Vec<(String, String)> = expect
             .iter()
@@ -347,15 +512,26 @@ mod tests {
         check(
             r#"{"a": 1, "b": 2.5, "c": "x\"y", "d": null, "e": [1, 2], "f": true, "g\n": 18446744073709551615}"#,
             &[
-                ("a", "Some(Int(1))"),
-                ("b", "Some(Float(2.5))"),
-                ("c", "Some(Str(\"x\\\"y\"))"),
-                ("d", "None"),
-                ("e", "Some(Str(\"[1, 2]\"))"),
-                ("f", "Some(Bool(true))"),
-                ("g\n", "Some(Str(\"18446744073709551615\"))"),
+                ("a", "Int(1)"),
+                ("b", "Float(2.5)"),
+                ("c", "Str(\"x\\\"y\")"),
+                ("e", "Str(\"[1, 2]\")"),
+                ("f", "Bool(true)"),
+                ("g\n", "Str(\"18446744073709551615\")"),
             ],
         );
+        // An `args` that is not an object is kept whole, under the empty key.
+        check(r#"[1, "x"]"#, &[("", "Str(\"[1, \\\"x\\\"]\")")]);
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value_and_rows_without_one_are_null() {
+        let mut s = Sparse::default();
+        s.push(0, Val::Int(1));
+        s.push(0, Val::Int(2));
+        s.push(2, Val::Int(3));
+        let got: Vec<Option<Val>> = s.per_row(4).collect();
+        assert_eq!(got, vec![Some(Val::Int(2)), None, Some(Val::Int(3)), None]);
     }
 
     #[test]
@@ -367,7 +543,7 @@ mod tests {
         assert_eq!(c.dtype(), &DataType::Float64);
         let mut s = Sparse::default();
         s.push(0, Val::Int(3));
-        s.push(1, Val::Str("x".into()));
+        s.push_str(1, "x");
         let c = s.into_column("m", 3);
         assert_eq!(c.dtype(), &DataType::String);
         assert_eq!(c.null_count(), 1);

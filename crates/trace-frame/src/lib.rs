@@ -56,12 +56,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 pub use cache::{
-    CacheUse, cache_path, is_fresh, read_frame_cached, read_parquet, write_parquet_atomic,
+    CacheUse, cache_path, is_fresh, read_frame_cached, read_frame_cached_with, read_parquet,
+    write_parquet_atomic,
 };
 pub use critical_path::{Bound, CriticalPath, critical_path};
 pub use error::Error;
 pub use export::{Exported, export_hive, read_export};
-pub use frame::{RankFrame, concat_frames, read_frame, trace_paths};
+pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
 pub use ours::{Ours, OursRank, ours};
 pub use render::{render_json, render_text};
 pub use sql::{frame_to_json, run_sql};
@@ -141,11 +142,18 @@ pub struct Loaded {
 /// through the Parquet cache in `cache_dir`.
 pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<Loaded, Error> {
     let paths = trace_paths(input)?;
+    // Several files are read in parallel, each parsed on its reading thread; one file is
+    // parsed on chrome-reader's default number of threads.
+    let threads = if paths.len() == 1 {
+        chrome_reader::default_threads()
+    } else {
+        1
+    };
     let res: Result<Vec<(RankFrame, Option<CacheUse>)>, Error> = paths
         .par_iter()
         .map(|p| match cache_dir {
-            Some(dir) => read_frame_cached(p, dir).map(|(f, u)| (f, Some(u))),
-            None => read_frame(p).map(|f| (f, None)),
+            Some(dir) => read_frame_cached_with(p, dir, threads).map(|(f, u)| (f, Some(u))),
+            None => read_frame_with(p, threads).map(|f| (f, None)),
         })
         .collect();
     let mut frames = Vec::new();
@@ -240,6 +248,33 @@ pub fn analyze(
     analyses: &[AnalysisName],
     step: &StepQuery,
 ) -> Result<Report, Error> {
+    let has = |a| analyses.contains(&a);
+    // Our definitions read the input again with the model builder: on cores of their own
+    // while HTA's run on the frames.
+    let (ours, hta) = rayon::join(
+        || {
+            (has(AnalysisName::Temporal)
+                || has(AnalysisName::Idle)
+                || has(AnalysisName::Stragglers))
+            .then(|| ours::ours(&loaded.input))
+        },
+        || hta_report(loaded, analyses, step),
+    );
+    let mut report = hta?;
+    match ours {
+        Some(Ok(o)) => report.ours = Some(o),
+        Some(Err(e)) => report.not_run.push(("ours".into(), e.to_string())),
+        None => {}
+    }
+    Ok(report)
+}
+
+/// [`analyze`] without our definitions.
+fn hta_report(
+    loaded: &Loaded,
+    analyses: &[AnalysisName],
+    step: &StepQuery,
+) -> Result<Report, Error> {
     let ts = hta_timelines(loaded)?;
     let summary = summarize(&loaded.events, &ts)?;
     let has = |a| analyses.contains(&a);
@@ -276,22 +311,8 @@ pub fn analyze(
     } else {
         Vec::new()
     };
-    let ours = if has(AnalysisName::Temporal)
-        || has(AnalysisName::Idle)
-        || has(AnalysisName::Stragglers)
-    {
-        match ours::ours(&loaded.input) {
-            Ok(o) => Some(o),
-            Err(e) => {
-                not_run.push(("ours".into(), e.to_string()));
-                None
-            }
-        }
-    } else {
-        None
-    };
     Ok(Report {
-        ours,
+        ours: None,
         input: loaded.input.clone(),
         summary,
         cache: loaded.cache.clone(),
