@@ -15,7 +15,18 @@ impl CaptureBuilder {
     /// - A launch or runtime call's `parent_op` is the innermost `CpuOp` on its thread that
     ///   contains it, else the `CpuOp` with the same `external_id` (Kineto).
     pub(crate) fn link_launches(&mut self, path_for_diagnostics: &str) {
-        let mut by_correlation: FastMap<u64, u32> = FastMap::default();
+        // Sized once: growing a map of millions of launches would hold the old table and
+        // the new, twice as large, at once, at the capture's peak of memory.
+        let candidates = self
+            .host_events
+            .iter()
+            .filter(|event| {
+                matches!(event.kind, HostKind::Launch | HostKind::Runtime)
+                    && event.correlation.is_some()
+            })
+            .count();
+        let mut by_correlation: FastMap<u64, u32> =
+            FastMap::with_capacity_and_hasher(candidates, Default::default());
         for (index, event) in self.host_events.iter().enumerate() {
             if matches!(event.kind, HostKind::Launch | HostKind::Runtime)
                 && let Some(correlation) = event.correlation
