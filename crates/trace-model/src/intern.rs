@@ -1,15 +1,26 @@
 //! String interning: event names repeat millions of times, so each is stored once.
 
+use std::fmt;
+use std::num::NonZeroU32;
+
 use crate::FastMap;
 
 /// An interned string; resolve it with [`Interner::get`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct StringId(u32);
+///
+/// Stored as `index + 1` in a `NonZeroU32`, so that an `Option<StringId>` takes 4 bytes.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StringId(NonZeroU32);
 
 impl StringId {
     /// The string's position in its [`Interner`]; ids are only made by interning.
     pub fn index(self) -> usize {
-        self.0 as usize
+        (self.0.get() - 1) as usize
+    }
+}
+
+impl fmt::Debug for StringId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("StringId").field(&self.index()).finish()
     }
 }
 
@@ -31,8 +42,11 @@ impl Interner {
         if let Some(&id) = self.ids.get(s) {
             return id;
         }
-        let id =
-            StringId(u32::try_from(self.strings.len()).expect("fewer than 2^32 distinct strings"));
+        let id = u32::try_from(self.strings.len() + 1)
+            .ok()
+            .and_then(NonZeroU32::new)
+            .map(StringId)
+            .expect("invariant: fewer than 2^32 - 1 distinct strings");
         self.strings.push(s.into());
         self.ids.insert(s.into(), id);
         id

@@ -10,32 +10,73 @@ use trace_model::{
     StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
 };
 
+use crate::stream::{self, LineReader, Stop};
+use crate::view::Line;
 use crate::view::{DiagnosticKind, Event, Plane, Stat, StatValue};
 use crate::{Error, XSpace};
 
-/// Read a `.xplane.pb` and build its capture; the decoded [`XSpace`] comes back too, for the HLO
-/// programs and anything the model does not keep.
+/// Read a `.xplane.pb` and build its capture; the XSpace comes back too, for the HLO
+/// programs and anything else the model does not keep, but without its events (its lines
+/// are there, each with no events): those are in the capture.
+///
+/// The file is read line by line, never whole (see `stream.rs`), so memory peaks at about
+/// the size of the model, not the file plus the model. Errors are those of
+/// [`XSpace::read`].
 pub fn load_capture(path: &Path) -> Result<(Capture, XSpace), Error> {
-    let space = XSpace::read(path)?;
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    match stream::read_skeleton(path) {
+        Ok((mut space, lines)) => match build(&space, path, Some(lines)) {
+            Ok(capture) => {
+                space.drop_events();
+                Ok((capture, space))
+            }
+            Err(Stop::Io(source)) => Err(io(source)),
+            Err(Stop::Unexpected) => load_whole(path),
+        },
+        Err(Stop::Io(source)) => Err(io(source)),
+        Err(Stop::Unexpected) => load_whole(path),
+    }
+}
+
+/// `load_capture` the ordinary way: the whole file in memory, for files the streaming
+/// reader does not take (and to report their errors in the usual words).
+fn load_whole(path: &Path) -> Result<(Capture, XSpace), Error> {
+    let mut space = XSpace::read(path)?;
     let capture = to_capture(&space, path);
+    space.drop_events();
     Ok((capture, space))
 }
 
 /// Build the format-independent capture of a decoded XSpace; `path` only names places in
 /// diagnostics.
 pub fn to_capture(space: &XSpace, path: &Path) -> Capture {
+    match build(space, path, None) {
+        Ok(capture) => capture,
+        Err(stop) => unreachable!("invariant: lines in memory are never read back ({stop:?})"),
+    }
+}
+
+/// The capture of `space`, whose lines' events are read back through `lines` when given
+/// (`load_capture`), else are in `space`'s bytes.
+fn build(space: &XSpace, path: &Path, lines: Option<LineReader>) -> Result<Capture, Stop> {
     let mut builder = Builder {
         capture: CaptureBuilder::new(Format::XPlane),
         path,
         kernel_classes: FastMap::default(),
         source_index: 0,
+        lines,
     };
-    builder.devices(space);
+    builder.devices(space)?;
     if let Some(host) = space.host_plane() {
-        builder.host(host);
+        builder.host(host)?;
     }
+    // The line buffer goes before `finish` needs its memory.
+    builder.lines = None;
     builder.meta(space);
-    builder.capture.finish(path)
+    Ok(builder.capture.finish(path))
 }
 
 struct Builder<'p> {
@@ -44,10 +85,12 @@ struct Builder<'p> {
     kernel_classes: FastMap<String, KernelClass>,
     /// Running index over every event of the XSpace, in plane/line/event order.
     source_index: u64,
+    /// Where the lines' events are read from, when they are not in the XSpace's bytes.
+    lines: Option<LineReader>,
 }
 
 impl Builder<'_> {
-    fn devices(&mut self, space: &XSpace) {
+    fn devices(&mut self, space: &XSpace) -> Result<(), Stop> {
         // Exact capacity: a doubling vector of millions of activities would hold up to twice
         // their size, and three times while it grows.
         let planes = space.gpu_planes();
@@ -123,11 +166,35 @@ impl Builder<'_> {
                     });
                     next
                 });
-                for event in line.events() {
-                    self.activity(stream, line.name(), event);
-                }
+                let line_name = line.name();
+                self.each_event(line, |builder, event| {
+                    builder.activity(stream, line_name, event);
+                })?;
             }
         }
+        Ok(())
+    }
+
+    /// Calls `f` on each event of `line`, in file order.
+    fn each_event(
+        &mut self,
+        line: Line<'_>,
+        mut f: impl FnMut(&mut Self, Event<'_>),
+    ) -> Result<(), Stop> {
+        let Some(mut lines) = self.lines.take() else {
+            for event in line.events() {
+                f(self, event);
+            }
+            return Ok(());
+        };
+        let (plane, raw) = line.raw();
+        let result = lines.load(raw).map(|body| {
+            for event in Line::over(lines.bytes(), plane, &body).events() {
+                f(self, event);
+            }
+        });
+        self.lines = Some(lines);
+        result
     }
 
     fn activity(&mut self, stream: StreamId, line_name: &str, event: Event<'_>) {
@@ -191,7 +258,7 @@ impl Builder<'_> {
         self.capture.activities.push(activity);
     }
 
-    fn host(&mut self, plane: Plane<'_>) {
+    fn host(&mut self, plane: Plane<'_>) -> Result<(), Stop> {
         self.capture.host_events.reserve_exact(plane.event_count());
         let mut steps: BTreeMap<i64, (Nanos, Nanos)> = BTreeMap::new();
         for line in plane.lines() {
@@ -203,8 +270,8 @@ impl Builder<'_> {
                 tid: line.id(),
                 name: Some(name),
             });
-            for event in line.events() {
-                let index = self.next_index();
+            self.each_event(line, |builder, event| {
+                let index = builder.next_index();
                 let name_text = event.name();
                 let [correlation, step_num, hlo_op] =
                     stats_by_name(event, ["correlation_id", "step_num", "hlo_op"]);
@@ -228,8 +295,8 @@ impl Builder<'_> {
                     span.0 = span.0.min(start);
                     span.1 = span.1.max(start + dur);
                 }
-                let name = self.capture.strings.intern(name_text);
-                self.capture.host_events.push(HostEvent {
+                let name = builder.capture.strings.intern(name_text);
+                builder.capture.host_events.push(HostEvent {
                     thread,
                     start,
                     dur,
@@ -240,7 +307,7 @@ impl Builder<'_> {
                     parent_op: None,
                     source_index: index,
                 });
-            }
+            })?;
         }
         for (number, (start, end)) in steps {
             self.capture.steps.push(Step {
@@ -250,6 +317,7 @@ impl Builder<'_> {
                 source: StepSource::StepMarker,
             });
         }
+        Ok(())
     }
 
     fn meta(&mut self, space: &XSpace) {
@@ -393,6 +461,88 @@ fn detail_size(details: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The streamed build and the whole-file build of one file give the same capture, and
+    /// the streamed one did not fall back.
+    fn check_streamed(path: &Path) {
+        let (space, lines) = stream::read_skeleton(path)
+            .unwrap_or_else(|stop| panic!("{}: streaming stopped: {stop:?}", path.display()));
+        let streamed = build(&space, path, Some(lines))
+            .unwrap_or_else(|stop| panic!("{}: second pass stopped: {stop:?}", path.display()));
+        let whole = to_capture(&XSpace::read(path).expect("reads whole"), path);
+        assert_eq!(
+            streamed.activities(),
+            whole.activities(),
+            "{}",
+            path.display()
+        );
+        assert_eq!(streamed.host_events(), whole.host_events());
+        assert_eq!(streamed.steps(), whole.steps());
+        assert_eq!(streamed.devices(), whole.devices());
+        assert_eq!(streamed.streams(), whole.streams());
+        assert_eq!(streamed.threads(), whole.threads());
+        assert_eq!(streamed.gpu_annotations(), whole.gpu_annotations());
+        assert_eq!(streamed.meta(), whole.meta());
+        assert_eq!(streamed.diagnostics(), whole.diagnostics());
+        assert_eq!(streamed.strings().len(), whole.strings().len());
+        let (_, returned) = load_capture(path).expect("loads");
+        let events: usize = returned.planes().map(|plane| plane.event_count()).sum();
+        assert_eq!(events, 0, "load_capture's XSpace holds no events");
+        assert_eq!(
+            returned.hlo_programs(),
+            XSpace::read(path).expect("reads whole").hlo_programs()
+        );
+    }
+
+    fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| entry.expect("readable").path())
+            .filter(|path| path.to_string_lossy().ends_with(".xplane.pb"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn streamed_load_equals_whole_file_load() {
+        let root = test_support::workspace_root();
+        let mut checked = 0;
+        for folder in [
+            "testdata/xplane/ok",
+            "testdata/xplane/odd",
+            "testdata/attribution",
+        ] {
+            for path in files(&root.join(folder)) {
+                check_streamed(&path);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 8, "{checked} fixtures");
+        if let Some(traces) = test_support::real_traces("streamed_load_equals_whole_file_load") {
+            let real = traces.xspaces;
+            assert!(real.len() >= 6, "{} real XSpaces", real.len());
+            for x in real {
+                check_streamed(&x.path);
+            }
+        }
+    }
+
+    /// A file the streaming reader does not take fails as `XSpace::read` fails.
+    #[test]
+    fn streamed_errors_are_whole_file_errors() {
+        let root = test_support::workspace_root();
+        let bad = files(&root.join("testdata/xplane/err"));
+        assert!(bad.len() >= 7);
+        for path in bad {
+            let streamed = load_capture(&path).map(|_| ()).unwrap_err().to_string();
+            let whole = XSpace::read(&path).map(|_| ()).unwrap_err().to_string();
+            assert_eq!(streamed, whole);
+        }
+        let missing = root.join("testdata/xplane/no-such.xplane.pb");
+        let err = load_capture(&missing).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(err, format!("{}: cannot read", missing.display()));
+    }
 
     #[test]
     fn helpers() {

@@ -277,7 +277,7 @@ fn decode_plane(
 /// A malformed field: the absolute byte offset of the message that holds it, and why.
 type Bad = (usize, &'static str);
 
-fn check_plane(bytes: &[u8], range: Range<usize>) -> Result<PlaneData, Bad> {
+pub(crate) fn check_plane(bytes: &[u8], range: Range<usize>) -> Result<PlaneData, Bad> {
     let start = range.start;
     let body = &bytes[range];
     let mut plane = PlaneData::default();
@@ -316,7 +316,7 @@ fn check_plane(bytes: &[u8], range: Range<usize>) -> Result<PlaneData, Bad> {
     Ok(plane)
 }
 
-fn check_line(body: &[u8], start: usize) -> Result<LineData, Bad> {
+pub(crate) fn check_line(body: &[u8], start: usize) -> Result<LineData, Bad> {
     let mut line = LineData {
         body: start..start + body.len(),
         ..LineData::default()

@@ -191,6 +191,29 @@ impl XSpace {
         Ok(space)
     }
 
+    /// An XSpace decoded elsewhere (`stream.rs`) whose lines' bodies are not in memory.
+    pub(crate) fn from_decoded(raw: Decoded) -> XSpace {
+        let mut space = XSpace {
+            bytes: Vec::new(),
+            raw,
+            diagnostics: Vec::new(),
+        };
+        space.diagnostics = space.collect_diagnostics();
+        space
+    }
+
+    /// Leaves out every event (and the file's bytes): the XSpace that `load_capture` hands
+    /// back, whose events are in the capture. Lines stay, with no events.
+    pub(crate) fn drop_events(&mut self) {
+        self.bytes = Vec::new();
+        for plane in &mut self.raw.planes {
+            for line in &mut plane.lines {
+                line.body = 0..0;
+                line.event_count = 0;
+            }
+        }
+    }
+
     /// Every plane, in file order.
     pub fn planes(&self) -> impl Iterator<Item = Plane<'_>> + '_ {
         let bytes = self.bytes.as_slice();
@@ -381,6 +404,16 @@ impl<'a> Plane<'a> {
 }
 
 impl<'a> Line<'a> {
+    /// A line whose body is `raw.body` of `bytes` (`stream.rs`: one line read back alone).
+    pub(crate) fn over(bytes: &'a [u8], plane: &'a PlaneData, raw: &'a LineData) -> Self {
+        Line { bytes, plane, raw }
+    }
+
+    /// The plane and line as decoded, for [`Line::over`].
+    pub(crate) fn raw(self) -> (&'a PlaneData, &'a LineData) {
+        (self.plane, self.raw)
+    }
+
     /// The line id.
     pub fn id(self) -> i64 {
         self.raw.id
