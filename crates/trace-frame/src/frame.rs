@@ -376,8 +376,7 @@ impl EventArgs {
             Ok(a) => a.0,
             Err(_) => {
                 let mut out = EventArgs::default();
-                out.text.push_str(raw.get().trim());
-                out.items.push((0, 0, Val::Str(0, out.text.len())));
+                out.push("", raw);
                 out
             }
         }
@@ -520,8 +519,10 @@ mod tests {
                 ("g\n", "Str(\"18446744073709551615\")"),
             ],
         );
-        // An `args` that is not an object is kept whole, under the empty key.
+        // An `args` that is not an object is one value under the empty key.
         check(r#"[1, "x"]"#, &[("", "Str(\"[1, \\\"x\\\"]\")")]);
+        check(r#""a b""#, &[("", "Str(\"a b\")")]);
+        check("7", &[("", "Int(7)")]);
     }
 
     #[test]
