@@ -339,6 +339,15 @@ mod tests {
     }
 
     #[test]
+    fn bytes_do_not_depend_on_threads_or_runs() {
+        let text = sample(9 * CHUNK + 4_321);
+        let once = roundtrip(&text, 1);
+        for threads in [2, 3, 4, 4] {
+            assert!(roundtrip(&text, threads) == once, "{threads} threads");
+        }
+    }
+
+    #[test]
     fn compresses_about_as_well_as_one_serial_stream() {
         let text = sample(5 * CHUNK);
         let parallel = roundtrip(&text, 4).len();
