@@ -101,6 +101,22 @@ pub enum Error {
         /// Which limit was exceeded.
         what: &'static str,
     },
+    /// The input file changed between reading it and writing its compacted trace, which
+    /// reads the texts it left there again.
+    #[error("{path}: the file changed while it was being compacted ({what}); nothing was written")]
+    InputChanged {
+        /// The file.
+        path: PathBuf,
+        /// What differs.
+        what: String,
+    },
+    /// A trace read by `Trace::read_file_for_compaction` was given to the merge, which
+    /// rewrites every event and needs `Trace::read_file`.
+    #[error("{path}: a merge needs every event's text (read it with Trace::read_file)")]
+    TextsInFile {
+        /// The file.
+        path: PathBuf,
+    },
     /// Merge mode found fewer than two `rank*_trace.json[.gz]` files.
     #[error("found fewer than two rank traces in {dir}")]
     FewerThanTwoRanks {

@@ -56,25 +56,32 @@ impl Names {
 
 /// Where an event's JSON text lives, in 58 bits (the event keeps its flags beside it): a
 /// span of the trace's [`Arena`] (the input's text, no allocation per event), one of the
-/// arena's own texts (rewritten GPU annotations, texts too long for a span), or one of its
+/// arena's own texts (rewritten GPU annotations, texts too long for a span), one of its
 /// splices or new tids (an input text whose `tid` changes, applied whenever the text is
-/// read, so that the input's text is never held twice).
+/// read, so that the input's text is never held twice), or only the place of an input
+/// text that is not held (the input event's index and length): written from a second
+/// read of the file ([`Trace::read_file_for_compaction`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Text(u64);
 
-const TAG_SHIFT: u32 = 56;
+const TAG_SHIFT: u32 = 55;
 const TAG_SPAN: u64 = 0;
 const TAG_OWNED: u64 = 1;
 const TAG_SPLICE: u64 = 2;
 const TAG_RETID: u64 = 3;
+const TAG_INPUT: u64 = 4;
 const TEXT_BITS: u32 = 58;
 const INDEX_MASK: u64 = (1 << TAG_SHIFT) - 1;
 
-/// A span's chunk (8 bits), offset in the chunk (26 bits) and length (22 bits), from the
-/// top down. Beyond 16 GiB of text, events get their own boxes.
+/// A span's chunk (7 bits), offset in the chunk (26 bits) and length (22 bits), from the
+/// top down. Beyond 8 GiB of text, events get their own boxes.
 const ARENA_CHUNK: usize = 1 << 26;
 const MAX_SPAN_LEN: usize = (1 << 22) - 1;
-const MAX_CHUNKS: usize = 1 << 8;
+const MAX_CHUNKS: usize = 1 << 7;
+/// An input place's event index (32 bits) sits above its length (22 bits, as a span's).
+const INPUT_INDEX_SHIFT: u32 = OFFSET_SHIFT;
+const _: () =
+    assert!(INPUT_INDEX_SHIFT + 32 <= TAG_SHIFT && TAG_INPUT < 1 << (TEXT_BITS - TAG_SHIFT));
 /// Where a span's offset starts: above the length bits.
 const OFFSET_SHIFT: u32 = MAX_SPAN_LEN.count_ones();
 /// Where a span's chunk index starts: above the offset bits.
@@ -180,6 +187,8 @@ impl Arena {
         Ok(self.replace(text, json))
     }
 
+    /// The text; an input place's (not held: see [`Trace::write_json`]) is a broken
+    /// invariant of the compaction, which reads only the texts it holds.
     pub fn get(&self, text: Text) -> Cow<'_, str> {
         match text.tag() {
             TAG_SPAN => Cow::Borrowed(self.span(text)),
@@ -193,6 +202,10 @@ impl Arena {
                 let [a, b, c, d] = ranges.map(u32::from);
                 Cow::Owned(splice(self.span(span), [(a, b), (c, d)], value))
             }
+            TAG_INPUT => panic!(
+                "the compaction reads only texts it holds (kernels, flows, annotations), \
+                 never an input event's that it left in the file"
+            ),
             _ => {
                 let Retid { span, tid } = self.retids[text.index()];
                 let mut object = Object::parse(self.span(span))
@@ -240,6 +253,23 @@ impl Arena {
 }
 
 impl Text {
+    /// The place of input event `index`, `len` bytes long, whose text is not held; `None`
+    /// when it does not fit (the text is then held).
+    fn input(index: usize, len: usize) -> Option<Text> {
+        let index = u32::try_from(index).ok()?;
+        (len <= MAX_SPAN_LEN).then(|| {
+            Text(TAG_INPUT << TAG_SHIFT | u64::from(index) << INPUT_INDEX_SHIFT | len as u64)
+        })
+    }
+
+    /// The input event's index and text length, for a text left in the file.
+    fn input_place(self) -> Option<(usize, usize)> {
+        (self.tag() == TAG_INPUT).then(|| {
+            let index = (self.0 & INDEX_MASK) >> INPUT_INDEX_SHIFT;
+            (index as usize, (self.0 & MAX_SPAN_LEN as u64) as usize)
+        })
+    }
+
     fn tag(self) -> u64 {
         self.0 >> TAG_SHIFT
     }
@@ -397,7 +427,7 @@ impl Event {
     }
 
     /// Builds the record of an event read from a file.
-    pub fn from_raw(ev: &RawEvent<'_>, arena: &mut Arena) -> Event {
+    pub fn from_raw(ev: &RawEvent<'_>, arena: &mut Arena, hold: Hold) -> Event {
         let cat = ev.cat.as_deref();
         let kind = match cat {
             Some("ac2g") => Kind::Ac2g,
@@ -439,8 +469,12 @@ impl Event {
         };
         // GPU annotations are rewritten (some twice): they get their own box, replaced
         // in place. Slices and flow endpoints are patched, other events never change.
-        let text = match kind {
-            Kind::GpuAnnotation => arena.own(Box::from(ev.json)),
+        // Other events are only written back: their texts may stay in the file.
+        let text = match (kind, hold) {
+            (Kind::GpuAnnotation, _) => arena.own(Box::from(ev.json)),
+            (Kind::Other, Hold::Touched) => {
+                Text::input(ev.index, ev.json.len()).unwrap_or_else(|| arena.store(ev.json))
+            }
             _ => arena.store(ev.json),
         };
         let graph_launch = ev.name.as_deref() == Some("cudaGraphLaunch");
@@ -477,6 +511,16 @@ impl Event {
         event.ts = object.get("ts").and_then(micros_to_nanos).unwrap_or(NONE);
         event
     }
+}
+
+/// Which input texts a trace holds in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// Every event's.
+    All,
+    /// Only those the compaction reads or rewrites (measured slices, flow endpoints, GPU
+    /// annotations); the others are read again from the file when the trace is written.
+    Touched,
 }
 
 /// Events being generated, with the arena their texts go to.
@@ -524,49 +568,64 @@ pub struct Trace {
     pub(crate) arena: Arena,
     /// Largest JSON-integer `tid` of the input (0 when none), for new lane numbers.
     pub(crate) max_int_tid: i64,
+    /// Elements of the input's `traceEvents`.
+    pub(crate) input_events: usize,
+    /// Whether some event texts were left in the file (`source`), to be read again when
+    /// the trace is written.
+    pub(crate) texts_in_file: bool,
 }
 
 impl Trace {
-    /// Reads a trace file (plain or gzip JSON).
+    /// Reads a trace file (plain or gzip JSON), holding every event's text.
     pub fn read_file(path: &Path) -> Result<Trace, Error> {
-        // Gzip is inflated on the reader's splitting thread, which overlaps it with
-        // parsing as well: `chrome_reader::open` would add a thread and its queue of
-        // 1 MiB chunks, which sits at the peak of a compaction (its end of reading).
-        if is_gzip(path) {
-            let file = std::fs::File::open(path).map_err(|source| Error::Io {
-                path: path.to_path_buf(),
-                action: "cannot open the trace",
-                source,
-            })?;
-            let size = file.metadata().map_or(0, |m| m.len());
-            let file = chrome_reader::progress::track(path, size, file);
-            let input =
-                flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
-            return Trace::read(input, path);
-        }
-        let input = chrome_reader::open(path)?;
-        Trace::read(input, path)
+        Trace::read_input(open_input(path, Progress::Shown)?, path, Hold::All)
+    }
+
+    /// Reads a trace file to compact and write once: only the texts that
+    /// [`compact_trace`](crate::compact_trace) reads or rewrites (measured slices, flow
+    /// endpoints, GPU annotations) are held; the others, most of a trace, are read again
+    /// from the file by [`Trace::write_json`], which fails if the file changed. The
+    /// output is the same, byte for byte, as from [`Trace::read_file`]; peak memory drops
+    /// by about the text left in the file. [`merge_pp_traces`](crate::merge_pp_traces)
+    /// and [`Trace::event_texts`] need [`Trace::read_file`].
+    pub fn read_file_for_compaction(path: &Path) -> Result<Trace, Error> {
+        Trace::read_input(open_input(path, Progress::Shown)?, path, Hold::Touched)
     }
 
     /// Reads a trace from decompressed JSON text; `path` names it in errors.
     pub fn read(input: impl Read + Send, path: &Path) -> Result<Trace, Error> {
+        Trace::read_input(input, path, Hold::All)
+    }
+
+    fn read_input(input: impl Read + Send, path: &Path, hold: Hold) -> Result<Trace, Error> {
         let mut events = Vec::new();
         let mut arena = Arena::default();
         let mut max_int_tid: Option<i64> = None;
+        let mut texts_in_file = false;
         let top = chrome_reader::read_raw_events(input, path, |ev| {
             if let Some(Id::Int(t)) = ev.tid {
                 max_int_tid = Some(max_int_tid.map_or(t, |m| m.max(t)));
             }
-            events.push(Event::from_raw(&ev, &mut arena));
+            let event = Event::from_raw(&ev, &mut arena, hold);
+            texts_in_file |= event.text().input_place().is_some();
+            events.push(event);
             Ok(())
         })?;
         Ok(Trace {
             source: path.to_path_buf(),
             members: top.members,
+            input_events: events.len(),
             events,
             arena,
             max_int_tid: max_int_tid.unwrap_or(0),
+            texts_in_file,
         })
+    }
+
+    /// Whether some event texts are in the file only (see
+    /// [`Trace::read_file_for_compaction`]).
+    pub(crate) fn texts_in_file(&self) -> bool {
+        self.texts_in_file
     }
 
     /// The file the trace was read from.
@@ -580,7 +639,16 @@ impl Trace {
     }
 
     /// The JSON text of each event, in output order.
+    ///
+    /// # Panics
+    ///
+    /// On a trace from [`Trace::read_file_for_compaction`], whose texts are partly in the
+    /// file: [`Trace::write_json`] writes them.
     pub fn event_texts(&self) -> impl Iterator<Item = Cow<'_, str>> {
+        assert!(
+            !self.texts_in_file,
+            "Trace::event_texts needs every text in memory (Trace::read_file, not read_file_for_compaction)"
+        );
         self.events.iter().map(|e| self.arena.get(e.text()))
     }
 
@@ -601,6 +669,10 @@ impl Trace {
     }
 
     /// Writes the trace as compact JSON: the members, then `traceEvents`.
+    ///
+    /// The texts left in the file by [`Trace::read_file_for_compaction`] are read from it
+    /// again; an error if it no longer holds the same events (an [`Error`] inside the
+    /// I/O error, which [`write_trace`](crate::write_trace) returns as it is).
     pub fn write_json(&self, out: &mut impl Write) -> std::io::Result<()> {
         out.write_all(b"{")?;
         for (key, value) in &self.members {
@@ -610,13 +682,143 @@ impl Trace {
             out.write_all(b",")?;
         }
         out.write_all(b"\"traceEvents\":[")?;
-        for (i, ev) in self.events.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",")?;
+        if self.texts_in_file {
+            self.write_events_from_file(out)?;
+        } else {
+            for (i, ev) in self.events.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(self.arena.get(ev.text()).as_bytes())?;
             }
-            out.write_all(self.arena.get(ev.text()).as_bytes())?;
         }
         out.write_all(b"]}")
+    }
+
+    /// The events, in order, with the texts left in the file read from it again: each
+    /// input event either fills the next event's place or was held (or dropped).
+    fn write_events_from_file(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let path = &self.source;
+        let changed = |what: String| Error::InputChanged {
+            path: path.clone(),
+            what,
+        };
+        let mut next = 0;
+        // Why the reading stopped early: the reader's own errors come out as they are.
+        let mut stopped: Option<std::io::Error> = None;
+        // Writes the `next` event, `text`, and counts it.
+        let write = |out: &mut dyn Write, next: &mut usize, text: &[u8]| {
+            if *next > 0 {
+                out.write_all(b",")?;
+            }
+            *next += 1;
+            out.write_all(text)
+        };
+        let input = open_input(path, Progress::Hidden).map_err(std::io::Error::other)?;
+        // Only the texts are needed, but the reader parses every event: parsing on other
+        // threads (`read_events_with_args_parallel`) took as long on 2 cores, with 16-24
+        // MB more at the peak (its parsed batches in flight) on hta-cudagraph-a100.
+        let read = chrome_reader::read_raw_events(input, path, |ev| {
+            let res = (|| loop {
+                let Some(event) = self.events.get(next) else {
+                    // Past the last event to write: the input's held or dropped ones.
+                    if ev.index < self.input_events {
+                        return Ok(());
+                    }
+                    return Err(std::io::Error::other(changed(format!(
+                        "event {} is new",
+                        ev.index
+                    ))));
+                };
+                let text = event.text();
+                match text.input_place() {
+                    None => write(out, &mut next, self.arena.get(text).as_bytes())?,
+                    Some((index, len)) if index == ev.index => {
+                        if len != ev.json.len() {
+                            return Err(std::io::Error::other(changed(format!(
+                                "event {index} is {} bytes long, was {len}",
+                                ev.json.len()
+                            ))));
+                        }
+                        return write(out, &mut next, ev.json.as_bytes());
+                    }
+                    // This input event is held, or was dropped.
+                    Some((index, _)) if index > ev.index => return Ok(()),
+                    Some((index, _)) => {
+                        return Err(std::io::Error::other(changed(format!(
+                            "event {index} is missing"
+                        ))));
+                    }
+                }
+            })();
+            res.map_err(|e| {
+                stopped = Some(e);
+                chrome_reader::Error::NotATrace {
+                    path: path.clone(),
+                    reason: "writing the compacted trace stopped".to_string(),
+                }
+            })
+        });
+        if let Some(e) = stopped {
+            return Err(e);
+        }
+        let top = read.map_err(|e| std::io::Error::other(Error::Read(e)))?;
+        if top.event_count != self.input_events {
+            return Err(std::io::Error::other(changed(format!(
+                "the event count is {}, was {}",
+                top.event_count, self.input_events
+            ))));
+        }
+        for event in &self.events[next..] {
+            let text = event.text();
+            if let Some((index, _)) = text.input_place() {
+                return Err(std::io::Error::other(changed(format!(
+                    "event {index} is missing"
+                ))));
+            }
+            write(out, &mut next, self.arena.get(text).as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a read reports its progress (a second read of the same file does not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Progress {
+    Shown,
+    Hidden,
+}
+
+/// The decompressed JSON text of a trace file.
+fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, Error> {
+    // Gzip is inflated on the reader's splitting thread, which overlaps it with
+    // parsing as well: `chrome_reader::open` would add a thread and its queue of
+    // 1 MiB chunks, which sits at the peak of a compaction (its end of reading).
+    if is_gzip(path) {
+        let file = std::fs::File::open(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            action: "cannot open the trace",
+            source,
+        })?;
+        let input: Box<dyn Read + Send> = match progress {
+            Progress::Shown => {
+                let size = file.metadata().map_or(0, |m| m.len());
+                Box::new(chrome_reader::progress::track(path, size, file))
+            }
+            Progress::Hidden => Box::new(file),
+        };
+        let input = std::io::BufReader::with_capacity(1 << 16, input);
+        return Ok(Box::new(flate2::read::MultiGzDecoder::new(input)));
+    }
+    match progress {
+        Progress::Shown => Ok(Box::new(chrome_reader::open(path)?)),
+        Progress::Hidden => std::fs::File::open(path)
+            .map(|file| Box::new(file) as Box<dyn Read + Send>)
+            .map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                action: "cannot open the trace",
+                source,
+            }),
     }
 }
 
@@ -825,8 +1027,15 @@ mod tests {
         assert_eq!((d.tag(), arena.get(d).len()), (TAG_OWNED, long.len()));
         let e = arena.replace(d, "{}".to_string());
         assert_eq!((e, arena.get(e)), (d, "{}".into()));
+        // An input place keeps its event index and length, and shares no tag.
+        let place = Text::input(u32::MAX as usize, MAX_SPAN_LEN).expect("fits");
+        assert_eq!(place.input_place(), Some((u32::MAX as usize, MAX_SPAN_LEN)));
+        assert_eq!(Text::input(u32::MAX as usize + 1, 1), None);
+        assert_eq!(Text::input(0, MAX_SPAN_LEN + 1), None);
+        assert_eq!([a, d, e].map(|t| t.input_place()), [None; 3]);
         // Flags and text share a word.
-        let mut ev = Event::new(c, Kind::GpuAnnotation, Ph::Flow, true, false);
+        let mut ev = Event::new(place, Kind::GpuAnnotation, Ph::Flow, true, true);
+        assert_eq!((ev.text(), ev.has_id()), (place, true));
         ev.set_text(a);
         assert_eq!(
             (
@@ -836,7 +1045,7 @@ mod tests {
                 ev.graph_launch(),
                 ev.has_id()
             ),
-            (a, Kind::GpuAnnotation, Ph::Flow, true, false)
+            (a, Kind::GpuAnnotation, Ph::Flow, true, true)
         );
     }
 

@@ -222,6 +222,11 @@ pub fn merge_pp_traces(traces: Vec<Trace>, config: &Config) -> Result<Merged, Er
             .map_or_else(PathBuf::new, Path::to_path_buf);
         return Err(Error::FewerThanTwoRanks { dir });
     }
+    if let Some(t) = traces.iter().find(|t| t.texts_in_file()) {
+        return Err(Error::TextsInFile {
+            path: t.source.clone(),
+        });
+    }
     let bases = traces
         .iter()
         .map(base_time)
@@ -317,9 +322,11 @@ pub fn merge_pp_traces(traces: Vec<Trace>, config: &Config) -> Result<Merged, Er
     let mut trace = Trace {
         source: first.source,
         members: first.members,
+        input_events: events.len(),
         events,
         arena,
         max_int_tid: first.max_int_tid,
+        texts_in_file: false,
     };
     trace.set_member("baseTimeNanoseconds", raw_i64(common_base));
     trace.set_member(

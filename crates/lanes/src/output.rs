@@ -83,7 +83,12 @@ pub fn write_trace(
         let mut w = BufWriter::with_capacity(1 << 20, file);
         trace.write_json(&mut w).and_then(|()| w.flush())
     };
-    res.map_err(io)?;
+    // A second read of the input (see `Trace::read_file_for_compaction`) fails with an
+    // error of ours inside the I/O error.
+    res.map_err(|e| match e.downcast::<Error>() {
+        Ok(e) => e,
+        Err(e) => io(e),
+    })?;
     pending.commit()?;
     Ok(())
 }

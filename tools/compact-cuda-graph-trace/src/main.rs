@@ -148,7 +148,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
         if args.input.is_dir() {
             bail!("input must be a trace file without --merge-pp-ranks");
         }
-        let trace = lanes::Trace::read_file(&args.input)?;
+        // Compacted and written once: the texts it does not rewrite stay in the file.
+        let trace = lanes::Trace::read_file_for_compaction(&args.input)?;
         let compacted = lanes::compact_trace(trace, &config)?;
         warn(&compacted.diagnostics);
         write(&compacted.trace)?;

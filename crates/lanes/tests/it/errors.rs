@@ -162,3 +162,68 @@ fn rank_file_discovery() {
         "{err}"
     );
 }
+
+/// A trace read by `Trace::read_file_for_compaction` keeps most texts in its file and reads
+/// them again when it is written: a file that changed in between is an error naming it,
+/// and nothing is written.
+#[test]
+fn input_changed_before_writing() {
+    let trace = |extra: &str, more: bool| {
+        let mut events = vec![
+            json!({"name": "step", "ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 0, "dur": 9, "args": {"x": extra}}),
+            kernel("k", 7, 1.0, 1.0, None),
+            json!({"name": "later", "ph": "i", "pid": 1, "tid": 1, "ts": 5}),
+        ];
+        if more {
+            events.push(json!({"name": "new", "ph": "i", "pid": 1, "tid": 1, "ts": 6}));
+        }
+        plain_trace(events).to_string()
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = dir.path().join("in.json");
+    for (changed, expect) in [
+        (trace("longer", false), "event 0 is 92 bytes long, was 87"),
+        (trace("a", true), "event 3 is new"),
+        (
+            plain_trace(vec![kernel("k", 7, 1.0, 1.0, None)]).to_string(),
+            "the event count is 1, was 3",
+        ),
+    ] {
+        std::fs::write(&input, trace("a", false)).expect("writing the input");
+        let lean = Trace::read_file_for_compaction(&input).expect("it reads");
+        let compacted = lanes::compact_trace(lean, &lanes::Config::default()).expect("it compacts");
+        std::fs::write(&input, &changed).expect("changing the input");
+        let out = dir.path().join("out.json");
+        let err = lanes::write_trace_file(&compacted.trace, &out).expect_err("the input changed");
+        assert!(matches!(err, Error::InputChanged { .. }), "{err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(expect),
+            "{message:?} should contain {expect:?}"
+        );
+        assert!(
+            message.contains("in.json"),
+            "{message:?} should name the file"
+        );
+        assert!(!out.exists(), "nothing is written");
+    }
+    // Unchanged, it writes what a read holding every text writes.
+    std::fs::write(&input, trace("a", false)).expect("writing the input");
+    let config = lanes::Config::default();
+    let mut outputs = [
+        Trace::read_file(&input),
+        Trace::read_file_for_compaction(&input),
+    ]
+    .map(|t| lanes::compact_trace(t.expect("it reads"), &config).expect("it compacts"))
+    .map(|c| {
+        let mut json = Vec::new();
+        c.trace.write_json(&mut json).expect("it writes");
+        json
+    });
+    let lean = outputs[1].split_off(0);
+    assert!(outputs[0] == lean, "the same output");
+    // The merge rewrites every event: it needs every text.
+    let lean = || Trace::read_file_for_compaction(&input).expect("it reads");
+    let err = lanes::merge_pp_traces(vec![lean(), lean()], &config).expect_err("texts in the file");
+    assert!(matches!(err, Error::TextsInFile { .. }), "{err}");
+}

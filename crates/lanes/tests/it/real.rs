@@ -63,6 +63,23 @@ fn check_trace(path: &Path) -> Option<(usize, usize)> {
     let s = &res.summary;
     assert_eq!(s.measured_slices, slice_count, "{}", path.display());
 
+    // The tool's read leaves the texts it does not rewrite in the file and reads them again
+    // when writing: the same output, byte for byte, with less of the text held.
+    let lean = Trace::read_file_for_compaction(path).expect("the real traces read");
+    let lean = lanes::compact_trace(lean, &lanes::Config::default()).expect("it compacts");
+    assert_eq!(lean.summary, res.summary, "{}", path.display());
+    let (mut held_json, mut lean_json) = (Vec::new(), Vec::new());
+    res.trace.write_json(&mut held_json).expect("in memory");
+    lean.trace
+        .write_json(&mut lean_json)
+        .expect("the input reads again");
+    assert!(
+        held_json == lean_json,
+        "{}: the output differs when texts stay in the file",
+        path.display()
+    );
+    drop((lean, held_json, lean_json));
+
     // The written output reads back through chrome-reader with the same slices.
     let dir = tempfile::tempdir().expect("a temporary directory");
     let out = dir.path().join("out.json.gz");
