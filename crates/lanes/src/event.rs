@@ -2,7 +2,7 @@
 //! few fields the compaction reads; only events that change are re-serialized.
 
 use std::borrow::Cow;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use chrome_reader::{Id, RawEvent};
@@ -789,46 +789,29 @@ enum Progress {
     Hidden,
 }
 
-/// The decompressed JSON text of a trace file.
+/// The decompressed JSON text of a trace file, opened once (so that a pipe works too).
 fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, Error> {
-    // Gzip is inflated on the reader's splitting thread, which overlaps it with
-    // parsing as well: `chrome_reader::open` would add a thread and its queue of
-    // 1 MiB chunks, which sits at the peak of a compaction (its end of reading).
-    if is_gzip(path) {
-        let file = std::fs::File::open(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            action: "cannot open the trace",
-            source,
-        })?;
-        let input: Box<dyn Read + Send> = match progress {
-            Progress::Shown => {
-                let size = file.metadata().map_or(0, |m| m.len());
-                Box::new(chrome_reader::progress::track(path, size, file))
-            }
-            Progress::Hidden => Box::new(file),
-        };
-        let input = std::io::BufReader::with_capacity(1 << 16, input);
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        action: "cannot open the trace",
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let input: Box<dyn Read + Send> = match progress {
+        Progress::Shown => {
+            let size = file.metadata().map_or(0, |m| m.len());
+            Box::new(chrome_reader::progress::track(path, size, file))
+        }
+        Progress::Hidden => Box::new(file),
+    };
+    let mut input = std::io::BufReader::with_capacity(1 << 16, input);
+    // Gzip is inflated on the reader's splitting thread, which overlaps it with parsing
+    // as well: `chrome_reader::open` would add a thread and its queue of 1 MiB chunks,
+    // which sits at the peak of a compaction (its end of reading).
+    if input.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]) {
         return Ok(Box::new(flate2::read::MultiGzDecoder::new(input)));
     }
-    match progress {
-        Progress::Shown => Ok(Box::new(chrome_reader::open(path)?)),
-        Progress::Hidden => std::fs::File::open(path)
-            .map(|file| Box::new(file) as Box<dyn Read + Send>)
-            .map_err(|source| Error::Io {
-                path: path.to_path_buf(),
-                action: "cannot open the trace",
-                source,
-            }),
-    }
-}
-
-/// Whether `path` starts with the gzip magic bytes (false if it cannot be read:
-/// `chrome_reader::open` then reports why).
-fn is_gzip(path: &Path) -> bool {
-    let mut magic = [0u8; 2];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok_and(|()| magic == [0x1f, 0x8b])
+    Ok(Box::new(input))
 }
 
 fn write_json_string(out: &mut impl Write, s: &str) -> std::io::Result<()> {

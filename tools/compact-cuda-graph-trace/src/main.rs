@@ -148,8 +148,15 @@ fn run(args: &Args) -> anyhow::Result<()> {
         if args.input.is_dir() {
             bail!("input must be a trace file without --merge-pp-ranks");
         }
-        // Compacted and written once: the texts it does not rewrite stay in the file.
-        let trace = lanes::Trace::read_file_for_compaction(&args.input)?;
+        // Compacted and written once: the texts it does not rewrite stay in a regular
+        // file and are read again while writing; a pipe cannot be read twice, so it is
+        // held whole.
+        let regular = std::fs::metadata(&args.input).is_ok_and(|m| m.is_file());
+        let trace = if regular {
+            lanes::Trace::read_file_for_compaction(&args.input)?
+        } else {
+            lanes::Trace::read_file(&args.input)?
+        };
         let compacted = lanes::compact_trace(trace, &config)?;
         warn(&compacted.diagnostics);
         write(&compacted.trace)?;

@@ -411,3 +411,47 @@ fn a_closed_stdout_exits_0_quietly() {
         &[&written[0]],
     );
 }
+
+#[test]
+fn a_piped_input_compacts_as_the_file_does() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let written = lanes::synth::write_fixtures(dir.path()).expect("fixtures");
+    let plain = &written[0];
+    let gz = dir.path().join("input.json.gz");
+    summary(&run(&[plain, Path::new("-o"), &gz]));
+    for input in [plain.as_path(), gz.as_path()] {
+        let from_file = dir.path().join("from_file.json");
+        summary(&run(&[
+            input,
+            Path::new("-o"),
+            &from_file,
+            Path::new("--overwrite"),
+        ]));
+        let from_pipe = dir.path().join("from_pipe.json");
+        let out = Command::new(env!("CARGO_BIN_EXE_compact-cuda-graph-trace"))
+            .args([Path::new("/dev/stdin"), Path::new("-o"), &from_pipe])
+            .arg("--overwrite")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                let bytes = std::fs::read(input)?;
+                let mut stdin = child.stdin.take().expect("stdin is piped");
+                // Written from a thread: the tool may read while we write.
+                let feeder =
+                    std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &bytes));
+                let out = child.wait_with_output()?;
+                feeder.join().expect("the feeder does not panic")?;
+                Ok(out)
+            })
+            .expect("the binary runs");
+        summary(&out);
+        assert_eq!(
+            std::fs::read(&from_pipe).expect("written"),
+            std::fs::read(&from_file).expect("written"),
+            "{}",
+            input.display()
+        );
+    }
+}
