@@ -18,6 +18,7 @@ use trace_model::{
     memcpy_direction,
 };
 
+mod fast;
 pub(crate) mod prepare;
 
 use crate::{Error, RawEvent, TopLevel};

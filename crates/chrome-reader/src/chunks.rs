@@ -566,6 +566,8 @@ impl From<Error> for Stop {
 struct Machine<'t, 'p> {
     path: &'p Path,
     text: &'t [u8],
+    /// `text` when it is all UTF-8, for the fast event parser.
+    text_str: Option<&'t str>,
     base: u64,
     pos: usize,
     last: bool,
@@ -580,6 +582,7 @@ pub(crate) fn run(path: &Path, text: &[u8], start: Resume, last: bool) -> Run {
     let mut m = Machine {
         path,
         text,
+        text_str: std::str::from_utf8(text).ok(),
         base: start.offset,
         pos: 0,
         last,
@@ -790,8 +793,18 @@ impl Machine<'_, '_> {
         } else if self.peek_non_ws()?.is_none() {
             return Err(self.truncated("traceEvents").into());
         }
-        let len = self.value_len("an event")?;
         let offset = self.offset();
+        if let Some(text) = self.text_str
+            && let Some(res) = self.prep.fast_event(text, self.pos, *index, offset)
+        {
+            self.pos = res.map_err(|e| Stop::Fail(Failure::Error(e)))?;
+            *index += 1;
+            return Ok(State::Events {
+                array_format,
+                after_comma: false,
+            });
+        }
+        let len = self.value_len("an event")?;
         let text = &self.text[self.pos..self.pos + len];
         self.prep
             .event_text(*index, offset, text)
@@ -1200,6 +1213,59 @@ mod tests {
             .collect();
         let tricky = stats(&trace(&tricky, ""));
         assert!(tricky.redone >= 50, "{tricky:?}");
+    }
+
+    /// A digest of a load's outcome: the capture's `Debug` text or the error's, hashed.
+    fn digest(res: Result<trace_model::Capture, Error>) -> (u64, usize) {
+        use std::hash::Hasher;
+        let text = outcome(res);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        h.write(text.as_bytes());
+        (h.finish(), text.len())
+    }
+
+    /// On every shared trace, the chunked build with the fast event parser equals the
+    /// streaming splitter's build with serde_json alone.
+    #[test]
+    fn fast_chunked_build_equals_the_serde_build_on_real_traces() {
+        let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
+            eprintln!(
+                "fast_chunked_build_equals_the_serde_build_on_real_traces: SKIPPED (TRACEWISE_TRACES is unset)"
+            );
+            return;
+        };
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.expect("directory entries are readable").path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                let name = path.to_string_lossy();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(Path::new(&dir), &mut files);
+        assert!(files.len() >= 70, "{} files", files.len());
+        let mut loaded = 0;
+        for path in &files {
+            let open = || crate::open(path).unwrap_or_else(|e| panic!("{e}"));
+            let serde = digest(crate::build::load_with_stream_splitter(open(), path));
+            let chunked = digest(crate::build::load_from_chunked(
+                open(),
+                path,
+                2,
+                CHUNK_BYTES,
+            ));
+            assert_eq!(chunked, serde, "{}", path.display());
+            loaded += 1;
+        }
+        assert!(loaded >= 70, "{loaded} files");
     }
 
     #[test]

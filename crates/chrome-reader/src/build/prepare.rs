@@ -133,6 +133,19 @@ impl<'p> Prep<'p> {
         self.event(ev)
     }
 
+    /// Prepares the event at `text[start]` if the fast parser reads it (see `fast.rs`):
+    /// the index just past its end, or `None` to split and parse it the general way.
+    pub(crate) fn fast_event(
+        &mut self,
+        text: &str,
+        start: usize,
+        index: usize,
+        offset: u64,
+    ) -> Option<Result<usize, Error>> {
+        let (ev, end) = super::fast::event(text, start, index, offset)?;
+        Some(self.event(ev).map(|()| end))
+    }
+
     /// The ops so far.
     pub(crate) fn finish(self) -> Prepared {
         self.out
