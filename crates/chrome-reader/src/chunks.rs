@@ -448,25 +448,19 @@ fn read_chunks<R: Read>(
     loop {
         let mut eof = false;
         let mut error = None;
-        while buf.len() < want {
-            let old = buf.len();
-            buf.resize(want, 0);
-            match input.read(&mut buf[old..]) {
-                Ok(0) => {
-                    buf.truncate(old);
-                    eof = true;
-                    break;
-                }
-                Ok(n) => buf.truncate(old + n),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(old),
+        if buf.len() < want {
+            // `read_to_end` fills the buffer without zeroing it first, and keeps what was
+            // read before an error.
+            let wanted = (want - buf.len()) as u64;
+            buf.reserve(want - buf.len());
+            match (&mut input).take(wanted).read_to_end(&mut buf) {
+                Ok(n) => eof = (n as u64) < wanted,
                 Err(source) => {
-                    buf.truncate(old);
                     error = Some(Error::Io {
                         path: path.to_path_buf(),
-                        offset: base + old as u64,
+                        offset: base + buf.len() as u64,
                         source,
                     });
-                    break;
                 }
             }
         }

@@ -164,16 +164,32 @@ impl<'a> P<'a> {
     fn plain_string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
-        let k = memchr::memchr2(b'"', b'\\', &self.s[start..])?;
-        if self.s[start + k] != b'"' {
+        let end = start + self.string_body(start)?;
+        if self.s[end] != b'"' {
             return None;
         }
-        let body = &self.s[start..start + k];
-        if body.iter().fold(false, |bad, &c| bad | (c < 0x20)) {
+        self.i = end + 1;
+        self.text.get(start..end)
+    }
+
+    /// The length of the text from `start` to the next quote or backslash; `None` when a
+    /// control character comes first or the text ends.
+    fn string_body(&self, start: usize) -> Option<usize> {
+        let rest = &self.s[start..];
+        // Most strings here are short (keys, categories): a byte loop beats setting up a
+        // vector search for them.
+        for (k, &c) in rest.iter().take(24).enumerate() {
+            match c {
+                b'"' | b'\\' => return Some(k),
+                0..0x20 => return None,
+                _ => {}
+            }
+        }
+        let k = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[..k].iter().fold(false, |bad, &c| bad | (c < 0x20)) {
             return None;
         }
-        self.i = start + k + 1;
-        self.text.get(start..start + k)
+        Some(k)
     }
 
     /// Skips a string (at its opening quote), allowing the one-character escapes.
@@ -181,11 +197,7 @@ impl<'a> P<'a> {
         self.eat(b'"')?;
         loop {
             let start = self.i;
-            let k = memchr::memchr2(b'"', b'\\', &self.s[start..])?;
-            let body = &self.s[start..start + k];
-            if body.iter().fold(false, |bad, &c| bad | (c < 0x20)) {
-                return None;
-            }
+            let k = self.string_body(start)?;
             self.i = start + k + 1;
             if self.s[start + k] == b'"' {
                 return Some(());
