@@ -92,7 +92,8 @@ pub fn load(path: &Path) -> Result<Capture, Error> {
 
 /// Reads the trace at `path` (plain or gzip JSON) into a capture.
 pub fn load_with(path: &Path, config: &LoadConfig) -> Result<Capture, Error> {
-    let input = crate::open(path)?;
+    // The chunk reader has a thread of its own, which inflates too.
+    let input = crate::input::open_unthreaded(path)?;
     load_from_with(input, path, config)
 }
 

@@ -179,10 +179,13 @@ pub(crate) fn prepare_chunks<R: Read + Send>(
     let workers = if threads == 1 { 0 } else { threads };
     let in_flight = 2 * workers + 2;
     std::thread::scope(|scope| {
-        // One token per chunk that may be read and not yet done with.
-        let (token_tx, token_rx) = std::sync::mpsc::channel::<()>();
+        // One token per chunk that may be read and not yet done with: its buffer, which
+        // comes back when the chunk is merged (so pages are not faulted in again).
+        let (token_tx, token_rx) = std::sync::mpsc::channel::<Vec<u8>>();
         for _ in 0..in_flight {
-            token_tx.send(()).expect("the token channel is open");
+            token_tx
+                .send(Vec::new())
+                .expect("the token channel is open");
         }
         let (chunk_tx, chunk_rx) = sync_channel::<Result<Chunk, Error>>(in_flight);
         scope.spawn(move || read_chunks(input, path, chunk_bytes, &token_rx, &chunk_tx));
@@ -190,8 +193,7 @@ pub(crate) fn prepare_chunks<R: Read + Send>(
         if workers == 0 {
             for msg in chunk_rx.iter() {
                 let chunk = msg?;
-                let done = merge.take(chunk, None, &mut apply)?;
-                let _ = token_tx.send(());
+                let done = merge.take(chunk, None, &mut apply, &token_tx)?;
                 if done {
                     break;
                 }
@@ -224,7 +226,7 @@ fn coordinate(
     chunk_rx: &Receiver<Result<Chunk, Error>>,
     work_tx: &SyncSender<Chunk>,
     done_rx: &Receiver<(Chunk, Run)>,
-    token_tx: &std::sync::mpsc::Sender<()>,
+    token_tx: &std::sync::mpsc::Sender<Vec<u8>>,
     merge: &mut Merge<'_>,
     apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
 ) -> Result<(), Error> {
@@ -250,8 +252,7 @@ fn coordinate(
         }
         if let Some((chunk, run)) = waiting.remove(&next) {
             next += 1;
-            let done = merge.take(chunk, Some(run), apply)?;
-            let _ = token_tx.send(());
+            let done = merge.take(chunk, Some(run), apply, token_tx)?;
             if done {
                 return Ok(());
             }
@@ -344,6 +345,19 @@ impl<'p> Merge<'p> {
         chunk: Chunk,
         speculative: Option<Run>,
         apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+        tokens: &std::sync::mpsc::Sender<Vec<u8>>,
+    ) -> Result<bool, Error> {
+        let res = self.take_chunk(&chunk, speculative, apply);
+        // The reader may have stopped: then the buffer is not needed.
+        let _ = tokens.send(chunk.data);
+        res
+    }
+
+    fn take_chunk(
+        &mut self,
+        chunk: &Chunk,
+        speculative: Option<Run>,
+        apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
     ) -> Result<bool, Error> {
         let was_speculative = speculative.is_some();
         let run = match speculative {
@@ -366,7 +380,7 @@ impl<'p> Merge<'p> {
                 return self.accept(run, apply, None);
             }
         };
-        self.accept(run, apply, Some(&chunk))
+        self.accept(run, apply, Some(chunk))
     }
 
     /// Whether a speculative run started where the true parse is: the last chunk ended at
@@ -435,11 +449,11 @@ fn read_chunks<R: Read>(
     mut input: R,
     path: &Path,
     chunk_bytes: usize,
-    tokens: &Receiver<()>,
+    tokens: &Receiver<Vec<u8>>,
     out: &SyncSender<Result<Chunk, Error>>,
 ) {
     let chunk_bytes = chunk_bytes.max(1);
-    let mut buf: Vec<u8> = Vec::with_capacity(chunk_bytes + chunk_bytes / 8);
+    let Ok(mut buf) = tokens.recv() else { return };
     let mut base = 0u64;
     let mut seq = 0usize;
     let mut array_format = None;
@@ -477,9 +491,12 @@ fn read_chunks<R: Read>(
         };
         let (data, last) = match cut {
             Some(cut) => {
-                let rest = buf[cut..].to_vec();
+                // The next buffer: a merged chunk's, once one is done with.
+                let Ok(mut next) = tokens.recv() else { return };
+                next.clear();
+                next.extend_from_slice(&buf[cut..]);
                 buf.truncate(cut);
-                (std::mem::replace(&mut buf, rest), false)
+                (std::mem::replace(&mut buf, next), false)
             }
             None if eof || error.is_some() => (std::mem::take(&mut buf), error.is_none()),
             None => {
@@ -491,9 +508,6 @@ fn read_chunks<R: Read>(
         };
         searched = 0;
         want = buf.len() + chunk_bytes;
-        if tokens.recv().is_err() {
-            return;
-        }
         let len = data.len() as u64;
         let chunk = Chunk {
             seq,
