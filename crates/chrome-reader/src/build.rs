@@ -18,7 +18,8 @@ use trace_model::{
     memcpy_direction,
 };
 
-mod prepare;
+mod fast;
+pub(crate) mod prepare;
 
 use crate::{Error, RawEvent, TopLevel};
 use prepare::{Diag, Key, Local, MetaName, Op, Prepared};
@@ -30,10 +31,10 @@ type Event<'a> = RawEvent<'a, KnownArgs>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LoadConfig {
-    /// Threads that parse events (batches of `traceEvents`, merged back in file order, so
-    /// the capture is the same for any number). 1 parses on the caller's thread, as the
-    /// raw event reader does; splitting, inflating and building have their own threads
-    /// either way.
+    /// Threads that split and parse events (chunks of the JSON text, validated and merged
+    /// back in file order, so the capture is the same for any number). 1 splits and parses
+    /// on the caller's thread; with more, the caller's thread only merges. Reading and
+    /// inflating have their own thread either way.
     pub threads: usize,
 }
 
@@ -60,15 +61,10 @@ static DEFAULT_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::Atom
 
 /// The parsing threads of [`LoadConfig::default`], which [`load`] and every loader that takes
 /// no config use: the number given to [`set_default_threads`], else the machine's available
-/// parallelism less one (the thread that builds the model). That is 1, the sequential path,
-/// on two cores or fewer: it already runs the splitter and the builder on two threads, and
-/// parallel parsing measured 0.76–1.00× its throughput on 2 cores (`cargo xtask bench
-/// --reader`).
+/// parallelism (the thread that merges does little, see `chunks.rs`).
 pub fn default_threads() -> usize {
     match DEFAULT_THREADS.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => std::thread::available_parallelism()
-            .map_or(1, |n| n.get().saturating_sub(1))
-            .max(1),
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
 }
@@ -96,7 +92,8 @@ pub fn load(path: &Path) -> Result<Capture, Error> {
 
 /// Reads the trace at `path` (plain or gzip JSON) into a capture.
 pub fn load_with(path: &Path, config: &LoadConfig) -> Result<Capture, Error> {
-    let input = crate::open(path)?;
+    // The chunk reader has a thread of its own, which inflates too.
+    let input = crate::input::open_unthreaded(path)?;
     load_from_with(input, path, config)
 }
 
@@ -116,16 +113,40 @@ pub fn load_from_with(
     path: &Path,
     config: &LoadConfig,
 ) -> Result<Capture, Error> {
+    load_from_chunked(input, path, config.threads, crate::chunks::CHUNK_BYTES)
+}
+
+/// [`load_from_with`] with chunks of about `chunk_bytes` (tests make them tiny, so that
+/// events straddle chunks and speculation fails often).
+pub(crate) fn load_from_chunked(
+    input: impl std::io::Read + Send,
+    path: &Path,
+    threads: usize,
+    chunk_bytes: usize,
+) -> Result<Capture, Error> {
     let mut b = Builder::new(path);
-    let prepare = |batch| prepare::prepare_batch(path, batch);
-    let top = if config.threads <= 1 {
-        crate::scan::split_into_batches(input, path, |batch| b.apply(prepare(batch)))
-    } else {
-        crate::scan::split_events_parallel(input, path, config.threads, prepare, |batch| {
-            b.apply(batch)
-        })
-    }?;
+    let (top, _stats) =
+        crate::chunks::prepare_chunks(input, path, threads, chunk_bytes, |run, base| {
+            b.apply(run, base);
+            Ok(())
+        })?;
     b.finish(&top)
+}
+
+/// The sequential build on the streaming splitter of `scan.rs`, an independent way of
+/// finding the events, which the chunked build must equal (first error in file order).
+#[cfg(test)]
+pub(crate) fn load_with_stream_splitter(
+    input: impl std::io::Read,
+    path: &Path,
+) -> Result<Capture, Error> {
+    let mut b = Builder::new(path);
+    let mut prep = prepare::Prep::new(path);
+    let top = crate::scan::split_events_serial(input, path, |ev| {
+        prep.event_text(ev.index, ev.offset, ev.text)
+    });
+    b.apply(prep.finish(), 0);
+    b.finish(&top?)
 }
 
 /// One rank's capture from a directory of rank files.
@@ -469,8 +490,9 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// Applies one prepared batch (see `prepare`), then returns its error if it has one.
-    fn apply(&mut self, batch: Prepared) -> Result<(), Error> {
+    /// Applies one prepared run of events (see `prepare`) whose event indices count from
+    /// `index_base`.
+    fn apply(&mut self, batch: Prepared, index_base: usize) {
         let mut map = Remap {
             strings: &batch.strings,
             ids: vec![None; batch.strings.len()],
@@ -478,7 +500,10 @@ impl<'p> Builder<'p> {
         };
         for op in batch.ops {
             match op {
-                Op::Complete(c) => self.complete(c, &batch.extras, &mut map),
+                Op::Complete(mut c) => {
+                    c.index += index_base as u64;
+                    self.complete(c, &batch.extras, &mut map);
+                }
                 Op::Meta { pid, name } => {
                     let pid = map.key(&mut self.string_ids, pid);
                     match name {
@@ -493,6 +518,7 @@ impl<'p> Builder<'p> {
                     }
                 }
                 Op::Flow { cat, id, ph, index } => {
+                    let index = index + index_base;
                     let cat = map.string(&mut self.capture.strings, cat);
                     let Some(id) = id else { continue };
                     let entry = self.flows.entry((cat, id)).or_insert((0, 0, index));
@@ -507,12 +533,8 @@ impl<'p> Builder<'p> {
                     index,
                     offset,
                     field,
-                } => self.diag(diag, index, offset, field),
+                } => self.diag(diag, index + index_base, offset, field),
             }
-        }
-        match batch.error {
-            Some(e) => Err(e),
-            None => Ok(()),
         }
     }
 

@@ -13,6 +13,24 @@ const CHUNK: usize = 1 << 20;
 /// Opens `path` for reading as JSON text, transparently inflating gzip (detected by its
 /// magic bytes, not by the file name).
 pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
+    open_with(path, |decoder| Box::new(ThreadedReader::spawn(decoder)))
+}
+
+/// [`open`], but gzip is inflated on the thread that reads: for a reader that already has
+/// a thread of its own (the model build's, see `chunks.rs`), which saves a thread and a
+/// copy of the text.
+pub(crate) fn open_unthreaded(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
+    open_with(path, |decoder| Box::new(decoder))
+}
+
+type GzInput = flate2::read::MultiGzDecoder<
+    BufReader<io::Chain<io::Cursor<Vec<u8>>, crate::progress::Tracked<File>>>,
+>;
+
+fn open_with(
+    path: &Path,
+    wrap_gzip: impl FnOnce(GzInput) -> Box<dyn Read + Send>,
+) -> Result<Box<dyn Read + Send>, Error> {
     let io_err = |source| Error::Io {
         path: path.to_path_buf(),
         offset: 0,
@@ -27,7 +45,7 @@ pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
     let input = head.chain(file);
     if n == 2 && magic == [0x1f, 0x8b] {
         let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(CHUNK, input));
-        Ok(Box::new(ThreadedReader::spawn(decoder)))
+        Ok(wrap_gzip(decoder))
     } else {
         Ok(Box::new(input))
     }

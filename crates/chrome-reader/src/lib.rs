@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod build;
+mod chunks;
 mod error;
 mod input;
 pub mod progress;

@@ -96,31 +96,6 @@ pub(crate) fn split_events<R: Read + Send>(
     })
 }
 
-/// Splits `input` into batches on a thread of its own, calling `consume` for each batch in
-/// file order on the caller's thread: [`split_events`] a batch at a time.
-pub(crate) fn split_into_batches<R: Read + Send>(
-    input: R,
-    path: &Path,
-    mut consume: impl FnMut(Batch) -> Result<(), Error>,
-) -> Result<TopLevel, Error> {
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
-        let splitter =
-            scope.spawn(move || split_batches(input, path, |batch| tx.send(batch).is_ok()));
-        let mut consumer_result = Ok(());
-        for batch in rx.iter() {
-            if let Err(e) = consume(batch) {
-                consumer_result = Err(e);
-                break;
-            }
-        }
-        drop(rx);
-        let res = splitter.join().expect("the splitter thread does not panic");
-        consumer_result?;
-        res
-    })
-}
-
 /// Splits `input` into batches of events, parses each batch with `parse` on `workers`
 /// threads, and hands the parsed batches to `consume` on the caller's thread in file order.
 ///
@@ -239,7 +214,7 @@ fn split_batches<R: Read>(
 }
 
 /// Splits `input` into events on the calling thread.
-fn split_events_serial<R: Read>(
+pub(crate) fn split_events_serial<R: Read>(
     input: R,
     path: &Path,
     mut on_event: impl FnMut(EventText<'_>) -> Result<(), Error>,
@@ -319,7 +294,7 @@ fn split_events_serial<R: Read>(
     Ok(top)
 }
 
-fn show(c: u8) -> String {
+pub(crate) fn show(c: u8) -> String {
     if c.is_ascii_graphic() {
         format!("'{}'", c as char)
     } else {

@@ -67,7 +67,7 @@ struct Args {
     #[arg(long = "all-ranks", requires = "trace_dir")]
     all_ranks: bool,
 
-    /// Threads that parse each trace (default: the cores less one; one on two cores); the result is the same for
+    /// Threads that split and parse each trace (default: every core); the result is the same for
     /// any number. Not used by --compat, which
     /// reads the events once, in order.
     #[arg(long, value_name = "N")]

@@ -74,7 +74,7 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = 15)]
     top: usize,
 
-    /// Threads that parse each trace (default: the cores less one; one on two cores); the result is the same for
+    /// Threads that split and parse each trace (default: every core); the result is the same for
     /// any number.
     #[arg(long, value_name = "N")]
     threads: Option<std::num::NonZeroUsize>,

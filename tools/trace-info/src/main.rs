@@ -31,7 +31,7 @@ struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Threads that parse each trace (default: the cores less one; one on two cores); the result is the same for
+    /// Threads that split and parse each trace (default: every core); the result is the same for
     /// any number.
     #[arg(long, value_name = "N")]
     threads: Option<std::num::NonZeroUsize>,

@@ -1,5 +1,5 @@
-//! The per-event half of the model build, which runs on the parsing threads: each batch of
-//! `traceEvents` is parsed and turned into [`Op`]s (times in nanoseconds, categories
+//! The per-event half of the model build, which runs on the parsing threads: each run of
+//! `traceEvents` (see `chunks.rs`) is parsed and turned into [`Op`]s (times in nanoseconds, categories
 //! classified, `args` read, strings in a table of the batch's own), so that the builder
 //! thread only merges: it maps each batch's strings to the capture's once per distinct
 //! string, in the order the sequential build would have interned them, and applies the ops
@@ -8,7 +8,7 @@
 use trace_model::{FastMap, Nanos};
 
 use super::{Cat, Event, KnownArgs, Time};
-use crate::{Error, Id, scan};
+use crate::{Error, Id};
 
 /// A string of one batch: an index into [`Prepared::strings`].
 pub(super) type Local = u32;
@@ -86,36 +86,70 @@ pub(super) enum Op {
     },
 }
 
-/// One batch, prepared: its ops up to the first event that failed, and that event's error.
-pub(super) struct Prepared {
-    pub ops: Vec<Op>,
-    pub extras: Vec<LocalExtra>,
-    pub strings: Vec<Box<str>>,
-    pub error: Option<Error>,
+/// One run of events, prepared: their ops, in file order.
+pub(crate) struct Prepared {
+    pub(super) ops: Vec<Op>,
+    pub(super) extras: Vec<LocalExtra>,
+    pub(super) strings: Vec<Box<str>>,
 }
 
-struct Prep<'p> {
+impl Prepared {
+    /// How many ops the run gave (one per event that changes the capture, one per
+    /// diagnostic).
+    #[cfg(test)]
+    pub(crate) fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+}
+
+/// Prepares events one at a time (on a parsing thread; see the module's doc).
+pub(crate) struct Prep<'p> {
     path: &'p std::path::Path,
     out: Prepared,
     ids: FastMap<Box<str>, Local>,
 }
 
-/// Parses and prepares one batch (on a parsing thread; see the module's doc).
-pub(super) fn prepare_batch(path: &std::path::Path, batch: scan::Batch) -> Prepared {
-    let mut prep = Prep {
-        path,
-        out: Prepared {
-            ops: Vec::with_capacity(batch.events.len() + batch.events.len() / 4),
-            extras: Vec::new(),
-            strings: Vec::new(),
-            error: None,
-        },
-        ids: FastMap::default(),
-    };
-    let (_text, error) =
-        crate::raw::for_each_in_batch::<KnownArgs>(path, batch, |_, ev| prep.event(ev));
-    prep.out.error = error;
-    prep.out
+impl<'p> Prep<'p> {
+    pub(crate) fn new(path: &'p std::path::Path) -> Self {
+        Prep {
+            path,
+            out: Prepared {
+                ops: Vec::new(),
+                extras: Vec::new(),
+                strings: Vec::new(),
+            },
+            ids: FastMap::default(),
+        }
+    }
+
+    /// Parses and prepares the event whose text is `text`.
+    pub(crate) fn event_text(
+        &mut self,
+        index: usize,
+        offset: u64,
+        text: &[u8],
+    ) -> Result<(), Error> {
+        let ev = crate::raw::parse_event::<KnownArgs>(self.path, index, offset, text)?;
+        self.event(ev)
+    }
+
+    /// Prepares the event at `text[start]` if the fast parser reads it (see `fast.rs`):
+    /// the index just past its end, or `None` to split and parse it the general way.
+    pub(crate) fn fast_event(
+        &mut self,
+        text: &str,
+        start: usize,
+        index: usize,
+        offset: u64,
+    ) -> Option<Result<usize, Error>> {
+        let (ev, end) = super::fast::event(text, start, index, offset)?;
+        Some(self.event(ev).map(|()| end))
+    }
+
+    /// The ops so far.
+    pub(crate) fn finish(self) -> Prepared {
+        self.out
+    }
 }
 
 impl Prep<'_> {

@@ -1,0 +1,527 @@
+//! A hand-written parser for the common shape of an event: finds its end and decodes the
+//! fields the builder reads in one pass, where splitting and then serde_json took two.
+//!
+//! It reads a strict subset of JSON: keys and the decoded strings without escapes, integer
+//! ids, no duplicate known keys, nesting below 100 levels. Anything else (and every
+//! malformed event) makes it give up, and the event is split and parsed the general way,
+//! which gives the same result or the exact error; so for every event it accepts, it must
+//! give what serde_json gives (`chunks.rs` tests both ways on every fixture and real trace).
+
+use std::borrow::Cow;
+
+use super::KnownArgs;
+use crate::{Id, Number, RawEvent};
+
+/// The event starting at `text[start]` (a `{`), and the index just past its end; `None`
+/// when the event is not of the shape this parser reads.
+pub(super) fn event<'a>(
+    text: &'a str,
+    start: usize,
+    index: usize,
+    offset: u64,
+) -> Option<(RawEvent<'a, KnownArgs>, usize)> {
+    let mut p = P {
+        s: text.as_bytes(),
+        text,
+        i: start,
+    };
+    let mut f = Fields::default();
+    p.eat(b'{')?;
+    p.ws();
+    if !p.peek_is(b'}') {
+        loop {
+            let key = p.plain_string()?;
+            p.ws();
+            p.eat(b':')?;
+            p.ws();
+            match key {
+                "ph" => set(&mut f.ph, p.opt_str()?)?,
+                "name" => set(&mut f.name, p.opt_str()?)?,
+                "cat" => set(&mut f.cat, p.opt_str()?)?,
+                "bp" => set(&mut f.bp, p.opt_str()?)?,
+                "s" => set(&mut f.s, p.opt_str()?)?,
+                "ts" => set(&mut f.ts, p.number()?)?,
+                "dur" => set(&mut f.dur, p.number()?)?,
+                "pid" => set(&mut f.pid, p.id()?)?,
+                "tid" => set(&mut f.tid, p.id()?)?,
+                "id" => set(&mut f.id, p.id()?)?,
+                "args" => set(&mut f.args, p.args()?)?,
+                _ => p.skip(0)?,
+            }
+            p.ws();
+            if p.peek_is(b',') {
+                p.i += 1;
+                p.ws();
+            } else {
+                break;
+            }
+        }
+    }
+    p.eat(b'}')?;
+    let end = p.i;
+    let json = &text[start..end];
+    let empty = absent(&f.name)
+        && absent(&f.cat)
+        && absent(&f.ts)
+        && absent(&f.args)
+        && absent(&f.pid)
+        && absent(&f.tid)
+        && absent(&f.id);
+    // As `raw::parse_event_str`: only `{}`-like events may lack a phase; the others take
+    // the general path, which gives the error.
+    let ph = match f.ph.flatten() {
+        Some(ph) => ph,
+        None if empty => Cow::Borrowed(""),
+        None => return None,
+    };
+    Some((
+        RawEvent {
+            index,
+            offset,
+            json,
+            ph,
+            name: f.name.flatten(),
+            cat: f.cat.flatten(),
+            ts: f.ts.flatten(),
+            dur: f.dur.flatten(),
+            pid: f.pid.flatten(),
+            tid: f.tid.flatten(),
+            id: f.id.flatten(),
+            bp: f.bp.flatten(),
+            s: f.s.flatten(),
+            args: f.args.flatten(),
+        },
+        end,
+    ))
+}
+
+/// Each known key: `None` until seen (a second sighting gives up, as serde_json errs),
+/// then the value, which may be absent (`null`).
+#[derive(Default)]
+struct Fields<'a> {
+    ph: Option<Option<Cow<'a, str>>>,
+    name: Option<Option<Cow<'a, str>>>,
+    cat: Option<Option<Cow<'a, str>>>,
+    bp: Option<Option<Cow<'a, str>>>,
+    s: Option<Option<Cow<'a, str>>>,
+    ts: Option<Option<Number<'a>>>,
+    dur: Option<Option<Number<'a>>>,
+    pid: Option<Option<Id<'a>>>,
+    tid: Option<Option<Id<'a>>>,
+    id: Option<Option<Id<'a>>>,
+    args: Option<Option<KnownArgs>>,
+}
+
+/// Not given, or given as `null`.
+fn absent<T>(slot: &Option<Option<T>>) -> bool {
+    !matches!(slot, Some(Some(_)))
+}
+
+fn set<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value);
+    Some(())
+}
+
+struct P<'a> {
+    s: &'a [u8],
+    text: &'a str,
+    i: usize,
+}
+
+impl<'a> P<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.s.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn peek_is(&self, c: u8) -> bool {
+        self.s.get(self.i) == Some(&c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        if self.peek_is(c) {
+            self.i += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        if self.s[self.i..].starts_with(word) {
+            self.i += word.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// A string without escapes or control characters (at its opening quote); its text.
+    fn plain_string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let end = start + self.string_body(start)?;
+        if self.s[end] != b'"' {
+            return None;
+        }
+        self.i = end + 1;
+        self.text.get(start..end)
+    }
+
+    /// The length of the text from `start` to the next quote or backslash; `None` when a
+    /// control character comes first or the text ends.
+    fn string_body(&self, start: usize) -> Option<usize> {
+        let rest = &self.s[start..];
+        // Most strings here are short (keys, categories): a byte loop beats setting up a
+        // vector search for them.
+        for (k, &c) in rest.iter().take(24).enumerate() {
+            match c {
+                b'"' | b'\\' => return Some(k),
+                0..0x20 => return None,
+                _ => {}
+            }
+        }
+        let k = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[..k].iter().fold(false, |bad, &c| bad | (c < 0x20)) {
+            return None;
+        }
+        Some(k)
+    }
+
+    /// Skips a string (at its opening quote), allowing the one-character escapes.
+    fn skip_string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        loop {
+            let start = self.i;
+            let k = self.string_body(start)?;
+            self.i = start + k + 1;
+            if self.s[start + k] == b'"' {
+                return Some(());
+            }
+            match self.s.get(self.i)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                _ => return None,
+            }
+        }
+    }
+
+    /// A JSON number's text (at its first byte), checked against the grammar.
+    fn number_text(&mut self) -> Option<&'a str> {
+        let start = self.i;
+        self.eat(b'-');
+        match self.s.get(self.i)? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek_is(b'.') {
+            self.i += 1;
+            if !self.s.get(self.i)?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        if matches!(self.s.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.s.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if !self.s.get(self.i)?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        // A number runs into the next token only through a delimiter.
+        if self
+            .s
+            .get(self.i)
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        {
+            return None;
+        }
+        self.text.get(start..self.i)
+    }
+
+    fn digits(&mut self) {
+        while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
+            self.i += 1;
+        }
+    }
+
+    /// Skips any value, checking it as serde_json does when it ignores one.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        if depth > 100 {
+            return None;
+        }
+        match *self.s.get(self.i)? {
+            b'"' => self.skip_string(),
+            b'{' => {
+                self.i += 1;
+                self.ws();
+                if self.eat(b'}').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.skip_string()?;
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    if self.eat(b',').is_some() {
+                        self.ws();
+                    } else {
+                        return self.eat(b'}');
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                self.ws();
+                if self.eat(b']').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    if self.eat(b',').is_some() {
+                        self.ws();
+                    } else {
+                        return self.eat(b']');
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number_text().map(|_| ()),
+        }
+    }
+
+    /// `null`, or a string without escapes.
+    fn opt_str(&mut self) -> Option<Option<Cow<'a, str>>> {
+        if self.peek_is(b'n') {
+            self.literal(b"null")?;
+            return Some(None);
+        }
+        self.plain_string().map(|s| Some(Cow::Borrowed(s)))
+    }
+
+    /// `ts` and `dur`: `null`, a number, or a string holding one (see `raw::number`).
+    fn number(&mut self) -> Option<Option<Number<'a>>> {
+        match *self.s.get(self.i)? {
+            b'n' => {
+                self.literal(b"null")?;
+                Some(None)
+            }
+            b'"' => {
+                let start = self.i;
+                self.plain_string()?;
+                Number::from_json(self.text.get(start..self.i)?).map(Some)
+            }
+            _ => Number::from_json(self.number_text()?).map(Some),
+        }
+    }
+
+    /// `pid`, `tid`, `id`: `null`, an integer that fits i64, or a string without escapes.
+    fn id(&mut self) -> Option<Option<Id<'a>>> {
+        match *self.s.get(self.i)? {
+            b'n' => {
+                self.literal(b"null")?;
+                Some(None)
+            }
+            b'"' => Some(Some(Id::Str(Cow::Borrowed(self.plain_string()?)))),
+            _ => Some(Some(Id::Int(self.int()?))),
+        }
+    }
+
+    /// An integer (no fraction, no exponent) that fits i64.
+    fn int(&mut self) -> Option<i64> {
+        let text = self.number_text()?;
+        if text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
+            return None;
+        }
+        text.parse().ok()
+    }
+
+    /// `args`: `null`, or an object (a struct read from an array is left to serde_json).
+    fn args(&mut self) -> Option<Option<KnownArgs>> {
+        if self.peek_is(b'n') {
+            self.literal(b"null")?;
+            return Some(None);
+        }
+        self.eat(b'{')?;
+        let mut a = KnownArgs::default();
+        let mut seen = 0u32;
+        let mut once = |bit: u32| {
+            let first = seen & bit == 0;
+            seen |= bit;
+            first.then_some(())
+        };
+        self.ws();
+        if self.eat(b'}').is_some() {
+            return Some(Some(a));
+        }
+        loop {
+            let key = self.plain_string()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            match key {
+                "correlation" => (once(1)?, a.correlation = self.flex_int()?).1,
+                "correlation_id" => (once(2)?, a.correlation_id = self.flex_int()?).1,
+                "External id" => (once(4)?, a.external_id = self.flex_int()?).1,
+                "stream" => (once(8)?, a.stream = self.flex_int()?).1,
+                "device" => (once(16)?, a.device = self.flex_int()?).1,
+                "bytes" => (once(32)?, a.bytes = self.flex_int()?).1,
+                "graph id" => (once(64)?, a.graph_id = self.flex_int()?).1,
+                "program_id" => (once(128)?, a.program_id = self.flex_int()?).1,
+                "step_num" => (once(256)?, a.step_num = self.flex_int()?).1,
+                "hlo_op" => (once(512)?, a.hlo_op = self.opt_string()?).1,
+                "hlo_module" => (once(1024)?, a.hlo_module = self.opt_string()?).1,
+                "memcpy_details" => (once(2048)?, a.memcpy_details = self.opt_string()?).1,
+                "name" => (once(4096)?, a.name = self.opt_string()?).1,
+                _ => self.skip(1)?,
+            }
+            self.ws();
+            if self.eat(b',').is_some() {
+                self.ws();
+            } else {
+                self.eat(b'}')?;
+                return Some(Some(a));
+            }
+        }
+    }
+
+    /// `null` or a string without escapes, owned.
+    fn opt_string(&mut self) -> Option<Option<String>> {
+        self.opt_str().map(|s| s.map(Cow::into_owned))
+    }
+
+    /// As `build::flex_int`: an integer, or a string holding one; `null`, booleans,
+    /// arrays and objects read as absent. Fractions and integers beyond i64 are left to
+    /// serde_json.
+    fn flex_int(&mut self) -> Option<Option<i64>> {
+        match *self.s.get(self.i)? {
+            b'"' => Some(self.plain_string()?.trim().parse().ok()),
+            b'n' => self.literal(b"null").map(|()| None),
+            b't' => self.literal(b"true").map(|()| None),
+            b'f' => self.literal(b"false").map(|()| None),
+            b'[' | b'{' => self.skip(1).map(|()| None),
+            _ => self.int().map(Some),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast parser's event, if it reads `text`, must be serde_json's to the last field;
+    /// returns whether it read it.
+    fn check(text: &str) -> bool {
+        let path = std::path::Path::new("fast.json");
+        let general = crate::raw::parse_event::<KnownArgs>(path, 3, 9, text.as_bytes());
+        let Some((fast, end)) = event(text, 0, 3, 9) else {
+            return false;
+        };
+        assert_eq!(end, text.len(), "{text}");
+        let general =
+            general.unwrap_or_else(|e| panic!("{text}: fast read what serde did not: {e}"));
+        assert_eq!(show(&fast), show(&general), "{text}");
+        true
+    }
+
+    fn show(ev: &RawEvent<'_, KnownArgs>) -> String {
+        let a = ev.args.as_ref().map(|a| {
+            format!(
+                "{:?} {:?}",
+                (
+                    a.correlation,
+                    a.correlation_id,
+                    a.external_id,
+                    a.stream,
+                    a.device,
+                    a.bytes,
+                    a.graph_id,
+                    a.program_id,
+                ),
+                (
+                    &a.hlo_op,
+                    &a.hlo_module,
+                    &a.memcpy_details,
+                    &a.name,
+                    a.step_num,
+                )
+            )
+        });
+        format!(
+            "{} {} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {a:?}",
+            ev.index,
+            ev.offset,
+            ev.json,
+            ev.ph,
+            ev.name,
+            ev.cat,
+            ev.ts,
+            ev.dur,
+            ev.pid,
+            ev.tid,
+            ev.id,
+            ev.bp,
+            ev.s,
+            ev.args.is_some()
+        )
+    }
+
+    #[test]
+    fn common_events_are_read_as_serde_json_reads_them() {
+        let read = [
+            r#"{"ph": "X", "cat": "kernel", "name": "volta_sgemm", "pid": 0, "tid": 7, "ts": 1712345678901.5, "dur": 20.25, "args": {"External id": 31, "device": 0, "stream": 7, "correlation": 5, "grid": [1, 2, 3], "est. achieved occupancy %": 0, "registers per thread": 128}}"#,
+            r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":12,"tid":12,"ts":1.5,"dur":2,"args":{"Input Dims":[[1,2],[2,3]],"Input type":["float","float"],"Sequence number":-7,"Fwd thread id":0,"Concrete Inputs":["", "x\"y\\z\/"],"Ev Idx":1.5e-3}}"#,
+            r#"{"ph": "M", "name": "thread_name", "pid": "Spans", "tid": "Traces", "args": {"name": "stream 7"}}"#,
+            r#"{"ph": "f", "id": 42, "pid": 0, "tid": 0, "ts": "12.5", "cat": "ac2g", "name": "ac2g", "bp": "e"}"#,
+            r#"{"name": "x", "ph": "X", "ts": -0, "dur": null, "pid": -9223372036854775808, "tid": null, "args": {"correlation": "  17 ", "stream": true, "device": [1], "bytes": {"a": 1}, "graph id": null, "hlo_op": "fusion.1", "hlo_module": null}}"#,
+            r#"{"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": 0}"#,
+            r#"{}"#,
+            r#"{ "args" : null , "ph" : "X" }"#,
+            r#"{"ph": "X", "unknown": {"deep": [[[{"k": [true, false, null, -0.5E+3]}]]]}}"#,
+        ];
+        for text in read {
+            assert!(check(text), "not read: {text}");
+        }
+    }
+
+    #[test]
+    fn unusual_or_malformed_events_are_left_to_serde_json() {
+        let left = [
+            r#"{"ph": "X", "name": "a\"b"}"#,
+            r#"{"ph": "X", "ph": "X"}"#,
+            r#"{"ph": "X", "args": {"stream": 1, "stream": 2}}"#,
+            r#"{"ph": "X", "pid": 1.0}"#,
+            r#"{"ph": "X", "pid": 18446744073709551615}"#,
+            r#"{"ph": "X", "args": {"correlation": 1.5}}"#,
+            r#"{"ph": "X", "args": [1, 2]}"#,
+            r#"{"ph": "X", "ts": true}"#,
+            r#"{"ph": "X", "ts": "  "}"#,
+            r#"{"ph": "X", "ts": 01}"#,
+            r#"{"ph": "X", "ts": 1.}"#,
+            r#"{"ph": "X", "x": [1, ]}"#,
+            r#"{"ph": "X", "x": "\u0041"}"#,
+            r#"{"ph": "X", "x": "tab	in a string"}"#,
+            r#"{"ph": "X",}"#,
+            r#"{"name": "no phase"}"#,
+            r#"{"ph": 88}"#,
+            r#"{"ph": "X", "args": {"hlo_op": 3}}"#,
+            r#"{"ph": "X" "name": "x"}"#,
+            r#"{"ph": "X", "x": tru}"#,
+        ];
+        for text in left {
+            assert!(!check(text), "read: {text}");
+        }
+    }
+}

@@ -1,0 +1,1287 @@
+//! Chunk-parallel splitting and parsing for the model build: the JSON text is cut into large
+//! chunks at places that look like a boundary between two events (`}` `,` `{`), each chunk
+//! is split and parsed on a worker as if it started there, and the chunks are validated in
+//! file order: chunk k is kept only when the true parse of chunk k−1 ended exactly at chunk
+//! k's start, expecting an event; otherwise chunk k is redone from the true position.
+//!
+//! The splitting is the same state machine in every case (the one of `scan.rs`, on a slice
+//! instead of a stream), so the result is the sequential build's whatever the chunk size
+//! and the number of workers: the same events, indices, byte offsets and errors. The first
+//! error in file order is the one reported.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use serde_json::value::RawValue;
+
+use crate::Error;
+use crate::build::prepare::{Prep, Prepared};
+use crate::scan::{TopLevel, json_error_in, show};
+
+/// About this many bytes of JSON text go into one chunk.
+pub(crate) const CHUNK_BYTES: usize = 2 << 20;
+
+/// Where the splitter is, at a point from which it can restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// At the start of the document (byte 0, before a byte-order mark).
+    Doc,
+    /// Inside the top-level object, before a member or its `}` (after `,` when not first).
+    Top { first: bool, seen_events: bool },
+    /// Inside `traceEvents`: before the separator after an event (or before the first
+    /// event), or just after a `,` (expecting an event).
+    Events {
+        array_format: bool,
+        after_comma: bool,
+    },
+    /// After the document's value: only whitespace may follow.
+    End {
+        seen_events: bool,
+        array_format: bool,
+    },
+}
+
+/// A restart point: the byte offset, the state there, and the index of the next event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Resume {
+    pub offset: u64,
+    pub state: State,
+    pub index: usize,
+}
+
+impl Resume {
+    fn rebased(self, index_base: usize) -> Resume {
+        Resume {
+            index: self.index + index_base,
+            ..self
+        }
+    }
+}
+
+/// An error of a run whose event indices may still be relative to the run's start.
+pub(crate) enum Failure {
+    Error(Error),
+    /// `expected ',' or ']' after event {prev}`.
+    AfterEvent {
+        prev: usize,
+        offset: u64,
+        found: u8,
+    },
+}
+
+impl Failure {
+    fn into_error(self, path: &Path, index_base: usize) -> Error {
+        match self {
+            Failure::Error(Error::Event {
+                path,
+                index,
+                offset,
+                message,
+            }) => Error::Event {
+                path,
+                index: index + index_base,
+                offset,
+                message,
+            },
+            Failure::Error(e) => e,
+            Failure::AfterEvent {
+                prev,
+                offset,
+                found,
+            } => Error::Json {
+                path: path.to_path_buf(),
+                offset,
+                message: format!(
+                    "expected ',' or ']' after event {}, found {}",
+                    prev + index_base,
+                    show(found)
+                ),
+            },
+        }
+    }
+}
+
+/// What one run of the splitter over a piece of text found.
+pub(crate) struct Run {
+    /// Where it started (what a speculative run assumed).
+    pub start: Resume,
+    /// The events' ops, with indices relative to `start.index`'s base.
+    pub prepared: Prepared,
+    /// Top-level members other than `traceEvents` met on the way, in file order.
+    pub members: Vec<(String, Box<RawValue>)>,
+    /// Where it stopped: the last restart point before the end of its text, or the end of
+    /// the document.
+    pub end: Resume,
+    /// The document ended (the last chunk's text was used up after its value).
+    pub done: Option<Done>,
+    pub failure: Option<Failure>,
+}
+
+/// The facts only the end of the document gives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Done {
+    pub array_format: bool,
+    pub event_count: usize,
+    pub json_bytes: u64,
+}
+
+/// A piece of the input, as the reading thread cut it.
+pub(crate) struct Chunk {
+    pub seq: usize,
+    /// Byte offset of `data[0]` in the JSON text.
+    pub base: u64,
+    pub data: Vec<u8>,
+    /// No text follows.
+    pub last: bool,
+    /// The document's first non-whitespace byte is `[` (as far as this chunk can tell):
+    /// the state a speculative run assumes.
+    pub array_format: bool,
+}
+
+impl Chunk {
+    /// Where a worker assumes the chunk starts.
+    fn speculative_start(&self) -> Resume {
+        Resume {
+            offset: self.base,
+            state: if self.base == 0 {
+                State::Doc
+            } else {
+                State::Events {
+                    array_format: self.array_format,
+                    after_comma: true,
+                }
+            },
+            index: 0,
+        }
+    }
+}
+
+/// How the speculation went: runs kept as the workers made them, and runs redone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stats {
+    pub kept: usize,
+    pub redone: usize,
+}
+
+/// Builds the model's ops from `input` on `threads` threads (1: on the caller's thread),
+/// handing each validated run to `apply` in file order with the index of its first event.
+pub(crate) fn prepare_chunks<R: Read + Send>(
+    input: R,
+    path: &Path,
+    threads: usize,
+    chunk_bytes: usize,
+    mut apply: impl FnMut(Prepared, usize) -> Result<(), Error>,
+) -> Result<(TopLevel, Stats), Error> {
+    let threads = threads.max(1);
+    let workers = if threads == 1 { 0 } else { threads };
+    let in_flight = 2 * workers + 2;
+    std::thread::scope(|scope| {
+        // One token per chunk that may be read and not yet done with: its buffer, which
+        // comes back when the chunk is merged (so pages are not faulted in again).
+        let (token_tx, token_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        for _ in 0..in_flight {
+            token_tx
+                .send(Vec::new())
+                .expect("the token channel is open");
+        }
+        let (chunk_tx, chunk_rx) = sync_channel::<Result<Chunk, Error>>(in_flight);
+        scope.spawn(move || read_chunks(input, path, chunk_bytes, &token_rx, &chunk_tx));
+        let mut merge = Merge::new(path);
+        if workers == 0 {
+            for msg in chunk_rx.iter() {
+                let chunk = msg?;
+                let done = merge.take(chunk, None, &mut apply, &token_tx)?;
+                if done {
+                    break;
+                }
+            }
+            return merge.finish();
+        }
+        let (work_tx, work_rx) = sync_channel::<Chunk>(workers);
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        let (done_tx, done_rx) = sync_channel::<(Chunk, Run)>(in_flight);
+        for _ in 0..workers {
+            let work_rx = Arc::clone(&work_rx);
+            let done_tx = done_tx.clone();
+            scope.spawn(move || worker(path, &work_rx, &done_tx));
+        }
+        drop(done_tx);
+        let res = coordinate(
+            &chunk_rx, &work_tx, &done_rx, &token_tx, &mut merge, &mut apply,
+        );
+        // Stop the reader and the workers, whatever happened.
+        drop(work_tx);
+        drop(chunk_rx);
+        drop(done_rx);
+        res?;
+        merge.finish()
+    })
+}
+
+/// Hands chunks to the workers as they are read and merges their runs in file order.
+fn coordinate(
+    chunk_rx: &Receiver<Result<Chunk, Error>>,
+    work_tx: &SyncSender<Chunk>,
+    done_rx: &Receiver<(Chunk, Run)>,
+    token_tx: &std::sync::mpsc::Sender<Vec<u8>>,
+    merge: &mut Merge<'_>,
+    apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut waiting: BTreeMap<usize, (Chunk, Run)> = BTreeMap::new();
+    let mut sent = 0usize;
+    let mut next = 0usize;
+    // The reader's end: `Some(error)` when it failed after `sent` chunks.
+    let mut reader_end: Option<Option<Error>> = None;
+    loop {
+        // Keep the workers fed while chunks are ready, without blocking on the reader.
+        while reader_end.is_none() {
+            match chunk_rx.try_recv() {
+                Ok(Ok(chunk)) => {
+                    if work_tx.send(chunk).is_err() {
+                        unreachable!("workers live until the work queue closes");
+                    }
+                    sent += 1;
+                }
+                Ok(Err(e)) => reader_end = Some(Some(e)),
+                Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => reader_end = Some(None),
+            }
+        }
+        if let Some((chunk, run)) = waiting.remove(&next) {
+            next += 1;
+            let done = merge.take(chunk, Some(run), apply, token_tx)?;
+            if done {
+                return Ok(());
+            }
+            continue;
+        }
+        if next == sent {
+            match &mut reader_end {
+                Some(end) => {
+                    return match end.take() {
+                        Some(e) => Err(e),
+                        // The reader stopped without an error after its last chunk: the
+                        // last chunk always ends the document, so this is not reached.
+                        None => Ok(()),
+                    };
+                }
+                None => {
+                    // Nothing in flight: wait for the reader.
+                    match chunk_rx.recv() {
+                        Ok(Ok(chunk)) => {
+                            if work_tx.send(chunk).is_err() {
+                                unreachable!("workers live until the work queue closes");
+                            }
+                            sent += 1;
+                        }
+                        Ok(Err(e)) => reader_end = Some(Some(e)),
+                        Err(_) => reader_end = Some(None),
+                    }
+                    continue;
+                }
+            }
+        }
+        match done_rx.recv() {
+            Ok((chunk, run)) => {
+                waiting.insert(chunk.seq, (chunk, run));
+            }
+            Err(_) => unreachable!("workers live until the work queue closes"),
+        }
+    }
+}
+
+fn worker(path: &Path, work_rx: &Mutex<Receiver<Chunk>>, done_tx: &SyncSender<(Chunk, Run)>) {
+    loop {
+        let job = work_rx
+            .lock()
+            .expect("no worker panics holding the queue")
+            .recv();
+        let Ok(chunk) = job else { break };
+        let run = run(path, &chunk.data, chunk.speculative_start(), chunk.last);
+        if done_tx.send((chunk, run)).is_err() {
+            break;
+        }
+    }
+}
+
+/// The coordinator's side: the true position, the text left over from the last chunk
+/// (when it did not end at an event boundary), and the top-level members so far.
+struct Merge<'p> {
+    path: &'p Path,
+    at: Resume,
+    carry: Vec<u8>,
+    members: Vec<(String, Box<RawValue>)>,
+    done: Option<Done>,
+    /// Speculative runs kept, and those redone from the true position.
+    kept: usize,
+    redone: usize,
+}
+
+impl<'p> Merge<'p> {
+    fn new(path: &'p Path) -> Self {
+        Merge {
+            path,
+            at: Resume {
+                offset: 0,
+                state: State::Doc,
+                index: 0,
+            },
+            carry: Vec::new(),
+            members: Vec::new(),
+            done: None,
+            kept: 0,
+            redone: 0,
+        }
+    }
+
+    /// Takes the next chunk in file order with its speculative run, if any: keeps the run
+    /// when it started where the true parse is, else runs the chunk (after the carried
+    /// text) from there. Returns true once the document is done.
+    fn take(
+        &mut self,
+        chunk: Chunk,
+        speculative: Option<Run>,
+        apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+        tokens: &std::sync::mpsc::Sender<Vec<u8>>,
+    ) -> Result<bool, Error> {
+        let res = self.take_chunk(&chunk, speculative, apply);
+        // The reader may have stopped: then the buffer is not needed.
+        let _ = tokens.send(chunk.data);
+        res
+    }
+
+    fn take_chunk(
+        &mut self,
+        chunk: &Chunk,
+        speculative: Option<Run>,
+        apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        let was_speculative = speculative.is_some();
+        let run = match speculative {
+            Some(run) if self.starts_at_truth(&run) => {
+                self.kept += 1;
+                run
+            }
+            _ => {
+                self.redone += usize::from(was_speculative);
+                let text: std::borrow::Cow<'_, [u8]> = if self.carry.is_empty() {
+                    (&chunk.data[..]).into()
+                } else {
+                    let mut text = std::mem::take(&mut self.carry);
+                    text.extend_from_slice(&chunk.data);
+                    text.into()
+                };
+                let start = self.at;
+                let run = run(self.path, &text, start, chunk.last);
+                self.carry = tail_after(&text, start.offset, run.end.offset);
+                return self.accept(run, apply, None);
+            }
+        };
+        self.accept(run, apply, Some(chunk))
+    }
+
+    /// Whether a speculative run started where the true parse is: the last chunk ended at
+    /// an event boundary (nothing carried over), in the state the run assumed.
+    fn starts_at_truth(&self, run: &Run) -> bool {
+        self.carry.is_empty()
+            && run.start.offset == self.at.offset
+            && run.start.state == self.at.state
+    }
+
+    /// Applies a run that starts at the true position; `chunk` is its text when the carry
+    /// has not been set from it yet.
+    fn accept(
+        &mut self,
+        run: Run,
+        apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+        chunk: Option<&Chunk>,
+    ) -> Result<bool, Error> {
+        // Event indices of a speculative run count from its start; a redone run's are true.
+        let base = self.at.index - run.start.index;
+        if let Some(chunk) = chunk {
+            self.carry = tail_after(&chunk.data, chunk.base, run.end.offset);
+        }
+        apply(run.prepared, base)?;
+        self.members.extend(run.members);
+        if let Some(failure) = run.failure {
+            return Err(failure.into_error(self.path, base));
+        }
+        self.at = run.end.rebased(base);
+        if let Some(mut done) = run.done {
+            done.event_count += base;
+            self.done = Some(done);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn finish(self) -> Result<(TopLevel, Stats), Error> {
+        let done = self
+            .done
+            .expect("the document is done before the merge finishes");
+        let top = TopLevel {
+            members: self.members,
+            array_format: done.array_format,
+            event_count: done.event_count,
+            json_bytes: done.json_bytes,
+        };
+        let stats = Stats {
+            kept: self.kept,
+            redone: self.redone,
+        };
+        Ok((top, stats))
+    }
+}
+
+/// The text of `data` (which starts at byte `base`) from byte `from` on.
+fn tail_after(data: &[u8], base: u64, from: u64) -> Vec<u8> {
+    let k = usize::try_from(from - base).expect("a chunk's offsets fit usize");
+    data[k.min(data.len())..].to_vec()
+}
+
+/// Reads `input` into chunks of about `chunk_bytes`, each (but the last) cut just before a
+/// `{` that follows `}` `,` (with any whitespace between), and sends them in order; a read
+/// error is sent after the text read before it.
+fn read_chunks<R: Read>(
+    mut input: R,
+    path: &Path,
+    chunk_bytes: usize,
+    tokens: &Receiver<Vec<u8>>,
+    out: &SyncSender<Result<Chunk, Error>>,
+) {
+    let chunk_bytes = chunk_bytes.max(1);
+    let Ok(mut buf) = tokens.recv() else { return };
+    let mut base = 0u64;
+    let mut seq = 0usize;
+    let mut array_format = None;
+    let mut searched = 0usize;
+    let mut want = chunk_bytes;
+    loop {
+        let mut eof = false;
+        let mut error = None;
+        if buf.len() < want {
+            // `read_to_end` fills the buffer without zeroing it first, and keeps what was
+            // read before an error.
+            let wanted = (want - buf.len()) as u64;
+            buf.reserve(want - buf.len());
+            match (&mut input).take(wanted).read_to_end(&mut buf) {
+                Ok(n) => eof = (n as u64) < wanted,
+                Err(source) => {
+                    error = Some(Error::Io {
+                        path: path.to_path_buf(),
+                        offset: base + buf.len() as u64,
+                        source,
+                    });
+                }
+            }
+        }
+        if array_format.is_none() {
+            let first = buf
+                .iter()
+                .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0xEF | 0xBB | 0xBF));
+            array_format = first.map(|k| buf[k] == b'[');
+        }
+        let cut = if eof || error.is_some() {
+            None
+        } else {
+            find_cut(&buf, searched)
+        };
+        let (data, last) = match cut {
+            Some(cut) => {
+                // The next buffer: a merged chunk's, once one is done with.
+                let Ok(mut next) = tokens.recv() else { return };
+                next.clear();
+                next.extend_from_slice(&buf[cut..]);
+                buf.truncate(cut);
+                (std::mem::replace(&mut buf, next), false)
+            }
+            None if eof || error.is_some() => (std::mem::take(&mut buf), error.is_none()),
+            None => {
+                // No boundary yet (one large event, or the text after the events): read on.
+                searched = buf.len().saturating_sub(1);
+                want = buf.len() + chunk_bytes;
+                continue;
+            }
+        };
+        searched = 0;
+        want = buf.len() + chunk_bytes;
+        let len = data.len() as u64;
+        let chunk = Chunk {
+            seq,
+            base,
+            data,
+            last,
+            array_format: array_format.unwrap_or(false),
+        };
+        if out.send(Ok(chunk)).is_err() {
+            return;
+        }
+        seq += 1;
+        base += len;
+        if let Some(e) = error {
+            let _ = out.send(Err(e));
+            return;
+        }
+        if last {
+            return;
+        }
+    }
+}
+
+/// The last place in `buf` (at or after `from`, and not at 0) that is a `{` after `}` `,`,
+/// whitespace allowed between them.
+fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
+    let mut end = buf.len();
+    while let Some(q) = memchr::memrchr(b'{', &buf[..end]) {
+        if q < from.max(1) {
+            return None;
+        }
+        let mut k = q;
+        let before = |k: &mut usize| {
+            while *k > 0 && matches!(buf[*k - 1], b' ' | b'\n' | b'\r' | b'\t') {
+                *k -= 1;
+            }
+            (*k > 0).then(|| buf[*k - 1])
+        };
+        if before(&mut k) == Some(b',') {
+            k -= 1;
+            if before(&mut k) == Some(b'}') {
+                return Some(q);
+            }
+        }
+        end = q;
+    }
+    None
+}
+
+/// Why a run stopped before the end of its text.
+enum Stop {
+    /// The text ended where more is needed (and more may follow).
+    More,
+    Fail(Failure),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Fail(Failure::Error(e))
+    }
+}
+
+/// The splitter of `scan.rs` over a slice: `last` says whether text follows it.
+struct Machine<'t, 'p> {
+    path: &'p Path,
+    text: &'t [u8],
+    /// `text` when it is all UTF-8, for the fast event parser.
+    text_str: Option<&'t str>,
+    base: u64,
+    pos: usize,
+    last: bool,
+    at: Resume,
+    members: Vec<(String, Box<RawValue>)>,
+    prep: Prep<'p>,
+}
+
+/// Splits and parses `text` (starting at byte `start.offset`, in `start`'s state) up to
+/// its end, the end of the document or the first error.
+pub(crate) fn run(path: &Path, text: &[u8], start: Resume, last: bool) -> Run {
+    let mut m = Machine {
+        path,
+        text,
+        text_str: std::str::from_utf8(text).ok(),
+        base: start.offset,
+        pos: 0,
+        last,
+        at: start,
+        members: Vec::new(),
+        prep: Prep::new(path),
+    };
+    let (done, failure) = match m.go() {
+        Ok(done) => (Some(done), None),
+        Err(Stop::More) => (None, None),
+        Err(Stop::Fail(f)) => (None, Some(f)),
+    };
+    Run {
+        start,
+        prepared: m.prep.finish(),
+        members: m.members,
+        end: m.at,
+        done,
+        failure,
+    }
+}
+
+impl Machine<'_, '_> {
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    fn go(&mut self) -> Result<Done, Stop> {
+        let mut index = self.at.index;
+        let mut state = self.at.state;
+        loop {
+            self.at = Resume {
+                offset: self.offset(),
+                state,
+                index,
+            };
+            state = match state {
+                State::Doc => self.doc()?,
+                State::Top { first, seen_events } => self.top(first, seen_events)?,
+                State::Events {
+                    array_format,
+                    after_comma,
+                } => self.event(array_format, after_comma, &mut index)?,
+                State::End {
+                    seen_events,
+                    array_format,
+                } => {
+                    self.expect_end()?;
+                    if !seen_events {
+                        return Err(self
+                            .not_a_trace("the JSON object has no \"traceEvents\" array".to_string())
+                            .into());
+                    }
+                    return Ok(Done {
+                        array_format,
+                        event_count: index,
+                        json_bytes: self.offset(),
+                    });
+                }
+            };
+        }
+    }
+
+    /// The start of the document, up to the first member of the top-level object or the
+    /// first event of a bare array.
+    fn doc(&mut self) -> Result<State, Stop> {
+        if self.text.len() < 3 && !self.last {
+            return Err(Stop::More);
+        }
+        if self.text.starts_with(b"\xEF\xBB\xBF") {
+            self.pos += 3;
+        }
+        match self.peek_non_ws()? {
+            Some(b'{') => {
+                self.pos += 1;
+                Ok(State::Top {
+                    first: true,
+                    seen_events: false,
+                })
+            }
+            Some(b'[') => {
+                self.pos += 1;
+                Ok(State::Events {
+                    array_format: true,
+                    after_comma: false,
+                })
+            }
+            Some(c) => {
+                // An XSpace starts with field 1 (`planes`, length-delimited): tag byte 0x0a,
+                // which the JSON whitespace skip has just passed over.
+                let xspace_name = self.path.to_string_lossy().ends_with(".xplane.pb");
+                if xspace_name
+                    || (self.text[..self.pos].starts_with(b"\n") && !c.is_ascii_graphic())
+                {
+                    return Err(Error::OtherFormat {
+                        path: self.path.to_path_buf(),
+                        format: trace_model::Format::XPlane,
+                    }
+                    .into());
+                }
+                Err(self
+                    .not_a_trace(format!(
+                        "expected a JSON object or array, found {} at byte {}",
+                        show(c),
+                        self.offset()
+                    ))
+                    .into())
+            }
+            None => Err(self.not_a_trace("the file is empty".to_string()).into()),
+        }
+    }
+
+    /// One member of the top-level object (or its end).
+    fn top(&mut self, first: bool, seen_events: bool) -> Result<State, Stop> {
+        match self.peek_non_ws()? {
+            Some(b'}') => {
+                self.pos += 1;
+                return Ok(State::End {
+                    seen_events,
+                    array_format: false,
+                });
+            }
+            Some(b',') if !first => {
+                self.pos += 1;
+                self.peek_non_ws()?;
+            }
+            Some(_) if first => {}
+            Some(c) => {
+                return Err(self
+                    .json_error(format!("expected ',' or '}}', found {}", show(c)))
+                    .into());
+            }
+            None => return Err(self.truncated("the top-level object").into()),
+        }
+        let key = self.key()?;
+        if key == "traceEvents" && self.peek_non_ws()? == Some(b'[') {
+            if seen_events {
+                return Err(self
+                    .not_a_trace("two traceEvents members".to_string())
+                    .into());
+            }
+            self.pos += 1;
+            return Ok(State::Events {
+                array_format: false,
+                after_comma: false,
+            });
+        }
+        let value = self.raw_value("a top-level member")?;
+        self.members.push((key, value));
+        Ok(State::Top {
+            first: false,
+            seen_events,
+        })
+    }
+
+    /// One event of `traceEvents` (or the array's end).
+    fn event(
+        &mut self,
+        array_format: bool,
+        after_comma: bool,
+        index: &mut usize,
+    ) -> Result<State, Stop> {
+        if !after_comma {
+            match self.peek_non_ws()? {
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(if array_format {
+                        State::End {
+                            seen_events: true,
+                            array_format,
+                        }
+                    } else {
+                        State::Top {
+                            first: false,
+                            seen_events: true,
+                        }
+                    });
+                }
+                Some(b',') if *index > 0 => {
+                    self.pos += 1;
+                    // After the comma is a restart point: where the reader cuts chunks.
+                    match self.peek_non_ws() {
+                        Ok(Some(_)) => {}
+                        Ok(None) => return Err(self.truncated("traceEvents").into()),
+                        Err(stop) => {
+                            self.at = Resume {
+                                offset: self.offset(),
+                                state: State::Events {
+                                    array_format,
+                                    after_comma: true,
+                                },
+                                index: *index,
+                            };
+                            return Err(stop);
+                        }
+                    }
+                }
+                Some(_) if *index == 0 => {}
+                Some(c) => {
+                    return Err(Stop::Fail(Failure::AfterEvent {
+                        prev: *index - 1,
+                        offset: self.offset(),
+                        found: c,
+                    }));
+                }
+                None => return Err(self.truncated("traceEvents").into()),
+            }
+        } else if self.peek_non_ws()?.is_none() {
+            return Err(self.truncated("traceEvents").into());
+        }
+        let offset = self.offset();
+        if let Some(text) = self.text_str
+            && let Some(res) = self.prep.fast_event(text, self.pos, *index, offset)
+        {
+            self.pos = res.map_err(|e| Stop::Fail(Failure::Error(e)))?;
+            *index += 1;
+            return Ok(State::Events {
+                array_format,
+                after_comma: false,
+            });
+        }
+        let len = self.value_len("an event")?;
+        let text = &self.text[self.pos..self.pos + len];
+        self.prep
+            .event_text(*index, offset, text)
+            .map_err(|e| Stop::Fail(Failure::Error(e)))?;
+        self.pos += len;
+        *index += 1;
+        Ok(State::Events {
+            array_format,
+            after_comma: false,
+        })
+    }
+
+    fn expect_end(&mut self) -> Result<(), Stop> {
+        match self.peek_non_ws()? {
+            None => Ok(()),
+            Some(c) => Err(self
+                .json_error(format!(
+                    "unexpected {} after the end of the document",
+                    show(c)
+                ))
+                .into()),
+        }
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it; `None` at the end
+    /// of the last text.
+    fn peek_non_ws(&mut self) -> Result<Option<u8>, Stop> {
+        while let Some(&c) = self.text.get(self.pos) {
+            if !matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+                return Ok(Some(c));
+            }
+            self.pos += 1;
+        }
+        if self.last { Ok(None) } else { Err(Stop::More) }
+    }
+
+    /// The text ended inside `context`: an error at the end of the last text.
+    fn ran_out(&self, context: &'static str) -> Stop {
+        if self.last {
+            self.truncated(context).into()
+        } else {
+            Stop::More
+        }
+    }
+
+    /// Length of the JSON value starting at `pos` (which must be its first byte).
+    fn value_len(&self, context: &'static str) -> Result<usize, Stop> {
+        let text = &self.text[self.pos..];
+        let Some(&first) = text.first() else {
+            return Err(self.ran_out(context));
+        };
+        match first {
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut i = 0usize;
+                loop {
+                    // Outside strings only brackets and quotes matter.
+                    let Some(k) = next_structural(&text[i..]) else {
+                        return Err(self.ran_out(context));
+                    };
+                    i += k;
+                    match text[i] {
+                        b'{' | b'[' => {
+                            depth += 1;
+                            i += 1;
+                        }
+                        b'"' => i = self.string_end(text, i + 1, context)?,
+                        _ => {
+                            i += 1;
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(i);
+                            }
+                        }
+                    }
+                }
+            }
+            b'"' => self.string_end(text, 1, context),
+            _ => match text
+                .iter()
+                .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
+            {
+                Some(k) => Ok(k),
+                None if self.last => Ok(text.len()),
+                None => Err(Stop::More),
+            },
+        }
+    }
+
+    /// Given `i` just past an opening quote in `text`, returns the index just past the
+    /// closing quote.
+    fn string_end(&self, text: &[u8], mut i: usize, context: &'static str) -> Result<usize, Stop> {
+        loop {
+            match memchr::memchr2(b'"', b'\\', &text[i.min(text.len())..]) {
+                Some(k) if text[i + k] == b'"' => return Ok(i + k + 1),
+                Some(k) => {
+                    // A backslash escapes the next byte.
+                    i += k + 2;
+                    if i > text.len() {
+                        return Err(self.ran_out(context));
+                    }
+                }
+                None => return Err(self.ran_out(context)),
+            }
+        }
+    }
+
+    fn key(&mut self) -> Result<String, Stop> {
+        if self.peek_non_ws()? != Some(b'"') {
+            return Err(self.json_error("expected a string key".to_string()).into());
+        }
+        let len = self.value_len("an object key")?;
+        let start = self.offset();
+        let key: String = serde_json::from_slice(&self.text[self.pos..self.pos + len])
+            .map_err(|e| json_error_in(self.path, start, &e))?;
+        self.pos += len;
+        match self.peek_non_ws()? {
+            Some(b':') => {
+                self.pos += 1;
+                Ok(key)
+            }
+            Some(c) => Err(self
+                .json_error(format!("expected ':', found {}", show(c)))
+                .into()),
+            None => Err(self.truncated("an object member").into()),
+        }
+    }
+
+    fn raw_value(&mut self, context: &'static str) -> Result<Box<RawValue>, Stop> {
+        if self.peek_non_ws()?.is_none() {
+            return Err(self.truncated(context).into());
+        }
+        let len = self.value_len(context)?;
+        let start = self.offset();
+        let value: Box<RawValue> = serde_json::from_slice(&self.text[self.pos..self.pos + len])
+            .map_err(|e| json_error_in(self.path, start, &e))?;
+        self.pos += len;
+        Ok(value)
+    }
+
+    fn truncated(&self, context: &'static str) -> Error {
+        Error::Truncated {
+            path: self.path.to_path_buf(),
+            offset: self.base + self.text.len() as u64,
+            context,
+        }
+    }
+
+    fn json_error(&self, message: String) -> Error {
+        Error::Json {
+            path: self.path.to_path_buf(),
+            offset: self.offset(),
+            message,
+        }
+    }
+
+    fn not_a_trace(&self, reason: String) -> Error {
+        Error::NotATrace {
+            path: self.path.to_path_buf(),
+            reason,
+        }
+    }
+}
+
+/// Index of the next bracket or quote in `text`.
+fn next_structural(text: &[u8]) -> Option<usize> {
+    text.iter()
+        .position(|c| matches!(c, b'{' | b'[' | b'}' | b']' | b'"'))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// The capture's whole `Debug` text, or the error's text and fields.
+    fn outcome(res: Result<trace_model::Capture, Error>) -> String {
+        match res {
+            Ok(c) => format!("{c:?}"),
+            Err(e) => format!("error {e} / {e:?}"),
+        }
+    }
+
+    /// Chunk sizes from one byte (every event its own chunk, most cuts redone) to larger
+    /// than the text, on 1, 2 and 4 threads, all equal to the streaming splitter's build.
+    fn check(text: &[u8], path: &Path) -> String {
+        let expect = outcome(crate::build::load_with_stream_splitter(text, path));
+        for chunk_bytes in [1, 2, 3, 5, 8, 13, 40, 97, 256, 4096, 1 << 20] {
+            for threads in [1, 2, 4] {
+                let got = outcome(crate::build::load_from_chunked(
+                    text,
+                    path,
+                    threads,
+                    chunk_bytes,
+                ));
+                assert_eq!(
+                    got,
+                    expect,
+                    "{}: {chunk_bytes}-byte chunks, {threads} threads",
+                    path.display()
+                );
+            }
+        }
+        expect
+    }
+
+    fn event(i: usize, args: &str, name: &str) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {}.5, "dur": 3, "args": {{"stream": 7, "correlation": {i}{args}}}}}"#,
+            100 + i
+        )
+    }
+
+    fn trace(events: &[String], tail: &str) -> Vec<u8> {
+        format!(
+            "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0}}, {{\"id\": 1}}],\n\"traceEvents\": [\n{}\n]{tail}}}\n",
+            events.join(",\n")
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn adversarial_texts_give_the_sequential_build() {
+        let path = Path::new("adversarial.json");
+        let plain: Vec<String> = (0..20).map(|i| event(i, "", "k")).collect();
+        let mut cases: Vec<(&str, Vec<u8>)> = vec![
+            ("plain", trace(&plain, "")),
+            (
+                "strings holding }, {",
+                trace(
+                    &(0..20)
+                        .map(|i| event(i, r#", "hlo_op": "a}, {\"b\": }, {c"#, "x}, {y},{"))
+                        .collect::<Vec<_>>(),
+                    "",
+                ),
+            ),
+            (
+                "args holding arrays of objects",
+                trace(
+                    &(0..20)
+                        .map(|i| {
+                            event(
+                                i,
+                                r#", "list": [{"a": 1}, {"b": [{"c": 2},{"d": 3}]}]"#,
+                                "k",
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                    "",
+                ),
+            ),
+            (
+                "arrays of objects after the events",
+                trace(
+                    &plain,
+                    r#", "tail": [{"a": 1}, {"b": 2}], "traceName": "t""#,
+                ),
+            ),
+            (
+                "an event far larger than a chunk",
+                trace(
+                    &(0..5)
+                        .map(|i| event(i, &format!(", \"big\": \"{}\"", "}, {".repeat(300)), "k"))
+                        .collect::<Vec<_>>(),
+                    "",
+                ),
+            ),
+            (
+                "bare array, odd whitespace, a byte-order mark",
+                format!("\u{feff} [ {} \r\n\t]  \n", plain.join(" ,\t\n ")).into_bytes(),
+            ),
+            (
+                "empty events",
+                b"{\"traceEvents\": [], \"x\": [{}, {}]}".to_vec(),
+            ),
+            ("no events", b"{\"x\": [{}, {}]}".to_vec()),
+            (
+                "two traceEvents",
+                b"{\"traceEvents\": [{}], \"traceEvents\": [{}]}".to_vec(),
+            ),
+        ];
+        let bad_event = |at: usize, bad: &str| {
+            let mut events = plain.clone();
+            events[at] = bad.to_string();
+            trace(&events, "")
+        };
+        cases.extend([
+            (
+                "bad ts",
+                bad_event(13, r#"{"ph": "X", "ts": "soon", "dur": 1}"#),
+            ),
+            ("no phase", bad_event(13, r#"{"name": "x}, {"}"#)),
+            ("not an object", bad_event(13, "[1, {}]")),
+            (
+                "two commas",
+                bad_event(13, r#"{"ph": "X", "ts": 1,, "dur": 1}"#),
+            ),
+            ("trailing comma", bad_event(19, "{}, ")),
+            ("missing comma", bad_event(13, r#"{"ph": "M"} {"ph": "M"}"#)),
+            (
+                "invalid escape",
+                bad_event(13, r#"{"ph": "X", "name": "\q}, {"}"#),
+            ),
+            ("a bad event after a bad event", {
+                let mut events = plain.clone();
+                events[5] = r#"{"ph": "X", "ts": true}"#.to_string();
+                events[15] = "nope".to_string();
+                trace(&events, "")
+            }),
+        ]);
+        let whole = trace(&plain, "");
+        cases.push(("truncated in an event", whole[..whole.len() / 2].to_vec()));
+        cases.push(("truncated after a comma", {
+            let cut = whole
+                .windows(2)
+                .rposition(|w| w == b",\n")
+                .expect("a comma")
+                + 2;
+            whole[..cut].to_vec()
+        }));
+        cases.push(("trailing garbage", {
+            let mut t = whole.clone();
+            t.extend_from_slice(b" }, {");
+            t
+        }));
+        cases.push(("invalid UTF-8 in a late event", {
+            let mut t = whole.clone();
+            let at = t.len() - 60;
+            t[at] = 0xff;
+            t
+        }));
+        let mut errors = 0;
+        for (what, text) in &cases {
+            let out = check(text, path);
+            errors += usize::from(out.starts_with("error"));
+            assert!(!out.is_empty(), "{what}");
+        }
+        assert!(errors >= 14, "{errors} cases failed");
+    }
+
+    /// Every JSON fixture of `testdata/chrome`, decompressed when gzip.
+    fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).expect("testdata is readable") {
+                let path = entry.expect("entry").path();
+                let name = path.to_string_lossy();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/chrome");
+        let mut paths = Vec::new();
+        walk(&root, &mut paths);
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|path| {
+                let bytes = std::fs::read(&path).expect("fixtures are readable");
+                let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+                    let mut text = Vec::new();
+                    // A truncated gzip fixture inflates as far as it goes.
+                    let _ = flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut text);
+                    text
+                } else {
+                    bytes
+                };
+                (path, text)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_fixture_gives_the_sequential_build_in_any_chunks() {
+        let fixtures = fixtures();
+        assert!(fixtures.len() >= 60, "{} fixtures", fixtures.len());
+        for (path, text) in &fixtures {
+            check(text, path);
+        }
+    }
+
+    /// Kineto-like events in 4 KiB chunks: every speculative run but the first is kept
+    /// (the first starts the document, which is the truth), and the strings holding `}, {`
+    /// make some cuts fall inside events, whose runs are redone.
+    #[test]
+    fn speculation_holds_at_event_boundaries_and_is_redone_inside_strings() {
+        let path = Path::new("speculation.json");
+        let stats = |text: &[u8]| {
+            let mut events = 0;
+            let (top, stats) = prepare_chunks(text, path, 2, 4096, |run, _| {
+                events += run.op_count();
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(top.event_count, events);
+            stats
+        };
+        let plain: Vec<String> = (0..2000).map(|i| event(i, "", "k")).collect();
+        let plain = stats(&trace(&plain, ""));
+        assert!(plain.kept >= 50 && plain.redone == 0, "{plain:?}");
+        let tricky: Vec<String> = (0..2000)
+            .map(|i| event(i, &format!(", \"hlo_op\": \"{}\"", "}, {".repeat(300)), "k"))
+            .collect();
+        let tricky = stats(&trace(&tricky, ""));
+        assert!(tricky.redone >= 50, "{tricky:?}");
+    }
+
+    /// A digest of a load's outcome: the capture's `Debug` text or the error's, hashed.
+    fn digest(res: Result<trace_model::Capture, Error>) -> (u64, usize) {
+        use std::hash::Hasher;
+        let text = outcome(res);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        h.write(text.as_bytes());
+        (h.finish(), text.len())
+    }
+
+    /// On every shared trace, the chunked build with the fast event parser equals the
+    /// streaming splitter's build with serde_json alone.
+    #[test]
+    fn fast_chunked_build_equals_the_serde_build_on_real_traces() {
+        let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
+            eprintln!(
+                "fast_chunked_build_equals_the_serde_build_on_real_traces: SKIPPED (TRACEWISE_TRACES is unset)"
+            );
+            return;
+        };
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.expect("directory entries are readable").path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                let name = path.to_string_lossy();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(Path::new(&dir), &mut files);
+        assert!(files.len() >= 70, "{} files", files.len());
+        let mut loaded = 0;
+        for path in &files {
+            let open = || crate::open(path).unwrap_or_else(|e| panic!("{e}"));
+            let serde = digest(crate::build::load_with_stream_splitter(open(), path));
+            let chunked = digest(crate::build::load_from_chunked(
+                open(),
+                path,
+                2,
+                CHUNK_BYTES,
+            ));
+            assert_eq!(chunked, serde, "{}", path.display());
+            loaded += 1;
+        }
+        assert!(loaded >= 70, "{loaded} files");
+    }
+
+    #[test]
+    fn cuts_fall_after_an_object_and_a_comma() {
+        assert_eq!(find_cut(b"{}, {}", 0), Some(4));
+        assert_eq!(find_cut(b"{},{} ,\n {", 0), Some(9));
+        assert_eq!(find_cut(b"[1, {}]", 0), None);
+        assert_eq!(find_cut(b"{}, {}", 5), None);
+        assert_eq!(find_cut(b"{} {}", 0), None);
+    }
+}
