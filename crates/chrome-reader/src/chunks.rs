@@ -1236,10 +1236,10 @@ mod tests {
     /// streaming splitter's build with serde_json alone.
     #[test]
     fn fast_chunked_build_equals_the_serde_build_on_real_traces() {
-        let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
-            eprintln!(
-                "fast_chunked_build_equals_the_serde_build_on_real_traces: SKIPPED (TRACEWISE_TRACES is unset)"
-            );
+        // A relative TRACEWISE_TRACES (CI's `../shared/traces`) is from the workspace root.
+        let Some(dir) =
+            test_support::traces_dir("fast_chunked_build_equals_the_serde_build_on_real_traces")
+        else {
             return;
         };
         fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -1258,7 +1258,7 @@ mod tests {
             }
         }
         let mut files = Vec::new();
-        walk(Path::new(&dir), &mut files);
+        walk(&dir, &mut files);
         assert!(files.len() >= 70, "{} files", files.len());
         let mut loaded = 0;
         for path in &files {
