@@ -1156,21 +1156,8 @@ mod tests {
 
     /// Every JSON fixture of `testdata/chrome`, decompressed when gzip.
     fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
-        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-            for entry in std::fs::read_dir(dir).expect("testdata is readable") {
-                let path = entry.expect("entry").path();
-                let name = path.to_string_lossy();
-                if path.is_dir() {
-                    walk(&path, out);
-                } else if name.ends_with(".json") || name.ends_with(".json.gz") {
-                    out.push(path);
-                }
-            }
-        }
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/chrome");
-        let mut paths = Vec::new();
-        walk(&root, &mut paths);
-        paths.sort();
+        let paths = test_support::json_files(&root);
         paths
             .into_iter()
             .map(|path| {
@@ -1242,23 +1229,7 @@ mod tests {
         else {
             return;
         };
-        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-                .map(|e| e.expect("directory entries are readable").path())
-                .collect();
-            entries.sort();
-            for path in entries {
-                let name = path.to_string_lossy();
-                if path.is_dir() {
-                    walk(&path, out);
-                } else if name.ends_with(".json") || name.ends_with(".json.gz") {
-                    out.push(path);
-                }
-            }
-        }
-        let mut files = Vec::new();
-        walk(&dir, &mut files);
+        let files = test_support::json_files(&dir);
         assert!(files.len() >= 70, "{} files", files.len());
         let mut loaded = 0;
         for path in &files {

@@ -68,30 +68,13 @@ fn check_same(files: &[(PathBuf, PathBuf)]) -> (usize, usize) {
     (ok, failed)
 }
 
-fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entries are readable").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.to_string_lossy();
-        if path.is_dir() {
-            json_files(&path, out);
-        } else if name.ends_with(".json") || name.ends_with(".json.gz") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn parallel_build_equals_sequential_on_fixtures() {
     let root = workspace_root();
     let mut ok_count = 0;
     let mut err_count = 0;
     for folder in ["ok", "odd", "err"] {
-        let mut paths = Vec::new();
-        json_files(&root.join("testdata/chrome").join(folder), &mut paths);
+        let paths = test_support::json_files(&root.join("testdata/chrome").join(folder));
         let files: Vec<_> = paths
             .into_iter()
             .map(|abs| {
@@ -118,8 +101,7 @@ fn parallel_build_equals_sequential_on_real_traces() {
     let Some(dir) = traces_dir("parallel_build_equals_sequential_on_real_traces") else {
         return;
     };
-    let mut paths = Vec::new();
-    json_files(&dir, &mut paths);
+    let paths = test_support::json_files(&dir);
     let files: Vec<_> = paths.into_iter().map(|p| (p.clone(), p)).collect();
     let (ok, failed) = check_same(&files);
     // 77 files: 58 traces, and JSON that is no trace (XProf's stats tables, a reference
