@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use trace_model::{
-    ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties, FastMap, Format,
-    GpuActivity, HostEvent, HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream,
-    StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
+    ActivityDetails, ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties,
+    FastMap, Format, GpuActivity, HostEvent, HostKind, HostThread, KernelClass, Nanos, Step,
+    StepSource, Stream, StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
 };
 
 use crate::stream::{self, LineReader, Stop};
@@ -249,13 +249,16 @@ impl Builder<'_> {
             class,
             index,
         );
-        activity.correlation = correlation.and_then(StatValue::as_u64);
-        activity.bytes = bytes;
-        activity.graph_id = graph_id.or(graph_exec_id).and_then(StatValue::as_i64);
-        activity.hlo_op = hlo_op;
-        activity.hlo_module = hlo_module;
-        activity.program_id = program_id.and_then(StatValue::as_i64);
-        self.capture.activities.push(activity);
+        activity.set_correlation(correlation.and_then(StatValue::as_u64));
+        activity.set_hlo_op(hlo_op);
+        let details = ActivityDetails {
+            external_id: None,
+            bytes,
+            graph_id: graph_id.or(graph_exec_id).and_then(StatValue::as_i64),
+            hlo_module,
+            program_id: program_id.and_then(StatValue::as_i64),
+        };
+        self.capture.push_activity(activity, details);
     }
 
     fn host(&mut self, plane: Plane<'_>) -> Result<(), Stop> {
@@ -296,17 +299,9 @@ impl Builder<'_> {
                     span.1 = span.1.max(start + dur);
                 }
                 let name = builder.capture.strings.intern(name_text);
-                builder.capture.host_events.push(HostEvent {
-                    thread,
-                    start,
-                    dur,
-                    name,
-                    kind,
-                    correlation,
-                    external_id: None,
-                    parent_op: None,
-                    source_index: index,
-                });
+                let mut event = HostEvent::new(thread, start, dur, name, kind, index);
+                event.set_correlation(correlation);
+                builder.capture.push_host_event(event, None);
             })?;
         }
         for (number, (start, end)) in steps {
