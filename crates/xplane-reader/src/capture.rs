@@ -19,8 +19,8 @@ use crate::{Error, XSpace};
 /// programs and anything else the model does not keep, but without its events (its lines
 /// are there, each with no events): those are in the capture.
 ///
-/// The file is read line by line, never whole (see `stream.rs`), so memory peaks at about
-/// the size of the model, not the file plus the model. Errors are those of
+/// The file is read a chunk of a line at a time, never whole (see `stream.rs`), so memory
+/// peaks at about the size of the model, not the file plus the model. Errors are those of
 /// [`XSpace::read`].
 pub fn load_capture(path: &Path) -> Result<(Capture, XSpace), Error> {
     let io = |source| Error::Io {
@@ -188,8 +188,8 @@ impl Builder<'_> {
             return Ok(());
         };
         let (plane, raw) = line.raw();
-        let result = lines.load(raw).map(|body| {
-            for event in Line::over(lines.bytes(), plane, &body).events() {
+        let result = lines.for_each_chunk(raw, |bytes, chunk| {
+            for event in Line::over(bytes, plane, chunk).events() {
                 f(self, event);
             }
         });
@@ -460,8 +460,17 @@ mod tests {
     /// The streamed build and the whole-file build of one file give the same capture, and
     /// the streamed one did not fall back.
     fn check_streamed(path: &Path) {
-        let (space, lines) = stream::read_skeleton(path)
+        check_streamed_in_chunks(path, None);
+    }
+
+    /// `check_streamed`, reading lines `chunk` bytes at a time when given (so that fields
+    /// cut by a chunk's end are met in small files).
+    fn check_streamed_in_chunks(path: &Path, chunk: Option<usize>) {
+        let (space, mut lines) = stream::read_skeleton(path)
             .unwrap_or_else(|stop| panic!("{}: streaming stopped: {stop:?}", path.display()));
+        if let Some(chunk) = chunk {
+            lines.chunk = chunk;
+        }
         let streamed = build(&space, path, Some(lines))
             .unwrap_or_else(|stop| panic!("{}: second pass stopped: {stop:?}", path.display()));
         let whole = to_capture(&XSpace::read(path).expect("reads whole"), path);
@@ -510,6 +519,9 @@ mod tests {
         ] {
             for path in files(&root.join(folder)) {
                 check_streamed(&path);
+                for chunk in [1, 5, 64, 1000] {
+                    check_streamed_in_chunks(&path, Some(chunk));
+                }
                 checked += 1;
             }
         }
