@@ -216,9 +216,10 @@ fn decode_correlation(stored: u64) -> Option<u64> {
 /// Built with [`GpuActivity::new`], which leaves every optional field empty; readers set
 /// the correlation id and HLO op they found and push it with
 /// [`CaptureBuilder::push_activity`](crate::CaptureBuilder::push_activity), which keeps what only some
-/// activities have (external and graph ids, bytes, the XLA module) in the capture's side
-/// tables, read back with [`Capture::activity_external_id`] and its siblings. `launch` is
-/// set by [`CaptureBuilder::finish`](crate::CaptureBuilder::finish).
+/// activities have beside the rows: external and graph ids and bytes in side tables, read
+/// back with [`Capture::activity_external_id`] and its siblings, the XLA module and program
+/// id as one entry of [`Capture::hlo_modules`] per distinct pair. `launch` is set by
+/// [`CaptureBuilder::finish`](crate::CaptureBuilder::finish).
 ///
 /// Activities are most of a capture's memory, so the row holds only what most activities
 /// have, and ids whose `Option` would double their size are stored with a sentinel.
@@ -284,8 +285,9 @@ impl GpuActivity {
         decode_correlation(self.correlation)
     }
 
-    /// Sets the correlation id; `Some(u64::MAX)` reads back as `None` (see the readers'
-    /// ids above).
+    /// Sets the correlation id. `Some(u64::MAX)` reads back as `None`: that value marks
+    /// "none" in the row, and no reader meets it (CUPTI's and ROCm's ids are 32-bit,
+    /// Kineto's JSON ones non-negative `i64`).
     pub fn set_correlation(&mut self, correlation: Option<u64>) {
         self.correlation = encode_correlation(correlation);
     }
