@@ -94,7 +94,7 @@ pub fn idle_causes(capture: &Capture, stream: StreamId, gaps: &[Gap]) -> IdleCau
         let next = acts.get(acts.partition_point(|a| a.start < g.end));
         let launch = next
             .filter(|a| a.start == g.end)
-            .and_then(|a| a.launch)
+            .and_then(|a| a.launch())
             .map(|l| capture.host_event(l).start);
         match launch {
             Some(start) if start >= g.start => causes.host_wait += g.len(),
@@ -110,7 +110,7 @@ pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
     let mut threads: Vec<ThreadId> = capture
         .activities()
         .iter()
-        .filter_map(|a| a.launch.map(|l| capture.host_event(l).thread))
+        .filter_map(|a| a.launch().map(|l| capture.host_event(l).thread))
         .collect();
     threads.sort_unstable();
     threads.dedup();

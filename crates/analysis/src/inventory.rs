@@ -155,7 +155,7 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
                         memcpys: count(ActivityKind::Memcpy),
                         memsets: count(ActivityKind::Memset),
                         busy_ns: busy,
-                        launched: acts.iter().filter(|a| a.launch.is_some()).count(),
+                        launched: acts.iter().filter(|a| a.launch().is_some()).count(),
                     }
                 })
                 .collect();

@@ -26,7 +26,7 @@ impl Joined<'_> {
 pub(crate) fn join<'a>(capture: &'a Capture, activity: &'a GpuActivity) -> Joined<'a> {
     Joined {
         activity,
-        launch: activity.launch.map(|l| capture.host_event(l)),
+        launch: activity.launch().map(|l| capture.host_event(l)),
     }
 }
 

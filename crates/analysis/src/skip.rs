@@ -159,16 +159,16 @@ pub(crate) fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
         .host_events()
         .iter()
         .filter(|e| e.kind == HostKind::Launch)
-        .filter_map(|e| e.correlation)
+        .filter_map(|e| e.correlation())
         .min();
     let first_host = capture.host_events().iter().map(|e| e.start).min();
     capture
         .activities()
         .iter()
         .map(|a| {
-            a.launch.is_none()
+            a.launch().is_none()
                 && (a
-                    .correlation
+                    .correlation()
                     .zip(first_launch_corr)
                     .is_some_and(|(c, first)| c < first)
                     || first_host.is_some_and(|h| a.start < h))

@@ -154,7 +154,7 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
             .activities()
             .iter()
             .map(|a| {
-                let t = a.launch.map_or(a.start, |l| capture.host_event(l).start);
+                let t = a.launch().map_or(a.start, |l| capture.host_event(l).start);
                 step_containing(&steps, t)
             })
             .collect();
@@ -254,7 +254,7 @@ fn step_containing(steps: &[StepRange], t: Nanos) -> Option<u32> {
 fn module_steps(capture: &Capture) -> Option<Steps> {
     // Activities with a module, in start order across all streams.
     let mut order: Vec<usize> = (0..capture.activities().len())
-        .filter(|&i| capture.activities()[i].hlo_module.is_some())
+        .filter(|&i| capture.hlo_module(&capture.activities()[i]).is_some())
         .collect();
     if order.is_empty() {
         return None;
@@ -263,8 +263,8 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
     // Runs of one module: (module, first index into `order`, one past last).
     let mut runs: Vec<(trace_model::StringId, usize, usize)> = Vec::new();
     for (pos, &i) in order.iter().enumerate() {
-        let m = capture.activities()[i]
-            .hlo_module
+        let m = capture
+            .hlo_module(&capture.activities()[i])
             .expect("filtered on hlo_module");
         match runs.last_mut() {
             Some(r) if r.0 == m => r.2 = pos + 1,

@@ -91,11 +91,11 @@ pub(crate) fn attribute(
         .map(|(index, p)| (p.program_id, index))
         .collect();
     let program_of = |activity: &GpuActivity| -> Option<(usize, DecidedBy)> {
-        if let Some(&index) = activity.program_id.and_then(|id| by_id.get(&id)) {
+        if let Some(&index) = capture.program_id(activity).and_then(|id| by_id.get(&id)) {
             return Some((index, DecidedBy::HloOpProgramId));
         }
-        let module = capture.name(activity.hlo_module?);
-        let hlo_op = activity.hlo_op.map(|op| capture.name(op));
+        let module = capture.name(capture.hlo_module(activity)?);
+        let hlo_op = activity.hlo_op().map(|op| capture.name(op));
         // Several programs of the same module name: the one that holds the instruction.
         let mut same = programs
             .iter()
@@ -355,7 +355,7 @@ fn base_row(
         function: String::new(),
         match_kind: MatchKind::None,
         decided_by: DecidedBy::NoProgram,
-        in_graph: activity.graph_id.is_some(),
+        in_graph: capture.activity_graph_id(activity).is_some(),
     }
 }
 
@@ -572,7 +572,7 @@ fn match_group(
     let mut last: Option<(usize, BTreeSet<trace_model::StringId>)> = None;
     for (k, &index) in members.iter().enumerate() {
         let activity = &capture.activities()[index];
-        let Some(op) = activity.hlo_op.map(|op| capture.name(op)) else {
+        let Some(op) = activity.hlo_op().map(|op| capture.name(op)) else {
             continue;
         };
         let Some(positions) = schedule.positions.get(op) else {
@@ -650,10 +650,10 @@ fn match_in_window(
         &module.computations[c].instructions[i]
     };
     let name = normalize_kernel(capture.name(activity.name));
-    let hlo_op = activity.hlo_op.map(|op| capture.name(op));
+    let hlo_op = activity.hlo_op().map(|op| capture.name(op));
     // A graph kernel: launched from a CUDA graph, or its hlo_op names a command-buffer call.
     let graph_call = hlo_op.and_then(|op| schedule.graph_calls.get(op).copied());
-    let is_graph = activity.graph_id.is_some() || graph_call.is_some();
+    let is_graph = capture.activity_graph_id(activity).is_some() || graph_call.is_some();
     if is_graph {
         let candidates: Vec<usize> = (0..window.len())
             .filter(|&w| !claimed[w])

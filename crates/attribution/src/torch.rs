@@ -40,13 +40,13 @@ pub fn attribute_kineto(
             function: String::new(),
             match_kind: MatchKind::None,
             decided_by: DecidedBy::NoLaunch,
-            in_graph: activity.graph_id.is_some(),
+            in_graph: capture.activity_graph_id(activity).is_some(),
         };
-        if let Some(launch) = activity.launch {
+        if let Some(launch) = activity.launch() {
             let launch = capture.host_event(launch);
             row.in_graph |= trace_model::is_graph_launch_api(capture.name(launch.name));
         }
-        row.decided_by = match (activity.launch, capture.launching_op(activity)) {
+        row.decided_by = match (activity.launch(), capture.launching_op(activity)) {
             (None, _) => DecidedBy::NoLaunch,
             (Some(_), None) => DecidedBy::NoCpuOp,
             (Some(_), Some(op)) => {

@@ -12,10 +12,10 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use trace_model::{
-    ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties, FastMap, Format,
-    GpuActivity, GpuAnnotation, HostEvent, HostKind, HostThread, KernelClass, Nanos, ProcessGroup,
-    Step, StepSource, Stream, StreamId, StringId, ThreadId, Vendor, classify_kernel,
-    memcpy_direction,
+    ActivityDetails, ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties,
+    FastMap, Format, GpuActivity, GpuAnnotation, HostEvent, HostKind, HostThread, KernelClass,
+    Nanos, ProcessGroup, Step, StepSource, Stream, StreamId, StringId, ThreadId, Vendor,
+    classify_kernel, memcpy_direction,
 };
 
 mod fast;
@@ -681,17 +681,10 @@ impl<'p> Builder<'p> {
                 if cat == Cat::Trace && self.capture.meta.window.is_none() {
                     self.capture.meta.window = Some((Nanos(p.start), Nanos(p.start + p.dur)));
                 }
-                self.capture.host_events.push(HostEvent {
-                    thread,
-                    start: Nanos(p.start),
-                    dur: Nanos(p.dur),
-                    name: p.name,
-                    kind,
-                    correlation: p.correlation.and_then(|c| u64::try_from(c).ok()),
-                    external_id: p.external_id,
-                    parent_op: None,
-                    source_index: p.index,
-                });
+                let mut event =
+                    HostEvent::new(thread, Nanos(p.start), Nanos(p.dur), p.name, kind, p.index);
+                event.set_correlation(p.correlation.and_then(|c| u64::try_from(c).ok()));
+                self.capture.push_host_event(event, p.external_id);
             }
         }
     }
@@ -868,16 +861,18 @@ impl<'p> Builder<'p> {
             class,
             p.index,
         );
-        activity.correlation = p.correlation.and_then(|c| u64::try_from(c).ok());
-        activity.external_id = p.external_id;
-        activity.bytes = extra
-            .and_then(|e| e.bytes)
-            .and_then(|b| u64::try_from(b).ok());
-        activity.graph_id = extra.and_then(|e| e.graph_id);
-        activity.hlo_op = extra.and_then(|e| e.hlo_op);
-        activity.hlo_module = extra.and_then(|e| e.hlo_module);
-        activity.program_id = extra.and_then(|e| e.program_id);
-        self.capture.activities.push(activity);
+        activity.set_correlation(p.correlation.and_then(|c| u64::try_from(c).ok()));
+        activity.set_hlo_op(extra.and_then(|e| e.hlo_op));
+        let details = ActivityDetails {
+            external_id: p.external_id,
+            bytes: extra
+                .and_then(|e| e.bytes)
+                .and_then(|b| u64::try_from(b).ok()),
+            graph_id: extra.and_then(|e| e.graph_id),
+            hlo_module: extra.and_then(|e| e.hlo_module),
+            program_id: extra.and_then(|e| e.program_id),
+        };
+        self.capture.push_activity(activity, details);
     }
 
     fn read_top_level(&mut self, top: &TopLevel) -> Result<(), Error> {

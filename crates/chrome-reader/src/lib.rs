@@ -23,7 +23,7 @@
 //! let kernel = &capture.activities()[0];
 //! assert_eq!((kernel.start.0, kernel.dur.0), (110_000, 20_250)); // exact nanoseconds
 //! assert_eq!(kernel.class, KernelClass::Gemm);
-//! let launch = capture.host_event(kernel.launch.expect("joined by correlation id"));
+//! let launch = capture.host_event(kernel.launch().expect("joined by correlation id"));
 //! assert_eq!(launch.kind, HostKind::Launch);
 //!
 //! // The raw layer: every event, its exact text kept.

@@ -58,7 +58,7 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
     let mut previous: Option<(trace_model::StreamId, Option<i64>, trace_model::StringId)> = None;
     for activity in capture.activities() {
         gpu_time += activity.dur.0;
-        let Some(hlo_op) = activity.hlo_op else {
+        let Some(hlo_op) = activity.hlo_op() else {
             unattributed.0 += 1;
             unattributed.1 += activity.dur.0;
             previous = None;
@@ -66,12 +66,13 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
         };
         let text = capture.name(hlo_op);
         let leaf = text.rsplit("::").next().unwrap_or(text).to_owned();
-        let module = activity
-            .hlo_module
+        let module = capture
+            .hlo_module(activity)
             .map(|m| capture.name(m).to_owned())
             .unwrap_or_default();
-        let key = (activity.program_id, module, leaf);
-        let this = (activity.stream, activity.program_id, hlo_op);
+        let program_id = capture.program_id(activity);
+        let key = (program_id, module, leaf);
+        let this = (activity.stream, program_id, hlo_op);
         let acc = by_op.entry(key).or_default();
         if previous != Some(this) {
             acc.runs += 1;

@@ -150,8 +150,8 @@ pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
     for activity in capture.activities() {
         gpu_time += activity.dur.0;
         let launching = activity
-            .launch
-            .and_then(|l| capture.host_event(l).parent_op)
+            .launch()
+            .and_then(|l| capture.host_event(l).parent_op())
             .map(|id| id.index());
         match launching.and_then(|i| owner[i]) {
             Some(op) => {

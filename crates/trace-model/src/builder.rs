@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
+use crate::capture::SideTables;
 use crate::{
-    Capture, Device, Diagnostics, Format, GpuActivity, GpuAnnotation, HostEvent, HostEventId,
-    HostThread, Interner, Nanos, Step, Stream, TraceMeta,
+    ActivityDetails, Capture, Device, Diagnostics, FastMap, Format, GpuActivity, GpuAnnotation,
+    HloModule, HostEvent, HostThread, Interner, ModuleId, Nanos, Step, Stream, TraceMeta,
 };
 
 /// The diagnostic code of events left out for their time (see [`CaptureBuilder::finish`]).
@@ -20,8 +21,10 @@ fn time_out_of_range_message() -> String {
 /// A capture being read: the same tables as [`Capture`], public and in any order.
 ///
 /// Readers push what they find and call [`CaptureBuilder::finish`] once. Ids
-/// ([`crate::StreamId`], [`crate::ThreadId`], ...) index the builder's tables; host event
-/// ids (`parent_op`) index `host_events` in push order and are remapped by the sort.
+/// ([`crate::StreamId`], [`crate::ThreadId`], ...) index the builder's tables; the links
+/// between events (`launch`, `parent_op`) are only made by `finish`. What only some events
+/// have goes in through [`CaptureBuilder::push_activity`] and
+/// [`CaptureBuilder::push_host_event`], keyed by the event's source index.
 #[derive(Debug, Clone)]
 pub struct CaptureBuilder {
     /// The file format being read.
@@ -46,6 +49,9 @@ pub struct CaptureBuilder {
     pub meta: TraceMeta,
     /// Oddities met so far.
     pub diagnostics: Diagnostics,
+    hlo_modules: Vec<HloModule>,
+    module_ids: FastMap<HloModule, ModuleId>,
+    pub(crate) sides: SideTables,
 }
 
 impl CaptureBuilder {
@@ -63,7 +69,48 @@ impl CaptureBuilder {
             steps: Vec::new(),
             meta: TraceMeta::default(),
             diagnostics: Diagnostics::default(),
+            hlo_modules: Vec::new(),
+            module_ids: FastMap::default(),
+            sides: SideTables::default(),
         }
+    }
+
+    /// Pushes an activity with what only some activities have: each detail present is kept
+    /// under the activity's source index, and the module and program id become one entry
+    /// of [`Capture::hlo_modules`] per distinct pair.
+    pub fn push_activity(&mut self, mut activity: GpuActivity, details: ActivityDetails) {
+        let index = activity.source_index;
+        let sides = &mut self.sides;
+        if let Some(id) = details.external_id {
+            sides.activity_external_ids.push(index, id);
+        }
+        if let Some(bytes) = details.bytes {
+            sides.activity_bytes.push(index, bytes);
+        }
+        if let Some(id) = details.graph_id {
+            sides.activity_graph_ids.push(index, id);
+        }
+        let module = HloModule {
+            name: details.hlo_module,
+            program_id: details.program_id,
+        };
+        if module.name.is_some() || module.program_id.is_some() {
+            let next = ModuleId::new(self.hlo_modules.len() as u32);
+            let id = *self.module_ids.entry(module).or_insert(next);
+            if id == next {
+                self.hlo_modules.push(module);
+            }
+            activity.set_module(Some(id));
+        }
+        self.activities.push(activity);
+    }
+
+    /// Pushes a host event with Kineto's `External id`, if it has one.
+    pub fn push_host_event(&mut self, event: HostEvent, external_id: Option<i64>) {
+        if let Some(id) = external_id {
+            self.sides.host_external_ids.push(event.source_index, id);
+        }
+        self.host_events.push(event);
     }
 
     /// Counts one event left out because its time or end does not fit the representable
@@ -81,13 +128,11 @@ impl CaptureBuilder {
     ///    which starts more than `Nanos::FAR` from the median start of the capture's events,
     ///    counting them in the [`TIME_OUT_OF_RANGE`] diagnostic. Afterwards every difference
     ///    of two times in the capture is small enough for plain `Nanos` arithmetic.
-    /// 2. Sorts activities by `(stream, start, source_index)`, host events by
-    ///    `(thread, start, source_index)` (remapping `parent_op`), steps by `(start, number)`.
+    /// 2. Sorts host events by `(thread, start, source_index)` and steps by
+    ///    `(start, number)`.
     /// 3. Links each activity to its launch and each launch to its CPU op (see
-    ///    `link_launches` in the source), replacing any `launch` set before.
-    ///
-    /// A host event dropped in step 1 must not be another's `parent_op`; readers set no
-    /// links before `finish`.
+    ///    `link_launches` in the source), sorting activities by
+    ///    `(stream, start, source_index)` on the way.
     pub fn finish(mut self, source: &Path) -> Capture {
         let source = source.display().to_string();
         self.drop_far_events(&source);
@@ -105,6 +150,9 @@ impl CaptureBuilder {
             steps,
             meta,
             diagnostics,
+            hlo_modules,
+            module_ids: _,
+            sides,
         } = self;
         Capture {
             format,
@@ -118,6 +166,8 @@ impl CaptureBuilder {
             steps,
             meta,
             diagnostics,
+            hlo_modules,
+            sides,
         }
     }
 
@@ -139,26 +189,38 @@ impl CaptureBuilder {
                 && (start + dur).in_range()
                 && start.0.abs_diff(median) <= Nanos::FAR.0.unsigned_abs()
         };
-        let mut dropped = 0u64;
-        let mut first: Option<u64> = None;
-        let mut note = |index: u64| {
-            dropped += 1;
-            first = Some(first.map_or(index, |f| f.min(index)));
-        };
+        // The source indices of the events left out, for the side tables (few or none).
+        let mut dropped_activities = Vec::new();
+        let mut dropped_host_events = Vec::new();
         self.activities.retain(|a| {
             let keep = fits(a.start, a.dur);
             if !keep {
-                note(a.source_index);
+                dropped_activities.push(a.source_index);
             }
             keep
         });
         self.host_events.retain(|e| {
             let keep = fits(e.start, e.dur);
             if !keep {
-                note(e.source_index);
+                dropped_host_events.push(e.source_index);
             }
             keep
         });
+        let dropped = (dropped_activities.len() + dropped_host_events.len()) as u64;
+        let first = dropped_activities
+            .iter()
+            .chain(&dropped_host_events)
+            .min()
+            .copied();
+        dropped_activities.sort_unstable();
+        dropped_host_events.sort_unstable();
+        let activity_kept = |index: u64| dropped_activities.binary_search(&index).is_err();
+        let host_kept = |index: u64| dropped_host_events.binary_search(&index).is_err();
+        let sides = &mut self.sides;
+        sides.activity_external_ids.finish(activity_kept);
+        sides.activity_bytes.finish(activity_kept);
+        sides.activity_graph_ids.finish(activity_kept);
+        sides.host_external_ids.finish(host_kept);
         let before = self.gpu_annotations.len() + self.steps.len();
         self.gpu_annotations.retain(|a| fits(a.start, a.dur));
         self.steps
@@ -181,38 +243,12 @@ impl CaptureBuilder {
         );
     }
 
-    /// Sorts activities and host events into the documented order and remaps the
-    /// `launch`/`parent_op` links accordingly.
+    /// Sorts host events and steps into the documented order, in place (no link is set
+    /// yet, so none needs remapping). Activities are sorted by `link_launches`.
     fn sort(&mut self) {
         // Keys end in the unique source index, so unstable (in-place) sorts are deterministic.
-        self.activities
-            .sort_unstable_by_key(|a| (a.stream, a.start, a.source_index));
-        let mut order: Vec<u32> = (0..self.host_events.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| {
-            let e = &self.host_events[i as usize];
-            (e.thread, e.start, e.source_index)
-        });
-        let mut new_index = vec![0u32; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_index[old as usize] = new as u32;
-        }
-        drop(order);
-        // Links point at old positions: remap them, then move the events in place, one
-        // permutation cycle at a time (no second copy of the events).
-        let remap = |id: HostEventId| HostEventId::new(new_index[id.index()]);
-        for e in &mut self.host_events {
-            e.parent_op = e.parent_op.map(remap);
-        }
-        for a in &mut self.activities {
-            a.launch = a.launch.map(remap);
-        }
-        for i in 0..new_index.len() {
-            while new_index[i] as usize != i {
-                let j = new_index[i] as usize;
-                self.host_events.swap(i, j);
-                new_index.swap(i, j);
-            }
-        }
+        self.host_events
+            .sort_unstable_by_key(|e| (e.thread, e.start, e.source_index));
         self.steps.sort_by_key(|s| (s.start, s.number));
     }
 }
@@ -259,24 +295,22 @@ fn median<I: Iterator<Item = i64>>(values: impl Fn() -> I, limit: usize) -> i64 
 #[cfg(test)]
 mod tests {
     use crate::{
-        ActivityKind, CaptureBuilder, Format, GpuActivity, HostEvent, HostEventId, HostKind,
+        ActivityDetails, ActivityKind, CaptureBuilder, Format, GpuActivity, HostEvent, HostKind,
         KernelClass, Nanos, StreamId, TIME_OUT_OF_RANGE, ThreadId,
     };
     use std::path::Path;
 
-    fn host(c: &mut CaptureBuilder, thread: u32, start: i64, index: u64, parent: Option<u32>) {
+    fn host(c: &mut CaptureBuilder, thread: u32, start: i64, index: u64) {
         let name = c.strings.intern("op");
-        c.host_events.push(HostEvent {
-            thread: ThreadId::new(thread),
-            start: Nanos(start),
-            dur: Nanos(1),
+        let event = HostEvent::new(
+            ThreadId::new(thread),
+            Nanos(start),
+            Nanos(1),
             name,
-            kind: HostKind::CpuOp,
-            correlation: None,
-            external_id: None,
-            parent_op: parent.map(HostEventId::new),
-            source_index: index,
-        });
+            HostKind::CpuOp,
+            index,
+        );
+        c.push_host_event(event, Some(index as i64 * 10));
     }
 
     /// The counting median is the sorted middle, whatever the limit on copying.
@@ -308,29 +342,22 @@ mod tests {
     }
 
     #[test]
-    fn finish_sorts_host_events_and_keeps_links() {
+    fn finish_sorts_host_events_with_their_external_ids() {
         let mut c = CaptureBuilder::new(Format::KinetoJson);
-        // Source order: (thread 1, t=5), (thread 0, t=9), (thread 0, t=2) whose parent is
-        // event 1, (thread 1, t=1) whose parent is event 0.
-        host(&mut c, 1, 5, 0, None);
-        host(&mut c, 0, 9, 1, None);
-        host(&mut c, 0, 2, 2, Some(1));
-        host(&mut c, 1, 1, 3, Some(0));
+        // Source order: (thread 1, t=5), (thread 0, t=9), (thread 0, t=2), (thread 1, t=1).
+        host(&mut c, 1, 5, 0);
+        host(&mut c, 0, 9, 1);
+        host(&mut c, 0, 2, 2);
+        host(&mut c, 1, 1, 3);
         let c = c.finish(Path::new("t.json"));
         let order: Vec<u64> = c.host_events().iter().map(|e| e.source_index).collect();
         assert_eq!(order, [2, 1, 3, 0]);
-        // Each link still points at the same event (by source index) as before.
-        let parent_of = |src: u64| {
-            let e = c
-                .host_events()
-                .iter()
-                .find(|e| e.source_index == src)
-                .expect("present");
-            e.parent_op.map(|p| c.host_event(p).source_index)
-        };
-        assert_eq!(parent_of(2), Some(1));
-        assert_eq!(parent_of(3), Some(0));
-        assert_eq!(parent_of(0), None);
+        let external: Vec<_> = c
+            .host_events()
+            .iter()
+            .map(|e| c.host_external_id(e))
+            .collect();
+        assert_eq!(external, [Some(20), Some(10), Some(30), Some(0)]);
     }
 
     #[test]
@@ -348,16 +375,53 @@ mod tests {
                 index,
             )
         };
-        c.activities = vec![
-            kernel(1, 10, 5, 0),
-            kernel(0, 30, 5, 1),
-            kernel(0, 20, -1, 2),
-            kernel(0, 20, 5, 3),
-            kernel(1, Nanos::FAR.0 * 2, 5, 4),
-        ];
+        let (jit, other) = (c.strings.intern("jit_step"), c.strings.intern("jit_other"));
+        // Each activity carries details that follow it through the sort, by source index.
+        for (stream, start, dur, index) in [
+            (1, 10, 5, 0),
+            (0, 30, 5, 1),
+            (0, 20, -1, 2),
+            (0, 20, 5, 3),
+            (1, Nanos::FAR.0 * 2, 5, 4),
+        ] {
+            let details = ActivityDetails {
+                external_id: Some(index as i64 + 100),
+                bytes: (index % 2 == 1).then_some(index * 1000),
+                graph_id: (index != 0).then_some(7),
+                hlo_module: Some(if index == 3 { other } else { jit }),
+                program_id: Some(1),
+            };
+            c.push_activity(kernel(stream, start, dur, index), details);
+        }
         let c = c.finish(Path::new("t.pb"));
         let order: Vec<u64> = c.activities().iter().map(|a| a.source_index).collect();
         assert_eq!(order, [3, 1, 0]);
+        let details: Vec<_> = c
+            .activities()
+            .iter()
+            .map(|a| {
+                (
+                    c.activity_external_id(a),
+                    c.activity_bytes(a),
+                    c.activity_graph_id(a),
+                    c.hlo_module(a).map(|m| c.name(m)),
+                    c.program_id(a),
+                )
+            })
+            .collect();
+        assert_eq!(
+            details,
+            [
+                (Some(103), Some(3000), Some(7), Some("jit_other"), Some(1)),
+                (Some(101), Some(1000), Some(7), Some("jit_step"), Some(1)),
+                (Some(100), None, None, Some("jit_step"), Some(1)),
+            ]
+        );
+        // One module entry per distinct (name, program id); the entries of the events left
+        // out are gone from the side tables.
+        assert_eq!(c.hlo_modules().len(), 2);
+        assert_eq!(c.sides.activity_external_ids.len(), 3);
+        assert_eq!(c.sides.activity_bytes.len(), 2);
         let ones: Vec<u64> = c
             .stream_activities(StreamId::new(1))
             .iter()

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::num::NonZeroU32;
 
+use crate::side::SideTable;
 use crate::{Diagnostics, Interner, KernelClass, Nanos, StringId};
 
 /// Which file format the capture came from.
@@ -91,6 +92,10 @@ index_id!(
 index_id!(
     /// Index of a host event in [`Capture::host_events`].
     HostEventId
+);
+index_id!(
+    /// Index of an XLA module in [`Capture::hlo_modules`].
+    ModuleId
 );
 
 /// Capability figures of a device, as the profiler recorded them (labelled `read`).
@@ -193,49 +198,59 @@ pub enum ActivityKind {
     Memset,
 }
 
+/// The `correlation` an activity or host event without one holds: readers never see the id
+/// `u64::MAX` (CUPTI's and ROCm's ids are 32-bit, Kineto's JSON ones non-negative `i64`), so it
+/// marks "none" and an `Option<u64>` (16 bytes) is not needed in every row.
+const NO_CORRELATION: u64 = u64::MAX;
+
+fn encode_correlation(correlation: Option<u64>) -> u64 {
+    correlation.unwrap_or(NO_CORRELATION)
+}
+
+fn decode_correlation(stored: u64) -> Option<u64> {
+    (stored != NO_CORRELATION).then_some(stored)
+}
+
 /// One kernel, memcpy or memset on a GPU stream.
 ///
-/// Built with [`GpuActivity::new`], which leaves every optional field empty; readers fill
-/// those they found before pushing it onto a [`CaptureBuilder`](crate::CaptureBuilder). `launch` is set by
+/// Built with [`GpuActivity::new`], which leaves every optional field empty; readers set
+/// the correlation id and HLO op they found and push it with
+/// [`CaptureBuilder::push_activity`](crate::CaptureBuilder::push_activity), which keeps what only some
+/// activities have beside the rows: external and graph ids and bytes in side tables, read
+/// back with [`Capture::activity_external_id`] and its siblings, the XLA module and program
+/// id as one entry of [`Capture::hlo_modules`] per distinct pair. `launch` is set by
 /// [`CaptureBuilder::finish`](crate::CaptureBuilder::finish).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Activities are most of a capture's memory, so the row holds only what most activities
+/// have, and ids whose `Option` would double their size are stored with a sentinel.
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct GpuActivity {
-    /// The stream it ran on.
-    pub stream: StreamId,
     /// Start on the capture's time axis.
     pub start: Nanos,
     /// Duration (never negative in a finished capture).
     pub dur: Nanos,
+    /// `NO_CORRELATION` when none.
+    correlation: u64,
+    /// Index of the event in the source file (for error messages and joins); readers give
+    /// each event its own.
+    pub source_index: u64,
+    /// The stream it ran on.
+    pub stream: StreamId,
     /// Kernel or copy name.
     pub name: StringId,
+    launch: Option<HostEventId>,
+    hlo_op: Option<StringId>,
+    module: Option<ModuleId>,
     /// Kernel, memcpy or memset.
     pub kind: ActivityKind,
     /// Classification of the activity by name (and kind for copies).
     pub class: KernelClass,
-    /// Correlation id linking the activity to its host launch.
-    pub correlation: Option<u64>,
-    /// The host call that launched it (runtime or driver API), if found.
-    pub launch: Option<HostEventId>,
-    /// Kineto's `External id`: links to the CPU op that issued the launch.
-    pub external_id: Option<i64>,
-    /// Bytes moved or set (memcpy/memset).
-    pub bytes: Option<u64>,
-    /// CUDA/HIP graph id, for kernels launched from a graph.
-    pub graph_id: Option<i64>,
-    /// XLA instruction that issued the activity (JAX captures).
-    pub hlo_op: Option<StringId>,
-    /// XLA module that issued the activity (JAX captures).
-    pub hlo_module: Option<StringId>,
-    /// XLA program id of the module (JAX captures).
-    pub program_id: Option<i64>,
-    /// Index of the event in the source file (for error messages and joins).
-    pub source_index: u64,
 }
 
 impl GpuActivity {
-    /// An activity with what every reader knows; the optional fields (correlation, bytes,
-    /// graph and XLA ids) start empty.
+    /// An activity with what every reader knows; the optional fields (correlation, HLO op,
+    /// launch) start empty.
     pub fn new(
         stream: StreamId,
         start: Nanos,
@@ -246,21 +261,17 @@ impl GpuActivity {
         source_index: u64,
     ) -> Self {
         GpuActivity {
-            stream,
             start,
             dur,
+            correlation: NO_CORRELATION,
+            source_index,
+            stream,
             name,
+            launch: None,
+            hlo_op: None,
+            module: None,
             kind,
             class,
-            correlation: None,
-            launch: None,
-            external_id: None,
-            bytes: None,
-            graph_id: None,
-            hlo_op: None,
-            hlo_module: None,
-            program_id: None,
-            source_index,
         }
     }
 
@@ -268,6 +279,94 @@ impl GpuActivity {
     pub fn end(&self) -> Nanos {
         self.start + self.dur
     }
+
+    /// Correlation id linking the activity to its host launch.
+    pub fn correlation(&self) -> Option<u64> {
+        decode_correlation(self.correlation)
+    }
+
+    /// Sets the correlation id. `Some(u64::MAX)` reads back as `None`: that value marks
+    /// "none" in the row, and no reader meets it (CUPTI's and ROCm's ids are 32-bit,
+    /// Kineto's JSON ones non-negative `i64`).
+    pub fn set_correlation(&mut self, correlation: Option<u64>) {
+        self.correlation = encode_correlation(correlation);
+    }
+
+    /// The host call that launched it (runtime or driver API), if
+    /// [`CaptureBuilder::finish`](crate::CaptureBuilder::finish) found it.
+    pub fn launch(&self) -> Option<HostEventId> {
+        self.launch
+    }
+
+    pub(crate) fn set_launch(&mut self, launch: Option<HostEventId>) {
+        self.launch = launch;
+    }
+
+    /// XLA instruction that issued the activity (JAX captures).
+    pub fn hlo_op(&self) -> Option<StringId> {
+        self.hlo_op
+    }
+
+    /// Sets the XLA instruction.
+    pub fn set_hlo_op(&mut self, hlo_op: Option<StringId>) {
+        self.hlo_op = hlo_op;
+    }
+
+    /// The XLA module (and program) that issued the activity, an entry of
+    /// [`Capture::hlo_modules`] (JAX captures).
+    pub fn module(&self) -> Option<ModuleId> {
+        self.module
+    }
+
+    pub(crate) fn set_module(&mut self, module: Option<ModuleId>) {
+        self.module = module;
+    }
+}
+
+impl fmt::Debug for GpuActivity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GpuActivity")
+            .field("stream", &self.stream)
+            .field("start", &self.start)
+            .field("dur", &self.dur)
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("class", &self.class)
+            .field("correlation", &self.correlation())
+            .field("launch", &self.launch)
+            .field("hlo_op", &self.hlo_op)
+            .field("module", &self.module)
+            .field("source_index", &self.source_index)
+            .finish()
+    }
+}
+
+/// What only some activities have, given to
+/// [`CaptureBuilder::push_activity`](crate::CaptureBuilder::push_activity): the builder keeps each
+/// in a side table of the capture (or, for the module and program, one entry per distinct
+/// pair), so rows without them cost nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ActivityDetails {
+    /// Kineto's `External id`: links to the CPU op that issued the launch.
+    pub external_id: Option<i64>,
+    /// Bytes moved or set (memcpy/memset).
+    pub bytes: Option<u64>,
+    /// CUDA/HIP graph id, for kernels launched from a graph.
+    pub graph_id: Option<i64>,
+    /// XLA module that issued the activity (JAX captures).
+    pub hlo_module: Option<StringId>,
+    /// XLA program id of the module (JAX captures).
+    pub program_id: Option<i64>,
+}
+
+/// An XLA module as activities name it: its name and program id, each if recorded (JAX
+/// captures). A capture holds one per distinct pair, in [`Capture::hlo_modules`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HloModule {
+    /// The module's name (`jit_train_step`).
+    pub name: Option<StringId>,
+    /// XLA's program id of the compiled module.
+    pub program_id: Option<i64>,
 }
 
 /// What a host event is.
@@ -289,33 +388,90 @@ pub enum HostKind {
 }
 
 /// One event on a host thread.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Built with [`HostEvent::new`]; Kineto's `External id` goes to the builder with it
+/// ([`CaptureBuilder::push_host_event`](crate::CaptureBuilder::push_host_event)) and is read back with
+/// [`Capture::host_external_id`].
+#[derive(Clone, PartialEq)]
+#[non_exhaustive]
 pub struct HostEvent {
-    /// The thread it ran on.
-    pub thread: ThreadId,
     /// Start on the capture's time axis.
     pub start: Nanos,
     /// Duration (never negative in a finished capture).
     pub dur: Nanos,
+    /// `NO_CORRELATION` when none.
+    correlation: u64,
+    /// Index of the event in the source file; readers give each event its own.
+    pub source_index: u64,
+    /// The thread it ran on.
+    pub thread: ThreadId,
     /// Operator, API or annotation name.
     pub name: StringId,
+    parent_op: Option<HostEventId>,
     /// What the event is; a runtime call that launched an activity becomes a `Launch`.
     pub kind: HostKind,
-    /// Correlation id joining a launch to its GPU activities.
-    pub correlation: Option<u64>,
-    /// Kineto's `External id`, shared by a CPU op and the launches it issued.
-    pub external_id: Option<i64>,
-    /// For launches and runtime calls: the innermost CPU op around it on the same thread
-    /// (set by [`CaptureBuilder::finish`](crate::CaptureBuilder::finish)).
-    pub parent_op: Option<HostEventId>,
-    /// Index of the event in the source file.
-    pub source_index: u64,
 }
 
 impl HostEvent {
+    /// An event with no correlation id and no parent op.
+    pub fn new(
+        thread: ThreadId,
+        start: Nanos,
+        dur: Nanos,
+        name: StringId,
+        kind: HostKind,
+        source_index: u64,
+    ) -> Self {
+        HostEvent {
+            start,
+            dur,
+            correlation: NO_CORRELATION,
+            source_index,
+            thread,
+            name,
+            parent_op: None,
+            kind,
+        }
+    }
+
     /// `start + dur`.
     pub fn end(&self) -> Nanos {
         self.start + self.dur
+    }
+
+    /// Correlation id joining a launch to its GPU activities.
+    pub fn correlation(&self) -> Option<u64> {
+        decode_correlation(self.correlation)
+    }
+
+    /// Sets the correlation id; `Some(u64::MAX)` reads back as `None`, as for activities.
+    pub fn set_correlation(&mut self, correlation: Option<u64>) {
+        self.correlation = encode_correlation(correlation);
+    }
+
+    /// For launches and runtime calls: the innermost CPU op around it on the same thread
+    /// (set by [`CaptureBuilder::finish`](crate::CaptureBuilder::finish)).
+    pub fn parent_op(&self) -> Option<HostEventId> {
+        self.parent_op
+    }
+
+    pub(crate) fn set_parent_op(&mut self, parent_op: Option<HostEventId>) {
+        self.parent_op = parent_op;
+    }
+}
+
+impl fmt::Debug for HostEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostEvent")
+            .field("thread", &self.thread)
+            .field("start", &self.start)
+            .field("dur", &self.dur)
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("correlation", &self.correlation())
+            .field("parent_op", &self.parent_op)
+            .field("source_index", &self.source_index)
+            .finish()
     }
 }
 
@@ -407,6 +563,17 @@ pub struct Capture {
     pub(crate) steps: Vec<Step>,
     pub(crate) meta: TraceMeta,
     pub(crate) diagnostics: Diagnostics,
+    pub(crate) hlo_modules: Vec<HloModule>,
+    pub(crate) sides: SideTables,
+}
+
+/// What only some activities and host events have, by source index (see `SideTable`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct SideTables {
+    pub(crate) activity_external_ids: SideTable<i64>,
+    pub(crate) activity_bytes: SideTable<u64>,
+    pub(crate) activity_graph_ids: SideTable<i64>,
+    pub(crate) host_external_ids: SideTable<i64>,
 }
 
 impl Capture {
@@ -516,6 +683,50 @@ impl Capture {
         launch.parent_op.map(|op| self.host_event(op))
     }
 
+    /// The distinct XLA modules (name and program id) that activities name, in the order
+    /// first met.
+    pub fn hlo_modules(&self) -> &[HloModule] {
+        &self.hlo_modules
+    }
+
+    /// The XLA module that issued an activity of this capture (JAX captures).
+    pub fn hlo_module(&self, activity: &GpuActivity) -> Option<StringId> {
+        activity
+            .module
+            .and_then(|id| self.hlo_modules[id.index()].name)
+    }
+
+    /// The XLA program id of the module that issued an activity of this capture (JAX
+    /// captures).
+    pub fn program_id(&self, activity: &GpuActivity) -> Option<i64> {
+        activity
+            .module
+            .and_then(|id| self.hlo_modules[id.index()].program_id)
+    }
+
+    /// Kineto's `External id` of an activity of this capture: links to the CPU op that
+    /// issued the launch.
+    pub fn activity_external_id(&self, activity: &GpuActivity) -> Option<i64> {
+        self.sides.activity_external_ids.get(activity.source_index)
+    }
+
+    /// Bytes moved or set by an activity of this capture (memcpy/memset).
+    pub fn activity_bytes(&self, activity: &GpuActivity) -> Option<u64> {
+        self.sides.activity_bytes.get(activity.source_index)
+    }
+
+    /// The CUDA/HIP graph id of an activity of this capture, for kernels launched from a
+    /// graph.
+    pub fn activity_graph_id(&self, activity: &GpuActivity) -> Option<i64> {
+        self.sides.activity_graph_ids.get(activity.source_index)
+    }
+
+    /// Kineto's `External id` of a host event of this capture, shared by a CPU op and the
+    /// launches it issued.
+    pub fn host_external_id(&self, event: &HostEvent) -> Option<i64> {
+        self.sides.host_external_ids.get(event.source_index)
+    }
+
     /// Earliest start and latest end over all GPU activities.
     pub fn gpu_span(&self) -> Option<(Nanos, Nanos)> {
         let start = self.activities.iter().map(|a| a.start).min()?;
@@ -530,13 +741,47 @@ mod tests {
 
     /// Activities and host events are most of a capture's memory: these sizes are what
     /// `xtask bench`'s load_capture RSS rows come from (they were 144 and 80 bytes with
-    /// plain `u32` ids).
+    /// plain `u32` ids, 128 and 72 with every optional field in the row).
     #[test]
     fn row_sizes() {
         assert_eq!(size_of::<Option<HostEventId>>(), 4);
         assert_eq!(size_of::<Option<StringId>>(), 4);
-        assert_eq!(size_of::<GpuActivity>(), 128);
-        assert_eq!(size_of::<HostEvent>(), 72);
+        assert_eq!(size_of::<Option<ModuleId>>(), 4);
+        assert_eq!(size_of::<KernelClass>(), 2);
+        assert_eq!(size_of::<GpuActivity>(), 56);
+        assert_eq!(size_of::<HostEvent>(), 48);
+    }
+
+    #[test]
+    fn correlation_sentinel_reads_back_as_none() {
+        let name = Interner::new().intern("k");
+        let mut a = GpuActivity::new(
+            StreamId::new(0),
+            Nanos(0),
+            Nanos(1),
+            name,
+            ActivityKind::Kernel,
+            KernelClass::Other,
+            0,
+        );
+        assert_eq!(a.correlation(), None);
+        for id in [0, 7, u64::MAX - 1] {
+            a.set_correlation(Some(id));
+            assert_eq!(a.correlation(), Some(id));
+        }
+        a.set_correlation(Some(u64::MAX));
+        assert_eq!(a.correlation(), None);
+        let mut e = HostEvent::new(
+            ThreadId::new(0),
+            Nanos(0),
+            Nanos(1),
+            name,
+            HostKind::Runtime,
+            0,
+        );
+        e.set_correlation(Some(1 << 40));
+        assert_eq!((e.correlation(), e.parent_op()), (Some(1 << 40), None));
+        assert!(format!("{a:?}").contains("correlation: None"));
     }
 
     #[test]

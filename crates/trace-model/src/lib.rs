@@ -10,29 +10,28 @@
 //! ```
 //! use std::path::Path;
 //! use trace_model::{
-//!     ActivityKind, CaptureBuilder, Format, GpuActivity, HostEvent, HostKind, KernelClass,
-//!     Nanos, StreamId, ThreadId, classify_kernel,
+//!     ActivityDetails, ActivityKind, CaptureBuilder, Format, GpuActivity, HostEvent, HostKind,
+//!     KernelClass, Nanos, StreamId, ThreadId, classify_kernel,
 //! };
 //!
 //! let mut b = CaptureBuilder::new(Format::KinetoJson);
 //! let (launch, gemm) = (b.strings.intern("cudaLaunchKernel"), b.strings.intern("volta_sgemm_128x64_nn"));
-//! b.host_events.push(HostEvent {
-//!     thread: ThreadId::new(0), start: Nanos(1_000), dur: Nanos(5_000), name: launch,
-//!     kind: HostKind::Runtime, correlation: Some(7), external_id: None, parent_op: None,
-//!     source_index: 0,
-//! });
+//! let mut call =
+//!     HostEvent::new(ThreadId::new(0), Nanos(1_000), Nanos(5_000), launch, HostKind::Runtime, 0);
+//! call.set_correlation(Some(7));
+//! b.push_host_event(call, None);
 //! let class = classify_kernel("volta_sgemm_128x64_nn");
 //! assert_eq!(class, KernelClass::Gemm);
 //! let mut kernel = GpuActivity::new(
 //!     StreamId::new(0), Nanos(9_000), Nanos(40_000), gemm, ActivityKind::Kernel, class, 1,
 //! );
-//! kernel.correlation = Some(7);
-//! b.activities.push(kernel);
+//! kernel.set_correlation(Some(7));
+//! b.push_activity(kernel, ActivityDetails::default());
 //!
 //! // `finish` sorts, drops absurd times and links each activity to its launch.
 //! let capture = b.finish(Path::new("example.json"));
 //! let kernel = &capture.stream_activities(StreamId::new(0))[0];
-//! let launch = capture.host_event(kernel.launch.expect("linked by correlation id"));
+//! let launch = capture.host_event(kernel.launch().expect("linked by correlation id"));
 //! assert_eq!((capture.name(launch.name), launch.kind), ("cudaLaunchKernel", HostKind::Launch));
 //! assert_eq!(kernel.start - launch.start, Nanos(8_000));
 //! assert_eq!(capture.gpu_span(), Some((Nanos(9_000), Nanos(49_000))));
@@ -47,13 +46,15 @@ mod diagnostics;
 mod hash;
 mod intern;
 mod link;
+mod side;
 mod time;
 
 pub use builder::{CaptureBuilder, TIME_OUT_OF_RANGE};
 pub use capture::{
-    ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format, GpuActivity, GpuAnnotation,
-    HostEvent, HostEventId, HostKind, HostThread, MemcpyDirection, ProcessGroup, Step, StepSource,
-    Stream, StreamId, ThreadId, TraceMeta, Vendor,
+    ActivityDetails, ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format,
+    GpuActivity, GpuAnnotation, HloModule, HostEvent, HostEventId, HostKind, HostThread,
+    MemcpyDirection, ModuleId, ProcessGroup, Step, StepSource, Stream, StreamId, ThreadId,
+    TraceMeta, Vendor,
 };
 pub use classify::{
     CollectiveKind, KernelClass, classify_kernel, is_graph_launch_api, memcpy_direction,

@@ -1,43 +1,61 @@
 //! Launch linking, shared by every reader: GPU activities to their host launch call (by
 //! correlation id) and each launch to the innermost CPU op around it.
 
-use crate::{CaptureBuilder, FastMap, HostEvent, HostEventId, HostKind};
+use crate::{CaptureBuilder, FastMap, HostEventId, HostKind};
 
 impl CaptureBuilder {
     /// Joins activities to launches and launches to their enclosing CPU op. `finish` calls
-    /// it once, after sorting, so that indices are final and each thread's events are
-    /// contiguous and in start order.
+    /// it once, after sorting host events, so that their indices are final and each
+    /// thread's events are contiguous and in start order; it leaves activities sorted by
+    /// `(stream, start, source_index)`.
     ///
     /// - An activity's launch is the first `Launch` or `Runtime` host event with the same
     ///   correlation id; that event becomes a `Launch`. Activities with none are counted in
     ///   the `activity-without-launch` diagnostic, whose first place is
-    ///   `{path_for_diagnostics}: event {source_index}`.
+    ///   `{path_for_diagnostics}: event {source_index}` of the first in the final order.
     /// - A launch or runtime call's `parent_op` is the innermost `CpuOp` on its thread that
-    ///   contains it, else the `CpuOp` with the same `external_id` (Kineto).
+    ///   contains it, else the `CpuOp` with the same external id (Kineto).
     pub(crate) fn link_launches(&mut self, path_for_diagnostics: &str) {
-        let by_correlation = LaunchTable::new(&self.host_events);
-        let mut unlinked = 0u64;
-        let mut first_unlinked = None;
-        for activity in &mut self.activities {
-            activity.launch = activity
-                .correlation
-                .and_then(|correlation| by_correlation.get(correlation))
-                .map(HostEventId::new);
-            match activity.launch {
-                Some(launch) => self.host_events[launch.index()].kind = HostKind::Launch,
-                None => {
-                    unlinked += 1;
-                    first_unlinked.get_or_insert(activity.source_index);
+        // Activities by correlation id, so that each launch finds its activities by halving,
+        // and only then in their final order: this needs nothing beside the rows, where a
+        // table of (id, event) pairs took 12 bytes a launch at the capture's memory peak.
+        // The key ends in the unique source index, so the unstable sort is deterministic.
+        let activities = &mut self.activities;
+        activities.sort_unstable_by_key(|a| (a.correlation(), a.source_index));
+        for (index, event) in self.host_events.iter_mut().enumerate() {
+            if !matches!(event.kind, HostKind::Launch | HostKind::Runtime) {
+                continue;
+            }
+            let Some(correlation) = event.correlation() else {
+                continue;
+            };
+            let lo = activities.partition_point(|a| a.correlation() < Some(correlation));
+            let same = activities[lo..]
+                .iter_mut()
+                .take_while(|a| a.correlation() == Some(correlation));
+            // The first event of an id takes all its activities; a later one finds them
+            // taken at the first and stops there.
+            let mut linked = false;
+            for activity in same {
+                if activity.launch().is_some() {
+                    break;
                 }
+                activity.set_launch(Some(HostEventId::new(index as u32)));
+                linked = true;
+            }
+            if linked {
+                event.kind = HostKind::Launch;
             }
         }
-        if let Some(first) = first_unlinked {
+        activities.sort_unstable_by_key(|a| (a.stream, a.start, a.source_index));
+        let mut unlinked = activities.iter().filter(|a| a.launch().is_none());
+        if let Some(first) = unlinked.next() {
             self.diagnostics.add_many(
                 "activity-without-launch",
-                unlinked,
+                1 + unlinked.count() as u64,
                 "GPU activities with no host launch call in the trace (no matching correlation id)"
                     .to_string(),
-                format!("{path_for_diagnostics}: event {first}"),
+                format!("{path_for_diagnostics}: event {}", first.source_index),
             );
         }
         self.link_parent_ops();
@@ -46,10 +64,11 @@ impl CaptureBuilder {
     /// Events are sorted by (thread, start): a stack of open CPU ops gives the innermost one
     /// around each launch or runtime call.
     fn link_parent_ops(&mut self) {
+        let external_ids = &self.sides.host_external_ids;
         let mut by_external: FastMap<i64, u32> = FastMap::default();
         for (index, event) in self.host_events.iter().enumerate() {
             if event.kind == HostKind::CpuOp
-                && let Some(external) = event.external_id
+                && let Some(external) = external_ids.get(event.source_index)
             {
                 by_external.entry(external).or_insert(index as u32);
             }
@@ -79,52 +98,15 @@ impl CaptureBuilder {
                         .copied()
                         .find(|&op| events[op as usize].end() >= end)
                         .or_else(|| {
-                            event
-                                .external_id
+                            external_ids
+                                .get(event.source_index)
                                 .and_then(|external| by_external.get(&external).copied())
                         });
-                    events[index].parent_op = parent.map(HostEventId::new);
+                    events[index].set_parent_op(parent.map(HostEventId::new));
                 }
                 _ => {}
             }
         }
-    }
-}
-
-/// The first `Launch` or `Runtime` host event of each correlation id: `(id, index)` pairs
-/// sorted by id, searched by halving. A capture holds millions of launches, and this is
-/// 12 bytes each where a hash map took about 24 at the capture's memory peak.
-struct LaunchTable {
-    /// `[low 32 bits, high 32 bits, host event index]`, sorted.
-    entries: Vec<[u32; 3]>,
-}
-
-impl LaunchTable {
-    fn new(events: &[HostEvent]) -> Self {
-        let candidates = |event: &HostEvent| {
-            matches!(event.kind, HostKind::Launch | HostKind::Runtime)
-                .then_some(event.correlation)
-                .flatten()
-        };
-        let mut entries = Vec::with_capacity(events.iter().filter_map(candidates).count());
-        for (index, event) in events.iter().enumerate() {
-            if let Some(correlation) = candidates(event) {
-                entries.push([correlation as u32, (correlation >> 32) as u32, index as u32]);
-            }
-        }
-        // By (id, index), so that the first entry of an id is its first event.
-        entries.sort_unstable_by_key(|&[low, high, index]| (high, low, index));
-        entries.dedup_by_key(|&mut [low, high, _]| (high, low));
-        LaunchTable { entries }
-    }
-
-    /// The index of the first event with this correlation id.
-    fn get(&self, correlation: u64) -> Option<u32> {
-        let key = ((correlation >> 32) as u32, correlation as u32);
-        self.entries
-            .binary_search_by_key(&key, |&[low, high, _]| (high, low))
-            .ok()
-            .map(|found| self.entries[found][2])
     }
 }
 
@@ -144,17 +126,9 @@ mod tests {
         dur: i64,
         correlation: Option<u64>,
     ) -> HostEvent {
-        HostEvent {
-            thread: ThreadId::new(0),
-            start: Nanos(start),
-            dur: Nanos(dur),
-            name,
-            kind,
-            correlation,
-            external_id: None,
-            parent_op: None,
-            source_index: 0,
-        }
+        let mut event = HostEvent::new(ThreadId::new(0), Nanos(start), Nanos(dur), name, kind, 0);
+        event.set_correlation(correlation);
+        event
     }
 
     fn kernel(name: StringId, correlation: Option<u64>, source_index: u64) -> GpuActivity {
@@ -167,7 +141,7 @@ mod tests {
             KernelClass::Other,
             source_index,
         );
-        kernel.correlation = correlation;
+        kernel.set_correlation(correlation);
         kernel
     }
 
@@ -188,13 +162,17 @@ mod tests {
             kernel(name, None, 2),
         ];
         let capture = capture.finish(Path::new("t.json"));
-        let launches: Vec<_> = capture.activities().iter().map(|a| a.launch).collect();
+        let launches: Vec<_> = capture.activities().iter().map(|a| a.launch()).collect();
         assert_eq!(
             launches,
             [Some(HostEventId::new(2)), Some(HostEventId::new(3)), None]
         );
         assert_eq!(capture.host_events()[2].kind, HostKind::Launch);
-        let parents: Vec<_> = capture.host_events().iter().map(|e| e.parent_op).collect();
+        let parents: Vec<_> = capture
+            .host_events()
+            .iter()
+            .map(|e| e.parent_op())
+            .collect();
         assert_eq!(
             parents,
             [
@@ -233,11 +211,73 @@ mod tests {
             kernel(name, Some(7), 2),
         ];
         let capture = capture.finish(Path::new("t.pb"));
-        let launches: Vec<_> = capture.activities().iter().map(|a| a.launch).collect();
+        let launches: Vec<_> = capture.activities().iter().map(|a| a.launch()).collect();
         assert_eq!(
             launches,
             [Some(HostEventId::new(1)), Some(HostEventId::new(0)), None]
         );
         assert_eq!(capture.host_events()[2].kind, HostKind::Runtime);
+    }
+
+    /// A launch outside every CPU op on its thread gets the op with its external id (Kineto),
+    /// which lives in the builder's side table, not in the row.
+    #[test]
+    fn parent_op_by_external_id() {
+        let mut capture = CaptureBuilder::new(Format::KinetoJson);
+        let name = capture.strings.intern("x");
+        let on = |thread: u32, kind: HostKind, start: i64, index: u64| {
+            HostEvent::new(
+                ThreadId::new(thread),
+                Nanos(start),
+                Nanos(5),
+                name,
+                kind,
+                index,
+            )
+        };
+        capture.push_host_event(on(0, HostKind::CpuOp, 0, 0), Some(41));
+        capture.push_host_event(on(0, HostKind::CpuOp, 10, 1), Some(42));
+        capture.push_host_event(on(1, HostKind::Runtime, 100, 2), Some(42));
+        capture.push_host_event(on(1, HostKind::Runtime, 200, 3), Some(43));
+        let capture = capture.finish(Path::new("t.json"));
+        let parents: Vec<_> = capture
+            .host_events()
+            .iter()
+            .map(|e| e.parent_op())
+            .collect();
+        assert_eq!(parents, [None, None, Some(HostEventId::new(1)), None]);
+        let external: Vec<_> = capture
+            .host_events()
+            .iter()
+            .map(|e| capture.host_external_id(e))
+            .collect();
+        assert_eq!(external, [Some(41), Some(42), Some(42), Some(43)]);
+    }
+
+    /// Many events sharing one id (odd producers write 0 everywhere) link every activity to
+    /// the first of them, without comparing each event with each activity.
+    #[test]
+    fn a_shared_id_links_to_its_first_event() {
+        let mut capture = CaptureBuilder::new(Format::OtherJson);
+        let name = capture.strings.intern("x");
+        for start in 0..3000 {
+            capture
+                .host_events
+                .push(host(name, HostKind::Runtime, start, 1, Some(0)));
+        }
+        capture.activities = (0..3000).map(|i| kernel(name, Some(0), i)).collect();
+        let capture = capture.finish(Path::new("t.json"));
+        assert!(
+            capture
+                .activities()
+                .iter()
+                .all(|a| a.launch() == Some(HostEventId::new(0)))
+        );
+        let launches = capture
+            .host_events()
+            .iter()
+            .filter(|e| e.kind == HostKind::Launch)
+            .count();
+        assert_eq!(launches, 1);
     }
 }

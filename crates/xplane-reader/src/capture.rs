@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use trace_model::{
-    ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties, FastMap, Format,
-    GpuActivity, HostEvent, HostKind, HostThread, KernelClass, Nanos, Step, StepSource, Stream,
-    StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
+    ActivityDetails, ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties,
+    FastMap, Format, GpuActivity, HostEvent, HostKind, HostThread, KernelClass, Nanos, Step,
+    StepSource, Stream, StreamId, StringId, ThreadId, Vendor, classify_kernel, memcpy_direction,
 };
 
 use crate::stream::{self, LineReader, Stop};
@@ -19,8 +19,8 @@ use crate::{Error, XSpace};
 /// programs and anything else the model does not keep, but without its events (its lines
 /// are there, each with no events): those are in the capture.
 ///
-/// The file is read line by line, never whole (see `stream.rs`), so memory peaks at about
-/// the size of the model, not the file plus the model. Errors are those of
+/// The file is read a chunk of a line at a time, never whole (see `stream.rs`), so memory
+/// peaks at about the size of the model, not the file plus the model. Errors are those of
 /// [`XSpace::read`].
 pub fn load_capture(path: &Path) -> Result<(Capture, XSpace), Error> {
     let io = |source| Error::Io {
@@ -188,8 +188,8 @@ impl Builder<'_> {
             return Ok(());
         };
         let (plane, raw) = line.raw();
-        let result = lines.load(raw).map(|body| {
-            for event in Line::over(lines.bytes(), plane, &body).events() {
+        let result = lines.for_each_chunk(raw, |bytes, chunk| {
+            for event in Line::over(bytes, plane, chunk).events() {
                 f(self, event);
             }
         });
@@ -249,13 +249,16 @@ impl Builder<'_> {
             class,
             index,
         );
-        activity.correlation = correlation.and_then(StatValue::as_u64);
-        activity.bytes = bytes;
-        activity.graph_id = graph_id.or(graph_exec_id).and_then(StatValue::as_i64);
-        activity.hlo_op = hlo_op;
-        activity.hlo_module = hlo_module;
-        activity.program_id = program_id.and_then(StatValue::as_i64);
-        self.capture.activities.push(activity);
+        activity.set_correlation(correlation.and_then(StatValue::as_u64));
+        activity.set_hlo_op(hlo_op);
+        let details = ActivityDetails {
+            external_id: None,
+            bytes,
+            graph_id: graph_id.or(graph_exec_id).and_then(StatValue::as_i64),
+            hlo_module,
+            program_id: program_id.and_then(StatValue::as_i64),
+        };
+        self.capture.push_activity(activity, details);
     }
 
     fn host(&mut self, plane: Plane<'_>) -> Result<(), Stop> {
@@ -296,17 +299,9 @@ impl Builder<'_> {
                     span.1 = span.1.max(start + dur);
                 }
                 let name = builder.capture.strings.intern(name_text);
-                builder.capture.host_events.push(HostEvent {
-                    thread,
-                    start,
-                    dur,
-                    name,
-                    kind,
-                    correlation,
-                    external_id: None,
-                    parent_op: None,
-                    source_index: index,
-                });
+                let mut event = HostEvent::new(thread, start, dur, name, kind, index);
+                event.set_correlation(correlation);
+                builder.capture.push_host_event(event, None);
             })?;
         }
         for (number, (start, end)) in steps {
@@ -465,8 +460,17 @@ mod tests {
     /// The streamed build and the whole-file build of one file give the same capture, and
     /// the streamed one did not fall back.
     fn check_streamed(path: &Path) {
-        let (space, lines) = stream::read_skeleton(path)
+        check_streamed_in_chunks(path, None);
+    }
+
+    /// `check_streamed`, reading lines `chunk` bytes at a time when given (so that fields
+    /// cut by a chunk's end are met in small files).
+    fn check_streamed_in_chunks(path: &Path, chunk: Option<usize>) {
+        let (space, mut lines) = stream::read_skeleton(path)
             .unwrap_or_else(|stop| panic!("{}: streaming stopped: {stop:?}", path.display()));
+        if let Some(chunk) = chunk {
+            lines.chunk = chunk;
+        }
         let streamed = build(&space, path, Some(lines))
             .unwrap_or_else(|stop| panic!("{}: second pass stopped: {stop:?}", path.display()));
         let whole = to_capture(&XSpace::read(path).expect("reads whole"), path);
@@ -515,6 +519,9 @@ mod tests {
         ] {
             for path in files(&root.join(folder)) {
                 check_streamed(&path);
+                for chunk in [1, 5, 64, 1000] {
+                    check_streamed_in_chunks(&path, Some(chunk));
+                }
                 checked += 1;
             }
         }

@@ -4,8 +4,8 @@
 //! the event and stat metadata (fields 4 and 5) that name them, so the file is read twice:
 //! the first pass checks every line as `decode.rs` does, keeps everything but the events
 //! (the XSpace's skeleton) and the byte range of each line; the second pass, while the
-//! model is built, reads one line at a time back into a reused buffer. Peak memory is then
-//! the model plus the longest line, not the file plus the model.
+//! model is built, reads each line back a chunk of whole fields (about 1 MB) at a time into
+//! a reused buffer. Peak memory is then the model plus a chunk, not the file plus the model.
 //!
 //! Anything this reader does not expect (a malformed field, a group inside a plane, a
 //! file that changed between the passes) makes `load_capture` read the whole file the
@@ -33,40 +33,114 @@ impl From<io::Error> for Stop {
     }
 }
 
-/// The file, for the second pass: each line's bytes read back on demand.
+/// How much of a line the second pass reads at a time: a host thread's line can be tens of
+/// MB, which held whole sat on top of the model at the capture's memory peak.
+const CHUNK: usize = 1 << 20;
+
+/// The file, for the second pass: each line's bytes read back on demand, a chunk of whole
+/// fields at a time.
 #[derive(Debug)]
 pub(crate) struct LineReader {
     file: File,
     buf: Vec<u8>,
+    /// Bytes read at a time: `CHUNK`, smaller in tests.
+    pub(crate) chunk: usize,
 }
 
 impl LineReader {
-    /// Reads `line`'s body (a byte range of the file) and checks it again, so that a file
-    /// changed since the first pass is noticed. The bytes are in [`LineReader::bytes`].
-    pub(crate) fn load(&mut self, line: &LineData) -> Result<LineData, Stop> {
-        let len = line.body.end - line.body.start;
+    /// Reads `line`'s body (a byte range of the file) back in chunks of whole fields and
+    /// calls `f` on each, with the line's data whose `body` is the chunk (`0..len`). Each
+    /// chunk is checked again and the events are counted, so that a file changed since the
+    /// first pass is noticed.
+    pub(crate) fn for_each_chunk(
+        &mut self,
+        line: &LineData,
+        mut f: impl FnMut(&[u8], &LineData),
+    ) -> Result<(), Stop> {
         self.file.seek(SeekFrom::Start(line.body.start as u64))?;
+        let mut left = line.body.end - line.body.start;
+        let mut events = 0;
+        let mut chunk_line = line.clone();
         self.buf.clear();
-        self.buf
-            .try_reserve_exact(len)
-            .map_err(|_| Stop::Unexpected)?;
-        (&mut self.file)
-            .take(len as u64)
-            .read_to_end(&mut self.buf)?;
-        if self.buf.len() != len {
+        while left > 0 || !self.buf.is_empty() {
+            if left == 0 {
+                // The file ended inside a field.
+                return Err(Stop::Unexpected);
+            }
+            let take = left.min(self.chunk);
+            let before = self.buf.len();
+            self.buf
+                .try_reserve_exact(take)
+                .map_err(|_| Stop::Unexpected)?;
+            (&mut self.file)
+                .take(take as u64)
+                .read_to_end(&mut self.buf)?;
+            if self.buf.len() - before != take {
+                return Err(Stop::Unexpected);
+            }
+            left -= take;
+            let whole = whole_fields(&self.buf).ok_or(Stop::Unexpected)?;
+            if whole == 0 {
+                // One field longer than a chunk: read on.
+                continue;
+            }
+            let again = decode::check_line(&self.buf[..whole], 0).map_err(|_| Stop::Unexpected)?;
+            events += again.event_count;
+            chunk_line.body = 0..whole;
+            f(&self.buf[..whole], &chunk_line);
+            self.buf.drain(..whole);
+        }
+        if events != line.event_count {
             return Err(Stop::Unexpected);
         }
-        let again = decode::check_line(&self.buf, 0).map_err(|_| Stop::Unexpected)?;
-        if again.event_count != line.event_count {
-            return Err(Stop::Unexpected);
-        }
-        Ok(again)
+        Ok(())
     }
+}
 
-    /// The bytes of the line last loaded.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.buf
+/// The length of the longest prefix of `bytes` made of whole protobuf fields, or `None`
+/// when a field is malformed rather than cut off by the end of `bytes`.
+fn whole_fields(bytes: &[u8]) -> Option<usize> {
+    let mut whole = 0;
+    loop {
+        let mut pos = whole;
+        let Some(key) = chunk_varint(bytes, &mut pos)? else {
+            return Some(whole);
+        };
+        let len = match key & 7 {
+            0 => match chunk_varint(bytes, &mut pos)? {
+                Some(_) => 0,
+                None => return Some(whole),
+            },
+            1 => 8,
+            5 => 4,
+            2 => match chunk_varint(bytes, &mut pos)? {
+                Some(len) => usize::try_from(len).ok()?,
+                None => return Some(whole),
+            },
+            _ => return None,
+        };
+        match pos.checked_add(len) {
+            Some(end) if end <= bytes.len() => whole = end,
+            Some(_) => return Some(whole),
+            None => return None,
+        }
     }
+}
+
+/// A varint at `pos`: `Some(None)` when `bytes` ends first, `None` when it is malformed.
+fn chunk_varint(bytes: &[u8], pos: &mut usize) -> Option<Option<u64>> {
+    let mut value = 0u64;
+    for shift in 0..10 {
+        let Some(&byte) = bytes.get(*pos) else {
+            return Some(None);
+        };
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << (7 * shift);
+        if byte & 0x80 == 0 {
+            return Some(Some(value));
+        }
+    }
+    None
 }
 
 /// First pass: the XSpace without its events' bytes (each line's `body` is its range in
@@ -126,6 +200,7 @@ pub(crate) fn read_skeleton(path: &Path) -> Result<(XSpace, LineReader), Stop> {
         LineReader {
             file,
             buf: Vec::new(),
+            chunk: CHUNK,
         },
     ))
 }

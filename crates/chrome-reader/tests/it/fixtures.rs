@@ -93,8 +93,11 @@ fn integers_beyond_i64_load() {
         load(Path::new("testdata/chrome/ok/large_integers.json")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(capture.activities().len(), 1);
     let a = &capture.activities()[0];
-    assert_eq!(a.correlation, Some(9_223_372_036_854_775_807));
-    assert!(a.launch.is_some(), "joined to its launch by correlation id");
+    assert_eq!(a.correlation(), Some(9_223_372_036_854_775_807));
+    assert!(
+        a.launch().is_some(),
+        "joined to its launch by correlation id"
+    );
     let op = capture
         .launching_op(a)
         .expect("the launch sits inside aten::mm");

@@ -61,7 +61,7 @@ fn every_gpu_activity_of_kineto_traces_has_a_stream_and_most_have_launches() {
     let linked = capture
         .activities()
         .iter()
-        .filter(|a| a.launch.is_some())
+        .filter(|a| a.launch().is_some())
         .count();
     let unlinked = capture.diagnostics().count("activity-without-launch") as usize;
     assert_eq!(linked + unlinked, capture.activities().len());
@@ -109,7 +109,7 @@ fn jax_trace_json_loads_devices_and_streams() {
     let linked = capture
         .activities()
         .iter()
-        .filter(|a| a.launch.is_some())
+        .filter(|a| a.launch().is_some())
         .count();
     assert_eq!(
         linked as u64,

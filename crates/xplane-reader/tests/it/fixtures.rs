@@ -47,7 +47,7 @@ fn ok_capture_loads_with_its_counts() {
     let capture = load(rel).unwrap_or_else(|e| panic!("{}", chain(&e)));
     assert_eq!(capture.activities().len(), 12);
     assert_eq!(capture.steps().len(), 2);
-    assert!(capture.activities().iter().all(|a| a.launch.is_some()));
+    assert!(capture.activities().iter().all(|a| a.launch().is_some()));
     assert_eq!(
         capture.diagnostics().count(trace_model::TIME_OUT_OF_RANGE),
         0

@@ -168,7 +168,7 @@ fn launches_join_activities_by_correlation_id() {
     let linked = capture
         .activities()
         .iter()
-        .filter(|activity| activity.launch.is_some())
+        .filter(|activity| activity.launch().is_some())
         .count();
     assert_eq!(linked, 54, "{:?}", capture.diagnostics());
     // MANIFEST: median launch→kernel-start latency on this capture is 14.9 µs.
@@ -176,7 +176,7 @@ fn launches_join_activities_by_correlation_id() {
         .activities()
         .iter()
         .filter_map(|activity| {
-            Some(activity.start.0 - capture.host_event(activity.launch?).start.0)
+            Some(activity.start.0 - capture.host_event(activity.launch()?).start.0)
         })
         .collect();
     delays.sort_unstable();
