@@ -130,7 +130,7 @@ pub(crate) fn load_from_chunked(
             b.apply(run, base);
             Ok(())
         })?;
-    b.finish(&top)
+    b.finish(&top, threads)
 }
 
 /// The sequential build on the streaming splitter of `scan.rs`, an independent way of
@@ -146,7 +146,7 @@ pub(crate) fn load_with_stream_splitter(
         prep.event_text(ev.index, ev.offset, ev.text)
     });
     b.apply(prep.finish(), 0);
-    b.finish(&top?)
+    b.finish(&top?, 1)
 }
 
 /// One rank's capture from a directory of rank files.
@@ -689,7 +689,8 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn finish(mut self, top: &TopLevel) -> Result<Capture, Error> {
+    /// Makes the capture; `sort_threads` are the threads its final sorts may use.
+    fn finish(mut self, top: &TopLevel, sort_threads: usize) -> Result<Capture, Error> {
         self.read_top_level(top)?;
         let is_jax = self
             .process_names
@@ -767,7 +768,7 @@ impl<'p> Builder<'p> {
         let devices = std::mem::take(&mut self.devices);
         self.finish_devices(&devices, &kineto_devices);
         let flows = self.count_flows();
-        let mut capture = self.capture.finish(self.path);
+        let mut capture = self.capture.finish_on(self.path, sort_threads);
         if let Some((count, message, place)) = flows {
             let diagnostics = capture.diagnostics_mut();
             diagnostics.add_many("flow-one-end", count, message, place);

@@ -131,13 +131,18 @@ impl CaptureBuilder {
     /// 2. Sorts host events by `(thread, start, source_index)` and steps by
     ///    `(start, number)`.
     /// 3. Links each activity to its launch and each launch to its CPU op (see
-    ///    `link_launches` in the source), sorting activities by
+    ///    `sort_and_link` in the source), sorting activities by
     ///    `(stream, start, source_index)` on the way.
-    pub fn finish(mut self, source: &Path) -> Capture {
+    pub fn finish(self, source: &Path) -> Capture {
+        self.finish_on(source, 1)
+    }
+
+    /// [`CaptureBuilder::finish`] with its sorts and linking passes on up to `threads`
+    /// threads (two are used; 1 runs everything on the caller's). The capture is the same.
+    pub fn finish_on(mut self, source: &Path, threads: usize) -> Capture {
         let source = source.display().to_string();
         self.drop_far_events(&source);
-        self.sort();
-        self.link_launches(&source);
+        self.sort_and_link(&source, threads > 1);
         let CaptureBuilder {
             format,
             strings,
@@ -241,15 +246,6 @@ impl CaptureBuilder {
             time_out_of_range_message(),
             place,
         );
-    }
-
-    /// Sorts host events and steps into the documented order, in place (no link is set
-    /// yet, so none needs remapping). Activities are sorted by `link_launches`.
-    fn sort(&mut self) {
-        // Keys end in the unique source index, so unstable (in-place) sorts are deterministic.
-        self.host_events
-            .sort_unstable_by_key(|e| (e.thread, e.start, e.source_index));
-        self.steps.sort_by_key(|s| (s.start, s.number));
     }
 }
 

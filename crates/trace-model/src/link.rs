@@ -1,13 +1,14 @@
 //! Launch linking, shared by every reader: GPU activities to their host launch call (by
 //! correlation id) and each launch to the innermost CPU op around it.
 
-use crate::{CaptureBuilder, FastMap, HostEventId, HostKind};
+use crate::side::SideTable;
+use crate::{CaptureBuilder, FastMap, GpuActivity, HostEvent, HostEventId, HostKind};
 
 impl CaptureBuilder {
-    /// Joins activities to launches and launches to their enclosing CPU op. `finish` calls
-    /// it once, after sorting host events, so that their indices are final and each
-    /// thread's events are contiguous and in start order; it leaves activities sorted by
-    /// `(stream, start, source_index)`.
+    /// Sorts host events by `(thread, start, source_index)` and steps by `(start, number)`,
+    /// then joins activities to launches and launches to their enclosing CPU op (host event
+    /// indices are final by then, and each thread's events contiguous and in start order);
+    /// it leaves activities sorted by `(stream, start, source_index)`. `finish` calls it once.
     ///
     /// - An activity's launch is the first `Launch` or `Runtime` host event with the same
     ///   correlation id; that event becomes a `Launch`. Activities with none are counted in
@@ -15,40 +16,37 @@ impl CaptureBuilder {
     ///   `{path_for_diagnostics}: event {source_index}` of the first in the final order.
     /// - A launch or runtime call's `parent_op` is the innermost `CpuOp` on its thread that
     ///   contains it, else the `CpuOp` with the same external id (Kineto).
-    pub(crate) fn link_launches(&mut self, path_for_diagnostics: &str) {
+    ///
+    /// With `parallel`, the sorts of host events and activities, and then the final sort of
+    /// activities and the parent-op linking, run two at a time (they touch different rows);
+    /// the result is the same.
+    pub(crate) fn sort_and_link(&mut self, path_for_diagnostics: &str, parallel: bool) {
         // Activities by correlation id, so that each launch finds its activities by halving,
         // and only then in their final order: this needs nothing beside the rows, where a
         // table of (id, event) pairs took 12 bytes a launch at the capture's memory peak.
-        // The key ends in the unique source index, so the unstable sort is deterministic.
-        let activities = &mut self.activities;
-        activities.sort_unstable_by_key(|a| (a.correlation(), a.source_index));
-        for (index, event) in self.host_events.iter_mut().enumerate() {
-            if !matches!(event.kind, HostKind::Launch | HostKind::Runtime) {
-                continue;
-            }
-            let Some(correlation) = event.correlation() else {
-                continue;
-            };
-            let lo = activities.partition_point(|a| a.correlation() < Some(correlation));
-            let same = activities[lo..]
-                .iter_mut()
-                .take_while(|a| a.correlation() == Some(correlation));
-            // The first event of an id takes all its activities; a later one finds them
-            // taken at the first and stops there.
-            let mut linked = false;
-            for activity in same {
-                if activity.launch().is_some() {
-                    break;
-                }
-                activity.set_launch(Some(HostEventId::new(index as u32)));
-                linked = true;
-            }
-            if linked {
-                event.kind = HostKind::Launch;
-            }
-        }
-        activities.sort_unstable_by_key(|a| (a.stream, a.start, a.source_index));
-        let mut unlinked = activities.iter().filter(|a| a.launch().is_none());
+        // Keys end in the unique source index, so unstable (in-place) sorts are deterministic.
+        let CaptureBuilder {
+            activities,
+            host_events,
+            steps,
+            sides,
+            ..
+        } = self;
+        join(
+            parallel,
+            || {
+                host_events.sort_unstable_by_key(|e| (e.thread, e.start, e.source_index));
+                steps.sort_by_key(|s| (s.start, s.number));
+            },
+            || activities.sort_unstable_by_key(|a| (a.correlation(), a.source_index)),
+        );
+        link_by_correlation(activities, host_events);
+        join(
+            parallel,
+            || activities.sort_unstable_by_key(|a| (a.stream, a.start, a.source_index)),
+            || link_parent_ops(host_events, &sides.host_external_ids),
+        );
+        let mut unlinked = self.activities.iter().filter(|a| a.launch().is_none());
         if let Some(first) = unlinked.next() {
             self.diagnostics.add_many(
                 "activity-without-launch",
@@ -58,54 +56,97 @@ impl CaptureBuilder {
                 format!("{path_for_diagnostics}: event {}", first.source_index),
             );
         }
-        self.link_parent_ops();
     }
+}
 
-    /// Events are sorted by (thread, start): a stack of open CPU ops gives the innermost one
-    /// around each launch or runtime call.
-    fn link_parent_ops(&mut self) {
-        let external_ids = &self.sides.host_external_ids;
-        let mut by_external: FastMap<i64, u32> = FastMap::default();
-        for (index, event) in self.host_events.iter().enumerate() {
-            if event.kind == HostKind::CpuOp
-                && let Some(external) = external_ids.get(event.source_index)
-            {
-                by_external.entry(external).or_insert(index as u32);
-            }
+/// Runs `a` and `b`, on two threads when `parallel`.
+fn join(parallel: bool, a: impl FnOnce() + Send, b: impl FnOnce() + Send) {
+    if !parallel {
+        a();
+        b();
+        return;
+    }
+    std::thread::scope(|scope| {
+        let other = scope.spawn(b);
+        a();
+        if let Err(panic) = other.join() {
+            std::panic::resume_unwind(panic);
         }
-        let events = &mut self.host_events;
-        let mut stack: Vec<u32> = Vec::new();
-        let mut current_thread = None;
-        for index in 0..events.len() {
-            let event = &events[index];
-            if current_thread != Some(event.thread) {
-                stack.clear();
-                current_thread = Some(event.thread);
+    });
+}
+
+/// Links each activity (sorted by correlation id) to the first launch or runtime call of
+/// its id, which becomes a `Launch`.
+fn link_by_correlation(activities: &mut [GpuActivity], host_events: &mut [HostEvent]) {
+    for (index, event) in host_events.iter_mut().enumerate() {
+        if !matches!(event.kind, HostKind::Launch | HostKind::Runtime) {
+            continue;
+        }
+        let Some(correlation) = event.correlation() else {
+            continue;
+        };
+        let lo = activities.partition_point(|a| a.correlation() < Some(correlation));
+        let same = activities[lo..]
+            .iter_mut()
+            .take_while(|a| a.correlation() == Some(correlation));
+        // The first event of an id takes all its activities; a later one finds them
+        // taken at the first and stops there.
+        let mut linked = false;
+        for activity in same {
+            if activity.launch().is_some() {
+                break;
             }
-            while stack
-                .last()
-                .is_some_and(|&top| events[top as usize].end() <= event.start)
-            {
-                stack.pop();
+            activity.set_launch(Some(HostEventId::new(index as u32)));
+            linked = true;
+        }
+        if linked {
+            event.kind = HostKind::Launch;
+        }
+    }
+}
+
+/// Events are sorted by (thread, start): a stack of open CPU ops gives the innermost one
+/// around each launch or runtime call.
+fn link_parent_ops(events: &mut [HostEvent], external_ids: &SideTable<i64>) {
+    let mut by_external: FastMap<i64, u32> = FastMap::default();
+    for (index, event) in events.iter().enumerate() {
+        if event.kind == HostKind::CpuOp
+            && let Some(external) = external_ids.get(event.source_index)
+        {
+            by_external.entry(external).or_insert(index as u32);
+        }
+    }
+    let mut stack: Vec<u32> = Vec::new();
+    let mut current_thread = None;
+    for index in 0..events.len() {
+        let event = &events[index];
+        if current_thread != Some(event.thread) {
+            stack.clear();
+            current_thread = Some(event.thread);
+        }
+        while stack
+            .last()
+            .is_some_and(|&top| events[top as usize].end() <= event.start)
+        {
+            stack.pop();
+        }
+        match event.kind {
+            HostKind::CpuOp => stack.push(index as u32),
+            HostKind::Launch | HostKind::Runtime => {
+                let end = event.end();
+                let parent = stack
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|&op| events[op as usize].end() >= end)
+                    .or_else(|| {
+                        external_ids
+                            .get(event.source_index)
+                            .and_then(|external| by_external.get(&external).copied())
+                    });
+                events[index].set_parent_op(parent.map(HostEventId::new));
             }
-            match event.kind {
-                HostKind::CpuOp => stack.push(index as u32),
-                HostKind::Launch | HostKind::Runtime => {
-                    let end = event.end();
-                    let parent = stack
-                        .iter()
-                        .rev()
-                        .copied()
-                        .find(|&op| events[op as usize].end() >= end)
-                        .or_else(|| {
-                            external_ids
-                                .get(event.source_index)
-                                .and_then(|external| by_external.get(&external).copied())
-                        });
-                    events[index].set_parent_op(parent.map(HostEventId::new));
-                }
-                _ => {}
-            }
+            _ => {}
         }
     }
 }
