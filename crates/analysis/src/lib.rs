@@ -88,6 +88,7 @@ pub use skip::{
     Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, InFlight,
     LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
     analyze as analyze_capture, run as skip_stats, run_loaded as skip_stats_loaded,
+    run_without_rows as skip_stats_without_rows,
 };
 pub use steps::{Spread, StepOrigin, StepRange, Steps};
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};

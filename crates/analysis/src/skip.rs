@@ -298,14 +298,30 @@ pub fn run_loaded(
     config: &Config,
     rows: impl std::io::Write,
 ) -> Result<Analysis, Error> {
+    analyse_loaded(input, loaded, config, Some(csv::Writer::from_writer(rows)))
+}
+
+/// [`run`] without `rows.csv`: the report only (profile-model's "ours").
+pub fn run_without_rows(input: &Path, config: &Config) -> Result<Analysis, Error> {
+    let loaded = crate::input::load_any(input)?;
+    analyse_loaded::<std::io::Sink>(input, &loaded, config, None)
+}
+
+fn analyse_loaded<W: std::io::Write>(
+    input: &Path,
+    loaded: &[crate::input::Loaded],
+    config: &Config,
+    mut rows: Option<csv::Writer<W>>,
+) -> Result<Analysis, Error> {
     let captures: Vec<(&Path, Option<i64>, &Capture)> = loaded
         .iter()
         .map(|l| (l.path.as_path(), l.rank, &l.capture))
         .collect();
     let multi = captures.len() > 1 || input.is_dir();
     let mut reports = Vec::with_capacity(captures.len());
-    let mut rows = csv::Writer::from_writer(rows);
-    write_header(&mut rows, multi).map_err(|e| csv_error(input, e))?;
+    if let Some(rows) = &mut rows {
+        write_header(rows, multi).map_err(|e| csv_error(input, e))?;
+    }
     // The rows need only the steps: the rest of the analysis runs on a thread of its own
     // while they are written (each was about half of skip-stats' time after loading).
     let parallel = chrome_reader::default_threads() > 1;
@@ -313,28 +329,35 @@ pub fn run_loaded(
         let (steps, in_flight) = steps_outside_flight(capture);
         let label = path.to_string_lossy();
         let rank_column = multi.then_some(rank);
-        let (written, report) = if parallel {
+        let with_rows = rows.is_some();
+        let mut write = || match &mut rows {
+            Some(rows) => write_rows(rows, capture, &steps, rank_column),
+            None => Ok(()),
+        };
+        let (written, report) = if parallel && with_rows {
             std::thread::scope(|scope| {
                 let analysis =
                     scope.spawn(|| analyze_steps(capture, &label, rank, config, &steps, in_flight));
-                let written = write_rows(&mut rows, capture, &steps, rank_column);
+                let written = write();
                 let report = analysis
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 (written, report)
             })
         } else {
-            let written = write_rows(&mut rows, capture, &steps, rank_column);
+            let written = write();
             let report = analyze_steps(capture, &label, rank, config, &steps, in_flight);
             (written, report)
         };
         written.map_err(|e| csv_error(input, e))?;
         reports.push(report);
     }
-    rows.flush().map_err(|source| Error::Io {
-        path: input.to_path_buf(),
-        source,
-    })?;
+    if let Some(rows) = &mut rows {
+        rows.flush().map_err(|source| Error::Io {
+            path: input.to_path_buf(),
+            source,
+        })?;
+    }
     let last_finisher = if multi {
         last_finisher(&reports, &captures)
     } else {
