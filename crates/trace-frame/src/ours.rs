@@ -52,11 +52,12 @@ pub struct Ours {
 /// Runs `crates/analysis`' skip-stats on `input` (a trace file or directory) with its
 /// default settings.
 pub fn ours(input: &Path) -> Result<Ours, Error> {
-    let a = analysis::skip_stats_without_rows(input, &analysis::SkipConfig::default())
-        .map_err(|e| Error::Missing {
+    let a = analysis::skip_stats_without_rows(input, &analysis::SkipConfig::default()).map_err(
+        |e| Error::Missing {
             path: input.to_path_buf(),
             what: format!("our analysis failed: {}", analysis::error_chain(&e)),
-        })?;
+        },
+    )?;
     let ranks = a
         .reports
         .iter()
