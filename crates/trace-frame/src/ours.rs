@@ -49,8 +49,8 @@ pub struct Ours {
     pub last_finisher: Option<(Option<i64>, f64)>,
 }
 
-/// Runs `crates/analysis`' skip-stats on `input` (a trace file or directory) with its
-/// default settings.
+/// Runs `crates/analysis`' skip-stats (its report, without `rows.csv`) on `input` (a trace
+/// file or directory) with its default settings.
 pub fn ours(input: &Path) -> Result<Ours, Error> {
     let a = analysis::skip_stats_without_rows(input, &analysis::SkipConfig::default()).map_err(
         |e| Error::Missing {
