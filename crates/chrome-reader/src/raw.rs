@@ -694,8 +694,11 @@ mod tests {
         check_ns("", None);
     }
 
-    /// Each event's index, offset and text, and the top-level members.
-    fn texts_of(json: &str) -> (Vec<(usize, u64, String)>, Vec<(String, String)>, usize) {
+    /// An event's index, byte offset and text.
+    type Placed = (usize, u64, String);
+
+    /// Each event's index, offset and text, the top-level members and the event count.
+    fn texts_of(json: &str) -> (Vec<Placed>, Vec<(String, String)>, usize) {
         let path = Path::new("t.json");
         let mut texts = Vec::new();
         let top = read_event_texts(json.as_bytes(), path, |index, offset, text| {
