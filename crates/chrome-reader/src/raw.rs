@@ -397,6 +397,20 @@ pub fn read_raw_events<R: Read + Send>(
     })
 }
 
+/// Streams the text of each element of `traceEvents` from `input` (already
+/// decompressed), in file order, with its index and byte offset, found by the splitter
+/// alone: no field is decoded, and only the structure (brackets, strings) is checked, so
+/// an event that [`read_raw_events`] would reject may pass. For a second pass over text
+/// already read once (a rewriting tool that did not keep it); runs on the calling thread.
+/// Returns the other top-level members.
+pub fn read_event_texts<R: Read>(
+    input: R,
+    path: &Path,
+    mut on_event: impl FnMut(usize, u64, &[u8]) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    scan::split_events_serial(input, path, |ev| on_event(ev.index, ev.offset, ev.text))
+}
+
 /// Like [`read_raw_events`], but decodes each event's `args` into `A` in the same pass
 /// (a struct of the keys the caller needs; unknown keys are skipped). An `args` that does
 /// not fit `A` is an error naming the event.
@@ -678,6 +692,63 @@ mod tests {
         check_ns("1.5e3", Some(1_500_000));
         check_ns("abc", None);
         check_ns("", None);
+    }
+
+    /// An event's index, byte offset and text.
+    type Placed = (usize, u64, String);
+
+    /// Each event's index, offset and text, the top-level members and the event count.
+    fn texts_of(json: &str) -> (Vec<Placed>, Vec<(String, String)>, usize) {
+        let path = Path::new("t.json");
+        let mut texts = Vec::new();
+        let top = read_event_texts(json.as_bytes(), path, |index, offset, text| {
+            texts.push((index, offset, String::from_utf8_lossy(text).into_owned()));
+            Ok(())
+        })
+        .expect("test input is a trace");
+        let members = top
+            .members
+            .iter()
+            .map(|(k, v)| (k.clone(), v.get().to_string()))
+            .collect();
+        (texts, members, top.event_count)
+    }
+
+    #[test]
+    fn event_texts_are_the_raw_events_texts() {
+        let json = concat!(
+            "\u{feff}{\"a\": [1, {\"b\": \"]\"}], \"traceEvents\": [ \n",
+            r#"{"ph": "X", "name": "k}\"[", "args": {"x": [1, {"y": "}"}]}},"#,
+            "\n\t{\"ph\": \"M\"} , {}\n], \"z\": \"end\"}\n"
+        );
+        let mut expect = Vec::new();
+        let top = read_raw_events(json.as_bytes(), Path::new("t.json"), |ev| {
+            expect.push((ev.index, ev.offset, ev.json.to_string()));
+            Ok(())
+        })
+        .expect("test input is a trace");
+        let (texts, members, count) = texts_of(json);
+        assert_eq!(texts, expect);
+        assert_eq!((texts.len(), count), (3, top.event_count));
+        assert_eq!(
+            members,
+            [
+                ("a".to_string(), r#"[1, {"b": "]"}]"#.to_string()),
+                ("z".to_string(), r#""end""#.to_string())
+            ]
+        );
+        // The array format, and a structural error, as the raw reader gives them.
+        assert_eq!(
+            texts_of("[{\"ph\":\"i\"}]").0,
+            [(0, 1, "{\"ph\":\"i\"}".to_string())]
+        );
+        let err = read_event_texts(
+            &b"{\"traceEvents\": [{\"ph\": 1}"[..],
+            Path::new("t.json"),
+            |_, _, _| Ok(()),
+        )
+        .expect_err("a truncated trace");
+        assert!(matches!(err, Error::Truncated { .. }), "{err:?}");
     }
 
     #[test]

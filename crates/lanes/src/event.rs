@@ -715,35 +715,34 @@ impl Trace {
             out.write_all(text)
         };
         let input = open_input(path, Progress::Hidden).map_err(std::io::Error::other)?;
-        // Only the texts are needed, but the reader parses every event: parsing on other
-        // threads (`read_events_with_args_parallel`) took as long on 2 cores, with 16-24
-        // MB more at the peak (its parsed batches in flight) on hta-cudagraph-a100.
-        let read = chrome_reader::read_raw_events(input, path, |ev| {
+        // Only the texts are needed, and the first read parsed every event: the splitter
+        // alone finds them, on this thread (the compressing threads have the other cores).
+        let read = chrome_reader::read_event_texts(input, path, |ev_index, _, ev_json| {
             let res = (|| loop {
                 let Some(event) = self.events.get(next) else {
                     // Past the last event to write: the input's held or dropped ones.
-                    if ev.index < self.input_events {
+                    if ev_index < self.input_events {
                         return Ok(());
                     }
                     return Err(std::io::Error::other(changed(format!(
                         "event {} is new",
-                        ev.index
+                        ev_index
                     ))));
                 };
                 let text = event.text();
                 match text.input_place() {
                     None => write(out, &mut next, self.arena.get(text).as_bytes())?,
-                    Some((index, len)) if index == ev.index => {
-                        if len != ev.json.len() {
+                    Some((index, len)) if index == ev_index => {
+                        if len != ev_json.len() {
                             return Err(std::io::Error::other(changed(format!(
                                 "event {index} is {} bytes long, was {len}",
-                                ev.json.len()
+                                ev_json.len()
                             ))));
                         }
-                        return write(out, &mut next, ev.json.as_bytes());
+                        return write(out, &mut next, ev_json);
                     }
                     // This input event is held, or was dropped.
-                    Some((index, _)) if index > ev.index => return Ok(()),
+                    Some((index, _)) if index > ev_index => return Ok(()),
                     Some((index, _)) => {
                         return Err(std::io::Error::other(changed(format!(
                             "event {index} is missing"
