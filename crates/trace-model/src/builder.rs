@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::capture::SideTables;
+use crate::link::join;
 use crate::{
     ActivityDetails, Capture, Device, Diagnostics, FastMap, Format, GpuActivity, GpuAnnotation,
     HloModule, HostEvent, HostThread, Interner, ModuleId, Nanos, Step, Stream, TraceMeta,
@@ -141,7 +142,7 @@ impl CaptureBuilder {
     /// threads (two are used; 1 runs everything on the caller's). The capture is the same.
     pub fn finish_on(mut self, source: &Path, threads: usize) -> Capture {
         let source = source.display().to_string();
-        self.drop_far_events(&source);
+        self.drop_far_events(&source, threads > 1);
         self.sort_and_link(&source, threads > 1);
         let CaptureBuilder {
             format,
@@ -176,17 +177,25 @@ impl CaptureBuilder {
         }
     }
 
-    fn drop_far_events(&mut self, file: &str) {
+    fn drop_far_events(&mut self, file: &str, parallel: bool) {
+        let (activities, host_events) = (&self.activities, &self.host_events);
         let median = median(
-            || {
-                self.activities
+            |part| {
+                // One type for both parts: the activities' starts, or the host events'.
+                let (activities, host_events) = if part == 0 {
+                    (&activities[..], &host_events[..0])
+                } else {
+                    (&activities[..0], &host_events[..])
+                };
+                activities
                     .iter()
                     .map(|a| a.start)
-                    .chain(self.host_events.iter().map(|e| e.start))
+                    .chain(host_events.iter().map(|e| e.start))
                     .filter(|s| s.in_range())
                     .map(|s| s.0)
             },
             MEDIAN_COPY_LIMIT,
+            parallel,
         );
         let fits = |start: Nanos, dur: Nanos| {
             start.in_range()
@@ -253,13 +262,19 @@ impl CaptureBuilder {
 /// capture was about a tenth of its model, at its memory peak.
 const MEDIAN_COPY_LIMIT: usize = 1 << 20;
 
-/// The value of rank `len / 2` of `values()` (what sorting them would put in the middle;
-/// 0 when there are none), copying at most about `limit` of them: while more share the
-/// bits found so far, one counting pass over `values()` finds the next 16.
-fn median<I: Iterator<Item = i64>>(values: impl Fn() -> I, limit: usize) -> i64 {
-    // Offset binary: the order of the i64 values is that of these u64 keys.
-    let keys = || values().map(|value| value as u64 ^ (1 << 63));
-    let len = keys().count();
+/// The value of rank `len / 2` of `values(0)` and `values(1)` together (what sorting them
+/// would put in the middle; 0 when there are none), copying at most about `limit` of them:
+/// while more share the bits found so far, one counting pass over both finds the next 16.
+fn median<I: Iterator<Item = i64>>(
+    values: impl Fn(usize) -> I + Sync,
+    limit: usize,
+    parallel: bool,
+) -> i64 {
+    // Offset binary: the order of the i64 values is that of these u64 keys. The values
+    // come in two parts (activities, host events), counted side by side when `parallel`.
+    let keys = |part: usize| values(part).map(|value| value as u64 ^ (1 << 63));
+    let (first, second) = join(parallel, || keys(0).count(), || keys(1).count());
+    let len = first + second;
     if len == 0 {
         return 0;
     }
@@ -270,9 +285,16 @@ fn median<I: Iterator<Item = i64>>(values: impl Fn() -> I, limit: usize) -> i64 
     while matching > limit && shift > 0 {
         let high = mask(shift);
         shift -= 16;
-        counts.fill(0);
-        for key in keys().filter(|key| key & high == prefix) {
-            counts[((key >> shift) & 0xffff) as usize] += 1;
+        let count = |part: usize| {
+            let mut counts = vec![0usize; 1 << 16];
+            for key in keys(part).filter(|key| key & high == prefix) {
+                counts[((key >> shift) & 0xffff) as usize] += 1;
+            }
+            counts
+        };
+        let (a, b) = join(parallel, || count(0), || count(1));
+        for ((c, a), b) in counts.iter_mut().zip(&a).zip(&b) {
+            *c = a + b;
         }
         let mut digit = 0;
         while rank >= counts[digit] {
@@ -283,7 +305,9 @@ fn median<I: Iterator<Item = i64>>(values: impl Fn() -> I, limit: usize) -> i64 
         matching = counts[digit];
     }
     let high = mask(shift);
-    let mut rest: Vec<u64> = keys().filter(|key| key & high == prefix).collect();
+    let mut rest: Vec<u64> = (0..2)
+        .flat_map(|part| keys(part).filter(|key| key & high == prefix))
+        .collect();
     let key = *rest.select_nth_unstable(rank).1;
     (key ^ (1 << 63)) as i64
 }
@@ -328,13 +352,29 @@ mod tests {
                 sorted.sort_unstable();
                 let expect = sorted.get(len / 2).copied().unwrap_or(0);
                 for limit in [0, 1, 7, usize::MAX] {
-                    let got = super::median(|| values.iter().copied(), limit);
+                    // In one part, and split in two (counted on one thread and on two).
+                    let got = super::median(
+                        |part| values[..if part == 0 { len } else { 0 }].iter().copied(),
+                        limit,
+                        false,
+                    );
                     assert_eq!(got, expect, "len {len}, spread {spread}, limit {limit}");
+                    let (a, b) = values.split_at(len / 3);
+                    for parallel in [false, true] {
+                        let got = super::median(
+                            |part| if part == 0 { a } else { b }.iter().copied(),
+                            limit,
+                            parallel,
+                        );
+                        assert_eq!(got, expect, "len {len}, spread {spread}, limit {limit}");
+                    }
                 }
             }
         }
         let extremes = [i64::MIN, i64::MAX, 0, -1, i64::MIN, 5];
-        assert_eq!(super::median(|| extremes.iter().copied(), 0), 0);
+        let (a, b) = extremes.split_at(2);
+        let parts = |part: usize| if part == 0 { a } else { b }.iter().copied();
+        assert_eq!(super::median(parts, 0, true), 0);
     }
 
     #[test]

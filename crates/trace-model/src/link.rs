@@ -60,24 +60,29 @@ impl CaptureBuilder {
 }
 
 /// Runs `a` and `b`, on two threads when `parallel`.
-fn join(parallel: bool, a: impl FnOnce() + Send, b: impl FnOnce() + Send) {
+pub(crate) fn join<A: Send, B: Send>(
+    parallel: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
     if !parallel {
-        a();
-        b();
-        return;
+        return (a(), b());
     }
     std::thread::scope(|scope| {
         let other = scope.spawn(b);
-        a();
-        if let Err(panic) = other.join() {
-            std::panic::resume_unwind(panic);
+        let a = a();
+        match other.join() {
+            Ok(b) => (a, b),
+            Err(panic) => std::panic::resume_unwind(panic),
         }
-    });
+    })
 }
 
 /// Links each activity (sorted by correlation id) to the first launch or runtime call of
 /// its id, which becomes a `Launch`.
 fn link_by_correlation(activities: &mut [GpuActivity], host_events: &mut [HostEvent]) {
+    // Ids mostly grow along a thread's launches: each search starts from the last one.
+    let mut hint = 0;
     for (index, event) in host_events.iter_mut().enumerate() {
         if !matches!(event.kind, HostKind::Launch | HostKind::Runtime) {
             continue;
@@ -85,7 +90,8 @@ fn link_by_correlation(activities: &mut [GpuActivity], host_events: &mut [HostEv
         let Some(correlation) = event.correlation() else {
             continue;
         };
-        let lo = activities.partition_point(|a| a.correlation() < Some(correlation));
+        let lo = lower_bound_from(activities, Some(correlation), hint);
+        hint = lo;
         let same = activities[lo..]
             .iter_mut()
             .take_while(|a| a.correlation() == Some(correlation));
@@ -102,6 +108,36 @@ fn link_by_correlation(activities: &mut [GpuActivity], host_events: &mut [HostEv
         if linked {
             event.kind = HostKind::Launch;
         }
+    }
+}
+
+/// The first index whose activity's correlation is not below `key` in `activities` (sorted
+/// by correlation), as `partition_point` finds it, searched from `hint` outwards: a few
+/// steps when `key` is near the previous key, never more than twice a binary search.
+fn lower_bound_from(activities: &[GpuActivity], key: Option<u64>, hint: usize) -> usize {
+    let below = |i: usize| activities[i].correlation() < key;
+    let len = activities.len();
+    let hint = hint.min(len);
+    if hint < len && below(hint) {
+        // Gallop forward: the answer is past `hint`.
+        let (mut lo, mut step) = (hint + 1, 1);
+        while lo + step <= len && below(lo + step - 1) {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(len);
+        lo + activities[lo..hi].partition_point(|a| a.correlation() < key)
+    } else if hint == 0 || !below(hint - 1) {
+        // Gallop backward: the answer is at or before `hint`.
+        let (mut hi, mut step) = (hint, 1);
+        while hi >= step && !below(hi - step) {
+            hi -= step;
+            step *= 2;
+        }
+        let lo = hi.saturating_sub(step);
+        lo + activities[lo..hi].partition_point(|a| a.correlation() < key)
+    } else {
+        hint
     }
 }
 
@@ -320,5 +356,44 @@ mod tests {
             .filter(|e| e.kind == HostKind::Launch)
             .count();
         assert_eq!(launches, 1);
+    }
+
+    /// The search from a hint finds what `partition_point` finds, from every hint.
+    #[test]
+    fn lower_bound_from_any_hint_is_partition_point() {
+        let name = crate::Interner::new().intern("k");
+        let ids = [
+            None,
+            Some(1),
+            Some(1),
+            Some(3),
+            Some(4),
+            Some(4),
+            Some(4),
+            Some(9),
+        ];
+        for len in 0..=ids.len() {
+            let activities: Vec<GpuActivity> = ids[..len]
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| kernel(name, id, i as u64))
+                .collect();
+            for key in [
+                None,
+                Some(0),
+                Some(1),
+                Some(2),
+                Some(3),
+                Some(4),
+                Some(5),
+                Some(10),
+            ] {
+                let expect = activities.partition_point(|a| a.correlation() < key);
+                for hint in 0..=len + 2 {
+                    let got = super::lower_bound_from(&activities, key, hint);
+                    assert_eq!(got, expect, "len {len}, key {key:?}, hint {hint}");
+                }
+            }
+        }
     }
 }
