@@ -298,16 +298,16 @@ pub fn run_loaded(
     config: &Config,
     rows: impl std::io::Write,
 ) -> Result<Analysis, Error> {
-    analyse_loaded(input, loaded, config, Some(csv::Writer::from_writer(rows)))
+    analyze_loaded(input, loaded, config, Some(csv::Writer::from_writer(rows)))
 }
 
 /// [`run`] without `rows.csv`: the report only (profile-model's "ours").
 pub fn run_without_rows(input: &Path, config: &Config) -> Result<Analysis, Error> {
     let loaded = crate::input::load_any(input)?;
-    analyse_loaded::<std::io::Sink>(input, &loaded, config, None)
+    analyze_loaded::<std::io::Sink>(input, &loaded, config, None)
 }
 
-fn analyse_loaded<W: std::io::Write>(
+fn analyze_loaded<W: std::io::Write>(
     input: &Path,
     loaded: &[crate::input::Loaded],
     config: &Config,

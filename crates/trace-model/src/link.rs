@@ -21,8 +21,8 @@ impl CaptureBuilder {
     /// activities and the parent-op linking, run two at a time (they touch different rows);
     /// the result is the same.
     pub(crate) fn sort_and_link(&mut self, path_for_diagnostics: &str, parallel: bool) {
-        // Activities by correlation id, so that each launch finds its activities by halving,
-        // and only then in their final order: this needs nothing beside the rows, where a
+        // Activities by correlation id, so that each launch finds its activities by a search
+        // (`lower_bound_from`), and only then in their final order: this needs nothing beside the rows, where a
         // table of (id, event) pairs took 12 bytes a launch at the capture's memory peak.
         // Keys end in the unique source index, so unstable (in-place) sorts are deterministic.
         let CaptureBuilder {
