@@ -60,23 +60,12 @@ pub fn traces_dir(test: &str) -> Option<PathBuf> {
 /// Every `*.json` and `*.json.gz` file below `dir`, sorted by path (panics naming the
 /// directory that cannot be read).
 pub fn json_files(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .map(|e| e.expect("directory entries are readable").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            let name = path.to_string_lossy();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if name.ends_with(".json") || name.ends_with(".json.gz") {
-                out.push(path);
-            }
-        }
-    }
     let mut out = Vec::new();
-    walk(dir, &mut out);
+    traces::walk(dir, &mut out);
+    out.retain(|path| {
+        let name = path.to_string_lossy();
+        name.ends_with(".json") || name.ends_with(".json.gz")
+    });
     out
 }
 

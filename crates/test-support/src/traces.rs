@@ -505,7 +505,7 @@ fn made_here_json(text: &str, folder: &str, dir: &Path, manifest: &Path) -> Path
 }
 
 /// Every file below `dir`, sorted.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("directory entries are readable").path())
