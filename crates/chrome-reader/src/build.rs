@@ -18,7 +18,7 @@ use trace_model::{
     classify_kernel, memcpy_direction,
 };
 
-mod fast;
+pub(crate) mod fast;
 pub(crate) mod prepare;
 
 use crate::{Error, RawEvent, TopLevel};
@@ -125,11 +125,18 @@ pub(crate) fn load_from_chunked(
     chunk_bytes: usize,
 ) -> Result<Capture, Error> {
     let mut b = Builder::new(path);
-    let (top, _stats) =
-        crate::chunks::prepare_chunks(input, path, threads, chunk_bytes, |run, base| {
+    let new_sink = || prepare::Prep::new(path);
+    let (top, _stats) = crate::chunks::prepare_chunks(
+        input,
+        path,
+        threads,
+        chunk_bytes,
+        &new_sink,
+        |run, base| {
             b.apply(run, base);
             Ok(())
-        })?;
+        },
+    )?;
     b.finish(&top, threads)
 }
 
@@ -140,6 +147,7 @@ pub(crate) fn load_with_stream_splitter(
     input: impl std::io::Read,
     path: &Path,
 ) -> Result<Capture, Error> {
+    use crate::chunks::RunSink;
     let mut b = Builder::new(path);
     let mut prep = prepare::Prep::new(path);
     let top = crate::scan::split_events_serial(input, path, |ev| {

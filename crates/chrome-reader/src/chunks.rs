@@ -18,8 +18,27 @@ use std::sync::{Arc, Mutex};
 use serde_json::value::RawValue;
 
 use crate::Error;
-use crate::build::prepare::{Prep, Prepared};
 use crate::scan::{TopLevel, json_error_in, show};
+
+/// What a run does with the events it splits, on the thread that runs it: the model
+/// build's `Prep`, or a caller's [`crate::EventSink`]. A run's output is dropped when its
+/// speculation fails, so a sink keeps everything it makes in what [`RunSink::finish`]
+/// returns.
+pub(crate) trait RunSink {
+    type Out: Send;
+    /// Handles the event at `text[start]` (a `{`) if the fast parser reads it: the index
+    /// just past its end, or `None` to split it and call [`RunSink::event_text`].
+    fn fast_event(
+        &mut self,
+        text: &str,
+        start: usize,
+        index: usize,
+        offset: u64,
+    ) -> Option<Result<usize, Error>>;
+    /// Parses and handles the event whose text is `text`.
+    fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error>;
+    fn finish(self) -> Self::Out;
+}
 
 /// About this many bytes of JSON text go into one chunk.
 pub(crate) const CHUNK_BYTES: usize = 2 << 20;
@@ -105,11 +124,11 @@ impl Failure {
 }
 
 /// What one run of the splitter over a piece of text found.
-pub(crate) struct Run {
+pub(crate) struct Run<O> {
     /// Where it started (what a speculative run assumed).
     pub start: Resume,
-    /// The events' ops, with indices relative to `start.index`'s base.
-    pub prepared: Prepared,
+    /// What the sink made of the events, with indices relative to `start.index`'s base.
+    pub prepared: O,
     /// Top-level members other than `traceEvents` met on the way, in file order.
     pub members: Vec<(String, Box<RawValue>)>,
     /// Where it stopped: the last restart point before the end of its text, or the end of
@@ -166,14 +185,16 @@ pub(crate) struct Stats {
     pub redone: usize,
 }
 
-/// Builds the model's ops from `input` on `threads` threads (1: on the caller's thread),
-/// handing each validated run to `apply` in file order with the index of its first event.
-pub(crate) fn prepare_chunks<R: Read + Send>(
+/// Splits `input` into runs on `threads` threads (1: on the caller's thread), each run's
+/// events handed to a sink of its own from `new_sink`, and hands each validated run's
+/// output to `apply` in file order with the index of its first event.
+pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
     input: R,
     path: &Path,
     threads: usize,
     chunk_bytes: usize,
-    mut apply: impl FnMut(Prepared, usize) -> Result<(), Error>,
+    new_sink: &(dyn Fn() -> S + Sync),
+    mut apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
 ) -> Result<(TopLevel, Stats), Error> {
     let threads = threads.max(1);
     let workers = if threads == 1 { 0 } else { threads };
@@ -189,7 +210,7 @@ pub(crate) fn prepare_chunks<R: Read + Send>(
         }
         let (chunk_tx, chunk_rx) = sync_channel::<Result<Chunk, Error>>(in_flight);
         scope.spawn(move || read_chunks(input, path, chunk_bytes, &token_rx, &chunk_tx));
-        let mut merge = Merge::new(path);
+        let mut merge = Merge::new(path, new_sink);
         if workers == 0 {
             for msg in chunk_rx.iter() {
                 let chunk = msg?;
@@ -202,11 +223,11 @@ pub(crate) fn prepare_chunks<R: Read + Send>(
         }
         let (work_tx, work_rx) = sync_channel::<Chunk>(workers);
         let work_rx = Arc::new(Mutex::new(work_rx));
-        let (done_tx, done_rx) = sync_channel::<(Chunk, Run)>(in_flight);
+        let (done_tx, done_rx) = sync_channel::<(Chunk, Run<S::Out>)>(in_flight);
         for _ in 0..workers {
             let work_rx = Arc::clone(&work_rx);
             let done_tx = done_tx.clone();
-            scope.spawn(move || worker(path, &work_rx, &done_tx));
+            scope.spawn(move || worker(path, new_sink, &work_rx, &done_tx));
         }
         drop(done_tx);
         let res = coordinate(
@@ -222,15 +243,15 @@ pub(crate) fn prepare_chunks<R: Read + Send>(
 }
 
 /// Hands chunks to the workers as they are read and merges their runs in file order.
-fn coordinate(
+fn coordinate<S: RunSink>(
     chunk_rx: &Receiver<Result<Chunk, Error>>,
     work_tx: &SyncSender<Chunk>,
-    done_rx: &Receiver<(Chunk, Run)>,
+    done_rx: &Receiver<(Chunk, Run<S::Out>)>,
     token_tx: &std::sync::mpsc::Sender<Vec<u8>>,
-    merge: &mut Merge<'_>,
-    apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+    merge: &mut Merge<'_, S>,
+    apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut waiting: BTreeMap<usize, (Chunk, Run)> = BTreeMap::new();
+    let mut waiting: BTreeMap<usize, (Chunk, Run<S::Out>)> = BTreeMap::new();
     let mut sent = 0usize;
     let mut next = 0usize;
     // The reader's end: `Some(error)` when it failed after `sent` chunks.
@@ -293,14 +314,25 @@ fn coordinate(
     }
 }
 
-fn worker(path: &Path, work_rx: &Mutex<Receiver<Chunk>>, done_tx: &SyncSender<(Chunk, Run)>) {
+fn worker<S: RunSink>(
+    path: &Path,
+    new_sink: &(dyn Fn() -> S + Sync),
+    work_rx: &Mutex<Receiver<Chunk>>,
+    done_tx: &SyncSender<(Chunk, Run<S::Out>)>,
+) {
     loop {
         let job = work_rx
             .lock()
             .expect("no worker panics holding the queue")
             .recv();
         let Ok(chunk) = job else { break };
-        let run = run(path, &chunk.data, chunk.speculative_start(), chunk.last);
+        let run = run(
+            path,
+            new_sink(),
+            &chunk.data,
+            chunk.speculative_start(),
+            chunk.last,
+        );
         if done_tx.send((chunk, run)).is_err() {
             break;
         }
@@ -309,8 +341,9 @@ fn worker(path: &Path, work_rx: &Mutex<Receiver<Chunk>>, done_tx: &SyncSender<(C
 
 /// The coordinator's side: the true position, the text left over from the last chunk
 /// (when it did not end at an event boundary), and the top-level members so far.
-struct Merge<'p> {
+struct Merge<'p, S> {
     path: &'p Path,
+    new_sink: &'p (dyn Fn() -> S + Sync),
     at: Resume,
     carry: Vec<u8>,
     members: Vec<(String, Box<RawValue>)>,
@@ -320,10 +353,11 @@ struct Merge<'p> {
     redone: usize,
 }
 
-impl<'p> Merge<'p> {
-    fn new(path: &'p Path) -> Self {
+impl<'p, S: RunSink> Merge<'p, S> {
+    fn new(path: &'p Path, new_sink: &'p (dyn Fn() -> S + Sync)) -> Self {
         Merge {
             path,
+            new_sink,
             at: Resume {
                 offset: 0,
                 state: State::Doc,
@@ -343,8 +377,8 @@ impl<'p> Merge<'p> {
     fn take(
         &mut self,
         chunk: Chunk,
-        speculative: Option<Run>,
-        apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+        speculative: Option<Run<S::Out>>,
+        apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
         tokens: &std::sync::mpsc::Sender<Vec<u8>>,
     ) -> Result<bool, Error> {
         let res = self.take_chunk(&chunk, speculative, apply);
@@ -356,8 +390,8 @@ impl<'p> Merge<'p> {
     fn take_chunk(
         &mut self,
         chunk: &Chunk,
-        speculative: Option<Run>,
-        apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+        speculative: Option<Run<S::Out>>,
+        apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
     ) -> Result<bool, Error> {
         let was_speculative = speculative.is_some();
         let run = match speculative {
@@ -375,7 +409,7 @@ impl<'p> Merge<'p> {
                     text.into()
                 };
                 let start = self.at;
-                let run = run(self.path, &text, start, chunk.last);
+                let run = run(self.path, (self.new_sink)(), &text, start, chunk.last);
                 self.carry = tail_after(&text, start.offset, run.end.offset);
                 return self.accept(run, apply, None);
             }
@@ -385,7 +419,7 @@ impl<'p> Merge<'p> {
 
     /// Whether a speculative run started where the true parse is: the last chunk ended at
     /// an event boundary (nothing carried over), in the state the run assumed.
-    fn starts_at_truth(&self, run: &Run) -> bool {
+    fn starts_at_truth(&self, run: &Run<S::Out>) -> bool {
         self.carry.is_empty()
             && run.start.offset == self.at.offset
             && run.start.state == self.at.state
@@ -395,8 +429,8 @@ impl<'p> Merge<'p> {
     /// has not been set from it yet.
     fn accept(
         &mut self,
-        run: Run,
-        apply: &mut impl FnMut(Prepared, usize) -> Result<(), Error>,
+        run: Run<S::Out>,
+        apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
         chunk: Option<&Chunk>,
     ) -> Result<bool, Error> {
         // Event indices of a speculative run count from its start; a redone run's are true.
@@ -571,7 +605,7 @@ impl From<Error> for Stop {
 }
 
 /// The splitter of `scan.rs` over a slice: `last` says whether text follows it.
-struct Machine<'t, 'p> {
+struct Machine<'t, 'p, S> {
     path: &'p Path,
     text: &'t [u8],
     /// `text` when it is all UTF-8, for the fast event parser.
@@ -581,12 +615,18 @@ struct Machine<'t, 'p> {
     last: bool,
     at: Resume,
     members: Vec<(String, Box<RawValue>)>,
-    prep: Prep<'p>,
+    sink: S,
 }
 
 /// Splits and parses `text` (starting at byte `start.offset`, in `start`'s state) up to
 /// its end, the end of the document or the first error.
-pub(crate) fn run(path: &Path, text: &[u8], start: Resume, last: bool) -> Run {
+pub(crate) fn run<S: RunSink>(
+    path: &Path,
+    sink: S,
+    text: &[u8],
+    start: Resume,
+    last: bool,
+) -> Run<S::Out> {
     let mut m = Machine {
         path,
         text,
@@ -596,7 +636,7 @@ pub(crate) fn run(path: &Path, text: &[u8], start: Resume, last: bool) -> Run {
         last,
         at: start,
         members: Vec::new(),
-        prep: Prep::new(path),
+        sink,
     };
     let (done, failure) = match m.go() {
         Ok(done) => (Some(done), None),
@@ -605,7 +645,7 @@ pub(crate) fn run(path: &Path, text: &[u8], start: Resume, last: bool) -> Run {
     };
     Run {
         start,
-        prepared: m.prep.finish(),
+        prepared: m.sink.finish(),
         members: m.members,
         end: m.at,
         done,
@@ -613,7 +653,7 @@ pub(crate) fn run(path: &Path, text: &[u8], start: Resume, last: bool) -> Run {
     }
 }
 
-impl Machine<'_, '_> {
+impl<S: RunSink> Machine<'_, '_, S> {
     fn offset(&self) -> u64 {
         self.base + self.pos as u64
     }
@@ -803,7 +843,7 @@ impl Machine<'_, '_> {
         }
         let offset = self.offset();
         if let Some(text) = self.text_str
-            && let Some(res) = self.prep.fast_event(text, self.pos, *index, offset)
+            && let Some(res) = self.sink.fast_event(text, self.pos, *index, offset)
         {
             self.pos = res.map_err(|e| Stop::Fail(Failure::Error(e)))?;
             *index += 1;
@@ -814,7 +854,7 @@ impl Machine<'_, '_> {
         }
         let len = self.value_len("an event")?;
         let text = &self.text[self.pos..self.pos + len];
-        self.prep
+        self.sink
             .event_text(*index, offset, text)
             .map_err(|e| Stop::Fail(Failure::Error(e)))?;
         self.pos += len;
@@ -1175,6 +1215,125 @@ mod tests {
             .collect()
     }
 
+    /// Each event as [`crate::read_events_chunked`] hands it on, one line each.
+    struct Lines(Vec<String>);
+
+    impl crate::EventSink for Lines {
+        type Out = Vec<String>;
+        fn event(&mut self, ev: crate::RawEvent<'_, &str>) -> Result<(), Error> {
+            self.0.push(event_line(&ev, ev.args));
+            Ok(())
+        }
+        fn finish(self) -> Vec<String> {
+            self.0
+        }
+    }
+
+    fn event_line(ev: &crate::RawEvent<'_, impl Sized>, args: Option<&str>) -> String {
+        format!(
+            "{} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+            ev.index,
+            ev.offset,
+            ev.json,
+            ev.ph,
+            ev.name,
+            ev.cat,
+            ev.ts,
+            ev.dur,
+            ev.pid,
+            ev.tid,
+            ev.id,
+            ev.bp,
+            ev.s,
+            args
+        )
+    }
+
+    /// The events and top-level members of a read, or its error.
+    fn sink_outcome(res: Result<(crate::TopLevel, Vec<String>), Error>) -> String {
+        match res {
+            Ok((top, lines)) => format!("{:?}\n{}", top, lines.join("\n")),
+            Err(e) => format!("error {e} / {e:?}"),
+        }
+    }
+
+    /// A chunked read through [`crate::EventSink`], with the pieces' indices made true.
+    fn read_chunked(text: &[u8], path: &Path, threads: usize, chunk_bytes: usize) -> String {
+        let mut lines: Vec<String> = Vec::new();
+        let res = crate::raw::read_events_in_chunks(
+            text,
+            path,
+            threads,
+            chunk_bytes,
+            || Lines(Vec::new()),
+            |piece, base| {
+                for line in piece {
+                    let (index, rest) = line.split_once(' ').expect("an index first");
+                    let index: usize = index.parse().expect("a number");
+                    lines.push(format!("{} {rest}", index + base));
+                }
+                Ok(())
+            },
+        );
+        sink_outcome(res.map(|top| (top, lines)))
+    }
+
+    /// The same events from the streaming splitter and serde_json alone.
+    fn read_serially(text: &[u8], path: &Path) -> String {
+        let mut lines = Vec::new();
+        let res = crate::read_raw_events(text, path, |ev| {
+            lines.push(event_line(&ev, ev.args.map(RawValue::get)));
+            Ok(())
+        });
+        sink_outcome(res.map(|top| (top, lines)))
+    }
+
+    #[test]
+    fn a_chunked_read_through_sinks_equals_the_streaming_read_on_every_fixture() {
+        let fixtures = fixtures();
+        assert!(fixtures.len() >= 60, "{} fixtures", fixtures.len());
+        let mut events = 0;
+        for (path, text) in &fixtures {
+            let expect = read_serially(text, path);
+            events += expect.lines().count();
+            for chunk_bytes in [1, 7, 64, 4096, 1 << 20] {
+                for threads in [1, 2] {
+                    let got = read_chunked(text, path, threads, chunk_bytes);
+                    assert_eq!(
+                        got,
+                        expect,
+                        "{}: {chunk_bytes}-byte chunks, {threads} threads",
+                        path.display()
+                    );
+                }
+            }
+        }
+        assert!(events > 300, "{events} lines");
+    }
+
+    #[test]
+    fn a_chunked_read_through_sinks_equals_the_streaming_read_on_real_traces() {
+        let Some(dir) = test_support::traces_dir(
+            "a_chunked_read_through_sinks_equals_the_streaming_read_on_real_traces",
+        ) else {
+            return;
+        };
+        let files = test_support::json_files(&dir);
+        assert!(files.len() >= 70, "{} files", files.len());
+        let mut compared = 0;
+        for path in &files {
+            // A truncated gzip fails while inflating: both reads are of what it inflates to.
+            let mut text = Vec::new();
+            let mut input = crate::open(path).unwrap_or_else(|e| panic!("{e}"));
+            let _ = input.read_to_end(&mut text);
+            let expect = read_serially(&text, path);
+            let got = read_chunked(&text, path, 2, CHUNK_BYTES);
+            assert!(got == expect, "{}", path.display());
+            compared += 1;
+        }
+        assert!(compared >= 70, "{compared} files");
+    }
+
     #[test]
     fn every_fixture_gives_the_sequential_build_in_any_chunks() {
         let fixtures = fixtures();
@@ -1192,7 +1351,8 @@ mod tests {
         let path = Path::new("speculation.json");
         let stats = |text: &[u8]| {
             let mut events = 0;
-            let (top, stats) = prepare_chunks(text, path, 2, 4096, |run, _| {
+            let new_sink = || crate::build::prepare::Prep::new(path);
+            let (top, stats) = prepare_chunks(text, path, 2, 4096, &new_sink, |run, _| {
                 events += run.op_count();
                 Ok(())
             })

@@ -411,6 +411,103 @@ pub fn read_event_texts<R: Read>(
     scan::split_events_serial(input, path, |ev| on_event(ev.index, ev.offset, ev.text))
 }
 
+/// Consumes the events of one piece of the file for [`read_events_chunked`], on the
+/// thread that parsed them; `args` is its JSON text (checked, undecoded).
+pub trait EventSink: Send {
+    /// What the sink made of its piece.
+    type Out: Send;
+    /// One event. Indices count from the piece's first event (see [`read_events_chunked`]).
+    fn event(&mut self, ev: RawEvent<'_, &str>) -> Result<(), Error>;
+    /// The piece is done.
+    fn finish(self) -> Self::Out;
+}
+
+/// Reads `input` (already decompressed) in chunks parsed on `threads` threads, as the model
+/// build does: each piece of `traceEvents` goes to a sink of its own from `new_sink`, and
+/// `apply` gets the pieces' outputs in file order, with the index of each piece's first
+/// event (add it to the indices the sink saw). The events, their order, offsets and the
+/// first error are those of [`read_raw_events`]; a piece whose start was guessed wrong is
+/// parsed again and its first sink's output dropped. Returns the other top-level members.
+pub fn read_events_chunked<R: Read + Send, S: EventSink>(
+    input: R,
+    path: &Path,
+    threads: usize,
+    new_sink: impl Fn() -> S + Sync,
+    apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    read_events_in_chunks(
+        input,
+        path,
+        threads,
+        crate::chunks::CHUNK_BYTES,
+        new_sink,
+        apply,
+    )
+}
+
+/// [`read_events_chunked`] with chunks of about `chunk_bytes`.
+pub(crate) fn read_events_in_chunks<R: Read + Send, S: EventSink>(
+    input: R,
+    path: &Path,
+    threads: usize,
+    chunk_bytes: usize,
+    new_sink: impl Fn() -> S + Sync,
+    apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    let new_sink = || Sinked {
+        path,
+        sink: new_sink(),
+    };
+    let (top, _stats) =
+        crate::chunks::prepare_chunks(input, path, threads, chunk_bytes, &new_sink, apply)?;
+    Ok(top)
+}
+
+/// An [`EventSink`] as the chunk splitter drives it.
+struct Sinked<'p, S> {
+    path: &'p Path,
+    sink: S,
+}
+
+impl<S: EventSink> crate::chunks::RunSink for Sinked<'_, S> {
+    type Out = S::Out;
+
+    fn fast_event(
+        &mut self,
+        text: &str,
+        start: usize,
+        index: usize,
+        offset: u64,
+    ) -> Option<Result<usize, Error>> {
+        let (ev, end) = crate::build::fast::event::<&str>(text, start, index, offset)?;
+        Some(self.sink.event(ev).map(|()| end))
+    }
+
+    fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error> {
+        let ev = parse_event::<&RawValue>(self.path, index, offset, text)?;
+        self.sink.event(RawEvent {
+            index: ev.index,
+            offset: ev.offset,
+            json: ev.json,
+            ph: ev.ph,
+            name: ev.name,
+            cat: ev.cat,
+            ts: ev.ts,
+            dur: ev.dur,
+            pid: ev.pid,
+            tid: ev.tid,
+            id: ev.id,
+            bp: ev.bp,
+            s: ev.s,
+            args: ev.args.map(RawValue::get),
+        })
+    }
+
+    fn finish(self) -> S::Out {
+        self.sink.finish()
+    }
+}
+
 /// Like [`read_raw_events`], but decodes each event's `args` into `A` in the same pass
 /// (a struct of the keys the caller needs; unknown keys are skipped). An `args` that does
 /// not fit `A` is an error naming the event.

@@ -12,14 +12,40 @@ use std::borrow::Cow;
 use super::KnownArgs;
 use crate::{Id, Number, RawEvent};
 
+/// How the fast parser reads `args` into `Self`: `Some(None)` for `null`, `None` to give
+/// up on the event.
+pub(crate) trait FastArgs<'a>: Sized {
+    fn read(p: &mut P<'a>) -> Option<Option<Self>>;
+}
+
+/// The model build's fields, decoded as they are read.
+impl<'a> FastArgs<'a> for KnownArgs {
+    fn read(p: &mut P<'a>) -> Option<Option<Self>> {
+        p.args()
+    }
+}
+
+/// The value's exact JSON text, checked as serde_json checks a value it keeps raw.
+impl<'a> FastArgs<'a> for &'a str {
+    fn read(p: &mut P<'a>) -> Option<Option<Self>> {
+        if p.peek_is(b'n') {
+            p.literal(b"null")?;
+            return Some(None);
+        }
+        let start = p.i;
+        p.skip(0)?;
+        Some(Some(p.text.get(start..p.i)?))
+    }
+}
+
 /// The event starting at `text[start]` (a `{`), and the index just past its end; `None`
 /// when the event is not of the shape this parser reads.
-pub(super) fn event<'a>(
+pub(crate) fn event<'a, A: FastArgs<'a>>(
     text: &'a str,
     start: usize,
     index: usize,
     offset: u64,
-) -> Option<(RawEvent<'a, KnownArgs>, usize)> {
+) -> Option<(RawEvent<'a, A>, usize)> {
     let mut p = P {
         s: text.as_bytes(),
         text,
@@ -45,7 +71,7 @@ pub(super) fn event<'a>(
                 "pid" => set(&mut f.pid, p.id()?)?,
                 "tid" => set(&mut f.tid, p.id()?)?,
                 "id" => set(&mut f.id, p.id()?)?,
-                "args" => set(&mut f.args, p.args()?)?,
+                "args" => set(&mut f.args, A::read(&mut p)?)?,
                 _ => p.skip(0)?,
             }
             p.ws();
@@ -97,8 +123,7 @@ pub(super) fn event<'a>(
 
 /// Each known key: `None` until seen (a second sighting gives up, as serde_json errs),
 /// then the value, which may be absent (`null`).
-#[derive(Default)]
-struct Fields<'a> {
+struct Fields<'a, A> {
     ph: Option<Option<Cow<'a, str>>>,
     name: Option<Option<Cow<'a, str>>>,
     cat: Option<Option<Cow<'a, str>>>,
@@ -109,7 +134,25 @@ struct Fields<'a> {
     pid: Option<Option<Id<'a>>>,
     tid: Option<Option<Id<'a>>>,
     id: Option<Option<Id<'a>>>,
-    args: Option<Option<KnownArgs>>,
+    args: Option<Option<A>>,
+}
+
+impl<A> Default for Fields<'_, A> {
+    fn default() -> Self {
+        Fields {
+            ph: None,
+            name: None,
+            cat: None,
+            bp: None,
+            s: None,
+            ts: None,
+            dur: None,
+            pid: None,
+            tid: None,
+            id: None,
+            args: None,
+        }
+    }
 }
 
 /// Not given, or given as `null`.
@@ -125,7 +168,8 @@ fn set<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     Some(())
 }
 
-struct P<'a> {
+/// The parser's cursor over an event's text.
+pub(crate) struct P<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,

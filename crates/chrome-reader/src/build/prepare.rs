@@ -121,21 +121,18 @@ impl<'p> Prep<'p> {
             ids: FastMap::default(),
         }
     }
+}
 
-    /// Parses and prepares the event whose text is `text`.
-    pub(crate) fn event_text(
-        &mut self,
-        index: usize,
-        offset: u64,
-        text: &[u8],
-    ) -> Result<(), Error> {
+impl crate::chunks::RunSink for Prep<'_> {
+    type Out = Prepared;
+
+    fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error> {
         let ev = crate::raw::parse_event::<KnownArgs>(self.path, index, offset, text)?;
         self.event(ev)
     }
 
-    /// Prepares the event at `text[start]` if the fast parser reads it (see `fast.rs`):
-    /// the index just past its end, or `None` to split and parse it the general way.
-    pub(crate) fn fast_event(
+    /// Prepares the event at `text[start]` if the fast parser reads it (see `fast.rs`).
+    fn fast_event(
         &mut self,
         text: &str,
         start: usize,
@@ -146,8 +143,7 @@ impl<'p> Prep<'p> {
         Some(self.event(ev).map(|()| end))
     }
 
-    /// The ops so far.
-    pub(crate) fn finish(self) -> Prepared {
+    fn finish(self) -> Prepared {
         self.out
     }
 }
