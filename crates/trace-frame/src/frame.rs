@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 
 use chrome_reader::{Id, RawEvent};
 use polars::prelude::*;
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use trace_model::FastMap;
 
 use crate::Error;
@@ -39,17 +37,53 @@ pub fn read_frame(path: &Path) -> Result<RankFrame, Error> {
 /// [`read_frame`] with `threads` parsing threads (1: parse on the reading thread, as
 /// callers that already read several files at once want). The frame is the same.
 pub fn read_frame_with(path: &Path, threads: usize) -> Result<RankFrame, Error> {
-    let mut b = Builder::default();
+    read_frame_columns(path, threads, Columns::All)
+}
+
+/// Which columns a frame gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Columns {
+    /// Every column of the crate docs: for SQL, the cache and export.
+    All,
+    /// Only those the analyses read ([`crate::Timeline::from_frame`] and the summary):
+    /// `name`, `cat`, `ph`, `pid`, `tid`, `ts_ns`, `dur_ns`, `event_index`, `rank` and
+    /// the `args_*` of [`crate::timeline::ARGS_READ`]. The rows are the same.
+    Analyses,
+}
+
+impl Columns {
+    /// Whether the `args` member `key` gets a column.
+    fn keeps_arg(self, key: &str) -> bool {
+        self == Columns::All || crate::timeline::ARGS_READ.contains(&key)
+    }
+}
+
+/// [`read_frame_with`] with only the columns `columns` names.
+pub(crate) fn read_frame_columns(
+    path: &Path,
+    threads: usize,
+    columns: Columns,
+) -> Result<RankFrame, Error> {
+    let mut b = Builder::new(columns);
     let input = chrome_reader::open(path)?;
-    let top = chrome_reader::read_events_with_args_parallel::<_, EventArgs>(
+    // Each chunk of the file is parsed into columns of its own on a parsing thread; the
+    // chunks' columns are appended in file order here.
+    let mut failed = None;
+    let top = chrome_reader::read_events_chunked(
         input,
         path,
         threads,
-        |ev| {
-            b.push(&ev);
+        || Builder::new(columns),
+        |part, base| {
+            if let Err(e) = b.append(part, base) {
+                failed.get_or_insert(e);
+            }
             Ok(())
         },
     )?;
+    if let Some(e) = failed {
+        return Err(Error::polars(path.display().to_string())(e));
+    }
     let rank = top
         .get("distributedInfo")
         .and_then(|raw| serde_json::from_str::<DistributedInfo>(raw.get()).ok())
@@ -151,6 +185,21 @@ impl Sparse {
         }
     }
 
+    /// Appends `other`, whose rows count from `row0` here.
+    fn append(&mut self, other: &Sparse, row0: u32) {
+        let text0 = self.text.len();
+        self.text.push_str(&other.text);
+        self.rows.extend(other.rows.iter().map(|r| r + row0));
+        self.vals.extend(other.vals.iter().map(|&v| match v {
+            Val::Str(s, e) => Val::Str(s + text0, e + text0),
+            v => v,
+        }));
+        self.ints |= other.ints;
+        self.floats |= other.floats;
+        self.bools |= other.bools;
+        self.strs |= other.strs;
+    }
+
     /// The value of each row (the last one where an event repeated a key), `None` where
     /// the row has none.
     fn per_row(&self, height: usize) -> impl Iterator<Item = Option<Val>> + '_ {
@@ -173,36 +222,28 @@ impl Sparse {
             .iter()
             .filter(|k| **k)
             .count();
+        // Straight from the sparse values into the column: no `Vec<Option<_>>` per row.
         if kinds == 1 && !self.floats && self.ints {
-            let out: Vec<Option<i64>> = self
-                .per_row(height)
-                .map(|v| match v {
-                    Some(Val::Int(i)) => Some(i),
-                    _ => None,
-                })
-                .collect();
-            return Column::new(name, out);
+            let rows = self.per_row(height).map(|v| match v {
+                Some(Val::Int(i)) => Some(i),
+                _ => None,
+            });
+            return Int64Chunked::from_iter_options(name, rows).into_column();
         }
         if kinds == 1 && (self.ints || self.floats) {
-            let out: Vec<Option<f64>> = self
-                .per_row(height)
-                .map(|v| match v {
-                    Some(Val::Int(i)) => Some(i as f64),
-                    Some(Val::Float(f)) => Some(f),
-                    _ => None,
-                })
-                .collect();
-            return Column::new(name, out);
+            let rows = self.per_row(height).map(|v| match v {
+                Some(Val::Int(i)) => Some(i as f64),
+                Some(Val::Float(f)) => Some(f),
+                _ => None,
+            });
+            return Float64Chunked::from_iter_options(name, rows).into_column();
         }
         if kinds == 1 && self.bools {
-            let out: Vec<Option<bool>> = self
-                .per_row(height)
-                .map(|v| match v {
-                    Some(Val::Bool(b)) => Some(b),
-                    _ => None,
-                })
-                .collect();
-            return Column::new(name, out);
+            let rows = self.per_row(height).map(|v| match v {
+                Some(Val::Bool(b)) => Some(b),
+                _ => None,
+            });
+            return BooleanChunked::from_iter_options(name, rows).into_column();
         }
         let mut out = StringChunkedBuilder::new(name, height);
         let mut num = String::new();
@@ -237,11 +278,14 @@ impl Sparse {
     }
 }
 
+/// The frame's columns, for the whole file or for one chunk of it (a chunk's rows and
+/// event indices count from its first event).
 struct Builder {
+    columns: Columns,
     index: Vec<i64>,
-    name: StringChunkedBuilder,
-    cat: StringChunkedBuilder,
-    ph: StringChunkedBuilder,
+    name: Strings,
+    cat: Strings,
+    ph: Strings,
     ts: Vec<Option<f64>>,
     dur: Vec<Option<f64>>,
     ts_ns: Vec<Option<i64>>,
@@ -254,15 +298,72 @@ struct Builder {
     /// kind list the same keys in the same order, so this usually saves the hash lookup.
     guess: Vec<usize>,
     args: Vec<(String, Sparse)>,
+    /// The text of the `args` value being pushed.
+    scratch: String,
 }
 
-impl Default for Builder {
-    fn default() -> Builder {
+/// A string column: built on the parsing thread, appended as a chunk of the whole.
+enum Strings {
+    Building(StringChunkedBuilder),
+    Done(Option<StringChunked>),
+}
+
+impl Strings {
+    fn new(name: &str) -> Strings {
+        Strings::Building(StringChunkedBuilder::new(name.into(), 0))
+    }
+
+    fn push(&mut self, s: Option<&str>) {
+        match self {
+            Strings::Building(b) => b.append_option(s),
+            Strings::Done(_) => unreachable!("a chunk's strings are pushed before it is done"),
+        }
+    }
+
+    fn done(&mut self) {
+        if let Strings::Building(b) = self {
+            let b = std::mem::replace(b, StringChunkedBuilder::new(PlSmallStr::EMPTY, 0));
+            *self = Strings::Done(Some(b.finish()));
+        }
+    }
+
+    /// Appends a finished chunk's column.
+    fn append(&mut self, mut other: Strings) -> PolarsResult<()> {
+        other.done();
+        self.done();
+        let (Strings::Done(all), Strings::Done(Some(more))) = (self, other) else {
+            unreachable!("both are done");
+        };
+        match all {
+            Some(all) => all.append_owned(more),
+            None => {
+                *all = Some(more);
+                Ok(())
+            }
+        }
+    }
+
+    fn into_column(mut self, name: &str) -> Column {
+        self.done();
+        let Strings::Done(col) = self else {
+            unreachable!("done");
+        };
+        let col = col.unwrap_or_else(|| StringChunked::full_null(PlSmallStr::EMPTY, 0));
+        col.rechunk()
+            .into_owned()
+            .with_name(name.into())
+            .into_column()
+    }
+}
+
+impl Builder {
+    fn new(columns: Columns) -> Builder {
         Builder {
+            columns,
             index: Vec::new(),
-            name: StringChunkedBuilder::new("name".into(), 0),
-            cat: StringChunkedBuilder::new("cat".into(), 0),
-            ph: StringChunkedBuilder::new("ph".into(), 0),
+            name: Strings::new("name"),
+            cat: Strings::new("cat"),
+            ph: Strings::new("ph"),
             ts: Vec::new(),
             dur: Vec::new(),
             ts_ns: Vec::new(),
@@ -273,25 +374,47 @@ impl Default for Builder {
             keys: FastMap::default(),
             guess: Vec::new(),
             args: Vec::new(),
+            scratch: String::new(),
         }
     }
 }
 
+/// A chunk's events, parsed on a parsing thread.
+impl chrome_reader::EventSink for Builder {
+    type Out = Builder;
+
+    fn event(&mut self, ev: RawEvent<'_, &str>) -> Result<(), chrome_reader::Error> {
+        self.push(&ev);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Builder {
+        self.name.done();
+        self.cat.done();
+        self.ph.done();
+        self
+    }
+}
+
 impl Builder {
-    fn push(&mut self, ev: &RawEvent<'_, EventArgs>) {
+    fn push(&mut self, ev: &RawEvent<'_, &str>) {
         let row = self.index.len() as u32;
         self.index.push(ev.index as i64);
-        self.name.append_option(ev.name.as_deref());
-        self.cat.append_option(ev.cat.as_deref());
-        self.ph.append_value(&*ev.ph);
-        self.ts.push(ev.ts.and_then(|n| n.as_f64()));
-        self.dur.push(ev.dur.and_then(|n| n.as_f64()));
+        self.name.push(ev.name.as_deref());
+        self.cat.push(ev.cat.as_deref());
+        self.ph.push(Some(&*ev.ph));
+        let all = self.columns == Columns::All;
+        if all {
+            self.ts.push(ev.ts.and_then(|n| n.as_f64()));
+            self.dur.push(ev.dur.and_then(|n| n.as_f64()));
+        }
         self.ts_ns.push(ev.ts.and_then(|n| n.micros_to_nanos()));
         self.dur_ns.push(ev.dur.and_then(|n| n.micros_to_nanos()));
+        let id = if all { ev.id.as_ref() } else { None };
         for (col, id) in [
-            (&mut self.pid, &ev.pid),
-            (&mut self.tid, &ev.tid),
-            (&mut self.id, &ev.id),
+            (&mut self.pid, ev.pid.as_ref()),
+            (&mut self.tid, ev.tid.as_ref()),
+            (&mut self.id, id),
         ] {
             match id {
                 Some(Id::Int(i)) => col.push(row, Val::Int(*i)),
@@ -299,11 +422,23 @@ impl Builder {
                 None => {}
             }
         }
-        let Some(args) = &ev.args else { return };
-        for (i, &(ks, ke, v)) in args.items.iter().enumerate() {
-            let slot = self.slot(i, &args.text[ks..ke]);
-            self.args[slot].1.push_from(row, v, &args.text);
-        }
+        let Some(args) = ev.args else { return };
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut i = 0;
+        let mut member = |b: &mut Builder, key: &str, value: &str| {
+            if !b.columns.keeps_arg(key) {
+                return;
+            }
+            scratch.clear();
+            // A `null` member is left out.
+            if let Some(v) = scalar(value, &mut scratch) {
+                let slot = b.slot(i, key);
+                i += 1;
+                b.args[slot].1.push_from(row, v, &scratch);
+            }
+        };
+        for_each_arg(args, |key, value| member(self, key, value));
+        self.scratch = scratch;
     }
 
     /// The column of `key`, the `i`-th key of its event, created when new.
@@ -330,22 +465,59 @@ impl Builder {
         s
     }
 
+    /// Appends a chunk's columns; its event indices count from `base`.
+    fn append(&mut self, part: Builder, base: usize) -> Result<(), PolarsError> {
+        let row0 = self.index.len() as u32;
+        self.index
+            .extend(part.index.iter().map(|i| i + base as i64));
+        self.name.append(part.name)?;
+        self.cat.append(part.cat)?;
+        self.ph.append(part.ph)?;
+        self.ts.extend_from_slice(&part.ts);
+        self.dur.extend_from_slice(&part.dur);
+        self.ts_ns.extend_from_slice(&part.ts_ns);
+        self.dur_ns.extend_from_slice(&part.dur_ns);
+        self.pid.append(&part.pid, row0);
+        self.tid.append(&part.tid, row0);
+        self.id.append(&part.id, row0);
+        for (key, col) in &part.args {
+            let slot = match self.keys.get(key.as_str()) {
+                Some(&s) => s,
+                None => {
+                    let s = self.args.len();
+                    self.keys.insert(key.as_str().into(), s);
+                    self.args.push((key.clone(), Sparse::default()));
+                    s
+                }
+            };
+            self.args[slot].1.append(col, row0);
+        }
+        Ok(())
+    }
+
     fn finish(self, rank: Option<i64>) -> PolarsResult<DataFrame> {
         let height = self.index.len();
+        let all = self.columns == Columns::All;
         let mut cols = vec![
-            self.name.finish().into_column(),
-            self.cat.finish().into_column(),
-            self.ph.finish().into_column(),
-            Column::new("ts".into(), self.ts),
-            Column::new("dur".into(), self.dur),
-            self.pid.into_column("pid", height),
-            self.tid.into_column("tid", height),
-            self.id.into_column("id", height),
+            self.name.into_column("name"),
+            self.cat.into_column("cat"),
+            self.ph.into_column("ph"),
+        ];
+        if all {
+            cols.push(Column::new("ts".into(), self.ts));
+            cols.push(Column::new("dur".into(), self.dur));
+        }
+        cols.push(self.pid.into_column("pid", height));
+        cols.push(self.tid.into_column("tid", height));
+        if all {
+            cols.push(self.id.into_column("id", height));
+        }
+        cols.extend([
             Column::new("ts_ns".into(), self.ts_ns),
             Column::new("dur_ns".into(), self.dur_ns),
             Column::new("event_index".into(), self.index),
             Column::new("rank".into(), vec![rank; height]),
-        ];
+        ]);
         let mut args = self.args;
         args.sort_by(|a, b| a.0.cmp(&b.0));
         for (key, sparse) in args {
@@ -360,55 +532,115 @@ impl Builder {
     }
 }
 
-/// An event's `args`, decoded on the parsing thread into scalars: its keys and string
-/// values end to end in `text`, and per member (in file order) the key's range and the
-/// value. A `null` member is left out; an `args` that is not an object (rare, never
-/// Kineto) is one member with the empty key and the whole JSON text as a string.
-#[derive(Debug, Default)]
-struct EventArgs {
-    text: String,
-    items: Vec<(usize, usize, Val)>,
+/// Calls `f` with each member of `args` (checked JSON text), its key and its value's text.
+/// An `args` that is not an object (rare, never Kineto) is one member with the empty key.
+fn for_each_arg(args: &str, mut f: impl FnMut(&str, &str)) {
+    if args.starts_with('{') {
+        for_each_member(args, |key, value| f(&key, value));
+    } else {
+        f("", args);
+    }
 }
 
-impl EventArgs {
-    fn from_raw(raw: &RawValue) -> EventArgs {
-        match serde_json::from_str::<ArgsObject>(raw.get()) {
-            Ok(a) => a.0,
-            Err(_) => {
-                let mut out = EventArgs::default();
-                out.push("", raw);
-                out
+/// Calls `f` with each member of the JSON object `text` (checked JSON, as chrome-reader
+/// hands `args` on): its key, unescaped, and its value's text.
+fn for_each_member(text: &str, mut f: impl FnMut(Cow<'_, str>, &str)) {
+    let b = text.as_bytes();
+    let mut i = 1;
+    loop {
+        i = skip_ws(b, i);
+        if b.get(i) != Some(&b'"') {
+            return; // `}`: the end (or an empty object)
+        }
+        let key_end = value_end(b, i);
+        let raw_key = &text[i..key_end];
+        let key = if raw_key.contains('\\') {
+            match serde_json::from_str::<String>(raw_key) {
+                Ok(k) => Cow::Owned(k),
+                Err(_) => return,
             }
+        } else {
+            Cow::Borrowed(&raw_key[1..raw_key.len() - 1])
+        };
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return;
         }
+        let start = skip_ws(b, i + 1);
+        let end = value_end(b, start);
+        f(key, &text[start..end]);
+        i = skip_ws(b, end);
+        if b.get(i) != Some(&b',') {
+            return;
+        }
+        i += 1;
     }
+}
 
-    fn push(&mut self, key: &str, raw: &RawValue) {
-        let ks = self.text.len();
-        self.text.push_str(key);
-        let ke = self.text.len();
-        match scalar(raw, &mut self.text) {
-            Some(v) => self.items.push((ks, ke, v)),
-            None => self.text.truncate(ks),
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// The index just past the JSON value that starts at `b[i]` (checked JSON).
+fn value_end(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(b'"') => string_end(b, i + 1),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = string_end(b, j + 1);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return j + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            b.len()
+        }
+        _ => {
+            let rest = &b[i.min(b.len())..];
+            i + rest
+                .iter()
+                .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
+                .unwrap_or(rest.len())
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for EventArgs {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        Ok(EventArgs::from_raw(raw))
+/// Given `i` just past an opening quote, the index just past the closing one.
+fn string_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => return i + 1,
+            b'\\' => i += 2, // a backslash escapes the next byte
+            _ => i += 1,
+        }
     }
+    b.len()
 }
 
 /// The text of a JSON value → a scalar, its string (if any) appended to `text`; `null` →
 /// none; arrays and objects keep their JSON text.
-fn scalar(raw: &RawValue, text: &mut String) -> Option<Val> {
-    let t = raw.get().trim();
+fn scalar(t: &str, text: &mut String) -> Option<Val> {
+    let t = t.trim();
     let first = *t.as_bytes().first()?;
     let start = text.len();
     Some(match first {
         b'"' => {
-            // serde_json checked the string; without escapes its text is the value.
+            // The string was checked; without escapes its text is the value.
             if t.contains('\\') {
                 text.push_str(&serde_json::from_str::<String>(t).ok()?);
             } else {
@@ -435,70 +667,21 @@ fn scalar(raw: &RawValue, text: &mut String) -> Option<Val> {
     })
 }
 
-/// An `args` object, its members decoded as they are read.
-struct ArgsObject(EventArgs);
-
-impl<'de> serde::Deserialize<'de> for ArgsObject {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ArgsObject;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut out = EventArgs::default();
-                while let Some(key) = map.next_key::<Key<'de>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    out.push(&key.0, value);
-                }
-                Ok(ArgsObject(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// A map key that borrows when it has no escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Key<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn check(args: &str, expect: &[(&str, &str)]) {
-        let raw: Box<RawValue> = serde_json::from_str(args).unwrap();
-        let a = EventArgs::from_raw(&raw);
-        let got: Vec<(String, String)> = a
-            .items
-            .iter()
-            .map(|&(ks, ke, v)| {
-                let shown = match v {
-                    Val::Str(s, e) => format!("Str({:?})", &a.text[s..e]),
-                    v => format!("{v:?}"),
-                };
-                (a.text[ks..ke].to_string(), shown)
-            })
-            .collect();
+        let mut got: Vec<(String, String)> = Vec::new();
+        for_each_arg(args, |key, value| {
+            let mut text = String::new();
+            let shown = match scalar(value, &mut text) {
+                Some(Val::Str(s, e)) => format!("Str({:?})", &text[s..e]),
+                Some(v) => format!("{v:?}"),
+                None => return,
+            };
+            got.push((key.to_string(), shown));
+        });
         let expect: Vec<(String, String)> = expect
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

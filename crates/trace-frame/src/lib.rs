@@ -141,6 +141,15 @@ pub struct Loaded {
 /// Loads a trace file, or every trace file of a directory (in parallel), optionally
 /// through the Parquet cache in `cache_dir`.
 pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<Loaded, Error> {
+    load_columns(input, cache_dir, frame::Columns::All)
+}
+
+/// [`load`] with `columns` (without a cache: the cache keeps every column).
+fn load_columns(
+    input: &Path,
+    cache_dir: Option<&Path>,
+    columns: frame::Columns,
+) -> Result<Loaded, Error> {
     let paths = trace_paths(input)?;
     // Several files are read in parallel, each parsed on its reading thread; one file is
     // parsed on chrome-reader's default number of threads.
@@ -153,7 +162,7 @@ pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<Loaded, Error> {
         .par_iter()
         .map(|p| match cache_dir {
             Some(dir) => read_frame_cached_with(p, dir, threads).map(|(f, u)| (f, Some(u))),
-            None => read_frame_with(p, threads).map(|f| (f, None)),
+            None => frame::read_frame_columns(p, threads, columns).map(|f| (f, None)),
         })
         .collect();
     let mut frames = Vec::new();
@@ -248,25 +257,57 @@ pub fn analyze(
     analyses: &[AnalysisName],
     step: &StepQuery,
 ) -> Result<Report, Error> {
-    let has = |a| analyses.contains(&a);
     // Our definitions read the input again with the model builder: on cores of their own
     // while HTA's run on the frames.
     let (ours, hta) = rayon::join(
-        || {
-            (has(AnalysisName::Temporal)
-                || has(AnalysisName::Idle)
-                || has(AnalysisName::Stragglers))
-            .then(|| ours::ours(&loaded.input))
-        },
+        || needs_ours(analyses).then(|| ours::ours(&loaded.input)),
         || hta_report(loaded, analyses, step),
     );
-    let mut report = hta?;
+    Ok(with_ours(hta?, ours))
+}
+
+/// [`load`] and then [`analyze`] (the inner result), with our definitions' read of the
+/// input running beside the load instead of after it: the same report, sooner. Without a
+/// cache the frames get only the columns the analyses read (the same rows; `--sql` and
+/// `--export` load every column).
+pub fn load_and_analyze(
+    input: &Path,
+    cache_dir: Option<&Path>,
+    analyses: &[AnalysisName],
+    step: &StepQuery,
+) -> Result<(Loaded, Result<Report, Error>), Error> {
+    let columns = match cache_dir {
+        Some(_) => frame::Columns::All,
+        None => frame::Columns::Analyses,
+    };
+    let (ours, loaded) = rayon::join(
+        || needs_ours(analyses).then(|| ours::ours(input)),
+        || load_columns(input, cache_dir, columns),
+    );
+    let loaded = loaded?;
+    let report = hta_report(&loaded, analyses, step).map(|r| with_ours(r, ours));
+    Ok((loaded, report))
+}
+
+/// Whether an analysis asked for has our definitions beside HTA's.
+fn needs_ours(analyses: &[AnalysisName]) -> bool {
+    [
+        AnalysisName::Temporal,
+        AnalysisName::Idle,
+        AnalysisName::Stragglers,
+    ]
+    .iter()
+    .any(|a| analyses.contains(a))
+}
+
+/// `report` with our definitions' outcome, when they ran.
+fn with_ours(mut report: Report, ours: Option<Result<Ours, Error>>) -> Report {
     match ours {
         Some(Ok(o)) => report.ours = Some(o),
         Some(Err(e)) => report.not_run.push(("ours".into(), e.to_string())),
         None => {}
     }
-    Ok(report)
+    report
 }
 
 /// [`analyze`] without our definitions.

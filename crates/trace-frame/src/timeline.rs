@@ -156,6 +156,16 @@ pub struct Timeline {
     pub first_event_ts: Option<i64>,
 }
 
+/// The `args` members [`Timeline::from_frame`] reads (as `args_<key>` columns), in the
+/// order it binds them; a frame built for the analyses alone keeps only these.
+pub(crate) const ARGS_READ: [&str; 5] = [
+    "correlation",
+    "stream",
+    "device",
+    "wait_on_stream",
+    "wait_on_cuda_event_record_corr_id",
+];
+
 impl Timeline {
     /// The interned text with id `id` (a name or a thread).
     pub fn name(&self, id: u32) -> &str {
@@ -213,11 +223,13 @@ impl Timeline {
             .i64()
             .map_err(Error::polars(ctx.clone()))?
             .clone();
-        let corr = opt_i64("args_correlation")?;
-        let stream = opt_i64("args_stream")?;
-        let device = opt_i64("args_device")?;
-        let wait_on_stream = opt_i64("args_wait_on_stream")?;
-        let wait_on_record = opt_i64("args_wait_on_cuda_event_record_corr_id")?;
+        let [corr, stream, device, wait_on_stream, wait_on_record] = ARGS_READ;
+        let arg = |key: &str| opt_i64(&format!("args_{key}"));
+        let corr = arg(corr)?;
+        let stream = arg(stream)?;
+        let device = arg(device)?;
+        let wait_on_stream = arg(wait_on_stream)?;
+        let wait_on_record = arg(wait_on_record)?;
 
         let mut names: Vec<String> = Vec::new();
         let mut name_ids: HashMap<String, u32> = HashMap::new();

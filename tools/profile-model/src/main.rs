@@ -120,8 +120,17 @@ fn run(args: &Args) -> anyhow::Result<()> {
         }
     }
     let cache = args.cache.then_some(args.cache_dir.as_path());
-    let loaded = trace_frame::load(&args.trace, cache)
-        .with_context(|| format!("loading {}", args.trace.display()))?;
+    let step = trace_frame::StepQuery {
+        annotation: args.annotation.clone(),
+        instance: args.instance,
+    };
+    let loaded = match &args.sql {
+        Some(_) => trace_frame::load(&args.trace, cache).map(|l| (l, None)),
+        // The analyses' second read of the input runs beside the load.
+        None => trace_frame::load_and_analyze(&args.trace, cache, &names, &step)
+            .map(|(l, r)| (l, Some(r))),
+    };
+    let (loaded, report) = loaded.with_context(|| format!("loading {}", args.trace.display()))?;
     for c in &loaded.cache {
         if let trace_frame::CacheUse::WriteFailed(p, why) = c {
             eprintln!(
@@ -130,7 +139,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
             );
         }
     }
-    if let Some(q) = &args.sql {
+    let Some(report) = report else {
+        let q = args.sql.as_deref().unwrap_or_default();
         let df = trace_frame::run_sql(&loaded.events, q)?;
         if args.json {
             writeln!(
@@ -142,12 +152,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
             writeln!(out, "{df}")?;
         }
         return Ok(());
-    }
-    let step = trace_frame::StepQuery {
-        annotation: args.annotation.clone(),
-        instance: args.instance,
     };
-    let report = trace_frame::analyze(&loaded, &names, &step)?;
+    let report = report?;
     if args.json {
         writeln!(out, "{}", trace_frame::render_json(&report))?;
     } else {
