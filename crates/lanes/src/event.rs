@@ -364,6 +364,10 @@ impl Event {
     pub fn set_text(&mut self, text: Text) {
         self.word = self.word & !TEXT_MASK | text.0;
     }
+    fn with_text(mut self, text: Text) -> Event {
+        self.set_text(text);
+        self
+    }
     pub fn kind(&self) -> Kind {
         match (self.word >> KIND_SHIFT) & 3 {
             0 => Kind::Slice,
@@ -426,8 +430,9 @@ impl Event {
         self.names.as_ref().and_then(|n| n.arg_name.as_deref())
     }
 
-    /// Builds the record of an event read from a file.
-    pub fn from_raw(ev: &RawEvent<'_>, arena: &mut Arena, hold: Hold) -> Event {
+    /// Builds the record of an event read from a file, on a reading thread: its text has
+    /// no place yet (see [`Piece::add`]), only what [`PieceText`] says to do with it.
+    fn from_raw(ev: &RawEvent<'_, &str>, hold: Hold) -> (Event, PieceText) {
         let cat = ev.cat.as_deref();
         let kind = match cat {
             Some("ac2g") => Kind::Ac2g,
@@ -448,7 +453,7 @@ impl Event {
                     struct A {
                         name: Option<Box<RawValue>>,
                     }
-                    let a: A = serde_json::from_str(a.get()).ok()?;
+                    let a: A = serde_json::from_str(a).ok()?;
                     let raw = a.name?;
                     serde_json::from_str::<String>(raw.get()).ok()
                 })
@@ -470,20 +475,20 @@ impl Event {
         // GPU annotations are rewritten (some twice): they get their own box, replaced
         // in place. Slices and flow endpoints are patched, other events never change.
         // Other events are only written back: their texts may stay in the file.
+        let len = ev.json.len();
         let text = match (kind, hold) {
-            (Kind::GpuAnnotation, _) => arena.own(Box::from(ev.json)),
-            (Kind::Other, Hold::Touched) => {
-                Text::input(ev.index, ev.json.len()).unwrap_or_else(|| arena.store(ev.json))
-            }
-            _ => arena.store(ev.json),
+            (Kind::GpuAnnotation, _) => PieceText::Own { len },
+            (Kind::Other, Hold::Touched) if len <= MAX_SPAN_LEN => PieceText::Input { len },
+            _ => PieceText::Held { len },
         };
         let graph_launch = ev.name.as_deref() == Some("cudaGraphLaunch");
-        let mut event = Event::new(text, kind, ph, graph_launch, ev.id.is_some());
+        // The text is set when the piece is added to the trace.
+        let mut event = Event::new(Text(0), kind, ph, graph_launch, ev.id.is_some());
         event.names = names;
         event.pid = int(&ev.pid);
         event.tid = int(&ev.tid);
         event.ts = unopt(ev.ts.and_then(|n| n.micros_to_nanos()));
-        event
+        (event, text)
     }
 
     /// Builds an event we generate, from its members in output order.
@@ -521,6 +526,57 @@ pub(crate) enum Hold {
     /// Only those the compaction reads or rewrites (measured slices, flow endpoints, GPU
     /// annotations); the others are read again from the file when the trace is written.
     Touched,
+}
+
+/// What becomes of an event's text, `len` bytes long, when its piece is added to the
+/// trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PieceText {
+    /// Stored in the arena's chunks.
+    Held { len: usize },
+    /// Stored in a box of its own (a text that is rewritten in place).
+    Own { len: usize },
+    /// Left in the file: only its event index and length are kept.
+    Input { len: usize },
+}
+
+/// The events of one piece of the file, made on the reading thread that parsed it: the
+/// records, what to do with each text, and the texts to keep, end to end.
+#[derive(Debug, Default)]
+struct Piece {
+    events: Vec<(Event, PieceText)>,
+    /// The held and owned texts, in event order.
+    texts: String,
+    /// Largest JSON-integer `tid` of the piece.
+    max_int_tid: Option<i64>,
+}
+
+/// The [`chrome_reader::EventSink`] of a trace's read: each piece of the file is parsed into
+/// a [`Piece`] on a thread of its own.
+struct PieceSink {
+    hold: Hold,
+    piece: Piece,
+}
+
+impl chrome_reader::EventSink for PieceSink {
+    type Out = Piece;
+
+    fn event(&mut self, ev: RawEvent<'_, &str>) -> Result<(), chrome_reader::Error> {
+        let piece = &mut self.piece;
+        if let Some(Id::Int(t)) = ev.tid {
+            piece.max_int_tid = Some(piece.max_int_tid.map_or(t, |m| m.max(t)));
+        }
+        let (event, text) = Event::from_raw(&ev, self.hold);
+        if !matches!(text, PieceText::Input { .. }) {
+            piece.texts.push_str(ev.json);
+        }
+        piece.events.push((event, text));
+        Ok(())
+    }
+
+    fn finish(self) -> Piece {
+        self.piece
+    }
 }
 
 /// Events being generated, with the arena their texts go to.
@@ -602,15 +658,53 @@ impl Trace {
         let mut arena = Arena::default();
         let mut max_int_tid: Option<i64> = None;
         let mut texts_in_file = false;
-        let top = chrome_reader::read_raw_events(input, path, |ev| {
-            if let Some(Id::Int(t)) = ev.tid {
-                max_int_tid = Some(max_int_tid.map_or(t, |m| m.max(t)));
-            }
-            let event = Event::from_raw(&ev, &mut arena, hold);
-            texts_in_file |= event.text().input_place().is_some();
-            events.push(event);
-            Ok(())
-        })?;
+        // Why adding a piece failed: an error of ours, which the reader cannot carry.
+        let mut stopped: Option<Error> = None;
+        let new_sink = || PieceSink {
+            hold,
+            piece: Piece::default(),
+        };
+        let threads = chrome_reader::default_threads();
+        let read =
+            chrome_reader::read_events_chunked(input, path, threads, new_sink, |piece, base| {
+                if let Some(t) = piece.max_int_tid {
+                    max_int_tid = Some(max_int_tid.map_or(t, |m| m.max(t)));
+                }
+                let mut held = 0;
+                events.reserve(piece.events.len());
+                for (i, (event, text)) in piece.events.into_iter().enumerate() {
+                    let mut kept = |len: usize| {
+                        held += len;
+                        &piece.texts[held - len..held]
+                    };
+                    let text = match text {
+                        PieceText::Input { len } => match Text::input(base + i, len) {
+                            Some(place) => {
+                                texts_in_file = true;
+                                place
+                            }
+                            None => {
+                                stopped = Some(Error::TooLarge {
+                                    path: path.to_path_buf(),
+                                    what: "more than 2^32 events",
+                                });
+                                return Err(chrome_reader::Error::NotATrace {
+                                    path: path.to_path_buf(),
+                                    reason: "reading the trace stopped".to_string(),
+                                });
+                            }
+                        },
+                        PieceText::Held { len } => arena.store(kept(len)),
+                        PieceText::Own { len } => arena.own(Box::from(kept(len))),
+                    };
+                    events.push(event.with_text(text));
+                }
+                Ok(())
+            });
+        if let Some(e) = stopped {
+            return Err(e);
+        }
+        let top = read?;
         Ok(Trace {
             source: path.to_path_buf(),
             members: top.members,
