@@ -431,7 +431,7 @@ impl Event {
     }
 
     /// Builds the record of an event read from a file, on a reading thread: its text has
-    /// no place yet (see [`Piece::add`]), only what [`PieceText`] says to do with it.
+    /// no place yet (see [`Reading::add`]), only what [`PieceText`] says to do with it.
     fn from_raw(ev: &RawEvent<'_, &str>, hold: Hold) -> (Event, PieceText) {
         let cat = ev.cat.as_deref();
         let kind = match cat {
