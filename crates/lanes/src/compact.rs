@@ -292,18 +292,26 @@ fn json_equal(a: &Value, b: &Value) -> bool {
 /// The bytes of a measured slice that must not change: every member but `tid`, and
 /// every member of `args` but `stream`, hashed. (The reference compares name, cat, ph,
 /// pid, ts, dur and args without stream by value; we keep the bytes, so we check them.)
-fn slice_signature(object: &Object<'_>) -> Result<u64, serde_json::Error> {
+/// `parsed_args` is an `args` member of `object` already parsed, which is not parsed again.
+fn slice_signature(
+    object: &Object<'_>,
+    parsed_args: Option<(&RawValue, &Object<'_>)>,
+) -> Result<u64, serde_json::Error> {
+    let hash_args = |args: &Object<'_>, hasher: &mut FxHasher| {
+        for (k, v) in &args.0 {
+            if k != "stream" {
+                (k, v.get()).hash(hasher);
+            }
+        }
+    };
     let mut hasher = FxHasher::default();
     for (key, value) in &object.0 {
         match &**key {
             "tid" => {}
-            "args" => {
-                for (k, v) in Object::parse(value.get())?.0 {
-                    if k != "stream" {
-                        (k, v.get()).hash(&mut hasher);
-                    }
-                }
-            }
+            "args" => match parsed_args {
+                Some((raw, args)) if std::ptr::eq(raw, &**value) => hash_args(args, &mut hasher),
+                _ => hash_args(&Object::parse(value.get())?, &mut hasher),
+            },
             _ => (key, value.get()).hash(&mut hasher),
         }
     }
@@ -400,10 +408,13 @@ fn intern(
 }
 
 /// Threads for extracting and checking the slices of a trace of `events` events: more
-/// than one only for large traces, where it pays for the extra memory of per-thread
-/// allocator arenas (on a 130k-event trace it costs a tenth of peak RSS).
+/// than one from 100k events, where the two passes take tens of milliseconds, the longest
+/// stretch of the compaction on one thread otherwise. Since the first read parses on
+/// every core, per-thread allocator arenas exist anyway: peak RSS on the seven shared
+/// traces over 10 MB is the same within noise with 2 threads from 10k events as with 1
+/// below 1M (3 runs each, 2026-12-01).
 fn threads_for(events: usize) -> usize {
-    if events < 1_000_000 {
+    if events < 100_000 {
         1
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
@@ -477,9 +488,11 @@ fn extract_range(
             .and_then(crate::event::micros_to_nanos)
             .ok_or_else(|| missing("dur"))?;
         let args_raw = object.get_borrowed("args");
-        let args = match args_raw {
-            Some(a) if a.get().starts_with('{') => Object::parse(a.get()).map_err(bad_json)?,
-            _ => Object::default(),
+        // `args` when it is an object, parsed once for its fields and the signature.
+        let args_object = args_raw.filter(|a| a.get().starts_with('{'));
+        let args = match args_object {
+            Some(a) => Object::parse(a.get()).map_err(bad_json)?,
+            None => Object::default(),
         };
         let stream_raw = args.get_borrowed("stream");
         let stream = stream_raw
@@ -537,7 +550,8 @@ fn extract_range(
             group: LaneGroup::classify(grouping, &cat, &name),
             new_tid: 0,
             annotation,
-            signature: slice_signature(&object).map_err(bad_json)?,
+            signature: slice_signature(&object, args_object.map(|raw| (raw, &args)))
+                .map_err(bad_json)?,
         });
         splices.push([tid_at, stream_at]);
     }
@@ -1047,7 +1061,7 @@ fn self_check(trace: &Trace, slices: &[Slice], threads: usize) -> Result<(), Err
             }
             let text = ev.text().get(&trace.arena);
             let object = Object::parse(&text).map_err(|_| changed())?;
-            if slice_signature(&object).map_err(|_| changed())? != s.signature {
+            if slice_signature(&object, None).map_err(|_| changed())? != s.signature {
                 return Err(changed());
             }
             // The lane the overlap check below relies on is the one written out.

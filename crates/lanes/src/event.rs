@@ -364,6 +364,10 @@ impl Event {
     pub fn set_text(&mut self, text: Text) {
         self.word = self.word & !TEXT_MASK | text.0;
     }
+    fn with_text(mut self, text: Text) -> Event {
+        self.set_text(text);
+        self
+    }
     pub fn kind(&self) -> Kind {
         match (self.word >> KIND_SHIFT) & 3 {
             0 => Kind::Slice,
@@ -426,8 +430,9 @@ impl Event {
         self.names.as_ref().and_then(|n| n.arg_name.as_deref())
     }
 
-    /// Builds the record of an event read from a file.
-    pub fn from_raw(ev: &RawEvent<'_>, arena: &mut Arena, hold: Hold) -> Event {
+    /// Builds the record of an event read from a file, on a reading thread: its text has
+    /// no place yet (see [`Reading::add`]), only what [`PieceText`] says to do with it.
+    fn from_raw(ev: &RawEvent<'_, &str>, hold: Hold) -> (Event, PieceText) {
         let cat = ev.cat.as_deref();
         let kind = match cat {
             Some("ac2g") => Kind::Ac2g,
@@ -448,7 +453,7 @@ impl Event {
                     struct A {
                         name: Option<Box<RawValue>>,
                     }
-                    let a: A = serde_json::from_str(a.get()).ok()?;
+                    let a: A = serde_json::from_str(a).ok()?;
                     let raw = a.name?;
                     serde_json::from_str::<String>(raw.get()).ok()
                 })
@@ -470,20 +475,20 @@ impl Event {
         // GPU annotations are rewritten (some twice): they get their own box, replaced
         // in place. Slices and flow endpoints are patched, other events never change.
         // Other events are only written back: their texts may stay in the file.
+        let len = ev.json.len();
         let text = match (kind, hold) {
-            (Kind::GpuAnnotation, _) => arena.own(Box::from(ev.json)),
-            (Kind::Other, Hold::Touched) => {
-                Text::input(ev.index, ev.json.len()).unwrap_or_else(|| arena.store(ev.json))
-            }
-            _ => arena.store(ev.json),
+            (Kind::GpuAnnotation, _) => PieceText::Own { len },
+            (Kind::Other, Hold::Touched) if len <= MAX_SPAN_LEN => PieceText::Input { len },
+            _ => PieceText::Held { len },
         };
         let graph_launch = ev.name.as_deref() == Some("cudaGraphLaunch");
-        let mut event = Event::new(text, kind, ph, graph_launch, ev.id.is_some());
+        // The text is set when the piece is added to the trace.
+        let mut event = Event::new(Text(0), kind, ph, graph_launch, ev.id.is_some());
         event.names = names;
         event.pid = int(&ev.pid);
         event.tid = int(&ev.tid);
         event.ts = unopt(ev.ts.and_then(|n| n.micros_to_nanos()));
-        event
+        (event, text)
     }
 
     /// Builds an event we generate, from its members in output order.
@@ -521,6 +526,109 @@ pub(crate) enum Hold {
     /// Only those the compaction reads or rewrites (measured slices, flow endpoints, GPU
     /// annotations); the others are read again from the file when the trace is written.
     Touched,
+}
+
+/// What becomes of an event's text, `len` bytes long, when its piece is added to the
+/// trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PieceText {
+    /// Stored in the arena's chunks.
+    Held { len: usize },
+    /// Stored in a box of its own (a text that is rewritten in place).
+    Own { len: usize },
+    /// Left in the file: only its event index and length are kept.
+    Input { len: usize },
+}
+
+/// The events of one piece of the file, made on the reading thread that parsed it: the
+/// records, what to do with each text, and the texts to keep, end to end.
+#[derive(Debug, Default)]
+struct Piece {
+    events: Vec<(Event, PieceText)>,
+    /// The held and owned texts, in event order.
+    texts: String,
+    /// Each event's byte offset in the JSON text (for a read that may leave texts in the
+    /// file).
+    offsets: Vec<u64>,
+    /// Largest JSON-integer `tid` of the piece.
+    max_int_tid: Option<i64>,
+}
+
+/// The [`chrome_reader::EventSink`] of a trace's read: each piece of the file is parsed into
+/// a [`Piece`] on a thread of its own.
+struct PieceSink {
+    hold: Hold,
+    piece: Piece,
+}
+
+impl chrome_reader::EventSink for PieceSink {
+    type Out = Piece;
+
+    fn event(&mut self, ev: RawEvent<'_, &str>) -> Result<(), chrome_reader::Error> {
+        let piece = &mut self.piece;
+        if let Some(Id::Int(t)) = ev.tid {
+            piece.max_int_tid = Some(piece.max_int_tid.map_or(t, |m| m.max(t)));
+        }
+        let (event, text) = Event::from_raw(&ev, self.hold);
+        if !matches!(text, PieceText::Input { .. }) {
+            piece.texts.push_str(ev.json);
+        }
+        piece.events.push((event, text));
+        if self.hold == Hold::Touched {
+            piece.offsets.push(ev.offset);
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Piece {
+        self.piece
+    }
+}
+
+/// A trace being read: the pieces so far, added in file order.
+struct Reading {
+    hold: Hold,
+    events: Vec<Event>,
+    arena: Arena,
+    max_int_tid: Option<i64>,
+    /// Each event's byte offset in the JSON text, when texts may stay in the file.
+    offsets: Vec<u64>,
+    texts_in_file: bool,
+}
+
+impl Reading {
+    /// Adds the events of `piece`, whose first is event `base`: its texts go to the arena,
+    /// or stay in the file.
+    fn add(&mut self, piece: Piece, base: usize, path: &Path) -> Result<(), Error> {
+        if let Some(t) = piece.max_int_tid {
+            self.max_int_tid = Some(self.max_int_tid.map_or(t, |m| m.max(t)));
+        }
+        if self.hold == Hold::Touched {
+            self.offsets.extend_from_slice(&piece.offsets);
+        }
+        self.events.reserve(piece.events.len());
+        let mut held = 0;
+        let mut kept = |len: usize| {
+            held += len;
+            &piece.texts[held - len..held]
+        };
+        for (i, (event, text)) in piece.events.into_iter().enumerate() {
+            let text = match text {
+                PieceText::Input { len } => {
+                    let place = Text::input(base + i, len).ok_or_else(|| Error::TooLarge {
+                        path: path.to_path_buf(),
+                        what: "more than 2^32 events",
+                    })?;
+                    self.texts_in_file = true;
+                    place
+                }
+                PieceText::Held { len } => self.arena.store(kept(len)),
+                PieceText::Own { len } => self.arena.own(Box::from(kept(len))),
+            };
+            self.events.push(event.with_text(text));
+        }
+        Ok(())
+    }
 }
 
 /// Events being generated, with the arena their texts go to.
@@ -568,11 +676,21 @@ pub struct Trace {
     pub(crate) arena: Arena,
     /// Largest JSON-integer `tid` of the input (0 when none), for new lane numbers.
     pub(crate) max_int_tid: i64,
-    /// Elements of the input's `traceEvents`.
-    pub(crate) input_events: usize,
-    /// Whether some event texts were left in the file (`source`), to be read again when
-    /// the trace is written.
-    pub(crate) texts_in_file: bool,
+    /// Where the event texts left in the file (`source`) are, to be read again when the
+    /// trace is written; `None` when every text is held.
+    pub(crate) in_file: Option<InFile>,
+}
+
+/// What the first read of a file saw, for copying the texts it left there from a second
+/// read: where each event starts, and the length and CRC-32 of the whole JSON text, which
+/// must be the same then (so any change to the file is found, not only one that moves an
+/// event).
+#[derive(Debug, Clone)]
+pub(crate) struct InFile {
+    /// The byte offset of each input event in the JSON text, by event index.
+    offsets: Vec<u64>,
+    json_bytes: u64,
+    crc: u32,
 }
 
 impl Trace {
@@ -598,34 +716,59 @@ impl Trace {
     }
 
     fn read_input(input: impl Read + Send, path: &Path, hold: Hold) -> Result<Trace, Error> {
-        let mut events = Vec::new();
-        let mut arena = Arena::default();
-        let mut max_int_tid: Option<i64> = None;
-        let mut texts_in_file = false;
-        let top = chrome_reader::read_raw_events(input, path, |ev| {
-            if let Some(Id::Int(t)) = ev.tid {
-                max_int_tid = Some(max_int_tid.map_or(t, |m| m.max(t)));
-            }
-            let event = Event::from_raw(&ev, &mut arena, hold);
-            texts_in_file |= event.text().input_place().is_some();
-            events.push(event);
-            Ok(())
-        })?;
+        let mut read = Reading {
+            hold,
+            events: Vec::new(),
+            arena: Arena::default(),
+            max_int_tid: None,
+            offsets: Vec::new(),
+            texts_in_file: false,
+        };
+        let mut digest = Digest::default();
+        let input = DigestRead {
+            inner: input,
+            digest: &mut digest,
+        };
+        // Why adding a piece failed: an error of ours, which the reader cannot carry.
+        let mut stopped: Option<Error> = None;
+        let new_sink = || PieceSink {
+            hold,
+            piece: Piece::default(),
+        };
+        let threads = chrome_reader::default_threads();
+        let top =
+            chrome_reader::read_events_chunked(input, path, threads, new_sink, |piece, base| {
+                read.add(piece, base, path).map_err(|e| {
+                    stopped = Some(e);
+                    chrome_reader::Error::NotATrace {
+                        path: path.to_path_buf(),
+                        reason: "reading the trace stopped".to_string(),
+                    }
+                })
+            });
+        if let Some(e) = stopped {
+            return Err(e);
+        }
+        let top = top?;
+        let in_file = read.texts_in_file.then(|| InFile {
+            offsets: read.offsets,
+            json_bytes: digest.bytes,
+            crc: digest.crc.finalize(),
+        });
         Ok(Trace {
             source: path.to_path_buf(),
             members: top.members,
-            input_events: events.len(),
-            events,
-            arena,
-            max_int_tid: max_int_tid.unwrap_or(0),
-            texts_in_file,
+            events: read.events,
+            arena: read.arena,
+            max_int_tid: read.max_int_tid.unwrap_or(0),
+            in_file,
         })
     }
 
     /// Whether some event texts are in the file only (see
     /// [`Trace::read_file_for_compaction`]).
     pub(crate) fn texts_in_file(&self) -> bool {
-        self.texts_in_file
+        self.in_file.is_some()
     }
 
     /// The file the trace was read from.
@@ -646,7 +789,7 @@ impl Trace {
     /// file: [`Trace::write_json`] writes them.
     pub fn event_texts(&self) -> impl Iterator<Item = Cow<'_, str>> {
         assert!(
-            !self.texts_in_file,
+            self.in_file.is_none(),
             "Trace::event_texts needs every text in memory (Trace::read_file, not read_file_for_compaction)"
         );
         self.events.iter().map(|e| self.arena.get(e.text()))
@@ -682,8 +825,8 @@ impl Trace {
             out.write_all(b",")?;
         }
         out.write_all(b"\"traceEvents\":[")?;
-        if self.texts_in_file {
-            self.write_events_from_file(out)?;
+        if let Some(in_file) = &self.in_file {
+            self.write_events_from_file(in_file, out)?;
         } else {
             for (i, ev) in self.events.iter().enumerate() {
                 if i > 0 {
@@ -695,89 +838,129 @@ impl Trace {
         out.write_all(b"]}")
     }
 
-    /// The events, in order, with the texts left in the file read from it again: each
-    /// input event either fills the next event's place or was held (or dropped).
-    fn write_events_from_file(&self, out: &mut impl Write) -> std::io::Result<()> {
+    /// The events, in order, with the texts left in the file copied from a second read
+    /// of it: each from its offset, without parsing or splitting (the first read checked
+    /// every event). The JSON text must have the length and CRC-32 it had then; if not, the
+    /// output is an error (and never committed).
+    fn write_events_from_file(
+        &self,
+        in_file: &InFile,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
         let path = &self.source;
-        let changed = |what: String| Error::InputChanged {
-            path: path.clone(),
-            what,
+        let changed = |what: String| {
+            std::io::Error::other(Error::InputChanged {
+                path: path.clone(),
+                what,
+            })
         };
-        let mut next = 0;
-        // Why the reading stopped early: the reader's own errors come out as they are.
-        let mut stopped: Option<std::io::Error> = None;
-        // Writes the `next` event, `text`, and counts it.
-        let write = |out: &mut dyn Write, next: &mut usize, text: &[u8]| {
-            if *next > 0 {
-                out.write_all(b",")?;
-            }
-            *next += 1;
-            out.write_all(text)
+        let read_error = |source| {
+            std::io::Error::other(Error::Io {
+                path: path.clone(),
+                action: "cannot read the trace again",
+                source,
+            })
         };
         let input = open_input(path, Progress::Hidden).map_err(std::io::Error::other)?;
-        // Only the texts are needed, and the first read parsed every event: the splitter
-        // alone finds them, on this thread (the compressing threads have the other cores).
-        let read = chrome_reader::read_event_texts(input, path, |ev_index, _, ev_json| {
-            let res = (|| loop {
-                let Some(event) = self.events.get(next) else {
-                    // Past the last event to write: the input's held or dropped ones.
-                    if ev_index < self.input_events {
-                        return Ok(());
-                    }
-                    return Err(std::io::Error::other(changed(format!(
-                        "event {} is new",
-                        ev_index
-                    ))));
-                };
-                let text = event.text();
-                match text.input_place() {
-                    None => write(out, &mut next, self.arena.get(text).as_bytes())?,
-                    Some((index, len)) if index == ev_index => {
-                        if len != ev_json.len() {
-                            return Err(std::io::Error::other(changed(format!(
-                                "event {index} is {} bytes long, was {len}",
-                                ev_json.len()
-                            ))));
-                        }
-                        return write(out, &mut next, ev_json);
-                    }
-                    // This input event is held, or was dropped.
-                    Some((index, _)) if index > ev_index => return Ok(()),
-                    Some((index, _)) => {
-                        return Err(std::io::Error::other(changed(format!(
-                            "event {index} is missing"
-                        ))));
-                    }
-                }
-            })();
-            res.map_err(|e| {
-                stopped = Some(e);
-                chrome_reader::Error::NotATrace {
-                    path: path.clone(),
-                    reason: "writing the compacted trace stopped".to_string(),
-                }
-            })
-        });
-        if let Some(e) = stopped {
-            return Err(e);
-        }
-        let top = read.map_err(|e| std::io::Error::other(Error::Read(e)))?;
-        if top.event_count != self.input_events {
-            return Err(std::io::Error::other(changed(format!(
-                "the event count is {}, was {}",
-                top.event_count, self.input_events
-            ))));
-        }
-        for event in &self.events[next..] {
-            let text = event.text();
-            if let Some((index, _)) = text.input_place() {
-                return Err(std::io::Error::other(changed(format!(
-                    "event {index} is missing"
-                ))));
+        let mut digest = Digest::default();
+        let mut input = std::io::BufReader::with_capacity(
+            1 << 20,
+            DigestRead {
+                inner: input,
+                digest: &mut digest,
+            },
+        );
+        // Where `input` is in the JSON text.
+        let mut at = 0u64;
+        for (i, event) in self.events.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
             }
-            write(out, &mut next, self.arena.get(text).as_bytes())?;
+            let text = event.text();
+            let Some((index, len)) = text.input_place() else {
+                out.write_all(self.arena.get(text).as_bytes())?;
+                continue;
+            };
+            let offset = in_file.offsets[index];
+            // Input events keep their order, so each starts at or after the previous one's
+            // end: past the texts that are held or were dropped.
+            assert!(
+                offset >= at,
+                "the compaction keeps the events it leaves in the file in file order"
+            );
+            at += skip(&mut input, offset.saturating_sub(at)).map_err(read_error)?;
+            let copied = copy(&mut input, len as u64, out, read_error)?;
+            at += copied;
+            if copied < len as u64 {
+                return Err(changed(format!("it ends within event {index}")));
+            }
+        }
+        // The rest counts for the length and CRC-32.
+        skip(&mut input, u64::MAX).map_err(read_error)?;
+        drop(input);
+        if digest.bytes != in_file.json_bytes {
+            return Err(changed(format!(
+                "its JSON text is {} bytes long, was {}",
+                digest.bytes, in_file.json_bytes
+            )));
+        }
+        let crc = digest.crc.finalize();
+        if crc != in_file.crc {
+            return Err(changed(format!(
+                "its JSON text has CRC-32 {crc:08x}, was {:08x}",
+                in_file.crc
+            )));
         }
         Ok(())
+    }
+}
+
+/// Reads past `n` bytes of `input` (fewer at its end); how many.
+fn skip(input: &mut impl BufRead, n: u64) -> std::io::Result<u64> {
+    std::io::copy(&mut input.take(n), &mut std::io::sink())
+}
+
+/// Copies the next `n` bytes of `input` (fewer at its end) to `out`; how many. An error
+/// reading goes through `read_error` (it is the file's), one writing is the output's.
+fn copy(
+    input: &mut impl BufRead,
+    n: u64,
+    out: &mut impl Write,
+    read_error: impl Fn(std::io::Error) -> std::io::Error,
+) -> std::io::Result<u64> {
+    let mut left = n;
+    while left > 0 {
+        let buf = input.fill_buf().map_err(&read_error)?;
+        if buf.is_empty() {
+            break;
+        }
+        let k = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        out.write_all(&buf[..k])?;
+        input.consume(k);
+        left -= k as u64;
+    }
+    Ok(n - left)
+}
+
+/// The length and CRC-32 of a text read.
+#[derive(Default)]
+struct Digest {
+    bytes: u64,
+    crc: crc32fast::Hasher,
+}
+
+/// A reader that adds what it reads to a [`Digest`].
+struct DigestRead<'a, R> {
+    inner: R,
+    digest: &'a mut Digest,
+}
+
+impl<R: Read> Read for DigestRead<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.digest.bytes += n as u64;
+        self.digest.crc.update(&buf[..n]);
+        Ok(n)
     }
 }
 
@@ -804,9 +987,10 @@ fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, E
         Progress::Hidden => Box::new(file),
     };
     let mut input = std::io::BufReader::with_capacity(1 << 16, input);
-    // Gzip is inflated on the reader's splitting thread, which overlaps it with parsing
-    // as well: `chrome_reader::open` would add a thread and its queue of 1 MiB chunks,
-    // which sits at the peak of a compaction (its end of reading).
+    // Gzip is inflated on the thread that reads: the chunk reader's own in the first read
+    // (overlapped with parsing), the writing thread in the second. `chrome_reader::open`
+    // would add a thread and its queue of 1 MiB chunks, which sits at the peak of a
+    // compaction (its end of reading).
     if input.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]) {
         return Ok(Box::new(flate2::read::MultiGzDecoder::new(input)));
     }

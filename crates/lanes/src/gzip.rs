@@ -1,5 +1,5 @@
 //! A gzip writer that deflates on every core: the text is cut into 256 KiB chunks, each
-//! compressed at the default level (6) on a pool of threads with the previous chunk's last
+//! compressed at the caller's level on a pool of threads with the previous chunk's last
 //! 32 KiB as its dictionary, and ended with a sync flush, so that the chunks written end to
 //! end in order form one ordinary deflate stream in one gzip member (as pigz does). The
 //! CRC-32 of the whole is combined from the chunks' own.

@@ -322,11 +322,10 @@ pub fn merge_pp_traces(traces: Vec<Trace>, config: &Config) -> Result<Merged, Er
     let mut trace = Trace {
         source: first.source,
         members: first.members,
-        input_events: events.len(),
         events,
         arena,
         max_int_tid: first.max_int_tid,
-        texts_in_file: false,
+        in_file: None,
     };
     trace.set_member("baseTimeNanoseconds", raw_i64(common_base));
     trace.set_member(
