@@ -1321,6 +1321,78 @@ mod tests {
         }
     }
 
+    /// Flow arrows counted a run at a time give the one-ended ids of the whole trace:
+    /// ends in one run, in different runs, `t` before an end, ids repeated in another
+    /// category, against the count and first index of the trace as written.
+    #[test]
+    fn flows_with_one_end_are_counted_across_chunks() {
+        let path = Path::new("flows.json");
+        // (phase, category, id) in file order, and which (category, id) have one end.
+        let mut flows: Vec<(&str, &str, i64)> = Vec::new();
+        let mut late = Vec::new();
+        let mut one_end = Vec::new();
+        for id in 0..300 {
+            match id % 8 {
+                0 => flows.extend([("s", "ac2g", id), ("f", "ac2g", id)]),
+                1 => flows.push(("s", "ac2g", id)),
+                2 => flows.push(("f", "ac2g", id)),
+                3 => {
+                    flows.push(("s", "ac2g", id));
+                    late.push(("f", "ac2g", id));
+                }
+                4 => flows.push(("t", "ac2g", id)),
+                5 => flows.extend([("s", "ac2g", id), ("s", "ac2g", id)]),
+                6 => {
+                    flows.push(("t", "ac2g", id));
+                    late.push(("s", "ac2g", id));
+                }
+                _ => {
+                    flows.extend([("s", "ac2g", id), ("f", "ac2g", id)]);
+                    late.push(("s", "ac2g", id));
+                }
+            }
+            if matches!(id % 8, 1 | 2 | 5 | 6) {
+                one_end.push(("ac2g", id));
+            }
+            // The same id in another category: both ends, or only a start.
+            flows.push(("s", "fwdbwd", id));
+            if id % 3 == 0 {
+                late.push(("f", "fwdbwd", id));
+            } else {
+                one_end.push(("fwdbwd", id));
+            }
+        }
+        flows.extend(late);
+        let events: Vec<String> = flows
+            .iter()
+            .map(|(ph, cat, id)| {
+                format!(r#"{{"ph": "{ph}", "cat": "{cat}", "name": "x", "id": {id}, "pid": 1, "tid": 2, "ts": 5}}"#)
+            })
+            .collect();
+        let first = flows
+            .iter()
+            .position(|&(_, cat, id)| one_end.contains(&(cat, id)))
+            .expect("some flows have one end");
+        let expect = (one_end.len() as u64, format!("flows.json: event {first}"));
+        let text = trace(&events, "");
+        for chunk_bytes in [1, 100, 4096, 1 << 20] {
+            for threads in [1, 2] {
+                let capture =
+                    crate::build::load_from_chunked(&text[..], path, threads, chunk_bytes)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                let got = capture
+                    .diagnostics()
+                    .get("flow-one-end")
+                    .map(|d| (d.count, d.first.clone()));
+                assert_eq!(
+                    got.as_ref(),
+                    Some(&expect),
+                    "{chunk_bytes}-byte chunks, {threads} threads"
+                );
+            }
+        }
+    }
+
     /// Kineto-like events in 4 KiB chunks: every speculative run but the first is kept
     /// (the first starts the document, which is the truth), and the strings holding `}, {`
     /// make some cuts fall inside events, whose runs are redone.
