@@ -203,38 +203,40 @@ impl CaptureBuilder {
                 && (start + dur).in_range()
                 && start.0.abs_diff(median) <= Nanos::FAR.0.unsigned_abs()
         };
-        // The source indices of the events left out, for the side tables (few or none).
-        let mut dropped_activities = Vec::new();
-        let mut dropped_host_events = Vec::new();
-        self.activities.retain(|a| {
-            let keep = fits(a.start, a.dur);
-            if !keep {
-                dropped_activities.push(a.source_index);
-            }
-            keep
-        });
-        self.host_events.retain(|e| {
-            let keep = fits(e.start, e.dur);
-            if !keep {
-                dropped_host_events.push(e.source_index);
-            }
-            keep
-        });
+        // Activities and host events, each with its side tables, side by side; what is
+        // left out are the source indices of the events dropped (few or none), sorted.
+        let SideTables {
+            activity_external_ids,
+            activity_bytes,
+            activity_graph_ids,
+            host_external_ids,
+        } = &mut self.sides;
+        let (activities, host_events) = (&mut self.activities, &mut self.host_events);
+        let (dropped_activities, dropped_host_events) = join(
+            parallel,
+            || {
+                let dropped =
+                    retain_fitting(activities, |a| (a.start, a.dur, a.source_index), &fits);
+                let kept = |index: u64| dropped.binary_search(&index).is_err();
+                activity_external_ids.finish(kept);
+                activity_bytes.finish(kept);
+                activity_graph_ids.finish(kept);
+                dropped
+            },
+            || {
+                let dropped =
+                    retain_fitting(host_events, |e| (e.start, e.dur, e.source_index), &fits);
+                host_external_ids.finish(|index| dropped.binary_search(&index).is_err());
+                dropped
+            },
+        );
         let dropped = (dropped_activities.len() + dropped_host_events.len()) as u64;
         let first = dropped_activities
-            .iter()
-            .chain(&dropped_host_events)
+            .first()
+            .into_iter()
+            .chain(dropped_host_events.first())
             .min()
             .copied();
-        dropped_activities.sort_unstable();
-        dropped_host_events.sort_unstable();
-        let activity_kept = |index: u64| dropped_activities.binary_search(&index).is_err();
-        let host_kept = |index: u64| dropped_host_events.binary_search(&index).is_err();
-        let sides = &mut self.sides;
-        sides.activity_external_ids.finish(activity_kept);
-        sides.activity_bytes.finish(activity_kept);
-        sides.activity_graph_ids.finish(activity_kept);
-        sides.host_external_ids.finish(host_kept);
         let before = self.gpu_annotations.len() + self.steps.len();
         self.gpu_annotations.retain(|a| fits(a.start, a.dur));
         self.steps
@@ -256,6 +258,26 @@ impl CaptureBuilder {
             place,
         );
     }
+}
+
+/// Keeps the rows whose `(start, dur)` `fits` (`fields` gives them and the source index);
+/// returns the source indices of the others, sorted.
+fn retain_fitting<T>(
+    rows: &mut Vec<T>,
+    fields: impl Fn(&T) -> (Nanos, Nanos, u64),
+    fits: &impl Fn(Nanos, Nanos) -> bool,
+) -> Vec<u64> {
+    let mut dropped = Vec::new();
+    rows.retain(|row| {
+        let (start, dur, index) = fields(row);
+        let keep = fits(start, dur);
+        if !keep {
+            dropped.push(index);
+        }
+        keep
+    });
+    dropped.sort_unstable();
+    dropped
 }
 
 /// How many times `median` copies at most: 8 MB, where a copy of every start of a large
