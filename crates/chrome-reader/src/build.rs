@@ -466,7 +466,13 @@ struct Builder<'p> {
     process_names: BTreeMap<i64, String>,
     thread_names: BTreeMap<(i64, i64), String>,
     string_ids: FastMap<String, i64>,
+    /// Flow ids that may have only one end, by category: how many events start and finish
+    /// an arrow, and the first event's index. Each run's flows of one id come in as one
+    /// [`prepare::FlowEnds`]; those with both ends go to `complete_flows` instead, as the
+    /// id can no longer have only one end.
     flows: FastMap<(StringId, i64), (u32, u32, usize)>,
+    /// Flow ids with both ends in one run, looked at only for those left in `flows`.
+    complete_flows: Vec<(StringId, i64)>,
     step_markers: Vec<(i64, i64, i64)>,
     devices: BTreeMap<i64, DeviceId>,
     // Ids are handed out in order of first sight; iteration order never reaches output.
@@ -488,6 +494,7 @@ impl<'p> Builder<'p> {
             thread_names: BTreeMap::new(),
             string_ids: FastMap::default(),
             flows: FastMap::default(),
+            complete_flows: Vec::new(),
             step_markers: Vec::new(),
             devices: BTreeMap::new(),
             streams: FastMap::default(),
@@ -525,16 +532,8 @@ impl<'p> Builder<'p> {
                         MetaName::None => {}
                     }
                 }
-                Op::Flow { cat, id, ph, index } => {
-                    let index = index + index_base;
-                    let cat = map.string(&mut self.capture.strings, cat);
-                    let Some(id) = id else { continue };
-                    let entry = self.flows.entry((cat, id)).or_insert((0, 0, index));
-                    if ph == b's' {
-                        entry.0 += 1;
-                    } else if ph == b'f' {
-                        entry.1 += 1;
-                    }
+                Op::Flow { cat } => {
+                    map.string(&mut self.capture.strings, cat);
                 }
                 Op::Diag {
                     diag,
@@ -543,6 +542,18 @@ impl<'p> Builder<'p> {
                     field,
                 } => self.diag(diag, index + index_base, offset, field),
             }
+        }
+        for ends in &batch.flows {
+            // Interned by the run's `Op::Flow` of this category.
+            let key = (map.string(&mut self.capture.strings, ends.cat), ends.id);
+            if ends.starts > 0 && ends.finishes > 0 {
+                self.complete_flows.push(key);
+                continue;
+            }
+            let first = ends.first + index_base;
+            let entry = self.flows.entry(key).or_insert((0, 0, first));
+            entry.0 += ends.starts;
+            entry.1 += ends.finishes;
         }
     }
 
@@ -1010,23 +1021,26 @@ impl<'p> Builder<'p> {
     }
 
     /// Flow arrows with only one end: count, message and first place, for a diagnostic
-    /// added after the capture's own (so that diagnostics keep their order).
-    fn count_flows(&self) -> Option<(u64, String, String)> {
-        let mut one_end = 0u64;
-        let mut first = usize::MAX;
-        for &(starts, finishes, index) in self.flows.values() {
-            if (starts == 0) != (finishes == 0) {
-                one_end += 1;
-                first = first.min(index);
-            }
+    /// added after the capture's own (so that diagnostics keep their order). Frees the
+    /// flow tables, before the capture's sorts.
+    fn count_flows(&mut self) -> Option<(u64, String, String)> {
+        let mut one_end: Vec<((StringId, i64), usize)> = std::mem::take(&mut self.flows)
+            .into_iter()
+            .filter(|(_, (starts, finishes, _))| (*starts == 0) != (*finishes == 0))
+            .map(|(key, (_, _, index))| (key, index))
+            .collect();
+        let mut complete = std::mem::take(&mut self.complete_flows);
+        if !one_end.is_empty() {
+            // An id with both ends in some run has both ends in the trace.
+            complete.sort_unstable();
+            one_end.retain(|(key, _)| complete.binary_search(key).is_err());
         }
-        (one_end > 0).then(|| {
-            (
-                one_end,
-                "flow arrows (ph s/f) with only one end in the trace".to_string(),
-                format!("{}: event {first}", self.path.display()),
-            )
-        })
+        let first = one_end.iter().map(|&(_, index)| index).min()?;
+        Some((
+            one_end.len() as u64,
+            "flow arrows (ph s/f) with only one end in the trace".to_string(),
+            format!("{}: event {first}", self.path.display()),
+        ))
     }
 }
 

@@ -142,16 +142,12 @@ fn lower_bound_from(activities: &[GpuActivity], key: Option<u64>, hint: usize) -
 }
 
 /// Events are sorted by (thread, start): a stack of open CPU ops gives the innermost one
-/// around each launch or runtime call.
+/// around each launch or runtime call. Those outside every CPU op of their thread then get
+/// the first CPU op with their external id; the table of CPU ops by external id is made
+/// only when some call needs it (on the 1 GB synthetic trace, where every launch is inside
+/// an op, it was half of this pass).
 fn link_parent_ops(events: &mut [HostEvent], external_ids: &SideTable<i64>) {
-    let mut by_external: FastMap<i64, u32> = FastMap::default();
-    for (index, event) in events.iter().enumerate() {
-        if event.kind == HostKind::CpuOp
-            && let Some(external) = external_ids.get(event.source_index)
-        {
-            by_external.entry(external).or_insert(index as u32);
-        }
-    }
+    let mut outside: Vec<u32> = Vec::new();
     let mut stack: Vec<u32> = Vec::new();
     let mut current_thread = None;
     for index in 0..events.len() {
@@ -174,16 +170,32 @@ fn link_parent_ops(events: &mut [HostEvent], external_ids: &SideTable<i64>) {
                     .iter()
                     .rev()
                     .copied()
-                    .find(|&op| events[op as usize].end() >= end)
-                    .or_else(|| {
-                        external_ids
-                            .get(event.source_index)
-                            .and_then(|external| by_external.get(&external).copied())
-                    });
-                events[index].set_parent_op(parent.map(HostEventId::new));
+                    .find(|&op| events[op as usize].end() >= end);
+                match parent {
+                    Some(parent) => events[index].set_parent_op(Some(HostEventId::new(parent))),
+                    None => outside.push(index as u32),
+                }
             }
             _ => {}
         }
+    }
+    if outside.is_empty() {
+        return;
+    }
+    let mut by_external: FastMap<i64, u32> = FastMap::default();
+    for (index, event) in events.iter().enumerate() {
+        if event.kind == HostKind::CpuOp
+            && let Some(external) = external_ids.get(event.source_index)
+        {
+            by_external.entry(external).or_insert(index as u32);
+        }
+    }
+    for index in outside {
+        let event = &mut events[index as usize];
+        let parent = external_ids
+            .get(event.source_index)
+            .and_then(|external| by_external.get(&external).copied());
+        event.set_parent_op(parent.map(HostEventId::new));
     }
 }
 
