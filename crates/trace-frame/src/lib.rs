@@ -282,11 +282,15 @@ pub fn load_and_analyze(
     };
     let (ours, loaded) = rayon::join(
         || needs_ours(analyses).then(|| ours::ours(input)),
-        || load_columns(input, cache_dir, columns),
+        || {
+            load_columns(input, cache_dir, columns).map(|loaded| {
+                let report = hta_report(&loaded, analyses, step);
+                (loaded, report)
+            })
+        },
     );
-    let loaded = loaded?;
-    let report = hta_report(&loaded, analyses, step).map(|r| with_ours(r, ours));
-    Ok((loaded, report))
+    let (loaded, report) = loaded?;
+    Ok((loaded, report.map(|r| with_ours(r, ours))))
 }
 
 /// Whether an analysis asked for has our definitions beside HTA's.
@@ -310,6 +314,14 @@ fn with_ours(mut report: Report, ours: Option<Result<Ours, Error>>) -> Report {
     report
 }
 
+/// The critical path of the first rank's step `step`, if it has one.
+fn critical_path_of(ts: &[Timeline], step: &StepQuery) -> Vec<CriticalPath> {
+    ts.first()
+        .and_then(|t| critical_path(t, &step.annotation, step.instance))
+        .into_iter()
+        .collect()
+}
+
 /// [`analyze`] without our definitions.
 fn hta_report(
     loaded: &Loaded,
@@ -317,8 +329,13 @@ fn hta_report(
     step: &StepQuery,
 ) -> Result<Report, Error> {
     let ts = hta_timelines(loaded)?;
-    let summary = summarize(&loaded.events, &ts)?;
     let has = |a| analyses.contains(&a);
+    // The summary beside the critical path, the costliest two.
+    let (summary, critical) = rayon::join(
+        || summarize(&loaded.events, &ts),
+        || has(AnalysisName::CriticalPath).then(|| critical_path_of(&ts, step)),
+    );
+    let summary = summary?;
     let mut not_run = Vec::new();
     let stragglers = if has(AnalysisName::Stragglers) {
         let s = hta::stragglers(&ts, 2);
@@ -332,25 +349,21 @@ fn hta_report(
     } else {
         None
     };
-    let critical = if has(AnalysisName::CriticalPath) {
-        let cp: Vec<CriticalPath> = ts
-            .first()
-            .and_then(|t| critical_path(t, &step.annotation, step.instance))
-            .into_iter()
-            .collect();
-        if cp.is_empty() {
-            not_run.push((
-                "critical-path".into(),
-                format!(
-                    "needs instance {} of an annotation named like `{}`, with CPU ops and \
-                     launched kernels in it",
-                    step.instance, step.annotation
-                ),
-            ));
+    let critical = match critical {
+        Some(cp) => {
+            if cp.is_empty() {
+                not_run.push((
+                    "critical-path".into(),
+                    format!(
+                        "needs instance {} of an annotation named like `{}`, with CPU ops and \
+                         launched kernels in it",
+                        step.instance, step.annotation
+                    ),
+                ));
+            }
+            cp
         }
-        cp
-    } else {
-        Vec::new()
+        None => Vec::new(),
     };
     Ok(Report {
         ours: None,

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use polars::prelude::*;
+use trace_model::FastMap;
 
 use crate::Error;
 use crate::frame::RankFrame;
@@ -156,6 +157,50 @@ pub struct Timeline {
     pub first_event_ts: Option<i64>,
 }
 
+/// A `pid` or `tid` column: integers as the frame has them, anything else as text.
+enum Ids {
+    Int(Int64Chunked),
+    Str(StringChunked),
+}
+
+/// One row's `pid` or `tid`; shown as the column cast to text shows it (nothing when null).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Id<'a> {
+    Int(i64),
+    Str(&'a str),
+    Null,
+}
+
+impl std::fmt::Display for Id<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Id::Int(i) => write!(f, "{i}"),
+            Id::Str(s) => f.write_str(s),
+            Id::Null => Ok(()),
+        }
+    }
+}
+
+impl Ids {
+    fn of(
+        s: Series,
+        as_str: &impl Fn(Series) -> Result<StringChunked, Error>,
+    ) -> Result<Ids, Error> {
+        Ok(match s.i64() {
+            Ok(i) => Ids::Int(i.clone()),
+            Err(_) => Ids::Str(as_str(s)?),
+        })
+    }
+
+    fn get(&self, i: usize) -> Id<'_> {
+        let id = match self {
+            Ids::Int(c) => c.get(i).map(Id::Int),
+            Ids::Str(c) => c.get(i).map(Id::Str),
+        };
+        id.unwrap_or(Id::Null)
+    }
+}
+
 /// The `args` members [`Timeline::from_frame`] reads (as `args_<key>` columns), in the
 /// order it binds them; a frame built for the analyses alone keeps only these.
 pub(crate) const ARGS_READ: [&str; 5] = [
@@ -209,8 +254,8 @@ impl Timeline {
         let name = as_str(need("name")?)?;
         let cat = as_str(need("cat")?)?;
         let ph = as_str(need("ph")?)?;
-        let pid = as_str(need("pid")?)?;
-        let tid = as_str(need("tid")?)?;
+        let pid = Ids::of(need("pid")?, &as_str)?;
+        let tid = Ids::of(need("tid")?, &as_str)?;
         let ts = need("ts_ns")?
             .i64()
             .map_err(Error::polars(ctx.clone()))?
@@ -232,7 +277,7 @@ impl Timeline {
         let wait_on_record = arg(wait_on_record)?;
 
         let mut names: Vec<String> = Vec::new();
-        let mut name_ids: HashMap<String, u32> = HashMap::new();
+        let mut name_ids: FastMap<String, u32> = FastMap::default();
         let mut intern = |s: &str| -> u32 {
             if let Some(&id) = name_ids.get(s) {
                 return id;
@@ -242,6 +287,8 @@ impl Timeline {
             name_ids.insert(s.to_owned(), id);
             id
         };
+        // The interned `pid/tid` of each thread seen, by the two values.
+        let mut threads: FastMap<(Id<'_>, Id<'_>), u32> = FastMap::default();
         let mut gpu = Vec::new();
         let mut host = Vec::new();
         let mut syncs = Vec::new();
@@ -315,12 +362,17 @@ impl Timeline {
             {
                 steps.push((k, start, start + d));
             }
-            let thread = format!("{}/{}", pid.get(i).unwrap_or(""), tid.get(i).unwrap_or(""));
+            // The name is interned before the thread, as the names' order has always been.
+            let name = intern(n);
+            let (p, t) = (pid.get(i), tid.get(i));
+            let thread = *threads
+                .entry((p, t))
+                .or_insert_with(|| intern(&format!("{p}/{t}")));
             host.push(Host {
                 event_index: index.get(i).unwrap_or(i as i64),
-                name: intern(n),
+                name,
                 cat: hc,
-                thread: intern(&thread),
+                thread,
                 start,
                 end: start + d,
                 correlation: get(&corr),
