@@ -340,9 +340,11 @@ fn extract_slices(
     grouping: LaneGrouping,
     threads: usize,
 ) -> Result<Extracted, Error> {
-    let parts = in_parallel(trace.events.len(), threads, |range| {
-        extract_range(trace, grouping, range)
-    });
+    // Parts with as many slices each, not as many events: the GPU slices of a Kineto trace
+    // are mostly in one stretch of the file (on df_index_resolver, equal event counts left
+    // one thread with most of the slices and the other idle).
+    let ranges = ranges_by_count(&trace.events, threads, |e| e.kind() == Kind::Slice);
+    let parts = in_ranges(ranges, |range| extract_range(trace, grouping, range));
     let total = parts
         .iter()
         .map(|p| p.as_ref().map_or(0, |p| p.slices.len()))
@@ -432,6 +434,42 @@ fn in_parallel<T: Send>(
     let ranges: Vec<_> = (0..threads)
         .map(|k| (k * step).min(len)..((k + 1) * step).min(len))
         .collect();
+    in_ranges(ranges, f)
+}
+
+/// At most `threads` consecutive parts of `0..items.len()` that cover it, each holding
+/// about as many items that satisfy `counted` as the others.
+fn ranges_by_count<T>(
+    items: &[T],
+    threads: usize,
+    counted: impl Fn(&T) -> bool,
+) -> Vec<std::ops::Range<usize>> {
+    let threads = threads.max(1);
+    let total = items.iter().filter(|&it| counted(it)).count();
+    let per_part = total.div_ceil(threads).max(1);
+    let mut ranges = Vec::with_capacity(threads);
+    let (mut start, mut seen) = (0, 0);
+    for (idx, it) in items.iter().enumerate() {
+        if counted(it) {
+            seen += 1;
+            if seen == per_part && ranges.len() + 1 < threads {
+                ranges.push(start..idx + 1);
+                (start, seen) = (idx + 1, 0);
+            }
+        }
+    }
+    if start < items.len() || ranges.is_empty() {
+        ranges.push(start..items.len());
+    }
+    ranges
+}
+
+/// Runs `f` over each of `ranges`, one thread each when there are several; results in
+/// order.
+fn in_ranges<T: Send>(
+    ranges: Vec<std::ops::Range<usize>>,
+    f: impl Fn(std::ops::Range<usize>) -> T + Sync,
+) -> Vec<T> {
     if ranges.len() == 1 {
         return ranges.into_iter().map(f).collect();
     }
@@ -1117,6 +1155,23 @@ mod tests {
 
     fn check(intervals: &[(i64, i64)], expect: &[u32]) {
         assert_eq!(pack(intervals), expect);
+    }
+
+    #[test]
+    fn ranges_cover_the_items_with_as_many_counted_each() {
+        let check = |items: &[bool], threads: usize, expect: &[(usize, usize)]| {
+            let ranges: Vec<_> = ranges_by_count(items, threads, |&b| b)
+                .into_iter()
+                .map(|r| (r.start, r.end))
+                .collect();
+            assert_eq!(ranges, expect);
+        };
+        let (o, x) = (false, true);
+        check(&[], 2, &[(0, 0)]);
+        check(&[o, o, o], 3, &[(0, 3)]);
+        check(&[o, o, o, o, x, x, x, x], 2, &[(0, 6), (6, 8)]);
+        check(&[x, o, x, o, x], 2, &[(0, 3), (3, 5)]);
+        check(&[x, x], 4, &[(0, 1), (1, 2)]);
     }
 
     #[test]
