@@ -1,6 +1,7 @@
 //! Single-trace compaction: GPU slices from many near-empty stream rows are packed into
 //! a few semantic lanes per process, with flows and annotations moved along, and checked.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -327,6 +328,19 @@ fn range_in(text: &str, part: &RawValue) -> Option<(u32, u32)> {
     ))
 }
 
+/// The text of a JSON string value, or "" when `raw` is absent or not a string. Borrowed
+/// from the input unless it has escapes: kernel names are long, and the extraction reads
+/// `cat`, `name` and `args.name` of every slice only to classify and intern them.
+fn string_value(raw: Option<&RawValue>) -> Cow<'_, str> {
+    let Some(raw) = raw else {
+        return Cow::Borrowed("");
+    };
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => serde_json::from_str::<String>(raw.get()).map_or(Cow::Borrowed(""), Cow::Owned),
+    }
+}
+
 /// A scalar JSON value, for the few fields we compare or convert.
 fn scalar(raw: &RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap_or(Value::Null)
@@ -363,7 +377,7 @@ fn extract_slices(
         splices.extend(part_splices);
         let ids: Vec<u32> = part_names
             .into_iter()
-            .map(|n| intern(&mut names, &mut name_ids, n))
+            .map(|n| intern(&mut names, &mut name_ids, &n))
             .collect::<Option<_>>()
             .ok_or_else(|| too_many(trace))?;
         slices.extend(part_slices.into_iter().map(|mut s| {
@@ -392,20 +406,17 @@ fn too_many(trace: &Trace) -> Error {
     }
 }
 
-/// The id of `name` in `names`, adding it if new; `None` past `u32` ids.
-fn intern(
-    names: &mut Vec<Box<str>>,
-    ids: &mut HashMap<Box<str>, u32>,
-    name: Box<str>,
-) -> Option<u32> {
-    if let Some(&id) = ids.get(&name) {
+/// The id of `name` in `names`, adding it if new (the only time it is copied); `None`
+/// past `u32` ids.
+fn intern(names: &mut Vec<Box<str>>, ids: &mut HashMap<Box<str>, u32>, name: &str) -> Option<u32> {
+    if let Some(&id) = ids.get(name) {
         return Some(id);
     }
     let id = u32::try_from(names.len())
         .ok()
         .filter(|&id| id != NO_ANNOTATION)?;
-    names.push(name.clone());
-    ids.insert(name, id);
+    names.push(name.into());
+    ids.insert(name.into(), id);
     Some(id)
 }
 
@@ -565,15 +576,11 @@ fn extract_range(
         }
         let pid = as_int(&pid).ok_or_else(|| missing("an integer pid"))?;
         let old_tid = as_int(&tid).ok_or_else(|| missing("an integer tid"))?;
-        let text = |v: Option<&RawValue>| match v.map(scalar) {
-            Some(Value::String(s)) => s,
-            _ => String::new(),
-        };
-        let cat = text(object.get("cat"));
-        let name = text(object.get("name"));
-        let annotation = match text(args.get("name")) {
+        let cat = string_value(object.get("cat"));
+        let name = string_value(object.get("name"));
+        let annotation = match string_value(args.get("name")) {
             n if n.is_empty() => NO_ANNOTATION,
-            n => intern(&mut names, &mut name_ids, n.into_boxed_str()).ok_or_else(too_many)?,
+            n => intern(&mut names, &mut name_ids, &n).ok_or_else(too_many)?,
         };
         let end = start
             .checked_add(dur)
