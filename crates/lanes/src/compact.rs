@@ -1,6 +1,7 @@
 //! Single-trace compaction: GPU slices from many near-empty stream rows are packed into
 //! a few semantic lanes per process, with flows and annotations moved along, and checked.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -327,6 +328,19 @@ fn range_in(text: &str, part: &RawValue) -> Option<(u32, u32)> {
     ))
 }
 
+/// The text of a JSON string value, or "" when `raw` is absent or not a string. Borrowed
+/// from the input unless it has escapes: kernel names are long, and the extraction reads
+/// `cat`, `name` and `args.name` of every slice only to classify and intern them.
+fn string_value(raw: Option<&RawValue>) -> Cow<'_, str> {
+    let Some(raw) = raw else {
+        return Cow::Borrowed("");
+    };
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => serde_json::from_str::<String>(raw.get()).map_or(Cow::Borrowed(""), Cow::Owned),
+    }
+}
+
 /// A scalar JSON value, for the few fields we compare or convert.
 fn scalar(raw: &RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap_or(Value::Null)
@@ -340,9 +354,11 @@ fn extract_slices(
     grouping: LaneGrouping,
     threads: usize,
 ) -> Result<Extracted, Error> {
-    let parts = in_parallel(trace.events.len(), threads, |range| {
-        extract_range(trace, grouping, range)
-    });
+    // Parts with as many slices each, not as many events: the GPU slices of a Kineto trace
+    // are mostly in one stretch of the file (on df_index_resolver, equal event counts left
+    // one thread with most of the slices and the other idle).
+    let ranges = ranges_by_count(&trace.events, threads, |e| e.kind() == Kind::Slice);
+    let parts = in_ranges(ranges, |range| extract_range(trace, grouping, range));
     let total = parts
         .iter()
         .map(|p| p.as_ref().map_or(0, |p| p.slices.len()))
@@ -361,7 +377,7 @@ fn extract_slices(
         splices.extend(part_splices);
         let ids: Vec<u32> = part_names
             .into_iter()
-            .map(|n| intern(&mut names, &mut name_ids, n))
+            .map(|n| intern(&mut names, &mut name_ids, &n))
             .collect::<Option<_>>()
             .ok_or_else(|| too_many(trace))?;
         slices.extend(part_slices.into_iter().map(|mut s| {
@@ -390,20 +406,17 @@ fn too_many(trace: &Trace) -> Error {
     }
 }
 
-/// The id of `name` in `names`, adding it if new; `None` past `u32` ids.
-fn intern(
-    names: &mut Vec<Box<str>>,
-    ids: &mut HashMap<Box<str>, u32>,
-    name: Box<str>,
-) -> Option<u32> {
-    if let Some(&id) = ids.get(&name) {
+/// The id of `name` in `names`, adding it if new (the only time it is copied); `None`
+/// past `u32` ids.
+fn intern(names: &mut Vec<Box<str>>, ids: &mut HashMap<Box<str>, u32>, name: &str) -> Option<u32> {
+    if let Some(&id) = ids.get(name) {
         return Some(id);
     }
     let id = u32::try_from(names.len())
         .ok()
         .filter(|&id| id != NO_ANNOTATION)?;
-    names.push(name.clone());
-    ids.insert(name, id);
+    names.push(name.into());
+    ids.insert(name.into(), id);
     Some(id)
 }
 
@@ -432,6 +445,42 @@ fn in_parallel<T: Send>(
     let ranges: Vec<_> = (0..threads)
         .map(|k| (k * step).min(len)..((k + 1) * step).min(len))
         .collect();
+    in_ranges(ranges, f)
+}
+
+/// At most `threads` consecutive parts of `0..items.len()` that cover it, each holding
+/// about as many items that satisfy `counted` as the others.
+fn ranges_by_count<T>(
+    items: &[T],
+    threads: usize,
+    counted: impl Fn(&T) -> bool,
+) -> Vec<std::ops::Range<usize>> {
+    let threads = threads.max(1);
+    let total = items.iter().filter(|&it| counted(it)).count();
+    let per_part = total.div_ceil(threads).max(1);
+    let mut ranges = Vec::with_capacity(threads);
+    let (mut start, mut seen) = (0, 0);
+    for (idx, it) in items.iter().enumerate() {
+        if counted(it) {
+            seen += 1;
+            if seen == per_part && ranges.len() + 1 < threads {
+                ranges.push(start..idx + 1);
+                (start, seen) = (idx + 1, 0);
+            }
+        }
+    }
+    if start < items.len() || ranges.is_empty() {
+        ranges.push(start..items.len());
+    }
+    ranges
+}
+
+/// Runs `f` over each of `ranges`, one thread each when there are several; results in
+/// order.
+fn in_ranges<T: Send>(
+    ranges: Vec<std::ops::Range<usize>>,
+    f: impl Fn(std::ops::Range<usize>) -> T + Sync,
+) -> Vec<T> {
     if ranges.len() == 1 {
         return ranges.into_iter().map(f).collect();
     }
@@ -527,15 +576,11 @@ fn extract_range(
         }
         let pid = as_int(&pid).ok_or_else(|| missing("an integer pid"))?;
         let old_tid = as_int(&tid).ok_or_else(|| missing("an integer tid"))?;
-        let text = |v: Option<&RawValue>| match v.map(scalar) {
-            Some(Value::String(s)) => s,
-            _ => String::new(),
-        };
-        let cat = text(object.get("cat"));
-        let name = text(object.get("name"));
-        let annotation = match text(args.get("name")) {
+        let cat = string_value(object.get("cat"));
+        let name = string_value(object.get("name"));
+        let annotation = match string_value(args.get("name")) {
             n if n.is_empty() => NO_ANNOTATION,
-            n => intern(&mut names, &mut name_ids, n.into_boxed_str()).ok_or_else(too_many)?,
+            n => intern(&mut names, &mut name_ids, &n).ok_or_else(too_many)?,
         };
         let end = start
             .checked_add(dur)
@@ -1117,6 +1162,23 @@ mod tests {
 
     fn check(intervals: &[(i64, i64)], expect: &[u32]) {
         assert_eq!(pack(intervals), expect);
+    }
+
+    #[test]
+    fn ranges_cover_the_items_with_as_many_counted_each() {
+        let check = |items: &[bool], threads: usize, expect: &[(usize, usize)]| {
+            let ranges: Vec<_> = ranges_by_count(items, threads, |&b| b)
+                .into_iter()
+                .map(|r| (r.start, r.end))
+                .collect();
+            assert_eq!(ranges, expect);
+        };
+        let (o, x) = (false, true);
+        check(&[], 2, &[(0, 0)]);
+        check(&[o, o, o], 3, &[(0, 3)]);
+        check(&[o, o, o, o, x, x, x, x], 2, &[(0, 6), (6, 8)]);
+        check(&[x, o, x, o, x], 2, &[(0, 3), (3, 5)]);
+        check(&[x, x], 4, &[(0, 1), (1, 2)]);
     }
 
     #[test]
