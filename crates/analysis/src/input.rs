@@ -74,15 +74,62 @@ pub fn load_any(path: &Path) -> Result<Vec<Loaded>, Error> {
         return Ok(vec![load_xplane(path)?]);
     }
     let capture = chrome_reader::load(path)?;
-    let rank = capture.meta().rank.or_else(|| {
-        chrome_reader::rank_from_file_name(path).filter(|_| capture.meta().world_size.is_some())
-    });
-    Ok(vec![Loaded {
-        path: path.to_path_buf(),
-        rank,
-        capture,
-        programs: Vec::new(),
-    }])
+    Ok(vec![Loaded::chrome_file(path, capture)])
+}
+
+/// The one Chrome trace file [`load_any`] reads for `input` when it reads exactly one: the
+/// file itself, or the only trace file of a directory without XSpaces. Give its capture to
+/// [`Loaded::chrome`] to get what `load_any` would have loaded.
+pub fn single_chrome_file(input: &Path) -> Result<Option<PathBuf>, Error> {
+    if !input.is_dir() {
+        return Ok((!is_xplane(input)).then(|| input.to_path_buf()));
+    }
+    let mut xplanes = Vec::new();
+    find_xplanes(input, 0, &mut xplanes)?;
+    if !xplanes.is_empty() {
+        return Ok(None);
+    }
+    let mut files = chrome_reader::trace_files(input)?;
+    Ok(match files.len() {
+        1 => files.pop(),
+        _ => None,
+    })
+}
+
+impl Loaded {
+    /// What [`load_any`] loads for `input` when it reads only the Chrome trace `file` (see
+    /// [`single_chrome_file`]), given the file's capture.
+    pub fn chrome(input: &Path, file: &Path, capture: Capture) -> Loaded {
+        if !input.is_dir() {
+            return Loaded::chrome_file(file, capture);
+        }
+        // As a directory of ranks: the file name's rank whatever the metadata says of the
+        // world size.
+        let rank = capture
+            .meta()
+            .rank
+            .or_else(|| chrome_reader::rank_from_file_name(file));
+        Loaded {
+            path: file.to_path_buf(),
+            rank,
+            capture,
+            programs: Vec::new(),
+        }
+    }
+
+    /// The capture of the single Chrome trace file `path`: its rank from the trace's
+    /// metadata, else from the file name when the trace says it is one of several ranks.
+    fn chrome_file(path: &Path, capture: Capture) -> Loaded {
+        let rank = capture.meta().rank.or_else(|| {
+            chrome_reader::rank_from_file_name(path).filter(|_| capture.meta().world_size.is_some())
+        });
+        Loaded {
+            path: path.to_path_buf(),
+            rank,
+            capture,
+            programs: Vec::new(),
+        }
+    }
 }
 
 /// What [`load_each`] read: every capture that loaded, and every file that did not, with

@@ -68,7 +68,9 @@ pub use budget::{
 };
 pub use error::{Error, error_chain};
 pub use gaps::{Gap, GapHost, HostTime, IdleCauses, idle_causes, idle_gaps, launching_threads};
-pub use input::{Loaded, LoadedEach, Program, load_any, load_each, set_threads};
+pub use input::{
+    Loaded, LoadedEach, Program, load_any, load_each, set_threads, single_chrome_file,
+};
 pub use inventory::{
     DeviceInfo, DiagnosticInfo, Inventory, StepsInfo, StreamInfo, ThreadInfo, inventory,
 };
@@ -88,6 +90,7 @@ pub use skip::{
     Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, InFlight,
     LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
     analyze as analyze_capture, run as skip_stats, run_loaded as skip_stats_loaded,
+    run_loaded_without_rows as skip_stats_loaded_without_rows,
     run_without_rows as skip_stats_without_rows,
 };
 pub use steps::{Spread, StepOrigin, StepRange, Steps};

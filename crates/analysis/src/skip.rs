@@ -307,6 +307,16 @@ pub fn run_without_rows(input: &Path, config: &Config) -> Result<Analysis, Error
     analyze_loaded::<std::io::Sink>(input, &loaded, config, None)
 }
 
+/// [`run_without_rows`] on captures already loaded from `input` (as
+/// [`crate::input::load_any`] would load them).
+pub fn run_loaded_without_rows(
+    input: &Path,
+    loaded: &[crate::input::Loaded],
+    config: &Config,
+) -> Result<Analysis, Error> {
+    analyze_loaded::<std::io::Sink>(input, loaded, config, None)
+}
+
 fn analyze_loaded<W: std::io::Write>(
     input: &Path,
     loaded: &[crate::input::Loaded],

@@ -116,6 +116,44 @@ pub fn load_from_with(
     load_from_chunked(input, path, config.threads, crate::chunks::CHUNK_BYTES)
 }
 
+/// Reads the trace at `path` into a capture and, in the same parse, hands every event to
+/// sinks as [`crate::read_events_chunked`] does (`apply` gets their outputs in file order,
+/// with each piece's first event index): for a caller that wants both the model and its
+/// own view of the raw events without reading the file twice. The outer error is the raw
+/// read's (what `read_events_chunked` alone would give); the capture's own error, such as
+/// a timestamp that is not a number, is the inner one, as [`load_with`] alone would give it.
+pub fn load_with_sink<S: crate::EventSink>(
+    path: &Path,
+    threads: usize,
+    new_sink: impl Fn() -> S + Sync,
+    mut apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
+) -> Result<(Result<Capture, Error>, TopLevel), Error> {
+    let input = crate::input::open_unthreaded(path)?;
+    let mut b = Builder::new(path);
+    // The model's first error, in file order; the runs after it are not applied.
+    let mut model_error: Option<Error> = None;
+    let new_run = || crate::raw::Both::new(path, new_sink());
+    let (top, _stats) = crate::chunks::prepare_chunks(
+        input,
+        path,
+        threads,
+        crate::chunks::CHUNK_BYTES,
+        &new_run,
+        |(prepared, failure, out), base| {
+            if model_error.is_none() {
+                b.apply(prepared, base);
+                model_error = failure.map(|f| f.into_error(path, base));
+            }
+            apply(out, base)
+        },
+    )?;
+    let capture = match model_error {
+        Some(e) => Err(e),
+        None => b.finish(&top, threads),
+    };
+    Ok((capture, top))
+}
+
 /// [`load_from_with`] with chunks of about `chunk_bytes` (tests make them tiny, so that
 /// events straddle chunks and speculation fails often).
 pub(crate) fn load_from_chunked(
@@ -366,7 +404,7 @@ fn flex_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 /// Strings are owned: they are rare among these keys (JAX's `hlo_op`, metadata names),
 /// and owning them lets the reader decode `args` in the same pass as the event.
 #[derive(Deserialize, Default)]
-struct KnownArgs {
+pub(crate) struct KnownArgs {
     #[serde(default, deserialize_with = "flex_int")]
     correlation: Option<i64>,
     #[serde(default, deserialize_with = "flex_int")]

@@ -92,7 +92,7 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    fn into_error(self, path: &Path, index_base: usize) -> Error {
+    pub(crate) fn into_error(self, path: &Path, index_base: usize) -> Error {
         match self {
             Failure::Error(Error::Event {
                 path,

@@ -50,7 +50,8 @@ use std::path::Path;
 
 pub use build::{
     LoadConfig, RankCapture, default_threads, load, load_dir, load_dir_each, load_from,
-    load_from_with, load_with, rank_from_file_name, set_default_threads, trace_files,
+    load_from_with, load_with, load_with_sink, rank_from_file_name, set_default_threads,
+    trace_files,
 };
 pub use error::Error;
 pub use input::open;

@@ -508,6 +508,124 @@ impl<S: EventSink> crate::chunks::RunSink for Sinked<'_, S> {
     }
 }
 
+/// One run's events for both the model build and a caller's sink, parsed once (see
+/// `build::load_with_sink`): the model's first error stops only the model's part, as it
+/// would stop a load of its own, while the sink sees every event.
+pub(crate) struct Both<'p, S> {
+    path: &'p Path,
+    prep: crate::build::prepare::Prep<'p>,
+    model_failure: Option<crate::chunks::Failure>,
+    sink: S,
+}
+
+impl<'p, S: EventSink> Both<'p, S> {
+    pub(crate) fn new(path: &'p Path, sink: S) -> Self {
+        Both {
+            path,
+            prep: crate::build::prepare::Prep::new(path),
+            model_failure: None,
+            sink,
+        }
+    }
+
+    fn model(&mut self, res: Result<(), Error>) {
+        if let Err(e) = res {
+            self.model_failure = Some(crate::chunks::Failure::Error(e));
+        }
+    }
+}
+
+impl<S: EventSink> crate::chunks::RunSink for Both<'_, S> {
+    /// The model's ops, its first error (event indices relative to the run), the sink's.
+    type Out = (
+        crate::build::prepare::Prepared,
+        Option<crate::chunks::Failure>,
+        S::Out,
+    );
+
+    fn fast_event(
+        &mut self,
+        text: &str,
+        start: usize,
+        index: usize,
+        offset: u64,
+    ) -> Option<Result<usize, Error>> {
+        use crate::build::fast::WithText;
+        let (ev, end) = crate::build::fast::event::<WithText<'_, crate::build::KnownArgs>>(
+            text, start, index, offset,
+        )?;
+        let (known, args) = match ev.args {
+            Some(WithText(known, args)) => (Some(known), Some(args)),
+            None => (None, None),
+        };
+        let raw = RawEvent {
+            index: ev.index,
+            offset: ev.offset,
+            json: ev.json,
+            ph: ev.ph.clone(),
+            name: ev.name.clone(),
+            cat: ev.cat.clone(),
+            ts: ev.ts,
+            dur: ev.dur,
+            pid: ev.pid.clone(),
+            tid: ev.tid.clone(),
+            id: ev.id.clone(),
+            bp: ev.bp.clone(),
+            s: ev.s.clone(),
+            args,
+        };
+        if self.model_failure.is_none() {
+            let res = self.prep.event(RawEvent {
+                index: ev.index,
+                offset: ev.offset,
+                json: ev.json,
+                ph: ev.ph,
+                name: ev.name,
+                cat: ev.cat,
+                ts: ev.ts,
+                dur: ev.dur,
+                pid: ev.pid,
+                tid: ev.tid,
+                id: ev.id,
+                bp: ev.bp,
+                s: ev.s,
+                args: known,
+            });
+            self.model(res);
+        }
+        Some(self.sink.event(raw).map(|()| end))
+    }
+
+    fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error> {
+        let raw = parse_event::<&RawValue>(self.path, index, offset, text)?;
+        if self.model_failure.is_none() {
+            let res = parse_event::<crate::build::KnownArgs>(self.path, index, offset, text)
+                .and_then(|ev| self.prep.event(ev));
+            self.model(res);
+        }
+        self.sink.event(RawEvent {
+            index: raw.index,
+            offset: raw.offset,
+            json: raw.json,
+            ph: raw.ph,
+            name: raw.name,
+            cat: raw.cat,
+            ts: raw.ts,
+            dur: raw.dur,
+            pid: raw.pid,
+            tid: raw.tid,
+            id: raw.id,
+            bp: raw.bp,
+            s: raw.s,
+            args: raw.args.map(RawValue::get),
+        })
+    }
+
+    fn finish(self) -> Self::Out {
+        (self.prep.finish(), self.model_failure, self.sink.finish())
+    }
+}
+
 /// Like [`read_raw_events`], but decodes each event's `args` into `A` in the same pass
 /// (a struct of the keys the caller needs; unknown keys are skipped). An `args` that does
 /// not fit `A` is an error naming the event.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use chrome_reader::{Id, RawEvent};
 use polars::prelude::*;
-use trace_model::FastMap;
+use trace_model::{Capture, FastMap};
 
 use crate::Error;
 
@@ -64,23 +64,49 @@ pub(crate) fn read_frame_columns(
     threads: usize,
     columns: Columns,
 ) -> Result<RankFrame, Error> {
-    let mut b = Builder::new(columns);
     let input = chrome_reader::open(path)?;
+    frame_from(path, columns, |new_part, apply| {
+        chrome_reader::read_events_chunked(input, path, threads, new_part, apply)
+    })
+}
+
+/// [`read_frame_columns`] and, from the same parse, the model's capture of the file (or
+/// the error a load of it alone would give).
+pub(crate) fn read_frame_and_capture(
+    path: &Path,
+    threads: usize,
+    columns: Columns,
+) -> Result<(RankFrame, Result<Capture, chrome_reader::Error>), Error> {
+    let mut capture = None;
+    let frame = frame_from(path, columns, |new_part, apply| {
+        let (c, top) = chrome_reader::load_with_sink(path, threads, new_part, apply)?;
+        capture = Some(c);
+        Ok(top)
+    })?;
+    let capture = capture.expect("the frame was read with its capture");
+    Ok((frame, capture))
+}
+
+/// A frame from `read`, which hands each chunk's columns to `apply` in file order.
+fn frame_from(
+    path: &Path,
+    columns: Columns,
+    read: impl FnOnce(
+        &(dyn Fn() -> Builder + Sync),
+        &mut dyn FnMut(Builder, usize) -> Result<(), chrome_reader::Error>,
+    ) -> Result<chrome_reader::TopLevel, chrome_reader::Error>,
+) -> Result<RankFrame, Error> {
+    let mut b = Builder::new(columns);
     // Each chunk of the file is parsed into columns of its own on a parsing thread; the
     // chunks' columns are appended in file order here.
     let mut failed = None;
-    let top = chrome_reader::read_events_chunked(
-        input,
-        path,
-        threads,
-        || Builder::new(columns),
-        |part, base| {
-            if let Err(e) = b.append(part, base) {
-                failed.get_or_insert(e);
-            }
-            Ok(())
-        },
-    )?;
+    let new_part = || Builder::new(columns);
+    let top = read(&new_part, &mut |part, base| {
+        if let Err(e) = b.append(part, base) {
+            failed.get_or_insert(e);
+        }
+        Ok(())
+    })?;
     if let Some(e) = failed {
         return Err(Error::polars(path.display().to_string())(e));
     }

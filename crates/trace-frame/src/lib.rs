@@ -276,6 +276,27 @@ pub fn load_and_analyze(
     analyses: &[AnalysisName],
     step: &StepQuery,
 ) -> Result<(Loaded, Result<Report, Error>), Error> {
+    let single = match cache_dir {
+        None => analysis::single_chrome_file(input).ok().flatten(),
+        Some(_) => None,
+    };
+    if let Some(file) = single {
+        // One file: the frame and our definitions' capture come from one parse.
+        let threads = chrome_reader::default_threads();
+        let (frame, capture) =
+            frame::read_frame_and_capture(&file, threads, frame::Columns::Analyses)?;
+        let loaded = Loaded {
+            input: input.to_path_buf(),
+            events: frame.df.clone(),
+            frames: vec![frame],
+            cache: Vec::new(),
+        };
+        let (ours, report) = rayon::join(
+            || needs_ours(analyses).then(|| ours::ours_of_capture(input, &file, capture)),
+            || hta_report(&loaded, analyses, step),
+        );
+        return Ok((loaded, report.map(|r| with_ours(r, ours))));
+    }
     let columns = match cache_dir {
         Some(_) => frame::Columns::All,
         None => frame::Columns::Analyses,

@@ -52,12 +52,32 @@ pub struct Ours {
 /// Runs `crates/analysis`' skip-stats (its report, without `rows.csv`) on `input` (a trace
 /// file or directory) with its default settings.
 pub fn ours(input: &Path) -> Result<Ours, Error> {
-    let a = analysis::skip_stats_without_rows(input, &analysis::SkipConfig::default()).map_err(
-        |e| Error::Missing {
-            path: input.to_path_buf(),
-            what: format!("our analysis failed: {}", analysis::error_chain(&e)),
-        },
-    )?;
+    let a = analysis::skip_stats_without_rows(input, &analysis::SkipConfig::default());
+    from_analysis(input, a)
+}
+
+/// [`ours`] on the capture of `file`, already read, where `input` is that file or a
+/// directory with no other trace ([`analysis::single_chrome_file`]).
+pub(crate) fn ours_of_capture(
+    input: &Path,
+    file: &Path,
+    capture: Result<trace_model::Capture, chrome_reader::Error>,
+) -> Result<Ours, Error> {
+    let a = capture.map_err(analysis::Error::from).and_then(|c| {
+        let loaded = [analysis::Loaded::chrome(input, file, c)];
+        analysis::skip_stats_loaded_without_rows(input, &loaded, &analysis::SkipConfig::default())
+    });
+    from_analysis(input, a)
+}
+
+fn from_analysis(
+    input: &Path,
+    a: Result<analysis::SkipAnalysis, analysis::Error>,
+) -> Result<Ours, Error> {
+    let a = a.map_err(|e| Error::Missing {
+        path: input.to_path_buf(),
+        what: format!("our analysis failed: {}", analysis::error_chain(&e)),
+    })?;
     let ranks = a
         .reports
         .iter()

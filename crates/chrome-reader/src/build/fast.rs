@@ -38,6 +38,18 @@ impl<'a> FastArgs<'a> for &'a str {
     }
 }
 
+/// `A` read as its own impl reads it, and the value's exact JSON text beside it.
+pub(crate) struct WithText<'a, A>(pub A, pub &'a str);
+
+impl<'a, A: FastArgs<'a>> FastArgs<'a> for WithText<'a, A> {
+    fn read(p: &mut P<'a>) -> Option<Option<Self>> {
+        let start = p.i;
+        let a = A::read(p)?;
+        let text = p.text.get(start..p.i)?;
+        Some(a.map(|a| WithText(a, text)))
+    }
+}
+
 /// The event starting at `text[start]` (a `{`), and the index just past its end; `None`
 /// when the event is not of the shape this parser reads.
 pub(crate) fn event<'a, A: FastArgs<'a>>(

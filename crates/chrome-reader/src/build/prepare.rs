@@ -237,7 +237,7 @@ impl Prep<'_> {
         });
     }
 
-    fn event(&mut self, ev: Event<'_>) -> Result<(), Error> {
+    pub(crate) fn event(&mut self, ev: Event<'_>) -> Result<(), Error> {
         match ev.ph.as_ref() {
             "X" => self.complete(ev),
             "M" => {
