@@ -50,6 +50,28 @@ pub struct RawEvent<'a, A = &'a RawValue> {
     pub args: Option<A>,
 }
 
+impl<'a, A> RawEvent<'a, A> {
+    /// The same event with `args` in place of its own.
+    pub(crate) fn with_args<B>(self, args: Option<B>) -> RawEvent<'a, B> {
+        RawEvent {
+            index: self.index,
+            offset: self.offset,
+            json: self.json,
+            ph: self.ph,
+            name: self.name,
+            cat: self.cat,
+            ts: self.ts,
+            dur: self.dur,
+            pid: self.pid,
+            tid: self.tid,
+            id: self.id,
+            bp: self.bp,
+            s: self.s,
+            args,
+        }
+    }
+}
+
 /// A JSON number (or a string holding one) kept as its text, so integer and decimal
 /// microseconds convert to nanoseconds exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -485,22 +507,8 @@ impl<S: EventSink> crate::chunks::RunSink for Sinked<'_, S> {
 
     fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error> {
         let ev = parse_event::<&RawValue>(self.path, index, offset, text)?;
-        self.sink.event(RawEvent {
-            index: ev.index,
-            offset: ev.offset,
-            json: ev.json,
-            ph: ev.ph,
-            name: ev.name,
-            cat: ev.cat,
-            ts: ev.ts,
-            dur: ev.dur,
-            pid: ev.pid,
-            tid: ev.tid,
-            id: ev.id,
-            bp: ev.bp,
-            s: ev.s,
-            args: ev.args.map(RawValue::get),
-        })
+        let args = ev.args.map(RawValue::get);
+        self.sink.event(ev.with_args(args))
     }
 
     fn finish(self) -> S::Out {
@@ -551,46 +559,17 @@ impl<S: EventSink> crate::chunks::RunSink for Both<'_, S> {
         offset: u64,
     ) -> Option<Result<usize, Error>> {
         use crate::build::fast::WithText;
-        let (ev, end) = crate::build::fast::event::<WithText<'_, crate::build::KnownArgs>>(
+        let (mut ev, end) = crate::build::fast::event::<WithText<'_, crate::build::KnownArgs>>(
             text, start, index, offset,
         )?;
-        let (known, args) = match ev.args {
+        let (known, args) = match ev.args.take() {
             Some(WithText(known, args)) => (Some(known), Some(args)),
             None => (None, None),
         };
-        let raw = RawEvent {
-            index: ev.index,
-            offset: ev.offset,
-            json: ev.json,
-            ph: ev.ph.clone(),
-            name: ev.name.clone(),
-            cat: ev.cat.clone(),
-            ts: ev.ts,
-            dur: ev.dur,
-            pid: ev.pid.clone(),
-            tid: ev.tid.clone(),
-            id: ev.id.clone(),
-            bp: ev.bp.clone(),
-            s: ev.s.clone(),
-            args,
-        };
+        let ev = ev.with_args::<()>(None);
+        let raw = ev.clone().with_args(args);
         if self.model_failure.is_none() {
-            let res = self.prep.event(RawEvent {
-                index: ev.index,
-                offset: ev.offset,
-                json: ev.json,
-                ph: ev.ph,
-                name: ev.name,
-                cat: ev.cat,
-                ts: ev.ts,
-                dur: ev.dur,
-                pid: ev.pid,
-                tid: ev.tid,
-                id: ev.id,
-                bp: ev.bp,
-                s: ev.s,
-                args: known,
-            });
+            let res = self.prep.event(ev.with_args(known));
             self.model(res);
         }
         Some(self.sink.event(raw).map(|()| end))
@@ -603,22 +582,8 @@ impl<S: EventSink> crate::chunks::RunSink for Both<'_, S> {
                 .and_then(|ev| self.prep.event(ev));
             self.model(res);
         }
-        self.sink.event(RawEvent {
-            index: raw.index,
-            offset: raw.offset,
-            json: raw.json,
-            ph: raw.ph,
-            name: raw.name,
-            cat: raw.cat,
-            ts: raw.ts,
-            dur: raw.dur,
-            pid: raw.pid,
-            tid: raw.tid,
-            id: raw.id,
-            bp: raw.bp,
-            s: raw.s,
-            args: raw.args.map(RawValue::get),
-        })
+        let args = raw.args.map(RawValue::get);
+        self.sink.event(raw.with_args(args))
     }
 
     fn finish(self) -> Self::Out {
