@@ -116,18 +116,18 @@ pub fn load_from_with(
     load_from_chunked(input, path, config.threads, crate::chunks::CHUNK_BYTES)
 }
 
-/// Reads the trace at `path` into a capture and, in the same parse, hands every event to
+/// Reads the trace at `path` for a capture and, in the same parse, hands every event to
 /// sinks as [`crate::read_events_chunked`] does (`apply` gets their outputs in file order,
 /// with each piece's first event index): for a caller that wants both the model and its
-/// own view of the raw events without reading the file twice. The outer error is the raw
-/// read's (what `read_events_chunked` alone would give); the capture's own error, such as
-/// a timestamp that is not a number, is the inner one, as [`load_with`] alone would give it.
-pub fn load_with_sink<S: crate::EventSink>(
-    path: &Path,
+/// own view of the raw events without reading the file twice. The error is the raw read's
+/// (what `read_events_chunked` alone would give). The capture is left to
+/// [`PendingCapture::finish`], so that the caller can finish its own view beside it.
+pub fn load_with_sink<'p, S: crate::EventSink>(
+    path: &'p Path,
     threads: usize,
     new_sink: impl Fn() -> S + Sync,
     mut apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
-) -> Result<(Result<Capture, Error>, TopLevel), Error> {
+) -> Result<PendingCapture<'p>, Error> {
     let input = crate::input::open_unthreaded(path)?;
     let mut b = Builder::new(path);
     // The model's first error, in file order; the runs after it are not applied.
@@ -147,11 +147,35 @@ pub fn load_with_sink<S: crate::EventSink>(
             apply(out, base)
         },
     )?;
-    let capture = match model_error {
-        Some(e) => Err(e),
-        None => b.finish(&top, threads),
-    };
-    Ok((capture, top))
+    Ok(PendingCapture {
+        build: match model_error {
+            Some(e) => Err(e),
+            None => Ok(b),
+        },
+        top,
+        threads,
+    })
+}
+
+/// The capture of a [`load_with_sink`] read, not yet finished (sorted, linked and
+/// checked): every event has been parsed.
+pub struct PendingCapture<'p> {
+    build: Result<Builder<'p>, Error>,
+    top: TopLevel,
+    threads: usize,
+}
+
+impl PendingCapture<'_> {
+    /// The document's members other than `traceEvents`.
+    pub fn top(&self) -> &TopLevel {
+        &self.top
+    }
+
+    /// The capture, or the error a [`load_with`] of the file alone would give (such as a
+    /// timestamp that is not a number).
+    pub fn finish(self) -> Result<Capture, Error> {
+        self.build?.finish(&self.top, self.threads)
+    }
 }
 
 /// [`load_from_with`] with chunks of about `chunk_bytes` (tests make them tiny, so that

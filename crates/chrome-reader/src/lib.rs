@@ -49,8 +49,8 @@ mod scan;
 use std::path::Path;
 
 pub use build::{
-    LoadConfig, RankCapture, default_threads, load, load_dir, load_dir_each, load_from,
-    load_from_with, load_with, load_with_sink, rank_from_file_name, set_default_threads,
+    LoadConfig, PendingCapture, RankCapture, default_threads, load, load_dir, load_dir_each,
+    load_from, load_from_with, load_with, load_with_sink, rank_from_file_name, set_default_threads,
     trace_files,
 };
 pub use error::Error;

@@ -411,9 +411,7 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
         };
         let g = &t.gpu[i];
         let n = gpu_node[i].expect("selected activities have nodes");
-        let class = if crate::hta::hta_kernel_type(t.name(g.name))
-            == crate::hta::HtaKernelType::Communication
-        {
+        let class = if t.hta_type(g.name) == crate::hta::HtaKernelType::Communication {
             Bound::GpuCommunication
         } else {
             Bound::GpuCompute

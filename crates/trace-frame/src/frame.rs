@@ -65,43 +65,52 @@ pub(crate) fn read_frame_columns(
     columns: Columns,
 ) -> Result<RankFrame, Error> {
     let input = chrome_reader::open(path)?;
-    frame_from(path, columns, |new_part, apply| {
-        chrome_reader::read_events_chunked(input, path, threads, new_part, apply)
-    })
+    let (frame, ()) = frame_from(
+        path,
+        columns,
+        |new_part, apply| chrome_reader::read_events_chunked(input, path, threads, new_part, apply),
+        |top| top,
+        drop,
+    )?;
+    Ok(frame)
 }
 
 /// [`read_frame_columns`] and, from the same parse, the model's capture of the file (or
-/// the error a load of it alone would give).
+/// the error a load of it alone would give); the frame and the capture are finished side
+/// by side.
 pub(crate) fn read_frame_and_capture(
     path: &Path,
     threads: usize,
     columns: Columns,
 ) -> Result<(RankFrame, Result<Capture, chrome_reader::Error>), Error> {
-    let mut capture = None;
-    let frame = frame_from(path, columns, |new_part, apply| {
-        let (c, top) = chrome_reader::load_with_sink(path, threads, new_part, apply)?;
-        capture = Some(c);
-        Ok(top)
-    })?;
-    let capture = capture.expect("the frame was read with its capture");
-    Ok((frame, capture))
+    frame_from(
+        path,
+        columns,
+        |new_part, apply| chrome_reader::load_with_sink(path, threads, new_part, apply),
+        chrome_reader::PendingCapture::top,
+        chrome_reader::PendingCapture::finish,
+    )
 }
 
-/// A frame from `read`, which hands each chunk's columns to `apply` in file order.
-fn frame_from(
+/// A frame from `read`, which hands each chunk's columns to `apply` in file order and
+/// returns `R` (whose document members `top` gives), with `beside(R)` run while the frame
+/// is finished.
+fn frame_from<R: Send, T: Send>(
     path: &Path,
     columns: Columns,
     read: impl FnOnce(
         &(dyn Fn() -> Builder + Sync),
         &mut dyn FnMut(Builder, usize) -> Result<(), chrome_reader::Error>,
-    ) -> Result<chrome_reader::TopLevel, chrome_reader::Error>,
-) -> Result<RankFrame, Error> {
+    ) -> Result<R, chrome_reader::Error>,
+    top: impl Fn(&R) -> &chrome_reader::TopLevel,
+    beside: impl FnOnce(R) -> T + Send,
+) -> Result<(RankFrame, T), Error> {
     let mut b = Builder::new(columns);
     // Each chunk of the file is parsed into columns of its own on a parsing thread; the
     // chunks' columns are appended in file order here.
     let mut failed = None;
     let new_part = || Builder::new(columns);
-    let top = read(&new_part, &mut |part, base| {
+    let read = read(&new_part, &mut |part, base| {
         if let Err(e) = b.append(part, base) {
             failed.get_or_insert(e);
         }
@@ -110,19 +119,19 @@ fn frame_from(
     if let Some(e) = failed {
         return Err(Error::polars(path.display().to_string())(e));
     }
-    let rank = top
+    let rank = top(&read)
         .get("distributedInfo")
         .and_then(|raw| serde_json::from_str::<DistributedInfo>(raw.get()).ok())
         .and_then(|d| d.rank)
         .or_else(|| chrome_reader::rank_from_file_name(path));
-    let df = b
-        .finish(rank)
-        .map_err(Error::polars(path.display().to_string()))?;
-    Ok(RankFrame {
+    let (df, other) = rayon::join(|| b.finish(rank), || beside(read));
+    let df = df.map_err(Error::polars(path.display().to_string()))?;
+    let frame = RankFrame {
         path: path.to_path_buf(),
         rank,
         df,
-    })
+    };
+    Ok((frame, other))
 }
 
 /// The trace files a path stands for: the file itself, or the `*.json(.gz)` files of a

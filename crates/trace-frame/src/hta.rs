@@ -1,6 +1,6 @@
 //! Holistic Trace Analysis' analyses, natively, with HTA 0.5.0's definitions (read from
 //! `hta/analyzers/*.py`; see `docs/differences.md` for where ours differ). Each function
-//! takes timelines already passed through [`Timeline::as_hta_sees_it`]. Times are
+//! takes timelines already passed through [`Timeline::into_hta_view`]. Times are
 //! integer nanoseconds inside; results carry microseconds, as HTA's frames do.
 //!
 //! Kernel classes here are HTA's own (`hta/utils/utils.py` `get_kernel_type`:
@@ -96,7 +96,7 @@ fn intersection(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
 }
 
 fn kind_of(t: &Timeline, g: &Gpu) -> HtaKernelType {
-    hta_kernel_type(t.name(g.name))
+    t.hta_type(g.name)
 }
 
 /// Temporal breakdown of one rank (`get_temporal_breakdown`).
@@ -287,7 +287,7 @@ pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelRow> {
                 KernelRow {
                     rank: t.rank,
                     name: nm.to_owned(),
-                    kernel_type: hta_kernel_type(nm),
+                    kernel_type: t.hta_type(name),
                     our_class: format!("{:?}", trace_model::classify_kernel(nm)),
                     count: n,
                     sum_us: us(sum),

@@ -225,7 +225,7 @@ pub fn hta_timelines(loaded: &Loaded) -> Result<Vec<Timeline>, Error> {
     loaded
         .frames
         .par_iter()
-        .map(|f| Timeline::from_frame(f).map(|t| t.as_hta_sees_it()))
+        .map(|f| Timeline::from_frame(f).map(|t| t.into_hta_view()))
         .collect()
 }
 

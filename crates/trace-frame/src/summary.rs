@@ -112,20 +112,29 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
     let mut kernels = 0usize;
     let (mut comm_ns, mut mem_ns, mut mem_ops) = (0i64, 0i64, 0usize);
     for t in timelines {
+        // Calls and time per name id of this rank, then per name over the ranks.
+        let mut per_id: Vec<(usize, i64)> = vec![(0, 0); t.names.len()];
         for g in &t.gpu {
             let d = g.end - g.start;
             if g.kind == GpuKind::Kernel {
                 kernels += 1;
                 kernel_ns += d;
-                let e = per_name.entry(t.name(g.name).to_owned()).or_default();
+                let e = &mut per_id[g.name as usize];
                 e.0 += 1;
                 e.1 += d;
-                if hta::hta_kernel_type(t.name(g.name)) == HtaKernelType::Communication {
+                if t.hta_type(g.name) == HtaKernelType::Communication {
                     comm_ns += d;
                 }
             } else {
                 mem_ns += d;
                 mem_ops += 1;
+            }
+        }
+        for (id, &(calls, total)) in per_id.iter().enumerate() {
+            if calls > 0 {
+                let e = per_name.entry(t.names[id].clone()).or_default();
+                e.0 += calls;
+                e.1 += total;
             }
         }
     }

@@ -2,7 +2,6 @@
 //! events with integer-nanosecond times, taken from the frame's columns (so a frame read
 //! back from the Parquet cache gives the same analyses).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use polars::prelude::*;
@@ -10,6 +9,7 @@ use trace_model::FastMap;
 
 use crate::Error;
 use crate::frame::RankFrame;
+use crate::hta::{HtaKernelType, hta_kernel_type};
 
 /// What kind of GPU activity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +155,27 @@ pub struct Timeline {
     pub fractional_us: bool,
     /// `ts` of the first event of the file (HTA compares launchless activities with it).
     pub first_event_ts: Option<i64>,
+    /// HTA's kernel type of each text of [`Timeline::names`] (computed once: the analyses
+    /// ask for it of every activity, and kernel names are long).
+    hta_types: Vec<HtaKernelType>,
+}
+
+/// An Int64 column's values and validity, read by row without [`ChunkedArray::get`]'s
+/// search for the chunk (the column is rechunked first).
+#[derive(Clone, Copy)]
+struct I64s<'a>(&'a <Int64Type as PolarsDataType>::Array);
+
+impl<'a> I64s<'a> {
+    fn of(col: &'a Int64Chunked) -> I64s<'a> {
+        I64s(col.downcast_as_array())
+    }
+
+    fn get(self, i: usize) -> Option<i64> {
+        match self.0.validity() {
+            Some(v) if !v.get_bit(i) => None,
+            _ => Some(self.0.values()[i]),
+        }
+    }
 }
 
 /// A `pid` or `tid` column: integers as the frame has them, anything else as text.
@@ -182,20 +203,37 @@ impl std::fmt::Display for Id<'_> {
 }
 
 impl Ids {
+    /// The column, rechunked.
     fn of(
         s: Series,
         as_str: &impl Fn(Series) -> Result<StringChunked, Error>,
     ) -> Result<Ids, Error> {
         Ok(match s.i64() {
-            Ok(i) => Ids::Int(i.clone()),
+            Ok(i) => Ids::Int(i.rechunk().into_owned()),
             Err(_) => Ids::Str(as_str(s)?),
         })
     }
 
-    fn get(&self, i: usize) -> Id<'_> {
+    fn rows(&self) -> IdRows<'_> {
+        match self {
+            Ids::Int(c) => IdRows::Int(I64s::of(c)),
+            Ids::Str(c) => IdRows::Str(c.downcast_as_array()),
+        }
+    }
+}
+
+/// [`Ids`] read by row.
+#[derive(Clone, Copy)]
+enum IdRows<'a> {
+    Int(I64s<'a>),
+    Str(&'a <StringType as PolarsDataType>::Array),
+}
+
+impl<'a> IdRows<'a> {
+    fn get(self, i: usize) -> Id<'a> {
         let id = match self {
-            Ids::Int(c) => c.get(i).map(Id::Int),
-            Ids::Str(c) => c.get(i).map(Id::Str),
+            IdRows::Int(c) => c.get(i).map(Id::Int),
+            IdRows::Str(c) => c.get(i).map(Id::Str),
         };
         id.unwrap_or(Id::Null)
     }
@@ -217,6 +255,11 @@ impl Timeline {
         &self.names[id as usize]
     }
 
+    /// HTA's kernel type of the text with id `id` ([`crate::hta::hta_kernel_type`]).
+    pub fn hta_type(&self, id: u32) -> HtaKernelType {
+        self.hta_types[id as usize]
+    }
+
     /// Reads the columns of a frame.
     pub fn from_frame(frame: &RankFrame) -> Result<Timeline, Error> {
         let df = &frame.df;
@@ -231,6 +274,7 @@ impl Timeline {
                     ),
                 })
         };
+        // Every column is rechunked, so that rows are read straight from one array.
         let opt_i64 = |c: &str| -> Result<Option<Int64Chunked>, Error> {
             match df.column(c) {
                 Ok(col) => Ok(Some(
@@ -239,7 +283,8 @@ impl Timeline {
                         .map_err(Error::polars(ctx.clone()))?
                         .i64()
                         .map_err(Error::polars(ctx.clone()))?
-                        .clone(),
+                        .rechunk()
+                        .into_owned(),
                 )),
                 Err(_) => Ok(None),
             }
@@ -249,25 +294,23 @@ impl Timeline {
                 .map_err(Error::polars(ctx.clone()))?
                 .str()
                 .map_err(Error::polars(ctx.clone()))?
-                .clone())
+                .rechunk()
+                .into_owned())
+        };
+        let i64_of = |s: Series| -> Result<Int64Chunked, Error> {
+            Ok(s.i64()
+                .map_err(Error::polars(ctx.clone()))?
+                .rechunk()
+                .into_owned())
         };
         let name = as_str(need("name")?)?;
         let cat = as_str(need("cat")?)?;
         let ph = as_str(need("ph")?)?;
         let pid = Ids::of(need("pid")?, &as_str)?;
         let tid = Ids::of(need("tid")?, &as_str)?;
-        let ts = need("ts_ns")?
-            .i64()
-            .map_err(Error::polars(ctx.clone()))?
-            .clone();
-        let dur = need("dur_ns")?
-            .i64()
-            .map_err(Error::polars(ctx.clone()))?
-            .clone();
-        let index = need("event_index")?
-            .i64()
-            .map_err(Error::polars(ctx.clone()))?
-            .clone();
+        let ts = i64_of(need("ts_ns")?)?;
+        let dur = i64_of(need("dur_ns")?)?;
+        let index = i64_of(need("event_index")?)?;
         let [corr, stream, device, wait_on_stream, wait_on_record] = ARGS_READ;
         let arg = |key: &str| opt_i64(&format!("args_{key}"));
         let corr = arg(corr)?;
@@ -275,6 +318,18 @@ impl Timeline {
         let device = arg(device)?;
         let wait_on_stream = arg(wait_on_stream)?;
         let wait_on_record = arg(wait_on_record)?;
+        let (name, cat, ph) = (
+            name.downcast_as_array(),
+            cat.downcast_as_array(),
+            ph.downcast_as_array(),
+        );
+        let (pid, tid) = (pid.rows(), tid.rows());
+        let (ts, dur, index) = (I64s::of(&ts), I64s::of(&dur), I64s::of(&index));
+        fn rows(c: &Option<Int64Chunked>) -> Option<I64s<'_>> {
+            c.as_ref().map(I64s::of)
+        }
+        let (corr, stream, device) = (rows(&corr), rows(&stream), rows(&device));
+        let (wait_on_stream, wait_on_record) = (rows(&wait_on_stream), rows(&wait_on_record));
 
         let mut names: Vec<String> = Vec::new();
         let mut name_ids: FastMap<String, u32> = FastMap::default();
@@ -307,7 +362,7 @@ impl Timeline {
             };
             let c = cat.get(i).unwrap_or("");
             let n = name.get(i).unwrap_or("");
-            let get = |col: &Option<Int64Chunked>| col.as_ref().and_then(|c| c.get(i));
+            let get = |col: &Option<I64s<'_>>| col.and_then(|c| c.get(i));
             let kind = match c {
                 "kernel" | "Kernel" => Some(GpuKind::Kernel),
                 "gpu_memcpy" | "Memcpy" => Some(GpuKind::Memcpy),
@@ -380,7 +435,7 @@ impl Timeline {
         }
         steps.sort_by_key(|s| (s.1, s.0));
         steps.dedup();
-        let mut launch_of: HashMap<i64, usize> = HashMap::new();
+        let mut launch_of: FastMap<i64, usize> = FastMap::default();
         for (i, h) in host.iter().enumerate() {
             if matches!(h.cat, HostCat::Runtime | HostCat::Driver)
                 && let Some(c) = h.correlation
@@ -395,9 +450,11 @@ impl Timeline {
             s.runtime = s.correlation.and_then(|c| launch_of.get(&c).copied());
         }
         gpu.sort_by_key(|g| (g.start, g.end, g.event_index));
+        let hta_types = names.iter().map(|n| hta_kernel_type(n)).collect();
         Ok(Timeline {
             path: frame.path.clone(),
             rank: frame.rank,
+            hta_types,
             names,
             gpu,
             host,
@@ -413,8 +470,8 @@ impl Timeline {
     /// start is rounded up and every end down to whole microseconds; with two or more
     /// ProfilerStep names, GPU activities whose launch is not at or before the last step's
     /// end are dropped (`include_last_profiler_step=True`).
-    pub fn as_hta_sees_it(&self) -> Timeline {
-        let mut t = self.clone();
+    pub fn into_hta_view(self) -> Timeline {
+        let mut t = self;
         if t.fractional_us {
             let up =
                 |v: i64| v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 };
