@@ -119,6 +119,10 @@ struct Slice {
     /// `args.name` when it is a non-empty string (a per-kernel CUDA-graph annotation),
     /// as an index into the annotation names; [`NO_ANNOTATION`] otherwise.
     annotation: u32,
+    /// Where the `tid` and `args.stream` values start in the slice's text, in text
+    /// order: the input's at extraction, the spliced text's once the new tid is in.
+    value_starts: [u32; 2],
+    /// [`text_signature`] of the input text.
     signature: u64,
 }
 
@@ -169,11 +173,12 @@ pub(crate) fn compact_without_pp_flows(
 
     // A patch, not a copy: the input text stays where it is and the new tid is spliced
     // in whenever the text is read.
-    for (s, ranges) in slices.iter().zip(splices) {
+    for (s, ranges) in slices.iter_mut().zip(splices) {
         let ev = &mut trace.events[s.event as usize];
         let text = trace.arena.splice(ev.text(), ranges, s.new_tid);
         ev.set_text(text);
         ev.set_tid(s.new_tid);
+        s.value_starts = spliced_value_starts(ranges, decimal_len(s.new_tid));
     }
 
     let Remap {
@@ -290,33 +295,37 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The bytes of a measured slice that must not change: every member but `tid`, and
-/// every member of `args` but `stream`, hashed. (The reference compares name, cat, ph,
-/// pid, ts, dur and args without stream by value; we keep the bytes, so we check them.)
-/// `parsed_args` is an `args` member of `object` already parsed, which is not parsed again.
-fn slice_signature(
-    object: &Object<'_>,
-    parsed_args: Option<(&RawValue, &Object<'_>)>,
-) -> Result<u64, serde_json::Error> {
-    let hash_args = |args: &Object<'_>, hasher: &mut FxHasher| {
-        for (k, v) in &args.0 {
-            if k != "stream" {
-                (k, v.get()).hash(hasher);
-            }
-        }
-    };
+/// The bytes of a measured slice that must not change, hashed: all of its text but the
+/// `tid` and `args.stream` values, at `values` (disjoint byte ranges, in text order). The
+/// reference compares name, cat, ph, pid, ts, dur and args without stream by value; we
+/// keep the bytes, so we check them, every one, without parsing the text again.
+fn text_signature(text: &str, values: [(usize, usize); 2]) -> Option<u64> {
+    let [(a0, a1), (b0, b1)] = values;
     let mut hasher = FxHasher::default();
-    for (key, value) in &object.0 {
-        match &**key {
-            "tid" => {}
-            "args" => match parsed_args {
-                Some((raw, args)) if std::ptr::eq(raw, &**value) => hash_args(args, &mut hasher),
-                _ => hash_args(&Object::parse(value.get())?, &mut hasher),
-            },
-            _ => (key, value.get()).hash(&mut hasher),
-        }
+    // Each part's length is hashed with it, so bytes cannot move between parts.
+    for part in [text.get(..a0)?, text.get(a1..b0)?, text.get(b1..)?] {
+        part.hash(&mut hasher);
     }
-    Ok(hasher.finish())
+    Some(hasher.finish())
+}
+
+/// The two byte ranges in text order.
+fn in_text_order(ranges: [(u32, u32); 2]) -> [(usize, usize); 2] {
+    let [a, b] = ranges.map(|(start, end)| (start as usize, end as usize));
+    if b.0 < a.0 { [b, a] } else { [a, b] }
+}
+
+/// Where the two values of `ranges` start once both are replaced by a value of
+/// `value_len` bytes (what `Arena::splice` writes), in text order.
+fn spliced_value_starts(ranges: [(u32, u32); 2], value_len: usize) -> [u32; 2] {
+    let [(a0, a1), (b0, _)] = in_text_order(ranges);
+    let second = b0 - (a1 - a0) + value_len;
+    [a0, second].map(|at| u32::try_from(at).expect("a spliced slice text is under 4 GiB"))
+}
+
+/// The length of `v` in decimal.
+fn decimal_len(v: i64) -> usize {
+    v.to_string().len()
 }
 
 /// The byte range of `part` (a value borrowed from `text`) within `text`.
@@ -537,7 +546,7 @@ fn extract_range(
             .and_then(crate::event::micros_to_nanos)
             .ok_or_else(|| missing("dur"))?;
         let args_raw = object.get_borrowed("args");
-        // `args` when it is an object, parsed once for its fields and the signature.
+        // `args` when it is an object, parsed for its fields.
         let args_object = args_raw.filter(|a| a.get().starts_with('{'));
         let args = match args_object {
             Some(a) => Object::parse(a.get()).map_err(bad_json)?,
@@ -549,11 +558,11 @@ fn extract_range(
             .filter(|v| !v.is_null())
             .ok_or_else(|| missing("args.stream"))?;
         let tid_raw = object.get_borrowed("tid").ok_or_else(|| missing("tid"))?;
-        let (tid_at, stream_at) = match stream_raw {
-            Some(stream_raw) => (
+        let ranges = match stream_raw {
+            Some(stream_raw) => [
                 range_in(text, tid_raw).ok_or_else(|| missing("a tid in its first 4 GiB"))?,
                 range_in(text, stream_raw).ok_or_else(|| missing("a stream in its first 4 GiB"))?,
-            ),
+            ],
             None => return Err(missing("args.stream")),
         };
         if !json_equal(&tid, &stream) {
@@ -595,10 +604,12 @@ fn extract_range(
             group: LaneGroup::classify(grouping, &cat, &name),
             new_tid: 0,
             annotation,
-            signature: slice_signature(&object, args_object.map(|raw| (raw, &args)))
-                .map_err(bad_json)?,
+            value_starts: in_text_order(ranges).map(|(start, _)| start as u32),
+            // The values are disjoint (one is inside `args`, the other outside).
+            signature: text_signature(text, in_text_order(ranges))
+                .ok_or_else(|| missing("tid and args.stream values apart"))?,
         });
-        splices.push([tid_at, stream_at]);
+        splices.push(ranges);
     }
     Ok(Extracted {
         slices,
@@ -1104,14 +1115,17 @@ fn self_check(trace: &Trace, slices: &[Slice], threads: usize) -> Result<(), Err
             if ev.kind() != Kind::Slice {
                 return Err(changed());
             }
+            // The new tid, at the two places it was written, and every other byte as it
+            // was read. The lane the overlap check below relies on is the one written out.
             let text = ev.text().get(&trace.arena);
-            let object = Object::parse(&text).map_err(|_| changed())?;
-            if slice_signature(&object, None).map_err(|_| changed())? != s.signature {
-                return Err(changed());
-            }
-            // The lane the overlap check below relies on is the one written out.
-            let tid = object.get("tid").and_then(|t| t.get().parse::<i64>().ok());
-            if tid != Some(s.new_tid) {
+            let tid = s.new_tid.to_string();
+            let values = s
+                .value_starts
+                .map(|at| (at as usize, at as usize + tid.len()));
+            let has_tid = |(start, end): (usize, usize)| text.get(start..end) == Some(&*tid);
+            if !values.into_iter().all(has_tid)
+                || text_signature(&text, values) != Some(s.signature)
+            {
                 return Err(changed());
             }
         }
@@ -1228,6 +1242,25 @@ mod tests {
             matches!(err, Error::SliceChanged { slice: 40, .. }),
             "{err}"
         );
+        // A byte of a slice's text changed, or its tid, is found without its signature
+        // being touched.
+        for (from, to) in [("\"ts\"", "\"ts\" "), ("\"tid\":", "\"tid\":1")] {
+            let mut edited = trace.clone();
+            let ev = &mut edited.events[one[40].event as usize];
+            let text = edited.arena.get(ev.text()).replacen(from, to, 1);
+            assert_ne!(
+                &*edited.arena.get(ev.text()),
+                text,
+                "the edit changes the text"
+            );
+            let owned = edited.arena.own(text.into_boxed_str());
+            ev.set_text(owned);
+            let err = self_check(&edited, &one, 3).expect_err("an edited slice fails");
+            assert!(
+                matches!(err, Error::SliceChanged { slice: 40, .. }),
+                "{err}"
+            );
+        }
     }
 
     #[test]
