@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 use crate::Error;
 use crate::event::{
     Arena, Event, Generated, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str,
+    scan_members, value_end,
 };
 use crate::group::{Config, LaneGroup, LaneGrouping};
 use crate::pp;
@@ -745,115 +746,6 @@ fn plain_int(token: &str) -> Option<i64> {
     let digits = token.strip_prefix('-').unwrap_or(token);
     let plain = digits.bytes().all(|b| b.is_ascii_digit()) && !token.starts_with("-0");
     plain.then(|| token.parse().ok()).flatten()
-}
-
-/// Reads the members of the JSON object starting at `bytes[start]` (valid JSON), in
-/// order: `member(key, value start)` reads or skips the value and says where it ends.
-/// The index past the object; `None` if it is not an object, a key has escapes (whose
-/// text is not the key) or `member` gives up.
-fn scan_members(
-    bytes: &[u8],
-    start: usize,
-    member: &mut dyn FnMut(&[u8], usize) -> Option<usize>,
-) -> Option<usize> {
-    let mut i = start;
-    if *bytes.get(i)? != b'{' {
-        return None;
-    }
-    i = skip_ws(bytes, i + 1);
-    if *bytes.get(i)? == b'}' {
-        return Some(i + 1);
-    }
-    loop {
-        // Keys are short: a byte loop beats a search there.
-        if *bytes.get(i)? != b'"' {
-            return None;
-        }
-        let key_len = bytes
-            .get(i + 1..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\')?;
-        let key_end = i + 1 + key_len;
-        if bytes[key_end] != b'"' {
-            return None;
-        }
-        let key = &bytes[i + 1..key_end];
-        i = skip_ws(bytes, key_end + 1);
-        if *bytes.get(i)? != b':' {
-            return None;
-        }
-        let value_end = member(key, skip_ws(bytes, i + 1))?;
-        i = skip_ws(bytes, value_end);
-        match *bytes.get(i)? {
-            b',' => i = skip_ws(bytes, i + 1),
-            b'}' => return Some(i + 1),
-            _ => return None,
-        }
-    }
-}
-
-fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
-    while bytes
-        .get(i)
-        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-    {
-        i += 1;
-    }
-    i
-}
-
-/// The index past the string starting at `bytes[i]` (a `"`).
-fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
-    if *bytes.get(i)? != b'"' {
-        return None;
-    }
-    i += 1;
-    loop {
-        i += memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
-        match bytes[i] {
-            b'"' => return Some(i + 1),
-            _ => i += 2,
-        }
-    }
-}
-
-/// The index past the value starting at `bytes[i]`. In valid JSON an object's braces
-/// (and an array's brackets) balance by themselves outside strings, so only they and
-/// the strings are looked for.
-fn value_end(bytes: &[u8], mut i: usize) -> Option<usize> {
-    let (open, close) = match *bytes.get(i)? {
-        b'"' => return string_end(bytes, i),
-        b'{' => (b'{', b'}'),
-        b'[' => (b'[', b']'),
-        _ => {
-            let scalar_start = i;
-            while bytes
-                .get(i)
-                .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-            {
-                i += 1;
-            }
-            return (i > scalar_start).then_some(i);
-        }
-    };
-    let mut depth = 0usize;
-    loop {
-        i += memchr::memchr3(b'"', open, close, bytes.get(i..)?)?;
-        match bytes[i] {
-            b'"' => i = string_end(bytes, i)?,
-            b if b == open => {
-                depth += 1;
-                i += 1;
-            }
-            _ => {
-                depth -= 1;
-                i += 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-        }
-    }
 }
 
 /// A compacted lane: its group and its number within the (pid, group).
