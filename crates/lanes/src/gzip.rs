@@ -1,4 +1,4 @@
-//! A gzip writer that deflates on every core: the text is cut into 256 KiB chunks, each
+//! A gzip writer that deflates on every core: the text is cut into 512 KiB chunks, each
 //! compressed at the caller's level on a pool of threads with the previous chunk's last
 //! 32 KiB as its dictionary, and ended with a sync flush, so that the chunks written end to
 //! end in order form one ordinary deflate stream in one gzip member (as pigz does). The
@@ -13,8 +13,11 @@ use std::thread::JoinHandle;
 use crc32fast::Hasher;
 use flate2::{Compress, Compression, FlushCompress, Status};
 
-/// Uncompressed bytes per chunk.
-const CHUNK: usize = 256 << 10;
+/// Uncompressed bytes per chunk. Each chunk costs a fresh deflate state and a 32 KiB
+/// dictionary; at 512 KiB instead of 256 KiB a compaction of df_index_resolver takes about
+/// 5% less CPU (`perf stat -r 5`, four rounds alternating: 412-432 → 385-415 ms), with the
+/// same peak RSS on hta-cudagraph-a100 (medians of 11: 35.0 and 34.9 MB).
+const CHUNK: usize = 512 << 10;
 /// The deflate window: the dictionary a chunk is compressed with.
 const WINDOW: usize = 32 << 10;
 

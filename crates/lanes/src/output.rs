@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use crate::{Error, Trace};
 
 /// The deflate level of `.json.gz` output. zlib-rs's levels 4 to 6 share one matcher and
-/// differ in how far it searches; at 5 (hash chains of 32, not 6's 128) the deflate takes
-/// a third less CPU and the output grows 2% (hta-cudagraph-a100 rank 0: 1.13× the size of
-/// `gzip -9` of the same JSON, 1.11× at 6; 1.22× at 4, 1.37× at 3, where a faster matcher
-/// starts; 1.87× at 1).
-const GZIP_LEVEL: u32 = 5;
+/// differ in how far it searches (hash chains of 16 at 4, 32 at 5, 128 at 6). Sizes on
+/// hta-cudagraph-a100 rank 0 against `gzip -9` of the same JSON: 1.11× at 6, 1.13× at 5,
+/// 1.22× at 4, 1.37× at 3 (where a faster matcher starts), 1.87× at 1. At 4 a compaction
+/// of df_index_resolver takes about 6% less CPU than at 5 (25-30 ms of 0.46 s, `perf stat`
+/// medians of 8, 2026-12-01), the output staying within the 1.25× the bench allows.
+const GZIP_LEVEL: u32 = 4;
 
 /// The default output of a single-trace compaction: `<stem>_compacted.json.gz` beside a
 /// `.json.gz` input, `<stem>_compacted.json` beside a `.json` one, else
