@@ -34,7 +34,8 @@ pub struct LoadConfig {
     /// Threads that split and parse events (chunks of the JSON text, validated and merged
     /// back in file order, so the capture is the same for any number). 1 splits and parses
     /// on the caller's thread; with more, the caller's thread only merges. Reading and
-    /// inflating have their own thread either way.
+    /// inflating (or, for a mapped file, cutting the chunks) have their own thread either
+    /// way.
     pub threads: usize,
 }
 
@@ -90,11 +91,32 @@ pub fn load(path: &Path) -> Result<Capture, Error> {
     load_with(path, &LoadConfig::default())
 }
 
-/// Reads the trace at `path` (plain or gzip JSON) into a capture.
+/// Reads the trace at `path` (plain or gzip JSON) into a capture. A plain regular file is
+/// mapped, not read (see `MappedFile` in `input.rs` for what that assumes: the file is not
+/// changed while it is read); the capture and errors are those of [`load_from_with`] on
+/// the same bytes.
 pub fn load_with(path: &Path, config: &LoadConfig) -> Result<Capture, Error> {
-    // The chunk reader has a thread of its own, which inflates too.
-    let input = crate::input::open_unthreaded(path)?;
-    load_from_with(input, path, config)
+    with_source(path, |source| {
+        load_source(source, path, config.threads, crate::chunks::CHUNK_BYTES)
+    })
+}
+
+/// Calls `read` with the text of the file at `path` as the chunk splitter takes it: a
+/// slice of the mapped file, or a stream that the splitter's reader thread reads (and
+/// inflates).
+pub(crate) fn with_source<T>(
+    path: &Path,
+    read: impl FnOnce(crate::chunks::Source<'_, Box<dyn std::io::Read + Send>>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    use crate::chunks::Source;
+    match crate::input::open_for_chunks(path)? {
+        crate::input::Opened::Mapped(map, progress) => read(Source::Slice {
+            text: map.text(),
+            map: Some(&map),
+            progress,
+        }),
+        crate::input::Opened::Stream(input) => read(Source::Read(input)),
+    }
 }
 
 /// Reads a trace from already-decompressed JSON text with the default config; `path`
@@ -113,7 +135,12 @@ pub fn load_from_with(
     path: &Path,
     config: &LoadConfig,
 ) -> Result<Capture, Error> {
-    load_from_chunked(input, path, config.threads, crate::chunks::CHUNK_BYTES)
+    load_source(
+        crate::chunks::Source::Read(input),
+        path,
+        config.threads,
+        crate::chunks::CHUNK_BYTES,
+    )
 }
 
 /// Reads the trace at `path` for a capture and, in the same parse, hands every event to
@@ -128,25 +155,26 @@ pub fn load_with_sink<'p, S: crate::EventSink>(
     new_sink: impl Fn() -> S + Sync,
     mut apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
 ) -> Result<PendingCapture<'p>, Error> {
-    let input = crate::input::open_unthreaded(path)?;
     let mut b = Builder::new(path);
     // The model's first error, in file order; the runs after it are not applied.
     let mut model_error: Option<Error> = None;
     let new_run = || crate::raw::Both::new(path, new_sink());
-    let (top, _stats) = crate::chunks::prepare_chunks(
-        input,
-        path,
-        threads,
-        crate::chunks::CHUNK_BYTES,
-        &new_run,
-        |(prepared, failure, out), base| {
-            if model_error.is_none() {
-                b.apply(prepared, base);
-                model_error = failure.map(|f| f.into_error(path, base));
-            }
-            apply(out, base)
-        },
-    )?;
+    let (top, _stats) = with_source(path, |source| {
+        crate::chunks::prepare_chunks(
+            source,
+            path,
+            threads,
+            crate::chunks::CHUNK_BYTES,
+            &new_run,
+            |(prepared, failure, out), base| {
+                if model_error.is_none() {
+                    b.apply(prepared, base);
+                    model_error = failure.map(|f| f.into_error(path, base));
+                }
+                apply(out, base)
+            },
+        )
+    })?;
     Ok(PendingCapture {
         build: match model_error {
             Some(e) => Err(e),
@@ -178,10 +206,10 @@ impl PendingCapture<'_> {
     }
 }
 
-/// [`load_from_with`] with chunks of about `chunk_bytes` (tests make them tiny, so that
-/// events straddle chunks and speculation fails often).
-pub(crate) fn load_from_chunked(
-    input: impl std::io::Read + Send,
+/// The build of `source` with chunks of about `chunk_bytes` (tests make them tiny, so
+/// that events straddle chunks and speculation fails often).
+pub(crate) fn load_source(
+    source: crate::chunks::Source<'_, impl std::io::Read + Send>,
     path: &Path,
     threads: usize,
     chunk_bytes: usize,
@@ -189,7 +217,7 @@ pub(crate) fn load_from_chunked(
     let mut b = Builder::new(path);
     let new_sink = || prepare::Prep::new(path);
     let (top, _stats) = crate::chunks::prepare_chunks(
-        input,
+        source,
         path,
         threads,
         chunk_bytes,

@@ -8,6 +8,10 @@
 //! instead of a stream), so the result is the sequential build's whatever the chunk size
 //! and the number of workers: the same events, indices, byte offsets and errors. The first
 //! error in file order is the one reported.
+//!
+//! The text comes from a stream, which a reader thread reads (and inflates) into recycled
+//! buffers, or from memory (a mapped file, see `input.rs`), whose chunks are slices cut in
+//! place: then no thread copies the text.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -18,7 +22,23 @@ use std::sync::{Arc, Mutex};
 use serde_json::value::RawValue;
 
 use crate::Error;
+use crate::input::MappedFile;
+use crate::progress::ReadProgress;
 use crate::scan::{TopLevel, json_error_in, show};
+
+/// Where [`prepare_chunks`] gets the JSON text.
+pub(crate) enum Source<'m, R> {
+    /// Read on a thread of its own into chunk buffers.
+    Read(R),
+    /// Already in memory: chunks are slices of `text`. When it is a mapped file's, `map`
+    /// is that file, whose pages are dropped from the process once they are merged, and
+    /// `progress` hears how far the text is cut.
+    Slice {
+        text: &'m [u8],
+        map: Option<&'m MappedFile>,
+        progress: Option<Box<dyn ReadProgress>>,
+    },
+}
 
 /// What a run does with the events it splits, on the thread that runs it: the model
 /// build's `Prep`, or a caller's [`crate::EventSink`]. A run's output is dropped when its
@@ -147,11 +167,28 @@ pub(crate) struct Done {
     pub json_bytes: u64,
 }
 
+/// A chunk's text: a buffer the reader filled, or a slice of text in memory.
+pub(crate) enum Text<'m> {
+    Owned(Vec<u8>),
+    Slice(&'m [u8]),
+}
+
+impl std::ops::Deref for Text<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Text::Owned(buf) => buf,
+            Text::Slice(text) => text,
+        }
+    }
+}
+
 /// A piece of the input, as the reading thread cut it.
-pub(crate) struct Chunk {
+pub(crate) struct Chunk<'m> {
     /// Byte offset of `data[0]` in the JSON text.
     pub base: u64,
-    pub data: Vec<u8>,
+    pub data: Text<'m>,
     /// No text follows.
     pub last: bool,
     /// The document's first non-whitespace byte is `[` (as far as this chunk can tell):
@@ -159,7 +196,7 @@ pub(crate) struct Chunk {
     pub array_format: bool,
 }
 
-impl Chunk {
+impl Chunk<'_> {
     /// Where a worker assumes the chunk starts.
     fn speculative_start(&self) -> Resume {
         Resume {
@@ -184,11 +221,19 @@ pub(crate) struct Stats {
     pub redone: usize,
 }
 
-/// Splits `input` into runs on `threads` threads (1: on the caller's thread), each run's
+/// Leave to cut one more chunk, which the coordinator hands back once it has merged a
+/// chunk: that chunk's buffer (reused, so its pages are not faulted in again) and where
+/// its text ends (so a mapped file's pages before it can be dropped).
+pub(crate) struct Token {
+    buf: Vec<u8>,
+    merged_to: u64,
+}
+
+/// Splits `source` into runs on `threads` threads (1: on the caller's thread), each run's
 /// events handed to a sink of its own from `new_sink`, and hands each validated run's
 /// output to `apply` in file order with the index of its first event.
 pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
-    input: R,
+    source: Source<'_, R>,
     path: &Path,
     threads: usize,
     chunk_bytes: usize,
@@ -199,19 +244,41 @@ pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
     let workers = if threads == 1 { 0 } else { threads };
     let in_flight = 2 * workers + 2;
     std::thread::scope(|scope| {
-        // One token per chunk that may be read and not yet done with: its buffer, which
-        // comes back when the chunk is merged (so pages are not faulted in again).
-        let (token_tx, token_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        // One token per chunk that may be cut and not yet done with: its buffer (and, with
+        // a map, its pages) come back when the chunk is merged.
+        let (token_tx, token_rx) = std::sync::mpsc::channel::<Token>();
         for _ in 0..in_flight {
-            token_tx
-                .send(Vec::new())
-                .expect("the token channel is open");
+            let token = Token {
+                buf: Vec::new(),
+                merged_to: 0,
+            };
+            token_tx.send(token).expect("the token channel is open");
         }
         // The reader hands its pieces straight to whoever parses them: the caller's
         // thread, or the workers (no hop through the coordinator, which would have to wake
         // up for each chunk only to pass it on).
-        let (piece_tx, piece_rx) = sync_channel::<Piece>(in_flight);
-        scope.spawn(move || read_chunks(input, path, chunk_bytes, &token_rx, &piece_tx));
+        let (piece_tx, piece_rx) = sync_channel::<Piece<'_>>(in_flight);
+        match source {
+            Source::Read(input) => {
+                scope.spawn(move || read_chunks(input, path, chunk_bytes, &token_rx, &piece_tx));
+            }
+            Source::Slice {
+                text,
+                map,
+                progress,
+            } => {
+                scope.spawn(move || {
+                    let cutter = Cutter {
+                        text,
+                        map,
+                        progress,
+                        chunk_bytes,
+                        fault_in: workers == 0,
+                    };
+                    cutter.cut(&token_rx, &piece_tx);
+                });
+            }
+        }
         let mut merge = Merge::new(path, new_sink);
         if workers == 0 {
             for (_, piece) in piece_rx.iter() {
@@ -223,7 +290,7 @@ pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
             return merge.finish();
         }
         let piece_rx = Arc::new(Mutex::new(piece_rx));
-        let (done_tx, done_rx) = sync_channel::<(usize, Parsed<S::Out>)>(in_flight);
+        let (done_tx, done_rx) = sync_channel::<(usize, Parsed<'_, S::Out>)>(in_flight);
         for _ in 0..workers {
             let piece_rx = Arc::clone(&piece_rx);
             let done_tx = done_tx.clone();
@@ -243,21 +310,21 @@ pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
 
 /// What the reader sends: a chunk, or the error that stopped it, with its place in file
 /// order (the chunk's `seq`, or the number of chunks sent before the error).
-type Piece = (usize, Result<Chunk, Error>);
+type Piece<'m> = (usize, Result<Chunk<'m>, Error>);
 
 /// A piece after a worker: the chunk with its speculative run, or the reader's error.
-type Parsed<O> = Result<(Chunk, Run<O>), Error>;
+type Parsed<'m, O> = Result<(Chunk<'m>, Run<O>), Error>;
 
 /// Merges the workers' runs in file order, up to the end of the document or the first
 /// error in file order.
-fn coordinate<S: RunSink>(
-    done_rx: &Receiver<(usize, Parsed<S::Out>)>,
-    token_tx: &std::sync::mpsc::Sender<Vec<u8>>,
+fn coordinate<'m, S: RunSink>(
+    done_rx: &Receiver<(usize, Parsed<'m, S::Out>)>,
+    token_tx: &std::sync::mpsc::Sender<Token>,
     merge: &mut Merge<'_, S>,
     apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
 ) -> Result<(), Error> {
     // At most one entry per token, plus the reader's error.
-    let mut waiting: BTreeMap<usize, Parsed<S::Out>> = BTreeMap::new();
+    let mut waiting: BTreeMap<usize, Parsed<'m, S::Out>> = BTreeMap::new();
     let mut next = 0usize;
     loop {
         if let Some(parsed) = waiting.remove(&next) {
@@ -278,11 +345,11 @@ fn coordinate<S: RunSink>(
     }
 }
 
-fn worker<S: RunSink>(
+fn worker<'m, S: RunSink>(
     path: &Path,
     new_sink: &(dyn Fn() -> S + Sync),
-    piece_rx: &Mutex<Receiver<Piece>>,
-    done_tx: &SyncSender<(usize, Parsed<S::Out>)>,
+    piece_rx: &Mutex<Receiver<Piece<'m>>>,
+    done_tx: &SyncSender<(usize, Parsed<'m, S::Out>)>,
 ) {
     loop {
         let piece = piece_rx
@@ -343,20 +410,27 @@ impl<'p, S: RunSink> Merge<'p, S> {
     /// text) from there. Returns true once the document is done.
     fn take(
         &mut self,
-        chunk: Chunk,
+        chunk: Chunk<'_>,
         speculative: Option<Run<S::Out>>,
         apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
-        tokens: &std::sync::mpsc::Sender<Vec<u8>>,
+        tokens: &std::sync::mpsc::Sender<Token>,
     ) -> Result<bool, Error> {
         let res = self.take_chunk(&chunk, speculative, apply);
-        // The reader may have stopped: then the buffer is not needed.
-        let _ = tokens.send(chunk.data);
+        let token = Token {
+            merged_to: chunk.base + chunk.data.len() as u64,
+            buf: match chunk.data {
+                Text::Owned(buf) => buf,
+                Text::Slice(_) => Vec::new(),
+            },
+        };
+        // The reader may have stopped: then the token is not needed.
+        let _ = tokens.send(token);
         res
     }
 
     fn take_chunk(
         &mut self,
-        chunk: &Chunk,
+        chunk: &Chunk<'_>,
         speculative: Option<Run<S::Out>>,
         apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
     ) -> Result<bool, Error> {
@@ -398,7 +472,7 @@ impl<'p, S: RunSink> Merge<'p, S> {
         &mut self,
         run: Run<S::Out>,
         apply: &mut impl FnMut(S::Out, usize) -> Result<(), Error>,
-        chunk: Option<&Chunk>,
+        chunk: Option<&Chunk<'_>>,
     ) -> Result<bool, Error> {
         // Event indices of a speculative run count from its start; a redone run's are true.
         let base = self.at.index - run.start.index;
@@ -457,11 +531,13 @@ fn read_chunks<R: Read>(
     mut input: R,
     path: &Path,
     chunk_bytes: usize,
-    tokens: &Receiver<Vec<u8>>,
-    out: &SyncSender<Piece>,
+    tokens: &Receiver<Token>,
+    out: &SyncSender<Piece<'_>>,
 ) {
     let chunk_bytes = chunk_bytes.max(1);
-    let Ok(mut buf) = tokens.recv() else { return };
+    let Ok(Token { mut buf, .. }) = tokens.recv() else {
+        return;
+    };
     let mut tail = Vec::new();
     let mut base = 0u64;
     let mut seq = 0usize;
@@ -517,7 +593,7 @@ fn read_chunks<R: Read>(
         let len = data.len() as u64;
         let chunk = Chunk {
             base,
-            data,
+            data: Text::Owned(data),
             last,
             array_format: array_format.unwrap_or(false),
         };
@@ -535,12 +611,92 @@ fn read_chunks<R: Read>(
         }
         // The next buffer: a merged chunk's, once one is done with.
         let Ok(next) = tokens.recv() else { return };
-        buf = next;
+        buf = next.buf;
         buf.clear();
         buf.extend_from_slice(&tail);
         searched = 0;
         want = buf.len() + chunk_bytes;
     }
+}
+
+/// Cuts text in memory into chunks as [`read_chunks`] does, each a slice of it.
+struct Cutter<'m> {
+    text: &'m [u8],
+    map: Option<&'m MappedFile>,
+    progress: Option<Box<dyn ReadProgress>>,
+    chunk_bytes: usize,
+    /// Fault a mapped chunk's pages in before sending it. With one parsing thread, whose
+    /// time is the build's, this thread has a core of its own (as the reader's copy had):
+    /// on the 1 GB synthetic trace the parser's CPU time fell from 2.6–3.0 s to 2.5–2.6 s
+    /// and this thread's rose from 0.1 to 0.3–0.4 s (perf, 2 cores). Not with workers:
+    /// they take the faults side by side, where this thread would become a serial stage
+    /// again, at about 0.3 s a GB.
+    fault_in: bool,
+}
+
+impl<'m> Cutter<'m> {
+    /// Sends the chunks in order, one per token; with a map, drops the pages of the text
+    /// merged so far as the tokens come back, so that at most the chunks in flight count
+    /// in the process's resident set.
+    fn cut(mut self, tokens: &Receiver<Token>, out: &SyncSender<Piece<'m>>) {
+        let text = self.text;
+        let chunk_bytes = self.chunk_bytes.max(1);
+        let array_format = text
+            .iter()
+            .find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0xEF | 0xBB | 0xBF))
+            .is_some_and(|&c| c == b'[');
+        let mut base = 0usize;
+        let mut released = 0usize;
+        for seq in 0.. {
+            let Ok(token) = tokens.recv() else { return };
+            if let Some(map) = self.map {
+                let merged_to =
+                    usize::try_from(token.merged_to).expect("offsets in a map fit usize");
+                map.release(released..merged_to);
+                released = released.max(merged_to);
+            }
+            let end = cut_after(text, base, chunk_bytes);
+            if self.map.is_some() && self.fault_in {
+                // Reading a byte of each page maps it (and the kernel maps those around it).
+                let bytes = text[base..end].iter().step_by(PAGE_BYTES);
+                std::hint::black_box(bytes.fold(0u8, |acc, &b| acc ^ b));
+            }
+            if let Some(progress) = self.progress.as_mut() {
+                progress.advance(end as u64);
+            }
+            let chunk = Chunk {
+                base: base as u64,
+                data: Text::Slice(&text[base..end]),
+                last: end == text.len(),
+                array_format,
+            };
+            if out.send((seq, Ok(chunk))).is_err() || end == text.len() {
+                return;
+            }
+            base = end;
+        }
+    }
+}
+
+/// The page size of [`Cutter::fault_in`]: touching one byte per 4 KiB maps every page
+/// whatever the real page size.
+const PAGE_BYTES: usize = 4096;
+
+/// Where the chunk of `text` that starts at `base` ends: the last cut (see [`find_cut`])
+/// within `chunk_bytes` of `base`, else within twice that, and so on, else the end of the
+/// text.
+fn cut_after(text: &[u8], base: usize, chunk_bytes: usize) -> usize {
+    let mut searched = 0usize;
+    let mut want = chunk_bytes;
+    while base + want < text.len() {
+        let window = &text[base..base + want];
+        if let Some(cut) = find_cut(window, searched) {
+            return base + cut;
+        }
+        searched = want - 1;
+        want += chunk_bytes;
+    }
+    text.len()
 }
 
 /// The last place in `buf` (at or after `from`, and not at 0) that is a `{` after `}` `,`,
@@ -1015,24 +1171,37 @@ mod tests {
         }
     }
 
+    /// `text` read by the chunk reader's thread, and cut in place as a mapped file is.
+    fn sources(text: &[u8]) -> [(&'static str, Source<'_, &[u8]>); 2] {
+        let slice = Source::Slice {
+            text,
+            map: None,
+            progress: None,
+        };
+        [("read", Source::Read(text)), ("in memory", slice)]
+    }
+
     /// Chunk sizes from one byte (every event its own chunk, most cuts redone) to larger
-    /// than the text, on 1, 2 and 4 threads, all equal to the streaming splitter's build.
+    /// than the text, on 1, 2 and 4 threads, read and in memory, all equal to the
+    /// streaming splitter's build.
     fn check(text: &[u8], path: &Path) -> String {
         let expect = outcome(crate::build::load_with_stream_splitter(text, path));
         for chunk_bytes in [1, 2, 3, 5, 8, 13, 40, 97, 256, 4096, 1 << 20] {
             for threads in [1, 2, 4] {
-                let got = outcome(crate::build::load_from_chunked(
-                    text,
-                    path,
-                    threads,
-                    chunk_bytes,
-                ));
-                assert_eq!(
-                    got,
-                    expect,
-                    "{}: {chunk_bytes}-byte chunks, {threads} threads",
-                    path.display()
-                );
+                for (how, source) in sources(text) {
+                    let got = outcome(crate::build::load_source(
+                        source,
+                        path,
+                        threads,
+                        chunk_bytes,
+                    ));
+                    assert_eq!(
+                        got,
+                        expect,
+                        "{}: {chunk_bytes}-byte chunks, {threads} threads, {how}",
+                        path.display()
+                    );
+                }
             }
         }
         expect
@@ -1236,10 +1405,15 @@ mod tests {
     }
 
     /// A chunked read through [`crate::EventSink`], with the pieces' indices made true.
-    fn read_chunked(text: &[u8], path: &Path, threads: usize, chunk_bytes: usize) -> String {
+    fn read_chunked(
+        source: Source<'_, impl Read + Send>,
+        path: &Path,
+        threads: usize,
+        chunk_bytes: usize,
+    ) -> String {
         let mut lines: Vec<String> = Vec::new();
         let res = crate::raw::read_events_in_chunks(
-            text,
+            source,
             path,
             threads,
             chunk_bytes,
@@ -1276,13 +1450,15 @@ mod tests {
             events += expect.lines().count();
             for chunk_bytes in [1, 7, 64, 4096, 1 << 20] {
                 for threads in [1, 2] {
-                    let got = read_chunked(text, path, threads, chunk_bytes);
-                    assert_eq!(
-                        got,
-                        expect,
-                        "{}: {chunk_bytes}-byte chunks, {threads} threads",
-                        path.display()
-                    );
+                    for (how, source) in sources(text) {
+                        let got = read_chunked(source, path, threads, chunk_bytes);
+                        assert_eq!(
+                            got,
+                            expect,
+                            "{}: {chunk_bytes}-byte chunks, {threads} threads, {how}",
+                            path.display()
+                        );
+                    }
                 }
             }
         }
@@ -1305,8 +1481,28 @@ mod tests {
             let mut input = crate::open(path).unwrap_or_else(|e| panic!("{e}"));
             let _ = input.read_to_end(&mut text);
             let expect = read_serially(&text, path);
-            let got = read_chunked(&text, path, 2, CHUNK_BYTES);
+            let got = read_chunked(Source::Read(&text[..]), path, 2, CHUNK_BYTES);
             assert!(got == expect, "{}", path.display());
+            // The file itself, mapped when it is plain JSON.
+            let mut lines: Vec<String> = Vec::new();
+            let from_file = crate::read_file_events_chunked(
+                path,
+                2,
+                || Lines(Vec::new()),
+                |piece, base| {
+                    for line in piece {
+                        let (index, rest) = line.split_once(' ').expect("an index first");
+                        let index: usize = index.parse().expect("a number");
+                        lines.push(format!("{} {rest}", index + base));
+                    }
+                    Ok(())
+                },
+            );
+            assert!(
+                sink_outcome(from_file.map(|top| (top, lines))) == expect,
+                "{} read from the file",
+                path.display()
+            );
             compared += 1;
         }
         assert!(compared >= 70, "{compared} files");
@@ -1378,7 +1574,7 @@ mod tests {
         for chunk_bytes in [1, 100, 4096, 1 << 20] {
             for threads in [1, 2] {
                 let capture =
-                    crate::build::load_from_chunked(&text[..], path, threads, chunk_bytes)
+                    crate::build::load_source(Source::Read(&text[..]), path, threads, chunk_bytes)
                         .unwrap_or_else(|e| panic!("{e}"));
                 let got = capture
                     .diagnostics()
@@ -1402,7 +1598,8 @@ mod tests {
         let stats = |text: &[u8]| {
             let mut events = 0;
             let new_sink = || crate::build::prepare::Prep::new(path);
-            let (top, stats) = prepare_chunks(text, path, 2, 4096, &new_sink, |run, _| {
+            let source = Source::Read(text);
+            let (top, stats) = prepare_chunks(source, path, 2, 4096, &new_sink, |run, _| {
                 events += run.op_count();
                 Ok(())
             })
@@ -1445,13 +1642,16 @@ mod tests {
         for path in &files {
             let open = || crate::open(path).unwrap_or_else(|e| panic!("{e}"));
             let serde = digest(crate::build::load_with_stream_splitter(open(), path));
-            let chunked = digest(crate::build::load_from_chunked(
-                open(),
+            let chunked = digest(crate::build::load_source(
+                Source::Read(open()),
                 path,
                 2,
                 CHUNK_BYTES,
             ));
             assert_eq!(chunked, serde, "{}", path.display());
+            // From the file itself: mapped when it is plain JSON.
+            let mapped = digest(crate::load_with(path, &crate::LoadConfig::with_threads(2)));
+            assert_eq!(mapped, serde, "{} loaded from the file", path.display());
             loaded += 1;
         }
         assert!(loaded >= 70, "{loaded} files");

@@ -1,8 +1,10 @@
 //! Opening trace files: plain or gzip JSON, decompressed on a second thread so that
-//! inflating and parsing overlap.
+//! inflating and parsing overlap; for the model build, a plain regular file is mapped
+//! instead of read, so that no thread copies its text.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::mpsc;
 
@@ -13,34 +15,112 @@ const CHUNK: usize = 1 << 20;
 /// Opens `path` for reading as JSON text, transparently inflating gzip (detected by its
 /// magic bytes, not by the file name).
 pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
-    open_with(path, |decoder| Box::new(ThreadedReader::spawn(decoder)))
+    let file = File::open(path).map_err(|source| io_error(path, source))?;
+    read_file(path, file, |decoder| {
+        Box::new(ThreadedReader::spawn(decoder))
+    })
 }
 
-/// [`open`], but gzip is inflated on the thread that reads: for a reader that already has
-/// a thread of its own (the model build's, see `chunks.rs`), which saves a thread and a
-/// copy of the text.
-pub(crate) fn open_unthreaded(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
-    open_with(path, |decoder| Box::new(decoder))
+/// A trace file opened for the chunk reader of `chunks.rs`.
+pub(crate) enum Opened {
+    /// A plain (not gzip) regular file, mapped: its chunks are slices of the map. The
+    /// progress hook's report for it, if a hook is set, is told how far the text is cut.
+    Mapped(MappedFile, Option<Box<dyn crate::progress::ReadProgress>>),
+    /// Gzip, or not a regular file (a pipe, `/dev/stdin`), or a file that could not be
+    /// mapped: read, and inflated, by the chunk reader's thread.
+    Stream(Box<dyn Read + Send>),
 }
+
+/// Opens `path` for the chunk reader: mapped when it is a plain regular file that is not
+/// empty, else as [`open`] does but with gzip inflated on the thread that reads (the chunk
+/// reader has a thread of its own, which saves a thread and a copy of the text).
+pub(crate) fn open_for_chunks(path: &Path) -> Result<Opened, Error> {
+    let file = File::open(path).map_err(|source| io_error(path, source))?;
+    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
+        // A file system that cannot map files is read instead, as a pipe is.
+        if let Ok(map) = MappedFile::map(&file)
+            && !map.text().starts_with(&[0x1f, 0x8b])
+        {
+            let progress = crate::progress::report(path, map.text().len() as u64);
+            return Ok(Opened::Mapped(map, progress));
+        }
+    }
+    let input = read_file(path, file, |decoder| Box::new(decoder))?;
+    Ok(Opened::Stream(input))
+}
+
+/// A read-only map of a whole trace file.
+///
+/// Safety invariant: the file is not modified or truncated while it is mapped. The text is
+/// handed out as `&[u8]`, which Rust assumes does not change; if another process changes
+/// the file in place, the parse may see the text change under it, and if it truncates the
+/// file, touching a page past the new end raises SIGBUS, which ends the process. This is
+/// the bargain ripgrep makes for the same speed: trace files are finished captures, read
+/// after the profiler wrote them, and every writer in this workspace (`output-file`)
+/// writes a temporary file and renames it into place, which leaves a mapped file's pages
+/// as they were. A file that may still be written (a pipe, a capture in progress) should
+/// be given as a stream ([`crate::load_from`]).
+pub(crate) struct MappedFile {
+    map: memmap2::Mmap,
+}
+
+// The only unsafe code of the workspace: mapping the file and dropping pages of the map.
+#[allow(unsafe_code)]
+impl MappedFile {
+    fn map(file: &File) -> io::Result<MappedFile> {
+        // SAFETY: see the type's invariant; the map is only ever read.
+        let map = unsafe { memmap2::Mmap::map(file) }?;
+        Ok(MappedFile { map })
+    }
+
+    /// The file's bytes.
+    pub(crate) fn text(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Drops the pages that hold bytes of `range` and none after it from this process's
+    /// page tables (the text before `range` is done with too), so that the text already
+    /// parsed does not count in its resident set: the page cache keeps the pages, and a
+    /// later read of them faults them in again with the same bytes. Best effort: a kernel
+    /// that refuses only leaves the pages resident.
+    pub(crate) fn release(&self, range: Range<usize>) {
+        let start = range.start / PAGE * PAGE;
+        let end = range.end.min(self.map.len()) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: MADV_DONTNEED on a read-only file map only unmaps pages: the next
+            // access to them maps the file's page cache again, so any slice of the map
+            // still in use (a chunk in flight that shares a page) reads the same bytes.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start,
+                    end - start,
+                )
+            };
+        }
+    }
+}
+
+/// The page size that [`MappedFile::release`] rounds to: the smallest of the platforms we
+/// run on. With larger real pages the kernel rounds the start down, which may drop a page
+/// that a chunk in flight still reads: it faults in again (see `release`).
+const PAGE: usize = 4096;
 
 type GzInput = flate2::read::MultiGzDecoder<
     BufReader<io::Chain<io::Cursor<Vec<u8>>, crate::progress::Tracked<File>>>,
 >;
 
-fn open_with(
+/// The JSON text of `file` (opened from `path`, read from its start): inflated by
+/// `wrap_gzip`'s decoder when it starts with gzip's magic bytes.
+fn read_file(
     path: &Path,
+    file: File,
     wrap_gzip: impl FnOnce(GzInput) -> Box<dyn Read + Send>,
 ) -> Result<Box<dyn Read + Send>, Error> {
-    let io_err = |source| Error::Io {
-        path: path.to_path_buf(),
-        offset: 0,
-        source,
-    };
-    let file = File::open(path).map_err(io_err)?;
     let size = file.metadata().map_or(0, |m| m.len());
     let mut file = crate::progress::track(path, size, file);
     let mut magic = [0u8; 2];
-    let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
+    let n = read_up_to(&mut file, &mut magic).map_err(|source| io_error(path, source))?;
     let head = io::Cursor::new(magic[..n].to_vec());
     let input = head.chain(file);
     if n == 2 && magic == [0x1f, 0x8b] {
@@ -48,6 +128,14 @@ fn open_with(
         Ok(wrap_gzip(decoder))
     } else {
         Ok(Box::new(input))
+    }
+}
+
+fn io_error(path: &Path, source: io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        offset: 0,
+        source,
     }
 }
 
@@ -139,5 +227,40 @@ impl Read for ThreadedReader {
         buf[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plain regular files are mapped; gzip, empty files and pipes are read.
+    #[test]
+    fn plain_files_are_mapped_and_the_rest_streamed() {
+        let dir = std::env::temp_dir().join(format!("chrome-reader-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let plain = dir.join("plain.json");
+        std::fs::write(&plain, b"{\"traceEvents\": []}").expect("writes");
+        let gzip = dir.join("gzip.json");
+        std::fs::write(&gzip, [0x1f, 0x8b, 8, 0]).expect("writes");
+        let empty = dir.join("empty.json");
+        std::fs::write(&empty, b"").expect("writes");
+        let how = |path: &Path| match open_for_chunks(path) {
+            Ok(Opened::Mapped(map, _)) => format!("mapped {}", map.text().len()),
+            Ok(Opened::Stream(_)) => "stream".to_string(),
+            Err(e) => format!("error {e}"),
+        };
+        assert_eq!(how(&plain), "mapped 19");
+        assert_eq!(how(&gzip), "stream");
+        assert_eq!(how(&empty), "stream");
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd as _;
+            let (reader, writer) = io::pipe().expect("a pipe");
+            drop(writer);
+            let pipe = format!("/proc/self/fd/{}", reader.as_raw_fd());
+            assert_eq!(how(Path::new(&pipe)), "stream");
+        }
+        std::fs::remove_dir_all(&dir).expect("removes its temporary directory");
     }
 }

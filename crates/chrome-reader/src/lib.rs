@@ -57,7 +57,7 @@ pub use error::Error;
 pub use input::open;
 pub use raw::{
     EventSink, Id, Number, RawEvent, decode_args, read_event_texts, read_events_chunked,
-    read_events_with_args, read_raw_events,
+    read_events_with_args, read_file_events_chunked, read_raw_events,
 };
 pub use scan::TopLevel;
 

@@ -458,7 +458,7 @@ pub fn read_events_chunked<R: Read + Send, S: EventSink>(
     apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
 ) -> Result<TopLevel, Error> {
     read_events_in_chunks(
-        input,
+        crate::chunks::Source::Read(input),
         path,
         threads,
         crate::chunks::CHUNK_BYTES,
@@ -467,9 +467,30 @@ pub fn read_events_chunked<R: Read + Send, S: EventSink>(
     )
 }
 
-/// [`read_events_chunked`] with chunks of about `chunk_bytes`.
+/// [`read_events_chunked`] on the trace file at `path` (plain or gzip JSON). A plain
+/// regular file is mapped, not read, as [`crate::load_with`] does; the events and errors
+/// are those of [`read_events_chunked`] on the same bytes.
+pub fn read_file_events_chunked<S: EventSink>(
+    path: &Path,
+    threads: usize,
+    new_sink: impl Fn() -> S + Sync,
+    apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
+) -> Result<TopLevel, Error> {
+    crate::build::with_source(path, |source| {
+        read_events_in_chunks(
+            source,
+            path,
+            threads,
+            crate::chunks::CHUNK_BYTES,
+            new_sink,
+            apply,
+        )
+    })
+}
+
+/// [`read_events_chunked`] of `source`, with chunks of about `chunk_bytes`.
 pub(crate) fn read_events_in_chunks<R: Read + Send, S: EventSink>(
-    input: R,
+    source: crate::chunks::Source<'_, R>,
     path: &Path,
     threads: usize,
     chunk_bytes: usize,
@@ -481,7 +502,7 @@ pub(crate) fn read_events_in_chunks<R: Read + Send, S: EventSink>(
         sink: new_sink(),
     };
     let (top, _stats) =
-        crate::chunks::prepare_chunks(input, path, threads, chunk_bytes, &new_sink, apply)?;
+        crate::chunks::prepare_chunks(source, path, threads, chunk_bytes, &new_sink, apply)?;
     Ok(top)
 }
 

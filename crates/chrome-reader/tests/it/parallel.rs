@@ -147,6 +147,76 @@ fn load_bytes(bytes: &[u8], threads: usize) -> String {
 
 #[test]
 fn parallel_build_gives_the_sequential_error_deep_in_a_large_trace() {
+    let cases = deep_cases();
+    assert!(cases[0].len() > 10_000_000, "{} bytes", cases[0].len());
+    for (k, case) in cases.iter().enumerate() {
+        let sequential = load_bytes(case, 1);
+        if k == 0 {
+            assert!(sequential.starts_with("ok"), "{sequential}");
+        } else {
+            assert!(sequential.starts_with("error"), "case {k}: {sequential}");
+        }
+        for threads in [2, 5] {
+            assert_eq!(
+                load_bytes(case, threads),
+                sequential,
+                "case {k}, {threads} threads"
+            );
+        }
+    }
+}
+
+/// A plain file is mapped (its chunks are slices of the map) and a pipe is read by the
+/// chunk reader's thread: both give what the same bytes read from memory give, the
+/// capture or the error with its byte offset or event index, deep in the file. (The pipe
+/// is named by its `/proc/self/fd` path, which only Linux has.)
+#[cfg(target_os = "linux")]
+#[test]
+fn a_mapped_file_and_a_pipe_give_the_streamed_capture_and_errors() {
+    use std::io::Write as _;
+    use std::os::fd::AsRawFd as _;
+
+    let dir = std::env::temp_dir().join(format!("chrome-reader-mapped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let mut offsets = 0;
+    for (k, case) in deep_cases().iter().enumerate() {
+        for threads in [1, 2] {
+            let config = LoadConfig::with_threads(threads);
+            let show = |res: Result<trace_model::Capture, chrome_reader::Error>| match res {
+                Ok(c) => format!("ok {:?}", digest(&c)),
+                Err(e) => format!("error {e} / {e:?}"),
+            };
+            let file = dir.join(format!("case{k}.json"));
+            std::fs::write(&file, case).expect("writes the temporary file");
+            let streamed = show(chrome_reader::load_from_with(&case[..], &file, &config));
+            let mapped = show(chrome_reader::load_with(&file, &config));
+            assert_eq!(mapped, streamed, "case {k}, {threads} threads, mapped");
+            offsets += usize::from(streamed.contains("offset: "));
+
+            // A pipe, opened by a path as `/dev/stdin` would be: not a regular file.
+            let (reader, mut writer) = std::io::pipe().expect("a pipe");
+            let pipe = PathBuf::from(format!("/proc/self/fd/{}", reader.as_raw_fd()));
+            let piped = std::thread::scope(|scope| {
+                scope.spawn(move || {
+                    // A load that stops at an error closes the pipe early: a failed write.
+                    let _ = writer.write_all(case);
+                });
+                let piped = show(chrome_reader::load_with(&pipe, &config));
+                drop(reader);
+                piped
+            });
+            let streamed = show(chrome_reader::load_from_with(&case[..], &pipe, &config));
+            assert_eq!(piped, streamed, "case {k}, {threads} threads, piped");
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("removes its temporary directory");
+    assert!(offsets >= 8, "{offsets} errors with a byte offset");
+}
+
+/// A large synthetic trace, then the same with an error deep in it: a bad field, a
+/// missing phase, an event that is not an object, two commas, a truncation and invalid
+/// UTF-8.
+fn deep_cases() -> Vec<Vec<u8>> {
     let events = 80_000;
     let at = 71_234;
     let mut invalid_utf8 = b"{\"ph\": \"X\", \"name\": \"".to_vec();
@@ -181,20 +251,5 @@ fn parallel_build_gives_the_sequential_error_deep_in_a_large_trace() {
             t
         },
     ];
-    assert!(cases[0].len() > 10_000_000, "{} bytes", cases[0].len());
-    for (k, case) in cases.iter().enumerate() {
-        let sequential = load_bytes(case, 1);
-        if k == 0 {
-            assert!(sequential.starts_with("ok"), "{sequential}");
-        } else {
-            assert!(sequential.starts_with("error"), "case {k}: {sequential}");
-        }
-        for threads in [2, 5] {
-            assert_eq!(
-                load_bytes(case, threads),
-                sequential,
-                "case {k}, {threads} threads"
-            );
-        }
-    }
+    cases
 }
