@@ -78,7 +78,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
     if xplane_only {
         eprintln!("building decode_speed…");
-        let status = Command::new("cargo")
+        let status = cargo()
             .current_dir(&root)
             .args([
                 "build",
@@ -124,7 +124,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         }
         build_args.extend(["-p", package, kind, target]);
     }
-    let status = Command::new("cargo")
+    let status = cargo()
         .current_dir(&root)
         .args(&build_args)
         .status()
@@ -642,7 +642,7 @@ fn print_rows(out_dir: &Path, rows: &[Row]) -> Result<(), String> {
 /// Release builds of the two binaries the attribution rows run.
 fn build_attribution_tools(root: &Path) -> Result<PathBuf, String> {
     eprintln!("building release binaries (trace-info, attribute-kernels)…");
-    let status = Command::new("cargo")
+    let status = cargo()
         .current_dir(root)
         .args([
             "build",
@@ -815,6 +815,30 @@ fn xplane_rows(
         target: "-".into(),
     });
     Ok(())
+}
+
+/// `cargo`, for a build inside `cargo xtask`, without the variables `cargo run` set for
+/// xtask itself: a build script that reruns when one changes (ring's, on
+/// `CARGO_MANIFEST_DIR`) would otherwise be rerun, and every crate above it rebuilt (all
+/// of polars), here and again at the next plain `cargo build`.
+fn cargo() -> Command {
+    let mut cmd = Command::new("cargo");
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        if key.starts_with("CARGO_PKG_")
+            || matches!(
+                key,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+            )
+        {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
 }
 
 fn target_dir(root: &Path) -> PathBuf {

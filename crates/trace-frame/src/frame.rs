@@ -378,16 +378,20 @@ impl Strings {
         }
     }
 
-    fn into_column(mut self, name: &str) -> Column {
+    /// The column, one chunk per chunk of the file unless `rechunk` (which copies every
+    /// string once more).
+    fn into_column(mut self, name: &str, rechunk: bool) -> Column {
         self.done();
         let Strings::Done(col) = self else {
             unreachable!("done");
         };
         let col = col.unwrap_or_else(|| StringChunked::full_null(PlSmallStr::EMPTY, 0));
-        col.rechunk()
-            .into_owned()
-            .with_name(name.into())
-            .into_column()
+        let col = if rechunk {
+            col.rechunk().into_owned()
+        } else {
+            col
+        };
+        col.with_name(name.into()).into_column()
     }
 }
 
@@ -534,9 +538,11 @@ impl Builder {
         let height = self.index.len();
         let all = self.columns == Columns::All;
         let mut cols = vec![
-            self.name.into_column("name"),
-            self.cat.into_column("cat"),
-            self.ph.into_column("ph"),
+            // The analyses' frame is read row by row once and dropped: its string
+            // columns keep their chunks.
+            self.name.into_column("name", all),
+            self.cat.into_column("cat", all),
+            self.ph.into_column("ph", all),
         ];
         if all {
             cols.push(Column::new("ts".into(), self.ts));

@@ -170,10 +170,12 @@ impl<'a> I64s<'a> {
         I64s(col.downcast_as_array())
     }
 
+    /// Row `i`'s value; `None` when null or past the end.
     fn get(self, i: usize) -> Option<i64> {
+        let v = *self.0.values().get(i)?;
         match self.0.validity() {
-            Some(v) if !v.get_bit(i) => None,
-            _ => Some(self.0.values()[i]),
+            Some(valid) if !valid.get_bit(i) => None,
+            _ => Some(v),
         }
     }
 }
@@ -303,9 +305,16 @@ impl Timeline {
                 .rechunk()
                 .into_owned())
         };
-        let name = as_str(need("name")?)?;
-        let cat = as_str(need("cat")?)?;
-        let ph = as_str(need("ph")?)?;
+        // The string columns are read with their iterators, in whatever chunks they come.
+        let strs = |c: &str| -> Result<StringChunked, Error> {
+            let s = need(c)?
+                .cast(&DataType::String)
+                .map_err(Error::polars(ctx.clone()))?;
+            Ok(s.str().map_err(Error::polars(ctx.clone()))?.clone())
+        };
+        let name = strs("name")?;
+        let cat = strs("cat")?;
+        let ph = strs("ph")?;
         let pid = Ids::of(need("pid")?, &as_str)?;
         let tid = Ids::of(need("tid")?, &as_str)?;
         let ts = i64_of(need("ts_ns")?)?;
@@ -318,11 +327,6 @@ impl Timeline {
         let device = arg(device)?;
         let wait_on_stream = arg(wait_on_stream)?;
         let wait_on_record = arg(wait_on_record)?;
-        let (name, cat, ph) = (
-            name.downcast_as_array(),
-            cat.downcast_as_array(),
-            ph.downcast_as_array(),
-        );
         let (pid, tid) = (pid.rows(), tid.rows());
         let (ts, dur, index) = (I64s::of(&ts), I64s::of(&dur), I64s::of(&index));
         fn rows(c: &Option<Int64Chunked>) -> Option<I64s<'_>> {
@@ -350,18 +354,19 @@ impl Timeline {
         let mut steps = Vec::new();
         let mut fractional_us = false;
         let first_event_ts = ts.get(0);
-        for i in 0..df.height() {
+        let rows = name.iter().zip(cat.iter()).zip(ph.iter()).enumerate();
+        for (i, ((name, cat), ph)) in rows {
             if ts.get(i).is_some_and(|t| t % 1000 != 0) {
                 fractional_us = true;
             }
-            if ph.get(i) != Some("X") {
+            if ph != Some("X") {
                 continue;
             }
             let (Some(start), Some(d)) = (ts.get(i), dur.get(i)) else {
                 continue;
             };
-            let c = cat.get(i).unwrap_or("");
-            let n = name.get(i).unwrap_or("");
+            let c = cat.unwrap_or("");
+            let n = name.unwrap_or("");
             let get = |col: &Option<I64s<'_>>| col.and_then(|c| c.get(i));
             let kind = match c {
                 "kernel" | "Kernel" => Some(GpuKind::Kernel),

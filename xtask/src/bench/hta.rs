@@ -5,7 +5,6 @@
 //! it runs.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::{Row, median_of, timed_rss};
 
@@ -30,13 +29,22 @@ pub(super) fn rows(
         )?;
     let script = root.join("xtask/src/bench/hta_bench.py");
     eprintln!("building profile-model (release)…");
-    let status = Command::new("cargo")
+    let status = super::cargo()
         .current_dir(root)
-        .args(["build", "--release", "--quiet", "-p", "profile-model"])
+        // The whole workspace's feature set, as `cargo build --release --workspace` has
+        // it, so that the two share every polars crate.
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--workspace",
+            "--bin",
+            "profile-model",
+        ])
         .status()
         .map_err(|e| format!("cargo build: {e}"))?;
     if !status.success() {
-        return Err("cargo build --release -p profile-model failed".into());
+        return Err("cargo build --release --workspace --bin profile-model failed".into());
     }
     let ours = super::target_dir(root).join("release/profile-model");
     let ours_s = ours.display().to_string();

@@ -587,6 +587,38 @@ fn analyze_runs_every_analysis_on_the_fixture() {
     assert!(json["summary"]["bottleneck"]["label"] == "inferred");
 }
 
+/// A trace with no events, or with no complete event, is analysed (the report says what is
+/// missing) rather than failing or panicking, on both the narrow single-parse path and a
+/// full load.
+#[test]
+fn traces_without_events_are_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = [
+        ("empty.json", r#"{"traceEvents": []}"#),
+        (
+            "instant.json",
+            r#"{"traceEvents": [{"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 1.5}]}"#,
+        ),
+    ];
+    for (name, text) in texts {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let (_, report) =
+            trace_frame::load_and_analyze(&path, None, &AnalysisName::ALL, &Default::default())
+                .unwrap();
+        let report = report.unwrap();
+        assert_eq!(report.summary.kernels.value, 0, "{name}");
+        assert!(report.temporal.is_empty(), "{name}");
+        let loaded = trace_frame::load(&path, None).unwrap();
+        let full = trace_frame::analyze(&loaded, &AnalysisName::ALL, &Default::default()).unwrap();
+        assert_eq!(
+            trace_frame::render_json(&full),
+            trace_frame::render_json(&report),
+            "{name}"
+        );
+    }
+}
+
 /// The frames `load_and_analyze` builds (only the columns the analyses read, our read
 /// beside the load) give the report of a full load and `analyze`, on every shared PyTorch
 /// trace and trace directory.
