@@ -1404,6 +1404,15 @@ mod tests {
         }
     }
 
+    /// Appends a piece's lines to `lines` with their event indices counted from `base`.
+    fn rebase_lines(lines: &mut Vec<String>, piece: Vec<String>, base: usize) {
+        for line in piece {
+            let (index, rest) = line.split_once(' ').expect("an index first");
+            let index: usize = index.parse().expect("a number");
+            lines.push(format!("{} {rest}", index + base));
+        }
+    }
+
     /// A chunked read through [`crate::EventSink`], with the pieces' indices made true.
     fn read_chunked(
         source: Source<'_, impl Read + Send>,
@@ -1419,11 +1428,7 @@ mod tests {
             chunk_bytes,
             || Lines(Vec::new()),
             |piece, base| {
-                for line in piece {
-                    let (index, rest) = line.split_once(' ').expect("an index first");
-                    let index: usize = index.parse().expect("a number");
-                    lines.push(format!("{} {rest}", index + base));
-                }
+                rebase_lines(&mut lines, piece, base);
                 Ok(())
             },
         );
@@ -1490,11 +1495,7 @@ mod tests {
                 2,
                 || Lines(Vec::new()),
                 |piece, base| {
-                    for line in piece {
-                        let (index, rest) = line.split_once(' ').expect("an index first");
-                        let index: usize = index.parse().expect("a number");
-                        lines.push(format!("{} {rest}", index + base));
-                    }
+                    rebase_lines(&mut lines, piece, base);
                     Ok(())
                 },
             );
