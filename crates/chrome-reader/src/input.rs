@@ -102,8 +102,8 @@ impl MappedFile {
 }
 
 /// The page size that [`MappedFile::release`] rounds to: the smallest of the platforms we
-/// run on. With larger real pages the kernel rounds the start down, which may drop a page
-/// that a chunk in flight still reads: it faults in again (see `release`).
+/// run on. Where pages are larger, a start that is not on a page boundary makes `madvise`
+/// refuse the range (EINVAL): those pages only stay resident, as `release` allows.
 const PAGE: usize = 4096;
 
 type GzInput = flate2::read::MultiGzDecoder<
