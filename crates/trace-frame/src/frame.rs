@@ -64,11 +64,11 @@ pub(crate) fn read_frame_columns(
     threads: usize,
     columns: Columns,
 ) -> Result<RankFrame, Error> {
-    let input = chrome_reader::open(path)?;
     let (frame, ()) = frame_from(
         path,
         columns,
-        |new_part, apply| chrome_reader::read_events_chunked(input, path, threads, new_part, apply),
+        // A plain file is mapped, gzip inflated on the chunk reader's thread.
+        |new_part, apply| chrome_reader::read_file_events_chunked(path, threads, new_part, apply),
         |top| top,
         drop,
     )?;
