@@ -1059,7 +1059,8 @@ impl<'p> Builder<'p> {
         devices: &BTreeMap<i64, DeviceId>,
         kineto: &[(i64, DeviceProperties)],
     ) {
-        let vendor_hint = self.vendor_from_names();
+        // Counted over every launch: only when some device's name does not say.
+        let vendor_hint = std::cell::OnceCell::new();
         let mut list: Vec<Device> = devices
             .iter()
             .map(|(&ordinal, &id)| {
@@ -1073,7 +1074,7 @@ impl<'p> Builder<'p> {
                     .as_deref()
                     .map(vendor_from_device_name)
                     .filter(|v| *v != Vendor::Unknown)
-                    .unwrap_or(vendor_hint);
+                    .unwrap_or_else(|| *vendor_hint.get_or_init(|| self.vendor_from_names()));
                 Device {
                     id,
                     ordinal,

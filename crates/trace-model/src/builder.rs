@@ -138,12 +138,29 @@ impl CaptureBuilder {
         self.finish_on(source, 1)
     }
 
-    /// [`CaptureBuilder::finish`] with its sorts and linking passes on up to `threads`
-    /// threads (two are used; 1 runs everything on the caller's). The capture is the same.
+    /// [`CaptureBuilder::finish`] with its sorts and linking passes on a pool of `threads`
+    /// threads (1, or a pool that cannot be started: everything on the caller's). The
+    /// capture is the same.
     pub fn finish_on(mut self, source: &Path, threads: usize) -> Capture {
         let source = source.display().to_string();
-        self.drop_far_events(&source, threads > 1);
-        self.sort_and_link(&source, threads > 1);
+        let pool = (threads > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .ok()
+            })
+            .flatten();
+        match &pool {
+            Some(pool) => pool.install(|| {
+                self.drop_far_events(&source, true);
+                self.sort_and_link(&source, true);
+            }),
+            None => {
+                self.drop_far_events(&source, false);
+                self.sort_and_link(&source, false);
+            }
+        }
         let CaptureBuilder {
             format,
             strings,
@@ -182,9 +199,10 @@ impl CaptureBuilder {
         let (activities, host_events) = (&self.activities, &self.host_events);
         let (a, b) = join(
             parallel,
-            || TimeSpan::of(activities.iter().map(|a| a.start)),
-            || TimeSpan::of(host_events.iter().map(|e| e.start)),
+            || TimeSpan::of(activities.iter().map(|a| (a.start, a.dur))),
+            || TimeSpan::of(host_events.iter().map(|e| (e.start, e.dur))),
         );
+        let (activities_fit, host_events_fit) = (a.all_fit, b.all_fit);
         let span = a.merge(b);
         // The median lies between the least and the greatest start: a time within `FAR`
         // of both is within `FAR` of the median, whatever it is. When every time checked
@@ -232,11 +250,14 @@ impl CaptureBuilder {
             )
         });
         let fits = |start: Nanos, dur: Nanos| {
-            start.in_range()
-                && (0..=Nanos::FAR.0).contains(&dur.0)
-                && (start + dur).in_range()
+            fits_range(start, dur)
                 && median.map_or_else(|| surely_near(start), |m| start.0.abs_diff(m) <= far)
         };
+        // Without the median, every start in range is near the others (`starts_near`):
+        // a table whose rows all fit their range keeps every row, and needs no pass.
+        let keeps_all = |all_fit: bool| median.is_none() && all_fit;
+        let (keep_activities, keep_host_events) =
+            (keeps_all(activities_fit), keeps_all(host_events_fit));
         // Activities and host events, each with its side tables, side by side; what is
         // left out are the source indices of the events dropped (few or none), sorted.
         let SideTables {
@@ -249,8 +270,11 @@ impl CaptureBuilder {
         let (dropped_activities, dropped_host_events) = join(
             parallel,
             || {
-                let dropped =
-                    retain_fitting(activities, |a| (a.start, a.dur, a.source_index), &fits);
+                let dropped = if keep_activities {
+                    Vec::new()
+                } else {
+                    retain_fitting(activities, |a| (a.start, a.dur, a.source_index), &fits)
+                };
                 let kept = |index: u64| dropped.binary_search(&index).is_err();
                 activity_external_ids.finish(kept);
                 activity_bytes.finish(kept);
@@ -258,8 +282,11 @@ impl CaptureBuilder {
                 dropped
             },
             || {
-                let dropped =
-                    retain_fitting(host_events, |e| (e.start, e.dur, e.source_index), &fits);
+                let dropped = if keep_host_events {
+                    Vec::new()
+                } else {
+                    retain_fitting(host_events, |e| (e.start, e.dur, e.source_index), &fits)
+                };
                 host_external_ids.finish(|index| dropped.binary_search(&index).is_err());
                 dropped
             },
@@ -300,24 +327,31 @@ impl CaptureBuilder {
 struct TimeSpan {
     starts: Option<(i64, i64)>,
     starts_near: bool,
+    /// Whether every row's `(start, dur)` passes [`fits_range`].
+    all_fit: bool,
 }
 
 impl TimeSpan {
-    fn of(starts: impl Iterator<Item = Nanos>) -> TimeSpan {
-        let starts = starts
-            .filter(|s| s.in_range())
-            .fold(None, |span: Option<(i64, i64)>, s| {
-                Some(span.map_or((s.0, s.0), |(lo, hi)| (lo.min(s.0), hi.max(s.0))))
-            });
-        TimeSpan::new(starts)
+    fn of(rows: impl Iterator<Item = (Nanos, Nanos)>) -> TimeSpan {
+        let mut starts: Option<(i64, i64)> = None;
+        let mut all_fit = true;
+        for (start, dur) in rows {
+            all_fit &= fits_range(start, dur);
+            if start.in_range() {
+                let s = start.0;
+                starts = Some(starts.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s))));
+            }
+        }
+        TimeSpan::new(starts, all_fit)
     }
 
-    fn new(starts: Option<(i64, i64)>) -> TimeSpan {
+    fn new(starts: Option<(i64, i64)>, all_fit: bool) -> TimeSpan {
         let starts_near =
             starts.is_none_or(|(lo, hi)| hi.abs_diff(lo) <= Nanos::FAR.0.unsigned_abs());
         TimeSpan {
             starts,
             starts_near,
+            all_fit,
         }
     }
 
@@ -326,8 +360,14 @@ impl TimeSpan {
             (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
             (one, None) | (None, one) => one,
         };
-        TimeSpan::new(starts)
+        TimeSpan::new(starts, self.all_fit && other.all_fit)
     }
+}
+
+/// Whether an event's start and end lie within ±[`Nanos::LIMIT`] and its duration within
+/// `0..=FAR` (its distance from the other events is checked apart).
+fn fits_range(start: Nanos, dur: Nanos) -> bool {
+    start.in_range() && (0..=Nanos::FAR.0).contains(&dur.0) && (start + dur).in_range()
 }
 
 /// Keeps the rows whose `(start, dur)` `fits` (`fields` gives them and the source index);

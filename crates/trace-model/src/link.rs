@@ -17,9 +17,10 @@ impl CaptureBuilder {
     /// - A launch or runtime call's `parent_op` is the innermost `CpuOp` on its thread that
     ///   contains it, else the `CpuOp` with the same external id (Kineto).
     ///
-    /// With `parallel`, the sorts of host events and activities, and then the final sort of
-    /// activities and the parent-op linking, run two at a time (they touch different rows);
-    /// the result is the same.
+    /// With `parallel` (on a rayon pool: `finish_on` installs one), the sorts of host events
+    /// and activities, and then the final sort of activities and the parent-op linking, run
+    /// beside each other, each sort itself split across the pool's threads (keys are unique,
+    /// so the order is the same as a sequential sort's).
     pub(crate) fn sort_and_link(&mut self, path_for_diagnostics: &str, parallel: bool) {
         // Activities by correlation id, so that each launch finds its activities by a search
         // (`lower_bound_from`), and only then in their final order: this needs nothing beside the rows, where a
@@ -35,15 +36,21 @@ impl CaptureBuilder {
         join(
             parallel,
             || {
-                host_events.sort_unstable_by_key(|e| (e.thread, e.start, e.source_index));
+                sort_by_key(parallel, host_events, |e| {
+                    (e.thread, e.start, e.source_index)
+                });
                 steps.sort_by_key(|s| (s.start, s.number));
             },
-            || activities.sort_unstable_by_key(|a| (a.correlation(), a.source_index)),
+            || sort_by_key(parallel, activities, |a| (a.correlation(), a.source_index)),
         );
         link_by_correlation(activities, host_events);
         join(
             parallel,
-            || activities.sort_unstable_by_key(|a| (a.stream, a.start, a.source_index)),
+            || {
+                sort_by_key(parallel, activities, |a| {
+                    (a.stream, a.start, a.source_index)
+                })
+            },
             || link_parent_ops(host_events, &sides.host_external_ids),
         );
         let mut unlinked = self.activities.iter().filter(|a| a.launch().is_none());
@@ -59,23 +66,28 @@ impl CaptureBuilder {
     }
 }
 
-/// Runs `a` and `b`, on two threads when `parallel`.
+/// Runs `a` and `b`, beside each other on the current rayon pool when `parallel`.
 pub(crate) fn join<A: Send, B: Send>(
     parallel: bool,
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,
 ) -> (A, B) {
-    if !parallel {
-        return (a(), b());
+    if parallel {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
     }
-    std::thread::scope(|scope| {
-        let other = scope.spawn(b);
-        let a = a();
-        match other.join() {
-            Ok(b) => (a, b),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
+}
+
+/// Sorts `rows` by a unique `key` in place, split across the current rayon pool when
+/// `parallel`.
+fn sort_by_key<T: Send, K: Ord>(parallel: bool, rows: &mut [T], key: impl Fn(&T) -> K + Sync) {
+    use rayon::slice::ParallelSliceMut;
+    if parallel {
+        rows.par_sort_unstable_by_key(key);
+    } else {
+        rows.sort_unstable_by_key(key);
+    }
 }
 
 /// Links each activity (sorted by correlation id) to the first launch or runtime call of
