@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use chrome_reader::{Id, RawEvent};
 use polars::prelude::*;
+use polars_arrow::bitmap::{Bitmap, MutableBitmap};
+use rayon::prelude::*;
 use trace_model::{Capture, FastMap};
 
 use crate::Error;
@@ -249,6 +251,18 @@ impl Sparse {
         })
     }
 
+    /// A value per row, `None` where the row has none or `f` gives none.
+    fn dense<T: Copy + Default>(&self, height: usize, f: impl Fn(Val) -> Option<T>) -> Nullable<T> {
+        let mut out = Nullable {
+            values: Vec::with_capacity(height),
+            valid: MutableBitmap::with_capacity(height),
+        };
+        for v in self.per_row(height) {
+            out.push(v.and_then(&f));
+        }
+        out
+    }
+
     /// Uniform integers stay Int64, numbers Float64, booleans Boolean; a mixed column
     /// becomes strings (numbers by their value's text).
     fn into_column(self, name: &str, height: usize) -> Column {
@@ -257,21 +271,21 @@ impl Sparse {
             .iter()
             .filter(|k| **k)
             .count();
-        // Straight from the sparse values into the column: no `Vec<Option<_>>` per row.
+        // Straight from the sparse values into the column's buffers.
         if kinds == 1 && !self.floats && self.ints {
-            let rows = self.per_row(height).map(|v| match v {
-                Some(Val::Int(i)) => Some(i),
+            let rows = self.dense(height, |v| match v {
+                Val::Int(i) => Some(i),
                 _ => None,
             });
-            return Int64Chunked::from_iter_options(name, rows).into_column();
+            return rows.into_column(&name);
         }
         if kinds == 1 && (self.ints || self.floats) {
-            let rows = self.per_row(height).map(|v| match v {
-                Some(Val::Int(i)) => Some(i as f64),
-                Some(Val::Float(f)) => Some(f),
+            let rows = self.dense(height, |v| match v {
+                Val::Int(i) => Some(i as f64),
+                Val::Float(f) => Some(f),
                 _ => None,
             });
-            return Float64Chunked::from_iter_options(name, rows).into_column();
+            return rows.into_column(&name);
         }
         if kinds == 1 && self.bools {
             let rows = self.per_row(height).map(|v| match v {
@@ -282,9 +296,10 @@ impl Sparse {
         }
         let mut out = StringChunkedBuilder::new(name, height);
         let mut num = String::new();
+        // The integer whose text `num` holds: ids repeat row after row (pid, tid).
+        let mut num_of = None;
         for v in self.per_row(height) {
             use std::fmt::Write;
-            num.clear();
             let s = match v {
                 None => {
                     out.append_null();
@@ -292,11 +307,17 @@ impl Sparse {
                 }
                 Some(Val::Str(s, e)) => &self.text[s..e],
                 Some(Val::Int(i)) => {
-                    let _ = write!(num, "{i}");
+                    if num_of != Some(i) {
+                        num.clear();
+                        let _ = write!(num, "{i}");
+                        num_of = Some(i);
+                    }
                     &num
                 }
                 Some(Val::Float(f)) => {
+                    num.clear();
                     let _ = write!(num, "{f}");
+                    num_of = None;
                     &num
                 }
                 Some(Val::Bool(b)) => {
@@ -313,6 +334,47 @@ impl Sparse {
     }
 }
 
+/// A numeric column being built: a value per row (0 where null) and which are valid, as
+/// polars keeps them, so that the column takes the values without a copy.
+#[derive(Default)]
+struct Nullable<T> {
+    values: Vec<T>,
+    valid: MutableBitmap,
+}
+
+impl<T: Copy + Default> Nullable<T> {
+    fn push(&mut self, v: Option<T>) {
+        self.values.push(v.unwrap_or_default());
+        self.valid.push(v.is_some());
+    }
+
+    fn append(&mut self, other: &Nullable<T>) {
+        self.values.extend_from_slice(&other.values);
+        self.valid
+            .extend_from_slice(other.valid.as_slice(), 0, other.valid.len());
+    }
+
+    /// The values, and the validity when some are null.
+    fn into_parts(self) -> (Vec<T>, Option<Bitmap>) {
+        let valid = (self.valid.unset_bits() > 0).then(|| self.valid.into());
+        (self.values, valid)
+    }
+}
+
+impl Nullable<i64> {
+    fn into_column(self, name: &str) -> Column {
+        let (values, valid) = self.into_parts();
+        Int64Chunked::from_vec_validity(name.into(), values, valid).into_column()
+    }
+}
+
+impl Nullable<f64> {
+    fn into_column(self, name: &str) -> Column {
+        let (values, valid) = self.into_parts();
+        Float64Chunked::from_vec_validity(name.into(), values, valid).into_column()
+    }
+}
+
 /// The frame's columns, for the whole file or for one chunk of it (a chunk's rows and
 /// event indices count from its first event).
 struct Builder {
@@ -321,10 +383,10 @@ struct Builder {
     name: Strings,
     cat: Strings,
     ph: Strings,
-    ts: Vec<Option<f64>>,
-    dur: Vec<Option<f64>>,
-    ts_ns: Vec<Option<i64>>,
-    dur_ns: Vec<Option<i64>>,
+    ts: Nullable<f64>,
+    dur: Nullable<f64>,
+    ts_ns: Nullable<i64>,
+    dur_ns: Nullable<i64>,
     pid: Sparse,
     tid: Sparse,
     id: Sparse,
@@ -403,10 +465,10 @@ impl Builder {
             name: Strings::new("name"),
             cat: Strings::new("cat"),
             ph: Strings::new("ph"),
-            ts: Vec::new(),
-            dur: Vec::new(),
-            ts_ns: Vec::new(),
-            dur_ns: Vec::new(),
+            ts: Nullable::default(),
+            dur: Nullable::default(),
+            ts_ns: Nullable::default(),
+            dur_ns: Nullable::default(),
             pid: Sparse::default(),
             tid: Sparse::default(),
             id: Sparse::default(),
@@ -512,10 +574,10 @@ impl Builder {
         self.name.append(part.name)?;
         self.cat.append(part.cat)?;
         self.ph.append(part.ph)?;
-        self.ts.extend_from_slice(&part.ts);
-        self.dur.extend_from_slice(&part.dur);
-        self.ts_ns.extend_from_slice(&part.ts_ns);
-        self.dur_ns.extend_from_slice(&part.dur_ns);
+        self.ts.append(&part.ts);
+        self.dur.append(&part.dur);
+        self.ts_ns.append(&part.ts_ns);
+        self.dur_ns.append(&part.dur_ns);
         self.pid.append(&part.pid, row0);
         self.tid.append(&part.tid, row0);
         self.id.append(&part.id, row0);
@@ -537,28 +599,39 @@ impl Builder {
     fn finish(self, rank: Option<i64>) -> PolarsResult<DataFrame> {
         let height = self.index.len();
         let all = self.columns == Columns::All;
-        let mut cols = vec![
-            // The analyses' frame is read row by row once and dropped: its string
-            // columns keep their chunks.
-            self.name.into_column("name", all),
-            self.cat.into_column("cat", all),
-            self.ph.into_column("ph", all),
-        ];
+        // The columns are built beside each other, each from its own part of the builder.
+        type Build = Box<dyn FnOnce() -> Column + Send>;
+        let mut builds: Vec<Build> = Vec::new();
+        // The analyses' frame is read row by row once and dropped: its string columns keep
+        // their chunks.
+        let (name, cat, ph) = (self.name, self.cat, self.ph);
+        builds.push(Box::new(move || name.into_column("name", all)));
+        builds.push(Box::new(move || cat.into_column("cat", all)));
+        builds.push(Box::new(move || ph.into_column("ph", all)));
         if all {
-            cols.push(Column::new("ts".into(), self.ts));
-            cols.push(Column::new("dur".into(), self.dur));
+            let (ts, dur) = (self.ts, self.dur);
+            builds.push(Box::new(move || ts.into_column("ts")));
+            builds.push(Box::new(move || dur.into_column("dur")));
         }
-        cols.push(self.pid.into_column("pid", height));
-        cols.push(self.tid.into_column("tid", height));
+        let (pid, tid, id) = (self.pid, self.tid, self.id);
+        builds.push(Box::new(move || pid.into_column("pid", height)));
+        builds.push(Box::new(move || tid.into_column("tid", height)));
         if all {
-            cols.push(self.id.into_column("id", height));
+            builds.push(Box::new(move || id.into_column("id", height)));
         }
-        cols.extend([
-            Column::new("ts_ns".into(), self.ts_ns),
-            Column::new("dur_ns".into(), self.dur_ns),
-            Column::new("event_index".into(), self.index),
-            Column::new("rank".into(), vec![rank; height]),
-        ]);
+        let (ts_ns, dur_ns, index) = (self.ts_ns, self.dur_ns, self.index);
+        builds.push(Box::new(move || ts_ns.into_column("ts_ns")));
+        builds.push(Box::new(move || dur_ns.into_column("dur_ns")));
+        builds.push(Box::new(move || {
+            Int64Chunked::from_vec("event_index".into(), index).into_column()
+        }));
+        builds.push(Box::new(move || {
+            let rank = match rank {
+                Some(r) => Scalar::new(DataType::Int64, AnyValue::Int64(r)),
+                None => Scalar::null(DataType::Int64),
+            };
+            Column::new_scalar("rank".into(), rank, height)
+        }));
         let mut args = self.args;
         args.sort_by(|a, b| a.0.cmp(&b.0));
         for (key, sparse) in args {
@@ -567,8 +640,9 @@ impl Builder {
             } else {
                 format!("args_{key}")
             };
-            cols.push(sparse.into_column(&name, height));
+            builds.push(Box::new(move || sparse.into_column(&name, height)));
         }
+        let cols: Vec<Column> = builds.into_par_iter().map(|build| build()).collect();
         DataFrame::new(height, cols)
     }
 }
