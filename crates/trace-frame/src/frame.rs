@@ -72,32 +72,36 @@ pub(crate) fn read_frame_columns(
         // A plain file is mapped, gzip inflated on the chunk reader's thread.
         |new_part, apply| chrome_reader::read_file_events_chunked(path, threads, new_part, apply),
         |top| top,
+        |frame| frame,
         drop,
     )?;
     Ok(frame)
 }
 
 /// [`read_frame_columns`] and, from the same parse, the model's capture of the file (or
-/// the error a load of it alone would give); the frame and the capture are finished side
-/// by side.
-pub(crate) fn read_frame_and_capture(
+/// the error a load of it alone would give): `with_frame` is given the finished frame
+/// while, beside it, the capture is finished and given to `with_capture`.
+pub(crate) fn read_frame_and_capture<U: Send, T: Send>(
     path: &Path,
     threads: usize,
     columns: Columns,
-) -> Result<(RankFrame, Result<Capture, chrome_reader::Error>), Error> {
+    with_frame: impl FnOnce(RankFrame) -> U + Send,
+    with_capture: impl FnOnce(Result<Capture, chrome_reader::Error>) -> T + Send,
+) -> Result<(U, T), Error> {
     frame_from(
         path,
         columns,
         |new_part, apply| chrome_reader::load_with_sink(path, threads, new_part, apply),
         chrome_reader::PendingCapture::top,
-        chrome_reader::PendingCapture::finish,
+        with_frame,
+        |pending| with_capture(pending.finish()),
     )
 }
 
 /// A frame from `read`, which hands each chunk's columns to `apply` in file order and
-/// returns `R` (whose document members `top` gives), with `beside(R)` run while the frame
-/// is finished.
-fn frame_from<R: Send, T: Send>(
+/// returns `R` (whose document members `top` gives): the frame is finished and given to
+/// `with_frame` while `beside(R)` runs.
+fn frame_from<R: Send, T: Send, U: Send>(
     path: &Path,
     columns: Columns,
     read: impl FnOnce(
@@ -105,8 +109,9 @@ fn frame_from<R: Send, T: Send>(
         &mut dyn FnMut(Builder, usize) -> Result<(), chrome_reader::Error>,
     ) -> Result<R, chrome_reader::Error>,
     top: impl Fn(&R) -> &chrome_reader::TopLevel,
+    with_frame: impl FnOnce(RankFrame) -> U + Send,
     beside: impl FnOnce(R) -> T + Send,
-) -> Result<(RankFrame, T), Error> {
+) -> Result<(U, T), Error> {
     let mut b = Builder::new(columns);
     // Each chunk of the file is parsed into columns of its own on a parsing thread; the
     // chunks' columns are appended in file order here.
@@ -126,14 +131,18 @@ fn frame_from<R: Send, T: Send>(
         .and_then(|raw| serde_json::from_str::<DistributedInfo>(raw.get()).ok())
         .and_then(|d| d.rank)
         .or_else(|| chrome_reader::rank_from_file_name(path));
-    let (df, other) = rayon::join(|| b.finish(rank), || beside(read));
-    let df = df.map_err(Error::polars(path.display().to_string()))?;
-    let frame = RankFrame {
-        path: path.to_path_buf(),
-        rank,
-        df,
+    let finish = || -> Result<U, Error> {
+        let df = b
+            .finish(rank)
+            .map_err(Error::polars(path.display().to_string()))?;
+        Ok(with_frame(RankFrame {
+            path: path.to_path_buf(),
+            rank,
+            df,
+        }))
     };
-    Ok((frame, other))
+    let (frame, other) = rayon::join(finish, || beside(read));
+    Ok((frame?, other))
 }
 
 /// The trace files a path stands for: the file itself, or the `*.json(.gz)` files of a

@@ -281,20 +281,25 @@ pub fn load_and_analyze(
         Some(_) => None,
     };
     if let Some(file) = single {
-        // One file: the frame and our definitions' capture come from one parse.
+        // One file: the frame and our definitions' capture come from one parse, and each
+        // goes on to its analyses as soon as it is finished.
         let threads = chrome_reader::default_threads();
-        let (frame, capture) =
-            frame::read_frame_and_capture(&file, threads, frame::Columns::Analyses)?;
-        let loaded = Loaded {
-            input: input.to_path_buf(),
-            events: frame.df.clone(),
-            frames: vec![frame],
-            cache: Vec::new(),
-        };
-        let (ours, report) = rayon::join(
-            || needs_ours(analyses).then(|| ours::ours_of_capture(input, &file, capture)),
-            || hta_report(&loaded, analyses, step),
-        );
+        let ((loaded, report), ours) = frame::read_frame_and_capture(
+            &file,
+            threads,
+            frame::Columns::Analyses,
+            |frame| {
+                let loaded = Loaded {
+                    input: input.to_path_buf(),
+                    events: frame.df.clone(),
+                    frames: vec![frame],
+                    cache: Vec::new(),
+                };
+                let report = hta_report(&loaded, analyses, step);
+                (loaded, report)
+            },
+            |capture| needs_ours(analyses).then(|| ours::ours_of_capture(input, &file, capture)),
+        )?;
         return Ok((loaded, report.map(|r| with_ours(r, ours))));
     }
     let columns = match cache_dir {
@@ -351,25 +356,50 @@ fn hta_report(
 ) -> Result<Report, Error> {
     let ts = hta_timelines(loaded)?;
     let has = |a| analyses.contains(&a);
-    // The summary beside the critical path, the costliest two.
-    let (summary, critical) = rayon::join(
-        || summarize(&loaded.events, &ts),
-        || has(AnalysisName::CriticalPath).then(|| critical_path_of(&ts, step)),
-    );
-    let summary = summary?;
-    let mut not_run = Vec::new();
-    let stragglers = if has(AnalysisName::Stragglers) {
-        let s = hta::stragglers(&ts, 2);
-        if s.is_none() {
-            not_run.push((
-                "stragglers".into(),
-                "needs ranks with ProfilerStep annotations and ncclKernel* kernels".into(),
-            ));
+    // Every analysis reads the timelines only: they run beside each other (the summary
+    // and the critical path take longest), on whatever threads are free.
+    let ts = &ts[..];
+    let (mut summary, mut critical, mut stragglers) = (None, None, None);
+    let (mut kernel_types, mut kernels) = (Vec::new(), Vec::new());
+    let (mut temporal, mut idle, mut overlap) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut launch_stats, mut queue_length) = (Vec::new(), Vec::new());
+    rayon::scope(|s| {
+        s.spawn(|_| summary = Some(summarize(&loaded.events, ts)));
+        if has(AnalysisName::CriticalPath) {
+            s.spawn(|_| critical = Some(critical_path_of(ts, step)));
         }
-        s
-    } else {
-        None
-    };
+        if has(AnalysisName::Stragglers) {
+            s.spawn(|_| stragglers = Some(hta::stragglers(ts, 2)));
+        }
+        if has(AnalysisName::KernelBreakdown) {
+            s.spawn(|_| kernel_types = hta::kernel_type_breakdown(ts));
+            s.spawn(|_| kernels = hta::kernel_breakdown(ts));
+        }
+        if has(AnalysisName::Temporal) {
+            s.spawn(|_| temporal = ts.iter().filter_map(hta::temporal).collect());
+        }
+        if has(AnalysisName::Idle) {
+            s.spawn(|_| idle = ts.iter().flat_map(|t| hta::idle_breakdown(t, 30)).collect());
+        }
+        if has(AnalysisName::Overlap) {
+            s.spawn(|_| overlap = ts.iter().map(hta::overlap).collect());
+        }
+        if has(AnalysisName::LaunchStats) {
+            s.spawn(|_| launch_stats = ts.iter().map(hta::launch_stats).collect());
+        }
+        if has(AnalysisName::QueueLength) {
+            s.spawn(|_| queue_length = ts.iter().flat_map(hta::queue_length).collect());
+        }
+    });
+    let summary = summary.expect("the summary ran")?;
+    let mut not_run = Vec::new();
+    if matches!(stragglers, Some(None)) {
+        not_run.push((
+            "stragglers".into(),
+            "needs ranks with ProfilerStep annotations and ncclKernel* kernels".into(),
+        ));
+    }
+    let stragglers = stragglers.flatten();
     let critical = match critical {
         Some(cp) => {
             if cp.is_empty() {
@@ -391,42 +421,14 @@ fn hta_report(
         input: loaded.input.clone(),
         summary,
         cache: loaded.cache.clone(),
-        kernel_types: if has(AnalysisName::KernelBreakdown) {
-            hta::kernel_type_breakdown(&ts)
-        } else {
-            Vec::new()
-        },
-        kernels: if has(AnalysisName::KernelBreakdown) {
-            hta::kernel_breakdown(&ts)
-        } else {
-            Vec::new()
-        },
-        temporal: if has(AnalysisName::Temporal) {
-            ts.iter().filter_map(hta::temporal).collect()
-        } else {
-            Vec::new()
-        },
-        idle: if has(AnalysisName::Idle) {
-            ts.iter().flat_map(|t| hta::idle_breakdown(t, 30)).collect()
-        } else {
-            Vec::new()
-        },
-        overlap: if has(AnalysisName::Overlap) {
-            ts.iter().map(hta::overlap).collect()
-        } else {
-            Vec::new()
-        },
+        kernel_types,
+        kernels,
+        temporal,
+        idle,
+        overlap,
         stragglers,
-        launch_stats: if has(AnalysisName::LaunchStats) {
-            ts.iter().map(hta::launch_stats).collect()
-        } else {
-            Vec::new()
-        },
-        queue_length: if has(AnalysisName::QueueLength) {
-            ts.iter().flat_map(hta::queue_length).collect()
-        } else {
-            Vec::new()
-        },
+        launch_stats,
+        queue_length,
         critical_path: critical,
         not_run,
     })

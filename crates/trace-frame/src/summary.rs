@@ -4,10 +4,10 @@
 
 use polars::prelude::*;
 use serde::Serialize;
+use trace_model::FastMap;
 
 use crate::Error;
 use crate::hta::{self, HtaKernelType};
-use crate::sql::run_sql;
 use crate::timeline::{GpuKind, Timeline};
 
 /// A number with its label: `measured` (counted from the trace) or `inferred` (a rule
@@ -82,29 +82,22 @@ pub struct Summary {
 
 /// Builds the summary from the combined frame and the ranks' timelines (HTA's view).
 pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Error> {
-    let cats = run_sql(
-        df,
-        "SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat",
-    )?;
-    let cat_col = cats
+    // Events per category, most first, then by name with the events without one last (as
+    // `SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat` gives
+    // them, without planning a query).
+    let cat_col = df
         .column("cat")
         .and_then(|c| c.cast(&DataType::String))
         .map_err(Error::polars("summary"))?;
-    let n_col = cats
-        .column("n")
-        .and_then(|c| c.cast(&DataType::Int64))
-        .map_err(Error::polars("summary"))?;
-    let (cat_s, n_s) = (
-        cat_col.str().map_err(Error::polars("summary"))?,
-        n_col.i64().map_err(Error::polars("summary"))?,
-    );
-    let by_category: Vec<(String, usize)> = (0..cats.height())
-        .map(|i| {
-            (
-                cat_s.get(i).unwrap_or("null").to_owned(),
-                n_s.get(i).unwrap_or(0) as usize,
-            )
-        })
+    let mut counts: FastMap<Option<&str>, usize> = FastMap::default();
+    for cat in cat_col.str().map_err(Error::polars("summary"))?.iter() {
+        *counts.entry(cat).or_default() += 1;
+    }
+    let mut counts: Vec<(Option<&str>, usize)> = counts.into_iter().collect();
+    counts.sort_by_key(|&(cat, n)| (std::cmp::Reverse(n), cat.is_none(), cat));
+    let by_category: Vec<(String, usize)> = counts
+        .into_iter()
+        .map(|(cat, n)| (cat.unwrap_or("null").to_owned(), n))
         .collect();
 
     let mut per_name: std::collections::BTreeMap<String, (usize, i64)> = Default::default();
@@ -313,4 +306,77 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
         recommendations: recs,
         missing,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_are_counted_most_first_then_by_name_without_a_category_last() {
+        let cats = [
+            Some("kernel"),
+            None,
+            Some("cpu_op"),
+            Some("kernel"),
+            None,
+            Some("ac2g"),
+            Some("cpu_op"),
+            Some("kernel"),
+        ];
+        let df = DataFrame::new(
+            cats.len(),
+            vec![Column::new(
+                "cat".into(),
+                cats.iter().copied().collect::<Vec<_>>(),
+            )],
+        )
+        .expect("a frame");
+        let s = summarize(&df, &[]).expect("a summary");
+        let got: Vec<(&str, usize)> = s
+            .by_category
+            .iter()
+            .map(|(c, n)| (c.as_str(), *n))
+            .collect();
+        assert_eq!(
+            got,
+            [("kernel", 3), ("cpu_op", 2), ("null", 2), ("ac2g", 1)]
+        );
+        // The order SQL gives, which the summary printed before it counted by itself.
+        let sql = counted_by_sql(&df);
+        assert_eq!(
+            got,
+            sql.iter()
+                .map(|(c, n)| (c.as_str(), *n))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    fn counted_by_sql(df: &DataFrame) -> Vec<(String, usize)> {
+        let cats = crate::sql::run_sql(
+            df,
+            "SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat",
+        )
+        .expect("the query runs");
+        let cat = cats
+            .column("cat")
+            .expect("cat")
+            .str()
+            .expect("text")
+            .clone();
+        let n = cats
+            .column("n")
+            .expect("n")
+            .cast(&DataType::Int64)
+            .expect("a count");
+        let n = n.i64().expect("ints");
+        (0..cats.height())
+            .map(|i| {
+                (
+                    cat.get(i).unwrap_or("null").to_owned(),
+                    n.get(i).unwrap_or(0) as usize,
+                )
+            })
+            .collect()
+    }
 }

@@ -139,11 +139,17 @@ impl CaptureBuilder {
     }
 
     /// [`CaptureBuilder::finish`] with its sorts and linking passes on a pool of `threads`
-    /// threads (1, or a pool that cannot be started: everything on the caller's). The
-    /// capture is the same.
+    /// threads: the rayon pool it is called on, if any, else one of its own (with 1, or a
+    /// pool that cannot be started, everything runs on the caller's thread). The capture
+    /// is the same.
     pub fn finish_on(mut self, source: &Path, threads: usize) -> Capture {
         let source = source.display().to_string();
-        let pool = (threads > 1)
+        let mut finish = |parallel: bool| {
+            self.drop_far_events(&source, parallel);
+            self.sort_and_link(&source, parallel);
+        };
+        let on_a_pool = rayon::current_thread_index().is_some();
+        let pool = (threads > 1 && !on_a_pool)
             .then(|| {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -152,14 +158,8 @@ impl CaptureBuilder {
             })
             .flatten();
         match &pool {
-            Some(pool) => pool.install(|| {
-                self.drop_far_events(&source, true);
-                self.sort_and_link(&source, true);
-            }),
-            None => {
-                self.drop_far_events(&source, false);
-                self.sort_and_link(&source, false);
-            }
+            Some(pool) => pool.install(|| finish(true)),
+            None => finish(threads > 1 && on_a_pool),
         }
         let CaptureBuilder {
             format,
