@@ -324,14 +324,8 @@ mod tests {
             Some("cpu_op"),
             Some("kernel"),
         ];
-        let df = DataFrame::new(
-            cats.len(),
-            vec![Column::new(
-                "cat".into(),
-                cats.iter().copied().collect::<Vec<_>>(),
-            )],
-        )
-        .expect("a frame");
+        let df = DataFrame::new(cats.len(), vec![Column::new("cat".into(), cats.to_vec())])
+            .expect("a frame");
         let s = summarize(&df, &[]).expect("a summary");
         let got: Vec<(&str, usize)> = s
             .by_category
