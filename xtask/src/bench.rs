@@ -579,8 +579,16 @@ fn model_build_rows(
     let mut counts = vec![1, 2, all];
     counts.sort_unstable();
     counts.dedup();
-    for threads in counts {
-        let mbps = median_of(runs, || model_build_mbps(read_speed, synthetic, threads))?;
+    // Round after round of every count, so that a drift in the machine's speed (a fifth
+    // between quiet spells on a shared VM) falls on every count alike.
+    let mut speeds = vec![Vec::new(); counts.len()];
+    for _ in 0..runs {
+        for (threads, speeds) in counts.iter().zip(&mut speeds) {
+            speeds.push(model_build_mbps(read_speed, synthetic, *threads)?);
+        }
+    }
+    for (threads, speeds) in counts.into_iter().zip(speeds) {
+        let mbps = median(speeds);
         if threads == 1 {
             one = mbps;
         }
@@ -870,11 +878,16 @@ fn median_secs(runs: usize, mut f: impl FnMut() -> Result<(), String>) -> Result
 }
 
 fn median_of(runs: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
-    let mut v = (0..runs)
+    let v = (0..runs)
         .map(|_| f())
         .collect::<Result<Vec<f64>, String>>()?;
+    Ok(median(v))
+}
+
+/// The middle value (the upper of the two middle ones of an even count); `v` is not empty.
+fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    Ok(v[v.len() / 2])
+    v[v.len() / 2]
 }
 
 fn read_speed_mbps(bin: &Path, mode: &str, file: &Path) -> Result<f64, String> {

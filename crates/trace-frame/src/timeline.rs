@@ -348,6 +348,7 @@ impl Timeline {
         };
         // The interned `pid/tid` of each thread seen, by the two values.
         let mut threads: FastMap<(Id<'_>, Id<'_>), u32> = FastMap::default();
+        let mut last_thread = None;
         let mut gpu = Vec::new();
         let mut host = Vec::new();
         let mut syncs = Vec::new();
@@ -424,10 +425,19 @@ impl Timeline {
             }
             // The name is interned before the thread, as the names' order has always been.
             let name = intern(n);
-            let (p, t) = (pid.get(i), tid.get(i));
-            let thread = *threads
-                .entry((p, t))
-                .or_insert_with(|| intern(&format!("{p}/{t}")));
+            let key = (pid.get(i), tid.get(i));
+            // A thread's events mostly follow each other: the last one found is tried first.
+            let thread = match last_thread {
+                Some((k, thread)) if k == key => thread,
+                _ => {
+                    let (p, t) = key;
+                    let thread = *threads
+                        .entry(key)
+                        .or_insert_with(|| intern(&format!("{p}/{t}")));
+                    last_thread = Some((key, thread));
+                    thread
+                }
+            };
             host.push(Host {
                 event_index: index.get(i).unwrap_or(i as i64),
                 name,

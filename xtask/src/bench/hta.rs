@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Row, median_of, timed_rss};
+use super::{Row, median, timed_rss};
 
 /// The captures the issue names, relative to the traces directory.
 const CAPTURES: [&str; 2] = ["pytorch/hta-v100-2rank-large", "pytorch/param-dlrm-8rank"];
@@ -58,18 +58,19 @@ pub(super) fn rows(
         let dir_s = dir.display().to_string();
         let name = capture.rsplit('/').next().unwrap_or(capture);
         eprintln!("{name}: profile-model and HTA, {runs} runs each…");
-        let mut ours_rss = 0;
-        let ours_secs = median_of(runs, || {
+        // The two alternate, so that a change in the machine's speed during the runs
+        // (on a shared VM it drifts by a fifth) falls on both sides of the ratio alike.
+        let (mut ours, mut hta) = (Vec::new(), Vec::new());
+        let (mut ours_rss, mut hta_rss) = (0, 0);
+        for _ in 0..runs {
             let (s, kb) = timed_rss(&ours_s, &[&dir_s, "--analysis", "all"])?;
+            ours.push(s);
             ours_rss = ours_rss.max(kb);
-            Ok(s)
-        })?;
-        let mut hta_rss = 0;
-        let hta_secs = median_of(runs, || {
             let (s, kb) = timed_rss(&python_s, &["-W", "ignore", &script_s, &dir_s])?;
+            hta.push(s);
             hta_rss = hta_rss.max(kb);
-            Ok(s)
-        })?;
+        }
+        let (ours_secs, hta_secs) = (median(ours), median(hta));
         rows.push(Row {
             what: format!("{name}: profile-model --analysis all, time / peak RSS"),
             value: format!("{ours_secs:.3} s / {} MB", ours_rss / 1024),
