@@ -464,7 +464,8 @@ impl Timeline {
         for s in &mut syncs {
             s.runtime = s.correlation.and_then(|c| launch_of.get(&c).copied());
         }
-        gpu.sort_by_key(|g| (g.start, g.end, g.event_index));
+        // Keys end in the row's event index (unique): an in-place sort gives the one order.
+        gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
         let hta_types = names.iter().map(|n| hta_kernel_type(n)).collect();
         Ok(Timeline {
             path: frame.path.clone(),
@@ -515,7 +516,7 @@ impl Timeline {
             t.gpu
                 .retain(|g| g.launch.is_some_and(|l| host[l].start <= last_end));
         }
-        t.gpu.sort_by_key(|g| (g.start, g.end, g.event_index));
+        t.gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
         t
     }
 }
