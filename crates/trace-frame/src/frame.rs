@@ -116,8 +116,15 @@ fn frame_from<R: Send, T: Send, U: Send>(
     // Each chunk of the file is parsed into columns of its own on a parsing thread; the
     // chunks' columns are appended in file order here.
     let mut failed = None;
-    let new_part = || Builder::new(columns);
+    // A chunk's columns start with room for as many rows as the last chunk merged had, and
+    // a little more (chunks are cut at about the same size): they seldom grow and copy.
+    let rows_hint = std::sync::atomic::AtomicUsize::new(0);
+    let new_part = || {
+        let rows = rows_hint.load(std::sync::atomic::Ordering::Relaxed);
+        Builder::with_rows(columns, rows + rows / 8)
+    };
     let read = read(&new_part, &mut |part, base| {
+        rows_hint.store(part.index.len(), std::sync::atomic::Ordering::Relaxed);
         if let Err(e) = b.append(part, base) {
             failed.get_or_insert(e);
         }
@@ -203,6 +210,14 @@ struct Sparse {
 }
 
 impl Sparse {
+    fn with_capacity(rows: usize) -> Sparse {
+        Sparse {
+            rows: Vec::with_capacity(rows),
+            vals: Vec::with_capacity(rows),
+            ..Sparse::default()
+        }
+    }
+
     /// Adds a value that is not a string.
     fn push(&mut self, row: u32, v: Val) {
         match v {
@@ -262,10 +277,7 @@ impl Sparse {
 
     /// A value per row, `None` where the row has none or `f` gives none.
     fn dense<T: Copy + Default>(&self, height: usize, f: impl Fn(Val) -> Option<T>) -> Nullable<T> {
-        let mut out = Nullable {
-            values: Vec::with_capacity(height),
-            valid: MutableBitmap::with_capacity(height),
-        };
+        let mut out = Nullable::with_capacity(height);
         for v in self.per_row(height) {
             out.push(v.and_then(&f));
         }
@@ -352,6 +364,13 @@ struct Nullable<T> {
 }
 
 impl<T: Copy + Default> Nullable<T> {
+    fn with_capacity(rows: usize) -> Nullable<T> {
+        Nullable {
+            values: Vec::with_capacity(rows),
+            valid: MutableBitmap::with_capacity(rows),
+        }
+    }
+
     fn push(&mut self, v: Option<T>) {
         self.values.push(v.unwrap_or_default());
         self.valid.push(v.is_some());
@@ -415,8 +434,8 @@ enum Strings {
 }
 
 impl Strings {
-    fn new(name: &str) -> Strings {
-        Strings::Building(StringChunkedBuilder::new(name.into(), 0))
+    fn with_capacity(name: &str, rows: usize) -> Strings {
+        Strings::Building(StringChunkedBuilder::new(name.into(), rows))
     }
 
     fn push(&mut self, s: Option<&str>) {
@@ -468,18 +487,25 @@ impl Strings {
 
 impl Builder {
     fn new(columns: Columns) -> Builder {
+        Builder::with_rows(columns, 0)
+    }
+
+    /// A builder with room for `rows` rows in its dense columns (and `pid`, `tid`).
+    fn with_rows(columns: Columns, rows: usize) -> Builder {
+        let all = columns == Columns::All;
+        let floats = || Nullable::with_capacity(if all { rows } else { 0 });
         Builder {
             columns,
-            index: Vec::new(),
-            name: Strings::new("name"),
-            cat: Strings::new("cat"),
-            ph: Strings::new("ph"),
-            ts: Nullable::default(),
-            dur: Nullable::default(),
-            ts_ns: Nullable::default(),
-            dur_ns: Nullable::default(),
-            pid: Sparse::default(),
-            tid: Sparse::default(),
+            index: Vec::with_capacity(rows),
+            name: Strings::with_capacity("name", rows),
+            cat: Strings::with_capacity("cat", rows),
+            ph: Strings::with_capacity("ph", rows),
+            ts: floats(),
+            dur: floats(),
+            ts_ns: Nullable::with_capacity(rows),
+            dur_ns: Nullable::with_capacity(rows),
+            pid: Sparse::with_capacity(rows),
+            tid: Sparse::with_capacity(rows),
             id: Sparse::default(),
             keys: FastMap::default(),
             guess: Vec::new(),

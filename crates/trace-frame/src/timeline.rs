@@ -516,7 +516,8 @@ impl Timeline {
             t.gpu
                 .retain(|g| g.launch.is_some_and(|l| host[l].start <= last_end));
         }
-        t.gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
+        t.gpu
+            .sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
         t
     }
 }
