@@ -63,6 +63,14 @@ pub(crate) trait RunSink {
 /// About this many bytes of JSON text go into one chunk.
 pub(crate) const CHUNK_BYTES: usize = 2 << 20;
 
+/// At most this many bytes go into a chunk read from a stream (gzip): its buffers, one per
+/// token, are memory of their own, where a mapped file's chunks are slices of the map. At
+/// 1 MiB rather than 2 (`cargo xtask bench --reader`, 2026-12-02, `df_index_resolver.json.gz`,
+/// 53.7 MB of JSON): compact-cuda-graph-trace 1.54× → 1.38× zcat, trace-info 0.62× → 0.56×,
+/// analyze-profile 0.62× → 0.55×; profile-model touched 3k fewer pages (29.4k → 26.3k).
+/// 512 KiB measured the same as 1 MiB.
+const READ_CHUNK_BYTES: usize = 1 << 20;
+
 /// Where the splitter is, at a point from which it can restart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -260,6 +268,8 @@ pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
         let (piece_tx, piece_rx) = sync_channel::<Piece<'_>>(in_flight);
         match source {
             Source::Read(input) => {
+                // Each chunk read is a buffer of its own, and every token holds one.
+                let chunk_bytes = chunk_bytes.min(READ_CHUNK_BYTES);
                 scope.spawn(move || read_chunks(input, path, chunk_bytes, &token_rx, &piece_tx));
             }
             Source::Slice {
