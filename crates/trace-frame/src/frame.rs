@@ -58,7 +58,25 @@ impl Columns {
     fn keeps_arg(self, key: &str) -> bool {
         self == Columns::All || crate::timeline::ARGS_READ.contains(&key)
     }
+
+    /// Whether the `args` text may hold a member that gets a column: `false` only when it
+    /// cannot (no escape, and no key kept contains a text found there), which spares the
+    /// member scan of most events' `args` in the analyses' frame (CPU ops, Python calls).
+    fn may_keep_args(self, args: &str) -> bool {
+        if self == Columns::All {
+            return true;
+        }
+        let text = args.as_bytes();
+        // Every key of `ARGS_READ` contains one of these (a test checks it).
+        memchr::memchr(b'\\', text).is_some() || ARGS_NEEDLES.iter().any(|n| n.find(text).is_some())
+    }
 }
+
+/// Texts one of which every key of [`crate::timeline::ARGS_READ`] contains.
+static ARGS_NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 4]> =
+    std::sync::LazyLock::new(|| {
+        ["stream", "device", "correlation", "corr_id"].map(memchr::memmem::Finder::new)
+    });
 
 /// [`read_frame_with`] with only the columns `columns` names.
 pub(crate) fn read_frame_columns(
@@ -559,6 +577,9 @@ impl Builder {
             }
         }
         let Some(args) = ev.args else { return };
+        if !self.columns.may_keep_args(args) {
+            return;
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut i = 0;
         let mut member = |b: &mut Builder, key: &str, value: &str| {
@@ -820,6 +841,21 @@ fn scalar(t: &str, text: &mut String) -> Option<Val> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_args_prefilter_passes_every_kept_key() {
+        for key in crate::timeline::ARGS_READ {
+            let has = |n: &memchr::memmem::Finder<'_>| n.find(key.as_bytes()).is_some();
+            assert!(ARGS_NEEDLES.iter().any(has), "{key}");
+            let args = format!("{{\"{key}\": 7}}");
+            assert!(Columns::Analyses.may_keep_args(&args), "{args}");
+        }
+        let cpu_op = r#"{"External id": 3, "Record function id": 0, "Ev Idx": 1}"#;
+        assert!(!Columns::Analyses.may_keep_args(cpu_op));
+        assert!(Columns::All.may_keep_args(cpu_op));
+        // An escaped key may spell a kept one.
+        assert!(Columns::Analyses.may_keep_args(r#"{"\u0073tream": 7}"#));
+    }
 
     fn check(args: &str, expect: &[(&str, &str)]) {
         let mut got: Vec<(String, String)> = Vec::new();
