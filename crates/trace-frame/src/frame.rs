@@ -60,8 +60,8 @@ impl Columns {
     }
 
     /// Whether the `args` text may hold a member that gets a column: `false` only when it
-    /// cannot (no escape, and no key kept contains a text found there), which spares the
-    /// member scan of most events' `args` in the analyses' frame (CPU ops, Python calls).
+    /// cannot (no escape, and none of [`ARGS_NEEDLES`] in it), which spares the member scan
+    /// of most events' `args` in the analyses' frame (CPU ops, Python calls).
     fn may_keep_args(self, args: &str) -> bool {
         if self == Columns::All {
             return true;
