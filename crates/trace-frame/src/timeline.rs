@@ -349,11 +349,8 @@ impl Timeline {
         // The interned `pid/tid` of each thread seen, by the two values.
         let mut threads: FastMap<(Id<'_>, Id<'_>), u32> = FastMap::default();
         let mut last_thread = None;
-        // Room for every row as either: the pages beyond what is pushed are never touched,
-        // and the rows are neither copied nor faulted in twice as the vectors grow.
-        let rows = frame.df.height();
-        let mut gpu = Vec::with_capacity(rows);
-        let mut host = Vec::with_capacity(rows);
+        let mut gpu = Vec::new();
+        let mut host = Vec::new();
         let mut syncs = Vec::new();
         let mut steps = Vec::new();
         let mut fractional_us = false;
