@@ -42,6 +42,7 @@ mod build;
 mod chunks;
 mod error;
 mod input;
+pub mod json;
 pub mod progress;
 mod raw;
 mod scan;

@@ -13,10 +13,10 @@ use serde_json::value::RawValue;
 use crate::Error;
 use crate::event::{
     Arena, Event, Generated, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str,
-    scan_members, value_end,
 };
 use crate::group::{Config, LaneGroup, LaneGrouping};
 use crate::pp;
+use chrome_reader::json::{scan_members, value_end};
 use trace_model::{FxHasher, Nanos};
 
 /// What a single-trace compaction did, with the reference's keys in its order.

@@ -179,7 +179,9 @@ impl Arena {
             // not an object), which is most of the cost on the flow endpoints of a trace.
             let span = self.span(text);
             let bytes = span.as_bytes();
-            let walked = scan_members(bytes, 0, &mut |_, value| value_end(bytes, value));
+            let walked = chrome_reader::json::scan_members(bytes, 0, &mut |_, value| {
+                chrome_reader::json::value_end(bytes, value)
+            });
             if walked != Some(span.len()) {
                 Object::parse(span)?;
             }
@@ -1006,115 +1008,6 @@ fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, E
     Ok(Box::new(input))
 }
 
-/// Reads the members of the JSON object starting at `bytes[start]` (valid JSON), in
-/// order: `member(key, value start)` reads or skips the value and says where it ends.
-/// The index past the object; `None` if it is not an object, a key has escapes (whose
-/// text is not the key) or `member` gives up.
-pub(crate) fn scan_members(
-    bytes: &[u8],
-    start: usize,
-    member: &mut dyn FnMut(&[u8], usize) -> Option<usize>,
-) -> Option<usize> {
-    let mut i = start;
-    if *bytes.get(i)? != b'{' {
-        return None;
-    }
-    i = skip_ws(bytes, i + 1);
-    if *bytes.get(i)? == b'}' {
-        return Some(i + 1);
-    }
-    loop {
-        // Keys are short: a byte loop beats a search there.
-        if *bytes.get(i)? != b'"' {
-            return None;
-        }
-        let key_len = bytes
-            .get(i + 1..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\')?;
-        let key_end = i + 1 + key_len;
-        if bytes[key_end] != b'"' {
-            return None;
-        }
-        let key = &bytes[i + 1..key_end];
-        i = skip_ws(bytes, key_end + 1);
-        if *bytes.get(i)? != b':' {
-            return None;
-        }
-        let value_end = member(key, skip_ws(bytes, i + 1))?;
-        i = skip_ws(bytes, value_end);
-        match *bytes.get(i)? {
-            b',' => i = skip_ws(bytes, i + 1),
-            b'}' => return Some(i + 1),
-            _ => return None,
-        }
-    }
-}
-
-fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
-    while bytes
-        .get(i)
-        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-    {
-        i += 1;
-    }
-    i
-}
-
-/// The index past the string starting at `bytes[i]` (a `"`).
-fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
-    if *bytes.get(i)? != b'"' {
-        return None;
-    }
-    i += 1;
-    loop {
-        i += memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
-        match bytes[i] {
-            b'"' => return Some(i + 1),
-            _ => i += 2,
-        }
-    }
-}
-
-/// The index past the value starting at `bytes[i]`. In valid JSON an object's braces
-/// (and an array's brackets) balance by themselves outside strings, so only they and
-/// the strings are looked for.
-pub(crate) fn value_end(bytes: &[u8], mut i: usize) -> Option<usize> {
-    let (open, close) = match *bytes.get(i)? {
-        b'"' => return string_end(bytes, i),
-        b'{' => (b'{', b'}'),
-        b'[' => (b'[', b']'),
-        _ => {
-            let scalar_start = i;
-            while bytes
-                .get(i)
-                .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-            {
-                i += 1;
-            }
-            return (i > scalar_start).then_some(i);
-        }
-    };
-    let mut depth = 0usize;
-    loop {
-        i += memchr::memchr3(b'"', open, close, bytes.get(i..)?)?;
-        match bytes[i] {
-            b'"' => i = string_end(bytes, i)?,
-            b if b == open => {
-                depth += 1;
-                i += 1;
-            }
-            _ => {
-                depth -= 1;
-                i += 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-        }
-    }
-}
-
 fn write_json_string(out: &mut impl Write, s: &str) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, s).map_err(std::io::Error::other)
 }
@@ -1348,25 +1241,23 @@ mod tests {
             arena.get(spliced),
             r#"{"ph": "X", "tid": 1100, "args": {"stream": 1100, "a": 1}}"#
         );
+        // `text` with its tid set by serde, as `set_tid` must write it.
+        let with_tid = |text: &str, tid: i64| {
+            rewrite(Path::new("t"), 0, text, |o| {
+                o.set("tid", raw_i64(tid));
+                Ok(())
+            })
+            .expect("an object")
+        };
         let moved = arena.set_tid(span, 1001).expect("an object");
-        let expect = rewrite(Path::new("t"), 0, text, |o| {
-            o.set("tid", raw_i64(1001));
-            Ok(())
-        })
-        .expect("an object");
-        assert_eq!(arena.get(moved), expect);
+        assert_eq!(arena.get(moved), with_tid(text, 1001));
         // The input text is still there, unchanged.
         assert_eq!(arena.get(span), text);
         // A key with escapes is serde's to check, and a text that is no object fails.
         let escaped_text = r#"{"t\u0069d": 7, "ph": "f"}"#;
         let escaped = arena.store(escaped_text);
         let moved = arena.set_tid(escaped, 3).expect("an object");
-        let expect = rewrite(Path::new("t"), 0, escaped_text, |o| {
-            o.set("tid", raw_i64(3));
-            Ok(())
-        })
-        .expect("an object");
-        assert_eq!(arena.get(moved), expect);
+        assert_eq!(arena.get(moved), with_tid(escaped_text, 3));
         for not_object in ["[1, 2]", "7"] {
             let span = arena.store(not_object);
             assert!(arena.set_tid(span, 3).is_err(), "{not_object}");

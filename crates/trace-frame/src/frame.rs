@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use chrome_reader::json::{skip_ws, value_end};
 use chrome_reader::{Id, RawEvent};
 use polars::prelude::*;
 use polars_arrow::bitmap::{Bitmap, MutableBitmap};
@@ -723,7 +724,9 @@ fn for_each_member(text: &str, mut f: impl FnMut(Cow<'_, str>, &str)) {
         if b.get(i) != Some(&b'"') {
             return; // `}`: the end (or an empty object)
         }
-        let key_end = value_end(b, i);
+        let Some(key_end) = value_end(b, i) else {
+            return;
+        };
         let raw_key = &text[i..key_end];
         let key = if raw_key.contains('\\') {
             match serde_json::from_str::<String>(raw_key) {
@@ -738,7 +741,9 @@ fn for_each_member(text: &str, mut f: impl FnMut(Cow<'_, str>, &str)) {
             return;
         }
         let start = skip_ws(b, i + 1);
-        let end = value_end(b, start);
+        let Some(end) = value_end(b, start) else {
+            return;
+        };
         f(key, &text[start..end]);
         i = skip_ws(b, end);
         if b.get(i) != Some(&b',') {
@@ -746,61 +751,6 @@ fn for_each_member(text: &str, mut f: impl FnMut(Cow<'_, str>, &str)) {
         }
         i += 1;
     }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-        i += 1;
-    }
-    i
-}
-
-/// The index just past the JSON value that starts at `b[i]` (checked JSON).
-fn value_end(b: &[u8], i: usize) -> usize {
-    match b.get(i) {
-        Some(b'"') => string_end(b, i + 1),
-        Some(b'{' | b'[') => {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < b.len() {
-                match b[j] {
-                    b'"' => {
-                        j = string_end(b, j + 1);
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return j + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            b.len()
-        }
-        _ => {
-            let rest = &b[i.min(b.len())..];
-            i + rest
-                .iter()
-                .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
-                .unwrap_or(rest.len())
-        }
-    }
-}
-
-/// Given `i` just past an opening quote, the index just past the closing one.
-fn string_end(b: &[u8], mut i: usize) -> usize {
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' => return i + 1,
-            b'\\' => i += 2, // a backslash escapes the next byte
-            _ => i += 1,
-        }
-    }
-    b.len()
 }
 
 /// The text of a JSON value → a scalar, its string (if any) appended to `text`; `null` →
