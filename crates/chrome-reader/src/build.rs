@@ -158,7 +158,8 @@ pub fn load_with_sink<'p, S: crate::EventSink>(
     let mut b = Builder::new(path);
     // The model's first error, in file order; the runs after it are not applied.
     let mut model_error: Option<Error> = None;
-    let new_run = || crate::raw::Both::new(path, new_sink());
+    let spares = prepare::Spares::default();
+    let new_run = || crate::raw::Both::new(path, &spares, new_sink());
     let (top, _stats) = with_source(path, |source| {
         crate::chunks::prepare_chunks(
             source,
@@ -166,11 +167,12 @@ pub fn load_with_sink<'p, S: crate::EventSink>(
             threads,
             crate::chunks::CHUNK_BYTES,
             &new_run,
-            |(prepared, failure, out), base| {
+            |(mut prepared, failure, out), base| {
                 if model_error.is_none() {
-                    b.apply(prepared, base);
+                    b.apply(&mut prepared, base);
                     model_error = failure.map(|f| f.into_error(path, base));
                 }
+                spares.give(prepared);
                 apply(out, base)
             },
         )
@@ -215,15 +217,17 @@ pub(crate) fn load_source(
     chunk_bytes: usize,
 ) -> Result<Capture, Error> {
     let mut b = Builder::new(path);
-    let new_sink = || prepare::Prep::new(path);
+    let spares = prepare::Spares::default();
+    let new_sink = || prepare::Prep::new(path, &spares);
     let (top, _stats) = crate::chunks::prepare_chunks(
         source,
         path,
         threads,
         chunk_bytes,
         &new_sink,
-        |run, base| {
-            b.apply(run, base);
+        |mut run, base| {
+            b.apply(&mut run, base);
+            spares.give(run);
             Ok(())
         },
     )?;
@@ -239,11 +243,11 @@ pub(crate) fn load_with_stream_splitter(
 ) -> Result<Capture, Error> {
     use crate::chunks::RunSink;
     let mut b = Builder::new(path);
-    let mut prep = prepare::Prep::new(path);
+    let mut prep = prepare::Prep::new(path, &prepare::Spares::default());
     let top = crate::scan::split_events_serial(input, path, |ev| {
         prep.event_text(ev.index, ev.offset, ev.text)
     });
-    b.apply(prep.finish(), 0);
+    b.apply(&mut prep.finish(), 0);
     b.finish(&top?, 1)
 }
 
@@ -597,13 +601,14 @@ impl<'p> Builder<'p> {
 
     /// Applies one prepared run of events (see `prepare`) whose event indices count from
     /// `index_base`.
-    fn apply(&mut self, batch: Prepared, index_base: usize) {
+    /// Applies `batch`, leaving its ops taken.
+    fn apply(&mut self, batch: &mut Prepared, index_base: usize) {
         let mut map = Remap {
             strings: &batch.strings,
             ids: vec![None; batch.strings.len()],
             keys: vec![None; batch.strings.len()],
         };
-        for op in batch.ops {
+        for op in batch.ops.drain(..) {
             match op {
                 Op::Complete(mut c) => {
                     c.index += index_base as u64;

@@ -1608,7 +1608,8 @@ mod tests {
         let path = Path::new("speculation.json");
         let stats = |text: &[u8]| {
             let mut events = 0;
-            let new_sink = || crate::build::prepare::Prep::new(path);
+            let spares = crate::build::prepare::Spares::default();
+            let new_sink = || crate::build::prepare::Prep::new(path, &spares);
             let source = Source::Read(text);
             let (top, stats) = prepare_chunks(source, path, 2, 4096, &new_sink, |run, _| {
                 events += run.op_count();

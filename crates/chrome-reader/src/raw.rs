@@ -590,10 +590,10 @@ pub(crate) struct Both<'p, S> {
 }
 
 impl<'p, S: EventSink> Both<'p, S> {
-    pub(crate) fn new(path: &'p Path, sink: S) -> Self {
+    pub(crate) fn new(path: &'p Path, spares: &crate::build::prepare::Spares, sink: S) -> Self {
         Both {
             path,
-            prep: crate::build::prepare::Prep::new(path),
+            prep: crate::build::prepare::Prep::new(path, spares),
             model_failure: None,
             sink,
         }
