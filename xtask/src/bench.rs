@@ -564,7 +564,9 @@ fn synthetic_trace(out_dir: &Path, mb: u64) -> Result<PathBuf, String> {
 
 /// Model build throughput on the synthetic trace (plain JSON, in the page cache after the
 /// first run) with 1, 2 and all parsing threads, not pinned: splitting and building have
-/// threads of their own whatever the number.
+/// threads of their own whatever the number. At least 9 rounds: single runs on the 2-core
+/// VM spread by ±25%. Beside the ratio of the medians, the median of each round's own
+/// ratio, which a drift in the machine's speed over minutes does not move.
 fn model_build_rows(
     read_speed: &Path,
     synthetic: &Path,
@@ -582,12 +584,17 @@ fn model_build_rows(
     // Round after round of every count, so that a drift in the machine's speed (a fifth
     // between quiet spells on a shared VM) falls on every count alike.
     let mut speeds = vec![Vec::new(); counts.len()];
-    for _ in 0..runs {
+    for _ in 0..runs.max(9) {
         for (threads, speeds) in counts.iter().zip(&mut speeds) {
             speeds.push(model_build_mbps(read_speed, synthetic, *threads)?);
         }
     }
+    let ones = speeds[0].clone();
     for (threads, speeds) in counts.into_iter().zip(speeds) {
+        let per_round: Vec<f64> = speeds.iter().zip(&ones).map(|(s, o)| s / o).collect();
+        let (low, high) = per_round
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
         let mbps = median(speeds);
         if threads == 1 {
             one = mbps;
@@ -605,7 +612,11 @@ fn model_build_rows(
             value: if threads == 1 {
                 format!("{mbps:.0} MB/s")
             } else {
-                format!("{mbps:.0} MB/s ({:.2}× 1 thread)", mbps / one)
+                format!(
+                    "{mbps:.0} MB/s ({:.2}× 1 thread; per round {:.2}×, {low:.2}–{high:.2})",
+                    mbps / one,
+                    median(per_round)
+                )
             },
             target: if threads == 2 {
                 "≥ 1.8× 1 thread on 2 cores".into()

@@ -489,6 +489,25 @@ pub(crate) struct KnownArgs {
     step_num: Option<i64>,
 }
 
+impl KnownArgs {
+    /// No known key: what an event without `args` (or a Python frame's) reads as.
+    pub(crate) const NONE: KnownArgs = KnownArgs {
+        correlation: None,
+        correlation_id: None,
+        external_id: None,
+        stream: None,
+        device: None,
+        bytes: None,
+        graph_id: None,
+        program_id: None,
+        hlo_op: None,
+        hlo_module: None,
+        memcpy_details: None,
+        name: None,
+        step_num: None,
+    };
+}
+
 /// A `ts` or `dur` as read: absent, nanoseconds, or a number too large for nanoseconds.
 enum Time {
     Missing,

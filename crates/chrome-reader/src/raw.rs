@@ -51,6 +51,26 @@ pub struct RawEvent<'a, A = &'a RawValue> {
 }
 
 impl<'a, A> RawEvent<'a, A> {
+    /// An event of text `json` with no fields, at index and offset 0.
+    pub(crate) fn empty(json: &'a str) -> Self {
+        RawEvent {
+            index: 0,
+            offset: 0,
+            json,
+            ph: Cow::Borrowed(""),
+            name: None,
+            cat: None,
+            ts: None,
+            dur: None,
+            pid: None,
+            tid: None,
+            id: None,
+            bp: None,
+            s: None,
+            args: None,
+        }
+    }
+
     /// The same event with `args` in place of its own.
     pub(crate) fn with_args<B>(self, args: Option<B>) -> RawEvent<'a, B> {
         RawEvent {
@@ -632,7 +652,7 @@ impl<S: EventSink> crate::chunks::RunSink for Both<'_, S> {
         let ev = ev.with_args::<()>(None);
         let raw = ev.clone().with_args(args);
         if self.model_failure.is_none() {
-            let res = self.prep.event(ev.with_args(known));
+            let res = self.prep.event(&mut ev.with_args(known));
             self.model(res);
         }
         Some(self.sink.event(raw).map(|()| end))
@@ -642,7 +662,7 @@ impl<S: EventSink> crate::chunks::RunSink for Both<'_, S> {
         let raw = parse_event::<&RawValue>(self.path, index, offset, text)?;
         if self.model_failure.is_none() {
             let res = parse_event::<crate::build::KnownArgs>(self.path, index, offset, text)
-                .and_then(|ev| self.prep.event(ev));
+                .and_then(|mut ev| self.prep.event(&mut ev));
             self.model(res);
         }
         let args = raw.args.map(RawValue::get);

@@ -135,6 +135,9 @@ impl Prepared {
     }
 }
 
+/// What an event without `args` (or a Python frame) reads as.
+static NO_ARGS: KnownArgs = KnownArgs::NONE;
+
 /// Prepares events one at a time (on a parsing thread; see the module's doc).
 pub(crate) struct Prep<'p> {
     path: &'p std::path::Path,
@@ -191,8 +194,8 @@ impl crate::chunks::RunSink for Prep<'_> {
     type Out = Prepared;
 
     fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error> {
-        let ev = crate::raw::parse_event::<KnownArgs>(self.path, index, offset, text)?;
-        self.event(ev)
+        let mut ev = crate::raw::parse_event::<KnownArgs>(self.path, index, offset, text)?;
+        self.event(&mut ev)
     }
 
     /// Prepares the event at `text[start]` if the fast parser reads it (see `fast.rs`).
@@ -203,8 +206,8 @@ impl crate::chunks::RunSink for Prep<'_> {
         index: usize,
         offset: u64,
     ) -> Option<Result<usize, Error>> {
-        let (ev, end) = super::fast::event(text, start, index, offset)?;
-        Some(self.event(ev).map(|()| end))
+        let (res, end) = super::fast::event_with(text, start, index, offset, |ev| self.event(ev))?;
+        Some(res.map(|()| end))
     }
 
     fn finish(self) -> Prepared {
@@ -278,11 +281,12 @@ impl Prep<'_> {
         });
     }
 
-    pub(crate) fn event(&mut self, ev: Event<'_>) -> Result<(), Error> {
+    /// Prepares `ev`, which it may leave emptied of strings it keeps.
+    pub(crate) fn event(&mut self, ev: &mut Event<'_>) -> Result<(), Error> {
         match ev.ph.as_ref() {
             "X" => self.complete(ev),
             "M" => {
-                let name = ev.args.and_then(|a| a.name);
+                let name = ev.args.as_mut().and_then(|a| a.name.take());
                 let pid = self.key(ev.pid.as_ref());
                 let name = match (ev.name.as_deref(), name) {
                     (Some("process_name"), Some(n)) => MetaName::Process(n),
@@ -303,7 +307,7 @@ impl Prep<'_> {
                 Ok(())
             }
             "B" | "E" => {
-                self.diag(Diag::BeginEnd, &ev, "ph");
+                self.diag(Diag::BeginEnd, ev, "ph");
                 Ok(())
             }
             _ => Ok(()),
@@ -331,30 +335,30 @@ impl Prep<'_> {
         }
     }
 
-    fn complete(&mut self, ev: Event<'_>) -> Result<(), Error> {
-        let start = match self.time(&ev, "ts")? {
+    fn complete(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        let start = match self.time(ev, "ts")? {
             Time::Value(start) if Nanos(start).in_range() => start,
             Time::Value(_) | Time::OutOfRange => {
-                self.diag(Diag::OutOfRange, &ev, "ts");
+                self.diag(Diag::OutOfRange, ev, "ts");
                 return Ok(());
             }
             Time::Missing => {
-                self.diag(Diag::MissingTimestamp, &ev, "ts");
+                self.diag(Diag::MissingTimestamp, ev, "ts");
                 return Ok(());
             }
         };
-        let dur = match self.time(&ev, "dur")? {
+        let dur = match self.time(ev, "dur")? {
             Time::Value(d) if d < 0 => {
-                self.diag(Diag::NegativeDuration, &ev, "dur");
+                self.diag(Diag::NegativeDuration, ev, "dur");
                 0
             }
             Time::Value(d) => d,
             Time::OutOfRange => {
-                self.diag(Diag::OutOfRange, &ev, "dur");
+                self.diag(Diag::OutOfRange, ev, "dur");
                 return Ok(());
             }
             Time::Missing => {
-                self.diag(Diag::MissingDuration, &ev, "dur");
+                self.diag(Diag::MissingDuration, ev, "dur");
                 0
             }
         };
@@ -362,12 +366,15 @@ impl Prep<'_> {
             .checked_add(Nanos(dur))
             .is_some_and(Nanos::in_range)
         {
-            self.diag(Diag::OutOfRange, &ev, "dur");
+            self.diag(Diag::OutOfRange, ev, "dur");
             return Ok(());
         }
         let cat = Cat::of(ev.cat.as_deref());
         // Python frames carry nothing the model needs beyond time and name.
-        let args = if cat == Cat::Python { None } else { ev.args }.unwrap_or_default();
+        let args = match &ev.args {
+            Some(args) if cat != Cat::Python => args,
+            _ => &NO_ARGS,
+        };
         let name = self.intern(ev.name.as_deref().unwrap_or(""));
         let pid = self.key(ev.pid.as_ref());
         let tid = self.key(ev.tid.as_ref());
