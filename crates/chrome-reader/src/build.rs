@@ -619,8 +619,7 @@ impl<'p> Builder<'p> {
     }
 
     /// Applies one prepared run of events (see `prepare`) whose event indices count from
-    /// `index_base`.
-    /// Applies `batch`, leaving its ops taken.
+    /// `index_base`, taking its ops (the caller hands the emptied batch to the spares).
     fn apply(&mut self, batch: &mut Prepared, index_base: usize) {
         let mut map = Remap {
             strings: &batch.strings,

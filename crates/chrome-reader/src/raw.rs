@@ -51,12 +51,12 @@ pub struct RawEvent<'a, A = &'a RawValue> {
 }
 
 impl<'a, A> RawEvent<'a, A> {
-    /// An event of text `json` with no fields, at index and offset 0.
-    pub(crate) fn empty(json: &'a str) -> Self {
+    /// An event with no text and no fields, at index and offset 0.
+    pub(crate) fn empty() -> Self {
         RawEvent {
             index: 0,
             offset: 0,
-            json,
+            json: "",
             ph: Cow::Borrowed(""),
             name: None,
             cat: None,

@@ -59,8 +59,7 @@ pub(crate) fn event<'a, A: FastArgs<'a>>(
     offset: u64,
 ) -> Option<(RawEvent<'a, A>, usize)> {
     event_with(text, start, index, offset, |ev| {
-        let json = ev.json;
-        std::mem::replace(ev, RawEvent::empty(json))
+        std::mem::replace(ev, RawEvent::empty())
     })
 }
 
@@ -81,7 +80,7 @@ pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
     };
     // The fields are read straight into the event; `seen` keeps which keys came, since a
     // second sighting gives up, as serde_json errs.
-    let mut ev = RawEvent::empty("");
+    let mut ev = RawEvent::empty();
     ev.index = index;
     ev.offset = offset;
     let mut ph = None;
