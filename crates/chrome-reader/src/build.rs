@@ -459,7 +459,7 @@ fn flex_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 ///
 /// Strings are owned: they are rare among these keys (JAX's `hlo_op`, metadata names),
 /// and owning them lets the reader decode `args` in the same pass as the event.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 pub(crate) struct KnownArgs {
     #[serde(default, deserialize_with = "flex_int")]
     correlation: Option<i64>,
@@ -506,6 +506,12 @@ impl KnownArgs {
         name: None,
         step_num: None,
     };
+}
+
+impl Default for KnownArgs {
+    fn default() -> Self {
+        KnownArgs::NONE
+    }
 }
 
 /// A `ts` or `dur` as read: absent, nanoseconds, or a number too large for nanoseconds.

@@ -71,6 +71,20 @@ impl<'a, A> RawEvent<'a, A> {
         }
     }
 
+    /// Whether the event may go without a phase: it has none of the fields an event is
+    /// read for (absent and `null` alike). XProf's converter ends `traceEvents` with an
+    /// empty object `{}`: harmless, so it is passed on with an empty phase; any other event
+    /// without one is unusable. Both parsers (serde's and `build::fast`) ask this.
+    pub(crate) fn may_lack_phase(&self) -> bool {
+        self.name.is_none()
+            && self.cat.is_none()
+            && self.ts.is_none()
+            && self.args.is_none()
+            && self.pid.is_none()
+            && self.tid.is_none()
+            && self.id.is_none()
+    }
+
     /// The same event with `args` in place of its own.
     pub(crate) fn with_args<B>(self, args: Option<B>) -> RawEvent<'a, B> {
         RawEvent {
@@ -427,32 +441,12 @@ fn parse_event_str<'a, A: Deserialize<'a>>(
             scan::json_error_in(path, offset, &e)
         }
     })?;
-    let empty = fields.name.is_none()
-        && fields.cat.is_none()
-        && fields.ts.is_none()
-        && fields.args.is_none()
-        && fields.pid.is_none()
-        && fields.tid.is_none()
-        && fields.id.is_none();
-    // XProf's converter ends `traceEvents` with an empty object `{}`: harmless, so it is passed
-    // on with an empty phase. Any other event without a phase is unusable.
-    let ph = match fields.ph {
-        Some(ph) => ph,
-        None if empty => Cow::Borrowed(""),
-        None => {
-            return Err(Error::Event {
-                path: path.to_path_buf(),
-                index,
-                offset,
-                message: "missing field \"ph\"".to_string(),
-            });
-        }
-    };
-    Ok(RawEvent {
+    let ph = fields.ph;
+    let mut ev = RawEvent {
         index,
         offset,
         json,
-        ph,
+        ph: Cow::Borrowed(""),
         name: fields.name,
         cat: fields.cat,
         ts: fields.ts,
@@ -463,7 +457,20 @@ fn parse_event_str<'a, A: Deserialize<'a>>(
         bp: fields.bp,
         s: fields.s,
         args: fields.args,
-    })
+    };
+    match ph {
+        Some(ph) => ev.ph = ph,
+        None if ev.may_lack_phase() => {}
+        None => {
+            return Err(Error::Event {
+                path: path.to_path_buf(),
+                index,
+                offset,
+                message: "missing field \"ph\"".to_string(),
+            });
+        }
+    }
+    Ok(ev)
 }
 
 /// Streams the events of a Chrome trace from `input` (already decompressed), calling

@@ -119,25 +119,17 @@ pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
     p.eat(b'}')?;
     let end = p.i;
     ev.json = &text[start..end];
-    // Not given and `null` alike.
-    let empty = ev.name.is_none()
-        && ev.cat.is_none()
-        && ev.ts.is_none()
-        && ev.args.is_none()
-        && ev.pid.is_none()
-        && ev.tid.is_none()
-        && ev.id.is_none();
-    // As `raw::parse_event_str`: only `{}`-like events may lack a phase; the others take
-    // the general path, which gives the error.
-    ev.ph = match ph {
-        Some(ph) => ph,
-        None if empty => Cow::Borrowed(""),
+    // As `raw::parse_event_str`; an event without a phase that may not lack one takes the
+    // general path, which gives the error.
+    match ph {
+        Some(ph) => ev.ph = ph,
+        None if ev.may_lack_phase() => {}
         None => return None,
-    };
+    }
     Some((f(&mut ev), end))
 }
 
-/// The known keys an event has given so far, a bit each.
+/// The known keys an event (or its `args`) has given so far, a bit each.
 struct Seen(u16);
 
 impl Seen {
@@ -395,12 +387,7 @@ impl<'a> P<'a> {
         }
         self.eat(b'{')?;
         let mut a = KnownArgs::default();
-        let mut seen = 0u32;
-        let mut once = |bit: u32| {
-            let first = seen & bit == 0;
-            seen |= bit;
-            first.then_some(())
-        };
+        let mut seen = Seen(0);
         self.ws();
         if self.eat(b'}').is_some() {
             return Some(Some(a));
@@ -411,19 +398,19 @@ impl<'a> P<'a> {
             self.eat(b':')?;
             self.ws();
             match key {
-                "correlation" => (once(1)?, a.correlation = self.flex_int()?).1,
-                "correlation_id" => (once(2)?, a.correlation_id = self.flex_int()?).1,
-                "External id" => (once(4)?, a.external_id = self.flex_int()?).1,
-                "stream" => (once(8)?, a.stream = self.flex_int()?).1,
-                "device" => (once(16)?, a.device = self.flex_int()?).1,
-                "bytes" => (once(32)?, a.bytes = self.flex_int()?).1,
-                "graph id" => (once(64)?, a.graph_id = self.flex_int()?).1,
-                "program_id" => (once(128)?, a.program_id = self.flex_int()?).1,
-                "step_num" => (once(256)?, a.step_num = self.flex_int()?).1,
-                "hlo_op" => (once(512)?, a.hlo_op = self.opt_string()?).1,
-                "hlo_module" => (once(1024)?, a.hlo_module = self.opt_string()?).1,
-                "memcpy_details" => (once(2048)?, a.memcpy_details = self.opt_string()?).1,
-                "name" => (once(4096)?, a.name = self.opt_string()?).1,
+                "correlation" => a.correlation = seen.first(1, self.flex_int()?)?,
+                "correlation_id" => a.correlation_id = seen.first(2, self.flex_int()?)?,
+                "External id" => a.external_id = seen.first(4, self.flex_int()?)?,
+                "stream" => a.stream = seen.first(8, self.flex_int()?)?,
+                "device" => a.device = seen.first(16, self.flex_int()?)?,
+                "bytes" => a.bytes = seen.first(32, self.flex_int()?)?,
+                "graph id" => a.graph_id = seen.first(64, self.flex_int()?)?,
+                "program_id" => a.program_id = seen.first(128, self.flex_int()?)?,
+                "step_num" => a.step_num = seen.first(256, self.flex_int()?)?,
+                "hlo_op" => a.hlo_op = seen.first(512, self.opt_string()?)?,
+                "hlo_module" => a.hlo_module = seen.first(1024, self.opt_string()?)?,
+                "memcpy_details" => a.memcpy_details = seen.first(2048, self.opt_string()?)?,
+                "name" => a.name = seen.first(4096, self.opt_string()?)?,
                 _ => self.skip(1)?,
             }
             self.ws();

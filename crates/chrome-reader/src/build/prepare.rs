@@ -97,6 +97,7 @@ pub(super) struct FlowEnds {
 }
 
 /// One run of events, prepared: their ops, in file order.
+#[derive(Default)]
 pub(crate) struct Prepared {
     pub(super) ops: Vec<Op>,
     pub(super) extras: Vec<LocalExtra>,
@@ -110,15 +111,6 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    fn empty() -> Self {
-        Prepared {
-            ops: Vec::new(),
-            extras: Vec::new(),
-            strings: Vec::new(),
-            flows: Vec::new(),
-        }
-    }
-
     /// Empties the batch, keeping its buffers' room.
     fn clear(&mut self) {
         self.ops.clear();
@@ -182,7 +174,7 @@ impl<'p> Prep<'p> {
     pub(crate) fn new(path: &'p std::path::Path, spares: &Spares) -> Self {
         Prep {
             path,
-            out: spares.take().unwrap_or_else(Prepared::empty),
+            out: spares.take().unwrap_or_default(),
             ids: FastMap::default(),
             flow_ids: FastMap::default(),
             flow_cats: Vec::new(),
