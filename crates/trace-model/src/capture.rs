@@ -18,6 +18,8 @@ pub enum Format {
     XPlane,
     /// Chrome trace JSON from another producer.
     OtherJson,
+    /// Nsight Systems SQLite export (`nsys export --type sqlite`).
+    NsysSqlite,
 }
 
 impl Format {
@@ -28,6 +30,7 @@ impl Format {
             Format::JaxTraceJson => "JAX Chrome trace (converted from XSpace)",
             Format::XPlane => "XSpace protobuf (jax.profiler / XProf)",
             Format::OtherJson => "Chrome trace JSON",
+            Format::NsysSqlite => "Nsight Systems SQLite export (nsys export --type sqlite)",
         }
     }
 }

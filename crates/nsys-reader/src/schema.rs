@@ -1,0 +1,341 @@
+//! Opening an export and learning its schema: which tables and columns this file has,
+//! and typed access to the cells of a row, with errors that name the table, row and
+//! column.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+
+use crate::Error;
+
+/// The first 16 bytes of every SQLite 3 database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Tables only an Nsight Systems export has (any one of them, beside `StringIds`, makes a
+/// SQLite file an export).
+const EXPORT_TABLES: &[&str] = &[
+    "META_DATA_EXPORT",
+    "EXPORT_META_DATA",
+    "TARGET_INFO_GPU",
+    "TARGET_INFO_SESSION_START_TIME",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "NVTX_EVENTS",
+];
+
+/// Whether the file begins with the SQLite header and has the export's tables.
+pub(crate) fn sniff(path: &Path) -> bool {
+    matches!(has_sqlite_header(path), Ok(true))
+        && open(path)
+            .and_then(|conn| Schema::read(path, &conn))
+            .is_ok_and(|schema| schema.is_export())
+}
+
+/// Whether the first 16 bytes are SQLite's header.
+pub(crate) fn has_sqlite_header(path: &Path) -> Result<bool, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut head = [0u8; 16];
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read(&mut head[filled..]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(&head == SQLITE_MAGIC)
+}
+
+/// Opens the file read-only and immutable: SQLite then takes no lock and writes no
+/// journal beside it, so exports on read-only media read as well.
+pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let uri = format!("file:{}?immutable=1", uri_path(&absolute));
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags).map_err(|e| sqlite_error(path, "(opening)", &e))
+}
+
+/// The path as a `file:` URI path: every byte but unreserved ones and `/` percent-encoded,
+/// so that `?`, `#` and `%` in file names stay part of the name.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for &b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    // `file://host/...` would read a leading `//` as an authority.
+    if out.starts_with("//") {
+        out.insert_str(0, "//");
+    }
+    out
+}
+
+/// A SQLite error on `table`, as [`Error::Sqlite`].
+pub(crate) fn sqlite_error(path: &Path, table: &str, e: &rusqlite::Error) -> Error {
+    Error::Sqlite {
+        path: path.to_path_buf(),
+        table: table.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The tables of the file, by name, each with its column names.
+#[derive(Debug, Default)]
+pub(crate) struct Schema {
+    tables: BTreeMap<String, Vec<String>>,
+}
+
+impl Schema {
+    /// Reads `sqlite_master` and the columns of every table.
+    pub(crate) fn read(path: &Path, conn: &Connection) -> Result<Schema, Error> {
+        let err = |table: &str, e: rusqlite::Error| sqlite_error(path, table, &e);
+        let mut names = Vec::new();
+        {
+            let mut stmt = conn
+                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .map_err(|e| err("sqlite_master", e))?;
+            let mut rows = stmt.query([]).map_err(|e| err("sqlite_master", e))?;
+            while let Some(row) = rows.next().map_err(|e| err("sqlite_master", e))? {
+                // A name that is not text is not one of ours: skip it.
+                if let Ok(ValueRef::Text(name)) = row.get_ref(0) {
+                    names.push(String::from_utf8_lossy(name).into_owned());
+                }
+            }
+        }
+        let mut tables = BTreeMap::new();
+        let mut stmt = conn
+            .prepare("SELECT name FROM pragma_table_info(?1)")
+            .map_err(|e| err("sqlite_master", e))?;
+        for name in names {
+            let mut columns = Vec::new();
+            let mut rows = stmt.query([&name]).map_err(|e| err(&name, e))?;
+            while let Some(row) = rows.next().map_err(|e| err(&name, e))? {
+                if let Ok(ValueRef::Text(column)) = row.get_ref(0) {
+                    columns.push(String::from_utf8_lossy(column).into_owned());
+                }
+            }
+            tables.insert(name, columns);
+        }
+        Ok(Schema { tables })
+    }
+
+    /// Whether the file has the tables of an Nsight Systems export.
+    pub(crate) fn is_export(&self) -> bool {
+        self.has_table("StringIds") && EXPORT_TABLES.iter().any(|t| self.has_table(t))
+    }
+
+    pub(crate) fn has_table(&self, table: &str) -> bool {
+        self.tables.contains_key(table)
+    }
+
+    pub(crate) fn has_column(&self, table: &str, column: &str) -> bool {
+        self.tables
+            .get(table)
+            .is_some_and(|columns| columns.iter().any(|c| c == column))
+    }
+
+    /// `SELECT rowid, <columns> FROM table`, with `NULL` for optional columns the table
+    /// lacks; `None` when the table is absent. Cell `i` of `columns` is at index `i + 1`.
+    pub(crate) fn select(
+        &self,
+        path: &Path,
+        table: &str,
+        columns: &[Column],
+        filter: &str,
+    ) -> Result<Option<String>, Error> {
+        if !self.has_table(table) {
+            return Ok(None);
+        }
+        let mut sql = String::from("SELECT rowid");
+        for column in columns {
+            sql.push_str(", ");
+            if self.has_column(table, column.name) {
+                sql.push('"');
+                sql.push_str(column.name);
+                sql.push('"');
+            } else if column.required {
+                return Err(Error::MissingColumn {
+                    path: path.to_path_buf(),
+                    table: table.to_string(),
+                    column: column.name,
+                });
+            } else {
+                sql.push_str("NULL");
+            }
+        }
+        sql.push_str(" FROM \"");
+        sql.push_str(table);
+        sql.push('"');
+        sql.push_str(filter);
+        Ok(Some(sql))
+    }
+}
+
+/// A column the reader asks for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Column {
+    pub(crate) name: &'static str,
+    /// Whether the table means nothing without it (an error when absent).
+    pub(crate) required: bool,
+}
+
+/// A column the table must have.
+pub(crate) const fn required(name: &'static str) -> Column {
+    Column {
+        name,
+        required: true,
+    }
+}
+
+/// A column some schema versions lack (read as NULL there).
+pub(crate) const fn optional(name: &'static str) -> Column {
+    Column {
+        name,
+        required: false,
+    }
+}
+
+/// One row of a query built by [`Schema::select`], with typed cell access whose errors
+/// name the file, table, row and column.
+pub(crate) struct Cells<'a, 'r> {
+    pub(crate) path: &'a Path,
+    pub(crate) table: &'a str,
+    pub(crate) columns: &'a [Column],
+    pub(crate) row: &'a rusqlite::Row<'r>,
+    /// The row's `rowid` (cell 0).
+    pub(crate) rowid: i64,
+}
+
+impl<'a, 'r> Cells<'a, 'r> {
+    /// Wraps a row, reading its `rowid`.
+    pub(crate) fn new(
+        path: &'a Path,
+        table: &'a str,
+        columns: &'a [Column],
+        row: &'a rusqlite::Row<'r>,
+    ) -> Result<Self, Error> {
+        let rowid = match row.get_ref(0) {
+            Ok(ValueRef::Integer(id)) => id,
+            Ok(other) => {
+                return Err(Error::Value {
+                    path: path.to_path_buf(),
+                    table: table.to_string(),
+                    row: -1,
+                    column: "rowid",
+                    found: describe(other),
+                    expected: "an integer",
+                });
+            }
+            Err(e) => return Err(sqlite_error(path, table, &e)),
+        };
+        Ok(Cells {
+            path,
+            table,
+            columns,
+            row,
+            rowid,
+        })
+    }
+
+    fn cell(&self, index: usize) -> Result<ValueRef<'a>, Error> {
+        self.row
+            .get_ref(index + 1)
+            .map_err(|e| sqlite_error(self.path, self.table, &e))
+    }
+
+    fn wrong(&self, index: usize, found: ValueRef<'_>, expected: &'static str) -> Error {
+        Error::Value {
+            path: self.path.to_path_buf(),
+            table: self.table.to_string(),
+            row: self.rowid,
+            column: self.columns[index].name,
+            found: describe(found),
+            expected,
+        }
+    }
+
+    /// An integer cell, NULL read as `None`.
+    pub(crate) fn opt_int(&self, index: usize) -> Result<Option<i64>, Error> {
+        match self.cell(index)? {
+            ValueRef::Integer(v) => Ok(Some(v)),
+            ValueRef::Null => Ok(None),
+            other => Err(self.wrong(index, other, "an integer")),
+        }
+    }
+
+    /// An integer cell that must not be NULL.
+    pub(crate) fn int(&self, index: usize) -> Result<i64, Error> {
+        match self.cell(index)? {
+            ValueRef::Integer(v) => Ok(v),
+            other => Err(self.wrong(index, other, "an integer")),
+        }
+    }
+
+    /// A text cell, NULL read as `None`; invalid UTF-8 is replaced, not refused.
+    pub(crate) fn opt_text(
+        &self,
+        index: usize,
+    ) -> Result<Option<std::borrow::Cow<'a, str>>, Error> {
+        match self.cell(index)? {
+            ValueRef::Text(bytes) => Ok(Some(String::from_utf8_lossy(bytes))),
+            ValueRef::Null => Ok(None),
+            other => Err(self.wrong(index, other, "text")),
+        }
+    }
+}
+
+/// A cell's value in words, for error messages (long text cut at 40 characters).
+fn describe(value: ValueRef<'_>) -> String {
+    match value {
+        ValueRef::Null => "NULL".to_string(),
+        ValueRef::Integer(v) => format!("integer {v}"),
+        ValueRef::Real(v) => format!("real {v}"),
+        ValueRef::Text(bytes) => {
+            let text = String::from_utf8_lossy(bytes);
+            let cut: String = text.chars().take(40).collect();
+            let more = if cut.len() < text.len() { "…" } else { "" };
+            format!("text {cut:?}{more}")
+        }
+        ValueRef::Blob(bytes) => format!("a blob of {} bytes", bytes.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_keep_odd_characters_in_the_name() {
+        assert_eq!(
+            uri_path(Path::new("/a b/c?d#e%.sqlite")),
+            "/a%20b/c%3Fd%23e%25.sqlite"
+        );
+        assert_eq!(uri_path(Path::new("//net/x")), "////net/x");
+    }
+
+    #[test]
+    fn describe_cuts_long_text() {
+        assert_eq!(describe(ValueRef::Text(b"abc")), "text \"abc\"");
+        let long = "x".repeat(50);
+        assert_eq!(
+            describe(ValueRef::Text(long.as_bytes())),
+            format!("text \"{}\"…", "x".repeat(40))
+        );
+        assert_eq!(describe(ValueRef::Null), "NULL");
+        assert_eq!(describe(ValueRef::Real(1.5)), "real 1.5");
+        assert_eq!(describe(ValueRef::Blob(&[1, 2])), "a blob of 2 bytes");
+    }
+}
