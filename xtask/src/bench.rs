@@ -15,6 +15,7 @@ use std::time::Instant;
 use crate::workspace_root;
 
 mod hta;
+mod nsys;
 
 struct Row {
     what: String,
@@ -66,6 +67,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
             .transpose()?;
         let mut rows = Vec::new();
         hta::rows(&root, &traces, python, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
+
+    // `--nsys`: only nsys-reader's rows (load ÷ `sqlite3 .dump`, peak RSS ÷ file size).
+    if args.iter().any(|a| a == "--nsys") {
+        let mut rows = Vec::new();
+        nsys::rows(&root, &traces, &out_dir, runs, &mut rows)?;
         return print_rows(&out_dir, &rows);
     }
 

@@ -27,6 +27,24 @@ const GPU_INFO: &str = "TARGET_INFO_GPU";
 const CUDA_DEVICE_INFO: &str = "TARGET_INFO_CUDA_DEVICE";
 const THREAD_NAMES: &str = "ThreadNames";
 
+/// Every table the reader reads (its columns are looked up; the other tables' are not).
+const TABLES_READ: &[&str] = &[
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    RUNTIME,
+    NVTX,
+    GPU_INFO,
+    CUDA_DEVICE_INFO,
+    THREAD_NAMES,
+    "StringIds",
+    "META_DATA_EXPORT",
+    "EXPORT_META_DATA",
+    "META_DATA_CAPTURE",
+    "TARGET_INFO_SYSTEM_ENV",
+    "TARGET_INFO_SESSION_START_TIME",
+];
+
 /// `globalTid`/`globalPid` pack the VM and host ids above bit 48, the process id in bits
 /// 24..48 and the thread id in bits 0..24 (`globalPid` has thread bits 0).
 const TID_BITS: i64 = 0xFF_FFFF;
@@ -49,7 +67,7 @@ pub(crate) fn load(path: &Path, config: &Config) -> Result<Vec<Process>, Error> 
         });
     }
     let conn = schema::open(path)?;
-    let schema = Schema::read(path, &conn)?;
+    let schema = Schema::read(path, &conn, TABLES_READ)?;
     if !schema.is_export() {
         return Err(Error::NotAnExport {
             path: path.to_path_buf(),

@@ -30,7 +30,7 @@ const EXPORT_TABLES: &[&str] = &[
 pub(crate) fn sniff(path: &Path) -> bool {
     matches!(has_sqlite_header(path), Ok(true))
         && open(path)
-            .and_then(|conn| Schema::read(path, &conn))
+            .and_then(|conn| Schema::read(path, &conn, &[]))
             .is_ok_and(|schema| schema.is_export())
 }
 
@@ -92,15 +92,20 @@ pub(crate) fn sqlite_error(path: &Path, table: &str, e: &rusqlite::Error) -> Err
     }
 }
 
-/// The tables of the file, by name, each with its column names.
+/// The tables of the file, by name, with the column names of those the reader reads.
 #[derive(Debug, Default)]
 pub(crate) struct Schema {
     tables: BTreeMap<String, Vec<String>>,
 }
 
 impl Schema {
-    /// Reads `sqlite_master` and the columns of every table.
-    pub(crate) fn read(path: &Path, conn: &Connection) -> Result<Schema, Error> {
+    /// Reads the table names from `sqlite_master`, and the columns of the tables named in
+    /// `columns_of` (an export has about a hundred tables; the reader reads a dozen).
+    pub(crate) fn read(
+        path: &Path,
+        conn: &Connection,
+        columns_of: &[&str],
+    ) -> Result<Schema, Error> {
         let err = |table: &str, e: rusqlite::Error| sqlite_error(path, table, &e);
         let mut names = Vec::new();
         {
@@ -121,6 +126,10 @@ impl Schema {
             .map_err(|e| err("sqlite_master", e))?;
         for name in names {
             let mut columns = Vec::new();
+            if !columns_of.contains(&name.as_str()) {
+                tables.insert(name, columns);
+                continue;
+            }
             let mut rows = stmt.query([&name]).map_err(|e| err(&name, e))?;
             while let Some(row) = rows.next().map_err(|e| err(&name, e))? {
                 if let Ok(ValueRef::Text(column)) = row.get_ref(0) {
