@@ -62,8 +62,8 @@ pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(uri, flags)
-        .map_err(|e| sqlite_error(path, "(opening)", &e))?;
+    let conn =
+        Connection::open_with_flags(uri, flags).map_err(|e| sqlite_error(path, "(opening)", &e))?;
     // Every table is read once, front to back: a page is not met twice, so SQLite's page
     // cache (2 MB by default) would only add to the peak memory.
     conn.execute_batch("PRAGMA cache_size = -256")
