@@ -18,6 +18,14 @@ pub enum Format {
     XPlane,
     /// Chrome trace JSON from another producer.
     OtherJson,
+    /// Perfetto protobuf trace written by rocprofv3 (`--output-format pftrace`).
+    RocprofPerfetto,
+    /// rocprofv3 CSV files (`*_kernel_trace.csv`, `*_hip_api_trace.csv`, ...).
+    RocprofCsv,
+    /// rocprofv3 SQLite database (rocpd, `*_results.db`).
+    Rocpd,
+    /// Legacy rocprof v1 kernel trace (`results.csv` / `results.db`).
+    RocprofV1,
 }
 
 impl Format {
@@ -28,6 +36,10 @@ impl Format {
             Format::JaxTraceJson => "JAX Chrome trace (converted from XSpace)",
             Format::XPlane => "XSpace protobuf (jax.profiler / XProf)",
             Format::OtherJson => "Chrome trace JSON",
+            Format::RocprofPerfetto => "Perfetto protobuf trace (rocprofv3 --output-format pftrace)",
+            Format::RocprofCsv => "rocprofv3 CSV trace (--output-format csv)",
+            Format::Rocpd => "rocpd SQLite database (rocprofv3)",
+            Format::RocprofV1 => "rocprof v1 kernel trace (results.csv / results.db)",
         }
     }
 }
