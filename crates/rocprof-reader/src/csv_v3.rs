@@ -269,7 +269,9 @@ impl Reader {
             };
             let ordinal = agent_id(row, node)?;
             let properties = DeviceProperties {
-                name: name.map(|n| row.str(n).to_owned()).filter(|n| !n.is_empty()),
+                name: name
+                    .map(|n| row.str(n).to_owned())
+                    .filter(|n| !n.is_empty()),
                 multiprocessors: match row.opt_int(compute_units)? {
                     Some(n) => u64::try_from(n).ok(),
                     None => None,

@@ -226,7 +226,10 @@ mod tests {
         for (name, expect) in [
             ("MEMORY_COPY_HOST_TO_DEVICE", MemcpyDirection::HostToDevice),
             ("MEMORY_COPY_DEVICE_TO_HOST", MemcpyDirection::DeviceToHost),
-            ("MEMORY_COPY_DEVICE_TO_DEVICE", MemcpyDirection::DeviceToDevice),
+            (
+                "MEMORY_COPY_DEVICE_TO_DEVICE",
+                MemcpyDirection::DeviceToDevice,
+            ),
             ("MEMORY_COPY_HOST_TO_HOST", MemcpyDirection::HostToHost),
             ("MEMORY_COPY_NONE", MemcpyDirection::Unknown),
         ] {

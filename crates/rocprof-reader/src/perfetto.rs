@@ -86,7 +86,11 @@ pub(crate) fn frame<'a>(path: &Path, data: &'a [u8]) -> Result<Vec<Framed<'a>>, 
             1 | 5 => {
                 let width = if wire == 1 { 8 } else { 4 };
                 if data.len() - pos < width {
-                    return Err(fail(field_at, Some(index), "truncated fixed-width field".into()));
+                    return Err(fail(
+                        field_at,
+                        Some(index),
+                        "truncated fixed-width field".into(),
+                    ));
                 }
                 pos += width;
             }
@@ -245,7 +249,10 @@ impl Reader {
                     let multiplier = clock.unit_multiplier_ns.unwrap_or(1).max(1);
                     seq.incremental.insert(
                         clock.clock_id.unwrap_or(0),
-                        (clock.timestamp.unwrap_or(0).saturating_mul(multiplier), multiplier),
+                        (
+                            clock.timestamp.unwrap_or(0).saturating_mul(multiplier),
+                            multiplier,
+                        ),
                     );
                 }
             }
@@ -348,10 +355,7 @@ impl Reader {
         for packet in unterminated {
             self.note("perfetto-unterminated-slice", packet);
         }
-        let rocprof = self
-            .slices
-            .iter()
-            .any(|s| is_rocprof_category(&s.category));
+        let rocprof = self.slices.iter().any(|s| is_rocprof_category(&s.category));
         let format = Format::RocprofPerfetto;
         let mut tables = Tables::new(format);
         let processes: Vec<i64> = self
@@ -369,7 +373,8 @@ impl Reader {
             let track_name = track
                 .and_then(|t| t.name.as_deref().or(t.static_name.as_deref()))
                 .unwrap_or("");
-            let gpu = rocprof && matches!(slice.category.as_str(), "kernel_dispatch" | "memory_copy");
+            let gpu =
+                rocprof && matches!(slice.category.as_str(), "kernel_dispatch" | "memory_copy");
             if gpu {
                 let copy = (slice.category == "memory_copy").then(|| copy_direction(&slice.name));
                 let device = gpu_device(&slice.fields, track_name, copy);
@@ -409,7 +414,11 @@ impl Reader {
                 slice.end,
                 &slice.name,
                 kind,
-                if rocprof { slice.fields.correlation } else { None },
+                if rocprof {
+                    slice.fields.correlation
+                } else {
+                    None
+                },
             );
         }
         if !rocprof && !self.slices.is_empty() {
@@ -509,7 +518,10 @@ fn fields(seq: &Sequence, annotations: &[DebugAnnotation]) -> Fields {
         let text = a
             .string_value
             .clone()
-            .or_else(|| a.string_value_iid.and_then(|iid| seq.annotation_strings.get(&iid).cloned()))
+            .or_else(|| {
+                a.string_value_iid
+                    .and_then(|iid| seq.annotation_strings.get(&iid).cloned())
+            })
             .or_else(|| int.map(|v| v.to_string()));
         match name {
             "corr_id" => out.correlation = int,
@@ -587,9 +599,7 @@ fn host_thread(
         .or_else(|| thread.and_then(|t| t.tid).map(i64::from))
         // A track that is no thread's: its uuid's low bits stand for one.
         .unwrap_or((slice.track & 0x7fff_ffff) as i64);
-    let thread_name = thread
-        .and_then(|t| t.thread_name.clone())
-        .or(name);
+    let thread_name = thread.and_then(|t| t.thread_name.clone()).or(name);
     (pid, tid, thread_name)
 }
 
@@ -610,7 +620,10 @@ mod tests {
                 &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02][..],
                 Err("varint longer than 64 bits"),
             ),
-            (&[0x80, 0x80][..], Err("varint runs past the end of the file")),
+            (
+                &[0x80, 0x80][..],
+                Err("varint runs past the end of the file"),
+            ),
         ] {
             let mut pos = 0;
             assert_eq!(

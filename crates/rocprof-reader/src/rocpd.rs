@@ -49,8 +49,8 @@ pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
 
 /// The names of every table and view (empty for a file SQLite cannot read).
 pub(crate) fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt =
-        conn.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")?;
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")?;
     let names = stmt.query_map([], |row| row.get(0))?;
     names.collect()
 }
@@ -310,7 +310,9 @@ impl Reader<'_> {
             let name = name.ok_or_else(|| reader.error(&table, "name_id names no rocpd_string"))?;
             let direction = copy_direction(&name);
             // The GPU end of the copy: the destination unless it is not a GPU.
-            let dst_is_gpu = dst.and_then(|d| reader.agents.get(&d)).is_some_and(|a| a.gpu);
+            let dst_is_gpu = dst
+                .and_then(|d| reader.agents.get(&d))
+                .is_some_and(|a| a.gpu);
             let gpu_end = if dst_is_gpu || direction != MemcpyDirection::DeviceToHost {
                 dst.or(src)
             } else {
@@ -342,9 +344,8 @@ impl Reader<'_> {
         let mut out = [0u64; 2];
         for (slot, (index, what)) in out.iter_mut().zip([(1, "start_id"), (2, "end_id")]) {
             let value: Option<i64> = row.get(index).map_err(|e| self.error(table, e))?;
-            let value = value.ok_or_else(|| {
-                self.error(table, format!("{what} names no rocpd_timestamp row"))
-            })?;
+            let value = value
+                .ok_or_else(|| self.error(table, format!("{what} names no rocpd_timestamp row")))?;
             *slot = u64::try_from(value)
                 .map_err(|_| self.error(table, format!("{what}: negative time {value}")))?;
         }

@@ -64,7 +64,9 @@ impl CsvFile {
 
     /// The index of a column that only some versions write (case-insensitive).
     pub(crate) fn optional(&self, name: &str) -> Option<usize> {
-        self.header.iter().position(|h| h.eq_ignore_ascii_case(name))
+        self.header
+            .iter()
+            .position(|h| h.eq_ignore_ascii_case(name))
     }
 
     /// Calls `each` on every data row, in order.
@@ -118,12 +120,8 @@ impl Row<'_> {
     /// A non-negative integer cell (timestamps, sizes, correlation ids).
     pub(crate) fn uint(&self, column: usize) -> Result<u64, Error> {
         let text = self.str(column).trim();
-        text.parse().map_err(|_| {
-            self.error(
-                column,
-                format!("`{text}` is not a non-negative integer"),
-            )
-        })
+        text.parse()
+            .map_err(|_| self.error(column, format!("`{text}` is not a non-negative integer")))
     }
 
     /// An optional integer column: `None` when the file has no such column or the cell is

@@ -54,9 +54,11 @@ pub(crate) fn load_db(path: &Path) -> Result<Vec<Loaded>, Error> {
         table: "KERN".to_owned(),
         message: err.to_string(),
     };
+    // Square brackets, not double quotes: SQLite reads an unknown double-quoted name as a
+    // string literal, so a missing column would not be an error.
     let mut stmt = conn
         .prepare(
-            r#"SELECT rowid, "KernelName", "gpu-id", "queue-id", "pid", "BeginNs", "EndNs" FROM KERN"#,
+            "SELECT rowid, [KernelName], [gpu-id], [queue-id], [pid], [BeginNs], [EndNs] FROM KERN",
         )
         .map_err(fail)?;
     let mut rows = stmt.query([]).map_err(fail)?;

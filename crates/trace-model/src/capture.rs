@@ -36,7 +36,9 @@ impl Format {
             Format::JaxTraceJson => "JAX Chrome trace (converted from XSpace)",
             Format::XPlane => "XSpace protobuf (jax.profiler / XProf)",
             Format::OtherJson => "Chrome trace JSON",
-            Format::RocprofPerfetto => "Perfetto protobuf trace (rocprofv3 --output-format pftrace)",
+            Format::RocprofPerfetto => {
+                "Perfetto protobuf trace (rocprofv3 --output-format pftrace)"
+            }
             Format::RocprofCsv => "rocprofv3 CSV trace (--output-format csv)",
             Format::Rocpd => "rocpd SQLite database (rocprofv3)",
             Format::RocprofV1 => "rocprof v1 kernel trace (results.csv / results.db)",

@@ -21,15 +21,15 @@ fn truncated_protobuf_names_the_packet_and_byte() {
     let path = dir.path().join("cut.pftrace");
     std::fs::write(&path, &whole[..whole.len() - 3]).unwrap();
     let err = load(&path).unwrap_err();
-    let Error::Protobuf {
-        offset, packet, ..
-    } = &err
-    else {
+    let Error::Protobuf { offset, packet, .. } = &err else {
         panic!("not a protobuf error: {err}");
     };
     assert!(packet.is_some() && *offset > 0, "{err}");
     let text = err_text(&path);
-    assert!(text.contains("truncated") && text.contains("byte"), "{text}");
+    assert!(
+        text.contains("truncated") && text.contains("byte"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -41,7 +41,10 @@ fn wrong_varints_name_the_byte() {
     bytes.extend([0xff; 11]);
     std::fs::write(&path, &bytes).unwrap();
     let text = err_text(&path);
-    assert!(text.contains("byte 0 (packet 0)") && text.contains("varint"), "{text}");
+    assert!(
+        text.contains("byte 0 (packet 0)") && text.contains("varint"),
+        "{text}"
+    );
     // A well-framed packet whose inside holds a bad varint: prost's error, with the packet.
     let path = dir.path().join("inner.pftrace");
     let mut bytes = crate::perfetto::rocprof_like_trace();
@@ -83,7 +86,10 @@ fn csv_with_a_missing_column_or_bad_cell_names_line_and_column() {
     )
     .unwrap();
     let text = err_text(&path);
-    assert!(text.contains("line 2") && text.contains("6 fields"), "{text}");
+    assert!(
+        text.contains("line 2") && text.contains("6 fields"),
+        "{text}"
+    );
 
     // rocprof v1: the same for results.csv.
     let path = dir.path().join("results.csv");
@@ -97,10 +103,16 @@ fn sqlite_of_another_schema_names_the_missing_table() {
     let dir = crate::scratch();
     let path = dir.path().join("other.db");
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("CREATE TABLE rocpd_string (id INTEGER, string TEXT); CREATE TABLE notes (x);")
-        .unwrap();
+    conn.execute_batch(
+        "CREATE TABLE rocpd_string (id INTEGER, string TEXT); CREATE TABLE notes (x);",
+    )
+    .unwrap();
     drop(conn);
-    assert_eq!(detect(&path), Some(Kind::Rocpd), "a rocpd table makes it a (broken) rocpd database");
+    assert_eq!(
+        detect(&path),
+        Some(Kind::Rocpd),
+        "a rocpd table makes it a (broken) rocpd database"
+    );
     let text = err_text(&path);
     assert!(text.contains("table rocpd_info_agent"), "{text}");
 
@@ -114,22 +126,30 @@ fn sqlite_of_another_schema_names_the_missing_table() {
     assert!(text.contains("not a ROCm profiler capture"), "{text}");
     // Read as rocpd anyway (a loader that was told): the first missing table.
     let err = load_as(&path, Kind::Rocpd).unwrap_err().to_string();
-    assert!(err.contains("table rocpd_string") && err.contains("notes"), "{err}");
+    assert!(
+        err.contains("table rocpd_string") && err.contains("notes"),
+        "{err}"
+    );
 
     // A v1 KERN table without the columns v1 writes.
     let path = dir.path().join("results.db");
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("CREATE TABLE KERN (\"KernelName\" TEXT);").unwrap();
+    conn.execute_batch("CREATE TABLE KERN (\"KernelName\" TEXT);")
+        .unwrap();
     drop(conn);
     assert_eq!(detect(&path), Some(Kind::V1Db));
     let text = err_text(&path);
-    assert!(text.contains("table KERN") && text.contains("gpu-id"), "{text}");
+    assert!(
+        text.contains("table KERN") && text.contains("gpu-id"),
+        "{text}"
+    );
 
     // A rocpd row whose timestamp is missing names the table and row.
     let path = dir.path().join("gap.db");
     let conn = crate::rocpd::create_schema(&path);
     crate::rocpd::fill(&conn);
-    conn.execute_batch("DELETE FROM rocpd_timestamp_0198a1b2c3d4 WHERE id = 10;").unwrap();
+    conn.execute_batch("DELETE FROM rocpd_timestamp_0198a1b2c3d4 WHERE id = 10;")
+        .unwrap();
     drop(conn);
     let text = err_text(&path);
     assert!(text.contains("table rocpd_kernel_dispatch row 1"), "{text}");

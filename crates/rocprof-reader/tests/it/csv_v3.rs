@@ -51,7 +51,11 @@ fn every_row_of_every_doc_csv_is_one_event() {
         let c = &loaded[0].capture;
         let expect = rows(path).len();
         assert!(expect >= 1, "{name}");
-        assert_eq!(c.activities().len() + c.host_events().len(), expect, "{name}");
+        assert_eq!(
+            c.activities().len() + c.host_events().len(),
+            expect,
+            "{name}"
+        );
         assert_eq!(
             c.diagnostics().count(trace_model::TIME_OUT_OF_RANGE),
             0,
@@ -59,7 +63,11 @@ fn every_row_of_every_doc_csv_is_one_event() {
         );
         if name.contains("kernel_trace") {
             assert_eq!(c.activities().len(), expect, "{name}");
-            assert!(c.activities().iter().all(|a| a.kind == ActivityKind::Kernel));
+            assert!(
+                c.activities()
+                    .iter()
+                    .all(|a| a.kind == ActivityKind::Kernel)
+            );
         }
         if name.contains("memory_copy") {
             let dirs: Vec<_> = c.activities().iter().map(|a| a.class).collect();
@@ -127,7 +135,11 @@ fn thinned_llamacpp_loads_with_unmatched_correlations_as_a_diagnostic() {
     let kernels = dir.join("prefill_kernel_trace.csv");
     let api = dir.join("prefill_hip_api_trace.csv");
     let (kernel_rows, api_rows) = (rows(&kernels), rows(&api));
-    assert_eq!((kernel_rows.len(), api_rows.len()), (1128, 5), "MANIFEST counts");
+    assert_eq!(
+        (kernel_rows.len(), api_rows.len()),
+        (1128, 5),
+        "MANIFEST counts"
+    );
     assert_eq!(c.activities().len(), kernel_rows.len());
     assert_eq!(c.host_events().len(), api_rows.len());
     // Independently: the kernels whose correlation id no API row has.
@@ -142,18 +154,38 @@ fn thinned_llamacpp_loads_with_unmatched_correlations_as_a_diagnostic() {
         c.diagnostics().count("activity-without-launch"),
         unmatched as u64
     );
-    let linked = c.activities().iter().filter(|a| a.launch().is_some()).count();
+    let linked = c
+        .activities()
+        .iter()
+        .filter(|a| a.launch().is_some())
+        .count();
     assert_eq!(linked, kernel_rows.len() - unmatched);
-    // Every link joins equal correlation ids, and graph launches launch many kernels.
+    // Every link joins equal correlation ids, to the API row of that id.
+    let function_of: std::collections::BTreeMap<u64, &str> = api_rows
+        .iter()
+        .map(|r| (r[4].parse().unwrap(), &r[1]))
+        .collect();
     for a in c.activities() {
         if let Some(launch) = a.launch() {
             let launch = c.host_event(launch);
             assert_eq!(launch.correlation(), a.correlation());
-            assert_eq!(c.name(launch.name), "hipGraphLaunch");
+            let id = a.correlation().unwrap();
+            assert_eq!(c.name(launch.name), function_of[&id]);
             assert_eq!(launch.kind, HostKind::Launch);
         }
     }
-    // One busiest stream (Stream_Id 2) on agent 1.
-    let streams: Vec<_> = c.streams().iter().map(|s| (s.ordinal, c.name(s.name.unwrap()))).collect();
-    assert_eq!(streams, [(2, "Stream 2")]);
+    // The streams are the file's Stream_Id values (not its queues), on agent 1.
+    let stream = column(&kernels, "Stream_Id");
+    let expect: BTreeSet<(i64, String)> = kernel_rows
+        .iter()
+        .map(|r| (r[stream].parse().unwrap(), format!("Stream {}", &r[stream])))
+        .collect();
+    let got: BTreeSet<(i64, String)> = c
+        .streams()
+        .iter()
+        .map(|s| (s.ordinal, c.name(s.name.unwrap()).to_owned()))
+        .collect();
+    assert_eq!(got, expect);
+    let devices: Vec<i64> = c.devices().iter().map(|d| d.ordinal).collect();
+    assert_eq!(devices, [1]);
 }

@@ -46,7 +46,10 @@ fn independent_counts(bytes: &[u8]) -> Counts {
         if event.r#type != Some(Type::SliceBegin as i32) {
             continue;
         }
-        *counts.per_track.entry(event.track_uuid.unwrap_or(0)).or_default() += 1;
+        *counts
+            .per_track
+            .entry(event.track_uuid.unwrap_or(0))
+            .or_default() += 1;
         let category = event
             .category_iids
             .first()
@@ -97,7 +100,11 @@ fn real_pftrace_slice_counts_equal_an_independent_decode() {
         let path = dir.join(file);
         let bytes = std::fs::read(&path).unwrap();
         let counts = independent_counts(&bytes);
-        assert_eq!(counts.per_track.values().sum::<usize>(), slices, "MANIFEST: {file}");
+        assert_eq!(
+            counts.per_track.values().sum::<usize>(),
+            slices,
+            "MANIFEST: {file}"
+        );
         assert_eq!(detect(&path), Some(Kind::Perfetto));
         let loaded = load(&path).unwrap();
         assert_eq!(loaded.len(), 1);
@@ -235,7 +242,9 @@ fn track(uuid: u64, parent: Option<u64>, name: Option<&str>) -> TracePacket {
 /// reset of the sequence's interned state that gives iid 1 another name; a second
 /// sequence whose iids mean other names again.
 pub fn rocprof_like_trace() -> Vec<u8> {
-    let mut w = Writer { packets: Vec::new() };
+    let mut w = Writer {
+        packets: Vec::new(),
+    };
     w.packet(
         1,
         TracePacket {
@@ -257,8 +266,14 @@ pub fn rocprof_like_trace() -> Vec<u8> {
         thread_name: Some("main".to_owned()),
     });
     w.packet(1, thread);
-    w.packet(1, track(COMPUTE, None, Some("COMPUTE AGENT [1] STREAM [3] (GPU)")));
-    w.packet(1, track(COPY, None, Some("COPY to AGENT [1] STREAM [3] (GPU)")));
+    w.packet(
+        1,
+        track(COMPUTE, None, Some("COMPUTE AGENT [1] STREAM [3] (GPU)")),
+    );
+    w.packet(
+        1,
+        track(COPY, None, Some("COPY to AGENT [1] STREAM [3] (GPU)")),
+    );
     let interned = InternedData {
         event_categories: ["hip_api", "kernel_dispatch", "memory_copy", "marker_api"]
             .iter()
@@ -276,25 +291,69 @@ pub fn rocprof_like_trace() -> Vec<u8> {
             (5, "step 1"),
             (6, "orphan_kernel"),
         ]),
-        debug_annotation_names: ["corr_id", "tid", "agent", "queue", "dst_agent", "copy_bytes"]
-            .iter()
-            .zip(1..)
-            .map(|(name, iid)| DebugAnnotationName {
-                iid: Some(iid),
-                name: Some((*name).to_owned()),
-            })
-            .collect(),
+        debug_annotation_names: [
+            "corr_id",
+            "tid",
+            "agent",
+            "queue",
+            "dst_agent",
+            "copy_bytes",
+        ]
+        .iter()
+        .zip(1..)
+        .map(|(name, iid)| DebugAnnotationName {
+            iid: Some(iid),
+            name: Some((*name).to_owned()),
+        })
+        .collect(),
         ..InternedData::default()
     };
     let corr = |id| annotation(1, Some(id), None);
     let tid = annotation(2, Some(4243), None);
-    w.slice(1, THREAD, 900, 3_000, 5, 4, vec![corr(1), tid.clone()], Some(interned));
-    w.slice(1, THREAD, 1_000, 1_500, 1, 1, vec![corr(7), tid.clone()], None);
-    w.slice(1, THREAD, 2_000, 2_400, 2, 1, vec![corr(8), tid.clone()], None);
-    let gpu = |c: u64| vec![corr(c), annotation(3, None, Some("Agent-1")), annotation(4, Some(55), None)];
+    w.slice(
+        1,
+        THREAD,
+        900,
+        3_000,
+        5,
+        4,
+        vec![corr(1), tid.clone()],
+        Some(interned),
+    );
+    w.slice(
+        1,
+        THREAD,
+        1_000,
+        1_500,
+        1,
+        1,
+        vec![corr(7), tid.clone()],
+        None,
+    );
+    w.slice(
+        1,
+        THREAD,
+        2_000,
+        2_400,
+        2,
+        1,
+        vec![corr(8), tid.clone()],
+        None,
+    );
+    let gpu = |c: u64| {
+        vec![
+            corr(c),
+            annotation(3, None, Some("Agent-1")),
+            annotation(4, Some(55), None),
+        ]
+    };
     w.slice(1, COMPUTE, 5_000, 9_000, 3, 2, gpu(7), None);
     w.slice(1, COMPUTE, 9_500, 9_900, 6, 2, gpu(99), None);
-    let copy = vec![corr(8), annotation(5, None, Some("Agent-1")), annotation(6, Some(4096), None)];
+    let copy = vec![
+        corr(8),
+        annotation(5, None, Some("Agent-1")),
+        annotation(6, Some(4096), None),
+    ];
     w.slice(1, COPY, 10_000, 12_000, 4, 3, copy, None);
     // Reset: iid 1 now names another call and category iid 1 is still hip_api.
     w.packet(
@@ -316,7 +375,16 @@ pub fn rocprof_like_trace() -> Vec<u8> {
         }],
         ..InternedData::default()
     };
-    w.slice(1, THREAD, 13_000, 14_000, 1, 1, vec![corr(9)], Some(after_reset));
+    w.slice(
+        1,
+        THREAD,
+        13_000,
+        14_000,
+        1,
+        1,
+        vec![corr(9)],
+        Some(after_reset),
+    );
     // Another sequence: its iid 1 is its own.
     let other = InternedData {
         event_categories: vec![EventCategory {
@@ -369,7 +437,16 @@ fn rocprof_tracks_become_devices_streams_activities_and_links() {
     assert_eq!(
         activities,
         [
-            ("gemm_kernel", 5_000, 4_000, 1, 3, Some(7), Some("hipLaunchKernel"), None),
+            (
+                "gemm_kernel",
+                5_000,
+                4_000,
+                1,
+                3,
+                Some(7),
+                Some("hipLaunchKernel"),
+                None
+            ),
             ("orphan_kernel", 9_500, 400, 1, 3, Some(99), None, None),
             (
                 "MEMORY_COPY_HOST_TO_DEVICE",
@@ -389,7 +466,11 @@ fn rocprof_tracks_become_devices_streams_activities_and_links() {
     );
     assert_eq!(c.activities()[2].kind, ActivityKind::Memcpy);
     assert_eq!(c.devices().len(), 1);
-    assert_eq!(c.streams().len(), 1, "kernels and copies of stream 3 share it");
+    assert_eq!(
+        c.streams().len(),
+        1,
+        "kernels and copies of stream 3 share it"
+    );
     let host: Vec<_> = c
         .host_events()
         .iter()
@@ -411,12 +492,17 @@ fn rocprof_tracks_become_devices_streams_activities_and_links() {
     assert_eq!(c.diagnostics().count("activity-without-launch"), 1);
     assert_linked_by_correlation(c);
     // The independent decode agrees on the kernel dispatches.
-    assert_eq!(independent_counts(&rocprof_like_trace()).kernel_dispatches, 2);
+    assert_eq!(
+        independent_counts(&rocprof_like_trace()).kernel_dispatches,
+        2
+    );
 }
 
 #[test]
 fn another_producers_trace_loads_as_host_slices_with_a_diagnostic() {
-    let mut w = Writer { packets: Vec::new() };
+    let mut w = Writer {
+        packets: Vec::new(),
+    };
     let mut thread = track(THREAD, None, None);
     thread.track_descriptor.as_mut().unwrap().thread = Some(ThreadDescriptor {
         pid: Some(7),
@@ -476,7 +562,9 @@ fn another_producers_trace_loads_as_host_slices_with_a_diagnostic() {
 #[test]
 fn incremental_clock_deltas_accumulate_per_sequence() {
     use rocprof_reader::proto::{ClockSnapshot, TracePacketDefaults, clock_snapshot::Clock};
-    let mut w = Writer { packets: Vec::new() };
+    let mut w = Writer {
+        packets: Vec::new(),
+    };
     let mut thread = track(THREAD, None, None);
     thread.track_descriptor.as_mut().unwrap().thread = Some(ThreadDescriptor {
         pid: Some(1),

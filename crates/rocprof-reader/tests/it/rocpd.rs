@@ -216,8 +216,28 @@ fn documented_schema_gives_exactly_the_known_activities_links_and_devices() {
     assert_eq!(
         activities,
         [
-            ("MEMORY_COPY_HOST_TO_DEVICE", Memcpy, 2500, 400, 0, 1, Some(12), Some("hipMemcpyAsync"), Some(1 << 20)),
-            ("gemm_kernel", Kernel, 3000, 4000, 0, 1, Some(11), Some("hipLaunchKernel"), None),
+            (
+                "MEMORY_COPY_HOST_TO_DEVICE",
+                Memcpy,
+                2500,
+                400,
+                0,
+                1,
+                Some(12),
+                Some("hipMemcpyAsync"),
+                Some(1 << 20)
+            ),
+            (
+                "gemm_kernel",
+                Kernel,
+                3000,
+                4000,
+                0,
+                1,
+                Some(11),
+                Some("hipLaunchKernel"),
+                None
+            ),
             ("orphan.kd", Kernel, 7100, 100, 1, 5, Some(15), None, None),
         ]
     );
@@ -233,12 +253,23 @@ fn documented_schema_gives_exactly_the_known_activities_links_and_devices() {
         .collect();
     assert_eq!(
         devices,
-        [(0, Some("AMD Instinct MI300X")), (1, Some("AMD Instinct MI300X"))]
+        [
+            (0, Some("AMD Instinct MI300X")),
+            (1, Some("AMD Instinct MI300X"))
+        ]
     );
     let host: Vec<_> = c
         .host_events()
         .iter()
-        .map(|e| (c.name(e.name), e.kind, e.start.0, e.dur.0, c.thread(e.thread).tid))
+        .map(|e| {
+            (
+                c.name(e.name),
+                e.kind,
+                e.start.0,
+                e.dur.0,
+                c.thread(e.thread).tid,
+            )
+        })
         .collect();
     assert_eq!(
         host,

@@ -20,7 +20,8 @@ fn per_kernel(capture: &trace_model::Capture) -> BTreeMap<String, (u64, i64)> {
 
 #[test]
 fn stencil_per_kernel_calls_and_totals_equal_the_vendor_stats() {
-    let Some(dir) = crate::rocprof_dir("stencil_per_kernel_calls_and_totals_equal_the_vendor_stats")
+    let Some(dir) =
+        crate::rocprof_dir("stencil_per_kernel_calls_and_totals_equal_the_vendor_stats")
     else {
         return;
     };
