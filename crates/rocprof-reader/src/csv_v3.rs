@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use trace_model::{DeviceProperties, Format};
 
-use crate::model::{Activity, Tables, agent_number, api_kind, copy_direction};
+use crate::model::{Activity, Host, Tables, agent_number, api_kind, copy_direction};
 use crate::table::{CsvFile, Row};
 use crate::{Error, Loaded};
 
@@ -195,15 +195,15 @@ impl Reader {
             if !pids.contains(&process) {
                 pids.push(process);
             }
-            tables.push_host(
-                process,
-                row.int(tid)?,
-                row.uint(start)?,
-                row.uint(end)?,
-                row.str(function),
-                api_kind(row.str(domain)),
-                Some(row.uint(correlation)?),
-            );
+            tables.push_host(Host {
+                pid: process,
+                tid: row.int(tid)?,
+                start: row.uint(start)?,
+                end: row.uint(end)?,
+                name: row.str(function),
+                kind: api_kind(row.str(domain)),
+                correlation: Some(row.uint(correlation)?),
+            });
             Ok(())
         })
     }

@@ -33,6 +33,17 @@ pub(crate) struct Activity<'a> {
     pub(crate) bytes: Option<u64>,
 }
 
+/// One host event (API call, marker) as a reader found it.
+pub(crate) struct Host<'a> {
+    pub(crate) pid: i64,
+    pub(crate) tid: i64,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) name: &'a str,
+    pub(crate) kind: HostKind,
+    pub(crate) correlation: Option<u64>,
+}
+
 impl Tables {
     pub(crate) fn new(format: Format) -> Tables {
         let mut b = CaptureBuilder::new(format);
@@ -129,23 +140,14 @@ impl Tables {
         index
     }
 
-    /// Pushes a host event on thread `(pid, tid)`; returns its source index.
-    pub(crate) fn push_host(
-        &mut self,
-        pid: i64,
-        tid: i64,
-        start: u64,
-        end: u64,
-        name: &str,
-        kind: HostKind,
-        correlation: Option<u64>,
-    ) -> u64 {
-        let thread = self.thread(pid, tid, None);
+    /// Pushes a host event on its thread; returns its source index.
+    pub(crate) fn push_host(&mut self, h: Host<'_>) -> u64 {
+        let thread = self.thread(h.pid, h.tid, None);
         let index = self.next_index();
-        let name = self.b.strings.intern(name);
-        let (start, dur) = span(start, end);
-        let mut event = HostEvent::new(thread, start, dur, name, kind, index);
-        event.set_correlation(correlation);
+        let name = self.b.strings.intern(h.name);
+        let (start, dur) = span(h.start, h.end);
+        let mut event = HostEvent::new(thread, start, dur, name, h.kind, index);
+        event.set_correlation(h.correlation);
         self.b.push_host_event(event, None);
         index
     }

@@ -24,7 +24,7 @@ use std::path::Path;
 use prost::Message;
 use trace_model::{Format, HostKind, MemcpyDirection};
 
-use crate::model::{Activity, Tables, agent_number, copy_direction};
+use crate::model::{Activity, Host, Tables, agent_number, copy_direction};
 use crate::proto::{
     DebugAnnotation, InternedData, TracePacket, TrackDescriptor, trace_packet::SequenceFlags,
     track_event::Type,
@@ -407,19 +407,19 @@ impl Reader {
                 continue;
             };
             tables.thread(pid, tid, thread_name.as_deref());
-            tables.push_host(
+            tables.push_host(Host {
                 pid,
                 tid,
-                slice.start,
-                slice.end,
-                &slice.name,
+                start: slice.start,
+                end: slice.end,
+                name: &slice.name,
                 kind,
-                if rocprof {
+                correlation: if rocprof {
                     slice.fields.correlation
                 } else {
                     None
                 },
-            );
+            });
         }
         if !rocprof && !self.slices.is_empty() {
             let first = self.slices.iter().map(|s| s.packet).min().unwrap_or(0);

@@ -18,7 +18,7 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags};
 use trace_model::{DeviceProperties, Format, MemcpyDirection};
 
-use crate::model::{Activity, Tables, api_kind, copy_direction};
+use crate::model::{Activity, Host, Tables, api_kind, copy_direction};
 use crate::{Error, Loaded};
 
 /// The tables (or views) this reader needs, as the schema names them.
@@ -233,15 +233,15 @@ impl Reader<'_> {
             let name = name.ok_or_else(|| reader.error(&table, "name_id names no rocpd_string"))?;
             let kind = api_kind(category.as_deref().unwrap_or(""));
             let correlation = correlation.and_then(|c| u64::try_from(c).ok());
-            reader.tables(pid).push_host(
-                pid.unwrap_or(0),
-                tid.unwrap_or(0),
+            reader.tables(pid).push_host(Host {
+                pid: pid.unwrap_or(0),
+                tid: tid.unwrap_or(0),
                 start,
                 end,
-                &name,
+                name: &name,
                 kind,
                 correlation,
-            );
+            });
             Ok(())
         })
     }
