@@ -252,9 +252,11 @@ impl Reader {
     }
 
     fn agents(&mut self, file: &mut CsvFile) -> Result<(), Error> {
+        // `Agent N` in the trace files is the agent's logical node id (rocprofv3's default
+        // agent index); the absolute node id is only a fallback.
         let node = file
-            .optional("Node_Id")
-            .or(file.optional("Logical_Node_Id"));
+            .optional("Logical_Node_Id")
+            .or(file.optional("Node_Id"));
         let kind = file.optional("Agent_Type");
         let name = file
             .optional("Product_Name")

@@ -189,3 +189,65 @@ fn thinned_llamacpp_loads_with_unmatched_correlations_as_a_diagnostic() {
     let devices: Vec<i64> = c.devices().iter().map(|d| d.ordinal).collect();
     assert_eq!(devices, [1]);
 }
+
+/// A directory with an agent file, two processes' kernel and API files and statistics
+/// files: one capture per prefix, devices named from the agent file, statistics left out
+/// (with a diagnostic where one carries a trace's name).
+#[test]
+fn a_directory_is_one_capture_per_prefix() {
+    let dir = crate::scratch();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    let kernels = "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n\
+                   \"KERNEL_DISPATCH\",\"Agent 2\",1,7,11,1,1,\"gemm, tiled\",5,1000,2000\n";
+    let api = |pid: u32| {
+        format!(
+            "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n\
+             \"HIP_RUNTIME_API\",\"hipLaunchKernel\",{pid},11,5,900,950\n"
+        )
+    };
+    write("11_kernel_trace.csv", kernels);
+    write("11_hip_api_trace.csv", &api(11));
+    write("22_kernel_trace.csv", kernels);
+    write("22_hip_api_trace.csv", &api(22));
+    write(
+        "11_agent_info.csv",
+        "\"Node_Id\",\"Logical_Node_Id\",\"Agent_Type\",\"Cu_Count\",\"Product_Name\"\n\
+         0,0,\"CPU\",0,\"EPYC\"\n9,2,\"GPU\",304,\"AMD Instinct MI300X\"\n",
+    );
+    // Statistics are no part of a capture; under a trace's name they are skipped and said.
+    write(
+        "11_hip_api_stats.csv",
+        "\"Name\",\"Calls\"\n\"hipLaunchKernel\",1\n",
+    );
+    write(
+        "11_marker_api_trace.csv",
+        "\"Name\",\"Calls\"\n\"roctxRangePush\",1\n",
+    );
+    assert_eq!(detect(dir.path()), Some(Kind::V3Csv));
+    let loaded = load(dir.path()).unwrap();
+    let pids: Vec<_> = loaded.iter().map(|l| l.pid).collect();
+    assert_eq!(pids, [Some(11), Some(22)]);
+    for l in &loaded {
+        let c = &l.capture;
+        let a = &c.activities()[0];
+        assert_eq!(c.name(a.name), "gemm, tiled");
+        assert_eq!(c.stream(a.stream).ordinal, 7);
+        assert_eq!(
+            c.name(c.host_event(a.launch().unwrap()).name),
+            "hipLaunchKernel"
+        );
+        assert_eq!(c.devices()[0].ordinal, 2);
+    }
+    let first = &loaded[0].capture;
+    let gpu = &first.devices()[0].properties;
+    assert_eq!(gpu.name.as_deref(), Some("AMD Instinct MI300X"));
+    assert_eq!(gpu.multiprocessors, Some(304));
+    assert_eq!(first.devices().len(), 1, "the CPU agent is no device");
+    assert_eq!(loaded[1].capture.devices()[0].properties.name, None);
+    let skipped = first.diagnostics().get("rocprof-csv-skipped").unwrap();
+    assert_eq!(skipped.count, 1);
+    assert!(
+        skipped.first.ends_with("11_marker_api_trace.csv"),
+        "{skipped:?}"
+    );
+}
