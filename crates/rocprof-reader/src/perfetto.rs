@@ -2,8 +2,8 @@
 //! as plain host slices, from any other producer.
 //!
 //! The file is a `Trace`: packets framed as field 1 of the top-level message. The framing
-//! is walked here, so an error names the packet and its byte offset, and each packet is
-//! decoded with the generated prost types. Interned names (event names, categories, debug
+//! is walked here, one packet in memory at a time, so an error names the packet and its
+//! byte offset, and each packet is decoded with the generated prost types. Interned names (event names, categories, debug
 //! annotation names and string values) are kept per `trusted_packet_sequence_id` and
 //! dropped when a packet of that sequence says `SEQ_INCREMENTAL_STATE_CLEARED`, as are
 //! incremental clocks and the sequence's packet defaults. Slices are `TYPE_SLICE_BEGIN` /
@@ -19,6 +19,8 @@
 //! `dst_agent` and `copy_bytes`.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 use prost::Message;
@@ -52,116 +54,184 @@ fn is_rocprof_category(category: &str) -> bool {
         )
 }
 
-/// One packet's place in the file: its index, the byte offset of its bytes, and them.
-pub(crate) struct Framed<'a> {
-    pub(crate) index: u64,
-    pub(crate) offset: u64,
-    pub(crate) bytes: &'a [u8],
+/// Reads a `Trace` file packet by packet (field 1 of the top-level message), skipping other
+/// fields, so that memory holds one packet at a time; an error names the byte offset of
+/// the field that does not fit.
+struct Packets<'a> {
+    path: &'a Path,
+    reader: BufReader<File>,
+    /// Bytes read so far.
+    offset: u64,
+    /// The file's length, so that no length field makes us allocate past it.
+    len: u64,
+    index: u64,
+    buf: Vec<u8>,
 }
 
-/// Splits a `Trace` into its packets (field 1), skipping other fields; an error names
-/// the byte offset of the field that does not fit.
-pub(crate) fn frame<'a>(path: &Path, data: &'a [u8]) -> Result<Vec<Framed<'a>>, Error> {
-    let mut out = Vec::new();
-    let mut pos = 0usize;
-    let fail = |offset: usize, packet: Option<u64>, message: String| Error::Protobuf {
-        path: path.to_owned(),
-        offset: offset as u64,
-        packet,
-        message,
-    };
-    while pos < data.len() {
-        let field_at = pos;
-        let index = out.len() as u64;
-        let key = varint(data, &mut pos)
-            .map_err(|m| fail(field_at, Some(index), format!("field key: {m}")))?;
-        let (field, wire) = (key >> 3, key & 7);
-        if field == 0 {
-            return Err(fail(field_at, Some(index), "field number 0".to_owned()));
-        }
-        match wire {
-            0 => {
-                varint(data, &mut pos).map_err(|m| fail(field_at, Some(index), m))?;
-            }
-            1 | 5 => {
-                let width = if wire == 1 { 8 } else { 4 };
-                if data.len() - pos < width {
-                    return Err(fail(
-                        field_at,
-                        Some(index),
-                        "truncated fixed-width field".into(),
-                    ));
-                }
-                pos += width;
-            }
-            2 => {
-                let len = varint(data, &mut pos)
-                    .map_err(|m| fail(field_at, Some(index), format!("length: {m}")))?;
-                let start = pos;
-                let available = (data.len() - start) as u64;
-                if len > available {
-                    return Err(fail(
-                        field_at,
-                        Some(index),
-                        format!(
-                            "truncated: field {field} says {len} bytes, {available} remain in the file"
-                        ),
-                    ));
-                }
-                pos += len as usize;
-                if field == 1 {
-                    out.push(Framed {
-                        index,
-                        offset: start as u64,
-                        bytes: &data[start..pos],
-                    });
-                }
-            }
-            _ => {
-                return Err(fail(
-                    field_at,
-                    Some(index),
-                    format!("wire type {wire} of field {field} is not valid at the top level"),
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// A base-128 varint at `pos`, which it advances.
-fn varint(data: &[u8], pos: &mut usize) -> Result<u64, String> {
-    let mut value = 0u64;
-    for shift in (0..70).step_by(7) {
-        let Some(&byte) = data.get(*pos) else {
-            return Err("varint runs past the end of the file".to_owned());
+impl<'a> Packets<'a> {
+    fn open(path: &'a Path) -> Result<Packets<'a>, Error> {
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
         };
-        *pos += 1;
-        if shift == 63 && byte > 1 {
-            return Err("varint longer than 64 bits".to_owned());
-        }
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return Ok(value);
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        Ok(Packets {
+            path,
+            reader: BufReader::with_capacity(1 << 20, file),
+            offset: 0,
+            len,
+            index: 0,
+            buf: Vec::new(),
+        })
+    }
+
+    fn fail(&self, offset: u64, message: String) -> Error {
+        Error::Protobuf {
+            path: self.path.to_owned(),
+            offset,
+            packet: Some(self.index),
+            message,
         }
     }
-    Err("varint longer than 10 bytes".to_owned())
+
+    fn io(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            path: self.path.to_owned(),
+            source,
+        }
+    }
+
+    /// One byte, `None` at the end of the file.
+    fn byte(&mut self) -> Result<Option<u8>, Error> {
+        let mut one = [0u8];
+        loop {
+            match self.reader.read(&mut one) {
+                Ok(0) => return Ok(None),
+                Ok(_) => {
+                    self.offset += 1;
+                    return Ok(Some(one[0]));
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(self.io(err)),
+            }
+        }
+    }
+
+    /// A base-128 varint; `None` when the file ends before its first byte.
+    fn varint(&mut self, at: u64) -> Result<Option<u64>, Error> {
+        let mut value = 0u64;
+        for shift in (0..70).step_by(7) {
+            let Some(byte) = self.byte()? else {
+                if shift == 0 {
+                    return Ok(None);
+                }
+                return Err(self.fail(at, "varint runs past the end of the file".to_owned()));
+            };
+            if shift == 63 && byte > 1 {
+                return Err(self.fail(at, "varint longer than 64 bits".to_owned()));
+            }
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Ok(Some(value));
+            }
+        }
+        Err(self.fail(at, "varint longer than 10 bytes".to_owned()))
+    }
+
+    /// Reads into `buf` (`keep`) or skips `len` bytes, which the file must still hold.
+    fn bytes(&mut self, at: u64, field: u64, len: u64, keep: bool) -> Result<(), Error> {
+        let available = self.len.saturating_sub(self.offset);
+        if len > available {
+            return Err(self.fail(
+                at,
+                format!(
+                    "truncated: field {field} says {len} bytes, {available} remain in the file"
+                ),
+            ));
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let read = if keep {
+            buf.resize(len as usize, 0);
+            self.reader.read_exact(&mut buf)
+        } else {
+            std::io::copy(&mut (&mut self.reader).take(len), &mut std::io::sink()).and_then(
+                |copied| {
+                    (copied == len)
+                        .then_some(())
+                        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))
+                },
+            )
+        };
+        self.buf = buf;
+        match read {
+            Ok(()) => {
+                self.offset += len;
+                Ok(())
+            }
+            // The file shrank while we read it.
+            Err(err) if err.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Err(self.fail(at, format!("truncated: field {field} ends the file early")))
+            }
+            Err(err) => Err(self.io(err)),
+        }
+    }
+
+    /// The next packet's index and byte offset, its bytes in `self.buf`; `None` at the end.
+    fn next(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        loop {
+            let at = self.offset;
+            let Some(key) = self.varint(at)? else {
+                return Ok(None);
+            };
+            let (field, wire) = (key >> 3, key & 7);
+            if field == 0 {
+                return Err(self.fail(at, "field number 0".to_owned()));
+            }
+            match wire {
+                0 => {
+                    if self.varint(at)?.is_none() {
+                        return Err(self.fail(at, "varint runs past the end of the file".into()));
+                    }
+                }
+                1 => self.bytes(at, field, 8, false)?,
+                5 => self.bytes(at, field, 4, false)?,
+                2 => {
+                    let Some(len) = self.varint(at)? else {
+                        return Err(self.fail(at, "length runs past the end of the file".into()));
+                    };
+                    let start = self.offset;
+                    self.bytes(at, field, len, field == 1)?;
+                    if field == 1 {
+                        let index = self.index;
+                        self.index += 1;
+                        return Ok(Some((index, start)));
+                    }
+                }
+                _ => {
+                    return Err(self.fail(
+                        at,
+                        format!("wire type {wire} of field {field} is not valid at the top level"),
+                    ));
+                }
+            }
+        }
+    }
 }
 
 pub(crate) fn load(path: &Path) -> Result<Vec<Loaded>, Error> {
-    let data = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let mut packets = Packets::open(path)?;
     let mut trace = Reader::default();
-    for framed in frame(path, &data)? {
-        let packet = TracePacket::decode(framed.bytes).map_err(|err| Error::Protobuf {
-            path: path.to_owned(),
-            offset: framed.offset,
-            packet: Some(framed.index),
-            message: format!("TracePacket: {err}"),
-        })?;
-        trace.packet(framed.index, packet);
+    while let Some((index, offset)) = packets.next()? {
+        let packet =
+            TracePacket::decode(packets.buf.as_slice()).map_err(|err| Error::Protobuf {
+                path: path.to_owned(),
+                offset,
+                packet: Some(index),
+                message: format!("TracePacket: {err}"),
+            })?;
+        trace.packet(index, packet);
     }
     Ok(vec![trace.finish(path)])
 }
@@ -606,33 +676,6 @@ fn host_thread(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn varints() {
-        for (bytes, expect) in [
-            (&[0x00][..], Ok(0)),
-            (&[0x96, 0x01][..], Ok(150)),
-            (
-                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01][..],
-                Ok(u64::MAX),
-            ),
-            (
-                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02][..],
-                Err("varint longer than 64 bits"),
-            ),
-            (
-                &[0x80, 0x80][..],
-                Err("varint runs past the end of the file"),
-            ),
-        ] {
-            let mut pos = 0;
-            assert_eq!(
-                varint(bytes, &mut pos).map_err(|e| e.to_owned()),
-                expect.map_err(str::to_owned),
-                "{bytes:?}"
-            );
-        }
-    }
 
     #[test]
     fn track_name_numbers() {
