@@ -28,6 +28,11 @@ const TARGETS: &[Target] = &[
         package_file: "xla.rs",
         output: "crates/hlo-parser/src/generated/xla.rs",
     },
+    Target {
+        proto: "perfetto_trace.proto",
+        package_file: "perfetto.protos.rs",
+        output: "crates/rocprof-reader/src/generated/perfetto.rs",
+    },
 ];
 
 pub(crate) fn main(args: &[String]) -> Result<(), String> {

@@ -20,6 +20,14 @@ pub enum Format {
     OtherJson,
     /// Nsight Systems SQLite export (`nsys export --type sqlite`).
     NsysSqlite,
+    /// Perfetto protobuf trace written by rocprofv3 (`--output-format pftrace`).
+    RocprofPerfetto,
+    /// rocprofv3 CSV files (`*_kernel_trace.csv`, `*_hip_api_trace.csv`, ...).
+    RocprofCsv,
+    /// rocprofv3 SQLite database (rocpd, `*_results.db`).
+    Rocpd,
+    /// Legacy rocprof v1 kernel trace (`results.csv` / `results.db`).
+    RocprofV1,
 }
 
 impl Format {
@@ -31,6 +39,12 @@ impl Format {
             Format::XPlane => "XSpace protobuf (jax.profiler / XProf)",
             Format::OtherJson => "Chrome trace JSON",
             Format::NsysSqlite => "Nsight Systems SQLite export (nsys export --type sqlite)",
+            Format::RocprofPerfetto => {
+                "Perfetto protobuf trace (rocprofv3 --output-format pftrace)"
+            }
+            Format::RocprofCsv => "rocprofv3 CSV trace (--output-format csv)",
+            Format::Rocpd => "rocpd SQLite database (rocprofv3)",
+            Format::RocprofV1 => "rocprof v1 kernel trace (results.csv / results.db)",
         }
     }
 }

@@ -1,0 +1,152 @@
+//! CSV files read by column name, with errors that name the line and column.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// An open CSV file and its header.
+pub(crate) struct CsvFile {
+    path: PathBuf,
+    reader: csv::Reader<BufReader<File>>,
+    header: Vec<String>,
+}
+
+/// One data row, with where it is for error messages.
+pub(crate) struct Row<'a> {
+    path: &'a Path,
+    header: &'a [String],
+    record: &'a csv::StringRecord,
+    line: u64,
+}
+
+impl CsvFile {
+    pub(crate) fn open(path: &Path) -> Result<CsvFile, Error> {
+        let file = File::open(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(false)
+            .from_reader(BufReader::new(file));
+        let header = reader
+            .headers()
+            .map_err(|err| csv_error(path, &err, "header"))?
+            .iter()
+            .map(|h| h.trim().to_owned())
+            .collect();
+        Ok(CsvFile {
+            path: path.to_owned(),
+            reader,
+            header,
+        })
+    }
+
+    /// The header's column names.
+    pub(crate) fn header(&self) -> &[String] {
+        &self.header
+    }
+
+    /// The index of a column the format requires.
+    pub(crate) fn required(&self, name: &str) -> Result<usize, Error> {
+        self.optional(name).ok_or_else(|| Error::Csv {
+            path: self.path.clone(),
+            line: 1,
+            column: name.to_owned(),
+            message: format!(
+                "the header lacks column `{name}` (it has: {})",
+                self.header.join(", ")
+            ),
+        })
+    }
+
+    /// The index of a column that only some versions write (case-insensitive).
+    pub(crate) fn optional(&self, name: &str) -> Option<usize> {
+        self.header
+            .iter()
+            .position(|h| h.eq_ignore_ascii_case(name))
+    }
+
+    /// Calls `each` on every data row, in order.
+    pub(crate) fn rows(
+        &mut self,
+        mut each: impl FnMut(&Row<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut record = csv::StringRecord::new();
+        loop {
+            match self.reader.read_record(&mut record) {
+                Ok(false) => return Ok(()),
+                Ok(true) => {}
+                Err(err) => return Err(csv_error(&self.path, &err, "-")),
+            }
+            let line = record.position().map_or(0, |p| p.line());
+            each(&Row {
+                path: &self.path,
+                header: &self.header,
+                record: &record,
+                line,
+            })?;
+        }
+    }
+}
+
+impl Row<'_> {
+    pub(crate) fn str(&self, column: usize) -> &str {
+        self.record.get(column).unwrap_or("")
+    }
+
+    pub(crate) fn error(&self, column: usize, message: String) -> Error {
+        Error::Csv {
+            path: self.path.to_owned(),
+            line: self.line,
+            column: self
+                .header
+                .get(column)
+                .cloned()
+                .unwrap_or_else(|| column.to_string()),
+            message,
+        }
+    }
+
+    /// An integer cell (a signed one: ids and process numbers).
+    pub(crate) fn int(&self, column: usize) -> Result<i64, Error> {
+        let text = self.str(column).trim();
+        text.parse()
+            .map_err(|_| self.error(column, format!("`{text}` is not an integer")))
+    }
+
+    /// A non-negative integer cell (timestamps, sizes, correlation ids).
+    pub(crate) fn uint(&self, column: usize) -> Result<u64, Error> {
+        let text = self.str(column).trim();
+        text.parse()
+            .map_err(|_| self.error(column, format!("`{text}` is not a non-negative integer")))
+    }
+
+    /// An optional integer column: `None` when the file has no such column or the cell is
+    /// empty.
+    pub(crate) fn opt_int(&self, column: Option<usize>) -> Result<Option<i64>, Error> {
+        match column {
+            Some(c) if !self.str(c).trim().is_empty() => self.int(c).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+fn csv_error(path: &Path, err: &csv::Error, column: &str) -> Error {
+    let line = err.position().map_or(1, |p| p.line());
+    let message = match err.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields where the header has {expected_len}"),
+        csv::ErrorKind::Utf8 { .. } => "not UTF-8 text".to_owned(),
+        _ => err.to_string(),
+    };
+    Error::Csv {
+        path: path.to_owned(),
+        line,
+        column: column.to_owned(),
+        message,
+    }
+}

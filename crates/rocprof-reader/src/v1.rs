@@ -1,0 +1,129 @@
+//! rocprof v1 kernel traces: `results.csv` (one row per dispatch) and the same rows in
+//! `results.db`'s `KERN` table.
+//!
+//! Each row is one kernel dispatch on GPU `gpu-id`, queue `queue-id`, timed by `BeginNs` and
+//! `EndNs` (the vendor's `DurationNs` is their difference). v1 kernel traces carry no host
+//! API calls, so nothing links; processes are told apart by the `pid` column.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use trace_model::Format;
+
+use crate::model::{Activity, Tables};
+use crate::table::CsvFile;
+use crate::{Error, Loaded};
+
+/// One dispatch, as both files give it.
+struct Dispatch {
+    name: String,
+    gpu: i64,
+    queue: i64,
+    pid: Option<i64>,
+    begin: u64,
+    end: u64,
+}
+
+pub(crate) fn load_csv(path: &Path) -> Result<Vec<Loaded>, Error> {
+    let mut file = CsvFile::open(path)?;
+    let name = file.required("KernelName")?;
+    let begin = file.required("BeginNs")?;
+    let end = file.required("EndNs")?;
+    let gpu = file.optional("gpu-id");
+    let queue = file.optional("queue-id");
+    let pid = file.optional("pid");
+    let mut dispatches = Vec::new();
+    file.rows(|row| {
+        dispatches.push(Dispatch {
+            name: row.str(name).to_owned(),
+            gpu: row.opt_int(gpu)?.unwrap_or(0),
+            queue: row.opt_int(queue)?.unwrap_or(0),
+            pid: row.opt_int(pid)?,
+            begin: row.uint(begin)?,
+            end: row.uint(end)?,
+        });
+        Ok(())
+    })?;
+    Ok(build(path, dispatches))
+}
+
+pub(crate) fn load_db(path: &Path) -> Result<Vec<Loaded>, Error> {
+    let conn = crate::rocpd::open(path)?;
+    let fail = |err: rusqlite::Error| Error::Sqlite {
+        path: path.to_owned(),
+        table: "KERN".to_owned(),
+        message: err.to_string(),
+    };
+    // Square brackets, not double quotes: SQLite reads an unknown double-quoted name as a
+    // string literal, so a missing column would not be an error.
+    let mut stmt = conn
+        .prepare(
+            "SELECT rowid, [KernelName], [gpu-id], [queue-id], [pid], [BeginNs], [EndNs] FROM KERN",
+        )
+        .map_err(fail)?;
+    let mut rows = stmt.query([]).map_err(fail)?;
+    let mut dispatches = Vec::new();
+    while let Some(row) = rows.next().map_err(fail)? {
+        let rowid: i64 = row.get(0).map_err(fail)?;
+        let at = |column: &str, err: rusqlite::Error| Error::Sqlite {
+            path: path.to_owned(),
+            table: format!("KERN row {rowid}"),
+            message: format!("column {column}: {err}"),
+        };
+        let name: String = row.get(1).map_err(|e| at("KernelName", e))?;
+        let stamp = |index: usize, column: &str| -> Result<u64, Error> {
+            let value: i64 = row.get(index).map_err(|e| at(column, e))?;
+            u64::try_from(value).map_err(|_| Error::Sqlite {
+                path: path.to_owned(),
+                table: format!("KERN row {rowid}"),
+                message: format!("column {column}: negative time {value}"),
+            })
+        };
+        dispatches.push(Dispatch {
+            // The v1 database keeps the CSV's quotes around names.
+            name: name.trim_matches('"').to_owned(),
+            gpu: row
+                .get::<_, Option<i64>>(2)
+                .map_err(|e| at("gpu-id", e))?
+                .unwrap_or(0),
+            queue: row
+                .get::<_, Option<i64>>(3)
+                .map_err(|e| at("queue-id", e))?
+                .unwrap_or(0),
+            pid: row.get(4).map_err(|e| at("pid", e))?,
+            begin: stamp(5, "BeginNs")?,
+            end: stamp(6, "EndNs")?,
+        });
+    }
+    Ok(build(path, dispatches))
+}
+
+fn build(path: &Path, dispatches: Vec<Dispatch>) -> Vec<Loaded> {
+    let mut processes: BTreeMap<Option<i64>, Tables> = BTreeMap::new();
+    for d in &dispatches {
+        let tables = processes
+            .entry(d.pid)
+            .or_insert_with(|| Tables::new(Format::RocprofV1));
+        tables.push_activity(Activity {
+            device: d.gpu,
+            stream: d.queue,
+            start: d.begin,
+            end: d.end,
+            name: &d.name,
+            correlation: None,
+            copy: None,
+            bytes: None,
+        });
+    }
+    if processes.is_empty() {
+        processes.insert(None, Tables::new(Format::RocprofV1));
+    }
+    processes
+        .into_iter()
+        .map(|(pid, tables)| Loaded {
+            pid,
+            rank: None,
+            capture: tables.finish(path),
+        })
+        .collect()
+}
