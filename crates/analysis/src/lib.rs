@@ -67,7 +67,11 @@ pub use budget::{
     Budget, BudgetCheck, BusyKind, StreamBudget, Window, budget_of, device_budget, stream_budgets,
 };
 pub use error::{Error, error_chain};
-pub use gaps::{Gap, GapHost, HostTime, IdleCauses, idle_causes, idle_gaps, launching_threads};
+pub use gaps::{
+    Gap, GapCause, GapCauses, GapEvidence, GapHost, HostTime, IdleCauses, LAUNCH_LATENCY,
+    gap_causes, idle_causes, idle_gaps, is_stream_wait_call, is_synchronising_call,
+    launching_threads,
+};
 pub use input::{
     Loaded, LoadedEach, Program, load_any, load_each, set_threads, single_chrome_file,
 };

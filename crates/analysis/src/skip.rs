@@ -29,7 +29,7 @@ use trace_model::{
 
 use crate::Error;
 use crate::budget::{self, Budget, Window};
-use crate::gaps::{self, GapHost, IdleCauses};
+use crate::gaps::{self, GapCauses, GapHost, IdleCauses};
 use crate::labels::Provenance;
 use crate::launch::{self, LaunchStats};
 use crate::steps::{self, Spread, Steps};
@@ -226,6 +226,9 @@ pub struct Report {
     pub gap_host: Option<GapHost>,
     /// Why the critical stream idled: host wait, queued (dependency) wait, unattributed.
     pub idle_causes: Option<IdleCauses>,
+    /// Why the critical stream idled, gap by gap from each gap's own evidence: the host
+    /// had not launched yet, another stream or event, a synchronising call, unknown.
+    pub gap_causes: Option<GapCauses>,
     /// Launch join over all GPU activities of the capture.
     pub launch_all: LaunchStats,
     /// Launch join over the kernels of the capture.
@@ -486,6 +489,9 @@ fn analyze_steps(
     let idle_causes = critical_gaps
         .as_ref()
         .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
+    let gap_causes = critical_gaps
+        .as_ref()
+        .map(|(i, gaps)| gaps::gap_causes(capture, streams[*i].stream_id, gaps, &[]));
     let top_level = top_level_op_starts(capture);
     let mut per_step: Vec<StepMetrics> = steps
         .steps
@@ -539,7 +545,7 @@ fn analyze_steps(
     };
     let verdict = verdict::decide(
         critical.map(|i| &streams[i].budget),
-        idle_causes.as_ref(),
+        gap_causes.as_ref(),
         gap_host.as_ref().map_or(0.0, |g| g.covered_share()),
         total.as_ref().and_then(|t| t.queue_ratio()),
     );
@@ -606,6 +612,7 @@ fn analyze_steps(
         gpu_behind,
         gap_host,
         idle_causes,
+        gap_causes,
         launch_all,
         launch_kernels,
         per_step,

@@ -168,8 +168,10 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             "busy (G)",
             "collectives",
             "idle",
-            "host wait of idle (H)",
-            "queued wait of idle",
+            "host did not launch yet (H, of idle)",
+            "other stream or event",
+            "host in a sync call",
+            "no evidence (U)",
             "wait / kernel (Q)",
             "median step",
         ],
@@ -194,7 +196,9 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             Cell::figure(pct(v.collective_share)),
             Cell::figure(pct(v.idle_share)),
             share(v.host_wait_share),
-            share(v.queued_wait_share),
+            share(v.stream_wait_share),
+            share(v.sync_wait_share),
+            share(v.unknown_wait_share),
             v.queue_ratio.map_or(Cell::Empty, |q| {
                 Cell::figure(Figure::ratio(q, Label::Measured))
             }),
@@ -202,7 +206,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         ]);
     }
     s.push(Block::Table(t.with_note(
-        "G: busy share of the critical (most compute) stream, collectives left out (their time includes waiting for peers); H: share of its idle time after which the next kernel was launched only once the gap had begun. Rules: GPU-bound if G >= 90 %, or >= 80 % and Q >= 1; host/launch-bound if idle >= 50 % and H >= 50 %; else mixed.",
+        "G: busy share of the critical (most compute) stream, collectives left out (their time includes waiting for peers). Its idle time is split gap by gap on each gap's own evidence: H, before the launch call of the next activity while the launching thread was not in a synchronising call; other stream or event, after the launch with a stream-wait-event call (or graph dependencies) before it; host in a sync call, while the launching thread was blocked in a synchronising call (the host waiting for the GPU); U, no evidence. Rules: GPU-bound if G >= 90 %, or >= 80 % and Q >= 1; host/launch-bound if idle >= 50 % and H >= 50 %; inconclusive if idle >= 50 % and U >= 50 %; else mixed.",
     )));
     if let Some(first) = a.reports.first() {
         let v = &first.verdict;
@@ -218,12 +222,26 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
                 v.bound.label()
             )),
         ];
-        if let Some(h) = v.host_wait_share {
+        if let Some(gc) = first.gap_causes.as_ref().filter(|g| g.total().0 > 0) {
+            // The largest cause of the idle time, with the evidence that decided it.
+            let cause = [
+                analysis::GapCause::HostNotLaunched,
+                analysis::GapCause::StreamOrEvent,
+                analysis::GapCause::SyncCall,
+                analysis::GapCause::Unknown,
+            ]
+            .into_iter()
+            .max_by_key(|&c| (gc.time(c), std::cmp::Reverse(c)))
+            .expect("four causes");
             spans.push(Span::text(", and "));
-            spans.push(Span::Figure(pct(h)));
-            spans.push(Span::text(
-                " of its idle time waits for the host to issue work",
-            ));
+            spans.push(Span::Figure(pct(gc.share(cause))));
+            spans.push(Span::text(format!(
+                " of its idle time is \"{}\"",
+                cause.label()
+            )));
+            if let Some(e) = gc.evidence_of(cause).next() {
+                spans.push(Span::text(format!(" (evidence: {})", e.what)));
+            }
         }
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
@@ -986,11 +1004,21 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
     // A cause's time per step: its share of the window applied to the median step.
     let per_step =
         |x: Nanos| Nanos((x.0 as f64 / span.0.max(1) as f64 * step.median.0 as f64) as i64);
-    if let Some(ic) = &r.idle_causes {
+    if let Some(gc) = &r.gap_causes {
+        let evidence = |c: analysis::GapCause| {
+            gc.evidence_of(c)
+                .take(2)
+                .map(|e| e.what.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
         causes.push((
-            "the GPU waits for the host to issue work (host wait on the critical stream)".into(),
-            ic.host_wait.0 as f64 / span.0.max(1) as f64,
-                        per_step(ic.host_wait),
+            format!(
+                "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
+                evidence(analysis::GapCause::HostNotLaunched)
+            ),
+            gc.host_not_launched.0 as f64 / span.0.max(1) as f64,
+            per_step(gc.host_not_launched),
             if jax {
                 "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state"
             } else {
@@ -998,10 +1026,26 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
             },
         ));
         causes.push((
-            "work was queued but the stream waited on a dependency (queued wait on the critical stream)".into(),
-            ic.queued_wait.0 as f64 / span.0.max(1) as f64,
-            per_step(ic.queued_wait),
-            "overlap communication with compute (bucket sizes, prefetch), remove cross-stream waits and synchronisations, check for a straggler rank",
+            format!(
+                "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
+                evidence(analysis::GapCause::StreamOrEvent)
+            ),
+            gc.stream_or_event.0 as f64 / span.0.max(1) as f64,
+            per_step(gc.stream_or_event),
+            "look at what the awaited stream runs at that time (the swimlanes): overlap it with compute, split it, or remove the cross-stream wait; for collectives, check for a straggler rank",
+        ));
+        causes.push((
+            format!(
+                "the host is blocked in a synchronising call, waiting for the GPU, while the critical stream idles (evidence: {})",
+                evidence(analysis::GapCause::SyncCall)
+            ),
+            gc.sync_call.0 as f64 / span.0.max(1) as f64,
+            per_step(gc.sync_call),
+            if jax {
+                "no host round trips inside the step (block_until_ready, device_get, printing device values); keep values on the device"
+            } else {
+                "remove synchronisations inside the step (.item(), .cpu(), printing tensors, blocking copies): pinned memory with non_blocking copies, keep values on the GPU, move checks after the step"
+            },
         ));
     }
     for d in &r.devices {

@@ -1,0 +1,234 @@
+//! Verdicts and idle-gap causes on small synthetic captures with exact expected answers:
+//! each gap is judged on its own evidence (launch time, stream-wait-event calls,
+//! synchronising calls), and the verdict never calls a dependency wait host-bound.
+
+use std::path::Path;
+
+use analysis::{Bound, GapCause, SkipConfig as Config, SkipReport as Report};
+use trace_model::{Capture, Nanos};
+
+const US: i64 = 1000;
+
+fn load(events: &[String]) -> Capture {
+    let json = format!("{{\"traceEvents\": [{}]}}", events.join(","));
+    chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads")
+}
+
+fn report(capture: &Capture) -> Report {
+    analysis::analyze_capture(capture, "synthetic.json", None, &Config::default())
+}
+
+/// A host event on the main thread (pid 1, tid 1); `corr` joins a launch to its activity.
+fn host(cat: &str, name: &str, ts: f64, dur: f64, corr: Option<u64>) -> String {
+    let args = corr.map_or(String::new(), |c| {
+        format!(r#", "args": {{"correlation": {c}}}"#)
+    });
+    format!(
+        r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 1, "tid": 1, "ts": {ts}, "dur": {dur}{args}}}"#
+    )
+}
+
+fn call(name: &str, ts: f64, dur: f64) -> String {
+    host("cuda_runtime", name, ts, dur, None)
+}
+
+fn launch(corr: u64, ts: f64) -> String {
+    host("cuda_runtime", "cudaLaunchKernel", ts, 2.0, Some(corr))
+}
+
+fn gpu(cat: &str, name: &str, corr: u64, stream: u64, ts: f64, dur: f64) -> String {
+    format!(
+        r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": {stream}, "ts": {ts}, "dur": {dur}, "args": {{"correlation": {corr}, "stream": {stream}, "device": 0}}}}"#
+    )
+}
+
+fn kernel(corr: u64, stream: u64, ts: f64, dur: f64) -> String {
+    gpu("kernel", "volta_sgemm_128x64_nn", corr, stream, ts, dur)
+}
+
+fn allreduce(corr: u64, stream: u64, ts: f64, dur: f64) -> String {
+    gpu(
+        "kernel",
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+        corr,
+        stream,
+        ts,
+        dur,
+    )
+}
+
+fn step(ts: f64, dur: f64) -> String {
+    host("user_annotation", "ProfilerStep#1", ts, dur, None)
+}
+
+/// A kernel queued at +1 µs (its launch call returns at +3 µs) behind a cross-stream wait
+/// (`hipStreamWaitEvent` on a collective's event), while the host blocks in a synchronous
+/// `hipMemcpyWithStream`: 493 of the 496 µs gap wait on the other stream, 3 µs on the host. Judged by the launch
+/// alone, the whole gap was host wait and the capture host/launch-bound.
+#[test]
+fn a_kernel_queued_behind_a_cross_stream_wait_is_not_host_wait() {
+    let c = load(&[
+        step(0.0, 900.0),
+        launch(1, 1.0),
+        kernel(1, 7, 5.0, 100.0),
+        launch(2, 3.0),
+        allreduce(2, 8, 10.0, 590.0),
+        call("hipStreamWaitEvent", 50.0, 2.0),
+        launch(3, 106.0),
+        host("cuda_runtime", "hipMemcpyWithStream", 110.0, 500.0, Some(4)),
+        gpu(
+            "gpu_memcpy",
+            "Memcpy DtoH (Device -> Host)",
+            4,
+            8,
+            600.0,
+            5.0,
+        ),
+        kernel(3, 7, 601.0, 200.0),
+    ]);
+    let r = report(&c);
+    let crit = r.critical_stream().expect("critical stream");
+    assert_eq!(crit.stream, 7);
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(
+        gc.host_not_launched,
+        Nanos(3 * US),
+        "gap 105..601, launch 106..108"
+    );
+    assert_eq!(
+        gc.stream_or_event,
+        Nanos(493 * US),
+        "queued from 108 to 601"
+    );
+    assert_eq!(
+        gc.sync_call,
+        Nanos(0),
+        "the host had launched before it blocked"
+    );
+    assert_eq!(gc.unknown, Nanos(0));
+    let top = &gc.evidence[0];
+    assert_eq!(
+        (top.cause, top.what.as_str(), top.time),
+        (
+            GapCause::StreamOrEvent,
+            "hipStreamWaitEvent",
+            Nanos(493 * US)
+        )
+    );
+    // The HTA-style split (launch start against gap start only) calls it all host wait.
+    let old = r.idle_causes.expect("idle causes");
+    assert_eq!(old.host_wait, Nanos(496 * US));
+    let v = &r.verdict;
+    assert!(
+        (v.idle_share - 496.0 / 796.0).abs() < 1e-12,
+        "{}",
+        v.idle_share
+    );
+    assert_ne!(v.bound, Bound::HostLaunchBound);
+    assert_eq!(v.bound, Bound::Mixed);
+    assert_eq!(v.host_wait_share, Some(3.0 / 496.0));
+    assert_eq!(v.stream_wait_share, Some(493.0 / 496.0));
+}
+
+/// The host cannot launch while it is blocked in a synchronous copy that waits for a
+/// collective on another stream: that part of the gap is a synchronising call (the host
+/// waiting for the GPU), the 4 µs after it (the launch call included) and the 3 µs of
+/// launch latency host time.
+#[test]
+fn a_host_blocked_in_a_synchronous_copy_is_not_host_wait() {
+    let c = load(&[
+        step(0.0, 600.0),
+        launch(1, 1.0),
+        kernel(1, 7, 5.0, 100.0),
+        launch(2, 3.0),
+        allreduce(2, 8, 10.0, 380.0),
+        host("cuda_runtime", "cudaMemcpy", 20.0, 380.0, Some(3)),
+        gpu(
+            "gpu_memcpy",
+            "Memcpy DtoH (Device -> Host)",
+            3,
+            8,
+            390.0,
+            5.0,
+        ),
+        launch(4, 402.0),
+        kernel(4, 7, 407.0, 100.0),
+    ]);
+    let r = report(&c);
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(
+        gc.sync_call,
+        Nanos(295 * US),
+        "gap 105..407, blocked until 400"
+    );
+    assert_eq!(
+        gc.host_not_launched,
+        Nanos(7 * US),
+        "400..404, then 404..407"
+    );
+    assert_eq!(gc.unknown, Nanos(0));
+    assert_eq!(gc.stream_or_event, Nanos(0));
+    assert_eq!(gc.evidence[0].what, "cudaMemcpy");
+    assert_eq!(r.verdict.bound, Bound::Mixed);
+    assert_eq!(r.verdict.sync_wait_share, Some(295.0 / 302.0));
+}
+
+/// A kernel that starts long after its launch with no wait recorded: beyond the launch
+/// latency the trace has no evidence, so the idle time is unknown, not host wait.
+#[test]
+fn a_long_queue_without_a_recorded_wait_is_unknown() {
+    let c = load(&[
+        step(0.0, 600.0),
+        launch(1, 1.0),
+        kernel(1, 7, 5.0, 100.0),
+        launch(2, 106.0),
+        kernel(2, 7, 407.0, 100.0),
+    ]);
+    let r = report(&c);
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(
+        gc.host_not_launched,
+        Nanos((3 + 30) * US),
+        "105..108, then 30 µs latency"
+    );
+    assert_eq!(gc.unknown, Nanos(269 * US), "138..407");
+    assert_eq!(r.verdict.bound, Bound::Inconclusive);
+}
+
+/// The GPU waits for a host that is busy with its own work: host/launch-bound, the gap
+/// all "host did not launch yet".
+#[test]
+fn a_host_busy_between_launches_is_host_wait() {
+    let c = load(&[
+        step(0.0, 600.0),
+        launch(1, 1.0),
+        kernel(1, 7, 5.0, 100.0),
+        host("cpu_op", "aten::nonzero", 10.0, 380.0, None),
+        launch(2, 402.0),
+        kernel(2, 7, 407.0, 100.0),
+    ]);
+    let r = report(&c);
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(
+        gc.host_not_launched,
+        Nanos(302 * US),
+        "105..404, then 3 µs of latency"
+    );
+    assert_eq!(gc.unknown, Nanos(0));
+    assert_eq!(r.verdict.bound, Bound::HostLaunchBound);
+}
+
+/// Without any launch in the trace, idle time has no evidence: the verdict says so
+/// instead of guessing.
+#[test]
+fn idle_without_evidence_is_inconclusive() {
+    let c = load(&[
+        step(0.0, 600.0),
+        gpu("kernel", "volta_sgemm_128x64_nn", 1, 7, 5.0, 100.0),
+        gpu("kernel", "volta_sgemm_128x64_nn", 2, 7, 407.0, 100.0),
+    ]);
+    let r = report(&c);
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(gc.unknown, Nanos(302 * US));
+    assert_eq!(r.verdict.bound, Bound::Inconclusive);
+}
