@@ -547,3 +547,65 @@ pub(crate) fn host_in_gaps(
         provenance: Provenance::Measured,
     }
 }
+
+/// Host events on `threads` ranked by their *self* time inside `ranges` (sorted,
+/// disjoint): the overlap not covered by a child event on the same thread, so an
+/// enclosing Python frame or op does not outrank the work it calls. Step annotations
+/// (`ProfilerStep#N`) are left out, their children counted.
+pub(crate) fn host_self_time_in(
+    capture: &Capture,
+    ranges: &[Gap],
+    threads: &[ThreadId],
+    top: usize,
+) -> Vec<HostTime> {
+    let overlap = |s: Nanos, e: Nanos| -> i64 {
+        let first = ranges.partition_point(|g| g.end <= s);
+        ranges[first..]
+            .iter()
+            .take_while(|g| g.start < e)
+            .map(|g| (g.end.0.min(e.0) - g.start.0.max(s.0)).max(0))
+            .sum()
+    };
+    let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
+    for &t in threads {
+        let events = capture.thread_events(t);
+        let mut selfs: Vec<i64> = vec![0; events.len()];
+        // Indices of the enclosing events, innermost last.
+        let mut stack: Vec<usize> = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            while stack.last().is_some_and(|&p| events[p].end() <= e.start) {
+                stack.pop();
+            }
+            let o = overlap(e.start, e.end());
+            selfs[i] = o;
+            if let Some(&p) = stack.last() {
+                selfs[p] -= o;
+            }
+            stack.push(i);
+        }
+        for (e, own) in events.iter().zip(selfs) {
+            if own > 0 && !capture.name(e.name).starts_with("ProfilerStep#") {
+                let entry = per_name.entry((e.name, e.kind)).or_insert((0, 0));
+                entry.0 += own;
+                entry.1 += 1;
+            }
+        }
+    }
+    let mut ranked: Vec<HostTime> = per_name
+        .into_iter()
+        .map(|((name, kind), (overlapped, events))| HostTime {
+            name: capture.name(name).to_string(),
+            kind,
+            overlapped: Nanos(overlapped),
+            events,
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.overlapped
+            .cmp(&a.overlapped)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    ranked.truncate(top);
+    ranked
+}

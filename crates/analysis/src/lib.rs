@@ -91,8 +91,8 @@ pub use profile_summary::{
     run as profile_summary, truncate_name,
 };
 pub use skip::{
-    Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, InFlight,
-    LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
+    Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly,
+    InFlight, LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
     analyze as analyze_capture, run as skip_stats, run_loaded as skip_stats_loaded,
     run_loaded_without_rows as skip_stats_loaded_without_rows,
     run_without_rows as skip_stats_without_rows,

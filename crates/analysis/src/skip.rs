@@ -207,7 +207,9 @@ pub struct Report {
     pub base_time_ns: Option<i64>,
     /// The steps and the step of each activity.
     pub steps: Steps,
-    /// The analysed window: first start to last end of the GPU activities in steps.
+    /// The analysed window: the steps' wall time when they are host ranges (annotations,
+    /// markers), widened to the first start and last end of their GPU activities;
+    /// otherwise first start to last end of the GPU activities in steps.
     pub window: Option<Window>,
     /// The budget of every stream over `window`, in stream order.
     pub streams: Vec<StreamRow>,
@@ -229,6 +231,8 @@ pub struct Report {
     /// Why the critical stream idled, gap by gap from each gap's own evidence: the host
     /// had not launched yet, another stream or event, a synchronising call, unknown.
     pub gap_causes: Option<GapCauses>,
+    /// Host-only time of the steps: before their first and after their last GPU activity.
+    pub host_only: Option<HostOnly>,
     /// Launch join over all GPU activities of the capture.
     pub launch_all: LaunchStats,
     /// Launch join over the kernels of the capture.
@@ -435,13 +439,26 @@ fn analyze_steps(
             .filter(|(_, s)| s.is_some())
             .map(|(a, _)| a)
     };
-    let window = match (
+    let gpu_window = match (
         in_steps().map(|a| a.start).min(),
         in_steps().map(|a| a.end()).max(),
     ) {
         (Some(start), Some(end)) => Some(Window { start, end }),
         _ => None,
     };
+    // The step is the step: where the steps are the host's own ranges (annotations or
+    // markers), the window runs over their wall time, so the host-only time before the
+    // first and after the last GPU activity counts as idle.
+    let host_ranges = steps::host_ranged(&steps.origin);
+    let window = gpu_window.map(
+        |g| match (host_ranges, steps.steps.first(), steps.steps.last()) {
+            (true, Some(first), Some(last)) => Window {
+                start: g.start.min(first.range.start),
+                end: g.end.max(last.range.end),
+            },
+            _ => g,
+        },
+    );
     let mut streams = Vec::new();
     let mut devices = Vec::new();
     if let Some(w) = window {
@@ -489,9 +506,14 @@ fn analyze_steps(
     let idle_causes = critical_gaps
         .as_ref()
         .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
-    let gap_causes = critical_gaps
-        .as_ref()
-        .map(|(i, gaps)| gaps::gap_causes(capture, streams[*i].stream_id, gaps, &[]));
+    let gap_causes = critical_gaps.as_ref().map(|(i, gaps)| {
+        let tails: Vec<Window> = if host_ranges {
+            steps.steps.iter().map(|s| s.range).collect()
+        } else {
+            Vec::new()
+        };
+        gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails)
+    });
     let top_level = top_level_op_starts(capture);
     let mut per_step: Vec<StepMetrics> = steps
         .steps
@@ -520,6 +542,9 @@ fn analyze_steps(
         let first_op = first_in(&top_level, m.range);
         m.skip = skip_metrics(capture, acts, first_op);
     }
+    let host_only = host_ranges
+        .then(|| host_only_time(capture, &per_step, config.top_host_events))
+        .flatten();
     let all: Vec<&GpuActivity> = by_step.iter().flatten().copied().collect();
     let first_op = per_step.first().and_then(|s| first_in(&top_level, s.range));
     let total = skip_metrics(capture, &all, first_op);
@@ -613,6 +638,7 @@ fn analyze_steps(
         gap_host,
         idle_causes,
         gap_causes,
+        host_only,
         launch_all,
         launch_kernels,
         per_step,
@@ -620,6 +646,68 @@ fn analyze_steps(
         verdict,
         diagnostics,
     }
+}
+
+/// The time of host-ranged steps with no GPU activity of the step running yet (before
+/// the first) or any more (after the last), summed over steps, and the host events that
+/// ran then on the launching threads, ranked by self time (`measured`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostOnly {
+    /// Σ over steps of (first GPU activity start − step start), when positive.
+    pub before_gpu: Nanos,
+    /// Σ over steps of (step end − last GPU activity end), when positive.
+    pub after_gpu: Nanos,
+    /// Σ of the step durations (of steps with GPU activity).
+    pub step_time: Nanos,
+    /// Steps counted.
+    pub steps: usize,
+    /// Host events in those stretches by self time (time not inside a child event),
+    /// most first; step annotations left out.
+    pub top: Vec<gaps::HostTime>,
+}
+
+impl HostOnly {
+    /// `(before + after) / step time`, in [0, 1].
+    pub fn share(&self) -> f64 {
+        crate::percent::ratio((self.before_gpu + self.after_gpu).0, self.step_time.0)
+    }
+}
+
+fn host_only_time(capture: &Capture, per_step: &[StepMetrics], top: usize) -> Option<HostOnly> {
+    let mut ranges = Vec::new();
+    let mut h = HostOnly {
+        before_gpu: Nanos(0),
+        after_gpu: Nanos(0),
+        step_time: Nanos(0),
+        steps: 0,
+        top: Vec::new(),
+    };
+    for s in per_step {
+        let Some(g) = s.gpu_range else { continue };
+        h.steps += 1;
+        h.step_time += s.range.span();
+        if g.start > s.range.start {
+            h.before_gpu += g.start - s.range.start;
+            ranges.push(gaps::Gap {
+                start: s.range.start,
+                end: g.start.min(s.range.end),
+            });
+        }
+        if s.range.end > g.end {
+            h.after_gpu += s.range.end - g.end;
+            ranges.push(gaps::Gap {
+                start: g.end.max(s.range.start),
+                end: s.range.end,
+            });
+        }
+    }
+    if h.steps == 0 {
+        return None;
+    }
+    ranges.retain(|r| !r.is_empty());
+    ranges.sort_by_key(|r| r.start);
+    h.top = gaps::host_self_time_in(capture, &ranges, &gaps::launching_threads(capture), top);
+    Some(h)
 }
 
 /// `[a, b, c, d]` in human units.

@@ -128,6 +128,12 @@ impl Steps {
     }
 }
 
+/// Whether steps of this origin are host ranges (the host's own step annotations or
+/// markers), whose wall time is the step, rather than ranges of GPU activity.
+pub(crate) fn host_ranged(origin: &StepOrigin) -> bool {
+    matches!(origin, StepOrigin::ProfilerStep | StepOrigin::StepMarker)
+}
+
 /// Finds the steps of a capture and places every GPU activity in one (or none).
 pub(crate) fn find_steps(capture: &Capture) -> Steps {
     if let Some(first) = capture.steps().first() {

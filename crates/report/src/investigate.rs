@@ -246,6 +246,34 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
     }
+    if let Some(h) = a.reports.first().and_then(|r| r.host_only.as_ref()) {
+        // Host-only time of the steps: the GPU has nothing of the step yet, or any more.
+        if (h.before_gpu + h.after_gpu).0 > 0 {
+            let top: Vec<String> = h
+                .top
+                .iter()
+                .take(3)
+                .map(|t| format!("`{}` ({})", t.name, t.overlapped.human()))
+                .collect();
+            let mut spans = vec![
+                Span::text("The GPU has no work of the step for "),
+                Span::Figure(pct(h.share())),
+                Span::text(" of the steps' wall time (host-only: "),
+                Span::Figure(Figure::duration(h.before_gpu, Label::Measured)),
+                Span::text(" before the first GPU activity, "),
+                Span::Figure(Figure::duration(h.after_gpu, Label::Measured)),
+                Span::text(format!(" after the last, over {} step(s))", h.steps)),
+            ];
+            if !top.is_empty() {
+                spans.push(Span::text(format!(
+                    "; the host runs {} then (self time)",
+                    top.join(", ")
+                )));
+            }
+            spans.push(Span::text("."));
+            findings.push(Finding::new(spans));
+        }
+    }
     if let Some(lf) = &a.last_finisher {
         findings.push(Finding::new(vec![
             Span::text(format!(

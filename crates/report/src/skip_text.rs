@@ -173,6 +173,31 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
         out,
         "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if idle >= 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); inconclusive if idle >= 50 % and >= 50 % of idle has no evidence (or none has); else mixed. Busy leaves collectives out. Host wait: the part of a gap before the launch call of the activity after it, while the launching thread was not in a synchronising call."
     );
+    if let Some(h) = r
+        .host_only
+        .as_ref()
+        .filter(|h| (h.before_gpu + h.after_gpu).0 > 0)
+    {
+        let top: Vec<String> = h
+            .top
+            .iter()
+            .take(3)
+            .map(|t| format!("{} ({})", t.name, t.overlapped.human()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  Host-only time: the steps have no GPU activity for {} of their wall time ({} before the first, {} after the last, over {} steps); the host runs {} then (self time).",
+            pct(h.share()),
+            h.before_gpu.human(),
+            h.after_gpu.human(),
+            h.steps,
+            if top.is_empty() {
+                "nothing recorded".to_owned()
+            } else {
+                top.join(", ")
+            }
+        );
+    }
     if let Some(b) = &r.gpu_behind {
         let _ = writeln!(
             out,
@@ -489,6 +514,12 @@ fn report_json(r: &Report) -> Value {
             "label": "measured",
         },
         "window": r.window.map(|w| json!({"start_ns": w.start.0, "end_ns": w.end.0, "span_ns": w.span().0})),
+        "host_only": r.host_only.as_ref().map(|h| json!({
+            "before_gpu_ns": h.before_gpu.0, "after_gpu_ns": h.after_gpu.0,
+            "step_time_ns": h.step_time.0, "steps": h.steps, "share": h.share(),
+            "top": h.top.iter().map(|t| json!({"name": t.name, "self_ns": t.overlapped.0, "events": t.events})).collect::<Vec<_>>(),
+            "label": "measured",
+        })),
         "verdict": {
             "bound": v.bound.label(),
             "busy_share": v.busy_share,

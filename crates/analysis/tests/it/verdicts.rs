@@ -68,7 +68,7 @@ fn step(ts: f64, dur: f64) -> String {
 #[test]
 fn a_kernel_queued_behind_a_cross_stream_wait_is_not_host_wait() {
     let c = load(&[
-        step(0.0, 900.0),
+        step(0.0, 801.0),
         launch(1, 1.0),
         kernel(1, 7, 5.0, 100.0),
         launch(2, 3.0),
@@ -92,8 +92,8 @@ fn a_kernel_queued_behind_a_cross_stream_wait_is_not_host_wait() {
     let gc = r.gap_causes.as_ref().expect("gap causes");
     assert_eq!(
         gc.host_not_launched,
-        Nanos(3 * US),
-        "gap 105..601, launch 106..108"
+        Nanos((5 + 3) * US),
+        "0..5, and 105..108 (launch 106..108)"
     );
     assert_eq!(
         gc.stream_or_event,
@@ -117,17 +117,17 @@ fn a_kernel_queued_behind_a_cross_stream_wait_is_not_host_wait() {
     );
     // The HTA-style split (launch start against gap start only) calls it all host wait.
     let old = r.idle_causes.expect("idle causes");
-    assert_eq!(old.host_wait, Nanos(496 * US));
+    assert_eq!(old.host_wait, Nanos(501 * US));
     let v = &r.verdict;
     assert!(
-        (v.idle_share - 496.0 / 796.0).abs() < 1e-12,
+        (v.idle_share - 501.0 / 801.0).abs() < 1e-12,
         "{}",
         v.idle_share
     );
     assert_ne!(v.bound, Bound::HostLaunchBound);
     assert_eq!(v.bound, Bound::Mixed);
-    assert_eq!(v.host_wait_share, Some(3.0 / 496.0));
-    assert_eq!(v.stream_wait_share, Some(493.0 / 496.0));
+    assert_eq!(v.host_wait_share, Some(8.0 / 501.0));
+    assert_eq!(v.stream_wait_share, Some(493.0 / 501.0));
 }
 
 /// The host cannot launch while it is blocked in a synchronous copy that waits for a
@@ -137,7 +137,7 @@ fn a_kernel_queued_behind_a_cross_stream_wait_is_not_host_wait() {
 #[test]
 fn a_host_blocked_in_a_synchronous_copy_is_not_host_wait() {
     let c = load(&[
-        step(0.0, 600.0),
+        step(0.0, 507.0),
         launch(1, 1.0),
         kernel(1, 7, 5.0, 100.0),
         launch(2, 3.0),
@@ -163,14 +163,14 @@ fn a_host_blocked_in_a_synchronous_copy_is_not_host_wait() {
     );
     assert_eq!(
         gc.host_not_launched,
-        Nanos(7 * US),
+        Nanos((5 + 7) * US),
         "400..404, then 404..407"
     );
     assert_eq!(gc.unknown, Nanos(0));
     assert_eq!(gc.stream_or_event, Nanos(0));
     assert_eq!(gc.evidence[0].what, "cudaMemcpy");
     assert_eq!(r.verdict.bound, Bound::Mixed);
-    assert_eq!(r.verdict.sync_wait_share, Some(295.0 / 302.0));
+    assert_eq!(r.verdict.sync_wait_share, Some(295.0 / 307.0));
 }
 
 /// A kernel that starts long after its launch with no wait recorded: beyond the launch
@@ -178,7 +178,7 @@ fn a_host_blocked_in_a_synchronous_copy_is_not_host_wait() {
 #[test]
 fn a_long_queue_without_a_recorded_wait_is_unknown() {
     let c = load(&[
-        step(0.0, 600.0),
+        step(0.0, 507.0),
         launch(1, 1.0),
         kernel(1, 7, 5.0, 100.0),
         launch(2, 106.0),
@@ -188,7 +188,7 @@ fn a_long_queue_without_a_recorded_wait_is_unknown() {
     let gc = r.gap_causes.as_ref().expect("gap causes");
     assert_eq!(
         gc.host_not_launched,
-        Nanos((3 + 30) * US),
+        Nanos((5 + 3 + 30) * US),
         "105..108, then 30 µs latency"
     );
     assert_eq!(gc.unknown, Nanos(269 * US), "138..407");
@@ -200,7 +200,7 @@ fn a_long_queue_without_a_recorded_wait_is_unknown() {
 #[test]
 fn a_host_busy_between_launches_is_host_wait() {
     let c = load(&[
-        step(0.0, 600.0),
+        step(0.0, 507.0),
         launch(1, 1.0),
         kernel(1, 7, 5.0, 100.0),
         host("cpu_op", "aten::nonzero", 10.0, 380.0, None),
@@ -211,7 +211,7 @@ fn a_host_busy_between_launches_is_host_wait() {
     let gc = r.gap_causes.as_ref().expect("gap causes");
     assert_eq!(
         gc.host_not_launched,
-        Nanos(302 * US),
+        Nanos((5 + 302) * US),
         "105..404, then 3 µs of latency"
     );
     assert_eq!(gc.unknown, Nanos(0));
@@ -223,12 +223,73 @@ fn a_host_busy_between_launches_is_host_wait() {
 #[test]
 fn idle_without_evidence_is_inconclusive() {
     let c = load(&[
-        step(0.0, 600.0),
+        step(0.0, 507.0),
         gpu("kernel", "volta_sgemm_128x64_nn", 1, 7, 5.0, 100.0),
         gpu("kernel", "volta_sgemm_128x64_nn", 2, 7, 407.0, 100.0),
     ]);
     let r = report(&c);
     let gc = r.gap_causes.as_ref().expect("gap causes");
-    assert_eq!(gc.unknown, Nanos(302 * US));
+    assert_eq!(gc.unknown, Nanos((5 + 302) * US), "nothing is launched");
     assert_eq!(r.verdict.bound, Bound::Inconclusive);
+}
+
+/// A step whose first 60.5 % is host-only work (a Python function preprocessing the
+/// batch) before one kernel that then runs to the step's end: over the GPU's part alone
+/// the stream is 100 % busy (GPU-bound); over the step it idles 60.5 %, waiting for the
+/// host, and the host-only time names the function.
+#[test]
+fn the_step_is_the_step_not_the_gpus_part_of_it() {
+    let c = load(&[
+        step(0.0, 1000.0),
+        host(
+            "python_function",
+            "data.py(42): decode_images",
+            0.0,
+            600.0,
+            None,
+        ),
+        launch(1, 601.0),
+        kernel(1, 7, 605.0, 395.0),
+    ]);
+    let r = report(&c);
+    let w = r.window.expect("window");
+    assert_eq!((w.start, w.end), (Nanos(0), Nanos(1000 * US)));
+    let v = &r.verdict;
+    assert!((v.idle_share - 0.605).abs() < 1e-12, "{}", v.idle_share);
+    assert_eq!(v.bound, Bound::HostLaunchBound);
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(
+        gc.host_not_launched,
+        Nanos(605 * US),
+        "0..603 and 2 µs latency"
+    );
+    let h = r.host_only.as_ref().expect("host-only time");
+    assert_eq!(h.before_gpu, Nanos(605 * US));
+    assert_eq!(h.after_gpu, Nanos(0));
+    assert_eq!(h.step_time, Nanos(1000 * US));
+    assert_eq!(h.top[0].name, "data.py(42): decode_images");
+    assert_eq!(h.top[0].overlapped, Nanos(600 * US));
+}
+
+/// Host-only time after the step's last kernel (the host still inside the step) is the
+/// GPU waiting for the host, not an unknown.
+#[test]
+fn host_time_after_the_last_kernel_of_the_step_is_host_wait() {
+    let c = load(&[
+        step(0.0, 1000.0),
+        launch(1, 1.0),
+        kernel(1, 7, 5.0, 395.0),
+        host("cpu_op", "aten::item", 400.0, 590.0, None),
+    ]);
+    let r = report(&c);
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(gc.host_not_launched, Nanos(605 * US), "0..5 and 400..1000");
+    assert_eq!(gc.unknown, Nanos(0));
+    let h = r.host_only.as_ref().expect("host-only time");
+    assert_eq!(
+        (h.before_gpu, h.after_gpu),
+        (Nanos(5 * US), Nanos(600 * US))
+    );
+    assert_eq!(h.top[0].name, "aten::item");
+    assert_eq!(r.verdict.bound, Bound::HostLaunchBound);
 }
