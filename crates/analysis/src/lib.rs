@@ -62,6 +62,7 @@ mod profile_summary;
 mod skip;
 mod steps;
 mod verdict;
+mod warmup;
 
 pub use budget::{
     Budget, BudgetCheck, BusyKind, StreamBudget, Window, budget_of, device_budget, stream_budgets,
@@ -99,3 +100,6 @@ pub use skip::{
 };
 pub use steps::{Spread, StepOrigin, StepRange, Steps};
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};
+pub use warmup::{
+    SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent, is_warm_up_event,
+};

@@ -34,6 +34,7 @@ use crate::labels::Provenance;
 use crate::launch::{self, LaunchStats};
 use crate::steps::{self, Spread, Steps};
 use crate::verdict::{self, Verdict};
+use crate::warmup::{self, WarmUp};
 
 /// Options of the analysis.
 #[derive(Debug, Clone)]
@@ -233,6 +234,9 @@ pub struct Report {
     pub gap_causes: Option<GapCauses>,
     /// Host-only time of the steps: before their first and after their last GPU activity.
     pub host_only: Option<HostOnly>,
+    /// Warm-up events and steps; the warm-up steps are left out of the window, budgets,
+    /// idle causes and verdict unless every step is warm-up.
+    pub warm_up: WarmUp,
     /// Launch join over all GPU activities of the capture.
     pub launch_all: LaunchStats,
     /// Launch join over the kernels of the capture.
@@ -431,12 +435,16 @@ fn analyze_steps(
     steps: &Steps,
     in_flight: InFlight,
 ) -> Report {
+    // Warm-up steps are kept out of the steady-state window and verdict, unless every
+    // step is warm-up (then the verdict says so).
+    let warm_up = warmup::find(capture, steps);
+    let steady = |i: usize| warm_up.all || warm_up.steps.binary_search(&i).is_err();
     let in_steps = || {
         capture
             .activities()
             .iter()
             .zip(&steps.activity_step)
-            .filter(|(_, s)| s.is_some())
+            .filter(|(_, s)| s.is_some_and(|s| steady(s as usize)))
             .map(|(a, _)| a)
     };
     let gpu_window = match (
@@ -450,15 +458,18 @@ fn analyze_steps(
     // markers), the window runs over their wall time, so the host-only time before the
     // first and after the last GPU activity counts as idle.
     let host_ranges = steps::host_ranged(&steps.origin);
-    let window = gpu_window.map(
-        |g| match (host_ranges, steps.steps.first(), steps.steps.last()) {
-            (true, Some(first), Some(last)) => Window {
-                start: g.start.min(first.range.start),
-                end: g.end.max(last.range.end),
-            },
-            _ => g,
+    let mut steady_steps = (0..steps.steps.len())
+        .filter(|&i| steady(i))
+        .map(|i| &steps.steps[i]);
+    let first_steady = steady_steps.next();
+    let last_steady = steady_steps.last().or(first_steady);
+    let window = gpu_window.map(|g| match (host_ranges, first_steady, last_steady) {
+        (true, Some(first), Some(last)) => Window {
+            start: g.start.min(first.range.start),
+            end: g.end.max(last.range.end),
         },
-    );
+        _ => g,
+    });
     let mut streams = Vec::new();
     let mut devices = Vec::new();
     if let Some(w) = window {
@@ -508,7 +519,10 @@ fn analyze_steps(
         .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
     let gap_causes = critical_gaps.as_ref().map(|(i, gaps)| {
         let tails: Vec<Window> = if host_ranges {
-            steps.steps.iter().map(|s| s.range).collect()
+            (0..steps.steps.len())
+                .filter(|&i| steady(i))
+                .map(|i| steps.steps[i].range)
+                .collect()
         } else {
             Vec::new()
         };
@@ -543,7 +557,13 @@ fn analyze_steps(
         m.skip = skip_metrics(capture, acts, first_op);
     }
     let host_only = host_ranges
-        .then(|| host_only_time(capture, &per_step, config.top_host_events))
+        .then(|| {
+            let steady_metrics: Vec<StepMetrics> = (0..per_step.len())
+                .filter(|&i| steady(i))
+                .map(|i| per_step[i].clone())
+                .collect();
+            host_only_time(capture, &steady_metrics, config.top_host_events)
+        })
         .flatten();
     let all: Vec<&GpuActivity> = by_step.iter().flatten().copied().collect();
     let first_op = per_step.first().and_then(|s| first_in(&top_level, s.range));
@@ -573,6 +593,7 @@ fn analyze_steps(
         gap_causes.as_ref(),
         gap_host.as_ref().map_or(0.0, |g| g.covered_share()),
         total.as_ref().and_then(|t| t.queue_ratio()),
+        warm_up.all,
     );
     let mut diagnostics = capture.diagnostics().clone();
     for d in steps.diagnostics.iter() {
@@ -639,6 +660,7 @@ fn analyze_steps(
         idle_causes,
         gap_causes,
         host_only,
+        warm_up,
         launch_all,
         launch_kernels,
         per_step,

@@ -246,6 +246,36 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
     }
+    if let Some(w) = a.reports.first().map(|r| &r.warm_up) {
+        if !w.steps.is_empty() || w.event_count > 0 {
+            let evidence: Vec<String> = w
+                .events
+                .iter()
+                .take(3)
+                .map(|e| format!("`{}` {}", e.name, e.dur.human()))
+                .collect();
+            let mut spans = vec![Span::text(format!(
+                "Warm-up: {} of {} step(s), ",
+                w.steps.len(),
+                a.reports[0].steps.steps.len()
+            ))];
+            spans.push(Span::Figure(Figure::duration(w.step_time, Label::Measured)));
+            spans.push(Span::text(format!(
+                ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning{}{})",
+                w.event_count,
+                if evidence.is_empty() { "" } else { "; longest: " },
+                evidence.join(", ")
+            )));
+            spans.push(Span::text(if w.all {
+                "; the whole capture is warm-up, so no steady-state verdict: capture again after warm-up."
+            } else if w.steps.is_empty() {
+                "; they cover less than 10 % of any step, so every step is kept."
+            } else {
+                "; left out of the verdict, budgets and causes."
+            }));
+            findings.push(Finding::new(spans));
+        }
+    }
     if let Some(h) = a.reports.first().and_then(|r| r.host_only.as_ref()) {
         // Host-only time of the steps: the GPU has nothing of the step yet, or any more.
         if (h.before_gpu + h.after_gpu).0 > 0 {
@@ -1024,6 +1054,10 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
         s.para("No analysed window: nothing to rank.");
         return s;
     };
+    if r.verdict.bound == analysis::Bound::WarmUp {
+        s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
+        return s;
+    }
     let span = window.span();
     let jax = matches!(
         r.format,
@@ -1167,6 +1201,11 @@ fn collect_trust(
     trust: &mut Vec<TrustEntry>,
     new_capture: &mut Vec<String>,
 ) {
+    if a.reports.iter().any(|r| r.warm_up.all) {
+        new_capture.push(
+            "A steady-state capture: every step of this one is warm-up (module loading, compilation, autotuning, first calls). Profile after a few steps (torch.profiler schedule(wait=1, warmup=2, active=3); in JAX, after the first call of each jitted function).".to_owned(),
+        );
+    }
     for (r, l) in a.reports.iter().zip(loaded) {
         let who = rank_label(r);
         let c = &l.capture;

@@ -293,3 +293,51 @@ fn host_time_after_the_last_kernel_of_the_step_is_host_wait() {
     assert_eq!(h.top[0].name, "aten::item");
     assert_eq!(r.verdict.bound, Bound::HostLaunchBound);
 }
+
+fn numbered_step(n: u32, ts: f64, dur: f64) -> String {
+    host("user_annotation", &format!("ProfilerStep#{n}"), ts, dur, None)
+}
+
+/// A first step whose launch call takes 200 ms (lazy module loading) before three steady
+/// steps 99 % busy: the first step is warm-up, left out of the window, and the verdict is
+/// decided on the steady steps (GPU-bound), not on a window that is mostly the 200 ms
+/// launch (which read as host/launch-bound).
+#[test]
+fn a_first_launch_of_200_ms_is_warm_up_not_steady_state() {
+    let mut events = vec![
+        numbered_step(1, 0.0, 210_000.0),
+        host("cuda_runtime", "cudaLaunchKernel", 10.0, 200_000.0, Some(1)),
+        kernel(1, 7, 200_015.0, 100.0),
+    ];
+    for k in 0..3u32 {
+        let s = 210_000.0 + f64::from(k) * 1000.0;
+        events.push(numbered_step(k + 2, s, 1000.0));
+        events.push(launch(u64::from(k) + 2, s + 1.0));
+        events.push(kernel(u64::from(k) + 2, 7, s + 5.0, 990.0));
+    }
+    let r = report(&load(&events));
+    assert_eq!(r.warm_up.steps, vec![0]);
+    assert!(!r.warm_up.all);
+    assert_eq!(r.warm_up.event_count, 1);
+    assert_eq!(r.warm_up.events[0].name, "cudaLaunchKernel");
+    assert_eq!(r.warm_up.events[0].dur, Nanos(200_000 * US));
+    let w = r.window.expect("window");
+    assert_eq!((w.start, w.end), (Nanos(210_000 * US), Nanos(213_000 * US)));
+    assert!((r.verdict.busy_share - 0.99).abs() < 1e-12);
+    assert_eq!(r.verdict.bound, Bound::GpuBound);
+}
+
+/// A capture that is all warm-up (each launch 200 ms) gets no steady-state verdict.
+#[test]
+fn a_capture_of_warm_up_only_says_so() {
+    let r = report(&load(&[
+        step(0.0, 420_000.0),
+        host("cuda_runtime", "cudaLaunchKernel", 10.0, 200_000.0, Some(1)),
+        kernel(1, 7, 200_015.0, 100.0),
+        host("cuda_runtime", "cudaLaunchKernel", 200_020.0, 200_000.0, Some(2)),
+        kernel(2, 7, 400_025.0, 100.0),
+    ]));
+    assert!(r.warm_up.all);
+    assert_eq!(r.warm_up.event_count, 2);
+    assert_eq!(r.verdict.bound, Bound::WarmUp);
+}
