@@ -58,6 +58,7 @@ mod inventory;
 mod labels;
 mod launch;
 mod percent;
+mod practices;
 mod profile_summary;
 mod skip;
 mod steps;
@@ -82,6 +83,7 @@ pub use inventory::{
 pub use labels::Provenance;
 pub use launch::LaunchStats;
 pub use percent::percent_of;
+pub use practices::{Practice, Practices, is_eager_attention_kernel, practices, stream_time};
 pub use profile_summary::gpu::{
     BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, MATH_BACKEND, OpRow, Phase,
     TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,

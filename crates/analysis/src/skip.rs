@@ -263,6 +263,28 @@ impl Report {
         )
     }
 
+    /// Steps inside the analysed window: the steady-state steps (all steps when every
+    /// one is warm-up). The divisor of a cause's time per step.
+    pub fn steady_step_count(&self) -> usize {
+        if self.warm_up.all {
+            self.steps.steps.len()
+        } else {
+            self.steps.steps.len() - self.warm_up.steps.len()
+        }
+    }
+
+    /// Median, min and max duration of the steady-state steps.
+    pub fn steady_step_spread(&self) -> Option<Spread> {
+        Spread::of(
+            self.steps
+                .steps
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| self.warm_up.all || self.warm_up.steps.binary_search(i).is_err())
+                .map(|(_, s)| s.duration()),
+        )
+    }
+
     /// The critical stream's row.
     pub fn critical_stream(&self) -> Option<&StreamRow> {
         self.critical.map(|i| &self.streams[i])
@@ -462,7 +484,7 @@ fn analyze_steps(
         .filter(|&i| steady(i))
         .map(|i| &steps.steps[i]);
     let first_steady = steady_steps.next();
-    let last_steady = steady_steps.last().or(first_steady);
+    let last_steady = steady_steps.next_back().or(first_steady);
     let window = gpu_window.map(|g| match (host_ranges, first_steady, last_steady) {
         (true, Some(first), Some(last)) => Window {
             start: g.start.min(first.range.start),

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report, buckets};
+use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
 use trace_model::{Capture, HostKind, Nanos};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
@@ -113,7 +113,7 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
         &mut new_capture,
     );
     let roof = roofline_section(roofline, &mut trust, &mut new_capture);
-    let change = change_section(&analysis, &summaries, &mut doc.findings);
+    let change = change_section(&analysis, &loaded, &mut doc.findings);
     collect_trust(&analysis, &loaded, &mut trust, &mut new_capture);
     doc.sections
         .extend([verdict, reconciliation, budgets, lanes, ops, roof, change]);
@@ -246,8 +246,13 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
     }
-    if let Some(w) = a.reports.first().map(|r| &r.warm_up) {
-        if !w.steps.is_empty() || w.event_count > 0 {
+    if let Some(w) = a
+        .reports
+        .first()
+        .map(|r| &r.warm_up)
+        .filter(|w| !w.steps.is_empty() || w.event_count > 0)
+    {
+        {
             let evidence: Vec<String> = w
                 .events
                 .iter()
@@ -1045,12 +1050,19 @@ fn roofline_section(
     s
 }
 
+/// How a cause's time per step is computed (the label of every such figure).
+const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the analysed window (the steady-state steps' wall time), on the critical stream (or on the device, for exposed communication and copies), divided by the number of steady-state steps in the window; share of window = that time / the window's span";
+
 /// Step 6: causes on the critical stream, ranked by their share of its window.
-fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Finding>) -> Section {
+fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) -> Section {
     let mut s = Section::new("change", "6. What to change, ranked");
-    let mut causes: Vec<(String, f64, Nanos, &'static str)> = Vec::new();
+    let mut causes: Vec<(String, Nanos, String)> = Vec::new();
     let r = &a.reports[0];
-    let (Some(window), Some(step)) = (r.window, r.steps.duration_spread()) else {
+    let Some(capture) = loaded.first().map(|l| &l.capture) else {
+        s.para("No capture: nothing to rank.");
+        return s;
+    };
+    let (Some(window), Some(step)) = (r.window, r.steady_step_spread()) else {
         s.para("No analysed window: nothing to rank.");
         return s;
     };
@@ -1059,13 +1071,68 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
         return s;
     }
     let span = window.span();
+    let steps = r.steady_step_count().max(1) as i64;
+    let per_step = |x: Nanos| Nanos(x.0 / steps);
     let jax = matches!(
         r.format,
         trace_model::Format::XPlane | trace_model::Format::JaxTraceJson
     );
-    // A cause's time per step: its share of the window applied to the median step.
-    let per_step =
-        |x: Nanos| Nanos((x.0 as f64 / span.0.max(1) as f64 * step.median.0 as f64) as i64);
+    let practices = analysis::practices(capture);
+    let share_text = |p: &analysis::Practice| format!("{:.1} %", 100.0 * practices.share(p));
+    // What the capture already does, named, so no advice suggests it.
+    let mut in_use = Vec::new();
+    if let Some(c) = &practices.compiled {
+        in_use.push(format!(
+            "torch.compile/Inductor ({}; {} of GPU time)",
+            c.evidence,
+            share_text(c)
+        ));
+    }
+    if let Some(g) = &practices.graph_replay {
+        in_use.push(format!(
+            "CUDA/HIP graph replay ({}; {} of GPU time)",
+            g.evidence,
+            share_text(g)
+        ));
+    }
+    if let Some(c) = &practices.checkpointing {
+        in_use.push(format!("activation checkpointing ({})", c.evidence));
+    }
+    if let Some(p) = &practices.python_tracer {
+        in_use.push(format!(
+            "the Python tracer ({}; it adds its own time to every host gap)",
+            p.evidence
+        ));
+    }
+    if !in_use.is_empty() {
+        findings.push(Finding::new(vec![Span::text(format!(
+            "Already in use: {}.",
+            in_use.join("; ")
+        ))]));
+    }
+    let host_knobs = if jax {
+        "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state".to_owned()
+    } else {
+        let mut k: Vec<String> = Vec::new();
+        k.push(match &practices.graph_replay {
+            Some(g) => format!(
+                "graphs already replay {} of GPU time ({}): capture the work still launched one by one into them (the ops outside the graphs), or larger graphs",
+                share_text(g),
+                g.evidence
+            ),
+                        None if practices.compiled.is_some() => "CUDA graphs: mode=\"reduce-overhead\" on the torch.compile already in use, or capture the step".to_owned(),
+            None => "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step)".to_owned(),
+        });
+        k.push(match &practices.compiled {
+            Some(_) => "torch.compile is already in use: look for graph breaks (TORCH_LOGS=graph_breaks) that leave eager kernels and host work between compiled regions".to_owned(),
+            None => "fewer and larger kernels (fusion, torch.compile)".to_owned(),
+        });
+        k.push("moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies".to_owned());
+        if practices.python_tracer.is_some() {
+            k.push("first confirm with a capture without with_stack: the Python tracer inflates host time".to_owned());
+        }
+        k.join("; ")
+    };
     if let Some(gc) = &r.gap_causes {
         let evidence = |c: analysis::GapCause| {
             gc.evidence_of(c)
@@ -1079,34 +1146,27 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
                 "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
                 evidence(analysis::GapCause::HostNotLaunched)
             ),
-            gc.host_not_launched.0 as f64 / span.0.max(1) as f64,
-            per_step(gc.host_not_launched),
-            if jax {
-                "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state"
-            } else {
-                "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step), fewer and larger kernels (fusion, torch.compile), moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies"
-            },
+            gc.host_not_launched,
+            host_knobs,
         ));
         causes.push((
             format!(
                 "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
                 evidence(analysis::GapCause::StreamOrEvent)
             ),
-            gc.stream_or_event.0 as f64 / span.0.max(1) as f64,
-            per_step(gc.stream_or_event),
-            "look at what the awaited stream runs at that time (the swimlanes): overlap it with compute, split it, or remove the cross-stream wait; for collectives, check for a straggler rank",
+            gc.stream_or_event,
+            "look at what the awaited stream runs at that time (the swimlanes): overlap it with compute, split it, or remove the cross-stream wait; for collectives, check for a straggler rank".to_owned(),
         ));
         causes.push((
             format!(
                 "the host is blocked in a synchronising call, waiting for the GPU, while the critical stream idles (evidence: {})",
                 evidence(analysis::GapCause::SyncCall)
             ),
-            gc.sync_call.0 as f64 / span.0.max(1) as f64,
-            per_step(gc.sync_call),
+            gc.sync_call,
             if jax {
-                "no host round trips inside the step (block_until_ready, device_get, printing device values); keep values on the device"
+                "no host round trips inside the step (block_until_ready, device_get, printing device values); keep values on the device".to_owned()
             } else {
-                "remove synchronisations inside the step (.item(), .cpu(), printing tensors, blocking copies): pinned memory with non_blocking copies, keep values on the GPU, move checks after the step"
+                "remove synchronisations inside the step (.item(), .cpu(), printing tensors, blocking copies): pinned memory with non_blocking copies, keep values on the GPU, move checks after the step".to_owned()
             },
         ));
     }
@@ -1114,36 +1174,48 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
         let b = &d.budget;
         causes.push((
             format!("communication no compute overlaps on GPU {} (exposed collective time)", d.device),
-            b.share(b.collective),
-            per_step(b.collective),
-            "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first",
+            b.collective,
+            "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first".to_owned(),
         ));
         causes.push((
             format!("copies no compute overlaps on GPU {} (exposed memcpy time)", d.device),
-            b.share(b.memcpy),
-            per_step(b.memcpy),
-            "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU",
+            b.memcpy,
+            "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU".to_owned(),
         ));
     }
-    if let Some(sm) = summaries.first() {
-        let elem = sm.buckets.iter().find(|b| b.bucket == buckets::ELEMENTWISE);
-        if let Some(e) = elem {
-            let busy = r.critical_stream().map_or(span, |c| c.budget.busy());
-            let share_of_busy = e.percent / 100.0;
-            causes.push((
-                "elementwise kernels (memory-bound; their share of GPU time applied to the critical stream's busy time)".into(),
-                share_of_busy * busy.0 as f64 / span.0.max(1) as f64,
-                per_step(Nanos((share_of_busy * busy.0 as f64) as i64)),
-                if jax {
-                "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions"
+    if let Some(crit) = r.critical_stream() {
+        let elementwise = analysis::stream_time(capture, crit.stream_id, window, |a| {
+            a.class == trace_model::KernelClass::Elementwise
+        });
+        causes.push((
+            "elementwise/norm/activation kernels on the critical stream (memory-bound)".into(),
+            elementwise,
+            if jax {
+                "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions".to_owned()
+            } else if practices.compiled.is_some() {
+                "already compiled: the remaining ones are outside compiled regions (graph breaks) or Inductor's own; fused norm/activation/residual kernels, fewer dtype casts".to_owned()
             } else {
-                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts"
+                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts".to_owned()
             },
+        ));
+        if let Some(e) = &practices.eager_attention {
+            let attention = analysis::stream_time(capture, crit.stream_id, window, |a| {
+                analysis::is_eager_attention_kernel(capture, a)
+            });
+            causes.push((
+                format!(
+                    "eager attention on the critical stream ({}; {} of all GPU time)",
+                    e.evidence,
+                    share_text(e)
+                ),
+                attention,
+                "torch.nn.functional.scaled_dot_product_attention (FlashAttention or memory-efficient backend), or another fused attention kernel: it replaces the softmax and both batched matmuls; the estimate assumes the fused kernel's own time is small beside them".to_owned(),
             ));
         }
     }
-    causes.retain(|c| c.1 > 0.0);
-    causes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    causes.retain(|c| c.1.0 > 0);
+    causes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let share = |t: Nanos| t.0 as f64 / span.0.max(1) as f64;
     let mut t = Table::new(
         "what_to_change",
         &[
@@ -1155,42 +1227,44 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
             "knobs to try (hypotheses)",
         ],
     );
-    for (i, (what, share, time, knobs)) in causes.iter().enumerate() {
-        let after = Nanos((step.median.0 - time.0).max(0));
+    for (i, (what, time, knobs)) in causes.iter().enumerate() {
+        let each = per_step(*time);
+        let after = Nanos((step.median.0 - each.0).max(0));
         t.push(vec![
             Cell::text((i + 1).to_string()),
             Cell::text(what.clone()),
-            Cell::figure(Figure::percent(100.0 * share, Label::Measured)),
-            Cell::figure(Figure::duration(
-                *time,
-                Label::inferred("the cause's share of the window applied to the median step"),
-            )),
+            Cell::figure(Figure::percent(100.0 * share(*time), Label::Measured)),
+            Cell::figure(Figure::duration(each, Label::inferred(PER_STEP_FORMULA))),
             Cell::figure(Figure::duration(
                 after,
                 Label::inferred(format!(
-                    "median step minus the cause's time per step; {WINDOW_ASSUMPTION}"
+                    "median steady-state step minus the cause's time per step; {WINDOW_ASSUMPTION}"
                 )),
             )),
-            Cell::text(*knobs),
+            Cell::text(knobs.clone()),
         ]);
     }
-    if let Some((what, share, time, _)) = causes.first() {
+    if let Some((what, time, _)) = causes.first() {
         findings.push(Finding::new(vec![
             Span::text(format!("First thing to change: {what}, ")),
-            Span::Figure(Figure::percent(100.0 * share, Label::Measured)),
-            Span::text(" of the window; without it the median step would take about "),
+            Span::Figure(Figure::percent(100.0 * share(*time), Label::Measured)),
+            Span::text(format!(
+                " of the window ({} over {} steady-state step(s)); without it the median step would take about ",
+                time.human(),
+                steps
+            )),
             Span::Figure(Figure::duration(
-                Nanos((step.median.0 - time.0).max(0)),
-                Label::inferred(WINDOW_ASSUMPTION),
+                Nanos((step.median.0 - per_step(*time).0).max(0)),
+                Label::inferred(format!("{PER_STEP_FORMULA}; {WINDOW_ASSUMPTION}")),
             )),
             Span::text(" instead of "),
             Span::Figure(Figure::duration(step.median, Label::Measured)),
             Span::text("."),
         ]));
     }
-    s.push(Block::Table(t.with_note(
-        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred; the knobs are hypotheses to test with a new capture.",
-    )));
+    s.push(Block::Table(t.with_note(format!(
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred ({PER_STEP_FORMULA}); the knobs are hypotheses to test with a new capture."
+    ))));
     s
 }
 
@@ -1281,5 +1355,249 @@ impl Cell {
     /// A text cell carrying a judgement: the text and its label (e.g. the verdict).
     pub fn figure_text(text: &str, label: Label) -> Cell {
         Cell::Text(format!("{text} ({})", label.word()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loads a Kineto trace from events and returns the findings and the ranked causes of
+    /// step 6 as (cause, time per step, step time without it, knobs).
+    /// A ranked cause: (cause, time per step, step time without it, knobs).
+    type Row = (String, i64, i64, String);
+
+    fn check(events: &[String]) -> (Vec<String>, Vec<Row>) {
+        let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let path = Path::new("synthetic.json");
+        let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
+        let loaded = vec![Loaded {
+            path: path.to_path_buf(),
+            rank: None,
+            capture,
+            programs: Vec::new(),
+        }];
+        let a = analysis::skip_stats_loaded_without_rows(
+            path,
+            &loaded,
+            &analysis::SkipConfig::default(),
+        )
+        .expect("analyses");
+        let mut findings = Vec::new();
+        let section = change_section(&a, &loaded, &mut findings);
+        let text = |spans: &[Span]| {
+            spans
+                .iter()
+                .map(|s| match s {
+                    Span::Text(t) | Span::Code(t) => t.clone(),
+                    Span::Figure(_) => "#".to_owned(),
+                })
+                .collect::<String>()
+        };
+        let findings = findings.iter().map(|f| text(&f.spans)).collect();
+        let duration = |c: &Cell| match c {
+            Cell::Figure(Figure {
+                value: Value::Duration(d),
+                ..
+            }) => *d,
+            other => panic!("not a duration: {other:?}"),
+        };
+        let plain = |c: &Cell| match c {
+            Cell::Text(t) => t.clone(),
+            other => panic!("not text: {other:?}"),
+        };
+        let rows = section
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.name == "what_to_change" => Some(t),
+                _ => None,
+            })
+            .expect("the ranking table")
+            .rows
+            .iter()
+            .map(|r| (plain(&r[1]), duration(&r[3]), duration(&r[4]), plain(&r[5])))
+            .collect();
+        (findings, rows)
+    }
+
+    fn ev(cat: &str, name: &str, tid: u64, ts: u64, dur: u64, args: &str) -> String {
+        let pid = if tid >= 7 { 0 } else { 1 };
+        format!(
+            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
+        )
+    }
+
+    fn launched(
+        op: &str,
+        api: &str,
+        corr: u64,
+        ts: u64,
+        kernels: &[(&str, u64, u64)],
+        extra: &str,
+    ) -> Vec<String> {
+        let mut v = vec![
+            ev("cpu_op", op, 1, ts, 5, ""),
+            ev(
+                "cuda_runtime",
+                api,
+                1,
+                ts + 1,
+                2,
+                &format!(r#""correlation": {corr}"#),
+            ),
+        ];
+        for (name, start, dur) in kernels {
+            v.push(ev(
+                "kernel",
+                name,
+                7,
+                *start,
+                *dur,
+                &format!(r#""correlation": {corr}, "stream": 7, "device": 0{extra}"#),
+            ));
+        }
+        v
+    }
+
+    fn step(n: u64, ts: u64, dur: u64) -> String {
+        ev(
+            "user_annotation",
+            &format!("ProfilerStep#{n}"),
+            1,
+            ts,
+            dur,
+            "",
+        )
+    }
+
+    const US: i64 = 1000;
+
+    /// Two 1 ms steps of a compiled model, each one Triton kernel of 100 µs launched at
+    /// +501 µs: host wait 505 + 900 + 395 µs over the 2 ms window (launch latency
+    /// included), so 900 µs per step and 100 µs without it; the elementwise Triton kernels
+    /// 200 µs, 100 µs per step. No advice suggests torch.compile.
+    #[test]
+    fn a_compiled_capture_gets_no_compile_advice_and_exact_estimates() {
+        let mut events = vec![step(1, 0, 1000), step(2, 1000, 1000)];
+        for (k, s) in [0u64, 1000].into_iter().enumerate() {
+            events.extend(launched(
+                "CompiledFunction",
+                "cudaLaunchKernel",
+                k as u64 + 1,
+                s + 500,
+                &[("triton_poi_fused_add_mul_0", s + 505, 100)],
+                "",
+            ));
+        }
+        let (findings, rows) = check(&events);
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.contains("Already in use: torch.compile/Inductor")),
+            "{findings:?}"
+        );
+        let (cause, per_step, after, knobs) = &rows[0];
+        assert!(cause.starts_with("the GPU waits for the host"), "{cause}");
+        assert_eq!((*per_step, *after), (900 * US, 100 * US));
+        assert!(knobs.contains("torch.compile is already in use"), "{knobs}");
+        assert!(!knobs.contains("fewer and larger kernels (fusion, torch.compile)"));
+        let elementwise = rows
+            .iter()
+            .find(|r| r.0.starts_with("elementwise"))
+            .expect("elementwise row");
+        assert_eq!((elementwise.1, elementwise.2), (100 * US, 900 * US));
+        assert!(
+            elementwise.3.starts_with("already compiled"),
+            "{}",
+            elementwise.3
+        );
+    }
+
+    /// A step replayed by a CUDA graph: the advice names the graphs in use instead of
+    /// suggesting them.
+    #[test]
+    fn a_graph_replayed_capture_gets_no_graph_advice() {
+        let mut events = vec![step(1, 0, 1000)];
+        events.extend(launched(
+            "aten::graph_replay",
+            "cudaGraphLaunch",
+            1,
+            500,
+            &[
+                ("void gemv_kernel<float>()", 505, 50),
+                ("void rmsnorm_kernel<float>()", 560, 50),
+            ],
+            r#", "graph id": 3"#,
+        ));
+        let (findings, rows) = check(&events);
+        assert!(
+            findings.iter().any(|f| f.contains(
+                "CUDA/HIP graph replay (1 graph launch call(s), 2 GPU activities run by graphs"
+            )),
+            "{findings:?}"
+        );
+        let host = rows
+            .iter()
+            .find(|r| r.0.starts_with("the GPU waits for the host"))
+            .expect("host row");
+        assert!(
+            host.3
+                .starts_with("graphs already replay 100.0 % of GPU time"),
+            "{}",
+            host.3
+        );
+        assert!(!host.3.contains("CUDA graphs (torch.compile"), "{}", host.3);
+    }
+
+    /// Attention done eagerly (bmm, softmax, bmm; no fused attention kernel): a cause of
+    /// its own, 250 µs per step on the critical stream, with SDPA advice.
+    #[test]
+    fn eager_attention_gets_sdpa_advice_with_its_share() {
+        let mut events = vec![step(1, 0, 1000)];
+        events.extend(launched(
+            "aten::bmm",
+            "cudaLaunchKernel",
+            1,
+            10,
+            &[("ampere_sgemm_128x64_nn", 15, 100)],
+            "",
+        ));
+        events.extend(launched(
+            "aten::softmax",
+            "cudaLaunchKernel",
+            2,
+            20,
+            &[("void at::native::softmax_warp_forward<float>()", 115, 50)],
+            "",
+        ));
+        events.extend(launched(
+            "aten::bmm",
+            "cudaLaunchKernel",
+            3,
+            30,
+            &[("ampere_sgemm_128x64_nn", 165, 100)],
+            "",
+        ));
+        events.extend(launched(
+            "aten::linear",
+            "cudaLaunchKernel",
+            4,
+            40,
+            &[("ampere_sgemm_128x64_tn", 265, 500)],
+            "",
+        ));
+        let (_, rows) = check(&events);
+        let attention = rows
+            .iter()
+            .find(|r| r.0.starts_with("eager attention"))
+            .expect("eager attention row");
+        assert!(
+            attention.0.contains("33.3 % of all GPU time"),
+            "{}",
+            attention.0
+        );
+        assert_eq!((attention.1, attention.2), (250 * US, 750 * US));
+        assert!(attention.3.contains("scaled_dot_product_attention"));
     }
 }

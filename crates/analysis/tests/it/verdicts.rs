@@ -295,7 +295,13 @@ fn host_time_after_the_last_kernel_of_the_step_is_host_wait() {
 }
 
 fn numbered_step(n: u32, ts: f64, dur: f64) -> String {
-    host("user_annotation", &format!("ProfilerStep#{n}"), ts, dur, None)
+    host(
+        "user_annotation",
+        &format!("ProfilerStep#{n}"),
+        ts,
+        dur,
+        None,
+    )
 }
 
 /// A first step whose launch call takes 200 ms (lazy module loading) before three steady
@@ -334,7 +340,13 @@ fn a_capture_of_warm_up_only_says_so() {
         step(0.0, 420_000.0),
         host("cuda_runtime", "cudaLaunchKernel", 10.0, 200_000.0, Some(1)),
         kernel(1, 7, 200_015.0, 100.0),
-        host("cuda_runtime", "cudaLaunchKernel", 200_020.0, 200_000.0, Some(2)),
+        host(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            200_020.0,
+            200_000.0,
+            Some(2),
+        ),
         kernel(2, 7, 400_025.0, 100.0),
     ]));
     assert!(r.warm_up.all);
