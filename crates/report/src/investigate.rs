@@ -1185,8 +1185,23 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
     }
     if let Some(crit) = r.critical_stream() {
         let elementwise = analysis::stream_time(capture, crit.stream_id, window, |a| {
-            a.class == trace_model::KernelClass::Elementwise
+            matches!(
+                a.class,
+                trace_model::KernelClass::Elementwise | trace_model::KernelClass::Norm
+            )
         });
+        let layout = analysis::stream_time(capture, crit.stream_id, window, |a| {
+            a.class == trace_model::KernelClass::Layout
+        });
+        causes.push((
+            "layout transposes on the critical stream (NCHW/NHWC conversions, batched transposes, transpose fusions, im2col: data movement for a convolution or GEMM)".into(),
+            layout,
+            if jax {
+                "choose layouts the convolution kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated), so XLA inserts no transposes around them".to_owned()
+            } else {
+                "channels-last memory format (model.to(memory_format=torch.channels_last) and the inputs), so cuDNN/MIOpen convolutions skip their NCHW/NHWC conversions".to_owned()
+            },
+        ));
         causes.push((
             "elementwise/norm/activation kernels on the critical stream (memory-bound)".into(),
             elementwise,
