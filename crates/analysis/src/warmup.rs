@@ -28,13 +28,21 @@ pub struct WarmUpEvent {
     pub dur: Nanos,
 }
 
+impl WarmUpEvent {
+    /// `start + dur`.
+    pub fn end(&self) -> Nanos {
+        self.start + self.dur
+    }
+}
+
 /// What the warm-up detection found (all `measured`; the thresholds are this module's
 /// constants).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WarmUp {
     /// Host events that are warm-up work: launch calls of [`SLOW_LAUNCH`] or more, module
-    /// loading (`cuModuleLoad*`, `hipModuleLoad*`, `cuLibraryLoad*`) and autotuning (a
-    /// name containing `autotun`), longest first (at most 10).
+    /// loading (`cuModuleLoad*`, `hipModuleLoad*`, `cuLibraryLoad*`), graph instantiation,
+    /// autotuning (a name containing `autotun`), and CUDA/HIP graph captures (begin to
+    /// end capture); longest first (at most 10).
     pub events: Vec<WarmUpEvent>,
     /// Number of such events, and the union of their time.
     pub event_count: usize,
@@ -53,6 +61,7 @@ pub struct WarmUp {
 /// Whether a host event is warm-up work by its name and duration.
 pub fn is_warm_up_event(name: &str, kind: HostKind, dur: Nanos) -> bool {
     (kind == HostKind::Launch && dur >= SLOW_LAUNCH)
+        || name.contains("GraphInstantiate")
         || name.contains("ModuleLoad")
         || name.contains("LibraryLoad")
         || name.to_ascii_lowercase().contains("autotun")
@@ -61,11 +70,17 @@ pub fn is_warm_up_event(name: &str, kind: HostKind, dur: Nanos) -> bool {
 /// Finds the warm-up events and steps of a capture.
 pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
     let mut w = WarmUp::default();
-    let mut events: Vec<&trace_model::HostEvent> = capture
+    let mut events: Vec<WarmUpEvent> = capture
         .host_events()
         .iter()
         .filter(|e| is_warm_up_event(capture.name(e.name), e.kind, e.dur))
+        .map(|e| WarmUpEvent {
+            name: capture.name(e.name).to_owned(),
+            start: e.start,
+            dur: e.dur,
+        })
         .collect();
+    events.extend(graph_captures(capture));
     w.event_count = events.len();
     w.event_time = Nanos(interval::union_len(
         events.iter().map(|e| (e.start.0, e.end().0)).collect(),
@@ -99,14 +114,33 @@ pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
     w.step_time = w.steps.iter().map(|&i| steps.steps[i].duration()).sum();
     w.all = n > 0 && w.steps.len() == n;
     events.sort_by(|a, b| b.dur.cmp(&a.dur).then(a.start.cmp(&b.start)));
-    w.events = events
-        .iter()
-        .take(10)
-        .map(|e| WarmUpEvent {
-            name: capture.name(e.name).to_owned(),
-            start: e.start,
-            dur: e.dur,
-        })
-        .collect();
+    events.truncate(10);
+    w.events = events;
     w
+}
+
+/// CUDA/HIP graph captures: from a `*StreamBeginCapture` call to the next
+/// `*StreamEndCapture` on the same thread. Work issued in between is recorded into a
+/// graph, not run: one-time set-up, not steady state.
+fn graph_captures(capture: &Capture) -> Vec<WarmUpEvent> {
+    let mut out = Vec::new();
+    for t in capture.threads() {
+        let mut begin: Option<Nanos> = None;
+        for e in capture.thread_events(t.id) {
+            let name = capture.name(e.name);
+            if name.contains("StreamBeginCapture") {
+                begin = Some(e.start);
+            } else if name.contains("StreamEndCapture")
+                && let Some(b) = begin.take()
+            {
+                out.push(WarmUpEvent {
+                    name: "CUDA/HIP graph capture (StreamBeginCapture … StreamEndCapture)"
+                        .to_owned(),
+                    start: b,
+                    dur: e.end() - b,
+                });
+            }
+        }
+    }
+    out
 }

@@ -246,6 +246,27 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
     }
+    if let Some(r) = a.reports.first() {
+        // Which evidence found the iterations, and what each forward is when it says so.
+        let mut kinds: Vec<&str> = r
+            .steps
+            .forward_kinds
+            .iter()
+            .map(String::as_str)
+            .filter(|k| !k.is_empty())
+            .collect();
+        kinds.dedup();
+        let mut text = format!(
+            "Iterations: {} step(s), found from {}",
+            r.steps.steps.len(),
+            r.steps.origin.describe()
+        );
+        if !kinds.is_empty() {
+            text.push_str(&format!("; forwards: {}", kinds.join(", ")));
+        }
+        text.push('.');
+        findings.push(Finding::new(vec![Span::text(text)]));
+    }
     if let Some(w) = a
         .reports
         .first()

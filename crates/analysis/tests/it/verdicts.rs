@@ -353,3 +353,54 @@ fn a_capture_of_warm_up_only_says_so() {
     assert_eq!(r.warm_up.event_count, 2);
     assert_eq!(r.verdict.bound, Bound::WarmUp);
 }
+
+/// Iterations on the shared inference captures, with the evidence used: the vLLM graph
+/// executions have no ProfilerStep and are found from vLLM's own markers (one forward
+/// each, as their one `execute_…` annotation in the MANIFEST's category counts says), the
+/// Qwen capture from its ProfilerStep (as many as the MANIFEST counts).
+#[test]
+fn iterations_of_the_shared_inference_captures() {
+    let Some(set) = test_support::real_traces("iterations_of_the_shared_inference_captures") else {
+        return;
+    };
+    let mut seen = 0;
+    for t in &set.kineto {
+        let vllm = t.rel.starts_with("tracelens-vllm-rocm-graph/");
+        let qwen = t.rel.starts_with("tracelens-h100-qwen/");
+        if !vllm && !qwen {
+            continue;
+        }
+        let loaded = analysis::load_any(&t.path).expect("loads");
+        let r = analysis::analyze_capture(&loaded[0].capture, &t.rel, None, &Config::default());
+        let origin = r.steps.origin.describe();
+        eprintln!(
+            "{}: {} step(s) from {origin}; kinds {:?}",
+            t.rel,
+            r.steps.steps.len(),
+            r.steps.forward_kinds
+        );
+        assert!(!r.steps.steps.is_empty(), "{}: no iteration", t.rel);
+        if qwen {
+            assert_eq!(origin, "ProfilerStep#N annotations", "{}", t.rel);
+            assert_eq!(r.steps.steps.len() as u64, t.profiler_steps, "{}", t.rel);
+        } else if t.rel.ends_with("graph_execution.json.gz") {
+            assert!(origin.contains("vLLM execute"), "{}: {origin}", t.rel);
+            let annotations = t.by_cat.get("user_annotation").copied().unwrap_or(0);
+            assert_eq!(r.steps.steps.len() as u64, annotations, "{}", t.rel);
+            let expected = if t.rel.contains("decode_full") {
+                "decode 32"
+            } else {
+                "prefill 9 + decode 37"
+            };
+            assert_eq!(r.steps.forward_kinds, [expected], "{}", t.rel);
+                } else {
+            // The graph-capture runs: one capture each, all of it warm-up.
+            assert!(origin.contains("vLLM CUDA-graph capture"), "{}: {origin}", t.rel);
+            assert_eq!(r.steps.forward_kinds, ["graph capture"], "{}", t.rel);
+            assert!(r.warm_up.all, "{}: {:?}", t.rel, r.warm_up);
+            assert_eq!(r.verdict.bound, Bound::WarmUp, "{}", t.rel);
+        }
+        seen += 1;
+    }
+    assert!(seen >= 5, "{seen} inference captures");
+}
