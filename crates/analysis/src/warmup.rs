@@ -7,15 +7,17 @@ use trace_model::{Capture, HostKind, Nanos};
 use crate::interval;
 use crate::steps::Steps;
 
-/// A launch call at least this long is warm-up work (lazy module loading, JIT
-/// compilation, autotuning inside the first launch), never a steady-state launch.
+/// A kernel launch call at least this long is warm-up work (lazy module loading, JIT
+/// compilation, autotuning inside the first launch), never a steady-state launch. Copy
+/// calls are left out: a long one is a blocking copy, which can recur every step.
 pub const SLOW_LAUNCH: Nanos = Nanos(100_000_000);
 
 /// A leading step at least this many times the median of the later steps is warm-up.
 pub const SLOW_FIRST_RATIO: f64 = 10.0;
 
-/// A step whose warm-up events cover at least this share of its duration is warm-up.
-pub const WARM_UP_SHARE: f64 = 0.10;
+/// A step whose warm-up events cover at least this share of its duration is warm-up: most
+/// of it is one-time work, so its figures say nothing of the steady state.
+pub const WARM_UP_SHARE: f64 = 0.50;
 
 /// One warm-up host event, as evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +41,7 @@ impl WarmUpEvent {
 /// constants).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WarmUp {
-    /// Host events that are warm-up work: launch calls of [`SLOW_LAUNCH`] or more, module
+    /// Host events that are warm-up work: kernel launch calls of [`SLOW_LAUNCH`] or more, module
     /// loading (`cuModuleLoad*`, `hipModuleLoad*`, `cuLibraryLoad*`), graph instantiation,
     /// autotuning (a name containing `autotun`), and CUDA/HIP graph captures (begin to
     /// end capture); longest first (at most 10).
@@ -60,7 +62,10 @@ pub struct WarmUp {
 
 /// Whether a host event is warm-up work by its name and duration.
 pub fn is_warm_up_event(name: &str, kind: HostKind, dur: Nanos) -> bool {
-    (kind == HostKind::Launch && dur >= SLOW_LAUNCH)
+    (kind == HostKind::Launch
+        && dur >= SLOW_LAUNCH
+        && name.contains("Launch")
+        && !name.contains("GraphLaunch"))
         || name.contains("GraphInstantiate")
         || name.contains("ModuleLoad")
         || name.contains("LibraryLoad")

@@ -1072,7 +1072,7 @@ fn roofline_section(
 }
 
 /// How a cause's time per step is computed (the label of every such figure).
-const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the analysed window (the steady-state steps' wall time), on the critical stream (or on the device, for exposed communication and copies), divided by the number of steady-state steps in the window; share of window = that time / the window's span";
+const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the analysed window (the steady-state steps' wall time), on the critical stream (or on the device, for exposed communication and copies), divided by the number of steady-state steps in the window; the step it is taken from is the window's mean step (its span / those steps); share of window = the cause's time / the window's span";
 
 /// Step 6: causes on the critical stream, ranked by their share of its window.
 fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) -> Section {
@@ -1083,7 +1083,7 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
         s.para("No capture: nothing to rank.");
         return s;
     };
-    let (Some(window), Some(step)) = (r.window, r.steady_step_spread()) else {
+    let (Some(window), Some(_)) = (r.window, r.steady_step_spread()) else {
         s.para("No analysed window: nothing to rank.");
         return s;
     };
@@ -1094,6 +1094,10 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
     let span = window.span();
     let steps = r.steady_step_count().max(1) as i64;
     let per_step = |x: Nanos| Nanos(x.0 / steps);
+    // The step the estimates subtract from: the window's own mean step, so a cause's time
+    // per step and the step come from the same window (a median of step annotations can
+    // leave out time between steps that the window holds).
+    let mean_step = per_step(span);
     let jax = matches!(
         r.format,
         trace_model::Format::XPlane | trace_model::Format::JaxTraceJson
@@ -1265,7 +1269,7 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
     );
     for (i, (what, time, knobs)) in causes.iter().enumerate() {
         let each = per_step(*time);
-        let after = Nanos((step.median.0 - each.0).max(0));
+        let after = Nanos((mean_step.0 - each.0).max(0));
         t.push(vec![
             Cell::text((i + 1).to_string()),
             Cell::text(what.clone()),
@@ -1274,7 +1278,7 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
             Cell::figure(Figure::duration(
                 after,
                 Label::inferred(format!(
-                    "median steady-state step minus the cause's time per step; {WINDOW_ASSUMPTION}"
+                                        "the window's mean steady-state step minus the cause's time per step; {WINDOW_ASSUMPTION}"
                 )),
             )),
             Cell::text(knobs.clone()),
@@ -1285,16 +1289,16 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
             Span::text(format!("First thing to change: {what}, ")),
             Span::Figure(Figure::percent(100.0 * share(*time), Label::Measured)),
             Span::text(format!(
-                " of the window ({} over {} steady-state step(s)); without it the median step would take about ",
+                                " of the window ({} over {} steady-state step(s)); without it the mean step of the window would take about ",
                 time.human(),
                 steps
             )),
             Span::Figure(Figure::duration(
-                Nanos((step.median.0 - per_step(*time).0).max(0)),
+                                Nanos((mean_step.0 - per_step(*time).0).max(0)),
                 Label::inferred(format!("{PER_STEP_FORMULA}; {WINDOW_ASSUMPTION}")),
             )),
-            Span::text(" instead of "),
-            Span::Figure(Figure::duration(step.median, Label::Measured)),
+                        Span::text(" instead of "),
+            Span::Figure(Figure::duration(mean_step, Label::Measured)),
             Span::text("."),
         ]));
     }

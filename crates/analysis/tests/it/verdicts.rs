@@ -393,9 +393,13 @@ fn iterations_of_the_shared_inference_captures() {
                 "prefill 9 + decode 37"
             };
             assert_eq!(r.steps.forward_kinds, [expected], "{}", t.rel);
-                } else {
+        } else {
             // The graph-capture runs: one capture each, all of it warm-up.
-            assert!(origin.contains("vLLM CUDA-graph capture"), "{}: {origin}", t.rel);
+            assert!(
+                origin.contains("vLLM CUDA-graph capture"),
+                "{}: {origin}",
+                t.rel
+            );
             assert_eq!(r.steps.forward_kinds, ["graph capture"], "{}", t.rel);
             assert!(r.warm_up.all, "{}: {:?}", t.rel, r.warm_up);
             assert_eq!(r.verdict.bound, Bound::WarmUp, "{}", t.rel);
