@@ -250,12 +250,15 @@ pub const LAUNCH_LATENCY: Nanos = Nanos(30_000);
 /// - a gap without a following activity or whose activity has no launch:
 ///   [`GapCause::Unknown`], except that the idle time after the last activity of a step
 ///   whose host range is still open (`host_tail`) is [`GapCause::HostNotLaunched`]: the
-///   host was still inside the step and issued nothing more.
+///   host was still inside the step and issued nothing more; likewise, for an activity
+///   without a launch, the idle time inside `host_heads` (a host-ranged step before its
+///   first GPU activity) is host-only time.
 pub fn gap_causes(
     capture: &Capture,
     stream: StreamId,
     gaps: &[Gap],
     host_tail: &[Window],
+    host_heads: &[Window],
 ) -> GapCauses {
     let acts = capture.stream_activities(stream);
     let mut causes = GapCauses::default();
@@ -283,10 +286,22 @@ pub fn gap_causes(
             continue;
         };
         let Some(launch_id) = next.launch() else {
+            // Before the first GPU activity of a host-ranged step the GPU has no work of
+            // the step yet: host-only time, launch or not.
+            let head: i64 = host_heads
+                .iter()
+                .map(|w| (g.end.0.min(w.end.0) - g.start.0.max(w.start.0)).max(0))
+                .sum();
+            causes.add(
+                GapCause::HostNotLaunched,
+                "host-only time before the step's first GPU activity",
+                Nanos(head),
+                &mut seen,
+            );
             causes.add(
                 GapCause::Unknown,
                 "the next activity has no launch in the trace",
-                g.len(),
+                g.len() - Nanos(head),
                 &mut seen,
             );
             continue;

@@ -548,7 +548,26 @@ fn analyze_steps(
         } else {
             Vec::new()
         };
-        gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails)
+        // Each steady host-ranged step from its start to its first GPU activity.
+        let mut heads: Vec<Window> = Vec::new();
+        if host_ranges {
+            let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
+            for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+                if let Some(s) = s {
+                    let f = &mut first[*s as usize];
+                    *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
+                }
+            }
+            for (i, s) in steps.steps.iter().enumerate() {
+                if let (true, Some(f)) = (steady(i), first[i]) {
+                    heads.push(Window {
+                        start: s.range.start,
+                        end: f.min(s.range.end),
+                    });
+                }
+            }
+        }
+        gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
     });
     let top_level = top_level_op_starts(capture);
     let mut per_step: Vec<StepMetrics> = steps

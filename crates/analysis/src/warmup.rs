@@ -51,8 +51,9 @@ pub struct WarmUp {
     /// Union of the warm-up events' time.
     pub event_time: Nanos,
     /// Indices into the steps of the warm-up steps, in order: steps whose warm-up events
-    /// cover [`WARM_UP_SHARE`] of them or more, and leading steps [`SLOW_FIRST_RATIO`]
-    /// times the median of the rest or slower.
+    /// cover [`WARM_UP_SHARE`] of them or more, steps an engine marks as a CUDA-graph
+    /// capture, and leading steps [`SLOW_FIRST_RATIO`] times the median of the rest or
+    /// slower.
     pub steps: Vec<usize>,
     /// Σ duration of the warm-up steps.
     pub step_time: Nanos,
@@ -98,7 +99,13 @@ pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
             .map(|e| (e.start.max(s.range.start).0, e.end().min(s.range.end).0))
             .collect();
         let covered = interval::union_len(inside) as f64;
-        warm[i] = s.duration().0 > 0 && covered >= WARM_UP_SHARE * s.duration().0 as f64;
+        // A step the engine itself marks as a CUDA-graph capture is set-up by its own word.
+        let marked = steps
+            .forward_kinds
+            .get(i)
+            .is_some_and(|k| k == "graph capture");
+        warm[i] =
+            marked || (s.duration().0 > 0 && covered >= WARM_UP_SHARE * s.duration().0 as f64);
     }
     // Leading steps far slower than the rest: the first executions.
     let n = steps.steps.len();

@@ -229,7 +229,12 @@ fn idle_without_evidence_is_inconclusive() {
     ]);
     let r = report(&c);
     let gc = r.gap_causes.as_ref().expect("gap causes");
-    assert_eq!(gc.unknown, Nanos((5 + 302) * US), "nothing is launched");
+    assert_eq!(gc.unknown, Nanos(302 * US), "nothing is launched");
+    assert_eq!(
+        gc.host_not_launched,
+        Nanos(5 * US),
+        "0..5: host-only time before the step's first GPU activity"
+    );
     assert_eq!(r.verdict.bound, Bound::Inconclusive);
 }
 
