@@ -569,7 +569,7 @@ fn budget_section(a: &Analysis) -> Section {
         }
     }
     s.push(Block::Table(t.with_note(
-        "Over the analysed window (first start to last end of the steps' GPU activities; work in flight at the capture's start left out). Overlaps merged, precedence compute > collective > memcpy > memset. On the `all` rows, collective and memcpy time is what no compute kernel overlapped: exposed.",
+        "Over the analysed window (the steady-state steps' wall time when the steps are host ranges, widened to their GPU activities, else first start to last end of the steps' GPU activities; warm-up steps and work in flight at the capture's start left out). Overlaps merged, precedence compute > collective > memcpy > memset. On the `all` rows, collective and memcpy time is what no compute kernel overlapped: exposed.",
     )));
     s
 }

@@ -66,7 +66,7 @@ fn render_report(out: &mut String, r: &Report) {
     };
     let _ = writeln!(
         out,
-        "window: {} (first start to last end of the steps' GPU activities) [measured]\n",
+        "window: {} (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges) [measured]\n",
         window.span().human()
     );
     render_verdict(out, r, window);
