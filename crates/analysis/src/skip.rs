@@ -749,8 +749,10 @@ fn host_only_time(capture: &Capture, per_step: &[StepMetrics], top: usize) -> Op
         let Some(g) = s.gpu_range else { continue };
         h.steps += 1;
         h.step_time += s.range.span();
+        // The GPU may start the step's work after the host range ended (it runs
+        // behind): host-only time is never longer than the step.
         if g.start > s.range.start {
-            h.before_gpu += g.start - s.range.start;
+            h.before_gpu += g.start.min(s.range.end) - s.range.start;
             ranges.push(gaps::Gap {
                 start: s.range.start,
                 end: g.start.min(s.range.end),
