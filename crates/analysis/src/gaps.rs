@@ -105,6 +105,338 @@ pub fn idle_causes(capture: &Capture, stream: StreamId, gaps: &[Gap]) -> IdleCau
     causes
 }
 
+/// Why a stretch of idle time happened, decided from the evidence of its own gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum GapCause {
+    /// The host had not issued the next activity yet, and was not blocked in a
+    /// synchronising call: the GPU waited for the host.
+    HostNotLaunched,
+    /// The next activity was already issued but waited on another stream or an event (a
+    /// stream-wait-event call before its launch, or the node dependencies of a graph).
+    StreamOrEvent,
+    /// The host had not issued the next activity because it was blocked in a
+    /// synchronising call (device/stream/event synchronise, a synchronous copy): the host
+    /// was waiting for the GPU, not the reverse.
+    SyncCall,
+    /// The trace holds no evidence: no launch for the next activity, work queued before
+    /// the gap with no wait recorded, or no activity after the gap.
+    Unknown,
+}
+
+impl GapCause {
+    /// The cause in words, as reports print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            GapCause::HostNotLaunched => "host did not launch yet",
+            GapCause::StreamOrEvent => "waiting on another stream or event",
+            GapCause::SyncCall => "host blocked in a synchronising call",
+            GapCause::Unknown => "unknown",
+        }
+    }
+}
+
+/// One piece of evidence behind a cause: what was seen, summed over the gaps it explains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GapEvidence {
+    /// The cause it supports.
+    pub cause: GapCause,
+    /// What was seen (a call name, or a sentence when no call is involved).
+    pub what: String,
+    /// Idle time it explains.
+    pub time: Nanos,
+    /// Gaps it explains (a gap split between causes counts for each).
+    pub gaps: usize,
+}
+
+/// The idle time of a stream split by [`GapCause`], each gap judged on its own evidence
+/// (all `measured`; the rules are [`gap_causes`]'s).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GapCauses {
+    /// Idle time before the host issued the next activity.
+    pub host_not_launched: Nanos,
+    /// Idle time with the next activity issued, waiting on another stream or event.
+    pub stream_or_event: Nanos,
+    /// Idle time while the launching thread was blocked in a synchronising call.
+    pub sync_call: Nanos,
+    /// Idle time without evidence.
+    pub unknown: Nanos,
+    /// The evidence, most idle time first (ties by cause, then text).
+    pub evidence: Vec<GapEvidence>,
+}
+
+impl GapCauses {
+    /// Idle time of one cause.
+    pub fn time(&self, cause: GapCause) -> Nanos {
+        match cause {
+            GapCause::HostNotLaunched => self.host_not_launched,
+            GapCause::StreamOrEvent => self.stream_or_event,
+            GapCause::SyncCall => self.sync_call,
+            GapCause::Unknown => self.unknown,
+        }
+    }
+
+    /// Sum over the causes: the stream's idle time in the window.
+    pub fn total(&self) -> Nanos {
+        self.host_not_launched + self.stream_or_event + self.sync_call + self.unknown
+    }
+
+    /// Share of the idle time of one cause, in [0, 1]; 0 without idle time.
+    pub fn share(&self, cause: GapCause) -> f64 {
+        ratio(self.time(cause).0, self.total().0)
+    }
+
+    /// The evidence of one cause, most idle time first.
+    pub fn evidence_of(&self, cause: GapCause) -> impl Iterator<Item = &GapEvidence> {
+        self.evidence.iter().filter(move |e| e.cause == cause)
+    }
+
+    fn add(
+        &mut self,
+        cause: GapCause,
+        what: &str,
+        time: Nanos,
+        seen: &mut BTreeMap<(GapCause, String), (Nanos, usize)>,
+    ) {
+        if time.0 <= 0 {
+            return;
+        }
+        match cause {
+            GapCause::HostNotLaunched => self.host_not_launched += time,
+            GapCause::StreamOrEvent => self.stream_or_event += time,
+            GapCause::SyncCall => self.sync_call += time,
+            GapCause::Unknown => self.unknown += time,
+        }
+        let e = seen
+            .entry((cause, what.to_owned()))
+            .or_insert((Nanos(0), 0));
+        e.0 += time;
+        e.1 += 1;
+    }
+}
+
+/// Whether a host call blocks the host until GPU work finishes: device, stream and event
+/// synchronisation, and the synchronous copies (`cudaMemcpy`, `hipMemcpy`,
+/// `hipMemcpyWithStream`: a runtime copy call without `Async` in its name).
+pub fn is_synchronising_call(name: &str) -> bool {
+    name.contains("ynchronize")
+        || ((name.starts_with("cuda") || name.starts_with("hip") || name.starts_with("cuMemcpy"))
+            && name.contains("Memcpy")
+            && !name.contains("Async"))
+}
+
+/// Whether a host call makes a stream wait for an event recorded on another stream
+/// (`cudaStreamWaitEvent`, `hipStreamWaitEvent`, `cuStreamWaitEvent`).
+pub fn is_stream_wait_call(name: &str) -> bool {
+    name.contains("StreamWaitEvent")
+}
+
+/// The launch latency: how long after its launch call returns an activity may take to
+/// start on an idle stream and still count as launch overhead (driver submission and
+/// scheduling take a few to a few tens of microseconds).
+pub const LAUNCH_LATENCY: Nanos = Nanos(30_000);
+
+/// Splits the idle gaps of `stream` (from [`idle_gaps`]) by [`GapCause`], each gap on its
+/// own evidence. For the activity that ends a gap, with launch call ending at `L`:
+/// - the part of the gap before `L` is host time: [`GapCause::SyncCall`] where the
+///   launching thread was inside a synchronising call ([`is_synchronising_call`]),
+///   [`GapCause::HostNotLaunched`] elsewhere (the launch call itself included);
+/// - the part from `L` (or from the gap's start, when `L` is earlier) to the gap's end is
+///   queued time: [`GapCause::StreamOrEvent`] when the launching thread issued a
+///   stream-wait-event call after the launch of the stream's previous activity and up to
+///   the launch, or when the activity was launched by a graph (its nodes wait on their
+///   dependencies); otherwise its first [`LAUNCH_LATENCY`] is launch overhead
+///   ([`GapCause::HostNotLaunched`]) and the rest [`GapCause::Unknown`];
+/// - a gap without a following activity or whose activity has no launch:
+///   [`GapCause::Unknown`], except that the idle time after the last activity of a step
+///   whose host range is still open (`host_tail`) is [`GapCause::HostNotLaunched`]: the
+///   host was still inside the step and issued nothing more; likewise, for an activity
+///   without a launch, the idle time inside `host_heads` (a host-ranged step before its
+///   first GPU activity) is host-only time.
+pub fn gap_causes(
+    capture: &Capture,
+    stream: StreamId,
+    gaps: &[Gap],
+    host_tail: &[Window],
+    host_heads: &[Window],
+) -> GapCauses {
+    let acts = capture.stream_activities(stream);
+    let mut causes = GapCauses::default();
+    let mut seen: BTreeMap<(GapCause, String), (Nanos, usize)> = BTreeMap::new();
+    for g in gaps {
+        let at = acts.partition_point(|a| a.start < g.end);
+        let next = acts.get(at).filter(|a| a.start == g.end);
+        let Some(next) = next else {
+            let tail: i64 = host_tail
+                .iter()
+                .map(|w| (g.end.0.min(w.end.0) - g.start.0.max(w.start.0)).max(0))
+                .sum();
+            causes.add(
+                GapCause::HostNotLaunched,
+                "the host was still inside the step and issued nothing more",
+                Nanos(tail),
+                &mut seen,
+            );
+            causes.add(
+                GapCause::Unknown,
+                "no activity after the gap in the window",
+                g.len() - Nanos(tail),
+                &mut seen,
+            );
+            continue;
+        };
+        let Some(launch_id) = next.launch() else {
+            // Before the first GPU activity of a host-ranged step the GPU has no work of
+            // the step yet: host-only time, launch or not.
+            let head: i64 = host_heads
+                .iter()
+                .map(|w| (g.end.0.min(w.end.0) - g.start.0.max(w.start.0)).max(0))
+                .sum();
+            causes.add(
+                GapCause::HostNotLaunched,
+                "host-only time before the step's first GPU activity",
+                Nanos(head),
+                &mut seen,
+            );
+            causes.add(
+                GapCause::Unknown,
+                "the next activity has no launch in the trace",
+                g.len() - Nanos(head),
+                &mut seen,
+            );
+            continue;
+        };
+        let launch = capture.host_event(launch_id);
+        // Until the launch call returns, the host is still issuing the work.
+        let split = launch.end().clamp(g.start, g.end);
+        // Host part: the launching thread's synchronising calls inside [gap start, launch).
+        let host_part = Gap {
+            start: g.start,
+            end: split,
+        };
+        if !host_part.is_empty() {
+            let (sync, name) = sync_time(capture, launch.thread, host_part);
+            if let Some(name) = name {
+                causes.add(GapCause::SyncCall, capture.name(name), sync, &mut seen);
+            }
+            causes.add(
+                GapCause::HostNotLaunched,
+                "the next launch call began after the gap began",
+                host_part.len() - sync,
+                &mut seen,
+            );
+        }
+        // Queued part: issued, yet not running.
+        let queued = Gap {
+            start: split,
+            end: g.end,
+        };
+        if queued.is_empty() {
+            continue;
+        }
+        if capture.activity_graph_id(next).is_some()
+            || capture.name(launch.name).contains("GraphLaunch")
+        {
+            causes.add(
+                GapCause::StreamOrEvent,
+                "graph nodes waiting on their dependencies",
+                queued.len(),
+                &mut seen,
+            );
+            continue;
+        }
+        // The launch of the stream's previous activity bounds the search: a wait issued
+        // before it was already satisfied when that activity ran.
+        let since = acts[..at]
+            .iter()
+            .rev()
+            .find_map(|a| a.launch())
+            .map(|l| capture.host_event(l).start)
+            .filter(|&t| t <= launch.start)
+            .unwrap_or(Nanos(i64::MIN));
+        let events = capture.thread_events(launch.thread);
+        let lo = events.partition_point(|e| e.start < since);
+        let wait = events[lo..]
+            .iter()
+            .take_while(|e| e.start <= launch.start)
+            .filter(|e| is_stream_wait_call(capture.name(e.name)))
+            .last();
+        match wait {
+            Some(w) => causes.add(
+                GapCause::StreamOrEvent,
+                capture.name(w.name),
+                queued.len(),
+                &mut seen,
+            ),
+            None => {
+                // Without a wait, the first microseconds after the call are the launch's
+                // own latency (submission to start on an idle stream): launch overhead.
+                let latency = queued.len().min(LAUNCH_LATENCY);
+                causes.add(
+                    GapCause::HostNotLaunched,
+                    "launch latency (up to 30 µs from the launch call's end to the start)",
+                    latency,
+                    &mut seen,
+                );
+                causes.add(
+                    GapCause::Unknown,
+                    "work issued before the gap or over 30 µs before its start, no wait recorded",
+                    queued.len() - latency,
+                    &mut seen,
+                );
+            }
+        }
+    }
+    causes.evidence = seen
+        .into_iter()
+        .map(|((cause, what), (time, gaps))| GapEvidence {
+            cause,
+            what,
+            time,
+            gaps,
+        })
+        .collect();
+    causes.evidence.sort_by(|a, b| {
+        b.time
+            .cmp(&a.time)
+            .then(a.cause.cmp(&b.cause))
+            .then(a.what.cmp(&b.what))
+    });
+    causes
+}
+
+/// Time of `range` that `thread` spent inside synchronising calls, and the call that took
+/// most of it. Runtime calls are leaves of a thread's call tree and never overlap each
+/// other, so only the last one starting before `range` can reach into it.
+fn sync_time(
+    capture: &Capture,
+    thread: ThreadId,
+    range: Gap,
+) -> (Nanos, Option<trace_model::StringId>) {
+    let events = capture.thread_events(thread);
+    let lo = events.partition_point(|e| e.start < range.start);
+    let is_call = |e: &HostEvent| matches!(e.kind, HostKind::Runtime | HostKind::Launch);
+    let before = events[..lo].iter().rev().take(256).find(|e| is_call(e));
+    let mut per_name: BTreeMap<trace_model::StringId, i64> = BTreeMap::new();
+    let mut total = 0;
+    let inside = events[lo..].iter().take_while(|e| e.start < range.end);
+    for e in before.into_iter().chain(inside) {
+        if !is_call(e) || !is_synchronising_call(capture.name(e.name)) {
+            continue;
+        }
+        let overlap = e.end().min(range.end).0 - e.start.max(range.start).0;
+        if overlap > 0 {
+            total += overlap;
+            *per_name.entry(e.name).or_insert(0) += overlap;
+        }
+    }
+    let top = per_name
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(n, _)| n);
+    (Nanos(total), top)
+}
+
 /// The threads that issued at least one GPU activity, in id order.
 pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
     let mut threads: Vec<ThreadId> = capture
@@ -129,7 +461,7 @@ pub(crate) fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
         HostKind::Annotation | HostKind::PythonFrame => false,
         _ => false,
     };
-    kind_counts && !capture.name(e.name).contains("ynchronize")
+    kind_counts && !is_synchronising_call(capture.name(e.name))
 }
 
 /// Host time overlapping idle gaps, for one host event name.
@@ -229,4 +561,66 @@ pub(crate) fn host_in_gaps(
         top: ranked,
         provenance: Provenance::Measured,
     }
+}
+
+/// Host events on `threads` ranked by their *self* time inside `ranges` (sorted,
+/// disjoint): the overlap not covered by a child event on the same thread, so an
+/// enclosing Python frame or op does not outrank the work it calls. Step annotations
+/// (`ProfilerStep#N`) are left out, their children counted.
+pub(crate) fn host_self_time_in(
+    capture: &Capture,
+    ranges: &[Gap],
+    threads: &[ThreadId],
+    top: usize,
+) -> Vec<HostTime> {
+    let overlap = |s: Nanos, e: Nanos| -> i64 {
+        let first = ranges.partition_point(|g| g.end <= s);
+        ranges[first..]
+            .iter()
+            .take_while(|g| g.start < e)
+            .map(|g| (g.end.0.min(e.0) - g.start.0.max(s.0)).max(0))
+            .sum()
+    };
+    let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
+    for &t in threads {
+        let events = capture.thread_events(t);
+        let mut selfs: Vec<i64> = vec![0; events.len()];
+        // Indices of the enclosing events, innermost last.
+        let mut stack: Vec<usize> = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            while stack.last().is_some_and(|&p| events[p].end() <= e.start) {
+                stack.pop();
+            }
+            let o = overlap(e.start, e.end());
+            selfs[i] = o;
+            if let Some(&p) = stack.last() {
+                selfs[p] -= o;
+            }
+            stack.push(i);
+        }
+        for (e, own) in events.iter().zip(selfs) {
+            if own > 0 && !capture.name(e.name).starts_with("ProfilerStep#") {
+                let entry = per_name.entry((e.name, e.kind)).or_insert((0, 0));
+                entry.0 += own;
+                entry.1 += 1;
+            }
+        }
+    }
+    let mut ranked: Vec<HostTime> = per_name
+        .into_iter()
+        .map(|((name, kind), (overlapped, events))| HostTime {
+            name: capture.name(name).to_string(),
+            kind,
+            overlapped: Nanos(overlapped),
+            events,
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.overlapped
+            .cmp(&a.overlapped)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    ranked.truncate(top);
+    ranked
 }

@@ -58,16 +58,22 @@ mod inventory;
 mod labels;
 mod launch;
 mod percent;
+mod practices;
 mod profile_summary;
 mod skip;
 mod steps;
 mod verdict;
+mod warmup;
 
 pub use budget::{
     Budget, BudgetCheck, BusyKind, StreamBudget, Window, budget_of, device_budget, stream_budgets,
 };
 pub use error::{Error, error_chain};
-pub use gaps::{Gap, GapHost, HostTime, IdleCauses, idle_causes, idle_gaps, launching_threads};
+pub use gaps::{
+    Gap, GapCause, GapCauses, GapEvidence, GapHost, HostTime, IdleCauses, LAUNCH_LATENCY,
+    gap_causes, idle_causes, idle_gaps, is_stream_wait_call, is_synchronising_call,
+    launching_threads,
+};
 pub use input::{
     Loaded, LoadedEach, Program, load_any, load_each, set_threads, single_chrome_file,
 };
@@ -77,6 +83,7 @@ pub use inventory::{
 pub use labels::Provenance;
 pub use launch::LaunchStats;
 pub use percent::percent_of;
+pub use practices::{Practice, Practices, is_eager_attention_kernel, practices, stream_time};
 pub use profile_summary::gpu::{
     BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, MATH_BACKEND, OpRow, Phase,
     TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
@@ -87,11 +94,14 @@ pub use profile_summary::{
     run as profile_summary, truncate_name,
 };
 pub use skip::{
-    Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, InFlight,
-    LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
+    Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly,
+    InFlight, LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
     analyze as analyze_capture, run as skip_stats, run_loaded as skip_stats_loaded,
     run_loaded_without_rows as skip_stats_loaded_without_rows,
     run_without_rows as skip_stats_without_rows,
 };
 pub use steps::{Spread, StepOrigin, StepRange, Steps};
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};
+pub use warmup::{
+    SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent, is_warm_up_event,
+};

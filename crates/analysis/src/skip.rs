@@ -29,11 +29,12 @@ use trace_model::{
 
 use crate::Error;
 use crate::budget::{self, Budget, Window};
-use crate::gaps::{self, GapHost, IdleCauses};
+use crate::gaps::{self, GapCauses, GapHost, IdleCauses};
 use crate::labels::Provenance;
 use crate::launch::{self, LaunchStats};
 use crate::steps::{self, Spread, Steps};
 use crate::verdict::{self, Verdict};
+use crate::warmup::{self, WarmUp};
 
 /// Options of the analysis.
 #[derive(Debug, Clone)]
@@ -207,7 +208,9 @@ pub struct Report {
     pub base_time_ns: Option<i64>,
     /// The steps and the step of each activity.
     pub steps: Steps,
-    /// The analysed window: first start to last end of the GPU activities in steps.
+    /// The analysed window: the steps' wall time when they are host ranges (annotations,
+    /// markers), widened to the first start and last end of their GPU activities;
+    /// otherwise first start to last end of the GPU activities in steps.
     pub window: Option<Window>,
     /// The budget of every stream over `window`, in stream order.
     pub streams: Vec<StreamRow>,
@@ -226,6 +229,14 @@ pub struct Report {
     pub gap_host: Option<GapHost>,
     /// Why the critical stream idled: host wait, queued (dependency) wait, unattributed.
     pub idle_causes: Option<IdleCauses>,
+    /// Why the critical stream idled, gap by gap from each gap's own evidence: the host
+    /// had not launched yet, another stream or event, a synchronising call, unknown.
+    pub gap_causes: Option<GapCauses>,
+    /// Host-only time of the steps: before their first and after their last GPU activity.
+    pub host_only: Option<HostOnly>,
+    /// Warm-up events and steps; the warm-up steps are left out of the window, budgets,
+    /// idle causes and verdict unless every step is warm-up.
+    pub warm_up: WarmUp,
     /// Launch join over all GPU activities of the capture.
     pub launch_all: LaunchStats,
     /// Launch join over the kernels of the capture.
@@ -249,6 +260,28 @@ impl Report {
             self.per_step
                 .iter()
                 .filter_map(|s| s.skip.as_ref().map(&metric)),
+        )
+    }
+
+    /// Steps inside the analysed window: the steady-state steps (all steps when every
+    /// one is warm-up). The divisor of a cause's time per step.
+    pub fn steady_step_count(&self) -> usize {
+        if self.warm_up.all {
+            self.steps.steps.len()
+        } else {
+            self.steps.steps.len() - self.warm_up.steps.len()
+        }
+    }
+
+    /// Median, min and max duration of the steady-state steps.
+    pub fn steady_step_spread(&self) -> Option<Spread> {
+        Spread::of(
+            self.steps
+                .steps
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| self.warm_up.all || self.warm_up.steps.binary_search(i).is_err())
+                .map(|(_, s)| s.duration()),
         )
     }
 
@@ -424,21 +457,41 @@ fn analyze_steps(
     steps: &Steps,
     in_flight: InFlight,
 ) -> Report {
+    // Warm-up steps are kept out of the steady-state window and verdict, unless every
+    // step is warm-up (then the verdict says so).
+    let warm_up = warmup::find(capture, steps);
+    let steady = |i: usize| warm_up.all || warm_up.steps.binary_search(&i).is_err();
     let in_steps = || {
         capture
             .activities()
             .iter()
             .zip(&steps.activity_step)
-            .filter(|(_, s)| s.is_some())
+            .filter(|(_, s)| s.is_some_and(|s| steady(s as usize)))
             .map(|(a, _)| a)
     };
-    let window = match (
+    let gpu_window = match (
         in_steps().map(|a| a.start).min(),
         in_steps().map(|a| a.end()).max(),
     ) {
         (Some(start), Some(end)) => Some(Window { start, end }),
         _ => None,
     };
+    // The step is the step: where the steps are the host's own ranges (annotations or
+    // markers), the window runs over their wall time, so the host-only time before the
+    // first and after the last GPU activity counts as idle.
+    let host_ranges = steps::host_ranged(&steps.origin);
+    let mut steady_steps = (0..steps.steps.len())
+        .filter(|&i| steady(i))
+        .map(|i| &steps.steps[i]);
+    let first_steady = steady_steps.next();
+    let last_steady = steady_steps.next_back().or(first_steady);
+    let window = gpu_window.map(|g| match (host_ranges, first_steady, last_steady) {
+        (true, Some(first), Some(last)) => Window {
+            start: g.start.min(first.range.start),
+            end: g.end.max(last.range.end),
+        },
+        _ => g,
+    });
     let mut streams = Vec::new();
     let mut devices = Vec::new();
     if let Some(w) = window {
@@ -486,6 +539,36 @@ fn analyze_steps(
     let idle_causes = critical_gaps
         .as_ref()
         .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
+    let gap_causes = critical_gaps.as_ref().map(|(i, gaps)| {
+        let tails: Vec<Window> = if host_ranges {
+            (0..steps.steps.len())
+                .filter(|&i| steady(i))
+                .map(|i| steps.steps[i].range)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Each steady host-ranged step from its start to its first GPU activity.
+        let mut heads: Vec<Window> = Vec::new();
+        if host_ranges {
+            let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
+            for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+                if let Some(s) = s {
+                    let f = &mut first[*s as usize];
+                    *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
+                }
+            }
+            for (i, s) in steps.steps.iter().enumerate() {
+                if let (true, Some(f)) = (steady(i), first[i]) {
+                    heads.push(Window {
+                        start: s.range.start,
+                        end: f.min(s.range.end),
+                    });
+                }
+            }
+        }
+        gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
+    });
     let top_level = top_level_op_starts(capture);
     let mut per_step: Vec<StepMetrics> = steps
         .steps
@@ -514,6 +597,15 @@ fn analyze_steps(
         let first_op = first_in(&top_level, m.range);
         m.skip = skip_metrics(capture, acts, first_op);
     }
+    let host_only = host_ranges
+        .then(|| {
+            let steady_metrics: Vec<StepMetrics> = (0..per_step.len())
+                .filter(|&i| steady(i))
+                .map(|i| per_step[i].clone())
+                .collect();
+            host_only_time(capture, &steady_metrics, config.top_host_events)
+        })
+        .flatten();
     let all: Vec<&GpuActivity> = by_step.iter().flatten().copied().collect();
     let first_op = per_step.first().and_then(|s| first_in(&top_level, s.range));
     let total = skip_metrics(capture, &all, first_op);
@@ -539,9 +631,10 @@ fn analyze_steps(
     };
     let verdict = verdict::decide(
         critical.map(|i| &streams[i].budget),
-        idle_causes.as_ref(),
+        gap_causes.as_ref(),
         gap_host.as_ref().map_or(0.0, |g| g.covered_share()),
         total.as_ref().and_then(|t| t.queue_ratio()),
+        warm_up.all,
     );
     let mut diagnostics = capture.diagnostics().clone();
     for d in steps.diagnostics.iter() {
@@ -606,6 +699,9 @@ fn analyze_steps(
         gpu_behind,
         gap_host,
         idle_causes,
+        gap_causes,
+        host_only,
+        warm_up,
         launch_all,
         launch_kernels,
         per_step,
@@ -613,6 +709,70 @@ fn analyze_steps(
         verdict,
         diagnostics,
     }
+}
+
+/// The time of host-ranged steps with no GPU activity of the step running yet (before
+/// the first) or any more (after the last), summed over steps, and the host events that
+/// ran then on the launching threads, ranked by self time (`measured`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostOnly {
+    /// Σ over steps of (first GPU activity start − step start), when positive.
+    pub before_gpu: Nanos,
+    /// Σ over steps of (step end − last GPU activity end), when positive.
+    pub after_gpu: Nanos,
+    /// Σ of the step durations (of steps with GPU activity).
+    pub step_time: Nanos,
+    /// Steps counted.
+    pub steps: usize,
+    /// Host events in those stretches by self time (time not inside a child event),
+    /// most first; step annotations left out.
+    pub top: Vec<gaps::HostTime>,
+}
+
+impl HostOnly {
+    /// `(before + after) / step time`, in [0, 1].
+    pub fn share(&self) -> f64 {
+        crate::percent::ratio((self.before_gpu + self.after_gpu).0, self.step_time.0)
+    }
+}
+
+fn host_only_time(capture: &Capture, per_step: &[StepMetrics], top: usize) -> Option<HostOnly> {
+    let mut ranges = Vec::new();
+    let mut h = HostOnly {
+        before_gpu: Nanos(0),
+        after_gpu: Nanos(0),
+        step_time: Nanos(0),
+        steps: 0,
+        top: Vec::new(),
+    };
+    for s in per_step {
+        let Some(g) = s.gpu_range else { continue };
+        h.steps += 1;
+        h.step_time += s.range.span();
+        // The GPU may start the step's work after the host range ended (it runs
+        // behind): host-only time is never longer than the step.
+        if g.start > s.range.start {
+            h.before_gpu += g.start.min(s.range.end) - s.range.start;
+            ranges.push(gaps::Gap {
+                start: s.range.start,
+                end: g.start.min(s.range.end),
+            });
+        }
+        if s.range.end > g.end {
+            h.after_gpu += s.range.end - g.end;
+            ranges.push(gaps::Gap {
+                start: g.end.max(s.range.start),
+                end: s.range.end,
+            });
+        }
+    }
+    if h.steps == 0 {
+        return None;
+    }
+    ranges.retain(|r| !r.is_empty());
+    ranges.sort_by_key(|r| r.start);
+    h.top = gaps::host_self_time_in(capture, &ranges, &gaps::launching_threads(capture), top);
+    Some(h)
 }
 
 /// `[a, b, c, d]` in human units.

@@ -34,6 +34,13 @@ pub enum StepOrigin {
     ProfilerStep,
     /// Step markers with a `step_num` (JAX).
     StepMarker,
+    /// Step annotations of an inference or diffusion engine (SGLang `step[EXTEND …]` /
+    /// `step[DECODE …]`, vLLM `execute_model` and its `execute_N_context_…` ranges, a
+    /// diffusion scheduler's `step`), outermost instances.
+    EngineStep {
+        /// The markers found, in words.
+        markers: String,
+    },
     /// Repeated executions of this XLA module.
     ModuleExecution {
         /// The module's name.
@@ -49,6 +56,9 @@ impl StepOrigin {
         match self {
             StepOrigin::ProfilerStep => "ProfilerStep#N annotations".to_string(),
             StepOrigin::StepMarker => "step markers (step_num)".to_string(),
+            StepOrigin::EngineStep { markers } => {
+                format!("engine step annotations ({markers})")
+            }
             StepOrigin::ModuleExecution { module } => {
                 format!("repeated executions of XLA module {module}")
             }
@@ -83,6 +93,9 @@ pub struct Steps {
     pub steps: Vec<StepRange>,
     /// For each entry of [`Capture::activities`], the index into `steps`, if any.
     pub activity_step: Vec<Option<u32>>,
+    /// For each step, what kind of forward it is when its marker says so (`prefill`,
+    /// `decode`, `prefill 9 + decode 37`, `denoise`); empty otherwise.
+    pub forward_kinds: Vec<String>,
     /// Odd but usable findings, counted (the workspace's one diagnostic type).
     pub diagnostics: Diagnostics,
 }
@@ -128,6 +141,15 @@ impl Steps {
     }
 }
 
+/// Whether steps of this origin are host ranges (the host's own step annotations or
+/// markers), whose wall time is the step, rather than ranges of GPU activity.
+pub(crate) fn host_ranged(origin: &StepOrigin) -> bool {
+    matches!(
+        origin,
+        StepOrigin::ProfilerStep | StepOrigin::StepMarker | StepOrigin::EngineStep { .. }
+    )
+}
+
 /// Finds the steps of a capture and places every GPU activity in one (or none).
 pub(crate) fn find_steps(capture: &Capture) -> Steps {
     if let Some(first) = capture.steps().first() {
@@ -168,12 +190,16 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
         );
         return Steps {
             origin,
+            forward_kinds: vec![String::new(); steps.len()],
             steps,
             activity_step,
             diagnostics,
         };
     }
     if let Some(steps) = gpu_profiler_steps(capture) {
+        return steps;
+    }
+    if let Some(steps) = engine_steps(capture) {
         return steps;
     }
     if let Some(steps) = module_steps(capture) {
@@ -229,8 +255,139 @@ fn gpu_profiler_steps(capture: &Capture) -> Option<Steps> {
     );
     Some(Steps {
         origin: StepOrigin::ProfilerStep,
+        forward_kinds: vec![String::new(); steps.len()],
         steps,
         activity_step,
+        diagnostics,
+    })
+}
+
+/// What an engine's step marker says: which engine, and the forward's kind when named.
+fn engine_marker(name: &str) -> Option<(&'static str, String)> {
+    if let Some(rest) = name.strip_prefix("step[") {
+        let upper = rest.to_ascii_uppercase();
+        let kind = if upper.starts_with("EXTEND") || upper.starts_with("PREFILL") {
+            "prefill"
+        } else if upper.starts_with("DECODE") {
+            "decode"
+        } else if upper.starts_with("MIXED") {
+            "prefill + decode"
+        } else {
+            ""
+        };
+        return Some(("SGLang step[…]", kind.to_owned()));
+    }
+    if name == "execute_model" || name.ends_with("): execute_model") {
+        return Some(("vLLM execute_model", String::new()));
+    }
+    // vLLM's range around one forward: `execute_<tokens>_context_<n>(…)_generation_<m>(…)`.
+    if let Some(rest) = name.strip_prefix("execute_")
+        && rest.contains("_context_")
+    {
+        let count = |key: &str| {
+            rest.split(key)
+                .nth(1)
+                .map(|t| {
+                    t.chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>()
+                })
+                .and_then(|d| d.parse::<u64>().ok())
+        };
+        let kind = match (count("_context_"), count("_generation_")) {
+            (Some(0), Some(g)) if g > 0 => format!("decode {g}"),
+            (Some(c), Some(0)) if c > 0 => format!("prefill {c}"),
+            (Some(c), None) if c > 0 => format!("prefill {c}"),
+            (Some(c), Some(g)) => format!("prefill {c} + decode {g}"),
+            _ => String::new(),
+        };
+        return Some(("vLLM execute_…_context_… ranges", kind));
+    }
+    // vLLM capturing a CUDA graph for one batch size: `capture_<size>_<FULL|PIECEWISE>`.
+    if name.starts_with("capture_") && (name.ends_with("_FULL") || name.ends_with("_PIECEWISE")) {
+        return Some(("vLLM CUDA-graph capture", "graph capture".to_owned()));
+    }
+    // A diffusion scheduler's step: one denoising iteration (diffusers, xDiT).
+    if name.contains("schedul") && name.ends_with("): step") {
+        return Some(("diffusion scheduler step", "denoise".to_owned()));
+    }
+    None
+}
+
+/// Steps from inference/diffusion engines' step markers (see [`engine_marker`]): the
+/// outermost marked host ranges; activities are placed by their launch, as for
+/// `ProfilerStep#N`.
+fn engine_steps(capture: &Capture) -> Option<Steps> {
+    let mut marked: Vec<(Window, &'static str, String)> = capture
+        .host_events()
+        .iter()
+        .filter_map(|e| {
+            let (engine, kind) = engine_marker(capture.name(e.name))?;
+            Some((
+                Window {
+                    start: e.start,
+                    end: e.end(),
+                },
+                engine,
+                kind,
+            ))
+        })
+        .collect();
+    if marked.is_empty() {
+        return None;
+    }
+    marked.sort_by(|a, b| a.0.start.cmp(&b.0.start).then(b.0.end.cmp(&a.0.end)));
+    let mut steps: Vec<StepRange> = Vec::new();
+    let mut forward_kinds: Vec<String> = Vec::new();
+    let mut engines: Vec<&'static str> = Vec::new();
+    for (w, engine, kind) in &marked {
+        if !engines.contains(engine) {
+            engines.push(engine);
+        }
+        match steps.last() {
+            // Nested in the step before: it may name the forward's kind.
+            Some(last) if w.start < last.range.end => {
+                let k = forward_kinds.last_mut().expect("one kind per step");
+                if k.is_empty() {
+                    k.clone_from(kind);
+                }
+            }
+            _ => {
+                steps.push(StepRange {
+                    number: steps.len() as i64,
+                    range: *w,
+                });
+                forward_kinds.push(kind.clone());
+            }
+        }
+    }
+    let activity_step: Vec<Option<u32>> = capture
+        .activities()
+        .iter()
+        .map(|a| {
+            let t = a.launch().map_or(a.start, |l| capture.host_event(l).start);
+            step_containing(&steps, t)
+        })
+        .collect();
+    let markers = engines.join(", ");
+    let mut diagnostics = Diagnostics::default();
+    diagnostics.add_many(
+        "steps-from-engine-markers",
+        steps.len() as u64,
+        format!("no ProfilerStep#N: steps are the engine's step markers ({markers}), numbered from 0 in time order"),
+        String::new(),
+    );
+    diagnostics.add_many(
+        "outside-steps",
+        count_none(&activity_step) as u64,
+        "GPU activities were launched outside every engine step and are left out of per-step numbers".to_owned(),
+        String::new(),
+    );
+    Some(Steps {
+        origin: StepOrigin::EngineStep { markers },
+        steps,
+        activity_step,
+        forward_kinds,
         diagnostics,
     })
 }
@@ -322,6 +479,7 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
         origin: StepOrigin::ModuleExecution {
             module: name.to_string(),
         },
+        forward_kinds: vec![String::new(); steps.len()],
         steps,
         activity_step,
         diagnostics,
@@ -346,6 +504,7 @@ fn whole_capture(capture: &Capture) -> Steps {
     };
     Steps {
         origin: StepOrigin::WholeCapture,
+        forward_kinds: vec![String::new(); steps.len()],
         steps,
         activity_step,
         diagnostics: {
@@ -410,6 +569,65 @@ mod tests {
             StepOrigin::WholeCapture,
             &[Some(0), Some(0)],
         );
+    }
+
+    /// Engine step markers without ProfilerStep: SGLang's `step[…]` annotations, and
+    /// vLLM's `execute_model` frame around its `execute_…_context_…` range (outermost kept,
+    /// the inner one names the forward).
+    #[test]
+    fn engine_steps() {
+        let ann = |name: &str, ts: u64, dur: u64| {
+            format!(
+                r#"{{"ph":"X","cat":"user_annotation","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+            )
+        };
+        let py = |name: &str, ts: u64, dur: u64| {
+            format!(
+                r#"{{"ph":"X","cat":"python_function","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+            )
+        };
+        let sglang = [
+            ann("step[EXTEND bs=1 tokens=15360]", 0, 50),
+            ann("step[DECODE bs=8]", 50, 50),
+            L1.to_owned(),
+            L2.to_owned(),
+            K1.to_owned(),
+            K2.to_owned(),
+        ]
+        .join(",");
+        let json = format!(r#"{{"traceEvents":[{sglang}]}}"#);
+        let c = chrome_reader::load_from(json.as_bytes(), Path::new("t.json")).expect("loads");
+        let s = find_steps(&c);
+        assert_eq!(
+            s.origin,
+            StepOrigin::EngineStep {
+                markers: "SGLang step[…]".to_owned()
+            }
+        );
+        assert_eq!(s.forward_kinds, ["prefill", "decode"]);
+        assert_eq!(s.activity_step, [Some(0), Some(1)]);
+        let vllm = [
+            py(
+                "vllm/v1/worker/gpu_model_runner.py(3380): execute_model",
+                0,
+                100,
+            ),
+            ann(
+                "execute_8192_context_9(sq8155sk8430)_generation_37(sq37sk3)",
+                2,
+                90,
+            ),
+            L1.to_owned(),
+            K1.to_owned(),
+        ]
+        .join(",");
+        let json = format!(r#"{{"traceEvents":[{vllm}]}}"#);
+        let c = chrome_reader::load_from(json.as_bytes(), Path::new("t.json")).expect("loads");
+        let s = find_steps(&c);
+        assert_eq!(s.steps.len(), 1);
+        assert_eq!(s.steps[0].range.span(), Nanos(100_000));
+        assert_eq!(s.forward_kinds, ["prefill 9 + decode 37"]);
+        assert!(s.origin.describe().contains("vLLM execute_model"));
     }
 
     #[test]

@@ -8,11 +8,11 @@
 //!   time includes waiting for peers, so a busy communication stream (or the collectives
 //!   on the critical one) never makes a capture GPU-bound. Their share is reported beside.
 //! - **I**, the idle share of the critical stream (no activity running).
-//! - **H**, the host-wait share of that stream's idle time: idle gaps after which the
-//!   next activity was launched only once the gap had begun, so nothing was queued and
-//!   the GPU waited for the host (see [`crate::gaps::IdleCauses`]). Its counterpart is
-//!   the queued-wait share: the next activity was issued before the gap, yet the stream
-//!   idled, waiting on a dependency (an event, another stream, a collective's peers).
+//! - **H**, the host-wait share of that stream's idle time: the idle time before the host
+//!   issued the next activity while it was not blocked in a synchronising call, decided
+//!   gap by gap from the gap's own evidence (see [`crate::gaps::gap_causes`]). The rest
+//!   of the idle time waits on another stream or event, on a synchronising call (the host
+//!   waiting for the GPU), or has no evidence (**U**, the unknown share).
 //! - **C**, the share of the idle time during which host work (framework ops and runtime
 //!   calls, not synchronisation; see [`crate::gaps::is_host_work`]) ran on a thread that
 //!   launches GPU work. Only used when H is unknown (no activity has a launch).
@@ -24,13 +24,16 @@
 //!
 //! Rules, first match wins, with the thresholds of [`THRESHOLDS`] (0.90, 0.80, 1 and 0.50
 //! today; the rules, [`assumptions`] and these docs' figures all come from that table):
-//! 1. no GPU activity in the window → no verdict;
+//! 1. no GPU activity in the window → no verdict; every step warm-up (see
+//!    [`crate::warmup`]) → **warm-up only**, no steady state to judge;
 //! 2. **GPU-bound** if G ≥ `gpu_bound`, or G ≥ `gpu_bound_queued` and Q ≥ `queue_ratio`;
 //! 3. **host/launch-bound** if I ≥ `idle` and H ≥ `host_wait` (C ≥ `host_wait` when H is
 //!    unknown): the GPU is idle half the time, and mostly because work had not been
 //!    issued yet;
-//! 4. **mixed** otherwise — including a low G with most idle time queued: the GPU waits
-//!    on dependencies, which more host speed would not fix.
+//! 4. **inconclusive** if I ≥ `idle` and U ≥ `host_wait`, or I ≥ `idle` with H unknown
+//!    and C below `host_wait`: the GPU idles half the time and the trace does not say why;
+//! 5. **mixed** otherwise — including a low G with most idle time waiting on other
+//!    streams, events or synchronising calls, which more host speed would not fix.
 //!
 //! Assumptions: the critical stream stands for the step (other streams overlap it);
 //! CPU and GPU clocks are aligned in the trace; the activity that ends a gap is the one
@@ -39,7 +42,7 @@
 use std::sync::LazyLock;
 
 use crate::budget::Budget;
-use crate::gaps::IdleCauses;
+use crate::gaps::{GapCause, GapCauses};
 use crate::labels::Provenance;
 
 /// The three outcomes (and the absence of GPU work).
@@ -52,6 +55,11 @@ pub enum Bound {
     HostLaunchBound,
     /// Neither of the above.
     Mixed,
+    /// The GPU idles half the time or more and the trace holds no evidence of why.
+    Inconclusive,
+    /// Every step of the capture is warm-up (module loading, compilation, autotuning,
+    /// first executions): no steady state to judge.
+    WarmUp,
     /// No GPU activity in the window: no verdict.
     NoGpuWork,
 }
@@ -63,6 +71,8 @@ impl Bound {
             Bound::GpuBound => "GPU-bound",
             Bound::HostLaunchBound => "host/launch-bound",
             Bound::Mixed => "mixed",
+            Bound::Inconclusive => "inconclusive",
+            Bound::WarmUp => "warm-up only",
             Bound::NoGpuWork => "no GPU work",
         }
     }
@@ -96,8 +106,15 @@ const THRESHOLDS: Thresholds = Thresholds {
 static ASSUMPTIONS: LazyLock<String> = LazyLock::new(|| {
     let t = THRESHOLDS;
     format!(
-        "rules G>={:.2}, or G>={:.2} and Q>={}: GPU-bound; idle>={:.2} and H>={:.2} (C>={:.2} when H is unknown): host/launch-bound; else mixed. G is the critical (most compute) stream's busy share without collectives, whose time includes waiting for peers. The critical stream stands for the step; CPU and GPU clocks are aligned; the activity that ends an idle gap is the one the stream waited for; graph-launched kernels are left out of Q",
-        t.gpu_bound, t.gpu_bound_queued, t.queue_ratio, t.idle, t.host_wait, t.host_wait
+        "warm-up steps (kernel launch calls of 100 ms or more, module loading, autotuning, graph capture covering half a step or more; leading steps 10x the median of the rest) are left out, and a capture of warm-up only gets no other verdict; rules G>={:.2}, or G>={:.2} and Q>={}: GPU-bound; idle>={:.2} and H>={:.2} (C>={:.2} when H is unknown): host/launch-bound; idle>={:.2} and U>={:.2} (or H unknown): inconclusive; else mixed. G is the critical (most compute) stream's busy share without collectives, whose time includes waiting for peers. H is the idle time before the next launch call while the launching thread was not in a synchronising call; U the idle time without evidence. The critical stream stands for the step; CPU and GPU clocks are aligned; the activity that ends an idle gap is the one the stream waited for; a stream-wait-event call between two launches on the launching thread is the wait of the second; graph-launched kernels are left out of Q",
+        t.gpu_bound,
+        t.gpu_bound_queued,
+        t.queue_ratio,
+        t.idle,
+        t.host_wait,
+        t.host_wait,
+        t.idle,
+        t.host_wait
     )
 });
 
@@ -118,10 +135,16 @@ pub struct Verdict {
     pub collective_share: f64,
     /// I: idle share of the critical stream's window.
     pub idle_share: f64,
-    /// H: host-wait share of its idle time; `None` when no activity ending a gap has a launch.
+    /// H: share of its idle time before the host issued the next activity (not blocked in a
+    /// synchronising call); `None` when no idle time has evidence.
     pub host_wait_share: Option<f64>,
-    /// Queued-wait share of its idle time (the counterpart of H).
-    pub queued_wait_share: Option<f64>,
+    /// Share of its idle time waiting on another stream or event; `None` as for H.
+    pub stream_wait_share: Option<f64>,
+    /// Share of its idle time while the host was blocked in a synchronising call; `None`
+    /// as for H.
+    pub sync_wait_share: Option<f64>,
+    /// U: share of its idle time without evidence; `None` without idle time.
+    pub unknown_wait_share: Option<f64>,
     /// C: share of its idle time covered by host work.
     pub covered_share: f64,
     /// Q: mean launch-to-start delay / mean kernel duration; `None` without launched kernels.
@@ -133,13 +156,18 @@ pub struct Verdict {
 /// Applies the rules.
 pub(crate) fn decide(
     critical: Option<&Budget>,
-    idle: Option<&IdleCauses>,
+    idle: Option<&GapCauses>,
     covered_share: f64,
     queue_ratio: Option<f64>,
+    all_warm_up: bool,
 ) -> Verdict {
-    let attributed = idle.filter(|c| (c.host_wait + c.queued_wait).0 > 0);
-    let host_wait_share = attributed.map(|c| c.share(c.host_wait));
-    let queued_wait_share = attributed.map(|c| c.share(c.queued_wait));
+    let attributed = idle.filter(|c| (c.total() - c.unknown).0 > 0);
+    let host_wait_share = attributed.map(|c| c.share(GapCause::HostNotLaunched));
+    let stream_wait_share = attributed.map(|c| c.share(GapCause::StreamOrEvent));
+    let sync_wait_share = attributed.map(|c| c.share(GapCause::SyncCall));
+    let unknown_wait_share = idle
+        .filter(|c| c.total().0 > 0)
+        .map(|c| c.share(GapCause::Unknown));
     let busy_share = critical.map_or(0.0, |b| b.share(b.busy() - b.collective));
     let collective_share = critical.map_or(0.0, |b| b.share(b.collective));
     let idle_share = critical.map_or(0.0, |b| b.share(b.idle));
@@ -149,10 +177,16 @@ pub(crate) fn decide(
     let host_waited = host_wait_share.map_or(covered_share, |h| h) >= t.host_wait;
     let bound = if !has_work {
         Bound::NoGpuWork
+    } else if all_warm_up {
+        Bound::WarmUp
     } else if busy_share >= t.gpu_bound || (busy_share >= t.gpu_bound_queued && queued) {
         Bound::GpuBound
     } else if idle_share >= t.idle && host_waited {
         Bound::HostLaunchBound
+    } else if idle_share >= t.idle
+        && (host_wait_share.is_none() || unknown_wait_share.is_some_and(|u| u >= t.host_wait))
+    {
+        Bound::Inconclusive
     } else {
         Bound::Mixed
     };
@@ -162,7 +196,9 @@ pub(crate) fn decide(
         collective_share,
         idle_share,
         host_wait_share,
-        queued_wait_share,
+        stream_wait_share,
+        sync_wait_share,
+        unknown_wait_share,
         covered_share,
         queue_ratio,
         provenance: Provenance::Inferred {
@@ -196,12 +232,15 @@ mod tests {
             },
             provenance: Provenance::Measured,
         };
-        let idle = host.map(|h| IdleCauses {
-            host_wait: Nanos((h * 1000.0) as i64),
-            queued_wait: Nanos(((1.0 - h) * 1000.0) as i64),
-            unattributed: Nanos(0),
+        let idle = host.map(|h| GapCauses {
+            host_not_launched: Nanos((h * 1000.0) as i64),
+            stream_or_event: Nanos(((1.0 - h) * 1000.0) as i64),
+            ..GapCauses::default()
         });
-        assert_eq!(decide(Some(&b), idle.as_ref(), covered, q).bound, expect);
+        assert_eq!(
+            decide(Some(&b), idle.as_ref(), covered, q, false).bound,
+            expect
+        );
     }
 
     #[test]
@@ -214,19 +253,20 @@ mod tests {
         check(30, Some(0.9), 0.1, Some(5.0), Bound::HostLaunchBound);
         // Idle time mostly queued: the GPU waits on dependencies, not on the host.
         check(30, Some(0.2), 0.9, Some(0.2), Bound::Mixed);
-        // Without launches, host coverage decides.
+        // Without launches, host coverage decides; without it, nothing does.
         check(30, None, 0.8, None, Bound::HostLaunchBound);
-        check(30, None, 0.1, None, Bound::Mixed);
+        check(30, None, 0.1, None, Bound::Inconclusive);
+        check(60, None, 0.1, None, Bound::Mixed);
         check(60, Some(1.0), 0.9, Some(0.1), Bound::Mixed);
-        assert_eq!(decide(None, None, 0.0, None).bound, Bound::NoGpuWork);
+        assert_eq!(decide(None, None, 0.0, None, false).bound, Bound::NoGpuWork);
     }
 
     /// The assumptions line prints the table's thresholds as the rules use them.
     #[test]
     fn assumptions_name_the_thresholds() {
         assert!(
-            assumptions().starts_with(
-                "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; idle>=0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; else mixed."
+                        assumptions().contains(
+                "rules G>=0.90, or G>=0.80 and Q>=1: GPU-bound; idle>=0.50 and H>=0.50 (C>=0.50 when H is unknown): host/launch-bound; idle>=0.50 and U>=0.50 (or H unknown): inconclusive; else mixed."
             ),
             "{}",
             assumptions()
@@ -254,12 +294,11 @@ mod tests {
             },
             provenance: Provenance::Measured,
         };
-        let idle = IdleCauses {
-            host_wait: Nanos(5),
-            queued_wait: Nanos(0),
-            unattributed: Nanos(0),
+        let idle = GapCauses {
+            host_not_launched: Nanos(5),
+            ..GapCauses::default()
         };
-        let v = decide(Some(&b), Some(&idle), 1.0, Some(5.0));
+        let v = decide(Some(&b), Some(&idle), 1.0, Some(5.0), false);
         assert_eq!(v.bound, Bound::Mixed);
         assert!((v.busy_share - 0.30).abs() < 1e-12);
         assert!((v.collective_share - 0.65).abs() < 1e-12);

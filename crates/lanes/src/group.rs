@@ -137,7 +137,10 @@ impl ClassGroup {
             KernelClass::Gemm => ClassGroup::Gemm,
             KernelClass::Convolution => ClassGroup::Convolution,
             KernelClass::Attention => ClassGroup::Attention,
-            KernelClass::Elementwise => ClassGroup::Elementwise,
+            // The original compaction script's lane groups know no norm or layout group.
+            KernelClass::Elementwise | KernelClass::Norm | KernelClass::Layout => {
+                ClassGroup::Elementwise
+            }
             KernelClass::Reduction => ClassGroup::Reduction,
             KernelClass::Collective(kind) => ClassGroup::Communication(kind),
             KernelClass::Memcpy(_) => ClassGroup::Memcpy,

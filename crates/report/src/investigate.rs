@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report, buckets};
+use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
 use trace_model::{Capture, HostKind, Nanos};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
@@ -113,7 +113,7 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
         &mut new_capture,
     );
     let roof = roofline_section(roofline, &mut trust, &mut new_capture);
-    let change = change_section(&analysis, &summaries, &mut doc.findings);
+    let change = change_section(&analysis, &loaded, &mut doc.findings);
     collect_trust(&analysis, &loaded, &mut trust, &mut new_capture);
     doc.sections
         .extend([verdict, reconciliation, budgets, lanes, ops, roof, change]);
@@ -168,8 +168,10 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             "busy (G)",
             "collectives",
             "idle",
-            "host wait of idle (H)",
-            "queued wait of idle",
+            "host did not launch yet (H, of idle)",
+            "other stream or event",
+            "host in a sync call",
+            "no evidence (U)",
             "wait / kernel (Q)",
             "median step",
         ],
@@ -194,7 +196,9 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             Cell::figure(pct(v.collective_share)),
             Cell::figure(pct(v.idle_share)),
             share(v.host_wait_share),
-            share(v.queued_wait_share),
+            share(v.stream_wait_share),
+            share(v.sync_wait_share),
+            share(v.unknown_wait_share),
             v.queue_ratio.map_or(Cell::Empty, |q| {
                 Cell::figure(Figure::ratio(q, Label::Measured))
             }),
@@ -202,7 +206,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         ]);
     }
     s.push(Block::Table(t.with_note(
-        "G: busy share of the critical (most compute) stream, collectives left out (their time includes waiting for peers); H: share of its idle time after which the next kernel was launched only once the gap had begun. Rules: GPU-bound if G >= 90 %, or >= 80 % and Q >= 1; host/launch-bound if idle >= 50 % and H >= 50 %; else mixed.",
+        "G: busy share of the critical (most compute) stream, collectives left out (their time includes waiting for peers). Its idle time is split gap by gap on each gap's own evidence: H, before the launch call of the next activity while the launching thread was not in a synchronising call; other stream or event, after the launch with a stream-wait-event call (or graph dependencies) before it; host in a sync call, while the launching thread was blocked in a synchronising call (the host waiting for the GPU); U, no evidence. Rules: GPU-bound if G >= 90 %, or >= 80 % and Q >= 1; host/launch-bound if idle >= 50 % and H >= 50 %; inconclusive if idle >= 50 % and U >= 50 %; else mixed.",
     )));
     if let Some(first) = a.reports.first() {
         let v = &first.verdict;
@@ -218,15 +222,113 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
                 v.bound.label()
             )),
         ];
-        if let Some(h) = v.host_wait_share {
+        if let Some(gc) = first.gap_causes.as_ref().filter(|g| g.total().0 > 0) {
+            // The largest cause of the idle time, with the evidence that decided it.
+            let cause = [
+                analysis::GapCause::HostNotLaunched,
+                analysis::GapCause::StreamOrEvent,
+                analysis::GapCause::SyncCall,
+                analysis::GapCause::Unknown,
+            ]
+            .into_iter()
+            .max_by_key(|&c| (gc.time(c), std::cmp::Reverse(c)))
+            .expect("four causes");
             spans.push(Span::text(", and "));
-            spans.push(Span::Figure(pct(h)));
-            spans.push(Span::text(
-                " of its idle time waits for the host to issue work",
-            ));
+            spans.push(Span::Figure(pct(gc.share(cause))));
+            spans.push(Span::text(format!(
+                " of its idle time is \"{}\"",
+                cause.label()
+            )));
+            if let Some(e) = gc.evidence_of(cause).next() {
+                spans.push(Span::text(format!(" (evidence: {})", e.what)));
+            }
         }
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
+    }
+    if let Some(r) = a.reports.first() {
+        // Which evidence found the iterations, and what each forward is when it says so.
+        let mut kinds: Vec<&str> = r
+            .steps
+            .forward_kinds
+            .iter()
+            .map(String::as_str)
+            .filter(|k| !k.is_empty())
+            .collect();
+        kinds.dedup();
+        let mut text = format!(
+            "Iterations: {} step(s), found from {}",
+            r.steps.steps.len(),
+            r.steps.origin.describe()
+        );
+        if !kinds.is_empty() {
+            text.push_str(&format!("; forwards: {}", kinds.join(", ")));
+        }
+        text.push('.');
+        findings.push(Finding::new(vec![Span::text(text)]));
+    }
+    if let Some(w) = a
+        .reports
+        .first()
+        .map(|r| &r.warm_up)
+        .filter(|w| !w.steps.is_empty() || w.event_count > 0)
+    {
+        {
+            let evidence: Vec<String> = w
+                .events
+                .iter()
+                .take(3)
+                .map(|e| format!("`{}` {}", e.name, e.dur.human()))
+                .collect();
+            let mut spans = vec![Span::text(format!(
+                "Warm-up: {} of {} step(s), ",
+                w.steps.len(),
+                a.reports[0].steps.steps.len()
+            ))];
+            spans.push(Span::Figure(Figure::duration(w.step_time, Label::Measured)));
+            spans.push(Span::text(format!(
+                ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning{}{})",
+                w.event_count,
+                if evidence.is_empty() { "" } else { "; longest: " },
+                evidence.join(", ")
+            )));
+            spans.push(Span::text(if w.all {
+                "; the whole capture is warm-up, so no steady-state verdict: capture again after warm-up."
+            } else if w.steps.is_empty() {
+                "; they cover less than 10 % of any step, so every step is kept."
+            } else {
+                "; left out of the verdict, budgets and causes."
+            }));
+            findings.push(Finding::new(spans));
+        }
+    }
+    if let Some(h) = a.reports.first().and_then(|r| r.host_only.as_ref()) {
+        // Host-only time of the steps: the GPU has nothing of the step yet, or any more.
+        if (h.before_gpu + h.after_gpu).0 > 0 {
+            let top: Vec<String> = h
+                .top
+                .iter()
+                .take(3)
+                .map(|t| format!("`{}` ({})", t.name, t.overlapped.human()))
+                .collect();
+            let mut spans = vec![
+                Span::text("The GPU has no work of the step for "),
+                Span::Figure(pct(h.share())),
+                Span::text(" of the steps' wall time (host-only: "),
+                Span::Figure(Figure::duration(h.before_gpu, Label::Measured)),
+                Span::text(" before the first GPU activity, "),
+                Span::Figure(Figure::duration(h.after_gpu, Label::Measured)),
+                Span::text(format!(" after the last, over {} step(s))", h.steps)),
+            ];
+            if !top.is_empty() {
+                spans.push(Span::text(format!(
+                    "; the host runs {} then (self time)",
+                    top.join(", ")
+                )));
+            }
+            spans.push(Span::text("."));
+            findings.push(Finding::new(spans));
+        }
     }
     if let Some(lf) = &a.last_finisher {
         findings.push(Finding::new(vec![
@@ -467,7 +569,7 @@ fn budget_section(a: &Analysis) -> Section {
         }
     }
     s.push(Block::Table(t.with_note(
-        "Over the analysed window (first start to last end of the steps' GPU activities; work in flight at the capture's start left out). Overlaps merged, precedence compute > collective > memcpy > memset. On the `all` rows, collective and memcpy time is what no compute kernel overlapped: exposed.",
+        "Over the analysed window (the steady-state steps' wall time when the steps are host ranges, widened to their GPU activities, else first start to last end of the steps' GPU activities; warm-up steps and work in flight at the capture's start left out). Overlaps merged, precedence compute > collective > memcpy > memset. On the `all` rows, collective and memcpy time is what no compute kernel overlapped: exposed.",
     )));
     s
 }
@@ -969,75 +1071,191 @@ fn roofline_section(
     s
 }
 
+/// How a cause's time per step is computed (the label of every such figure).
+const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the analysed window (the steady-state steps' wall time), on the critical stream (or on the device, for exposed communication and copies), divided by the number of steady-state steps in the window; the step it is taken from is the window's mean step (its span / those steps); share of window = the cause's time / the window's span";
+
 /// Step 6: causes on the critical stream, ranked by their share of its window.
-fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Finding>) -> Section {
+fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) -> Section {
     let mut s = Section::new("change", "6. What to change, ranked");
-    let mut causes: Vec<(String, f64, Nanos, &'static str)> = Vec::new();
+    let mut causes: Vec<(String, Nanos, String)> = Vec::new();
     let r = &a.reports[0];
-    let (Some(window), Some(step)) = (r.window, r.steps.duration_spread()) else {
+    let Some(capture) = loaded.first().map(|l| &l.capture) else {
+        s.para("No capture: nothing to rank.");
+        return s;
+    };
+    let (Some(window), Some(_)) = (r.window, r.steady_step_spread()) else {
         s.para("No analysed window: nothing to rank.");
         return s;
     };
+    if r.verdict.bound == analysis::Bound::WarmUp {
+        s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
+        return s;
+    }
     let span = window.span();
+    let steps = r.steady_step_count().max(1) as i64;
+    let per_step = |x: Nanos| Nanos(x.0 / steps);
+    // The step the estimates subtract from: the window's own mean step, so a cause's time
+    // per step and the step come from the same window (a median of step annotations can
+    // leave out time between steps that the window holds).
+    let mean_step = per_step(span);
     let jax = matches!(
         r.format,
         trace_model::Format::XPlane | trace_model::Format::JaxTraceJson
     );
-    // A cause's time per step: its share of the window applied to the median step.
-    let per_step =
-        |x: Nanos| Nanos((x.0 as f64 / span.0.max(1) as f64 * step.median.0 as f64) as i64);
-    if let Some(ic) = &r.idle_causes {
+    let practices = analysis::practices(capture);
+    let share_text = |p: &analysis::Practice| format!("{:.1} %", 100.0 * practices.share(p));
+    // What the capture already does, named, so no advice suggests it.
+    let mut in_use = Vec::new();
+    if let Some(c) = &practices.compiled {
+        in_use.push(format!(
+            "torch.compile/Inductor ({}; {} of GPU time)",
+            c.evidence,
+            share_text(c)
+        ));
+    }
+    if let Some(g) = &practices.graph_replay {
+        in_use.push(format!(
+            "CUDA/HIP graph replay ({}; {} of GPU time)",
+            g.evidence,
+            share_text(g)
+        ));
+    }
+    if let Some(c) = &practices.checkpointing {
+        in_use.push(format!("activation checkpointing ({})", c.evidence));
+    }
+    if let Some(p) = &practices.python_tracer {
+        in_use.push(format!(
+            "the Python tracer ({}; it adds its own time to every host gap)",
+            p.evidence
+        ));
+    }
+    if !in_use.is_empty() {
+        findings.push(Finding::new(vec![Span::text(format!(
+            "Already in use: {}.",
+            in_use.join("; ")
+        ))]));
+    }
+    let host_knobs = if jax {
+        "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state".to_owned()
+    } else {
+        let mut k: Vec<String> = Vec::new();
+        k.push(match &practices.graph_replay {
+            Some(g) => format!(
+                "graphs already replay {} of GPU time ({}): capture the work still launched one by one into them (the ops outside the graphs), or larger graphs",
+                share_text(g),
+                g.evidence
+            ),
+                        None if practices.compiled.is_some() => "CUDA graphs: mode=\"reduce-overhead\" on the torch.compile already in use, or capture the step".to_owned(),
+            None => "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step)".to_owned(),
+        });
+        k.push(match &practices.compiled {
+            Some(_) => "torch.compile is already in use: look for graph breaks (TORCH_LOGS=graph_breaks) that leave eager kernels and host work between compiled regions".to_owned(),
+            None => "fewer and larger kernels (fusion, torch.compile)".to_owned(),
+        });
+        k.push("moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies".to_owned());
+        if practices.python_tracer.is_some() {
+            k.push("first confirm with a capture without with_stack: the Python tracer inflates host time".to_owned());
+        }
+        k.join("; ")
+    };
+    if let Some(gc) = &r.gap_causes {
+        let evidence = |c: analysis::GapCause| {
+            gc.evidence_of(c)
+                .take(2)
+                .map(|e| e.what.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
         causes.push((
-            "the GPU waits for the host to issue work (host wait on the critical stream)".into(),
-            ic.host_wait.0 as f64 / span.0.max(1) as f64,
-                        per_step(ic.host_wait),
-            if jax {
-                "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state"
-            } else {
-                "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step), fewer and larger kernels (fusion, torch.compile), moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies"
-            },
+            format!(
+                "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
+                evidence(analysis::GapCause::HostNotLaunched)
+            ),
+            gc.host_not_launched,
+            host_knobs,
         ));
         causes.push((
-            "work was queued but the stream waited on a dependency (queued wait on the critical stream)".into(),
-            ic.queued_wait.0 as f64 / span.0.max(1) as f64,
-            per_step(ic.queued_wait),
-            "overlap communication with compute (bucket sizes, prefetch), remove cross-stream waits and synchronisations, check for a straggler rank",
+            format!(
+                "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
+                evidence(analysis::GapCause::StreamOrEvent)
+            ),
+            gc.stream_or_event,
+            "look at what the awaited stream runs at that time (the swimlanes): overlap it with compute, split it, or remove the cross-stream wait; for collectives, check for a straggler rank".to_owned(),
+        ));
+        causes.push((
+            format!(
+                "the host is blocked in a synchronising call, waiting for the GPU, while the critical stream idles (evidence: {})",
+                evidence(analysis::GapCause::SyncCall)
+            ),
+            gc.sync_call,
+            if jax {
+                "no host round trips inside the step (block_until_ready, device_get, printing device values); keep values on the device".to_owned()
+            } else {
+                "remove synchronisations inside the step (.item(), .cpu(), printing tensors, blocking copies): pinned memory with non_blocking copies, keep values on the GPU, move checks after the step".to_owned()
+            },
         ));
     }
     for d in &r.devices {
         let b = &d.budget;
         causes.push((
             format!("communication no compute overlaps on GPU {} (exposed collective time)", d.device),
-            b.share(b.collective),
-            per_step(b.collective),
-            "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first",
+            b.collective,
+            "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first".to_owned(),
         ));
         causes.push((
             format!("copies no compute overlaps on GPU {} (exposed memcpy time)", d.device),
-            b.share(b.memcpy),
-            per_step(b.memcpy),
-            "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU",
+            b.memcpy,
+            "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU".to_owned(),
         ));
     }
-    if let Some(sm) = summaries.first() {
-        let elem = sm.buckets.iter().find(|b| b.bucket == buckets::ELEMENTWISE);
-        if let Some(e) = elem {
-            let busy = r.critical_stream().map_or(span, |c| c.budget.busy());
-            let share_of_busy = e.percent / 100.0;
-            causes.push((
-                "elementwise kernels (memory-bound; their share of GPU time applied to the critical stream's busy time)".into(),
-                share_of_busy * busy.0 as f64 / span.0.max(1) as f64,
-                per_step(Nanos((share_of_busy * busy.0 as f64) as i64)),
-                if jax {
-                "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions"
+    if let Some(crit) = r.critical_stream() {
+        let elementwise = analysis::stream_time(capture, crit.stream_id, window, |a| {
+            matches!(
+                a.class,
+                trace_model::KernelClass::Elementwise | trace_model::KernelClass::Norm
+            )
+        });
+        let layout = analysis::stream_time(capture, crit.stream_id, window, |a| {
+            a.class == trace_model::KernelClass::Layout
+        });
+        causes.push((
+            "layout transposes on the critical stream (NCHW/NHWC conversions, batched transposes, transpose fusions, im2col: data movement for a convolution or GEMM)".into(),
+            layout,
+            if jax {
+                "choose layouts the convolution kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated), so XLA inserts no transposes around them".to_owned()
             } else {
-                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts"
+                "channels-last memory format (model.to(memory_format=torch.channels_last) and the inputs), so cuDNN/MIOpen convolutions skip their NCHW/NHWC conversions".to_owned()
             },
+        ));
+        causes.push((
+            "elementwise/norm/activation kernels on the critical stream (memory-bound)".into(),
+            elementwise,
+            if jax {
+                "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions".to_owned()
+            } else if practices.compiled.is_some() {
+                "already compiled: the remaining ones are outside compiled regions (graph breaks) or Inductor's own; fused norm/activation/residual kernels, fewer dtype casts".to_owned()
+            } else {
+                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts".to_owned()
+            },
+        ));
+        if let Some(e) = &practices.eager_attention {
+            let attention = analysis::stream_time(capture, crit.stream_id, window, |a| {
+                analysis::is_eager_attention_kernel(capture, a)
+            });
+            causes.push((
+                format!(
+                    "eager attention on the critical stream ({}; {} of all GPU time)",
+                    e.evidence,
+                    share_text(e)
+                ),
+                attention,
+                "torch.nn.functional.scaled_dot_product_attention (FlashAttention or memory-efficient backend), or another fused attention kernel: it replaces the softmax and both batched matmuls; the estimate assumes the fused kernel's own time is small beside them".to_owned(),
             ));
         }
     }
-    causes.retain(|c| c.1 > 0.0);
-    causes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    causes.retain(|c| c.1.0 > 0);
+    causes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let share = |t: Nanos| t.0 as f64 / span.0.max(1) as f64;
     let mut t = Table::new(
         "what_to_change",
         &[
@@ -1049,42 +1267,44 @@ fn change_section(a: &Analysis, summaries: &[GpuSummary], findings: &mut Vec<Fin
             "knobs to try (hypotheses)",
         ],
     );
-    for (i, (what, share, time, knobs)) in causes.iter().enumerate() {
-        let after = Nanos((step.median.0 - time.0).max(0));
+    for (i, (what, time, knobs)) in causes.iter().enumerate() {
+        let each = per_step(*time);
+        let after = Nanos((mean_step.0 - each.0).max(0));
         t.push(vec![
             Cell::text((i + 1).to_string()),
             Cell::text(what.clone()),
-            Cell::figure(Figure::percent(100.0 * share, Label::Measured)),
-            Cell::figure(Figure::duration(
-                *time,
-                Label::inferred("the cause's share of the window applied to the median step"),
-            )),
+            Cell::figure(Figure::percent(100.0 * share(*time), Label::Measured)),
+            Cell::figure(Figure::duration(each, Label::inferred(PER_STEP_FORMULA))),
             Cell::figure(Figure::duration(
                 after,
                 Label::inferred(format!(
-                    "median step minus the cause's time per step; {WINDOW_ASSUMPTION}"
+                                        "the window's mean steady-state step minus the cause's time per step; {WINDOW_ASSUMPTION}"
                 )),
             )),
-            Cell::text(*knobs),
+            Cell::text(knobs.clone()),
         ]);
     }
-    if let Some((what, share, time, _)) = causes.first() {
+    if let Some((what, time, _)) = causes.first() {
         findings.push(Finding::new(vec![
             Span::text(format!("First thing to change: {what}, ")),
-            Span::Figure(Figure::percent(100.0 * share, Label::Measured)),
-            Span::text(" of the window; without it the median step would take about "),
-            Span::Figure(Figure::duration(
-                Nanos((step.median.0 - time.0).max(0)),
-                Label::inferred(WINDOW_ASSUMPTION),
+            Span::Figure(Figure::percent(100.0 * share(*time), Label::Measured)),
+            Span::text(format!(
+                                " of the window ({} over {} steady-state step(s)); without it the mean step of the window would take about ",
+                time.human(),
+                steps
             )),
-            Span::text(" instead of "),
-            Span::Figure(Figure::duration(step.median, Label::Measured)),
+            Span::Figure(Figure::duration(
+                                Nanos((mean_step.0 - per_step(*time).0).max(0)),
+                Label::inferred(format!("{PER_STEP_FORMULA}; {WINDOW_ASSUMPTION}")),
+            )),
+                        Span::text(" instead of "),
+            Span::Figure(Figure::duration(mean_step, Label::Measured)),
             Span::text("."),
         ]));
     }
-    s.push(Block::Table(t.with_note(
-        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred; the knobs are hypotheses to test with a new capture.",
-    )));
+    s.push(Block::Table(t.with_note(format!(
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred ({PER_STEP_FORMULA}); the knobs are hypotheses to test with a new capture."
+    ))));
     s
 }
 
@@ -1095,6 +1315,11 @@ fn collect_trust(
     trust: &mut Vec<TrustEntry>,
     new_capture: &mut Vec<String>,
 ) {
+    if a.reports.iter().any(|r| r.warm_up.all) {
+        new_capture.push(
+            "A steady-state capture: every step of this one is warm-up (module loading, compilation, autotuning, first calls). Profile after a few steps (torch.profiler schedule(wait=1, warmup=2, active=3); in JAX, after the first call of each jitted function).".to_owned(),
+        );
+    }
     for (r, l) in a.reports.iter().zip(loaded) {
         let who = rank_label(r);
         let c = &l.capture;
@@ -1170,5 +1395,249 @@ impl Cell {
     /// A text cell carrying a judgement: the text and its label (e.g. the verdict).
     pub fn figure_text(text: &str, label: Label) -> Cell {
         Cell::Text(format!("{text} ({})", label.word()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loads a Kineto trace from events and returns the findings and the ranked causes of
+    /// step 6 as (cause, time per step, step time without it, knobs).
+    /// A ranked cause: (cause, time per step, step time without it, knobs).
+    type Row = (String, i64, i64, String);
+
+    fn check(events: &[String]) -> (Vec<String>, Vec<Row>) {
+        let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let path = Path::new("synthetic.json");
+        let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
+        let loaded = vec![Loaded {
+            path: path.to_path_buf(),
+            rank: None,
+            capture,
+            programs: Vec::new(),
+        }];
+        let a = analysis::skip_stats_loaded_without_rows(
+            path,
+            &loaded,
+            &analysis::SkipConfig::default(),
+        )
+        .expect("analyses");
+        let mut findings = Vec::new();
+        let section = change_section(&a, &loaded, &mut findings);
+        let text = |spans: &[Span]| {
+            spans
+                .iter()
+                .map(|s| match s {
+                    Span::Text(t) | Span::Code(t) => t.clone(),
+                    Span::Figure(_) => "#".to_owned(),
+                })
+                .collect::<String>()
+        };
+        let findings = findings.iter().map(|f| text(&f.spans)).collect();
+        let duration = |c: &Cell| match c {
+            Cell::Figure(Figure {
+                value: Value::Duration(d),
+                ..
+            }) => *d,
+            other => panic!("not a duration: {other:?}"),
+        };
+        let plain = |c: &Cell| match c {
+            Cell::Text(t) => t.clone(),
+            other => panic!("not text: {other:?}"),
+        };
+        let rows = section
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.name == "what_to_change" => Some(t),
+                _ => None,
+            })
+            .expect("the ranking table")
+            .rows
+            .iter()
+            .map(|r| (plain(&r[1]), duration(&r[3]), duration(&r[4]), plain(&r[5])))
+            .collect();
+        (findings, rows)
+    }
+
+    fn ev(cat: &str, name: &str, tid: u64, ts: u64, dur: u64, args: &str) -> String {
+        let pid = if tid >= 7 { 0 } else { 1 };
+        format!(
+            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
+        )
+    }
+
+    fn launched(
+        op: &str,
+        api: &str,
+        corr: u64,
+        ts: u64,
+        kernels: &[(&str, u64, u64)],
+        extra: &str,
+    ) -> Vec<String> {
+        let mut v = vec![
+            ev("cpu_op", op, 1, ts, 5, ""),
+            ev(
+                "cuda_runtime",
+                api,
+                1,
+                ts + 1,
+                2,
+                &format!(r#""correlation": {corr}"#),
+            ),
+        ];
+        for (name, start, dur) in kernels {
+            v.push(ev(
+                "kernel",
+                name,
+                7,
+                *start,
+                *dur,
+                &format!(r#""correlation": {corr}, "stream": 7, "device": 0{extra}"#),
+            ));
+        }
+        v
+    }
+
+    fn step(n: u64, ts: u64, dur: u64) -> String {
+        ev(
+            "user_annotation",
+            &format!("ProfilerStep#{n}"),
+            1,
+            ts,
+            dur,
+            "",
+        )
+    }
+
+    const US: i64 = 1000;
+
+    /// Two 1 ms steps of a compiled model, each one Triton kernel of 100 µs launched at
+    /// +501 µs: host wait 505 + 900 + 395 µs over the 2 ms window (launch latency
+    /// included), so 900 µs per step and 100 µs without it; the elementwise Triton kernels
+    /// 200 µs, 100 µs per step. No advice suggests torch.compile.
+    #[test]
+    fn a_compiled_capture_gets_no_compile_advice_and_exact_estimates() {
+        let mut events = vec![step(1, 0, 1000), step(2, 1000, 1000)];
+        for (k, s) in [0u64, 1000].into_iter().enumerate() {
+            events.extend(launched(
+                "CompiledFunction",
+                "cudaLaunchKernel",
+                k as u64 + 1,
+                s + 500,
+                &[("triton_poi_fused_add_mul_0", s + 505, 100)],
+                "",
+            ));
+        }
+        let (findings, rows) = check(&events);
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.contains("Already in use: torch.compile/Inductor")),
+            "{findings:?}"
+        );
+        let (cause, per_step, after, knobs) = &rows[0];
+        assert!(cause.starts_with("the GPU waits for the host"), "{cause}");
+        assert_eq!((*per_step, *after), (900 * US, 100 * US));
+        assert!(knobs.contains("torch.compile is already in use"), "{knobs}");
+        assert!(!knobs.contains("fewer and larger kernels (fusion, torch.compile)"));
+        let elementwise = rows
+            .iter()
+            .find(|r| r.0.starts_with("elementwise"))
+            .expect("elementwise row");
+        assert_eq!((elementwise.1, elementwise.2), (100 * US, 900 * US));
+        assert!(
+            elementwise.3.starts_with("already compiled"),
+            "{}",
+            elementwise.3
+        );
+    }
+
+    /// A step replayed by a CUDA graph: the advice names the graphs in use instead of
+    /// suggesting them.
+    #[test]
+    fn a_graph_replayed_capture_gets_no_graph_advice() {
+        let mut events = vec![step(1, 0, 1000)];
+        events.extend(launched(
+            "aten::graph_replay",
+            "cudaGraphLaunch",
+            1,
+            500,
+            &[
+                ("void gemv_kernel<float>()", 505, 50),
+                ("void rmsnorm_kernel<float>()", 560, 50),
+            ],
+            r#", "graph id": 3"#,
+        ));
+        let (findings, rows) = check(&events);
+        assert!(
+            findings.iter().any(|f| f.contains(
+                "CUDA/HIP graph replay (1 graph launch call(s), 2 GPU activities run by graphs"
+            )),
+            "{findings:?}"
+        );
+        let host = rows
+            .iter()
+            .find(|r| r.0.starts_with("the GPU waits for the host"))
+            .expect("host row");
+        assert!(
+            host.3
+                .starts_with("graphs already replay 100.0 % of GPU time"),
+            "{}",
+            host.3
+        );
+        assert!(!host.3.contains("CUDA graphs (torch.compile"), "{}", host.3);
+    }
+
+    /// Attention done eagerly (bmm, softmax, bmm; no fused attention kernel): a cause of
+    /// its own, 250 µs per step on the critical stream, with SDPA advice.
+    #[test]
+    fn eager_attention_gets_sdpa_advice_with_its_share() {
+        let mut events = vec![step(1, 0, 1000)];
+        events.extend(launched(
+            "aten::bmm",
+            "cudaLaunchKernel",
+            1,
+            10,
+            &[("ampere_sgemm_128x64_nn", 15, 100)],
+            "",
+        ));
+        events.extend(launched(
+            "aten::softmax",
+            "cudaLaunchKernel",
+            2,
+            20,
+            &[("void at::native::softmax_warp_forward<float>()", 115, 50)],
+            "",
+        ));
+        events.extend(launched(
+            "aten::bmm",
+            "cudaLaunchKernel",
+            3,
+            30,
+            &[("ampere_sgemm_128x64_nn", 165, 100)],
+            "",
+        ));
+        events.extend(launched(
+            "aten::linear",
+            "cudaLaunchKernel",
+            4,
+            40,
+            &[("ampere_sgemm_128x64_tn", 265, 500)],
+            "",
+        ));
+        let (_, rows) = check(&events);
+        let attention = rows
+            .iter()
+            .find(|r| r.0.starts_with("eager attention"))
+            .expect("eager attention row");
+        assert!(
+            attention.0.contains("33.3 % of all GPU time"),
+            "{}",
+            attention.0
+        );
+        assert_eq!((attention.1, attention.2), (250 * US, 750 * US));
+        assert!(attention.3.contains("scaled_dot_product_attention"));
     }
 }

@@ -66,7 +66,7 @@ fn render_report(out: &mut String, r: &Report) {
     };
     let _ = writeln!(
         out,
-        "window: {} (first start to last end of the steps' GPU activities) [measured]\n",
+        "window: {} (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges) [measured]\n",
         window.span().human()
     );
     render_verdict(out, r, window);
@@ -130,20 +130,38 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
             t.graph_kernels, t.launched_kernels
         );
     }
-    match (v.host_wait_share, v.queued_wait_share) {
-        (Some(h), Some(q)) => {
+    match (
+        v.host_wait_share,
+        v.stream_wait_share,
+        v.sync_wait_share,
+        v.unknown_wait_share,
+    ) {
+        (Some(h), Some(w), Some(s), Some(u)) => {
             let _ = write!(
                 out,
-                "; of its idle time, {} waited for the host to issue work and {} had work already queued (waiting on dependencies)",
+                "; of its idle time, gap by gap: {} before the host launched the next work, {} waiting on another stream or event, {} while the host was blocked in a synchronising call (waiting for the GPU), {} without evidence",
                 pct(h),
-                pct(q)
+                pct(w),
+                pct(s),
+                pct(u)
             );
         }
         _ => {
             let _ = write!(
                 out,
-                "; no activity after its idle gaps has a host launch, so their cause is unknown"
+                "; no idle gap has evidence of its cause (no launch for the activity after it), so their cause is unknown"
             );
+        }
+    }
+    if let Some(gc) = &r.gap_causes {
+        let top: Vec<String> = gc
+            .evidence
+            .iter()
+            .take(3)
+            .map(|e| format!("{} ({}: {})", e.what, e.cause.label(), e.time.human()))
+            .collect();
+        if !top.is_empty() {
+            let _ = write!(out, "; evidence: {}", top.join(", "));
         }
     }
     let _ = writeln!(
@@ -153,8 +171,33 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
     );
     let _ = writeln!(
         out,
-        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if idle >= 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); else mixed. Busy leaves collectives out. Host wait: the activity after an idle gap was launched only after the gap began."
+        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if idle >= 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); inconclusive if idle >= 50 % and >= 50 % of idle has no evidence (or none has); else mixed. Busy leaves collectives out. Host wait: the part of a gap before the launch call of the activity after it, while the launching thread was not in a synchronising call."
     );
+    if let Some(h) = r
+        .host_only
+        .as_ref()
+        .filter(|h| (h.before_gpu + h.after_gpu).0 > 0)
+    {
+        let top: Vec<String> = h
+            .top
+            .iter()
+            .take(3)
+            .map(|t| format!("{} ({})", t.name, t.overlapped.human()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  Host-only time: the steps have no GPU activity for {} of their wall time ({} before the first, {} after the last, over {} steps); the host runs {} then (self time).",
+            pct(h.share()),
+            h.before_gpu.human(),
+            h.after_gpu.human(),
+            h.steps,
+            if top.is_empty() {
+                "nothing recorded".to_owned()
+            } else {
+                top.join(", ")
+            }
+        );
+    }
     if let Some(b) = &r.gpu_behind {
         let _ = writeln!(
             out,
@@ -471,6 +514,12 @@ fn report_json(r: &Report) -> Value {
             "label": "measured",
         },
         "window": r.window.map(|w| json!({"start_ns": w.start.0, "end_ns": w.end.0, "span_ns": w.span().0})),
+        "host_only": r.host_only.as_ref().map(|h| json!({
+            "before_gpu_ns": h.before_gpu.0, "after_gpu_ns": h.after_gpu.0,
+            "step_time_ns": h.step_time.0, "steps": h.steps, "share": h.share(),
+            "top": h.top.iter().map(|t| json!({"name": t.name, "self_ns": t.overlapped.0, "events": t.events})).collect::<Vec<_>>(),
+            "label": "measured",
+        })),
         "verdict": {
             "bound": v.bound.label(),
             "busy_share": v.busy_share,
@@ -487,7 +536,12 @@ fn report_json(r: &Report) -> Value {
             })),
             "covered_share": v.covered_share,
             "host_wait_share": v.host_wait_share,
-            "queued_wait_share": v.queued_wait_share,
+            "stream_wait_share": v.stream_wait_share,
+            "sync_wait_share": v.sync_wait_share,
+            "unknown_wait_share": v.unknown_wait_share,
+            "gap_evidence": r.gap_causes.as_ref().map(|g| g.evidence.iter().map(|e| json!({
+                "cause": e.cause.label(), "what": e.what, "time_ns": e.time.0, "gaps": e.gaps,
+            })).collect::<Vec<_>>()),
             "queue_ratio": v.queue_ratio,
             "critical_stream": r.critical_stream().map(|c| json!({"device": c.device, "stream": c.stream})),
             "label": v.provenance.label(),

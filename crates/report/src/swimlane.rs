@@ -63,6 +63,8 @@ pub const COLORS: &[(&str, &str)] = &[
     ("convolution", "#59a14f"),
     ("attention", "#e15759"),
     ("elementwise", "#f28e2b"),
+    ("norm", "#ff9da7"),
+    ("layout", "#8cd17d"),
     ("reduction", "#edc948"),
     ("collective", "#b07aa1"),
     ("memcpy", "#76b7b2"),

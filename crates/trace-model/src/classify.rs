@@ -68,8 +68,15 @@ pub enum KernelClass {
     Convolution,
     /// Fused attention (flash, memory-efficient, cuDNN, CK/aiter FMHA).
     Attention,
-    /// Elementwise, normalization and activation kernels.
+    /// Elementwise and activation kernels (casts, copies, index/gather, RNG, optimizer
+    /// steps, KV-cache writes).
     Elementwise,
+    /// Normalization: RMSNorm, LayerNorm, GroupNorm, BatchNorm forward and backward,
+    /// with their statistics and gamma/beta gradient helpers.
+    Norm,
+    /// Layout transposes: NCHW↔NHWC conversions, batched transposes, XLA transpose
+    /// fusions, im2col/col2im; layout work done for a convolution or GEMM.
+    Layout,
     /// Reductions, softmax, scans.
     Reduction,
     /// Communication: collectives of any library (NCCL/RCCL/MSCCL, symmetric memory,
@@ -91,7 +98,9 @@ impl KernelClass {
             KernelClass::Gemm => "GEMM",
             KernelClass::Convolution => "convolution",
             KernelClass::Attention => "attention",
-            KernelClass::Elementwise => "elementwise/norm/activation",
+            KernelClass::Elementwise => "elementwise/activation",
+            KernelClass::Norm => "normalization",
+            KernelClass::Layout => "layout transpose",
             KernelClass::Reduction => "reduction",
             KernelClass::Collective(k) => k.label(),
             KernelClass::Memcpy(_) => "memcpy",
@@ -108,6 +117,8 @@ impl KernelClass {
             KernelClass::Convolution => "convolution",
             KernelClass::Attention => "attention",
             KernelClass::Elementwise => "elementwise",
+            KernelClass::Norm => "norm",
+            KernelClass::Layout => "layout",
             KernelClass::Reduction => "reduction",
             KernelClass::Collective(_) => "collective",
             KernelClass::Memcpy(_) => "memcpy",
@@ -259,10 +270,31 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("grouped_topk"),
         ],
     ),
+    // Layout transposes (cuDNN's NCHW/NHWC conversions, MIOpen's and CK's batched
+    // transposes, XLA transpose fusions, im2col) before everything that would call them
+    // elementwise or a convolution.
+    (
+        Family::Class(KernelClass::Layout),
+        &[
+            Sub("tonhwc"),
+            Sub("tonchw"),
+            Sub("nchw2nhwc"),
+            Sub("nhwc2nchw"),
+            Sub("batched_transpose"),
+            Sub("batchedtranspose"),
+            Sub("transpose_fusion"),
+            Sub("im2col"),
+            Sub("im3d2col"),
+            Sub("col2im"),
+            Sub("vol2col"),
+            Sub("col2vol"),
+        ],
+    ),
     (
         Family::Class(KernelClass::Elementwise),
         &[
             // KV-cache writes (`reshape_and_cache_flash` is a copy, not attention).
+            Sub("store_kvcache"),
             Sub("reshape_and_cache"),
             Sub("concat_and_cache"),
             Sub("updatekvcache"),
@@ -278,11 +310,6 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Prefix("op3dtensor"),
             Prefix("op4dtensor"),
             Prefix("op5dtensor"),
-            // Layout transposes of cuDNN.
-            Sub("tonhwc"),
-            Sub("tonchw"),
-            Sub("nchw2nhwc"),
-            Sub("nhwc2nchw"),
             // Element-by-element searches (not sorts).
             Sub("searchsorted"),
             Sub("bucketize"),
@@ -295,6 +322,11 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("flash_bwd"),
             Sub("flashattn"),
             Sub("flash_attn"),
+            // SageAttention (quantised attention) and its Q/K quantisation.
+            Sub("sage_fwd"),
+            Sub("sage_bwd"),
+            Sub("sage_quant"),
+            Sub("sageattn"),
             Sub("flash::"),
             Sub("flashmla"),
             Sub("flash_mla"),
@@ -328,6 +360,8 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("conv2d"),
             Sub("conv3d"),
             Sub("conv_fwd"),
+            // CK's weight-gradient convolution as a batched GEMM (MIOpen's wrw solver).
+            Sub("xdlops_bwd_weight"),
             Sub("conv_bwd"),
             Sub("conv_wrw"),
             Sub("convfwd"),
@@ -389,6 +423,18 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("__dot"),
         ],
     ),
+    // Normalization before reductions and elementwise: its statistics (`welford`,
+    // moments) and gradients are the norm's own; `normal` (RNG) is not a norm.
+    (
+        Family::Class(KernelClass::Norm),
+        &[
+            SubWithout("norm", "normal"),
+            Tok("rms"),
+            Sub("gammabeta"),
+            Sub("rowwisemoments"),
+            Sub("computeinternalgradients"),
+        ],
+    ),
     (
         Family::Class(KernelClass::Reduction),
         &[
@@ -422,10 +468,6 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("elementwise"),
             Sub("element_wise"),
             Sub("pointwise"),
-            Sub("norm"),
-            Tok("rms"),
-            Sub("gammabeta"),
-            Sub("rowwisemoments"),
             Tok("rng"),
             Tok("pow"),
             Sub("relu"),

@@ -74,6 +74,9 @@ pub(crate) fn of_class(class: KernelClass, kernel_name: &str) -> Option<&'static
         KernelClass::Convolution => CONVOLUTION,
         KernelClass::Attention => ATTENTION,
         KernelClass::Elementwise => of_name(kernel_name).unwrap_or(ELEMENTWISE),
+        KernelClass::Norm => ELEMENTWISE,
+        // Layout transposes are data movement: the bucket of copies, permutes, transposes.
+        KernelClass::Layout => MEMORY,
         KernelClass::Reduction => REDUCTION,
         KernelClass::Collective(_) => COMMUNICATION,
         KernelClass::Memcpy(_) | KernelClass::Memset => MEMORY,

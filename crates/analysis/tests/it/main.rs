@@ -2,3 +2,4 @@
 
 mod accounting;
 mod skip;
+mod verdicts;

@@ -242,10 +242,9 @@ fn param_dlrm_matches_hta_temporal_breakdown() {
             analysis::Window { start, end },
         );
         if r.in_flight.activities > 0 {
-            assert!(
-                r.window.expect("window").span() < b.span(),
-                "rank {rank}: in-flight activities are outside the report's window"
-            );
+            // The report's window is the steps' wall time now, not a GPU span to compare
+            // with HTA's; the in-flight activities are counted apart.
+            assert!(r.in_flight.time.0 > 0, "rank {rank}: in-flight time");
         }
         let hta_span_us: f64 = rec[5].parse().expect("kernel_time");
         assert_eq!(b.span().0 as f64 / 1e3, hta_span_us, "rank {rank}: span");

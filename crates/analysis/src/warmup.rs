@@ -1,0 +1,158 @@
+//! Warm-up: the steps of a capture that are not steady state (first calls that load
+//! modules, compile or autotune, and first executions far slower than the rest), so the
+//! verdict can be decided on the steady-state steps alone.
+
+use trace_model::{Capture, HostKind, Nanos};
+
+use crate::interval;
+use crate::steps::Steps;
+
+/// A kernel launch call at least this long is warm-up work (lazy module loading, JIT
+/// compilation, autotuning inside the first launch), never a steady-state launch. Copy
+/// calls are left out: a long one is a blocking copy, which can recur every step.
+pub const SLOW_LAUNCH: Nanos = Nanos(100_000_000);
+
+/// A leading step at least this many times the median of the later steps is warm-up.
+pub const SLOW_FIRST_RATIO: f64 = 10.0;
+
+/// A step whose warm-up events cover at least this share of its duration is warm-up: most
+/// of it is one-time work, so its figures say nothing of the steady state.
+pub const WARM_UP_SHARE: f64 = 0.50;
+
+/// One warm-up host event, as evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarmUpEvent {
+    /// The event's name.
+    pub name: String,
+    /// Its start.
+    pub start: Nanos,
+    /// Its duration.
+    pub dur: Nanos,
+}
+
+impl WarmUpEvent {
+    /// `start + dur`.
+    pub fn end(&self) -> Nanos {
+        self.start + self.dur
+    }
+}
+
+/// What the warm-up detection found (all `measured`; the thresholds are this module's
+/// constants).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WarmUp {
+    /// Host events that are warm-up work: kernel launch calls of [`SLOW_LAUNCH`] or more, module
+    /// loading (`cuModuleLoad*`, `hipModuleLoad*`, `cuLibraryLoad*`), graph instantiation,
+    /// autotuning (a name containing `autotun`), and CUDA/HIP graph captures (begin to
+    /// end capture); longest first (at most 10).
+    pub events: Vec<WarmUpEvent>,
+    /// Number of such events, and the union of their time.
+    pub event_count: usize,
+    /// Union of the warm-up events' time.
+    pub event_time: Nanos,
+    /// Indices into the steps of the warm-up steps, in order: steps whose warm-up events
+    /// cover [`WARM_UP_SHARE`] of them or more, steps an engine marks as a CUDA-graph
+    /// capture, and leading steps [`SLOW_FIRST_RATIO`] times the median of the rest or
+    /// slower.
+    pub steps: Vec<usize>,
+    /// Σ duration of the warm-up steps.
+    pub step_time: Nanos,
+    /// Every step is warm-up: the capture has no steady state.
+    pub all: bool,
+}
+
+/// Whether a host event is warm-up work by its name and duration.
+pub fn is_warm_up_event(name: &str, kind: HostKind, dur: Nanos) -> bool {
+    (kind == HostKind::Launch
+        && dur >= SLOW_LAUNCH
+        && name.contains("Launch")
+        && !name.contains("GraphLaunch"))
+        || name.contains("GraphInstantiate")
+        || name.contains("ModuleLoad")
+        || name.contains("LibraryLoad")
+        || name.to_ascii_lowercase().contains("autotun")
+}
+
+/// Finds the warm-up events and steps of a capture.
+pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
+    let mut w = WarmUp::default();
+    let mut events: Vec<WarmUpEvent> = capture
+        .host_events()
+        .iter()
+        .filter(|e| is_warm_up_event(capture.name(e.name), e.kind, e.dur))
+        .map(|e| WarmUpEvent {
+            name: capture.name(e.name).to_owned(),
+            start: e.start,
+            dur: e.dur,
+        })
+        .collect();
+    events.extend(graph_captures(capture));
+    w.event_count = events.len();
+    w.event_time = Nanos(interval::union_len(
+        events.iter().map(|e| (e.start.0, e.end().0)).collect(),
+    ));
+    let mut warm = vec![false; steps.steps.len()];
+    for (i, s) in steps.steps.iter().enumerate() {
+        let inside: Vec<(i64, i64)> = events
+            .iter()
+            .filter(|e| e.start < s.range.end && e.end() > s.range.start)
+            .map(|e| (e.start.max(s.range.start).0, e.end().min(s.range.end).0))
+            .collect();
+        let covered = interval::union_len(inside) as f64;
+        // A step the engine itself marks as a CUDA-graph capture is set-up by its own word.
+        let marked = steps
+            .forward_kinds
+            .get(i)
+            .is_some_and(|k| k == "graph capture");
+        warm[i] =
+            marked || (s.duration().0 > 0 && covered >= WARM_UP_SHARE * s.duration().0 as f64);
+    }
+    // Leading steps far slower than the rest: the first executions.
+    let n = steps.steps.len();
+    let mut lead = 0;
+    while n - lead >= 3 {
+        let rest = crate::steps::Spread::of(steps.steps[lead + 1..].iter().map(|s| s.duration()));
+        let slow = rest.is_some_and(|r| {
+            r.median.0 > 0
+                && steps.steps[lead].duration().0 as f64 >= SLOW_FIRST_RATIO * r.median.0 as f64
+        });
+        if !slow {
+            break;
+        }
+        warm[lead] = true;
+        lead += 1;
+    }
+    w.steps = (0..n).filter(|&i| warm[i]).collect();
+    w.step_time = w.steps.iter().map(|&i| steps.steps[i].duration()).sum();
+    w.all = n > 0 && w.steps.len() == n;
+    events.sort_by(|a, b| b.dur.cmp(&a.dur).then(a.start.cmp(&b.start)));
+    events.truncate(10);
+    w.events = events;
+    w
+}
+
+/// CUDA/HIP graph captures: from a `*StreamBeginCapture` call to the next
+/// `*StreamEndCapture` on the same thread. Work issued in between is recorded into a
+/// graph, not run: one-time set-up, not steady state.
+fn graph_captures(capture: &Capture) -> Vec<WarmUpEvent> {
+    let mut out = Vec::new();
+    for t in capture.threads() {
+        let mut begin: Option<Nanos> = None;
+        for e in capture.thread_events(t.id) {
+            let name = capture.name(e.name);
+            if name.contains("StreamBeginCapture") {
+                begin = Some(e.start);
+            } else if name.contains("StreamEndCapture")
+                && let Some(b) = begin.take()
+            {
+                out.push(WarmUpEvent {
+                    name: "CUDA/HIP graph capture (StreamBeginCapture … StreamEndCapture)"
+                        .to_owned(),
+                    start: b,
+                    dur: e.end() - b,
+                });
+            }
+        }
+    }
+    out
+}
