@@ -538,22 +538,7 @@ pub(crate) fn host_in_gaps(
             }
         }
     }
-    let mut ranked: Vec<HostTime> = per_name
-        .into_iter()
-        .map(|((name, kind), (overlapped, events))| HostTime {
-            name: capture.name(name).to_string(),
-            kind,
-            overlapped: Nanos(overlapped),
-            events,
-        })
-        .collect();
-    ranked.sort_by(|a, b| {
-        b.overlapped
-            .cmp(&a.overlapped)
-            .then_with(|| a.name.cmp(&b.name))
-            .then_with(|| a.kind.cmp(&b.kind))
-    });
-    ranked.truncate(top);
+    let ranked = rank_host_times(capture, per_name, top);
     GapHost {
         gap_count: gaps.len(),
         idle: gaps.iter().map(|g| g.len()).sum(),
@@ -606,6 +591,16 @@ pub(crate) fn host_self_time_in(
             }
         }
     }
+    rank_host_times(capture, per_name, top)
+}
+
+/// The `top` host names by time (then name and kind, so the order is stable), from time and
+/// event count per (name, kind).
+fn rank_host_times(
+    capture: &Capture,
+    per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)>,
+    top: usize,
+) -> Vec<HostTime> {
     let mut ranked: Vec<HostTime> = per_name
         .into_iter()
         .map(|((name, kind), (overlapped, events))| HostTime {
