@@ -9,9 +9,9 @@ pub enum Error {
     /// The trace could not be read (the reader's error names the file and the place).
     #[error(transparent)]
     Read(#[from] chrome_reader::Error),
-    /// An XSpace could not be read (the reader's error names the file and the place).
+    /// A capture could not be loaded (the reader's error names the file and the place).
     #[error(transparent)]
-    ReadXPlane(#[from] xplane_reader::Error),
+    Load(#[from] load::Error),
     /// A file or directory could not be listed or inspected.
     #[error("{path}")]
     Io {
@@ -36,6 +36,7 @@ impl Error {
     pub fn read_error(&self) -> Option<&chrome_reader::Error> {
         match self {
             Error::Read(e) => Some(e),
+            Error::Load(e) => e.chrome(),
             _ => None,
         }
     }
