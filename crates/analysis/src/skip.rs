@@ -367,7 +367,7 @@ fn analyze_loaded<W: std::io::Write>(
     }
     // The rows need only the steps: the rest of the analysis runs on a thread of its own
     // while they are written (each was about half of skip-stats' time after loading).
-    let parallel = chrome_reader::default_threads() > 1;
+    let parallel = load::chrome::default_threads() > 1;
     for &(path, rank, capture) in &captures {
         let (steps, in_flight) = steps_outside_flight(capture);
         let label = path.to_string_lossy();

@@ -236,7 +236,7 @@ fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
 /// here, below the analyses, like every other input.
 pub mod chrome {
     pub use chrome_reader::{
-        Error, Number, RawEvent, TopLevel, open, read_events_with_args, read_raw_events,
-        read_raw_file,
+        Error, Number, RawEvent, TopLevel, default_threads, open, rank_from_file_name,
+        read_events_with_args, read_raw_events, read_raw_file,
     };
 }

@@ -419,7 +419,7 @@ pub fn gpu_summary_of_file(path: &Path) -> Result<GpuSummary, Error> {
     );
     let rank = first.rank.or_else(|| {
         chrome
-            .then(|| chrome_reader::rank_from_file_name(path))
+            .then(|| load::chrome::rank_from_file_name(path))
             .flatten()
     });
     Ok(gpu_summary(&first.capture, &path.to_string_lossy(), rank))
