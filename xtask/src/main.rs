@@ -16,6 +16,7 @@ mod fixtures;
 mod fuzz;
 mod gen_proto;
 mod simd_bench;
+mod synth_gpu;
 mod synth_xplane;
 mod tidy;
 
