@@ -6,6 +6,8 @@
 //!   `testdata/chrome/ok/`, plus `seed-edge-cases.json` ([`SEED_EDGE_CASES`]), events
 //!   chosen to exercise the seed's Python semantics.
 //! - The CUDA-graph and pipeline-parallel traces of `lanes::synth` go to `testdata/lanes/`.
+//! - Small Nsight Systems exports and ROCm profiler captures, valid and malformed, go to
+//!   `testdata/nsys/` and `testdata/rocprof/` (`synth_gpu.rs`).
 //! - Golden outputs: `python3 ../shared/reference/analyze_profile.py --trace_file F` and
 //!   `... --json` for every synthetic trace and every real PyTorch trace under
 //!   `$TRACEWISE_TRACES/pytorch` (default `../shared/traces`, relative to the workspace
@@ -63,6 +65,10 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     );
     // The synthetic XSpace corpus of xplane-reader's tests (ok, odd and malformed files).
     for (rel, bytes) in crate::synth_xplane::corpus_files() {
+        files.insert(rel, bytes);
+    }
+    // Small Nsight Systems and ROCm profiler captures, valid and malformed.
+    for (rel, bytes) in crate::synth_gpu::corpus_files()? {
         files.insert(rel, bytes);
     }
     // Hand-written edge cases of the seed's Python semantics.

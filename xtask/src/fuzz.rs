@@ -9,8 +9,19 @@
 //!
 //! Targets: `chrome` (splitter, raw events, model build, then analyze-profile's both modes,
 //! skip-stats and trace-info over the capture), `xplane` (decode, capture, HLO protos, the
-//! analyses), `hlo` (HLO text parser, print and parse again) and `lanes` (raw events,
-//! compaction with both groupings, writing).
+//! analyses), `hlo` (HLO text parser, print and parse again), `lanes` (raw events,
+//! compaction with both groupings, writing), `nsys` (Nsight Systems SQLite exports, with
+//! and without a step regex, then the analyses) and `rocprof` (rocprofv3 Perfetto traces,
+//! CSV files and rocpd databases, rocprof v1 `results.csv`/`results.db`, then the
+//! analyses). The two SQLite-reading targets take their seeds from `testdata/nsys` and
+//! `testdata/rocprof` (made by `cargo xtask fixtures`, so no real trace is needed) and
+//! mutate SQLite seeds a second way, through SQLite itself: a cell set to a value of
+//! another type (text, blob, real, NULL, boundary integers), a column dropped or renamed,
+//! a table dropped, a row duplicated. Their readers take paths, so each input is written
+//! to a scratch file under `target/fuzz-scratch/`. Besides not panicking, every error of
+//! these two must name the file, and every capture they read must come back with the same
+//! activities from the Chrome trace JSON that `chrome_reader::write_chrome_trace` writes
+//! of it (a message or a capture that does not is saved like a panic).
 //!
 //! The run builds xtask with the `fuzz` profile (release with overflow checks and debug
 //! assertions, so that arithmetic overflow panics as in a debug build) and re-runs itself.
@@ -23,14 +34,17 @@ use std::io::Write;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::workspace_root;
 
-const TARGETS: [&str; 4] = ["chrome", "xplane", "hlo", "lanes"];
+const TARGETS: [&str; 6] = ["chrome", "xplane", "hlo", "lanes", "nsys", "rocprof"];
 const MAX_SEED: usize = 16 << 10;
+/// SQLite seeds are bigger: a page per table (512 bytes in the fixtures) and the schema.
+const MAX_SQLITE_SEED: usize = 32 << 10;
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 const MAX_INPUT: usize = 128 << 10;
 const POOL_CAP: usize = 4096;
 
@@ -39,6 +53,8 @@ static PANIC_MESSAGE: Mutex<Option<String>> = Mutex::new(None);
 /// The input being run, and a counter the watchdog watches, for hangs.
 static CURRENT: Mutex<(String, Vec<u8>)> = Mutex::new((String::new(), Vec::new()));
 static EXECS: AtomicU64 = AtomicU64::new(0);
+/// Where the inputs of targets whose readers take paths are written.
+static SCRATCH: OnceLock<PathBuf> = OnceLock::new();
 
 pub(crate) fn main(args: &[String]) -> Result<(), String> {
     let mut secs = 10u64;
@@ -97,6 +113,11 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
         }
     }));
     spawn_watchdog(crash_dir.clone());
+    let scratch = target_dir(&root)
+        .join("fuzz-scratch")
+        .join(std::process::id().to_string());
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let _ = SCRATCH.set(scratch.clone());
     let mut saved = 0;
     println!("target   seeds  executions      exec/s  crashes  pool");
     for target in TARGETS {
@@ -120,6 +141,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
         saved += report.crashes.len();
         std::io::stdout().flush().ok();
     }
+    let _ = std::fs::remove_dir_all(&scratch);
     if saved > 0 {
         return Err(format!(
             "fuzz: {saved} panicking inputs saved under {}",
@@ -129,7 +151,8 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-const USAGE: &str = "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes] [--dev]";
+const USAGE: &str =
+    "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof] [--dev]";
 
 /// Builds xtask with the `fuzz` profile and runs `fuzz --inner` with it.
 fn rerun_with_fuzz_profile(args: &[String]) -> Result<(), String> {
@@ -209,7 +232,7 @@ fn fuzz_target(
     while start.elapsed() < time {
         // Check the clock every 64 executions.
         for _ in 0..64 {
-            let input = mutate(&pool, &mut rng);
+            let input = mutate_for(target, &pool, &mut rng);
             if let Ok(mut c) = CURRENT.lock() {
                 c.0.clear();
                 c.0.push_str(target);
@@ -220,7 +243,9 @@ fn fuzz_target(
             execs += 1;
             EXECS.fetch_add(1, Ordering::Relaxed);
             match res {
-                Ok(true) if pool.len() < POOL_CAP && input.len() <= MAX_SEED => pool.push(input),
+                Ok(true) if pool.len() < POOL_CAP && input.len() <= max_seed(target) => {
+                    pool.push(input)
+                }
                 Ok(_) => {}
                 Err(_) => {
                     let message = PANIC_MESSAGE
@@ -265,8 +290,103 @@ fn run_target(target: &str, input: &[u8]) -> bool {
         "xplane" => xplane(input),
         "hlo" => hlo(input),
         "lanes" => lanes_target(input),
+        "nsys" => nsys(input),
+        "rocprof" => rocprof(input),
         _ => unreachable!("targets are checked in main"),
     }
+}
+
+/// The largest seed (and pool entry) of a target.
+fn max_seed(target: &str) -> usize {
+    match target {
+        "nsys" | "rocprof" => MAX_SQLITE_SEED,
+        _ => MAX_SEED,
+    }
+}
+
+/// `name` in this run's scratch directory.
+fn scratch_file(name: &str) -> PathBuf {
+    SCRATCH
+        .get()
+        .expect("invariant: main makes the scratch directory before any target runs")
+        .join(name)
+}
+
+/// Panics (a finding, saved like a crash) when a reader's error does not name the file.
+fn assert_names_file(error: &dyn std::fmt::Display, path: &Path) {
+    let text = error.to_string();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("invariant: scratch files have UTF-8 names");
+    assert!(
+        text.contains(name),
+        "the error does not name the file: {text}"
+    );
+}
+
+fn nsys(input: &[u8]) -> bool {
+    static STEP_NVTX: OnceLock<regex::Regex> = OnceLock::new();
+    let path = scratch_file("fuzz.sqlite");
+    if std::fs::write(&path, input).is_err() {
+        return false;
+    }
+    let _ = nsys_reader::is_nsys_export(&path);
+    // Every other execution names the steps by a regex, the other path through the NVTX code.
+    let step_nvtx = (EXECS.load(Ordering::Relaxed) % 2 == 1).then(|| {
+        STEP_NVTX
+            .get_or_init(|| {
+                regex::Regex::new(r"(?:ProfilerStep#|step )(\d+)")
+                    .expect("invariant: the step expression is valid")
+            })
+            .clone()
+    });
+    match nsys_reader::load(&path, &nsys_reader::Config { step_nvtx }) {
+        Ok(processes) => {
+            for process in processes {
+                chrome_round_trip(&process.capture);
+                analyses(process.capture, &path);
+            }
+            true
+        }
+        Err(e) => {
+            assert_names_file(&e, &path);
+            false
+        }
+    }
+}
+
+fn rocprof(input: &[u8]) -> bool {
+    use rocprof_reader::Kind;
+    // The name decides only between Perfetto (by extension) and the rest (by content).
+    let path = if input.starts_with(SQLITE_MAGIC) {
+        scratch_file("fuzz_results.db")
+    } else if input.first() == Some(&0x0a) {
+        scratch_file("fuzz.pftrace")
+    } else {
+        scratch_file("fuzz_kernel_trace.csv")
+    };
+    if std::fs::write(&path, input).is_err() {
+        return false;
+    }
+    let mut accepted = false;
+    let mut run = |res: Result<Vec<rocprof_reader::Loaded>, rocprof_reader::Error>| match res {
+        Ok(loaded) => {
+            for one in loaded {
+                chrome_round_trip(&one.capture);
+                analyses(one.capture, &path);
+            }
+            accepted = true;
+        }
+        Err(e) => assert_names_file(&e, &path),
+    };
+    run(rocprof_reader::load(&path));
+    // Text goes through both CSV readers whatever its header says.
+    if !input.starts_with(SQLITE_MAGIC) && input.first() != Some(&0x0a) {
+        run(rocprof_reader::load_as(&path, Kind::V3Csv));
+        run(rocprof_reader::load_as(&path, Kind::V1Csv));
+    }
+    accepted
 }
 
 fn chrome(input: &[u8]) -> bool {
@@ -298,6 +418,32 @@ fn xplane(input: &[u8]) -> bool {
     let capture = xplane_reader::to_capture(&space, path);
     analyses(capture, path);
     true
+}
+
+/// The capture written as Chrome trace JSON (`trace-info --to-chrome-trace`) reads back
+/// with the same activities; a difference is a finding, saved like a panic.
+fn chrome_round_trip(capture: &trace_model::Capture) {
+    let mut json = Vec::new();
+    if let Err(e) = chrome_reader::write_chrome_trace(capture, &mut json) {
+        panic!("writing Chrome trace JSON to memory failed: {e}");
+    }
+    let back = match chrome_reader::load_from(&json[..], Path::new("written.json")) {
+        Ok(back) => back,
+        Err(e) => panic!("the written Chrome trace JSON does not read back: {e}"),
+    };
+    let rows = |c: &trace_model::Capture| {
+        let mut rows: Vec<(i64, i64, String)> = c
+            .activities()
+            .iter()
+            .map(|a| (a.start.0, a.dur.0, c.name(a.name).to_owned()))
+            .collect();
+        rows.sort();
+        rows
+    };
+    assert!(
+        rows(capture) == rows(&back),
+        "the written Chrome trace JSON reads back other activities"
+    );
 }
 
 /// What the tools compute over a capture: analyze-profile's default mode (as JSON),
@@ -356,6 +502,8 @@ fn seeds(root: &Path, target: &str) -> Result<Vec<Vec<u8>>, String> {
             &[".xplane.pb"],
         ),
         "hlo" => (&["testdata/hlo"], &[".hlo", ".txt"]),
+        "nsys" => (&["testdata/nsys"], &[".sqlite"]),
+        "rocprof" => (&["testdata/rocprof"], &[".pftrace", ".csv", ".db"]),
         _ => unreachable!("targets are checked in main"),
     };
     let mut files = Vec::new();
@@ -367,7 +515,7 @@ fn seeds(root: &Path, target: &str) -> Result<Vec<Vec<u8>>, String> {
     let mut seeds = Vec::new();
     for file in files {
         let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        if bytes.len() <= MAX_SEED {
+        if bytes.len() <= max_seed(target) {
             seeds.push(bytes);
         }
     }
@@ -473,6 +621,14 @@ const TOKENS: &[&[u8]] = &[
     b"\x08",
     b"\x10",
     b"\x18",
+    // rocprofv3 and rocprof v1 CSV.
+    b"\"Correlation_Id\",",
+    b"\"Start_Timestamp\",",
+    b"\"KERNEL_DISPATCH\",",
+    b"\"MEMORY_COPY_HOST_TO_DEVICE\",",
+    b",,",
+    b"\"\"",
+    b"\r\n",
     // HLO text.
     b"ROOT ",
     b"%x = f32[8]{0} ",
@@ -537,6 +693,82 @@ const NUMBERS: &[&[u8]] = &[
 ];
 
 const INTERESTING_BYTES: &[u8] = b"\x00\xff\x7f\x80\"\\{}[],:-.e0 \n\x0a\x08\x12\x1a\x22";
+
+/// Byte-level mutations for every target; for SQLite seeds of `nsys` and `rocprof`, half
+/// the time a mutation through SQLite ([`sql_mutate`]) instead.
+fn mutate_for(target: &str, pool: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
+    if matches!(target, "nsys" | "rocprof") && rng.below(2) == 0 {
+        let seed = &pool[rng.below(pool.len())];
+        if seed.starts_with(SQLITE_MAGIC)
+            && let Some(mutant) = sql_mutate(seed, rng)
+        {
+            return mutant;
+        }
+    }
+    mutate(pool, rng)
+}
+
+/// Values a mutated cell gets: other types than the column's, NULL, boundary integers.
+const SQL_VALUES: &[&str] = &[
+    "NULL",
+    "'soon'",
+    "''",
+    "'12'",
+    "X'00ff'",
+    "1.5",
+    "-1e300",
+    "0",
+    "-1",
+    "2147483648",
+    "4294967296",
+    "281474976710656",
+    "9223372036854775807",
+    "-9223372036854775808",
+];
+
+/// One change made through SQLite to a copy of `seed`: a cell (or a whole column) set to
+/// one of [`SQL_VALUES`], a column dropped or renamed, a table dropped, a row duplicated.
+/// `None` when SQLite cannot read the seed.
+fn sql_mutate(seed: &[u8], rng: &mut Rng) -> Option<Vec<u8>> {
+    let path = scratch_file("mutate.sqlite");
+    std::fs::write(&path, seed).ok()?;
+    let conn = rusqlite::Connection::open(&path).ok()?;
+    let names = |sql: &str| -> Option<Vec<String>> {
+        let mut stmt = conn.prepare(sql).ok()?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).ok()?;
+        Some(rows.filter_map(Result::ok).collect())
+    };
+    let tables = names(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+         ORDER BY name",
+    )?;
+    let table = tables.get(rng.below(tables.len()))?.replace('"', "\"\"");
+    let columns = names(&format!(
+        "SELECT name FROM pragma_table_info('{}')",
+        table.replace('\'', "''")
+    ))?;
+    let column = columns.get(rng.below(columns.len()))?.replace('"', "\"\"");
+    let rows: i64 = conn
+        .query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| {
+            r.get(0)
+        })
+        .ok()?;
+    let row = rng.below(usize::try_from(rows).ok()?.max(1));
+    let value = SQL_VALUES[rng.below(SQL_VALUES.len())];
+    let one_row = format!("SELECT rowid FROM \"{table}\" LIMIT 1 OFFSET {row}");
+    let sql = match rng.below(8) {
+        0..=3 => format!("UPDATE \"{table}\" SET \"{column}\" = {value} WHERE rowid = ({one_row})"),
+        4 => format!("UPDATE \"{table}\" SET \"{column}\" = {value}"),
+        5 => format!("ALTER TABLE \"{table}\" DROP COLUMN \"{column}\""),
+        6 => format!("ALTER TABLE \"{table}\" RENAME COLUMN \"{column}\" TO \"{column}_x\""),
+        _ if rng.below(2) == 0 => format!("DROP TABLE \"{table}\""),
+        _ => format!("INSERT INTO \"{table}\" SELECT * FROM \"{table}\" WHERE rowid = ({one_row})"),
+    };
+    // A change SQLite refuses (a NOT NULL or key constraint) leaves the copy as it was.
+    let _ = conn.execute_batch(&sql);
+    drop(conn);
+    std::fs::read(&path).ok()
+}
 
 fn mutate(pool: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
     let mut data = pool[rng.below(pool.len())].clone();

@@ -5,7 +5,7 @@
 //! - `fixtures [--check]`: synthetic traces and golden outputs under `testdata/`.
 //! - `bench [--quick]`: release build, then the performance figures the issues ask for.
 //! - `fuzz [--secs N] [--target NAME]`: mutate testdata/ seeds through the readers
-//!   (chrome, xplane, hlo, lanes) under catch_unwind; save panicking inputs.
+//!   (chrome, xplane, hlo, lanes, nsys, rocprof) under catch_unwind; save panicking inputs.
 //! - `tidy [--snapshot-references FILE]`: every Rust source opens with `//!`; no pending
 //!   insta snapshot; with FILE, no committed snapshot that no test asserted.
 //!
@@ -16,6 +16,7 @@ mod fixtures;
 mod fuzz;
 mod gen_proto;
 mod simd_bench;
+mod synth_gpu;
 mod synth_xplane;
 mod tidy;
 
@@ -53,7 +54,7 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--xplane] [--hta --python PATH] [--nsys] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the original Python script and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads;\n                        --xplane: only xplane-reader's rows, decode and load_capture speed and peak RSS;\n                        --hta: only profile-model against HTA 0.5.0 run by the Python at PATH;\n                        --nsys: only nsys-reader's rows, load ÷ sqlite3 .dump and peak RSS ÷ file size)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)\n  tidy [--snapshot-references FILE]\n                       every Rust source opens with //!, no pending snapshot; with FILE (written by the\n                       tests under INSTA_SNAPSHOT_REFERENCES_FILE), every committed .snap is asserted".to_owned()
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--xplane] [--hta --python PATH] [--nsys] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the original Python script and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads;\n                        --xplane: only xplane-reader's rows, decode and load_capture speed and peak RSS;\n                        --hta: only profile-model against HTA 0.5.0 run by the Python at PATH;\n                        --nsys: only nsys-reader's rows, load ÷ sqlite3 .dump and peak RSS ÷ file size)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)\n  tidy [--snapshot-references FILE]\n                       every Rust source opens with //!, no pending snapshot; with FILE (written by the\n                       tests under INSTA_SNAPSHOT_REFERENCES_FILE), every committed .snap is asserted".to_owned()
 }
 
 /// The workspace root: xtask lives one level below it.

@@ -1,4 +1,6 @@
-//! Chrome trace JSON reader: PyTorch/Kineto `.json[.gz]` and JAX `*.trace.json.gz`.
+//! Chrome trace JSON reader: PyTorch/Kineto `.json[.gz]` and JAX `*.trace.json.gz`; and
+//! the writer of any capture as such JSON ([`write_chrome_trace`]), so that a capture read
+//! from another format opens in Perfetto.
 //!
 //! Two layers:
 //! - [`read_raw_events`] / [`read_raw_file`]: a streaming pass over `traceEvents` that
@@ -46,6 +48,7 @@ pub mod json;
 pub mod progress;
 mod raw;
 mod scan;
+mod write;
 
 use std::path::Path;
 
@@ -61,6 +64,7 @@ pub use raw::{
     read_events_with_args, read_file_events_chunked, read_raw_events,
 };
 pub use scan::TopLevel;
+pub use write::write_chrome_trace;
 
 /// Streams the events of the trace file at `path` (plain or gzip JSON).
 pub fn read_raw_file(

@@ -35,6 +35,20 @@ pub enum Error {
         /// The file.
         path: PathBuf,
     },
+    /// The file ends before the length its SQLite header gives: a copy or download cut
+    /// short. (SQLite itself would only say that the database disk image is malformed.)
+    #[error(
+        "{path}: truncated: the file ends at byte {size}, but its SQLite header says it has {expected} bytes"
+    )]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// The file's length in bytes.
+        size: u64,
+        /// The length the header gives (page size × page count), or 100 when the file
+        /// ends inside the header itself.
+        expected: u64,
+    },
     /// A SQLite file without the tables of an Nsight Systems export.
     #[error("{path}: a SQLite file, but not an Nsight Systems export: {reason}")]
     NotAnExport {

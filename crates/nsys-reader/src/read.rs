@@ -66,6 +66,7 @@ pub(crate) fn load(path: &Path, config: &Config) -> Result<Vec<Process>, Error> 
             path: path.to_path_buf(),
         });
     }
+    schema::check_length(path)?;
     let conn = schema::open(path)?;
     let schema = Schema::read(path, &conn, TABLES_READ)?;
     if !schema.is_export() {

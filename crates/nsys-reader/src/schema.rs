@@ -54,6 +54,48 @@ pub(crate) fn has_sqlite_header(path: &Path) -> Result<bool, Error> {
     Ok(&head == SQLITE_MAGIC)
 }
 
+/// Fails with [`Error::Truncated`] when the file is shorter than its SQLite header says.
+///
+/// The header (the first 100 bytes) gives the page size (bytes 16..18, big-endian; 1 means
+/// 65536) and the page count (bytes 28..32), which SQLite trusts when the change counter
+/// (24..28) equals the version-valid-for number (92..96). Call it on a file that begins
+/// with SQLite's magic.
+pub(crate) fn check_length(path: &Path) -> Result<(), Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut header = [0u8; 100];
+    if size < header.len() as u64 {
+        return Err(Error::Truncated {
+            path: path.to_path_buf(),
+            size,
+            expected: header.len() as u64,
+        });
+    }
+    file.read_exact(&mut header).map_err(io)?;
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(be32(28));
+    let count_is_valid = pages > 0 && be32(24) == be32(92);
+    let expected = page_size * pages;
+    if count_is_valid && size < expected {
+        return Err(Error::Truncated {
+            path: path.to_path_buf(),
+            size,
+            expected,
+        });
+    }
+    Ok(())
+}
+
 /// Opens the file read-only and immutable: SQLite then takes no lock and writes no
 /// journal beside it, so exports on read-only media read as well.
 pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
@@ -65,9 +107,10 @@ pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
     let conn =
         Connection::open_with_flags(uri, flags).map_err(|e| sqlite_error(path, "(opening)", &e))?;
     // Every table is read once, front to back: a page is not met twice, so SQLite's page
-    // cache (2 MB by default) would only add to the peak memory.
+    // cache (2 MB by default) would only add to the peak memory. The first statement reads
+    // the schema, so a damaged schema is an error on `sqlite_master`.
     conn.execute_batch("PRAGMA cache_size = -256")
-        .map_err(|e| sqlite_error(path, "(opening)", &e))?;
+        .map_err(|e| sqlite_error(path, "sqlite_master", &e))?;
     Ok(conn)
 }
 

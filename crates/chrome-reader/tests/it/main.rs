@@ -4,6 +4,7 @@
 mod fixtures;
 mod parallel;
 mod real_traces;
+mod write;
 
 pub use test_support::workspace_root;
 

@@ -41,8 +41,10 @@ fn truncated_file() {
         let text = err.to_string();
         assert!(text.contains(&format!("cut-{keep}.sqlite")), "{text}");
         match &err {
-            Error::Sqlite { table, .. } => {
-                assert!(text.contains(&format!("table {table}")), "{text}");
+            // The header's page count says how long the file was.
+            Error::Truncated { size, expected, .. } => {
+                assert_eq!((*size, *expected), (keep as u64, whole.len() as u64));
+                assert!(text.contains(&format!("ends at byte {keep}")), "{text}");
                 errors += 1;
             }
             // 10 bytes hold no SQLite header.

@@ -3,5 +3,6 @@
 
 mod bad_input;
 mod export;
+mod fixtures;
 mod real_traces;
 mod synthetic;

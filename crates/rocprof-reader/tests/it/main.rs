@@ -4,6 +4,7 @@
 
 mod bad;
 mod csv_v3;
+mod fixtures;
 mod perfetto;
 mod rocpd;
 mod v1;
