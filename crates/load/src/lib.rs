@@ -237,6 +237,6 @@ fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
 pub mod chrome {
     pub use chrome_reader::{
         Error, Number, RawEvent, TopLevel, default_threads, open, rank_from_file_name,
-        read_events_with_args, read_raw_events, read_raw_file,
+        read_events_with_args, read_raw_events, read_raw_file, write_chrome_trace,
     };
 }

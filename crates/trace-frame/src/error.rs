@@ -9,6 +9,9 @@ pub enum Error {
     /// The trace could not be read (the reader's error names the byte offset or event).
     #[error(transparent)]
     Read(#[from] chrome_reader::Error),
+    /// The input could not be loaded (a format other than Chrome trace JSON, or none).
+    #[error(transparent)]
+    Load(#[from] load::Error),
     /// A file or directory could not be read or written.
     #[error("{path}: {action}")]
     Io {

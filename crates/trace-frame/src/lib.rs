@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod convert;
 mod critical_path;
 mod error;
 mod export;
@@ -59,6 +60,7 @@ pub use cache::{
     CacheUse, cache_path, is_fresh, read_frame_cached, read_frame_cached_with, read_parquet,
     write_parquet_atomic,
 };
+pub use convert::{ChromeSources, chrome_sources};
 pub use critical_path::{Bound, CriticalPath, critical_path};
 pub use error::Error;
 pub use export::{Exported, export_hive, read_export};
@@ -150,7 +152,10 @@ fn load_columns(
     cache_dir: Option<&Path>,
     columns: frame::Columns,
 ) -> Result<Loaded, Error> {
-    let paths = trace_paths(input)?;
+    let sources = chrome_sources(input)?;
+    let paths = &sources.paths;
+    // The cache is of the user's files: a converted capture is converted again each run.
+    let cache_dir = cache_dir.filter(|_| !sources.is_converted());
     // Several files are read in parallel, each parsed on its reading thread; one file is
     // parsed on chrome-reader's default number of threads.
     let threads = if paths.len() == 1 {
@@ -167,7 +172,8 @@ fn load_columns(
         .collect();
     let mut frames = Vec::new();
     let mut cache = Vec::new();
-    for (f, u) in res? {
+    for (mut f, u) in res? {
+        f.path = sources.original(&f.path);
         frames.push(f);
         cache.extend(u);
     }

@@ -106,8 +106,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
     }
     let mut out = std::io::stdout().lock();
     if let Some(dir) = &args.export {
-        let paths = trace_frame::trace_paths(&args.trace)?;
-        let ex = trace_frame::export_hive(&paths, dir, args.export_workers)
+        let sources = trace_frame::chrome_sources(&args.trace)?;
+        let ex = trace_frame::export_hive(&sources.paths, dir, args.export_workers)
             .with_context(|| format!("exporting {}", args.trace.display()))?;
         for (rank, file, rows) in &ex.files {
             eprintln!(

@@ -33,6 +33,18 @@ struct Args {
     #[arg(long)]
     json: bool,
 
+    /// Also write the capture as Chrome trace JSON to FILE, which Perfetto
+    /// (ui.perfetto.dev) and chrome://tracing open, and which every tool reads like a
+    /// Kineto trace (e.g. an Nsight Systems export, for compact-cuda-graph-trace --lanes).
+    /// The input must hold one capture.
+    #[arg(long, value_name = "FILE")]
+    to_chrome_trace: Option<PathBuf>,
+
+    /// Replace the --to-chrome-trace file if it exists (never an input, a directory, a
+    /// symbolic link or a device).
+    #[arg(long, requires = "to_chrome_trace")]
+    overwrite: bool,
+
     /// Threads that split and parse each trace (default: every core); the result is the same for
     /// any number.
     #[arg(long, value_name = "N")]
@@ -75,6 +87,24 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
         anyhow::bail!("no capture in {} could be read", args.capture.display());
     }
     let loaded = each.loaded;
+    if let Some(out) = &args.to_chrome_trace {
+        let [one] = loaded.as_slice() else {
+            anyhow::bail!(
+                "{}: {} captures; --to-chrome-trace writes one: give one file (or one process's export)",
+                args.capture.display(),
+                loaded.len()
+            );
+        };
+        let inputs = [args.capture.as_path(), one.path.as_path()];
+        let rules = output_file::Rules {
+            overwrite: args.overwrite,
+            inputs: &inputs,
+        };
+        output_file::write_with(out, &rules, |file| {
+            load::chrome::write_chrome_trace(&one.capture, file)
+        })?;
+        eprintln!("trace-info: Chrome trace written to {}", out.display());
+    }
     let inventories: Vec<_> = loaded.iter().map(analysis::inventory).collect();
     let out = if args.json {
         let mut s = serde_json::to_string_pretty(&inventories)?;

@@ -186,7 +186,11 @@ fn nsys_and_rocprof_captures_give_a_full_report() {
     for (i, rel) in inputs.iter().enumerate() {
         let out = tmp.path().join(format!("r{i}"));
         let o = investigate(&root.join(rel), &out);
-        assert!(o.status.success(), "{rel}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{rel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let md = std::fs::read_to_string(out.join("report.md")).expect("md");
         for section in ["## 1. Verdict", "## 2. Reconciliation", "## 3. Swimlanes"] {
             assert!(md.contains(section), "{rel}: {section}");
@@ -218,8 +222,14 @@ fn golden_reports_of_real_captures() {
             "jax_gemm_xplane",
             "jax/rocm-mi300-jax08-gemm/tw003.xplane.pb",
         ),
-        ("nsys_nvfuser_h200", "nsys/nvfuser-h200-matmul/report1.sqlite"),
-        ("rocprof_v1_stencil_mi250x", "rocprof/rocprofv1-stencil-mi250x"),
+        (
+            "nsys_nvfuser_h200",
+            "nsys/nvfuser-h200-matmul/report1.sqlite",
+        ),
+        (
+            "rocprof_v1_stencil_mi250x",
+            "rocprof/rocprofv1-stencil-mi250x",
+        ),
     ] {
         insta::assert_snapshot!(name, markdown(&root.join(rel), rel));
     }
