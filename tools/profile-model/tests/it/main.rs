@@ -127,3 +127,81 @@ fn a_closed_stdout_exits_0_quietly() {
         &[fixture("chrome/ok/tiny-train")],
     );
 }
+
+/// The number of rows per GPU category of `--sql` over `input`.
+fn gpu_rows(input: &std::path::Path) -> Vec<(String, i64)> {
+    let out = bin()
+        .arg(input)
+        .args([
+            "--json",
+            "--sql",
+            "select cat, count(*) as n from events where cat in ('kernel', 'gpu_memcpy', 'gpu_memset') group by cat order by cat",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    v.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["cat"].as_str().unwrap_or("").to_owned(),
+                r["n"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect()
+}
+
+/// Nsight Systems and ROCm captures become the same events table as a Kineto trace: one
+/// row per GPU activity, as many as the loader's capture has.
+#[test]
+fn nsys_and_rocprof_captures_are_frames_too() {
+    for (rel, kernels, memcpys, memsets) in [
+        ("nsys/ok/small.sqlite", 4, 2, 2),
+        ("rocprof/ok/small.pftrace", 2, 1, 0),
+    ] {
+        let input = fixture(rel);
+        let capture = load::load_single(&input).expect("loads");
+        let count = |kind: trace_model::ActivityKind| {
+            capture
+                .capture
+                .activities()
+                .iter()
+                .filter(|a| a.kind == kind)
+                .count() as i64
+        };
+        assert_eq!(
+            (
+                count(trace_model::ActivityKind::Kernel),
+                count(trace_model::ActivityKind::Memcpy),
+                count(trace_model::ActivityKind::Memset)
+            ),
+            (kernels, memcpys, memsets),
+            "{rel}"
+        );
+        let mut want = vec![
+            ("gpu_memcpy".to_owned(), memcpys),
+            ("gpu_memset".to_owned(), memsets),
+            ("kernel".to_owned(), kernels),
+        ];
+        want.retain(|(_, n)| *n > 0);
+        assert_eq!(gpu_rows(&input), want, "{rel}");
+        // The analyses run on it too.
+        let out = bin().arg(&input).output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{rel}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .contains(&format!("kernels: {kernels} (measured)")),
+            "{rel}"
+        );
+    }
+}

@@ -141,3 +141,91 @@ fn a_closed_stdout_exits_0_quietly() {
         &["testdata/chrome/ok/skip_stats_small.json"],
     );
 }
+
+/// Per device and stream: (device ordinal, stream ordinal, kernels, memcpys, memsets,
+/// busy ns, launched) from `--json`.
+fn stream_counts(json: &str) -> Vec<(i64, i64, i64, i64, i64, i64, i64)> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("JSON");
+    let mut out = Vec::new();
+    for capture in v.as_array().expect("array") {
+        for d in capture["devices"].as_array().expect("devices") {
+            for s in d["streams"].as_array().expect("streams") {
+                let n = |k: &str| s[k].as_i64().unwrap_or(-1);
+                out.push((
+                    d["ordinal"].as_i64().unwrap_or(-1),
+                    n("ordinal"),
+                    n("kernels"),
+                    n("memcpys"),
+                    n("memsets"),
+                    n("busy_ns"),
+                    n("launched"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// An Nsight Systems export written as Chrome trace JSON reads back with the same GPU
+/// activities per device and stream, the same busy time to the nanosecond and every launch
+/// still linked; the output follows the tools' output rules.
+#[test]
+fn to_chrome_trace_round_trips_an_nsys_export() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = "testdata/nsys/ok/small.sqlite";
+    let out = dir.path().join("small.json");
+    let out_s = out.to_str().expect("utf-8");
+    let (code, direct, err) = trace_info(&[input, "--json", "--to-chrome-trace", out_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Chrome trace written to"), "{err}");
+    let (code, back, err) = trace_info(&[out_s, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let (a, b) = (stream_counts(&direct), stream_counts(&back));
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+
+    // Not replaced without --overwrite; never the input, even with it.
+    let before = std::fs::read(&out).expect("written");
+    let (code, _, err) = trace_info(&[input, "--to-chrome-trace", out_s]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(&out).expect("kept"), before);
+    let copy = dir.path().join("copy.sqlite");
+    std::fs::copy(workspace_root().join(input), &copy).expect("copy");
+    let copy_s = copy.to_str().expect("utf-8");
+    let original = std::fs::read(&copy).expect("read");
+    let (code, _, err) = trace_info(&[copy_s, "--to-chrome-trace", copy_s, "--overwrite"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(&copy).expect("kept"), original);
+}
+
+/// Every shared Nsight Systems and ROCm capture with GPU work converts and reads back with
+/// the same activities per stream.
+#[test]
+fn to_chrome_trace_round_trips_shared_captures() {
+    let Some(root) = test_support::traces_dir("to_chrome_trace_round_trips_shared_captures") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (i, rel) in [
+        "nsys/nvfuser-h200-matmul/report1.sqlite",
+        "nsys/pipit-cloverleaf-a100/perlmutter-cloverleaf-cuda.sqlite",
+        "rocprof/rocprofv1-stencil-mi250x/results.db",
+        "rocprof/rocprofv3-csv-llamacpp-gfx1151",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let input = root.join(rel);
+        let out = dir.path().join(format!("c{i}.json"));
+        let (code, direct, err) = trace_info(&[
+            input.to_str().expect("utf-8"),
+            "--json",
+            "--to-chrome-trace",
+            out.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(code, 0, "{rel}: {err}");
+        let (code, back, err) = trace_info(&[out.to_str().expect("utf-8"), "--json"]);
+        assert_eq!(code, 0, "{rel}: {err}");
+        assert_eq!(stream_counts(&direct), stream_counts(&back), "{rel}");
+    }
+}
