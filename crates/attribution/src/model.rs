@@ -85,6 +85,11 @@ pub enum DecidedBy {
     NoLaunch,
     /// PyTorch: a launch with no enclosing CPU op.
     NoCpuOp,
+    /// A launch with no enclosing CPU op, inside an annotation range (NVTX, ROCm marker,
+    /// `record_function`) on the launching thread: the innermost such range stands for the
+    /// op (Nsight Systems and ROCm captures have no CPU ops; PyTorch's `emit_nvtx` names the
+    /// ranges after the ops).
+    EnclosingRange,
     /// PyTorch: a CPU op with no enclosing `python_function` frame (or none in the trace).
     NoPythonStack,
     /// PyTorch: a Python stack with no frame that counts as user code.
@@ -107,6 +112,7 @@ impl DecidedBy {
             DecidedBy::CorrelationChain => "correlation->launch->cpu_op->python_function",
             DecidedBy::NoLaunch => "no launch",
             DecidedBy::NoCpuOp => "no CPU op",
+            DecidedBy::EnclosingRange => "correlation->launch->innermost annotation range",
             DecidedBy::NoPythonStack => "no Python stack",
             DecidedBy::NoUserFrame => "no user frame",
         }

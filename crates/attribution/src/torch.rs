@@ -17,7 +17,8 @@ pub fn attribute_kineto(
     config: &Config,
     path: &str,
 ) -> Result<Attribution, Error> {
-    let frames = PythonFrames::new(capture);
+    let frames = NestedRanges::new(capture, HostKind::PythonFrame);
+    let ranges = NestedRanges::new(capture, HostKind::Annotation);
     let is_user = |file: &str| match &config.user_re {
         Some(re) => re.is_match(file),
         None => is_default_torch_user_frame(file),
@@ -48,14 +49,23 @@ pub fn attribute_kineto(
         }
         row.decided_by = match (activity.launch(), capture.launching_op(activity)) {
             (None, _) => DecidedBy::NoLaunch,
-            (Some(_), None) => DecidedBy::NoCpuOp,
+            (Some(launch), None) => {
+                let launch = capture.host_event(launch);
+                match ranges.innermost_around(launch) {
+                    Some(r) => {
+                        row.op_name = capture.name(ranges.event(capture, r).name).to_owned();
+                        DecidedBy::EnclosingRange
+                    }
+                    None => DecidedBy::NoCpuOp,
+                }
+            }
             (Some(_), Some(op)) => {
                 row.op_name = capture.name(op.name).to_owned();
                 let mut decided = DecidedBy::NoPythonStack;
                 let mut frame = frames.innermost_around(op);
                 while let Some(f) = frame {
                     decided = DecidedBy::NoUserFrame;
-                    let event = capture.host_event(trace_model::HostEventId::new(frames.events[f]));
+                    let event = frames.event(capture, f);
                     if let Some((file, line, function)) =
                         parse_python_frame(capture.name(event.name))
                         && is_user(file)
@@ -76,7 +86,17 @@ pub fn attribute_kineto(
     let mut notes = Vec::new();
     let mut needs = Vec::new();
     let has_python_stacks = !frames.events.is_empty();
-    if !has_python_stacks {
+    let profiler_ranges_only = !matches!(
+        capture.format(),
+        trace_model::Format::KinetoJson | trace_model::Format::OtherJson
+    );
+    if profiler_ranges_only {
+        // Nsight Systems and ROCm profilers record no CPU ops or Python frames.
+        notes.push(format!(
+            "this capture ({}) has no CPU ops or Python stacks: each kernel is attributed to the innermost annotation range (NVTX, ROCm marker) around its launch, on the launching thread; with PyTorch, `torch.autograd.profiler.emit_nvtx()` names those ranges after the ops",
+            capture.format().describe()
+        ));
+    } else if !has_python_stacks {
         notes.push(NO_STACKS.to_owned());
         needs.push(
             "Python lines: a capture with torch.profiler.profile(with_stack=True)".to_owned(),
@@ -111,9 +131,10 @@ pub fn attribute_kineto(
     Ok(result)
 }
 
-/// The `python_function` frames of every thread, each with its enclosing frame.
-struct PythonFrames {
-    /// Host-event indices of the frames, grouped by thread, each group in (start, longest
+/// The host events of one kind (`python_function` frames, annotation ranges) of every
+/// thread, each with the one of the same kind that encloses it.
+struct NestedRanges {
+    /// Host-event indices of the ranges, grouped by thread, each group in (start, longest
     /// first) order.
     events: Vec<u32>,
     parent: Vec<Option<usize>>,
@@ -123,13 +144,13 @@ struct PythonFrames {
     ends: Vec<i64>,
 }
 
-impl PythonFrames {
-    fn new(capture: &Capture) -> PythonFrames {
+impl NestedRanges {
+    fn new(capture: &Capture, kind: HostKind) -> NestedRanges {
         let mut events: Vec<u32> = capture
             .host_events()
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.kind == HostKind::PythonFrame)
+            .filter(|(_, e)| e.kind == kind)
             .map(|(i, _)| i as u32)
             .collect();
         let key = |&i: &u32| {
@@ -168,7 +189,7 @@ impl PythonFrames {
             parent[f] = stack.last().copied();
             stack.push(f);
         }
-        PythonFrames {
+        NestedRanges {
             events,
             parent,
             threads,
@@ -177,7 +198,12 @@ impl PythonFrames {
         }
     }
 
-    /// The innermost frame on the op's thread that contains the op.
+    /// The host event of range `f`.
+    fn event<'c>(&self, capture: &'c Capture, f: usize) -> &'c HostEvent {
+        capture.host_event(trace_model::HostEventId::new(self.events[f]))
+    }
+
+    /// The innermost range on the op's thread that contains the op.
     fn innermost_around(&self, op: &HostEvent) -> Option<usize> {
         let (_, range) = self.threads.iter().find(|(t, _)| *t == op.thread)?;
         let starts = &self.starts[range.clone()];

@@ -175,9 +175,11 @@ pub fn run_on_malformed(
                 "{shown}: the error does not name the file: {stderr}"
             ));
         }
-        // A position in the file, or a fault of the whole file (empty; no `traceEvents`).
+        // A position in the file (for a SQLite database, the table, and the row where one
+        // row is at fault), or a fault of the whole file (empty; no `traceEvents`).
         let positions = [
             "byte",
+            "table ",
             "event",
             "offset",
             "field",

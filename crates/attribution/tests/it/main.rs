@@ -2,5 +2,6 @@
 //! (through `TRACEWISE_TRACES`) and the synthetic XSpace under `testdata/attribution/`.
 
 mod jax;
+mod ranges;
 mod synth;
 mod torch;
