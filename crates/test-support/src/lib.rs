@@ -188,6 +188,8 @@ pub fn run_on_malformed(
             "the file is empty",
             "no \"traceEvents\"",
             "contains no GPU",
+            // A mode that reads one format only, given another (analyze-profile --compat).
+            "Kineto Chrome traces only",
         ];
         if !positions.iter().any(|p| stderr.contains(p)) {
             problems.push(format!("{shown}: the error names no position: {stderr}"));
