@@ -1,11 +1,11 @@
 //! The report model: findings, sections, blocks, tables, the trust list.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::label::Figure;
 
 /// A whole report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// The report's title.
     pub title: String,
@@ -40,7 +40,7 @@ impl Document {
 }
 
 /// One finding: a sentence made of text and figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// The sentence, in order.
     pub spans: Vec<Span>,
@@ -54,7 +54,7 @@ impl Finding {
 }
 
 /// A section of the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Section {
     /// An anchor: lower case, no spaces.
     pub id: String,
@@ -92,7 +92,7 @@ impl Section {
 }
 
 /// A piece of a section.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "content", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Block {
@@ -114,7 +114,7 @@ pub enum Block {
 }
 
 /// Text or a figure inside a sentence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Span {
@@ -147,7 +147,7 @@ impl Span {
 }
 
 /// A table cell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Cell {
@@ -179,7 +179,7 @@ impl Cell {
 }
 
 /// A table; `name` is also the stem of its CSV file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Table {
     /// The table's name: its CSV file's stem and its anchor.
     pub name: String,
@@ -221,7 +221,7 @@ impl Table {
 }
 
 /// One entry of the trust list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrustEntry {
     /// Stable machine-readable code (`activity-without-launch`).
     pub code: String,

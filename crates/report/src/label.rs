@@ -1,10 +1,10 @@
 //! Labelled figures: a value, its unit, and where it comes from.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use trace_model::Nanos;
 
 /// Where a number comes from (SPEC.md "Numbers and labels").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Label {
@@ -57,7 +57,7 @@ impl Label {
 }
 
 /// The value of a figure, with its unit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "unit", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Value {
@@ -79,7 +79,7 @@ pub enum Value {
 
 /// A number in a report: its value and its label, and optionally its range over steps,
 /// GPUs or ranks (`min`, `max` in the same unit).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
     /// The number and its unit.
     pub value: Value,
@@ -87,7 +87,7 @@ pub struct Figure {
     #[serde(flatten)]
     pub label: Label,
     /// Its range over steps, GPUs or ranks (min, max), when it varies.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<(Value, Value)>,
 }
 

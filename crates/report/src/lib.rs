@@ -31,6 +31,7 @@ pub mod investigate;
 mod label;
 pub mod markdown;
 pub mod profile_text;
+pub mod report_json;
 pub mod roofline_text;
 pub mod skip_text;
 pub mod swimlane;

@@ -151,9 +151,10 @@ fn run(args: &Args) -> anyhow::Result<PathBuf> {
         "report.html",
         report::html::render(&inv.document).as_bytes(),
     )?;
-    let mut json = serde_json::to_string_pretty(&inv.document)?;
-    json.push('\n');
-    write("report.json", json.as_bytes())?;
+    write(
+        "report.json",
+        report::report_json::to_string(&inv.document).as_bytes(),
+    )?;
     write("rows.csv", &inv.rows_csv)?;
     for table in inv.document.tables() {
         write(

@@ -160,6 +160,8 @@ fn every_shared_capture_gives_a_full_report() {
             serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("json"))
                 .expect("valid JSON");
         assert!(json["sections"].as_array().is_some_and(|s| s.len() >= 7));
+        assert_eq!(json["schema"], report::report_json::SCHEMA);
+        assert_round_trips(&out, &input.display().to_string());
     }
 }
 
@@ -205,6 +207,37 @@ fn nsys_and_rocprof_captures_give_a_full_report() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("report1.sqlite"));
     assert!(!out.exists());
+}
+
+/// `report.json` read back renders the very Markdown the run wrote: the JSON holds the
+/// whole report.
+fn assert_round_trips(out: &Path, what: &str) {
+    let text = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+    let doc = report::report_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert_eq!(report::markdown::render(&doc), md, "{what}");
+    // The same JSON again (compared as values: serde_json's default float parsing may
+    // change a float's last digit, which the Markdown never shows).
+    let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).expect("JSON");
+    assert_eq!(
+        value(&report::report_json::to_string(&doc)),
+        value(&text),
+        "{what}"
+    );
+}
+
+#[test]
+fn report_json_round_trips_on_the_embedded_sample() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("r");
+    let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    assert!(investigate(&input, &out).status.success());
+    assert_round_trips(&out, "tiny-train");
+    // Another schema is refused, naming both versions.
+    let text = std::fs::read_to_string(out.join("report.json")).expect("json");
+    let other = text.replacen("\"schema\": 1,", "\"schema\": 99,", 1);
+    let err = report::report_json::from_str(&other).expect_err("schema 99");
+    assert!(err.to_string().contains("schema 99"), "{err}");
 }
 
 #[test]
