@@ -18,7 +18,14 @@ pub fn attribute_kineto(
     path: &str,
 ) -> Result<Attribution, Error> {
     let frames = NestedRanges::new(capture, HostKind::PythonFrame);
-    let ranges = NestedRanges::new(capture, HostKind::Annotation);
+    // Formats without CPU ops (Nsight Systems, ROCm profilers): the annotation ranges stand
+    // for the ops. A Kineto trace has its CPU ops; its ranges are steps and
+    // `record_function` blocks, too coarse to name an op.
+    let profiler_ranges_only = !matches!(
+        capture.format(),
+        trace_model::Format::KinetoJson | trace_model::Format::OtherJson
+    );
+    let ranges = profiler_ranges_only.then(|| NestedRanges::new(capture, HostKind::Annotation));
     let is_user = |file: &str| match &config.user_re {
         Some(re) => re.is_match(file),
         None => is_default_torch_user_frame(file),
@@ -51,9 +58,12 @@ pub fn attribute_kineto(
             (None, _) => DecidedBy::NoLaunch,
             (Some(launch), None) => {
                 let launch = capture.host_event(launch);
-                match ranges.innermost_around(launch) {
-                    Some(r) => {
-                        row.op_name = capture.name(ranges.event(capture, r).name).to_owned();
+                let range = ranges
+                    .as_ref()
+                    .and_then(|r| r.innermost_around(launch).map(|i| r.event(capture, i)));
+                match range {
+                    Some(range) => {
+                        row.op_name = capture.name(range.name).to_owned();
                         DecidedBy::EnclosingRange
                     }
                     None => DecidedBy::NoCpuOp,
@@ -86,10 +96,6 @@ pub fn attribute_kineto(
     let mut notes = Vec::new();
     let mut needs = Vec::new();
     let has_python_stacks = !frames.events.is_empty();
-    let profiler_ranges_only = !matches!(
-        capture.format(),
-        trace_model::Format::KinetoJson | trace_model::Format::OtherJson
-    );
     if profiler_ranges_only {
         // Nsight Systems and ROCm profilers record no CPU ops or Python frames.
         notes.push(format!(

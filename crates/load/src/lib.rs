@@ -240,3 +240,102 @@ pub mod chrome {
         read_events_with_args, read_raw_events, read_raw_file, write_chrome_trace,
     };
 }
+
+/// What [`map_each`] gives for one capture: its file, rank and `summarise`'s result, or
+/// the error of the file that could not be read.
+pub type Mapped<T> = Result<(PathBuf, Option<i64>, T), Error>;
+
+/// Loads every capture at `path` and hands each to `summarise` as soon as it is read, on
+/// a pool of workers (one per core, or [`set_threads`]'s number): at most that many
+/// captures are in memory at once, whatever the number of ranks, and each is dropped when
+/// `summarise` returns. The results come in the order [`load`] gives (ranks in rank
+/// order, unreadable files first by name), whatever order the files finish in. As with
+/// [`load_each`], a file named on its own that cannot be read is an error of the call.
+///
+/// For tools that keep a summary per rank (an inventory, a per-rank budget) rather than
+/// every rank's capture.
+pub fn map_each<T: Send>(
+    path: &Path,
+    summarise: impl Fn(Loaded) -> T + Sync,
+) -> Result<Vec<Mapped<T>>, Error> {
+    let (files, in_rank_dir) = match find(path)? {
+        Found::ChromeDir(dir) => (
+            chrome_reader::trace_files(&dir)?
+                .into_iter()
+                .map(|f| (f, detect::Kind::Chrome))
+                .collect(),
+            true,
+        ),
+        Found::Files(files) => (files, false),
+    };
+    let workers = chrome_reader::default_threads().clamp(1, files.len().max(1));
+    // Files read side by side: each gets its share of the cores for parsing.
+    let config = chrome_reader::LoadConfig::with_threads(
+        (chrome_reader::default_threads() / workers).max(1),
+    );
+    let next = AtomicUsize::new(0);
+    let read_one = |file: &Path, kind: detect::Kind| -> Result<Vec<Loaded>, Error> {
+        if kind != detect::Kind::Chrome {
+            return load_found(file, kind);
+        }
+        DECODES.fetch_add(1, Ordering::Relaxed);
+        let capture = chrome_reader::load_with(file, &config)?;
+        Ok(vec![if in_rank_dir {
+            Loaded::chrome(path, file, capture)
+        } else {
+            Loaded::chrome_file(file, capture)
+        }])
+    };
+    let mut results: Vec<(usize, Mapped<T>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((file, kind)) = files.get(i) else {
+                            break;
+                        };
+                        match read_one(file, *kind) {
+                            Ok(loaded) => {
+                                for l in loaded {
+                                    let (path, rank) = (l.path.clone(), l.rank);
+                                    out.push((i, Ok((path, rank, summarise(l)))));
+                                }
+                            }
+                            Err(e) => out.push((i, Err(e))),
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    // File order first (a multi-process export keeps its processes' order), then, in a
+    // rank directory, rank order as `load` gives it.
+    results.sort_by_key(|(i, _)| *i);
+    let mut mapped: Vec<Mapped<T>> = results.into_iter().map(|(_, r)| r).collect();
+    // A file named on its own fails the call, as with `load`.
+    if !path.is_dir()
+        && let [Err(_)] = mapped.as_slice()
+        && let Some(Err(e)) = mapped.pop()
+    {
+        return Err(e);
+    }
+    if in_rank_dir {
+        mapped.sort_by_key(|r| match r {
+            Ok((path, rank, _)) => (*rank, path.clone()),
+            Err(e) => (
+                None,
+                e.chrome()
+                    .map(|c| c.path().to_path_buf())
+                    .unwrap_or_default(),
+            ),
+        });
+    }
+    Ok(mapped)
+}

@@ -189,3 +189,43 @@ fn shared_nsys_and_rocprof_captures_load() {
     assert!(err.is_nothing_to_report(), "{err}");
     assert!(err.to_string().contains("report1.sqlite"), "{err}");
 }
+
+/// `map_each` gives what `load` gives, in the same order, one capture at a time.
+#[test]
+fn map_each_follows_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny =
+        test_support::workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    // Names whose order differs from the ranks' order, which the metadata gives.
+    let text = std::fs::read_to_string(&tiny).unwrap();
+    assert!(text.contains("\"rank\": 0,"));
+    for (name, rank) in [("b.json", 2), ("a.json", 10), ("c.json", 1)] {
+        let text = text.replacen("\"rank\": 0,", &format!("\"rank\": {rank},"), 1);
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    std::fs::write(dir.path().join("d.json"), b"{\"traceEvents\": [").unwrap();
+    let each = load::load_each(dir.path()).unwrap();
+    let mapped = load::map_each(dir.path(), |l| l.capture.activities().len()).unwrap();
+    let ok: Vec<(std::path::PathBuf, Option<i64>, usize)> = mapped
+        .iter()
+        .filter_map(|r| r.as_ref().ok().cloned())
+        .collect();
+    let expected: Vec<_> = each
+        .loaded
+        .iter()
+        .map(|l| (l.path.clone(), l.rank, l.capture.activities().len()))
+        .collect();
+    assert_eq!(ok, expected);
+    assert_eq!(
+        ok.iter().map(|(_, r, _)| *r).collect::<Vec<_>>(),
+        vec![Some(1), Some(2), Some(10)]
+    );
+    assert_eq!(
+        mapped.iter().filter(|r| r.is_err()).count(),
+        each.failed.len()
+    );
+    assert_eq!(each.failed.len(), 1);
+    // A file on its own: its error is the call's.
+    let bad = dir.path().join("d.json");
+    assert!(load::map_each(&bad, |_| ()).is_err());
+}

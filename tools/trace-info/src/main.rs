@@ -74,38 +74,52 @@ enum Outcome {
     Partial,
 }
 
+/// Writes the one capture at `args.capture` as Chrome trace JSON to `out`.
+fn write_chrome_trace(args: &Args, out: &std::path::Path) -> anyhow::Result<()> {
+    let loaded = load::load(&args.capture)?;
+    let [one] = loaded.as_slice() else {
+        anyhow::bail!(
+            "{}: {} captures; --to-chrome-trace writes one: give one file (or one process's export)",
+            args.capture.display(),
+            loaded.len()
+        );
+    };
+    let inputs = [args.capture.as_path(), one.path.as_path()];
+    let rules = output_file::Rules {
+        overwrite: args.overwrite,
+        inputs: &inputs,
+    };
+    output_file::write_with(out, &rules, |file| {
+        load::chrome::write_chrome_trace(&one.capture, file)
+    })?;
+    eprintln!("trace-info: Chrome trace written to {}", out.display());
+    Ok(())
+}
+
 fn run(args: &Args) -> anyhow::Result<Outcome> {
     // Every reader error names the file and the place: no context to add.
-    let each = load::load_each(&args.capture)?;
-    for err in &each.failed {
-        eprintln!(
-            "trace-info: warning: not read: {}",
-            analysis::error_chain(err)
-        );
+    if let Some(out) = &args.to_chrome_trace {
+        write_chrome_trace(args, out)?;
     }
-    if each.loaded.is_empty() {
+    // One capture at a time per core: each is summarised and dropped, so a directory of
+    // many ranks needs the memory of a few.
+    let mut inventories = Vec::new();
+    let mut failed = 0;
+    for res in load::map_each(&args.capture, |l| analysis::inventory(&l))? {
+        match res {
+            Ok((_, _, inventory)) => inventories.push(inventory),
+            Err(err) => {
+                failed += 1;
+                eprintln!(
+                    "trace-info: warning: not read: {}",
+                    analysis::error_chain(&err)
+                );
+            }
+        }
+    }
+    if inventories.is_empty() {
         anyhow::bail!("no capture in {} could be read", args.capture.display());
     }
-    let loaded = each.loaded;
-    if let Some(out) = &args.to_chrome_trace {
-        let [one] = loaded.as_slice() else {
-            anyhow::bail!(
-                "{}: {} captures; --to-chrome-trace writes one: give one file (or one process's export)",
-                args.capture.display(),
-                loaded.len()
-            );
-        };
-        let inputs = [args.capture.as_path(), one.path.as_path()];
-        let rules = output_file::Rules {
-            overwrite: args.overwrite,
-            inputs: &inputs,
-        };
-        output_file::write_with(out, &rules, |file| {
-            load::chrome::write_chrome_trace(&one.capture, file)
-        })?;
-        eprintln!("trace-info: Chrome trace written to {}", out.display());
-    }
-    let inventories: Vec<_> = loaded.iter().map(analysis::inventory).collect();
     let out = if args.json {
         let mut s = serde_json::to_string_pretty(&inventories)?;
         s.push('\n');
@@ -118,7 +132,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
             .join("\n")
     };
     std::io::stdout().lock().write_all(out.as_bytes())?;
-    Ok(if each.failed.is_empty() {
+    Ok(if failed == 0 {
         Outcome::Complete
     } else {
         Outcome::Partial
