@@ -60,6 +60,16 @@ impl Loaded {
         self.capture.format()
     }
 
+    /// One process's capture of a file that may hold several (Nsight Systems, ROCm).
+    fn process(file: &Path, rank: Option<i64>, capture: Capture) -> Loaded {
+        Loaded {
+            path: file.to_path_buf(),
+            rank,
+            capture,
+            programs: Vec::new(),
+        }
+    }
+
     /// A Chrome trace file given on its own: its rank from the trace's metadata, else
     /// from the file name when the trace says it is one of several ranks.
     fn chrome_file(path: &Path, capture: Capture) -> Loaded {
@@ -212,21 +222,11 @@ fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
         Kind::XSpace => vec![xspace::load(file)?],
         Kind::Nsys => nsys_reader::load(file, &nsys_reader::Config::default())?
             .into_iter()
-            .map(|p| Loaded {
-                path: file.to_path_buf(),
-                rank: p.rank,
-                capture: p.capture,
-                programs: Vec::new(),
-            })
+            .map(|p| Loaded::process(file, p.rank, p.capture))
             .collect(),
         Kind::Rocprof(kind) => rocprof_reader::load_as(file, kind)?
             .into_iter()
-            .map(|p| Loaded {
-                path: file.to_path_buf(),
-                rank: p.rank,
-                capture: p.capture,
-                programs: Vec::new(),
-            })
+            .map(|p| Loaded::process(file, p.rank, p.capture))
             .collect(),
     })
 }

@@ -88,25 +88,8 @@ const EDGES: &[(&str, &[&str])] = &[
 
 #[test]
 fn internal_dependencies_are_the_allowed_edges() {
-    let root = test_support::workspace_root();
-    let metadata = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO"))
-            .args(["metadata", "--format-version", "1", "--no-deps"])
-            .args(extra)
-            .current_dir(&root)
-            .output()
-            .expect("cargo metadata runs")
-    };
-    let mut out = metadata(&["--offline"]);
-    if !out.status.success() {
-        out = metadata(&[]);
-    }
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&test_support::cargo_metadata(&["--no-deps"])).expect("JSON");
     let packages = meta["packages"].as_array().expect("packages");
     let members: BTreeSet<&str> = packages
         .iter()

@@ -35,6 +35,33 @@ pub fn workspace_root() -> PathBuf {
 /// The real-trace folder named by `TRACEWISE_TRACES` (a relative path is taken from the
 /// workspace root, as CI's `TRACEWISE_TRACES=../shared/traces` means), or `None` when it
 /// is unset: the test `test` is then skipped, and the first skip of the process says so on
+
+/// `cargo metadata --format-version 1` of the workspace with `extra` arguments, as JSON
+/// text: offline when every platform's dependencies are in the registry cache (a fresh
+/// cache holds only this platform's, and `cargo metadata` needs them all), else online.
+/// Panics with cargo's message when both fail.
+pub fn cargo_metadata(extra: &[&str]) -> Vec<u8> {
+    let run = |more: &[&str]| {
+        std::process::Command::new(env!("CARGO"))
+            .args(["metadata", "--format-version", "1"])
+            .args(extra)
+            .args(more)
+            .current_dir(workspace_root())
+            .output()
+            .expect("cargo metadata runs")
+    };
+    let mut out = run(&["--offline"]);
+    if !out.status.success() {
+        out = run(&[]);
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// the terminal (see [`skip_notice`]).
 pub fn traces_dir(test: &str) -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {

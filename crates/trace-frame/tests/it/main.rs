@@ -174,27 +174,8 @@ fn export_gives_every_rank_one_type_per_column() {
 
 #[test]
 fn no_other_crate_depends_on_polars() {
-    let root = test_support::workspace_root();
-    let metadata = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO"))
-            .args(["metadata", "--format-version", "1"])
-            .args(extra)
-            .current_dir(&root)
-            .output()
-            .unwrap()
-    };
-    // Offline when every platform's dependencies are in the registry cache; a fresh cache
-    // holds only this platform's, and `cargo metadata` needs them all.
-    let mut out = metadata(&["--offline"]);
-    if !out.status.success() {
-        out = metadata(&[]);
-    }
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&test_support::cargo_metadata(&[])).unwrap();
     let name_of = |id: &str| -> String {
         meta["packages"]
             .as_array()
