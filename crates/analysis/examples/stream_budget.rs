@@ -4,7 +4,7 @@
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: CAPTURE")?;
-    for loaded in analysis::load_any(path.as_ref())? {
+    for loaded in load::load(path.as_ref())? {
         let c = &loaded.capture;
         if let Some(span) = analysis::Window::of_capture(c) {
             println!("{}: span {}", loaded.path.display(), span.span().human());

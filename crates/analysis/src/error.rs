@@ -8,10 +8,10 @@ use std::path::PathBuf;
 pub enum Error {
     /// The trace could not be read (the reader's error names the file and the place).
     #[error(transparent)]
-    Read(#[from] chrome_reader::Error),
-    /// An XSpace could not be read (the reader's error names the file and the place).
+    Read(#[from] load::chrome::Error),
+    /// A capture could not be loaded (the reader's error names the file and the place).
     #[error(transparent)]
-    ReadXPlane(#[from] xplane_reader::Error),
+    Load(#[from] load::Error),
     /// A file or directory could not be listed or inspected.
     #[error("{path}")]
     Io {
@@ -33,9 +33,10 @@ pub enum Error {
 
 impl Error {
     /// The reader's error, when a file could not be read as a Chrome trace.
-    pub fn read_error(&self) -> Option<&chrome_reader::Error> {
+    pub fn read_error(&self) -> Option<&load::chrome::Error> {
         match self {
             Error::Read(e) => Some(e),
+            Error::Load(e) => e.chrome(),
             _ => None,
         }
     }

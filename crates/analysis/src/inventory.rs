@@ -6,7 +6,7 @@ use serde::Serialize;
 use trace_model::{ActivityKind, HostKind, Vendor};
 
 use crate::budget::{Window, busy_intervals};
-use crate::input::{Loaded, Program};
+use crate::input::{Loaded, ProgramInfo};
 
 /// The inventory of one capture.
 #[derive(Debug, Clone, Serialize)]
@@ -32,7 +32,7 @@ pub struct Inventory {
     /// The steps the reader found.
     pub steps: StepsInfo,
     /// The HLO programs of an XSpace (empty for JSON traces).
-    pub programs: Vec<Program>,
+    pub programs: Vec<ProgramInfo>,
     /// The reader's diagnostics, counted.
     pub diagnostics: Vec<DiagnosticInfo>,
 }
@@ -218,7 +218,7 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
         devices,
         threads,
         steps,
-        programs: loaded.programs.clone(),
+        programs: loaded.programs.iter().map(ProgramInfo::of).collect(),
         diagnostics: c
             .diagnostics()
             .iter()

@@ -74,9 +74,7 @@ pub use gaps::{
     gap_causes, idle_causes, idle_gaps, is_stream_wait_call, is_synchronising_call,
     launching_threads,
 };
-pub use input::{
-    Loaded, LoadedEach, Program, load_any, load_each, set_threads, single_chrome_file,
-};
+pub use input::{Loaded, LoadedEach, ProgramInfo};
 pub use inventory::{
     DeviceInfo, DiagnosticInfo, Inventory, StepsInfo, StreamInfo, ThreadInfo, inventory,
 };

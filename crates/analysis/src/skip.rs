@@ -317,14 +317,14 @@ pub struct Analysis {
 }
 
 /// Reads `input` (a Kineto `.json[.gz]`, a JAX `*.trace.json.gz`, an `.xplane.pb`, or
-/// a directory of rank traces; see [`crate::input::load_any`]), analyses every capture
+/// a directory of rank traces; see [`load::load`]), analyses every capture
 /// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes.
 pub fn run(input: &Path, config: &Config, rows: impl std::io::Write) -> Result<Analysis, Error> {
-    let loaded = crate::input::load_any(input)?;
+    let loaded = load::load(input)?;
     run_loaded(input, &loaded, config, rows)
 }
 
-/// [`run`] over captures already loaded from `input` (by [`crate::input::load_any`]).
+/// [`run`] over captures already loaded from `input` (by [`load::load`]).
 pub fn run_loaded(
     input: &Path,
     loaded: &[crate::input::Loaded],
@@ -336,12 +336,12 @@ pub fn run_loaded(
 
 /// [`run`] without `rows.csv`: the report only (profile-model's "ours").
 pub fn run_without_rows(input: &Path, config: &Config) -> Result<Analysis, Error> {
-    let loaded = crate::input::load_any(input)?;
+    let loaded = load::load(input)?;
     analyze_loaded::<std::io::Sink>(input, &loaded, config, None)
 }
 
 /// [`run_without_rows`] on captures already loaded from `input` (as
-/// [`crate::input::load_any`] would load them).
+/// [`load::load`] would load them).
 pub fn run_loaded_without_rows(
     input: &Path,
     loaded: &[crate::input::Loaded],
@@ -367,7 +367,7 @@ fn analyze_loaded<W: std::io::Write>(
     }
     // The rows need only the steps: the rest of the analysis runs on a thread of its own
     // while they are written (each was about half of skip-stats' time after loading).
-    let parallel = chrome_reader::default_threads() > 1;
+    let parallel = load::chrome::default_threads() > 1;
     for &(path, rank, capture) in &captures {
         let (steps, in_flight) = steps_outside_flight(capture);
         let label = path.to_string_lossy();

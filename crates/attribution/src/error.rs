@@ -6,29 +6,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The XSpace could not be read (the reader's error names the file and the place).
+    /// The capture could not be loaded (the reader's error names the file and the place).
     #[error(transparent)]
-    XPlane(#[from] xplane_reader::Error),
-    /// The Chrome trace could not be read (the reader's error names the file and the place).
-    #[error(transparent)]
-    Chrome(#[from] chrome_reader::Error),
-    /// A file or directory could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A directory with no capture, or with several.
-    #[error("{}: {what}", path.display())]
-    Input {
-        /// The directory.
-        path: PathBuf,
-        /// What is wrong with it, in words.
-        what: String,
-    },
+    Load(#[from] load::Error),
     /// `--program` names no stored program.
     #[error("{path}: no program with id {program} (stored ids: {known})")]
     NoSuchProgram {

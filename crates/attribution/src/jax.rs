@@ -20,14 +20,14 @@ use crate::model::{Attribution, Config, DecidedBy, KernelRow, MatchKind, Program
 use crate::{Error, SourceFormat};
 
 /// One decoded program: its id, module name and HLO module.
-#[derive(Debug, Clone)]
-pub struct ProgramModule {
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramModule<'a> {
     /// The program id GPU activities carry (`program_id` stat).
     pub program_id: i64,
     /// The HLO module's name.
-    pub module_name: String,
+    pub module_name: &'a str,
     /// The parsed module.
-    pub module: HloModule,
+    pub module: &'a HloModule,
 }
 
 /// The most slots one program's unrolled schedule may take; a loop nest beyond it is cut and
@@ -65,7 +65,7 @@ const NO_KERNEL: &[&str] = &[
 /// Attributes the GPU activities of an XSpace capture to the given programs.
 pub fn attribute_xspace(
     capture: &Capture,
-    programs: &[ProgramModule],
+    programs: &[ProgramModule<'_>],
     config: &Config,
 ) -> Result<Attribution, Error> {
     let path = String::new();
@@ -74,7 +74,7 @@ pub fn attribute_xspace(
 
 pub(crate) fn attribute(
     capture: &Capture,
-    programs: &[ProgramModule],
+    programs: &[ProgramModule<'_>],
     config: &Config,
     path: &str,
     same_bytes: &[Vec<i64>],
@@ -200,7 +200,7 @@ pub(crate) fn attribute(
                 .unwrap_or_default();
             ProgramSummary {
                 program_id: p.program_id,
-                module_name: p.module_name.clone(),
+                module_name: p.module_name.to_owned(),
                 instructions,
                 with_python_line: with_line,
                 kernels: 0,
@@ -328,14 +328,14 @@ fn graph_notes(result: &mut Attribution) {
     }
 }
 
-fn schedule_has(program: &ProgramModule, op: &str) -> bool {
+fn schedule_has(program: &ProgramModule<'_>, op: &str) -> bool {
     program.module.instruction(op).is_some()
 }
 
 fn base_row(
     capture: &Capture,
     activity: &GpuActivity,
-    program: Option<&ProgramModule>,
+    program: Option<&ProgramModule<'_>>,
 ) -> KernelRow {
     let stream = capture.stream(activity.stream);
     KernelRow {
@@ -382,7 +382,7 @@ struct Schedule<'m> {
 }
 
 impl<'m> Schedule<'m> {
-    fn new(program: &'m ProgramModule) -> Schedule<'m> {
+    fn new(program: &'m ProgramModule<'m>) -> Schedule<'m> {
         let module = &program.module;
         let index: HashMap<&str, usize> = module
             .computations
@@ -555,7 +555,7 @@ fn normalize_kernel(name: &str) -> String {
 
 fn match_group(
     capture: &Capture,
-    program: &ProgramModule,
+    program: &ProgramModule<'_>,
     schedule: &Schedule<'_>,
     members: &[usize],
     decided_exact: DecidedBy,

@@ -44,7 +44,7 @@ mod user;
 
 pub use error::Error;
 pub use jax::{ProgramModule, attribute_xspace};
-pub use load::attribute_path;
+pub use load::{attribute_loaded, attribute_path};
 pub use model::{
     Attribution, Config, DecidedBy, HowRow, KernelRow, LineRow, MatchKind, OpRow, ProgramSummary,
     SourceFormat,

@@ -59,7 +59,7 @@ const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and f
 /// Runs the investigation of the capture at `input` (a Kineto trace, a directory of rank
 /// traces, an `.xplane.pb`, or a JAX capture directory).
 pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Error> {
-    let loaded = analysis::load_any(input)?;
+    let loaded = load::load(input).map_err(analysis::Error::from)?;
     let mut rows_csv = Vec::new();
     let analysis = analysis::skip_stats_loaded(
         input,
@@ -87,8 +87,8 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
             });
         }
     }
-    let roofline = roofline_of(input, &loaded);
-    let attribution = attribution_of(input, &loaded);
+    let roofline = roofline_of(&loaded);
+    let attribution = attribution_of(&loaded);
 
     let mut doc = Document::new(format!("Investigation of {}", file_name(input)));
     doc.subtitle.push(format!("input: {}", input.display()));
@@ -448,11 +448,11 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
         && let Some(json) = sibling_trace_json(&l.path)
     {
         let who = rank_label(&a.reports[0]);
-        match chrome_reader::load(&json) {
+        match load::load_single(&json) {
             Ok(other) => {
                 let (x, j) = (
                     device_kernel_counts(&l.capture),
-                    device_kernel_counts(&other),
+                    device_kernel_counts(&other.capture),
                 );
                 let show = |v: &[(i64, usize)]| {
                     v.iter()
@@ -828,25 +828,12 @@ fn ops_section(
 }
 
 /// Attribution of the first capture: kernel → op → Python line.
-fn attribution_of(
-    input: &Path,
-    loaded: &[Loaded],
-) -> Option<Result<attribution::Attribution, String>> {
+fn attribution_of(loaded: &[Loaded]) -> Option<Result<attribution::Attribution, String>> {
     let first = loaded.first()?;
-    let config = attribution::Config::default();
-    let shown = first.path.display().to_string();
-    let result = match first.capture.format() {
-        trace_model::Format::XPlane => {
-            let target = if input.is_dir() {
-                first.path.as_path()
-            } else {
-                input
-            };
-            attribution::attribute_path(target, &config)
-        }
-        trace_model::Format::JaxTraceJson => return None,
-        _ => attribution::attribute_kineto(&first.capture, &config, &shown),
-    };
+    if first.format() == trace_model::Format::JaxTraceJson {
+        return None;
+    }
+    let result = attribution::attribute_loaded(first, &attribution::Config::default());
     Some(result.map_err(|e| e.to_string()))
 }
 
@@ -938,21 +925,15 @@ fn attribution_blocks(
     new_capture.extend(at.needs_new_capture.iter().cloned());
 }
 
-fn roofline_of(input: &Path, loaded: &[Loaded]) -> Option<Result<roofline::Roofline, String>> {
+fn roofline_of(loaded: &[Loaded]) -> Option<Result<roofline::Roofline, String>> {
     // One capture file (or a JAX directory with one XSpace): rank directories are left to
     // one rank at a time.
-    if loaded.len() != 1 {
-        return None;
+    match loaded {
+        [one] if one.format() != trace_model::Format::JaxTraceJson => {
+            Some(roofline::analyze_loaded(one).map_err(|e| e.to_string()))
+        }
+        _ => None,
     }
-    let target = if input.is_dir() {
-        loaded[0].path.clone()
-    } else {
-        input.to_path_buf()
-    };
-    if loaded[0].capture.format() == trace_model::Format::JaxTraceJson {
-        return None;
-    }
-    Some(roofline::analyze(&target).map_err(|e| e.to_string()))
 }
 
 /// Step 5.

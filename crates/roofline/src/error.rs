@@ -6,21 +6,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A Chrome trace could not be read (the reader's error names the file and the place).
+    /// The capture could not be loaded (the reader's error names the file and the place).
     #[error(transparent)]
-    Read(#[from] chrome_reader::Error),
-    /// An XSpace could not be read (the reader's error names the file and the place).
+    Load(#[from] load::Error),
+    /// The second pass over a Kineto trace, for op shapes, failed (the reader's error names
+    /// the file and the place).
     #[error(transparent)]
-    ReadXPlane(#[from] xplane_reader::Error),
-    /// A directory could not be listed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The directory.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
+    Read(#[from] load::chrome::Error),
     /// The input is readable but not something a roofline can be computed from.
     #[error("{path}: {reason}")]
     Unsupported {

@@ -2,33 +2,32 @@
 //! `program_id` stats; costs come from the HLO modules stored in `/host:metadata`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use trace_model::{Capture, Nanos};
+use trace_model::Nanos;
 
-use crate::Error;
+use load::Loaded;
+
 use crate::hlo_cost::{ModuleIndex, instruction_cost};
 use crate::model::{RawRow, Rows, TrustItem};
 
 const OCCURRENCES: &str = "executions = runs of consecutive kernels of the op on a stream (one run: kernels / distinct kernel names); the capture records no execution id";
 
-/// Rows (before peaks) and trust items of an XSpace capture.
-pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
-    let (capture, space) = xplane_reader::load_capture(path)?;
+/// Rows (before peaks) and trust items of an XSpace capture, its HLO programs decoded by
+/// the loader.
+pub(crate) fn rows(loaded: &Loaded) -> Rows {
+    let (capture, path) = (&loaded.capture, &loaded.path);
     let mut trust = Vec::new();
     let mut modules = Vec::new();
-    for program in space.hlo_programs() {
-        match hlo_parser::module_from_hlo_proto(program.hlo_proto) {
-            Ok(module) => {
-                modules.push((program.program_id, program.module_name.to_owned(), module))
-            }
+    for program in &loaded.programs {
+        match &program.module {
+            Ok(module) => modules.push((program.id, program.name.as_str(), module)),
             Err(e) => trust.push(TrustItem {
                 code: "hlo-module-unreadable",
                 message: format!(
                     "{}: HLO module {}({}) could not be decoded: {e}",
                     path.display(),
-                    program.module_name,
-                    program.program_id
+                    program.name,
+                    program.id
                 ),
                 count: 1,
                 unit: "modules",
@@ -38,7 +37,7 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
     }
     let indexes: Vec<(i64, &str, ModuleIndex<'_>)> = modules
         .iter()
-        .map(|(id, name, module)| (*id, name.as_str(), ModuleIndex::new(module)))
+        .map(|(id, name, module)| (*id, *name, ModuleIndex::new(module)))
         .collect();
 
     // Executions: a run of consecutive activities on one stream with the same (program,
@@ -162,15 +161,12 @@ pub(crate) fn rows(path: &Path) -> Result<(Capture, Rows), Error> {
         });
     }
     let described = capture.devices().to_vec();
-    Ok((
-        capture,
-        Rows {
-            raw: rows,
-            trust,
-            gpu_time,
-            described,
-        },
-    ))
+    Rows {
+        raw: rows,
+        trust,
+        gpu_time,
+        described,
+    }
 }
 
 fn hlo_parser_shape(shape: &hlo_parser::Shape) -> String {

@@ -55,9 +55,9 @@ fn to_shape_args(keys: ArgsKeys) -> ShapeArgs {
 /// Shape arguments of every modelled `cpu_op`, by event index, and the devices the
 /// trace's `deviceProperties` describe (also those without activity, which the model drops).
 fn read_shapes(path: &Path) -> Result<(HashMap<u64, ShapeArgs>, Vec<Device>), Error> {
-    let input = chrome_reader::open(path)?;
+    let input = load::chrome::open(path)?;
     let mut out = HashMap::new();
-    let top = chrome_reader::read_events_with_args::<_, ArgsKeys>(input, path, |ev| {
+    let top = load::chrome::read_events_with_args::<_, ArgsKeys>(input, path, |ev| {
         if ev.cat.as_deref() == Some("cpu_op")
             && ev.name.as_deref().is_some_and(is_costed_op)
             && let Some(args) = ev.args
@@ -101,9 +101,14 @@ fn read_shapes(path: &Path) -> Result<(HashMap<u64, ShapeArgs>, Vec<Device>), Er
     Ok((out, described))
 }
 
-/// Rows (before peaks), trust items and total GPU time of a Kineto capture.
-pub(crate) fn rows(path: &Path, capture: &Capture) -> Result<Rows, Error> {
-    let (shapes, described) = read_shapes(path)?;
+/// Rows (before peaks), trust items and total GPU time of a Kineto capture; `shapes_from`
+/// is the Chrome trace file to read the ops' shapes from (`None`: a format that records
+/// none, so every op is without shapes).
+pub(crate) fn rows(shapes_from: Option<&Path>, capture: &Capture) -> Result<Rows, Error> {
+    let (shapes, described) = match shapes_from {
+        Some(path) => read_shapes(path)?,
+        None => Default::default(),
+    };
     let events = capture.host_events();
 
     // The outermost modelled op around (or at) each CPU op, per thread (events are sorted

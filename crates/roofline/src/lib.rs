@@ -46,34 +46,51 @@ mod kineto;
 mod model;
 mod peaks;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use load::Loaded;
+use trace_model::Format;
 
 pub use dtype::Dtype;
 pub use error::Error;
 pub use model::{Bound, Labelled, OpRow, Provenance, Roofline, TrustItem};
 pub use peaks::{DevicePeaks, GpuPeaks, MatchRule, Peak, PeakTable, RateSet};
 
-/// Analyses the capture at `path`: a Kineto trace (`.json`, `.json.gz`), an XSpace
-/// (`.xplane.pb`), or a directory holding exactly one XSpace.
+/// Analyses the capture at `path` (through the one loader, [`load::load_single`]): a
+/// Kineto trace (`.json`, `.json.gz`), an XSpace (`.xplane.pb`), a directory holding exactly
+/// one capture, or a capture of another format (without op shapes: time only).
 pub fn analyze(path: &Path) -> Result<Roofline, Error> {
-    let file = resolve(path)?;
+    analyze_loaded(&load::load_single(path)?)
+}
+
+/// Analyses a loaded capture (see [`analyze`]).
+pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
     let table = PeakTable::builtin();
-    let is_xplane = file
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".xplane.pb"));
-    let (capture, rows) = if is_xplane {
-        jax::rows(&file)?
-    } else {
-        let capture = chrome_reader::load(&file)?;
-        if capture.format() == trace_model::Format::JaxTraceJson {
+    let capture = &loaded.capture;
+    let file = &loaded.path;
+    let rows = match capture.format() {
+        Format::XPlane => jax::rows(loaded),
+        Format::JaxTraceJson => {
             return Err(Error::Unsupported {
-                path: file,
+                path: file.clone(),
                 reason: "a JAX Chrome trace holds no HLO modules; run roofline on the capture's .xplane.pb".to_owned(),
             });
         }
-        let rows = kineto::rows(&file, &capture)?;
-        (capture, rows)
+        Format::KinetoJson | Format::OtherJson => kineto::rows(Some(file), capture)?,
+        other => {
+            let mut rows = kineto::rows(None, capture)?;
+            rows.trust.push(TrustItem {
+                code: "format-without-shapes",
+                message: format!(
+                    "a {} records no operator shapes: no FLOPs or bytes, GPU time only",
+                    other.describe()
+                ),
+                count: 1,
+                unit: "captures",
+                time_ns: 0,
+            });
+            rows
+        }
     };
     let model::Rows {
         raw,
@@ -172,33 +189,4 @@ fn same_model_as_described(
 pub fn is_tf32_kernel(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n.contains("tf32") || n.contains("xf32")
-}
-
-fn resolve(path: &Path) -> Result<PathBuf, Error> {
-    if !path.is_dir() {
-        return Ok(path.to_path_buf());
-    }
-    let entries = std::fs::read_dir(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut xplanes: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".xplane.pb"))
-        })
-        .collect();
-    xplanes.sort();
-    match xplanes.len() {
-        1 => Ok(xplanes.remove(0)),
-        n => Err(Error::Unsupported {
-            path: path.to_path_buf(),
-            reason: format!(
-                "a directory must hold exactly one .xplane.pb (found {n}); name the capture file"
-            ),
-        }),
-    }
 }

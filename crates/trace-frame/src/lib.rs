@@ -277,7 +277,7 @@ pub fn load_and_analyze(
     step: &StepQuery,
 ) -> Result<(Loaded, Result<Report, Error>), Error> {
     let single = match cache_dir {
-        None => analysis::single_chrome_file(input).ok().flatten(),
+        None => load::single_chrome_file(input).ok().flatten(),
         Some(_) => None,
     };
     if let Some(file) = single {

@@ -57,14 +57,14 @@ pub fn ours(input: &Path) -> Result<Ours, Error> {
 }
 
 /// [`ours`] on the capture of `file`, already read, where `input` is that file or a
-/// directory with no other trace ([`analysis::single_chrome_file`]).
+/// directory with no other trace ([`load::single_chrome_file`]).
 pub(crate) fn ours_of_capture(
     input: &Path,
     file: &Path,
     capture: Result<trace_model::Capture, chrome_reader::Error>,
 ) -> Result<Ours, Error> {
     let a = capture.map_err(analysis::Error::from).and_then(|c| {
-        let loaded = [analysis::Loaded::chrome(input, file, c)];
+        let loaded = [load::Loaded::chrome(input, file, c)];
         analysis::skip_stats_loaded_without_rows(input, &loaded, &analysis::SkipConfig::default())
     });
     from_analysis(input, a)

@@ -32,8 +32,9 @@ use clap::{ArgGroup, Parser};
 #[command(name = "analyze-profile", version, after_long_help = EXAMPLES)]
 #[command(group(ArgGroup::new("input").required(true).args(["trace_file", "trace_dir"])))]
 struct Args {
-    /// A Kineto trace: .json or .json.gz; without --compat also a JAX trace or an XSpace
-    /// (.xplane.pb).
+    /// A Kineto trace: .json or .json.gz; without --compat also a JAX trace, an XSpace
+    /// (.xplane.pb), an Nsight Systems SQLite export or a ROCm profiler capture (rocprofv3
+    /// .pftrace, CSV or rocpd database; rocprof v1 results.csv/results.db).
     #[arg(long = "trace-file", alias = "trace_file", value_name = "FILE")]
     trace_file: Option<PathBuf>,
 
@@ -99,7 +100,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     tool_progress::install();
     if let Some(n) = args.threads {
-        analysis::set_threads(n.get());
+        load::set_threads(n.get());
     }
     // clap's `input` group requires exactly one of the two.
     let input = match (args.trace_file, args.trace_dir) {
@@ -110,6 +111,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.compat
+        && let Input::File(file) = &input
+        && let Ok(kind) = load::detect(file)
+        && kind != load::Kind::Chrome
+    {
+        eprintln!(
+            "analyze-profile: {}: --compat reads Kineto Chrome traces only, as the original script does; this file is a {}. Run without --compat.",
+            file.display(),
+            kind.describe()
+        );
+        return ExitCode::from(2);
+    }
     let config = Config {
         input,
         top_n: args.top_n,

@@ -33,7 +33,8 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "attribute-kernels", version, verbatim_doc_comment)]
 struct Args {
-    /// An `.xplane.pb`, a capture directory, or a Kineto `.json[.gz]`.
+    /// An `.xplane.pb`, a capture directory, a Kineto `.json[.gz]`, an Nsight Systems SQLite
+    /// export or a ROCm profiler capture (kernels to their launching host call and thread).
     #[arg(value_name = "CAPTURE")]
     capture: PathBuf,
 

@@ -11,7 +11,8 @@ use clap::Parser;
 /// The whole investigation of a GPU profiler capture, written as a report.
 ///
 /// Reads a Kineto trace (`.json`, `.json.gz`), a directory of rank traces, an XSpace
-/// (`*.xplane.pb`) or a JAX capture directory, and runs the seven steps an engineer would
+/// (`*.xplane.pb`), a JAX capture directory, an Nsight Systems SQLite export (`nsys export --type sqlite`), a ROCm profiler capture
+/// (rocprofv3 `.pftrace`, CSV files or rocpd database; rocprof v1 `results.csv`/`results.db`), and runs the seven steps an engineer would
 /// otherwise do by hand:
 ///   1. the verdict (GPU-bound, host/launch-bound, mixed) and its host-side cause;
 ///   2. reconciliation checks (launches found, kernels per step, GPUs and ranks doing the
@@ -39,7 +40,8 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "investigate", version, verbatim_doc_comment)]
 struct Args {
-    /// A Kineto trace, a directory of rank traces, an .xplane.pb or a JAX capture directory.
+    /// A Kineto trace, a directory of rank traces, an .xplane.pb, a JAX capture directory, an
+    /// Nsight Systems SQLite export or a ROCm profiler capture.
     #[arg(value_name = "CAPTURE")]
     capture: PathBuf,
 
@@ -98,6 +100,10 @@ fn default_out(capture: &Path) -> PathBuf {
         ".json.gz",
         ".json",
         ".xplane.pb",
+        ".sqlite",
+        ".pftrace",
+        ".csv",
+        ".db",
     ]
     .iter()
     .find_map(|ext| name.strip_suffix(ext))

@@ -12,7 +12,8 @@ use clap::Parser;
 /// how far each is from the peak of its dtype.
 ///
 /// Reads a JAX XSpace (`*.xplane.pb`, or a directory holding one) or a PyTorch profiler
-/// (Kineto) trace `.json` / `.json.gz` taken with `record_shapes=True`.
+/// (Kineto) trace `.json` / `.json.gz` taken with `record_shapes=True`. Nsight Systems and ROCm
+/// profiler captures record no operator shapes: for them it gives the GPU time per kernel only.
 ///
 /// Per op (an HLO instruction of one program; an ATen op with one set of input shapes),
 /// summed over its executions:
@@ -41,7 +42,8 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "roofline", version, verbatim_doc_comment)]
 struct Args {
-    /// An `.xplane.pb` (or a directory holding one), or a Kineto `.json[.gz]`.
+    /// An `.xplane.pb` (or a directory holding one), a Kineto `.json[.gz]`, or another capture
+    /// one loader reads (Nsight Systems export, ROCm profiler capture).
     #[arg(value_name = "CAPTURE")]
     capture: PathBuf,
 

@@ -11,7 +11,9 @@ use clap::Parser;
 /// Verdict and host-side cause of launch overhead, from one GPU profiler capture.
 ///
 /// Reads a PyTorch profiler (Kineto) trace `.json` / `.json.gz`, a JAX
-/// `*.trace.json.gz`, an `.xplane.pb`, or a directory of rank traces (one block per
+/// `*.trace.json.gz`, an `.xplane.pb`, an Nsight Systems SQLite export (`nsys export --type sqlite`), a ROCm profiler capture
+/// (rocprofv3 `.pftrace`, CSV files or rocpd database; rocprof v1 `results.csv`/`results.db`),
+/// or a directory of rank traces (one block per
 /// rank, then which rank's last common step ended last).
 ///
 /// Prints, per capture:
@@ -52,8 +54,8 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "skip-stats", version, verbatim_doc_comment)]
 struct Args {
-    /// Kineto .json[.gz], JAX *.trace.json.gz, an .xplane.pb, or a directory of rank
-    /// traces (or of XSpace files).
+    /// Kineto .json[.gz], JAX *.trace.json.gz, an .xplane.pb, an Nsight Systems SQLite
+    /// export, a ROCm profiler capture, or a directory of rank traces (or of XSpace files).
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
 
@@ -84,7 +86,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     tool_progress::install();
     if let Some(n) = args.threads {
-        analysis::set_threads(n.get());
+        load::set_threads(n.get());
     }
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -110,7 +112,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     // Refused paths fail before the analysis; the file is renamed into place only when
     // the analysis succeeded (dropped, and so deleted, otherwise).
     let rows = output_file::Pending::create(&rows_path, &rules)?;
-    let each = analysis::load_each(&args.trace)
+    let each = load::load_each(&args.trace)
         .with_context(|| format!("analysing {}", args.trace.display()))?;
     for err in &each.failed {
         eprintln!(

@@ -10,7 +10,9 @@ use clap::Parser;
 /// What a profiler capture holds, and what tracewise understood of it.
 ///
 /// Reads a Kineto trace (`.json`, `.json.gz`), a JAX trace (`*.trace.json.gz`), an XSpace
-/// (`*.xplane.pb`), or a directory of them (one per rank or host), and prints: format and
+/// (`*.xplane.pb`), an Nsight Systems SQLite export (`nsys export --type sqlite`), a ROCm profiler capture
+/// (rocprofv3 `.pftrace`, CSV files or rocpd database; rocprof v1 `results.csv`/`results.db`),
+/// or a directory of them (one per rank or host), and prints: format and
 /// producer, time window, GPU devices with their streams (kernel/memcpy/memset counts, busy
 /// time, share of activities whose host launch was found), host threads, steps, the HLO
 /// programs of an XSpace with the share of instructions whose Python line is known, and every
@@ -41,7 +43,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     tool_progress::install();
     if let Some(n) = args.threads {
-        analysis::set_threads(n.get());
+        load::set_threads(n.get());
     }
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -62,7 +64,7 @@ enum Outcome {
 
 fn run(args: &Args) -> anyhow::Result<Outcome> {
     // Every reader error names the file and the place: no context to add.
-    let each = analysis::load_each(&args.capture)?;
+    let each = load::load_each(&args.capture)?;
     for err in &each.failed {
         eprintln!(
             "trace-info: warning: not read: {}",

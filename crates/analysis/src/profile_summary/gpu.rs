@@ -402,20 +402,27 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     }
 }
 
-/// Loads the trace at `path` and summarises it.
+/// Loads the trace at `path` and summarises it (the first capture of an export that holds
+/// several processes; see [`load::load`]).
 pub fn gpu_summary_of_file(path: &Path) -> Result<GpuSummary, Error> {
-    if crate::input::is_xplane(path) {
-        // The default mode works on the model, so an XSpace reads like any capture.
-        let loaded = crate::input::load_any(path)?;
-        let capture = &loaded[0].capture;
-        return Ok(gpu_summary(capture, &path.to_string_lossy(), None));
-    }
-    let capture = chrome_reader::load(path)?;
-    let rank = capture
-        .meta()
-        .rank
-        .or_else(|| chrome_reader::rank_from_file_name(path));
-    Ok(gpu_summary(&capture, &path.to_string_lossy(), rank))
+    let loaded = load::load(path)?;
+    let first = loaded.first().ok_or_else(|| load::Error::NoCapture {
+        path: path.to_path_buf(),
+    })?;
+    // A Chrome trace file's name gives its rank even when the trace does not say it is
+    // one of several (as the original script labels files).
+    let chrome = matches!(
+        first.format(),
+        trace_model::Format::KinetoJson
+            | trace_model::Format::JaxTraceJson
+            | trace_model::Format::OtherJson
+    );
+    let rank = first.rank.or_else(|| {
+        chrome
+            .then(|| load::chrome::rank_from_file_name(path))
+            .flatten()
+    });
+    Ok(gpu_summary(&first.capture, &path.to_string_lossy(), rank))
 }
 
 /// One hint: it fires when `bucket`'s share of GPU time exceeds `threshold` percent,

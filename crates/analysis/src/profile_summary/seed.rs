@@ -10,7 +10,7 @@ use std::fmt::Write;
 use std::io::Read;
 use std::path::Path;
 
-use chrome_reader::{Number, RawEvent};
+use load::chrome::{Number, RawEvent};
 
 use super::py::{self, PyNum};
 use super::rules::{self, SDPA_BACKENDS};
@@ -51,7 +51,7 @@ const GPU_CATS: &[&str] = &["kernel", "gpu_memcpy", "gpu_memset"];
 /// Reads the trace at `path` and computes the seed's numbers.
 pub(crate) fn seed_summary(path: &Path) -> Result<SeedSummary, Error> {
     let mut acc = Accumulator::default();
-    let top = chrome_reader::read_raw_file(path, |ev| {
+    let top = load::chrome::read_raw_file(path, |ev| {
         acc.add(&ev);
         Ok(())
     })?;
@@ -64,7 +64,7 @@ pub(crate) fn seed_summary_from_reader(
     path: &Path,
 ) -> Result<SeedSummary, Error> {
     let mut acc = Accumulator::default();
-    let top = chrome_reader::read_raw_events(input, path, |ev| {
+    let top = load::chrome::read_raw_events(input, path, |ev| {
         acc.add(&ev);
         Ok(())
     })?;

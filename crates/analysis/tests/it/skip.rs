@@ -77,7 +77,7 @@ fn check_output(input: &Path, out: &Analysis, rows_csv: &[u8]) {
     let mut expect = Vec::new();
     let mut expect_without = 0;
     for r in &out.reports {
-        let c = analysis::load_any(Path::new(&r.label))
+        let c = load::load(Path::new(&r.label))
             .expect("loads again")
             .remove(0)
             .capture;
@@ -231,7 +231,7 @@ fn param_dlrm_matches_hta_temporal_breakdown() {
         // HTA's kernel_time is last end − first start over *all* the rank's GPU
         // activities, those in flight at the capture's start included (our report's
         // window leaves them out: docs/differences.md). Budget HTA's window.
-        let capture = analysis::load_any(Path::new(&r.label))
+        let capture = load::load(Path::new(&r.label))
             .expect("loads again")
             .remove(0)
             .capture;

@@ -375,7 +375,7 @@ fn iterations_of_the_shared_inference_captures() {
         if !vllm && !qwen {
             continue;
         }
-        let loaded = analysis::load_any(&t.path).expect("loads");
+        let loaded = load::load(&t.path).expect("loads");
         let r = analysis::analyze_capture(&loaded[0].capture, &t.rel, None, &Config::default());
         let origin = r.steps.origin.describe();
         eprintln!(

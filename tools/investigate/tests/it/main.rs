@@ -163,6 +163,46 @@ fn every_shared_capture_gives_a_full_report() {
     }
 }
 
+/// Every shared Nsight Systems and ROCm capture that has GPU work: a report with a verdict,
+/// budgets and swimlanes, through the same loader as the other formats. The export without
+/// CUDA tables has nothing to report: exit 2, naming the file, and nothing written.
+#[test]
+fn nsys_and_rocprof_captures_give_a_full_report() {
+    let Some(root) = traces_dir("nsys_and_rocprof_captures_give_a_full_report") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let inputs = [
+        "nsys/nvfuser-h200-matmul/report1.sqlite",
+        "nsys/nvfuser-8xh100-matmul/report2.sqlite",
+        "nsys/nsys-ai-rtx3080-torch-zeros/mock.sqlite",
+        "nsys/pipit-cloverleaf-a100",
+        "nsys/pipit-saxpy-mpi-a100/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
+        "rocprof/rocprofv1-stencil-mi250x",
+        "rocprof/rocprofv1-stencil-mi250x/results.csv",
+        "rocprof/rocprofv3-csv-llamacpp-gfx1151",
+        "rocprof/rocprofv3-doc-csv/kernel_trace.csv",
+    ];
+    for (i, rel) in inputs.iter().enumerate() {
+        let out = tmp.path().join(format!("r{i}"));
+        let o = investigate(&root.join(rel), &out);
+        assert!(o.status.success(), "{rel}: {}", String::from_utf8_lossy(&o.stderr));
+        let md = std::fs::read_to_string(out.join("report.md")).expect("md");
+        for section in ["## 1. Verdict", "## 2. Reconciliation", "## 3. Swimlanes"] {
+            assert!(md.contains(section), "{rel}: {section}");
+        }
+        assert!(md.contains("Verdict"), "{rel}");
+        let html = std::fs::read_to_string(out.join("report.html")).expect("html");
+        assert!(html.contains("<svg"), "{rel}: no swimlane drawing");
+    }
+    let none = root.join("nsys/jacc-4xa100-no-cuda-tables/report1.sqlite");
+    let out = tmp.path().join("none");
+    let o = investigate(&none, &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("report1.sqlite"));
+    assert!(!out.exists());
+}
+
 #[test]
 fn golden_reports_of_real_captures() {
     let Some(root) = traces_dir("golden_reports_of_real_captures") else {
@@ -178,6 +218,8 @@ fn golden_reports_of_real_captures() {
             "jax_gemm_xplane",
             "jax/rocm-mi300-jax08-gemm/tw003.xplane.pb",
         ),
+        ("nsys_nvfuser_h200", "nsys/nvfuser-h200-matmul/report1.sqlite"),
+        ("rocprof_v1_stencil_mi250x", "rocprof/rocprofv1-stencil-mi250x"),
     ] {
         insta::assert_snapshot!(name, markdown(&root.join(rel), rel));
     }

@@ -1,0 +1,230 @@
+//! Which reader a path goes to: by the file's name where the name says it, else by its
+//! first bytes; a directory by the captures in it.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// The reader a file goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Kind {
+    /// A Chrome trace (Kineto, JAX, or another producer's).
+    Chrome,
+    /// An XSpace protobuf (`.xplane.pb`).
+    XSpace,
+    /// An Nsight Systems SQLite export (or a `.nsys-rep`/`.qdrep` report, which the
+    /// reader refuses with how to export it).
+    Nsys,
+    /// A ROCm profiler capture of the given kind.
+    Rocprof(rocprof_reader::Kind),
+}
+
+impl Kind {
+    /// The format in words, as a user would name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Chrome => "Chrome trace (Kineto, JAX)",
+            Kind::XSpace => trace_model::Format::XPlane.describe(),
+            Kind::Nsys => trace_model::Format::NsysSqlite.describe(),
+            Kind::Rocprof(kind) => kind.format().describe(),
+        }
+    }
+}
+
+/// What a path holds, as [`find`] sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A directory of Chrome trace files, one per rank (loaded in parallel, by rank).
+    ChromeDir(PathBuf),
+    /// Files (or one rocprofv3 CSV directory), each with its reader, in load order.
+    Files(Vec<(PathBuf, Kind)>),
+}
+
+/// SQLite's file header.
+const SQLITE: &[u8] = b"SQLite format 3\0";
+
+/// The reader for the file `path`, or why there is none.
+///
+/// The name decides for `.xplane.pb`, `.nsys-rep`/`.qdrep`, `.json`/`.json.gz` and Perfetto
+/// names (`.pftrace`, `.perfetto-trace`). Otherwise the content does: a SQLite database is
+/// an Nsight Systems export, a rocpd or a rocprof v1 database by its tables; gzip data or
+/// text beginning with `{` or `[` is a Chrome trace; a CSV file is a rocprof trace by its
+/// header. Anything else is [`Error::UnknownFormat`].
+pub fn detect(path: &Path) -> Result<Kind, Error> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if name.ends_with(".xplane.pb") {
+        return Ok(Kind::XSpace);
+    }
+    if name.ends_with(".nsys-rep") || name.ends_with(".qdrep") {
+        return Ok(Kind::Nsys);
+    }
+    if name.ends_with(".json") || name.ends_with(".json.gz") {
+        return Ok(Kind::Chrome);
+    }
+    let unknown = |why: &str| Error::UnknownFormat {
+        path: path.to_path_buf(),
+        why: why.to_owned(),
+    };
+    if [".pftrace", ".perfetto-trace", ".perfetto"]
+        .iter()
+        .any(|e| name.ends_with(e))
+    {
+        return match rocprof_reader::detect(path) {
+            Some(kind) => Ok(Kind::Rocprof(kind)),
+            None => Err(unknown(
+                "named like a Perfetto trace, but it does not begin with a trace packet",
+            )),
+        };
+    }
+    let head = read_head(path)?;
+    if head.starts_with(SQLITE) {
+        if nsys_reader::is_nsys_export(path) {
+            return Ok(Kind::Nsys);
+        }
+        return match rocprof_reader::detect(path) {
+            Some(kind) => Ok(Kind::Rocprof(kind)),
+            None => Err(unknown(
+                "a SQLite database, but neither an Nsight Systems export nor a rocpd or rocprof v1 database",
+            )),
+        };
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Kind::Chrome);
+    }
+    if matches!(
+        head.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    ) {
+        return Ok(Kind::Chrome);
+    }
+    if let Some(kind) = rocprof_reader::detect(path) {
+        return Ok(Kind::Rocprof(kind));
+    }
+    Err(unknown(if head.is_empty() {
+        "the file is empty"
+    } else if head
+        .iter()
+        .all(|b| b.is_ascii() && !b.is_ascii_control() || b.is_ascii_whitespace())
+    {
+        "text that is neither JSON nor a rocprof CSV header"
+    } else {
+        "binary data of no known format"
+    }))
+}
+
+/// The first bytes of `path` (up to 64).
+fn read_head(path: &Path) -> Result<Vec<u8>, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut head = Vec::with_capacity(64);
+    file.take(64).read_to_end(&mut head).map_err(io)?;
+    Ok(head)
+}
+
+/// What `path` holds: a file is one capture file (its reader from [`detect`]); in a
+/// directory, the first of these that is there:
+///
+/// 1. XSpaces (`*.xplane.pb`, searched four levels deep, as JAX writes
+///    `plugins/profile/<run>/`), each a host, by file name;
+/// 2. a rocprofv3 CSV capture (`*_kernel_trace.csv` and its siblings), as one;
+/// 3. a rocprof v1 run (`results.db`, else `results.csv`), as one;
+/// 4. Chrome trace files (`*.json`, `*.json.gz`), one per rank;
+/// 5. Nsight Systems exports and other ROCm captures (rocpd databases, `.pftrace`), each
+///    file in name order.
+///
+/// Only regular files count: a FIFO or a device named like a trace is passed over.
+pub fn find(path: &Path) -> Result<Found, Error> {
+    if !path.is_dir() {
+        return Ok(Found::Files(vec![(path.to_path_buf(), detect(path)?)]));
+    }
+    let mut xplanes = Vec::new();
+    find_xplanes(path, 0, &mut xplanes)?;
+    if !xplanes.is_empty() {
+        xplanes.sort();
+        return Ok(Found::Files(
+            xplanes.into_iter().map(|p| (p, Kind::XSpace)).collect(),
+        ));
+    }
+    if let Some(kind @ rocprof_reader::Kind::V3Csv) = rocprof_reader::detect(path) {
+        return Ok(Found::Files(vec![(
+            path.to_path_buf(),
+            Kind::Rocprof(kind),
+        )]));
+    }
+    let files = regular_files(path)?;
+    for v1 in ["results.db", "results.csv"] {
+        if let Some(file) = files
+            .iter()
+            .find(|f| f.file_name().is_some_and(|n| n == v1))
+            && let Some(kind @ (rocprof_reader::Kind::V1Db | rocprof_reader::Kind::V1Csv)) =
+                rocprof_reader::detect(file)
+        {
+            return Ok(Found::Files(vec![(file.clone(), Kind::Rocprof(kind))]));
+        }
+    }
+    if chrome_reader::trace_files(path).is_ok_and(|f| !f.is_empty()) {
+        return Ok(Found::ChromeDir(path.to_path_buf()));
+    }
+    let others: Vec<(PathBuf, Kind)> = files
+        .into_iter()
+        .filter_map(|f| match detect(&f) {
+            Ok(kind @ (Kind::Nsys | Kind::Rocprof(_))) => Some((f, kind)),
+            _ => None,
+        })
+        .collect();
+    if others.is_empty() {
+        return Err(Error::NoCapture {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Found::Files(others))
+}
+
+/// The regular files directly in `dir`, sorted by name.
+fn regular_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn find_xplanes(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    if depth > 4 {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let p = entry.path();
+        let Ok(meta) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            find_xplanes(&p, depth + 1, out)?;
+        } else if meta.is_file()
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".xplane.pb"))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! The one loader: from a path a user gives a tool to the captures in it.
+//!
+//! A path is a trace file or a capture directory in any format the readers know:
+//! Kineto or JAX Chrome traces (`.json`, `.json.gz`), XSpace (`.xplane.pb`), Nsight Systems
+//! SQLite exports, rocprofv3 (`.pftrace`, CSV, rocpd SQLite) and rocprof v1
+//! (`results.csv`, `results.db`). A file's format is decided by its name where the name
+//! is unambiguous, else by its first bytes; a file of no known format is an error naming
+//! it and the formats known, never a guess. See [`detect`].
+//!
+//! Every capture comes back as a [`Loaded`]: the file, the rank, the capture and, for an
+//! XSpace, its HLO programs decoded once, so that the analyses above this crate never
+//! open a trace file themselves.
+//!
+//! ```
+//! let root = test_support::workspace_root();
+//! let path = root.join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+//! let loaded = load::load(&path)?;
+//! assert_eq!(loaded.len(), 1);
+//! assert_eq!(loaded[0].capture.format(), trace_model::Format::KinetoJson);
+//! assert!(loaded[0].programs.is_empty());
+//! # Ok::<(), load::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod detect;
+mod error;
+mod xspace;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use trace_model::{Capture, Format};
+
+pub use detect::{Found, Kind, detect, find};
+pub use error::Error;
+pub use xspace::Program;
+
+/// The formats the loader reads, for error messages.
+pub const KNOWN_FORMATS: &str = "Kineto/JAX Chrome trace (.json, .json.gz), XSpace (.xplane.pb), \
+     Nsight Systems SQLite export (nsys export --type sqlite), rocprofv3 (.pftrace, CSV, rocpd \
+     .db), rocprof v1 (results.csv, results.db)";
+
+/// One capture, with where it came from and what only some formats carry.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The file the capture was read from (for rocprofv3 CSV, the directory or file given).
+    pub path: PathBuf,
+    /// Rank from the trace's metadata, the process (Nsight Systems), or the file name.
+    pub rank: Option<i64>,
+    /// The capture itself.
+    pub capture: Capture,
+    /// The HLO programs of an XSpace, each decoded once (empty for other formats).
+    pub programs: Vec<Program>,
+}
+
+impl Loaded {
+    /// The capture's format.
+    pub fn format(&self) -> Format {
+        self.capture.format()
+    }
+
+    /// A Chrome trace file given on its own: its rank from the trace's metadata, else
+    /// from the file name when the trace says it is one of several ranks.
+    fn chrome_file(path: &Path, capture: Capture) -> Loaded {
+        let rank = capture.meta().rank.or_else(|| {
+            chrome_reader::rank_from_file_name(path).filter(|_| capture.meta().world_size.is_some())
+        });
+        Loaded {
+            path: path.to_path_buf(),
+            rank,
+            capture,
+            programs: Vec::new(),
+        }
+    }
+
+    /// What [`load`] loads for `input` when it reads only the Chrome trace `file` (see
+    /// [`single_chrome_file`]), given the file's capture: for a caller that parsed the
+    /// file itself, with other outputs from the same pass.
+    pub fn chrome(input: &Path, file: &Path, capture: Capture) -> Loaded {
+        if !input.is_dir() {
+            return Loaded::chrome_file(file, capture);
+        }
+        // As a directory of ranks: the file name's rank whatever the metadata says of the
+        // world size.
+        let rank = capture
+            .meta()
+            .rank
+            .or_else(|| chrome_reader::rank_from_file_name(file));
+        Loaded {
+            path: file.to_path_buf(),
+            rank,
+            capture,
+            programs: Vec::new(),
+        }
+    }
+}
+
+/// Sets how many threads parse each Chrome trace in every later load (a tool's
+/// `--threads`; 0: `chrome_reader::default_threads`). The capture is the same for any
+/// number: see `chrome_reader::LoadConfig`.
+pub fn set_threads(threads: usize) {
+    chrome_reader::set_default_threads(threads);
+}
+
+/// How many files the loader has decoded since the process started (every reader, every
+/// format): lets a test check that a pipeline reads each input once.
+pub fn decodes() -> usize {
+    DECODES.load(Ordering::Relaxed)
+}
+
+static DECODES: AtomicUsize = AtomicUsize::new(0);
+
+/// Loads the capture(s) at `path`: a file (one capture, or one per process for an Nsight
+/// Systems export) or a capture directory (see [`find`]), in rank order for rank
+/// directories and file order otherwise. The first file that fails fails the whole; see
+/// [`load_each`] to keep the rest.
+pub fn load(path: &Path) -> Result<Vec<Loaded>, Error> {
+    let each = load_each(path)?;
+    match each.failed.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(each.loaded),
+    }
+}
+
+/// What [`load_each`] read: every capture that loaded, and every file that did not.
+#[derive(Debug, Default)]
+pub struct LoadedEach {
+    /// Captures that loaded, in the order [`load`] gives.
+    pub loaded: Vec<Loaded>,
+    /// One error per file that could not be read (each names its file).
+    pub failed: Vec<Error>,
+}
+
+/// Like [`load`], but a directory's files load each on their own: an unreadable rank or
+/// host is listed in [`LoadedEach::failed`] and the others are still returned. A file
+/// path, an unlistable directory or one without captures is an error as with [`load`].
+pub fn load_each(path: &Path) -> Result<LoadedEach, Error> {
+    let mut each = LoadedEach::default();
+    match find(path)? {
+        Found::ChromeDir(dir) => {
+            DECODES.fetch_add(
+                chrome_reader::trace_files(&dir).map_or(0, |f| f.len()),
+                Ordering::Relaxed,
+            );
+            for res in chrome_reader::load_dir_each(&dir)? {
+                match res {
+                    Ok(r) => each.loaded.push(Loaded {
+                        path: r.path,
+                        rank: r.rank,
+                        capture: r.capture,
+                        programs: Vec::new(),
+                    }),
+                    Err(e) => each.failed.push(e.into()),
+                }
+            }
+        }
+        Found::Files(files) => {
+            let single = files.len() == 1 && !path.is_dir();
+            for (file, kind) in files {
+                match load_found(&file, kind) {
+                    Ok(loaded) => each.loaded.extend(loaded),
+                    // A file named on its own fails the load; a directory's keeps the rest.
+                    Err(e) if single => return Err(e),
+                    Err(e) => each.failed.push(e),
+                }
+            }
+        }
+    }
+    Ok(each)
+}
+
+/// Loads exactly one capture: `path` must hold one (a directory with one trace file, or
+/// one XSpace; an Nsight Systems export with one process).
+pub fn load_single(path: &Path) -> Result<Loaded, Error> {
+    let mut loaded = load(path)?;
+    match loaded.len() {
+        1 => Ok(loaded.remove(0)),
+        count => Err(Error::SeveralCaptures {
+            path: path.to_path_buf(),
+            count,
+            first: loaded
+                .first()
+                .map(|l| l.path.display().to_string())
+                .unwrap_or_default(),
+        }),
+    }
+}
+
+/// The one Chrome trace file [`load`] reads for `input` when it reads exactly one Chrome
+/// trace: the file itself, or the only trace file of a directory of Chrome traces. Give
+/// its capture to [`Loaded::chrome`] to get what `load` would have loaded.
+pub fn single_chrome_file(input: &Path) -> Result<Option<PathBuf>, Error> {
+    Ok(match find(input)? {
+        Found::ChromeDir(dir) => {
+            let mut files = chrome_reader::trace_files(&dir)?;
+            (files.len() == 1).then(|| files.remove(0))
+        }
+        Found::Files(mut files) => match files.as_slice() {
+            [(_, detect::Kind::Chrome)] => Some(files.remove(0).0),
+            _ => None,
+        },
+    })
+}
+
+/// Reads `file`'s bytes as the format `kind` says.
+fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
+    use detect::Kind;
+    DECODES.fetch_add(1, Ordering::Relaxed);
+    Ok(match kind {
+        Kind::Chrome => vec![Loaded::chrome_file(file, chrome_reader::load(file)?)],
+        Kind::XSpace => vec![xspace::load(file)?],
+        Kind::Nsys => nsys_reader::load(file, &nsys_reader::Config::default())?
+            .into_iter()
+            .map(|p| Loaded {
+                path: file.to_path_buf(),
+                rank: p.rank,
+                capture: p.capture,
+                programs: Vec::new(),
+            })
+            .collect(),
+        Kind::Rocprof(kind) => rocprof_reader::load_as(file, kind)?
+            .into_iter()
+            .map(|p| Loaded {
+                path: file.to_path_buf(),
+                rank: p.rank,
+                capture: p.capture,
+                programs: Vec::new(),
+            })
+            .collect(),
+    })
+}
+
+/// Chrome traces read as raw events, for the passes that need what the model does not
+/// keep (operator arguments, the original script's event fields). The files are opened
+/// here, below the analyses, like every other input.
+pub mod chrome {
+    pub use chrome_reader::{
+        Error, Number, RawEvent, TopLevel, default_threads, open, rank_from_file_name,
+        read_events_with_args, read_raw_events, read_raw_file,
+    };
+}

@@ -1,0 +1,191 @@
+//! Format detection and directory layouts: every file goes to its reader or is refused
+//! naming the formats known, never guessed.
+
+use load::{Error, Found, Kind};
+use trace_model::Format;
+
+#[test]
+fn names_decide_where_they_are_unambiguous() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, kind) in [
+        ("a.xplane.pb", Kind::XSpace),
+        ("a.nsys-rep", Kind::Nsys),
+        ("a.qdrep", Kind::Nsys),
+        ("a.json", Kind::Chrome),
+        ("a.pt.trace.json.gz", Kind::Chrome),
+    ] {
+        // The content does not matter for these names: the reader then says what is wrong.
+        let path = dir.path().join(name);
+        std::fs::write(&path, b"not what the name says").unwrap();
+        assert_eq!(load::detect(&path).unwrap(), kind, "{name}");
+    }
+}
+
+#[test]
+fn content_decides_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("trace.txt");
+    std::fs::write(&json, b"\n  {\"traceEvents\": []}").unwrap();
+    assert_eq!(load::detect(&json).unwrap(), Kind::Chrome);
+    let gz = dir.path().join("trace.bin");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).unwrap();
+    assert_eq!(load::detect(&gz).unwrap(), Kind::Chrome);
+    let v1 = dir.path().join("kernels.csv");
+    std::fs::write(
+        &v1,
+        b"Index,KernelName,gpu-id,queue-id,BeginNs,EndNs\n0,\"k\",0,0,10,20\n",
+    )
+    .unwrap();
+    assert_eq!(
+        load::detect(&v1).unwrap(),
+        Kind::Rocprof(rocprof_reader::Kind::V1Csv)
+    );
+}
+
+#[test]
+fn an_unknown_file_is_an_error_naming_it_and_the_known_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes, why) in [
+        ("empty.bin", &b""[..], "empty"),
+        (
+            "notes.txt",
+            &b"hello, world\n"[..],
+            "neither JSON nor a rocprof CSV header",
+        ),
+        ("blob.dat", &[0u8, 1, 2, 3, 200][..], "binary data"),
+        (
+            "other.sqlite",
+            &b"SQLite format 3\0"[..],
+            "neither an Nsight Systems export nor a rocpd",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let err = load::load(&path).expect_err(name);
+        assert!(
+            matches!(err, Error::UnknownFormat { .. }),
+            "{name}: {err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.starts_with(&path.display().to_string()), "{text}");
+        assert!(text.contains(why), "{name}: {text}");
+        assert!(text.contains(load::KNOWN_FORMATS), "{text}");
+    }
+}
+
+#[test]
+fn a_directory_without_captures_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README"), b"nothing here").unwrap();
+    let err = load::load(dir.path()).expect_err("no capture");
+    assert!(matches!(err, Error::NoCapture { .. }), "{err:?}");
+    assert!(err.to_string().contains(load::KNOWN_FORMATS));
+}
+
+#[test]
+fn a_fifo_named_like_a_trace_is_passed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny =
+        test_support::workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    std::fs::copy(&tiny, dir.path().join("rank0.pt.trace.json")).unwrap();
+    let fifo = dir.path().join("rank1.xplane.pb");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    // Opening the FIFO would block forever; the directory loads its one regular trace.
+    let loaded = load::load(dir.path()).expect("loads");
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].format(), Format::KinetoJson);
+}
+
+#[test]
+fn a_rocprof_v1_run_is_one_capture_even_beside_its_broken_json() {
+    // rocprof v1 writes results.json too, which is not valid JSON (it starts with a comma).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("results.json"), b",{\"ph\":\"M\"}\n").unwrap();
+    std::fs::write(
+        dir.path().join("results.csv"),
+        b"Index,KernelName,gpu-id,queue-id,queue-index,pid,tid,grd,wgr,lds,scr,arch_vgpr,accum_vgpr,sgpr,wave_size,sig,obj,DispatchNs,BeginNs,EndNs,CompleteNs\n\
+0,\"stencil(int) [clone .kd]\",0,0,0,7,7,256,64,0,0,8,0,16,64,0x0,0x0,1,10,30,31\n",
+    )
+    .unwrap();
+    match load::find(dir.path()).unwrap() {
+        Found::Files(files) => {
+            assert_eq!(files.len(), 1, "{files:?}");
+            assert!(files[0].0.ends_with("results.csv"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let loaded = load::load_single(dir.path()).expect("loads");
+    assert_eq!(loaded.format(), Format::RocprofV1);
+    assert_eq!(loaded.capture.activities().len(), 1);
+}
+
+#[test]
+fn several_captures_where_one_is_asked_for_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny =
+        test_support::workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    for rank in 0..2 {
+        std::fs::copy(&tiny, dir.path().join(format!("rank{rank}.pt.trace.json"))).unwrap();
+    }
+    assert_eq!(load::load(dir.path()).unwrap().len(), 2);
+    let err = load::load_single(dir.path()).expect_err("two ranks");
+    assert!(
+        matches!(err, Error::SeveralCaptures { count: 2, .. }),
+        "{err:?}"
+    );
+}
+
+/// An XSpace comes with every HLO program its metadata plane stores, decoded.
+#[test]
+fn an_xspace_comes_with_its_programs_decoded() {
+    let path = test_support::workspace_root().join("testdata/xplane/ok/small.xplane.pb");
+    let loaded = load::load_single(&path).expect("loads");
+    assert_eq!(loaded.format(), Format::XPlane);
+    let space = xplane_reader::XSpace::read(&path).expect("decodes");
+    let stored = space.hlo_programs();
+    assert_eq!(loaded.programs.len(), stored.len());
+    for (program, stored) in loaded.programs.iter().zip(&stored) {
+        assert_eq!(program.id, stored.program_id);
+        assert_eq!(
+            program.module.is_ok(),
+            hlo_parser::module_from_hlo_proto(stored.hlo_proto).is_ok()
+        );
+    }
+}
+
+/// Every shared Nsight Systems and ROCm capture with GPU work loads through the one
+/// loader, from its directory as from its file.
+#[test]
+fn shared_nsys_and_rocprof_captures_load() {
+    let Some(traces) = test_support::traces_dir("shared_nsys_and_rocprof_captures_load") else {
+        return;
+    };
+    let mut loaded_dirs = 0;
+    for (dir, format) in [
+        ("nsys/nvfuser-h200-matmul", Format::NsysSqlite),
+        ("nsys/nvfuser-8xh100-matmul", Format::NsysSqlite),
+        ("nsys/nsys-ai-rtx3080-torch-zeros", Format::NsysSqlite),
+        ("nsys/pipit-cloverleaf-a100", Format::NsysSqlite),
+        ("nsys/pipit-saxpy-mpi-a100", Format::NsysSqlite),
+        ("rocprof/rocprofv1-stencil-mi250x", Format::RocprofV1),
+        ("rocprof/rocprofv3-csv-llamacpp-gfx1151", Format::RocprofCsv),
+        ("rocprof/rocprofv3-doc-csv", Format::RocprofCsv),
+        ("rocprof/rocprofv3-pftrace-jacc", Format::RocprofPerfetto),
+    ] {
+        let loaded = load::load(&traces.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
+        assert!(!loaded.is_empty(), "{dir}");
+        for l in &loaded {
+            assert_eq!(l.format(), format, "{dir}");
+        }
+        loaded_dirs += 1;
+    }
+    assert_eq!(loaded_dirs, 9);
+    let none = traces.join("nsys/jacc-4xa100-no-cuda-tables/report1.sqlite");
+    let err = load::load(&none).expect_err("no CUDA work");
+    assert!(err.is_nothing_to_report(), "{err}");
+    assert!(err.to_string().contains("report1.sqlite"), "{err}");
+}

@@ -1,0 +1,165 @@
+//! The workspace's internal dependency edges, checked against `cargo metadata`: a new edge
+//! fails here until it is added below and to docs/ARCHITECTURE.md's map.
+
+use std::collections::BTreeSet;
+
+/// Every allowed normal (not dev) dependency between workspace members.
+const EDGES: &[(&str, &[&str])] = &[
+    // Layer 0: the model and leaf utilities.
+    ("trace-model", &[]),
+    ("hlo-parser", &[]),
+    ("output-file", &[]),
+    ("test-support", &[]),
+    // Layer 1: readers, each into trace-model.
+    ("chrome-reader", &["trace-model"]),
+    ("xplane-reader", &["trace-model"]),
+    ("nsys-reader", &["trace-model"]),
+    ("rocprof-reader", &["trace-model"]),
+    // tool-progress shows chrome-reader's reading progress.
+    ("tool-progress", &["chrome-reader"]),
+    // lanes rewrites Chrome trace JSON text itself (compaction), below the loader.
+    ("lanes", &["chrome-reader", "output-file", "trace-model"]),
+    // Layer 2: the one loader, the only crate above the readers that reads captures.
+    (
+        "load",
+        &[
+            "chrome-reader",
+            "hlo-parser",
+            "nsys-reader",
+            "rocprof-reader",
+            "trace-model",
+            "xplane-reader",
+        ],
+    ),
+    // Layer 3: analyses over loaded captures.
+    ("analysis", &["hlo-parser", "load", "trace-model"]),
+    ("attribution", &["hlo-parser", "load", "trace-model"]),
+    ("roofline", &["hlo-parser", "load", "trace-model"]),
+    // trace-frame builds its DataFrames straight from Chrome trace events (for speed), and
+    // from the loader's captures for the other formats.
+    (
+        "trace-frame",
+        &["analysis", "chrome-reader", "load", "trace-model"],
+    ),
+    // Layer 4: rendering.
+    (
+        "report",
+        &["analysis", "attribution", "load", "roofline", "trace-model"],
+    ),
+    // Layer 5: the tools.
+    (
+        "analyze-profile",
+        &["analysis", "load", "output-file", "report", "tool-progress"],
+    ),
+    (
+        "attribute-kernels",
+        &["attribution", "output-file", "report"],
+    ),
+    (
+        "compact-cuda-graph-trace",
+        &["lanes", "output-file", "tool-progress"],
+    ),
+    ("investigate", &["output-file", "report"]),
+    ("profile-model", &["output-file", "trace-frame"]),
+    ("roofline-tool", &["output-file", "report", "roofline"]),
+    (
+        "skip-stats",
+        &["analysis", "load", "output-file", "report", "tool-progress"],
+    ),
+    (
+        "trace-info",
+        &["analysis", "load", "output-file", "report", "tool-progress"],
+    ),
+    // The developer tasks (fixtures, benchmarks, fuzzing) may use any crate.
+    (
+        "xtask",
+        &[
+            "analysis",
+            "chrome-reader",
+            "hlo-parser",
+            "lanes",
+            "nsys-reader",
+            "rocprof-reader",
+            "trace-model",
+            "xplane-reader",
+        ],
+    ),
+];
+
+#[test]
+fn internal_dependencies_are_the_allowed_edges() {
+    let root = test_support::workspace_root();
+    let metadata = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO"))
+            .args(["metadata", "--format-version", "1", "--no-deps"])
+            .args(extra)
+            .current_dir(&root)
+            .output()
+            .expect("cargo metadata runs")
+    };
+    let mut out = metadata(&["--offline"]);
+    if !out.status.success() {
+        out = metadata(&[]);
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let packages = meta["packages"].as_array().expect("packages");
+    let members: BTreeSet<&str> = packages
+        .iter()
+        .map(|p| p["name"].as_str().expect("name"))
+        .collect();
+    let mut problems = Vec::new();
+    for package in packages {
+        let name = package["name"].as_str().expect("name");
+        let actual: BTreeSet<&str> = package["dependencies"]
+            .as_array()
+            .expect("dependencies")
+            .iter()
+            .filter(|d| d["kind"].is_null())
+            .filter_map(|d| d["name"].as_str())
+            .filter(|d| members.contains(d))
+            .collect();
+        let Some((_, allowed)) = EDGES.iter().find(|(n, _)| *n == name) else {
+            problems.push(format!("{name}: a new crate; add its edges to EDGES"));
+            continue;
+        };
+        let allowed: BTreeSet<&str> = allowed.iter().copied().collect();
+        for extra in actual.difference(&allowed) {
+            problems.push(format!("{name} -> {extra}: an edge the map does not allow"));
+        }
+        // xtask's list is what it may use, not what it must.
+        for gone in allowed.difference(&actual).filter(|_| name != "xtask") {
+            problems.push(format!(
+                "{name} -> {gone}: allowed but gone; remove it from EDGES"
+            ));
+        }
+    }
+    for (name, _) in EDGES {
+        if !members.contains(name) {
+            problems.push(format!("{name}: in EDGES but not in the workspace"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The captures are read in one place: no crate above the loader names a reader crate,
+/// except those EDGES allows with a reason.
+#[test]
+fn only_the_loader_reaches_the_structured_readers() {
+    let readers = ["xplane-reader", "nsys-reader", "rocprof-reader"];
+    for (name, deps) in EDGES {
+        if ["load", "xtask"].contains(name) {
+            continue;
+        }
+        for reader in readers {
+            assert!(
+                !deps.contains(&reader),
+                "{name} depends on {reader}: read captures through the load crate"
+            );
+        }
+    }
+}
