@@ -136,8 +136,9 @@ pub struct MalformedRun {
 /// Runs the tool `bin` on every [`malformed_inputs`] file, with `args(input, out_dir)` as
 /// its arguments and a fresh empty `out_dir` each time, and checks what every tool owes a
 /// malformed input: no panic (exit 101, "panicked" on stderr), exit 0, 2 or 3; an error
-/// that names the file and a position in it (byte, event, offset, field, plane, line) or
-/// says the whole file is at fault (empty, no `traceEvents`, no GPU slices);
+/// that names the file and a position in it (byte, event, offset, field, plane, line; in
+/// a SQLite file its table, with the row and column where one is at fault) or says the
+/// whole file is at fault (empty, no `traceEvents`, no GPU slices);
 /// and, on an error, nothing written into `out_dir`.
 pub fn run_on_malformed(
     bin: &str,
@@ -176,6 +177,8 @@ pub fn run_on_malformed(
             ));
         }
         // A position in the file, or a fault of the whole file (empty; no `traceEvents`).
+        // A SQLite file's position is its table (nsys exports, rocpd and rocprof v1
+        // databases: `table T, row R, column C`, or the table a schema lacks).
         let positions = [
             "byte",
             "event",
@@ -183,6 +186,7 @@ pub fn run_on_malformed(
             "field",
             "plane",
             "line",
+            "table ",
             "the file is empty",
             "no \"traceEvents\"",
             "contains no GPU",
