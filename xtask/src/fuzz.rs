@@ -19,7 +19,7 @@
 //! another type (text, blob, real, NULL, boundary integers), a column dropped or renamed,
 //! a table dropped, a row duplicated. Their readers take paths, so each input is written
 //! to a scratch file under `target/fuzz-scratch/`. Besides not panicking, every error of
-//! these two must name the file, and every capture they read must come back with the same
+//! these two (and of `load::load`, the tools' loader, on the same file) must name the file, and every capture they read must come back with the same
 //! activities from the Chrome trace JSON that `chrome_reader::write_chrome_trace` writes
 //! of it (a message or a capture that does not is saved like a panic).
 //!
@@ -341,6 +341,7 @@ fn nsys(input: &[u8]) -> bool {
             })
             .clone()
     });
+    through_the_loader(&path);
     match nsys_reader::load(&path, &nsys_reader::Config { step_nvtx }) {
         Ok(processes) => {
             for process in processes {
@@ -369,6 +370,7 @@ fn rocprof(input: &[u8]) -> bool {
     if std::fs::write(&path, input).is_err() {
         return false;
     }
+    through_the_loader(&path);
     let mut accepted = false;
     let mut run = |res: Result<Vec<rocprof_reader::Loaded>, rocprof_reader::Error>| match res {
         Ok(loaded) => {
@@ -418,6 +420,14 @@ fn xplane(input: &[u8]) -> bool {
     let capture = xplane_reader::to_capture(&space, path);
     analyses(capture, path);
     true
+}
+
+/// The tools' way in: `load::load` detects the format and reads it; its error must name
+/// the file too.
+fn through_the_loader(path: &Path) {
+    if let Err(e) = load::load(path) {
+        assert_names_file(&e, path);
+    }
 }
 
 /// The capture written as Chrome trace JSON (`trace-info --to-chrome-trace`) reads back
