@@ -86,11 +86,17 @@ pub fn detect(path: &Path) -> Result<Kind, Error> {
         if nsys_reader::is_nsys_export(path) {
             return Ok(Kind::Nsys);
         }
-        return match rocprof_reader::detect(path) {
-            Some(kind) => Ok(Kind::Rocprof(kind)),
-            None => Err(unknown(
+        if let Some(kind) = rocprof_reader::detect(path) {
+            return Ok(Kind::Rocprof(kind));
+        }
+        // Neither reader recognised the tables. A database whose schema could be read is
+        // of another kind; a damaged one (truncated, corrupt) goes to the Nsight Systems
+        // reader, whose error says where the damage is.
+        return match nsys_reader::load(path, &nsys_reader::Config::default()) {
+            Err(nsys_reader::Error::NotAnExport { .. }) => Err(unknown(
                 "a SQLite database, but neither an Nsight Systems export nor a rocpd or rocprof v1 database",
             )),
+            _ => Ok(Kind::Nsys),
         };
     }
     if head.starts_with(&[0x1f, 0x8b]) {

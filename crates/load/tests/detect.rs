@@ -53,11 +53,6 @@ fn an_unknown_file_is_an_error_naming_it_and_the_known_formats() {
             "neither JSON nor a rocprof CSV header",
         ),
         ("blob.dat", &[0u8, 1, 2, 3, 200][..], "binary data"),
-        (
-            "other.sqlite",
-            &b"SQLite format 3\0"[..],
-            "neither an Nsight Systems export nor a rocpd",
-        ),
     ] {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
@@ -71,6 +66,19 @@ fn an_unknown_file_is_an_error_naming_it_and_the_known_formats() {
         assert!(text.contains(why), "{name}: {text}");
         assert!(text.contains(load::KNOWN_FORMATS), "{text}");
     }
+    // A SQLite database of another schema is refused as such; a damaged one goes to the
+    // Nsight Systems reader, which says where the damage is.
+    let other = test_support::workspace_root().join("testdata/nsys/err/not_an_export.sqlite");
+    let err = load::load(&other).expect_err("another schema");
+    assert!(
+        err.to_string()
+            .contains("neither an Nsight Systems export nor a rocpd"),
+        "{err}"
+    );
+    let header_only = dir.path().join("header.sqlite");
+    std::fs::write(&header_only, b"SQLite format 3\0").unwrap();
+    let err = load::load(&header_only).expect_err("truncated");
+    assert!(err.to_string().contains("truncated"), "{err}");
 }
 
 #[test]

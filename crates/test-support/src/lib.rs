@@ -211,11 +211,12 @@ pub fn run_on_malformed(
             "event",
             "offset",
             "field",
-            "plane",
             "line",
             "the file is empty",
             "no \"traceEvents\"",
             "contains no GPU",
+            // A file of no format the loader knows.
+            "not a capture this tool reads",
             // A mode that reads one format only, given another (analyze-profile --compat).
             "Kineto Chrome traces only",
         ];
