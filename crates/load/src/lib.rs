@@ -113,6 +113,22 @@ pub fn set_threads(threads: usize) {
     chrome_reader::set_default_threads(threads);
 }
 
+/// Makes the Nsight Systems NVTX ranges whose text matches `pattern` the steps of every
+/// later load (a tool's `--step-nvtx`), instead of `ProfilerStep#N` ranges; the step
+/// number is the first capture group when it reads as an integer, else the range's
+/// position. An empty pattern restores the default.
+pub fn set_step_nvtx(pattern: &str) -> Result<(), regex::Error> {
+    let re = if pattern.is_empty() {
+        None
+    } else {
+        Some(regex::Regex::new(pattern)?)
+    };
+    *STEP_NVTX.write().unwrap_or_else(|e| e.into_inner()) = re;
+    Ok(())
+}
+
+static STEP_NVTX: std::sync::RwLock<Option<regex::Regex>> = std::sync::RwLock::new(None);
+
 /// How many files the loader has decoded since the process started (every reader, every
 /// format): lets a test check that a pipeline reads each input once.
 pub fn decodes() -> usize {
@@ -220,10 +236,15 @@ fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
     Ok(match kind {
         Kind::Chrome => vec![Loaded::chrome_file(file, chrome_reader::load(file)?)],
         Kind::XSpace => vec![xspace::load(file)?],
-        Kind::Nsys => nsys_reader::load(file, &nsys_reader::Config::default())?
-            .into_iter()
-            .map(|p| Loaded::process(file, p.rank, p.capture))
-            .collect(),
+        Kind::Nsys => nsys_reader::load(
+            file,
+            &nsys_reader::Config {
+                step_nvtx: STEP_NVTX.read().unwrap_or_else(|e| e.into_inner()).clone(),
+            },
+        )?
+        .into_iter()
+        .map(|p| Loaded::process(file, p.rank, p.capture))
+        .collect(),
         Kind::Rocprof(kind) => rocprof_reader::load_as(file, kind)?
             .into_iter()
             .map(|p| Loaded::process(file, p.rank, p.capture))

@@ -78,6 +78,7 @@ const EDGES: &[(&str, &[&str])] = &[
             "chrome-reader",
             "hlo-parser",
             "lanes",
+            "load",
             "nsys-reader",
             "rocprof-reader",
             "trace-model",

@@ -45,6 +45,12 @@ struct Args {
     #[arg(long, requires = "to_chrome_trace")]
     overwrite: bool,
 
+    /// Nsight Systems exports: the NVTX ranges whose text matches this regular expression
+    /// are the steps (the step number is the first capture group when it is an integer),
+    /// instead of `ProfilerStep#N` ranges. Example: --step-nvtx 'train_step (\d+)'.
+    #[arg(long, value_name = "REGEX")]
+    step_nvtx: Option<String>,
+
     /// Threads that split and parse each trace (default: every core); the result is the same for
     /// any number.
     #[arg(long, value_name = "N")]
@@ -56,6 +62,12 @@ fn main() -> ExitCode {
     tool_progress::install();
     if let Some(n) = args.threads {
         load::set_threads(n.get());
+    }
+    if let Some(re) = &args.step_nvtx
+        && let Err(e) = load::set_step_nvtx(re)
+    {
+        eprintln!("trace-info: --step-nvtx: {e}");
+        return ExitCode::from(2);
     }
     match run(&args) {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -229,3 +229,26 @@ fn to_chrome_trace_round_trips_shared_captures() {
         assert_eq!(stream_counts(&direct), stream_counts(&back), "{rel}");
     }
 }
+
+/// `--step-nvtx` makes the matching NVTX ranges of an Nsight Systems export the steps; a
+/// bad expression is exit 2.
+#[test]
+fn step_nvtx_names_the_steps() {
+    let input = "testdata/nsys/ok/small.sqlite";
+    let steps = |extra: &[&str]| {
+        let mut args = vec![input, "--json"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = trace_info(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        v[0]["steps"]["numbers"].clone()
+    };
+    assert_eq!(steps(&[]), serde_json::json!([1, 2]));
+    assert_eq!(
+        steps(&["--step-nvtx", "ProfilerStep#(2)"]),
+        serde_json::json!([2])
+    );
+    let (code, _, err) = trace_info(&[input, "--step-nvtx", "("]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--step-nvtx"), "{err}");
+}
