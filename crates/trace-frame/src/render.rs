@@ -11,7 +11,7 @@ pub fn render_json(r: &Report) -> String {
     serde_json::to_string_pretty(r).expect("the report serialises: plain data")
 }
 
-/// The report as Markdown-flavoured text, in the seed's output order.
+/// The report as Markdown-flavoured text, in profile-model's fixed output order.
 pub fn render_text(r: &Report) -> String {
     let mut o = String::new();
     let s = &r.summary;

@@ -439,7 +439,7 @@ pub struct Hint {
     pub inference: Option<&'static str>,
 }
 
-/// The seed's thresholds, with advice that fits the phase: training-only knobs
+/// The reference script's thresholds, with advice that fits the phase: training-only knobs
 /// (`no_sync`, optimizer-state sharding) never reach an inference capture.
 pub const HINTS: &[Hint] = &[
     Hint {
