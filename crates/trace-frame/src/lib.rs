@@ -43,8 +43,8 @@ mod error;
 mod export;
 mod frame;
 pub mod hta;
-mod ours;
 mod render;
+mod skip_stats;
 mod sql;
 mod summary;
 mod timeline;
@@ -63,8 +63,8 @@ pub use critical_path::{Bound, CriticalPath, critical_path};
 pub use error::Error;
 pub use export::{Exported, export_hive, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
-pub use ours::{Ours, OursRank, ours};
 pub use render::{render_json, render_text};
+pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{frame_to_json, run_sql};
 pub use summary::{Labelled, Summary, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
@@ -213,8 +213,10 @@ pub struct Report {
     pub queue_length: Vec<hta::QueueRow>,
     /// The first rank's critical path over the asked step (at most one entry).
     pub critical_path: Vec<CriticalPath>,
-    /// Our definitions beside HTA's (temporal, idle and stragglers).
-    pub ours: Option<Ours>,
+    /// Our definitions beside HTA's (temporal, idle and stragglers): skip-stats' analysis
+    /// of the same input, per rank. Serialized as `ours`.
+    #[serde(rename = "ours")]
+    pub skip_stats: Option<SkipStatsSummary>,
     /// Analyses that could not run, with the reason.
     pub not_run: Vec<(String, String)>,
 }
@@ -259,11 +261,11 @@ pub fn analyze(
 ) -> Result<Report, Error> {
     // Our definitions read the input again with the model builder: on cores of their own
     // while HTA's run on the frames.
-    let (ours, hta) = rayon::join(
-        || needs_ours(analyses).then(|| ours::ours(&loaded.input)),
+    let (skip_stats, hta) = rayon::join(
+        || needs_skip_stats(analyses).then(|| skip_stats::skip_stats_summary(&loaded.input)),
         || hta_report(loaded, analyses, step),
     );
-    Ok(with_ours(hta?, ours))
+    Ok(with_skip_stats(hta?, skip_stats))
 }
 
 /// [`load`] and then [`analyze`] (the inner result), with our definitions' read of the
@@ -284,7 +286,7 @@ pub fn load_and_analyze(
         // One file: the frame and our definitions' capture come from one parse, and each
         // goes on to its analyses as soon as it is finished.
         let threads = chrome_reader::default_threads();
-        let ((loaded, report), ours) = frame::read_frame_and_capture(
+        let ((loaded, report), skip_stats) = frame::read_frame_and_capture(
             &file,
             threads,
             frame::Columns::Analyses,
@@ -298,16 +300,19 @@ pub fn load_and_analyze(
                 let report = hta_report(&loaded, analyses, step);
                 (loaded, report)
             },
-            |capture| needs_ours(analyses).then(|| ours::ours_of_capture(input, &file, capture)),
+            |capture| {
+                needs_skip_stats(analyses)
+                    .then(|| skip_stats::skip_stats_summary_of_capture(input, &file, capture))
+            },
         )?;
-        return Ok((loaded, report.map(|r| with_ours(r, ours))));
+        return Ok((loaded, report.map(|r| with_skip_stats(r, skip_stats))));
     }
     let columns = match cache_dir {
         Some(_) => frame::Columns::All,
         None => frame::Columns::Analyses,
     };
-    let (ours, loaded) = rayon::join(
-        || needs_ours(analyses).then(|| ours::ours(input)),
+    let (skip_stats, loaded) = rayon::join(
+        || needs_skip_stats(analyses).then(|| skip_stats::skip_stats_summary(input)),
         || {
             load_columns(input, cache_dir, columns).map(|loaded| {
                 let report = hta_report(&loaded, analyses, step);
@@ -316,11 +321,11 @@ pub fn load_and_analyze(
         },
     );
     let (loaded, report) = loaded?;
-    Ok((loaded, report.map(|r| with_ours(r, ours))))
+    Ok((loaded, report.map(|r| with_skip_stats(r, skip_stats))))
 }
 
 /// Whether an analysis asked for has our definitions beside HTA's.
-fn needs_ours(analyses: &[AnalysisName]) -> bool {
+fn needs_skip_stats(analyses: &[AnalysisName]) -> bool {
     [
         AnalysisName::Temporal,
         AnalysisName::Idle,
@@ -331,9 +336,12 @@ fn needs_ours(analyses: &[AnalysisName]) -> bool {
 }
 
 /// `report` with our definitions' outcome, when they ran.
-fn with_ours(mut report: Report, ours: Option<Result<Ours, Error>>) -> Report {
-    match ours {
-        Some(Ok(o)) => report.ours = Some(o),
+fn with_skip_stats(
+    mut report: Report,
+    skip_stats: Option<Result<SkipStatsSummary, Error>>,
+) -> Report {
+    match skip_stats {
+        Some(Ok(o)) => report.skip_stats = Some(o),
         Some(Err(e)) => report.not_run.push(("ours".into(), e.to_string())),
         None => {}
     }
@@ -417,7 +425,7 @@ fn hta_report(
         None => Vec::new(),
     };
     Ok(Report {
-        ours: None,
+        skip_stats: None,
         input: loaded.input.clone(),
         summary,
         cache: loaded.cache.clone(),

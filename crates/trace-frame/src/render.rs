@@ -119,7 +119,7 @@ pub fn render_text(r: &Report) -> String {
             );
         }
     }
-    if let Some(ours) = &r.ours {
+    if let Some(skip) = &r.skip_stats {
         let _ = writeln!(
             o,
             "\n### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)"
@@ -128,7 +128,7 @@ pub fn render_text(r: &Report) -> String {
             o,
             "| rank | window (µs) | idle % | compute % | collective % | memcpy+memset % | critical stream | host wait (µs) | queued wait (µs) | unattributed (µs) | in flight |\n|---|---|---|---|---|---|---|---|---|---|---|"
         );
-        for x in &ours.ranks {
+        for x in &skip.ranks {
             let _ = writeln!(
                 o,
                 "| {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.0} | {:.0} | {:.0} | {} |",
@@ -145,7 +145,7 @@ pub fn render_text(r: &Report) -> String {
                 x.in_flight
             );
         }
-        if let Some((rk, behind)) = ours.last_finisher {
+        if let Some((rk, behind)) = skip.last_finisher {
             let _ = writeln!(
                 o,
                 "Last to finish the step's GPU work: rank {} ({behind:.0} µs after the first, measured)",
