@@ -31,7 +31,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let reader_only = args.iter().any(|a| a == "--reader");
     // `--xplane`: only the xplane-reader rows (decode and load_capture: speed, peak RSS).
     let xplane_only = args.iter().any(|a| a == "--xplane");
-    // `--synthetic-mb N`: the size of the synthetic trace (default 1000, the issues' 1 GB).
+    // `--synthetic-mb N`: the size of the synthetic trace (default 1000, 1 GB).
     let synthetic_mb: u64 = match args.iter().position(|a| a == "--synthetic-mb") {
         Some(i) => args
             .get(i + 1)
@@ -809,7 +809,7 @@ fn xplane_rows(
     let program = decode_speed.to_str().unwrap_or("");
     for (mode, what, rss_target) in [
         ("decode", "XSpace::read", "≤ 2"),
-        ("capture", "load_capture (full model)", "≤ 1.5 (issue 13)"),
+        ("capture", "load_capture (full model)", "≤ 1.5"),
     ] {
         let mbps = median_of(runs, || read_speed_mbps(decode_speed, mode, &synthetic))?;
         let (_, rss_kb) = timed_rss(program, &[mode, &synth_s])?;

@@ -6,7 +6,7 @@ use crate::Dtype;
 use crate::hlo_cost::OpKind;
 use crate::peaks::{DevicePeaks, Peak};
 
-/// Where a number comes from (SPEC.md "Numbers and labels").
+/// Where a number comes from (docs/ARCHITECTURE.md, "Invariants").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
 #[non_exhaustive]
