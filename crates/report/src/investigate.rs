@@ -980,7 +980,7 @@ fn roofline_section(
             "bound",
         ],
     );
-    let costed: Vec<&roofline::OpRow> = rl
+    let costed: Vec<&roofline::RooflineOp> = rl
         .ops
         .iter()
         .filter(|o| o.flops.value.is_some())

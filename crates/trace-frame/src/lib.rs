@@ -59,7 +59,7 @@ pub use cache::{
     CacheUse, cache_path, is_fresh, read_frame_cached, read_frame_cached_with, read_parquet,
     write_parquet_atomic,
 };
-pub use critical_path::{Bound, CriticalPath, critical_path};
+pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
 pub use export::{Exported, export_hive, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
@@ -127,7 +127,7 @@ impl AnalysisName {
 
 /// Every rank of a trace path, loaded.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub struct LoadedRanks {
     /// The path given to [`load`]: a trace file or a directory of them.
     pub input: PathBuf,
     /// One frame per trace file, sorted by rank, then path.
@@ -140,7 +140,7 @@ pub struct Loaded {
 
 /// Loads a trace file, or every trace file of a directory (in parallel), optionally
 /// through the Parquet cache in `cache_dir`.
-pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<Loaded, Error> {
+pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<LoadedRanks, Error> {
     load_columns(input, cache_dir, frame::Columns::All)
 }
 
@@ -149,7 +149,7 @@ fn load_columns(
     input: &Path,
     cache_dir: Option<&Path>,
     columns: frame::Columns,
-) -> Result<Loaded, Error> {
+) -> Result<LoadedRanks, Error> {
     let paths = trace_paths(input)?;
     // Several files are read in parallel, each parsed on its reading thread; one file is
     // parsed on chrome-reader's default number of threads.
@@ -177,7 +177,7 @@ fn load_columns(
     } else {
         concat_frames(&frames)?
     };
-    Ok(Loaded {
+    Ok(LoadedRanks {
         input: input.to_path_buf(),
         frames,
         events,
@@ -187,17 +187,17 @@ fn load_columns(
 
 /// Everything profile-model reports; the parts not asked for are empty.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    /// The trace file or directory analysed ([`Loaded::input`]).
+pub struct ProfileModelReport {
+    /// The trace file or directory analysed ([`LoadedRanks::input`]).
     pub input: PathBuf,
     /// The quick summary and findings; always computed.
     pub summary: Summary,
-    /// How each file was obtained when a cache directory was given ([`Loaded::cache`]).
+    /// How each file was obtained when a cache directory was given ([`LoadedRanks::cache`]).
     pub cache: Vec<CacheUse>,
     /// Union time per HTA kernel type over all ranks, largest first.
     pub kernel_types: Vec<hta::KernelTypeRow>,
     /// Per rank and kernel name: count and duration statistics.
-    pub kernels: Vec<hta::KernelRow>,
+    pub kernels: Vec<hta::KernelStatsRow>,
     /// One temporal breakdown per rank that has GPU activities.
     pub temporal: Vec<hta::Temporal>,
     /// One row per stream of every rank, with HTA's 30 µs kernel-wait threshold.
@@ -208,7 +208,7 @@ pub struct Report {
     /// cannot run (then `not_run` says why).
     pub stragglers: Option<hta::Stragglers>,
     /// One entry per rank.
-    pub launch_stats: Vec<hta::LaunchStats>,
+    pub launch_stats: Vec<hta::HtaLaunchStats>,
     /// One row per stream of every rank.
     pub queue_length: Vec<hta::QueueRow>,
     /// The first rank's critical path over the asked step (at most one entry).
@@ -223,7 +223,7 @@ pub struct Report {
 
 /// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
 /// fractional timestamps; pre-capture work dropped on multi-step traces).
-pub fn hta_timelines(loaded: &Loaded) -> Result<Vec<Timeline>, Error> {
+pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
     loaded
         .frames
         .par_iter()
@@ -255,10 +255,10 @@ impl Default for StepQuery {
 /// The summary and the named analyses over a loaded trace. The critical path is of the
 /// first rank, over the step `step` names.
 pub fn analyze(
-    loaded: &Loaded,
+    loaded: &LoadedRanks,
     analyses: &[AnalysisName],
     step: &StepQuery,
-) -> Result<Report, Error> {
+) -> Result<ProfileModelReport, Error> {
     // Our definitions read the input again with the model builder: on cores of their own
     // while HTA's run on the frames.
     let (skip_stats, hta) = rayon::join(
@@ -277,7 +277,7 @@ pub fn load_and_analyze(
     cache_dir: Option<&Path>,
     analyses: &[AnalysisName],
     step: &StepQuery,
-) -> Result<(Loaded, Result<Report, Error>), Error> {
+) -> Result<(LoadedRanks, Result<ProfileModelReport, Error>), Error> {
     let single = match cache_dir {
         None => load::single_chrome_file(input).ok().flatten(),
         Some(_) => None,
@@ -291,7 +291,7 @@ pub fn load_and_analyze(
             threads,
             frame::Columns::Analyses,
             |frame| {
-                let loaded = Loaded {
+                let loaded = LoadedRanks {
                     input: input.to_path_buf(),
                     events: frame.df.clone(),
                     frames: vec![frame],
@@ -337,9 +337,9 @@ fn needs_skip_stats(analyses: &[AnalysisName]) -> bool {
 
 /// `report` with our definitions' outcome, when they ran.
 fn with_skip_stats(
-    mut report: Report,
+    mut report: ProfileModelReport,
     skip_stats: Option<Result<SkipStatsSummary, Error>>,
-) -> Report {
+) -> ProfileModelReport {
     match skip_stats {
         Some(Ok(o)) => report.skip_stats = Some(o),
         Some(Err(e)) => report.not_run.push(("ours".into(), e.to_string())),
@@ -358,10 +358,10 @@ fn critical_path_of(ts: &[Timeline], step: &StepQuery) -> Vec<CriticalPath> {
 
 /// [`analyze`] without our definitions.
 fn hta_report(
-    loaded: &Loaded,
+    loaded: &LoadedRanks,
     analyses: &[AnalysisName],
     step: &StepQuery,
-) -> Result<Report, Error> {
+) -> Result<ProfileModelReport, Error> {
     let ts = hta_timelines(loaded)?;
     let has = |a| analyses.contains(&a);
     // Every analysis reads the timelines only: they run beside each other (the summary
@@ -424,7 +424,7 @@ fn hta_report(
         }
         None => Vec::new(),
     };
-    Ok(Report {
+    Ok(ProfileModelReport {
         skip_stats: None,
         input: loaded.input.clone(),
         summary,

@@ -1,18 +1,19 @@
-//! Text and JSON renderings of a [`Report`]. Every figure says whether it is measured or
-//! inferred. They stay here rather than in the `report` crate beside the other renderers:
-//! a `Report` is built from polars frames, and only this crate may depend on polars.
+//! Text and JSON renderings of a [`ProfileModelReport`]. Every figure says whether it is
+//! measured or inferred. They stay here rather than in the `report` crate beside the other
+//! renderers: a `ProfileModelReport` is built from polars frames, and only this crate may
+//! depend on polars.
 
 use std::fmt::Write;
 
-use crate::Report;
+use crate::ProfileModelReport;
 
 /// The report as JSON.
-pub fn render_json(r: &Report) -> String {
+pub fn render_json(r: &ProfileModelReport) -> String {
     serde_json::to_string_pretty(r).expect("the report serialises: plain data")
 }
 
 /// The report as Markdown-flavoured text, in profile-model's fixed output order.
-pub fn render_text(r: &Report) -> String {
+pub fn render_text(r: &ProfileModelReport) -> String {
     let mut o = String::new();
     let s = &r.summary;
     let _ = writeln!(o, "## Trace Analysis Summary ({})\n", r.input.display());
