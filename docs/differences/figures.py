@@ -8,7 +8,7 @@ first argument, or from $TRACEWISE_TRACES (the shared corpus: pytorch/ and jax/ 
     python3 docs/differences/figures.py ../shared/traces rounding   # one section
 
 Each section emulates both definitions side by side on the same events, in integer
-nanoseconds. "ours" is the tracewise definition as issue 8 leaves it (GPU idle = window
+nanoseconds. "ours" is the tracewise definition (GPU idle = window
 minus the union of intervals; critical stream = most compute time; communication includes
 non-NCCL collectives; activities in flight at capture start kept out of per-step budgets),
 not what an older binary prints. HTA numbers come from an emulation of HTA 0.5.0's
@@ -159,7 +159,7 @@ HTA_COMM = re.compile(r"^nccl.*Kernel")  # hta/utils/utils.py NCCL_KERNEL_RE
 HTA_MEM = re.compile(r"(^Memcpy)|(^Memset)|(^dma)")  # MEMORY_KERNEL_RE
 HTA_NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")  # NCCL_COMPUTE_KERNEL_RE
 
-# Communication after issue 8 (item 3), as a name test; the Rust table is the authority.
+# Our communication test, as a name test; the Rust table is the authority.
 OUR_COMM = re.compile(
     r"nccl|rccl|msccl"
     r"|::ep::(internode|intranode)::|notify_dispatch|cached_notify"
@@ -191,7 +191,7 @@ def our_kind(a):
 
 
 def in_flight(t, a):
-    """Issue 8 item 11: no launch in the capture, and a correlation id below the first
+    """In flight at capture start: no launch in the capture, and a correlation id below the first
     launch's or a start before the first host event."""
     if a["launch"] is not None:
         return False

@@ -1,5 +1,5 @@
 //! `cargo xtask bench`: builds the tools in release mode and measures them against the
-//! decompression floor (`zcat`), the Python seed script, and a large synthetic trace.
+//! decompression floor (`zcat`), the Python reference script, and a large synthetic trace.
 //!
 //! Every figure is a median of several runs of whole commands (wall time), and peak
 //! RSS comes from `/usr/bin/time -f %M`. Results go to stdout as a Markdown table and to
@@ -31,7 +31,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let reader_only = args.iter().any(|a| a == "--reader");
     // `--xplane`: only the xplane-reader rows (decode and load_capture: speed, peak RSS).
     let xplane_only = args.iter().any(|a| a == "--xplane");
-    // `--synthetic-mb N`: the size of the synthetic trace (default 1000, the issues' 1 GB).
+    // `--synthetic-mb N`: the size of the synthetic trace (default 1000, 1 GB).
     let synthetic_mb: u64 = match args.iter().position(|a| a == "--synthetic-mb") {
         Some(i) => args
             .get(i + 1)
@@ -213,14 +213,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
             value: format!("{:.2}× ({:.3} s)", compact_time / zcat, compact_time),
             target: "≤ 3".into(),
         });
-        let seed = root.join("../shared/reference/analyze_profile.py");
-        if seed.is_file() {
-            let seed_s = seed.display().to_string();
+        let script = root.join("../shared/reference/analyze_profile.py");
+        if script.is_file() {
+            let script_s = script.display().to_string();
             let python = median_secs(3, || {
-                run_quiet("python3", &[&seed_s, "--trace_file", &large_s])
+                run_quiet("python3", &[&script_s, "--trace_file", &large_s])
             })?;
             rows.push(Row {
-                what: "Python seed script / analyze-profile (default mode)".into(),
+                what: "Python reference script / analyze-profile (default mode)".into(),
                 value: format!(
                     "{:.1}× faster ({:.3} s vs {:.3} s)",
                     python / ours,
@@ -230,7 +230,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 target: "≥ 5".into(),
             });
             rows.push(Row {
-                what: "Python seed script / analyze-profile --compat".into(),
+                what: "Python reference script / analyze-profile --compat".into(),
                 value: format!(
                     "{:.1}× faster ({:.3} s vs {:.3} s)",
                     python / compat,
@@ -809,7 +809,7 @@ fn xplane_rows(
     let program = decode_speed.to_str().unwrap_or("");
     for (mode, what, rss_target) in [
         ("decode", "XSpace::read", "≤ 2"),
-        ("capture", "load_capture (full model)", "≤ 1.5 (issue 13)"),
+        ("capture", "load_capture (full model)", "≤ 1.5"),
     ] {
         let mbps = median_of(runs, || read_speed_mbps(decode_speed, mode, &synthetic))?;
         let (_, rss_kb) = timed_rss(program, &[mode, &synth_s])?;

@@ -1,10 +1,10 @@
 //! `cargo xtask fixtures [--check]`: synthetic Kineto traces for tests, and the golden
-//! outputs of the seed script (`analyze_profile.py`) that `analyze-profile --compat`
+//! outputs of the reference script (`analyze_profile.py`) that `analyze-profile --compat`
 //! must reproduce.
 //!
 //! - Synthetic traces are generated from the declarative [`SYNTHETIC`] descriptions into
-//!   `testdata/chrome/ok/`, plus `seed-edge-cases.json` ([`SEED_EDGE_CASES`]), events
-//!   chosen to exercise the seed's Python semantics.
+//!   `testdata/chrome/ok/`, plus `compat-edge-cases.json` ([`COMPAT_EDGE_CASES`]), events
+//!   chosen to exercise the reference script's Python semantics.
 //! - The CUDA-graph and pipeline-parallel traces of `lanes::synth` go to `testdata/lanes/`.
 //! - Small Nsight Systems exports and ROCm profiler captures, valid and malformed, go to
 //!   `testdata/nsys/` and `testdata/rocprof/` (`synth_gpu.rs`).
@@ -32,7 +32,7 @@ use crate::workspace_root;
 const GOLDEN_DIR: &str = "testdata/golden/analyze-profile";
 const SYNTHETIC_DIR: &str = "testdata/chrome/ok";
 const LANES_DIR: &str = "testdata/lanes";
-const SEED_SCRIPT: &str = "../shared/reference/analyze_profile.py";
+const REFERENCE_SCRIPT: &str = "../shared/reference/analyze_profile.py";
 const DEFAULT_TRACES: &str = "../shared/traces";
 
 pub(crate) fn main(args: &[String]) -> Result<(), String> {
@@ -71,9 +71,9 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     for (rel, bytes) in crate::synth_gpu::corpus_files()? {
         files.insert(rel, bytes);
     }
-    // Hand-written edge cases of the seed's Python semantics.
-    let rel = format!("{SYNTHETIC_DIR}/seed-edge-cases.json");
-    files.insert(PathBuf::from(&rel), SEED_EDGE_CASES.as_bytes().to_vec());
+    // Hand-written edge cases of the reference script's Python semantics.
+    let rel = format!("{SYNTHETIC_DIR}/compat-edge-cases.json");
+    files.insert(PathBuf::from(&rel), COMPAT_EDGE_CASES.as_bytes().to_vec());
     traces.push((rel.clone(), rel.replace('/', "__")));
     // Synthetic traces must be on disk before the script reads them.
     if !check {
@@ -97,19 +97,19 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
         );
     }
 
-    // Golden outputs of the seed script.
-    let script = root.join(SEED_SCRIPT);
+    // Golden outputs of the reference script.
+    let script = root.join(REFERENCE_SCRIPT);
     if !script.is_file() {
         return Err(format!(
-            "{}: the seed script is missing; it is needed to regenerate the golden outputs",
+            "{}: the reference script is missing; it is needed to regenerate the golden outputs",
             script.display()
         ));
     }
     python_version()?;
     for (given, key) in &traces {
-        let text = run_seed(&root, given, false)?;
+        let text = run_reference_script(&root, given, false)?;
         let text = canonical_loading_line(&text, given, &traces_dir_text);
-        let json = run_seed(&root, given, true)?;
+        let json = run_reference_script(&root, given, true)?;
         files.insert(
             Path::new(GOLDEN_DIR).join(format!("{key}.txt")),
             text.into_bytes(),
@@ -222,19 +222,19 @@ fn python_version() -> Result<(), String> {
     match Command::new("python3").arg("--version").output() {
         Ok(out) if out.status.success() => Ok(()),
         Ok(out) => Err(format!(
-            "python3 --version failed ({}): python3 is needed to regenerate the seed script's golden outputs",
+            "python3 --version failed ({}): python3 is needed to regenerate the reference script's golden outputs",
             out.status
         )),
         Err(e) => Err(format!(
-            "python3 not found ({e}): it is needed to regenerate the seed script's golden outputs"
+            "python3 not found ({e}): it is needed to regenerate the reference script's golden outputs"
         )),
     }
 }
 
-fn run_seed(root: &Path, trace: &str, json: bool) -> Result<String, String> {
+fn run_reference_script(root: &Path, trace: &str, json: bool) -> Result<String, String> {
     let mut cmd = Command::new("python3");
     cmd.current_dir(root)
-        .arg(SEED_SCRIPT)
+        .arg(REFERENCE_SCRIPT)
         .arg("--trace_file")
         .arg(trace);
     if json {
@@ -242,16 +242,17 @@ fn run_seed(root: &Path, trace: &str, json: bool) -> Result<String, String> {
     }
     let out = cmd
         .output()
-        .map_err(|e| format!("python3 {SEED_SCRIPT}: cannot run: {e}"))?;
+        .map_err(|e| format!("python3 {REFERENCE_SCRIPT}: cannot run: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "python3 {SEED_SCRIPT} --trace_file {trace}{} failed ({}):\n{}",
+            "python3 {REFERENCE_SCRIPT} --trace_file {trace}{} failed ({}):\n{}",
             if json { " --json" } else { "" },
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    String::from_utf8(out.stdout).map_err(|e| format!("{trace}: seed output is not UTF-8: {e}"))
+    String::from_utf8(out.stdout)
+        .map_err(|e| format!("{trace}: reference script output is not UTF-8: {e}"))
 }
 
 /// Rewrites `[loading] <given> (` to the canonical spelling of the path.
@@ -317,8 +318,8 @@ enum Launch {
     Sync { name: &'static str, dur_us: u32 },
 }
 
-/// The synthetic captures. Durations are JSON number text: Kineto writes integers,
-/// newer versions decimals; both occur so the seed's int/float sums are exercised.
+/// The synthetic captures. Durations are JSON number text: Kineto writes integers, newer
+/// versions decimals; both occur so the reference script's int/float sums are exercised.
 const SYNTHETIC: &[TraceSpec] = &[TraceSpec {
     name: "tiny-train",
     world_size: 2,
@@ -417,12 +418,12 @@ const SYNTHETIC: &[TraceSpec] = &[TraceSpec {
     ],
 }];
 
-/// Events that exercise the seed's Python semantics: ties (stable sorts, `max()` keeps the
-/// first), `int` sums turning `float` (`1.5`, `2e1`, `1e-3`, `0.1 + 0.2`), missing `dur`,
-/// `name` and `cat`, a negative `dur`, a CPU op the seed counts (`sync`, `ncclAllReduce`),
-/// a name matching two patterns of one attention backend, names of 80+ code points (CJK,
-/// an emoji), quotes and backslashes, and a bucket over 1 s.
-const SEED_EDGE_CASES: &str = r#"{"schemaVersion": 1, "traceName": "seed edge cases", "traceEvents": [
+/// Events that exercise the reference script's Python semantics: ties (stable sorts,
+/// `max()` keeps the first), `int` sums turning `float` (`1.5`, `2e1`, `1e-3`, `0.1 +
+/// 0.2`), missing `dur`, `name` and `cat`, a negative `dur`, a CPU op the reference script
+/// counts (`sync`, `ncclAllReduce`), a name matching two patterns of one attention backend,
+/// names of 80+ code points (CJK, an emoji), quotes and backslashes, and a bucket over 1 s.
+const COMPAT_EDGE_CASES: &str = r#"{"schemaVersion": 1, "traceName": "compat edge cases", "traceEvents": [
 {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
 {"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "cpu_op", "name": "aten::mm", "dur": 500},
 {"ph": "X", "pid": 1, "tid": 1, "ts": 10, "cat": "kernel", "name": "volta_sgemm_128x64_nn", "dur": 300},

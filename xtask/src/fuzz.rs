@@ -372,7 +372,7 @@ fn rocprof(input: &[u8]) -> bool {
     }
     through_the_loader(&path);
     let mut accepted = false;
-    let mut run = |res: Result<Vec<rocprof_reader::Loaded>, rocprof_reader::Error>| match res {
+    let mut run = |res: Result<Vec<rocprof_reader::Process>, rocprof_reader::Error>| match res {
         Ok(loaded) => {
             for one in loaded {
                 chrome_round_trip(&one.capture);

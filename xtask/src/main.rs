@@ -3,7 +3,7 @@
 //! Subcommands:
 //! - `gen-proto [--check]`: regenerate the committed prost code from `proto/`.
 //! - `fixtures [--check]`: synthetic traces and golden outputs under `testdata/`.
-//! - `bench [--quick]`: release build, then the performance figures the issues ask for.
+//! - `bench [--quick]`: release build, then the performance figures against their targets.
 //! - `fuzz [--secs N] [--target NAME]`: mutate testdata/ seeds through the readers
 //!   (chrome, xplane, hlo, lanes, nsys, rocprof) under catch_unwind; save panicking inputs.
 //! - `tidy [--snapshot-references FILE]`: every Rust source opens with `//!`; no pending

@@ -1,4 +1,4 @@
-//! `cargo xtask bench` rows for simd-json (issue 13): its tape and borrowed-value APIs
+//! `cargo xtask bench` rows for simd-json: its tape and borrowed-value APIs
 //! against the reader's serde_json path, on the splitter's batches of a real trace.
 //!
 //! The events are cut into batches of about 1 MiB as the reader's splitter does; each

@@ -1,5 +1,5 @@
 //! Provenance labels: every number that leaves the library says whether it was
-//! measured, read or inferred (SPEC.md "Numbers and labels").
+//! measured, read or inferred (docs/ARCHITECTURE.md, "Invariants").
 
 use serde::Serialize;
 

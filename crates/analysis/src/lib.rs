@@ -83,8 +83,8 @@ pub use launch::LaunchStats;
 pub use percent::percent_of;
 pub use practices::{Practice, Practices, is_eager_attention_kernel, practices, stream_time};
 pub use profile_summary::gpu::{
-    BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, MATH_BACKEND, OpRow, Phase,
-    TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
+    BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, LaunchingOpRow, MATH_BACKEND,
+    Phase, TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
 };
 pub use profile_summary::{
     Config as ProfileConfig, DIR_PATTERN, Input as ProfileInput, Mode as ProfileMode,

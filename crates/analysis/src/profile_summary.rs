@@ -1,22 +1,22 @@
-//! The `analyze-profile` summary of a `torch.profiler` (Kineto) trace: GPU time by
-//! bucket, attention backend, top ops and the seed's hints, in two modes.
+//! The `analyze-profile` summary of a `torch.profiler` (Kineto) trace: GPU time by bucket,
+//! attention backend, top ops and the reference script's hints, in two modes.
 //!
-//! - [`seed`] (`--compat`): the seed script `analyze_profile.py`, reproduced byte for
-//!   byte. It sums the `dur` of GPU activities *and* of runtime calls and annotations by
-//!   event name and divides by GPU time, so its shares can exceed 100 %.
-//! - [`gpu`] (default): only GPU activities (kernels, memcpys, memsets), each attributed
-//!   to the CPU op that launched it and bucketed by [`buckets`]' rules (an ATen op's
-//!   name when its kernels are of one class, else the kernel's class); the buckets sum
-//!   to the GPU time exactly.
+//! - [`compat`] (`--compat`): the reference script `analyze_profile.py`, reproduced byte
+//!   for byte. It sums the `dur` of GPU activities *and* of runtime calls and annotations
+//!   by event name and divides by GPU time, so its shares can exceed 100 %.
+//! - [`gpu`] (default): only GPU activities (kernels, memcpys, memsets), each attributed to
+//!   the CPU op that launched it and bucketed by [`buckets`]' rules (an ATen op's name when
+//!   its kernels are of one class, else the kernel's class); the buckets sum to the GPU
+//!   time exactly.
 //!
 //! [`run`] is the whole tool behind one call: it picks the files, runs a mode and
 //! renders text or JSON.
 
 pub mod buckets;
+mod compat;
 pub(crate) mod gpu;
 mod py;
 mod rules;
-mod seed;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -42,8 +42,8 @@ pub enum Input {
 pub enum Mode {
     /// GPU activities attributed to their launching CPU op; buckets sum to GPU time.
     Gpu,
-    /// The seed script's numbers and text, exactly.
-    Seed,
+    /// The reference script's numbers and text, exactly.
+    Compat,
 }
 
 /// Options of one `analyze-profile` run.
@@ -51,7 +51,8 @@ pub enum Mode {
 pub struct Config {
     /// The file or directory to read.
     pub input: Input,
-    /// Rows of the top-ops table (the seed's `--top_n`; negative values slice like Python).
+    /// Rows of the top-ops table (the reference script's `--top_n`; negative values slice
+    /// like Python).
     pub top_n: i64,
     /// The numbers to compute.
     pub mode: Mode,
@@ -61,7 +62,7 @@ pub struct Config {
     pub all_ranks: bool,
 }
 
-/// The file-name pattern the seed globs for in a directory.
+/// The file-name pattern the reference script globs for in a directory.
 pub const DIR_PATTERN: &str = "*.pt.trace.json*";
 
 /// What one `analyze-profile` run found: the original script's text (`--compat`, its
@@ -79,9 +80,9 @@ pub enum Output {
 pub fn run(config: &Config) -> Result<Output, Error> {
     let files = match &config.input {
         Input::File(path) => vec![path.clone()],
-        Input::Dir(dir) if config.mode == Mode::Seed => {
-            // The seed's glob finds nothing in a missing or unreadable directory either,
-            // and then prints this line and exits successfully.
+        Input::Dir(dir) if config.mode == Mode::Compat => {
+            // The reference script's glob finds nothing in a missing or unreadable
+            // directory either, and then prints this line and exits successfully.
             let mut files = trace_files_in(dir).unwrap_or_default();
             if files.is_empty() {
                 return Ok(Output::Compat(format!(
@@ -103,7 +104,7 @@ pub fn run(config: &Config) -> Result<Output, Error> {
         }
     };
     match config.mode {
-        Mode::Seed => run_seed(&files, config).map(Output::Compat),
+        Mode::Compat => run_compat(&files, config).map(Output::Compat),
         Mode::Gpu => gpu::run(&files).map(Output::Gpu),
     }
 }
@@ -111,12 +112,12 @@ pub fn run(config: &Config) -> Result<Output, Error> {
 /// The original script's `--json` line for one trace given as decompressed JSON text
 /// (`path` only names it in errors): `--compat --json` without the file.
 pub fn compat_json_from_reader(input: impl Read + Send, path: &Path) -> Result<String, Error> {
-    let summary = seed::seed_summary_from_reader(input, path)?;
-    Ok(seed::render_seed_json(&summary))
+    let summary = compat::compat_summary_from_reader(input, path)?;
+    Ok(compat::render_compat_json(&summary))
 }
 
-/// The files of `dir` that the seed's `glob(os.path.join(dir, '*.pt.trace.json*'))`
-/// matches, sorted as Python sorts strings.
+/// The files of `dir` that the reference script's `glob(os.path.join(dir,
+/// '*.pt.trace.json*'))` matches, sorted as Python sorts strings.
 pub(crate) fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let io_err = |source| Error::Io {
         path: dir.to_path_buf(),
@@ -142,8 +143,8 @@ pub(crate) fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-/// The seed's main loop: one report (or one JSON line) per file.
-fn run_seed(files: &[PathBuf], config: &Config) -> Result<String, Error> {
+/// The reference script's main loop: one report (or one JSON line) per file.
+fn run_compat(files: &[PathBuf], config: &Config) -> Result<String, Error> {
     let mut out = String::new();
     for path in files {
         let file_bytes = std::fs::metadata(path)
@@ -152,16 +153,16 @@ fn run_seed(files: &[PathBuf], config: &Config) -> Result<String, Error> {
                 source,
             })?
             .len();
-        let summary = seed::seed_summary(path)?;
+        let summary = compat::compat_summary(path)?;
         if config.json {
-            out.push_str(&seed::render_seed_json(&summary));
+            out.push_str(&compat::render_compat_json(&summary));
         } else {
             let path_as_given = path.to_string_lossy();
-            let header = seed::SeedHeader {
+            let header = compat::CompatHeader {
                 path_as_given: &path_as_given,
                 file_bytes,
             };
-            out.push_str(&seed::render_seed_text(&header, &summary, config.top_n));
+            out.push_str(&compat::render_compat_text(&header, &summary, config.top_n));
         }
     }
     Ok(out)

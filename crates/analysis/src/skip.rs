@@ -334,7 +334,8 @@ pub fn run_loaded(
     analyze_loaded(input, loaded, config, Some(csv::Writer::from_writer(rows)))
 }
 
-/// [`run`] without `rows.csv`: the report only (profile-model's "ours").
+/// [`run`] without `rows.csv`: the report only (what profile-model puts beside HTA's
+/// analyses).
 pub fn run_without_rows(input: &Path, config: &Config) -> Result<Analysis, Error> {
     let loaded = load::load(input)?;
     analyze_loaded::<std::io::Sink>(input, &loaded, config, None)

@@ -5,7 +5,7 @@
 //! [`attribute_path`] loads a capture and attributes it; [`attribute_xspace`] and
 //! [`attribute_kineto`] work on what a caller already loaded. The result, [`Attribution`],
 //! holds one [`KernelRow`] per GPU activity (kernels, memcpys and memsets: every one exactly
-//! once) and the aggregations of SPEC.md's outputs ([`Attribution::ops`],
+//! once) and the aggregations attribute-kernels writes ([`Attribution::ops`],
 //! [`Attribution::lines`], [`Attribution::how`]); the `report` crate's `attribution_text`
 //! turns them into the CSV files and the summary.
 //!

@@ -11,7 +11,7 @@ use crate::event::is_gpu_slice;
 
 /// What the validator found. An empty issue list means the trace is well-formed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Report {
+pub struct ValidationReport {
     /// Events in `traceEvents`.
     pub events: usize,
     /// Kernel, memcpy and memset events.
@@ -24,7 +24,7 @@ pub struct Report {
     pub unnamed_gpu_threads: BTreeSet<(String, String)>,
 }
 
-impl Report {
+impl ValidationReport {
     /// Whether nothing is wrong.
     pub fn is_clean(&self) -> bool {
         self.missing_fields.is_empty()
@@ -34,7 +34,7 @@ impl Report {
 }
 
 /// Validates the trace file at `path`.
-pub fn validate_file(path: &Path) -> Result<Report, Error> {
+pub fn validate_file(path: &Path) -> Result<ValidationReport, Error> {
     let mut v = Validator::default();
     chrome_reader::read_raw_file(path, |ev| {
         v.event(&ev);
@@ -44,7 +44,7 @@ pub fn validate_file(path: &Path) -> Result<Report, Error> {
 }
 
 /// Validates a trace held as JSON text.
-pub fn validate_json(json: &str, name: &Path) -> Result<Report, Error> {
+pub fn validate_json(json: &str, name: &Path) -> Result<ValidationReport, Error> {
     let mut v = Validator::default();
     chrome_reader::read_raw_events(json.as_bytes(), name, |ev| {
         v.event(&ev);
@@ -55,7 +55,7 @@ pub fn validate_json(json: &str, name: &Path) -> Result<Report, Error> {
 
 #[derive(Default)]
 struct Validator {
-    report: Report,
+    report: ValidationReport,
     /// Flow id -> (has start, has end).
     flows: BTreeMap<String, (bool, bool)>,
     gpu_threads: BTreeSet<(String, String)>,
@@ -116,7 +116,7 @@ impl Validator {
         }
     }
 
-    fn finish(mut self) -> Report {
+    fn finish(mut self) -> ValidationReport {
         self.report.one_sided_flows = self
             .flows
             .into_iter()

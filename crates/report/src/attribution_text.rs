@@ -160,7 +160,7 @@ pub fn how_csv(result: &Attribution) -> String {
 
 /// The summary as data (what `--json` prints).
 #[derive(Debug, serde::Serialize)]
-pub struct Summary<'a> {
+pub struct AttributionSummary<'a> {
     /// The capture that was read.
     pub path: &'a str,
     /// Which reader read it.
@@ -226,7 +226,7 @@ pub struct DeviceShare {
 }
 
 /// The summary of an attribution as data.
-pub fn summary(result: &Attribution) -> Summary<'_> {
+pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
     let total = result.gpu_time_ns();
     let shares = |rows: &[&attribution::KernelRow]| -> Vec<MatchShare> {
         let time: i64 = rows.iter().map(|k| k.dur_ns).sum();
@@ -267,7 +267,7 @@ pub fn summary(result: &Attribution) -> Summary<'_> {
     let (graph, graph_attributed) = result.graph_time_ns();
     let mut top_lines = result.lines();
     top_lines.truncate(10);
-    Summary {
+    AttributionSummary {
         path: &result.path,
         format: result.format,
         label: "measured",

@@ -1,4 +1,4 @@
-//! The seven-step investigation of one capture (SPEC.md "investigate"), as a [`Document`].
+//! The seven-step investigation of one capture, as a [`Document`].
 //!
 //! 1. verdict and host-side cause (skip-stats' analysis);
 //! 2. reconciliation: each check holds or goes to the trust list;
@@ -980,7 +980,7 @@ fn roofline_section(
             "bound",
         ],
     );
-    let costed: Vec<&roofline::OpRow> = rl
+    let costed: Vec<&roofline::RooflineOp> = rl
         .ops
         .iter()
         .filter(|o| o.flops.value.is_some())

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use trace_model::Nanos;
 
-/// Where a number comes from (SPEC.md "Numbers and labels").
+/// Where a number comes from (docs/ARCHITECTURE.md, "Invariants").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
 #[non_exhaustive]

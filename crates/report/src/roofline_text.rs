@@ -5,10 +5,10 @@
 
 use std::fmt::Write as _;
 
-use roofline::{OpRow, Roofline};
+use roofline::{Roofline, RooflineOp};
 
 /// The ops the chart shows: those with a positive intensity and a positive achieved FLOP/s.
-pub fn chart_ops(report: &Roofline) -> Vec<&OpRow> {
+pub fn chart_ops(report: &Roofline) -> Vec<&RooflineOp> {
     report
         .ops
         .iter()
@@ -43,7 +43,7 @@ fn short(name: &str, width: usize) -> String {
 }
 
 /// `custom-call.1(49)` for an HLO op; `linear 1x141x512,512x512,512` for an ATen op.
-pub fn display_name(o: &OpRow) -> String {
+pub fn display_name(o: &RooflineOp) -> String {
     if let Some(id) = o.program_id {
         return format!("{}({id})", o.name);
     }
@@ -387,7 +387,7 @@ pub fn svg(report: &Roofline, top: usize) -> String {
         .max()
         .unwrap_or(1)
         .max(1) as f64;
-    let mut order: Vec<&OpRow> = ops.clone();
+    let mut order: Vec<&RooflineOp> = ops.clone();
     order.sort_by_key(|o| std::cmp::Reverse(o.time_ns.value));
     for o in &order {
         let (Some(x), Some(y)) = (o.intensity.value, o.achieved_flops_per_s.value) else {

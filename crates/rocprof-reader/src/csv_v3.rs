@@ -17,7 +17,7 @@ use trace_model::{DeviceProperties, Format};
 
 use crate::model::{Activity, Host, Tables, agent_number, api_kind, copy_direction};
 use crate::table::{CsvFile, Row};
-use crate::{Error, Loaded};
+use crate::{Error, Process};
 
 /// The file names (after the prefix) that make up a rocprofv3 CSV capture.
 pub(crate) const SUFFIXES: &[&str] = &[
@@ -70,14 +70,14 @@ pub(crate) fn capture_prefix(name: &str) -> Option<&str> {
 }
 
 /// Loads one CSV file as a capture of its own.
-pub(crate) fn load_file(path: &Path) -> Result<Vec<Loaded>, Error> {
+pub(crate) fn load_file(path: &Path) -> Result<Vec<Process>, Error> {
     let mut reader = Reader::new();
     reader.read(path, true)?;
     Ok(vec![reader.finish(path)])
 }
 
 /// Loads every capture file in a directory, one capture per file-name prefix.
-pub(crate) fn load_dir(dir: &Path) -> Result<Vec<Loaded>, Error> {
+pub(crate) fn load_dir(dir: &Path) -> Result<Vec<Process>, Error> {
     let mut groups: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     for path in crate::dir_files(dir)? {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -285,12 +285,12 @@ impl Reader {
         })
     }
 
-    fn finish(self, path: &Path) -> Loaded {
+    fn finish(self, path: &Path) -> Process {
         let pid = match self.pids.as_slice() {
             [one] => Some(*one),
             _ => None,
         };
-        Loaded {
+        Process {
             pid,
             rank: None,
             capture: self.tables.finish(path),

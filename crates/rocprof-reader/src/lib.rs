@@ -13,7 +13,7 @@
 //! - rocpd SQLite databases (rocprofv3's default since ROCm 7), schema version 3.
 //! - rocprof v1 kernel traces, `results.csv` and `results.db` (table `KERN`).
 //!
-//! [`load`] returns one [`Loaded`] capture per process where the format tells processes
+//! [`load`] returns one [`Process`] per process where the format tells processes
 //! apart (rocpd, rocprof v1, rocprofv3 CSV prefixes), else one. Times are integer
 //! nanoseconds as the profiler wrote them (its clock, not shifted to zero).
 //!
@@ -98,7 +98,7 @@ impl Kind {
 
 /// One process's capture.
 #[derive(Debug)]
-pub struct Loaded {
+pub struct Process {
     /// The process id, where the format records it.
     pub pid: Option<i64>,
     /// The rank in a distributed job, where the format records it (none of these does
@@ -160,13 +160,13 @@ pub fn detect(path: &Path) -> Option<Kind> {
 }
 
 /// Reads the capture at `path` (a file, or a directory of rocprofv3 CSV files): one
-/// [`Loaded`] per process where the format tells processes apart, else one.
+/// [`Process`] per process where the format tells processes apart, else one.
 ///
 /// Odd but usable input (slices never ended, kernels whose API call is not in the
 /// capture, files of a directory that are not traces) is counted in each capture's
 /// diagnostics; only unusable input is an [`Error`], naming the file and the byte offset
 /// and packet, CSV line and column, or table and row.
-pub fn load(path: &Path) -> Result<Vec<Loaded>, Error> {
+pub fn load(path: &Path) -> Result<Vec<Process>, Error> {
     let Some(kind) = detect(path) else {
         if let Err(source) = std::fs::metadata(path) {
             return Err(Error::Io {
@@ -185,7 +185,7 @@ pub fn load(path: &Path) -> Result<Vec<Loaded>, Error> {
 }
 
 /// Reads `path` as `kind`, without detecting it (for a loader that already knows).
-pub fn load_as(path: &Path, kind: Kind) -> Result<Vec<Loaded>, Error> {
+pub fn load_as(path: &Path, kind: Kind) -> Result<Vec<Process>, Error> {
     match kind {
         Kind::Perfetto => perfetto::load(path),
         Kind::V3Csv if path.is_dir() => csv_v3::load_dir(path),

@@ -31,7 +31,7 @@ use crate::proto::{
     DebugAnnotation, InternedData, TracePacket, TrackDescriptor, trace_packet::SequenceFlags,
     track_event::Type,
 };
-use crate::{Error, Loaded};
+use crate::{Error, Process};
 
 /// The categories rocprofv3 writes host API slices under.
 const API_CATEGORIES: &[&str] = &[
@@ -220,7 +220,7 @@ impl<'a> Packets<'a> {
     }
 }
 
-pub(crate) fn load(path: &Path) -> Result<Vec<Loaded>, Error> {
+pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
     let mut packets = Packets::open(path)?;
     let mut trace = Reader::default();
     while let Some((index, offset)) = packets.next()? {
@@ -416,7 +416,7 @@ impl Reader {
         }
     }
 
-    fn finish(mut self, path: &Path) -> Loaded {
+    fn finish(mut self, path: &Path) -> Process {
         let unterminated: Vec<u64> = self
             .open
             .values()
@@ -504,7 +504,7 @@ impl Reader {
                 format!("{file}: packet {packet}"),
             );
         }
-        Loaded {
+        Process {
             pid: sole_pid,
             rank: None,
             capture: tables.finish(path),

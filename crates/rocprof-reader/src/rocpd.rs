@@ -19,7 +19,7 @@ use rusqlite::{Connection, OpenFlags};
 use trace_model::{DeviceProperties, Format, MemcpyDirection};
 
 use crate::model::{Activity, Host, Tables, api_kind, copy_direction};
-use crate::{Error, Loaded};
+use crate::{Error, Process};
 
 /// The tables (or views) this reader needs, as the schema names them.
 pub(crate) const REQUIRED: &[&str] = &[
@@ -55,7 +55,7 @@ pub(crate) fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     names.collect()
 }
 
-pub(crate) fn load(path: &Path) -> Result<Vec<Loaded>, Error> {
+pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
     let conn = open(path)?;
     let names = table_names(&conn).map_err(|err| Error::Sqlite {
         path: path.to_owned(),
@@ -106,7 +106,7 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Loaded>, Error> {
                 Some(v) => format!("rocprofv3 rocpd (schema version {v})"),
                 None => "rocprofv3 rocpd".to_owned(),
             });
-            Loaded {
+            Process {
                 pid,
                 rank: None,
                 capture: tables.finish(path),

@@ -12,7 +12,7 @@ use trace_model::Format;
 
 use crate::model::{Activity, Tables};
 use crate::table::CsvFile;
-use crate::{Error, Loaded};
+use crate::{Error, Process};
 
 /// One dispatch, as both files give it.
 struct Dispatch {
@@ -24,7 +24,7 @@ struct Dispatch {
     end: u64,
 }
 
-pub(crate) fn load_csv(path: &Path) -> Result<Vec<Loaded>, Error> {
+pub(crate) fn load_csv(path: &Path) -> Result<Vec<Process>, Error> {
     let mut file = CsvFile::open(path)?;
     let name = file.required("KernelName")?;
     let begin = file.required("BeginNs")?;
@@ -47,7 +47,7 @@ pub(crate) fn load_csv(path: &Path) -> Result<Vec<Loaded>, Error> {
     Ok(build(path, dispatches))
 }
 
-pub(crate) fn load_db(path: &Path) -> Result<Vec<Loaded>, Error> {
+pub(crate) fn load_db(path: &Path) -> Result<Vec<Process>, Error> {
     let conn = crate::rocpd::open(path)?;
     let fail = |err: rusqlite::Error| Error::Sqlite {
         path: path.to_owned(),
@@ -98,7 +98,7 @@ pub(crate) fn load_db(path: &Path) -> Result<Vec<Loaded>, Error> {
     Ok(build(path, dispatches))
 }
 
-fn build(path: &Path, dispatches: Vec<Dispatch>) -> Vec<Loaded> {
+fn build(path: &Path, dispatches: Vec<Dispatch>) -> Vec<Process> {
     let mut processes: BTreeMap<Option<i64>, Tables> = BTreeMap::new();
     for d in &dispatches {
         let tables = processes
@@ -120,7 +120,7 @@ fn build(path: &Path, dispatches: Vec<Dispatch>) -> Vec<Loaded> {
     }
     processes
         .into_iter()
-        .map(|(pid, tables)| Loaded {
+        .map(|(pid, tables)| Process {
             pid,
             rank: None,
             capture: tables.finish(path),

@@ -1,7 +1,8 @@
 //! FLOPs and bytes of one HLO instruction, from the shapes and attributes of `hlo-parser`'s
 //! model.
 //!
-//! Conventions (the closing note of issue 10 tabulates where they differ from XProf):
+//! Conventions (`other_ops_against_xprof_table` in `tests/it/xprof.rs` prints where they
+//! differ from XProf):
 //! - `dot`: 2 x result elements x the product of the lhs contracting dimensions (so batch
 //!   dimensions count once each, as part of the result).
 //! - `convolution` (and cuDNN/MIOpen convolution custom calls): 2 x (input features /

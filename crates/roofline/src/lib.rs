@@ -53,7 +53,7 @@ use trace_model::Format;
 
 pub use dtype::Dtype;
 pub use error::Error;
-pub use model::{Bound, Labelled, OpRow, Provenance, Roofline, TrustItem};
+pub use model::{Labelled, Provenance, Roofline, RooflineBound, RooflineOp, TrustItem};
 pub use peaks::{DevicePeaks, GpuPeaks, MatchRule, Peak, PeakTable, RateSet};
 
 /// Analyses the capture at `path` (through the one loader, [`load::load_single`]): a
@@ -122,7 +122,7 @@ pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
             profiler_memory_bandwidth_bytes_per_s: None,
         },
     };
-    let mut ops: Vec<OpRow> = raw.into_iter().map(|r| r.finish(&device)).collect();
+    let mut ops: Vec<RooflineOp> = raw.into_iter().map(|r| r.finish(&device)).collect();
     ops.sort_by(|a, b| {
         b.time_ns
             .value

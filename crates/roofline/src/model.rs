@@ -6,7 +6,7 @@ use crate::Dtype;
 use crate::hlo_cost::OpKind;
 use crate::peaks::{DevicePeaks, Peak};
 
-/// Where a number comes from (SPEC.md "Numbers and labels").
+/// Where a number comes from (docs/ARCHITECTURE.md, "Invariants").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "label", rename_all = "lowercase")]
 #[non_exhaustive]
@@ -64,7 +64,7 @@ impl<T> Labelled<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
-pub enum Bound {
+pub enum RooflineBound {
     /// Intensity above the ridge point: arithmetic is the limit.
     Compute,
     /// Intensity below the ridge point: memory traffic is the limit.
@@ -75,14 +75,14 @@ pub enum Bound {
     Unknown,
 }
 
-impl Bound {
+impl RooflineBound {
     /// The bound as reports name it.
     pub fn name(self) -> &'static str {
         match self {
-            Bound::Compute => "compute",
-            Bound::Memory => "memory",
-            Bound::Communication => "communication",
-            Bound::Unknown => "unknown",
+            RooflineBound::Compute => "compute",
+            RooflineBound::Memory => "memory",
+            RooflineBound::Communication => "communication",
+            RooflineBound::Unknown => "unknown",
         }
     }
 }
@@ -90,7 +90,7 @@ impl Bound {
 /// One op: an HLO instruction of one program (JAX) or an ATen op with one set of input
 /// shapes (PyTorch), summed over its executions.
 #[derive(Debug, Clone, Serialize)]
-pub struct OpRow {
+pub struct RooflineOp {
     /// `hlo_op` (JAX) or `op` (PyTorch), for display.
     pub name: String,
     /// JAX: the program the instruction belongs to.
@@ -140,9 +140,9 @@ pub struct OpRow {
     /// Achieved bytes/s over peak, 0..1.
     pub bytes_share_of_peak: Labelled<Option<f64>>,
     /// Intensity against the ridge point of the op's dtype.
-    pub bound: Labelled<Bound>,
+    pub bound: Labelled<RooflineBound>,
     /// The larger of the two shares (XProf's `bound_by`): `compute`, `memory` or `unknown`.
-    pub bound_by_utilization: Labelled<Bound>,
+    pub bound_by_utilization: Labelled<RooflineBound>,
     /// How the op's cost was computed, or why it is incomplete.
     pub note: String,
 }
@@ -172,7 +172,7 @@ pub struct Roofline {
     /// The device the capture ran on and where its peaks come from.
     pub device: DevicePeaks,
     /// Ops by GPU time, longest first.
-    pub ops: Vec<OpRow>,
+    pub ops: Vec<RooflineOp>,
     /// GPU time of every activity, of those attributed to an op, and of ops with a FLOPs model.
     pub gpu_time_ns: Labelled<i64>,
     /// GPU time of the activities attributed to an op.
@@ -218,7 +218,7 @@ pub(crate) struct RawRow {
 }
 
 impl RawRow {
-    pub(crate) fn finish(self, device: &DevicePeaks) -> OpRow {
+    pub(crate) fn finish(self, device: &DevicePeaks) -> RooflineOp {
         let occurrences = self.occurrences as f64;
         let mut note = self.cost_assumptions.clone();
         let dtype = if self.dtype == Dtype::Fp32 && self.kind.is_matrix() && self.tf32_kernels {
@@ -239,22 +239,22 @@ impl RawRow {
         let flops_share = achieved_flops.zip(peak.flops_per_s).map(|(a, p)| a / p);
         let bytes_share = achieved_bytes.zip(peak.bytes_per_s).map(|(a, p)| a / p);
         let bound = if self.kind == OpKind::Collective {
-            Bound::Communication
+            RooflineBound::Communication
         } else {
             match (intensity, ridge) {
                 // No arithmetic at all: only memory traffic can limit it.
-                _ if flops == Some(0.0) && bytes > 0.0 => Bound::Memory,
-                (Some(i), Some(r)) if i >= r => Bound::Compute,
-                (Some(_), Some(_)) => Bound::Memory,
-                _ => Bound::Unknown,
+                _ if flops == Some(0.0) && bytes > 0.0 => RooflineBound::Memory,
+                (Some(i), Some(r)) if i >= r => RooflineBound::Compute,
+                (Some(_), Some(_)) => RooflineBound::Memory,
+                _ => RooflineBound::Unknown,
             }
         };
         let by_util = match (flops_share, bytes_share) {
-            _ if self.kind == OpKind::Collective => Bound::Communication,
-            (Some(f), Some(b)) if f >= b && f > 0.0 => Bound::Compute,
-            (_, Some(b)) if b > 0.0 => Bound::Memory,
-            (Some(f), None) if f > 0.0 => Bound::Compute,
-            _ => Bound::Unknown,
+            _ if self.kind == OpKind::Collective => RooflineBound::Communication,
+            (Some(f), Some(b)) if f >= b && f > 0.0 => RooflineBound::Compute,
+            (_, Some(b)) if b > 0.0 => RooflineBound::Memory,
+            (Some(f), None) if f > 0.0 => RooflineBound::Compute,
+            _ => RooflineBound::Unknown,
         };
         let cost = self.cost_assumptions.clone();
         let peak_label = |value: Option<f64>, what: &str| -> Labelled<Option<f64>> {
@@ -273,7 +273,7 @@ impl RawRow {
         };
         let from_cost = |v| Labelled::inferred(v, format!("from shapes: {cost}"));
         let against = "measured time, shapes-derived FLOPs/bytes and the peak";
-        OpRow {
+        RooflineOp {
             name: self.name,
             program_id: self.program_id,
             module: self.module,

@@ -25,7 +25,7 @@ use crate::timeline::{SyncKind, Timeline};
 
 /// What an edge of the path stands for (HTA's `bound_by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub enum Bound {
+pub enum CriticalPathBound {
     /// Host time: between consecutive start and end nodes of a thread's nested operators
     /// (zero ending a blocking call such as `cudaStreamSynchronize`) (`cpu_bound`).
     CpuBound,
@@ -42,15 +42,15 @@ pub enum Bound {
     KernelLaunchOverhead,
 }
 
-impl Bound {
+impl CriticalPathBound {
     /// HTA's `bound_by` spelling.
     pub fn label(self) -> &'static str {
         match self {
-            Bound::CpuBound => "cpu_bound",
-            Bound::GpuCompute => "gpu_compute_bound",
-            Bound::GpuCommunication => "gpu_communication_bound",
-            Bound::KernelKernelOverhead => "gpu_kernel_kernel_overhead",
-            Bound::KernelLaunchOverhead => "gpu_kernel_launch_overhead",
+            CriticalPathBound::CpuBound => "cpu_bound",
+            CriticalPathBound::GpuCompute => "gpu_compute_bound",
+            CriticalPathBound::GpuCommunication => "gpu_communication_bound",
+            CriticalPathBound::KernelKernelOverhead => "gpu_kernel_kernel_overhead",
+            CriticalPathBound::KernelLaunchOverhead => "gpu_kernel_launch_overhead",
         }
     }
 }
@@ -74,19 +74,19 @@ pub struct CriticalPath {
     pub edges: usize,
     /// Edges on the critical path.
     pub path_edges: usize,
-    /// Synchronisation edges in the graph (zero weight, no [`Bound`]).
+    /// Synchronisation edges in the graph (zero weight, no [`CriticalPathBound`]).
     pub sync_edges: usize,
     /// Synchronisation edges on the critical path.
     pub sync_edges_on_path: usize,
-    /// Share of the path's length per cause, in %, in `Bound` order.
-    pub split: Vec<(Bound, f64)>,
+    /// Share of the path's length per cause, in %, in `CriticalPathBound` order.
+    pub split: Vec<(CriticalPathBound, f64)>,
 }
 
 #[derive(Clone, Copy)]
 struct Edge {
     to: usize,
     weight: i64,
-    bound: Option<Bound>,
+    bound: Option<CriticalPathBound>,
     sync: bool,
 }
 
@@ -102,7 +102,13 @@ fn put_edge(adj: &mut [Vec<Edge>], from: usize, edge: Edge) {
     }
 }
 
-fn add_edge(adj: &mut [Vec<Edge>], from: usize, to: usize, weight: i64, bound: Option<Bound>) {
+fn add_edge(
+    adj: &mut [Vec<Edge>],
+    from: usize,
+    to: usize,
+    weight: i64,
+    bound: Option<CriticalPathBound>,
+) {
     let edge = Edge {
         to,
         weight,
@@ -237,7 +243,7 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
                 } else {
                     node_ts[end] - node_ts[l]
                 };
-                add_edge(adj, l, end, w, Some(Bound::CpuBound));
+                add_edge(adj, l, end, w, Some(CriticalPathBound::CpuBound));
             }
             if *depth == 0 {
                 *last_node = None;
@@ -270,7 +276,7 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
                     l,
                     n,
                     node_ts[n] - node_ts[l],
-                    Some(Bound::CpuBound),
+                    Some(CriticalPathBound::CpuBound),
                 );
             }
             last_node = Some(n);
@@ -412,9 +418,9 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
         let g = &t.gpu[i];
         let n = gpu_node[i].expect("selected activities have nodes");
         let class = if t.hta_type(g.name) == crate::hta::HtaKernelType::Communication {
-            Bound::GpuCommunication
+            CriticalPathBound::GpuCommunication
         } else {
-            Bound::GpuCompute
+            CriticalPathBound::GpuCompute
         };
         add_edge(&mut adj, n, n + 1, g.end - g.start, Some(class));
         // The end of the awaited activity, when it is in the graph.
@@ -437,7 +443,7 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
                     rn,
                     n,
                     g.start - rt_start,
-                    Some(Bound::KernelLaunchOverhead),
+                    Some(CriticalPathBound::KernelLaunchOverhead),
                 );
             }
         } else if let Some(p) = prev
@@ -448,7 +454,7 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
                 p,
                 n,
                 g.start - node_ts[p],
-                Some(Bound::KernelKernelOverhead),
+                Some(CriticalPathBound::KernelKernelOverhead),
             );
         }
         last_on_stream.insert(g.stream, n + 1);
@@ -495,7 +501,7 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
         .iter()
         .enumerate()
         .max_by_key(|(i, d)| (**d, std::cmp::Reverse(*i)))?;
-    let mut by: BTreeMap<Bound, i64> = BTreeMap::new();
+    let mut by: BTreeMap<CriticalPathBound, i64> = BTreeMap::new();
     let mut path_edges = 0;
     let mut sync_edges_on_path = 0;
     while let Some((u, e)) = pred[v] {

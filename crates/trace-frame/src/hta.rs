@@ -240,7 +240,7 @@ pub fn kernel_type_breakdown(ts: &[Timeline]) -> Vec<KernelTypeRow> {
 
 /// Per kernel name and rank: count, sum, max, min, mean, sample standard deviation.
 #[derive(Debug, Clone, Serialize)]
-pub struct KernelRow {
+pub struct KernelStatsRow {
     /// The rank of the trace, when known.
     pub rank: Option<i64>,
     /// The kernel's (or memcpy/memset's) name, as in the trace.
@@ -265,14 +265,14 @@ pub struct KernelRow {
 
 /// Every kernel name of every rank (HTA folds the tail into "others"; we keep them all),
 /// sorted by rank, then by total time.
-pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelRow> {
+pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelStatsRow> {
     let mut rows = Vec::new();
     for t in ts {
         let mut by: HashMap<u32, Vec<i64>> = HashMap::new();
         for g in &t.gpu {
             by.entry(g.name).or_default().push(g.end - g.start);
         }
-        let mut rank_rows: Vec<KernelRow> = by
+        let mut rank_rows: Vec<KernelStatsRow> = by
             .into_iter()
             .map(|(name, durs)| {
                 let n = durs.len();
@@ -284,7 +284,7 @@ pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelRow> {
                     0.0
                 };
                 let nm = t.name(name);
-                KernelRow {
+                KernelStatsRow {
                     rank: t.rank,
                     name: nm.to_owned(),
                     kernel_type: t.hta_type(name),
@@ -559,7 +559,7 @@ pub struct LaunchRow {
 
 /// Launch statistics of one rank, with HTA's outlier thresholds.
 #[derive(Debug, Clone, Serialize)]
-pub struct LaunchStats {
+pub struct HtaLaunchStats {
     /// The rank of the trace, when known.
     pub rank: Option<i64>,
     /// GPU activities with a runtime launch (matched by correlation id).
@@ -577,7 +577,7 @@ pub struct LaunchStats {
 }
 
 /// Pairs each GPU activity with its runtime launch call and counts the outliers.
-pub fn launch_stats(t: &Timeline) -> LaunchStats {
+pub fn launch_stats(t: &Timeline) -> HtaLaunchStats {
     let mut rows: Vec<LaunchRow> = t
         .gpu
         .iter()
@@ -592,7 +592,7 @@ pub fn launch_stats(t: &Timeline) -> LaunchStats {
         })
         .collect();
     rows.sort_by_key(|r| r.correlation);
-    LaunchStats {
+    HtaLaunchStats {
         rank: t.rank,
         launches: rows.len(),
         short_kernels: rows

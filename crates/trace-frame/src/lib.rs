@@ -44,8 +44,8 @@ mod error;
 mod export;
 mod frame;
 pub mod hta;
-mod ours;
 mod render;
+mod skip_stats;
 mod sql;
 mod summary;
 mod timeline;
@@ -61,12 +61,12 @@ pub use cache::{
     write_parquet_atomic,
 };
 pub use convert::{ChromeSources, chrome_sources};
-pub use critical_path::{Bound, CriticalPath, critical_path};
+pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
 pub use export::{Exported, export_hive, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
-pub use ours::{Ours, OursRank, ours};
 pub use render::{render_json, render_text};
+pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{frame_to_json, run_sql};
 pub use summary::{Labelled, Summary, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
@@ -129,7 +129,7 @@ impl AnalysisName {
 
 /// Every rank of a trace path, loaded.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub struct LoadedRanks {
     /// The path given to [`load`]: a trace file or a directory of them.
     pub input: PathBuf,
     /// One frame per trace file, sorted by rank, then path.
@@ -142,7 +142,7 @@ pub struct Loaded {
 
 /// Loads a trace file, or every trace file of a directory (in parallel), optionally
 /// through the Parquet cache in `cache_dir`.
-pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<Loaded, Error> {
+pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<LoadedRanks, Error> {
     load_columns(input, cache_dir, frame::Columns::All)
 }
 
@@ -151,7 +151,7 @@ fn load_columns(
     input: &Path,
     cache_dir: Option<&Path>,
     columns: frame::Columns,
-) -> Result<Loaded, Error> {
+) -> Result<LoadedRanks, Error> {
     let sources = chrome_sources(input)?;
     let paths = &sources.paths;
     // The cache is of the user's files: a converted capture is converted again each run.
@@ -183,7 +183,7 @@ fn load_columns(
     } else {
         concat_frames(&frames)?
     };
-    Ok(Loaded {
+    Ok(LoadedRanks {
         input: input.to_path_buf(),
         frames,
         events,
@@ -193,17 +193,17 @@ fn load_columns(
 
 /// Everything profile-model reports; the parts not asked for are empty.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    /// The trace file or directory analysed ([`Loaded::input`]).
+pub struct ProfileModelReport {
+    /// The trace file or directory analysed ([`LoadedRanks::input`]).
     pub input: PathBuf,
     /// The quick summary and findings; always computed.
     pub summary: Summary,
-    /// How each file was obtained when a cache directory was given ([`Loaded::cache`]).
+    /// How each file was obtained when a cache directory was given ([`LoadedRanks::cache`]).
     pub cache: Vec<CacheUse>,
     /// Union time per HTA kernel type over all ranks, largest first.
     pub kernel_types: Vec<hta::KernelTypeRow>,
     /// Per rank and kernel name: count and duration statistics.
-    pub kernels: Vec<hta::KernelRow>,
+    pub kernels: Vec<hta::KernelStatsRow>,
     /// One temporal breakdown per rank that has GPU activities.
     pub temporal: Vec<hta::Temporal>,
     /// One row per stream of every rank, with HTA's 30 µs kernel-wait threshold.
@@ -214,20 +214,22 @@ pub struct Report {
     /// cannot run (then `not_run` says why).
     pub stragglers: Option<hta::Stragglers>,
     /// One entry per rank.
-    pub launch_stats: Vec<hta::LaunchStats>,
+    pub launch_stats: Vec<hta::HtaLaunchStats>,
     /// One row per stream of every rank.
     pub queue_length: Vec<hta::QueueRow>,
     /// The first rank's critical path over the asked step (at most one entry).
     pub critical_path: Vec<CriticalPath>,
-    /// Our definitions beside HTA's (temporal, idle and stragglers).
-    pub ours: Option<Ours>,
+    /// Our definitions beside HTA's (temporal, idle and stragglers): skip-stats' analysis
+    /// of the same input, per rank. Serialized as `ours`.
+    #[serde(rename = "ours")]
+    pub skip_stats: Option<SkipStatsSummary>,
     /// Analyses that could not run, with the reason.
     pub not_run: Vec<(String, String)>,
 }
 
 /// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
 /// fractional timestamps; pre-capture work dropped on multi-step traces).
-pub fn hta_timelines(loaded: &Loaded) -> Result<Vec<Timeline>, Error> {
+pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
     loaded
         .frames
         .par_iter()
@@ -259,17 +261,17 @@ impl Default for StepQuery {
 /// The summary and the named analyses over a loaded trace. The critical path is of the
 /// first rank, over the step `step` names.
 pub fn analyze(
-    loaded: &Loaded,
+    loaded: &LoadedRanks,
     analyses: &[AnalysisName],
     step: &StepQuery,
-) -> Result<Report, Error> {
+) -> Result<ProfileModelReport, Error> {
     // Our definitions read the input again with the model builder: on cores of their own
     // while HTA's run on the frames.
-    let (ours, hta) = rayon::join(
-        || needs_ours(analyses).then(|| ours::ours(&loaded.input)),
+    let (skip_stats, hta) = rayon::join(
+        || needs_skip_stats(analyses).then(|| skip_stats::skip_stats_summary(&loaded.input)),
         || hta_report(loaded, analyses, step),
     );
-    Ok(with_ours(hta?, ours))
+    Ok(with_skip_stats(hta?, skip_stats))
 }
 
 /// [`load`] and then [`analyze`] (the inner result), with our definitions' read of the
@@ -281,7 +283,7 @@ pub fn load_and_analyze(
     cache_dir: Option<&Path>,
     analyses: &[AnalysisName],
     step: &StepQuery,
-) -> Result<(Loaded, Result<Report, Error>), Error> {
+) -> Result<(LoadedRanks, Result<ProfileModelReport, Error>), Error> {
     let single = match cache_dir {
         None => load::single_chrome_file(input).ok().flatten(),
         Some(_) => None,
@@ -290,12 +292,12 @@ pub fn load_and_analyze(
         // One file: the frame and our definitions' capture come from one parse, and each
         // goes on to its analyses as soon as it is finished.
         let threads = chrome_reader::default_threads();
-        let ((loaded, report), ours) = frame::read_frame_and_capture(
+        let ((loaded, report), skip_stats) = frame::read_frame_and_capture(
             &file,
             threads,
             frame::Columns::Analyses,
             |frame| {
-                let loaded = Loaded {
+                let loaded = LoadedRanks {
                     input: input.to_path_buf(),
                     events: frame.df.clone(),
                     frames: vec![frame],
@@ -304,16 +306,19 @@ pub fn load_and_analyze(
                 let report = hta_report(&loaded, analyses, step);
                 (loaded, report)
             },
-            |capture| needs_ours(analyses).then(|| ours::ours_of_capture(input, &file, capture)),
+            |capture| {
+                needs_skip_stats(analyses)
+                    .then(|| skip_stats::skip_stats_summary_of_capture(input, &file, capture))
+            },
         )?;
-        return Ok((loaded, report.map(|r| with_ours(r, ours))));
+        return Ok((loaded, report.map(|r| with_skip_stats(r, skip_stats))));
     }
     let columns = match cache_dir {
         Some(_) => frame::Columns::All,
         None => frame::Columns::Analyses,
     };
-    let (ours, loaded) = rayon::join(
-        || needs_ours(analyses).then(|| ours::ours(input)),
+    let (skip_stats, loaded) = rayon::join(
+        || needs_skip_stats(analyses).then(|| skip_stats::skip_stats_summary(input)),
         || {
             load_columns(input, cache_dir, columns).map(|loaded| {
                 let report = hta_report(&loaded, analyses, step);
@@ -322,11 +327,11 @@ pub fn load_and_analyze(
         },
     );
     let (loaded, report) = loaded?;
-    Ok((loaded, report.map(|r| with_ours(r, ours))))
+    Ok((loaded, report.map(|r| with_skip_stats(r, skip_stats))))
 }
 
 /// Whether an analysis asked for has our definitions beside HTA's.
-fn needs_ours(analyses: &[AnalysisName]) -> bool {
+fn needs_skip_stats(analyses: &[AnalysisName]) -> bool {
     [
         AnalysisName::Temporal,
         AnalysisName::Idle,
@@ -337,9 +342,12 @@ fn needs_ours(analyses: &[AnalysisName]) -> bool {
 }
 
 /// `report` with our definitions' outcome, when they ran.
-fn with_ours(mut report: Report, ours: Option<Result<Ours, Error>>) -> Report {
-    match ours {
-        Some(Ok(o)) => report.ours = Some(o),
+fn with_skip_stats(
+    mut report: ProfileModelReport,
+    skip_stats: Option<Result<SkipStatsSummary, Error>>,
+) -> ProfileModelReport {
+    match skip_stats {
+        Some(Ok(o)) => report.skip_stats = Some(o),
         Some(Err(e)) => report.not_run.push(("ours".into(), e.to_string())),
         None => {}
     }
@@ -356,10 +364,10 @@ fn critical_path_of(ts: &[Timeline], step: &StepQuery) -> Vec<CriticalPath> {
 
 /// [`analyze`] without our definitions.
 fn hta_report(
-    loaded: &Loaded,
+    loaded: &LoadedRanks,
     analyses: &[AnalysisName],
     step: &StepQuery,
-) -> Result<Report, Error> {
+) -> Result<ProfileModelReport, Error> {
     let ts = hta_timelines(loaded)?;
     let has = |a| analyses.contains(&a);
     // Every analysis reads the timelines only: they run beside each other (the summary
@@ -422,8 +430,8 @@ fn hta_report(
         }
         None => Vec::new(),
     };
-    Ok(Report {
-        ours: None,
+    Ok(ProfileModelReport {
+        skip_stats: None,
         input: loaded.input.clone(),
         summary,
         cache: loaded.cache.clone(),

@@ -1,18 +1,19 @@
-//! Text and JSON renderings of a [`Report`]. Every figure says whether it is measured or
-//! inferred. They stay here rather than in the `report` crate beside the other renderers:
-//! a `Report` is built from polars frames, and only this crate may depend on polars.
+//! Text and JSON renderings of a [`ProfileModelReport`]. Every figure says whether it is
+//! measured or inferred. They stay here rather than in the `report` crate beside the other
+//! renderers: a `ProfileModelReport` is built from polars frames, and only this crate may
+//! depend on polars.
 
 use std::fmt::Write;
 
-use crate::Report;
+use crate::ProfileModelReport;
 
 /// The report as JSON.
-pub fn render_json(r: &Report) -> String {
+pub fn render_json(r: &ProfileModelReport) -> String {
     serde_json::to_string_pretty(r).expect("the report serialises: plain data")
 }
 
-/// The report as Markdown-flavoured text, in the seed's output order.
-pub fn render_text(r: &Report) -> String {
+/// The report as Markdown-flavoured text, in profile-model's fixed output order.
+pub fn render_text(r: &ProfileModelReport) -> String {
     let mut o = String::new();
     let s = &r.summary;
     let _ = writeln!(o, "## Trace Analysis Summary ({})\n", r.input.display());
@@ -119,7 +120,7 @@ pub fn render_text(r: &Report) -> String {
             );
         }
     }
-    if let Some(ours) = &r.ours {
+    if let Some(skip) = &r.skip_stats {
         let _ = writeln!(
             o,
             "\n### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)"
@@ -128,7 +129,7 @@ pub fn render_text(r: &Report) -> String {
             o,
             "| rank | window (µs) | idle % | compute % | collective % | memcpy+memset % | critical stream | host wait (µs) | queued wait (µs) | unattributed (µs) | in flight |\n|---|---|---|---|---|---|---|---|---|---|---|"
         );
-        for x in &ours.ranks {
+        for x in &skip.ranks {
             let _ = writeln!(
                 o,
                 "| {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.0} | {:.0} | {:.0} | {} |",
@@ -145,7 +146,7 @@ pub fn render_text(r: &Report) -> String {
                 x.in_flight
             );
         }
-        if let Some((rk, behind)) = ours.last_finisher {
+        if let Some((rk, behind)) = skip.last_finisher {
             let _ = writeln!(
                 o,
                 "Last to finish the step's GPU work: rank {} ({behind:.0} µs after the first, measured)",

@@ -1,6 +1,6 @@
-//! The quick summary (seed 003 step 3) and the seed's findings (step 5 and its output
-//! format): main finding, top kernels, bottleneck type, recommendations, and what is
-//! missing when the trace is not what the analysis expects.
+//! profile-model's quick summary and its findings, in their fixed output format: main
+//! finding, top kernels, bottleneck type, recommendations, and what is missing when the
+//! trace is not what the analysis expects.
 
 use polars::prelude::*;
 use serde::Serialize;
@@ -53,7 +53,7 @@ pub struct TopKernel {
     pub pct: f64,
 }
 
-/// Seed 003's quick summary and findings.
+/// profile-model's quick summary and findings.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     /// Trace files (ranks) loaded.
@@ -74,7 +74,7 @@ pub struct Summary {
     /// `CPU-bound`, `communication-bound`, `memory-bound`, `compute-bound`, or
     /// `unknown (no GPU kernels)`, by the rule in `how`.
     pub bottleneck: Labelled<String>,
-    /// (symptom seen, fix), from the seed's table; each symptom with its measured figure.
+    /// (symptom seen, fix), from a fixed table; each symptom with its measured figure.
     pub recommendations: Vec<(String, String)>,
     /// What the trace lacks, in sentences (empty when it has what the analyses need).
     pub missing: Vec<String>,

@@ -126,7 +126,7 @@ fn main() -> ExitCode {
     let config = Config {
         input,
         top_n: args.top_n,
-        mode: if args.compat { Mode::Seed } else { Mode::Gpu },
+        mode: if args.compat { Mode::Compat } else { Mode::Gpu },
         json: args.json,
         all_ranks: args.all_ranks,
     };

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Row, median, timed_rss};
 
-/// The captures the issue names, relative to the traces directory.
+/// The captures compared with HTA, relative to the traces directory.
 const CAPTURES: [&str; 2] = ["pytorch/hta-v100-2rank-large", "pytorch/param-dlrm-8rank"];
 
 /// Builds profile-model in release mode and appends the rows: each side's median wall time

@@ -90,7 +90,7 @@ pub(super) fn rows(
         rows.push(Row {
             what: format!("{what}: time ÷ `sqlite3 FILE .dump > /dev/null`"),
             value: format!("{:.2} ({:.3} s ÷ {:.3} s)", load / dump, load, dump),
-            target: "≤ 1 (issue 28)".into(),
+            target: "≤ 1".into(),
         });
         rows.push(Row {
             what: format!("{what}: peak RSS ÷ file size"),
@@ -99,7 +99,7 @@ pub(super) fn rows(
                 rss_kb as f64 * 1024.0 / size as f64,
                 rss_kb / 1024
             ),
-            target: "< 2 (issue 28)".into(),
+            target: "< 2".into(),
         });
         rows.push(Row {
             what: format!(

@@ -1,8 +1,9 @@
 //! Default mode's buckets and the rules that fill them.
 //!
-//! The seed's table (`--compat`'s rules) matches substrings of any name, so `aten::to`
-//! catches `aten::topk`, `cos` catches `accost`, and a GEMM with a SiLU epilogue can land
-//! in "elementwise". It stays verbatim for `--compat`; default mode uses these rules:
+//! The reference script's table (`--compat`'s rules) matches substrings of any name, so
+//! `aten::to` catches `aten::topk`, `cos` catches `accost`, and a GEMM with a SiLU epilogue
+//! can land in "elementwise". It stays verbatim for `--compat`; default mode uses these
+//! rules:
 //!
 //! 1. An ATen primitive (`aten::mm`, `aten::convolution`, `aten::_softmax`, …) means one
 //!    thing: its name decides (`of_aten_op`, whole op names, never substrings), unless

@@ -82,7 +82,7 @@ pub struct BackendRow {
 
 /// GPU time launched by one CPU op name (or of one activity name with no launching op).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OpRow {
+pub struct LaunchingOpRow {
     /// The CPU op name (or the activity's own name, see `is_cpu_op`).
     pub name: String,
     /// False when no launching CPU op was found and `name` is the activity's own name.
@@ -192,7 +192,7 @@ pub struct GpuSummary {
     /// (name, GPU time in ns), at most five.
     pub unknown_attention_kernels: Vec<(String, i64)>,
     /// Every op row, by GPU time descending (ties in first-launch order).
-    pub ops: Vec<OpRow>,
+    pub ops: Vec<LaunchingOpRow>,
     /// Percent of GPU time in the GEMM, convolution and attention buckets together.
     pub core_compute_percent: f64,
     /// Training or inference, which decides which hints apply.
@@ -335,7 +335,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     unknown_attention_kernels.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     unknown_attention_kernels.truncate(5);
 
-    let mut ops: Vec<OpRow> = op_rows
+    let mut ops: Vec<LaunchingOpRow> = op_rows
         .into_iter()
         .map(|(name, is_cpu_op, time_ns, activities, per_bucket)| {
             // The first bucket (in ALL order) with the most time.
@@ -345,7 +345,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
                     best = idx;
                 }
             }
-            OpRow {
+            LaunchingOpRow {
                 name: capture.name(name).to_owned(),
                 is_cpu_op,
                 time_ns,
@@ -439,7 +439,7 @@ pub struct Hint {
     pub inference: Option<&'static str>,
 }
 
-/// The seed's thresholds, with advice that fits the phase: training-only knobs
+/// The reference script's thresholds, with advice that fits the phase: training-only knobs
 /// (`no_sync`, optimizer-state sharding) never reach an inference capture.
 pub const HINTS: &[Hint] = &[
     Hint {

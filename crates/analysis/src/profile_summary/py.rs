@@ -1,11 +1,12 @@
-//! Python number semantics the seed script relies on: `int` sums that turn into `float`
-//! once a float is added, exact int/float comparison, `%.Nf` formatting, `format_us`,
-//! `{:,}` grouping and `json.dumps` output (`repr` of floats, `ensure_ascii`).
+//! Python number semantics the reference script relies on: `int` sums that turn into
+//! `float` once a float is added, exact int/float comparison, `%.Nf` formatting,
+//! `format_us`, `{:,}` grouping and `json.dumps` output (`repr` of floats, `ensure_ascii`).
 
 use std::cmp::Ordering;
 use std::fmt::Write;
 
-/// A Python number as the seed's accumulators hold it: an `int` until a `float` is added.
+/// A Python number as the reference script's accumulators hold it: an `int` until a `float`
+/// is added.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum PyNum {
     Int(i128),
@@ -91,7 +92,7 @@ fn cmp_int_float(a: i128, b: f64) -> Ordering {
     }
 }
 
-/// The seed's `format_us`: `1.23 s`, `4.56 ms` or `789 us`.
+/// The reference script's `format_us`: `1.23 s`, `4.56 ms` or `789 us`.
 pub(crate) fn format_us(us: PyNum) -> String {
     if us.py_cmp(PyNum::Int(1_000_000)) == Ordering::Greater {
         format!("{:.2} s", us.to_f64() / 1e6)
@@ -276,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn format_us_matches_the_seed() {
+    fn format_us_matches_the_reference_script() {
         assert_eq!(format_us(PyNum::Int(0)), "0 us");
         assert_eq!(format_us(PyNum::Int(1000)), "1000 us");
         assert_eq!(format_us(PyNum::Int(1001)), "1.00 ms");

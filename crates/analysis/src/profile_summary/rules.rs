@@ -1,8 +1,8 @@
-//! The seed script's tables, verbatim: bucket rules (first match wins, case-insensitive
-//! substring) and attention-backend patterns (case-sensitive substring).
+//! The reference script's tables, verbatim: bucket rules (first match wins,
+//! case-insensitive substring) and attention-backend patterns (case-sensitive substring).
 
-/// `(bucket, patterns)` in the seed's order; a name goes to the first bucket with a
-/// pattern that is a case-insensitive substring of it, else to [`OTHER`].
+/// `(bucket, patterns)` in the reference script's order; a name goes to the first bucket
+/// with a pattern that is a case-insensitive substring of it, else to [`OTHER`].
 pub(crate) const BUCKET_RULES: &[(&str, &[&str])] = &[
     (
         GEMM,
@@ -77,7 +77,7 @@ pub(crate) const ELEMENTWISE: &str = "elementwise (norm/act)";
 pub(crate) const COLLECTIVE: &str = "reduce (all-reduce/gather)";
 pub(crate) const MEMORY: &str = "memory (copy/permute/view)";
 
-/// `(backend, patterns)` in the seed's order; case-sensitive substrings.
+/// `(backend, patterns)` in the reference script's order; case-sensitive substrings.
 pub(crate) const SDPA_BACKENDS: &[(&str, &[&str])] = &[
     (
         FLASH,
@@ -95,10 +95,11 @@ pub(crate) const SDPA_BACKENDS: &[(&str, &[&str])] = &[
     ("math", &["aten::baddbmm", "aten::softmax"]),
 ];
 
-/// The backend the seed hopes to see dominate.
+/// The backend the reference script hopes to see dominate.
 pub(crate) const FLASH: &str = "flash";
 
-/// The seed's `bucket_op`: the first bucket with a pattern in `name`, ignoring case.
+/// The reference script's `bucket_op`: the first bucket with a pattern in `name`, ignoring
+/// case.
 pub(crate) fn bucket_of(name: &str) -> &'static str {
     // Python's `str.lower()` on the name; the patterns are ASCII, so comparing them
     // ignoring ASCII case equals comparing their lowercase forms.
@@ -127,7 +128,7 @@ mod tests {
         // "flash" (attention) comes before "Memcpy" (memory).
         assert_eq!(bucket_of("flash_memcpy"), ATTENTION);
         assert_eq!(bucket_of("Memcpy DtoD (Device -> Device)"), MEMORY);
-        // "cos" matches inside unrelated names, as in the seed.
+        // "cos" matches inside unrelated names, as in the reference script.
         assert_eq!(bucket_of("accost"), "rope");
         assert_eq!(bucket_of("aten::addmm"), GEMM);
         assert_eq!(bucket_of("aten::add_"), ELEMENTWISE);

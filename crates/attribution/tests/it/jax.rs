@@ -206,7 +206,7 @@ fn kernel_stats_parity_with_xprof() {
         for (key, (count, time)) in &ours {
             let (x_count, x_time) = xprof[key];
             assert_eq!(*count, x_count, "{} {key:?}", path.display());
-            // The issue allows 1 ns per occurrence; the five captures agree to the ns
+            // The tolerance is 1 ns per occurrence; the five captures agree to the ns
             // (XProf prints µs with three decimals; measured).
             assert_eq!(*time, x_time, "{} {key:?}", path.display());
             pairs += 1;
@@ -265,7 +265,7 @@ fn hlo_stats_parity_with_xprof() {
         );
         for (key, time) in &ours {
             let (occurrences, x_time) = xprof[key];
-            // Equal to the ns on all five captures (measured), within the issue's 1 ns
+            // Equal to the ns on all five captures (measured), within the tolerance of 1 ns
             // per occurrence.
             assert!(occurrences > 0, "{key:?}");
             assert_eq!(*time, x_time, "{} {key:?}", path.display());

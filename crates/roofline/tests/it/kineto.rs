@@ -1,7 +1,7 @@
 //! Kineto captures: the synthetic fixture end to end, and hand computations on the
 //! tracelens-h100 captures (taken with record_shapes=True).
 
-use roofline::{Bound, Dtype, OpRow, Roofline};
+use roofline::{Dtype, Roofline, RooflineBound, RooflineOp};
 use test_support::{traces_dir, workspace_root};
 
 use crate::read_gz_json;
@@ -15,7 +15,7 @@ fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs())
 }
 
-fn row<'a>(report: &'a Roofline, op: &str) -> &'a OpRow {
+fn row<'a>(report: &'a Roofline, op: &str) -> &'a RooflineOp {
     report
         .ops
         .iter()
@@ -72,9 +72,9 @@ fn fixture_ops_costs_times_and_peaks() {
             continue;
         };
         let want = if i >= ridge {
-            Bound::Compute
+            RooflineBound::Compute
         } else {
-            Bound::Memory
+            RooflineBound::Memory
         };
         assert_eq!(o.bound.value, want, "{}", o.name);
         let peak = o.peak_flops_per_s.value.expect("peak") / o.peak_bytes_per_s.value.expect("bw");
@@ -117,7 +117,7 @@ fn dims_text(dims: &[Vec<i64>]) -> String {
 }
 
 /// The report row of op `name` with these Input Dims.
-fn row_with<'a>(report: &'a Roofline, name: &str, dims: &[Vec<i64>]) -> &'a OpRow {
+fn row_with<'a>(report: &'a Roofline, name: &str, dims: &[Vec<i64>]) -> &'a RooflineOp {
     let text = dims_text(dims);
     report
         .ops
@@ -241,7 +241,7 @@ fn tracelens_reference_gemm_and_sdpa_rows() {
                 } else {
                     (None, 0.0)
                 };
-                let candidates: Vec<&OpRow> = report
+                let candidates: Vec<&RooflineOp> = report
                     .ops
                     .iter()
                     .filter(|o| o.occurrences.value == count)

@@ -217,7 +217,7 @@ fn dot_convolution_and_gemm_flops_match_xprof() {
     );
 }
 
-/// The closing note's table: per op kind, how our FLOPs compare with XProf's (printed only;
+/// Per op kind, how our FLOPs compare with XProf's (printed only;
 /// the conventions differ on purpose for elementwise and transcendental ops).
 #[test]
 fn other_ops_against_xprof_table() {

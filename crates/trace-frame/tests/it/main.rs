@@ -313,7 +313,13 @@ fn f(row: &BTreeMap<String, String>, k: &str) -> f64 {
         .unwrap_or_else(|_| panic!("{k} = {:?}", row[k]))
 }
 
-fn dlrm(root: &Path) -> (trace_frame::Loaded, Vec<trace_frame::Timeline>, PathBuf) {
+fn dlrm(
+    root: &Path,
+) -> (
+    trace_frame::LoadedRanks,
+    Vec<trace_frame::Timeline>,
+    PathBuf,
+) {
     let loaded = trace_frame::load(&root.join("pytorch/param-dlrm-8rank"), None).unwrap();
     let ts = trace_frame::hta_timelines(&loaded).unwrap();
     let refs = root.join("pytorch/reference-outputs/hta-0.5.0/param-dlrm-8rank");

@@ -1,6 +1,6 @@
 //! End-to-end tests of the `analyze-profile` binary: the synthetic fixture (always), the
-//! seed's golden outputs on the real traces (when `TRACEWISE_TRACES` is set), errors,
-//! a closed pipe.
+//! the reference script's golden outputs on the real traces (when `TRACEWISE_TRACES` is
+//! set), errors, a closed pipe.
 //!
 //! Every run uses the workspace root as its current directory and passes trace paths as
 //! `testdata/...` or `<TRACEWISE_TRACES>/pytorch/...`, the spellings the golden files
@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 
 const TINY_RANK0: &str = "testdata/chrome/ok/tiny-train/rank0.pt.trace.json";
 const TINY_DIR: &str = "testdata/chrome/ok/tiny-train";
-const EDGE_CASES: &str = "testdata/chrome/ok/seed-edge-cases.json";
+const EDGE_CASES: &str = "testdata/chrome/ok/compat-edge-cases.json";
 const GOLDEN_DIR: &str = "testdata/golden/analyze-profile";
 const CANONICAL_TRACES: &str = "../shared/traces";
 
@@ -51,7 +51,8 @@ fn golden(key: &str, ext: &str) -> String {
     })
 }
 
-/// Parsed JSON equality with numbers compared as f64 (the seed mixes ints and floats).
+/// Parsed JSON equality with numbers compared as f64 (the reference script mixes ints and
+/// floats).
 fn assert_same_json(ours: &str, theirs: &str, what: &str) {
     let ours: serde_json::Value = serde_json::from_str(ours).expect("our --json is JSON");
     let theirs: serde_json::Value = serde_json::from_str(theirs).expect("golden is JSON");
@@ -72,7 +73,7 @@ fn assert_same_json(ours: &str, theirs: &str, what: &str) {
     }
     assert!(
         same(&ours, &theirs),
-        "{what}: --compat --json differs from the seed's --json"
+        "{what}: --compat --json differs from the reference script's --json"
     );
 }
 
@@ -87,7 +88,7 @@ fn cli_is_consistent() {
 }
 
 #[test]
-fn compat_matches_the_seed_on_the_synthetic_traces() {
+fn compat_matches_the_reference_script_on_the_synthetic_traces() {
     let paths = [
         format!("{TINY_DIR}/rank0.pt.trace.json"),
         format!("{TINY_DIR}/rank1.pt.trace.json"),
@@ -108,11 +109,11 @@ fn compat_matches_the_seed_on_the_synthetic_traces() {
 }
 
 #[test]
-fn seed_flag_spellings_are_accepted() {
+fn compat_flag_spellings_are_accepted() {
     let a = stdout_of(&["--compat", "--trace_dir", TINY_DIR, "--top_n", "3"]);
     let b = stdout_of(&["--compat", "--trace-dir", TINY_DIR, "--top-n", "3"]);
     assert_eq!(a, b);
-    // --trace-dir takes the first matching file, as the seed does.
+    // --trace-dir takes the first matching file, as the reference script does.
     assert!(
         a.contains(&format!("[loading] {TINY_DIR}/rank0.pt.trace.json")),
         "{a}"
@@ -150,7 +151,8 @@ fn all_ranks_side_by_side() {
     assert_eq!(ranks.len(), 2);
     assert_eq!(ranks[0]["rank"], 0);
     assert_eq!(ranks[1]["rank"], 1);
-    // --compat --all-ranks: the seed's report for each file, one after the other.
+    // --compat --all-ranks: the reference script's report for each file, one after the
+    // other.
     let compat = stdout_of(&["--compat", "--trace-dir", TINY_DIR, "--all-ranks"]);
     let expected = golden(
         &format!("{TINY_DIR}/rank0.pt.trace.json").replace('/', "__"),
@@ -163,7 +165,7 @@ fn all_ranks_side_by_side() {
 }
 
 #[test]
-fn default_mode_on_the_seed_edge_cases() {
+fn default_mode_on_the_compat_edge_cases() {
     let text = stdout_of(&["--trace-file", EDGE_CASES, "--top-n", "-3"]);
     insta::assert_snapshot!("default_text_edge_cases", text);
 }
@@ -201,11 +203,11 @@ fn a_file_that_is_not_a_trace_is_a_one_line_error() {
     let empty_dir = analyze_profile(&["--trace-dir", dir_text]);
     assert_eq!(empty_dir.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&empty_dir.stderr).contains("*.pt.trace.json*"));
-    // --compat behaves as the seed: a line on stdout, success.
-    let seed = analyze_profile(&["--compat", "--trace_dir", dir_text]);
-    assert_eq!(seed.status.code(), Some(0));
+    // --compat behaves as the reference script: a line on stdout, success.
+    let compat = analyze_profile(&["--compat", "--trace_dir", dir_text]);
+    assert_eq!(compat.status.code(), Some(0));
     assert_eq!(
-        String::from_utf8_lossy(&seed.stdout),
+        String::from_utf8_lossy(&compat.stdout),
         format!("no trace file found in {dir_text}\n")
     );
 }
@@ -219,8 +221,10 @@ fn a_closed_pipe_exits_quietly() {
 }
 
 #[test]
-fn compat_matches_the_seed_on_every_real_trace() {
-    let Some(set) = test_support::real_traces("compat_matches_the_seed_on_every_real_trace") else {
+fn compat_matches_the_reference_script_on_every_real_trace() {
+    let Some(set) =
+        test_support::real_traces("compat_matches_the_reference_script_on_every_real_trace")
+    else {
         return;
     };
     // The path as given, for the `[loading]` line the original script prints.
@@ -248,12 +252,12 @@ fn compat_matches_the_seed_on_every_real_trace() {
     }
     assert!(
         mismatches.is_empty(),
-        "--compat differs from the seed on {} of {} traces: {mismatches:#?}",
+        "--compat differs from the reference script on {} of {} traces: {mismatches:#?}",
         mismatches.len(),
         files.len()
     );
     eprintln!(
-        "{} real traces: --compat equals the seed byte for byte",
+        "{} real traces: --compat equals the reference script byte for byte",
         files.len()
     );
 }

@@ -1,9 +1,9 @@
-//! The seed script's computation and report, reproduced exactly (`--compat`).
+//! The reference script's computation and report, reproduced exactly (`--compat`).
 //!
-//! The seed sums `dur` of kernels, memcpys and memsets *and* of runtime calls, user
-//! annotations and a few CPU ops into one table keyed by event name, then divides by GPU
-//! time alone, so bucket shares can exceed 100 %. This module keeps that on purpose: its
-//! output is byte for byte what `analyze_profile.py` prints.
+//! The reference script sums `dur` of kernels, memcpys and memsets *and* of runtime calls,
+//! user annotations and a few CPU ops into one table keyed by event name, then divides by
+//! GPU time alone, so bucket shares can exceed 100 %. This module keeps that on purpose:
+//! its output is byte for byte what `analyze_profile.py` prints.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -16,28 +16,29 @@ use super::py::{self, PyNum};
 use super::rules::{self, SDPA_BACKENDS};
 use crate::Error;
 
-/// One row of the seed's `stats`: an event name with its summed `dur` and count.
+/// One row of the reference script's `stats`: an event name with its summed `dur` and
+/// count.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SeedOp {
+pub(crate) struct CompatOp {
     pub(crate) name: String,
     pub(crate) time_us: PyNum,
     pub(crate) count: u64,
 }
 
-/// The seed's `analyze()` result for one file, with Python's dict orders kept.
+/// The reference script's `analyze()` result for one file, with Python's dict orders kept.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) struct SeedSummary {
+pub(crate) struct CompatSummary {
     /// `len(traceEvents)`.
     pub(crate) event_count: usize,
-    /// The seed's `stats`, in first-appearance order.
-    pub(crate) ops: Vec<SeedOp>,
+    /// The reference script's `stats`, in first-appearance order.
+    pub(crate) ops: Vec<CompatOp>,
     /// Sum of `dur` over `kernel`, `gpu_memcpy` and `gpu_memset` events.
     pub(crate) total_cuda_us: PyNum,
-    /// The seed's `sdpa_backend_hits`, in first-hit order.
+    /// The reference script's `sdpa_backend_hits`, in first-hit order.
     pub(crate) sdpa_hits: Vec<(&'static str, PyNum)>,
 }
 
-/// Categories the seed counts.
+/// Categories the reference script counts.
 const COUNTED_CATS: &[&str] = &[
     "kernel",
     "cuda_runtime",
@@ -48,8 +49,8 @@ const COUNTED_CATS: &[&str] = &[
 ];
 const GPU_CATS: &[&str] = &["kernel", "gpu_memcpy", "gpu_memset"];
 
-/// Reads the trace at `path` and computes the seed's numbers.
-pub(crate) fn seed_summary(path: &Path) -> Result<SeedSummary, Error> {
+/// Reads the trace at `path` and computes the reference script's numbers.
+pub(crate) fn compat_summary(path: &Path) -> Result<CompatSummary, Error> {
     let mut acc = Accumulator::default();
     let top = load::chrome::read_raw_file(path, |ev| {
         acc.add(&ev);
@@ -58,11 +59,11 @@ pub(crate) fn seed_summary(path: &Path) -> Result<SeedSummary, Error> {
     Ok(acc.finish(top.event_count))
 }
 
-/// Like [`seed_summary`], from decompressed JSON text (`path` only names it in errors).
-pub(crate) fn seed_summary_from_reader(
+/// Like [`compat_summary`], from decompressed JSON text (`path` only names it in errors).
+pub(crate) fn compat_summary_from_reader(
     input: impl Read + Send,
     path: &Path,
-) -> Result<SeedSummary, Error> {
+) -> Result<CompatSummary, Error> {
     let mut acc = Accumulator::default();
     let top = load::chrome::read_raw_events(input, path, |ev| {
         acc.add(&ev);
@@ -71,17 +72,18 @@ pub(crate) fn seed_summary_from_reader(
     Ok(acc.finish(top.event_count))
 }
 
-/// What the seed prints before it loads a file: the path as given and its size.
+/// What the reference script prints before it loads a file: the path as given and its size.
 #[derive(Debug, Clone)]
-pub(crate) struct SeedHeader<'a> {
+pub(crate) struct CompatHeader<'a> {
     pub(crate) path_as_given: &'a str,
     pub(crate) file_bytes: u64,
 }
 
-/// The seed's text report for one file (`[loading]` line included), byte for byte.
-pub(crate) fn render_seed_text(
-    header: &SeedHeader<'_>,
-    summary: &SeedSummary,
+/// The reference script's text report for one file (`[loading]` line included), byte for
+/// byte.
+pub(crate) fn render_compat_text(
+    header: &CompatHeader<'_>,
+    summary: &CompatSummary,
     top_n: i64,
 ) -> String {
     let mut out = String::new();
@@ -96,8 +98,9 @@ pub(crate) fn render_seed_text(
     out
 }
 
-/// The seed's `--json` output for one file (one line), as `json.dumps` writes it.
-pub(crate) fn render_seed_json(summary: &SeedSummary) -> String {
+/// The reference script's `--json` output for one file (one line), as `json.dumps` writes
+/// it.
+pub(crate) fn render_compat_json(summary: &CompatSummary) -> String {
     let mut out = String::new();
     out.push_str("{\"total_cuda_us\": ");
     py::write_json_number(&mut out, summary.total_cuda_us);
@@ -135,11 +138,11 @@ pub(crate) fn render_seed_json(summary: &SeedSummary) -> String {
     out
 }
 
-/// The seed's per-event accumulation (`analyze()`).
+/// The reference script's per-event accumulation (`analyze()`).
 #[derive(Default)]
 struct Accumulator {
     index: HashMap<String, usize>,
-    ops: Vec<SeedOp>,
+    ops: Vec<CompatOp>,
     total_cuda_us: PyNum,
     sdpa_hits: Vec<(&'static str, PyNum)>,
 }
@@ -165,7 +168,7 @@ impl Accumulator {
             Some(&slot) => slot,
             None => {
                 self.index.insert(name.to_owned(), self.ops.len());
-                self.ops.push(SeedOp {
+                self.ops.push(CompatOp {
                     name: name.to_owned(),
                     time_us: PyNum::Int(0),
                     count: 0,
@@ -191,8 +194,8 @@ impl Accumulator {
         }
     }
 
-    fn finish(self, event_count: usize) -> SeedSummary {
-        SeedSummary {
+    fn finish(self, event_count: usize) -> CompatSummary {
+        CompatSummary {
             event_count,
             ops: self.ops,
             total_cuda_us: self.total_cuda_us,
@@ -213,7 +216,7 @@ fn py_number(n: Number<'_>) -> PyNum {
 
 /// Buckets in first-appearance order with their summed time and count, each sum
 /// starting at `zero` (`defaultdict(int)` in the report, `defaultdict(float)` in `--json`).
-fn bucket_totals(summary: &SeedSummary, zero: PyNum) -> Vec<(&'static str, PyNum, u64)> {
+fn bucket_totals(summary: &CompatSummary, zero: PyNum) -> Vec<(&'static str, PyNum, u64)> {
     let mut buckets: Vec<(&'static str, PyNum, u64)> = Vec::new();
     for op in &summary.ops {
         let bucket = rules::bucket_of(&op.name);
@@ -241,8 +244,8 @@ fn percent(time: PyNum, total: PyNum) -> f64 {
 const RULE: &str =
     "================================================================================";
 
-/// The seed's `report()`.
-fn report(out: &mut String, summary: &SeedSummary, top_n: i64) {
+/// The reference script's `report()`.
+fn report(out: &mut String, summary: &CompatSummary, top_n: i64) {
     let total = summary.total_cuda_us;
     let _ = writeln!(out, "\n{RULE}");
     let _ = writeln!(out, " Total CUDA time in trace: {}", py::format_us(total));
@@ -308,7 +311,7 @@ fn report(out: &mut String, summary: &SeedSummary, top_n: i64) {
         " {:>4} {:>12} {:>8} {:>8} name",
         "rank", "time", "% total", "# calls"
     );
-    let mut sorted_ops: Vec<&SeedOp> = summary.ops.iter().collect();
+    let mut sorted_ops: Vec<&CompatOp> = summary.ops.iter().collect();
     sort_descending(&mut sorted_ops, |op| op.time_us);
     let shown = py::python_prefix_len(sorted_ops.len(), top_n);
     for (idx, op) in sorted_ops[..shown].iter().enumerate() {

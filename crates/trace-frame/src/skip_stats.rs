@@ -12,7 +12,7 @@ use crate::Error;
 
 /// One rank by our definitions.
 #[derive(Debug, Clone, Serialize)]
-pub struct OursRank {
+pub struct SkipStatsRank {
     /// The rank of the trace, when known.
     pub rank: Option<i64>,
     /// The analysed window, first start to last end of the GPU activities in steps, in µs.
@@ -42,27 +42,27 @@ pub struct OursRank {
 
 /// Our numbers for every rank.
 #[derive(Debug, Clone, Serialize)]
-pub struct Ours {
+pub struct SkipStatsSummary {
     /// One entry per rank the analysis found.
-    pub ranks: Vec<OursRank>,
+    pub ranks: Vec<SkipStatsRank>,
     /// The rank whose GPU work of a step ended last, and by how much (µs).
     pub last_finisher: Option<(Option<i64>, f64)>,
 }
 
 /// Runs `crates/analysis`' skip-stats (its report, without `rows.csv`) on `input` (a trace
 /// file or directory) with its default settings.
-pub fn ours(input: &Path) -> Result<Ours, Error> {
+pub fn skip_stats_summary(input: &Path) -> Result<SkipStatsSummary, Error> {
     let a = analysis::skip_stats_without_rows(input, &analysis::SkipConfig::default());
     from_analysis(input, a)
 }
 
-/// [`ours`] on the capture of `file`, already read, where `input` is that file or a
+/// [`skip_stats_summary`] on the capture of `file`, already read, where `input` is that file or a
 /// directory with no other trace ([`load::single_chrome_file`]).
-pub(crate) fn ours_of_capture(
+pub(crate) fn skip_stats_summary_of_capture(
     input: &Path,
     file: &Path,
     capture: Result<trace_model::Capture, chrome_reader::Error>,
-) -> Result<Ours, Error> {
+) -> Result<SkipStatsSummary, Error> {
     let a = capture.map_err(analysis::Error::from).and_then(|c| {
         let loaded = [load::Loaded::chrome(input, file, c)];
         analysis::skip_stats_loaded_without_rows(input, &loaded, &analysis::SkipConfig::default())
@@ -73,7 +73,7 @@ pub(crate) fn ours_of_capture(
 fn from_analysis(
     input: &Path,
     a: Result<analysis::SkipAnalysis, analysis::Error>,
-) -> Result<Ours, Error> {
+) -> Result<SkipStatsSummary, Error> {
     let a = a.map_err(|e| Error::Missing {
         path: input.to_path_buf(),
         what: format!("our analysis failed: {}", analysis::error_chain(&e)),
@@ -98,7 +98,7 @@ fn from_analysis(
                 }
             };
             let causes = r.idle_causes.unwrap_or_default();
-            OursRank {
+            SkipStatsRank {
                 rank: r.rank,
                 window_us: r.window.map_or(0.0, |w| w.span().as_micros_f64()),
                 idle_pct: pct(idle),
@@ -113,7 +113,7 @@ fn from_analysis(
             }
         })
         .collect();
-    Ok(Ours {
+    Ok(SkipStatsSummary {
         ranks,
         last_finisher: a
             .last_finisher
