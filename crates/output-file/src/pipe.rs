@@ -89,7 +89,7 @@ mod tests {
         assert!(!is_broken_pipe(&Context(Box::new(other))));
         let refused = crate::Error::Refused {
             path: "x".into(),
-            reason: "is a directory",
+            reason: "is a directory".into(),
         };
         assert!(!is_broken_pipe(&refused));
     }
