@@ -181,6 +181,25 @@ impl DirOutput {
             .map_err(io("cannot create a file of the output"))
     }
 
+    /// Creates the file `rel` of the staged directory anew: one written earlier in this run
+    /// is replaced (for a second pass over the files of an export).
+    pub fn recreate_file(&self, rel: &Path) -> Result<File, Error> {
+        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+            return self.create_file(rel);
+        }
+        match std::fs::remove_file(self.staged.join(rel)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(Error::Io {
+                    path: self.path.join(rel),
+                    action: "cannot replace a file of the output",
+                    source: e,
+                });
+            }
+            _ => {}
+        }
+        self.create_file(rel)
+    }
+
     /// Writes the new file `rel` with `bytes` (see [`DirOutput::create_file`]).
     pub fn write(&self, rel: impl AsRef<Path>, bytes: &[u8]) -> Result<(), Error> {
         let rel = rel.as_ref();
@@ -305,4 +324,57 @@ impl Drop for DirOutput {
             staging::unregister(id);
         }
     }
+}
+
+/// Makes sure `dir` is a directory only this user can enter (a cache): created with mode
+/// 0700 (and its missing parents as usual) when missing; an existing one is used only when
+/// it is a real directory (not a symbolic link), owned by this user and closed to group
+/// and others.
+pub fn private_dir(dir: &Path) -> Result<(), Error> {
+    let io = |action| {
+        move |source| Error::Io {
+            path: dir.to_path_buf(),
+            action,
+            source,
+        }
+    };
+    let refuse = |reason: &str| Error::Refused {
+        path: dir.to_path_buf(),
+        reason: reason.into(),
+    };
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io("cannot create the directory's parent"))?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    match builder.create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io("cannot create the directory")(e)),
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(io("cannot inspect the directory"))?;
+    if !meta.is_dir() {
+        return Err(refuse(
+            "is not a directory (or is a symbolic link); it is not used",
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.mode() & 0o077 != 0 {
+            return Err(refuse(
+                "is open to other users (its mode is not 0700); it is not used",
+            ));
+        }
+        if let Ok(me) = std::fs::metadata("/proc/self")
+            && me.uid() != meta.uid()
+        {
+            return Err(refuse("belongs to another user; it is not used"));
+        }
+    }
+    Ok(())
 }

@@ -50,8 +50,8 @@ mod pipe;
 mod resolve;
 mod staging;
 
-pub use dir::{DirOutput, MARKER, check_dir};
-pub use pipe::is_broken_pipe;
+pub use dir::{DirOutput, MARKER, check_dir, private_dir};
+pub use pipe::{is_broken_pipe, print};
 pub use staging::{install_signal_cleanup, staged_paths};
 
 use std::fs::File;

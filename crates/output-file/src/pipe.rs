@@ -50,6 +50,18 @@ pub fn is_broken_pipe(err: &(dyn Error + 'static)) -> bool {
     false
 }
 
+/// Writes `bytes` to stdout and flushes it; a closed pipe is not an error (the reader
+/// asked for no more). Tools print their data with it before committing their files, so a
+/// failing stdout leaves no file committed behind an exit status of 2.
+pub fn print(bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        res => res,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

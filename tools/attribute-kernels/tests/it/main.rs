@@ -62,12 +62,13 @@ fn synthetic_xspace_writes_every_output() {
         .map(|r| r[5].parse::<f64>().expect("share"))
         .sum();
     assert!((share - 100.0).abs() < 1e-4, "{share}");
-    // No temporary files left behind.
+    // No temporary files left behind; the marker that lets a later run replace it.
     let names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(names.iter().any(|n| n == ".tracewise-output"), "{names:?}");
 
     // A second run without --overwrite changes nothing and exits 2.
     std::fs::write(out.join("kernels.csv"), "kept\n").unwrap();

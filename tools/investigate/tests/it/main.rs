@@ -54,24 +54,49 @@ fn an_existing_report_is_kept_without_overwrite() {
     let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = tmp.path().join("r");
+    let with_overwrite = |out: &Path| {
+        Command::new(BIN)
+            .arg(&input)
+            .arg("--out")
+            .arg(out)
+            .arg("--overwrite")
+            .output()
+            .expect("runs")
+    };
+    // A directory of the user's is never replaced, with --overwrite or without, and the
+    // message does not suggest a flag that would not help.
     std::fs::create_dir(&out).expect("mkdir");
     std::fs::write(out.join("keep.txt"), "mine").expect("write");
-    let o = investigate(&input, &out);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
+    for o in [investigate(&input, &out), with_overwrite(&out)] {
+        assert_eq!(o.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("not written by a tracewise tool"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("--overwrite"), "{stderr}");
+    }
     assert_eq!(
         std::fs::read_to_string(out.join("keep.txt")).expect("kept"),
         "mine"
     );
-    let o = Command::new(BIN)
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .arg("--overwrite")
-        .output()
-        .expect("runs");
-    assert!(o.status.success());
-    assert!(!out.join("keep.txt").exists());
+    std::fs::remove_dir_all(&out).expect("rm");
+    // A report written before is kept without --overwrite and replaced with it.
+    assert!(investigate(&input, &out).status.success());
+    std::fs::write(out.join("report.md"), "old").expect("write");
+    let o = investigate(&input, &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).expect("kept"),
+        "old"
+    );
+    let o = with_overwrite(&out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ne!(
+        std::fs::read_to_string(out.join("report.md")).expect("new"),
+        "old"
+    );
     for f in FILES {
         assert!(out.join(f).is_file(), "{f}");
     }
