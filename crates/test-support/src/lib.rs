@@ -16,9 +16,14 @@
 
 #![warn(missing_docs)]
 
+mod outputs;
 mod pipe;
 mod traces;
 
+pub use outputs::{
+    Entry, OutputKind, Target, make_fifo, output_matrix, snapshot, staged_left,
+    write_synthetic_trace,
+};
 pub use pipe::assert_quiet_on_closed_stdout;
 pub use traces::{KinetoTrace, Plane, RealTraces, XSpaceCapture};
 

@@ -455,3 +455,28 @@ fn a_piped_input_compacts_as_the_file_does() {
         );
     }
 }
+
+/// `-o` at every kind of target: the user's files and the input stay byte-identical (an
+/// existing file is replaced only with --overwrite), nothing staged is left.
+#[test]
+fn output_matrix_output() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let written = lanes::synth::write_fixtures(dir.path()).expect("fixtures");
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_compact-cuda-graph-trace"),
+        "-o",
+        test_support::OutputKind::File,
+        &written[0],
+        |input, target, overwrite| {
+            with_overwrite(vec![input.into(), "-o".into(), target.into()], overwrite)
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}

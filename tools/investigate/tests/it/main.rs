@@ -327,3 +327,27 @@ fn a_closed_stdout_exits_0_quietly() {
     // The report is written all the same.
     assert!(out.join("report.md").is_file());
 }
+
+/// The report directory `--out` at every kind of target: the user's files and the input
+/// stay byte-identical, nothing staged is left, every cell is refused (exit 2).
+#[test]
+fn output_matrix_out() {
+    let fixture = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    test_support::output_matrix(
+        BIN,
+        "--out",
+        test_support::OutputKind::Dir,
+        &fixture,
+        |input, target, overwrite| {
+            with_overwrite(vec![input.into(), "--out".into(), target.into()], overwrite)
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}

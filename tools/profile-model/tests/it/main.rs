@@ -127,3 +127,50 @@ fn a_closed_stdout_exits_0_quietly() {
         &[fixture("chrome/ok/tiny-train")],
     );
 }
+
+/// `--export` and `--cache-dir` at every kind of target: the user's files and the input
+/// stay byte-identical, nothing staged is left; an export is never put over anything, and
+/// an unusable cache directory is ignored (exit 0).
+#[test]
+fn output_matrix_export_and_cache_dir() {
+    let fixture = fixture("chrome/ok/tiny-train/rank0.pt.trace.json");
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_profile-model"),
+        "--export",
+        test_support::OutputKind::Dir,
+        &fixture,
+        |input, target, overwrite| {
+            with_overwrite(
+                vec![input.into(), "--export".into(), target.into()],
+                overwrite,
+            )
+        },
+    );
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_profile-model"),
+        "--cache-dir",
+        test_support::OutputKind::Cache,
+        &fixture,
+        |input, target, overwrite| {
+            let mut args: Vec<std::ffi::OsString> = vec![
+                input.into(),
+                "--cache".into(),
+                "--cache-dir".into(),
+                target.into(),
+            ];
+            if overwrite {
+                // --overwrite is about --export; the cache is never anything but a cache.
+                args.push("--json".into());
+            }
+            args
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}

@@ -106,3 +106,30 @@ fn malformed_inputs_never_panic() {
 fn a_closed_stdout_exits_0_quietly() {
     test_support::assert_quiet_on_closed_stdout(env!("CARGO_BIN_EXE_roofline"), &[FIXTURE]);
 }
+
+/// `--csv` and `--svg` at every kind of target: the user's files and the capture stay
+/// byte-identical (an existing file is replaced only with --overwrite), nothing staged is
+/// left.
+#[test]
+fn output_matrix_csv_and_svg() {
+    let fixture = test_support::workspace_root().join(FIXTURE);
+    for option in ["--csv", "--svg"] {
+        test_support::output_matrix(
+            env!("CARGO_BIN_EXE_roofline"),
+            option,
+            test_support::OutputKind::File,
+            &fixture,
+            |input, target, overwrite| {
+                with_overwrite(vec![input.into(), option.into(), target.into()], overwrite)
+            },
+        );
+    }
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}

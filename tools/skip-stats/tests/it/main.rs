@@ -290,3 +290,27 @@ fn a_closed_stdout_exits_0_quietly() {
         &[FIXTURE, "--out", out],
     );
 }
+
+/// rows.csv through `--out DIR` at every kind of target: the user's files and the input
+/// stay byte-identical, nothing staged is left, the exit status is the rules'.
+#[test]
+fn output_matrix_rows_csv() {
+    let fixture = test_support::workspace_root().join(FIXTURE);
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_skip-stats"),
+        "--out (rows.csv)",
+        test_support::OutputKind::FileInDir,
+        &fixture,
+        |input, target, overwrite| {
+            with_overwrite(vec![input.into(), "--out".into(), target.into()], overwrite)
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
