@@ -21,7 +21,7 @@ mod pipe;
 mod traces;
 
 pub use outputs::{
-    Entry, OutputKind, Target, make_fifo, output_matrix, snapshot, staged_left,
+    Entry, OutputKind, Target, make_fifo, output_matrix, run_interrupted, snapshot, staged_left,
     write_synthetic_trace,
 };
 pub use pipe::assert_quiet_on_closed_stdout;

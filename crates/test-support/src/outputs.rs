@@ -161,13 +161,17 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Entry> {
     out
 }
 
-/// The paths below `root` whose name says they were staged by `output-file`.
+/// The paths below `root` whose name says they were staged by `output-file`
+/// (`.<name>.tracewise-<pid>-<random>.tmp`).
 pub fn staged_left(root: &Path) -> Vec<PathBuf> {
     snapshot(root)
         .into_keys()
         .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().contains(".tracewise-"))
+            // `.<name>.tracewise-<pid>-<random>.tmp`; not the marker `.tracewise-output`.
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.contains(".tracewise-") && n.ends_with(".tmp")
+            })
         })
         .collect()
 }
@@ -384,4 +388,30 @@ pub fn write_synthetic_trace(path: &Path, bytes: u64) {
     )
     .expect("write");
     w.flush().expect("flush");
+}
+
+/// Runs `cmd` (stdout and stderr discarded), sends it `signal` (`INT`, `TERM`, `KILL`)
+/// after `after`, and returns how it ended. A child that finished first is not signalled
+/// again: it is a zombie until waited for, so its pid cannot have been reused.
+pub fn run_interrupted(
+    mut cmd: Command,
+    after: std::time::Duration,
+    signal: &str,
+) -> std::process::ExitStatus {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the tool starts");
+    std::thread::sleep(after);
+    if child.try_wait().expect("wait").is_none() {
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success() || child.try_wait().expect("wait").is_some());
+    }
+    child.wait().expect("the tool ends")
 }

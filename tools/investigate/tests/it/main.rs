@@ -351,3 +351,69 @@ fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std
     }
     base
 }
+
+/// SIGINT and SIGKILL at several points of a run that replaces a report, on a large
+/// synthetic trace: afterwards the report directory is the old one or the new one, whole,
+/// never neither; after SIGINT nothing staged is left, and what SIGKILL left is removed by
+/// the next run.
+#[test]
+fn interrupts_leave_the_old_report_or_the_new_one() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Instant;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("big.json");
+    test_support::write_synthetic_trace(&big, 20_000_000);
+    let small = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let report = tmp.path().join("report");
+    let run = |input: &Path| {
+        let mut cmd = Command::new(BIN);
+        cmd.arg(input).arg("--out").arg(&report).arg("--overwrite");
+        cmd
+    };
+    // The new report, and how long a whole run takes.
+    let start = Instant::now();
+    assert!(run(&big).output().expect("runs").status.success());
+    let whole = start.elapsed();
+    let new = test_support::snapshot(&report);
+    assert!(run(&small).output().expect("runs").status.success());
+    let old = test_support::snapshot(&report);
+    assert_ne!(old, new);
+    let mut seen_new = 0;
+    let mut seen_old = 0;
+    for signal in ["INT", "TERM", "KILL"] {
+        for percent in [5u32, 30, 60, 85, 95, 100, 105] {
+            // Back to the old report before each run.
+            assert!(run(&small).output().expect("runs").status.success());
+            let after = whole * percent / 100;
+            let status = test_support::run_interrupted(run(&big), after, signal);
+            let cell = format!("SIG{signal} after {percent}% of {whole:?}: {status:?}");
+            let now = test_support::snapshot(&report);
+            if now == new {
+                seen_new += 1;
+            } else if now == old {
+                seen_old += 1;
+            } else {
+                panic!("{cell}: the report is neither the old one nor the new one");
+            }
+            let staged = test_support::staged_left(tmp.path());
+            if signal == "KILL" {
+                // The next run removes what a killed one staged.
+                assert!(run(&small).output().expect("runs").status.success());
+                let left = test_support::staged_left(tmp.path());
+                assert!(left.is_empty(), "{cell}: left after the next run: {left:?}");
+            } else {
+                assert!(staged.is_empty(), "{cell}: staged left: {staged:?}");
+                // Ended by the signal (as it would without a handler), or done before it.
+                assert!(
+                    status.success() || status.signal().is_some(),
+                    "{cell}: ended otherwise"
+                );
+            }
+        }
+    }
+    // The points span the run: some found the old report, some the new one.
+    assert!(
+        seen_old > 0 && seen_new > 0,
+        "old {seen_old}, new {seen_new}"
+    );
+}

@@ -314,3 +314,78 @@ fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std
     }
     base
 }
+
+/// SIGINT and SIGKILL at several points of a run that replaces rows.csv, on a large
+/// synthetic trace: rows.csv is the old file or the new one, never neither or half; after
+/// SIGINT nothing staged is left (rows.csv is staged while the rows are written).
+#[test]
+fn interrupts_leave_the_old_rows_or_the_new_ones() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Instant;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("big.json");
+    test_support::write_synthetic_trace(&big, 20_000_000);
+    let out = tmp.path().join("out");
+    let rows = out.join("rows.csv");
+    let run = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skip-stats"));
+        cmd.arg(&big).arg("--out").arg(&out).arg("--overwrite");
+        cmd
+    };
+    let start = Instant::now();
+    assert!(run().output().expect("runs").status.success());
+    let whole = start.elapsed();
+    let new = std::fs::read(&rows).expect("rows.csv");
+    let old = b"the old rows\n".to_vec();
+    let mut seen = (0, 0);
+    for signal in ["INT", "TERM", "KILL"] {
+        for percent in [5u32, 30, 60, 85, 95, 100, 105] {
+            std::fs::write(&rows, &old).expect("write");
+            let status = test_support::run_interrupted(run(), whole * percent / 100, signal);
+            let cell = format!("SIG{signal} after {percent}% of {whole:?}: {status:?}");
+            let now = std::fs::read(&rows).unwrap_or_else(|e| panic!("{cell}: no rows.csv: {e}"));
+            if now == new {
+                seen.1 += 1;
+            } else if now == old {
+                seen.0 += 1;
+            } else {
+                panic!("{cell}: rows.csv is neither the old file nor the new one");
+            }
+            if signal != "KILL" {
+                let staged = test_support::staged_left(tmp.path());
+                assert!(staged.is_empty(), "{cell}: staged left: {staged:?}");
+                assert!(status.success() || status.signal().is_some(), "{cell}");
+            }
+        }
+    }
+    assert!(seen.0 > 0 && seen.1 > 0, "old {}, new {}", seen.0, seen.1);
+    // SIGINT and SIGTERM while rows.csv is staged (seen on disk): the staged file is
+    // removed and the old rows.csv stays.
+    for signal in ["INT", "TERM"] {
+        std::fs::write(&rows, &old).expect("write");
+        let mut child = run()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starts");
+        let deadline = Instant::now() + whole * 4;
+        while test_support::staged_left(&out).is_empty() {
+            assert!(Instant::now() < deadline, "rows.csv was never staged");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        let status = child.wait().expect("ends");
+        assert_eq!(status.signal(), Some(if signal == "INT" { 2 } else { 15 }));
+        let staged = test_support::staged_left(tmp.path());
+        assert!(
+            staged.is_empty(),
+            "SIG{signal} while staged: left {staged:?}"
+        );
+        assert_eq!(std::fs::read(&rows).expect("rows.csv"), old);
+    }
+}
