@@ -415,3 +415,74 @@ pub fn run_interrupted(
     }
     child.wait().expect("the tool ends")
 }
+
+/// How a run measured by [`run_measured`] ended.
+#[derive(Debug)]
+pub struct Measured {
+    /// The exit code (`None`: ended by a signal, or killed at the deadline).
+    pub code: Option<i32>,
+    /// What it wrote to stderr.
+    pub stderr: String,
+    /// Its peak resident set, in KiB (from `/usr/bin/time -f %M`).
+    pub peak_kib: u64,
+    /// Wall time.
+    pub elapsed: std::time::Duration,
+    /// Whether it was killed for running past the deadline.
+    pub timed_out: bool,
+}
+
+/// Runs `bin args` under `/usr/bin/time` (which must exist: the test fails otherwise),
+/// killing it after `deadline`, and returns its exit code, stderr, peak memory and time.
+pub fn run_measured(
+    bin: &str,
+    args: &[std::ffi::OsString],
+    envs: &[(&str, &str)],
+    deadline: std::time::Duration,
+) -> Measured {
+    let report = tempfile::NamedTempFile::new().expect("a temporary file");
+    let start = std::time::Instant::now();
+    let mut child = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(report.path())
+        .arg(bin)
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("/usr/bin/time runs the tool");
+    let mut stderr_pipe = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr_pipe, &mut text);
+        text
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > deadline {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let elapsed = start.elapsed();
+    let stderr = reader.join().expect("stderr is read");
+    let peak_kib = std::fs::read_to_string(report.path())
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
+        .unwrap_or(0);
+    Measured {
+        code: status.code(),
+        stderr,
+        peak_kib,
+        elapsed,
+        timed_out,
+    }
+}

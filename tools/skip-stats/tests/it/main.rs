@@ -389,3 +389,147 @@ fn interrupts_leave_the_old_rows_or_the_new_ones() {
         assert_eq!(std::fs::read(&rows).expect("rows.csv"), old);
     }
 }
+
+/// `n` gzip members of `text` each, one after another: what a gzip reader inflates to
+/// `n * text.len()` bytes, from a file of `n` times one small member.
+fn gzip_members(first: &[u8], text: &[u8], n: usize, last: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let member = |bytes: &[u8]| {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(bytes).expect("deflate");
+        enc.finish().expect("deflate")
+    };
+    let body = member(text);
+    let mut out = member(first);
+    for _ in 0..n {
+        out.extend_from_slice(&body);
+    }
+    out.extend_from_slice(&member(last));
+    out
+}
+
+/// Hostile input ends in a clear error naming the file, within 10 s and under 1 GiB: a
+/// gzip of 2 GiB of whitespace (about 2 MB on disk), a gzip holding one 2 GiB string, and
+/// a plain file with one 400 MB string; `--threads 100000` finishes.
+#[test]
+fn hostile_input_is_bounded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bin = env!("CARGO_BIN_EXE_skip-stats");
+    let out = tmp.path().join("out");
+    let check = |input: &Path, envs: &[(&str, &str)], expect: &str| {
+        let args = [
+            input.as_os_str().to_owned(),
+            "--out".into(),
+            out.as_os_str().to_owned(),
+        ];
+        let m = test_support::run_measured(bin, &args, envs, std::time::Duration::from_secs(60));
+        let name = input.file_name().expect("a name").to_string_lossy();
+        assert!(!m.timed_out, "{name}: still running after 60 s");
+        assert_eq!(m.code, Some(2), "{name}: {m:?}");
+        assert!(m.stderr.contains(name.as_ref()), "{name}: {}", m.stderr);
+        assert!(m.stderr.contains(expect), "{name}: {}", m.stderr);
+        assert!(m.stderr.contains("byte"), "{name}: no offset: {}", m.stderr);
+        assert!(
+            m.elapsed.as_secs_f64() < 10.0,
+            "{name}: took {:?}",
+            m.elapsed
+        );
+        assert!(m.peak_kib < 1 << 20, "{name}: peak {} KiB", m.peak_kib);
+        assert!(!out.join("rows.csv").exists());
+        eprintln!("{name}: {:?}, peak {} KiB", m.elapsed, m.peak_kib);
+    };
+    let mib = 1 << 20;
+    // Whitespace between events.
+    let spaces = vec![b' '; 16 * mib];
+    let bomb = tmp.path().join("whitespace.json.gz");
+    let head =
+        br#"{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},"#;
+    std::fs::write(&bomb, gzip_members(head, &spaces, 128, b"]}")).expect("write");
+    assert!(std::fs::metadata(&bomb).expect("meta").len() < 4 * mib as u64);
+    check(&bomb, &[], "TRACEWISE_MAX_INFLATE_RATIO");
+    // One string: the inflation cap stops it first; with that cap raised, the event cap.
+    let letters = vec![b'a'; 16 * mib];
+    let string = tmp.path().join("string.json.gz");
+    let head = br#"{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": ""#;
+    std::fs::write(&string, gzip_members(head, &letters, 128, b"\"}]}")).expect("write");
+    check(&string, &[], "TRACEWISE_MAX_INFLATE_RATIO");
+    check(
+        &string,
+        &[("TRACEWISE_MAX_INFLATE_RATIO", "100000")],
+        "TRACEWISE_MAX_EVENT_BYTES",
+    );
+    // A plain file (read in place, not inflated) with one 400 MB string.
+    let plain = tmp.path().join("string.json");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&plain).expect("create"));
+        f.write_all(head).expect("write");
+        for _ in 0..25 {
+            f.write_all(&letters).expect("write");
+        }
+        f.write_all(b"\"}]}").expect("write");
+    }
+    check(&plain, &[], "TRACEWISE_MAX_EVENT_BYTES");
+    std::fs::remove_file(&plain).expect("rm");
+
+    // Absurd thread counts are clamped: the run finishes as with the default.
+    let fixture = workspace_root().join(FIXTURE);
+    let args = [
+        fixture.into_os_string(),
+        "--threads".into(),
+        "100000".into(),
+        "--out".into(),
+        out.clone().into_os_string(),
+    ];
+    let m = test_support::run_measured(bin, &args, &[], std::time::Duration::from_secs(60));
+    assert_eq!(m.code, Some(0), "{m:?}");
+    assert!(
+        m.elapsed.as_secs_f64() < 10.0,
+        "--threads 100000 took {:?}",
+        m.elapsed
+    );
+}
+
+/// A gzip trace truncated while skip-stats reads it: exit 2 with a message naming the
+/// file, no crash, nothing written.
+#[test]
+fn an_input_truncated_during_the_read_is_an_error() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plain = tmp.path().join("big.json");
+    test_support::write_synthetic_trace(&plain, 60_000_000);
+    let gz = tmp.path().join("big.json.gz");
+    {
+        let text = std::fs::read(&plain).expect("read");
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).expect("create"),
+            flate2::Compression::fast(),
+        );
+        enc.write_all(&text).expect("deflate");
+        enc.finish().expect("deflate");
+    }
+    let out = tmp.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_skip-stats"))
+        .arg(&gz)
+        .arg("--out")
+        .arg(&out)
+        .arg("--threads")
+        .arg("1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let len = std::fs::metadata(&gz).expect("meta").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&gz)
+        .expect("open")
+        .set_len(len / 2)
+        .expect("truncate");
+    let o = child.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("big.json.gz"), "{stderr}");
+    assert!(!out.join("rows.csv").exists());
+}
