@@ -486,3 +486,23 @@ pub fn run_measured(
         timed_out,
     }
 }
+
+/// Checks that `bin --help` states the exit statuses of the workspace's one policy: 0 on
+/// success, 2 on bad input or a refused output (3, a partial result, where the tool has
+/// one).
+pub fn assert_help_names_exit_codes(bin: &str) {
+    let out = Command::new(bin)
+        .arg("--help")
+        .output()
+        .expect("--help runs");
+    assert!(out.status.success(), "{bin} --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    let at = help
+        .find("Exit status:")
+        .unwrap_or_else(|| panic!("{bin} --help has no \"Exit status:\" paragraph:\n{help}"));
+    let policy = &help[at..];
+    assert!(
+        policy.contains('0') && policy.contains('2'),
+        "{bin}: {policy}"
+    );
+}

@@ -352,3 +352,9 @@ fn a_fifo_in_the_trace_dir_is_skipped() {
         assert_eq!(m.code, Some(0), "{extra:?}: {}", m.stderr);
     }
 }
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_analyze-profile"));
+}

@@ -189,3 +189,20 @@ fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std
     }
     base
 }
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_attribute-kernels"));
+}
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and a place in it, and nothing is written.
+#[test]
+fn malformed_inputs_give_errors_and_write_nothing() {
+    let run =
+        test_support::run_on_malformed(env!("CARGO_BIN_EXE_attribute-kernels"), |input, out| {
+            vec![input.into(), "--out".into(), out.join("attribution").into()]
+        });
+    assert!(run.errors >= 30, "{run:?}");
+}

@@ -480,3 +480,9 @@ fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std
     }
     base
 }
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_compact-cuda-graph-trace"));
+}

@@ -417,3 +417,19 @@ fn interrupts_leave_the_old_report_or_the_new_one() {
         "old {seen_old}, new {seen_new}"
     );
 }
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_investigate"));
+}
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and a place in it, and nothing is written.
+#[test]
+fn malformed_inputs_give_errors_and_write_nothing() {
+    let run = test_support::run_on_malformed(BIN, |input, out| {
+        vec![input.into(), "--out".into(), out.join("report").into()]
+    });
+    assert!(run.errors >= 30, "{run:?}");
+}

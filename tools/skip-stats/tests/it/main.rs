@@ -533,3 +533,9 @@ fn an_input_truncated_during_the_read_is_an_error() {
     assert!(stderr.contains("big.json.gz"), "{stderr}");
     assert!(!out.join("rows.csv").exists());
 }
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_skip-stats"));
+}

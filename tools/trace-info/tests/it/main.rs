@@ -141,3 +141,9 @@ fn a_closed_stdout_exits_0_quietly() {
         &["testdata/chrome/ok/skip_stats_small.json"],
     );
 }
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_trace-info"));
+}
