@@ -349,9 +349,9 @@ pub fn write_synthetic_trace(path: &Path, bytes: u64) {
         "aten::_scaled_dot_product_flash_attention",
         "nccl:all_reduce",
     ];
-    write!(
+    writeln!(
         w,
-        "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}}], \"distributedInfo\": {{\"rank\": 0, \"world_size\": 1}}, \"traceEvents\": [\n"
+        "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}}], \"distributedInfo\": {{\"rank\": 0, \"world_size\": 1}}, \"traceEvents\": ["
     )
     .expect("write");
     let (mut written, mut ts, mut corr, mut step) = (0u64, 1_000_000u64, 1u64, 0u64);
@@ -382,9 +382,9 @@ pub fn write_synthetic_trace(path: &Path, bytes: u64) {
         ts += 20_000;
         step += 1;
     }
-    write!(
+    writeln!(
         w,
-        "{{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {ts}}}\n], \"traceName\": \"synthetic\"}}\n"
+        "{{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {ts}}}\n], \"traceName\": \"synthetic\"}}"
     )
     .expect("write");
     w.flush().expect("flush");

@@ -180,3 +180,46 @@ fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std
 fn help_names_the_exit_codes() {
     test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_profile-model"));
 }
+
+/// `--export DIR --sql BAD` exits 2 and writes no export (it is committed only when the
+/// whole run succeeded); `--export-workers 100000` is clamped and finishes; a file table
+/// function in `--sql` is refused.
+#[test]
+fn a_failed_run_commits_no_export_and_workers_are_clamped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("export");
+    let trace = fixture("chrome/ok/tiny-train");
+    let o = bin()
+        .arg(&trace)
+        .arg("--export")
+        .arg(&out)
+        .args(["--sql", "SELECT nope FROM nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists(), "the export was committed by a failing run");
+    assert_eq!(test_support::staged_left(tmp.path()), Vec::<PathBuf>::new());
+    let o = bin()
+        .arg(&trace)
+        .args(["--sql", "SELECT * FROM read_parquet('/etc/x.parquet')"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("table functions"));
+    let m = test_support::run_measured(
+        env!("CARGO_BIN_EXE_profile-model"),
+        &[
+            trace.into_os_string(),
+            "--export".into(),
+            out.clone().into_os_string(),
+            "--export-workers".into(),
+            "100000".into(),
+        ],
+        &[],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(m.code, Some(0), "{m:?}");
+    assert!(m.elapsed.as_secs_f64() < 20.0, "{:?}", m.elapsed);
+    assert!(out.join("rank=0/events.parquet").is_file());
+    assert!(out.join(".tracewise-output").is_file());
+}
