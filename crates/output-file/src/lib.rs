@@ -7,7 +7,7 @@
 //! ended by SIGINT, SIGTERM or SIGHUP, leaves nothing staged behind; what SIGKILL leaves is
 //! removed by the next run that writes the same output.
 //!
-//! A file output ([`write`], [`Pending`]) is refused when the path is a directory, a
+//! A file output ([`write()`], [`Pending`]) is refused when the path is a directory, a
 //! device (or FIFO, socket), a symbolic link, one of the inputs (any hard link of it), or
 //! an existing file inside an input directory (it may be one the tool read); an existing
 //! regular file is replaced only with [`Rules::overwrite`], by one rename, so there is no
