@@ -66,7 +66,7 @@ struct Confined {
 impl Confined {
     /// The most rows `from` can make: the product over its comma-separated items and
     /// unconstrained joins (a constrained join counts as its larger side).
-    fn from_rows(&self, from: &[TableWithJoins]) -> u128 {
+    fn most_rows(&self, from: &[TableWithJoins]) -> u128 {
         let mut total: u128 = 1;
         for item in from {
             total = total.saturating_mul(self.rows as u128);
@@ -101,7 +101,7 @@ impl Visitor for Confined {
             }
         }
         if let SetExpr::Select(select) = query.body.as_ref() {
-            let rows = self.from_rows(&select.from);
+            let rows = self.most_rows(&select.from);
             if rows > self.max_rows as u128 {
                 return ControlFlow::Break(format!(
                     "its joins without a condition make up to {rows} rows, more than the                      limit of {} (--sql-max-rows); join ON a condition",

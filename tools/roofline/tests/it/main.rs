@@ -139,3 +139,30 @@ fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std
 fn help_names_the_exit_codes() {
     test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_roofline"));
 }
+
+/// `roofline cap --csv cap/<the capture file> --overwrite`: a file inside the capture
+/// directory may be the one read, so it is never replaced (exit 2, bytes unchanged).
+#[test]
+fn a_file_read_from_the_capture_directory_is_never_replaced() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cap = tmp.path().join("cap");
+    std::fs::create_dir(&cap).expect("mkdir");
+    let pb = cap.join("host.xplane.pb");
+    std::fs::copy(
+        workspace_root().join("testdata/attribution/synth.xplane.pb"),
+        &pb,
+    )
+    .expect("copy");
+    let before = std::fs::read(&pb).expect("read");
+    let out = Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .arg(&cap)
+        .arg("--csv")
+        .arg(&pb)
+        .arg("--overwrite")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("inside the input directory"), "{stderr}");
+    assert_eq!(std::fs::read(&pb).expect("read"), before);
+}
