@@ -187,7 +187,8 @@ pub fn read_export(dir: &Path) -> Result<DataFrame, Error> {
         };
         for file in std::fs::read_dir(&rank_dir).map_err(Error::io(&rank_dir, "cannot read"))? {
             let file = file.map_err(Error::io(&rank_dir, "cannot read"))?.path();
-            if file.extension().is_some_and(|e| e == "parquet") {
+            // A FIFO or device named like a part is skipped (reading a FIFO would block).
+            if file.extension().is_some_and(|e| e == "parquet") && file.is_file() {
                 parts.push((rank, file));
             }
         }
