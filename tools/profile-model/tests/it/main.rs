@@ -223,3 +223,44 @@ fn a_failed_run_commits_no_export_and_workers_are_clamped() {
     assert!(out.join("rank=0/events.parquet").is_file());
     assert!(out.join(".tracewise-output").is_file());
 }
+
+/// `--cache` without `--cache-dir` keeps its files in `$XDG_CACHE_HOME/tracewise`, a
+/// directory only this user may enter, and reads them back on the next run.
+#[test]
+fn the_default_cache_is_per_user_and_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = tmp.path().join("xdg");
+    let run = || {
+        let o = bin()
+            .arg(fixture("chrome/ok/tiny-train/rank0.pt.trace.json"))
+            .arg("--cache")
+            .env("XDG_CACHE_HOME", &xdg)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let first = run();
+    let dir = xdg.join("tracewise");
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o077,
+        0
+    );
+    let second = run();
+    assert!(first.contains("Cache: Written("), "{first}");
+    assert!(second.contains("Cache: Hit("), "{second}");
+    let body = |s: &str| s[..s.find("Cache:").unwrap()].to_owned();
+    assert_eq!(
+        body(&second),
+        body(&first),
+        "the cached frame gives the same summary"
+    );
+}
