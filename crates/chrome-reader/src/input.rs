@@ -135,6 +135,23 @@ pub fn max_inflate_ratio() -> u64 {
     })
 }
 
+/// Inflates the gzip stream `input` (all its members) on the calling thread, failing once
+/// it gives more than [`max_inflate_ratio`] times the compressed bytes read: for readers of
+/// trace text that do not go through [`open`] (the compaction's two passes).
+pub fn inflate_capped<R: Read + Send + 'static>(input: R) -> Box<dyn Read + Send> {
+    let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Counted {
+        inner: input,
+        count: compressed.clone(),
+    };
+    Box::new(Capped {
+        inner: flate2::read::MultiGzDecoder::new(counted),
+        compressed,
+        inflated: 0,
+        ratio: max_inflate_ratio(),
+    })
+}
+
 /// A reader that counts the bytes read through it into a shared counter.
 pub(crate) struct Counted<R> {
     inner: R,

@@ -56,7 +56,7 @@ pub use build::{
 };
 pub use chunks::{MAX_EVENT_BYTES, max_event_bytes};
 pub use error::Error;
-pub use input::{MAX_INFLATE_RATIO, max_inflate_ratio, open};
+pub use input::{MAX_INFLATE_RATIO, inflate_capped, max_inflate_ratio, open};
 pub use raw::{
     EventSink, Id, Number, RawEvent, decode_args, read_event_texts, read_events_chunked,
     read_events_with_args, read_file_events_chunked, read_raw_events,
