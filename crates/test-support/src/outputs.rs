@@ -506,3 +506,35 @@ pub fn assert_help_names_exit_codes(bin: &str) {
         "{bin}: {policy}"
     );
 }
+
+/// `n` gzip members of `text` each between a member of `first` and one of `last`: a file
+/// of about `n` times one small member that a gzip reader inflates to `n * text.len()`
+/// bytes (for the decompression-bomb tests).
+pub fn gzip_members(first: &[u8], text: &[u8], n: usize, last: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let member = |bytes: &[u8]| {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(bytes).expect("deflate");
+        enc.finish().expect("deflate")
+    };
+    let body = member(text);
+    let mut out = member(first);
+    for _ in 0..n {
+        out.extend_from_slice(&body);
+    }
+    out.extend_from_slice(&member(last));
+    out
+}
+
+/// A gzip trace of one event and then 2 GiB of whitespace (about 2 MB on disk).
+pub fn whitespace_bomb() -> Vec<u8> {
+    let head =
+        br#"{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},"#;
+    gzip_members(head, &vec![b' '; 16 << 20], 128, b"]}")
+}
+
+/// A gzip trace whose one event has a 2 GiB name (about 2 MB on disk).
+pub fn string_bomb() -> Vec<u8> {
+    let head = br#"{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": ""#;
+    gzip_members(head, &vec![b'a'; 16 << 20], 128, b"\"}]}")
+}

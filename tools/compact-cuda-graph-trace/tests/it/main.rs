@@ -486,3 +486,38 @@ fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std
 fn help_names_the_exit_codes() {
     test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_compact-cuda-graph-trace"));
 }
+
+/// Decompression bombs end in a clear error naming the file, quickly and without output:
+/// the compaction inflates gzip itself and is held to the same cap as every reader.
+#[test]
+fn decompression_bombs_are_refused() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    for (name, bytes) in [
+        ("whitespace.json.gz", test_support::whitespace_bomb()),
+        ("string.json.gz", test_support::string_bomb()),
+    ] {
+        let input = tmp.path().join(name);
+        std::fs::write(&input, bytes).expect("write");
+        let out = tmp.path().join("out.json.gz");
+        let m = test_support::run_measured(
+            env!("CARGO_BIN_EXE_compact-cuda-graph-trace"),
+            &[
+                input.into_os_string(),
+                "-o".into(),
+                out.clone().into_os_string(),
+            ],
+            &[],
+            std::time::Duration::from_secs(60),
+        );
+        assert_eq!(m.code, Some(2), "{name}: {m:?}");
+        assert!(m.stderr.contains(name), "{name}: {}", m.stderr);
+        assert!(
+            m.stderr.contains("TRACEWISE_MAX_INFLATE_RATIO"),
+            "{name}: {}",
+            m.stderr
+        );
+        assert!(m.elapsed.as_secs_f64() < 10.0, "{name}: {:?}", m.elapsed);
+        assert!(m.peak_kib < 1 << 20, "{name}: {} KiB", m.peak_kib);
+        assert!(!out.exists());
+    }
+}

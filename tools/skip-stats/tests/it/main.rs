@@ -390,24 +390,6 @@ fn interrupts_leave_the_old_rows_or_the_new_ones() {
     }
 }
 
-/// `n` gzip members of `text` each, one after another: what a gzip reader inflates to
-/// `n * text.len()` bytes, from a file of `n` times one small member.
-fn gzip_members(first: &[u8], text: &[u8], n: usize, last: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let member = |bytes: &[u8]| {
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        enc.write_all(bytes).expect("deflate");
-        enc.finish().expect("deflate")
-    };
-    let body = member(text);
-    let mut out = member(first);
-    for _ in 0..n {
-        out.extend_from_slice(&body);
-    }
-    out.extend_from_slice(&member(last));
-    out
-}
-
 /// Hostile input ends in a clear error naming the file, within 10 s and under 1 GiB: a
 /// gzip of 2 GiB of whitespace (about 2 MB on disk), a gzip holding one 2 GiB string, and
 /// a plain file with one 400 MB string; `--threads 100000` finishes.
@@ -440,18 +422,15 @@ fn hostile_input_is_bounded() {
     };
     let mib = 1 << 20;
     // Whitespace between events.
-    let spaces = vec![b' '; 16 * mib];
     let bomb = tmp.path().join("whitespace.json.gz");
-    let head =
-        br#"{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},"#;
-    std::fs::write(&bomb, gzip_members(head, &spaces, 128, b"]}")).expect("write");
+    std::fs::write(&bomb, test_support::whitespace_bomb()).expect("write");
     assert!(std::fs::metadata(&bomb).expect("meta").len() < 4 * mib as u64);
     check(&bomb, &[], "TRACEWISE_MAX_INFLATE_RATIO");
     // One string: the inflation cap stops it first; with that cap raised, the event cap.
     let letters = vec![b'a'; 16 * mib];
-    let string = tmp.path().join("string.json.gz");
     let head = br#"{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": ""#;
-    std::fs::write(&string, gzip_members(head, &letters, 128, b"\"}]}")).expect("write");
+    let string = tmp.path().join("string.json.gz");
+    std::fs::write(&string, test_support::string_bomb()).expect("write");
     check(&string, &[], "TRACEWISE_MAX_INFLATE_RATIO");
     check(
         &string,
