@@ -433,3 +433,53 @@ fn malformed_inputs_give_errors_and_write_nothing() {
     });
     assert!(run.errors >= 30, "{run:?}");
 }
+
+/// Two runs with the same `--out` at the same time, without `--overwrite`: one report is
+/// written, the other run says it was refused (exit 2); never two "written" for one
+/// report, never a mixed directory, nothing staged left.
+#[test]
+fn two_runs_with_one_out_never_both_claim_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("a.json");
+    test_support::write_synthetic_trace(&big, 5_000_000);
+    let small = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let out = tmp.path().join("report");
+    for _ in 0..3 {
+        let _ = std::fs::remove_dir_all(&out);
+        let spawn = |input: &Path| {
+            Command::new(BIN)
+                .arg(input)
+                .arg("--out")
+                .arg(&out)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("starts")
+        };
+        let a = spawn(&big);
+        let b = spawn(&small);
+        let (a, b) = (
+            a.wait_with_output().expect("ends"),
+            b.wait_with_output().expect("ends"),
+        );
+        let codes = [a.status.code(), b.status.code()];
+        assert!(
+            codes == [Some(0), Some(2)] || codes == [Some(2), Some(0)],
+            "{codes:?}: {} / {}",
+            String::from_utf8_lossy(&a.stderr),
+            String::from_utf8_lossy(&b.stderr)
+        );
+        let (won, lost) = if codes[0] == Some(0) {
+            (&big, &b)
+        } else {
+            (&small, &a)
+        };
+        assert!(String::from_utf8_lossy(&lost.stderr).contains("--overwrite"));
+        let md = std::fs::read_to_string(out.join("report.md")).expect("a report");
+        assert!(
+            md.contains(&won.display().to_string()),
+            "the report is the winner's"
+        );
+        assert!(test_support::staged_left(tmp.path()).is_empty());
+    }
+}
