@@ -23,6 +23,8 @@ pub struct DirOutput {
     inputs: Vec<PathBuf>,
     staged: PathBuf,
     id: Option<u64>,
+    /// Directories made for the output, removed again if it is not committed.
+    created: Vec<PathBuf>,
 }
 
 /// What is at a directory output's path now.
@@ -124,17 +126,24 @@ impl DirOutput {
             }
         };
         let parent = crate::parent_dir(path);
-        std::fs::create_dir_all(parent).map_err(io("cannot create the output's directory"))?;
+        let created =
+            fsops::create_dirs(parent).map_err(io("cannot create the output's directory"))?;
         let name = crate::file_name(path);
         staging::remove_stale(parent, &name);
-        let (staged, id) = fsops::create_staged_dir(parent, &name)
-            .map_err(io("cannot create a staged directory beside the output"))?;
+        let (staged, id) = match fsops::create_staged_dir(parent, &name) {
+            Ok(staged) => staged,
+            Err(e) => {
+                fsops::remove_created(&created);
+                return Err(io("cannot create a staged directory beside the output")(e));
+            }
+        };
         let out = DirOutput {
             path: path.to_path_buf(),
             overwrite: rules.overwrite,
             inputs: rules.inputs.iter().map(|p| p.to_path_buf()).collect(),
             staged,
             id: Some(id),
+            created,
         };
         out.write(MARKER, MARKER_TEXT.as_bytes())?;
         Ok(out)
@@ -322,6 +331,7 @@ impl Drop for DirOutput {
         if let Some(id) = self.id.take() {
             let _ = staging::remove_path(&self.staged);
             staging::unregister(id);
+            fsops::remove_created(&self.created);
         }
     }
 }

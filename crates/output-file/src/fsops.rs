@@ -175,3 +175,29 @@ pub(crate) fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
         Ok(false)
     }
 }
+
+/// Creates `dir` and its missing parents; returns the directories it created, deepest
+/// first, so that a run that ends without committing can remove them again
+/// ([`remove_created`]) and leave the tree as it found it.
+pub(crate) fn create_dirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(d) = at.filter(|d| !d.as_os_str().is_empty()) {
+        if std::fs::symlink_metadata(d).is_ok() {
+            break;
+        }
+        missing.push(d.to_path_buf());
+        at = d.parent();
+    }
+    std::fs::create_dir_all(dir)?;
+    Ok(missing)
+}
+
+/// Removes the directories [`create_dirs`] made, deepest first, as long as they are empty.
+pub(crate) fn remove_created(created: &[PathBuf]) {
+    for d in created {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+    }
+}

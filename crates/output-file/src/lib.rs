@@ -110,6 +110,8 @@ pub struct Pending {
     staged: PathBuf,
     file: Option<File>,
     id: u64,
+    /// Directories made for the output, removed again if it is not committed.
+    created: Vec<PathBuf>,
 }
 
 /// Checks the file output `path` against the rules without writing anything.
@@ -210,11 +212,17 @@ impl Pending {
             }
         };
         let dir = parent_dir(path);
-        std::fs::create_dir_all(dir).map_err(io("cannot create the output's directory"))?;
+        let created =
+            fsops::create_dirs(dir).map_err(io("cannot create the output's directory"))?;
         let name = file_name(path);
         staging::remove_stale(dir, &name);
-        let (staged, file, id) = fsops::create_staged_file(dir, &name, mode)
-            .map_err(io("cannot create a staged file beside the output"))?;
+        let (staged, file, id) = match fsops::create_staged_file(dir, &name, mode) {
+            Ok(staged) => staged,
+            Err(e) => {
+                fsops::remove_created(&created);
+                return Err(io("cannot create a staged file beside the output")(e));
+            }
+        };
         Ok(Pending {
             path: path.to_path_buf(),
             overwrite: rules.overwrite,
@@ -222,6 +230,7 @@ impl Pending {
             staged,
             file: Some(file),
             id,
+            created,
         })
     }
 
@@ -266,6 +275,7 @@ impl Drop for Pending {
         if self.file.take().is_some() {
             let _ = std::fs::remove_file(&self.staged);
             staging::unregister(self.id);
+            fsops::remove_created(&self.created);
         }
     }
 }

@@ -397,3 +397,19 @@ fn staged_paths_are_registered_until_committed() {
     assert!(!staged_paths().contains(&staged));
     assert!(!staged.exists());
 }
+
+#[test]
+fn directories_made_for_an_output_that_is_not_committed_are_removed() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let deep = dir.path().join("a/b/c");
+    let res = write_with(&deep.join("out.txt"), &NEW, |_| {
+        Err(io::Error::other("failed"))
+    });
+    assert!(res.is_err());
+    let out = DirOutput::create(&deep.join("report"), &NEW).expect("staged");
+    drop(out);
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    // Committed: they stay.
+    write(&deep.join("out.txt"), &NEW, b"x").expect("written");
+    assert!(deep.join("out.txt").is_file());
+}
