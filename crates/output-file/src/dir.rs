@@ -277,7 +277,7 @@ impl DirOutput {
                 let old = if swapped {
                     self.staged.clone()
                 } else {
-                    let aside = fsops::free_name(
+                    let aside = fsops::free_aside_name(
                         crate::parent_dir(&self.path),
                         &crate::file_name(&self.path),
                     );
@@ -303,8 +303,20 @@ impl DirOutput {
                     if !swapped {
                         registry.remove(old_id);
                     }
+                    if let Err(e) = back {
+                        // The directory that was there is now at `old`: it must not be
+                        // removed as a staged one.
+                        registry.remove(id);
+                        return Err(Error::Refused {
+                            path: self.path.clone(),
+                            reason: format!(
+                                "the output directory changed while it was being written; \
+                                 it could not be put back ({e}) and is now at {}",
+                                old.display()
+                            ),
+                        });
+                    }
                     self.id = Some(id);
-                    back.map_err(io("cannot put the old output back"))?;
                     return Err(changed());
                 }
                 if !swapped && let Err(e) = fsops::rename_noreplace(&self.staged, &self.path) {

@@ -91,10 +91,17 @@ pub(crate) fn create_staged_dir(dir: &Path, name: &str) -> io::Result<(PathBuf, 
     ))
 }
 
-/// A free staged name in `dir` for the output `name` (for renaming an old entry aside).
-pub(crate) fn free_name(dir: &Path, name: &str) -> PathBuf {
+/// A free name in `dir` for renaming the old output `name` aside while the new one is
+/// renamed in (where the two cannot be exchanged in one step): like a staged name but
+/// ending in [`staging::ASIDE_SUFFIX`], so a later run can tell it from a staged one.
+pub(crate) fn free_aside_name(dir: &Path, name: &str) -> PathBuf {
     loop {
-        let path = staged_name(dir, name);
+        let path = dir.join(format!(
+            "{}{}{}",
+            staging::prefix(name),
+            random_part(),
+            staging::ASIDE_SUFFIX
+        ));
         if std::fs::symlink_metadata(&path).is_err() {
             return path;
         }

@@ -79,6 +79,10 @@ pub(crate) fn prefix(name: &str) -> String {
 /// The suffix of every staged name.
 pub(crate) const SUFFIX: &str = ".tmp";
 
+/// The suffix of an old output directory renamed aside during a commit (only where the
+/// file system cannot exchange two directories in one step).
+pub(crate) const ASIDE_SUFFIX: &str = ".old";
+
 /// Removes a staged path: a directory with everything in it, else the entry itself. A
 /// symbolic link is removed, never followed.
 pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
@@ -92,7 +96,8 @@ pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
 
 /// Removes what runs that no longer exist staged for the output `name` in `dir`: entries
 /// named `.<name>.tracewise-<pid>-*.tmp` whose process is gone (Linux only, where `/proc`
-/// says which processes exist; elsewhere nothing is removed).
+/// says which processes exist; elsewhere nothing is removed). An old output such a run had
+/// renamed aside (`.old`) is put back when nothing is at `name`, else removed.
 pub(crate) fn remove_stale(dir: &Path, name: &str) {
     if !Path::new("/proc/self").exists() {
         return;
@@ -109,7 +114,8 @@ pub(crate) fn remove_stale(dir: &Path, name: &str) {
         let Some(rest) = file_name.strip_prefix(&start) else {
             continue;
         };
-        if !rest.ends_with(SUFFIX) {
+        let aside = rest.ends_with(ASIDE_SUFFIX);
+        if !rest.ends_with(SUFFIX) && !aside {
             continue;
         }
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
@@ -118,7 +124,21 @@ pub(crate) fn remove_stale(dir: &Path, name: &str) {
         if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
-        let _ = remove_path(&entry.path());
+        // A staged directory always holds the marker (written first); one without it is
+        // not ours to remove (a user's directory that a failed commit could not put back).
+        let path = entry.path();
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir && !path.join(crate::MARKER).is_file() {
+            continue;
+        }
+        // An old output renamed aside by a run killed before it put the new one in place:
+        // it goes back where it was, unless something is there now.
+        let target = dir.join(name);
+        if aside && std::fs::symlink_metadata(&target).is_err() {
+            let _ = std::fs::rename(&path, &target);
+            continue;
+        }
+        let _ = remove_path(&path);
     }
 }
 

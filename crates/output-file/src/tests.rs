@@ -413,3 +413,22 @@ fn directories_made_for_an_output_that_is_not_committed_are_removed() {
     write(&deep.join("out.txt"), &NEW, b"x").expect("written");
     assert!(deep.join("out.txt").is_file());
 }
+
+#[test]
+fn an_old_output_a_killed_run_renamed_aside_is_put_back() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let report = dir.path().join("report");
+    dir_output(&report, &NEW, "old").expect("written");
+    // As a run killed between renaming the old report aside and renaming the new one in.
+    let aside = dir.path().join(".report.tracewise-99999999-abc.old");
+    std::fs::rename(&report, &aside).expect("rename");
+    let other = DirOutput::create(&report, &NEW).expect("staged");
+    drop(other);
+    if Path::new("/proc/self").exists() {
+        assert_eq!(
+            std::fs::read_to_string(report.join("report.md")).expect("put back"),
+            "old"
+        );
+        assert_eq!(entries(dir.path()), ["report"]);
+    }
+}

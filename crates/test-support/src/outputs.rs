@@ -162,7 +162,7 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Entry> {
 }
 
 /// The paths below `root` whose name says they were staged by `output-file`
-/// (`.<name>.tracewise-<pid>-<random>.tmp`).
+/// (`.<name>.tracewise-<pid>-<random>.tmp`, or `.old` for an old output renamed aside).
 pub fn staged_left(root: &Path) -> Vec<PathBuf> {
     snapshot(root)
         .into_keys()
@@ -170,7 +170,7 @@ pub fn staged_left(root: &Path) -> Vec<PathBuf> {
             // `.<name>.tracewise-<pid>-<random>.tmp`; not the marker `.tracewise-output`.
             p.file_name().is_some_and(|n| {
                 let n = n.to_string_lossy();
-                n.contains(".tracewise-") && n.ends_with(".tmp")
+                n.contains(".tracewise-") && (n.ends_with(".tmp") || n.ends_with(".old"))
             })
         })
         .collect()
