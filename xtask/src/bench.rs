@@ -737,6 +737,11 @@ fn attribution_rows(
         return Ok(());
     }
     let out = scratch.join("attribution");
+    // attribute-kernels replaces only a directory it wrote (one with `.tracewise-output`);
+    // a scratch directory left by an older build has none, so it is cleared first.
+    if !out.join(".tracewise-output").is_file() {
+        let _ = std::fs::remove_dir_all(&out);
+    }
     let out_s = out.display().to_string();
     for input in inputs {
         let input_s = input.display().to_string();

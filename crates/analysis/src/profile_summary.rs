@@ -128,8 +128,13 @@ pub(crate) fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let entry = entry.map_err(io_err)?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if !name.starts_with('.') && name.contains(".pt.trace.json") {
-            files.push(dir.join(name));
+        // A FIFO, socket or device named like a trace is skipped (reading a FIFO would
+        // block forever); a name whose metadata cannot be read is kept, so loading it says
+        // what happened.
+        let path = dir.join(name);
+        let regular = std::fs::metadata(&path).map_or(true, |m| m.is_file());
+        if regular && !name.starts_with('.') && name.contains(".pt.trace.json") {
+            files.push(path);
         }
     }
     // UTF-8 byte order is code-point order, which is how Python compares strings.

@@ -81,9 +81,12 @@ fn directory_threads() -> usize {
 
 /// Sets the process-wide default of parsing threads (a tool's `--threads`): the loaders are
 /// reached through many library layers, which need not each pass a config down. 0 restores
-/// the machine's available parallelism.
+/// the machine's available parallelism; more than four threads per core is taken as four
+/// per core (`--threads 100000` would spend its time starting threads and splitting the
+/// input into slivers; the result is the same for any number).
 pub fn set_default_threads(threads: usize) {
-    DEFAULT_THREADS.store(threads, std::sync::atomic::Ordering::Relaxed);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    DEFAULT_THREADS.store(threads.min(4 * cores), std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Reads the trace at `path` (plain or gzip JSON) into a capture, with the default config.

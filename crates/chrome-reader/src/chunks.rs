@@ -71,6 +71,37 @@ pub(crate) const CHUNK_BYTES: usize = 2 << 20;
 /// 512 KiB measured the same as 1 MiB.
 const READ_CHUNK_BYTES: usize = 1 << 20;
 
+/// The largest stretch of text without a place to cut it (one event, string or value, or
+/// the text around the events) unless `TRACEWISE_MAX_EVENT_BYTES` says otherwise: real
+/// events are kilobytes; a chunk this large is held whole in memory and parsed as one.
+pub const MAX_EVENT_BYTES: usize = 256 << 20;
+
+/// The limit in force: `TRACEWISE_MAX_EVENT_BYTES` when it is a positive number, else
+/// [`MAX_EVENT_BYTES`].
+pub fn max_event_bytes() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("TRACEWISE_MAX_EVENT_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(MAX_EVENT_BYTES)
+    })
+}
+
+/// The error for a stretch of `len` bytes from `offset` with no place to cut it.
+fn too_large(path: &Path, offset: u64, len: usize) -> Error {
+    Error::Limit {
+        path: path.to_path_buf(),
+        offset,
+        what: format!(
+            "no event boundary in the next {len} bytes: one event, string or value is larger \
+             than the limit of {} bytes; set TRACEWISE_MAX_EVENT_BYTES to raise it",
+            max_event_bytes()
+        ),
+    }
+}
+
 /// Where the splitter is, at a point from which it can restart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -279,6 +310,7 @@ pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
             } => {
                 scope.spawn(move || {
                     let cutter = Cutter {
+                        path,
                         text,
                         map,
                         progress,
@@ -593,7 +625,12 @@ fn read_chunks<R: Read>(
             }
             None if eof || error.is_some() => error.is_none(),
             None => {
-                // No boundary yet (one large event, or the text after the events): read on.
+                // No boundary yet (one large event, or the text after the events): read on,
+                // up to the limit.
+                if buf.len() > max_event_bytes() {
+                    let _ = out.send((seq, Err(too_large(path, base, buf.len()))));
+                    return;
+                }
                 searched = buf.len().saturating_sub(1);
                 want = buf.len() + chunk_bytes;
                 continue;
@@ -631,6 +668,7 @@ fn read_chunks<R: Read>(
 
 /// Cuts text in memory into chunks as [`read_chunks`] does, each a slice of it.
 struct Cutter<'m> {
+    path: &'m Path,
     text: &'m [u8],
     map: Option<&'m MappedFile>,
     progress: Option<Box<dyn ReadProgress>>,
@@ -666,6 +704,10 @@ impl<'m> Cutter<'m> {
                 released = released.max(merged_to);
             }
             let end = cut_after(text, base, chunk_bytes);
+            if end - base > max_event_bytes().max(chunk_bytes) {
+                let _ = out.send((seq, Err(too_large(self.path, base as u64, end - base))));
+                return;
+            }
             if self.map.is_some() && self.fault_in {
                 // Reading a byte of each page maps it (and the kernel maps those around it).
                 let bytes = text[base..end].iter().step_by(PAGE_BYTES);

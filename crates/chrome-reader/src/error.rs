@@ -68,6 +68,18 @@ pub enum Error {
         /// The JSON parser's message.
         message: String,
     },
+    /// The text goes past a limit on the work one file may cause (one event, string or
+    /// value larger than [`crate::max_event_bytes`]); the message names the limit and the
+    /// environment variable that raises it.
+    #[error("{path}: at byte {offset} of JSON: {what}")]
+    Limit {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset in the decompressed JSON text where the oversized part starts.
+        offset: u64,
+        /// What went past which limit.
+        what: String,
+    },
     /// A directory was given that holds no trace files.
     #[error("{path}: no trace files (*.json, *.json.gz) in this directory")]
     EmptyDirectory {
@@ -94,6 +106,7 @@ impl Error {
             | Error::NotATrace { path, .. }
             | Error::OtherFormat { path, .. }
             | Error::Event { path, .. }
+            | Error::Limit { path, .. }
             | Error::EmptyDirectory { path } => path,
         }
     }

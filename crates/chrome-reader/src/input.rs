@@ -106,9 +106,98 @@ impl MappedFile {
 /// refuse the range (EINVAL): those pages only stay resident, as `release` allows.
 const PAGE: usize = 4096;
 
-type GzInput = flate2::read::MultiGzDecoder<
-    BufReader<io::Chain<io::Cursor<Vec<u8>>, crate::progress::Tracked<File>>>,
+type GzInput = Capped<
+    flate2::read::MultiGzDecoder<
+        BufReader<Counted<io::Chain<io::Cursor<Vec<u8>>, crate::progress::Tracked<File>>>>,
+    >,
 >;
+
+/// How many times its compressed size a gzip trace may inflate to, unless
+/// `TRACEWISE_MAX_INFLATE_RATIO` says otherwise. Real traces inflate 5 to 25 times (the
+/// most in `../shared/traces` is 21); a gzip of whitespace or of one repeated event
+/// inflates about a thousand times, which is a bomb, not a trace.
+pub const MAX_INFLATE_RATIO: u64 = 100;
+
+/// The compressed bytes that count as read however few were: a small file may inflate to
+/// `ratio` times this (100 MiB at the default ratio).
+const INFLATE_FLOOR: u64 = 1 << 20;
+
+/// The ratio in force: `TRACEWISE_MAX_INFLATE_RATIO` when it is a positive number, else
+/// [`MAX_INFLATE_RATIO`].
+pub fn max_inflate_ratio() -> u64 {
+    static RATIO: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *RATIO.get_or_init(|| {
+        std::env::var("TRACEWISE_MAX_INFLATE_RATIO")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(MAX_INFLATE_RATIO)
+    })
+}
+
+/// Inflates the gzip stream `input` (all its members) on the calling thread, failing once
+/// it gives more than [`max_inflate_ratio`] times the compressed bytes read: for readers of
+/// trace text that do not go through [`open`] (the compaction's two passes).
+pub fn inflate_capped<R: Read + Send + 'static>(input: R) -> Box<dyn Read + Send> {
+    let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Counted {
+        inner: input,
+        count: compressed.clone(),
+    };
+    Box::new(Capped {
+        inner: flate2::read::MultiGzDecoder::new(counted),
+        compressed,
+        inflated: 0,
+        ratio: max_inflate_ratio(),
+    })
+}
+
+/// A reader that counts the bytes read through it into a shared counter.
+pub(crate) struct Counted<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// An inflating reader that fails once it has given more than the ratio in force times
+/// the compressed bytes read so far (see [`max_inflate_ratio`]).
+pub(crate) struct Capped<R> {
+    inner: R,
+    compressed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    inflated: u64,
+    ratio: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.inflated += n as u64;
+        let compressed = self
+            .compressed
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .max(INFLATE_FLOOR);
+        if self.inflated > compressed.saturating_mul(self.ratio) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the gzip stream inflates to more than {} times its compressed size \
+                     ({} bytes from {compressed}): a decompression bomb, not a trace; set \
+                     TRACEWISE_MAX_INFLATE_RATIO to allow more",
+                    self.ratio, self.inflated
+                ),
+            ));
+        }
+        Ok(n)
+    }
+}
 
 /// The JSON text of `file` (opened from `path`, read from its start): inflated by
 /// `wrap_gzip`'s decoder when it starts with gzip's magic bytes.
@@ -124,8 +213,18 @@ fn read_file(
     let head = io::Cursor::new(magic[..n].to_vec());
     let input = head.chain(file);
     if n == 2 && magic == [0x1f, 0x8b] {
-        let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(CHUNK, input));
-        Ok(wrap_gzip(decoder))
+        let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = Counted {
+            inner: input,
+            count: compressed.clone(),
+        };
+        let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(CHUNK, counted));
+        Ok(wrap_gzip(Capped {
+            inner: decoder,
+            compressed,
+            inflated: 0,
+            ratio: max_inflate_ratio(),
+        }))
     } else {
         Ok(Box::new(input))
     }

@@ -57,8 +57,9 @@ pub use build::{
     load_from, load_from_with, load_with, load_with_sink, rank_from_file_name, set_default_threads,
     trace_files,
 };
+pub use chunks::{MAX_EVENT_BYTES, max_event_bytes};
 pub use error::Error;
-pub use input::open;
+pub use input::{MAX_INFLATE_RATIO, inflate_capped, max_inflate_ratio, open};
 pub use raw::{
     EventSink, Id, Number, RawEvent, decode_args, read_event_texts, read_events_chunked,
     read_events_with_args, read_file_events_chunked, read_raw_events,

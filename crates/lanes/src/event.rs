@@ -1003,7 +1003,7 @@ fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, E
     // would add a thread and its queue of 1 MiB chunks, which sits at the peak of a
     // compaction (its end of reading).
     if input.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]) {
-        return Ok(Box::new(flate2::read::MultiGzDecoder::new(input)));
+        return Ok(chrome_reader::inflate_capped(input));
     }
     Ok(Box::new(input))
 }

@@ -84,6 +84,7 @@ pub use event::Trace;
 pub use group::{ClassGroup, Config, Group, LaneGrouping};
 pub use merge::{MergeSummary, Merged, PpRank, merge_pp_files, merge_pp_traces, rank_trace_paths};
 pub use output::{
-    default_merged_output, default_output, overwrite_trace_file, write_trace, write_trace_file,
+    default_merged_output, default_output, overwrite_trace_file, stage_trace, write_trace,
+    write_trace_file,
 };
 pub use swimlane::{RowKind, RowMode, SwimlaneItem, SwimlaneLayout, SwimlaneRow, swimlane_layout};

@@ -86,7 +86,10 @@ pub fn rank_trace_paths(input: &Path) -> Result<Vec<PathBuf>, Error> {
         let Some(name) = name.to_str() else { continue };
         let globbed = name.starts_with("rank")
             && (name.ends_with("_trace.json.gz") || name.ends_with("_trace.json"));
-        if !globbed {
+        // A FIFO, socket or device named like a rank trace is skipped (reading a FIFO
+        // would block forever).
+        let regular = std::fs::metadata(entry.path()).map_or(true, |m| m.is_file());
+        if !globbed || !regular {
             continue;
         }
         let rank = name

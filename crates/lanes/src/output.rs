@@ -71,6 +71,17 @@ pub fn write_trace(
     path: &Path,
     rules: &output_file::Rules<'_>,
 ) -> Result<(), Error> {
+    stage_trace(trace, path, rules)?.commit()?;
+    Ok(())
+}
+
+/// Writes `trace` as [`write_trace`] does, but leaves it staged: the caller commits it
+/// (`output_file::Pending::commit`) when the rest of its run succeeded, or drops it.
+pub fn stage_trace(
+    trace: &Trace,
+    path: &Path,
+    rules: &output_file::Rules<'_>,
+) -> Result<output_file::Pending, Error> {
     let pending = output_file::Pending::create(path, rules)?;
     let io = |source| Error::Io {
         path: path.to_path_buf(),
@@ -96,8 +107,7 @@ pub fn write_trace(
         Ok(e) => e,
         Err(e) => io(e),
     })?;
-    pending.commit()?;
-    Ok(())
+    Ok(pending)
 }
 
 #[cfg(test)]

@@ -383,15 +383,17 @@ pub fn fixture_files() -> Vec<(PathBuf, String)> {
     files
 }
 
-/// Writes [`fixture_files`] into `dir`. Returns the files written.
+/// Writes [`fixture_files`] into `dir` (through `output_file`, replacing earlier copies).
+/// Returns the files written.
 pub fn write_fixtures(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let rules = output_file::Rules {
+        overwrite: true,
+        inputs: &[],
+    };
     let mut written = Vec::new();
     for (rel, text) in fixture_files() {
         let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text)?;
+        output_file::write(&path, &rules, text.as_bytes()).map_err(io::Error::other)?;
         written.push(path);
     }
     Ok(written)

@@ -1,10 +1,29 @@
-//! The one way tools write an output file.
+//! The one way tools write their outputs: files and directories.
 //!
-//! An output is written to a temporary file beside it and renamed into place only when it
-//! is complete, so a failed run leaves nothing behind. The path is refused when it is a
-//! directory, a device (or FIFO, socket), a symbolic link, or one of the inputs; an existing
-//! regular file is replaced only with [`Rules::overwrite`]. The file gets the usual
-//! permissions (0666 less the umask, 0644 under umask 022), not a temporary file's 0600.
+//! Every output is staged in its destination's directory, under a name no other run can
+//! have (`.<name>.tracewise-<pid>-<random>.tmp`, created with `O_EXCL`), and renamed into
+//! place only when it is complete; the rules are checked when staging starts and again at
+//! the rename, so a path that changed during a long run is seen. A failed run, or one
+//! ended by SIGINT, SIGTERM or SIGHUP, leaves nothing staged behind; what SIGKILL leaves is
+//! removed by the next run that writes the same output.
+//!
+//! A file output ([`write()`], [`Pending`]) is refused when the path is a directory, a
+//! device (or FIFO, socket), a symbolic link, one of the inputs (any hard link of it), or
+//! an existing file inside an input directory (it may be one the tool read); an existing
+//! regular file is replaced only with [`Rules::overwrite`], by one rename, so there is no
+//! moment without a file. Several files of one run are committed all or nothing
+//! ([`commit_all`]).
+//!
+//! A directory output ([`DirOutput`]) carries a marker file, [`MARKER`]; an existing
+//! directory is replaced only when it is empty, or holds the marker and
+//! [`Rules::overwrite`] is given, and never when it is `/`, the home directory, the current
+//! directory or one above them, or is or holds an input. The new directory is exchanged
+//! with the old one in one step (`renameat2(RENAME_EXCHANGE)`, else the old one is renamed
+//! aside first), then the old one is removed: the user has the old output or the new one
+//! at every moment.
+//!
+//! Outputs get the usual permissions (0666 or 0777 less the umask), not a temporary
+//! file's 0600; [`Pending::create_private`] keeps a file private (a cache).
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -14,13 +33,26 @@
 //! // A second write without `overwrite` is refused; the first file stays.
 //! assert!(output_file::write(&path, &rules, b"c,d\n").is_err());
 //! assert_eq!(std::fs::read(&path).unwrap(), b"a,b\n");
+//!
+//! // A directory of several files, all or nothing.
+//! let report = dir.path().join("report");
+//! let out = output_file::DirOutput::create(&report, &rules).unwrap();
+//! out.write("report.md", b"# Report\n").unwrap();
+//! out.commit().unwrap();
+//! assert!(report.join(output_file::MARKER).is_file());
 //! ```
 
 #![warn(missing_docs)]
 
+mod dir;
+mod fsops;
 mod pipe;
+mod resolve;
+mod staging;
 
-pub use pipe::is_broken_pipe;
+pub use dir::{DirOutput, MARKER, check_dir, private_dir};
+pub use pipe::{is_broken_pipe, print};
+pub use staging::{install_signal_cleanup, staged_paths};
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -29,9 +61,10 @@ use std::path::{Path, PathBuf};
 /// What may be replaced.
 #[derive(Debug, Clone, Copy)]
 pub struct Rules<'a> {
-    /// Replace an existing regular file (a tool's `--overwrite`).
+    /// Replace an existing output (a tool's `--overwrite`); never one the rules refuse.
     pub overwrite: bool,
-    /// The files the tool reads: an output may never be one of them.
+    /// What the tool reads (files or directories): an output may never be one of them,
+    /// hold one, or replace a file inside one.
     pub inputs: &'a [&'a Path],
 }
 
@@ -39,13 +72,13 @@ pub struct Rules<'a> {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The path is refused before anything is written.
+    /// The path is refused; nothing was written or replaced.
     #[error("{path}: {reason}")]
     Refused {
         /// The output path.
         path: PathBuf,
-        /// Why it is refused.
-        reason: &'static str,
+        /// Why it is refused (and, only when that would help, what to pass instead).
+        reason: String,
     },
     /// The file system failed; the OS error is the source (printed by `{:#}` chains).
     #[error("{path}: {action}")]
@@ -60,24 +93,38 @@ pub enum Error {
     },
 }
 
-/// An output being written: a temporary file beside its path, deleted if dropped before
-/// [`Pending::commit`].
+impl Error {
+    /// Whether the output was refused by the rules (as opposed to a failing file system).
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Error::Refused { .. })
+    }
+}
+
+/// An output file being written: a staged file beside its path, removed if dropped before
+/// [`Pending::commit`] (or by a signal).
 #[derive(Debug)]
 pub struct Pending {
     path: PathBuf,
     overwrite: bool,
     inputs: Vec<PathBuf>,
-    tmp: tempfile::NamedTempFile,
+    staged: PathBuf,
+    file: Option<File>,
+    id: u64,
+    /// Directories made for the output, removed again if it is not committed.
+    created: Vec<PathBuf>,
 }
 
-/// Checks `path` against the rules without writing anything.
+/// Checks the file output `path` against the rules without writing anything.
 pub fn check(path: &Path, rules: &Rules<'_>) -> Result<(), Error> {
-    let refuse = |reason| {
+    let refuse = |reason: &str| {
         Err(Error::Refused {
             path: path.to_path_buf(),
-            reason,
+            reason: reason.to_owned(),
         })
     };
+    if resolve::last_name(path).is_none() {
+        return refuse("the output is a directory (., .. or /); give a file name");
+    }
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -106,6 +153,18 @@ pub fn check(path: &Path, rules: &Rules<'_>) -> Result<(), Error> {
     {
         return refuse("the output is the input; give another path");
     }
+    if let Ok(Some(abs)) = resolve::resolve(path)
+        && let Some(dir) = resolve::input_dir_holding(&abs, rules.inputs)
+    {
+        return Err(Error::Refused {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the output exists inside the input directory {} and may be one of the files \
+                 read; it is never replaced: give another path",
+                dir.display()
+            ),
+        });
+    }
     if !rules.overwrite {
         return refuse("the output already exists; pass --overwrite to replace it");
     }
@@ -117,7 +176,7 @@ pub fn write(path: &Path, rules: &Rules<'_>, bytes: &[u8]) -> Result<(), Error> 
     write_with(path, rules, |file| file.write_all(bytes))
 }
 
-/// Writes `path` under `rules` with `write`, which gets the temporary file.
+/// Writes `path` under `rules` with `write`, which gets the staged file.
 pub fn write_with(
     path: &Path,
     rules: &Rules<'_>,
@@ -133,8 +192,17 @@ pub fn write_with(
 }
 
 impl Pending {
-    /// Checks the rules and creates the temporary file (and the output's directory).
+    /// Checks the rules and creates the staged file (and the output's directory).
     pub fn create(path: &Path, rules: &Rules<'_>) -> Result<Pending, Error> {
+        Pending::create_mode(path, rules, 0o666)
+    }
+
+    /// [`Pending::create`] for a file only its owner may read (mode 0600).
+    pub fn create_private(path: &Path, rules: &Rules<'_>) -> Result<Pending, Error> {
+        Pending::create_mode(path, rules, 0o600)
+    }
+
+    fn create_mode(path: &Path, rules: &Rules<'_>, mode: u32) -> Result<Pending, Error> {
         check(path, rules)?;
         let io = |action| {
             move |source| Error::Io {
@@ -143,44 +211,41 @@ impl Pending {
                 source,
             }
         };
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+        let dir = parent_dir(path);
+        let created =
+            fsops::create_dirs(dir).map_err(io("cannot create the output's directory"))?;
+        let name = file_name(path);
+        staging::remove_stale(dir, &name);
+        let (staged, file, id) = match fsops::create_staged_file(dir, &name, mode) {
+            Ok(staged) => staged,
+            Err(e) => {
+                fsops::remove_created(&created);
+                return Err(io("cannot create a staged file beside the output")(e));
+            }
         };
-        std::fs::create_dir_all(dir).map_err(io("cannot create the output's directory"))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let prefix = format!(".{name}.");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".tmp");
-        // A temporary file is private (0600); an output is an ordinary file. The mode
-        // passes through the umask like any created file's.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let tmp = builder
-            .tempfile_in(dir)
-            .map_err(io("cannot create a temporary file beside the output"))?;
         Ok(Pending {
             path: path.to_path_buf(),
             overwrite: rules.overwrite,
             inputs: rules.inputs.iter().map(|p| p.to_path_buf()).collect(),
-            tmp,
+            staged,
+            file: Some(file),
+            id,
+            created,
         })
     }
 
-    /// The temporary file, to write the output into.
+    /// The staged file, to write the output into.
     pub fn file(&self) -> &File {
-        self.tmp.as_file()
+        self.file
+            .as_ref()
+            .expect("a pending output holds its file until it is committed")
     }
 
-    /// The temporary file, mutably (for writers that need `&mut File`).
+    /// The staged file, mutably (for writers that need `&mut File`).
     pub fn file_mut(&mut self) -> &mut File {
-        self.tmp.as_file_mut()
+        self.file
+            .as_mut()
+            .expect("a pending output holds its file until it is committed")
     }
 
     /// The path the output will have.
@@ -191,24 +256,138 @@ impl Pending {
     /// Renames the complete output into place, checking the rules again (the path may
     /// have changed while the output was written).
     pub fn commit(self) -> Result<(), Error> {
+        commit_all(vec![self])
+    }
+
+    fn rules_check(&self) -> Result<(), Error> {
         let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
         let rules = Rules {
             overwrite: self.overwrite,
             inputs: &inputs,
         };
-        check(&self.path, &rules)?;
-        let res = if self.overwrite {
-            self.tmp.persist(&self.path)
-        } else {
-            self.tmp.persist_noclobber(&self.path)
-        };
-        res.map_err(|e| Error::Io {
-            path: self.path.clone(),
-            action: "cannot move the output into place",
-            source: e.error,
-        })?;
-        Ok(())
+        check(&self.path, &rules)
     }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // Committed outputs were renamed away from `staged` and forgotten already.
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.staged);
+            staging::unregister(self.id);
+            fsops::remove_created(&self.created);
+        }
+    }
+}
+
+/// Commits several outputs of one run all or nothing: every path is checked again, every
+/// replaced file is kept aside until all are in place, and if one rename fails the others
+/// are put back as they were.
+pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
+    let mut registry = staging::lock();
+    for out in &outputs {
+        out.rules_check()?;
+    }
+    for out in &mut outputs {
+        out.file_mut().flush().map_err(|source| Error::Io {
+            path: out.path.clone(),
+            action: "cannot write the output",
+            source,
+        })?;
+    }
+    // The old files, kept (hard links, or copies) until every new one is in place.
+    let mut kept: Vec<Option<(PathBuf, u64)>> = Vec::new();
+    let restore = |done: &[&Pending], kept: &[Option<(PathBuf, u64)>]| {
+        for (out, old) in done.iter().zip(kept) {
+            match old {
+                Some((aside, _)) => {
+                    let _ = std::fs::rename(aside, &out.path);
+                }
+                None => {
+                    let _ = std::fs::remove_file(&out.path);
+                }
+            }
+        }
+    };
+    for out in &outputs {
+        let old = match std::fs::symlink_metadata(&out.path) {
+            Ok(_) if outputs.len() > 1 => {
+                match fsops::keep_aside(&out.path, parent_dir(&out.path)) {
+                    Ok(aside) => {
+                        let id = registry.add(aside.clone());
+                        Some((aside, id))
+                    }
+                    Err(source) => {
+                        for (aside, id) in kept.iter().flatten() {
+                            let _ = std::fs::remove_file(aside);
+                            registry.remove(*id);
+                        }
+                        return Err(Error::Io {
+                            path: out.path.clone(),
+                            action: "cannot keep the old output aside while replacing it",
+                            source,
+                        });
+                    }
+                }
+            }
+            _ => None,
+        };
+        kept.push(old);
+    }
+    let mut done: Vec<&Pending> = Vec::new();
+    for out in &outputs {
+        let res = if out.overwrite {
+            std::fs::rename(&out.staged, &out.path)
+        } else {
+            fsops::rename_noreplace(&out.staged, &out.path)
+        };
+        if let Err(source) = res {
+            restore(&done, &kept);
+            for (aside, id) in kept.iter().flatten() {
+                let _ = std::fs::remove_file(aside);
+                registry.remove(*id);
+            }
+            return Err(if source.kind() == io::ErrorKind::AlreadyExists {
+                Error::Refused {
+                    path: out.path.clone(),
+                    reason: "the output appeared while it was being written; pass --overwrite \
+                             to replace it"
+                        .into(),
+                }
+            } else {
+                Error::Io {
+                    path: out.path.clone(),
+                    action: "cannot move the output into place",
+                    source,
+                }
+            });
+        }
+        done.push(out);
+    }
+    for (aside, id) in kept.iter().flatten() {
+        let _ = std::fs::remove_file(aside);
+        registry.remove(*id);
+    }
+    for out in &mut outputs {
+        out.file = None;
+        registry.remove(out.id);
+    }
+    Ok(())
+}
+
+/// The directory an output goes into (`.` for a bare name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// The output's file name, as text for staged names.
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into())
 }
 
 #[cfg(unix)]
@@ -226,125 +405,4 @@ fn same_file(input: &Path, output: &Path, _meta: &std::fs::Metadata) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const NEW: Rules<'static> = Rules {
-        overwrite: false,
-        inputs: &[],
-    };
-    const REPLACE: Rules<'static> = Rules {
-        overwrite: true,
-        inputs: &[],
-    };
-
-    fn refused(res: Result<(), Error>) -> String {
-        match res {
-            Err(Error::Refused { reason, .. }) => reason.to_string(),
-            other => panic!("expected a refusal, got {other:?}"),
-        }
-    }
-
-    fn entries(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .expect("the test directory is readable")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    #[test]
-    fn existing_file_is_replaced_only_when_asked() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("out.txt");
-        write(&path, &NEW, b"one").expect("a new file is written");
-        assert!(refused(write(&path, &NEW, b"two")).contains("--overwrite"));
-        assert_eq!(std::fs::read(&path).expect("read"), b"one");
-        write(&path, &REPLACE, b"two").expect("--overwrite replaces it");
-        assert_eq!(std::fs::read(&path).expect("read"), b"two");
-        assert_eq!(
-            entries(dir.path()),
-            ["out.txt"],
-            "no temporary file is left"
-        );
-    }
-
-    #[test]
-    fn directory_is_refused() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        assert!(refused(write(dir.path(), &REPLACE, b"x")).contains("directory"));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn device_is_refused() {
-        let res = write(Path::new("/dev/null"), &REPLACE, b"x");
-        assert!(refused(res).contains("not a regular file"));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn symlink_is_refused_and_left_alone() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let target = dir.path().join("target.txt");
-        std::fs::write(&target, b"keep").expect("write");
-        let link = dir.path().join("link.txt");
-        std::os::unix::fs::symlink(&target, &link).expect("symlink");
-        assert!(refused(write(&link, &REPLACE, b"x")).contains("symbolic link"));
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .expect("link")
-                .file_type()
-                .is_symlink()
-        );
-        assert_eq!(std::fs::read(&target).expect("read"), b"keep");
-        // A dangling link is refused too.
-        let dangling = dir.path().join("dangling.txt");
-        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
-        assert!(refused(write(&dangling, &NEW, b"x")).contains("symbolic link"));
-    }
-
-    #[test]
-    fn the_input_is_refused_even_with_overwrite() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let input = dir.path().join("trace.json");
-        std::fs::write(&input, b"{}").expect("write");
-        let rules = Rules {
-            overwrite: true,
-            inputs: &[&input],
-        };
-        // The same file under another spelling of its path.
-        let other = dir.path().join(".").join("trace.json");
-        assert!(refused(write(&other, &rules, b"x")).contains("is the input"));
-        assert_eq!(std::fs::read(&input).expect("read"), b"{}");
-    }
-
-    #[test]
-    fn a_failed_write_leaves_nothing() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("out.txt");
-        let res = write_with(&path, &NEW, |_| Err(io::Error::other("the writer failed")));
-        assert!(matches!(res, Err(Error::Io { .. })));
-        assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn outputs_get_the_usual_permissions() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("out.txt");
-        write(&path, &NEW, b"x").expect("written");
-        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
-        // The process umask, from /proc on Linux (elsewhere assume the usual 022).
-        let umask = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                let line = s.lines().find(|l| l.starts_with("Umask:"))?.to_string();
-                u32::from_str_radix(line.trim_start_matches("Umask:").trim(), 8).ok()
-            })
-            .unwrap_or(0o022);
-        assert_eq!(mode, 0o666 & !umask, "mode {mode:o} under umask {umask:o}");
-    }
-}
+mod tests;

@@ -50,6 +50,18 @@ pub fn is_broken_pipe(err: &(dyn Error + 'static)) -> bool {
     false
 }
 
+/// Writes `bytes` to stdout and flushes it; a closed pipe is not an error (the reader
+/// asked for no more). Tools print their data with it before committing their files, so a
+/// failing stdout leaves no file committed behind an exit status of 2.
+pub fn print(bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        res => res,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,7 +101,7 @@ mod tests {
         assert!(!is_broken_pipe(&Context(Box::new(other))));
         let refused = crate::Error::Refused {
             path: "x".into(),
-            reason: "is a directory",
+            reason: "is a directory".into(),
         };
         assert!(!is_broken_pipe(&refused));
     }

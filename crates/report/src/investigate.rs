@@ -506,7 +506,7 @@ fn sibling_trace_json(xplane: &Path) -> Option<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".trace.json.gz"))
+        .filter(|p| p.to_string_lossy().ends_with(".trace.json.gz") && p.is_file())
         .collect();
     found.sort();
     (found.len() == 1).then(|| found.remove(0))

@@ -16,9 +16,15 @@
 
 #![warn(missing_docs)]
 
+mod outputs;
 mod pipe;
 mod traces;
 
+pub use outputs::{
+    Entry, Measured, OutputKind, Target, assert_help_names_exit_codes, gzip_members, make_fifo,
+    output_matrix, run_interrupted, run_measured, snapshot, staged_left, string_bomb,
+    whitespace_bomb, write_synthetic_trace,
+};
 pub use pipe::assert_quiet_on_closed_stdout;
 pub use traces::{KinetoTrace, Plane, RealTraces, XSpaceCapture};
 

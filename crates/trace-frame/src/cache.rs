@@ -1,7 +1,13 @@
-//! The Parquet cache, only when asked: `{dir}/{basename}.parquet`, fresh when its mtime is
-//! newer than the trace's; a failed write is reported and the frame is used without it.
+//! The Parquet cache, only when asked: `{dir}/{basename}-{key}.parquet`, where the key
+//! hashes the trace's canonical path, size, modification time and content, so a file is
+//! only ever read back for the same bytes at the same place. The directory must be private
+//! (mode 0700, this user's; `output_file::private_dir`), and cache files are written
+//! through `output_file` (staged with `O_EXCL`, mode 0600, renamed into place). A failed
+//! write is reported and the frame is used without it.
 
 use std::fs::File;
+use std::hash::Hasher;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -9,13 +15,39 @@ use polars::prelude::*;
 use crate::Error;
 use crate::frame::{RankFrame, read_frame_with};
 
-/// Where a trace's cache lives in `dir`.
+/// Where a trace's cache lives in `dir`: the file name and a key of the trace's canonical
+/// path, size, modification time and content (`None` when the trace cannot be read).
 pub fn cache_path(trace: &Path, dir: &Path) -> PathBuf {
     let base = trace
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "trace".into());
-    dir.join(format!("{base}.parquet"))
+    let key = cache_key(trace).unwrap_or(0);
+    dir.join(format!("{base}-{key:016x}.parquet"))
+}
+
+/// The key of `trace`: its canonical path, size and modification time, then every byte.
+fn cache_key(trace: &Path) -> std::io::Result<u64> {
+    let canonical = trace.canonicalize()?;
+    let mut file = File::open(&canonical)?;
+    let meta = file.metadata()?;
+    let mut h = trace_model::FxHasher::default();
+    h.write(canonical.as_os_str().as_encoded_bytes());
+    h.write_u64(meta.len());
+    let mtime = meta
+        .modified()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(mtime);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.write(&buf[..n]);
+    }
+    Ok(h.finish())
 }
 
 /// How a frame was obtained when the cache was asked for.
@@ -41,7 +73,9 @@ pub fn read_frame_cached_with(
     threads: usize,
 ) -> Result<(RankFrame, CacheUse), Error> {
     let cache = cache_path(trace, dir);
-    if is_fresh(&cache, trace)
+    let usable = output_file::private_dir(dir);
+    if usable.is_ok()
+        && is_fresh(&cache, trace)
         && let Ok(df) = read_parquet(&cache)
     {
         let rank = df
@@ -56,17 +90,26 @@ pub fn read_frame_cached_with(
         return Ok((frame, CacheUse::Hit(cache)));
     }
     let mut frame = read_frame_with(trace, threads)?;
-    let used = match write_parquet_atomic(&mut frame.df, &cache) {
+    let used = match usable
+        .map_err(Error::from)
+        .and_then(|()| write_parquet_atomic(&mut frame.df, &cache))
+    {
         Ok(()) => CacheUse::Written(cache),
         Err(e) => CacheUse::WriteFailed(cache, format!("{e:#}")),
     };
     Ok((frame, used))
 }
 
-/// The cache is fresh when it exists and its mtime is newer than the trace's.
+/// The cache file is fresh when it exists as a regular file and is newer than the trace
+/// (its name already says which bytes it holds).
 pub fn is_fresh(cache: &Path, trace: &Path) -> bool {
-    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    matches!((mtime(cache), mtime(trace)), (Some(c), Some(t)) if c > t)
+    let mtime = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+    };
+    matches!((mtime(cache), mtime(trace)), (Some(c), Some(t)) if c >= t)
 }
 
 /// Reads a Parquet file into a frame.
@@ -77,28 +120,19 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame, Error> {
         .map_err(Error::polars(path.display().to_string()))
 }
 
-/// Writes `df` to `path` through a temporary file in the same directory, renamed into
-/// place, so a reader never sees half a file.
+/// Writes `df` to `path` as a private file (mode 0600) through `output_file`: staged beside
+/// it and renamed into place, so a reader never sees half a file.
 pub fn write_parquet_atomic(df: &mut DataFrame, path: &Path) -> Result<(), Error> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(Error::io(dir, "cannot create the directory"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let res = (|| {
-        let file = File::create(&tmp).map_err(Error::io(&tmp, "cannot create"))?;
-        ParquetWriter::new(file)
-            .with_compression(ParquetCompression::Zstd(None))
-            .finish(df)
-            .map_err(Error::polars(tmp.display().to_string()))?;
-        std::fs::rename(&tmp, path).map_err(Error::io(path, "cannot rename into place"))
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
+    let rules = output_file::Rules {
+        overwrite: true,
+        inputs: &[],
+    };
+    let pending = output_file::Pending::create_private(path, &rules)?;
+    let file = pending
+        .file()
+        .try_clone()
+        .map_err(Error::io(path, "cannot write"))?;
+    crate::export::write_parquet(df, file, path)?;
+    pending.commit()?;
+    Ok(())
 }

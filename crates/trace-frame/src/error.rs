@@ -23,6 +23,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An output (the export, a cache file) was refused or could not be written.
+    #[error(transparent)]
+    Output(#[from] output_file::Error),
     /// polars rejected a frame, a query or a Parquet file.
     #[error("{context}: {source}")]
     Polars {
@@ -32,6 +35,14 @@ pub enum Error {
         /// polars' error.
         #[source]
         source: polars::error::PolarsError,
+    },
+    /// A `--sql` query was refused before it ran (the sentence says why).
+    #[error("SQL `{query}`: {what}")]
+    Sql {
+        /// The query.
+        query: String,
+        /// Why it was refused.
+        what: String,
     },
     /// The trace lacks what an analysis needs (named in the message).
     #[error("{path}: {what}")]

@@ -1,7 +1,7 @@
 //! Hive-partitioned Parquet export: `DIR/rank=N/events.parquet`, one file per rank, written
 //! in parallel by a small pool (each worker holds one rank's frame at a time, so memory is
-//! bounded by the pool size, not the number of ranks), into a temporary directory that is
-//! renamed to `DIR` only when every rank is written.
+//! bounded by the pool size, not the number of ranks), into a directory output
+//! (`output_file::DirOutput`: staged beside `DIR` and put in place whole).
 //!
 //! Every file has the same type for a column: a rank infers its `args_*` types from its own
 //! values (uniform numbers stay numeric, mixed become strings), so after the ranks are
@@ -17,7 +17,6 @@ use polars::prelude::*;
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::cache::write_parquet_atomic;
 use crate::frame::read_frame_with;
 
 /// What an export wrote.
@@ -30,38 +29,33 @@ pub struct Exported {
 }
 
 /// Exports each trace to `out/rank=N/events.parquet` using at most `workers` threads.
-/// `out` must not exist or be an empty directory. The `rank` column is the partition key,
+/// `out` must not exist, be empty, or be an export written before (`out` is then not
+/// replaced: see [`export_hive_into`] for that). The `rank` column is the partition key,
 /// so it lives in the directory name, not in the files (the Hive convention).
 pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exported, Error> {
-    if out.exists() {
-        let empty = std::fs::read_dir(out)
-            .map_err(Error::io(out, "cannot read"))?
-            .next()
-            .is_none();
-        if !empty {
-            return Err(Error::Missing {
-                path: out.to_path_buf(),
-                what: "the export directory exists and is not empty; choose a new one".into(),
-            });
-        }
-    }
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(Error::io(parent, "cannot create"))?;
-    let tmp = parent.join(format!(
-        ".{}.tmp-{}",
-        out.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
+    let inputs: Vec<&Path> = traces.iter().map(PathBuf::as_path).collect();
+    let rules = output_file::Rules {
+        overwrite: false,
+        inputs: &inputs,
+    };
+    let staged = output_file::DirOutput::create(out, &rules)?;
+    let exported = export_hive_into(traces, &staged, workers)?;
+    staged.commit()?;
+    Ok(exported)
+}
+
+/// Writes the export of `traces` into the staged directory `out` (not committed: the
+/// caller commits it when the rest of its run succeeded, or drops it).
+pub fn export_hive_into(
+    traces: &[PathBuf],
+    out: &output_file::DirOutput,
+    workers: usize,
+) -> Result<Exported, Error> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(workers.max(1))
         .build()
         .map_err(|e| Error::Missing {
-            path: out.to_path_buf(),
+            path: out.path().to_path_buf(),
             what: format!("cannot start the export threads: {e}"),
         })?;
     let written: Result<Vec<_>, Error> = pool.install(|| {
@@ -78,38 +72,47 @@ pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exp
                     .map_err(Error::polars(trace.display().to_string()))?;
                 let rows = df.height();
                 let rel = PathBuf::from(format!("rank={rank}")).join("events.parquet");
-                write_parquet_atomic(&mut df, &tmp.join(&rel))?;
+                write_parquet(&mut df, out.create_file(&rel)?, &out.path().join(&rel))?;
                 Ok((rank, rel, rows, df.schema().as_ref().clone()))
             })
             .collect()
     });
-    let written = written.and_then(|mut w| {
-        w.sort_by_key(|f| f.0);
-        let schemas: Vec<(PathBuf, Schema)> = w
-            .iter()
-            .map(|(_, rel, _, schema)| (tmp.join(rel), schema.clone()))
-            .collect();
-        pool.install(|| unify_types(&schemas))?;
-        Ok(w)
-    });
-    let files: Vec<(i64, PathBuf, usize)> = match written {
-        Ok(w) => w
-            .into_iter()
-            .map(|(rank, rel, rows, _)| (rank, out.join(rel), rows))
-            .collect(),
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
-    };
-    if out.exists() {
-        std::fs::remove_dir(out).map_err(Error::io(out, "cannot replace the empty directory"))?;
+    let mut written = written?;
+    written.sort_by_key(|f| f.0);
+    if let Some(w) = written.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Error::Missing {
+            path: out.path().to_path_buf(),
+            what: format!(
+                "two traces have rank {}; each rank is exported once",
+                w[0].0
+            ),
+        });
     }
-    std::fs::rename(&tmp, out).map_err(Error::io(out, "cannot rename the export into place"))?;
+    let schemas: Vec<(PathBuf, Schema)> = written
+        .iter()
+        .map(|(_, rel, _, schema)| (rel.clone(), schema.clone()))
+        .collect();
+    pool.install(|| unify_types(out, &schemas))?;
     Ok(Exported {
-        dir: out.to_path_buf(),
-        files,
+        dir: out.path().to_path_buf(),
+        files: written
+            .into_iter()
+            .map(|(rank, rel, rows, _)| (rank, out.path().join(rel), rows))
+            .collect(),
     })
+}
+
+/// Writes `df` as zstd Parquet to `file` (`shown` in errors).
+pub(crate) fn write_parquet(
+    df: &mut DataFrame,
+    file: std::fs::File,
+    shown: &Path,
+) -> Result<(), Error> {
+    ParquetWriter::new(file)
+        .with_compression(ParquetCompression::Zstd(None))
+        .finish(df)
+        .map(|_| ())
+        .map_err(Error::polars(shown.display().to_string()))
 }
 
 /// The one type of a column that ranks typed differently (nulls aside).
@@ -121,8 +124,9 @@ fn unified(types: &[&DataType]) -> DataType {
     }
 }
 
-/// Rewrites, in parallel, the files whose type for a column differs from the others'.
-fn unify_types(files: &[(PathBuf, Schema)]) -> Result<(), Error> {
+/// Rewrites, in parallel, the files (relative to `out`) whose type for a column differs
+/// from the others'.
+fn unify_types(out: &output_file::DirOutput, files: &[(PathBuf, Schema)]) -> Result<(), Error> {
     let mut types: BTreeMap<&str, Vec<&DataType>> = BTreeMap::new();
     for (_, schema) in files {
         for (name, dtype) in schema.iter() {
@@ -151,8 +155,9 @@ fn unify_types(files: &[(PathBuf, Schema)]) -> Result<(), Error> {
         if casts.is_empty() {
             return Ok(());
         }
-        let ctx = file.display().to_string();
-        let mut df = crate::cache::read_parquet(file)?;
+        let shown = out.path().join(file);
+        let ctx = shown.display().to_string();
+        let mut df = crate::cache::read_parquet(&out.staged().join(file))?;
         for (name, want) in casts {
             let cast = df
                 .column(name)
@@ -160,7 +165,7 @@ fn unify_types(files: &[(PathBuf, Schema)]) -> Result<(), Error> {
                 .map_err(Error::polars(ctx.clone()))?;
             df.with_column(cast).map_err(Error::polars(ctx.clone()))?;
         }
-        write_parquet_atomic(&mut df, file)
+        write_parquet(&mut df, out.recreate_file(file)?, &shown)
     })
 }
 
@@ -182,7 +187,8 @@ pub fn read_export(dir: &Path) -> Result<DataFrame, Error> {
         };
         for file in std::fs::read_dir(&rank_dir).map_err(Error::io(&rank_dir, "cannot read"))? {
             let file = file.map_err(Error::io(&rank_dir, "cannot read"))?.path();
-            if file.extension().is_some_and(|e| e == "parquet") {
+            // A FIFO or device named like a part is skipped (reading a FIFO would block).
+            if file.extension().is_some_and(|e| e == "parquet") && file.is_file() {
                 parts.push((rank, file));
             }
         }

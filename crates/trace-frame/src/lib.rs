@@ -63,11 +63,11 @@ pub use cache::{
 pub use convert::{ChromeSources, chrome_sources};
 pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
-pub use export::{Exported, export_hive, read_export};
+pub use export::{Exported, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
 pub use render::{render_json, render_text};
 pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
-pub use sql::{frame_to_json, run_sql};
+pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited};
 pub use summary::{Labelled, Summary, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 

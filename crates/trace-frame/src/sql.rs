@@ -1,13 +1,173 @@
-//! polars SQL over the `events` table and its `kernels` and `launches` views.
+//! polars SQL over the `events` table and its `kernels` and `launches` views, confined to
+//! them: the query is parsed first (with polars' own parser, `sqlparser`) and refused when
+//! it is not one `SELECT`, reads anything but those tables and its own CTEs (no table
+//! functions such as `read_parquet('...')`, which would read any file or URL), or has an
+//! unconstrained join whose rows could exceed the limit; the result is cut at the limit
+//! plus one row, and more than the limit is an error.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 
 use polars::prelude::*;
 use polars::sql::SQLContext;
+use sqlparser::ast::{
+    JoinConstraint, JoinOperator, Query, SetExpr, Statement, TableFactor, TableWithJoins, Visit,
+    Visitor,
+};
 
 use crate::Error;
 
+/// The default limit on the rows of a result, and of an unconstrained join.
+pub const SQL_MAX_ROWS: usize = 10_000_000;
+
+/// The tables a query may read.
+const TABLES: [&str; 3] = ["events", "kernels", "launches"];
+
+/// Checks that `query` is one `SELECT` over the trace's tables (and its own CTEs), without
+/// table functions, whose unconstrained joins stay within `max_rows` rows for a table of
+/// `rows` rows. The error says what was refused.
+pub fn check_sql(query: &str, rows: usize, max_rows: usize) -> Result<(), Error> {
+    let refuse = |what: String| Error::Sql {
+        query: query.to_owned(),
+        what,
+    };
+    let dialect = sqlparser::dialect::GenericDialect {};
+    let statements = sqlparser::parser::Parser::parse_sql(&dialect, query)
+        .map_err(|e| refuse(format!("cannot parse it: {e}")))?;
+    let [statement] = statements.as_slice() else {
+        return Err(refuse(format!(
+            "one SELECT is run, not {} statements",
+            statements.len()
+        )));
+    };
+    if !matches!(statement, Statement::Query(_)) {
+        return Err(refuse(
+            "only SELECT queries are run (no CREATE, DROP, COPY, SET, ...)".into(),
+        ));
+    }
+    let mut check = Confined {
+        ctes: BTreeSet::new(),
+        rows,
+        max_rows,
+    };
+    match statement.visit(&mut check) {
+        ControlFlow::Break(what) => Err(refuse(what)),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+/// The visitor behind [`check_sql`].
+struct Confined {
+    ctes: BTreeSet<String>,
+    rows: usize,
+    max_rows: usize,
+}
+
+impl Confined {
+    /// The most rows `from` can make: the product over its comma-separated items and
+    /// unconstrained joins (a constrained join counts as its larger side).
+    fn most_rows(&self, from: &[TableWithJoins]) -> u128 {
+        let mut total: u128 = 1;
+        for item in from {
+            total = total.saturating_mul(self.rows as u128);
+            for join in &item.joins {
+                let unconstrained = match &join.join_operator {
+                    JoinOperator::CrossJoin(_) => true,
+                    JoinOperator::Join(c)
+                    | JoinOperator::Inner(c)
+                    | JoinOperator::Left(c)
+                    | JoinOperator::LeftOuter(c)
+                    | JoinOperator::Right(c)
+                    | JoinOperator::RightOuter(c)
+                    | JoinOperator::FullOuter(c) => matches!(c, JoinConstraint::None),
+                    _ => false,
+                };
+                if unconstrained {
+                    total = total.saturating_mul(self.rows as u128);
+                }
+            }
+        }
+        total
+    }
+}
+
+impl Visitor for Confined {
+    type Break = String;
+
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<String> {
+        if let Some(with) = &query.with {
+            for cte in &with.cte_tables {
+                self.ctes.insert(cte.alias.name.value.to_lowercase());
+            }
+        }
+        if let SetExpr::Select(select) = query.body.as_ref() {
+            let rows = self.most_rows(&select.from);
+            if rows > self.max_rows as u128 {
+                return ControlFlow::Break(format!(
+                    "its joins without a condition make up to {rows} rows, more than the                      limit of {} (--sql-max-rows); join ON a condition",
+                    self.max_rows
+                ));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<String> {
+        match factor {
+            TableFactor::Table { name, args, .. } => {
+                let shown = name.to_string();
+                if args.is_some() {
+                    return ControlFlow::Break(format!(
+                        "table functions such as {shown}(...) are not run: the query reads                          only the tables {}",
+                        TABLES.join(", ")
+                    ));
+                }
+                let plain = shown.trim_matches('"').to_lowercase();
+                if TABLES.contains(&plain.as_str()) || self.ctes.contains(&plain) {
+                    ControlFlow::Continue(())
+                } else {
+                    ControlFlow::Break(format!(
+                        "unknown table {shown}: the query reads only the tables {}",
+                        TABLES.join(", ")
+                    ))
+                }
+            }
+            TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } => {
+                ControlFlow::Continue(())
+            }
+            other => ControlFlow::Break(format!(
+                "{other} is not run: the query reads only the tables {}",
+                TABLES.join(", ")
+            )),
+        }
+    }
+}
+
+/// [`run_sql`] confined by [`check_sql`], with at most `max_rows` rows in the result.
+pub fn run_sql_limited(df: &DataFrame, query: &str, max_rows: usize) -> Result<DataFrame, Error> {
+    check_sql(query, df.height(), max_rows)?;
+    let out = run_lazy(df, query)?
+        .limit(max_rows.saturating_add(1).min(u32::MAX as usize) as IdxSize)
+        .collect()
+        .map_err(Error::polars(format!("SQL `{query}`")))?;
+    if out.height() > max_rows {
+        return Err(Error::Sql {
+            query: query.to_owned(),
+            what: format!("the result has more than {max_rows} rows (--sql-max-rows)"),
+        });
+    }
+    Ok(out)
+}
+
 /// Runs `query` over `events` (every row of `df`), `kernels` (`cat = 'kernel'`) and
-/// `launches` (`cat` is `cuda_runtime` or `cuda_driver`).
+/// `launches` (`cat` is `cuda_runtime` or `cuda_driver`), confined to them by
+/// [`check_sql`] with the default limit.
 pub fn run_sql(df: &DataFrame, query: &str) -> Result<DataFrame, Error> {
+    run_sql_limited(df, query, SQL_MAX_ROWS)
+}
+
+/// The query as a lazy frame over the three tables (not checked).
+fn run_lazy(df: &DataFrame, query: &str) -> Result<LazyFrame, Error> {
     let mut ctx = SQLContext::new();
     let events = df.clone().lazy();
     ctx.register("events", events.clone());
@@ -24,7 +184,6 @@ pub fn run_sql(df: &DataFrame, query: &str) -> Result<DataFrame, Error> {
         ),
     );
     ctx.execute(query)
-        .and_then(|lf| lf.collect())
         .map_err(Error::polars(format!("SQL `{query}`")))
 }
 

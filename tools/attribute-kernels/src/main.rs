@@ -1,8 +1,7 @@
 //! `attribute-kernels`: every GPU kernel to its HLO instruction, op and Python line. Argument
 //! parsing and file writing only; the attribution is the `attribution` crate.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -25,7 +24,17 @@ use clap::Parser;
 /// CPU op -> enclosing python_function frames (with_stack=True) -> first user frame.
 ///
 /// Writes kernels.csv, ops.csv, lines.csv, how.csv, summary.txt and <program>(<id>).hlo.txt
-/// to --out (default ./attribution/); prints the summary. Every number is measured.
+/// to the directory --out (default ./attribution/); prints the summary. Every number is
+/// measured.
+///
+/// The directory is written under a temporary name beside --out and put in place whole
+/// (all files or none). It holds a `.tracewise-output` file; an existing directory is
+/// replaced only when it has that file and --overwrite is given (or is empty), and never
+/// when it is or holds the capture, `.`, a parent of the current directory, the home
+/// directory or `/`.
+///
+/// Exit status: 0 when the files were written; 2 on bad input, a refused output or a
+/// failing stdout (nothing is written); an interrupted run leaves nothing behind.
 ///
 /// Examples:
 ///   attribute-kernels run/plugins/profile/2025_01_01/host.xplane.pb
@@ -47,11 +56,11 @@ struct Args {
     #[arg(long = "user-re", alias = "user_re", value_name = "REGEX")]
     user_re: Option<String>,
 
-    /// Output directory.
+    /// Output directory (written whole; see above).
     #[arg(long, value_name = "DIR", default_value = "attribution")]
     out: PathBuf,
 
-    /// Replace existing output files.
+    /// Replace an existing output directory that a tracewise tool wrote.
     #[arg(long)]
     overwrite: bool,
 
@@ -81,10 +90,20 @@ fn run(args: &Args) -> anyhow::Result<()> {
         program: args.program,
         user_re,
     };
+    let inputs = [args.capture.as_path()];
+    let rules = output_file::Rules {
+        overwrite: args.overwrite,
+        inputs: &inputs,
+    };
+    // Refused before the attribution, and again when the files are put in place.
+    output_file::check_dir(&args.out, &rules)?;
     let result = attribution::attribute_path(&args.capture, &config)
         .with_context(|| format!("attributing {}", args.capture.display()))?;
     let files = report::attribution_text::files(&result);
-    write_all(&args.out, &files, args.overwrite)?;
+    let out = output_file::DirOutput::create(&args.out, &rules)?;
+    for (name, text) in &files {
+        out.write(name, text.as_bytes())?;
+    }
     let text = if args.json {
         let mut s = report::attribution_text::summary_json(&result);
         s.push('\n');
@@ -96,41 +115,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .map(|(_, text)| text.clone())
             .unwrap_or_default()
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
-    Ok(())
-}
-
-/// Every file goes to a temporary name in the output directory and is renamed into place
-/// only when all are written; none is replaced without `--overwrite`, checked before
-/// anything is written.
-fn write_all(dir: &Path, files: &[(String, String)], overwrite: bool) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    for (name, _) in files {
-        let path = dir.join(name);
-        if path.exists() && !overwrite {
-            anyhow::bail!(
-                "{}: exists; pass --overwrite to replace it (nothing was written)",
-                path.display()
-            );
-        }
-    }
-    let mut pending = Vec::new();
-    for (name, text) in files {
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".attribute-kernels.")
-            .tempfile_in(dir)
-            .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
-        tmp.write_all(text.as_bytes())
-            .and_then(|()| tmp.flush())
-            .with_context(|| format!("{}: cannot write", tmp.path().display()))?;
-        pending.push((tmp, dir.join(name)));
-    }
-    for (tmp, path) in pending {
-        tmp.persist(&path)
-            .with_context(|| format!("{}: cannot rename into place", path.display()))?;
-    }
+    // Printed before the files are put in place: a failing stdout commits nothing.
+    output_file::print(text.as_bytes()).context("writing to stdout")?;
+    out.commit()?;
     Ok(())
 }
 

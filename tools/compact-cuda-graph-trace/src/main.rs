@@ -2,7 +2,6 @@
 //! for Perfetto, or merge pipeline-parallel rank traces. Argument parsing and file
 //! handling only; the logic is in the `lanes` crate.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -16,6 +15,14 @@ use serde::Serialize;
 /// --lanes) by greedy interval partitioning; only their tid and args.stream change. The
 /// output is for viewing: measure on the original trace. Prints a JSON summary; fails,
 /// writing nothing, if a measured slice changed or a lane overlaps.
+///
+/// The output is written under a temporary name beside it and renamed into place after
+/// the summary is printed; an existing file is replaced only with --overwrite, and a
+/// directory, device, FIFO, symbolic link, an input or a file inside an input directory
+/// never.
+///
+/// Exit status: 0 on success; 2 on bad input, a refused output or a failing stdout
+/// (nothing is written); an interrupted run leaves nothing behind.
 #[derive(Debug, Parser)]
 #[command(name = "compact-cuda-graph-trace", version)]
 pub struct Args {
@@ -119,9 +126,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
     };
     // Refuse a bad output path before the (long) compaction, and again when writing.
     output_file::check(&output, &rules)?;
-    let write = |trace: &lanes::Trace| -> anyhow::Result<()> {
-        lanes::write_trace(trace, &output, &rules)?;
-        Ok(())
+    // Staged when written; put in place once the summary is printed, so a failing stdout
+    // leaves nothing committed.
+    let stage = |trace: &lanes::Trace| -> anyhow::Result<output_file::Pending> {
+        Ok(lanes::stage_trace(trace, &output, &rules)?)
     };
     let shown = |p: &Path| p.display().to_string();
     let config = lanes::Config {
@@ -130,12 +138,12 @@ fn run(args: &Args) -> anyhow::Result<()> {
             Lanes::Semantic => lanes::LaneGrouping::Semantic,
         },
     };
-    let text = if args.merge_pp_ranks {
+    let (text, staged) = if args.merge_pp_ranks {
         let paths = &inputs;
         let merged =
             lanes::merge_pp_files(paths, &config).context("cannot merge the PP rank traces")?;
         warn(&merged.diagnostics);
-        write(&merged.trace)?;
+        let staged = stage(&merged.trace)?;
         let text = to_json(&Printed {
             input: Inputs::Many(paths.iter().map(|p| shown(p)).collect()),
             output: shown(&output),
@@ -143,7 +151,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         });
         // Freeing millions of events one by one takes a while; the process ends anyway.
         std::mem::forget(merged);
-        text
+        (text, staged)
     } else {
         if args.input.is_dir() {
             bail!("input must be a trace file without --merge-pp-ranks");
@@ -159,7 +167,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         };
         let compacted = lanes::compact_trace(trace, &config)?;
         warn(&compacted.diagnostics);
-        write(&compacted.trace)?;
+        let staged = stage(&compacted.trace)?;
         let text = to_json(&Printed {
             input: Inputs::One(shown(&args.input)),
             output: shown(&output),
@@ -167,12 +175,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
         });
         // Freeing millions of events one by one takes a while; the process ends anyway.
         std::mem::forget(compacted);
-        text
+        (text, staged)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.write_all(b"\n")?;
-    stdout.flush()?;
+    output_file::print(format!("{text}\n").as_bytes()).context("writing to stdout")?;
+    staged.commit()?;
     Ok(())
 }
 

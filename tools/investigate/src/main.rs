@@ -1,7 +1,6 @@
 //! `investigate`: the whole investigation of a capture in one command. Argument parsing
 //! and file writing only; the investigation is `report::investigate`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -29,9 +28,17 @@ use clap::Parser;
 /// Writes into --out (default `./<capture name>-report/`): report.md (findings first),
 /// report.html (one self-contained page: inline CSS and SVG, opens from disk, works
 /// without JavaScript), report.json (the report model), rows.csv (one row per GPU
-/// activity, as skip-stats writes it) and one CSV per table. An existing report
-/// directory is only replaced with --overwrite. Every figure is labelled measured, read
-/// or inferred.
+/// activity, as skip-stats writes it) and one CSV per table. Every figure is labelled
+/// measured, read or inferred.
+///
+/// The report directory is written beside --out under a temporary name and put in place
+/// whole when complete. It holds a `.tracewise-output` file; an existing directory is
+/// replaced only when it has that file and --overwrite is given (or is empty), and never
+/// when it is or holds the capture, `.`, a parent of the current directory, the home
+/// directory or `/`.
+///
+/// Exit status: 0 when the report was written; 2 on bad input or a refused output
+/// (nothing is written); an interrupted run (SIGINT, SIGTERM) leaves nothing behind.
 ///
 /// Examples:
 ///   investigate trace.json.gz
@@ -53,7 +60,7 @@ struct Args {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     step: Option<i64>,
 
-    /// Replace an existing report directory.
+    /// Replace an existing report directory that a tracewise tool wrote.
     #[arg(long)]
     overwrite: bool,
 }
@@ -67,19 +74,11 @@ fn main() -> ExitCode {
                 dir.join("report.md").display(),
                 dir.join("report.html").display()
             );
-            let mut stdout = std::io::stdout().lock();
-            match stdout
-                .write_all(said.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                // The report is written either way; a closed stdout (`| head -0`) is fine.
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) if output_file::is_broken_pipe(&e) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("investigate: writing to stdout: {e}");
-                    ExitCode::from(2)
-                }
+            // The report is in place; a stdout that fails now only loses this notice.
+            if let Err(e) = output_file::print(said.as_bytes()) {
+                eprintln!("investigate: writing to stdout: {e}");
             }
+            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("investigate: {e:#}");
@@ -117,62 +116,37 @@ fn run(args: &Args) -> anyhow::Result<PathBuf> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&args.capture));
-    if out.exists() && !args.overwrite {
-        anyhow::bail!(
-            "{} exists; pass --overwrite to replace it, or --out another directory",
-            out.display()
-        );
-    }
-    if out.exists() && !out.is_dir() {
-        anyhow::bail!("{} exists and is not a directory", out.display());
-    }
+    let inputs = [args.capture.as_path()];
+    let rules = output_file::Rules {
+        overwrite: args.overwrite,
+        inputs: &inputs,
+    };
+    // Refused before the investigation, and again when the report is put in place.
+    output_file::check_dir(&out, &rules)?;
     let options = report::investigate::Options { step: args.step };
     let inv = report::investigate::investigate(&args.capture, &options)
         .with_context(|| format!("investigating {}", args.capture.display()))?;
-    // Everything is written into a temporary sibling directory, then renamed into place.
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".investigate-")
-        .tempdir_in(&parent)
-        .with_context(|| format!("creating a temporary directory in {}", parent.display()))?;
-    let write = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
-        let path = tmp.path().join(name);
-        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))
-    };
-    write(
+    let dir = output_file::DirOutput::create(&out, &rules)?;
+    dir.write(
         "report.md",
         report::markdown::render(&inv.document).as_bytes(),
     )?;
-    write(
+    dir.write(
         "report.html",
         report::html::render(&inv.document).as_bytes(),
     )?;
-    write(
+    dir.write(
         "report.json",
         report::report_json::to_string(&inv.document).as_bytes(),
     )?;
-    write("rows.csv", &inv.rows_csv)?;
+    dir.write("rows.csv", &inv.rows_csv)?;
     for table in inv.document.tables() {
-        write(
-            &format!("{}.csv", table.name),
+        dir.write(
+            format!("{}.csv", table.name),
             report::csv::render(table).as_bytes(),
         )?;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))?;
-    }
-    let staged = tmp.keep();
-    if out.exists() {
-        std::fs::remove_dir_all(&out)
-            .with_context(|| format!("removing the old {}", out.display()))?;
-    }
-    std::fs::rename(&staged, &out).with_context(|| format!("renaming into {}", out.display()))?;
+    dir.commit()?;
     Ok(out)
 }
 

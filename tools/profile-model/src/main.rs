@@ -2,8 +2,7 @@
 //! quick summary and the findings, SQL, HTA's analyses natively, Parquet cache and
 //! export. Argument parsing and output only; the work is in `trace_frame`.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -25,7 +24,20 @@ use trace_frame::AnalysisName;
 /// queue-length, critical-path (rank 0's first ProfilerStep; --annotation and --instance
 /// choose another step), or all.
 ///
-/// Exit status: 0 on success, 2 on an error (nothing is written).
+/// Outputs: --export writes a directory, staged beside it under a temporary name and put
+/// in place only when the whole run (SQL and analyses included) succeeded; it holds a
+/// `.tracewise-output` file, and an existing directory is replaced only when it has that
+/// file and --overwrite is given (or is empty), never when it is or holds an input, `.`, a
+/// parent of the current directory, the home directory or `/`. --cache keeps private
+/// Parquet files (mode 0600) in --cache-dir (default $XDG_CACHE_HOME/tracewise, else
+/// ~/.cache/tracewise; mode 0700, this user's only), keyed on each trace's full path,
+/// size, modification time and content.
+///
+/// --sql reads only the tables above: table functions over files or URLs (read_parquet,
+/// read_csv, ...) are refused, and a result over --sql-max-rows rows is an error.
+///
+/// Exit status: 0 on success; 2 on bad input, a refused output or a failing stdout
+/// (nothing is written); an interrupted run leaves nothing behind.
 ///
 /// Examples:
 ///   profile-model trace.json.gz
@@ -61,23 +73,36 @@ struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Cache each rank as Parquet in --cache-dir and reuse it while it is newer than the
-    /// trace. Never done without this flag; a failed write is reported and ignored.
+    /// Cache each rank as Parquet in --cache-dir and reuse it while the trace is the same
+    /// file with the same bytes. Never done without this flag; a failed write is reported
+    /// and ignored.
     #[arg(long)]
     cache: bool,
 
-    /// Where --cache keeps its files.
-    #[arg(long, value_name = "DIR", default_value = "/tmp/trace_cache")]
-    cache_dir: PathBuf,
+    /// Where --cache keeps its files (default: $XDG_CACHE_HOME/tracewise, else
+    /// ~/.cache/tracewise). Used only when it is private to this user (mode 0700).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
 
     /// Write Hive-partitioned Parquet (DIR/rank=N/events.parquet) for DuckDB, Spark or
-    /// DataFusion. DIR must not exist or be empty.
+    /// DataFusion. DIR must not exist, be empty, or be an export written before (with
+    /// --overwrite).
     #[arg(long, value_name = "DIR")]
     export: Option<PathBuf>,
 
-    /// Ranks exported at the same time (memory grows with this, not with the ranks).
+    /// Replace an existing --export directory that a tracewise tool wrote.
+    #[arg(long)]
+    overwrite: bool,
+
+    /// Ranks exported at the same time (memory grows with this, not with the ranks; at
+    /// most four per core).
     #[arg(long, value_name = "N", default_value_t = 4)]
     export_workers: usize,
+
+    /// --sql: the most rows a result may have (and a cross join may make); more is an
+    /// error.
+    #[arg(long, value_name = "N", default_value_t = trace_frame::SQL_MAX_ROWS)]
+    sql_max_rows: usize,
 }
 
 fn main() -> ExitCode {
@@ -104,10 +129,21 @@ fn run(args: &Args) -> anyhow::Result<()> {
             })?);
         }
     }
-    let mut out = std::io::stdout().lock();
+    // The export is staged here and put in place only when everything else succeeded.
+    let mut export = None;
     if let Some(dir) = &args.export {
         let sources = trace_frame::chrome_sources(&args.trace)?;
-        let ex = trace_frame::export_hive(&sources.paths, dir, args.export_workers)
+        let paths = &sources.paths;
+        let mut inputs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        inputs.extend(sources.originals.iter().map(PathBuf::as_path));
+        inputs.push(&args.trace);
+        let rules = output_file::Rules {
+            overwrite: args.overwrite,
+            inputs: &inputs,
+        };
+        let staged = output_file::DirOutput::create(dir, &rules)?;
+        let workers = clamp_workers(args.export_workers);
+        let ex = trace_frame::export_hive_into(paths, &staged, workers)
             .with_context(|| format!("exporting {}", args.trace.display()))?;
         for (rank, file, rows) in &ex.files {
             eprintln!(
@@ -116,10 +152,20 @@ fn run(args: &Args) -> anyhow::Result<()> {
             );
         }
         if args.sql.is_none() && names.is_empty() {
+            staged.commit()?;
             return Ok(());
         }
+        export = Some(staged);
     }
-    let cache = args.cache.then_some(args.cache_dir.as_path());
+    let cache_dir = match (&args.cache_dir, args.cache) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, true) => Some(
+            default_cache_dir()
+                .context("--cache: neither XDG_CACHE_HOME nor HOME is set; give --cache-dir")?,
+        ),
+        (None, false) => None,
+    };
+    let cache = cache_dir.as_deref().filter(|_| args.cache);
     let step = trace_frame::StepQuery {
         annotation: args.annotation.clone(),
         instance: args.instance,
@@ -139,27 +185,52 @@ fn run(args: &Args) -> anyhow::Result<()> {
             );
         }
     }
-    let Some(report) = report else {
-        let q = args.sql.as_deref().unwrap_or_default();
-        let df = trace_frame::run_sql(&loaded.events, q)?;
-        if args.json {
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&trace_frame::frame_to_json(&df))?
-            )?;
-        } else {
-            writeln!(out, "{df}")?;
+    let text = match report {
+        None => {
+            let q = args.sql.as_deref().unwrap_or_default();
+            let df = trace_frame::run_sql_limited(&loaded.events, q, args.sql_max_rows)?;
+            if args.json {
+                let mut s = serde_json::to_string_pretty(&trace_frame::frame_to_json(&df))?;
+                s.push('\n');
+                s
+            } else {
+                format!("{df}\n")
+            }
         }
-        return Ok(());
+        Some(report) => {
+            let report = report?;
+            if args.json {
+                format!("{}\n", trace_frame::render_json(&report))
+            } else {
+                trace_frame::render_text(&report)
+            }
+        }
     };
-    let report = report?;
-    if args.json {
-        writeln!(out, "{}", trace_frame::render_json(&report))?;
-    } else {
-        write!(out, "{}", trace_frame::render_text(&report))?;
+    // Printed before the export is put in place: a failing stdout commits nothing.
+    output_file::print(text.as_bytes()).context("writing to stdout")?;
+    if let Some(staged) = export {
+        staged.commit()?;
     }
     Ok(())
+}
+
+/// The per-user cache directory: `$XDG_CACHE_HOME/tracewise`, else `~/.cache/tracewise`.
+fn default_cache_dir() -> Option<PathBuf> {
+    let nonempty = |v: &str| {
+        std::env::var_os(v)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+    };
+    nonempty("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| nonempty("HOME").map(|h| h.join(".cache")))
+        .map(|base| base.join("tracewise"))
+}
+
+/// Export workers: as asked, at most four per core (each holds one rank's frame).
+fn clamp_workers(asked: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    asked.clamp(1, 4 * cores)
 }
 
 #[cfg(test)]

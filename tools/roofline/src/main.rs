@@ -35,6 +35,12 @@ use clap::Parser;
 /// An unknown GPU model gets a peak inferred from cores x clock x the architecture's rate,
 /// or none; never another GPU's figures. Ops without shapes are listed on the trust list.
 ///
+/// --csv and --svg are written under temporary names beside them and put in place
+/// together when both are complete; an existing file is replaced only with --overwrite.
+///
+/// Exit status: 0 on success; 2 on bad input, a refused output or a failing stdout
+/// (nothing is written); an interrupted run leaves nothing behind.
+///
 /// Examples:
 ///   roofline run/host.xplane.pb
 ///   roofline trace.json.gz --top 40 --svg roofline.svg --csv ops.csv
@@ -52,13 +58,18 @@ struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Write every op as CSV to FILE (replaced if it exists).
+    /// Write every op as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
 
-    /// Write the roofline chart as SVG to FILE (replaced if it exists).
+    /// Write the roofline chart as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+
+    /// Replace existing --csv/--svg files. A directory, device, symbolic link, the capture
+    /// or a file inside a capture directory is never replaced.
+    #[arg(long)]
+    overwrite: bool,
 
     /// Ops in the table, and labelled dots in the chart.
     #[arg(long, value_name = "N", default_value_t = 25)]
@@ -78,18 +89,32 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
-    let report = roofline::analyze(&args.capture)
-        .with_context(|| format!("analysing {}", args.capture.display()))?;
     let inputs = [args.capture.as_path()];
     let rules = output_file::Rules {
-        overwrite: true,
+        overwrite: args.overwrite,
         inputs: &inputs,
     };
+    // Refused before the analysis, and again when the files are put in place.
+    for path in [&args.csv, &args.svg].into_iter().flatten() {
+        output_file::check(path, &rules)?;
+    }
+    if let (Some(csv), Some(svg)) = (&args.csv, &args.svg)
+        && csv == svg
+    {
+        anyhow::bail!("--csv and --svg name the same file {}", csv.display());
+    }
+    let report = roofline::analyze(&args.capture)
+        .with_context(|| format!("analysing {}", args.capture.display()))?;
+    let mut files = Vec::new();
     if let Some(path) = &args.csv {
-        write_file(path, &rules, &report::roofline_text::csv(&report))?;
+        files.push(stage(path, &rules, &report::roofline_text::csv(&report))?);
     }
     if let Some(path) = &args.svg {
-        write_file(path, &rules, &report::roofline_text::svg(&report, args.top))?;
+        files.push(stage(
+            path,
+            &rules,
+            &report::roofline_text::svg(&report, args.top),
+        )?);
     }
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report)?;
@@ -98,17 +123,24 @@ fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         report::roofline_text::text(&report, args.top)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
+    // Printed before the files are put in place: a failing stdout commits nothing.
+    output_file::print(text.as_bytes()).context("writing to stdout")?;
+    output_file::commit_all(files)?;
     Ok(())
 }
 
-/// Writes under the workspace's output rules (`output_file`): through a temporary file
-/// renamed into place; never onto a directory, device, symlink or the capture itself.
-fn write_file(path: &Path, rules: &output_file::Rules<'_>, text: &str) -> anyhow::Result<()> {
-    output_file::write(path, rules, text.as_bytes())?;
-    Ok(())
+/// Stages `text` for `path` under the workspace's output rules (`output_file`).
+fn stage(
+    path: &Path,
+    rules: &output_file::Rules<'_>,
+    text: &str,
+) -> anyhow::Result<output_file::Pending> {
+    let mut pending = output_file::Pending::create(path, rules)?;
+    pending
+        .file_mut()
+        .write_all(text.as_bytes())
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(pending)
 }
 
 #[cfg(test)]

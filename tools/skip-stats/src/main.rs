@@ -1,7 +1,6 @@
 //! `skip-stats`: is a GPU step GPU-bound or host/launch-bound, and why. Argument
 //! parsing and file writing only; the analysis is `analysis::skip_stats_loaded`.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,9 +43,13 @@ use clap::Parser;
 /// have empty launch columns; activities in flight at the capture's start have an empty
 /// step; a start before the launch (clock skew) leaves launch_to_start_ns empty.
 ///
-/// Exit status: 0 when everything was read; 2 on an error (rows.csv not written); 3 when
-/// the result is partial: some rank files of a directory could not be read (each is named
-/// on stderr with its error), the others are reported and in rows.csv.
+/// rows.csv is written under a temporary name beside it and renamed into place when the
+/// report is printed; an existing rows.csv is replaced only with --overwrite.
+///
+/// Exit status: 0 when everything was read; 2 on bad input, a refused output or a failing
+/// stdout (rows.csv not written); 3 when the result is partial: some rank files of a
+/// directory could not be read (each is named on stderr with its error), the others are
+/// reported and in rows.csv. An interrupted run leaves nothing behind.
 ///
 /// Examples:
 ///   skip-stats trace.json.gz
@@ -63,8 +66,8 @@ struct Args {
     #[arg(long, value_name = "DIR", default_value = ".")]
     out: PathBuf,
 
-    /// Replace an existing rows.csv. A directory, device, symbolic link or the input is
-    /// never replaced.
+    /// Replace an existing rows.csv. A directory, device, symbolic link, the input or a
+    /// file inside an input directory is never replaced.
     #[arg(long)]
     overwrite: bool,
 
@@ -121,9 +124,10 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
         overwrite: args.overwrite,
         inputs: &inputs,
     };
-    // Refused paths fail before the analysis; the file is renamed into place only when
-    // the analysis succeeded (dropped, and so deleted, otherwise).
-    let rows = output_file::Pending::create(&rows_path, &rules)?;
+    // Refused paths fail before the analysis; the file is staged only when rows are
+    // written and renamed into place only when the analysis and stdout succeeded
+    // (dropped, and so deleted, otherwise).
+    output_file::check(&rows_path, &rules)?;
     let each = load::load_each(&args.trace)
         .with_context(|| format!("analysing {}", args.trace.display()))?;
     for err in &each.failed {
@@ -135,6 +139,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     if each.loaded.is_empty() {
         anyhow::bail!("no capture in {} could be read", args.trace.display());
     }
+    let rows = output_file::Pending::create(&rows_path, &rules)?;
     let analysis = analysis::skip_stats_loaded(
         &args.trace,
         &each.loaded,
@@ -142,7 +147,6 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
         std::io::BufWriter::with_capacity(1 << 20, rows.file()),
     )
     .with_context(|| format!("analysing {}", args.trace.display()))?;
-    rows.commit()?;
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report::skip_text::render_json(&analysis))?;
         s.push('\n');
@@ -150,9 +154,8 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     } else {
         report::skip_text::render_text(&analysis)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
+    output_file::print(text.as_bytes()).context("writing to stdout")?;
+    rows.commit()?;
     Ok(if each.failed.is_empty() {
         Outcome::Complete
     } else {

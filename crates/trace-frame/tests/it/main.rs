@@ -639,3 +639,121 @@ fn the_analyses_frame_gives_the_full_frames_report_on_every_pytorch_trace() {
         }
     }
 }
+
+/// Two traces with the same file name in different directories, or one trace whose bytes
+/// changed, never share a cache file; the cache directory is private (0700) and a
+/// directory open to others is not used.
+#[test]
+fn cache_is_keyed_on_path_and_content_and_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let a = dir.path().join("runA/rank0.pt.trace.json");
+    let b = dir.path().join("runB/rank0.pt.trace.json");
+    for p in [&a, &b] {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    }
+    std::fs::copy(fixture("chrome/ok/tiny-train/rank0.pt.trace.json"), &a).unwrap();
+    std::fs::copy(fixture("chrome/ok/tiny-train/rank1.pt.trace.json"), &b).unwrap();
+    assert_ne!(
+        trace_frame::cache_path(&a, &cache),
+        trace_frame::cache_path(&b, &cache)
+    );
+    let (fa, ua) = trace_frame::read_frame_cached(&a, &cache).unwrap();
+    assert!(matches!(ua, trace_frame::CacheUse::Written(_)), "{ua:?}");
+    let (fb, ub) = trace_frame::read_frame_cached(&b, &cache).unwrap();
+    assert!(
+        matches!(ub, trace_frame::CacheUse::Written(_)),
+        "runB is not runA: {ub:?}"
+    );
+    assert_eq!(fa.rank, Some(0));
+    assert_eq!(fb.rank, Some(1));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&cache), 0o700);
+    let trace_frame::CacheUse::Written(file) = ua else {
+        unreachable!()
+    };
+    assert_eq!(mode(&file) & 0o077, 0, "cache files are private");
+    // Same path, size and mtime, other bytes: another key.
+    let before = trace_frame::cache_path(&a, &cache);
+    let text = std::fs::read(&a).unwrap();
+    let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
+    let mut changed = text.clone();
+    let at = changed.iter().position(|&c| c == b'1').unwrap();
+    changed[at] = b'2';
+    std::fs::write(&a, &changed).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_ne!(trace_frame::cache_path(&a, &cache), before);
+    // A cache directory that others may write to is not used.
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (_, used) = trace_frame::read_frame_cached(&b, &open).unwrap();
+    assert!(
+        matches!(&used, trace_frame::CacheUse::WriteFailed(_, why) if why.contains("other users")),
+        "{used:?}"
+    );
+    assert_eq!(std::fs::read_dir(&open).unwrap().count(), 0);
+}
+
+/// `--sql` reads only the trace's tables: file and URL table functions, unknown tables
+/// and statements other than one SELECT are refused before anything runs, and a cross
+/// join past the row limit is an error that says so.
+#[test]
+fn sql_is_confined_to_the_trace_tables() {
+    let loaded =
+        trace_frame::load(&fixture("chrome/ok/tiny-train/rank0.pt.trace.json"), None).unwrap();
+    let df = &loaded.events;
+    let refused = |q: &str, why: &str| {
+        let e = trace_frame::run_sql(df, q).unwrap_err().to_string();
+        assert!(e.contains(why), "{q}: {e}");
+    };
+    refused(
+        "SELECT * FROM read_parquet('/etc/*.parquet')",
+        "table functions",
+    );
+    refused(
+        "SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
+        "table functions",
+    );
+    refused(
+        "SELECT * FROM events JOIN read_json('/etc/passwd') ON true",
+        "table functions",
+    );
+    refused("SELECT * FROM some_table", "unknown table");
+    refused("DROP TABLE events", "only SELECT");
+    refused("SELECT 1; SELECT 2", "one SELECT");
+    // Common table expressions and subqueries over the tables are fine.
+    let ok = trace_frame::run_sql(
+        df,
+        "WITH k AS (SELECT * FROM kernels) SELECT COUNT(*) AS n FROM (SELECT * FROM k)",
+    )
+    .unwrap();
+    assert_eq!(ok.height(), 1);
+    let rows = df.height();
+    let limit = rows * rows - 1;
+    let e = trace_frame::run_sql_limited(df, "SELECT * FROM events a CROSS JOIN events b", limit)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--sql-max-rows"), "{e}");
+    let e = trace_frame::run_sql_limited(df, "SELECT * FROM events a, events b", limit)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--sql-max-rows"), "{e}");
+    // A result past the limit is an error, not a silently cut table.
+    let e = trace_frame::run_sql_limited(df, "SELECT * FROM events", rows - 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("more than"), "{e}");
+    assert_eq!(
+        trace_frame::run_sql_limited(df, "SELECT * FROM events", rows)
+            .unwrap()
+            .height(),
+        rows
+    );
+}

@@ -331,3 +331,34 @@ fn default_mode_reads_an_xspace_and_compat_says_which_tool_does() {
     assert!(stderr.contains("XSpace protobuf"), "{stderr}");
     assert!(stderr.contains("without --compat"), "{stderr}");
 }
+
+/// A FIFO named like a rank trace in `--trace-dir` is skipped (opening it would block
+/// forever); the regular traces are read, with and without `--all-ranks` and `--compat`.
+#[test]
+fn a_fifo_in_the_trace_dir_is_skipped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    for name in ["rank0.pt.trace.json", "rank1.pt.trace.json"] {
+        std::fs::copy(workspace_root().join(TINY_DIR).join(name), dir.join(name)).expect("copy");
+    }
+    // Sorted before the real ones, so a reader that opened it would hang first.
+    test_support::make_fifo(&dir.join("a.pt.trace.json"));
+    for extra in [&[][..], &["--all-ranks"][..], &["--compat"][..]] {
+        let mut args: Vec<std::ffi::OsString> = vec!["--trace-dir".into(), dir.into()];
+        args.extend(extra.iter().map(Into::into));
+        let m = test_support::run_measured(
+            env!("CARGO_BIN_EXE_analyze-profile"),
+            &args,
+            &[],
+            std::time::Duration::from_secs(30),
+        );
+        assert!(!m.timed_out, "{extra:?}: blocked on the FIFO");
+        assert_eq!(m.code, Some(0), "{extra:?}: {}", m.stderr);
+    }
+}
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_analyze-profile"));
+}

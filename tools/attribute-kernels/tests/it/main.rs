@@ -62,12 +62,13 @@ fn synthetic_xspace_writes_every_output() {
         .map(|r| r[5].parse::<f64>().expect("share"))
         .sum();
     assert!((share - 100.0).abs() < 1e-4, "{share}");
-    // No temporary files left behind.
+    // No temporary files left behind; the marker that lets a later run replace it.
     let names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(names.iter().any(|n| n == ".tracewise-output"), "{names:?}");
 
     // A second run without --overwrite changes nothing and exits 2.
     std::fs::write(out.join("kernels.csv"), "kept\n").unwrap();
@@ -163,4 +164,45 @@ fn a_closed_stdout_exits_0_quietly() {
             out.to_str().unwrap(),
         ],
     );
+}
+
+/// The output directory `--out` at every kind of target: the user's files and the input
+/// stay byte-identical, nothing staged is left, every cell is refused (exit 2).
+#[test]
+fn output_matrix_out() {
+    let fixture = test_support::workspace_root().join("testdata/attribution/synth.xplane.pb");
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_attribute-kernels"),
+        "--out",
+        test_support::OutputKind::Dir,
+        &fixture,
+        |input, target, overwrite| {
+            with_overwrite(vec![input.into(), "--out".into(), target.into()], overwrite)
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_attribute-kernels"));
+}
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and a place in it, and nothing is written.
+#[test]
+fn malformed_inputs_give_errors_and_write_nothing() {
+    let run =
+        test_support::run_on_malformed(env!("CARGO_BIN_EXE_attribute-kernels"), |input, out| {
+            vec![input.into(), "--out".into(), out.join("attribution").into()]
+        });
+    assert!(run.errors >= 30, "{run:?}");
 }

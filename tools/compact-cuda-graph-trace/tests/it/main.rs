@@ -455,3 +455,69 @@ fn a_piped_input_compacts_as_the_file_does() {
         );
     }
 }
+
+/// `-o` at every kind of target: the user's files and the input stay byte-identical (an
+/// existing file is replaced only with --overwrite), nothing staged is left.
+#[test]
+fn output_matrix_output() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let written = lanes::synth::write_fixtures(dir.path()).expect("fixtures");
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_compact-cuda-graph-trace"),
+        "-o",
+        test_support::OutputKind::File,
+        &written[0],
+        |input, target, overwrite| {
+            with_overwrite(vec![input.into(), "-o".into(), target.into()], overwrite)
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_compact-cuda-graph-trace"));
+}
+
+/// Decompression bombs end in a clear error naming the file, quickly and without output:
+/// the compaction inflates gzip itself and is held to the same cap as every reader.
+#[test]
+fn decompression_bombs_are_refused() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    for (name, bytes) in [
+        ("whitespace.json.gz", test_support::whitespace_bomb()),
+        ("string.json.gz", test_support::string_bomb()),
+    ] {
+        let input = tmp.path().join(name);
+        std::fs::write(&input, bytes).expect("write");
+        let out = tmp.path().join("out.json.gz");
+        let m = test_support::run_measured(
+            env!("CARGO_BIN_EXE_compact-cuda-graph-trace"),
+            &[
+                input.into_os_string(),
+                "-o".into(),
+                out.clone().into_os_string(),
+            ],
+            &[],
+            std::time::Duration::from_secs(60),
+        );
+        assert_eq!(m.code, Some(2), "{name}: {m:?}");
+        assert!(m.stderr.contains(name), "{name}: {}", m.stderr);
+        assert!(
+            m.stderr.contains("TRACEWISE_MAX_INFLATE_RATIO"),
+            "{name}: {}",
+            m.stderr
+        );
+        assert!(m.elapsed.as_secs_f64() < 10.0, "{name}: {:?}", m.elapsed);
+        assert!(m.peak_kib < 1 << 20, "{name}: {} KiB", m.peak_kib);
+        assert!(!out.exists());
+    }
+}

@@ -54,24 +54,49 @@ fn an_existing_report_is_kept_without_overwrite() {
     let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = tmp.path().join("r");
+    let with_overwrite = |out: &Path| {
+        Command::new(BIN)
+            .arg(&input)
+            .arg("--out")
+            .arg(out)
+            .arg("--overwrite")
+            .output()
+            .expect("runs")
+    };
+    // A directory of the user's is never replaced, with --overwrite or without, and the
+    // message does not suggest a flag that would not help.
     std::fs::create_dir(&out).expect("mkdir");
     std::fs::write(out.join("keep.txt"), "mine").expect("write");
-    let o = investigate(&input, &out);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
+    for o in [investigate(&input, &out), with_overwrite(&out)] {
+        assert_eq!(o.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("not written by a tracewise tool"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("--overwrite"), "{stderr}");
+    }
     assert_eq!(
         std::fs::read_to_string(out.join("keep.txt")).expect("kept"),
         "mine"
     );
-    let o = Command::new(BIN)
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .arg("--overwrite")
-        .output()
-        .expect("runs");
-    assert!(o.status.success());
-    assert!(!out.join("keep.txt").exists());
+    std::fs::remove_dir_all(&out).expect("rm");
+    // A report written before is kept without --overwrite and replaced with it.
+    assert!(investigate(&input, &out).status.success());
+    std::fs::write(out.join("report.md"), "old").expect("write");
+    let o = investigate(&input, &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).expect("kept"),
+        "old"
+    );
+    let o = with_overwrite(&out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ne!(
+        std::fs::read_to_string(out.join("report.md")).expect("new"),
+        "old"
+    );
     for f in FILES {
         assert!(out.join(f).is_file(), "{f}");
     }
@@ -386,4 +411,160 @@ fn a_closed_stdout_exits_0_quietly() {
     );
     // The report is written all the same.
     assert!(out.join("report.md").is_file());
+}
+
+/// The report directory `--out` at every kind of target: the user's files and the input
+/// stay byte-identical, nothing staged is left, every cell is refused (exit 2).
+#[test]
+fn output_matrix_out() {
+    let fixture = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    test_support::output_matrix(
+        BIN,
+        "--out",
+        test_support::OutputKind::Dir,
+        &fixture,
+        |input, target, overwrite| {
+            with_overwrite(vec![input.into(), "--out".into(), target.into()], overwrite)
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
+
+/// SIGINT and SIGKILL at several points of a run that replaces a report, on a large
+/// synthetic trace: afterwards the report directory is the old one or the new one, whole,
+/// never neither; after SIGINT nothing staged is left, and what SIGKILL left is removed by
+/// the next run.
+#[test]
+fn interrupts_leave_the_old_report_or_the_new_one() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Instant;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("big.json");
+    test_support::write_synthetic_trace(&big, 20_000_000);
+    let small = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let report = tmp.path().join("report");
+    let run = |input: &Path| {
+        let mut cmd = Command::new(BIN);
+        cmd.arg(input).arg("--out").arg(&report).arg("--overwrite");
+        cmd
+    };
+    // The new report, and how long a whole run takes.
+    let start = Instant::now();
+    assert!(run(&big).output().expect("runs").status.success());
+    let whole = start.elapsed();
+    let new = test_support::snapshot(&report);
+    assert!(run(&small).output().expect("runs").status.success());
+    let old = test_support::snapshot(&report);
+    assert_ne!(old, new);
+    let mut seen_new = 0;
+    let mut seen_old = 0;
+    for signal in ["INT", "TERM", "KILL"] {
+        for percent in [5u32, 30, 60, 85, 95, 100, 105] {
+            // Back to the old report before each run.
+            assert!(run(&small).output().expect("runs").status.success());
+            let after = whole * percent / 100;
+            let status = test_support::run_interrupted(run(&big), after, signal);
+            let cell = format!("SIG{signal} after {percent}% of {whole:?}: {status:?}");
+            let now = test_support::snapshot(&report);
+            if now == new {
+                seen_new += 1;
+            } else if now == old {
+                seen_old += 1;
+            } else {
+                panic!("{cell}: the report is neither the old one nor the new one");
+            }
+            let staged = test_support::staged_left(tmp.path());
+            if signal == "KILL" {
+                // The next run removes what a killed one staged.
+                assert!(run(&small).output().expect("runs").status.success());
+                let left = test_support::staged_left(tmp.path());
+                assert!(left.is_empty(), "{cell}: left after the next run: {left:?}");
+            } else {
+                assert!(staged.is_empty(), "{cell}: staged left: {staged:?}");
+                // Ended by the signal (as it would without a handler), or done before it.
+                assert!(
+                    status.success() || status.signal().is_some(),
+                    "{cell}: ended otherwise"
+                );
+            }
+        }
+    }
+    // The points span the run: some found the old report, some the new one.
+    assert!(
+        seen_old > 0 && seen_new > 0,
+        "old {seen_old}, new {seen_new}"
+    );
+}
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_investigate"));
+}
+
+/// Every malformed or odd fixture (testdata/*/{err,odd}): no panic, an error names the
+/// file and a place in it, and nothing is written.
+#[test]
+fn malformed_inputs_give_errors_and_write_nothing() {
+    let run = test_support::run_on_malformed(BIN, |input, out| {
+        vec![input.into(), "--out".into(), out.join("report").into()]
+    });
+    assert!(run.errors >= 30, "{run:?}");
+}
+
+/// Two runs with the same `--out` at the same time, without `--overwrite`: one report is
+/// written, the other run says it was refused (exit 2); never two "written" for one
+/// report, never a mixed directory, nothing staged left.
+#[test]
+fn two_runs_with_one_out_never_both_claim_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("a.json");
+    test_support::write_synthetic_trace(&big, 5_000_000);
+    let small = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let out = tmp.path().join("report");
+    for _ in 0..3 {
+        let _ = std::fs::remove_dir_all(&out);
+        let spawn = |input: &Path| {
+            Command::new(BIN)
+                .arg(input)
+                .arg("--out")
+                .arg(&out)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("starts")
+        };
+        let a = spawn(&big);
+        let b = spawn(&small);
+        let (a, b) = (
+            a.wait_with_output().expect("ends"),
+            b.wait_with_output().expect("ends"),
+        );
+        let codes = [a.status.code(), b.status.code()];
+        assert!(
+            codes == [Some(0), Some(2)] || codes == [Some(2), Some(0)],
+            "{codes:?}: {} / {}",
+            String::from_utf8_lossy(&a.stderr),
+            String::from_utf8_lossy(&b.stderr)
+        );
+        let (won, lost) = if codes[0] == Some(0) {
+            (&big, &b)
+        } else {
+            (&small, &a)
+        };
+        assert!(String::from_utf8_lossy(&lost.stderr).contains("--overwrite"));
+        let md = std::fs::read_to_string(out.join("report.md")).expect("a report");
+        assert!(
+            md.contains(&won.display().to_string()),
+            "the report is the winner's"
+        );
+        assert!(test_support::staged_left(tmp.path()).is_empty());
+    }
 }

@@ -205,3 +205,140 @@ fn nsys_and_rocprof_captures_are_frames_too() {
         );
     }
 }
+
+/// `--export` and `--cache-dir` at every kind of target: the user's files and the input
+/// stay byte-identical, nothing staged is left; an export is never put over anything, and
+/// an unusable cache directory is ignored (exit 0).
+#[test]
+fn output_matrix_export_and_cache_dir() {
+    let fixture = fixture("chrome/ok/tiny-train/rank0.pt.trace.json");
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_profile-model"),
+        "--export",
+        test_support::OutputKind::Dir,
+        &fixture,
+        |input, target, overwrite| {
+            with_overwrite(
+                vec![input.into(), "--export".into(), target.into()],
+                overwrite,
+            )
+        },
+    );
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_profile-model"),
+        "--cache-dir",
+        test_support::OutputKind::Cache,
+        &fixture,
+        |input, target, overwrite| {
+            let mut args: Vec<std::ffi::OsString> = vec![
+                input.into(),
+                "--cache".into(),
+                "--cache-dir".into(),
+                target.into(),
+            ];
+            if overwrite {
+                // --overwrite is about --export; the cache is never anything but a cache.
+                args.push("--json".into());
+            }
+            args
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_profile-model"));
+}
+
+/// `--export DIR --sql BAD` exits 2 and writes no export (it is committed only when the
+/// whole run succeeded); `--export-workers 100000` is clamped and finishes; a file table
+/// function in `--sql` is refused.
+#[test]
+fn a_failed_run_commits_no_export_and_workers_are_clamped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("export");
+    let trace = fixture("chrome/ok/tiny-train");
+    let o = bin()
+        .arg(&trace)
+        .arg("--export")
+        .arg(&out)
+        .args(["--sql", "SELECT nope FROM nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists(), "the export was committed by a failing run");
+    assert_eq!(test_support::staged_left(tmp.path()), Vec::<PathBuf>::new());
+    let o = bin()
+        .arg(&trace)
+        .args(["--sql", "SELECT * FROM read_parquet('/etc/x.parquet')"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("table functions"));
+    let m = test_support::run_measured(
+        env!("CARGO_BIN_EXE_profile-model"),
+        &[
+            trace.into_os_string(),
+            "--export".into(),
+            out.clone().into_os_string(),
+            "--export-workers".into(),
+            "100000".into(),
+        ],
+        &[],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(m.code, Some(0), "{m:?}");
+    assert!(m.elapsed.as_secs_f64() < 20.0, "{:?}", m.elapsed);
+    assert!(out.join("rank=0/events.parquet").is_file());
+    assert!(out.join(".tracewise-output").is_file());
+}
+
+/// `--cache` without `--cache-dir` keeps its files in `$XDG_CACHE_HOME/tracewise`, a
+/// directory only this user may enter, and reads them back on the next run.
+#[test]
+fn the_default_cache_is_per_user_and_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = tmp.path().join("xdg");
+    let run = || {
+        let o = bin()
+            .arg(fixture("chrome/ok/tiny-train/rank0.pt.trace.json"))
+            .arg("--cache")
+            .env("XDG_CACHE_HOME", &xdg)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let first = run();
+    let dir = xdg.join("tracewise");
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o077,
+        0
+    );
+    let second = run();
+    assert!(first.contains("Cache: Written("), "{first}");
+    assert!(second.contains("Cache: Hit("), "{second}");
+    let body = |s: &str| s[..s.find("Cache:").unwrap()].to_owned();
+    assert_eq!(
+        body(&second),
+        body(&first),
+        "the cached frame gives the same summary"
+    );
+}

@@ -106,3 +106,63 @@ fn malformed_inputs_never_panic() {
 fn a_closed_stdout_exits_0_quietly() {
     test_support::assert_quiet_on_closed_stdout(env!("CARGO_BIN_EXE_roofline"), &[FIXTURE]);
 }
+
+/// `--csv` and `--svg` at every kind of target: the user's files and the capture stay
+/// byte-identical (an existing file is replaced only with --overwrite), nothing staged is
+/// left.
+#[test]
+fn output_matrix_csv_and_svg() {
+    let fixture = test_support::workspace_root().join(FIXTURE);
+    for option in ["--csv", "--svg"] {
+        test_support::output_matrix(
+            env!("CARGO_BIN_EXE_roofline"),
+            option,
+            test_support::OutputKind::File,
+            &fixture,
+            |input, target, overwrite| {
+                with_overwrite(vec![input.into(), option.into(), target.into()], overwrite)
+            },
+        );
+    }
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_roofline"));
+}
+
+/// `roofline cap --csv cap/<the capture file> --overwrite`: a file inside the capture
+/// directory may be the one read, so it is never replaced (exit 2, bytes unchanged).
+#[test]
+fn a_file_read_from_the_capture_directory_is_never_replaced() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cap = tmp.path().join("cap");
+    std::fs::create_dir(&cap).expect("mkdir");
+    let pb = cap.join("host.xplane.pb");
+    std::fs::copy(
+        workspace_root().join("testdata/attribution/synth.xplane.pb"),
+        &pb,
+    )
+    .expect("copy");
+    let before = std::fs::read(&pb).expect("read");
+    let out = Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .arg(&cap)
+        .arg("--csv")
+        .arg(&pb)
+        .arg("--overwrite")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("inside the input directory"), "{stderr}");
+    assert_eq!(std::fs::read(&pb).expect("read"), before);
+}

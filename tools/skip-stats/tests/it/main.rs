@@ -290,3 +290,245 @@ fn a_closed_stdout_exits_0_quietly() {
         &[FIXTURE, "--out", out],
     );
 }
+
+/// rows.csv through `--out DIR` at every kind of target: the user's files and the input
+/// stay byte-identical, nothing staged is left, the exit status is the rules'.
+#[test]
+fn output_matrix_rows_csv() {
+    let fixture = test_support::workspace_root().join(FIXTURE);
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_skip-stats"),
+        "--out (rows.csv)",
+        test_support::OutputKind::FileInDir,
+        &fixture,
+        |input, target, overwrite| {
+            with_overwrite(vec![input.into(), "--out".into(), target.into()], overwrite)
+        },
+    );
+}
+
+/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
+fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
+
+/// SIGINT and SIGKILL at several points of a run that replaces rows.csv, on a large
+/// synthetic trace: rows.csv is the old file or the new one, never neither or half; after
+/// SIGINT nothing staged is left (rows.csv is staged while the rows are written).
+#[test]
+fn interrupts_leave_the_old_rows_or_the_new_ones() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Instant;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("big.json");
+    test_support::write_synthetic_trace(&big, 20_000_000);
+    let out = tmp.path().join("out");
+    let rows = out.join("rows.csv");
+    let run = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skip-stats"));
+        cmd.arg(&big).arg("--out").arg(&out).arg("--overwrite");
+        cmd
+    };
+    let start = Instant::now();
+    assert!(run().output().expect("runs").status.success());
+    let whole = start.elapsed();
+    let new = std::fs::read(&rows).expect("rows.csv");
+    let old = b"the old rows\n".to_vec();
+    let mut seen = (0, 0);
+    for signal in ["INT", "TERM", "KILL"] {
+        for percent in [5u32, 30, 60, 85, 95, 100, 105] {
+            std::fs::write(&rows, &old).expect("write");
+            let status = test_support::run_interrupted(run(), whole * percent / 100, signal);
+            let cell = format!("SIG{signal} after {percent}% of {whole:?}: {status:?}");
+            let now = std::fs::read(&rows).unwrap_or_else(|e| panic!("{cell}: no rows.csv: {e}"));
+            if now == new {
+                seen.1 += 1;
+            } else if now == old {
+                seen.0 += 1;
+            } else {
+                panic!("{cell}: rows.csv is neither the old file nor the new one");
+            }
+            if signal != "KILL" {
+                let staged = test_support::staged_left(tmp.path());
+                assert!(staged.is_empty(), "{cell}: staged left: {staged:?}");
+                assert!(status.success() || status.signal().is_some(), "{cell}");
+            }
+        }
+    }
+    assert!(seen.0 > 0 && seen.1 > 0, "old {}, new {}", seen.0, seen.1);
+    // SIGINT and SIGTERM while rows.csv is staged (seen on disk): the staged file is
+    // removed and the old rows.csv stays.
+    for signal in ["INT", "TERM"] {
+        std::fs::write(&rows, &old).expect("write");
+        let mut child = run()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starts");
+        // Its own staged file (SIGKILL above may have left others' behind).
+        let own = format!(".tracewise-{}-", child.id());
+        let deadline = Instant::now() + whole * 4;
+        while !test_support::staged_left(&out)
+            .iter()
+            .any(|p| p.to_string_lossy().contains(&own))
+        {
+            assert!(Instant::now() < deadline, "rows.csv was never staged");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        let status = child.wait().expect("ends");
+        assert_eq!(status.signal(), Some(if signal == "INT" { 2 } else { 15 }));
+        let staged: Vec<_> = test_support::staged_left(tmp.path())
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains(&own))
+            .collect();
+        assert!(
+            staged.is_empty(),
+            "SIG{signal} while staged: left {staged:?}"
+        );
+        assert_eq!(std::fs::read(&rows).expect("rows.csv"), old);
+    }
+}
+
+/// Hostile input ends in a clear error naming the file, within 10 s and under 1 GiB: a
+/// gzip of 2 GiB of whitespace (about 2 MB on disk), a gzip holding one 2 GiB string, and
+/// a plain file with one 400 MB string; `--threads 100000` finishes.
+#[test]
+fn hostile_input_is_bounded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bin = env!("CARGO_BIN_EXE_skip-stats");
+    let out = tmp.path().join("out");
+    let check = |input: &Path, envs: &[(&str, &str)], expect: &str| {
+        let args = [
+            input.as_os_str().to_owned(),
+            "--out".into(),
+            out.as_os_str().to_owned(),
+        ];
+        let m = test_support::run_measured(bin, &args, envs, std::time::Duration::from_secs(60));
+        let name = input.file_name().expect("a name").to_string_lossy();
+        assert!(!m.timed_out, "{name}: still running after 60 s");
+        assert_eq!(m.code, Some(2), "{name}: {m:?}");
+        assert!(m.stderr.contains(name.as_ref()), "{name}: {}", m.stderr);
+        assert!(m.stderr.contains(expect), "{name}: {}", m.stderr);
+        assert!(m.stderr.contains("byte"), "{name}: no offset: {}", m.stderr);
+        assert!(
+            m.elapsed.as_secs_f64() < 10.0,
+            "{name}: took {:?}",
+            m.elapsed
+        );
+        assert!(m.peak_kib < 1 << 20, "{name}: peak {} KiB", m.peak_kib);
+        assert!(!out.join("rows.csv").exists());
+        eprintln!("{name}: {:?}, peak {} KiB", m.elapsed, m.peak_kib);
+    };
+    let mib = 1 << 20;
+    // Whitespace between events.
+    let bomb = tmp.path().join("whitespace.json.gz");
+    std::fs::write(&bomb, test_support::whitespace_bomb()).expect("write");
+    assert!(std::fs::metadata(&bomb).expect("meta").len() < 4 * mib as u64);
+    check(&bomb, &[], "TRACEWISE_MAX_INFLATE_RATIO");
+    // One string: the inflation cap stops it first; with that cap raised, the event cap.
+    let letters = vec![b'a'; 16 * mib];
+    let head = br#"{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": ""#;
+    let string = tmp.path().join("string.json.gz");
+    std::fs::write(&string, test_support::string_bomb()).expect("write");
+    check(&string, &[], "TRACEWISE_MAX_INFLATE_RATIO");
+    // The event cap itself, set low (64 MiB) so that the test stays short in a debug build
+    // on a busy machine; the plain file below meets the default cap.
+    check(
+        &string,
+        &[
+            ("TRACEWISE_MAX_INFLATE_RATIO", "100000"),
+            ("TRACEWISE_MAX_EVENT_BYTES", "67108864"),
+        ],
+        "TRACEWISE_MAX_EVENT_BYTES",
+    );
+    // A plain file (read in place, not inflated) with one 272 MiB string: past the default
+    // cap of 256 MiB.
+    let plain = tmp.path().join("string.json");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&plain).expect("create"));
+        f.write_all(head).expect("write");
+        for _ in 0..17 {
+            f.write_all(&letters).expect("write");
+        }
+        f.write_all(b"\"}]}").expect("write");
+    }
+    check(&plain, &[], "TRACEWISE_MAX_EVENT_BYTES");
+    std::fs::remove_file(&plain).expect("rm");
+
+    // Absurd thread counts are clamped: the run finishes as with the default.
+    let fixture = workspace_root().join(FIXTURE);
+    let args = [
+        fixture.into_os_string(),
+        "--threads".into(),
+        "100000".into(),
+        "--out".into(),
+        out.clone().into_os_string(),
+    ];
+    let m = test_support::run_measured(bin, &args, &[], std::time::Duration::from_secs(60));
+    assert_eq!(m.code, Some(0), "{m:?}");
+    assert!(
+        m.elapsed.as_secs_f64() < 10.0,
+        "--threads 100000 took {:?}",
+        m.elapsed
+    );
+}
+
+/// A gzip trace truncated while skip-stats reads it: exit 2 with a message naming the
+/// file, no crash, nothing written.
+#[test]
+fn an_input_truncated_during_the_read_is_an_error() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plain = tmp.path().join("big.json");
+    test_support::write_synthetic_trace(&plain, 60_000_000);
+    let gz = tmp.path().join("big.json.gz");
+    {
+        let text = std::fs::read(&plain).expect("read");
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).expect("create"),
+            flate2::Compression::fast(),
+        );
+        enc.write_all(&text).expect("deflate");
+        enc.finish().expect("deflate");
+    }
+    let out = tmp.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_skip-stats"))
+        .arg(&gz)
+        .arg("--out")
+        .arg(&out)
+        .arg("--threads")
+        .arg("1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let len = std::fs::metadata(&gz).expect("meta").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&gz)
+        .expect("open")
+        .set_len(len / 2)
+        .expect("truncate");
+    let o = child.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("big.json.gz"), "{stderr}");
+    assert!(!out.join("rows.csv").exists());
+}
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_skip-stats"));
+}

@@ -252,3 +252,9 @@ fn step_nvtx_names_the_steps() {
     assert_eq!(code, 2);
     assert!(err.contains("--step-nvtx"), "{err}");
 }
+
+/// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
+#[test]
+fn help_names_the_exit_codes() {
+    test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_trace-info"));
+}

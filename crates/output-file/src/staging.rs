@@ -1,0 +1,174 @@
+//! Staged outputs: their names, the registry of what this process has staged, and its
+//! removal on SIGINT, SIGTERM or SIGHUP.
+//!
+//! A staged file or directory is named `.<output name>.tracewise-<pid>-<random>.tmp` in the
+//! output's directory: created with `O_EXCL` (`mkdir` for a directory), so two runs never
+//! share one, and recognisable, so a later run can remove what a killed one (SIGKILL, power
+//! loss) left behind: an entry whose process no longer exists ([`remove_stale`]).
+//!
+//! Every staged path is in one registry until it is committed or dropped. The first one
+//! starts a thread that waits for SIGINT, SIGTERM and SIGHUP; on one it removes every
+//! registered path and then ends the process as the signal would have. A commit holds the
+//! registry's lock while it renames, so a signal lands before the commit (nothing of it is
+//! in place) or after it (the output is complete), never in the middle.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, Once};
+
+/// What the registry holds: staged paths by id.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    next: u64,
+    staged: Vec<(u64, PathBuf)>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    next: 0,
+    staged: Vec::new(),
+});
+
+static SIGNALS: Once = Once::new();
+
+/// The registry, locked; a panic while it was held does not make it unusable.
+pub(crate) fn lock() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Registry {
+    /// Records `path` as staged; the id removes it again.
+    pub(crate) fn add(&mut self, path: PathBuf) -> u64 {
+        self.next += 1;
+        self.staged.push((self.next, path));
+        self.next
+    }
+
+    /// Forgets the path of `id` (committed, or removed by its owner).
+    pub(crate) fn remove(&mut self, id: u64) {
+        self.staged.retain(|(i, _)| *i != id);
+    }
+
+    /// The paths staged now, oldest first.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        self.staged.iter().map(|(_, p)| p.clone()).collect()
+    }
+}
+
+/// Registers `path` as staged and makes sure a signal removes it.
+pub(crate) fn register(path: PathBuf) -> u64 {
+    install_signal_cleanup();
+    lock().add(path)
+}
+
+/// Forgets `id` (after it was committed or removed).
+pub(crate) fn unregister(id: u64) {
+    lock().remove(id);
+}
+
+/// The paths this process has staged and not yet committed or removed (for tests and
+/// diagnostics).
+pub fn staged_paths() -> Vec<PathBuf> {
+    lock().paths()
+}
+
+/// The prefix of every staged name of the output `name`: `.<name>.tracewise-<pid>-`.
+pub(crate) fn prefix(name: &str) -> String {
+    format!(".{name}.tracewise-{}-", std::process::id())
+}
+
+/// The suffix of every staged name.
+pub(crate) const SUFFIX: &str = ".tmp";
+
+/// The suffix of an old output directory renamed aside during a commit (only where the
+/// file system cannot exchange two directories in one step).
+pub(crate) const ASIDE_SUFFIX: &str = ".old";
+
+/// Removes a staged path: a directory with everything in it, else the entry itself. A
+/// symbolic link is removed, never followed.
+pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes what runs that no longer exist staged for the output `name` in `dir`: entries
+/// named `.<name>.tracewise-<pid>-*.tmp` whose process is gone (Linux only, where `/proc`
+/// says which processes exist; elsewhere nothing is removed). An old output such a run had
+/// renamed aside (`.old`) is put back when nothing is at `name`, else removed.
+pub(crate) fn remove_stale(dir: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let start = format!(".{name}.tracewise-");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(file_name) = file_name.to_str() else {
+            continue;
+        };
+        let Some(rest) = file_name.strip_prefix(&start) else {
+            continue;
+        };
+        let aside = rest.ends_with(ASIDE_SUFFIX);
+        if !rest.ends_with(SUFFIX) && !aside {
+            continue;
+        }
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        // A staged directory always holds the marker (written first); one without it is
+        // not ours to remove (a user's directory that a failed commit could not put back).
+        let path = entry.path();
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir && !path.join(crate::MARKER).is_file() {
+            continue;
+        }
+        // An old output renamed aside by a run killed before it put the new one in place:
+        // it goes back where it was, unless something is there now.
+        let target = dir.join(name);
+        if aside && std::fs::symlink_metadata(&target).is_err() {
+            let _ = std::fs::rename(&path, &target);
+            continue;
+        }
+        let _ = remove_path(&path);
+    }
+}
+
+/// Starts the thread that removes staged paths on SIGINT, SIGTERM and SIGHUP (once per
+/// process; the tools need not call it, staging does).
+pub fn install_signal_cleanup() {
+    SIGNALS.call_once(|| {
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            // Without the handler a signal still ends the process; only its staged files
+            // would stay, as after SIGKILL, for the next run to remove.
+            let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+            else {
+                return;
+            };
+            let spawned = std::thread::Builder::new()
+                .name("output-file-signals".into())
+                .spawn(move || {
+                    if let Some(signal) = signals.forever().next() {
+                        // Held to the end: no commit can start after the removal.
+                        let registry = lock();
+                        for path in registry.paths().iter().rev() {
+                            let _ = remove_path(path);
+                        }
+                        let _ = signal_hook::low_level::emulate_default_handler(signal);
+                        std::process::exit(128 + signal);
+                    }
+                });
+            drop(spawned);
+        }
+    });
+}
