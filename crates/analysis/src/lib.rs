@@ -1,8 +1,7 @@
 //! Numbers over a GPU profiler capture, for the tools and for other Rust projects.
 //!
-//! - Loading: [`load_any`] and [`load_each`] read a Kineto or JAX Chrome trace
-//!   (`.json`, `.json.gz`), an XSpace (`.xplane.pb`) or a directory of either into
-//!   [`Loaded`] captures; [`inventory`] says what one holds (`trace-info`).
+//! - Loading: the `load` crate reads a capture of any known format, or a directory of
+//!   them, into [`Loaded`] captures; [`inventory`] says what one holds (`trace-info`).
 //! - GPU time by bucket ([`gpu_summary`], `analyze-profile`'s default mode): every GPU
 //!   activity attributed to the CPU op that launched it and put in one of [`buckets`],
 //!   so the buckets sum to the GPU time. [`profile_summary`] runs the whole tool,

@@ -130,7 +130,7 @@ impl AnalysisName {
 /// Every rank of a trace path, loaded.
 #[derive(Debug, Clone)]
 pub struct LoadedRanks {
-    /// The path given to [`load`]: a trace file or a directory of them.
+    /// The path given to [`load()`]: a trace file or a directory of them.
     pub input: PathBuf,
     /// One frame per trace file, sorted by rank, then path.
     pub frames: Vec<RankFrame>,
@@ -274,7 +274,7 @@ pub fn analyze(
     Ok(with_skip_stats(hta?, skip_stats))
 }
 
-/// [`load`] and then [`analyze`] (the inner result), with our definitions' read of the
+/// [`load()`] and then [`analyze`] (the inner result), with our definitions' read of the
 /// input running beside the load instead of after it: the same report, sooner. Without a
 /// cache the frames get only the columns the analyses read (the same rows; `--sql` and
 /// `--export` load every column).
