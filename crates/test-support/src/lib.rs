@@ -221,6 +221,8 @@ pub fn run_on_malformed(
             "the file is empty",
             "no \"traceEvents\"",
             "contains no GPU",
+            // A format the tool cannot use (a JAX trace for attribution: no HLO modules).
+            "carries no HLO modules",
             // A file of no format the loader knows.
             "not a capture this tool reads",
             // A mode that reads one format only, given another (analyze-profile --compat).
