@@ -179,6 +179,31 @@ impl Steps {
         Spread::of(self.steps.iter().map(|s| s.duration()))
     }
 
+    /// Per kind of forward, in order of first appearance: the kind without its counts
+    /// (`prefill`, `decode`, `prefill + decode`, `denoise`), how many steps are of it,
+    /// and the spread of their durations. Empty when no step marker names its forward.
+    pub fn forward_spreads(&self) -> Vec<(String, usize, Spread)> {
+        let mut kinds: Vec<(String, Vec<Nanos>)> = Vec::new();
+        for (step, kind) in self.steps.iter().zip(&self.forward_kinds) {
+            let kind: Vec<&str> = kind
+                .split_whitespace()
+                .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
+                .collect();
+            if kind.is_empty() {
+                continue;
+            }
+            let kind = kind.join(" ");
+            match kinds.iter_mut().find(|k| k.0 == kind) {
+                Some(k) => k.1.push(step.duration()),
+                None => kinds.push((kind, vec![step.duration()])),
+            }
+        }
+        kinds
+            .into_iter()
+            .filter_map(|(kind, d)| Some((kind, d.len(), Spread::of(d.iter().copied())?)))
+            .collect()
+    }
+
     /// The index of the median-duration step (lower median).
     pub fn median_step(&self) -> Option<usize> {
         let mut idx: Vec<usize> = (0..self.steps.len()).collect();
@@ -978,6 +1003,18 @@ mod tests {
         );
         assert_eq!(s.forward_kinds, ["prefill", "decode"]);
         assert_eq!(s.activity_step, [Some(0), Some(1)]);
+        let per_forward: Vec<(String, usize, i64)> = s
+            .forward_spreads()
+            .into_iter()
+            .map(|(k, n, sp)| (k, n, sp.median.0))
+            .collect();
+        assert_eq!(
+            per_forward,
+            [
+                ("prefill".to_owned(), 1, 50_000),
+                ("decode".to_owned(), 1, 50_000)
+            ]
+        );
         let vllm = [
             py(
                 "vllm/v1/worker/gpu_model_runner.py(3380): execute_model",
@@ -999,6 +1036,7 @@ mod tests {
         assert_eq!(s.steps.len(), 1);
         assert_eq!(s.steps[0].range.span(), Nanos(100_000));
         assert_eq!(s.forward_kinds, ["prefill 9 + decode 37"]);
+        assert_eq!(s.forward_spreads()[0].0, "prefill + decode");
         assert!(s.origin.describe().contains("vLLM execute_model"));
     }
 

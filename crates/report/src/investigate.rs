@@ -264,8 +264,22 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         if !kinds.is_empty() {
             text.push_str(&format!("; forwards: {}", kinds.join(", ")));
         }
-        text.push('.');
-        findings.push(Finding::new(vec![Span::text(text)]));
+        let mut spans = vec![Span::text(text)];
+        // Per kind of forward (the engine's markers say which): count and step time.
+        for (i, (kind, count, spread)) in r.steps.forward_spreads().into_iter().enumerate() {
+            spans.push(Span::text(format!(
+                "{}{kind}: {count} step(s), median ",
+                if i == 0 { "; per forward: " } else { ", " }
+            )));
+            spans.push(Span::Figure(
+                Figure::duration(spread.median, Label::Measured).with_range(
+                    Value::Duration(spread.min.0),
+                    Value::Duration(spread.max.0),
+                ),
+            ));
+        }
+        spans.push(Span::text("."));
+        findings.push(Finding::new(spans));
     }
     if let Some(w) = a
         .reports
