@@ -727,7 +727,11 @@ fn kernel_sequence_steps(capture: &Capture) -> Option<Steps> {
         .streams()
         .iter()
         .map(|s| {
-            let busy: i64 = capture.stream_activities(s.id).iter().map(|a| a.dur.0).sum();
+            let busy: i64 = capture
+                .stream_activities(s.id)
+                .iter()
+                .map(|a| a.dur.0)
+                .sum();
             (busy, s)
         })
         .filter(|(busy, _)| *busy > 0)
@@ -1095,7 +1099,10 @@ mod tests {
                 "Python function",
             ),
         ] {
-            let mut ev = vec![host(cat, wrapper, 0, 400), kernel("setup", 12, 2, Some(1), "")];
+            let mut ev = vec![
+                host(cat, wrapper, 0, 400),
+                kernel("setup", 12, 2, Some(1), ""),
+            ];
             for (i, t) in [100u64, 200, 300].into_iter().enumerate() {
                 ev.push(host(cat, name, t, 80));
                 let c = 10 + 2 * i as u64;
@@ -1204,7 +1211,10 @@ mod tests {
         );
         assert!(!host_ranged(&s.origin));
         // One kernel differing in one period of five is tolerated (80 % match).
-        let names: Vec<&str> = "abcdeabcdeabXdeabcde".split("").filter(|c| !c.is_empty()).collect();
+        let names: Vec<&str> = "abcdeabcdeabXdeabcde"
+            .split("")
+            .filter(|c| !c.is_empty())
+            .collect();
         assert_eq!(repeating_period(&names, &[0; 20]), Some((5, 0)));
         // Not periodic: a different prefix and suffix around repeats.
         let names: Vec<&str> = "EabababH".split("").filter(|c| !c.is_empty()).collect();

@@ -272,10 +272,8 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
                 if i == 0 { "; per forward: " } else { ", " }
             )));
             spans.push(Span::Figure(
-                Figure::duration(spread.median, Label::Measured).with_range(
-                    Value::Duration(spread.min.0),
-                    Value::Duration(spread.max.0),
-                ),
+                Figure::duration(spread.median, Label::Measured)
+                    .with_range(Value::Duration(spread.min.0), Value::Duration(spread.max.0)),
             ));
         }
         spans.push(Span::text("."));
@@ -776,7 +774,15 @@ fn ops_section(
     );
     let mut ops_t = Table::new(
         "ops",
-        &["capture", "op", "bucket", "GPU time", "share", "activities"],
+        &[
+            "capture",
+            "op",
+            "bucket",
+            "GPU time",
+            "share",
+            "activities",
+            "layout transposes (of the op)",
+        ],
     );
     for (sm, l) in summaries.iter().zip(loaded) {
         let who = l
@@ -807,7 +813,19 @@ fn ops_section(
                 Cell::figure(Figure::duration(Nanos(o.time_ns), Label::Measured)),
                 Cell::figure(Figure::percent(o.percent, Label::Measured)),
                 Cell::figure(Figure::count(o.activities, Label::Measured)),
+                layout_cell(o.layout_ns, o.time_ns),
             ]);
+        }
+    }
+    if let Some(sm) = summaries.first() {
+        for o in &sm.ops {
+            findings.extend(layout_finding(
+                &o.name,
+                o.layout_ns,
+                o.time_ns,
+                sm.gpu_time_ns,
+                false,
+            ));
         }
     }
     if let Some(sm) = summaries.first()
@@ -823,7 +841,7 @@ fn ops_section(
     }
     s.para("GPU time by bucket (default mode of analyze-profile: an ATen op's name when its kernels are of its kind, else each kernel's class):");
     s.push(Block::Table(buckets_t));
-    s.para("Top CPU ops by the GPU time they launched (kernel → correlation id → launch → innermost CPU op):");
+    s.para("Top CPU ops by the GPU time they launched (kernel → correlation id → launch → innermost CPU op; a layout transpose goes to the convolution or GEMM op around its launch, which it serves):");
     s.push(Block::Table(ops_t));
     match attribution {
         None => s.para("Kernel → Python line: run `attribute-kernels` on one rank's file."),
@@ -914,7 +932,14 @@ fn attribution_blocks(
         let ops = at.ops();
         let mut t = Table::new(
             "hlo_ops",
-            &["program", "op", "kernels", "GPU time", "Python line"],
+            &[
+                "program",
+                "op",
+                "kernels",
+                "GPU time",
+                "layout transposes (of the op)",
+                "Python line",
+            ],
         );
         for o in ops.iter().take(15) {
             t.push(vec![
@@ -922,8 +947,18 @@ fn attribution_blocks(
                 Cell::code(o.op_name.clone()),
                 Cell::figure(Figure::count(o.kernels, Label::Measured)),
                 Cell::figure(Figure::duration(Nanos(o.gpu_time_ns), Label::Measured)),
+                layout_cell(o.layout_ns, o.gpu_time_ns),
                 Cell::code(o.source_line.clone()),
             ]);
+        }
+        for o in &ops {
+            findings.extend(layout_finding(
+                &o.op_name,
+                o.layout_ns,
+                o.gpu_time_ns,
+                at.gpu_time_ns(),
+                true,
+            ));
         }
         s.para("Top JAX ops (op_name) by GPU time:");
         s.push(Block::Table(t));
@@ -937,6 +972,46 @@ fn attribution_blocks(
         });
     }
     new_capture.extend(at.needs_new_capture.iter().cloned());
+}
+
+/// The share of an op's GPU time that is layout transposes, empty when none.
+fn layout_cell(layout_ns: i64, op_ns: i64) -> Cell {
+    if layout_ns <= 0 {
+        return Cell::Empty;
+    }
+    Cell::figure(Figure::percent(
+        100.0 * layout_ns as f64 / op_ns.max(1) as f64,
+        Label::Measured,
+    ))
+}
+
+/// An op's layout transposes are large when they take at least this share of all GPU time.
+const LARGE_LAYOUT_SHARE: f64 = 0.10;
+
+/// A finding with data-layout advice for an op whose layout transposes take at least
+/// [`LARGE_LAYOUT_SHARE`] of all GPU time.
+fn layout_finding(op: &str, layout_ns: i64, op_ns: i64, gpu_ns: i64, jax: bool) -> Option<Finding> {
+    let of_all = layout_ns as f64 / gpu_ns.max(1) as f64;
+    if layout_ns <= 0 || of_all < LARGE_LAYOUT_SHARE {
+        return None;
+    }
+    Some(Finding::new(vec![
+        Span::code(op.to_owned()),
+        Span::text(" spends "),
+        Span::Figure(Figure::percent(
+            100.0 * layout_ns as f64 / op_ns.max(1) as f64,
+            Label::Measured,
+        )),
+        Span::text(" of its GPU time ("),
+        Span::Figure(Figure::duration(Nanos(layout_ns), Label::Measured)),
+        Span::text(", "),
+        Span::Figure(Figure::percent(100.0 * of_all, Label::Measured)),
+        Span::text(if jax {
+            " of all GPU time) in layout transposes around its convolution or GEMM (transpose fusions, im2col); hypothesis to test: choose the layouts the kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated, a batch-major layout for dot_general) so XLA inserts no transposes."
+        } else {
+            " of all GPU time) in layout transposes around its convolution or GEMM (NCHW/NHWC conversions, batched transposes, im2col); hypothesis to test: channels-last memory format for the model and its inputs (model.to(memory_format=torch.channels_last)), so cuDNN/MIOpen take the tensors as they are."
+        }),
+    ]))
 }
 
 fn roofline_of(loaded: &[Loaded]) -> Option<Result<roofline::Roofline, String>> {
@@ -1547,6 +1622,142 @@ mod tests {
             "{}",
             elementwise.3
         );
+    }
+
+    /// A convolution's layout transposes: cuDNN's NCHW→NHWC and back under
+    /// `aten::cudnn_convolution` (30 + 10 µs beside its 40 µs kernel), and a batched
+    /// transpose launched by `aten::copy_` inside `aten::contiguous` inside
+    /// `aten::convolution` (20 µs), which goes to `aten::convolution`, the op it serves.
+    /// Each op's row says how much of it is layout work; both are at least 10 % of the
+    /// 200 µs of GPU time, so both get channels-last advice.
+    #[test]
+    fn layout_transposes_count_toward_the_convolution_they_serve() {
+        let corr = |c: u64| format!(r#""correlation": {c}"#);
+        let kernel = |name: &str, c: u64, ts: u64, dur: u64| {
+            ev(
+                "kernel",
+                name,
+                7,
+                ts,
+                dur,
+                &format!(r#""correlation": {c}, "stream": 7, "device": 0"#),
+            )
+        };
+        let events = vec![
+            ev("cpu_op", "aten::convolution", 1, 100, 100, ""),
+            ev("cpu_op", "aten::cudnn_convolution", 1, 101, 40, ""),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 102, 2, &corr(1)),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 110, 2, &corr(2)),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 120, 2, &corr(3)),
+            ev("cpu_op", "aten::contiguous", 1, 150, 40, ""),
+            ev("cpu_op", "aten::copy_", 1, 151, 30, ""),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 152, 2, &corr(4)),
+            ev("cpu_op", "aten::add", 1, 300, 10, ""),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 301, 2, &corr(5)),
+            kernel("void cudnn::nchwToNhwcKernel<float>()", 1, 200, 30),
+            kernel("implicit_convolve_sgemm", 2, 230, 40),
+            kernel("void cudnn::nhwcToNchwKernel<float>()", 3, 270, 10),
+            kernel("batched_transpose_32x32_dword", 4, 280, 20),
+            kernel(
+                "void at::native::vectorized_elementwise_kernel<add>()",
+                5,
+                310,
+                100,
+            ),
+        ];
+        let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let path = Path::new("synthetic.json");
+        let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
+        let summary = analysis::gpu_summary(&capture, "synthetic.json", None);
+        let layout: Vec<(&str, i64, i64)> = summary
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.time_ns, o.layout_ns))
+            .collect();
+        assert_eq!(
+            layout,
+            [
+                ("aten::add", 100 * US, 0),
+                ("aten::cudnn_convolution", 80 * US, 40 * US),
+                ("aten::convolution", 20 * US, 20 * US),
+            ]
+        );
+        let loaded = vec![Loaded {
+            path: path.to_path_buf(),
+            rank: None,
+            capture,
+            programs: Vec::new(),
+        }];
+        let mut findings = Vec::new();
+        let section = ops_section(
+            &[summary],
+            &loaded,
+            None,
+            &mut findings,
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        let ops = section
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.name == "ops" => Some(t),
+                _ => None,
+            })
+            .expect("the ops table");
+        let layout_share: Vec<Option<f64>> = ops
+            .rows
+            .iter()
+            .map(|r| match r.last() {
+                Some(Cell::Figure(Figure {
+                    value: Value::Percent(p),
+                    ..
+                })) => Some(*p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(layout_share, [None, Some(50.0), Some(100.0)]);
+        let advice: Vec<String> = findings
+            .iter()
+            .filter_map(|f| match f.spans.as_slice() {
+                [
+                    Span::Code(op),
+                    _,
+                    Span::Figure(Figure {
+                        value: Value::Percent(of_op),
+                        ..
+                    }),
+                    _,
+                    _,
+                    _,
+                    Span::Figure(Figure {
+                        value: Value::Percent(of_all),
+                        ..
+                    }),
+                    ..,
+                ] => Some(format!("{op} {of_op:.1} % {of_all:.1} %")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            advice,
+            [
+                "aten::cudnn_convolution 50.0 % 20.0 %",
+                "aten::convolution 100.0 % 10.0 %"
+            ]
+        );
+        assert!(
+            findings.iter().all(|f| f
+                .spans
+                .iter()
+                .all(|s| !matches!(s, Span::Text(t) if t.contains("lax.conv")))),
+            "PyTorch advice only"
+        );
+        assert!(findings.iter().any(|f| {
+            f.spans
+                .iter()
+                .any(|s| matches!(s, Span::Text(t) if t.contains("channels_last")))
+        }));
     }
 
     /// A step replayed by a CUDA graph: the advice names the graphs in use instead of

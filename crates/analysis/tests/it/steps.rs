@@ -57,7 +57,9 @@ fn every_shared_inference_capture_has_its_iterations() {
         let s = steps_of(&vllm.join(run).join("graph_execution.json.gz"));
         assert_eq!(s.steps.len(), 1, "{run}");
         assert!(
-            s.origin.describe().contains("vLLM execute_…_context_… ranges"),
+            s.origin
+                .describe()
+                .contains("vLLM execute_…_context_… ranges"),
             "{run}: {}",
             s.origin.describe()
         );
