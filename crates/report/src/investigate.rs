@@ -772,18 +772,15 @@ fn ops_section(
         "buckets",
         &["capture", "bucket", "GPU time", "share", "activities"],
     );
-    let mut ops_t = Table::new(
-        "ops",
-        &[
-            "capture",
-            "op",
-            "bucket",
-            "GPU time",
-            "share",
-            "activities",
-            "layout transposes (of the op)",
-        ],
-    );
+    // The layout column only where some op has layout transposes.
+    let any_layout = summaries
+        .iter()
+        .any(|sm| sm.ops.iter().take(20).any(|o| o.layout_ns > 0));
+    let mut ops_columns = vec!["capture", "op", "bucket", "GPU time", "share", "activities"];
+    if any_layout {
+        ops_columns.push("layout transposes (of the op)");
+    }
+    let mut ops_t = Table::new("ops", &ops_columns);
     for (sm, l) in summaries.iter().zip(loaded) {
         let who = l
             .rank
@@ -798,7 +795,7 @@ fn ops_section(
             ]);
         }
         for o in sm.ops.iter().take(20) {
-            ops_t.push(vec![
+            let mut row = vec![
                 Cell::text(who.clone()),
                 Cell::code(if o.is_cpu_op {
                     o.name.clone()
@@ -813,8 +810,11 @@ fn ops_section(
                 Cell::figure(Figure::duration(Nanos(o.time_ns), Label::Measured)),
                 Cell::figure(Figure::percent(o.percent, Label::Measured)),
                 Cell::figure(Figure::count(o.activities, Label::Measured)),
-                layout_cell(o.layout_ns, o.time_ns),
-            ]);
+            ];
+            if any_layout {
+                row.push(layout_cell(o.layout_ns, o.time_ns));
+            }
+            ops_t.push(row);
         }
     }
     if let Some(sm) = summaries.first() {
@@ -931,26 +931,25 @@ fn attribution_blocks(
     }
     if at.format != attribution::SourceFormat::Kineto {
         let ops = at.ops();
-        let mut t = Table::new(
-            "hlo_ops",
-            &[
-                "program",
-                "op",
-                "kernels",
-                "GPU time",
-                "layout transposes (of the op)",
-                "Python line",
-            ],
-        );
+        let any_layout = ops.iter().take(15).any(|o| o.layout_ns > 0);
+        let mut columns = vec!["program", "op", "kernels", "GPU time"];
+        if any_layout {
+            columns.push("layout transposes (of the op)");
+        }
+        columns.push("Python line");
+        let mut t = Table::new("hlo_ops", &columns);
         for o in ops.iter().take(15) {
-            t.push(vec![
+            let mut row = vec![
                 Cell::text(o.program.clone()),
                 Cell::code(o.op_name.clone()),
                 Cell::figure(Figure::count(o.kernels, Label::Measured)),
                 Cell::figure(Figure::duration(Nanos(o.gpu_time_ns), Label::Measured)),
-                layout_cell(o.layout_ns, o.gpu_time_ns),
-                Cell::code(o.source_line.clone()),
-            ]);
+            ];
+            if any_layout {
+                row.push(layout_cell(o.layout_ns, o.gpu_time_ns));
+            }
+            row.push(Cell::code(o.source_line.clone()));
+            t.push(row);
         }
         for o in &ops {
             findings.extend(layout_finding(
@@ -1171,19 +1170,21 @@ fn roofline_section(
         .filter(|o| o.flops.value.is_some())
         .map(|o| o.time_ns.value)
         .sum();
-    s.push(Block::Paragraph(vec![
-        Span::text(format!("The {} op(s) below cover ", costed.len())),
-        Span::Figure(Figure::percent(
-            100.0 * shown as f64 / gpu_ns,
-            Label::Measured,
-        )),
-        Span::text(" of all GPU time; every op with a FLOPs model covers "),
-        Span::Figure(Figure::percent(
-            100.0 * modelled as f64 / gpu_ns,
-            Label::Measured,
-        )),
-        Span::text(" (the rest has no cost model: see the trust list)."),
-    ]));
+    if !costed.is_empty() {
+        s.push(Block::Paragraph(vec![
+            Span::text(format!("The {} op(s) below cover ", costed.len())),
+            Span::Figure(Figure::percent(
+                100.0 * shown as f64 / gpu_ns,
+                Label::Measured,
+            )),
+            Span::text(" of all GPU time; every op with a FLOPs model covers "),
+            Span::Figure(Figure::percent(
+                100.0 * modelled as f64 / gpu_ns,
+                Label::Measured,
+            )),
+            Span::text(" (the rest has no cost model: see the trust list)."),
+        ]));
+    }
     if costed.is_empty() {
         s.para("No op has a FLOPs model in this capture.");
     } else {
