@@ -162,7 +162,7 @@ pub(crate) fn attribute(
                 }
                 row.op_name = inst.metadata.op_name.clone();
                 if let Some((file, line, function)) =
-                    python_line(&program.module, inst, config, &user)
+                    python_line(program.module, inst, config, &user)
                 {
                     row.source_line = format!("{file}:{line}");
                     row.function = function.to_owned();
@@ -256,7 +256,7 @@ pub(crate) fn attribute(
                 p.module_name.replace(['/', '\\'], "_"),
                 p.program_id
             ),
-            hlo_parser::module_text(&p.module),
+            hlo_parser::module_text(p.module),
         ))
     });
     // One note per group of ids, on its smallest id.

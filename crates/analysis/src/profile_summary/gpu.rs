@@ -521,6 +521,65 @@ pub(super) fn run(files: &[PathBuf]) -> Result<Vec<GpuSummary>, Error> {
     files.iter().map(|path| gpu_summary_of_file(path)).collect()
 }
 
+/// For each CPU op that launched a layout transpose, the convolution or GEMM op it serves:
+/// itself when it is one, else the innermost such op around it on its thread. Empty when
+/// the capture has no layout transposes.
+fn layout_owners(capture: &Capture) -> HashMap<HostEventId, HostEventId> {
+    let launching: std::collections::HashSet<HostEventId> = capture
+        .activities()
+        .iter()
+        .filter(|a| a.class == KernelClass::Layout)
+        .filter_map(|a| capture.host_event(a.launch()?).parent_op())
+        .collect();
+    let mut owners = HashMap::new();
+    if launching.is_empty() {
+        return owners;
+    }
+    let serves = |name: &str| {
+        matches!(
+            buckets::of_aten_op(name),
+            Some(buckets::CONVOLUTION | buckets::GEMM)
+        ) || name.to_ascii_lowercase().contains("convolution")
+    };
+    // CPU ops by thread, start, outermost first; per thread, the enclosing ops with the
+    // innermost serving op at or above each.
+    let mut ops: Vec<(
+        trace_model::ThreadId,
+        Nanos,
+        std::cmp::Reverse<Nanos>,
+        usize,
+    )> = capture
+        .host_events()
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == trace_model::HostKind::CpuOp)
+        .map(|(i, e)| (e.thread, e.start, std::cmp::Reverse(e.end()), i))
+        .collect();
+    ops.sort_unstable();
+    let mut stack: Vec<(Nanos, Option<HostEventId>)> = Vec::new();
+    let mut thread = None;
+    for (t, start, std::cmp::Reverse(end), index) in ops {
+        if thread != Some(t) {
+            thread = Some(t);
+            stack.clear();
+        }
+        while stack.last().is_some_and(|(top_end, _)| *top_end <= start) {
+            stack.pop();
+        }
+        let id = HostEventId::new(index as u32);
+        let owner = if serves(capture.name(capture.host_event(id).name)) {
+            Some(id)
+        } else {
+            stack.last().and_then(|(_, o)| *o)
+        };
+        if let Some(owner) = owner.filter(|_| launching.contains(&id)) {
+            owners.insert(id, owner);
+        }
+        stack.push((end, owner));
+    }
+    owners
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -589,63 +648,4 @@ mod tests {
         assert!(s.buckets.is_empty());
         assert_eq!(s.core_compute_percent, 0.0);
     }
-}
-
-/// For each CPU op that launched a layout transpose, the convolution or GEMM op it serves:
-/// itself when it is one, else the innermost such op around it on its thread. Empty when
-/// the capture has no layout transposes.
-fn layout_owners(capture: &Capture) -> HashMap<HostEventId, HostEventId> {
-    let launching: std::collections::HashSet<HostEventId> = capture
-        .activities()
-        .iter()
-        .filter(|a| a.class == KernelClass::Layout)
-        .filter_map(|a| capture.host_event(a.launch()?).parent_op())
-        .collect();
-    let mut owners = HashMap::new();
-    if launching.is_empty() {
-        return owners;
-    }
-    let serves = |name: &str| {
-        matches!(
-            buckets::of_aten_op(name),
-            Some(buckets::CONVOLUTION | buckets::GEMM)
-        ) || name.to_ascii_lowercase().contains("convolution")
-    };
-    // CPU ops by thread, start, outermost first; per thread, the enclosing ops with the
-    // innermost serving op at or above each.
-    let mut ops: Vec<(
-        trace_model::ThreadId,
-        Nanos,
-        std::cmp::Reverse<Nanos>,
-        usize,
-    )> = capture
-        .host_events()
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.kind == trace_model::HostKind::CpuOp)
-        .map(|(i, e)| (e.thread, e.start, std::cmp::Reverse(e.end()), i))
-        .collect();
-    ops.sort_unstable();
-    let mut stack: Vec<(Nanos, Option<HostEventId>)> = Vec::new();
-    let mut thread = None;
-    for (t, start, std::cmp::Reverse(end), index) in ops {
-        if thread != Some(t) {
-            thread = Some(t);
-            stack.clear();
-        }
-        while stack.last().is_some_and(|(top_end, _)| *top_end <= start) {
-            stack.pop();
-        }
-        let id = HostEventId::new(index as u32);
-        let owner = if serves(capture.name(capture.host_event(id).name)) {
-            Some(id)
-        } else {
-            stack.last().and_then(|(_, o)| *o)
-        };
-        if let Some(owner) = owner.filter(|_| launching.contains(&id)) {
-            owners.insert(id, owner);
-        }
-        stack.push((end, owner));
-    }
-    owners
 }
