@@ -26,8 +26,8 @@
 //!    (otherwise the capture is a sequence of different programs, not a step loop).
 //!    Activities are placed by their own start.
 //! 5. A repeating sequence of activity names on the stream with the most GPU time: the
-//!    shortest period p (candidates: for every name, the most common distance between
-//!    its occurrences, one to four occurrences apart) such that, cut into periods at the
+//!    shortest period p (candidates, the 256 shortest: for every name, the most common
+//!    distance between its occurrences, one to four occurrences apart) such that, cut into periods at the
 //!    phase with the largest mean idle gap before it, every period matches the next in
 //!    at least 80 % of positions, including the partial periods at the capture's edges
 //!    (so a model's repeated layers between a different prefix and suffix are not taken
@@ -840,19 +840,19 @@ fn repeating_period<T: Ord + Copy>(names: &[T], idle_before: &[i64]) -> Option<(
         .filter(|&p| 2 * p <= n)
         .take(256)
         .find_map(|p| {
+            // Mean idle gap before each phase, in one pass (activity 0 has none).
+            let mut sums = vec![0i128; p];
+            let mut counts = vec![0i128; p];
+            for (i, &idle) in idle_before.iter().enumerate().skip(1) {
+                sums[i % p] += i128::from(idle);
+                counts[i % p] += 1;
+            }
+            // Compared as fractions without floats; ties go to the earliest phase.
             let phase = (0..p)
                 .max_by(|&a, &b| {
-                    let mean = |phase: usize| {
-                        let v: Vec<i64> = (phase.max(1)..n)
-                            .filter(|i| i % p == phase)
-                            .map(|i| idle_before[i])
-                            .collect();
-                        // Compared as fractions without floats: sum * other count.
-                        (v.iter().sum::<i64>() as i128, v.len().max(1) as i128)
-                    };
-                    let (sa, ca) = mean(a);
-                    let (sb, cb) = mean(b);
-                    (sa * cb).cmp(&(sb * ca)).then(b.cmp(&a))
+                    (sums[a] * counts[b].max(1))
+                        .cmp(&(sums[b] * counts[a].max(1)))
+                        .then(b.cmp(&a))
                 })
                 .expect("p >= 1");
             ((n - phase) / p >= 2 && periods_repeat(names, p, phase)).then_some((p, phase))
