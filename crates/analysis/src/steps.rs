@@ -9,13 +9,32 @@
 //!    the step whose host range contains the start of its host launch call (the step
 //!    that issued it, even when it runs after the step's host range has ended); an
 //!    activity without a launch is placed by its own start.
-//! 2. Repeated executions of the same XLA module: GPU activities in start order, split
+//! 2. Step annotations of inference and diffusion engines (SGLang, vLLM, diffusion
+//!    schedulers), placed like `ProfilerStep#N`.
+//! 3. A host range that recurs at the top level of the thread that launches most GPU
+//!    work (an annotation or a Python function of one name): starting from the thread's
+//!    outermost ranges, a level whose only range holding most launches is a wrapper
+//!    (`main`, a training loop) is descended into; a model's `forward` is not (its
+//!    repeated children are layers, not iterations). The name chosen has at least two
+//!    instances at that level that together launch at least half of the level's GPU
+//!    work, with start-to-start intervals and launch counts each within 0.5–2× their
+//!    median (a stable period). Host ranges; activities placed by their launch.
+//! 4. Repeated executions of the same XLA module: GPU activities in start order, split
 //!    into runs of consecutive activities of one `hlo_module`; the module with at least
 //!    two runs and the most GPU time gives one step per run, ranged from the run's first
 //!    start to its last end, provided it holds at least half of all GPU activity time
 //!    (otherwise the capture is a sequence of different programs, not a step loop).
 //!    Activities are placed by their own start.
-//! 3. Otherwise the whole capture is one step, and a diagnostic says so.
+//! 5. A repeating sequence of activity names on the stream with the most GPU time: the
+//!    shortest period p (candidates, the 256 shortest: for every name, the most common
+//!    distance between its occurrences, one to four occurrences apart) such that, cut into periods at the
+//!    phase with the largest mean idle gap before it, every period matches the next in
+//!    at least 80 % of positions, including the partial periods at the capture's edges
+//!    (so a model's repeated layers between a different prefix and suffix are not taken
+//!    for iterations), with at least two whole periods. A step runs from the start of
+//!    its period's first activity to the start of the next period's; activities on every
+//!    stream are placed by their own start.
+//! 6. Otherwise the whole capture is one step, and a diagnostic says so.
 //!
 //! The median step is the lower median of step durations (a step that exists, not an
 //! average of two); the spread is max − min.
@@ -41,10 +60,27 @@ pub enum StepOrigin {
         /// The markers found, in words.
         markers: String,
     },
+    /// A host range that recurs at the top level of the thread that launches the GPU
+    /// work (a `record_function` annotation or a Python function), with a stable period.
+    RepeatedHostRange {
+        /// The range's name.
+        name: String,
+        /// `annotation` or `Python function`.
+        kind: &'static str,
+    },
     /// Repeated executions of this XLA module.
     ModuleExecution {
         /// The module's name.
         module: String,
+    },
+    /// The sequence of activity names on the busiest stream repeats: one step per period.
+    KernelSequence {
+        /// The stream, in words (`GPU 0 stream 7`).
+        stream: String,
+        /// Activities per period.
+        period: usize,
+        /// The activity that starts each period.
+        first: String,
     },
     /// No step information: the whole capture is one step.
     WholeCapture,
@@ -59,9 +95,19 @@ impl StepOrigin {
             StepOrigin::EngineStep { markers } => {
                 format!("engine step annotations ({markers})")
             }
+            StepOrigin::RepeatedHostRange { name, kind } => {
+                format!("a repeated top-level {kind} ({name}) with a stable period")
+            }
             StepOrigin::ModuleExecution { module } => {
                 format!("repeated executions of XLA module {module}")
             }
+            StepOrigin::KernelSequence {
+                stream,
+                period,
+                first,
+            } => format!(
+                "a repeating kernel sequence on {stream} ({period} activities per period, each starting with {first})"
+            ),
             StepOrigin::WholeCapture => "none found: the whole capture is one step".to_string(),
         }
     }
@@ -133,6 +179,31 @@ impl Steps {
         Spread::of(self.steps.iter().map(|s| s.duration()))
     }
 
+    /// Per kind of forward, in order of first appearance: the kind without its counts
+    /// (`prefill`, `decode`, `prefill + decode`, `denoise`), how many steps are of it,
+    /// and the spread of their durations. Empty when no step marker names its forward.
+    pub fn forward_spreads(&self) -> Vec<(String, usize, Spread)> {
+        let mut kinds: Vec<(String, Vec<Nanos>)> = Vec::new();
+        for (step, kind) in self.steps.iter().zip(&self.forward_kinds) {
+            let kind: Vec<&str> = kind
+                .split_whitespace()
+                .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
+                .collect();
+            if kind.is_empty() {
+                continue;
+            }
+            let kind = kind.join(" ");
+            match kinds.iter_mut().find(|k| k.0 == kind) {
+                Some(k) => k.1.push(step.duration()),
+                None => kinds.push((kind, vec![step.duration()])),
+            }
+        }
+        kinds
+            .into_iter()
+            .filter_map(|(kind, d)| Some((kind, d.len(), Spread::of(d.iter().copied())?)))
+            .collect()
+    }
+
     /// The index of the median-duration step (lower median).
     pub fn median_step(&self) -> Option<usize> {
         let mut idx: Vec<usize> = (0..self.steps.len()).collect();
@@ -146,7 +217,10 @@ impl Steps {
 pub(crate) fn host_ranged(origin: &StepOrigin) -> bool {
     matches!(
         origin,
-        StepOrigin::ProfilerStep | StepOrigin::StepMarker | StepOrigin::EngineStep { .. }
+        StepOrigin::ProfilerStep
+            | StepOrigin::StepMarker
+            | StepOrigin::EngineStep { .. }
+            | StepOrigin::RepeatedHostRange { .. }
     )
 }
 
@@ -202,7 +276,13 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
     if let Some(steps) = engine_steps(capture) {
         return steps;
     }
+    if let Some(steps) = repeated_host_steps(capture) {
+        return steps;
+    }
     if let Some(steps) = module_steps(capture) {
+        return steps;
+    }
+    if let Some(steps) = kernel_sequence_steps(capture) {
         return steps;
     }
     whole_capture(capture)
@@ -486,6 +566,327 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
     })
 }
 
+/// Whether a host range is one model forward: its repeated children are the model's
+/// layers, not iterations, so the search for a repeated range does not descend into it.
+fn is_model_forward(name: &str) -> bool {
+    name.ends_with("forward") || name.starts_with("nn.Module:")
+}
+
+/// Whether `v` lies within 0.5–2× `median`.
+fn near_median(v: i64, median: i64) -> bool {
+    2 * v >= median && v <= 2 * median
+}
+
+/// Steps from a host range that recurs at the top level of the launching thread (see the
+/// module docs, source 3).
+fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
+    // The thread that launches the most GPU activities, and its launch times in order.
+    let mut per_thread: BTreeMap<trace_model::ThreadId, Vec<Nanos>> = BTreeMap::new();
+    for a in capture.activities() {
+        if let Some(l) = a.launch() {
+            let e = capture.host_event(l);
+            per_thread.entry(e.thread).or_default().push(e.start);
+        }
+    }
+    let (&thread, launches) = per_thread
+        .iter_mut()
+        .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.0.cmp(a.0)))?;
+    launches.sort_unstable();
+    let launches: &[Nanos] = launches;
+    let within = |w: Window| {
+        launches.partition_point(|&t| t < w.end) - launches.partition_point(|&t| t < w.start)
+    };
+    // Annotations and Python frames of that thread, outermost first at equal starts.
+    let mut ranges: Vec<&trace_model::HostEvent> = capture
+        .thread_events(thread)
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                trace_model::HostKind::Annotation | trace_model::HostKind::PythonFrame
+            ) && e.dur.0 > 0
+        })
+        .collect();
+    ranges.sort_by(|a, b| a.start.cmp(&b.start).then(b.end().cmp(&a.end())));
+    let mut scope = Window {
+        start: Nanos(i64::MIN),
+        end: Nanos(i64::MAX),
+    };
+    // Each pass looks at one level; a level is never deeper than the number of ranges.
+    for _ in 0..ranges.len().min(256) {
+        // The outermost ranges inside the scope (the scope's own range left out).
+        let mut level: Vec<&trace_model::HostEvent> = Vec::new();
+        let mut covered_to = Nanos(i64::MIN);
+        for e in &ranges {
+            if e.start < scope.start || e.end() > scope.end || e.start < covered_to {
+                continue;
+            }
+            if e.start == scope.start && e.end() == scope.end {
+                continue;
+            }
+            covered_to = e.end();
+            level.push(e);
+        }
+        let in_scope = within(scope);
+        if level.is_empty() || in_scope == 0 {
+            return None;
+        }
+        let window = |e: &trace_model::HostEvent| Window {
+            start: e.start,
+            end: e.end(),
+        };
+        // Candidates: names with two or more instances at this level, a stable period,
+        // stable launch counts, and at least half of the scope's launches.
+        let mut by_name: BTreeMap<&str, Vec<&trace_model::HostEvent>> = BTreeMap::new();
+        for e in &level {
+            by_name.entry(capture.name(e.name)).or_default().push(e);
+        }
+        let best = by_name
+            .iter()
+            .filter(|(_, v)| v.len() >= 2)
+            .filter_map(|(name, v)| {
+                let counts: Vec<i64> = v.iter().map(|e| within(window(e)) as i64).collect();
+                let total: i64 = counts.iter().sum();
+                if 2 * total < in_scope as i64 || counts.contains(&0) {
+                    return None;
+                }
+                let periods: Vec<i64> = v.windows(2).map(|w| (w[1].start - w[0].start).0).collect();
+                let stable = |x: &[i64]| {
+                    let mut s = x.to_vec();
+                    s.sort_unstable();
+                    let median = s[(s.len() - 1) / 2];
+                    x.iter().all(|&p| near_median(p, median))
+                };
+                (stable(&periods) && stable(&counts)).then_some((total, *name, v))
+            })
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(a.1)));
+        if let Some((_, name, instances)) = best {
+            let kind = if instances[0].kind == trace_model::HostKind::PythonFrame {
+                "Python function"
+            } else {
+                "annotation"
+            };
+            let steps: Vec<StepRange> = instances
+                .iter()
+                .enumerate()
+                .map(|(i, e)| StepRange {
+                    number: i as i64,
+                    range: window(e),
+                })
+                .collect();
+            let activity_step: Vec<Option<u32>> = capture
+                .activities()
+                .iter()
+                .map(|a| {
+                    let t = a.launch().map_or(a.start, |l| capture.host_event(l).start);
+                    step_containing(&steps, t)
+                })
+                .collect();
+            let mut diagnostics = Diagnostics::default();
+            diagnostics.add_many(
+                "steps-from-repeated-range",
+                steps.len() as u64,
+                format!("no ProfilerStep#N or engine markers: steps are the instances of the top-level {kind} {name}, numbered from 0 in time order"),
+                String::new(),
+            );
+            diagnostics.add_many(
+                "outside-steps",
+                count_none(&activity_step) as u64,
+                format!("GPU activities were launched outside every instance of {name} and are left out of per-step numbers"),
+                String::new(),
+            );
+            return Some(Steps {
+                origin: StepOrigin::RepeatedHostRange {
+                    name: name.to_owned(),
+                    kind,
+                },
+                forward_kinds: vec![String::new(); steps.len()],
+                steps,
+                activity_step,
+                diagnostics,
+            });
+        }
+        // No repeated range here: descend into the one range holding most launches,
+        // unless it is a model's forward (whose repeats are layers).
+        let (top, top_launches) = level
+            .iter()
+            .map(|e| (*e, within(window(e))))
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.start.cmp(&a.0.start)))?;
+        if 2 * top_launches < in_scope || is_model_forward(capture.name(top.name)) {
+            return None;
+        }
+        scope = window(top);
+    }
+    None
+}
+
+/// Steps from a repeating sequence of activity names on the busiest stream (see the
+/// module docs, source 5).
+fn kernel_sequence_steps(capture: &Capture) -> Option<Steps> {
+    let stream = capture
+        .streams()
+        .iter()
+        .map(|s| {
+            let busy: i64 = capture
+                .stream_activities(s.id)
+                .iter()
+                .map(|a| a.dur.0)
+                .sum();
+            (busy, s)
+        })
+        .filter(|(busy, _)| *busy > 0)
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.id.cmp(&a.1.id)))?
+        .1;
+    let acts = capture.stream_activities(stream.id);
+    let names: Vec<trace_model::StringId> = acts.iter().map(|a| a.name).collect();
+    let idle_before: Vec<i64> = (0..acts.len())
+        .map(|i| {
+            if i == 0 {
+                0
+            } else {
+                (acts[i].start - acts[i - 1].end()).0.max(0)
+            }
+        })
+        .collect();
+    let (period, phase) = repeating_period(&names, &idle_before)?;
+    let whole = (names.len() - phase) / period;
+    let mut steps: Vec<StepRange> = (0..whole)
+        .map(|j| {
+            let first = phase + j * period;
+            let end = match acts.get(first + period) {
+                Some(next) => next.start,
+                None => acts[first..first + period]
+                    .iter()
+                    .map(|a| a.end())
+                    .max()
+                    .expect("a period holds at least one activity"),
+            };
+            StepRange {
+                number: j as i64,
+                range: Window {
+                    start: acts[first].start,
+                    end,
+                },
+            }
+        })
+        .collect();
+    steps.sort_by_key(|s| (s.range.start, s.number));
+    let activity_step: Vec<Option<u32>> = capture
+        .activities()
+        .iter()
+        .map(|a| step_containing(&steps, a.start))
+        .collect();
+    let device = capture.device(stream.device).ordinal;
+    let stream_name = format!("GPU {device} stream {}", stream.ordinal);
+    let first = capture.name(names[phase]).to_owned();
+    let mut diagnostics = Diagnostics::default();
+    diagnostics.add_many(
+        "steps-from-kernel-sequence",
+        steps.len() as u64,
+        format!("no step annotations, repeated host ranges or XLA modules: steps are the periods of the activity sequence on {stream_name} ({period} activities each), numbered from 0 in time order"),
+        String::new(),
+    );
+    diagnostics.add_many(
+        "outside-steps",
+        count_none(&activity_step) as u64,
+        "GPU activities start outside every whole period (a partial period at the capture's start or end) and are left out of per-step numbers".to_owned(),
+        String::new(),
+    );
+    Some(Steps {
+        origin: StepOrigin::KernelSequence {
+            stream: stream_name,
+            period,
+            first,
+        },
+        forward_kinds: vec![String::new(); steps.len()],
+        steps,
+        activity_step,
+        diagnostics,
+    })
+}
+
+/// The shortest period of `names` and the phase its periods start at (see the module
+/// docs, source 5); `idle_before[i]` is the idle time before activity `i`.
+fn repeating_period<T: Ord + Copy>(names: &[T], idle_before: &[i64]) -> Option<(usize, usize)> {
+    let n = names.len();
+    let mut positions: BTreeMap<T, Vec<usize>> = BTreeMap::new();
+    for (i, &name) in names.iter().enumerate() {
+        positions.entry(name).or_default().push(i);
+    }
+    // Candidate periods: per name, the most common distance between an occurrence and
+    // the one 1..=4 occurrences later (a name that occurs m times per period gives the
+    // period at m).
+    let mut candidates: Vec<usize> = Vec::new();
+    for pos in positions.values() {
+        for m in 1..=4 {
+            if pos.len() <= m {
+                break;
+            }
+            let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
+            for w in pos.windows(m + 1) {
+                *counts.entry(w[m] - w[0]).or_default() += 1;
+            }
+            let (&distance, _) = counts
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .expect("at least one distance");
+            candidates.push(distance);
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    candidates
+        .into_iter()
+        .filter(|&p| 2 * p <= n)
+        .take(256)
+        .find_map(|p| {
+            // Mean idle gap before each phase, in one pass (activity 0 has none).
+            let mut sums = vec![0i128; p];
+            let mut counts = vec![0i128; p];
+            for (i, &idle) in idle_before.iter().enumerate().skip(1) {
+                sums[i % p] += i128::from(idle);
+                counts[i % p] += 1;
+            }
+            // Compared as fractions without floats; ties go to the earliest phase.
+            let phase = (0..p)
+                .max_by(|&a, &b| {
+                    (sums[a] * counts[b].max(1))
+                        .cmp(&(sums[b] * counts[a].max(1)))
+                        .then(b.cmp(&a))
+                })
+                .expect("p >= 1");
+            ((n - phase) / p >= 2 && periods_repeat(names, p, phase)).then_some((p, phase))
+        })
+}
+
+/// Whether every period of `names` (cut at `phase`, partial ones at the edges included)
+/// matches the next one position by position in at least 80 % of the positions they
+/// share.
+fn periods_repeat<T: PartialEq>(names: &[T], p: usize, phase: usize) -> bool {
+    let n = names.len();
+    // Position i is compared with i + p wherever both exist: a partial period at the
+    // start is aligned at its end with the first whole one, a partial one at the end at
+    // its start with the last whole one.
+    let mut start = 0;
+    let mut cut = if phase == 0 { p } else { phase };
+    while start < n {
+        let end = cut.min(n);
+        let (mut same, mut compared) = (0usize, 0usize);
+        for i in start..end {
+            if i + p < n {
+                compared += 1;
+                same += usize::from(names[i] == names[i + p]);
+            }
+        }
+        if compared > 0 && 5 * same < 4 * compared {
+            return false;
+        }
+        start = end;
+        cut = end + p;
+    }
+    true
+}
+
 fn whole_capture(capture: &Capture) -> Steps {
     let gpu = capture.gpu_span();
     let host_start = capture.host_events().iter().map(|e| e.start).min();
@@ -512,7 +913,7 @@ fn whole_capture(capture: &Capture) -> Steps {
             d.add_many(
                 "no-steps",
                 1,
-                "no steps found (no ProfilerStep#, step marker or repeated XLA module): the whole capture is treated as one step".to_owned(),
+                "no steps found (no ProfilerStep#, step or engine marker, repeated top-level range, repeated XLA module or repeating kernel sequence): the whole capture is treated as one step".to_owned(),
                 String::new(),
             );
             d
@@ -606,6 +1007,18 @@ mod tests {
         );
         assert_eq!(s.forward_kinds, ["prefill", "decode"]);
         assert_eq!(s.activity_step, [Some(0), Some(1)]);
+        let per_forward: Vec<(String, usize, i64)> = s
+            .forward_spreads()
+            .into_iter()
+            .map(|(k, n, sp)| (k, n, sp.median.0))
+            .collect();
+        assert_eq!(
+            per_forward,
+            [
+                ("prefill".to_owned(), 1, 50_000),
+                ("decode".to_owned(), 1, 50_000)
+            ]
+        );
         let vllm = [
             py(
                 "vllm/v1/worker/gpu_model_runner.py(3380): execute_model",
@@ -627,7 +1040,187 @@ mod tests {
         assert_eq!(s.steps.len(), 1);
         assert_eq!(s.steps[0].range.span(), Nanos(100_000));
         assert_eq!(s.forward_kinds, ["prefill 9 + decode 37"]);
+        assert_eq!(s.forward_spreads()[0].0, "prefill + decode");
         assert!(s.origin.describe().contains("vLLM execute_model"));
+    }
+
+    /// A kernel on stream 7 at `ts` µs for `dur` µs, launched (when `corr` is some) by a
+    /// `cudaLaunchKernel` on thread 1 at `ts - 2`; `extra` goes into its args.
+    fn kernel(name: &str, ts: u64, dur: u64, corr: Option<u64>, extra: &str) -> String {
+        let k = match corr {
+            Some(c) => format!(
+                r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":7,"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":7,"correlation":{c}{extra}}}}}"#
+            ),
+            None => format!(
+                r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":7,"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":7{extra}}}}}"#
+            ),
+        };
+        match corr {
+            Some(c) => format!(
+                r#"{k},{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":1,"args":{{"correlation":{c}}}}}"#,
+                ts - 2
+            ),
+            None => k,
+        }
+    }
+
+    fn host(cat: &str, name: &str, ts: u64, dur: u64) -> String {
+        format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+        )
+    }
+
+    fn steps_of(events: &[String]) -> Steps {
+        let json = format!(r#"{{"traceEvents":[{}]}}"#, events.join(","));
+        let c = chrome_reader::load_from(json.as_bytes(), Path::new("t.json")).expect("loads");
+        find_steps(&c)
+    }
+
+    /// Step ranges in µs.
+    fn ranges_us(s: &Steps) -> Vec<(i64, i64)> {
+        s.steps
+            .iter()
+            .map(|s| (s.range.start.0 / 1000, s.range.end.0 / 1000))
+            .collect()
+    }
+
+    /// Three `train_step` ranges inside one `main` (annotations, then Python functions):
+    /// `main` is descended into, the steps are exactly the three instances, and each
+    /// kernel goes to the instance that launched it. A setup kernel launched in `main`
+    /// before the loop is outside every step.
+    #[test]
+    fn repeated_top_level_ranges() {
+        for (cat, wrapper, name, kind) in [
+            ("user_annotation", "main", "train_step", "annotation"),
+            (
+                "python_function",
+                "train.py(1): <module>",
+                "train.py(10): train_step",
+                "Python function",
+            ),
+        ] {
+            let mut ev = vec![
+                host(cat, wrapper, 0, 400),
+                kernel("setup", 12, 2, Some(1), ""),
+            ];
+            for (i, t) in [100u64, 200, 300].into_iter().enumerate() {
+                ev.push(host(cat, name, t, 80));
+                let c = 10 + 2 * i as u64;
+                ev.push(kernel("gemm", t + 10, 20, Some(c), ""));
+                ev.push(kernel("relu", t + 40, 5, Some(c + 1), ""));
+            }
+            let s = steps_of(&ev);
+            assert_eq!(
+                s.origin,
+                StepOrigin::RepeatedHostRange {
+                    name: name.to_owned(),
+                    kind
+                }
+            );
+            assert_eq!(ranges_us(&s), [(100, 180), (200, 280), (300, 380)]);
+            assert_eq!(
+                s.activity_step,
+                [None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(2)]
+            );
+            assert!(host_ranged(&s.origin));
+        }
+    }
+
+    /// One model forward whose layers repeat (an annotation per layer, the same kernels
+    /// per layer) between an embedding and a head: neither the host ranges nor the kernel
+    /// sequence make iterations of the layers, so the capture stays one step.
+    #[test]
+    fn layers_of_one_forward_are_not_iterations() {
+        let mut ev = vec![
+            host("python_function", "model.py(5): forward", 0, 500),
+            kernel("embedding", 10, 5, Some(1), ""),
+        ];
+        for (i, t) in [100u64, 200, 300].into_iter().enumerate() {
+            ev.push(host("user_annotation", "decoder_layer", t, 80));
+            let c = 10 + 2 * i as u64;
+            ev.push(kernel("gemm", t + 10, 20, Some(c), ""));
+            ev.push(kernel("relu", t + 40, 5, Some(c + 1), ""));
+        }
+        ev.push(kernel("lm_head", 420, 10, Some(99), ""));
+        let s = steps_of(&ev);
+        assert_eq!(s.origin, StepOrigin::WholeCapture);
+        assert_eq!(s.steps.len(), 1);
+    }
+
+    /// Two executions of `jit_train_step` around one of a small `jit_log` module: one
+    /// step per run of the step module, from its first kernel's start to its last's end.
+    #[test]
+    fn repeated_module_executions() {
+        let m = |module: &str| format!(r#","hlo_module":"{module}""#);
+        let ev = [
+            kernel("fusion.1", 0, 10, None, &m("jit_train_step")),
+            kernel("dot.2", 12, 30, None, &m("jit_train_step")),
+            kernel("reduce.3", 50, 2, None, &m("jit_log")),
+            kernel("fusion.1", 60, 10, None, &m("jit_train_step")),
+            kernel("dot.2", 72, 30, None, &m("jit_train_step")),
+        ];
+        let s = steps_of(&ev);
+        assert_eq!(
+            s.origin,
+            StepOrigin::ModuleExecution {
+                module: "jit_train_step".to_owned()
+            }
+        );
+        assert_eq!(ranges_us(&s), [(0, 42), (60, 102)]);
+        assert_eq!(s.activity_step, [Some(0), Some(0), None, Some(1), Some(1)]);
+    }
+
+    /// Kernels only, no host side: a partial period (`c`), three whole periods `a b c`
+    /// with a long idle gap before each `a`, and a partial one (`a`). The period is 3,
+    /// starting at `a` (the largest gap), each step from one `a` to the next; the partial
+    /// periods are outside every step.
+    #[test]
+    fn repeating_kernel_sequence() {
+        let mut ev = vec![kernel("c", 0, 5, None, "")];
+        for t in [100u64, 200, 300] {
+            ev.push(kernel("a", t, 10, None, ""));
+            ev.push(kernel("b", t + 12, 10, None, ""));
+            ev.push(kernel("c", t + 24, 10, None, ""));
+        }
+        ev.push(kernel("a", 400, 10, None, ""));
+        let s = steps_of(&ev);
+        assert_eq!(
+            s.origin,
+            StepOrigin::KernelSequence {
+                stream: "GPU 0 stream 7".to_owned(),
+                period: 3,
+                first: "a".to_owned()
+            }
+        );
+        assert_eq!(ranges_us(&s), [(100, 200), (200, 300), (300, 400)]);
+        assert_eq!(
+            s.activity_step,
+            [
+                None,
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(1),
+                Some(1),
+                Some(1),
+                Some(2),
+                Some(2),
+                Some(2),
+                None
+            ]
+        );
+        assert!(!host_ranged(&s.origin));
+        // One kernel differing in one period of five is tolerated (80 % match).
+        let names: Vec<&str> = "abcdeabcdeabXdeabcde"
+            .split("")
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(repeating_period(&names, &[0; 20]), Some((5, 0)));
+        // Not periodic: a different prefix and suffix around repeats.
+        let names: Vec<&str> = "EabababH".split("").filter(|c| !c.is_empty()).collect();
+        assert_eq!(repeating_period(&names, &[0; 8]), None);
+        // The shortest period wins: `aaaa…` repeats every activity.
+        assert_eq!(repeating_period(&["a"; 6], &[0; 6]), Some((1, 0)));
     }
 
     #[test]

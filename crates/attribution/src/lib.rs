@@ -50,4 +50,4 @@ pub use model::{
     SourceFormat,
 };
 pub use torch::attribute_kineto;
-pub use user::{is_default_torch_user_frame, parse_python_frame};
+pub use user::{is_default_torch_user_frame, is_library_line, parse_python_frame};

@@ -181,6 +181,9 @@ pub struct OpRow {
     pub instructions: u64,
     /// `file:line` of the op's user frame, empty when unknown.
     pub source_line: String,
+    /// Of `gpu_time_ns`, the layout transposes' (kernels the classification table calls
+    /// layout: NCHW/NHWC conversions, transpose fusions, im2col), ns.
+    pub layout_ns: i64,
 }
 
 /// One row of `lines.csv`.
@@ -334,6 +337,7 @@ impl Attribution {
             i64,
             std::collections::BTreeSet<&'a str>,
             BTreeMap<&'a str, i64>,
+            i64,
         );
         let mut by_op: BTreeMap<(&str, &str), Acc<'_>> = BTreeMap::new();
         for kernel in &self.kernels {
@@ -351,11 +355,16 @@ impl Attribution {
             if !kernel.source_line.is_empty() {
                 *acc.3.entry(kernel.source_line.as_str()).or_default() += kernel.dur_ns;
             }
+            if kernel.kind == "kernel"
+                && trace_model::classify_kernel(&kernel.name) == trace_model::KernelClass::Layout
+            {
+                acc.4 += kernel.dur_ns;
+            }
         }
         let mut rows: Vec<OpRow> = by_op
             .into_iter()
             .map(
-                |((program, op_name), (kernels, time, instructions, lines))| {
+                |((program, op_name), (kernels, time, instructions, lines, layout))| {
                     let line = lines
                         .iter()
                         .max_by_key(|(line, time)| (**time, std::cmp::Reverse(**line)))
@@ -368,6 +377,7 @@ impl Attribution {
                         gpu_time_ns: time,
                         instructions: instructions.len() as u64,
                         source_line: line,
+                        layout_ns: layout,
                     }
                 },
             )

@@ -65,6 +65,23 @@ pub fn is_default_torch_user_frame(file: &str) -> bool {
     !STDLIB.contains(&module)
 }
 
+/// Whether a `file:line` is library code rather than the user's, for headlines: empty,
+/// under site-packages, torch's own or the standard library (see
+/// [`is_default_torch_user_frame`]), JAX's own, or Inductor's generated-code cache
+/// (`/tmp/torchinductor_<user>/…`).
+pub fn is_library_line(source_line: &str) -> bool {
+    let file = source_line
+        .rsplit_once(':')
+        .filter(|(_, line)| line.chars().all(|c| c.is_ascii_digit()))
+        .map_or(source_line, |(file, _)| file);
+    file.is_empty()
+        || !is_default_torch_user_frame(file)
+        || file.contains("torchinductor_")
+        || file.contains("/_inductor/")
+        || file.starts_with("jax/")
+        || file.contains("/jax/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +116,23 @@ mod tests {
         ));
         assert!(!is_default_torch_user_frame(
             "/usr/lib/python3.11/functools.py"
+        ));
+    }
+
+    #[test]
+    fn library_lines() {
+        assert!(!is_library_line("train.py:42"));
+        assert!(!is_library_line(
+            "/workspace/conv-jax/jax_conv_profiling.py:77"
+        ));
+        assert!(is_library_line(""));
+        assert!(is_library_line("torch/nn/modules/linear.py:125"));
+        assert!(is_library_line(
+            "/usr/lib/python3.10/site-packages/vllm/worker.py:9"
+        ));
+        assert!(is_library_line("/tmp/torchinductor_root/ab/cabc123.py:88"));
+        assert!(is_library_line(
+            "/opt/venv/lib/python3.12/site-packages/jax/_src/api.py:3"
         ));
     }
 }

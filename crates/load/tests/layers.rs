@@ -36,10 +36,16 @@ const EDGES: &[(&str, &[&str])] = &[
     ("attribution", &["hlo-parser", "load", "trace-model"]),
     ("roofline", &["hlo-parser", "load", "trace-model"]),
     // trace-frame builds its DataFrames straight from Chrome trace events (for speed), and
-    // from the loader's captures for the other formats.
+    // from the loader's captures for the other formats; its cache and export are outputs.
     (
         "trace-frame",
-        &["analysis", "chrome-reader", "load", "trace-model"],
+        &[
+            "analysis",
+            "chrome-reader",
+            "load",
+            "output-file",
+            "trace-model",
+        ],
     ),
     // Layer 4: rendering.
     (

@@ -264,8 +264,20 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         if !kinds.is_empty() {
             text.push_str(&format!("; forwards: {}", kinds.join(", ")));
         }
-        text.push('.');
-        findings.push(Finding::new(vec![Span::text(text)]));
+        let mut spans = vec![Span::text(text)];
+        // Per kind of forward (the engine's markers say which): count and step time.
+        for (i, (kind, count, spread)) in r.steps.forward_spreads().into_iter().enumerate() {
+            spans.push(Span::text(format!(
+                "{}{kind}: {count} step(s), median ",
+                if i == 0 { "; per forward: " } else { ", " }
+            )));
+            spans.push(Span::Figure(
+                Figure::duration(spread.median, Label::Measured)
+                    .with_range(Value::Duration(spread.min.0), Value::Duration(spread.max.0)),
+            ));
+        }
+        spans.push(Span::text("."));
+        findings.push(Finding::new(spans));
     }
     if let Some(w) = a
         .reports
@@ -760,10 +772,15 @@ fn ops_section(
         "buckets",
         &["capture", "bucket", "GPU time", "share", "activities"],
     );
-    let mut ops_t = Table::new(
-        "ops",
-        &["capture", "op", "bucket", "GPU time", "share", "activities"],
-    );
+    // The layout column only where some op has layout transposes.
+    let any_layout = summaries
+        .iter()
+        .any(|sm| sm.ops.iter().take(20).any(|o| o.layout_ns > 0));
+    let mut ops_columns = vec!["capture", "op", "bucket", "GPU time", "share", "activities"];
+    if any_layout {
+        ops_columns.push("layout transposes (of the op)");
+    }
+    let mut ops_t = Table::new("ops", &ops_columns);
     for (sm, l) in summaries.iter().zip(loaded) {
         let who = l
             .rank
@@ -778,7 +795,7 @@ fn ops_section(
             ]);
         }
         for o in sm.ops.iter().take(20) {
-            ops_t.push(vec![
+            let mut row = vec![
                 Cell::text(who.clone()),
                 Cell::code(if o.is_cpu_op {
                     o.name.clone()
@@ -793,7 +810,22 @@ fn ops_section(
                 Cell::figure(Figure::duration(Nanos(o.time_ns), Label::Measured)),
                 Cell::figure(Figure::percent(o.percent, Label::Measured)),
                 Cell::figure(Figure::count(o.activities, Label::Measured)),
-            ]);
+            ];
+            if any_layout {
+                row.push(layout_cell(o.layout_ns, o.time_ns));
+            }
+            ops_t.push(row);
+        }
+    }
+    if let Some(sm) = summaries.first() {
+        for o in &sm.ops {
+            findings.extend(layout_finding(
+                &o.name,
+                o.layout_ns,
+                o.time_ns,
+                sm.gpu_time_ns,
+                false,
+            ));
         }
     }
     if let Some(sm) = summaries.first()
@@ -809,7 +841,7 @@ fn ops_section(
     }
     s.para("GPU time by bucket (default mode of analyze-profile: an ATen op's name when its kernels are of its kind, else each kernel's class):");
     s.push(Block::Table(buckets_t));
-    s.para("Top CPU ops by the GPU time they launched (kernel → correlation id → launch → innermost CPU op):");
+    s.para("Top CPU ops by the GPU time they launched (kernel → correlation id → launch → innermost CPU op; a layout transpose goes to the convolution or GEMM op around its launch, which it serves):");
     s.push(Block::Table(ops_t));
     match attribution {
         None => s.para("Kernel → Python line: run `attribute-kernels` on one rank's file."),
@@ -872,6 +904,7 @@ fn attribution_blocks(
                 "function",
                 "kernels",
                 "GPU time",
+                "share of all GPU time",
                 "share of attributed",
             ],
         );
@@ -881,35 +914,51 @@ fn attribution_blocks(
                 Cell::code(l.function.clone()),
                 Cell::figure(Figure::count(l.kernels, Label::Measured)),
                 Cell::figure(Figure::duration(Nanos(l.gpu_time_ns), Label::Measured)),
+                Cell::figure(Figure::percent(
+                    100.0 * l.gpu_time_ns as f64 / total,
+                    Label::Measured,
+                )),
                 Cell::figure(Figure::percent(l.share_pct, Label::Measured)),
             ]);
         }
         s.para("Top Python lines by the GPU time of the kernels they launched:");
         s.push(Block::Table(t));
-        if let Some(top) = lines.first() {
-            findings.push(Finding::new(vec![
-                Span::text("The Python line with the most GPU time is "),
-                Span::code(top.source_line.clone()),
-                Span::text(": "),
-                Span::Figure(Figure::percent(top.share_pct, Label::Measured)),
-                Span::text(" of the attributed GPU time."),
-            ]));
-        }
+        findings.extend(top_line_finding(
+            &lines,
+            at.gpu_time_ns(),
+            at.attributed_time_ns(),
+        ));
     }
     if at.format != attribution::SourceFormat::Kineto {
         let ops = at.ops();
-        let mut t = Table::new(
-            "hlo_ops",
-            &["program", "op", "kernels", "GPU time", "Python line"],
-        );
+        let any_layout = ops.iter().take(15).any(|o| o.layout_ns > 0);
+        let mut columns = vec!["program", "op", "kernels", "GPU time"];
+        if any_layout {
+            columns.push("layout transposes (of the op)");
+        }
+        columns.push("Python line");
+        let mut t = Table::new("hlo_ops", &columns);
         for o in ops.iter().take(15) {
-            t.push(vec![
+            let mut row = vec![
                 Cell::text(o.program.clone()),
                 Cell::code(o.op_name.clone()),
                 Cell::figure(Figure::count(o.kernels, Label::Measured)),
                 Cell::figure(Figure::duration(Nanos(o.gpu_time_ns), Label::Measured)),
-                Cell::code(o.source_line.clone()),
-            ]);
+            ];
+            if any_layout {
+                row.push(layout_cell(o.layout_ns, o.gpu_time_ns));
+            }
+            row.push(Cell::code(o.source_line.clone()));
+            t.push(row);
+        }
+        for o in &ops {
+            findings.extend(layout_finding(
+                &o.op_name,
+                o.layout_ns,
+                o.gpu_time_ns,
+                at.gpu_time_ns(),
+                true,
+            ));
         }
         s.para("Top JAX ops (op_name) by GPU time:");
         s.push(Block::Table(t));
@@ -923,6 +972,85 @@ fn attribution_blocks(
         });
     }
     new_capture.extend(at.needs_new_capture.iter().cloned());
+}
+
+/// The headline Python line: the first by GPU time outside library frames (site-packages,
+/// torch, JAX, the Inductor cache), or the first of all when every line is one; its share
+/// of all GPU time, with its share of the attributed time and the attributed share beside.
+fn top_line_finding(
+    lines: &[attribution::LineRow],
+    gpu_ns: i64,
+    attributed_ns: i64,
+) -> Option<Finding> {
+    let user = lines
+        .iter()
+        .find(|l| !attribution::is_library_line(&l.source_line));
+    let (top, which) = match user {
+        Some(l) => (l, "outside library frames"),
+        None => (
+            lines.iter().find(|l| !l.source_line.is_empty())?,
+            "a library frame: no line outside site-packages, torch, JAX or the Inductor cache has GPU time",
+        ),
+    };
+    let pct = |num: i64, den: i64| {
+        Span::Figure(Figure::percent(
+            100.0 * num as f64 / den.max(1) as f64,
+            Label::Measured,
+        ))
+    };
+    Some(Finding::new(vec![
+        Span::text("The Python line with the most GPU time ("),
+        Span::text(which),
+        Span::text(") is "),
+        Span::code(top.source_line.clone()),
+        Span::text(": "),
+        pct(top.gpu_time_ns, gpu_ns),
+        Span::text(" of all GPU time ("),
+        pct(top.gpu_time_ns, attributed_ns),
+        Span::text(" of the attributed GPU time; kernels attributed to a line or op are "),
+        pct(attributed_ns, gpu_ns),
+        Span::text(" of all GPU time)."),
+    ]))
+}
+
+/// The share of an op's GPU time that is layout transposes, empty when none.
+fn layout_cell(layout_ns: i64, op_ns: i64) -> Cell {
+    if layout_ns <= 0 {
+        return Cell::Empty;
+    }
+    Cell::figure(Figure::percent(
+        100.0 * layout_ns as f64 / op_ns.max(1) as f64,
+        Label::Measured,
+    ))
+}
+
+/// An op's layout transposes are large when they take at least this share of all GPU time.
+const LARGE_LAYOUT_SHARE: f64 = 0.10;
+
+/// A finding with data-layout advice for an op whose layout transposes take at least
+/// [`LARGE_LAYOUT_SHARE`] of all GPU time.
+fn layout_finding(op: &str, layout_ns: i64, op_ns: i64, gpu_ns: i64, jax: bool) -> Option<Finding> {
+    let of_all = layout_ns as f64 / gpu_ns.max(1) as f64;
+    if layout_ns <= 0 || of_all < LARGE_LAYOUT_SHARE {
+        return None;
+    }
+    Some(Finding::new(vec![
+        Span::code(op.to_owned()),
+        Span::text(" spends "),
+        Span::Figure(Figure::percent(
+            100.0 * layout_ns as f64 / op_ns.max(1) as f64,
+            Label::Measured,
+        )),
+        Span::text(" of its GPU time ("),
+        Span::Figure(Figure::duration(Nanos(layout_ns), Label::Measured)),
+        Span::text(", "),
+        Span::Figure(Figure::percent(100.0 * of_all, Label::Measured)),
+        Span::text(if jax {
+            " of all GPU time) in layout transposes around its convolution or GEMM (transpose fusions, im2col); hypothesis to test: choose the layouts the kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated, a batch-major layout for dot_general) so XLA inserts no transposes."
+        } else {
+            " of all GPU time) in layout transposes around its convolution or GEMM (NCHW/NHWC conversions, batched transposes, im2col); hypothesis to test: channels-last memory format for the model and its inputs (model.to(memory_format=torch.channels_last)), so cuDNN/MIOpen take the tensors as they are."
+        }),
+    ]))
 }
 
 fn roofline_of(loaded: &[Loaded]) -> Option<Result<roofline::Roofline, String>> {
@@ -976,8 +1104,9 @@ fn roofline_section(
             "bytes",
             "intensity (FLOP/B)",
             "achieved",
-            "share of peak",
             "bound",
+            "held against",
+            "share of that peak",
         ],
     );
     let costed: Vec<&roofline::RooflineOp> = rl
@@ -988,6 +1117,20 @@ fn roofline_section(
         .collect();
     for o in &costed {
         let inferred = |what: &str| Label::inferred(format!("{what} from the op's shapes"));
+        // A memory-bound op is held against the memory bandwidth, a compute-bound one
+        // against its dtype's FLOP/s.
+        let (peak, share, how) = match o.bound.value {
+            roofline::RooflineBound::Memory => (
+                "peak memory bandwidth".to_owned(),
+                o.bytes_share_of_peak.value,
+                "achieved bytes/s over the peak memory bandwidth".to_owned(),
+            ),
+            _ => (
+                format!("peak FLOP/s ({})", o.peak_basis),
+                o.flops_share_of_peak.value,
+                format!("achieved FLOP/s over the {} peak", o.peak_basis),
+            ),
+        };
         t.push(vec![
             Cell::code(crate::roofline_text::display_name(o)),
             Cell::text(format!("{:?}", o.dtype)),
@@ -1008,17 +1151,39 @@ fn roofline_section(
                     inferred("FLOPs over measured time"),
                 ))
             }),
-            o.flops_share_of_peak.value.map_or(Cell::Empty, |f| {
-                Cell::figure(Figure::percent(
-                    100.0 * f,
-                    Label::inferred(format!("achieved over the {} peak", o.peak_basis)),
-                ))
-            }),
             Cell::figure_text(
                 o.bound.value.name(),
                 Label::inferred("arithmetic intensity against the ridge point of the op's dtype"),
             ),
+            Cell::text(peak),
+            share.map_or(Cell::Empty, |f| {
+                Cell::figure(Figure::percent(100.0 * f, Label::inferred(how)))
+            }),
         ]);
+    }
+    // What the table covers, of all GPU time.
+    let gpu_ns = rl.gpu_time_ns.value.max(1) as f64;
+    let shown: i64 = costed.iter().map(|o| o.time_ns.value).sum();
+    let modelled: i64 = rl
+        .ops
+        .iter()
+        .filter(|o| o.flops.value.is_some())
+        .map(|o| o.time_ns.value)
+        .sum();
+    if !costed.is_empty() {
+        s.push(Block::Paragraph(vec![
+            Span::text(format!("The {} op(s) below cover ", costed.len())),
+            Span::Figure(Figure::percent(
+                100.0 * shown as f64 / gpu_ns,
+                Label::Measured,
+            )),
+            Span::text(" of all GPU time; every op with a FLOPs model covers "),
+            Span::Figure(Figure::percent(
+                100.0 * modelled as f64 / gpu_ns,
+                Label::Measured,
+            )),
+            Span::text(" (the rest has no cost model: see the trust list)."),
+        ]));
     }
     if costed.is_empty() {
         s.para("No op has a FLOPs model in this capture.");
@@ -1308,7 +1473,17 @@ fn collect_trust(
         // the analysis' own, each counted; a share where its denominator is known.
         let activities = c.activities().len().max(1) as f64;
         let gpu_time: i64 = c.activities().iter().map(|x| x.dur.0).sum();
+        // One-sided flow arrows are in nearly every Kineto capture (a flow whose other end
+        // fell outside the profiling window); they change a reported number only when an
+        // activity has no launch, so they are listed only then.
+        let without_launch = r
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "activity-without-launch" && d.count > 0);
         for d in r.diagnostics.iter() {
+            if d.code == "flow-one-end" && !without_launch {
+                continue;
+            }
             let share = match d.code {
                 "in-flight-at-start" if gpu_time > 0 => Some(Figure::percent(
                     100.0 * r.in_flight.time.0 as f64 / gpu_time as f64,
@@ -1321,7 +1496,14 @@ fn collect_trust(
             };
             trust.push(TrustEntry {
                 code: d.code.to_owned(),
-                message: format!("{who}: {}", d.message),
+                message: if d.code == "flow-one-end" {
+                    format!(
+                        "{who}: {} (listed because some activities have no launch: the missing ends may be theirs)",
+                        d.message
+                    )
+                } else {
+                    format!("{who}: {}", d.message)
+                },
                 count: Some(Figure::count(d.count, Label::Measured)),
                 share,
             });
@@ -1533,6 +1715,324 @@ mod tests {
             "{}",
             elementwise.3
         );
+    }
+
+    /// A convolution's layout transposes: cuDNN's NCHW→NHWC and back under
+    /// `aten::cudnn_convolution` (30 + 10 µs beside its 40 µs kernel), and a batched
+    /// transpose launched by `aten::copy_` inside `aten::contiguous` inside
+    /// `aten::convolution` (20 µs), which goes to `aten::convolution`, the op it serves.
+    /// Each op's row says how much of it is layout work; both are at least 10 % of the
+    /// 200 µs of GPU time, so both get channels-last advice.
+    #[test]
+    fn layout_transposes_count_toward_the_convolution_they_serve() {
+        let corr = |c: u64| format!(r#""correlation": {c}"#);
+        let kernel = |name: &str, c: u64, ts: u64, dur: u64| {
+            ev(
+                "kernel",
+                name,
+                7,
+                ts,
+                dur,
+                &format!(r#""correlation": {c}, "stream": 7, "device": 0"#),
+            )
+        };
+        let events = vec![
+            ev("cpu_op", "aten::convolution", 1, 100, 100, ""),
+            ev("cpu_op", "aten::cudnn_convolution", 1, 101, 40, ""),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 102, 2, &corr(1)),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 110, 2, &corr(2)),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 120, 2, &corr(3)),
+            ev("cpu_op", "aten::contiguous", 1, 150, 40, ""),
+            ev("cpu_op", "aten::copy_", 1, 151, 30, ""),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 152, 2, &corr(4)),
+            ev("cpu_op", "aten::add", 1, 300, 10, ""),
+            ev("cuda_runtime", "cudaLaunchKernel", 1, 301, 2, &corr(5)),
+            kernel("void cudnn::nchwToNhwcKernel<float>()", 1, 200, 30),
+            kernel("implicit_convolve_sgemm", 2, 230, 40),
+            kernel("void cudnn::nhwcToNchwKernel<float>()", 3, 270, 10),
+            kernel("batched_transpose_32x32_dword", 4, 280, 20),
+            kernel(
+                "void at::native::vectorized_elementwise_kernel<add>()",
+                5,
+                310,
+                100,
+            ),
+        ];
+        let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let path = Path::new("synthetic.json");
+        let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
+        let summary = analysis::gpu_summary(&capture, "synthetic.json", None);
+        let layout: Vec<(&str, i64, i64)> = summary
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.time_ns, o.layout_ns))
+            .collect();
+        assert_eq!(
+            layout,
+            [
+                ("aten::add", 100 * US, 0),
+                ("aten::cudnn_convolution", 80 * US, 40 * US),
+                ("aten::convolution", 20 * US, 20 * US),
+            ]
+        );
+        let loaded = vec![Loaded {
+            path: path.to_path_buf(),
+            rank: None,
+            capture,
+            programs: Vec::new(),
+        }];
+        let mut findings = Vec::new();
+        let section = ops_section(
+            &[summary],
+            &loaded,
+            None,
+            &mut findings,
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        let ops = section
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.name == "ops" => Some(t),
+                _ => None,
+            })
+            .expect("the ops table");
+        let layout_share: Vec<Option<f64>> = ops
+            .rows
+            .iter()
+            .map(|r| match r.last() {
+                Some(Cell::Figure(Figure {
+                    value: Value::Percent(p),
+                    ..
+                })) => Some(*p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(layout_share, [None, Some(50.0), Some(100.0)]);
+        let advice: Vec<String> = findings
+            .iter()
+            .filter_map(|f| match f.spans.as_slice() {
+                [
+                    Span::Code(op),
+                    _,
+                    Span::Figure(Figure {
+                        value: Value::Percent(of_op),
+                        ..
+                    }),
+                    _,
+                    _,
+                    _,
+                    Span::Figure(Figure {
+                        value: Value::Percent(of_all),
+                        ..
+                    }),
+                    ..,
+                ] => Some(format!("{op} {of_op:.1} % {of_all:.1} %")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            advice,
+            [
+                "aten::cudnn_convolution 50.0 % 20.0 %",
+                "aten::convolution 100.0 % 10.0 %"
+            ]
+        );
+        assert!(
+            findings.iter().all(|f| f
+                .spans
+                .iter()
+                .all(|s| !matches!(s, Span::Text(t) if t.contains("lax.conv")))),
+            "PyTorch advice only"
+        );
+        assert!(findings.iter().any(|f| {
+            f.spans
+                .iter()
+                .any(|s| matches!(s, Span::Text(t) if t.contains("channels_last")))
+        }));
+    }
+
+    fn line(source_line: &str, gpu_time_ns: i64, share_pct: f64) -> attribution::LineRow {
+        attribution::LineRow {
+            source_line: source_line.to_owned(),
+            function: String::new(),
+            kernels: 1,
+            gpu_time_ns,
+            share_pct,
+        }
+    }
+
+    /// The figures of a finding, as percents.
+    fn percents(f: &Finding) -> Vec<f64> {
+        f.spans
+            .iter()
+            .filter_map(|s| match s {
+                Span::Figure(Figure {
+                    value: Value::Percent(p),
+                    ..
+                }) => Some((10.0 * p).round() / 10.0),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The headline Python line skips library frames (torch, site-packages, the Inductor
+    /// cache) and gives its share of all GPU time (1000 µs), then of the attributed time
+    /// (800 µs), then the attributed share; with library frames only, the first is named
+    /// as one.
+    #[test]
+    fn the_top_python_line_is_user_code_with_its_denominators() {
+        let lines = [
+            line("/tmp/torchinductor_root/ab/cab.py:10", 400 * US, 50.0),
+            line("torch/nn/modules/linear.py:125", 200 * US, 25.0),
+            line("train.py:42", 100 * US, 12.5),
+        ];
+        let f = top_line_finding(&lines, 1000 * US, 800 * US).expect("a finding");
+        assert!(
+            f.spans
+                .iter()
+                .any(|s| matches!(s, Span::Code(c) if c == "train.py:42")),
+            "{f:?}"
+        );
+        assert_eq!(percents(&f), [10.0, 12.5, 80.0]);
+        let f = top_line_finding(&lines[..2], 1000 * US, 800 * US).expect("a finding");
+        assert!(
+            f.spans
+                .iter()
+                .any(|s| matches!(s, Span::Code(c) if c == "/tmp/torchinductor_root/ab/cab.py:10"))
+        );
+        assert!(
+            f.spans
+                .iter()
+                .any(|s| matches!(s, Span::Text(t) if t.starts_with("a library frame"))),
+            "{f:?}"
+        );
+        assert_eq!(percents(&f), [40.0, 50.0, 80.0]);
+        assert!(top_line_finding(&[], 1, 1).is_none());
+    }
+
+    /// The roofline says what share of all GPU time its rows cover, and holds each op
+    /// against the peak that bounds it: bandwidth for a memory-bound op, its dtype's
+    /// FLOP/s for a compute-bound one.
+    #[test]
+    fn the_roofline_gives_its_coverage_and_the_bounding_peak() {
+        let path = test_support::workspace_root().join("testdata/roofline/kineto_shapes.json");
+        let rl = roofline::analyze(&path).expect("fixture analyses");
+        let loaded = load::load(&path).expect("loads");
+        let gpu: i64 = loaded[0].capture.activities().iter().map(|a| a.dur.0).sum();
+        let costed: Vec<&roofline::RooflineOp> =
+            rl.ops.iter().filter(|o| o.flops.value.is_some()).collect();
+        let costed_ns: i64 = costed.iter().map(|o| o.time_ns.value).sum();
+        assert!(costed.len() >= 3 && costed_ns < gpu, "{costed_ns} of {gpu}");
+        let section = roofline_section(Some(Ok(rl.clone())), &mut Vec::new(), &mut Vec::new());
+        let coverage = section
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Paragraph(spans)
+                    if matches!(&spans[0], Span::Text(t) if t.contains("op(s) below cover")) =>
+                {
+                    Some(spans)
+                }
+                _ => None,
+            })
+            .expect("the coverage sentence");
+        let want = 100.0 * costed_ns as f64 / gpu as f64;
+        assert!(
+            matches!(coverage[1], Span::Figure(Figure { value: Value::Percent(p), .. }) if (p - want).abs() < 1e-9),
+            "{coverage:?} vs {want}"
+        );
+        let table = section
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.name == "roofline" => Some(t),
+                _ => None,
+            })
+            .expect("the roofline table");
+        let mut kinds = Vec::new();
+        for (row, op) in table.rows.iter().zip(&costed) {
+            let Cell::Text(against) = &row[8] else {
+                panic!("held against: {:?}", row[8]);
+            };
+            let want = match op.bound.value {
+                roofline::RooflineBound::Memory => {
+                    assert_eq!(against, "peak memory bandwidth");
+                    op.bytes_share_of_peak.value
+                }
+                _ => {
+                    assert!(against.starts_with("peak FLOP/s ("), "{against}");
+                    op.flops_share_of_peak.value
+                }
+            };
+            kinds.push(op.bound.value.name());
+            match (&row[9], want) {
+                (
+                    Cell::Figure(Figure {
+                        value: Value::Percent(p),
+                        ..
+                    }),
+                    Some(w),
+                ) => assert!((p - 100.0 * w).abs() < 1e-9),
+                (Cell::Empty, None) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(kinds.contains(&"memory"), "{kinds:?}");
+    }
+
+    /// One-sided flow arrows are listed only where some activity has no launch.
+    #[test]
+    fn one_sided_flows_are_listed_only_when_a_launch_is_missing() {
+        let flow =
+            r#"{"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 99, "pid": 1, "tid": 1, "ts": 2}"#;
+        let codes = |events: Vec<String>| {
+            let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+            let path = Path::new("synthetic.json");
+            let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
+            let loaded = vec![Loaded {
+                path: path.to_path_buf(),
+                rank: None,
+                capture,
+                programs: Vec::new(),
+            }];
+            let a = analysis::skip_stats_loaded_without_rows(
+                path,
+                &loaded,
+                &analysis::SkipConfig::default(),
+            )
+            .expect("analyses");
+            let mut trust = Vec::new();
+            collect_trust(&a, &loaded, &mut trust, &mut Vec::new());
+            trust.into_iter().map(|t| t.code).collect::<Vec<String>>()
+        };
+        let mut linked = launched(
+            "aten::add",
+            "cudaLaunchKernel",
+            1,
+            10,
+            &[("vectorized_elementwise_kernel", 20, 10)],
+            "",
+        );
+        linked.push(flow.to_owned());
+        let got = codes(linked.clone());
+        assert!(!got.iter().any(|c| c == "flow-one-end"), "{got:?}");
+        // A second kernel with no launch: now the arrows are listed.
+        linked.push(ev(
+            "kernel",
+            "orphan_kernel",
+            7,
+            40,
+            5,
+            r#""correlation": 77, "stream": 7, "device": 0"#,
+        ));
+        let got = codes(linked);
+        assert!(
+            got.iter().any(|c| c == "activity-without-launch"),
+            "{got:?}"
+        );
+        assert!(got.iter().any(|c| c == "flow-one-end"), "{got:?}");
     }
 
     /// A step replayed by a CUDA graph: the advice names the graphs in use instead of

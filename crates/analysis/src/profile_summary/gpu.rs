@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use trace_model::{ActivityKind, Capture, KernelClass, StringId};
+use trace_model::{ActivityKind, Capture, HostEventId, KernelClass, Nanos, StringId};
 
 use super::buckets::{self, OTHER};
 use crate::Error;
@@ -97,6 +97,9 @@ pub struct LaunchingOpRow {
     pub bucket: &'static str,
     /// True when the row's GPU time went to more than one bucket.
     pub mixed: bool,
+    /// Of `time_ns`, the layout transposes' (NCHW/NHWC conversions, batched transposes,
+    /// im2col) that this op's convolution or GEMM needed, ns.
+    pub layout_ns: i64,
 }
 
 /// GPU time and activity count per attribution basis.
@@ -210,9 +213,22 @@ pub const MATH_BACKEND: &str = "math (unfused SDPA)";
 pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSummary {
     // First pass: the kinds of kernel each launching op name launches, to tell ATen ops
     // of one meaning from those whose kernels fall into several kinds.
+    // Layout transposes go to the convolution or GEMM op they serve: the launching op when
+    // it is one, else the innermost such op around it (`aten::contiguous` under
+    // `aten::convolution`).
+    let layout_owner = layout_owners(capture);
+    let op_of = |activity: &trace_model::GpuActivity| match activity.class {
+        KernelClass::Layout => activity
+            .launch()
+            .and_then(|l| capture.host_event(l).parent_op())
+            .and_then(|op| layout_owner.get(&op).copied())
+            .map(|owner| capture.host_event(owner))
+            .or_else(|| capture.launching_op(activity)),
+        _ => capture.launching_op(activity),
+    };
     let mut op_kinds: HashMap<StringId, u8> = HashMap::new();
     for activity in capture.activities() {
-        if let Some(op) = capture.launching_op(activity) {
+        if let Some(op) = op_of(activity) {
             let rule = buckets::of_aten_op(capture.name(op.name));
             *op_kinds.entry(op.name).or_default() |= buckets::kind_bit(activity.class, rule);
         }
@@ -226,7 +242,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     let mut unknown_attention: HashMap<StringId, i64> = HashMap::new();
     // Op rows keyed by (name, is_cpu_op), in first-launch order (activities sorted by stream, start).
     let mut op_index: HashMap<(StringId, bool), usize> = HashMap::new();
-    let mut op_rows: Vec<(StringId, bool, i64, u64, [i64; buckets::ALL.len()])> = Vec::new();
+    let mut op_rows: Vec<(StringId, bool, i64, u64, [i64; buckets::ALL.len()], i64)> = Vec::new();
     let mut decided: HashMap<(StringId, Option<StringId>, KernelClass), (&'static str, Basis)> =
         HashMap::new();
 
@@ -239,7 +255,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
             ActivityKind::Memset => memsets += 1,
             _ => {}
         }
-        let op = capture.launching_op(activity);
+        let op = op_of(activity);
         let (bucket, basis) = *decided
             .entry((activity.name, op.map(|o| o.name), activity.class))
             .or_insert_with(|| {
@@ -295,13 +311,16 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
             None => (activity.name, false),
         };
         let slot = *op_index.entry(key).or_insert_with(|| {
-            op_rows.push((key.0, key.1, 0, 0, [0; buckets::ALL.len()]));
+            op_rows.push((key.0, key.1, 0, 0, [0; buckets::ALL.len()], 0));
             op_rows.len() - 1
         });
         let row = &mut op_rows[slot];
         row.2 = row.2.saturating_add(dur);
         row.3 += 1;
         row.4[bucket_idx] = row.4[bucket_idx].saturating_add(dur);
+        if activity.class == KernelClass::Layout && op.is_some() {
+            row.5 = row.5.saturating_add(dur);
+        }
     }
 
     let percent = |time: i64| percent_of(time, gpu_time);
@@ -337,24 +356,27 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
 
     let mut ops: Vec<LaunchingOpRow> = op_rows
         .into_iter()
-        .map(|(name, is_cpu_op, time_ns, activities, per_bucket)| {
-            // The first bucket (in ALL order) with the most time.
-            let mut best = 0;
-            for (idx, &t) in per_bucket.iter().enumerate() {
-                if t > per_bucket[best] {
-                    best = idx;
+        .map(
+            |(name, is_cpu_op, time_ns, activities, per_bucket, layout_ns)| {
+                // The first bucket (in ALL order) with the most time.
+                let mut best = 0;
+                for (idx, &t) in per_bucket.iter().enumerate() {
+                    if t > per_bucket[best] {
+                        best = idx;
+                    }
                 }
-            }
-            LaunchingOpRow {
-                name: capture.name(name).to_owned(),
-                is_cpu_op,
-                time_ns,
-                percent: percent(time_ns),
-                activities,
-                bucket: buckets::ALL[best],
-                mixed: per_bucket.iter().filter(|&&t| t > 0).count() > 1,
-            }
-        })
+                LaunchingOpRow {
+                    name: capture.name(name).to_owned(),
+                    is_cpu_op,
+                    time_ns,
+                    percent: percent(time_ns),
+                    activities,
+                    bucket: buckets::ALL[best],
+                    mixed: per_bucket.iter().filter(|&&t| t > 0).count() > 1,
+                    layout_ns,
+                }
+            },
+        )
         .collect();
     ops.sort_by_key(|op| Reverse(op.time_ns));
 
@@ -497,6 +519,65 @@ pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
 /// per file. `report::profile_text` renders them.
 pub(super) fn run(files: &[PathBuf]) -> Result<Vec<GpuSummary>, Error> {
     files.iter().map(|path| gpu_summary_of_file(path)).collect()
+}
+
+/// For each CPU op that launched a layout transpose, the convolution or GEMM op it serves:
+/// itself when it is one, else the innermost such op around it on its thread. Empty when
+/// the capture has no layout transposes.
+fn layout_owners(capture: &Capture) -> HashMap<HostEventId, HostEventId> {
+    let launching: std::collections::HashSet<HostEventId> = capture
+        .activities()
+        .iter()
+        .filter(|a| a.class == KernelClass::Layout)
+        .filter_map(|a| capture.host_event(a.launch()?).parent_op())
+        .collect();
+    let mut owners = HashMap::new();
+    if launching.is_empty() {
+        return owners;
+    }
+    let serves = |name: &str| {
+        matches!(
+            buckets::of_aten_op(name),
+            Some(buckets::CONVOLUTION | buckets::GEMM)
+        ) || name.to_ascii_lowercase().contains("convolution")
+    };
+    // CPU ops by thread, start, outermost first; per thread, the enclosing ops with the
+    // innermost serving op at or above each.
+    let mut ops: Vec<(
+        trace_model::ThreadId,
+        Nanos,
+        std::cmp::Reverse<Nanos>,
+        usize,
+    )> = capture
+        .host_events()
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == trace_model::HostKind::CpuOp)
+        .map(|(i, e)| (e.thread, e.start, std::cmp::Reverse(e.end()), i))
+        .collect();
+    ops.sort_unstable();
+    let mut stack: Vec<(Nanos, Option<HostEventId>)> = Vec::new();
+    let mut thread = None;
+    for (t, start, std::cmp::Reverse(end), index) in ops {
+        if thread != Some(t) {
+            thread = Some(t);
+            stack.clear();
+        }
+        while stack.last().is_some_and(|(top_end, _)| *top_end <= start) {
+            stack.pop();
+        }
+        let id = HostEventId::new(index as u32);
+        let owner = if serves(capture.name(capture.host_event(id).name)) {
+            Some(id)
+        } else {
+            stack.last().and_then(|(_, o)| *o)
+        };
+        if let Some(owner) = owner.filter(|_| launching.contains(&id)) {
+            owners.insert(id, owner);
+        }
+        stack.push((end, owner));
+    }
+    owners
 }
 
 #[cfg(test)]

@@ -2,4 +2,5 @@
 
 mod accounting;
 mod skip;
+mod steps;
 mod verdicts;
