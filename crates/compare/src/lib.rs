@@ -102,15 +102,16 @@ pub enum Error {
 pub enum CauseKey {
     /// Idle time of the critical stream by gap cause.
     Gap(GapCause),
-    /// Collective time no compute overlaps on a GPU (its ordinal).
+    /// Collective time no compute overlaps on a GPU.
     ExposedCollective {
-        /// The GPU's ordinal.
-        device: i64,
+        /// The GPU's position among the capture's GPUs, by ordinal (a rank's one GPU is
+        /// 0, whatever its ordinal).
+        gpu: usize,
     },
-    /// Copy time no compute or collective overlaps on a GPU (its ordinal).
+    /// Copy time no compute or collective overlaps on a GPU.
     ExposedMemcpy {
-        /// The GPU's ordinal.
-        device: i64,
+        /// The GPU's position, as for `ExposedCollective`.
+        gpu: usize,
     },
     /// Layout transposes on the critical stream.
     Layout,
@@ -131,8 +132,8 @@ impl CauseKey {
                     _ => "unknown",
                 }
             ),
-            CauseKey::ExposedCollective { device } => format!("exposed-collective:{device}"),
-            CauseKey::ExposedMemcpy { device } => format!("exposed-memcpy:{device}"),
+            CauseKey::ExposedCollective { gpu } => format!("exposed-collective:{gpu}"),
+            CauseKey::ExposedMemcpy { gpu } => format!("exposed-memcpy:{gpu}"),
             CauseKey::Layout => "layout".to_owned(),
             CauseKey::Elementwise => "elementwise".to_owned(),
         }
@@ -142,10 +143,10 @@ impl CauseKey {
     pub fn describe(self) -> String {
         match self {
             CauseKey::Gap(c) => format!("critical stream idle: {}", c.label()),
-            CauseKey::ExposedCollective { device } => {
-                format!("exposed collective time on GPU {device}")
+            CauseKey::ExposedCollective { gpu } => {
+                format!("exposed collective time on GPU #{gpu}")
             }
-            CauseKey::ExposedMemcpy { device } => format!("exposed copy time on GPU {device}"),
+            CauseKey::ExposedMemcpy { gpu } => format!("exposed copy time on GPU #{gpu}"),
             CauseKey::Layout => "layout transposes on the critical stream".to_owned(),
             CauseKey::Elementwise => {
                 "elementwise/norm/activation kernels on the critical stream".to_owned()
@@ -325,8 +326,8 @@ pub struct Comparison {
     pub verdict: Verdict,
     /// Steady-state step time, per sample.
     pub step_time: Row,
-    /// Per stream and budget part, keyed `rank R GPU D stream S: part` (rank left out for
-    /// one-capture sides).
+    /// Per stream and budget part, keyed `rank R GPU #P stream S: part`, P the GPU's
+    /// position in its capture (rank left out for one-capture sides).
     pub budgets: Vec<Row>,
     /// GPU time per kernel class, keyed by the class word.
     pub classes: Vec<Row>,
@@ -370,12 +371,11 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         &after.step_time,
         config,
     );
-    let one_rank = before.captures <= 1 && after.captures <= 1;
     let budgets = keyed_rows(&before.budgets, &after.budgets, config, |k| {
         let (rank, device, stream, part) = k;
-        match rank.filter(|_| !one_rank) {
-            Some(r) => format!("rank {r} GPU {device} stream {stream}: {part}"),
-            None => format!("GPU {device} stream {stream}: {part}"),
+        match rank {
+            Some(r) => format!("rank {r} GPU #{device} stream {stream}: {part}"),
+            None => format!("GPU #{device} stream {stream}: {part}"),
         }
     });
     let classes = keyed_rows(&before.classes, &after.classes, config, |k| (*k).to_owned());
@@ -510,7 +510,11 @@ fn keyed_rows<K: Ord + Clone>(
     let mut keys: Vec<&K> = before.keys().chain(after.keys()).collect();
     keys.sort();
     keys.dedup();
+    let zero = |v: Option<&Vec<Nanos>>| v.is_none_or(|v| v.iter().all(|n| n.0 == 0));
     keys.into_iter()
+        // A part that is zero in every step on both sides (a stream's collective time
+        // where none runs) says nothing.
+        .filter(|k| !(zero(before.get(k)) && zero(after.get(k))))
         .map(|k| {
             Row::new(
                 name(k),

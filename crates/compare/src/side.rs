@@ -44,8 +44,10 @@ pub struct Side {
     pub steady_steps: usize,
     /// Steady-state step durations, one per sample: every rank's steps in rank order.
     pub step_time: Vec<Nanos>,
-    /// Per-stream budget part per sample, keyed by (rank, GPU, stream, part).
-    pub budgets: BTreeMap<(Option<i64>, i64, i64, &'static str), Vec<Nanos>>,
+    /// Per-stream budget part per sample, keyed by (rank, GPU position, stream, part):
+    /// a GPU's position among the capture's GPUs with activity, by ordinal, so that rank
+    /// 3's GPU 3 and rank 1's GPU 1, each alone in its capture, are the same row.
+    pub budgets: BTreeMap<(Option<i64>, usize, i64, &'static str), Vec<Nanos>>,
     /// GPU time per kernel class per sample (Σ durations), keyed by class word.
     pub classes: BTreeMap<&'static str, Vec<Nanos>>,
     /// Per kernel, by normalised name.
@@ -104,7 +106,10 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
             }
         }
         side.devices += report.devices.len();
-        add_capture(&mut side, report, capture, steady, offset, total);
+        // One capture per side: its rank is no part of a row's key (rank 3 before, rank 1
+        // after is the same row).
+        let rank = report.rank.filter(|_| loaded.len() > 1);
+        add_capture(&mut side, report, rank, capture, steady, offset, total);
         offset += steady.len();
     }
     side.gpu_models.sort();
@@ -128,6 +133,7 @@ fn steady_indices(r: &SkipReport) -> Vec<usize> {
 fn add_capture(
     side: &mut Side,
     report: &SkipReport,
+    rank: Option<i64>,
     capture: &Capture,
     steady: &[usize],
     offset: usize,
@@ -141,13 +147,14 @@ fn add_capture(
         side.step_time.push(steps[i].duration());
     }
     // Budgets: each stream over each steady step's range.
+    let positions = gpu_positions(capture);
     for stream in capture.streams() {
         let acts = capture.stream_activities(stream.id);
         if acts.is_empty() {
             continue;
         }
         let longest = acts.iter().map(|a| a.dur).max().unwrap_or(Nanos::ZERO);
-        let device = capture.device(stream.device).ordinal;
+        let device = positions[stream.device.index()];
         for (k, &i) in steady.iter().enumerate() {
             let w = steps[i].range;
             let lo = acts.partition_point(|a| a.start < w.start - longest);
@@ -158,7 +165,7 @@ fn add_capture(
                 .zip([b.compute, b.collective, b.memcpy + b.memset, b.idle])
             {
                 side.budgets
-                    .entry((report.rank, device, stream.ordinal, part))
+                    .entry((rank, device, stream.ordinal, part))
                     .or_insert_with(|| vec![Nanos::ZERO; total])[offset + k] += value;
             }
         }
@@ -217,6 +224,24 @@ fn add_capture(
     }
 }
 
+/// Each device's position among the devices with activity, in ordinal order (devices
+/// without activity get the position after the last).
+fn gpu_positions(capture: &Capture) -> Vec<usize> {
+    let mut active = vec![false; capture.devices().len()];
+    for s in capture.streams() {
+        if !capture.stream_activities(s.id).is_empty() {
+            active[s.device.index()] = true;
+        }
+    }
+    let mut order: Vec<usize> = (0..active.len()).filter(|&i| active[i]).collect();
+    order.sort_by_key(|&i| (capture.devices()[i].ordinal, i));
+    let mut positions = vec![order.len(); active.len()];
+    for (p, &i) in order.iter().enumerate() {
+        positions[i] = p;
+    }
+    positions
+}
+
 /// The causes investigate ranks, each with its time per steady-state step.
 fn causes(r: &SkipReport, capture: &Capture, window: Window, steps: usize) -> Vec<(CauseKey, Nanos)> {
     let mut out: Vec<(CauseKey, Nanos)> = Vec::new();
@@ -229,12 +254,11 @@ fn causes(r: &SkipReport, capture: &Capture, window: Window, steps: usize) -> Ve
             out.push((CauseKey::Gap(cause), gc.time(cause)));
         }
     }
-    for d in &r.devices {
-        out.push((
-            CauseKey::ExposedCollective { device: d.device },
-            d.budget.collective,
-        ));
-        out.push((CauseKey::ExposedMemcpy { device: d.device }, d.budget.memcpy));
+    let mut devices: Vec<&analysis::DeviceRow> = r.devices.iter().collect();
+    devices.sort_by_key(|d| d.device);
+    for (gpu, d) in devices.into_iter().enumerate() {
+        out.push((CauseKey::ExposedCollective { gpu }, d.budget.collective));
+        out.push((CauseKey::ExposedMemcpy { gpu }, d.budget.memcpy));
     }
     if let Some(crit) = r.critical_stream() {
         out.push((

@@ -150,10 +150,10 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
     for k in &c.kernels {
         assert_eq!(k.row.change, Change::None, "{}", k.row.key);
     }
-    let idle = c.budgets.iter().find(|r| r.key == "GPU 0 stream 7: idle").expect("idle row");
+    let idle = c.budgets.iter().find(|r| r.key == "GPU #0 stream 7: idle").expect("idle row");
     assert_eq!(idle.delta, us(-h / 2));
     assert_eq!(idle.change, Change::Lower);
-    let compute = c.budgets.iter().find(|r| r.key == "GPU 0 stream 7: compute").expect("compute row");
+    let compute = c.budgets.iter().find(|r| r.key == "GPU #0 stream 7: compute").expect("compute row");
     assert_eq!((compute.before.median, compute.change), (us(200), Change::None));
     let md = report::markdown::render(&report::compare::document(&c));
     assert!(md.contains("Verdict: faster."), "{md}");
