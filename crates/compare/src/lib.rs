@@ -81,9 +81,9 @@ pub enum Error {
     Load {
         /// `before` or `after`.
         side: &'static str,
-        /// The loader's error.
+        /// The loader's error (boxed: it is large beside the `Ok` value).
         #[source]
-        source: load::Error,
+        source: Box<load::Error>,
     },
     /// A side could not be analysed.
     #[error("{side}: {source}")]
@@ -92,7 +92,7 @@ pub enum Error {
         side: &'static str,
         /// The analysis' error.
         #[source]
-        source: analysis::Error,
+        source: Box<analysis::Error>,
     },
 }
 
@@ -349,8 +349,14 @@ pub struct Comparison {
 /// Loads `before` and `after` (each once) and compares them.
 pub fn compare(before: &Path, after: &Path, config: &Config) -> Result<Comparison, Error> {
     let side = |path: &Path, name: &'static str| -> Result<Side, Error> {
-        let loaded = load::load(path).map_err(|source| Error::Load { side: name, source })?;
-        side::summarise(path, &loaded).map_err(|source| Error::Analysis { side: name, source })
+        let loaded = load::load(path).map_err(|source| Error::Load {
+            side: name,
+            source: Box::new(source),
+        })?;
+        side::summarise(path, &loaded).map_err(|source| Error::Analysis {
+            side: name,
+            source: Box::new(source),
+        })
     };
     // Each side is dropped down to its summary before the next is read.
     let b = side(before, "before")?;
@@ -537,7 +543,8 @@ fn named_rows(
     let zeros = |n: usize| vec![Nanos::ZERO; n];
     let (nb, na) = (samples(before), samples(after));
     // Mean time per sample: a kernel that runs every other step still has one.
-    let median = |t: &Totals| Nanos(t.time.iter().map(|n| n.0).sum::<i64>() / t.time.len().max(1) as i64);
+    let median =
+        |t: &Totals| Nanos(t.time.iter().map(|n| n.0).sum::<i64>() / t.time.len().max(1) as i64);
     // Renames: within a class, a kernel before only paired with the after-only kernel of
     // the closest median time, when within the tolerance; larger kernels pair first.
     let mut renamed: BTreeMap<&str, &str> = BTreeMap::new();

@@ -52,6 +52,9 @@ mod tests {
         check("volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn");
         check("triton_poi_fused_add_0", "triton_poi_fused_add_0");
         check("fusion_12_0a1b2c3d4e", "fusion_12");
-        check("ncclKernel_AllReduce_RING_LL_Sum_float", "ncclKernel_AllReduce_RING_LL_Sum_float");
+        check(
+            "ncclKernel_AllReduce_RING_LL_Sum_float",
+            "ncclKernel_AllReduce_RING_LL_Sum_float",
+        );
     }
 }

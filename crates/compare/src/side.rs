@@ -160,9 +160,10 @@ fn add_capture(
             let lo = acts.partition_point(|a| a.start < w.start - longest);
             let hi = acts.partition_point(|a| a.start < w.end);
             let b = analysis::budget_of(acts[lo..hi].iter(), w);
-            for (part, value) in BUDGET_PARTS
-                .iter()
-                .zip([b.compute, b.collective, b.memcpy + b.memset, b.idle])
+            for (part, value) in
+                BUDGET_PARTS
+                    .iter()
+                    .zip([b.compute, b.collective, b.memcpy + b.memset, b.idle])
             {
                 side.budgets
                     .entry((rank, device, stream.ordinal, part))
@@ -243,7 +244,12 @@ fn gpu_positions(capture: &Capture) -> Vec<usize> {
 }
 
 /// The causes investigate ranks, each with its time per steady-state step.
-fn causes(r: &SkipReport, capture: &Capture, window: Window, steps: usize) -> Vec<(CauseKey, Nanos)> {
+fn causes(
+    r: &SkipReport,
+    capture: &Capture,
+    window: Window,
+    steps: usize,
+) -> Vec<(CauseKey, Nanos)> {
     let mut out: Vec<(CauseKey, Nanos)> = Vec::new();
     if let Some(gc) = &r.gap_causes {
         for cause in [

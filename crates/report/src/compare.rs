@@ -180,7 +180,10 @@ fn sides_section(c: &Comparison) -> Section {
     if let Verdict::Inconclusive(reasons) = &c.verdict {
         s.para("Inconclusive: the sides are not comparable, because");
         s.push(Block::List(
-            reasons.iter().map(|r| vec![Span::text(r.clone())]).collect(),
+            reasons
+                .iter()
+                .map(|r| vec![Span::text(r.clone())])
+                .collect(),
         ));
     }
     let mut overlap = vec![Span::text("Kernel time in kernels both sides run: ")];

@@ -34,14 +34,48 @@ impl Synthetic {
         for i in 0..self.steps as i64 {
             let t = 1000 + i * self.step_us();
             let b = t + 100 + self.host_wait_us;
-            x("user_annotation", &format!("ProfilerStep#{i}"), 10, 11, t, self.step_us(), String::new());
+            x(
+                "user_annotation",
+                &format!("ProfilerStep#{i}"),
+                10,
+                11,
+                t,
+                self.step_us(),
+                String::new(),
+            );
             for (op, kernel, at, corr) in [
-                ("aten::mm", "void ampere_sgemm_128x64_nn<float, 4>(float*, int)", t, 2 * i + 1),
-                ("aten::add", "void at::native::vectorized_elementwise_kernel<4, float>(int)", b, 2 * i + 2),
+                (
+                    "aten::mm",
+                    "void ampere_sgemm_128x64_nn<float, 4>(float*, int)",
+                    t,
+                    2 * i + 1,
+                ),
+                (
+                    "aten::add",
+                    "void at::native::vectorized_elementwise_kernel<4, float>(int)",
+                    b,
+                    2 * i + 2,
+                ),
             ] {
                 x("cpu_op", op, 10, 11, at, 6, String::new());
-                x("cuda_runtime", "cudaLaunchKernel", 10, 11, at, 5, format!(r#""correlation": {corr}"#));
-                x("kernel", kernel, 0, 7, at + 10, 100, format!(r#""device": 0, "stream": 7, "correlation": {corr}"#));
+                x(
+                    "cuda_runtime",
+                    "cudaLaunchKernel",
+                    10,
+                    11,
+                    at,
+                    5,
+                    format!(r#""correlation": {corr}"#),
+                );
+                x(
+                    "kernel",
+                    kernel,
+                    0,
+                    7,
+                    at + 10,
+                    100,
+                    format!(r#""device": 0, "stream": 7, "correlation": {corr}"#),
+                );
             }
         }
         format!(
@@ -71,7 +105,7 @@ fn us(n: i64) -> Nanos {
     Nanos(n * 1000)
 }
 
-fn cause<'a>(c: &'a Comparison, key: CauseKey) -> &'a compare::CauseRow {
+fn cause(c: &Comparison, key: CauseKey) -> &compare::CauseRow {
     c.causes
         .iter()
         .find(|r| r.key == key)
@@ -99,7 +133,11 @@ fn assert_no_change_anywhere(c: &Comparison, what: &str) {
 
 #[test]
 fn a_capture_against_itself_changes_nothing() {
-    let s = Synthetic { steps: 5, host_wait_us: 1000, gpu: H100 };
+    let s = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
     let c = run(&s, &s);
     assert_eq!(c.verdict, Verdict::NoChange);
     assert_no_change_anywhere(&c, "synthetic");
@@ -107,7 +145,13 @@ fn a_capture_against_itself_changes_nothing() {
     assert_eq!(c.step_time.before.samples, 5);
     // Two kernels and two ops, matched by their normalised names.
     let names: Vec<&str> = c.kernels.iter().map(|k| k.row.key.as_str()).collect();
-    assert_eq!(names, ["ampere_sgemm_128x64_nn", "at::native::vectorized_elementwise_kernel"]);
+    assert_eq!(
+        names,
+        [
+            "ampere_sgemm_128x64_nn",
+            "at::native::vectorized_elementwise_kernel"
+        ]
+    );
     assert_eq!(c.ops.len(), 2);
     assert!(c.kernels.iter().all(|k| k.count == [5, 5]));
     // Nothing changed, so nothing of any prediction was realized.
@@ -122,8 +166,16 @@ fn a_capture_against_itself_changes_nothing() {
 #[test]
 fn halving_the_host_wait_realizes_the_hand_computed_share() {
     let h = 1000;
-    let before = Synthetic { steps: 5, host_wait_us: h, gpu: H100 };
-    let after = Synthetic { steps: 5, host_wait_us: h / 2, gpu: H100 };
+    let before = Synthetic {
+        steps: 5,
+        host_wait_us: h,
+        gpu: H100,
+    };
+    let after = Synthetic {
+        steps: 5,
+        host_wait_us: h / 2,
+        gpu: H100,
+    };
     let c = run(&before, &after);
     assert_eq!(c.verdict, Verdict::Faster);
     // Every step is alike: the median step is the step.
@@ -144,17 +196,31 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
     // The leading cause is the same, smaller.
     assert_eq!(
         c.leading_after,
-        Some((CauseKey::Gap(analysis::GapCause::HostNotLaunched), us(20 + h / 2)))
+        Some((
+            CauseKey::Gap(analysis::GapCause::HostNotLaunched),
+            us(20 + h / 2)
+        ))
     );
     // The kernels did not change; the idle part of the stream's budget did, by h/2.
     for k in &c.kernels {
         assert_eq!(k.row.change, Change::None, "{}", k.row.key);
     }
-    let idle = c.budgets.iter().find(|r| r.key == "GPU #0 stream 7: idle").expect("idle row");
+    let idle = c
+        .budgets
+        .iter()
+        .find(|r| r.key == "GPU #0 stream 7: idle")
+        .expect("idle row");
     assert_eq!(idle.delta, us(-h / 2));
     assert_eq!(idle.change, Change::Lower);
-    let compute = c.budgets.iter().find(|r| r.key == "GPU #0 stream 7: compute").expect("compute row");
-    assert_eq!((compute.before.median, compute.change), (us(200), Change::None));
+    let compute = c
+        .budgets
+        .iter()
+        .find(|r| r.key == "GPU #0 stream 7: compute")
+        .expect("compute row");
+    assert_eq!(
+        (compute.before.median, compute.change),
+        (us(200), Change::None)
+    );
     let md = report::markdown::render(&report::compare::document(&c));
     assert!(md.contains("Verdict: faster."), "{md}");
     assert!(md.contains("gap:host-not-launched"), "{md}");
@@ -162,15 +228,25 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
 
 #[test]
 fn different_gpus_are_inconclusive_and_say_why() {
-    let before = Synthetic { steps: 5, host_wait_us: 1000, gpu: H100 };
-    let after = Synthetic { steps: 5, host_wait_us: 500, gpu: "AMD Instinct MI300X" };
+    let before = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
+    let after = Synthetic {
+        steps: 5,
+        host_wait_us: 500,
+        gpu: "AMD Instinct MI300X",
+    };
     let c = run(&before, &after);
     let Verdict::Inconclusive(reasons) = &c.verdict else {
         panic!("{:?}", c.verdict)
     };
     assert_eq!(
         reasons,
-        &[format!("different GPU models: 1 × {H100} before, 1 × AMD Instinct MI300X after")]
+        &[format!(
+            "different GPU models: 1 × {H100} before, 1 × AMD Instinct MI300X after"
+        )]
     );
     // The rows are still there; no share of a prediction is claimed.
     assert_eq!(c.step_time.change, Change::Lower);
@@ -179,13 +255,19 @@ fn different_gpus_are_inconclusive_and_say_why() {
 
 #[test]
 fn too_few_steps_are_inconclusive() {
-    let before = Synthetic { steps: 2, host_wait_us: 1000, gpu: H100 };
+    let before = Synthetic {
+        steps: 2,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
     let c = run(&before, &before);
     let Verdict::Inconclusive(reasons) = &c.verdict else {
         panic!("{:?}", c.verdict)
     };
     assert!(
-        reasons.iter().any(|r| r.contains("before side has 2 steady-state step(s); at least 3")),
+        reasons
+            .iter()
+            .any(|r| r.contains("before side has 2 steady-state step(s); at least 3")),
         "{reasons:?}"
     );
 }
@@ -193,12 +275,17 @@ fn too_few_steps_are_inconclusive() {
 #[test]
 fn a_renamed_kernel_of_the_same_class_and_time_is_found() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let s = Synthetic { steps: 5, host_wait_us: 1000, gpu: H100 };
+    let s = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
     let b = s.write(dir.path(), "before.json");
     let a = dir.path().join("after.json");
     std::fs::write(
         &a,
-        s.json().replace("ampere_sgemm_128x64_nn", "sm90_xmma_gemm_f32f32_tf32f32"),
+        s.json()
+            .replace("ampere_sgemm_128x64_nn", "sm90_xmma_gemm_f32f32_tf32f32"),
     )
     .expect("write");
     let c = compare::compare(&b, &a, &Config::default()).expect("compares");
@@ -207,7 +294,10 @@ fn a_renamed_kernel_of_the_same_class_and_time_is_found() {
         .iter()
         .find(|k| k.row.key == "ampere_sgemm_128x64_nn")
         .expect("row");
-    assert_eq!(gemm.presence, Presence::RenamedTo("sm90_xmma_gemm_f32f32_tf32f32".to_owned()));
+    assert_eq!(
+        gemm.presence,
+        Presence::RenamedTo("sm90_xmma_gemm_f32f32_tf32f32".to_owned())
+    );
     assert_eq!(gemm.row.change, Change::None);
     assert_eq!(c.kernels.len(), 2, "{:?}", c.kernels);
     assert_eq!(c.verdict, Verdict::NoChange);
@@ -242,7 +332,8 @@ fn shared_inputs(root: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn every_shared_capture_against_itself_changes_nothing() {
-    let Some(root) = test_support::traces_dir("every_shared_capture_against_itself_changes_nothing")
+    let Some(root) =
+        test_support::traces_dir("every_shared_capture_against_itself_changes_nothing")
     else {
         return;
     };
@@ -266,5 +357,8 @@ fn every_shared_capture_against_itself_changes_nothing() {
         assert_eq!(c.kernel_overlap, [1.0, 1.0], "{what}");
         kernel_rows += c.kernels.len();
     }
-    assert!(kernel_rows > 100, "{kernel_rows} kernel rows over all captures");
+    assert!(
+        kernel_rows > 100,
+        "{kernel_rows} kernel rows over all captures"
+    );
 }

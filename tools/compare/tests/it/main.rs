@@ -38,7 +38,10 @@ fn writes_every_file_and_refuses_to_overwrite() {
         assert!(out.join(f).is_file(), "{f}");
     }
     let md = std::fs::read_to_string(out.join("report.md")).expect("md");
-    assert!(md.contains("## 2. Predicted against realized, per cause"), "{md}");
+    assert!(
+        md.contains("## 2. Predicted against realized, per cause"),
+        "{md}"
+    );
     // report.json reads back into the same report.
     let json = std::fs::read_to_string(out.join("report.json")).expect("json");
     let doc = report::report_json::from_str(&json).expect("reads back");
@@ -75,7 +78,12 @@ fn json_goes_to_stdout_and_nothing_is_written() {
 fn a_missing_side_exits_2_naming_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let missing = tmp.path().join("nope.json");
-    let o = compare(&[&sample(), &missing, Path::new("--out"), &tmp.path().join("o")]);
+    let o = compare(&[
+        &sample(),
+        &missing,
+        Path::new("--out"),
+        &tmp.path().join("o"),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("after") && err.contains("nope.json"), "{err}");
@@ -87,7 +95,14 @@ fn help_teaches_the_noise_rule_and_the_exit_codes() {
     let o = compare(&[Path::new("--help")]);
     assert!(o.status.success());
     let help = String::from_utf8_lossy(&o.stdout);
-    for needle in ["BEFORE", "AFTER", "noise rule", "inconclusive", "realized", "Exit status"] {
+    for needle in [
+        "BEFORE",
+        "AFTER",
+        "noise rule",
+        "inconclusive",
+        "realized",
+        "Exit status",
+    ] {
         assert!(help.contains(needle), "{needle}: {help}");
     }
 }
