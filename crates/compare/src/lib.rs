@@ -636,3 +636,57 @@ fn overlap(kernels: &[NamedRow]) -> [f64; 2] {
         }
     })
 }
+
+/// Instances and total duration of one event name in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NameTotals {
+    /// Events of that name.
+    pub count: u64,
+    /// Σ durations, each rounded to whole microseconds inward (start up, end down).
+    pub total_us: i64,
+}
+
+/// Every event of one step by name, host and GPU alike: host events (operators, runtime
+/// calls, annotations, the step's own annotation) starting inside the step's range, GPU
+/// activities launched from inside it (by their launch call's start), and GPU-side
+/// annotations starting inside it. Durations are rounded inward to whole microseconds,
+/// so that the totals are those of a tool that works in whole microseconds (`measured`).
+///
+/// `step` is the step's number (`ProfilerStep#N`); `None` when the capture has no such
+/// step.
+pub fn names_in_step(
+    capture: &trace_model::Capture,
+    step: i64,
+) -> Option<BTreeMap<String, NameTotals>> {
+    let s = capture.steps().iter().find(|s| s.number == step)?;
+    let inside = |t: Nanos| t >= s.start && t < s.end;
+    let whole_us = |start: Nanos, dur: Nanos| {
+        let first = start.0.div_euclid(1000) + i64::from(start.0.rem_euclid(1000) != 0);
+        let last = (start.0 + dur.0).div_euclid(1000);
+        last - first
+    };
+    let mut out: BTreeMap<String, NameTotals> = BTreeMap::new();
+    let mut add = |name: &str, start: Nanos, dur: Nanos| {
+        let t = out.entry(name.to_owned()).or_default();
+        t.count += 1;
+        t.total_us += whole_us(start, dur);
+    };
+    for e in capture.host_events() {
+        if inside(e.start) {
+            add(capture.name(e.name), e.start, e.dur);
+        }
+    }
+    for a in capture.activities() {
+        if a.launch()
+            .is_some_and(|l| inside(capture.host_event(l).start))
+        {
+            add(capture.name(a.name), a.start, a.dur);
+        }
+    }
+    for a in capture.gpu_annotations() {
+        if inside(a.start) {
+            add(capture.name(a.name), a.start, a.dur);
+        }
+    }
+    Some(out)
+}

@@ -362,3 +362,89 @@ fn every_shared_capture_against_itself_changes_nothing() {
         "{kernel_rows} kernel rows over all captures"
     );
 }
+
+/// One row of HTA's `compare_traces` output.
+#[derive(Debug, PartialEq)]
+struct HtaRow {
+    control: (u64, i64),
+    test: (u64, i64),
+}
+
+fn read_hta_reference() -> std::collections::BTreeMap<String, HtaRow> {
+    let path =
+        test_support::workspace_root().join("testdata/compare/hta-trace-diff/compare_traces.csv");
+    let text = std::fs::read_to_string(&path).expect("the HTA reference");
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let mut out = std::collections::BTreeMap::new();
+    for rec in rdr.records() {
+        let rec = rec.expect("a CSV row");
+        let num = |i: usize| rec[i].parse::<f64>().expect("a number");
+        out.insert(
+            rec[0].to_owned(),
+            HtaRow {
+                control: (num(1) as u64, num(2) as i64),
+                test: (num(3) as u64, num(4) as i64),
+            },
+        );
+    }
+    out
+}
+
+#[test]
+fn first_step_names_equal_hta_trace_diff() {
+    let Some(root) = test_support::traces_dir("first_step_names_equal_hta_trace_diff") else {
+        return;
+    };
+    let reference = read_hta_reference();
+    assert!(reference.len() > 400, "{} rows", reference.len());
+    let base = root.join("pytorch/hta-trace-diff");
+    let side = |dir: &str| {
+        let loaded = load::load(&base.join(dir)).expect("loads");
+        // HTA's default: the lowest rank, the lowest ProfilerStep number.
+        let first = loaded.iter().min_by_key(|l| l.rank).expect("a capture");
+        let step = first
+            .capture
+            .steps()
+            .iter()
+            .map(|s| s.number)
+            .min()
+            .expect("a step");
+        compare::names_in_step(&first.capture, step).expect("the step")
+    };
+    let (control, test) = (side("control"), side("test"));
+    assert!(
+        control.len() > 300 && test.len() > 300,
+        "{} and {} names",
+        control.len(),
+        test.len()
+    );
+    let mut names: Vec<&String> = control.keys().chain(test.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut wrong = Vec::new();
+    for name in &names {
+        let get = |m: &std::collections::BTreeMap<String, compare::NameTotals>| {
+            m.get(*name).map_or((0, 0), |t| (t.count, t.total_us))
+        };
+        let ours = HtaRow {
+            control: get(&control),
+            test: get(&test),
+        };
+        match reference.get(*name) {
+            Some(r) if *r == ours => {}
+            r => wrong.push(format!("{name}: ours {ours:?}, HTA {r:?}")),
+        }
+    }
+    for name in reference.keys() {
+        if !names.contains(&name) {
+            wrong.push(format!("{name}: only in HTA"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} names differ:\n{}",
+        wrong.len(),
+        reference.len(),
+        wrong.join("\n")
+    );
+}
