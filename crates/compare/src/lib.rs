@@ -690,3 +690,17 @@ pub fn names_in_step(
     }
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    /// Each side is decoded once: the comparison is two loads, not more. (The only test
+    /// of this binary that loads, so the process-wide counter sees no other load.)
+    #[test]
+    fn each_side_is_read_once() {
+        let root = test_support::workspace_root();
+        let path = root.join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+        let before = load::decodes();
+        crate::compare(&path, &path, &crate::Config::default()).expect("compares");
+        assert_eq!(load::decodes() - before, 2);
+    }
+}

@@ -1,7 +1,8 @@
 //! Kernel names as the comparison matches them: template arguments, argument lists and
 //! trailing hashes set aside, so one kernel compiled for two shapes or builds is one row.
 
-/// The name a kernel is matched by: `void ns::kern<float, 4>(Args)` → `ns::kern`; a trailing
+/// The name a kernel is matched by: `void ns::kern<float, 4>(Args)` → `ns::kern` (a generic
+/// wrapper such as `cutlass::Kernel` keeps its first template argument); a trailing
 /// `_`-separated hex hash of 8 or more digits (`…_0a1b2c3d4e`) is dropped too.
 pub fn normalise_kernel_name(name: &str) -> String {
     let name = name.trim();
@@ -20,6 +21,21 @@ pub fn normalise_kernel_name(name: &str) -> String {
         }
     }
     let mut out = out.trim().to_owned();
+    // A generic wrapper (`cutlass::Kernel<cutlass_80_tensorop_s1688gemm_…>`) is named by
+    // its first template argument: without it every CUTLASS kernel would be one row.
+    let generic = ["::Kernel", "::Kernel2", "::device_kernel"];
+    if generic.iter().any(|g| out.ends_with(g))
+        && let Some(open) = name.find('<')
+    {
+        let inner = &name[open + 1..];
+        let end = inner
+            .find(|c: char| matches!(c, '<' | '>' | ',' | '('))
+            .unwrap_or(inner.len());
+        let arg = inner[..end].trim();
+        if !arg.is_empty() {
+            out = format!("{out}<{arg}>");
+        }
+    }
     if let Some((head, tail)) = out.rsplit_once('_')
         && tail.len() >= 8
         && tail.chars().all(|c| c.is_ascii_hexdigit())
@@ -50,6 +66,10 @@ mod tests {
             "at::native::anon::softmax_warp_forward",
         );
         check("volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn");
+        check(
+            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x5_nn_align4>(cutlass_80_tensorop_s1688gemm_128x128_16x5_nn_align4::Params)",
+            "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x5_nn_align4>",
+        );
         check("triton_poi_fused_add_0", "triton_poi_fused_add_0");
         check("fusion_12_0a1b2c3d4e", "fusion_12");
         check(
