@@ -413,7 +413,7 @@ fn first_step_names_equal_hta_trace_diff() {
     };
     let (control, test) = (side("control"), side("test"));
     assert!(
-        control.len() > 300 && test.len() > 300,
+        control.len() > 250 && test.len() > 250,
         "{} and {} names",
         control.len(),
         test.len()
