@@ -344,6 +344,20 @@ pub struct Comparison {
     pub realized_gain: Nanos,
     /// The cause with the most time per step after.
     pub leading_after: Option<(CauseKey, Nanos)>,
+    /// Every event name of each side's first step (of its first capture), largest change
+    /// of total time first; empty when a side has no steps in its capture.
+    pub first_step_names: Vec<FirstStepRow>,
+}
+
+/// One event name in the first step of each side (`measured`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstStepRow {
+    /// The event's name (operator, runtime call, annotation, kernel, copy).
+    pub name: String,
+    /// Events before and after.
+    pub count: [u64; 2],
+    /// Total time before and after, in whole microseconds (each event rounded inward).
+    pub total_us: [i64; 2],
 }
 
 /// Loads `before` and `after` (each once) and compares them.
@@ -414,6 +428,7 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         })
         .collect();
     let leading_after = after.causes.first().copied().filter(|c| c.1.0 > 0);
+    let first_step_names = first_step_rows(&before, &after);
     let verdict = if !reasons.is_empty() {
         Verdict::Inconclusive(reasons)
     } else {
@@ -437,7 +452,34 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         causes,
         realized_gain,
         leading_after,
+        first_step_names,
     }
+}
+
+fn first_step_rows(before: &Side, after: &Side) -> Vec<FirstStepRow> {
+    let (Some((_, b)), Some((_, a))) = (&before.first_step, &after.first_step) else {
+        return Vec::new();
+    };
+    let mut names: Vec<&String> = b.keys().chain(a.keys()).collect();
+    names.sort();
+    names.dedup();
+    let get = |m: &BTreeMap<String, NameTotals>, n: &str| m.get(n).copied().unwrap_or_default();
+    let mut rows: Vec<FirstStepRow> = names
+        .into_iter()
+        .map(|n| {
+            let (x, y) = (get(b, n), get(a, n));
+            FirstStepRow {
+                name: n.clone(),
+                count: [x.count, y.count],
+                total_us: [x.total_us, y.total_us],
+            }
+        })
+        .collect();
+    rows.sort_by(|x, y| {
+        let d = |r: &FirstStepRow| (r.total_us[1] - r.total_us[0]).abs();
+        d(y).cmp(&d(x)).then(x.name.cmp(&y.name))
+    });
+    rows
 }
 
 fn before_minus_after(row: &Row) -> Nanos {

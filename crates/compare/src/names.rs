@@ -28,9 +28,7 @@ pub fn normalise_kernel_name(name: &str) -> String {
         && let Some(open) = name.find('<')
     {
         let inner = &name[open + 1..];
-        let end = inner
-            .find(|c: char| matches!(c, '<' | '>' | ',' | '('))
-            .unwrap_or(inner.len());
+        let end = inner.find(['<', '>', ',', '(']).unwrap_or(inner.len());
         let arg = inner[..end].trim();
         if !arg.is_empty() {
             out = format!("{out}<{arg}>");

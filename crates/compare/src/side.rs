@@ -60,6 +60,9 @@ pub struct Side {
     pub causes: Vec<(CauseKey, Nanos)>,
     /// The first capture's analysed window ÷ its steady-state steps.
     pub mean_step: Option<Nanos>,
+    /// The first capture's first step (lowest number), every event in it by name (see
+    /// [`crate::names_in_step`]); `None` without steps in the capture.
+    pub first_step: Option<(i64, BTreeMap<String, crate::NameTotals>)>,
 }
 
 impl Side {
@@ -93,6 +96,10 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         ops: BTreeMap::new(),
         causes: Vec::new(),
         mean_step: None,
+        first_step: loaded.first().and_then(|l| {
+            let step = l.capture.steps().iter().map(|s| s.number).min()?;
+            Some((step, crate::names_in_step(&l.capture, step)?))
+        }),
     };
     // Samples are numbered across captures: capture k's steady steps follow capture k-1's.
     let per_capture: Vec<Vec<usize>> = analysis.reports.iter().map(steady_indices).collect();

@@ -59,7 +59,46 @@ pub fn document(c: &Comparison) -> Document {
     let mut ops = Section::new("ops", "6. CPU ops");
     ops.push(Block::Table(named_table("ops", "op", &c.ops)));
     doc.sections.push(ops);
+    doc.sections.push(first_step_section(c));
     doc
+}
+
+/// Every event of the first step by name, as Holistic Trace Analysis' `TraceDiff`
+/// compares one iteration of one rank.
+fn first_step_section(c: &Comparison) -> Section {
+    let mut s = Section::new("first_step", "7. First step, every event by name");
+    let (Some((b, _)), Some((a, _))) = (&c.before.first_step, &c.after.first_step) else {
+        s.para("A side has no steps in its capture: no first step to compare.");
+        return s;
+    };
+    let mut t = Table::new(
+        "first_step",
+        &[
+            "name",
+            "count before",
+            "count after",
+            "total before",
+            "total after",
+            "difference",
+        ],
+    );
+    let us = |n: i64| Cell::figure(duration(Nanos(n * 1000), Label::Measured));
+    for r in c.first_step_names.iter().take(TOP_ROWS) {
+        t.push(vec![
+            Cell::code(r.name.clone()),
+            Cell::figure(Figure::count(r.count[0], Label::Measured)),
+            Cell::figure(Figure::count(r.count[1], Label::Measured)),
+            us(r.total_us[0]),
+            us(r.total_us[1]),
+            us(r.total_us[1] - r.total_us[0]),
+        ]);
+    }
+    s.push(Block::Table(t.with_note(format!(
+        "Step {b} before and step {a} after, of the first capture of each side: host events starting in the step, GPU work launched from it, each event's time rounded inward to whole microseconds (as Holistic Trace Analysis' TraceDiff counts them). Largest change of total time first; {} of {} names shown.",
+        c.first_step_names.len().min(TOP_ROWS),
+        c.first_step_names.len()
+    ))));
+    s
 }
 
 fn file_name(p: &str) -> String {

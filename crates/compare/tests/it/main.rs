@@ -125,6 +125,14 @@ fn assert_no_change_anywhere(c: &Comparison, what: &str) {
         assert_eq!(k.count[0], k.count[1], "{what}: {}", k.row.key);
         assert_eq!(k.total[0], k.total[1], "{what}: {}", k.row.key);
     }
+    for r in &c.first_step_names {
+        assert_eq!(r.count[0], r.count[1], "{what}: first step {}", r.name);
+        assert_eq!(
+            r.total_us[0], r.total_us[1],
+            "{what}: first step {}",
+            r.name
+        );
+    }
     assert_eq!(c.realized_gain, Nanos::ZERO, "{what}");
     for r in &c.causes {
         assert_eq!(r.after, Some(r.predicted_gain), "{what}: {:?}", r.key);
@@ -438,6 +446,23 @@ fn first_step_names_equal_hta_trace_diff() {
     for name in reference.keys() {
         if !names.contains(&name) {
             wrong.push(format!("{name}: only in HTA"));
+        }
+    }
+    // The comparison's own first-step table, over the same inputs, says the same.
+    let c = compare::compare(
+        &base.join("control"),
+        &base.join("test"),
+        &Config::default(),
+    )
+    .expect("compares");
+    assert_eq!(c.first_step_names.len(), reference.len());
+    for r in &c.first_step_names {
+        let ours = HtaRow {
+            control: (r.count[0], r.total_us[0]),
+            test: (r.count[1], r.total_us[1]),
+        };
+        if reference.get(&r.name) != Some(&ours) {
+            wrong.push(format!("comparison row {}: {ours:?}", r.name));
         }
     }
     assert!(

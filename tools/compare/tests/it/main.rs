@@ -34,6 +34,7 @@ fn writes_every_file_and_refuses_to_overwrite() {
         "classes.csv",
         "kernels.csv",
         "ops.csv",
+        "first_step.csv",
     ] {
         assert!(out.join(f).is_file(), "{f}");
     }
