@@ -327,7 +327,9 @@ pub struct Comparison {
     /// Steady-state step time, per sample.
     pub step_time: Row,
     /// Per stream and budget part, keyed `rank R GPU #P stream S: part`, P the GPU's
-    /// position in its capture (rank left out for one-capture sides).
+    /// position in its capture (rank left out for one-capture sides); streams are matched
+    /// by their place on their GPU, busiest first, and S reads `7 → 20` when the matched
+    /// streams have different numbers.
     pub budgets: Vec<Row>,
     /// GPU time per kernel class, keyed by the class word.
     pub classes: Vec<Row>,
@@ -392,7 +394,13 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         config,
     );
     let budgets = keyed_rows(&before.budgets, &after.budgets, config, |k| {
-        let (rank, device, stream, part) = k;
+        let (rank, device, place, part) = *k;
+        let ordinal = |s: &Side| s.stream_ordinals.get(&(rank, device, place)).copied();
+        let stream = match (ordinal(&before), ordinal(&after)) {
+            (Some(b), Some(a)) if a != b => format!("{b} → {a}"),
+            (Some(x), _) | (None, Some(x)) => x.to_string(),
+            (None, None) => "?".to_owned(),
+        };
         match rank {
             Some(r) => format!("rank {r} GPU #{device} stream {stream}: {part}"),
             None => format!("GPU #{device} stream {stream}: {part}"),

@@ -44,10 +44,13 @@ pub struct Side {
     pub steady_steps: usize,
     /// Steady-state step durations, one per sample: every rank's steps in rank order.
     pub step_time: Vec<Nanos>,
-    /// Per-stream budget part per sample, keyed by (rank, GPU position, stream, part):
-    /// a GPU's position among the capture's GPUs with activity, by ordinal, so that rank
-    /// 3's GPU 3 and rank 1's GPU 1, each alone in its capture, are the same row.
-    pub budgets: BTreeMap<(Option<i64>, usize, i64, &'static str), Vec<Nanos>>,
+    /// Per-stream budget part per sample, keyed by (rank, GPU position, stream place,
+    /// part): a GPU's position among the capture's GPUs with activity, by ordinal, so that
+    /// rank 3's GPU 3 and rank 1's GPU 1, each alone in its capture, are the same row; a
+    /// stream's place on its GPU, busiest first over the steady-state steps.
+    pub budgets: BTreeMap<(Option<i64>, usize, usize, &'static str), Vec<Nanos>>,
+    /// The stream number at each (rank, GPU position, stream place).
+    pub stream_ordinals: BTreeMap<(Option<i64>, usize, usize), i64>,
     /// GPU time per kernel class per sample (Σ durations), keyed by class word.
     pub classes: BTreeMap<&'static str, Vec<Nanos>>,
     /// Per kernel, by normalised name.
@@ -91,6 +94,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         steady_steps: first.map_or(0, SkipReport::steady_step_count),
         step_time: Vec::new(),
         budgets: BTreeMap::new(),
+        stream_ordinals: BTreeMap::new(),
         classes: BTreeMap::new(),
         kernels: BTreeMap::new(),
         ops: BTreeMap::new(),
@@ -153,28 +157,50 @@ fn add_capture(
         sample_of[i] = Some(offset + k);
         side.step_time.push(steps[i].duration());
     }
-    // Budgets: each stream over each steady step's range.
+    // Budgets: each stream over each steady step's range. Streams are keyed by their
+    // place on their GPU, busiest first, not by their number: a change of streams (or of
+    // the library that makes them) renumbers them, while the main compute stream stays the
+    // busiest.
     let positions = gpu_positions(capture);
+    let mut per_stream: Vec<(usize, Nanos, i64, Vec<[Nanos; 4]>)> = Vec::new();
     for stream in capture.streams() {
         let acts = capture.stream_activities(stream.id);
         if acts.is_empty() {
             continue;
         }
         let longest = acts.iter().map(|a| a.dur).max().unwrap_or(Nanos::ZERO);
-        let device = positions[stream.device.index()];
-        for (k, &i) in steady.iter().enumerate() {
+        let mut parts = Vec::with_capacity(steady.len());
+        let mut busy = Nanos::ZERO;
+        for &i in steady {
             let w = steps[i].range;
             let lo = acts.partition_point(|a| a.start < w.start - longest);
             let hi = acts.partition_point(|a| a.start < w.end);
             let b = analysis::budget_of(acts[lo..hi].iter(), w);
-            for (part, value) in
-                BUDGET_PARTS
-                    .iter()
-                    .zip([b.compute, b.collective, b.memcpy + b.memset, b.idle])
-            {
+            busy += b.compute + b.collective + b.memcpy + b.memset;
+            parts.push([b.compute, b.collective, b.memcpy + b.memset, b.idle]);
+        }
+        per_stream.push((
+            positions[stream.device.index()],
+            busy,
+            stream.ordinal,
+            parts,
+        ));
+    }
+    per_stream.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut place = 0;
+    for (idx, (device, _, ordinal, parts)) in per_stream.iter().enumerate() {
+        place = if idx > 0 && per_stream[idx - 1].0 == *device {
+            place + 1
+        } else {
+            0
+        };
+        side.stream_ordinals
+            .insert((rank, *device, place), *ordinal);
+        for (k, values) in parts.iter().enumerate() {
+            for (part, value) in BUDGET_PARTS.iter().zip(values) {
                 side.budgets
-                    .entry((rank, device, stream.ordinal, part))
-                    .or_insert_with(|| vec![Nanos::ZERO; total])[offset + k] += value;
+                    .entry((rank, *device, place, part))
+                    .or_insert_with(|| vec![Nanos::ZERO; total])[offset + k] += *value;
             }
         }
     }
