@@ -311,6 +311,31 @@ fn a_renamed_kernel_of_the_same_class_and_time_is_found() {
     assert_eq!(c.verdict, Verdict::NoChange);
 }
 
+#[test]
+fn a_renumbered_stream_is_the_same_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
+    let b = s.write(dir.path(), "before.json");
+    let a = dir.path().join("after.json");
+    let renumbered = s
+        .json()
+        .replace("\"tid\": 7,", "\"tid\": 9,")
+        .replace("\"stream\": 7,", "\"stream\": 9,");
+    std::fs::write(&a, renumbered).expect("write");
+    let c = compare::compare(&b, &a, &Config::default()).expect("compares");
+    let keys: Vec<&str> = c.budgets.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["GPU #0 stream 7 → 9: compute", "GPU #0 stream 7 → 9: idle"]
+    );
+    assert!(c.budgets.iter().all(|r| r.change == Change::None));
+    assert_eq!(c.verdict, Verdict::NoChange);
+}
+
 /// Every shared capture: Kineto files, complete rank folders, JAX captures (JSON, XSpace
 /// and directory), and the Nsight Systems and ROCm captures with GPU work.
 fn shared_inputs(root: &Path) -> Vec<PathBuf> {
