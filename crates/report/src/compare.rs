@@ -155,7 +155,9 @@ fn prediction_finding(c: &Comparison) -> Option<Finding> {
         top.predicted_gain,
         Label::inferred(PREDICTED),
     )));
-    spans.push(Span::text(" per step; the realized gain (median step before − after) is "));
+    spans.push(Span::text(
+        " per step; the realized gain (median step before − after) is ",
+    ));
     spans.push(Span::Figure(duration(c.realized_gain, Label::Measured)));
     match top.realized_share {
         Some(r) => {
