@@ -10,12 +10,13 @@
 //!   samples, 1 % of its median) ([`Stat::spread`]); otherwise the row says "no change
 //!   beyond noise".
 //! - **Inconclusive**, with reasons, when the sides are not comparable: different GPU
-//!   models or counts, different step definitions, fewer than [`Config::min_steps`]
+//!   models (or vendors, where a side does not name its GPUs) or counts, different step definitions, fewer than [`Config::min_steps`]
 //!   steady-state steps or no steps at all, or kernel sets that share less than
 //!   [`Config::min_kernel_overlap`] of the time.
 //! - **Kernels** are matched by [`normalise_kernel_name`]; a kernel present on one side
 //!   only is paired, within its class, with one present on the other side only and of
-//!   similar time per step ([`Config::rename_tolerance`]): a rename.
+//!   similar time per step ([`Config::rename_tolerance`]), or, time aside, when it is the
+//!   only one of its class removed and the other the only one added: a rename.
 //! - **Predicted against realized**: the before side's causes (the ones investigate ranks,
 //!   keyed by [`CauseKey`], never by their sentence) each predict a step-time gain (their
 //!   time per steady-state step); the realized gain is the difference of the median
@@ -265,7 +266,8 @@ pub enum Presence {
     Removed,
     /// After only: added.
     Added,
-    /// Before under the row's name, after under this one (same class, similar time).
+    /// Before under the row's name, after under this one (same class, and similar time or
+    /// the only one of the class removed and added).
     RenamedTo(String),
 }
 
@@ -520,6 +522,17 @@ fn comparable(before: &Side, after: &Side, config: &Config) -> Vec<String> {
             models(&after.gpu_models)
         ));
     }
+    // A side that does not name its GPUs may still say whose they are.
+    else if !before.gpu_vendors.is_empty()
+        && !after.gpu_vendors.is_empty()
+        && before.gpu_vendors != after.gpu_vendors
+    {
+        reasons.push(format!(
+            "different GPU vendors: {} before, {} after",
+            models(&before.gpu_vendors),
+            models(&after.gpu_vendors)
+        ));
+    }
     if before.devices != after.devices {
         reasons.push(format!(
             "different GPU counts: {} before, {} after",
@@ -621,6 +634,22 @@ fn named_rows(
                 .min_by_key(|&(i, diff, _)| (diff, i));
             if let Some((i, _, _)) = best {
                 renamed.insert(name.as_str(), new.remove(i).0.as_str());
+            }
+        }
+        // Time aside: the only kernel of a class removed and the only one added (a
+        // FlashAttention kernel replaced by another vendor's attention kernel).
+        let mut classes: BTreeMap<&str, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
+        for (name, t) in before.iter().filter(|(k, _)| !after.contains_key(*k)) {
+            if !renamed.contains_key(name.as_str()) {
+                classes.entry(t.class).or_default().0.push(name);
+            }
+        }
+        for (name, t) in &new {
+            classes.entry(t.class).or_default().1.push(name);
+        }
+        for (gone, added) in classes.values() {
+            if let ([g], [a]) = (gone.as_slice(), added.as_slice()) {
+                renamed.insert(g, a);
             }
         }
     }

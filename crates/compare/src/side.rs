@@ -32,6 +32,9 @@ pub struct Side {
     /// The GPU models recorded, one per device of every capture, sorted (`read` from the
     /// capture's device properties); empty when no capture names its devices.
     pub gpu_models: Vec<String>,
+    /// The GPU vendors, one per device of every capture whose vendor is known (from its
+    /// properties or its kernel and API names), sorted.
+    pub gpu_vendors: Vec<String>,
     /// Devices with GPU activity, over all captures.
     pub devices: usize,
     /// Captures (ranks) read.
@@ -87,6 +90,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         label: input.display().to_string(),
         format: first.map_or_else(String::new, |r| r.format.describe().to_owned()),
         gpu_models: Vec::new(),
+        gpu_vendors: Vec::new(),
         devices: 0,
         captures: loaded.len(),
         step_origin: first.map_or_else(String::new, |r| r.steps.origin.describe()),
@@ -115,6 +119,11 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
             if let Some(name) = &d.properties.name {
                 side.gpu_models.push(name.clone());
             }
+            match d.vendor {
+                trace_model::Vendor::Nvidia => side.gpu_vendors.push("NVIDIA".to_owned()),
+                trace_model::Vendor::Amd => side.gpu_vendors.push("AMD".to_owned()),
+                _ => {}
+            }
         }
         side.devices += report.devices.len();
         // One capture per side: its rank is no part of a row's key (rank 3 before, rank 1
@@ -124,6 +133,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         offset += steady.len();
     }
     side.gpu_models.sort();
+    side.gpu_vendors.sort();
     if let (Some(r), Some(l)) = (first, loaded.first()) {
         let steps = r.steady_step_count();
         if let (Some(window), true) = (r.window, steps > 0) {

@@ -336,6 +336,49 @@ fn a_renumbered_stream_is_the_same_row() {
     assert_eq!(c.verdict, Verdict::NoChange);
 }
 
+/// H100 against MI300X, the same model: not comparable (the MI300X capture names no GPU,
+/// but its vendor is known), and the
+/// attention and elementwise kernels each replaced by the other vendor's one.
+#[test]
+fn h100_against_mi300x_names_the_kernel_renames() {
+    let Some(root) = test_support::traces_dir("h100_against_mi300x_names_the_kernel_renames")
+    else {
+        return;
+    };
+    let base = root.join("pytorch/tracelens-h100-qwen");
+    let c = compare::compare(&base.join("h100"), &base.join("mi300"), &Config::default())
+        .expect("compares");
+    let Verdict::Inconclusive(reasons) = &c.verdict else {
+        panic!("{:?}", c.verdict)
+    };
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r == "different GPU vendors: 1 × NVIDIA before, 1 × AMD after"),
+        "{reasons:?}"
+    );
+    let renamed = |from: &str| {
+        c.kernels
+            .iter()
+            .find(|k| k.row.key == from)
+            .map(|k| k.presence.clone())
+    };
+    assert_eq!(
+        renamed("pytorch_flash::flash_fwd_kernel"),
+        Some(Presence::RenamedTo("attn_fwd".to_owned()))
+    );
+    assert_eq!(
+        renamed("at::native::unrolled_elementwise_kernel"),
+        Some(Presence::RenamedTo(
+            "at::native::elementwise_kernel_manual_unroll".to_owned()
+        ))
+    );
+    // GEMMs: cuBLAS/CUTLASS before, hipBLASLt (Cijk_…) after, never paired by name.
+    assert!(c.kernels.iter().any(|k| k.class == "gemm"
+        && k.presence == Presence::Added
+        && k.row.key.starts_with("Cijk_")));
+}
+
 /// Every shared capture: Kineto files, complete rank folders, JAX captures (JSON, XSpace
 /// and directory), and the Nsight Systems and ROCm captures with GPU work.
 fn shared_inputs(root: &Path) -> Vec<PathBuf> {
