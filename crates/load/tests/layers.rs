@@ -35,6 +35,8 @@ const EDGES: &[(&str, &[&str])] = &[
     ("analysis", &["hlo-parser", "load", "trace-model"]),
     ("attribution", &["hlo-parser", "load", "trace-model"]),
     ("roofline", &["hlo-parser", "load", "trace-model"]),
+    // The before/after comparison: two sides, each loaded once and analysed once.
+    ("compare", &["analysis", "load", "trace-model"]),
     // trace-frame builds its DataFrames straight from Chrome trace events (for speed), and
     // from the loader's captures for the other formats; its cache and export are outputs.
     (
@@ -50,7 +52,14 @@ const EDGES: &[(&str, &[&str])] = &[
     // Layer 4: rendering.
     (
         "report",
-        &["analysis", "attribution", "load", "roofline", "trace-model"],
+        &[
+            "analysis",
+            "attribution",
+            "compare",
+            "load",
+            "roofline",
+            "trace-model",
+        ],
     ),
     // Layer 5: the tools.
     (
@@ -66,6 +75,7 @@ const EDGES: &[(&str, &[&str])] = &[
         &["lanes", "output-file", "tool-progress"],
     ),
     ("investigate", &["output-file", "report"]),
+    ("compare-tool", &["output-file", "report"]),
     ("profile-model", &["output-file", "trace-frame"]),
     ("roofline-tool", &["output-file", "report", "roofline"]),
     (

@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod attribution_text;
+pub mod compare;
 pub mod csv;
 mod doc;
 pub mod html;

@@ -1,0 +1,785 @@
+//! Before/after comparison of two captures: did the change help, and as much as predicted?
+//!
+//! Each side (any input [`load::load`] reads) is loaded once and analysed once (the
+//! skip-stats analysis); every figure is kept as a series with one sample per
+//! steady-state step of every rank. Then, row by row (step time, each stream's budget
+//! part, each kernel class, each kernel by normalised name, each CPU op):
+//!
+//! - **Noise rule**: a difference counts only when the difference of the medians exceeds
+//!   the larger of the two sides' spreads, a side's spread being max(IQR over its
+//!   samples, 1 % of its median) ([`Stat::spread`]); otherwise the row says "no change
+//!   beyond noise".
+//! - **Inconclusive**, with reasons, when the sides are not comparable: different GPU
+//!   models (or vendors, where a side does not name its GPUs) or counts, different step definitions, fewer than [`Config::min_steps`]
+//!   steady-state steps or no steps at all, or kernel sets that share less than
+//!   [`Config::min_kernel_overlap`] of the time.
+//! - **Kernels** are matched by [`normalise_kernel_name`]; a kernel present on one side
+//!   only is paired, within its class, with one present on the other side only and of
+//!   similar time per step ([`Config::rename_tolerance`]), or, time aside, when it is the
+//!   only one of its class removed and the other the only one added: a rename.
+//! - **Predicted against realized**: the before side's causes (the ones investigate ranks,
+//!   keyed by [`CauseKey`], never by their sentence) each predict a step-time gain (their
+//!   time per steady-state step); the realized gain is the difference of the median
+//!   steps, and realized ÷ predicted says how much of the prediction came true.
+//!
+//! A capture compared with itself changes nothing:
+//!
+//! ```
+//! let root = test_support::workspace_root();
+//! let path = root.join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+//! let c = compare::compare(&path, &path, &compare::Config::default())?;
+//! assert!(c.step_time.change == compare::Change::None);
+//! assert!(c.kernels.iter().all(|k| k.row.change == compare::Change::None));
+//! # Ok::<(), compare::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod names;
+mod side;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use analysis::GapCause;
+use trace_model::Nanos;
+
+pub use names::normalise_kernel_name;
+pub use side::{BUDGET_PARTS, Side, Totals};
+
+/// Options of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Fewest steady-state steps a side needs for a spread (default 3).
+    pub min_steps: usize,
+    /// The floor of a side's spread, as a share of its median (default 0.01: 1 %).
+    pub median_floor: f64,
+    /// Least share of kernel time (of each side) in kernels the other side has too
+    /// (renames counted) for the sides to run the same work (default 0.5).
+    pub min_kernel_overlap: f64,
+    /// Two kernels on one side only are a rename when their medians per step differ by
+    /// at most this share of the larger (default 0.25).
+    pub rename_tolerance: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            min_steps: 3,
+            median_floor: 0.01,
+            min_kernel_overlap: 0.5,
+            rename_tolerance: 0.25,
+        }
+    }
+}
+
+/// What went wrong reading a side.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A side could not be loaded (the error names the file).
+    #[error("{side}: {source}")]
+    Load {
+        /// `before` or `after`.
+        side: &'static str,
+        /// The loader's error (boxed: it is large beside the `Ok` value).
+        #[source]
+        source: Box<load::Error>,
+    },
+    /// A side could not be analysed.
+    #[error("{side}: {source}")]
+    Analysis {
+        /// `before` or `after`.
+        side: &'static str,
+        /// The analysis' error.
+        #[source]
+        source: Box<analysis::Error>,
+    },
+}
+
+/// A cause investigate ranks, by a key that survives rewording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum CauseKey {
+    /// Idle time of the critical stream by gap cause.
+    Gap(GapCause),
+    /// Collective time no compute overlaps on a GPU.
+    ExposedCollective {
+        /// The GPU's position among the capture's GPUs, by ordinal (a rank's one GPU is
+        /// 0, whatever its ordinal).
+        gpu: usize,
+    },
+    /// Copy time no compute or collective overlaps on a GPU.
+    ExposedMemcpy {
+        /// The GPU's position, as for `ExposedCollective`.
+        gpu: usize,
+    },
+    /// Layout transposes on the critical stream.
+    Layout,
+    /// Elementwise, activation and normalisation kernels on the critical stream.
+    Elementwise,
+}
+
+impl CauseKey {
+    /// A stable machine-readable name (`gap:host-not-launched`, `exposed-collective:0`).
+    pub fn code(self) -> String {
+        match self {
+            CauseKey::Gap(c) => format!(
+                "gap:{}",
+                match c {
+                    GapCause::HostNotLaunched => "host-not-launched",
+                    GapCause::StreamOrEvent => "stream-or-event",
+                    GapCause::SyncCall => "sync-call",
+                    _ => "unknown",
+                }
+            ),
+            CauseKey::ExposedCollective { gpu } => format!("exposed-collective:{gpu}"),
+            CauseKey::ExposedMemcpy { gpu } => format!("exposed-memcpy:{gpu}"),
+            CauseKey::Layout => "layout".to_owned(),
+            CauseKey::Elementwise => "elementwise".to_owned(),
+        }
+    }
+
+    /// The cause in words.
+    pub fn describe(self) -> String {
+        match self {
+            CauseKey::Gap(c) => format!("critical stream idle: {}", c.label()),
+            CauseKey::ExposedCollective { gpu } => {
+                format!("exposed collective time on GPU #{gpu}")
+            }
+            CauseKey::ExposedMemcpy { gpu } => format!("exposed copy time on GPU #{gpu}"),
+            CauseKey::Layout => "layout transposes on the critical stream".to_owned(),
+            CauseKey::Elementwise => {
+                "elementwise/norm/activation kernels on the critical stream".to_owned()
+            }
+        }
+    }
+}
+
+/// Median and spread of one side's samples (all `measured`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stat {
+    /// Lower median.
+    pub median: Nanos,
+    /// Lower quartile (nearest rank).
+    pub q1: Nanos,
+    /// Upper quartile (nearest rank).
+    pub q3: Nanos,
+    /// Samples.
+    pub samples: usize,
+}
+
+impl Stat {
+    /// Median and quartiles of `values`; zero for an empty set.
+    pub fn of(values: &[Nanos]) -> Stat {
+        let mut v = values.to_vec();
+        if v.is_empty() {
+            return Stat::default();
+        }
+        v.sort_unstable();
+        let n = v.len() - 1;
+        Stat {
+            median: v[n / 2],
+            q1: v[n / 4],
+            q3: v[(3 * n) / 4],
+            samples: v.len(),
+        }
+    }
+
+    /// The spread the noise rule uses: max(q3 − q1, `floor` × median).
+    pub fn spread(&self, floor: f64) -> Nanos {
+        let of_median = (self.median.0 as f64 * floor).round() as i64;
+        Nanos((self.q3 - self.q1).0.max(of_median))
+    }
+}
+
+/// Whether a row changed beyond noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// The median went down by more than the spread.
+    Lower,
+    /// The median went up by more than the spread.
+    Higher,
+    /// No change beyond noise.
+    None,
+}
+
+impl Change {
+    /// In words, as reports print it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Change::Lower => "lower",
+            Change::Higher => "higher",
+            Change::None => "no change beyond noise",
+        }
+    }
+}
+
+/// One row: a figure on both sides, its delta and whether it counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// What the row is (a stream and part, a class word, a kernel or op name).
+    pub key: String,
+    /// Before.
+    pub before: Stat,
+    /// After.
+    pub after: Stat,
+    /// after.median − before.median (`measured`: a difference of measured figures).
+    pub delta: Nanos,
+    /// The larger side's spread (see [`Stat::spread`]).
+    pub noise: Nanos,
+    /// Whether |delta| exceeds `noise`.
+    pub change: Change,
+}
+
+impl Row {
+    fn new(key: String, before: &[Nanos], after: &[Nanos], config: &Config) -> Row {
+        let (b, a) = (Stat::of(before), Stat::of(after));
+        let delta = a.median - b.median;
+        let noise = b
+            .spread(config.median_floor)
+            .max(a.spread(config.median_floor));
+        let change = if delta.0.abs() <= noise.0 {
+            Change::None
+        } else if delta.0 < 0 {
+            Change::Lower
+        } else {
+            Change::Higher
+        };
+        Row {
+            key,
+            before: b,
+            after: a,
+            delta,
+            noise,
+            change,
+        }
+    }
+}
+
+/// Where a kernel or op is found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Presence {
+    /// On both sides under one name.
+    Both,
+    /// Before only: removed.
+    Removed,
+    /// After only: added.
+    Added,
+    /// Before under the row's name, after under this one (same class, and similar time or
+    /// the only one of the class removed and added).
+    RenamedTo(String),
+}
+
+/// A kernel or op on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedRow {
+    /// Time per sample (steady-state step of a rank), with the noise rule.
+    pub row: Row,
+    /// The kernel's class word; empty for ops.
+    pub class: &'static str,
+    /// Instances before and after, over all samples (`measured`).
+    pub count: [u64; 2],
+    /// Total time before and after, over all samples (`measured`).
+    pub total: [Nanos; 2],
+    /// Where it is found.
+    pub presence: Presence,
+}
+
+/// One cause of the before side: its predicted gain against the realized one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CauseRow {
+    /// The cause.
+    pub key: CauseKey,
+    /// Its time per steady-state step before: the step-time gain predicted if it went
+    /// away (`inferred`: the rest of the step stays as it is).
+    pub predicted_gain: Nanos,
+    /// Its time per steady-state step after (`inferred`, the same way); `None` when the
+    /// after side has no analysed window.
+    pub after: Option<Nanos>,
+    /// realized gain ÷ predicted gain (`inferred`); `None` when nothing was predicted or
+    /// the step time has no realized gain to share out (not comparable).
+    pub realized_share: Option<f64>,
+}
+
+/// The verdict on step time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The median step went down by more than the noise.
+    Faster,
+    /// The median step went up by more than the noise.
+    Slower,
+    /// No change beyond noise.
+    NoChange,
+    /// The sides are not comparable; the reasons say why.
+    Inconclusive(Vec<String>),
+}
+
+/// Everything a comparison finds.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// The options used.
+    pub config: Config,
+    /// What was kept of the before side.
+    pub before: Side,
+    /// What was kept of the after side.
+    pub after: Side,
+    /// The verdict on step time.
+    pub verdict: Verdict,
+    /// Steady-state step time, per sample.
+    pub step_time: Row,
+    /// Per stream and budget part, keyed `rank R GPU #P stream S: part`, P the GPU's
+    /// position in its capture (rank left out for one-capture sides); streams are matched
+    /// by their place on their GPU, busiest first, and S reads `7 → 20` when the matched
+    /// streams have different numbers.
+    pub budgets: Vec<Row>,
+    /// GPU time per kernel class, keyed by the class word.
+    pub classes: Vec<Row>,
+    /// Kernels by normalised name, most time (either side) first.
+    pub kernels: Vec<NamedRow>,
+    /// CPU ops by name, most time (either side) first.
+    pub ops: Vec<NamedRow>,
+    /// Share of each side's kernel time in kernels matched on the other side (renames
+    /// counted), before and after (`measured`).
+    pub kernel_overlap: [f64; 2],
+    /// The before side's causes with predicted and realized gains, most predicted first.
+    pub causes: Vec<CauseRow>,
+    /// The realized step-time gain: before median step − after median step (`measured`).
+    pub realized_gain: Nanos,
+    /// The cause with the most time per step after.
+    pub leading_after: Option<(CauseKey, Nanos)>,
+    /// Every event name of each side's first step (of its first capture), largest change
+    /// of total time first; empty when a side has no steps in its capture.
+    pub first_step_names: Vec<FirstStepRow>,
+}
+
+/// One event name in the first step of each side (`measured`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstStepRow {
+    /// The event's name (operator, runtime call, annotation, kernel, copy).
+    pub name: String,
+    /// Events before and after.
+    pub count: [u64; 2],
+    /// Total time before and after, in whole microseconds (each event rounded inward).
+    pub total_us: [i64; 2],
+}
+
+/// Loads `before` and `after` (each once) and compares them.
+pub fn compare(before: &Path, after: &Path, config: &Config) -> Result<Comparison, Error> {
+    let side = |path: &Path, name: &'static str| -> Result<Side, Error> {
+        let loaded = load::load(path).map_err(|source| Error::Load {
+            side: name,
+            source: Box::new(source),
+        })?;
+        side::summarise(path, &loaded).map_err(|source| Error::Analysis {
+            side: name,
+            source: Box::new(source),
+        })
+    };
+    // Each side is dropped down to its summary before the next is read.
+    let b = side(before, "before")?;
+    let a = side(after, "after")?;
+    Ok(compare_sides(b, a, config))
+}
+
+/// Summarises captures already loaded from `input` (for callers that load themselves).
+pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, analysis::Error> {
+    side::summarise(input, loaded)
+}
+
+/// Compares two summarised sides.
+pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
+    let step_time = Row::new(
+        "step time".to_owned(),
+        &before.step_time,
+        &after.step_time,
+        config,
+    );
+    let budgets = keyed_rows(&before.budgets, &after.budgets, config, |k| {
+        let (rank, device, place, part) = *k;
+        let ordinal = |s: &Side| s.stream_ordinals.get(&(rank, device, place)).copied();
+        let stream = match (ordinal(&before), ordinal(&after)) {
+            (Some(b), Some(a)) if a != b => format!("{b} → {a}"),
+            (Some(x), _) | (None, Some(x)) => x.to_string(),
+            (None, None) => "?".to_owned(),
+        };
+        match rank {
+            Some(r) => format!("rank {r} GPU #{device} stream {stream}: {part}"),
+            None => format!("GPU #{device} stream {stream}: {part}"),
+        }
+    });
+    let classes = keyed_rows(&before.classes, &after.classes, config, |k| (*k).to_owned());
+    let kernels = named_rows(&before.kernels, &after.kernels, config, true);
+    let ops = named_rows(&before.ops, &after.ops, config, false);
+    let kernel_overlap = overlap(&kernels);
+    let realized_gain = before_minus_after(&step_time);
+    let mut reasons = comparable(&before, &after, config);
+    for (side, share) in ["before", "after"].iter().zip(kernel_overlap) {
+        if share < config.min_kernel_overlap && !before.kernels.is_empty() {
+            reasons.push(format!(
+                "only {:.0} % of the {side} side's kernel time is in kernels the other side runs too (at least {:.0} % expected of the same work)",
+                100.0 * share,
+                100.0 * config.min_kernel_overlap
+            ));
+        }
+    }
+    let after_causes: BTreeMap<CauseKey, Nanos> = after.causes.iter().copied().collect();
+    let causes = before
+        .causes
+        .iter()
+        .map(|&(key, predicted_gain)| CauseRow {
+            key,
+            predicted_gain,
+            after: after
+                .mean_step
+                .map(|_| after_causes.get(&key).copied().unwrap_or(Nanos::ZERO)),
+            realized_share: (predicted_gain.0 > 0 && reasons.is_empty())
+                .then(|| realized_gain.0 as f64 / predicted_gain.0 as f64),
+        })
+        .collect();
+    let leading_after = after.causes.first().copied().filter(|c| c.1.0 > 0);
+    let first_step_names = first_step_rows(&before, &after);
+    let verdict = if !reasons.is_empty() {
+        Verdict::Inconclusive(reasons)
+    } else {
+        match step_time.change {
+            Change::Lower => Verdict::Faster,
+            Change::Higher => Verdict::Slower,
+            Change::None => Verdict::NoChange,
+        }
+    };
+    Comparison {
+        config: config.clone(),
+        before,
+        after,
+        verdict,
+        step_time,
+        budgets,
+        classes,
+        kernels,
+        ops,
+        kernel_overlap,
+        causes,
+        realized_gain,
+        leading_after,
+        first_step_names,
+    }
+}
+
+fn first_step_rows(before: &Side, after: &Side) -> Vec<FirstStepRow> {
+    let (Some((_, b)), Some((_, a))) = (&before.first_step, &after.first_step) else {
+        return Vec::new();
+    };
+    let mut names: Vec<&String> = b.keys().chain(a.keys()).collect();
+    names.sort();
+    names.dedup();
+    let get = |m: &BTreeMap<String, NameTotals>, n: &str| m.get(n).copied().unwrap_or_default();
+    let mut rows: Vec<FirstStepRow> = names
+        .into_iter()
+        .map(|n| {
+            let (x, y) = (get(b, n), get(a, n));
+            FirstStepRow {
+                name: n.clone(),
+                count: [x.count, y.count],
+                total_us: [x.total_us, y.total_us],
+            }
+        })
+        .collect();
+    rows.sort_by(|x, y| {
+        let d = |r: &FirstStepRow| (r.total_us[1] - r.total_us[0]).abs();
+        d(y).cmp(&d(x)).then(x.name.cmp(&y.name))
+    });
+    rows
+}
+
+fn before_minus_after(row: &Row) -> Nanos {
+    row.before.median - row.after.median
+}
+
+/// Why the sides are not comparable (empty when they are).
+fn comparable(before: &Side, after: &Side, config: &Config) -> Vec<String> {
+    let mut reasons = Vec::new();
+    for (name, s) in [("before", before), ("after", after)] {
+        if !s.has_steps {
+            reasons.push(format!(
+                "the {name} side has no steps (steps: {})",
+                s.step_origin
+            ));
+        } else if s.steady_steps < config.min_steps {
+            reasons.push(format!(
+                "the {name} side has {} steady-state step(s); at least {} are needed for a spread",
+                s.steady_steps, config.min_steps
+            ));
+        }
+    }
+    if !before.gpu_models.is_empty()
+        && !after.gpu_models.is_empty()
+        && before.gpu_models != after.gpu_models
+    {
+        reasons.push(format!(
+            "different GPU models: {} before, {} after",
+            models(&before.gpu_models),
+            models(&after.gpu_models)
+        ));
+    }
+    // A side that does not name its GPUs may still say whose they are.
+    else if !before.gpu_vendors.is_empty()
+        && !after.gpu_vendors.is_empty()
+        && before.gpu_vendors != after.gpu_vendors
+    {
+        reasons.push(format!(
+            "different GPU vendors: {} before, {} after",
+            models(&before.gpu_vendors),
+            models(&after.gpu_vendors)
+        ));
+    }
+    if before.devices != after.devices {
+        reasons.push(format!(
+            "different GPU counts: {} before, {} after",
+            before.devices, after.devices
+        ));
+    }
+    if before.has_steps && after.has_steps && step_kind(before) != step_kind(after) {
+        reasons.push(format!(
+            "different step definitions: {} before, {} after",
+            before.step_origin, after.step_origin
+        ));
+    }
+    reasons
+}
+
+/// The step origin without the module or marker names a change may rename.
+fn step_kind(s: &Side) -> &str {
+    s.step_origin
+        .split_once(" (")
+        .map_or(s.step_origin.as_str(), |(head, _)| head)
+        .split(" of XLA module")
+        .next()
+        .unwrap_or("")
+}
+
+/// `2 × NVIDIA H100, 1 × …` from a sorted list.
+fn models(sorted: &[String]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let n = sorted[i..].iter().take_while(|m| **m == sorted[i]).count();
+        out.push(format!("{n} × {}", sorted[i]));
+        i += n;
+    }
+    out.join(", ")
+}
+
+fn keyed_rows<K: Ord + Clone>(
+    before: &BTreeMap<K, Vec<Nanos>>,
+    after: &BTreeMap<K, Vec<Nanos>>,
+    config: &Config,
+    name: impl Fn(&K) -> String,
+) -> Vec<Row> {
+    let mut keys: Vec<&K> = before.keys().chain(after.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let zero = |v: Option<&Vec<Nanos>>| v.is_none_or(|v| v.iter().all(|n| n.0 == 0));
+    keys.into_iter()
+        // A part that is zero in every step on both sides (a stream's collective time
+        // where none runs) says nothing.
+        .filter(|k| !(zero(before.get(k)) && zero(after.get(k))))
+        .map(|k| {
+            Row::new(
+                name(k),
+                before.get(k).map_or(&[][..], Vec::as_slice),
+                after.get(k).map_or(&[][..], Vec::as_slice),
+                config,
+            )
+        })
+        .collect()
+}
+
+/// Rows of kernels or ops; a missing side counts zero in each of its samples.
+fn named_rows(
+    before: &BTreeMap<String, Totals>,
+    after: &BTreeMap<String, Totals>,
+    config: &Config,
+    find_renames: bool,
+) -> Vec<NamedRow> {
+    let samples = |m: &BTreeMap<String, Totals>| m.values().next().map_or(0, |t| t.time.len());
+    let zeros = |n: usize| vec![Nanos::ZERO; n];
+    let (nb, na) = (samples(before), samples(after));
+    // Mean time per sample: a kernel that runs every other step still has one.
+    let median =
+        |t: &Totals| Nanos(t.time.iter().map(|n| n.0).sum::<i64>() / t.time.len().max(1) as i64);
+    // Renames: within a class, a kernel before only paired with the after-only kernel of
+    // the closest median time, when within the tolerance; larger kernels pair first.
+    let mut renamed: BTreeMap<&str, &str> = BTreeMap::new();
+    if find_renames {
+        let mut gone: Vec<(&String, &Totals)> = before
+            .iter()
+            .filter(|(k, _)| !after.contains_key(*k))
+            .collect();
+        gone.sort_by(|a, b| median(b.1).cmp(&median(a.1)).then(a.0.cmp(b.0)));
+        let mut new: Vec<(&String, &Totals)> = after
+            .iter()
+            .filter(|(k, _)| !before.contains_key(*k))
+            .collect();
+        for (name, t) in gone {
+            let m = median(t).0;
+            let best = new
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, u))| u.class == t.class)
+                .map(|(i, (_, u))| (i, (median(u).0 - m).abs(), median(u).0.max(m)))
+                .filter(|&(_, diff, larger)| {
+                    larger > 0 && diff as f64 <= config.rename_tolerance * larger as f64
+                })
+                .min_by_key(|&(i, diff, _)| (diff, i));
+            if let Some((i, _, _)) = best {
+                renamed.insert(name.as_str(), new.remove(i).0.as_str());
+            }
+        }
+        // Time aside: the only kernel of a class removed and the only one added (a
+        // FlashAttention kernel replaced by another vendor's attention kernel).
+        let mut classes: BTreeMap<&str, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
+        for (name, t) in before.iter().filter(|(k, _)| !after.contains_key(*k)) {
+            if !renamed.contains_key(name.as_str()) {
+                classes.entry(t.class).or_default().0.push(name);
+            }
+        }
+        for (name, t) in &new {
+            classes.entry(t.class).or_default().1.push(name);
+        }
+        for (gone, added) in classes.values() {
+            if let ([g], [a]) = (gone.as_slice(), added.as_slice()) {
+                renamed.insert(g, a);
+            }
+        }
+    }
+    let renamed_to: std::collections::BTreeSet<&str> = renamed.values().copied().collect();
+    let mut rows = Vec::new();
+    for (name, b) in before {
+        let (after_totals, presence) = match (after.get(name), renamed.get(name.as_str())) {
+            (Some(a), _) => (Some(a), Presence::Both),
+            (None, Some(to)) => (after.get(*to), Presence::RenamedTo((*to).to_owned())),
+            (None, None) => (None, Presence::Removed),
+        };
+        let a_time = after_totals.map_or_else(|| zeros(na), |a| a.time.clone());
+        rows.push(NamedRow {
+            row: Row::new(name.clone(), &b.time, &a_time, config),
+            class: b.class,
+            count: [b.count, after_totals.map_or(0, |a| a.count)],
+            total: [total(b), after_totals.map_or(Nanos::ZERO, total)],
+            presence,
+        });
+    }
+    for (name, a) in after {
+        if before.contains_key(name) || renamed_to.contains(name.as_str()) {
+            continue;
+        }
+        rows.push(NamedRow {
+            row: Row::new(name.clone(), &zeros(nb), &a.time, config),
+            class: a.class,
+            count: [0, a.count],
+            total: [Nanos::ZERO, total(a)],
+            presence: Presence::Added,
+        });
+    }
+    rows.sort_by(|x, y| {
+        let kx = x.total[0].max(x.total[1]);
+        let ky = y.total[0].max(y.total[1]);
+        ky.cmp(&kx).then(x.row.key.cmp(&y.row.key))
+    });
+    rows
+}
+
+fn total(t: &Totals) -> Nanos {
+    t.time.iter().copied().sum()
+}
+
+/// Share of each side's kernel time in matched kernels.
+fn overlap(kernels: &[NamedRow]) -> [f64; 2] {
+    let mut matched = [0i64; 2];
+    let mut all = [0i64; 2];
+    for k in kernels {
+        let t = [k.total[0].0, k.total[1].0];
+        for side in 0..2 {
+            all[side] += t[side];
+            if matches!(k.presence, Presence::Both | Presence::RenamedTo(_)) {
+                matched[side] += t[side];
+            }
+        }
+    }
+    [0, 1].map(|i| {
+        if all[i] == 0 {
+            1.0
+        } else {
+            matched[i] as f64 / all[i] as f64
+        }
+    })
+}
+
+/// Instances and total duration of one event name in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NameTotals {
+    /// Events of that name.
+    pub count: u64,
+    /// Σ durations, each rounded to whole microseconds inward (start up, end down).
+    pub total_us: i64,
+}
+
+/// Every event of one step by name, host and GPU alike: host events (operators, runtime
+/// calls, annotations, the step's own annotation) starting inside the step's range, GPU
+/// activities launched from inside it (by their launch call's start), and GPU-side
+/// annotations starting inside it. Durations are rounded inward to whole microseconds,
+/// so that the totals are those of a tool that works in whole microseconds (`measured`).
+///
+/// `step` is the step's number (`ProfilerStep#N`); `None` when the capture has no such
+/// step.
+pub fn names_in_step(
+    capture: &trace_model::Capture,
+    step: i64,
+) -> Option<BTreeMap<String, NameTotals>> {
+    let s = capture.steps().iter().find(|s| s.number == step)?;
+    let inside = |t: Nanos| t >= s.start && t < s.end;
+    let whole_us = |start: Nanos, dur: Nanos| {
+        let first = start.0.div_euclid(1000) + i64::from(start.0.rem_euclid(1000) != 0);
+        let last = (start.0 + dur.0).div_euclid(1000);
+        last - first
+    };
+    let mut out: BTreeMap<String, NameTotals> = BTreeMap::new();
+    let mut add = |name: &str, start: Nanos, dur: Nanos| {
+        let t = out.entry(name.to_owned()).or_default();
+        t.count += 1;
+        t.total_us += whole_us(start, dur);
+    };
+    for e in capture.host_events() {
+        if inside(e.start) {
+            add(capture.name(e.name), e.start, e.dur);
+        }
+    }
+    for a in capture.activities() {
+        if a.launch()
+            .is_some_and(|l| inside(capture.host_event(l).start))
+        {
+            add(capture.name(a.name), a.start, a.dur);
+        }
+    }
+    for a in capture.gpu_annotations() {
+        if inside(a.start) {
+            add(capture.name(a.name), a.start, a.dur);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each side is decoded once: the comparison is two loads, not more. (The only test
+    /// of this binary that loads, so the process-wide counter sees no other load.)
+    #[test]
+    fn each_side_is_read_once() {
+        let root = test_support::workspace_root();
+        let path = root.join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+        let before = load::decodes();
+        crate::compare(&path, &path, &crate::Config::default()).expect("compares");
+        assert_eq!(load::decodes() - before, 2);
+    }
+}

@@ -1,0 +1,333 @@
+//! One side of a comparison: what is kept of its captures after one analysis, as series
+//! with one sample per steady-state step (of every rank), so both sides can be held
+//! against their own spread.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use analysis::{GapCause, SkipReport, StepOrigin, Window};
+use trace_model::{ActivityKind, Capture, HostKind, KernelClass, Nanos};
+
+use crate::CauseKey;
+use crate::names::normalise_kernel_name;
+
+/// Per-step totals of one kernel (by normalised name) or one op (by name).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Totals {
+    /// The kernel's class word (`gemm`, `collective`, …); empty for ops.
+    pub class: &'static str,
+    /// Time in each sample (steady-state step of a rank), in sample order.
+    pub time: Vec<Nanos>,
+    /// Instances over all samples.
+    pub count: u64,
+}
+
+/// What the comparison keeps of one input.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// The input path as given.
+    pub label: String,
+    /// The trace format, in words.
+    pub format: String,
+    /// The GPU models recorded, one per device of every capture, sorted (`read` from the
+    /// capture's device properties); empty when no capture names its devices.
+    pub gpu_models: Vec<String>,
+    /// The GPU vendors, one per device of every capture whose vendor is known (from its
+    /// properties or its kernel and API names), sorted.
+    pub gpu_vendors: Vec<String>,
+    /// Devices with GPU activity, over all captures.
+    pub devices: usize,
+    /// Captures (ranks) read.
+    pub captures: usize,
+    /// What marked the steps, in words (of the first capture).
+    pub step_origin: String,
+    /// Whether steps were found at all (not the whole-capture fallback).
+    pub has_steps: bool,
+    /// Steady-state steps of the first capture (warm-up left out).
+    pub steady_steps: usize,
+    /// Steady-state step durations, one per sample: every rank's steps in rank order.
+    pub step_time: Vec<Nanos>,
+    /// Per-stream budget part per sample, keyed by (rank, GPU position, stream place,
+    /// part): a GPU's position among the capture's GPUs with activity, by ordinal, so that
+    /// rank 3's GPU 3 and rank 1's GPU 1, each alone in its capture, are the same row; a
+    /// stream's place on its GPU, busiest first over the steady-state steps.
+    pub budgets: BTreeMap<(Option<i64>, usize, usize, &'static str), Vec<Nanos>>,
+    /// The stream number at each (rank, GPU position, stream place).
+    pub stream_ordinals: BTreeMap<(Option<i64>, usize, usize), i64>,
+    /// GPU time per kernel class per sample (Σ durations), keyed by class word.
+    pub classes: BTreeMap<&'static str, Vec<Nanos>>,
+    /// Per kernel, by normalised name.
+    pub kernels: BTreeMap<String, Totals>,
+    /// Per CPU op, by name (every CPU op, nested ones too, by inclusive duration).
+    pub ops: BTreeMap<String, Totals>,
+    /// The first capture's causes with their time per steady-state step (`inferred`:
+    /// the cause's time in the analysed window ÷ steady-state steps, as investigate ranks
+    /// them), most time first.
+    pub causes: Vec<(CauseKey, Nanos)>,
+    /// The first capture's analysed window ÷ its steady-state steps.
+    pub mean_step: Option<Nanos>,
+    /// The first capture's first step (lowest number), every event in it by name (see
+    /// [`crate::names_in_step`]); `None` without steps in the capture.
+    pub first_step: Option<(i64, BTreeMap<String, crate::NameTotals>)>,
+}
+
+impl Side {
+    /// Number of samples: steady-state steps summed over captures.
+    pub fn samples(&self) -> usize {
+        self.step_time.len()
+    }
+}
+
+/// The parts of a stream's budget, in the order reports print them.
+pub const BUDGET_PARTS: [&str; 4] = ["compute", "collective", "memcpy", "idle"];
+
+/// Summarises `loaded` (read from `input`) with one skip-stats analysis.
+pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, analysis::Error> {
+    let analysis =
+        analysis::skip_stats_loaded_without_rows(input, loaded, &analysis::SkipConfig::default())?;
+    let first = analysis.reports.first();
+    let mut side = Side {
+        label: input.display().to_string(),
+        format: first.map_or_else(String::new, |r| r.format.describe().to_owned()),
+        gpu_models: Vec::new(),
+        gpu_vendors: Vec::new(),
+        devices: 0,
+        captures: loaded.len(),
+        step_origin: first.map_or_else(String::new, |r| r.steps.origin.describe()),
+        has_steps: first.is_some_and(|r| r.steps.origin != StepOrigin::WholeCapture),
+        steady_steps: first.map_or(0, SkipReport::steady_step_count),
+        step_time: Vec::new(),
+        budgets: BTreeMap::new(),
+        stream_ordinals: BTreeMap::new(),
+        classes: BTreeMap::new(),
+        kernels: BTreeMap::new(),
+        ops: BTreeMap::new(),
+        causes: Vec::new(),
+        mean_step: None,
+        first_step: loaded.first().and_then(|l| {
+            let step = l.capture.steps().iter().map(|s| s.number).min()?;
+            Some((step, crate::names_in_step(&l.capture, step)?))
+        }),
+    };
+    // Samples are numbered across captures: capture k's steady steps follow capture k-1's.
+    let per_capture: Vec<Vec<usize>> = analysis.reports.iter().map(steady_indices).collect();
+    let total: usize = per_capture.iter().map(Vec::len).sum();
+    let mut offset = 0;
+    for ((report, l), steady) in analysis.reports.iter().zip(loaded).zip(&per_capture) {
+        let capture = &l.capture;
+        for d in capture.devices() {
+            if let Some(name) = &d.properties.name {
+                side.gpu_models.push(name.clone());
+            }
+            match d.vendor {
+                trace_model::Vendor::Nvidia => side.gpu_vendors.push("NVIDIA".to_owned()),
+                trace_model::Vendor::Amd => side.gpu_vendors.push("AMD".to_owned()),
+                _ => {}
+            }
+        }
+        side.devices += report.devices.len();
+        // One capture per side: its rank is no part of a row's key (rank 3 before, rank 1
+        // after is the same row).
+        let rank = report.rank.filter(|_| loaded.len() > 1);
+        add_capture(&mut side, report, rank, capture, steady, offset, total);
+        offset += steady.len();
+    }
+    side.gpu_models.sort();
+    side.gpu_vendors.sort();
+    if let (Some(r), Some(l)) = (first, loaded.first()) {
+        let steps = r.steady_step_count();
+        if let (Some(window), true) = (r.window, steps > 0) {
+            side.mean_step = Some(Nanos(window.span().0 / steps as i64));
+            side.causes = causes(r, &l.capture, window, steps);
+        }
+    }
+    Ok(side)
+}
+
+/// Indices into the report's steps of its steady-state steps.
+fn steady_indices(r: &SkipReport) -> Vec<usize> {
+    (0..r.steps.steps.len())
+        .filter(|i| r.warm_up.all || r.warm_up.steps.binary_search(i).is_err())
+        .collect()
+}
+
+fn add_capture(
+    side: &mut Side,
+    report: &SkipReport,
+    rank: Option<i64>,
+    capture: &Capture,
+    steady: &[usize],
+    offset: usize,
+    total: usize,
+) {
+    let steps = &report.steps.steps;
+    // Sample of each step index (None for warm-up steps).
+    let mut sample_of = vec![None; steps.len()];
+    for (k, &i) in steady.iter().enumerate() {
+        sample_of[i] = Some(offset + k);
+        side.step_time.push(steps[i].duration());
+    }
+    // Budgets: each stream over each steady step's range. Streams are keyed by their
+    // place on their GPU, busiest first, not by their number: a change of streams (or of
+    // the library that makes them) renumbers them, while the main compute stream stays the
+    // busiest.
+    let positions = gpu_positions(capture);
+    let mut per_stream: Vec<(usize, Nanos, i64, Vec<[Nanos; 4]>)> = Vec::new();
+    for stream in capture.streams() {
+        let acts = capture.stream_activities(stream.id);
+        if acts.is_empty() {
+            continue;
+        }
+        let longest = acts.iter().map(|a| a.dur).max().unwrap_or(Nanos::ZERO);
+        let mut parts = Vec::with_capacity(steady.len());
+        let mut busy = Nanos::ZERO;
+        for &i in steady {
+            let w = steps[i].range;
+            let lo = acts.partition_point(|a| a.start < w.start - longest);
+            let hi = acts.partition_point(|a| a.start < w.end);
+            let b = analysis::budget_of(acts[lo..hi].iter(), w);
+            busy += b.compute + b.collective + b.memcpy + b.memset;
+            parts.push([b.compute, b.collective, b.memcpy + b.memset, b.idle]);
+        }
+        per_stream.push((
+            positions[stream.device.index()],
+            busy,
+            stream.ordinal,
+            parts,
+        ));
+    }
+    per_stream.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut place = 0;
+    for (idx, (device, _, ordinal, parts)) in per_stream.iter().enumerate() {
+        place = if idx > 0 && per_stream[idx - 1].0 == *device {
+            place + 1
+        } else {
+            0
+        };
+        side.stream_ordinals
+            .insert((rank, *device, place), *ordinal);
+        for (k, values) in parts.iter().enumerate() {
+            for (part, value) in BUDGET_PARTS.iter().zip(values) {
+                side.budgets
+                    .entry((rank, *device, place, part))
+                    .or_insert_with(|| vec![Nanos::ZERO; total])[offset + k] += *value;
+            }
+        }
+    }
+    // Kernel classes and kernels, by the step the analysis placed each activity in.
+    for (a, s) in capture.activities().iter().zip(&report.steps.activity_step) {
+        let Some(sample) = s.and_then(|s| sample_of[s as usize]) else {
+            continue;
+        };
+        side.classes
+            .entry(a.class.word())
+            .or_insert_with(|| vec![Nanos::ZERO; total])[sample] += a.dur;
+        if a.kind != ActivityKind::Kernel {
+            continue;
+        }
+        let t = side
+            .kernels
+            .entry(normalise_kernel_name(capture.name(a.name)))
+            .or_insert_with(|| Totals {
+                class: a.class.word(),
+                time: vec![Nanos::ZERO; total],
+                count: 0,
+            });
+        t.time[sample] += a.dur;
+        t.count += 1;
+    }
+    // CPU ops, by the steady step whose range holds their start.
+    let ranges: Vec<(Window, usize)> = steady
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (steps[i].range, offset + k))
+        .collect();
+    let mut sorted = ranges.clone();
+    sorted.sort_by_key(|(w, _)| w.start);
+    for e in capture.host_events() {
+        if e.kind != HostKind::CpuOp {
+            continue;
+        }
+        let at = sorted.partition_point(|(w, _)| w.start <= e.start);
+        let Some(&(w, sample)) = at.checked_sub(1).map(|i| &sorted[i]) else {
+            continue;
+        };
+        if e.start >= w.end {
+            continue;
+        }
+        let t = side
+            .ops
+            .entry(capture.name(e.name).to_owned())
+            .or_insert_with(|| Totals {
+                class: "",
+                time: vec![Nanos::ZERO; total],
+                count: 0,
+            });
+        t.time[sample] += e.dur;
+        t.count += 1;
+    }
+}
+
+/// Each device's position among the devices with activity, in ordinal order (devices
+/// without activity get the position after the last).
+fn gpu_positions(capture: &Capture) -> Vec<usize> {
+    let mut active = vec![false; capture.devices().len()];
+    for s in capture.streams() {
+        if !capture.stream_activities(s.id).is_empty() {
+            active[s.device.index()] = true;
+        }
+    }
+    let mut order: Vec<usize> = (0..active.len()).filter(|&i| active[i]).collect();
+    order.sort_by_key(|&i| (capture.devices()[i].ordinal, i));
+    let mut positions = vec![order.len(); active.len()];
+    for (p, &i) in order.iter().enumerate() {
+        positions[i] = p;
+    }
+    positions
+}
+
+/// The causes investigate ranks, each with its time per steady-state step.
+fn causes(
+    r: &SkipReport,
+    capture: &Capture,
+    window: Window,
+    steps: usize,
+) -> Vec<(CauseKey, Nanos)> {
+    let mut out: Vec<(CauseKey, Nanos)> = Vec::new();
+    if let Some(gc) = &r.gap_causes {
+        for cause in [
+            GapCause::HostNotLaunched,
+            GapCause::StreamOrEvent,
+            GapCause::SyncCall,
+        ] {
+            out.push((CauseKey::Gap(cause), gc.time(cause)));
+        }
+    }
+    let mut devices: Vec<&analysis::DeviceRow> = r.devices.iter().collect();
+    devices.sort_by_key(|d| d.device);
+    for (gpu, d) in devices.into_iter().enumerate() {
+        out.push((CauseKey::ExposedCollective { gpu }, d.budget.collective));
+        out.push((CauseKey::ExposedMemcpy { gpu }, d.budget.memcpy));
+    }
+    if let Some(crit) = r.critical_stream() {
+        out.push((
+            CauseKey::Layout,
+            analysis::stream_time(capture, crit.stream_id, window, |a| {
+                a.class == KernelClass::Layout
+            }),
+        ));
+        out.push((
+            CauseKey::Elementwise,
+            analysis::stream_time(capture, crit.stream_id, window, |a| {
+                matches!(a.class, KernelClass::Elementwise | KernelClass::Norm)
+            }),
+        ));
+    }
+    let steps = steps as i64;
+    let mut out: Vec<(CauseKey, Nanos)> = out
+        .into_iter()
+        .map(|(k, t)| (k, Nanos(t.0 / steps)))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}

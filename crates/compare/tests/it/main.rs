@@ -1,0 +1,543 @@
+//! The comparison on synthetic pairs whose answers follow from how they were made, and
+//! on every shared capture against itself.
+
+use std::path::{Path, PathBuf};
+
+use compare::{CauseKey, Change, Comparison, Config, Presence, Verdict};
+use trace_model::Nanos;
+
+/// How a synthetic capture is made: `steps` steps of `220 + host_wait` µs, each with a
+/// GEMM (launched at the step's start, running 10–110 µs into it) and an elementwise
+/// kernel launched `host_wait - 10` µs after the GEMM ends (so the stream idles
+/// `host_wait` µs waiting for the host) and running 100 µs; the step ends 10 µs later.
+struct Synthetic {
+    steps: usize,
+    host_wait_us: i64,
+    gpu: &'static str,
+}
+
+impl Synthetic {
+    fn step_us(&self) -> i64 {
+        220 + self.host_wait_us
+    }
+
+    fn json(&self) -> String {
+        let mut events = vec![
+            r#"{"name": "process_name", "ph": "M", "ts": 0, "pid": 10, "tid": 0, "args": {"name": "python3"}}"#.to_owned(),
+            r#"{"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": "GPU 0"}}"#.to_owned(),
+        ];
+        let mut x = |cat: &str, name: &str, pid: i64, tid: i64, ts: i64, dur: i64, args: String| {
+            events.push(format!(
+                r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
+            ));
+        };
+        for i in 0..self.steps as i64 {
+            let t = 1000 + i * self.step_us();
+            let b = t + 100 + self.host_wait_us;
+            x(
+                "user_annotation",
+                &format!("ProfilerStep#{i}"),
+                10,
+                11,
+                t,
+                self.step_us(),
+                String::new(),
+            );
+            for (op, kernel, at, corr) in [
+                (
+                    "aten::mm",
+                    "void ampere_sgemm_128x64_nn<float, 4>(float*, int)",
+                    t,
+                    2 * i + 1,
+                ),
+                (
+                    "aten::add",
+                    "void at::native::vectorized_elementwise_kernel<4, float>(int)",
+                    b,
+                    2 * i + 2,
+                ),
+            ] {
+                x("cpu_op", op, 10, 11, at, 6, String::new());
+                x(
+                    "cuda_runtime",
+                    "cudaLaunchKernel",
+                    10,
+                    11,
+                    at,
+                    5,
+                    format!(r#""correlation": {corr}"#),
+                );
+                x(
+                    "kernel",
+                    kernel,
+                    0,
+                    7,
+                    at + 10,
+                    100,
+                    format!(r#""device": 0, "stream": 7, "correlation": {corr}"#),
+                );
+            }
+        }
+        format!(
+            "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"{}\"}}],\n\"traceEvents\": [\n{}\n]}}\n",
+            self.gpu,
+            events.join(",\n")
+        )
+    }
+
+    fn write(&self, dir: &Path, name: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, self.json()).expect("write the synthetic trace");
+        path
+    }
+}
+
+const H100: &str = "NVIDIA H100 80GB HBM3";
+
+fn run(before: &Synthetic, after: &Synthetic) -> Comparison {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let b = before.write(dir.path(), "before.json");
+    let a = after.write(dir.path(), "after.json");
+    compare::compare(&b, &a, &Config::default()).expect("compares")
+}
+
+fn us(n: i64) -> Nanos {
+    Nanos(n * 1000)
+}
+
+fn cause(c: &Comparison, key: CauseKey) -> &compare::CauseRow {
+    c.causes
+        .iter()
+        .find(|r| r.key == key)
+        .unwrap_or_else(|| panic!("no cause {key:?} in {:?}", c.causes))
+}
+
+fn assert_no_change_anywhere(c: &Comparison, what: &str) {
+    assert_eq!(c.step_time.change, Change::None, "{what}: step time");
+    assert_eq!(c.step_time.delta, Nanos::ZERO, "{what}");
+    for r in c.budgets.iter().chain(&c.classes) {
+        assert_eq!(r.change, Change::None, "{what}: {}", r.key);
+        assert_eq!(r.delta, Nanos::ZERO, "{what}: {}", r.key);
+    }
+    for k in c.kernels.iter().chain(&c.ops) {
+        assert_eq!(k.row.change, Change::None, "{what}: {}", k.row.key);
+        assert_eq!(k.presence, Presence::Both, "{what}: {}", k.row.key);
+        assert_eq!(k.count[0], k.count[1], "{what}: {}", k.row.key);
+        assert_eq!(k.total[0], k.total[1], "{what}: {}", k.row.key);
+    }
+    for r in &c.first_step_names {
+        assert_eq!(r.count[0], r.count[1], "{what}: first step {}", r.name);
+        assert_eq!(
+            r.total_us[0], r.total_us[1],
+            "{what}: first step {}",
+            r.name
+        );
+    }
+    assert_eq!(c.realized_gain, Nanos::ZERO, "{what}");
+    for r in &c.causes {
+        assert_eq!(r.after, Some(r.predicted_gain), "{what}: {:?}", r.key);
+    }
+}
+
+#[test]
+fn a_capture_against_itself_changes_nothing() {
+    let s = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
+    let c = run(&s, &s);
+    assert_eq!(c.verdict, Verdict::NoChange);
+    assert_no_change_anywhere(&c, "synthetic");
+    assert_eq!(c.step_time.before.median, us(s.step_us()));
+    assert_eq!(c.step_time.before.samples, 5);
+    // Two kernels and two ops, matched by their normalised names.
+    let names: Vec<&str> = c.kernels.iter().map(|k| k.row.key.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ampere_sgemm_128x64_nn",
+            "at::native::vectorized_elementwise_kernel"
+        ]
+    );
+    assert_eq!(c.ops.len(), 2);
+    assert!(c.kernels.iter().all(|k| k.count == [5, 5]));
+    // Nothing changed, so nothing of any prediction was realized.
+    assert_eq!(
+        cause(&c, CauseKey::Gap(analysis::GapCause::HostNotLaunched)).realized_share,
+        Some(0.0)
+    );
+    let md = report::markdown::render(&report::compare::document(&c));
+    assert!(md.contains("Verdict: no change beyond noise."), "{md}");
+}
+
+#[test]
+fn halving_the_host_wait_realizes_the_hand_computed_share() {
+    let h = 1000;
+    let before = Synthetic {
+        steps: 5,
+        host_wait_us: h,
+        gpu: H100,
+    };
+    let after = Synthetic {
+        steps: 5,
+        host_wait_us: h / 2,
+        gpu: H100,
+    };
+    let c = run(&before, &after);
+    assert_eq!(c.verdict, Verdict::Faster);
+    // Every step is alike: the median step is the step.
+    assert_eq!(c.step_time.before.median, us(220 + h));
+    assert_eq!(c.step_time.after.median, us(220 + h / 2));
+    assert_eq!(c.step_time.change, Change::Lower);
+    assert_eq!(c.realized_gain, us(h / 2));
+    // Predicted: the critical stream waits for the host, per step, 10 µs before the GEMM
+    // (launch at the step's start, start 10 µs later), the host wait itself, and 10 µs
+    // after the elementwise kernel until the step ends (the next step's launch, or the
+    // last step's open host range): 20 + h.
+    let host = cause(&c, CauseKey::Gap(analysis::GapCause::HostNotLaunched));
+    assert_eq!(host.predicted_gain, us(20 + h));
+    assert_eq!(host.after, Some(us(20 + h / 2)));
+    let expected = (h / 2) as f64 / (20 + h) as f64;
+    let share = host.realized_share.expect("a share");
+    assert!((share - expected).abs() < 1e-12, "{share} vs {expected}");
+    // The leading cause is the same, smaller.
+    assert_eq!(
+        c.leading_after,
+        Some((
+            CauseKey::Gap(analysis::GapCause::HostNotLaunched),
+            us(20 + h / 2)
+        ))
+    );
+    // The kernels did not change; the idle part of the stream's budget did, by h/2.
+    for k in &c.kernels {
+        assert_eq!(k.row.change, Change::None, "{}", k.row.key);
+    }
+    let idle = c
+        .budgets
+        .iter()
+        .find(|r| r.key == "GPU #0 stream 7: idle")
+        .expect("idle row");
+    assert_eq!(idle.delta, us(-h / 2));
+    assert_eq!(idle.change, Change::Lower);
+    let compute = c
+        .budgets
+        .iter()
+        .find(|r| r.key == "GPU #0 stream 7: compute")
+        .expect("compute row");
+    assert_eq!(
+        (compute.before.median, compute.change),
+        (us(200), Change::None)
+    );
+    let md = report::markdown::render(&report::compare::document(&c));
+    assert!(md.contains("Verdict: faster."), "{md}");
+    assert!(md.contains("gap:host-not-launched"), "{md}");
+}
+
+#[test]
+fn different_gpus_are_inconclusive_and_say_why() {
+    let before = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
+    let after = Synthetic {
+        steps: 5,
+        host_wait_us: 500,
+        gpu: "AMD Instinct MI300X",
+    };
+    let c = run(&before, &after);
+    let Verdict::Inconclusive(reasons) = &c.verdict else {
+        panic!("{:?}", c.verdict)
+    };
+    assert_eq!(
+        reasons,
+        &[format!(
+            "different GPU models: 1 × {H100} before, 1 × AMD Instinct MI300X after"
+        )]
+    );
+    // The rows are still there; no share of a prediction is claimed.
+    assert_eq!(c.step_time.change, Change::Lower);
+    assert!(c.causes.iter().all(|r| r.realized_share.is_none()));
+}
+
+#[test]
+fn too_few_steps_are_inconclusive() {
+    let before = Synthetic {
+        steps: 2,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
+    let c = run(&before, &before);
+    let Verdict::Inconclusive(reasons) = &c.verdict else {
+        panic!("{:?}", c.verdict)
+    };
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("before side has 2 steady-state step(s); at least 3")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn a_renamed_kernel_of_the_same_class_and_time_is_found() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
+    let b = s.write(dir.path(), "before.json");
+    let a = dir.path().join("after.json");
+    std::fs::write(
+        &a,
+        s.json()
+            .replace("ampere_sgemm_128x64_nn", "sm90_xmma_gemm_f32f32_tf32f32"),
+    )
+    .expect("write");
+    let c = compare::compare(&b, &a, &Config::default()).expect("compares");
+    let gemm = c
+        .kernels
+        .iter()
+        .find(|k| k.row.key == "ampere_sgemm_128x64_nn")
+        .expect("row");
+    assert_eq!(
+        gemm.presence,
+        Presence::RenamedTo("sm90_xmma_gemm_f32f32_tf32f32".to_owned())
+    );
+    assert_eq!(gemm.row.change, Change::None);
+    assert_eq!(c.kernels.len(), 2, "{:?}", c.kernels);
+    assert_eq!(c.verdict, Verdict::NoChange);
+}
+
+#[test]
+fn a_renumbered_stream_is_the_same_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    };
+    let b = s.write(dir.path(), "before.json");
+    let a = dir.path().join("after.json");
+    let renumbered = s
+        .json()
+        .replace("\"tid\": 7,", "\"tid\": 9,")
+        .replace("\"stream\": 7,", "\"stream\": 9,");
+    std::fs::write(&a, renumbered).expect("write");
+    let c = compare::compare(&b, &a, &Config::default()).expect("compares");
+    let keys: Vec<&str> = c.budgets.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["GPU #0 stream 7 → 9: compute", "GPU #0 stream 7 → 9: idle"]
+    );
+    assert!(c.budgets.iter().all(|r| r.change == Change::None));
+    assert_eq!(c.verdict, Verdict::NoChange);
+}
+
+/// H100 against MI300X, the same model: not comparable (the MI300X capture names no GPU,
+/// but its vendor is known), and the
+/// attention and elementwise kernels each replaced by the other vendor's one.
+#[test]
+fn h100_against_mi300x_names_the_kernel_renames() {
+    let Some(root) = test_support::traces_dir("h100_against_mi300x_names_the_kernel_renames")
+    else {
+        return;
+    };
+    let base = root.join("pytorch/tracelens-h100-qwen");
+    let c = compare::compare(&base.join("h100"), &base.join("mi300"), &Config::default())
+        .expect("compares");
+    let Verdict::Inconclusive(reasons) = &c.verdict else {
+        panic!("{:?}", c.verdict)
+    };
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r == "different GPU vendors: 1 × NVIDIA before, 1 × AMD after"),
+        "{reasons:?}"
+    );
+    let renamed = |from: &str| {
+        c.kernels
+            .iter()
+            .find(|k| k.row.key == from)
+            .map(|k| k.presence.clone())
+    };
+    assert_eq!(
+        renamed("pytorch_flash::flash_fwd_kernel"),
+        Some(Presence::RenamedTo("attn_fwd".to_owned()))
+    );
+    assert_eq!(
+        renamed("at::native::unrolled_elementwise_kernel"),
+        Some(Presence::RenamedTo(
+            "at::native::elementwise_kernel_manual_unroll".to_owned()
+        ))
+    );
+    // GEMMs: cuBLAS/CUTLASS before, hipBLASLt (Cijk_…) after, never paired by name.
+    assert!(c.kernels.iter().any(|k| k.class == "gemm"
+        && k.presence == Presence::Added
+        && k.row.key.starts_with("Cijk_")));
+}
+
+/// Every shared capture: Kineto files, complete rank folders, JAX captures (JSON, XSpace
+/// and directory), and the Nsight Systems and ROCm captures with GPU work.
+fn shared_inputs(root: &Path) -> Vec<PathBuf> {
+    let set = test_support::RealTraces::read(root);
+    let mut inputs: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    inputs.extend(set.rank_dirs());
+    for x in &set.xspaces {
+        inputs.push(x.json.clone());
+        inputs.push(x.path.clone());
+        inputs.push(x.dir().to_path_buf());
+    }
+    for rel in [
+        "nsys/nvfuser-h200-matmul/report1.sqlite",
+        "nsys/nvfuser-8xh100-matmul/report2.sqlite",
+        "nsys/nsys-ai-rtx3080-torch-zeros/mock.sqlite",
+        "nsys/pipit-cloverleaf-a100",
+        "nsys/pipit-saxpy-mpi-a100/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
+        "rocprof/rocprofv1-stencil-mi250x",
+        "rocprof/rocprofv3-csv-llamacpp-gfx1151",
+        "rocprof/rocprofv3-doc-csv/kernel_trace.csv",
+    ] {
+        inputs.push(root.join(rel));
+    }
+    inputs.sort();
+    inputs
+}
+
+#[test]
+fn every_shared_capture_against_itself_changes_nothing() {
+    let Some(root) =
+        test_support::traces_dir("every_shared_capture_against_itself_changes_nothing")
+    else {
+        return;
+    };
+    let inputs = shared_inputs(&root);
+    assert!(inputs.len() >= 30, "{} inputs", inputs.len());
+    let mut kernel_rows = 0;
+    for input in &inputs {
+        let what = input.display().to_string();
+        let c = compare::compare(input, input, &Config::default())
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_no_change_anywhere(&c, &what);
+        match &c.verdict {
+            Verdict::NoChange => {}
+            // Only the step count may make a capture not comparable with itself.
+            Verdict::Inconclusive(reasons) => assert!(
+                reasons.iter().all(|r| r.contains("step")),
+                "{what}: {reasons:?}"
+            ),
+            v => panic!("{what}: {v:?}"),
+        }
+        assert_eq!(c.kernel_overlap, [1.0, 1.0], "{what}");
+        kernel_rows += c.kernels.len();
+    }
+    assert!(
+        kernel_rows > 100,
+        "{kernel_rows} kernel rows over all captures"
+    );
+}
+
+/// One row of HTA's `compare_traces` output.
+#[derive(Debug, PartialEq)]
+struct HtaRow {
+    control: (u64, i64),
+    test: (u64, i64),
+}
+
+fn read_hta_reference() -> std::collections::BTreeMap<String, HtaRow> {
+    let path =
+        test_support::workspace_root().join("testdata/compare/hta-trace-diff/compare_traces.csv");
+    let text = std::fs::read_to_string(&path).expect("the HTA reference");
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let mut out = std::collections::BTreeMap::new();
+    for rec in rdr.records() {
+        let rec = rec.expect("a CSV row");
+        let num = |i: usize| rec[i].parse::<f64>().expect("a number");
+        out.insert(
+            rec[0].to_owned(),
+            HtaRow {
+                control: (num(1) as u64, num(2) as i64),
+                test: (num(3) as u64, num(4) as i64),
+            },
+        );
+    }
+    out
+}
+
+#[test]
+fn first_step_names_equal_hta_trace_diff() {
+    let Some(root) = test_support::traces_dir("first_step_names_equal_hta_trace_diff") else {
+        return;
+    };
+    let reference = read_hta_reference();
+    assert!(reference.len() > 400, "{} rows", reference.len());
+    let base = root.join("pytorch/hta-trace-diff");
+    let side = |dir: &str| {
+        let loaded = load::load(&base.join(dir)).expect("loads");
+        // HTA's default: the lowest rank, the lowest ProfilerStep number.
+        let first = loaded.iter().min_by_key(|l| l.rank).expect("a capture");
+        let step = first
+            .capture
+            .steps()
+            .iter()
+            .map(|s| s.number)
+            .min()
+            .expect("a step");
+        compare::names_in_step(&first.capture, step).expect("the step")
+    };
+    let (control, test) = (side("control"), side("test"));
+    assert!(
+        control.len() > 250 && test.len() > 250,
+        "{} and {} names",
+        control.len(),
+        test.len()
+    );
+    let mut names: Vec<&String> = control.keys().chain(test.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut wrong = Vec::new();
+    for name in &names {
+        let get = |m: &std::collections::BTreeMap<String, compare::NameTotals>| {
+            m.get(*name).map_or((0, 0), |t| (t.count, t.total_us))
+        };
+        let ours = HtaRow {
+            control: get(&control),
+            test: get(&test),
+        };
+        match reference.get(*name) {
+            Some(r) if *r == ours => {}
+            r => wrong.push(format!("{name}: ours {ours:?}, HTA {r:?}")),
+        }
+    }
+    for name in reference.keys() {
+        if !names.contains(&name) {
+            wrong.push(format!("{name}: only in HTA"));
+        }
+    }
+    // The comparison's own first-step table, over the same inputs, says the same.
+    let c = compare::compare(
+        &base.join("control"),
+        &base.join("test"),
+        &Config::default(),
+    )
+    .expect("compares");
+    assert_eq!(c.first_step_names.len(), reference.len());
+    for r in &c.first_step_names {
+        let ours = HtaRow {
+            control: (r.count[0], r.total_us[0]),
+            test: (r.count[1], r.total_us[1]),
+        };
+        if reference.get(&r.name) != Some(&ours) {
+            wrong.push(format!("comparison row {}: {ours:?}", r.name));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} names differ:\n{}",
+        wrong.len(),
+        reference.len(),
+        wrong.join("\n")
+    );
+}

@@ -1,0 +1,358 @@
+//! The before/after comparison (`compare`) as a [`Document`]: is the difference real,
+//! was the predicted gain realized, and where the time went, row by row.
+
+use std::path::Path;
+
+use compare::{Change, Comparison, NamedRow, Presence, Row, Stat, Verdict};
+use trace_model::Nanos;
+
+use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table};
+use crate::label::{Figure, Label, Value};
+
+/// Rows of the kernel and op tables (every added, removed or renamed one is kept too).
+pub const TOP_ROWS: usize = 40;
+
+const PREDICTED: &str = "the cause's time inside the before side's analysed window ÷ its steady-state steps: the step would shrink by that much if the cause went away and the rest of the step stayed as it is";
+const REALIZED_SHARE: &str = "realized gain ÷ predicted gain: the whole change in the median step is put against this one cause, as if nothing else changed";
+
+/// Loads both sides (once each), compares them and builds the report.
+pub fn compare(
+    before: &Path,
+    after: &Path,
+    config: &compare::Config,
+) -> Result<Document, compare::Error> {
+    Ok(document(&compare::compare(before, after, config)?))
+}
+
+/// The report of a comparison.
+pub fn document(c: &Comparison) -> Document {
+    let mut doc = Document::new(format!(
+        "Comparison of {} (before) and {} (after)",
+        file_name(&c.before.label),
+        file_name(&c.after.label)
+    ));
+    doc.subtitle.push(format!("before: {}", c.before.label));
+    doc.subtitle.push(format!("after: {}", c.after.label));
+    doc.subtitle.push(format!(
+        "noise rule: a row changes only when its difference of medians exceeds the larger side's spread, max(IQR over steady-state steps, {:.0} % of the median); every figure is labelled measured, read or inferred",
+        100.0 * c.config.median_floor
+    ));
+    doc.findings.push(verdict_finding(c));
+    if let Some(f) = prediction_finding(c) {
+        doc.findings.push(f);
+    }
+    doc.sections.push(sides_section(c));
+    doc.sections.push(causes_section(c));
+    let mut budgets = Section::new("budgets", "3. Per-stream budget per step");
+    budgets.push(Block::Table(rows_table(
+        "budgets",
+        "stream: part",
+        &c.budgets,
+    )));
+    doc.sections.push(budgets);
+    let mut classes = Section::new("classes", "4. GPU time per kernel class per step");
+    classes.push(Block::Table(rows_table("classes", "class", &c.classes)));
+    doc.sections.push(classes);
+    let mut kernels = Section::new("kernels", "5. Kernels (by normalised name)");
+    kernels.push(Block::Table(named_table("kernels", "kernel", &c.kernels)));
+    doc.sections.push(kernels);
+    let mut ops = Section::new("ops", "6. CPU ops");
+    ops.push(Block::Table(named_table("ops", "op", &c.ops)));
+    doc.sections.push(ops);
+    doc.sections.push(first_step_section(c));
+    doc
+}
+
+/// Every event of the first step by name, as Holistic Trace Analysis' `TraceDiff`
+/// compares one iteration of one rank.
+fn first_step_section(c: &Comparison) -> Section {
+    let mut s = Section::new("first_step", "7. First step, every event by name");
+    let (Some((b, _)), Some((a, _))) = (&c.before.first_step, &c.after.first_step) else {
+        s.para("A side has no steps in its capture: no first step to compare.");
+        return s;
+    };
+    let mut t = Table::new(
+        "first_step",
+        &[
+            "name",
+            "count before",
+            "count after",
+            "total before",
+            "total after",
+            "difference",
+        ],
+    );
+    let us = |n: i64| Cell::figure(duration(Nanos(n * 1000), Label::Measured));
+    for r in c.first_step_names.iter().take(TOP_ROWS) {
+        t.push(vec![
+            Cell::code(r.name.clone()),
+            Cell::figure(Figure::count(r.count[0], Label::Measured)),
+            Cell::figure(Figure::count(r.count[1], Label::Measured)),
+            us(r.total_us[0]),
+            us(r.total_us[1]),
+            us(r.total_us[1] - r.total_us[0]),
+        ]);
+    }
+    s.push(Block::Table(t.with_note(format!(
+        "Step {b} before and step {a} after, of the first capture of each side: host events starting in the step, GPU work launched from it, each event's time rounded inward to whole microseconds (as Holistic Trace Analysis' TraceDiff counts them). Largest change of total time first; {} of {} names shown.",
+        c.first_step_names.len().min(TOP_ROWS),
+        c.first_step_names.len()
+    ))));
+    s
+}
+
+fn file_name(p: &str) -> String {
+    Path::new(p)
+        .file_name()
+        .map_or_else(|| p.to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+fn duration(n: Nanos, label: Label) -> Figure {
+    Figure::duration(n, label)
+}
+
+/// A median with its interquartile range.
+fn median(s: &Stat) -> Cell {
+    Cell::figure(
+        Figure::duration(s.median, Label::Measured)
+            .with_range(Value::Duration(s.q1.0), Value::Duration(s.q3.0)),
+    )
+}
+
+fn verdict_finding(c: &Comparison) -> Finding {
+    let s = &c.step_time;
+    let mut spans = vec![Span::text("Median steady-state step: ")];
+    spans.push(Span::Figure(duration(s.before.median, Label::Measured)));
+    spans.push(Span::text(" before, "));
+    spans.push(Span::Figure(duration(s.after.median, Label::Measured)));
+    spans.push(Span::text(" after (difference "));
+    spans.push(Span::Figure(duration(s.delta, Label::Measured)));
+    spans.push(Span::text(", noise "));
+    spans.push(Span::Figure(duration(s.noise, Label::Measured)));
+    spans.push(Span::text(format!(
+        ", over {} and {} step sample(s)). ",
+        s.before.samples, s.after.samples
+    )));
+    spans.push(Span::text(match &c.verdict {
+        Verdict::Faster => "Verdict: faster.".to_owned(),
+        Verdict::Slower => "Verdict: slower.".to_owned(),
+        Verdict::NoChange => "Verdict: no change beyond noise.".to_owned(),
+        Verdict::Inconclusive(reasons) => {
+            format!("Verdict: inconclusive: {}.", reasons.join("; "))
+        }
+    }));
+    Finding::new(spans)
+}
+
+fn prediction_finding(c: &Comparison) -> Option<Finding> {
+    let top = c.causes.first().filter(|r| r.predicted_gain.0 > 0)?;
+    let mut spans = vec![Span::text(format!(
+        "The before side's leading cause, {} ({}), predicted a gain of ",
+        top.key.describe(),
+        top.key.code()
+    ))];
+    spans.push(Span::Figure(duration(
+        top.predicted_gain,
+        Label::inferred(PREDICTED),
+    )));
+    spans.push(Span::text(
+        " per step; the realized gain (median step before − after) is ",
+    ));
+    spans.push(Span::Figure(duration(c.realized_gain, Label::Measured)));
+    match top.realized_share {
+        Some(r) => {
+            spans.push(Span::text(" (realized ÷ predicted "));
+            spans.push(Span::Figure(Figure::ratio(
+                r,
+                Label::inferred(REALIZED_SHARE),
+            )));
+            spans.push(Span::text(")."));
+        }
+        None => spans.push(Span::text(" (not comparable: no realized share).")),
+    }
+    if let Some((key, t)) = c.leading_after {
+        spans.push(Span::text(format!(
+            " Leading cause after: {} (",
+            key.describe()
+        )));
+        spans.push(Span::Figure(duration(t, Label::inferred(PREDICTED))));
+        spans.push(Span::text(" per step)."));
+    }
+    Some(Finding::new(spans))
+}
+
+fn sides_section(c: &Comparison) -> Section {
+    let mut s = Section::new("difference", "1. Is the difference real?");
+    let mut t = Table::new(
+        "sides",
+        &[
+            "side",
+            "input",
+            "format",
+            "GPU models",
+            "captures",
+            "steps",
+            "steady-state steps",
+        ],
+    );
+    for (name, side) in [("before", &c.before), ("after", &c.after)] {
+        t.push(vec![
+            Cell::text(name),
+            Cell::code(side.label.clone()),
+            Cell::text(side.format.clone()),
+            Cell::text(if side.gpu_models.is_empty() {
+                "not recorded".to_owned()
+            } else {
+                side.gpu_models.join(", ")
+            }),
+            Cell::figure(Figure::count(side.captures as u64, Label::Measured)),
+            Cell::text(side.step_origin.clone()),
+            Cell::figure(Figure::count(side.steady_steps as u64, Label::Measured)),
+        ]);
+    }
+    s.push(Block::Table(t.with_note(
+        "GPU models are read from the captures' device properties.",
+    )));
+    s.push(Block::Table(rows_table(
+        "step_time",
+        "figure",
+        std::slice::from_ref(&c.step_time),
+    )));
+    if let Verdict::Inconclusive(reasons) = &c.verdict {
+        s.para("Inconclusive: the sides are not comparable, because");
+        s.push(Block::List(
+            reasons
+                .iter()
+                .map(|r| vec![Span::text(r.clone())])
+                .collect(),
+        ));
+    }
+    let mut overlap = vec![Span::text("Kernel time in kernels both sides run: ")];
+    overlap.push(Span::Figure(Figure::percent(
+        100.0 * c.kernel_overlap[0],
+        Label::Measured,
+    )));
+    overlap.push(Span::text(" of before's, "));
+    overlap.push(Span::Figure(Figure::percent(
+        100.0 * c.kernel_overlap[1],
+        Label::Measured,
+    )));
+    overlap.push(Span::text(" of after's (renames counted)."));
+    s.push(Block::Paragraph(overlap));
+    s
+}
+
+fn causes_section(c: &Comparison) -> Section {
+    let mut s = Section::new("predicted", "2. Predicted against realized, per cause");
+    let mut t = Table::new(
+        "causes",
+        &[
+            "cause",
+            "key",
+            "predicted gain per step",
+            "time per step after",
+            "realized gain per step",
+            "realized ÷ predicted",
+        ],
+    );
+    for r in &c.causes {
+        t.push(vec![
+            Cell::text(r.key.describe()),
+            Cell::code(r.key.code()),
+            Cell::figure(duration(r.predicted_gain, Label::inferred(PREDICTED))),
+            r.after.map_or(Cell::Empty, |a| {
+                Cell::figure(duration(a, Label::inferred(PREDICTED)))
+            }),
+            Cell::figure(duration(c.realized_gain, Label::Measured)),
+            r.realized_share.map_or(Cell::Empty, |x| {
+                Cell::figure(Figure::ratio(x, Label::inferred(REALIZED_SHARE)))
+            }),
+        ]);
+    }
+    s.push(Block::Table(t.with_note(
+        "Causes are matched by key, not by their wording. The realized gain is the before median step minus the after median step; causes overlap, so their predictions are alternatives, not a sum. A ratio is left empty when nothing was predicted or the sides are not comparable.",
+    )));
+    s
+}
+
+fn change_cell(change: Change) -> Cell {
+    Cell::text(change.describe())
+}
+
+fn rows_table(name: &str, what: &str, rows: &[Row]) -> Table {
+    let mut t = Table::new(
+        name,
+        &[
+            what,
+            "before (median, IQR)",
+            "after (median, IQR)",
+            "difference",
+            "noise",
+            "change",
+        ],
+    );
+    for r in rows {
+        t.push(row_cells(Cell::text(r.key.clone()), r));
+    }
+    t.with_note(
+        "Per steady-state step of every rank; noise is the larger side's max(IQR, 1 % of the median).",
+    )
+}
+
+fn row_cells(first: Cell, r: &Row) -> Vec<Cell> {
+    vec![
+        first,
+        median(&r.before),
+        median(&r.after),
+        Cell::figure(duration(r.delta, Label::Measured)),
+        Cell::figure(duration(r.noise, Label::Measured)),
+        change_cell(r.change),
+    ]
+}
+
+fn named_table(name: &str, what: &str, rows: &[NamedRow]) -> Table {
+    let mut t = Table::new(
+        name,
+        &[
+            what,
+            "class",
+            "found",
+            "count before",
+            "count after",
+            "total before",
+            "total after",
+            "before per step (median, IQR)",
+            "after per step (median, IQR)",
+            "difference",
+            "noise",
+            "change",
+        ],
+    );
+    let mut left_out = 0;
+    for (i, r) in rows.iter().enumerate() {
+        if i >= TOP_ROWS && r.presence == Presence::Both {
+            left_out += 1;
+            continue;
+        }
+        let found = match &r.presence {
+            Presence::Both => "both".to_owned(),
+            Presence::Removed => "removed".to_owned(),
+            Presence::Added => "added".to_owned(),
+            Presence::RenamedTo(to) => format!("renamed to {to}"),
+        };
+        let mut cells = vec![
+            Cell::code(r.row.key.clone()),
+            Cell::text(r.class),
+            Cell::text(found),
+            Cell::figure(Figure::count(r.count[0], Label::Measured)),
+            Cell::figure(Figure::count(r.count[1], Label::Measured)),
+            Cell::figure(duration(r.total[0], Label::Measured)),
+            Cell::figure(duration(r.total[1], Label::Measured)),
+        ];
+        cells.extend(row_cells(Cell::Empty, &r.row).into_iter().skip(1));
+        t.push(cells);
+    }
+    t.with_note(format!(
+        "Most time first; totals over the steady-state steps of every rank. {left_out} more row(s) found on both sides, below the top {TOP_ROWS}, are left out."
+    ))
+}

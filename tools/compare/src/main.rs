@@ -1,0 +1,156 @@
+//! `compare`: a before/after comparison of two captures. Argument parsing and file
+//! writing only; the comparison is `report::compare`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+/// Did the change help, and as much as predicted? Compares two captures of the same job.
+///
+/// BEFORE and AFTER are anything the other tools read: a Kineto trace (.json, .json.gz),
+/// a directory of rank traces, an .xplane.pb or JAX capture directory, an Nsight Systems
+/// SQLite export or a ROCm profiler capture. Each is read once and analysed as skip-stats
+/// does; every figure is taken per steady-state step (warm-up left out) of every rank, so
+/// captures of different lengths compare.
+///
+/// What it says:
+///   1. the median step before and after, and a verdict: faster, slower, no change beyond
+///      noise, or inconclusive with the reasons (different GPU models or counts, different
+///      step definitions, fewer than 3 steady-state steps, kernel sets that share under
+///      half their time);
+///   2. each cause investigate ranks on BEFORE (idle by gap cause, exposed collectives and
+///      copies, layout and elementwise kernels), its predicted gain per step, its time per
+///      step after, and realized gain / predicted gain;
+///   3. per-stream budgets (compute, collective, memcpy, idle), time per kernel class,
+///      kernels by normalised name (template arguments and hashes set aside; added,
+///      removed, renamed within class) and CPU ops, each with counts and totals.
+///
+/// The noise rule: a row changes only when its difference of medians exceeds the larger
+/// side's spread, max(IQR over steps, 1 % of the median). Every figure is labelled
+/// measured, read or inferred; the report says what each inferred one assumes.
+///
+/// Writes into --out (default ./compare-report/): report.md, report.html, report.json and
+/// one CSV per table; existing files are replaced only with --overwrite. With --json (and
+/// no --out) report.json goes to stdout and nothing is written. Exit status: 0 when the
+/// comparison was made (whatever its verdict), 2 on error.
+///
+/// Examples:
+///   compare before.pt.trace.json.gz after.pt.trace.json.gz
+///   compare runs/baseline/ runs/fused/ --out /tmp/cmp --overwrite
+///   compare before.json after.json --json | jq '.findings'
+#[derive(Debug, Parser)]
+#[command(name = "compare", version, verbatim_doc_comment)]
+struct Args {
+    /// The capture before the change.
+    #[arg(value_name = "BEFORE")]
+    before: PathBuf,
+
+    /// The capture after the change.
+    #[arg(value_name = "AFTER")]
+    after: PathBuf,
+
+    /// Directory to write the report into (default: ./compare-report/).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+
+    /// Replace existing report files.
+    #[arg(long)]
+    overwrite: bool,
+
+    /// Print report.json to stdout instead of writing files (unless --out is given too).
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let said = match run(&args) {
+        Ok(said) => said,
+        Err(e) => {
+            eprintln!("compare: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(said.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed stdout (`| head`) is fine.
+        Err(e) if output_file::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("compare: writing to stdout: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Compares, writes the files, and returns what goes to stdout.
+fn run(args: &Args) -> anyhow::Result<String> {
+    let doc = report::compare::compare(&args.before, &args.after, &Default::default())
+        .with_context(|| {
+            format!(
+                "comparing {} with {}",
+                args.before.display(),
+                args.after.display()
+            )
+        })?;
+    let json = report::report_json::to_string(&doc);
+    if args.json && args.out.is_none() {
+        return Ok(json);
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("compare-report"));
+    let inputs: [&Path; 2] = [&args.before, &args.after];
+    let rules = output_file::Rules {
+        overwrite: args.overwrite,
+        inputs: &inputs,
+    };
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        (
+            "report.md".to_owned(),
+            report::markdown::render(&doc).into_bytes(),
+        ),
+        (
+            "report.html".to_owned(),
+            report::html::render(&doc).into_bytes(),
+        ),
+        ("report.json".to_owned(), json.clone().into_bytes()),
+    ];
+    for table in doc.tables() {
+        files.push((
+            format!("{}.csv", table.name),
+            report::csv::render(table).into_bytes(),
+        ));
+    }
+    // Every path is checked before the first is written, so a refused one writes nothing.
+    for (name, _) in &files {
+        output_file::check(&out.join(name), &rules)?;
+    }
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    for (name, bytes) in &files {
+        output_file::write(&out.join(name), &rules, bytes)?;
+    }
+    Ok(if args.json {
+        json
+    } else {
+        format!("report written to {}\n", out.join("report.md").display())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn args() {
+        Args::command().debug_assert();
+    }
+}
