@@ -38,10 +38,6 @@ pub fn workspace_root() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
-/// The real-trace folder named by `TRACEWISE_TRACES` (a relative path is taken from the
-/// workspace root, as CI's `TRACEWISE_TRACES=../shared/traces` means), or `None` when it
-/// is unset: the test `test` is then skipped, and the first skip of the process says so on
-
 /// `cargo metadata --format-version 1` of the workspace with `extra` arguments, as JSON
 /// text: offline when every platform's dependencies are in the registry cache (a fresh
 /// cache holds only this platform's, and `cargo metadata` needs them all), else online.
@@ -68,6 +64,9 @@ pub fn cargo_metadata(extra: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// The real-trace folder named by `TRACEWISE_TRACES` (a relative path is taken from the
+/// workspace root, as CI's `TRACEWISE_TRACES=../shared/traces` means), or `None` when it
+/// is unset: the test `test` is then skipped, and the first skip of the process says so on
 /// the terminal (see [`skip_notice`]).
 pub fn traces_dir(test: &str) -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("TRACEWISE_TRACES") else {
