@@ -246,14 +246,7 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
                 },
             })
             .collect();
-        let activity_step: Vec<Option<u32>> = capture
-            .activities()
-            .iter()
-            .map(|a| {
-                let t = a.launch().map_or(a.start, |l| capture.host_event(l).start);
-                step_containing(&steps, t)
-            })
-            .collect();
+        let activity_step = steps_by_launch(capture, &steps);
         let mut diagnostics = Diagnostics::default();
         diagnostics.add_many(
             "outside-steps",
@@ -441,14 +434,7 @@ fn engine_steps(capture: &Capture) -> Option<Steps> {
             }
         }
     }
-    let activity_step: Vec<Option<u32>> = capture
-        .activities()
-        .iter()
-        .map(|a| {
-            let t = a.launch().map_or(a.start, |l| capture.host_event(l).start);
-            step_containing(&steps, t)
-        })
-        .collect();
+    let activity_step = steps_by_launch(capture, &steps);
     let markers = engines.join(", ");
     let mut diagnostics = Diagnostics::default();
     diagnostics.add_many(
@@ -470,6 +456,19 @@ fn engine_steps(capture: &Capture) -> Option<Steps> {
         forward_kinds,
         diagnostics,
     })
+}
+
+/// Each activity's step: the step that contains its launch call (its own start when it has
+/// no launch), as [`step_containing`] decides.
+fn steps_by_launch(capture: &Capture, steps: &[StepRange]) -> Vec<Option<u32>> {
+    capture
+        .activities()
+        .iter()
+        .map(|a| {
+            let t = a.launch().map_or(a.start, |l| capture.host_event(l).start);
+            step_containing(steps, t)
+        })
+        .collect()
 }
 
 fn count_none(v: &[Option<u32>]) -> usize {
@@ -674,14 +673,7 @@ fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
                     range: window(e),
                 })
                 .collect();
-            let activity_step: Vec<Option<u32>> = capture
-                .activities()
-                .iter()
-                .map(|a| {
-                    let t = a.launch().map_or(a.start, |l| capture.host_event(l).start);
-                    step_containing(&steps, t)
-                })
-                .collect();
+            let activity_step = steps_by_launch(capture, &steps);
             let mut diagnostics = Diagnostics::default();
             diagnostics.add_many(
                 "steps-from-repeated-range",

@@ -1565,27 +1565,38 @@ impl Cell {
 mod tests {
     use super::*;
 
-    /// Loads a Kineto trace from events and returns the findings and the ranked causes of
-    /// step 6 as (cause, time per step, step time without it, knobs).
     /// A ranked cause: (cause, time per step, step time without it, knobs).
     type Row = (String, i64, i64, String);
 
-    fn check(events: &[String]) -> (Vec<String>, Vec<Row>) {
+    /// The capture of a Kineto trace made of `events`, as the loader gives it.
+    fn loaded(events: &[String]) -> Vec<Loaded> {
         let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
         let path = Path::new("synthetic.json");
         let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
-        let loaded = vec![Loaded {
+        vec![Loaded {
             path: path.to_path_buf(),
             rank: None,
             capture,
             programs: Vec::new(),
-        }];
+        }]
+    }
+
+    /// [`loaded`] and skip-stats' analysis of it.
+    fn analysed(events: &[String]) -> (Vec<Loaded>, Analysis) {
+        let loaded = loaded(events);
         let a = analysis::skip_stats_loaded_without_rows(
-            path,
+            Path::new("synthetic.json"),
             &loaded,
             &analysis::SkipConfig::default(),
         )
         .expect("analyses");
+        (loaded, a)
+    }
+
+    /// Loads a Kineto trace from events and returns the findings and the ranked causes of
+    /// step 6.
+    fn check(events: &[String]) -> (Vec<String>, Vec<Row>) {
+        let (loaded, a) = analysed(events);
         let mut findings = Vec::new();
         let section = change_section(&a, &loaded, &mut findings);
         let text = |spans: &[Span]| {
@@ -1758,10 +1769,8 @@ mod tests {
                 100,
             ),
         ];
-        let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
-        let path = Path::new("synthetic.json");
-        let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
-        let summary = analysis::gpu_summary(&capture, "synthetic.json", None);
+        let loaded = loaded(&events);
+        let summary = analysis::gpu_summary(&loaded[0].capture, "synthetic.json", None);
         let layout: Vec<(&str, i64, i64)> = summary
             .ops
             .iter()
@@ -1775,12 +1784,6 @@ mod tests {
                 ("aten::convolution", 20 * US, 20 * US),
             ]
         );
-        let loaded = vec![Loaded {
-            path: path.to_path_buf(),
-            rank: None,
-            capture,
-            programs: Vec::new(),
-        }];
         let mut findings = Vec::new();
         let section = ops_section(
             &[summary],
@@ -1988,21 +1991,7 @@ mod tests {
         let flow =
             r#"{"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 99, "pid": 1, "tid": 1, "ts": 2}"#;
         let codes = |events: Vec<String>| {
-            let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
-            let path = Path::new("synthetic.json");
-            let capture = chrome_reader::load_from(json.as_bytes(), path).expect("loads");
-            let loaded = vec![Loaded {
-                path: path.to_path_buf(),
-                rank: None,
-                capture,
-                programs: Vec::new(),
-            }];
-            let a = analysis::skip_stats_loaded_without_rows(
-                path,
-                &loaded,
-                &analysis::SkipConfig::default(),
-            )
-            .expect("analyses");
+            let (loaded, a) = analysed(&events);
             let mut trust = Vec::new();
             collect_trust(&a, &loaded, &mut trust, &mut Vec::new());
             trust.into_iter().map(|t| t.code).collect::<Vec<String>>()

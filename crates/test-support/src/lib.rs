@@ -38,6 +38,17 @@ pub fn workspace_root() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
+/// The arguments of one output-matrix cell: `base`, then `--overwrite` when asked.
+pub fn with_overwrite(
+    mut base: Vec<std::ffi::OsString>,
+    overwrite: bool,
+) -> Vec<std::ffi::OsString> {
+    if overwrite {
+        base.push("--overwrite".into());
+    }
+    base
+}
+
 /// `cargo metadata --format-version 1` of the workspace with `extra` arguments, as JSON
 /// text: offline when every platform's dependencies are in the registry cache (a fresh
 /// cache holds only this platform's, and `cargo metadata` needs them all), else online.

@@ -177,17 +177,12 @@ fn output_matrix_out() {
         test_support::OutputKind::Dir,
         &fixture,
         |input, target, overwrite| {
-            with_overwrite(vec![input.into(), "--out".into(), target.into()], overwrite)
+            test_support::with_overwrite(
+                vec![input.into(), "--out".into(), target.into()],
+                overwrite,
+            )
         },
     );
-}
-
-/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
-fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
-    if overwrite {
-        base.push("--overwrite".into());
-    }
-    base
 }
 
 /// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).

@@ -468,17 +468,9 @@ fn output_matrix_output() {
         test_support::OutputKind::File,
         &written[0],
         |input, target, overwrite| {
-            with_overwrite(vec![input.into(), "-o".into(), target.into()], overwrite)
+            test_support::with_overwrite(vec![input.into(), "-o".into(), target.into()], overwrite)
         },
     );
-}
-
-/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
-fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
-    if overwrite {
-        base.push("--overwrite".into());
-    }
-    base
 }
 
 /// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).

@@ -218,7 +218,7 @@ fn output_matrix_export_and_cache_dir() {
         test_support::OutputKind::Dir,
         &fixture,
         |input, target, overwrite| {
-            with_overwrite(
+            test_support::with_overwrite(
                 vec![input.into(), "--export".into(), target.into()],
                 overwrite,
             )
@@ -243,14 +243,6 @@ fn output_matrix_export_and_cache_dir() {
             args
         },
     );
-}
-
-/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
-fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
-    if overwrite {
-        base.push("--overwrite".into());
-    }
-    base
 }
 
 /// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).

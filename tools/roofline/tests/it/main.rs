@@ -120,18 +120,13 @@ fn output_matrix_csv_and_svg() {
             test_support::OutputKind::File,
             &fixture,
             |input, target, overwrite| {
-                with_overwrite(vec![input.into(), option.into(), target.into()], overwrite)
+                test_support::with_overwrite(
+                    vec![input.into(), option.into(), target.into()],
+                    overwrite,
+                )
             },
         );
     }
-}
-
-/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
-fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
-    if overwrite {
-        base.push("--overwrite".into());
-    }
-    base
 }
 
 /// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).

@@ -302,17 +302,12 @@ fn output_matrix_rows_csv() {
         test_support::OutputKind::FileInDir,
         &fixture,
         |input, target, overwrite| {
-            with_overwrite(vec![input.into(), "--out".into(), target.into()], overwrite)
+            test_support::with_overwrite(
+                vec![input.into(), "--out".into(), target.into()],
+                overwrite,
+            )
         },
     );
-}
-
-/// The arguments of one matrix cell: `base`, then `--overwrite` when asked.
-fn with_overwrite(mut base: Vec<std::ffi::OsString>, overwrite: bool) -> Vec<std::ffi::OsString> {
-    if overwrite {
-        base.push("--overwrite".into());
-    }
-    base
 }
 
 /// SIGINT and SIGKILL at several points of a run that replaces rows.csv, on a large
