@@ -16,6 +16,7 @@ use crate::workspace_root;
 
 mod hta;
 mod nsys;
+mod pipeline;
 
 struct Row {
     what: String,
@@ -67,6 +68,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
             .transpose()?;
         let mut rows = Vec::new();
         hta::rows(&root, &traces, python, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
+
+    // `--pipeline`: only investigate and compare against the tools that load once.
+    if args.iter().any(|a| a == "--pipeline") {
+        let mut rows = Vec::new();
+        pipeline::rows(&root, &traces, &scratch, runs, &mut rows)?;
         return print_rows(&out_dir, &rows);
     }
 

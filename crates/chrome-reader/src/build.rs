@@ -14,7 +14,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use trace_model::{
     ActivityDetails, ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties,
     FastMap, Format, GpuActivity, GpuAnnotation, HostEvent, HostKind, HostThread, KernelClass,
-    Nanos, ProcessGroup, Step, StepSource, Stream, StreamId, StringId, ThreadId, Vendor,
+    Nanos, OpShapes, ProcessGroup, Step, StepSource, Stream, StreamId, StringId, ThreadId, Vendor,
     classify_kernel, memcpy_direction,
 };
 
@@ -460,8 +460,9 @@ fn flex_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
 
 /// The `args` keys the builder reads.
 ///
-/// Strings are owned: they are rare among these keys (JAX's `hlo_op`, metadata names),
-/// and owning them lets the reader decode `args` in the same pass as the event.
+/// Strings are owned: they are rare among these keys (JAX's `hlo_op`, metadata names;
+/// CPU ops' shape arguments, as JSON text), and owning them lets the reader decode `args`
+/// in the same pass as the event.
 #[derive(Deserialize)]
 pub(crate) struct KnownArgs {
     #[serde(default, deserialize_with = "flex_int")]
@@ -490,6 +491,18 @@ pub(crate) struct KnownArgs {
     name: Option<String>,
     #[serde(default, deserialize_with = "flex_int")]
     step_num: Option<i64>,
+    #[serde(rename = "Input Dims", default, deserialize_with = "raw_text")]
+    input_dims: Option<String>,
+    #[serde(rename = "Input type", default, deserialize_with = "raw_text")]
+    input_types: Option<String>,
+    #[serde(rename = "Concrete Inputs", default, deserialize_with = "raw_text")]
+    concrete_inputs: Option<String>,
+}
+
+/// A value's JSON text as the file wrote it (PyTorch's shape arguments, kept as text).
+fn raw_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let raw = <Box<serde_json::value::RawValue> as serde::Deserialize>::deserialize(d)?;
+    Ok(Some(raw.get().to_owned()))
 }
 
 impl KnownArgs {
@@ -508,6 +521,9 @@ impl KnownArgs {
         memcpy_details: None,
         name: None,
         step_num: None,
+        input_dims: None,
+        input_types: None,
+        concrete_inputs: None,
     };
 }
 
@@ -549,6 +565,7 @@ struct Extra {
     hlo_op: Option<StringId>,
     hlo_module: Option<StringId>,
     memcpy_details: Option<StringId>,
+    shapes: Option<OpShapes>,
 }
 
 /// One batch's strings mapped to the capture's: each is interned (or given a pid/tid key)
@@ -740,6 +757,11 @@ impl<'p> Builder<'p> {
                 hlo_op: e.hlo_op.map(|l| map.string(strings, l)),
                 hlo_module: e.hlo_module.map(|l| map.string(strings, l)),
                 memcpy_details: e.memcpy_details.map(|l| map.string(strings, l)),
+                shapes: e.shapes.map(|(dims, types, concrete)| OpShapes {
+                    dims: map.string(strings, dims),
+                    types: types.map(|l| map.string(strings, l)),
+                    concrete: concrete.map(|l| map.string(strings, l)),
+                }),
             }
         });
         let mut p = Pending {
@@ -826,6 +848,9 @@ impl<'p> Builder<'p> {
                     HostEvent::new(thread, Nanos(p.start), Nanos(p.dur), p.name, kind, p.index);
                 event.set_correlation(p.correlation.and_then(|c| u64::try_from(c).ok()));
                 self.capture.push_host_event(event, p.external_id);
+                if let Some(shapes) = extra.and_then(|e| e.shapes) {
+                    self.capture.set_op_shapes(p.index, shapes);
+                }
             }
         }
     }
@@ -1117,6 +1142,18 @@ impl<'p> Builder<'p> {
             .collect();
         list.sort_by_key(|d| d.id);
         self.capture.devices = list;
+        self.capture.meta.described_devices = kineto
+            .iter()
+            .map(|(ordinal, properties)| Device {
+                id: DeviceId::new(0),
+                ordinal: *ordinal,
+                vendor: properties
+                    .name
+                    .as_deref()
+                    .map_or(Vendor::Unknown, vendor_from_device_name),
+                properties: properties.clone(),
+            })
+            .collect();
     }
 
     /// Vendor from API and kernel names, for captures without device properties.

@@ -45,7 +45,7 @@ use analysis::GapCause;
 use trace_model::Nanos;
 
 pub use names::normalise_kernel_name;
-pub use side::{BUDGET_PARTS, Side, Totals};
+pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, Totals};
 
 /// Options of a comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -339,6 +339,9 @@ pub struct Comparison {
     pub kernels: Vec<NamedRow>,
     /// CPU ops by name, most time (either side) first.
     pub ops: Vec<NamedRow>,
+    /// Ops (by name and shapes) on both sides whose kernels differ, with the kernels each
+    /// side launched under them: kernel replacements with the op and shapes as evidence.
+    pub op_kernels: Vec<OpKernelsRow>,
     /// Share of each side's kernel time in kernels matched on the other side (renames
     /// counted), before and after (`measured`).
     pub kernel_overlap: [f64; 2],
@@ -410,7 +413,15 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
     });
     let classes = keyed_rows(&before.classes, &after.classes, config, |k| (*k).to_owned());
     let kernels = named_rows(&before.kernels, &after.kernels, config, true);
-    let ops = named_rows(&before.ops, &after.ops, config, false);
+    // Ops by name and shapes when both sides recorded shapes, else by name.
+    let shapes = before.ops_have_shapes && after.ops_have_shapes;
+    let ops = named_rows(
+        &op_totals(&before, shapes),
+        &op_totals(&after, shapes),
+        config,
+        false,
+    );
+    let op_kernels = op_kernel_rows(&before, &after, shapes);
     let kernel_overlap = overlap(&kernels);
     let realized_gain = before_minus_after(&step_time);
     let mut reasons = comparable(&before, &after, config);
@@ -458,6 +469,7 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         classes,
         kernels,
         ops,
+        op_kernels,
         kernel_overlap,
         causes,
         realized_gain,
@@ -714,6 +726,107 @@ fn overlap(kernels: &[NamedRow]) -> [f64; 2] {
             matched[i] as f64 / all[i] as f64
         }
     })
+}
+
+/// An op on both sides whose kernels differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpKernelsRow {
+    /// The op, with its shapes when both sides recorded them.
+    pub op: String,
+    /// Its instances before and after (over the steady-state steps).
+    pub count: [u64; 2],
+    /// The kernels launched under it (by normalised name) before and after, most time
+    /// first.
+    pub kernels: [Vec<(String, KernelUse)>; 2],
+}
+
+/// At most this many distinct kernels on a side for an op to get a row: an op that
+/// launches more (a whole layer, a module) says nothing about which kernel replaced which.
+const OP_KERNELS_MAX: usize = 4;
+
+fn op_totals(side: &Side, shapes: bool) -> BTreeMap<String, Totals> {
+    let mut out: BTreeMap<String, Totals> = BTreeMap::new();
+    for (k, t) in &side.ops {
+        let key = if shapes {
+            k.to_string()
+        } else {
+            k.name.clone()
+        };
+        match out.entry(key) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(t.clone());
+            }
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                let sum = o.get_mut();
+                for (x, y) in sum.time.iter_mut().zip(&t.time) {
+                    *x += *y;
+                }
+                sum.count += t.count;
+            }
+        }
+    }
+    out
+}
+
+/// Each side's kernels under an op, by the key [`op_totals`] uses.
+fn op_kernel_uses(side: &Side, shapes: bool) -> BTreeMap<String, BTreeMap<String, KernelUse>> {
+    let mut out: BTreeMap<String, BTreeMap<String, KernelUse>> = BTreeMap::new();
+    for (k, kernels) in &side.op_kernels {
+        let key = if shapes {
+            k.to_string()
+        } else {
+            k.name.clone()
+        };
+        let into = out.entry(key).or_default();
+        for (name, used) in kernels {
+            let sum = into.entry(name.clone()).or_default();
+            sum.count += used.count;
+            sum.time += used.time;
+        }
+    }
+    out
+}
+
+/// Ops on both sides that launch at most [`OP_KERNELS_MAX`] kernels on each and not the
+/// same ones; of ops with the very same kernel instances on both sides (an op and the op
+/// inside it that launched them all), the one with the most CPU time (the outermost) only.
+fn op_kernel_rows(before: &Side, after: &Side, shapes: bool) -> Vec<OpKernelsRow> {
+    let (ops_b, ops_a) = (op_totals(before, shapes), op_totals(after, shapes));
+    let (uses_b, uses_a) = (
+        op_kernel_uses(before, shapes),
+        op_kernel_uses(after, shapes),
+    );
+    let sorted = |m: &BTreeMap<String, KernelUse>| {
+        let mut v: Vec<(String, KernelUse)> = m.iter().map(|(k, u)| (k.clone(), *u)).collect();
+        v.sort_by(|x, y| y.1.time.cmp(&x.1.time).then(x.0.cmp(&y.0)));
+        v
+    };
+    let mut rows: Vec<(Nanos, OpKernelsRow)> = Vec::new();
+    for (op, b) in &uses_b {
+        let (Some(a), Some(tb), Some(ta)) = (uses_a.get(op), ops_b.get(op), ops_a.get(op)) else {
+            continue;
+        };
+        if b.len() > OP_KERNELS_MAX || a.len() > OP_KERNELS_MAX || b.keys().eq(a.keys()) {
+            continue;
+        }
+        rows.push((
+            total(tb).max(total(ta)),
+            OpKernelsRow {
+                op: op.clone(),
+                count: [tb.count, ta.count],
+                kernels: [sorted(b), sorted(a)],
+            },
+        ));
+    }
+    rows.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.op.cmp(&y.1.op)));
+    let mut seen = std::collections::BTreeSet::new();
+    rows.into_iter()
+        .filter(|(_, r)| {
+            // An op and the op inside it that launched all its kernels: the same uses.
+            seen.insert(r.kernels.clone())
+        })
+        .map(|(_, r)| r)
+        .collect()
 }
 
 /// Instances and total duration of one event name in one step.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use analysis::{GapCause, SkipReport, StepOrigin, Window};
-use trace_model::{ActivityKind, Capture, HostKind, KernelClass, Nanos};
+use trace_model::{ActivityKind, Capture, HostEvent, HostKind, KernelClass, Nanos};
 
 use crate::CauseKey;
 use crate::names::normalise_kernel_name;
@@ -20,6 +20,45 @@ pub struct Totals {
     pub time: Vec<Nanos>,
     /// Instances over all samples.
     pub count: u64,
+}
+
+/// A CPU op as the comparison matches it: its name and, when the profiler recorded them
+/// (`record_shapes=True`), its input shapes (`Input Dims`, whitespace removed), so that
+/// `aten::mm` on two GEMM shapes is two ops.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpKey {
+    /// The op's name.
+    pub name: String,
+    /// Its `Input Dims`, e.g. `[[8944,1024],[1024,2816]]`; `None` when not recorded.
+    pub dims: Option<String>,
+}
+
+impl OpKey {
+    /// The key without shapes (to match a side that recorded none).
+    pub fn without_shapes(&self) -> OpKey {
+        OpKey {
+            name: self.name.clone(),
+            dims: None,
+        }
+    }
+}
+
+impl std::fmt::Display for OpKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.dims {
+            Some(dims) => write!(f, "{} {dims}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// Instances and GPU time of one kernel under one op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct KernelUse {
+    /// Kernel instances.
+    pub count: u64,
+    /// Their summed duration.
+    pub time: Nanos,
 }
 
 /// What the comparison keeps of one input.
@@ -58,8 +97,14 @@ pub struct Side {
     pub classes: BTreeMap<&'static str, Vec<Nanos>>,
     /// Per kernel, by normalised name.
     pub kernels: BTreeMap<String, Totals>,
-    /// Per CPU op, by name (every CPU op, nested ones too, by inclusive duration).
-    pub ops: BTreeMap<String, Totals>,
+    /// Per CPU op, by name and shapes (every CPU op, nested ones too, by inclusive
+    /// duration).
+    pub ops: BTreeMap<OpKey, Totals>,
+    /// Whether any CPU op recorded its shapes.
+    pub ops_have_shapes: bool,
+    /// The kernels (by normalised name) launched under each op, by the op and every op
+    /// around it: what TraceLens lists as an op's `kernel_details`.
+    pub op_kernels: BTreeMap<OpKey, BTreeMap<String, KernelUse>>,
     /// The first capture's causes with their time per steady-state step (`inferred`:
     /// the cause's time in the analysed window ÷ steady-state steps, as investigate ranks
     /// them), most time first.
@@ -102,6 +147,8 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         classes: BTreeMap::new(),
         kernels: BTreeMap::new(),
         ops: BTreeMap::new(),
+        ops_have_shapes: false,
+        op_kernels: BTreeMap::new(),
         causes: Vec::new(),
         mean_step: None,
         first_step: loaded.first().and_then(|l| {
@@ -214,7 +261,11 @@ fn add_capture(
             }
         }
     }
-    // Kernel classes and kernels, by the step the analysis placed each activity in.
+    // Kernel classes and kernels, by the step the analysis placed each activity in; each
+    // kernel also under the op that launched it and every op around that one.
+    let events = capture.host_events();
+    let enclosing = enclosing_ops(capture);
+    let mut op_keys: Vec<Option<OpKey>> = vec![None; events.len()];
     for (a, s) in capture.activities().iter().zip(&report.steps.activity_step) {
         let Some(sample) = s.and_then(|s| sample_of[s as usize]) else {
             continue;
@@ -225,14 +276,31 @@ fn add_capture(
         if a.kind != ActivityKind::Kernel {
             continue;
         }
-        let t = side
-            .kernels
-            .entry(normalise_kernel_name(capture.name(a.name)))
-            .or_insert_with(|| Totals {
-                class: a.class.word(),
-                time: vec![Nanos::ZERO; total],
-                count: 0,
-            });
+        let kernel = normalise_kernel_name(capture.name(a.name));
+        let mut op = a
+            .launch()
+            .and_then(|l| capture.host_event(l).parent_op())
+            .map(|id| id.index());
+        while let Some(i) = op {
+            let used = side
+                .op_kernels
+                .entry(
+                    op_keys[i]
+                        .get_or_insert_with(|| op_key(capture, &events[i]))
+                        .clone(),
+                )
+                .or_default()
+                .entry(kernel.clone())
+                .or_default();
+            used.count += 1;
+            used.time += a.dur;
+            op = enclosing[i];
+        }
+        let t = side.kernels.entry(kernel).or_insert_with(|| Totals {
+            class: a.class.word(),
+            time: vec![Nanos::ZERO; total],
+            count: 0,
+        });
         t.time[sample] += a.dur;
         t.count += 1;
     }
@@ -255,16 +323,57 @@ fn add_capture(
         if e.start >= w.end {
             continue;
         }
-        let t = side
-            .ops
-            .entry(capture.name(e.name).to_owned())
-            .or_insert_with(|| Totals {
-                class: "",
-                time: vec![Nanos::ZERO; total],
-                count: 0,
-            });
+        let key = op_key(capture, e);
+        side.ops_have_shapes |= key.dims.is_some();
+        let t = side.ops.entry(key).or_insert_with(|| Totals {
+            class: "",
+            time: vec![Nanos::ZERO; total],
+            count: 0,
+        });
         t.time[sample] += e.dur;
         t.count += 1;
+    }
+}
+
+/// The CPU op around each CPU op on its thread (by host event index; `None` for the
+/// outermost ones and for other events). A parent starts no later and ends no earlier;
+/// of two with the same start, the longer one encloses the other.
+fn enclosing_ops(capture: &Capture) -> Vec<Option<usize>> {
+    let events = capture.host_events();
+    let mut parent = vec![None; events.len()];
+    for thread in capture.threads() {
+        let lo = events.partition_point(|e| e.thread < thread.id);
+        let hi = events.partition_point(|e| e.thread <= thread.id);
+        let mut ops: Vec<usize> = (lo..hi)
+            .filter(|&i| events[i].kind == HostKind::CpuOp)
+            .collect();
+        ops.sort_by_key(|&i| {
+            let e = &events[i];
+            (e.start, std::cmp::Reverse(e.dur), e.source_index)
+        });
+        let mut stack: Vec<usize> = Vec::new();
+        for i in ops {
+            while stack
+                .last()
+                .is_some_and(|&top| events[top].end() < events[i].end())
+            {
+                stack.pop();
+            }
+            parent[i] = stack.last().copied();
+            stack.push(i);
+        }
+    }
+    parent
+}
+
+/// The op's name and recorded shapes.
+fn op_key(capture: &Capture, event: &HostEvent) -> OpKey {
+    OpKey {
+        name: capture.name(event.name).to_owned(),
+        dims: capture.op_shapes(event).map(|s| {
+            let text = capture.name(s.dims);
+            text.chars().filter(|c| !c.is_whitespace()).collect()
+        }),
     }
 }
 

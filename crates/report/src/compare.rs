@@ -59,14 +59,74 @@ pub fn document(c: &Comparison) -> Document {
     let mut ops = Section::new("ops", "6. CPU ops");
     ops.push(Block::Table(named_table("ops", "op", &c.ops)));
     doc.sections.push(ops);
+    doc.sections.push(op_kernels_section(c));
     doc.sections.push(first_step_section(c));
     doc
+}
+
+/// Ops on both sides whose kernels differ: which kernel replaced which, with the op and
+/// its shapes as the evidence (what TraceLens compares per op row).
+fn op_kernels_section(c: &Comparison) -> Section {
+    let mut s = Section::new("op_kernels", "7. Kernels replaced under the same op");
+    if c.op_kernels.is_empty() {
+        s.para("No op found on both sides launched other kernels after than before.");
+        return s;
+    }
+    let mut t = Table::new(
+        "op_kernels",
+        &[
+            "op",
+            "count before",
+            "count after",
+            "kernels before",
+            "kernels after",
+        ],
+    );
+    let kernels = |list: &[(String, compare::KernelUse)]| {
+        let items: Vec<String> = list
+            .iter()
+            .map(|(name, used)| {
+                format!(
+                    "{} ×{} ({})",
+                    short_name(name),
+                    used.count,
+                    used.time.human()
+                )
+            })
+            .collect();
+        Cell::code(items.join("; "))
+    };
+    for r in c.op_kernels.iter().take(TOP_ROWS) {
+        t.push(vec![
+            Cell::code(r.op.clone()),
+            Cell::figure(Figure::count(r.count[0], Label::Measured)),
+            Cell::figure(Figure::count(r.count[1], Label::Measured)),
+            kernels(&r.kernels[0]),
+            kernels(&r.kernels[1]),
+        ]);
+    }
+    s.push(Block::Table(t.with_note(format!(
+        "An op (by name and input shapes, when both sides recorded shapes) on both sides, launching at most 4 kernels on each, and not the same ones: the kernels its instances launched, by normalised name, with their instances and GPU time (measured) over the steady-state steps. Of an op and the op inside it that launched the very same kernels, only the outer one is listed. Most time first; {} of {} rows shown; long kernel names are cut at {SHORT_NAME} characters (section 5 lists them whole).",
+        c.op_kernels.len().min(TOP_ROWS),
+        c.op_kernels.len()
+    ))));
+    s
+}
+
+/// Longest kernel name a table cell shows.
+const SHORT_NAME: usize = 60;
+
+fn short_name(name: &str) -> String {
+    match name.char_indices().nth(SHORT_NAME) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_owned(),
+    }
 }
 
 /// Every event of the first step by name, as Holistic Trace Analysis' `TraceDiff`
 /// compares one iteration of one rank.
 fn first_step_section(c: &Comparison) -> Section {
-    let mut s = Section::new("first_step", "7. First step, every event by name");
+    let mut s = Section::new("first_step", "8. First step, every event by name");
     let (Some((b, _)), Some((a, _))) = (&c.before.first_step, &c.after.first_step) else {
         s.para("A side has no steps in its capture: no first step to compare.");
         return s;

@@ -1,34 +1,24 @@
 //! PyTorch (Kineto) captures: each GPU activity belongs to the outermost modelled ATen op
 //! around the CPU op that launched it (the workspace's launch join, in `CaptureBuilder::finish`);
-//! costs come from that op's `Input Dims`, `Input type` and `Concrete Inputs`.
-//!
-//! The model builder keeps no op arguments, so a second streaming pass over the file reads
-//! the shape arguments of the modelled ops only, keyed by event index (`source_index`).
+//! costs come from that op's `Input Dims`, `Input type` and `Concrete Inputs`, which the
+//! reader keeps as text ([`Capture::op_shapes`]) and this module parses for modelled ops only.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::BTreeMap;
 
-use serde::Deserialize;
-use trace_model::{Capture, Device, DeviceId, DeviceProperties, HostKind, Vendor};
+use trace_model::{Capture, HostEvent, HostKind};
 
-use crate::Error;
 use crate::aten_cost::{ShapeArgs, aten_cost, is_costed_op};
 use crate::model::{RawRow, Rows, TrustItem};
 
-#[derive(Debug, Deserialize)]
-struct ArgsKeys {
-    #[serde(rename = "Input Dims", default)]
-    dims: Option<Vec<serde_json::Value>>,
-    #[serde(rename = "Input type", default)]
-    types: Option<Vec<serde_json::Value>>,
-    #[serde(rename = "Concrete Inputs", default)]
-    concrete: Option<Vec<serde_json::Value>>,
-}
-
-fn to_shape_args(keys: ArgsKeys) -> ShapeArgs {
-    let dims = keys
-        .dims
-        .unwrap_or_default()
+/// The shape arguments of a CPU op, parsed from the texts the capture keeps (empty when
+/// none were recorded; an entry that is not an array of integers reads as no dimensions).
+fn shape_args(capture: &Capture, event: &HostEvent) -> ShapeArgs {
+    let Some(shapes) = capture.op_shapes(event) else {
+        return ShapeArgs::default();
+    };
+    let values =
+        |text: &str| serde_json::from_str::<Vec<serde_json::Value>>(text).unwrap_or_default();
+    let dims = values(capture.name(shapes.dims))
         .iter()
         .map(|d| {
             d.as_array()
@@ -36,79 +26,27 @@ fn to_shape_args(keys: ArgsKeys) -> ShapeArgs {
                 .unwrap_or_default()
         })
         .collect();
-    let text = |v: Option<Vec<serde_json::Value>>| -> Vec<String> {
-        v.unwrap_or_default()
-            .iter()
+    let text = |id: Option<trace_model::StringId>| -> Vec<String> {
+        id.map(|id| values(capture.name(id)))
+            .unwrap_or_default()
+            .into_iter()
             .map(|x| match x {
-                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::String(s) => s,
                 other => other.to_string(),
             })
             .collect()
     };
     ShapeArgs {
         dims,
-        types: text(keys.types),
-        concrete: text(keys.concrete),
+        types: text(shapes.types),
+        concrete: text(shapes.concrete),
     }
 }
 
-/// Shape arguments of every modelled `cpu_op`, by event index, and the devices the
-/// trace's `deviceProperties` describe (also those without activity, which the model drops).
-fn read_shapes(path: &Path) -> Result<(HashMap<u64, ShapeArgs>, Vec<Device>), Error> {
-    let input = load::chrome::open(path)?;
-    let mut out = HashMap::new();
-    let top = load::chrome::read_events_with_args::<_, ArgsKeys>(input, path, |ev| {
-        if ev.cat.as_deref() == Some("cpu_op")
-            && ev.name.as_deref().is_some_and(is_costed_op)
-            && let Some(args) = ev.args
-        {
-            out.insert(ev.index as u64, to_shape_args(args));
-        }
-        Ok(())
-    })?;
-    let described = top
-        .get("deviceProperties")
-        .and_then(|raw| serde_json::from_str::<Vec<serde_json::Value>>(raw.get()).ok())
-        .unwrap_or_default()
-        .iter()
-        .map(|d| {
-            let int = |k: &str| d.get(k).and_then(serde_json::Value::as_i64);
-            let uint = |k: &str| int(k).and_then(|v| u64::try_from(v).ok());
-            let name = d.get("name").and_then(|v| v.as_str()).unwrap_or("");
-            Device {
-                id: DeviceId::new(0),
-                ordinal: int("id").unwrap_or(-1),
-                vendor: if name.contains("AMD")
-                    || d.get("warpSize").and_then(|v| v.as_i64()) == Some(64)
-                {
-                    Vendor::Amd
-                } else if name.contains("NVIDIA") || name.contains("Tesla") {
-                    Vendor::Nvidia
-                } else {
-                    Vendor::Unknown
-                },
-                properties: DeviceProperties {
-                    name: (!name.is_empty()).then(|| name.to_owned()),
-                    compute_capability: int("computeMajor").zip(int("computeMinor")),
-                    total_memory_bytes: uint("totalGlobalMem"),
-                    multiprocessors: uint("numSms"),
-                    clock_rate_khz: uint("clockRate"),
-                    memory_bandwidth_bytes_per_s: None,
-                },
-            }
-        })
-        .collect();
-    Ok((out, described))
-}
-
-/// Rows (before peaks), trust items and total GPU time of a Kineto capture; `shapes_from`
-/// is the Chrome trace file to read the ops' shapes from (`None`: a format that records
-/// none, so every op is without shapes).
-pub(crate) fn rows(shapes_from: Option<&Path>, capture: &Capture) -> Result<Rows, Error> {
-    let (shapes, described) = match shapes_from {
-        Some(path) => read_shapes(path)?,
-        None => Default::default(),
-    };
+/// Rows (before peaks), trust items and total GPU time of a capture with CPU ops (a
+/// format that records no shapes gives ops without shapes, so no costed rows).
+pub(crate) fn rows(capture: &Capture) -> Rows {
+    let described = capture.meta().described_devices.clone();
     let events = capture.host_events();
 
     // The outermost modelled op around (or at) each CPU op, per thread (events are sorted
@@ -179,7 +117,7 @@ pub(crate) fn rows(shapes_from: Option<&Path>, capture: &Capture) -> Result<Rows
     for (op, inst) in instances {
         let event = &events[op];
         let name = capture.name(event.name).to_owned();
-        let args = shapes.get(&event.source_index).cloned().unwrap_or_default();
+        let args = shape_args(capture, event);
         let cost = match aten_cost(&name, &args) {
             Ok(cost) => cost,
             Err(why) if args.dims.iter().all(Vec::is_empty) => {
@@ -270,10 +208,10 @@ pub(crate) fn rows(shapes_from: Option<&Path>, capture: &Capture) -> Result<Rows
             time_ns: not_modelled.1,
         });
     }
-    Ok(Rows {
+    Rows {
         raw: by_signature.into_values().map(|(row, _)| row).collect(),
         trust,
         gpu_time,
         described,
-    })
+    }
 }

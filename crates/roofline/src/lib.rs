@@ -76,9 +76,9 @@ pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
                 reason: "a JAX Chrome trace holds no HLO modules; run roofline on the capture's .xplane.pb".to_owned(),
             });
         }
-        Format::KinetoJson | Format::OtherJson => kineto::rows(Some(file), capture)?,
+        Format::KinetoJson | Format::OtherJson => kineto::rows(capture),
         other => {
-            let mut rows = kineto::rows(None, capture)?;
+            let mut rows = kineto::rows(capture);
             rows.trust.push(TrustItem {
                 code: "format-without-shapes",
                 message: format!(

@@ -114,6 +114,11 @@ impl CaptureBuilder {
         self.host_events.push(event);
     }
 
+    /// Records the shape arguments of the CPU op with this source index.
+    pub fn set_op_shapes(&mut self, source_index: u64, shapes: crate::OpShapes) {
+        self.sides.host_shapes.push(source_index, shapes);
+    }
+
     /// Counts one event left out because its time or end does not fit the representable
     /// range (`Nanos::LIMIT`); readers call it where they meet one. `place` names the file
     /// and the event.
@@ -265,6 +270,7 @@ impl CaptureBuilder {
             activity_bytes,
             activity_graph_ids,
             host_external_ids,
+            host_shapes,
         } = &mut self.sides;
         let (activities, host_events) = (&mut self.activities, &mut self.host_events);
         let (dropped_activities, dropped_host_events) = join(
@@ -287,7 +293,9 @@ impl CaptureBuilder {
                 } else {
                     retain_fitting(host_events, |e| (e.start, e.dur, e.source_index), &fits)
                 };
-                host_external_ids.finish(|index| dropped.binary_search(&index).is_err());
+                let kept = |index: u64| dropped.binary_search(&index).is_err();
+                host_external_ids.finish(kept);
+                host_shapes.finish(kept);
                 dropped
             },
         );

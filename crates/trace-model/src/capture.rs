@@ -558,6 +558,23 @@ pub struct TraceMeta {
     pub producer: Option<String>,
     /// Start and end of the profiling window on the capture's axis, if recorded.
     pub window: Option<(Nanos, Nanos)>,
+    /// Every device the file's metadata describes (Kineto's `deviceProperties`), also
+    /// those without activity, which [`Capture::devices`] leaves out; their `id` is not a
+    /// capture device id and means nothing.
+    pub described_devices: Vec<Device>,
+}
+
+/// The shape arguments PyTorch's profiler records on a CPU op with `record_shapes=True`,
+/// each the JSON text of its array as the file wrote it, interned: `Input Dims`
+/// (`[[8944, 1024], [1024, 2816]]`), `Input type` and `Concrete Inputs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpShapes {
+    /// `Input Dims`: one array per input, empty for non-tensors.
+    pub dims: StringId,
+    /// `Input type`, when recorded.
+    pub types: Option<StringId>,
+    /// `Concrete Inputs` (scalars' values), when recorded.
+    pub concrete: Option<StringId>,
 }
 
 /// One profile: devices, streams, threads, GPU activities and host events, read-only.
@@ -591,6 +608,7 @@ pub(crate) struct SideTables {
     pub(crate) activity_bytes: SideTable<u64>,
     pub(crate) activity_graph_ids: SideTable<i64>,
     pub(crate) host_external_ids: SideTable<i64>,
+    pub(crate) host_shapes: SideTable<OpShapes>,
 }
 
 impl Capture {
@@ -742,6 +760,11 @@ impl Capture {
     /// launches it issued.
     pub fn host_external_id(&self, event: &HostEvent) -> Option<i64> {
         self.sides.host_external_ids.get(event.source_index)
+    }
+
+    /// The shape arguments of a CPU op of this capture, when the profiler recorded them.
+    pub fn op_shapes(&self, event: &HostEvent) -> Option<OpShapes> {
+        self.sides.host_shapes.get(event.source_index)
     }
 
     /// Earliest start and latest end over all GPU activities.

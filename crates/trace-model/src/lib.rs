@@ -53,8 +53,8 @@ pub use builder::{CaptureBuilder, TIME_OUT_OF_RANGE};
 pub use capture::{
     ActivityDetails, ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format,
     GpuActivity, GpuAnnotation, HloModule, HostEvent, HostEventId, HostKind, HostThread,
-    MemcpyDirection, ModuleId, ProcessGroup, Step, StepSource, Stream, StreamId, ThreadId,
-    TraceMeta, Vendor,
+    MemcpyDirection, ModuleId, OpShapes, ProcessGroup, Step, StepSource, Stream, StreamId,
+    ThreadId, TraceMeta, Vendor,
 };
 pub use classify::{
     CollectiveKind, KernelClass, classify_kernel, is_graph_launch_api, memcpy_direction,

@@ -4,9 +4,17 @@
 /// have: a capture where none has it allocates nothing, and one where every event has it
 /// pays what an `Option` in the row cost (16 bytes). Keyed by source index, not position,
 /// so the builder's sort and filter need not move it along with the rows.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SideTable<T> {
     entries: Vec<(u64, T)>,
+}
+
+impl<T> Default for SideTable<T> {
+    fn default() -> Self {
+        SideTable {
+            entries: Vec::new(),
+        }
+    }
 }
 
 impl<T: Copy + Ord> SideTable<T> {

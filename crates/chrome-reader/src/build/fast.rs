@@ -411,6 +411,11 @@ impl<'a> P<'a> {
                 "hlo_module" => a.hlo_module = seen.first(1024, self.opt_string()?)?,
                 "memcpy_details" => a.memcpy_details = seen.first(2048, self.opt_string()?)?,
                 "name" => a.name = seen.first(4096, self.opt_string()?)?,
+                "Input Dims" => a.input_dims = seen.first(8192, Some(self.raw_text()?))?,
+                "Input type" => a.input_types = seen.first(16384, Some(self.raw_text()?))?,
+                "Concrete Inputs" => {
+                    a.concrete_inputs = seen.first(32768, Some(self.raw_text()?))?;
+                }
                 _ => self.skip(1)?,
             }
             self.ws();
@@ -421,6 +426,13 @@ impl<'a> P<'a> {
                 return Some(Some(a));
             }
         }
+    }
+
+    /// Any value, as its JSON text (as `build::raw_text`).
+    fn raw_text(&mut self) -> Option<String> {
+        let start = self.i;
+        self.skip(1)?;
+        Some(self.text.get(start..self.i)?.to_owned())
     }
 
     /// `null` or a string without escapes, owned.
@@ -482,6 +494,7 @@ mod tests {
                     &a.memcpy_details,
                     &a.name,
                     a.step_num,
+                    (&a.input_dims, &a.input_types, &a.concrete_inputs),
                 )
             )
         });

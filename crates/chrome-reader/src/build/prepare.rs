@@ -30,6 +30,8 @@ pub(super) struct LocalExtra {
     pub hlo_op: Option<Local>,
     pub hlo_module: Option<Local>,
     pub memcpy_details: Option<Local>,
+    /// A CPU op's `Input Dims`, `Input type` and `Concrete Inputs` texts.
+    pub shapes: Option<(Local, Option<Local>, Option<Local>)>,
 }
 
 /// A complete event that passed the time checks.
@@ -377,7 +379,12 @@ impl Prep<'_> {
             || args.hlo_op.is_some()
             || args.program_id.is_some()
             || args.memcpy_details.is_some();
-        let extra = if has_gpu_fields {
+        // Shapes of CPU ops only (`record_shapes=True`), and only as an array of inputs.
+        let dims = args
+            .input_dims
+            .as_deref()
+            .filter(|d| cat == Cat::CpuOp && d.starts_with('['));
+        let extra = if has_gpu_fields || dims.is_some() {
             let extra = LocalExtra {
                 stream: args.stream,
                 device: args.device,
@@ -387,6 +394,15 @@ impl Prep<'_> {
                 hlo_op: args.hlo_op.as_deref().map(|s| self.intern(s)),
                 hlo_module: args.hlo_module.as_deref().map(|s| self.intern(s)),
                 memcpy_details: args.memcpy_details.as_deref().map(|s| self.intern(s)),
+                shapes: dims.map(|d| {
+                    let types = args.input_types.as_deref();
+                    let concrete = args.concrete_inputs.as_deref();
+                    (
+                        self.intern(d),
+                        types.map(|s| self.intern(s)),
+                        concrete.map(|s| self.intern(s)),
+                    )
+                }),
             };
             self.out.extras.push(extra);
             Some(self.out.extras.len() as u32 - 1)

@@ -379,6 +379,109 @@ fn h100_against_mi300x_names_the_kernel_renames() {
         && k.row.key.starts_with("Cijk_")));
 }
 
+/// The kernel names of one side of a TraceLens `kernel_details__summarize_kernel_stats`
+/// cell (a Python list of dicts), GPU kernels only (memsets and copies left out).
+fn tracelens_kernels(cell: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for part in cell.split("{'name': ").skip(1) {
+        let quote = part.chars().next().expect("a quoted name");
+        let name = &part[1..part[1..].find(quote).expect("the closing quote") + 1];
+        let count = part
+            .split("'count': ")
+            .nth(1)
+            .and_then(|c| c.split([',', '}']).next())
+            .and_then(|c| c.trim().parse().ok())
+            .expect("a count");
+        if !name.starts_with("Memset") && !name.starts_with("Memcpy") {
+            out.push((compare::normalise_kernel_name(name), count));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// H100 against MI300X by op and shapes, against TraceLens's own comparison of the two
+/// captures (`compare_h100_mi300_qwen_csvs`): every GEMM and SDPA row it found on both
+/// sides is one op row here, with its instances on each side, and the kernels each
+/// side's instances launched (cuBLAS/CUTLASS → hipBLASLt `Cijk_…`, FlashAttention →
+/// the CK/Triton `attn_fwd`) equal TraceLens's.
+#[test]
+fn h100_against_mi300x_matches_tracelens_gemm_and_sdpa_rows_by_shape() {
+    let Some(root) = test_support::traces_dir(
+        "h100_against_mi300x_matches_tracelens_gemm_and_sdpa_rows_by_shape",
+    ) else {
+        return;
+    };
+    let base = root.join("pytorch/tracelens-h100-qwen");
+    let c = compare::compare(&base.join("h100"), &base.join("mi300"), &Config::default())
+        .expect("compares");
+    let reference = base.join("reference/compare_h100_mi300_qwen_csvs");
+    let mut checked = 0;
+    for table in ["GEMM", "SDPA_fwd"] {
+        let path = reference.join(format!("{table}_intersect_mi300.csv"));
+        let mut rdr = csv::Reader::from_path(&path).expect("the TraceLens CSV");
+        let headers = rdr.headers().expect("a header").clone();
+        let col = |name: &str| {
+            headers
+                .iter()
+                .position(|h| h == name)
+                .unwrap_or_else(|| panic!("{}: no column {name}", path.display()))
+        };
+        let (name, dims) = (col("name"), col("h100::Input Dims_first"));
+        let counts = [col("h100::name_count"), col("mi300::name_count")];
+        let kernels = [
+            col("h100::kernel_details__summarize_kernel_stats"),
+            col("mi300::kernel_details__summarize_kernel_stats"),
+        ];
+        for rec in rdr.records() {
+            let rec = rec.expect("a CSV row");
+            let key = compare::OpKey {
+                name: rec[name].to_owned(),
+                dims: Some(rec[dims].chars().filter(|c| !c.is_whitespace()).collect()),
+            };
+            let what = format!("{table}: {key}");
+            let row = c
+                .ops
+                .iter()
+                .find(|r| r.row.key == key.to_string())
+                .unwrap_or_else(|| panic!("{what}: no op row"));
+            assert_eq!(row.presence, Presence::Both, "{what}");
+            let want = counts.map(|i| rec[i].parse::<u64>().expect("a count"));
+            assert_eq!(row.count, want, "{what}");
+            for (side, (s, cell)) in [&c.before, &c.after].into_iter().zip(kernels).enumerate() {
+                let mut ours: Vec<(String, u64)> = s
+                    .op_kernels
+                    .get(&key)
+                    .unwrap_or_else(|| panic!("{what}: no kernels on side {side}"))
+                    .iter()
+                    .map(|(k, u)| (k.clone(), u.count))
+                    .collect();
+                ours.sort();
+                assert_eq!(ours, tracelens_kernels(&rec[cell]), "{what}, side {side}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(
+        checked, 6,
+        "TraceLens found 5 GEMM and 1 SDPA rows on both sides"
+    );
+    // The replacements, each with its op and shapes as evidence (the outermost op that
+    // launched exactly those kernels: `aten::linear` around `aten::mm`).
+    let replaced = |before: &str, after: &str| {
+        c.op_kernels.iter().any(|r| {
+            r.kernels[0].iter().any(|k| k.0.starts_with(before))
+                && r.kernels[1].iter().any(|k| k.0.starts_with(after))
+        })
+    };
+    assert!(replaced("sm90_xmma_gemm_", "Cijk_"), "{:#?}", c.op_kernels);
+    assert!(
+        replaced("pytorch_flash::flash_fwd_kernel", "attn_fwd"),
+        "{:#?}",
+        c.op_kernels
+    );
+}
+
 /// Every shared capture: Kineto files, complete rank folders, JAX captures (JSON, XSpace
 /// and directory), and the Nsight Systems and ROCm captures with GPU work.
 fn shared_inputs(root: &Path) -> Vec<PathBuf> {

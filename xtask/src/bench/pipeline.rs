@@ -1,0 +1,145 @@
+//! `cargo xtask bench --pipeline`: the whole-process cost of the tools that run several
+//! analyses on one load, each as a ratio to the tool that only loads and summarises:
+//! investigate ÷ skip-stats on `hta-v100-2rank-large` (target ≤ 2×), investigate ÷
+//! trace-info on the largest shared XSpace, and compare of a capture with itself ÷ two
+//! skip-stats runs on it (target ≤ 2.5×). Runs alternate between the two tools of a row,
+//! so load on the machine falls on both alike; each figure is the median.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{Row, median, run_quiet, timed_rss};
+
+/// The Kineto capture of the investigate and compare rows, relative to the traces folder.
+const KINETO: &str = "pytorch/hta-v100-2rank-large/df_index_resolver.json.gz";
+
+/// Builds the four tools in release mode and appends the rows.
+pub(super) fn rows(
+    root: &Path,
+    traces: &Path,
+    scratch: &Path,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    eprintln!("building release binaries (skip-stats, trace-info, investigate, compare)…");
+    let mut args = vec!["build", "--release", "--quiet"];
+    for (package, bin) in [
+        ("skip-stats", "skip-stats"),
+        ("trace-info", "trace-info"),
+        ("investigate", "investigate"),
+        ("compare-tool", "compare"),
+    ] {
+        args.extend(["-p", package, "--bin", bin]);
+    }
+    let status = super::cargo()
+        .current_dir(root)
+        .args(&args)
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !status.success() {
+        return Err("release build failed".to_string());
+    }
+    let release = super::target_dir(root).join("release");
+    let bin = |name: &str| release.join(name).display().to_string();
+    let kineto = traces.join(KINETO);
+    if !kineto.is_file() {
+        return Err(format!(
+            "{}: not found (TRACEWISE_TRACES)",
+            kineto.display()
+        ));
+    }
+    let k = kineto.display().to_string();
+    let out = |name: &str| scratch.join(name).display().to_string();
+    let (inv_out, cmp_out) = (out("pipeline-investigate"), out("pipeline-compare"));
+    let (skip, inv, cmp) = (bin("skip-stats"), bin("investigate"), bin("compare"));
+
+    let (a, b) = alternate(
+        runs,
+        || run_quiet(&inv, &[&k, "--out", &inv_out, "--overwrite"]),
+        || run_quiet(&skip, &[&k]),
+    )?;
+    push_ratio(rows, "investigate ÷ skip-stats", KINETO, a, b, "≤ 2×");
+
+    let (a, b) = alternate(
+        runs,
+        || run_quiet(&cmp, &[&k, &k, "--out", &cmp_out, "--overwrite"]),
+        || {
+            run_quiet(&skip, &[&k])?;
+            run_quiet(&skip, &[&k])
+        },
+    )?;
+    push_ratio(
+        rows,
+        "compare (the capture with itself) ÷ two skip-stats runs",
+        KINETO,
+        a,
+        b,
+        "≤ 2.5×",
+    );
+    let (_, rss_kb) = timed_rss(&cmp, &[&k, &k, "--out", &cmp_out, "--overwrite"])?;
+    rows.push(Row {
+        what: format!("compare peak RSS, {KINETO} with itself"),
+        value: format!("{} MB", rss_kb / 1024),
+        target: "-".into(),
+    });
+
+    if let Some(xspace) = largest_xspace(traces) {
+        let x = xspace.display().to_string();
+        let name = xspace
+            .strip_prefix(traces)
+            .unwrap_or(&xspace)
+            .display()
+            .to_string();
+        let info = bin("trace-info");
+        let (a, b) = alternate(
+            runs,
+            || run_quiet(&inv, &[&x, "--out", &inv_out, "--overwrite"]),
+            || run_quiet(&info, &[&x]),
+        )?;
+        push_ratio(rows, "investigate ÷ trace-info", &name, a, b, "-");
+    }
+    Ok(())
+}
+
+/// Median wall seconds of `a` and of `b`, run in turn `runs` times each.
+fn alternate(
+    runs: usize,
+    mut a: impl FnMut() -> Result<(), String>,
+    mut b: impl FnMut() -> Result<(), String>,
+) -> Result<(f64, f64), String> {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        a()?;
+        ta.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        b()?;
+        tb.push(t.elapsed().as_secs_f64());
+    }
+    Ok((median(ta), median(tb)))
+}
+
+fn push_ratio(rows: &mut Vec<Row>, what: &str, input: &str, a: f64, b: f64, target: &str) {
+    rows.push(Row {
+        what: format!("{what}, {input}"),
+        value: format!("{:.2}× ({a:.3} s vs {b:.3} s)", a / b),
+        target: target.into(),
+    });
+}
+
+/// The largest `.xplane.pb` under `jax/`.
+fn largest_xspace(traces: &Path) -> Option<PathBuf> {
+    let mut found: Vec<(u64, PathBuf)> = Vec::new();
+    let mut dirs = vec![traces.join("jax")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().ends_with(".xplane.pb") {
+                found.push((entry.metadata().map_or(0, |m| m.len()), path));
+            }
+        }
+    }
+    found.into_iter().max().map(|(_, p)| p)
+}
