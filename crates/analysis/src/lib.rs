@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 mod budget;
+mod causes;
 mod error;
 mod gaps;
 mod input;
@@ -67,6 +68,7 @@ mod warmup;
 pub use budget::{
     Budget, BudgetCheck, BusyKind, StreamBudget, Window, budget_of, device_budget, stream_budgets,
 };
+pub use causes::{Cause, CauseKey, causes};
 pub use error::{Error, error_chain};
 pub use gaps::{
     Gap, GapCause, GapCauses, GapEvidence, GapHost, HostTime, IdleCauses, LAUNCH_LATENCY,

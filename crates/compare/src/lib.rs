@@ -41,9 +41,9 @@ mod side;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use analysis::GapCause;
 use trace_model::Nanos;
 
+pub use analysis::CauseKey;
 pub use names::normalise_kernel_name;
 pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, Totals};
 
@@ -95,65 +95,6 @@ pub enum Error {
         #[source]
         source: Box<analysis::Error>,
     },
-}
-
-/// A cause investigate ranks, by a key that survives rewording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
-pub enum CauseKey {
-    /// Idle time of the critical stream by gap cause.
-    Gap(GapCause),
-    /// Collective time no compute overlaps on a GPU.
-    ExposedCollective {
-        /// The GPU's position among the capture's GPUs, by ordinal (a rank's one GPU is
-        /// 0, whatever its ordinal).
-        gpu: usize,
-    },
-    /// Copy time no compute or collective overlaps on a GPU.
-    ExposedMemcpy {
-        /// The GPU's position, as for `ExposedCollective`.
-        gpu: usize,
-    },
-    /// Layout transposes on the critical stream.
-    Layout,
-    /// Elementwise, activation and normalisation kernels on the critical stream.
-    Elementwise,
-}
-
-impl CauseKey {
-    /// A stable machine-readable name (`gap:host-not-launched`, `exposed-collective:0`).
-    pub fn code(self) -> String {
-        match self {
-            CauseKey::Gap(c) => format!(
-                "gap:{}",
-                match c {
-                    GapCause::HostNotLaunched => "host-not-launched",
-                    GapCause::StreamOrEvent => "stream-or-event",
-                    GapCause::SyncCall => "sync-call",
-                    _ => "unknown",
-                }
-            ),
-            CauseKey::ExposedCollective { gpu } => format!("exposed-collective:{gpu}"),
-            CauseKey::ExposedMemcpy { gpu } => format!("exposed-memcpy:{gpu}"),
-            CauseKey::Layout => "layout".to_owned(),
-            CauseKey::Elementwise => "elementwise".to_owned(),
-        }
-    }
-
-    /// The cause in words.
-    pub fn describe(self) -> String {
-        match self {
-            CauseKey::Gap(c) => format!("critical stream idle: {}", c.label()),
-            CauseKey::ExposedCollective { gpu } => {
-                format!("exposed collective time on GPU #{gpu}")
-            }
-            CauseKey::ExposedMemcpy { gpu } => format!("exposed copy time on GPU #{gpu}"),
-            CauseKey::Layout => "layout transposes on the critical stream".to_owned(),
-            CauseKey::Elementwise => {
-                "elementwise/norm/activation kernels on the critical stream".to_owned()
-            }
-        }
-    }
 }
 
 /// Median and spread of one side's samples (all `measured`).

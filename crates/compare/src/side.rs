@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use analysis::{GapCause, SkipReport, StepOrigin, Window};
-use trace_model::{ActivityKind, Capture, HostEvent, HostKind, KernelClass, Nanos};
+use analysis::{SkipReport, StepOrigin, Window};
+use trace_model::{ActivityKind, Capture, HostEvent, HostKind, Nanos};
 
 use crate::CauseKey;
 use crate::names::normalise_kernel_name;
@@ -395,48 +395,17 @@ fn gpu_positions(capture: &Capture) -> Vec<usize> {
     positions
 }
 
-/// The causes investigate ranks, each with its time per steady-state step.
+/// The causes investigate ranks ([`analysis::causes`]), each with its time per
+/// steady-state step.
 fn causes(
     r: &SkipReport,
     capture: &Capture,
     window: Window,
     steps: usize,
 ) -> Vec<(CauseKey, Nanos)> {
-    let mut out: Vec<(CauseKey, Nanos)> = Vec::new();
-    if let Some(gc) = &r.gap_causes {
-        for cause in [
-            GapCause::HostNotLaunched,
-            GapCause::StreamOrEvent,
-            GapCause::SyncCall,
-        ] {
-            out.push((CauseKey::Gap(cause), gc.time(cause)));
-        }
-    }
-    let mut devices: Vec<&analysis::DeviceRow> = r.devices.iter().collect();
-    devices.sort_by_key(|d| d.device);
-    for (gpu, d) in devices.into_iter().enumerate() {
-        out.push((CauseKey::ExposedCollective { gpu }, d.budget.collective));
-        out.push((CauseKey::ExposedMemcpy { gpu }, d.budget.memcpy));
-    }
-    if let Some(crit) = r.critical_stream() {
-        out.push((
-            CauseKey::Layout,
-            analysis::stream_time(capture, crit.stream_id, window, |a| {
-                a.class == KernelClass::Layout
-            }),
-        ));
-        out.push((
-            CauseKey::Elementwise,
-            analysis::stream_time(capture, crit.stream_id, window, |a| {
-                matches!(a.class, KernelClass::Elementwise | KernelClass::Norm)
-            }),
-        ));
-    }
     let steps = steps as i64;
-    let mut out: Vec<(CauseKey, Nanos)> = out
+    analysis::causes(r, capture, window)
         .into_iter()
-        .map(|(k, t)| (k, Nanos(t.0 / steps)))
-        .collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    out
+        .map(|c| (c.key, Nanos(c.time.0 / steps)))
+        .collect()
 }

@@ -1223,7 +1223,7 @@ const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the anal
 /// Step 6: causes on the critical stream, ranked by their share of its window.
 fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) -> Section {
     let mut s = Section::new("change", "6. What to change, ranked");
-    let mut causes: Vec<(String, Nanos, String)> = Vec::new();
+    let mut causes: Vec<(analysis::CauseKey, String, Nanos, String)> = Vec::new();
     let r = &a.reports[0];
     let Some(capture) = loaded.first().map(|l| &l.capture) else {
         s.para("No capture: nothing to rank.");
@@ -1304,103 +1304,89 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
         }
         k.join("; ")
     };
-    if let Some(gc) = &r.gap_causes {
-        let evidence = |c: analysis::GapCause| {
+    let evidence = |c: analysis::GapCause| {
+        r.gap_causes.as_ref().map_or_else(String::new, |gc| {
             gc.evidence_of(c)
                 .take(2)
                 .map(|e| e.what.clone())
                 .collect::<Vec<_>>()
                 .join("; ")
-        };
-        causes.push((
-            format!(
-                "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
-                evidence(analysis::GapCause::HostNotLaunched)
-            ),
-            gc.host_not_launched,
-            host_knobs,
-        ));
-        causes.push((
-            format!(
-                "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
-                evidence(analysis::GapCause::StreamOrEvent)
-            ),
-            gc.stream_or_event,
-            "look at what the awaited stream runs at that time (the swimlanes): overlap it with compute, split it, or remove the cross-stream wait; for collectives, check for a straggler rank".to_owned(),
-        ));
-        causes.push((
-            format!(
-                "the host is blocked in a synchronising call, waiting for the GPU, while the critical stream idles (evidence: {})",
-                evidence(analysis::GapCause::SyncCall)
-            ),
-            gc.sync_call,
-            if jax {
-                "no host round trips inside the step (block_until_ready, device_get, printing device values); keep values on the device".to_owned()
-            } else {
-                "remove synchronisations inside the step (.item(), .cpu(), printing tensors, blocking copies): pinned memory with non_blocking copies, keep values on the GPU, move checks after the step".to_owned()
-            },
-        ));
-    }
-    for d in &r.devices {
-        let b = &d.budget;
-        causes.push((
-            format!("communication no compute overlaps on GPU {} (exposed collective time)", d.device),
-            b.collective,
-            "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first".to_owned(),
-        ));
-        causes.push((
-            format!("copies no compute overlaps on GPU {} (exposed memcpy time)", d.device),
-            b.memcpy,
-            "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU".to_owned(),
-        ));
-    }
-    if let Some(crit) = r.critical_stream() {
-        let elementwise = analysis::stream_time(capture, crit.stream_id, window, |a| {
-            matches!(
-                a.class,
-                trace_model::KernelClass::Elementwise | trace_model::KernelClass::Norm
-            )
-        });
-        let layout = analysis::stream_time(capture, crit.stream_id, window, |a| {
-            a.class == trace_model::KernelClass::Layout
-        });
-        causes.push((
-            "layout transposes on the critical stream (NCHW/NHWC conversions, batched transposes, transpose fusions, im2col: data movement for a convolution or GEMM)".into(),
-            layout,
-            if jax {
-                "choose layouts the convolution kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated), so XLA inserts no transposes around them".to_owned()
-            } else {
-                "channels-last memory format (model.to(memory_format=torch.channels_last) and the inputs), so cuDNN/MIOpen convolutions skip their NCHW/NHWC conversions".to_owned()
-            },
-        ));
-        causes.push((
-            "elementwise/norm/activation kernels on the critical stream (memory-bound)".into(),
-            elementwise,
-            if jax {
-                "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions".to_owned()
-            } else if practices.compiled.is_some() {
-                "already compiled: the remaining ones are outside compiled regions (graph breaks) or Inductor's own; fused norm/activation/residual kernels, fewer dtype casts".to_owned()
-            } else {
-                "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts".to_owned()
-            },
-        ));
-        if let Some(e) = &practices.eager_attention {
-            let attention = analysis::stream_time(capture, crit.stream_id, window, |a| {
-                analysis::is_eager_attention_kernel(capture, a)
-            });
-            causes.push((
+        })
+    };
+    for cause in analysis::causes(r, capture, window) {
+        use analysis::{CauseKey, GapCause};
+        let gpu = cause.device.unwrap_or_default();
+        let (what, knobs) = match cause.key {
+            CauseKey::Gap(GapCause::HostNotLaunched) => (
                 format!(
-                    "eager attention on the critical stream ({}; {} of all GPU time)",
-                    e.evidence,
-                    share_text(e)
+                    "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
+                    evidence(GapCause::HostNotLaunched)
                 ),
-                attention,
-                "torch.nn.functional.scaled_dot_product_attention (FlashAttention or memory-efficient backend), or another fused attention kernel: it replaces the softmax and both batched matmuls; the estimate assumes the fused kernel's own time is small beside them".to_owned(),
-            ));
-        }
+                host_knobs.clone(),
+            ),
+            CauseKey::Gap(GapCause::StreamOrEvent) => (
+                format!(
+                    "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
+                    evidence(GapCause::StreamOrEvent)
+                ),
+                "look at what the awaited stream runs at that time (the swimlanes): overlap it with compute, split it, or remove the cross-stream wait; for collectives, check for a straggler rank".to_owned(),
+            ),
+            CauseKey::Gap(GapCause::SyncCall) => (
+                format!(
+                    "the host is blocked in a synchronising call, waiting for the GPU, while the critical stream idles (evidence: {})",
+                    evidence(GapCause::SyncCall)
+                ),
+                if jax {
+                    "no host round trips inside the step (block_until_ready, device_get, printing device values); keep values on the device".to_owned()
+                } else {
+                    "remove synchronisations inside the step (.item(), .cpu(), printing tensors, blocking copies): pinned memory with non_blocking copies, keep values on the GPU, move checks after the step".to_owned()
+                },
+            ),
+            CauseKey::ExposedCollective { .. } => (
+                format!("communication no compute overlaps on GPU {gpu} (exposed collective time)"),
+                "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first".to_owned(),
+            ),
+            CauseKey::ExposedMemcpy { .. } => (
+                format!("copies no compute overlaps on GPU {gpu} (exposed memcpy time)"),
+                "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU".to_owned(),
+            ),
+            CauseKey::Layout => (
+                "layout transposes on the critical stream (NCHW/NHWC conversions, batched transposes, transpose fusions, im2col: data movement for a convolution or GEMM)".into(),
+                if jax {
+                    "choose layouts the convolution kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated), so XLA inserts no transposes around them".to_owned()
+                } else {
+                    "channels-last memory format (model.to(memory_format=torch.channels_last) and the inputs), so cuDNN/MIOpen convolutions skip their NCHW/NHWC conversions".to_owned()
+                },
+            ),
+            CauseKey::Elementwise => (
+                "elementwise/norm/activation kernels on the critical stream (memory-bound)".into(),
+                if jax {
+                    "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions".to_owned()
+                } else if practices.compiled.is_some() {
+                    "already compiled: the remaining ones are outside compiled regions (graph breaks) or Inductor's own; fused norm/activation/residual kernels, fewer dtype casts".to_owned()
+                } else {
+                    "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts".to_owned()
+                },
+            ),
+            CauseKey::EagerAttention => {
+                let Some(e) = &practices.eager_attention else {
+                    continue;
+                };
+                (
+                    format!(
+                        "eager attention on the critical stream ({}; {} of all GPU time)",
+                        e.evidence,
+                        share_text(e)
+                    ),
+                    "torch.nn.functional.scaled_dot_product_attention (FlashAttention or memory-efficient backend), or another fused attention kernel: it replaces the softmax and both batched matmuls; the estimate assumes the fused kernel's own time is small beside them".to_owned(),
+                )
+            }
+            _ => continue,
+        };
+        causes.push((cause.key, what, cause.time, knobs));
     }
-    causes.retain(|c| c.1.0 > 0);
-    causes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    causes.retain(|c| c.2.0 > 0);
+    causes.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
     let share = |t: Nanos| t.0 as f64 / span.0.max(1) as f64;
     let mut t = Table::new(
         "what_to_change",
@@ -1411,9 +1397,10 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
             "time per step",
             "step time if it went away",
             "knobs to try (hypotheses)",
+            "key",
         ],
     );
-    for (i, (what, time, knobs)) in causes.iter().enumerate() {
+    for (i, (key, what, time, knobs)) in causes.iter().enumerate() {
         let each = per_step(*time);
         let after = Nanos((mean_step.0 - each.0).max(0));
         t.push(vec![
@@ -1428,9 +1415,10 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
                 )),
             )),
             Cell::text(knobs.clone()),
+            Cell::code(key.code()),
         ]);
     }
-    if let Some((what, time, _)) = causes.first() {
+    if let Some((_, what, time, _)) = causes.first() {
         findings.push(Finding::new(vec![
             Span::text(format!("First thing to change: {what}, ")),
             Span::Figure(Figure::percent(100.0 * share(*time), Label::Measured)),
@@ -1449,7 +1437,7 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
         ]));
     }
     s.push(Block::Table(t.with_note(format!(
-        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred ({PER_STEP_FORMULA}); the knobs are hypotheses to test with a new capture."
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred ({PER_STEP_FORMULA}); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json)."
     ))));
     s
 }

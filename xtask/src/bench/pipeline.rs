@@ -51,12 +51,15 @@ pub(super) fn rows(
     let k = kineto.display().to_string();
     let out = |name: &str| scratch.join(name).display().to_string();
     let (inv_out, cmp_out) = (out("pipeline-investigate"), out("pipeline-compare"));
+    // skip-stats writes its rows.csv too: into the scratch folder, like the others' reports.
+    let skip_out = out("pipeline-skip-stats");
+    let skip_args = [k.as_str(), "--out", &skip_out, "--overwrite"];
     let (skip, inv, cmp) = (bin("skip-stats"), bin("investigate"), bin("compare"));
 
     let (a, b) = alternate(
         runs,
         || run_quiet(&inv, &[&k, "--out", &inv_out, "--overwrite"]),
-        || run_quiet(&skip, &[&k]),
+        || run_quiet(&skip, &skip_args),
     )?;
     push_ratio(rows, "investigate ÷ skip-stats", KINETO, a, b, "≤ 2×");
 
@@ -64,8 +67,8 @@ pub(super) fn rows(
         runs,
         || run_quiet(&cmp, &[&k, &k, "--out", &cmp_out, "--overwrite"]),
         || {
-            run_quiet(&skip, &[&k])?;
-            run_quiet(&skip, &[&k])
+            run_quiet(&skip, &skip_args)?;
+            run_quiet(&skip, &skip_args)
         },
     )?;
     push_ratio(

@@ -1,0 +1,190 @@
+//! The causes of lost step time investigate ranks and compare checks: each with a key that
+//! survives rewording ([`CauseKey`]) and its time inside the analysed window, computed in
+//! one place so that a prediction and its later check count the same time.
+
+use trace_model::{Capture, KernelClass, Nanos};
+
+use crate::{GapCause, SkipReport, Window, is_eager_attention_kernel, practices, stream_time};
+
+/// A cause investigate ranks, by a key that survives rewording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum CauseKey {
+    /// Idle time of the critical stream by gap cause (never [`GapCause::Unknown`]).
+    Gap(GapCause),
+    /// Collective time no compute overlaps on a GPU.
+    ExposedCollective {
+        /// The GPU's position among the capture's GPUs, by ordinal (a rank's one GPU is
+        /// 0, whatever its ordinal).
+        gpu: usize,
+    },
+    /// Copy time no compute or collective overlaps on a GPU.
+    ExposedMemcpy {
+        /// The GPU's position, as for `ExposedCollective`.
+        gpu: usize,
+    },
+    /// Layout transposes on the critical stream.
+    Layout,
+    /// Elementwise, activation and normalisation kernels on the critical stream.
+    Elementwise,
+    /// Eager (unfused) attention kernels on the critical stream.
+    EagerAttention,
+}
+
+impl CauseKey {
+    /// A stable machine-readable name (`gap:host-not-launched`, `exposed-collective:0`);
+    /// [`CauseKey::from_code`] reads it back.
+    pub fn code(self) -> String {
+        match self {
+            CauseKey::Gap(c) => format!(
+                "gap:{}",
+                match c {
+                    GapCause::HostNotLaunched => "host-not-launched",
+                    GapCause::StreamOrEvent => "stream-or-event",
+                    GapCause::SyncCall => "sync-call",
+                    GapCause::Unknown => "unknown",
+                }
+            ),
+            CauseKey::ExposedCollective { gpu } => format!("exposed-collective:{gpu}"),
+            CauseKey::ExposedMemcpy { gpu } => format!("exposed-memcpy:{gpu}"),
+            CauseKey::Layout => "layout".to_owned(),
+            CauseKey::Elementwise => "elementwise".to_owned(),
+            CauseKey::EagerAttention => "eager-attention".to_owned(),
+        }
+    }
+
+    /// The key a [`CauseKey::code`] names.
+    pub fn from_code(code: &str) -> Option<CauseKey> {
+        let gpu = |rest: &str| rest.parse::<usize>().ok();
+        Some(match code {
+            "gap:host-not-launched" => CauseKey::Gap(GapCause::HostNotLaunched),
+            "gap:stream-or-event" => CauseKey::Gap(GapCause::StreamOrEvent),
+            "gap:sync-call" => CauseKey::Gap(GapCause::SyncCall),
+            "gap:unknown" => CauseKey::Gap(GapCause::Unknown),
+            "layout" => CauseKey::Layout,
+            "elementwise" => CauseKey::Elementwise,
+            "eager-attention" => CauseKey::EagerAttention,
+            _ => {
+                if let Some(rest) = code.strip_prefix("exposed-collective:") {
+                    CauseKey::ExposedCollective { gpu: gpu(rest)? }
+                } else {
+                    CauseKey::ExposedMemcpy {
+                        gpu: gpu(code.strip_prefix("exposed-memcpy:")?)?,
+                    }
+                }
+            }
+        })
+    }
+
+    /// The cause in words.
+    pub fn describe(self) -> String {
+        match self {
+            CauseKey::Gap(c) => format!("critical stream idle: {}", c.label()),
+            CauseKey::ExposedCollective { gpu } => {
+                format!("exposed collective time on GPU #{gpu}")
+            }
+            CauseKey::ExposedMemcpy { gpu } => format!("exposed copy time on GPU #{gpu}"),
+            CauseKey::Layout => "layout transposes on the critical stream".to_owned(),
+            CauseKey::Elementwise => {
+                "elementwise/norm/activation kernels on the critical stream".to_owned()
+            }
+            CauseKey::EagerAttention => "eager attention on the critical stream".to_owned(),
+        }
+    }
+}
+
+/// One cause and its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cause {
+    /// Which cause.
+    pub key: CauseKey,
+    /// The GPU's ordinal, for the per-GPU causes.
+    pub device: Option<i64>,
+    /// Its time inside the window (`measured`: a sum of the capture's own intervals).
+    pub time: Nanos,
+}
+
+/// Every cause of `r`'s analysed window, those of zero time too, most time first (then by
+/// key): the idle time of the critical stream by gap cause, each GPU's exposed collective
+/// and copy time (GPUs by ordinal), and the layout, elementwise and (where the capture runs
+/// eager attention) attention kernels on the critical stream.
+pub fn causes(r: &SkipReport, capture: &Capture, window: Window) -> Vec<Cause> {
+    let mut out: Vec<Cause> = Vec::new();
+    let mut push = |key, device, time| out.push(Cause { key, device, time });
+    if let Some(gc) = &r.gap_causes {
+        for cause in [
+            GapCause::HostNotLaunched,
+            GapCause::StreamOrEvent,
+            GapCause::SyncCall,
+        ] {
+            push(CauseKey::Gap(cause), None, gc.time(cause));
+        }
+    }
+    let mut devices: Vec<&crate::DeviceRow> = r.devices.iter().collect();
+    devices.sort_by_key(|d| d.device);
+    for (gpu, d) in devices.into_iter().enumerate() {
+        let device = Some(d.device);
+        push(
+            CauseKey::ExposedCollective { gpu },
+            device,
+            d.budget.collective,
+        );
+        push(CauseKey::ExposedMemcpy { gpu }, device, d.budget.memcpy);
+    }
+    if let Some(crit) = r.critical_stream() {
+        let on_critical = |keep: &dyn Fn(&trace_model::GpuActivity) -> bool| {
+            stream_time(capture, crit.stream_id, window, keep)
+        };
+        push(
+            CauseKey::Layout,
+            None,
+            on_critical(&|a| a.class == KernelClass::Layout),
+        );
+        push(
+            CauseKey::Elementwise,
+            None,
+            on_critical(&|a| matches!(a.class, KernelClass::Elementwise | KernelClass::Norm)),
+        );
+        if practices(capture).eager_attention.is_some() {
+            push(
+                CauseKey::EagerAttention,
+                None,
+                on_critical(&|a| is_eager_attention_kernel(capture, a)),
+            );
+        }
+    }
+    out.sort_by(|a, b| b.time.cmp(&a.time).then(a.key.cmp(&b.key)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_reads_back() {
+        let keys = [
+            CauseKey::Gap(GapCause::HostNotLaunched),
+            CauseKey::Gap(GapCause::StreamOrEvent),
+            CauseKey::Gap(GapCause::SyncCall),
+            CauseKey::Gap(GapCause::Unknown),
+            CauseKey::ExposedCollective { gpu: 3 },
+            CauseKey::ExposedMemcpy { gpu: 0 },
+            CauseKey::Layout,
+            CauseKey::Elementwise,
+            CauseKey::EagerAttention,
+        ];
+        for k in keys {
+            assert_eq!(CauseKey::from_code(&k.code()), Some(k), "{}", k.code());
+        }
+        for bad in [
+            "",
+            "gap:",
+            "exposed-collective:x",
+            "exposed-memcpy:-1",
+            "layouts",
+        ] {
+            assert_eq!(CauseKey::from_code(bad), None, "{bad}");
+        }
+    }
+}
