@@ -275,14 +275,18 @@ impl Report {
 
     /// Median, min and max duration of the steady-state steps.
     pub fn steady_step_spread(&self) -> Option<Spread> {
-        Spread::of(
-            self.steps
-                .steps
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| self.warm_up.all || self.warm_up.steps.binary_search(i).is_err())
-                .map(|(_, s)| s.duration()),
-        )
+        Spread::of(self.steady_step_durations())
+    }
+
+    /// The steady-state steps' durations, in step order.
+    pub fn steady_step_durations(&self) -> Vec<Nanos> {
+        self.steps
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.warm_up.all || self.warm_up.steps.binary_search(i).is_err())
+            .map(|(_, s)| s.duration())
+            .collect()
     }
 
     /// The critical stream's row.

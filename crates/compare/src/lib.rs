@@ -1,6 +1,7 @@
 //! Before/after comparison of two captures: did the change help, and as much as predicted?
 //!
-//! Each side (any input [`load::load`] reads) is loaded once and analysed once (the
+//! Each side (any input [`load::load`] reads, or investigate's `report.json` of one: its
+//! step figures and causes only) is loaded once and analysed once (the
 //! skip-stats analysis); every figure is kept as a series with one sample per
 //! steady-state step of every rank. Then, row by row (step time, each stream's budget
 //! part, each kernel class, each kernel by normalised name, each CPU op):
@@ -36,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod names;
+mod report_side;
 mod side;
 
 use std::collections::BTreeMap;
@@ -85,6 +87,16 @@ pub enum Error {
         /// The loader's error (boxed: it is large beside the `Ok` value).
         #[source]
         source: Box<load::Error>,
+    },
+    /// A side is a report.json that cannot be read as one.
+    #[error("{side}: {path}: {message}")]
+    Report {
+        /// `before` or `after`.
+        side: &'static str,
+        /// The report.json.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        message: String,
     },
     /// A side could not be analysed.
     #[error("{side}: {source}")]
@@ -175,7 +187,10 @@ pub struct Row {
 
 impl Row {
     fn new(key: String, before: &[Nanos], after: &[Nanos], config: &Config) -> Row {
-        let (b, a) = (Stat::of(before), Stat::of(after));
+        Row::of_stats(key, Stat::of(before), Stat::of(after), config)
+    }
+
+    fn of_stats(key: String, b: Stat, a: Stat, config: &Config) -> Row {
         let delta = a.median - b.median;
         let noise = b
             .spread(config.median_floor)
@@ -311,6 +326,13 @@ pub struct FirstStepRow {
 /// Loads `before` and `after` (each once) and compares them.
 pub fn compare(before: &Path, after: &Path, config: &Config) -> Result<Comparison, Error> {
     let side = |path: &Path, name: &'static str| -> Result<Side, Error> {
+        if report_side::is_report(path) {
+            return report_side::read(path).map_err(|message| Error::Report {
+                side: name,
+                path: path.to_path_buf(),
+                message,
+            });
+        }
         let loaded = load::load(path).map_err(|source| Error::Load {
             side: name,
             source: Box::new(source),
@@ -333,12 +355,28 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
 
 /// Compares two summarised sides.
 pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
-    let step_time = Row::new(
+    let step_time = Row::of_stats(
         "step time".to_owned(),
-        &before.step_time,
-        &after.step_time,
+        before.step_stat(),
+        after.step_stat(),
         config,
     );
+    // A report side knows its step figures and causes only: the other tables need both
+    // captures.
+    let (before, after, report_side) = if before.from_report || after.from_report {
+        let strip = |s: Side| Side {
+            budgets: Default::default(),
+            classes: Default::default(),
+            kernels: Default::default(),
+            ops: Default::default(),
+            op_kernels: Default::default(),
+            first_step: None,
+            ..s
+        };
+        (strip(before), strip(after), true)
+    } else {
+        (before, after, false)
+    };
     let budgets = keyed_rows(&before.budgets, &after.budgets, config, |k| {
         let (rank, device, place, part) = *k;
         let ordinal = |s: &Side| s.stream_ordinals.get(&(rank, device, place)).copied();
@@ -367,7 +405,7 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
     let realized_gain = before_minus_after(&step_time);
     let mut reasons = comparable(&before, &after, config);
     for (side, share) in ["before", "after"].iter().zip(kernel_overlap) {
-        if share < config.min_kernel_overlap && !before.kernels.is_empty() {
+        if share < config.min_kernel_overlap && !before.kernels.is_empty() && !report_side {
             reasons.push(format!(
                 "only {:.0} % of the {side} side's kernel time is in kernels the other side runs too (at least {:.0} % expected of the same work)",
                 100.0 * share,

@@ -114,12 +114,51 @@ pub struct Side {
     /// The first capture's first step (lowest number), every event in it by name (see
     /// [`crate::names_in_step`]); `None` without steps in the capture.
     pub first_step: Option<(i64, BTreeMap<String, crate::NameTotals>)>,
+    /// Read from an investigate report.json, not a capture: only the step figures and
+    /// the causes are known.
+    pub from_report: bool,
+    /// The step-time figures a report states (`read`), in place of `step_time`'s samples.
+    pub step_stat: Option<crate::Stat>,
 }
 
 impl Side {
     /// Number of samples: steady-state steps summed over captures.
     pub fn samples(&self) -> usize {
         self.step_time.len()
+    }
+
+    /// A side of `input` with nothing in it yet.
+    pub fn empty(input: &Path) -> Side {
+        Side {
+            label: input.display().to_string(),
+            format: String::new(),
+            gpu_models: Vec::new(),
+            gpu_vendors: Vec::new(),
+            devices: 0,
+            captures: 0,
+            step_origin: String::new(),
+            has_steps: false,
+            steady_steps: 0,
+            step_time: Vec::new(),
+            budgets: BTreeMap::new(),
+            stream_ordinals: BTreeMap::new(),
+            classes: BTreeMap::new(),
+            kernels: BTreeMap::new(),
+            ops: BTreeMap::new(),
+            ops_have_shapes: false,
+            op_kernels: BTreeMap::new(),
+            causes: Vec::new(),
+            mean_step: None,
+            first_step: None,
+            from_report: false,
+            step_stat: None,
+        }
+    }
+
+    /// The step-time figures: the stated ones of a report, else those of the samples.
+    pub fn step_stat(&self) -> crate::Stat {
+        self.step_stat
+            .unwrap_or_else(|| crate::Stat::of(&self.step_time))
     }
 }
 
@@ -131,31 +170,16 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
     let analysis =
         analysis::skip_stats_loaded_without_rows(input, loaded, &analysis::SkipConfig::default())?;
     let first = analysis.reports.first();
-    let mut side = Side {
-        label: input.display().to_string(),
-        format: first.map_or_else(String::new, |r| r.format.describe().to_owned()),
-        gpu_models: Vec::new(),
-        gpu_vendors: Vec::new(),
-        devices: 0,
-        captures: loaded.len(),
-        step_origin: first.map_or_else(String::new, |r| r.steps.origin.describe()),
-        has_steps: first.is_some_and(|r| r.steps.origin != StepOrigin::WholeCapture),
-        steady_steps: first.map_or(0, SkipReport::steady_step_count),
-        step_time: Vec::new(),
-        budgets: BTreeMap::new(),
-        stream_ordinals: BTreeMap::new(),
-        classes: BTreeMap::new(),
-        kernels: BTreeMap::new(),
-        ops: BTreeMap::new(),
-        ops_have_shapes: false,
-        op_kernels: BTreeMap::new(),
-        causes: Vec::new(),
-        mean_step: None,
-        first_step: loaded.first().and_then(|l| {
-            let step = l.capture.steps().iter().map(|s| s.number).min()?;
-            Some((step, crate::names_in_step(&l.capture, step)?))
-        }),
-    };
+    let mut side = Side::empty(input);
+    side.format = first.map_or_else(String::new, |r| r.format.describe().to_owned());
+    side.captures = loaded.len();
+    side.step_origin = first.map_or_else(String::new, |r| r.steps.origin.describe());
+    side.has_steps = first.is_some_and(|r| r.steps.origin != StepOrigin::WholeCapture);
+    side.steady_steps = first.map_or(0, SkipReport::steady_step_count);
+    side.first_step = loaded.first().and_then(|l| {
+        let step = l.capture.steps().iter().map(|s| s.number).min()?;
+        Some((step, crate::names_in_step(&l.capture, step)?))
+    });
     // Samples are numbered across captures: capture k's steady steps follow capture k-1's.
     let per_capture: Vec<Vec<usize>> = analysis.reports.iter().map(steady_indices).collect();
     let total: usize = per_capture.iter().map(Vec::len).sum();

@@ -100,7 +100,8 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
     let mut trust = Vec::new();
     let mut new_capture = Vec::new();
 
-    let verdict = verdict_section(&analysis, &mut doc.findings);
+    let mut verdict = verdict_section(&analysis, &mut doc.findings);
+    verdict.push(Block::Table(steps_table(&analysis, &loaded)));
     let reconciliation = reconciliation_section(&analysis, &loaded, &mut trust);
     let budgets = budget_section(&analysis);
     let lanes = swimlane_section(&analysis, &loaded, options);
@@ -154,6 +155,94 @@ fn pct(share: f64) -> Figure {
 fn rank_label(r: &Report) -> String {
     r.rank
         .map_or_else(|| file_name(Path::new(&r.label)), |n| format!("rank {n}"))
+}
+
+/// The steady-state step times each capture (and, over several, all of them) gives, with
+/// the quartiles compare's noise rule takes, and its GPUs: what compare reads back when
+/// this report.json is one of its sides.
+fn steps_table(a: &Analysis, loaded: &[Loaded]) -> Table {
+    let mut t = Table::new(
+        "steps",
+        &[
+            "capture",
+            "steps found by",
+            "steady-state steps",
+            "median step",
+            "lower quartile",
+            "upper quartile",
+            "mean step of the window",
+            "GPUs with activity",
+            "GPU models",
+            "GPU vendors",
+        ],
+    );
+    let dur = |n: Nanos| Cell::figure(Figure::duration(n, Label::Measured));
+    let mut all = Vec::new();
+    let mut row = |label: String,
+                   origin: String,
+                   steps: &[Nanos],
+                   mean: Cell,
+                   gpus: [Vec<String>; 2],
+                   count: usize| {
+        let q = compare::Stat::of(steps);
+        t.push(vec![
+            Cell::text(label),
+            Cell::text(origin),
+            Cell::figure(Figure::count(steps.len() as u64, Label::Measured)),
+            dur(q.median),
+            dur(q.q1),
+            dur(q.q3),
+            mean,
+            Cell::figure(Figure::count(count as u64, Label::Measured)),
+            Cell::text(gpus[0].join("; ")),
+            Cell::text(gpus[1].join("; ")),
+        ]);
+    };
+    let mut every_gpu: [Vec<String>; 2] = Default::default();
+    let mut devices = 0;
+    for (r, l) in a.reports.iter().zip(loaded) {
+        let steps = r.steady_step_durations();
+        let mean = match (r.window, steps.len()) {
+            (Some(w), n) if n > 0 => dur(Nanos(w.span().0 / n as i64)),
+            _ => Cell::Empty,
+        };
+        let mut gpus: [Vec<String>; 2] = Default::default();
+        for d in l.capture.devices() {
+            gpus[0].extend(d.properties.name.clone());
+            match d.vendor {
+                trace_model::Vendor::Nvidia => gpus[1].push("NVIDIA".to_owned()),
+                trace_model::Vendor::Amd => gpus[1].push("AMD".to_owned()),
+                _ => {}
+            }
+        }
+        gpus.iter_mut().for_each(|g| g.sort());
+        for (all, one) in every_gpu.iter_mut().zip(&gpus) {
+            all.extend(one.iter().cloned());
+        }
+        devices += r.devices.len();
+        all.extend(steps.iter().copied());
+        row(
+            rank_label(r),
+            r.steps.origin.describe(),
+            &steps,
+            mean,
+            gpus,
+            r.devices.len(),
+        );
+    }
+    if a.reports.len() > 1 {
+        every_gpu.iter_mut().for_each(|g| g.sort());
+        let origin = a.reports[0].steps.origin.describe();
+        row(
+            "all".to_owned(),
+            origin,
+            &all,
+            Cell::Empty,
+            every_gpu,
+            devices,
+        );
+    }
+    t.with_note("Steady-state steps only (warm-up left out); quartiles by nearest rank, as compare's noise rule takes them (the row \"all\" pools every capture's steps). compare reads this table, the cause keys of section 6 and their time per step back when this report.json is one of its sides.")
 }
 
 /// Step 1.

@@ -14,7 +14,10 @@ use clap::Parser;
 /// a directory of rank traces, an .xplane.pb or JAX capture directory, an Nsight Systems
 /// SQLite export or a ROCm profiler capture. Each is read once and analysed as skip-stats
 /// does; every figure is taken per steady-state step (warm-up left out) of every rank, so
-/// captures of different lengths compare.
+/// captures of different lengths compare. Either side may also be a report.json that
+/// investigate wrote (when the capture itself is gone): it gives its step figures and
+/// ranked causes, so step time and predicted against realized gains compare, and the
+/// tables that need the capture (budgets, kernels, ops) stay empty.
 ///
 /// What it says:
 ///   1. the median step before and after, and a verdict: faster, slower, no change beyond
@@ -44,11 +47,11 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "compare", version, verbatim_doc_comment)]
 struct Args {
-    /// The capture before the change.
+    /// The capture before the change (or investigate's report.json of it).
     #[arg(value_name = "BEFORE")]
     before: PathBuf,
 
-    /// The capture after the change.
+    /// The capture after the change (or investigate's report.json of it).
     #[arg(value_name = "AFTER")]
     after: PathBuf,
 

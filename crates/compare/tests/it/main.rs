@@ -644,3 +644,66 @@ fn first_step_names_equal_hta_trace_diff() {
         wrong.join("\n")
     );
 }
+
+/// An investigate report.json as the before side: the step figures and the causes it
+/// states give the comparison the capture gives (the same step-time row, verdict,
+/// predictions and realized shares), and the tables that need the capture are left empty.
+#[test]
+fn a_report_json_side_predicts_what_its_capture_predicts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let before = Synthetic {
+        steps: 5,
+        host_wait_us: 1000,
+        gpu: H100,
+    }
+    .write(dir.path(), "before.json");
+    let after = Synthetic {
+        steps: 5,
+        host_wait_us: 400,
+        gpu: H100,
+    }
+    .write(dir.path(), "after.json");
+    let inv = report::investigate::investigate(&before, &Default::default()).expect("investigates");
+    let report_json = dir.path().join("report.json");
+    std::fs::write(&report_json, report::report_json::to_string(&inv.document)).expect("write");
+
+    let from_capture = compare::compare(&before, &after, &Config::default()).expect("compares");
+    let from_report = compare::compare(&report_json, &after, &Config::default()).expect("compares");
+    assert!(from_report.before.from_report);
+    assert_eq!(from_report.step_time, from_capture.step_time);
+    assert_eq!(from_report.verdict, Verdict::Faster);
+    assert_eq!(from_report.verdict, from_capture.verdict);
+    assert_eq!(from_report.realized_gain, from_capture.realized_gain);
+    let nonzero = |c: &Comparison| -> Vec<compare::CauseRow> {
+        c.causes
+            .iter()
+            .filter(|r| r.predicted_gain.0 > 0)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(nonzero(&from_report), nonzero(&from_capture));
+    assert!(!nonzero(&from_report).is_empty());
+    assert!(from_report.kernels.is_empty() && from_report.budgets.is_empty());
+
+    // Not a report of investigate, and a report without its steps table: errors that say so.
+    let other = dir.path().join("other.json");
+    std::fs::write(
+        &other,
+        r#"{"schema": 1, "title": "Comparison of a and b", "sections": []}"#,
+    )
+    .expect("write");
+    let e = compare::compare(&other, &after, &Config::default()).expect_err("refused");
+    assert!(
+        e.to_string().contains("is not an investigate report"),
+        "{e}"
+    );
+    let old = dir.path().join("old.json");
+    std::fs::write(
+        &old,
+        r#"{"schema": 1, "title": "Investigation of x", "sections": []}"#,
+    )
+    .expect("write");
+    let e = compare::compare(&old, &after, &Config::default()).expect_err("refused");
+    assert!(e.to_string().starts_with("before: "), "{e}");
+    assert!(e.to_string().contains("no steps table"), "{e}");
+}
