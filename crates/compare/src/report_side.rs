@@ -80,8 +80,11 @@ pub fn read(path: &Path) -> Result<Side, String> {
             .and_then(text_of)
             .unwrap_or("")
             .split("; ")
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
+            .filter_map(|item| {
+                let (n, name) = item.split_once(" × ")?;
+                Some(std::iter::repeat_n(name.to_owned(), n.parse().ok()?))
+            })
+            .flatten()
             .collect()
     };
     let origin = pooled

@@ -194,8 +194,8 @@ fn steps_table(a: &Analysis, loaded: &[Loaded]) -> Table {
             dur(q.q3),
             mean,
             Cell::figure(Figure::count(count as u64, Label::Measured)),
-            Cell::text(gpus[0].join("; ")),
-            Cell::text(gpus[1].join("; ")),
+            Cell::text(counted(&gpus[0])),
+            Cell::text(counted(&gpus[1])),
         ]);
     };
     let mut every_gpu: [Vec<String>; 2] = Default::default();
@@ -242,7 +242,16 @@ fn steps_table(a: &Analysis, loaded: &[Loaded]) -> Table {
             devices,
         );
     }
-    t.with_note("Steady-state steps only (warm-up left out); quartiles by nearest rank, as compare's noise rule takes them (the row \"all\" pools every capture's steps). compare reads this table, the cause keys of section 6 and their time per step back when this report.json is one of its sides.")
+    t.with_note("Steady-state steps only (warm-up left out); quartiles by nearest rank, as compare's noise rule takes them (the row \"all\" pools every capture's steps); GPU models and vendors one count per device. compare reads this table, the cause keys of section 6 and their time per step back when this report.json is one of its sides.")
+}
+
+/// A sorted list as `2 × NVIDIA H100; 1 × NVIDIA A100`.
+fn counted(sorted: &[String]) -> String {
+    sorted
+        .chunk_by(|a, b| a == b)
+        .map(|run| format!("{} × {}", run.len(), run[0]))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Step 1.

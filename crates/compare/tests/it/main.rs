@@ -707,3 +707,29 @@ fn a_report_json_side_predicts_what_its_capture_predicts() {
     assert!(e.to_string().starts_with("before: "), "{e}");
     assert!(e.to_string().contains("no steps table"), "{e}");
 }
+
+/// A rank directory's report.json against the directory: the pooled steps row of the
+/// report gives the directory's step-time row, and the same GPUs (no change, comparable
+/// apart from the step count).
+#[test]
+fn a_rank_directory_report_reads_back_its_pooled_steps() {
+    let Some(root) =
+        test_support::traces_dir("a_rank_directory_report_reads_back_its_pooled_steps")
+    else {
+        return;
+    };
+    let input = root.join("pytorch/param-dlrm-8rank");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inv = report::investigate::investigate(&input, &Default::default()).expect("investigates");
+    let report_json = dir.path().join("report.json");
+    std::fs::write(&report_json, report::report_json::to_string(&inv.document)).expect("write");
+    let from_capture = compare::compare(&input, &input, &Config::default()).expect("compares");
+    let from_report = compare::compare(&report_json, &input, &Config::default()).expect("compares");
+    assert_eq!(from_report.step_time, from_capture.step_time);
+    assert_eq!(
+        from_report.before.gpu_models,
+        from_capture.before.gpu_models
+    );
+    assert_eq!(from_report.before.devices, 8);
+    assert_eq!(from_report.verdict, from_capture.verdict);
+}
