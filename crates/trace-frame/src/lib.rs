@@ -138,10 +138,14 @@ pub struct LoadedRanks {
     pub events: DataFrame,
     /// How each file was obtained when a cache directory was given.
     pub cache: Vec<CacheUse>,
+    /// The files of a directory that could not be read, each as its error (which names
+    /// the file): the frames are of the others. Not empty means a partial result.
+    pub unread: Vec<String>,
 }
 
 /// Loads a trace file, or every trace file of a directory (in parallel), optionally
-/// through the Parquet cache in `cache_dir`.
+/// through the Parquet cache in `cache_dir`. In a directory a file that cannot be read is
+/// left out and listed in [`LoadedRanks::unread`], unless none can be read.
 pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<LoadedRanks, Error> {
     load_columns(input, cache_dir, frame::Columns::All)
 }
@@ -163,7 +167,7 @@ fn load_columns(
     } else {
         1
     };
-    let res: Result<Vec<(RankFrame, Option<CacheUse>)>, Error> = paths
+    let res: Vec<Result<(RankFrame, Option<CacheUse>), Error>> = paths
         .par_iter()
         .map(|p| match cache_dir {
             Some(dir) => read_frame_cached_with(p, dir, threads).map(|(f, u)| (f, Some(u))),
@@ -172,11 +176,24 @@ fn load_columns(
         .collect();
     let mut frames = Vec::new();
     let mut cache = Vec::new();
-    for (mut f, u) in res? {
-        f.path = sources.original(&f.path);
-        frames.push(f);
-        cache.extend(u);
+    let mut failed = Vec::new();
+    for r in res {
+        match r {
+            Ok((mut f, u)) => {
+                f.path = sources.original(&f.path);
+                frames.push(f);
+                cache.extend(u);
+            }
+            Err(e) => failed.push(e),
+        }
     }
+    if frames.is_empty() || paths.len() == 1 {
+        if let Some(first) = failed.into_iter().next() {
+            return Err(first);
+        }
+        failed = Vec::new();
+    }
+    let unread = failed.iter().map(|e| e.to_string()).collect();
     frames.sort_by_key(|f| (f.rank, f.path.clone()));
     let events = if frames.len() == 1 {
         frames[0].df.clone()
@@ -188,6 +205,7 @@ fn load_columns(
         frames,
         events,
         cache,
+        unread,
     })
 }
 
@@ -225,6 +243,9 @@ pub struct ProfileModelReport {
     pub skip_stats: Option<SkipStatsSummary>,
     /// Analyses that could not run, with the reason.
     pub not_run: Vec<(String, String)>,
+    /// The files of a directory that could not be read ([`LoadedRanks::unread`]): the
+    /// report is of the others.
+    pub not_read: Vec<String>,
 }
 
 /// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
@@ -302,6 +323,7 @@ pub fn load_and_analyze(
                     events: frame.df.clone(),
                     frames: vec![frame],
                     cache: Vec::new(),
+                    unread: Vec::new(),
                 };
                 let report = hta_report(&loaded, analyses, step);
                 (loaded, report)
@@ -445,5 +467,6 @@ fn hta_report(
         queue_length,
         critical_path: critical,
         not_run,
+        not_read: loaded.unread.clone(),
     })
 }

@@ -37,7 +37,10 @@ use trace_frame::AnalysisName;
 /// read_csv, ...) are refused, and a result over --sql-max-rows rows is an error.
 ///
 /// Exit status: 0 on success; 2 on bad input, a refused output or a failing stdout
-/// (nothing is written); an interrupted run leaves nothing behind.
+/// (nothing is written); 3 when the result is partial: some rank files of a directory could
+/// not be read (each is named on stderr with its error, and under "Not read" in the report,
+/// `not_read` in JSON), the others are reported, and an --export of them is written. An
+/// interrupted run leaves nothing behind.
 ///
 /// Examples:
 ///   profile-model trace.json.gz
@@ -108,7 +111,8 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Partial) => ExitCode::from(3),
         Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("profile-model: {e:#}");
@@ -117,7 +121,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> anyhow::Result<()> {
+/// Whether every file of the input was read.
+enum Outcome {
+    Complete,
+    Partial,
+}
+
+/// Names each unreadable file on stderr; the outcome they make.
+fn warn_unread(unread: &[String]) -> Outcome {
+    for err in unread {
+        eprintln!("profile-model: warning: not read: {err}");
+    }
+    if unread.is_empty() {
+        Outcome::Complete
+    } else {
+        Outcome::Partial
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<Outcome> {
     let mut names = Vec::new();
     for a in &args.analyses {
         if a == "all" {
@@ -153,7 +175,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         }
         if args.sql.is_none() && names.is_empty() {
             staged.commit()?;
-            return Ok(());
+            return Ok(warn_unread(&ex.unread));
         }
         export = Some(staged);
     }
@@ -177,6 +199,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .map(|(l, r)| (l, Some(r))),
     };
     let (loaded, report) = loaded.with_context(|| format!("loading {}", args.trace.display()))?;
+    let outcome = warn_unread(&loaded.unread);
     for c in &loaded.cache {
         if let trace_frame::CacheUse::WriteFailed(p, why) = c {
             eprintln!(
@@ -211,7 +234,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(staged) = export {
         staged.commit()?;
     }
-    Ok(())
+    Ok(outcome)
 }
 
 /// The per-user cache directory: `$XDG_CACHE_HOME/tracewise`, else `~/.cache/tracewise`.

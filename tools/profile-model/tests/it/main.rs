@@ -30,6 +30,56 @@ fn summary_and_findings_on_the_fixture() {
     }
 }
 
+/// A rank directory with an unreadable rank: the readable rank is reported (summary,
+/// analyses, SQL and export), the unreadable one named on stderr and in the report, exit 3;
+/// the export of the readable rank is written.
+#[test]
+fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
+    let ranks = test_support::partial_rank_dir();
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let out = bin()
+        .arg(ranks.path())
+        .args(["--analysis", "temporal"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out)
+            .matches("rank1.pt.trace.json: truncated JSON")
+            .count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Main Finding"), "{text}");
+    assert!(
+        text.contains("Not read (not in the numbers above)")
+            && text.contains("rank1.pt.trace.json"),
+        "{text}"
+    );
+    assert!(!text.contains("Not run: ours"), "{text}");
+    let out = bin()
+        .arg(ranks.path())
+        .args(["--sql", "SELECT DISTINCT rank FROM events", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    let tmp = tempfile::tempdir().unwrap();
+    let export = tmp.path().join("e");
+    let out = bin()
+        .arg(ranks.path())
+        .arg("--export")
+        .arg(&export)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(export.join("rank=0/events.parquet").is_file());
+    assert!(!export.join("rank=1").exists());
+}
+
 #[test]
 fn sql_as_json() {
     let out = bin()
