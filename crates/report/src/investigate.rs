@@ -56,6 +56,9 @@ pub struct Investigation {
     /// names the file): the report covers the others and lists these in its trust list.
     /// Not empty means a partial result.
     pub unread: Vec<String>,
+    /// What to know about the capture directory's set of ranks (duplicate ranks, files
+    /// not read as ranks): also in the trust list.
+    pub notes: Vec<load::Note>,
 }
 
 const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and fills the time the cause took; overlaps on other streams are ignored";
@@ -74,6 +77,7 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
         .map(|e| analysis::error_chain(e))
         .collect();
     let loaded = each.loaded;
+    let notes = each.notes;
     let mut failed = each.failed;
     if loaded.is_empty() && !failed.is_empty() {
         return Err(analysis::Error::from(failed.remove(0)).into());
@@ -134,6 +138,18 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
     let change = change_section(&analysis, &loaded, &mut doc.findings);
     collect_trust(&analysis, &loaded, &mut trust, &mut new_capture);
     unread_trust(&unread, &mut trust, &mut new_capture);
+    for note in &notes {
+        trust.push(TrustEntry {
+            code: match note {
+                load::Note::DuplicateRank { .. } => "duplicate-rank",
+                _ => "not-a-rank",
+            }
+            .into(),
+            message: note.to_string(),
+            count: None,
+            share: None,
+        });
+    }
     doc.sections
         .extend([verdict, reconciliation, budgets, lanes, ops, roof, change]);
     let mut trust_section = Section::new(
@@ -157,6 +173,7 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
         document: doc,
         rows_csv,
         unread,
+        notes,
     })
 }
 

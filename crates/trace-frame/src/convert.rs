@@ -15,6 +15,8 @@ pub struct ChromeSources {
     pub paths: Vec<PathBuf>,
     /// For each of `paths`, the file the user gave (differs only for converted captures).
     pub originals: Vec<PathBuf>,
+    /// The files of a rank directory not read as ranks (compaction outputs), as notes.
+    pub notes: Vec<load::Note>,
     /// The temporary directory of converted captures.
     _converted: Option<tempfile::TempDir>,
 }
@@ -45,6 +47,7 @@ pub fn chrome_sources(input: &Path) -> Result<ChromeSources, Error> {
         return Ok(ChromeSources {
             originals: paths.clone(),
             paths,
+            notes: load::rank_notes(input, []),
             _converted: None,
         });
     }
@@ -80,6 +83,7 @@ pub fn chrome_sources(input: &Path) -> Result<ChromeSources, Error> {
     Ok(ChromeSources {
         paths,
         originals,
+        notes: Vec::new(),
         _converted: Some(dir),
     })
 }

@@ -141,6 +141,9 @@ pub struct LoadedRanks {
     /// The files of a directory that could not be read, each as its error (which names
     /// the file): the frames are of the others. Not empty means a partial result.
     pub unread: Vec<String>,
+    /// What to know about a directory's set of ranks: duplicate ranks (every frame is
+    /// kept), files not read as ranks (`load::rank_notes`).
+    pub notes: Vec<load::Note>,
 }
 
 /// Loads a trace file, or every trace file of a directory (in parallel), optionally
@@ -195,6 +198,7 @@ fn load_columns(
     }
     let unread = failed.iter().map(|e| e.to_string()).collect();
     frames.sort_by_key(|f| (f.rank, f.path.clone()));
+    let notes = load::rank_notes(input, frames.iter().map(|f| (f.path.as_path(), f.rank)));
     let events = if frames.len() == 1 {
         frames[0].df.clone()
     } else {
@@ -206,6 +210,7 @@ fn load_columns(
         events,
         cache,
         unread,
+        notes,
     })
 }
 
@@ -321,6 +326,7 @@ pub fn load_and_analyze(
                 let loaded = LoadedRanks {
                     input: input.to_path_buf(),
                     events: frame.df.clone(),
+                    notes: load::rank_notes(input, [(frame.path.as_path(), frame.rank)]),
                     frames: vec![frame],
                     cache: Vec::new(),
                     unread: Vec::new(),

@@ -135,6 +135,7 @@ fn main() -> ExitCode {
     let mut partial = false;
     let output = match analysis::profile_summary(&config) {
         Ok(output) => {
+            warn_rank_notes(&config, &output);
             if let analysis::ProfileOutput::GpuPartial(_, unread) = &output {
                 partial = true;
                 for err in unread {
@@ -163,6 +164,23 @@ fn main() -> ExitCode {
             eprintln!("analyze-profile: writing to stdout: {err}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// With --all-ranks, says which ranks several files give (each is a column of its own).
+fn warn_rank_notes(config: &Config, output: &analysis::ProfileOutput) {
+    let (Input::Dir(dir), true) = (&config.input, config.all_ranks) else {
+        return;
+    };
+    let summaries = match output {
+        analysis::ProfileOutput::Gpu(s) | analysis::ProfileOutput::GpuPartial(s, _) => s,
+        _ => return,
+    };
+    let ranks = summaries
+        .iter()
+        .map(|s| (std::path::Path::new(&s.file), s.rank));
+    for note in load::rank_notes(dir, ranks) {
+        eprintln!("analyze-profile: warning: {note}");
     }
 }
 

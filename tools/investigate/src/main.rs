@@ -141,6 +141,9 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, Outcome)> {
     for err in &inv.unread {
         eprintln!("investigate: warning: not read: {err}");
     }
+    for note in &inv.notes {
+        eprintln!("investigate: warning: {note}");
+    }
     let dir = output_file::DirOutput::create(&out, &rules)?;
     dir.write(
         "report.md",

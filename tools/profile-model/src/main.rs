@@ -175,6 +175,9 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
         }
         if args.sql.is_none() && names.is_empty() {
             staged.commit()?;
+            for note in &sources.notes {
+                eprintln!("profile-model: warning: {note}");
+            }
             return Ok(warn_unread(&ex.unread));
         }
         export = Some(staged);
@@ -199,6 +202,9 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
             .map(|(l, r)| (l, Some(r))),
     };
     let (loaded, report) = loaded.with_context(|| format!("loading {}", args.trace.display()))?;
+    for note in &loaded.notes {
+        eprintln!("profile-model: warning: {note}");
+    }
     let outcome = warn_unread(&loaded.unread);
     for c in &loaded.cache {
         if let trace_frame::CacheUse::WriteFailed(p, why) = c {
