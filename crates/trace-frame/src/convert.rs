@@ -1,7 +1,8 @@
 //! The Chrome trace files frames are read from: a Chrome trace input's own files, or, for
 //! any other format the loader reads (Nsight Systems, ROCm), each capture written as
 //! Chrome trace JSON into a private temporary directory first, so that frames, SQL and
-//! the HTA-style analyses see every format through one event layout.
+//! the HTA-style analyses see every format through one event layout. The directory is an
+//! `output_file::ScratchDir`: removed when done, and on SIGINT, SIGTERM or SIGHUP.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +19,7 @@ pub struct ChromeSources {
     /// The files of a rank directory not read as ranks (compaction outputs), as notes.
     pub notes: Vec<load::Note>,
     /// The temporary directory of converted captures.
-    _converted: Option<tempfile::TempDir>,
+    _converted: Option<output_file::ScratchDir>,
 }
 
 impl ChromeSources {
@@ -52,14 +53,11 @@ pub fn chrome_sources(input: &Path) -> Result<ChromeSources, Error> {
         });
     }
     let loaded = load::load(input)?;
-    let dir = tempfile::Builder::new()
-        .prefix("tracewise-frames-")
-        .tempdir()
-        .map_err(|source| Error::Io {
-            path: std::env::temp_dir(),
-            action: "cannot create a temporary directory for the converted captures",
-            source,
-        })?;
+    let dir = output_file::ScratchDir::create("tracewise-frames-").map_err(|source| Error::Io {
+        path: std::env::temp_dir(),
+        action: "cannot create a temporary directory for the converted captures",
+        source,
+    })?;
     let mut paths = Vec::new();
     let mut originals = Vec::new();
     for (i, l) in loaded.iter().enumerate() {
