@@ -34,7 +34,9 @@ use trace_frame::AnalysisName;
 /// size, modification time and content.
 ///
 /// --sql reads only the tables above: table functions over files or URLs (read_parquet,
-/// read_csv, ...) are refused, and a result over --sql-max-rows rows is an error.
+/// read_csv, ...) are refused, and a result over --sql-max-rows rows is an error, as is a
+/// join that could make more (one without an equality of two columns, or an equality on a
+/// key with too many rows per value, counted before the query runs).
 ///
 /// Exit status: 0 on success; 2 on bad input, a refused output or a failing stdout
 /// (nothing is written); 3 when the result is partial: some rank files of a directory could
@@ -102,8 +104,7 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = 4)]
     export_workers: usize,
 
-    /// --sql: the most rows a result may have (and a cross join may make); more is an
-    /// error.
+    /// --sql: the most rows a result may have (and a join may make); more is an error.
     #[arg(long, value_name = "N", default_value_t = trace_frame::SQL_MAX_ROWS)]
     sql_max_rows: usize,
 }
