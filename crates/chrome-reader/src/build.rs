@@ -495,6 +495,29 @@ fn flex_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     d.deserialize_any(V)
 }
 
+/// A `distributedInfo.rank` that is there but not an integer of i64 (`1e20`, `3.5`,
+/// 2^64): said with its text, since the rank then comes from the file name, if at all.
+fn rank_not_read(diagnostics: &mut trace_model::Diagnostics, path: &Path, distributed_info: &str) {
+    #[derive(Deserialize)]
+    struct RankText<'a> {
+        #[serde(borrow, default)]
+        rank: Option<&'a serde_json::value::RawValue>,
+    }
+    let Ok(RankText { rank: Some(rank) }) = serde_json::from_str(distributed_info) else {
+        return;
+    };
+    let text = rank.get();
+    if text == "null" {
+        return;
+    }
+    let place = format!("{}: distributedInfo.rank", path.display());
+    diagnostics.add(
+        "rank-not-i64",
+        || format!("distributedInfo.rank is {text}, not a 64-bit integer: the rank is not taken from it (a number in the file name is used, if there is one)"),
+        || place,
+    );
+}
+
 /// The `args` keys the builder reads.
 ///
 /// Strings are owned: they are rare among these keys (JAX's `hlo_op`, metadata names),
@@ -1126,6 +1149,9 @@ impl<'p> Builder<'p> {
             }
             match serde_json::from_str::<Dist>(raw.get()) {
                 Ok(d) => {
+                    if d.rank.is_none() {
+                        rank_not_read(&mut self.capture.diagnostics, self.path, raw.get());
+                    }
                     meta.rank = d.rank;
                     meta.world_size = d.world_size;
                     meta.backend = d.backend;
