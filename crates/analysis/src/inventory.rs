@@ -86,6 +86,13 @@ pub struct ThreadInfo {
     pub pid: i64,
     /// Thread id.
     pub tid: i64,
+    /// The process id as the trace wrote it, when it is not a 64-bit integer (`pid` is
+    /// then a key standing for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid_text: Option<String>,
+    /// The thread id as the trace wrote it, when it is not a 64-bit integer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tid_text: Option<String>,
     /// The thread's name, when the trace gives one.
     pub name: Option<String>,
     /// Host events on the thread.
@@ -185,6 +192,8 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
             ThreadInfo {
                 pid: t.pid,
                 tid: t.tid,
+                pid_text: t.pid_text.map(|n| c.name(n).to_string()),
+                tid_text: t.tid_text.map(|n| c.name(n).to_string()),
                 name: t.name.map(|n| c.name(n).to_string()),
                 events: events.len(),
                 launches: events.iter().filter(|e| e.kind == HostKind::Launch).count(),

@@ -74,6 +74,9 @@ pub enum Output {
     Compat(String),
     /// One summary per file read.
     Gpu(Vec<gpu::GpuSummary>),
+    /// A partial result of a directory (`--all-ranks`): one summary per file read, and
+    /// the error of each file that could not be read (each names its file).
+    GpuPartial(Vec<gpu::GpuSummary>, Vec<String>),
 }
 
 /// Runs one `analyze-profile` invocation.
@@ -105,7 +108,13 @@ pub fn run(config: &Config) -> Result<Output, Error> {
     };
     match config.mode {
         Mode::Compat => run_compat(&files, config).map(Output::Compat),
-        Mode::Gpu => gpu::run(&files).map(Output::Gpu),
+        Mode::Gpu => gpu::run(&files).map(|(summaries, unread)| {
+            if unread.is_empty() {
+                Output::Gpu(summaries)
+            } else {
+                Output::GpuPartial(summaries, unread)
+            }
+        }),
     }
 }
 

@@ -265,8 +265,33 @@ pub struct RankCapture {
     pub capture: Capture,
 }
 
-/// Trace files in a directory: `*.json` and `*.json.gz`, sorted by name.
+/// Trace files in a directory: `*.json` and `*.json.gz`, sorted by name, without the
+/// compaction outputs among them (see [`list_trace_files`]).
 pub fn trace_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
+    Ok(list_trace_files(dir)?.files)
+}
+
+/// The trace files of a rank directory, and the files named like traces that are not
+/// ranks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceFiles {
+    /// `*.json` and `*.json.gz`, sorted by name: one per rank.
+    pub files: Vec<std::path::PathBuf>,
+    /// Compaction outputs passed over (see [`is_compaction_output`]), sorted by name.
+    pub skipped: Vec<std::path::PathBuf>,
+}
+
+/// Whether a file name is one that `compact-cuda-graph-trace` writes (`<stem>_compacted.json`,
+/// `<stem>_compacted.json.gz`, `pp_traces_merged_compacted.json.gz`): a rewritten copy of
+/// ranks already in the directory, not a rank of its own.
+pub fn is_compaction_output(name: &str) -> bool {
+    name.ends_with("_compacted.json") || name.ends_with("_compacted.json.gz")
+}
+
+/// The trace files of `dir` (see [`TraceFiles`]): a compaction output written beside the
+/// ranks it came from is not read back as one more rank. When every trace file of the
+/// directory is a compaction output, they are the ranks (nothing else would be read).
+pub fn list_trace_files(dir: &Path) -> Result<TraceFiles, Error> {
     let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         offset: 0,
@@ -288,7 +313,19 @@ pub fn trace_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
             path: dir.to_path_buf(),
         });
     }
-    Ok(files)
+    let compacted = |p: &std::path::PathBuf| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(is_compaction_output)
+    };
+    if files.iter().all(compacted) {
+        return Ok(TraceFiles {
+            files,
+            skipped: Vec::new(),
+        });
+    }
+    let (skipped, files) = files.into_iter().partition(compacted);
+    Ok(TraceFiles { files, skipped })
 }
 
 /// Loads every trace file of a directory (one per rank), in parallel, ordered by rank;
@@ -456,6 +493,29 @@ fn flex_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
         }
     }
     d.deserialize_any(V)
+}
+
+/// A `distributedInfo.rank` that is there but not an integer of i64 (`1e20`, `3.5`,
+/// 2^64): said with its text, since the rank then comes from the file name, if at all.
+fn rank_not_read(diagnostics: &mut trace_model::Diagnostics, path: &Path, distributed_info: &str) {
+    #[derive(Deserialize)]
+    struct RankText<'a> {
+        #[serde(borrow, default)]
+        rank: Option<&'a serde_json::value::RawValue>,
+    }
+    let Ok(RankText { rank: Some(rank) }) = serde_json::from_str(distributed_info) else {
+        return;
+    };
+    let text = rank.get();
+    if text == "null" {
+        return;
+    }
+    let place = format!("{}: distributedInfo.rank", path.display());
+    diagnostics.add(
+        "rank-not-i64",
+        || format!("distributedInfo.rank is {text}, not a 64-bit integer: the rank is not taken from it (a number in the file name is used, if there is one)"),
+        || place,
+    );
 }
 
 /// The `args` keys the builder reads.
@@ -928,8 +988,37 @@ impl<'p> Builder<'p> {
                 }
                 None => None,
             };
-            self.capture.threads.push(HostThread { id, pid, tid, name });
+            let mut text_of = |key: i64| {
+                id_texts
+                    .get(&key)
+                    .map(|text| self.capture.strings.intern(text))
+            };
+            let (pid_text, tid_text) = (text_of(pid), text_of(tid));
+            self.capture.threads.push(HostThread {
+                id,
+                pid,
+                tid,
+                name,
+                pid_text,
+                tid_text,
+            });
         }
+        // Numeric ids that are not 64-bit integers (`1e20`, `3.5`, 2^64 + 1) are kept as
+        // their text: said, since a tool that wants an integer cannot have one. In order of
+        // first sight (keys count down from the first).
+        let mut numeric: Vec<(i64, &str)> = id_texts
+            .iter()
+            .filter(|(_, text)| crate::raw::is_number_text(text))
+            .map(|(&key, &text)| (key, text))
+            .collect();
+        numeric.sort_by_key(|&(key, _)| std::cmp::Reverse(key));
+        let numeric_ids = numeric.first().map(|&(_, first)| {
+            (
+                numeric.len() as u64,
+                "pids or tids that are numbers but not 64-bit integers (beyond i64, or with a fraction or an exponent): each is kept as the text the trace wrote, a process or thread of its own, and printed as that text".to_owned(),
+                format!("the id {first}"),
+            )
+        });
         self.capture.threads.sort_by_key(|t| t.id);
         let devices = std::mem::take(&mut self.devices);
         self.finish_devices(&devices, &kineto_devices);
@@ -938,6 +1027,10 @@ impl<'p> Builder<'p> {
         if let Some((count, message, place)) = flows {
             let diagnostics = capture.diagnostics_mut();
             diagnostics.add_many("flow-one-end", count, message, place);
+        }
+        if let Some((count, message, place)) = numeric_ids {
+            let diagnostics = capture.diagnostics_mut();
+            diagnostics.add_many("id-not-i64", count, message, place);
         }
         Ok(capture)
     }
@@ -1081,6 +1174,9 @@ impl<'p> Builder<'p> {
             }
             match serde_json::from_str::<Dist>(raw.get()) {
                 Ok(d) => {
+                    if d.rank.is_none() {
+                        rank_not_read(&mut self.capture.diagnostics, self.path, raw.get());
+                    }
                     meta.rank = d.rank;
                     meta.world_size = d.world_size;
                     meta.backend = d.backend;

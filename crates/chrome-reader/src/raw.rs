@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::Error;
@@ -313,38 +313,54 @@ impl std::fmt::Display for Id<'_> {
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Id<'a> {
+    /// From JSON text only (the raw layer's parsers): a number keeps its text unless it is
+    /// an integer that fits i64, or a float with an exact integer value (`7.0`) below 2^53.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Id<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an integer or a string")
+        let raw: &'de RawValue = Deserialize::deserialize(d)?;
+        let text = raw.get();
+        match text.as_bytes().first() {
+            Some(b'"') => {
+                // Borrowed when the string has no escapes.
+                let s: Cow<'de, str> = match serde_json::from_str::<&'de str>(text) {
+                    Ok(s) => Cow::Borrowed(s),
+                    Err(_) => {
+                        Cow::Owned(serde_json::from_str::<String>(text).map_err(de::Error::custom)?)
+                    }
+                };
+                Ok(Id::Str(s))
             }
-            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(Id::Int(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(match i64::try_from(v) {
-                    Ok(v) => Id::Int(v),
-                    Err(_) => Id::Str(Cow::Owned(v.to_string())),
-                })
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(if v.fract() == 0.0 && v.abs() < 9.2e18 {
-                    Id::Int(v as i64)
-                } else {
-                    Id::Str(Cow::Owned(v.to_string()))
-                })
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Id::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Id::Str(Cow::Owned(v.to_owned())))
-            }
+            Some(b'-' | b'0'..=b'9') => Ok(Id::from_number_text(text)),
+            _ => Err(de::Error::custom("expected an integer or a string")),
         }
-        d.deserialize_any(V)
     }
+}
+
+impl<'a> Id<'a> {
+    /// The id of a JSON number's text: an integer that fits i64, or a float with an exact
+    /// integer value below 2^53, is [`Id::Int`]; any other number (beyond i64, a
+    /// fraction, `1e20`) keeps its text as [`Id::Str`], so it is never wrapped or rounded.
+    pub fn from_number_text(text: &'a str) -> Id<'a> {
+        if let Ok(v) = text.parse::<i64>() {
+            return Id::Int(v);
+        }
+        match text.parse::<f64>() {
+            Ok(v) if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 => Id::Int(v as i64),
+            _ => Id::Str(Cow::Borrowed(text)),
+        }
+    }
+
+    /// Whether the id is a number that is not a 64-bit integer (kept as its text).
+    pub fn is_number_text(&self) -> bool {
+        matches!(self, Id::Str(s) if is_number_text(s))
+    }
+}
+
+/// Whether `text` reads as a JSON number (an id that is one, kept as its text).
+pub fn is_number_text(text: &str) -> bool {
+    text.as_bytes()
+        .first()
+        .is_some_and(|c| matches!(c, b'-' | b'0'..=b'9'))
+        && text.parse::<f64>().is_ok()
 }
 
 /// Accepts a JSON number or a string holding one, keeping the text.
@@ -855,11 +871,23 @@ mod tests {
 
     #[test]
     fn ids_accept_numbers_and_strings() {
-        let ids: Vec<Id> = serde_json::from_str(r#"[1, "Spans", 18446744073709551615, 2.0]"#)
-            .expect("test input is valid");
+        let ids: Vec<Id> = serde_json::from_str(
+            r#"[1, "Spans", 18446744073709551615, 2.0, 1e20, 18446744073709551617, 3.5, "a\"b"]"#,
+        )
+        .expect("test input is valid");
         assert_eq!(ids[0], Id::Int(1));
         assert_eq!(ids[1], Id::Str("Spans".into()));
         assert_eq!(ids[2], Id::Str("18446744073709551615".into()));
         assert_eq!(ids[3], Id::Int(2));
+        // Numbers that are not 64-bit integers keep their text, never rounded or wrapped.
+        assert_eq!(ids[4], Id::Str("1e20".into()));
+        assert_eq!(ids[5], Id::Str("18446744073709551617".into()));
+        assert_eq!(ids[6], Id::Str("3.5".into()));
+        assert_eq!(ids[7], Id::Str("a\"b".into()));
+        let numbers: Vec<bool> = ids.iter().map(Id::is_number_text).collect();
+        assert_eq!(
+            numbers,
+            [false, false, true, false, true, true, true, false]
+        );
     }
 }

@@ -51,7 +51,9 @@ use trace_model::{ActivityKind, Capture, HostKind, Vendor};
 ///     properties: DeviceProperties::default(),
 /// });
 /// b.streams.push(Stream { id: StreamId::new(0), device: DeviceId::new(0), ordinal: 7, name: None });
-/// b.threads.push(HostThread { id: ThreadId::new(0), pid: 4242, tid: 4242, name: None });
+/// b.threads.push(HostThread {
+///     id: ThreadId::new(0), pid: 4242, tid: 4242, name: None, pid_text: None, tid_text: None,
+/// });
 /// let launch_name = b.strings.intern("cudaLaunchKernel");
 /// let mut launch = HostEvent::new(
 ///     ThreadId::new(0), Nanos(1_000), Nanos(2_500), launch_name, HostKind::Launch, 0,
@@ -238,13 +240,36 @@ impl<W: Write> Writer<W> {
         for thread in capture.threads() {
             let Some(name) = thread.name else { continue };
             self.next_event()?;
-            write!(
-                self.out,
-                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":",
-                thread.pid, thread.tid
-            )?;
+            self.out
+                .write_all(b"{\"ph\":\"M\",\"name\":\"thread_name\",")?;
+            self.thread_ids(capture, thread)?;
+            self.out.write_all(b",\"args\":{\"name\":")?;
             self.string(capture.name(name))?;
             self.out.write_all(b"}}")?;
+        }
+        Ok(())
+    }
+
+    /// `"pid":…,"tid":…` of a host thread: an id the trace wrote as something other than a
+    /// 64-bit integer is written as it was (a number as its text, a string as a string).
+    fn thread_ids(
+        &mut self,
+        capture: &Capture,
+        thread: &trace_model::HostThread,
+    ) -> io::Result<()> {
+        for (key, value, text) in [
+            ("pid", thread.pid, thread.pid_text),
+            ("tid", thread.tid, thread.tid_text),
+        ] {
+            if key == "tid" {
+                self.out.write_all(b",")?;
+            }
+            write!(self.out, "\"{key}\":")?;
+            match text.map(|t| capture.name(t)) {
+                Some(t) if crate::raw::is_number_text(t) => self.out.write_all(t.as_bytes())?,
+                Some(t) => self.string(t)?,
+                None => write!(self.out, "{value}")?,
+            }
         }
         Ok(())
     }
@@ -264,7 +289,9 @@ impl<W: Write> Writer<W> {
             self.next_event()?;
             write!(self.out, "{{\"ph\":\"X\",\"cat\":\"{cat}\",\"name\":")?;
             self.string(capture.name(event.name))?;
-            write!(self.out, ",\"pid\":{},\"tid\":{},", thread.pid, thread.tid)?;
+            self.out.write_all(b",")?;
+            self.thread_ids(capture, thread)?;
+            self.out.write_all(b",")?;
             self.times(event.start.0, event.dur.0)?;
             let correlation = event.correlation();
             let external = capture.host_external_id(event);
@@ -362,9 +389,10 @@ impl<W: Write> Writer<W> {
             self.next_event()?;
             write!(
                 self.out,
-                "{{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":{id},\"pid\":{},\"tid\":{},\"ts\":",
-                thread.pid, thread.tid
+                "{{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":{id},"
             )?;
+            self.thread_ids(capture, thread)?;
+            self.out.write_all(b",\"ts\":")?;
             write_micros(&mut self.out, launch.start.0)?;
             self.out.write_all(b"}")?;
             self.next_event()?;

@@ -124,4 +124,23 @@ mod tests {
         check("d/rank0_trace.json", "d/rank0_trace_compacted.json");
         check("trace.pt", "trace.pt_compacted.json.gz");
     }
+
+    /// Every name a compaction writes by default is one the loader passes over in a rank
+    /// directory, so the output is never read back as one more rank.
+    #[test]
+    fn default_names_are_not_read_back_as_ranks() {
+        let outputs = [
+            default_output(Path::new("d/rank0.pt.trace.json.gz")),
+            default_output(Path::new("d/rank0.pt.trace.json")),
+            default_output(Path::new("d/trace.pt")),
+            default_merged_output(Path::new("d/rank0_trace.json")),
+        ];
+        for out in outputs {
+            let name = out.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            assert!(chrome_reader::is_compaction_output(name), "{name}");
+        }
+        assert!(!chrome_reader::is_compaction_output(
+            "rank0.pt.trace.json.gz"
+        ));
+    }
 }

@@ -156,6 +156,81 @@ pub struct LoadedEach {
     pub loaded: Vec<Loaded>,
     /// One error per file that could not be read (each names its file).
     pub failed: Vec<Error>,
+    /// What a tool should say about the directory's set of ranks ([`rank_notes`]).
+    pub notes: Vec<Note>,
+}
+
+/// Something about a rank directory's set of files that the captures do not show: not an
+/// error (every capture stands), a warning each tool prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Note {
+    /// Several files give the same rank (from `distributedInfo.rank`, else the file
+    /// name): each is kept and reported as a capture of its own, none is dropped.
+    DuplicateRank {
+        /// The rank.
+        rank: i64,
+        /// The files that give it, in name order.
+        files: Vec<PathBuf>,
+    },
+    /// A file named like a trace that is not read as a rank: a compaction output
+    /// (`chrome_reader::is_compaction_output`), a rewritten copy of ranks beside it.
+    NotARank {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Note::DuplicateRank { rank, files } => {
+                let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+                write!(
+                    f,
+                    "rank {rank} is given by {} files ({}): each is reported as a rank of its own; remove the ones that are copies",
+                    files.len(),
+                    names.join(", ")
+                )
+            }
+            Note::NotARank { path } => write!(
+                f,
+                "{}: not read as a rank: a compact-cuda-graph-trace output (a rewritten copy of the ranks beside it)",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// What a tool should say about the set of ranks at `path`, given the `(file, rank)` of
+/// each capture it read there: the compaction outputs passed over in a directory of
+/// Chrome rank files, and every rank that more than one file gives. Empty for a file.
+pub fn rank_notes<'a>(
+    path: &Path,
+    ranks: impl IntoIterator<Item = (&'a Path, Option<i64>)>,
+) -> Vec<Note> {
+    if !matches!(find(path), Ok(Found::ChromeDir(_))) {
+        return Vec::new();
+    }
+    let mut notes: Vec<Note> = chrome_reader::list_trace_files(path)
+        .map(|t| t.skipped)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|path| Note::NotARank { path })
+        .collect();
+    let mut by_rank: std::collections::BTreeMap<i64, Vec<PathBuf>> = Default::default();
+    for (file, rank) in ranks {
+        if let Some(rank) = rank {
+            by_rank.entry(rank).or_default().push(file.to_path_buf());
+        }
+    }
+    for (rank, mut files) in by_rank {
+        if files.len() > 1 {
+            files.sort();
+            notes.push(Note::DuplicateRank { rank, files });
+        }
+    }
+    notes
 }
 
 /// Like [`load`], but a directory's files load each on their own: an unreadable rank or
@@ -180,6 +255,7 @@ pub fn load_each(path: &Path) -> Result<LoadedEach, Error> {
                     Err(e) => each.failed.push(e.into()),
                 }
             }
+            each.notes = rank_notes(&dir, each.loaded.iter().map(|l| (l.path.as_path(), l.rank)));
         }
         Found::Files(files) => {
             let single = files.len() == 1 && !path.is_dir();

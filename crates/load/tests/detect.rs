@@ -237,3 +237,77 @@ fn map_each_follows_load() {
     let bad = dir.path().join("d.json");
     assert!(load::map_each(&bad, |_| ()).is_err());
 }
+
+/// A rank directory's set is said as it is: two files with the same rank are both loaded
+/// and named in one note, and a compaction output beside the ranks is not read as one
+/// more rank (a note names it). A directory of compaction outputs only is read as ranks.
+#[test]
+fn duplicate_ranks_and_compaction_outputs_are_notes() {
+    let tiny = test_support::workspace_root().join("testdata/chrome/ok/tiny-train");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |from: &str, to: &str| {
+        std::fs::copy(tiny.join(from), dir.path().join(to)).unwrap();
+    };
+    copy("rank0.pt.trace.json", "rank0.pt.trace.json");
+    copy("rank1.pt.trace.json", "rank1.pt.trace.json");
+    // Metadata rank 0 under another name: a second rank 0.
+    copy("rank0.pt.trace.json", "worker7.pt.trace.json");
+    // What compact-cuda-graph-trace writes beside its inputs (never opened: the second
+    // is plain JSON under a gzip name).
+    copy("rank0.pt.trace.json", "rank0.pt.trace_compacted.json");
+    copy("rank1.pt.trace.json", "pp_traces_merged_compacted.json.gz");
+    let each = load::load_each(dir.path()).unwrap();
+    let files: Vec<_> = each
+        .loaded
+        .iter()
+        .map(|l| {
+            (
+                l.path.file_name().unwrap().to_string_lossy().into_owned(),
+                l.rank,
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("rank0.pt.trace.json".to_owned(), Some(0)),
+            ("worker7.pt.trace.json".to_owned(), Some(0)),
+            ("rank1.pt.trace.json".to_owned(), Some(1)),
+        ]
+    );
+    let p = |name: &str| dir.path().join(name);
+    assert_eq!(
+        each.notes,
+        [
+            load::Note::NotARank {
+                path: p("pp_traces_merged_compacted.json.gz")
+            },
+            load::Note::NotARank {
+                path: p("rank0.pt.trace_compacted.json")
+            },
+            load::Note::DuplicateRank {
+                rank: 0,
+                files: vec![p("rank0.pt.trace.json"), p("worker7.pt.trace.json")],
+            },
+        ]
+    );
+    let said = each.notes[2].to_string();
+    assert!(
+        said.contains("rank 0 is given by 2 files")
+            && said.contains("rank0.pt.trace.json")
+            && said.contains("worker7.pt.trace.json"),
+        "{said}"
+    );
+    // map_each reads the same files.
+    let mapped = load::map_each(dir.path(), |_| ()).unwrap();
+    assert_eq!(mapped.len(), 3);
+    // Only compaction outputs: they are what there is to read.
+    let only = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        tiny.join("rank0.pt.trace.json"),
+        only.path().join("rank0_compacted.json"),
+    )
+    .unwrap();
+    let each = load::load_each(only.path()).unwrap();
+    assert_eq!((each.loaded.len(), each.notes.len()), (1, 0));
+}

@@ -261,6 +261,8 @@ impl ProcessState {
             pid: self.pid,
             tid: global_tid & TID_BITS,
             name: None,
+            pid_text: None,
+            tid_text: None,
         });
         self.threads.insert(global_tid, id);
         id

@@ -65,6 +65,41 @@ pub(crate) fn unregister(id: u64) {
     lock().remove(id);
 }
 
+/// A private temporary directory for a run's intermediate files (not an output: nothing
+/// in it is ever put in place), such as captures converted to another format. It is
+/// removed when dropped, and on SIGINT, SIGTERM or SIGHUP with the staged outputs.
+#[derive(Debug)]
+pub struct ScratchDir {
+    path: PathBuf,
+    id: u64,
+}
+
+impl ScratchDir {
+    /// Creates `<system temporary directory>/<prefix><random>`, readable by this user only.
+    pub fn create(prefix: &str) -> io::Result<ScratchDir> {
+        install_signal_cleanup();
+        // Created and registered under the registry's lock: a signal's removal, which takes
+        // the lock, sees it registered or never created.
+        let mut registry = lock();
+        let path = tempfile::Builder::new().prefix(prefix).tempdir()?.keep();
+        let id = registry.add(path.clone());
+        Ok(ScratchDir { path, id })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let mut registry = lock();
+        let _ = remove_path(&self.path);
+        registry.remove(self.id);
+    }
+}
+
 /// The paths this process has staged and not yet committed or removed (for tests and
 /// diagnostics).
 pub fn staged_paths() -> Vec<PathBuf> {

@@ -119,8 +119,9 @@ pub fn render_text(inv: &Inventory) -> String {
         let _ = writeln!(
             w,
             "  {:>10} {:>12} {:>9} {:>9} {:>9}  {}",
-            t.pid,
-            t.tid,
+            // An id that is not a 64-bit integer shows as the trace wrote it.
+            t.pid_text.clone().unwrap_or_else(|| t.pid.to_string()),
+            t.tid_text.clone().unwrap_or_else(|| t.tid.to_string()),
             t.events,
             t.launches,
             t.cpu_ops,

@@ -52,14 +52,36 @@ pub struct Investigation {
     pub document: Document,
     /// skip-stats' `rows.csv` of the same capture, one row per GPU activity.
     pub rows_csv: Vec<u8>,
+    /// The files of a capture directory that could not be read, each as its error (which
+    /// names the file): the report covers the others and lists these in its trust list.
+    /// Not empty means a partial result.
+    pub unread: Vec<String>,
+    /// What to know about the capture directory's set of ranks (duplicate ranks, files
+    /// not read as ranks): also in the trust list.
+    pub notes: Vec<load::Note>,
 }
 
 const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and fills the time the cause took; overlaps on other streams are ignored";
 
 /// Runs the investigation of the capture at `input` (a Kineto trace, a directory of rank
 /// traces, an `.xplane.pb`, or a JAX capture directory).
+///
+/// In a directory of captures, a file that cannot be read leaves the others to report:
+/// it is listed in [`Investigation::unread`] and in the trust list. Only when no file can
+/// be read is the first file's error returned.
 pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Error> {
-    let loaded = load::load(input).map_err(analysis::Error::from)?;
+    let each = load::load_each(input).map_err(analysis::Error::from)?;
+    let unread: Vec<String> = each
+        .failed
+        .iter()
+        .map(|e| analysis::error_chain(e))
+        .collect();
+    let loaded = each.loaded;
+    let notes = each.notes;
+    let mut failed = each.failed;
+    if loaded.is_empty() && !failed.is_empty() {
+        return Err(analysis::Error::from(failed.remove(0)).into());
+    }
     let mut rows_csv = Vec::new();
     let analysis = analysis::skip_stats_loaded(
         input,
@@ -116,6 +138,19 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
     let roof = roofline_section(roofline, &mut trust, &mut new_capture);
     let change = change_section(&analysis, &loaded, &mut doc.findings);
     collect_trust(&analysis, &loaded, &mut trust, &mut new_capture);
+    unread_trust(&unread, &mut trust, &mut new_capture);
+    for note in &notes {
+        trust.push(TrustEntry {
+            code: match note {
+                load::Note::DuplicateRank { .. } => "duplicate-rank",
+                _ => "not-a-rank",
+            }
+            .into(),
+            message: note.to_string(),
+            count: None,
+            share: None,
+        });
+    }
     doc.sections
         .extend([verdict, reconciliation, budgets, lanes, ops, roof, change]);
     let mut trust_section = Section::new(
@@ -138,6 +173,8 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
     Ok(Investigation {
         document: doc,
         rows_csv,
+        unread,
+        notes,
     })
 }
 
@@ -1541,6 +1578,25 @@ fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) 
 }
 
 /// Step 7: the trust list and the questions a new capture would answer.
+/// The files of the capture that could not be read: one trust entry each (the report is
+/// of the others), and a new capture to ask for.
+fn unread_trust(unread: &[String], trust: &mut Vec<TrustEntry>, new_capture: &mut Vec<String>) {
+    for err in unread {
+        trust.push(TrustEntry {
+            code: "file-not-read".into(),
+            message: format!("not read, so not in this report: {err}"),
+            count: Some(Figure::count(1, Label::Measured)),
+            share: None,
+        });
+    }
+    if !unread.is_empty() {
+        new_capture.push(format!(
+            "The {} file(s) that could not be read (listed in the trust list): capture them again, or investigate the others alone knowing the ranks are incomplete.",
+            unread.len()
+        ));
+    }
+}
+
 fn collect_trust(
     a: &Analysis,
     loaded: &[Loaded],

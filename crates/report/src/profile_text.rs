@@ -17,26 +17,45 @@ use trace_model::Nanos;
 pub fn render(output: &Output, config: &Config) -> String {
     match output {
         Output::Compat(text) => text.clone(),
-        Output::Gpu(summaries) => {
-            let shown = |s: &GpuSummary| {
-                let mut s = s.clone();
-                s.ops.truncate(python_prefix_len(s.ops.len(), config.top_n));
-                s
-            };
-            match (config.json, config.all_ranks) {
-                (true, false) => json_line(&summaries.iter().map(shown).next()),
-                (true, true) => json_line(&serde_json::json!({
-                    "ranks": summaries.iter().map(shown).collect::<Vec<_>>()
-                })),
-                (false, false) => summaries
-                    .iter()
-                    .map(|s| render_text(s, config.top_n))
-                    .collect(),
-                (false, true) => render_ranks_text(summaries),
-            }
-        }
+        Output::Gpu(summaries) => render_gpu(summaries, &[], config),
+        Output::GpuPartial(summaries, unread) => render_gpu(summaries, unread, config),
         // `Output` is non-exhaustive: a kind of output this renderer predates shows nothing.
         _ => String::new(),
+    }
+}
+
+/// The default mode's summaries; `unread` are the errors of the files of a directory that
+/// could not be read (a partial result: listed after the ranks, and as `not_read` in
+/// JSON).
+fn render_gpu(summaries: &[GpuSummary], unread: &[String], config: &Config) -> String {
+    let shown = |s: &GpuSummary| {
+        let mut s = s.clone();
+        s.ops.truncate(python_prefix_len(s.ops.len(), config.top_n));
+        s
+    };
+    match (config.json, config.all_ranks) {
+        (true, false) => json_line(&summaries.iter().map(shown).next()),
+        (true, true) if unread.is_empty() => json_line(&serde_json::json!({
+            "ranks": summaries.iter().map(shown).collect::<Vec<_>>()
+        })),
+        (true, true) => json_line(&serde_json::json!({
+            "ranks": summaries.iter().map(shown).collect::<Vec<_>>(),
+            "not_read": unread,
+        })),
+        (false, false) => summaries
+            .iter()
+            .map(|s| render_text(s, config.top_n))
+            .collect(),
+        (false, true) => {
+            let mut out = render_ranks_text(summaries);
+            for err in unread {
+                let _ = writeln!(
+                    out,
+                    "\n[analyze-profile] not read (not in the columns above): {err}"
+                );
+            }
+            out
+        }
     }
 }
 

@@ -108,7 +108,14 @@ impl Tables {
         }
         let id = ThreadId::new(self.b.threads.len() as u32);
         let name = name.map(|n| self.b.strings.intern(n));
-        self.b.threads.push(HostThread { id, pid, tid, name });
+        self.b.threads.push(HostThread {
+            id,
+            pid,
+            tid,
+            name,
+            pid_text: None,
+            tid_text: None,
+        });
         self.threads.insert((pid, tid), id);
         id
     }

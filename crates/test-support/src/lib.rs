@@ -49,6 +49,28 @@ pub fn with_overwrite(
     base
 }
 
+/// A temporary rank directory that can be read only in part: `rank0.pt.trace.json` is the
+/// embedded sample's rank 0 (`testdata/chrome/ok/tiny-train`) and `rank1.pt.trace.json`
+/// the truncated fixture `testdata/chrome/err/truncated_json.json`, so a tool reports
+/// rank 0, names rank 1 with its error and exits 3.
+pub fn partial_rank_dir() -> tempfile::TempDir {
+    let root = workspace_root();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (from, to) in [
+        (
+            "testdata/chrome/ok/tiny-train/rank0.pt.trace.json",
+            "rank0.pt.trace.json",
+        ),
+        (
+            "testdata/chrome/err/truncated_json.json",
+            "rank1.pt.trace.json",
+        ),
+    ] {
+        std::fs::copy(root.join(from), dir.path().join(to)).expect("copy a fixture");
+    }
+    dir
+}
+
 /// `cargo metadata --format-version 1` of the workspace with `extra` arguments, as JSON
 /// text: offline when every platform's dependencies are in the registry cache (a fresh
 /// cache holds only this platform's, and `cargo metadata` needs them all), else online.

@@ -1,7 +1,8 @@
 //! The Chrome trace files frames are read from: a Chrome trace input's own files, or, for
 //! any other format the loader reads (Nsight Systems, ROCm), each capture written as
 //! Chrome trace JSON into a private temporary directory first, so that frames, SQL and
-//! the HTA-style analyses see every format through one event layout.
+//! the HTA-style analyses see every format through one event layout. The directory is an
+//! `output_file::ScratchDir`: removed when done, and on SIGINT, SIGTERM or SIGHUP.
 
 use std::path::{Path, PathBuf};
 
@@ -15,8 +16,10 @@ pub struct ChromeSources {
     pub paths: Vec<PathBuf>,
     /// For each of `paths`, the file the user gave (differs only for converted captures).
     pub originals: Vec<PathBuf>,
+    /// The files of a rank directory not read as ranks (compaction outputs), as notes.
+    pub notes: Vec<load::Note>,
     /// The temporary directory of converted captures.
-    _converted: Option<tempfile::TempDir>,
+    _converted: Option<output_file::ScratchDir>,
 }
 
 impl ChromeSources {
@@ -45,18 +48,16 @@ pub fn chrome_sources(input: &Path) -> Result<ChromeSources, Error> {
         return Ok(ChromeSources {
             originals: paths.clone(),
             paths,
+            notes: load::rank_notes(input, []),
             _converted: None,
         });
     }
     let loaded = load::load(input)?;
-    let dir = tempfile::Builder::new()
-        .prefix("tracewise-frames-")
-        .tempdir()
-        .map_err(|source| Error::Io {
-            path: std::env::temp_dir(),
-            action: "cannot create a temporary directory for the converted captures",
-            source,
-        })?;
+    let dir = output_file::ScratchDir::create("tracewise-frames-").map_err(|source| Error::Io {
+        path: std::env::temp_dir(),
+        action: "cannot create a temporary directory for the converted captures",
+        source,
+    })?;
     let mut paths = Vec::new();
     let mut originals = Vec::new();
     for (i, l) in loaded.iter().enumerate() {
@@ -80,6 +81,7 @@ pub fn chrome_sources(input: &Path) -> Result<ChromeSources, Error> {
     Ok(ChromeSources {
         paths,
         originals,
+        notes: Vec::new(),
         _converted: Some(dir),
     })
 }

@@ -26,6 +26,9 @@ pub struct Exported {
     pub dir: PathBuf,
     /// (rank, file, rows) per rank, in rank order.
     pub files: Vec<(i64, PathBuf, usize)>,
+    /// The traces of several that could not be read (not exported), each as its error,
+    /// which names the file. Not empty means a partial export.
+    pub unread: Vec<String>,
 }
 
 /// Exports each trace to `out/rank=N/events.parquet` using at most `workers` threads.
@@ -45,7 +48,9 @@ pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exp
 }
 
 /// Writes the export of `traces` into the staged directory `out` (not committed: the
-/// caller commits it when the rest of its run succeeded, or drops it).
+/// caller commits it when the rest of its run succeeded, or drops it). Of several traces,
+/// one that cannot be read is left out and listed in [`Exported::unread`], unless none
+/// can be read.
 pub fn export_hive_into(
     traces: &[PathBuf],
     out: &output_file::DirOutput,
@@ -58,13 +63,17 @@ pub fn export_hive_into(
             path: out.path().to_path_buf(),
             what: format!("cannot start the export threads: {e}"),
         })?;
-    let written: Result<Vec<_>, Error> = pool.install(|| {
+    // The outer error fails the export (writing); the inner one is a trace not read.
+    let results: Result<Vec<Result<_, Error>>, Error> = pool.install(|| {
         traces
             .par_iter()
             .enumerate()
             .map(|(i, trace)| {
                 // The ranks are read in parallel: each one on its own thread.
-                let frame = read_frame_with(trace, 1)?;
+                let frame = match read_frame_with(trace, 1) {
+                    Ok(frame) => frame,
+                    Err(e) => return Ok(Err(e)),
+                };
                 let rank = frame.rank.unwrap_or(i as i64);
                 let mut df = frame
                     .df
@@ -73,11 +82,20 @@ pub fn export_hive_into(
                 let rows = df.height();
                 let rel = PathBuf::from(format!("rank={rank}")).join("events.parquet");
                 write_parquet(&mut df, out.create_file(&rel)?, &out.path().join(&rel))?;
-                Ok((rank, rel, rows, df.schema().as_ref().clone()))
+                Ok(Ok((rank, rel, rows, df.schema().as_ref().clone())))
             })
             .collect()
     });
-    let mut written = written?;
+    let (mut written, mut failed) = (Vec::new(), Vec::new());
+    for w in results? {
+        match w {
+            Ok(w) => written.push(w),
+            Err(e) => failed.push(e),
+        }
+    }
+    if (written.is_empty() || traces.len() == 1) && !failed.is_empty() {
+        return Err(failed.remove(0));
+    }
     written.sort_by_key(|f| f.0);
     if let Some(w) = written.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(Error::Missing {
@@ -99,6 +117,7 @@ pub fn export_hive_into(
             .into_iter()
             .map(|(rank, rel, rows, _)| (rank, out.path().join(rel), rows))
             .collect(),
+        unread: failed.iter().map(|e| e.to_string()).collect(),
     })
 }
 

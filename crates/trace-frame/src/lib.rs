@@ -138,10 +138,17 @@ pub struct LoadedRanks {
     pub events: DataFrame,
     /// How each file was obtained when a cache directory was given.
     pub cache: Vec<CacheUse>,
+    /// The files of a directory that could not be read, each as its error (which names
+    /// the file): the frames are of the others. Not empty means a partial result.
+    pub unread: Vec<String>,
+    /// What to know about a directory's set of ranks: duplicate ranks (every frame is
+    /// kept), files not read as ranks (`load::rank_notes`).
+    pub notes: Vec<load::Note>,
 }
 
 /// Loads a trace file, or every trace file of a directory (in parallel), optionally
-/// through the Parquet cache in `cache_dir`.
+/// through the Parquet cache in `cache_dir`. In a directory a file that cannot be read is
+/// left out and listed in [`LoadedRanks::unread`], unless none can be read.
 pub fn load(input: &Path, cache_dir: Option<&Path>) -> Result<LoadedRanks, Error> {
     load_columns(input, cache_dir, frame::Columns::All)
 }
@@ -163,7 +170,7 @@ fn load_columns(
     } else {
         1
     };
-    let res: Result<Vec<(RankFrame, Option<CacheUse>)>, Error> = paths
+    let res: Vec<Result<(RankFrame, Option<CacheUse>), Error>> = paths
         .par_iter()
         .map(|p| match cache_dir {
             Some(dir) => read_frame_cached_with(p, dir, threads).map(|(f, u)| (f, Some(u))),
@@ -172,12 +179,26 @@ fn load_columns(
         .collect();
     let mut frames = Vec::new();
     let mut cache = Vec::new();
-    for (mut f, u) in res? {
-        f.path = sources.original(&f.path);
-        frames.push(f);
-        cache.extend(u);
+    let mut failed = Vec::new();
+    for r in res {
+        match r {
+            Ok((mut f, u)) => {
+                f.path = sources.original(&f.path);
+                frames.push(f);
+                cache.extend(u);
+            }
+            Err(e) => failed.push(e),
+        }
     }
+    if frames.is_empty() || paths.len() == 1 {
+        if let Some(first) = failed.into_iter().next() {
+            return Err(first);
+        }
+        failed = Vec::new();
+    }
+    let unread = failed.iter().map(|e| e.to_string()).collect();
     frames.sort_by_key(|f| (f.rank, f.path.clone()));
+    let notes = load::rank_notes(input, frames.iter().map(|f| (f.path.as_path(), f.rank)));
     let events = if frames.len() == 1 {
         frames[0].df.clone()
     } else {
@@ -188,6 +209,8 @@ fn load_columns(
         frames,
         events,
         cache,
+        unread,
+        notes,
     })
 }
 
@@ -225,6 +248,9 @@ pub struct ProfileModelReport {
     pub skip_stats: Option<SkipStatsSummary>,
     /// Analyses that could not run, with the reason.
     pub not_run: Vec<(String, String)>,
+    /// The files of a directory that could not be read ([`LoadedRanks::unread`]): the
+    /// report is of the others.
+    pub not_read: Vec<String>,
 }
 
 /// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
@@ -300,8 +326,10 @@ pub fn load_and_analyze(
                 let loaded = LoadedRanks {
                     input: input.to_path_buf(),
                     events: frame.df.clone(),
+                    notes: load::rank_notes(input, [(frame.path.as_path(), frame.rank)]),
                     frames: vec![frame],
                     cache: Vec::new(),
+                    unread: Vec::new(),
                 };
                 let report = hta_report(&loaded, analyses, step);
                 (loaded, report)
@@ -445,5 +473,6 @@ fn hta_report(
         queue_length,
         critical_path: critical,
         not_run,
+        not_read: loaded.unread.clone(),
     })
 }

@@ -269,5 +269,8 @@ pub fn render_text(r: &ProfileModelReport) -> String {
     for (a, why) in &r.not_run {
         let _ = writeln!(o, "\nNot run: {a}: {why}");
     }
+    for err in &r.not_read {
+        let _ = writeln!(o, "\nNot read (not in the numbers above): {err}");
+    }
     o
 }

@@ -50,9 +50,21 @@ pub struct SkipStatsSummary {
 }
 
 /// Runs `crates/analysis`' skip-stats (its report, without `rows.csv`) on `input` (a trace
-/// file or directory) with its default settings.
+/// file or directory) with its default settings. The files of a directory that cannot be
+/// read are left out (the frames' load names them: [`crate::LoadedRanks::unread`]).
 pub fn skip_stats_summary(input: &Path) -> Result<SkipStatsSummary, Error> {
-    let a = analysis::skip_stats_without_rows(input, &analysis::SkipConfig::default());
+    let a = load::load_each(input)
+        .map_err(analysis::Error::from)
+        .and_then(|mut each| {
+            if each.loaded.is_empty() && !each.failed.is_empty() {
+                return Err(each.failed.remove(0).into());
+            }
+            analysis::skip_stats_loaded_without_rows(
+                input,
+                &each.loaded,
+                &analysis::SkipConfig::default(),
+            )
+        });
     from_analysis(input, a)
 }
 

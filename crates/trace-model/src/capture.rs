@@ -169,6 +169,12 @@ pub struct HostThread {
     pub tid: i64,
     /// The thread's name, if the capture gave one.
     pub name: Option<StringId>,
+    /// The process id as the trace wrote it, when it was not a 64-bit integer (a string,
+    /// a number beyond i64 or with a fraction): `pid` is then a key standing for it.
+    pub pid_text: Option<StringId>,
+    /// The thread id as the trace wrote it, when it was not a 64-bit integer (see
+    /// `pid_text`).
+    pub tid_text: Option<StringId>,
 }
 
 /// Memory-copy direction.

@@ -272,6 +272,8 @@ impl Builder<'_> {
                 pid: plane.id(),
                 tid: line.id(),
                 name: Some(name),
+                pid_text: None,
+                tid_text: None,
             });
             self.each_event(line, |builder, event| {
                 let index = builder.next_index();

@@ -90,7 +90,9 @@ The original script's spellings --trace_file, --trace_dir and --top_n are accept
 Exit status: 0 on success (also when stdout is closed early, e.g. `| head`), 2 on error
 (unreadable file, not a Chrome trace, no matching file in the directory; with --compat an
 empty directory prints the original script's \"no trace file found\" line and exits 0, as
-that script does).";
+that script does), 3 for a partial result: with --trace-dir --all-ranks, some files could
+not be read (each is named on stderr with its error, and after the ranks in the output,
+`not_read` in JSON) and the others are reported.";
 
 const XSPACE_HINT: &str = "analyze-profile --compat (and compact-cuda-graph-trace) read \
 Chrome-trace JSON only; for an XSpace (.xplane.pb) use analyze-profile without --compat, \
@@ -130,8 +132,18 @@ fn main() -> ExitCode {
         json: args.json,
         all_ranks: args.all_ranks,
     };
+    let mut partial = false;
     let output = match analysis::profile_summary(&config) {
-        Ok(output) => report::profile_text::render(&output, &config),
+        Ok(output) => {
+            warn_rank_notes(&config, &output);
+            if let analysis::ProfileOutput::GpuPartial(_, unread) = &output {
+                partial = true;
+                for err in unread {
+                    eprintln!("analyze-profile: warning: not read: {err}");
+                }
+            }
+            report::profile_text::render(&output, &config)
+        }
         Err(err) => {
             eprintln!("analyze-profile: {}", analysis::error_chain(&err));
             if err.read_error().and_then(|e| e.other_format()).is_some() {
@@ -145,12 +157,30 @@ fn main() -> ExitCode {
         .write_all(output.as_bytes())
         .and_then(|()| stdout.flush())
     {
+        Ok(()) if partial => ExitCode::from(3),
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if output_file::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("analyze-profile: writing to stdout: {err}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// With --all-ranks, says which ranks several files give (each is a column of its own).
+fn warn_rank_notes(config: &Config, output: &analysis::ProfileOutput) {
+    let (Input::Dir(dir), true) = (&config.input, config.all_ranks) else {
+        return;
+    };
+    let summaries = match output {
+        analysis::ProfileOutput::Gpu(s) | analysis::ProfileOutput::GpuPartial(s, _) => s,
+        _ => return,
+    };
+    let ranks = summaries
+        .iter()
+        .map(|s| (std::path::Path::new(&s.file), s.rank));
+    for note in load::rank_notes(dir, ranks) {
+        eprintln!("analyze-profile: warning: {note}");
     }
 }
 

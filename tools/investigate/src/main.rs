@@ -38,7 +38,10 @@ use clap::Parser;
 /// directory or `/`.
 ///
 /// Exit status: 0 when the report was written; 2 on bad input or a refused output
-/// (nothing is written); an interrupted run (SIGINT, SIGTERM) leaves nothing behind.
+/// (nothing is written); 3 when the result is partial: some files of a capture directory
+/// could not be read (each is named on stderr with its error, and in the report's trust
+/// list), and the report of the others is written. An interrupted run (SIGINT, SIGTERM)
+/// leaves nothing behind.
 ///
 /// Examples:
 ///   investigate trace.json.gz
@@ -68,7 +71,7 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
-        Ok(dir) => {
+        Ok((dir, outcome)) => {
             let said = format!(
                 "report written to {}\n             and {}\n",
                 dir.join("report.md").display(),
@@ -78,7 +81,10 @@ fn main() -> ExitCode {
             if let Err(e) = output_file::print(said.as_bytes()) {
                 eprintln!("investigate: writing to stdout: {e}");
             }
-            ExitCode::SUCCESS
+            match outcome {
+                Outcome::Complete => ExitCode::SUCCESS,
+                Outcome::Partial => ExitCode::from(3),
+            }
         }
         Err(e) => {
             eprintln!("investigate: {e:#}");
@@ -111,7 +117,13 @@ fn default_out(capture: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}-report"))
 }
 
-fn run(args: &Args) -> anyhow::Result<PathBuf> {
+/// Whether every file of the input was read.
+enum Outcome {
+    Complete,
+    Partial,
+}
+
+fn run(args: &Args) -> anyhow::Result<(PathBuf, Outcome)> {
     let out = args
         .out
         .clone()
@@ -126,6 +138,12 @@ fn run(args: &Args) -> anyhow::Result<PathBuf> {
     let options = report::investigate::Options { step: args.step };
     let inv = report::investigate::investigate(&args.capture, &options)
         .with_context(|| format!("investigating {}", args.capture.display()))?;
+    for err in &inv.unread {
+        eprintln!("investigate: warning: not read: {err}");
+    }
+    for note in &inv.notes {
+        eprintln!("investigate: warning: {note}");
+    }
     let dir = output_file::DirOutput::create(&out, &rules)?;
     dir.write(
         "report.md",
@@ -147,7 +165,12 @@ fn run(args: &Args) -> anyhow::Result<PathBuf> {
         )?;
     }
     dir.commit()?;
-    Ok(out)
+    let outcome = if inv.unread.is_empty() {
+        Outcome::Complete
+    } else {
+        Outcome::Partial
+    };
+    Ok((out, outcome))
 }
 
 #[cfg(test)]

@@ -34,10 +34,15 @@ use trace_frame::AnalysisName;
 /// size, modification time and content.
 ///
 /// --sql reads only the tables above: table functions over files or URLs (read_parquet,
-/// read_csv, ...) are refused, and a result over --sql-max-rows rows is an error.
+/// read_csv, ...) are refused, and a result over --sql-max-rows rows is an error, as is a
+/// join that could make more (one without an equality of two columns, or an equality on a
+/// key with too many rows per value, counted before the query runs).
 ///
 /// Exit status: 0 on success; 2 on bad input, a refused output or a failing stdout
-/// (nothing is written); an interrupted run leaves nothing behind.
+/// (nothing is written); 3 when the result is partial: some rank files of a directory could
+/// not be read (each is named on stderr with its error, and under "Not read" in the report,
+/// `not_read` in JSON), the others are reported, and an --export of them is written. An
+/// interrupted run leaves nothing behind.
 ///
 /// Examples:
 ///   profile-model trace.json.gz
@@ -99,8 +104,7 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = 4)]
     export_workers: usize,
 
-    /// --sql: the most rows a result may have (and a cross join may make); more is an
-    /// error.
+    /// --sql: the most rows a result may have (and a join may make); more is an error.
     #[arg(long, value_name = "N", default_value_t = trace_frame::SQL_MAX_ROWS)]
     sql_max_rows: usize,
 }
@@ -108,7 +112,8 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Partial) => ExitCode::from(3),
         Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("profile-model: {e:#}");
@@ -117,7 +122,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> anyhow::Result<()> {
+/// Whether every file of the input was read.
+enum Outcome {
+    Complete,
+    Partial,
+}
+
+/// Names each unreadable file on stderr; the outcome they make.
+fn warn_unread(unread: &[String]) -> Outcome {
+    for err in unread {
+        eprintln!("profile-model: warning: not read: {err}");
+    }
+    if unread.is_empty() {
+        Outcome::Complete
+    } else {
+        Outcome::Partial
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<Outcome> {
     let mut names = Vec::new();
     for a in &args.analyses {
         if a == "all" {
@@ -153,7 +176,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
         }
         if args.sql.is_none() && names.is_empty() {
             staged.commit()?;
-            return Ok(());
+            for note in &sources.notes {
+                eprintln!("profile-model: warning: {note}");
+            }
+            return Ok(warn_unread(&ex.unread));
         }
         export = Some(staged);
     }
@@ -177,6 +203,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .map(|(l, r)| (l, Some(r))),
     };
     let (loaded, report) = loaded.with_context(|| format!("loading {}", args.trace.display()))?;
+    for note in &loaded.notes {
+        eprintln!("profile-model: warning: {note}");
+    }
+    let outcome = warn_unread(&loaded.unread);
     for c in &loaded.cache {
         if let trace_frame::CacheUse::WriteFailed(p, why) = c {
             eprintln!(
@@ -211,7 +241,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(staged) = export {
         staged.commit()?;
     }
-    Ok(())
+    Ok(outcome)
 }
 
 /// The per-user cache directory: `$XDG_CACHE_HOME/tracewise`, else `~/.cache/tracewise`.

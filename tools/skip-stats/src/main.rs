@@ -136,6 +136,9 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
             analysis::error_chain(err)
         );
     }
+    for note in &each.notes {
+        eprintln!("skip-stats: warning: {note}");
+    }
     if each.loaded.is_empty() {
         anyhow::bail!("no capture in {} could be read", args.trace.display());
     }

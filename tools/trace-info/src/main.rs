@@ -117,9 +117,13 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     // many ranks needs the memory of a few.
     let mut inventories = Vec::new();
     let mut failed = 0;
+    let mut ranks = Vec::new();
     for res in load::map_each(&args.capture, |l| analysis::inventory(&l))? {
         match res {
-            Ok((_, _, inventory)) => inventories.push(inventory),
+            Ok((path, rank, inventory)) => {
+                ranks.push((path, rank));
+                inventories.push(inventory);
+            }
             Err(err) => {
                 failed += 1;
                 eprintln!(
@@ -128,6 +132,10 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
                 );
             }
         }
+    }
+    let ranks = ranks.iter().map(|(path, rank)| (path.as_path(), *rank));
+    for note in load::rank_notes(&args.capture, ranks) {
+        eprintln!("trace-info: warning: {note}");
     }
     if inventories.is_empty() {
         anyhow::bail!("no capture in {} could be read", args.capture.display());

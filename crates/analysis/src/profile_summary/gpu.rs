@@ -517,8 +517,25 @@ pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
 
 /// Runs default mode over `files` (one, or every rank with `--all-ranks`): one summary
 /// per file. `report::profile_text` renders them.
-pub(super) fn run(files: &[PathBuf]) -> Result<Vec<GpuSummary>, Error> {
-    files.iter().map(|path| gpu_summary_of_file(path)).collect()
+/// Summarises every file: with several, a file that cannot be read is left out and its
+/// error kept (the second list) unless none can be read; one file's error is the error.
+pub(super) fn run(files: &[PathBuf]) -> Result<(Vec<GpuSummary>, Vec<String>), Error> {
+    let mut summaries = Vec::new();
+    let mut failed = Vec::new();
+    for path in files {
+        match gpu_summary_of_file(path) {
+            Ok(s) => summaries.push(s),
+            Err(e) if files.len() == 1 => return Err(e),
+            Err(e) => failed.push(e),
+        }
+    }
+    if summaries.is_empty() && !failed.is_empty() {
+        return Err(failed.remove(0));
+    }
+    Ok((
+        summaries,
+        failed.iter().map(|e| crate::error_chain(e)).collect(),
+    ))
 }
 
 /// For each CPU op that launched a layout transpose, the convolution or GEMM op it serves:

@@ -85,8 +85,8 @@ fn odd_fixtures_give_diagnostics() {
     insta::assert_snapshot!(out);
 }
 
-/// Integers beyond i64 (pids, tids, `External id`) load: ids become strings, the
-/// correlation join still works.
+/// Integers beyond i64 (pids, tids, `External id`) load: ids keep their text, the
+/// correlation join still works, and the pid and tid beyond i64 are one diagnostic.
 #[test]
 fn integers_beyond_i64_load() {
     let capture =
@@ -103,9 +103,59 @@ fn integers_beyond_i64_load() {
         .expect("the launch sits inside aten::mm");
     assert_eq!(capture.name(op.name), "aten::mm");
     assert_eq!(capture.threads().len(), 1);
-    assert!(
-        capture.diagnostics().is_empty(),
-        "{:?}",
-        capture.diagnostics()
+    let thread = &capture.threads()[0];
+    let text = |t: Option<trace_model::StringId>| t.map(|t| capture.name(t).to_owned());
+    assert_eq!(
+        (text(thread.pid_text), text(thread.tid_text)),
+        (
+            Some("18446744073709551615".to_owned()),
+            Some("9223372036854775808".to_owned())
+        )
     );
+    let codes: Vec<(&str, u64)> = capture
+        .diagnostics()
+        .iter()
+        .map(|d| (d.code, d.count))
+        .collect();
+    assert_eq!(codes, [("id-not-i64", 2)], "{:?}", capture.diagnostics());
+}
+
+/// pids and tids that are numbers but not 64-bit integers (`1e20`, 2^64 + 1, `3.5`) keep
+/// the text the trace wrote, in the model and in the Chrome JSON written back, and are a
+/// diagnostic: never wrapped, rounded or silently replaced by a key.
+#[test]
+fn numeric_ids_beyond_i64_keep_their_text() {
+    let path = Path::new("testdata/chrome/odd/ids_not_i64.json");
+    let capture = load(path).unwrap_or_else(|e| panic!("{e}"));
+    let text = |t: Option<trace_model::StringId>| t.map(|t| capture.name(t).to_owned());
+    let mut ids: Vec<(Option<String>, Option<String>)> = capture
+        .threads()
+        .iter()
+        .map(|t| (text(t.pid_text), text(t.tid_text)))
+        .collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            (Some("18446744073709551617".to_owned()), None),
+            (Some("1e20".to_owned()), Some("3.5".to_owned())),
+        ]
+    );
+    let d = capture
+        .diagnostics()
+        .iter()
+        .find(|d| d.code == "id-not-i64")
+        .expect("a diagnostic for the ids");
+    assert_eq!(d.count, 3);
+    assert_eq!(d.first, "the id 1e20");
+    let mut out = Vec::new();
+    chrome_reader::write_chrome_trace(&capture, &mut out).expect("written");
+    let out = String::from_utf8(out).expect("UTF-8");
+    for written in [
+        r#""pid":1e20,"tid":3.5"#,
+        r#""pid":18446744073709551617,"tid":1"#,
+    ] {
+        assert!(out.contains(written), "{written} in {out}");
+    }
+    assert!(!out.contains("-1000000000000"), "{out}");
 }

@@ -160,12 +160,16 @@ fn synthetic() -> Capture {
         pid: 1,
         tid: 11,
         name: Some(thread_name),
+        pid_text: None,
+        tid_text: None,
     });
     b.threads.push(HostThread {
         id: ThreadId::new(1),
         pid: 1,
         tid: 12,
         name: None,
+        pid_text: None,
+        tid_text: None,
     });
     b.meta.base_time_ns = Some(1_733_877_925_987_393_218);
     let mut index = 0;

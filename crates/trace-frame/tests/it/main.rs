@@ -745,6 +745,60 @@ fn sql_is_confined_to_the_trace_tables() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("--sql-max-rows"), "{e}");
+    // A join ON a condition that is no equality keeps most pairs: bounded as a cross join.
+    let e = trace_frame::run_sql_limited(
+        df,
+        "SELECT COUNT(*) FROM events a JOIN events b ON a.ts_ns < b.ts_ns",
+        limit,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("--sql-max-rows"), "{e}");
+    // An equi-join on a key with few values is counted before it runs, exactly: refused one
+    // row under its size, run at its size (where the join's own count agrees).
+    let per_cat = trace_frame::run_sql(
+        df,
+        "SELECT cat, COUNT(*) AS n FROM events WHERE cat IS NOT NULL GROUP BY cat",
+    )
+    .unwrap();
+    let pairs: u64 = per_cat
+        .column("n")
+        .unwrap()
+        .cast(&DataType::UInt64)
+        .unwrap()
+        .u64()
+        .unwrap()
+        .into_no_null_iter()
+        .map(|n| n * n)
+        .sum();
+    assert!(pairs > rows as u64, "{pairs}");
+    let self_join =
+        "SELECT COUNT(*) AS n FROM events a JOIN events AS b ON (a.cat = b.cat AND a.pid = b.pid)";
+    let e = trace_frame::run_sql_limited(df, self_join, pairs as usize - 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("a.cat = b.cat makes up to {pairs} rows"))
+            && e.contains("--sql-max-rows"),
+        "{e}"
+    );
+    let joined = trace_frame::run_sql_limited(
+        df,
+        "SELECT COUNT(*) AS n FROM events a JOIN events b ON a.cat = b.cat",
+        pairs as usize,
+    )
+    .unwrap();
+    assert_eq!(
+        joined
+            .column("n")
+            .unwrap()
+            .cast(&DataType::UInt64)
+            .unwrap()
+            .u64()
+            .unwrap()
+            .get(0),
+        Some(pairs)
+    );
     // A result past the limit is an error, not a silently cut table.
     let e = trace_frame::run_sql_limited(df, "SELECT * FROM events", rows - 1)
         .unwrap_err()

@@ -164,6 +164,45 @@ fn all_ranks_side_by_side() {
     assert_eq!(compat, expected);
 }
 
+/// `--trace-dir --all-ranks` over a directory with an unreadable rank: the readable rank
+/// is reported, the unreadable one named on stderr and in the output (`not_read` in
+/// JSON), exit 3. Without --all-ranks only the first file is read: rank 0, complete.
+#[test]
+fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
+    let ranks = test_support::partial_rank_dir();
+    let dir = ranks.path().to_str().expect("UTF-8 path");
+    let out = analyze_profile(&["--trace-dir", dir, "--all-ranks"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("rank1.pt.trace.json: truncated JSON")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stdout.contains("1 files"), "{stdout}");
+    assert!(stdout.contains("rank0.pt.trace.json"), "{stdout}");
+    assert!(
+        stdout.contains("not read (not in the columns above)")
+            && stdout.contains("rank1.pt.trace.json: truncated JSON"),
+        "{stdout}"
+    );
+    let out = analyze_profile(&["--trace-dir", dir, "--all-ranks", "--json"]);
+    assert_eq!(out.status.code(), Some(3));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["ranks"].as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(json["not_read"].as_array().map(Vec::len), Some(1), "{json}");
+    let out = analyze_profile(&["--trace-dir", dir]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn default_mode_on_the_compat_edge_cases() {
     let text = stdout_of(&["--trace-file", EDGE_CASES, "--top-n", "-3"]);

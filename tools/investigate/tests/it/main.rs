@@ -132,6 +132,32 @@ fn a_bad_input_fails_cleanly() {
     );
 }
 
+/// A rank directory with one unreadable rank: the report of the readable one is written
+/// (a partial result), the unreadable one is named on stderr and in the report's trust
+/// list, and the exit code is 3.
+#[test]
+fn partial_rank_directory_writes_the_readable_ranks_and_exits_3() {
+    let ranks = test_support::partial_rank_dir();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("r");
+    let o = investigate(ranks.path(), &out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("rank1.pt.trace.json: truncated JSON")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(md.contains("1 capture(s)"), "{md}");
+    assert!(md.contains("file-not-read"), "{md}");
+    assert!(md.contains("rank1.pt.trace.json: truncated JSON"), "{md}");
+    let json = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+    assert!(json.contains("file-not-read"));
+}
+
 /// Every capture of the shared set, from its manifests: Kineto files, the complete rank
 /// folders, the JSON of every JAX capture, XSpace files and JAX capture directories.
 fn shared_inputs(set: &test_support::RealTraces) -> Vec<PathBuf> {

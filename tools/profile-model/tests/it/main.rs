@@ -30,6 +30,56 @@ fn summary_and_findings_on_the_fixture() {
     }
 }
 
+/// A rank directory with an unreadable rank: the readable rank is reported (summary,
+/// analyses, SQL and export), the unreadable one named on stderr and in the report, exit 3;
+/// the export of the readable rank is written.
+#[test]
+fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
+    let ranks = test_support::partial_rank_dir();
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let out = bin()
+        .arg(ranks.path())
+        .args(["--analysis", "temporal"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out)
+            .matches("rank1.pt.trace.json: truncated JSON")
+            .count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Main Finding"), "{text}");
+    assert!(
+        text.contains("Not read (not in the numbers above)")
+            && text.contains("rank1.pt.trace.json"),
+        "{text}"
+    );
+    assert!(!text.contains("Not run: ours"), "{text}");
+    let out = bin()
+        .arg(ranks.path())
+        .args(["--sql", "SELECT DISTINCT rank FROM events", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    let tmp = tempfile::tempdir().unwrap();
+    let export = tmp.path().join("e");
+    let out = bin()
+        .arg(ranks.path())
+        .arg("--export")
+        .arg(&export)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(export.join("rank=0/events.parquet").is_file());
+    assert!(!export.join("rank=1").exists());
+}
+
 #[test]
 fn sql_as_json() {
     let out = bin()
@@ -333,4 +383,94 @@ fn the_default_cache_is_per_user_and_private() {
         body(&first),
         "the cached frame gives the same summary"
     );
+}
+
+/// A rocprofv3 CSV capture of `kernels` kernels, each launched by a HIP call, in `dir`: a
+/// capture profile-model converts to Chrome JSON before it reads it.
+fn write_rocprof_csv(dir: &std::path::Path, kernels: u64) {
+    use std::io::Write;
+    let file = |name: &str| {
+        std::io::BufWriter::new(std::fs::File::create(dir.join(name)).expect("create"))
+    };
+    let mut k = file("run_kernel_trace.csv");
+    let mut api = file("run_hip_api_trace.csv");
+    writeln!(k, "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\",\"Grid_Size_Z\"").expect("write");
+    writeln!(api, "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"").expect("write");
+    for i in 1..=kernels {
+        let t = 10_000 + i * 5_000;
+        writeln!(
+            k,
+            "\"KERNEL_DISPATCH\",1,0,0,301,{i},{},\"gemm_kernel_{}\",{i},{},{},256,1,1,65536,1,1",
+            i % 7,
+            i % 13,
+            t + 600,
+            t + 3_000
+        )
+        .expect("write");
+        writeln!(
+            api,
+            "\"HIP_RUNTIME_API\",\"hipLaunchKernel\",300,301,{i},{t},{}",
+            t + 500
+        )
+        .expect("write");
+    }
+    k.flush().expect("flush");
+    api.flush().expect("flush");
+}
+
+/// A capture that is not Chrome JSON is converted into a scratch directory under the
+/// system's temporary directory: SIGINT or SIGTERM while it exists removes it (and the
+/// process ends by the signal); a run that finishes removes it too.
+#[test]
+fn interrupts_remove_the_converted_captures() {
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let capture = tmp.path().join("capture");
+    std::fs::create_dir(&capture).expect("mkdir");
+    write_rocprof_csv(&capture, 200_000);
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir(&scratch).expect("mkdir");
+    let converted = || -> Vec<PathBuf> {
+        std::fs::read_dir(&scratch)
+            .expect("ls")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.to_string_lossy().contains("tracewise-frames-"))
+            .collect()
+    };
+    let run = || {
+        let mut cmd = bin();
+        cmd.arg(&capture)
+            .env("TMPDIR", &scratch)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        cmd
+    };
+    let start = std::time::Instant::now();
+    assert!(run().status().expect("runs").success());
+    let whole = start.elapsed();
+    assert!(converted().is_empty(), "{:?}", converted());
+    for (signal, number) in [("INT", 2), ("TERM", 15)] {
+        let mut child = run().spawn().expect("starts");
+        let deadline = std::time::Instant::now() + whole * 4;
+        while converted().is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "SIG{signal}: the scratch directory was never seen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        let status = child.wait().expect("ends");
+        assert_eq!(status.signal(), Some(number), "SIG{signal}: {status:?}");
+        assert!(
+            converted().is_empty(),
+            "SIG{signal}: left {:?}",
+            converted()
+        );
+    }
 }

@@ -253,6 +253,77 @@ fn step_nvtx_names_the_steps() {
     assert!(err.contains("--step-nvtx"), "{err}");
 }
 
+/// `--to-chrome-trace FILE` at every kind of target: the user's files and the input stay
+/// byte-identical (an existing file is replaced only with --overwrite), nothing staged is
+/// left, the refused cells exit 2.
+#[test]
+fn output_matrix_to_chrome_trace() {
+    let fixture = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_trace-info"),
+        "--to-chrome-trace",
+        test_support::OutputKind::File,
+        &fixture,
+        |input, target, overwrite| {
+            test_support::with_overwrite(
+                vec![input.into(), "--to-chrome-trace".into(), target.into()],
+                overwrite,
+            )
+        },
+    );
+}
+
+/// pids and tids that are numbers but not 64-bit integers print as the trace wrote them,
+/// with the `id-not-i64` diagnostic (not a synthetic `-1000000000000` and "Diagnostics:
+/// none").
+#[test]
+fn ids_beyond_i64_print_as_written() {
+    let (code, out, err) = trace_info(&["testdata/chrome/odd/ids_not_i64.json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("-1000000000000"), "{out}");
+    assert!(out.contains("1e20") && out.contains("3.5"), "{out}");
+    assert!(out.contains("18446744073709551617"), "{out}");
+    assert!(!out.contains("18446744073709552000"), "{out}");
+    assert!(out.contains("id-not-i64"), "{out}");
+    assert!(!out.contains("Diagnostics: none"), "{out}");
+    let (code, json, _) = trace_info(&["testdata/chrome/odd/ids_not_i64.json", "--json"]);
+    assert_eq!(code, 0);
+    assert!(json.contains("\"pid_text\": \"1e20\""), "{json}");
+}
+
+/// A rank directory holding a second file of rank 0 and a compaction output: every rank
+/// file is reported, the duplicate rank is a warning naming both files, and the compaction
+/// output is not read as a rank (a warning says so).
+#[test]
+fn duplicate_ranks_and_compaction_outputs_are_warnings() {
+    let tiny = workspace_root().join("testdata/chrome/ok/tiny-train");
+    let ranks = tempfile::tempdir().expect("temporary directory");
+    for (from, to) in [
+        ("rank0.pt.trace.json", "rank0.pt.trace.json"),
+        ("rank1.pt.trace.json", "rank1.pt.trace.json"),
+        ("rank0.pt.trace.json", "again.pt.trace.json"),
+        ("rank1.pt.trace.json", "rank1.pt.trace_compacted.json"),
+    ] {
+        std::fs::copy(tiny.join(from), ranks.path().join(to)).expect("copy");
+    }
+    let (code, out, err) = trace_info(&[ranks.path().to_str().expect("UTF-8 path")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("Kineto Chrome trace").count(), 3, "{out}");
+    assert!(!out.contains("_compacted"), "{out}");
+    let duplicate = err
+        .lines()
+        .find(|l| l.contains("rank 0 is given by 2 files"))
+        .unwrap_or_else(|| panic!("no duplicate-rank warning: {err}"));
+    assert!(
+        duplicate.contains("again.pt.trace.json") && duplicate.contains("rank0.pt.trace.json"),
+        "{duplicate}"
+    );
+    assert!(
+        err.contains("rank1.pt.trace_compacted.json: not read as a rank"),
+        "{err}"
+    );
+}
+
 /// `--help` states the exit statuses (0 ok, 2 bad input or refused output, 3 partial).
 #[test]
 fn help_names_the_exit_codes() {
