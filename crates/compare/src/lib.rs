@@ -47,7 +47,7 @@ use trace_model::Nanos;
 
 pub use analysis::CauseKey;
 pub use names::normalise_kernel_name;
-pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, Totals};
+pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, StepLanes, StreamLane, Totals};
 
 /// Options of a comparison.
 #[derive(Debug, Clone, PartialEq)]

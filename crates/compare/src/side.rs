@@ -61,6 +61,29 @@ pub struct KernelUse {
     pub time: Nanos,
 }
 
+/// The GPU streams of one step, drawn on the step's own time axis (0 = the step's start),
+/// so two sides' steps share one time scale.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepLanes {
+    /// The step's number.
+    pub number: i64,
+    /// Its duration.
+    pub duration: Nanos,
+    /// One row per stream with activity in the step, in stream order.
+    pub lanes: Vec<StreamLane>,
+}
+
+/// One stream's activities in a step.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StreamLane {
+    /// `GPU 0 stream 7`.
+    pub label: String,
+    /// Whether it is the critical (most compute) stream.
+    pub critical: bool,
+    /// `(start, end, class word, name)`, relative to the step's start, clipped to it.
+    pub slices: Vec<(Nanos, Nanos, &'static str, String)>,
+}
+
 /// What the comparison keeps of one input.
 #[derive(Debug, Clone)]
 pub struct Side {
@@ -114,6 +137,9 @@ pub struct Side {
     /// The first capture's first step (lowest number), every event in it by name (see
     /// [`crate::names_in_step`]); `None` without steps in the capture.
     pub first_step: Option<(i64, BTreeMap<String, crate::NameTotals>)>,
+    /// The first capture's median steady-state step, its streams drawn; `None` without
+    /// steps.
+    pub median_step: Option<StepLanes>,
     /// Read from an investigate report.json, not a capture: only the step figures and
     /// the causes are known.
     pub from_report: bool,
@@ -150,6 +176,7 @@ impl Side {
             causes: Vec::new(),
             mean_step: None,
             first_step: None,
+            median_step: None,
             from_report: false,
             step_stat: None,
         }
@@ -206,6 +233,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
     side.gpu_models.sort();
     side.gpu_vendors.sort();
     if let (Some(r), Some(l)) = (first, loaded.first()) {
+        side.median_step = median_step_lanes(r, &l.capture);
         let steps = r.steady_step_count();
         if let (Some(window), true) = (r.window, steps > 0) {
             side.mean_step = Some(Nanos(window.span().0 / steps as i64));
@@ -213,6 +241,49 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         }
     }
     Ok(side)
+}
+
+/// The median steady-state step of `r` (the median of all steps when every one is
+/// warm-up), its GPU streams on the step's axis.
+fn median_step_lanes(r: &SkipReport, capture: &Capture) -> Option<StepLanes> {
+    let steps = &r.steps.steps;
+    let mut steady = steady_indices(r);
+    steady.sort_by_key(|&i| (steps[i].duration(), i));
+    let step = &steps[*steady.get(steady.len().checked_sub(1)? / 2)?];
+    let w = step.range;
+    let lanes = capture
+        .streams()
+        .iter()
+        .filter_map(|st| {
+            let slices: Vec<_> = capture
+                .stream_activities(st.id)
+                .iter()
+                .filter(|a| a.end() > w.start && a.start < w.end)
+                .map(|a| {
+                    (
+                        a.start.max(w.start) - w.start,
+                        a.end().min(w.end) - w.start,
+                        a.class.word(),
+                        capture.name(a.name).to_owned(),
+                    )
+                })
+                .collect();
+            (!slices.is_empty()).then(|| StreamLane {
+                label: format!(
+                    "GPU {} stream {}",
+                    capture.device(st.device).ordinal,
+                    st.ordinal
+                ),
+                critical: r.critical_stream().is_some_and(|c| c.stream_id == st.id),
+                slices,
+            })
+        })
+        .collect();
+    Some(StepLanes {
+        number: step.number,
+        duration: step.duration(),
+        lanes,
+    })
 }
 
 /// Indices into the report's steps of its steady-state steps.

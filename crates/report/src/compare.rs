@@ -43,20 +43,28 @@ pub fn document(c: &Comparison) -> Document {
     }
     doc.sections.push(sides_section(c));
     doc.sections.push(causes_section(c));
-    let mut budgets = Section::new("budgets", "3. Per-stream budget per step");
+    doc.sections.push(swimlanes_section(c));
+    let mut budgets = Section::new("budgets", "4. Per-stream budget per step");
     budgets.push(Block::Table(rows_table(
         "budgets",
         "stream: part",
         &c.budgets,
     )));
+    if let Some(svg) = budget_delta_chart(&c.budgets) {
+        budgets.push(Block::Svg {
+            caption: "Change of each stream's budget parts per step (after − before, medians)"
+                .to_owned(),
+            svg,
+        });
+    }
     doc.sections.push(budgets);
-    let mut classes = Section::new("classes", "4. GPU time per kernel class per step");
+    let mut classes = Section::new("classes", "5. GPU time per kernel class per step");
     classes.push(Block::Table(rows_table("classes", "class", &c.classes)));
     doc.sections.push(classes);
-    let mut kernels = Section::new("kernels", "5. Kernels (by normalised name)");
+    let mut kernels = Section::new("kernels", "6. Kernels (by normalised name)");
     kernels.push(Block::Table(named_table("kernels", "kernel", &c.kernels)));
     doc.sections.push(kernels);
-    let mut ops = Section::new("ops", "6. CPU ops");
+    let mut ops = Section::new("ops", "7. CPU ops");
     ops.push(Block::Table(named_table("ops", "op", &c.ops)));
     doc.sections.push(ops);
     doc.sections.push(op_kernels_section(c));
@@ -64,10 +72,117 @@ pub fn document(c: &Comparison) -> Document {
     doc
 }
 
+/// Each side's median steady-state step, before above after, on one time axis from the
+/// step's start.
+fn swimlanes_section(c: &Comparison) -> Section {
+    use crate::swimlane::{Chart, Lane, LaneKind, Slice};
+    let mut s = Section::new(
+        "swimlanes",
+        "3. Swimlanes of the median step, before above after",
+    );
+    let sides = [
+        ("before", &c.before.median_step),
+        ("after", &c.after.median_step),
+    ];
+    let mut lanes = Vec::new();
+    let mut end = 0;
+    for (name, step) in sides {
+        let Some(step) = step else { continue };
+        end = end.max(step.duration.0);
+        for l in &step.lanes {
+            lanes.push(Lane {
+                label: format!("{name} #{} {}", step.number, l.label),
+                kind: LaneKind::Gpu,
+                mark: l.critical.then(|| "critical".to_owned()),
+                slices: l
+                    .slices
+                    .iter()
+                    .map(|(start, end, class, title)| Slice {
+                        start: start.0,
+                        end: end.0,
+                        class,
+                        title: format!("{title} — {}", (*end - *start).human()),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    if lanes.is_empty() {
+        s.para(
+            "Neither side has a step with GPU activity to draw (a report.json side keeps none).",
+        );
+        return s;
+    }
+    let steps: Vec<String> = sides
+        .iter()
+        .filter_map(|(name, step)| {
+            step.as_ref()
+                .map(|st| format!("{name}: step {} ({})", st.number, st.duration.human()))
+        })
+        .collect();
+    s.para(format!(
+        "The median steady-state step of each side's first capture ({}), its GPU streams drawn from the step's start, on one time scale: what got shorter, and where the idle gaps went. Kernels are coloured by class; the bare row background is idle time.",
+        steps.join("; ")
+    ));
+    s.push(Block::Svg {
+        caption: "Median steps, before above after".to_owned(),
+        svg: crate::swimlane::render(&Chart {
+            start: 0,
+            end,
+            lanes,
+        }),
+    });
+    s
+}
+
+/// A horizontal bar per budget row that changed by more than nothing: after − before of
+/// the medians, to the left when it went down; `None` without such rows.
+fn budget_delta_chart(rows: &[Row]) -> Option<String> {
+    use std::fmt::Write as _;
+    let rows: Vec<&Row> = rows.iter().filter(|r| r.delta.0 != 0).collect();
+    let largest = rows.iter().map(|r| r.delta.0.abs()).max()?;
+    let (label_w, half, row_h) = (260.0, 220.0, 18.0);
+    let width = label_w + 2.0 * half + 90.0;
+    let height = row_h * rows.len() as f64 + 10.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"budget-deltas\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"11\">"
+    );
+    let mid = label_w + half;
+    for (i, r) in rows.iter().enumerate() {
+        let y = 5.0 + row_h * i as f64;
+        let w = half * r.delta.0.abs() as f64 / largest as f64;
+        let x = if r.delta.0 < 0 { mid - w } else { mid };
+        let colour = match r.change {
+            Change::Lower => "#2e7d32",
+            Change::Higher => "#c62828",
+            Change::None => "#9e9e9e",
+        };
+        let sign = if r.delta.0 < 0 { "−" } else { "+" };
+        let _ = write!(
+            svg,
+            "<text x=\"4\" y=\"{:.1}\">{}</text><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{colour}\"><title>{}: {sign}{} ({})</title></rect><text x=\"{:.1}\" y=\"{:.1}\">{sign}{}</text>",
+            y + 12.0,
+            crate::html::esc(&r.key),
+            row_h - 4.0,
+            crate::html::esc(&r.key),
+            Nanos(r.delta.0.abs()).human(),
+            r.change.describe(),
+            mid + half + 6.0,
+            y + 12.0,
+            Nanos(r.delta.0.abs()).human(),
+        );
+    }
+    let _ = write!(
+        svg,
+        "<line x1=\"{mid}\" y1=\"0\" x2=\"{mid}\" y2=\"{height}\" stroke=\"#444\"/></svg>"
+    );
+    Some(svg)
+}
+
 /// Ops on both sides whose kernels differ: which kernel replaced which, with the op and
 /// its shapes as the evidence (what TraceLens compares per op row).
 fn op_kernels_section(c: &Comparison) -> Section {
-    let mut s = Section::new("op_kernels", "7. Kernels replaced under the same op");
+    let mut s = Section::new("op_kernels", "8. Kernels replaced under the same op");
     if c.op_kernels.is_empty() {
         s.para("No op found on both sides launched other kernels after than before.");
         return s;
@@ -106,7 +221,7 @@ fn op_kernels_section(c: &Comparison) -> Section {
         ]);
     }
     s.push(Block::Table(t.with_note(format!(
-        "An op (by name and input shapes, when both sides recorded shapes) on both sides, launching at most 4 kernels on each, and not the same ones: the kernels its instances launched, by normalised name, with their instances and GPU time (measured) over the steady-state steps. Of an op and the op inside it that launched the very same kernels, only the outer one is listed. Most time first; {} of {} rows shown; long kernel names are cut at {SHORT_NAME} characters (section 5 lists them whole).",
+        "An op (by name and input shapes, when both sides recorded shapes) on both sides, launching at most 4 kernels on each, and not the same ones: the kernels its instances launched, by normalised name, with their instances and GPU time (measured) over the steady-state steps. Of an op and the op inside it that launched the very same kernels, only the outer one is listed. Most time first; {} of {} rows shown; long kernel names are cut at {SHORT_NAME} characters (section 6 lists them whole).",
         c.op_kernels.len().min(TOP_ROWS),
         c.op_kernels.len()
     ))));
@@ -126,7 +241,7 @@ fn short_name(name: &str) -> String {
 /// Every event of the first step by name, as Holistic Trace Analysis' `TraceDiff`
 /// compares one iteration of one rank.
 fn first_step_section(c: &Comparison) -> Section {
-    let mut s = Section::new("first_step", "8. First step, every event by name");
+    let mut s = Section::new("first_step", "9. First step, every event by name");
     let (Some((b, _)), Some((a, _))) = (&c.before.first_step, &c.after.first_step) else {
         s.para("A side has no steps in its capture: no first step to compare.");
         return s;

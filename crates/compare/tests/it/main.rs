@@ -229,9 +229,39 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
         (compute.before.median, compute.change),
         (us(200), Change::None)
     );
-    let md = report::markdown::render(&report::compare::document(&c));
+    let doc = report::compare::document(&c);
+    let md = report::markdown::render(&doc);
     assert!(md.contains("Verdict: faster."), "{md}");
     assert!(md.contains("gap:host-not-launched"), "{md}");
+    // The median steps, before above after on one axis, and the budget deltas as bars: the
+    // idle part went down (a bar to the left, green), compute did not move (no bar).
+    let svgs: Vec<&str> = doc
+        .sections
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .filter_map(|b| match b {
+            report::Block::Svg { svg, .. } => Some(svg.as_str()),
+            _ => None,
+        })
+        .collect();
+    let lanes = svgs
+        .iter()
+        .find(|s| s.contains("swimlanes"))
+        .expect("swimlanes");
+    let (b, a) = (
+        lanes.find("before #2 GPU 0 stream 7"),
+        lanes.find("after #2 GPU 0 stream 7"),
+    );
+    assert!(b.is_some() && a.is_some() && b < a, "{lanes}");
+    let bars = svgs
+        .iter()
+        .find(|s| s.contains("budget-deltas"))
+        .expect("a bar chart");
+    assert!(
+        bars.contains("GPU #0 stream 7: idle: −500.00 µs (lower)"),
+        "{bars}"
+    );
+    assert!(!bars.contains("stream 7: compute"), "{bars}");
 }
 
 #[test]
