@@ -295,6 +295,8 @@ pub struct Comparison {
     pub kernels: Vec<NamedRow>,
     /// CPU ops by name, most time (either side) first.
     pub ops: Vec<NamedRow>,
+    /// Python lines (`file.py(123): function`), when both sides recorded stacks.
+    pub python_lines: Vec<NamedRow>,
     /// Ops (by name and shapes) on both sides whose kernels differ, with the kernels each
     /// side launched under them: kernel replacements with the op and shapes as evidence.
     pub op_kernels: Vec<OpKernelsRow>,
@@ -369,6 +371,7 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
             classes: Default::default(),
             kernels: Default::default(),
             ops: Default::default(),
+            python_lines: Default::default(),
             op_kernels: Default::default(),
             first_step: None,
             ..s
@@ -401,6 +404,12 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         false,
     );
     let op_kernels = op_kernel_rows(&before, &after, shapes);
+    // Lines only when both sides recorded stacks: otherwise every line is one side's.
+    let python_lines = if before.python_lines.is_empty() || after.python_lines.is_empty() {
+        Vec::new()
+    } else {
+        named_rows(&before.python_lines, &after.python_lines, config, false)
+    };
     let kernel_overlap = overlap(&kernels);
     let realized_gain = before_minus_after(&step_time);
     let mut reasons = comparable(&before, &after, config);
@@ -448,6 +457,7 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         classes,
         kernels,
         ops,
+        python_lines,
         op_kernels,
         kernel_overlap,
         causes,

@@ -125,6 +125,9 @@ pub struct Side {
     pub ops: BTreeMap<OpKey, Totals>,
     /// Whether any CPU op recorded its shapes.
     pub ops_have_shapes: bool,
+    /// Per Python line (`file.py(123): function`, the profiler's `with_stack` frames), by
+    /// inclusive duration.
+    pub python_lines: BTreeMap<String, Totals>,
     /// The kernels (by normalised name) launched under each op, by the op and every op
     /// around it: what TraceLens lists as an op's `kernel_details`.
     pub op_kernels: BTreeMap<OpKey, BTreeMap<String, KernelUse>>,
@@ -172,6 +175,7 @@ impl Side {
             kernels: BTreeMap::new(),
             ops: BTreeMap::new(),
             ops_have_shapes: false,
+            python_lines: BTreeMap::new(),
             op_kernels: BTreeMap::new(),
             causes: Vec::new(),
             mean_step: None,
@@ -399,7 +403,7 @@ fn add_capture(
         t.time[sample] += a.dur;
         t.count += 1;
     }
-    // CPU ops, by the steady step whose range holds their start.
+    // CPU ops and Python lines, by the steady step whose range holds their start.
     let ranges: Vec<(Window, usize)> = steady
         .iter()
         .enumerate()
@@ -408,7 +412,7 @@ fn add_capture(
     let mut sorted = ranges.clone();
     sorted.sort_by_key(|(w, _)| w.start);
     for e in capture.host_events() {
-        if e.kind != HostKind::CpuOp {
+        if !matches!(e.kind, HostKind::CpuOp | HostKind::PythonFrame) {
             continue;
         }
         let at = sorted.partition_point(|(w, _)| w.start <= e.start);
@@ -418,13 +422,23 @@ fn add_capture(
         if e.start >= w.end {
             continue;
         }
-        let key = op_key(capture, e);
-        side.ops_have_shapes |= key.dims.is_some();
-        let t = side.ops.entry(key).or_insert_with(|| Totals {
-            class: "",
-            time: vec![Nanos::ZERO; total],
-            count: 0,
-        });
+        let t = if e.kind == HostKind::PythonFrame {
+            side.python_lines
+                .entry(capture.name(e.name).to_owned())
+                .or_insert_with(|| Totals {
+                    class: "",
+                    time: vec![Nanos::ZERO; total],
+                    count: 0,
+                })
+        } else {
+            let key = op_key(capture, e);
+            side.ops_have_shapes |= key.dims.is_some();
+            side.ops.entry(key).or_insert_with(|| Totals {
+                class: "",
+                time: vec![Nanos::ZERO; total],
+                count: 0,
+            })
+        };
         t.time[sample] += e.dur;
         t.count += 1;
     }

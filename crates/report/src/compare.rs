@@ -64,8 +64,17 @@ pub fn document(c: &Comparison) -> Document {
     let mut kernels = Section::new("kernels", "6. Kernels (by normalised name)");
     kernels.push(Block::Table(named_table("kernels", "kernel", &c.kernels)));
     doc.sections.push(kernels);
-    let mut ops = Section::new("ops", "7. CPU ops");
+    let mut ops = Section::new("ops", "7. CPU ops and Python lines");
     ops.push(Block::Table(named_table("ops", "op", &c.ops)));
+    if c.python_lines.is_empty() {
+        ops.para("Python lines: not compared (a side has no Python stacks: capture with with_stack=True).");
+    } else {
+        ops.push(Block::Table(named_table(
+            "python_lines",
+            "Python line",
+            &c.python_lines,
+        )));
+    }
     doc.sections.push(ops);
     doc.sections.push(op_kernels_section(c));
     doc.sections.push(first_step_section(c));

@@ -25,11 +25,16 @@ use clap::Parser;
 ///      step definitions, fewer than 3 steady-state steps, kernel sets that share under
 ///      half their time);
 ///   2. each cause investigate ranks on BEFORE (idle by gap cause, exposed collectives and
-///      copies, layout and elementwise kernels), its predicted gain per step, its time per
+///      copies, layout, elementwise and eager attention kernels), its predicted gain per step, its time per
 ///      step after, and realized gain / predicted gain;
-///   3. per-stream budgets (compute, collective, memcpy, idle), time per kernel class,
-///      kernels by normalised name (template arguments and hashes set aside; added,
-///      removed, renamed within class) and CPU ops, each with counts and totals.
+///   3. the median step of each side drawn one above the other on one time axis (HTML);
+///   4. per-stream budgets (compute, collective, memcpy, idle; a bar chart of their
+///      changes in the HTML), time per kernel class, kernels by normalised name (template
+///      arguments and hashes set aside; added, removed, renamed within class), CPU ops by
+///      name and input shapes, Python lines (when both sides have stacks), each with
+///      counts and totals;
+///   5. the kernels that replaced others under the same op and shapes (cuBLAS → hipBLASLt,
+///      FlashAttention → another attention kernel), with the op as evidence.
 ///
 /// The noise rule: a row changes only when its difference of medians exceeds the larger
 /// side's spread, max(IQR over steps, 1 % of the median). Every figure is labelled

@@ -119,7 +119,8 @@ fn assert_no_change_anywhere(c: &Comparison, what: &str) {
         assert_eq!(r.change, Change::None, "{what}: {}", r.key);
         assert_eq!(r.delta, Nanos::ZERO, "{what}: {}", r.key);
     }
-    for k in c.kernels.iter().chain(&c.ops) {
+    assert!(c.op_kernels.is_empty(), "{what}: {:?}", c.op_kernels);
+    for k in c.kernels.iter().chain(&c.ops).chain(&c.python_lines) {
         assert_eq!(k.row.change, Change::None, "{what}: {}", k.row.key);
         assert_eq!(k.presence, Presence::Both, "{what}: {}", k.row.key);
         assert_eq!(k.count[0], k.count[1], "{what}: {}", k.row.key);
@@ -548,7 +549,7 @@ fn every_shared_capture_against_itself_changes_nothing() {
     };
     let inputs = shared_inputs(&root);
     assert!(inputs.len() >= 30, "{} inputs", inputs.len());
-    let mut kernel_rows = 0;
+    let (mut kernel_rows, mut line_rows) = (0, 0);
     for input in &inputs {
         let what = input.display().to_string();
         let c = compare::compare(input, input, &Config::default())
@@ -565,10 +566,15 @@ fn every_shared_capture_against_itself_changes_nothing() {
         }
         assert_eq!(c.kernel_overlap, [1.0, 1.0], "{what}");
         kernel_rows += c.kernels.len();
+        line_rows += c.python_lines.len();
     }
     assert!(
         kernel_rows > 100,
         "{kernel_rows} kernel rows over all captures"
+    );
+    assert!(
+        line_rows > 100,
+        "{line_rows} Python line rows over all captures"
     );
 }
 
