@@ -363,7 +363,7 @@ fn add_capture(
     // Kernel classes and kernels, by the step the analysis placed each activity in; each
     // kernel also under the op that launched it and every op around that one.
     let events = capture.host_events();
-    let enclosing = enclosing_ops(capture);
+    let enclosing = capture.enclosing_cpu_ops();
     let mut op_keys: Vec<Option<OpKey>> = vec![None; events.len()];
     for (a, s) in capture.activities().iter().zip(&report.steps.activity_step) {
         let Some(sample) = s.and_then(|s| sample_of[s as usize]) else {
@@ -442,37 +442,6 @@ fn add_capture(
         t.time[sample] += e.dur;
         t.count += 1;
     }
-}
-
-/// The CPU op around each CPU op on its thread (by host event index; `None` for the
-/// outermost ones and for other events). A parent starts no later and ends no earlier;
-/// of two with the same start, the longer one encloses the other.
-fn enclosing_ops(capture: &Capture) -> Vec<Option<usize>> {
-    let events = capture.host_events();
-    let mut parent = vec![None; events.len()];
-    for thread in capture.threads() {
-        let lo = events.partition_point(|e| e.thread < thread.id);
-        let hi = events.partition_point(|e| e.thread <= thread.id);
-        let mut ops: Vec<usize> = (lo..hi)
-            .filter(|&i| events[i].kind == HostKind::CpuOp)
-            .collect();
-        ops.sort_by_key(|&i| {
-            let e = &events[i];
-            (e.start, std::cmp::Reverse(e.dur), e.source_index)
-        });
-        let mut stack: Vec<usize> = Vec::new();
-        for i in ops {
-            while stack
-                .last()
-                .is_some_and(|&top| events[top].end() < events[i].end())
-            {
-                stack.pop();
-            }
-            parent[i] = stack.last().copied();
-            stack.push(i);
-        }
-    }
-    parent
 }
 
 /// The op's name and recorded shapes.

@@ -49,36 +49,16 @@ pub(crate) fn rows(capture: &Capture) -> Rows {
     let described = capture.meta().described_devices.clone();
     let events = capture.host_events();
 
-    // The outermost modelled op around (or at) each CPU op, per thread (events are sorted
-    // by thread, then start). A parent sorts before its children, so it is settled first.
+    // The outermost modelled op around (or at) each CPU op, settled parents first.
+    let parent = capture.enclosing_cpu_ops();
     let mut owner: Vec<Option<usize>> = vec![None; events.len()];
-    for thread in capture.threads() {
-        let lo = events.partition_point(|e| e.thread < thread.id);
-        let hi = events.partition_point(|e| e.thread <= thread.id);
-        let mut ops: Vec<usize> = (lo..hi)
-            .filter(|&i| events[i].kind == HostKind::CpuOp)
-            .collect();
-        // Same start: the longer one encloses the shorter.
-        ops.sort_by_key(|&i| {
-            (
-                events[i].start,
-                std::cmp::Reverse(events[i].dur),
-                events[i].source_index,
-            )
-        });
-        let mut stack: Vec<usize> = Vec::new();
-        for i in ops {
-            while let Some(&top) = stack.last() {
-                if events[top].end() >= events[i].end() {
-                    break;
-                }
-                stack.pop();
-            }
-            let inherited = stack.last().and_then(|&p| owner[p]);
-            owner[i] =
-                inherited.or_else(|| is_costed_op(capture.name(events[i].name)).then_some(i));
-            stack.push(i);
-        }
+    let mut ops: Vec<usize> = (0..events.len())
+        .filter(|&i| events[i].kind == HostKind::CpuOp)
+        .collect();
+    ops.sort_by_key(|&i| trace_model::nesting_order(&events[i]));
+    for i in ops {
+        let inherited = parent[i].and_then(|p| owner[p]);
+        owner[i] = inherited.or_else(|| is_costed_op(capture.name(events[i].name)).then_some(i));
     }
 
     #[derive(Default)]

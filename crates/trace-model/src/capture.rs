@@ -607,6 +607,12 @@ pub struct Capture {
     pub(crate) sides: SideTables,
 }
 
+/// Host events in an order where an enclosing CPU op comes before the ops inside it:
+/// by thread, start, longest first, then as read.
+pub fn nesting_order(e: &HostEvent) -> (ThreadId, Nanos, std::cmp::Reverse<Nanos>, u64) {
+    (e.thread, e.start, std::cmp::Reverse(e.dur), e.source_index)
+}
+
 /// What only some activities and host events have, by source index (see `SideTable`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct SideTables {
@@ -766,6 +772,35 @@ impl Capture {
     /// launches it issued.
     pub fn host_external_id(&self, event: &HostEvent) -> Option<i64> {
         self.sides.host_external_ids.get(event.source_index)
+    }
+
+    /// The CPU op around each CPU op on its thread, by host event index (`None` for the
+    /// outermost ones and for other kinds of event). A parent starts no later and ends no
+    /// earlier than its child; of two with the same start, the longer one (then the one
+    /// read first) encloses the other.
+    pub fn enclosing_cpu_ops(&self) -> Vec<Option<usize>> {
+        let events = &self.host_events;
+        let mut parent = vec![None; events.len()];
+        for thread in &self.threads {
+            let lo = events.partition_point(|e| e.thread < thread.id);
+            let hi = events.partition_point(|e| e.thread <= thread.id);
+            let mut ops: Vec<usize> = (lo..hi)
+                .filter(|&i| events[i].kind == HostKind::CpuOp)
+                .collect();
+            ops.sort_by_key(|&i| nesting_order(&events[i]));
+            let mut stack: Vec<usize> = Vec::new();
+            for i in ops {
+                while stack
+                    .last()
+                    .is_some_and(|&top| events[top].end() < events[i].end())
+                {
+                    stack.pop();
+                }
+                parent[i] = stack.last().copied();
+                stack.push(i);
+            }
+        }
+        parent
     }
 
     /// The shape arguments of a CPU op of this capture, when the profiler recorded them.

@@ -54,7 +54,7 @@ pub use capture::{
     ActivityDetails, ActivityKind, Capture, Device, DeviceId, DeviceProperties, Format,
     GpuActivity, GpuAnnotation, HloModule, HostEvent, HostEventId, HostKind, HostThread,
     MemcpyDirection, ModuleId, OpShapes, ProcessGroup, Step, StepSource, Stream, StreamId,
-    ThreadId, TraceMeta, Vendor,
+    ThreadId, TraceMeta, Vendor, nesting_order,
 };
 pub use classify::{
     CollectiveKind, KernelClass, classify_kernel, is_graph_launch_api, memcpy_direction,
