@@ -210,22 +210,6 @@ pub fn csv(report: &Roofline) -> String {
     s
 }
 
-fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 const DTYPE_COLOURS: &[(&str, &str)] = &[
     ("fp64", "#8c564b"),
     ("fp32", "#1f77b4"),
@@ -304,14 +288,14 @@ pub fn svg(report: &Roofline, top: usize) -> String {
         s,
         r#"<title>Roofline: {}</title>
 <rect x="0" y="0" width="{w}" height="{h}" fill="white"/>"#,
-        xml_escape(&report.capture)
+        crate::html::esc(&report.capture)
     );
     let model = report.device.model.as_deref().unwrap_or("unknown model");
     let _ = writeln!(
         s,
         r#"<text x="{left}" y="22" font-size="14">{} — peaks {} ({})</text>"#,
-        xml_escape(&short(&report.capture, 70)),
-        xml_escape(model),
+        crate::html::esc(&short(&report.capture, 70)),
+        crate::html::esc(model),
         report.device.label
     );
     // Axes and decade grid.
@@ -375,7 +359,7 @@ pub fn svg(report: &Roofline, top: usize) -> String {
             r#"<text x="{:.1}" y="{:.1}" fill="{c}">{} peak {:.1} TFLOP/s, HBM {:.0} GB/s</text>"#,
             left + pw + 8.0,
             top_m + 14.0 + 16.0 * i as f64,
-            xml_escape(basis),
+            crate::html::esc(basis),
             f / 1e12,
             b / 1e9
         );
@@ -400,7 +384,7 @@ pub fn svg(report: &Roofline, top: usize) -> String {
             px(x),
             py(y),
             colour(o.dtype.name()),
-            xml_escape(&o.name),
+            crate::html::esc(&o.name),
             o.kind.name(),
             o.dtype.name(),
             o.time_ns.value as f64 / 1e6,
@@ -417,7 +401,7 @@ pub fn svg(report: &Roofline, top: usize) -> String {
             r#"<text class="label" x="{:.1}" y="{:.1}">{}</text>"#,
             px(x) + 6.0,
             py(y) - 6.0,
-            xml_escape(&short(&display_name(o), 40))
+            crate::html::esc(&short(&display_name(o), 40))
         );
     }
     let _ = writeln!(
