@@ -328,6 +328,15 @@ pub struct IdleRow {
     pub other_ratio: f64,
     /// Gaps between consecutive activities of the stream (activities − 1).
     pub gaps: usize,
+    /// Gaps in each category (host wait, kernel wait, other), as HTA groups them: the
+    /// stream's first activity, which has no gap, counts in `other`. Not serialized (the
+    /// Python package's HTA frames list the categories that have activities).
+    #[serde(skip)]
+    pub category_counts: [usize; 3],
+    /// Start of the stream's first activity, in ns: HTA lists streams in this order. Not
+    /// serialized.
+    #[serde(skip)]
+    pub first_start_ns: i64,
 }
 
 /// Per stream, in start order: gap = start − previous end. Host wait when the launch's
@@ -343,6 +352,8 @@ pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<Idl
     let mut out = Vec::new();
     for (stream, acts) in streams {
         let (mut host, mut kernel, mut other) = (0i64, 0i64, 0i64);
+        // The first activity has no gap; HTA puts it in `other` with a NaN interval.
+        let mut counts = [0, 0, usize::from(!acts.is_empty())];
         for w in acts.windows(2) {
             let (p, a) = (w[0], w[1]);
             let gap = a.start - p.end;
@@ -352,10 +363,13 @@ pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<Idl
             };
             if rt.is_some_and(|r| r > p.end) {
                 host += gap;
+                counts[0] += 1;
             } else if gap < consecutive_kernel_delay_us * 1000 {
                 kernel += gap;
+                counts[1] += 1;
             } else {
                 other += gap;
+                counts[2] += 1;
             }
         }
         let total = host + kernel + other;
@@ -376,6 +390,8 @@ pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<Idl
             kernel_wait_ratio: ratio(kernel),
             other_ratio: ratio(other),
             gaps: acts.len().saturating_sub(1),
+            category_counts: counts,
+            first_start_ns: acts.first().map_or(0, |a| a.start),
         });
     }
     out
@@ -645,6 +661,16 @@ pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, u
         }
     }
     by
+}
+
+/// The queue-length series of each stream that has launched activities, in stream order:
+/// the length after each launch and each activity start, in time order (HTA's
+/// `get_queue_length_time_series` values).
+pub fn queue_length_series(t: &Timeline) -> Vec<(i64, Vec<i64>)> {
+    queue_series(t)
+        .into_iter()
+        .map(|(stream, s)| (stream, s.iter().map(|p| p.1).collect()))
+        .collect()
 }
 
 /// One row per stream that has launched activities, in stream order.

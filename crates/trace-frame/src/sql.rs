@@ -104,7 +104,7 @@ impl Visitor for Confined {
             let rows = self.most_rows(&select.from);
             if rows > self.max_rows as u128 {
                 return ControlFlow::Break(format!(
-                    "its joins without a condition make up to {rows} rows, more than the                      limit of {} (--sql-max-rows); join ON a condition",
+                    "its joins without a condition make up to {rows} rows, more than the limit of {} (--sql-max-rows); join ON a condition",
                     self.max_rows
                 ));
             }
@@ -118,7 +118,7 @@ impl Visitor for Confined {
                 let shown = name.to_string();
                 if args.is_some() {
                     return ControlFlow::Break(format!(
-                        "table functions such as {shown}(...) are not run: the query reads                          only the tables {}",
+                        "table functions such as {shown}(...) are not run: the query reads only the tables {}",
                         TABLES.join(", ")
                     ));
                 }
@@ -166,23 +166,44 @@ pub fn run_sql(df: &DataFrame, query: &str) -> Result<DataFrame, Error> {
     run_sql_limited(df, query, SQL_MAX_ROWS)
 }
 
+/// One of the trace's tables (`events`, `kernels` or `launches`) as a frame: the rows the
+/// SQL view of that name reads; `None` for another name.
+pub fn table(df: &DataFrame, name: &str) -> Result<Option<DataFrame>, Error> {
+    let Some(lazy) = views(df).into_iter().find(|(n, _)| *n == name) else {
+        return Ok(None);
+    };
+    lazy.1
+        .collect()
+        .map(Some)
+        .map_err(Error::polars(format!("the {name} table")))
+}
+
+/// The three tables as lazy frames over `df`.
+fn views(df: &DataFrame) -> [(&'static str, LazyFrame); 3] {
+    let events = df.clone().lazy();
+    [
+        ("events", events.clone()),
+        (
+            "kernels",
+            events.clone().filter(col("cat").eq(lit("kernel"))),
+        ),
+        (
+            "launches",
+            events.filter(
+                col("cat")
+                    .eq(lit("cuda_runtime"))
+                    .or(col("cat").eq(lit("cuda_driver"))),
+            ),
+        ),
+    ]
+}
+
 /// The query as a lazy frame over the three tables (not checked).
 fn run_lazy(df: &DataFrame, query: &str) -> Result<LazyFrame, Error> {
     let mut ctx = SQLContext::new();
-    let events = df.clone().lazy();
-    ctx.register("events", events.clone());
-    ctx.register(
-        "kernels",
-        events.clone().filter(col("cat").eq(lit("kernel"))),
-    );
-    ctx.register(
-        "launches",
-        events.filter(
-            col("cat")
-                .eq(lit("cuda_runtime"))
-                .or(col("cat").eq(lit("cuda_driver"))),
-        ),
-    );
+    for (name, lazy) in views(df) {
+        ctx.register(name, lazy);
+    }
     ctx.execute(query)
         .map_err(Error::polars(format!("SQL `{query}`")))
 }
