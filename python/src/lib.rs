@@ -23,49 +23,49 @@ use pyo3::types::PyCapsule;
 use trace_frame::{DataFrame, Timeline, hta};
 
 create_exception!(
-    _native,
+    tracewise,
     TraceError,
     PyException,
     "A capture could not be read or analysed; the message names the file and where."
 );
 create_exception!(
-    _native,
+    tracewise,
     TraceFormatError,
     TraceError,
     "The file is not a readable capture: malformed or truncated (the message names the byte offset, event or field)."
 );
 create_exception!(
-    _native,
+    tracewise,
     UnknownFormatError,
     TraceFormatError,
     "No known capture format: the message names the file and the formats known."
 );
 create_exception!(
-    _native,
+    tracewise,
     TraceIOError,
     TraceError,
     "A file or directory could not be read."
 );
 create_exception!(
-    _native,
+    tracewise,
     SqlError,
     TraceError,
     "A SQL query was refused or failed (it may read only events, kernels and launches)."
 );
 create_exception!(
-    _native,
+    tracewise,
     OutputError,
     TraceError,
     "An output (a report directory) was refused or could not be written."
 );
 create_exception!(
-    _native,
+    tracewise,
     AnalysisError,
     TraceError,
     "The capture lacks what an analysis needs (named in the message)."
 );
 create_exception!(
-    _native,
+    tracewise,
     InternalError,
     TraceError,
     "A bug in tracewise (a panic, caught): please report it with the capture."
@@ -95,9 +95,8 @@ fn kind_of(err: &(dyn std::error::Error + 'static)) -> Kind {
         }
         if let Some(e) = e.downcast_ref::<trace_frame::Error>() {
             match e {
-                // Transparent variants: their `source()` skips the inner error itself.
+                // A transparent variant's `source()` skips the inner error itself.
                 trace_frame::Error::Load(e) => return load_kind(e),
-                trace_frame::Error::Read(_) => return Kind::Format,
                 trace_frame::Error::Sql { .. } => return Kind::Sql,
                 trace_frame::Error::Polars { context, .. } if context.starts_with("SQL") => {
                     return Kind::Sql;
@@ -111,6 +110,9 @@ fn kind_of(err: &(dyn std::error::Error + 'static)) -> Kind {
         if e.downcast_ref::<output_file::Error>().is_some() {
             return Kind::Output;
         }
+        if e.downcast_ref::<std::io::Error>().is_some() {
+            return Kind::Io;
+        }
         cur = e.source();
     }
     Kind::Format
@@ -121,7 +123,18 @@ fn load_kind(e: &load::Error) -> Kind {
     match e {
         load::Error::UnknownFormat { .. } | load::Error::NoCapture { .. } => Kind::UnknownFormat,
         load::Error::Io { .. } => Kind::Io,
-        _ => Kind::Format,
+        // A reader's error: an I/O failure when its cause is one (the variants are
+        // transparent, so the chain starts at the reader error's own source).
+        _ => {
+            let mut cur = std::error::Error::source(e);
+            while let Some(s) = cur {
+                if s.downcast_ref::<std::io::Error>().is_some() {
+                    return Kind::Io;
+                }
+                cur = s.source();
+            }
+            Kind::Format
+        }
     }
 }
 
@@ -595,6 +608,9 @@ fn _sleep_for_test(py: Python<'_>, seconds: f64) -> PyResult<()> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // The interpreter owns SIGINT: a report directory being written must not install a
+    // handler that ends the process on Ctrl-C.
+    output_file::leave_signals_to_host();
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("TraceFormatError", py.get_type::<TraceFormatError>())?;
     m.add("UnknownFormatError", py.get_type::<UnknownFormatError>())?;
