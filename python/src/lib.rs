@@ -368,6 +368,7 @@ impl HtaTrace {
     }
 
     /// Per rank: (rank, idle, compute, non-compute, span in µs, the three shares in %).
+    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
     fn temporal(&self) -> Vec<(i64, f64, f64, f64, f64, f64, f64, f64)> {
         self.timelines
             .iter()
@@ -419,7 +420,11 @@ impl HtaTrace {
 
     /// Per stream of `rank`, in HTA's stream order: (stream, [host wait, kernel wait,
     /// other] µs, the number of activities in each category).
-    fn idle(&self, rank_: i64, consecutive_kernel_delay_us: i64) -> Vec<(i64, [f64; 3], [usize; 3])> {
+    fn idle(
+        &self,
+        rank_: i64,
+        consecutive_kernel_delay_us: i64,
+    ) -> Vec<(i64, [f64; 3], [usize; 3])> {
         let Some(t) = self.timelines.iter().find(|t| rank(t) == rank_) else {
             return Vec::new();
         };
@@ -580,8 +585,8 @@ fn attribute_kernels(py: Python<'_>, path: PathBuf) -> PyResult<(String, Vec<(St
 fn compare_json(py: Python<'_>, before: PathBuf, after: PathBuf) -> PyResult<String> {
     let b = before.clone();
     run(py, Some(&before), move || {
-        let doc = report::compare::compare(&b, &after, &Default::default())
-            .map_err(|e| fail(&e))?;
+        let doc =
+            report::compare::compare(&b, &after, &Default::default()).map_err(|e| fail(&e))?;
         Ok(report::report_json::to_string(&doc))
     })
 }

@@ -60,8 +60,14 @@ impl Investigation {
     pub fn files(&self) -> Vec<(String, Vec<u8>)> {
         let doc = &self.document;
         let mut files = vec![
-            ("report.md".to_owned(), crate::markdown::render(doc).into_bytes()),
-            ("report.html".to_owned(), crate::html::render(doc).into_bytes()),
+            (
+                "report.md".to_owned(),
+                crate::markdown::render(doc).into_bytes(),
+            ),
+            (
+                "report.html".to_owned(),
+                crate::html::render(doc).into_bytes(),
+            ),
             (
                 "report.json".to_owned(),
                 crate::report_json::to_string(doc).into_bytes(),

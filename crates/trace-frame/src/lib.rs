@@ -66,12 +66,12 @@ pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
 pub use export::{Exported, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
-pub use render::{render_json, render_text};
-pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
-pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
 pub use polars::prelude::DataFrame;
+pub use render::{render_json, render_text};
+pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
+pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Labelled, Summary, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 
