@@ -112,6 +112,9 @@ pub(super) fn rows(
     Ok(())
 }
 
+/// A side's median wall time (s) and largest peak RSS (KiB).
+type Measured = (f64, u64);
+
 /// Median wall time and largest peak RSS of `ours` and `theirs` (`python -c`), run in
 /// turn so that a drift of the machine's speed falls on both alike.
 fn alternate(
@@ -119,7 +122,7 @@ fn alternate(
     ours: &str,
     theirs: &str,
     runs: usize,
-) -> Result<((f64, u64), (f64, u64)), String> {
+) -> Result<(Measured, Measured), String> {
     let (mut o, mut t, mut o_kb, mut t_kb) = (Vec::new(), Vec::new(), 0, 0);
     for _ in 0..runs {
         let (s, kb) = timed_rss(py, &["-W", "ignore", "-c", ours])?;
