@@ -441,6 +441,31 @@ impl HtaTrace {
             .collect()
     }
 
+    /// The gaps of each stream of `rank`, in HTA's stream order: (stream, [(category 0 host
+    /// wait, 1 kernel wait, 2 other; gap in µs)]).
+    fn idle_intervals(
+        &self,
+        rank_: i64,
+        consecutive_kernel_delay_us: i64,
+    ) -> Vec<(i64, Vec<(u8, f64)>)> {
+        let Some(t) = self.timelines.iter().find(|t| rank(t) == rank_) else {
+            return Vec::new();
+        };
+        let mut streams = hta::idle_gaps(t, consecutive_kernel_delay_us);
+        streams.sort_by_key(|s| (s.first_start_ns, s.stream));
+        streams
+            .into_iter()
+            .map(|s| {
+                let gaps = s
+                    .gaps
+                    .into_iter()
+                    .map(|(c, g)| (c as u8, g as f64 / 1000.0))
+                    .collect();
+                (s.stream, gaps)
+            })
+            .collect()
+    }
+
     /// Per rank: (rank, share of communication time overlapped by computation, %).
     fn overlap(&self) -> Vec<(i64, f64)> {
         self.timelines

@@ -64,19 +64,22 @@ def test_gpu_kernel_breakdown(pair, num_kernels, duration_ratio):
 def test_idle_time_breakdown(pair, delay):
     theirs, ours = pair
     t_idle, t_stats = theirs.get_idle_time_breakdown(
-        ranks=RANKS, visualize=False, consecutive_kernel_delay=delay
+        ranks=RANKS, visualize=False, consecutive_kernel_delay=delay, show_idle_interval_stats=True
     )
     o_idle, o_stats = ours.get_idle_time_breakdown(
-        ranks=RANKS, visualize=False, consecutive_kernel_delay=delay
+        ranks=RANKS, visualize=False, consecutive_kernel_delay=delay, show_idle_interval_stats=True
     )
     equal(t_idle, o_idle)
-    assert t_stats is None and o_stats is None
-    assert len(o_idle) >= 60
+    equal(t_stats, o_stats)
+    assert len(o_idle) >= 60 and len(o_stats) == len(o_idle)
 
 
 def test_idle_time_breakdown_default_rank(pair):
     theirs, ours = pair
-    equal(theirs.get_idle_time_breakdown(visualize=False)[0], ours.get_idle_time_breakdown(visualize=False)[0])
+    t_idle, t_stats = theirs.get_idle_time_breakdown(visualize=False)
+    o_idle, o_stats = ours.get_idle_time_breakdown(visualize=False)
+    equal(t_idle, o_idle)
+    assert t_stats is None and o_stats is None
 
 
 def test_cuda_kernel_launch_stats(pair):
@@ -130,8 +133,8 @@ def test_profiler_steps(pair):
 
 def test_unsupported_arguments_say_so(pair):
     _, ours = pair
-    with pytest.raises(NotImplementedError, match="show_idle_interval_stats"):
-        ours.get_idle_time_breakdown(show_idle_interval_stats=True)
+    with pytest.raises(NotImplementedError, match="include_memory_events"):
+        ours.get_cuda_kernel_launch_stats(include_memory_events=False)
     with pytest.raises(NotImplementedError, match="include_memory_kernels"):
         ours.get_gpu_kernel_breakdown(include_memory_kernels=False)
 

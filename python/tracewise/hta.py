@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+import numpy as np
 import pandas as pd
 
 from . import _native
@@ -171,16 +172,16 @@ class TraceAnalysis:
         consecutive_kernel_delay: int = 30,
     ) -> Tuple[pd.DataFrame, Optional[pd.DataFrame]]:
         """Idle time per stream of each rank in ``ranks`` (default ``[0]``) split into host
-        wait, kernel wait (gaps under ``consecutive_kernel_delay`` µs) and other, as HTA's
-        (the second element is None)."""
-        if show_idle_interval_stats:
-            raise NotImplementedError(
-                "show_idle_interval_stats=True: the per-interval statistics are not computed"
-            )
+        wait, kernel wait (gaps under ``consecutive_kernel_delay`` µs) and other, as HTA's;
+        with ``show_idle_interval_stats``, the second element is ``describe()`` of the gaps
+        per category and stream (else None)."""
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         frames = []
+        stats = []
         for rank in ranks:
+            if show_idle_interval_stats:
+                stats.append(self._idle_interval_stats(int(rank), int(consecutive_kernel_delay), streams))
             out = []
             rows = self._t.idle(int(rank), int(consecutive_kernel_delay))
             by_stream = {r[0]: r for r in rows}
@@ -200,7 +201,33 @@ class TraceAnalysis:
             df["idle_time"] = df["idle_time"].astype("float64")
             df["idle_time_ratio"] = df["idle_time_ratio"].astype("float64")
             frames.append(df.round(2))
-        return pd.concat(frames), None
+        return pd.concat(frames), (pd.concat(stats) if show_idle_interval_stats else None)
+
+    def _idle_interval_stats(
+        self, rank: int, delay: int, streams: Optional[List[int]]
+    ) -> pd.DataFrame:
+        """HTA's idle interval statistics of one rank: per stream, ``describe()`` of the gaps
+        by category, the first activity of a stream counting in ``other`` with no gap."""
+        rows = self._t.idle_intervals(rank, delay)
+        by_stream = {s: gaps for s, gaps in rows}
+        order = [s for s in streams if s in by_stream] if streams else [s for s, _ in rows]
+        dtype = _downcast(pd.Series([s for s, _ in rows] or [0])).dtype
+        parts = []
+        for stream in order:
+            gaps = by_stream[stream]
+            df = pd.DataFrame(
+                {
+                    "idle_category": [2] + [c for c, _ in gaps],
+                    "idle_interval": [float("nan")] + [g for _, g in gaps],
+                }
+            )
+            described = df.groupby("idle_category").idle_interval.describe()
+            described.insert(0, "stream", np.array([stream], dtype=dtype)[0])
+            parts.append(described)
+        out = pd.concat(parts).round(2)
+        out.insert(0, "rank", rank)
+        out.rename(mapper=dict(enumerate(_IDLE_CATEGORIES)), axis=0, inplace=True)
+        return out
 
     # --- launches and queues ----------------------------------------------------------
 
