@@ -17,6 +17,7 @@ use crate::workspace_root;
 mod hta;
 mod nsys;
 mod pipeline;
+mod python;
 
 struct Row {
     what: String,
@@ -75,6 +76,23 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--pipeline") {
         let mut rows = Vec::new();
         pipeline::rows(&root, &traces, &scratch, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
+
+    // `--python-package [--python PATH]`: only the Python package's rows (the HTA drop-in
+    // and load().kernels() against HTA and json.load).
+    if args.iter().any(|a| a == "--python-package") {
+        let python = args
+            .iter()
+            .position(|a| a == "--python")
+            .map(|i| {
+                args.get(i + 1)
+                    .map(PathBuf::from)
+                    .ok_or("--python takes a path")
+            })
+            .transpose()?;
+        let mut rows = Vec::new();
+        python::rows(&traces, python, runs, &mut rows)?;
         return print_rows(&out_dir, &rows);
     }
 

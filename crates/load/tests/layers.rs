@@ -77,6 +77,20 @@ const EDGES: &[(&str, &[&str])] = &[
     ("investigate", &["output-file", "report"]),
     ("compare-tool", &["output-file", "report"]),
     ("profile-model", &["output-file", "trace-frame"]),
+    // The Python package (python/): bindings over the loader's frames (trace-frame), the
+    // investigation and the other tools' results; report directories through output-file.
+    (
+        "tracewise-python",
+        &[
+            "analysis",
+            "attribution",
+            "load",
+            "output-file",
+            "report",
+            "roofline",
+            "trace-frame",
+        ],
+    ),
     ("roofline-tool", &["output-file", "report", "roofline"]),
     (
         "skip-stats",

@@ -177,6 +177,15 @@ pub(crate) fn remove_stale(dir: &Path, name: &str) {
     }
 }
 
+/// Leaves SIGINT, SIGTERM and SIGHUP to the host process: no cleanup thread is ever
+/// started (call it before anything is staged). For a library loaded into another program,
+/// such as the Python package, whose interpreter owns those signals (Ctrl-C must raise
+/// `KeyboardInterrupt`, not end the process); what an interrupted run staged is then left
+/// for a later run to remove, as after SIGKILL.
+pub fn leave_signals_to_host() {
+    SIGNALS.call_once(|| {});
+}
+
 /// Starts the thread that removes staged paths on SIGINT, SIGTERM and SIGHUP (once per
 /// process; the tools need not call it, staging does).
 pub fn install_signal_cleanup() {

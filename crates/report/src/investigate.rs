@@ -61,6 +61,36 @@ pub struct Investigation {
     pub notes: Vec<load::Note>,
 }
 
+impl Investigation {
+    /// The files of the report directory, as `investigate --out` writes them: report.md,
+    /// report.html, report.json, rows.csv and one CSV per table.
+    pub fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let doc = &self.document;
+        let mut files = vec![
+            (
+                "report.md".to_owned(),
+                crate::markdown::render(doc).into_bytes(),
+            ),
+            (
+                "report.html".to_owned(),
+                crate::html::render(doc).into_bytes(),
+            ),
+            (
+                "report.json".to_owned(),
+                crate::report_json::to_string(doc).into_bytes(),
+            ),
+            ("rows.csv".to_owned(), self.rows_csv.clone()),
+        ];
+        for table in doc.tables() {
+            files.push((
+                format!("{}.csv", table.name),
+                crate::csv::render(table).into_bytes(),
+            ));
+        }
+        files
+    }
+}
+
 const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and fills the time the cause took; overlaps on other streams are ignored";
 
 /// Runs the investigation of the capture at `input` (a Kineto trace, a directory of rank

@@ -328,6 +328,76 @@ pub struct IdleRow {
     pub other_ratio: f64,
     /// Gaps between consecutive activities of the stream (activities − 1).
     pub gaps: usize,
+    /// Gaps in each category (host wait, kernel wait, other), as HTA groups them: the
+    /// stream's first activity, which has no gap, counts in `other`. Not serialized (the
+    /// Python package's HTA frames list the categories that have activities).
+    #[serde(skip)]
+    pub category_counts: [usize; 3],
+    /// Start of the stream's first activity, in ns: HTA lists streams in this order. Not
+    /// serialized.
+    #[serde(skip)]
+    pub first_start_ns: i64,
+}
+
+/// HTA's idle category of a gap between two activities of a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleCategory {
+    /// The next activity was launched after the previous one ended (`host wait`).
+    HostWait = 0,
+    /// Launched in time, and shorter than the threshold (`kernel wait`).
+    KernelWait = 1,
+    /// The rest (`other`).
+    Other = 2,
+}
+
+/// The gaps of one stream ([`idle_gaps`]).
+#[derive(Debug, Clone)]
+pub struct StreamGaps {
+    /// The CUDA stream (`args.stream`).
+    pub stream: i64,
+    /// Start of its first activity, in ns: HTA lists streams in this order.
+    pub first_start_ns: i64,
+    /// (category, gap in ns) between consecutive activities, in start order.
+    pub gaps: Vec<(IdleCategory, i64)>,
+}
+
+/// Every gap of every stream that has activities, in stream order, by the rule of
+/// [`idle_breakdown`].
+pub fn idle_gaps(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<StreamGaps> {
+    let mut streams: BTreeMap<i64, Vec<&Gpu>> = BTreeMap::new();
+    for g in &t.gpu {
+        streams.entry(g.stream).or_default().push(g);
+    }
+    streams
+        .into_iter()
+        .filter_map(|(stream, acts)| {
+            let first = acts.first()?.start;
+            let gaps = acts
+                .windows(2)
+                .map(|w| {
+                    let (p, a) = (w[0], w[1]);
+                    let gap = a.start - p.end;
+                    let rt = match a.launch {
+                        Some(l) => Some(t.host[l].start),
+                        None => t.first_event_ts,
+                    };
+                    let category = if rt.is_some_and(|r| r > p.end) {
+                        IdleCategory::HostWait
+                    } else if gap < consecutive_kernel_delay_us * 1000 {
+                        IdleCategory::KernelWait
+                    } else {
+                        IdleCategory::Other
+                    };
+                    (category, gap)
+                })
+                .collect();
+            Some(StreamGaps {
+                stream,
+                first_start_ns: first,
+                gaps,
+            })
+        })
+        .collect()
 }
 
 /// Per stream, in start order: gap = start − previous end. Host wait when the launch's
@@ -336,27 +406,23 @@ pub struct IdleRow {
 /// other. A launchless activity is compared with the file's first event (HTA joins it to
 /// row 0). The first activity of a stream has no gap.
 pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<IdleRow> {
-    let mut streams: BTreeMap<i64, Vec<&Gpu>> = BTreeMap::new();
-    for g in &t.gpu {
-        streams.entry(g.stream).or_default().push(g);
-    }
     let mut out = Vec::new();
-    for (stream, acts) in streams {
+    for StreamGaps {
+        stream,
+        first_start_ns,
+        gaps,
+    } in idle_gaps(t, consecutive_kernel_delay_us)
+    {
         let (mut host, mut kernel, mut other) = (0i64, 0i64, 0i64);
-        for w in acts.windows(2) {
-            let (p, a) = (w[0], w[1]);
-            let gap = a.start - p.end;
-            let rt = match a.launch {
-                Some(l) => Some(t.host[l].start),
-                None => t.first_event_ts,
-            };
-            if rt.is_some_and(|r| r > p.end) {
-                host += gap;
-            } else if gap < consecutive_kernel_delay_us * 1000 {
-                kernel += gap;
-            } else {
-                other += gap;
+        // The first activity has no gap; HTA puts it in `other` with a NaN interval.
+        let mut counts = [0, 0, 1];
+        for &(category, gap) in &gaps {
+            match category {
+                IdleCategory::HostWait => host += gap,
+                IdleCategory::KernelWait => kernel += gap,
+                IdleCategory::Other => other += gap,
             }
+            counts[category as usize] += 1;
         }
         let total = host + kernel + other;
         let ratio = |v: i64| {
@@ -375,7 +441,9 @@ pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<Idl
             host_wait_ratio: ratio(host),
             kernel_wait_ratio: ratio(kernel),
             other_ratio: ratio(other),
-            gaps: acts.len().saturating_sub(1),
+            gaps: gaps.len(),
+            category_counts: counts,
+            first_start_ns,
         });
     }
     out
@@ -645,6 +713,16 @@ pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, u
         }
     }
     by
+}
+
+/// The queue-length series of each stream that has launched activities, in stream order:
+/// the length after each launch and each activity start, in time order (HTA's
+/// `get_queue_length_time_series` values).
+pub fn queue_length_series(t: &Timeline) -> Vec<(i64, Vec<i64>)> {
+    queue_series(t)
+        .into_iter()
+        .map(|(stream, s)| (stream, s.iter().map(|p| p.1).collect()))
+        .collect()
 }
 
 /// One row per stream that has launched activities, in stream order.

@@ -37,6 +37,7 @@
 
 #![warn(missing_docs)]
 
+mod arrow;
 mod cache;
 mod convert;
 mod critical_path;
@@ -52,10 +53,10 @@ mod timeline;
 
 use std::path::{Path, PathBuf};
 
-use polars::prelude::DataFrame;
 use rayon::prelude::*;
 use serde::Serialize;
 
+pub use arrow::{ArrowArrayStream, arrow_stream};
 pub use cache::{
     CacheUse, cache_path, is_fresh, read_frame_cached, read_frame_cached_with, read_parquet,
     write_parquet_atomic,
@@ -65,9 +66,12 @@ pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
 pub use export::{Exported, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
+/// polars' frame, re-exported so that the Python package holds frames without depending on
+/// polars itself.
+pub use polars::prelude::DataFrame;
 pub use render::{render_json, render_text};
 pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
-pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited};
+pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Labelled, Summary, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 

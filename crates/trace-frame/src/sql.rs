@@ -332,8 +332,20 @@ pub fn run_sql(df: &DataFrame, query: &str) -> Result<DataFrame, Error> {
     run_sql_limited(df, query, SQL_MAX_ROWS)
 }
 
-/// The three tables over `df`, by name (the order of [`TABLES`]).
-fn tables(df: &DataFrame) -> [(&'static str, LazyFrame); 3] {
+/// One of the trace's tables (`events`, `kernels` or `launches`) as a frame: the rows the
+/// SQL view of that name reads; `None` for another name.
+pub fn table(df: &DataFrame, name: &str) -> Result<Option<DataFrame>, Error> {
+    let Some(lazy) = views(df).into_iter().find(|(n, _)| *n == name) else {
+        return Ok(None);
+    };
+    lazy.1
+        .collect()
+        .map(Some)
+        .map_err(Error::polars(format!("the {name} table")))
+}
+
+/// The three tables as lazy frames over `df`.
+fn views(df: &DataFrame) -> [(&'static str, LazyFrame); 3] {
     let events = df.clone().lazy();
     [
         ("events", events.clone()),
@@ -355,8 +367,8 @@ fn tables(df: &DataFrame) -> [(&'static str, LazyFrame); 3] {
 /// The query as a lazy frame over the three tables (not checked).
 fn run_lazy(df: &DataFrame, query: &str) -> Result<LazyFrame, Error> {
     let mut ctx = SQLContext::new();
-    for (name, table) in tables(df) {
-        ctx.register(name, table);
+    for (name, lazy) in views(df) {
+        ctx.register(name, lazy);
     }
     ctx.execute(query)
         .map_err(Error::polars(format!("SQL `{query}`")))

@@ -145,24 +145,8 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, Outcome)> {
         eprintln!("investigate: warning: {note}");
     }
     let dir = output_file::DirOutput::create(&out, &rules)?;
-    dir.write(
-        "report.md",
-        report::markdown::render(&inv.document).as_bytes(),
-    )?;
-    dir.write(
-        "report.html",
-        report::html::render(&inv.document).as_bytes(),
-    )?;
-    dir.write(
-        "report.json",
-        report::report_json::to_string(&inv.document).as_bytes(),
-    )?;
-    dir.write("rows.csv", &inv.rows_csv)?;
-    for table in inv.document.tables() {
-        dir.write(
-            format!("{}.csv", table.name),
-            report::csv::render(table).as_bytes(),
-        )?;
+    for (name, bytes) in inv.files() {
+        dir.write(name, &bytes)?;
     }
     dir.commit()?;
     let outcome = if inv.unread.is_empty() {

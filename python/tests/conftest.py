@@ -1,0 +1,46 @@
+"""Shared fixtures: the repository's fixtures, and the real traces named by
+``TRACEWISE_TRACES`` (a test that needs them says SKIPPED, with the reason, when the
+variable is unset: run pytest with ``-rs`` to see the reasons)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TESTDATA = REPO / "testdata"
+
+
+@pytest.fixture(scope="session")
+def traces() -> Path:
+    """The real-trace set (``TRACEWISE_TRACES``), or an explicit skip."""
+    value = os.environ.get("TRACEWISE_TRACES")
+    if not value:
+        pytest.skip("SKIPPED: TRACEWISE_TRACES is not set; the real-trace tests did not run")
+    path = Path(value).resolve()
+    if not path.is_dir():
+        pytest.fail(f"TRACEWISE_TRACES={value} is not a directory")
+    return path
+
+
+def manifest_kernels(traces: Path) -> List[Tuple[Path, int]]:
+    """(trace file, kernel count) of every row of pytorch/MANIFEST.md's file table."""
+    text = (traces / "pytorch" / "MANIFEST.md").read_text()
+    section = text.split("\n## Files\n", 1)[1].split("\n## ", 1)[0]
+    rows: List[Tuple[Path, int]] = []
+    header: Dict[str, int] = {}
+    for line in section.splitlines():
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if "path" in cells and "kernels" in cells:
+            header = {name: i for i, name in enumerate(cells)}
+            continue
+        if not header or re.fullmatch(r"-+", cells[0].replace(":", "")):
+            continue
+        rows.append((traces / "pytorch" / cells[header["path"]], int(cells[header["kernels"]])))
+    return rows

@@ -1,0 +1,168 @@
+//! `cargo xtask bench --python-package --python PATH`: the Python package against what a
+//! notebook user runs today, whole processes from `python -c` (interpreter start, imports,
+//! load and the call), medians of alternating runs, with peak RSS:
+//! - `TraceAnalysis(trace_dir=…).get_temporal_breakdown()` through `tracewise.hta` and
+//!   through HTA 0.5.0, on hta-v100-2rank-large and param-dlrm-8rank (target ≥ 30×);
+//! - `tracewise.load(p).kernels()` to a polars DataFrame against `json.load` of the same
+//!   file (target ≥ 3×), and the peak RSS of each beside HTA's load of that trace.
+//!
+//! PATH is a Python whose environment has the package (`pip install ./python`: a release
+//! build; with `MATURIN_PEP517_ARGS="--profile dev"` the dev build, whose polars is
+//! unoptimised), polars and HolisticTraceAnalysis 0.5.0; the rows name the build found.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{Row, median, timed_rss};
+
+/// The captures of the drop-in rows, relative to the traces directory.
+const CAPTURES: [&str; 2] = ["pytorch/hta-v100-2rank-large", "pytorch/param-dlrm-8rank"];
+
+/// The trace of the load rows: the largest shared Kineto trace by events (216,092).
+const LARGEST: &str = "pytorch/hta-v100-2rank-large/df_index_resolver.json.gz";
+
+pub(super) fn rows(
+    traces: &Path,
+    python: Option<PathBuf>,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let python = python
+        .or_else(|| std::env::var_os("TRACEWISE_PYTHON").map(PathBuf::from))
+        .ok_or(
+            "--python-package needs a Python with tracewise (pip install ./python), polars \
+             and HolisticTraceAnalysis 0.5.0: --python PATH or TRACEWISE_PYTHON",
+        )?;
+    let py = python.display().to_string();
+    let build = installed_build(&py)?;
+    eprintln!("tracewise package: {build}");
+    for capture in CAPTURES {
+        let dir = traces.join(capture);
+        if !dir.is_dir() {
+            return Err(format!("{}: missing (TRACEWISE_TRACES)", dir.display()));
+        }
+        let name = capture.rsplit('/').next().unwrap_or(capture);
+        let ours = format!(
+            "from tracewise.hta import TraceAnalysis; \
+             TraceAnalysis(trace_dir={:?}).get_temporal_breakdown()",
+            dir.display().to_string()
+        );
+        let theirs = format!(
+            "import logging; logging.disable(logging.CRITICAL); \
+             from hta.trace_analysis import TraceAnalysis; \
+             TraceAnalysis(trace_dir={:?}).get_temporal_breakdown(visualize=False)",
+            dir.display().to_string()
+        );
+        eprintln!("{name}: tracewise.hta and HTA, {runs} runs each…");
+        let ((o, o_kb), (t, t_kb)) = alternate(&py, &ours, &theirs, runs)?;
+        rows.push(Row {
+            what: format!("{name}: tracewise.hta TraceAnalysis + get_temporal_breakdown ({build}), time / peak RSS"),
+            value: format!("{o:.3} s / {} MB", o_kb / 1024),
+            target: String::new(),
+        });
+        rows.push(Row {
+            what: format!(
+                "{name}: HTA 0.5.0 TraceAnalysis + get_temporal_breakdown, time / peak RSS"
+            ),
+            value: format!("{t:.3} s / {} MB", t_kb / 1024),
+            target: String::new(),
+        });
+        rows.push(Row {
+            what: format!("{name}: HTA time / tracewise.hta time"),
+            value: format!("{:.1}×", t / o),
+            target: "≥ 30×".into(),
+        });
+    }
+    let file = traces.join(LARGEST);
+    if !file.is_file() {
+        return Err(format!("{}: missing (TRACEWISE_TRACES)", file.display()));
+    }
+    let f = file.display().to_string();
+    let ours = format!("import tracewise, polars; tracewise.load({f:?}).kernels().to_polars()");
+    let theirs = format!("import gzip, json; json.load(gzip.open({f:?}))");
+    eprintln!("load().kernels() and json.load, {runs} runs each…");
+    let ((o, o_kb), (t, t_kb)) = alternate(&py, &ours, &theirs, runs)?;
+    let hta_load = format!(
+        "import logging; logging.disable(logging.CRITICAL); \
+         from hta.trace_analysis import TraceAnalysis; TraceAnalysis(trace_dir={:?})",
+        file.parent().unwrap_or(&file).display().to_string()
+    );
+    let (_, h_kb) = timed_rss(&py, &["-W", "ignore", "-c", &hta_load])?;
+    let name = "hta-v100-2rank-large (216,092 events, 2.9 MB gzip)";
+    rows.push(Row {
+        what: format!("{name}: tracewise.load().kernels() → polars ({build}), time / peak RSS"),
+        value: format!("{o:.3} s / {} MB", o_kb / 1024),
+        target: String::new(),
+    });
+    rows.push(Row {
+        what: format!("{name}: json.load of the same file, time / peak RSS"),
+        value: format!("{t:.3} s / {} MB", t_kb / 1024),
+        target: String::new(),
+    });
+    rows.push(Row {
+        what: format!("{name}: json.load time / load().kernels() time"),
+        value: format!("{:.1}×", t / o),
+        target: "≥ 3×".into(),
+    });
+    rows.push(Row {
+        what: format!("{name}: peak RSS, HTA's TraceAnalysis load / load().kernels()"),
+        value: format!("{} MB / {} MB", h_kb / 1024, o_kb / 1024),
+        target: String::new(),
+    });
+    Ok(())
+}
+
+/// A side's median wall time (s) and largest peak RSS (KiB).
+type Measured = (f64, u64);
+
+/// Median wall time and largest peak RSS of `ours` and `theirs` (`python -c`), run in
+/// turn so that a drift of the machine's speed falls on both alike.
+fn alternate(
+    py: &str,
+    ours: &str,
+    theirs: &str,
+    runs: usize,
+) -> Result<(Measured, Measured), String> {
+    let (mut o, mut t, mut o_kb, mut t_kb) = (Vec::new(), Vec::new(), 0, 0);
+    for _ in 0..runs {
+        let (s, kb) = timed_rss(py, &["-W", "ignore", "-c", ours])?;
+        o.push(s);
+        o_kb = o_kb.max(kb);
+        let (s, kb) = timed_rss(py, &["-W", "ignore", "-c", theirs])?;
+        t.push(s);
+        t_kb = t_kb.max(kb);
+    }
+    Ok(((median(o), o_kb), (median(t), t_kb)))
+}
+
+/// Which build of the extension module the Python imports: `release` or `dev`, from the
+/// size of its shared object (a dev build keeps its debug line tables and is several
+/// times larger) and where it is.
+fn installed_build(py: &str) -> Result<String, String> {
+    let out = Command::new(py)
+        .args([
+            "-c",
+            "import os, tracewise._native as n; print(n.__file__); print(os.path.getsize(n.__file__))",
+        ])
+        .output()
+        .map_err(|e| format!("{py}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{py} cannot import tracewise: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let (_path, size) = (
+        lines.next(),
+        lines.next().and_then(|s| s.trim().parse::<u64>().ok()),
+    );
+    let mb = size.unwrap_or(0) / (1 << 20);
+    let kind = if mb > 150 {
+        "dev build"
+    } else {
+        "release build"
+    };
+    Ok(format!("{kind}, {mb} MB module"))
+}
