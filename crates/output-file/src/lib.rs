@@ -52,9 +52,7 @@ mod staging;
 
 pub use dir::{DirOutput, MARKER, check_dir, private_dir};
 pub use pipe::{is_broken_pipe, print};
-pub use staging::{
-    ScratchDir, install_signal_cleanup, leave_signals_to_host, staged_paths,
-};
+pub use staging::{ScratchDir, install_signal_cleanup, leave_signals_to_host, staged_paths};
 
 use std::fs::File;
 use std::io::{self, Write};
