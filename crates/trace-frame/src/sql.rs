@@ -269,7 +269,7 @@ fn equi_joins(from: &[TableWithJoins], ctes: &BTreeSet<String>) -> Vec<EquiJoin>
 /// per key (null keys match nothing); `None` when it cannot be counted (a column that is
 /// not there, keys of types that do not compare), which the query itself then reports.
 fn equi_join_rows(df: &DataFrame, join: &EquiJoin) -> Option<f64> {
-    let tables = tables(df);
+    let tables = views(df);
     let table = |name: &str| {
         tables
             .iter()
