@@ -60,6 +60,7 @@ mod launch;
 mod percent;
 mod practices;
 mod profile_summary;
+mod ranks;
 mod skip;
 mod steps;
 mod verdict;
@@ -91,6 +92,10 @@ pub use profile_summary::{
     Config as ProfileConfig, DIR_PATTERN, Input as ProfileInput, Mode as ProfileMode,
     Output as ProfileOutput, buckets, compat_json_from_reader, group_thousands, python_prefix_len,
     run as profile_summary, truncate_name,
+};
+pub use ranks::{
+    CollectiveSkew, CollectiveTime, Config as CrossRankConfig, CrossRank, RankRow, RankTimeline,
+    Straggler, cross_rank, rank_timeline,
 };
 pub use skip::{
     Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly,
