@@ -66,7 +66,10 @@ impl Job {
             0
         };
         let straggler_step = 2 + rng.below(3) as usize;
-        let straggler_delay_ns = 500_000 + rng.below(500) as i64 * 1_000;
+        // At least 5 % of a step's compute, so that it stands out at any size.
+        let straggler_delay_ns = 500_000
+            + rng.below(500) as i64 * 1_000
+            + kernels_per_step as i64 * (KERNEL_NS + KERNEL_GAP_NS) / 20;
         let offsets_ns = (0..ranks)
             .map(|r| {
                 if r == 0 {
@@ -337,9 +340,11 @@ mod tests {
     #[test]
     fn cross_rank_finds_what_was_planted() {
         let tmp = tempfile::tempdir().expect("a temporary directory");
-        for seed in [1, 7] {
+        // Small files, and one with steps long enough that a fixed threshold would miss
+        // a straggler that costs each step a few per cent.
+        for (seed, mb) in [(1, 0.05), (7, 0.05), (3, 1.0)] {
             let dir = tmp.path().join(format!("job{seed}"));
-            let job = Job::plan(16, 0.05, seed);
+            let job = Job::plan(16, mb, seed);
             job.write(&dir).expect("the job is written");
             let timelines: Vec<analysis::RankTimeline> = load::map_each(&dir, |l| {
                 analysis::rank_timeline(&l.capture, &l.path.to_string_lossy(), l.rank)

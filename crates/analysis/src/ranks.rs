@@ -82,7 +82,7 @@ pub fn rank_timeline(capture: &Capture, label: &str, rank: Option<i64>) -> RankT
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
     /// A rank is late at a collective when it arrives more than this after the median
-    /// arrival; `None`: the larger of 50 µs and 5 % of the median step time.
+    /// arrival; `None`: the larger of 50 µs and 1 % of the median step time.
     pub late_threshold: Option<Nanos>,
 }
 
@@ -183,7 +183,7 @@ pub fn cross_rank(timelines: &[RankTimeline], config: &Config) -> Option<CrossRa
     let step_time_spread = Spread::of(medians.iter().flatten().copied());
     let late_threshold = config
         .late_threshold
-        .unwrap_or_else(|| Nanos(50_000.max(step_time_spread.map_or(0, |s| s.median.0 / 20))));
+        .unwrap_or_else(|| Nanos(50_000.max(step_time_spread.map_or(0, |s| s.median.0 / 100))));
     let matched = timelines
         .iter()
         .map(|t| t.collectives.len())
