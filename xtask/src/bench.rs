@@ -17,6 +17,7 @@ use crate::workspace_root;
 mod hta;
 mod nsys;
 mod pipeline;
+mod ranks;
 
 struct Row {
     what: String,
@@ -75,6 +76,25 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--pipeline") {
         let mut rows = Vec::new();
         pipeline::rows(&root, &traces, &scratch, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
+
+    // `--ranks N [--mb-per-rank M]`: only the tools on a synthetic N-rank job.
+    if let Some(i) = args.iter().position(|a| a == "--ranks") {
+        let ranks: usize = args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n > 1)
+            .ok_or("--ranks takes a number of ranks (2 or more)")?;
+        let mb: f64 = match args.iter().position(|a| a == "--mb-per-rank") {
+            Some(i) => args
+                .get(i + 1)
+                .and_then(|n| n.parse().ok())
+                .ok_or("--mb-per-rank takes a number of MB")?,
+            None => 5.0,
+        };
+        let mut rows = Vec::new();
+        ranks::rows(&root, &scratch, ranks, mb, &mut rows)?;
         return print_rows(&out_dir, &rows);
     }
 

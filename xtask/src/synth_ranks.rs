@@ -103,10 +103,10 @@ impl Job {
         let mut out = String::with_capacity(
             (self.steps * self.kernels_per_step) * BYTES_PER_KERNEL as usize + 4096,
         );
-        let _ = write!(
+        let _ = writeln!(
             out,
             "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 85899345920, \"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}}], \
-\"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}}}, \"traceEvents\": [\n",
+\"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}}}, \"traceEvents\": [",
             self.ranks
         );
         let _ = writeln!(

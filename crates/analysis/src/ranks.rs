@@ -216,16 +216,14 @@ pub fn cross_rank(timelines: &[RankTimeline], config: &Config) -> Option<CrossRa
         base(t) + t.collectives[k].start.0 - offsets[r].map_or(0, |o| o.0.0)
     };
     let mut skew = Vec::with_capacity(matched);
-    // lateness[r][k]: arrival minus the median arrival at instance k.
-    let mut lateness = vec![vec![0i64; matched]; timelines.len()];
-    for k in 0..matched {
+    // lateness[k][r]: rank r's arrival minus the median arrival at instance k.
+    let mut lateness: Vec<Vec<i64>> = Vec::with_capacity(matched);
+    for (k, first_rank) in reference.collectives.iter().take(matched).enumerate() {
         let arrivals: Vec<i64> = (0..timelines.len()).map(|r| arrival(r, k)).collect();
         let mut sorted = arrivals.clone();
         sorted.sort_unstable();
         let median = sorted[(sorted.len() - 1) / 2];
-        for (r, a) in arrivals.iter().enumerate() {
-            lateness[r][k] = a - median;
-        }
+        lateness.push(arrivals.iter().map(|a| a - median).collect());
         let (last, _) = arrivals
             .iter()
             .enumerate()
@@ -233,7 +231,7 @@ pub fn cross_rank(timelines: &[RankTimeline], config: &Config) -> Option<CrossRa
             .expect("invariant: at least two ranks");
         skew.push(CollectiveSkew {
             index: k,
-            step: reference.collectives[k].step,
+            step: first_rank.step,
             last_rank: timelines[last].rank,
             arrival_spread: Nanos(sorted[sorted.len() - 1] - sorted[0]),
         });
@@ -242,13 +240,14 @@ pub fn cross_rank(timelines: &[RankTimeline], config: &Config) -> Option<CrossRa
     for (r, t) in timelines.iter().enumerate() {
         // Each step's last matched collective on this rank, in step order.
         let mut per_step: Vec<(i64, i64)> = Vec::new();
-        for k in 0..matched {
-            let Some(step) = t.collectives[k].step else {
+        for (k, c) in t.collectives.iter().take(matched).enumerate() {
+            let Some(step) = c.step else {
                 continue;
             };
+            let late = lateness[k][r];
             match per_step.last_mut() {
-                Some(last) if last.0 == step => last.1 = lateness[r][k],
-                _ => per_step.push((step, lateness[r][k])),
+                Some(last) if last.0 == step => last.1 = late,
+                _ => per_step.push((step, late)),
             }
         }
         let Some(first) = per_step.iter().position(|(_, l)| *l > late_threshold.0) else {
