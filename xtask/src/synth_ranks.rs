@@ -14,11 +14,10 @@
 //! - skewed clocks: every timestamp of rank r is its true time plus `offsets_ns[r]`
 //!   (rank 0's offset is 0).
 //!
-//! Deterministic for a seed. The job is written into `DIR.tmp` and renamed to `DIR`, so
-//! an interrupted run leaves no half-written job under the name asked for.
+//! Deterministic for a seed. The job is written through `output-file` (a staged directory
+//! renamed to `DIR`), so an interrupted run leaves no half-written job under that name.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A rank's compute jitter per step is below this (ns).
@@ -205,34 +204,26 @@ impl Job {
         out
     }
 
-    /// Writes every rank's file into `dir` (through `dir.tmp`, renamed at the end) and a
-    /// `PLANTED.md` saying what was planted.
-    pub(crate) fn write(&self, dir: &Path) -> Result<(), String> {
-        if dir.exists() {
-            return Err(format!(
-                "{}: already exists; remove it or choose another --out",
-                dir.display()
-            ));
-        }
-        let tmp = PathBuf::from(format!("{}.tmp", dir.display()));
-        if tmp.exists() {
-            std::fs::remove_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        }
-        std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    /// Writes every rank's file and a `PLANTED.md` saying what was planted into `dir`,
+    /// through `output-file` (staged beside it, put in place when complete). An existing
+    /// `dir` is replaced only with `overwrite` and only when a tool wrote it.
+    pub(crate) fn write(&self, dir: &Path, overwrite: bool) -> Result<(), String> {
+        let rules = output_file::Rules {
+            overwrite,
+            inputs: &[],
+        };
+        let err = |e: output_file::Error| format!("{e:#}");
+        let out = output_file::DirOutput::create(dir, &rules).map_err(err)?;
         for rank in 0..self.ranks {
-            let path = tmp.join(format!("rank{rank}.pt.trace.json"));
-            let mut f = std::io::BufWriter::new(
-                std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?,
-            );
-            f.write_all(self.rank_trace(rank).as_bytes())
-                .and_then(|()| f.flush())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            out.write(
+                format!("rank{rank}.pt.trace.json"),
+                self.rank_trace(rank).as_bytes(),
+            )
+            .map_err(err)?;
         }
-        let planted = tmp.join("PLANTED.md");
-        std::fs::write(&planted, self.describe())
-            .map_err(|e| format!("{}: {e}", planted.display()))?;
-        std::fs::rename(&tmp, dir)
-            .map_err(|e| format!("{} -> {}: {e}", tmp.display(), dir.display()))
+        out.write("PLANTED.md", self.describe().as_bytes())
+            .map_err(err)?;
+        out.commit().map_err(err)
     }
 
     /// What was planted, in words (the job's `PLANTED.md`).
@@ -301,7 +292,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
         .ok_or("synth-ranks: --ranks N (N ≥ 1) is required")?;
     let out = out.ok_or("synth-ranks: --out DIR is required")?;
     let job = Job::plan(ranks, mb, seed);
-    job.write(&out)?;
+    job.write(&out, false)?;
     eprint!("{}", job.describe());
     eprintln!("wrote {}", out.display());
     Ok(())
@@ -345,7 +336,7 @@ mod tests {
         for (seed, mb) in [(1, 0.05), (7, 0.05), (3, 1.0)] {
             let dir = tmp.path().join(format!("job{seed}"));
             let job = Job::plan(16, mb, seed);
-            job.write(&dir).expect("the job is written");
+            job.write(&dir, false).expect("the job is written");
             let timelines: Vec<analysis::RankTimeline> = load::map_each(&dir, |l| {
                 analysis::rank_timeline(&l.capture, &l.path.to_string_lossy(), l.rank)
             })

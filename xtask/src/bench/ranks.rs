@@ -34,11 +34,8 @@ pub(super) fn rows(
     // The job is deterministic: one written before with the same plan is reused.
     let planted = std::fs::read_to_string(dir.join("PLANTED.md")).ok();
     if planted.as_deref() != Some(job.describe().as_str()) {
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
         eprintln!("writing {ranks} synthetic ranks into {}…", dir.display());
-        job.write(&dir)?;
+        job.write(&dir, true)?;
     }
     let d = dir.display().to_string();
     let one = dir.join("rank0.pt.trace.json").display().to_string();
