@@ -252,12 +252,14 @@ impl Job {
     }
 }
 
-/// `cargo xtask synth-ranks --ranks N --out DIR [--mb-per-rank M] [--seed S]`.
+/// `cargo xtask synth-ranks --ranks N --out DIR [--mb-per-rank M] [--seed S] [--overwrite]`
+/// (`--overwrite` replaces a job written before, never another directory).
 pub(crate) fn main(args: &[String]) -> Result<(), String> {
     let mut ranks = None;
     let mut out = None;
     let mut mb = 1.0;
     let mut seed = 1u64;
+    let mut overwrite = false;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| {
@@ -284,6 +286,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
                     .parse::<u64>()
                     .map_err(|e| format!("--seed: {e}"))?
             }
+            "--overwrite" => overwrite = true,
             other => return Err(format!("synth-ranks: unknown argument `{other}`")),
         }
     }
@@ -292,7 +295,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
         .ok_or("synth-ranks: --ranks N (N ≥ 1) is required")?;
     let out = out.ok_or("synth-ranks: --out DIR is required")?;
     let job = Job::plan(ranks, mb, seed);
-    job.write(&out, false)?;
+    job.write(&out, overwrite)?;
     eprint!("{}", job.describe());
     eprintln!("wrote {}", out.display());
     Ok(())
