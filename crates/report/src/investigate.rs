@@ -576,6 +576,10 @@ fn cross_rank_section(
             )));
             spans.push(Span::Figure(Figure::duration(Nanos(abs), offset_label())));
             spans.push(Span::text("."));
+            // The last-finisher figures (findings, section 3) compare uncorrected times.
+            if abs > 10_000 {
+                spans.push(Span::text(" The rank that \"finishes last\" in the findings and section 3 is found on uncorrected timestamps: with corrections this large it may not be the rank that made the others wait (the late ranks below are found after correction)."));
+            }
         }
         s.push(Block::Paragraph(spans));
         if let Some(k) = x
