@@ -18,6 +18,7 @@ mod hta;
 mod nsys;
 mod pipeline;
 mod python;
+mod ranks;
 
 struct Row {
     what: String,
@@ -93,6 +94,25 @@ pub fn main(args: &[String]) -> Result<(), String> {
             .transpose()?;
         let mut rows = Vec::new();
         python::rows(&traces, python, runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
+
+    // `--ranks N [--mb-per-rank M]`: only the tools on a synthetic N-rank job.
+    if let Some(i) = args.iter().position(|a| a == "--ranks") {
+        let ranks: usize = args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n > 1)
+            .ok_or("--ranks takes a number of ranks (2 or more)")?;
+        let mb: f64 = match args.iter().position(|a| a == "--mb-per-rank") {
+            Some(i) => args
+                .get(i + 1)
+                .and_then(|n| n.parse().ok())
+                .ok_or("--mb-per-rank takes a number of MB")?,
+            None => 5.0,
+        };
+        let mut rows = Vec::new();
+        ranks::rows(&root, &scratch, ranks, mb, &mut rows)?;
         return print_rows(&out_dir, &rows);
     }
 

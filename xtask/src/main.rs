@@ -6,6 +6,8 @@
 //! - `bench [--quick]`: release build, then the performance figures against their targets.
 //! - `fuzz [--secs N] [--target NAME]`: mutate testdata/ seeds through the readers
 //!   (chrome, xplane, hlo, lanes, nsys, rocprof) under catch_unwind; save panicking inputs.
+//! - `synth-ranks --ranks N --out DIR [--mb-per-rank M] [--seed S]`: a synthetic N-rank
+//!   Kineto job with a planted straggler and skewed clocks (`synth_ranks.rs`).
 //! - `tidy [--snapshot-references FILE]`: every Rust source opens with `//!`; no pending
 //!   insta snapshot; with FILE, no committed snapshot that no test asserted.
 //!
@@ -17,6 +19,7 @@ mod fuzz;
 mod gen_proto;
 mod simd_bench;
 mod synth_gpu;
+mod synth_ranks;
 mod synth_xplane;
 mod tidy;
 
@@ -44,6 +47,7 @@ fn run(args: &[String]) -> Result<(), String> {
         "fixtures" => fixtures::main(rest),
         "fuzz" => fuzz::main(rest),
         "gen-proto" => gen_proto::main(rest),
+        "synth-ranks" => synth_ranks::main(rest),
         "tidy" => tidy::main(rest),
         "help" | "--help" | "-h" => {
             println!("{}", usage());
@@ -54,7 +58,8 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--xplane] [--hta --python PATH] [--python-package --python PATH] [--nsys] [--pipeline] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the original Python script and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads;\n                        --xplane: only xplane-reader's rows, decode and load_capture speed and peak RSS;\n                        --hta: only profile-model against HTA 0.5.0 run by the Python at PATH;\n                        --python-package: only the Python package's rows (tracewise.hta and load().kernels() against HTA and json.load), with the Python at PATH;\n                        --nsys: only nsys-reader's rows, load ÷ sqlite3 .dump and peak RSS ÷ file size;\n                        --pipeline: only investigate ÷ skip-stats, investigate ÷ trace-info, compare ÷ two skip-stats)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)\n  tidy [--snapshot-references FILE]\n                       every Rust source opens with //!, no pending snapshot; with FILE (written by the\n                       tests under INSTA_SNAPSHOT_REFERENCES_FILE), every committed .snap is asserted".to_owned()
+    "usage: cargo xtask <subcommand>\n\nsubcommands:\n  fixtures [--check]   regenerate (or check) the synthetic traces and golden outputs in testdata/\n  gen-proto [--check]  regenerate (or check) the prost code generated from proto/\n  bench [--quick] [--reader] [--xplane] [--hta --python PATH] [--python-package --python PATH] [--nsys] [--pipeline] [--ranks N [--mb-per-rank M]] [--synthetic-mb N]\n                       release build, then time and memory against zcat, the original Python script and a 1 GB synthetic trace\n                       (--reader: only the reader rows, tools ÷ zcat and model build by threads;\n                        --xplane: only xplane-reader's rows, decode and load_capture speed and peak RSS;\n                        --hta: only profile-model against HTA 0.5.0 run by the Python at PATH;\n                        --python-package: only the Python package's rows (tracewise.hta and load().kernels() against HTA and json.load), with the Python at PATH;\n                        --nsys: only nsys-reader's rows, load ÷ sqlite3 .dump and peak RSS ÷ file size;
+                        --pipeline: only investigate ÷ skip-stats, investigate ÷ trace-info, compare ÷ two skip-stats;\n                        --ranks: only investigate, skip-stats and trace-info on N synthetic ranks (synth-ranks), time, peak RSS, straggler found)\n  fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof] [--dev]\n                       fuzz the readers for N seconds per target (stable harness; crashes go to target/fuzz-crashes/)\n  synth-ranks --ranks N --out DIR [--mb-per-rank M] [--seed S] [--overwrite]\n                       a synthetic N-rank Kineto job: one straggler, skewed clocks, collectives matched by order (PLANTED.md says what)\n  tidy [--snapshot-references FILE]\n                       every Rust source opens with //!, no pending snapshot; with FILE (written by the\n                       tests under INSTA_SNAPSHOT_REFERENCES_FILE), every committed .snap is asserted".to_owned()
 }
 
 /// The workspace root: xtask lives one level below it.

@@ -60,6 +60,7 @@ mod launch;
 mod percent;
 mod practices;
 mod profile_summary;
+mod ranks;
 mod skip;
 mod steps;
 mod verdict;
@@ -92,12 +93,17 @@ pub use profile_summary::{
     Output as ProfileOutput, buckets, compat_json_from_reader, group_thousands, python_prefix_len,
     run as profile_summary, truncate_name,
 };
+pub use ranks::{
+    CollectiveSkew, CollectiveTime, Config as CrossRankConfig, CrossRank, RankRow, RankTimeline,
+    Straggler, cross_rank, rank_timeline,
+};
 pub use skip::{
     Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly,
     InFlight, LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
-    analyze as analyze_capture, run as skip_stats, run_loaded as skip_stats_loaded,
+    analyze as analyze_capture, assemble as skip_stats_assemble,
+    report_with_rows as skip_report_with_rows, run as skip_stats, run_loaded as skip_stats_loaded,
     run_loaded_without_rows as skip_stats_loaded_without_rows,
-    run_without_rows as skip_stats_without_rows,
+    run_without_rows as skip_stats_without_rows, write_rows_header as skip_rows_header,
 };
 pub use steps::{Spread, StepOrigin, StepRange, Steps};
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};

@@ -406,16 +406,54 @@ fn analyze_loaded<W: std::io::Write>(
             source,
         })?;
     }
-    let last_finisher = if multi {
-        last_finisher(&reports, &captures)
-    } else {
-        None
-    };
-    Ok(Analysis {
+    Ok(assemble(input, reports, multi))
+}
+
+/// One capture of a rank directory read on its own (see `load::map_each`): its report,
+/// with its `rows.csv` rows (a leading rank column, no header) written to `rows`. Put the
+/// reports together with [`assemble`] and the rows after [`write_rows_header`], in rank
+/// order: the result is what [`run`] gives for the directory.
+pub fn report_with_rows<W: std::io::Write>(
+    loaded: &crate::input::Loaded,
+    config: &Config,
+    rows: W,
+) -> Result<Report, Error> {
+    let capture = &loaded.capture;
+    let label = loaded.path.to_string_lossy();
+    let (steps, in_flight) = steps_outside_flight(capture);
+    let mut w = csv::Writer::from_writer(rows);
+    write_rows(&mut w, capture, &steps, Some(loaded.rank))
+        .map_err(|e| csv_error(&loaded.path, e))?;
+    w.flush().map_err(|source| Error::Io {
+        path: loaded.path.clone(),
+        source,
+    })?;
+    Ok(analyze_steps(
+        capture,
+        &label,
+        loaded.rank,
+        config,
+        &steps,
+        in_flight,
+    ))
+}
+
+/// Writes `rows.csv`'s header (with the rank column when `multi`) to `rows`.
+pub fn write_rows_header<W: std::io::Write>(rows: W, multi: bool) -> Result<(), std::io::Error> {
+    let mut w = csv::Writer::from_writer(rows);
+    write_header(&mut w, multi).map_err(std::io::Error::other)?;
+    w.flush()
+}
+
+/// The analysis of `input` from its captures' reports, in rank order; `multi` for a
+/// directory or several captures (which rank ended the last common step last).
+pub fn assemble(input: &Path, reports: Vec<Report>, multi: bool) -> Analysis {
+    let last_finisher = if multi { last_finisher(&reports) } else { None };
+    Analysis {
         input: input.to_path_buf(),
         reports,
         last_finisher,
-    })
+    }
 }
 
 fn csv_error(path: &Path, e: csv::Error) -> Error {
@@ -880,11 +918,8 @@ pub(crate) fn skip_metrics(
     })
 }
 
-fn last_finisher(
-    reports: &[Report],
-    captures: &[(&Path, Option<i64>, &Capture)],
-) -> Option<LastFinisher> {
-    let aligned = captures.iter().all(|c| c.2.meta().base_time_ns.is_some());
+fn last_finisher(reports: &[Report]) -> Option<LastFinisher> {
+    let aligned = reports.iter().all(|r| r.base_time_ns.is_some());
     // The last step number that every rank has.
     let mut common: Option<Vec<i64>> = None;
     for r in reports {

@@ -110,6 +110,7 @@ const EDGES: &[(&str, &[&str])] = &[
             "lanes",
             "load",
             "nsys-reader",
+            "output-file",
             "rocprof-reader",
             "trace-model",
             "xplane-reader",

@@ -1,6 +1,8 @@
 //! The seven-step investigation of one capture, as a [`Document`].
 //!
 //! 1. verdict and host-side cause (skip-stats' analysis);
+//!    for a directory of ranks, then: across ranks (per-rank step time, clock offsets
+//!    from matched collectives, stragglers; `analysis::cross_rank`);
 //! 2. reconciliation: each check holds or goes to the trust list;
 //! 3. swimlanes of the median step (or a chosen one), every GPU × stream and the host
 //!    threads that launch work, the critical stream and the last rank to finish marked;
@@ -154,6 +156,11 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
 
     let mut verdict = verdict_section(&analysis, &mut doc.findings);
     verdict.push(Block::Table(steps_table(&analysis, &loaded)));
+    let timelines: Vec<analysis::RankTimeline> = loaded
+        .iter()
+        .map(|l| analysis::rank_timeline(&l.capture, &l.path.to_string_lossy(), l.rank))
+        .collect();
+    let ranks = cross_rank_section(&timelines, &mut doc.findings);
     let reconciliation = reconciliation_section(&analysis, &loaded, &mut trust);
     let budgets = budget_section(&analysis);
     let lanes = swimlane_section(&analysis, &loaded, options);
@@ -181,8 +188,10 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
             share: None,
         });
     }
+    doc.sections.push(verdict);
+    doc.sections.extend(ranks);
     doc.sections
-        .extend([verdict, reconciliation, budgets, lanes, ops, roof, change]);
+        .extend([reconciliation, budgets, lanes, ops, roof, change]);
     let mut trust_section = Section::new(
         "trust",
         "7. Trust list, then what a new capture would answer",
@@ -523,6 +532,158 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         ]));
     }
     s
+}
+
+/// Across ranks (a directory of two or more): per-rank step time and its spread, clock
+/// offsets from matched collectives, and the ranks that arrive late at collectives.
+fn cross_rank_section(
+    timelines: &[analysis::RankTimeline],
+    findings: &mut Vec<Finding>,
+) -> Option<Section> {
+    let x = analysis::cross_rank(
+        timelines,
+        &analysis::CrossRankConfig {
+            late_threshold: None,
+        },
+    )?;
+    let mut s = Section::new(
+        "ranks",
+        "Across ranks: step time, clock offsets, stragglers",
+    );
+    let who = |rank: Option<i64>, label: &str| {
+        rank.map_or_else(|| file_name(Path::new(label)), |r| format!("rank {r}"))
+    };
+    let offset_label = || {
+        Label::inferred(
+            "a collective instance (the k-th collective of every rank) ends at the same true time on every rank; the offset is the median over instances of this rank's end minus the reference rank's",
+        )
+    };
+    let late_label = || {
+        Label::inferred(
+            "arrival = the start of the rank's collective kernel, on the reference rank's clock after the estimated offset; late = after the median rank's arrival by more than the threshold, at the last collective of a step",
+        )
+    };
+    if let Some(sp) = x.step_time_spread {
+        s.push(Block::Paragraph(vec![
+            Span::text("Median step time across ranks: "),
+            Span::Figure(
+                Figure::duration(sp.median, Label::Measured)
+                    .with_range(Value::Duration(sp.min.0), Value::Duration(sp.max.0)),
+            ),
+            Span::text(format!(
+                " (the median of the {} ranks' median step times, with the fastest and slowest rank's).",
+                x.ranks.len()
+            )),
+        ]));
+    }
+    let reference = who(x.reference, &x.ranks[0].label);
+    if x.matched_collectives == 0 {
+        s.para("No collective on some rank: clock offsets and stragglers need collectives matched across ranks.");
+    } else {
+        let largest = x
+            .ranks
+            .iter()
+            .filter_map(|r| r.clock_offset.map(|o| (o.0.abs(), r)))
+            .max_by_key(|(o, _)| *o);
+        let mut spans = vec![Span::text(format!(
+            "{} collective instances matched across ranks by order{}; clock offsets are relative to {reference}{}. ",
+            x.matched_collectives,
+            if x.collective_counts_differ {
+                " (ranks have different numbers of collectives: only the first ones of each are compared, which may pair different instances)"
+            } else {
+                ""
+            },
+            if x.aligned_on_base_time {
+                ", after putting every rank on its baseTimeNanoseconds"
+            } else {
+                ""
+            },
+        ))];
+        if let Some((abs, r)) = largest {
+            spans.push(Span::text(format!(
+                "The largest correction is {}'s, ",
+                who(r.rank, &r.label)
+            )));
+            spans.push(Span::Figure(Figure::duration(Nanos(abs), offset_label())));
+            spans.push(Span::text("."));
+            // The last-finisher figures (findings, section 3) compare uncorrected times.
+            if abs > 10_000 {
+                spans.push(Span::text(" The rank that \"finishes last\" in the findings and section 3 is found on uncorrected timestamps: with corrections this large it may not be the rank that made the others wait (the late ranks below are found after correction)."));
+            }
+        }
+        s.push(Block::Paragraph(spans));
+        if let Some(k) = x
+            .skew
+            .iter()
+            .max_by_key(|k| (k.arrival_spread, std::cmp::Reverse(k.index)))
+        {
+            let mut spans = vec![Span::text(format!(
+                "Largest arrival spread: collective #{}{}, {} arrived last, ",
+                k.index,
+                k.step.map_or(String::new(), |s| format!(" (step {s})")),
+                who(k.last_rank, "?"),
+            ))];
+            spans.push(Span::Figure(Figure::duration(
+                k.arrival_spread,
+                late_label(),
+            )));
+            spans.push(Span::text(" after the first rank."));
+            s.push(Block::Paragraph(spans));
+        }
+    }
+    let mut t = Table::new(
+        "ranks",
+        &[
+            "capture",
+            "steps",
+            "median step",
+            "clock offset",
+            "offset residual",
+            "late from step",
+            "late by",
+        ],
+    );
+    for r in &x.ranks {
+        let late = x
+            .stragglers
+            .iter()
+            .find(|st| st.rank == r.rank && st.label == r.label);
+        t.push(vec![
+            Cell::text(who(r.rank, &r.label)),
+            Cell::figure(Figure::count(r.steps as u64, Label::Measured)),
+            r.median_step.map_or(Cell::Empty, |m| {
+                Cell::figure(Figure::duration(m, Label::Measured))
+            }),
+            r.clock_offset.map_or(Cell::Empty, |o| {
+                Cell::figure(Figure::duration(o, offset_label()))
+            }),
+            r.offset_residual.map_or(Cell::Empty, |o| {
+                Cell::figure(Figure::duration(o, Label::Measured))
+            }),
+            late.map_or(Cell::Empty, |st| Cell::text(st.first_step.to_string())),
+            late.map_or(Cell::Empty, |st| {
+                Cell::figure(Figure::duration(st.late_by, late_label()))
+            }),
+        ]);
+    }
+    s.push(Block::Table(t.with_note(format!(
+        "clock offset: this rank's clock minus the reference rank's; offset residual: the largest distance of one instance's end difference from that offset (small: the offset explains every instance). late by: the median over its late steps (from the first) of how much later than the median rank it arrived; threshold {} (the larger of 50 µs and 1 % of the median step time).",
+        x.late_threshold.human()
+    ))));
+    for st in &x.stragglers {
+        findings.push(Finding::new(vec![
+            Span::text(format!(
+                "Straggler: {} arrives late at the last collective of {} of {} steps from step {} on, by ",
+                who(st.rank, &st.label),
+                st.late_steps,
+                st.steps_from_first,
+                st.first_step
+            )),
+            Span::Figure(Figure::duration(st.late_by, late_label())),
+            Span::text(" (median); the other ranks wait for it there."),
+        ]));
+    }
+    Some(s)
 }
 
 fn verdict_label() -> Label {

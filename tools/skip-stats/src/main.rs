@@ -128,28 +128,24 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     // written and renamed into place only when the analysis and stdout succeeded
     // (dropped, and so deleted, otherwise).
     output_file::check(&rows_path, &rules)?;
-    let each = load::load_each(&args.trace)
-        .with_context(|| format!("analysing {}", args.trace.display()))?;
-    for err in &each.failed {
-        eprintln!(
-            "skip-stats: warning: not read: {}",
-            analysis::error_chain(err)
-        );
-    }
-    for note in &each.notes {
-        eprintln!("skip-stats: warning: {note}");
-    }
-    if each.loaded.is_empty() {
-        anyhow::bail!("no capture in {} could be read", args.trace.display());
-    }
     let rows = output_file::Pending::create(&rows_path, &rules)?;
-    let analysis = analysis::skip_stats_loaded(
-        &args.trace,
-        &each.loaded,
-        &config,
-        std::io::BufWriter::with_capacity(1 << 20, rows.file()),
-    )
-    .with_context(|| format!("analysing {}", args.trace.display()))?;
+    let (analysis, failed) = if args.trace.is_dir() {
+        by_rank(args, &config, rows.file())?
+    } else {
+        let each = load::load_each(&args.trace)
+            .with_context(|| format!("analysing {}", args.trace.display()))?;
+        if each.loaded.is_empty() {
+            anyhow::bail!("no capture in {} could be read", args.trace.display());
+        }
+        let analysis = analysis::skip_stats_loaded(
+            &args.trace,
+            &each.loaded,
+            &config,
+            std::io::BufWriter::with_capacity(1 << 20, rows.file()),
+        )
+        .with_context(|| format!("analysing {}", args.trace.display()))?;
+        (analysis, each.failed.len())
+    };
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report::skip_text::render_json(&analysis))?;
         s.push('\n');
@@ -159,11 +155,63 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     };
     output_file::print(text.as_bytes()).context("writing to stdout")?;
     rows.commit()?;
-    Ok(if each.failed.is_empty() {
+    Ok(if failed == 0 {
         Outcome::Complete
     } else {
         Outcome::Partial
     })
+}
+
+/// A directory, one capture at a time on `load::map_each`'s pool: each rank's rows go to a
+/// file of a scratch directory and only its report stays in memory; the rows are then
+/// copied into `rows` in rank order. Returns the analysis and the number of unread files.
+fn by_rank(
+    args: &Args,
+    config: &analysis::SkipConfig,
+    rows: &std::fs::File,
+) -> anyhow::Result<(analysis::SkipAnalysis, usize)> {
+    use std::io::Write;
+    let scratch = output_file::ScratchDir::create("skip-stats-rows")?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mapped = load::map_each(&args.trace, |l| {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let part = scratch.path().join(format!("rank-{i}.csv"));
+        let file = std::fs::File::create(&part).with_context(|| part.display().to_string())?;
+        let w = std::io::BufWriter::with_capacity(1 << 20, file);
+        anyhow::Ok((analysis::skip_report_with_rows(&l, config, w)?, part))
+    })
+    .with_context(|| format!("analysing {}", args.trace.display()))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, rows);
+    analysis::skip_rows_header(&mut w, true)?;
+    let (mut reports, mut seen, mut failed) = (Vec::new(), Vec::new(), 0);
+    for res in mapped {
+        match res {
+            Ok((path, rank, done)) => {
+                let (report, part) = done?;
+                std::io::copy(&mut std::fs::File::open(&part)?, &mut w)?;
+                std::fs::remove_file(&part)?;
+                reports.push(report);
+                seen.push((path, rank));
+            }
+            Err(err) => {
+                failed += 1;
+                let err = analysis::error_chain(&err);
+                eprintln!("skip-stats: warning: not read: {err}");
+            }
+        }
+    }
+    w.flush()?;
+    let ranks = seen.iter().map(|(path, rank)| (path.as_path(), *rank));
+    for note in load::rank_notes(&args.trace, ranks) {
+        eprintln!("skip-stats: warning: {note}");
+    }
+    if reports.is_empty() {
+        anyhow::bail!("no capture in {} could be read", args.trace.display());
+    }
+    Ok((
+        analysis::skip_stats_assemble(&args.trace, reports, true),
+        failed,
+    ))
 }
 
 /// Whether every file of the input was read.

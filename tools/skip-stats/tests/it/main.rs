@@ -536,3 +536,28 @@ fn an_input_truncated_during_the_read_is_an_error() {
 fn help_names_the_exit_codes() {
     test_support::assert_help_names_exit_codes(env!("CARGO_BIN_EXE_skip-stats"));
 }
+
+/// A rank directory is read one rank at a time (each rank's rows through a scratch file);
+/// its report and rows.csv are byte for byte what the library's load-everything path
+/// (`analysis::skip_stats`) gives for the same directory.
+#[test]
+fn a_rank_directory_read_rank_by_rank_equals_the_whole_load() {
+    let Some(root) = traces("a_rank_directory_read_rank_by_rank_equals_the_whole_load") else {
+        return;
+    };
+    let dir = root.join("pytorch/param-dlrm-8rank");
+    let d = dir.to_str().expect("a UTF-8 path");
+    let (o, out) = skip_stats(&root, &[d, "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut rows = Vec::new();
+    let whole = analysis::skip_stats(&dir, &analysis::SkipConfig::default(), &mut rows)
+        .expect("the directory loads");
+    assert_eq!(whole.reports.len(), 8);
+    let mut json = serde_json::to_string_pretty(&report::skip_text::render_json(&whole))
+        .expect("serialisable");
+    json.push('\n');
+    assert_eq!(stdout(&o), json);
+    let written = std::fs::read(out.path().join("rows.csv")).expect("rows.csv");
+    assert!(written.len() > 10_000, "rows.csv has rows");
+    assert!(written == rows, "rows.csv differs from the whole load's");
+}
