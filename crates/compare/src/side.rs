@@ -33,16 +33,6 @@ pub struct OpKey {
     pub dims: Option<String>,
 }
 
-impl OpKey {
-    /// The key without shapes (to match a side that recorded none).
-    pub fn without_shapes(&self) -> OpKey {
-        OpKey {
-            name: self.name.clone(),
-            dims: None,
-        }
-    }
-}
-
 impl std::fmt::Display for OpKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.dims {
