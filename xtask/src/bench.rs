@@ -59,15 +59,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
     // `--hta [--python PATH]`: only profile-model against Holistic Trace Analysis.
     if args.iter().any(|a| a == "--hta") {
-        let python = args
-            .iter()
-            .position(|a| a == "--python")
-            .map(|i| {
-                args.get(i + 1)
-                    .map(PathBuf::from)
-                    .ok_or("--python takes a path")
-            })
-            .transpose()?;
+        let python = python_arg(args)?;
         let mut rows = Vec::new();
         hta::rows(&root, &traces, python, runs, &mut rows)?;
         return print_rows(&out_dir, &rows);
@@ -83,15 +75,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     // `--python-package [--python PATH]`: only the Python package's rows (the HTA drop-in
     // and load().kernels() against HTA and json.load).
     if args.iter().any(|a| a == "--python-package") {
-        let python = args
-            .iter()
-            .position(|a| a == "--python")
-            .map(|i| {
-                args.get(i + 1)
-                    .map(PathBuf::from)
-                    .ok_or("--python takes a path")
-            })
-            .transpose()?;
+        let python = python_arg(args)?;
         let mut rows = Vec::new();
         python::rows(&traces, python, runs, &mut rows)?;
         return print_rows(&out_dir, &rows);
@@ -714,28 +698,17 @@ fn print_rows(out_dir: &Path, rows: &[Row]) -> Result<(), String> {
 
 /// Release builds of the two binaries the attribution rows run.
 fn build_attribution_tools(root: &Path) -> Result<PathBuf, String> {
-    eprintln!("building release binaries (trace-info, attribute-kernels)…");
-    let status = cargo()
-        .current_dir(root)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "trace-info",
-            "--bin",
-            "trace-info",
-            "-p",
-            "attribute-kernels",
-            "--bin",
-            "attribute-kernels",
-        ])
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("release build failed".to_string());
-    }
-    Ok(target_dir(root).join("release"))
+    let targets = [
+        "-p",
+        "trace-info",
+        "--bin",
+        "trace-info",
+        "-p",
+        "attribute-kernels",
+        "--bin",
+        "attribute-kernels",
+    ];
+    build_release(root, "trace-info, attribute-kernels", &targets)
 }
 
 /// attribute-kernels on the largest shared XSpace and on the OWLv2 Kineto trace: wall time
@@ -893,6 +866,34 @@ fn xplane_rows(
         target: "-".into(),
     });
     Ok(())
+}
+
+/// `cargo build --release --quiet ARGS` (the targets to build), saying `what` it builds;
+/// the release directory.
+fn build_release(root: &Path, what: &str, args: &[&str]) -> Result<PathBuf, String> {
+    eprintln!("building {what} (release)…");
+    let status = cargo()
+        .current_dir(root)
+        .args(["build", "--release", "--quiet"])
+        .args(args)
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !status.success() {
+        return Err(format!("release build of {what} failed"));
+    }
+    Ok(target_dir(root).join("release"))
+}
+
+/// The `--python PATH` argument, if given.
+fn python_arg(args: &[String]) -> Result<Option<PathBuf>, String> {
+    args.iter()
+        .position(|a| a == "--python")
+        .map(|i| {
+            args.get(i + 1)
+                .map(PathBuf::from)
+                .ok_or_else(|| "--python takes a path".to_owned())
+        })
+        .transpose()
 }
 
 /// `cargo`, for a build inside `cargo xtask`, without the variables `cargo run` set for

@@ -52,8 +52,9 @@ pub fn document(c: &Comparison) -> Document {
     )));
     if let Some(svg) = budget_delta_chart(&c.budgets) {
         budgets.push(Block::Svg {
-            caption: "Change of each stream's budget parts per step (after − before, medians)"
-                .to_owned(),
+            caption:
+                "Change of each stream's budget parts per step (after − before, medians; measured)"
+                    .to_owned(),
             svg,
         });
     }
@@ -125,8 +126,13 @@ fn swimlanes_section(c: &Comparison) -> Section {
     let steps: Vec<String> = sides
         .iter()
         .filter_map(|(name, step)| {
-            step.as_ref()
-                .map(|st| format!("{name}: step {} ({})", st.number, st.duration.human()))
+            step.as_ref().map(|st| {
+                format!(
+                    "{name}: step {} ({}, measured)",
+                    st.number,
+                    st.duration.human()
+                )
+            })
         })
         .collect();
     s.para(format!(

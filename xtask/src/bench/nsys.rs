@@ -27,24 +27,12 @@ pub(super) fn rows(
     runs: usize,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
-    eprintln!("building nsys_read (release)…");
-    let status = super::cargo()
-        .current_dir(root)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "nsys-reader",
-            "--example",
-            "nsys_read",
-        ])
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("release build failed".to_string());
-    }
-    let bin = super::target_dir(root).join("release/examples/nsys_read");
+    let release = super::build_release(
+        root,
+        "nsys_read",
+        &["-p", "nsys-reader", "--example", "nsys_read"],
+    )?;
+    let bin = release.join("examples/nsys_read");
     let largest = traces.join(LARGEST);
     if !largest.is_file() {
         return Err(format!(

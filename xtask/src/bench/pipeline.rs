@@ -21,25 +21,28 @@ pub(super) fn rows(
     runs: usize,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
-    eprintln!("building release binaries (skip-stats, trace-info, investigate, compare)…");
-    let mut args = vec!["build", "--release", "--quiet"];
-    for (package, bin) in [
-        ("skip-stats", "skip-stats"),
-        ("trace-info", "trace-info"),
-        ("investigate", "investigate"),
-        ("compare-tool", "compare"),
-    ] {
-        args.extend(["-p", package, "--bin", bin]);
-    }
-    let status = super::cargo()
-        .current_dir(root)
-        .args(&args)
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("release build failed".to_string());
-    }
-    let release = super::target_dir(root).join("release");
+    let release = super::build_release(
+        root,
+        "skip-stats, trace-info, investigate, compare",
+        &[
+            "-p",
+            "skip-stats",
+            "--bin",
+            "skip-stats",
+            "-p",
+            "trace-info",
+            "--bin",
+            "trace-info",
+            "-p",
+            "investigate",
+            "--bin",
+            "investigate",
+            "-p",
+            "compare-tool",
+            "--bin",
+            "compare",
+        ],
+    )?;
     let bin = |name: &str| release.join(name).display().to_string();
     let kineto = traces.join(KINETO);
     if !kineto.is_file() {

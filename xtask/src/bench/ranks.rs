@@ -17,17 +17,11 @@ pub(super) fn rows(
     mb_per_rank: f64,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
-    eprintln!("building release binaries (investigate, skip-stats, trace-info)…");
-    let status = super::cargo()
-        .current_dir(root)
-        .args(["build", "--release", "--quiet"])
-        .args(["-p", "investigate", "-p", "skip-stats", "-p", "trace-info"])
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("release build failed".to_string());
-    }
-    let release = super::target_dir(root).join("release");
+    let release = super::build_release(
+        root,
+        "investigate, skip-stats, trace-info",
+        &["-p", "investigate", "-p", "skip-stats", "-p", "trace-info"],
+    )?;
     let bin = |name: &str| release.join(name).display().to_string();
     let job = Job::plan(ranks, mb_per_rank, 1);
     let dir = scratch.join(format!("ranks-{ranks}-{mb_per_rank}"));

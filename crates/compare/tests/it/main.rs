@@ -681,6 +681,15 @@ fn first_step_names_equal_hta_trace_diff() {
     );
 }
 
+/// The report.json investigate writes for `input`, into the test's own `dir` (a test
+/// input, not a tool output).
+fn investigate_report(input: &Path, dir: &Path) -> PathBuf {
+    let inv = report::investigate::investigate(input, &Default::default()).expect("investigates");
+    let path = dir.join("report.json");
+    std::fs::write(&path, report::report_json::to_string(&inv.document)).expect("write");
+    path
+}
+
 /// An investigate report.json as the before side: the step figures and the causes it
 /// states give the comparison the capture gives (the same step-time row, verdict,
 /// predictions and realized shares), and the tables that need the capture are left empty.
@@ -699,9 +708,7 @@ fn a_report_json_side_predicts_what_its_capture_predicts() {
         gpu: H100,
     }
     .write(dir.path(), "after.json");
-    let inv = report::investigate::investigate(&before, &Default::default()).expect("investigates");
-    let report_json = dir.path().join("report.json");
-    std::fs::write(&report_json, report::report_json::to_string(&inv.document)).expect("write");
+    let report_json = investigate_report(&before, dir.path());
 
     let from_capture = compare::compare(&before, &after, &Config::default()).expect("compares");
     let from_report = compare::compare(&report_json, &after, &Config::default()).expect("compares");
@@ -756,9 +763,7 @@ fn a_rank_directory_report_reads_back_its_pooled_steps() {
     };
     let input = root.join("pytorch/param-dlrm-8rank");
     let dir = tempfile::tempdir().expect("tempdir");
-    let inv = report::investigate::investigate(&input, &Default::default()).expect("investigates");
-    let report_json = dir.path().join("report.json");
-    std::fs::write(&report_json, report::report_json::to_string(&inv.document)).expect("write");
+    let report_json = investigate_report(&input, dir.path());
     let from_capture = compare::compare(&input, &input, &Config::default()).expect("compares");
     let from_report = compare::compare(&report_json, &input, &Config::default()).expect("compares");
     assert_eq!(from_report.step_time, from_capture.step_time);
