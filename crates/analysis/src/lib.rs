@@ -94,8 +94,8 @@ pub use profile_summary::{
     run as profile_summary, truncate_name,
 };
 pub use ranks::{
-    CollectiveSkew, CollectiveTime, Config as CrossRankConfig, CrossRank, RankRow, RankTimeline,
-    Straggler, cross_rank, rank_timeline,
+    CollectiveSkew, CollectiveTime, Config as CrossRankConfig, CrossRank, HeatRow, RankRow,
+    RankTimeline, StepHeatMap, Straggler, cross_rank, rank_timeline, step_heat_map,
 };
 pub use skip::{
     Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly,

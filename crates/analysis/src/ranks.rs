@@ -32,6 +32,11 @@ pub struct RankTimeline {
     pub steps: Vec<(i64, Nanos)>,
     /// Every collective kernel, in start order.
     pub collectives: Vec<CollectiveTime>,
+    /// Each step's number and the rank's work time in it (`measured`): from the step's
+    /// start to the start of its last collective kernel (when the rank arrived to wait for
+    /// the others), or the step's duration when no collective kernel is in the step. In
+    /// step order, like `steps`.
+    pub work: Vec<(i64, Nanos)>,
 }
 
 /// One collective kernel on one rank (times on the rank's own capture axis).
@@ -65,6 +70,22 @@ pub fn rank_timeline(capture: &Capture, label: &str, rank: Option<i64>) -> RankT
         })
         .collect();
     collectives.sort_by_key(|(idx, c)| (c.start, *idx));
+    let work = steps
+        .steps
+        .iter()
+        .map(|s| {
+            let last_arrival = collectives
+                .iter()
+                .filter(|(_, c)| c.step == Some(s.number))
+                .map(|(_, c)| c.start)
+                .max();
+            let work = match last_arrival {
+                Some(arrival) => Nanos((arrival.0 - s.range.start.0).max(0)),
+                None => s.duration(),
+            };
+            (s.number, work)
+        })
+        .collect();
     RankTimeline {
         label: label.to_owned(),
         rank,
@@ -75,6 +96,7 @@ pub fn rank_timeline(capture: &Capture, label: &str, rank: Option<i64>) -> RankT
             .map(|s| (s.number, s.duration()))
             .collect(),
         collectives: collectives.into_iter().map(|(_, c)| c).collect(),
+        work,
     }
 }
 
@@ -296,6 +318,91 @@ pub fn cross_rank(timelines: &[RankTimeline], config: &Config) -> Option<CrossRa
     })
 }
 
+/// Rank × step: each rank's work time in each step ([`RankTimeline::work`]) beside that
+/// step's median over the ranks. In a job whose ranks wait for each other at collectives
+/// every rank's step takes about as long; the time before the step's last collective is
+/// what differs, and a rank that takes longer there made the others wait.
+#[derive(Debug, Clone)]
+pub struct StepHeatMap {
+    /// The step numbers (columns), ascending: every step some rank has.
+    pub steps: Vec<i64>,
+    /// Per step: the median over the ranks that have it (`measured`).
+    pub medians: Vec<Option<Nanos>>,
+    /// One row per rank, in the order given.
+    pub rows: Vec<HeatRow>,
+}
+
+/// One rank's row of a [`StepHeatMap`].
+#[derive(Debug, Clone)]
+pub struct HeatRow {
+    /// The rank, when known.
+    pub rank: Option<i64>,
+    /// Its file.
+    pub label: String,
+    /// Per step (as [`StepHeatMap::steps`]): its work time, `None` when it lacks the step.
+    pub cells: Vec<Option<Nanos>>,
+}
+
+impl StepHeatMap {
+    /// A cell over its step's median: 1.0 is the median rank, 1.1 took 10 % longer.
+    pub fn ratio(&self, row: usize, step: usize) -> Option<f64> {
+        let value = self.rows.get(row)?.cells.get(step).copied().flatten()?;
+        let median = self.medians.get(step).copied().flatten()?;
+        (median.0 > 0).then(|| value.0 as f64 / median.0 as f64)
+    }
+
+    /// The hottest cell: (row, step index, ratio); ties go to the first row, then step.
+    pub fn hottest(&self) -> Option<(usize, usize, f64)> {
+        let mut best: Option<(usize, usize, f64)> = None;
+        for row in 0..self.rows.len() {
+            for step in 0..self.steps.len() {
+                if let Some(r) = self.ratio(row, step)
+                    && best.is_none_or(|b| r > b.2)
+                {
+                    best = Some((row, step, r));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// The rank × step heat map of `timelines` (one per rank, in rank order); `None` for
+/// fewer than two ranks or no step.
+pub fn step_heat_map(timelines: &[RankTimeline]) -> Option<StepHeatMap> {
+    if timelines.len() < 2 {
+        return None;
+    }
+    let steps: Vec<i64> = timelines
+        .iter()
+        .flat_map(|t| t.work.iter().map(|w| w.0))
+        .collect::<std::collections::BTreeSet<i64>>()
+        .into_iter()
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let rows: Vec<HeatRow> = timelines
+        .iter()
+        .map(|t| HeatRow {
+            rank: t.rank,
+            label: t.label.clone(),
+            cells: steps
+                .iter()
+                .map(|n| t.work.iter().find(|w| w.0 == *n).map(|w| w.1))
+                .collect(),
+        })
+        .collect();
+    let medians = (0..steps.len())
+        .map(|i| Spread::of(rows.iter().filter_map(|r| r.cells[i])).map(|s| s.median))
+        .collect();
+    Some(StepHeatMap {
+        steps,
+        medians,
+        rows,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,6 +415,9 @@ mod tests {
             rank: Some(rank),
             base_time_ns: None,
             steps: (0..6).map(|s| (s, Nanos(1_000_000))).collect(),
+            work: (0..6)
+                .map(|s| (s, Nanos(arrive(s) - 1_000_000 * s)))
+                .collect(),
             collectives: (0..6)
                 .map(|s| CollectiveTime {
                     step: Some(s),
@@ -353,6 +463,26 @@ mod tests {
             &[0, 123],
             None,
         );
+    }
+
+    /// The late rank's cells from its first late step on are the hottest, by its delay
+    /// over the median rank's work.
+    #[test]
+    fn heat_map_marks_the_late_steps() {
+        let on_time = |s: i64| 1_000_000 * s + 600_000;
+        let late_from_3 = |s: i64| 1_000_000 * s + 600_000 + if s >= 3 { 200_000 } else { 0 };
+        let ranks = [
+            timeline(0, 0, on_time),
+            timeline(1, 7_000, on_time),
+            timeline(2, -9_000, late_from_3),
+        ];
+        let map = step_heat_map(&ranks).expect("three ranks");
+        assert_eq!(map.steps, (0..6).collect::<Vec<_>>());
+        assert_eq!(map.medians[4], Some(Nanos(600_000)));
+        assert_eq!(map.hottest(), Some((2, 3, 800_000.0 / 600_000.0)));
+        assert_eq!(map.ratio(2, 2), Some(1.0));
+        assert_eq!(map.ratio(0, 5), Some(1.0));
+        assert!(step_heat_map(&ranks[..1]).is_none());
     }
 
     #[test]

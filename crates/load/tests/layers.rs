@@ -112,6 +112,7 @@ const EDGES: &[(&str, &[&str])] = &[
             "nsys-reader",
             "output-file",
             "rocprof-reader",
+            "test-support",
             "trace-model",
             "xplane-reader",
         ],

@@ -18,6 +18,7 @@
 
 mod outputs;
 mod pipe;
+pub mod synth_ranks;
 mod traces;
 
 pub use outputs::{

@@ -29,7 +29,7 @@ pub(super) fn rows(
     let planted = std::fs::read_to_string(dir.join("PLANTED.md")).ok();
     if planted.as_deref() != Some(job.describe().as_str()) {
         eprintln!("writing {ranks} synthetic ranks into {}…", dir.display());
-        job.write(&dir, true)?;
+        crate::synth_ranks::write(&job, &dir, true)?;
     }
     let d = dir.display().to_string();
     let one = dir.join("rank0.pt.trace.json").display().to_string();
