@@ -551,9 +551,7 @@ fn investigate(
         let inv = report::investigate::investigate(&p, &options).map_err(|e| fail(&e))?;
         if let Some(out) = &out {
             let dir = output_file::DirOutput::create(out, &rules).map_err(|e| fail(&e))?;
-            for (name, bytes) in inv.files() {
-                dir.write(name, &bytes).map_err(|e| fail(&e))?;
-            }
+            inv.write_into(&dir).map_err(|e| fail(&e))?;
             dir.commit().map_err(|e| fail(&e))?;
         }
         Ok((

@@ -57,6 +57,7 @@ const EDGES: &[(&str, &[&str])] = &[
             "attribution",
             "compare",
             "load",
+            "output-file",
             "roofline",
             "trace-model",
         ],

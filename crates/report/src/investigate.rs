@@ -2,7 +2,7 @@
 //!
 //! 1. verdict and host-side cause (skip-stats' analysis);
 //!    for a directory of ranks, then: across ranks (per-rank step time, clock offsets
-//!    from matched collectives, stragglers; `analysis::cross_rank`);
+//!    from matched collectives, stragglers, the rank × step heat map; `analysis::cross_rank`);
 //! 2. reconciliation: each check holds or goes to the trust list;
 //! 3. swimlanes of the median step (or a chosen one), every GPU × stream and the host
 //!    threads that launch work, the critical stream and the last rank to finish marked;
@@ -11,8 +11,17 @@
 //! 6. what to change, ranked by share of the critical stream's window, each with the
 //!    step time if the cause went away (inferred) and the knobs to try;
 //! 7. the trust list, then what a new capture would answer.
+//!
+//! A directory of rank traces is read one rank at a time (`load::map_each`): each rank is
+//! reduced to its skip-stats report, GPU summary, cross-rank timeline and the few facts
+//! the tables need, its `rows.csv` rows go to a scratch file, and its capture is dropped.
+//! Only one rank's capture is kept: the one that gets steps 3 to 6 (the straggler the
+//! cross-rank pass names, else the slowest by median step; reloaded when it is not the one
+//! kept). Memory is bounded by the ranks being read, not by the directory.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
 use trace_model::{Capture, HostKind, Nanos};
@@ -45,6 +54,15 @@ pub enum Error {
         /// The step numbers the capture has, comma-separated.
         available: String,
     },
+    /// A rank directory's `rows.csv` rows could not be kept in the scratch directory.
+    #[error("{path}: cannot keep the rows of a rank for rows.csv")]
+    Rows {
+        /// The scratch file (or directory).
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The investigation's result: the document and the raw `rows.csv` of skip-stats.
@@ -52,8 +70,10 @@ pub enum Error {
 pub struct Investigation {
     /// The report.
     pub document: Document,
-    /// skip-stats' `rows.csv` of the same capture, one row per GPU activity.
-    pub rows_csv: Vec<u8>,
+    /// skip-stats' `rows.csv` of the same capture, one row per GPU activity: in memory for
+    /// one capture, in a scratch directory per rank for a rank directory
+    /// ([`Investigation::write_rows`]).
+    rows: Rows,
     /// The files of a capture directory that could not be read, each as its error (which
     /// names the file): the report covers the others and lists these in its trust list.
     /// Not empty means a partial result.
@@ -63,9 +83,23 @@ pub struct Investigation {
     pub notes: Vec<load::Note>,
 }
 
+/// Where `rows.csv` is.
+#[derive(Debug)]
+enum Rows {
+    Bytes(Vec<u8>),
+    /// A rank directory's: the header, then each rank's part in rank order.
+    Parts {
+        header: Vec<u8>,
+        parts: Vec<PathBuf>,
+        /// Holds the parts; removed when the investigation is dropped.
+        _scratch: output_file::ScratchDir,
+    },
+}
+
 impl Investigation {
-    /// The files of the report directory, as `investigate --out` writes them: report.md,
-    /// report.html, report.json, rows.csv and one CSV per table.
+    /// The files of the report directory but `rows.csv` (see
+    /// [`Investigation::write_rows`]): report.md, report.html, report.json and one CSV per
+    /// table.
     pub fn files(&self) -> Vec<(String, Vec<u8>)> {
         let doc = &self.document;
         let mut files = vec![
@@ -81,7 +115,6 @@ impl Investigation {
                 "report.json".to_owned(),
                 crate::report_json::to_string(doc).into_bytes(),
             ),
-            ("rows.csv".to_owned(), self.rows_csv.clone()),
         ];
         for table in doc.tables() {
             files.push((
@@ -90,6 +123,42 @@ impl Investigation {
             ));
         }
         files
+    }
+
+    /// Writes `rows.csv` (one row per GPU activity, as skip-stats writes it) to `out`, a
+    /// rank directory's one rank at a time.
+    pub fn write_rows(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match &self.rows {
+            Rows::Bytes(bytes) => out.write_all(bytes),
+            Rows::Parts { header, parts, .. } => {
+                out.write_all(header)?;
+                for part in parts {
+                    let mut file = std::fs::File::open(part).map_err(|e| {
+                        std::io::Error::new(e.kind(), format!("{}: {e}", part.display()))
+                    })?;
+                    std::io::copy(&mut file, out)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the report directory as `investigate --out` writes it into `dir`: the
+    /// [`Investigation::files`] and `rows.csv`.
+    pub fn write_into(&self, dir: &output_file::DirOutput) -> Result<(), output_file::Error> {
+        for (name, bytes) in self.files() {
+            dir.write(name, &bytes)?;
+        }
+        let rows = Path::new("rows.csv");
+        let file = dir.create_file(rows)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        self.write_rows(&mut w)
+            .and_then(|()| std::io::Write::flush(&mut w))
+            .map_err(|source| output_file::Error::Io {
+                path: dir.path().join(rows),
+                action: "cannot write a file of the output",
+                source,
+            })
     }
 }
 
@@ -101,7 +170,20 @@ const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and f
 /// In a directory of captures, a file that cannot be read leaves the others to report:
 /// it is listed in [`Investigation::unread`] and in the trust list. Only when no file can
 /// be read is the first file's error returned.
+///
+/// A directory of rank traces is read one rank at a time (see the module's docs): its
+/// per-rank tables have a row per rank, and steps 3 to 6 describe one rank (the
+/// straggler, else the slowest by median step), which the report names.
 pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Error> {
+    if matches!(load::find(input), Ok(load::Found::ChromeDir(_))) {
+        return investigate_ranks(input, options);
+    }
+    investigate_loaded(input, options)
+}
+
+/// Every capture of `input` loaded at once (a file, an XSpace, a JAX capture directory, a
+/// multi-process export).
+fn investigate_loaded(input: &Path, options: &Options) -> Result<Investigation, Error> {
     let each = load::load_each(input).map_err(analysis::Error::from)?;
     let unread: Vec<String> = each
         .failed
@@ -121,62 +203,340 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
         &analysis::SkipConfig::default(),
         &mut rows_csv,
     )?;
+    check_step(input, &analysis.reports[0], options)?;
     let summaries: Vec<GpuSummary> = loaded
         .iter()
         .map(|l| analysis::gpu_summary(&l.capture, &l.path.to_string_lossy(), l.rank))
         .collect();
-    if let Some(step) = options.step {
-        let first = &analysis.reports[0];
-        if !first.steps.steps.iter().any(|s| s.number == step) {
-            return Err(Error::NoSuchStep {
-                path: input.to_path_buf(),
-                step,
-                available: first
-                    .steps
-                    .steps
-                    .iter()
-                    .map(|s| s.number.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
-    }
-    let roofline = roofline_of(&loaded);
-    let attribution = attribution_of(&loaded);
-
-    let mut doc = Document::new(format!("Investigation of {}", file_name(input)));
-    doc.subtitle.push(format!("input: {}", input.display()));
-    doc.subtitle.push(format!(
-        "{} capture(s), format: {}; every figure is labelled measured, read or inferred (hover for its source or assumptions in the HTML page)",
-        loaded.len(),
-        analysis.reports[0].format.describe()
-    ));
-    let mut trust = Vec::new();
-    let mut new_capture = Vec::new();
-
-    let mut verdict = verdict_section(&analysis, &mut doc.findings);
-    verdict.push(Block::Table(steps_table(&analysis, &loaded)));
     let timelines: Vec<analysis::RankTimeline> = loaded
         .iter()
         .map(|l| analysis::rank_timeline(&l.capture, &l.path.to_string_lossy(), l.rank))
         .collect();
-    let ranks = cross_rank_section(&timelines, &mut doc.findings);
-    let reconciliation = reconciliation_section(&analysis, &loaded, &mut trust);
-    let budgets = budget_section(&analysis);
-    let lanes = swimlane_section(&analysis, &loaded, options);
-    let ops = ops_section(
-        &summaries,
-        &loaded,
-        attribution,
+    let facts: Vec<CaptureFacts> = loaded.iter().map(capture_facts).collect();
+    let drawn: Vec<(&Report, &Loaded)> = analysis.reports.iter().zip(&loaded).collect();
+    let document = document(&Parts {
+        input,
+        options,
+        analysis: &analysis,
+        summaries: &summaries,
+        facts: &facts,
+        timelines: &timelines,
+        drawn: &drawn,
+        roofline: roofline_of(&loaded),
+        attribution: loaded.first().and_then(attribution_of),
+        detail_note: None,
+        unread: &unread,
+        notes: &notes,
+        xplane: match loaded.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        },
+    });
+    Ok(Investigation {
+        document,
+        rows: Rows::Bytes(rows_csv),
+        unread,
+        notes,
+    })
+}
+
+/// `--step` must name a step of the capture whose steps are drawn.
+fn check_step(input: &Path, report: &Report, options: &Options) -> Result<(), Error> {
+    let Some(step) = options.step else {
+        return Ok(());
+    };
+    if report.steps.steps.iter().any(|s| s.number == step) {
+        return Ok(());
+    }
+    Err(Error::NoSuchStep {
+        path: input.to_path_buf(),
+        step,
+        available: report
+            .steps
+            .steps
+            .iter()
+            .map(|s| s.number.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// One rank of a directory, reduced to what the report needs.
+struct RankSummary {
+    report: Report,
+    gpu: GpuSummary,
+    timeline: analysis::RankTimeline,
+    facts: CaptureFacts,
+    /// Its `rows.csv` rows (with the rank column, no header).
+    rows: PathBuf,
+}
+
+/// What orders ranks by slowness: the median steady-state step, ties to the lower rank
+/// (then path), so the choice does not depend on the order ranks finish reading in.
+type SlowKey = (Option<Nanos>, std::cmp::Reverse<(Option<i64>, PathBuf)>);
+
+fn slow_key(report: &Report, path: &Path) -> SlowKey {
+    (
+        report.steady_step_spread().map(|s| s.median),
+        std::cmp::Reverse((report.rank, path.to_path_buf())),
+    )
+}
+
+/// A directory of rank traces, one rank at a time on `load::map_each`'s pool.
+fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, Error> {
+    let config = analysis::SkipConfig::default();
+    let scratch =
+        output_file::ScratchDir::create("investigate-rows").map_err(|source| Error::Rows {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let next = AtomicUsize::new(0);
+    // The slowest rank so far, by `slow_key`: the one capture kept past its summary.
+    let kept: Mutex<Option<(SlowKey, Loaded)>> = Mutex::new(None);
+    let mapped = load::map_each(input, |l| -> Result<RankSummary, Error> {
+        let part = scratch
+            .path()
+            .join(format!("rank-{}.csv", next.fetch_add(1, Ordering::Relaxed)));
+        let io = |source| Error::Rows {
+            path: part.clone(),
+            source,
+        };
+        let file = std::fs::File::create(&part).map_err(io)?;
+        let report = analysis::skip_report_with_rows(
+            &l,
+            &config,
+            std::io::BufWriter::with_capacity(1 << 20, file),
+        )?;
+        let label = l.path.to_string_lossy();
+        let summary = RankSummary {
+            gpu: analysis::gpu_summary(&l.capture, &label, l.rank),
+            timeline: analysis::rank_timeline(&l.capture, &label, l.rank),
+            facts: capture_facts(&l),
+            rows: part.clone(),
+            report,
+        };
+        let key = slow_key(&summary.report, &l.path);
+        let mut kept = kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.as_ref().is_none_or(|(best, _)| key > *best) {
+            *kept = Some((key, l));
+        }
+        Ok(summary)
+    })
+    .map_err(analysis::Error::from)?;
+    let mut ranks = Vec::new();
+    let mut failed = Vec::new();
+    for m in mapped {
+        match m {
+            Ok((path, rank, summary)) => ranks.push((path, rank, summary?)),
+            Err(e) => failed.push(e),
+        }
+    }
+    if ranks.is_empty() {
+        if !failed.is_empty() {
+            return Err(analysis::Error::from(failed.remove(0)).into());
+        }
+        // Nothing in the directory: the loader says what, as for any other input.
+        return investigate_loaded(input, options);
+    }
+    let unread: Vec<String> = failed.iter().map(|e| analysis::error_chain(e)).collect();
+    let notes = load::rank_notes(input, ranks.iter().map(|(p, r, _)| (p.as_path(), *r)));
+    let (mut reports, mut summaries, mut timelines, mut facts, mut parts, mut paths) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (path, rank, s) in ranks {
+        reports.push(s.report);
+        summaries.push(s.gpu);
+        timelines.push(s.timeline);
+        facts.push(s.facts);
+        parts.push(s.rows);
+        paths.push((path, rank));
+    }
+    let analysis = analysis::skip_stats_assemble(input, reports, true);
+    // The rank of steps 3 to 6: the straggler, else the slowest by median step.
+    let cross = analysis::cross_rank(&timelines, &cross_rank_config());
+    let straggler = cross
+        .as_ref()
+        .and_then(|x| x.stragglers.first())
+        .and_then(|st| {
+            timelines
+                .iter()
+                .position(|t| t.rank == st.rank && t.label == st.label)
+        });
+    let slowest = (0..paths.len())
+        .max_by_key(|&i| slow_key(&analysis.reports[i], &paths[i].0))
+        .expect("invariant: at least one rank was read");
+    let (chosen, why) = match straggler {
+        Some(i) => (
+            i,
+            "the straggler found across ranks: it arrives latest at the steps' last collectives",
+        ),
+        None => (slowest, "the slowest rank by median steady-state step"),
+    };
+    let kept = kept
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let detail = match kept {
+        Some((_, l)) if l.path == paths[chosen].0 => l,
+        other => {
+            drop(other);
+            let mut l = load::load_single(&paths[chosen].0).map_err(analysis::Error::from)?;
+            l.rank = paths[chosen].1;
+            l
+        }
+    };
+    let report = &analysis.reports[chosen];
+    check_step(&detail.path, report, options)?;
+    let detail_note = (analysis.reports.len() > 1).then(|| (rank_label(report), why));
+    let mut header = Vec::new();
+    analysis::skip_rows_header(&mut header, true).map_err(|source| Error::Rows {
+        path: scratch.path().to_path_buf(),
+        source,
+    })?;
+    let document = document(&Parts {
+        input,
+        options,
+        analysis: &analysis,
+        summaries: &summaries,
+        facts: &facts,
+        timelines: &timelines,
+        drawn: &[(report, &detail)],
+        roofline: roofline_of(std::slice::from_ref(&detail)),
+        attribution: attribution_of(&detail),
+        detail_note,
+        unread: &unread,
+        notes: &notes,
+        xplane: None,
+    });
+    Ok(Investigation {
+        document,
+        rows: Rows::Parts {
+            header,
+            parts,
+            _scratch: scratch,
+        },
+        unread,
+        notes,
+    })
+}
+
+/// What the report needs of one capture besides its skip-stats report and GPU summary,
+/// taken while the capture is in memory.
+#[derive(Debug, Clone)]
+struct CaptureFacts {
+    /// How the capture is named in per-capture tables: `rank N`, else its file name.
+    who: String,
+    /// Its devices' models and vendors, one entry per device, each list sorted.
+    gpus: [Vec<String>; 2],
+    /// GPU activities per device ordinal (devices without any left out).
+    device_kernels: Vec<(i64, usize)>,
+    /// GPU activities.
+    activities: usize,
+    /// Their summed duration (ns).
+    gpu_time: i64,
+    /// Whether the capture has steps.
+    has_steps: bool,
+    format: trace_model::Format,
+}
+
+fn capture_facts(l: &Loaded) -> CaptureFacts {
+    let c = &l.capture;
+    let mut gpus: [Vec<String>; 2] = Default::default();
+    for d in c.devices() {
+        gpus[0].extend(d.properties.name.clone());
+        match d.vendor {
+            trace_model::Vendor::Nvidia => gpus[1].push("NVIDIA".to_owned()),
+            trace_model::Vendor::Amd => gpus[1].push("AMD".to_owned()),
+            _ => {}
+        }
+    }
+    gpus.iter_mut().for_each(|g| g.sort());
+    CaptureFacts {
+        who: l
+            .rank
+            .map_or_else(|| file_name(&l.path), |r| format!("rank {r}")),
+        gpus,
+        device_kernels: device_kernel_counts(c),
+        activities: c.activities().len(),
+        gpu_time: c.activities().iter().map(|x| x.dur.0).sum(),
+        has_steps: !c.steps().is_empty(),
+        format: c.format(),
+    }
+}
+
+/// Everything the document is made from.
+struct Parts<'a> {
+    input: &'a Path,
+    options: &'a Options,
+    analysis: &'a Analysis,
+    /// Per capture (rank), in the order of `analysis.reports`.
+    summaries: &'a [GpuSummary],
+    facts: &'a [CaptureFacts],
+    timelines: &'a [analysis::RankTimeline],
+    /// The captures steps 3 to 6 describe, with their reports: every capture of a single
+    /// input, one rank of a rank directory. The first is the one of steps 4 to 6.
+    drawn: &'a [(&'a Report, &'a Loaded)],
+    roofline: Option<Result<roofline::Roofline, String>>,
+    attribution: Option<Result<attribution::Attribution, String>>,
+    /// For a rank directory of two ranks or more: which rank steps 3 to 6 describe (`rank
+    /// N`), and why.
+    detail_note: Option<(String, &'static str)>,
+    unread: &'a [String],
+    notes: &'a [load::Note],
+    /// The one capture of a single input (for the XSpace vs JSON check).
+    xplane: Option<&'a Loaded>,
+}
+
+fn document(p: &Parts<'_>) -> Document {
+    let (input, analysis) = (p.input, p.analysis);
+    let mut doc = Document::new(format!("Investigation of {}", file_name(input)));
+    doc.subtitle.push(format!("input: {}", input.display()));
+    doc.subtitle.push(format!(
+        "{} capture(s), format: {}; every figure is labelled measured, read or inferred (hover for its source or assumptions in the HTML page)",
+        analysis.reports.len(),
+        analysis.reports[0].format.describe()
+    ));
+    let mut trust = Vec::new();
+    let mut new_capture = Vec::new();
+    let (detail_report, detail) = p.drawn[0];
+
+    let mut verdict = verdict_section(analysis, &mut doc.findings);
+    verdict.push(Block::Table(steps_table(analysis, p.facts)));
+    let ranks = analysis::cross_rank(p.timelines, &cross_rank_config())
+        .map(|x| cross_rank_section(&x, p.timelines, &mut doc.findings));
+    let reconciliation = reconciliation_section(analysis, p.facts, p.xplane, &mut trust);
+    let budgets = budget_section(analysis);
+    let mut lanes = swimlane_section(analysis, p.drawn, p.options);
+    let mut ops = ops_section(
+        p.summaries,
+        p.facts,
+        p.attribution.clone(),
         &mut doc.findings,
         &mut trust,
         &mut new_capture,
     );
-    let roof = roofline_section(roofline, &mut trust, &mut new_capture);
-    let change = change_section(&analysis, &loaded, &mut doc.findings);
-    collect_trust(&analysis, &loaded, &mut trust, &mut new_capture);
-    unread_trust(&unread, &mut trust, &mut new_capture);
-    for note in &notes {
+    let mut roof = roofline_section(p.roofline.clone(), &mut trust, &mut new_capture);
+    let mut change = change_section(detail_report, &detail.capture, &mut doc.findings);
+    if let Some((who, why)) = &p.detail_note {
+        doc.findings.push(Finding::new(vec![Span::text(format!(
+            "Sections 3, 5 and 6 and the Python lines of section 4 describe {who} only ({why}); the other tables have one row per rank, and every rank was read one at a time."
+        ))]));
+        for s in [&mut lanes, &mut roof, &mut change] {
+            s.blocks.insert(
+                0,
+                Block::Paragraph(vec![Span::text(format!("Of {who} only ({why})."))]),
+            );
+        }
+        ops.blocks.insert(
+            0,
+            Block::Paragraph(vec![Span::text(format!(
+                "Buckets and ops: rows of every rank. Kernel → Python line: of {who} only ({why})."
+            ))]),
+        );
+    }
+    collect_trust(analysis, p.facts, &mut trust, &mut new_capture);
+    unread_trust(p.unread, &mut trust, &mut new_capture);
+    for note in p.notes {
         trust.push(TrustEntry {
             code: match note {
                 load::Note::DuplicateRank { .. } => "duplicate-rank",
@@ -209,12 +569,13 @@ pub fn investigate(input: &Path, options: &Options) -> Result<Investigation, Err
         ));
     }
     doc.sections.push(trust_section);
-    Ok(Investigation {
-        document: doc,
-        rows_csv,
-        unread,
-        notes,
-    })
+    doc
+}
+
+fn cross_rank_config() -> analysis::CrossRankConfig {
+    analysis::CrossRankConfig {
+        late_threshold: None,
+    }
 }
 
 fn file_name(p: &Path) -> String {
@@ -236,7 +597,7 @@ fn rank_label(r: &Report) -> String {
 /// The steady-state step times each capture (and, over several, all of them) gives, with
 /// the quartiles compare's noise rule takes, and its GPUs: what compare reads back when
 /// this report.json is one of its sides.
-fn steps_table(a: &Analysis, loaded: &[Loaded]) -> Table {
+fn steps_table(a: &Analysis, facts: &[CaptureFacts]) -> Table {
     let mut t = Table::new(
         "steps",
         &[
@@ -276,23 +637,13 @@ fn steps_table(a: &Analysis, loaded: &[Loaded]) -> Table {
     };
     let mut every_gpu: [Vec<String>; 2] = Default::default();
     let mut devices = 0;
-    for (r, l) in a.reports.iter().zip(loaded) {
+    for (r, f) in a.reports.iter().zip(facts) {
         let steps = r.steady_step_durations();
         let mean = match (r.window, steps.len()) {
             (Some(w), n) if n > 0 => dur(Nanos(w.span().0 / n as i64)),
             _ => Cell::Empty,
         };
-        let mut gpus: [Vec<String>; 2] = Default::default();
-        for d in l.capture.devices() {
-            gpus[0].extend(d.properties.name.clone());
-            match d.vendor {
-                trace_model::Vendor::Nvidia => gpus[1].push("NVIDIA".to_owned()),
-                trace_model::Vendor::Amd => gpus[1].push("AMD".to_owned()),
-                _ => {}
-            }
-        }
-        gpus.iter_mut().for_each(|g| g.sort());
-        for (all, one) in every_gpu.iter_mut().zip(&gpus) {
+        for (all, one) in every_gpu.iter_mut().zip(&f.gpus) {
             all.extend(one.iter().cloned());
         }
         devices += r.devices.len();
@@ -302,7 +653,7 @@ fn steps_table(a: &Analysis, loaded: &[Loaded]) -> Table {
             r.steps.origin.describe(),
             &steps,
             mean,
-            gpus,
+            f.gpus.clone(),
             r.devices.len(),
         );
     }
@@ -537,15 +888,10 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
 /// Across ranks (a directory of two or more): per-rank step time and its spread, clock
 /// offsets from matched collectives, and the ranks that arrive late at collectives.
 fn cross_rank_section(
+    x: &analysis::CrossRank,
     timelines: &[analysis::RankTimeline],
     findings: &mut Vec<Finding>,
-) -> Option<Section> {
-    let x = analysis::cross_rank(
-        timelines,
-        &analysis::CrossRankConfig {
-            late_threshold: None,
-        },
-    )?;
+) -> Section {
     let mut s = Section::new(
         "ranks",
         "Across ranks: step time, clock offsets, stragglers",
@@ -683,7 +1029,61 @@ fn cross_rank_section(
             Span::text(" (median); the other ranks wait for it there."),
         ]));
     }
-    Some(s)
+    if let Some(map) = analysis::step_heat_map(timelines) {
+        heat_map_blocks(&mut s, &map);
+    }
+    s
+}
+
+/// The rank × step heat map (SVG; the Markdown shows its caption) and its hottest cells
+/// as text.
+fn heat_map_blocks(s: &mut Section, map: &analysis::StepHeatMap) {
+    let work_label = || {
+        Label::inferred(
+            "work time = from the step's start to the rank's arrival at the step's last collective kernel (its start), or the step's duration when the step has no collective; each on the rank's own clock; median over the ranks that have the step",
+        )
+    };
+    let mut cells: Vec<(usize, usize, f64)> = (0..map.rows.len())
+        .flat_map(|r| (0..map.steps.len()).filter_map(move |c| map.ratio(r, c).map(|x| (r, c, x))))
+        .filter(|c| c.2 > 1.0)
+        .collect();
+    cells.sort_by(|a, b| b.2.total_cmp(&a.2).then((a.0, a.1).cmp(&(b.0, b.1))));
+    let mut spans = vec![Span::text(format!(
+        "Rank × step heat map ({} ranks × {} steps): each cell is the rank's work time in the step over that step's median rank. ",
+        map.rows.len(),
+        map.steps.len()
+    ))];
+    if cells.is_empty() {
+        spans.push(Span::text("No rank took longer than its step's median."));
+    } else {
+        spans.push(Span::text("Hottest cells: "));
+        for (i, &(r, c, x)) in cells.iter().take(5).enumerate() {
+            let row = &map.rows[r];
+            spans.push(Span::text(format!(
+                "{}{}, step {}: ",
+                if i == 0 { "" } else { "; " },
+                row.rank
+                    .map_or_else(|| file_name(Path::new(&row.label)), |n| format!("rank {n}")),
+                map.steps[c]
+            )));
+            spans.push(Span::Figure(Figure::duration(
+                row.cells[c].unwrap_or_default(),
+                work_label(),
+            )));
+            spans.push(Span::text(" ("));
+            spans.push(Span::Figure(Figure::percent(
+                100.0 * (x - 1.0),
+                work_label(),
+            )));
+            spans.push(Span::text(" over the median)"));
+        }
+        spans.push(Span::text("."));
+    }
+    s.push(Block::Paragraph(spans));
+    s.push(Block::Svg {
+        caption: "Rank × step: work time before the step's last collective over the step's median rank (red: longer, blue: shorter, grey: no such step; measured times, inferred split)".into(),
+        svg: crate::heatmap::render(map),
+    });
 }
 
 fn verdict_label() -> Label {
@@ -702,7 +1102,12 @@ fn share_range(a: &Analysis, f: impl Fn(&Report) -> f64) -> Option<(Value, Value
 }
 
 /// Step 2.
-fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<TrustEntry>) -> Section {
+fn reconciliation_section(
+    a: &Analysis,
+    facts: &[CaptureFacts],
+    single: Option<&Loaded>,
+    trust: &mut Vec<TrustEntry>,
+) -> Section {
     let mut s = Section::new("reconciliation", "2. Reconciliation");
     let mut t = Table::new("reconciliation", &["capture", "check", "holds", "detail"]);
     let mut add = |t: &mut Table, who: &str, check: &str, holds: bool, detail: String| {
@@ -724,7 +1129,7 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
             });
         }
     };
-    for (r, l) in a.reports.iter().zip(loaded) {
+    for (r, f) in a.reports.iter().zip(facts) {
         let who = rank_label(r);
         let la = &r.launch_all;
         add(
@@ -763,7 +1168,7 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
             failed == 0,
             format!("{} streams, {failed} failed", r.streams.len()),
         );
-        let devices = device_kernel_counts(&l.capture);
+        let devices = &f.device_kernels;
         if devices.len() > 1 {
             let same = devices.windows(2).all(|w| w[0].1 == w[1].1);
             add(
@@ -781,7 +1186,7 @@ fn reconciliation_section(a: &Analysis, loaded: &[Loaded], trust: &mut Vec<Trust
     }
     // An XSpace next to its converted trace.json.gz (a JAX capture directory): the same
     // GPU activities per device in both.
-    if let [l] = loaded
+    if let Some(l) = single
         && l.capture.format() == trace_model::Format::XPlane
         && let Some(json) = sibling_trace_json(&l.path)
     {
@@ -913,9 +1318,9 @@ fn budget_section(a: &Analysis) -> Section {
 }
 
 /// Step 3.
-fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Section {
+fn swimlane_section(a: &Analysis, drawn: &[(&Report, &Loaded)], options: &Options) -> Section {
     let mut s = Section::new("swimlanes", "3. Swimlanes of one step");
-    let first = &a.reports[0];
+    let first = drawn[0].0;
     let chosen = match options.step {
         Some(n) => first.steps.steps.iter().position(|st| st.number == n),
         None => first.steps.median_step(),
@@ -925,9 +1330,9 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
         return s;
     };
     let number = first.steps.steps[chosen].number;
-    let aligned = loaded
+    let aligned = drawn
         .iter()
-        .all(|l| l.capture.meta().base_time_ns.is_some());
+        .all(|(_, l)| l.capture.meta().base_time_ns.is_some());
     let base = |l: &Loaded| {
         if aligned {
             l.capture.meta().base_time_ns.unwrap_or(0)
@@ -938,7 +1343,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
     let mut lanes = Vec::new();
     let (mut start, mut end) = (i64::MAX, i64::MIN);
     let last_rank = a.last_finisher.as_ref().map(|lf| lf.rank);
-    for (r, l) in a.reports.iter().zip(loaded) {
+    for &(r, l) in drawn {
         let Some(m) = r.per_step.iter().find(|m| m.number == number) else {
             continue;
         };
@@ -1033,11 +1438,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
         return s;
     }
     if let Some(lf) = &a.last_finisher
-        && let Some((r, l)) = a
-            .reports
-            .iter()
-            .zip(loaded)
-            .find(|(r, _)| r.rank == lf.rank)
+        && let Some(&(r, l)) = drawn.iter().find(|(r, _)| r.rank == lf.rank)
         && let Some(m) = r.per_step.iter().find(|m| m.number == lf.step)
         && let Some(w) = m.gpu_range
     {
@@ -1084,7 +1485,7 @@ fn swimlane_section(a: &Analysis, loaded: &[Loaded], options: &Options) -> Secti
 /// Step 4.
 fn ops_section(
     summaries: &[GpuSummary],
-    loaded: &[Loaded],
+    facts: &[CaptureFacts],
     attribution: Option<Result<attribution::Attribution, String>>,
     findings: &mut Vec<Finding>,
     trust: &mut Vec<TrustEntry>,
@@ -1107,10 +1508,8 @@ fn ops_section(
         ops_columns.push("layout transposes (of the op)");
     }
     let mut ops_t = Table::new("ops", &ops_columns);
-    for (sm, l) in summaries.iter().zip(loaded) {
-        let who = l
-            .rank
-            .map_or_else(|| file_name(&l.path), |r| format!("rank {r}"));
+    for (sm, f) in summaries.iter().zip(facts) {
+        let who = &f.who;
         for b in &sm.buckets {
             buckets_t.push(vec![
                 Cell::text(who.clone()),
@@ -1185,9 +1584,8 @@ fn ops_section(
     s
 }
 
-/// Attribution of the first capture: kernel → op → Python line.
-fn attribution_of(loaded: &[Loaded]) -> Option<Result<attribution::Attribution, String>> {
-    let first = loaded.first()?;
+/// Attribution of one capture: kernel → op → Python line.
+fn attribution_of(first: &Loaded) -> Option<Result<attribution::Attribution, String>> {
     if first.format() == trace_model::Format::JaxTraceJson {
         return None;
     }
@@ -1380,8 +1778,9 @@ fn layout_finding(op: &str, layout_ns: i64, op_ns: i64, gpu_ns: i64, jax: bool) 
 }
 
 fn roofline_of(loaded: &[Loaded]) -> Option<Result<roofline::Roofline, String>> {
-    // One capture file (or a JAX directory with one XSpace): rank directories are left to
-    // one rank at a time.
+    // One capture file (or a JAX directory with one XSpace, or the one rank of a rank
+    // directory that steps 3 to 6 describe); captures of several processes are left to
+    // one at a time.
     match loaded {
         [one] if one.format() != trace_model::Format::JaxTraceJson => {
             Some(roofline::analyze_loaded(one).map_err(|e| e.to_string()))
@@ -1547,14 +1946,9 @@ fn roofline_section(
 const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the analysed window (the steady-state steps' wall time), on the critical stream (or on the device, for exposed communication and copies), divided by the number of steady-state steps in the window; the step it is taken from is the window's mean step (its span / those steps); share of window = the cause's time / the window's span";
 
 /// Step 6: causes on the critical stream, ranked by their share of its window.
-fn change_section(a: &Analysis, loaded: &[Loaded], findings: &mut Vec<Finding>) -> Section {
+fn change_section(r: &Report, capture: &Capture, findings: &mut Vec<Finding>) -> Section {
     let mut s = Section::new("change", "6. What to change, ranked");
     let mut causes: Vec<(analysis::CauseKey, String, Nanos, String)> = Vec::new();
-    let r = &a.reports[0];
-    let Some(capture) = loaded.first().map(|l| &l.capture) else {
-        s.para("No capture: nothing to rank.");
-        return s;
-    };
     let (Some(window), Some(_)) = (r.window, r.steady_step_spread()) else {
         s.para("No analysed window: nothing to rank.");
         return s;
@@ -1790,7 +2184,7 @@ fn unread_trust(unread: &[String], trust: &mut Vec<TrustEntry>, new_capture: &mu
 
 fn collect_trust(
     a: &Analysis,
-    loaded: &[Loaded],
+    facts: &[CaptureFacts],
     trust: &mut Vec<TrustEntry>,
     new_capture: &mut Vec<String>,
 ) {
@@ -1799,13 +2193,12 @@ fn collect_trust(
             "A steady-state capture: every step of this one is warm-up (module loading, compilation, autotuning, first calls). Profile after a few steps (torch.profiler schedule(wait=1, warmup=2, active=3); in JAX, after the first call of each jitted function).".to_owned(),
         );
     }
-    for (r, l) in a.reports.iter().zip(loaded) {
+    for (r, f) in a.reports.iter().zip(facts) {
         let who = rank_label(r);
-        let c = &l.capture;
         // The one diagnostic list of the workspace: the reader's, the step finder's and
         // the analysis' own, each counted; a share where its denominator is known.
-        let activities = c.activities().len().max(1) as f64;
-        let gpu_time: i64 = c.activities().iter().map(|x| x.dur.0).sum();
+        let activities = f.activities.max(1) as f64;
+        let gpu_time = f.gpu_time;
         // One-sided flow arrows are in nearly every Kineto capture (a flow whose other end
         // fell outside the profiling window); they change a reported number only when an
         // activity has no launch, so they are listed only then.
@@ -1868,8 +2261,8 @@ fn collect_trust(
                     .map(|c| Figure::percent(100.0 * c.share, Label::Measured)),
             });
         }
-        if c.steps().is_empty() {
-            new_capture.push(match c.format() {
+        if !f.has_steps {
+            new_capture.push(match f.format {
                 trace_model::Format::XPlane | trace_model::Format::JaxTraceJson => format!(
                     "{who}: per-step numbers: wrap each step in `jax.profiler.StepTraceAnnotation(\"train\", step_num=i)` so steps can be compared."
                 ),
@@ -1931,7 +2324,7 @@ mod tests {
     fn check(events: &[String]) -> (Vec<String>, Vec<Row>) {
         let (loaded, a) = analysed(events);
         let mut findings = Vec::new();
-        let section = change_section(&a, &loaded, &mut findings);
+        let section = change_section(&a.reports[0], &loaded[0].capture, &mut findings);
         let text = |spans: &[Span]| {
             spans
                 .iter()
@@ -2120,7 +2513,7 @@ mod tests {
         let mut findings = Vec::new();
         let section = ops_section(
             &[summary],
-            &loaded,
+            &[capture_facts(&loaded[0])],
             None,
             &mut findings,
             &mut Vec::new(),
@@ -2326,7 +2719,8 @@ mod tests {
         let codes = |events: Vec<String>| {
             let (loaded, a) = analysed(&events);
             let mut trust = Vec::new();
-            collect_trust(&a, &loaded, &mut trust, &mut Vec::new());
+            let facts: Vec<CaptureFacts> = loaded.iter().map(capture_facts).collect();
+            collect_trust(&a, &facts, &mut trust, &mut Vec::new());
             trust.into_iter().map(|t| t.code).collect::<Vec<String>>()
         };
         let mut linked = launched(

@@ -26,6 +26,7 @@ pub mod attribution_text;
 pub mod compare;
 pub mod csv;
 mod doc;
+pub mod heatmap;
 pub mod html;
 pub mod inventory_text;
 pub mod investigate;

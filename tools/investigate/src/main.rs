@@ -145,9 +145,7 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, Outcome)> {
         eprintln!("investigate: warning: {note}");
     }
     let dir = output_file::DirOutput::create(&out, &rules)?;
-    for (name, bytes) in inv.files() {
-        dir.write(name, &bytes)?;
-    }
+    inv.write_into(&dir)?;
     dir.commit()?;
     let outcome = if inv.unread.is_empty() {
         Outcome::Complete

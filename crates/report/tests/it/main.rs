@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+mod ranks;
 mod roofline_svg;
 
 /// Every duration-like figure in `text` that is negative (`-12.5 µs`, `-3 ms`), with

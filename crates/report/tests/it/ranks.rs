@@ -1,0 +1,178 @@
+//! investigate on synthetic rank directories (`test_support::synth_ranks`, what
+//! `cargo xtask synth-ranks` writes): the report finds what was planted (the straggler,
+//! its first step and its delay, every clock offset), the heat map is hottest on the
+//! straggler's late steps, steps 3 to 6 describe the straggler, and `rows.csv` is the one
+//! skip-stats writes for the directory.
+
+use report::investigate::{Investigation, investigate};
+use report::{Block, Cell, Document, Figure, Value};
+use test_support::synth_ranks::{COMPUTE_JITTER_NS, END_JITTER_NS, Job};
+
+/// A written job and its investigation.
+fn investigated(ranks: usize, mb: f64, seed: u64) -> (Job, Investigation, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let job = Job::plan(ranks, mb, seed);
+    job.write_into(dir.path());
+    let inv = investigate(dir.path(), &Default::default()).expect("investigates");
+    (job, inv, dir)
+}
+
+fn table<'a>(doc: &'a Document, name: &str) -> &'a report::Table {
+    doc.sections
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .find_map(|b| match b {
+            Block::Table(t) if t.name == name => Some(t),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no table {name}"))
+}
+
+fn nanos(c: &Cell) -> Option<i64> {
+    match c {
+        Cell::Figure(Figure {
+            value: Value::Duration(d),
+            ..
+        }) => Some(*d),
+        _ => None,
+    }
+}
+
+fn text(c: &Cell) -> String {
+    match c {
+        Cell::Text(t) | Cell::Code(t) => t.clone(),
+        Cell::Empty => String::new(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+/// The (rank, step, fill) of every heat-map cell.
+fn heat_cells(doc: &Document) -> Vec<(String, i64, String)> {
+    let svg = doc
+        .sections
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .find_map(|b| match b {
+            Block::Svg { svg, .. } if svg.contains("class=\"heatmap\"") => Some(svg),
+            _ => None,
+        })
+        .expect("the heat map");
+    svg.split("<rect class=\"cell\"")
+        .skip(1)
+        .map(|cell| {
+            let attr = |name: &str| {
+                let start = cell.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+                cell[start..start + cell[start..].find('"').expect("quote")].to_owned()
+            };
+            (
+                attr("data-rank"),
+                attr("data-step").parse().expect("a step"),
+                attr("fill"),
+            )
+        })
+        .collect()
+}
+
+/// How red a `#rrggbb` fill is: its red over its blue channel (0 for white or blue).
+fn redness(fill: &str) -> i64 {
+    let c = |i: usize| i64::from_str_radix(&fill[i..i + 2], 16).expect("hex");
+    (c(1) - c(5)).max(0)
+}
+
+#[test]
+fn a_rank_directory_gives_the_planted_straggler_and_offsets() {
+    for (ranks, mb, seed) in [(32, 0.05, 1), (64, 0.02, 5)] {
+        let (job, inv, _dir) = investigated(ranks, mb, seed);
+        let doc = &inv.document;
+        let what = format!("{ranks} ranks, seed {seed}");
+        let t = table(doc, "ranks");
+        assert_eq!(t.rows.len(), ranks, "{what}");
+        let col = |name: &str| t.columns.iter().position(|c| c == name).expect(name);
+        let (offset, from, by) = (col("clock offset"), col("late from step"), col("late by"));
+        for (r, row) in t.rows.iter().enumerate() {
+            assert_eq!(text(&row[0]), format!("rank {r}"), "{what}");
+            let got = nanos(&row[offset]).expect("an offset");
+            assert!(
+                (got - job.offsets_ns[r]).abs() <= 5_000,
+                "{what}: rank {r}: offset {got} ns, planted {} ns",
+                job.offsets_ns[r]
+            );
+            if r == job.straggler_rank {
+                assert_eq!(text(&row[from]), job.straggler_step.to_string(), "{what}");
+                let late = nanos(&row[by]).expect("late by");
+                assert!(
+                    (late - job.straggler_delay_ns).abs() <= COMPUTE_JITTER_NS + END_JITTER_NS,
+                    "{what}: late by {late} ns, planted {} ns",
+                    job.straggler_delay_ns
+                );
+            } else {
+                assert_eq!(text(&row[from]), "", "{what}: rank {r} is not late");
+            }
+        }
+        let md = report::markdown::render(doc);
+        let straggler = format!("rank {}", job.straggler_rank);
+        assert!(
+            md.contains(&format!(
+                "Straggler: {straggler} arrives late at the last collective of {} of {} steps from step {} on",
+                job.steps - job.straggler_step,
+                job.steps - job.straggler_step,
+                job.straggler_step
+            )),
+            "{what}"
+        );
+        assert!(
+            md.contains(&format!(
+                "Sections 3, 5 and 6 and the Python lines of section 4 describe {straggler} only (the straggler"
+            )),
+            "{what}"
+        );
+        let html = report::html::render(doc);
+        assert!(
+            html.contains(&format!("{straggler} GPU 0 stream")),
+            "{what}: swimlanes"
+        );
+        // The heat map: one cell per rank and step; the reddest are the straggler's from
+        // its first late step on, and no other cell is as red.
+        let cells = heat_cells(doc);
+        assert_eq!(cells.len(), ranks * job.steps, "{what}");
+        let hottest = cells.iter().map(|c| redness(&c.2)).max().expect("cells");
+        assert!(
+            hottest > 100,
+            "{what}: the hottest cell is pale ({hottest})"
+        );
+        for (rank, step, fill) in &cells {
+            let late = *rank == straggler && *step >= job.straggler_step as i64;
+            if late {
+                assert!(
+                    redness(fill) * 10 >= hottest * 9,
+                    "{what}: {rank} step {step} {fill}"
+                );
+            } else {
+                assert!(
+                    redness(fill) * 2 < hottest,
+                    "{what}: {rank} step {step} {fill}"
+                );
+            }
+        }
+        assert!(
+            md.contains(&format!("Hottest cells: {straggler}, step ")),
+            "{what}"
+        );
+        assert!(md.contains(&format!("{ranks} capture(s)")), "{what}");
+    }
+}
+
+/// The rows written a rank at a time are the bytes skip-stats writes for the directory
+/// when it loads every rank at once.
+#[test]
+fn rows_csv_of_a_rank_directory_is_skip_stats_rows() {
+    let (_, inv, dir) = investigated(6, 0.02, 3);
+    let mut ours = Vec::new();
+    inv.write_rows(&mut ours).expect("rows");
+    let mut theirs = Vec::new();
+    analysis::skip_stats(dir.path(), &analysis::SkipConfig::default(), &mut theirs)
+        .expect("skip-stats");
+    assert!(ours.len() > 1000);
+    assert!(ours == theirs, "rows.csv differs");
+    assert!(!inv.files().iter().any(|(name, _)| name == "rows.csv"));
+}
