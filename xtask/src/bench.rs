@@ -95,8 +95,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 .ok_or("--mb-per-rank takes a number of MB")?,
             None => 5.0,
         };
+        let python = python_arg(args)?;
         let mut rows = Vec::new();
-        ranks::rows(&root, &scratch, ranks, mb, &mut rows)?;
+        ranks::rows(&root, &scratch, ranks, mb, python, &mut rows)?;
         return print_rows(&out_dir, &rows);
     }
 

@@ -1049,7 +1049,7 @@ fn heat_map_blocks(s: &mut Section, map: &analysis::StepHeatMap) {
         .collect();
     cells.sort_by(|a, b| b.2.total_cmp(&a.2).then((a.0, a.1).cmp(&(b.0, b.1))));
     let mut spans = vec![Span::text(format!(
-        "Rank × step heat map ({} ranks × {} steps): each cell is the rank's work time in the step over that step's median rank. ",
+        "Rank × step heat map ({} ranks × {} step(s)): each cell is the rank's work time in the step over that step's median rank. ",
         map.rows.len(),
         map.steps.len()
     ))];

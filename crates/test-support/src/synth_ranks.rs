@@ -3,10 +3,12 @@
 //!
 //! Each rank's file (`rank{r}.pt.trace.json`, with `distributedInfo` and
 //! `deviceProperties`) holds `ProfilerStep#k` steps; each step is an all-gather, compute
-//! kernels and an all-reduce on one stream, every kernel launched by `cudaLaunchKernel`
-//! and linked to it by correlation id and `ac2g` flows. Collectives are matched across
-//! ranks by their order: the k-th collective of every rank is the same instance, and ends
-//! at the same true time on every rank (within [`END_JITTER_NS`]). What is planted, and
+//! kernels and an all-reduce on one stream (collectives named as NCCL before 2.19 names
+//! them, `ncclKernel_*`, which HTA 0.5.0's straggler detection looks for), every kernel
+//! launched by `cudaLaunchKernel` and linked to it by correlation id and `ac2g` flows.
+//! Collectives are matched across ranks by their order: the k-th collective of every rank
+//! is the same instance, and ends at the same true time on every rank (within
+//! [`END_JITTER_NS`]). What is planted, and
 //! what an analysis should find, is in [`Job`]:
 //! - small rank-dependent delays (under [`COMPUTE_JITTER_NS`]) on each step's compute;
 //! - one straggler: from step `straggler_step` on, its compute takes `straggler_delay_ns`
@@ -162,7 +164,7 @@ impl Job {
             activities.push((
                 gather_arrival(rank),
                 gather_end + self.jitter(rank, step, 3, END_JITTER_NS),
-                "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)",
             ));
             let mut t = gather_end + END_JITTER_NS;
             for k in 0..self.kernels_per_step {
@@ -182,7 +184,7 @@ impl Job {
             activities.push((
                 reduce_arrival(rank),
                 reduce_end + self.jitter(rank, step, 4, END_JITTER_NS),
-                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
             ));
             for (i, (start, end, name)) in activities.into_iter().enumerate() {
                 // Launches run ahead of the GPU, one a microsecond from the step's start.

@@ -503,54 +503,92 @@ pub struct Stragglers {
     pub metric: Vec<(i64, f64)>,
 }
 
+/// One rank's share of [`stragglers`]: what the detection needs of its timeline, so that
+/// ranks read one at a time need not be held (see [`straggler_input`]).
+#[derive(Debug, Clone)]
+pub struct StragglerInput {
+    rank: Option<i64>,
+    /// The ProfilerStep ids the rank has.
+    step_ids: Vec<i64>,
+    /// First start and last end of its host events and launched GPU activities in steps.
+    span: (i64, i64),
+    /// Its `ncclKernel*` kernels launched inside a step (above step 0, on a stream).
+    kernels: Vec<CommKernel>,
+}
+
+#[derive(Debug, Clone)]
+struct CommKernel {
+    rank: i64,
+    stream: i64,
+    step: i64,
+    name: String,
+    start: i64,
+    dur: i64,
+}
+
+/// Reduces one rank's timeline to what [`stragglers_of`] needs.
+pub fn straggler_input(t: &Timeline) -> StragglerInput {
+    let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
+    let mut kernels = Vec::new();
+    let step_of = |at: i64| t.steps.iter().find(|s| s.1 <= at && at <= s.2).map(|s| s.0);
+    for h in &t.host {
+        if step_of(h.start).is_some() {
+            t_min = t_min.min(h.start);
+            t_max = t_max.max(h.end);
+        }
+    }
+    for g in &t.gpu {
+        let Some(l) = g.launch else { continue };
+        let Some(step) = step_of(t.host[l].start) else {
+            continue;
+        };
+        t_min = t_min.min(g.start);
+        t_max = t_max.max(g.end);
+        let name = t.name(g.name);
+        if let Some(rank) = t.rank
+            && g.stream > 0
+            && step > 0
+            && name.starts_with("ncclKernel")
+        {
+            kernels.push(CommKernel {
+                rank,
+                stream: g.stream,
+                step,
+                name: name.to_owned(),
+                start: g.start,
+                dur: g.end - g.start,
+            });
+        }
+    }
+    StragglerInput {
+        rank: t.rank,
+        step_ids: t.steps.iter().map(|s| s.0).collect(),
+        span: (t_min, t_max),
+        kernels,
+    }
+}
+
 /// For each rank, `ncclKernel*` kernels launched inside a ProfilerStep and at least 1 % of
 /// the mean step time long; the last one per (stream, step, name); the (stream, name)
 /// whose duration has the largest mean standard deviation across ranks; ranks ordered by
 /// that kernel's start (normalised by the mean step time). The `num` latest are stragglers.
 /// The ranks' timestamps are compared as they are (HTA assumes one clock).
 pub fn stragglers(ts: &[Timeline], num: usize) -> Option<Stragglers> {
-    struct K {
-        rank: i64,
-        stream: i64,
-        step: i64,
-        name: String,
-        start: i64,
-        dur: i64,
-    }
-    let mut kernels = Vec::new();
+    let inputs: Vec<StragglerInput> = ts.iter().map(straggler_input).collect();
+    stragglers_of(&inputs, num)
+}
+
+/// [`stragglers`] from each rank's [`straggler_input`], in rank order.
+pub fn stragglers_of(inputs: &[StragglerInput], num: usize) -> Option<Stragglers> {
+    let mut kernels: Vec<&CommKernel> = Vec::new();
     let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
     let mut step_ids = std::collections::BTreeSet::new();
-    for t in ts {
-        let rank = t.rank?;
-        let step_of = |at: i64| t.steps.iter().find(|s| s.1 <= at && at <= s.2).map(|s| s.0);
-        for s in &t.steps {
-            step_ids.insert(s.0);
-        }
-        for h in &t.host {
-            if step_of(h.start).is_some() {
-                t_min = t_min.min(h.start);
-                t_max = t_max.max(h.end);
-            }
-        }
-        for g in &t.gpu {
-            let Some(l) = g.launch else { continue };
-            let Some(step) = step_of(t.host[l].start) else {
-                continue;
-            };
-            t_min = t_min.min(g.start);
-            t_max = t_max.max(g.end);
-            let name = t.name(g.name);
-            if g.stream > 0 && step > 0 && name.starts_with("ncclKernel") {
-                kernels.push(K {
-                    rank,
-                    stream: g.stream,
-                    step,
-                    name: name.to_owned(),
-                    start: g.start,
-                    dur: g.end - g.start,
-                });
-            }
-        }
+    for input in inputs {
+        input.rank?;
+        step_ids.extend(input.step_ids.iter().copied());
+        t_min = t_min.min(input.span.0);
+        t_max = t_max.max(input.span.1);
+        kernels.extend(&input.kernels);
     }
     if kernels.is_empty() || step_ids.is_empty() {
         return None;

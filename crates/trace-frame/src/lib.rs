@@ -72,7 +72,7 @@ pub use polars::prelude::DataFrame;
 pub use render::{render_json, render_text};
 pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
-pub use summary::{Labelled, Summary, TopKernel, summarize};
+pub use summary::{Labelled, Summary, SummaryPart, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 
 /// The deeper analyses by name.
@@ -360,6 +360,194 @@ pub fn load_and_analyze(
     );
     let (loaded, report) = loaded?;
     Ok((loaded, report.map(|r| with_skip_stats(r, skip_stats))))
+}
+
+/// The analyses that reduce each rank to a summary of its own: a rank directory asked only
+/// these (the summary always) is read one rank at a time by [`analyze_by_rank`].
+const PER_RANK: [AnalysisName; 6] = [
+    AnalysisName::Stragglers,
+    AnalysisName::Temporal,
+    AnalysisName::Idle,
+    AnalysisName::Overlap,
+    AnalysisName::LaunchStats,
+    AnalysisName::QueueLength,
+];
+
+/// Whether [`analyze_by_rank`] can answer `analyses` for `input`: a directory of two or
+/// more Chrome rank traces, and only analyses that reduce each rank on its own (the
+/// kernel breakdown and the critical path need the ranks together, `--sql` and the cache
+/// every column).
+pub fn reads_by_rank(input: &Path, analyses: &[AnalysisName]) -> bool {
+    analyses.iter().all(|a| PER_RANK.contains(a))
+        && matches!(load::find(input), Ok(load::Found::ChromeDir(_)))
+        && trace_paths(input).is_ok_and(|p| p.len() > 1)
+}
+
+/// A report of a rank directory read one rank at a time, and what to know about its set
+/// of ranks.
+#[derive(Debug)]
+pub struct ByRank {
+    /// The report [`load_and_analyze`] gives for the same input and analyses (with
+    /// `cache` empty).
+    pub report: ProfileModelReport,
+    /// Duplicate ranks, files not read as ranks ([`LoadedRanks::notes`]).
+    pub notes: Vec<load::Note>,
+}
+
+/// One rank reduced to its share of the report.
+struct RankPart {
+    path: PathBuf,
+    rank: Option<i64>,
+    summary: SummaryPart,
+    stragglers: Option<hta::StragglerInput>,
+    temporal: Option<hta::Temporal>,
+    idle: Vec<hta::IdleRow>,
+    overlap: Option<hta::Overlap>,
+    launch_stats: Option<hta::HtaLaunchStats>,
+    queue_length: Vec<hta::QueueRow>,
+    ours: Option<Result<analysis::SkipReport, analysis::Error>>,
+}
+
+/// The summary and `analyses` (each in [`PER_RANK`]; see [`reads_by_rank`]) of a rank
+/// directory, each rank read once (frame and model from one parse), reduced to its share
+/// of the report and dropped: memory is bounded by the ranks being read (one per core),
+/// not by the directory. The report equals [`load_and_analyze`]'s.
+pub fn analyze_by_rank(input: &Path, analyses: &[AnalysisName]) -> Result<ByRank, Error> {
+    let has = |a| analyses.contains(&a);
+    let ours = needs_skip_stats(analyses);
+    let config = analysis::SkipConfig::default();
+    let paths = trace_paths(input)?;
+    let read = |path: &PathBuf| -> Result<Result<RankPart, Error>, Error> {
+        let (part, skip) = frame::read_frame_and_capture(
+            path,
+            1,
+            frame::Columns::Analyses,
+            |frame| -> Result<RankPart, Error> {
+                let t = Timeline::from_frame(&frame)?.into_hta_view();
+                let mut summary = SummaryPart::of_frame(&frame.df)?;
+                summary.merge(SummaryPart::of_timeline(&t));
+                Ok(RankPart {
+                    path: frame.path.clone(),
+                    rank: frame.rank,
+                    summary,
+                    stragglers: has(AnalysisName::Stragglers).then(|| hta::straggler_input(&t)),
+                    temporal: has(AnalysisName::Temporal)
+                        .then(|| hta::temporal(&t))
+                        .flatten(),
+                    idle: if has(AnalysisName::Idle) {
+                        hta::idle_breakdown(&t, 30)
+                    } else {
+                        Vec::new()
+                    },
+                    overlap: has(AnalysisName::Overlap).then(|| hta::overlap(&t)),
+                    launch_stats: has(AnalysisName::LaunchStats).then(|| hta::launch_stats(&t)),
+                    queue_length: if has(AnalysisName::QueueLength) {
+                        hta::queue_length(&t)
+                    } else {
+                        Vec::new()
+                    },
+                    ours: None,
+                })
+            },
+            |capture| {
+                ours.then(|| {
+                    capture.map_err(analysis::Error::from).map(|c| {
+                        let l = load::Loaded::chrome(input, path, c);
+                        analysis::analyze_capture(
+                            &l.capture,
+                            &l.path.to_string_lossy(),
+                            l.rank,
+                            &config,
+                        )
+                    })
+                })
+            },
+        )?;
+        Ok(part.map(|mut p| {
+            p.ours = skip;
+            p
+        }))
+    };
+    // Ranks side by side on rayon's pool (one per thread), each parsed on its own thread.
+    let results: Vec<Result<RankPart, Error>> =
+        paths.par_iter().map(|p| read(p).and_then(|r| r)).collect();
+    let mut parts = Vec::new();
+    let mut failed = Vec::new();
+    for r in results {
+        match r {
+            Ok(p) => parts.push(p),
+            Err(e) => failed.push(e),
+        }
+    }
+    if parts.is_empty() {
+        return Err(failed.into_iter().next().unwrap_or_else(|| Error::Missing {
+            path: input.to_path_buf(),
+            what: "no trace files".into(),
+        }));
+    }
+    parts.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+    let notes = load::rank_notes(input, parts.iter().map(|p| (p.path.as_path(), p.rank)));
+    let mut summary = SummaryPart::default();
+    let (mut stragglers, mut temporal, mut idle, mut overlap) = (vec![], vec![], vec![], vec![]);
+    let (mut launch_stats, mut queue_length, mut reports) = (vec![], vec![], vec![]);
+    let mut ours_failed = None;
+    for p in parts {
+        summary.merge(p.summary);
+        stragglers.extend(p.stragglers);
+        temporal.extend(p.temporal);
+        idle.extend(p.idle);
+        overlap.extend(p.overlap);
+        launch_stats.extend(p.launch_stats);
+        queue_length.extend(p.queue_length);
+        match p.ours {
+            Some(Ok(r)) => reports.push(r),
+            Some(Err(e)) => ours_failed = ours_failed.or(Some(e)),
+            None => {}
+        }
+    }
+    // Our definitions' reports in the loader's order (rank, then path), as `load` gives.
+    reports.sort_by(|a, b| (a.rank, &a.label).cmp(&(b.rank, &b.label)));
+    let mut not_run = Vec::new();
+    let stragglers = if has(AnalysisName::Stragglers) {
+        let found = hta::stragglers_of(&stragglers, 2);
+        if found.is_none() {
+            not_run.push((
+                "stragglers".into(),
+                "needs ranks with ProfilerStep annotations and ncclKernel* kernels".into(),
+            ));
+        }
+        found
+    } else {
+        None
+    };
+    let report = ProfileModelReport {
+        skip_stats: None,
+        input: input.to_path_buf(),
+        summary: summary.finish(),
+        cache: Vec::new(),
+        kernel_types: Vec::new(),
+        kernels: Vec::new(),
+        temporal,
+        idle,
+        overlap,
+        stragglers,
+        launch_stats,
+        queue_length,
+        critical_path: Vec::new(),
+        not_run,
+        not_read: failed.iter().map(|e| e.to_string()).collect(),
+    };
+    let skip = ours.then(|| {
+        let a = match ours_failed {
+            Some(e) => Err(e),
+            None => Ok(analysis::skip_stats_assemble(input, reports, true)),
+        };
+        skip_stats::from_analysis(input, a)
+    });
+    Ok(ByRank {
+        report: with_skip_stats(report, skip),
+        notes,
+    })
 }
 
 /// Whether an analysis asked for has our definitions beside HTA's.

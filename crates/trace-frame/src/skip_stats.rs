@@ -82,7 +82,7 @@ pub(crate) fn skip_stats_summary_of_capture(
     from_analysis(input, a)
 }
 
-fn from_analysis(
+pub(crate) fn from_analysis(
     input: &Path,
     a: Result<analysis::SkipAnalysis, analysis::Error>,
 ) -> Result<SkipStatsSummary, Error> {

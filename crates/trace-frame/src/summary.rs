@@ -2,6 +2,8 @@
 //! finding, top kernels, bottleneck type, recommendations, and what is missing when the
 //! trace is not what the analysis expects.
 
+use std::collections::BTreeMap;
+
 use polars::prelude::*;
 use serde::Serialize;
 use trace_model::FastMap;
@@ -82,55 +84,160 @@ pub struct Summary {
 
 /// Builds the summary from the combined frame and the ranks' timelines (HTA's view).
 pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Error> {
-    // Events per category, most first, then by name with the events without one last (as
-    // `SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat` gives
-    // them, without planning a query).
-    let cat_col = df
-        .column("cat")
-        .and_then(|c| c.cast(&DataType::String))
-        .map_err(Error::polars("summary"))?;
-    let mut counts: FastMap<Option<&str>, usize> = FastMap::default();
-    for cat in cat_col.str().map_err(Error::polars("summary"))?.iter() {
-        *counts.entry(cat).or_default() += 1;
-    }
-    let mut counts: Vec<(Option<&str>, usize)> = counts.into_iter().collect();
-    counts.sort_by_key(|&(cat, n)| (std::cmp::Reverse(n), cat.is_none(), cat));
-    let by_category: Vec<(String, usize)> = counts
-        .into_iter()
-        .map(|(cat, n)| (cat.unwrap_or("null").to_owned(), n))
-        .collect();
-
-    let mut per_name: std::collections::BTreeMap<String, (usize, i64)> = Default::default();
-    let mut kernel_ns = 0i64;
-    let mut kernels = 0usize;
-    let (mut comm_ns, mut mem_ns, mut mem_ops) = (0i64, 0i64, 0usize);
+    let mut part = SummaryPart::of_frame(df)?;
     for t in timelines {
-        // Calls and time per name id of this rank, then per name over the ranks.
+        part.merge(SummaryPart::of_timeline(t));
+    }
+    Ok(part.finish())
+}
+
+/// A share of the summary: of one rank's frame ([`SummaryPart::of_frame`]) or timeline
+/// ([`SummaryPart::of_timeline`]), merged in rank order and finished into the
+/// [`Summary`] that [`summarize`] gives for the same ranks, so that ranks read one at a
+/// time need not be held.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryPart {
+    events: usize,
+    categories: BTreeMap<Option<String>, usize>,
+    has_cat: bool,
+    timelines: usize,
+    per_name: BTreeMap<String, (usize, i64)>,
+    kernels: usize,
+    kernel_ns: i64,
+    comm_ns: i64,
+    mem_ns: i64,
+    mem_ops: usize,
+    any_steps: bool,
+    any_launch: bool,
+    /// Per rank with GPU activities: (kernel time, idle) of HTA's temporal breakdown, µs.
+    temporal: Vec<(f64, f64)>,
+    /// Per stream of every rank: (host wait, kernel wait) of HTA's idle breakdown, µs.
+    waits: Vec<(f64, f64)>,
+}
+
+impl SummaryPart {
+    /// The frame's share: its rows and their categories.
+    pub fn of_frame(df: &DataFrame) -> Result<SummaryPart, Error> {
+        let cat_col = df
+            .column("cat")
+            .and_then(|c| c.cast(&DataType::String))
+            .map_err(Error::polars("summary"))?;
+        let mut counts: FastMap<Option<&str>, usize> = FastMap::default();
+        for cat in cat_col.str().map_err(Error::polars("summary"))?.iter() {
+            *counts.entry(cat).or_default() += 1;
+        }
+        Ok(SummaryPart {
+            events: df.height(),
+            categories: counts
+                .into_iter()
+                .map(|(cat, n)| (cat.map(str::to_owned), n))
+                .collect(),
+            has_cat: df.get_column_names().iter().any(|c| c.as_str() == "cat"),
+            ..SummaryPart::default()
+        })
+    }
+
+    /// The timeline's share: its kernels, memory operations, steps, launches and HTA's
+    /// temporal and idle breakdowns.
+    pub fn of_timeline(t: &Timeline) -> SummaryPart {
+        let mut part = SummaryPart {
+            timelines: 1,
+            any_steps: !t.steps.is_empty(),
+            any_launch: t.gpu.iter().any(|g| g.launch.is_some()),
+            ..SummaryPart::default()
+        };
+        // Calls and time per name id of this rank, then per name.
         let mut per_id: Vec<(usize, i64)> = vec![(0, 0); t.names.len()];
         for g in &t.gpu {
             let d = g.end - g.start;
             if g.kind == GpuKind::Kernel {
-                kernels += 1;
-                kernel_ns += d;
+                part.kernels += 1;
+                part.kernel_ns += d;
                 let e = &mut per_id[g.name as usize];
                 e.0 += 1;
                 e.1 += d;
                 if t.hta_type(g.name) == HtaKernelType::Communication {
-                    comm_ns += d;
+                    part.comm_ns += d;
                 }
             } else {
-                mem_ns += d;
-                mem_ops += 1;
+                part.mem_ns += d;
+                part.mem_ops += 1;
             }
         }
         for (id, &(calls, total)) in per_id.iter().enumerate() {
             if calls > 0 {
-                let e = per_name.entry(t.names[id].clone()).or_default();
+                let e = part.per_name.entry(t.names[id].clone()).or_default();
                 e.0 += calls;
                 e.1 += total;
             }
         }
+        part.temporal
+            .extend(hta::temporal(t).map(|x| (x.kernel_time_us, x.idle_us)));
+        part.waits.extend(
+            hta::idle_breakdown(t, 30)
+                .into_iter()
+                .map(|r| (r.host_wait_us, r.kernel_wait_us)),
+        );
+        part
     }
+
+    /// Adds `other` (the next rank's share) to this one.
+    pub fn merge(&mut self, other: SummaryPart) {
+        self.events += other.events;
+        for (cat, n) in other.categories {
+            *self.categories.entry(cat).or_default() += n;
+        }
+        self.has_cat |= other.has_cat;
+        self.timelines += other.timelines;
+        for (name, (calls, total)) in other.per_name {
+            let e = self.per_name.entry(name).or_default();
+            e.0 += calls;
+            e.1 += total;
+        }
+        self.kernels += other.kernels;
+        self.kernel_ns += other.kernel_ns;
+        self.comm_ns += other.comm_ns;
+        self.mem_ns += other.mem_ns;
+        self.mem_ops += other.mem_ops;
+        self.any_steps |= other.any_steps;
+        self.any_launch |= other.any_launch;
+        self.temporal.extend(other.temporal);
+        self.waits.extend(other.waits);
+    }
+
+    /// The summary of the shares merged.
+    pub fn finish(self) -> Summary {
+        // Events per category, most first, then by name with the events without one last
+        // (as `SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat`
+        // gives them, without planning a query).
+        let mut counts: Vec<(Option<String>, usize)> = self.categories.into_iter().collect();
+        counts.sort_by(|a, b| {
+            (std::cmp::Reverse(a.1), a.0.is_none(), &a.0).cmp(&(
+                std::cmp::Reverse(b.1),
+                b.0.is_none(),
+                &b.0,
+            ))
+        });
+        let by_category: Vec<(String, usize)> = counts
+            .into_iter()
+            .map(|(cat, n)| (cat.unwrap_or_else(|| "null".to_owned()), n))
+            .collect();
+        let SummaryPart {
+            events,
+            has_cat,
+            timelines,
+            per_name,
+            kernels,
+            kernel_ns,
+            comm_ns,
+            mem_ns,
+            mem_ops,
+            any_steps,
+            any_launch,
+            temporal,
+            waits,
+            ..
+        } = self;
     let mut top: Vec<TopKernel> = per_name
         .into_iter()
         .map(|(name, (calls, total))| TopKernel {
@@ -149,7 +256,7 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
     top.truncate(5);
 
     let mut missing = Vec::new();
-    if !df.get_column_names().iter().any(|c| c.as_str() == "cat") {
+    if !has_cat {
         missing
             .push("no event has a `cat` field: this is not a Kineto (torch.profiler) trace".into());
     }
@@ -160,19 +267,14 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
                 .into(),
         );
     }
-    if timelines.iter().all(|t| t.steps.is_empty()) {
+    if !any_steps {
         missing.push(
             "no ProfilerStep#N annotations: steps, stragglers and the critical path need \
              a torch.profiler schedule (prof.step())"
                 .into(),
         );
     }
-    if timelines
-        .iter()
-        .flat_map(|t| &t.gpu)
-        .all(|g| g.launch.is_none())
-        && kernels > 0
-    {
+    if !any_launch && kernels > 0 {
         missing.push(
             "no GPU activity has a runtime launch with its correlation id: host wait and \
              launch delay cannot be measured"
@@ -182,18 +284,14 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
 
     // Idle and its causes over all ranks, HTA's definitions.
     let (mut span, mut idle) = (0.0, 0.0);
-    for t in timelines {
-        if let Some(x) = hta::temporal(t) {
-            span += x.kernel_time_us;
-            idle += x.idle_us;
-        }
+    for (kernel_time, idle_us) in temporal {
+        span += kernel_time;
+        idle += idle_us;
     }
     let (mut host_wait, mut kernel_wait) = (0.0, 0.0);
-    for t in timelines {
-        for r in hta::idle_breakdown(t, 30) {
-            host_wait += r.host_wait_us;
-            kernel_wait += r.kernel_wait_us;
-        }
+    for (host, kernel) in waits {
+        host_wait += host;
+        kernel_wait += kernel;
     }
     let idle_pct = if span > 0.0 { 100.0 * idle / span } else { 0.0 };
     let busy_ns = kernel_ns + mem_ns;
@@ -294,9 +392,9 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
             "fuse operations, remove synchronisations between launches".into(),
         ));
     }
-    Ok(Summary {
-        ranks: timelines.len(),
-        events: measured(df.height(), "rows of the events frame"),
+    Summary {
+        ranks: timelines,
+        events: measured(events, "rows of the events frame"),
         by_category,
         kernels: measured(kernels, "events with cat == \"kernel\""),
         kernel_time_us: measured(kernel_ns as f64 / 1000.0, "Σ dur of kernels"),
@@ -305,7 +403,8 @@ pub fn summarize(df: &DataFrame, timelines: &[Timeline]) -> Result<Summary, Erro
         bottleneck: inferred(bottleneck, rule),
         recommendations: recs,
         missing,
-    })
+    }
+    }
 }
 
 #[cfg(test)]

@@ -196,6 +196,26 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
         annotation: args.annotation.clone(),
         instance: args.instance,
     };
+    // A rank directory asked only per-rank analyses: one rank at a time, nothing held.
+    if args.sql.is_none()
+        && cache.is_none()
+        && export.is_none()
+        && trace_frame::reads_by_rank(&args.trace, &names)
+    {
+        let by_rank = trace_frame::analyze_by_rank(&args.trace, &names)
+            .with_context(|| format!("analysing {}", args.trace.display()))?;
+        for note in &by_rank.notes {
+            eprintln!("profile-model: warning: {note}");
+        }
+        let outcome = warn_unread(&by_rank.report.not_read);
+        let text = if args.json {
+            format!("{}\n", trace_frame::render_json(&by_rank.report))
+        } else {
+            trace_frame::render_text(&by_rank.report)
+        };
+        output_file::print(text.as_bytes()).context("writing to stdout")?;
+        return Ok(outcome);
+    }
     let loaded = match &args.sql {
         Some(_) => trace_frame::load(&args.trace, cache).map(|l| (l, None)),
         // The analyses' second read of the input runs beside the load.

@@ -1,36 +1,52 @@
-//! `cargo xtask bench --ranks N [--mb-per-rank M]`: the tools on a synthetic N-rank job
-//! (`cargo xtask synth-ranks`'s, generated into `target/bench/scratch/ranks-N-M/` once):
-//! wall time and peak RSS of investigate, skip-stats and trace-info on the whole
-//! directory, investigate's time ÷ (its time on one rank × N) (issue target ≤ 0.6 on 2
-//! cores), and whether investigate's report names the planted straggler.
+//! `cargo xtask bench --ranks N [--mb-per-rank M] [--python PATH]`: the tools on a
+//! synthetic N-rank job (`cargo xtask synth-ranks`'s, generated into
+//! `target/bench/scratch/ranks-N-M/` once): wall time and peak RSS of investigate,
+//! profile-model --analysis stragglers, skip-stats and trace-info on the whole directory,
+//! investigate's time ÷ (its time on one rank × N) (issue target ≤ 0.6 on 2 cores), and
+//! whether investigate's report and profile-model name the planted straggler. With a
+//! Python that has HTA 0.5.0 (`--python PATH` or `TRACEWISE_HTA_PYTHON`), HTA's
+//! `get_potential_stragglers` and profile-model's on 8 and 64 synthetic ranks of the same
+//! size (`hta_stragglers.py` beside this file).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use super::{Row, timed_rss};
 use crate::synth_ranks::Job;
 
-/// Builds the three tools in release mode and appends the rows.
+/// profile-model holds every rank's frame at once: above this many MB of traces it is not
+/// run (the machine is shared; its memory grows with the directory).
+const PROFILE_MODEL_MAX_MB: f64 = 700.0;
+
+/// Builds the tools in release mode and appends the rows.
 pub(super) fn rows(
     root: &Path,
     scratch: &Path,
     ranks: usize,
     mb_per_rank: f64,
+    python: Option<PathBuf>,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
+    // The whole workspace's feature set, as the HTA bench builds profile-model, so that
+    // both share every polars crate.
     let release = super::build_release(
         root,
-        "investigate, skip-stats, trace-info",
-        &["-p", "investigate", "-p", "skip-stats", "-p", "trace-info"],
+        "investigate, profile-model, skip-stats, trace-info",
+        &[
+            "--workspace",
+            "--bin",
+            "investigate",
+            "--bin",
+            "profile-model",
+            "--bin",
+            "skip-stats",
+            "--bin",
+            "trace-info",
+        ],
     )?;
     let bin = |name: &str| release.join(name).display().to_string();
-    let job = Job::plan(ranks, mb_per_rank, 1);
-    let dir = scratch.join(format!("ranks-{ranks}-{mb_per_rank}"));
-    // The job is deterministic: one written before with the same plan is reused.
-    let planted = std::fs::read_to_string(dir.join("PLANTED.md")).ok();
-    if planted.as_deref() != Some(job.describe().as_str()) {
-        eprintln!("writing {ranks} synthetic ranks into {}…", dir.display());
-        crate::synth_ranks::write(&job, &dir, true)?;
-    }
+    let (job, dir) = job_dir(scratch, ranks, mb_per_rank)?;
     let d = dir.display().to_string();
     let one = dir.join("rank0.pt.trace.json").display().to_string();
     let out = |name: &str| scratch.join(name).display().to_string();
@@ -73,6 +89,7 @@ pub(super) fn rows(
         value: found.unwrap_or_else(|| "NOT FOUND".to_owned()),
         target: "found".into(),
     });
+    profile_model_rows(&bin("profile-model"), &job, &dir, &what, rows)?;
     let skip_out = out("ranks-skip-stats");
     std::fs::create_dir_all(&skip_out).map_err(|e| format!("{skip_out}: {e}"))?;
     for (tool, args) in [
@@ -89,5 +106,156 @@ pub(super) fn rows(
             target: "-".into(),
         });
     }
+    let python = python.or_else(|| std::env::var_os("TRACEWISE_HTA_PYTHON").map(PathBuf::from));
+    match python {
+        Some(python) => hta_rows(
+            root,
+            &python,
+            &bin("profile-model"),
+            scratch,
+            mb_per_rank,
+            rows,
+        )?,
+        None => rows.push(Row {
+            what: "HTA 0.5.0 get_potential_stragglers on 8 and 64 synthetic ranks".into(),
+            value: "not run: --python PATH (or TRACEWISE_HTA_PYTHON) with HTA 0.5.0".into(),
+            target: "-".into(),
+        }),
+    }
     Ok(())
+}
+
+/// The job of `ranks` ranks of `mb_per_rank` MB, seed 1, written under `scratch` once
+/// (a job written before with the same plan is reused: it is deterministic).
+fn job_dir(scratch: &Path, ranks: usize, mb_per_rank: f64) -> Result<(Job, PathBuf), String> {
+    let job = Job::plan(ranks, mb_per_rank, 1);
+    let dir = scratch.join(format!("ranks-{ranks}-{mb_per_rank}"));
+    let planted = std::fs::read_to_string(dir.join("PLANTED.md")).ok();
+    if planted.as_deref() != Some(job.describe().as_str()) {
+        eprintln!("writing {ranks} synthetic ranks into {}…", dir.display());
+        crate::synth_ranks::write(&job, &dir, true)?;
+    }
+    Ok((job, dir))
+}
+
+/// profile-model --analysis stragglers on `dir`: time, peak RSS and the ranks it names.
+fn profile_model_rows(
+    profile_model: &str,
+    job: &Job,
+    dir: &Path,
+    what: &str,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let mb = dir_mb(dir);
+    if mb > PROFILE_MODEL_MAX_MB {
+        rows.push(Row {
+            what: format!("profile-model --analysis stragglers, {what}: time, peak RSS"),
+            value: format!(
+                "not run: it holds every rank's frame at once ({mb:.0} MB of traces > {PROFILE_MODEL_MAX_MB:.0} MB)"
+            ),
+            target: "-".into(),
+        });
+        return Ok(());
+    }
+    let d = dir.display().to_string();
+    let (secs, kb, stdout) = timed_rss_stdout(
+        profile_model,
+        &[&d, "--analysis", "stragglers", "--json"],
+    )?;
+    let named = serde_json::from_slice::<serde_json::Value>(&stdout)
+        .ok()
+        .and_then(|v| v["stragglers"]["ranks"].as_array().cloned())
+        .map_or_else(|| "none".to_owned(), |r| format!("{r:?}"));
+    rows.push(Row {
+        what: format!("profile-model --analysis stragglers, {what}: time, peak RSS"),
+        value: format!("{secs:.2} s, {} MB", kb / 1024),
+        target: "-".into(),
+    });
+    rows.push(Row {
+        what: format!(
+            "profile-model --analysis stragglers, {what}: ranks named (planted: {})",
+            job.straggler_rank
+        ),
+        value: named,
+        target: "the planted rank first".into(),
+    });
+    Ok(())
+}
+
+/// HTA 0.5.0's `get_potential_stragglers` beside profile-model's on 8 and 64 ranks.
+fn hta_rows(
+    root: &Path,
+    python: &Path,
+    profile_model: &str,
+    scratch: &Path,
+    mb_per_rank: f64,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let script = root.join("xtask/src/bench/hta_stragglers.py");
+    let (python, script) = (python.display().to_string(), script.display().to_string());
+    for ranks in [8, 64] {
+        let (job, dir) = job_dir(scratch, ranks, mb_per_rank)?;
+        let what = format!("{ranks} synthetic ranks of {mb_per_rank} MB");
+        let d = dir.display().to_string();
+        let (secs, kb, stdout) = timed_rss_stdout(&python, &["-W", "ignore", &script, &d])?;
+        let said = String::from_utf8_lossy(&stdout);
+        rows.push(Row {
+            what: format!("HTA 0.5.0 load + get_potential_stragglers, {what}: time, peak RSS"),
+            value: format!("{secs:.2} s, {} MB", kb / 1024),
+            target: "-".into(),
+        });
+        rows.push(Row {
+            what: format!(
+                "HTA 0.5.0 get_potential_stragglers, {what}: ranks named (planted: {})",
+                job.straggler_rank
+            ),
+            value: said
+                .lines()
+                .find(|l| l.starts_with("stragglers"))
+                .unwrap_or("no output")
+                .to_owned(),
+            target: "-".into(),
+        });
+        profile_model_rows(profile_model, &job, &dir, &what, rows)?;
+    }
+    Ok(())
+}
+
+/// MB of the files directly in `dir`.
+fn dir_mb(dir: &Path) -> f64 {
+    std::fs::read_dir(dir)
+        .map(|it| {
+            it.filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum::<u64>()
+        })
+        .unwrap_or(0) as f64
+        / 1e6
+}
+
+/// [`timed_rss`], keeping the program's stdout.
+fn timed_rss_stdout(program: &str, args: &[&str]) -> Result<(f64, u64, Vec<u8>), String> {
+    let t = Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(program)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("/usr/bin/time: {e}"))?;
+    let secs = t.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!(
+            "{program} {args:?} failed: {}: {stderr}",
+            out.status
+        ));
+    }
+    let kb = stderr
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| format!("{program}: no RSS figure in {stderr:?}"))?;
+    Ok((secs, kb, out.stdout))
 }
