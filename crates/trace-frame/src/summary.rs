@@ -238,126 +238,128 @@ impl SummaryPart {
             waits,
             ..
         } = self;
-    let mut top: Vec<TopKernel> = per_name
-        .into_iter()
-        .map(|(name, (calls, total))| TopKernel {
-            name,
-            calls,
-            total_us: total as f64 / 1000.0,
-            avg_us: total as f64 / 1000.0 / calls as f64,
-            pct: if kernel_ns > 0 {
-                100.0 * total as f64 / kernel_ns as f64
-            } else {
-                0.0
-            },
-        })
-        .collect();
-    top.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
-    top.truncate(5);
+        let mut top: Vec<TopKernel> = per_name
+            .into_iter()
+            .map(|(name, (calls, total))| TopKernel {
+                name,
+                calls,
+                total_us: total as f64 / 1000.0,
+                avg_us: total as f64 / 1000.0 / calls as f64,
+                pct: if kernel_ns > 0 {
+                    100.0 * total as f64 / kernel_ns as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        top.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
+        top.truncate(5);
 
-    let mut missing = Vec::new();
-    if !has_cat {
-        missing
-            .push("no event has a `cat` field: this is not a Kineto (torch.profiler) trace".into());
-    }
-    if kernels == 0 {
-        missing.push(
-            "no `cat == \"kernel\"` events: the capture has no GPU activities (record with \
+        let mut missing = Vec::new();
+        if !has_cat {
+            missing.push(
+                "no event has a `cat` field: this is not a Kineto (torch.profiler) trace".into(),
+            );
+        }
+        if kernels == 0 {
+            missing.push(
+                "no `cat == \"kernel\"` events: the capture has no GPU activities (record with \
              ProfilerActivity.CUDA)"
-                .into(),
-        );
-    }
-    if !any_steps {
-        missing.push(
-            "no ProfilerStep#N annotations: steps, stragglers and the critical path need \
+                    .into(),
+            );
+        }
+        if !any_steps {
+            missing.push(
+                "no ProfilerStep#N annotations: steps, stragglers and the critical path need \
              a torch.profiler schedule (prof.step())"
-                .into(),
-        );
-    }
-    if !any_launch && kernels > 0 {
-        missing.push(
-            "no GPU activity has a runtime launch with its correlation id: host wait and \
+                    .into(),
+            );
+        }
+        if !any_launch && kernels > 0 {
+            missing.push(
+                "no GPU activity has a runtime launch with its correlation id: host wait and \
              launch delay cannot be measured"
-                .into(),
-        );
-    }
+                    .into(),
+            );
+        }
 
-    // Idle and its causes over all ranks, HTA's definitions.
-    let (mut span, mut idle) = (0.0, 0.0);
-    for (kernel_time, idle_us) in temporal {
-        span += kernel_time;
-        idle += idle_us;
-    }
-    let (mut host_wait, mut kernel_wait) = (0.0, 0.0);
-    for (host, kernel) in waits {
-        host_wait += host;
-        kernel_wait += kernel;
-    }
-    let idle_pct = if span > 0.0 { 100.0 * idle / span } else { 0.0 };
-    let busy_ns = kernel_ns + mem_ns;
-    let comm_pct = if busy_ns > 0 {
-        100.0 * comm_ns as f64 / busy_ns as f64
-    } else {
-        0.0
-    };
-    let mem_pct = if busy_ns > 0 {
-        100.0 * mem_ns as f64 / busy_ns as f64
-    } else {
-        0.0
-    };
-    let host_share = if host_wait + kernel_wait > 0.0 {
-        host_wait / (host_wait + kernel_wait)
-    } else {
-        0.0
-    };
-    let bottleneck = if kernels == 0 {
-        "unknown (no GPU kernels)".to_string()
-    } else if idle_pct >= 30.0 && host_share >= 0.5 {
-        "CPU-bound".into()
-    } else if comm_pct >= 50.0 {
-        "communication-bound".into()
-    } else if mem_pct >= 30.0 {
-        "memory-bound".into()
-    } else {
-        "compute-bound".into()
-    };
-    let rule = format!(
-        "GPU idle {idle_pct:.1} % of the GPU span with host wait {:.0} % of the stream gaps → \
+        // Idle and its causes over all ranks, HTA's definitions.
+        let (mut span, mut idle) = (0.0, 0.0);
+        for (kernel_time, idle_us) in temporal {
+            span += kernel_time;
+            idle += idle_us;
+        }
+        let (mut host_wait, mut kernel_wait) = (0.0, 0.0);
+        for (host, kernel) in waits {
+            host_wait += host;
+            kernel_wait += kernel;
+        }
+        let idle_pct = if span > 0.0 { 100.0 * idle / span } else { 0.0 };
+        let busy_ns = kernel_ns + mem_ns;
+        let comm_pct = if busy_ns > 0 {
+            100.0 * comm_ns as f64 / busy_ns as f64
+        } else {
+            0.0
+        };
+        let mem_pct = if busy_ns > 0 {
+            100.0 * mem_ns as f64 / busy_ns as f64
+        } else {
+            0.0
+        };
+        let host_share = if host_wait + kernel_wait > 0.0 {
+            host_wait / (host_wait + kernel_wait)
+        } else {
+            0.0
+        };
+        let bottleneck = if kernels == 0 {
+            "unknown (no GPU kernels)".to_string()
+        } else if idle_pct >= 30.0 && host_share >= 0.5 {
+            "CPU-bound".into()
+        } else if comm_pct >= 50.0 {
+            "communication-bound".into()
+        } else if mem_pct >= 30.0 {
+            "memory-bound".into()
+        } else {
+            "compute-bound".into()
+        };
+        let rule = format!(
+            "GPU idle {idle_pct:.1} % of the GPU span with host wait {:.0} % of the stream gaps → \
          CPU-bound if idle ≥ 30 % and host wait ≥ 50 %; else communication {comm_pct:.1} % of \
          GPU busy time ≥ 50 % → communication-bound; else memcpy/memset {mem_pct:.1} % ≥ 30 % \
          → memory-bound; else compute-bound",
-        100.0 * host_share
-    );
-    let main = if kernels == 0 {
-        "The trace has no GPU kernels, so there is nothing to attribute GPU time to.".to_string()
-    } else if bottleneck == "CPU-bound" {
-        format!(
-            "GPU is idle {idle_pct:.0} % of the time, mostly waiting for the host ({:.0} % of \
-             the idle gaps are host wait): CPU-bound.",
             100.0 * host_share
-        )
-    } else {
-        format!(
-            "GPU is idle {idle_pct:.0} % of the time; {comm_pct:.0} % of its busy time is \
+        );
+        let main = if kernels == 0 {
+            "The trace has no GPU kernels, so there is nothing to attribute GPU time to."
+                .to_string()
+        } else if bottleneck == "CPU-bound" {
+            format!(
+                "GPU is idle {idle_pct:.0} % of the time, mostly waiting for the host ({:.0} % of \
+             the idle gaps are host wait): CPU-bound.",
+                100.0 * host_share
+            )
+        } else {
+            format!(
+                "GPU is idle {idle_pct:.0} % of the time; {comm_pct:.0} % of its busy time is \
              communication: {bottleneck}."
-        )
-    };
+            )
+        };
 
-    let mut recs = Vec::new();
-    let avg_us = if kernels > 0 {
-        kernel_ns as f64 / 1000.0 / kernels as f64
-    } else {
-        0.0
-    };
-    if kernels > 0 && avg_us < 10.0 {
-        recs.push((
-            format!("many small kernels (mean {avg_us:.1} µs < 10 µs): launch overhead"),
-            "use torch.compile, fuse operations".into(),
-        ));
-    }
-    if let Some(k) = top.first().filter(|k| k.pct > 50.0) {
-        let comm = hta::hta_kernel_type(&k.name) == HtaKernelType::Communication;
-        recs.push(if comm {
+        let mut recs = Vec::new();
+        let avg_us = if kernels > 0 {
+            kernel_ns as f64 / 1000.0 / kernels as f64
+        } else {
+            0.0
+        };
+        if kernels > 0 && avg_us < 10.0 {
+            recs.push((
+                format!("many small kernels (mean {avg_us:.1} µs < 10 µs): launch overhead"),
+                "use torch.compile, fuse operations".into(),
+            ));
+        }
+        if let Some(k) = top.first().filter(|k| k.pct > 50.0) {
+            let comm = hta::hta_kernel_type(&k.name) == HtaKernelType::Communication;
+            recs.push(if comm {
             (
                 format!("one collective dominates ({:.0} % of kernel time)", k.pct),
                 "its time includes waiting for peers: look for late ranks and overlap it with computation".into(),
@@ -368,42 +370,44 @@ impl SummaryPart {
                 "normal for compute-heavy work; check that the kernel is the optimised one".into(),
             )
         });
-    }
-    if mem_pct >= 10.0 {
-        recs.push((
-            format!("many memory operations ({mem_ops}, {mem_pct:.0} % of GPU busy time)"),
-            "reduce copies, use pinned memory and in-place ops, fewer .cpu()/.cuda() calls".into(),
-        ));
-    }
-    if comm_pct >= 30.0 {
-        recs.push((
-            format!("communication is {comm_pct:.0} % of GPU busy time"),
-            "overlap communication with computation; use async collectives".into(),
-        ));
-    }
-    if idle_pct >= 30.0 && host_share >= 0.5 {
-        recs.push((
-            format!("GPU idle {idle_pct:.0} %, mostly host wait"),
-            "more DataLoader num_workers, pin_memory=True, move preprocessing to the GPU".into(),
-        ));
-    } else if idle_pct >= 30.0 {
-        recs.push((
-            format!("GPU idle {idle_pct:.0} %, mostly kernel wait"),
-            "fuse operations, remove synchronisations between launches".into(),
-        ));
-    }
-    Summary {
-        ranks: timelines,
-        events: measured(events, "rows of the events frame"),
-        by_category,
-        kernels: measured(kernels, "events with cat == \"kernel\""),
-        kernel_time_us: measured(kernel_ns as f64 / 1000.0, "Σ dur of kernels"),
-        top_kernels: top,
-        main_finding: inferred(main, rule.clone()),
-        bottleneck: inferred(bottleneck, rule),
-        recommendations: recs,
-        missing,
-    }
+        }
+        if mem_pct >= 10.0 {
+            recs.push((
+                format!("many memory operations ({mem_ops}, {mem_pct:.0} % of GPU busy time)"),
+                "reduce copies, use pinned memory and in-place ops, fewer .cpu()/.cuda() calls"
+                    .into(),
+            ));
+        }
+        if comm_pct >= 30.0 {
+            recs.push((
+                format!("communication is {comm_pct:.0} % of GPU busy time"),
+                "overlap communication with computation; use async collectives".into(),
+            ));
+        }
+        if idle_pct >= 30.0 && host_share >= 0.5 {
+            recs.push((
+                format!("GPU idle {idle_pct:.0} %, mostly host wait"),
+                "more DataLoader num_workers, pin_memory=True, move preprocessing to the GPU"
+                    .into(),
+            ));
+        } else if idle_pct >= 30.0 {
+            recs.push((
+                format!("GPU idle {idle_pct:.0} %, mostly kernel wait"),
+                "fuse operations, remove synchronisations between launches".into(),
+            ));
+        }
+        Summary {
+            ranks: timelines,
+            events: measured(events, "rows of the events frame"),
+            by_category,
+            kernels: measured(kernels, "events with cat == \"kernel\""),
+            kernel_time_us: measured(kernel_ns as f64 / 1000.0, "Σ dur of kernels"),
+            top_kernels: top,
+            main_finding: inferred(main, rule.clone()),
+            bottleneck: inferred(bottleneck, rule),
+            recommendations: recs,
+            missing,
+        }
     }
 }
 

@@ -158,10 +158,8 @@ fn profile_model_rows(
         return Ok(());
     }
     let d = dir.display().to_string();
-    let (secs, kb, stdout) = timed_rss_stdout(
-        profile_model,
-        &[&d, "--analysis", "stragglers", "--json"],
-    )?;
+    let (secs, kb, stdout) =
+        timed_rss_stdout(profile_model, &[&d, "--analysis", "stragglers", "--json"])?;
     let named = serde_json::from_slice::<serde_json::Value>(&stdout)
         .ok()
         .and_then(|v| v["stragglers"]["ranks"].as_array().cloned())

@@ -811,3 +811,69 @@ fn sql_is_confined_to_the_trace_tables() {
         rows
     );
 }
+
+/// The analyses a rank directory can be read for one rank at a time.
+const PER_RANK: [AnalysisName; 6] = [
+    AnalysisName::Stragglers,
+    AnalysisName::Temporal,
+    AnalysisName::Idle,
+    AnalysisName::Overlap,
+    AnalysisName::LaunchStats,
+    AnalysisName::QueueLength,
+];
+
+/// `analyze_by_rank`'s report of `dir` is the report of the whole load, byte for byte in
+/// JSON; returns it.
+fn by_rank_equals_whole_load(dir: &Path) -> trace_frame::ProfileModelReport {
+    assert!(trace_frame::reads_by_rank(dir, &PER_RANK));
+    let (_, whole) =
+        trace_frame::load_and_analyze(dir, None, &PER_RANK, &Default::default()).expect("loads");
+    let whole = whole.expect("analyses");
+    let by_rank = trace_frame::analyze_by_rank(dir, &PER_RANK).expect("analyses by rank");
+    assert_eq!(
+        trace_frame::render_json(&by_rank.report),
+        trace_frame::render_json(&whole),
+        "{}",
+        dir.display()
+    );
+    by_rank.report
+}
+
+/// param-dlrm-8rank read one rank at a time: the same report, so the same stragglers as
+/// HTA 0.5.0.
+#[test]
+fn param_dlrm_by_rank_equals_the_whole_load_and_hta() {
+    let Some(root) = test_support::traces_dir("param_dlrm_by_rank_equals_the_whole_load") else {
+        return;
+    };
+    let dir = root.join("pytorch/param-dlrm-8rank");
+    let report = by_rank_equals_whole_load(&dir);
+    let mut ranks = report.stragglers.expect("stragglers").ranks;
+    ranks.sort();
+    let theirs: Vec<i64> = csv_rows(
+        &root.join("pytorch/reference-outputs/hta-0.5.0/param-dlrm-8rank/potential_stragglers.csv"),
+    )
+    .iter()
+    .map(|r| f(r, "straggler_rank") as i64)
+    .collect();
+    assert_eq!(ranks, theirs);
+    assert_eq!(report.skip_stats.map(|o| o.ranks.len()), Some(8));
+    // Not per-rank analyses: the whole load.
+    assert!(!trace_frame::reads_by_rank(
+        &dir,
+        &[AnalysisName::CriticalPath]
+    ));
+}
+
+/// A synthetic job (`cargo xtask synth-ranks`'s) read one rank at a time: the report of the
+/// whole load, and HTA's straggler detection names the planted straggler first.
+#[test]
+fn synthetic_job_by_rank_names_the_planted_straggler() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let job = test_support::synth_ranks::Job::plan(16, 0.2, 1);
+    job.write_into(tmp.path());
+    let report = by_rank_equals_whole_load(tmp.path());
+    let s = report.stragglers.expect("stragglers");
+    assert_eq!(s.ranks[0], job.straggler_rank as i64, "{s:?}");
+    assert_eq!(report.temporal.len(), 16);
+}
