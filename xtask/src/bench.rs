@@ -97,7 +97,16 @@ pub fn main(args: &[String]) -> Result<(), String> {
         };
         let python = python_arg(args)?;
         let mut rows = Vec::new();
-        ranks::rows(&root, &scratch, ranks, mb, python, &mut rows)?;
+        let with_profile_model = !args.iter().any(|a| a == "--no-profile-model");
+        ranks::rows(
+            &root,
+            &scratch,
+            ranks,
+            mb,
+            python,
+            with_profile_model,
+            &mut rows,
+        )?;
         return print_rows(&out_dir, &rows);
     }
 

@@ -70,7 +70,7 @@ pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_pat
 /// polars itself.
 pub use polars::prelude::DataFrame;
 pub use render::{render_json, render_text};
-pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
+pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Labelled, Summary, SummaryPart, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
@@ -405,7 +405,7 @@ struct RankPart {
     overlap: Option<hta::Overlap>,
     launch_stats: Option<hta::HtaLaunchStats>,
     queue_length: Vec<hta::QueueRow>,
-    ours: Option<Result<analysis::SkipReport, analysis::Error>>,
+    ours: Option<Result<(analysis::SkipReport, analysis::RankTimeline), analysis::Error>>,
 }
 
 /// The summary and `analyses` (each in [`PER_RANK`]; see [`reads_by_rank`]) of a rank
@@ -453,11 +453,10 @@ pub fn analyze_by_rank(input: &Path, analyses: &[AnalysisName]) -> Result<ByRank
                 ours.then(|| {
                     capture.map_err(analysis::Error::from).map(|c| {
                         let l = load::Loaded::chrome(input, path, c);
-                        analysis::analyze_capture(
-                            &l.capture,
-                            &l.path.to_string_lossy(),
-                            l.rank,
-                            &config,
+                        let label = l.path.to_string_lossy();
+                        (
+                            analysis::analyze_capture(&l.capture, &label, l.rank, &config),
+                            analysis::rank_timeline(&l.capture, &label, l.rank),
                         )
                     })
                 })
@@ -506,7 +505,8 @@ pub fn analyze_by_rank(input: &Path, analyses: &[AnalysisName]) -> Result<ByRank
         }
     }
     // Our definitions' reports in the loader's order (rank, then path), as `load` gives.
-    reports.sort_by(|a, b| (a.rank, &a.label).cmp(&(b.rank, &b.label)));
+    reports.sort_by(|(a, _), (b, _)| (a.rank, &a.label).cmp(&(b.rank, &b.label)));
+    let (reports, timelines): (Vec<_>, Vec<_>) = reports.into_iter().unzip();
     let mut not_run = Vec::new();
     let stragglers = if has(AnalysisName::Stragglers) {
         let found = hta::stragglers_of(&stragglers, 2);
@@ -540,7 +540,10 @@ pub fn analyze_by_rank(input: &Path, analyses: &[AnalysisName]) -> Result<ByRank
     let skip = ours.then(|| {
         let a = match ours_failed {
             Some(e) => Err(e),
-            None => Ok(analysis::skip_stats_assemble(input, reports, true)),
+            None => Ok((
+                analysis::skip_stats_assemble(input, reports, true),
+                timelines,
+            )),
         };
         skip_stats::from_analysis(input, a)
     });

@@ -153,6 +153,17 @@ pub fn render_text(r: &ProfileModelReport) -> String {
                 rank(rk)
             );
         }
+        for late in &skip.stragglers {
+            let _ = writeln!(
+                o,
+                "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at {} of {} steps, by {:.0} µs (median)",
+                rank(late.rank),
+                late.first_step,
+                late.late_steps,
+                late.steps_from_first,
+                late.late_by_us
+            );
+        }
     }
     if !r.idle.is_empty() {
         let _ = writeln!(

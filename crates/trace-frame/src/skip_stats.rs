@@ -47,6 +47,25 @@ pub struct SkipStatsSummary {
     pub ranks: Vec<SkipStatsRank>,
     /// The rank whose GPU work of a step ended last, and by how much (µs).
     pub last_finisher: Option<(Option<i64>, f64)>,
+    /// Ranks that arrive late at the steps' last collectives once each rank's clock offset
+    /// (from matched collective ends) is corrected (`analysis::cross_rank`), latest first;
+    /// empty for one rank.
+    pub stragglers: Vec<LateRank>,
+}
+
+/// A rank the other ranks wait for (`inferred`: arrival compared after clock correction).
+#[derive(Debug, Clone, Serialize)]
+pub struct LateRank {
+    /// The rank.
+    pub rank: Option<i64>,
+    /// The first step at whose last collective it arrived late.
+    pub first_step: i64,
+    /// Median over its late steps of how much later than the median rank it arrived, µs.
+    pub late_by_us: f64,
+    /// Steps it was late at, from `first_step` on.
+    pub late_steps: usize,
+    /// Steps compared from `first_step` on.
+    pub steps_from_first: usize,
 }
 
 /// Runs `crates/analysis`' skip-stats (its report, without `rows.csv`) on `input` (a trace
@@ -59,13 +78,22 @@ pub fn skip_stats_summary(input: &Path) -> Result<SkipStatsSummary, Error> {
             if each.loaded.is_empty() && !each.failed.is_empty() {
                 return Err(each.failed.remove(0).into());
             }
+            let timelines = timelines(&each.loaded);
             analysis::skip_stats_loaded_without_rows(
                 input,
                 &each.loaded,
                 &analysis::SkipConfig::default(),
             )
+            .map(|a| (a, timelines))
         });
     from_analysis(input, a)
+}
+
+fn timelines(loaded: &[load::Loaded]) -> Vec<analysis::RankTimeline> {
+    loaded
+        .iter()
+        .map(|l| analysis::rank_timeline(&l.capture, &l.path.to_string_lossy(), l.rank))
+        .collect()
 }
 
 /// [`skip_stats_summary`] on the capture of `file`, already read, where `input` is that file or a
@@ -78,15 +106,17 @@ pub(crate) fn skip_stats_summary_of_capture(
     let a = capture.map_err(analysis::Error::from).and_then(|c| {
         let loaded = [load::Loaded::chrome(input, file, c)];
         analysis::skip_stats_loaded_without_rows(input, &loaded, &analysis::SkipConfig::default())
+            .map(|a| (a, Vec::new()))
     });
     from_analysis(input, a)
 }
 
+/// The summary of an analysis and its ranks' timelines (for the late ranks).
 pub(crate) fn from_analysis(
     input: &Path,
-    a: Result<analysis::SkipAnalysis, analysis::Error>,
+    a: Result<(analysis::SkipAnalysis, Vec<analysis::RankTimeline>), analysis::Error>,
 ) -> Result<SkipStatsSummary, Error> {
-    let a = a.map_err(|e| Error::Missing {
+    let (a, timelines) = a.map_err(|e| Error::Missing {
         path: input.to_path_buf(),
         what: format!("our analysis failed: {}", analysis::error_chain(&e)),
     })?;
@@ -130,5 +160,24 @@ pub(crate) fn from_analysis(
         last_finisher: a
             .last_finisher
             .map(|l| (l.rank, l.behind_earliest.as_micros_f64())),
+        stragglers: analysis::cross_rank(
+            &timelines,
+            &analysis::CrossRankConfig {
+                late_threshold: None,
+            },
+        )
+        .map(|x| {
+            x.stragglers
+                .into_iter()
+                .map(|s| LateRank {
+                    rank: s.rank,
+                    first_step: s.first_step,
+                    late_by_us: s.late_by.as_micros_f64(),
+                    late_steps: s.late_steps,
+                    steps_from_first: s.steps_from_first,
+                })
+                .collect()
+        })
+        .unwrap_or_default(),
     })
 }

@@ -1,12 +1,13 @@
-//! `cargo xtask bench --ranks N [--mb-per-rank M] [--python PATH]`: the tools on a
-//! synthetic N-rank job (`cargo xtask synth-ranks`'s, generated into
+//! `cargo xtask bench --ranks N [--mb-per-rank M] [--python PATH] [--no-profile-model]`:
+//! the tools on a synthetic N-rank job (`cargo xtask synth-ranks`'s, generated into
 //! `target/bench/scratch/ranks-N-M/` once): wall time and peak RSS of investigate,
 //! profile-model --analysis stragglers, skip-stats and trace-info on the whole directory,
 //! investigate's time ÷ (its time on one rank × N) (issue target ≤ 0.6 on 2 cores), and
 //! whether investigate's report and profile-model name the planted straggler. With a
 //! Python that has HTA 0.5.0 (`--python PATH` or `TRACEWISE_HTA_PYTHON`), HTA's
 //! `get_potential_stragglers` and profile-model's on 8 and 64 synthetic ranks of the same
-//! size (`hta_stragglers.py` beside this file).
+//! size (`hta_stragglers.py` beside this file). `--no-profile-model` leaves out
+//! profile-model's rows (its release build is the workspace's polars: long on 2 cores).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,25 +23,26 @@ pub(super) fn rows(
     ranks: usize,
     mb_per_rank: f64,
     python: Option<PathBuf>,
+    with_profile_model: bool,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
-    // The whole workspace's feature set, as the HTA bench builds profile-model, so that
-    // both share every polars crate.
     let release = super::build_release(
         root,
-        "investigate, profile-model, skip-stats, trace-info",
-        &[
-            "--workspace",
-            "--bin",
-            "investigate",
-            "--bin",
-            "profile-model",
-            "--bin",
-            "skip-stats",
-            "--bin",
-            "trace-info",
-        ],
+        "investigate, skip-stats, trace-info",
+        &["-p", "investigate", "-p", "skip-stats", "-p", "trace-info"],
     )?;
+    // profile-model with the whole workspace's feature set, as the HTA bench builds it, so
+    // that both share every polars crate.
+    let profile_model = if with_profile_model {
+        super::build_release(
+            root,
+            "profile-model",
+            &["--workspace", "--bin", "profile-model"],
+        )?;
+        Some(release.join("profile-model").display().to_string())
+    } else {
+        None
+    };
     let bin = |name: &str| release.join(name).display().to_string();
     let (job, dir) = job_dir(scratch, ranks, mb_per_rank)?;
     let d = dir.display().to_string();
@@ -85,7 +87,7 @@ pub(super) fn rows(
         value: found.unwrap_or_else(|| "NOT FOUND".to_owned()),
         target: "found".into(),
     });
-    profile_model_rows(&bin("profile-model"), &job, &dir, &what, rows)?;
+    profile_model_rows(profile_model.as_deref(), &job, &dir, &what, rows)?;
     let skip_out = out("ranks-skip-stats");
     std::fs::create_dir_all(&skip_out).map_err(|e| format!("{skip_out}: {e}"))?;
     for (tool, args) in [
@@ -107,7 +109,7 @@ pub(super) fn rows(
         Some(python) => hta_rows(
             root,
             &python,
-            &bin("profile-model"),
+            profile_model.as_deref(),
             scratch,
             mb_per_rank,
             rows,
@@ -136,19 +138,44 @@ fn job_dir(scratch: &Path, ranks: usize, mb_per_rank: f64) -> Result<(Job, PathB
 
 /// profile-model --analysis stragglers on `dir`: time, peak RSS and the ranks it names.
 fn profile_model_rows(
-    profile_model: &str,
+    profile_model: Option<&str>,
     job: &Job,
     dir: &Path,
     what: &str,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
+    let Some(profile_model) = profile_model else {
+        rows.push(Row {
+            what: format!("profile-model --analysis stragglers, {what}"),
+            value: "not run (--no-profile-model)".into(),
+            target: "-".into(),
+        });
+        return Ok(());
+    };
     let d = dir.display().to_string();
     let (secs, kb, stdout) =
         timed_rss_stdout(profile_model, &[&d, "--analysis", "stragglers", "--json"])?;
-    let named = serde_json::from_slice::<serde_json::Value>(&stdout)
-        .ok()
-        .and_then(|v| v["stragglers"]["ranks"].as_array().cloned())
-        .map_or_else(|| "none".to_owned(), |r| format!("{r:?}"));
+    let json = serde_json::from_slice::<serde_json::Value>(&stdout).unwrap_or_default();
+    let hta_rule = json["stragglers"]["ranks"].clone();
+    let ours: Vec<String> = json["ours"]["stragglers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            format!(
+                "rank {} from step {} by {:.0} µs",
+                s["rank"], s["first_step"], s["late_by_us"]
+            )
+        })
+        .collect();
+    let named = format!(
+        "HTA's rule: {hta_rule}; ours (clocks corrected): {}",
+        if ours.is_empty() {
+            "none".to_owned()
+        } else {
+            ours.join(", ")
+        }
+    );
     rows.push(Row {
         what: format!("profile-model --analysis stragglers, {what}: time, peak RSS"),
         value: format!("{secs:.2} s, {} MB", kb / 1024),
@@ -160,7 +187,7 @@ fn profile_model_rows(
             job.straggler_rank
         ),
         value: named,
-        target: "the planted rank first".into(),
+        target: "the planted rank".into(),
     });
     Ok(())
 }
@@ -169,7 +196,7 @@ fn profile_model_rows(
 fn hta_rows(
     root: &Path,
     python: &Path,
-    profile_model: &str,
+    profile_model: Option<&str>,
     scratch: &Path,
     mb_per_rank: f64,
     rows: &mut Vec<Row>,
