@@ -64,7 +64,7 @@ pub use cache::{
 pub use convert::{ChromeSources, chrome_sources};
 pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
-pub use export::{Exported, export_hive, export_hive_into, read_export};
+pub use export::{Exported, SUMMARY_COLUMNS, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
