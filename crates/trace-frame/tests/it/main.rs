@@ -67,6 +67,19 @@ fn malformed_input_names_the_file_and_place() {
     let e = trace_frame::read_frame(&bad).unwrap_err().to_string();
     assert!(e.contains("truncated_json.json"), "{e}");
     assert!(e.contains("byte"), "{e}");
+    // A `ts` or `dur` that is text but no number fails the file, as in the model's reader
+    // (before, the frame kept the event with a null there).
+    for (name, field) in [
+        ("bad_ts.json", "\"ts\": \"soon\""),
+        ("dur_text.json", "\"dur\": \"long\""),
+        ("ts_infinity_string.json", "\"ts\": \"inf\""),
+    ] {
+        let e = trace_frame::read_frame(&fixture(&format!("chrome/err/{name}")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(name) && e.contains("event 0 (byte 20)"), "{e}");
+        assert!(e.contains(field), "{e}");
+    }
 }
 
 #[test]
