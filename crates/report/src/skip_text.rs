@@ -444,7 +444,7 @@ fn budget_json(b: &Budget) -> Value {
             "tolerance_ns": analysis::BudgetCheck::TOLERANCE.0,
             "holds": b.check.holds(),
         },
-        "label": b.provenance.label(),
+        "label": b.provenance.word(),
     })
 }
 
@@ -468,7 +468,7 @@ fn skip_json(m: &SkipMetrics) -> Value {
         "kernel_union_ns": m.kernel_union.0,
         "skewed_kernels": m.skewed_kernels,
         "gpu_idle_ns": m.gpu_idle.0,
-        "label": m.provenance.label(),
+        "label": m.provenance.word(),
     })
 }
 
@@ -480,7 +480,7 @@ fn launch_json(l: &LaunchStats) -> Value {
         "delay_sum_ns": l.delay_sum.0,
         "delay": spread_json(l.delay),
         "negative_delays": l.negative,
-        "label": l.provenance.label(),
+        "label": l.provenance.word(),
     })
 }
 
@@ -544,7 +544,7 @@ fn report_json(r: &Report) -> Value {
             })).collect::<Vec<_>>()),
             "queue_ratio": v.queue_ratio,
             "critical_stream": r.critical_stream().map(|c| json!({"device": c.device, "stream": c.stream})),
-            "label": v.provenance.label(),
+            "label": v.provenance.word(),
             "assumptions": analysis::verdict_assumptions(),
         },
         "streams": r.streams.iter().map(|s| json!({
@@ -561,7 +561,7 @@ fn report_json(r: &Report) -> Value {
                 "name": h.name, "kind": format!("{:?}", h.kind),
                 "overlapped_ns": h.overlapped.0, "events": h.events,
             })).collect::<Vec<_>>(),
-            "label": g.provenance.label(),
+            "label": g.provenance.word(),
         })),
         "skip": {
             "per_step": r.per_step.iter().map(|s| json!({
@@ -586,8 +586,9 @@ fn report_json(r: &Report) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use analysis::{BudgetCheck, BusyKind, Provenance};
+    use analysis::{BudgetCheck, BusyKind};
     use trace_model::Nanos;
+    use trace_model::Provenance;
 
     use super::*;
 

@@ -72,7 +72,7 @@ pub use polars::prelude::DataFrame;
 pub use render::{render_json, render_text};
 pub use skip_stats::{SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
-pub use summary::{Labelled, Summary, TopKernel, summarize};
+pub use summary::{Summary, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 
 /// The deeper analyses by name.

@@ -46,7 +46,11 @@ pub fn render_text(r: &ProfileModelReport) -> String {
         );
     }
     let _ = writeln!(o, "\n### Bottleneck: {} (inferred)", s.bottleneck.value);
-    let _ = writeln!(o, "Rule: {}\n", s.bottleneck.how);
+    let _ = writeln!(
+        o,
+        "Rule: {}\n",
+        s.bottleneck.provenance.detail().unwrap_or("")
+    );
     if !s.recommendations.is_empty() {
         let _ = writeln!(o, "### Recommendations");
         for (i, (sym, fix)) in s.recommendations.iter().enumerate() {
