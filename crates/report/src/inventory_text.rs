@@ -67,7 +67,10 @@ fn devices(inv: &Inventory) -> Section {
         }
         if let Some(m) = d.memory_bytes {
             props.push(vec![
-                fixed(Figure::number(m as f64 / (1u64 << 30) as f64, metadata()), 1),
+                fixed(
+                    Figure::number(m as f64 / (1u64 << 30) as f64, metadata()),
+                    1,
+                ),
                 Span::text(" GiB"),
             ]);
         }
@@ -193,7 +196,10 @@ fn steps(inv: &Inventory) -> Section {
         }
         (n, Some(source)) => {
             let d = |ns: Option<i64>| {
-                Span::Figure(Figure::duration(Nanos(ns.unwrap_or(0)), Provenance::Measured))
+                Span::Figure(Figure::duration(
+                    Nanos(ns.unwrap_or(0)),
+                    Provenance::Measured,
+                ))
             };
             sec.push(line(vec![
                 Span::text("Steps: "),
@@ -234,9 +240,9 @@ fn programs(inv: &Inventory) -> Section {
                 } else {
                     100.0 * k as f64 / n as f64
                 };
-                let mut python = padded(fixed(count(k), 0), 6);
+                let mut python = crate::text::padded(fixed(count(k), 0), 6);
                 python.push(Span::text(" ("));
-                python.extend(padded(
+                python.extend(crate::text::padded(
                     Span::formatted(Figure::percent(pct, Provenance::Measured), Format::Fixed(1)),
                     4,
                 ));
@@ -289,13 +295,15 @@ fn diagnostics(inv: &Inventory) -> Section {
                 )),
             ]);
         }
-        sec.push(Block::Table(t.with_layout(
-            TextLayout::new(vec![
-                Column::right(2, 8).format(Format::Fixed(0)),
-                Column::left(0, 0),
-            ])
-            .without_header(),
-        )));
+        sec.push(Block::Table(
+            t.with_layout(
+                TextLayout::new(vec![
+                    Column::right(2, 8).format(Format::Fixed(0)),
+                    Column::left(0, 0),
+                ])
+                .without_header(),
+            ),
+        ));
     }
     sec
 }
@@ -306,12 +314,6 @@ fn count(n: usize) -> Figure {
 
 fn fixed(f: Figure, decimals: u8) -> Span {
     Span::formatted(f, Format::Fixed(decimals))
-}
-
-/// `span` after the spaces that right-align it in `width` characters of terminal text.
-fn padded(span: Span, width: usize) -> Vec<Span> {
-    let len = crate::text::spans(std::slice::from_ref(&span)).chars().count();
-    vec![Span::text(" ".repeat(width.saturating_sub(len))), span]
 }
 
 fn line(spans: Vec<Span>) -> Block {

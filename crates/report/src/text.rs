@@ -49,6 +49,13 @@ pub fn spans(spans: &[Span]) -> String {
         .collect()
 }
 
+/// `span` after the spaces that right-align it in `width` characters of terminal text (for
+/// a figure inside a sentence or a composite cell).
+pub fn padded(span: Span, width: usize) -> Vec<Span> {
+    let len = spans(std::slice::from_ref(&span)).chars().count();
+    vec![Span::text(" ".repeat(width.saturating_sub(len))), span]
+}
+
 fn block(out: &mut String, b: &Block) {
     match b {
         Block::Paragraph(p) => {
