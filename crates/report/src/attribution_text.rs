@@ -3,6 +3,10 @@
 
 use analysis::percent_of;
 use attribution::{Attribution, MatchKind, SourceFormat};
+use trace_model::{Nanos, Provenance};
+
+use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::label::{Figure, Format};
 
 /// Every output file: (file name, contents), in a fixed order.
 pub fn files(result: &Attribution) -> Vec<(String, String)> {
@@ -298,140 +302,211 @@ pub fn summary_json(result: &Attribution) -> String {
     serde_json::to_string_pretty(&summary(result)).expect("invariant: the summary serializes")
 }
 
-fn ms(ns: i64) -> String {
-    format!("{:.3} ms", ns as f64 / 1e6)
-}
-
 /// The summary as text (what `attribute-kernels` prints).
 pub fn summary_text(result: &Attribution) -> String {
-    use std::fmt::Write;
+    crate::text::render(&summary_document(result))
+}
+
+/// The summary as a document (see [`summary_text`]).
+pub fn summary_document(result: &Attribution) -> Document {
     let s = summary(result);
-    let mut out = String::new();
-    let _ = writeln!(out, "attribute-kernels: {}", s.path);
-    let _ = writeln!(
-        out,
-        "{} GPU activities, {} GPU time (measured); attributed {} ({:.1} %)",
-        s.kernels,
+    let mut doc = Document::new(format!("attribute-kernels: {}", s.path));
+    let mut sec = Section::new("summary", "");
+    sec.push(line(vec![
+        count(s.kernels),
+        Span::text(" GPU activities, "),
         ms(s.gpu_time_ns),
+        Span::text(" GPU time (measured); attributed "),
         ms(s.attributed_time_ns),
-        percent_of(s.attributed_time_ns, s.gpu_time_ns)
+        Span::text(" ("),
+        Span::Figure(percent(percent_of(s.attributed_time_ns, s.gpu_time_ns))),
+        Span::text(")"),
+    ]));
+    sec.push(blank());
+    sec.para("share of GPU time by match kind (measured):");
+    let mut t = Table::new(
+        "match_kinds",
+        &["match kind", "kernels", "", "time", "share"],
     );
-    let _ = writeln!(out, "\nshare of GPU time by match kind (measured):");
     for m in &s.by_match_kind {
-        let _ = writeln!(
-            out,
-            "  {:<6} {:>7} kernels {:>12} {:>6.1} %",
-            m.match_kind.as_str(),
-            m.kernels,
-            ms(m.gpu_time_ns),
-            m.share_pct
-        );
+        t.push(vec![
+            Cell::text(m.match_kind.as_str()),
+            Cell::figure(count_figure(m.kernels)),
+            Cell::text("kernels"),
+            Cell::figure(ms_figure(m.gpu_time_ns)),
+            Cell::Spans(
+                crate::text::padded(Span::formatted(percent(m.share_pct), Format::Fixed(1)), 6)
+                    .into_iter()
+                    .chain([Span::text(" %")])
+                    .collect(),
+            ),
+        ]);
     }
+    sec.push(Block::Table(
+        t.with_layout(
+            TextLayout::new(vec![
+                Column::left(2, 6),
+                Column::right(1, 7).format(Format::Fixed(0)),
+                Column::left(1, 0),
+                Column::right(1, 12).format(Format::Millis(3)),
+                Column::left(1, 0),
+            ])
+            .without_header(),
+        ),
+    ));
     let reasons: Vec<String> = result
         .how()
         .into_iter()
         .filter(|h| h.device == "all" && h.match_kind == MatchKind::None)
         .map(|h| format!("{} {}", h.kernels, h.decided_by.as_str()))
         .collect();
-    let _ = writeln!(
-        out,
-        "kernels with no candidate (none): {}{}",
-        s.kernels_without_candidate,
-        if reasons.is_empty() {
+    sec.push(line(vec![
+        Span::text("kernels with no candidate (none): "),
+        count(s.kernels_without_candidate),
+        Span::text(if reasons.is_empty() {
             String::new()
         } else {
             format!(" ({})", reasons.join(", "))
-        }
-    );
+        }),
+    ]));
     if s.per_device.len() > 1 {
-        let _ = writeln!(out, "\nper device (measured):");
+        sec.push(blank());
+        sec.para("per device (measured):");
         for d in &s.per_device {
-            let parts: Vec<String> = d
-                .by_match_kind
-                .iter()
-                .map(|m| format!("{} {:.1} %", m.match_kind.as_str(), m.share_pct))
-                .collect();
-            let _ = writeln!(
-                out,
-                "  GPU {}: {} kernels, {}: {}",
-                d.device,
-                d.kernels,
+            let mut spans = vec![
+                Span::text(format!("  GPU {}: ", d.device)),
+                count(d.kernels),
+                Span::text(" kernels, "),
                 ms(d.gpu_time_ns),
-                parts.join(", ")
-            );
+                Span::text(": "),
+            ];
+            for (i, m) in d.by_match_kind.iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::text(", "));
+                }
+                spans.push(Span::text(format!("{} ", m.match_kind.as_str())));
+                spans.push(Span::Figure(percent(m.share_pct)));
+            }
+            sec.push(line(spans));
         }
     }
     if s.graph_time_ns > 0 {
-        let _ = writeln!(
-            out,
-            "\nGPU time inside graphs / command buffers: {} ({:.1} % of GPU time), attributed {:.1} % of it (measured)",
+        sec.push(blank());
+        sec.push(line(vec![
+            Span::text("GPU time inside graphs / command buffers: "),
             ms(s.graph_time_ns),
-            percent_of(s.graph_time_ns, s.gpu_time_ns),
-            percent_of(s.graph_attributed_ns, s.graph_time_ns)
-        );
+            Span::text(" ("),
+            Span::Figure(percent(percent_of(s.graph_time_ns, s.gpu_time_ns))),
+            Span::text(" of GPU time), attributed "),
+            Span::Figure(percent(percent_of(s.graph_attributed_ns, s.graph_time_ns))),
+            Span::text(" of it (measured)"),
+        ]));
     }
     if !s.programs.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nprograms with GPU time (read from /host:metadata; time measured):"
-        );
+        sec.push(blank());
+        sec.para("programs with GPU time (read from /host:metadata; time measured):");
         for p in s.programs.iter().filter(|p| p.kernels > 0) {
             let chosen = if Some(p.program_id) == s.chosen_program {
                 "  <- chosen"
             } else {
                 ""
             };
-            let _ = writeln!(
-                out,
-                "  {}({}): {} kernels, {}; {} of {} instructions with a Python line{}",
-                p.module_name,
-                p.program_id,
-                p.kernels,
+            sec.push(line(vec![
+                Span::text(format!("  {}({}): ", p.module_name, p.program_id)),
+                count(p.kernels),
+                Span::text(" kernels, "),
                 ms(p.gpu_time_ns),
-                p.with_python_line,
-                p.instructions,
-                chosen
-            );
+                Span::text("; "),
+                count(p.with_python_line),
+                Span::text(" of "),
+                count(p.instructions),
+                Span::text(format!(" instructions with a Python line{chosen}")),
+            ]));
         }
         let lines: usize = s.programs.iter().map(|p| p.with_python_line).sum();
         let instructions: usize = s.programs.iter().map(|p| p.instructions).sum();
-        let _ = writeln!(
-            out,
-            "  all {} stored programs: {lines} of {instructions} instructions with a resolved Python line",
-            s.programs.len()
-        );
+        sec.push(line(vec![
+            Span::text(format!("  all {} stored programs: ", s.programs.len())),
+            count(lines),
+            Span::text(" of "),
+            count(instructions),
+            Span::text(" instructions with a resolved Python line"),
+        ]));
     }
     if s.other_program_kernels > 0 {
-        let _ = writeln!(
-            out,
-            "kernels of other programs left out by --program: {}",
-            s.other_program_kernels
-        );
+        sec.push(line(vec![
+            Span::text("kernels of other programs left out by --program: "),
+            count(s.other_program_kernels),
+        ]));
     }
     if !s.top_lines.is_empty() {
-        let _ = writeln!(out, "\ntop Python lines by GPU time (measured):");
+        sec.push(blank());
+        sec.para("top Python lines by GPU time (measured):");
+        let mut t = Table::new("top_lines", &["time", "share", "line"]);
         for l in s.top_lines.iter().take(5) {
-            let _ = writeln!(
-                out,
-                "  {:>12} {:>6.1} %  {} {}",
-                ms(l.gpu_time_ns),
-                l.share_pct,
-                l.source_line,
-                l.function
-            );
+            let mut share =
+                crate::text::padded(Span::formatted(percent(l.share_pct), Format::Fixed(1)), 6);
+            share.push(Span::text(" %"));
+            t.push(vec![
+                Cell::figure(ms_figure(l.gpu_time_ns)),
+                Cell::Spans(share),
+                Cell::code(format!("{} {}", l.source_line, l.function)),
+            ]);
         }
+        sec.push(Block::Table(
+            t.with_layout(
+                TextLayout::new(vec![
+                    Column::right(2, 12).format(Format::Millis(3)),
+                    Column::left(1, 0),
+                    Column::left(2, 0),
+                ])
+                .without_header(),
+            ),
+        ));
     }
     if !s.notes.is_empty() {
-        let _ = writeln!(out, "\nnotes:");
+        sec.push(blank());
+        sec.para("notes:");
         for n in s.notes {
-            let _ = writeln!(out, "  - {n}");
+            sec.para(format!("  - {n}"));
         }
     }
     if !s.needs_new_capture.is_empty() {
-        let _ = writeln!(out, "\nneeds a new capture:");
+        sec.push(blank());
+        sec.para("needs a new capture:");
         for n in s.needs_new_capture {
-            let _ = writeln!(out, "  - {n}");
+            sec.para(format!("  - {n}"));
         }
     }
-    out
+    doc.sections.push(sec);
+    doc
+}
+
+/// A duration as attribute-kernels writes it: milliseconds with three decimals.
+fn ms(ns: i64) -> Span {
+    Span::formatted(ms_figure(ns), Format::Millis(3))
+}
+
+fn ms_figure(ns: i64) -> Figure {
+    Figure::duration(Nanos(ns), Provenance::Measured)
+}
+
+fn count(n: impl TryInto<u64>) -> Span {
+    Span::formatted(count_figure(n), Format::Fixed(0))
+}
+
+fn count_figure(n: impl TryInto<u64>) -> Figure {
+    Figure::count(n.try_into().unwrap_or(u64::MAX), Provenance::Measured)
+}
+
+fn percent(p: f64) -> Figure {
+    Figure::percent(p, Provenance::Measured)
+}
+
+fn line(spans: Vec<Span>) -> Block {
+    Block::Paragraph(spans)
+}
+
+fn blank() -> Block {
+    Block::Paragraph(Vec::new())
 }

@@ -28,7 +28,7 @@ pub enum Value {
 }
 
 /// How terminal text writes a figure when not in its unit's default way (a tool's fixed
-/// output format). Durations are always written as [`Nanos::human`] does.
+/// output format). Durations are written as [`Nanos::human`] does but in [`Format::Millis`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "style", content = "decimals", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -37,6 +37,8 @@ pub enum Format {
     Fixed(u8),
     /// A percentage with this many decimals and a bare `%` (`12.5%`).
     PercentSign(u8),
+    /// A duration in milliseconds with this many decimals (`12.500 ms`).
+    Millis(u8),
 }
 
 /// A number in a report: its value and its label, and optionally its range over steps,
@@ -138,7 +140,12 @@ pub fn formatted(v: Value, format: Option<Format>) -> String {
         return value_text(v);
     };
     let (x, integer) = match v {
-        Value::Duration(ns) => return Nanos(ns).human(),
+        Value::Duration(ns) => {
+            return match format {
+                Format::Millis(d) => format!("{:.*} ms", usize::from(d), ns as f64 / 1e6),
+                _ => Nanos(ns).human(),
+            };
+        }
         Value::Count(n) | Value::Bytes(n) => (n as f64, Some(n)),
         Value::Percent(x)
         | Value::Ratio(x)
@@ -151,7 +158,7 @@ pub fn formatted(v: Value, format: Option<Format>) -> String {
         None => format!("{x:.*}", usize::from(d)),
     };
     match format {
-        Format::Fixed(d) => fixed(d),
+        Format::Fixed(d) | Format::Millis(d) => fixed(d),
         Format::PercentSign(d) => format!("{}%", fixed(d)),
     }
 }
