@@ -113,6 +113,47 @@ pub enum Block {
     Trust(Vec<TrustEntry>),
 }
 
+impl Block {
+    /// A paragraph of these spans (in terminal text: one line).
+    pub fn line(spans: Vec<Span>) -> Block {
+        Block::Paragraph(spans)
+    }
+
+    /// An empty paragraph (in terminal text: a blank line).
+    pub fn blank() -> Block {
+        Block::Paragraph(Vec::new())
+    }
+}
+
+/// A sentence built piece by piece: text and figures in order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Line(pub Vec<Span>);
+
+impl Line {
+    /// Adds text.
+    pub fn text(&mut self, s: impl Into<String>) -> &mut Line {
+        self.0.push(Span::text(s));
+        self
+    }
+
+    /// Adds a figure, written in its unit's default way.
+    pub fn figure(&mut self, f: Figure) -> &mut Line {
+        self.0.push(Span::Figure(f));
+        self
+    }
+
+    /// Adds a figure that terminal text writes in `format`.
+    pub fn formatted(&mut self, f: Figure, format: Format) -> &mut Line {
+        self.0.push(Span::Formatted(f, format));
+        self
+    }
+
+    /// The sentence so far as a paragraph; the line is left empty.
+    pub fn take(&mut self) -> Block {
+        Block::Paragraph(std::mem::take(&mut self.0))
+    }
+}
+
 /// Text or a figure inside a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]

@@ -39,7 +39,8 @@ pub mod swimlane;
 pub mod text;
 
 pub use doc::{
-    Align, Block, Cell, Column, Document, Finding, Section, Span, Table, TextLayout, TrustEntry,
+    Align, Block, Cell, Column, Document, Finding, Line, Section, Span, Table, TextLayout,
+    TrustEntry,
 };
 pub use label::{Figure, Format, Value};
 pub use trace_model::Provenance;
