@@ -61,8 +61,8 @@ pub fn kernels_csv(result: &Attribution) -> String {
             vec![
                 k.device.to_string(),
                 k.stream.to_string(),
-                k.start_ns.to_string(),
-                k.dur_ns.to_string(),
+                k.start_ns.0.to_string(),
+                k.dur_ns.0.to_string(),
                 k.kind.to_owned(),
                 k.name.clone(),
                 k.program.clone(),
@@ -85,7 +85,7 @@ pub fn ops_csv(result: &Attribution) -> String {
             .kernels
             .iter()
             .filter(|k| k.device == d)
-            .map(|k| k.dur_ns)
+            .map(|k| k.dur_ns.0)
             .sum()
     };
     csv_text(
@@ -174,9 +174,9 @@ pub struct AttributionSummary<'a> {
     /// GPU activities attributed (each exactly once).
     pub kernels: usize,
     /// Σ of their durations, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Σ of the durations of those with a match, ns.
-    pub attributed_time_ns: i64,
+    pub attributed_time_ns: Nanos,
     /// Kernels, time and share per match kind, over all devices.
     pub by_match_kind: Vec<MatchShare>,
     /// The same per device.
@@ -184,9 +184,9 @@ pub struct AttributionSummary<'a> {
     /// Kernels with match kind `none`.
     pub kernels_without_candidate: u64,
     /// GPU time of graph (command-buffer) kernels, ns.
-    pub graph_time_ns: i64,
+    pub graph_time_ns: Nanos,
     /// The part of it with a match, ns.
-    pub graph_attributed_ns: i64,
+    pub graph_attributed_ns: Nanos,
     /// JAX: the program whose HLO text is written.
     pub chosen_program: Option<i64>,
     /// JAX: the stored programs.
@@ -211,7 +211,7 @@ pub struct MatchShare {
     /// Kernels matched that way.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Their share of the GPU time concerned, in percent.
     pub share_pct: f64,
 }
@@ -224,7 +224,7 @@ pub struct DeviceShare {
     /// Its GPU activities.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Kernels, time and share per match kind on the device.
     pub by_match_kind: Vec<MatchShare>,
 }
@@ -233,16 +233,16 @@ pub struct DeviceShare {
 pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
     let total = result.gpu_time_ns();
     let shares = |rows: &[&attribution::KernelRow]| -> Vec<MatchShare> {
-        let time: i64 = rows.iter().map(|k| k.dur_ns).sum();
+        let time: i64 = rows.iter().map(|k| k.dur_ns.0).sum();
         MatchKind::ALL
             .iter()
             .map(|&kind| {
                 let of: Vec<_> = rows.iter().filter(|k| k.match_kind == kind).collect();
-                let t: i64 = of.iter().map(|k| k.dur_ns).sum();
+                let t: i64 = of.iter().map(|k| k.dur_ns.0).sum();
                 MatchShare {
                     match_kind: kind,
                     kernels: of.len() as u64,
-                    gpu_time_ns: t,
+                    gpu_time_ns: Nanos(t),
                     share_pct: percent_of(t, time),
                 }
             })
@@ -276,8 +276,8 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
         format: result.format,
         label: "measured",
         kernels: result.kernels.len(),
-        gpu_time_ns: total,
-        attributed_time_ns: result.attributed_time_ns(),
+        gpu_time_ns: Nanos(total),
+        attributed_time_ns: Nanos(result.attributed_time_ns()),
         by_match_kind: shares(&all),
         per_device,
         kernels_without_candidate: result
@@ -285,8 +285,8 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
             .iter()
             .filter(|k| k.match_kind == MatchKind::None)
             .count() as u64,
-        graph_time_ns: graph,
-        graph_attributed_ns: graph_attributed,
+        graph_time_ns: Nanos(graph),
+        graph_attributed_ns: Nanos(graph_attributed),
         chosen_program: result.chosen_program,
         programs: &result.programs,
         other_program_kernels: result.other_program_kernels.0,
@@ -319,7 +319,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         Span::text(" GPU time (measured); attributed "),
         ms(s.attributed_time_ns),
         Span::text(" ("),
-        Span::Figure(percent(percent_of(s.attributed_time_ns, s.gpu_time_ns))),
+        Span::Figure(percent(percent_of(s.attributed_time_ns.0, s.gpu_time_ns.0))),
         Span::text(")"),
     ]));
     sec.push(blank());
@@ -390,15 +390,18 @@ pub fn summary_document(result: &Attribution) -> Document {
             sec.push(line(spans));
         }
     }
-    if s.graph_time_ns > 0 {
+    if s.graph_time_ns > Nanos::ZERO {
         sec.push(blank());
         sec.push(line(vec![
             Span::text("GPU time inside graphs / command buffers: "),
             ms(s.graph_time_ns),
             Span::text(" ("),
-            Span::Figure(percent(percent_of(s.graph_time_ns, s.gpu_time_ns))),
+            Span::Figure(percent(percent_of(s.graph_time_ns.0, s.gpu_time_ns.0))),
             Span::text(" of GPU time), attributed "),
-            Span::Figure(percent(percent_of(s.graph_attributed_ns, s.graph_time_ns))),
+            Span::Figure(percent(percent_of(
+                s.graph_attributed_ns.0,
+                s.graph_time_ns.0,
+            ))),
             Span::text(" of it (measured)"),
         ]));
     }
@@ -415,7 +418,7 @@ pub fn summary_document(result: &Attribution) -> Document {
                 Span::text(format!("  {}({}): ", p.module_name, p.program_id)),
                 count(p.kernels),
                 Span::text(" kernels, "),
-                ms(p.gpu_time_ns),
+                ms(Nanos(p.gpu_time_ns)),
                 Span::text("; "),
                 count(p.with_python_line),
                 Span::text(" of "),
@@ -448,7 +451,7 @@ pub fn summary_document(result: &Attribution) -> Document {
                 crate::text::padded(Span::formatted(percent(l.share_pct), Format::Fixed(1)), 6);
             share.push(Span::text(" %"));
             t.push(vec![
-                Cell::figure(ms_figure(l.gpu_time_ns)),
+                Cell::figure(ms_figure(Nanos(l.gpu_time_ns))),
                 Cell::Spans(share),
                 Cell::code(format!("{} {}", l.source_line, l.function)),
             ]);
@@ -483,12 +486,12 @@ pub fn summary_document(result: &Attribution) -> Document {
 }
 
 /// A duration as attribute-kernels writes it: milliseconds with three decimals.
-fn ms(ns: i64) -> Span {
+fn ms(ns: Nanos) -> Span {
     Span::formatted(ms_figure(ns), Format::Millis(3))
 }
 
-fn ms_figure(ns: i64) -> Figure {
-    Figure::duration(Nanos(ns), Provenance::Measured)
+fn ms_figure(ns: Nanos) -> Figure {
+    Figure::duration(ns, Provenance::Measured)
 }
 
 fn count(n: impl TryInto<u64>) -> Span {

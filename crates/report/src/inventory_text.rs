@@ -29,9 +29,10 @@ pub fn document(inv: &Inventory) -> Document {
     if let Some((s, e)) = inv.window_ns {
         head.push(line(vec![
             Span::text("  window      "),
-            Span::Figure(Figure::duration(Nanos(e - s), Provenance::Measured)),
+            Span::Figure(Figure::duration(e - s, Provenance::Measured)),
             Span::text(format!(
-                " (from {s} ns to {e} ns on the capture's axis) [measured]"
+                " (from {} ns to {} ns on the capture's axis) [measured]",
+                s.0, e.0
             )),
         ]));
     }
@@ -130,7 +131,7 @@ fn devices(inv: &Inventory) -> Section {
                 Cell::figure(count(s.kernels)),
                 Cell::figure(count(s.memcpys)),
                 Cell::figure(count(s.memsets)),
-                Cell::figure(Figure::duration(Nanos(s.busy_ns), Provenance::Measured)),
+                Cell::figure(Figure::duration(s.busy_ns, Provenance::Measured)),
                 Cell::figure(Figure::percent(launched, Provenance::Measured)),
             ]);
         }
@@ -195,9 +196,9 @@ fn steps(inv: &Inventory) -> Section {
             sec.para("Steps: none found (no ProfilerStep# annotations or step markers)");
         }
         (n, Some(source)) => {
-            let d = |ns: Option<i64>| {
+            let d = |ns: Option<Nanos>| {
                 Span::Figure(Figure::duration(
-                    Nanos(ns.unwrap_or(0)),
+                    ns.unwrap_or(Nanos::ZERO),
                     Provenance::Measured,
                 ))
             };
