@@ -7,6 +7,7 @@ use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
 use crate::label::{Figure, Format};
+use crate::measured;
 
 /// Every output file: (file name, contents), in a fixed order.
 pub fn files(result: &Attribution) -> Vec<(String, String)> {
@@ -312,17 +313,20 @@ pub fn summary_document(result: &Attribution) -> Document {
     let s = summary(result);
     let mut doc = Document::new(format!("attribute-kernels: {}", s.path));
     let mut sec = Section::new("summary", "");
-    sec.push(line(vec![
+    sec.push(Block::line(vec![
         count(s.kernels),
         Span::text(" GPU activities, "),
         ms(s.gpu_time_ns),
         Span::text(" GPU time (measured); attributed "),
         ms(s.attributed_time_ns),
         Span::text(" ("),
-        Span::Figure(percent(percent_of(s.attributed_time_ns.0, s.gpu_time_ns.0))),
+        Span::Figure(measured::percent(percent_of(
+            s.attributed_time_ns.0,
+            s.gpu_time_ns.0,
+        ))),
         Span::text(")"),
     ]));
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para("share of GPU time by match kind (measured):");
     let mut t = Table::new(
         "match_kinds",
@@ -331,14 +335,17 @@ pub fn summary_document(result: &Attribution) -> Document {
     for m in &s.by_match_kind {
         t.push(vec![
             Cell::text(m.match_kind.as_str()),
-            Cell::figure(count_figure(m.kernels)),
+            Cell::figure(measured::count(m.kernels)),
             Cell::text("kernels"),
             Cell::figure(ms_figure(m.gpu_time_ns)),
             Cell::Spans(
-                crate::text::padded(Span::formatted(percent(m.share_pct), Format::Fixed(1)), 6)
-                    .into_iter()
-                    .chain([Span::text(" %")])
-                    .collect(),
+                crate::text::padded(
+                    Span::formatted(measured::percent(m.share_pct), Format::Fixed(1)),
+                    6,
+                )
+                .into_iter()
+                .chain([Span::text(" %")])
+                .collect(),
             ),
         ]);
     }
@@ -360,7 +367,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         .filter(|h| h.device == "all" && h.match_kind == MatchKind::None)
         .map(|h| format!("{} {}", h.kernels, h.decided_by.as_str()))
         .collect();
-    sec.push(line(vec![
+    sec.push(Block::line(vec![
         Span::text("kernels with no candidate (none): "),
         count(s.kernels_without_candidate),
         Span::text(if reasons.is_empty() {
@@ -370,7 +377,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         }),
     ]));
     if s.per_device.len() > 1 {
-        sec.push(blank());
+        sec.push(Block::blank());
         sec.para("per device (measured):");
         for d in &s.per_device {
             let mut spans = vec![
@@ -385,20 +392,23 @@ pub fn summary_document(result: &Attribution) -> Document {
                     spans.push(Span::text(", "));
                 }
                 spans.push(Span::text(format!("{} ", m.match_kind.as_str())));
-                spans.push(Span::Figure(percent(m.share_pct)));
+                spans.push(Span::Figure(measured::percent(m.share_pct)));
             }
-            sec.push(line(spans));
+            sec.push(Block::line(spans));
         }
     }
     if s.graph_time_ns > Nanos::ZERO {
-        sec.push(blank());
-        sec.push(line(vec![
+        sec.push(Block::blank());
+        sec.push(Block::line(vec![
             Span::text("GPU time inside graphs / command buffers: "),
             ms(s.graph_time_ns),
             Span::text(" ("),
-            Span::Figure(percent(percent_of(s.graph_time_ns.0, s.gpu_time_ns.0))),
+            Span::Figure(measured::percent(percent_of(
+                s.graph_time_ns.0,
+                s.gpu_time_ns.0,
+            ))),
             Span::text(" of GPU time), attributed "),
-            Span::Figure(percent(percent_of(
+            Span::Figure(measured::percent(percent_of(
                 s.graph_attributed_ns.0,
                 s.graph_time_ns.0,
             ))),
@@ -406,7 +416,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         ]));
     }
     if !s.programs.is_empty() {
-        sec.push(blank());
+        sec.push(Block::blank());
         sec.para("programs with GPU time (read from /host:metadata; time measured):");
         for p in s.programs.iter().filter(|p| p.kernels > 0) {
             let chosen = if Some(p.program_id) == s.chosen_program {
@@ -414,7 +424,7 @@ pub fn summary_document(result: &Attribution) -> Document {
             } else {
                 ""
             };
-            sec.push(line(vec![
+            sec.push(Block::line(vec![
                 Span::text(format!("  {}({}): ", p.module_name, p.program_id)),
                 count(p.kernels),
                 Span::text(" kernels, "),
@@ -428,7 +438,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         }
         let lines: usize = s.programs.iter().map(|p| p.with_python_line).sum();
         let instructions: usize = s.programs.iter().map(|p| p.instructions).sum();
-        sec.push(line(vec![
+        sec.push(Block::line(vec![
             Span::text(format!("  all {} stored programs: ", s.programs.len())),
             count(lines),
             Span::text(" of "),
@@ -437,18 +447,20 @@ pub fn summary_document(result: &Attribution) -> Document {
         ]));
     }
     if s.other_program_kernels > 0 {
-        sec.push(line(vec![
+        sec.push(Block::line(vec![
             Span::text("kernels of other programs left out by --program: "),
             count(s.other_program_kernels),
         ]));
     }
     if !s.top_lines.is_empty() {
-        sec.push(blank());
+        sec.push(Block::blank());
         sec.para("top Python lines by GPU time (measured):");
         let mut t = Table::new("top_lines", &["time", "share", "line"]);
         for l in s.top_lines.iter().take(5) {
-            let mut share =
-                crate::text::padded(Span::formatted(percent(l.share_pct), Format::Fixed(1)), 6);
+            let mut share = crate::text::padded(
+                Span::formatted(measured::percent(l.share_pct), Format::Fixed(1)),
+                6,
+            );
             share.push(Span::text(" %"));
             t.push(vec![
                 Cell::figure(ms_figure(Nanos(l.gpu_time_ns))),
@@ -468,14 +480,14 @@ pub fn summary_document(result: &Attribution) -> Document {
         ));
     }
     if !s.notes.is_empty() {
-        sec.push(blank());
+        sec.push(Block::blank());
         sec.para("notes:");
         for n in s.notes {
             sec.para(format!("  - {n}"));
         }
     }
     if !s.needs_new_capture.is_empty() {
-        sec.push(blank());
+        sec.push(Block::blank());
         sec.para("needs a new capture:");
         for n in s.needs_new_capture {
             sec.para(format!("  - {n}"));
@@ -495,21 +507,5 @@ fn ms_figure(ns: Nanos) -> Figure {
 }
 
 fn count(n: impl TryInto<u64>) -> Span {
-    Span::formatted(count_figure(n), Format::Fixed(0))
-}
-
-fn count_figure(n: impl TryInto<u64>) -> Figure {
-    Figure::count(n.try_into().unwrap_or(u64::MAX), Provenance::Measured)
-}
-
-fn percent(p: f64) -> Figure {
-    Figure::percent(p, Provenance::Measured)
-}
-
-fn line(spans: Vec<Span>) -> Block {
-    Block::Paragraph(spans)
-}
-
-fn blank() -> Block {
-    Block::Paragraph(Vec::new())
+    Span::formatted(measured::count(n), Format::Fixed(0))
 }

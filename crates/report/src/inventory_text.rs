@@ -6,6 +6,7 @@ use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
 use crate::label::{Figure, Format};
+use crate::measured;
 
 /// Renders the inventory as text for a terminal.
 pub fn render_text(inv: &Inventory) -> String {
@@ -27,7 +28,7 @@ pub fn document(inv: &Inventory) -> Document {
         _ => {}
     }
     if let Some((s, e)) = inv.window_ns {
-        head.push(line(vec![
+        head.push(Block::line(vec![
             Span::text("  window      "),
             Span::Figure(Figure::duration(e - s, Provenance::Measured)),
             Span::text(format!(
@@ -36,7 +37,7 @@ pub fn document(inv: &Inventory) -> Document {
             )),
         ]));
     }
-    head.push(blank());
+    head.push(Block::blank());
     doc.sections.push(head);
     doc.sections.push(devices(inv));
     doc.sections.push(threads(inv));
@@ -50,9 +51,9 @@ pub fn document(inv: &Inventory) -> Document {
 
 fn devices(inv: &Inventory) -> Section {
     let mut sec = Section::new("devices", "");
-    sec.push(line(vec![
+    sec.push(Block::line(vec![
         Span::text("GPU devices: "),
-        fixed(count(inv.devices.len()), 0),
+        fixed(measured::count(inv.devices.len()), 0),
     ]));
     let metadata = || Provenance::read("profiler metadata");
     for d in &inv.devices {
@@ -106,7 +107,7 @@ fn devices(inv: &Inventory) -> Section {
             }
             spans.push(Span::text(" [read: profiler metadata]"));
         }
-        sec.push(line(spans));
+        sec.push(Block::line(spans));
         if d.streams.is_empty() {
             sec.para("    no activity");
             continue;
@@ -128,9 +129,9 @@ fn devices(inv: &Inventory) -> Section {
             };
             t.push(vec![
                 Cell::text(label),
-                Cell::figure(count(s.kernels)),
-                Cell::figure(count(s.memcpys)),
-                Cell::figure(count(s.memsets)),
+                Cell::figure(measured::count(s.kernels)),
+                Cell::figure(measured::count(s.memcpys)),
+                Cell::figure(measured::count(s.memsets)),
                 Cell::figure(Figure::duration(s.busy_ns, Provenance::Measured)),
                 Cell::figure(Figure::percent(launched, Provenance::Measured)),
             ]);
@@ -151,15 +152,15 @@ fn devices(inv: &Inventory) -> Section {
             "  (counts and busy time [measured]; busy = union of activity intervals; launched = share with a host launch found by correlation id)",
         );
     }
-    sec.push(blank());
+    sec.push(Block::blank());
     sec
 }
 
 fn threads(inv: &Inventory) -> Section {
     let mut sec = Section::new("threads", "");
-    sec.push(line(vec![
+    sec.push(Block::line(vec![
         Span::text("Host threads: "),
-        fixed(count(inv.threads.len()), 0),
+        fixed(measured::count(inv.threads.len()), 0),
         Span::text(" [measured]"),
     ]));
     let mut t = Table::new(
@@ -171,9 +172,9 @@ fn threads(inv: &Inventory) -> Section {
             // An id that is not a 64-bit integer shows as the trace wrote it.
             Cell::text(th.pid_text.clone().unwrap_or_else(|| th.pid.to_string())),
             Cell::text(th.tid_text.clone().unwrap_or_else(|| th.tid.to_string())),
-            Cell::figure(count(th.events)),
-            Cell::figure(count(th.launches)),
-            Cell::figure(count(th.cpu_ops)),
+            Cell::figure(measured::count(th.events)),
+            Cell::figure(measured::count(th.launches)),
+            Cell::figure(measured::count(th.cpu_ops)),
             Cell::text(th.name.as_deref().unwrap_or("")),
         ]);
     }
@@ -185,7 +186,7 @@ fn threads(inv: &Inventory) -> Section {
         Column::right(1, 9).format(Format::Fixed(0)),
         Column::left(2, 0),
     ]))));
-    sec.push(blank());
+    sec.push(Block::blank());
     sec
 }
 
@@ -202,9 +203,9 @@ fn steps(inv: &Inventory) -> Section {
                     Provenance::Measured,
                 ))
             };
-            sec.push(line(vec![
+            sec.push(Block::line(vec![
                 Span::text("Steps: "),
-                fixed(count(n), 0),
+                fixed(measured::count(n), 0),
                 Span::text(format!(
                     " from {source}; numbers {}; duration median ",
                     compact_numbers(&inv.steps.numbers)
@@ -223,10 +224,10 @@ fn steps(inv: &Inventory) -> Section {
 
 fn programs(inv: &Inventory) -> Section {
     let mut sec = Section::new("programs", "");
-    sec.push(blank());
-    sec.push(line(vec![
+    sec.push(Block::blank());
+    sec.push(Block::line(vec![
         Span::text("HLO programs: "),
-        fixed(count(inv.programs.len()), 0),
+        fixed(measured::count(inv.programs.len()), 0),
         Span::text(" (instructions and Python-line coverage [measured])"),
     ]));
     let mut t = Table::new(
@@ -241,7 +242,7 @@ fn programs(inv: &Inventory) -> Section {
                 } else {
                     100.0 * k as f64 / n as f64
                 };
-                let mut python = crate::text::padded(fixed(count(k), 0), 6);
+                let mut python = crate::text::padded(fixed(measured::count(k), 0), 6);
                 python.push(Span::text(" ("));
                 python.extend(crate::text::padded(
                     Span::formatted(Figure::percent(pct, Provenance::Measured), Format::Fixed(1)),
@@ -250,7 +251,7 @@ fn programs(inv: &Inventory) -> Section {
                 python.push(Span::text("%)"));
                 t.push(vec![
                     Cell::text(p.id.to_string()),
-                    Cell::figure(count(n)),
+                    Cell::figure(measured::count(n)),
                     Cell::Spans(python),
                     Cell::text(p.name.clone()),
                 ]);
@@ -278,13 +279,13 @@ fn programs(inv: &Inventory) -> Section {
 
 fn diagnostics(inv: &Inventory) -> Section {
     let mut sec = Section::new("diagnostics", "");
-    sec.push(blank());
+    sec.push(Block::blank());
     if inv.diagnostics.is_empty() {
         sec.para("Diagnostics: none");
     } else {
-        sec.push(line(vec![
+        sec.push(Block::line(vec![
             Span::text("Diagnostics: "),
-            fixed(count(inv.diagnostics.len()), 0),
+            fixed(measured::count(inv.diagnostics.len()), 0),
         ]));
         let mut t = Table::new("diagnostics", &["count", "diagnostic"]);
         for d in &inv.diagnostics {
@@ -309,20 +310,8 @@ fn diagnostics(inv: &Inventory) -> Section {
     sec
 }
 
-fn count(n: usize) -> Figure {
-    Figure::count(n as u64, Provenance::Measured)
-}
-
 fn fixed(f: Figure, decimals: u8) -> Span {
     Span::formatted(f, Format::Fixed(decimals))
-}
-
-fn line(spans: Vec<Span>) -> Block {
-    Block::Paragraph(spans)
-}
-
-fn blank() -> Block {
-    Block::Paragraph(Vec::new())
 }
 
 /// `1, 2, 3, 7` → `1–3, 7`.

@@ -31,6 +31,7 @@ pub mod inventory_text;
 pub mod investigate;
 mod label;
 pub mod markdown;
+pub mod measured;
 pub mod profile_text;
 pub mod report_json;
 pub mod roofline_text;

@@ -13,6 +13,7 @@ use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
 use crate::label::{Figure, Format};
+use crate::measured;
 
 /// What `analyze-profile` prints for one run.
 pub fn render(output: &Output, config: &Config) -> String {
@@ -51,7 +52,7 @@ fn render_gpu(summaries: &[GpuSummary], unread: &[String], config: &Config) -> S
             let mut doc = ranks_document(summaries);
             let mut sec = Section::new("not_read", "");
             for err in unread {
-                sec.push(blank());
+                sec.push(Block::blank());
                 sec.para(format!(
                     "[analyze-profile] not read (not in the columns above): {err}"
                 ));
@@ -73,12 +74,12 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     let mut doc = Document::new("");
     let rule = "=".repeat(80);
     let mut head = Section::new("summary", "");
-    head.push(blank());
+    head.push(Block::blank());
     head.para(format!("[analyze-profile] {}", summary.file));
     if let Some(rank) = summary.rank {
         head.para(format!(" rank {rank}"));
     }
-    head.push(line(vec![
+    head.push(Block::line(vec![
         Span::text(" "),
         count(summary.kernels + summary.memcpys + summary.memsets),
         Span::text(" GPU activities: "),
@@ -89,9 +90,9 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         count(summary.memsets),
         Span::text(" memsets"),
     ]));
-    head.push(blank());
+    head.push(Block::blank());
     head.para(rule.clone());
-    head.push(line(vec![
+    head.push(Block::line(vec![
         Span::text(" GPU time: "),
         duration(summary.gpu_time_ns),
         Span::text(
@@ -102,7 +103,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     doc.sections.push(head);
 
     let mut sec = Section::new("buckets", "");
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(
         " GPU time by bucket [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
     );
@@ -113,16 +114,16 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         t.push(vec![
             Cell::text(row.bucket),
             Cell::figure(duration_figure(row.time_ns)),
-            Cell::figure(percent(row.percent)),
-            Cell::figure(count_figure(row.activities)),
+            Cell::figure(measured::percent(row.percent)),
+            Cell::figure(measured::count(row.activities)),
         ]);
     }
     let total_pct = if summary.gpu_time_ns > 0 { 100.0 } else { 0.0 };
     t.push(vec![
         Cell::text("total"),
         Cell::figure(duration_figure(summary.gpu_time_ns)),
-        Cell::figure(percent(total_pct)),
-        Cell::figure(count_figure(total_count)),
+        Cell::figure(measured::percent(total_pct)),
+        Cell::figure(measured::count(total_count)),
     ]);
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::left(1, 40),
@@ -131,7 +132,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         Column::right(1, 10).format(Format::Fixed(0)),
     ]))));
 
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(" How each activity was bucketed [measured]:");
     let mut t = Table::new("bucketed_by", &["% GPU", "time", "activities", "rule"]);
     for row in &summary.attribution {
@@ -147,9 +148,12 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
             _ => "by a rule this report does not describe",
         };
         t.push(vec![
-            Cell::figure(percent(percent_of(row.time_ns, summary.gpu_time_ns))),
+            Cell::figure(measured::percent(percent_of(
+                row.time_ns,
+                summary.gpu_time_ns,
+            ))),
             Cell::figure(duration_figure(row.time_ns)),
-            Cell::figure(count_figure(row.activities)),
+            Cell::figure(measured::count(row.activities)),
             Cell::text(what),
         ]);
     }
@@ -170,7 +174,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
 
     let mut sec = Section::new("ops", "");
     let shown = python_prefix_len(summary.ops.len(), top_n);
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(format!(
         " Top {top_n} CPU ops by the GPU time they launched [measured] ([no op]: activity with no launching CPU op; bucket*: the op's time went to several buckets, the largest is shown):"
     ));
@@ -183,8 +187,8 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         t.push(vec![
             Cell::text((idx + 1).to_string()),
             Cell::figure(duration_figure(op.time_ns)),
-            Cell::figure(percent(op.percent)),
-            Cell::figure(count_figure(op.activities)),
+            Cell::figure(measured::percent(op.percent)),
+            Cell::figure(measured::count(op.activities)),
             Cell::text(if op.mixed {
                 format!("{}*", op.bucket)
             } else {
@@ -204,7 +208,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     doc.sections.push(sec);
 
     let mut sec = Section::new("hints", "");
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(rule.clone());
     sec.para(format!(
         " Hints [inferred] (the original script's thresholds, over shares of GPU time; advice for {})",
@@ -216,17 +220,17 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         sec.para(" none: communication <= 15 %, elementwise <= 15 %, memory movement <= 8 %");
     }
     for (bucket, pct, text) in applicable {
-        sec.push(line(vec![
+        sec.push(Block::line(vec![
             Span::text(format!(" {bucket} ")),
-            Span::formatted(percent(pct), Format::PercentSign(1)),
+            Span::formatted(measured::percent(pct), Format::PercentSign(1)),
             Span::text(format!(": {text}")),
         ]));
     }
-    sec.push(blank());
-    sec.push(line(vec![
+    sec.push(Block::blank());
+    sec.push(Block::line(vec![
         Span::text(" Matmul + convolution + attention (core compute): "),
         Span::formatted(
-            percent(summary.core_compute_percent),
+            measured::percent(summary.core_compute_percent),
             Format::PercentSign(1),
         ),
         Span::text(" of GPU time [measured]"),
@@ -239,12 +243,12 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     doc.sections.push(sec);
     if !summary.trust.is_empty() {
         let mut sec = Section::new("trust", "");
-        sec.push(blank());
+        sec.push(Block::blank());
         sec.para(" Trust list (what the reader could not use, with counts):");
         let mut t = Table::new("trust", &["count", "item"]);
         for item in &summary.trust {
             t.push(vec![
-                Cell::figure(count_figure(item.count)),
+                Cell::figure(measured::count(item.count)),
                 Cell::text(format!("{} [{}]", item.message, item.code)),
             ]);
         }
@@ -279,7 +283,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
         })
         .collect();
     let mut sec = Section::new("files", "");
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(format!("[analyze-profile] {} files", summaries.len()));
     let mut t = Table::new("files", &["rank", "file"]);
     for (label, s) in labels.iter().zip(summaries) {
@@ -309,7 +313,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
     rows.sort_by_key(|(_, total)| Reverse(*total));
 
     let mut sec = Section::new("buckets", "");
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(
         " GPU time by bucket per rank [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
     );
@@ -319,7 +323,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
     let time_and_share = |time_ns: i64, pct: f64| {
         let mut spans = vec![duration(time_ns), Span::text(" ")];
         spans.extend(crate::text::padded(
-            Span::formatted(percent(pct), Format::Fixed(1)),
+            Span::formatted(measured::percent(pct), Format::Fixed(1)),
             5,
         ));
         spans.push(Span::text("%"));
@@ -346,7 +350,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
     row.extend(
         summaries
             .iter()
-            .map(|s| Cell::figure(percent(s.core_compute_percent))),
+            .map(|s| Cell::figure(measured::percent(s.core_compute_percent))),
     );
     t.push(row);
     let mut row = vec![Cell::text("dominant attention backend")];
@@ -375,7 +379,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
             .map(|_| Column::right(1, 20).format(Format::PercentSign(1))),
     );
     sec.push(Block::Table(t.with_layout(TextLayout::new(layout))));
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(" Per-rank top ops and the hints' advice: run with --trace-file on one rank.");
     doc.sections.push(sec);
     doc
@@ -390,7 +394,7 @@ fn json_line(value: &impl Serialize) -> String {
 
 fn backends(summary: &GpuSummary) -> Section {
     let mut sec = Section::new("attention", "");
-    sec.push(blank());
+    sec.push(Block::blank());
     sec.para(" Attention backend [inferred from kernel names] (over the attention bucket):");
     if summary.attention_backends.is_empty() {
         sec.para(" no GPU time in the attention bucket");
@@ -407,7 +411,10 @@ fn backends(summary: &GpuSummary) -> Section {
             Cell::text(row.backend),
             Cell::text(":"),
             Cell::figure(duration_figure(row.time_ns)),
-            Cell::figure(percent(percent_of(row.time_ns, summary.gpu_time_ns))),
+            Cell::figure(measured::percent(percent_of(
+                row.time_ns,
+                summary.gpu_time_ns,
+            ))),
             Cell::text(marker),
         ]);
     }
@@ -452,24 +459,8 @@ fn duration(ns: i64) -> Span {
     Span::Figure(duration_figure(ns))
 }
 
-fn count_figure(n: impl TryInto<u64>) -> Figure {
-    Figure::count(n.try_into().unwrap_or(u64::MAX), Provenance::Measured)
-}
-
 fn count(n: u64) -> Span {
-    Span::Figure(count_figure(n))
-}
-
-fn percent(p: f64) -> Figure {
-    Figure::percent(p, Provenance::Measured)
-}
-
-fn line(spans: Vec<Span>) -> Block {
-    Block::Paragraph(spans)
-}
-
-fn blank() -> Block {
-    Block::Paragraph(Vec::new())
+    Span::Figure(measured::count(n))
 }
 
 /// A bucket's name without its parenthesised examples (`matmul (GEMM)` → `matmul`).

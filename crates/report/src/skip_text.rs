@@ -3,10 +3,11 @@
 //! (measured / inferred).
 
 use serde_json::{Value, json};
-use trace_model::{Nanos, Provenance};
+use trace_model::Nanos;
 
 use crate::doc::{Block, Cell, Column, Document, Line, Section, Table, TextLayout};
 use crate::label::{Figure, Format};
+use crate::measured;
 
 use analysis::{
     Bound, Budget, LaunchStats, SkipAnalysis as Analysis, SkipMetrics, SkipReport as Report,
@@ -41,26 +42,13 @@ pub fn document(analysis: &Analysis) -> Document {
         sec.push(
             Line::default()
                 .text(format!("Last to finish step {}: rank {rank}, ", lf.step))
-                .figure(duration(lf.behind_earliest))
+                .figure(measured::duration(lf.behind_earliest))
                 .text(format!(" after the earliest rank [measured; {clocks}]"))
                 .take(),
         );
         doc.sections.push(sec);
     }
     doc
-}
-
-fn duration(n: Nanos) -> Figure {
-    Figure::duration(n, Provenance::Measured)
-}
-
-/// A share (0..1) as a percentage.
-fn share(x: f64) -> Figure {
-    Figure::percent(100.0 * x, Provenance::Measured)
-}
-
-fn count(n: impl TryInto<u64>) -> Figure {
-    Figure::count(n.try_into().unwrap_or(u64::MAX), Provenance::Measured)
 }
 
 fn report(sec: &mut Section, r: &Report) {
@@ -72,13 +60,13 @@ fn report(sec: &mut Section, r: &Report) {
     l.text(format!("steps: {n} ({})", r.steps.origin.describe()));
     if let (Some(sp), Some(m)) = (r.steps.duration_spread(), r.steps.median_step()) {
         l.text(format!("; median step #{} ", r.steps.steps[m].number))
-            .figure(duration(sp.median))
+            .figure(measured::duration(sp.median))
             .text(" (min ")
-            .figure(duration(sp.min))
+            .figure(measured::duration(sp.min))
             .text(", max ")
-            .figure(duration(sp.max))
+            .figure(measured::duration(sp.max))
             .text(", spread ")
-            .figure(duration(sp.max - sp.min))
+            .figure(measured::duration(sp.max - sp.min))
             .text(") [measured]");
     }
     sec.push(l.take());
@@ -90,7 +78,7 @@ fn report(sec: &mut Section, r: &Report) {
     sec.push(
         Line::default()
             .text("window: ")
-            .figure(duration(window.span()))
+            .figure(measured::duration(window.span()))
             .text(" (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges) [measured]")
             .take(),
     );
@@ -118,13 +106,13 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
             ": the critical stream (most compute: GPU {} stream {}) is busy ",
             c.device, c.stream
         ))
-        .figure(share(v.busy_share))
+        .figure(measured::share(v.busy_share))
         .text(" of the ")
-        .figure(duration(window.span()))
+        .figure(measured::duration(window.span()))
         .text(" window");
         if v.collective_share > 0.0 {
             l.text(", plus ")
-                .figure(share(v.collective_share))
+                .figure(measured::share(v.collective_share))
                 .text(" in collectives (time that includes waiting for peers)");
         }
     }
@@ -134,7 +122,7 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
             "; communication runs on GPU {} stream {}, busy ",
             s.device, s.stream
         ))
-        .figure(share(cs.share))
+        .figure(measured::share(cs.share))
         .text(" of the window with collectives (including waiting for peers; not counted as GPU work)");
     }
     if let (Some(t), Some(q), Some(mean)) = (
@@ -143,17 +131,17 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
         r.total.as_ref().and_then(|t| t.mean_direct_delay()),
     ) {
         l.text("; a kernel waits ")
-            .figure(duration(mean))
+            .figure(measured::duration(mean))
             .text(" on average between launch and start, ")
             .formatted(Figure::ratio(q, v.provenance.clone()), Format::Fixed(2))
             .text("x the mean kernel duration of ")
-            .figure(duration(t.akd));
+            .figure(measured::duration(t.akd));
     }
     if let Some(t) = r.total.as_ref().filter(|t| t.graph_kernels > 0) {
         l.text(" (")
-            .formatted(count(t.graph_kernels), Format::Fixed(0))
+            .formatted(measured::count(t.graph_kernels), Format::Fixed(0))
             .text(" of ")
-            .formatted(count(t.launched_kernels), Format::Fixed(0))
+            .formatted(measured::count(t.launched_kernels), Format::Fixed(0))
             .text(" launched kernels came from graph launches and are left out of that wait: their delay counts from the graph launch)");
     }
     match (
@@ -164,13 +152,13 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
     ) {
         (Some(h), Some(w), Some(s), Some(u)) => {
             l.text("; of its idle time, gap by gap: ")
-                .figure(share(h))
+                .figure(measured::share(h))
                 .text(" before the host launched the next work, ")
-                .figure(share(w))
+                .figure(measured::share(w))
                 .text(" waiting on another stream or event, ")
-                .figure(share(s))
+                .figure(measured::share(s))
                 .text(" while the host was blocked in a synchronising call (waiting for the GPU), ")
-                .figure(share(u))
+                .figure(measured::share(u))
                 .text(" without evidence");
         }
         _ => {
@@ -181,12 +169,12 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
         for (i, e) in gc.evidence.iter().take(3).enumerate() {
             l.text(if i == 0 { "; evidence: " } else { ", " })
                 .text(format!("{} ({}: ", e.what, e.cause.label()))
-                .figure(duration(e.time))
+                .figure(measured::duration(e.time))
                 .text(")");
         }
     }
     l.text("; host work runs during ")
-        .figure(share(v.covered_share))
+        .figure(measured::share(v.covered_share))
         .text(" of its idle time.");
     sec.push(l.take());
     sec.para(
@@ -198,13 +186,13 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
         .filter(|h| (h.before_gpu + h.after_gpu).0 > 0)
     {
         l.text("  Host-only time: the steps have no GPU activity for ")
-            .figure(share(h.share()))
+            .figure(measured::share(h.share()))
             .text(" of their wall time (")
-            .figure(duration(h.before_gpu))
+            .figure(measured::duration(h.before_gpu))
             .text(" before the first, ")
-            .figure(duration(h.after_gpu))
+            .figure(measured::duration(h.after_gpu))
             .text(" after the last, over ")
-            .formatted(count(h.steps), Format::Fixed(0))
+            .formatted(measured::count(h.steps), Format::Fixed(0))
             .text(" steps); the host runs ");
         if h.top.is_empty() {
             l.text("nothing recorded");
@@ -212,7 +200,7 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
         for (i, t) in h.top.iter().take(3).enumerate() {
             l.text(if i == 0 { "" } else { ", " })
                 .text(format!("{} (", t.name))
-                .figure(duration(t.overlapped))
+                .figure(measured::duration(t.overlapped))
                 .text(")");
         }
         l.text(" then (self time).");
@@ -220,17 +208,17 @@ fn verdict(sec: &mut Section, r: &Report, window: Window) {
     }
     if let Some(b) = &r.gpu_behind {
         l.text("  The GPU runs more than a step behind the host: a kernel starts ")
-            .figure(duration(b.median_delay))
+            .figure(measured::duration(b.median_delay))
             .text(" after its launch (median), longer than the median step (")
-            .figure(duration(b.median_step))
+            .figure(measured::duration(b.median_step))
             .text("); the host's step markers do not bound the GPU work of the same step.");
         sec.push(l.take());
     }
     if r.in_flight.activities > 0 {
         l.text("  In flight at capture start: ")
-            .formatted(count(r.in_flight.activities), Format::Fixed(0))
+            .formatted(measured::count(r.in_flight.activities), Format::Fixed(0))
             .text(" activities, ")
-            .figure(duration(r.in_flight.time))
+            .figure(measured::duration(r.in_flight.time))
             .text(" of GPU time, launched before the capture began (left out of steps, budgets and SKIP metrics).");
         sec.push(l.take());
     }
@@ -241,11 +229,11 @@ fn budget_row(device: String, stream: String, b: &Budget) -> Vec<Cell> {
     let mut row = vec![
         Cell::text(device),
         Cell::text(stream),
-        Cell::figure(duration(b.span())),
+        Cell::figure(measured::duration(b.span())),
     ];
     for part in [b.compute, b.collective, b.memcpy, b.memset, b.idle] {
-        row.push(Cell::figure(duration(part)));
-        row.push(Cell::figure(share(b.share(part))));
+        row.push(Cell::figure(measured::duration(part)));
+        row.push(Cell::figure(measured::share(b.share(part))));
     }
     row.push(Cell::text(if b.check.holds() {
         "ok".to_owned()
@@ -335,13 +323,13 @@ fn gaps(sec: &mut Section, r: &Report) {
                 "Host events during the GPU-idle gaps of GPU {} stream {} [measured]: ",
                 c.device, c.stream
             ))
-            .formatted(count(g.gap_count), Format::Fixed(0))
+            .formatted(measured::count(g.gap_count), Format::Fixed(0))
             .text(" gaps, ")
-            .figure(duration(g.idle))
+            .figure(measured::duration(g.idle))
             .text(" idle, host work during ")
-            .figure(duration(g.covered))
+            .figure(measured::duration(g.covered))
             .text(" (")
-            .figure(share(g.covered_share()))
+            .figure(measured::share(g.covered_share()))
             .text(")")
             .take(),
     );
@@ -364,9 +352,9 @@ fn gaps(sec: &mut Section, r: &Report) {
             h.overlapped.0 as f64 / g.idle.0 as f64
         };
         t.push(vec![
-            Cell::figure(duration(h.overlapped)),
-            Cell::figure(share(part)),
-            Cell::figure(count(h.events)),
+            Cell::figure(measured::duration(h.overlapped)),
+            Cell::figure(measured::share(part)),
+            Cell::figure(measured::count(h.events)),
             Cell::text(format!("{:?}", h.kind)),
             Cell::code(h.name.clone()),
         ]);
@@ -400,8 +388,8 @@ fn skip(sec: &mut Section, r: &Report) {
         let total = r.total.as_ref().map(f);
         let show = |n: Option<Nanos>| match n {
             None => Cell::text("-"),
-            Some(n) if name == "kernels" => Cell::figure(count(n.0)),
-            Some(n) => Cell::figure(duration(n)),
+            Some(n) if name == "kernels" => Cell::figure(measured::count(n.0)),
+            Some(n) => Cell::figure(measured::duration(n)),
         };
         t.push(vec![
             Cell::text(name),
@@ -427,21 +415,21 @@ fn skip(sec: &mut Section, r: &Report) {
 }
 
 fn delay_line(l: &mut Line, s: &LaunchStats) {
-    l.formatted(count(s.activities), Format::Fixed(0))
+    l.formatted(measured::count(s.activities), Format::Fixed(0))
         .text(" activities, ")
-        .formatted(count(s.with_launch), Format::Fixed(0))
+        .formatted(measured::count(s.with_launch), Format::Fixed(0))
         .text(" with a host launch, ")
-        .formatted(count(s.without_launch), Format::Fixed(0))
+        .formatted(measured::count(s.without_launch), Format::Fixed(0))
         .text(" without");
     if let Some(d) = s.delay {
         l.text("; launch-to-start delay sum ")
-            .figure(duration(s.delay_sum))
+            .figure(measured::duration(s.delay_sum))
             .text(", median ")
-            .figure(duration(d.median))
+            .figure(measured::duration(d.median))
             .text(", min ")
-            .figure(duration(d.min))
+            .figure(measured::duration(d.min))
             .text(", max ")
-            .figure(duration(d.max));
+            .figure(measured::duration(d.max));
     }
 }
 
@@ -464,7 +452,7 @@ fn diagnostics(sec: &mut Section, r: &Report) {
     for d in r.diagnostics.iter() {
         let mut l = Line::default();
         l.text(format!("  - {} (", d.code))
-            .formatted(count(d.count), Format::Fixed(0))
+            .formatted(measured::count(d.count), Format::Fixed(0))
             .text(format!("×): {}", d.message));
         if !d.first.is_empty() {
             l.text(format!("; first: {}", d.first));

@@ -3,8 +3,8 @@
 //! `report` crate because a `ProfileModelReport` is built from polars frames and only this
 //! crate may depend on polars (so trace-frame depends on report, not the reverse).
 
-use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table};
-use trace_model::Provenance;
+use report::measured::{count, number};
+use report::{Block, Cell, Document, Format, Line, Section, Span, Table};
 
 use crate::ProfileModelReport;
 
@@ -63,7 +63,7 @@ pub fn document(r: &ProfileModelReport) -> Document {
     for k in &s.top_kernels {
         t.push(vec![
             Cell::Spans(vec![Span::formatted(
-                Figure::percent(k.pct, Provenance::Measured),
+                report::measured::percent(k.pct),
                 Format::PercentSign(1),
             )]),
             fixed(count(k.calls), 0),
@@ -372,7 +372,7 @@ pub fn document(r: &ProfileModelReport) -> Document {
             sec.push(
                 Line::default()
                     .text(format!("- {}: ", b.label()))
-                    .figure(Figure::percent(*pct, Provenance::Measured))
+                    .figure(report::measured::percent(*pct))
                     .take(),
             );
         }
@@ -397,15 +397,6 @@ fn heading(id: &str, title: impl Into<String>) -> Section {
     sec.push(Block::blank());
     sec.para(title);
     sec
-}
-
-fn count(n: impl TryInto<u64>) -> Figure {
-    Figure::count(n.try_into().unwrap_or(u64::MAX), Provenance::Measured)
-}
-
-/// A measured number in the unit its column or sentence names (µs, %).
-fn number(x: f64) -> Figure {
-    Figure::number(x, Provenance::Measured)
 }
 
 /// A table cell written with `decimals` digits and nothing else.
