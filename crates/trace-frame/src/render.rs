@@ -4,7 +4,7 @@
 //! crate may depend on polars (so trace-frame depends on report, not the reverse).
 
 use report::measured::{count, number};
-use report::{Block, Cell, Document, Format, Line, Section, Span, Table};
+use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table};
 
 use crate::ProfileModelReport;
 
