@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 mod roofline_svg;
+mod text;
 
 /// Every duration-like figure in `text` that is negative (`-12.5 µs`, `-3 ms`), with
 /// its context.
