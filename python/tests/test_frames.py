@@ -56,24 +56,12 @@ def test_sql_is_confined_and_errors_are_sql_errors():
             cap.sql(q)
 
 
-# FIXME: trace-frame's events frame (as profile-model) keeps an event whose `ts` or `dur` is
-# not a number, with a null there, where the loader's model builder refuses the file; the
-# package inherits that. Asserted as it is today.
-LENIENT = {"bad_ts.json": "ts_ns", "dur_text.json": "dur_ns", "ts_infinity_string.json": "ts_ns"}
-
-
-@pytest.mark.parametrize("name,column", sorted(LENIENT.items()))
-def test_a_non_numeric_time_is_null_in_the_frame(name, column):
-    frame = tracewise.load(TESTDATA / "chrome" / "err" / name).events().to_polars()
-    assert frame[column].null_count() == 1
-
-
 @pytest.mark.parametrize(
     "name",
     sorted(
         p.name
         for p in (TESTDATA / "chrome" / "err").iterdir()
-        if p.suffix in (".json", ".gz") and p.name not in LENIENT
+        if p.suffix in (".json", ".gz")
     ),
 )
 def test_malformed_chrome_traces_raise_trace_errors_naming_the_file(name):

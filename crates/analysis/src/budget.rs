@@ -21,8 +21,8 @@ use serde::Serialize;
 use trace_model::{Capture, DeviceId, GpuActivity, KernelClass, Nanos, StreamId};
 
 use crate::interval;
-use crate::labels::Provenance;
 use crate::percent::ratio;
+use trace_model::Provenance;
 
 /// The budget categories of GPU time, in precedence order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

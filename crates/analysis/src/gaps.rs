@@ -7,8 +7,8 @@ use trace_model::{Capture, Format, HostEvent, HostKind, Nanos, StreamId, ThreadI
 
 use crate::budget::{Window, busy_intervals};
 use crate::interval;
-use crate::labels::Provenance;
 use crate::percent::ratio;
+use trace_model::Provenance;
 
 /// A stretch of a stream with nothing running, `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! capability figures, which are `read` from the profiler's metadata.
 
 use serde::Serialize;
-use trace_model::{ActivityKind, HostKind, Vendor};
+use trace_model::{ActivityKind, HostKind, Nanos, Vendor};
 
 use crate::budget::{Window, busy_intervals};
 use crate::input::{Loaded, ProgramInfo};
@@ -22,9 +22,9 @@ pub struct Inventory {
     /// The number of ranks, when the trace says.
     pub world_size: Option<i64>,
     /// First start and last end over GPU activities and host events, in ns on the capture's axis.
-    pub window_ns: Option<(i64, i64)>,
+    pub window_ns: Option<(Nanos, Nanos)>,
     /// Length of `window_ns` (0 without events).
-    pub window_dur_ns: i64,
+    pub window_dur_ns: Nanos,
     /// The GPUs, in ordinal order.
     pub devices: Vec<DeviceInfo>,
     /// The host threads, in id order.
@@ -74,7 +74,7 @@ pub struct StreamInfo {
     /// Memsets that ran on the stream.
     pub memsets: usize,
     /// Union of the stream's activity intervals.
-    pub busy_ns: i64,
+    pub busy_ns: Nanos,
     /// Activities with a host launch found by correlation id.
     pub launched: usize,
 }
@@ -113,11 +113,11 @@ pub struct StepsInfo {
     /// Step numbers, in time order.
     pub numbers: Vec<i64>,
     /// Median step duration (upper median), in ns.
-    pub median_ns: Option<i64>,
+    pub median_ns: Option<Nanos>,
     /// Shortest step duration, in ns.
-    pub min_ns: Option<i64>,
+    pub min_ns: Option<Nanos>,
     /// Longest step duration, in ns.
-    pub max_ns: Option<i64>,
+    pub max_ns: Option<Nanos>,
 }
 
 /// One reader diagnostic: odd but usable input.
@@ -148,12 +148,12 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
                 .map(|s| {
                     let acts = c.stream_activities(s.id);
                     let count = |k: ActivityKind| acts.iter().filter(|a| a.kind == k).count();
-                    let busy: i64 = match window {
+                    let busy: Nanos = match window {
                         Some((start, end)) => busy_intervals(acts.iter(), Window { start, end })
                             .iter()
-                            .map(|(s, e)| e.0 - s.0)
+                            .map(|(s, e)| *e - *s)
                             .sum(),
-                        None => 0,
+                        None => Nanos::ZERO,
                     };
                     StreamInfo {
                         ordinal: s.ordinal,
@@ -201,7 +201,7 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
             }
         })
         .collect();
-    let mut durations: Vec<i64> = c.steps().iter().map(|s| (s.end - s.start).0).collect();
+    let mut durations: Vec<Nanos> = c.steps().iter().map(|s| s.end - s.start).collect();
     durations.sort_unstable();
     let steps = StepsInfo {
         count: c.steps().len(),
@@ -222,8 +222,8 @@ pub fn inventory(loaded: &Loaded) -> Inventory {
         producer: c.meta().producer.clone(),
         rank: loaded.rank,
         world_size: c.meta().world_size,
-        window_ns: window.map(|(s, e)| (s.0, e.0)),
-        window_dur_ns: window.map_or(0, |(s, e)| (e - s).0),
+        window_ns: window,
+        window_dur_ns: window.map_or(Nanos::ZERO, |(s, e)| e - s),
         devices,
         threads,
         steps,

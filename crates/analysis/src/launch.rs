@@ -5,8 +5,8 @@
 
 use trace_model::{Capture, GpuActivity, HostEvent, Nanos};
 
-use crate::labels::Provenance;
 use crate::steps::Spread;
+use trace_model::Provenance;
 
 /// An activity joined to its launch.
 #[derive(Debug, Clone, Copy)]

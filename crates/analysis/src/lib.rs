@@ -13,7 +13,7 @@
 //!   each checked against independent interval unions ([`BudgetCheck`]).
 //! - What `skip-stats` computes ([`skip_stats`], [`analyze_capture`]; the `report` crate
 //!   renders it): steps, budgets, idle gaps and their causes, the launch join, SKIP
-//!   metrics and the launch-overhead [`Verdict`]; every number carries a [`Provenance`].
+//!   metrics and the launch-overhead [`Verdict`]; every number carries a [`trace_model::Provenance`].
 //!
 //! A capture from an in-memory Chrome trace: the `volta_sgemm` kernel launched by
 //! `aten::mm` lands in the GEMM bucket, the NCCL kernel in communication.
@@ -55,7 +55,6 @@ mod gaps;
 mod input;
 mod interval;
 mod inventory;
-mod labels;
 mod launch;
 mod percent;
 mod practices;
@@ -80,7 +79,7 @@ pub use input::{Loaded, LoadedEach, ProgramInfo};
 pub use inventory::{
     DeviceInfo, DiagnosticInfo, Inventory, StepsInfo, StreamInfo, ThreadInfo, inventory,
 };
-pub use labels::Provenance;
+
 pub use launch::LaunchStats;
 pub use percent::percent_of;
 pub use practices::{Practice, Practices, is_eager_attention_kernel, practices, stream_time};

@@ -30,11 +30,11 @@ use trace_model::{
 use crate::Error;
 use crate::budget::{self, Budget, Window};
 use crate::gaps::{self, GapCauses, GapHost, IdleCauses};
-use crate::labels::Provenance;
 use crate::launch::{self, LaunchStats};
 use crate::steps::{self, Spread, Steps};
 use crate::verdict::{self, Verdict};
 use crate::warmup::{self, WarmUp};
+use trace_model::Provenance;
 
 /// Options of the analysis.
 #[derive(Debug, Clone)]

@@ -43,7 +43,7 @@ use std::sync::LazyLock;
 
 use crate::budget::Budget;
 use crate::gaps::{GapCause, GapCauses};
-use crate::labels::Provenance;
+use trace_model::Provenance;
 
 /// The three outcomes (and the absence of GPU work).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,9 +201,7 @@ pub(crate) fn decide(
         unknown_wait_share,
         covered_share,
         queue_ratio,
-        provenance: Provenance::Inferred {
-            assumptions: assumptions(),
-        },
+        provenance: Provenance::inferred(assumptions()),
     }
 }
 

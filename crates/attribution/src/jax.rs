@@ -215,7 +215,7 @@ pub(crate) fn attribute(
             .and_then(|id| summaries.iter_mut().find(|s| s.program_id == id))
         {
             summary.kernels += 1;
-            summary.gpu_time_ns += kernel.dur_ns;
+            summary.gpu_time_ns += kernel.dur_ns.0;
         }
     }
     let chosen = match config.program {
@@ -243,7 +243,7 @@ pub(crate) fn attribute(
             let keep = k.program_id == Some(id);
             if !keep {
                 other.0 += 1;
-                other.1 += k.dur_ns;
+                other.1 += k.dur_ns.0;
             }
             keep
         });
@@ -341,8 +341,8 @@ fn base_row(
     KernelRow {
         device: capture.device(stream.device).ordinal,
         stream: stream.ordinal,
-        start_ns: activity.start.0,
-        dur_ns: activity.dur.0,
+        start_ns: activity.start,
+        dur_ns: activity.dur,
         kind: kind_name(activity.kind),
         name: capture.name(activity.name).to_owned(),
         program: program

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use trace_model::Nanos;
+
 /// Options of an attribution.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -138,9 +140,9 @@ pub struct KernelRow {
     /// Stream ordinal.
     pub stream: i64,
     /// Start in ns on the capture's axis (measured).
-    pub start_ns: i64,
+    pub start_ns: Nanos,
     /// Duration in ns (measured).
-    pub dur_ns: i64,
+    pub dur_ns: Nanos,
     /// `kernel`, `memcpy` or `memset`.
     pub kind: &'static str,
     /// The activity's name (kernel name, or the memcpy/memset label).
@@ -265,7 +267,7 @@ pub struct Attribution {
 impl Attribution {
     /// Σ of all activities' durations, ns (overlapping streams count twice).
     pub fn gpu_time_ns(&self) -> i64 {
-        self.kernels.iter().map(|k| k.dur_ns).sum()
+        self.kernels.iter().map(|k| k.dur_ns.0).sum()
     }
 
     /// Σ of the durations of the activities with a match (not [`MatchKind::None`]), ns.
@@ -273,7 +275,7 @@ impl Attribution {
         self.kernels
             .iter()
             .filter(|k| k.match_kind != MatchKind::None)
-            .map(|k| k.dur_ns)
+            .map(|k| k.dur_ns.0)
             .sum()
     }
 
@@ -284,7 +286,7 @@ impl Attribution {
         for kernel in &self.kernels {
             let entry = out.entry(kernel.match_kind).or_default();
             entry.0 += 1;
-            entry.1 += kernel.dur_ns;
+            entry.1 += kernel.dur_ns.0;
         }
         out
     }
@@ -294,9 +296,9 @@ impl Attribution {
         let mut total = 0;
         let mut attributed = 0;
         for kernel in self.kernels.iter().filter(|k| k.in_graph) {
-            total += kernel.dur_ns;
+            total += kernel.dur_ns.0;
             if kernel.match_kind != MatchKind::None {
-                attributed += kernel.dur_ns;
+                attributed += kernel.dur_ns.0;
             }
         }
         (total, attributed)
@@ -348,17 +350,17 @@ impl Attribution {
                 .entry((kernel.program.as_str(), kernel.op_name.as_str()))
                 .or_default();
             acc.0 += 1;
-            acc.1 += kernel.dur_ns;
+            acc.1 += kernel.dur_ns.0;
             if !kernel.instruction.is_empty() {
                 acc.2.insert(kernel.instruction.as_str());
             }
             if !kernel.source_line.is_empty() {
-                *acc.3.entry(kernel.source_line.as_str()).or_default() += kernel.dur_ns;
+                *acc.3.entry(kernel.source_line.as_str()).or_default() += kernel.dur_ns.0;
             }
             if kernel.kind == "kernel"
                 && trace_model::classify_kernel(&kernel.name) == trace_model::KernelClass::Layout
             {
-                acc.4 += kernel.dur_ns;
+                acc.4 += kernel.dur_ns.0;
             }
         }
         let mut rows: Vec<OpRow> = by_op
@@ -402,7 +404,7 @@ impl Attribution {
             .iter()
             .filter(on)
             .filter(|k| k.match_kind != MatchKind::None)
-            .map(|k| k.dur_ns)
+            .map(|k| k.dur_ns.0)
             .sum();
         let mut by_line: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
         for kernel in self.kernels.iter().filter(on) {
@@ -413,7 +415,7 @@ impl Attribution {
                 .entry((kernel.source_line.as_str(), kernel.function.as_str()))
                 .or_default();
             acc.0 += 1;
-            acc.1 += kernel.dur_ns;
+            acc.1 += kernel.dur_ns.0;
         }
         let mut rows: Vec<LineRow> = by_line
             .into_iter()
@@ -445,7 +447,7 @@ impl Attribution {
                     .entry((kernel.match_kind, kernel.decided_by))
                     .or_default();
                 acc.0 += 1;
-                acc.1 += kernel.dur_ns;
+                acc.1 += kernel.dur_ns.0;
             }
         }
         let mut rows = Vec::new();

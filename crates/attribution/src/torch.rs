@@ -36,8 +36,8 @@ pub fn attribute_kineto(
         let mut row = KernelRow {
             device: capture.device(stream.device).ordinal,
             stream: stream.ordinal,
-            start_ns: activity.start.0,
-            dur_ns: activity.dur.0,
+            start_ns: activity.start,
+            dur_ns: activity.dur,
             kind: kind_name(activity.kind),
             name: capture.name(activity.name).to_owned(),
             program: String::new(),

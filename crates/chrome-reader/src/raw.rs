@@ -51,6 +51,18 @@ pub struct RawEvent<'a, A = &'a RawValue> {
 }
 
 impl<'a, A> RawEvent<'a, A> {
+    /// The error every reader gives for a `ts` or `dur` (`field`) whose text is no number
+    /// at all (`"soon"`, `"inf"`): it names the file, the event and its byte. A number too
+    /// large for nanoseconds is not this error ([`Number::is_numeric`]).
+    pub fn not_a_time(&self, path: &std::path::Path, field: &str, text: &str) -> crate::Error {
+        crate::Error::Event {
+            path: path.to_path_buf(),
+            index: self.index,
+            offset: self.offset,
+            message: format!("field \"{field}\": {text:?} is not a number of microseconds"),
+        }
+    }
+
     /// An event with no text and no fields, at index and offset 0.
     pub(crate) fn empty() -> Self {
         RawEvent {

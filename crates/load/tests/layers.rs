@@ -37,18 +37,6 @@ const EDGES: &[(&str, &[&str])] = &[
     ("roofline", &["hlo-parser", "load", "trace-model"]),
     // The before/after comparison: two sides, each loaded once and analysed once.
     ("compare", &["analysis", "load", "trace-model"]),
-    // trace-frame builds its DataFrames straight from Chrome trace events (for speed), and
-    // from the loader's captures for the other formats; its cache and export are outputs.
-    (
-        "trace-frame",
-        &[
-            "analysis",
-            "chrome-reader",
-            "load",
-            "output-file",
-            "trace-model",
-        ],
-    ),
     // Layer 4: rendering.
     (
         "report",
@@ -59,6 +47,21 @@ const EDGES: &[(&str, &[&str])] = &[
             "load",
             "output-file",
             "roofline",
+            "trace-model",
+        ],
+    ),
+    // trace-frame builds its DataFrames straight from Chrome trace events (for speed), and
+    // from the loader's captures for the other formats; its cache and export are outputs.
+    // It sits above report: its summary is a report::Document printed by report::text
+    // (report cannot depend on it, or every tool would reach polars).
+    (
+        "trace-frame",
+        &[
+            "analysis",
+            "chrome-reader",
+            "load",
+            "output-file",
+            "report",
             "trace-model",
         ],
     ),

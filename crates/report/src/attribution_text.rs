@@ -3,6 +3,11 @@
 
 use analysis::percent_of;
 use attribution::{Attribution, MatchKind, SourceFormat};
+use trace_model::{Nanos, Provenance};
+
+use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::label::{Figure, Format};
+use crate::measured;
 
 /// Every output file: (file name, contents), in a fixed order.
 pub fn files(result: &Attribution) -> Vec<(String, String)> {
@@ -57,8 +62,8 @@ pub fn kernels_csv(result: &Attribution) -> String {
             vec![
                 k.device.to_string(),
                 k.stream.to_string(),
-                k.start_ns.to_string(),
-                k.dur_ns.to_string(),
+                k.start_ns.0.to_string(),
+                k.dur_ns.0.to_string(),
                 k.kind.to_owned(),
                 k.name.clone(),
                 k.program.clone(),
@@ -81,7 +86,7 @@ pub fn ops_csv(result: &Attribution) -> String {
             .kernels
             .iter()
             .filter(|k| k.device == d)
-            .map(|k| k.dur_ns)
+            .map(|k| k.dur_ns.0)
             .sum()
     };
     csv_text(
@@ -170,9 +175,9 @@ pub struct AttributionSummary<'a> {
     /// GPU activities attributed (each exactly once).
     pub kernels: usize,
     /// Σ of their durations, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Σ of the durations of those with a match, ns.
-    pub attributed_time_ns: i64,
+    pub attributed_time_ns: Nanos,
     /// Kernels, time and share per match kind, over all devices.
     pub by_match_kind: Vec<MatchShare>,
     /// The same per device.
@@ -180,9 +185,9 @@ pub struct AttributionSummary<'a> {
     /// Kernels with match kind `none`.
     pub kernels_without_candidate: u64,
     /// GPU time of graph (command-buffer) kernels, ns.
-    pub graph_time_ns: i64,
+    pub graph_time_ns: Nanos,
     /// The part of it with a match, ns.
-    pub graph_attributed_ns: i64,
+    pub graph_attributed_ns: Nanos,
     /// JAX: the program whose HLO text is written.
     pub chosen_program: Option<i64>,
     /// JAX: the stored programs.
@@ -207,7 +212,7 @@ pub struct MatchShare {
     /// Kernels matched that way.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Their share of the GPU time concerned, in percent.
     pub share_pct: f64,
 }
@@ -220,7 +225,7 @@ pub struct DeviceShare {
     /// Its GPU activities.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Kernels, time and share per match kind on the device.
     pub by_match_kind: Vec<MatchShare>,
 }
@@ -229,16 +234,16 @@ pub struct DeviceShare {
 pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
     let total = result.gpu_time_ns();
     let shares = |rows: &[&attribution::KernelRow]| -> Vec<MatchShare> {
-        let time: i64 = rows.iter().map(|k| k.dur_ns).sum();
+        let time: i64 = rows.iter().map(|k| k.dur_ns.0).sum();
         MatchKind::ALL
             .iter()
             .map(|&kind| {
                 let of: Vec<_> = rows.iter().filter(|k| k.match_kind == kind).collect();
-                let t: i64 = of.iter().map(|k| k.dur_ns).sum();
+                let t: i64 = of.iter().map(|k| k.dur_ns.0).sum();
                 MatchShare {
                     match_kind: kind,
                     kernels: of.len() as u64,
-                    gpu_time_ns: t,
+                    gpu_time_ns: Nanos(t),
                     share_pct: percent_of(t, time),
                 }
             })
@@ -272,8 +277,8 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
         format: result.format,
         label: "measured",
         kernels: result.kernels.len(),
-        gpu_time_ns: total,
-        attributed_time_ns: result.attributed_time_ns(),
+        gpu_time_ns: Nanos(total),
+        attributed_time_ns: Nanos(result.attributed_time_ns()),
         by_match_kind: shares(&all),
         per_device,
         kernels_without_candidate: result
@@ -281,8 +286,8 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
             .iter()
             .filter(|k| k.match_kind == MatchKind::None)
             .count() as u64,
-        graph_time_ns: graph,
-        graph_attributed_ns: graph_attributed,
+        graph_time_ns: Nanos(graph),
+        graph_attributed_ns: Nanos(graph_attributed),
         chosen_program: result.chosen_program,
         programs: &result.programs,
         other_program_kernels: result.other_program_kernels.0,
@@ -298,140 +303,209 @@ pub fn summary_json(result: &Attribution) -> String {
     serde_json::to_string_pretty(&summary(result)).expect("invariant: the summary serializes")
 }
 
-fn ms(ns: i64) -> String {
-    format!("{:.3} ms", ns as f64 / 1e6)
-}
-
 /// The summary as text (what `attribute-kernels` prints).
 pub fn summary_text(result: &Attribution) -> String {
-    use std::fmt::Write;
+    crate::text::render(&summary_document(result))
+}
+
+/// The summary as a document (see [`summary_text`]).
+pub fn summary_document(result: &Attribution) -> Document {
     let s = summary(result);
-    let mut out = String::new();
-    let _ = writeln!(out, "attribute-kernels: {}", s.path);
-    let _ = writeln!(
-        out,
-        "{} GPU activities, {} GPU time (measured); attributed {} ({:.1} %)",
-        s.kernels,
+    let mut doc = Document::new(format!("attribute-kernels: {}", s.path));
+    let mut sec = Section::new("summary", "");
+    sec.push(Block::line(vec![
+        count(s.kernels),
+        Span::text(" GPU activities, "),
         ms(s.gpu_time_ns),
+        Span::text(" GPU time (measured); attributed "),
         ms(s.attributed_time_ns),
-        percent_of(s.attributed_time_ns, s.gpu_time_ns)
+        Span::text(" ("),
+        Span::Figure(measured::percent(percent_of(
+            s.attributed_time_ns.0,
+            s.gpu_time_ns.0,
+        ))),
+        Span::text(")"),
+    ]));
+    sec.push(Block::blank());
+    sec.para("share of GPU time by match kind (measured):");
+    let mut t = Table::new(
+        "match_kinds",
+        &["match kind", "kernels", "", "time", "share"],
     );
-    let _ = writeln!(out, "\nshare of GPU time by match kind (measured):");
     for m in &s.by_match_kind {
-        let _ = writeln!(
-            out,
-            "  {:<6} {:>7} kernels {:>12} {:>6.1} %",
-            m.match_kind.as_str(),
-            m.kernels,
-            ms(m.gpu_time_ns),
-            m.share_pct
-        );
+        t.push(vec![
+            Cell::text(m.match_kind.as_str()),
+            Cell::figure(measured::count(m.kernels)),
+            Cell::text("kernels"),
+            Cell::figure(ms_figure(m.gpu_time_ns)),
+            Cell::Spans(
+                crate::text::padded(
+                    Span::formatted(measured::percent(m.share_pct), Format::Fixed(1)),
+                    6,
+                )
+                .into_iter()
+                .chain([Span::text(" %")])
+                .collect(),
+            ),
+        ]);
     }
+    sec.push(Block::Table(
+        t.with_layout(
+            TextLayout::new(vec![
+                Column::left(2, 6),
+                Column::right(1, 7).format(Format::Fixed(0)),
+                Column::left(1, 0),
+                Column::right(1, 12).format(Format::Millis(3)),
+                Column::left(1, 0),
+            ])
+            .without_header(),
+        ),
+    ));
     let reasons: Vec<String> = result
         .how()
         .into_iter()
         .filter(|h| h.device == "all" && h.match_kind == MatchKind::None)
         .map(|h| format!("{} {}", h.kernels, h.decided_by.as_str()))
         .collect();
-    let _ = writeln!(
-        out,
-        "kernels with no candidate (none): {}{}",
-        s.kernels_without_candidate,
-        if reasons.is_empty() {
+    sec.push(Block::line(vec![
+        Span::text("kernels with no candidate (none): "),
+        count(s.kernels_without_candidate),
+        Span::text(if reasons.is_empty() {
             String::new()
         } else {
             format!(" ({})", reasons.join(", "))
-        }
-    );
+        }),
+    ]));
     if s.per_device.len() > 1 {
-        let _ = writeln!(out, "\nper device (measured):");
+        sec.push(Block::blank());
+        sec.para("per device (measured):");
         for d in &s.per_device {
-            let parts: Vec<String> = d
-                .by_match_kind
-                .iter()
-                .map(|m| format!("{} {:.1} %", m.match_kind.as_str(), m.share_pct))
-                .collect();
-            let _ = writeln!(
-                out,
-                "  GPU {}: {} kernels, {}: {}",
-                d.device,
-                d.kernels,
+            let mut spans = vec![
+                Span::text(format!("  GPU {}: ", d.device)),
+                count(d.kernels),
+                Span::text(" kernels, "),
                 ms(d.gpu_time_ns),
-                parts.join(", ")
-            );
+                Span::text(": "),
+            ];
+            for (i, m) in d.by_match_kind.iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::text(", "));
+                }
+                spans.push(Span::text(format!("{} ", m.match_kind.as_str())));
+                spans.push(Span::Figure(measured::percent(m.share_pct)));
+            }
+            sec.push(Block::line(spans));
         }
     }
-    if s.graph_time_ns > 0 {
-        let _ = writeln!(
-            out,
-            "\nGPU time inside graphs / command buffers: {} ({:.1} % of GPU time), attributed {:.1} % of it (measured)",
+    if s.graph_time_ns > Nanos::ZERO {
+        sec.push(Block::blank());
+        sec.push(Block::line(vec![
+            Span::text("GPU time inside graphs / command buffers: "),
             ms(s.graph_time_ns),
-            percent_of(s.graph_time_ns, s.gpu_time_ns),
-            percent_of(s.graph_attributed_ns, s.graph_time_ns)
-        );
+            Span::text(" ("),
+            Span::Figure(measured::percent(percent_of(
+                s.graph_time_ns.0,
+                s.gpu_time_ns.0,
+            ))),
+            Span::text(" of GPU time), attributed "),
+            Span::Figure(measured::percent(percent_of(
+                s.graph_attributed_ns.0,
+                s.graph_time_ns.0,
+            ))),
+            Span::text(" of it (measured)"),
+        ]));
     }
     if !s.programs.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nprograms with GPU time (read from /host:metadata; time measured):"
-        );
+        sec.push(Block::blank());
+        sec.para("programs with GPU time (read from /host:metadata; time measured):");
         for p in s.programs.iter().filter(|p| p.kernels > 0) {
             let chosen = if Some(p.program_id) == s.chosen_program {
                 "  <- chosen"
             } else {
                 ""
             };
-            let _ = writeln!(
-                out,
-                "  {}({}): {} kernels, {}; {} of {} instructions with a Python line{}",
-                p.module_name,
-                p.program_id,
-                p.kernels,
-                ms(p.gpu_time_ns),
-                p.with_python_line,
-                p.instructions,
-                chosen
-            );
+            sec.push(Block::line(vec![
+                Span::text(format!("  {}({}): ", p.module_name, p.program_id)),
+                count(p.kernels),
+                Span::text(" kernels, "),
+                ms(Nanos(p.gpu_time_ns)),
+                Span::text("; "),
+                count(p.with_python_line),
+                Span::text(" of "),
+                count(p.instructions),
+                Span::text(format!(" instructions with a Python line{chosen}")),
+            ]));
         }
         let lines: usize = s.programs.iter().map(|p| p.with_python_line).sum();
         let instructions: usize = s.programs.iter().map(|p| p.instructions).sum();
-        let _ = writeln!(
-            out,
-            "  all {} stored programs: {lines} of {instructions} instructions with a resolved Python line",
-            s.programs.len()
-        );
+        sec.push(Block::line(vec![
+            Span::text(format!("  all {} stored programs: ", s.programs.len())),
+            count(lines),
+            Span::text(" of "),
+            count(instructions),
+            Span::text(" instructions with a resolved Python line"),
+        ]));
     }
     if s.other_program_kernels > 0 {
-        let _ = writeln!(
-            out,
-            "kernels of other programs left out by --program: {}",
-            s.other_program_kernels
-        );
+        sec.push(Block::line(vec![
+            Span::text("kernels of other programs left out by --program: "),
+            count(s.other_program_kernels),
+        ]));
     }
     if !s.top_lines.is_empty() {
-        let _ = writeln!(out, "\ntop Python lines by GPU time (measured):");
+        sec.push(Block::blank());
+        sec.para("top Python lines by GPU time (measured):");
+        let mut t = Table::new("top_lines", &["time", "share", "line"]);
         for l in s.top_lines.iter().take(5) {
-            let _ = writeln!(
-                out,
-                "  {:>12} {:>6.1} %  {} {}",
-                ms(l.gpu_time_ns),
-                l.share_pct,
-                l.source_line,
-                l.function
+            let mut share = crate::text::padded(
+                Span::formatted(measured::percent(l.share_pct), Format::Fixed(1)),
+                6,
             );
+            share.push(Span::text(" %"));
+            t.push(vec![
+                Cell::figure(ms_figure(Nanos(l.gpu_time_ns))),
+                Cell::Spans(share),
+                Cell::code(format!("{} {}", l.source_line, l.function)),
+            ]);
         }
+        sec.push(Block::Table(
+            t.with_layout(
+                TextLayout::new(vec![
+                    Column::right(2, 12).format(Format::Millis(3)),
+                    Column::left(1, 0),
+                    Column::left(2, 0),
+                ])
+                .without_header(),
+            ),
+        ));
     }
     if !s.notes.is_empty() {
-        let _ = writeln!(out, "\nnotes:");
+        sec.push(Block::blank());
+        sec.para("notes:");
         for n in s.notes {
-            let _ = writeln!(out, "  - {n}");
+            sec.para(format!("  - {n}"));
         }
     }
     if !s.needs_new_capture.is_empty() {
-        let _ = writeln!(out, "\nneeds a new capture:");
+        sec.push(Block::blank());
+        sec.para("needs a new capture:");
         for n in s.needs_new_capture {
-            let _ = writeln!(out, "  - {n}");
+            sec.para(format!("  - {n}"));
         }
     }
-    out
+    doc.sections.push(sec);
+    doc
+}
+
+/// A duration as attribute-kernels writes it: milliseconds with three decimals.
+fn ms(ns: Nanos) -> Span {
+    Span::formatted(ms_figure(ns), Format::Millis(3))
+}
+
+fn ms_figure(ns: Nanos) -> Figure {
+    Figure::duration(ns, Provenance::Measured)
+}
+
+fn count(n: impl TryInto<u64>) -> Span {
+    Span::formatted(measured::count(n), Format::Fixed(0))
 }

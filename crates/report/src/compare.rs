@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use compare::{Change, Comparison, NamedRow, Presence, Row, Stat, Verdict};
-use trace_model::Nanos;
+use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table};
-use crate::label::{Figure, Label, Value};
+use crate::label::{Figure, Value};
 
 /// Rows of the kernel and op tables (every added, removed or renamed one is kept too).
 pub const TOP_ROWS: usize = 40;
@@ -229,8 +229,8 @@ fn op_kernels_section(c: &Comparison) -> Section {
     for r in c.op_kernels.iter().take(TOP_ROWS) {
         t.push(vec![
             Cell::code(r.op.clone()),
-            Cell::figure(Figure::count(r.count[0], Label::Measured)),
-            Cell::figure(Figure::count(r.count[1], Label::Measured)),
+            Cell::figure(Figure::count(r.count[0], Provenance::Measured)),
+            Cell::figure(Figure::count(r.count[1], Provenance::Measured)),
             kernels(&r.kernels[0]),
             kernels(&r.kernels[1]),
         ]);
@@ -272,12 +272,12 @@ fn first_step_section(c: &Comparison) -> Section {
             "difference",
         ],
     );
-    let us = |n: i64| Cell::figure(duration(Nanos(n * 1000), Label::Measured));
+    let us = |n: i64| Cell::figure(duration(Nanos(n * 1000), Provenance::Measured));
     for r in c.first_step_names.iter().take(TOP_ROWS) {
         t.push(vec![
             Cell::code(r.name.clone()),
-            Cell::figure(Figure::count(r.count[0], Label::Measured)),
-            Cell::figure(Figure::count(r.count[1], Label::Measured)),
+            Cell::figure(Figure::count(r.count[0], Provenance::Measured)),
+            Cell::figure(Figure::count(r.count[1], Provenance::Measured)),
             us(r.total_us[0]),
             us(r.total_us[1]),
             us(r.total_us[1] - r.total_us[0]),
@@ -297,14 +297,14 @@ fn file_name(p: &str) -> String {
         .map_or_else(|| p.to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
-fn duration(n: Nanos, label: Label) -> Figure {
+fn duration(n: Nanos, label: Provenance) -> Figure {
     Figure::duration(n, label)
 }
 
 /// A median with its interquartile range.
 fn median(s: &Stat) -> Cell {
     Cell::figure(
-        Figure::duration(s.median, Label::Measured)
+        Figure::duration(s.median, Provenance::Measured)
             .with_range(Value::Duration(s.q1.0), Value::Duration(s.q3.0)),
     )
 }
@@ -312,13 +312,16 @@ fn median(s: &Stat) -> Cell {
 fn verdict_finding(c: &Comparison) -> Finding {
     let s = &c.step_time;
     let mut spans = vec![Span::text("Median steady-state step: ")];
-    spans.push(Span::Figure(duration(s.before.median, Label::Measured)));
+    spans.push(Span::Figure(duration(
+        s.before.median,
+        Provenance::Measured,
+    )));
     spans.push(Span::text(" before, "));
-    spans.push(Span::Figure(duration(s.after.median, Label::Measured)));
+    spans.push(Span::Figure(duration(s.after.median, Provenance::Measured)));
     spans.push(Span::text(" after (difference "));
-    spans.push(Span::Figure(duration(s.delta, Label::Measured)));
+    spans.push(Span::Figure(duration(s.delta, Provenance::Measured)));
     spans.push(Span::text(", noise "));
-    spans.push(Span::Figure(duration(s.noise, Label::Measured)));
+    spans.push(Span::Figure(duration(s.noise, Provenance::Measured)));
     spans.push(Span::text(format!(
         ", over {} and {} step sample(s)). ",
         s.before.samples, s.after.samples
@@ -343,18 +346,21 @@ fn prediction_finding(c: &Comparison) -> Option<Finding> {
     ))];
     spans.push(Span::Figure(duration(
         top.predicted_gain,
-        Label::inferred(PREDICTED),
+        Provenance::inferred(PREDICTED),
     )));
     spans.push(Span::text(
         " per step; the realized gain (median step before − after) is ",
     ));
-    spans.push(Span::Figure(duration(c.realized_gain, Label::Measured)));
+    spans.push(Span::Figure(duration(
+        c.realized_gain,
+        Provenance::Measured,
+    )));
     match top.realized_share {
         Some(r) => {
             spans.push(Span::text(" (realized ÷ predicted "));
             spans.push(Span::Figure(Figure::ratio(
                 r,
-                Label::inferred(REALIZED_SHARE),
+                Provenance::inferred(REALIZED_SHARE),
             )));
             spans.push(Span::text(")."));
         }
@@ -365,7 +371,7 @@ fn prediction_finding(c: &Comparison) -> Option<Finding> {
             " Leading cause after: {} (",
             key.describe()
         )));
-        spans.push(Span::Figure(duration(t, Label::inferred(PREDICTED))));
+        spans.push(Span::Figure(duration(t, Provenance::inferred(PREDICTED))));
         spans.push(Span::text(" per step)."));
     }
     Some(Finding::new(spans))
@@ -395,9 +401,12 @@ fn sides_section(c: &Comparison) -> Section {
             } else {
                 side.gpu_models.join(", ")
             }),
-            Cell::figure(Figure::count(side.captures as u64, Label::Measured)),
+            Cell::figure(Figure::count(side.captures as u64, Provenance::Measured)),
             Cell::text(side.step_origin.clone()),
-            Cell::figure(Figure::count(side.steady_steps as u64, Label::Measured)),
+            Cell::figure(Figure::count(
+                side.steady_steps as u64,
+                Provenance::Measured,
+            )),
         ]);
     }
     s.push(Block::Table(t.with_note(
@@ -420,12 +429,12 @@ fn sides_section(c: &Comparison) -> Section {
     let mut overlap = vec![Span::text("Kernel time in kernels both sides run: ")];
     overlap.push(Span::Figure(Figure::percent(
         100.0 * c.kernel_overlap[0],
-        Label::Measured,
+        Provenance::Measured,
     )));
     overlap.push(Span::text(" of before's, "));
     overlap.push(Span::Figure(Figure::percent(
         100.0 * c.kernel_overlap[1],
-        Label::Measured,
+        Provenance::Measured,
     )));
     overlap.push(Span::text(" of after's (renames counted)."));
     s.push(Block::Paragraph(overlap));
@@ -449,13 +458,13 @@ fn causes_section(c: &Comparison) -> Section {
         t.push(vec![
             Cell::text(r.key.describe()),
             Cell::code(r.key.code()),
-            Cell::figure(duration(r.predicted_gain, Label::inferred(PREDICTED))),
+            Cell::figure(duration(r.predicted_gain, Provenance::inferred(PREDICTED))),
             r.after.map_or(Cell::Empty, |a| {
-                Cell::figure(duration(a, Label::inferred(PREDICTED)))
+                Cell::figure(duration(a, Provenance::inferred(PREDICTED)))
             }),
-            Cell::figure(duration(c.realized_gain, Label::Measured)),
+            Cell::figure(duration(c.realized_gain, Provenance::Measured)),
             r.realized_share.map_or(Cell::Empty, |x| {
-                Cell::figure(Figure::ratio(x, Label::inferred(REALIZED_SHARE)))
+                Cell::figure(Figure::ratio(x, Provenance::inferred(REALIZED_SHARE)))
             }),
         ]);
     }
@@ -494,8 +503,8 @@ fn row_cells(first: Cell, r: &Row) -> Vec<Cell> {
         first,
         median(&r.before),
         median(&r.after),
-        Cell::figure(duration(r.delta, Label::Measured)),
-        Cell::figure(duration(r.noise, Label::Measured)),
+        Cell::figure(duration(r.delta, Provenance::Measured)),
+        Cell::figure(duration(r.noise, Provenance::Measured)),
         change_cell(r.change),
     ]
 }
@@ -534,10 +543,10 @@ fn named_table(name: &str, what: &str, rows: &[NamedRow]) -> Table {
             Cell::code(r.row.key.clone()),
             Cell::text(r.class),
             Cell::text(found),
-            Cell::figure(Figure::count(r.count[0], Label::Measured)),
-            Cell::figure(Figure::count(r.count[1], Label::Measured)),
-            Cell::figure(duration(r.total[0], Label::Measured)),
-            Cell::figure(duration(r.total[1], Label::Measured)),
+            Cell::figure(Figure::count(r.count[0], Provenance::Measured)),
+            Cell::figure(Figure::count(r.count[1], Provenance::Measured)),
+            Cell::figure(duration(r.total[0], Provenance::Measured)),
+            Cell::figure(duration(r.total[1], Provenance::Measured)),
         ];
         cells.extend(row_cells(Cell::Empty, &r.row).into_iter().skip(1));
         t.push(cells);

@@ -10,7 +10,11 @@ use crate::label::Value;
 pub fn raw(v: Value) -> String {
     match v {
         Value::Duration(ns) => ns.to_string(),
-        Value::Percent(p) | Value::Ratio(p) | Value::FlopsPerSecond(p) | Value::Flops(p) => {
+        Value::Percent(p)
+        | Value::Ratio(p)
+        | Value::FlopsPerSecond(p)
+        | Value::Flops(p)
+        | Value::Number(p) => {
             format!("{p}")
         }
         Value::Count(n) | Value::Bytes(n) => n.to_string(),
@@ -24,7 +28,7 @@ fn unit(v: Value) -> &'static str {
         Value::Bytes(_) => " [bytes]",
         Value::FlopsPerSecond(_) => " [FLOP/s]",
         Value::Flops(_) => " [FLOP]",
-        Value::Count(_) | Value::Ratio(_) => "",
+        Value::Count(_) | Value::Ratio(_) | Value::Number(_) => "",
     }
 }
 
@@ -57,6 +61,7 @@ pub fn render(t: &Table) -> String {
             let (value, label) = match c {
                 Cell::Text(s) | Cell::Code(s) => (s.clone(), String::new()),
                 Cell::Figure(f) => (raw(f.value), f.label.word().to_owned()),
+                Cell::Spans(spans) => (spans.iter().map(|s| s.plain()).collect(), String::new()),
                 Cell::Empty => (String::new(), String::new()),
             };
             fields.push(value);
@@ -86,14 +91,17 @@ fn line(out: &mut String, fields: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Figure, Label};
+    use crate::{Figure, Provenance};
 
     #[test]
     fn figures_get_a_label_column() {
         let mut t = Table::new("x", &["name", "time"]);
         t.push(vec![
             Cell::code("a,b"),
-            Cell::figure(Figure::duration(trace_model::Nanos(5), Label::Measured)),
+            Cell::figure(Figure::duration(
+                trace_model::Nanos(5),
+                Provenance::Measured,
+            )),
         ]);
         assert_eq!(
             render(&t),

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::label::Figure;
+use crate::label::{Figure, Format};
 
 /// A whole report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,6 +113,47 @@ pub enum Block {
     Trust(Vec<TrustEntry>),
 }
 
+impl Block {
+    /// A paragraph of these spans (in terminal text: one line).
+    pub fn line(spans: Vec<Span>) -> Block {
+        Block::Paragraph(spans)
+    }
+
+    /// An empty paragraph (in terminal text: a blank line).
+    pub fn blank() -> Block {
+        Block::Paragraph(Vec::new())
+    }
+}
+
+/// A sentence built piece by piece: text and figures in order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Line(pub Vec<Span>);
+
+impl Line {
+    /// Adds text.
+    pub fn text(&mut self, s: impl Into<String>) -> &mut Line {
+        self.0.push(Span::text(s));
+        self
+    }
+
+    /// Adds a figure, written in its unit's default way.
+    pub fn figure(&mut self, f: Figure) -> &mut Line {
+        self.0.push(Span::Figure(f));
+        self
+    }
+
+    /// Adds a figure that terminal text writes in `format`.
+    pub fn formatted(&mut self, f: Figure, format: Format) -> &mut Line {
+        self.0.push(Span::Formatted(f, format));
+        self
+    }
+
+    /// The sentence so far as a paragraph; the line is left empty.
+    pub fn take(&mut self) -> Block {
+        Block::Paragraph(std::mem::take(&mut self.0))
+    }
+}
+
 /// Text or a figure inside a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
@@ -124,6 +165,8 @@ pub enum Span {
     Code(String),
     /// A labelled number.
     Figure(Figure),
+    /// A labelled number that terminal text writes in `format` (other renderers as usual).
+    Formatted(Figure, Format),
 }
 
 impl Span {
@@ -141,8 +184,13 @@ impl Span {
     pub fn plain(&self) -> String {
         match self {
             Span::Text(s) | Span::Code(s) => s.clone(),
-            Span::Figure(f) => f.text(),
+            Span::Figure(f) | Span::Formatted(f, _) => f.text(),
         }
+    }
+
+    /// A figure span written in `format` in terminal text.
+    pub fn formatted(f: Figure, format: Format) -> Span {
+        Span::Formatted(f, format)
     }
 }
 
@@ -157,6 +205,8 @@ pub enum Cell {
     Code(String),
     /// A labelled number.
     Figure(Figure),
+    /// Text and figures together (`12 (40.0%)`).
+    Spans(Vec<Span>),
     /// Nothing.
     Empty,
 }
@@ -189,6 +239,10 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// A note under the table (definitions, what was left out).
     pub note: Option<String>,
+    /// How the table is laid out as terminal text ([`crate::text`]); without one it is a
+    /// pipe table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<TextLayout>,
 }
 
 impl Table {
@@ -199,6 +253,7 @@ impl Table {
             columns: columns.iter().map(|c| (*c).to_owned()).collect(),
             rows: Vec::new(),
             note: None,
+            layout: None,
         }
     }
 
@@ -213,11 +268,99 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// The table laid out in fixed-width columns in terminal text.
+    pub fn with_layout(mut self, layout: TextLayout) -> Table {
+        assert_eq!(
+            layout.columns.len(),
+            self.columns.len(),
+            "invariant: the layout of table {} has one entry per column",
+            self.name
+        );
+        self.layout = Some(layout);
+        self
+    }
+
     /// The table with a note under it.
     pub fn with_note(mut self, note: impl Into<String>) -> Table {
         self.note = Some(note.into());
         self
     }
+}
+
+/// A table's terminal-text layout: fixed-width columns, each after a number of spaces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextLayout {
+    /// One per column of the table.
+    pub columns: Vec<Column>,
+    /// Whether the column headings are printed as the first line.
+    pub header: bool,
+}
+
+impl TextLayout {
+    /// A layout with a heading line.
+    pub fn new(columns: Vec<Column>) -> TextLayout {
+        TextLayout {
+            columns,
+            header: true,
+        }
+    }
+
+    /// The same layout without the heading line.
+    pub fn without_header(mut self) -> TextLayout {
+        self.header = false;
+        self
+    }
+}
+
+/// One column of a [`TextLayout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    /// Spaces before the column (the first column's: the indentation).
+    pub gap: usize,
+    /// The width it is padded to (0: not padded).
+    pub width: usize,
+    /// Which side it is padded on.
+    pub align: Align,
+    /// How its figures are written, when not in their unit's default way.
+    pub format: Option<Format>,
+}
+
+impl Column {
+    /// A left-aligned column.
+    pub fn left(gap: usize, width: usize) -> Column {
+        Column {
+            gap,
+            width,
+            align: Align::Left,
+            format: None,
+        }
+    }
+
+    /// A right-aligned column.
+    pub fn right(gap: usize, width: usize) -> Column {
+        Column {
+            gap,
+            width,
+            align: Align::Right,
+            format: None,
+        }
+    }
+
+    /// The column with its figures written in `format`.
+    pub fn format(mut self, format: Format) -> Column {
+        self.format = Some(format);
+        self
+    }
+}
+
+/// Which side of a column text is aligned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Align {
+    /// Padded on the right.
+    Left,
+    /// Padded on the left.
+    Right,
 }
 
 /// One entry of the trust list.

@@ -125,6 +125,9 @@ fn cell(out: &mut String, c: &Cell) {
             );
         }
         Cell::Figure(f) => figure_cell(out, f),
+        Cell::Spans(s) => {
+            let _ = write!(out, "<td>{}</td>", spans(s));
+        }
         Cell::Empty => out.push_str("<td></td>"),
     }
 }
@@ -148,7 +151,7 @@ fn spans(spans: &[Span]) -> String {
             Span::Code(c) => {
                 let _ = write!(out, "<code>{}</code>", esc(c));
             }
-            Span::Figure(f) => {
+            Span::Figure(f) | Span::Formatted(f, _) => {
                 let _ = write!(
                     out,
                     "<span title=\"{}\">{}</span> <span class=\"label\">({})</span>",

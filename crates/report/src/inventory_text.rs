@@ -1,79 +1,120 @@
-//! How `trace-info` shows an [`Inventory`]: plain text for people.
-
-use std::fmt::Write;
+//! How `trace-info` shows an [`Inventory`]: a [`Document`] for people, printed by
+//! [`crate::text`].
 
 use analysis::Inventory;
-use trace_model::Nanos;
+use trace_model::{Nanos, Provenance};
+
+use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::label::{Figure, Format};
+use crate::measured;
 
 /// Renders the inventory as text for a terminal.
 pub fn render_text(inv: &Inventory) -> String {
-    let mut o = String::new();
-    let w = &mut o;
-    let _ = writeln!(w, "{}", inv.path);
-    let _ = writeln!(w, "  format      {}", inv.format);
+    crate::text::render(&document(inv))
+}
+
+/// The inventory as a document: the capture, its GPU devices and streams, host threads,
+/// steps, HLO programs and diagnostics.
+pub fn document(inv: &Inventory) -> Document {
+    let mut doc = Document::new(inv.path.clone());
+    let mut head = Section::new("capture", "");
+    head.para(format!("  format      {}", inv.format));
     if let Some(p) = &inv.producer {
-        let _ = writeln!(w, "  producer    {p}");
+        head.para(format!("  producer    {p}"));
     }
     match (inv.rank, inv.world_size) {
-        (Some(r), Some(n)) => {
-            let _ = writeln!(w, "  rank        {r} of {n}");
-        }
-        (Some(r), None) => {
-            let _ = writeln!(w, "  rank        {r}");
-        }
+        (Some(r), Some(n)) => head.para(format!("  rank        {r} of {n}")),
+        (Some(r), None) => head.para(format!("  rank        {r}")),
         _ => {}
     }
     if let Some((s, e)) = inv.window_ns {
-        let _ = writeln!(
-            w,
-            "  window      {} (from {} ns to {} ns on the capture's axis) [measured]",
-            Nanos(e - s).human(),
-            s,
-            e
-        );
+        head.push(Block::line(vec![
+            Span::text("  window      "),
+            Span::Figure(Figure::duration(e - s, Provenance::Measured)),
+            Span::text(format!(
+                " (from {} ns to {} ns on the capture's axis) [measured]",
+                s.0, e.0
+            )),
+        ]));
     }
-    let _ = writeln!(w);
-    let _ = writeln!(w, "GPU devices: {}", inv.devices.len());
+    head.push(Block::blank());
+    doc.sections.push(head);
+    doc.sections.push(devices(inv));
+    doc.sections.push(threads(inv));
+    doc.sections.push(steps(inv));
+    if !inv.programs.is_empty() {
+        doc.sections.push(programs(inv));
+    }
+    doc.sections.push(diagnostics(inv));
+    doc
+}
+
+fn devices(inv: &Inventory) -> Section {
+    let mut sec = Section::new("devices", "");
+    sec.push(Block::line(vec![
+        Span::text("GPU devices: "),
+        fixed(measured::count(inv.devices.len()), 0),
+    ]));
+    let metadata = || Provenance::read("profiler metadata");
     for d in &inv.devices {
-        let mut props = Vec::new();
+        let mut props: Vec<Vec<Span>> = Vec::new();
         if let Some(cc) = &d.compute_capability {
-            props.push(format!("compute capability {cc}"));
+            props.push(vec![Span::text(format!("compute capability {cc}"))]);
         }
         if let Some(n) = d.multiprocessors {
-            props.push(format!("{n} SMs/CUs"));
+            props.push(vec![
+                fixed(Figure::count(n, metadata()), 0),
+                Span::text(" SMs/CUs"),
+            ]);
         }
         if let Some(m) = d.memory_bytes {
-            props.push(format!("{:.1} GiB", m as f64 / (1u64 << 30) as f64));
+            props.push(vec![
+                fixed(
+                    Figure::number(m as f64 / (1u64 << 30) as f64, metadata()),
+                    1,
+                ),
+                Span::text(" GiB"),
+            ]);
         }
         if let Some(k) = d.clock_khz {
-            props.push(format!("{:.0} MHz", k as f64 / 1e3));
+            props.push(vec![
+                fixed(Figure::number(k as f64 / 1e3, metadata()), 0),
+                Span::text(" MHz"),
+            ]);
         }
         if let Some(b) = d.memory_bandwidth_gb_s {
-            props.push(format!("{b:.0} GB/s memory bandwidth"));
+            props.push(vec![
+                fixed(Figure::number(b, metadata()), 0),
+                Span::text(" GB/s memory bandwidth"),
+            ]);
         }
-        let props = if props.is_empty() {
-            String::new()
-        } else {
-            format!(" — {} [read: profiler metadata]", props.join(", "))
-        };
-        let _ = writeln!(
-            w,
-            "  GPU {} ({}, {}){props}",
+        let mut spans = vec![Span::text(format!(
+            "  GPU {} ({}, {})",
             d.ordinal,
             d.vendor,
             d.name
                 .as_deref()
                 .filter(|n| !n.is_empty())
                 .unwrap_or("model not recorded")
-        );
+        ))];
+        if !props.is_empty() {
+            spans.push(Span::text(" — "));
+            for (i, p) in props.into_iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::text(", "));
+                }
+                spans.extend(p);
+            }
+            spans.push(Span::text(" [read: profiler metadata]"));
+        }
+        sec.push(Block::line(spans));
         if d.streams.is_empty() {
-            let _ = writeln!(w, "    no activity");
+            sec.para("    no activity");
             continue;
         }
-        let _ = writeln!(
-            w,
-            "    {:<28} {:>8} {:>8} {:>8} {:>12} {:>9}",
-            "stream", "kernels", "memcpy", "memset", "busy", "launched"
+        let mut t = Table::new(
+            format!("gpu{}_streams", d.ordinal),
+            &["stream", "kernels", "memcpy", "memset", "busy", "launched"],
         );
         for s in &d.streams {
             let label = match &s.name {
@@ -81,123 +122,196 @@ pub fn render_text(inv: &Inventory) -> String {
                 None => format!("stream {}", s.ordinal),
             };
             let total = s.kernels + s.memcpys + s.memsets;
-            let _ = writeln!(
-                w,
-                "    {:<28} {:>8} {:>8} {:>8} {:>12} {:>8.1}%",
-                label,
-                s.kernels,
-                s.memcpys,
-                s.memsets,
-                Nanos(s.busy_ns).human(),
-                if total == 0 {
-                    0.0
-                } else {
-                    100.0 * s.launched as f64 / total as f64
-                }
-            );
+            let launched = if total == 0 {
+                0.0
+            } else {
+                100.0 * s.launched as f64 / total as f64
+            };
+            t.push(vec![
+                Cell::text(label),
+                Cell::figure(measured::count(s.kernels)),
+                Cell::figure(measured::count(s.memcpys)),
+                Cell::figure(measured::count(s.memsets)),
+                Cell::figure(Figure::duration(s.busy_ns, Provenance::Measured)),
+                Cell::figure(Figure::percent(launched, Provenance::Measured)),
+            ]);
         }
+        sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+            Column::left(4, 28),
+            Column::right(1, 8).format(Format::Fixed(0)),
+            Column::right(1, 8).format(Format::Fixed(0)),
+            Column::right(1, 8).format(Format::Fixed(0)),
+            Column::right(1, 12),
+            Column::right(1, 9).format(Format::PercentSign(1)),
+        ]))));
     }
     if inv.devices.is_empty() {
-        let _ = writeln!(
-            w,
-            "  none: this capture holds no GPU activity (a CPU-only capture?)"
-        );
+        sec.para("  none: this capture holds no GPU activity (a CPU-only capture?)");
     } else {
-        let _ = writeln!(
-            w,
-            "  (counts and busy time [measured]; busy = union of activity intervals; launched = share with a host launch found by correlation id)"
+        sec.para(
+            "  (counts and busy time [measured]; busy = union of activity intervals; launched = share with a host launch found by correlation id)",
         );
     }
-    let _ = writeln!(w);
-    let _ = writeln!(w, "Host threads: {} [measured]", inv.threads.len());
-    let _ = writeln!(
-        w,
-        "  {:>10} {:>12} {:>9} {:>9} {:>9}  name",
-        "pid", "tid", "events", "launches", "cpu ops"
+    sec.push(Block::blank());
+    sec
+}
+
+fn threads(inv: &Inventory) -> Section {
+    let mut sec = Section::new("threads", "");
+    sec.push(Block::line(vec![
+        Span::text("Host threads: "),
+        fixed(measured::count(inv.threads.len()), 0),
+        Span::text(" [measured]"),
+    ]));
+    let mut t = Table::new(
+        "threads",
+        &["pid", "tid", "events", "launches", "cpu ops", "name"],
     );
-    for t in &inv.threads {
-        let _ = writeln!(
-            w,
-            "  {:>10} {:>12} {:>9} {:>9} {:>9}  {}",
+    for th in &inv.threads {
+        t.push(vec![
             // An id that is not a 64-bit integer shows as the trace wrote it.
-            t.pid_text.clone().unwrap_or_else(|| t.pid.to_string()),
-            t.tid_text.clone().unwrap_or_else(|| t.tid.to_string()),
-            t.events,
-            t.launches,
-            t.cpu_ops,
-            t.name.as_deref().unwrap_or("")
-        );
+            Cell::text(th.pid_text.clone().unwrap_or_else(|| th.pid.to_string())),
+            Cell::text(th.tid_text.clone().unwrap_or_else(|| th.tid.to_string())),
+            Cell::figure(measured::count(th.events)),
+            Cell::figure(measured::count(th.launches)),
+            Cell::figure(measured::count(th.cpu_ops)),
+            Cell::text(th.name.as_deref().unwrap_or("")),
+        ]);
     }
-    let _ = writeln!(w);
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::right(2, 10),
+        Column::right(1, 12),
+        Column::right(1, 9).format(Format::Fixed(0)),
+        Column::right(1, 9).format(Format::Fixed(0)),
+        Column::right(1, 9).format(Format::Fixed(0)),
+        Column::left(2, 0),
+    ]))));
+    sec.push(Block::blank());
+    sec
+}
+
+fn steps(inv: &Inventory) -> Section {
+    let mut sec = Section::new("steps", "");
     match (inv.steps.count, inv.steps.source) {
         (0, _) | (_, None) => {
-            let _ = writeln!(
-                w,
-                "Steps: none found (no ProfilerStep# annotations or step markers)"
-            );
+            sec.para("Steps: none found (no ProfilerStep# annotations or step markers)");
         }
         (n, Some(source)) => {
-            let _ = writeln!(
-                w,
-                "Steps: {n} from {source}; numbers {}; duration median {}, min {}, max {} [measured]",
-                compact_numbers(&inv.steps.numbers),
-                Nanos(inv.steps.median_ns.unwrap_or(0)).human(),
-                Nanos(inv.steps.min_ns.unwrap_or(0)).human(),
-                Nanos(inv.steps.max_ns.unwrap_or(0)).human(),
-            );
+            let d = |ns: Option<Nanos>| {
+                Span::Figure(Figure::duration(
+                    ns.unwrap_or(Nanos::ZERO),
+                    Provenance::Measured,
+                ))
+            };
+            sec.push(Block::line(vec![
+                Span::text("Steps: "),
+                fixed(measured::count(n), 0),
+                Span::text(format!(
+                    " from {source}; numbers {}; duration median ",
+                    compact_numbers(&inv.steps.numbers)
+                )),
+                d(inv.steps.median_ns),
+                Span::text(", min "),
+                d(inv.steps.min_ns),
+                Span::text(", max "),
+                d(inv.steps.max_ns),
+                Span::text(" [measured]"),
+            ]));
         }
     }
-    if !inv.programs.is_empty() {
-        let _ = writeln!(w);
-        let _ = writeln!(
-            w,
-            "HLO programs: {} (instructions and Python-line coverage [measured])",
-            inv.programs.len()
-        );
-        let _ = writeln!(
-            w,
-            "  {:>12} {:>12} {:>14}  name",
-            "program id", "instructions", "Python line"
-        );
-        for p in &inv.programs {
-            match (p.instructions, p.with_python_line) {
-                (Some(n), Some(k)) => {
-                    let pct = if n == 0 {
-                        0.0
-                    } else {
-                        100.0 * k as f64 / n as f64
-                    };
-                    let _ = writeln!(
-                        w,
-                        "  {:>12} {:>12} {:>6} ({:>4.1}%)  {}",
-                        p.id, n, k, pct, p.name
-                    );
-                }
-                _ => {
-                    let _ = writeln!(
-                        w,
-                        "  {:>12} {:>12} {:>14}  {} (undecodable: {})",
-                        p.id,
-                        "-",
-                        "-",
-                        p.name,
-                        p.error.as_deref().unwrap_or("unknown error")
-                    );
-                }
+    sec
+}
+
+fn programs(inv: &Inventory) -> Section {
+    let mut sec = Section::new("programs", "");
+    sec.push(Block::blank());
+    sec.push(Block::line(vec![
+        Span::text("HLO programs: "),
+        fixed(measured::count(inv.programs.len()), 0),
+        Span::text(" (instructions and Python-line coverage [measured])"),
+    ]));
+    let mut t = Table::new(
+        "programs",
+        &["program id", "instructions", "Python line", "name"],
+    );
+    for p in &inv.programs {
+        match (p.instructions, p.with_python_line) {
+            (Some(n), Some(k)) => {
+                let pct = if n == 0 {
+                    0.0
+                } else {
+                    100.0 * k as f64 / n as f64
+                };
+                let mut python = crate::text::padded(fixed(measured::count(k), 0), 6);
+                python.push(Span::text(" ("));
+                python.extend(crate::text::padded(
+                    Span::formatted(Figure::percent(pct, Provenance::Measured), Format::Fixed(1)),
+                    4,
+                ));
+                python.push(Span::text("%)"));
+                t.push(vec![
+                    Cell::text(p.id.to_string()),
+                    Cell::figure(measured::count(n)),
+                    Cell::Spans(python),
+                    Cell::text(p.name.clone()),
+                ]);
             }
+            _ => t.push(vec![
+                Cell::text(p.id.to_string()),
+                Cell::text("-"),
+                Cell::text("-"),
+                Cell::text(format!(
+                    "{} (undecodable: {})",
+                    p.name,
+                    p.error.as_deref().unwrap_or("unknown error")
+                )),
+            ]),
         }
     }
-    let _ = writeln!(w);
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::right(2, 12),
+        Column::right(1, 12).format(Format::Fixed(0)),
+        Column::right(1, 14),
+        Column::left(2, 0),
+    ]))));
+    sec
+}
+
+fn diagnostics(inv: &Inventory) -> Section {
+    let mut sec = Section::new("diagnostics", "");
+    sec.push(Block::blank());
     if inv.diagnostics.is_empty() {
-        let _ = writeln!(w, "Diagnostics: none");
+        sec.para("Diagnostics: none");
     } else {
-        let _ = writeln!(w, "Diagnostics: {}", inv.diagnostics.len());
+        sec.push(Block::line(vec![
+            Span::text("Diagnostics: "),
+            fixed(measured::count(inv.diagnostics.len()), 0),
+        ]));
+        let mut t = Table::new("diagnostics", &["count", "diagnostic"]);
         for d in &inv.diagnostics {
-            let _ = writeln!(w, "  {:>8} × {}: {}", d.count, d.code, d.message);
-            let _ = writeln!(w, "             first at {}", d.first);
+            t.push(vec![
+                Cell::figure(Figure::count(d.count, Provenance::Measured)),
+                Cell::text(format!(
+                    " × {}: {}\n             first at {}",
+                    d.code, d.message, d.first
+                )),
+            ]);
         }
+        sec.push(Block::Table(
+            t.with_layout(
+                TextLayout::new(vec![
+                    Column::right(2, 8).format(Format::Fixed(0)),
+                    Column::left(0, 0),
+                ])
+                .without_header(),
+            ),
+        ));
     }
-    o
+    sec
+}
+
+fn fixed(f: Figure, decimals: u8) -> Span {
+    Span::formatted(f, Format::Fixed(decimals))
 }
 
 /// `1, 2, 3, 7` → `1–3, 7`.

@@ -24,10 +24,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
-use trace_model::{Capture, HostKind, Nanos};
+use trace_model::{Capture, HostKind, Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
-use crate::label::{Figure, Label, Value};
+use crate::label::{Figure, Value};
 use crate::swimlane::{self, Chart, Lane, LaneKind, Slice};
 
 /// Options of an investigation.
@@ -586,7 +586,7 @@ fn file_name(p: &Path) -> String {
 }
 
 fn pct(share: f64) -> Figure {
-    Figure::percent(100.0 * share, Label::Measured)
+    Figure::percent(100.0 * share, Provenance::Measured)
 }
 
 fn rank_label(r: &Report) -> String {
@@ -613,7 +613,7 @@ fn steps_table(a: &Analysis, facts: &[CaptureFacts]) -> Table {
             "GPU vendors",
         ],
     );
-    let dur = |n: Nanos| Cell::figure(Figure::duration(n, Label::Measured));
+    let dur = |n: Nanos| Cell::figure(Figure::duration(n, Provenance::Measured));
     let mut all = Vec::new();
     let mut row = |label: String,
                    origin: String,
@@ -625,12 +625,12 @@ fn steps_table(a: &Analysis, facts: &[CaptureFacts]) -> Table {
         t.push(vec![
             Cell::text(label),
             Cell::text(origin),
-            Cell::figure(Figure::count(steps.len() as u64, Label::Measured)),
+            Cell::figure(Figure::count(steps.len() as u64, Provenance::Measured)),
             dur(q.median),
             dur(q.q1),
             dur(q.q3),
             mean,
-            Cell::figure(Figure::count(count as u64, Label::Measured)),
+            Cell::figure(Figure::count(count as u64, Provenance::Measured)),
             Cell::text(counted(&gpus[0])),
             Cell::text(counted(&gpus[1])),
         ]);
@@ -708,7 +708,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         });
         let step = r.steps.duration_spread().map_or(Cell::Empty, |sp| {
             Cell::figure(
-                Figure::duration(sp.median, Label::Measured)
+                Figure::duration(sp.median, Provenance::Measured)
                     .with_range(Value::Duration(sp.min.0), Value::Duration(sp.max.0)),
             )
         });
@@ -725,7 +725,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             share(v.sync_wait_share),
             share(v.unknown_wait_share),
             v.queue_ratio.map_or(Cell::Empty, |q| {
-                Cell::figure(Figure::ratio(q, Label::Measured))
+                Cell::figure(Figure::ratio(q, Provenance::Measured))
             }),
             step,
         ]);
@@ -739,7 +739,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             Span::text(format!("{}: ", rank_label(first))),
             Span::Figure(Figure {
                 value: Value::Percent(100.0 * v.busy_share),
-                label: Label::Measured,
+                label: Provenance::Measured,
                 range: share_range(a, |r| r.verdict.busy_share),
             }),
             Span::text(format!(
@@ -797,7 +797,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
                 if i == 0 { "; per forward: " } else { ", " }
             )));
             spans.push(Span::Figure(
-                Figure::duration(spread.median, Label::Measured)
+                Figure::duration(spread.median, Provenance::Measured)
                     .with_range(Value::Duration(spread.min.0), Value::Duration(spread.max.0)),
             ));
         }
@@ -822,7 +822,10 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
                 w.steps.len(),
                 a.reports[0].steps.steps.len()
             ))];
-            spans.push(Span::Figure(Figure::duration(w.step_time, Label::Measured)));
+            spans.push(Span::Figure(Figure::duration(
+                w.step_time,
+                Provenance::Measured,
+            )));
             spans.push(Span::text(format!(
                 ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning{}{})",
                 w.event_count,
@@ -852,9 +855,9 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
                 Span::text("The GPU has no work of the step for "),
                 Span::Figure(pct(h.share())),
                 Span::text(" of the steps' wall time (host-only: "),
-                Span::Figure(Figure::duration(h.before_gpu, Label::Measured)),
+                Span::Figure(Figure::duration(h.before_gpu, Provenance::Measured)),
                 Span::text(" before the first GPU activity, "),
-                Span::Figure(Figure::duration(h.after_gpu, Label::Measured)),
+                Span::Figure(Figure::duration(h.after_gpu, Provenance::Measured)),
                 Span::text(format!(" after the last, over {} step(s))", h.steps)),
             ];
             if !top.is_empty() {
@@ -874,7 +877,7 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
                 lf.rank.map_or("?".to_owned(), |r| r.to_string()),
                 lf.step
             )),
-            Span::Figure(Figure::duration(lf.behind_earliest, Label::Measured)),
+            Span::Figure(Figure::duration(lf.behind_earliest, Provenance::Measured)),
             Span::text(if lf.aligned_on_base_time {
                 " after the earliest rank (clocks aligned on baseTimeNanoseconds)."
             } else {
@@ -900,12 +903,12 @@ fn cross_rank_section(
         rank.map_or_else(|| file_name(Path::new(label)), |r| format!("rank {r}"))
     };
     let offset_label = || {
-        Label::inferred(
+        Provenance::inferred(
             "a collective instance (the k-th collective of every rank) ends at the same true time on every rank; the offset is the median over instances of this rank's end minus the reference rank's",
         )
     };
     let late_label = || {
-        Label::inferred(
+        Provenance::inferred(
             "arrival = the start of the rank's collective kernel, on the reference rank's clock after the estimated offset; late = after the median rank's arrival by more than the threshold, at the last collective of a step",
         )
     };
@@ -913,7 +916,7 @@ fn cross_rank_section(
         s.push(Block::Paragraph(vec![
             Span::text("Median step time across ranks: "),
             Span::Figure(
-                Figure::duration(sp.median, Label::Measured)
+                Figure::duration(sp.median, Provenance::Measured)
                     .with_range(Value::Duration(sp.min.0), Value::Duration(sp.max.0)),
             ),
             Span::text(format!(
@@ -996,15 +999,15 @@ fn cross_rank_section(
             .find(|st| st.rank == r.rank && st.label == r.label);
         t.push(vec![
             Cell::text(who(r.rank, &r.label)),
-            Cell::figure(Figure::count(r.steps as u64, Label::Measured)),
+            Cell::figure(Figure::count(r.steps as u64, Provenance::Measured)),
             r.median_step.map_or(Cell::Empty, |m| {
-                Cell::figure(Figure::duration(m, Label::Measured))
+                Cell::figure(Figure::duration(m, Provenance::Measured))
             }),
             r.clock_offset.map_or(Cell::Empty, |o| {
                 Cell::figure(Figure::duration(o, offset_label()))
             }),
             r.offset_residual.map_or(Cell::Empty, |o| {
-                Cell::figure(Figure::duration(o, Label::Measured))
+                Cell::figure(Figure::duration(o, Provenance::Measured))
             }),
             late.map_or(Cell::Empty, |st| Cell::text(st.first_step.to_string())),
             late.map_or(Cell::Empty, |st| {
@@ -1086,8 +1089,8 @@ fn heat_map_blocks(s: &mut Section, map: &analysis::StepHeatMap) {
     });
 }
 
-fn verdict_label() -> Label {
-    Label::inferred(analysis::verdict_assumptions())
+fn verdict_label() -> Provenance {
+    Provenance::inferred(analysis::verdict_assumptions())
 }
 
 /// The range of a share over the reports (ranks), when there are several.
@@ -1296,12 +1299,12 @@ fn budget_section(a: &Analysis) -> Section {
                     .map(|d| (d.device, "all".to_owned(), &d.budget)),
             );
         for (dev, stream, b) in rows {
-            let part = |x: Nanos| Cell::figure(Figure::duration(x, Label::Measured));
+            let part = |x: Nanos| Cell::figure(Figure::duration(x, Provenance::Measured));
             t.push(vec![
                 Cell::text(rank_label(r)),
                 Cell::text(dev.to_string()),
                 Cell::text(stream),
-                Cell::figure(Figure::duration(b.span(), Label::Measured)),
+                Cell::figure(Figure::duration(b.span(), Provenance::Measured)),
                 part(b.compute),
                 part(b.collective),
                 part(b.memcpy),
@@ -1453,7 +1456,7 @@ fn swimlane_section(a: &Analysis, drawn: &[(&Report, &Loaded)], options: &Option
         if let Some(x) = last {
             s.push(Block::Paragraph(vec![
                 Span::text(format!("Straggler (the last rank to finish): {} finished step {} last, ", rank_label(r), lf.step)),
-                Span::Figure(Figure::duration(lf.behind_earliest, Label::Measured)),
+                Span::Figure(Figure::duration(lf.behind_earliest, Provenance::Measured)),
                 Span::text(" after the earliest rank; its last activity was "),
                 Span::code(c.name(x.name).to_owned()),
                 Span::text(format!(
@@ -1514,9 +1517,9 @@ fn ops_section(
             buckets_t.push(vec![
                 Cell::text(who.clone()),
                 Cell::text(b.bucket),
-                Cell::figure(Figure::duration(Nanos(b.time_ns), Label::Measured)),
-                Cell::figure(Figure::percent(b.percent, Label::Measured)),
-                Cell::figure(Figure::count(b.activities, Label::Measured)),
+                Cell::figure(Figure::duration(Nanos(b.time_ns), Provenance::Measured)),
+                Cell::figure(Figure::percent(b.percent, Provenance::Measured)),
+                Cell::figure(Figure::count(b.activities, Provenance::Measured)),
             ]);
         }
         for o in sm.ops.iter().take(20) {
@@ -1532,9 +1535,9 @@ fn ops_section(
                 } else {
                     o.bucket.to_owned()
                 }),
-                Cell::figure(Figure::duration(Nanos(o.time_ns), Label::Measured)),
-                Cell::figure(Figure::percent(o.percent, Label::Measured)),
-                Cell::figure(Figure::count(o.activities, Label::Measured)),
+                Cell::figure(Figure::duration(Nanos(o.time_ns), Provenance::Measured)),
+                Cell::figure(Figure::percent(o.percent, Provenance::Measured)),
+                Cell::figure(Figure::count(o.activities, Provenance::Measured)),
             ];
             if any_layout {
                 row.push(layout_cell(o.layout_ns, o.time_ns));
@@ -1558,9 +1561,12 @@ fn ops_section(
     {
         findings.push(Finding::new(vec![
             Span::text(format!("The largest GPU-time bucket is {}: ", top.bucket)),
-            Span::Figure(Figure::percent(top.percent, Label::Measured)),
+            Span::Figure(Figure::percent(top.percent, Provenance::Measured)),
             Span::text(" of GPU time; matmul + convolution + attention take "),
-            Span::Figure(Figure::percent(sm.core_compute_percent, Label::Measured)),
+            Span::Figure(Figure::percent(
+                sm.core_compute_percent,
+                Provenance::Measured,
+            )),
             Span::text("."),
         ]));
     }
@@ -1613,9 +1619,12 @@ fn attribution_blocks(
     for (kind, (n, t)) in at.by_match_kind() {
         kinds.push(vec![
             Cell::text(kind.as_str()),
-            Cell::figure(Figure::count(n, Label::Measured)),
-            Cell::figure(Figure::duration(Nanos(t), Label::Measured)),
-            Cell::figure(Figure::percent(100.0 * t as f64 / total, Label::Measured)),
+            Cell::figure(Figure::count(n, Provenance::Measured)),
+            Cell::figure(Figure::duration(Nanos(t), Provenance::Measured)),
+            Cell::figure(Figure::percent(
+                100.0 * t as f64 / total,
+                Provenance::Measured,
+            )),
         ]);
     }
     s.push(Block::Table(kinds));
@@ -1636,13 +1645,13 @@ fn attribution_blocks(
             t.push(vec![
                 Cell::code(l.source_line.clone()),
                 Cell::code(l.function.clone()),
-                Cell::figure(Figure::count(l.kernels, Label::Measured)),
-                Cell::figure(Figure::duration(Nanos(l.gpu_time_ns), Label::Measured)),
+                Cell::figure(Figure::count(l.kernels, Provenance::Measured)),
+                Cell::figure(Figure::duration(Nanos(l.gpu_time_ns), Provenance::Measured)),
                 Cell::figure(Figure::percent(
                     100.0 * l.gpu_time_ns as f64 / total,
-                    Label::Measured,
+                    Provenance::Measured,
                 )),
-                Cell::figure(Figure::percent(l.share_pct, Label::Measured)),
+                Cell::figure(Figure::percent(l.share_pct, Provenance::Measured)),
             ]);
         }
         s.para("Top Python lines by the GPU time of the kernels they launched:");
@@ -1666,8 +1675,8 @@ fn attribution_blocks(
             let mut row = vec![
                 Cell::text(o.program.clone()),
                 Cell::code(o.op_name.clone()),
-                Cell::figure(Figure::count(o.kernels, Label::Measured)),
-                Cell::figure(Figure::duration(Nanos(o.gpu_time_ns), Label::Measured)),
+                Cell::figure(Figure::count(o.kernels, Provenance::Measured)),
+                Cell::figure(Figure::duration(Nanos(o.gpu_time_ns), Provenance::Measured)),
             ];
             if any_layout {
                 row.push(layout_cell(o.layout_ns, o.gpu_time_ns));
@@ -1719,7 +1728,7 @@ fn top_line_finding(
     let pct = |num: i64, den: i64| {
         Span::Figure(Figure::percent(
             100.0 * num as f64 / den.max(1) as f64,
-            Label::Measured,
+            Provenance::Measured,
         ))
     };
     Some(Finding::new(vec![
@@ -1744,7 +1753,7 @@ fn layout_cell(layout_ns: i64, op_ns: i64) -> Cell {
     }
     Cell::figure(Figure::percent(
         100.0 * layout_ns as f64 / op_ns.max(1) as f64,
-        Label::Measured,
+        Provenance::Measured,
     ))
 }
 
@@ -1763,12 +1772,12 @@ fn layout_finding(op: &str, layout_ns: i64, op_ns: i64, gpu_ns: i64, jax: bool) 
         Span::text(" spends "),
         Span::Figure(Figure::percent(
             100.0 * layout_ns as f64 / op_ns.max(1) as f64,
-            Label::Measured,
+            Provenance::Measured,
         )),
         Span::text(" of its GPU time ("),
-        Span::Figure(Figure::duration(Nanos(layout_ns), Label::Measured)),
+        Span::Figure(Figure::duration(Nanos(layout_ns), Provenance::Measured)),
         Span::text(", "),
-        Span::Figure(Figure::percent(100.0 * of_all, Label::Measured)),
+        Span::Figure(Figure::percent(100.0 * of_all, Provenance::Measured)),
         Span::text(if jax {
             " of all GPU time) in layout transposes around its convolution or GEMM (transpose fusions, im2col); hypothesis to test: choose the layouts the kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated, a batch-major layout for dot_general) so XLA inserts no transposes."
         } else {
@@ -1841,7 +1850,7 @@ fn roofline_section(
         .take(15)
         .collect();
     for o in &costed {
-        let inferred = |what: &str| Label::inferred(format!("{what} from the op's shapes"));
+        let inferred = |what: &str| Provenance::inferred(format!("{what} from the op's shapes"));
         // A memory-bound op is held against the memory bandwidth, a compute-bound one
         // against its dtype's FLOP/s.
         let (peak, share, how) = match o.bound.value {
@@ -1859,7 +1868,10 @@ fn roofline_section(
         t.push(vec![
             Cell::code(crate::roofline_text::display_name(o)),
             Cell::text(format!("{:?}", o.dtype)),
-            Cell::figure(Figure::duration(Nanos(o.time_ns.value), Label::Measured)),
+            Cell::figure(Figure::duration(
+                Nanos(o.time_ns.value),
+                Provenance::Measured,
+            )),
             o.flops.value.map_or(Cell::Empty, |f| {
                 Cell::figure(Figure::new(Value::Flops(f), inferred("FLOPs")))
             }),
@@ -1878,11 +1890,13 @@ fn roofline_section(
             }),
             Cell::figure_text(
                 o.bound.value.name(),
-                Label::inferred("arithmetic intensity against the ridge point of the op's dtype"),
+                Provenance::inferred(
+                    "arithmetic intensity against the ridge point of the op's dtype",
+                ),
             ),
             Cell::text(peak),
             share.map_or(Cell::Empty, |f| {
-                Cell::figure(Figure::percent(100.0 * f, Label::inferred(how)))
+                Cell::figure(Figure::percent(100.0 * f, Provenance::inferred(how)))
             }),
         ]);
     }
@@ -1900,12 +1914,12 @@ fn roofline_section(
             Span::text(format!("The {} op(s) below cover ", costed.len())),
             Span::Figure(Figure::percent(
                 100.0 * shown as f64 / gpu_ns,
-                Label::Measured,
+                Provenance::Measured,
             )),
             Span::text(" of all GPU time; every op with a FLOPs model covers "),
             Span::Figure(Figure::percent(
                 100.0 * modelled as f64 / gpu_ns,
-                Label::Measured,
+                Provenance::Measured,
             )),
             Span::text(" (the rest has no cost model: see the trust list)."),
         ]));
@@ -1924,11 +1938,11 @@ fn roofline_section(
         trust.push(TrustEntry {
             code: item.code.to_owned(),
             message: format!("roofline: {}", item.message),
-            count: Some(Figure::count(item.count, Label::Measured)),
+            count: Some(Figure::count(item.count, Provenance::Measured)),
             share: (rl.gpu_time_ns.value > 0).then(|| {
                 Figure::percent(
                     100.0 * item.time_ns as f64 / rl.gpu_time_ns.value as f64,
-                    Label::Measured,
+                    Provenance::Measured,
                 )
             }),
         });
@@ -2126,11 +2140,11 @@ fn change_section(r: &Report, capture: &Capture, findings: &mut Vec<Finding>) ->
         t.push(vec![
             Cell::text((i + 1).to_string()),
             Cell::text(what.clone()),
-            Cell::figure(Figure::percent(100.0 * share(*time), Label::Measured)),
-            Cell::figure(Figure::duration(each, Label::inferred(PER_STEP_FORMULA))),
+            Cell::figure(Figure::percent(100.0 * share(*time), Provenance::Measured)),
+            Cell::figure(Figure::duration(each, Provenance::inferred(PER_STEP_FORMULA))),
             Cell::figure(Figure::duration(
                 after,
-                Label::inferred(format!(
+                Provenance::inferred(format!(
                                         "the window's mean steady-state step minus the cause's time per step; {WINDOW_ASSUMPTION}"
                 )),
             )),
@@ -2141,7 +2155,7 @@ fn change_section(r: &Report, capture: &Capture, findings: &mut Vec<Finding>) ->
     if let Some((_, what, time, _)) = causes.first() {
         findings.push(Finding::new(vec![
             Span::text(format!("First thing to change: {what}, ")),
-            Span::Figure(Figure::percent(100.0 * share(*time), Label::Measured)),
+            Span::Figure(Figure::percent(100.0 * share(*time), Provenance::Measured)),
             Span::text(format!(
                                 " of the window ({} over {} steady-state step(s)); without it the mean step of the window would take about ",
                 time.human(),
@@ -2149,10 +2163,10 @@ fn change_section(r: &Report, capture: &Capture, findings: &mut Vec<Finding>) ->
             )),
             Span::Figure(Figure::duration(
                                 Nanos((mean_step.0 - per_step(*time).0).max(0)),
-                Label::inferred(format!("{PER_STEP_FORMULA}; {WINDOW_ASSUMPTION}")),
+                Provenance::inferred(format!("{PER_STEP_FORMULA}; {WINDOW_ASSUMPTION}")),
             )),
                         Span::text(" instead of "),
-            Span::Figure(Figure::duration(mean_step, Label::Measured)),
+            Span::Figure(Figure::duration(mean_step, Provenance::Measured)),
             Span::text("."),
         ]));
     }
@@ -2170,7 +2184,7 @@ fn unread_trust(unread: &[String], trust: &mut Vec<TrustEntry>, new_capture: &mu
         trust.push(TrustEntry {
             code: "file-not-read".into(),
             message: format!("not read, so not in this report: {err}"),
-            count: Some(Figure::count(1, Label::Measured)),
+            count: Some(Figure::count(1, Provenance::Measured)),
             share: None,
         });
     }
@@ -2213,10 +2227,10 @@ fn collect_trust(
             let share = match d.code {
                 "in-flight-at-start" if gpu_time > 0 => Some(Figure::percent(
                     100.0 * r.in_flight.time.0 as f64 / gpu_time as f64,
-                    Label::Measured,
+                    Provenance::Measured,
                 )),
                 "activity-without-launch" | "clock-skew" | "outside-steps" => Some(
-                    Figure::percent(100.0 * d.count as f64 / activities, Label::Measured),
+                    Figure::percent(100.0 * d.count as f64 / activities, Provenance::Measured),
                 ),
                 _ => None,
             };
@@ -2230,7 +2244,7 @@ fn collect_trust(
                 } else {
                     format!("{who}: {}", d.message)
                 },
-                count: Some(Figure::count(d.count, Label::Measured)),
+                count: Some(Figure::count(d.count, Provenance::Measured)),
                 share,
             });
         }
@@ -2241,8 +2255,8 @@ fn collect_trust(
             trust.push(TrustEntry {
                 code: "graph-kernels".into(),
                 message: format!("{who}: kernels launched by CUDA/HIP graphs: their launch delay counts from the graph launch, and per-op tables may not see them"),
-                count: Some(Figure::count(t.graph_kernels as u64, Label::Measured)),
-                share: Some(Figure::percent(100.0 * share, Label::Measured)),
+                count: Some(Figure::count(t.graph_kernels as u64, Provenance::Measured)),
+                share: Some(Figure::percent(100.0 * share, Provenance::Measured)),
             });
             if share > 0.5 {
                 new_capture.push(format!("{who}: which op each graph kernel belongs to: capture once with CUDA graphs off (or per-node graph tracing)."));
@@ -2258,7 +2272,7 @@ fn collect_trust(
                 share: r
                     .comm_stream
                     .as_ref()
-                    .map(|c| Figure::percent(100.0 * c.share, Label::Measured)),
+                    .map(|c| Figure::percent(100.0 * c.share, Provenance::Measured)),
             });
         }
         if !f.has_steps {
@@ -2282,7 +2296,7 @@ fn collect_trust(
 
 impl Cell {
     /// A text cell carrying a judgement: the text and its label (e.g. the verdict).
-    pub fn figure_text(text: &str, label: Label) -> Cell {
+    pub fn figure_text(text: &str, label: Provenance) -> Cell {
         Cell::Text(format!("{text} ({})", label.word()))
     }
 }
@@ -2330,7 +2344,7 @@ mod tests {
                 .iter()
                 .map(|s| match s {
                     Span::Text(t) | Span::Code(t) => t.clone(),
-                    Span::Figure(_) => "#".to_owned(),
+                    Span::Figure(_) | Span::Formatted(..) => "#".to_owned(),
                 })
                 .collect::<String>()
         };

@@ -1,60 +1,8 @@
-//! Labelled figures: a value, its unit, and where it comes from.
+//! Labelled figures: a value, its unit, and where it comes from (a
+//! [`trace_model::Provenance`]).
 
 use serde::{Deserialize, Serialize};
-use trace_model::Nanos;
-
-/// Where a number comes from (docs/ARCHITECTURE.md, "Invariants").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "label", rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Label {
-    /// Counted or summed from the capture's own records.
-    Measured,
-    /// Copied from metadata or a spec sheet, named by `source`.
-    Read {
-        /// The document or metadata field.
-        source: String,
-    },
-    /// An estimate or a judgement resting on `assumptions`.
-    Inferred {
-        /// What the estimate rests on, in words.
-        assumptions: String,
-    },
-}
-
-impl Label {
-    /// A `read` label naming its source.
-    pub fn read(source: impl Into<String>) -> Label {
-        Label::Read {
-            source: source.into(),
-        }
-    }
-
-    /// An `inferred` label stating its assumptions.
-    pub fn inferred(assumptions: impl Into<String>) -> Label {
-        Label::Inferred {
-            assumptions: assumptions.into(),
-        }
-    }
-
-    /// The bare word: `measured`, `read` or `inferred`.
-    pub fn word(&self) -> &'static str {
-        match self {
-            Label::Measured => "measured",
-            Label::Read { .. } => "read",
-            Label::Inferred { .. } => "inferred",
-        }
-    }
-
-    /// The source or the assumptions, if any.
-    pub fn detail(&self) -> Option<&str> {
-        match self {
-            Label::Measured => None,
-            Label::Read { source } => Some(source),
-            Label::Inferred { assumptions } => Some(assumptions),
-        }
-    }
-}
+use trace_model::{Nanos, Provenance};
 
 /// The value of a figure, with its unit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -75,6 +23,22 @@ pub enum Value {
     FlopsPerSecond(f64),
     /// Floating-point operations.
     Flops(f64),
+    /// A number in the unit the text around it names (µs in profile-model's tables).
+    Number(f64),
+}
+
+/// How terminal text writes a figure when not in its unit's default way (a tool's fixed
+/// output format). Durations are written as [`Nanos::human`] does but in [`Format::Millis`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "style", content = "decimals", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Format {
+    /// The bare number with this many decimals, no unit, no thousands separators.
+    Fixed(u8),
+    /// A percentage with this many decimals and a bare `%` (`12.5%`).
+    PercentSign(u8),
+    /// A duration in milliseconds with this many decimals (`12.500 ms`).
+    Millis(u8),
 }
 
 /// A number in a report: its value and its label, and optionally its range over steps,
@@ -85,7 +49,7 @@ pub struct Figure {
     pub value: Value,
     /// Where it comes from.
     #[serde(flatten)]
-    pub label: Label,
+    pub label: Provenance,
     /// Its range over steps, GPUs or ranks (min, max), when it varies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<(Value, Value)>,
@@ -93,7 +57,7 @@ pub struct Figure {
 
 impl Figure {
     /// A figure without a range.
-    pub fn new(value: Value, label: Label) -> Figure {
+    pub fn new(value: Value, label: Provenance) -> Figure {
         Figure {
             value,
             label,
@@ -102,22 +66,27 @@ impl Figure {
     }
 
     /// A duration.
-    pub fn duration(ns: Nanos, label: Label) -> Figure {
+    pub fn duration(ns: Nanos, label: Provenance) -> Figure {
         Figure::new(Value::Duration(ns.0), label)
     }
 
     /// A percentage (0–100).
-    pub fn percent(p: f64, label: Label) -> Figure {
+    pub fn percent(p: f64, label: Provenance) -> Figure {
         Figure::new(Value::Percent(p), label)
     }
 
     /// A count.
-    pub fn count(n: u64, label: Label) -> Figure {
+    pub fn count(n: u64, label: Provenance) -> Figure {
         Figure::new(Value::Count(n), label)
     }
 
+    /// A number in the unit the text around it names.
+    pub fn number(x: f64, label: Provenance) -> Figure {
+        Figure::new(Value::Number(x), label)
+    }
+
     /// A dimensionless ratio.
-    pub fn ratio(r: f64, label: Label) -> Figure {
+    pub fn ratio(r: f64, label: Provenance) -> Figure {
         Figure::new(Value::Ratio(r), label)
     }
 
@@ -161,6 +130,36 @@ pub fn value_text(v: Value) -> String {
         Value::Bytes(b) => bytes_text(b),
         Value::FlopsPerSecond(f) => format!("{}/s", flops_text(f)),
         Value::Flops(f) => flops_text(f),
+        Value::Number(x) => format!("{x:.2}"),
+    }
+}
+
+/// How a value reads in `format` (the unit's default without one).
+pub fn formatted(v: Value, format: Option<Format>) -> String {
+    let Some(format) = format else {
+        return value_text(v);
+    };
+    let (x, integer) = match v {
+        Value::Duration(ns) => {
+            return match format {
+                Format::Millis(d) => format!("{:.*} ms", usize::from(d), ns as f64 / 1e6),
+                _ => Nanos(ns).human(),
+            };
+        }
+        Value::Count(n) | Value::Bytes(n) => (n as f64, Some(n)),
+        Value::Percent(x)
+        | Value::Ratio(x)
+        | Value::FlopsPerSecond(x)
+        | Value::Flops(x)
+        | Value::Number(x) => (x, None),
+    };
+    let fixed = |d: u8| match integer {
+        Some(n) => n.to_string(),
+        None => format!("{x:.*}", usize::from(d)),
+    };
+    match format {
+        Format::Fixed(d) | Format::Millis(d) => fixed(d),
+        Format::PercentSign(d) => format!("{}%", fixed(d)),
     }
 }
 
@@ -216,7 +215,7 @@ mod tests {
         assert_eq!(value_text(Value::Percent(12.345)), "12.3 %");
         assert_eq!(value_text(Value::Bytes(3 * 1024 * 1024)), "3.00 MiB");
         assert_eq!(value_text(Value::FlopsPerSecond(2.5e14)), "250.00 TFLOP/s");
-        let f = Figure::duration(Nanos(1_500_000), Label::Measured)
+        let f = Figure::duration(Nanos(1_500_000), Provenance::Measured)
             .with_range(Value::Duration(1_000_000), Value::Duration(2_000_000));
         assert_eq!(f.text(), "1.50 ms (range 1.00 ms – 2.00 ms) (measured)");
     }

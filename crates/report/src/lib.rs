@@ -1,7 +1,7 @@
 //! One report model and its renderers.
 //!
 //! A [`Document`] is findings first, then sections of paragraphs, tables and SVG charts.
-//! Every number in it is a [`Figure`]: a value with its unit and its [`Label`] (measured,
+//! Every number in it is a [`Figure`]: a value with its unit and its [`Provenance`] (measured,
 //! read with its source, inferred with its assumptions). Text is text; there is no way to
 //! put a bare number into a table cell, so no renderer can print an unlabelled figure.
 //!
@@ -10,10 +10,10 @@
 //! is `Serialize`).
 //!
 //! ```
-//! use report::{Block, Cell, Document, Figure, Label, Section, Table};
+//! use report::{Block, Cell, Document, Figure, Provenance, Section, Table};
 //! let mut doc = Document::new("Example");
 //! let mut t = Table::new("budget", &["stream", "busy"]);
-//! t.push(vec![Cell::text("7"), Cell::figure(Figure::percent(42.0, Label::Measured))]);
+//! t.push(vec![Cell::text("7"), Cell::figure(Figure::percent(42.0, Provenance::Measured))]);
 //! doc.sections.push(Section::new("budget", "Budget").with(Block::Table(t)));
 //! let md = report::markdown::render(&doc);
 //! assert!(md.contains("| stream | busy [measured] |"));
@@ -32,11 +32,17 @@ pub mod inventory_text;
 pub mod investigate;
 mod label;
 pub mod markdown;
+pub mod measured;
 pub mod profile_text;
 pub mod report_json;
 pub mod roofline_text;
 pub mod skip_text;
 pub mod swimlane;
+pub mod text;
 
-pub use doc::{Block, Cell, Document, Finding, Section, Span, Table, TrustEntry};
-pub use label::{Figure, Label, Value};
+pub use doc::{
+    Align, Block, Cell, Column, Document, Finding, Line, Section, Span, Table, TextLayout,
+    TrustEntry,
+};
+pub use label::{Figure, Format, Value};
+pub use trace_model::Provenance;

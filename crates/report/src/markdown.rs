@@ -111,7 +111,7 @@ fn spans(spans: &[Span]) -> String {
         .map(|s| match s {
             Span::Text(t) => escape(t),
             Span::Code(c) => code(c),
-            Span::Figure(f) => f.text(),
+            Span::Figure(f) | Span::Formatted(f, _) => f.text(),
         })
         .collect()
 }
@@ -121,6 +121,7 @@ fn cell(c: &Cell) -> String {
         Cell::Text(t) => escape(t),
         Cell::Code(t) => code(t),
         Cell::Figure(f) => f.text(),
+        Cell::Spans(s) => spans(s),
         Cell::Empty => String::new(),
     }
 }

@@ -3,15 +3,17 @@
 //! the default mode's text and JSON are rendered here.
 
 use std::cmp::Reverse;
-use std::fmt::Write;
 
 use analysis::{
     Basis, GpuSummary, HINTS, MATH_BACKEND, Phase, ProfileConfig as Config,
-    ProfileOutput as Output, buckets, group_thousands, hints, percent_of, python_prefix_len,
-    truncate_name,
+    ProfileOutput as Output, buckets, hints, percent_of, python_prefix_len, truncate_name,
 };
 use serde::Serialize;
-use trace_model::Nanos;
+use trace_model::{Nanos, Provenance};
+
+use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::label::{Figure, Format};
+use crate::measured;
 
 /// What `analyze-profile` prints for one run.
 pub fn render(output: &Output, config: &Config) -> String {
@@ -47,14 +49,16 @@ fn render_gpu(summaries: &[GpuSummary], unread: &[String], config: &Config) -> S
             .map(|s| render_text(s, config.top_n))
             .collect(),
         (false, true) => {
-            let mut out = render_ranks_text(summaries);
+            let mut doc = ranks_document(summaries);
+            let mut sec = Section::new("not_read", "");
             for err in unread {
-                let _ = writeln!(
-                    out,
-                    "\n[analyze-profile] not read (not in the columns above): {err}"
-                );
+                sec.push(Block::blank());
+                sec.para(format!(
+                    "[analyze-profile] not read (not in the columns above): {err}"
+                ));
             }
-            out
+            doc.sections.push(sec);
+            crate::text::render(&doc)
         }
     }
 }
@@ -62,60 +66,75 @@ fn render_gpu(summaries: &[GpuSummary], unread: &[String], config: &Config) -> S
 /// Renders one summary as text; `top_n` rows of the op table (negative: all but the
 /// last `-top_n`, as Python slices).
 pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
-    let mut out = String::new();
-    let rule = "=".repeat(80);
-    let _ = writeln!(out, "\n[analyze-profile] {}", summary.file);
-    if let Some(rank) = summary.rank {
-        let _ = writeln!(out, " rank {rank}");
-    }
-    let _ = writeln!(
-        out,
-        " {} GPU activities: {} kernels, {} memcpys, {} memsets",
-        group_thousands(summary.kernels + summary.memcpys + summary.memsets),
-        group_thousands(summary.kernels),
-        group_thousands(summary.memcpys),
-        group_thousands(summary.memsets),
-    );
-    let _ = writeln!(out, "\n{rule}");
-    let _ = writeln!(
-        out,
-        " GPU time: {} (measured: sum of kernel, memcpy and memset durations; concurrent streams add up)",
-        Nanos(summary.gpu_time_ns).human()
-    );
-    let _ = writeln!(out, "{rule}");
+    crate::text::render(&document(summary, top_n))
+}
 
-    let _ = writeln!(
-        out,
-        "\n GPU time by bucket [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):"
+/// One summary as a document (see [`render_text`]).
+pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
+    let mut doc = Document::new("");
+    let rule = "=".repeat(80);
+    let mut head = Section::new("summary", "");
+    head.push(Block::blank());
+    head.para(format!("[analyze-profile] {}", summary.file));
+    if let Some(rank) = summary.rank {
+        head.para(format!(" rank {rank}"));
+    }
+    head.push(Block::line(vec![
+        Span::text(" "),
+        count(summary.kernels + summary.memcpys + summary.memsets),
+        Span::text(" GPU activities: "),
+        count(summary.kernels),
+        Span::text(" kernels, "),
+        count(summary.memcpys),
+        Span::text(" memcpys, "),
+        count(summary.memsets),
+        Span::text(" memsets"),
+    ]));
+    head.push(Block::blank());
+    head.para(rule.clone());
+    head.push(Block::line(vec![
+        Span::text(" GPU time: "),
+        duration(summary.gpu_time_ns),
+        Span::text(
+            " (measured: sum of kernel, memcpy and memset durations; concurrent streams add up)",
+        ),
+    ]));
+    head.para(rule.clone());
+    doc.sections.push(head);
+
+    let mut sec = Section::new("buckets", "");
+    sec.push(Block::blank());
+    sec.para(
+        " GPU time by bucket [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
     );
-    let _ = writeln!(
-        out,
-        " {:40} {:>12} {:>7} {:>10}",
-        "bucket", "time", "% GPU", "activities"
-    );
+    let mut t = Table::new("buckets", &["bucket", "time", "% GPU", "activities"]);
     let mut total_count = 0;
     for row in &summary.buckets {
         total_count += row.activities;
-        let _ = writeln!(
-            out,
-            " {:40} {:>12} {:>6.1}% {:>10}",
-            row.bucket,
-            Nanos(row.time_ns).human(),
-            row.percent,
-            row.activities
-        );
+        t.push(vec![
+            Cell::text(row.bucket),
+            Cell::figure(duration_figure(row.time_ns)),
+            Cell::figure(measured::percent(row.percent)),
+            Cell::figure(measured::count(row.activities)),
+        ]);
     }
     let total_pct = if summary.gpu_time_ns > 0 { 100.0 } else { 0.0 };
-    let _ = writeln!(
-        out,
-        " {:40} {:>12} {:>6.1}% {:>10}",
-        "total",
-        Nanos(summary.gpu_time_ns).human(),
-        total_pct,
-        total_count
-    );
+    t.push(vec![
+        Cell::text("total"),
+        Cell::figure(duration_figure(summary.gpu_time_ns)),
+        Cell::figure(measured::percent(total_pct)),
+        Cell::figure(measured::count(total_count)),
+    ]);
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::left(1, 40),
+        Column::right(1, 12),
+        Column::right(1, 7).format(Format::PercentSign(1)),
+        Column::right(1, 10).format(Format::Fixed(0)),
+    ]))));
 
-    let _ = writeln!(out, "\n How each activity was bucketed [measured]:");
+    sec.push(Block::blank());
+    sec.para(" How each activity was bucketed [measured]:");
+    let mut t = Table::new("bucketed_by", &["% GPU", "time", "activities", "rule"]);
     for row in &summary.attribution {
         if row.activities == 0 {
             continue;
@@ -128,80 +147,133 @@ pub fn render_text(summary: &GpuSummary, top_n: i64) -> String {
             Basis::Unclassified => "not placed: bucket other",
             _ => "by a rule this report does not describe",
         };
-        let _ = writeln!(
-            out,
-            " {:>6.1}% {:>12} {:>10}  {what}",
-            percent_of(row.time_ns, summary.gpu_time_ns),
-            Nanos(row.time_ns).human(),
-            row.activities
-        );
+        t.push(vec![
+            Cell::figure(measured::percent(percent_of(
+                row.time_ns,
+                summary.gpu_time_ns,
+            ))),
+            Cell::figure(duration_figure(row.time_ns)),
+            Cell::figure(measured::count(row.activities)),
+            Cell::text(what),
+        ]);
     }
+    sec.push(Block::Table(
+        t.with_layout(
+            TextLayout::new(vec![
+                Column::right(1, 7).format(Format::PercentSign(1)),
+                Column::right(1, 12),
+                Column::right(1, 10).format(Format::Fixed(0)),
+                Column::left(2, 0),
+            ])
+            .without_header(),
+        ),
+    ));
+    doc.sections.push(sec);
 
-    render_backends(&mut out, summary);
+    doc.sections.push(backends(summary));
 
+    let mut sec = Section::new("ops", "");
     let shown = python_prefix_len(summary.ops.len(), top_n);
-    let _ = writeln!(
-        out,
-        "\n Top {top_n} CPU ops by the GPU time they launched [measured] ([no op]: activity with no launching CPU op; bucket*: the op's time went to several buckets, the largest is shown):"
-    );
-    let _ = writeln!(
-        out,
-        " {:>4} {:>12} {:>7} {:>10} {:28} name",
-        "rank", "time", "% GPU", "activities", "bucket"
+    sec.push(Block::blank());
+    sec.para(format!(
+        " Top {top_n} CPU ops by the GPU time they launched [measured] ([no op]: activity with no launching CPU op; bucket*: the op's time went to several buckets, the largest is shown):"
+    ));
+    let mut t = Table::new(
+        "ops",
+        &["rank", "time", "% GPU", "activities", "bucket", "name"],
     );
     for (idx, op) in summary.ops[..shown].iter().enumerate() {
         let marker = if op.is_cpu_op { "" } else { "[no op] " };
-        let _ = writeln!(
-            out,
-            " {:>4} {:>12} {:>6.1}% {:>10} {:28} {marker}{}",
-            idx + 1,
-            Nanos(op.time_ns).human(),
-            op.percent,
-            op.activities,
-            if op.mixed {
+        t.push(vec![
+            Cell::text((idx + 1).to_string()),
+            Cell::figure(duration_figure(op.time_ns)),
+            Cell::figure(measured::percent(op.percent)),
+            Cell::figure(measured::count(op.activities)),
+            Cell::text(if op.mixed {
                 format!("{}*", op.bucket)
             } else {
                 op.bucket.to_owned()
-            },
-            truncate_name(&op.name)
-        );
+            }),
+            Cell::code(format!("{marker}{}", truncate_name(&op.name))),
+        ]);
     }
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::right(1, 4),
+        Column::right(1, 12),
+        Column::right(1, 7).format(Format::PercentSign(1)),
+        Column::right(1, 10).format(Format::Fixed(0)),
+        Column::left(1, 28),
+        Column::left(1, 0),
+    ]))));
+    doc.sections.push(sec);
 
-    let _ = writeln!(out, "\n{rule}");
-    let _ = writeln!(
-        out,
+    let mut sec = Section::new("hints", "");
+    sec.push(Block::blank());
+    sec.para(rule.clone());
+    sec.para(format!(
         " Hints [inferred] (the original script's thresholds, over shares of GPU time; advice for {})",
         summary.phase.label()
-    );
-    let _ = writeln!(out, "{rule}");
+    ));
+    sec.para(rule);
     let applicable = hints(summary);
     if applicable.is_empty() {
-        let _ = writeln!(
-            out,
-            " none: communication <= 15 %, elementwise <= 15 %, memory movement <= 8 %"
-        );
+        sec.para(" none: communication <= 15 %, elementwise <= 15 %, memory movement <= 8 %");
     }
     for (bucket, pct, text) in applicable {
-        let _ = writeln!(out, " {bucket} {pct:.1}%: {text}");
+        sec.push(Block::line(vec![
+            Span::text(format!(" {bucket} ")),
+            Span::formatted(measured::percent(pct), Format::PercentSign(1)),
+            Span::text(format!(": {text}")),
+        ]));
     }
-    let _ = writeln!(
-        out,
-        "\n Matmul + convolution + attention (core compute): {:.1}% of GPU time [measured]",
-        summary.core_compute_percent
-    );
+    sec.push(Block::blank());
+    sec.push(Block::line(vec![
+        Span::text(" Matmul + convolution + attention (core compute): "),
+        Span::formatted(
+            measured::percent(summary.core_compute_percent),
+            Format::PercentSign(1),
+        ),
+        Span::text(" of GPU time [measured]"),
+    ]));
     if summary.phase == Phase::Training {
-        let _ = writeln!(
-            out,
-            " Below 50 %, most GPU time goes to non-core ops: there is room to optimise (in Llama 3 training this is usually 60-75 %; the original script's rule of thumb)."
+        sec.para(
+            " Below 50 %, most GPU time goes to non-core ops: there is room to optimise (in Llama 3 training this is usually 60-75 %; the original script's rule of thumb).",
         );
     }
-    render_trust(&mut out, summary);
-    out
+    doc.sections.push(sec);
+    if !summary.trust.is_empty() {
+        let mut sec = Section::new("trust", "");
+        sec.push(Block::blank());
+        sec.para(" Trust list (what the reader could not use, with counts):");
+        let mut t = Table::new("trust", &["count", "item"]);
+        for item in &summary.trust {
+            t.push(vec![
+                Cell::figure(measured::count(item.count)),
+                Cell::text(format!("{} [{}]", item.message, item.code)),
+            ]);
+        }
+        sec.push(Block::Table(
+            t.with_layout(
+                TextLayout::new(vec![
+                    Column::right(1, 8).format(Format::Fixed(0)),
+                    Column::left(2, 0),
+                ])
+                .without_header(),
+            ),
+        ));
+        doc.sections.push(sec);
+    }
+    doc
 }
 
 /// Renders several ranks side by side: one column per rank for the bucket table.
 pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
-    let mut out = String::new();
+    crate::text::render(&ranks_document(summaries))
+}
+
+/// Several ranks side by side as a document (see [`render_ranks_text`]).
+pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
+    let mut doc = Document::new("");
     let labels: Vec<String> = summaries
         .iter()
         .enumerate()
@@ -210,10 +282,17 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
             None => format!("file {idx}"),
         })
         .collect();
-    let _ = writeln!(out, "\n[analyze-profile] {} files", summaries.len());
+    let mut sec = Section::new("files", "");
+    sec.push(Block::blank());
+    sec.para(format!("[analyze-profile] {} files", summaries.len()));
+    let mut t = Table::new("files", &["rank", "file"]);
     for (label, s) in labels.iter().zip(summaries) {
-        let _ = writeln!(out, " {label:>10}: {}", s.file);
+        t.push(vec![Cell::text(label), Cell::text(format!(": {}", s.file))]);
     }
+    sec.push(Block::Table(t.with_layout(
+        TextLayout::new(vec![Column::right(1, 10), Column::left(0, 0)]).without_header(),
+    )));
+    doc.sections.push(sec);
     // Buckets with time on any rank, by total time descending, ties in rule order.
     let mut rows: Vec<(&'static str, i64)> = buckets::ALL
         .into_iter()
@@ -233,62 +312,77 @@ pub fn render_ranks_text(summaries: &[GpuSummary]) -> String {
         .collect();
     rows.sort_by_key(|(_, total)| Reverse(*total));
 
-    let _ = writeln!(
-        out,
-        "\n GPU time by bucket per rank [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):"
+    let mut sec = Section::new("buckets", "");
+    sec.push(Block::blank());
+    sec.para(
+        " GPU time by bucket per rank [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
     );
-    let mut header = format!(" {:28}", "bucket");
-    for label in &labels {
-        let _ = write!(header, " {label:>20}");
-    }
-    let _ = writeln!(out, "{header}");
+    let mut columns = vec!["bucket"];
+    columns.extend(labels.iter().map(String::as_str));
+    let mut t = Table::new("buckets_per_rank", &columns);
+    let time_and_share = |time_ns: i64, pct: f64| {
+        let mut spans = vec![duration(time_ns), Span::text(" ")];
+        spans.extend(crate::text::padded(
+            Span::formatted(measured::percent(pct), Format::Fixed(1)),
+            5,
+        ));
+        spans.push(Span::text("%"));
+        Cell::Spans(spans)
+    };
     for (bucket, _) in &rows {
-        let mut line = format!(" {bucket:28}");
+        let mut row = vec![Cell::text(*bucket)];
         for s in summaries {
-            let cell = match s.buckets.iter().find(|b| b.bucket == *bucket) {
-                Some(b) => format!("{} {:5.1}%", Nanos(b.time_ns).human(), b.percent),
-                None => "-".to_owned(),
-            };
-            let _ = write!(line, " {cell:>20}");
+            row.push(match s.buckets.iter().find(|b| b.bucket == *bucket) {
+                Some(b) => time_and_share(b.time_ns, b.percent),
+                None => Cell::text("-"),
+            });
         }
-        let _ = writeln!(out, "{line}");
+        t.push(row);
     }
-    let mut line = format!(" {:28}", "total GPU time");
-    for s in summaries {
-        let cell = format!("{} {:5.1}%", Nanos(s.gpu_time_ns).human(), 100.0);
-        let _ = write!(line, " {cell:>20}");
-    }
-    let _ = writeln!(out, "{line}");
-    let mut line = format!(" {:28}", "matmul + conv + attention");
-    for s in summaries {
-        let _ = write!(line, " {:>19.1}%", s.core_compute_percent);
-    }
-    let _ = writeln!(out, "{line}");
-    let mut line = format!(" {:28}", "dominant attention backend");
-    for s in summaries {
-        let _ = write!(line, " {:>20}", s.dominant_backend.unwrap_or("-"));
-    }
-    let _ = writeln!(out, "{line}");
+    let mut row = vec![Cell::text("total GPU time")];
+    row.extend(
+        summaries
+            .iter()
+            .map(|s| time_and_share(s.gpu_time_ns, 100.0)),
+    );
+    t.push(row);
+    let mut row = vec![Cell::text("matmul + conv + attention")];
+    row.extend(
+        summaries
+            .iter()
+            .map(|s| Cell::figure(measured::percent(s.core_compute_percent))),
+    );
+    t.push(row);
+    let mut row = vec![Cell::text("dominant attention backend")];
+    row.extend(
+        summaries
+            .iter()
+            .map(|s| Cell::text(s.dominant_backend.unwrap_or("-"))),
+    );
+    t.push(row);
     for hint in HINTS {
-        let mut line = format!(
-            " {:28}",
-            format!(
-                "hint: {} > {:.0} %",
-                short_bucket(hint.bucket),
-                hint.threshold
-            )
-        );
+        let mut row = vec![Cell::text(format!(
+            "hint: {} > {:.0} %",
+            short_bucket(hint.bucket),
+            hint.threshold
+        ))];
         for s in summaries {
             let fired = hints(s).iter().any(|h| h.0 == hint.bucket);
-            let _ = write!(line, " {:>20}", if fired { "yes" } else { "-" });
+            row.push(Cell::text(if fired { "yes" } else { "-" }));
         }
-        let _ = writeln!(out, "{line}");
+        t.push(row);
     }
-    let _ = writeln!(
-        out,
-        "\n Per-rank top ops and the hints' advice: run with --trace-file on one rank."
+    let mut layout = vec![Column::left(1, 28)];
+    layout.extend(
+        summaries
+            .iter()
+            .map(|_| Column::right(1, 20).format(Format::PercentSign(1))),
     );
-    out
+    sec.push(Block::Table(t.with_layout(TextLayout::new(layout))));
+    sec.push(Block::blank());
+    sec.para(" Per-rank top ops and the hints' advice: run with --trace-file on one rank.");
+    doc.sections.push(sec);
+    doc
 }
 
 fn json_line(value: &impl Serialize) -> String {
@@ -298,62 +392,75 @@ fn json_line(value: &impl Serialize) -> String {
     text
 }
 
-fn render_backends(out: &mut String, summary: &GpuSummary) {
-    let _ = writeln!(
-        out,
-        "\n Attention backend [inferred from kernel names] (over the attention bucket):"
-    );
+fn backends(summary: &GpuSummary) -> Section {
+    let mut sec = Section::new("attention", "");
+    sec.push(Block::blank());
+    sec.para(" Attention backend [inferred from kernel names] (over the attention bucket):");
     if summary.attention_backends.is_empty() {
-        let _ = writeln!(out, " no GPU time in the attention bucket");
-        return;
+        sec.para(" no GPU time in the attention bucket");
+        return sec;
     }
+    let mut t = Table::new("attention_backends", &["backend", "", "time", "% GPU", ""]);
     for row in &summary.attention_backends {
         let marker = if Some(row.backend) == summary.dominant_backend {
             " <- DOMINANT"
         } else {
             ""
         };
-        let _ = writeln!(
-            out,
-            " {:44}: {:>12} {:>6.1}%{marker}",
-            row.backend,
-            Nanos(row.time_ns).human(),
-            percent_of(row.time_ns, summary.gpu_time_ns)
-        );
+        t.push(vec![
+            Cell::text(row.backend),
+            Cell::text(":"),
+            Cell::figure(duration_figure(row.time_ns)),
+            Cell::figure(measured::percent(percent_of(
+                row.time_ns,
+                summary.gpu_time_ns,
+            ))),
+            Cell::text(marker),
+        ]);
     }
+    sec.push(Block::Table(
+        t.with_layout(
+            TextLayout::new(vec![
+                Column::left(1, 44),
+                Column::left(0, 0),
+                Column::right(1, 12),
+                Column::right(1, 7).format(Format::PercentSign(1)),
+                Column::left(0, 0),
+            ])
+            .without_header(),
+        ),
+    ));
     if !summary.unknown_attention_kernels.is_empty() {
-        let _ = writeln!(
-            out,
-            " unknown: no backend recognised in these kernel names (largest first):"
-        );
+        sec.para(" unknown: no backend recognised in these kernel names (largest first):");
+        let mut t = Table::new("unknown_attention_kernels", &["time", "kernel"]);
         for (name, time) in &summary.unknown_attention_kernels {
-            let _ = writeln!(
-                out,
-                "   {:>12}  {}",
-                Nanos(*time).human(),
-                truncate_name(name)
-            );
+            t.push(vec![
+                Cell::figure(duration_figure(*time)),
+                Cell::code(truncate_name(name)),
+            ]);
         }
+        sec.push(Block::Table(t.with_layout(
+            TextLayout::new(vec![Column::right(3, 12), Column::left(2, 0)]).without_header(),
+        )));
     }
     if summary.dominant_backend == Some(MATH_BACKEND) {
-        let _ = writeln!(
-            out,
-            " Attention runs unfused (math SDPA). Try `torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)` or the efficient backend (inferred: which fused backend applies depends on dtype, head size, mask and GPU)."
+        sec.para(
+            " Attention runs unfused (math SDPA). Try `torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)` or the efficient backend (inferred: which fused backend applies depends on dtype, head size, mask and GPU).",
         );
     }
+    sec
 }
 
-fn render_trust(out: &mut String, summary: &GpuSummary) {
-    if summary.trust.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "\n Trust list (what the reader could not use, with counts):"
-    );
-    for item in &summary.trust {
-        let _ = writeln!(out, " {:>8}  {} [{}]", item.count, item.message, item.code);
-    }
+fn duration_figure(ns: i64) -> Figure {
+    Figure::duration(Nanos(ns), Provenance::Measured)
+}
+
+fn duration(ns: i64) -> Span {
+    Span::Figure(duration_figure(ns))
+}
+
+fn count(n: u64) -> Span {
+    Span::Figure(measured::count(n))
 }
 
 /// A bucket's name without its parenthesised examples (`matmul (GEMM)` → `matmul`).

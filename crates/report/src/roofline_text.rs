@@ -1,11 +1,13 @@
-//! Text table, CSV and SVG chart of a [`Roofline`] (JSON is its serde form).
-//!
-//! Rendering lives here until the workspace has its `report` crate (DESIGN.md), which is to
-//! render every format from one model.
+//! Text table (a [`Document`] printed by [`crate::text`]), CSV and SVG chart of a
+//! [`Roofline`] (JSON is its serde form).
 
 use std::fmt::Write as _;
 
 use roofline::{Roofline, RooflineOp};
+use trace_model::Provenance;
+
+use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::label::{Figure, Format};
 
 /// The ops the chart shows: those with a positive intensity and a positive achieved FLOP/s.
 pub fn chart_ops(report: &Roofline) -> Vec<&RooflineOp> {
@@ -17,20 +19,6 @@ pub fn chart_ops(report: &Roofline) -> Vec<&RooflineOp> {
                 && o.achieved_flops_per_s.value.is_some_and(|f| f > 0.0)
         })
         .collect()
-}
-
-fn fmt_opt(v: Option<f64>, scale: f64, digits: usize) -> String {
-    match v {
-        Some(v) => format!("{:.*}", digits, v / scale),
-        None => "-".to_owned(),
-    }
-}
-
-fn pct(v: Option<f64>) -> String {
-    match v {
-        Some(v) => format!("{:.1}%", v * 100.0),
-        None => "-".to_owned(),
-    }
 }
 
 fn short(name: &str, width: usize) -> String {
@@ -63,107 +51,161 @@ pub fn display_name(o: &RooflineOp) -> String {
 
 /// The text report: device and peak source, the top `top` ops by time, the trust list.
 pub fn text(report: &Roofline, top: usize) -> String {
-    let mut s = String::new();
+    crate::text::render(&document(report, top))
+}
+
+/// The text report as a document (see [`text`]).
+pub fn document(report: &Roofline, top: usize) -> Document {
+    let mut doc = Document::new(report.capture.clone());
     let d = &report.device;
-    let _ = writeln!(s, "{}", report.capture);
-    let _ = writeln!(s, "  format   {}", report.format);
-    let _ = writeln!(s, "  device   {} [read: profiler metadata]", d.recorded);
+    let mut head = Section::new("device", "");
+    head.para(format!("  format   {}", report.format));
+    head.para(format!(
+        "  device   {} [read: profiler metadata]",
+        d.recorded
+    ));
     match &d.model {
-        Some(model) => {
-            let _ = writeln!(
-                s,
-                "  peaks    {model} [{}: {}]{}",
-                d.label,
-                d.source,
-                d.matched_by
-                    .as_ref()
-                    .map(|m| format!("; matched by {m}"))
-                    .unwrap_or_default()
-            );
-        }
-        None => {
-            let _ = writeln!(s, "  peaks    [{}] {}", d.label, d.source);
-        }
+        Some(model) => head.para(format!(
+            "  peaks    {model} [{}: {}]{}",
+            d.label,
+            d.source,
+            d.matched_by
+                .as_ref()
+                .map(|m| format!("; matched by {m}"))
+                .unwrap_or_default()
+        )),
+        None => head.para(format!("  peaks    [{}] {}", d.label, d.source)),
     }
     let gpu = report.gpu_time_ns.value.max(1) as f64;
-    let _ = writeln!(
-        s,
-        "  GPU time {:.3} ms; in ops {:.1}%, in ops with a FLOPs model {:.1}% [measured]",
-        report.gpu_time_ns.value as f64 / 1e6,
-        report.attributed_time_ns.value as f64 / gpu * 100.0,
-        report.costed_time_ns.value as f64 / gpu * 100.0,
-    );
-    let _ = writeln!(s);
-    let _ = writeln!(
-        s,
-        "{:<44} {:<13} {:<5} {:>5} {:>10} {:>6} {:>10} {:>10} {:>8} {:>8} {:>7} {:>8} {:>7}  {:<13} peak",
-        "op",
-        "kind",
-        "dtype",
-        "occ",
-        "time ms",
-        "time%",
-        "GFLOP",
-        "MB",
-        "FLOP/B",
-        "TFLOP/s",
-        "%peak",
-        "GB/s",
-        "%HBM",
-        "bound",
+    let share = |ns: i64| {
+        Span::formatted(
+            Figure::percent(ns as f64 / gpu * 100.0, Provenance::Measured),
+            Format::PercentSign(1),
+        )
+    };
+    head.push(Block::Paragraph(vec![
+        Span::text("  GPU time "),
+        Span::formatted(
+            Figure::number(report.gpu_time_ns.value as f64 / 1e6, Provenance::Measured),
+            Format::Fixed(3),
+        ),
+        Span::text(" ms; in ops "),
+        share(report.attributed_time_ns.value),
+        Span::text(", in ops with a FLOPs model "),
+        share(report.costed_time_ns.value),
+        Span::text(" [measured]"),
+    ]));
+    head.push(Block::Paragraph(Vec::new()));
+    doc.sections.push(head);
+
+    let mut sec = Section::new("ops", "");
+    let mut t = Table::new(
+        "ops",
+        &[
+            "op", "kind", "dtype", "occ", "time ms", "time%", "GFLOP", "MB", "FLOP/B", "TFLOP/s",
+            "%peak", "GB/s", "%HBM", "bound", "peak",
+        ],
     );
     for o in report.ops.iter().take(top) {
         let name = display_name(o);
-        let _ = writeln!(
-            s,
-            "{:<44} {:<13} {:<5} {:>5} {:>10.3} {:>5.1}% {:>10} {:>10} {:>8} {:>8} {:>7} {:>8} {:>7}  {:<13} {}",
-            short(&name, 44),
-            o.kind.name(),
-            o.dtype.name(),
-            o.occurrences.value,
-            o.time_ns.value as f64 / 1e6,
-            o.time_ns.value as f64 / gpu * 100.0,
-            fmt_opt(o.flops.value, 1e9, 3),
-            fmt_opt(Some(o.bytes.value), 1e6, 2),
-            fmt_opt(o.intensity.value, 1.0, 1),
-            fmt_opt(o.achieved_flops_per_s.value, 1e12, 2),
-            pct(o.flops_share_of_peak.value),
-            fmt_opt(o.achieved_bytes_per_s.value, 1e9, 1),
-            pct(o.bytes_share_of_peak.value),
-            o.bound.value.name(),
-            o.peak_basis,
-        );
+        let scaled = |v: Option<f64>, scale: f64, p: &Provenance| match v {
+            Some(v) => Cell::figure(Figure::number(v / scale, p.clone())),
+            None => Cell::text("-"),
+        };
+        let share = |v: Option<f64>, p: &Provenance| match v {
+            Some(v) => Cell::figure(Figure::percent(v * 100.0, p.clone())),
+            None => Cell::text("-"),
+        };
+        let time = o.time_ns.value as f64;
+        t.push(vec![
+            Cell::code(short(&name, 44)),
+            Cell::text(o.kind.name()),
+            Cell::text(o.dtype.name()),
+            Cell::figure(Figure::count(
+                o.occurrences.value,
+                o.occurrences.provenance.clone(),
+            )),
+            Cell::figure(Figure::number(time / 1e6, o.time_ns.provenance.clone())),
+            Cell::figure(Figure::percent(time / gpu * 100.0, Provenance::Measured)),
+            scaled(o.flops.value, 1e9, &o.flops.provenance),
+            scaled(Some(o.bytes.value), 1e6, &o.bytes.provenance),
+            scaled(o.intensity.value, 1.0, &o.intensity.provenance),
+            scaled(
+                o.achieved_flops_per_s.value,
+                1e12,
+                &o.achieved_flops_per_s.provenance,
+            ),
+            share(
+                o.flops_share_of_peak.value,
+                &o.flops_share_of_peak.provenance,
+            ),
+            scaled(
+                o.achieved_bytes_per_s.value,
+                1e9,
+                &o.achieved_bytes_per_s.provenance,
+            ),
+            share(
+                o.bytes_share_of_peak.value,
+                &o.bytes_share_of_peak.provenance,
+            ),
+            Cell::text(o.bound.value.name()),
+            Cell::text(o.peak_basis.clone()),
+        ]);
     }
+    let fixed = |gap, width, d| Column::right(gap, width).format(Format::Fixed(d));
+    let percent = |width| Column::right(1, width).format(Format::PercentSign(1));
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::left(0, 44),
+        Column::left(1, 13),
+        Column::left(1, 5),
+        fixed(1, 5, 0),
+        fixed(1, 10, 3),
+        percent(6),
+        fixed(1, 10, 3),
+        fixed(1, 10, 2),
+        fixed(1, 8, 1),
+        fixed(1, 8, 2),
+        percent(7),
+        fixed(1, 8, 1),
+        percent(7),
+        Column::left(2, 13),
+        Column::left(1, 0),
+    ]))));
     if report.ops.len() > top {
-        let _ = writeln!(
-            s,
+        sec.para(format!(
             "... {} more ops (--top N, --json or --csv for all)",
             report.ops.len() - top
-        );
+        ));
     }
-    let _ = writeln!(s);
-    let _ = writeln!(
-        s,
+    sec.push(Block::Paragraph(Vec::new()));
+    sec.para(
         "occ, time: measured (sum of the op's kernel time). GFLOP, MB, FLOP/B: inferred from shapes (GFLOP = 1e9 FLOPs, MB = 1e6 bytes). \
          TFLOP/s, GB/s: inferred (from-shapes work / measured time). %peak, %HBM: share of the read peak for the op's dtype (peak column). \
-         bound: intensity against that dtype's ridge point (inferred)."
+         bound: intensity against that dtype's ridge point (inferred).",
     );
+    doc.sections.push(sec);
     if !report.trust.is_empty() {
-        let _ = writeln!(s);
-        let _ = writeln!(s, "Trust list:");
+        let mut sec = Section::new("trust", "");
+        sec.push(Block::Paragraph(Vec::new()));
+        sec.para("Trust list:");
         for t in &report.trust {
-            let _ = writeln!(
-                s,
-                "  - {} ({}): {} {}, {:.3} ms of GPU time [measured]",
-                t.message,
-                t.code,
-                t.count,
-                t.unit,
-                t.time_ns as f64 / 1e6
-            );
+            sec.push(Block::Paragraph(vec![
+                Span::text(format!("  - {} ({}): ", t.message, t.code)),
+                Span::formatted(
+                    Figure::count(t.count, Provenance::Measured),
+                    Format::Fixed(0),
+                ),
+                Span::text(format!(" {}, ", t.unit)),
+                Span::formatted(
+                    Figure::number(t.time_ns as f64 / 1e6, Provenance::Measured),
+                    Format::Fixed(3),
+                ),
+                Span::text(" ms of GPU time [measured]"),
+            ]));
         }
+        doc.sections.push(sec);
     }
-    s
+    doc
 }
 
 fn csv_field(text: &str) -> String {

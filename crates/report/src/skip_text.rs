@@ -1,10 +1,13 @@
 //! How skip-stats shows an [`Analysis`]: plain text for people, JSON for programs.
-//! Every section names its label (measured / inferred).
-
-use std::fmt::Write;
+//! The text is a [`Document`] printed by [`crate::text`]; every section names its label
+//! (measured / inferred).
 
 use serde_json::{Value, json};
 use trace_model::Nanos;
+
+use crate::doc::{Block, Cell, Column, Document, Line, Section, Table, TextLayout};
+use crate::label::{Figure, Format};
+use crate::measured;
 
 use analysis::{
     Bound, Budget, LaunchStats, SkipAnalysis as Analysis, SkipMetrics, SkipReport as Report,
@@ -13,12 +16,19 @@ use analysis::{
 
 /// The text report: one block per capture (rank), then the last finisher.
 pub fn render_text(analysis: &Analysis) -> String {
-    let mut out = String::new();
+    crate::text::render(&document(analysis))
+}
+
+/// The text report as a document (see [`render_text`]): one section per capture.
+pub fn document(analysis: &Analysis) -> Document {
+    let mut doc = Document::new("");
     for (i, r) in analysis.reports.iter().enumerate() {
+        let mut sec = Section::new(format!("capture{i}"), "");
         if i > 0 {
-            out.push('\n');
+            sec.push(Block::blank());
         }
-        render_report(&mut out, r);
+        report(&mut sec, r);
+        doc.sections.push(sec);
     }
     if let Some(lf) = &analysis.last_finisher {
         let rank = lf.rank.map_or("?".to_string(), |r| r.to_string());
@@ -27,108 +37,112 @@ pub fn render_text(analysis: &Analysis) -> String {
         } else {
             "raw timestamps, assuming the ranks share a clock"
         };
-        let _ = writeln!(
-            out,
-            "\nLast to finish step {}: rank {rank}, {} after the earliest rank [measured; {clocks}]",
-            lf.step,
-            lf.behind_earliest.human()
+        let mut sec = Section::new("last_finisher", "");
+        sec.push(Block::blank());
+        sec.push(
+            Line::default()
+                .text(format!("Last to finish step {}: rank {rank}, ", lf.step))
+                .figure(measured::duration(lf.behind_earliest))
+                .text(format!(" after the earliest rank [measured; {clocks}]"))
+                .take(),
         );
+        doc.sections.push(sec);
     }
-    out
+    doc
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1} %", 100.0 * x)
-}
-
-fn render_report(out: &mut String, r: &Report) {
+fn report(sec: &mut Section, r: &Report) {
     let rank = r.rank.map(|n| format!(", rank {n}")).unwrap_or_default();
-    let _ = writeln!(out, "== {}{rank}", r.label);
-    let _ = writeln!(out, "format: {}", r.format.describe());
+    sec.para(format!("== {}{rank}", r.label));
+    sec.para(format!("format: {}", r.format.describe()));
     let n = r.steps.steps.len();
-    let _ = write!(out, "steps: {n} ({})", r.steps.origin.describe());
+    let mut l = Line::default();
+    l.text(format!("steps: {n} ({})", r.steps.origin.describe()));
     if let (Some(sp), Some(m)) = (r.steps.duration_spread(), r.steps.median_step()) {
-        let _ = write!(
-            out,
-            "; median step #{} {} (min {}, max {}, spread {}) [measured]",
-            r.steps.steps[m].number,
-            sp.median.human(),
-            sp.min.human(),
-            sp.max.human(),
-            (sp.max - sp.min).human()
-        );
+        l.text(format!("; median step #{} ", r.steps.steps[m].number))
+            .figure(measured::duration(sp.median))
+            .text(" (min ")
+            .figure(measured::duration(sp.min))
+            .text(", max ")
+            .figure(measured::duration(sp.max))
+            .text(", spread ")
+            .figure(measured::duration(sp.max - sp.min))
+            .text(") [measured]");
     }
-    out.push('\n');
+    sec.push(l.take());
     let Some(window) = r.window else {
-        let _ = writeln!(out, "no GPU activity in any step: nothing to budget");
-        render_diagnostics(out, r);
+        sec.para("no GPU activity in any step: nothing to budget");
+        diagnostics(sec, r);
         return;
     };
-    let _ = writeln!(
-        out,
-        "window: {} (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges) [measured]\n",
-        window.span().human()
+    sec.push(
+        Line::default()
+            .text("window: ")
+            .figure(measured::duration(window.span()))
+            .text(" (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges) [measured]")
+            .take(),
     );
-    render_verdict(out, r, window);
-    render_budgets(out, r);
-    render_gaps(out, r);
-    render_skip(out, r);
-    render_launch(out, r);
-    render_diagnostics(out, r);
+    sec.push(Block::blank());
+    verdict(sec, r, window);
+    budgets(sec, r);
+    gaps(sec, r);
+    skip(sec, r);
+    launch(sec, r);
+    diagnostics(sec, r);
 }
 
-fn render_verdict(out: &mut String, r: &Report, window: Window) {
+fn verdict(sec: &mut Section, r: &Report, window: Window) {
     let v = &r.verdict;
-    let _ = write!(out, "Verdict [inferred]: {}", v.bound.label());
+    let mut l = Line::default();
+    l.text(format!("Verdict [inferred]: {}", v.bound.label()));
     if v.bound == Bound::NoGpuWork {
-        out.push_str(".\n\n");
+        l.text(".");
+        sec.push(l.take());
+        sec.push(Block::blank());
         return;
     }
     if let Some(c) = r.critical_stream() {
-        let _ = write!(
-            out,
-            ": the critical stream (most compute: GPU {} stream {}) is busy {} of the {} window",
-            c.device,
-            c.stream,
-            pct(v.busy_share),
-            window.span().human()
-        );
+        l.text(format!(
+            ": the critical stream (most compute: GPU {} stream {}) is busy ",
+            c.device, c.stream
+        ))
+        .figure(measured::share(v.busy_share))
+        .text(" of the ")
+        .figure(measured::duration(window.span()))
+        .text(" window");
         if v.collective_share > 0.0 {
-            let _ = write!(
-                out,
-                ", plus {} in collectives (time that includes waiting for peers)",
-                pct(v.collective_share)
-            );
+            l.text(", plus ")
+                .figure(measured::share(v.collective_share))
+                .text(" in collectives (time that includes waiting for peers)");
         }
     }
     if let Some(cs) = &r.comm_stream {
         let s = &r.streams[cs.stream];
-        let _ = write!(
-            out,
-            "; communication runs on GPU {} stream {}, busy {} of the window with collectives (including waiting for peers; not counted as GPU work)",
-            s.device,
-            s.stream,
-            pct(cs.share)
-        );
+        l.text(format!(
+            "; communication runs on GPU {} stream {}, busy ",
+            s.device, s.stream
+        ))
+        .figure(measured::share(cs.share))
+        .text(" of the window with collectives (including waiting for peers; not counted as GPU work)");
     }
     if let (Some(t), Some(q), Some(mean)) = (
         &r.total,
         v.queue_ratio,
         r.total.as_ref().and_then(|t| t.mean_direct_delay()),
     ) {
-        let _ = write!(
-            out,
-            "; a kernel waits {} on average between launch and start, {q:.2}x the mean kernel duration of {}",
-            mean.human(),
-            t.akd.human()
-        );
+        l.text("; a kernel waits ")
+            .figure(measured::duration(mean))
+            .text(" on average between launch and start, ")
+            .formatted(Figure::ratio(q, v.provenance.clone()), Format::Fixed(2))
+            .text("x the mean kernel duration of ")
+            .figure(measured::duration(t.akd));
     }
     if let Some(t) = r.total.as_ref().filter(|t| t.graph_kernels > 0) {
-        let _ = write!(
-            out,
-            " ({} of {} launched kernels came from graph launches and are left out of that wait: their delay counts from the graph launch)",
-            t.graph_kernels, t.launched_kernels
-        );
+        l.text(" (")
+            .formatted(measured::count(t.graph_kernels), Format::Fixed(0))
+            .text(" of ")
+            .formatted(measured::count(t.launched_kernels), Format::Fixed(0))
+            .text(" launched kernels came from graph launches and are left out of that wait: their delay counts from the graph launch)");
     }
     match (
         v.host_wait_share,
@@ -137,219 +151,230 @@ fn render_verdict(out: &mut String, r: &Report, window: Window) {
         v.unknown_wait_share,
     ) {
         (Some(h), Some(w), Some(s), Some(u)) => {
-            let _ = write!(
-                out,
-                "; of its idle time, gap by gap: {} before the host launched the next work, {} waiting on another stream or event, {} while the host was blocked in a synchronising call (waiting for the GPU), {} without evidence",
-                pct(h),
-                pct(w),
-                pct(s),
-                pct(u)
-            );
+            l.text("; of its idle time, gap by gap: ")
+                .figure(measured::share(h))
+                .text(" before the host launched the next work, ")
+                .figure(measured::share(w))
+                .text(" waiting on another stream or event, ")
+                .figure(measured::share(s))
+                .text(" while the host was blocked in a synchronising call (waiting for the GPU), ")
+                .figure(measured::share(u))
+                .text(" without evidence");
         }
         _ => {
-            let _ = write!(
-                out,
-                "; no idle gap has evidence of its cause (no launch for the activity after it), so their cause is unknown"
-            );
+            l.text("; no idle gap has evidence of its cause (no launch for the activity after it), so their cause is unknown");
         }
     }
     if let Some(gc) = &r.gap_causes {
-        let top: Vec<String> = gc
-            .evidence
-            .iter()
-            .take(3)
-            .map(|e| format!("{} ({}: {})", e.what, e.cause.label(), e.time.human()))
-            .collect();
-        if !top.is_empty() {
-            let _ = write!(out, "; evidence: {}", top.join(", "));
+        for (i, e) in gc.evidence.iter().take(3).enumerate() {
+            l.text(if i == 0 { "; evidence: " } else { ", " })
+                .text(format!("{} ({}: ", e.what, e.cause.label()))
+                .figure(measured::duration(e.time))
+                .text(")");
         }
     }
-    let _ = writeln!(
-        out,
-        "; host work runs during {} of its idle time.",
-        pct(v.covered_share)
-    );
-    let _ = writeln!(
-        out,
-        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if idle >= 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); inconclusive if idle >= 50 % and >= 50 % of idle has no evidence (or none has); else mixed. Busy leaves collectives out. Host wait: the part of a gap before the launch call of the activity after it, while the launching thread was not in a synchronising call."
+    l.text("; host work runs during ")
+        .figure(measured::share(v.covered_share))
+        .text(" of its idle time.");
+    sec.push(l.take());
+    sec.para(
+        "  rules: GPU-bound if busy >= 90 %, or >= 80 % and wait/duration >= 1; host/launch-bound if idle >= 50 % and host wait >= 50 % of idle (host work during >= 50 % of idle, when no gap's cause is known); inconclusive if idle >= 50 % and >= 50 % of idle has no evidence (or none has); else mixed. Busy leaves collectives out. Host wait: the part of a gap before the launch call of the activity after it, while the launching thread was not in a synchronising call.",
     );
     if let Some(h) = r
         .host_only
         .as_ref()
         .filter(|h| (h.before_gpu + h.after_gpu).0 > 0)
     {
-        let top: Vec<String> = h
-            .top
-            .iter()
-            .take(3)
-            .map(|t| format!("{} ({})", t.name, t.overlapped.human()))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  Host-only time: the steps have no GPU activity for {} of their wall time ({} before the first, {} after the last, over {} steps); the host runs {} then (self time).",
-            pct(h.share()),
-            h.before_gpu.human(),
-            h.after_gpu.human(),
-            h.steps,
-            if top.is_empty() {
-                "nothing recorded".to_owned()
-            } else {
-                top.join(", ")
-            }
-        );
+        l.text("  Host-only time: the steps have no GPU activity for ")
+            .figure(measured::share(h.share()))
+            .text(" of their wall time (")
+            .figure(measured::duration(h.before_gpu))
+            .text(" before the first, ")
+            .figure(measured::duration(h.after_gpu))
+            .text(" after the last, over ")
+            .formatted(measured::count(h.steps), Format::Fixed(0))
+            .text(" steps); the host runs ");
+        if h.top.is_empty() {
+            l.text("nothing recorded");
+        }
+        for (i, t) in h.top.iter().take(3).enumerate() {
+            l.text(if i == 0 { "" } else { ", " })
+                .text(format!("{} (", t.name))
+                .figure(measured::duration(t.overlapped))
+                .text(")");
+        }
+        l.text(" then (self time).");
+        sec.push(l.take());
     }
     if let Some(b) = &r.gpu_behind {
-        let _ = writeln!(
-            out,
-            "  The GPU runs more than a step behind the host: a kernel starts {} after its launch (median), longer than the median step ({}); the host's step markers do not bound the GPU work of the same step.",
-            b.median_delay.human(),
-            b.median_step.human()
-        );
+        l.text("  The GPU runs more than a step behind the host: a kernel starts ")
+            .figure(measured::duration(b.median_delay))
+            .text(" after its launch (median), longer than the median step (")
+            .figure(measured::duration(b.median_step))
+            .text("); the host's step markers do not bound the GPU work of the same step.");
+        sec.push(l.take());
     }
     if r.in_flight.activities > 0 {
-        let _ = writeln!(
-            out,
-            "  In flight at capture start: {} activities, {} of GPU time, launched before the capture began (left out of steps, budgets and SKIP metrics).",
-            r.in_flight.activities,
-            r.in_flight.time.human()
-        );
+        l.text("  In flight at capture start: ")
+            .formatted(measured::count(r.in_flight.activities), Format::Fixed(0))
+            .text(" activities, ")
+            .figure(measured::duration(r.in_flight.time))
+            .text(" of GPU time, launched before the capture began (left out of steps, budgets and SKIP metrics).");
+        sec.push(l.take());
     }
-    out.push('\n');
+    sec.push(Block::blank());
 }
 
-fn budget_cells(b: &Budget) -> String {
-    let mut s = format!("{:>11}", b.span().human());
+fn budget_row(device: String, stream: String, b: &Budget) -> Vec<Cell> {
+    let mut row = vec![
+        Cell::text(device),
+        Cell::text(stream),
+        Cell::figure(measured::duration(b.span())),
+    ];
     for part in [b.compute, b.collective, b.memcpy, b.memset, b.idle] {
-        let _ = write!(
-            s,
-            " {:>11} {:>6}",
-            part.human(),
-            format!("{:.1}", 100.0 * b.share(part))
-        );
+        row.push(Cell::figure(measured::duration(part)));
+        row.push(Cell::figure(measured::share(b.share(part))));
     }
-    if b.check.holds() {
-        s.push_str("  ok");
+    row.push(Cell::text(if b.check.holds() {
+        "ok".to_owned()
     } else {
         let expected: Vec<String> = b.check.expected_parts().iter().map(|p| p.human()).collect();
-        let _ = write!(s, "  FAILED (unions give {})", expected.join(" / "));
-    }
-    s
+        format!("FAILED (unions give {})", expected.join(" / "))
+    }));
+    row
 }
 
-fn render_budgets(out: &mut String, r: &Report) {
-    let _ = writeln!(
-        out,
-        "Budget per device x stream over the window [measured] (overlaps merged; precedence compute > collective > memcpy > memset)"
+fn budgets(sec: &mut Section, r: &Report) {
+    sec.para(
+        "Budget per device x stream over the window [measured] (overlaps merged; precedence compute > collective > memcpy > memset)",
     );
-    let _ = writeln!(
-        out,
-        "{:>6} {:>8} {:>11} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6} {:>11} {:>6}  check",
-        "device",
-        "stream",
-        "span",
-        "compute",
-        "%",
-        "collective",
-        "%",
-        "memcpy",
-        "%",
-        "memset",
-        "%",
-        "idle",
-        "%"
+    let mut t = Table::new(
+        "budget",
+        &[
+            "device",
+            "stream",
+            "span",
+            "compute",
+            "%",
+            "collective",
+            "%",
+            "memcpy",
+            "%",
+            "memset",
+            "%",
+            "idle",
+            "%",
+            "check",
+        ],
     );
     for d in &r.devices {
         for s in r.streams.iter().filter(|s| s.device == d.device) {
-            let _ = writeln!(
-                out,
-                "{:>6} {:>8} {}",
-                s.device,
-                s.stream,
-                budget_cells(&s.budget)
-            );
+            t.push(budget_row(
+                s.device.to_string(),
+                s.stream.to_string(),
+                &s.budget,
+            ));
         }
-        let _ = writeln!(
-            out,
-            "{:>6} {:>8} {}",
-            d.device,
-            "all",
-            budget_cells(&d.budget)
-        );
+        t.push(budget_row(
+            d.device.to_string(),
+            "all".to_owned(),
+            &d.budget,
+        ));
     }
+    let part = || Column::right(1, 11);
+    let percent = || Column::right(1, 6).format(Format::Fixed(1));
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::right(0, 6),
+        Column::right(1, 8),
+        part(),
+        part(),
+        percent(),
+        part(),
+        percent(),
+        part(),
+        percent(),
+        part(),
+        percent(),
+        part(),
+        percent(),
+        Column::left(2, 0),
+    ]))));
     let failed = r.streams.iter().filter(|s| !s.budget.check.holds()).count()
         + r.devices.iter().filter(|d| !d.budget.check.holds()).count();
-    let _ = writeln!(
-        out,
-        "check: each part = the union of its kind and the kinds before it, less the union of those before it (merged apart from the sweep), so the parts sum to the union of all activities: {} ({} rows)\n",
+    sec.para(format!(
+        "check: each part = the union of its kind and the kinds before it, less the union of those before it (merged apart from the sweep), so the parts sum to the union of all activities: {} ({} rows)",
         if failed == 0 {
             "holds for every row".to_string()
         } else {
             format!("FAILED for {failed} rows")
         },
         r.streams.len() + r.devices.len()
-    );
+    ));
+    sec.push(Block::blank());
 }
 
-fn render_gaps(out: &mut String, r: &Report) {
+fn gaps(sec: &mut Section, r: &Report) {
     let (Some(g), Some(c)) = (&r.gap_host, r.critical_stream()) else {
         return;
     };
-    let _ = writeln!(
-        out,
-        "Host events during the GPU-idle gaps of GPU {} stream {} [measured]: {} gaps, {} idle, host work during {} ({})",
-        c.device,
-        c.stream,
-        g.gap_count,
-        g.idle.human(),
-        g.covered.human(),
-        pct(g.covered_share())
+    sec.push(
+        Line::default()
+            .text(format!(
+                "Host events during the GPU-idle gaps of GPU {} stream {} [measured]: ",
+                c.device, c.stream
+            ))
+            .formatted(measured::count(g.gap_count), Format::Fixed(0))
+            .text(" gaps, ")
+            .figure(measured::duration(g.idle))
+            .text(" idle, host work during ")
+            .figure(measured::duration(g.covered))
+            .text(" (")
+            .figure(measured::share(g.covered_share()))
+            .text(")")
+            .take(),
     );
     if g.top.is_empty() {
-        let _ = writeln!(
-            out,
-            "  no host event on a launching thread overlaps the gaps\n"
-        );
+        sec.para("  no host event on a launching thread overlaps the gaps");
+        sec.push(Block::blank());
         return;
     }
-    let _ = writeln!(
-        out,
-        "  (overlapped: sum over the events of one name; nested and concurrent events each count, so shares can exceed 100 %)"
+    sec.para(
+        "  (overlapped: sum over the events of one name; nested and concurrent events each count, so shares can exceed 100 %)",
     );
-    let _ = writeln!(
-        out,
-        "{:>11} {:>7} {:>7} {:<12} name",
-        "overlapped", "% idle", "events", "kind"
+    let mut t = Table::new(
+        "gap_host",
+        &["overlapped", "% idle", "events", "kind", "name"],
     );
     for h in &g.top {
-        let share = if g.idle.0 == 0 {
+        let part = if g.idle.0 == 0 {
             0.0
         } else {
             h.overlapped.0 as f64 / g.idle.0 as f64
         };
-        let _ = writeln!(
-            out,
-            "{:>11} {:>7} {:>7} {:<12} {}",
-            h.overlapped.human(),
-            format!("{:.1}", 100.0 * share),
-            h.events,
-            format!("{:?}", h.kind),
-            h.name
-        );
+        t.push(vec![
+            Cell::figure(measured::duration(h.overlapped)),
+            Cell::figure(measured::share(part)),
+            Cell::figure(measured::count(h.events)),
+            Cell::text(format!("{:?}", h.kind)),
+            Cell::code(h.name.clone()),
+        ]);
     }
-    out.push('\n');
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::right(0, 11),
+        Column::right(1, 7).format(Format::Fixed(1)),
+        Column::right(1, 7).format(Format::Fixed(0)),
+        Column::left(1, 12),
+        Column::left(1, 0),
+    ]))));
+    sec.push(Block::blank());
 }
 
-fn render_skip(out: &mut String, r: &Report) {
+fn skip(sec: &mut Section, r: &Report) {
     let steps_with = r.per_step.iter().filter(|s| s.skip.is_some()).count();
-    let _ = writeln!(
-        out,
+    sec.para(format!(
         "SKIP metrics [measured] per step ({steps_with} steps with kernels) and in total"
-    );
-    let _ = writeln!(
-        out,
-        "{:<10} {:>11} {:>11} {:>11} {:>11}",
-        "metric", "median", "min", "max", "total"
-    );
+    ));
+    let mut t = Table::new("skip", &["metric", "median", "min", "max", "total"]);
     type Metric = fn(&SkipMetrics) -> Nanos;
     let rows: [(&str, Metric); 5] = [
         ("TKLQT", |m| m.tklqt),
@@ -362,66 +387,77 @@ fn render_skip(out: &mut String, r: &Report) {
         let sp = r.step_spread(f);
         let total = r.total.as_ref().map(f);
         let show = |n: Option<Nanos>| match n {
-            None => "-".to_string(),
-            Some(n) if name == "kernels" => n.0.to_string(),
-            Some(n) => n.human(),
+            None => Cell::text("-"),
+            Some(n) if name == "kernels" => Cell::figure(measured::count(n.0)),
+            Some(n) => Cell::figure(measured::duration(n)),
         };
-        let _ = writeln!(
-            out,
-            "{:<10} {:>11} {:>11} {:>11} {:>11}",
-            name,
+        t.push(vec![
+            Cell::text(name),
             show(sp.map(|s| s.median)),
             show(sp.map(|s| s.min)),
             show(sp.map(|s| s.max)),
-            show(total)
-        );
+            show(total),
+        ]);
     }
-    let _ = writeln!(
-        out,
-        "  TKLQT = sum(kernel start - launch start), kernels that start before their launch (clock skew) left out; AKD = mean kernel duration; IL = last kernel end - first top-level host op start; GPU idle = IL - union of kernel intervals (concurrent kernels counted once)\n"
+    // Durations read as people read them; the kernel counts as plain integers.
+    let value = || Column::right(1, 11).format(Format::Fixed(0));
+    sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
+        Column::left(0, 10),
+        value(),
+        value(),
+        value(),
+        value(),
+    ]))));
+    sec.para(
+        "  TKLQT = sum(kernel start - launch start), kernels that start before their launch (clock skew) left out; AKD = mean kernel duration; IL = last kernel end - first top-level host op start; GPU idle = IL - union of kernel intervals (concurrent kernels counted once)",
     );
+    sec.push(Block::blank());
 }
 
-fn delay_line(l: &LaunchStats) -> String {
-    let spread = l
-        .delay
-        .map(|d| {
-            format!(
-                "; launch-to-start delay sum {}, median {}, min {}, max {}",
-                l.delay_sum.human(),
-                d.median.human(),
-                d.min.human(),
-                d.max.human()
-            )
-        })
-        .unwrap_or_default();
-    format!(
-        "{} activities, {} with a host launch, {} without{spread}",
-        l.activities, l.with_launch, l.without_launch
-    )
+fn delay_line(l: &mut Line, s: &LaunchStats) {
+    l.formatted(measured::count(s.activities), Format::Fixed(0))
+        .text(" activities, ")
+        .formatted(measured::count(s.with_launch), Format::Fixed(0))
+        .text(" with a host launch, ")
+        .formatted(measured::count(s.without_launch), Format::Fixed(0))
+        .text(" without");
+    if let Some(d) = s.delay {
+        l.text("; launch-to-start delay sum ")
+            .figure(measured::duration(s.delay_sum))
+            .text(", median ")
+            .figure(measured::duration(d.median))
+            .text(", min ")
+            .figure(measured::duration(d.min))
+            .text(", max ")
+            .figure(measured::duration(d.max));
+    }
 }
 
-fn render_launch(out: &mut String, r: &Report) {
-    let _ = writeln!(out, "Launch join [measured]");
-    let _ = writeln!(out, "  all GPU activities: {}", delay_line(&r.launch_all));
-    let _ = writeln!(
-        out,
-        "  kernels:            {}",
-        delay_line(&r.launch_kernels)
-    );
+fn launch(sec: &mut Section, r: &Report) {
+    sec.para("Launch join [measured]");
+    let mut l = Line::default();
+    l.text("  all GPU activities: ");
+    delay_line(&mut l, &r.launch_all);
+    sec.push(l.take());
+    l.text("  kernels:            ");
+    delay_line(&mut l, &r.launch_kernels);
+    sec.push(l.take());
 }
 
-fn render_diagnostics(out: &mut String, r: &Report) {
+fn diagnostics(sec: &mut Section, r: &Report) {
     if r.diagnostics.is_empty() {
         return;
     }
-    let _ = writeln!(out, "Diagnostics (counted):");
+    sec.para("Diagnostics (counted):");
     for d in r.diagnostics.iter() {
-        let _ = write!(out, "  - {} ({}×): {}", d.code, d.count, d.message);
+        let mut l = Line::default();
+        l.text(format!("  - {} (", d.code))
+            .formatted(measured::count(d.count), Format::Fixed(0))
+            .text(format!("×): {}", d.message));
         if !d.first.is_empty() {
-            let _ = write!(out, "; first: {}", d.first);
+            l.text(format!("; first: {}", d.first));
         }
-        out.push('\n');
+        sec.push(l.take());
     }
 }
 
@@ -444,7 +480,7 @@ fn budget_json(b: &Budget) -> Value {
             "tolerance_ns": analysis::BudgetCheck::TOLERANCE.0,
             "holds": b.check.holds(),
         },
-        "label": b.provenance.label(),
+        "label": b.provenance.word(),
     })
 }
 
@@ -468,7 +504,7 @@ fn skip_json(m: &SkipMetrics) -> Value {
         "kernel_union_ns": m.kernel_union.0,
         "skewed_kernels": m.skewed_kernels,
         "gpu_idle_ns": m.gpu_idle.0,
-        "label": m.provenance.label(),
+        "label": m.provenance.word(),
     })
 }
 
@@ -480,7 +516,7 @@ fn launch_json(l: &LaunchStats) -> Value {
         "delay_sum_ns": l.delay_sum.0,
         "delay": spread_json(l.delay),
         "negative_delays": l.negative,
-        "label": l.provenance.label(),
+        "label": l.provenance.word(),
     })
 }
 
@@ -544,7 +580,7 @@ fn report_json(r: &Report) -> Value {
             })).collect::<Vec<_>>()),
             "queue_ratio": v.queue_ratio,
             "critical_stream": r.critical_stream().map(|c| json!({"device": c.device, "stream": c.stream})),
-            "label": v.provenance.label(),
+            "label": v.provenance.word(),
             "assumptions": analysis::verdict_assumptions(),
         },
         "streams": r.streams.iter().map(|s| json!({
@@ -561,7 +597,7 @@ fn report_json(r: &Report) -> Value {
                 "name": h.name, "kind": format!("{:?}", h.kind),
                 "overlapped_ns": h.overlapped.0, "events": h.events,
             })).collect::<Vec<_>>(),
-            "label": g.provenance.label(),
+            "label": g.provenance.word(),
         })),
         "skip": {
             "per_step": r.per_step.iter().map(|s| json!({
@@ -586,12 +622,12 @@ fn report_json(r: &Report) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use analysis::{BudgetCheck, BusyKind, Provenance};
-    use trace_model::Nanos;
+    use analysis::{BudgetCheck, BusyKind};
+    use trace_model::{Nanos, Provenance};
 
     use super::*;
 
-    /// A budget over `[0, 10)` whose parts claim `parts` for compute `[0, 4)` and a
+    /// The check column of a budget over `[0, 10)` whose parts claim `parts` for compute `[0, 4)` and a
     /// collective `[2, 6)`.
     fn cells(parts: [i64; 4]) -> String {
         let intervals = [
@@ -599,29 +635,33 @@ mod tests {
             (Nanos(2), Nanos(6), BusyKind::Collective),
         ];
         let busy: i64 = parts.iter().sum();
-        budget_cells(&Budget {
-            window: Window {
-                start: Nanos(0),
-                end: Nanos(10),
+        let row = budget_row(
+            String::new(),
+            String::new(),
+            &Budget {
+                window: Window {
+                    start: Nanos(0),
+                    end: Nanos(10),
+                },
+                compute: Nanos(parts[0]),
+                collective: Nanos(parts[1]),
+                memcpy: Nanos(parts[2]),
+                memset: Nanos(parts[3]),
+                idle: Nanos(10 - busy),
+                activity_count: 2,
+                check: BudgetCheck::new(parts.map(Nanos), &intervals),
+                provenance: Provenance::Measured,
             },
-            compute: Nanos(parts[0]),
-            collective: Nanos(parts[1]),
-            memcpy: Nanos(parts[2]),
-            memset: Nanos(parts[3]),
-            idle: Nanos(10 - busy),
-            activity_count: 2,
-            check: BudgetCheck::new(parts.map(Nanos), &intervals),
-            provenance: Provenance::Measured,
-        })
+        );
+        match row.last() {
+            Some(Cell::Text(check)) => check.clone(),
+            other => panic!("the check column is text: {other:?}"),
+        }
     }
 
     #[test]
     fn a_failed_budget_check_prints_the_union_figures() {
-        assert!(
-            cells([4, 2, 0, 0]).ends_with("  ok"),
-            "{}",
-            cells([4, 2, 0, 0])
-        );
+        assert!(cells([4, 2, 0, 0]) == "ok", "{}", cells([4, 2, 0, 0]));
         // The overlap counted for both kinds: the unions give the collective 2 ns, not 4.
         let failed = cells([4, 4, 0, 0]);
         assert!(

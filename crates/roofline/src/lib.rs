@@ -49,11 +49,11 @@ mod peaks;
 use std::path::Path;
 
 use load::Loaded;
-use trace_model::Format;
+use trace_model::{Format, Labelled};
 
 pub use dtype::Dtype;
 pub use error::Error;
-pub use model::{Labelled, Provenance, Roofline, RooflineBound, RooflineOp, TrustItem};
+pub use model::{PeakFigure, Roofline, RooflineBound, RooflineOp, TrustItem};
 pub use peaks::{DevicePeaks, GpuPeaks, MatchRule, Peak, PeakTable, RateSet};
 
 /// Analyses the capture at `path` (through the one loader, [`load::load_single`]): a

@@ -1,63 +1,25 @@
 //! The roofline result: one row per op, the device and its peaks, the trust list.
 
 use serde::Serialize;
+use trace_model::{Labelled, Provenance};
 
 use crate::Dtype;
 use crate::hlo_cost::OpKind;
 use crate::peaks::{DevicePeaks, Peak};
 
-/// Where a number comes from (docs/ARCHITECTURE.md, "Invariants").
+/// A device peak of an op: the figure with its provenance, or no figure and the reason (the
+/// peak table has none for the op's dtype). Serialized flat: `{"value": …, "label": …}` or
+/// `{"value": null, "reason": …}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "label", rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Provenance {
-    /// Counted or summed from the trace's own records.
-    Measured,
-    /// Copied from a spec sheet or metadata; `source` names it.
-    Read {
-        /// The document or metadata field.
-        source: String,
-    },
-    /// Computed under stated assumptions.
-    Inferred {
-        /// What the computation assumes, in words.
-        assumptions: String,
-    },
-    /// No value: `reason` says why.
-    None {
-        /// Why there is no value.
-        reason: String,
-    },
-}
-
-/// A value with its provenance.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Labelled<T> {
-    /// The number.
-    pub value: T,
-    /// Where it comes from.
+pub struct PeakFigure {
+    /// The peak, when the device's peak table has one.
+    pub value: Option<f64>,
+    /// Where the peak comes from; `None` exactly when `value` is.
     #[serde(flatten)]
-    pub provenance: Provenance,
-}
-
-impl<T> Labelled<T> {
-    /// A value counted or summed from the trace.
-    pub fn measured(value: T) -> Self {
-        Labelled {
-            value,
-            provenance: Provenance::Measured,
-        }
-    }
-
-    /// A value computed under `assumptions`.
-    pub fn inferred(value: T, assumptions: impl Into<String>) -> Self {
-        Labelled {
-            value,
-            provenance: Provenance::Inferred {
-                assumptions: assumptions.into(),
-            },
-        }
-    }
+    pub provenance: Option<Provenance>,
+    /// Why there is no value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// Whether an op is limited by arithmetic or by memory traffic.
@@ -128,9 +90,9 @@ pub struct RooflineOp {
     /// Achieved bytes/s: bytes over the op's GPU time.
     pub achieved_bytes_per_s: Labelled<Option<f64>>,
     /// The device's FLOP/s peak for the op's kind and dtype.
-    pub peak_flops_per_s: Labelled<Option<f64>>,
+    pub peak_flops_per_s: PeakFigure,
     /// The device's memory-bandwidth peak.
-    pub peak_bytes_per_s: Labelled<Option<f64>>,
+    pub peak_bytes_per_s: PeakFigure,
     /// Which peak figure the op is held against (`matrix bf16`, `vector fp32`, ...).
     pub peak_basis: String,
     /// The intensity at which the two roofs meet: peak FLOP/s over peak bytes/s.
@@ -257,19 +219,16 @@ impl RawRow {
             _ => RooflineBound::Unknown,
         };
         let cost = self.cost_assumptions.clone();
-        let peak_label = |value: Option<f64>, what: &str| -> Labelled<Option<f64>> {
-            let provenance = match (value, device.label) {
-                (None, _) => Provenance::None {
-                    reason: format!("{what}: {}", peak.basis),
-                },
-                (Some(_), "read") => Provenance::Read {
-                    source: device.source.clone(),
-                },
-                _ => Provenance::Inferred {
-                    assumptions: device.source.clone(),
-                },
+        let peak_label = |value: Option<f64>, what: &str| -> PeakFigure {
+            let provenance = match device.label {
+                "read" => Provenance::read(device.source.clone()),
+                _ => Provenance::inferred(device.source.clone()),
             };
-            Labelled { value, provenance }
+            PeakFigure {
+                value,
+                reason: value.is_none().then(|| format!("{what}: {}", peak.basis)),
+                provenance: value.map(|_| provenance),
+            }
         };
         let from_cost = |v| Labelled::inferred(v, format!("from shapes: {cost}"));
         let against = "measured time, shapes-derived FLOPs/bytes and the peak";

@@ -9,6 +9,13 @@
 //! disagree, as Float64 when every rank has numbers and as String otherwise (ranks where
 //! the column is all null take the others' type). Engines that read the partitions with
 //! one schema (Spark, DataFusion, DuckDB without `union_by_name`) then see one.
+//!
+//! Beside the events, `DIR/_summary/rank=N/summary.parquet` holds one row per rank
+//! ([`SUMMARY_COLUMNS`]), computed while that rank's frame is in memory: engines read the
+//! per-rank figures without scanning the events (Spark and Hive skip folders whose names
+//! start with `_` when they read `DIR`, and `DIR/rank=*/*.parquet` does not match them).
+//! docs/export-recipes.md computes the busy time and the stragglers from the events in
+//! DuckDB and Spark SQL.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +24,41 @@ use polars::prelude::*;
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::frame::read_frame_with;
+use crate::frame::{RankFrame, read_frame_with};
+use crate::hta;
+use crate::timeline::{GpuKind, Timeline};
+
+/// The columns of `_summary/rank=N/summary.parquet`, in order, with what each holds. The
+/// `*_time_us` ones are HTA 0.5.0's temporal breakdown of the rank (profile-model's
+/// `--analysis temporal`, HTA's view of the timeline: [`Timeline::into_hta_view`]).
+pub const SUMMARY_COLUMNS: [(&str, &str); 11] = [
+    ("file", "the trace file the rank was read from"),
+    ("events", "rows of the rank's events.parquet"),
+    ("kernels", "GPU kernels (cat kernel) with a stream"),
+    ("steps", "ProfilerStep#N instances"),
+    (
+        "step_median_us",
+        "median ProfilerStep duration, µs (null without steps)",
+    ),
+    (
+        "kernel_time_us",
+        "first GPU activity's start to the last one's end, µs",
+    ),
+    (
+        "busy_time_us",
+        "union of the GPU activities, µs (kernel_time_us - idle_time_us)",
+    ),
+    ("idle_time_us", "kernel_time_us minus the union, µs"),
+    ("compute_time_us", "union of HTA's COMPUTATION kernels, µs"),
+    (
+        "non_compute_time_us",
+        "kernel_time_us - compute_time_us - idle_time_us, µs",
+    ),
+    (
+        "idle_time_pctg",
+        "idle_time_us / kernel_time_us, %, 2 decimals",
+    ),
+];
 
 /// What an export wrote.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -75,6 +116,7 @@ pub fn export_hive_into(
                     Err(e) => return Ok(Err(e)),
                 };
                 let rank = frame.rank.unwrap_or(i as i64);
+                let mut summary = rank_summary(&frame)?;
                 let mut df = frame
                     .df
                     .drop("rank")
@@ -82,6 +124,11 @@ pub fn export_hive_into(
                 let rows = df.height();
                 let rel = PathBuf::from(format!("rank={rank}")).join("events.parquet");
                 write_parquet(&mut df, out.create_file(&rel)?, &out.path().join(&rel))?;
+                let srel = PathBuf::from("_summary")
+                    .join(format!("rank={rank}"))
+                    .join("summary.parquet");
+                let shown = out.path().join(&srel);
+                write_parquet(&mut summary, out.create_file(&srel)?, &shown)?;
                 Ok(Ok((rank, rel, rows, df.schema().as_ref().clone())))
             })
             .collect()
@@ -119,6 +166,60 @@ pub fn export_hive_into(
             .collect(),
         unread: failed.iter().map(|e| e.to_string()).collect(),
     })
+}
+
+/// The one-row `_summary` frame of a rank ([`SUMMARY_COLUMNS`]).
+fn rank_summary(frame: &RankFrame) -> Result<DataFrame, Error> {
+    let timeline = Timeline::from_frame(frame)?;
+    let kernels = timeline
+        .gpu
+        .iter()
+        .filter(|g| g.kind == GpuKind::Kernel)
+        .count() as i64;
+    let mut steps: Vec<i64> = timeline.steps.iter().map(|s| s.2 - s.1).collect();
+    steps.sort_unstable();
+    let step_median_us = (!steps.is_empty()).then(|| {
+        let n = steps.len();
+        let mid = if n % 2 == 1 {
+            steps[n / 2] as f64
+        } else {
+            (steps[n / 2 - 1] + steps[n / 2]) as f64 / 2.0
+        };
+        mid / 1000.0
+    });
+    let temporal = hta::temporal(&timeline.into_hta_view());
+    let t = |f: fn(&hta::Temporal) -> f64| temporal.as_ref().map(f);
+    let path = frame.path.display().to_string();
+    let [
+        file,
+        events,
+        kernel_col,
+        step_col,
+        median,
+        span,
+        busy,
+        idle,
+        comp,
+        non,
+        idle_pct,
+    ] = SUMMARY_COLUMNS.map(|(name, _)| PlSmallStr::from(name));
+    DataFrame::new(
+        1,
+        vec![
+            Column::new(file, [path.clone()]),
+            Column::new(events, [frame.df.height() as i64]),
+            Column::new(kernel_col, [kernels]),
+            Column::new(step_col, [steps.len() as i64]),
+            Column::new(median, [step_median_us]),
+            Column::new(span, [t(|t| t.kernel_time_us)]),
+            Column::new(busy, [t(|t| t.kernel_time_us - t.idle_us)]),
+            Column::new(idle, [t(|t| t.idle_us)]),
+            Column::new(comp, [t(|t| t.compute_us)]),
+            Column::new(non, [t(|t| t.non_compute_us)]),
+            Column::new(idle_pct, [t(|t| t.idle_pct)]),
+        ],
+    )
+    .map_err(Error::polars(path))
 }
 
 /// Writes `df` as zstd Parquet to `file` (`shown` in errors).

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrome_reader::json::{skip_ws, value_end};
 use chrome_reader::{Id, RawEvent};
@@ -131,16 +132,17 @@ fn frame_from<R: Send, T: Send, U: Send>(
     with_frame: impl FnOnce(RankFrame) -> U + Send,
     beside: impl FnOnce(R) -> T + Send,
 ) -> Result<(U, T), Error> {
-    let mut b = Builder::new(columns);
+    let mut b = Builder::new(path, columns);
     // Each chunk of the file is parsed into columns of its own on a parsing thread; the
     // chunks' columns are appended in file order here.
     let mut failed = None;
     // A chunk's columns start with room for as many rows as the last chunk merged had, and
     // a little more (chunks are cut at about the same size): they seldom grow and copy.
     let rows_hint = std::sync::atomic::AtomicUsize::new(0);
+    let b_path: Arc<Path> = Arc::from(path);
     let new_part = || {
         let rows = rows_hint.load(std::sync::atomic::Ordering::Relaxed);
-        Builder::with_rows(columns, rows + rows / 8)
+        Builder::with_rows(b_path.clone(), columns, rows + rows / 8)
     };
     let read = read(&new_part, &mut |part, base| {
         rows_hint.store(part.index.len(), std::sync::atomic::Ordering::Relaxed);
@@ -425,6 +427,8 @@ impl Nullable<f64> {
 /// The frame's columns, for the whole file or for one chunk of it (a chunk's rows and
 /// event indices count from its first event).
 struct Builder {
+    /// The file, named in the error of an event that cannot be read.
+    path: Arc<Path>,
     columns: Columns,
     index: Vec<i64>,
     name: Strings,
@@ -505,15 +509,16 @@ impl Strings {
 }
 
 impl Builder {
-    fn new(columns: Columns) -> Builder {
-        Builder::with_rows(columns, 0)
+    fn new(path: &Path, columns: Columns) -> Builder {
+        Builder::with_rows(Arc::from(path), columns, 0)
     }
 
     /// A builder with room for `rows` rows in its dense columns (and `pid`, `tid`).
-    fn with_rows(columns: Columns, rows: usize) -> Builder {
+    fn with_rows(path: Arc<Path>, columns: Columns, rows: usize) -> Builder {
         let all = columns == Columns::All;
         let floats = || Nullable::with_capacity(if all { rows } else { 0 });
         Builder {
+            path,
             columns,
             index: Vec::with_capacity(rows),
             name: Strings::with_capacity("name", rows),
@@ -539,8 +544,7 @@ impl chrome_reader::EventSink for Builder {
     type Out = Builder;
 
     fn event(&mut self, ev: RawEvent<'_, &str>) -> Result<(), chrome_reader::Error> {
-        self.push(&ev);
-        Ok(())
+        self.push(&ev)
     }
 
     fn finish(mut self) -> Builder {
@@ -552,7 +556,18 @@ impl chrome_reader::EventSink for Builder {
 }
 
 impl Builder {
-    fn push(&mut self, ev: &RawEvent<'_, &str>) {
+    /// Appends the event's row; a `ts` or `dur` that is text but no number fails the file,
+    /// as in every other reader.
+    fn push(&mut self, ev: &RawEvent<'_, &str>) -> Result<(), chrome_reader::Error> {
+        let nanos = |field: &str, n: Option<chrome_reader::Number<'_>>| match n {
+            None => Ok(None),
+            Some(n) => match n.micros_to_nanos() {
+                Some(ns) => Ok(Some(ns)),
+                None if n.is_numeric() => Ok(None),
+                None => Err(ev.not_a_time(&self.path, field, n.text())),
+            },
+        };
+        let (ts_ns, dur_ns) = (nanos("ts", ev.ts)?, nanos("dur", ev.dur)?);
         let row = self.index.len() as u32;
         self.index.push(ev.index as i64);
         self.name.push(ev.name.as_deref());
@@ -563,8 +578,8 @@ impl Builder {
             self.ts.push(ev.ts.and_then(|n| n.as_f64()));
             self.dur.push(ev.dur.and_then(|n| n.as_f64()));
         }
-        self.ts_ns.push(ev.ts.and_then(|n| n.micros_to_nanos()));
-        self.dur_ns.push(ev.dur.and_then(|n| n.micros_to_nanos()));
+        self.ts_ns.push(ts_ns);
+        self.dur_ns.push(dur_ns);
         let id = if all { ev.id.as_ref() } else { None };
         for (col, id) in [
             (&mut self.pid, ev.pid.as_ref()),
@@ -577,9 +592,9 @@ impl Builder {
                 None => {}
             }
         }
-        let Some(args) = ev.args else { return };
+        let Some(args) = ev.args else { return Ok(()) };
         if !self.columns.may_keep_args(args) {
-            return;
+            return Ok(());
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut i = 0;
@@ -597,6 +612,7 @@ impl Builder {
         };
         for_each_arg(args, |key, value| member(self, key, value));
         self.scratch = scratch;
+        Ok(())
     }
 
     /// The column of `key`, the `i`-th key of its event, created when new.

@@ -64,15 +64,15 @@ pub use cache::{
 pub use convert::{ChromeSources, chrome_sources};
 pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
-pub use export::{Exported, export_hive, export_hive_into, read_export};
+pub use export::{Exported, SUMMARY_COLUMNS, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
 pub use polars::prelude::DataFrame;
-pub use render::{render_json, render_text};
+pub use render::{document, render_json, render_text};
 pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
-pub use summary::{Labelled, Summary, SummaryPart, TopKernel, summarize};
+pub use summary::{Summary, SummaryPart, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
 
 /// The deeper analyses by name.

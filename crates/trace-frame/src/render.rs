@@ -1,9 +1,10 @@
-//! Text and JSON renderings of a [`ProfileModelReport`]. Every figure says whether it is
-//! measured or inferred. They stay here rather than in the `report` crate beside the other
-//! renderers: a `ProfileModelReport` is built from polars frames, and only this crate may
-//! depend on polars.
+//! Text and JSON renderings of a [`ProfileModelReport`]. The text is a `report::Document`
+//! printed by `report::text`, the one terminal renderer; it is built here rather than in the
+//! `report` crate because a `ProfileModelReport` is built from polars frames and only this
+//! crate may depend on polars (so trace-frame depends on report, not the reverse).
 
-use std::fmt::Write;
+use report::measured::{count, number};
+use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table};
 
 use crate::ProfileModelReport;
 
@@ -14,70 +15,112 @@ pub fn render_json(r: &ProfileModelReport) -> String {
 
 /// The report as Markdown-flavoured text, in profile-model's fixed output order.
 pub fn render_text(r: &ProfileModelReport) -> String {
-    let mut o = String::new();
+    report::text::render(&document(r))
+}
+
+/// The report as a document (see [`render_text`]): a section per analysis, pipe tables.
+pub fn document(r: &ProfileModelReport) -> Document {
     let s = &r.summary;
-    let _ = writeln!(o, "## Trace Analysis Summary ({})\n", r.input.display());
-    let _ = writeln!(o, "**Main Finding** (inferred): {}\n", s.main_finding.value);
+    let mut doc = Document::new(format!("## Trace Analysis Summary ({})", r.input.display()));
+    let mut sec = Section::new("summary", "");
+    sec.push(Block::blank());
+    sec.para(format!(
+        "**Main Finding** (inferred): {}",
+        s.main_finding.value
+    ));
+    sec.push(Block::blank());
     for m in &s.missing {
-        let _ = writeln!(o, "**Missing**: {m}");
+        sec.para(format!("**Missing**: {m}"));
     }
     if !s.missing.is_empty() {
-        o.push('\n');
+        sec.push(Block::blank());
     }
-    let _ = writeln!(
-        o,
-        "Events: {} in {} rank(s) (measured); kernels: {} (measured), {:.1} µs in total (measured)\n",
-        s.events.value, s.ranks, s.kernels.value, s.kernel_time_us.value
+    sec.push(
+        Line::default()
+            .text("Events: ")
+            .formatted(count(s.events.value), Format::Fixed(0))
+            .text(" in ")
+            .formatted(count(s.ranks), Format::Fixed(0))
+            .text(" rank(s) (measured); kernels: ")
+            .formatted(count(s.kernels.value), Format::Fixed(0))
+            .text(" (measured), ")
+            .formatted(number(s.kernel_time_us.value), Format::Fixed(1))
+            .text(" µs in total (measured)")
+            .take(),
     );
-    let _ = writeln!(o, "| cat | events (measured) |\n|---|---|");
+    sec.push(Block::blank());
+    let mut t = Table::new("categories", &["cat", "events (measured)"]);
     for (c, n) in &s.by_category {
-        let _ = writeln!(o, "| {c} | {n} |");
+        t.push(vec![Cell::text(c.clone()), fixed(count(*n), 0)]);
     }
-    let _ = writeln!(o, "\n### Top GPU Kernels (by time, measured)");
-    let _ = writeln!(
-        o,
-        "| % Time | Calls | Avg (µs) | Kernel |\n|---|---|---|---|"
-    );
+    sec.push(Block::Table(t));
+    doc.sections.push(sec);
+
+    let mut sec = Section::new("top_kernels", "");
+    sec.push(Block::blank());
+    sec.para("### Top GPU Kernels (by time, measured)");
+    let mut t = Table::new("top_kernels", &["% Time", "Calls", "Avg (µs)", "Kernel"]);
     for k in &s.top_kernels {
-        let _ = writeln!(
-            o,
-            "| {:.1}% | {} | {:.1} | {} |",
-            k.pct, k.calls, k.avg_us, k.name
-        );
+        t.push(vec![
+            Cell::Spans(vec![Span::formatted(
+                report::measured::percent(k.pct),
+                Format::PercentSign(1),
+            )]),
+            fixed(count(k.calls), 0),
+            fixed(number(k.avg_us), 1),
+            Cell::code(k.name.clone()),
+        ]);
     }
-    let _ = writeln!(o, "\n### Bottleneck: {} (inferred)", s.bottleneck.value);
-    let _ = writeln!(o, "Rule: {}\n", s.bottleneck.how);
+    sec.push(Block::Table(t));
+    sec.push(Block::blank());
+    sec.para(format!("### Bottleneck: {} (inferred)", s.bottleneck.value));
+    sec.para(format!(
+        "Rule: {}",
+        s.bottleneck.provenance.detail().unwrap_or("")
+    ));
+    sec.push(Block::blank());
     if !s.recommendations.is_empty() {
-        let _ = writeln!(o, "### Recommendations");
+        sec.para("### Recommendations");
         for (i, (sym, fix)) in s.recommendations.iter().enumerate() {
-            let _ = writeln!(o, "{}. {sym} (measured) → {fix}", i + 1);
+            sec.para(format!("{}. {sym} (measured) → {fix}", i + 1));
         }
-        o.push('\n');
+        sec.push(Block::blank());
     }
     for c in &r.cache {
-        let _ = writeln!(o, "Cache: {c:?}");
+        sec.para(format!("Cache: {c:?}"));
     }
-    let rank = |r: Option<i64>| r.map_or("-".to_string(), |r| r.to_string());
+    doc.sections.push(sec);
+
+    let rank = |r: Option<i64>| Cell::text(r.map_or("-".to_string(), |r| r.to_string()));
     if !r.kernel_types.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n### Kernel-type breakdown, all ranks (HTA's definition, measured)"
+        let mut sec = heading(
+            "kernel_types",
+            "### Kernel-type breakdown, all ranks (HTA's definition, measured)",
         );
-        let _ = writeln!(o, "| kernel_type | sum (µs) | % |\n|---|---|---|");
+        let mut t = Table::new("kernel_types", &["kernel_type", "sum (µs)", "%"]);
         for k in &r.kernel_types {
-            let _ = writeln!(
-                o,
-                "| {} | {:.0} | {:.1} |",
-                k.kernel_type, k.sum_us, k.percentage
-            );
+            t.push(vec![
+                Cell::text(k.kernel_type.clone()),
+                fixed(number(k.sum_us), 0),
+                fixed(number(k.percentage), 1),
+            ]);
         }
-        let _ = writeln!(
-            o,
-            "\n### Kernels per rank (top 10 per rank by time, measured; HTA type and our class)"
+        sec.push(Block::Table(t));
+        sec.push(Block::blank());
+        sec.para(
+            "### Kernels per rank (top 10 per rank by time, measured; HTA type and our class)",
         );
-        let _ = writeln!(
-            o,
-            "| rank | kernel | HTA type | our class | count | sum (µs) | mean (µs) |\n|---|---|---|---|---|---|---|"
+        let mut t = Table::new(
+            "kernels",
+            &[
+                "rank",
+                "kernel",
+                "HTA type",
+                "our class",
+                "count",
+                "sum (µs)",
+                "mean (µs)",
+            ],
         );
         let mut shown = std::collections::BTreeMap::<Option<i64>, usize>::new();
         for k in &r.kernels {
@@ -86,202 +129,292 @@ pub fn render_text(r: &ProfileModelReport) -> String {
                 continue;
             }
             *n += 1;
-            let _ = writeln!(
-                o,
-                "| {} | {} | {:?} | {} | {} | {:.1} | {:.1} |",
+            t.push(vec![
                 rank(k.rank),
-                k.name,
-                k.kernel_type,
-                k.our_class,
-                k.count,
-                k.sum_us,
-                k.mean_us
-            );
+                Cell::code(k.name.clone()),
+                Cell::text(format!("{:?}", k.kernel_type)),
+                Cell::text(k.our_class.to_string()),
+                fixed(count(k.count), 0),
+                fixed(number(k.sum_us), 1),
+                fixed(number(k.mean_us), 1),
+            ]);
         }
+        sec.push(Block::Table(t));
+        doc.sections.push(sec);
     }
     if !r.temporal.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n### Temporal breakdown (HTA's definition: span of all GPU activities, measured)"
+        let mut sec = heading(
+            "temporal",
+            "### Temporal breakdown (HTA's definition: span of all GPU activities, measured)",
         );
-        let _ = writeln!(
-            o,
-            "| rank | span (µs) | idle % | compute % | non-compute % |\n|---|---|---|---|---|"
+        let mut t = Table::new(
+            "temporal",
+            &["rank", "span (µs)", "idle %", "compute %", "non-compute %"],
         );
-        for t in &r.temporal {
-            let _ = writeln!(
-                o,
-                "| {} | {:.0} | {:.2} | {:.2} | {:.2} |",
-                rank(t.rank),
-                t.kernel_time_us,
-                t.idle_pct,
-                t.compute_pct,
-                t.non_compute_pct
-            );
+        for x in &r.temporal {
+            t.push(vec![
+                rank(x.rank),
+                fixed(number(x.kernel_time_us), 0),
+                fixed(number(x.idle_pct), 2),
+                fixed(number(x.compute_pct), 2),
+                fixed(number(x.non_compute_pct), 2),
+            ]);
         }
+        sec.push(Block::Table(t));
+        doc.sections.push(sec);
     }
     if let Some(skip) = &r.skip_stats {
-        let _ = writeln!(
-            o,
-            "\n### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)"
+        let mut sec = heading(
+            "skip_stats",
+            "### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)",
         );
-        let _ = writeln!(
-            o,
-            "| rank | window (µs) | idle % | compute % | collective % | memcpy+memset % | critical stream | host wait (µs) | queued wait (µs) | unattributed (µs) | in flight |\n|---|---|---|---|---|---|---|---|---|---|---|"
+        let mut t = Table::new(
+            "skip_stats",
+            &[
+                "rank",
+                "window (µs)",
+                "idle %",
+                "compute %",
+                "collective %",
+                "memcpy+memset %",
+                "critical stream",
+                "host wait (µs)",
+                "queued wait (µs)",
+                "unattributed (µs)",
+                "in flight",
+            ],
         );
         for x in &skip.ranks {
-            let _ = writeln!(
-                o,
-                "| {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.0} | {:.0} | {:.0} | {} |",
+            t.push(vec![
                 rank(x.rank),
-                x.window_us,
-                x.idle_pct,
-                x.compute_pct,
-                x.collective_pct,
-                x.memcpy_memset_pct,
-                x.critical_stream.map_or("-".into(), |s| s.to_string()),
-                x.host_wait_us,
-                x.queued_wait_us,
-                x.unattributed_us,
-                x.in_flight
-            );
+                fixed(number(x.window_us), 0),
+                fixed(number(x.idle_pct), 2),
+                fixed(number(x.compute_pct), 2),
+                fixed(number(x.collective_pct), 2),
+                fixed(number(x.memcpy_memset_pct), 2),
+                Cell::text(x.critical_stream.map_or("-".into(), |s| s.to_string())),
+                fixed(number(x.host_wait_us), 0),
+                fixed(number(x.queued_wait_us), 0),
+                fixed(number(x.unattributed_us), 0),
+                fixed(count(x.in_flight), 0),
+            ]);
         }
+        sec.push(Block::Table(t));
         if let Some((rk, behind)) = skip.last_finisher {
-            let _ = writeln!(
-                o,
-                "Last to finish the step's GPU work: rank {} ({behind:.0} µs after the first, measured)",
-                rank(rk)
+            sec.push(
+                Line::default()
+                    .text(format!(
+                        "Last to finish the step's GPU work: rank {} (",
+                        rk.map_or("-".to_string(), |r| r.to_string())
+                    ))
+                    .formatted(number(behind), Format::Fixed(0))
+                    .text(" µs after the first, measured)")
+                    .take(),
             );
         }
         for late in &skip.stragglers {
-            let _ = writeln!(
-                o,
-                "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at {} of {} steps, by {:.0} µs (median)",
-                rank(late.rank),
-                late.first_step,
-                late.late_steps,
-                late.steps_from_first,
-                late.late_by_us
+            sec.push(
+                Line::default()
+                    .text(format!(
+                        "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at {} of {} steps, by ",
+                        late.rank.map_or("-".to_string(), |r| r.to_string()),
+                        late.first_step,
+                        late.late_steps,
+                        late.steps_from_first
+                    ))
+                    .formatted(number(late.late_by_us), Format::Fixed(0))
+                    .text(" µs (median)")
+                    .take(),
             );
         }
+        doc.sections.push(sec);
     }
     if !r.idle.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n### Idle time per stream (HTA's categories, measured; kernel wait = gap < 30 µs after an earlier launch)"
+        let mut sec = heading(
+            "idle",
+            "### Idle time per stream (HTA's categories, measured; kernel wait = gap < 30 µs after an earlier launch)",
         );
-        let _ = writeln!(
-            o,
-            "| rank | stream | host wait (µs) | kernel wait (µs) | other (µs) | host / kernel / other ratio |\n|---|---|---|---|---|---|"
+        let mut t = Table::new(
+            "idle",
+            &[
+                "rank",
+                "stream",
+                "host wait (µs)",
+                "kernel wait (µs)",
+                "other (µs)",
+                "host / kernel / other ratio",
+            ],
         );
         for i in &r.idle {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {:.0} | {:.0} | {:.0} | {:.2} / {:.2} / {:.2} |",
+            let ratio = |x: f64| Span::formatted(number(x), Format::Fixed(2));
+            t.push(vec![
                 rank(i.rank),
-                i.stream,
-                i.host_wait_us,
-                i.kernel_wait_us,
-                i.other_us,
-                i.host_wait_ratio,
-                i.kernel_wait_ratio,
-                i.other_ratio
-            );
+                Cell::text(i.stream.to_string()),
+                fixed(number(i.host_wait_us), 0),
+                fixed(number(i.kernel_wait_us), 0),
+                fixed(number(i.other_us), 0),
+                Cell::Spans(vec![
+                    ratio(i.host_wait_ratio),
+                    Span::text(" / "),
+                    ratio(i.kernel_wait_ratio),
+                    Span::text(" / "),
+                    ratio(i.other_ratio),
+                ]),
+            ]);
         }
+        sec.push(Block::Table(t));
+        doc.sections.push(sec);
     }
     if !r.overlap.is_empty() {
-        let _ = writeln!(o, "\n### Communication/computation overlap (measured)");
-        let _ = writeln!(
-            o,
-            "| rank | comm (µs) | under compute (µs) | overlap % |\n|---|---|---|---|"
+        let mut sec = heading(
+            "overlap",
+            "### Communication/computation overlap (measured)",
+        );
+        let mut t = Table::new(
+            "overlap",
+            &["rank", "comm (µs)", "under compute (µs)", "overlap %"],
         );
         for x in &r.overlap {
-            let _ = writeln!(
-                o,
-                "| {} | {:.0} | {:.0} | {:.2} |",
+            t.push(vec![
                 rank(x.rank),
-                x.comm_us,
-                x.overlapped_us,
-                x.overlap_pct
-            );
+                fixed(number(x.comm_us), 0),
+                fixed(number(x.overlapped_us), 0),
+                fixed(number(x.overlap_pct), 2),
+            ]);
         }
+        sec.push(Block::Table(t));
+        doc.sections.push(sec);
     }
     if let Some(st) = &r.stragglers {
-        let _ = writeln!(
-            o,
-            "\n### Potential stragglers (HTA's rule, inferred): ranks {:?}\nMetric: normalised start of the last long `{}` on stream {} (measured per rank): {}",
-            st.ranks,
-            st.kernel,
-            st.stream,
-            st.metric
-                .iter()
-                .map(|(r, m)| format!("rank {r} {m:.3}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let mut sec = heading(
+            "stragglers",
+            format!(
+                "### Potential stragglers (HTA's rule, inferred): ranks {:?}",
+                st.ranks
+            ),
         );
+        let mut l = Line::default();
+        l.text(format!(
+            "Metric: normalised start of the last long `{}` on stream {} (measured per rank): ",
+            st.kernel, st.stream
+        ));
+        for (i, (rk, m)) in st.metric.iter().enumerate() {
+            l.text(if i == 0 { "" } else { ", " })
+                .text(format!("rank {rk} "))
+                .formatted(number(*m), Format::Fixed(3));
+        }
+        sec.push(l.take());
+        doc.sections.push(sec);
     }
     if !r.launch_stats.is_empty() {
-        let _ = writeln!(o, "\n### CUDA launch statistics (measured)");
-        let _ = writeln!(
-            o,
-            "| rank | launches | gpu < cpu | runtime > 50 µs | delay > 100 µs | Σ launch delay (µs) |\n|---|---|---|---|---|---|"
+        let mut sec = heading("launch_stats", "### CUDA launch statistics (measured)");
+        let mut t = Table::new(
+            "launch_stats",
+            &[
+                "rank",
+                "launches",
+                "gpu < cpu",
+                "runtime > 50 µs",
+                "delay > 100 µs",
+                "Σ launch delay (µs)",
+            ],
         );
         for l in &r.launch_stats {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {:.0} |",
+            t.push(vec![
                 rank(l.rank),
-                l.launches,
-                l.short_kernels,
-                l.runtime_outliers,
-                l.launch_delay_outliers,
-                l.total_launch_delay_us
-            );
+                fixed(count(l.launches), 0),
+                fixed(count(l.short_kernels), 0),
+                fixed(count(l.runtime_outliers), 0),
+                fixed(count(l.launch_delay_outliers), 0),
+                fixed(number(l.total_launch_delay_us), 0),
+            ]);
         }
+        sec.push(Block::Table(t));
+        doc.sections.push(sec);
     }
     if !r.queue_length.is_empty() {
-        let _ = writeln!(o, "\n### Queue length per stream (measured)");
-        let _ = writeln!(
-            o,
-            "| rank | stream | samples | max | mean | time at ≥ 1024 (µs) |\n|---|---|---|---|---|---|"
+        let mut sec = heading("queue_length", "### Queue length per stream (measured)");
+        let mut t = Table::new(
+            "queue_length",
+            &[
+                "rank",
+                "stream",
+                "samples",
+                "max",
+                "mean",
+                "time at ≥ 1024 (µs)",
+            ],
         );
         for q in &r.queue_length {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {:.2} | {:.0} |",
+            t.push(vec![
                 rank(q.rank),
-                q.stream,
-                q.samples,
-                q.max,
-                q.mean,
-                q.time_at_1024_us
-            );
+                Cell::text(q.stream.to_string()),
+                fixed(count(q.samples), 0),
+                fixed(count(q.max), 0),
+                fixed(number(q.mean), 2),
+                fixed(number(q.time_at_1024_us), 0),
+            ]);
         }
+        sec.push(Block::Table(t));
+        doc.sections.push(sec);
     }
     for cp in &r.critical_path {
-        let _ = writeln!(
-            o,
-            "\n### Critical path, rank {}, {} (instance {}): {:.0} µs over {} edges, {} of them \
-             synchronisation (graph: {} nodes, {} edges, {} synchronisation) (measured)",
-            rank(cp.rank),
-            cp.step,
-            cp.instance,
-            cp.length_us,
-            cp.path_edges,
-            cp.sync_edges_on_path,
-            cp.nodes,
-            cp.edges,
-            cp.sync_edges,
+        let mut sec = Section::new("critical_path", "");
+        sec.push(Block::blank());
+        sec.push(
+            Line::default()
+                .text(format!(
+                    "### Critical path, rank {}, {} (instance {}): ",
+                    cp.rank.map_or("-".to_string(), |r| r.to_string()),
+                    cp.step,
+                    cp.instance
+                ))
+                .formatted(number(cp.length_us), Format::Fixed(0))
+                .text(" µs over ")
+                .formatted(count(cp.path_edges), Format::Fixed(0))
+                .text(" edges, ")
+                .formatted(count(cp.sync_edges_on_path), Format::Fixed(0))
+                .text(" of them synchronisation (graph: ")
+                .formatted(count(cp.nodes), Format::Fixed(0))
+                .text(" nodes, ")
+                .formatted(count(cp.edges), Format::Fixed(0))
+                .text(" edges, ")
+                .formatted(count(cp.sync_edges), Format::Fixed(0))
+                .text(" synchronisation) (measured)")
+                .take(),
         );
         for (b, pct) in &cp.split {
-            let _ = writeln!(o, "- {}: {pct:.1} %", b.label());
+            sec.push(
+                Line::default()
+                    .text(format!("- {}: ", b.label()))
+                    .figure(report::measured::percent(*pct))
+                    .take(),
+            );
         }
+        doc.sections.push(sec);
     }
+    let mut sec = Section::new("not_run", "");
     for (a, why) in &r.not_run {
-        let _ = writeln!(o, "\nNot run: {a}: {why}");
+        sec.push(Block::blank());
+        sec.para(format!("Not run: {a}: {why}"));
     }
     for err in &r.not_read {
-        let _ = writeln!(o, "\nNot read (not in the numbers above): {err}");
+        sec.push(Block::blank());
+        sec.para(format!("Not read (not in the numbers above): {err}"));
     }
-    o
+    doc.sections.push(sec);
+    doc
+}
+
+/// A section opened by a blank line and a Markdown heading line.
+fn heading(id: &str, title: impl Into<String>) -> Section {
+    let mut sec = Section::new(id, "");
+    sec.push(Block::blank());
+    sec.para(title);
+    sec
+}
+
+/// A table cell written with `decimals` digits and nothing else.
+fn fixed(f: Figure, decimals: u8) -> Cell {
+    Cell::Spans(vec![Span::formatted(f, Format::Fixed(decimals))])
 }

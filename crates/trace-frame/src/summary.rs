@@ -6,39 +6,11 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 use serde::Serialize;
-use trace_model::FastMap;
+use trace_model::{FastMap, Labelled};
 
 use crate::Error;
 use crate::hta::{self, HtaKernelType};
 use crate::timeline::{GpuKind, Timeline};
-
-/// A number with its label: `measured` (counted from the trace) or `inferred` (a rule
-/// applied to measured numbers; the rule is stated).
-#[derive(Debug, Clone, Serialize)]
-pub struct Labelled<T> {
-    /// The number (or text).
-    pub value: T,
-    /// `measured` or `inferred`.
-    pub label: &'static str,
-    /// What was counted, or the rule applied.
-    pub how: String,
-}
-
-fn measured<T>(value: T, how: impl Into<String>) -> Labelled<T> {
-    Labelled {
-        value,
-        label: "measured",
-        how: how.into(),
-    }
-}
-
-fn inferred<T>(value: T, how: impl Into<String>) -> Labelled<T> {
-    Labelled {
-        value,
-        label: "inferred",
-        how: how.into(),
-    }
-}
 
 /// One of the top kernels.
 #[derive(Debug, Clone, Serialize)]
@@ -74,7 +46,7 @@ pub struct Summary {
     /// its busy time), ending with the bottleneck.
     pub main_finding: Labelled<String>,
     /// `CPU-bound`, `communication-bound`, `memory-bound`, `compute-bound`, or
-    /// `unknown (no GPU kernels)`, by the rule in `how`.
+    /// `unknown (no GPU kernels)`, by the rule its provenance states.
     pub bottleneck: Labelled<String>,
     /// (symptom seen, fix), from a fixed table; each symptom with its measured figure.
     pub recommendations: Vec<(String, String)>,
@@ -398,13 +370,13 @@ impl SummaryPart {
         }
         Summary {
             ranks: timelines,
-            events: measured(events, "rows of the events frame"),
+            events: Labelled::measured(events),
             by_category,
-            kernels: measured(kernels, "events with cat == \"kernel\""),
-            kernel_time_us: measured(kernel_ns as f64 / 1000.0, "Σ dur of kernels"),
+            kernels: Labelled::measured(kernels),
+            kernel_time_us: Labelled::measured(kernel_ns as f64 / 1000.0),
             top_kernels: top,
-            main_finding: inferred(main, rule.clone()),
-            bottleneck: inferred(bottleneck, rule),
+            main_finding: Labelled::inferred(main, rule.clone()),
+            bottleneck: Labelled::inferred(bottleneck, rule),
             recommendations: recs,
             missing,
         }

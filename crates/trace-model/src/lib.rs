@@ -5,7 +5,7 @@
 //! Time is integer nanoseconds ([`Nanos`]) on one axis per capture; names are interned
 //! ([`StringId`]); GPU activities are linked to the host call that launched them and,
 //! through it, to the CPU op above that call. Odd but usable input is counted in
-//! [`Diagnostics`].
+//! [`Diagnostics`]. Every number a library reports carries a [`Provenance`].
 //!
 //! ```
 //! use std::path::Path;
@@ -46,6 +46,7 @@ mod diagnostics;
 mod hash;
 mod intern;
 mod link;
+mod provenance;
 mod side;
 mod time;
 
@@ -62,4 +63,5 @@ pub use classify::{
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use hash::{FastMap, FxHasher};
 pub use intern::{Interner, StringId};
+pub use provenance::{Labelled, Provenance};
 pub use time::Nanos;

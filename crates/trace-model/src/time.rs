@@ -3,8 +3,13 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 
-/// A time or duration in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+use serde::{Deserialize, Serialize};
+
+/// A time or duration in nanoseconds; serialized as the bare integer.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
 pub struct Nanos(pub i64);
 
 impl Nanos {

@@ -89,9 +89,10 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
 
-    /// Write Hive-partitioned Parquet (DIR/rank=N/events.parquet) for DuckDB, Spark or
-    /// DataFusion. DIR must not exist, be empty, or be an export written before (with
-    /// --overwrite).
+    /// Write Hive-partitioned Parquet (DIR/rank=N/events.parquet, and one row per rank in
+    /// DIR/_summary/rank=N/summary.parquet) for DuckDB, Spark or DataFusion; recipes in
+    /// docs/export-recipes.md. DIR must not exist, be empty, or be an export written before
+    /// (with --overwrite).
     #[arg(long, value_name = "DIR")]
     export: Option<PathBuf>,
 

@@ -195,7 +195,7 @@ fn kernel_stats_parity_with_xprof() {
         for k in result.kernels.iter().filter(|k| k.kind == "kernel") {
             let acc = ours.entry((k.name.clone(), k.op_name.clone())).or_default();
             acc.0 += 1;
-            acc.1 += k.dur_ns;
+            acc.1 += k.dur_ns.0;
         }
         assert_eq!(
             ours.keys().collect::<Vec<_>>(),
@@ -245,7 +245,7 @@ fn hlo_stats_parity_with_xprof() {
                 .program_id
                 .expect("an attributed kernel has a program")
                 .to_string();
-            *ours.entry((id, k.instruction.clone())).or_default() += k.dur_ns;
+            *ours.entry((id, k.instruction.clone())).or_default() += k.dur_ns.0;
         }
         let mut xprof: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
         for row in &table[1..] {

@@ -28,7 +28,7 @@ fn lines_sum_to_attributed_time() {
             .kernels
             .iter()
             .filter(|k| k.match_kind == MatchKind::Exact)
-            .map(|k| k.dur_ns)
+            .map(|k| k.dur_ns.0)
             .sum();
         assert_eq!(line_time, exact_time, "{file}");
         assert_eq!(line_time, result.attributed_time_ns(), "{file}");

@@ -317,15 +317,7 @@ impl Prep<'_> {
         match n.micros_to_nanos() {
             Some(ns) => Ok(Time::Value(ns)),
             None if n.is_numeric() => Ok(Time::OutOfRange),
-            None => Err(Error::Event {
-                path: self.path.to_path_buf(),
-                index: ev.index,
-                offset: ev.offset,
-                message: format!(
-                    "field \"{field}\": {:?} is not a number of microseconds",
-                    n.text()
-                ),
-            }),
+            None => Err(ev.not_a_time(self.path, field, n.text())),
         }
     }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 mod ranks;
 mod roofline_svg;
+mod text;
 
 /// Every duration-like figure in `text` that is negative (`-12.5 µs`, `-3 ms`), with
 /// its context.

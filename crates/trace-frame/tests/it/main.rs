@@ -67,6 +67,19 @@ fn malformed_input_names_the_file_and_place() {
     let e = trace_frame::read_frame(&bad).unwrap_err().to_string();
     assert!(e.contains("truncated_json.json"), "{e}");
     assert!(e.contains("byte"), "{e}");
+    // A `ts` or `dur` that is text but no number fails the file, as in the model's reader
+    // (before, the frame kept the event with a null there).
+    for (name, field) in [
+        ("bad_ts.json", "\"ts\": \"soon\""),
+        ("dur_text.json", "\"dur\": \"long\""),
+        ("ts_infinity_string.json", "\"ts\": \"inf\""),
+    ] {
+        let e = trace_frame::read_frame(&fixture(&format!("chrome/err/{name}")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(name) && e.contains("event 0 (byte 20)"), "{e}");
+        assert!(e.contains(field), "{e}");
+    }
 }
 
 #[test]
@@ -115,6 +128,7 @@ fn export_reads_back_with_ranks_and_row_counts() {
     assert_eq!(ex.files.len(), 2);
     assert!(out.join("rank=0/events.parquet").is_file());
     assert!(out.join("rank=1/events.parquet").is_file());
+    // `_summary` is not a rank: reading the export back leaves it out (the total below).
     let back = trace_frame::read_export(&out).unwrap();
     let frames: Vec<_> = paths
         .iter()
@@ -129,6 +143,36 @@ fn export_reads_back_with_ranks_and_row_counts() {
             &format!("SELECT COUNT(*) FROM events WHERE rank = {rank}"),
         );
         assert_eq!(n as usize, f.event_count(), "rank {rank}");
+        // The rank's `_summary` row: its events, and the busy time of HTA's temporal
+        // breakdown as profile-model computes it.
+        let file =
+            std::fs::File::open(out.join(format!("_summary/rank={rank}/summary.parquet"))).unwrap();
+        let summary = ParquetReader::new(file).finish().unwrap();
+        let names: Vec<&str> = summary
+            .get_column_names()
+            .into_iter()
+            .map(|n| n.as_str())
+            .collect();
+        let want: Vec<&str> = trace_frame::SUMMARY_COLUMNS.iter().map(|c| c.0).collect();
+        assert_eq!(names, want);
+        assert_eq!(summary.height(), 1);
+        let events = summary.column("events").unwrap().i64().unwrap().get(0);
+        assert_eq!(events, Some(f.event_count() as i64));
+        let timeline = trace_frame::Timeline::from_frame(f)
+            .unwrap()
+            .into_hta_view();
+        let t = trace_frame::hta::temporal(&timeline).unwrap();
+        let busy = summary
+            .column("busy_time_us")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .get(0);
+        assert_eq!(busy, Some(t.kernel_time_us - t.idle_us), "rank {rank}");
+        assert!(
+            t.kernel_time_us - t.idle_us > 0.0,
+            "rank {rank} has GPU work"
+        );
     }
     // A second export into the same, now non-empty, directory is refused and changes nothing.
     assert!(trace_frame::export_hive(&paths, &out, 2).is_err());
@@ -570,8 +614,12 @@ fn analyze_runs_every_analysis_on_the_fixture() {
     assert!(!r.idle.is_empty());
     let text = trace_frame::render_text(&r);
     assert!(text.contains("Main Finding"), "{text}");
+    // profile-model prints its document through the one terminal renderer.
+    assert_eq!(report::text::render(&trace_frame::document(&r)), text);
     let json: serde_json::Value = serde_json::from_str(&trace_frame::render_json(&r)).unwrap();
     assert!(json["summary"]["bottleneck"]["label"] == "inferred");
+    assert!(json["summary"]["bottleneck"]["assumptions"].is_string());
+    assert!(json["summary"]["kernels"]["label"] == "measured");
 }
 
 /// A trace with no events, or with no complete event, is analysed (the report says what is
