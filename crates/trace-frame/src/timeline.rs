@@ -366,6 +366,11 @@ impl Timeline {
             let (Some(start), Some(d)) = (ts.get(i), dur.get(i)) else {
                 continue;
             };
+            // An end past the nanosecond range is no interval (the model's reader counts it
+            // as an out-of-range diagnostic and leaves the event out too).
+            let Some(end) = start.checked_add(d) else {
+                continue;
+            };
             let c = cat.unwrap_or("");
             let n = name.unwrap_or("");
             let get = |col: &Option<I64s<'_>>| col.and_then(|c| c.get(i));
@@ -383,7 +388,7 @@ impl Timeline {
                         device: get(&device).unwrap_or(0),
                         stream: get(&stream).unwrap_or(-1),
                         start,
-                        end: start + d,
+                        end,
                         correlation: get(&corr),
                         runtime: None,
                         wait_on_stream: get(&wait_on_stream).filter(|&s| s >= 0),
@@ -401,7 +406,7 @@ impl Timeline {
                     device: get(&device).unwrap_or(0),
                     stream: s,
                     start,
-                    end: start + d,
+                    end,
                     correlation: get(&corr),
                     launch: None,
                 });
@@ -421,7 +426,7 @@ impl Timeline {
                 && let Some(k) = n.strip_prefix("ProfilerStep#")
                 && let Ok(k) = k.trim().parse::<i64>()
             {
-                steps.push((k, start, start + d));
+                steps.push((k, start, end));
             }
             // The name is interned before the thread, as the names' order has always been.
             let name = intern(n);
@@ -444,7 +449,7 @@ impl Timeline {
                 cat: hc,
                 thread,
                 start,
-                end: start + d,
+                end,
                 correlation: get(&corr),
             });
         }
