@@ -639,6 +639,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The interpreter owns SIGINT: a report directory being written must not install a
     // handler that ends the process on Ctrl-C.
     output_file::leave_signals_to_host();
+    // Which cargo profile built the module (benchmarks name it): optimised or not.
+    m.add(
+        "BUILD",
+        if cfg!(debug_assertions) {
+            "dev"
+        } else {
+            "release"
+        },
+    )?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("TraceFormatError", py.get_type::<TraceFormatError>())?;
     m.add("UnknownFormatError", py.get_type::<UnknownFormatError>())?;

@@ -200,14 +200,14 @@ fn in_process(
     }
 }
 
-/// Which build of the extension module the Python imports: `release` or `dev`, from the
-/// size of its shared object (a dev build keeps its debug line tables and is several
-/// times larger) and where it is.
+/// Which build of the extension module the Python imports: its `BUILD` (`release` or
+/// `dev`, the cargo profile; a module built before it existed says `unknown`) and its size.
 fn installed_build(py: &str) -> Result<String, String> {
     let out = Command::new(py)
         .args([
             "-c",
-            "import os, tracewise._native as n; print(n.__file__); print(os.path.getsize(n.__file__))",
+            "import os, tracewise._native as n; \
+             print(getattr(n, 'BUILD', 'unknown')); print(os.path.getsize(n.__file__))",
         ])
         .output()
         .map_err(|e| format!("{py}: {e}"))?;
@@ -219,15 +219,11 @@ fn installed_build(py: &str) -> Result<String, String> {
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
-    let (_path, size) = (
-        lines.next(),
-        lines.next().and_then(|s| s.trim().parse::<u64>().ok()),
-    );
-    let mb = size.unwrap_or(0) / (1 << 20);
-    let kind = if mb > 150 {
-        "dev build"
-    } else {
-        "release build"
-    };
-    Ok(format!("{kind}, {mb} MB module"))
+    let kind = lines.next().unwrap_or("unknown").trim().to_owned();
+    let mb = lines
+        .next()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        / (1 << 20);
+    Ok(format!("{kind} build, {mb} MB module"))
 }
