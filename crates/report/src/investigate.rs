@@ -1042,7 +1042,7 @@ fn cross_rank_section(
 /// as text.
 fn heat_map_blocks(s: &mut Section, map: &analysis::StepHeatMap) {
     let work_label = || {
-        Label::inferred(
+        Provenance::inferred(
             "work time = from the step's start to the rank's arrival at the step's last collective kernel (its start), or the step's duration when the step has no collective; each on the rank's own clock; median over the ranks that have the step",
         )
     };
