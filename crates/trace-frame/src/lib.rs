@@ -408,7 +408,7 @@ struct RankPart {
     ours: Option<Result<(analysis::SkipReport, analysis::RankTimeline), analysis::Error>>,
 }
 
-/// The summary and `analyses` (each in [`PER_RANK`]; see [`reads_by_rank`]) of a rank
+/// The summary and `analyses` (each one that [`reads_by_rank`] accepts) of a rank
 /// directory, each rank read once (frame and model from one parse), reduced to its share
 /// of the report and dropped: memory is bounded by the ranks being read (one per core),
 /// not by the directory. The report equals [`load_and_analyze`]'s.
