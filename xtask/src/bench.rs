@@ -26,6 +26,32 @@ struct Row {
     target: String,
 }
 
+/// A measure of one side: its median wall time (s) and largest peak RSS (KiB).
+type Measured = (f64, u64);
+
+/// The three rows of a side-by-side measure: `ours` and `theirs` (what each ran, and its
+/// time and peak RSS), then `ratio` (theirs ÷ ours) against `target`.
+fn side_by_side(
+    rows: &mut Vec<Row>,
+    [ours_what, theirs_what, ratio]: [String; 3],
+    (o, o_kb): Measured,
+    (t, t_kb): Measured,
+    target: &str,
+) {
+    for (what, secs, kb) in [(ours_what, o, o_kb), (theirs_what, t, t_kb)] {
+        rows.push(Row {
+            what: format!("{what}, time / peak RSS"),
+            value: format!("{secs:.3} s / {} MB", kb / 1024),
+            target: String::new(),
+        });
+    }
+    rows.push(Row {
+        what: ratio,
+        value: format!("{:.1}×", t / o),
+        target: target.into(),
+    });
+}
+
 pub fn main(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     // `--attribution`: only the attribute-kernels rows (a short run).

@@ -90,6 +90,30 @@ impl ScratchDir {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Creates the file `name` (one path component) in the directory for reading and
+    /// writing, readable by this user only. It must not exist: an existing file or a
+    /// symlink of that name is an error, never followed or replaced.
+    pub fn create_file(&self, name: &str) -> io::Result<std::fs::File> {
+        let mut parts = Path::new(name).components();
+        if !matches!(
+            (parts.next(), parts.next()),
+            (Some(std::path::Component::Normal(_)), None)
+        ) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{name:?} is not a file name of the scratch directory"),
+            ));
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options.open(self.path.join(name))
+    }
 }
 
 impl Drop for ScratchDir {
@@ -215,4 +239,41 @@ pub fn install_signal_cleanup() {
             drop(spawned);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scratch_file_is_new_and_stays_in_its_directory() {
+        let scratch = ScratchDir::create("tracewise-test-scratch").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("user-file");
+        std::fs::write(&target, b"the user's").unwrap();
+        let mut file = scratch.create_file("rank-0.csv").unwrap();
+        std::io::Write::write_all(&mut file, b"rows").unwrap();
+        // An existing name is refused, not truncated.
+        let e = scratch.create_file("rank-0.csv").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(
+            std::fs::read(scratch.path().join("rank-0.csv")).unwrap(),
+            b"rows"
+        );
+        // A symlink of that name is not followed.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&target, scratch.path().join("link.csv")).unwrap();
+            assert!(scratch.create_file("link.csv").is_err());
+        }
+        // Only one plain component: no way out of the directory.
+        for name in ["../escape.csv", "a/b.csv", "/tmp/x.csv", "..", "."] {
+            let e = scratch.create_file(name).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{name}");
+        }
+        assert_eq!(std::fs::read(&target).unwrap(), b"the user's");
+        let dir = scratch.path().to_path_buf();
+        drop(scratch);
+        assert!(!dir.exists());
+    }
 }

@@ -294,14 +294,13 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, E
     // The slowest rank so far, by `slow_key`: the one capture kept past its summary.
     let kept: Mutex<Option<(SlowKey, Loaded)>> = Mutex::new(None);
     let mapped = load::map_each(input, |l| -> Result<RankSummary, Error> {
-        let part = scratch
-            .path()
-            .join(format!("rank-{}.csv", next.fetch_add(1, Ordering::Relaxed)));
+        let name = format!("rank-{}.csv", next.fetch_add(1, Ordering::Relaxed));
+        let part = scratch.path().join(&name);
         let io = |source| Error::Rows {
             path: part.clone(),
             source,
         };
-        let file = std::fs::File::create(&part).map_err(io)?;
+        let file = scratch.create_file(&name).map_err(io)?;
         let report = analysis::skip_report_with_rows(
             &l,
             &config,

@@ -175,8 +175,11 @@ fn by_rank(
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mapped = load::map_each(&args.trace, |l| {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let part = scratch.path().join(format!("rank-{i}.csv"));
-        let file = std::fs::File::create(&part).with_context(|| part.display().to_string())?;
+        let name = format!("rank-{i}.csv");
+        let part = scratch.path().join(&name);
+        let file = scratch
+            .create_file(&name)
+            .with_context(|| part.display().to_string())?;
         let w = std::io::BufWriter::with_capacity(1 << 20, file);
         anyhow::Ok((analysis::skip_report_with_rows(&l, config, w)?, part))
     })

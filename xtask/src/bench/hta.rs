@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Row, median, timed_rss};
+use super::{Row, median, side_by_side, timed_rss};
 
 /// The captures compared with HTA, relative to the traces directory.
 const CAPTURES: [&str; 2] = ["pytorch/hta-v100-2rank-large", "pytorch/param-dlrm-8rank"];
@@ -70,22 +70,17 @@ pub(super) fn rows(
             hta.push(s);
             hta_rss = hta_rss.max(kb);
         }
-        let (ours_secs, hta_secs) = (median(ours), median(hta));
-        rows.push(Row {
-            what: format!("{name}: profile-model --analysis all, time / peak RSS"),
-            value: format!("{ours_secs:.3} s / {} MB", ours_rss / 1024),
-            target: String::new(),
-        });
-        rows.push(Row {
-            what: format!("{name}: HTA 0.5.0 load + the same analyses, time / peak RSS"),
-            value: format!("{hta_secs:.3} s / {} MB", hta_rss / 1024),
-            target: String::new(),
-        });
-        rows.push(Row {
-            what: format!("{name}: HTA time / profile-model time"),
-            value: format!("{:.1}×", hta_secs / ours_secs),
-            target: "≥ 30×".into(),
-        });
+        side_by_side(
+            rows,
+            [
+                format!("{name}: profile-model --analysis all"),
+                format!("{name}: HTA 0.5.0 load + the same analyses"),
+                format!("{name}: HTA time / profile-model time"),
+            ],
+            (median(ours), ours_rss),
+            (median(hta), hta_rss),
+            "≥ 30×",
+        );
     }
     Ok(())
 }

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Row, median, timed_rss};
+use super::{Measured, Row, median, side_by_side, timed_rss};
 
 /// The captures of the drop-in rows, relative to the traces directory.
 const CAPTURES: [&str; 2] = ["pytorch/hta-v100-2rank-large", "pytorch/param-dlrm-8rank"];
@@ -52,24 +52,18 @@ pub(super) fn rows(
              from hta.trace_analysis import TraceAnalysis; {theirs_call}"
         );
         eprintln!("{name}: tracewise.hta and HTA, {runs} runs each…");
-        let ((o, o_kb), (t, t_kb)) = alternate(&py, &ours, &theirs, runs)?;
-        rows.push(Row {
-            what: format!("{name}: tracewise.hta TraceAnalysis + get_temporal_breakdown ({build}), time / peak RSS"),
-            value: format!("{o:.3} s / {} MB", o_kb / 1024),
-            target: String::new(),
-        });
-        rows.push(Row {
-            what: format!(
-                "{name}: HTA 0.5.0 TraceAnalysis + get_temporal_breakdown, time / peak RSS"
-            ),
-            value: format!("{t:.3} s / {} MB", t_kb / 1024),
-            target: String::new(),
-        });
-        rows.push(Row {
-            what: format!("{name}: HTA time / tracewise.hta time"),
-            value: format!("{:.1}×", t / o),
-            target: "≥ 30×".into(),
-        });
+        let (o, t) = alternate(&py, &ours, &theirs, runs)?;
+        side_by_side(
+            rows,
+            [
+                format!("{name}: tracewise.hta TraceAnalysis + get_temporal_breakdown ({build})"),
+                format!("{name}: HTA 0.5.0 TraceAnalysis + get_temporal_breakdown"),
+                format!("{name}: HTA time / tracewise.hta time"),
+            ],
+            o,
+            t,
+            "≥ 30×",
+        );
         // A notebook pays the imports once: the same calls in one interpreter, imports
         // done before the clock starts.
         let (o, t) = in_process(
@@ -97,7 +91,7 @@ pub(super) fn rows(
     let ours = format!("import tracewise, polars; tracewise.load({f:?}).kernels().to_polars()");
     let theirs = format!("import gzip, json; json.load(gzip.open({f:?}))");
     eprintln!("load().kernels() and json.load, {runs} runs each…");
-    let ((o, o_kb), (t, t_kb)) = alternate(&py, &ours, &theirs, runs)?;
+    let (ours_load, theirs_load) = alternate(&py, &ours, &theirs, runs)?;
     let hta_load = format!(
         "import logging; logging.disable(logging.CRITICAL); \
          from hta.trace_analysis import TraceAnalysis; TraceAnalysis(trace_dir={:?})",
@@ -105,21 +99,17 @@ pub(super) fn rows(
     );
     let (_, h_kb) = timed_rss(&py, &["-W", "ignore", "-c", &hta_load])?;
     let name = "hta-v100-2rank-large (216,092 events, 2.9 MB gzip)";
-    rows.push(Row {
-        what: format!("{name}: tracewise.load().kernels() → polars ({build}), time / peak RSS"),
-        value: format!("{o:.3} s / {} MB", o_kb / 1024),
-        target: String::new(),
-    });
-    rows.push(Row {
-        what: format!("{name}: json.load of the same file, time / peak RSS"),
-        value: format!("{t:.3} s / {} MB", t_kb / 1024),
-        target: String::new(),
-    });
-    rows.push(Row {
-        what: format!("{name}: json.load time / load().kernels() time"),
-        value: format!("{:.1}×", t / o),
-        target: "≥ 3×".into(),
-    });
+    side_by_side(
+        rows,
+        [
+            format!("{name}: tracewise.load().kernels() → polars ({build})"),
+            format!("{name}: json.load of the same file"),
+            format!("{name}: json.load time / load().kernels() time"),
+        ],
+        ours_load,
+        theirs_load,
+        "≥ 3×",
+    );
     let (o, t) = in_process(
         &py,
         "import gzip, json, polars, tracewise",
@@ -134,14 +124,11 @@ pub(super) fn rows(
     });
     rows.push(Row {
         what: format!("{name}: peak RSS, HTA's TraceAnalysis load / load().kernels()"),
-        value: format!("{} MB / {} MB", h_kb / 1024, o_kb / 1024),
+        value: format!("{} MB / {} MB", h_kb / 1024, ours_load.1 / 1024),
         target: String::new(),
     });
     Ok(())
 }
-
-/// A side's median wall time (s) and largest peak RSS (KiB).
-type Measured = (f64, u64);
 
 /// Median wall time and largest peak RSS of `ours` and `theirs` (`python -c`), run in
 /// turn so that a drift of the machine's speed falls on both alike.
