@@ -101,7 +101,7 @@ fn kind_of(err: &(dyn std::error::Error + 'static)) -> Kind {
                 trace_frame::Error::Polars { context, .. } if context.starts_with("SQL") => {
                     return Kind::Sql;
                 }
-                trace_frame::Error::Io { .. } => return Kind::Io,
+                trace_frame::Error::Io(_) => return Kind::Io,
                 trace_frame::Error::Output(_) => return Kind::Output,
                 trace_frame::Error::Missing { .. } => return Kind::Analysis,
                 _ => {}

@@ -160,18 +160,9 @@ pub enum Error {
     /// An output path was refused, or the output could not be moved into place.
     #[error(transparent)]
     Output(#[from] output_file::Error),
-    /// A directory could not be listed, or an output could not be written. The OS error
-    /// is the source, printed once by `{:#}` chains.
-    #[error("{path}: {action}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What was being done (`cannot list directory`, ...).
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A directory could not be listed, or an output could not be written.
+    #[error(transparent)]
+    Io(#[from] output_file::FsError),
 }
 
 impl Error {

@@ -1,6 +1,7 @@
 //! A trace held in memory for rewriting: each event keeps its exact JSON text and the
 //! few fields the compaction reads; only events that change are re-serialized.
 
+use output_file::FsError;
 use std::borrow::Cow;
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
@@ -866,11 +867,11 @@ impl Trace {
             })
         };
         let read_error = |source| {
-            std::io::Error::other(Error::Io {
+            std::io::Error::other(Error::Io(FsError {
                 path: path.clone(),
                 action: "cannot read the trace again",
                 source,
-            })
+            }))
         };
         let input = open_input(path, Progress::Hidden).map_err(std::io::Error::other)?;
         let mut digest = Digest::default();
@@ -984,10 +985,12 @@ enum Progress {
 
 /// The decompressed JSON text of a trace file, opened once (so that a pipe works too).
 fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, Error> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        action: "cannot open the trace",
-        source,
+    let io = |source| {
+        Error::Io(FsError {
+            path: path.to_path_buf(),
+            action: "cannot open the trace",
+            source,
+        })
     };
     let file = std::fs::File::open(path).map_err(io)?;
     let input: Box<dyn Read + Send> = match progress {

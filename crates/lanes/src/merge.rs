@@ -2,6 +2,7 @@
 //! `baseTimeNanoseconds`, stacked in pipeline order with fresh pids, and connected with
 //! SEND→RECV, RECV→compute→SEND and UNSHARD→compute arrows.
 
+use output_file::FsError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -70,17 +71,21 @@ pub fn rank_trace_paths(input: &Path) -> Result<Vec<PathBuf>, Error> {
             _ => PathBuf::from("."),
         }
     };
-    let entries = std::fs::read_dir(&dir).map_err(|source| Error::Io {
-        path: dir.clone(),
-        action: "cannot list the directory",
-        source,
-    })?;
-    let mut ranked = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|source| Error::Io {
+    let entries = std::fs::read_dir(&dir).map_err(|source| {
+        Error::Io(FsError {
             path: dir.clone(),
             action: "cannot list the directory",
             source,
+        })
+    })?;
+    let mut ranked = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| {
+            Error::Io(FsError {
+                path: dir.clone(),
+                action: "cannot list the directory",
+                source,
+            })
         })?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };

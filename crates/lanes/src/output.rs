@@ -1,6 +1,7 @@
 //! Output paths and writing: `.json.gz` or `.json` by the name's suffix, through a
 //! temporary file in the same directory renamed into place.
 
+use output_file::FsError;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -83,10 +84,12 @@ pub fn stage_trace(
     rules: &output_file::Rules<'_>,
 ) -> Result<output_file::Pending, Error> {
     let pending = output_file::Pending::create(path, rules)?;
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        action: "cannot write the output",
-        source,
+    let io = |source| {
+        Error::Io(FsError {
+            path: path.to_path_buf(),
+            action: "cannot write the output",
+            source,
+        })
     };
     let file = pending.file().try_clone().map_err(io)?;
     let gzip = path.extension().is_some_and(|e| e == "gz");

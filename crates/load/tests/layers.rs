@@ -15,8 +15,6 @@ const EDGES: &[(&str, &[&str])] = &[
     ("xplane-reader", &["trace-model"]),
     ("nsys-reader", &["trace-model"]),
     ("rocprof-reader", &["trace-model"]),
-    // tool-progress shows chrome-reader's reading progress.
-    ("tool-progress", &["chrome-reader"]),
     // lanes rewrites Chrome trace JSON text itself (compaction), below the loader.
     ("lanes", &["chrome-reader", "output-file", "trace-model"]),
     // Layer 2: the one loader, the only crate above the readers that reads captures.
@@ -31,6 +29,9 @@ const EDGES: &[(&str, &[&str])] = &[
             "xplane-reader",
         ],
     ),
+    // The tools' shared command line: the loader's flags, the progress bar (chrome-reader's
+    // hook) and the exit codes.
+    ("tool-cli", &["chrome-reader", "load", "output-file"]),
     // Layer 3: analyses over loaded captures.
     ("analysis", &["hlo-parser", "load", "trace-model"]),
     ("attribution", &["hlo-parser", "load", "trace-model"]),
@@ -68,19 +69,19 @@ const EDGES: &[(&str, &[&str])] = &[
     // Layer 5: the tools.
     (
         "analyze-profile",
-        &["analysis", "load", "output-file", "report", "tool-progress"],
+        &["analysis", "load", "output-file", "report", "tool-cli"],
     ),
     (
         "attribute-kernels",
-        &["attribution", "output-file", "report"],
+        &["attribution", "output-file", "report", "tool-cli"],
     ),
     (
         "compact-cuda-graph-trace",
-        &["lanes", "output-file", "tool-progress"],
+        &["lanes", "output-file", "tool-cli"],
     ),
-    ("investigate", &["output-file", "report"]),
-    ("compare-tool", &["output-file", "report"]),
-    ("profile-model", &["output-file", "trace-frame"]),
+    ("investigate", &["output-file", "report", "tool-cli"]),
+    ("compare-tool", &["output-file", "report", "tool-cli"]),
+    ("profile-model", &["output-file", "tool-cli", "trace-frame"]),
     // The Python package (python/): bindings over the loader's frames (trace-frame), the
     // investigation and the other tools' results; report directories through output-file.
     (
@@ -95,14 +96,17 @@ const EDGES: &[(&str, &[&str])] = &[
             "trace-frame",
         ],
     ),
-    ("roofline-tool", &["output-file", "report", "roofline"]),
+    (
+        "roofline-tool",
+        &["output-file", "report", "roofline", "tool-cli"],
+    ),
     (
         "skip-stats",
-        &["analysis", "load", "output-file", "report", "tool-progress"],
+        &["analysis", "load", "output-file", "report", "tool-cli"],
     ),
     (
         "trace-info",
-        &["analysis", "load", "output-file", "report", "tool-progress"],
+        &["analysis", "load", "output-file", "report", "tool-cli"],
     ),
     // The developer tasks (fixtures, benchmarks, fuzzing) may use any crate.
     (

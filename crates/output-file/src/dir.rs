@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
-use crate::{Error, Rules, fsops, resolve, staging};
+use crate::{Error, FsError, Rules, fsops, resolve, staging};
 
 /// The file that marks a directory as one a tracewise tool wrote, and so one a later run
 /// may replace (with `--overwrite`).
@@ -48,10 +48,12 @@ fn existing(path: &Path, rules: &Rules<'_>) -> Result<Existing, Error> {
         })
     };
     let io = |action| {
-        move |source| Error::Io {
-            path: path.to_path_buf(),
-            action,
-            source,
+        move |source| {
+            Error::Io(FsError {
+                path: path.to_path_buf(),
+                action,
+                source,
+            })
         }
     };
     let Some(abs) = resolve::resolve(path).map_err(io("cannot resolve the output path"))? else {
@@ -119,10 +121,12 @@ impl DirOutput {
     pub fn create(path: &Path, rules: &Rules<'_>) -> Result<DirOutput, Error> {
         existing(path, rules)?;
         let io = |action| {
-            move |source| Error::Io {
-                path: path.to_path_buf(),
-                action,
-                source,
+            move |source| {
+                Error::Io(FsError {
+                    path: path.to_path_buf(),
+                    action,
+                    source,
+                })
             }
         };
         let parent = crate::parent_dir(path);
@@ -174,10 +178,12 @@ impl DirOutput {
         let full = self.staged.join(rel);
         let io = |action| {
             let path = self.path.join(rel);
-            move |source| Error::Io {
-                path,
-                action,
-                source,
+            move |source| {
+                Error::Io(FsError {
+                    path,
+                    action,
+                    source,
+                })
             }
         };
         if let Some(dir) = full.parent() {
@@ -198,11 +204,11 @@ impl DirOutput {
         }
         match std::fs::remove_file(self.staged.join(rel)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                return Err(Error::Io {
+                return Err(Error::Io(FsError {
                     path: self.path.join(rel),
                     action: "cannot replace a file of the output",
                     source: e,
-                });
+                }));
             }
             _ => {}
         }
@@ -213,10 +219,12 @@ impl DirOutput {
     pub fn write(&self, rel: impl AsRef<Path>, bytes: &[u8]) -> Result<(), Error> {
         let rel = rel.as_ref();
         let mut file = self.create_file(rel)?;
-        file.write_all(bytes).map_err(|source| Error::Io {
-            path: self.path.join(rel),
-            action: "cannot write a file of the output",
-            source,
+        file.write_all(bytes).map_err(|source| {
+            Error::Io(FsError {
+                path: self.path.join(rel),
+                action: "cannot write a file of the output",
+                source,
+            })
         })
     }
 
@@ -235,10 +243,12 @@ impl DirOutput {
         let state = existing(&self.path, &rules)?;
         let io = |action| {
             let path = self.path.clone();
-            move |source| Error::Io {
-                path,
-                action,
-                source,
+            move |source| {
+                Error::Io(FsError {
+                    path,
+                    action,
+                    source,
+                })
             }
         };
         let id = self
@@ -354,10 +364,12 @@ impl Drop for DirOutput {
 /// and others.
 pub fn private_dir(dir: &Path) -> Result<(), Error> {
     let io = |action| {
-        move |source| Error::Io {
-            path: dir.to_path_buf(),
-            action,
-            source,
+        move |source| {
+            Error::Io(FsError {
+                path: dir.to_path_buf(),
+                action,
+                source,
+            })
         }
     };
     let refuse = |reason: &str| Error::Refused {

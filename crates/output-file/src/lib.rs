@@ -81,16 +81,36 @@ pub enum Error {
         reason: String,
     },
     /// The file system failed; the OS error is the source (printed by `{:#}` chains).
-    #[error("{path}: {action}")]
-    Io {
-        /// The output path.
-        path: PathBuf,
-        /// What was being done (`cannot create temporary file`, ...).
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] FsError),
+}
+
+/// A file-system call that failed on a path: the path, what was being done, and the OS
+/// error as the source, so `{:#}` chains print `PATH: ACTION: OS ERROR` once. The error of
+/// output-file's own calls, and of the crates that read and write files beside it.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {action}")]
+pub struct FsError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// What was being done, as the message says it (`cannot create temporary file`, ...).
+    pub action: &'static str,
+    /// The OS error.
+    #[source]
+    pub source: io::Error,
+}
+
+impl FsError {
+    /// The error of `action` on `path`, for `map_err`:
+    /// `std::fs::read_dir(dir).map_err(FsError::at(dir, "cannot list directory"))`.
+    pub fn at(path: &Path, action: &'static str) -> impl FnOnce(io::Error) -> FsError {
+        let path = path.to_path_buf();
+        move |source| FsError {
+            path,
+            action,
+            source,
+        }
+    }
 }
 
 impl Error {
@@ -129,11 +149,11 @@ pub fn check(path: &Path, rules: &Rules<'_>) -> Result<(), Error> {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(source) => {
-            return Err(Error::Io {
+            return Err(Error::Io(FsError {
                 path: path.to_path_buf(),
                 action: "cannot inspect the output path",
                 source,
-            });
+            }));
         }
     };
     let kind = meta.file_type();
@@ -183,10 +203,12 @@ pub fn write_with(
     write: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> Result<(), Error> {
     let mut pending = Pending::create(path, rules)?;
-    write(pending.file_mut()).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        action: "cannot write the output",
-        source,
+    write(pending.file_mut()).map_err(|source| {
+        Error::Io(FsError {
+            path: path.to_path_buf(),
+            action: "cannot write the output",
+            source,
+        })
     })?;
     pending.commit()
 }
@@ -205,10 +227,12 @@ impl Pending {
     fn create_mode(path: &Path, rules: &Rules<'_>, mode: u32) -> Result<Pending, Error> {
         check(path, rules)?;
         let io = |action| {
-            move |source| Error::Io {
-                path: path.to_path_buf(),
-                action,
-                source,
+            move |source| {
+                Error::Io(FsError {
+                    path: path.to_path_buf(),
+                    action,
+                    source,
+                })
             }
         };
         let dir = parent_dir(path);
@@ -289,10 +313,12 @@ pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
         out.rules_check()?;
     }
     for out in &mut outputs {
-        out.file_mut().flush().map_err(|source| Error::Io {
-            path: out.path.clone(),
-            action: "cannot write the output",
-            source,
+        out.file_mut().flush().map_err(|source| {
+            Error::Io(FsError {
+                path: out.path.clone(),
+                action: "cannot write the output",
+                source,
+            })
         })?;
     }
     // The old files, kept (hard links, or copies) until every new one is in place.
@@ -322,11 +348,11 @@ pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
                             let _ = std::fs::remove_file(aside);
                             registry.remove(*id);
                         }
-                        return Err(Error::Io {
+                        return Err(Error::Io(FsError {
                             path: out.path.clone(),
                             action: "cannot keep the old output aside while replacing it",
                             source,
-                        });
+                        }));
                     }
                 }
             }
@@ -355,11 +381,11 @@ pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
                         .into(),
                 }
             } else {
-                Error::Io {
+                Error::Io(FsError {
                     path: out.path.clone(),
                     action: "cannot move the output into place",
                     source,
-                }
+                })
             });
         }
         done.push(out);

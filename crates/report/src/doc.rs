@@ -89,6 +89,14 @@ impl Section {
     pub fn para(&mut self, text: impl Into<String>) {
         self.blocks.push(Block::Paragraph(vec![Span::text(text)]));
     }
+
+    /// The section's table named `name`, if it has one.
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.blocks.iter().find_map(|b| match b {
+            Block::Table(t) if t.name == name => Some(t),
+            _ => None,
+        })
+    }
 }
 
 /// A piece of a section.

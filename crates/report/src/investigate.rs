@@ -154,10 +154,12 @@ impl Investigation {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
         self.write_rows(&mut w)
             .and_then(|()| std::io::Write::flush(&mut w))
-            .map_err(|source| output_file::Error::Io {
-                path: dir.path().join(rows),
-                action: "cannot write a file of the output",
-                source,
+            .map_err(|source| {
+                output_file::Error::Io(output_file::FsError {
+                    path: dir.path().join(rows),
+                    action: "cannot write a file of the output",
+                    source,
+                })
             })
     }
 }
@@ -2360,12 +2362,7 @@ mod tests {
             other => panic!("not text: {other:?}"),
         };
         let rows = section
-            .blocks
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) if t.name == "what_to_change" => Some(t),
-                _ => None,
-            })
+            .table("what_to_change")
             .expect("the ranking table")
             .rows
             .iter()
@@ -2532,14 +2529,7 @@ mod tests {
             &mut Vec::new(),
             &mut Vec::new(),
         );
-        let ops = section
-            .blocks
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) if t.name == "ops" => Some(t),
-                _ => None,
-            })
-            .expect("the ops table");
+        let ops = section.table("ops").expect("the ops table");
         let layout_share: Vec<Option<f64>> = ops
             .rows
             .iter()
@@ -2685,14 +2675,7 @@ mod tests {
             matches!(coverage[1], Span::Figure(Figure { value: Value::Percent(p), .. }) if (p - want).abs() < 1e-9),
             "{coverage:?} vs {want}"
         );
-        let table = section
-            .blocks
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) if t.name == "roofline" => Some(t),
-                _ => None,
-            })
-            .expect("the roofline table");
+        let table = section.table("roofline").expect("the roofline table");
         let mut kinds = Vec::new();
         for (row, op) in table.rows.iter().zip(&costed) {
             let Cell::Text(against) = &row[8] else {

@@ -4,6 +4,7 @@
 //! the HTA-style analyses see every format through one event layout. The directory is an
 //! `output_file::ScratchDir`: removed when done, and on SIGINT, SIGTERM or SIGHUP.
 
+use output_file::FsError;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
@@ -53,10 +54,12 @@ pub fn chrome_sources(input: &Path) -> Result<ChromeSources, Error> {
         });
     }
     let loaded = load::load(input)?;
-    let dir = output_file::ScratchDir::create("tracewise-frames-").map_err(|source| Error::Io {
-        path: std::env::temp_dir(),
-        action: "cannot create a temporary directory for the converted captures",
-        source,
+    let dir = output_file::ScratchDir::create("tracewise-frames-").map_err(|source| {
+        Error::Io(FsError {
+            path: std::env::temp_dir(),
+            action: "cannot create a temporary directory for the converted captures",
+            source,
+        })
     })?;
     let mut paths = Vec::new();
     let mut originals = Vec::new();
@@ -68,10 +71,12 @@ pub fn chrome_sources(input: &Path) -> Result<ChromeSources, Error> {
             None => format!("capture-{}.json", letters(i)),
         };
         let path = dir.path().join(name);
-        let io = |source| Error::Io {
-            path: path.clone(),
-            action: "cannot write the converted capture",
-            source,
+        let io = |source| {
+            Error::Io(FsError {
+                path: path.clone(),
+                action: "cannot write the converted capture",
+                source,
+            })
         };
         let file = std::fs::File::create_new(&path).map_err(io)?;
         load::chrome::write_chrome_trace(&l.capture, file).map_err(io)?;

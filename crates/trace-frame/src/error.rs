@@ -13,16 +13,8 @@ pub enum Error {
     #[error(transparent)]
     Load(#[from] load::Error),
     /// A file or directory could not be read or written.
-    #[error("{path}: {action}")]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was attempted, as the message says it (`cannot read`, `cannot create`, …).
-        action: &'static str,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] output_file::FsError),
     /// An output (the export, a cache file) was refused or could not be written.
     #[error(transparent)]
     Output(#[from] output_file::Error),
@@ -66,11 +58,7 @@ impl Error {
         path: &std::path::Path,
         action: &'static str,
     ) -> impl FnOnce(std::io::Error) -> Error {
-        let path = path.to_path_buf();
-        move |source| Error::Io {
-            path,
-            action,
-            source,
-        }
+        let at = output_file::FsError::at(path, action);
+        move |source| Error::Io(at(source))
     }
 }

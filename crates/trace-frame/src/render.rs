@@ -143,33 +143,26 @@ pub fn document(r: &ProfileModelReport) -> Document {
         doc.sections.push(sec);
     }
     if !r.temporal.is_empty() {
-        let mut sec = heading(
+        doc.sections.push(table_section(
             "temporal",
             "### Temporal breakdown (HTA's definition: span of all GPU activities, measured)",
-        );
-        let mut t = Table::new(
-            "temporal",
             &["rank", "span (µs)", "idle %", "compute %", "non-compute %"],
-        );
-        for x in &r.temporal {
-            t.push(vec![
-                rank(x.rank),
-                fixed(number(x.kernel_time_us), 0),
-                fixed(number(x.idle_pct), 2),
-                fixed(number(x.compute_pct), 2),
-                fixed(number(x.non_compute_pct), 2),
-            ]);
-        }
-        sec.push(Block::Table(t));
-        doc.sections.push(sec);
+            &r.temporal,
+            |x| {
+                vec![
+                    rank(x.rank),
+                    fixed(number(x.kernel_time_us), 0),
+                    fixed(number(x.idle_pct), 2),
+                    fixed(number(x.compute_pct), 2),
+                    fixed(number(x.non_compute_pct), 2),
+                ]
+            },
+        ));
     }
     if let Some(skip) = &r.skip_stats {
-        let mut sec = heading(
+        let mut sec = table_section(
             "skip_stats",
             "### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)",
-        );
-        let mut t = Table::new(
-            "skip_stats",
             &[
                 "rank",
                 "window (µs)",
@@ -183,23 +176,23 @@ pub fn document(r: &ProfileModelReport) -> Document {
                 "unattributed (µs)",
                 "in flight",
             ],
+            &skip.ranks,
+            |x| {
+                vec![
+                    rank(x.rank),
+                    fixed(number(x.window_us), 0),
+                    fixed(number(x.idle_pct), 2),
+                    fixed(number(x.compute_pct), 2),
+                    fixed(number(x.collective_pct), 2),
+                    fixed(number(x.memcpy_memset_pct), 2),
+                    Cell::text(x.critical_stream.map_or("-".into(), |s| s.to_string())),
+                    fixed(number(x.host_wait_us), 0),
+                    fixed(number(x.queued_wait_us), 0),
+                    fixed(number(x.unattributed_us), 0),
+                    fixed(count(x.in_flight), 0),
+                ]
+            },
         );
-        for x in &skip.ranks {
-            t.push(vec![
-                rank(x.rank),
-                fixed(number(x.window_us), 0),
-                fixed(number(x.idle_pct), 2),
-                fixed(number(x.compute_pct), 2),
-                fixed(number(x.collective_pct), 2),
-                fixed(number(x.memcpy_memset_pct), 2),
-                Cell::text(x.critical_stream.map_or("-".into(), |s| s.to_string())),
-                fixed(number(x.host_wait_us), 0),
-                fixed(number(x.queued_wait_us), 0),
-                fixed(number(x.unattributed_us), 0),
-                fixed(count(x.in_flight), 0),
-            ]);
-        }
-        sec.push(Block::Table(t));
         if let Some((rk, behind)) = skip.last_finisher {
             sec.push(
                 Line::default()
@@ -230,12 +223,10 @@ pub fn document(r: &ProfileModelReport) -> Document {
         doc.sections.push(sec);
     }
     if !r.idle.is_empty() {
-        let mut sec = heading(
+        let ratio = |x: f64| Span::formatted(number(x), Format::Fixed(2));
+        doc.sections.push(table_section(
             "idle",
             "### Idle time per stream (HTA's categories, measured; kernel wait = gap < 30 µs after an earlier launch)",
-        );
-        let mut t = Table::new(
-            "idle",
             &[
                 "rank",
                 "stream",
@@ -244,46 +235,40 @@ pub fn document(r: &ProfileModelReport) -> Document {
                 "other (µs)",
                 "host / kernel / other ratio",
             ],
-        );
-        for i in &r.idle {
-            let ratio = |x: f64| Span::formatted(number(x), Format::Fixed(2));
-            t.push(vec![
-                rank(i.rank),
-                Cell::text(i.stream.to_string()),
-                fixed(number(i.host_wait_us), 0),
-                fixed(number(i.kernel_wait_us), 0),
-                fixed(number(i.other_us), 0),
-                Cell::Spans(vec![
-                    ratio(i.host_wait_ratio),
-                    Span::text(" / "),
-                    ratio(i.kernel_wait_ratio),
-                    Span::text(" / "),
-                    ratio(i.other_ratio),
-                ]),
-            ]);
-        }
-        sec.push(Block::Table(t));
-        doc.sections.push(sec);
+            &r.idle,
+            |i| {
+                vec![
+                    rank(i.rank),
+                    Cell::text(i.stream.to_string()),
+                    fixed(number(i.host_wait_us), 0),
+                    fixed(number(i.kernel_wait_us), 0),
+                    fixed(number(i.other_us), 0),
+                    Cell::Spans(vec![
+                        ratio(i.host_wait_ratio),
+                        Span::text(" / "),
+                        ratio(i.kernel_wait_ratio),
+                        Span::text(" / "),
+                        ratio(i.other_ratio),
+                    ]),
+                ]
+            },
+        ));
     }
     if !r.overlap.is_empty() {
-        let mut sec = heading(
+        doc.sections.push(table_section(
             "overlap",
             "### Communication/computation overlap (measured)",
-        );
-        let mut t = Table::new(
-            "overlap",
             &["rank", "comm (µs)", "under compute (µs)", "overlap %"],
-        );
-        for x in &r.overlap {
-            t.push(vec![
-                rank(x.rank),
-                fixed(number(x.comm_us), 0),
-                fixed(number(x.overlapped_us), 0),
-                fixed(number(x.overlap_pct), 2),
-            ]);
-        }
-        sec.push(Block::Table(t));
-        doc.sections.push(sec);
+            &r.overlap,
+            |x| {
+                vec![
+                    rank(x.rank),
+                    fixed(number(x.comm_us), 0),
+                    fixed(number(x.overlapped_us), 0),
+                    fixed(number(x.overlap_pct), 2),
+                ]
+            },
+        ));
     }
     if let Some(st) = &r.stragglers {
         let mut sec = heading(
@@ -307,9 +292,9 @@ pub fn document(r: &ProfileModelReport) -> Document {
         doc.sections.push(sec);
     }
     if !r.launch_stats.is_empty() {
-        let mut sec = heading("launch_stats", "### CUDA launch statistics (measured)");
-        let mut t = Table::new(
+        doc.sections.push(table_section(
             "launch_stats",
+            "### CUDA launch statistics (measured)",
             &[
                 "rank",
                 "launches",
@@ -318,24 +303,23 @@ pub fn document(r: &ProfileModelReport) -> Document {
                 "delay > 100 µs",
                 "Σ launch delay (µs)",
             ],
-        );
-        for l in &r.launch_stats {
-            t.push(vec![
-                rank(l.rank),
-                fixed(count(l.launches), 0),
-                fixed(count(l.short_kernels), 0),
-                fixed(count(l.runtime_outliers), 0),
-                fixed(count(l.launch_delay_outliers), 0),
-                fixed(number(l.total_launch_delay_us), 0),
-            ]);
-        }
-        sec.push(Block::Table(t));
-        doc.sections.push(sec);
+            &r.launch_stats,
+            |l| {
+                vec![
+                    rank(l.rank),
+                    fixed(count(l.launches), 0),
+                    fixed(count(l.short_kernels), 0),
+                    fixed(count(l.runtime_outliers), 0),
+                    fixed(count(l.launch_delay_outliers), 0),
+                    fixed(number(l.total_launch_delay_us), 0),
+                ]
+            },
+        ));
     }
     if !r.queue_length.is_empty() {
-        let mut sec = heading("queue_length", "### Queue length per stream (measured)");
-        let mut t = Table::new(
+        doc.sections.push(table_section(
             "queue_length",
+            "### Queue length per stream (measured)",
             &[
                 "rank",
                 "stream",
@@ -344,19 +328,18 @@ pub fn document(r: &ProfileModelReport) -> Document {
                 "mean",
                 "time at ≥ 1024 (µs)",
             ],
-        );
-        for q in &r.queue_length {
-            t.push(vec![
-                rank(q.rank),
-                Cell::text(q.stream.to_string()),
-                fixed(count(q.samples), 0),
-                fixed(count(q.max), 0),
-                fixed(number(q.mean), 2),
-                fixed(number(q.time_at_1024_us), 0),
-            ]);
-        }
-        sec.push(Block::Table(t));
-        doc.sections.push(sec);
+            &r.queue_length,
+            |q| {
+                vec![
+                    rank(q.rank),
+                    Cell::text(q.stream.to_string()),
+                    fixed(count(q.samples), 0),
+                    fixed(count(q.max), 0),
+                    fixed(number(q.mean), 2),
+                    fixed(number(q.time_at_1024_us), 0),
+                ]
+            },
+        ));
     }
     for cp in &r.critical_path {
         let mut sec = Section::new("critical_path", "");
@@ -411,6 +394,24 @@ fn heading(id: &str, title: impl Into<String>) -> Section {
     let mut sec = Section::new(id, "");
     sec.push(Block::blank());
     sec.para(title);
+    sec
+}
+
+/// A [`heading`] section holding one table with `columns`, a row per item (the table's id
+/// is the section's).
+fn table_section<T>(
+    id: &'static str,
+    title: impl Into<String>,
+    columns: &[&str],
+    items: &[T],
+    row: impl Fn(&T) -> Vec<Cell>,
+) -> Section {
+    let mut sec = heading(id, title);
+    let mut t = Table::new(id, columns);
+    for item in items {
+        t.push(row(item));
+    }
+    sec.push(Block::Table(t));
     sec
 }
 

@@ -2,11 +2,11 @@
 //! attention backend, top ops, hints. Argument parsing only; the logic is in
 //! `analysis::profile_summary`.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use analysis::{ProfileConfig as Config, ProfileInput as Input, ProfileMode as Mode};
+use anyhow::Context;
 use clap::{ArgGroup, Parser};
 
 /// Summarize a torch.profiler (Kineto) Chrome trace: total GPU time, GPU time by
@@ -68,11 +68,9 @@ struct Args {
     #[arg(long = "all-ranks", requires = "trace_dir")]
     all_ranks: bool,
 
-    /// Threads that split and parse each trace (default: every core); the result is the same for
-    /// any number. Not used by --compat, which
-    /// reads the events once, in order.
-    #[arg(long, value_name = "N")]
-    threads: Option<std::num::NonZeroUsize>,
+    // --threads is not used by --compat, which reads the events once, in order.
+    #[command(flatten)]
+    load: tool_cli::LoadFlags,
 }
 
 const EXAMPLES: &str = "\
@@ -98,32 +96,30 @@ const XSPACE_HINT: &str = "analyze-profile --compat (and compact-cuda-graph-trac
 Chrome-trace JSON only; for an XSpace (.xplane.pb) use analyze-profile without --compat, \
 trace-info, skip-stats or roofline";
 
+const TOOL: tool_cli::Tool = tool_cli::Tool("analyze-profile");
+
 fn main() -> ExitCode {
     let args = Args::parse();
-    tool_progress::install();
-    if let Some(n) = args.threads {
-        load::set_threads(n.get());
-    }
+    TOOL.exit(args.load.install().and_then(|()| run(args)))
+}
+
+fn run(args: Args) -> anyhow::Result<tool_cli::Outcome> {
     // clap's `input` group requires exactly one of the two.
     let input = match (args.trace_file, args.trace_dir) {
         (Some(file), _) => Input::File(file),
         (None, Some(dir)) => Input::Dir(dir),
-        (None, None) => {
-            eprintln!("analyze-profile: give --trace-file FILE or --trace-dir DIR");
-            return ExitCode::from(2);
-        }
+        (None, None) => anyhow::bail!("give --trace-file FILE or --trace-dir DIR"),
     };
     if args.compat
         && let Input::File(file) = &input
         && let Ok(kind) = load::detect(file)
         && kind != load::Kind::Chrome
     {
-        eprintln!(
-            "analyze-profile: {}: --compat reads Kineto Chrome traces only, as the original script does; this file is a {}. Run without --compat.",
+        anyhow::bail!(
+            "{}: --compat reads Kineto Chrome traces only, as the original script does; this file is a {}. Run without --compat.",
             file.display(),
             kind.describe()
         );
-        return ExitCode::from(2);
     }
     let config = Config {
         input,
@@ -132,39 +128,22 @@ fn main() -> ExitCode {
         json: args.json,
         all_ranks: args.all_ranks,
     };
-    let mut partial = false;
-    let output = match analysis::profile_summary(&config) {
-        Ok(output) => {
-            warn_rank_notes(&config, &output);
-            if let analysis::ProfileOutput::GpuPartial(_, unread) = &output {
-                partial = true;
-                for err in unread {
-                    eprintln!("analyze-profile: warning: not read: {err}");
-                }
-            }
-            report::profile_text::render(&output, &config)
+    let output = analysis::profile_summary(&config).map_err(|err| {
+        let chain = analysis::error_chain(&err);
+        // The hint is a line of its own after the error, with the tool's name like it.
+        match err.read_error().and_then(|e| e.other_format()) {
+            Some(_) => anyhow::anyhow!("{chain}\nanalyze-profile: {XSPACE_HINT}"),
+            None => anyhow::anyhow!(chain),
         }
-        Err(err) => {
-            eprintln!("analyze-profile: {}", analysis::error_chain(&err));
-            if err.read_error().and_then(|e| e.other_format()).is_some() {
-                eprintln!("analyze-profile: {XSPACE_HINT}");
-            }
-            return ExitCode::from(2);
-        }
+    })?;
+    warn_rank_notes(&config, &output);
+    let outcome = match &output {
+        analysis::ProfileOutput::GpuPartial(_, unread) => TOOL.warn_unread(unread),
+        _ => tool_cli::Outcome::Complete,
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(output.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) if partial => ExitCode::from(3),
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) if output_file::is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("analyze-profile: writing to stdout: {err}");
-            ExitCode::from(2)
-        }
-    }
+    let text = report::profile_text::render(&output, &config);
+    output_file::print(text.as_bytes()).context("writing to stdout")?;
+    Ok(outcome)
 }
 
 /// With --all-ranks, says which ranks several files give (each is a column of its own).
@@ -180,7 +159,7 @@ fn warn_rank_notes(config: &Config, output: &analysis::ProfileOutput) {
         .iter()
         .map(|s| (std::path::Path::new(&s.file), s.rank));
     for note in load::rank_notes(dir, ranks) {
-        eprintln!("analyze-profile: warning: {note}");
+        TOOL.warn(note);
     }
 }
 

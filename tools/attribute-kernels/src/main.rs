@@ -67,18 +67,16 @@ struct Args {
     /// Print the summary as JSON instead of text.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    load: tool_cli::LoadFlags,
 }
+
+const TOOL: tool_cli::Tool = tool_cli::Tool("attribute-kernels");
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("attribute-kernels: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    TOOL.exit(args.load.install().and_then(|()| run(&args)))
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {

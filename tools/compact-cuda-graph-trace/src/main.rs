@@ -83,7 +83,7 @@ struct Printed<'a, S: Serialize> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tool_progress::install();
+    tool_cli::progress::install();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

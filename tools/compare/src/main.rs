@@ -1,7 +1,6 @@
 //! `compare`: a before/after comparison of two captures. Argument parsing and file
 //! writing only; the comparison is `report::compare`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -71,30 +70,20 @@ struct Args {
     /// Print report.json to stdout instead of writing files (unless --out is given too).
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    load: tool_cli::LoadFlags,
 }
+
+const TOOL: tool_cli::Tool = tool_cli::Tool("compare");
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let said = match run(&args) {
-        Ok(said) => said,
-        Err(e) => {
-            eprintln!("compare: {e:#}");
-            return ExitCode::from(2);
-        }
-    };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(said.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => ExitCode::SUCCESS,
-        // A closed stdout (`| head`) is fine.
-        Err(e) if output_file::is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("compare: writing to stdout: {e}");
-            ExitCode::from(2)
-        }
-    }
+    let said = args.load.install().and_then(|()| run(&args));
+    // A closed stdout (`| head`) is fine.
+    TOOL.exit(
+        said.and_then(|said| output_file::print(said.as_bytes()).context("writing to stdout")),
+    )
 }
 
 /// Compares, writes the files, and returns what goes to stdout.

@@ -66,31 +66,28 @@ struct Args {
     /// Replace an existing report directory that a tracewise tool wrote.
     #[arg(long)]
     overwrite: bool,
+
+    #[command(flatten)]
+    load: tool_cli::LoadFlags,
 }
+
+const TOOL: tool_cli::Tool = tool_cli::Tool("investigate");
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok((dir, outcome)) => {
-            let said = format!(
-                "report written to {}\n             and {}\n",
-                dir.join("report.md").display(),
-                dir.join("report.html").display()
-            );
-            // The report is in place; a stdout that fails now only loses this notice.
-            if let Err(e) = output_file::print(said.as_bytes()) {
-                eprintln!("investigate: writing to stdout: {e}");
-            }
-            match outcome {
-                Outcome::Complete => ExitCode::SUCCESS,
-                Outcome::Partial => ExitCode::from(3),
-            }
+    let done = args.load.install().and_then(|()| run(&args));
+    TOOL.exit(done.map(|(dir, outcome)| {
+        let said = format!(
+            "report written to {}\n             and {}\n",
+            dir.join("report.md").display(),
+            dir.join("report.html").display()
+        );
+        // The report is in place; a stdout that fails now only loses this notice.
+        if let Err(e) = output_file::print(said.as_bytes()) {
+            eprintln!("investigate: writing to stdout: {e}");
         }
-        Err(e) => {
-            eprintln!("investigate: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+        outcome
+    }))
 }
 
 /// The default output directory: `<capture name without extensions>-report` here.
@@ -117,13 +114,7 @@ fn default_out(capture: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}-report"))
 }
 
-/// Whether every file of the input was read.
-enum Outcome {
-    Complete,
-    Partial,
-}
-
-fn run(args: &Args) -> anyhow::Result<(PathBuf, Outcome)> {
+fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
     let out = args
         .out
         .clone()
@@ -138,20 +129,13 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, Outcome)> {
     let options = report::investigate::Options { step: args.step };
     let inv = report::investigate::investigate(&args.capture, &options)
         .with_context(|| format!("investigating {}", args.capture.display()))?;
-    for err in &inv.unread {
-        eprintln!("investigate: warning: not read: {err}");
-    }
+    let outcome = TOOL.warn_unread(&inv.unread);
     for note in &inv.notes {
-        eprintln!("investigate: warning: {note}");
+        TOOL.warn(note);
     }
     let dir = output_file::DirOutput::create(&out, &rules)?;
     inv.write_into(&dir)?;
     dir.commit()?;
-    let outcome = if inv.unread.is_empty() {
-        Outcome::Complete
-    } else {
-        Outcome::Partial
-    };
     Ok((out, outcome))
 }
 

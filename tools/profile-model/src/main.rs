@@ -110,38 +110,15 @@ struct Args {
     sql_max_rows: usize,
 }
 
+const TOOL: tool_cli::Tool = tool_cli::Tool("profile-model");
+
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(Outcome::Complete) => ExitCode::SUCCESS,
-        Ok(Outcome::Partial) => ExitCode::from(3),
-        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("profile-model: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    tool_cli::progress::install();
+    TOOL.exit(run(&args))
 }
 
-/// Whether every file of the input was read.
-enum Outcome {
-    Complete,
-    Partial,
-}
-
-/// Names each unreadable file on stderr; the outcome they make.
-fn warn_unread(unread: &[String]) -> Outcome {
-    for err in unread {
-        eprintln!("profile-model: warning: not read: {err}");
-    }
-    if unread.is_empty() {
-        Outcome::Complete
-    } else {
-        Outcome::Partial
-    }
-}
-
-fn run(args: &Args) -> anyhow::Result<Outcome> {
+fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
     let mut names = Vec::new();
     for a in &args.analyses {
         if a == "all" {
@@ -180,7 +157,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
             for note in &sources.notes {
                 eprintln!("profile-model: warning: {note}");
             }
-            return Ok(warn_unread(&ex.unread));
+            return Ok(TOOL.warn_unread(&ex.unread));
         }
         export = Some(staged);
     }
@@ -208,7 +185,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
         for note in &by_rank.notes {
             eprintln!("profile-model: warning: {note}");
         }
-        let outcome = warn_unread(&by_rank.report.not_read);
+        let outcome = TOOL.warn_unread(&by_rank.report.not_read);
         let text = if args.json {
             format!("{}\n", trace_frame::render_json(&by_rank.report))
         } else {
@@ -227,7 +204,7 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     for note in &loaded.notes {
         eprintln!("profile-model: warning: {note}");
     }
-    let outcome = warn_unread(&loaded.unread);
+    let outcome = TOOL.warn_unread(&loaded.unread);
     for c in &loaded.cache {
         if let trace_frame::CacheUse::WriteFailed(p, why) = c {
             eprintln!(

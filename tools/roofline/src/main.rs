@@ -74,18 +74,16 @@ struct Args {
     /// Ops in the table, and labelled dots in the chart.
     #[arg(long, value_name = "N", default_value_t = 25)]
     top: usize,
+
+    #[command(flatten)]
+    load: tool_cli::LoadFlags,
 }
+
+const TOOL: tool_cli::Tool = tool_cli::Tool("roofline");
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("roofline: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    TOOL.exit(args.load.install().and_then(|()| run(&args)))
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {

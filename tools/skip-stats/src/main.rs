@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
+use tool_cli::Outcome;
 
 /// Verdict and host-side cause of launch overhead, from one GPU profiler capture.
 ///
@@ -79,39 +80,15 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = 15)]
     top: usize,
 
-    /// Nsight Systems exports: the NVTX ranges whose text matches this regular expression
-    /// are the steps (the step number is the first capture group when it is an integer),
-    /// instead of `ProfilerStep#N` ranges. Example: --step-nvtx 'train_step (\d+)'.
-    #[arg(long, value_name = "REGEX")]
-    step_nvtx: Option<String>,
-
-    /// Threads that split and parse each trace (default: every core); the result is the same for
-    /// any number.
-    #[arg(long, value_name = "N")]
-    threads: Option<std::num::NonZeroUsize>,
+    #[command(flatten)]
+    load: tool_cli::LoadFlags,
 }
+
+const TOOL: tool_cli::Tool = tool_cli::Tool("skip-stats");
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tool_progress::install();
-    if let Some(n) = args.threads {
-        load::set_threads(n.get());
-    }
-    if let Some(re) = &args.step_nvtx
-        && let Err(e) = load::set_step_nvtx(re)
-    {
-        eprintln!("skip-stats: --step-nvtx: {e}");
-        return ExitCode::from(2);
-    }
-    match run(&args) {
-        Ok(Outcome::Complete) => ExitCode::SUCCESS,
-        Ok(Outcome::Partial) => ExitCode::from(3),
-        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("skip-stats: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    TOOL.exit(args.load.install().and_then(|()| run(&args)))
 }
 
 fn run(args: &Args) -> anyhow::Result<Outcome> {
@@ -198,15 +175,14 @@ fn by_rank(
             }
             Err(err) => {
                 failed += 1;
-                let err = analysis::error_chain(&err);
-                eprintln!("skip-stats: warning: not read: {err}");
+                TOOL.warn_unread([analysis::error_chain(&err)]);
             }
         }
     }
     w.flush()?;
     let ranks = seen.iter().map(|(path, rank)| (path.as_path(), *rank));
     for note in load::rank_notes(&args.trace, ranks) {
-        eprintln!("skip-stats: warning: {note}");
+        TOOL.warn(note);
     }
     if reports.is_empty() {
         anyhow::bail!("no capture in {} could be read", args.trace.display());
@@ -215,12 +191,6 @@ fn by_rank(
         analysis::skip_stats_assemble(&args.trace, reports, true),
         failed,
     ))
-}
-
-/// Whether every file of the input was read.
-enum Outcome {
-    Complete,
-    Partial,
 }
 
 #[cfg(test)]

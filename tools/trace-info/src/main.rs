@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use tool_cli::Outcome;
 
 /// What a profiler capture holds, and what tracewise understood of it.
 ///
@@ -45,45 +46,15 @@ struct Args {
     #[arg(long, requires = "to_chrome_trace")]
     overwrite: bool,
 
-    /// Nsight Systems exports: the NVTX ranges whose text matches this regular expression
-    /// are the steps (the step number is the first capture group when it is an integer),
-    /// instead of `ProfilerStep#N` ranges. Example: --step-nvtx 'train_step (\d+)'.
-    #[arg(long, value_name = "REGEX")]
-    step_nvtx: Option<String>,
-
-    /// Threads that split and parse each trace (default: every core); the result is the same for
-    /// any number.
-    #[arg(long, value_name = "N")]
-    threads: Option<std::num::NonZeroUsize>,
+    #[command(flatten)]
+    load: tool_cli::LoadFlags,
 }
+
+const TOOL: tool_cli::Tool = tool_cli::Tool("trace-info");
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tool_progress::install();
-    if let Some(n) = args.threads {
-        load::set_threads(n.get());
-    }
-    if let Some(re) = &args.step_nvtx
-        && let Err(e) = load::set_step_nvtx(re)
-    {
-        eprintln!("trace-info: --step-nvtx: {e}");
-        return ExitCode::from(2);
-    }
-    match run(&args) {
-        Ok(Outcome::Complete) => ExitCode::SUCCESS,
-        Ok(Outcome::Partial) => ExitCode::from(3),
-        Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("trace-info: {e:#}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// Whether every file of the input was read.
-enum Outcome {
-    Complete,
-    Partial,
+    TOOL.exit(args.load.install().and_then(|()| run(&args)))
 }
 
 /// Writes the one capture at `args.capture` as Chrome trace JSON to `out`.
@@ -126,16 +97,13 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
             }
             Err(err) => {
                 failed += 1;
-                eprintln!(
-                    "trace-info: warning: not read: {}",
-                    analysis::error_chain(&err)
-                );
+                TOOL.warn_unread([analysis::error_chain(&err)]);
             }
         }
     }
     let ranks = ranks.iter().map(|(path, rank)| (path.as_path(), *rank));
     for note in load::rank_notes(&args.capture, ranks) {
-        eprintln!("trace-info: warning: {note}");
+        TOOL.warn(note);
     }
     if inventories.is_empty() {
         anyhow::bail!("no capture in {} could be read", args.capture.display());

@@ -20,11 +20,7 @@ fn investigated(ranks: usize, mb: f64, seed: u64) -> (Job, Investigation, tempfi
 fn table<'a>(doc: &'a Document, name: &str) -> &'a report::Table {
     doc.sections
         .iter()
-        .flat_map(|s| &s.blocks)
-        .find_map(|b| match b {
-            Block::Table(t) if t.name == name => Some(t),
-            _ => None,
-        })
+        .find_map(|s| s.table(name))
         .unwrap_or_else(|| panic!("no table {name}"))
 }
 

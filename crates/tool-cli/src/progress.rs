@@ -1,8 +1,6 @@
-//! The tools' progress bar: bytes read of each trace file's size, drawn on stderr once a
+//! The progress bar: bytes read of each trace file's size, drawn on stderr once a
 //! file has taken about a second, only when stderr is a terminal and not under CI. It
 //! plugs into chrome-reader's progress hook, so the library crates know nothing of it.
-
-#![warn(missing_docs)]
 
 use std::io::IsTerminal;
 use std::path::Path;
