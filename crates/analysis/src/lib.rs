@@ -98,8 +98,8 @@ pub use ranks::{
 };
 pub use skip::{
     Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly,
-    InFlight, LastFinisher, Report as SkipReport, SkipMetrics, StepMetrics, StreamRow,
-    analyze as analyze_capture, assemble as skip_stats_assemble,
+    InFlight, LastFinisher, Report as SkipReport, RowParts as SkipRowParts, SkipMetrics,
+    StepMetrics, StreamRow, analyze as analyze_capture, assemble as skip_stats_assemble,
     report_with_rows as skip_report_with_rows, run as skip_stats, run_loaded as skip_stats_loaded,
     run_loaded_without_rows as skip_stats_loaded_without_rows,
     run_without_rows as skip_stats_without_rows, write_rows_header as skip_rows_header,

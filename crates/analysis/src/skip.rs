@@ -445,6 +445,63 @@ pub fn write_rows_header<W: std::io::Write>(rows: W, multi: bool) -> Result<(), 
     w.flush()
 }
 
+/// A rank directory's `rows.csv`, made one rank at a time (skip-stats, investigate): each
+/// rank's rows go to a part file of a scratch directory while its report is made, so only
+/// the reports stay in memory; [`RowParts::write`] then writes the header (with the rank
+/// column) and the parts in the order given, rank order. The parts go with the value.
+#[derive(Debug)]
+pub struct RowParts {
+    scratch: output_file::ScratchDir,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl RowParts {
+    /// A new scratch directory, in the system's temporary directory, named from `prefix`.
+    pub fn create(prefix: &str) -> Result<RowParts, Error> {
+        let scratch = output_file::ScratchDir::create(prefix).map_err(|source| Error::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        Ok(RowParts {
+            scratch,
+            next: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// The report of one capture, as [`report_with_rows`] makes it, with the part its
+    /// rows went to. Safe to call from several threads at once.
+    pub fn report(
+        &self,
+        loaded: &crate::input::Loaded,
+        config: &Config,
+    ) -> Result<(Report, PathBuf), Error> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("rank-{i}.csv");
+        let part = self.scratch.path().join(&name);
+        let file = self
+            .scratch
+            .create_file(&name)
+            .map_err(|source| Error::Io {
+                path: part.clone(),
+                source,
+            })?;
+        let rows = std::io::BufWriter::with_capacity(1 << 20, file);
+        Ok((report_with_rows(loaded, config, rows)?, part))
+    }
+
+    /// Writes `rows.csv` to `out`: the header, then each of `parts` (from
+    /// [`RowParts::report`]) in order. A part that cannot be read is an error naming it.
+    pub fn write(&self, parts: &[PathBuf], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        write_rows_header(&mut *out, true)?;
+        for part in parts {
+            let mut file = std::fs::File::open(part)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", part.display())))?;
+            std::io::copy(&mut file, out)?;
+        }
+        Ok(())
+    }
+}
+
 /// The analysis of `input` from its captures' reports, in rank order; `multi` for a
 /// directory or several captures (which rank ended the last common step last).
 pub fn assemble(input: &Path, reports: Vec<Report>, multi: bool) -> Analysis {

@@ -79,14 +79,11 @@ pub const MAX_EVENT_BYTES: usize = 256 << 20;
 /// The limit in force: `TRACEWISE_MAX_EVENT_BYTES` when it is a positive number, else
 /// [`MAX_EVENT_BYTES`].
 pub fn max_event_bytes() -> usize {
-    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        std::env::var("TRACEWISE_MAX_EVENT_BYTES")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or(MAX_EVENT_BYTES)
-    })
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let limit = *LIMIT.get_or_init(|| {
+        crate::input::env_limit("TRACEWISE_MAX_EVENT_BYTES", MAX_EVENT_BYTES as u64)
+    });
+    usize::try_from(limit).unwrap_or(usize::MAX)
 }
 
 /// The error for a stretch of `len` bytes from `offset` with no place to cut it.
@@ -1400,15 +1397,7 @@ mod tests {
         paths
             .into_iter()
             .map(|path| {
-                let bytes = std::fs::read(&path).expect("fixtures are readable");
-                let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-                    let mut text = Vec::new();
-                    // A truncated gzip fixture inflates as far as it goes.
-                    let _ = flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut text);
-                    text
-                } else {
-                    bytes
-                };
+                let text = test_support::inflated(&path);
                 (path, text)
             })
             .collect()
@@ -1420,32 +1409,12 @@ mod tests {
     impl crate::EventSink for Lines {
         type Out = Vec<String>;
         fn event(&mut self, ev: crate::RawEvent<'_, &str>) -> Result<(), Error> {
-            self.0.push(event_line(&ev, ev.args));
+            self.0.push(ev.fields_line(ev.args));
             Ok(())
         }
         fn finish(self) -> Vec<String> {
             self.0
         }
-    }
-
-    fn event_line(ev: &crate::RawEvent<'_, impl Sized>, args: Option<&str>) -> String {
-        format!(
-            "{} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
-            ev.index,
-            ev.offset,
-            ev.json,
-            ev.ph,
-            ev.name,
-            ev.cat,
-            ev.ts,
-            ev.dur,
-            ev.pid,
-            ev.tid,
-            ev.id,
-            ev.bp,
-            ev.s,
-            args
-        )
     }
 
     /// The events and top-level members of a read, or its error.
@@ -1491,7 +1460,7 @@ mod tests {
     fn read_serially(text: &[u8], path: &Path) -> String {
         let mut lines = Vec::new();
         let res = crate::read_raw_events(text, path, |ev| {
-            lines.push(event_line(&ev, ev.args.map(RawValue::get)));
+            lines.push(ev.fields_line(ev.args.map(RawValue::get)));
             Ok(())
         });
         sink_outcome(res.map(|top| (top, lines)))

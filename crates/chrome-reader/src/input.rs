@@ -135,13 +135,16 @@ const INFLATE_FLOOR: u64 = 1 << 20;
 /// [`MAX_INFLATE_RATIO`].
 pub fn max_inflate_ratio() -> u64 {
     static RATIO: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *RATIO.get_or_init(|| {
-        std::env::var("TRACEWISE_MAX_INFLATE_RATIO")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or(MAX_INFLATE_RATIO)
-    })
+    *RATIO.get_or_init(|| env_limit("TRACEWISE_MAX_INFLATE_RATIO", MAX_INFLATE_RATIO))
+}
+
+/// The limit an environment variable sets when it is a positive number, else `default`.
+pub(crate) fn env_limit(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
 }
 
 /// Inflates the gzip stream `input` (all its members) on the calling thread, failing once

@@ -63,6 +63,27 @@ impl<'a, A> RawEvent<'a, A> {
         }
     }
 
+    /// Every field on one line, `args` last (the tests compare two readers' events by it).
+    #[cfg(test)]
+    pub(crate) fn fields_line(&self, args: impl std::fmt::Debug) -> String {
+        format!(
+            "{} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {args:?}",
+            self.index,
+            self.offset,
+            self.json,
+            self.ph,
+            self.name,
+            self.cat,
+            self.ts,
+            self.dur,
+            self.pid,
+            self.tid,
+            self.id,
+            self.bp,
+            self.s,
+        )
+    }
+
     /// An event with no text and no fields, at index and offset 0.
     pub(crate) fn empty() -> Self {
         RawEvent {

@@ -587,36 +587,12 @@ mod tests {
     /// Every JSON fixture of the workspace (traces and malformed inputs; not golden
     /// outputs), decompressed when gzip.
     fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
-        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-            for entry in std::fs::read_dir(dir).expect("testdata is readable") {
-                let path = entry.expect("entry").path();
-                if path.is_dir() {
-                    if !path.ends_with("golden") {
-                        walk(&path, out);
-                    }
-                } else if path.to_string_lossy().ends_with(".json")
-                    || path.to_string_lossy().ends_with(".json.gz")
-                {
-                    out.push(path);
-                }
-            }
-        }
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
-        let mut paths = Vec::new();
-        walk(&root, &mut paths);
-        paths.sort();
-        paths
+        test_support::json_files(&root)
             .into_iter()
+            .filter(|path| !path.components().any(|c| c.as_os_str() == "golden"))
             .map(|path| {
-                let bytes = std::fs::read(&path).expect("fixtures are readable");
-                let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-                    let mut text = Vec::new();
-                    // A truncated gzip fixture inflates as far as it goes.
-                    let _ = flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut text);
-                    text
-                } else {
-                    bytes
-                };
+                let text = test_support::inflated(&path);
                 (path, text)
             })
             .collect()

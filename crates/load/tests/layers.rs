@@ -33,7 +33,11 @@ const EDGES: &[(&str, &[&str])] = &[
     // hook) and the exit codes.
     ("tool-cli", &["chrome-reader", "load", "output-file"]),
     // Layer 3: analyses over loaded captures.
-    ("analysis", &["hlo-parser", "load", "trace-model"]),
+    // analysis keeps a rank directory's rows.csv parts in an output-file scratch directory.
+    (
+        "analysis",
+        &["hlo-parser", "load", "output-file", "trace-model"],
+    ),
     ("attribution", &["hlo-parser", "load", "trace-model"]),
     ("roofline", &["hlo-parser", "load", "trace-model"]),
     // The before/after comparison: two sides, each loaded once and analysed once.

@@ -320,10 +320,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         Span::text(" GPU time (measured); attributed "),
         ms(s.attributed_time_ns),
         Span::text(" ("),
-        Span::Figure(measured::percent(percent_of(
-            s.attributed_time_ns.0,
-            s.gpu_time_ns.0,
-        ))),
+        share(s.attributed_time_ns, s.gpu_time_ns),
         Span::text(")"),
     ]));
     sec.push(Block::blank());
@@ -403,15 +400,9 @@ pub fn summary_document(result: &Attribution) -> Document {
             Span::text("GPU time inside graphs / command buffers: "),
             ms(s.graph_time_ns),
             Span::text(" ("),
-            Span::Figure(measured::percent(percent_of(
-                s.graph_time_ns.0,
-                s.gpu_time_ns.0,
-            ))),
+            share(s.graph_time_ns, s.gpu_time_ns),
             Span::text(" of GPU time), attributed "),
-            Span::Figure(measured::percent(percent_of(
-                s.graph_attributed_ns.0,
-                s.graph_time_ns.0,
-            ))),
+            share(s.graph_attributed_ns, s.graph_time_ns),
             Span::text(" of it (measured)"),
         ]));
     }
@@ -498,6 +489,11 @@ pub fn summary_document(result: &Attribution) -> Document {
 }
 
 /// A duration as attribute-kernels writes it: milliseconds with three decimals.
+/// `part` as a measured percentage of `whole`.
+fn share(part: Nanos, whole: Nanos) -> Span {
+    Span::Figure(measured::percent(percent_of(part.0, whole.0)))
+}
+
 fn ms(ns: Nanos) -> Span {
     Span::formatted(ms_figure(ns), Format::Millis(3))
 }

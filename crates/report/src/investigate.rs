@@ -21,7 +21,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
 use trace_model::{Capture, HostKind, Nanos, Provenance};
@@ -54,15 +53,6 @@ pub enum Error {
         /// The step numbers the capture has, comma-separated.
         available: String,
     },
-    /// A rank directory's `rows.csv` rows could not be kept in the scratch directory.
-    #[error("{path}: cannot keep the rows of a rank for rows.csv")]
-    Rows {
-        /// The scratch file (or directory).
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// The investigation's result: the document and the raw `rows.csv` of skip-stats.
@@ -87,12 +77,11 @@ pub struct Investigation {
 #[derive(Debug)]
 enum Rows {
     Bytes(Vec<u8>),
-    /// A rank directory's: the header, then each rank's part in rank order.
+    /// A rank directory's: each rank's part in rank order, kept until the investigation is
+    /// dropped.
     Parts {
-        header: Vec<u8>,
         parts: Vec<PathBuf>,
-        /// Holds the parts; removed when the investigation is dropped.
-        _scratch: output_file::ScratchDir,
+        row_parts: analysis::SkipRowParts,
     },
 }
 
@@ -130,16 +119,7 @@ impl Investigation {
     pub fn write_rows(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         match &self.rows {
             Rows::Bytes(bytes) => out.write_all(bytes),
-            Rows::Parts { header, parts, .. } => {
-                out.write_all(header)?;
-                for part in parts {
-                    let mut file = std::fs::File::open(part).map_err(|e| {
-                        std::io::Error::new(e.kind(), format!("{}: {e}", part.display()))
-                    })?;
-                    std::io::copy(&mut file, out)?;
-                }
-                Ok(())
-            }
+            Rows::Parts { parts, row_parts } => row_parts.write(parts, out),
         }
     }
 
@@ -287,33 +267,17 @@ fn slow_key(report: &Report, path: &Path) -> SlowKey {
 /// A directory of rank traces, one rank at a time on `load::map_each`'s pool.
 fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, Error> {
     let config = analysis::SkipConfig::default();
-    let scratch =
-        output_file::ScratchDir::create("investigate-rows").map_err(|source| Error::Rows {
-            path: std::env::temp_dir(),
-            source,
-        })?;
-    let next = AtomicUsize::new(0);
+    let row_parts = analysis::SkipRowParts::create("investigate-rows")?;
     // The slowest rank so far, by `slow_key`: the one capture kept past its summary.
     let kept: Mutex<Option<(SlowKey, Loaded)>> = Mutex::new(None);
     let mapped = load::map_each(input, |l| -> Result<RankSummary, Error> {
-        let name = format!("rank-{}.csv", next.fetch_add(1, Ordering::Relaxed));
-        let part = scratch.path().join(&name);
-        let io = |source| Error::Rows {
-            path: part.clone(),
-            source,
-        };
-        let file = scratch.create_file(&name).map_err(io)?;
-        let report = analysis::skip_report_with_rows(
-            &l,
-            &config,
-            std::io::BufWriter::with_capacity(1 << 20, file),
-        )?;
+        let (report, part) = row_parts.report(&l, &config)?;
         let label = l.path.to_string_lossy();
         let summary = RankSummary {
             gpu: analysis::gpu_summary(&l.capture, &label, l.rank),
             timeline: analysis::rank_timeline(&l.capture, &label, l.rank),
             facts: capture_facts(&l),
-            rows: part.clone(),
+            rows: part,
             report,
         };
         let key = slow_key(&summary.report, &l.path);
@@ -389,11 +353,6 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, E
     let report = &analysis.reports[chosen];
     check_step(&detail.path, report, options)?;
     let detail_note = (analysis.reports.len() > 1).then(|| (rank_label(report), why));
-    let mut header = Vec::new();
-    analysis::skip_rows_header(&mut header, true).map_err(|source| Error::Rows {
-        path: scratch.path().to_path_buf(),
-        source,
-    })?;
     let document = document(&Parts {
         input,
         options,
@@ -411,11 +370,7 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, E
     });
     Ok(Investigation {
         document,
-        rows: Rows::Parts {
-            header,
-            parts,
-            _scratch: scratch,
-        },
+        rows: Rows::Parts { parts, row_parts },
         unread,
         notes,
     })

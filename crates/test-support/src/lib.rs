@@ -135,6 +135,19 @@ pub fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The bytes of `path`, inflated when they are gzip (a truncated gzip fixture inflates as
+/// far as it goes); panics naming the file that cannot be read.
+pub fn inflated(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return bytes;
+    }
+    let mut text = Vec::new();
+    let _ = flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut text);
+    text
+}
+
 /// The real captures of the folder named by `TRACEWISE_TRACES`, read from its manifests
 /// ([`RealTraces::read`]), or `None` when it is unset, as [`traces_dir`].
 pub fn real_traces(test: &str) -> Option<RealTraces> {

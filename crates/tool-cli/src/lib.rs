@@ -1,8 +1,8 @@
-//! What every tool's command line shares, so that the tools agree on it:
+//! What every tool's command line shares, so that the tools agree on it. A tool's `main`
+//! is `TOOL.main(run)` ([`Tool::main`]): its own arguments (a clap `Parser`) and
 //!
-//! - [`LoadFlags`]: the loader's flags (`--threads`, `--step-nvtx`), flattened into a
-//!   tool's arguments and applied once by [`LoadFlags::install`], which also installs the
-//!   [`progress`] bar;
+//! - [`LoadFlags`]: the loader's flags (`--threads`, `--step-nvtx`), added after the
+//!   tool's own and applied before it runs, with the [`progress`] bar;
 //! - [`Tool::warn_unread`]: one warning per file of a rank directory that could not be
 //!   read, and the [`Outcome`] it makes;
 //! - [`Tool::exit`]: the exit codes. 0 when done (and when stdout was closed early, as by
@@ -14,6 +14,8 @@
 pub mod progress;
 
 use std::fmt::Display;
+
+use clap::{Args as _, CommandFactory, FromArgMatches};
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
@@ -62,11 +64,39 @@ impl From<()> for Outcome {
     }
 }
 
+/// A tool's command line: its own arguments `A`, then [`LoadFlags`] (what `--help` shows;
+/// for a tool's `debug_assert` test).
+pub fn command<A: CommandFactory>() -> clap::Command {
+    // The flags alone: augmenting the tool's command itself would also give it
+    // `LoadFlags`' doc comment as its about text.
+    let load = LoadFlags::augment_args(clap::Command::new("load"));
+    A::command().args(load.get_arguments().cloned())
+}
+
 /// A tool, by the name it prefixes its messages with.
 #[derive(Debug, Clone, Copy)]
 pub struct Tool(pub &'static str);
 
 impl Tool {
+    /// The whole of a tool's `main`: parses the command line ([`command`]; a usage error
+    /// exits 2 with clap's message, `--help` and `--version` exit 0), installs the
+    /// [`LoadFlags`], runs `run` and gives its [`Tool::exit`] code.
+    pub fn main<A, O>(self, run: impl FnOnce(&A) -> anyhow::Result<O>) -> ExitCode
+    where
+        A: CommandFactory + FromArgMatches,
+        O: Into<Outcome>,
+    {
+        let mut cmd = command::<A>();
+        let matches = cmd.get_matches_mut();
+        let parsed = LoadFlags::from_arg_matches(&matches)
+            .and_then(|load| Ok((load, A::from_arg_matches(&matches)?)));
+        let (load, args) = match parsed {
+            Ok(parsed) => parsed,
+            Err(e) => e.format(&mut cmd).exit(),
+        };
+        self.exit(load.install().and_then(|()| run(&args)))
+    }
+
     /// Prints `TOOL: warning: MESSAGE` on stderr.
     pub fn warn(self, message: impl Display) {
         eprintln!("{}: warning: {message}", self.0);
@@ -118,6 +148,35 @@ mod tests {
             tool.exit::<()>(Err(anyhow::anyhow!("bad"))),
             ExitCode::from(2)
         );
+    }
+
+    /// A tool's own arguments, for the tests.
+    #[derive(Debug, clap::Parser)]
+    #[command(name = "demo", about = "Demonstrates the shared flags.")]
+    struct Demo {
+        /// A capture.
+        capture: std::path::PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    }
+
+    #[test]
+    fn the_loader_flags_follow_the_tools_own() {
+        let cmd = command::<Demo>();
+        cmd.clone().debug_assert();
+        let ids: Vec<_> = cmd.get_arguments().map(|a| a.get_id().as_str()).collect();
+        assert_eq!(ids, ["capture", "json", "step_nvtx", "threads"], "{ids:?}");
+        let help = cmd.clone().render_help().to_string();
+        assert!(help.starts_with("Demonstrates the shared flags."), "{help}");
+        let matches = cmd
+            .try_get_matches_from(["demo", "--threads", "3", "t.json", "--json"])
+            .expect("parses");
+        let demo = Demo::from_arg_matches(&matches).expect("the tool's own");
+        let load = LoadFlags::from_arg_matches(&matches).expect("the loader's");
+        assert!(demo.json && demo.capture == std::path::Path::new("t.json"));
+        assert_eq!(load.threads.map(NonZeroUsize::get), Some(3));
+        assert!(load.step_nvtx.is_none());
     }
 
     #[test]

@@ -67,10 +67,6 @@ struct Args {
     /// distributedInfo.rank, else from the file name).
     #[arg(long = "all-ranks", requires = "trace_dir")]
     all_ranks: bool,
-
-    // --threads is not used by --compat, which reads the events once, in order.
-    #[command(flatten)]
-    load: tool_cli::LoadFlags,
 }
 
 const EXAMPLES: &str = "\
@@ -99,13 +95,13 @@ trace-info, skip-stats or roofline";
 const TOOL: tool_cli::Tool = tool_cli::Tool("analyze-profile");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    TOOL.exit(args.load.install().and_then(|()| run(args)))
+    // --threads is not used by --compat, which reads the events once, in order.
+    TOOL.main(run)
 }
 
-fn run(args: Args) -> anyhow::Result<tool_cli::Outcome> {
+fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
     // clap's `input` group requires exactly one of the two.
-    let input = match (args.trace_file, args.trace_dir) {
+    let input = match (args.trace_file.clone(), args.trace_dir.clone()) {
         (Some(file), _) => Input::File(file),
         (None, Some(dir)) => Input::Dir(dir),
         (None, None) => anyhow::bail!("give --trace-file FILE or --trace-dir DIR"),
@@ -165,10 +161,9 @@ fn warn_rank_notes(config: &Config, output: &analysis::ProfileOutput) {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
 
     #[test]
     fn cli_is_consistent() {
-        super::Args::command().debug_assert();
+        tool_cli::command::<super::Args>().debug_assert();
     }
 }

@@ -67,16 +67,12 @@ struct Args {
     /// Print the summary as JSON instead of text.
     #[arg(long)]
     json: bool,
-
-    #[command(flatten)]
-    load: tool_cli::LoadFlags,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("attribute-kernels");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    TOOL.exit(args.load.install().and_then(|()| run(&args)))
+    TOOL.main(run)
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
@@ -122,10 +118,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn args() {
-        Args::command().debug_assert();
+        tool_cli::command::<Args>().debug_assert();
     }
 }

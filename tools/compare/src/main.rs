@@ -70,20 +70,16 @@ struct Args {
     /// Print report.json to stdout instead of writing files (unless --out is given too).
     #[arg(long)]
     json: bool,
-
-    #[command(flatten)]
-    load: tool_cli::LoadFlags,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("compare");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let said = args.load.install().and_then(|()| run(&args));
-    // A closed stdout (`| head`) is fine.
-    TOOL.exit(
-        said.and_then(|said| output_file::print(said.as_bytes()).context("writing to stdout")),
-    )
+    TOOL.main(|args: &Args| {
+        let said = run(args)?;
+        // A closed stdout (`| head`) is fine.
+        output_file::print(said.as_bytes()).context("writing to stdout")
+    })
 }
 
 /// Compares, writes the files, and returns what goes to stdout.
@@ -144,10 +140,9 @@ fn run(args: &Args) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn args() {
-        Args::command().debug_assert();
+        tool_cli::command::<Args>().debug_assert();
     }
 }

@@ -66,17 +66,13 @@ struct Args {
     /// Replace an existing report directory that a tracewise tool wrote.
     #[arg(long)]
     overwrite: bool,
-
-    #[command(flatten)]
-    load: tool_cli::LoadFlags,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("investigate");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let done = args.load.install().and_then(|()| run(&args));
-    TOOL.exit(done.map(|(dir, outcome)| {
+    TOOL.main(|args: &Args| {
+        let (dir, outcome) = run(args)?;
         let said = format!(
             "report written to {}\n             and {}\n",
             dir.join("report.md").display(),
@@ -86,8 +82,8 @@ fn main() -> ExitCode {
         if let Err(e) = output_file::print(said.as_bytes()) {
             eprintln!("investigate: writing to stdout: {e}");
         }
-        outcome
-    }))
+        Ok(outcome)
+    })
 }
 
 /// The default output directory: `<capture name without extensions>-report` here.
@@ -142,11 +138,10 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn args() {
-        Args::command().debug_assert();
+        tool_cli::command::<Args>().debug_assert();
     }
 
     #[test]

@@ -113,9 +113,7 @@ struct Args {
 const TOOL: tool_cli::Tool = tool_cli::Tool("profile-model");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    tool_cli::progress::install();
-    TOOL.exit(run(&args))
+    TOOL.main(run)
 }
 
 fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
@@ -264,10 +262,9 @@ fn clamp_workers(asked: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn args_are_consistent() {
-        Args::command().debug_assert();
+        tool_cli::command::<Args>().debug_assert();
     }
 }

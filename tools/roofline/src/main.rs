@@ -74,16 +74,12 @@ struct Args {
     /// Ops in the table, and labelled dots in the chart.
     #[arg(long, value_name = "N", default_value_t = 25)]
     top: usize,
-
-    #[command(flatten)]
-    load: tool_cli::LoadFlags,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("roofline");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    TOOL.exit(args.load.install().and_then(|()| run(&args)))
+    TOOL.main(run)
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
@@ -144,10 +140,9 @@ fn stage(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn args() {
-        Args::command().debug_assert();
+        tool_cli::command::<Args>().debug_assert();
     }
 }

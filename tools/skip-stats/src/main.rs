@@ -79,16 +79,12 @@ struct Args {
     /// Rows in the table of host events during GPU-idle gaps.
     #[arg(long, value_name = "N", default_value_t = 15)]
     top: usize,
-
-    #[command(flatten)]
-    load: tool_cli::LoadFlags,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("skip-stats");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    TOOL.exit(args.load.install().and_then(|()| run(&args)))
+    TOOL.main(run)
 }
 
 fn run(args: &Args) -> anyhow::Result<Outcome> {
@@ -140,37 +136,25 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
 }
 
 /// A directory, one capture at a time on `load::map_each`'s pool: each rank's rows go to a
-/// file of a scratch directory and only its report stays in memory; the rows are then
-/// copied into `rows` in rank order. Returns the analysis and the number of unread files.
+/// part file (`analysis::SkipRowParts`) and only its report stays in memory; the rows are
+/// then written to `rows` in rank order. Returns the analysis and the number of unread
+/// files.
 fn by_rank(
     args: &Args,
     config: &analysis::SkipConfig,
     rows: &std::fs::File,
 ) -> anyhow::Result<(analysis::SkipAnalysis, usize)> {
     use std::io::Write;
-    let scratch = output_file::ScratchDir::create("skip-stats-rows")?;
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mapped = load::map_each(&args.trace, |l| {
-        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("rank-{i}.csv");
-        let part = scratch.path().join(&name);
-        let file = scratch
-            .create_file(&name)
-            .with_context(|| part.display().to_string())?;
-        let w = std::io::BufWriter::with_capacity(1 << 20, file);
-        anyhow::Ok((analysis::skip_report_with_rows(&l, config, w)?, part))
-    })
-    .with_context(|| format!("analysing {}", args.trace.display()))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, rows);
-    analysis::skip_rows_header(&mut w, true)?;
-    let (mut reports, mut seen, mut failed) = (Vec::new(), Vec::new(), 0);
+    let row_parts = analysis::SkipRowParts::create("skip-stats-rows")?;
+    let mapped = load::map_each(&args.trace, |l| row_parts.report(&l, config))
+        .with_context(|| format!("analysing {}", args.trace.display()))?;
+    let (mut reports, mut parts, mut seen, mut failed) = (Vec::new(), Vec::new(), Vec::new(), 0);
     for res in mapped {
         match res {
             Ok((path, rank, done)) => {
                 let (report, part) = done?;
-                std::io::copy(&mut std::fs::File::open(&part)?, &mut w)?;
-                std::fs::remove_file(&part)?;
                 reports.push(report);
+                parts.push(part);
                 seen.push((path, rank));
             }
             Err(err) => {
@@ -179,7 +163,10 @@ fn by_rank(
             }
         }
     }
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, rows);
+    row_parts.write(&parts, &mut w)?;
     w.flush()?;
+    drop(row_parts);
     let ranks = seen.iter().map(|(path, rank)| (path.as_path(), *rank));
     for note in load::rank_notes(&args.trace, ranks) {
         TOOL.warn(note);
@@ -196,10 +183,9 @@ fn by_rank(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn args() {
-        Args::command().debug_assert();
+        tool_cli::command::<Args>().debug_assert();
     }
 }

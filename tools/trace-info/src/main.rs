@@ -45,16 +45,12 @@ struct Args {
     /// symbolic link or a device).
     #[arg(long, requires = "to_chrome_trace")]
     overwrite: bool,
-
-    #[command(flatten)]
-    load: tool_cli::LoadFlags,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("trace-info");
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    TOOL.exit(args.load.install().and_then(|()| run(&args)))
+    TOOL.main(run)
 }
 
 /// Writes the one capture at `args.capture` as Chrome trace JSON to `out`.
@@ -130,10 +126,9 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn args_are_consistent() {
-        Args::command().debug_assert();
+        tool_cli::command::<Args>().debug_assert();
     }
 }

@@ -498,23 +498,7 @@ mod tests {
                 )
             )
         });
-        format!(
-            "{} {} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {a:?}",
-            ev.index,
-            ev.offset,
-            ev.json,
-            ev.ph,
-            ev.name,
-            ev.cat,
-            ev.ts,
-            ev.dur,
-            ev.pid,
-            ev.tid,
-            ev.id,
-            ev.bp,
-            ev.s,
-            ev.args.is_some()
-        )
+        ev.fields_line((ev.args.is_some(), a))
     }
 
     #[test]

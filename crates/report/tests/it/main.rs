@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+mod heatmap;
 mod ranks;
 mod roofline_svg;
 mod text;

@@ -53,19 +53,9 @@ fn heat_cells(doc: &Document) -> Vec<(String, i64, String)> {
             _ => None,
         })
         .expect("the heat map");
-    svg.split("<rect class=\"cell\"")
-        .skip(1)
-        .map(|cell| {
-            let attr = |name: &str| {
-                let start = cell.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
-                cell[start..start + cell[start..].find('"').expect("quote")].to_owned()
-            };
-            (
-                attr("data-rank"),
-                attr("data-step").parse().expect("a step"),
-                attr("fill"),
-            )
-        })
+    crate::heatmap::fills(svg)
+        .into_iter()
+        .map(|(rank, step, fill)| (rank, step.parse().expect("a step"), fill))
         .collect()
 }
 
