@@ -1393,14 +1393,7 @@ mod tests {
     /// Every JSON fixture of `testdata/chrome`, decompressed when gzip.
     fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/chrome");
-        let paths = test_support::json_files(&root);
-        paths
-            .into_iter()
-            .map(|path| {
-                let text = test_support::inflated(&path);
-                (path, text)
-            })
-            .collect()
+        test_support::json_texts(&root)
     }
 
     /// Each event as [`crate::read_events_chunked`] hands it on, one line each.

@@ -588,14 +588,9 @@ mod tests {
     /// outputs), decompressed when gzip.
     fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
-        test_support::json_files(&root)
-            .into_iter()
-            .filter(|path| !path.components().any(|c| c.as_os_str() == "golden"))
-            .map(|path| {
-                let text = test_support::inflated(&path);
-                (path, text)
-            })
-            .collect()
+        let mut texts = test_support::json_texts(&root);
+        texts.retain(|(path, _)| !path.components().any(|c| c.as_os_str() == "golden"));
+        texts
     }
 
     use std::path::PathBuf;

@@ -173,6 +173,18 @@ fn cut(s: &str) -> String {
     }
 }
 
+/// The colour of `key` in `palette`, else `fallback` (the SVG charts' fills).
+pub(crate) fn colour_in(
+    palette: &[(&str, &'static str)],
+    key: &str,
+    fallback: &'static str,
+) -> &'static str {
+    palette
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(fallback, |(_, c)| c)
+}
+
 /// Escapes text for HTML and XML (element content and attribute values).
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -51,10 +51,7 @@ pub fn document(inv: &Inventory) -> Document {
 
 fn devices(inv: &Inventory) -> Section {
     let mut sec = Section::new("devices", "");
-    sec.push(Block::line(vec![
-        Span::text("GPU devices: "),
-        fixed(measured::count(inv.devices.len()), 0),
-    ]));
+    sec.push(count_line("GPU devices", inv.devices.len(), ""));
     let metadata = || Provenance::read("profiler metadata");
     for d in &inv.devices {
         let mut props: Vec<Vec<Span>> = Vec::new();
@@ -158,11 +155,7 @@ fn devices(inv: &Inventory) -> Section {
 
 fn threads(inv: &Inventory) -> Section {
     let mut sec = Section::new("threads", "");
-    sec.push(Block::line(vec![
-        Span::text("Host threads: "),
-        fixed(measured::count(inv.threads.len()), 0),
-        Span::text(" [measured]"),
-    ]));
+    sec.push(count_line("Host threads", inv.threads.len(), " [measured]"));
     let mut t = Table::new(
         "threads",
         &["pid", "tid", "events", "launches", "cpu ops", "name"],
@@ -225,11 +218,11 @@ fn steps(inv: &Inventory) -> Section {
 fn programs(inv: &Inventory) -> Section {
     let mut sec = Section::new("programs", "");
     sec.push(Block::blank());
-    sec.push(Block::line(vec![
-        Span::text("HLO programs: "),
-        fixed(measured::count(inv.programs.len()), 0),
-        Span::text(" (instructions and Python-line coverage [measured])"),
-    ]));
+    sec.push(count_line(
+        "HLO programs",
+        inv.programs.len(),
+        " (instructions and Python-line coverage [measured])",
+    ));
     let mut t = Table::new(
         "programs",
         &["program id", "instructions", "Python line", "name"],
@@ -283,10 +276,7 @@ fn diagnostics(inv: &Inventory) -> Section {
     if inv.diagnostics.is_empty() {
         sec.para("Diagnostics: none");
     } else {
-        sec.push(Block::line(vec![
-            Span::text("Diagnostics: "),
-            fixed(measured::count(inv.diagnostics.len()), 0),
-        ]));
+        sec.push(count_line("Diagnostics", inv.diagnostics.len(), ""));
         let mut t = Table::new("diagnostics", &["count", "diagnostic"]);
         for d in &inv.diagnostics {
             t.push(vec![
@@ -333,6 +323,18 @@ fn compact_numbers(numbers: &[i64]) -> String {
         i = j + 1;
     }
     parts.join(", ")
+}
+
+/// `LABEL: N` (the count measured), then `tail`.
+fn count_line(label: &str, n: usize, tail: &str) -> Block {
+    let mut spans = vec![
+        Span::text(format!("{label}: ")),
+        fixed(measured::count(n), 0),
+    ];
+    if !tail.is_empty() {
+        spans.push(Span::text(tail));
+    }
+    Block::line(spans)
 }
 
 #[cfg(test)]

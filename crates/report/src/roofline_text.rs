@@ -263,10 +263,7 @@ const DTYPE_COLOURS: &[(&str, &str)] = &[
 ];
 
 fn colour(dtype: &str) -> &'static str {
-    DTYPE_COLOURS
-        .iter()
-        .find(|(d, _)| *d == dtype)
-        .map_or("#7f7f7f", |(_, c)| c)
+    crate::html::colour_in(DTYPE_COLOURS, dtype, "#7f7f7f")
 }
 
 /// The SVG roofline chart: log-log axes (FLOP/byte against FLOP/s), one roof per dtype

@@ -61,10 +61,8 @@ fn report(sec: &mut Section, r: &Report) {
     if let (Some(sp), Some(m)) = (r.steps.duration_spread(), r.steps.median_step()) {
         l.text(format!("; median step #{} ", r.steps.steps[m].number))
             .figure(measured::duration(sp.median))
-            .text(" (min ")
-            .figure(measured::duration(sp.min))
-            .text(", max ")
-            .figure(measured::duration(sp.max))
+            .text(" (");
+        min_max(&mut l, &sp)
             .text(", spread ")
             .figure(measured::duration(sp.max - sp.min))
             .text(") [measured]");
@@ -426,11 +424,17 @@ fn delay_line(l: &mut Line, s: &LaunchStats) {
             .figure(measured::duration(s.delay_sum))
             .text(", median ")
             .figure(measured::duration(d.median))
-            .text(", min ")
-            .figure(measured::duration(d.min))
-            .text(", max ")
-            .figure(measured::duration(d.max));
+            .text(", ");
+        min_max(l, &d);
     }
+}
+
+/// `min X, max Y` of a spread of durations, measured.
+fn min_max<'l>(l: &'l mut Line, s: &analysis::Spread) -> &'l mut Line {
+    l.text("min ")
+        .figure(measured::duration(s.min))
+        .text(", max ")
+        .figure(measured::duration(s.max))
 }
 
 fn launch(sec: &mut Section, r: &Report) {

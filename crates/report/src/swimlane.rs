@@ -74,10 +74,7 @@ pub const COLORS: &[(&str, &str)] = &[
 ];
 
 fn color(class: &str) -> &'static str {
-    COLORS
-        .iter()
-        .find(|(c, _)| *c == class)
-        .map_or("#bab0ac", |(_, c)| c)
+    crate::html::colour_in(COLORS, class, "#bab0ac")
 }
 
 const LABEL_W: f64 = 230.0;

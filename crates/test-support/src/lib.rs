@@ -148,6 +148,17 @@ pub fn inflated(path: &Path) -> Vec<u8> {
     text
 }
 
+/// Every [`json_files`] fixture below `dir` with its [`inflated`] text.
+pub fn json_texts(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    json_files(dir)
+        .into_iter()
+        .map(|path| {
+            let text = inflated(&path);
+            (path, text)
+        })
+        .collect()
+}
+
 /// The real captures of the folder named by `TRACEWISE_TRACES`, read from its manifests
 /// ([`RealTraces::read`]), or `None` when it is unset, as [`traces_dir`].
 pub fn real_traces(test: &str) -> Option<RealTraces> {
