@@ -32,10 +32,10 @@
 //! ]}"#;
 //! let capture = chrome_reader::load_from(trace.as_bytes(), Path::new("tiny.json"))?;
 //! let summary = analysis::gpu_summary(&capture, "tiny.json", None);
-//! let bucket = |name: &str| summary.buckets.iter().find(|b| b.bucket == name).map(|b| b.time_ns);
+//! let bucket = |name: &str| summary.buckets.iter().find(|b| b.bucket == name).map(|b| b.time_ns.0);
 //! assert_eq!(bucket(analysis::buckets::GEMM), Some(30_000));
 //! assert_eq!(bucket(analysis::buckets::COMMUNICATION), Some(10_000));
-//! assert_eq!(summary.gpu_time_ns, 40_000);
+//! assert_eq!(summary.gpu_time_ns, trace_model::Nanos(40_000));
 //!
 //! // The GEMM and the all-reduce overlap for 10 µs on two streams of one device: the
 //! // device budget gives that time to compute, and the check recomputes it from unions.

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use hlo_parser::{Frame, HloModule, Instruction};
-use trace_model::{ActivityKind, Capture, GpuActivity, KernelClass};
+use trace_model::{ActivityKind, Capture, GpuActivity, KernelClass, Nanos};
 
 use crate::model::{Attribution, Config, DecidedBy, KernelRow, MatchKind, ProgramSummary};
 use crate::{Error, SourceFormat};
@@ -204,7 +204,7 @@ pub(crate) fn attribute(
                 instructions,
                 with_python_line: with_line,
                 kernels: 0,
-                gpu_time_ns: 0,
+                gpu_time_ns: Nanos::ZERO,
                 same_bytes_as,
             }
         })
@@ -215,7 +215,7 @@ pub(crate) fn attribute(
             .and_then(|id| summaries.iter_mut().find(|s| s.program_id == id))
         {
             summary.kernels += 1;
-            summary.gpu_time_ns += kernel.dur_ns.0;
+            summary.gpu_time_ns += kernel.dur_ns;
         }
     }
     let chosen = match config.program {
@@ -237,13 +237,13 @@ pub(crate) fn attribute(
             .max_by_key(|s| (s.gpu_time_ns, std::cmp::Reverse(s.program_id)))
             .map(|s| s.program_id),
     };
-    let mut other = (0u64, 0i64);
+    let mut other = (0u64, Nanos::ZERO);
     if let Some(id) = config.program {
         kernels.retain(|k| {
             let keep = k.program_id == Some(id);
             if !keep {
                 other.0 += 1;
-                other.1 += k.dur_ns.0;
+                other.1 += k.dur_ns;
             }
             keep
         });
@@ -285,7 +285,12 @@ pub(crate) fn attribute(
         notes,
         needs_new_capture: Vec::new(),
     };
-    graph_notes(&mut result);
+    result.note_graphs(
+        |graph, attributed| format!(
+            "{graph:.1} % of GPU time runs inside CUDA graphs / command buffers; {attributed:.1} % of that was attributed (measured)"
+        ),
+        "graph kernels that could not be attributed: profile again with command buffers disabled (XLA_FLAGS=--xla_gpu_enable_command_buffer=) or with per-node graph tracing",
+    );
     Ok(result)
 }
 
@@ -309,23 +314,6 @@ fn python_line<'m>(
     }
     let line = module.source_line_with(inst, user)?;
     Some((line.file, line.line, line.function))
-}
-
-fn graph_notes(result: &mut Attribution) {
-    let (graph, attributed) = result.graph_time_ns();
-    let total = result.gpu_time_ns();
-    if graph > 0 {
-        result.notes.push(format!(
-            "{:.1} % of GPU time runs inside CUDA graphs / command buffers; {:.1} % of that was attributed (measured)",
-            crate::model::percent(graph, total),
-            crate::model::percent(attributed, graph)
-        ));
-        if crate::model::percent(graph - attributed, total) > 5.0 {
-            result.needs_new_capture.push(
-                "graph kernels that could not be attributed: profile again with command buffers disabled (XLA_FLAGS=--xla_gpu_enable_command_buffer=) or with per-node graph tracing".to_owned(),
-            );
-        }
-    }
 }
 
 fn schedule_has(program: &ProgramModule<'_>, op: &str) -> bool {

@@ -29,7 +29,7 @@
 //! let kernel = &result.kernels[0];
 //! assert_eq!((kernel.match_kind, kernel.decided_by), (MatchKind::Exact, DecidedBy::CorrelationChain));
 //! assert_eq!((kernel.op_name.as_str(), kernel.source_line.as_str()), ("aten::mm", "train.py:12"));
-//! assert_eq!(result.attributed_time_ns(), 30_000);
+//! assert_eq!(result.attributed_time_ns(), trace_model::Nanos(30_000));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -178,14 +178,14 @@ pub struct OpRow {
     /// Kernels attributed to the op.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Distinct instructions (JAX) behind the op.
     pub instructions: u64,
     /// `file:line` of the op's user frame, empty when unknown.
     pub source_line: String,
     /// Of `gpu_time_ns`, the layout transposes' (kernels the classification table calls
     /// layout: NCHW/NHWC conversions, transpose fusions, im2col), ns.
-    pub layout_ns: i64,
+    pub layout_ns: Nanos,
 }
 
 /// One row of `lines.csv`.
@@ -198,7 +198,7 @@ pub struct LineRow {
     /// Kernels attributed to the line.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Share of the attributed (not `none`) GPU time.
     pub share_pct: f64,
 }
@@ -215,7 +215,7 @@ pub struct HowRow {
     /// Kernels matched that way.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Share of the device's GPU time (of all devices' for `all`).
     pub share_pct: f64,
 }
@@ -234,7 +234,7 @@ pub struct ProgramSummary {
     /// Kernels attributed to the program.
     pub kernels: u64,
     /// Their GPU time, ns.
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Other ids under which the same HLO bytes are stored.
     pub same_bytes_as: Vec<i64>,
 }
@@ -255,7 +255,7 @@ pub struct Attribution {
     /// `<program>(<id>).hlo.txt` and its text, for the chosen program.
     pub hlo_text: Option<(String, String)>,
     /// Kernels left out by `--program` (count, GPU time).
-    pub other_program_kernels: (u64, i64),
+    pub other_program_kernels: (u64, Nanos),
     /// PyTorch: whether the trace has `python_function` events at all.
     pub has_python_stacks: bool,
     /// What cannot be trusted, and what a new capture would answer.
@@ -266,16 +266,16 @@ pub struct Attribution {
 
 impl Attribution {
     /// Σ of all activities' durations, ns (overlapping streams count twice).
-    pub fn gpu_time_ns(&self) -> i64 {
-        self.kernels.iter().map(|k| k.dur_ns.0).sum()
+    pub fn gpu_time_ns(&self) -> Nanos {
+        self.kernels.iter().map(|k| k.dur_ns).sum()
     }
 
     /// Σ of the durations of the activities with a match (not [`MatchKind::None`]), ns.
-    pub fn attributed_time_ns(&self) -> i64 {
+    pub fn attributed_time_ns(&self) -> Nanos {
         self.kernels
             .iter()
             .filter(|k| k.match_kind != MatchKind::None)
-            .map(|k| k.dur_ns.0)
+            .map(|k| k.dur_ns)
             .sum()
     }
 
@@ -292,16 +292,34 @@ impl Attribution {
     }
 
     /// GPU time launched by graphs / command buffers, and how much of it was attributed.
-    pub fn graph_time_ns(&self) -> (i64, i64) {
-        let mut total = 0;
-        let mut attributed = 0;
+    pub fn graph_time_ns(&self) -> (Nanos, Nanos) {
+        let mut total = Nanos::ZERO;
+        let mut attributed = Nanos::ZERO;
         for kernel in self.kernels.iter().filter(|k| k.in_graph) {
-            total += kernel.dur_ns.0;
+            total += kernel.dur_ns;
             if kernel.match_kind != MatchKind::None {
-                attributed += kernel.dur_ns.0;
+                attributed += kernel.dur_ns;
             }
         }
         (total, attributed)
+    }
+
+    /// Says how much GPU time graphs (command buffers) launched and how much of it was
+    /// attributed, as `said` words it (two percentages: of all GPU time, attributed); when
+    /// more than 5 % of all GPU time is graph time left unattributed, asks for `capture`.
+    pub(crate) fn note_graphs(&mut self, said: fn(f64, f64) -> String, capture: &str) {
+        let (graph, attributed) = self.graph_time_ns();
+        if graph <= Nanos::ZERO {
+            return;
+        }
+        let total = self.gpu_time_ns();
+        self.notes.push(said(
+            percent(graph.0, total.0),
+            percent(attributed.0, graph.0),
+        ));
+        if percent((graph - attributed).0, total.0) > 5.0 {
+            self.needs_new_capture.push(capture.to_owned());
+        }
     }
 
     /// Per (program, op_name) over all devices, by GPU time, then name.
@@ -376,10 +394,10 @@ impl Attribution {
                         program: program.to_owned(),
                         op_name: op_name.to_owned(),
                         kernels,
-                        gpu_time_ns: time,
+                        gpu_time_ns: Nanos(time),
                         instructions: instructions.len() as u64,
                         source_line: line,
-                        layout_ns: layout,
+                        layout_ns: Nanos(layout),
                     }
                 },
             )
@@ -423,7 +441,7 @@ impl Attribution {
                 source_line: line.to_owned(),
                 function: function.to_owned(),
                 kernels,
-                gpu_time_ns: time,
+                gpu_time_ns: Nanos(time),
                 share_pct: percent(time, attributed),
             })
             .collect();
@@ -460,7 +478,7 @@ impl Attribution {
                     match_kind,
                     decided_by,
                     kernels,
-                    gpu_time_ns: time,
+                    gpu_time_ns: Nanos(time),
                     // A device whose activities all last 0 ns: shares by count.
                     share_pct: if total > 0 {
                         percent(time, total)

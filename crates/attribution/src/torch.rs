@@ -115,25 +115,17 @@ pub fn attribute_kineto(
         programs: Vec::new(),
         chosen_program: None,
         hlo_text: None,
-        other_program_kernels: (0, 0),
+        other_program_kernels: (0, trace_model::Nanos::ZERO),
         has_python_stacks,
         notes,
         needs_new_capture: needs,
     };
-    let (graph, attributed) = result.graph_time_ns();
-    if graph > 0 {
-        let total = result.gpu_time_ns();
-        result.notes.push(format!(
-            "{:.1} % of GPU time was launched by CUDA/HIP graphs; {:.1} % of that reached a Python line (measured): a graph replay's kernels have the replay's CPU op, not the op that captured them",
-            crate::model::percent(graph, total),
-            crate::model::percent(attributed, graph)
-        ));
-        if crate::model::percent(graph - attributed, total) > 5.0 {
-            result.needs_new_capture.push(
-                "graph-launched kernels without a Python line: profile once without CUDA/HIP graphs (eager mode), or profile the graph capture itself, where each kernel still has its CPU op and stack".to_owned(),
-            );
-        }
-    }
+    result.note_graphs(
+        |graph, attributed| format!(
+            "{graph:.1} % of GPU time was launched by CUDA/HIP graphs; {attributed:.1} % of that reached a Python line (measured): a graph replay's kernels have the replay's CPU op, not the op that captured them"
+        ),
+        "graph-launched kernels without a Python line: profile once without CUDA/HIP graphs (eager mode), or profile the graph capture itself, where each kernel still has its CPU op and stack",
+    );
     Ok(result)
 }
 

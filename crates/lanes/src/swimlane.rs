@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrome_reader::RawEvent;
+use trace_model::Nanos;
 
 use crate::event::is_gpu_slice;
 use crate::{Error, Group, pack};
@@ -52,9 +53,9 @@ pub enum RowKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwimlaneItem {
     /// Start.
-    pub start_ns: i64,
+    pub start: Nanos,
     /// Duration.
-    pub dur_ns: i64,
+    pub dur: Nanos,
     /// Event name.
     pub name: String,
     /// Event category.
@@ -72,14 +73,14 @@ pub struct SwimlaneRow {
     pub items: Vec<SwimlaneItem>,
 }
 
-/// Rows over `[start_ns, end_ns)`: GPU rows first (by pid, then stream or lane), then
+/// Rows over `[start, end)`: GPU rows first (by pid, then stream or lane), then
 /// host launch threads (by pid, tid). Items overlapping the window are kept whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwimlaneLayout {
     /// Start.
-    pub start_ns: i64,
+    pub start: Nanos,
     /// End of the window.
-    pub end_ns: i64,
+    pub end: Nanos,
     /// The rows, in display order.
     pub rows: Vec<SwimlaneRow>,
 }
@@ -88,11 +89,11 @@ fn is_host_launch(ev: &RawEvent<'_>) -> bool {
     matches!(ev.cat.as_deref(), Some("cuda_runtime" | "cuda_driver"))
 }
 
-/// Lays out the window `[start_ns, end_ns)` of the trace at `path`.
+/// Lays out the window `[start, end)` of the trace at `path`.
 pub fn swimlane_layout(
     path: &Path,
-    start_ns: i64,
-    end_ns: i64,
+    start: Nanos,
+    end: Nanos,
     mode: RowMode,
 ) -> Result<SwimlaneLayout, Error> {
     let mut gpu: BTreeMap<(String, String), Vec<(Group, SwimlaneItem)>> = BTreeMap::new();
@@ -125,12 +126,12 @@ pub fn swimlane_layout(
         ) else {
             return Ok(());
         };
-        if ts >= end_ns || ts.saturating_add(dur.max(0)) < start_ns {
+        if ts >= end.0 || ts.saturating_add(dur.max(0)) < start.0 {
             return Ok(());
         }
         let item = SwimlaneItem {
-            start_ns: ts,
-            dur_ns: dur.max(0),
+            start: Nanos(ts),
+            dur: Nanos(dur.max(0)),
             name: ev.name.as_deref().unwrap_or("").to_string(),
             cat: ev.cat.as_deref().unwrap_or("").to_string(),
         };
@@ -148,7 +149,7 @@ pub fn swimlane_layout(
         RowMode::Streams => {
             for ((pid, stream), items) in gpu {
                 let mut items: Vec<SwimlaneItem> = items.into_iter().map(|(_, i)| i).collect();
-                items.sort_by_key(|i| (i.start_ns, i.dur_ns));
+                items.sort_by_key(|i| (i.start, i.dur));
                 let label = thread_names
                     .get(&(pid.clone(), stream.clone()))
                     .cloned()
@@ -170,7 +171,7 @@ pub fn swimlane_layout(
             for ((pid, group), items) in by_group {
                 let intervals: Vec<(i64, i64)> = items
                     .iter()
-                    .map(|i| (i.start_ns, i.start_ns + i.dur_ns))
+                    .map(|i| (i.start.0, (i.start + i.dur).0))
                     .collect();
                 let lanes = pack(&intervals);
                 let count = lanes.iter().copied().max().map_or(0, |m| m + 1);
@@ -179,7 +180,7 @@ pub fn swimlane_layout(
                     per_lane[lane as usize].push(item);
                 }
                 for (lane, mut items) in per_lane.into_iter().enumerate() {
-                    items.sort_by_key(|i| (i.start_ns, i.dur_ns));
+                    items.sort_by_key(|i| (i.start, i.dur));
                     let label = if count > 1 {
                         format!("GPU {pid} {} {}", group.label(), lane + 1)
                     } else {
@@ -199,7 +200,7 @@ pub fn swimlane_layout(
         }
     }
     for ((pid, tid), mut items) in host {
-        items.sort_by_key(|i| (i.start_ns, i.dur_ns));
+        items.sort_by_key(|i| (i.start, i.dur));
         let label = thread_names
             .get(&(pid.clone(), tid.clone()))
             .cloned()
@@ -210,9 +211,5 @@ pub fn swimlane_layout(
             items,
         });
     }
-    Ok(SwimlaneLayout {
-        start_ns,
-        end_ns,
-        rows,
-    })
+    Ok(SwimlaneLayout { start, end, rows })
 }

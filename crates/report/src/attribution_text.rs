@@ -106,8 +106,8 @@ pub fn ops_csv(result: &Attribution) -> String {
                 o.program,
                 o.op_name,
                 o.kernels.to_string(),
-                o.gpu_time_ns.to_string(),
-                format!("{:.3}", percent_of(o.gpu_time_ns, device_time(d))),
+                o.gpu_time_ns.0.to_string(),
+                format!("{:.3}", percent_of(o.gpu_time_ns.0, device_time(d))),
                 o.instructions.to_string(),
                 o.source_line,
             ]
@@ -132,7 +132,7 @@ pub fn lines_csv(result: &Attribution) -> String {
                 l.source_line,
                 l.function,
                 l.kernels.to_string(),
-                l.gpu_time_ns.to_string(),
+                l.gpu_time_ns.0.to_string(),
                 format!("{:.3}", l.share_pct),
             ]
         }),
@@ -156,7 +156,7 @@ pub fn how_csv(result: &Attribution) -> String {
                 h.match_kind.as_str().to_owned(),
                 h.decided_by.as_str().to_owned(),
                 h.kernels.to_string(),
-                h.gpu_time_ns.to_string(),
+                h.gpu_time_ns.0.to_string(),
                 format!("{:.6}", h.share_pct),
             ]
         }),
@@ -277,8 +277,8 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
         format: result.format,
         label: "measured",
         kernels: result.kernels.len(),
-        gpu_time_ns: Nanos(total),
-        attributed_time_ns: Nanos(result.attributed_time_ns()),
+        gpu_time_ns: total,
+        attributed_time_ns: result.attributed_time_ns(),
         by_match_kind: shares(&all),
         per_device,
         kernels_without_candidate: result
@@ -286,8 +286,8 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
             .iter()
             .filter(|k| k.match_kind == MatchKind::None)
             .count() as u64,
-        graph_time_ns: Nanos(graph),
-        graph_attributed_ns: Nanos(graph_attributed),
+        graph_time_ns: graph,
+        graph_attributed_ns: graph_attributed,
         chosen_program: result.chosen_program,
         programs: &result.programs,
         other_program_kernels: result.other_program_kernels.0,
@@ -419,7 +419,7 @@ pub fn summary_document(result: &Attribution) -> Document {
                 Span::text(format!("  {}({}): ", p.module_name, p.program_id)),
                 count(p.kernels),
                 Span::text(" kernels, "),
-                ms(Nanos(p.gpu_time_ns)),
+                ms(p.gpu_time_ns),
                 Span::text("; "),
                 count(p.with_python_line),
                 Span::text(" of "),
@@ -454,7 +454,7 @@ pub fn summary_document(result: &Attribution) -> Document {
             );
             share.push(Span::text(" %"));
             t.push(vec![
-                Cell::figure(ms_figure(Nanos(l.gpu_time_ns))),
+                Cell::figure(ms_figure(l.gpu_time_ns)),
                 Cell::Spans(share),
                 Cell::code(format!("{} {}", l.source_line, l.function)),
             ]);

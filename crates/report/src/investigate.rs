@@ -1461,7 +1461,7 @@ fn ops_section(
     // The layout column only where some op has layout transposes.
     let any_layout = summaries
         .iter()
-        .any(|sm| sm.ops.iter().take(20).any(|o| o.layout_ns > 0));
+        .any(|sm| sm.ops.iter().take(20).any(|o| o.layout_ns > Nanos::ZERO));
     let mut ops_columns = vec!["capture", "op", "bucket", "GPU time", "share", "activities"];
     if any_layout {
         ops_columns.push("layout transposes (of the op)");
@@ -1473,7 +1473,7 @@ fn ops_section(
             buckets_t.push(vec![
                 Cell::text(who.clone()),
                 Cell::text(b.bucket),
-                Cell::figure(Figure::duration(Nanos(b.time_ns), Provenance::Measured)),
+                Cell::figure(Figure::duration(b.time_ns, Provenance::Measured)),
                 Cell::figure(Figure::percent(b.percent, Provenance::Measured)),
                 Cell::figure(Figure::count(b.activities, Provenance::Measured)),
             ]);
@@ -1491,7 +1491,7 @@ fn ops_section(
                 } else {
                     o.bucket.to_owned()
                 }),
-                Cell::figure(Figure::duration(Nanos(o.time_ns), Provenance::Measured)),
+                Cell::figure(Figure::duration(o.time_ns, Provenance::Measured)),
                 Cell::figure(Figure::percent(o.percent, Provenance::Measured)),
                 Cell::figure(Figure::count(o.activities, Provenance::Measured)),
             ];
@@ -1562,7 +1562,7 @@ fn attribution_blocks(
     trust: &mut Vec<TrustEntry>,
     new_capture: &mut Vec<String>,
 ) {
-    let total = at.gpu_time_ns().max(1) as f64;
+    let total = at.gpu_time_ns().0.max(1) as f64;
     s.para(format!(
         "Kernel → {} → Python line, for {} (attribute-kernels; match kinds: exact = the chain is complete, name/order = matched inside a window, none = not attributed):",
         if at.format == attribution::SourceFormat::Kineto { "CPU op" } else { "HLO instruction → op" },
@@ -1602,9 +1602,9 @@ fn attribution_blocks(
                 Cell::code(l.source_line.clone()),
                 Cell::code(l.function.clone()),
                 Cell::figure(Figure::count(l.kernels, Provenance::Measured)),
-                Cell::figure(Figure::duration(Nanos(l.gpu_time_ns), Provenance::Measured)),
+                Cell::figure(Figure::duration(l.gpu_time_ns, Provenance::Measured)),
                 Cell::figure(Figure::percent(
-                    100.0 * l.gpu_time_ns as f64 / total,
+                    100.0 * l.gpu_time_ns.0 as f64 / total,
                     Provenance::Measured,
                 )),
                 Cell::figure(Figure::percent(l.share_pct, Provenance::Measured)),
@@ -1620,7 +1620,7 @@ fn attribution_blocks(
     }
     if at.format != attribution::SourceFormat::Kineto {
         let ops = at.ops();
-        let any_layout = ops.iter().take(15).any(|o| o.layout_ns > 0);
+        let any_layout = ops.iter().take(15).any(|o| o.layout_ns > Nanos::ZERO);
         let mut columns = vec!["program", "op", "kernels", "GPU time"];
         if any_layout {
             columns.push("layout transposes (of the op)");
@@ -1632,7 +1632,7 @@ fn attribution_blocks(
                 Cell::text(o.program.clone()),
                 Cell::code(o.op_name.clone()),
                 Cell::figure(Figure::count(o.kernels, Provenance::Measured)),
-                Cell::figure(Figure::duration(Nanos(o.gpu_time_ns), Provenance::Measured)),
+                Cell::figure(Figure::duration(o.gpu_time_ns, Provenance::Measured)),
             ];
             if any_layout {
                 row.push(layout_cell(o.layout_ns, o.gpu_time_ns));
@@ -1668,8 +1668,8 @@ fn attribution_blocks(
 /// of all GPU time, with its share of the attributed time and the attributed share beside.
 fn top_line_finding(
     lines: &[attribution::LineRow],
-    gpu_ns: i64,
-    attributed_ns: i64,
+    gpu_ns: Nanos,
+    attributed_ns: Nanos,
 ) -> Option<Finding> {
     let user = lines
         .iter()
@@ -1681,9 +1681,9 @@ fn top_line_finding(
             "a library frame: no line outside site-packages, torch, JAX or the Inductor cache has GPU time",
         ),
     };
-    let pct = |num: i64, den: i64| {
+    let pct = |num: Nanos, den: Nanos| {
         Span::Figure(Figure::percent(
-            100.0 * num as f64 / den.max(1) as f64,
+            100.0 * num.0 as f64 / den.0.max(1) as f64,
             Provenance::Measured,
         ))
     };
@@ -1703,12 +1703,12 @@ fn top_line_finding(
 }
 
 /// The share of an op's GPU time that is layout transposes, empty when none.
-fn layout_cell(layout_ns: i64, op_ns: i64) -> Cell {
-    if layout_ns <= 0 {
+fn layout_cell(layout: Nanos, op: Nanos) -> Cell {
+    if layout <= Nanos::ZERO {
         return Cell::Empty;
     }
     Cell::figure(Figure::percent(
-        100.0 * layout_ns as f64 / op_ns.max(1) as f64,
+        100.0 * layout.0 as f64 / op.0.max(1) as f64,
         Provenance::Measured,
     ))
 }
@@ -1718,20 +1718,26 @@ const LARGE_LAYOUT_SHARE: f64 = 0.10;
 
 /// A finding with data-layout advice for an op whose layout transposes take at least
 /// [`LARGE_LAYOUT_SHARE`] of all GPU time.
-fn layout_finding(op: &str, layout_ns: i64, op_ns: i64, gpu_ns: i64, jax: bool) -> Option<Finding> {
-    let of_all = layout_ns as f64 / gpu_ns.max(1) as f64;
-    if layout_ns <= 0 || of_all < LARGE_LAYOUT_SHARE {
+fn layout_finding(
+    op: &str,
+    layout: Nanos,
+    op_time: Nanos,
+    gpu: Nanos,
+    jax: bool,
+) -> Option<Finding> {
+    let of_all = layout.0 as f64 / gpu.0.max(1) as f64;
+    if layout <= Nanos::ZERO || of_all < LARGE_LAYOUT_SHARE {
         return None;
     }
     Some(Finding::new(vec![
         Span::code(op.to_owned()),
         Span::text(" spends "),
         Span::Figure(Figure::percent(
-            100.0 * layout_ns as f64 / op_ns.max(1) as f64,
+            100.0 * layout.0 as f64 / op_time.0.max(1) as f64,
             Provenance::Measured,
         )),
         Span::text(" of its GPU time ("),
-        Span::Figure(Figure::duration(Nanos(layout_ns), Provenance::Measured)),
+        Span::Figure(Figure::duration(layout, Provenance::Measured)),
         Span::text(", "),
         Span::Figure(Figure::percent(100.0 * of_all, Provenance::Measured)),
         Span::text(if jax {
@@ -1824,10 +1830,7 @@ fn roofline_section(
         t.push(vec![
             Cell::code(crate::roofline_text::display_name(o)),
             Cell::text(format!("{:?}", o.dtype)),
-            Cell::figure(Figure::duration(
-                Nanos(o.time_ns.value),
-                Provenance::Measured,
-            )),
+            Cell::figure(Figure::duration(o.time_ns.value, Provenance::Measured)),
             o.flops.value.map_or(Cell::Empty, |f| {
                 Cell::figure(Figure::new(Value::Flops(f), inferred("FLOPs")))
             }),
@@ -1857,13 +1860,13 @@ fn roofline_section(
         ]);
     }
     // What the table covers, of all GPU time.
-    let gpu_ns = rl.gpu_time_ns.value.max(1) as f64;
-    let shown: i64 = costed.iter().map(|o| o.time_ns.value).sum();
+    let gpu_ns = rl.gpu_time_ns.value.0.max(1) as f64;
+    let shown: i64 = costed.iter().map(|o| o.time_ns.value.0).sum();
     let modelled: i64 = rl
         .ops
         .iter()
         .filter(|o| o.flops.value.is_some())
-        .map(|o| o.time_ns.value)
+        .map(|o| o.time_ns.value.0)
         .sum();
     if !costed.is_empty() {
         s.push(Block::Paragraph(vec![
@@ -1895,9 +1898,9 @@ fn roofline_section(
             code: item.code.to_owned(),
             message: format!("roofline: {}", item.message),
             count: Some(Figure::count(item.count, Provenance::Measured)),
-            share: (rl.gpu_time_ns.value > 0).then(|| {
+            share: (rl.gpu_time_ns.value.0 > 0).then(|| {
                 Figure::percent(
-                    100.0 * item.time_ns as f64 / rl.gpu_time_ns.value as f64,
+                    100.0 * item.time_ns.0 as f64 / rl.gpu_time_ns.value.0 as f64,
                     Provenance::Measured,
                 )
             }),
@@ -2465,7 +2468,7 @@ mod tests {
         let layout: Vec<(&str, i64, i64)> = summary
             .ops
             .iter()
-            .map(|o| (o.name.as_str(), o.time_ns, o.layout_ns))
+            .map(|o| (o.name.as_str(), o.time_ns.0, o.layout_ns.0))
             .collect();
         assert_eq!(
             layout,
@@ -2545,7 +2548,7 @@ mod tests {
             source_line: source_line.to_owned(),
             function: String::new(),
             kernels: 1,
-            gpu_time_ns,
+            gpu_time_ns: Nanos(gpu_time_ns),
             share_pct,
         }
     }
@@ -2575,7 +2578,7 @@ mod tests {
             line("torch/nn/modules/linear.py:125", 200 * US, 25.0),
             line("train.py:42", 100 * US, 12.5),
         ];
-        let f = top_line_finding(&lines, 1000 * US, 800 * US).expect("a finding");
+        let f = top_line_finding(&lines, Nanos(1000 * US), Nanos(800 * US)).expect("a finding");
         assert!(
             f.spans
                 .iter()
@@ -2583,7 +2586,8 @@ mod tests {
             "{f:?}"
         );
         assert_eq!(percents(&f), [10.0, 12.5, 80.0]);
-        let f = top_line_finding(&lines[..2], 1000 * US, 800 * US).expect("a finding");
+        let f =
+            top_line_finding(&lines[..2], Nanos(1000 * US), Nanos(800 * US)).expect("a finding");
         assert!(
             f.spans
                 .iter()
@@ -2596,7 +2600,7 @@ mod tests {
             "{f:?}"
         );
         assert_eq!(percents(&f), [40.0, 50.0, 80.0]);
-        assert!(top_line_finding(&[], 1, 1).is_none());
+        assert!(top_line_finding(&[], Nanos(1), Nanos(1)).is_none());
     }
 
     /// The roofline says what share of all GPU time its rows cover, and holds each op
@@ -2610,7 +2614,7 @@ mod tests {
         let gpu: i64 = loaded[0].capture.activities().iter().map(|a| a.dur.0).sum();
         let costed: Vec<&roofline::RooflineOp> =
             rl.ops.iter().filter(|o| o.flops.value.is_some()).collect();
-        let costed_ns: i64 = costed.iter().map(|o| o.time_ns.value).sum();
+        let costed_ns: i64 = costed.iter().map(|o| o.time_ns.value.0).sum();
         assert!(costed.len() >= 3 && costed_ns < gpu, "{costed_ns} of {gpu}");
         let section = roofline_section(Some(Ok(rl.clone())), &mut Vec::new(), &mut Vec::new());
         let coverage = section

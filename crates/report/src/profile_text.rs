@@ -118,7 +118,11 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
             Cell::figure(measured::count(row.activities)),
         ]);
     }
-    let total_pct = if summary.gpu_time_ns > 0 { 100.0 } else { 0.0 };
+    let total_pct = if summary.gpu_time_ns > Nanos::ZERO {
+        100.0
+    } else {
+        0.0
+    };
     t.push(vec![
         Cell::text("total"),
         Cell::figure(duration_figure(summary.gpu_time_ns)),
@@ -149,8 +153,8 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         };
         t.push(vec![
             Cell::figure(measured::percent(percent_of(
-                row.time_ns,
-                summary.gpu_time_ns,
+                row.time_ns.0,
+                summary.gpu_time_ns.0,
             ))),
             Cell::figure(duration_figure(row.time_ns)),
             Cell::figure(measured::count(row.activities)),
@@ -294,7 +298,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
     )));
     doc.sections.push(sec);
     // Buckets with time on any rank, by total time descending, ties in rule order.
-    let mut rows: Vec<(&'static str, i64)> = buckets::ALL
+    let mut rows: Vec<(&'static str, Nanos)> = buckets::ALL
         .into_iter()
         .map(|bucket| {
             let total = summaries
@@ -320,7 +324,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
     let mut columns = vec!["bucket"];
     columns.extend(labels.iter().map(String::as_str));
     let mut t = Table::new("buckets_per_rank", &columns);
-    let time_and_share = |time_ns: i64, pct: f64| {
+    let time_and_share = |time_ns: Nanos, pct: f64| {
         let mut spans = vec![duration(time_ns), Span::text(" ")];
         spans.extend(crate::text::padded(
             Span::formatted(measured::percent(pct), Format::Fixed(1)),
@@ -412,8 +416,8 @@ fn backends(summary: &GpuSummary) -> Section {
             Cell::text(":"),
             Cell::figure(duration_figure(row.time_ns)),
             Cell::figure(measured::percent(percent_of(
-                row.time_ns,
-                summary.gpu_time_ns,
+                row.time_ns.0,
+                summary.gpu_time_ns.0,
             ))),
             Cell::text(marker),
         ]);
@@ -451,11 +455,11 @@ fn backends(summary: &GpuSummary) -> Section {
     sec
 }
 
-fn duration_figure(ns: i64) -> Figure {
-    Figure::duration(Nanos(ns), Provenance::Measured)
+fn duration_figure(ns: Nanos) -> Figure {
+    Figure::duration(ns, Provenance::Measured)
 }
 
-fn duration(ns: i64) -> Span {
+fn duration(ns: Nanos) -> Span {
     Span::Figure(duration_figure(ns))
 }
 

@@ -76,7 +76,7 @@ pub fn document(report: &Roofline, top: usize) -> Document {
         )),
         None => head.para(format!("  peaks    [{}] {}", d.label, d.source)),
     }
-    let gpu = report.gpu_time_ns.value.max(1) as f64;
+    let gpu = report.gpu_time_ns.value.0.max(1) as f64;
     let share = |ns: i64| {
         Span::formatted(
             Figure::percent(ns as f64 / gpu * 100.0, Provenance::Measured),
@@ -86,13 +86,16 @@ pub fn document(report: &Roofline, top: usize) -> Document {
     head.push(Block::Paragraph(vec![
         Span::text("  GPU time "),
         Span::formatted(
-            Figure::number(report.gpu_time_ns.value as f64 / 1e6, Provenance::Measured),
+            Figure::number(
+                report.gpu_time_ns.value.0 as f64 / 1e6,
+                Provenance::Measured,
+            ),
             Format::Fixed(3),
         ),
         Span::text(" ms; in ops "),
-        share(report.attributed_time_ns.value),
+        share(report.attributed_time_ns.value.0),
         Span::text(", in ops with a FLOPs model "),
-        share(report.costed_time_ns.value),
+        share(report.costed_time_ns.value.0),
         Span::text(" [measured]"),
     ]));
     head.push(Block::Paragraph(Vec::new()));
@@ -116,7 +119,7 @@ pub fn document(report: &Roofline, top: usize) -> Document {
             Some(v) => Cell::figure(Figure::percent(v * 100.0, p.clone())),
             None => Cell::text("-"),
         };
-        let time = o.time_ns.value as f64;
+        let time = o.time_ns.value.0 as f64;
         t.push(vec![
             Cell::code(short(&name, 44)),
             Cell::text(o.kind.name()),
@@ -197,7 +200,7 @@ pub fn document(report: &Roofline, top: usize) -> Document {
                 ),
                 Span::text(format!(" {}, ", t.unit)),
                 Span::formatted(
-                    Figure::number(t.time_ns as f64 / 1e6, Provenance::Measured),
+                    Figure::number(t.time_ns.0 as f64 / 1e6, Provenance::Measured),
                     Format::Fixed(3),
                 ),
                 Span::text(" ms of GPU time [measured]"),
@@ -232,7 +235,7 @@ pub fn csv(report: &Roofline) -> String {
             csv_field(&o.detail),
             o.occurrences.value.to_string(),
             o.kernels.value.to_string(),
-            o.time_ns.value.to_string(),
+            o.time_ns.value.0.to_string(),
             num(o.flops.value),
             o.bytes.value.to_string(),
             num(o.intensity.value),
@@ -406,17 +409,17 @@ pub fn svg(report: &Roofline, top: usize) -> String {
     // Dots, largest first so small ones stay visible on top.
     let max_time = ops
         .iter()
-        .map(|o| o.time_ns.value)
+        .map(|o| o.time_ns.value.0)
         .max()
         .unwrap_or(1)
         .max(1) as f64;
     let mut order: Vec<&RooflineOp> = ops.clone();
-    order.sort_by_key(|o| std::cmp::Reverse(o.time_ns.value));
+    order.sort_by_key(|o| std::cmp::Reverse(o.time_ns.value.0));
     for o in &order {
         let (Some(x), Some(y)) = (o.intensity.value, o.achieved_flops_per_s.value) else {
             continue;
         };
-        let r = 2.5 + 12.0 * (o.time_ns.value as f64 / max_time).sqrt();
+        let r = 2.5 + 12.0 * (o.time_ns.value.0 as f64 / max_time).sqrt();
         let _ = writeln!(
             s,
             r##"<circle class="op" cx="{:.1}" cy="{:.1}" r="{r:.1}" fill="{}" fill-opacity="0.55" stroke="#333" stroke-width="0.5"><title>{} ({}, {}): {:.3} ms, {:.1} FLOP/B, {:.2} TFLOP/s</title></circle>"##,
@@ -426,7 +429,7 @@ pub fn svg(report: &Roofline, top: usize) -> String {
             crate::html::esc(&o.name),
             o.kind.name(),
             o.dtype.name(),
-            o.time_ns.value as f64 / 1e6,
+            o.time_ns.value.0 as f64 / 1e6,
             x,
             y / 1e12
         );

@@ -31,7 +31,7 @@ pub(crate) fn rows(loaded: &Loaded) -> Rows {
                 ),
                 count: 1,
                 unit: "modules",
-                time_ns: 0,
+                time_ns: trace_model::Nanos::ZERO,
             }),
         }
     }
@@ -88,7 +88,7 @@ pub(crate) fn rows(loaded: &Loaded) -> Rows {
             message: "GPU activities without an hlo_op stat are in no op's time".to_owned(),
             count: unattributed.0,
             unit: "activities",
-            time_ns: unattributed.1,
+            time_ns: trace_model::Nanos(unattributed.1),
         });
     }
 
@@ -157,7 +157,7 @@ pub(crate) fn rows(loaded: &Loaded) -> Rows {
                 .to_owned(),
             count: missing.0,
             unit: "ops",
-            time_ns: missing.1,
+            time_ns: trace_model::Nanos(missing.1),
         });
     }
     let described = capture.devices().to_vec();

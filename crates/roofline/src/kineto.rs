@@ -164,7 +164,7 @@ pub(crate) fn rows(capture: &Capture) -> Rows {
                 .to_owned(),
             count: no_shapes.0,
             unit: "ops",
-            time_ns: no_shapes.1,
+            time_ns: trace_model::Nanos(no_shapes.1),
         });
     }
     if bad_shapes.0 > 0 {
@@ -176,7 +176,7 @@ pub(crate) fn rows(capture: &Capture) -> Rows {
             ),
             count: bad_shapes.0,
             unit: "ops",
-            time_ns: bad_shapes.1,
+            time_ns: trace_model::Nanos(bad_shapes.1),
         });
     }
     if not_modelled.0 > 0 {
@@ -185,7 +185,7 @@ pub(crate) fn rows(capture: &Capture) -> Rows {
             message: "GPU activities not launched under a modelled ATen op (GEMM, convolution, attention): no FLOPs".to_owned(),
             count: not_modelled.0,
             unit: "activities",
-            time_ns: not_modelled.1,
+            time_ns: trace_model::Nanos(not_modelled.1),
         });
     }
     Rows {

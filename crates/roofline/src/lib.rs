@@ -49,7 +49,7 @@ mod peaks;
 use std::path::Path;
 
 use load::Loaded;
-use trace_model::{Format, Labelled};
+use trace_model::{Format, Labelled, Nanos};
 
 pub use dtype::Dtype;
 pub use error::Error;
@@ -87,7 +87,7 @@ pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
                 ),
                 count: 1,
                 unit: "captures",
-                time_ns: 0,
+                time_ns: trace_model::Nanos::ZERO,
             });
             rows
         }
@@ -131,8 +131,8 @@ pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
             .then_with(|| a.program_id.cmp(&b.program_id))
             .then_with(|| a.detail.cmp(&b.detail))
     });
-    let attributed: i64 = ops.iter().map(|o| o.time_ns.value).sum();
-    let costed: i64 = ops
+    let attributed: Nanos = ops.iter().map(|o| o.time_ns.value).sum();
+    let costed: Nanos = ops
         .iter()
         .filter(|o| o.flops.value.is_some())
         .map(|o| o.time_ns.value)
@@ -142,7 +142,7 @@ pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
         format: capture.format().describe(),
         device,
         ops,
-        gpu_time_ns: Labelled::measured(gpu_time),
+        gpu_time_ns: Labelled::measured(Nanos(gpu_time)),
         attributed_time_ns: Labelled::measured(attributed),
         costed_time_ns: Labelled::measured(costed),
         trust,

@@ -1,7 +1,7 @@
 //! The roofline result: one row per op, the device and its peaks, the trust list.
 
 use serde::Serialize;
-use trace_model::{Labelled, Provenance};
+use trace_model::{Labelled, Nanos, Provenance};
 
 use crate::Dtype;
 use crate::hlo_cost::OpKind;
@@ -80,7 +80,7 @@ pub struct RooflineOp {
     /// Bytes read and written over all executions.
     pub bytes: Labelled<f64>,
     /// Sum of the GPU time of the op's kernels.
-    pub time_ns: Labelled<i64>,
+    pub time_ns: Labelled<Nanos>,
     /// Elements of transcendental ops inside the FLOPs, one FLOP each (XLA counts more).
     pub transcendental_elements: f64,
     /// Arithmetic intensity: FLOPs per byte.
@@ -121,7 +121,7 @@ pub struct TrustItem {
     /// What `count` counts: `ops`, `activities` or `modules`.
     pub unit: &'static str,
     /// GPU time concerned.
-    pub time_ns: i64,
+    pub time_ns: Nanos,
 }
 
 /// The whole result for one capture.
@@ -136,11 +136,11 @@ pub struct Roofline {
     /// Ops by GPU time, longest first.
     pub ops: Vec<RooflineOp>,
     /// GPU time of every activity, of those attributed to an op, and of ops with a FLOPs model.
-    pub gpu_time_ns: Labelled<i64>,
+    pub gpu_time_ns: Labelled<Nanos>,
     /// GPU time of the activities attributed to an op.
-    pub attributed_time_ns: Labelled<i64>,
+    pub attributed_time_ns: Labelled<Nanos>,
     /// GPU time of the ops with a FLOPs model.
-    pub costed_time_ns: Labelled<i64>,
+    pub costed_time_ns: Labelled<Nanos>,
     /// What the numbers do not cover.
     pub trust: Vec<TrustItem>,
 }
@@ -249,7 +249,7 @@ impl RawRow {
             flops_per_occurrence: from_cost(self.flops_per_occurrence),
             flops: from_cost(flops),
             bytes: Labelled::inferred(bytes, format!("from shapes: {}", self.cost_assumptions)),
-            time_ns: Labelled::measured(self.time_ns),
+            time_ns: Labelled::measured(Nanos(self.time_ns)),
             transcendental_elements: self.transcendental_elements * occurrences,
             intensity: Labelled::inferred(intensity, "FLOPs / bytes, both from shapes"),
             achieved_flops_per_s: Labelled::inferred(

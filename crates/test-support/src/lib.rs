@@ -148,15 +148,23 @@ pub fn inflated(path: &Path) -> Vec<u8> {
     text
 }
 
-/// Every [`json_files`] fixture below `dir` with its [`inflated`] text.
-pub fn json_texts(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    json_files(dir)
+/// Every [`json_files`] fixture below `dir` with its [`inflated`] text; panics when there
+/// are fewer than `at_least` (a fixture directory moved or emptied).
+pub fn json_texts(dir: &Path, at_least: usize) -> Vec<(PathBuf, Vec<u8>)> {
+    let texts: Vec<_> = json_files(dir)
         .into_iter()
         .map(|path| {
             let text = inflated(&path);
             (path, text)
         })
-        .collect()
+        .collect();
+    assert!(
+        texts.len() >= at_least,
+        "{}: {} JSON fixtures, expected at least {at_least}",
+        dir.display(),
+        texts.len()
+    );
+    texts
 }
 
 /// The real captures of the folder named by `TRACEWISE_TRACES`, read from its manifests

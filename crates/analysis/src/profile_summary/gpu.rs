@@ -62,7 +62,7 @@ pub struct BucketRow {
     /// One of [`buckets::ALL`].
     pub bucket: &'static str,
     /// GPU time in the bucket, ns.
-    pub time_ns: i64,
+    pub time_ns: Nanos,
     /// Percent of the GPU time.
     pub percent: f64,
     /// GPU activities in the bucket.
@@ -75,7 +75,7 @@ pub struct BackendRow {
     /// The backend's name (`flash`, `mem_efficient`, …, or [`UNKNOWN_BACKEND`]).
     pub backend: &'static str,
     /// GPU time of its kernels, ns.
-    pub time_ns: i64,
+    pub time_ns: Nanos,
     /// Its kernels.
     pub activities: u64,
 }
@@ -88,7 +88,7 @@ pub struct LaunchingOpRow {
     /// False when no launching CPU op was found and `name` is the activity's own name.
     pub is_cpu_op: bool,
     /// GPU time launched by the op, ns.
-    pub time_ns: i64,
+    pub time_ns: Nanos,
     /// Percent of the GPU time.
     pub percent: f64,
     /// GPU activities launched by the op.
@@ -99,7 +99,7 @@ pub struct LaunchingOpRow {
     pub mixed: bool,
     /// Of `time_ns`, the layout transposes' (NCHW/NHWC conversions, batched transposes,
     /// im2col) that this op's convolution or GEMM needed, ns.
-    pub layout_ns: i64,
+    pub layout_ns: Nanos,
 }
 
 /// GPU time and activity count per attribution basis.
@@ -108,7 +108,7 @@ pub struct BasisRow {
     /// How the bucket was chosen.
     pub basis: Basis,
     /// GPU time bucketed that way, ns.
-    pub time_ns: i64,
+    pub time_ns: Nanos,
     /// Activities bucketed that way.
     pub activities: u64,
 }
@@ -175,7 +175,7 @@ pub struct GpuSummary {
     /// The rank, from the trace's metadata or the file name.
     pub rank: Option<i64>,
     /// Sum of the durations of all GPU activities (streams that overlap count twice).
-    pub gpu_time_ns: i64,
+    pub gpu_time_ns: Nanos,
     /// Kernels in the capture.
     pub kernels: u64,
     /// Memcpys in the capture.
@@ -193,7 +193,7 @@ pub struct GpuSummary {
     pub dominant_backend: Option<&'static str>,
     /// When some attention time has no recognised backend: the largest such kernels
     /// (name, GPU time in ns), at most five.
-    pub unknown_attention_kernels: Vec<(String, i64)>,
+    pub unknown_attention_kernels: Vec<(String, Nanos)>,
     /// Every op row, by GPU time descending (ties in first-launch order).
     pub ops: Vec<LaunchingOpRow>,
     /// Percent of GPU time in the GEMM, convolution and attention buckets together.
@@ -330,7 +330,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         .filter(|(_, (_, count))| *count > 0)
         .map(|(&bucket, (time_ns, activities))| BucketRow {
             bucket,
-            time_ns,
+            time_ns: Nanos(time_ns),
             percent: percent(time_ns),
             activities,
         })
@@ -341,15 +341,15 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         .iter()
         .map(|&(backend, time_ns, activities)| BackendRow {
             backend,
-            time_ns,
+            time_ns: Nanos(time_ns),
             activities,
         })
         .collect();
     attention_backends.sort_by_key(|b| Reverse(b.time_ns));
     let dominant_backend = attention_backends.first().map(|b| b.backend);
-    let mut unknown_attention_kernels: Vec<(String, i64)> = unknown_attention
+    let mut unknown_attention_kernels: Vec<(String, Nanos)> = unknown_attention
         .into_iter()
-        .map(|(name, t)| (capture.name(name).to_owned(), t))
+        .map(|(name, t)| (capture.name(name).to_owned(), Nanos(t)))
         .collect();
     unknown_attention_kernels.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     unknown_attention_kernels.truncate(5);
@@ -368,12 +368,12 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
                 LaunchingOpRow {
                     name: capture.name(name).to_owned(),
                     is_cpu_op,
-                    time_ns,
+                    time_ns: Nanos(time_ns),
                     percent: percent(time_ns),
                     activities,
                     bucket: buckets::ALL[best],
                     mixed: per_bucket.iter().filter(|&&t| t > 0).count() > 1,
-                    layout_ns,
+                    layout_ns: Nanos(layout_ns),
                 }
             },
         )
@@ -384,7 +384,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         bucket_rows
             .iter()
             .find(|b| b.bucket == bucket)
-            .map_or(0, |b| b.time_ns)
+            .map_or(0, |b| b.time_ns.0)
     };
     let core_compute_percent =
         percent(share(buckets::GEMM) + share(buckets::CONVOLUTION) + share(buckets::ATTENTION));
@@ -401,7 +401,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     GpuSummary {
         file: file.to_owned(),
         rank,
-        gpu_time_ns: gpu_time,
+        gpu_time_ns: Nanos(gpu_time),
         kernels,
         memcpys,
         memsets,
@@ -410,7 +410,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
             .iter()
             .map(|&(basis, time_ns, activities)| BasisRow {
                 basis,
-                time_ns,
+                time_ns: Nanos(time_ns),
                 activities,
             })
             .collect(),
@@ -623,9 +623,9 @@ mod tests {
  {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "pid": 0, "tid": 9, "ts": 230, "dur": 10, "args": {"correlation": 99, "stream": 9, "device": 0}}
 ]}"#;
         let s = summary_of(trace);
-        assert_eq!(s.gpu_time_ns, 53_500);
+        assert_eq!(s.gpu_time_ns, Nanos(53_500));
         assert_eq!(
-            s.buckets.iter().map(|b| b.time_ns).sum::<i64>(),
+            s.buckets.iter().map(|b| b.time_ns).sum::<Nanos>(),
             s.gpu_time_ns
         );
         let bucket = |name: &str| {
@@ -634,9 +634,9 @@ mod tests {
                 .find(|b| b.bucket == name)
                 .map(|b| b.time_ns)
         };
-        assert_eq!(bucket(buckets::GEMM), Some(40_500));
-        assert_eq!(bucket(buckets::MEMORY), Some(3_000));
-        assert_eq!(bucket(buckets::COMMUNICATION), Some(10_000));
+        assert_eq!(bucket(buckets::GEMM), Some(Nanos(40_500)));
+        assert_eq!(bucket(buckets::MEMORY), Some(Nanos(3_000)));
+        assert_eq!(bucket(buckets::COMMUNICATION), Some(Nanos(10_000)));
         let basis = |b: Basis| {
             s.attribution
                 .iter()
@@ -661,7 +661,7 @@ mod tests {
     #[test]
     fn an_empty_trace_has_no_buckets_and_no_nan() {
         let s = summary_of(r#"{"traceEvents": []}"#);
-        assert_eq!(s.gpu_time_ns, 0);
+        assert_eq!(s.gpu_time_ns, Nanos::ZERO);
         assert!(s.buckets.is_empty());
         assert_eq!(s.core_compute_percent, 0.0);
     }

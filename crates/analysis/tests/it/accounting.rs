@@ -225,7 +225,7 @@ fn composite_ops_are_bucketed_by_kernel() {
         s.buckets
             .iter()
             .find(|r| r.bucket == b)
-            .map_or(0, |r| r.time_ns)
+            .map_or(0, |r| r.time_ns.0)
     };
     // The bias add under aten::linear is a helper of its GEMM; the all-reduce under
     // aten::matmul is not, so that op's kernels each go by class.
@@ -235,7 +235,10 @@ fn composite_ops_are_bucketed_by_kernel() {
     assert_eq!(bucket(buckets::COMMUNICATION), 9 * US);
     assert_eq!(bucket(buckets::MEMORY), 0);
     assert_eq!(
-        s.buckets.iter().map(|b| b.time_ns).sum::<i64>(),
+        s.buckets
+            .iter()
+            .map(|b| b.time_ns)
+            .sum::<trace_model::Nanos>(),
         s.gpu_time_ns
     );
     let row = |name: &str| s.ops.iter().find(|o| o.name == name).expect(name);
@@ -278,7 +281,10 @@ fn unrecognised_attention_is_unknown_not_absent() {
     assert_eq!(s.dominant_backend, Some(analysis::UNKNOWN_BACKEND));
     assert_eq!(
         s.unknown_attention_kernels,
-        vec![("my_custom_attention_kernel".to_owned(), 40 * US)]
+        vec![(
+            "my_custom_attention_kernel".to_owned(),
+            trace_model::Nanos(40 * US)
+        )]
     );
 }
 

@@ -3,6 +3,7 @@
 //! collective missing from the module, the program under two ids, the graph share.
 
 use attribution::{Config, DecidedBy, MatchKind};
+use trace_model::Nanos;
 
 fn synth() -> attribution::Attribution {
     let path = test_support::workspace_root().join("testdata/attribution/synth.xplane.pb");
@@ -91,7 +92,7 @@ fn program_under_two_ids_and_graph_share() {
     assert_eq!(name, "jit_synth_step(7).hlo.txt");
     assert!(text.contains("known_trip_count"), "{text}");
     // Graph kernels: 2 + 2 + 6 µs, of which the two fusions (4 µs) were attributed.
-    assert_eq!(result.graph_time_ns(), (10_000, 4_000));
+    assert_eq!(result.graph_time_ns(), (Nanos(10_000), Nanos(4_000)));
     assert_eq!(result.needs_new_capture.len(), 1);
     // Devices: GPU 1's kernels carry program id 8.
     assert!(
@@ -126,15 +127,15 @@ fn per_device_tables() {
     let result = synth();
     assert_eq!(result.devices(), [0, 1]);
     // GPU 1: all three kernels attributed (4 + 9 + 5 µs), each with a line.
-    let gpu1: i64 = result
+    let gpu1: Nanos = result
         .lines_by_device()
         .iter()
         .filter(|(d, _)| *d == 1)
         .map(|(_, l)| l.gpu_time_ns)
         .sum();
-    assert_eq!(gpu1, 18_000);
-    let all: i64 = result.lines().iter().map(|l| l.gpu_time_ns).sum();
-    let by_device: i64 = result
+    assert_eq!(gpu1, Nanos(18_000));
+    let all: Nanos = result.lines().iter().map(|l| l.gpu_time_ns).sum();
+    let by_device: Nanos = result
         .lines_by_device()
         .iter()
         .map(|(_, l)| l.gpu_time_ns)

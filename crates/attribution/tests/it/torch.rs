@@ -2,6 +2,7 @@
 //! `with_stack=True`, and the plain message on one without stacks.
 
 use attribution::{Config, DecidedBy, MatchKind};
+use trace_model::Nanos;
 
 const WITH_STACKS: &[&str] = &[
     "tracelens-h100/gaunernst_bert-small-uncased__1016001.json.gz",
@@ -23,12 +24,12 @@ fn lines_sum_to_attributed_time() {
         assert!(result.has_python_stacks, "{file}");
         let lines = result.lines();
         assert!(!lines.is_empty(), "{file}");
-        let line_time: i64 = lines.iter().map(|l| l.gpu_time_ns).sum();
-        let exact_time: i64 = result
+        let line_time: Nanos = lines.iter().map(|l| l.gpu_time_ns).sum();
+        let exact_time: Nanos = result
             .kernels
             .iter()
             .filter(|k| k.match_kind == MatchKind::Exact)
-            .map(|k| k.dur_ns.0)
+            .map(|k| k.dur_ns)
             .sum();
         assert_eq!(line_time, exact_time, "{file}");
         assert_eq!(line_time, result.attributed_time_ns(), "{file}");
@@ -113,7 +114,10 @@ fn graph_replay_goes_on_the_new_capture_list() {
     let (graph, attributed) = result.graph_time_ns();
     // vllm_decode_full: 421 of 434 kernels are graph replays without an enclosing CPU op
     // (measured), so most graph time has no line.
-    assert!(graph > 0 && attributed * 10 < graph, "{graph} {attributed}");
+    assert!(
+        graph > Nanos::ZERO && attributed.0 * 10 < graph.0,
+        "{graph} {attributed}"
+    );
     assert!(
         result
             .needs_new_capture

@@ -2,6 +2,7 @@
 
 use lanes::synth::{self, GraphTraceSpec};
 use lanes::{RowKind, RowMode, swimlane_layout};
+use trace_model::Nanos;
 
 #[test]
 fn one_replay_as_streams_and_as_semantic_lanes() {
@@ -15,7 +16,7 @@ fn one_replay_as_streams_and_as_semantic_lanes() {
     };
     std::fs::write(&path, synth::graph_trace_json(&spec)).expect("writable");
     // The first replay: launch at 995 µs, kernels from 1000 µs, 10 µs apart.
-    let (start, end) = (990_000, 1_000_000 + 40 * 10_000 + 10_000);
+    let (start, end) = (Nanos(990_000), Nanos(1_000_000 + 40 * 10_000 + 10_000));
 
     let streams = swimlane_layout(&path, start, end, RowMode::Streams).expect("a layout");
     let gpu_rows: Vec<_> = streams
@@ -50,7 +51,7 @@ fn one_replay_as_streams_and_as_semantic_lanes() {
         assert!(
             row.items
                 .windows(2)
-                .all(|w| w[0].start_ns + w[0].dur_ns <= w[1].start_ns)
+                .all(|w| w[0].start + w[0].dur <= w[1].start)
         );
     }
 }

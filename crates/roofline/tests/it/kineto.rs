@@ -33,7 +33,7 @@ fn fixture_ops_costs_times_and_peaks() {
     let linear = row(&r, "aten::linear");
     assert!(r.ops.iter().all(|o| o.op.as_deref() != Some("aten::addmm")));
     assert_eq!(linear.flops.value, Some(2.0 * 512.0 * 512.0 * 256.0));
-    assert_eq!(linear.time_ns.value, 50_000);
+    assert_eq!(linear.time_ns.value.0, 50_000);
     assert_eq!(linear.dtype, Dtype::Tf32);
     assert!(close(linear.peak_flops_per_s.value, 494.7e12));
 
@@ -59,7 +59,7 @@ fn fixture_ops_costs_times_and_peaks() {
         sdpa.flops.value,
         Some(4.0 * 2.0 * 4.0 * 128.0 * 128.0 * 64.0 / 2.0)
     );
-    assert_eq!((sdpa.kernels.value, sdpa.time_ns.value), (2, 45_000));
+    assert_eq!((sdpa.kernels.value, sdpa.time_ns.value.0), (2, 45_000));
 
     // conv2d: 8 outputs x 3 taps per dim, one tap in the padding → 23² positions;
     // 2 x batch 2 x (8 / 2 groups) x 12 x 529.
@@ -88,8 +88,8 @@ fn fixture_ops_costs_times_and_peaks() {
         codes.contains(&("activity-not-under-modelled-op", 1)),
         "{codes:?}"
     );
-    assert_eq!(r.gpu_time_ns.value, 180_000);
-    assert_eq!(r.costed_time_ns.value, 170_000);
+    assert_eq!(r.gpu_time_ns.value.0, 180_000);
+    assert_eq!(r.costed_time_ns.value.0, 170_000);
 }
 
 /// The first `cpu_op` event named `name` in a raw trace, with its Input Dims.
@@ -190,7 +190,7 @@ fn tracelens_h100_gemms_and_sdpa_equal_hand_computation() {
             assert_eq!(o.dtype, Dtype::Bf16, "{} {}", o.name, o.detail);
             assert!(close(o.peak_flops_per_s.value, 989.4e12));
         }
-        assert!(report.attributed_time_ns.value <= report.gpu_time_ns.value);
+        assert!(report.attributed_time_ns.value.0 <= report.gpu_time_ns.value.0);
         assert!(report.ops.len() >= 4);
     }
 }
@@ -262,7 +262,7 @@ fn tracelens_reference_gemm_and_sdpa_rows() {
                     (flops + extra - tl_flops).abs() <= 1e-9 * tl_flops,
                     "{gpu} {file}: ours {flops} + bias {extra} vs TraceLens {tl_flops}"
                 );
-                let time = ours.time_ns.value as f64;
+                let time = ours.time_ns.value.0 as f64;
                 assert!(
                     (time - tl_time).abs() <= 1e-4 * tl_time,
                     "{gpu} {file}: time {time} vs TraceLens {tl_time}"
