@@ -40,21 +40,25 @@ pub(crate) enum Source<'m, R> {
     },
 }
 
+/// Where an event's text starts: at `text[start]` (a `{`), the `index`-th event of the
+/// trace, at byte `offset` of the file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EventAt<'t> {
+    pub text: &'t str,
+    pub start: usize,
+    pub index: usize,
+    pub offset: u64,
+}
+
 /// What a run does with the events it splits, on the thread that runs it: the model
 /// build's `Prep`, or a caller's [`crate::EventSink`]. A run's output is dropped when its
 /// speculation fails, so a sink keeps everything it makes in what [`RunSink::finish`]
 /// returns.
 pub(crate) trait RunSink {
     type Out: Send;
-    /// Handles the event at `text[start]` (a `{`) if the fast parser reads it: the index
-    /// just past its end, or `None` to split it and call [`RunSink::event_text`].
-    fn fast_event(
-        &mut self,
-        text: &str,
-        start: usize,
-        index: usize,
-        offset: u64,
-    ) -> Option<Result<usize, Error>>;
+    /// Handles the event `at` if the fast parser reads it: the index in `at.text` just
+    /// past its end, or `None` to split it and call [`RunSink::event_text`].
+    fn fast_event(&mut self, at: EventAt<'_>) -> Option<Result<usize, Error>>;
     /// Parses and handles the event whose text is `text`.
     fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error>;
     fn finish(self) -> Self::Out;
@@ -1026,7 +1030,12 @@ impl<S: RunSink> Machine<'_, '_, S> {
         }
         let offset = self.offset();
         if let Some(text) = self.text_str
-            && let Some(res) = self.sink.fast_event(text, self.pos, *index, offset)
+            && let Some(res) = self.sink.fast_event(EventAt {
+                text,
+                start: self.pos,
+                index: *index,
+                offset,
+            })
         {
             self.pos = res.map_err(|e| Stop::Fail(Failure::Error(e)))?;
             *index += 1;

@@ -633,14 +633,8 @@ struct Sinked<'p, S> {
 impl<S: EventSink> crate::chunks::RunSink for Sinked<'_, S> {
     type Out = S::Out;
 
-    fn fast_event(
-        &mut self,
-        text: &str,
-        start: usize,
-        index: usize,
-        offset: u64,
-    ) -> Option<Result<usize, Error>> {
-        let (ev, end) = crate::build::fast::event::<&str>(text, start, index, offset)?;
+    fn fast_event(&mut self, at: crate::chunks::EventAt<'_>) -> Option<Result<usize, Error>> {
+        let (ev, end) = crate::build::fast::event::<&str>(at.text, at.start, at.index, at.offset)?;
         Some(self.sink.event(ev).map(|()| end))
     }
 
@@ -690,16 +684,10 @@ impl<S: EventSink> crate::chunks::RunSink for Both<'_, S> {
         S::Out,
     );
 
-    fn fast_event(
-        &mut self,
-        text: &str,
-        start: usize,
-        index: usize,
-        offset: u64,
-    ) -> Option<Result<usize, Error>> {
+    fn fast_event(&mut self, at: crate::chunks::EventAt<'_>) -> Option<Result<usize, Error>> {
         use crate::build::fast::WithText;
         let (mut ev, end) = crate::build::fast::event::<WithText<'_, crate::build::KnownArgs>>(
-            text, start, index, offset,
+            at.text, at.start, at.index, at.offset,
         )?;
         let (known, args) = match ev.args.take() {
             Some(WithText(known, args)) => (Some(known), Some(args)),

@@ -186,23 +186,16 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Investigation, 
         &mut rows_csv,
     )?;
     check_step(input, &analysis.reports[0], options)?;
-    let summaries: Vec<GpuSummary> = loaded
-        .iter()
-        .map(|l| analysis::gpu_summary(&l.capture, &l.path.to_string_lossy(), l.rank))
-        .collect();
-    let timelines: Vec<analysis::RankTimeline> = loaded
-        .iter()
-        .map(|l| analysis::rank_timeline(&l.capture, &l.path.to_string_lossy(), l.rank))
-        .collect();
-    let facts: Vec<CaptureFacts> = loaded.iter().map(capture_facts).collect();
+    let mut captures = PerCapture::default();
+    for l in &loaded {
+        captures.push(CaptureParts::of(l));
+    }
     let drawn: Vec<(&Report, &Loaded)> = analysis.reports.iter().zip(&loaded).collect();
     let document = document(&Parts {
         input,
         options,
         analysis: &analysis,
-        summaries: &summaries,
-        facts: &facts,
-        timelines: &timelines,
+        captures: &captures,
         drawn: &drawn,
         roofline: roofline_of(&loaded),
         attribution: loaded.first().and_then(attribution_of),
@@ -246,11 +239,43 @@ fn check_step(input: &Path, report: &Report, options: &Options) -> Result<(), Er
 /// One rank of a directory, reduced to what the report needs.
 struct RankSummary {
     report: Report,
+    parts: CaptureParts,
+    /// Its `rows.csv` rows (with the rank column, no header).
+    rows: PathBuf,
+}
+
+/// What the report keeps of one capture besides its skip-stats report.
+struct CaptureParts {
     gpu: GpuSummary,
     timeline: analysis::RankTimeline,
     facts: CaptureFacts,
-    /// Its `rows.csv` rows (with the rank column, no header).
-    rows: PathBuf,
+}
+
+impl CaptureParts {
+    fn of(l: &Loaded) -> CaptureParts {
+        let label = l.path.to_string_lossy();
+        CaptureParts {
+            gpu: analysis::gpu_summary(&l.capture, &label, l.rank),
+            timeline: analysis::rank_timeline(&l.capture, &label, l.rank),
+            facts: capture_facts(l),
+        }
+    }
+}
+
+/// The [`CaptureParts`] of every capture (rank), in the order of `analysis.reports`.
+#[derive(Default)]
+struct PerCapture {
+    summaries: Vec<GpuSummary>,
+    facts: Vec<CaptureFacts>,
+    timelines: Vec<analysis::RankTimeline>,
+}
+
+impl PerCapture {
+    fn push(&mut self, parts: CaptureParts) {
+        self.summaries.push(parts.gpu);
+        self.facts.push(parts.facts);
+        self.timelines.push(parts.timeline);
+    }
 }
 
 /// What orders ranks by slowness: the median steady-state step, ties to the lower rank
@@ -272,11 +297,8 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, E
     let kept: Mutex<Option<(SlowKey, Loaded)>> = Mutex::new(None);
     let mapped = load::map_each(input, |l| -> Result<RankSummary, Error> {
         let (report, part) = row_parts.report(&l, &config)?;
-        let label = l.path.to_string_lossy();
         let summary = RankSummary {
-            gpu: analysis::gpu_summary(&l.capture, &label, l.rank),
-            timeline: analysis::rank_timeline(&l.capture, &label, l.rank),
-            facts: capture_facts(&l),
+            parts: CaptureParts::of(&l),
             rows: part,
             report,
         };
@@ -307,24 +329,23 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, E
     }
     let unread: Vec<String> = failed.iter().map(|e| analysis::error_chain(e)).collect();
     let notes = load::rank_notes(input, ranks.iter().map(|(p, r, _)| (p.as_path(), *r)));
-    let (mut reports, mut summaries, mut timelines, mut facts, mut parts, mut paths) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut reports, mut captures, mut parts, mut paths) =
+        (vec![], PerCapture::default(), vec![], vec![]);
     for (path, rank, s) in ranks {
         reports.push(s.report);
-        summaries.push(s.gpu);
-        timelines.push(s.timeline);
-        facts.push(s.facts);
+        captures.push(s.parts);
         parts.push(s.rows);
         paths.push((path, rank));
     }
     let analysis = analysis::skip_stats_assemble(input, reports, true);
     // The rank of steps 3 to 6: the straggler, else the slowest by median step.
-    let cross = analysis::cross_rank(&timelines, &cross_rank_config());
+    let cross = analysis::cross_rank(&captures.timelines, &cross_rank_config());
     let straggler = cross
         .as_ref()
         .and_then(|x| x.stragglers.first())
         .and_then(|st| {
-            timelines
+            captures
+                .timelines
                 .iter()
                 .position(|t| t.rank == st.rank && t.label == st.label)
         });
@@ -357,9 +378,7 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Investigation, E
         input,
         options,
         analysis: &analysis,
-        summaries: &summaries,
-        facts: &facts,
-        timelines: &timelines,
+        captures: &captures,
         drawn: &[(report, &detail)],
         roofline: roofline_of(std::slice::from_ref(&detail)),
         attribution: attribution_of(&detail),
@@ -425,10 +444,7 @@ struct Parts<'a> {
     input: &'a Path,
     options: &'a Options,
     analysis: &'a Analysis,
-    /// Per capture (rank), in the order of `analysis.reports`.
-    summaries: &'a [GpuSummary],
-    facts: &'a [CaptureFacts],
-    timelines: &'a [analysis::RankTimeline],
+    captures: &'a PerCapture,
     /// The captures steps 3 to 6 describe, with their reports: every capture of a single
     /// input, one rank of a rank directory. The first is the one of steps 4 to 6.
     drawn: &'a [(&'a Report, &'a Loaded)],
@@ -457,15 +473,15 @@ fn document(p: &Parts<'_>) -> Document {
     let (detail_report, detail) = p.drawn[0];
 
     let mut verdict = verdict_section(analysis, &mut doc.findings);
-    verdict.push(Block::Table(steps_table(analysis, p.facts)));
-    let ranks = analysis::cross_rank(p.timelines, &cross_rank_config())
-        .map(|x| cross_rank_section(&x, p.timelines, &mut doc.findings));
-    let reconciliation = reconciliation_section(analysis, p.facts, p.xplane, &mut trust);
+    verdict.push(Block::Table(steps_table(analysis, &p.captures.facts)));
+    let ranks = analysis::cross_rank(&p.captures.timelines, &cross_rank_config())
+        .map(|x| cross_rank_section(&x, &p.captures.timelines, &mut doc.findings));
+    let reconciliation = reconciliation_section(analysis, &p.captures.facts, p.xplane, &mut trust);
     let budgets = budget_section(analysis);
     let mut lanes = swimlane_section(analysis, p.drawn, p.options);
     let mut ops = ops_section(
-        p.summaries,
-        p.facts,
+        &p.captures.summaries,
+        &p.captures.facts,
         p.attribution.clone(),
         &mut doc.findings,
         &mut trust,
@@ -490,7 +506,7 @@ fn document(p: &Parts<'_>) -> Document {
             ))]),
         );
     }
-    collect_trust(analysis, p.facts, &mut trust, &mut new_capture);
+    collect_trust(analysis, &p.captures.facts, &mut trust, &mut new_capture);
     unread_trust(p.unread, &mut trust, &mut new_capture);
     for note in p.notes {
         trust.push(TrustEntry {

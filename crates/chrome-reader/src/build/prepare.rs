@@ -192,15 +192,10 @@ impl crate::chunks::RunSink for Prep<'_> {
         self.event(&mut ev)
     }
 
-    /// Prepares the event at `text[start]` if the fast parser reads it (see `fast.rs`).
-    fn fast_event(
-        &mut self,
-        text: &str,
-        start: usize,
-        index: usize,
-        offset: u64,
-    ) -> Option<Result<usize, Error>> {
-        let (res, end) = super::fast::event_with(text, start, index, offset, |ev| self.event(ev))?;
+    /// Prepares the event `at` if the fast parser reads it (see `fast.rs`).
+    fn fast_event(&mut self, at: crate::chunks::EventAt<'_>) -> Option<Result<usize, Error>> {
+        let (res, end) =
+            super::fast::event_with(at.text, at.start, at.index, at.offset, |ev| self.event(ev))?;
         Some(res.map(|()| end))
     }
 
