@@ -70,7 +70,10 @@ pub fn command<A: CommandFactory>() -> clap::Command {
     // The flags alone: augmenting the tool's command itself would also give it
     // `LoadFlags`' doc comment as its about text.
     let load = LoadFlags::augment_args(clap::Command::new("load"));
-    A::command().args(load.get_arguments().cloned())
+    let after = A::command().get_arguments().count();
+    let flags = load.get_arguments().enumerate();
+    // After the tool's own in --help too (each derive numbers its arguments from 0).
+    A::command().args(flags.map(|(i, a)| a.clone().display_order(after + i)))
 }
 
 /// A tool, by the name it prefixes its messages with.
@@ -169,6 +172,8 @@ mod tests {
         assert_eq!(ids, ["capture", "json", "step_nvtx", "threads"], "{ids:?}");
         let help = cmd.clone().render_help().to_string();
         assert!(help.starts_with("Demonstrates the shared flags."), "{help}");
+        let at = |flag: &str| help.find(flag).unwrap_or_else(|| panic!("{flag}: {help}"));
+        assert!(at("--json") < at("--step-nvtx") && at("--step-nvtx") < at("--threads"));
         let matches = cmd
             .try_get_matches_from(["demo", "--threads", "3", "t.json", "--json"])
             .expect("parses");
