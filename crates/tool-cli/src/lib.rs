@@ -14,12 +14,12 @@
 pub mod progress;
 
 use std::fmt::Display;
-
-use clap::{Args as _, CommandFactory, FromArgMatches};
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
-/// The loader's flags, for `#[command(flatten)]` in a tool's arguments.
+use clap::{Args as _, CommandFactory, FromArgMatches};
+
+/// The loader's flags, which [`command`] adds after a tool's own arguments.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LoadFlags {
     /// Nsight Systems exports: the NVTX ranges whose text matches this regular expression
