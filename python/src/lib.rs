@@ -346,8 +346,7 @@ impl HtaTrace {
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<HtaTrace> {
         let p = path.clone();
         run(py, Some(&path), move || {
-            let loaded = trace_frame::load(&p, None).map_err(|e| fail(&e))?;
-            let timelines = trace_frame::hta_timelines(&loaded).map_err(|e| fail(&e))?;
+            let timelines = trace_frame::load_hta_timelines(&p).map_err(|e| fail(&e))?;
             Ok(HtaTrace {
                 timelines: Arc::new(timelines),
             })

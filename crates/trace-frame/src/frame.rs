@@ -126,16 +126,15 @@ fn frame_from<R: Send, T: Send, U: Send>(
     columns: Columns,
     read: impl FnOnce(
         &(dyn Fn() -> Builder + Sync),
-        &mut dyn FnMut(Builder, usize) -> Result<(), chrome_reader::Error>,
+        &mut dyn FnMut(Part, usize) -> Result<(), chrome_reader::Error>,
     ) -> Result<R, chrome_reader::Error>,
     top: impl Fn(&R) -> &chrome_reader::TopLevel,
     with_frame: impl FnOnce(RankFrame) -> U + Send,
     beside: impl FnOnce(R) -> T + Send,
 ) -> Result<(U, T), Error> {
-    let mut b = Builder::new(path, columns);
+    let mut b = FileColumns::new(columns);
     // Each chunk of the file is parsed into columns of its own on a parsing thread; the
-    // chunks' columns are appended in file order here.
-    let mut failed = None;
+    // chunks' columns are strung together in file order here.
     // A chunk's columns start with room for as many rows as the last chunk merged had, and
     // a little more (chunks are cut at about the same size): they seldom grow and copy.
     let rows_hint = std::sync::atomic::AtomicUsize::new(0);
@@ -145,15 +144,10 @@ fn frame_from<R: Send, T: Send, U: Send>(
         Builder::with_rows(b_path.clone(), columns, rows + rows / 8)
     };
     let read = read(&new_part, &mut |part, base| {
-        rows_hint.store(part.index.len(), std::sync::atomic::Ordering::Relaxed);
-        if let Err(e) = b.append(part, base) {
-            failed.get_or_insert(e);
-        }
+        rows_hint.store(part.height, std::sync::atomic::Ordering::Relaxed);
+        b.append(part, base);
         Ok(())
     })?;
-    if let Some(e) = failed {
-        return Err(Error::polars(path.display().to_string())(e));
-    }
     let rank = top(&read)
         .get("distributedInfo")
         .and_then(|raw| serde_json::from_str::<DistributedInfo>(raw.get()).ok())
@@ -217,6 +211,41 @@ enum Val {
     Str(usize, usize),
 }
 
+/// Which kinds of value a column has seen; they decide its type ([`Kinds::dtype`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Kinds {
+    ints: bool,
+    floats: bool,
+    bools: bool,
+    strs: bool,
+}
+
+impl Kinds {
+    /// Uniform integers are Int64, numbers Float64, booleans Boolean; anything mixed (or
+    /// nothing at all) is String.
+    fn dtype(self) -> DataType {
+        let kinds = [self.ints || self.floats, self.bools, self.strs]
+            .iter()
+            .filter(|k| **k)
+            .count();
+        match kinds {
+            1 if self.ints && !self.floats => DataType::Int64,
+            1 if self.ints || self.floats => DataType::Float64,
+            1 if self.bools => DataType::Boolean,
+            _ => DataType::String,
+        }
+    }
+
+    fn union(self, other: Kinds) -> Kinds {
+        Kinds {
+            ints: self.ints || other.ints,
+            floats: self.floats || other.floats,
+            bools: self.bools || other.bools,
+            strs: self.strs || other.strs,
+        }
+    }
+}
+
 /// The values one column has seen, with the rows they are on (increasing), and the text of
 /// its string values end to end.
 #[derive(Debug, Default)]
@@ -224,10 +253,7 @@ struct Sparse {
     rows: Vec<u32>,
     vals: Vec<Val>,
     text: String,
-    ints: bool,
-    floats: bool,
-    bools: bool,
-    strs: bool,
+    kinds: Kinds,
 }
 
 impl Sparse {
@@ -242,9 +268,9 @@ impl Sparse {
     /// Adds a value that is not a string.
     fn push(&mut self, row: u32, v: Val) {
         match v {
-            Val::Int(_) => self.ints = true,
-            Val::Float(_) => self.floats = true,
-            Val::Bool(_) => self.bools = true,
+            Val::Int(_) => self.kinds.ints = true,
+            Val::Float(_) => self.kinds.floats = true,
+            Val::Bool(_) => self.kinds.bools = true,
             Val::Str(..) => unreachable!("strings go through push_str"),
         }
         self.rows.push(row);
@@ -254,7 +280,7 @@ impl Sparse {
     fn push_str(&mut self, row: u32, s: &str) {
         let start = self.text.len();
         self.text.push_str(s);
-        self.strs = true;
+        self.kinds.strs = true;
         self.rows.push(row);
         self.vals.push(Val::Str(start, self.text.len()));
     }
@@ -265,21 +291,6 @@ impl Sparse {
             Val::Str(s, e) => self.push_str(row, &text[s..e]),
             v => self.push(row, v),
         }
-    }
-
-    /// Appends `other`, whose rows count from `row0` here.
-    fn append(&mut self, other: &Sparse, row0: u32) {
-        let text0 = self.text.len();
-        self.text.push_str(&other.text);
-        self.rows.extend(other.rows.iter().map(|r| r + row0));
-        self.vals.extend(other.vals.iter().map(|&v| match v {
-            Val::Str(s, e) => Val::Str(s + text0, e + text0),
-            v => v,
-        }));
-        self.ints |= other.ints;
-        self.floats |= other.floats;
-        self.bools |= other.bools;
-        self.strs |= other.strs;
     }
 
     /// The value of each row (the last one where an event repeated a key), `None` where
@@ -305,74 +316,166 @@ impl Sparse {
         out
     }
 
-    /// Uniform integers stay Int64, numbers Float64, booleans Boolean; a mixed column
-    /// becomes strings (numbers by their value's text).
-    fn into_column(self, name: &str, height: usize) -> Column {
-        let name = PlSmallStr::from(name);
-        let kinds = [self.ints || self.floats, self.bools, self.strs]
-            .iter()
-            .filter(|k| **k)
-            .count();
+    /// The column, of type [`Kinds::dtype`]: a mixed column is strings (numbers by their
+    /// value's text).
+    fn series(&self, name: &str, height: usize) -> Series {
+        let dtype = self.kinds.dtype();
         // Straight from the sparse values into the column's buffers.
-        if kinds == 1 && !self.floats && self.ints {
-            let rows = self.dense(height, |v| match v {
-                Val::Int(i) => Some(i),
-                _ => None,
-            });
-            return rows.into_column(&name);
+        match dtype {
+            DataType::Int64 => self
+                .dense(height, |v| match v {
+                    Val::Int(i) => Some(i),
+                    _ => None,
+                })
+                .into_series(name),
+            DataType::Float64 => self
+                .dense(height, |v| match v {
+                    Val::Int(i) => Some(i as f64),
+                    Val::Float(f) => Some(f),
+                    _ => None,
+                })
+                .into_series(name),
+            DataType::Boolean => {
+                let rows = self.per_row(height).map(|v| match v {
+                    Some(Val::Bool(b)) => Some(b),
+                    _ => None,
+                });
+                BooleanChunked::from_iter_options(name.into(), rows).into_series()
+            }
+            _ => self.strings(name, height),
         }
-        if kinds == 1 && (self.ints || self.floats) {
-            let rows = self.dense(height, |v| match v {
-                Val::Int(i) => Some(i as f64),
-                Val::Float(f) => Some(f),
-                _ => None,
-            });
-            return rows.into_column(&name);
-        }
-        if kinds == 1 && self.bools {
-            let rows = self.per_row(height).map(|v| match v {
-                Some(Val::Bool(b)) => Some(b),
-                _ => None,
-            });
-            return BooleanChunked::from_iter_options(name, rows).into_column();
-        }
-        let mut out = StringChunkedBuilder::new(name, height);
-        let mut num = String::new();
-        // The integer whose text `num` holds: ids repeat row after row (pid, tid).
-        let mut num_of = None;
+    }
+
+    /// Every value as text.
+    fn strings(&self, name: &str, height: usize) -> Series {
+        let mut out = Texts::new(name, height);
         for v in self.per_row(height) {
-            use std::fmt::Write;
-            let s = match v {
-                None => {
-                    out.append_null();
-                    continue;
-                }
-                Some(Val::Str(s, e)) => &self.text[s..e],
-                Some(Val::Int(i)) => {
-                    if num_of != Some(i) {
-                        num.clear();
-                        let _ = write!(num, "{i}");
-                        num_of = Some(i);
-                    }
-                    &num
-                }
-                Some(Val::Float(f)) => {
-                    num.clear();
-                    let _ = write!(num, "{f}");
-                    num_of = None;
-                    &num
-                }
-                Some(Val::Bool(b)) => {
-                    if b {
-                        "true"
-                    } else {
-                        "false"
-                    }
-                }
-            };
-            out.append_value(s);
+            out.push(v, &self.text);
         }
-        out.finish().into_column()
+        out.finish()
+    }
+}
+
+/// A String column made of values of any kind: numbers by their value's text
+/// (`{i}`, `{f}`), booleans `true`/`false`.
+struct Texts {
+    out: StringChunkedBuilder,
+    num: String,
+    /// The integer whose text `num` holds: ids repeat row after row (pid, tid).
+    num_of: Option<i64>,
+}
+
+impl Texts {
+    fn new(name: &str, rows: usize) -> Texts {
+        Texts {
+            out: StringChunkedBuilder::new(name.into(), rows),
+            num: String::new(),
+            num_of: None,
+        }
+    }
+
+    /// Appends `v`, whose string (if it is one) is in `text`.
+    fn push(&mut self, v: Option<Val>, text: &str) {
+        use std::fmt::Write;
+        let s = match v {
+            None => {
+                self.out.append_null();
+                return;
+            }
+            Some(Val::Str(s, e)) => &text[s..e],
+            Some(Val::Int(i)) => {
+                if self.num_of != Some(i) {
+                    self.num.clear();
+                    let _ = write!(self.num, "{i}");
+                    self.num_of = Some(i);
+                }
+                &self.num
+            }
+            Some(Val::Float(f)) => {
+                self.num.clear();
+                let _ = write!(self.num, "{f}");
+                self.num_of = None;
+                &self.num
+            }
+            Some(Val::Bool(b)) => {
+                if b {
+                    "true"
+                } else {
+                    "false"
+                }
+            }
+        };
+        self.out.append_value(s);
+    }
+
+    fn finish(self) -> Series {
+        self.out.finish().into_series()
+    }
+}
+
+/// One chunk's column of a type that may differ from the whole file's (an integer column
+/// of a chunk is Float64 or String where other chunks have fractions or text).
+struct Piece {
+    kinds: Kinds,
+    series: Series,
+    /// The values, kept when the chunk's column is Float64 with integers in it: as text
+    /// they read as written (`{i}`), not as the float they became.
+    exact: Option<Sparse>,
+}
+
+impl Piece {
+    fn of(sparse: Sparse, name: &str, height: usize) -> Piece {
+        let kinds = sparse.kinds;
+        let series = sparse.series(name, height);
+        let lossy = kinds.ints && kinds.floats && series.dtype() == &DataType::Float64;
+        Piece {
+            kinds,
+            series,
+            exact: lossy.then_some(sparse),
+        }
+    }
+
+    /// The column as `dtype` (the whole file's type, which covers this chunk's kinds): as
+    /// [`Sparse::series`] would have made it from the whole file's values.
+    fn into_dtype(self, dtype: &DataType, height: usize) -> PolarsResult<Series> {
+        if self.series.dtype() == dtype {
+            return Ok(self.series);
+        }
+        if self.kinds == Kinds::default() {
+            // No values in this chunk.
+            return Ok(Series::full_null(self.series.name().clone(), height, dtype));
+        }
+        match dtype {
+            // An Int64 piece: `i as f64`, as `Sparse::series` converts.
+            DataType::Float64 => self.series.cast(dtype),
+            DataType::String => {
+                let name = self.series.name().clone();
+                if let Some(sparse) = &self.exact {
+                    return Ok(sparse.strings(&name, height));
+                }
+                let mut out = Texts::new(&name, height);
+                match self.series.dtype() {
+                    DataType::Int64 => {
+                        for v in self.series.i64()?.iter() {
+                            out.push(v.map(Val::Int), "");
+                        }
+                    }
+                    DataType::Float64 => {
+                        for v in self.series.f64()?.iter() {
+                            out.push(v.map(Val::Float), "");
+                        }
+                    }
+                    DataType::Boolean => {
+                        for v in self.series.bool()?.iter() {
+                            out.push(v.map(Val::Bool), "");
+                        }
+                    }
+                    other => unreachable!("a piece of {other} under a String column"),
+                }
+                Ok(out.finish())
+            }
+            other => unreachable!("a {} piece under a {other} column", self.series.dtype()),
+        }
     }
 }
 
@@ -397,12 +500,6 @@ impl<T: Copy + Default> Nullable<T> {
         self.valid.push(v.is_some());
     }
 
-    fn append(&mut self, other: &Nullable<T>) {
-        self.values.extend_from_slice(&other.values);
-        self.valid
-            .extend_from_slice(other.valid.as_slice(), 0, other.valid.len());
-    }
-
     /// The values, and the validity when some are null.
     fn into_parts(self) -> (Vec<T>, Option<Bitmap>) {
         let valid = (self.valid.unset_bits() > 0).then(|| self.valid.into());
@@ -411,29 +508,29 @@ impl<T: Copy + Default> Nullable<T> {
 }
 
 impl Nullable<i64> {
-    fn into_column(self, name: &str) -> Column {
+    fn into_series(self, name: &str) -> Series {
         let (values, valid) = self.into_parts();
-        Int64Chunked::from_vec_validity(name.into(), values, valid).into_column()
+        Int64Chunked::from_vec_validity(name.into(), values, valid).into_series()
     }
 }
 
 impl Nullable<f64> {
-    fn into_column(self, name: &str) -> Column {
+    fn into_series(self, name: &str) -> Series {
         let (values, valid) = self.into_parts();
-        Float64Chunked::from_vec_validity(name.into(), values, valid).into_column()
+        Float64Chunked::from_vec_validity(name.into(), values, valid).into_series()
     }
 }
 
-/// The frame's columns, for the whole file or for one chunk of it (a chunk's rows and
-/// event indices count from its first event).
+/// The columns of one chunk of the file, parsed on a parsing thread (its rows and event
+/// indices count from its first event).
 struct Builder {
     /// The file, named in the error of an event that cannot be read.
     path: Arc<Path>,
     columns: Columns,
     index: Vec<i64>,
-    name: Strings,
-    cat: Strings,
-    ph: Strings,
+    name: StringChunkedBuilder,
+    cat: StringChunkedBuilder,
+    ph: StringChunkedBuilder,
     ts: Nullable<f64>,
     dur: Nullable<f64>,
     ts_ns: Nullable<i64>,
@@ -450,80 +547,54 @@ struct Builder {
     scratch: String,
 }
 
-/// A string column: built on the parsing thread, appended as a chunk of the whole.
-enum Strings {
-    Building(StringChunkedBuilder),
-    Done(Option<StringChunked>),
+/// A chunk's columns, typed by what the chunk holds: made on the parsing thread when the
+/// chunk is done, so that the file's frame only strings the chunks together.
+struct Part {
+    height: usize,
+    index: Vec<i64>,
+    /// `name`, `cat`, `ph`, (`ts`, `dur` with every column), `ts_ns`, `dur_ns`.
+    fixed: Vec<Series>,
+    /// `pid`, `tid` (and `id` with every column).
+    ids: Vec<Piece>,
+    args: Vec<(String, Piece)>,
 }
 
-impl Strings {
-    fn with_capacity(name: &str, rows: usize) -> Strings {
-        Strings::Building(StringChunkedBuilder::new(name.into(), rows))
+/// The names of [`Part::fixed`] and [`Part::ids`].
+fn fixed_names(columns: Columns) -> (&'static [&'static str], &'static [&'static str]) {
+    match columns {
+        Columns::All => (
+            &["name", "cat", "ph", "ts", "dur", "ts_ns", "dur_ns"],
+            &["pid", "tid", "id"],
+        ),
+        Columns::Analyses => (&["name", "cat", "ph", "ts_ns", "dur_ns"], &["pid", "tid"]),
     }
+}
 
-    fn push(&mut self, s: Option<&str>) {
-        match self {
-            Strings::Building(b) => b.append_option(s),
-            Strings::Done(_) => unreachable!("a chunk's strings are pushed before it is done"),
-        }
-    }
-
-    fn done(&mut self) {
-        if let Strings::Building(b) = self {
-            let b = std::mem::replace(b, StringChunkedBuilder::new(PlSmallStr::EMPTY, 0));
-            *self = Strings::Done(Some(b.finish()));
-        }
-    }
-
-    /// Appends a finished chunk's column.
-    fn append(&mut self, mut other: Strings) -> PolarsResult<()> {
-        other.done();
-        self.done();
-        let (Strings::Done(all), Strings::Done(Some(more))) = (self, other) else {
-            unreachable!("both are done");
-        };
-        match all {
-            Some(all) => all.append_owned(more),
-            None => {
-                *all = Some(more);
-                Ok(())
-            }
-        }
-    }
-
-    /// The column, one chunk per chunk of the file unless `rechunk` (which copies every
-    /// string once more).
-    fn into_column(mut self, name: &str, rechunk: bool) -> Column {
-        self.done();
-        let Strings::Done(col) = self else {
-            unreachable!("done");
-        };
-        let col = col.unwrap_or_else(|| StringChunked::full_null(PlSmallStr::EMPTY, 0));
-        let col = if rechunk {
-            col.rechunk().into_owned()
-        } else {
-            col
-        };
-        col.with_name(name.into()).into_column()
-    }
+/// The whole file's columns: each chunk's [`Part`] in file order.
+struct FileColumns {
+    columns: Columns,
+    heights: Vec<usize>,
+    index: Vec<Vec<i64>>,
+    fixed: Vec<Vec<Series>>,
+    ids: Vec<Vec<Piece>>,
+    keys: FastMap<String, usize>,
+    /// Per `args` key: its pieces, `None` for a chunk without the key.
+    args: Vec<(String, Vec<Option<Piece>>)>,
 }
 
 impl Builder {
-    fn new(path: &Path, columns: Columns) -> Builder {
-        Builder::with_rows(Arc::from(path), columns, 0)
-    }
-
     /// A builder with room for `rows` rows in its dense columns (and `pid`, `tid`).
     fn with_rows(path: Arc<Path>, columns: Columns, rows: usize) -> Builder {
         let all = columns == Columns::All;
         let floats = || Nullable::with_capacity(if all { rows } else { 0 });
+        let strings = |name: &str| StringChunkedBuilder::new(name.into(), rows);
         Builder {
             path,
             columns,
             index: Vec::with_capacity(rows),
-            name: Strings::with_capacity("name", rows),
-            cat: Strings::with_capacity("cat", rows),
-            ph: Strings::with_capacity("ph", rows),
+            name: strings("name"),
+            cat: strings("cat"),
+            ph: strings("ph"),
             ts: floats(),
             dur: floats(),
             ts_ns: Nullable::with_capacity(rows),
@@ -541,17 +612,48 @@ impl Builder {
 
 /// A chunk's events, parsed on a parsing thread.
 impl chrome_reader::EventSink for Builder {
-    type Out = Builder;
+    type Out = Part;
 
     fn event(&mut self, ev: RawEvent<'_, &str>) -> Result<(), chrome_reader::Error> {
         self.push(&ev)
     }
 
-    fn finish(mut self) -> Builder {
-        self.name.done();
-        self.cat.done();
-        self.ph.done();
-        self
+    fn finish(self) -> Part {
+        let height = self.index.len();
+        let all = self.columns == Columns::All;
+        let mut fixed = vec![
+            self.name.finish().into_series(),
+            self.cat.finish().into_series(),
+            self.ph.finish().into_series(),
+        ];
+        if all {
+            fixed.push(self.ts.into_series("ts"));
+            fixed.push(self.dur.into_series("dur"));
+        }
+        fixed.push(self.ts_ns.into_series("ts_ns"));
+        fixed.push(self.dur_ns.into_series("dur_ns"));
+        let mut ids = vec![
+            Piece::of(self.pid, "pid", height),
+            Piece::of(self.tid, "tid", height),
+        ];
+        if all {
+            ids.push(Piece::of(self.id, "id", height));
+        }
+        let args = self
+            .args
+            .into_iter()
+            .map(|(key, sparse)| {
+                let piece = Piece::of(sparse, &key, height);
+                (key, piece)
+            })
+            .collect();
+        Part {
+            height,
+            index: self.index,
+            fixed,
+            ids,
+            args,
+        }
     }
 }
 
@@ -570,9 +672,9 @@ impl Builder {
         let (ts_ns, dur_ns) = (nanos("ts", ev.ts)?, nanos("dur", ev.dur)?);
         let row = self.index.len() as u32;
         self.index.push(ev.index as i64);
-        self.name.push(ev.name.as_deref());
-        self.cat.push(ev.cat.as_deref());
-        self.ph.push(Some(&*ev.ph));
+        self.name.append_option(ev.name.as_deref());
+        self.cat.append_option(ev.cat.as_deref());
+        self.ph.append_value(&*ev.ph);
         let all = self.columns == Columns::All;
         if all {
             self.ts.push(ev.ts.and_then(|n| n.as_f64()));
@@ -638,86 +740,173 @@ impl Builder {
         }
         s
     }
+}
 
-    /// Appends a chunk's columns; its event indices count from `base`.
-    fn append(&mut self, part: Builder, base: usize) -> Result<(), PolarsError> {
-        let row0 = self.index.len() as u32;
-        self.index
-            .extend(part.index.iter().map(|i| i + base as i64));
-        self.name.append(part.name)?;
-        self.cat.append(part.cat)?;
-        self.ph.append(part.ph)?;
-        self.ts.append(&part.ts);
-        self.dur.append(&part.dur);
-        self.ts_ns.append(&part.ts_ns);
-        self.dur_ns.append(&part.dur_ns);
-        self.pid.append(&part.pid, row0);
-        self.tid.append(&part.tid, row0);
-        self.id.append(&part.id, row0);
-        for (key, col) in &part.args {
+impl FileColumns {
+    fn new(columns: Columns) -> FileColumns {
+        let (fixed, ids) = fixed_names(columns);
+        FileColumns {
+            columns,
+            heights: Vec::new(),
+            index: Vec::new(),
+            fixed: fixed.iter().map(|_| Vec::new()).collect(),
+            ids: ids.iter().map(|_| Vec::new()).collect(),
+            keys: FastMap::default(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Appends a chunk's columns (no values are copied); its event indices count from
+    /// `base`.
+    fn append(&mut self, mut part: Part, base: usize) {
+        if part.height == 0 {
+            // No chunk of no rows in the columns (the text after the events).
+            return;
+        }
+        for i in &mut part.index {
+            *i += base as i64;
+        }
+        let before = self.heights.len();
+        self.heights.push(part.height);
+        self.index.push(part.index);
+        for (all, s) in self.fixed.iter_mut().zip(part.fixed) {
+            all.push(s);
+        }
+        for (all, p) in self.ids.iter_mut().zip(part.ids) {
+            all.push(p);
+        }
+        for (key, piece) in part.args {
             let slot = match self.keys.get(key.as_str()) {
                 Some(&s) => s,
                 None => {
                     let s = self.args.len();
-                    self.keys.insert(key.as_str().into(), s);
-                    self.args.push((key.clone(), Sparse::default()));
+                    self.keys.insert(key.clone(), s);
+                    self.args.push((key, (0..before).map(|_| None).collect()));
                     s
                 }
             };
-            self.args[slot].1.append(col, row0);
+            self.args[slot].1.push(Some(piece));
         }
-        Ok(())
+        for (_, pieces) in &mut self.args {
+            if pieces.len() == before {
+                pieces.push(None);
+            }
+        }
     }
 
     fn finish(self, rank: Option<i64>) -> PolarsResult<DataFrame> {
-        let height = self.index.len();
-        let all = self.columns == Columns::All;
-        // The columns are built beside each other, each from its own part of the builder.
-        type Build = Box<dyn FnOnce() -> Column + Send>;
-        let mut builds: Vec<Build> = Vec::new();
-        // The analyses' frame is read row by row once and dropped: its string columns keep
-        // their chunks.
-        let (name, cat, ph) = (self.name, self.cat, self.ph);
-        builds.push(Box::new(move || name.into_column("name", all)));
-        builds.push(Box::new(move || cat.into_column("cat", all)));
-        builds.push(Box::new(move || ph.into_column("ph", all)));
-        if all {
-            let (ts, dur) = (self.ts, self.dur);
-            builds.push(Box::new(move || ts.into_column("ts")));
-            builds.push(Box::new(move || dur.into_column("dur")));
-        }
-        let (pid, tid, id) = (self.pid, self.tid, self.id);
-        builds.push(Box::new(move || pid.into_column("pid", height)));
-        builds.push(Box::new(move || tid.into_column("tid", height)));
-        if all {
-            builds.push(Box::new(move || id.into_column("id", height)));
-        }
-        let (ts_ns, dur_ns, index) = (self.ts_ns, self.dur_ns, self.index);
-        builds.push(Box::new(move || ts_ns.into_column("ts_ns")));
-        builds.push(Box::new(move || dur_ns.into_column("dur_ns")));
-        builds.push(Box::new(move || {
-            Int64Chunked::from_vec("event_index".into(), index).into_column()
-        }));
-        builds.push(Box::new(move || {
-            let rank = match rank {
-                Some(r) => Scalar::new(DataType::Int64, AnyValue::Int64(r)),
-                None => Scalar::null(DataType::Int64),
+        let height: usize = self.heights.iter().sum();
+        let heights = Arc::new(self.heights);
+        let (fixed_names, id_names) = fixed_names(self.columns);
+        // The columns are built beside each other, each from its own part of the file.
+        type Build = Box<dyn FnOnce() -> PolarsResult<Column> + Send>;
+        let mut fixed: Vec<Option<Build>> = Vec::new();
+        for (name, pieces) in fixed_names.iter().zip(self.fixed) {
+            let dtype = match *name {
+                "ts" | "dur" => DataType::Float64,
+                "ts_ns" | "dur_ns" => DataType::Int64,
+                _ => DataType::String,
             };
-            Column::new_scalar("rank".into(), rank, height)
+            fixed.push(Some(Box::new(move || chain(name, dtype, pieces))));
+        }
+        let mut ids: Vec<Option<Build>> = Vec::new();
+        for (name, pieces) in id_names.iter().zip(self.ids) {
+            let heights = heights.clone();
+            let pieces = pieces.into_iter().map(Some).collect();
+            ids.push(Some(Box::new(move || typed(name, pieces, &heights))));
+        }
+        let take =
+            |v: &mut Vec<Option<Build>>, i: usize| v[i].take().expect("each column is built once");
+        let all = self.columns == Columns::All;
+        // The crate docs' column order.
+        let mut builds: Vec<Build> = vec![
+            take(&mut fixed, 0),
+            take(&mut fixed, 1),
+            take(&mut fixed, 2),
+        ];
+        if all {
+            builds.push(take(&mut fixed, 3));
+            builds.push(take(&mut fixed, 4));
+        }
+        builds.push(take(&mut ids, 0));
+        builds.push(take(&mut ids, 1));
+        if all {
+            builds.push(take(&mut ids, 2));
+        }
+        let ns = if all { 5 } else { 3 };
+        builds.push(take(&mut fixed, ns));
+        builds.push(take(&mut fixed, ns + 1));
+        let index = self.index;
+        builds.push(Box::new(move || {
+            let pieces = index
+                .into_iter()
+                .map(|i| Int64Chunked::from_vec("event_index".into(), i).into_series())
+                .collect();
+            chain("event_index", DataType::Int64, pieces)
+        }));
+        let rank_heights = heights.clone();
+        builds.push(Box::new(move || {
+            // Cut as the other columns are: a frame whose columns share their chunks is
+            // filtered chunk by chunk, where one of another shape (a scalar column) makes
+            // polars copy every column into one chunk first.
+            let pieces = rank_heights
+                .iter()
+                .map(|&h| match rank {
+                    Some(r) => Int64Chunked::full("rank".into(), r, h).into_series(),
+                    None => Series::full_null("rank".into(), h, &DataType::Int64),
+                })
+                .collect();
+            chain("rank", DataType::Int64, pieces)
         }));
         let mut args = self.args;
         args.sort_by(|a, b| a.0.cmp(&b.0));
-        for (key, sparse) in args {
+        for (key, pieces) in args {
             let name = if key.is_empty() {
                 "args".to_string()
             } else {
                 format!("args_{key}")
             };
-            builds.push(Box::new(move || sparse.into_column(&name, height)));
+            let heights = heights.clone();
+            builds.push(Box::new(move || typed(&name, pieces, &heights)));
         }
-        let cols: Vec<Column> = builds.into_par_iter().map(|build| build()).collect();
+        let cols = builds
+            .into_par_iter()
+            .map(|build| build())
+            .collect::<PolarsResult<Vec<Column>>>()?;
         DataFrame::new(height, cols)
     }
+}
+
+/// The chunks' columns of one type as one column named `name` (no values copied).
+fn chain(name: &str, dtype: DataType, pieces: Vec<Series>) -> PolarsResult<Column> {
+    let mut pieces = pieces.into_iter();
+    let mut all = match pieces.next() {
+        Some(first) => first,
+        None => Series::new_empty(name.into(), &dtype),
+    };
+    for p in pieces {
+        all.append_owned(p)?;
+    }
+    Ok(all.with_name(name.into()).into_column())
+}
+
+/// The chunks' pieces of a column whose type is decided by every chunk's values
+/// ([`Kinds::dtype`]), null where a chunk has none.
+fn typed(name: &str, pieces: Vec<Option<Piece>>, heights: &[usize]) -> PolarsResult<Column> {
+    let kinds = pieces
+        .iter()
+        .flatten()
+        .fold(Kinds::default(), |k, p| k.union(p.kinds));
+    let dtype = kinds.dtype();
+    let series = pieces
+        .into_iter()
+        .zip(heights)
+        .map(|(p, &h)| match p {
+            Some(p) => p.into_dtype(&dtype, h),
+            None => Ok(Series::full_null(name.into(), h, &dtype)),
+        })
+        .collect::<PolarsResult<Vec<Series>>>()?;
+    chain(name, dtype, series)
 }
 
 /// Calls `f` with each member of `args` (checked JSON text), its key and its value's text.
@@ -870,22 +1059,101 @@ mod tests {
         assert_eq!(got, vec![Some(Val::Int(2)), None, Some(Val::Int(3)), None]);
     }
 
+    /// A chunk's values as (row, value) with strings as text.
+    enum V {
+        I(i64),
+        F(f64),
+        B(bool),
+        S(&'static str),
+    }
+
+    fn sparse(values: &[(u32, V)]) -> Sparse {
+        let mut s = Sparse::default();
+        for (row, v) in values {
+            match v {
+                V::I(i) => s.push(*row, Val::Int(*i)),
+                V::F(f) => s.push(*row, Val::Float(*f)),
+                V::B(b) => s.push(*row, Val::Bool(*b)),
+                V::S(t) => s.push_str(*row, t),
+            }
+        }
+        s
+    }
+
+    /// The chunks' columns strung together equal the column of all their values at once:
+    /// `chunks` are (height, values or `None` for a chunk without the key).
+    /// A chunk's (row, value) pairs.
+    type Values<'a> = &'a [(u32, V)];
+
+    fn check_chunks(chunks: &[(usize, Option<Values<'_>>)], dtype: DataType) {
+        let mut whole = Sparse::default();
+        let mut row0 = 0;
+        let mut heights = Vec::new();
+        let mut pieces = Vec::new();
+        for (height, values) in chunks {
+            if let Some(values) = values {
+                let part = sparse(values);
+                for (r, v) in part.rows.iter().zip(&part.vals) {
+                    whole.push_from(r + row0, *v, &part.text);
+                }
+                pieces.push(Some(Piece::of(part, "k", *height)));
+            } else {
+                pieces.push(None);
+            }
+            heights.push(*height);
+            row0 += *height as u32;
+        }
+        let expect = whole.series("k", row0 as usize);
+        let got = typed("k", pieces, &heights).unwrap();
+        let got = got.as_materialized_series();
+        assert_eq!(got.dtype(), &dtype);
+        assert_eq!(expect.dtype(), &dtype);
+        assert!(got.equals_missing(&expect), "{got:?} vs {expect:?}");
+    }
+
+    #[test]
+    fn chunks_typed_on_their_own_give_the_whole_files_column() {
+        use V::*;
+        let ints: &[(u32, V)] = &[(0, I(3)), (2, I(9_007_199_254_740_993))];
+        let floats: &[(u32, V)] = &[(1, F(1.5))];
+        let ints_and_floats: &[(u32, V)] = &[(0, I(9_007_199_254_740_993)), (1, F(0.25))];
+        let text: &[(u32, V)] = &[(0, S("x"))];
+        let bools: &[(u32, V)] = &[(1, B(true)), (2, B(false))];
+        check_chunks(
+            &[(3, Some(ints)), (2, None), (3, Some(ints))],
+            DataType::Int64,
+        );
+        check_chunks(&[(3, Some(ints)), (2, Some(floats))], DataType::Float64);
+        check_chunks(&[(3, Some(ints)), (1, Some(text))], DataType::String);
+        check_chunks(&[(2, Some(floats)), (1, Some(text))], DataType::String);
+        // Integers beside fractions in one chunk keep their own text in a String column.
+        check_chunks(
+            &[(2, Some(ints_and_floats)), (1, Some(text))],
+            DataType::String,
+        );
+        check_chunks(&[(3, Some(bools)), (3, Some(ints))], DataType::String);
+        check_chunks(&[(3, Some(bools)), (4, None)], DataType::Boolean);
+        // A chunk with the key but no value in it (the ids of a chunk without any).
+        check_chunks(&[(2, Some(&[])), (3, Some(ints))], DataType::Int64);
+        check_chunks(&[(2, Some(&[])), (3, Some(&[]))], DataType::String);
+    }
+
     #[test]
     fn mixed_columns_become_strings_uniform_stay_numeric() {
         let mut s = Sparse::default();
         s.push(0, Val::Int(3));
         s.push(2, Val::Float(1.5));
-        let c = s.into_column("n", 3);
+        let c = s.series("n", 3);
         assert_eq!(c.dtype(), &DataType::Float64);
         let mut s = Sparse::default();
         s.push(0, Val::Int(3));
         s.push_str(1, "x");
-        let c = s.into_column("m", 3);
+        let c = s.series("m", 3);
         assert_eq!(c.dtype(), &DataType::String);
         assert_eq!(c.null_count(), 1);
         let mut s = Sparse::default();
         s.push(1, Val::Int(7));
-        let c = s.into_column("i", 2);
+        let c = s.series("i", 2);
         assert_eq!(c.dtype(), &DataType::Int64);
     }
 }

@@ -267,6 +267,48 @@ pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
         .collect()
 }
 
+/// [`load()`] and then [`hta_timelines`] for a caller that wants only the timelines (the
+/// HTA drop-in): the same timelines, sooner. Each file's frame gets only the columns the
+/// timeline reads, becomes its timeline on the thread that read it and is dropped; the
+/// ranks' frames are not joined. As in [`load()`], a directory's unreadable files are left
+/// out unless none can be read.
+pub fn load_hta_timelines(input: &Path) -> Result<Vec<Timeline>, Error> {
+    let sources = chrome_sources(input)?;
+    let paths = &sources.paths;
+    let threads = if paths.len() == 1 {
+        chrome_reader::default_threads()
+    } else {
+        1
+    };
+    // Outer error: the file could not be read (left out, as `load` leaves it out); inner:
+    // its frame is no timeline (an error of the whole, as `hta_timelines` gives).
+    type Read = (Option<i64>, PathBuf, Result<Timeline, Error>);
+    let res: Vec<Result<Read, Error>> = paths
+        .par_iter()
+        .map(|p| {
+            let mut frame = frame::read_frame_columns(p, threads, frame::Columns::Analyses)?;
+            frame.path = sources.original(&frame.path);
+            let timeline = Timeline::from_frame(&frame).map(Timeline::into_hta_view);
+            Ok((frame.rank, frame.path, timeline))
+        })
+        .collect();
+    let mut read = Vec::new();
+    let mut failed = Vec::new();
+    for r in res {
+        match r {
+            Ok(t) => read.push(t),
+            Err(e) => failed.push(e),
+        }
+    }
+    if (read.is_empty() || paths.len() == 1)
+        && let Some(first) = failed.into_iter().next()
+    {
+        return Err(first);
+    }
+    read.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    read.into_iter().map(|(_, _, t)| t).collect()
+}
+
 /// Which step the critical path is of: instance `instance` (0 = the first, in start order)
 /// of the host annotations whose name contains `annotation`; an empty annotation is the
 /// whole trace.

@@ -365,7 +365,8 @@ fn dlrm(
     PathBuf,
 ) {
     let loaded = trace_frame::load(&root.join("pytorch/param-dlrm-8rank"), None).unwrap();
-    let ts = trace_frame::hta_timelines(&loaded).unwrap();
+    // The HTA drop-in's read (the Python package's `HtaTrace`).
+    let ts = trace_frame::load_hta_timelines(&root.join("pytorch/param-dlrm-8rank")).unwrap();
     let refs = root.join("pytorch/reference-outputs/hta-0.5.0/param-dlrm-8rank");
     (loaded, ts, refs)
 }
@@ -686,6 +687,42 @@ fn the_analyses_frame_gives_the_full_frames_report_on_every_pytorch_trace() {
             (a, b) => panic!("{}: {a:?} / {b:?}", input.display()),
         }
     }
+}
+
+/// `load_hta_timelines` (the analyses' columns, no joined frame) gives the timelines of a
+/// full `load` and `hta_timelines`, or the same error, on every shared PyTorch trace and
+/// trace directory and on the malformed fixtures.
+#[test]
+fn hta_timelines_of_a_path_equal_those_of_the_full_load() {
+    let Some(set) = test_support::real_traces("hta_timelines_of_a_path_equal_the_full_load") else {
+        return;
+    };
+    let mut inputs: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    let mut dirs: Vec<PathBuf> = inputs
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    inputs.extend(dirs);
+    inputs.push(fixture("chrome/err"));
+    assert!(inputs.len() >= 40, "{} inputs", inputs.len());
+    let mut timelines = 0;
+    for input in &inputs {
+        let full = trace_frame::load(input, None)
+            .and_then(|loaded| trace_frame::hta_timelines(&loaded))
+            .map(|ts| format!("{ts:?}"));
+        let direct = trace_frame::load_hta_timelines(input).map(|ts| {
+            timelines += ts.len();
+            format!("{ts:?}")
+        });
+        match (full, direct) {
+            (Ok(a), Ok(b)) => assert!(a == b, "{}", input.display()),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{}", input.display()),
+            (a, b) => panic!("{}: {a:?} / {b:?}", input.display()),
+        }
+    }
+    assert!(timelines >= 40, "{timelines} timelines");
 }
 
 /// Two traces with the same file name in different directories, or one trace whose bytes
