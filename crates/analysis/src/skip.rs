@@ -492,11 +492,32 @@ impl RowParts {
     /// Writes `rows.csv` to `out`: the header, then each of `parts` (from
     /// [`RowParts::report`]) in order. A part that cannot be read is an error naming it.
     pub fn write(&self, parts: &[PathBuf], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.write_parts(parts, out, false)
+    }
+
+    /// [`RowParts::write`], removing each part once it is copied, so that the rows are
+    /// on disk about once, not twice (for a caller that writes them only once). Only
+    /// files of this value's scratch directory are removed.
+    pub fn drain(self, parts: &[PathBuf], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.write_parts(parts, out, true)
+    }
+
+    fn write_parts(
+        &self,
+        parts: &[PathBuf],
+        out: &mut dyn std::io::Write,
+        remove: bool,
+    ) -> std::io::Result<()> {
         write_rows_header(&mut *out, true)?;
         for part in parts {
-            let mut file = std::fs::File::open(part)
-                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", part.display())))?;
+            let named = |e: std::io::Error| {
+                std::io::Error::new(e.kind(), format!("{}: {e}", part.display()))
+            };
+            let mut file = std::fs::File::open(part).map_err(named)?;
             std::io::copy(&mut file, out)?;
+            if remove && part.parent() == Some(self.scratch.path()) {
+                std::fs::remove_file(part).map_err(named)?;
+            }
         }
         Ok(())
     }

@@ -164,9 +164,8 @@ fn by_rank(
         }
     }
     let mut w = std::io::BufWriter::with_capacity(1 << 20, rows);
-    row_parts.write(&parts, &mut w)?;
+    row_parts.drain(&parts, &mut w)?;
     w.flush()?;
-    drop(row_parts);
     let ranks = seen.iter().map(|(path, rank)| (path.as_path(), *rank));
     for note in load::rank_notes(&args.trace, ranks) {
         TOOL.warn(note);
