@@ -515,8 +515,12 @@ impl RowParts {
             };
             let mut file = std::fs::File::open(part).map_err(named)?;
             std::io::copy(&mut file, out)?;
-            if remove && part.parent() == Some(self.scratch.path()) {
-                std::fs::remove_file(part).map_err(named)?;
+            // Only this value's own parts, through the scratch directory's rules.
+            if remove
+                && part.parent() == Some(self.scratch.path())
+                && let Some(name) = part.file_name().and_then(|n| n.to_str())
+            {
+                self.scratch.remove_file(name).map_err(named)?;
             }
         }
         Ok(())

@@ -95,6 +95,26 @@ impl ScratchDir {
     /// writing, readable by this user only. It must not exist: an existing file or a
     /// symlink of that name is an error, never followed or replaced.
     pub fn create_file(&self, name: &str) -> io::Result<std::fs::File> {
+        let path = self.file_path(name)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options.open(path)
+    }
+
+    /// Removes the file `name` (one path component) of the directory, before the directory
+    /// goes. A symlink of that name is removed itself, never its target; a directory of
+    /// that name is an error.
+    pub fn remove_file(&self, name: &str) -> io::Result<()> {
+        std::fs::remove_file(self.file_path(name)?)
+    }
+
+    /// The path of `name` in the directory, when `name` is one plain path component.
+    fn file_path(&self, name: &str) -> io::Result<PathBuf> {
         let mut parts = Path::new(name).components();
         if !matches!(
             (parts.next(), parts.next()),
@@ -105,14 +125,7 @@ impl ScratchDir {
                 format!("{name:?} is not a file name of the scratch directory"),
             ));
         }
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true).write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        options.open(self.path.join(name))
+        Ok(self.path.join(name))
     }
 }
 
@@ -260,17 +273,35 @@ mod tests {
             std::fs::read(scratch.path().join("rank-0.csv")).unwrap(),
             b"rows"
         );
-        // A symlink of that name is not followed.
+        // A symlink of that name is not followed; removing it removes the link only.
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(&target, scratch.path().join("link.csv")).unwrap();
             assert!(scratch.create_file("link.csv").is_err());
+            scratch.remove_file("link.csv").unwrap();
+            assert!(!scratch.path().join("link.csv").exists());
         }
-        // Only one plain component: no way out of the directory.
-        for name in ["../escape.csv", "a/b.csv", "/tmp/x.csv", "..", "."] {
+        // Only one plain component: no way out of the directory, to create or to remove.
+        let user_file = target.to_string_lossy().into_owned();
+        for name in [
+            "../escape.csv",
+            "a/b.csv",
+            "/tmp/x.csv",
+            "..",
+            ".",
+            &user_file,
+        ] {
             let e = scratch.create_file(name).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{name}");
+            let e = scratch.remove_file(name).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{name}");
         }
+        // A directory of the user's inside it is not removed as a file.
+        std::fs::create_dir(scratch.path().join("sub")).unwrap();
+        assert!(scratch.remove_file("sub").is_err());
+        assert!(scratch.path().join("sub").is_dir());
+        scratch.remove_file("rank-0.csv").unwrap();
+        assert!(!scratch.path().join("rank-0.csv").exists());
         assert_eq!(std::fs::read(&target).unwrap(), b"the user's");
         let dir = scratch.path().to_path_buf();
         drop(scratch);

@@ -655,6 +655,19 @@ fn traces_without_events_are_analysed() {
     }
 }
 
+/// Every shared PyTorch trace, then every directory that holds one.
+fn kineto_files_and_dirs(set: &test_support::RealTraces) -> Vec<PathBuf> {
+    let mut inputs: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
+    let mut dirs: Vec<PathBuf> = inputs
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    inputs.extend(dirs);
+    inputs
+}
+
 /// The frames `load_and_analyze` builds (only the columns the analyses read, our read
 /// beside the load) give the report of a full load and `analyze`, on every shared PyTorch
 /// trace and trace directory.
@@ -664,14 +677,7 @@ fn the_analyses_frame_gives_the_full_frames_report_on_every_pytorch_trace() {
     else {
         return;
     };
-    let mut inputs: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
-    let mut dirs: Vec<PathBuf> = inputs
-        .iter()
-        .filter_map(|p| p.parent().map(Path::to_path_buf))
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    inputs.extend(dirs);
+    let inputs = kineto_files_and_dirs(&set);
     assert!(inputs.len() >= 40, "{} inputs", inputs.len());
     let step = trace_frame::StepQuery::default();
     for input in &inputs {
@@ -697,14 +703,7 @@ fn hta_timelines_of_a_path_equal_those_of_the_full_load() {
     let Some(set) = test_support::real_traces("hta_timelines_of_a_path_equal_the_full_load") else {
         return;
     };
-    let mut inputs: Vec<PathBuf> = set.kineto.iter().map(|t| t.path.clone()).collect();
-    let mut dirs: Vec<PathBuf> = inputs
-        .iter()
-        .filter_map(|p| p.parent().map(Path::to_path_buf))
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    inputs.extend(dirs);
+    let mut inputs = kineto_files_and_dirs(&set);
     inputs.push(fixture("chrome/err"));
     assert!(inputs.len() >= 40, "{} inputs", inputs.len());
     let mut timelines = 0;
