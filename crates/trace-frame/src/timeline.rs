@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use polars::prelude::*;
 use rayon::prelude::*;
-use trace_model::FastMap;
+use trace_model::{FastMap, Interner};
 
 use crate::Error;
 use crate::frame::RankFrame;
@@ -342,7 +342,7 @@ struct Chunk<'a> {
 /// What a run of chunks gives: its ids are of its own `names`, in the order the run first
 /// saw each text.
 struct RowsRead {
-    names: Vec<String>,
+    names: Interner,
     gpu: Vec<Gpu>,
     host: Vec<Host>,
     syncs: Vec<SyncEvent>,
@@ -365,17 +365,8 @@ pub(crate) const ARGS_READ: [&str; 5] = [
 
 /// The rows of `chunks`, in order.
 fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
-    let mut names: Vec<String> = Vec::new();
-    let mut name_ids: FastMap<String, u32> = FastMap::default();
-    let mut intern = |s: &str| -> u32 {
-        if let Some(&id) = name_ids.get(s) {
-            return id;
-        }
-        let id = names.len() as u32;
-        names.push(s.to_owned());
-        name_ids.insert(s.to_owned(), id);
-        id
-    };
+    let mut names = Interner::new();
+    let mut intern = |s: &str| names.intern(s).index() as u32;
     // The interned `pid/tid` of each thread seen, by the two values.
     let mut threads: FastMap<(Id<'_>, Id<'_>), u32> = FastMap::default();
     let mut last_thread = None;
@@ -610,25 +601,14 @@ impl Timeline {
             .into_par_iter()
             .map(read_rows)
             .collect();
-        let mut names: Vec<String> = Vec::new();
-        let mut name_ids: FastMap<String, u32> = FastMap::default();
+        let mut names = Interner::new();
         let (mut gpu, mut host, mut syncs, mut steps) = (vec![], vec![], vec![], vec![]);
         let mut fractional_us = false;
         for r in read {
             // A run's texts in the order it first saw them: the ids of the whole frame read
             // in order (each text's first row is in the first run that has it).
-            let id: Vec<u32> = r
-                .names
-                .into_iter()
-                .map(|s| match name_ids.get(&s) {
-                    Some(&id) => id,
-                    None => {
-                        let id = names.len() as u32;
-                        name_ids.insert(s.clone(), id);
-                        names.push(s);
-                        id
-                    }
-                })
+            let id: Vec<u32> = (r.names.strings())
+                .map(|s| names.intern(s).index() as u32)
                 .collect();
             gpu.extend(r.gpu.into_iter().map(|g| Gpu {
                 name: id[g.name as usize],
@@ -661,6 +641,7 @@ impl Timeline {
         }
         // Keys end in the row's event index (unique): an in-place sort gives the one order.
         gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
+        let names: Vec<String> = names.strings().map(str::to_owned).collect();
         let hta_types = names.iter().map(|n| hta_kernel_type(n)).collect();
         Ok(Timeline {
             path: frame.path.clone(),

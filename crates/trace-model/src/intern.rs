@@ -71,4 +71,24 @@ impl Interner {
     pub fn is_empty(&self) -> bool {
         self.strings.is_empty()
     }
+
+    /// Every string, in the order it was first interned (the `n`-th has index `n`).
+    pub fn strings(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.strings.iter().map(|s| &**s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Interner;
+
+    #[test]
+    fn strings_come_in_first_interned_order_at_their_ids() {
+        let mut i = Interner::new();
+        let ids = ["b", "a", "b", "c"].map(|s| i.intern(s));
+        assert_eq!(i.strings().collect::<Vec<_>>(), ["b", "a", "c"]);
+        for (id, s) in ids.iter().zip(["b", "a", "b", "c"]) {
+            assert_eq!(i.strings().nth(id.index()), Some(s));
+        }
+    }
 }
