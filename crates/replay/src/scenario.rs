@@ -200,7 +200,7 @@ impl WhatIf {
             for (n, node) in graph.nodes.iter().enumerate() {
                 let gpu = (node.kind == NodeKind::Gpu).then(|| &activities[node.source as usize]);
                 let changed = match (change, gpu) {
-                    (Change::Class { class, speed }, Some(a)) if a.class.word() == class => {
+                    (Change::Class { class, speed }, Some(a)) if a.class.word() == class.as_str() => {
                         d.dur[n] = speed.apply(d.dur[n]);
                         true
                     }

@@ -36,7 +36,7 @@ pub struct Sim {
     pub windows: Vec<StepWindow>,
 }
 
-/// What a launch returns: the activity's index in launch order, its start and end.
+/// What a launch returns: the activity's start and end.
 #[derive(Debug, Clone, Copy)]
 pub struct Launched {
     pub start: i64,
@@ -113,7 +113,6 @@ impl Sim {
 
     /// A launch call of `call` ns that queues `name` (`dur` ns) on `stream`, after
     /// `wait` (a producer's end) when given.
-    #[allow(clippy::too_many_arguments)] // Every field of a launch, spelled at the call.
     pub fn launch(
         &mut self,
         call: i64,
