@@ -141,6 +141,9 @@ pub struct GraphStats {
     pub unexplained_waits: usize,
     /// Their waits beyond the typical latency, summed: time the replay cannot reproduce.
     pub unexplained_time: Nanos,
+    /// The unexplained waits grouped by what waited (its class, what launched it and the
+    /// edge it waited longest after), most time first: the edges the capture lacks.
+    pub unexplained_by: Vec<UnexplainedWaits>,
     /// Activities that started before their launch call began (host and GPU clocks that
     /// disagree): the replay starts them at their launch call.
     pub skewed_starts: usize,
@@ -154,6 +157,17 @@ pub struct GraphStats {
     pub launch_latency: Nanos,
     /// The typical gap between back-to-back activities of a stream (median).
     pub stream_gap: Nanos,
+}
+
+/// Unexplained waits of one kind (see [`GraphStats::unexplained_by`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnexplainedWaits {
+    /// What waited, in words (`gemm launched by cudaGraphLaunch, after its stream order`).
+    pub what: String,
+    /// How many.
+    pub count: usize,
+    /// Their waits beyond the typical latency, summed.
+    pub time: Nanos,
 }
 
 /// The dependency graph of one capture.
@@ -520,6 +534,7 @@ impl Builder {
         let stream_gap = median_of(EdgeKind::StreamOrder, &self.candidates).max(Nanos::ZERO);
         self.stats.launch_latency = launch_latency;
         self.stats.stream_gap = stream_gap;
+        let mut by_what: std::collections::BTreeMap<String, (usize, Nanos)> = Default::default();
         for c in &self.candidates {
             let floor = match c.kind {
                 EdgeKind::Launch => launch_latency,
@@ -529,8 +544,14 @@ impl Builder {
                 c.slack
             } else {
                 if c.binding {
+                    let lost = (c.slack - floor).max(Nanos::ZERO);
                     self.stats.unexplained_waits += 1;
-                    self.stats.unexplained_time += (c.slack - floor).max(Nanos::ZERO);
+                    self.stats.unexplained_time += lost;
+                    let entry = by_what
+                        .entry(waiter(capture, &self.nodes[c.dst as usize], c.kind))
+                        .or_default();
+                    entry.0 += 1;
+                    entry.1 += lost;
                 }
                 floor.min(c.slack)
             };
@@ -549,6 +570,13 @@ impl Builder {
                 },
             ));
         }
+        let mut by_what: Vec<UnexplainedWaits> = by_what
+            .into_iter()
+            .map(|(what, (count, time))| UnexplainedWaits { what, count, time })
+            .collect();
+        by_what.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.what.cmp(&b.what)));
+        by_what.truncate(5);
+        self.stats.unexplained_by = by_what;
         let count = self.nodes.len();
         self.edges.sort_by_key(|&(dst, _)| dst);
         let mut offsets = vec![0u32; count + 1];
@@ -578,6 +606,21 @@ impl Builder {
             stats: self.stats,
         }
     }
+}
+
+/// An activity that waited without an edge to explain it, in words: its class, the call
+/// that launched it and the edge it waited longest after.
+fn waiter(capture: &Capture, node: &Node, kind: EdgeKind) -> String {
+    let a = &capture.activities()[node.source as usize];
+    let launched = a.launch().map_or_else(
+        || "no launch call".to_owned(),
+        |l| format!("launched by {}", capture.name(capture.host_event(l).name)),
+    );
+    let after = match kind {
+        EdgeKind::Launch => "its launch call",
+        _ => "its stream's previous activity",
+    };
+    format!("{} {launched}, long after {after}", a.class.word())
 }
 
 /// Kahn's order over the incoming-edge table; nodes on a cycle (clocks that contradict
@@ -676,7 +719,11 @@ mod tests {
 
     #[test]
     fn overlap_of_gaps_with_ops() {
-        let ops = merged([(0, 10), (5, 20), (30, 40)].map(|(a, b)| (Nanos(a), Nanos(b))).into_iter());
+        let ops = merged(
+            [(0, 10), (5, 20), (30, 40)]
+                .map(|(a, b)| (Nanos(a), Nanos(b)))
+                .into_iter(),
+        );
         assert_eq!(ops, [(Nanos(0), Nanos(20)), (Nanos(30), Nanos(40))]);
         let mut cursor = 0;
         assert_eq!(overlap(&ops, &mut cursor, Nanos(15), Nanos(35)), Nanos(10));

@@ -81,7 +81,8 @@ use serde::Serialize;
 use trace_model::{Capture, Labelled, Nanos, Provenance};
 
 pub use graph::{
-    Durations, EXPLAIN_LIMIT, EdgeKind, Graph, GraphStats, Lane, NodeKind, is_synchronising_call,
+    Durations, EXPLAIN_LIMIT, EdgeKind, Graph, GraphStats, Lane, NodeKind, UnexplainedWaits,
+    is_synchronising_call,
 };
 pub use replay::{StepWindow, Timeline};
 pub use scenario::{CLASS_WORDS, Change, Speed, WhatIf};

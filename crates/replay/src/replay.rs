@@ -120,7 +120,10 @@ impl Graph {
         let q = anchor.partition_point(|&n| self.nodes[n as usize].start < t);
         let Some(p) = q.checked_sub(1).map(|p| anchor[p]) else {
             let node = &self.nodes[first as usize];
-            return (timeline.start[first as usize] - (node.start - t), Some(first));
+            return (
+                timeline.start[first as usize] - (node.start - t),
+                Some(first),
+            );
         };
         let (pi, node) = (p as usize, &self.nodes[p as usize]);
         let mapped = if t <= node.end {
@@ -160,16 +163,16 @@ impl Graph {
                 last = Some(m);
             }
         }
-        StepSpan {
-            start,
-            end,
-            last,
-        }
+        StepSpan { start, end, last }
     }
 
     /// The path that decided a step's end, walked back along the edges that set each
     /// node's start or end down to the step's start, as time per lane (most first).
-    pub(crate) fn critical_lanes(&self, timeline: &Timeline, span: &StepSpan) -> Vec<(Lane, Nanos)> {
+    pub(crate) fn critical_lanes(
+        &self,
+        timeline: &Timeline,
+        span: &StepSpan,
+    ) -> Vec<(Lane, Nanos)> {
         let mut lanes: Vec<(Lane, Nanos)> = Vec::new();
         let mut add = |lane: Lane, from: Nanos, to: Nanos| {
             let time = (to - from.max(span.start)).max(Nanos::ZERO);

@@ -144,7 +144,9 @@ impl WhatIf {
             } else {
                 match key {
                     "launch" => Change::LaunchAt(time(value).ok_or_else(|| {
-                        bad(format!("`launch` takes a time per launch (5us), not `{value}`"))
+                        bad(format!(
+                            "`launch` takes a time per launch (5us), not `{value}`"
+                        ))
                     })?),
                     "cpu" => match speed(value) {
                         Some(Speed::Faster(x)) => Change::CpuFaster(x),
@@ -161,7 +163,9 @@ impl WhatIf {
                         return Err(bad(format!("`{key}` takes 0 (removed), not `{value}`")));
                     }
                     "copy-bw" => Change::CopyBandwidth(bandwidth(value).ok_or_else(|| {
-                        bad(format!("`copy-bw` takes a bandwidth (25GB/s), not `{value}`"))
+                        bad(format!(
+                            "`copy-bw` takes a bandwidth (25GB/s), not `{value}`"
+                        ))
                     })?),
                     _ => {
                         return Err(bad(format!(
@@ -200,7 +204,9 @@ impl WhatIf {
             for (n, node) in graph.nodes.iter().enumerate() {
                 let gpu = (node.kind == NodeKind::Gpu).then(|| &activities[node.source as usize]);
                 let changed = match (change, gpu) {
-                    (Change::Class { class, speed }, Some(a)) if a.class.word() == class.as_str() => {
+                    (Change::Class { class, speed }, Some(a))
+                        if a.class.word() == class.as_str() =>
+                    {
                         d.dur[n] = speed.apply(d.dur[n]);
                         true
                     }
@@ -210,18 +216,20 @@ impl WhatIf {
                         d.dur[n] = speed.apply(d.dur[n]);
                         true
                     }
-                    (Change::CopyBandwidth(bw), Some(a)) => match (a.class, capture.activity_bytes(a)) {
-                        (
-                            KernelClass::Memcpy(
-                                MemcpyDirection::HostToDevice | MemcpyDirection::DeviceToHost,
-                            ),
-                            Some(bytes),
-                        ) => {
-                            d.dur[n] = Nanos((bytes as f64 / bw * 1e9).round() as i64);
-                            true
+                    (Change::CopyBandwidth(bw), Some(a)) => {
+                        match (a.class, capture.activity_bytes(a)) {
+                            (
+                                KernelClass::Memcpy(
+                                    MemcpyDirection::HostToDevice | MemcpyDirection::DeviceToHost,
+                                ),
+                                Some(bytes),
+                            ) => {
+                                d.dur[n] = Nanos((bytes as f64 / bw * 1e9).round() as i64);
+                                true
+                            }
+                            _ => false,
                         }
-                        _ => false,
-                    },
+                    }
                     (Change::LaunchAt(t), None) if node.kind == NodeKind::Launch => {
                         d.dur[n] = d.dur[n].min(*t);
                         true

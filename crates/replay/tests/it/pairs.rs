@@ -50,7 +50,8 @@ const CHANGES: [(&str, Edit); 8] = [
 
 #[test]
 fn predicted_steps_are_within_5_percent_of_realized() {
-    let mut table = String::from("program       scenario             before     predicted  realized   error\n");
+    let mut table =
+        String::from("program       scenario             before     predicted  realized   error\n");
     let mut worst: f64 = 0.0;
     for (label, program) in programs() {
         let (before, windows) = program.run();
@@ -59,12 +60,13 @@ fn predicted_steps_are_within_5_percent_of_realized() {
             let mut changed = program;
             edit(&mut changed);
             let (after, after_windows) = changed.run();
-            let realized_check = check(
-                &Graph::build(&after).expect("replays"),
-                &after_windows,
-            );
+            let realized_check = check(&Graph::build(&after).expect("replays"), &after_windows);
             let p = predict(&graph, &before, &windows, &WhatIf::parse(spec).expect(spec));
-            assert!(p.matched.iter().all(|(_, n)| *n > 0), "{spec}: {:?}", p.matched);
+            assert!(
+                p.matched.iter().all(|(_, n)| *n > 0),
+                "{spec}: {:?}",
+                p.matched
+            );
             for (s, r) in p.steps.iter().zip(&realized_check.steps) {
                 let (predicted, realized) = (s.predicted.value, r.measured.value);
                 let error = (predicted.0 - realized.0) as f64 / realized.0 as f64;

@@ -183,7 +183,12 @@ impl Sim {
         let start = self.h;
         let gpu = self.free.iter().copied().max().unwrap_or(0);
         let end = (start + SYNC_OWN).max(gpu + SYNC_POST);
-        self.host("cudaDeviceSynchronize", HostKind::Runtime, start, end - start);
+        self.host(
+            "cudaDeviceSynchronize",
+            HostKind::Runtime,
+            start,
+            end - start,
+        );
         self.h = end;
     }
 
@@ -238,7 +243,14 @@ impl Program {
                     });
                     sim.gap(self.gap);
                     sim.op("aten::add", self.cpu, |sim| {
-                        last = Some(sim.launch(self.launch, 0, ELEMENTWISE, self.elementwise, None, None));
+                        last = Some(sim.launch(
+                            self.launch,
+                            0,
+                            ELEMENTWISE,
+                            self.elementwise,
+                            None,
+                            None,
+                        ));
                     });
                 }
                 sim.gap(self.gap);

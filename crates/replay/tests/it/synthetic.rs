@@ -10,7 +10,10 @@ fn what_if(capture: &Capture, windows: &[StepWindow], spec: &str) -> replay::Pre
     let graph = Graph::build(capture).expect("a capture with launches replays");
     let c = check(&graph, windows);
     for s in &c.steps {
-        assert_eq!(s.replayed.value, s.measured.value, "{spec}: the unchanged replay");
+        assert_eq!(
+            s.replayed.value, s.measured.value,
+            "{spec}: the unchanged replay"
+        );
     }
     predict(&graph, capture, windows, &WhatIf::parse(spec).expect(spec))
 }
@@ -38,7 +41,7 @@ fn removing_a_fully_overlapped_copy_changes_nothing() {
     assert_eq!((baseline, predicted), (measured, measured));
     // Removing the GEMMs instead leaves the copy: it bounds the step then.
     let p = what_if(&capture, &windows, "gemm=0");
-    assert!(step(&p).2 .0 < measured.0 / 3);
+    assert!(step(&p).2.0 < measured.0 / 3);
 }
 
 /// A launch-bound step (host gaps of 20 µs between 5 µs kernels): without the host gaps
@@ -99,7 +102,7 @@ fn faster_gemms_make_the_nearly_critical_stream_critical() {
     assert_eq!(p.critical_after[0].lane, "GPU 0 stream 8");
     // Three times as fast: still the other stream's time.
     let p = what_if(&capture, &windows, "gemm=3x");
-    assert_eq!(step(&p).2 .0, other);
+    assert_eq!(step(&p).2.0, other);
 }
 
 /// A kernel on one stream waits for a producer on another (an event wait the capture
@@ -109,7 +112,14 @@ fn a_cross_stream_wait_moves_with_its_producer() {
     let mut sim = Sim::new(2);
     sim.step(1, |sim| {
         let producer = sim.launch(3_000, 0, "producer_kernel", 500_000, None, None);
-        sim.launch(3_000, 1, "consumer_kernel", 100_000, Some(producer.end), None);
+        sim.launch(
+            3_000,
+            1,
+            "consumer_kernel",
+            100_000,
+            Some(producer.end),
+            None,
+        );
         sim.sync();
     });
     let (capture, windows) = sim.finish();
