@@ -203,6 +203,10 @@ pub struct Prediction {
     pub steps: Vec<StepPrediction>,
     /// The step of median measured duration (lower median), an index into `steps`.
     pub median_step: Option<usize>,
+    /// From the first step's start to the last end of any step, as measured, replayed
+    /// unchanged and replayed with the change (steps of a pipelined loop overlap, so
+    /// their durations do not add up to this).
+    pub wall: [Labelled<Nanos>; 3],
     /// The median step's critical path before the change, most time first.
     pub critical_before: Vec<LaneTime>,
     /// And after it.
@@ -245,14 +249,14 @@ impl Prediction {
                 100.0 * self.median_change().unwrap_or(0.0),
             );
         }
-        let total = |f: fn(&StepPrediction) -> Nanos| self.steps.iter().map(f).sum::<Nanos>();
         let _ = writeln!(
             out,
-            "  all {} steps: measured {}, replayed unchanged {}, predicted {}",
+            "  all {} steps, first start to last end: measured {}, replayed unchanged {}, \
+             predicted {}",
             self.steps.len(),
-            total(|s| s.measured.value).human(),
-            total(|s| s.baseline.value).human(),
-            total(|s| s.predicted.value).human(),
+            self.wall[0].value.human(),
+            self.wall[1].value.human(),
+            self.wall[2].value.human(),
         );
         let top = |lanes: &[LaneTime]| {
             let sum: Nanos = lanes.iter().map(|l| l.time).sum();
@@ -299,10 +303,14 @@ pub fn predict(
     let inferred = || Provenance::inferred(ASSUMPTIONS);
     let mut steps = Vec::with_capacity(windows.len());
     let mut errors = Vec::with_capacity(windows.len());
+    let mut walls: [Option<(Nanos, Nanos)>; 3] = [None; 3];
     for (w, m) in windows.iter().zip(&members) {
-        let a = graph.step_span(&measured, w, m).duration();
-        let b = graph.step_span(&baseline, w, m).duration();
-        let c = graph.step_span(&changed, w, m).duration();
+        let spans = [&measured, &baseline, &changed].map(|t| graph.step_span(t, w, m));
+        for (wall, span) in walls.iter_mut().zip(&spans) {
+            let (lo, hi) = wall.unwrap_or((span.start, span.end));
+            *wall = Some((lo.min(span.start), hi.max(span.end)));
+        }
+        let [a, b, c] = spans.map(|s| s.duration());
         errors.push(relative(b, a).abs());
         steps.push(StepPrediction {
             number: w.number,
@@ -331,8 +339,14 @@ pub fn predict(
             })
             .collect()
     };
+    let wall = walls.map(|w| w.map_or(Nanos::ZERO, |(lo, hi)| hi - lo));
     Prediction {
         key: what_if.key(),
+        wall: [
+            Labelled::measured(wall[0]),
+            Labelled::new(wall[1], inferred()),
+            Labelled::new(wall[2], inferred()),
+        ],
         matched: what_if
             .changes
             .iter()
