@@ -8,7 +8,9 @@ use std::time::Instant;
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let path = args.next().ok_or("usage: replay_speed TRACE [SCENARIO]")?;
-    let spec = args.next().unwrap_or_else(|| "gemm=2x,launch=5us".to_owned());
+    let spec = args
+        .next()
+        .unwrap_or_else(|| "gemm=2x,launch=5us".to_owned());
     let what_if = replay::WhatIf::parse(&spec).map_err(|e| e.to_string())?;
     let t = Instant::now();
     let loaded = load::load(std::path::Path::new(&path)).map_err(|e| e.to_string())?;

@@ -90,6 +90,11 @@ pub enum EdgeKind {
     CrossStream,
     /// A synchronising call returns after the activities it waited for end.
     Sync,
+    /// A host thread that was idle more than [`EXPLAIN_LIMIT`] resumed within it of a leaf
+    /// of another thread of its process ending (inferred: a wake-up, such as the
+    /// autograd engine's thread starting a backward pass, or a thread joining another).
+    /// It keeps the thread waiting when its own gap shrinks.
+    CrossThread,
 }
 
 /// One incoming edge of a node (the destination is implied by where it is stored).
@@ -135,6 +140,8 @@ pub struct GraphStats {
     pub cross_stream_edges: usize,
     /// Synchronising call ← activity edges.
     pub sync_edges: usize,
+    /// Inferred wake-ups of one host thread by another.
+    pub cross_thread_edges: usize,
     /// Activities that started more than [`EXPLAIN_LIMIT`] after every event they depend
     /// on in the graph, with no producer on another stream in reach: a dependency the
     /// capture does not record (an event wait, another rank, a graph's internal order).
@@ -220,6 +227,7 @@ impl Graph {
         let mut b = Builder::default();
         b.stats.linked_activities = linked;
         b.host_leaves(capture);
+        b.cross_thread_edges(capture);
         b.activities(capture);
         b.sync_edges(capture);
         Ok(b.finish(capture))
@@ -362,6 +370,47 @@ impl Builder {
         }
         self.host_nodes = self.nodes.len();
         self.stats.host_nodes = self.host_nodes;
+    }
+
+    /// For each host leaf after a gap longer than [`EXPLAIN_LIMIT`], the latest leaf of
+    /// another thread of the same process that ended within that limit before it: the
+    /// event that woke it.
+    fn cross_thread_edges(&mut self, capture: &Capture) {
+        let pid = |node: &Node| match node.lane {
+            Lane::Host(t) => capture.thread(t).pid,
+            Lane::Stream(_) => 0,
+        };
+        let mut by_end: Vec<(i64, Nanos, u32)> = (0..self.host_nodes)
+            .map(|n| (pid(&self.nodes[n]), self.nodes[n].end, n as u32))
+            .collect();
+        by_end.sort_unstable();
+        for n in 0..self.host_nodes {
+            let node = self.nodes[n];
+            if self.gap_in_ops[n] + self.gap_outside_ops[n] <= EXPLAIN_LIMIT {
+                continue;
+            }
+            let key = pid(&node);
+            let upto = by_end.partition_point(|&(p, end, _)| (p, end) <= (key, node.start));
+            let waker = by_end[..upto]
+                .iter()
+                .rev()
+                .take_while(|&&(p, end, _)| p == key && node.start - end <= EXPLAIN_LIMIT)
+                .find(|&&(_, _, w)| self.nodes[w as usize].lane != node.lane);
+            if let Some(&(_, end, w)) = waker {
+                // The idle time was a wait, not host work: the wake-up edge carries it.
+                self.gap_in_ops[n] = Nanos::ZERO;
+                self.gap_outside_ops[n] = Nanos::ZERO;
+                self.edges.push((
+                    n as u32,
+                    Edge {
+                        src: w,
+                        kind: EdgeKind::CrossThread,
+                        delay: node.start - end,
+                    },
+                ));
+                self.stats.cross_thread_edges += 1;
+            }
+        }
     }
 
     /// One node per activity, with its launch and stream-order candidates; where neither

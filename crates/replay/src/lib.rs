@@ -13,7 +13,9 @@
 //!   model keeps no stream-wait-event or event records, so an activity that started more
 //!   than [`EXPLAIN_LIMIT`] after its launch and its stream's previous activity, and
 //!   within it of another stream's end, is taken to have waited for that one);
-//! - activities in flight when a synchronising call began → that call's return.
+//! - activities in flight when a synchronising call began → that call's return;
+//! - a host leaf of another thread of the process → a leaf that resumed within
+//!   [`EXPLAIN_LIMIT`] of its end after an idle gap longer than that (inferred wake-up).
 //!
 //! Each edge's delay is measured where the edge decided its destination's start (the
 //! latest one) and that delay is one the graph explains (at most [`EXPLAIN_LIMIT`]); the

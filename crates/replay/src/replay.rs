@@ -56,7 +56,9 @@ impl Graph {
                         end[src] + durations.gap_in_ops[n] + durations.gap_outside_ops[n]
                     }
                     EdgeKind::Launch => (end[src] + e.delay).max(start[src]),
-                    EdgeKind::StreamOrder | EdgeKind::CrossStream => end[src] + e.delay,
+                    EdgeKind::StreamOrder | EdgeKind::CrossStream | EdgeKind::CrossThread => {
+                        end[src] + e.delay
+                    }
                 };
                 if at.is_none_or(|at| value > at) {
                     at = Some(value);
@@ -92,16 +94,29 @@ impl Graph {
         Some((*timeline.start.get(n)?, *timeline.end.get(n)?))
     }
 
-    /// Which step each activity belongs to: the window holding the start of its launch
-    /// call (its own start without one). `windows` in any order.
+    /// The nodes of each step: the activities whose launch call starts in its window (their
+    /// own start without one), and the host leaves that start and end in it. `windows`
+    /// in any order.
     pub(crate) fn step_members(&self, windows: &[StepWindow]) -> Vec<Vec<u32>> {
         let mut sorted: Vec<usize> = (0..windows.len()).collect();
         sorted.sort_by_key(|&i| (windows[i].start, i));
         let mut members = vec![Vec::new(); windows.len()];
-        for (i, &issued) in self.issued.iter().enumerate() {
-            let p = sorted.partition_point(|&w| windows[w].start <= issued);
+        let holding = |t: Nanos| {
+            let p = sorted.partition_point(|&w| windows[w].start <= t);
             // The latest window starting at or before it that still holds it.
-            if let Some(&w) = sorted[..p].iter().rev().find(|&&w| issued < windows[w].end) {
+            sorted[..p]
+                .iter()
+                .rev()
+                .find(|&&w| t < windows[w].end)
+                .copied()
+        };
+        for (n, node) in self.nodes[..self.host_nodes].iter().enumerate() {
+            if let Some(w) = holding(node.start).filter(|&w| node.end <= windows[w].end) {
+                members[w].push(n as u32);
+            }
+        }
+        for (i, &issued) in self.issued.iter().enumerate() {
+            if let Some(w) = holding(issued) {
                 members[w].push((self.host_nodes + i) as u32);
             }
         }
@@ -147,8 +162,9 @@ impl Graph {
         (mapped, Some(p))
     }
 
-    /// A step's duration on `timeline`: from its mapped start to the later of its mapped
-    /// end and the end of its last activity; with the node that ended it.
+    /// A step's duration on `timeline`: from its mapped start to the latest of its mapped
+    /// end and its members' ends (activities, host leaves of every thread); with the
+    /// node that ended it.
     pub(crate) fn step_span(
         &self,
         timeline: &Timeline,

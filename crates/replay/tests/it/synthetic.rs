@@ -191,3 +191,100 @@ fn missing_edges_are_said() {
     let err = Graph::build(&unlinked).expect_err("no ids").to_string();
     assert!(err.contains("no correlation ids"), "{err}");
 }
+
+/// Two host threads: the second idles until the first's forward op ends, then runs its
+/// own op (as PyTorch's autograd thread does for a backward pass). The inferred wake-up
+/// keeps it waiting when host gaps go, and moves it with the first thread's work.
+#[test]
+fn a_woken_thread_waits_for_its_waker() {
+    use trace_model::{CaptureBuilder, Format, HostEvent, HostKind, HostThread, Nanos, ThreadId};
+    let mut b = CaptureBuilder::new(Format::KinetoJson);
+    for (t, tid) in [(0u32, 10i64), (1, 11)] {
+        b.threads.push(HostThread {
+            id: ThreadId::new(t),
+            pid: 1,
+            tid,
+            name: None,
+            pid_text: None,
+            tid_text: None,
+        });
+    }
+    let op = b.strings.intern("aten::op");
+    let mut index = 0;
+    let mut push = |b: &mut CaptureBuilder, thread: u32, start: i64, dur: i64| {
+        index += 1;
+        let e = HostEvent::new(
+            ThreadId::new(thread),
+            Nanos(start),
+            Nanos(dur),
+            op,
+            HostKind::CpuOp,
+            index,
+        );
+        b.push_host_event(e, None);
+    };
+    // Thread 0: forward 0–100 µs, its launch call, then (woken by the backward's end) the
+    // optimizer 305–315 µs. Thread 1: a short op at 0, then backward 103–303 µs.
+    push(&mut b, 0, 0, 100_000);
+    push(&mut b, 0, 305_000, 10_000);
+    push(&mut b, 1, 0, 5_000);
+    push(&mut b, 1, 103_000, 200_000);
+    // One GPU activity, so that the capture replays (its launch is the forward op's call).
+    let mut sim = Sim::new(1);
+    sim.step(1, |sim| {
+        sim.launch(3_000, 0, GEMM, 10_000, None, None);
+    });
+    let (gpu, _) = sim.finish();
+    b.devices = gpu.devices().to_vec();
+    b.streams = gpu.streams().to_vec();
+    let launch = b.strings.intern("cudaLaunchKernel");
+    let mut call = HostEvent::new(
+        ThreadId::new(0),
+        Nanos(100_000),
+        Nanos(1_000),
+        launch,
+        HostKind::Runtime,
+        100,
+    );
+    call.set_correlation(Some(9));
+    b.push_host_event(call, None);
+    let a = &gpu.activities()[0];
+    let mut k = trace_model::GpuActivity::new(
+        a.stream,
+        Nanos(105_000),
+        a.dur,
+        b.strings.intern(GEMM),
+        a.kind,
+        a.class,
+        101,
+    );
+    k.set_correlation(Some(9));
+    b.push_activity(k, Default::default());
+    let capture = b.finish(std::path::Path::new("threads.json"));
+    let graph = Graph::build(&capture).expect("replays");
+    assert_eq!(graph.stats().cross_thread_edges, 2);
+    let windows = [StepWindow {
+        number: 1,
+        start: Nanos(0),
+        end: Nanos(315_000),
+    }];
+    let c = check(&graph, &windows);
+    assert_eq!(c.steps[0].replayed.value, Nanos(315_000));
+    let what = |spec: &str| {
+        step(&predict(
+            &graph,
+            &capture,
+            &windows,
+            &WhatIf::parse(spec).expect(spec),
+        ))
+        .2
+    };
+    assert_eq!(
+        what("host-gaps=0"),
+        Nanos(315_000),
+        "each thread still waits for the other"
+    );
+    // Forward 50 µs, the call 1 µs, the wake-up 2 µs later, backward 100 µs, the
+    // optimizer 2 µs after it, 5 µs.
+    assert_eq!(what("cpu=2x"), Nanos(160_000));
+}
