@@ -419,10 +419,15 @@ impl Builder {
         let activities = capture.activities();
         let events = capture.host_events();
         // Each GPU's activities by end, to find a producer on another stream.
-        let mut by_end: Vec<Vec<(Nanos, u32)>> = vec![Vec::new(); capture.devices().len()];
+        let device_of = |a: &trace_model::GpuActivity| capture.stream(a.stream).device.index();
+        let devices = activities
+            .iter()
+            .map(|a| device_of(a) + 1)
+            .max()
+            .unwrap_or(0);
+        let mut by_end: Vec<Vec<(Nanos, u32)>> = vec![Vec::new(); devices];
         for (i, a) in activities.iter().enumerate() {
-            let device = capture.stream(a.stream).device.index();
-            by_end[device].push((a.end(), i as u32));
+            by_end[device_of(a)].push((a.end(), i as u32));
         }
         for list in &mut by_end {
             list.sort_unstable();
@@ -482,8 +487,7 @@ impl Builder {
             }
             // Waited longer than its launch and stream order explain: for a producer
             // that ended just before on another stream of the GPU.
-            let device = capture.stream(a.stream).device.index();
-            let list = &by_end[device];
+            let list = &by_end[device_of(a)];
             let upto = list.partition_point(|&(end, _)| end <= a.start);
             let producer = list[..upto]
                 .iter()
