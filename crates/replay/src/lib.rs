@@ -134,6 +134,9 @@ pub struct Check {
     pub steps: Vec<StepCheck>,
     /// Median of the steps' absolute errors; `None` without steps.
     pub median_abs_error: Option<f64>,
+    /// The same with every GPU edge at the capture's typical delay
+    /// ([`Graph::replay_typical`]): the error of the graph's structure alone.
+    pub typical_median_abs_error: Option<f64>,
     /// Error of the steps' total.
     pub total_error: Option<f64>,
     /// What the graph holds and what it could not explain.
@@ -145,11 +148,14 @@ pub struct Check {
 pub fn check(graph: &Graph, windows: &[StepWindow]) -> Check {
     let measured = graph.measured_timeline();
     let replayed = graph.replay(graph.measured());
+    let typical = graph.replay_typical(graph.measured());
     let members = graph.step_members(windows);
     let mut steps = Vec::with_capacity(windows.len());
+    let mut typical_errors = Vec::with_capacity(windows.len());
     for (w, m) in windows.iter().zip(&members) {
         let a = graph.step_span(&measured, w, m).duration();
         let b = graph.step_span(&replayed, w, m).duration();
+        typical_errors.push(relative(graph.step_span(&typical, w, m).duration(), a).abs());
         steps.push(StepCheck {
             number: w.number,
             measured: Labelled::measured(a),
@@ -157,15 +163,14 @@ pub fn check(graph: &Graph, windows: &[StepWindow]) -> Check {
             error: relative(b, a),
         });
     }
-    let mut errors: Vec<f64> = steps.iter().map(|s| s.error.abs()).collect();
-    errors.sort_by(f64::total_cmp);
-    let median_abs_error = (!errors.is_empty()).then(|| errors[(errors.len() - 1) / 2]);
+    let errors: Vec<f64> = steps.iter().map(|s| s.error.abs()).collect();
     let total = |f: fn(&StepCheck) -> Nanos| steps.iter().map(f).sum::<Nanos>();
     let total_error = (!steps.is_empty())
         .then(|| relative(total(|s| s.replayed.value), total(|s| s.measured.value)));
     Check {
         steps,
-        median_abs_error,
+        median_abs_error: median(errors),
+        typical_median_abs_error: median(typical_errors),
         total_error,
         stats: graph.stats().clone(),
     }
@@ -326,7 +331,6 @@ pub fn predict(
         by.sort_by_key(|&i| (steps[i].measured.value, i));
         by.get(by.len().saturating_sub(1) / 2).copied()
     };
-    errors.sort_by(f64::total_cmp);
     let lanes = |timeline: &Timeline| -> Vec<LaneTime> {
         let Some(i) = median_step else {
             return Vec::new();
@@ -359,7 +363,7 @@ pub fn predict(
         median_step,
         critical_before: lanes(&baseline),
         critical_after: lanes(&changed),
-        replay_error: (!errors.is_empty()).then(|| errors[(errors.len() - 1) / 2]),
+        replay_error: median(errors),
         stats: graph.stats().clone(),
     }
 }
@@ -407,6 +411,12 @@ impl Graph {
             end_bound: none,
         }
     }
+}
+
+/// The lower median.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    (!values.is_empty()).then(|| values[(values.len() - 1) / 2])
 }
 
 fn relative(value: Nanos, base: Nanos) -> f64 {

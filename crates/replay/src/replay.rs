@@ -39,6 +39,19 @@ impl Graph {
     /// and ends at its start plus its duration, or later when a sync edge says so.
     /// O(nodes + edges).
     pub fn replay(&self, durations: &Durations) -> Timeline {
+        self.replay_with(durations, false)
+    }
+
+    /// [`Graph::replay`] with every launch, stream-order and cross-stream edge at the
+    /// capture's typical delay ([`GraphStats::launch_latency`](crate::GraphStats),
+    /// `stream_gap`) instead of its own measured one: how well the graph's structure alone,
+    /// with measured durations and host gaps, reproduces the capture (Lumos's check).
+    pub fn replay_typical(&self, durations: &Durations) -> Timeline {
+        self.replay_with(durations, true)
+    }
+
+    fn replay_with(&self, durations: &Durations, typical: bool) -> Timeline {
+        let (launch_latency, stream_gap) = (self.stats.launch_latency, self.stats.stream_gap);
         let count = self.nodes.len();
         let mut start: Vec<Nanos> = self.nodes.iter().map(|n| n.start).collect();
         let mut end: Vec<Nanos> = self.nodes.iter().map(|n| n.end).collect();
@@ -55,7 +68,11 @@ impl Graph {
                     EdgeKind::HostOrder => {
                         end[src] + durations.gap_in_ops[n] + durations.gap_outside_ops[n]
                     }
+                    EdgeKind::Launch if typical => (end[src] + launch_latency).max(start[src]),
                     EdgeKind::Launch => (end[src] + e.delay).max(start[src]),
+                    EdgeKind::StreamOrder | EdgeKind::CrossStream if typical => {
+                        end[src] + stream_gap
+                    }
                     EdgeKind::StreamOrder | EdgeKind::CrossStream | EdgeKind::CrossThread => {
                         end[src] + e.delay
                     }

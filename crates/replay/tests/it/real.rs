@@ -16,6 +16,7 @@ struct Summary {
     steps: usize,
     median_abs_error: f64,
     max_abs_error: f64,
+    typical: f64,
     stats: replay::GraphStats,
 }
 
@@ -96,6 +97,7 @@ fn replay_file(root: &Path, path: &Path, rows: &mut Vec<Row>) {
             outcome: Ok(Summary {
                 steps: c.steps.len(),
                 median_abs_error: c.median_abs_error.unwrap_or(0.0),
+                typical: c.typical_median_abs_error.unwrap_or(0.0),
                 max_abs_error,
                 stats: stats.clone(),
             }),
@@ -138,7 +140,7 @@ fn unchanged_replay_of_the_real_captures() {
         }
     }
     let mut table = String::from(
-        "| capture | steps | median abs error | max abs error | activities | unexplained waits (time) | cross-stream | sync edges | skewed starts |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| capture | steps | median abs error | max abs error | typical delays: median abs error | activities | unexplained waits (time) | cross-stream | sync edges | skewed starts |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut replayed = 0;
     for r in &rows {
@@ -146,11 +148,12 @@ fn unchanged_replay_of_the_real_captures() {
             Ok(s) => {
                 replayed += 1;
                 table.push_str(&format!(
-                    "| {} | {} | {:.2} % | {:.2} % | {} | {} ({}) | {} | {} | {} |\n",
+                    "| {} | {} | {:.2} % | {:.2} % | {:.2} % | {} | {} ({}) | {} | {} | {} |\n",
                     r.name,
                     s.steps,
                     100.0 * s.median_abs_error,
                     100.0 * s.max_abs_error,
+                    100.0 * s.typical,
                     s.stats.gpu_nodes,
                     s.stats.unexplained_waits,
                     s.stats.unexplained_time.human(),
@@ -159,7 +162,7 @@ fn unchanged_replay_of_the_real_captures() {
                     s.stats.skewed_starts,
                 ));
             }
-            Err(e) => table.push_str(&format!("| {} | {e} |||||||\n", r.name)),
+            Err(e) => table.push_str(&format!("| {} | {e} ||||||||\n", r.name)),
         }
     }
     println!("{table}");
