@@ -1,5 +1,6 @@
 //! Times the replay's parts on one capture: load (for scale), graph build, the unchanged
-//! replay with its check, and one scenario's prediction.
+//! replay with its check, one scenario's prediction, and every cause scenario on one
+//! `Predictor`.
 //!
 //! `cargo run --release -p replay --example replay_speed -- TRACE [SCENARIO]`
 
@@ -26,13 +27,22 @@ fn main() -> Result<(), String> {
         let t = Instant::now();
         let p = replay::predict(&graph, &l.capture, &windows, &what_if);
         let predict_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let predictor = replay::Predictor::new(&graph, &l.capture, &windows);
+        let causes = replay::cause_scenarios();
+        for (_, what_if) in &causes {
+            predictor.predict(what_if);
+        }
+        let causes_s = t.elapsed().as_secs_f64();
         println!(
             "{}: load {load_s:.3} s, build {build_s:.3} s ({} nodes), check {check_s:.3} s \
-             (median error {:.2} %), predict {predict_s:.3} s ({:+.1} %)",
+             (median error {:.2} %), predict {predict_s:.3} s ({:+.1} %), {} cause scenarios \
+             {causes_s:.3} s",
             l.path.display(),
             graph.len(),
             100.0 * check.median_abs_error.unwrap_or(0.0),
-            100.0 * p.median_change().unwrap_or(0.0)
+            100.0 * p.median_change().unwrap_or(0.0),
+            causes.len()
         );
     }
     Ok(())

@@ -295,77 +295,138 @@ impl Prediction {
     }
 }
 
-/// Replays `what_if` on `graph` (built from `capture`) and measures each step.
+/// Replays `what_if` on `graph` (built from `capture`) and measures each step. For
+/// several scenarios of one capture, [`Predictor`] replays the unchanged graph once.
 pub fn predict(
     graph: &Graph,
     capture: &Capture,
     windows: &[StepWindow],
     what_if: &WhatIf,
 ) -> Prediction {
-    let measured = graph.measured_timeline();
-    let baseline = graph.replay(graph.measured());
-    let (durations, counts) = what_if.durations(graph, capture);
-    let changed = graph.replay(&durations);
-    let members = graph.step_members(windows);
-    let inferred = || Provenance::inferred(ASSUMPTIONS);
-    let mut steps = Vec::with_capacity(windows.len());
-    let mut errors = Vec::with_capacity(windows.len());
-    let mut walls: [Option<(Nanos, Nanos)>; 3] = [None; 3];
-    for (w, m) in windows.iter().zip(&members) {
-        let spans = [&measured, &baseline, &changed].map(|t| graph.step_span(t, w, m));
-        for (wall, span) in walls.iter_mut().zip(&spans) {
-            let (lo, hi) = wall.unwrap_or((span.start, span.end));
-            *wall = Some((lo.min(span.start), hi.max(span.end)));
+    Predictor::new(graph, capture, windows).predict(what_if)
+}
+
+/// What every scenario of one capture shares: the measured and unchanged-replay
+/// timelines and each step's members, computed once.
+#[derive(Debug)]
+pub struct Predictor<'a> {
+    graph: &'a Graph,
+    capture: &'a Capture,
+    windows: &'a [StepWindow],
+    measured: Timeline,
+    baseline: Timeline,
+    members: Vec<Vec<u32>>,
+}
+
+impl<'a> Predictor<'a> {
+    /// Replays the unchanged graph and places the steps.
+    pub fn new(graph: &'a Graph, capture: &'a Capture, windows: &'a [StepWindow]) -> Self {
+        Predictor {
+            graph,
+            capture,
+            windows,
+            measured: graph.measured_timeline(),
+            baseline: graph.replay(graph.measured()),
+            members: graph.step_members(windows),
         }
-        let [a, b, c] = spans.map(|s| s.duration());
-        errors.push(relative(b, a).abs());
-        steps.push(StepPrediction {
-            number: w.number,
-            measured: Labelled::measured(a),
-            baseline: Labelled::new(b, inferred()),
-            predicted: Labelled::new(c, inferred()),
-        });
     }
-    let median_step = {
-        let mut by: Vec<usize> = (0..steps.len()).collect();
-        by.sort_by_key(|&i| (steps[i].measured.value, i));
-        by.get(by.len().saturating_sub(1) / 2).copied()
-    };
-    let lanes = |timeline: &Timeline| -> Vec<LaneTime> {
-        let Some(i) = median_step else {
-            return Vec::new();
+
+    /// Replays `what_if` and measures each step against the measurement and the
+    /// unchanged replay.
+    pub fn predict(&self, what_if: &WhatIf) -> Prediction {
+        let Predictor {
+            graph,
+            capture,
+            windows,
+            measured,
+            baseline,
+            members,
+        } = self;
+        let (durations, counts) = what_if.durations(graph, capture);
+        let changed = graph.replay(&durations);
+        let inferred = || Provenance::inferred(ASSUMPTIONS);
+        let mut steps = Vec::with_capacity(windows.len());
+        let mut errors = Vec::with_capacity(windows.len());
+        let mut walls: [Option<(Nanos, Nanos)>; 3] = [None; 3];
+        for (w, m) in windows.iter().zip(members) {
+            let spans = [measured, baseline, &changed].map(|t| graph.step_span(t, w, m));
+            for (wall, span) in walls.iter_mut().zip(&spans) {
+                let (lo, hi) = wall.unwrap_or((span.start, span.end));
+                *wall = Some((lo.min(span.start), hi.max(span.end)));
+            }
+            let [a, b, c] = spans.map(|s| s.duration());
+            errors.push(relative(b, a).abs());
+            steps.push(StepPrediction {
+                number: w.number,
+                measured: Labelled::measured(a),
+                baseline: Labelled::new(b, inferred()),
+                predicted: Labelled::new(c, inferred()),
+            });
+        }
+        let median_step = {
+            let mut by: Vec<usize> = (0..steps.len()).collect();
+            by.sort_by_key(|&i| (steps[i].measured.value, i));
+            by.get(by.len().saturating_sub(1) / 2).copied()
         };
-        let span = graph.step_span(timeline, &windows[i], &members[i]);
-        graph
-            .critical_lanes(timeline, &span)
-            .into_iter()
-            .map(|(lane, time)| LaneTime {
-                lane: lane.describe(capture),
-                time,
-            })
-            .collect()
-    };
-    let wall = walls.map(|w| w.map_or(Nanos::ZERO, |(lo, hi)| hi - lo));
-    Prediction {
-        key: what_if.key(),
-        wall: [
-            Labelled::measured(wall[0]),
-            Labelled::new(wall[1], inferred()),
-            Labelled::new(wall[2], inferred()),
-        ],
-        matched: what_if
-            .changes
-            .iter()
-            .map(Change::to_string)
-            .zip(counts)
-            .collect(),
-        steps,
-        median_step,
-        critical_before: lanes(&baseline),
-        critical_after: lanes(&changed),
-        replay_error: median(errors),
-        stats: graph.stats().clone(),
+        let lanes = |timeline: &Timeline| -> Vec<LaneTime> {
+            let Some(i) = median_step else {
+                return Vec::new();
+            };
+            let span = graph.step_span(timeline, &windows[i], &members[i]);
+            graph
+                .critical_lanes(timeline, &span)
+                .into_iter()
+                .map(|(lane, time)| LaneTime {
+                    lane: lane.describe(capture),
+                    time,
+                })
+                .collect()
+        };
+        let wall = walls.map(|w| w.map_or(Nanos::ZERO, |(lo, hi)| hi - lo));
+        Prediction {
+            key: what_if.key(),
+            wall: [
+                Labelled::measured(wall[0]),
+                Labelled::new(wall[1], inferred()),
+                Labelled::new(wall[2], inferred()),
+            ],
+            matched: what_if
+                .changes
+                .iter()
+                .map(Change::to_string)
+                .zip(counts)
+                .collect(),
+            steps,
+            median_step,
+            critical_before: lanes(baseline),
+            critical_after: lanes(&changed),
+            replay_error: median(errors),
+            stats: graph.stats().clone(),
+        }
     }
+}
+
+/// One scenario per cause investigate ranks (analysis's `CauseKey`), where a change of
+/// durations expresses it, with the cause's code: `gap:host-not-launched` →
+/// `host-gaps=0`, `exposed-collective` → `collective=0` (only the exposed part can
+/// shorten the step), `exposed-memcpy` → `memcpy=0`, `layout` → `layout=0`,
+/// `elementwise` → `elementwise=0,norm=0`; and the knobs: `launch=5us` (CUDA graphs),
+/// `cpu=2x`, `host=0` (the GPU-bound time). Eager attention has no class of its own and
+/// is left to the caller (`kernel:NAME=0`).
+pub fn cause_scenarios() -> Vec<(&'static str, WhatIf)> {
+    [
+        ("gap:host-not-launched", "host-gaps=0"),
+        ("exposed-collective", "collective=0"),
+        ("exposed-memcpy", "memcpy=0"),
+        ("layout", "layout=0"),
+        ("elementwise", "elementwise=0,norm=0"),
+        ("launch-overhead", "launch=5us"),
+        ("host-cpu", "cpu=2x"),
+        ("gpu-bound", "host=0"),
+    ]
+    .into_iter()
+    .filter_map(|(cause, spec)| Some((cause, WhatIf::parse(spec).ok()?)))
+    .collect()
 }
 
 /// The capture's own step ranges (`ProfilerStep#N`, step markers); without any, one

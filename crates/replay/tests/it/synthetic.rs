@@ -288,3 +288,36 @@ fn a_woken_thread_waits_for_its_waker() {
     // optimizer 2 µs after it, 5 µs.
     assert_eq!(what("cpu=2x"), Nanos(160_000));
 }
+
+/// Every cause scenario parses to its own key, and one predictor gives what `predict`
+/// gives.
+#[test]
+fn cause_scenarios_replay_on_one_predictor() {
+    let (capture, windows) = crate::sim::Program {
+        steps: 2,
+        layers: 3,
+        gap: 20_000,
+        cpu: 10_000,
+        launch: 8_000,
+        gemm: 50_000,
+        elementwise: 10_000,
+        allreduce: 30_000,
+        copy_bytes: 1 << 20,
+        copy_bandwidth: 12e9,
+    }
+    .run();
+    let graph = Graph::build(&capture).expect("replays");
+    let predictor = replay::Predictor::new(&graph, &capture, &windows);
+    let scenarios = replay::cause_scenarios();
+    assert_eq!(scenarios.len(), 8);
+    for (cause, what_if) in &scenarios {
+        let p = predictor.predict(what_if);
+        assert_eq!(p, predict(&graph, &capture, &windows, what_if), "{cause}");
+        assert!(
+            p.steps
+                .iter()
+                .all(|s| s.predicted.value <= s.baseline.value),
+            "{cause}: removing or speeding up never lengthens this program's steps"
+        );
+    }
+}
