@@ -91,6 +91,18 @@ fn replay_file(root: &Path, path: &Path, rows: &mut Vec<Row>) {
                 bound.human()
             );
         }
+        // Every cause scenario removes or shortens work: no activity may end later than in
+        // the unchanged replay (the replay is a max-plus system, monotone in durations).
+        let baseline = graph.replay(graph.measured());
+        for (cause, what_if) in replay::cause_scenarios() {
+            let (durations, _) = what_if.durations(&graph, &l.capture);
+            let changed = graph.replay(&durations);
+            for i in 0..l.capture.activities().len() {
+                let (_, before) = graph.activity_times(&baseline, i).expect("an activity");
+                let (_, after) = graph.activity_times(&changed, i).expect("an activity");
+                assert!(after <= before, "{name} {cause}: activity {i} ends later");
+            }
+        }
         let max_abs_error = c.steps.iter().map(|s| s.error.abs()).fold(0.0, f64::max);
         rows.push(Row {
             name,
