@@ -34,6 +34,9 @@ pub struct Sim {
     free: Vec<i64>,
     next: u64,
     pub windows: Vec<StepWindow>,
+    /// When set, each launch latency is drawn from 2–8 µs and each wait latency from
+    /// 1–4 µs (a fixed pseudo-random sequence) instead of the constants.
+    jitter: Option<u64>,
 }
 
 /// What a launch returns: the activity's start and end.
@@ -74,7 +77,29 @@ impl Sim {
             free: vec![0; streams],
             next: 0,
             windows: Vec::new(),
+            jitter: None,
         }
+    }
+
+    /// The same simulator with latencies that vary from launch to launch.
+    pub fn with_jitter(mut self, seed: u64) -> Sim {
+        self.jitter = Some(seed | 1);
+        self
+    }
+
+    /// A launch latency and a wait latency.
+    fn latencies(&mut self) -> (i64, i64) {
+        let Some(state) = &mut self.jitter else {
+            return (LATENCY, WAIT_LATENCY);
+        };
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        let r = *state;
+        (
+            2_000 + (r % 6_001) as i64,
+            1_000 + ((r >> 20) % 3_001) as i64,
+        )
     }
 
     fn index(&mut self) -> u64 {
@@ -142,9 +167,10 @@ impl Sim {
         );
         event.set_correlation(Some(corr));
         self.b.push_host_event(event, None);
-        let start = (self.h + LATENCY)
+        let (latency, wait_latency) = self.latencies();
+        let start = (self.h + latency)
             .max(self.free[stream])
-            .max(wait.map_or(0, |w| w + WAIT_LATENCY));
+            .max(wait.map_or(0, |w| w + wait_latency));
         let (kind, class) = if bytes.is_some() {
             (
                 ActivityKind::Memcpy,
@@ -228,8 +254,18 @@ pub struct Program {
 }
 
 impl Program {
+    /// Runs the program with constant latencies.
     pub fn run(&self) -> (Capture, Vec<StepWindow>) {
-        let mut sim = Sim::new(3);
+        self.run_on(Sim::new(3))
+    }
+
+    /// Runs the program with latencies that vary from launch to launch, drawn from `seed`:
+    /// two runs with different seeds differ as two captures of one program do.
+    pub fn run_jittered(&self, seed: u64) -> (Capture, Vec<StepWindow>) {
+        self.run_on(Sim::new(3).with_jitter(seed))
+    }
+
+    fn run_on(&self, mut sim: Sim) -> (Capture, Vec<StepWindow>) {
         for step in 0..self.steps {
             sim.step(step as i64 + 1, |sim| {
                 let copy_dur = (self.copy_bytes as f64 / self.copy_bandwidth * 1e9).round() as i64;
