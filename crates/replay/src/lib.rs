@@ -119,7 +119,8 @@ pub const ASSUMPTIONS: &str = "replay of the capture's dependency graph (host or
 pub struct StepCheck {
     /// The step's number.
     pub number: i64,
-    /// From the step's start to the later of its end and its last activity's end.
+    /// From the step's start (or the end of the step before it, when later) to the latest
+    /// of its end, its activities' ends and its host leaves' ends.
     pub measured: Labelled<Nanos>,
     /// The same span on the replay of the measured durations.
     pub replayed: Labelled<Nanos>,
@@ -150,12 +151,18 @@ pub fn check(graph: &Graph, windows: &[StepWindow]) -> Check {
     let replayed = graph.replay(graph.measured());
     let typical = graph.replay_typical(graph.measured());
     let members = graph.step_members(windows);
+    let [a, b, t] = [&measured, &replayed, &typical].map(|timeline| {
+        graph
+            .step_spans(timeline, windows, &members)
+            .iter()
+            .map(|s| s.duration())
+            .collect::<Vec<_>>()
+    });
     let mut steps = Vec::with_capacity(windows.len());
     let mut typical_errors = Vec::with_capacity(windows.len());
-    for (w, m) in windows.iter().zip(&members) {
-        let a = graph.step_span(&measured, w, m).duration();
-        let b = graph.step_span(&replayed, w, m).duration();
-        typical_errors.push(relative(graph.step_span(&typical, w, m).duration(), a).abs());
+    for (i, w) in windows.iter().enumerate() {
+        let (a, b) = (a[i], b[i]);
+        typical_errors.push(relative(t[i], a).abs());
         steps.push(StepCheck {
             number: w.number,
             measured: Labelled::measured(a),
@@ -348,9 +355,10 @@ impl<'a> Predictor<'a> {
         let mut steps = Vec::with_capacity(windows.len());
         let mut errors = Vec::with_capacity(windows.len());
         let mut walls: [Option<(Nanos, Nanos)>; 3] = [None; 3];
-        for (w, m) in windows.iter().zip(members) {
-            let spans = [measured, baseline, &changed].map(|t| graph.step_span(t, w, m));
-            for (wall, span) in walls.iter_mut().zip(&spans) {
+        let all = [measured, baseline, &changed].map(|t| graph.step_spans(t, windows, members));
+        for (i, w) in windows.iter().enumerate() {
+            let spans = [&all[0][i], &all[1][i], &all[2][i]];
+            for (wall, span) in walls.iter_mut().zip(spans) {
                 let (lo, hi) = wall.unwrap_or((span.start, span.end));
                 *wall = Some((lo.min(span.start), hi.max(span.end)));
             }
@@ -368,13 +376,12 @@ impl<'a> Predictor<'a> {
             by.sort_by_key(|&i| (steps[i].measured.value, i));
             by.get(by.len().saturating_sub(1) / 2).copied()
         };
-        let lanes = |timeline: &Timeline| -> Vec<LaneTime> {
+        let lanes = |timeline: &Timeline, spans: &[replay::StepSpan]| -> Vec<LaneTime> {
             let Some(i) = median_step else {
                 return Vec::new();
             };
-            let span = graph.step_span(timeline, &windows[i], &members[i]);
             graph
-                .critical_lanes(timeline, &span)
+                .critical_lanes(timeline, &spans[i])
                 .into_iter()
                 .map(|(lane, time)| LaneTime {
                     lane: lane.describe(capture),
@@ -398,8 +405,8 @@ impl<'a> Predictor<'a> {
                 .collect(),
             steps,
             median_step,
-            critical_before: lanes(baseline),
-            critical_after: lanes(&changed),
+            critical_before: lanes(baseline, &all[1]),
+            critical_after: lanes(&changed, &all[2]),
             replay_error: median(errors),
             stats: graph.stats().clone(),
         }

@@ -199,6 +199,34 @@ impl Graph {
         StepSpan { start, end, last }
     }
 
+    /// Every step's span on `timeline` ([`Graph::step_span`]), each starting no earlier
+    /// than the end of the step before it (in start order): when the host runs ahead of
+    /// the GPU, a step takes from the previous step's completion to its own, the
+    /// throughput of a pipelined loop, not from its host start.
+    pub(crate) fn step_spans(
+        &self,
+        timeline: &Timeline,
+        windows: &[StepWindow],
+        members: &[Vec<u32>],
+    ) -> Vec<StepSpan> {
+        let mut spans: Vec<StepSpan> = windows
+            .iter()
+            .zip(members)
+            .map(|(w, m)| self.step_span(timeline, w, m))
+            .collect();
+        let mut order: Vec<usize> = (0..windows.len()).collect();
+        order.sort_by_key(|&i| (windows[i].start, i));
+        let mut previous_end: Option<Nanos> = None;
+        for i in order {
+            let end = spans[i].end;
+            if let Some(previous_end) = previous_end {
+                spans[i].start = spans[i].start.max(previous_end).min(end);
+            }
+            previous_end = Some(previous_end.map_or(end, |p| p.max(end)));
+        }
+        spans
+    }
+
     /// The path that decided a step's end, walked back along the edges that set each
     /// node's start or end down to the step's start, as time per lane (most first).
     pub(crate) fn critical_lanes(
