@@ -42,6 +42,9 @@ const EDGES: &[(&str, &[&str])] = &[
     ("roofline", &["hlo-parser", "load", "trace-model"]),
     // The before/after comparison: two sides, each loaded once and analysed once.
     ("compare", &["analysis", "load", "trace-model"]),
+    // What-if replay: the capture's dependency graph, below the analyses (step windows
+    // come from the caller).
+    ("replay", &["trace-model"]),
     // Layer 4: rendering.
     (
         "report",
@@ -83,7 +86,11 @@ const EDGES: &[(&str, &[&str])] = &[
         "compact-cuda-graph-trace",
         &["lanes", "output-file", "tool-cli"],
     ),
-    ("investigate", &["output-file", "report", "tool-cli"]),
+    // investigate --what-if loads the capture again for the replay.
+    (
+        "investigate",
+        &["load", "output-file", "replay", "report", "tool-cli"],
+    ),
     ("compare-tool", &["output-file", "report", "tool-cli"]),
     ("profile-model", &["output-file", "tool-cli", "trace-frame"]),
     // The Python package (python/): bindings over the loader's frames (trace-frame), the

@@ -66,15 +66,26 @@ struct Args {
     /// Replace an existing report directory that a tracewise tool wrote.
     #[arg(long)]
     overwrite: bool,
+
+    /// Also replay the capture's dependency graph with changed durations and print the
+    /// predicted step and the path that became critical, e.g. 'gemm=2x,launch=5us'
+    /// (keys: a kernel class, kernel:NAME, launch, cpu, host-gaps, host, copy-bw).
+    #[arg(long, value_name = "CHANGES", value_parser = replay::WhatIf::parse)]
+    what_if: Option<replay::WhatIf>,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("investigate");
 
 fn main() -> ExitCode {
     TOOL.main(|args: &Args| {
+        // Replayed before the report is written: an error leaves nothing behind.
+        let what_if = match &args.what_if {
+            Some(what_if) => what_if_text(&args.capture, what_if)?,
+            None => String::new(),
+        };
         let (dir, outcome) = run(args)?;
         let said = format!(
-            "report written to {}\n             and {}\n",
+            "report written to {}\n             and {}\n{what_if}",
             dir.join("report.md").display(),
             dir.join("report.html").display()
         );
@@ -133,6 +144,20 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
     inv.write_into(&dir)?;
     dir.commit()?;
     Ok((out, outcome))
+}
+
+/// The what-if replay of every capture at `path`, as text (one block per capture).
+fn what_if_text(path: &Path, what_if: &replay::WhatIf) -> anyhow::Result<String> {
+    let mut text = String::new();
+    for loaded in load::load(path).with_context(|| format!("replaying {}", path.display()))? {
+        text += &format!("{}:\n", loaded.path.display());
+        let windows = replay::capture_windows(&loaded.capture);
+        text += &match replay::Graph::build(&loaded.capture) {
+            Ok(graph) => replay::predict(&graph, &loaded.capture, &windows, what_if).text(),
+            Err(e) => format!("  {e}\n"),
+        };
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -590,3 +590,29 @@ fn two_runs_with_one_out_never_both_claim_it() {
         assert!(test_support::staged_left(tmp.path()).is_empty());
     }
 }
+
+/// `--what-if` prints the replayed prediction after the report; a bad spelling is refused
+/// before anything is written.
+#[test]
+fn what_if_prints_the_replayed_step() {
+    let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let run = |spec: &str, out: &Path| {
+        Command::new(BIN)
+            .arg(&input)
+            .arg("--out")
+            .arg(out)
+            .args(["--what-if", spec])
+            .output()
+            .expect("runs")
+    };
+    let o = run("gemm=2x,launch=5us", &tmp.path().join("r"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("what-if gemm=2x,launch=5us"), "{stdout}");
+    assert!(stdout.contains("critical path"), "{stdout}");
+    let o = run("gemm=fast", &tmp.path().join("bad"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("takes Nx"));
+    assert!(!tmp.path().join("bad").exists());
+}
