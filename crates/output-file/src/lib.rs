@@ -173,6 +173,19 @@ pub fn check(path: &Path, rules: &Rules<'_>) -> Result<(), Error> {
     {
         return refuse("the output is the input; give another path");
     }
+    if let Some(link) = resolve::linked_inputs(rules.inputs)
+        .into_iter()
+        .find(|l| same_file(&l.target, path, &meta))
+    {
+        return Err(Error::Refused {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the output is a file the input's link {} points to; it is never replaced: \
+                 give another path",
+                link.link.display()
+            ),
+        });
+    }
     if let Ok(Some(abs)) = resolve::resolve(path)
         && let Some(dir) = resolve::input_dir_holding(&abs, rules.inputs)
     {
