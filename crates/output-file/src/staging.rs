@@ -189,6 +189,7 @@ fn remove_dir_marker_last(dir: &Path) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
+        let mut entry_error = None;
         for entry in entries {
             let entry = entry?;
             if entry.file_name() == crate::MARKER {
@@ -200,7 +201,7 @@ fn remove_dir_marker_last(dir: &Path) -> io::Result<()> {
                 _ => std::fs::remove_file(&path),
             };
             match removed {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => last = Some(e),
+                Err(e) if e.kind() != io::ErrorKind::NotFound => entry_error = Some(e),
                 _ => {}
             }
         }
@@ -217,7 +218,8 @@ fn remove_dir_marker_last(dir: &Path) -> io::Result<()> {
                     // so that what is left is still recognisably ours.
                     let _ = std::fs::write(&marker, crate::dir::MARKER_TEXT);
                 }
-                last = Some(e);
+                // An entry that could not be removed says more than "not empty".
+                last = Some(entry_error.unwrap_or(e));
             }
         }
     }
