@@ -347,6 +347,7 @@ impl DirOutput {
                 registry.remove(old_id);
             }
         }
+        staging::committed();
         Ok(())
     }
 }

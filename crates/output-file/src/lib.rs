@@ -52,7 +52,9 @@ mod staging;
 
 pub use dir::{DirOutput, MARKER, check_dir, private_dir};
 pub use pipe::{is_broken_pipe, print};
-pub use staging::{ScratchDir, install_signal_cleanup, leave_signals_to_host, staged_paths};
+pub use staging::{
+    ScratchDir, install_signal_cleanup, leave_signals_to_host, outputs_committed, staged_paths,
+};
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -411,6 +413,7 @@ pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
         out.file = None;
         registry.remove(out.id);
     }
+    staging::committed();
     Ok(())
 }
 

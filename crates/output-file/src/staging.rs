@@ -14,7 +14,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, RwLock};
 
 /// What the registry holds: staged paths by id.
@@ -136,6 +136,21 @@ impl Drop for ScratchDir {
         let _ = remove_path(&self.path);
         registry.remove(self.id);
     }
+}
+
+/// How many outputs (files, or directories) this process has put in place.
+static COMMITTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one commit (of a file, a set of files or a directory).
+pub(crate) fn committed() {
+    COMMITTED.fetch_add(1, Ordering::SeqCst);
+}
+
+/// How many commits this process has made: a tool whose run fails after one (a stdout
+/// that cannot be written, a second stage that fails) has written something, and says so
+/// by its exit code (`tool-cli`: 1, never 2, which means nothing was written).
+pub fn outputs_committed() -> usize {
+    COMMITTED.load(Ordering::SeqCst)
 }
 
 /// The paths this process has staged and not yet committed or removed (for tests and
