@@ -53,7 +53,8 @@ mod staging;
 pub use dir::{DirOutput, MARKER, check_dir, private_dir};
 pub use pipe::{is_broken_pipe, print};
 pub use staging::{
-    ScratchDir, install_signal_cleanup, leave_signals_to_host, outputs_committed, staged_paths,
+    ScratchDir, abandon_and_exit, install_signal_cleanup, leave_signals_to_host, outputs_committed,
+    staged_paths,
 };
 
 use std::fs::File;

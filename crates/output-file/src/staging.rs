@@ -153,6 +153,20 @@ pub fn outputs_committed() -> usize {
     COMMITTED.load(Ordering::SeqCst)
 }
 
+/// Removes everything this process has staged and not committed, as a signal would, and
+/// ends the process with `code`: for a watchdog that stops a run past its budget. No
+/// commit can start afterwards (the registry stays locked), and files being created in a
+/// staged directory are refused first.
+pub fn abandon_and_exit(code: i32) -> ! {
+    let registry = lock();
+    STOPPING.store(true, Ordering::SeqCst);
+    let _exclusive = GATE.write().unwrap_or_else(|e| e.into_inner());
+    for path in registry.paths().iter().rev() {
+        let _ = remove_path(path);
+    }
+    std::process::exit(code)
+}
+
 /// The paths this process has staged and not yet committed or removed (for tests and
 /// diagnostics).
 pub fn staged_paths() -> Vec<PathBuf> {

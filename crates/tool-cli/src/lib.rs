@@ -5,6 +5,8 @@
 //!   tool's own and applied before it runs, with the [`progress`] bar;
 //! - [`Tool::warn_unread`]: one warning per file of a rank directory that could not be
 //!   read, and the [`Outcome`] it makes;
+//! - [`MemoryBudget`]: a watchdog that ends a run whose stage outgrows its memory budget
+//!   (exit 2, naming the budget and its environment variable);
 //! - [`Tool::exit`]: the exit codes. 0 when done (and when stdout was closed early, as by
 //!   `| head`), 3 when some files of the input were not read, 2 with `TOOL: error` and
 //!   the error's chain on stderr when nothing was written, 1 for an error after an output
@@ -13,7 +15,10 @@
 
 #![warn(missing_docs)]
 
+mod budget;
 pub mod progress;
+
+pub use budget::MemoryBudget;
 
 use std::fmt::Display;
 use std::num::NonZeroUsize;
