@@ -89,10 +89,10 @@ fn main() -> ExitCode {
             dir.join("report.md").display(),
             dir.join("report.html").display()
         );
-        // The report is in place; a stdout that fails now only loses this notice.
-        if let Err(e) = output_file::print(said.as_bytes()) {
-            eprintln!("investigate: writing to stdout: {e}");
-        }
+        // The report is in place; a stdout that fails now loses this notice, and the exit
+        // code says so (1: written, but the run did not end well).
+        output_file::print(said.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing to stdout: {e}"))?;
         Ok(outcome)
     })
 }

@@ -439,6 +439,32 @@ fn a_closed_stdout_exits_0_quietly() {
     assert!(out.join("report.md").is_file());
 }
 
+/// A stdout that cannot be written (a full disk) after the report is in place: exit 1, not
+/// 0 (the notice was lost) and not 2 (which means nothing was written).
+#[test]
+fn a_full_stdout_after_the_report_exits_1() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("report");
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        panic!("/dev/full is needed for this test (Linux)");
+    };
+    let o = Command::new(BIN)
+        .arg(workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json"))
+        .arg("--out")
+        .arg(&out)
+        .stdout(full)
+        .output()
+        .expect("investigate runs");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("complete and in place"));
+    assert!(out.join("report.md").is_file());
+}
+
 /// The report directory `--out` at every kind of target: the user's files and the input
 /// stay byte-identical, nothing staged is left, every cell is refused (exit 2).
 #[test]
