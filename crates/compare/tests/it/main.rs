@@ -694,24 +694,26 @@ fn investigate_report(input: &Path, dir: &Path) -> PathBuf {
     path
 }
 
+/// Two synthetic captures of 5 steps, the host wait cut from 1000 to 400 µs per step.
+fn host_wait_cut(dir: &Path) -> (PathBuf, PathBuf) {
+    let side = |host_wait_us, name| {
+        Synthetic {
+            steps: 5,
+            host_wait_us,
+            gpu: H100,
+        }
+        .write(dir, name)
+    };
+    (side(1000, "before.json"), side(400, "after.json"))
+}
+
 /// An investigate report.json as the before side: the step figures and the causes it
 /// states give the comparison the capture gives (the same step-time row, verdict,
 /// predictions and realized shares), and the tables that need the capture are left empty.
 #[test]
 fn a_report_json_side_predicts_what_its_capture_predicts() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let before = Synthetic {
-        steps: 5,
-        host_wait_us: 1000,
-        gpu: H100,
-    }
-    .write(dir.path(), "before.json");
-    let after = Synthetic {
-        steps: 5,
-        host_wait_us: 400,
-        gpu: H100,
-    }
-    .write(dir.path(), "after.json");
+    let (before, after) = host_wait_cut(dir.path());
     let report_json = investigate_report(&before, dir.path());
 
     let from_capture = compare::compare(&before, &after, &Config::default()).expect("compares");
@@ -763,18 +765,7 @@ fn a_report_json_side_predicts_what_its_capture_predicts() {
 #[test]
 fn two_report_json_files_compare_as_their_captures() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let before = Synthetic {
-        steps: 5,
-        host_wait_us: 1000,
-        gpu: H100,
-    }
-    .write(dir.path(), "before.json");
-    let after = Synthetic {
-        steps: 5,
-        host_wait_us: 400,
-        gpu: H100,
-    }
-    .write(dir.path(), "after.json");
+    let (before, after) = host_wait_cut(dir.path());
     let (before_json, after_json) = (
         investigate_report(&before, dir.path()),
         investigate_report(&after, dir.path()),
