@@ -147,7 +147,7 @@ pub struct Steps {
 }
 
 /// Median, minimum and maximum of a set of durations (all `measured`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Spread {
     /// Lower median.
     pub median: Nanos,

@@ -1,5 +1,6 @@
 //! `investigate`: the whole investigation of a capture in one command. Argument parsing
-//! and file writing only; the investigation is `report::investigate`.
+//! and file writing only; the investigation is the `investigation` crate's, rendered by
+//! `report::investigate`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -133,15 +134,16 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
     };
     // Refused before the investigation, and again when the report is put in place.
     output_file::check_dir(&out, &rules)?;
-    let options = report::investigate::Options { step: args.step };
-    let inv = report::investigate::investigate(&args.capture, &options)
+    let options = investigation::Options { step: args.step };
+    let run = investigation::investigate(&args.capture, &options)
         .with_context(|| format!("investigating {}", args.capture.display()))?;
+    let inv = &run.investigation;
     let outcome = TOOL.warn_unread(&inv.unread);
     for note in &inv.notes {
-        TOOL.warn(note);
+        TOOL.warn(&note.message);
     }
     let dir = output_file::DirOutput::create(&out, &rules)?;
-    inv.write_into(&dir)?;
+    report::investigate::write_into(&run, &dir)?;
     dir.commit()?;
     Ok((out, outcome))
 }
