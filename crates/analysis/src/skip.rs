@@ -20,6 +20,7 @@
 //!
 //! All SKIP numbers are `measured`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use trace_model::{
@@ -247,6 +248,12 @@ pub struct Report {
     pub total: Option<SkipMetrics>,
     /// The launch-overhead verdict on the critical stream.
     pub verdict: Verdict,
+    /// What bounds the step ([`crate::diagnose`], `inferred`), with "cannot tell" and why.
+    pub diagnosis: crate::Diagnosis,
+    /// The framework the capture comes from, and the evidence.
+    pub framework: crate::FrameworkGuess,
+    /// The steady steps' host and GPU sides ([`crate::step_sides`]).
+    pub step_sides: Option<crate::StepSides>,
     /// Diagnostics of the reader, of the step finder and of the analysis, counted: the
     /// workspace's one diagnostic type (`trace_model::Diagnostics`), from which reports
     /// build their trust lists.
@@ -594,9 +601,27 @@ fn analyze_steps(
             .filter(|(_, s)| s.is_some_and(|s| steady(s as usize)))
             .map(|(a, _)| a)
     };
+    // Windows are per GPU, never joined across devices: with several GPUs in one
+    // capture, the window is the one of the GPU with the most steady GPU time.
+    let mut per_device: BTreeMap<i64, i64> = BTreeMap::new();
+    for a in in_steps() {
+        let d = capture.device(capture.stream(a.stream).device).ordinal;
+        *per_device.entry(d).or_insert(0) += a.dur.0;
+    }
+    let window_device = (per_device.len() > 1)
+        .then(|| {
+            per_device
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(d, _)| *d)
+        })
+        .flatten();
+    let on_window_device = |a: &&GpuActivity| {
+        window_device.is_none_or(|d| capture.device(capture.stream(a.stream).device).ordinal == d)
+    };
     let gpu_window = match (
-        in_steps().map(|a| a.start).min(),
-        in_steps().map(|a| a.end()).max(),
+        in_steps().filter(on_window_device).map(|a| a.start).min(),
+        in_steps().filter(on_window_device).map(|a| a.end()).max(),
     ) {
         (Some(start), Some(end)) => Some(Window { start, end }),
         _ => None,
@@ -778,6 +803,14 @@ fn analyze_steps(
             String::new(),
         );
     }
+    if let Some(d) = window_device {
+        diagnostics.add_many(
+            "window-per-gpu",
+            per_device.len() as u64,
+            format!("GPUs in one capture: windows are per GPU, never joined across devices; the analysed window is GPU {d}'s (the most steady GPU time)"),
+            String::new(),
+        );
+    }
     diagnostics.add_many(
         "clock-skew",
         launch_all.negative as u64,
@@ -809,7 +842,8 @@ fn analyze_steps(
             ),
         );
     }
-    Report {
+    let framework = crate::detect_framework(capture, &crate::practices(capture));
+    let mut report = Report {
         label: label.to_owned(),
         format: capture.format(),
         rank,
@@ -832,8 +866,14 @@ fn analyze_steps(
         per_step,
         total,
         verdict,
+        diagnosis: crate::Diagnosis::Mixed,
+        framework,
+        step_sides: None,
         diagnostics,
-    }
+    };
+    report.diagnosis = crate::diagnose(capture, &report);
+    report.step_sides = crate::step_sides(&report);
+    report
 }
 
 /// The time of host-ranged steps with no GPU activity of the step running yet (before

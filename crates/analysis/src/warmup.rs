@@ -134,7 +134,7 @@ pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
 /// CUDA/HIP graph captures: from a `*StreamBeginCapture` call to the next
 /// `*StreamEndCapture` on the same thread. Work issued in between is recorded into a
 /// graph, not run: one-time set-up, not steady state.
-fn graph_captures(capture: &Capture) -> Vec<WarmUpEvent> {
+pub(crate) fn graph_captures(capture: &Capture) -> Vec<WarmUpEvent> {
     let mut out = Vec::new();
     for t in capture.threads() {
         let mut begin: Option<Nanos> = None;

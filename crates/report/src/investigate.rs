@@ -742,6 +742,22 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         }
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
+        // What bounds the step (analysis::diagnose), the framework, the step evidence.
+        let considered: Vec<String> = first
+            .steps
+            .considered
+            .iter()
+            .filter(|c| c.outcome != analysis::CandidateOutcome::NotTried)
+            .map(|c| c.describe())
+            .collect();
+        findings.push(Finding::new(vec![Span::text(format!(
+            "Diagnosis ({}; inferred): {}. Framework: {} ({}). Step evidence: {}.",
+            first.diagnosis.code(),
+            first.diagnosis.describe(),
+            first.framework.framework.code(),
+            first.framework.evidence,
+            considered.join("; ")
+        ))]));
     }
     if let Some(r) = a.reports.first() {
         // Which evidence found the iterations, and what each forward is when it says so.
@@ -1946,6 +1962,14 @@ fn change_section(r: &Report, capture: &Capture, findings: &mut Vec<Finding>) ->
         s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
         return s;
     }
+    if let analysis::Diagnosis::CannotTell { reason } = r.diagnosis {
+        s.para(format!(
+            "Cannot tell what bounds the step ({}), so no cause is ranked and nothing is estimated. A capture that would decide it: {}.",
+            reason.describe(),
+            reason.decide_with()
+        ));
+        return s;
+    }
     let span = window.span();
     let steps = r.steady_step_count().max(1) as i64;
     let per_step = |x: Nanos| Nanos(x.0 / steps);
@@ -2032,6 +2056,24 @@ fn change_section(r: &Report, capture: &Capture, findings: &mut Vec<Finding>) ->
                     evidence(GapCause::HostNotLaunched)
                 ),
                 host_knobs.clone(),
+            ),
+            CauseKey::Host(h) => (
+                format!(
+                    "the GPU waits for the host: {} (on the critical stream; evidence: {})",
+                    h.label(),
+                    r.gap_causes.as_ref().map_or_else(String::new, |gc| gc
+                        .host
+                        .top_of(h)
+                        .take(3)
+                        .map(|t| format!("{} {}", t.name, t.time.human()))
+                        .collect::<Vec<_>>()
+                        .join("; "))
+                ),
+                analysis::host_knobs(h, r.framework.framework, &practices)
+                    .iter()
+                    .map(|k| k.text())
+                    .collect::<Vec<_>>()
+                    .join("; "),
             ),
             CauseKey::Gap(GapCause::StreamOrEvent) => (
                 format!(
