@@ -451,7 +451,7 @@ impl CannotTell {
                 "a capture of several graph replays after the capture and warm-up (start the profiler after the first iterations)"
             }
             CannotTell::TooLittleGpuWork { .. } => {
-                "a capture of the real workload: several steps and at least 5 ms of GPU work"
+                "a capture of the real workload: several steps and at least 1 ms of GPU work"
             }
             CannotTell::SingleOverlappedStep => {
                 "a capture of several consecutive steps, so the period (start to start) and each step's GPU span can be measured"
@@ -544,9 +544,10 @@ impl Diagnosis {
 }
 
 /// Under this much GPU work (Σ activity durations in the window) the capture cannot say
-/// what bounds a step: one-time costs of a few µs to ms each (first launches, module
-/// loads, clock ramp-up, the profiler starting) are then a large share of all the work.
-pub const MIN_GPU_WORK: Nanos = Nanos(5_000_000);
+/// what bounds a step: the fixed costs every capture holds (a first launch's module load
+/// or JIT, tens of µs to ms; an idle GPU's clock ramp-up, hundreds of µs) are then of the
+/// same order as all of its work.
+pub const MIN_GPU_WORK: Nanos = Nanos(1_000_000);
 
 /// The share of a window (or of its idle time) a single cause must hold to be *the*
 /// bound: half, so no other cause can hold as much.
@@ -619,8 +620,13 @@ fn host_time_in(capture: &Capture, w: Window, keep: impl Fn(&str, HostKind) -> b
     ))
 }
 
-/// The verdict of the module docs for one report.
+/// The verdict of the module docs for one report, with [`MIN_GPU_WORK`].
 pub fn diagnose(capture: &Capture, r: &SkipReport) -> Diagnosis {
+    diagnose_with(capture, r, MIN_GPU_WORK)
+}
+
+/// [`diagnose`] with another minimum of GPU work.
+pub fn diagnose_with(capture: &Capture, r: &SkipReport, min_gpu_work: Nanos) -> Diagnosis {
     let cannot = |reason| Diagnosis::CannotTell { reason };
     let v = &r.verdict;
     let Some(window) = r.window else {
@@ -664,7 +670,7 @@ pub fn diagnose(capture: &Capture, r: &SkipReport) -> Diagnosis {
         .filter(|(_, s)| s.is_some_and(|s| steady(s as usize)))
         .map(|(a, _)| a.dur)
         .sum();
-    if gpu_time < MIN_GPU_WORK {
+    if gpu_time < min_gpu_work {
         return cannot(CannotTell::TooLittleGpuWork { gpu_time });
     }
     // One host-ranged step whose GPU work runs past its host range by half of it or

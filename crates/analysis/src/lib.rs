@@ -73,7 +73,7 @@ pub use budget::{
 pub use causes::{Cause, CauseKey, causes};
 pub use diagnosis::{
     BOUND_SHARE, CannotTell, Diagnosis, Framework, FrameworkGuess, Knob, MIN_GPU_WORK, StepBasis,
-    StepSides, detect_framework, diagnose, host_knobs, step_sides,
+    StepSides, detect_framework, diagnose, diagnose_with, host_knobs, step_sides,
 };
 pub use error::{Error, error_chain};
 pub use gaps::{

@@ -42,12 +42,16 @@ use trace_model::Provenance;
 pub struct Config {
     /// Rows in the table of host events during GPU-idle gaps.
     pub top_host_events: usize,
+    /// Under this much GPU work in the window the diagnosis cannot tell what bounds a
+    /// step ([`crate::MIN_GPU_WORK`] by default; tests of rules on toy captures set 0).
+    pub min_gpu_work: Nanos,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             top_host_events: 15,
+            min_gpu_work: crate::MIN_GPU_WORK,
         }
     }
 }
@@ -871,7 +875,7 @@ fn analyze_steps(
         step_sides: None,
         diagnostics,
     };
-    report.diagnosis = crate::diagnose(capture, &report);
+    report.diagnosis = crate::diagnosis::diagnose_with(capture, &report, config.min_gpu_work);
     report.step_sides = crate::step_sides(&report);
     report
 }
