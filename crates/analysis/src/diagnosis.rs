@@ -192,7 +192,7 @@ pub fn detect_framework(capture: &Capture, practices: &Practices) -> FrameworkGu
             Framework::PyTorchEager,
             first
                 .get(&Framework::PyTorchEager)
-                .map_or("a Kineto capture".to_owned(), |n| format!("PyTorch ops (`{n}`)")),
+                .map_or("a Kineto capture".to_owned(), |n| format!("PyTorch names (`{n}`)")),
         )
     };
     FrameworkGuess {

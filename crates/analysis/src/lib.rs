@@ -123,5 +123,5 @@ pub use steps::{
 };
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};
 pub use warmup::{
-    SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent, is_warm_up_event,
+    MATTERS_SHARE, SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent, is_warm_up_event,
 };

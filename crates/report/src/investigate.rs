@@ -747,7 +747,12 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             .steps
             .considered
             .iter()
-            .filter(|c| c.outcome != analysis::CandidateOutcome::NotTried)
+            .filter(|c| {
+                !matches!(
+                    c.outcome,
+                    analysis::CandidateOutcome::NotTried | analysis::CandidateOutcome::Absent
+                )
+            })
             .map(|c| c.describe())
             .collect();
         findings.push(Finding::new(vec![Span::text(format!(
@@ -756,7 +761,11 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
             first.diagnosis.describe(),
             first.framework.framework.code(),
             first.framework.evidence,
-            considered.join("; ")
+            if considered.is_empty() {
+                "none in the capture (the whole capture is one step)".to_owned()
+            } else {
+                considered.join("; ")
+            }
         ))]));
     }
     if let Some(r) = a.reports.first() {

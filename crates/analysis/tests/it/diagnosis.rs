@@ -670,3 +670,26 @@ fn a_host_running_ahead_times_steps_by_their_gpu_span() {
     assert_eq!(sides.lag.expect("lag").median, Nanos(4_020 * US));
     assert_eq!(GapCause::HostNotLaunched.label(), "host did not launch yet");
 }
+
+#[test]
+fn warm_up_evidence_is_of_a_size_that_matters() {
+    // Three 10 ms steps; a 50 µs autotuner call (0.5 % of a step) and a 6 ms module load
+    // in the first step.
+    let mut s = Synth::new();
+    for i in 0..3 {
+        let t = 10_000 * i;
+        s.profiler_step(i, t, t + 10_000);
+        s.kernel(GEMM, t + 7_000, t + 7_010, 2_900);
+    }
+    s.host(
+        "CachingAutotuner.benchmark_all_configs",
+        HostKind::PythonFrame,
+        100,
+        50,
+    );
+    s.host("cuModuleLoadData", HostKind::Runtime, 200, 6_000);
+    let r = report(&s.finish());
+    let names: Vec<&str> = r.warm_up.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["cuModuleLoadData"]);
+    assert_eq!(r.warm_up.steps, [0]);
+}
