@@ -88,7 +88,11 @@ fn main() {
                     sum += p;
                     row.push(format!("{} {:.1}", h.code(), p));
                 }
-                for g in [GapCause::StreamOrEvent, GapCause::SyncCall, GapCause::Unknown] {
+                for g in [
+                    GapCause::StreamOrEvent,
+                    GapCause::SyncCall,
+                    GapCause::Unknown,
+                ] {
                     let p = 100.0 * gc.time(g).0 as f64 / total;
                     sum += p;
                     row.push(format!("{} {:.1}", CauseKey::Gap(g).code(), p));

@@ -4,7 +4,9 @@
 
 use trace_model::{Capture, KernelClass, Nanos};
 
-use crate::{GapCause, HostCause, SkipReport, Window, is_eager_attention_kernel, practices, stream_time};
+use crate::{
+    GapCause, HostCause, SkipReport, Window, is_eager_attention_kernel, practices, stream_time,
+};
 
 /// A cause investigate ranks, by a key that survives rewording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -176,7 +176,8 @@ pub fn detect_framework(capture: &Capture, practices: &Practices) -> FrameworkGu
             evidence: "an XLA capture (XSpace or JAX trace) without TensorFlow names".to_owned(),
         };
     }
-    let torch = first.contains_key(&Framework::PyTorchEager) || capture.format() == Format::KinetoJson;
+    let torch =
+        first.contains_key(&Framework::PyTorchEager) || capture.format() == Format::KinetoJson;
     if !torch {
         return FrameworkGuess {
             framework: Framework::Unknown,
@@ -192,7 +193,9 @@ pub fn detect_framework(capture: &Capture, practices: &Practices) -> FrameworkGu
             Framework::PyTorchEager,
             first
                 .get(&Framework::PyTorchEager)
-                .map_or("a Kineto capture".to_owned(), |n| format!("PyTorch names (`{n}`)")),
+                .map_or("a Kineto capture".to_owned(), |n| {
+                    format!("PyTorch names (`{n}`)")
+                }),
         )
     };
     FrameworkGuess {
@@ -294,31 +297,63 @@ impl Knob {
     /// The knob in words.
     pub fn text(self) -> &'static str {
         match self {
-            Knob::CachingAllocator => "keep the caching allocator on (no PYTORCH_NO_CUDA_MEMORY_CACHING / PYTORCH_NO_HIP_MEMORY_CACHING) and no torch.cuda.empty_cache() in the loop",
-            Knob::ExpandableSegments => "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PYTORCH_HIP_ALLOC_CONF on ROCm) against fragmentation",
-            Knob::XlaPreallocate => "let XLA preallocate its memory pool (XLA_PYTHON_CLIENT_PREALLOCATE, XLA_PYTHON_CLIENT_MEM_FRACTION)",
+            Knob::CachingAllocator => {
+                "keep the caching allocator on (no PYTORCH_NO_CUDA_MEMORY_CACHING / PYTORCH_NO_HIP_MEMORY_CACHING) and no torch.cuda.empty_cache() in the loop"
+            }
+            Knob::ExpandableSegments => {
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PYTORCH_HIP_ALLOC_CONF on ROCm) against fragmentation"
+            }
+            Knob::XlaPreallocate => {
+                "let XLA preallocate its memory pool (XLA_PYTHON_CLIENT_PREALLOCATE, XLA_PYTHON_CLIENT_MEM_FRACTION)"
+            }
             Knob::TfAllocator => "TF_GPU_ALLOCATOR=cuda_malloc_async, no allow_growth churn",
             Knob::AllocateOnce => "allocate buffers once, outside the loop",
             Knob::LoaderWorkers => "DataLoader num_workers > 0 with persistent_workers=True",
             Knob::PinnedMemory => "pin_memory=True and non_blocking=True copies",
             Knob::Prefetch => "prefetch the next batch (prefetch_factor, a side-stream prefetcher)",
-            Knob::TfDataPipeline => "tf.data: prefetch(tf.data.AUTOTUNE), map(num_parallel_calls=AUTOTUNE), cache()",
-            Knob::JaxPrefetch => "prefetch batches to the device ahead of the step (device_put on the next batch)",
-            Knob::PreprocessOnGpu => "move preprocessing to the GPU (batched transforms on the device)",
+            Knob::TfDataPipeline => {
+                "tf.data: prefetch(tf.data.AUTOTUNE), map(num_parallel_calls=AUTOTUNE), cache()"
+            }
+            Knob::JaxPrefetch => {
+                "prefetch batches to the device ahead of the step (device_put on the next batch)"
+            }
+            Knob::PreprocessOnGpu => {
+                "move preprocessing to the GPU (batched transforms on the device)"
+            }
             Knob::PreprocessInWorkers => "move preprocessing into the loader workers",
-            Knob::CudaGraphs => "CUDA graphs (torch.compile mode=\"reduce-overhead\", or torch.cuda.graphs around the step)",
-            Knob::CaptureRemainingOps => "graphs are in use: capture the ops still launched one by one into them, or larger graphs",
+            Knob::CudaGraphs => {
+                "CUDA graphs (torch.compile mode=\"reduce-overhead\", or torch.cuda.graphs around the step)"
+            }
+            Knob::CaptureRemainingOps => {
+                "graphs are in use: capture the ops still launched one by one into them, or larger graphs"
+            }
             Knob::TorchCompile => "fewer, larger kernels (torch.compile)",
-            Knob::GraphBreaks => "torch.compile is in use: remove graph breaks (TORCH_LOGS=graph_breaks) that leave eager ops between compiled regions",
-            Knob::JaxJitWholeStep => "jit the whole step, lax.scan over layers: fewer, larger dispatches",
-            Knob::XlaCommandBuffers => "XLA command buffers (CUDA graphs in XLA: --xla_gpu_enable_command_buffer)",
+            Knob::GraphBreaks => {
+                "torch.compile is in use: remove graph breaks (TORCH_LOGS=graph_breaks) that leave eager ops between compiled regions"
+            }
+            Knob::JaxJitWholeStep => {
+                "jit the whole step, lax.scan over layers: fewer, larger dispatches"
+            }
+            Knob::XlaCommandBuffers => {
+                "XLA command buffers (CUDA graphs in XLA: --xla_gpu_enable_command_buffer)"
+            }
             Knob::TfFunctionJit => "tf.function(jit_compile=True) around the step",
-            Knob::EngineGraphs => "CUDA graphs for the batch sizes served (--cuda-graph-max-bs / cudagraph_capture_sizes; no --disable-cuda-graph or enforce_eager)",
-            Knob::GgmlGraphs => "keep llama.cpp's CUDA graphs on (GGML_CUDA_DISABLE_GRAPHS unset), larger ubatch",
+            Knob::EngineGraphs => {
+                "CUDA graphs for the batch sizes served (--cuda-graph-max-bs / cudagraph_capture_sizes; no --disable-cuda-graph or enforce_eager)"
+            }
+            Knob::GgmlGraphs => {
+                "keep llama.cpp's CUDA graphs on (GGML_CUDA_DISABLE_GRAPHS unset), larger ubatch"
+            }
             Knob::TensorRtGraph => "capture enqueueV3 into a CUDA graph and replay it",
-            Knob::WarmUpBeforeCapture => "warm up (compilation, autotuning) before capturing, and keep a compile cache",
-            Knob::LighterProfiling => "capture again without with_stack/record_shapes: the profiler's own time",
-            Knob::CaptureHostSide => "capture the host side too (all threads and processes: py-spy/perf, nsys --sample=cpu) to see what the thread was doing",
+            Knob::WarmUpBeforeCapture => {
+                "warm up (compilation, autotuning) before capturing, and keep a compile cache"
+            }
+            Knob::LighterProfiling => {
+                "capture again without with_stack/record_shapes: the profiler's own time"
+            }
+            Knob::CaptureHostSide => {
+                "capture the host side too (all threads and processes: py-spy/perf, nsys --sample=cpu) to see what the thread was doing"
+            }
         }
     }
 }
@@ -500,7 +535,10 @@ impl Diagnosis {
     pub fn describe(self) -> String {
         match self {
             Diagnosis::ComputeBound { class } => {
-                format!("compute-bound ({} kernels lead the critical stream)", class.label())
+                format!(
+                    "compute-bound ({} kernels lead the critical stream)",
+                    class.label()
+                )
             }
             Diagnosis::CopyBound => {
                 "copy-bound: copies no compute overlaps hold half the window or more".to_owned()
@@ -510,7 +548,10 @@ impl Diagnosis {
                     .to_owned()
             }
             Diagnosis::HostBound { cause } => {
-                format!("host-bound: the GPU waits for the host, mostly {}", cause.label())
+                format!(
+                    "host-bound: the GPU waits for the host, mostly {}",
+                    cause.label()
+                )
             }
             Diagnosis::HostSync => {
                 "the host is blocked in synchronising calls while the GPU idles".to_owned()
@@ -587,14 +628,19 @@ pub fn step_sides(r: &SkipReport) -> Option<StepSides> {
         .map(|i| &r.per_step[i])
         .collect();
     let host = Spread::of(steady.iter().map(|s| s.range.span()))?;
-    let period = Spread::of(steady.windows(2).map(|w| w[1].range.start - w[0].range.start));
+    let period = Spread::of(
+        steady
+            .windows(2)
+            .map(|w| w[1].range.start - w[0].range.start),
+    );
     let gpu = Spread::of(steady.iter().filter_map(|s| s.gpu_range.map(|g| g.span())));
     let lag = Spread::of(
         steady
             .iter()
             .filter_map(|s| s.gpu_range.map(|g| g.end - s.range.end)),
     );
-    let ahead = matches!((gpu, lag), (Some(g), Some(l)) if g.median > host.median && l.median.0 > 0);
+    let ahead =
+        matches!((gpu, lag), (Some(g), Some(l)) if g.median > host.median && l.median.0 > 0);
     Some(StepSides {
         period,
         host,

@@ -534,22 +534,30 @@ impl<'a> HostAttribution<'a> {
                     .labels
                     .entry(t)
                     .or_insert_with(|| label_thread(capture, t));
-                split(labelled, range.start.0, range.end.0, |label, name, len| {
-                    match (label, name) {
+                split(
+                    labelled,
+                    range.start.0,
+                    range.end.0,
+                    |label, name, len| match (label, name) {
                         (Label::Sync, Some(n)) => *sync.entry(n).or_insert(0) += len,
                         (Label::Sync, None) => {
                             pieces.push((HostCause::NothingRecorded, None, len));
                         }
                         (Label::Host(c), n) => pieces.push((c, n, len)),
-                    }
-                });
+                    },
+                );
             }
             None => pieces.push((HostCause::NothingRecorded, None, range.len().0)),
         }
         let sync_total: i64 = sync.values().sum();
         // The synchronising call that took most of it names the evidence.
         if let Some((&name, _)) = sync.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) {
-            causes.add(GapCause::SyncCall, capture.name(name), Nanos(sync_total), seen);
+            causes.add(
+                GapCause::SyncCall,
+                capture.name(name),
+                Nanos(sync_total),
+                seen,
+            );
         }
         causes.add(
             GapCause::HostNotLaunched,

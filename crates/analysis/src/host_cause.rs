@@ -391,7 +391,9 @@ mod tests {
         assert!(is_data_loading(
             "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
         ));
-        assert!(is_data_loading("torch/utils/data/dataloader.py(628): __next__"));
+        assert!(is_data_loading(
+            "torch/utils/data/dataloader.py(628): __next__"
+        ));
         assert!(!is_data_loading("aten::to"));
         assert!(is_compilation("hipModuleLoadData"));
         assert!(is_compilation("CachingAutotuner.benchmark_all_configs"));

@@ -78,8 +78,7 @@ pub use diagnosis::{
 pub use error::{Error, error_chain};
 pub use gaps::{
     Gap, GapCause, GapCauses, GapEvidence, GapHost, HostSplit, HostTime, HostTop, IdleCauses,
-    LAUNCH_LATENCY,
-    gap_causes, idle_causes, idle_gaps, is_stream_wait_call, is_synchronising_call,
+    LAUNCH_LATENCY, gap_causes, idle_causes, idle_gaps, is_stream_wait_call, is_synchronising_call,
     launching_threads,
 };
 pub use host_cause::{
@@ -123,5 +122,6 @@ pub use steps::{
 };
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};
 pub use warmup::{
-    MATTERS_SHARE, SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent, is_warm_up_event,
+    MATTERS_SHARE, SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent,
+    is_warm_up_event,
 };

@@ -521,7 +521,8 @@ fn iteration_steps(capture: &Capture) -> Option<Steps> {
     diagnostics.add_many(
         "outside-steps",
         count_none(&activity_step) as u64,
-        "GPU activities were launched outside every iteration and are left out of per-step numbers".to_owned(),
+        "GPU activities were launched outside every iteration and are left out of per-step numbers"
+            .to_owned(),
         String::new(),
     );
     Some(Steps {

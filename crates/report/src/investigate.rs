@@ -2486,7 +2486,9 @@ mod tests {
         assert_eq!((*per_step, *after), (895 * US, 105 * US));
         let launch = rows
             .iter()
-            .find(|r| r.0.starts_with("the GPU waits for the host: launch overhead"))
+            .find(|r| {
+                r.0.starts_with("the GPU waits for the host: launch overhead")
+            })
             .expect("launch overhead row");
         assert_eq!(launch.1, 5 * US);
         assert!(launch.3.contains("torch.compile is in use"), "{}", launch.3);
@@ -2812,10 +2814,13 @@ mod tests {
         );
         let host = rows
             .iter()
-            .find(|r| r.0.starts_with("the GPU waits for the host: launch overhead"))
+            .find(|r| {
+                r.0.starts_with("the GPU waits for the host: launch overhead")
+            })
             .expect("host row");
         assert!(
-            host.3.starts_with("graphs are in use: capture the ops still launched"),
+            host.3
+                .starts_with("graphs are in use: capture the ops still launched"),
             "{}",
             host.3
         );

@@ -187,7 +187,10 @@ fn assert_late(r: &SkipReport, cause: HostCause, top: &str) {
     assert_eq!(gc.host_not_launched, Nanos(10_010 * US));
     assert_eq!(gc.host.time_of(cause), Nanos(10_000 * US), "{:?}", gc.host);
     assert_eq!(gc.host.time_of(HostCause::LaunchOverhead), Nanos(10 * US));
-    assert_eq!(gc.host.top_of(cause).next().map(|t| t.name.as_str()), Some(top));
+    assert_eq!(
+        gc.host.top_of(cause).next().map(|t| t.name.as_str()),
+        Some(top)
+    );
     let sum: Nanos = HostCause::ALL.iter().map(|&c| gc.host.time_of(c)).sum();
     assert_eq!(sum, gc.host_not_launched);
 }
@@ -207,7 +210,10 @@ fn the_allocator_is_named() {
     let causes = analysis::causes(&r, &c, r.window.expect("window"));
     assert_eq!(
         (causes[0].key.code(), causes[0].time),
-        ("gap:host-not-launched:allocator".to_owned(), Nanos(10_000 * US))
+        (
+            "gap:host-not-launched:allocator".to_owned(),
+            Nanos(10_000 * US)
+        )
     );
     assert!(
         !causes
@@ -222,7 +228,10 @@ fn the_allocator_is_named() {
         .map(|c| c.time)
         .sum();
     let gc = r.gap_causes.as_ref().expect("gap causes");
-    assert_eq!(idle + gc.unknown, r.critical_stream().expect("critical").budget.idle);
+    assert_eq!(
+        idle + gc.unknown,
+        r.critical_stream().expect("critical").budget.idle
+    );
     let knobs = analysis::host_knobs(
         HostCause::Allocator,
         r.framework.framework,
@@ -271,7 +280,10 @@ fn cpu_work_without_launches_names_its_top_op() {
         .collect();
     assert_eq!(
         names,
-        [("aten::resize", Nanos(6_000 * US)), ("preprocess", Nanos(4_000 * US))]
+        [
+            ("aten::resize", Nanos(6_000 * US)),
+            ("preprocess", Nanos(4_000 * US))
+        ]
     );
 }
 
@@ -363,7 +375,10 @@ fn many_short_launches_are_launch_overhead_and_only_they_get_cuda_graphs() {
     assert_adds_up(&r);
     let gc = r.gap_causes.as_ref().expect("gap causes");
     // 25 µs before the first kernel, 15 µs between each of the 600.
-    assert_eq!(gc.host.time_of(HostCause::LaunchOverhead), Nanos(9_010 * US));
+    assert_eq!(
+        gc.host.time_of(HostCause::LaunchOverhead),
+        Nanos(9_010 * US)
+    );
     assert_eq!(gc.host.total(), Nanos(9_010 * US));
     assert_eq!(
         r.diagnosis,
@@ -449,7 +464,12 @@ fn iterations_from_optimizer_step_annotations() {
             let at = t + 1_000 + 900 * k;
             s.kernel(GEMM, at, at + 10, 800);
         }
-        s.host("Optimizer.step#SGD.step", HostKind::Annotation, t + 3_800, 150);
+        s.host(
+            "Optimizer.step#SGD.step",
+            HostKind::Annotation,
+            t + 3_800,
+            150,
+        );
         s.kernel(
             "void at::native::vectorized_elementwise_kernel<4, add>",
             t + 3_810,
@@ -580,7 +600,13 @@ fn a_wait_on_another_stream_is_a_dependency() {
     s.kernel(GEMM, 0, 5, 2_995);
     s.host("cudaStreamWaitEvent", HostKind::Runtime, 3_050, 5);
     s.kernel(GEMM, 3_100, 12_000, 4_000);
-    s.kernel_on(1, "void at::native::vectorized_elementwise_kernel<4, add>", 3_200, 11_900, 50);
+    s.kernel_on(
+        1,
+        "void at::native::vectorized_elementwise_kernel<4, add>",
+        3_200,
+        11_900,
+        50,
+    );
     let r = report(&s.finish());
     assert_adds_up(&r);
     let gc = r.gap_causes.as_ref().expect("gap causes");
