@@ -621,6 +621,12 @@ pub enum StepBasis {
     GpuSpan,
 }
 
+/// Whether the host runs ahead of the GPU: the median GPU span of a step's work is
+/// longer than the median host range and ends after it.
+pub(crate) fn runs_ahead(host: Spread, gpu: Option<Spread>, lag: Option<Spread>) -> bool {
+    matches!((gpu, lag), (Some(g), Some(l)) if g.median > host.median && l.median.0 > 0)
+}
+
 /// The host and GPU sides of `r`'s steady steps; `None` without steady steps.
 pub fn step_sides(r: &SkipReport) -> Option<StepSides> {
     let steady: Vec<&crate::StepMetrics> = (0..r.per_step.len())
@@ -639,8 +645,7 @@ pub fn step_sides(r: &SkipReport) -> Option<StepSides> {
             .iter()
             .filter_map(|s| s.gpu_range.map(|g| g.end - s.range.end)),
     );
-    let ahead =
-        matches!((gpu, lag), (Some(g), Some(l)) if g.median > host.median && l.median.0 > 0);
+    let ahead = runs_ahead(host, gpu, lag);
     Some(StepSides {
         period,
         host,

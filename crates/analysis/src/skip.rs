@@ -639,7 +639,10 @@ fn analyze_steps(
         .map(|i| &steps.steps[i]);
     let first_steady = steady_steps.next();
     let last_steady = steady_steps.next_back().or(first_steady);
-    let window = gpu_window.map(|g| match (host_ranges, first_steady, last_steady) {
+    // Where the host runs ahead of the GPU, the step is timed by the GPU span of its work:
+    // the window is the GPU's, not joined with host ranges that start steps early.
+    let host_window = host_ranges && !host_runs_ahead(capture, steps, &steady);
+    let window = gpu_window.map(|g| match (host_window, first_steady, last_steady) {
         (true, Some(first), Some(last)) => Window {
             start: g.start.min(first.range.start),
             end: g.end.max(last.range.end),
@@ -878,6 +881,38 @@ fn analyze_steps(
     report.diagnosis = crate::diagnosis::diagnose_with(capture, &report, config.min_gpu_work);
     report.step_sides = crate::step_sides(&report);
     report
+}
+
+/// Whether the host runs ahead of the GPU over the steady steps
+/// (`diagnosis::runs_ahead` on each step's host range and the GPU span of the
+/// activities placed in it).
+fn host_runs_ahead(capture: &Capture, steps: &Steps, steady: &dyn Fn(usize) -> bool) -> bool {
+    let mut gpu: Vec<Option<Window>> = vec![None; steps.steps.len()];
+    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+        if let Some(s) = s {
+            let g = &mut gpu[*s as usize];
+            *g = Some(match *g {
+                Some(w) => Window {
+                    start: w.start.min(a.start),
+                    end: w.end.max(a.end()),
+                },
+                None => Window {
+                    start: a.start,
+                    end: a.end(),
+                },
+            });
+        }
+    }
+    let idx: Vec<usize> = (0..steps.steps.len()).filter(|&i| steady(i)).collect();
+    let Some(host) = Spread::of(idx.iter().map(|&i| steps.steps[i].duration())) else {
+        return false;
+    };
+    let g = Spread::of(idx.iter().filter_map(|&i| gpu[i].map(|w| w.span())));
+    let lag = Spread::of(
+        idx.iter()
+            .filter_map(|&i| gpu[i].map(|w| w.end - steps.steps[i].range.end)),
+    );
+    crate::diagnosis::runs_ahead(host, g, lag)
 }
 
 /// The time of host-ranged steps with no GPU activity of the step running yet (before

@@ -786,6 +786,21 @@ fn verdict_section(a: &Analysis, findings: &mut Vec<Finding>) -> Section {
         if !kinds.is_empty() {
             text.push_str(&format!("; forwards: {}", kinds.join(", ")));
         }
+        // The steady steps' host and GPU sides (analysis::step_sides), medians.
+        if let Some(sides) = r.step_sides {
+            let med = |s: Option<analysis::Spread>| s.map_or("-".to_owned(), |s| s.median.human());
+            text.push_str(&format!(
+                "; steady steps (medians, measured): period {} start to start, host range {}, GPU span of the work launched {}, GPU end after host end {}; timed by {}",
+                med(sides.period),
+                sides.host.median.human(),
+                med(sides.gpu),
+                med(sides.lag),
+                match sides.basis {
+                    analysis::StepBasis::GpuSpan => "the GPU span (the host runs ahead)",
+                    _ => "the host range",
+                }
+            ));
+        }
         let mut spans = vec![Span::text(text)];
         // Per kind of forward (the engine's markers say which): count and step time.
         for (i, (kind, count, spread)) in r.steps.forward_spreads().into_iter().enumerate() {

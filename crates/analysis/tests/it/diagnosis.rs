@@ -694,6 +694,9 @@ fn a_host_running_ahead_times_steps_by_their_gpu_span() {
     assert_eq!(sides.gpu.expect("gpu").median, Nanos(3_000 * US));
     // Step 1: GPU ends at 6.02 ms, host at 2 ms.
     assert_eq!(sides.lag.expect("lag").median, Nanos(4_020 * US));
+    // The window is the GPU span of the steps' work, not joined with the host ranges.
+    let w = r.window.expect("window");
+    assert_eq!((w.start, w.end), (Nanos(20 * US), Nanos(12_020 * US)));
     assert_eq!(GapCause::HostNotLaunched.label(), "host did not launch yet");
 }
 
