@@ -722,3 +722,42 @@ fn warm_up_evidence_is_of_a_size_that_matters() {
     assert_eq!(names, ["cuModuleLoadData"]);
     assert_eq!(r.warm_up.steps, [0]);
 }
+
+#[test]
+fn windows_are_per_gpu_never_joined_across_devices() {
+    // GPU 0 runs 10 ms of GEMMs from 0; GPU 1 runs 4 ms 650 ms later. Joined, the window
+    // would be 654 ms and 2 % busy; GPU 0's own window is 10 ms and fully busy.
+    let mut s = Synth::new();
+    s.b.devices.push(Device {
+        id: DeviceId::new(1),
+        ordinal: 1,
+        vendor: Vendor::Nvidia,
+        properties: DeviceProperties::default(),
+    });
+    s.b.streams.push(Stream {
+        id: StreamId::new(2),
+        device: DeviceId::new(1),
+        ordinal: 7,
+        name: None,
+    });
+    // Distinct names: no repeating sequence, no steps, the whole capture is one step.
+    for i in 0..10 {
+        let name = format!("volta_sgemm_128x64_nn_{i}");
+        s.kernel(&name, 1_000 * i, 1_000 * i + 10, 1_000);
+    }
+    for i in 0..4 {
+        let name = format!("volta_sgemm_64x64_nt_{i}");
+        s.kernel_on(2, &name, 650_000 + 1_000 * i, 650_010 + 1_000 * i, 1_000);
+    }
+    let r = report(&s.finish());
+    assert_eq!(r.steps.origin, StepOrigin::WholeCapture);
+    let w = r.window.expect("window");
+    assert_eq!((w.start, w.end), (Nanos(10 * US), Nanos(10_010 * US)));
+    assert!(r.diagnostics.get("window-per-gpu").is_some());
+    assert_eq!(
+        r.diagnosis,
+        Diagnosis::ComputeBound {
+            class: KernelClass::Gemm
+        }
+    );
+}
