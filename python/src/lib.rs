@@ -546,7 +546,10 @@ fn investigate(
         if let Some(out) = &out {
             output_file::check_dir(out, &rules).map_err(|e| fail(&e))?;
         }
-        let options = investigation::Options { step };
+        let options = investigation::Options {
+            step,
+            ..Default::default()
+        };
         let run = investigation::investigate(&p, &options).map_err(|e| fail(&e))?;
         if let Some(out) = &out {
             let dir = output_file::DirOutput::create(out, &rules).map_err(|e| fail(&e))?;

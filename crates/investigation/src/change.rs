@@ -23,6 +23,12 @@ pub fn change(r: &Report, capture: &Capture) -> Change {
     if r.verdict.bound == analysis::Bound::WarmUp {
         return Change::WarmUp;
     }
+    if let analysis::Diagnosis::CannotTell { reason } = r.diagnosis {
+        return Change::CannotTell {
+            reason: reason.describe(),
+            decide_with: reason.decide_with().to_owned(),
+        };
+    }
     let span = window.span();
     let steps = r.steady_step_count().max(1) as i64;
     let per_step = |x: Nanos| Nanos(x.0 / steps);
@@ -104,6 +110,26 @@ pub fn change(r: &Report, capture: &Capture) -> Change {
                     evidence: evidence(GapCause::HostNotLaunched),
                 },
                 host_knobs.clone(),
+            ),
+            CauseKey::Host(h) => (
+                What::HostCause {
+                    code: h.code().to_owned(),
+                    label: h.label().to_owned(),
+                    evidence: r.gap_causes.as_ref().map_or_else(Vec::new, |gc| {
+                        gc.host
+                            .top_of(h)
+                            .take(3)
+                            .map(|t| (t.name.clone(), t.time))
+                            .collect()
+                    }),
+                },
+                analysis::host_knobs(h, r.framework.framework, &practices)
+                    .iter()
+                    .map(|k| Knob::Host {
+                        code: k.code().to_owned(),
+                        text: k.text().to_owned(),
+                    })
+                    .collect(),
             ),
             CauseKey::Gap(GapCause::StreamOrEvent) => (
                 What::StreamOrEvent {

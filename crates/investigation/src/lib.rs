@@ -45,6 +45,21 @@ pub use sections::LARGE_LAYOUT_SHARE;
 pub struct Options {
     /// The step to draw (its number); default: the median step.
     pub step: Option<i64>,
+    /// The least GPU work a capture must hold for a verdict (`analysis::SkipConfig::
+    /// min_gpu_work`); default [`analysis::MIN_GPU_WORK`]. Tests of the rules on toy
+    /// captures set it to zero.
+    pub min_gpu_work: Option<trace_model::Nanos>,
+}
+
+impl Options {
+    /// The analyses' configuration these options ask for.
+    fn skip_config(&self) -> analysis::SkipConfig {
+        let default = analysis::SkipConfig::default();
+        analysis::SkipConfig {
+            min_gpu_work: self.min_gpu_work.unwrap_or(default.min_gpu_work),
+            ..default
+        }
+    }
 }
 
 /// What went wrong reading the capture (nothing is written then).
@@ -134,7 +149,7 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
     let analysis = analysis::skip_stats_loaded(
         input,
         &loaded,
-        &analysis::SkipConfig::default(),
+        &options.skip_config(),
         &mut rows_csv,
     )?;
     check_step(input, &analysis.reports[0], options)?;
@@ -241,7 +256,7 @@ fn slow_key(report: &Report, path: &Path) -> SlowKey {
 
 /// A directory of rank traces, one rank at a time on `load::map_each`'s pool.
 fn investigate_ranks(input: &Path, options: &Options) -> Result<Run, Error> {
-    let config = analysis::SkipConfig::default();
+    let config = options.skip_config();
     let row_parts = analysis::SkipRowParts::create("investigate-rows")?;
     // The slowest rank so far, by `slow_key`: the one capture kept past its summary.
     let kept: Mutex<Option<(SlowKey, Loaded)>> = Mutex::new(None);

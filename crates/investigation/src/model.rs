@@ -191,6 +191,43 @@ pub struct FirstCapture {
     pub warm_up: Option<WarmUp>,
     /// Host-only time of the steps, when there is some.
     pub host_only: Option<HostOnly>,
+    /// What bounds the step (`analysis::diagnose`, `inferred`), the framework and the step
+    /// evidence weighed; absent in reports written before it.
+    #[serde(default)]
+    pub diagnosis: Option<Diagnosed>,
+    /// The steady steps' host and GPU sides (`measured`); absent with no steady step.
+    #[serde(default)]
+    pub step_sides: Option<StepSidesView>,
+}
+
+/// The diagnosis of the first capture, as analysis words it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosed {
+    /// Its stable code (`host-bound:allocator`, `cannot-tell:graph-capture`, ...).
+    pub code: String,
+    /// In words (for "cannot tell", with the capture that would decide it).
+    pub describe: String,
+    /// The framework found (its code).
+    pub framework: String,
+    /// The names that decided the framework.
+    pub framework_evidence: String,
+    /// Each kind of step evidence tried and what became of it, in words.
+    pub step_evidence: Vec<String>,
+}
+
+/// The host and GPU sides of the steady steps (medians and spreads, `measured`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepSidesView {
+    /// Start to start of consecutive steps; `None` with one step.
+    pub period: Option<StepSpread>,
+    /// The steps' own (host) ranges.
+    pub host: StepSpread,
+    /// First start to last end of the GPU work each step launched.
+    pub gpu: Option<StepSpread>,
+    /// End of the GPU work minus end of the step's range.
+    pub lag: Option<StepSpread>,
+    /// The steps are timed by their GPU span (the host runs ahead), else by the host range.
+    pub timed_by_gpu: bool,
 }
 
 /// The largest cause of idle time and its evidence.
@@ -553,6 +590,13 @@ pub enum Change {
     NoWindow,
     /// Warm-up only: nothing is steady state.
     WarmUp,
+    /// The capture cannot decide what bounds the step: nothing is ranked or estimated.
+    CannotTell {
+        /// Why, in words.
+        reason: String,
+        /// The capture that would decide it.
+        decide_with: String,
+    },
     /// The causes, most time first.
     Ranked(Ranked),
 }
@@ -624,6 +668,16 @@ pub enum What {
     HostNotLaunched {
         /// Evidence (two at most).
         evidence: Vec<String>,
+    },
+    /// The GPU waits for the host, by what the launching thread was doing
+    /// (`analysis::HostCause`).
+    HostCause {
+        /// The sub-cause's code (`allocator`, `data-loading`, ...).
+        code: String,
+        /// Its label.
+        label: String,
+        /// The host events that explain most of it, with their time (three at most).
+        evidence: Vec<(String, Nanos)>,
     },
     /// Work waited on another stream or event.
     StreamOrEvent {
@@ -705,6 +759,13 @@ pub enum Knob {
     Fusion,
     /// A fused attention kernel.
     FusedAttention,
+    /// A knob of one host sub-cause in the framework in use (`analysis::host_knobs`).
+    Host {
+        /// Its stable code (`analysis::Knob::code`).
+        code: String,
+        /// In words.
+        text: String,
+    },
 }
 
 /// One item of the trust list.

@@ -166,6 +166,31 @@ pub(crate) fn first_capture(a: &Analysis) -> FirstCapture {
             .collect(),
         warm_up,
         host_only,
+        diagnosis: Some(Diagnosed {
+            code: first.diagnosis.code(),
+            describe: first.diagnosis.describe(),
+            framework: first.framework.framework.code().to_owned(),
+            framework_evidence: first.framework.evidence.clone(),
+            step_evidence: first
+                .steps
+                .considered
+                .iter()
+                .filter(|c| {
+                    !matches!(
+                        c.outcome,
+                        analysis::CandidateOutcome::NotTried | analysis::CandidateOutcome::Absent
+                    )
+                })
+                .map(|c| c.describe())
+                .collect(),
+        }),
+        step_sides: first.step_sides.map(|s| StepSidesView {
+            period: s.period,
+            host: s.host,
+            gpu: s.gpu,
+            lag: s.lag,
+            timed_by_gpu: s.basis == analysis::StepBasis::GpuSpan,
+        }),
     }
 }
 

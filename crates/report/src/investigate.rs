@@ -317,6 +317,21 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         }
         spans.push(Span::text("."));
         findings.push(Finding::new(spans));
+        // What bounds the step (analysis::diagnose), the framework, the step evidence.
+        if let Some(d) = &f.diagnosis {
+            findings.push(Finding::new(vec![Span::text(format!(
+                "Diagnosis ({}; inferred): {}. Framework: {} ({}). Step evidence: {}.",
+                d.code,
+                d.describe,
+                d.framework,
+                d.framework_evidence,
+                if d.step_evidence.is_empty() {
+                    "none in the capture (the whole capture is one step)".to_owned()
+                } else {
+                    d.step_evidence.join("; ")
+                }
+            ))]));
+        }
         // Which evidence found the iterations, and what each forward is when it says so.
         let mut text = format!(
             "Iterations: {} step(s), found from {}",
@@ -324,6 +339,24 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         );
         if !f.forward_kinds.is_empty() {
             text.push_str(&format!("; forwards: {}", f.forward_kinds.join(", ")));
+        }
+        // The steady steps' host and GPU sides, medians.
+        if let Some(sides) = &f.step_sides {
+            let med = |s: Option<investigation::StepSpread>| {
+                s.map_or("-".to_owned(), |s| s.median.human())
+            };
+            text.push_str(&format!(
+                "; steady steps (medians, measured): period {} start to start, host range {}, GPU span of the work launched {}, GPU end after host end {}; timed by {}",
+                med(sides.period),
+                sides.host.median.human(),
+                med(sides.gpu),
+                med(sides.lag),
+                if sides.timed_by_gpu {
+                    "the GPU span (the host runs ahead)"
+                } else {
+                    "the host range"
+                }
+            ));
         }
         let mut spans = vec![Span::text(text)];
         // Per kind of forward (the engine's markers say which): count and step time.

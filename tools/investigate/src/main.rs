@@ -134,7 +134,10 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
     };
     // Refused before the investigation, and again when the report is put in place.
     output_file::check_dir(&out, &rules)?;
-    let options = investigation::Options { step: args.step };
+    let options = investigation::Options {
+        step: args.step,
+        ..Default::default()
+    };
     let run = investigation::investigate(&args.capture, &options)
         .with_context(|| format!("investigating {}", args.capture.display()))?;
     let inv = &run.investigation;

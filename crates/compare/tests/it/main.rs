@@ -165,7 +165,7 @@ fn a_capture_against_itself_changes_nothing() {
     assert!(c.kernels.iter().all(|k| k.count == [5, 5]));
     // Nothing changed, so nothing of any prediction was realized.
     assert_eq!(
-        cause(&c, CauseKey::Gap(analysis::GapCause::HostNotLaunched)).realized_share,
+        cause(&c, CauseKey::Host(analysis::HostCause::NothingRecorded)).realized_share,
         Some(0.0)
     );
     let md = report::markdown::render(&report::compare::document(&c));
@@ -193,21 +193,24 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
     assert_eq!(c.step_time.change, Change::Lower);
     assert_eq!(c.realized_gain, us(h / 2));
     // Predicted: the critical stream waits for the host, per step, 10 µs before the GEMM
-    // (launch at the step's start, start 10 µs later), the host wait itself, and 10 µs
-    // after the elementwise kernel until the step ends (the next step's launch, or the
-    // last step's open host range): 20 + h.
-    let host = cause(&c, CauseKey::Gap(analysis::GapCause::HostNotLaunched));
-    assert_eq!(host.predicted_gain, us(20 + h));
-    assert_eq!(host.after, Some(us(20 + h / 2)));
-    let expected = (h / 2) as f64 / (20 + h) as f64;
+    // (launch at the step's start, start 10 µs later) and 10 µs after the elementwise
+    // kernel until the step ends (the next step's launch, or the last step's open host
+    // range): 20 µs of launch overhead; and the host wait itself, h, with nothing recorded
+    // on the launching thread.
+    let host = cause(&c, CauseKey::Host(analysis::HostCause::NothingRecorded));
+    assert_eq!(host.predicted_gain, us(h));
+    assert_eq!(host.after, Some(us(h / 2)));
     let share = host.realized_share.expect("a share");
-    assert!((share - expected).abs() < 1e-12, "{share} vs {expected}");
+    assert!((share - 0.5).abs() < 1e-12, "{share} vs 0.5");
+    let launch = cause(&c, CauseKey::Host(analysis::HostCause::LaunchOverhead));
+    assert_eq!(launch.predicted_gain, us(20));
+    assert_eq!(launch.after, Some(us(20)));
     // The leading cause is the same, smaller.
     assert_eq!(
         c.leading_after,
         Some((
-            CauseKey::Gap(analysis::GapCause::HostNotLaunched),
-            us(20 + h / 2)
+            CauseKey::Host(analysis::HostCause::NothingRecorded),
+            us(h / 2)
         ))
     );
     // The kernels did not change; the idle part of the stream's budget did, by h/2.

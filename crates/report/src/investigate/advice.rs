@@ -62,6 +62,7 @@ fn knob_text(k: &Knob) -> String {
         Knob::CompiledFusion => "already compiled: the remaining ones are outside compiled regions (graph breaks) or Inductor's own; fused norm/activation/residual kernels, fewer dtype casts".to_owned(),
         Knob::Fusion => "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts".to_owned(),
         Knob::FusedAttention => "torch.nn.functional.scaled_dot_product_attention (FlashAttention or memory-efficient backend), or another fused attention kernel: it replaces the softmax and both batched matmuls; the estimate assumes the fused kernel's own time is small beside them".to_owned(),
+        Knob::Host { text, .. } => text.clone(),
     }
 }
 
@@ -71,6 +72,16 @@ fn what_text(w: &What) -> String {
         What::HostNotLaunched { evidence } => format!(
             "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
             evidence.join("; ")
+        ),
+        What::HostCause {
+            label, evidence, ..
+        } => format!(
+            "the GPU waits for the host: {label} (on the critical stream; evidence: {})",
+            evidence
+                .iter()
+                .map(|(name, time)| format!("{name} {}", time.human()))
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
         What::StreamOrEvent { evidence } => format!(
             "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
@@ -107,6 +118,15 @@ pub(super) fn change_section(change: &Change, findings: &mut Vec<Finding>) -> Se
         }
         Change::WarmUp => {
             s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
+            return s;
+        }
+        Change::CannotTell {
+            reason,
+            decide_with,
+        } => {
+            s.para(format!(
+                "Cannot tell what bounds the step ({reason}), so no cause is ranked and nothing is estimated. A capture that would decide it: {decide_with}."
+            ));
             return s;
         }
         Change::Ranked(r) => r,
