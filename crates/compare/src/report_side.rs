@@ -73,7 +73,7 @@ pub fn of_investigation(path: &Path, inv: &Investigation) -> Result<Side, String
     side.has_steps = first.steps_origin != whole;
     side.step_origin = first.steps_origin.clone();
     side.steady_steps = first.steady_steps.len();
-    if let investigation::Change::Ranked(ranked) = &inv.change {
+    if let investigation::Advice::Ranked(ranked) = &inv.advice {
         side.mean_step = Some(ranked.mean_step);
         for c in &ranked.causes {
             let key =

@@ -231,7 +231,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         let steps = r.steady_step_count();
         if let (Some(window), true) = (r.window, steps > 0) {
             side.mean_step = Some(Nanos(window.span().0 / steps as i64));
-            side.causes = causes(&investigation::change(r, &l.capture));
+            side.causes = causes(&investigation::advise(r, &l.capture));
         }
     }
     Ok(side)
@@ -463,11 +463,11 @@ fn gpu_positions(capture: &Capture) -> Vec<usize> {
     positions
 }
 
-/// The causes investigate ranks (`investigation::change`), by key, each with its time
+/// The causes investigate ranks (`investigation::advise`), by key, each with its time
 /// per steady-state step, most time first: the same list a report.json side reads back.
-pub(crate) fn causes(change: &investigation::Change) -> Vec<(CauseKey, Nanos)> {
+pub(crate) fn causes(change: &investigation::Advice) -> Vec<(CauseKey, Nanos)> {
     match change {
-        investigation::Change::Ranked(ranked) => ranked
+        investigation::Advice::Ranked(ranked) => ranked
             .causes
             .iter()
             .filter_map(|c| Some((CauseKey::from_code(&c.key)?, c.per_step)))

@@ -26,7 +26,7 @@
 
 #![warn(missing_docs)]
 
-mod change;
+mod advice;
 mod model;
 mod sections;
 
@@ -36,7 +36,7 @@ use std::sync::Mutex;
 use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
 use trace_model::Nanos;
 
-pub use change::{PER_STEP_FORMULA, WINDOW_ASSUMPTION, change};
+pub use advice::{PER_STEP_FORMULA, WINDOW_ASSUMPTION, advise};
 pub use model::*;
 pub use sections::LARGE_LAYOUT_SHARE;
 
@@ -452,7 +452,7 @@ fn assemble(p: &Parts<'_>) -> Investigation {
         &mut new_capture,
     );
     let roofline = sections::roofline(p.roofline.clone(), &mut trust, &mut new_capture);
-    let change = change::change(detail_report, &detail.capture);
+    let advice = advice::advise(detail_report, &detail.capture);
     sections::collect_trust(analysis, &p.captures.facts, &mut trust, &mut new_capture);
     sections::unread_trust(p.unread, &mut trust, &mut new_capture);
     for note in p.notes {
@@ -479,7 +479,7 @@ fn assemble(p: &Parts<'_>) -> Investigation {
         swimlanes,
         ops,
         roofline,
-        change,
+        advice,
         trust,
         new_capture,
         drawn: p.detail_note.clone(),

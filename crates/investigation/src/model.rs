@@ -44,7 +44,7 @@ pub struct Investigation {
     /// Step 5: `None` where no single capture with shapes was read, `Err` when it failed.
     pub roofline: Option<Result<RooflineView, String>>,
     /// Step 6.
-    pub change: Change,
+    pub advice: Advice,
     /// Step 7: the trust list, in order.
     pub trust: Vec<TrustItem>,
     /// What a new capture would answer, in order.
@@ -585,7 +585,7 @@ pub struct RoofOp {
 /// Step 6.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ranked", rename_all = "snake_case")]
-pub enum Change {
+pub enum Advice {
     /// No analysed window: nothing to rank.
     NoWindow,
     /// Warm-up only: nothing is steady state.

@@ -2,7 +2,7 @@
 //! cause keys, estimates, knobs, practices in use, layout-heavy ops, trust items.
 
 use investigation::{
-    Change, InUse, Investigation, Knob, LayoutHeavy, PracticeKind, RankedCause, TrustItem, What,
+    Advice, InUse, Investigation, Knob, LayoutHeavy, PracticeKind, RankedCause, TrustItem, What,
 };
 use trace_model::Nanos;
 
@@ -27,8 +27,8 @@ fn investigate(events: &[String]) -> Investigation {
 
 /// The ranked causes and the practices in use.
 fn ranked(inv: &Investigation) -> (&[RankedCause], &[InUse]) {
-    match &inv.change {
-        Change::Ranked(r) => (&r.causes, &r.in_use),
+    match &inv.advice {
+        Advice::Ranked(r) => (&r.causes, &r.in_use),
         other => panic!("not ranked: {other:?}"),
     }
 }

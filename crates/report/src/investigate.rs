@@ -94,7 +94,7 @@ pub fn document(inv: &Investigation) -> Document {
     let mut lanes = swimlane_section(inv);
     let mut ops = ops_section(inv, &mut doc.findings);
     let mut roof = roofline_section(inv.roofline.as_ref());
-    let mut change = change_section(&inv.change, &mut doc.findings);
+    let mut change = change_section(&inv.advice, &mut doc.findings);
     if let Some(drawn) = &inv.drawn {
         let who = &drawn.who;
         let why = if drawn.straggler {

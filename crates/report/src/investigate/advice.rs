@@ -2,7 +2,7 @@
 //! and knobs, what the capture already does, the trust list and what a new capture would
 //! answer. The investigation chose them; this module only words and labels them.
 
-use investigation::{Change, Investigation, Knob, PracticeKind, TrustItem, What};
+use investigation::{Advice, Investigation, Knob, PracticeKind, TrustItem, What};
 use trace_model::Provenance;
 
 use super::{check_text, pct};
@@ -109,18 +109,18 @@ fn what_text(w: &What) -> String {
 }
 
 /// Step 6: causes on the critical stream, ranked by their share of its window.
-pub(super) fn change_section(change: &Change, findings: &mut Vec<Finding>) -> Section {
+pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Section {
     let mut s = Section::new("change", "6. What to change, ranked");
     let ranked = match change {
-        Change::NoWindow => {
+        Advice::NoWindow => {
             s.para("No analysed window: nothing to rank.");
             return s;
         }
-        Change::WarmUp => {
+        Advice::WarmUp => {
             s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
             return s;
         }
-        Change::CannotTell {
+        Advice::CannotTell {
             reason,
             decide_with,
         } => {
@@ -129,7 +129,7 @@ pub(super) fn change_section(change: &Change, findings: &mut Vec<Finding>) -> Se
             ));
             return s;
         }
-        Change::Ranked(r) => r,
+        Advice::Ranked(r) => r,
     };
     if !ranked.in_use.is_empty() {
         findings.push(Finding::new(vec![Span::text(format!(

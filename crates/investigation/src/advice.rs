@@ -16,15 +16,15 @@ pub const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is a
 
 /// Step 6 of the capture `r` was computed from: causes on the critical stream, ranked by
 /// their share of its window.
-pub fn change(r: &Report, capture: &Capture) -> Change {
+pub fn advise(r: &Report, capture: &Capture) -> Advice {
     let (Some(window), Some(_)) = (r.window, r.steady_step_spread()) else {
-        return Change::NoWindow;
+        return Advice::NoWindow;
     };
     if r.verdict.bound == analysis::Bound::WarmUp {
-        return Change::WarmUp;
+        return Advice::WarmUp;
     }
     if let analysis::Diagnosis::CannotTell { reason } = r.diagnosis {
-        return Change::CannotTell {
+        return Advice::CannotTell {
             reason: reason.describe(),
             decide_with: reason.decide_with().to_owned(),
         };
@@ -192,7 +192,7 @@ pub fn change(r: &Report, capture: &Capture) -> Change {
     // Most time first; ties by key, so the order does not depend on wording.
     causes.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     let share = |t: Nanos| t.0 as f64 / span.0.max(1) as f64;
-    Change::Ranked(Ranked {
+    Advice::Ranked(Ranked {
         steps,
         span,
         mean_step,
