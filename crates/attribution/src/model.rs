@@ -32,16 +32,21 @@ pub enum MatchKind {
     /// Matched in schedule order to the next candidate of its kind in its window (library
     /// GEMMs, copies, collectives, async collectives missing from the stored module).
     Order,
+    /// Nsight Systems and ROCm captures (no CPU ops): the kernel's launch lies inside an
+    /// annotation range (NVTX, rocprof marker) on the launching thread, and the innermost
+    /// such range names it.
+    EnclosingRange,
     /// No candidate left (or, PyTorch, a broken chain).
     None,
 }
 
 impl MatchKind {
     /// Every match kind, from the most to the least certain.
-    pub const ALL: [MatchKind; 4] = [
+    pub const ALL: [MatchKind; 5] = [
         MatchKind::Exact,
         MatchKind::Name,
         MatchKind::Order,
+        MatchKind::EnclosingRange,
         MatchKind::None,
     ];
 
@@ -51,6 +56,7 @@ impl MatchKind {
             MatchKind::Exact => "exact",
             MatchKind::Name => "name",
             MatchKind::Order => "order",
+            MatchKind::EnclosingRange => "enclosing range",
             MatchKind::None => "none",
         }
     }

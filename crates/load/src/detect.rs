@@ -64,6 +64,11 @@ pub fn detect(path: &Path) -> Result<Kind, Error> {
         return Ok(Kind::Nsys);
     }
     if name.ends_with(".json") || name.ends_with(".json.gz") {
+        // rocprofv3's JSON output begins with its own key; every other JSON file is a
+        // Chrome trace (or not one, which its reader says).
+        if rocprof_reader::is_rocprofv3_json(path) {
+            return Ok(Kind::Rocprof(rocprof_reader::Kind::Json));
+        }
         return Ok(Kind::Chrome);
     }
     let unknown = |why: &str| Error::UnknownFormat {

@@ -28,6 +28,9 @@ pub enum Format {
     Rocpd,
     /// Legacy rocprof v1 kernel trace (`results.csv` / `results.db`).
     RocprofV1,
+    /// rocprofv3 JSON (`--output-format json`, `*_results.json`): one
+    /// `rocprofiler-sdk-tool` object of agents, kernel symbols and buffer records.
+    RocprofJson,
 }
 
 impl Format {
@@ -45,6 +48,7 @@ impl Format {
             Format::RocprofCsv => "rocprofv3 CSV trace (--output-format csv)",
             Format::Rocpd => "rocpd SQLite database (rocprofv3)",
             Format::RocprofV1 => "rocprof v1 kernel trace (results.csv / results.db)",
+            Format::RocprofJson => "rocprofv3 JSON (--output-format json)",
         }
     }
 }

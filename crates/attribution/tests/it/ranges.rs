@@ -51,3 +51,89 @@ fn kernels_launched_inside_ranges_get_the_innermost_range() {
         );
     }
 }
+
+/// On every shared Nsight Systems export with NVTX ranges, the kernel time attributed to an
+/// enclosing range equals a plain SQL count over the export: kernels whose runtime launch
+/// (same correlation id, same process) lies inside an NVTX range of the launching thread.
+#[test]
+fn nvtx_attribution_equals_an_sql_count_on_every_shared_export() {
+    let Some(traces) = test_support::traces_dir("nvtx attribution on shared exports") else {
+        return;
+    };
+    let mut checked = 0;
+    let mut folders: Vec<_> = std::fs::read_dir(traces.join("nsys"))
+        .expect("nsys folder")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    folders.sort();
+    for folder in folders {
+        let Ok(files) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for file in files {
+            let path = file.expect("entry").path();
+            if path.extension().is_none_or(|e| e != "sqlite") {
+                continue;
+            }
+            let db = rusqlite::Connection::open_with_flags(
+                &path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap();
+            let has = |t: &str| -> bool {
+                db.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name = ?1",
+                    [t],
+                    |r| r.get::<_, i64>(0),
+                )
+                .unwrap()
+                    > 0
+            };
+            if !has("NVTX_EVENTS") || !has("CUPTI_ACTIVITY_KIND_KERNEL") {
+                continue;
+            }
+            // Kernels, their launch by correlation id within the process, and whether an
+            // NVTX push/pop or start/end range of the launching thread encloses the launch.
+            let pid_bits = 0xFF_FFFFi64 << 24;
+            let sql = format!(
+                "SELECT coalesce(sum(K.end - K.start), 0),
+                        coalesce(sum(CASE WHEN EXISTS (
+                            SELECT 1 FROM NVTX_EVENTS N
+                            WHERE N.globalTid = R.globalTid AND N.eventType IN (59, 60, 70, 71)
+                              AND N.end IS NOT NULL AND N.start <= R.start AND N.end >= R.end
+                        ) THEN K.end - K.start ELSE 0 END), 0)
+                 FROM CUPTI_ACTIVITY_KIND_KERNEL K
+                 LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME R
+                   ON R.correlationId = K.correlationId
+                  AND (R.globalTid & ~{pid_bits}) = (K.globalPid & ~{pid_bits})
+                  AND (R.globalTid & {pid_bits}) = (K.globalPid & {pid_bits})"
+            );
+            let (total, in_ranges): (i64, i64) = db
+                .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let loaded = load::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let (mut ours_total, mut ours_in) = (0i64, 0i64);
+            for one in &loaded {
+                let result = attribution::attribute_loaded(one, &Config::default())
+                    .unwrap_or_else(|e| panic!("{e}"));
+                for row in result.kernels.iter().filter(|k| k.kind == "kernel") {
+                    ours_total += row.dur_ns.0;
+                    if row.match_kind == attribution::MatchKind::EnclosingRange {
+                        assert_eq!(row.decided_by, DecidedBy::EnclosingRange);
+                        assert!(!row.op_name.is_empty());
+                        ours_in += row.dur_ns.0;
+                    }
+                }
+            }
+            let shown = path.display();
+            assert_eq!(ours_total, total, "{shown}: kernel time");
+            assert_eq!(ours_in, in_ranges, "{shown}: kernel time launched inside ranges");
+            eprintln!(
+                "{shown}: {:.1} % of kernel time attributed to an enclosing NVTX range",
+                100.0 * in_ranges as f64 / total.max(1) as f64
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "{checked} shared exports with NVTX ranges");
+}

@@ -7,6 +7,7 @@ mod csv_v3;
 mod fixtures;
 mod perfetto;
 mod rocpd;
+mod rocpd_sdk;
 mod v1;
 
 use std::path::PathBuf;
