@@ -94,19 +94,19 @@ fn nvtx_attribution_equals_an_sql_count_on_every_shared_export() {
             }
             // Kernels, their launch by correlation id within the process, and whether an
             // NVTX push/pop or start/end range of the launching thread encloses the launch.
-            let pid_bits = 0xFF_FFFFi64 << 24;
+            // `globalTid` is `globalPid` with the thread id in its low 24 bits.
+            let tid_bits = 0xFF_FFFFi64;
             let sql = format!(
                 "SELECT coalesce(sum(K.end - K.start), 0),
                         coalesce(sum(CASE WHEN EXISTS (
-                            SELECT 1 FROM NVTX_EVENTS N
-                            WHERE N.globalTid = R.globalTid AND N.eventType IN (59, 60, 70, 71)
+                            SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME R
+                            JOIN NVTX_EVENTS N ON N.globalTid = R.globalTid
+                            WHERE R.correlationId = K.correlationId
+                              AND (R.globalTid & ~{tid_bits}) = (K.globalPid & ~{tid_bits})
+                              AND N.eventType IN (59, 60, 70, 71)
                               AND N.end IS NOT NULL AND N.start <= R.start AND N.end >= R.end
                         ) THEN K.end - K.start ELSE 0 END), 0)
-                 FROM CUPTI_ACTIVITY_KIND_KERNEL K
-                 LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME R
-                   ON R.correlationId = K.correlationId
-                  AND (R.globalTid & ~{pid_bits}) = (K.globalPid & ~{pid_bits})
-                  AND (R.globalTid & {pid_bits}) = (K.globalPid & {pid_bits})"
+                 FROM CUPTI_ACTIVITY_KIND_KERNEL K"
             );
             let (total, in_ranges): (i64, i64) = db
                 .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
