@@ -538,7 +538,9 @@ mod tests {
                     gpu.id
                 );
                 let bf16 = gpu.matrix.bf16.map(|t| t * 1e12);
-                assert_ne!(p.flops_per_s, bf16, "{}: FP32 op got the BF16 peak", gpu.id);
+                if bf16.is_some() {
+                    assert_ne!(p.flops_per_s, bf16, "{}: FP32 op got the BF16 peak", gpu.id);
+                }
                 assert!(p.basis.contains("fp32"), "{}: {}", gpu.id, p.basis);
             }
             let bf16 = peaks.peak_for(Dtype::Bf16, true);
