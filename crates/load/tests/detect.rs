@@ -183,6 +183,8 @@ fn shared_nsys_and_rocprof_captures_load() {
         ("rocprof/rocprofv3-csv-llamacpp-gfx1151", Format::RocprofCsv),
         ("rocprof/rocprofv3-doc-csv", Format::RocprofCsv),
         ("rocprof/rocprofv3-pftrace-jacc", Format::RocprofPerfetto),
+        ("rocprof/rocprofv3-json-mi350x-aorta-train", Format::RocprofJson),
+        ("nsys/nsys-a100pcie-extrap-exgpu", Format::NsysSqlite),
     ] {
         let loaded = load::load(&traces.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
         assert!(!loaded.is_empty(), "{dir}");
@@ -191,7 +193,7 @@ fn shared_nsys_and_rocprof_captures_load() {
         }
         loaded_dirs += 1;
     }
-    assert_eq!(loaded_dirs, 9);
+    assert_eq!(loaded_dirs, 11);
     let none = traces.join("nsys/jacc-4xa100-no-cuda-tables/report1.sqlite");
     let err = load::load(&none).expect_err("no CUDA work");
     assert!(err.is_nothing_to_report(), "{err}");

@@ -5,6 +5,7 @@
 mod bad;
 mod csv_v3;
 mod fixtures;
+mod json;
 mod perfetto;
 mod rocpd;
 mod rocpd_sdk;
