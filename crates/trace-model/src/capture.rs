@@ -525,6 +525,10 @@ pub enum StepSource {
     StepMarker,
     /// Repeated executions of the same XLA module.
     ModuleExecution,
+    /// A device's own `Steps` line (TensorFlow's XSpace: one per GPU, each the span of
+    /// that GPU's work in the step); the capture's step is their union, the per-device
+    /// ones are in [`TraceMeta::device_steps`].
+    DeviceStepsLine,
 }
 
 /// One training/inference step, as a host-side time range.
@@ -572,6 +576,9 @@ pub struct TraceMeta {
     /// those without activity, which [`Capture::devices`] leaves out; their `id` is not a
     /// capture device id and means nothing.
     pub described_devices: Vec<Device>,
+    /// Steps a device's own timeline gives (TensorFlow's per-GPU `Steps` line), with the
+    /// device: empty for formats that record steps on the host only.
+    pub device_steps: Vec<(DeviceId, Step)>,
 }
 
 /// The shape arguments PyTorch's profiler records on a CPU op with `record_shapes=True`,
