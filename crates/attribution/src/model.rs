@@ -98,6 +98,9 @@ pub enum DecidedBy {
     /// op (Nsight Systems and ROCm captures have no CPU ops; PyTorch's `emit_nvtx` names the
     /// ranges after the ops).
     EnclosingRange,
+    /// TensorFlow's XSpace (no HLO programs): the op of its `TensorFlow Ops` line whose
+    /// span encloses the kernel on the same GPU.
+    TensorFlowOpLine,
     /// PyTorch: a CPU op with no enclosing `python_function` frame (or none in the trace).
     NoPythonStack,
     /// PyTorch: a Python stack with no frame that counts as user code.
@@ -121,6 +124,7 @@ impl DecidedBy {
             DecidedBy::NoLaunch => "no launch",
             DecidedBy::NoCpuOp => "no CPU op",
             DecidedBy::EnclosingRange => "correlation->launch->innermost annotation range",
+            DecidedBy::TensorFlowOpLine => "TensorFlow Ops line around the kernel",
             DecidedBy::NoPythonStack => "no Python stack",
             DecidedBy::NoUserFrame => "no user frame",
         }

@@ -137,3 +137,28 @@ fn nvtx_attribution_equals_an_sql_count_on_every_shared_export() {
     }
     assert!(checked >= 2, "{checked} shared exports with NVTX ranges");
 }
+
+/// TensorFlow's XSpace: every kernel of the two compute streams gets the TensorFlow op of
+/// the `TensorFlow Ops` line around it (the line has one op per kernel, same span).
+#[test]
+fn tensorflow_kernels_get_their_tf_op() {
+    let Some(traces) = test_support::traces_dir("tensorflow ops attribution") else {
+        return;
+    };
+    let path = traces.join("jax/tf-v100-multiworker-xplane/34.83.195.179_6003.xplane.pb");
+    let loaded = load::load_single(&path).unwrap_or_else(|e| panic!("{e}"));
+    let result = attribution::attribute_loaded(&loaded, &Config::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let by_op: Vec<_> = result
+        .kernels
+        .iter()
+        .filter(|k| k.decided_by == DecidedBy::TensorFlowOpLine)
+        .collect();
+    // 665 kernels per compute stream on GPU:4 and GPU:6, each under its op.
+    assert_eq!(by_op.len(), 2 * 665);
+    for k in &by_op {
+        assert_eq!(k.match_kind, attribution::MatchKind::EnclosingRange);
+        assert!(k.op_name.contains(':'), "{}", k.op_name);
+    }
+    assert!(result.notes.iter().any(|n| n.contains("TensorFlow Ops")));
+}
