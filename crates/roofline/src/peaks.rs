@@ -353,9 +353,13 @@ fn matches(entry: &GpuPeaks, device: &Device) -> Option<String> {
         return Some(format!("device name contains \"{n}\""));
     }
     // Without a telling name: only entries that allow it, on the recorded vendor,
-    // compute capability and core count (all three required).
+    // compute capability and core count (all three required). A device whose vendor is
+    // not recorded (TensorFlow's XSpace planes) needs a fourth figure to agree: the clock
+    // or the memory range of the entry.
+    let fourth = (rule.clock_mhz.is_some() && props.clock_rate_khz.is_some())
+        || (rule.memory_gib.is_some() && props.total_memory_bytes.is_some());
     if !rule.nameless
-        || vendor.is_none()
+        || (vendor.is_none() && !fourth)
         || rule.compute_capability.is_none()
         || props.compute_capability.is_none()
         || rule.cores.is_none()
@@ -370,9 +374,13 @@ fn matches(entry: &GpuPeaks, device: &Device) -> Option<String> {
         return None;
     }
     let (major, minor) = rule.compute_capability?;
+    let vendor_text = match vendor {
+        Some(v) => format!("vendor {v}"),
+        None => "vendor not recorded".to_owned(),
+    };
     let mut why = format!(
-        "no model name recorded; vendor {}, compute capability {major}.{minor}, {} cores",
-        entry.vendor, rule.cores?
+        "no model name recorded; {vendor_text}, compute capability {major}.{minor}, {} cores",
+        rule.cores?
     );
     if let Some((lo, hi)) = rule.memory_gib {
         why.push_str(&format!(", memory within {lo}-{hi} GiB"));
