@@ -79,9 +79,11 @@ fn tensorflow_ops(capture: &trace_model::Capture, result: &mut Attribution) {
     for a in capture.gpu_annotations() {
         let stream = capture.stream(a.stream);
         let device = capture.device(stream.device).ordinal;
-        ops.entry((device, stream.ordinal))
-            .or_default()
-            .push((a.start.0, a.start.0 + a.dur.0, a.name));
+        ops.entry((device, stream.ordinal)).or_default().push((
+            a.start.0,
+            a.start.0 + a.dur.0,
+            a.name,
+        ));
     }
     for list in ops.values_mut() {
         list.sort_unstable();

@@ -1300,13 +1300,10 @@ impl<'p> Builder<'p> {
         // A device the metadata does not describe (ROCm traces list the visible device as
         // 0 while kernels name the physical one, 2 or 5): when every described device is
         // one model, that model, said in the diagnostics.
-        let one_model = kineto
-            .first()
-            .map(|(_, p)| p)
-            .filter(|first| {
-                first.name.as_deref().is_some_and(|n| !n.is_empty())
-                    && kineto.iter().all(|(_, p)| p == *first)
-            });
+        let one_model = kineto.first().map(|(_, p)| p).filter(|first| {
+            first.name.as_deref().is_some_and(|n| !n.is_empty())
+                && kineto.iter().all(|(_, p)| p == *first)
+        });
         let mut inferred = Vec::new();
         let mut list: Vec<Device> = devices
             .iter()

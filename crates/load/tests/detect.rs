@@ -183,7 +183,10 @@ fn shared_nsys_and_rocprof_captures_load() {
         ("rocprof/rocprofv3-csv-llamacpp-gfx1151", Format::RocprofCsv),
         ("rocprof/rocprofv3-doc-csv", Format::RocprofCsv),
         ("rocprof/rocprofv3-pftrace-jacc", Format::RocprofPerfetto),
-        ("rocprof/rocprofv3-json-mi350x-aorta-train", Format::RocprofJson),
+        (
+            "rocprof/rocprofv3-json-mi350x-aorta-train",
+            Format::RocprofJson,
+        ),
         ("nsys/nsys-a100pcie-extrap-exgpu", Format::NsysSqlite),
     ] {
         let loaded = load::load(&traces.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));

@@ -60,7 +60,10 @@ fn process_chooses_one_process_of_an_export_and_names_the_others() {
     assert_eq!(kernels(&all), [19, 19]);
     let err = load::load_single(&path).expect_err("two processes");
     let text = err.to_string();
-    assert!(matches!(err, Error::SeveralCaptures { count: 2, .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::SeveralCaptures { count: 2, .. }),
+        "{err:?}"
+    );
     for want in ["pid 30156", "pid 40000", "--process PID|NAME"] {
         assert!(text.contains(want), "{want}: {text}");
     }

@@ -1028,16 +1028,22 @@ impl<'a> Reader<'a> {
             Ok(())
         })?;
         let filter = " WHERE name = 'DeviceEnvironment'";
-        self.scan_optional("TARGET_INFO_SYSTEM_ENV", &columns, filter, cost, |_, cells| {
-            if let Some(value) = cells.opt_text(1)? {
-                for pair in value.split(';') {
-                    if let Some((key, value)) = pair.split_once('=') {
-                        out.push((key.to_string(), value.to_string()));
+        self.scan_optional(
+            "TARGET_INFO_SYSTEM_ENV",
+            &columns,
+            filter,
+            cost,
+            |_, cells| {
+                if let Some(value) = cells.opt_text(1)? {
+                    for pair in value.split(';') {
+                        if let Some((key, value)) = pair.split_once('=') {
+                            out.push((key.to_string(), value.to_string()));
+                        }
                     }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
 

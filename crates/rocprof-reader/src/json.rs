@@ -201,9 +201,9 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
             e.to_string(),
         )
     })?;
-    let runs = top.tool.ok_or_else(|| {
-        json_error(path, "top level", "no \"rocprofiler-sdk-tool\" array")
-    })?;
+    let runs = top
+        .tool
+        .ok_or_else(|| json_error(path, "top level", "no \"rocprofiler-sdk-tool\" array"))?;
     let mut out = Vec::new();
     for (index, run) in runs.into_iter().enumerate() {
         out.push(read_run(path, index, run)?);
@@ -252,10 +252,8 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
     // GPU agents by handle: the device number (index among GPUs) and what they record.
     let mut devices: BTreeMap<u64, i64> = BTreeMap::new();
     let mut described: BTreeMap<i64, DeviceProperties> = BTreeMap::new();
-    let mut gpus = 0;
-    for agent in agents.iter().filter(|a| a.kind == 2) {
-        let ordinal = agent.logical_node_type_id.unwrap_or(gpus);
-        gpus += 1;
+    for (position, agent) in agents.iter().filter(|a| a.kind == 2).enumerate() {
+        let ordinal = agent.logical_node_type_id.unwrap_or(position as i64);
         devices.insert(agent.id.handle, ordinal);
         let name = agent
             .product_name
@@ -306,8 +304,10 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
     ] {
         for record in records {
             let domain = kind_name(record.kind);
-            let name = operation(record.kind, record.operation)
-                .map_or_else(|| format!("{domain} operation {}", record.operation), str::to_owned);
+            let name = operation(record.kind, record.operation).map_or_else(
+                || format!("{domain} operation {}", record.operation),
+                str::to_owned,
+            );
             let kind = if section == "marker_api" {
                 trace_model::HostKind::Annotation
             } else {
@@ -355,8 +355,10 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
         });
     }
     for (i, c) in buffers.memory_copy.iter().enumerate() {
-        let name = operation(c.kind, c.operation)
-            .map_or_else(|| format!("MEMORY_COPY operation {}", c.operation), str::to_owned);
+        let name = operation(c.kind, c.operation).map_or_else(
+            || format!("MEMORY_COPY operation {}", c.operation),
+            str::to_owned,
+        );
         let direction = copy_direction(&name);
         // The GPU end of the copy: the destination when it is a GPU, else the source.
         let agent = if devices.contains_key(&c.dst_agent_id.handle) {
@@ -384,7 +386,12 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
         .kernel_dispatch
         .iter()
         .map(|d| d.dispatch_info.agent_id)
-        .chain(buffers.memory_copy.iter().flat_map(|c| [c.dst_agent_id, c.src_agent_id]))
+        .chain(
+            buffers
+                .memory_copy
+                .iter()
+                .flat_map(|c| [c.dst_agent_id, c.src_agent_id]),
+        )
         .filter_map(|a| devices.get(&a.handle).copied())
         .collect();
     for (ordinal, properties) in described {

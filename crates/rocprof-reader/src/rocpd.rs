@@ -383,17 +383,20 @@ impl Reader<'_> {
              ORDER BY X.id",
             columns.join(", "),
             extra.join(", "),
-            joins.replace("{string}", &string).replace(
-                "{symbol}",
-                &self.t("rocpd_info_kernel_symbol")
-            ),
+            joins
+                .replace("{string}", &string)
+                .replace("{symbol}", &self.t("rocpd_info_kernel_symbol")),
         )
     }
 
     /// Process commands by OS pid (`rocpd_info_process`, when the run has it).
     fn commands(&mut self) -> Result<(), Error> {
         let has = table_names(self.conn)
-            .map(|names| names.iter().any(|n| *n == format!("rocpd_info_process{}", self.suffix)))
+            .map(|names| {
+                names
+                    .iter()
+                    .any(|n| *n == format!("rocpd_info_process{}", self.suffix))
+            })
             .unwrap_or(false);
         if !has {
             return Ok(());
@@ -483,7 +486,13 @@ impl Reader<'_> {
     fn kernels(&mut self) -> Result<(), Error> {
         let sql = self.timed_select(
             "rocpd_kernel_dispatch",
-            &["T.agent_id", "T.queue_id", "T.stream_id", "S.display_name", "S.kernel_name"],
+            &[
+                "T.agent_id",
+                "T.queue_id",
+                "T.stream_id",
+                "S.display_name",
+                "S.kernel_name",
+            ],
             "LEFT JOIN {symbol} S ON S.id = X.kernel_id AND S.guid = X.guid",
         );
         self.each("rocpd_kernel_dispatch", &sql, |reader, id, row| {

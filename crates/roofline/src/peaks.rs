@@ -657,7 +657,14 @@ mod tests {
         // Not a model in the table (an H100 with a cut SM count): an inferred matrix
         // peak, never another GPU's figure.
         let other = check(
-            &device(Vendor::Nvidia, "NVIDIA H100 Custom", (9, 0), 120, 79.2, 1755),
+            &device(
+                Vendor::Nvidia,
+                "NVIDIA H100 Custom",
+                (9, 0),
+                120,
+                79.2,
+                1755,
+            ),
             None,
         );
         assert_eq!(other.label, "inferred");

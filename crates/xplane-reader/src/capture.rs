@@ -214,12 +214,14 @@ impl Builder<'_> {
             // line is the device's, and TensorFlow runs its ops' kernels there).
             if let Some(stream) = compute_stream.or_else(|| streams.values().next().copied()) {
                 for (start, dur, name) in tf_ops {
-                    self.capture.gpu_annotations.push(trace_model::GpuAnnotation {
-                        stream,
-                        start,
-                        dur,
-                        name,
-                    });
+                    self.capture
+                        .gpu_annotations
+                        .push(trace_model::GpuAnnotation {
+                            stream,
+                            start,
+                            dur,
+                            name,
+                        });
                 }
             }
         }
@@ -227,7 +229,9 @@ impl Builder<'_> {
         // the devices' spans.
         let mut by_number: BTreeMap<i64, (Nanos, Nanos)> = BTreeMap::new();
         for (_, step) in &self.capture.meta.device_steps {
-            let span = by_number.entry(step.number).or_insert((step.start, step.end));
+            let span = by_number
+                .entry(step.number)
+                .or_insert((step.start, step.end));
             span.0 = span.0.min(step.start);
             span.1 = span.1.max(step.end);
         }

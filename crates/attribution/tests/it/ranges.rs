@@ -127,7 +127,10 @@ fn nvtx_attribution_equals_an_sql_count_on_every_shared_export() {
             }
             let shown = path.display();
             assert_eq!(ours_total, total, "{shown}: kernel time");
-            assert_eq!(ours_in, in_ranges, "{shown}: kernel time launched inside ranges");
+            assert_eq!(
+                ours_in, in_ranges,
+                "{shown}: kernel time launched inside ranges"
+            );
             eprintln!(
                 "{shown}: {:.1} % of kernel time attributed to an enclosing NVTX range",
                 100.0 * in_ranges as f64 / total.max(1) as f64

@@ -146,7 +146,10 @@ fn kineto_2021_categories_are_read() {
     let mut plain: BTreeMap<String, (u64, f64)> = BTreeMap::new();
     chrome_reader::read_raw_file(&trace.path, |ev| {
         if ev.ph == "X" {
-            let dur: f64 = ev.dur.as_ref().map_or(0.0, |d| d.text().parse().unwrap_or(0.0));
+            let dur: f64 = ev
+                .dur
+                .as_ref()
+                .map_or(0.0, |d| d.text().parse().unwrap_or(0.0));
             let entry = plain
                 .entry(ev.cat.as_deref().unwrap_or("").to_string())
                 .or_insert((0, 0.0));
@@ -171,7 +174,10 @@ fn kineto_2021_categories_are_read() {
         let (n, us) = of(kind);
         let (plain_n, plain_us) = plain[cat];
         assert_eq!((n, plain_n), (want, want), "{cat}");
-        assert!((us - plain_us).abs() < 1.0, "{cat}: {us} µs vs {plain_us} µs");
+        assert!(
+            (us - plain_us).abs() < 1.0,
+            "{cat}: {us} µs vs {plain_us} µs"
+        );
     }
     // Copies are host-to-device memcpy (the budget's memcpy), sets memset.
     for a in capture.activities() {
@@ -218,7 +224,12 @@ fn category_spellings_map_onto_the_model_and_unknown_ones_are_counted() {
     let c = chrome_reader::load_from(text.as_bytes(), Path::new("cats.json")).expect("reads");
     let kinds = |kind: ActivityKind| c.activities().iter().filter(|a| a.kind == kind).count();
     assert_eq!(
-        [ActivityKind::Kernel, ActivityKind::Memcpy, ActivityKind::Memset].map(kinds),
+        [
+            ActivityKind::Kernel,
+            ActivityKind::Memcpy,
+            ActivityKind::Memset
+        ]
+        .map(kinds),
         [2, 2, 2]
     );
     let host = |kind: HostKind| c.host_events().iter().filter(|e| e.kind == kind).count();
@@ -231,7 +242,8 @@ fn category_spellings_map_onto_the_model_and_unknown_ones_are_counted() {
     let unknown = c.diagnostics().get("unknown-category").expect("counted");
     assert_eq!(unknown.count, 3);
     assert!(
-        unknown.message.contains(r#""my_plugin" 2"#) && unknown.message.contains(r#""Other Thing" 1"#),
+        unknown.message.contains(r#""my_plugin" 2"#)
+            && unknown.message.contains(r#""Other Thing" 1"#),
         "{}",
         unknown.message
     );

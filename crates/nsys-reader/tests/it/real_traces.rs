@@ -396,7 +396,11 @@ fn an_optional_table_without_its_columns_is_a_diagnostic() {
         assert!(unread.message.contains(want), "{want}: {}", unread.message);
     }
     // No NVTX ranges were read.
-    assert!(!c.host_events().iter().any(|e| e.kind == HostKind::Annotation));
+    assert!(
+        !c.host_events()
+            .iter()
+            .any(|e| e.kind == HostKind::Annotation)
+    );
 }
 
 #[test]

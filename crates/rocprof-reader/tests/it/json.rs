@@ -62,7 +62,10 @@ fn the_shared_json_run_equals_a_plain_count() {
     assert_eq!(p.multiprocessors, Some(256));
     assert_eq!(p.clock_rate_khz, Some(2_200_000));
     // No API, marker or copy records: said, not silently empty.
-    let empty = c.diagnostics().get("rocprof-json-sections-empty").expect("said");
+    let empty = c
+        .diagnostics()
+        .get("rocprof-json-sections-empty")
+        .expect("said");
     assert!(empty.message.contains("HIP API calls"), "{}", empty.message);
 }
 
@@ -133,10 +136,20 @@ fn records_of_every_kind_link_by_correlation_id() {
                 20,
                 Some("hipMemcpyAsync")
             ),
-            ("gemm", ActivityKind::Kernel, 300, 400, Some("hipLaunchKernel")),
+            (
+                "gemm",
+                ActivityKind::Kernel,
+                300,
+                400,
+                Some("hipLaunchKernel")
+            ),
         ]
     );
-    let host: Vec<_> = c.host_events().iter().map(|e| (c.name(e.name), e.kind)).collect();
+    let host: Vec<_> = c
+        .host_events()
+        .iter()
+        .map(|e| (c.name(e.name), e.kind))
+        .collect();
     assert_eq!(
         host,
         [
@@ -165,12 +178,21 @@ fn a_missing_section_names_the_file_the_section_and_the_way_out() {
         std::fs::write(&path, text).unwrap();
         let err = load(&path).expect_err(section).to_string();
         assert!(err.starts_with(&path.display().to_string()), "{err}");
-        assert!(err.contains(&format!("rocprofiler-sdk-tool[0].{section}")), "{err}");
-        assert!(err.contains("--output-format csv, pftrace or rocpd"), "{err}");
+        assert!(
+            err.contains(&format!("rocprofiler-sdk-tool[0].{section}")),
+            "{err}"
+        );
+        assert!(
+            err.contains("--output-format csv, pftrace or rocpd"),
+            "{err}"
+        );
     }
     // Cut short: the line and column where the JSON ends.
     let path = dir.path().join("cut.json");
     std::fs::write(&path, &SMALL[..SMALL.len() / 2]).unwrap();
     let err = load(&path).expect_err("cut").to_string();
-    assert!(err.contains("rocprofv3 JSON") && err.contains("line"), "{err}");
+    assert!(
+        err.contains("rocprofv3 JSON") && err.contains("line"),
+        "{err}"
+    );
 }

@@ -203,7 +203,10 @@ fn the_sdk_schema_with_two_runs_gives_exactly_the_known_work() {
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
     };
     let kernel_time = |c: &trace_model::Capture| -> (i64, i64) {
-        let k = c.activities().iter().filter(|a| a.kind == ActivityKind::Kernel);
+        let k = c
+            .activities()
+            .iter()
+            .filter(|a| a.kind == ActivityKind::Kernel);
         k.fold((0, 0), |(n, t), a| (n + 1, t + a.dur.0))
     };
     assert_eq!(
@@ -216,7 +219,10 @@ fn the_sdk_schema_with_two_runs_gives_exactly_the_known_work() {
             "SELECT count(*), sum(end - start) FROM rocpd_kernel_dispatch{RUN_B}"
         ))
     );
-    let copies = c.activities().iter().filter(|a| a.kind == ActivityKind::Memcpy);
+    let copies = c
+        .activities()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Memcpy);
     assert_eq!(
         (copies.count() as i64, 0),
         (count("SELECT count(*), 0 FROM memory_copies").0, 0)

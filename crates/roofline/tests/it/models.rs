@@ -17,7 +17,9 @@ fn captures(traces: &Path) -> Vec<PathBuf> {
             let path = entry.path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             if path.is_dir() {
-                if !["licenses", "reference-outputs", "reference", "xprof-2.24.2"].contains(&name.as_str()) {
+                if !["licenses", "reference-outputs", "reference", "xprof-2.24.2"]
+                    .contains(&name.as_str())
+                {
                     walk(&path, out);
                 }
             } else if [".json", ".json.gz", ".xplane.pb", ".sqlite", ".db"]
@@ -43,14 +45,35 @@ fn captures(traces: &Path) -> Vec<PathBuf> {
 /// tell one (no name, no compute capability): the reason, by folder name.
 const NO_DEVICE_RECORD: &[(&str, &str)] = &[
     ("hta-sampled-2rank", "no deviceProperties in the trace"),
-    ("rocprofv3-csv-llamacpp-gfx1151", "kernel-trace CSV without agent_info"),
-    ("rocprofv3-doc-csv", "documentation excerpts without agent_info"),
-    ("rocprofv3-pftrace-jacc", "the Perfetto tracks name agents by number only"),
-    ("rocprofv1-stencil-mi250x", "results.csv names gpu-id only (the model is in rocminfo's results.sysinfo.txt)"),
-    ("rocprofv1-r9700-llamacpp", "results.csv names gpu-id only (the model is in rocminfo's results.sysinfo.txt)"),
-    ("jacc-4xa100-no-cuda-tables", "no CUDA work: nothing to report"),
+    (
+        "rocprofv3-csv-llamacpp-gfx1151",
+        "kernel-trace CSV without agent_info",
+    ),
+    (
+        "rocprofv3-doc-csv",
+        "documentation excerpts without agent_info",
+    ),
+    (
+        "rocprofv3-pftrace-jacc",
+        "the Perfetto tracks name agents by number only",
+    ),
+    (
+        "rocprofv1-stencil-mi250x",
+        "results.csv names gpu-id only (the model is in rocminfo's results.sysinfo.txt)",
+    ),
+    (
+        "rocprofv1-r9700-llamacpp",
+        "results.csv names gpu-id only (the model is in rocminfo's results.sysinfo.txt)",
+    ),
+    (
+        "jacc-4xa100-no-cuda-tables",
+        "no CUDA work: nothing to report",
+    ),
     ("cpu-mlp", "a CPU-only capture"),
-    ("nvidia-a100-nsys-jax-pax-fsdp4", "not a capture the loader reads (nsys-jax output archive)"),
+    (
+        "nvidia-a100-nsys-jax-pax-fsdp4",
+        "not a capture the loader reads (nsys-jax output archive)",
+    ),
 ];
 
 #[test]
@@ -62,7 +85,10 @@ fn every_shared_capture_gets_its_gpu_model_and_peaks_where_known() {
     let mut with_model = 0;
     for file in captures(&traces) {
         let shown = file.display().to_string();
-        if NO_DEVICE_RECORD.iter().any(|(n, _)| shown.contains(&format!("/{n}/"))) {
+        if NO_DEVICE_RECORD
+            .iter()
+            .any(|(n, _)| shown.contains(&format!("/{n}/")))
+        {
             continue;
         }
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
@@ -98,7 +124,11 @@ fn every_shared_capture_gets_its_gpu_model_and_peaks_where_known() {
                     "V100", "A100", "H100", "H200", "B300", "MI300X", "MI350X", "MI250", "2080 Ti",
                     "RTX 3080",
                 ];
-                if named && known.iter().any(|k| p.name.as_deref().unwrap_or("").contains(k)) {
+                if named
+                    && known
+                        .iter()
+                        .any(|k| p.name.as_deref().unwrap_or("").contains(k))
+                {
                     assert_eq!(peaks.label, "read", "{name}: {}", peaks.recorded);
                 }
                 // TensorFlow's XSpace names no model: compute capability 7.0, 80 SMs and

@@ -224,7 +224,12 @@ fn tensorflow_xspace_steps_producer_and_ops() {
         assert_eq!(kernels.len(), 665);
         let start = kernels.iter().map(|a| a.start).min().unwrap();
         let end = kernels.iter().map(|a| a.end()).max().unwrap();
-        assert_eq!((step.start, step.end), (start, end), "GPU:{}", c.device(*device).ordinal);
+        assert_eq!(
+            (step.start, step.end),
+            (start, end),
+            "GPU:{}",
+            c.device(*device).ordinal
+        );
         assert_eq!(step.number, 0);
         assert_eq!(step.source, trace_model::StepSource::DeviceStepsLine);
     }
@@ -232,8 +237,15 @@ fn tensorflow_xspace_steps_producer_and_ops() {
     assert_eq!(c.steps().len(), 1);
     let union_start = device_steps.iter().map(|(_, s)| s.start).min().unwrap();
     let union_end = device_steps.iter().map(|(_, s)| s.end).max().unwrap();
-    assert_eq!((c.steps()[0].start, c.steps()[0].end), (union_start, union_end));
+    assert_eq!(
+        (c.steps()[0].start, c.steps()[0].end),
+        (union_start, union_end)
+    );
     // Every TensorFlow op of both GPUs, on a compute stream, named `scope/op:Type`.
     assert_eq!(c.gpu_annotations().len(), 2 * 665);
-    assert!(c.gpu_annotations().iter().all(|a| c.name(a.name).contains(':')));
+    assert!(
+        c.gpu_annotations()
+            .iter()
+            .all(|a| c.name(a.name).contains(':'))
+    );
 }
