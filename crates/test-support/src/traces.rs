@@ -77,8 +77,10 @@ pub struct XSpaceCapture {
     /// HLO modules embedded in `/host:metadata`.
     pub hlo_programs: usize,
     /// The Chrome-trace JSON of the same capture: regenerated from the XSpace for copied
-    /// captures, the JAX-written one for a capture made here. Absent for a capture that
-    /// MANIFEST.md lists without one (the TensorFlow XSpace).
+    /// captures, the JAX-written one for a capture made here. For a capture MANIFEST.md
+    /// lists without one (the TensorFlow XSpace, which has no HLO metadata to regenerate
+    /// it with), the XSpace itself, which every tool reads too;
+    /// [`RealTraces::jax_gpu_json`] leaves such captures out.
     pub json: PathBuf,
     /// Made by the trace set's own run ("generated here"), not copied from a repository.
     pub made_here: bool,
@@ -166,7 +168,7 @@ impl RealTraces {
     pub fn jax_gpu_json(&self) -> Vec<PathBuf> {
         self.xspaces
             .iter()
-            .filter(|x| x.gpu_events() > 0)
+            .filter(|x| x.gpu_events() > 0 && x.json != x.path)
             .map(|x| x.json.clone())
             .collect()
     }
@@ -175,7 +177,7 @@ impl RealTraces {
     pub fn jax_cpu_json(&self) -> Vec<PathBuf> {
         self.xspaces
             .iter()
-            .filter(|x| x.gpu_events() == 0)
+            .filter(|x| x.gpu_events() == 0 && x.json != x.path)
             .map(|x| x.json.clone())
             .collect()
     }
@@ -394,6 +396,8 @@ fn read_jax(root: &Path) -> Vec<XSpaceCapture> {
             } else {
                 dir.join(folder).join(&regenerated)
             };
+            // No regenerated JSON (the TensorFlow capture): the XSpace stands in.
+            let json = if json.is_file() { json } else { dir.join(rel) };
             captures.push(XSpaceCapture {
                 folder: folder.to_owned(),
                 path: dir.join(rel),
