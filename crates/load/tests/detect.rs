@@ -316,3 +316,36 @@ fn duplicate_ranks_and_compaction_outputs_are_notes() {
     let each = load::load_each(only.path()).unwrap();
     assert_eq!((each.loaded.len(), each.notes.len()), (1, 0));
 }
+
+/// The new input paths refuse bad input through the loader with the file named and what is
+/// wrong: rocprofv3 JSON lacking a section (detected by its key, not read as a Chrome
+/// trace), and a file whose processes do not include `--process`'s (its own test binary
+/// sets the selector: `tests/process.rs`).
+#[test]
+fn rocprofv3_json_lacking_a_section_names_the_file_and_the_way_out() {
+    let seed = test_support::workspace_root().join("testdata/rocprof/json/small_results.json");
+    let text = std::fs::read_to_string(&seed).expect("the seed");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("7_results.json");
+    std::fs::write(
+        &path,
+        text.replacen("\"kernel_symbols\":", "\"x_kernel_symbols\":", 1),
+    )
+    .unwrap();
+    assert_eq!(
+        load::detect(&path).unwrap(),
+        load::Kind::Rocprof(rocprof_reader::Kind::Json)
+    );
+    let err = load::load(&path)
+        .expect_err("no kernel_symbols")
+        .to_string();
+    assert!(err.starts_with(&path.display().to_string()), "{err}");
+    assert!(
+        err.contains("kernel_symbols") && err.contains("--output-format csv, pftrace or rocpd"),
+        "{err}"
+    );
+    // The whole seed loads, as rocprofv3 JSON.
+    std::fs::copy(&seed, &path).unwrap();
+    let loaded = load::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded[0].format(), Format::RocprofJson);
+}
