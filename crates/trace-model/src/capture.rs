@@ -39,7 +39,7 @@ impl Format {
         match self {
             Format::KinetoJson => "Kineto Chrome trace (torch.profiler)",
             Format::JaxTraceJson => "JAX Chrome trace (converted from XSpace)",
-            Format::XPlane => "XSpace protobuf (jax.profiler / XProf)",
+            Format::XPlane => "XSpace protobuf (XProf)",
             Format::OtherJson => "Chrome trace JSON",
             Format::NsysSqlite => "Nsight Systems SQLite export (nsys export --type sqlite)",
             Format::RocprofPerfetto => {
