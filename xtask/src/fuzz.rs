@@ -12,7 +12,7 @@
 //! analyses), `hlo` (HLO text parser, print and parse again), `lanes` (raw events,
 //! compaction with both groupings, writing), `nsys` (Nsight Systems SQLite exports, with
 //! and without a step regex, then the analyses) and `rocprof` (rocprofv3 Perfetto traces,
-//! CSV files and rocpd databases, rocprof v1 `results.csv`/`results.db`, then the
+//! CSV files, rocpd databases and rocprofv3 JSON, rocprof v1 `results.csv`/`results.db`, then the
 //! analyses). The two SQLite-reading targets take their seeds from `testdata/nsys` and
 //! `testdata/rocprof` (made by `cargo xtask fixtures`, so no real trace is needed) and
 //! mutate SQLite seeds a second way, through SQLite itself: a cell set to a value of
@@ -364,6 +364,8 @@ fn rocprof(input: &[u8]) -> bool {
         scratch_file("fuzz_results.db")
     } else if input.first() == Some(&0x0a) {
         scratch_file("fuzz.pftrace")
+    } else if input.first() == Some(&b'{') {
+        scratch_file("fuzz_results.json")
     } else {
         scratch_file("fuzz_kernel_trace.csv")
     };
@@ -383,6 +385,11 @@ fn rocprof(input: &[u8]) -> bool {
         Err(e) => assert_names_file(&e, &path),
     };
     run(rocprof_reader::load(&path));
+    // JSON goes through the rocprofv3 JSON reader whatever its first key is.
+    if input.first() == Some(&b'{') {
+        run(rocprof_reader::load_as(&path, Kind::Json));
+        return accepted;
+    }
     // Text goes through both CSV readers whatever its header says.
     if !input.starts_with(SQLITE_MAGIC) && input.first() != Some(&0x0a) {
         run(rocprof_reader::load_as(&path, Kind::V3Csv));
@@ -513,7 +520,7 @@ fn seeds(root: &Path, target: &str) -> Result<Vec<Vec<u8>>, String> {
         ),
         "hlo" => (&["testdata/hlo"], &[".hlo", ".txt"]),
         "nsys" => (&["testdata/nsys"], &[".sqlite"]),
-        "rocprof" => (&["testdata/rocprof"], &[".pftrace", ".csv", ".db"]),
+        "rocprof" => (&["testdata/rocprof"], &[".pftrace", ".csv", ".db", ".json"]),
         _ => unreachable!("targets are checked in main"),
     };
     let mut files = Vec::new();

@@ -51,11 +51,70 @@ pub fn attribute_loaded(loaded: &Loaded, config: &Config) -> Result<Attribution,
                 .collect();
             let mut result = attribute(&loaded.capture, &programs, config, &shown, &same)?;
             result.notes.splice(0..0, notes);
+            if loaded.programs.is_empty() {
+                tensorflow_ops(&loaded.capture, &mut result);
+            }
             Ok(result)
         }
         Format::JaxTraceJson => Err(Error::JaxJson {
             path: loaded.path.clone(),
         }),
         _ => attribute_kineto(&loaded.capture, config, &shown),
+    }
+}
+
+/// TensorFlow's XSpace has no HLO programs, but names each kernel's op on a device line
+/// (`TensorFlow Ops`, kept as GPU annotations on the compute stream): a kernel of that
+/// stream left without a match gets the op whose span encloses it, match kind
+/// `enclosing range`.
+fn tensorflow_ops(capture: &trace_model::Capture, result: &mut Attribution) {
+    use crate::model::{DecidedBy, MatchKind};
+    if capture.gpu_annotations().is_empty() {
+        return;
+    }
+    // Per device and stream ordinal (the line's ops are those of the compute stream's
+    // kernels): (start, end, name), by start.
+    type Ops = BTreeMap<(i64, i64), Vec<(i64, i64, trace_model::StringId)>>;
+    let mut ops: Ops = BTreeMap::new();
+    for a in capture.gpu_annotations() {
+        let stream = capture.stream(a.stream);
+        let device = capture.device(stream.device).ordinal;
+        ops.entry((device, stream.ordinal)).or_default().push((
+            a.start.0,
+            a.start.0 + a.dur.0,
+            a.name,
+        ));
+    }
+    for list in ops.values_mut() {
+        list.sort_unstable();
+    }
+    let mut matched = 0u64;
+    for row in result
+        .kernels
+        .iter_mut()
+        .filter(|k| k.match_kind == MatchKind::None)
+    {
+        let Some(list) = ops.get(&(row.device, row.stream)) else {
+            continue;
+        };
+        let (start, end) = (row.start_ns.0, row.start_ns.0 + row.dur_ns.0);
+        let after = list.partition_point(|&(s, _, _)| s <= start);
+        // The latest-starting op that starts at or before the kernel and covers it.
+        let found = list[..after]
+            .iter()
+            .rev()
+            .take(64)
+            .find(|&&(s, e, _)| s <= start && e >= end);
+        if let Some(&(_, _, name)) = found {
+            row.op_name = capture.name(name).to_owned();
+            row.match_kind = MatchKind::EnclosingRange;
+            row.decided_by = DecidedBy::TensorFlowOpLine;
+            matched += 1;
+        }
+    }
+    if matched > 0 {
+        result.notes.push(format!(
+            "a TensorFlow XSpace (no HLO programs): {matched} kernels were attributed to the TensorFlow op of the `TensorFlow Ops` line around them on the same GPU (match kind `enclosing range`); Python lines need a capture with Python tracing"
+        ));
     }
 }

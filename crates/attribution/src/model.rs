@@ -32,16 +32,21 @@ pub enum MatchKind {
     /// Matched in schedule order to the next candidate of its kind in its window (library
     /// GEMMs, copies, collectives, async collectives missing from the stored module).
     Order,
+    /// Nsight Systems and ROCm captures (no CPU ops): the kernel's launch lies inside an
+    /// annotation range (NVTX, rocprof marker) on the launching thread, and the innermost
+    /// such range names it.
+    EnclosingRange,
     /// No candidate left (or, PyTorch, a broken chain).
     None,
 }
 
 impl MatchKind {
     /// Every match kind, from the most to the least certain.
-    pub const ALL: [MatchKind; 4] = [
+    pub const ALL: [MatchKind; 5] = [
         MatchKind::Exact,
         MatchKind::Name,
         MatchKind::Order,
+        MatchKind::EnclosingRange,
         MatchKind::None,
     ];
 
@@ -51,6 +56,7 @@ impl MatchKind {
             MatchKind::Exact => "exact",
             MatchKind::Name => "name",
             MatchKind::Order => "order",
+            MatchKind::EnclosingRange => "enclosing range",
             MatchKind::None => "none",
         }
     }
@@ -92,6 +98,9 @@ pub enum DecidedBy {
     /// op (Nsight Systems and ROCm captures have no CPU ops; PyTorch's `emit_nvtx` names the
     /// ranges after the ops).
     EnclosingRange,
+    /// TensorFlow's XSpace (no HLO programs): the op of its `TensorFlow Ops` line whose
+    /// span encloses the kernel on the same GPU.
+    TensorFlowOpLine,
     /// PyTorch: a CPU op with no enclosing `python_function` frame (or none in the trace).
     NoPythonStack,
     /// PyTorch: a Python stack with no frame that counts as user code.
@@ -115,6 +124,7 @@ impl DecidedBy {
             DecidedBy::NoLaunch => "no launch",
             DecidedBy::NoCpuOp => "no CPU op",
             DecidedBy::EnclosingRange => "correlation->launch->innermost annotation range",
+            DecidedBy::TensorFlowOpLine => "TensorFlow Ops line around the kernel",
             DecidedBy::NoPythonStack => "no Python stack",
             DecidedBy::NoUserFrame => "no user frame",
         }

@@ -64,6 +64,7 @@ pub fn attribute_kineto(
                 match range {
                     Some(range) => {
                         row.op_name = capture.name(range.name).to_owned();
+                        row.match_kind = MatchKind::EnclosingRange;
                         DecidedBy::EnclosingRange
                     }
                     None => DecidedBy::NoCpuOp,

@@ -411,24 +411,88 @@ enum Cat {
     UserAnnotation,
     Python,
     Trace,
+    /// A category Kineto writes that the model keeps as a host event of kind `Other`
+    /// (`cpu_instant_event`, `overhead`, `cuda_sync`, …).
     Other,
+    /// A category not in [`CATEGORIES`]: kept like `Other`, and counted in the
+    /// capture's diagnostics with its spelling.
+    Unknown,
 }
+
+/// Every category spelling torch.profiler (Kineto) has written since 2021, and what it
+/// is in the model. Looked up after lower-casing and turning spaces into underscores,
+/// so that `Kernel`, `kernel`, `User annotation`, `gpu_user_Annotation` are one entry.
+///
+/// - 2021 (PyTorch 1.8–1.9, Kineto's first Chrome writer): `Operator`, `Runtime`,
+///   `Kernel`, `Memcpy`, `Memset`, `User annotation`, `GPU user annotation`,
+///   `External id`, `Trace`.
+/// - Kineto's `ActivityType` names since (libkineto/src/ActivityType.cpp): `cpu_op`,
+///   `user_annotation`, `gpu_user_annotation` (`gpu_user_Annotation` in some releases),
+///   `gpu_memcpy`, `gpu_memset`, `kernel`, `external_correlation`, `cuda_runtime`,
+///   `cuda_driver`, `cpu_instant_event`, `python_function`, `overhead`, `mtia_runtime`,
+///   `mtia_ccp_events`, `mtia_insight`, `cuda_sync`, `cuda_event`, `mtia_counters`,
+///   `glow_runtime`, `cuda_profiler_range`, `hpu_op`, `xpu_runtime`, `xpu_driver`,
+///   `collective_comm`, `privateuse1_runtime`, `privateuse1_driver`; ROCm builds write
+///   `hip_runtime`/`hip_driver` in some versions.
+const CATEGORIES: &[(&str, Cat)] = &[
+    ("kernel", Cat::Kernel),
+    ("concurrent_kernel", Cat::Kernel),
+    ("gpu_memcpy", Cat::Memcpy),
+    ("memcpy", Cat::Memcpy),
+    ("gpu_memset", Cat::Memset),
+    ("memset", Cat::Memset),
+    ("gpu_user_annotation", Cat::GpuAnnotation),
+    ("cuda_runtime", Cat::Runtime),
+    ("cuda_driver", Cat::Runtime),
+    ("runtime", Cat::Runtime),
+    ("hip_runtime", Cat::Runtime),
+    ("hip_driver", Cat::Runtime),
+    ("xpu_runtime", Cat::Runtime),
+    ("xpu_driver", Cat::Runtime),
+    ("mtia_runtime", Cat::Runtime),
+    ("privateuse1_runtime", Cat::Runtime),
+    ("privateuse1_driver", Cat::Runtime),
+    ("cpu_op", Cat::CpuOp),
+    ("operator", Cat::CpuOp),
+    ("user_annotation", Cat::UserAnnotation),
+    ("python_function", Cat::Python),
+    ("trace", Cat::Trace),
+    ("external_correlation", Cat::Other),
+    ("external_id", Cat::Other),
+    ("cpu_instant_event", Cat::Other),
+    ("overhead", Cat::Other),
+    ("cuda_sync", Cat::Other),
+    ("cuda_event", Cat::Other),
+    ("cuda_profiler_range", Cat::Other),
+    ("glow_runtime", Cat::Other),
+    ("mtia_ccp_events", Cat::Other),
+    ("mtia_insight", Cat::Other),
+    ("mtia_counters", Cat::Other),
+    ("hpu_op", Cat::Other),
+    ("collective_comm", Cat::Other),
+];
 
 impl Cat {
     fn of(cat: Option<&str>) -> Cat {
-        match cat {
-            None => Cat::None,
-            Some("kernel" | "Kernel") => Cat::Kernel,
-            Some("gpu_memcpy") => Cat::Memcpy,
-            Some("gpu_memset") => Cat::Memset,
-            Some("gpu_user_annotation") => Cat::GpuAnnotation,
-            Some("cuda_runtime" | "cuda_driver" | "Runtime" | "hip_runtime") => Cat::Runtime,
-            Some("cpu_op" | "Operator") => Cat::CpuOp,
-            Some("user_annotation") => Cat::UserAnnotation,
-            Some("python_function") => Cat::Python,
-            Some("Trace") => Cat::Trace,
-            Some(_) => Cat::Other,
+        let Some(cat) = cat else {
+            return Cat::None;
+        };
+        // The common spellings without a copy; the rest normalised.
+        if let Some(&(_, found)) = CATEGORIES.iter().find(|(name, _)| *name == cat) {
+            return found;
         }
+        let normal: String = cat
+            .trim()
+            .chars()
+            .map(|c| match c {
+                ' ' | '-' => '_',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect();
+        CATEGORIES
+            .iter()
+            .find(|(name, _)| *name == normal)
+            .map_or(Cat::Unknown, |&(_, found)| found)
     }
 
     fn is_gpu_activity(self) -> bool {
@@ -438,6 +502,11 @@ impl Cat {
     /// Categories only Kineto writes (used to tell Kineto from other Chrome traces).
     fn is_kineto(self) -> bool {
         matches!(self, Cat::Kernel | Cat::Runtime | Cat::CpuOp)
+    }
+
+    /// Whether the category is absent from [`CATEGORIES`] (its events are counted).
+    fn is_unknown(self) -> bool {
+        self == Cat::Unknown
     }
 }
 
@@ -679,6 +748,9 @@ struct Builder<'p> {
     threads: FastMap<(i64, i64), ThreadId>,
     gpu_pid_ordinal: BTreeMap<i64, i64>,
     saw_kineto_cat: bool,
+    /// Complete events of categories [`CATEGORIES`] does not list: by spelling, their
+    /// count and the first event's index.
+    unknown_cats: BTreeMap<StringId, (u64, u64)>,
     /// Kernel classes by name: names repeat, classification is string matching.
     classes: FastMap<StringId, KernelClass>,
 }
@@ -700,6 +772,7 @@ impl<'p> Builder<'p> {
             threads: FastMap::default(),
             gpu_pid_ordinal: BTreeMap::new(),
             saw_kineto_cat: false,
+            unknown_cats: BTreeMap::new(),
             classes: FastMap::default(),
         }
     }
@@ -799,6 +872,11 @@ impl<'p> Builder<'p> {
 
     fn complete(&mut self, c: prepare::Complete, extras: &[prepare::LocalExtra], map: &mut Remap) {
         self.saw_kineto_cat |= c.cat.is_kineto();
+        if let Some(cat) = c.unknown_cat {
+            let cat = map.string(&mut self.capture.strings, cat);
+            let entry = self.unknown_cats.entry(cat).or_insert((0, c.index));
+            entry.0 += 1;
+        }
         if let Some(step) = c.step_num {
             self.step_markers.push((step, c.start, c.start + c.dur));
         }
@@ -1023,6 +1101,7 @@ impl<'p> Builder<'p> {
         let devices = std::mem::take(&mut self.devices);
         self.finish_devices(&devices, &kineto_devices);
         let flows = self.count_flows();
+        let unknown_cats = self.unknown_categories();
         let mut capture = self.capture.finish_on(self.path, sort_threads);
         if let Some((count, message, place)) = flows {
             let diagnostics = capture.diagnostics_mut();
@@ -1031,6 +1110,10 @@ impl<'p> Builder<'p> {
         if let Some((count, message, place)) = numeric_ids {
             let diagnostics = capture.diagnostics_mut();
             diagnostics.add_many("id-not-i64", count, message, place);
+        }
+        if let Some((count, message, place)) = unknown_cats {
+            let diagnostics = capture.diagnostics_mut();
+            diagnostics.add_many("unknown-category", count, message, place);
         }
         Ok(capture)
     }
@@ -1214,14 +1297,26 @@ impl<'p> Builder<'p> {
     ) {
         // Counted over every launch: only when some device's name does not say.
         let vendor_hint = std::cell::OnceCell::new();
+        // A device the metadata does not describe (ROCm traces list the visible device as
+        // 0 while kernels name the physical one, 2 or 5): when every described device is
+        // one model, that model, said in the diagnostics.
+        let one_model = kineto.first().map(|(_, p)| p).filter(|first| {
+            first.name.as_deref().is_some_and(|n| !n.is_empty())
+                && kineto.iter().all(|(_, p)| p == *first)
+        });
+        let mut inferred = Vec::new();
         let mut list: Vec<Device> = devices
             .iter()
             .map(|(&ordinal, &id)| {
-                let properties = kineto
-                    .iter()
-                    .find(|(i, _)| *i == ordinal)
-                    .map(|(_, p)| p.clone())
-                    .unwrap_or_default();
+                let described = kineto.iter().find(|(i, _)| *i == ordinal);
+                let properties = match (described, one_model) {
+                    (Some((_, p)), _) => p.clone(),
+                    (None, Some(p)) => {
+                        inferred.push(ordinal);
+                        p.clone()
+                    }
+                    (None, None) => DeviceProperties::default(),
+                };
                 let vendor = properties
                     .name
                     .as_deref()
@@ -1238,6 +1333,20 @@ impl<'p> Builder<'p> {
             .collect();
         list.sort_by_key(|d| d.id);
         self.capture.devices = list;
+        if let (Some(&first), Some(model)) = (inferred.first(), one_model) {
+            let described: Vec<String> = kineto.iter().map(|(i, _)| i.to_string()).collect();
+            let name = model.name.clone().unwrap_or_default();
+            let place = format!("{}: top-level field deviceProperties", self.path.display());
+            self.capture.diagnostics.add_many(
+                "device-properties-inferred",
+                inferred.len() as u64,
+                format!(
+                    "devices with activity but not in deviceProperties (which describes device {} only, all {name}) were taken to be that model too; first: device {first}",
+                    described.join(", ")
+                ),
+                place,
+            );
+        }
         self.capture.meta.described_devices = kineto
             .iter()
             .map(|(ordinal, properties)| Device {
@@ -1250,6 +1359,26 @@ impl<'p> Builder<'p> {
                 properties: properties.clone(),
             })
             .collect();
+    }
+
+    /// The diagnostic of events whose category is not in [`CATEGORIES`]: how many, each
+    /// spelling with its count, and the first such event.
+    fn unknown_categories(&self) -> Option<(u64, String, String)> {
+        let first = self.unknown_cats.values().map(|&(_, first)| first).min()?;
+        let total = self.unknown_cats.values().map(|&(n, _)| n).sum();
+        let each: Vec<String> = self
+            .unknown_cats
+            .iter()
+            .map(|(&cat, &(n, _))| format!("{:?} {n}", self.capture.strings.get(cat)))
+            .collect();
+        Some((
+            total,
+            format!(
+                "events of categories this reader does not know were kept as host events of kind other, outside the GPU budget ({})",
+                each.join(", ")
+            ),
+            format!("{}: event {first}", self.path.display()),
+        ))
     }
 
     /// Vendor from API and kernel names, for captures without device properties.

@@ -64,6 +64,11 @@ pub fn detect(path: &Path) -> Result<Kind, Error> {
         return Ok(Kind::Nsys);
     }
     if name.ends_with(".json") || name.ends_with(".json.gz") {
+        // rocprofv3's JSON output begins with its own key; every other JSON file is a
+        // Chrome trace (or not one, which its reader says).
+        if rocprof_reader::is_rocprofv3_json(path) {
+            return Ok(Kind::Rocprof(rocprof_reader::Kind::Json));
+        }
         return Ok(Kind::Chrome);
     }
     let unknown = |why: &str| Error::UnknownFormat {
@@ -142,8 +147,9 @@ fn read_head(path: &Path) -> Result<Vec<u8>, Error> {
 ///    `plugins/profile/<run>/`), each a host, by file name;
 /// 2. a rocprofv3 CSV capture (`*_kernel_trace.csv` and its siblings), as one;
 /// 3. a rocprof v1 run (`results.db`, else `results.csv`), as one;
-/// 4. Chrome trace files (`*.json`, `*.json.gz`), one per rank;
-/// 5. Nsight Systems exports and other ROCm captures (rocpd databases, `.pftrace`), each
+/// 4. rocprofv3 JSON files (`--output-format json`), each a capture file;
+/// 5. Chrome trace files (`*.json`, `*.json.gz`), one per rank;
+/// 6. Nsight Systems exports and other ROCm captures (rocpd databases, `.pftrace`), each
 ///    file in name order.
 ///
 /// Only regular files count: a FIFO or a device named like a trace is passed over.
@@ -175,6 +181,15 @@ pub fn find(path: &Path) -> Result<Found, Error> {
         {
             return Ok(Found::Files(vec![(file.clone(), Kind::Rocprof(kind))]));
         }
+    }
+    // rocprofv3 JSON files (named like Chrome traces): each a capture file of its own.
+    let rocprof_json: Vec<(PathBuf, Kind)> = files
+        .iter()
+        .filter(|f| rocprof_reader::is_rocprofv3_json(f))
+        .map(|f| (f.clone(), Kind::Rocprof(rocprof_reader::Kind::Json)))
+        .collect();
+    if !rocprof_json.is_empty() {
+        return Ok(Found::Files(rocprof_json));
     }
     if chrome_reader::trace_files(path).is_ok_and(|f| !f.is_empty()) {
         return Ok(Found::ChromeDir(path.to_path_buf()));

@@ -43,7 +43,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// One capture was asked for, and the path holds several.
-    #[error("{path}: {count} captures here ({first} ...); name one file")]
+    #[error("{path}: {count} captures here ({first} ...); {how}")]
     SeveralCaptures {
         /// The file or directory.
         path: PathBuf,
@@ -51,6 +51,20 @@ pub enum Error {
         count: usize,
         /// The first one.
         first: String,
+        /// How to choose one: `name one file` for a directory; for a file of several
+        /// processes, the processes it holds and the flag that chooses one (`it holds
+        /// pid 1 (a), pid 2 (b): choose one with --process PID|NAME`).
+        how: String,
+    },
+    /// `--process` named no process of the file.
+    #[error("{path}: no process {wanted} in this file (--process); it holds {held}")]
+    NoSuchProcess {
+        /// The file.
+        path: PathBuf,
+        /// What `--process` gave.
+        wanted: String,
+        /// The processes the file holds, as `pid 30156 (./bin/test_matmul)`.
+        held: String,
     },
 }
 

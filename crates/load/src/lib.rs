@@ -39,7 +39,7 @@ pub use xspace::Program;
 /// The formats the loader reads, for error messages.
 pub const KNOWN_FORMATS: &str = "Kineto/JAX Chrome trace (.json, .json.gz), XSpace (.xplane.pb), \
      Nsight Systems SQLite export (nsys export --type sqlite), rocprofv3 (.pftrace, CSV, rocpd \
-     .db), rocprof v1 (results.csv, results.db)";
+     .db, JSON), rocprof v1 (results.csv, results.db)";
 
 /// One capture, with where it came from and what only some formats carry.
 #[derive(Debug)]
@@ -128,6 +128,77 @@ pub fn set_step_nvtx(pattern: &str) -> Result<(), regex::Error> {
 }
 
 static STEP_NVTX: std::sync::RwLock<Option<regex::Regex>> = std::sync::RwLock::new(None);
+
+/// Makes every later load of a file that holds several processes (an Nsight Systems
+/// export, a rocpd database) keep only the process `selector` names (a tool's
+/// `--process`): its pid, or its name (the whole command, or its last path component).
+/// A file without such a process is [`Error::NoSuchProcess`], which lists the processes
+/// it holds. An empty selector restores the default (every process).
+pub fn set_process(selector: &str) {
+    let selector = selector.trim();
+    *PROCESS.write().unwrap_or_else(|e| e.into_inner()) =
+        (!selector.is_empty()).then(|| selector.to_owned());
+}
+
+static PROCESS: std::sync::RwLock<Option<String>> = std::sync::RwLock::new(None);
+
+/// One process of a multi-process file, as [`Error::NoSuchProcess`] and
+/// [`Error::SeveralCaptures`] list it: `pid 30156 (./bin/test_matmul)`.
+fn describe_process(pid: Option<i64>, name: Option<&str>) -> String {
+    match (pid, name) {
+        (Some(pid), Some(name)) => format!("pid {pid} ({name})"),
+        (Some(pid), None) => format!("pid {pid}"),
+        (None, Some(name)) => name.to_owned(),
+        (None, None) => "a process without a pid".to_owned(),
+    }
+}
+
+/// Whether a process of pid `pid` and name `name` is the one `selector` names.
+fn is_selected(selector: &str, pid: Option<i64>, name: Option<&str>) -> bool {
+    if let (Ok(wanted), Some(pid)) = (selector.parse::<i64>(), pid)
+        && wanted == pid
+    {
+        return true;
+    }
+    name.is_some_and(|name| {
+        let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        name == selector || last == selector
+    })
+}
+
+/// Keeps the processes `--process` names ([`set_process`]), all without it; `None`
+/// of them is [`Error::NoSuchProcess`] naming what the file holds.
+fn choose_processes<P>(
+    file: &Path,
+    processes: Vec<P>,
+    id: impl Fn(&P) -> (Option<i64>, Option<&str>),
+) -> Result<Vec<P>, Error> {
+    let Some(selector) = PROCESS.read().unwrap_or_else(|e| e.into_inner()).clone() else {
+        return Ok(processes);
+    };
+    let held: Vec<String> = processes
+        .iter()
+        .map(|p| {
+            let (pid, name) = id(p);
+            describe_process(pid, name)
+        })
+        .collect();
+    let chosen: Vec<P> = processes
+        .into_iter()
+        .filter(|p| {
+            let (pid, name) = id(p);
+            is_selected(&selector, pid, name)
+        })
+        .collect();
+    if chosen.is_empty() {
+        return Err(Error::NoSuchProcess {
+            path: file.to_path_buf(),
+            wanted: selector,
+            held: held.join(", "),
+        });
+    }
+    Ok(chosen)
+}
 
 /// How many files the loader has decoded since the process started (every reader, every
 /// format): lets a test check that a pipeline reads each input once.
@@ -281,12 +352,40 @@ pub fn load_single(path: &Path) -> Result<Loaded, Error> {
         count => Err(Error::SeveralCaptures {
             path: path.to_path_buf(),
             count,
+            how: how_to_choose(path, &loaded),
             first: loaded
                 .first()
                 .map(|l| l.path.display().to_string())
                 .unwrap_or_default(),
         }),
     }
+}
+
+/// How to choose one of several captures: for a file that holds several processes, `it
+/// holds pid 1 (a), pid 2 (b): choose one with --process PID|NAME`; for a directory,
+/// `name one file`.
+fn how_to_choose(path: &Path, loaded: &[Loaded]) -> String {
+    if path.is_dir() {
+        return "name one file".to_owned();
+    }
+    let held: Vec<String> = loaded
+        .iter()
+        .map(|l| {
+            let capture = &l.capture;
+            let pid = capture.threads().first().map(|t| t.pid);
+            let name = capture
+                .threads()
+                .iter()
+                .find(|t| Some(t.tid) == pid)
+                .and_then(|t| t.name)
+                .map(|n| capture.name(n));
+            describe_process(pid, name)
+        })
+        .collect();
+    format!(
+        "it holds {}: choose one with --process PID|NAME",
+        held.join(", ")
+    )
 }
 
 /// The one Chrome trace file [`load`] reads for `input` when it reads exactly one Chrome
@@ -312,19 +411,23 @@ fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
     Ok(match kind {
         Kind::Chrome => vec![Loaded::chrome_file(file, chrome_reader::load(file)?)],
         Kind::XSpace => vec![xspace::load(file)?],
-        Kind::Nsys => nsys_reader::load(
-            file,
-            &nsys_reader::Config {
+        Kind::Nsys => {
+            let config = nsys_reader::Config {
                 step_nvtx: STEP_NVTX.read().unwrap_or_else(|e| e.into_inner()).clone(),
-            },
-        )?
-        .into_iter()
-        .map(|p| Loaded::process(file, p.rank, p.capture))
-        .collect(),
-        Kind::Rocprof(kind) => rocprof_reader::load_as(file, kind)?
-            .into_iter()
-            .map(|p| Loaded::process(file, p.rank, p.capture))
-            .collect(),
+            };
+            let processes = nsys_reader::load(file, &config)?;
+            choose_processes(file, processes, |p| (Some(p.pid), p.name.as_deref()))?
+                .into_iter()
+                .map(|p| Loaded::process(file, p.rank, p.capture))
+                .collect()
+        }
+        Kind::Rocprof(kind) => {
+            let processes = rocprof_reader::load_as(file, kind)?;
+            choose_processes(file, processes, |p| (p.pid, None))?
+                .into_iter()
+                .map(|p| Loaded::process(file, p.rank, p.capture))
+                .collect()
+        }
     })
 }
 

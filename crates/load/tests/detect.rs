@@ -183,6 +183,11 @@ fn shared_nsys_and_rocprof_captures_load() {
         ("rocprof/rocprofv3-csv-llamacpp-gfx1151", Format::RocprofCsv),
         ("rocprof/rocprofv3-doc-csv", Format::RocprofCsv),
         ("rocprof/rocprofv3-pftrace-jacc", Format::RocprofPerfetto),
+        (
+            "rocprof/rocprofv3-json-mi350x-aorta-train",
+            Format::RocprofJson,
+        ),
+        ("nsys/nsys-a100pcie-extrap-exgpu", Format::NsysSqlite),
     ] {
         let loaded = load::load(&traces.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
         assert!(!loaded.is_empty(), "{dir}");
@@ -191,7 +196,7 @@ fn shared_nsys_and_rocprof_captures_load() {
         }
         loaded_dirs += 1;
     }
-    assert_eq!(loaded_dirs, 9);
+    assert_eq!(loaded_dirs, 11);
     let none = traces.join("nsys/jacc-4xa100-no-cuda-tables/report1.sqlite");
     let err = load::load(&none).expect_err("no CUDA work");
     assert!(err.is_nothing_to_report(), "{err}");
@@ -332,4 +337,37 @@ fn links_back_to_a_directory_are_walked_once() {
     assert_eq!(files, [(run.join("host.xplane.pb"), Kind::XSpace)]);
     // Generous: the walk is a handful of directory reads.
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+/// The new input paths refuse bad input through the loader with the file named and what is
+/// wrong: rocprofv3 JSON lacking a section (detected by its key, not read as a Chrome
+/// trace), and a file whose processes do not include `--process`'s (its own test binary
+/// sets the selector: `tests/process.rs`).
+#[test]
+fn rocprofv3_json_lacking_a_section_names_the_file_and_the_way_out() {
+    let seed = test_support::workspace_root().join("testdata/rocprof/json/small_results.json");
+    let text = std::fs::read_to_string(&seed).expect("the seed");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("7_results.json");
+    std::fs::write(
+        &path,
+        text.replacen("\"kernel_symbols\":", "\"x_kernel_symbols\":", 1),
+    )
+    .unwrap();
+    assert_eq!(
+        load::detect(&path).unwrap(),
+        load::Kind::Rocprof(rocprof_reader::Kind::Json)
+    );
+    let err = load::load(&path)
+        .expect_err("no kernel_symbols")
+        .to_string();
+    assert!(err.starts_with(&path.display().to_string()), "{err}");
+    assert!(
+        err.contains("kernel_symbols") && err.contains("--output-format csv, pftrace or rocpd"),
+        "{err}"
+    );
+    // The whole seed loads, as rocprofv3 JSON.
+    std::fs::copy(&seed, &path).unwrap();
+    let loaded = load::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded[0].format(), Format::RocprofJson);
 }

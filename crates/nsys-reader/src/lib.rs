@@ -46,6 +46,9 @@ pub struct Config {
 pub struct Process {
     /// The operating system's process id.
     pub pid: i64,
+    /// The process's name (its command), from the export's `PROCESSES` table, else its
+    /// main thread's name; `None` when the export names neither.
+    pub name: Option<String>,
     /// The process's rank in a distributed job, when the export tells it: a thread named
     /// `MPI Rank N` (nsys's MPI tracing), or, when only one process has CUDA work, `RANK`,
     /// `OMPI_COMM_WORLD_RANK`, `PMI_RANK`, `SLURM_PROCID` or `LOCAL_RANK` in the launched

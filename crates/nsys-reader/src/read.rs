@@ -25,7 +25,9 @@ const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
 const NVTX: &str = "NVTX_EVENTS";
 const GPU_INFO: &str = "TARGET_INFO_GPU";
 const CUDA_DEVICE_INFO: &str = "TARGET_INFO_CUDA_DEVICE";
+const CUDA_GPU_INFO: &str = "TARGET_INFO_CUDA_GPU";
 const THREAD_NAMES: &str = "ThreadNames";
+const PROCESSES: &str = "PROCESSES";
 
 /// Every table the reader reads (its columns are looked up; the other tables' are not).
 const TABLES_READ: &[&str] = &[
@@ -36,7 +38,9 @@ const TABLES_READ: &[&str] = &[
     NVTX,
     GPU_INFO,
     CUDA_DEVICE_INFO,
+    CUDA_GPU_INFO,
     THREAD_NAMES,
+    PROCESSES,
     "StringIds",
     "META_DATA_EXPORT",
     "EXPORT_META_DATA",
@@ -84,6 +88,7 @@ pub(crate) fn load(path: &Path, config: &Config) -> Result<Vec<Process>, Error> 
         config,
         strings: StringLookup::new(path, &conn, &schema)?,
         processes: BTreeMap::new(),
+        unread: Vec::new(),
     };
     reader.read_kernels()?;
     reader.read_memcpys()?;
@@ -383,6 +388,9 @@ struct Reader<'a> {
     config: &'a Config,
     strings: StringLookup<'a>,
     processes: BTreeMap<i64, ProcessState>,
+    /// Optional tables that could not be read (a column the reader needs is absent): the
+    /// table, the column, and what the capture lacks for it.
+    unread: Vec<(&'static str, &'static str, &'static str)>,
 }
 
 /// Column positions of the activity tables' common columns.
@@ -458,6 +466,30 @@ impl<'a> Reader<'a> {
             each(self, &cells)?;
         }
         Ok(true)
+    }
+
+    /// [`Reader::scan`] of a table beyond kernels, runtime calls, copies and sets: when it
+    /// lacks a column the reader needs, it is not read and the capture says what that
+    /// costs (`cost`, e.g. "no GPU names") instead of refusing the export.
+    fn scan_optional(
+        &mut self,
+        table: &'static str,
+        columns: &[Column],
+        filter: &str,
+        cost: &'static str,
+        each: impl FnMut(&mut Self, &Cells<'_, '_>) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        if !self.schema.has_table(table) {
+            return Ok(false);
+        }
+        if let Some(missing) = columns
+            .iter()
+            .find(|c| c.required && !self.schema.has_column(table, c.name))
+        {
+            self.unread.push((table, missing.name, cost));
+            return Ok(false);
+        }
+        self.scan(table, columns, filter, each)
     }
 
     /// Pushes one activity; `name` and the details come from the table's own columns.
@@ -699,7 +731,8 @@ impl<'a> Reader<'a> {
         let path = self.path;
         // Domain names first: a range names its domain by id.
         let filter = format!(" WHERE eventType = {NVTX_DOMAIN_CREATE}");
-        let present = self.scan(NVTX, &columns, &filter, |reader, cells| {
+        let cost = "no NVTX ranges (no steps from NVTX, no kernels attributed to ranges)";
+        let present = self.scan_optional(NVTX, &columns, &filter, cost, |reader, cells| {
             let (Some(global_tid), Some(domain), Some(text)) = (
                 cells.opt_int(GLOBAL_TID)?,
                 cells.opt_int(DOMAIN)?,
@@ -810,7 +843,8 @@ impl<'a> Reader<'a> {
             optional("priority"),
             required("globalTid"),
         ];
-        self.scan(THREAD_NAMES, &columns, "", |reader, cells| {
+        let cost = "no thread names (and no MPI rank from them)";
+        self.scan_optional(THREAD_NAMES, &columns, "", cost, |reader, cells| {
             let (Some(name_id), Some(global_tid)) = (cells.opt_int(0)?, cells.opt_int(2)?) else {
                 return Ok(());
             };
@@ -848,11 +882,18 @@ impl<'a> Reader<'a> {
     }
 
     /// Device figures by device id, from `TARGET_INFO_GPU` (with the VM id that tells two
-    /// hosts' GPUs apart), else the SM count of `TARGET_INFO_CUDA_DEVICE`.
+    /// hosts' GPUs apart; its device column is `id`, or `deviceId` in older exports), with
+    /// what it lacks taken from `TARGET_INFO_CUDA_GPU` (older exports: names, SM counts,
+    /// compute capabilities), else the SM count of `TARGET_INFO_CUDA_DEVICE`.
     fn read_devices(&mut self) -> Result<Vec<(i64, Option<i64>, DeviceProperties)>, Error> {
-        let mut out = Vec::new();
+        let mut out: Vec<(i64, Option<i64>, DeviceProperties)> = Vec::new();
+        let id = if self.schema.has_column(GPU_INFO, "id") {
+            "id"
+        } else {
+            "deviceId"
+        };
         let columns = [
-            required("id"),
+            required(id),
             optional("vmId"),
             optional("name"),
             optional("totalMemory"),
@@ -862,7 +903,8 @@ impl<'a> Reader<'a> {
             optional("computeMinor"),
             optional("memoryBandwidth"),
         ];
-        let present = self.scan(GPU_INFO, &columns, "", |_, cells| {
+        let cost = "no GPU names or figures from TARGET_INFO_GPU";
+        self.scan_optional(GPU_INFO, &columns, "", cost, |_, cells| {
             let unsigned = |index| -> Result<Option<u64>, Error> {
                 Ok(cells.opt_int(index)?.and_then(|v| u64::try_from(v).ok()))
             };
@@ -878,9 +920,50 @@ impl<'a> Reader<'a> {
             out.push((cells.int(0)?, cells.opt_int(1)?, properties));
             Ok(())
         })?;
-        if !present {
+        let columns = [
+            required("deviceId"),
+            optional("vmId"),
+            optional("name"),
+            optional("globalMemorySize"),
+            optional("coreClockRate"),
+            optional("numMultiprocessors"),
+            optional("computeCapabilityMajor"),
+            optional("computeCapabilityMinor"),
+        ];
+        let cost = "no GPU figures from TARGET_INFO_CUDA_GPU";
+        self.scan_optional(CUDA_GPU_INFO, &columns, "", cost, |_, cells| {
+            let unsigned = |index| -> Result<Option<u64>, Error> {
+                Ok(cells.opt_int(index)?.and_then(|v| u64::try_from(v).ok()))
+            };
+            let found = DeviceProperties {
+                name: cells.opt_text(2)?.map(Cow::into_owned),
+                compute_capability: cells.opt_int(6)?.zip(cells.opt_int(7)?),
+                total_memory_bytes: unsigned(3)?,
+                multiprocessors: unsigned(5)?,
+                // This older table records the core clock in kHz.
+                clock_rate_khz: unsigned(4)?,
+                memory_bandwidth_bytes_per_s: None,
+            };
+            let (device, vm) = (cells.int(0)?, cells.opt_int(1)?);
+            let same = out
+                .iter_mut()
+                .find(|(d, v, _)| *d == device && (v.is_none() || vm.is_none() || *v == vm));
+            match same {
+                Some((_, _, p)) => {
+                    p.name = p.name.take().or(found.name);
+                    p.compute_capability = p.compute_capability.or(found.compute_capability);
+                    p.total_memory_bytes = p.total_memory_bytes.or(found.total_memory_bytes);
+                    p.multiprocessors = p.multiprocessors.or(found.multiprocessors);
+                    p.clock_rate_khz = p.clock_rate_khz.or(found.clock_rate_khz);
+                }
+                None => out.push((device, vm, found)),
+            }
+            Ok(())
+        })?;
+        if out.is_empty() {
             let columns = [required("cudaId"), optional("numMultiprocessors")];
-            self.scan(CUDA_DEVICE_INFO, &columns, "", |_, cells| {
+            let cost = "no SM counts from TARGET_INFO_CUDA_DEVICE";
+            self.scan_optional(CUDA_DEVICE_INFO, &columns, "", cost, |_, cells| {
                 let properties = DeviceProperties {
                     multiprocessors: cells.opt_int(1)?.and_then(|v| u64::try_from(v).ok()),
                     ..DeviceProperties::default()
@@ -892,6 +975,20 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// Process names by process key, from `PROCESSES` (newer exports).
+    fn read_process_names(&mut self) -> Result<FastMap<i64, String>, Error> {
+        let mut out = FastMap::default();
+        let columns = [required("globalPid"), optional("name")];
+        let cost = "no process names (a process is chosen by its pid only)";
+        self.scan_optional(PROCESSES, &columns, "", cost, |_, cells| {
+            if let (Some(global), Some(name)) = (cells.opt_int(0)?, cells.opt_text(1)?) {
+                out.insert(process_key(global), name.into_owned());
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     /// `name → value` of the export's metadata (`META_DATA_EXPORT`, or `EXPORT_META_DATA`
     /// before schema 3) and which table it came from.
     fn read_export_meta(
@@ -900,7 +997,8 @@ impl<'a> Reader<'a> {
         let mut meta = BTreeMap::new();
         let columns = [required("name"), optional("value")];
         for table in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
-            let present = self.scan(table, &columns, "", |_, cells| {
+            let cost = "no export schema version or Nsight Systems version";
+            let present = self.scan_optional(table, &columns, "", cost, |_, cells| {
                 if let (Some(name), Some(value)) = (cells.opt_text(0)?, cells.opt_text(1)?) {
                     meta.entry(name.into_owned())
                         .or_insert_with(|| value.into_owned());
@@ -920,7 +1018,8 @@ impl<'a> Reader<'a> {
         let mut out = Vec::new();
         let columns = [required("name"), optional("value")];
         let filter = " WHERE name LIKE 'PROCESS_%:ENVIRONMENT_VARIABLE'";
-        self.scan("META_DATA_CAPTURE", &columns, filter, |_, cells| {
+        let cost = "no rank or world size from the launched process's environment";
+        self.scan_optional("META_DATA_CAPTURE", &columns, filter, cost, |_, cells| {
             if let Some(value) = cells.opt_text(1)?
                 && let Some((key, value)) = value.split_once('=')
             {
@@ -929,16 +1028,22 @@ impl<'a> Reader<'a> {
             Ok(())
         })?;
         let filter = " WHERE name = 'DeviceEnvironment'";
-        self.scan("TARGET_INFO_SYSTEM_ENV", &columns, filter, |_, cells| {
-            if let Some(value) = cells.opt_text(1)? {
-                for pair in value.split(';') {
-                    if let Some((key, value)) = pair.split_once('=') {
-                        out.push((key.to_string(), value.to_string()));
+        self.scan_optional(
+            "TARGET_INFO_SYSTEM_ENV",
+            &columns,
+            filter,
+            cost,
+            |_, cells| {
+                if let Some(value) = cells.opt_text(1)? {
+                    for pair in value.split(';') {
+                        if let Some((key, value)) = pair.split_once('=') {
+                            out.push((key.to_string(), value.to_string()));
+                        }
                     }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
 
@@ -946,10 +1051,11 @@ impl<'a> Reader<'a> {
     fn read_session_start(&mut self) -> Result<Option<i64>, Error> {
         let mut start = None;
         let columns = [optional("utcEpochNs")];
-        self.scan(
+        self.scan_optional(
             "TARGET_INFO_SESSION_START_TIME",
             &columns,
             "",
+            "no wall-clock time of the capture's start",
             |_, cells| {
                 start = start.or(cells.opt_int(0)?);
                 Ok(())
@@ -991,6 +1097,7 @@ impl<'a> Reader<'a> {
     fn finish(mut self) -> Result<Vec<Process>, Error> {
         self.read_thread_names()?;
         let devices = self.read_devices()?;
+        let process_names = self.read_process_names()?;
         let (meta_table, export_meta) = self.read_export_meta()?;
         let base_time_ns = self.read_session_start()?;
         let environment = if self.processes.len() == 1 {
@@ -1055,6 +1162,22 @@ impl<'a> Reader<'a> {
                 ),
                 _ => {}
             }
+            if let Some((first, _, _)) = self.unread.first() {
+                let each: Vec<String> = self
+                    .unread
+                    .iter()
+                    .map(|(table, column, cost)| format!("{table} (no column {column}: {cost})"))
+                    .collect();
+                b.diagnostics.add_many(
+                    "nsys-table-unread",
+                    self.unread.len() as u64,
+                    format!(
+                        "tables not read, each lacking a column the reader needs: {}",
+                        each.join("; ")
+                    ),
+                    format!("{file}: table {first}"),
+                );
+            }
             if no_device_info {
                 b.diagnostics.add(
                     "nsys-no-device-table",
@@ -1092,9 +1215,18 @@ impl<'a> Reader<'a> {
             b.meta.world_size = env_world_size.filter(|_| rank.is_some());
             b.meta.producer = producer.clone();
             b.meta.base_time_ns = base_time_ns;
+            // The process's name: `PROCESSES`, else its main thread's (tid = pid).
+            let name = process_names.get(&key).cloned().or_else(|| {
+                b.threads
+                    .iter()
+                    .find(|t| t.tid == state.pid)
+                    .and_then(|t| t.name)
+                    .map(|n| b.strings.get(n).to_string())
+            });
             let capture = state.builder.finish(path);
             out.push(Process {
                 pid: state.pid,
+                name,
                 rank,
                 capture,
             });

@@ -292,6 +292,7 @@ impl Reader {
         };
         Process {
             pid,
+            name: None,
             rank: None,
             capture: self.tables.finish(path),
         }

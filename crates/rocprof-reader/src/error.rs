@@ -47,6 +47,34 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// The file ends before the length its SQLite header gives: a copy or download cut
+    /// short (SQLite itself would only say that the database disk image is malformed).
+    #[error(
+        "{}: truncated: the file ends at byte {size}, but its SQLite header says it has {expected} bytes",
+        path.display()
+    )]
+    Truncated {
+        /// The database file.
+        path: PathBuf,
+        /// The file's length in bytes.
+        size: u64,
+        /// The length the header gives.
+        expected: u64,
+    },
+    /// A rocprofv3 JSON file (`--output-format json`) lacks a section this reader needs,
+    /// or holds a bad value there.
+    #[error(
+        "{}: rocprofv3 JSON (--output-format json): {where_}: {message}; if the file is whole, run rocprofv3 with --output-format csv, pftrace or rocpd instead",
+        path.display()
+    )]
+    Json {
+        /// The JSON file.
+        path: PathBuf,
+        /// The section and record (`rocprofiler-sdk-tool[0].buffer_records.kernel_dispatch[12]`).
+        where_: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A SQLite database lacks what its schema promises, or a row holds a bad value.
     #[error("{}: table {table}: {message}", path.display())]
     Sqlite {

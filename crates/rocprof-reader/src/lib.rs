@@ -12,6 +12,8 @@
 //!   `*_marker_api_trace.csv`, `*_agent_info.csv`, or any one of them.
 //! - rocpd SQLite databases (rocprofv3's default since ROCm 7), schema version 3.
 //! - rocprof v1 kernel traces, `results.csv` and `results.db` (table `KERN`).
+//! - rocprofv3 JSON (`--output-format json`, plain or gzipped): kernel dispatches, HIP/HSA
+//!   API calls, markers, memory copies and agents (see `json.rs`).
 //!
 //! [`load`] returns one [`Process`] per process where the format tells processes
 //! apart (rocpd, rocprof v1, rocprofv3 CSV prefixes), else one. Times are integer
@@ -44,6 +46,7 @@
 
 mod csv_v3;
 mod error;
+mod json;
 mod model;
 mod perfetto;
 mod rocpd;
@@ -81,6 +84,8 @@ pub enum Kind {
     V1Csv,
     /// rocprof v1 `results.db`.
     V1Db,
+    /// rocprofv3 JSON (`--output-format json`, plain or gzipped).
+    Json,
 }
 
 impl Kind {
@@ -92,6 +97,7 @@ impl Kind {
             Kind::V3Csv => Format::RocprofCsv,
             Kind::Rocpd => Format::Rocpd,
             Kind::V1Csv | Kind::V1Db => Format::RocprofV1,
+            Kind::Json => Format::RocprofJson,
         }
     }
 }
@@ -101,6 +107,9 @@ impl Kind {
 pub struct Process {
     /// The process id, where the format records it.
     pub pid: Option<i64>,
+    /// The process's command, where the format records it (rocpd's
+    /// `rocpd_info_process.command`, rocprofv3 JSON's `metadata.command`).
+    pub name: Option<String>,
     /// The rank in a distributed job, where the format records it (none of these does
     /// today; the loader may know it from the directory layout).
     pub rank: Option<i64>,
@@ -136,6 +145,9 @@ pub fn detect(path: &Path) -> Option<Kind> {
     let read = read_head(path, &mut head)?;
     let head = &head[..read];
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if (name.ends_with(".json") || name.ends_with(".json.gz")) && json::is_rocprofv3_json(path) {
+        return Some(Kind::Json);
+    }
     if PERFETTO_EXTENSIONS.iter().any(|e| name.ends_with(e)) {
         // Field 1 (`packet`), length-delimited: the first byte of every Perfetto trace.
         return (head.first() == Some(&0x0a)).then_some(Kind::Perfetto);
@@ -193,7 +205,14 @@ pub fn load_as(path: &Path, kind: Kind) -> Result<Vec<Process>, Error> {
         Kind::Rocpd => rocpd::load(path),
         Kind::V1Csv => v1::load_csv(path),
         Kind::V1Db => v1::load_db(path),
+        Kind::Json => json::load(path),
     }
+}
+
+/// Whether `path` (plain or gzipped JSON) is rocprofv3's JSON output: it begins with the
+/// `rocprofiler-sdk-tool` key. Reads at most the first 256 bytes of the JSON text.
+pub fn is_rocprofv3_json(path: &Path) -> bool {
+    json::is_rocprofv3_json(path)
 }
 
 /// The first bytes of a file; `None` when it cannot be read.

@@ -506,6 +506,7 @@ impl Reader {
         }
         Process {
             pid: sole_pid,
+            name: None,
             rank: None,
             capture: tables.finish(path),
         }

@@ -1,16 +1,23 @@
 //! rocpd SQLite databases (rocprofv3's default output since ROCm 7, `<pid>_results.db`),
-//! read to rocprofiler-sdk's documented schema version 3
-//! (`source/share/rocprofiler-sdk-rocpd/rocpd_tables.sql` and `rocpd_views.sql`).
+//! read to rocprofiler-sdk's schema version 3 (`source/share/rocprofiler-sdk-rocpd/
+//! rocpd_tables.sql` and `rocpd_views.sql`, vendored in `testdata/rocprof/rocpd-sdk/`).
 //!
-//! The data tables carry a per-database suffix (`rocpd_region_<uuid>`); the schema's views
-//! without it (`rocpd_region`, `rocpd_kernel_dispatch`, ...) are what this reader queries,
-//! so a database made either way reads alike. Times are `rocpd_timestamp.value`
-//! nanoseconds, joined by `start_id`/`end_id`; names are `rocpd_string` rows; a track
-//! (`rocpd_track`) gives the process and thread (OS ids) of a region, and the agent, queue
-//! and stream of a kernel dispatch or copy; the correlation id shared by an API call and
-//! the GPU work it launched is `rocpd_event.correlation_id` of each row's `event_id`.
-//! Rows join on `guid` as well as id, as the schema's own views do. GPU agents become
-//! devices numbered by `type_index` (the n-th GPU); one capture per process id.
+//! rocprofv3 names every table with the run's uuid as a suffix (`rocpd_kernel_dispatch_<uuid>`)
+//! and adds views without it (`rocpd_kernel_dispatch`, ...) that show the first run's
+//! tables only. So the runs of a database are found by their `rocpd_metadata<uuid>` tables
+//! and each is read through its own suffixed tables: several uuids (several processes
+//! written to one database) are several sets of captures. A database without suffixed
+//! tables is read through the unsuffixed names.
+//!
+//! Two layouts of schema version 3 are read, told apart by the dispatch table's columns:
+//! the one rocprofv3 ships, where `start`/`end` are columns of the region, dispatch and
+//! copy tables and `pid`/`tid` name `rocpd_info_process`/`rocpd_info_thread` rows; and an
+//! earlier one, where times are `rocpd_timestamp.value` joined by `start_id`/`end_id` and
+//! a `rocpd_track` gives the process, thread, agent, queue and stream. Names are
+//! `rocpd_string` rows; the correlation id shared by an API call and the GPU work it
+//! launched is `rocpd_event.correlation_id` of each row's `event_id`. Rows join on `guid`
+//! as well as id, as the schema's own views do. GPU agents become devices numbered by
+//! `type_index` (the n-th GPU); one capture per process id.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,17 +28,13 @@ use trace_model::{DeviceProperties, Format, MemcpyDirection};
 use crate::model::{Activity, Host, Tables, api_kind, copy_direction};
 use crate::{Error, Process};
 
-/// The tables (or views) this reader needs, as the schema names them.
+/// The tables (or views) every run needs, as the schema names them (before the suffix).
 pub(crate) const REQUIRED: &[&str] = &[
     "rocpd_string",
     "rocpd_info_agent",
     "rocpd_info_kernel_symbol",
-    "rocpd_track",
-    "rocpd_timestamp",
     "rocpd_event",
-    "rocpd_region",
     "rocpd_kernel_dispatch",
-    "rocpd_memory_copy",
 ];
 
 /// Opens a database read-only.
@@ -55,41 +58,171 @@ pub(crate) fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     names.collect()
 }
 
-pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
-    let conn = open(path)?;
-    let names = table_names(&conn).map_err(|err| Error::Sqlite {
+/// The uuid suffixes of the runs a database holds: the rest of every table's name that
+/// begins with `rocpd_metadata` (`_0198a1b2...`), in name order; `[""]` when there is no
+/// suffixed table (the unsuffixed names are then the tables themselves, or views).
+fn runs(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 14) = 'rocpd_metadata' ORDER BY name",
+    )?;
+    let names: Vec<String> = stmt
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut suffixes: Vec<String> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("rocpd_metadata"))
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if suffixes.is_empty() {
+        suffixes.push(String::new());
+    }
+    Ok(suffixes)
+}
+
+/// The column names of a table or view.
+fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |row| row.get(0))?;
+    names.collect()
+}
+
+/// Fails with [`Error::Truncated`] when the file is shorter than its SQLite header says
+/// (a copy cut short, which SQLite itself calls only "malformed").
+fn check_length(path: &Path) -> Result<(), Error> {
+    use std::io::Read;
+    let io = |source| Error::Io {
         path: path.to_owned(),
-        table: "sqlite_master".to_owned(),
-        message: err.to_string(),
-    })?;
-    if let Some(missing) = REQUIRED.iter().find(|t| !names.iter().any(|n| n == *t)) {
-        return Err(Error::Sqlite {
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut header = [0u8; 100];
+    if size < header.len() as u64 {
+        return Err(Error::Truncated {
             path: path.to_owned(),
-            table: (*missing).to_owned(),
-            message: format!(
-                "not in the database, so it is not a rocpd database (schema version 3); it has: {}",
-                if names.is_empty() {
-                    "no tables".to_owned()
-                } else {
-                    names.join(", ")
-                }
-            ),
+            size,
+            expected: header.len() as u64,
         });
+    }
+    file.read_exact(&mut header).map_err(io)?;
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(be32(28));
+    // SQLite trusts the page count when the change counter equals version-valid-for; a
+    // page size that is no power of two from 512 on is no SQLite header (SQLite says so).
+    let valid_page_size = page_size.is_power_of_two() && page_size >= 512;
+    if valid_page_size && pages > 0 && be32(24) == be32(92) && size < page_size * pages {
+        return Err(Error::Truncated {
+            path: path.to_owned(),
+            size,
+            expected: page_size * pages,
+        });
+    }
+    Ok(())
+}
+
+/// How a run stores times.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// `start`/`end` columns (rocprofv3 as shipped).
+    Columns,
+    /// `start_id`/`end_id` into `rocpd_timestamp`, process and agent from `rocpd_track`.
+    Stamps,
+}
+
+pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
+    check_length(path)?;
+    let conn = open(path)?;
+    let sqlite = |table: &str, err: rusqlite::Error| Error::Sqlite {
+        path: path.to_owned(),
+        table: table.to_owned(),
+        message: err.to_string(),
+    };
+    let names = table_names(&conn).map_err(|e| sqlite("sqlite_master", e))?;
+    let suffixes = runs(&conn).map_err(|e| sqlite("sqlite_master", e))?;
+    let mut out = Vec::new();
+    for suffix in &suffixes {
+        out.extend(load_run(path, &conn, &names, suffix)?);
+    }
+    Ok(out)
+}
+
+/// Reads the run whose tables end with `suffix`.
+fn load_run(
+    path: &Path,
+    conn: &Connection,
+    names: &[String],
+    suffix: &str,
+) -> Result<Vec<Process>, Error> {
+    let table = |base: &str| format!("{base}{suffix}");
+    let has = |base: &str| names.iter().any(|n| *n == table(base));
+    let missing = |base: &str, why: &str| Error::Sqlite {
+        path: path.to_owned(),
+        table: table(base),
+        message: format!(
+            "not in the database, so it is not a rocpd database (schema version 3){why}; it has: {}",
+            if names.is_empty() {
+                "no tables".to_owned()
+            } else {
+                names.join(", ")
+            }
+        ),
+    };
+    if let Some(absent) = REQUIRED.iter().find(|t| !has(t)) {
+        return Err(missing(absent, ""));
     }
     let mut reader = Reader {
         path,
-        conn: &conn,
+        conn,
+        suffix,
+        layout: Layout::Columns,
         processes: BTreeMap::new(),
         agents: BTreeMap::new(),
+        commands: BTreeMap::new(),
     };
-    let version = reader.schema_version(&names);
+    let version = reader.schema_version(has("rocpd_metadata"))?;
+    let dispatch_columns = columns(conn, &table("rocpd_kernel_dispatch"))
+        .map_err(|e| reader.error("rocpd_kernel_dispatch", e))?;
+    let has_column = |c: &str| dispatch_columns.iter().any(|d| d == c);
+    reader.layout = if has_column("start") && has_column("end") {
+        for base in ["rocpd_info_process", "rocpd_info_thread"] {
+            if !has(base) {
+                return Err(missing(base, ""));
+            }
+        }
+        Layout::Columns
+    } else if has_column("start_id") && has_column("end_id") {
+        for base in ["rocpd_timestamp", "rocpd_track"] {
+            if !has(base) {
+                return Err(missing(base, " with start_id/end_id times"));
+            }
+        }
+        Layout::Stamps
+    } else {
+        return Err(reader.error(
+            "rocpd_kernel_dispatch",
+            "neither start/end nor start_id/end_id columns: not rocpd schema version 3",
+        ));
+    };
     reader.agents()?;
-    reader.regions()?;
+    reader.commands()?;
+    if has("rocpd_region") {
+        reader.regions()?;
+    }
     reader.kernels()?;
-    reader.copies()?;
+    if has("rocpd_memory_copy") {
+        reader.copies()?;
+    }
     let Reader {
         mut processes,
         agents,
+        commands,
         ..
     } = reader;
     if processes.is_empty() {
@@ -98,7 +231,7 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
     Ok(processes
         .into_iter()
         .map(|(pid, mut tables)| {
-            // Every process's capture lists every GPU the database describes.
+            // Every process's capture lists every GPU the run describes.
             for agent in agents.values().filter(|a| a.gpu) {
                 tables.set_device_properties(agent.ordinal, agent.properties.clone());
             }
@@ -108,6 +241,7 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
             });
             Process {
                 pid,
+                name: pid.and_then(|p| commands.get(&p).cloned()),
                 rank: None,
                 capture: tables.finish(path),
             }
@@ -124,23 +258,26 @@ struct Agent {
 struct Reader<'a> {
     path: &'a Path,
     conn: &'a Connection,
+    /// The run's table-name suffix (its uuid), or empty.
+    suffix: &'a str,
+    layout: Layout,
     processes: BTreeMap<Option<i64>, Tables>,
     /// By `rocpd_info_agent.id`.
     agents: BTreeMap<i64, Agent>,
+    /// Process commands (`rocpd_info_process.command`) by OS pid.
+    commands: BTreeMap<i64, String>,
 }
 
-/// The joins every timed row needs: its start and end stamps and its track.
-const TIMED_JOINS: &str = "
-    LEFT JOIN rocpd_timestamp DS ON DS.id = X.start_id AND DS.guid = X.guid
-    LEFT JOIN rocpd_timestamp DE ON DE.id = X.end_id AND DE.guid = X.guid
-    LEFT JOIN rocpd_track T ON T.id = X.track_id AND T.guid = X.guid
-    LEFT JOIN rocpd_event E ON E.id = X.event_id AND E.guid = X.guid";
-
 impl Reader<'_> {
+    /// The run's name of a table.
+    fn t(&self, base: &str) -> String {
+        format!("`{base}{}`", self.suffix)
+    }
+
     fn error(&self, table: &str, err: impl std::fmt::Display) -> Error {
         Error::Sqlite {
             path: self.path.to_owned(),
-            table: table.to_owned(),
+            table: format!("{table}{}", self.suffix),
             message: err.to_string(),
         }
     }
@@ -151,17 +288,32 @@ impl Reader<'_> {
             .or_insert_with(|| Tables::new(Format::Rocpd))
     }
 
-    fn schema_version(&self, names: &[String]) -> Option<String> {
-        if !names.iter().any(|n| n == "rocpd_metadata") {
-            return None;
+    /// The run's `schema_version`; one that is not 3 is an error naming it.
+    fn schema_version(&self, has_metadata: bool) -> Result<Option<String>, Error> {
+        if !has_metadata {
+            return Ok(None);
         }
-        self.conn
-            .query_row(
-                "SELECT value FROM rocpd_metadata WHERE tag = 'schema_version' LIMIT 1",
-                [],
-                |row| row.get(0),
-            )
-            .ok()
+        let sql = format!(
+            "SELECT value FROM {} WHERE tag = 'schema_version' LIMIT 1",
+            self.t("rocpd_metadata")
+        );
+        let version: Option<String> = match self.conn.query_row(&sql, [], |row| row.get(0)) {
+            Ok(v) => Some(v),
+            Err(rusqlite::Error::QueryReturnedNoRows) => None,
+            Err(e) => return Err(self.error("rocpd_metadata", e)),
+        };
+        if let Some(v) = &version {
+            let major = v.trim().split('.').next().unwrap_or("");
+            if major != "3" {
+                return Err(self.error(
+                    "rocpd_metadata",
+                    format!(
+                        "schema_version {v}: this reader reads rocpd schema version 3 (rocprofiler-sdk's rocpd_tables.sql); convert the database with the rocprofv3 that reads it, or run rocprofv3 --output-format csv|pftrace"
+                    ),
+                ));
+            }
+        }
+        Ok(version)
     }
 
     /// Runs `sql` and calls `each` with every row and its `id` (the first column).
@@ -181,10 +333,96 @@ impl Reader<'_> {
         Ok(())
     }
 
+    /// The columns every timed row's query begins with after its id, and the joins they
+    /// need: start, end, OS pid; then `extra` (the row's own columns, `X.`), then the
+    /// event's correlation id. In the shipped layout the row's `pid`/`tid` name
+    /// `rocpd_info_process`/`rocpd_info_thread` rows and its agent, queue and stream are
+    /// its own columns; in the earlier one they come from its track.
+    fn timed_select(&self, base: &str, extra: &[&str], joins: &str) -> String {
+        let (event, string) = (self.t("rocpd_event"), self.t("rocpd_string"));
+        let table = self.t(base);
+        let mut columns = Vec::new();
+        let from = match self.layout {
+            Layout::Columns => {
+                columns.extend(["X.start", "X.end", "P.pid"]);
+                format!(
+                    "{table} X
+                     LEFT JOIN {process} P ON P.id = X.pid AND P.guid = X.guid
+                     LEFT JOIN {thread} TH ON TH.id = X.tid AND TH.guid = X.guid",
+                    process = self.t("rocpd_info_process"),
+                    thread = self.t("rocpd_info_thread"),
+                )
+            }
+            Layout::Stamps => {
+                columns.extend(["DS.value", "DE.value", "T.pid"]);
+                format!(
+                    "{table} X
+                     LEFT JOIN {stamp} DS ON DS.id = X.start_id AND DS.guid = X.guid
+                     LEFT JOIN {stamp} DE ON DE.id = X.end_id AND DE.guid = X.guid
+                     LEFT JOIN {track} T ON T.id = X.track_id AND T.guid = X.guid",
+                    stamp = self.t("rocpd_timestamp"),
+                    track = self.t("rocpd_track"),
+                )
+            }
+        };
+        let extra: Vec<String> = extra
+            .iter()
+            .map(|c| match (self.layout, c.strip_prefix("T.")) {
+                // Thread, agent, queue, stream: the track's in the earlier layout, the
+                // row's own (the thread by its `rocpd_info_thread` row) in the shipped one.
+                (Layout::Stamps, _) | (_, None) => (*c).to_owned(),
+                (Layout::Columns, Some("tid")) => "TH.tid".to_owned(),
+                (Layout::Columns, Some(column)) => format!("X.{column}"),
+            })
+            .collect();
+        format!(
+            "SELECT X.id, {}, {}, E.correlation_id
+             FROM {from}
+             LEFT JOIN {event} E ON E.id = X.event_id AND E.guid = X.guid
+             {}
+             ORDER BY X.id",
+            columns.join(", "),
+            extra.join(", "),
+            joins
+                .replace("{string}", &string)
+                .replace("{symbol}", &self.t("rocpd_info_kernel_symbol")),
+        )
+    }
+
+    /// Process commands by OS pid (`rocpd_info_process`, when the run has it).
+    fn commands(&mut self) -> Result<(), Error> {
+        let has = table_names(self.conn)
+            .map(|names| {
+                names
+                    .iter()
+                    .any(|n| *n == format!("rocpd_info_process{}", self.suffix))
+            })
+            .unwrap_or(false);
+        if !has {
+            return Ok(());
+        }
+        let sql = format!(
+            "SELECT id, pid, command FROM {} ORDER BY id",
+            self.t("rocpd_info_process")
+        );
+        self.each("rocpd_info_process", &sql, |reader, _, row| {
+            let at = |e| reader.error("rocpd_info_process", e);
+            let pid: Option<i64> = row.get(1).map_err(at)?;
+            let command: Option<String> = row.get(2).map_err(at)?;
+            if let (Some(pid), Some(command)) = (pid, command.filter(|c| !c.is_empty())) {
+                reader.commands.entry(pid).or_insert(command);
+            }
+            Ok(())
+        })
+    }
+
     fn agents(&mut self) -> Result<(), Error> {
-        let sql = "SELECT id, type, type_index, logical_index, absolute_index, product_name, \
-                   model_name, name FROM rocpd_info_agent ORDER BY id";
-        self.each("rocpd_info_agent", sql, |reader, id, row| {
+        let sql = format!(
+            "SELECT id, type, type_index, logical_index, absolute_index, product_name, \
+             model_name, name FROM {} ORDER BY id",
+            self.t("rocpd_info_agent")
+        );
+        self.each("rocpd_info_agent", &sql, |reader, id, row| {
             let at = |e| reader.error(&format!("rocpd_info_agent row {id}"), e);
             let kind: Option<String> = row.get(1).map_err(at)?;
             let mut ordinal = None;
@@ -214,12 +452,11 @@ impl Reader<'_> {
     }
 
     fn regions(&mut self) -> Result<(), Error> {
-        let sql = format!(
-            "SELECT X.id, DS.value, DE.value, T.pid, T.tid, NS.string, C.string, E.correlation_id
-             FROM rocpd_region X {TIMED_JOINS}
-             LEFT JOIN rocpd_string NS ON NS.id = X.name_id AND NS.guid = X.guid
-             LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
-             ORDER BY X.id"
+        let sql = self.timed_select(
+            "rocpd_region",
+            &["T.tid", "NS.string", "C.string"],
+            "LEFT JOIN {string} NS ON NS.id = X.name_id AND NS.guid = X.guid
+             LEFT JOIN {string} C ON C.id = E.category_id AND C.guid = E.guid",
         );
         self.each("rocpd_region", &sql, |reader, id, row| {
             let table = format!("rocpd_region row {id}");
@@ -247,12 +484,16 @@ impl Reader<'_> {
     }
 
     fn kernels(&mut self) -> Result<(), Error> {
-        let sql = format!(
-            "SELECT X.id, DS.value, DE.value, T.pid, T.agent_id, T.queue_id, T.stream_id,
-                    S.display_name, S.kernel_name, E.correlation_id
-             FROM rocpd_kernel_dispatch X {TIMED_JOINS}
-             LEFT JOIN rocpd_info_kernel_symbol S ON S.id = X.kernel_id AND S.guid = X.guid
-             ORDER BY X.id"
+        let sql = self.timed_select(
+            "rocpd_kernel_dispatch",
+            &[
+                "T.agent_id",
+                "T.queue_id",
+                "T.stream_id",
+                "S.display_name",
+                "S.kernel_name",
+            ],
+            "LEFT JOIN {symbol} S ON S.id = X.kernel_id AND S.guid = X.guid",
         );
         self.each("rocpd_kernel_dispatch", &sql, |reader, id, row| {
             let table = format!("rocpd_kernel_dispatch row {id}");
@@ -288,12 +529,17 @@ impl Reader<'_> {
     }
 
     fn copies(&mut self) -> Result<(), Error> {
-        let sql = format!(
-            "SELECT X.id, DS.value, DE.value, T.pid, T.queue_id, T.stream_id, NS.string, X.size,
-                    X.src_agent_id, X.dst_agent_id, E.correlation_id
-             FROM rocpd_memory_copy X {TIMED_JOINS}
-             LEFT JOIN rocpd_string NS ON NS.id = X.name_id AND NS.guid = X.guid
-             ORDER BY X.id"
+        let sql = self.timed_select(
+            "rocpd_memory_copy",
+            &[
+                "T.queue_id",
+                "T.stream_id",
+                "NS.string",
+                "X.size",
+                "X.src_agent_id",
+                "X.dst_agent_id",
+            ],
+            "LEFT JOIN {string} NS ON NS.id = X.name_id AND NS.guid = X.guid",
         );
         self.each("rocpd_memory_copy", &sql, |reader, id, row| {
             let table = format!("rocpd_memory_copy row {id}");

@@ -122,6 +122,7 @@ fn build(path: &Path, dispatches: Vec<Dispatch>) -> Vec<Process> {
         .into_iter()
         .map(|(pid, tables)| Process {
             pid,
+            name: None,
             rank: None,
             capture: tables.finish(path),
         })

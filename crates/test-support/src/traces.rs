@@ -77,7 +77,10 @@ pub struct XSpaceCapture {
     /// HLO modules embedded in `/host:metadata`.
     pub hlo_programs: usize,
     /// The Chrome-trace JSON of the same capture: regenerated from the XSpace for copied
-    /// captures, the JAX-written one for a capture made here.
+    /// captures, the JAX-written one for a capture made here. For a capture MANIFEST.md
+    /// lists without one (the TensorFlow XSpace, which has no HLO metadata to regenerate
+    /// it with), the XSpace itself, which every tool reads too;
+    /// [`RealTraces::jax_gpu_json`] leaves such captures out.
     pub json: PathBuf,
     /// Made by the trace set's own run ("generated here"), not copied from a repository.
     pub made_here: bool,
@@ -165,7 +168,7 @@ impl RealTraces {
     pub fn jax_gpu_json(&self) -> Vec<PathBuf> {
         self.xspaces
             .iter()
-            .filter(|x| x.gpu_events() > 0)
+            .filter(|x| x.gpu_events() > 0 && x.json != x.path)
             .map(|x| x.json.clone())
             .collect()
     }
@@ -174,7 +177,7 @@ impl RealTraces {
     pub fn jax_cpu_json(&self) -> Vec<PathBuf> {
         self.xspaces
             .iter()
-            .filter(|x| x.gpu_events() == 0)
+            .filter(|x| x.gpu_events() == 0 && x.json != x.path)
             .map(|x| x.json.clone())
             .collect()
     }
@@ -213,13 +216,10 @@ fn table<'a>(text: &'a str, heading: &str, manifest: &Path) -> Vec<(usize, Vec<&
     rows.into_iter().skip(2).collect()
 }
 
-/// A count cell: its leading number; a note after it (`8772 (cat \`Kernel\`)`, where a
-/// trace spells a category its own way) is the manifest's comment, not part of the count.
 fn number(cell: &str, manifest: &Path, line: usize) -> u64 {
-    cell.split_whitespace()
-        .next()
-        .unwrap_or(cell)
-        .parse()
+    // A count may be followed by a note in parentheses: `8772 (cat `Kernel`)`.
+    let cell = cell.split(" (").next().unwrap_or(cell).trim();
+    cell.parse()
         .unwrap_or_else(|_| panic!("{}:{line}: {cell:?} is not a count", manifest.display()))
 }
 
@@ -285,8 +285,7 @@ fn read_pytorch(root: &Path) -> Vec<KinetoTrace> {
             manifest.display()
         );
         let rel = cells[0];
-        let counts = cells[8].split_whitespace().next().unwrap_or(cells[8]);
-        let (memcpys, memsets) = counts.split_once('/').unwrap_or_else(|| {
+        let (memcpys, memsets) = cells[8].split_once('/').unwrap_or_else(|| {
             panic!(
                 "{}:{line}: memcpy/memset {:?}",
                 manifest.display(),
@@ -397,6 +396,8 @@ fn read_jax(root: &Path) -> Vec<XSpaceCapture> {
             } else {
                 dir.join(folder).join(&regenerated)
             };
+            // No regenerated JSON (the TensorFlow capture): the XSpace stands in.
+            let json = if json.is_file() { json } else { dir.join(rel) };
             captures.push(XSpaceCapture {
                 folder: folder.to_owned(),
                 path: dir.join(rel),
@@ -476,15 +477,15 @@ fn read_jax(root: &Path) -> Vec<XSpaceCapture> {
         "{}: captures in the folder that \"Per-file structure\" does not list: {unlisted:?}",
         manifest.display()
     );
+    // Every listed XSpace is there; its regenerated JSON only where one was made (not for
+    // the TensorFlow capture, which has no HLO metadata to regenerate it with).
     for c in &captures {
-        for file in [&c.path, &c.json] {
-            assert!(
-                file.is_file(),
-                "{}: lists {}, which is missing",
-                manifest.display(),
-                file.display()
-            );
-        }
+        assert!(
+            c.path.is_file(),
+            "{}: lists {}, which is missing",
+            manifest.display(),
+            c.path.display()
+        );
     }
     captures
 }

@@ -1,7 +1,7 @@
 //! What every tool's command line shares, so that the tools agree on it. A tool's `main`
 //! is `TOOL.main(run)` ([`Tool::main`]): its own arguments (a clap `Parser`) and
 //!
-//! - [`LoadFlags`]: the loader's flags (`--threads`, `--step-nvtx`), added after the
+//! - [`LoadFlags`]: the loader's flags (`--threads`, `--step-nvtx`, `--process`), added after the
 //!   tool's own and applied before it runs, with the [`progress`] bar;
 //! - [`Tool::warn_unread`]: one warning per file of a rank directory that could not be
 //!   read, and the [`Outcome`] it makes;
@@ -35,6 +35,12 @@ pub struct LoadFlags {
     #[arg(long, value_name = "REGEX")]
     pub step_nvtx: Option<String>,
 
+    /// Files that hold several processes (an Nsight Systems export, a rocpd database):
+    /// read only this one, by pid or by name (the command, or its last path component).
+    /// Without it every process is a capture of its own.
+    #[arg(long, value_name = "PID|NAME")]
+    pub process: Option<String>,
+
     /// Threads that split and parse each trace (default: every core); the result is the
     /// same for any number.
     #[arg(long, value_name = "N")]
@@ -51,6 +57,12 @@ impl LoadFlags {
         }
         if let Some(re) = &self.step_nvtx {
             load::set_step_nvtx(re).map_err(|e| anyhow::anyhow!("--step-nvtx: {e}"))?;
+        }
+        if let Some(process) = &self.process {
+            if process.trim().is_empty() {
+                anyhow::bail!("--process: empty; give a pid or a process name");
+            }
+            load::set_process(process);
         }
         Ok(())
     }
@@ -197,25 +209,40 @@ mod tests {
         let cmd = command::<Demo>();
         cmd.clone().debug_assert();
         let ids: Vec<_> = cmd.get_arguments().map(|a| a.get_id().as_str()).collect();
-        assert_eq!(ids, ["capture", "json", "step_nvtx", "threads"], "{ids:?}");
+        assert_eq!(
+            ids,
+            ["capture", "json", "step_nvtx", "process", "threads"],
+            "{ids:?}"
+        );
         let help = cmd.clone().render_help().to_string();
         assert!(help.starts_with("Demonstrates the shared flags."), "{help}");
         let at = |flag: &str| help.find(flag).unwrap_or_else(|| panic!("{flag}: {help}"));
         assert!(at("--json") < at("--step-nvtx") && at("--step-nvtx") < at("--threads"));
+        assert!(at("--step-nvtx") < at("--process") && at("--process") < at("--threads"));
         let matches = cmd
-            .try_get_matches_from(["demo", "--threads", "3", "t.json", "--json"])
+            .try_get_matches_from([
+                "demo",
+                "--threads",
+                "3",
+                "t.json",
+                "--json",
+                "--process",
+                "train.py",
+            ])
             .expect("parses");
         let demo = Demo::from_arg_matches(&matches).expect("the tool's own");
         let load = LoadFlags::from_arg_matches(&matches).expect("the loader's");
         assert!(demo.json && demo.capture == std::path::Path::new("t.json"));
         assert_eq!(load.threads.map(NonZeroUsize::get), Some(3));
         assert!(load.step_nvtx.is_none());
+        assert_eq!(load.process.as_deref(), Some("train.py"));
     }
 
     #[test]
     fn a_bad_step_pattern_names_the_flag() {
         let flags = LoadFlags {
             step_nvtx: Some("(".into()),
+            process: None,
             threads: None,
         };
         let err = flags.install().expect_err("an unclosed group");

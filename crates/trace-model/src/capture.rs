@@ -28,6 +28,9 @@ pub enum Format {
     Rocpd,
     /// Legacy rocprof v1 kernel trace (`results.csv` / `results.db`).
     RocprofV1,
+    /// rocprofv3 JSON (`--output-format json`, `*_results.json`): one
+    /// `rocprofiler-sdk-tool` object of agents, kernel symbols and buffer records.
+    RocprofJson,
 }
 
 impl Format {
@@ -36,7 +39,7 @@ impl Format {
         match self {
             Format::KinetoJson => "Kineto Chrome trace (torch.profiler)",
             Format::JaxTraceJson => "JAX Chrome trace (converted from XSpace)",
-            Format::XPlane => "XSpace protobuf (jax.profiler / XProf)",
+            Format::XPlane => "XSpace protobuf (XProf)",
             Format::OtherJson => "Chrome trace JSON",
             Format::NsysSqlite => "Nsight Systems SQLite export (nsys export --type sqlite)",
             Format::RocprofPerfetto => {
@@ -45,6 +48,7 @@ impl Format {
             Format::RocprofCsv => "rocprofv3 CSV trace (--output-format csv)",
             Format::Rocpd => "rocpd SQLite database (rocprofv3)",
             Format::RocprofV1 => "rocprof v1 kernel trace (results.csv / results.db)",
+            Format::RocprofJson => "rocprofv3 JSON (--output-format json)",
         }
     }
 }
@@ -521,6 +525,10 @@ pub enum StepSource {
     StepMarker,
     /// Repeated executions of the same XLA module.
     ModuleExecution,
+    /// A device's own `Steps` line (TensorFlow's XSpace: one per GPU, each the span of
+    /// that GPU's work in the step); the capture's step is their union, the per-device
+    /// ones are in [`TraceMeta::device_steps`].
+    DeviceStepsLine,
 }
 
 /// One training/inference step, as a host-side time range.
@@ -568,6 +576,9 @@ pub struct TraceMeta {
     /// those without activity, which [`Capture::devices`] leaves out; their `id` is not a
     /// capture device id and means nothing.
     pub described_devices: Vec<Device>,
+    /// Steps a device's own timeline gives (TensorFlow's per-GPU `Steps` line), with the
+    /// device: empty for formats that record steps on the host only.
+    pub device_steps: Vec<(DeviceId, Step)>,
 }
 
 /// The shape arguments PyTorch's profiler records on a CPU op with `record_shapes=True`,

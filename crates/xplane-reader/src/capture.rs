@@ -137,7 +137,43 @@ impl Builder<'_> {
                 },
             });
             let mut streams: BTreeMap<i64, StreamId> = BTreeMap::new();
+            // TensorFlow's device lines: its ops (one event per kernel, named by the op) and
+            // its steps, kept once the device's streams are known.
+            let mut tf_ops: Vec<(Nanos, Nanos, StringId)> = Vec::new();
+            let mut compute_stream: Option<StreamId> = None;
             for line in plane.lines() {
+                if line.stream_id().is_none() && line.name() == "Steps" {
+                    let mut position = 0;
+                    self.each_event(line, |builder, event| {
+                        builder.source_index += 1;
+                        let number = event
+                            .stat("step_name")
+                            .and_then(StatValue::as_str)
+                            .unwrap_or(event.name())
+                            .trim()
+                            .parse::<i64>()
+                            .unwrap_or(position);
+                        position += 1;
+                        let start = Nanos(event.start_ns());
+                        let step = Step {
+                            number,
+                            start,
+                            end: start + ps_to_nanos(event.duration_ps()),
+                            source: StepSource::DeviceStepsLine,
+                        };
+                        builder.capture.meta.device_steps.push((device, step));
+                    })?;
+                    continue;
+                }
+                if line.stream_id().is_none() && line.name() == "TensorFlow Ops" {
+                    self.each_event(line, |builder, event| {
+                        builder.source_index += 1;
+                        let name = builder.capture.strings.intern(event.name());
+                        let start = Nanos(event.start_ns());
+                        tf_ops.push((start, ps_to_nanos(event.duration_ps()), name));
+                    })?;
+                    continue;
+                }
                 let Some(stream_ordinal) = line.stream_id() else {
                     self.source_index += line.event_count() as u64;
                     if line.event_count() > 0 {
@@ -166,11 +202,46 @@ impl Builder<'_> {
                     });
                     next
                 });
+                if line.name().contains("(Compute)") {
+                    compute_stream = compute_stream.or(Some(stream));
+                }
                 let line_name = line.name();
                 self.each_event(line, |builder, event| {
                     builder.activity(stream, line_name, event);
                 })?;
             }
+            // TensorFlow's op of each kernel, as GPU annotations on the compute stream (the
+            // line is the device's, and TensorFlow runs its ops' kernels there).
+            if let Some(stream) = compute_stream.or_else(|| streams.values().next().copied()) {
+                for (start, dur, name) in tf_ops {
+                    self.capture
+                        .gpu_annotations
+                        .push(trace_model::GpuAnnotation {
+                            stream,
+                            start,
+                            dur,
+                            name,
+                        });
+                }
+            }
+        }
+        // The capture's steps from the devices' `Steps` lines: per number, the union of
+        // the devices' spans.
+        let mut by_number: BTreeMap<i64, (Nanos, Nanos)> = BTreeMap::new();
+        for (_, step) in &self.capture.meta.device_steps {
+            let span = by_number
+                .entry(step.number)
+                .or_insert((step.start, step.end));
+            span.0 = span.0.min(step.start);
+            span.1 = span.1.max(step.end);
+        }
+        for (number, (start, end)) in by_number {
+            self.capture.steps.push(Step {
+                number,
+                start,
+                end,
+                source: StepSource::DeviceStepsLine,
+            });
         }
         Ok(())
     }
@@ -307,6 +378,10 @@ impl Builder<'_> {
             })?;
         }
         for (number, (start, end)) in steps {
+            // A device's `Steps` line (TensorFlow) already gave this step.
+            if self.capture.steps.iter().any(|s| s.number == number) {
+                continue;
+            }
             self.capture.steps.push(Step {
                 number,
                 start,
@@ -331,6 +406,9 @@ impl Builder<'_> {
                 (None, Some(jax)) => Some(format!("jax {jax}")),
                 _ => Some("XSpace (jax.profiler / XProf)".to_owned()),
             };
+        } else if let Some(what) = tensorflow_lines(space) {
+            // TensorFlow's profiler writes no HLO metadata plane, and lines of its own.
+            meta.producer = Some(format!("TensorFlow profiler (XSpace; {what})"));
         }
         if let Some((start, stop)) = space.profile_window_ns()
             && let (Ok(start), Ok(stop)) = (i64::try_from(start), i64::try_from(stop))
@@ -434,6 +512,28 @@ fn fill_stats<'a, const N: usize>(
 }
 
 /// Picoseconds → nanoseconds, rounded to nearest (the Chrome-trace converter keeps ns).
+/// What marks an XSpace as TensorFlow's: its device lines (`TensorFlow Ops`, `Steps`,
+/// `TensorFlow Name Scope`) or its host executor threads (`tf_Compute/...`), in words.
+fn tensorflow_lines(space: &XSpace) -> Option<String> {
+    let mut found = Vec::new();
+    for plane in space.gpu_planes() {
+        for line in plane.lines() {
+            let name = line.name();
+            if ["TensorFlow Ops", "TensorFlow Name Scope"].contains(&name)
+                && !found.iter().any(|f: &String| f == name)
+            {
+                found.push(name.to_owned());
+            }
+        }
+    }
+    if let Some(host) = space.host_plane()
+        && host.lines().any(|l| l.name().starts_with("tf_Compute"))
+    {
+        found.push("tf_Compute host threads".to_owned());
+    }
+    (!found.is_empty()).then(|| format!("lines {}", found.join(", ")))
+}
+
 fn ps_to_nanos(ps: i64) -> Nanos {
     Nanos(ps.saturating_add(500).div_euclid(1000))
 }

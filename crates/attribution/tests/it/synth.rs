@@ -25,6 +25,7 @@ fn counts_per_match_kind() {
             (MatchKind::Exact, 7),
             (MatchKind::Name, 3),
             (MatchKind::Order, 5),
+            (MatchKind::EnclosingRange, 0),
             (MatchKind::None, 3)
         ]
     );

@@ -42,6 +42,8 @@ pub(super) struct Complete {
     pub dur: i64,
     pub name: Local,
     pub cat: Cat,
+    /// The category's spelling when [`Cat::of`] does not know it (counted by the builder).
+    pub unknown_cat: Option<Local>,
     pub index: u64,
     pub correlation: Option<i64>,
     pub external_id: Option<i64>,
@@ -396,6 +398,11 @@ impl Prep<'_> {
         } else {
             None
         };
+        let unknown_cat = if cat.is_unknown() {
+            Some(self.intern(ev.cat.as_deref().unwrap_or("")))
+        } else {
+            None
+        };
         self.out.ops.push(Op::Complete(Complete {
             pid,
             tid,
@@ -403,6 +410,7 @@ impl Prep<'_> {
             dur,
             name,
             cat,
+            unknown_cat,
             index: ev.index as u64,
             correlation: args.correlation.or(args.correlation_id),
             external_id: args.external_id,

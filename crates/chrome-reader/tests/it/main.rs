@@ -60,3 +60,40 @@ fn cpu_ops_keep_their_shape_arguments_as_written() {
         .collect();
     assert_eq!(described, [0, 1]);
 }
+
+/// `deviceProperties` describing device 0 only while the kernels run on device 2 (ROCm
+/// traces list the visible device as 0): one model described, so device 2 is that model,
+/// said in a diagnostic; with two different models described, it stays unknown.
+#[test]
+fn an_undescribed_device_takes_the_one_described_model() {
+    let trace = |props: &str| {
+        format!(
+            r#"{{"deviceProperties": [{props}], "traceEvents": [
+{{"ph": "X", "cat": "kernel", "name": "k", "pid": 2, "tid": 7, "ts": 2, "dur": 1, "args": {{"device": 2, "stream": 7}}}}
+]}}"#
+        )
+    };
+    let one = trace(
+        r#"{"id": 0, "name": "AMD Instinct MI300X", "computeMajor": 9, "computeMinor": 4, "numSms": 304}"#,
+    );
+    let c = chrome_reader::load_from(one.as_bytes(), std::path::Path::new("one.json")).unwrap();
+    let device = &c.devices()[0];
+    assert_eq!(device.ordinal, 2);
+    assert_eq!(
+        device.properties.name.as_deref(),
+        Some("AMD Instinct MI300X")
+    );
+    assert_eq!(device.properties.multiprocessors, Some(304));
+    let said = c
+        .diagnostics()
+        .get("device-properties-inferred")
+        .expect("said");
+    assert!(said.message.contains("device 2"), "{}", said.message);
+
+    let two = trace(
+        r#"{"id": 0, "name": "AMD Instinct MI300X"}, {"id": 1, "name": "AMD Instinct MI250X"}"#,
+    );
+    let c = chrome_reader::load_from(two.as_bytes(), std::path::Path::new("two.json")).unwrap();
+    assert_eq!(c.devices()[0].properties.name, None);
+    assert!(c.diagnostics().get("device-properties-inferred").is_none());
+}

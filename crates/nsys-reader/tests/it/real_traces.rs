@@ -157,9 +157,10 @@ fn counts_and_links_equal_plain_sql() {
             100.0 * unlinked as f64 / kernels.max(1) as f64
         );
     }
-    // MANIFEST.md: 2 + 19 + 19 + 1312 + 5 kernels in the five exports with CUDA tables.
-    assert_eq!(exports_read, 5);
-    assert!(kernels_seen >= 1357, "{kernels_seen} kernels");
+    // MANIFEST.md: 2 + 19 + 19 + 1312 + 5 + 6 kernels in the six exports with CUDA tables
+    // (the Extra-P export of an old schema among them).
+    assert_eq!(exports_read, 6);
+    assert!(kernels_seen >= 1363, "{kernels_seen} kernels");
 }
 
 /// One row of `cloverleaf_gpu_trace.csv`: an `Enter` event with its matching `Leave`.
@@ -327,6 +328,79 @@ fn no_cuda_tables_and_the_older_schema() {
         .filter(|e| e.kind == HostKind::Annotation)
         .count();
     assert_eq!(annotations, 22);
+
+    // An older schema still (no export metadata table; TARGET_INFO_GPU has `deviceId`,
+    // not `id`; an extra Extra-P table): read, its GPU named from TARGET_INFO_GPU and
+    // figured from TARGET_INFO_CUDA_GPU.
+    let path = find("nsys-a100pcie-extrap-exgpu");
+    let processes = load(path, &Config::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(processes.len(), 1);
+    let c = &processes[0].capture;
+    let kernels = c
+        .activities()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Kernel)
+        .count();
+    let calls = c
+        .host_events()
+        .iter()
+        .filter(|e| matches!(e.kind, HostKind::Launch | HostKind::Runtime))
+        .count();
+    assert_eq!((kernels, calls), (6, 36));
+    assert!(c.diagnostics().get("nsys-no-export-metadata").is_some());
+    assert!(c.diagnostics().get("nsys-no-nvtx-table").is_some());
+    let device = &c.devices()[0];
+    assert_eq!(device.ordinal, 0);
+    assert_eq!(device.properties.name.as_deref(), Some("A100-PCIE-40GB"));
+    assert_eq!(device.properties.compute_capability, Some((8, 0)));
+    assert_eq!(device.properties.multiprocessors, Some(108));
+}
+
+/// A table beyond kernels, runtime calls, copies and sets that lacks a column the reader
+/// needs is passed over with a diagnostic naming what that costs, never a refusal.
+#[test]
+fn an_optional_table_without_its_columns_is_a_diagnostic() {
+    let Some(files) = exports("nsys optional tables") else {
+        return;
+    };
+    let src = files
+        .iter()
+        .find(|p| p.to_string_lossy().contains("nvfuser-h200-matmul"))
+        .expect("nvfuser-h200-matmul");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.sqlite");
+    std::fs::copy(src, &path).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute_batch(
+        "ALTER TABLE TARGET_INFO_GPU DROP COLUMN id;
+         ALTER TABLE ThreadNames DROP COLUMN nameId;
+         ALTER TABLE NVTX_EVENTS RENAME COLUMN eventType TO kind;",
+    )
+    .unwrap();
+    drop(db);
+    let processes = load(&path, &Config::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = &processes[0].capture;
+    let kernels = c
+        .activities()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Kernel)
+        .count();
+    assert_eq!(kernels, 19);
+    let unread = c.diagnostics().get("nsys-table-unread").expect("said");
+    assert_eq!(unread.count, 3, "{}", unread.message);
+    for want in [
+        "ThreadNames (no column nameId: no thread names",
+        "TARGET_INFO_GPU (no column deviceId: no GPU names",
+        "NVTX_EVENTS (no column eventType: no NVTX ranges",
+    ] {
+        assert!(unread.message.contains(want), "{want}: {}", unread.message);
+    }
+    // No NVTX ranges were read.
+    assert!(
+        !c.host_events()
+            .iter()
+            .any(|e| e.kind == HostKind::Annotation)
+    );
 }
 
 #[test]

@@ -5,8 +5,10 @@
 mod bad;
 mod csv_v3;
 mod fixtures;
+mod json;
 mod perfetto;
 mod rocpd;
+mod rocpd_sdk;
 mod v1;
 
 use std::path::PathBuf;

@@ -2,6 +2,7 @@
 //! captures (with `TRACEWISE_TRACES`). The SVG chart is tested with its renderer, in `report`.
 
 mod kineto;
+mod models;
 mod xprof;
 
 use std::io::Read;

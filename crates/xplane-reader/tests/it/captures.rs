@@ -190,3 +190,62 @@ fn bad_inputs_are_errors_naming_path_and_offset() {
         );
     }
 }
+
+/// TensorFlow's XSpace: named TensorFlow from its own lines, one step per GPU from each
+/// GPU's `Steps` line (each the span of that GPU's compute stream), and its ops (the
+/// `TensorFlow Ops` line) as GPU annotations over their kernels.
+#[test]
+fn tensorflow_xspace_steps_producer_and_ops() {
+    let Some(dir) = traces_dir("tensorflow xspace") else {
+        return;
+    };
+    let path = dir.join("jax/tf-v100-multiworker-xplane/34.83.195.179_6003.xplane.pb");
+    let (c, _space) = xplane_reader::load_capture(&path).unwrap_or_else(|e| panic!("{e}"));
+    let producer = c.meta().producer.as_deref().unwrap_or("");
+    assert!(producer.starts_with("TensorFlow"), "{producer}");
+    assert!(!producer.to_ascii_lowercase().contains("jax"), "{producer}");
+    // One step per GPU with kernels (GPU:4 and GPU:6), each the compute stream's span.
+    let device_steps = &c.meta().device_steps;
+    let mut ordinals: Vec<i64> = device_steps
+        .iter()
+        .map(|(d, _)| c.device(*d).ordinal)
+        .collect();
+    ordinals.sort_unstable();
+    assert_eq!(ordinals, [4, 6]);
+    for (device, step) in device_steps {
+        let compute = c
+            .streams()
+            .iter()
+            .find(|s| {
+                s.device == *device && s.name.is_some_and(|n| c.name(n).contains("(Compute)"))
+            })
+            .expect("a compute stream");
+        let kernels = c.stream_activities(compute.id);
+        assert_eq!(kernels.len(), 665);
+        let start = kernels.iter().map(|a| a.start).min().unwrap();
+        let end = kernels.iter().map(|a| a.end()).max().unwrap();
+        assert_eq!(
+            (step.start, step.end),
+            (start, end),
+            "GPU:{}",
+            c.device(*device).ordinal
+        );
+        assert_eq!(step.number, 0);
+        assert_eq!(step.source, trace_model::StepSource::DeviceStepsLine);
+    }
+    // The capture's step: their union.
+    assert_eq!(c.steps().len(), 1);
+    let union_start = device_steps.iter().map(|(_, s)| s.start).min().unwrap();
+    let union_end = device_steps.iter().map(|(_, s)| s.end).max().unwrap();
+    assert_eq!(
+        (c.steps()[0].start, c.steps()[0].end),
+        (union_start, union_end)
+    );
+    // Every TensorFlow op of both GPUs, on a compute stream, named `scope/op:Type`.
+    assert_eq!(c.gpu_annotations().len(), 2 * 665);
+    assert!(
+        c.gpu_annotations()
+            .iter()
+            .all(|a| c.name(a.name).contains(':'))
+    );
+}
