@@ -296,6 +296,16 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether a GPU slice's `tid` is its stream: the same value, or (as torch.profiler wrote
+/// GPU rows in 2021) the text `"stream N"` for stream `N`.
+fn tid_names_stream(tid: &Value, stream: &Value) -> bool {
+    json_equal(tid, stream)
+        || matches!(
+            (tid.as_str().and_then(|t| t.strip_prefix("stream ")), stream.as_i64()),
+            (Some(n), Some(s)) if n.trim().parse::<i64>() == Ok(s)
+        )
+}
+
 /// The bytes of a measured slice that must not change, hashed: all of its text but the
 /// `tid` and `args.stream` values, at `values` (disjoint byte ranges, in text order). The
 /// reference compares name, cat, ph, pid, ts, dur and args without stream by value; we
@@ -639,7 +649,7 @@ fn parsed_slice_fields<'a>(
         ],
         None => return Err(missing("args.stream")),
     };
-    if !json_equal(&tid, &stream) {
+    if !tid_names_stream(&tid, &stream) {
         return Err(Error::TidNotStream {
             path: path.to_path_buf(),
             index,
@@ -1303,6 +1313,16 @@ fn single_trace_pp_rank(trace: &Trace) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tid_names_its_stream_as_a_number_or_as_2021_s_text() {
+        let n = |v: i64| Value::from(v);
+        assert!(tid_names_stream(&n(7), &n(7)));
+        assert!(tid_names_stream(&Value::from("stream 7"), &n(7)));
+        assert!(!tid_names_stream(&Value::from("stream 8"), &n(7)));
+        assert!(!tid_names_stream(&Value::from("7"), &n(7)));
+        assert!(!tid_names_stream(&n(8), &n(7)));
+    }
 
     fn check(intervals: &[(i64, i64)], expect: &[u32]) {
         assert_eq!(pack(intervals), expect);
