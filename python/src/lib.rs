@@ -546,16 +546,20 @@ fn investigate(
         if let Some(out) = &out {
             output_file::check_dir(out, &rules).map_err(|e| fail(&e))?;
         }
-        let options = report::investigate::Options { step };
-        let inv = report::investigate::investigate(&p, &options).map_err(|e| fail(&e))?;
+        let options = investigation::Options {
+            step,
+            ..Default::default()
+        };
+        let run = investigation::investigate(&p, &options).map_err(|e| fail(&e))?;
         if let Some(out) = &out {
             let dir = output_file::DirOutput::create(out, &rules).map_err(|e| fail(&e))?;
-            inv.write_into(&dir).map_err(|e| fail(&e))?;
+            report::investigate::write_into(&run, &dir).map_err(|e| fail(&e))?;
             dir.commit().map_err(|e| fail(&e))?;
         }
+        let inv = &run.investigation;
         Ok((
-            report::report_json::to_string(&inv.document),
-            report::html::render(&inv.document),
+            report::report_json::write(inv),
+            report::html::render(&report::investigate::document(inv)),
         ))
     })
 }
@@ -607,9 +611,10 @@ fn attribute_kernels(py: Python<'_>, path: PathBuf) -> PyResult<(String, Vec<(St
 fn compare_json(py: Python<'_>, before: PathBuf, after: PathBuf) -> PyResult<String> {
     let b = before.clone();
     run(py, Some(&before), move || {
-        let doc =
-            report::compare::compare(&b, &after, &Default::default()).map_err(|e| fail(&e))?;
-        Ok(report::report_json::to_string(&doc))
+        let c = compare::compare(&b, &after, &Default::default()).map_err(|e| fail(&e))?;
+        Ok(report::report_json::to_string(&report::compare::document(
+            &c,
+        )))
     })
 }
 

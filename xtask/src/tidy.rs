@@ -1,5 +1,5 @@
-//! `cargo xtask tidy [--snapshot-references FILE]`: repository hygiene that no compiler
-//! checks.
+//! `cargo xtask tidy [--snapshot-references FILE] [--print-long]`: repository hygiene that
+//! no compiler checks (`--print-long`: every long function and file as a budget line).
 //!
 //! - Every Rust source file opens with a `//!` line (what the file is for).
 //! - No pending insta snapshot (`*.snap.new`, `*.pending-snap`) is committed.
@@ -10,8 +10,13 @@
 //!   mechanism behind `cargo insta test --unreferenced=reject`), so CI sets it for its
 //!   test runs and checks here, without installing cargo-insta.
 //!
-//! The first two checks also run as this crate's tests, so `cargo test --workspace` fails
-//! on them.
+//! - Length budgets (`xtask/tidy-budgets.txt`): a function over 150 lines or a file over
+//!   1,000 lines (tests and generated code aside) must be listed there with its length, and
+//!   may only shrink: longer than its budget fails, and so does shorter, until the budget is
+//!   lowered to it (the message gives the line to write).
+//!
+//! The first two checks and the budgets also run as this crate's tests, so `cargo test
+//! --workspace` fails on them.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -27,6 +32,18 @@ pub fn main(args: &[String]) -> Result<(), String> {
                     .ok_or("--snapshot-references needs a file (INSTA_SNAPSHOT_REFERENCES_FILE)")?;
                 references = Some(PathBuf::from(file));
             }
+            "--print-long" => {
+                // Every long item as a budget line: what xtask/tidy-budgets.txt holds.
+                let root = crate::workspace_root();
+                for f in repository_files(&root)?.iter().filter(|f| measured(f)) {
+                    let text = std::fs::read_to_string(root.join(f))
+                        .map_err(|e| format!("{}: {e}", f.display()))?;
+                    for item in long_items(&f.to_string_lossy(), &text) {
+                        println!("{item}");
+                    }
+                }
+                return Ok(());
+            }
             other => return Err(format!("tidy: unknown argument `{other}`")),
         }
     }
@@ -34,6 +51,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let files = repository_files(&root)?;
     let mut problems = source_headers(&root, &files);
     problems.extend(committed_pending_snapshots(&files));
+    problems.extend(length_budgets(&root, &files));
     if let Some(references) = references {
         let text = std::fs::read_to_string(&references)
             .map_err(|e| format!("{}: {e}", references.display()))?;
@@ -192,6 +210,180 @@ pub fn unreferenced_snapshots(root: &Path, files: &[PathBuf], references: &str) 
     problems
 }
 
+/// A function's length past which it needs a budget.
+pub const FUNCTION_LINES: usize = 150;
+/// A file's length (its code before `#[cfg(test)]`) past which it needs a budget.
+pub const FILE_LINES: usize = 1000;
+/// Where the budgets are, relative to the workspace root.
+pub const BUDGETS: &str = "xtask/tidy-budgets.txt";
+
+/// One long item: `fn` (a function, named `path:name`) or `file`, and its length in lines.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Long {
+    /// `fn` or `file`.
+    pub kind: &'static str,
+    /// `path` or `path:function`.
+    pub name: String,
+    /// Lines.
+    pub lines: usize,
+}
+
+impl std::fmt::Display for Long {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} {}", self.kind, self.lines, self.name)
+    }
+}
+
+/// Whether a source is measured: not a test (a `tests/` folder) and not generated.
+fn measured(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    path.extension().is_some_and(|e| e == "rs")
+        && !text
+            .split('/')
+            .any(|part| part == "tests" || part == "generated")
+}
+
+/// The functions over [`FUNCTION_LINES`] and the file itself when over [`FILE_LINES`], of
+/// one source's code before its `#[cfg(test)]` module. A function runs from its `fn` line
+/// to the first line that is its indentation and `}`.
+pub fn long_items(path: &str, text: &str) -> Vec<Long> {
+    let lines: Vec<&str> = text.lines().collect();
+    let code = lines
+        .iter()
+        .position(|l| l.starts_with("#[cfg(test)]"))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    if code > FILE_LINES {
+        out.push(Long {
+            kind: "file",
+            name: path.to_owned(),
+            lines: code,
+        });
+    }
+    for (i, line) in lines[..code].iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let head = [
+            "pub ",
+            "pub(crate) ",
+            "pub(super) ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ]
+        .iter()
+        .fold(trimmed, |t, p| t.strip_prefix(p).unwrap_or(t));
+        let Some(rest) = head.strip_prefix("fn ") else {
+            continue;
+        };
+        if line.trim_end().ends_with(';') {
+            continue;
+        }
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{indent}}}");
+        let Some(end) = lines[i + 1..code].iter().position(|l| *l == close) else {
+            continue;
+        };
+        let length = end + 2;
+        if length > FUNCTION_LINES {
+            out.push(Long {
+                kind: "fn",
+                name: format!("{path}:{name}"),
+                lines: length,
+            });
+        }
+    }
+    out
+}
+
+/// The budgets file's entries: `fn LINES path:name` or `file LINES path`; `#` comments.
+pub fn parse_budgets(text: &str) -> Result<Vec<Long>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|(n, l)| {
+            let mut parts = l.split_whitespace();
+            let bad = || format!("{BUDGETS}:{}: not `fn|file LINES NAME`: {l:?}", n + 1);
+            let kind = match parts.next() {
+                Some("fn") => "fn",
+                Some("file") => "file",
+                _ => return Err(bad()),
+            };
+            let lines = parts.next().and_then(|x| x.parse().ok()).ok_or_else(bad)?;
+            let name = parts.next().ok_or_else(bad)?.to_owned();
+            Ok(Long { kind, name, lines })
+        })
+        .collect()
+}
+
+/// Every long item against its budget: unlisted, longer or shorter than its budget, and
+/// budgets of items that are no longer long, each named with the line to write.
+pub fn check_budgets(found: &[Long], budgets: &[Long]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut used = vec![false; budgets.len()];
+    for item in found {
+        let slot = budgets
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| !used[*i] && b.kind == item.kind && b.name == item.name)
+            .max_by_key(|(_, b)| b.lines);
+        match slot {
+            None => problems.push(format!(
+                "{}: {} lines, over the {} of a {}: shorten it (a budget is for what was long already): {item}",
+                item.name,
+                item.lines,
+                if item.kind == "fn" { FUNCTION_LINES } else { FILE_LINES },
+                if item.kind == "fn" { "function" } else { "file" },
+            )),
+            Some((i, budget)) => {
+                used[i] = true;
+                if item.lines > budget.lines {
+                    problems.push(format!(
+                        "{}: {} lines, over its budget of {} (budgets may only shrink)",
+                        item.name, item.lines, budget.lines
+                    ));
+                } else if item.lines < budget.lines {
+                    problems.push(format!(
+                        "{}: {} lines, under its budget of {}: lower it in {BUDGETS} to `{item}`",
+                        item.name, item.lines, budget.lines
+                    ));
+                }
+            }
+        }
+    }
+    for (budget, _) in budgets.iter().zip(&used).filter(|(_, u)| !**u) {
+        problems.push(format!(
+            "{}: no longer over its threshold: remove `{budget}` from {BUDGETS}",
+            budget.name
+        ));
+    }
+    problems
+}
+
+/// Every measured source's long items against `xtask/tidy-budgets.txt`.
+pub fn length_budgets(root: &Path, files: &[PathBuf]) -> Vec<String> {
+    let budgets = match std::fs::read_to_string(root.join(BUDGETS)) {
+        Ok(text) => match parse_budgets(&text) {
+            Ok(b) => b,
+            Err(e) => return vec![e],
+        },
+        Err(e) => return vec![format!("{BUDGETS}: {e}")],
+    };
+    let found: Vec<Long> = files
+        .iter()
+        .filter(|f| measured(f))
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(root.join(f)).ok()?;
+            Some(long_items(&f.to_string_lossy(), &text))
+        })
+        .flatten()
+        .collect();
+    check_budgets(&found, &budgets)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,5 +462,53 @@ mod tests {
         // is unreferenced.
         assert_eq!(empty.len(), 3, "{empty:?}");
         assert_eq!(committed.len(), 1);
+    }
+
+    /// The workspace itself: every long function and file is within its budget.
+    #[test]
+    fn every_long_function_and_file_keeps_its_budget() {
+        let root = crate::workspace_root();
+        let files = repository_files(&root).unwrap();
+        let problems = length_budgets(&root, &files);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn long_items_are_measured_and_held_to_their_budgets() {
+        let body = "    x();\n".repeat(FUNCTION_LINES);
+        let text = format!(
+            "//! A file.\npub fn long() {{\n{body}}}\nfn short() {{\n}}\n    pub(crate) fn inner() {{\n{body}    }}\n#[cfg(test)]\nmod tests {{\nfn long_test() {{\n{body}}}\n}}\n"
+        );
+        let found = long_items("src/a.rs", &text);
+        let names: Vec<(&str, usize)> = found.iter().map(|l| (l.name.as_str(), l.lines)).collect();
+        assert_eq!(
+            names,
+            [
+                ("src/a.rs:long", FUNCTION_LINES + 2),
+                ("src/a.rs:inner", FUNCTION_LINES + 2)
+            ]
+        );
+        let budgets = parse_budgets(&format!(
+            "# comment\nfn {} src/a.rs:long\nfn 200 src/a.rs:inner\nfile 1200 src/gone.rs\n",
+            FUNCTION_LINES + 2
+        ))
+        .unwrap();
+        let problems = check_budgets(&found, &budgets);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].contains("under its budget of 200"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].contains("remove `file 1200 src/gone.rs`"),
+            "{problems:?}"
+        );
+        let grown = check_budgets(&found, &parse_budgets("fn 151 src/a.rs:long\n").unwrap());
+        assert!(grown[0].contains("over its budget of 151"), "{grown:?}");
+        assert!(
+            grown[1].starts_with("src/a.rs:inner: 152 lines, over the 150"),
+            "{grown:?}"
+        );
+        assert!(parse_budgets("fn many src/a.rs:long\n").is_err());
     }
 }

@@ -4,14 +4,20 @@
 
 use trace_model::{Capture, KernelClass, Nanos};
 
-use crate::{GapCause, SkipReport, Window, is_eager_attention_kernel, practices, stream_time};
+use crate::{
+    GapCause, HostCause, SkipReport, Window, is_eager_attention_kernel, practices, stream_time,
+};
 
 /// A cause investigate ranks, by a key that survives rewording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum CauseKey {
-    /// Idle time of the critical stream by gap cause (never [`GapCause::Unknown`]).
+    /// Idle time of the critical stream by gap cause (never [`GapCause::Unknown`]; the
+    /// host-wait time is ranked by its [`CauseKey::Host`] sub-causes instead).
     Gap(GapCause),
+    /// Host-wait time of the critical stream ([`GapCause::HostNotLaunched`]) by what the
+    /// launching thread was doing.
+    Host(HostCause),
     /// Collective time no compute overlaps on a GPU.
     ExposedCollective {
         /// The GPU's position among the capture's GPUs, by ordinal (a rank's one GPU is
@@ -45,6 +51,7 @@ impl CauseKey {
                     GapCause::Unknown => "unknown",
                 }
             ),
+            CauseKey::Host(h) => format!("gap:host-not-launched:{}", h.code()),
             CauseKey::ExposedCollective { gpu } => format!("exposed-collective:{gpu}"),
             CauseKey::ExposedMemcpy { gpu } => format!("exposed-memcpy:{gpu}"),
             CauseKey::Layout => "layout".to_owned(),
@@ -65,7 +72,9 @@ impl CauseKey {
             "elementwise" => CauseKey::Elementwise,
             "eager-attention" => CauseKey::EagerAttention,
             _ => {
-                if let Some(rest) = code.strip_prefix("exposed-collective:") {
+                if let Some(rest) = code.strip_prefix("gap:host-not-launched:") {
+                    CauseKey::Host(HostCause::from_code(rest)?)
+                } else if let Some(rest) = code.strip_prefix("exposed-collective:") {
                     CauseKey::ExposedCollective { gpu: gpu(rest)? }
                 } else {
                     CauseKey::ExposedMemcpy {
@@ -80,6 +89,10 @@ impl CauseKey {
     pub fn describe(self) -> String {
         match self {
             CauseKey::Gap(c) => format!("critical stream idle: {}", c.label()),
+            CauseKey::Host(h) => format!(
+                "critical stream idle, host did not launch yet: {}",
+                h.label()
+            ),
             CauseKey::ExposedCollective { gpu } => {
                 format!("exposed collective time on GPU #{gpu}")
             }
@@ -105,18 +118,18 @@ pub struct Cause {
 }
 
 /// Every cause of `r`'s analysed window, those of zero time too, most time first (then by
-/// key): the idle time of the critical stream by gap cause, each GPU's exposed collective
+/// key): the idle time of the critical stream by gap cause (its host-wait time by
+/// [`HostCause`], so the causes of idle time add up to it), each GPU's exposed collective
 /// and copy time (GPUs by ordinal), and the layout, elementwise and (where the capture runs
 /// eager attention) attention kernels on the critical stream.
 pub fn causes(r: &SkipReport, capture: &Capture, window: Window) -> Vec<Cause> {
     let mut out: Vec<Cause> = Vec::new();
     let mut push = |key, device, time| out.push(Cause { key, device, time });
     if let Some(gc) = &r.gap_causes {
-        for cause in [
-            GapCause::HostNotLaunched,
-            GapCause::StreamOrEvent,
-            GapCause::SyncCall,
-        ] {
+        for h in HostCause::ALL {
+            push(CauseKey::Host(h), None, gc.host.time_of(h));
+        }
+        for cause in [GapCause::StreamOrEvent, GapCause::SyncCall] {
             push(CauseKey::Gap(cause), None, gc.time(cause));
         }
     }
@@ -168,6 +181,8 @@ mod tests {
             CauseKey::Gap(GapCause::StreamOrEvent),
             CauseKey::Gap(GapCause::SyncCall),
             CauseKey::Gap(GapCause::Unknown),
+            CauseKey::Host(HostCause::Allocator),
+            CauseKey::Host(HostCause::NothingRecorded),
             CauseKey::ExposedCollective { gpu: 3 },
             CauseKey::ExposedMemcpy { gpu: 0 },
             CauseKey::Layout,
@@ -183,6 +198,8 @@ mod tests {
             "exposed-collective:x",
             "exposed-memcpy:-1",
             "layouts",
+            "gap:host-not-launched:",
+            "gap:host-not-launched:alloc",
         ] {
             assert_eq!(CauseKey::from_code(bad), None, "{bad}");
         }

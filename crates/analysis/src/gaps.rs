@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use trace_model::{Capture, Format, HostEvent, HostKind, Nanos, StreamId, ThreadId};
 
 use crate::budget::{Window, busy_intervals};
+use crate::host_cause::{HostCause, Label, Labelled, label_thread, split};
 use crate::interval;
 use crate::percent::ratio;
 use trace_model::Provenance;
@@ -163,6 +164,59 @@ pub struct GapCauses {
     pub unknown: Nanos,
     /// The evidence, most idle time first (ties by cause, then text).
     pub evidence: Vec<GapEvidence>,
+    /// [`GapCauses::host_not_launched`] split by what the launching thread was doing
+    /// ([`HostCause`]); its times add up to `host_not_launched`.
+    pub host: HostSplit,
+}
+
+/// The host-wait time of a stream split by [`HostCause`] (all `measured`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HostSplit {
+    /// Time per sub-cause (only those with time).
+    pub time: BTreeMap<HostCause, Nanos>,
+    /// The events that named the time, most time first (ties by cause, then name), at
+    /// most [`HostSplit::TOP`] per sub-cause.
+    pub top: Vec<HostTop>,
+}
+
+/// One named piece of a host sub-cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostTop {
+    /// The sub-cause.
+    pub cause: HostCause,
+    /// The host event that named it (the call, the op, the enclosing range).
+    pub name: String,
+    /// Host-wait time it explains.
+    pub time: Nanos,
+}
+
+impl HostSplit {
+    /// Named events kept per sub-cause.
+    pub const TOP: usize = 5;
+
+    /// Time of one sub-cause.
+    pub fn time_of(&self, cause: HostCause) -> Nanos {
+        self.time.get(&cause).copied().unwrap_or_default()
+    }
+
+    /// Σ over sub-causes.
+    pub fn total(&self) -> Nanos {
+        self.time.values().copied().sum()
+    }
+
+    /// The sub-cause with the most time (ties by key), if any has time.
+    pub fn largest(&self) -> Option<(HostCause, Nanos)> {
+        self.time
+            .iter()
+            .filter(|(_, t)| t.0 > 0)
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(c, t)| (*c, *t))
+    }
+
+    /// The named events of one sub-cause, most time first.
+    pub fn top_of(&self, cause: HostCause) -> impl Iterator<Item = &HostTop> {
+        self.top.iter().filter(move |t| t.cause == cause)
+    }
 }
 
 impl GapCauses {
@@ -240,7 +294,9 @@ pub const LAUNCH_LATENCY: Nanos = Nanos(30_000);
 /// own evidence. For the activity that ends a gap, with launch call ending at `L`:
 /// - the part of the gap before `L` is host time: [`GapCause::SyncCall`] where the
 ///   launching thread was inside a synchronising call ([`is_synchronising_call`]),
-///   [`GapCause::HostNotLaunched`] elsewhere (the launch call itself included);
+///   [`GapCause::HostNotLaunched`] elsewhere (the launch call itself included), split by
+///   what the thread was doing ([`HostCause`], the rules of `host_cause`) into
+///   [`GapCauses::host`];
 /// - the part from `L` (or from the gap's start, when `L` is earlier) to the gap's end is
 ///   queued time: [`GapCause::StreamOrEvent`] when the launching thread issued a
 ///   stream-wait-event call after the launch of the stream's previous activity and up to
@@ -263,24 +319,34 @@ pub fn gap_causes(
     let acts = capture.stream_activities(stream);
     let mut causes = GapCauses::default();
     let mut seen: BTreeMap<(GapCause, String), (Nanos, usize)> = BTreeMap::new();
+    let mut host = HostAttribution::new(capture, main_launching_thread(capture, stream));
     for g in gaps {
         let at = acts.partition_point(|a| a.start < g.end);
         let next = acts.get(at).filter(|a| a.start == g.end);
         let Some(next) = next else {
-            let tail: i64 = host_tail
+            // The thread that launched the stream's last activity before the gap.
+            let thread = acts[..at]
                 .iter()
-                .map(|w| (g.end.0.min(w.end.0) - g.start.0.max(w.start.0)).max(0))
-                .sum();
-            causes.add(
-                GapCause::HostNotLaunched,
-                "the host was still inside the step and issued nothing more",
-                Nanos(tail),
-                &mut seen,
-            );
+                .rev()
+                .find_map(|a| a.launch())
+                .map(|l| capture.host_event(l).thread);
+            let mut tail = Nanos(0);
+            for w in host_tail {
+                let (s, e) = (g.start.max(w.start), g.end.min(w.end));
+                if e > s {
+                    tail += host.attribute(
+                        &mut causes,
+                        &mut seen,
+                        thread,
+                        Gap { start: s, end: e },
+                        "the host was still inside the step and issued nothing more",
+                    );
+                }
+            }
             causes.add(
                 GapCause::Unknown,
                 "no activity after the gap in the window",
-                g.len() - Nanos(tail),
+                g.len() - tail,
                 &mut seen,
             );
             continue;
@@ -288,20 +354,23 @@ pub fn gap_causes(
         let Some(launch_id) = next.launch() else {
             // Before the first GPU activity of a host-ranged step the GPU has no work of
             // the step yet: host-only time, launch or not.
-            let head: i64 = host_heads
-                .iter()
-                .map(|w| (g.end.0.min(w.end.0) - g.start.0.max(w.start.0)).max(0))
-                .sum();
-            causes.add(
-                GapCause::HostNotLaunched,
-                "host-only time before the step's first GPU activity",
-                Nanos(head),
-                &mut seen,
-            );
+            let mut head = Nanos(0);
+            for w in host_heads {
+                let (s, e) = (g.start.max(w.start), g.end.min(w.end));
+                if e > s {
+                    head += host.attribute(
+                        &mut causes,
+                        &mut seen,
+                        None,
+                        Gap { start: s, end: e },
+                        "host-only time before the step's first GPU activity",
+                    );
+                }
+            }
             causes.add(
                 GapCause::Unknown,
                 "the next activity has no launch in the trace",
-                g.len() - Nanos(head),
+                g.len() - head,
                 &mut seen,
             );
             continue;
@@ -309,21 +378,18 @@ pub fn gap_causes(
         let launch = capture.host_event(launch_id);
         // Until the launch call returns, the host is still issuing the work.
         let split = launch.end().clamp(g.start, g.end);
-        // Host part: the launching thread's synchronising calls inside [gap start, launch).
+        // Host part: what the launching thread did in [gap start, launch end).
         let host_part = Gap {
             start: g.start,
             end: split,
         };
         if !host_part.is_empty() {
-            let (sync, name) = sync_time(capture, launch.thread, host_part);
-            if let Some(name) = name {
-                causes.add(GapCause::SyncCall, capture.name(name), sync, &mut seen);
-            }
-            causes.add(
-                GapCause::HostNotLaunched,
-                "the next launch call began after the gap began",
-                host_part.len() - sync,
+            host.attribute(
+                &mut causes,
                 &mut seen,
+                Some(launch.thread),
+                host_part,
+                "the next launch call began after the gap began",
             );
         }
         // Queued part: issued, yet not running.
@@ -378,6 +444,7 @@ pub fn gap_causes(
                     latency,
                     &mut seen,
                 );
+                host.add(HostCause::LaunchOverhead, LAUNCH_LATENCY_NAME, latency);
                 causes.add(
                     GapCause::Unknown,
                     "work issued before the gap or over 30 µs before its start, no wait recorded",
@@ -387,6 +454,7 @@ pub fn gap_causes(
             }
         }
     }
+    causes.host = host.finish();
     causes.evidence = seen
         .into_iter()
         .map(|((cause, what), (time, gaps))| GapEvidence {
@@ -405,36 +473,136 @@ pub fn gap_causes(
     causes
 }
 
-/// Time of `range` that `thread` spent inside synchronising calls, and the call that took
-/// most of it. Runtime calls are leaves of a thread's call tree and never overlap each
-/// other, so only the last one starting before `range` can reach into it.
-fn sync_time(
-    capture: &Capture,
-    thread: ThreadId,
-    range: Gap,
-) -> (Nanos, Option<trace_model::StringId>) {
-    let events = capture.thread_events(thread);
-    let lo = events.partition_point(|e| e.start < range.start);
-    let is_call = |e: &HostEvent| matches!(e.kind, HostKind::Runtime | HostKind::Launch);
-    let before = events[..lo].iter().rev().take(256).find(|e| is_call(e));
-    let mut per_name: BTreeMap<trace_model::StringId, i64> = BTreeMap::new();
-    let mut total = 0;
-    let inside = events[lo..].iter().take_while(|e| e.start < range.end);
-    for e in before.into_iter().chain(inside) {
-        if !is_call(e) || !is_synchronising_call(capture.name(e.name)) {
-            continue;
-        }
-        let overlap = e.end().min(range.end).0 - e.start.max(range.start).0;
-        if overlap > 0 {
-            total += overlap;
-            *per_name.entry(e.name).or_insert(0) += overlap;
+/// The name the launch latency's host time goes under in [`HostSplit::top`].
+const LAUNCH_LATENCY_NAME: &str = "launch latency (launch call's end to the start)";
+
+/// The launching thread that issued most of a stream's activities (ties: lowest id).
+fn main_launching_thread(capture: &Capture, stream: StreamId) -> Option<ThreadId> {
+    let mut per: BTreeMap<ThreadId, usize> = BTreeMap::new();
+    for a in capture.stream_activities(stream) {
+        if let Some(l) = a.launch() {
+            *per.entry(capture.host_event(l).thread).or_insert(0) += 1;
         }
     }
-    let top = per_name
-        .into_iter()
+    per.into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
-        .map(|(n, _)| n);
-    (Nanos(total), top)
+        .map(|(t, _)| t)
+}
+
+/// Splits host time of the launching threads by label, keeping each thread's labels.
+struct HostAttribution<'a> {
+    capture: &'a Capture,
+    fallback: Option<ThreadId>,
+    labels: BTreeMap<ThreadId, Vec<Labelled>>,
+    named: BTreeMap<(HostCause, String), Nanos>,
+}
+
+impl<'a> HostAttribution<'a> {
+    fn new(capture: &'a Capture, fallback: Option<ThreadId>) -> Self {
+        HostAttribution {
+            capture,
+            fallback,
+            labels: BTreeMap::new(),
+            named: BTreeMap::new(),
+        }
+    }
+
+    fn add(&mut self, cause: HostCause, name: &str, time: Nanos) {
+        if time.0 > 0 {
+            *self.named.entry((cause, name.to_owned())).or_default() += time;
+        }
+    }
+
+    /// Attributes `range`, host time of `thread` (else the stream's main launching
+    /// thread): synchronising calls to [`GapCause::SyncCall`], the rest to
+    /// [`GapCause::HostNotLaunched`] under `what`, split by [`HostCause`]. Returns the
+    /// range's length.
+    fn attribute(
+        &mut self,
+        causes: &mut GapCauses,
+        seen: &mut BTreeMap<(GapCause, String), (Nanos, usize)>,
+        thread: Option<ThreadId>,
+        range: Gap,
+        what: &str,
+    ) -> Nanos {
+        let capture = self.capture;
+        let mut sync: BTreeMap<trace_model::StringId, i64> = BTreeMap::new();
+        let mut pieces: Vec<(HostCause, Option<trace_model::StringId>, i64)> = Vec::new();
+        match thread.or(self.fallback) {
+            Some(t) => {
+                let labelled = self
+                    .labels
+                    .entry(t)
+                    .or_insert_with(|| label_thread(capture, t));
+                split(
+                    labelled,
+                    range.start.0,
+                    range.end.0,
+                    |label, name, len| match (label, name) {
+                        (Label::Sync, Some(n)) => *sync.entry(n).or_insert(0) += len,
+                        (Label::Sync, None) => {
+                            pieces.push((HostCause::NothingRecorded, None, len));
+                        }
+                        (Label::Host(c), n) => pieces.push((c, n, len)),
+                    },
+                );
+            }
+            None => pieces.push((HostCause::NothingRecorded, None, range.len().0)),
+        }
+        let sync_total: i64 = sync.values().sum();
+        // The synchronising call that took most of it names the evidence.
+        if let Some((&name, _)) = sync.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) {
+            causes.add(
+                GapCause::SyncCall,
+                capture.name(name),
+                Nanos(sync_total),
+                seen,
+            );
+        }
+        causes.add(
+            GapCause::HostNotLaunched,
+            what,
+            range.len() - Nanos(sync_total),
+            seen,
+        );
+        for (c, n, len) in pieces {
+            let name = n.map_or("nothing recorded on the thread", |n| capture.name(n));
+            self.add(c, name, Nanos(len));
+        }
+        range.len()
+    }
+
+    fn finish(self) -> HostSplit {
+        let mut out = HostSplit::default();
+        for ((c, _), t) in &self.named {
+            *out.time.entry(*c).or_default() += *t;
+        }
+        let mut top: Vec<HostTop> = self
+            .named
+            .into_iter()
+            .map(|((cause, name), time)| HostTop { cause, name, time })
+            .collect();
+        top.sort_by(|a, b| {
+            a.cause
+                .cmp(&b.cause)
+                .then(b.time.cmp(&a.time))
+                .then(a.name.cmp(&b.name))
+        });
+        let mut kept: Vec<HostTop> = Vec::new();
+        for t in top {
+            if kept.iter().filter(|k| k.cause == t.cause).count() < HostSplit::TOP {
+                kept.push(t);
+            }
+        }
+        kept.sort_by(|a, b| {
+            b.time
+                .cmp(&a.time)
+                .then(a.cause.cmp(&b.cause))
+                .then(a.name.cmp(&b.name))
+        });
+        out.top = kept;
+        out
+    }
 }
 
 /// The threads that issued at least one GPU activity, in id order.

@@ -50,8 +50,10 @@
 
 mod budget;
 mod causes;
+mod diagnosis;
 mod error;
 mod gaps;
+mod host_cause;
 mod input;
 mod interval;
 mod inventory;
@@ -69,11 +71,19 @@ pub use budget::{
     Budget, BudgetCheck, BusyKind, StreamBudget, Window, budget_of, device_budget, stream_budgets,
 };
 pub use causes::{Cause, CauseKey, causes};
+pub use diagnosis::{
+    BOUND_SHARE, CannotTell, Diagnosis, Framework, FrameworkGuess, Knob, MIN_GPU_WORK, StepBasis,
+    StepSides, detect_framework, diagnose, diagnose_with, host_knobs, step_sides,
+};
 pub use error::{Error, error_chain};
 pub use gaps::{
-    Gap, GapCause, GapCauses, GapEvidence, GapHost, HostTime, IdleCauses, LAUNCH_LATENCY,
-    gap_causes, idle_causes, idle_gaps, is_stream_wait_call, is_synchronising_call,
+    Gap, GapCause, GapCauses, GapEvidence, GapHost, HostSplit, HostTime, HostTop, IdleCauses,
+    LAUNCH_LATENCY, gap_causes, idle_causes, idle_gaps, is_stream_wait_call, is_synchronising_call,
     launching_threads,
+};
+pub use host_cause::{
+    HostCause, LONG_SELF_STRETCH, is_allocator_call, is_compilation, is_data_loading,
+    is_profiler_overhead,
 };
 pub use input::{Loaded, LoadedEach, ProgramInfo};
 pub use inventory::{
@@ -82,7 +92,10 @@ pub use inventory::{
 
 pub use launch::LaunchStats;
 pub use percent::percent_of;
-pub use practices::{Practice, Practices, is_eager_attention_kernel, practices, stream_time};
+pub use practices::{
+    Practice, Practices, is_activation_checkpoint, is_eager_attention_kernel, practices,
+    stream_time,
+};
 pub use profile_summary::gpu::{
     BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, LaunchingOpRow, MATH_BACKEND,
     Phase, TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
@@ -104,8 +117,11 @@ pub use skip::{
     run_loaded_without_rows as skip_stats_loaded_without_rows,
     run_without_rows as skip_stats_without_rows, write_rows_header as skip_rows_header,
 };
-pub use steps::{Spread, StepOrigin, StepRange, Steps};
+pub use steps::{
+    CandidateOutcome, MIN_STEP_COVERAGE, Spread, StepCandidate, StepOrigin, StepRange, Steps,
+};
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};
 pub use warmup::{
-    SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent, is_warm_up_event,
+    MATTERS_SHARE, SLOW_FIRST_RATIO, SLOW_LAUNCH, WARM_UP_SHARE, WarmUp, WarmUpEvent,
+    is_warm_up_event,
 };

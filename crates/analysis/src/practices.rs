@@ -35,8 +35,8 @@ pub struct Practices {
     /// with no fused attention kernel in the capture. `gpu_time` is what a fused kernel
     /// (SDPA/FlashAttention) would replace.
     pub eager_attention: Option<Practice>,
-    /// Activation checkpointing: host events naming `checkpoint` (torch.utils.checkpoint's
-    /// `CheckpointFunction`, its backward).
+    /// Activation checkpointing: host events that are checkpointing at work
+    /// ([`is_activation_checkpoint`]), not every name containing `checkpoint`.
     pub checkpointing: Option<Practice>,
     /// The Python tracer was on (`with_stack`): Python function events, which add their
     /// own overhead to host time and host gaps.
@@ -86,6 +86,30 @@ pub fn stream_time(
 }
 
 /// Whether a kernel name is an Inductor/Triton kernel.
+/// Whether a host event is activation checkpointing at work: torch.utils.checkpoint's
+/// frames and ranges (`torch/utils/checkpoint.py`, `CheckpointFunction`,
+/// `checkpoint_wrapper`, `activation_checkpoint`, a recomputation range). Names that only
+/// contain "checkpoint" are not: `_cuda_getCheckpointState` and
+/// `_cuda_setCheckpointPoolState` are the CUDA-graph allocator saving its pool, and
+/// distributed-checkpoint (`torch.distributed.checkpoint`, `dcp`) saves a model to disk.
+pub fn is_activation_checkpoint(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower.contains("checkpointstate")
+        || lower.contains("checkpointpoolstate")
+        || lower.contains("distributed/checkpoint")
+        || lower.contains("distributed.checkpoint")
+    {
+        return false;
+    }
+    lower.contains("utils/checkpoint")
+        || lower.contains("utils.checkpoint")
+        || name.contains("CheckpointFunction")
+        || lower.contains("checkpoint_wrapper")
+        || lower.contains("activation_checkpoint")
+        || lower.contains("checkpointwrapper")
+        || lower.contains("recompute")
+}
+
 fn is_triton_kernel(name: &str) -> bool {
     name.starts_with("triton_") || name.starts_with("triton__")
 }
@@ -142,7 +166,7 @@ pub fn practices(capture: &Capture) -> Practices {
         if is_graph_launch_api(name) {
             graph_launches += 1;
         }
-        if name.to_ascii_lowercase().contains("checkpoint") && e.kind != HostKind::Launch {
+        if is_activation_checkpoint(name) && e.kind != HostKind::Launch {
             checkpoint += 1;
         }
         if e.kind == HostKind::PythonFrame {

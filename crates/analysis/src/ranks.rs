@@ -109,7 +109,7 @@ pub struct Config {
 }
 
 /// The cross-rank figures of a rank directory.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CrossRank {
     /// One row per rank, in the order given.
     pub ranks: Vec<RankRow>,
@@ -135,7 +135,7 @@ pub struct CrossRank {
 }
 
 /// One rank's cross-rank figures.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RankRow {
     /// The rank, when known.
     pub rank: Option<i64>,
@@ -154,7 +154,7 @@ pub struct RankRow {
 }
 
 /// One collective instance across ranks.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CollectiveSkew {
     /// Its index in every rank's order.
     pub index: usize,
@@ -167,7 +167,7 @@ pub struct CollectiveSkew {
 }
 
 /// A rank that made the others wait.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Straggler {
     /// The rank.
     pub rank: Option<i64>,
@@ -322,7 +322,7 @@ pub fn cross_rank(timelines: &[RankTimeline], config: &Config) -> Option<CrossRa
 /// step's median over the ranks. In a job whose ranks wait for each other at collectives
 /// every rank's step takes about as long; the time before the step's last collective is
 /// what differs, and a rank that takes longer there made the others wait.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepHeatMap {
     /// The step numbers (columns), ascending: every step some rank has.
     pub steps: Vec<i64>,
@@ -333,7 +333,7 @@ pub struct StepHeatMap {
 }
 
 /// One rank's row of a [`StepHeatMap`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeatRow {
     /// The rank, when known.
     pub rank: Option<i64>,

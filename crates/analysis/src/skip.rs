@@ -20,6 +20,7 @@
 //!
 //! All SKIP numbers are `measured`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use trace_model::{
@@ -41,12 +42,16 @@ use trace_model::Provenance;
 pub struct Config {
     /// Rows in the table of host events during GPU-idle gaps.
     pub top_host_events: usize,
+    /// Under this much GPU work in the window the diagnosis cannot tell what bounds a
+    /// step ([`crate::MIN_GPU_WORK`] by default; tests of rules on toy captures set 0).
+    pub min_gpu_work: Nanos,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             top_host_events: 15,
+            min_gpu_work: crate::MIN_GPU_WORK,
         }
     }
 }
@@ -247,6 +252,12 @@ pub struct Report {
     pub total: Option<SkipMetrics>,
     /// The launch-overhead verdict on the critical stream.
     pub verdict: Verdict,
+    /// What bounds the step ([`crate::diagnose`], `inferred`), with "cannot tell" and why.
+    pub diagnosis: crate::Diagnosis,
+    /// The framework the capture comes from, and the evidence.
+    pub framework: crate::FrameworkGuess,
+    /// The steady steps' host and GPU sides ([`crate::step_sides`]).
+    pub step_sides: Option<crate::StepSides>,
     /// Diagnostics of the reader, of the step finder and of the analysis, counted: the
     /// workspace's one diagnostic type (`trace_model::Diagnostics`), from which reports
     /// build their trust lists.
@@ -594,9 +605,27 @@ fn analyze_steps(
             .filter(|(_, s)| s.is_some_and(|s| steady(s as usize)))
             .map(|(a, _)| a)
     };
+    // Windows are per GPU, never joined across devices: with several GPUs in one
+    // capture, the window is the one of the GPU with the most steady GPU time.
+    let mut per_device: BTreeMap<i64, i64> = BTreeMap::new();
+    for a in in_steps() {
+        let d = capture.device(capture.stream(a.stream).device).ordinal;
+        *per_device.entry(d).or_insert(0) += a.dur.0;
+    }
+    let window_device = (per_device.len() > 1)
+        .then(|| {
+            per_device
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(d, _)| *d)
+        })
+        .flatten();
+    let on_window_device = |a: &&GpuActivity| {
+        window_device.is_none_or(|d| capture.device(capture.stream(a.stream).device).ordinal == d)
+    };
     let gpu_window = match (
-        in_steps().map(|a| a.start).min(),
-        in_steps().map(|a| a.end()).max(),
+        in_steps().filter(on_window_device).map(|a| a.start).min(),
+        in_steps().filter(on_window_device).map(|a| a.end()).max(),
     ) {
         (Some(start), Some(end)) => Some(Window { start, end }),
         _ => None,
@@ -610,7 +639,10 @@ fn analyze_steps(
         .map(|i| &steps.steps[i]);
     let first_steady = steady_steps.next();
     let last_steady = steady_steps.next_back().or(first_steady);
-    let window = gpu_window.map(|g| match (host_ranges, first_steady, last_steady) {
+    // Where the host runs ahead of the GPU, the step is timed by the GPU span of its work:
+    // the window is the GPU's, not joined with host ranges that start steps early.
+    let host_window = host_ranges && !host_runs_ahead(capture, steps, &steady);
+    let window = gpu_window.map(|g| match (host_window, first_steady, last_steady) {
         (true, Some(first), Some(last)) => Window {
             start: g.start.min(first.range.start),
             end: g.end.max(last.range.end),
@@ -778,6 +810,14 @@ fn analyze_steps(
             String::new(),
         );
     }
+    if let Some(d) = window_device {
+        diagnostics.add_many(
+            "window-per-gpu",
+            per_device.len() as u64,
+            format!("GPUs in one capture: windows are per GPU, never joined across devices; the analysed window is GPU {d}'s (the most steady GPU time)"),
+            String::new(),
+        );
+    }
     diagnostics.add_many(
         "clock-skew",
         launch_all.negative as u64,
@@ -809,7 +849,8 @@ fn analyze_steps(
             ),
         );
     }
-    Report {
+    let framework = crate::detect_framework(capture, &crate::practices(capture));
+    let mut report = Report {
         label: label.to_owned(),
         format: capture.format(),
         rank,
@@ -832,8 +873,46 @@ fn analyze_steps(
         per_step,
         total,
         verdict,
+        diagnosis: crate::Diagnosis::Mixed,
+        framework,
+        step_sides: None,
         diagnostics,
+    };
+    report.diagnosis = crate::diagnosis::diagnose_with(capture, &report, config.min_gpu_work);
+    report.step_sides = crate::step_sides(&report);
+    report
+}
+
+/// Whether the host runs ahead of the GPU over the steady steps
+/// (`diagnosis::runs_ahead` on each step's host range and the GPU span of the
+/// activities placed in it).
+fn host_runs_ahead(capture: &Capture, steps: &Steps, steady: &dyn Fn(usize) -> bool) -> bool {
+    let mut gpu: Vec<Option<Window>> = vec![None; steps.steps.len()];
+    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+        if let Some(s) = s {
+            let g = &mut gpu[*s as usize];
+            *g = Some(match *g {
+                Some(w) => Window {
+                    start: w.start.min(a.start),
+                    end: w.end.max(a.end()),
+                },
+                None => Window {
+                    start: a.start,
+                    end: a.end(),
+                },
+            });
+        }
     }
+    let idx: Vec<usize> = (0..steps.steps.len()).filter(|&i| steady(i)).collect();
+    let Some(host) = Spread::of(idx.iter().map(|&i| steps.steps[i].duration())) else {
+        return false;
+    };
+    let g = Spread::of(idx.iter().filter_map(|&i| gpu[i].map(|w| w.span())));
+    let lag = Spread::of(
+        idx.iter()
+            .filter_map(|&i| gpu[i].map(|w| w.end - steps.steps[i].range.end)),
+    );
+    crate::diagnosis::runs_ahead(host, g, lag)
 }
 
 /// The time of host-ranged steps with no GPU activity of the step running yet (before

@@ -10,8 +10,13 @@
 //!    that issued it, even when it runs after the step's host range has ended); an
 //!    activity without a launch is placed by its own start.
 //! 2. Step annotations of inference and diffusion engines (SGLang, vLLM, diffusion
-//!    schedulers), placed like `ProfilerStep#N`.
-//! 3. A host range that recurs at the top level of the thread that launches most GPU
+//!    schedulers), placed like `ProfilerStep#N`, provided their steps hold
+//!    [`MIN_STEP_COVERAGE`] of the GPU time (a scheduler's update inside a denoising
+//!    step, a few kernels, is not the step).
+//! 3. The framework's iteration annotations: one step per `Optimizer.step#…` (from the
+//!    end of the one before to its end), else one per `enumerate(DataLoader)#…` batch
+//!    fetch (start to start); with the same coverage check.
+//! 4. A host range that recurs at the top level of the thread that launches most GPU
 //!    work (an annotation or a Python function of one name): starting from the thread's
 //!    outermost ranges, a level whose only range holding most launches is a wrapper
 //!    (`main`, a training loop) is descended into; a model's `forward` is not (its
@@ -19,13 +24,13 @@
 //!    instances at that level that together launch at least half of the level's GPU
 //!    work, with start-to-start intervals and launch counts each within 0.5–2× their
 //!    median (a stable period). Host ranges; activities placed by their launch.
-//! 4. Repeated executions of the same XLA module: GPU activities in start order, split
+//! 5. Repeated executions of the same XLA module: GPU activities in start order, split
 //!    into runs of consecutive activities of one `hlo_module`; the module with at least
 //!    two runs and the most GPU time gives one step per run, ranged from the run's first
 //!    start to its last end, provided it holds at least half of all GPU activity time
 //!    (otherwise the capture is a sequence of different programs, not a step loop).
 //!    Activities are placed by their own start.
-//! 5. A repeating sequence of activity names on the stream with the most GPU time: the
+//! 6. A repeating sequence of activity names on the stream with the most GPU time: the
 //!    shortest period p (candidates, the 256 shortest: for every name, the most common
 //!    distance between its occurrences, one to four occurrences apart) such that, cut into periods at the
 //!    phase with the largest mean idle gap before it, every period matches the next in
@@ -34,7 +39,7 @@
 //!    for iterations), with at least two whole periods. A step runs from the start of
 //!    its period's first activity to the start of the next period's; activities on every
 //!    stream are placed by their own start.
-//! 6. Otherwise the whole capture is one step, and a diagnostic says so.
+//! 7. Otherwise the whole capture is one step, and a diagnostic says so.
 //!
 //! The median step is the lower median of step durations (a step that exists, not an
 //! average of two); the spread is max − min.
@@ -59,6 +64,12 @@ pub enum StepOrigin {
     EngineStep {
         /// The markers found, in words.
         markers: String,
+    },
+    /// The framework's iteration annotations: `Optimizer.step#…` (a step ends with the
+    /// optimizer's), else `enumerate(DataLoader)#…` (a step starts with a batch fetch).
+    IterationAnnotation {
+        /// The annotation, in words.
+        name: String,
     },
     /// A host range that recurs at the top level of the thread that launches the GPU
     /// work (a `record_function` annotation or a Python function), with a stable period.
@@ -97,6 +108,9 @@ impl StepOrigin {
             }
             StepOrigin::RepeatedHostRange { name, kind } => {
                 format!("a repeated top-level {kind} ({name}) with a stable period")
+            }
+            StepOrigin::IterationAnnotation { name } => {
+                format!("the framework's iteration annotations ({name})")
             }
             StepOrigin::ModuleExecution { module } => {
                 format!("repeated executions of XLA module {module}")
@@ -144,10 +158,68 @@ pub struct Steps {
     pub forward_kinds: Vec<String>,
     /// Odd but usable findings, counted (the workspace's one diagnostic type).
     pub diagnostics: Diagnostics,
+    /// Every kind of step evidence looked at, in order of strength, with why it won or
+    /// lost.
+    pub considered: Vec<StepCandidate>,
 }
 
+/// One kind of step evidence and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepCandidate {
+    /// Which evidence (a stable key: `profiler-step`, `gpu-profiler-step`, `engine-step`,
+    /// `iteration-annotation`, `repeated-host-range`, `module-execution`,
+    /// `kernel-sequence`).
+    pub evidence: &'static str,
+    /// Steps it gave (0 when absent).
+    pub steps: usize,
+    /// Won or why it lost.
+    pub outcome: CandidateOutcome,
+}
+
+impl StepCandidate {
+    /// The candidate and its outcome in words.
+    pub fn describe(&self) -> String {
+        match &self.outcome {
+            CandidateOutcome::Chosen => format!("{}: chosen ({} steps)", self.evidence, self.steps),
+            CandidateOutcome::Absent => format!("{}: none in the capture", self.evidence),
+            CandidateOutcome::TooLittleGpuWork { share } => format!(
+                "{}: lost, its {} steps hold {:.1} % of the GPU time (a part of a step, not the step)",
+                self.evidence,
+                self.steps,
+                100.0 * share
+            ),
+            CandidateOutcome::NotTried => {
+                format!("{}: not tried, a stronger evidence won", self.evidence)
+            }
+        }
+    }
+}
+
+/// Why a step candidate won or lost.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CandidateOutcome {
+    /// It gave the steps.
+    Chosen,
+    /// The capture holds no such evidence (or too little of it: no repeat).
+    Absent,
+    /// Its steps hold less than [`MIN_STEP_COVERAGE`] of the GPU time: it is a part of a
+    /// step (a layer, a block, a scheduler's update), not the step.
+    TooLittleGpuWork {
+        /// Share of all GPU time inside its steps, in [0, 1].
+        share: f64,
+    },
+    /// A stronger evidence won before this one was tried.
+    NotTried,
+}
+
+/// A step candidate whose steps hold less than this share of the capture's GPU time is
+/// not the step: the step is what repeats and does the work, so its instances hold most
+/// of the work (half: less means most of the work runs outside it).
+pub const MIN_STEP_COVERAGE: f64 = 0.5;
+
 /// Median, minimum and maximum of a set of durations (all `measured`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Spread {
     /// Lower median.
     pub median: Nanos,
@@ -221,11 +293,81 @@ pub(crate) fn host_ranged(origin: &StepOrigin) -> bool {
             | StepOrigin::StepMarker
             | StepOrigin::EngineStep { .. }
             | StepOrigin::RepeatedHostRange { .. }
+            | StepOrigin::IterationAnnotation { .. }
     )
 }
 
-/// Finds the steps of a capture and places every GPU activity in one (or none).
+/// Share of the capture's GPU time placed in a step.
+fn coverage(capture: &Capture, steps: &Steps) -> f64 {
+    let total: i64 = capture.activities().iter().map(|a| a.dur.0).sum();
+    let inside: i64 = capture
+        .activities()
+        .iter()
+        .zip(&steps.activity_step)
+        .filter(|(_, s)| s.is_some())
+        .map(|(a, _)| a.dur.0)
+        .sum();
+    crate::percent::ratio(inside, total)
+}
+
+/// Finds the steps of a capture and places every GPU activity in one (or none): the
+/// sources of the module docs in order, each checked (engine markers and iteration
+/// annotations must hold [`MIN_STEP_COVERAGE`] of the GPU time); [`Steps::considered`]
+/// says which won and why the others lost.
 pub(crate) fn find_steps(capture: &Capture) -> Steps {
+    type Source = fn(&Capture) -> Option<Steps>;
+    let sources: [(&'static str, Source, bool); 7] = [
+        ("profiler-step", capture_steps, false),
+        ("gpu-profiler-step", gpu_profiler_steps, false),
+        ("engine-step", engine_steps, true),
+        ("iteration-annotation", iteration_steps, true),
+        ("repeated-host-range", repeated_host_steps, false),
+        ("module-execution", module_steps, false),
+        ("kernel-sequence", kernel_sequence_steps, false),
+    ];
+    let mut considered: Vec<StepCandidate> = Vec::new();
+    let mut won: Option<Steps> = None;
+    for (evidence, source, checked) in sources {
+        if won.is_some() {
+            considered.push(StepCandidate {
+                evidence,
+                steps: 0,
+                outcome: CandidateOutcome::NotTried,
+            });
+            continue;
+        }
+        let Some(found) = source(capture) else {
+            considered.push(StepCandidate {
+                evidence,
+                steps: 0,
+                outcome: CandidateOutcome::Absent,
+            });
+            continue;
+        };
+        let share = coverage(capture, &found);
+        if checked && share < MIN_STEP_COVERAGE {
+            considered.push(StepCandidate {
+                evidence,
+                steps: found.steps.len(),
+                outcome: CandidateOutcome::TooLittleGpuWork { share },
+            });
+            continue;
+        }
+        considered.push(StepCandidate {
+            evidence,
+            steps: found.steps.len(),
+            outcome: CandidateOutcome::Chosen,
+        });
+        won = Some(found);
+    }
+    let mut steps = won.unwrap_or_else(|| whole_capture(capture));
+    steps.considered = considered;
+    steps
+}
+
+/// Steps the reader put into the capture (`ProfilerStep#N`, step markers, module
+/// executions).
+fn capture_steps(capture: &Capture) -> Option<Steps> {
     if let Some(first) = capture.steps().first() {
         let origin = match first.source {
             StepSource::ProfilerStep => StepOrigin::ProfilerStep,
@@ -255,30 +397,144 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
                 .to_owned(),
             String::new(),
         );
-        return Steps {
+        return Some(Steps {
             origin,
             forward_kinds: vec![String::new(); steps.len()],
             steps,
             activity_step,
             diagnostics,
-        };
+            considered: Vec::new(),
+        });
     }
-    if let Some(steps) = gpu_profiler_steps(capture) {
-        return steps;
+    None
+}
+
+/// Whether a host range ends one training iteration (`Optimizer.step#…`).
+fn is_optimizer_step(name: &str) -> bool {
+    name.starts_with("Optimizer.step#")
+}
+
+/// Whether a host range starts one training or inference iteration: fetching the batch
+/// (`enumerate(DataLoader)#…`) or zeroing the gradients (`Optimizer.zero_grad#…`).
+fn is_iteration_start(name: &str) -> bool {
+    name.starts_with("enumerate(DataLoader)") || name.starts_with("Optimizer.zero_grad#")
+}
+
+/// Steps from the framework's iteration annotations (module docs, source 3): with
+/// `Optimizer.step#…` ranges, one step per optimizer step, from the end of the one
+/// before (the first from the first iteration-start annotation before it, else the
+/// thread's first launch) to its end; without them, one step per batch fetch
+/// (`enumerate(DataLoader)#…`), from its start to the next one's (the last to the end of
+/// the thread's last launch). On the thread with the most such ranges; activities placed
+/// by their launch.
+fn iteration_steps(capture: &Capture) -> Option<Steps> {
+    let mut per_thread: BTreeMap<trace_model::ThreadId, usize> = BTreeMap::new();
+    for e in capture.host_events() {
+        let n = capture.name(e.name);
+        if is_optimizer_step(n) || n.starts_with("enumerate(DataLoader)") {
+            *per_thread.entry(e.thread).or_insert(0) += 1;
+        }
     }
-    if let Some(steps) = engine_steps(capture) {
-        return steps;
-    }
-    if let Some(steps) = repeated_host_steps(capture) {
-        return steps;
-    }
-    if let Some(steps) = module_steps(capture) {
-        return steps;
-    }
-    if let Some(steps) = kernel_sequence_steps(capture) {
-        return steps;
-    }
-    whole_capture(capture)
+    let thread = per_thread
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?
+        .0;
+    let events = capture.thread_events(thread);
+    // Outermost instances only (an annotation may repeat inside itself).
+    let outermost = |keep: &dyn Fn(&str) -> bool| {
+        let mut v: Vec<Window> = Vec::new();
+        for e in events.iter().filter(|e| keep(capture.name(e.name))) {
+            if v.last().is_some_and(|w| e.start < w.end) {
+                continue;
+            }
+            v.push(Window {
+                start: e.start,
+                end: e.end(),
+            });
+        }
+        v
+    };
+    let optimizer = outermost(&is_optimizer_step);
+    let starts = outermost(&is_iteration_start);
+    let launches: Vec<&trace_model::HostEvent> = events
+        .iter()
+        .filter(|e| e.kind == trace_model::HostKind::Launch)
+        .collect();
+    let (ranges, name): (Vec<Window>, &str) = if !optimizer.is_empty() {
+        let first = starts
+            .iter()
+            .map(|w| w.start)
+            .chain(launches.iter().map(|e| e.start))
+            .filter(|&t| t < optimizer[0].start)
+            .min()
+            .unwrap_or(optimizer[0].start);
+        let mut from = first;
+        let mut v = Vec::new();
+        for o in &optimizer {
+            v.push(Window {
+                start: from,
+                end: o.end,
+            });
+            from = o.end;
+        }
+        (v, "Optimizer.step#…")
+    } else {
+        let loads = outermost(&|n: &str| n.starts_with("enumerate(DataLoader)"));
+        if loads.len() < 2 {
+            return None;
+        }
+        let last_end = launches
+            .iter()
+            .map(|e| e.end())
+            .max()
+            .unwrap_or(Nanos(i64::MIN));
+        let mut v: Vec<Window> = loads
+            .windows(2)
+            .map(|w| Window {
+                start: w[0].start,
+                end: w[1].start,
+            })
+            .collect();
+        let last = loads[loads.len() - 1];
+        v.push(Window {
+            start: last.start,
+            end: last.end.max(last_end),
+        });
+        (v, "enumerate(DataLoader)#…")
+    };
+    let steps: Vec<StepRange> = ranges
+        .into_iter()
+        .enumerate()
+        .map(|(i, range)| StepRange {
+            number: i as i64,
+            range,
+        })
+        .collect();
+    let activity_step = steps_by_launch(capture, &steps);
+    let mut diagnostics = Diagnostics::default();
+    diagnostics.add_many(
+        "steps-from-iteration-annotations",
+        steps.len() as u64,
+        format!("no ProfilerStep#N or engine markers: steps are the framework's iteration annotations ({name}), numbered from 0 in time order"),
+        String::new(),
+    );
+    diagnostics.add_many(
+        "outside-steps",
+        count_none(&activity_step) as u64,
+        "GPU activities were launched outside every iteration and are left out of per-step numbers"
+            .to_owned(),
+        String::new(),
+    );
+    Some(Steps {
+        origin: StepOrigin::IterationAnnotation {
+            name: name.to_owned(),
+        },
+        forward_kinds: vec![String::new(); steps.len()],
+        steps,
+        activity_step,
+        diagnostics,
+        considered: Vec::new(),
+    })
 }
 
 /// `ProfilerStep#N` ranges that only exist GPU-side (`gpu_user_annotation`): the union
@@ -332,6 +588,7 @@ fn gpu_profiler_steps(capture: &Capture) -> Option<Steps> {
         steps,
         activity_step,
         diagnostics,
+        considered: Vec::new(),
     })
 }
 
@@ -455,6 +712,7 @@ fn engine_steps(capture: &Capture) -> Option<Steps> {
         activity_step,
         forward_kinds,
         diagnostics,
+        considered: Vec::new(),
     })
 }
 
@@ -562,6 +820,7 @@ fn module_steps(capture: &Capture) -> Option<Steps> {
         steps,
         activity_step,
         diagnostics,
+        considered: Vec::new(),
     })
 }
 
@@ -577,7 +836,7 @@ fn near_median(v: i64, median: i64) -> bool {
 }
 
 /// Steps from a host range that recurs at the top level of the launching thread (see the
-/// module docs, source 3).
+/// module docs, source 4).
 fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
     // The thread that launches the most GPU activities, and its launch times in order.
     let mut per_thread: BTreeMap<trace_model::ThreadId, Vec<Nanos>> = BTreeMap::new();
@@ -696,6 +955,7 @@ fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
                 steps,
                 activity_step,
                 diagnostics,
+                considered: Vec::new(),
             });
         }
         // No repeated range here: descend into the one range holding most launches,
@@ -713,7 +973,7 @@ fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
 }
 
 /// Steps from a repeating sequence of activity names on the busiest stream (see the
-/// module docs, source 5).
+/// module docs, source 6).
 fn kernel_sequence_steps(capture: &Capture) -> Option<Steps> {
     let stream = capture
         .streams()
@@ -794,6 +1054,7 @@ fn kernel_sequence_steps(capture: &Capture) -> Option<Steps> {
         steps,
         activity_step,
         diagnostics,
+        considered: Vec::new(),
     })
 }
 
@@ -900,6 +1161,7 @@ fn whole_capture(capture: &Capture) -> Steps {
         forward_kinds: vec![String::new(); steps.len()],
         steps,
         activity_step,
+        considered: Vec::new(),
         diagnostics: {
             let mut d = Diagnostics::default();
             d.add_many(

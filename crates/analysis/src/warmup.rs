@@ -19,6 +19,11 @@ pub const SLOW_FIRST_RATIO: f64 = 10.0;
 /// of it is one-time work, so its figures say nothing of the steady state.
 pub const WARM_UP_SHARE: f64 = 0.50;
 
+/// A warm-up event shorter than this share of the median step is left out of the
+/// evidence: it changes no step figure by more than that share (a 110 ns `end_compile`
+/// marker or a 114 µs autotuner call beside a 100 ms step is not warm-up that matters).
+pub const MATTERS_SHARE: f64 = 0.01;
+
 /// One warm-up host event, as evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WarmUpEvent {
@@ -41,7 +46,8 @@ impl WarmUpEvent {
 /// constants).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WarmUp {
-    /// Host events that are warm-up work: kernel launch calls of [`SLOW_LAUNCH`] or more, module
+    /// Host events that are warm-up work, each at least [`MATTERS_SHARE`] of the median
+    /// step: kernel launch calls of [`SLOW_LAUNCH`] or more, module
     /// loading (`cuModuleLoad*`, `hipModuleLoad*`, `cuLibraryLoad*`), graph instantiation,
     /// autotuning (a name containing `autotun`), and CUDA/HIP graph captures (begin to
     /// end capture); longest first (at most 10).
@@ -87,6 +93,12 @@ pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
         })
         .collect();
     events.extend(graph_captures(capture));
+    // Evidence of a size that matters: an event under MATTERS_SHARE of the median step
+    // changes no step figure by more than that share.
+    if let Some(median) = crate::steps::Spread::of(steps.steps.iter().map(|s| s.duration())) {
+        let least = (MATTERS_SHARE * median.median.0 as f64) as i64;
+        events.retain(|e| e.dur.0 >= least);
+    }
     w.event_count = events.len();
     w.event_time = Nanos(interval::union_len(
         events.iter().map(|e| (e.start.0, e.end().0)).collect(),
@@ -134,7 +146,7 @@ pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
 /// CUDA/HIP graph captures: from a `*StreamBeginCapture` call to the next
 /// `*StreamEndCapture` on the same thread. Work issued in between is recorded into a
 /// graph, not run: one-time set-up, not steady state.
-fn graph_captures(capture: &Capture) -> Vec<WarmUpEvent> {
+pub(crate) fn graph_captures(capture: &Capture) -> Vec<WarmUpEvent> {
     let mut out = Vec::new();
     for t in capture.threads() {
         let mut begin: Option<Nanos> = None;

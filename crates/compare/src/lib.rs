@@ -47,6 +47,7 @@ use trace_model::Nanos;
 
 pub use analysis::CauseKey;
 pub use names::normalise_kernel_name;
+pub use report_side::of_investigation as side_of_investigation;
 pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, StepLanes, StreamLane, Totals};
 
 /// Options of a comparison.

@@ -1,18 +1,19 @@
-//! A side read from an earlier `report.json` of investigate (schema 1, docs/report-json.md)
-//! instead of a capture: what the user kept of last week's run when the trace is gone.
+//! A side read from an earlier `report.json` of investigate (the serialised
+//! `investigation::Investigation`, docs/report-json.md) instead of a capture: what the
+//! user kept of last week's run when the trace is gone.
 //!
-//! Such a report holds the steady-state step figures (its `steps` table: count, median and
-//! quartiles, the mean step of the window, the GPUs) and the ranked causes with their keys
-//! and time per step (its `what_to_change` table). So a report side compares step time and
-//! predicted against realized gains; budgets, classes, kernels and ops need the capture.
+//! The value holds every capture's steady-state step durations, its GPUs, and the ranked
+//! causes with their keys and time per step, read back by type (no table is looked up by
+//! its name). So a report side compares step time (with the same samples, and so the same
+//! noise rule, as its capture) and predicted against realized gains; budgets, classes,
+//! kernels and ops need the capture.
 
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::Value;
-use trace_model::Nanos;
+use investigation::Investigation;
 
-use crate::{CauseKey, Side, Stat};
+use crate::{CauseKey, Side};
 
 /// Whether `path` is an investigate report.json: a regular file whose JSON text opens
 /// with a `"schema"` key (a Kineto trace opens with `"schemaVersion"` or `"traceEvents"`).
@@ -43,147 +44,44 @@ pub fn read(path: &Path) -> Result<Side, String> {
         ));
     }
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
-    match doc.get("schema").and_then(Value::as_u64) {
-        Some(1) => {}
-        other => {
-            return Err(format!(
-                "report.json schema {other:?}: only schema 1 is read"
-            ));
-        }
-    }
-    let title = doc.get("title").and_then(Value::as_str).unwrap_or("");
-    if !title.starts_with("Investigation of") {
-        return Err(format!(
-            "\"{title}\" is not an investigate report (its title says \"Investigation of …\")"
-        ));
-    }
-    let steps = table(&doc, "steps")
-        .ok_or("no steps table: a report.json written before tracewise kept it cannot be a side")?;
-    let step_rows = rows(steps)?;
-    let pooled = step_rows
-        .iter()
-        .find(|r| r.get("capture").and_then(text_of) == Some("all"))
-        .or_else(|| step_rows.first())
-        .ok_or("the steps table has no row")?;
-    let first = step_rows.first().ok_or("the steps table has no row")?;
-    let field = |row: &Row, column: &str| -> Result<Nanos, String> {
-        row.get(column)
-            .and_then(figure)
-            .map(Nanos)
-            .ok_or(format!("steps table: no figure under \"{column}\""))
-    };
-    let count = |row: &Row, column: &str| field(row, column).map(|n| n.0 as usize);
-    let steady = count(pooled, "steady-state steps")?;
-    let list = |row: &Row, column: &str| -> Vec<String> {
-        row.get(column)
-            .and_then(text_of)
-            .unwrap_or("")
-            .split("; ")
-            .filter_map(|item| {
-                let (n, name) = item.split_once(" × ")?;
-                Some(std::iter::repeat_n(name.to_owned(), n.parse().ok()?))
-            })
-            .flatten()
-            .collect()
-    };
-    let origin = pooled
-        .get("steps found by")
-        .and_then(text_of)
-        .unwrap_or("")
-        .to_owned();
+    let inv = investigation::from_json(&text).map_err(|e| e.to_string())?;
+    of_investigation(path, &inv)
+}
+
+/// The side an investigation gives: the step figures of its captures and its ranked causes.
+pub fn of_investigation(path: &Path, inv: &Investigation) -> Result<Side, String> {
+    let first = inv
+        .captures
+        .first()
+        .ok_or("the investigation has no capture")?;
     let whole = analysis::StepOrigin::WholeCapture.describe();
     let mut side = Side::empty(path);
-    side.format = "investigate report.json (schema 1): step figures and ranked causes only".into();
+    side.format = format!(
+        "investigate report.json (schema {}): step figures and ranked causes only",
+        inv.schema
+    );
     side.from_report = true;
-    side.gpu_models = list(pooled, "GPU models");
-    side.gpu_vendors = list(pooled, "GPU vendors");
-    side.devices = count(pooled, "GPUs with activity")?;
-    side.captures = step_rows.len() - usize::from(step_rows.len() > 1);
-    side.has_steps = origin != whole;
-    side.step_origin = origin;
-    side.steady_steps = count(first, "steady-state steps")?;
-    side.step_stat = Some(Stat {
-        median: field(pooled, "median step")?,
-        q1: field(pooled, "lower quartile")?,
-        q3: field(pooled, "upper quartile")?,
-        samples: steady,
-    });
-    side.mean_step = first
-        .get("mean step of the window")
-        .and_then(figure)
-        .map(Nanos);
-    if let Some(change) = table(&doc, "what_to_change") {
-        for row in rows(change)? {
-            let key = row
-                .get("key")
-                .and_then(text_of)
-                .ok_or("what_to_change: no key column")?;
-            let key = CauseKey::from_code(key)
-                .ok_or(format!("what_to_change: unknown cause key \"{key}\""))?;
-            let time = field(&row, "time per step")
-                .map_err(|e| e.replace("steps table", "what_to_change"))?;
-            side.causes.push((key, time));
+    for c in &inv.captures {
+        side.gpu_models.extend(c.gpu_models.iter().cloned());
+        side.gpu_vendors.extend(c.gpu_vendors.iter().cloned());
+        side.devices += c.devices_with_activity;
+        side.step_time.extend(c.steady_steps.iter().copied());
+    }
+    side.gpu_models.sort();
+    side.gpu_vendors.sort();
+    side.captures = inv.captures.len();
+    side.has_steps = first.steps_origin != whole;
+    side.step_origin = first.steps_origin.clone();
+    side.steady_steps = first.steady_steps.len();
+    if let investigation::Advice::Ranked(ranked) = &inv.advice {
+        side.mean_step = Some(ranked.mean_step);
+        for c in &ranked.causes {
+            let key =
+                CauseKey::from_code(&c.key).ok_or(format!("unknown cause key \"{}\"", c.key))?;
+            side.causes.push((key, c.per_step));
         }
+    } else {
+        side.mean_step = first.window_mean_step;
     }
     Ok(side)
-}
-
-type Row = std::collections::BTreeMap<String, Value>;
-
-/// The table named `name` in any section.
-fn table<'a>(doc: &'a Value, name: &str) -> Option<&'a Value> {
-    doc.get("sections")?
-        .as_array()?
-        .iter()
-        .filter_map(|s| s.get("blocks")?.as_array())
-        .flatten()
-        .filter(|b| b.get("kind").and_then(Value::as_str) == Some("table"))
-        .filter_map(|b| b.get("content"))
-        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
-}
-
-/// A table's rows, each cell by its column's name (the `[label]` suffix the Markdown adds
-/// is not in the JSON).
-fn rows(table: &Value) -> Result<Vec<Row>, String> {
-    let name = table.get("name").and_then(Value::as_str).unwrap_or("?");
-    let columns: Vec<&str> = table
-        .get("columns")
-        .and_then(Value::as_array)
-        .ok_or(format!("table {name}: no columns"))?
-        .iter()
-        .map(|c| c.as_str().unwrap_or(""))
-        .collect();
-    let rows = table
-        .get("rows")
-        .and_then(Value::as_array)
-        .ok_or(format!("table {name}: no rows"))?;
-    Ok(rows
-        .iter()
-        .filter_map(Value::as_array)
-        .map(|cells| {
-            columns
-                .iter()
-                .zip(cells)
-                .map(|(c, v)| ((*c).to_owned(), v.clone()))
-                .collect()
-        })
-        .collect())
-}
-
-/// A text (or code) cell's text.
-fn text_of(cell: &Value) -> Option<&str> {
-    cell.get("value")?.as_str()
-}
-
-/// A figure cell's integer value (a duration in nanoseconds, or a count).
-fn figure(cell: &Value) -> Option<i64> {
-    if cell.get("kind")?.as_str()? != "figure" {
-        return None;
-    }
-    let v = cell.get("value")?.get("value")?;
-    match v.get("unit")?.as_str()? {
-        "duration" | "count" => v.get("value")?.as_i64(),
-        _ => None,
-    }
 }

@@ -231,7 +231,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         let steps = r.steady_step_count();
         if let (Some(window), true) = (r.window, steps > 0) {
             side.mean_step = Some(Nanos(window.span().0 / steps as i64));
-            side.causes = causes(r, &l.capture, window, steps);
+            side.causes = causes(&investigation::advise(r, &l.capture));
         }
     }
     Ok(side)
@@ -463,17 +463,15 @@ fn gpu_positions(capture: &Capture) -> Vec<usize> {
     positions
 }
 
-/// The causes investigate ranks ([`analysis::causes`]), each with its time per
-/// steady-state step.
-fn causes(
-    r: &SkipReport,
-    capture: &Capture,
-    window: Window,
-    steps: usize,
-) -> Vec<(CauseKey, Nanos)> {
-    let steps = steps as i64;
-    analysis::causes(r, capture, window)
-        .into_iter()
-        .map(|c| (c.key, Nanos(c.time.0 / steps)))
-        .collect()
+/// The causes investigate ranks (`investigation::advise`), by key, each with its time
+/// per steady-state step, most time first: the same list a report.json side reads back.
+pub(crate) fn causes(change: &investigation::Advice) -> Vec<(CauseKey, Nanos)> {
+    match change {
+        investigation::Advice::Ranked(ranked) => ranked
+            .causes
+            .iter()
+            .filter_map(|c| Some((CauseKey::from_code(&c.key)?, c.per_step)))
+            .collect(),
+        _ => Vec::new(),
+    }
 }

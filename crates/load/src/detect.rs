@@ -158,7 +158,7 @@ pub fn find(path: &Path) -> Result<Found, Error> {
         return Ok(Found::Files(vec![(path.to_path_buf(), detect(path)?)]));
     }
     let mut xplanes = Vec::new();
-    find_xplanes(path, 0, &mut xplanes)?;
+    find_xplanes(path, 0, &mut Vec::new(), &mut xplanes)?;
     if !xplanes.is_empty() {
         xplanes.sort();
         return Ok(Found::Files(
@@ -224,9 +224,24 @@ fn regular_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-fn find_xplanes(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+/// The `*.xplane.pb` files up to four directories below `dir`. Links are followed (JAX
+/// users link runs together), but each directory is entered once, by its identity on disk
+/// (`seen`), so links back to a parent (or many links to one directory) cost one visit, not
+/// one per path that reaches it.
+fn find_xplanes(
+    dir: &Path,
+    depth: usize,
+    seen: &mut Vec<DirId>,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), Error> {
     if depth > 4 {
         return Ok(());
+    }
+    if let Some(id) = dir_id(dir) {
+        if seen.contains(&id) {
+            return Ok(());
+        }
+        seen.push(id);
     }
     let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
@@ -238,7 +253,7 @@ fn find_xplanes(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), 
             continue;
         };
         if meta.is_dir() {
-            find_xplanes(&p, depth + 1, out)?;
+            find_xplanes(&p, depth + 1, seen, out)?;
         } else if meta.is_file()
             && p.file_name()
                 .and_then(|n| n.to_str())
@@ -248,4 +263,18 @@ fn find_xplanes(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// A directory's identity on disk (device and inode), whatever path reaches it.
+type DirId = (u64, u64);
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(_dir: &Path) -> Option<DirId> {
+    None
 }

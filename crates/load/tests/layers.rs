@@ -40,16 +40,29 @@ const EDGES: &[(&str, &[&str])] = &[
     ),
     ("attribution", &["hlo-parser", "load", "trace-model"]),
     ("roofline", &["hlo-parser", "load", "trace-model"]),
-    // The before/after comparison: two sides, each loaded once and analysed once.
-    ("compare", &["analysis", "load", "trace-model"]),
-    // Layer 4: rendering.
+    // The investigation: what the analyses decide about a capture, as one value.
+    (
+        "investigation",
+        &["analysis", "attribution", "load", "roofline", "trace-model"],
+    ),
+    // The before/after comparison: two sides, each loaded once and analysed once; their
+    // step figures and ranked causes are the investigation's (or a report.json's value).
+    (
+        "compare",
+        &["analysis", "investigation", "load", "trace-model"],
+    ),
+    // What-if replay: the capture's dependency graph, below the analyses (step windows
+    // come from the caller).
+    ("replay", &["trace-model"]),
+    // Layer 4: rendering. analysis, attribution, roofline and compare for their result
+    // types only (`report_calls_no_analysis` below); output-file writes the report directory.
     (
         "report",
         &[
             "analysis",
             "attribution",
             "compare",
-            "load",
+            "investigation",
             "output-file",
             "roofline",
             "trace-model",
@@ -83,8 +96,15 @@ const EDGES: &[(&str, &[&str])] = &[
         "compact-cuda-graph-trace",
         &["lanes", "output-file", "tool-cli"],
     ),
-    ("investigate", &["output-file", "report", "tool-cli"]),
-    ("compare-tool", &["output-file", "report", "tool-cli"]),
+    // investigate --what-if loads the capture again for the replay.
+    (
+        "investigate",
+        &["investigation", "load", "output-file", "replay", "report", "tool-cli"],
+    ),
+    (
+        "compare-tool",
+        &["compare", "output-file", "report", "tool-cli"],
+    ),
     ("profile-model", &["output-file", "tool-cli", "trace-frame"]),
     // The Python package (python/): bindings over the loader's frames (trace-frame), the
     // investigation and the other tools' results; report directories through output-file.
@@ -93,6 +113,8 @@ const EDGES: &[(&str, &[&str])] = &[
         &[
             "analysis",
             "attribution",
+            "compare",
+            "investigation",
             "load",
             "output-file",
             "report",
@@ -190,4 +212,62 @@ fn only_the_loader_reaches_the_structured_readers() {
             );
         }
     }
+}
+
+/// `report` only renders: it names analysis, attribution, roofline and compare for their
+/// result types, calls none of their functions (the one exception: the verdict's wording of
+/// its assumptions), reads no file, and writes only through output-file. Its unit tests
+/// (after `#[cfg(test)]`) are left out.
+#[test]
+fn report_calls_no_analysis() {
+    let src = test_support::workspace_root().join("crates/report/src");
+    let mut problems = Vec::new();
+    let mut files = Vec::new();
+    let mut dirs = vec![src];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("crates/report/src") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        // Unit tests may load fixtures and run analyses to check a rendering.
+        let library = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in library.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let called = [
+                "analysis::",
+                "attribution::",
+                "roofline::",
+                "compare::",
+                "load::",
+            ]
+            .iter()
+            .any(|krate| {
+                code.match_indices(krate).any(|(at, _)| {
+                    let rest = &code[at + krate.len()..];
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    let is_fn = name.starts_with(|c: char| c.is_ascii_lowercase())
+                        && rest[name.len()..].starts_with('(');
+                    is_fn && name != "verdict_assumptions"
+                })
+            });
+            let io = ["std::fs", "File::open", "read_dir", "load_single"]
+                .iter()
+                .any(|w| code.contains(w));
+            if called || io {
+                problems.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

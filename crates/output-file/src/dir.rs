@@ -11,7 +11,7 @@ use crate::{Error, FsError, Rules, fsops, resolve, staging};
 /// may replace (with `--overwrite`).
 pub const MARKER: &str = ".tracewise-output";
 
-const MARKER_TEXT: &str = "This directory was written by a tracewise tool. With --overwrite, \
+pub(crate) const MARKER_TEXT: &str = "This directory was written by a tracewise tool. With --overwrite, \
 a later run replaces it whole; without this file it is never replaced.\n";
 
 /// A directory output being written: a staged directory beside its path, removed if
@@ -187,13 +187,16 @@ impl DirOutput {
             }
         };
         if let Some(dir) = full.parent() {
-            std::fs::create_dir_all(dir).map_err(io("cannot create a directory of the output"))?;
+            staging::creating(|| std::fs::create_dir_all(dir))
+                .map_err(io("cannot create a directory of the output"))?;
         }
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&full)
-            .map_err(io("cannot create a file of the output"))
+        staging::creating(|| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&full)
+        })
+        .map_err(io("cannot create a file of the output"))
     }
 
     /// Creates the file `rel` of the staged directory anew: one written earlier in this run
@@ -344,6 +347,7 @@ impl DirOutput {
                 registry.remove(old_id);
             }
         }
+        staging::committed();
         Ok(())
     }
 }

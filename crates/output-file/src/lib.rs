@@ -52,7 +52,10 @@ mod staging;
 
 pub use dir::{DirOutput, MARKER, check_dir, private_dir};
 pub use pipe::{is_broken_pipe, print};
-pub use staging::{ScratchDir, install_signal_cleanup, leave_signals_to_host, staged_paths};
+pub use staging::{
+    ScratchDir, abandon_and_exit, install_signal_cleanup, leave_signals_to_host, outputs_committed,
+    staged_paths,
+};
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -172,6 +175,19 @@ pub fn check(path: &Path, rules: &Rules<'_>) -> Result<(), Error> {
         .any(|input| same_file(input, path, &meta))
     {
         return refuse("the output is the input; give another path");
+    }
+    if let Some(link) = resolve::linked_inputs(rules.inputs)
+        .into_iter()
+        .find(|l| same_file(&l.target, path, &meta))
+    {
+        return Err(Error::Refused {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the output is a file the input's link {} points to; it is never replaced: \
+                 give another path",
+                link.link.display()
+            ),
+        });
     }
     if let Ok(Some(abs)) = resolve::resolve(path)
         && let Some(dir) = resolve::input_dir_holding(&abs, rules.inputs)
@@ -398,6 +414,7 @@ pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
         out.file = None;
         registry.remove(out.id);
     }
+    staging::committed();
     Ok(())
 }
 

@@ -102,16 +102,88 @@ pub(crate) fn protected_reason(abs: &Path, inputs: &[&Path]) -> Option<String> {
             ));
         }
     }
+    for link in linked_inputs(inputs) {
+        if link.target.starts_with(abs) {
+            return Some(format!(
+                "the output {} {}, which the input's link {} points to",
+                if link.target == abs { "is" } else { "holds" },
+                link.target.display(),
+                link.link.display()
+            ));
+        }
+    }
     None
+}
+
+/// How deep below an input directory its symbolic links are looked for: deeper than any
+/// capture layout the loader walks (a rank directory's files a few levels down).
+const LINK_DEPTH: usize = 8;
+
+/// How many entries of the input directories are looked at, at most: a capture directory
+/// holds tens of files; a walk that reaches this bound stops there.
+const LINK_ENTRIES: usize = 100_000;
+
+/// A symbolic link found inside an input directory, and where it resolves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LinkedInput {
+    /// The link, as found below the input.
+    pub(crate) link: PathBuf,
+    /// Its canonical target (a file or directory a run reading the input may read).
+    pub(crate) target: PathBuf,
+}
+
+/// The symbolic links inside the input directories (to [`LINK_DEPTH`], at most
+/// [`LINK_ENTRIES`] entries) with their resolved targets: a run that reads an input
+/// directory reads what its links point to, so those targets are inputs too. Links are
+/// never followed while walking (a link to a directory is listed, not entered), so cycles
+/// cannot make the walk loop; a link that does not resolve is skipped.
+pub(crate) fn linked_inputs(inputs: &[&Path]) -> Vec<LinkedInput> {
+    let mut found = Vec::new();
+    let mut budget = LINK_ENTRIES;
+    for input in inputs {
+        let is_dir = std::fs::symlink_metadata(input).is_ok_and(|m| m.is_dir());
+        if is_dir {
+            walk_links(input, 0, &mut budget, &mut found);
+        }
+    }
+    found
+}
+
+fn walk_links(dir: &Path, depth: usize, budget: &mut usize, found: &mut Vec<LinkedInput>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_symlink() {
+            if let Ok(target) = path.canonicalize() {
+                found.push(LinkedInput { link: path, target });
+            }
+        } else if kind.is_dir() && depth < LINK_DEPTH {
+            walk_links(&path, depth + 1, budget, found);
+        }
+    }
 }
 
 /// The input directory that holds `abs` (resolved), if any: an existing file there may be
 /// one the tool read.
 pub(crate) fn input_dir_holding(abs: &Path, inputs: &[&Path]) -> Option<PathBuf> {
-    inputs.iter().find_map(|input| {
-        let input = input.canonicalize().ok()?;
-        (input.is_dir() && abs.starts_with(&input) && abs != input).then_some(input)
-    })
+    let holds = |dir: PathBuf| (dir.is_dir() && abs.starts_with(&dir) && abs != dir).then_some(dir);
+    inputs
+        .iter()
+        .find_map(|input| holds(input.canonicalize().ok()?))
+        .or_else(|| {
+            linked_inputs(inputs)
+                .into_iter()
+                .find_map(|l| holds(l.target))
+        })
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, Once, RwLock};
 
 /// What the registry holds: staged paths by id.
 #[derive(Debug, Default)]
@@ -137,6 +138,35 @@ impl Drop for ScratchDir {
     }
 }
 
+/// How many outputs (files, or directories) this process has put in place.
+static COMMITTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one commit (of a file, a set of files or a directory).
+pub(crate) fn committed() {
+    COMMITTED.fetch_add(1, Ordering::SeqCst);
+}
+
+/// How many commits this process has made: a tool whose run fails after one (a stdout
+/// that cannot be written, a second stage that fails) has written something, and says so
+/// by its exit code (`tool-cli`: 1, never 2, which means nothing was written).
+pub fn outputs_committed() -> usize {
+    COMMITTED.load(Ordering::SeqCst)
+}
+
+/// Removes everything this process has staged and not committed, as a signal would, and
+/// ends the process with `code`: for a watchdog that stops a run past its budget. No
+/// commit can start afterwards (the registry stays locked), and files being created in a
+/// staged directory are refused first.
+pub fn abandon_and_exit(code: i32) -> ! {
+    let registry = lock();
+    STOPPING.store(true, Ordering::SeqCst);
+    let _exclusive = GATE.write().unwrap_or_else(|e| e.into_inner());
+    for path in registry.paths().iter().rev() {
+        let _ = remove_path(path);
+    }
+    std::process::exit(code)
+}
+
 /// The paths this process has staged and not yet committed or removed (for tests and
 /// diagnostics).
 pub fn staged_paths() -> Vec<PathBuf> {
@@ -159,11 +189,93 @@ pub(crate) const ASIDE_SUFFIX: &str = ".old";
 /// symbolic link is removed, never followed.
 pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(m) if m.is_dir() => remove_dir_marker_last(path),
         Ok(_) => std::fs::remove_file(path),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// How many times a directory's removal lists it again for entries that appeared while it
+/// was being removed (a writer thread finishing the file it had opened).
+const REMOVAL_ROUNDS: usize = 16;
+
+/// Removes the directory `dir` and everything in it, its marker ([`crate::MARKER`]) last:
+/// a removal cut short (SIGKILL, an error) leaves a directory that still carries the
+/// marker, which the next run recognises as ours and removes ([`remove_stale`]). Entries
+/// that appear during the removal are removed in another round; if one appears after the
+/// marker went, the marker is written again before the next round.
+fn remove_dir_marker_last(dir: &Path) -> io::Result<()> {
+    let marker = dir.join(crate::MARKER);
+    let had_marker = marker.is_file();
+    let mut last = None;
+    for round in 0..REMOVAL_ROUNDS {
+        if round > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(2 << round.min(6)));
+        }
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let mut entry_error = None;
+        for entry in entries {
+            let entry = entry?;
+            if entry.file_name() == crate::MARKER {
+                continue;
+            }
+            let path = entry.path();
+            let removed = match entry.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
+                _ => std::fs::remove_file(&path),
+            };
+            match removed {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => entry_error = Some(e),
+                _ => {}
+            }
+        }
+        match std::fs::remove_file(&marker) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                if had_marker {
+                    // Something appeared after the marker went: mark the directory again,
+                    // so that what is left is still recognisably ours.
+                    let _ = std::fs::write(&marker, crate::dir::MARKER_TEXT);
+                }
+                // An entry that could not be removed says more than "not empty".
+                last = Some(entry_error.unwrap_or(e));
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("the directory could not be emptied")))
+}
+
+/// Set once a signal's cleanup has begun: no new file is created in a staged directory
+/// after that ([`creating`]).
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Held (shared) while a file of a staged directory is being created, and (exclusively) by
+/// a signal's cleanup before it removes anything: a creation is either finished before
+/// the removal lists the directory, or refused.
+static GATE: RwLock<()> = RwLock::new(());
+
+/// Runs `create` (the creation of a file or directory inside a staged directory) unless a
+/// signal's cleanup has begun, in which case it is refused: parallel writers stop before
+/// the stage is removed, so the removal never races with new entries.
+pub(crate) fn creating<T>(create: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    let _shared = GATE.read().unwrap_or_else(|e| e.into_inner());
+    if STOPPING.load(Ordering::SeqCst) {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "the run was interrupted; its outputs are being removed",
+        ));
+    }
+    create()
 }
 
 /// Removes what runs that no longer exist staged for the output `name` in `dir`: entries
@@ -196,11 +308,14 @@ pub(crate) fn remove_stale(dir: &Path, name: &str) {
         if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
-        // A staged directory always holds the marker (written first); one without it is
-        // not ours to remove (a user's directory that a failed commit could not put back).
+        // A staged directory holds the marker from its first moment to its last (written
+        // right after it is made, removed last); one without it is not ours to remove (a
+        // user's directory that a failed commit could not put back), unless it is empty (a
+        // run killed between making it and marking it): removing that loses nothing.
         let path = entry.path();
         let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
         if is_dir && !path.join(crate::MARKER).is_file() {
+            let _ = std::fs::remove_dir(&path);
             continue;
         }
         // An old output renamed aside by a run killed before it put the new one in place:
@@ -242,6 +357,10 @@ pub fn install_signal_cleanup() {
                     if let Some(signal) = signals.forever().next() {
                         // Held to the end: no commit can start after the removal.
                         let registry = lock();
+                        // No file is created in a staged directory from here on; creations
+                        // under way finish before anything is removed.
+                        STOPPING.store(true, Ordering::SeqCst);
+                        let _exclusive = GATE.write().unwrap_or_else(|e| e.into_inner());
                         for path in registry.paths().iter().rev() {
                             let _ = remove_path(path);
                         }

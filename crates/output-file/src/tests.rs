@@ -432,3 +432,86 @@ fn an_old_output_a_killed_run_renamed_aside_is_put_back() {
         assert_eq!(entries(dir.path()), ["report"]);
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn what_an_input_directory_links_to_is_an_input_too() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let rep = dir.path().join("rep");
+    dir_output(&rep, &NEW, "old").expect("a report directory");
+    let trace = rep.join("rank0.pt.trace.json");
+    std::fs::write(&trace, b"{}").expect("write");
+    let run = dir.path().join("run");
+    std::fs::create_dir_all(run.join("deep")).expect("mkdir");
+    std::os::unix::fs::symlink(&trace, run.join("deep/rank0.pt.trace.json")).expect("link");
+    let inputs = [run.as_path()];
+    let rules = Rules {
+        overwrite: true,
+        inputs: &inputs,
+    };
+    // The report directory holds a file the input links to: never replaced.
+    let reason = refused(dir_output(&rep, &rules, "new"));
+    assert!(reason.contains("rank0.pt.trace.json"), "{reason}");
+    assert!(reason.contains("link"), "{reason}");
+    assert_eq!(std::fs::read(&trace).expect("kept"), b"{}");
+    // Nor is that file replaced as a file output.
+    let reason = refused(write(&trace, &rules, b"x"));
+    assert!(reason.contains("link"), "{reason}");
+    assert_eq!(std::fs::read(&trace).expect("kept"), b"{}");
+    // A link cycle inside the input is listed once, never followed.
+    std::os::unix::fs::symlink(&run, run.join("deep/loop")).expect("link");
+    let other = dir.path().join("other");
+    dir_output(&other, &rules, "x").expect("an unrelated output is still written");
+}
+
+#[test]
+fn a_dead_run_s_staged_directory_is_removed_whatever_it_holds_if_marked() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // Killed while writing (or while its removal was under way): the marker is still there.
+    let marked = dir.path().join(".exp.tracewise-99999999-abc.tmp");
+    std::fs::create_dir_all(marked.join("rank=7")).expect("mkdir");
+    std::fs::write(marked.join(MARKER), b"m").expect("write");
+    for i in 0..181 {
+        std::fs::write(marked.join(format!("rank=7/part-{i}.parquet")), b"p").expect("write");
+    }
+    // Killed between making the directory and marking it: empty.
+    let empty = dir.path().join(".exp.tracewise-99999998-abd.tmp");
+    std::fs::create_dir(&empty).expect("mkdir");
+    // Unmarked and not empty: not ours to remove.
+    let unmarked = dir.path().join(".exp.tracewise-99999997-abe.tmp");
+    std::fs::create_dir(&unmarked).expect("mkdir");
+    std::fs::write(unmarked.join("notes.txt"), b"keep").expect("write");
+    dir_output(&dir.path().join("exp"), &NEW, "x").expect("written");
+    if Path::new("/proc/self").exists() {
+        assert_eq!(
+            entries(dir.path()),
+            [".exp.tracewise-99999997-abe.tmp", "exp"]
+        );
+    }
+}
+
+#[test]
+fn a_directory_is_removed_while_a_writer_is_still_adding_to_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let staged = dir.path().join(".r.tracewise-1-x.tmp");
+    std::fs::create_dir_all(staged.join("sub")).expect("mkdir");
+    std::fs::write(staged.join(MARKER), b"m").expect("write");
+    let writer = {
+        let staged = staged.clone();
+        std::thread::spawn(move || {
+            for i in 0..2_000 {
+                // Fails once the directory is gone, as a writer's next file would.
+                if std::fs::write(staged.join(format!("f{i}")), b"x").is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    let removed = staging::remove_path(&staged);
+    writer.join().expect("the writer ends");
+    // Either gone, or (a writer outran every round) still carrying its marker.
+    assert!(
+        removed.is_ok() && !staged.exists() || staged.join(MARKER).is_file(),
+        "{removed:?}"
+    );
+}

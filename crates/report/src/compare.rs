@@ -1,5 +1,6 @@
-//! The before/after comparison (`compare`) as a [`Document`]: is the difference real,
-//! was the predicted gain realized, and where the time went, row by row.
+//! The before/after comparison (`compare::Comparison`) as a [`Document`]: is the
+//! difference real, was the predicted gain realized, and where the time went, row by row.
+//! The comparison itself is the `compare` crate's; this module only words it.
 
 use std::path::Path;
 
@@ -14,15 +15,6 @@ pub const TOP_ROWS: usize = 40;
 
 const PREDICTED: &str = "the cause's time inside the before side's analysed window ÷ its steady-state steps: the step would shrink by that much if the cause went away and the rest of the step stayed as it is";
 const REALIZED_SHARE: &str = "realized gain ÷ predicted gain: the whole change in the median step is put against this one cause, as if nothing else changed";
-
-/// Loads both sides (once each), compares them and builds the report.
-pub fn compare(
-    before: &Path,
-    after: &Path,
-    config: &compare::Config,
-) -> Result<Document, compare::Error> {
-    Ok(document(&compare::compare(before, after, config)?))
-}
 
 /// The report of a comparison.
 pub fn document(c: &Comparison) -> Document {
@@ -110,7 +102,7 @@ fn swimlanes_section(c: &Comparison) -> Section {
                     .map(|(start, end, class, title)| Slice {
                         start: start.0,
                         end: end.0,
-                        class,
+                        class: (*class).to_owned(),
                         title: format!("{title} — {}", (*end - *start).human()),
                     })
                     .collect(),

@@ -1,7 +1,10 @@
-//! `report.json`: the investigation's [`Document`] as JSON, with its schema version, so
-//! that other programs (a comparison of two runs, a notebook) read what the Markdown and
-//! HTML pages show, every figure with its label. The layout is documented in
-//! `docs/report-json.md`.
+//! `report.json`: the [`Investigation`] itself as JSON ([`write()`], [`read()`]), with its
+//! schema version ([`investigation::SCHEMA`]), so that other programs (compare, a
+//! notebook) read what the investigation decided, typed, and a report read back renders
+//! the same pages. The layout is documented in `docs/report-json.md`.
+//!
+//! Other tools' documents (compare's `--format json`) are written as the rendered
+//! [`Document`] with its own schema ([`SCHEMA`], [`to_string`], [`from_str`]).
 //!
 //! ```
 //! let mut doc = report::Document::new("Investigation of x.json");
@@ -12,13 +15,25 @@
 //! # Ok::<(), report::report_json::Error>(())
 //! ```
 
+use investigation::Investigation;
 use serde::{Deserialize, Serialize};
 
 use crate::Document;
 
-/// The schema version this crate writes and reads. It changes when a field changes
+/// The schema version of a rendered [`Document`]'s JSON. It changes when a field changes
 /// meaning or is removed; new optional fields keep it.
 pub const SCHEMA: u32 = 1;
+
+/// `report.json`: the investigation (pretty-printed, ending in a newline); its first key is
+/// `schema`.
+pub fn write(investigation: &Investigation) -> String {
+    investigation::to_json(investigation)
+}
+
+/// The investigation of a `report.json` text (its schema checked first).
+pub fn read(text: &str) -> Result<Investigation, investigation::JsonError> {
+    investigation::from_json(text)
+}
 
 #[derive(Serialize)]
 struct Out<'a> {

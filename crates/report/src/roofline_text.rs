@@ -32,21 +32,22 @@ fn short(name: &str, width: usize) -> String {
 
 /// `custom-call.1(49)` for an HLO op; `linear 1x141x512,512x512,512` for an ATen op.
 pub fn display_name(o: &RooflineOp) -> String {
-    if let Some(id) = o.program_id {
-        return format!("{}({id})", o.name);
+    display_name_of(&o.name, o.program_id, &o.detail)
+}
+
+/// [`display_name`] of an op's name, program (JAX) and detail (HLO opcode or Input Dims).
+pub fn display_name_of(name: &str, program_id: Option<i64>, detail: &str) -> String {
+    if let Some(id) = program_id {
+        return format!("{name}({id})");
     }
-    let dims_text = o.detail.split(' ').next().unwrap_or("");
+    let dims_text = detail.split(' ').next().unwrap_or("");
     let dims: Vec<Vec<i64>> = serde_json::from_str(dims_text).unwrap_or_default();
     let shapes: Vec<String> = dims
         .iter()
         .filter(|d| !d.is_empty())
         .map(|d| d.iter().map(i64::to_string).collect::<Vec<_>>().join("x"))
         .collect();
-    format!(
-        "{} {}",
-        o.name.trim_start_matches("aten::"),
-        shapes.join(",")
-    )
+    format!("{} {}", name.trim_start_matches("aten::"), shapes.join(","))
 }
 
 /// The text report: device and peak source, the top `top` ops by time, the trust list.
@@ -273,7 +274,18 @@ fn colour(dtype: &str) -> &'static str {
 /// (and peak basis) present, one dot per charted op (area by GPU time), the top `top`
 /// ops labelled.
 pub fn svg(report: &Roofline, top: usize) -> String {
-    let ops = chart_ops(report);
+    svg_of(&investigation::RooflineView::of(report), top)
+}
+
+/// [`svg`] of the roofline as the investigation keeps it.
+pub fn svg_of(report: &investigation::RooflineView, top: usize) -> String {
+    let ops: Vec<&investigation::RoofOp> = report
+        .ops
+        .iter()
+        .filter(|o| {
+            o.intensity.is_some_and(|i| i > 0.0) && o.achieved_flops_per_s.is_some_and(|f| f > 0.0)
+        })
+        .collect();
     let (w, h) = (960.0_f64, 640.0_f64);
     let (left, right, top_m, bottom) = (80.0, 200.0, 50.0, 60.0);
     let (pw, ph) = (w - left - right, h - top_m - bottom);
@@ -281,8 +293,8 @@ pub fn svg(report: &Roofline, top: usize) -> String {
     // Roofs: one per (dtype, basis) of the charted ops that has both peaks.
     let mut roofs: Vec<(String, String, f64, f64)> = Vec::new();
     for o in &ops {
-        if let (Some(f), Some(b)) = (o.peak_flops_per_s.value, o.peak_bytes_per_s.value) {
-            let key = (o.dtype.name().to_owned(), o.peak_basis.clone());
+        if let (Some(f), Some(b)) = (o.peak_flops_per_s, o.peak_bytes_per_s) {
+            let key = (o.dtype.clone(), o.peak_basis.clone());
             if !roofs.iter().any(|r| (r.0.clone(), r.1.clone()) == key) {
                 roofs.push((key.0, key.1, f, b));
             }
@@ -290,11 +302,8 @@ pub fn svg(report: &Roofline, top: usize) -> String {
     }
     roofs.sort_by(|a, b| a.2.total_cmp(&b.2));
 
-    let mut xs: Vec<f64> = ops.iter().filter_map(|o| o.intensity.value).collect();
-    let mut ys: Vec<f64> = ops
-        .iter()
-        .filter_map(|o| o.achieved_flops_per_s.value)
-        .collect();
+    let mut xs: Vec<f64> = ops.iter().filter_map(|o| o.intensity).collect();
+    let mut ys: Vec<f64> = ops.iter().filter_map(|o| o.achieved_flops_per_s).collect();
     for r in &roofs {
         xs.push(r.2 / r.3);
         ys.push(r.2);
@@ -332,13 +341,13 @@ pub fn svg(report: &Roofline, top: usize) -> String {
 <rect x="0" y="0" width="{w}" height="{h}" fill="white"/>"#,
         crate::html::esc(&report.capture)
     );
-    let model = report.device.model.as_deref().unwrap_or("unknown model");
+    let model = report.device_model.as_deref().unwrap_or("unknown model");
     let _ = writeln!(
         s,
         r#"<text x="{left}" y="22" font-size="14">{} — peaks {} ({})</text>"#,
         crate::html::esc(&short(&report.capture, 70)),
         crate::html::esc(model),
-        report.device.label
+        report.device_label
     );
     // Axes and decade grid.
     let _ = writeln!(
@@ -407,35 +416,30 @@ pub fn svg(report: &Roofline, top: usize) -> String {
         );
     }
     // Dots, largest first so small ones stay visible on top.
-    let max_time = ops
-        .iter()
-        .map(|o| o.time_ns.value.0)
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let mut order: Vec<&RooflineOp> = ops.clone();
-    order.sort_by_key(|o| std::cmp::Reverse(o.time_ns.value.0));
+    let max_time = ops.iter().map(|o| o.time.0).max().unwrap_or(1).max(1) as f64;
+    let mut order: Vec<&investigation::RoofOp> = ops.clone();
+    order.sort_by_key(|o| std::cmp::Reverse(o.time.0));
     for o in &order {
-        let (Some(x), Some(y)) = (o.intensity.value, o.achieved_flops_per_s.value) else {
+        let (Some(x), Some(y)) = (o.intensity, o.achieved_flops_per_s) else {
             continue;
         };
-        let r = 2.5 + 12.0 * (o.time_ns.value.0 as f64 / max_time).sqrt();
+        let r = 2.5 + 12.0 * (o.time.0 as f64 / max_time).sqrt();
         let _ = writeln!(
             s,
             r##"<circle class="op" cx="{:.1}" cy="{:.1}" r="{r:.1}" fill="{}" fill-opacity="0.55" stroke="#333" stroke-width="0.5"><title>{} ({}, {}): {:.3} ms, {:.1} FLOP/B, {:.2} TFLOP/s</title></circle>"##,
             px(x),
             py(y),
-            colour(o.dtype.name()),
+            colour(&o.dtype),
             crate::html::esc(&o.name),
-            o.kind.name(),
-            o.dtype.name(),
-            o.time_ns.value.0 as f64 / 1e6,
+            o.kind,
+            o.dtype,
+            o.time.0 as f64 / 1e6,
             x,
             y / 1e12
         );
     }
     for o in order.iter().take(top) {
-        let (Some(x), Some(y)) = (o.intensity.value, o.achieved_flops_per_s.value) else {
+        let (Some(x), Some(y)) = (o.intensity, o.achieved_flops_per_s) else {
             continue;
         };
         let _ = writeln!(
@@ -443,7 +447,10 @@ pub fn svg(report: &Roofline, top: usize) -> String {
             r#"<text class="label" x="{:.1}" y="{:.1}">{}</text>"#,
             px(x) + 6.0,
             py(y) - 6.0,
-            crate::html::esc(&short(&display_name(o), 40))
+            crate::html::esc(&short(
+                &display_name_of(&o.name, o.program_id, &o.detail),
+                40
+            ))
         );
     }
     let _ = writeln!(

@@ -10,52 +10,8 @@ use std::fmt::Write;
 
 use crate::html::esc;
 
-/// What a row shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LaneKind {
-    /// A GPU stream.
-    Gpu,
-    /// A host thread.
-    Host,
-}
-
-/// One slice of a row: `[start, end)` in the chart's time unit (ns).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Slice {
-    /// Slice start, ns.
-    pub start: i64,
-    /// Slice end, ns.
-    pub end: i64,
-    /// Colour key: a kernel class word (`gemm`, `collective`, …) or `host`.
-    pub class: &'static str,
-    /// The slice's tooltip: name, duration, op, Python line.
-    pub title: String,
-}
-
-/// One row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lane {
-    /// The row's name, shown beside it.
-    pub label: String,
-    /// What the row shows.
-    pub kind: LaneKind,
-    /// A mark beside the label (`critical`, `last to finish`).
-    pub mark: Option<String>,
-    /// The row's slices, in time order.
-    pub slices: Vec<Slice>,
-}
-
-/// The chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chart {
-    /// Start of the drawn window, ns.
-    pub start: i64,
-    /// End of the drawn window, ns.
-    pub end: i64,
-    /// The rows, top to bottom.
-    pub lanes: Vec<Lane>,
-}
+/// The chart's types are the investigation's swimlane data, drawn here.
+pub use investigation::{Chart, Lane, LaneKind, Slice};
 
 /// Colours by class key.
 pub const COLORS: &[(&str, &str)] = &[
@@ -150,7 +106,7 @@ pub fn render(chart: &Chart) -> String {
             esc(&label)
         );
         // Sub-pixel slices: covered time per pixel column and the dominant class there.
-        let mut density: Vec<(f64, &'static str)> = vec![(0.0, "other"); PLOT_W as usize + 1];
+        let mut density: Vec<(f64, &str)> = vec![(0.0, "other"); PLOT_W as usize + 1];
         let ns_per_px = span / PLOT_W;
         for s in &lane.slices {
             let (x0, x1) = (px(s.start), px(s.end));
@@ -161,14 +117,14 @@ pub fn render(chart: &Chart) -> String {
                     y + 1.0,
                     x1 - x0,
                     ROW_H - 4.0,
-                    color(s.class),
+                    color(&s.class),
                     esc(&s.title)
                 );
             } else if s.end > s.start || x1 > x0 {
                 let col = ((x0 - LABEL_W) as usize).min(density.len() - 1);
                 let d = &mut density[col];
                 d.0 += (s.end - s.start) as f64 / ns_per_px;
-                d.1 = s.class;
+                d.1 = &s.class;
             }
         }
         let mut col = 0;
@@ -211,7 +167,7 @@ mod tests {
             .map(|i| Slice {
                 start: i * 10,
                 end: i * 10 + 5,
-                class: "elementwise",
+                class: "elementwise".into(),
                 title: format!("k{i}"),
             })
             .collect();
@@ -245,7 +201,7 @@ mod tests {
                     slices: vec![Slice {
                         start: 10,
                         end: 60,
-                        class: "gemm",
+                        class: "gemm".into(),
                         title: "sgemm <&>".into(),
                     }],
                 },

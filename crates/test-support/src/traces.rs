@@ -216,10 +216,13 @@ fn table<'a>(text: &'a str, heading: &str, manifest: &Path) -> Vec<(usize, Vec<&
     rows.into_iter().skip(2).collect()
 }
 
+/// A count cell: its leading number; a note after it (`8772 (cat \`Kernel\`)`, where a
+/// trace spells a category its own way) is the manifest's comment, not part of the count.
 fn number(cell: &str, manifest: &Path, line: usize) -> u64 {
-    // A count may be followed by a note in parentheses: `8772 (cat `Kernel`)`.
-    let cell = cell.split(" (").next().unwrap_or(cell).trim();
-    cell.parse()
+    cell.split_whitespace()
+        .next()
+        .unwrap_or(cell)
+        .parse()
         .unwrap_or_else(|_| panic!("{}:{line}: {cell:?} is not a count", manifest.display()))
 }
 
@@ -285,7 +288,8 @@ fn read_pytorch(root: &Path) -> Vec<KinetoTrace> {
             manifest.display()
         );
         let rel = cells[0];
-        let (memcpys, memsets) = cells[8].split_once('/').unwrap_or_else(|| {
+        let counts = cells[8].split_whitespace().next().unwrap_or(cells[8]);
+        let (memcpys, memsets) = counts.split_once('/').unwrap_or_else(|| {
             panic!(
                 "{}:{line}: memcpy/memset {:?}",
                 manifest.display(),

@@ -5,13 +5,20 @@
 //!   tool's own and applied before it runs, with the [`progress`] bar;
 //! - [`Tool::warn_unread`]: one warning per file of a rank directory that could not be
 //!   read, and the [`Outcome`] it makes;
+//! - [`MemoryBudget`]: a watchdog that ends a run whose stage outgrows its memory budget
+//!   (exit 2, naming the budget and its environment variable);
 //! - [`Tool::exit`]: the exit codes. 0 when done (and when stdout was closed early, as by
 //!   `| head`), 3 when some files of the input were not read, 2 with `TOOL: error` and
-//!   the error's chain on stderr.
+//!   the error's chain on stderr when nothing was written, 1 for an error after an output
+//!   was put in place (`output_file::outputs_committed`: e.g. stdout on a full disk after
+//!   the report was written; the outputs are complete, the run is not).
 
 #![warn(missing_docs)]
 
+mod budget;
 pub mod progress;
+
+pub use budget::MemoryBudget;
 
 use std::fmt::Display;
 use std::num::NonZeroUsize;
@@ -135,8 +142,22 @@ impl Tool {
             Err(e) if output_file::is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{}: {e:#}", self.0);
-                ExitCode::from(2)
+                self.error_code(output_file::outputs_committed())
             }
+        }
+    }
+
+    /// The exit code of a failed run that had committed `committed` outputs: 2 means
+    /// nothing was written, so a failure after a commit is 1.
+    pub(crate) fn error_code(self, committed: usize) -> ExitCode {
+        if committed == 0 {
+            ExitCode::from(2)
+        } else {
+            eprintln!(
+                "{}: the outputs written before this error are complete and in place",
+                self.0
+            );
+            ExitCode::from(1)
         }
     }
 }
@@ -163,6 +184,13 @@ mod tests {
             tool.exit::<()>(Err(anyhow::anyhow!("bad"))),
             ExitCode::from(2)
         );
+    }
+
+    #[test]
+    fn an_error_after_a_commit_is_one_not_two() {
+        let tool = Tool("test");
+        assert_eq!(tool.error_code(0), ExitCode::from(2));
+        assert_eq!(tool.error_code(1), ExitCode::from(1));
     }
 
     /// A tool's own arguments, for the tests.

@@ -9,16 +9,24 @@
 //! equality between columns of two of the trace's tables (`a.cat = b.cat`) is counted
 //! before the query runs, from the number of rows of each key on each side, and refused
 //! over the limit: an equi-join on a key with few values is a cross join in all but name.
-//! Joins over a subquery or a CTE are counted as their larger side (not bounded).
+//! `USING (col)` counts as `ON a.col = b.col`. A join side that is a CTE or a subquery
+//! which only filters and projects one of the trace's tables (no join, grouping or
+//! `DISTINCT`) is counted as that table, for the columns it passes through under their own
+//! names: a filtered side has at most the table's rows per key, so the count is an upper
+//! bound. Other joins over a subquery or a CTE are counted as their larger side (not
+//! bounded here: the tool's memory budget bounds them).
+//!
+//! Functions that make text of any length from a number (`lpad`, `rpad`, `repeat`, ...)
+//! are refused: one call can ask for gigabytes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use polars::prelude::*;
 use polars::sql::SQLContext;
 use sqlparser::ast::{
-    BinaryOperator, Expr, JoinConstraint, JoinOperator, Query, SetExpr, Statement, TableFactor,
-    TableWithJoins, Visit, Visitor,
+    BinaryOperator, Expr, GroupByExpr, JoinConstraint, JoinOperator, Query, SelectItem, SetExpr,
+    Statement, TableFactor, TableWithJoins, Visit, Visitor,
 };
 
 use crate::Error;
@@ -28,6 +36,9 @@ pub const SQL_MAX_ROWS: usize = 10_000_000;
 
 /// The tables a query may read.
 const TABLES: [&str; 3] = ["events", "kernels", "launches"];
+
+/// Functions refused because they make a text of any length from a number.
+const UNBOUNDED_TEXT: [&str; 5] = ["lpad", "rpad", "repeat", "replicate", "space"];
 
 /// Checks that `query` is one `SELECT` over the trace's tables (and its own CTEs), without
 /// table functions, whose unconstrained joins stay within `max_rows` rows for a table of
@@ -67,6 +78,7 @@ fn confine(query: &str, rows: usize, max_rows: usize) -> Result<Vec<EquiJoin>, E
     }
     let mut check = Confined {
         ctes: BTreeSet::new(),
+        passthrough: BTreeMap::new(),
         rows,
         max_rows,
         equi_joins: Vec::new(),
@@ -80,6 +92,8 @@ fn confine(query: &str, rows: usize, max_rows: usize) -> Result<Vec<EquiJoin>, E
 /// The visitor behind [`check_sql`].
 struct Confined {
     ctes: BTreeSet<String>,
+    /// The CTEs that only filter and project one of the trace's tables.
+    passthrough: BTreeMap<String, Passthrough>,
     rows: usize,
     max_rows: usize,
     equi_joins: Vec<EquiJoin>,
@@ -124,16 +138,37 @@ impl Visitor for Confined {
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<String> {
         if let Some(with) = &query.with {
             for cte in &with.cte_tables {
-                self.ctes.insert(cte.alias.name.value.to_lowercase());
+                let name = cte.alias.name.value.to_lowercase();
+                match passthrough(&cte.query, &self.ctes, &self.passthrough) {
+                    Some(p) => self.passthrough.insert(name.clone(), p),
+                    None => self.passthrough.remove(&name),
+                };
+                self.ctes.insert(name);
             }
         }
         if let SetExpr::Select(select) = query.body.as_ref() {
-            self.equi_joins.extend(equi_joins(&select.from, &self.ctes));
+            self.equi_joins
+                .extend(equi_joins(&select.from, &self.ctes, &self.passthrough));
             let rows = self.most_rows(&select.from);
             if rows > self.max_rows as u128 {
                 return ControlFlow::Break(format!(
                     "its joins without a condition (or with no equality of two columns) make up to {rows} rows, more than the limit of {} (--sql-max-rows); join ON an equality",
                     self.max_rows
+                ));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<String> {
+        if let Expr::Function(f) = expr {
+            let name = f.name.to_string().trim_matches('"').to_lowercase();
+            let last = name.rsplit('.').next().unwrap_or(&name);
+            if UNBOUNDED_TEXT.contains(&last) {
+                return ControlFlow::Break(format!(
+                    "{last}(...) is not run: it makes a text of any length from a number \
+                     (one call can ask for gigabytes); the functions {} are refused",
+                    UNBOUNDED_TEXT.join(", ")
                 ));
             }
         }
@@ -198,42 +233,170 @@ fn column_equalities(on: &Expr) -> Vec<(&[sqlparser::ast::Ident], &[sqlparser::a
     }
 }
 
+/// A query (a CTE's or a subquery's) that only filters and projects one of the trace's
+/// tables: each row is a row of `table`, so a key has at most as many rows as in `table`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Passthrough {
+    table: String,
+    /// The columns it passes through under their own names; `None` for all (`*`).
+    columns: Option<BTreeSet<String>>,
+}
+
+impl Passthrough {
+    fn passes(&self, column: &str) -> bool {
+        self.columns
+            .as_ref()
+            .is_none_or(|c| c.contains(&column.to_lowercase()))
+    }
+}
+
+/// The table a plain table factor reads, as a [`Passthrough`]: one of the trace's tables
+/// (all columns), or a CTE that is one (`ctes` are the CTEs in scope, `passthrough` those
+/// of them that filter and project a trace table).
+fn table_passthrough(
+    name: &str,
+    ctes: &BTreeSet<String>,
+    passthrough: &BTreeMap<String, Passthrough>,
+) -> Option<Passthrough> {
+    let name = name.trim_matches('"').to_lowercase();
+    if ctes.contains(&name) {
+        passthrough.get(&name).cloned()
+    } else if TABLES.contains(&name.as_str()) {
+        Some(Passthrough {
+            table: name,
+            columns: None,
+        })
+    } else {
+        None
+    }
+}
+
+/// `query` as a [`Passthrough`] when it is one `SELECT` from one table (a trace table or
+/// such a CTE) without joins, grouping, `HAVING`, `DISTINCT` or its own CTEs.
+fn passthrough(
+    query: &Query,
+    ctes: &BTreeSet<String>,
+    known: &BTreeMap<String, Passthrough>,
+) -> Option<Passthrough> {
+    if query.with.is_some() {
+        return None;
+    }
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    let grouped = !matches!(&select.group_by, GroupByExpr::Expressions(e, _) if e.is_empty());
+    if select.distinct.is_some() || grouped || select.having.is_some() {
+        return None;
+    }
+    let [item] = select.from.as_slice() else {
+        return None;
+    };
+    let TableFactor::Table {
+        name, args: None, ..
+    } = &item.relation
+    else {
+        return None;
+    };
+    if !item.joins.is_empty() {
+        return None;
+    }
+    let base = table_passthrough(&name.to_string(), ctes, known)?;
+    let mut columns = BTreeSet::new();
+    let mut all = false;
+    for projected in &select.projection {
+        let (expr, shown) = match projected {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                all = true;
+                continue;
+            }
+            SelectItem::UnnamedExpr(e) => (e, None),
+            SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.value.to_lowercase())),
+            _ => continue,
+        };
+        let column = match expr {
+            Expr::Identifier(i) => i.value.to_lowercase(),
+            Expr::CompoundIdentifier(parts) => match parts.last() {
+                Some(i) => i.value.to_lowercase(),
+                None => continue,
+            },
+            _ => continue,
+        };
+        // `SELECT name AS cat` passes `name`'s values as `cat`: not the base's `cat`.
+        if shown.as_ref().is_none_or(|s| *s == column) && base.passes(&column) {
+            columns.insert(column);
+        }
+    }
+    Some(Passthrough {
+        table: base.table.clone(),
+        columns: if all { base.columns } else { Some(columns) },
+    })
+}
+
 /// The first equality of each join of `from` between columns of two of the trace's
-/// tables (named, or by alias; not a CTE of the same name).
-fn equi_joins(from: &[TableWithJoins], ctes: &BTreeSet<String>) -> Vec<EquiJoin> {
-    let mut tables: std::collections::BTreeMap<String, String> = Default::default();
-    let mut note = |factor: &TableFactor| {
-        if let TableFactor::Table {
-            name,
-            alias,
-            args: None,
-            ..
-        } = factor
-        {
-            let table = name.to_string().trim_matches('"').to_lowercase();
-            if TABLES.contains(&table.as_str()) && !ctes.contains(&table) {
+/// tables (named, or by alias, directly or through a CTE or subquery that only filters
+/// and projects one), or the first column of its `USING`.
+fn equi_joins(
+    from: &[TableWithJoins],
+    ctes: &BTreeSet<String>,
+    passthrough: &BTreeMap<String, Passthrough>,
+) -> Vec<EquiJoin> {
+    let mut tables: BTreeMap<String, Passthrough> = BTreeMap::new();
+    // The alias (or name) a factor is known by, and what it reads.
+    let read = |factor: &TableFactor| -> Option<(String, Passthrough)> {
+        match factor {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                let shown = name.to_string().trim_matches('"').to_lowercase();
+                let p = table_passthrough(&shown, ctes, passthrough)?;
                 let key = alias
                     .as_ref()
-                    .map_or_else(|| table.clone(), |a| a.name.value.to_lowercase());
-                tables.insert(key, table);
+                    .map_or(shown, |a| a.name.value.to_lowercase());
+                Some((key, p))
             }
+            TableFactor::Derived {
+                subquery,
+                alias: Some(alias),
+                ..
+            } => Some((
+                alias.name.value.to_lowercase(),
+                self::passthrough(subquery, ctes, passthrough)?,
+            )),
+            _ => None,
         }
     };
     for item in from {
-        note(&item.relation);
+        tables.extend(read(&item.relation));
         for join in &item.joins {
-            note(&join.relation);
+            tables.extend(read(&join.relation));
         }
     }
     let side = |idents: &[sqlparser::ast::Ident]| match idents {
         [alias, column] => tables
             .get(&alias.value.to_lowercase())
-            .map(|t| (t.clone(), column.value.clone())),
+            .filter(|p| p.passes(&column.value))
+            .map(|p| (p.table.clone(), column.value.clone())),
         _ => None,
     };
     let mut out = Vec::new();
     for item in from {
         for join in &item.joins {
+            if let Some(using) = using_columns(&join.join_operator)
+                && let Some(column) = using.first()
+                && let (Some((_, l)), Some((_, r))) = (read(&item.relation), read(&join.relation))
+                && l.passes(column)
+                && r.passes(column)
+            {
+                out.push(EquiJoin {
+                    left: (l.table, column.clone()),
+                    right: (r.table, column.clone()),
+                    shown: format!("USING ({column})"),
+                });
+                continue;
+            }
             let on = match &join.join_operator {
                 JoinOperator::Join(JoinConstraint::On(on))
                 | JoinOperator::Inner(JoinConstraint::On(on))
@@ -263,6 +426,24 @@ fn equi_joins(from: &[TableWithJoins], ctes: &BTreeSet<String>) -> Vec<EquiJoin>
         }
     }
     out
+}
+
+/// The columns of a join's `USING (...)`, if it has one.
+fn using_columns(op: &JoinOperator) -> Option<Vec<String>> {
+    match op {
+        JoinOperator::Join(JoinConstraint::Using(cols))
+        | JoinOperator::Inner(JoinConstraint::Using(cols))
+        | JoinOperator::Left(JoinConstraint::Using(cols))
+        | JoinOperator::LeftOuter(JoinConstraint::Using(cols))
+        | JoinOperator::Right(JoinConstraint::Using(cols))
+        | JoinOperator::RightOuter(JoinConstraint::Using(cols))
+        | JoinOperator::FullOuter(JoinConstraint::Using(cols)) => Some(
+            cols.iter()
+                .map(|c| c.to_string().trim_matches('"').to_lowercase())
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// The rows of `left.0 JOIN right.0 ON left.1 = right.1`, counted from each side's rows

@@ -313,6 +313,8 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             // Element-by-element searches (not sorts).
             Sub("searchsorted"),
             Sub("bucketize"),
+            // ggml/llama.cpp rotary embeddings (`rope_norm`, `rope_neox`: not a norm).
+            Prefix("rope_"),
         ],
     ),
     (
@@ -347,8 +349,9 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("cutlassb"),
             Sub("mem_efficient"),
             Sub("memefficient"),
-            // Linear/recurrent attention (gated delta rule).
+            // Linear/recurrent attention (gated delta rule; ggml's `gated_delta_net`).
             Sub("delta_rule"),
+            Sub("gated_delta_net"),
         ],
     ),
     (
@@ -412,6 +415,10 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("xmma"),
             Sub("fused_moe"),
             Sub("moe_stage"),
+            // ggml/llama.cpp quantised matmuls (`mul_mat_q`, `mul_mat_vec_q`, `mul_mat_f`,
+            // `dequantize_mul_mat_vec`): GEMM/GEMV on quantised weights.
+            Prefix("mul_mat"),
+            Sub("dequantize_mul_mat"),
             Sub("splitk"),
             Sub("triton_mm"),
             Tok("mm"),
@@ -441,6 +448,8 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("reduce"),
             Sub("reduction"),
             Sub("softmax"),
+            // ggml's `soft_max_f32`.
+            Sub("soft_max"),
             Sub("scan"),
             Sub("welford"),
             Sub("argmax"),
@@ -517,6 +526,14 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("clamp"),
             Sub("broadcast"),
             Sub("functor"),
+            // ggml/llama.cpp: broadcast binary ops, row gathers/scatters, unary ops,
+            // scalar copies, scaling.
+            Sub("bin_bcast"),
+            Sub("get_rows"),
+            Sub("set_rows"),
+            Sub("unary"),
+            Prefix("cpy_"),
+            Prefix("scale_f"),
         ],
     ),
     // Whatever else cuDNN launches (offset tables, helpers) serves a convolution.

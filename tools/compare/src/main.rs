@@ -84,7 +84,7 @@ fn main() -> ExitCode {
 
 /// Compares, writes the files, and returns what goes to stdout.
 fn run(args: &Args) -> anyhow::Result<String> {
-    let doc = report::compare::compare(&args.before, &args.after, &Default::default())
+    let comparison = compare::compare(&args.before, &args.after, &Default::default())
         .with_context(|| {
             format!(
                 "comparing {} with {}",
@@ -92,6 +92,7 @@ fn run(args: &Args) -> anyhow::Result<String> {
                 args.after.display()
             )
         })?;
+    let doc = report::compare::document(&comparison);
     let json = report::report_json::to_string(&doc);
     if args.json && args.out.is_none() {
         return Ok(json);

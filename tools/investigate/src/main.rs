@@ -1,5 +1,6 @@
 //! `investigate`: the whole investigation of a capture in one command. Argument parsing
-//! and file writing only; the investigation is `report::investigate`.
+//! and file writing only; the investigation is the `investigation` crate's, rendered by
+//! `report::investigate`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,22 +67,33 @@ struct Args {
     /// Replace an existing report directory that a tracewise tool wrote.
     #[arg(long)]
     overwrite: bool,
+
+    /// Also replay the capture's dependency graph with changed durations and print the
+    /// predicted step and the path that became critical, e.g. 'gemm=2x,launch=5us'
+    /// (keys: a kernel class, kernel:NAME, launch, cpu, host-gaps, host, copy-bw).
+    #[arg(long, value_name = "CHANGES", value_parser = replay::WhatIf::parse)]
+    what_if: Option<replay::WhatIf>,
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("investigate");
 
 fn main() -> ExitCode {
     TOOL.main(|args: &Args| {
+        // Replayed before the report is written: an error leaves nothing behind.
+        let what_if = match &args.what_if {
+            Some(what_if) => what_if_text(&args.capture, what_if)?,
+            None => String::new(),
+        };
         let (dir, outcome) = run(args)?;
         let said = format!(
-            "report written to {}\n             and {}\n",
+            "report written to {}\n             and {}\n{what_if}",
             dir.join("report.md").display(),
             dir.join("report.html").display()
         );
-        // The report is in place; a stdout that fails now only loses this notice.
-        if let Err(e) = output_file::print(said.as_bytes()) {
-            eprintln!("investigate: writing to stdout: {e}");
-        }
+        // The report is in place; a stdout that fails now loses this notice, and the exit
+        // code says so (1: written, but the run did not end well).
+        output_file::print(said.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing to stdout: {e}"))?;
         Ok(outcome)
     })
 }
@@ -122,17 +134,35 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
     };
     // Refused before the investigation, and again when the report is put in place.
     output_file::check_dir(&out, &rules)?;
-    let options = report::investigate::Options { step: args.step };
-    let inv = report::investigate::investigate(&args.capture, &options)
+    let options = investigation::Options {
+        step: args.step,
+        ..Default::default()
+    };
+    let run = investigation::investigate(&args.capture, &options)
         .with_context(|| format!("investigating {}", args.capture.display()))?;
+    let inv = &run.investigation;
     let outcome = TOOL.warn_unread(&inv.unread);
     for note in &inv.notes {
-        TOOL.warn(note);
+        TOOL.warn(&note.message);
     }
     let dir = output_file::DirOutput::create(&out, &rules)?;
-    inv.write_into(&dir)?;
+    report::investigate::write_into(&run, &dir)?;
     dir.commit()?;
     Ok((out, outcome))
+}
+
+/// The what-if replay of every capture at `path`, as text (one block per capture).
+fn what_if_text(path: &Path, what_if: &replay::WhatIf) -> anyhow::Result<String> {
+    let mut text = String::new();
+    for loaded in load::load(path).with_context(|| format!("replaying {}", path.display()))? {
+        text += &format!("{}:\n", loaded.path.display());
+        let windows = replay::capture_windows(&loaded.capture);
+        text += &match replay::Graph::build(&loaded.capture) {
+            Ok(graph) => replay::predict(&graph, &loaded.capture, &windows, what_if).text(),
+            Err(e) => format!("  {e}\n"),
+        };
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -36,10 +36,13 @@ use trace_frame::AnalysisName;
 /// --sql reads only the tables above: table functions over files or URLs (read_parquet,
 /// read_csv, ...) are refused, and a result over --sql-max-rows rows is an error, as is a
 /// join that could make more (one without an equality of two columns, or an equality on a
-/// key with too many rows per value, counted before the query runs).
+/// key with too many rows per value, counted before the query runs); lpad, rpad and repeat
+/// are refused; a query whose memory grows past TRACEWISE_SQL_MEMORY (default 4G) is
+/// stopped (exit 2).
 ///
 /// Exit status: 0 on success; 2 on bad input, a refused output or a failing stdout
-/// (nothing is written); 3 when the result is partial: some rank files of a directory could
+/// (nothing is written); 1 when an error came after an output was written (it is
+/// complete); 3 when the result is partial: some rank files of a directory could
 /// not be read (each is named on stderr with its error, and under "Not read" in the report,
 /// `not_read` in JSON), the others are reported, and an --export of them is written. An
 /// interrupted run leaves nothing behind.
@@ -111,6 +114,12 @@ struct Args {
 }
 
 const TOOL: tool_cli::Tool = tool_cli::Tool("profile-model");
+
+/// `--sql`'s default memory budget (`TRACEWISE_SQL_MEMORY`): resident memory the query may
+/// add to what the loaded trace holds. Queries over a trace's tables take a few times the
+/// frame at most; this leaves room for the largest captures and stops a runaway join
+/// well before a 16-32 GB machine swaps.
+const SQL_MEMORY: u64 = 4 << 30;
 
 fn main() -> ExitCode {
     TOOL.main(run)
@@ -214,7 +223,16 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
     let text = match report {
         None => {
             let q = args.sql.as_deref().unwrap_or_default();
+            // The row limits are checked before the query runs; what they cannot see (a
+            // join over a grouped or joined CTE, a huge aggregate) is bounded by memory.
+            let budget = tool_cli::MemoryBudget::start(
+                TOOL,
+                "the SQL query",
+                "TRACEWISE_SQL_MEMORY",
+                SQL_MEMORY,
+            );
             let df = trace_frame::run_sql_limited(&loaded.events, q, args.sql_max_rows)?;
+            drop(budget);
             if args.json {
                 let mut s = serde_json::to_string_pretty(&trace_frame::frame_to_json(&df))?;
                 s.push('\n');

@@ -90,6 +90,7 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> anyhow::Result<Outcome> {
     let config = analysis::SkipConfig {
         top_host_events: args.top,
+        ..analysis::SkipConfig::default()
     };
     let rows_path = args.out.join("rows.csv");
     let inputs = [args.trace.as_path()];

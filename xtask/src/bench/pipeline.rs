@@ -2,7 +2,8 @@
 //! analyses on one load, each as a ratio to the tool that only loads and summarises:
 //! investigate ÷ skip-stats on `hta-v100-2rank-large` (target ≤ 2×), investigate ÷
 //! trace-info on the largest shared XSpace, and compare of a capture with itself ÷ two
-//! skip-stats runs on it (target ≤ 2.5×). Runs alternate between the two tools of a row,
+//! skip-stats runs on it (target ≤ 2.5×), and investigate --what-if ÷ investigate (the
+//! replay's cost, target ≤ 1.25×). Runs alternate between the two tools of a row,
 //! so load on the machine falls on both alike; each figure is the median.
 
 use std::path::{Path, PathBuf};
@@ -65,6 +66,28 @@ pub(super) fn rows(
         || run_quiet(&skip, &skip_args),
     )?;
     push_ratio(rows, "investigate ÷ skip-stats", KINETO, a, b, "≤ 2×");
+
+    // The what-if replay (issue #42): the capture loaded a second time, its graph built
+    // and replayed twice (unchanged and changed).
+    let what_if = ["--what-if", "gemm=2x,launch=5us"];
+    let (a, b) = alternate(
+        runs,
+        || {
+            run_quiet(
+                &inv,
+                &[&k, "--out", &inv_out, "--overwrite", what_if[0], what_if[1]],
+            )
+        },
+        || run_quiet(&inv, &[&k, "--out", &inv_out, "--overwrite"]),
+    )?;
+    push_ratio(
+        rows,
+        "investigate --what-if ÷ investigate",
+        KINETO,
+        a,
+        b,
+        "≤ 1.25×",
+    );
 
     let (a, b) = alternate(
         runs,

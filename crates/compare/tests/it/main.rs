@@ -165,7 +165,7 @@ fn a_capture_against_itself_changes_nothing() {
     assert!(c.kernels.iter().all(|k| k.count == [5, 5]));
     // Nothing changed, so nothing of any prediction was realized.
     assert_eq!(
-        cause(&c, CauseKey::Gap(analysis::GapCause::HostNotLaunched)).realized_share,
+        cause(&c, CauseKey::Host(analysis::HostCause::NothingRecorded)).realized_share,
         Some(0.0)
     );
     let md = report::markdown::render(&report::compare::document(&c));
@@ -193,21 +193,24 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
     assert_eq!(c.step_time.change, Change::Lower);
     assert_eq!(c.realized_gain, us(h / 2));
     // Predicted: the critical stream waits for the host, per step, 10 µs before the GEMM
-    // (launch at the step's start, start 10 µs later), the host wait itself, and 10 µs
-    // after the elementwise kernel until the step ends (the next step's launch, or the
-    // last step's open host range): 20 + h.
-    let host = cause(&c, CauseKey::Gap(analysis::GapCause::HostNotLaunched));
-    assert_eq!(host.predicted_gain, us(20 + h));
-    assert_eq!(host.after, Some(us(20 + h / 2)));
-    let expected = (h / 2) as f64 / (20 + h) as f64;
+    // (launch at the step's start, start 10 µs later) and 10 µs after the elementwise
+    // kernel until the step ends (the next step's launch, or the last step's open host
+    // range): 20 µs of launch overhead; and the host wait itself, h, with nothing recorded
+    // on the launching thread.
+    let host = cause(&c, CauseKey::Host(analysis::HostCause::NothingRecorded));
+    assert_eq!(host.predicted_gain, us(h));
+    assert_eq!(host.after, Some(us(h / 2)));
     let share = host.realized_share.expect("a share");
-    assert!((share - expected).abs() < 1e-12, "{share} vs {expected}");
+    assert!((share - 0.5).abs() < 1e-12, "{share} vs 0.5");
+    let launch = cause(&c, CauseKey::Host(analysis::HostCause::LaunchOverhead));
+    assert_eq!(launch.predicted_gain, us(20));
+    assert_eq!(launch.after, Some(us(20)));
     // The leading cause is the same, smaller.
     assert_eq!(
         c.leading_after,
         Some((
-            CauseKey::Gap(analysis::GapCause::HostNotLaunched),
-            us(20 + h / 2)
+            CauseKey::Host(analysis::HostCause::NothingRecorded),
+            us(h / 2)
         ))
     );
     // The kernels did not change; the idle part of the stream's budget did, by h/2.
@@ -684,10 +687,27 @@ fn first_step_names_equal_hta_trace_diff() {
 /// The report.json investigate writes for `input`, into the test's own `dir` (a test
 /// input, not a tool output).
 fn investigate_report(input: &Path, dir: &Path) -> PathBuf {
-    let inv = report::investigate::investigate(input, &Default::default()).expect("investigates");
-    let path = dir.join("report.json");
-    std::fs::write(&path, report::report_json::to_string(&inv.document)).expect("write");
+    let run = investigation::investigate(input, &Default::default()).expect("investigates");
+    let name = format!(
+        "{}.report.json",
+        input.file_name().expect("a name").to_string_lossy()
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, report::report_json::write(&run.investigation)).expect("write");
     path
+}
+
+/// Two synthetic captures of 5 steps, the host wait cut from 1000 to 400 µs per step.
+fn host_wait_cut(dir: &Path) -> (PathBuf, PathBuf) {
+    let side = |host_wait_us, name| {
+        Synthetic {
+            steps: 5,
+            host_wait_us,
+            gpu: H100,
+        }
+        .write(dir, name)
+    };
+    (side(1000, "before.json"), side(400, "after.json"))
 }
 
 /// An investigate report.json as the before side: the step figures and the causes it
@@ -696,18 +716,7 @@ fn investigate_report(input: &Path, dir: &Path) -> PathBuf {
 #[test]
 fn a_report_json_side_predicts_what_its_capture_predicts() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let before = Synthetic {
-        steps: 5,
-        host_wait_us: 1000,
-        gpu: H100,
-    }
-    .write(dir.path(), "before.json");
-    let after = Synthetic {
-        steps: 5,
-        host_wait_us: 400,
-        gpu: H100,
-    }
-    .write(dir.path(), "after.json");
+    let (before, after) = host_wait_cut(dir.path());
     let report_json = investigate_report(&before, dir.path());
 
     let from_capture = compare::compare(&before, &after, &Config::default()).expect("compares");
@@ -728,7 +737,8 @@ fn a_report_json_side_predicts_what_its_capture_predicts() {
     assert!(!nonzero(&from_report).is_empty());
     assert!(from_report.kernels.is_empty() && from_report.budgets.is_empty());
 
-    // Not a report of investigate, and a report without its steps table: errors that say so.
+    // A rendered document (compare's own JSON, schema 1), and a report of this schema
+    // without its captures: errors that say so.
     let other = dir.path().join("other.json");
     std::fs::write(
         &other,
@@ -736,19 +746,50 @@ fn a_report_json_side_predicts_what_its_capture_predicts() {
     )
     .expect("write");
     let e = compare::compare(&other, &after, &Config::default()).expect_err("refused");
-    assert!(
-        e.to_string().contains("is not an investigate report"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("report.json schema 1"), "{e}");
     let old = dir.path().join("old.json");
     std::fs::write(
         &old,
-        r#"{"schema": 1, "title": "Investigation of x", "sections": []}"#,
+        format!(
+            r#"{{"schema": {}, "title": "Investigation of x"}}"#,
+            investigation::SCHEMA
+        ),
     )
     .expect("write");
     let e = compare::compare(&old, &after, &Config::default()).expect_err("refused");
     assert!(e.to_string().starts_with("before: "), "{e}");
-    assert!(e.to_string().contains("no steps table"), "{e}");
+    assert!(e.to_string().contains("missing field"), "{e}");
+}
+
+/// Two captures and their two report.json files give the same comparison of what a
+/// report holds: the step-time row (the same samples, so the same noise rule), the
+/// verdict, the realized gain, and every cause, matched by key, with its predicted gain,
+/// its time after and its realized share.
+#[test]
+fn two_report_json_files_compare_as_their_captures() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (before, after) = host_wait_cut(dir.path());
+    let (before_json, after_json) = (
+        investigate_report(&before, dir.path()),
+        investigate_report(&after, dir.path()),
+    );
+    let from_captures = compare::compare(&before, &after, &Config::default()).expect("compares");
+    let from_reports =
+        compare::compare(&before_json, &after_json, &Config::default()).expect("compares");
+    assert!(from_reports.before.from_report && from_reports.after.from_report);
+    assert_eq!(from_reports.step_time, from_captures.step_time);
+    assert_eq!(from_reports.verdict, from_captures.verdict);
+    assert_eq!(from_reports.verdict, Verdict::Faster);
+    assert_eq!(from_reports.realized_gain, from_captures.realized_gain);
+    assert_eq!(from_reports.causes, from_captures.causes);
+    assert!(!from_reports.causes.is_empty());
+    assert_eq!(from_reports.leading_after, from_captures.leading_after);
+    assert_eq!(from_reports.before.causes, from_captures.before.causes);
+    assert_eq!(from_reports.after.causes, from_captures.after.causes);
+    assert_eq!(
+        from_reports.before.gpu_models,
+        from_captures.before.gpu_models
+    );
 }
 
 /// A rank directory's report.json against the directory: the pooled steps row of the

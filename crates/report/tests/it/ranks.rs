@@ -4,17 +4,24 @@
 //! straggler's late steps, steps 3 to 6 describe the straggler, and `rows.csv` is the one
 //! skip-stats writes for the directory.
 
-use report::investigate::{Investigation, investigate};
+use investigation::{Run, investigate};
 use report::{Block, Cell, Document, Figure, Value};
 use test_support::synth_ranks::{COMPUTE_JITTER_NS, END_JITTER_NS, Job};
 
+/// An investigation and its document.
+struct Investigated {
+    run: Run,
+    document: Document,
+}
+
 /// A written job and its investigation.
-fn investigated(ranks: usize, mb: f64, seed: u64) -> (Job, Investigation, tempfile::TempDir) {
+fn investigated(ranks: usize, mb: f64, seed: u64) -> (Job, Investigated, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let job = Job::plan(ranks, mb, seed);
     job.write_into(dir.path());
-    let inv = investigate(dir.path(), &Default::default()).expect("investigates");
-    (job, inv, dir)
+    let run = investigate(dir.path(), &Default::default()).expect("investigates");
+    let document = report::investigate::document(&run.investigation);
+    (job, Investigated { run, document }, dir)
 }
 
 fn table<'a>(doc: &'a Document, name: &str) -> &'a report::Table {
@@ -154,11 +161,15 @@ fn a_rank_directory_gives_the_planted_straggler_and_offsets() {
 fn rows_csv_of_a_rank_directory_is_skip_stats_rows() {
     let (_, inv, dir) = investigated(6, 0.02, 3);
     let mut ours = Vec::new();
-    inv.write_rows(&mut ours).expect("rows");
+    inv.run.write_rows(&mut ours).expect("rows");
     let mut theirs = Vec::new();
     analysis::skip_stats(dir.path(), &analysis::SkipConfig::default(), &mut theirs)
         .expect("skip-stats");
     assert!(ours.len() > 1000);
     assert!(ours == theirs, "rows.csv differs");
-    assert!(!inv.files().iter().any(|(name, _)| name == "rows.csv"));
+    assert!(
+        !report::investigate::files(&inv.run.investigation)
+            .iter()
+            .any(|(name, _)| name == "rows.csv")
+    );
 }

@@ -866,6 +866,36 @@ fn sql_is_confined_to_the_trace_tables() {
             && e.contains("--sql-max-rows"),
         "{e}"
     );
+    // The same self-join spelled with USING, through a CTE or a subquery that only
+    // filters and projects the table, or a CTE over a CTE: counted the same way.
+    for spelled in [
+        "SELECT COUNT(*) AS n FROM events a JOIN events b USING (cat)",
+        "WITH e AS (SELECT * FROM events) SELECT COUNT(*) AS n FROM e a JOIN e b ON a.cat = b.cat",
+        "WITH e AS (SELECT cat, ts_ns FROM events WHERE dur_ns >= 0), f AS (SELECT * FROM e) \
+         SELECT COUNT(*) AS n FROM f a JOIN events b ON a.cat = b.cat",
+        "SELECT COUNT(*) AS n FROM (SELECT cat FROM events) a JOIN (SELECT * FROM events) b \
+         ON a.cat = b.cat",
+    ] {
+        let e = trace_frame::run_sql_limited(df, spelled, pairs as usize - 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("makes up to {pairs} rows")) && e.contains("--sql-max-rows"),
+            "{spelled}: {e}"
+        );
+    }
+    // A side grouped by its key has one row per key: not counted as the table, and run.
+    let grouped = "WITH c AS (SELECT cat, COUNT(*) AS k FROM events GROUP BY cat) \
+                   SELECT COUNT(*) AS n FROM c a JOIN c b ON a.cat = b.cat";
+    trace_frame::run_sql_limited(df, grouped, pairs as usize - 1).unwrap();
+    // Text of any length from a number is refused before anything runs.
+    for q in [
+        "SELECT length(rpad('a', 9223372036854775807, 'b')) FROM events",
+        "SELECT LPAD(name, 100, 'x') FROM events",
+        "SELECT repeat(name, 1000000000) FROM kernels",
+    ] {
+        refused(q, "any length");
+    }
     let joined = trace_frame::run_sql_limited(
         df,
         "SELECT COUNT(*) AS n FROM events a JOIN events b ON a.cat = b.cat",

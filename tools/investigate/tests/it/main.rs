@@ -155,7 +155,15 @@ fn partial_rank_directory_writes_the_readable_ranks_and_exits_3() {
     assert!(md.contains("file-not-read"), "{md}");
     assert!(md.contains("rank1.pt.trace.json: truncated JSON"), "{md}");
     let json = std::fs::read_to_string(out.join("report.json")).expect("report.json");
-    assert!(json.contains("file-not-read"));
+    let inv = report::report_json::read(&json).expect("reads back");
+    assert!(
+        inv.trust.iter().any(|t| matches!(
+            t,
+            investigation::TrustItem::FileNotRead { error } if error.contains("rank1.pt.trace.json")
+        )),
+        "{:?}",
+        inv.trust
+    );
 }
 
 /// Every capture of the shared set, from its manifests: Kineto files, the complete rank
@@ -210,8 +218,8 @@ fn every_shared_capture_gives_a_full_report() {
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("json"))
                 .expect("valid JSON");
-        assert!(json["sections"].as_array().is_some_and(|s| s.len() >= 7));
-        assert_eq!(json["schema"], report::report_json::SCHEMA);
+        assert!(json["captures"].as_array().is_some_and(|c| !c.is_empty()));
+        assert_eq!(json["schema"], investigation::SCHEMA);
         assert_round_trips(&out, &input.display().to_string());
     }
 }
@@ -260,18 +268,19 @@ fn nsys_and_rocprof_captures_give_a_full_report() {
     assert!(!out.exists());
 }
 
-/// `report.json` read back renders the very Markdown the run wrote: the JSON holds the
-/// whole report.
+/// `report.json` read back into an `Investigation` renders the very Markdown the run
+/// wrote: the JSON is the whole investigation.
 fn assert_round_trips(out: &Path, what: &str) {
     let text = std::fs::read_to_string(out.join("report.json")).expect("report.json");
-    let doc = report::report_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let inv = report::report_json::read(&text).unwrap_or_else(|e| panic!("{what}: {e}"));
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    let doc = report::investigate::document(&inv);
     assert_eq!(report::markdown::render(&doc), md, "{what}");
     // The same JSON again (compared as values: serde_json's default float parsing may
     // change a float's last digit, which the Markdown never shows).
     let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).expect("JSON");
     assert_eq!(
-        value(&report::report_json::to_string(&doc)),
+        value(&report::report_json::write(&inv)),
         value(&text),
         "{what}"
     );
@@ -286,8 +295,12 @@ fn report_json_round_trips_on_the_embedded_sample() {
     assert_round_trips(&out, "tiny-train");
     // Another schema is refused, naming both versions.
     let text = std::fs::read_to_string(out.join("report.json")).expect("json");
-    let other = text.replacen("\"schema\": 1,", "\"schema\": 99,", 1);
-    let err = report::report_json::from_str(&other).expect_err("schema 99");
+    let other = text.replacen(
+        &format!("\"schema\": {},", investigation::SCHEMA),
+        "\"schema\": 99,",
+        1,
+    );
+    let err = report::report_json::read(&other).expect_err("schema 99");
     assert!(err.to_string().contains("schema 99"), "{err}");
 }
 
@@ -436,6 +449,32 @@ fn a_closed_stdout_exits_0_quietly() {
         ],
     );
     // The report is written all the same.
+    assert!(out.join("report.md").is_file());
+}
+
+/// A stdout that cannot be written (a full disk) after the report is in place: exit 1, not
+/// 0 (the notice was lost) and not 2 (which means nothing was written).
+#[test]
+fn a_full_stdout_after_the_report_exits_1() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("report");
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        panic!("/dev/full is needed for this test (Linux)");
+    };
+    let o = Command::new(BIN)
+        .arg(workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json"))
+        .arg("--out")
+        .arg(&out)
+        .stdout(full)
+        .output()
+        .expect("investigate runs");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("complete and in place"));
     assert!(out.join("report.md").is_file());
 }
 
@@ -589,4 +628,30 @@ fn two_runs_with_one_out_never_both_claim_it() {
         );
         assert!(test_support::staged_left(tmp.path()).is_empty());
     }
+}
+
+/// `--what-if` prints the replayed prediction after the report; a bad spelling is refused
+/// before anything is written.
+#[test]
+fn what_if_prints_the_replayed_step() {
+    let input = workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let run = |spec: &str, out: &Path| {
+        Command::new(BIN)
+            .arg(&input)
+            .arg("--out")
+            .arg(out)
+            .args(["--what-if", spec])
+            .output()
+            .expect("runs")
+    };
+    let o = run("gemm=2x,launch=5us", &tmp.path().join("r"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("what-if gemm=2x,launch=5us"), "{stdout}");
+    assert!(stdout.contains("critical path"), "{stdout}");
+    let o = run("gemm=fast", &tmp.path().join("bad"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("takes Nx"));
+    assert!(!tmp.path().join("bad").exists());
 }

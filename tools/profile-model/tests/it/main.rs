@@ -80,6 +80,43 @@ fn partial_rank_directory_reports_the_readable_ranks_and_exits_3() {
     assert!(!export.join("rank=1").exists());
 }
 
+/// A query the row checks cannot count (a self-join of a CTE that joins) is stopped by
+/// the memory budget: exit 2 naming TRACEWISE_SQL_MEMORY, within seconds, nothing printed.
+#[test]
+fn a_runaway_query_is_stopped_by_its_memory_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("one-cat.json");
+    // 40,000 kernels of one category: a self-join on it is 1.6 billion rows.
+    let events: Vec<String> = (0..40_000)
+        .map(|i| {
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":{i},"dur":1,"args":{{"stream":7,"correlation":{i}}}}}"#
+            )
+        })
+        .collect();
+    std::fs::write(
+        &trace,
+        format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")),
+    )
+    .unwrap();
+    let query = "WITH c AS (SELECT cat, COUNT(*) AS k FROM kernels GROUP BY cat), \
+                 d AS (SELECT a.cat FROM kernels a JOIN c ON a.cat = c.cat) \
+                 SELECT COUNT(*) AS n FROM d x JOIN d y ON x.cat = y.cat";
+    let started = std::time::Instant::now();
+    let out = bin()
+        .arg(&trace)
+        .args(["--sql", query, "--sql-max-rows", "100000000000"])
+        .env("TRACEWISE_SQL_MEMORY", "256M")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("TRACEWISE_SQL_MEMORY"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    // A watchdog, not a timing target: the unbounded join ran for minutes.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
 #[test]
 fn sql_as_json() {
     let out = bin()

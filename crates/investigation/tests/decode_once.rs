@@ -11,7 +11,7 @@ fn investigate_decodes_each_input_once() {
     // for the ops' `Input Dims` (arguments the model does not keep): not counted here.
     let input = "testdata/xplane/ok/small.xplane.pb";
     let before = load::decodes();
-    let result = report::investigate::investigate(&root.join(input), &Default::default());
+    let result = investigation::investigate(&root.join(input), &Default::default());
     assert!(result.is_ok(), "{input}: {:?}", result.err());
     assert_eq!(load::decodes() - before, 1, "{input}");
 }

@@ -1,0 +1,405 @@
+//! What a launching thread was doing on the way to a late launch: every instant of a
+//! thread's time gets one label ([`HostCause`], or a synchronising call), from the
+//! innermost event that covers it and the ranges around it, so that the idle time the GPU
+//! spent waiting for the host splits into causes that add up to it.
+//!
+//! The label of an instant, first match wins (the innermost event covering it is the
+//! *leaf*; the events around it are its *enclosing ranges*):
+//! 1. the leaf is a runtime call that synchronises ([`crate::is_synchronising_call`]):
+//!    the host waits for the GPU (a gap cause of its own, not a host cause);
+//! 2. the leaf is an allocator call ([`is_allocator_call`]): [`HostCause::Allocator`];
+//! 3. the leaf or an enclosing range is compilation, JIT or autotuning
+//!    ([`is_compilation`]): [`HostCause::Compilation`];
+//! 4. the leaf or an enclosing range is data loading ([`is_data_loading`]):
+//!    [`HostCause::DataLoading`];
+//! 5. the leaf or an enclosing range is the profiler's own measured overhead
+//!    ([`is_profiler_overhead`]): [`HostCause::ProfilerOverhead`];
+//! 6. the leaf is a launch call: [`HostCause::LaunchOverhead`];
+//! 7. the leaf is an event whose own subtree issues a launch (a framework op or a Python
+//!    frame on the launch path): a stretch of its self time shorter than
+//!    [`LONG_SELF_STRETCH`] is [`HostCause::LaunchOverhead`] (dispatch between launches);
+//!    a longer one is [`HostCause::CpuWork`] for a framework op (its own CPU work) and
+//!    [`HostCause::NothingRecorded`] for an annotation, Python frame or other wrapper
+//!    (the thread did something the profiler did not record);
+//! 8. any other leaf (an op, a Python frame or an annotation that launches nothing):
+//!    [`HostCause::CpuWork`], named by the leaf;
+//! 9. no event covers the instant: [`HostCause::NothingRecorded`] (the thread was idle,
+//!    in I/O, or waiting on another process).
+
+use trace_model::{Capture, HostKind, Nanos, StringId, ThreadId};
+
+use crate::gaps::is_synchronising_call;
+
+/// What the launching thread was doing while the GPU waited for its next launch: the
+/// sub-causes of [`crate::GapCause::HostNotLaunched`], each with a stable key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum HostCause {
+    /// Device or pinned-host memory allocation and release (`cudaMalloc`, `cudaFree`,
+    /// `hipMalloc`, `hipFree`, `cudaHostAlloc`, …): the caching allocator bypassed or
+    /// emptied.
+    Allocator,
+    /// Data loading: DataLoader iteration and its waits, input pipelines.
+    DataLoading,
+    /// CPU work that launches nothing: preprocessing, Python, framework ops' own time.
+    CpuWork,
+    /// The launch path: launch calls and the short dispatch between them (many short
+    /// launches back to back) — the one sub-cause CUDA graphs remove.
+    LaunchOverhead,
+    /// JIT compilation, module loading and autotuning.
+    Compilation,
+    /// The profiler's own overhead, where the capture measures it.
+    ProfilerOverhead,
+    /// Nothing recorded on the thread: idle, I/O, another process, or unrecorded work.
+    NothingRecorded,
+}
+
+impl HostCause {
+    /// Every sub-cause, in key order.
+    pub const ALL: [HostCause; 7] = [
+        HostCause::Allocator,
+        HostCause::DataLoading,
+        HostCause::CpuWork,
+        HostCause::LaunchOverhead,
+        HostCause::Compilation,
+        HostCause::ProfilerOverhead,
+        HostCause::NothingRecorded,
+    ];
+
+    /// A stable machine-readable name (`allocator`, `data-loading`, …).
+    pub fn code(self) -> &'static str {
+        match self {
+            HostCause::Allocator => "allocator",
+            HostCause::DataLoading => "data-loading",
+            HostCause::CpuWork => "cpu-work",
+            HostCause::LaunchOverhead => "launch-overhead",
+            HostCause::Compilation => "compilation",
+            HostCause::ProfilerOverhead => "profiler-overhead",
+            HostCause::NothingRecorded => "nothing-recorded",
+        }
+    }
+
+    /// The sub-cause a [`HostCause::code`] names.
+    pub fn from_code(code: &str) -> Option<HostCause> {
+        HostCause::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// The sub-cause in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            HostCause::Allocator => "memory allocation/release calls",
+            HostCause::DataLoading => "data loading",
+            HostCause::CpuWork => "CPU work that launches nothing",
+            HostCause::LaunchOverhead => "launch overhead (launch calls and dispatch between them)",
+            HostCause::Compilation => "JIT compilation, module loading or autotuning",
+            HostCause::ProfilerOverhead => "profiler overhead",
+            HostCause::NothingRecorded => "nothing recorded on the launching thread",
+        }
+    }
+}
+
+/// A self-time stretch of an event on the launch path at least this long is not launch
+/// overhead: dispatching one op to its launch takes microseconds to a few tens of them
+/// (framework dispatch ~5–20 µs, a launch call ~5–10 µs), so 100 µs without a recorded
+/// child is several launches' worth of time doing something else (the op's own CPU work,
+/// or unrecorded work under a wrapper).
+pub const LONG_SELF_STRETCH: Nanos = Nanos(100_000);
+
+/// Whether a host call allocates or releases device or pinned host memory: the CUDA and
+/// HIP runtime and driver allocators (`cudaMalloc*`, `cudaFree*`, `cuMemAlloc*`,
+/// `cuMemFree*`, `hipMalloc*`, `hipFree*`, `hipHostMalloc`, `cudaHostAlloc`,
+/// `cudaMallocHost`, `hipExtMallocWithFlags`), and PyTorch's `empty_cache`.
+pub fn is_allocator_call(name: &str) -> bool {
+    let runtime = name.starts_with("cuda") || name.starts_with("hip") || name.starts_with("cuMem");
+    (runtime
+        && (name.contains("Malloc")
+            || name.contains("Free")
+            || name.contains("HostAlloc")
+            || name.contains("MemAlloc")))
+        || name.ends_with("empty_cache")
+}
+
+/// Whether a host range is data loading: PyTorch's DataLoader iteration
+/// (`enumerate(DataLoader)#…__next__`, `torch/utils/data/…` frames), TensorFlow's input
+/// pipeline (`IteratorGetNext`, `Iterator::…`).
+pub fn is_data_loading(name: &str) -> bool {
+    name.contains("DataLoader")
+        || name.contains("utils/data/")
+        || name.contains("IteratorGetNext")
+        || name.starts_with("Iterator::")
+}
+
+/// Whether a host range is compilation, JIT or autotuning: module loading
+/// (`cuModuleLoad*`, `hipModuleLoad*`, `cuLibraryLoad*`), runtime compilers (`nvrtc*`,
+/// `hiprtc*`, `cuLink*`), graph instantiation, TorchDynamo/Inductor compilation
+/// (`torch/_dynamo`, `torch/_inductor`, `compile_fx`, `CompileFunction`), nvFuser's
+/// `compileFusion`, XLA compilation (`BackendCompile`, `XlaCompile`, `PjitFunction(…)
+/// compile`), and autotuning (a name containing `autotun`).
+pub fn is_compilation(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    name.contains("ModuleLoad")
+        || name.contains("LibraryLoad")
+        || name.contains("GraphInstantiate")
+        || lower.starts_with("nvrtc")
+        || lower.starts_with("hiprtc")
+        || name.starts_with("cuLink")
+        || name.contains("torch/_dynamo")
+        || name.contains("torch/_inductor")
+        || name.contains("compile_fx")
+        || name.contains("CompileFunction")
+        || name.contains("compileFusion")
+        || name.contains("BackendCompile")
+        || name.contains("XlaCompile")
+        || lower.contains("autotun")
+}
+
+/// Whether a host range is the profiler's own overhead as the profiler measures it
+/// (Kineto's `[profiler] …` ranges, a range named `Profiler overhead`, CUPTI's
+/// `cuptiActivityFlush…`). Nothing is guessed: a profiler that does not measure its
+/// overhead adds none here.
+pub fn is_profiler_overhead(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    name.starts_with("[profiler]")
+        || lower.contains("profiler overhead")
+        || lower.starts_with("cuptiactivityflush")
+}
+
+/// Whether a host event launches GPU work.
+fn is_launch(capture: &Capture, kind: HostKind, name: StringId) -> bool {
+    kind == HostKind::Launch || {
+        let n = capture.name(name);
+        n.contains("LaunchKernel") || n.contains("GraphLaunch") || n.starts_with("cuLaunch")
+    }
+}
+
+/// The label of a stretch of a thread's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Label {
+    /// Inside a synchronising call: the host waits for the GPU.
+    Sync,
+    /// Host time of this sub-cause.
+    Host(HostCause),
+}
+
+/// A labelled stretch `[start, end)` of one thread's time, with the event that names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Labelled {
+    pub start: i64,
+    pub end: i64,
+    pub label: Label,
+    pub name: StringId,
+}
+
+/// The context an enclosing range gives its children.
+fn context_of(name: &str) -> Option<HostCause> {
+    if is_compilation(name) {
+        Some(HostCause::Compilation)
+    } else if is_data_loading(name) {
+        Some(HostCause::DataLoading)
+    } else if is_profiler_overhead(name) {
+        Some(HostCause::ProfilerOverhead)
+    } else {
+        None
+    }
+}
+
+/// The labelled stretches of a thread's time (sorted, disjoint; instants no event covers
+/// are left out, they are [`HostCause::NothingRecorded`]). Events that overlap without
+/// nesting are cut at their parent's end.
+pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled> {
+    let events = capture.thread_events(thread);
+    let mut order: Vec<usize> = (0..events.len()).filter(|&i| events[i].dur.0 > 0).collect();
+    order.sort_by(|&a, &b| {
+        events[a]
+            .start
+            .cmp(&events[b].start)
+            .then(events[b].end().cmp(&events[a].end()))
+            .then(a.cmp(&b))
+    });
+    // Pass 1: which events have a launch inside them (themselves included).
+    let mut launches = vec![false; events.len()];
+    let mut stack: Vec<(usize, i64)> = Vec::new();
+    for &i in &order {
+        let e = &events[i];
+        while stack.last().is_some_and(|&(_, end)| end <= e.start.0) {
+            stack.pop();
+        }
+        let end = stack.last().map_or(e.end().0, |&(_, pe)| e.end().0.min(pe));
+        if is_launch(capture, e.kind, e.name) {
+            launches[i] = true;
+            for &(p, _) in stack.iter().rev() {
+                if launches[p] {
+                    break;
+                }
+                launches[p] = true;
+            }
+        }
+        stack.push((i, end));
+    }
+    // Pass 2: self-time stretches, labelled.
+    struct Frame {
+        idx: usize,
+        end: i64,
+        context: Option<(HostCause, StringId)>,
+    }
+    let mut out: Vec<Labelled> = Vec::new();
+    let emit = |out: &mut Vec<Labelled>, f: &Frame, from: i64, to: i64| {
+        if to <= from {
+            return;
+        }
+        let e = &events[f.idx];
+        let name = capture.name(e.name);
+        let call = matches!(e.kind, HostKind::Runtime | HostKind::Launch);
+        let (label, by) = if call && is_synchronising_call(name) {
+            (Label::Sync, e.name)
+        } else if is_allocator_call(name) {
+            (Label::Host(HostCause::Allocator), e.name)
+        } else if let Some((c, by)) = f.context {
+            (Label::Host(c), by)
+        } else if is_launch(capture, e.kind, e.name) {
+            (Label::Host(HostCause::LaunchOverhead), e.name)
+        } else if launches[f.idx] {
+            if to - from < LONG_SELF_STRETCH.0 {
+                (Label::Host(HostCause::LaunchOverhead), e.name)
+            } else if matches!(e.kind, HostKind::CpuOp | HostKind::Runtime) {
+                (Label::Host(HostCause::CpuWork), e.name)
+            } else {
+                (Label::Host(HostCause::NothingRecorded), e.name)
+            }
+        } else {
+            (Label::Host(HostCause::CpuWork), e.name)
+        };
+        match out.last_mut() {
+            Some(l) if l.end == from && l.label == label && l.name == by => l.end = to,
+            _ => out.push(Labelled {
+                start: from,
+                end: to,
+                label,
+                name: by,
+            }),
+        }
+    };
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut cursor = i64::MIN;
+    for &i in &order {
+        let e = &events[i];
+        let s = e.start.0;
+        while let Some(top) = frames.last() {
+            if top.end > s {
+                break;
+            }
+            emit(&mut out, top, cursor, top.end);
+            cursor = cursor.max(top.end);
+            frames.pop();
+        }
+        if let Some(top) = frames.last() {
+            emit(&mut out, top, cursor, s);
+        }
+        cursor = cursor.max(s);
+        let end = frames.last().map_or(e.end().0, |p| e.end().0.min(p.end));
+        let own = context_of(capture.name(e.name)).map(|c| (c, e.name));
+        let inherited = frames.last().and_then(|p| p.context);
+        // The stronger context wins: compilation, then data loading, then the profiler.
+        let context = match (own, inherited) {
+            (Some(a), Some(b)) => Some(if rank(a.0) <= rank(b.0) { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        frames.push(Frame {
+            idx: i,
+            end,
+            context,
+        });
+    }
+    while let Some(top) = frames.pop() {
+        emit(&mut out, &top, cursor, top.end);
+        cursor = cursor.max(top.end);
+    }
+    out
+}
+
+/// Precedence of the contexts (lower wins).
+fn rank(c: HostCause) -> u8 {
+    match c {
+        HostCause::Compilation => 0,
+        HostCause::DataLoading => 1,
+        _ => 2,
+    }
+}
+
+/// Calls `f(label, naming event, time)` for each labelled piece of `[start, end)` in
+/// `labelled` (from [`label_thread`]); instants no stretch covers are
+/// [`HostCause::NothingRecorded`] with no name.
+pub(crate) fn split(
+    labelled: &[Labelled],
+    start: i64,
+    end: i64,
+    mut f: impl FnMut(Label, Option<StringId>, i64),
+) {
+    if end <= start {
+        return;
+    }
+    let mut at = start;
+    let first = labelled.partition_point(|l| l.end <= start);
+    for l in &labelled[first..] {
+        if l.start >= end {
+            break;
+        }
+        let s = l.start.max(at);
+        if s > at {
+            f(Label::Host(HostCause::NothingRecorded), None, s - at);
+        }
+        let e = l.end.min(end);
+        if e > s {
+            f(l.label, Some(l.name), e - s);
+            at = e;
+        }
+    }
+    if end > at {
+        f(Label::Host(HostCause::NothingRecorded), None, end - at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_reads_back() {
+        for c in HostCause::ALL {
+            assert_eq!(HostCause::from_code(c.code()), Some(c));
+        }
+        assert_eq!(HostCause::from_code("allocators"), None);
+    }
+
+    #[test]
+    fn names() {
+        for n in [
+            "hipFree",
+            "cudaFree",
+            "cudaMalloc",
+            "hipMalloc",
+            "cudaHostAlloc",
+            "hipHostMalloc",
+            "cuMemAlloc_v2",
+            "cudaFreeHost",
+        ] {
+            assert!(is_allocator_call(n), "{n}");
+        }
+        for n in ["cudaLaunchKernel", "aten::empty", "cudaMemcpyAsync", "free"] {
+            assert!(!is_allocator_call(n), "{n}");
+        }
+        assert!(is_data_loading(
+            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+        ));
+        assert!(is_data_loading(
+            "torch/utils/data/dataloader.py(628): __next__"
+        ));
+        assert!(!is_data_loading("aten::to"));
+        assert!(is_compilation("hipModuleLoadData"));
+        assert!(is_compilation("CachingAutotuner.benchmark_all_configs"));
+        assert!(is_compilation("FusionExecutor::compileFusion"));
+        assert!(!is_compilation("Torch-Compiled Region: 0/0"));
+        assert!(is_profiler_overhead("[profiler] flush"));
+        assert!(!is_profiler_overhead("ProfilerStep#3"));
+    }
+}

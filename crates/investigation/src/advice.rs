@@ -1,0 +1,216 @@
+//! Step 6: the causes `analysis::causes` finds on the critical stream, ranked by their
+//! share of its window, each with its time per step, the step time if it went away
+//! (inferred), and the knobs the advice rules choose for it given what the capture
+//! already does (torch.compile, graph replay, checkpointing, the Python tracer).
+
+use analysis::SkipReport as Report;
+use trace_model::{Capture, Nanos};
+
+use crate::model::*;
+
+/// How a cause's time per step is computed (the label of every such figure).
+pub const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the analysed window (the steady-state steps' wall time), on the critical stream (or on the device, for exposed communication and copies), divided by the number of steady-state steps in the window; the step it is taken from is the window's mean step (its span / those steps); share of window = the cause's time / the window's span";
+
+/// What the step-time estimate assumes.
+pub const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and fills the time the cause took; overlaps on other streams are ignored";
+
+/// Step 6 of the capture `r` was computed from: causes on the critical stream, ranked by
+/// their share of its window.
+pub fn advise(r: &Report, capture: &Capture) -> Advice {
+    let (Some(window), Some(_)) = (r.window, r.steady_step_spread()) else {
+        return Advice::NoWindow;
+    };
+    if r.verdict.bound == analysis::Bound::WarmUp {
+        return Advice::WarmUp;
+    }
+    if let analysis::Diagnosis::CannotTell { reason } = r.diagnosis {
+        return Advice::CannotTell {
+            reason: reason.describe(),
+            decide_with: reason.decide_with().to_owned(),
+        };
+    }
+    let span = window.span();
+    let steps = r.steady_step_count().max(1) as i64;
+    let per_step = |x: Nanos| Nanos(x.0 / steps);
+    // The step the estimates subtract from: the window's own mean step, so a cause's time
+    // per step and the step come from the same window (a median of step annotations can
+    // leave out time between steps that the window holds).
+    let mean_step = per_step(span);
+    let jax = matches!(
+        r.format,
+        trace_model::Format::XPlane | trace_model::Format::JaxTraceJson
+    );
+    let practices = analysis::practices(capture);
+    // What the capture already does, named, so no advice suggests it.
+    let mut in_use = Vec::new();
+    if let Some(c) = &practices.compiled {
+        in_use.push(InUse {
+            practice: PracticeKind::Compiled,
+            evidence: c.evidence.clone(),
+            share: Some(practices.share(c)),
+        });
+    }
+    if let Some(g) = &practices.graph_replay {
+        in_use.push(InUse {
+            practice: PracticeKind::GraphReplay,
+            evidence: g.evidence.clone(),
+            share: Some(practices.share(g)),
+        });
+    }
+    if let Some(c) = &practices.checkpointing {
+        in_use.push(InUse {
+            practice: PracticeKind::Checkpointing,
+            evidence: c.evidence.clone(),
+            share: None,
+        });
+    }
+    if let Some(p) = &practices.python_tracer {
+        in_use.push(InUse {
+            practice: PracticeKind::PythonTracer,
+            evidence: p.evidence.clone(),
+            share: None,
+        });
+    }
+    let host_knobs = if jax {
+        vec![Knob::JaxDispatch]
+    } else {
+        let mut k = vec![match &practices.graph_replay {
+            Some(g) => Knob::GraphsWiden {
+                share: practices.share(g),
+                evidence: g.evidence.clone(),
+            },
+            None if practices.compiled.is_some() => Knob::GraphsOnCompile,
+            None => Knob::Graphs,
+        }];
+        k.push(match &practices.compiled {
+            Some(_) => Knob::GraphBreaks,
+            None => Knob::FewerKernels,
+        });
+        k.push(Knob::HostWorkOffStep);
+        if practices.python_tracer.is_some() {
+            k.push(Knob::WithoutPythonTracer);
+        }
+        k
+    };
+    let evidence = |c: analysis::GapCause| {
+        r.gap_causes.as_ref().map_or_else(Vec::new, |gc| {
+            gc.evidence_of(c)
+                .take(2)
+                .map(|e| e.what.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut causes: Vec<(analysis::CauseKey, What, Nanos, Vec<Knob>)> = Vec::new();
+    for cause in analysis::causes(r, capture, window) {
+        use analysis::{CauseKey, GapCause};
+        let gpu = cause.device.unwrap_or_default();
+        let (what, knobs) = match cause.key {
+            CauseKey::Gap(GapCause::HostNotLaunched) => (
+                What::HostNotLaunched {
+                    evidence: evidence(GapCause::HostNotLaunched),
+                },
+                host_knobs.clone(),
+            ),
+            CauseKey::Host(h) => (
+                What::HostCause {
+                    code: h.code().to_owned(),
+                    label: h.label().to_owned(),
+                    evidence: r.gap_causes.as_ref().map_or_else(Vec::new, |gc| {
+                        gc.host
+                            .top_of(h)
+                            .take(3)
+                            .map(|t| (t.name.clone(), t.time))
+                            .collect()
+                    }),
+                },
+                analysis::host_knobs(h, r.framework.framework, &practices)
+                    .iter()
+                    .map(|k| Knob::Host {
+                        code: k.code().to_owned(),
+                        text: k.text().to_owned(),
+                    })
+                    .collect(),
+            ),
+            CauseKey::Gap(GapCause::StreamOrEvent) => (
+                What::StreamOrEvent {
+                    evidence: evidence(GapCause::StreamOrEvent),
+                },
+                vec![Knob::AwaitedStream],
+            ),
+            CauseKey::Gap(GapCause::SyncCall) => (
+                What::SyncCall {
+                    evidence: evidence(GapCause::SyncCall),
+                },
+                vec![if jax {
+                    Knob::JaxNoRoundTrips
+                } else {
+                    Knob::NoSyncs
+                }],
+            ),
+            CauseKey::ExposedCollective { .. } => (
+                What::ExposedCollective { gpu },
+                vec![Knob::OverlapCollectives],
+            ),
+            CauseKey::ExposedMemcpy { .. } => {
+                (What::ExposedMemcpy { gpu }, vec![Knob::OverlapCopies])
+            }
+            CauseKey::Layout => (
+                What::Layout,
+                vec![if jax {
+                    Knob::JaxLayouts
+                } else {
+                    Knob::ChannelsLast
+                }],
+            ),
+            CauseKey::Elementwise => (
+                What::Elementwise,
+                vec![if jax {
+                    Knob::JaxFusion
+                } else if practices.compiled.is_some() {
+                    Knob::CompiledFusion
+                } else {
+                    Knob::Fusion
+                }],
+            ),
+            CauseKey::EagerAttention => {
+                let Some(e) = &practices.eager_attention else {
+                    continue;
+                };
+                (
+                    What::EagerAttention {
+                        evidence: e.evidence.clone(),
+                        share: practices.share(e),
+                    },
+                    vec![Knob::FusedAttention],
+                )
+            }
+            _ => continue,
+        };
+        causes.push((cause.key, what, cause.time, knobs));
+    }
+    causes.retain(|c| c.2.0 > 0);
+    // Most time first; ties by key, so the order does not depend on wording.
+    causes.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    let share = |t: Nanos| t.0 as f64 / span.0.max(1) as f64;
+    Advice::Ranked(Ranked {
+        steps,
+        span,
+        mean_step,
+        in_use,
+        causes: causes
+            .into_iter()
+            .map(|(key, what, time, knobs)| {
+                let each = per_step(time);
+                RankedCause {
+                    key: key.code(),
+                    what,
+                    time,
+                    share: share(time),
+                    per_step: each,
+                    step_after: Nanos((mean_step.0 - each.0).max(0)),
+                    knobs,
+                }
+            })
+            .collect(),
+    })
+}

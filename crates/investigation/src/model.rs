@@ -1,0 +1,894 @@
+//! The [`Investigation`] value: what the investigation decided, typed, with no text
+//! formatted. `report` renders it; `report.json` is its serde form (with [`SCHEMA`]).
+//!
+//! Numbers are kept as numbers (`Nanos`, shares as fractions 0..1 unless a field says
+//! percent); what labels them (measured, read, inferred and the assumptions) is the
+//! renderer's, from the field's meaning documented here.
+
+use serde::{Deserialize, Serialize};
+use trace_model::Nanos;
+
+pub use analysis::{CrossRank, Spread as StepSpread, StepHeatMap};
+
+/// The schema version of the serialised [`Investigation`] (`report.json`). It changes when
+/// a field changes meaning or is removed; new optional fields keep it. Schema 1 was the
+/// rendered document; 2 is this value.
+pub const SCHEMA: u32 = 2;
+
+/// The whole investigation of one input (a capture, a rank directory, a JAX capture
+/// directory, a multi-process export).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Investigation {
+    /// [`SCHEMA`] when written by this version.
+    pub schema: u32,
+    /// The input path as given.
+    pub input: String,
+    /// Its file name.
+    pub input_name: String,
+    /// The first capture's format, in words.
+    pub format: String,
+    /// One per capture (rank), in the analysis' order.
+    pub captures: Vec<CaptureResult>,
+    /// What the findings say of the first capture.
+    pub first: FirstCapture,
+    /// The rank that finished a step last, over a rank directory.
+    pub last_finisher: Option<LastFinisher>,
+    /// Across ranks (two or more ranks), computed once.
+    pub across_ranks: Option<AcrossRanks>,
+    /// Step 2: every reconciliation check, in order.
+    pub reconciliation: Vec<Check>,
+    /// Step 3.
+    pub swimlanes: Swimlanes,
+    /// Step 4: where the GPU time goes.
+    pub ops: Ops,
+    /// Step 5: `None` where no single capture with shapes was read, `Err` when it failed.
+    pub roofline: Option<Result<RooflineView, String>>,
+    /// Step 6.
+    pub advice: Advice,
+    /// Step 7: the trust list, in order.
+    pub trust: Vec<TrustItem>,
+    /// What a new capture would answer, in order.
+    pub new_capture: Vec<Ask>,
+    /// For a rank directory of two ranks or more: the rank steps 3 to 6 describe, and why.
+    pub drawn: Option<Drawn>,
+    /// The step drawn was chosen (`--step`), not the median.
+    pub step_chosen: bool,
+    /// The files of a capture directory that could not be read, each as its error.
+    pub unread: Vec<String>,
+    /// What to know about a capture directory's set of ranks.
+    pub notes: Vec<RankNote>,
+}
+
+/// One capture (rank) of the input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureResult {
+    /// `rank N`, else the file name of its label.
+    pub who: String,
+    /// How per-capture op and bucket tables name it: `rank N`, else its path's file name.
+    pub file_who: String,
+    /// The rank, when known.
+    pub rank: Option<i64>,
+    /// The verdict and its shares (of the critical stream's window).
+    pub verdict: VerdictRow,
+    /// Median, shortest and longest step (every step, warm-up included).
+    pub step_spread: Option<StepSpread>,
+    /// What found the steps, in words.
+    pub steps_origin: String,
+    /// Steady-state step durations (warm-up left out), in step order (`measured`).
+    pub steady_steps: Vec<Nanos>,
+    /// The analysed window's span over its steady-state steps.
+    pub window_mean_step: Option<Nanos>,
+    /// GPU models, one per device, sorted.
+    pub gpu_models: Vec<String>,
+    /// GPU vendors, one per device whose vendor is known, sorted.
+    pub gpu_vendors: Vec<String>,
+    /// Devices with GPU activity.
+    pub devices_with_activity: usize,
+    /// Per stream, then per device (`stream: None`), over the analysed window.
+    pub budgets: Vec<BudgetRow>,
+    /// GPU time by bucket, largest first.
+    pub buckets: Vec<Bucket>,
+    /// The top 20 CPU ops by the GPU time they launched.
+    pub top_ops: Vec<LaunchingOp>,
+}
+
+/// The verdict of one capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictRow {
+    /// The verdict, as analysis names it (`inferred`).
+    pub bound: String,
+    /// The critical stream: (GPU ordinal, stream number).
+    pub critical: Option<(i64, i64)>,
+    /// Busy share of the critical stream (collectives left out).
+    pub busy: f64,
+    /// Collective share.
+    pub collective: f64,
+    /// Idle share.
+    pub idle: f64,
+    /// Of idle: the host had not launched yet.
+    pub host_wait: Option<f64>,
+    /// Of idle: waiting on another stream or event.
+    pub stream_wait: Option<f64>,
+    /// Of idle: the host was in a synchronising call.
+    pub sync_wait: Option<f64>,
+    /// Of idle: no evidence.
+    pub unknown_wait: Option<f64>,
+    /// Wait over kernel time.
+    pub queue_ratio: Option<f64>,
+}
+
+/// One budget row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetRow {
+    /// GPU ordinal.
+    pub device: i64,
+    /// Stream number; `None` for the device's row (exposed collective and memcpy time).
+    pub stream: Option<i64>,
+    /// The window's span.
+    pub span: Nanos,
+    /// Compute time.
+    pub compute: Nanos,
+    /// Collective time.
+    pub collective: Nanos,
+    /// Memcpy time.
+    pub memcpy: Nanos,
+    /// Memset time.
+    pub memset: Nanos,
+    /// Idle time.
+    pub idle: Nanos,
+    /// Idle over span.
+    pub idle_share: f64,
+}
+
+/// GPU time of one bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// The bucket.
+    pub bucket: String,
+    /// Its GPU time.
+    pub time: Nanos,
+    /// Percent of GPU time.
+    pub percent: f64,
+    /// Activities.
+    pub activities: u64,
+}
+
+/// GPU time launched by one CPU op (or one activity name without an op).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchingOp {
+    /// The op's (or the activity's) name.
+    pub name: String,
+    /// False when no launching op was found.
+    pub is_cpu_op: bool,
+    /// The bucket most of its time went to.
+    pub bucket: String,
+    /// Its time went to more than one bucket.
+    pub mixed: bool,
+    /// GPU time.
+    pub time: Nanos,
+    /// Percent of GPU time.
+    pub percent: f64,
+    /// Activities.
+    pub activities: u64,
+    /// Of `time`, layout transposes.
+    pub layout: Nanos,
+}
+
+/// What the findings say of the first capture.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FirstCapture {
+    /// The largest cause of the critical stream's idle time.
+    pub top_gap: Option<TopGap>,
+    /// Steps found.
+    pub steps: usize,
+    /// What found them, in words.
+    pub steps_origin: String,
+    /// The kinds of forward the engine's markers name, consecutive repeats removed.
+    pub forward_kinds: Vec<String>,
+    /// Per kind of forward: steps and their duration spread.
+    pub forward_spreads: Vec<(String, usize, StepSpread)>,
+    /// Warm-up, when some step or call is warm-up.
+    pub warm_up: Option<WarmUp>,
+    /// Host-only time of the steps, when there is some.
+    pub host_only: Option<HostOnly>,
+    /// What bounds the step (`analysis::diagnose`, `inferred`), the framework and the step
+    /// evidence weighed; absent in reports written before it.
+    #[serde(default)]
+    pub diagnosis: Option<Diagnosed>,
+    /// The steady steps' host and GPU sides (`measured`); absent with no steady step.
+    #[serde(default)]
+    pub step_sides: Option<StepSidesView>,
+}
+
+/// The diagnosis of the first capture, as analysis words it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosed {
+    /// Its stable code (`host-bound:allocator`, `cannot-tell:graph-capture`, ...).
+    pub code: String,
+    /// In words (for "cannot tell", with the capture that would decide it).
+    pub describe: String,
+    /// The framework found (its code).
+    pub framework: String,
+    /// The names that decided the framework.
+    pub framework_evidence: String,
+    /// Each kind of step evidence tried and what became of it, in words.
+    pub step_evidence: Vec<String>,
+}
+
+/// The host and GPU sides of the steady steps (medians and spreads, `measured`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepSidesView {
+    /// Start to start of consecutive steps; `None` with one step.
+    pub period: Option<StepSpread>,
+    /// The steps' own (host) ranges.
+    pub host: StepSpread,
+    /// First start to last end of the GPU work each step launched.
+    pub gpu: Option<StepSpread>,
+    /// End of the GPU work minus end of the step's range.
+    pub lag: Option<StepSpread>,
+    /// The steps are timed by their GPU span (the host runs ahead), else by the host range.
+    pub timed_by_gpu: bool,
+}
+
+/// The largest cause of idle time and its evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopGap {
+    /// The cause, as analysis names it.
+    pub cause: String,
+    /// Its share of the idle time.
+    pub share: f64,
+    /// The first evidence that decided it.
+    pub evidence: Option<String>,
+}
+
+/// Warm-up steps and calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarmUp {
+    /// Warm-up steps.
+    pub steps: usize,
+    /// Time of the warm-up steps.
+    pub step_time: Nanos,
+    /// Warm-up calls.
+    pub event_count: usize,
+    /// The longest calls (three at most): name and duration.
+    pub longest: Vec<(String, Nanos)>,
+    /// Every step is warm-up.
+    pub all: bool,
+}
+
+/// Host-only time of the steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostOnly {
+    /// Share of the steps' wall time.
+    pub share: f64,
+    /// Before the first GPU activity.
+    pub before_gpu: Nanos,
+    /// After the last.
+    pub after_gpu: Nanos,
+    /// Steps.
+    pub steps: usize,
+    /// What the host runs then (three at most): name and self time.
+    pub top: Vec<(String, Nanos)>,
+}
+
+/// The rank that finished a step last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastFinisher {
+    /// The rank.
+    pub rank: Option<i64>,
+    /// The step.
+    pub step: i64,
+    /// After the earliest rank.
+    pub behind_earliest: Nanos,
+    /// Clocks aligned on `baseTimeNanoseconds`.
+    pub aligned_on_base_time: bool,
+}
+
+/// Across ranks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcrossRanks {
+    /// Step time, clock offsets, stragglers.
+    pub cross: CrossRank,
+    /// Rank × step work time.
+    pub heat_map: Option<StepHeatMap>,
+}
+
+/// One reconciliation check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// The capture (`rank N`, a file name, or `all ranks`).
+    pub who: String,
+    /// What is checked, with its figures.
+    pub kind: CheckKind,
+    /// Whether it holds (a failed check is in the trust list).
+    pub holds: bool,
+}
+
+/// What a check compares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "check", rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Every GPU activity has a host launch.
+    Launch {
+        /// Activities without one.
+        without: usize,
+        /// Activities.
+        activities: usize,
+    },
+    /// Kernels per step are constant.
+    KernelsPerStep {
+        /// Steps.
+        steps: usize,
+        /// Fewest kernels in a step.
+        fewest: usize,
+        /// Most.
+        most: usize,
+    },
+    /// Each budget part equals its interval-union difference, per stream.
+    Budget {
+        /// Streams.
+        streams: usize,
+        /// Streams whose check failed.
+        failed: usize,
+    },
+    /// Every GPU runs the same number of kernels.
+    Devices {
+        /// (GPU ordinal, activities).
+        kernels: Vec<(i64, usize)>,
+    },
+    /// An XSpace and its sibling `trace.json.gz` hold the same activities per device.
+    XplaneVsJson {
+        /// (GPU ordinal, activities) in the XSpace.
+        xplane: Vec<(i64, usize)>,
+        /// The JSON file's path.
+        json: String,
+        /// Its (GPU ordinal, activities), or why it could not be read.
+        json_kernels: Result<Vec<(i64, usize)>, String>,
+    },
+    /// Every rank runs the same number of kernels.
+    Ranks {
+        /// (rank, kernels).
+        kernels: Vec<(String, usize)>,
+    },
+}
+
+/// Step 3.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "drawn", rename_all = "snake_case")]
+pub enum Swimlanes {
+    /// The capture has no step.
+    NoStep,
+    /// The step has no GPU activity.
+    NoActivity {
+        /// The step.
+        number: i64,
+    },
+    /// The step drawn.
+    Drawn {
+        /// The step.
+        number: i64,
+        /// Its streams and launching threads.
+        chart: Chart,
+        /// What the rank that finished last ran last.
+        straggler: Option<LastActivity>,
+    },
+}
+
+/// What the rank that finished a step last ran last in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastActivity {
+    /// The rank.
+    pub who: String,
+    /// The step.
+    pub step: i64,
+    /// After the earliest rank.
+    pub behind_earliest: Nanos,
+    /// The activity's name.
+    pub name: String,
+    /// Its class word.
+    pub class: String,
+    /// Its duration.
+    pub dur: Nanos,
+    /// A collective (it waited for its peers, or they for it), else compute.
+    pub collective: bool,
+}
+
+/// What a swimlane row shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaneKind {
+    /// A GPU stream.
+    Gpu,
+    /// A host thread.
+    Host,
+}
+
+/// One slice of a row: `[start, end)` in the chart's time unit (ns).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Slice {
+    /// Slice start, ns.
+    pub start: i64,
+    /// Slice end, ns.
+    pub end: i64,
+    /// Colour key: a kernel class word (`gemm`, `collective`, …) or `host`.
+    pub class: String,
+    /// The slice's tooltip: name, duration, op, Python line.
+    pub title: String,
+}
+
+/// One row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lane {
+    /// The row's name, shown beside it.
+    pub label: String,
+    /// What the row shows.
+    pub kind: LaneKind,
+    /// A mark beside the label (`critical`, `last to finish`).
+    pub mark: Option<String>,
+    /// The row's slices, in time order.
+    pub slices: Vec<Slice>,
+}
+
+/// The swimlane chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chart {
+    /// Start of the drawn window, ns.
+    pub start: i64,
+    /// End of the drawn window, ns.
+    pub end: i64,
+    /// The rows, top to bottom.
+    pub lanes: Vec<Lane>,
+}
+
+/// Step 4 beside the per-capture buckets and ops.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Ops {
+    /// Ops of the first capture whose layout transposes take a large share of GPU time.
+    pub layout: Vec<LayoutHeavy>,
+    /// The first capture's largest bucket, its percent, and the percent of matmul,
+    /// convolution and attention together.
+    pub top_bucket: Option<(String, f64, f64)>,
+    /// Kernel → op → Python line; `None` where not attributed (a JAX trace JSON).
+    pub attribution: Option<Result<AttributionView, String>>,
+}
+
+/// An op whose layout transposes take at least [`crate::LARGE_LAYOUT_SHARE`] of all GPU time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayoutHeavy {
+    /// The op.
+    pub op: String,
+    /// Its layout transposes' time.
+    pub layout: Nanos,
+    /// The op's GPU time.
+    pub op_time: Nanos,
+    /// All GPU time.
+    pub gpu: Nanos,
+    /// A JAX op (else PyTorch).
+    pub jax: bool,
+}
+
+/// Attribution, as step 4 shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttributionView {
+    /// The capture attributed.
+    pub path: String,
+    /// A Kineto trace (CPU ops), else HLO instructions.
+    pub kineto: bool,
+    /// Kernels and GPU time per match kind.
+    pub match_kinds: Vec<(String, u64, Nanos)>,
+    /// All GPU time.
+    pub gpu_time: Nanos,
+    /// GPU time attributed to a line or op.
+    pub attributed_time: Nanos,
+    /// The top 15 Python lines.
+    pub lines: Vec<PythonLine>,
+    /// The headline line, and whether it is a library frame (no user line has GPU time).
+    pub top_line: Option<(PythonLine, bool)>,
+    /// JAX: the top 15 ops.
+    pub hlo_ops: Vec<HloOp>,
+    /// JAX: ops whose layout transposes take a large share.
+    pub hlo_layout: Vec<LayoutHeavy>,
+    /// What attribution could not do.
+    pub notes: Vec<String>,
+}
+
+/// One Python line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PythonLine {
+    /// `file:line`.
+    pub source_line: String,
+    /// Its function.
+    pub function: String,
+    /// Kernels.
+    pub kernels: u64,
+    /// Their GPU time.
+    pub gpu_time: Nanos,
+    /// Percent of the attributed time.
+    pub share_pct: f64,
+}
+
+/// One JAX op.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HloOp {
+    /// `module(id)`.
+    pub program: String,
+    /// `op_name`.
+    pub op_name: String,
+    /// Kernels.
+    pub kernels: u64,
+    /// Their GPU time.
+    pub gpu_time: Nanos,
+    /// Of it, layout transposes.
+    pub layout: Nanos,
+    /// `file:line`.
+    pub source_line: String,
+}
+
+/// The roofline of one capture, as step 5 and its chart show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RooflineView {
+    /// The capture.
+    pub capture: String,
+    /// What the capture recorded of its device.
+    pub device_recorded: String,
+    /// The peak table's entry.
+    pub device_model: Option<String>,
+    /// `read`, `inferred` or `none`.
+    pub device_label: String,
+    /// Where the peaks come from.
+    pub device_source: String,
+    /// Every op, by GPU time.
+    pub ops: Vec<RoofOp>,
+    /// All GPU time.
+    pub gpu_time: Nanos,
+}
+
+/// One op of the roofline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoofOp {
+    /// Its name.
+    pub name: String,
+    /// JAX: its program.
+    pub program_id: Option<i64>,
+    /// HLO opcode or Input Dims text.
+    pub detail: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its dtype's key (`bf16`).
+    pub dtype: String,
+    /// Its dtype as the table prints it (`Bf16`).
+    pub dtype_shown: String,
+    /// GPU time (`measured`).
+    pub time: Nanos,
+    /// FLOPs (`inferred` from shapes).
+    pub flops: Option<f64>,
+    /// Bytes (`inferred` from shapes).
+    pub bytes: f64,
+    /// FLOP per byte.
+    pub intensity: Option<f64>,
+    /// FLOP/s.
+    pub achieved_flops_per_s: Option<f64>,
+    /// `compute`, `memory`, `communication` or `unknown`.
+    pub bound: String,
+    /// The peak it is held against.
+    pub peak_basis: String,
+    /// Achieved FLOP/s over the peak.
+    pub flops_share_of_peak: Option<f64>,
+    /// Achieved bytes/s over the peak.
+    pub bytes_share_of_peak: Option<f64>,
+    /// The peak FLOP/s.
+    pub peak_flops_per_s: Option<f64>,
+    /// The peak bytes/s.
+    pub peak_bytes_per_s: Option<f64>,
+}
+
+/// Step 6.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ranked", rename_all = "snake_case")]
+pub enum Advice {
+    /// No analysed window: nothing to rank.
+    NoWindow,
+    /// Warm-up only: nothing is steady state.
+    WarmUp,
+    /// The capture cannot decide what bounds the step: nothing is ranked or estimated.
+    CannotTell {
+        /// Why, in words.
+        reason: String,
+        /// The capture that would decide it.
+        decide_with: String,
+    },
+    /// The causes, most time first.
+    Ranked(Ranked),
+}
+
+/// The ranked causes of the capture steps 3 to 6 describe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ranked {
+    /// Steady-state steps in the window.
+    pub steps: i64,
+    /// The window's span.
+    pub span: Nanos,
+    /// Its mean step: span / steps.
+    pub mean_step: Nanos,
+    /// What the capture already does.
+    pub in_use: Vec<InUse>,
+    /// The causes, most time first.
+    pub causes: Vec<RankedCause>,
+}
+
+/// A practice the capture shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InUse {
+    /// Which.
+    pub practice: PracticeKind,
+    /// What shows it.
+    pub evidence: String,
+    /// Share of GPU time of its kernels (none for host-only evidence).
+    pub share: Option<f64>,
+}
+
+/// The practices a capture can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PracticeKind {
+    /// torch.compile / Inductor.
+    Compiled,
+    /// CUDA/HIP graph replay.
+    GraphReplay,
+    /// Activation checkpointing.
+    Checkpointing,
+    /// The Python tracer (`with_stack`).
+    PythonTracer,
+}
+
+/// One ranked cause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankedCause {
+    /// Its stable key (`analysis::CauseKey::code`), by which compare matches it.
+    pub key: String,
+    /// What it is, with its evidence.
+    pub what: What,
+    /// Its time in the window (`measured`).
+    pub time: Nanos,
+    /// Its share of the window (`measured`).
+    pub share: f64,
+    /// Its time per steady-state step (`inferred`: time / steps).
+    pub per_step: Nanos,
+    /// The window's mean step without it (`inferred`).
+    pub step_after: Nanos,
+    /// The knobs to try (hypotheses), in order.
+    pub knobs: Vec<Knob>,
+}
+
+/// What a cause is, with the evidence that decided it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum What {
+    /// The GPU waits for the host to issue work.
+    HostNotLaunched {
+        /// Evidence (two at most).
+        evidence: Vec<String>,
+    },
+    /// The GPU waits for the host, by what the launching thread was doing
+    /// (`analysis::HostCause`).
+    HostCause {
+        /// The sub-cause's code (`allocator`, `data-loading`, ...).
+        code: String,
+        /// Its label.
+        label: String,
+        /// The host events that explain most of it, with their time (three at most).
+        evidence: Vec<(String, Nanos)>,
+    },
+    /// Work waited on another stream or event.
+    StreamOrEvent {
+        /// Evidence (two at most).
+        evidence: Vec<String>,
+    },
+    /// The host is blocked in a synchronising call.
+    SyncCall {
+        /// Evidence (two at most).
+        evidence: Vec<String>,
+    },
+    /// Exposed collective time.
+    ExposedCollective {
+        /// The GPU.
+        gpu: i64,
+    },
+    /// Exposed memcpy time.
+    ExposedMemcpy {
+        /// The GPU.
+        gpu: i64,
+    },
+    /// Layout transposes on the critical stream.
+    Layout,
+    /// Elementwise, norm and activation kernels on the critical stream.
+    Elementwise,
+    /// Eager attention on the critical stream.
+    EagerAttention {
+        /// What shows it.
+        evidence: String,
+        /// Its share of all GPU time.
+        share: f64,
+    },
+}
+
+/// A knob to try: each a hypothesis to test with a new capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "knob", rename_all = "snake_case")]
+pub enum Knob {
+    /// JAX: fewer, larger dispatches, command buffers, no host round trips, donation.
+    JaxDispatch,
+    /// Graphs already replay part of the GPU time: capture the rest into them.
+    GraphsWiden {
+        /// Share of GPU time they replay.
+        share: f64,
+        /// What shows them.
+        evidence: String,
+    },
+    /// CUDA graphs through the torch.compile already in use.
+    GraphsOnCompile,
+    /// CUDA graphs.
+    Graphs,
+    /// torch.compile is in use: look for graph breaks.
+    GraphBreaks,
+    /// Fewer, larger kernels.
+    FewerKernels,
+    /// Host work off the step.
+    HostWorkOffStep,
+    /// Confirm without the Python tracer.
+    WithoutPythonTracer,
+    /// Look at the awaited stream.
+    AwaitedStream,
+    /// JAX: no host round trips.
+    JaxNoRoundTrips,
+    /// PyTorch: no synchronisations in the step.
+    NoSyncs,
+    /// Overlap collectives with compute.
+    OverlapCollectives,
+    /// Pinned memory, prefetching.
+    OverlapCopies,
+    /// JAX: native convolution layouts.
+    JaxLayouts,
+    /// PyTorch: channels-last.
+    ChannelsLast,
+    /// JAX: XLA fusion.
+    JaxFusion,
+    /// PyTorch, compiled: what is left outside compiled regions.
+    CompiledFusion,
+    /// PyTorch: fusion.
+    Fusion,
+    /// A fused attention kernel.
+    FusedAttention,
+    /// A knob of one host sub-cause in the framework in use (`analysis::host_knobs`).
+    Host {
+        /// Its stable code (`analysis::Knob::code`).
+        code: String,
+        /// In words.
+        text: String,
+    },
+}
+
+/// One item of the trust list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "item", rename_all = "snake_case")]
+pub enum TrustItem {
+    /// A reconciliation check that failed (its index in [`Investigation::reconciliation`]).
+    FailedCheck {
+        /// The check.
+        check: usize,
+    },
+    /// Attribution failed.
+    AttributionFailed {
+        /// Why.
+        error: String,
+    },
+    /// What attribution could not do.
+    Attribution {
+        /// In words.
+        note: String,
+    },
+    /// The roofline failed.
+    RooflineFailed {
+        /// Why.
+        error: String,
+    },
+    /// What the roofline does not cover.
+    Roofline {
+        /// Its code.
+        code: String,
+        /// In words.
+        message: String,
+        /// How many.
+        count: u64,
+        /// Percent of GPU time (`measured`).
+        percent: Option<f64>,
+    },
+    /// A diagnostic of the reader, the step finder or the analysis.
+    Diagnostic {
+        /// The capture.
+        who: String,
+        /// Its code.
+        code: String,
+        /// In words.
+        message: String,
+        /// How many.
+        count: u64,
+        /// Percent of its denominator (`measured`).
+        percent: Option<f64>,
+    },
+    /// Kernels launched by graphs.
+    GraphKernels {
+        /// The capture.
+        who: String,
+        /// How many.
+        count: u64,
+        /// Share of kernels.
+        share: f64,
+    },
+    /// Collective time includes waiting for peers.
+    CollectiveWaiting {
+        /// The capture.
+        who: String,
+        /// Share of the communication stream.
+        share: Option<f64>,
+    },
+    /// A file that could not be read.
+    FileNotRead {
+        /// Its error (which names it).
+        error: String,
+    },
+    /// A note on the set of ranks.
+    Rank(RankNote),
+}
+
+/// A note on a rank directory's set of ranks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankNote {
+    /// Two files claim one rank (else: a file not read as a rank).
+    pub duplicate: bool,
+    /// In words.
+    pub message: String,
+}
+
+/// What a new capture would answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case")]
+pub enum Ask {
+    /// What attribution asks for, in its words.
+    Attribution {
+        /// In words.
+        text: String,
+    },
+    /// FLOPs and bytes of ops without shapes.
+    RecordShapes,
+    /// A steady-state capture.
+    SteadyState,
+    /// Graph kernels' ops: a capture with graphs off.
+    GraphsOff {
+        /// The capture.
+        who: String,
+    },
+    /// Step markers.
+    StepMarkers {
+        /// The capture.
+        who: String,
+        /// A JAX capture.
+        jax: bool,
+    },
+    /// Every rank of the same steps.
+    AllRanks,
+    /// The files that could not be read.
+    Unread {
+        /// How many.
+        files: usize,
+    },
+}
+
+/// The rank steps 3 to 6 describe, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Drawn {
+    /// `rank N`.
+    pub who: String,
+    /// The straggler found across ranks (else the slowest by median step).
+    pub straggler: bool,
+}

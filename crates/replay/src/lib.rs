@@ -1,0 +1,504 @@
+//! What-if replay: the dependency graph of a capture, re-run with measured or changed
+//! durations.
+//!
+//! [`Graph::build`] turns a [`Capture`] into nodes and edges:
+//! - each host thread's leaf events (launch calls, synchronising calls, other runtime
+//!   calls, CPU ops and annotations with no event inside) in order, the time between two
+//!   of them kept as a measured gap, split into time inside CPU ops (op self time) and
+//!   outside them;
+//! - each stream's activities in order;
+//! - launch call → activity (the capture's one launch join, by correlation id; a graph
+//!   launch → each of its kernels);
+//! - a producer on another stream → an activity that waited for it (inferred: the capture
+//!   model keeps no stream-wait-event or event records, so an activity that started more
+//!   than [`EXPLAIN_LIMIT`] after its launch and its stream's previous activity, and
+//!   within it of another stream's end, is taken to have waited for that one);
+//! - activities in flight when a synchronising call began → that call's return;
+//! - a host leaf of another thread of the process → a leaf that resumed within
+//!   [`EXPLAIN_LIMIT`] of its end after an idle gap longer than that (inferred wake-up).
+//!
+//! Each edge's delay is measured where the edge decided its destination's start (the
+//! latest one) and that delay is one the graph explains (at most [`EXPLAIN_LIMIT`]); the
+//! other edges get the capture's typical latency (never more than their own gap). A wait
+//! no edge explains is not kept: it is counted ([`GraphStats::unexplained_waits`]) and is
+//! what makes the replay of the unchanged capture differ from the measurement, which
+//! [`check`] reports per step. [`Graph::replay`] recomputes every start and end in
+//! topological order (O(nodes + edges)); [`WhatIf`] changes durations (a kernel class
+//! faster or removed, launch calls shorter, host work faster or removed, copies at a
+//! bandwidth) and [`predict`] replays them, with the path that became critical.
+//!
+//! ```
+//! use std::path::Path;
+//! use trace_model::{
+//!     ActivityDetails, ActivityKind, CaptureBuilder, Format, GpuActivity, HostEvent, HostKind,
+//!     Nanos, StreamId, ThreadId, classify_kernel,
+//! };
+//!
+//! let mut b = CaptureBuilder::new(Format::KinetoJson);
+//! let launch = b.strings.intern("cudaLaunchKernel");
+//! let gemm = b.strings.intern("volta_sgemm_128x64_nn");
+//! b.streams.push(trace_model::Stream {
+//!     id: StreamId::new(0), device: trace_model::DeviceId::new(0), ordinal: 7, name: None,
+//! });
+//! b.devices.push(trace_model::Device {
+//!     id: trace_model::DeviceId::new(0), ordinal: 0, vendor: trace_model::Vendor::Nvidia,
+//!     properties: Default::default(),
+//! });
+//! b.threads.push(trace_model::HostThread {
+//!     id: ThreadId::new(0), pid: 1, tid: 1, name: None, pid_text: None, tid_text: None,
+//! });
+//! for i in 0..4u64 {
+//!     let t = i as i64 * 10_000;
+//!     let mut call = HostEvent::new(ThreadId::new(0), Nanos(t), Nanos(5_000), launch, HostKind::Runtime, 2 * i);
+//!     call.set_correlation(Some(i));
+//!     b.push_host_event(call, None);
+//!     let mut k = GpuActivity::new(StreamId::new(0), Nanos(t + 8_000), Nanos(6_000), gemm,
+//!         ActivityKind::Kernel, classify_kernel("volta_sgemm_128x64_nn"), 2 * i + 1);
+//!     k.set_correlation(Some(i));
+//!     b.push_activity(k, ActivityDetails::default());
+//! }
+//! let capture = b.finish(Path::new("example.json"));
+//! let graph = replay::Graph::build(&capture).unwrap();
+//! let window = replay::StepWindow { number: 1, start: Nanos(0), end: Nanos(40_000) };
+//! // The unchanged replay reproduces the step.
+//! let check = replay::check(&graph, &[window]);
+//! assert_eq!(check.steps[0].replayed.value, check.steps[0].measured.value);
+//! // The step is launch-bound: GEMMs twice as fast save only the last one's 3 µs,
+//! // shorter launch calls save more.
+//! let what_if = replay::WhatIf::parse("gemm=2x").unwrap();
+//! let p = replay::predict(&graph, &capture, &[window], &what_if);
+//! assert_eq!(p.steps[0].baseline.value - p.steps[0].predicted.value, Nanos(3_000));
+//! let what_if = replay::WhatIf::parse("launch=1us").unwrap();
+//! let p = replay::predict(&graph, &capture, &[window], &what_if);
+//! assert_eq!(p.steps[0].baseline.value - p.steps[0].predicted.value, Nanos(16_000));
+//! ```
+
+#![warn(missing_docs)]
+
+mod graph;
+mod replay;
+mod scenario;
+
+use serde::Serialize;
+use trace_model::{Capture, Labelled, Nanos, Provenance};
+
+pub use graph::{
+    Durations, EXPLAIN_LIMIT, EdgeKind, Graph, GraphStats, Lane, NodeKind, UnexplainedWaits,
+    is_synchronising_call,
+};
+pub use replay::{StepWindow, Timeline};
+pub use scenario::{CLASS_WORDS, Change, Speed, WhatIf};
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The capture lacks the edges a replay needs.
+    #[error("cannot replay: {reason}")]
+    CannotReplay {
+        /// Which edges are missing, in words.
+        reason: String,
+    },
+    /// A what-if text that does not parse.
+    #[error("what-if `{spec}`: {reason}")]
+    WhatIf {
+        /// The text given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// The assumptions every replayed number rests on.
+pub const ASSUMPTIONS: &str = "replay of the capture's dependency graph (host order, \
+     launches, stream order, inferred cross-stream waits, synchronising calls) with the \
+     measured delays; waits the graph does not explain are not reproduced";
+
+/// One step of the unchanged replay against the measurement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepCheck {
+    /// The step's number.
+    pub number: i64,
+    /// From the step's start (or the end of the step before it, when later) to the latest
+    /// of its end, its activities' ends and its host leaves' ends.
+    pub measured: Labelled<Nanos>,
+    /// The same span on the replay of the measured durations.
+    pub replayed: Labelled<Nanos>,
+    /// `(replayed - measured) / measured`; 0 for an empty step.
+    pub error: f64,
+}
+
+/// The unchanged replay against the measurement, per step and overall.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    /// One per step window, in the order given.
+    pub steps: Vec<StepCheck>,
+    /// Median of the steps' absolute errors; `None` without steps.
+    pub median_abs_error: Option<f64>,
+    /// The same with every GPU edge at the capture's typical delay
+    /// ([`Graph::replay_typical`]): the error of the graph's structure alone.
+    pub typical_median_abs_error: Option<f64>,
+    /// Error of the steps' total.
+    pub total_error: Option<f64>,
+    /// What the graph holds and what it could not explain.
+    pub stats: GraphStats,
+}
+
+/// Replays `graph` with its measured durations and compares each step with the
+/// measurement (see [`StepCheck::measured`] for what a step's span is).
+pub fn check(graph: &Graph, windows: &[StepWindow]) -> Check {
+    let measured = graph.measured_timeline();
+    let replayed = graph.replay(graph.measured());
+    let typical = graph.replay_typical(graph.measured());
+    let members = graph.step_members(windows);
+    let [a, b, t] = [&measured, &replayed, &typical].map(|timeline| {
+        graph
+            .step_spans(timeline, windows, &members)
+            .iter()
+            .map(|s| s.duration())
+            .collect::<Vec<_>>()
+    });
+    let mut steps = Vec::with_capacity(windows.len());
+    let mut typical_errors = Vec::with_capacity(windows.len());
+    for (i, w) in windows.iter().enumerate() {
+        let (a, b) = (a[i], b[i]);
+        typical_errors.push(relative(t[i], a).abs());
+        steps.push(StepCheck {
+            number: w.number,
+            measured: Labelled::measured(a),
+            replayed: Labelled::new(b, Provenance::inferred(ASSUMPTIONS)),
+            error: relative(b, a),
+        });
+    }
+    let errors: Vec<f64> = steps.iter().map(|s| s.error.abs()).collect();
+    let total = |f: fn(&StepCheck) -> Nanos| steps.iter().map(f).sum::<Nanos>();
+    let total_error = (!steps.is_empty())
+        .then(|| relative(total(|s| s.replayed.value), total(|s| s.measured.value)));
+    Check {
+        steps,
+        median_abs_error: median(errors),
+        typical_median_abs_error: median(typical_errors),
+        total_error,
+        stats: graph.stats().clone(),
+    }
+}
+
+/// A lane of the critical path and its time there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaneTime {
+    /// The lane in words (`GPU 0 stream 7`, `host thread 1234`).
+    pub lane: String,
+    /// Time of the step's critical path on that lane (inferred).
+    pub time: Nanos,
+}
+
+/// One step under a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepPrediction {
+    /// The step's number.
+    pub number: i64,
+    /// As measured.
+    pub measured: Labelled<Nanos>,
+    /// The replay of the measured durations (its difference from `measured` is the
+    /// replay's error).
+    pub baseline: Labelled<Nanos>,
+    /// The replay of the scenario's durations.
+    pub predicted: Labelled<Nanos>,
+}
+
+/// A scenario's replay.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// The scenario's stable key ([`WhatIf::key`]).
+    pub key: String,
+    /// Each change's key and how many events it changed.
+    pub matched: Vec<(String, usize)>,
+    /// One per step window, in the order given.
+    pub steps: Vec<StepPrediction>,
+    /// The step of median measured duration (lower median), an index into `steps`.
+    pub median_step: Option<usize>,
+    /// From the first step's start to the last end of any step, as measured, replayed
+    /// unchanged and replayed with the change (steps of a pipelined loop overlap, so
+    /// their durations do not add up to this).
+    pub wall: [Labelled<Nanos>; 3],
+    /// The median step's critical path before the change, most time first.
+    pub critical_before: Vec<LaneTime>,
+    /// And after it.
+    pub critical_after: Vec<LaneTime>,
+    /// The unchanged replay's median absolute step error.
+    pub replay_error: Option<f64>,
+    /// What the graph could not explain.
+    pub stats: GraphStats,
+}
+
+impl Prediction {
+    /// The median step's predicted change against the unchanged replay, as a fraction
+    /// (`-0.2`: 20 % shorter).
+    pub fn median_change(&self) -> Option<f64> {
+        let s = &self.steps[self.median_step?];
+        Some(relative(s.predicted.value, s.baseline.value))
+    }
+
+    /// A few lines for a terminal: the median step measured, replayed unchanged and
+    /// predicted, the total over steps, and the path that became critical.
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "what-if {} (inferred: a replay of the capture's dependency graph)",
+            self.key
+        );
+        if let Some(i) = self.median_step {
+            let s = &self.steps[i];
+            let _ = writeln!(
+                out,
+                "  median step {}: measured {}, replayed unchanged {} (replay error {:+.1} %), \
+                 predicted {} ({:+.1} % against the unchanged replay)",
+                s.number,
+                s.measured.value.human(),
+                s.baseline.value.human(),
+                100.0 * relative(s.baseline.value, s.measured.value),
+                s.predicted.value.human(),
+                100.0 * self.median_change().unwrap_or(0.0),
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  all {} steps, first start to last end: measured {}, replayed unchanged {}, \
+             predicted {}",
+            self.steps.len(),
+            self.wall[0].value.human(),
+            self.wall[1].value.human(),
+            self.wall[2].value.human(),
+        );
+        let top = |lanes: &[LaneTime]| {
+            let sum: Nanos = lanes.iter().map(|l| l.time).sum();
+            lanes.first().map_or_else(
+                || "none".to_owned(),
+                |l| format!("{} ({:.0} %)", l.lane, 100.0 * ratio(l.time, sum)),
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  critical path of the median step: before {}, after {}",
+            top(&self.critical_before),
+            top(&self.critical_after)
+        );
+        let matched: Vec<String> = self
+            .matched
+            .iter()
+            .map(|(k, n)| format!("{k}: {n} events changed"))
+            .collect();
+        let _ = writeln!(out, "  {}", matched.join("; "));
+        let _ = writeln!(
+            out,
+            "  the graph: {} activities, {} waits it does not explain ({} not reproduced)",
+            self.stats.gpu_nodes,
+            self.stats.unexplained_waits,
+            self.stats.unexplained_time.human()
+        );
+        out
+    }
+}
+
+/// Replays `what_if` on `graph` (built from `capture`) and measures each step. For
+/// several scenarios of one capture, [`Predictor`] replays the unchanged graph once.
+pub fn predict(
+    graph: &Graph,
+    capture: &Capture,
+    windows: &[StepWindow],
+    what_if: &WhatIf,
+) -> Prediction {
+    Predictor::new(graph, capture, windows).predict(what_if)
+}
+
+/// What every scenario of one capture shares: the measured and unchanged-replay
+/// timelines and each step's members, computed once.
+#[derive(Debug)]
+pub struct Predictor<'a> {
+    graph: &'a Graph,
+    capture: &'a Capture,
+    windows: &'a [StepWindow],
+    measured: Timeline,
+    baseline: Timeline,
+    members: Vec<Vec<u32>>,
+}
+
+impl<'a> Predictor<'a> {
+    /// Replays the unchanged graph and places the steps.
+    pub fn new(graph: &'a Graph, capture: &'a Capture, windows: &'a [StepWindow]) -> Self {
+        Predictor {
+            graph,
+            capture,
+            windows,
+            measured: graph.measured_timeline(),
+            baseline: graph.replay(graph.measured()),
+            members: graph.step_members(windows),
+        }
+    }
+
+    /// Replays `what_if` and measures each step against the measurement and the
+    /// unchanged replay.
+    pub fn predict(&self, what_if: &WhatIf) -> Prediction {
+        let Predictor {
+            graph,
+            capture,
+            windows,
+            measured,
+            baseline,
+            members,
+        } = self;
+        let (durations, counts) = what_if.durations(graph, capture);
+        let changed = graph.replay(&durations);
+        let inferred = || Provenance::inferred(ASSUMPTIONS);
+        let mut steps = Vec::with_capacity(windows.len());
+        let mut errors = Vec::with_capacity(windows.len());
+        let mut walls: [Option<(Nanos, Nanos)>; 3] = [None; 3];
+        let all = [measured, baseline, &changed].map(|t| graph.step_spans(t, windows, members));
+        for (i, w) in windows.iter().enumerate() {
+            let spans = [&all[0][i], &all[1][i], &all[2][i]];
+            for (wall, span) in walls.iter_mut().zip(spans) {
+                let (lo, hi) = wall.unwrap_or((span.start, span.end));
+                *wall = Some((lo.min(span.start), hi.max(span.end)));
+            }
+            let [a, b, c] = spans.map(|s| s.duration());
+            errors.push(relative(b, a).abs());
+            steps.push(StepPrediction {
+                number: w.number,
+                measured: Labelled::measured(a),
+                baseline: Labelled::new(b, inferred()),
+                predicted: Labelled::new(c, inferred()),
+            });
+        }
+        let median_step = {
+            let mut by: Vec<usize> = (0..steps.len()).collect();
+            by.sort_by_key(|&i| (steps[i].measured.value, i));
+            by.get(by.len().saturating_sub(1) / 2).copied()
+        };
+        let lanes = |timeline: &Timeline, spans: &[replay::StepSpan]| -> Vec<LaneTime> {
+            let Some(i) = median_step else {
+                return Vec::new();
+            };
+            graph
+                .critical_lanes(timeline, &spans[i])
+                .into_iter()
+                .map(|(lane, time)| LaneTime {
+                    lane: lane.describe(capture),
+                    time,
+                })
+                .collect()
+        };
+        let wall = walls.map(|w| w.map_or(Nanos::ZERO, |(lo, hi)| hi - lo));
+        Prediction {
+            key: what_if.key(),
+            wall: [
+                Labelled::measured(wall[0]),
+                Labelled::new(wall[1], inferred()),
+                Labelled::new(wall[2], inferred()),
+            ],
+            matched: what_if
+                .changes
+                .iter()
+                .map(Change::to_string)
+                .zip(counts)
+                .collect(),
+            steps,
+            median_step,
+            critical_before: lanes(baseline, &all[1]),
+            critical_after: lanes(&changed, &all[2]),
+            replay_error: median(errors),
+            stats: graph.stats().clone(),
+        }
+    }
+}
+
+/// One scenario per cause investigate ranks (analysis's `CauseKey`), where a change of
+/// durations expresses it, with the cause's code: `gap:host-not-launched` →
+/// `host-gaps=0`, `exposed-collective` → `collective=0` (only the exposed part can
+/// shorten the step), `exposed-memcpy` → `memcpy=0`, `layout` → `layout=0`,
+/// `elementwise` → `elementwise=0,norm=0`; and the knobs: `launch=5us` (CUDA graphs),
+/// `cpu=2x`, `host=0` (the GPU-bound time). Eager attention has no class of its own and
+/// is left to the caller (`kernel:NAME=0`).
+pub fn cause_scenarios() -> Vec<(&'static str, WhatIf)> {
+    [
+        ("gap:host-not-launched", "host-gaps=0"),
+        ("exposed-collective", "collective=0"),
+        ("exposed-memcpy", "memcpy=0"),
+        ("layout", "layout=0"),
+        ("elementwise", "elementwise=0,norm=0"),
+        ("launch-overhead", "launch=5us"),
+        ("host-cpu", "cpu=2x"),
+        ("gpu-bound", "host=0"),
+    ]
+    .into_iter()
+    .filter_map(|(cause, spec)| Some((cause, WhatIf::parse(spec).ok()?)))
+    .collect()
+}
+
+/// The capture's own step ranges (`ProfilerStep#N`, step markers); without any, one
+/// window over every host event and activity. For callers without a step finder.
+pub fn capture_windows(capture: &Capture) -> Vec<StepWindow> {
+    let steps: Vec<StepWindow> = capture
+        .steps()
+        .iter()
+        .map(|s| StepWindow {
+            number: s.number,
+            start: s.start,
+            end: s.end,
+        })
+        .collect();
+    if !steps.is_empty() {
+        return steps;
+    }
+    let times = capture
+        .host_events()
+        .iter()
+        .map(|e| (e.start, e.end()))
+        .chain(capture.activities().iter().map(|a| (a.start, a.end())));
+    let span = times.fold(None, |acc: Option<(Nanos, Nanos)>, (s, e)| {
+        Some(acc.map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))))
+    });
+    span.map(|(start, end)| StepWindow {
+        number: 0,
+        start,
+        end: end + Nanos(1),
+    })
+    .into_iter()
+    .collect()
+}
+
+impl Graph {
+    /// The measured times as a timeline (what a replay is compared with).
+    fn measured_timeline(&self) -> Timeline {
+        let none = vec![u32::MAX; self.nodes.len()];
+        Timeline {
+            start: self.nodes.iter().map(|n| n.start).collect(),
+            end: self.nodes.iter().map(|n| n.end).collect(),
+            start_bound: none.clone(),
+            end_bound: none,
+        }
+    }
+}
+
+/// The lower median.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    (!values.is_empty()).then(|| values[(values.len() - 1) / 2])
+}
+
+fn relative(value: Nanos, base: Nanos) -> f64 {
+    if base.0 == 0 {
+        0.0
+    } else {
+        (value.0 - base.0) as f64 / base.0 as f64
+    }
+}
+
+fn ratio(part: Nanos, whole: Nanos) -> f64 {
+    if whole.0 == 0 {
+        0.0
+    } else {
+        part.0 as f64 / whole.0 as f64
+    }
+}

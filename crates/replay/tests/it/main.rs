@@ -1,0 +1,7 @@
+//! The replay crate's integration tests: synthetic captures with known answers, before/after
+//! pairs from a program simulator, and the real captures (with `TRACEWISE_TRACES`).
+
+mod pairs;
+mod real;
+mod sim;
+mod synthetic;

@@ -1,0 +1,323 @@
+//! Synthetic captures with known answers: what a scenario must predict follows from how
+//! the capture was made.
+
+use replay::{Graph, StepWindow, WhatIf, check, predict};
+use trace_model::{Capture, Nanos};
+
+use crate::sim::{COPY, ELEMENTWISE, GEMM, LATENCY, SYNC_POST, Sim, WAIT_LATENCY};
+
+fn what_if(capture: &Capture, windows: &[StepWindow], spec: &str) -> replay::Prediction {
+    let graph = Graph::build(capture).expect("a capture with launches replays");
+    let c = check(&graph, windows);
+    for s in &c.steps {
+        assert_eq!(
+            s.replayed.value, s.measured.value,
+            "{spec}: the unchanged replay"
+        );
+    }
+    predict(&graph, capture, windows, &WhatIf::parse(spec).expect(spec))
+}
+
+fn step(p: &replay::Prediction) -> (Nanos, Nanos, Nanos) {
+    let s = &p.steps[0];
+    (s.measured.value, s.baseline.value, s.predicted.value)
+}
+
+/// A copy on its own stream that compute fully overlaps: removing it changes nothing.
+#[test]
+fn removing_a_fully_overlapped_copy_changes_nothing() {
+    let mut sim = Sim::new(2);
+    sim.step(1, |sim| {
+        sim.launch(3_000, 1, COPY, 200_000, None, Some(1 << 20));
+        for _ in 0..10 {
+            sim.launch(3_000, 0, GEMM, 100_000, None, None);
+        }
+        sim.sync();
+    });
+    let (capture, windows) = sim.finish();
+    let p = what_if(&capture, &windows, "memcpy=0");
+    assert_eq!(p.matched, [("memcpy=0".to_owned(), 1)]);
+    let (measured, baseline, predicted) = step(&p);
+    assert_eq!((baseline, predicted), (measured, measured));
+    // Removing the GEMMs instead leaves the copy: it bounds the step then.
+    let p = what_if(&capture, &windows, "gemm=0");
+    assert!(step(&p).2.0 < measured.0 / 3);
+}
+
+/// A launch-bound step (host gaps of 20 µs between 5 µs kernels): without the host gaps
+/// the kernels run back to back, and the step takes the GPU's time.
+#[test]
+fn removing_host_gaps_on_a_launch_bound_step_gives_the_gpu_bound_time() {
+    let mut sim = Sim::new(1);
+    let mut first = None;
+    sim.step(1, |sim| {
+        for _ in 0..50 {
+            sim.gap(20_000);
+            let k = sim.launch(3_000, 0, ELEMENTWISE, 5_000, None, None);
+            first.get_or_insert(k.start);
+        }
+        sim.sync();
+    });
+    let (capture, windows) = sim.finish();
+    let first = first.expect("50 launches");
+    let gpu = 50 * 5_000;
+    let to_first = first - windows[0].start.0;
+    for spec in ["host-gaps=0", "host=0"] {
+        let p = what_if(&capture, &windows, spec);
+        let (measured, _, predicted) = step(&p);
+        assert!(measured.0 >= 50 * 23_000, "{spec}: launch-bound as made");
+        // The host part before the first kernel stays (it is not a gap between leaves
+        // for host-gaps=0; for host=0 the first call is where the thread's time starts).
+        let expect = to_first + gpu + SYNC_POST;
+        assert!(
+            (predicted.0 - expect).abs() <= LATENCY + 3_000,
+            "{spec}: predicted {predicted:?}, GPU-bound {expect}"
+        );
+        if spec == "host-gaps=0" {
+            assert_eq!(predicted.0, expect, "{spec}");
+        }
+    }
+}
+
+/// Two streams launched up front: GEMMs on one (1 ms), elementwise kernels on the other
+/// (0.9 ms). GEMMs twice as fast leave the other stream critical: the step is its time.
+#[test]
+fn faster_gemms_make_the_nearly_critical_stream_critical() {
+    let mut sim = Sim::new(2);
+    let mut other_end = 0;
+    sim.step(1, |sim| {
+        for _ in 0..10 {
+            sim.launch(2_000, 0, GEMM, 100_000, None, None);
+            other_end = sim.launch(2_000, 1, ELEMENTWISE, 90_000, None, None).end;
+        }
+        sim.sync();
+    });
+    let (capture, windows) = sim.finish();
+    let p = what_if(&capture, &windows, "gemm=2x");
+    let (measured, _, predicted) = step(&p);
+    let other = other_end - windows[0].start.0 + SYNC_POST;
+    assert_eq!(predicted.0, other, "the elementwise stream's time");
+    assert!(measured.0 > other + 90_000);
+    assert_eq!(p.critical_before[0].lane, "GPU 0 stream 7");
+    assert_eq!(p.critical_after[0].lane, "GPU 0 stream 8");
+    // Three times as fast: still the other stream's time.
+    let p = what_if(&capture, &windows, "gemm=3x");
+    assert_eq!(step(&p).2.0, other);
+}
+
+/// A kernel on one stream waits for a producer on another (an event wait the capture
+/// model does not record): the inferred edge moves it with its producer.
+#[test]
+fn a_cross_stream_wait_moves_with_its_producer() {
+    let mut sim = Sim::new(2);
+    sim.step(1, |sim| {
+        let producer = sim.launch(3_000, 0, "producer_kernel", 500_000, None, None);
+        sim.launch(
+            3_000,
+            1,
+            "consumer_kernel",
+            100_000,
+            Some(producer.end),
+            None,
+        );
+        sim.sync();
+    });
+    let (capture, windows) = sim.finish();
+    let graph = Graph::build(&capture).expect("replays");
+    assert_eq!(graph.stats().cross_stream_edges, 1);
+    assert_eq!(graph.stats().unexplained_waits, 0);
+    let what_if = WhatIf::parse("kernel:producer=2x").expect("parses");
+    let (durations, _) = what_if.durations(&graph, &capture);
+    let before = graph.replay(graph.measured());
+    let after = graph.replay(&durations);
+    // Activities are in (stream, start) order: the producer, then the consumer.
+    let (p0, c0) = (
+        graph.activity_times(&before, 0).expect("producer"),
+        graph.activity_times(&before, 1).expect("consumer"),
+    );
+    let (p1, c1) = (
+        graph.activity_times(&after, 0).expect("producer"),
+        graph.activity_times(&after, 1).expect("consumer"),
+    );
+    assert_eq!(p1.1 - p0.1, Nanos(-250_000));
+    assert_eq!(c1.0 - p1.1, Nanos(WAIT_LATENCY));
+    assert_eq!(c1.0 - c0.0, Nanos(-250_000));
+    let p = predict(&graph, &capture, &windows, &what_if);
+    let (_, baseline, predicted) = step(&p);
+    assert_eq!(baseline - predicted, Nanos(250_000));
+}
+
+/// A GPU-only capture and one without correlation ids cannot be replayed, and say why.
+#[test]
+fn missing_edges_are_said() {
+    let mut sim = Sim::new(1);
+    sim.step(1, |sim| {
+        sim.launch(3_000, 0, GEMM, 10_000, None, None);
+    });
+    let (capture, _) = sim.finish();
+    let mut b = trace_model::CaptureBuilder::new(trace_model::Format::KinetoJson);
+    b.devices = capture.devices().to_vec();
+    b.streams = capture.streams().to_vec();
+    for a in capture.activities() {
+        let name = b.strings.intern(capture.name(a.name));
+        let fresh = trace_model::GpuActivity::new(
+            a.stream,
+            a.start,
+            a.dur,
+            name,
+            a.kind,
+            a.class,
+            a.source_index,
+        );
+        b.push_activity(fresh, Default::default());
+    }
+    let gpu_only = b.clone().finish(std::path::Path::new("gpu-only.json"));
+    let err = Graph::build(&gpu_only).expect_err("GPU-only").to_string();
+    assert!(err.contains("GPU-only trace"), "{err}");
+    b.threads = capture.threads().to_vec();
+    for e in capture.host_events() {
+        let name = b.strings.intern(capture.name(e.name));
+        let fresh = trace_model::HostEvent::new(
+            e.thread,
+            e.start,
+            e.dur,
+            name,
+            trace_model::HostKind::Runtime,
+            e.source_index,
+        );
+        b.push_host_event(fresh, None);
+    }
+    let unlinked = b.finish(std::path::Path::new("unlinked.json"));
+    let err = Graph::build(&unlinked).expect_err("no ids").to_string();
+    assert!(err.contains("no correlation ids"), "{err}");
+}
+
+/// Two host threads: the second idles until the first's forward op ends, then runs its
+/// own op (as PyTorch's autograd thread does for a backward pass). The inferred wake-up
+/// keeps it waiting when host gaps go, and moves it with the first thread's work.
+#[test]
+fn a_woken_thread_waits_for_its_waker() {
+    use trace_model::{CaptureBuilder, Format, HostEvent, HostKind, HostThread, Nanos, ThreadId};
+    let mut b = CaptureBuilder::new(Format::KinetoJson);
+    for (t, tid) in [(0u32, 10i64), (1, 11)] {
+        b.threads.push(HostThread {
+            id: ThreadId::new(t),
+            pid: 1,
+            tid,
+            name: None,
+            pid_text: None,
+            tid_text: None,
+        });
+    }
+    let op = b.strings.intern("aten::op");
+    let mut index = 0;
+    let mut push = |b: &mut CaptureBuilder, thread: u32, start: i64, dur: i64| {
+        index += 1;
+        let e = HostEvent::new(
+            ThreadId::new(thread),
+            Nanos(start),
+            Nanos(dur),
+            op,
+            HostKind::CpuOp,
+            index,
+        );
+        b.push_host_event(e, None);
+    };
+    // Thread 0: forward 0–100 µs, its launch call, then (woken by the backward's end) the
+    // optimizer 305–315 µs. Thread 1: a short op at 0, then backward 103–303 µs.
+    push(&mut b, 0, 0, 100_000);
+    push(&mut b, 0, 305_000, 10_000);
+    push(&mut b, 1, 0, 5_000);
+    push(&mut b, 1, 103_000, 200_000);
+    // One GPU activity, so that the capture replays (its launch is the forward op's call).
+    let mut sim = Sim::new(1);
+    sim.step(1, |sim| {
+        sim.launch(3_000, 0, GEMM, 10_000, None, None);
+    });
+    let (gpu, _) = sim.finish();
+    b.devices = gpu.devices().to_vec();
+    b.streams = gpu.streams().to_vec();
+    let launch = b.strings.intern("cudaLaunchKernel");
+    let mut call = HostEvent::new(
+        ThreadId::new(0),
+        Nanos(100_000),
+        Nanos(1_000),
+        launch,
+        HostKind::Runtime,
+        100,
+    );
+    call.set_correlation(Some(9));
+    b.push_host_event(call, None);
+    let a = &gpu.activities()[0];
+    let mut k = trace_model::GpuActivity::new(
+        a.stream,
+        Nanos(105_000),
+        a.dur,
+        b.strings.intern(GEMM),
+        a.kind,
+        a.class,
+        101,
+    );
+    k.set_correlation(Some(9));
+    b.push_activity(k, Default::default());
+    let capture = b.finish(std::path::Path::new("threads.json"));
+    let graph = Graph::build(&capture).expect("replays");
+    assert_eq!(graph.stats().cross_thread_edges, 2);
+    let windows = [StepWindow {
+        number: 1,
+        start: Nanos(0),
+        end: Nanos(315_000),
+    }];
+    let c = check(&graph, &windows);
+    assert_eq!(c.steps[0].replayed.value, Nanos(315_000));
+    let what = |spec: &str| {
+        step(&predict(
+            &graph,
+            &capture,
+            &windows,
+            &WhatIf::parse(spec).expect(spec),
+        ))
+        .2
+    };
+    assert_eq!(
+        what("host-gaps=0"),
+        Nanos(315_000),
+        "each thread still waits for the other"
+    );
+    // Forward 50 µs, the call 1 µs, the wake-up 2 µs later, backward 100 µs, the
+    // optimizer 2 µs after it, 5 µs.
+    assert_eq!(what("cpu=2x"), Nanos(160_000));
+}
+
+/// Every cause scenario parses to its own key, and one predictor gives what `predict`
+/// gives.
+#[test]
+fn cause_scenarios_replay_on_one_predictor() {
+    let (capture, windows) = crate::sim::Program {
+        steps: 2,
+        layers: 3,
+        gap: 20_000,
+        cpu: 10_000,
+        launch: 8_000,
+        gemm: 50_000,
+        elementwise: 10_000,
+        allreduce: 30_000,
+        copy_bytes: 1 << 20,
+        copy_bandwidth: 12e9,
+    }
+    .run();
+    let graph = Graph::build(&capture).expect("replays");
+    let predictor = replay::Predictor::new(&graph, &capture, &windows);
+    let scenarios = replay::cause_scenarios();
+    assert_eq!(scenarios.len(), 8);
+    for (cause, what_if) in &scenarios {
+        let p = predictor.predict(what_if);
+        assert_eq!(p, predict(&graph, &capture, &windows, what_if), "{cause}");
+        assert!(
+            p.steps
+                .iter()
+                .all(|s| s.predicted.value <= s.baseline.value),
+            "{cause}: removing or speeding up never lengthens this program's steps"
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! Steps 6 and 7 of the investigation, in words: the ranked causes with their estimates
+//! and knobs, what the capture already does, the trust list and what a new capture would
+//! answer. The investigation chose them; this module only words and labels them.
+
+use investigation::{Advice, Investigation, Knob, PracticeKind, TrustItem, What};
+use trace_model::Provenance;
+
+use super::{check_text, pct};
+use crate::doc::{Block, Cell, Finding, Section, Span, Table, TrustEntry};
+use crate::label::Figure;
+
+/// A practice in use, in words.
+fn in_use_text(u: &investigation::InUse) -> String {
+    let share = u.share.map_or_else(String::new, share_text);
+    match u.practice {
+        PracticeKind::Compiled => {
+            format!(
+                "torch.compile/Inductor ({}; {share} of GPU time)",
+                u.evidence
+            )
+        }
+        PracticeKind::GraphReplay => {
+            format!(
+                "CUDA/HIP graph replay ({}; {share} of GPU time)",
+                u.evidence
+            )
+        }
+        PracticeKind::Checkpointing => format!("activation checkpointing ({})", u.evidence),
+        PracticeKind::PythonTracer => format!(
+            "the Python tracer ({}; it adds its own time to every host gap)",
+            u.evidence
+        ),
+    }
+}
+
+fn share_text(share: f64) -> String {
+    format!("{:.1} %", 100.0 * share)
+}
+
+/// A knob, in words.
+fn knob_text(k: &Knob) -> String {
+    match k {
+        Knob::JaxDispatch => "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state".to_owned(),
+        Knob::GraphsWiden { share, evidence } => format!(
+            "graphs already replay {} of GPU time ({evidence}): capture the work still launched one by one into them (the ops outside the graphs), or larger graphs",
+            share_text(*share)
+        ),
+        Knob::GraphsOnCompile => "CUDA graphs: mode=\"reduce-overhead\" on the torch.compile already in use, or capture the step".to_owned(),
+        Knob::Graphs => "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step)".to_owned(),
+        Knob::GraphBreaks => "torch.compile is already in use: look for graph breaks (TORCH_LOGS=graph_breaks) that leave eager kernels and host work between compiled regions".to_owned(),
+        Knob::FewerKernels => "fewer and larger kernels (fusion, torch.compile)".to_owned(),
+        Knob::HostWorkOffStep => "moving host work (data loading, logging, .item() syncs) off the step, pinned memory with non_blocking copies".to_owned(),
+        Knob::WithoutPythonTracer => "first confirm with a capture without with_stack: the Python tracer inflates host time".to_owned(),
+        Knob::AwaitedStream => "look at what the awaited stream runs at that time (the swimlanes): overlap it with compute, split it, or remove the cross-stream wait; for collectives, check for a straggler rank".to_owned(),
+        Knob::JaxNoRoundTrips => "no host round trips inside the step (block_until_ready, device_get, printing device values); keep values on the device".to_owned(),
+        Knob::NoSyncs => "remove synchronisations inside the step (.item(), .cpu(), printing tensors, blocking copies): pinned memory with non_blocking copies, keep values on the GPU, move checks after the step".to_owned(),
+        Knob::OverlapCollectives => "overlap collectives with compute (FSDP/DDP prefetch and bucket sizes, a second micro-batch in flight), fewer or larger collectives; collective time includes waiting for peers, so look at the last rank to finish first".to_owned(),
+        Knob::OverlapCopies => "pinned host memory with non_blocking copies, prefetching inputs on a side stream, keeping tensors on the GPU".to_owned(),
+        Knob::JaxLayouts => "choose layouts the convolution kernels take natively (NHWC / channels-last dimension_numbers in lax.conv_general_dilated), so XLA inserts no transposes around them".to_owned(),
+        Knob::ChannelsLast => "channels-last memory format (model.to(memory_format=torch.channels_last) and the inputs), so cuDNN/MIOpen convolutions skip their NCHW/NHWC conversions".to_owned(),
+        Knob::JaxFusion => "fusion: check the XLA fusion decisions of the top elementwise ops; fewer dtype converts; larger fused regions".to_owned(),
+        Knob::CompiledFusion => "already compiled: the remaining ones are outside compiled regions (graph breaks) or Inductor's own; fused norm/activation/residual kernels, fewer dtype casts".to_owned(),
+        Knob::Fusion => "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts".to_owned(),
+        Knob::FusedAttention => "torch.nn.functional.scaled_dot_product_attention (FlashAttention or memory-efficient backend), or another fused attention kernel: it replaces the softmax and both batched matmuls; the estimate assumes the fused kernel's own time is small beside them".to_owned(),
+        Knob::Host { text, .. } => text.clone(),
+    }
+}
+
+/// A cause, in words, with its evidence.
+fn what_text(w: &What) -> String {
+    match w {
+        What::HostNotLaunched { evidence } => format!(
+            "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
+            evidence.join("; ")
+        ),
+        What::HostCause {
+            label, evidence, ..
+        } => format!(
+            "the GPU waits for the host: {label} (on the critical stream; evidence: {})",
+            evidence
+                .iter()
+                .map(|(name, time)| format!("{name} {}", time.human()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        What::StreamOrEvent { evidence } => format!(
+            "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
+            evidence.join("; ")
+        ),
+        What::SyncCall { evidence } => format!(
+            "the host is blocked in a synchronising call, waiting for the GPU, while the critical stream idles (evidence: {})",
+            evidence.join("; ")
+        ),
+        What::ExposedCollective { gpu } => {
+            format!("communication no compute overlaps on GPU {gpu} (exposed collective time)")
+        }
+        What::ExposedMemcpy { gpu } => {
+            format!("copies no compute overlaps on GPU {gpu} (exposed memcpy time)")
+        }
+        What::Layout => "layout transposes on the critical stream (NCHW/NHWC conversions, batched transposes, transpose fusions, im2col: data movement for a convolution or GEMM)".into(),
+        What::Elementwise => {
+            "elementwise/norm/activation kernels on the critical stream (memory-bound)".into()
+        }
+        What::EagerAttention { evidence, share } => format!(
+            "eager attention on the critical stream ({evidence}; {} of all GPU time)",
+            share_text(*share)
+        ),
+    }
+}
+
+/// Step 6: causes on the critical stream, ranked by their share of its window.
+pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Section {
+    let mut s = Section::new("change", "6. What to change, ranked");
+    let ranked = match change {
+        Advice::NoWindow => {
+            s.para("No analysed window: nothing to rank.");
+            return s;
+        }
+        Advice::WarmUp => {
+            s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
+            return s;
+        }
+        Advice::CannotTell {
+            reason,
+            decide_with,
+        } => {
+            s.para(format!(
+                "Cannot tell what bounds the step ({reason}), so no cause is ranked and nothing is estimated. A capture that would decide it: {decide_with}."
+            ));
+            return s;
+        }
+        Advice::Ranked(r) => r,
+    };
+    if !ranked.in_use.is_empty() {
+        findings.push(Finding::new(vec![Span::text(format!(
+            "Already in use: {}.",
+            ranked
+                .in_use
+                .iter()
+                .map(in_use_text)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))]));
+    }
+    let per_step_formula = investigation::PER_STEP_FORMULA;
+    let window_assumption = investigation::WINDOW_ASSUMPTION;
+    let mut t = Table::new(
+        "what_to_change",
+        &[
+            "rank",
+            "cause",
+            "share of window",
+            "time per step",
+            "step time if it went away",
+            "knobs to try (hypotheses)",
+            "key",
+        ],
+    );
+    for (i, c) in ranked.causes.iter().enumerate() {
+        t.push(vec![
+            Cell::text((i + 1).to_string()),
+            Cell::text(what_text(&c.what)),
+            Cell::figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
+            Cell::figure(Figure::duration(
+                c.per_step,
+                Provenance::inferred(per_step_formula),
+            )),
+            Cell::figure(Figure::duration(
+                c.step_after,
+                Provenance::inferred(format!(
+                    "the window's mean steady-state step minus the cause's time per step; {window_assumption}"
+                )),
+            )),
+            Cell::text(
+                c.knobs
+                    .iter()
+                    .map(knob_text)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            Cell::code(c.key.clone()),
+        ]);
+    }
+    if let Some(c) = ranked.causes.first() {
+        findings.push(Finding::new(vec![
+            Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
+            Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
+            Span::text(format!(
+                " of the window ({} over {} steady-state step(s)); without it the mean step of the window would take about ",
+                c.time.human(),
+                ranked.steps
+            )),
+            Span::Figure(Figure::duration(
+                c.step_after,
+                Provenance::inferred(format!("{per_step_formula}; {window_assumption}")),
+            )),
+            Span::text(" instead of "),
+            Span::Figure(Figure::duration(ranked.mean_step, Provenance::Measured)),
+            Span::text("."),
+        ]));
+    }
+    s.push(Block::Table(t.with_note(format!(
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred ({per_step_formula}); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json)."
+    ))));
+    s
+}
+
+/// Step 7: one trust item, in words, with its count and share.
+pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
+    let count = |n: u64| Some(Figure::count(n, Provenance::Measured));
+    let share = |x: f64| Some(pct(x));
+    let entry = |code: &str, message: String| TrustEntry {
+        code: code.to_owned(),
+        message,
+        count: None,
+        share: None,
+    };
+    match item {
+        TrustItem::FailedCheck { check } => match inv.reconciliation.get(*check) {
+            Some(c) => {
+                let (name, detail) = check_text(&c.kind);
+                entry(
+                    &format!(
+                        "check-{}",
+                        name.split_whitespace().next().unwrap_or("check")
+                    ),
+                    format!("{}: {name}: {detail}", c.who),
+                )
+            }
+            None => entry("check", "a reconciliation check failed".to_owned()),
+        },
+        TrustItem::AttributionFailed { error } => {
+            entry("attribution-failed", format!("attribute-kernels: {error}"))
+        }
+        TrustItem::Attribution { note } => {
+            entry("attribution", format!("attribute-kernels: {note}"))
+        }
+        TrustItem::RooflineFailed { error } => {
+            entry("roofline-failed", format!("roofline: {error}"))
+        }
+        TrustItem::Roofline {
+            code,
+            message,
+            count: n,
+            percent,
+        } => TrustEntry {
+            count: count(*n),
+            share: percent.map(|p| Figure::percent(p, Provenance::Measured)),
+            ..entry(code, format!("roofline: {message}"))
+        },
+        TrustItem::Diagnostic {
+            who,
+            code,
+            message,
+            count: n,
+            percent,
+        } => TrustEntry {
+            count: count(*n),
+            share: percent.map(|p| Figure::percent(p, Provenance::Measured)),
+            ..entry(
+                code,
+                if code == "flow-one-end" {
+                    format!(
+                        "{who}: {message} (listed because some activities have no launch: the missing ends may be theirs)"
+                    )
+                } else {
+                    format!("{who}: {message}")
+                },
+            )
+        },
+        TrustItem::GraphKernels {
+            who,
+            count: n,
+            share: s,
+        } => TrustEntry {
+            count: count(*n),
+            share: share(*s),
+            ..entry(
+                "graph-kernels",
+                format!(
+                    "{who}: kernels launched by CUDA/HIP graphs: their launch delay counts from the graph launch, and per-op tables may not see them"
+                ),
+            )
+        },
+        TrustItem::CollectiveWaiting { who, share: s } => TrustEntry {
+            share: s.and_then(share),
+            ..entry(
+                "collective-includes-waiting",
+                format!(
+                    "{who}: collective kernel time includes waiting for peers, not only transfer"
+                ),
+            )
+        },
+        TrustItem::FileNotRead { error } => TrustEntry {
+            count: count(1),
+            ..entry(
+                "file-not-read",
+                format!("not read, so not in this report: {error}"),
+            )
+        },
+        TrustItem::Rank(note) => entry(
+            if note.duplicate {
+                "duplicate-rank"
+            } else {
+                "not-a-rank"
+            },
+            note.message.clone(),
+        ),
+    }
+}
+
+/// What a new capture would answer, in words.
+pub(super) fn ask_text(ask: &investigation::Ask) -> String {
+    use investigation::Ask;
+    match ask {
+        Ask::Attribution { text } => text.clone(),
+        Ask::RecordShapes => {
+            "FLOPs and bytes of the ops without shapes: capture with `record_shapes=True`."
+                .to_owned()
+        }
+        Ask::SteadyState => "A steady-state capture: every step of this one is warm-up (module loading, compilation, autotuning, first calls). Profile after a few steps (torch.profiler schedule(wait=1, warmup=2, active=3); in JAX, after the first call of each jitted function).".to_owned(),
+        Ask::GraphsOff { who } => format!("{who}: which op each graph kernel belongs to: capture once with CUDA graphs off (or per-node graph tracing)."),
+        Ask::StepMarkers { who, jax: true } => format!(
+            "{who}: per-step numbers: wrap each step in `jax.profiler.StepTraceAnnotation(\"train\", step_num=i)` so steps can be compared."
+        ),
+        Ask::StepMarkers { who, jax: false } => format!(
+            "{who}: per-step numbers: profile with a schedule and call `prof.step()` (ProfilerStep#N markers), so steps can be compared."
+        ),
+        Ask::AllRanks => {
+            "Whether a straggler makes the collectives wait: capture every rank of the same steps."
+                .to_owned()
+        }
+        Ask::Unread { files } => format!(
+            "The {files} file(s) that could not be read (listed in the trust list): capture them again, or investigate the others alone knowing the ranks are incomplete."
+        ),
+    }
+}
