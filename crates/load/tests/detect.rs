@@ -317,28 +317,6 @@ fn duplicate_ranks_and_compaction_outputs_are_notes() {
     assert_eq!((each.loaded.len(), each.notes.len()), (1, 0));
 }
 
-#[cfg(unix)]
-#[test]
-fn links_back_to_a_directory_are_walked_once() {
-    // 30 links to the directory itself: following each one four levels deep would be
-    // 30^4 directory reads (the walk never ended); each directory is now entered once.
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("plugins/profile/run");
-    std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(run.join("host.xplane.pb"), b"").unwrap();
-    for i in 0..30 {
-        std::os::unix::fs::symlink(dir.path(), dir.path().join(format!("loop{i}"))).unwrap();
-    }
-    let started = std::time::Instant::now();
-    let found = load::find(dir.path()).unwrap();
-    let Found::Files(files) = found else {
-        panic!("expected the XSpace, got {found:?}");
-    };
-    assert_eq!(files, [(run.join("host.xplane.pb"), Kind::XSpace)]);
-    // Generous: the walk is a handful of directory reads.
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
-}
-
 /// The new input paths refuse bad input through the loader with the file named and what is
 /// wrong: rocprofv3 JSON lacking a section (detected by its key, not read as a Chrome
 /// trace), and a file whose processes do not include `--process`'s (its own test binary
@@ -370,4 +348,26 @@ fn rocprofv3_json_lacking_a_section_names_the_file_and_the_way_out() {
     std::fs::copy(&seed, &path).unwrap();
     let loaded = load::load(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(loaded[0].format(), Format::RocprofJson);
+}
+
+#[cfg(unix)]
+#[test]
+fn links_back_to_a_directory_are_walked_once() {
+    // 30 links to the directory itself: following each one four levels deep would be
+    // 30^4 directory reads (the walk never ended); each directory is now entered once.
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("plugins/profile/run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("host.xplane.pb"), b"").unwrap();
+    for i in 0..30 {
+        std::os::unix::fs::symlink(dir.path(), dir.path().join(format!("loop{i}"))).unwrap();
+    }
+    let started = std::time::Instant::now();
+    let found = load::find(dir.path()).unwrap();
+    let Found::Files(files) = found else {
+        panic!("expected the XSpace, got {found:?}");
+    };
+    assert_eq!(files, [(run.join("host.xplane.pb"), Kind::XSpace)]);
+    // Generous: the walk is a handful of directory reads.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
