@@ -28,6 +28,7 @@
 
 mod advice;
 mod model;
+mod replayed;
 mod sections;
 
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ use std::sync::Mutex;
 use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
 use trace_model::Nanos;
 
-pub use advice::{PER_STEP_FORMULA, WINDOW_ASSUMPTION, advise};
+pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
 pub use model::*;
 pub use sections::LARGE_LAYOUT_SHARE;
 
@@ -146,12 +147,8 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
         return Err(analysis::Error::from(failed.remove(0)).into());
     }
     let mut rows_csv = Vec::new();
-    let analysis = analysis::skip_stats_loaded(
-        input,
-        &loaded,
-        &options.skip_config(),
-        &mut rows_csv,
-    )?;
+    let analysis =
+        analysis::skip_stats_loaded(input, &loaded, &options.skip_config(), &mut rows_csv)?;
     check_step(input, &analysis.reports[0], options)?;
     let mut captures = PerCapture::default();
     for l in &loaded {

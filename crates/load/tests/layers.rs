@@ -43,7 +43,14 @@ const EDGES: &[(&str, &[&str])] = &[
     // The investigation: what the analyses decide about a capture, as one value.
     (
         "investigation",
-        &["analysis", "attribution", "load", "roofline", "trace-model"],
+        &[
+            "analysis",
+            "attribution",
+            "load",
+            "replay",
+            "roofline",
+            "trace-model",
+        ],
     ),
     // The before/after comparison: two sides, each loaded once and analysed once; their
     // step figures and ranked causes are the investigation's (or a report.json's value).
@@ -99,7 +106,14 @@ const EDGES: &[(&str, &[&str])] = &[
     // investigate --what-if loads the capture again for the replay.
     (
         "investigate",
-        &["investigation", "load", "output-file", "replay", "report", "tool-cli"],
+        &[
+            "investigation",
+            "load",
+            "output-file",
+            "replay",
+            "report",
+            "tool-cli",
+        ],
     ),
     (
         "compare-tool",
