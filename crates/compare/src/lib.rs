@@ -19,9 +19,16 @@
 //!   similar time per step ([`Config::rename_tolerance`]), or, time aside, when it is the
 //!   only one of its class removed and the other the only one added: a rename.
 //! - **Predicted against realized**: the before side's causes (the ones investigate ranks,
-//!   keyed by [`CauseKey`], never by their sentence) each predict a step-time gain (their
-//!   time per steady-state step); the realized gain is the difference of the median
-//!   steps, and realized ÷ predicted says how much of the prediction came true.
+//!   keyed by [`CauseKey`], never by their sentence) each predict a step-time gain: by
+//!   subtraction (their time per steady-state step) and by replaying the before capture's
+//!   dependency graph without them (`investigation::RankedCause::replay`, with the
+//!   replay's error). Each cause's realized change (its time per step before − after)
+//!   stands beside the realized step gain (the difference of the median steps); a ratio
+//!   is given only against the prediction for the change that happened and only for the
+//!   cause the step's change can be credited to ([`CauseRow::realized_share`],
+//!   [`OTHERS_STILL`]); [`Comparison::moved_most`] is the headline.
+//! - **Not the same work** (inconclusive) also when the steady-state step counts differ
+//!   by more than [`STEP_COUNT_FACTOR`].
 //!
 //! A capture compared with itself changes nothing:
 //!
@@ -58,7 +65,12 @@ pub struct Config {
     /// The floor of a side's spread, as a share of its median (default 0.01: 1 %).
     pub median_floor: f64,
     /// Least share of kernel time (of each side) in kernels the other side has too
-    /// (renames counted) for the sides to run the same work (default 0.5).
+    /// (renames counted) for the sides to run the same work (default 0.5). Why a half:
+    /// an optimisation replaces some kernels (fused elementwise, another GEMM tile,
+    /// another attention kernel; renames within a class are paired), but when more than
+    /// half of a side's GPU time is in kernels the other never runs, the model, its
+    /// shapes or its framework changed, and a step-time difference says nothing about the
+    /// change under test.
     pub min_kernel_overlap: f64,
     /// Two kernels on one side only are a rename when their medians per step differ by
     /// at most this share of the larger (default 0.25).

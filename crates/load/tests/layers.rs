@@ -103,12 +103,12 @@ const EDGES: &[(&str, &[&str])] = &[
         "compact-cuda-graph-trace",
         &["lanes", "output-file", "tool-cli"],
     ),
-    // investigate --what-if loads the capture again for the replay.
+    // investigate --what-if: the scenario is parsed here and replayed by the
+    // investigation on the captures it loaded.
     (
         "investigate",
         &[
             "investigation",
-            "load",
             "output-file",
             "replay",
             "report",
