@@ -175,6 +175,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             "time per step",
             "step time if it went away (subtraction)",
             "step time if it went away (replayed)",
+            "replayed change",
             "replay error (unchanged capture)",
             "critical path after (replayed)",
             "knobs to try (hypotheses)",
@@ -197,6 +198,18 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                 )),
             )),
             replayed_cell(&c.replay),
+            match &c.replay {
+                CauseReplay::Replayed(r) => Cell::figure(Figure::percent(
+                    100.0 * r.change,
+                    Provenance::inferred(format!(
+                        "the replayed step without the cause against the unchanged replay's ({} per step; measured {}); {}",
+                        r.replayed_step.human(),
+                        r.measured_step.human(),
+                        investigation::REPLAY_ASSUMPTIONS
+                    )),
+                )),
+                _ => Cell::text(""),
+            },
             match &c.replay {
                 CauseReplay::Replayed(r) => r.replay_error.map_or_else(
                     || Cell::text("none"),
@@ -273,7 +286,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
         findings.push(Finding::new(spans));
     }
     s.push(Block::Table(t.with_note(format!(
-        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred: by subtraction ({per_step_formula}; {window_assumption}), and replayed (the cause's what-if scenario replayed on the capture's dependency graph over the steady-state steps: {replay_assumptions}; the replay error is the unchanged replay's median absolute step error against the measurement; a blank replayed cell says why there is none); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json).",
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred: by subtraction ({per_step_formula}; {window_assumption}), and replayed (the cause's what-if scenario replayed on the capture's dependency graph over the steady-state steps, each step from its start to the last end of its work, so the replayed step can differ from the window's mean step; the replayed change is against the unchanged replay: {replay_assumptions}; the replay error is the unchanged replay's median absolute step error against the measurement; a blank replayed cell says why there is none); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json).",
         replay_assumptions = investigation::REPLAY_ASSUMPTIONS,
     ))));
     s
