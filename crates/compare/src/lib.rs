@@ -19,9 +19,16 @@
 //!   similar time per step ([`Config::rename_tolerance`]), or, time aside, when it is the
 //!   only one of its class removed and the other the only one added: a rename.
 //! - **Predicted against realized**: the before side's causes (the ones investigate ranks,
-//!   keyed by [`CauseKey`], never by their sentence) each predict a step-time gain (their
-//!   time per steady-state step); the realized gain is the difference of the median
-//!   steps, and realized ÷ predicted says how much of the prediction came true.
+//!   keyed by [`CauseKey`], never by their sentence) each predict a step-time gain: by
+//!   subtraction (their time per steady-state step) and by replaying the before capture's
+//!   dependency graph without them (`investigation::RankedCause::replay`, with the
+//!   replay's error). Each cause's realized change (its time per step before − after)
+//!   stands beside the realized step gain (the difference of the median steps); a ratio
+//!   is given only against the prediction for the change that happened and only for the
+//!   cause the step's change can be credited to ([`CauseRow::realized_share`],
+//!   [`OTHERS_STILL`]); [`Comparison::moved_most`] is the headline.
+//! - **Not the same work** (inconclusive) also when the steady-state step counts differ
+//!   by more than [`STEP_COUNT_FACTOR`].
 //!
 //! A capture compared with itself changes nothing:
 //!
@@ -58,7 +65,12 @@ pub struct Config {
     /// The floor of a side's spread, as a share of its median (default 0.01: 1 %).
     pub median_floor: f64,
     /// Least share of kernel time (of each side) in kernels the other side has too
-    /// (renames counted) for the sides to run the same work (default 0.5).
+    /// (renames counted) for the sides to run the same work (default 0.5). Why a half:
+    /// an optimisation replaces some kernels (fused elementwise, another GEMM tile,
+    /// another attention kernel; renames within a class are paired), but when more than
+    /// half of a side's GPU time is in kernels the other never runs, the model, its
+    /// shapes or its framework changed, and a step-time difference says nothing about the
+    /// change under test.
     pub min_kernel_overlap: f64,
     /// Two kernels on one side only are a rename when their medians per step differ by
     /// at most this share of the larger (default 0.25).
@@ -243,21 +255,53 @@ pub struct NamedRow {
     pub presence: Presence,
 }
 
-/// One cause of the before side: its predicted gain against the realized one.
+/// One cause: its predicted gain against the realized one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CauseRow {
     /// The cause.
     pub key: CauseKey,
     /// Its time per steady-state step before: the step-time gain predicted if it went
-    /// away (`inferred`: the rest of the step stays as it is).
+    /// away by subtraction (`inferred`: the rest of the step stays as it is).
     pub predicted_gain: Nanos,
+    /// The before side's replay of its scenario: the unchanged replay's mean step minus
+    /// the mean step without the cause (`inferred`, `investigation::REPLAY_ASSUMPTIONS`);
+    /// `None` where there is no replay (`replay_note` says why).
+    pub replayed_gain: Option<Nanos>,
+    /// That replay's error on the unchanged before capture (median absolute step error).
+    pub replay_error: Option<f64>,
+    /// Why there is no replayed gain (no scenario, cannot replay, a report.json side).
+    pub replay_note: Option<String>,
     /// Its time per steady-state step after (`inferred`, the same way); `None` when the
     /// after side has no analysed window.
     pub after: Option<Nanos>,
-    /// realized gain ÷ predicted gain (`inferred`); `None` when nothing was predicted or
-    /// the step time has no realized gain to share out (not comparable).
+    /// Its realized change: time per step before minus after (`inferred`); `None` when
+    /// the after side has no analysed window.
+    pub cause_change: Option<Nanos>,
+    /// The prediction for the change that happened: the replayed gain (else the
+    /// subtraction) × the share of the cause's time that went away (`inferred`: the gain
+    /// scales with the share removed; exact when the cause went away entirely).
+    pub predicted_for_change: Option<Nanos>,
+    /// realized step gain ÷ `predicted_for_change` (`inferred`). Only where the step's
+    /// change can be credited to this cause: the sides are comparable, this cause went
+    /// down, it moved most of all causes, and every other cause moved by at most
+    /// [`OTHERS_STILL`] of its change. The step change is never divided by the
+    /// prediction of a cause that did not make it.
     pub realized_share: Option<f64>,
 }
+
+/// The most another cause may move (as a share of the moving cause's change) for the
+/// step's change to be credited to the one that moved: with two causes moving by
+/// comparable amounts, the step's change is theirs together and no single prediction
+/// can be checked against it. 10 %: the other causes' changes then account for at most
+/// a tenth of the credited one, inside the 5 % to 10 % a replay prediction aims at once
+/// its own error (a few %) is added.
+pub const OTHERS_STILL: f64 = 0.1;
+
+/// Two sides whose steady-state step counts differ by more than this factor are not the
+/// same work: a profiler schedule records the same number of active steps on both sides
+/// of a change to the model or its settings, so a factor of four (e.g. 4 steps against
+/// 16 "steps" that are layers or micro-batches) means one side's steps are another unit.
+pub const STEP_COUNT_FACTOR: f64 = 4.0;
 
 /// The verdict on step time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,6 +352,9 @@ pub struct Comparison {
     pub causes: Vec<CauseRow>,
     /// The realized step-time gain: before median step − after median step (`measured`).
     pub realized_gain: Nanos,
+    /// The cause (of either side) whose time per step moved most, with its time per step
+    /// before and after (`inferred`; zero where a side does not rank it): the headline.
+    pub moved_most: Option<(CauseKey, Nanos, Nanos)>,
     /// The cause with the most time per step after.
     pub leading_after: Option<(CauseKey, Nanos)>,
     /// Every event name of each side's first step (of its first capture), largest change
@@ -423,20 +470,9 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
             ));
         }
     }
-    let after_causes: BTreeMap<CauseKey, Nanos> = after.causes.iter().copied().collect();
-    let causes = before
-        .causes
-        .iter()
-        .map(|&(key, predicted_gain)| CauseRow {
-            key,
-            predicted_gain,
-            after: after
-                .mean_step
-                .map(|_| after_causes.get(&key).copied().unwrap_or(Nanos::ZERO)),
-            realized_share: (predicted_gain.0 > 0 && reasons.is_empty())
-                .then(|| realized_gain.0 as f64 / predicted_gain.0 as f64),
-        })
-        .collect();
+    let moved = moved(&before, &after);
+    let moved_most = moved.first().copied();
+    let causes = cause_rows(&before, &after, &moved, realized_gain, reasons.is_empty());
     let leading_after = after.causes.first().copied().filter(|c| c.1.0 > 0);
     let first_step_names = first_step_rows(&before, &after);
     let verdict = if !reasons.is_empty() {
@@ -463,9 +499,104 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         kernel_overlap,
         causes,
         realized_gain,
+        moved_most,
         leading_after,
         first_step_names,
     }
+}
+
+/// Every cause of either side with its time per step before and after (zero where a
+/// side does not rank it), the largest change first (ties by key); empty when a side has
+/// no analysed window.
+fn moved(before: &Side, after: &Side) -> Vec<(CauseKey, Nanos, Nanos)> {
+    if before.mean_step.is_none() || after.mean_step.is_none() {
+        return Vec::new();
+    }
+    let b: BTreeMap<CauseKey, Nanos> = before.causes.iter().copied().collect();
+    let a: BTreeMap<CauseKey, Nanos> = after.causes.iter().copied().collect();
+    let mut keys: Vec<CauseKey> = b.keys().chain(a.keys()).copied().collect();
+    keys.sort();
+    keys.dedup();
+    let mut out: Vec<(CauseKey, Nanos, Nanos)> = keys
+        .into_iter()
+        .map(|k| {
+            let get = |m: &BTreeMap<CauseKey, Nanos>| m.get(&k).copied().unwrap_or(Nanos::ZERO);
+            (k, get(&b), get(&a))
+        })
+        .collect();
+    out.sort_by(|x, y| {
+        let d = |r: &(CauseKey, Nanos, Nanos)| (r.1 - r.2).0.abs();
+        d(y).cmp(&d(x)).then(x.0.cmp(&y.0))
+    });
+    out
+}
+
+/// The before side's causes, each with its predictions and its realized change.
+fn cause_rows(
+    before: &Side,
+    after: &Side,
+    moved: &[(CauseKey, Nanos, Nanos)],
+    realized_gain: Nanos,
+    comparable: bool,
+) -> Vec<CauseRow> {
+    let after_causes: BTreeMap<CauseKey, Nanos> = after.causes.iter().copied().collect();
+    before
+        .causes
+        .iter()
+        .map(|&(key, predicted_gain)| {
+            let (replayed_gain, replay_error, replay_note) = match before.replays.get(&key) {
+                Some(investigation::CauseReplay::Replayed(r)) => {
+                    (Some(r.replayed_step - r.step_after), r.replay_error, None)
+                }
+                Some(investigation::CauseReplay::CannotReplay { reason }) => {
+                    (None, None, Some(format!("cannot replay: {reason}")))
+                }
+                Some(investigation::CauseReplay::NoScenario { reason }) => {
+                    (None, None, Some(format!("no scenario: {reason}")))
+                }
+                Some(investigation::CauseReplay::NotComputed) | None => (
+                    None,
+                    None,
+                    Some(if before.from_report {
+                        "not replayed: the before side is a report.json".to_owned()
+                    } else {
+                        "not replayed".to_owned()
+                    }),
+                ),
+            };
+            let after_time = after
+                .mean_step
+                .map(|_| after_causes.get(&key).copied().unwrap_or(Nanos::ZERO));
+            let cause_change = after_time.map(|a| predicted_gain - a);
+            let predicted_for_change = cause_change.and_then(|d| {
+                (predicted_gain.0 > 0 && d.0 > 0).then(|| {
+                    let removed = d.0 as f64 / predicted_gain.0 as f64;
+                    let gain = replayed_gain.unwrap_or(predicted_gain);
+                    Nanos((gain.0 as f64 * removed).round() as i64)
+                })
+            });
+            let credited = moved.first().is_some_and(|m| m.0 == key)
+                && cause_change.is_some_and(|d| {
+                    moved[1..]
+                        .iter()
+                        .all(|o| ((o.1 - o.2).0.abs() as f64) <= OTHERS_STILL * d.0 as f64)
+                });
+            let realized_share = predicted_for_change
+                .filter(|p| comparable && credited && p.0 > 0)
+                .map(|p| realized_gain.0 as f64 / p.0 as f64);
+            CauseRow {
+                key,
+                predicted_gain,
+                replayed_gain,
+                replay_error,
+                replay_note,
+                after: after_time,
+                cause_change,
+                predicted_for_change,
+                realized_share,
+            }
+        })
+        .collect()
 }
 
 fn first_step_rows(before: &Side, after: &Side) -> Vec<FirstStepRow> {
@@ -539,6 +670,17 @@ fn comparable(before: &Side, after: &Side, config: &Config) -> Vec<String> {
         reasons.push(format!(
             "different GPU counts: {} before, {} after",
             before.devices, after.devices
+        ));
+    }
+    let counts = [before.steady_steps, after.steady_steps];
+    if before.has_steps
+        && after.has_steps
+        && counts[0].min(counts[1]) > 0
+        && counts[0].max(counts[1]) as f64 > STEP_COUNT_FACTOR * counts[0].min(counts[1]) as f64
+    {
+        reasons.push(format!(
+            "steady-state step counts differ by more than {STEP_COUNT_FACTOR}×: {} before, {} after (the steps are not the same unit of work)",
+            counts[0], counts[1]
         ));
     }
     if before.has_steps && after.has_steps && step_kind(before) != step_kind(after) {

@@ -79,6 +79,7 @@ pub fn of_investigation(path: &Path, inv: &Investigation) -> Result<Side, String
             let key =
                 CauseKey::from_code(&c.key).ok_or(format!("unknown cause key \"{}\"", c.key))?;
             side.causes.push((key, c.per_step));
+            side.replays.insert(key, c.replay.clone());
         }
     } else {
         side.mean_step = first.window_mean_step;

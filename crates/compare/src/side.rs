@@ -125,6 +125,10 @@ pub struct Side {
     /// the cause's time in the analysed window ÷ steady-state steps, as investigate ranks
     /// them), most time first.
     pub causes: Vec<(CauseKey, Nanos)>,
+    /// Each cause's scenario replayed on the first capture (`investigation::advise`'s
+    /// `RankedCause::replay`: the step without it, and the replay's error); empty for a
+    /// report.json side.
+    pub replays: BTreeMap<CauseKey, investigation::CauseReplay>,
     /// The first capture's analysed window ÷ its steady-state steps.
     pub mean_step: Option<Nanos>,
     /// The first capture's first step (lowest number), every event in it by name (see
@@ -168,6 +172,7 @@ impl Side {
             python_lines: BTreeMap::new(),
             op_kernels: BTreeMap::new(),
             causes: Vec::new(),
+            replays: BTreeMap::new(),
             mean_step: None,
             first_step: None,
             median_step: None,
@@ -231,7 +236,9 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
         let steps = r.steady_step_count();
         if let (Some(window), true) = (r.window, steps > 0) {
             side.mean_step = Some(Nanos(window.span().0 / steps as i64));
-            side.causes = causes(&investigation::advise(r, &l.capture));
+            let advice = investigation::advise(r, &l.capture);
+            side.causes = causes(&advice);
+            side.replays = replays(&advice);
         }
     }
     Ok(side)
@@ -473,5 +480,19 @@ pub(crate) fn causes(change: &investigation::Advice) -> Vec<(CauseKey, Nanos)> {
             .filter_map(|c| Some((CauseKey::from_code(&c.key)?, c.per_step)))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// Each ranked cause's replayed estimate, by key.
+pub(crate) fn replays(
+    advice: &investigation::Advice,
+) -> BTreeMap<CauseKey, investigation::CauseReplay> {
+    match advice {
+        investigation::Advice::Ranked(ranked) => ranked
+            .causes
+            .iter()
+            .filter_map(|c| Some((CauseKey::from_code(&c.key)?, c.replay.clone())))
+            .collect(),
+        _ => BTreeMap::new(),
     }
 }

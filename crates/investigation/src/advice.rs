@@ -1,6 +1,7 @@
 //! Step 6: the causes `analysis::causes` finds on the critical stream, ranked by their
 //! share of its window, each with its time per step, the step time if it went away
-//! (inferred), and the knobs the advice rules choose for it given what the capture
+//! (inferred twice: by subtraction, and by replaying its what-if scenario on the
+//! capture's dependency graph, with the replay's error), and the knobs the advice rules choose for it given what the capture
 //! already does (torch.compile, graph replay, checkpointing, the Python tracer).
 
 use analysis::SkipReport as Report;
@@ -12,7 +13,10 @@ use crate::model::*;
 pub const PER_STEP_FORMULA: &str = "time per step = the cause's time inside the analysed window (the steady-state steps' wall time), on the critical stream (or on the device, for exposed communication and copies), divided by the number of steady-state steps in the window; the step it is taken from is the window's mean step (its span / those steps); share of window = the cause's time / the window's span";
 
 /// What the step-time estimate assumes.
-pub const WINDOW_ASSUMPTION: &str = "the other work of the step stays as it is and fills the time the cause took; overlaps on other streams are ignored";
+pub const WINDOW_ASSUMPTION: &str = "by subtraction: the other work of the step stays as it is and fills the time the cause took; overlaps on other streams are ignored";
+
+/// What every replayed estimate rests on (`replay::ASSUMPTIONS`).
+pub const REPLAY_ASSUMPTIONS: &str = replay::ASSUMPTIONS;
 
 /// Step 6 of the capture `r` was computed from: causes on the critical stream, ranked by
 /// their share of its window.
@@ -192,6 +196,8 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
     // Most time first; ties by key, so the order does not depend on wording.
     causes.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     let share = |t: Nanos| t.0 as f64 / span.0.max(1) as f64;
+    let keys: Vec<String> = causes.iter().map(|c| c.0.code()).collect();
+    let replays = crate::replayed::replay_causes(r, capture, &keys);
     Advice::Ranked(Ranked {
         steps,
         span,
@@ -199,16 +205,19 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
         in_use,
         causes: causes
             .into_iter()
-            .map(|(key, what, time, knobs)| {
+            .zip(keys)
+            .zip(replays)
+            .map(|(((_, what, time, knobs), key), replay)| {
                 let each = per_step(time);
                 RankedCause {
-                    key: key.code(),
+                    key,
                     what,
                     time,
                     share: share(time),
                     per_step: each,
                     step_after: Nanos((mean_step.0 - each.0).max(0)),
                     knobs,
+                    replay,
                 }
             })
             .collect(),

@@ -28,6 +28,7 @@
 
 mod advice;
 mod model;
+mod replayed;
 mod sections;
 
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ use std::sync::Mutex;
 use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
 use trace_model::Nanos;
 
-pub use advice::{PER_STEP_FORMULA, WINDOW_ASSUMPTION, advise};
+pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
 pub use model::*;
 pub use sections::LARGE_LAYOUT_SHARE;
 
@@ -49,6 +50,8 @@ pub struct Options {
     /// min_gpu_work`); default [`analysis::MIN_GPU_WORK`]. Tests of the rules on toy
     /// captures set it to zero.
     pub min_gpu_work: Option<trace_model::Nanos>,
+    /// A what-if scenario to replay on the captures already loaded ([`Run::what_if`]).
+    pub what_if: Option<replay::WhatIf>,
 }
 
 impl Options {
@@ -89,6 +92,27 @@ pub struct Run {
     /// One row per GPU activity: in memory for one capture, in a scratch directory per
     /// rank for a rank directory ([`Run::write_rows`]).
     rows: Rows,
+    /// [`Options::what_if`] replayed on each capture steps 3 to 6 describe (every capture
+    /// of a file; the drawn rank of a rank directory), as text: one block per capture,
+    /// or the reason it cannot be replayed; empty without a scenario.
+    pub what_if: String,
+}
+
+/// `what_if` replayed on each drawn capture, over the capture's own step ranges.
+fn what_if_text(drawn: &[(&Report, &Loaded)], what_if: Option<&replay::WhatIf>) -> String {
+    let Some(what_if) = what_if else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for (_, loaded) in drawn {
+        text += &format!("{}:\n", loaded.path.display());
+        let windows = replay::capture_windows(&loaded.capture);
+        text += &match replay::Graph::build(&loaded.capture) {
+            Ok(graph) => replay::predict(&graph, &loaded.capture, &windows, what_if).text(),
+            Err(e) => format!("  {e}\n"),
+        };
+    }
+    text
 }
 
 /// Where `rows.csv` is.
@@ -154,6 +178,7 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
         captures.push(CaptureParts::of(l));
     }
     let drawn: Vec<(&Report, &Loaded)> = analysis.reports.iter().zip(&loaded).collect();
+    let what_if = what_if_text(&drawn, options.what_if.as_ref());
     let investigation = assemble(&Parts {
         input,
         options,
@@ -173,6 +198,7 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
     Ok(Run {
         investigation,
         rows: Rows::Bytes(rows_csv),
+        what_if,
     })
 }
 
@@ -348,9 +374,11 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Run, Error> {
         notes: &notes,
         xplane: None,
     });
+    let what_if = what_if_text(&[(report, &detail)], options.what_if.as_ref());
     Ok(Run {
         investigation,
         rows: Rows::Parts { parts, row_parts },
+        what_if,
     })
 }
 

@@ -654,10 +654,66 @@ pub struct RankedCause {
     pub share: f64,
     /// Its time per steady-state step (`inferred`: time / steps).
     pub per_step: Nanos,
-    /// The window's mean step without it (`inferred`).
+    /// The window's mean step minus its time per step (`inferred`, by subtraction, with
+    /// [`crate::WINDOW_ASSUMPTION`]): wrong where its time was overlapped or would be
+    /// replaced by the next wait; [`RankedCause::replay`] is the replayed figure.
     pub step_after: Nanos,
     /// The knobs to try (hypotheses), in order.
     pub knobs: Vec<Knob>,
+    /// The mean step with the cause's what-if scenario replayed on the capture's
+    /// dependency graph, beside the replay's error on the unchanged capture; or why there
+    /// is none. Absent from report.json files written before replays were made.
+    #[serde(default)]
+    pub replay: CauseReplay,
+}
+
+/// A cause's replayed estimate, or why there is none.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CauseReplay {
+    /// Not computed (a report.json written before replays were made).
+    #[default]
+    NotComputed,
+    /// No change of durations expresses this cause alone.
+    NoScenario {
+        /// Why, in words.
+        reason: String,
+    },
+    /// The capture cannot be replayed (`replay::Error::CannotReplay`).
+    CannotReplay {
+        /// Which edges are missing, in words.
+        reason: String,
+    },
+    /// The scenario's replay.
+    Replayed(Replayed),
+}
+
+/// One cause's scenario replayed over the steady-state steps (every figure but
+/// `measured_step` is `inferred`, with `replay::ASSUMPTIONS`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replayed {
+    /// The scenario's stable key (`replay::WhatIf::key`, e.g. `host-gaps=0`).
+    pub scenario: String,
+    /// How many events the scenario changed.
+    pub events_changed: usize,
+    /// The steady-state steps' mean span as measured (`measured`; the replay's step span:
+    /// from the step's start to the last end of its work, which can differ from the
+    /// window's mean step).
+    pub measured_step: Nanos,
+    /// The same mean on the replay of the unchanged capture.
+    pub replayed_step: Nanos,
+    /// The same mean with the scenario's durations: the step without the cause.
+    pub step_after: Nanos,
+    /// `step_after - replayed_step` as a fraction of `replayed_step` (`-0.2`: 20 %
+    /// shorter): the change, against the unchanged replay so the replay's own error
+    /// cancels.
+    pub change: f64,
+    /// The unchanged replay's median absolute step error against the measurement.
+    pub replay_error: Option<f64>,
+    /// The lane with most of the median step's critical path before the change.
+    pub critical_lane_before: Option<String>,
+    /// And after it.
+    pub critical_lane_after: Option<String>,
 }
 
 /// What a cause is, with the evidence that decided it.

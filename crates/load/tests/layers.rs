@@ -43,7 +43,14 @@ const EDGES: &[(&str, &[&str])] = &[
     // The investigation: what the analyses decide about a capture, as one value.
     (
         "investigation",
-        &["analysis", "attribution", "load", "roofline", "trace-model"],
+        &[
+            "analysis",
+            "attribution",
+            "load",
+            "replay",
+            "roofline",
+            "trace-model",
+        ],
     ),
     // The before/after comparison: two sides, each loaded once and analysed once; their
     // step figures and ranked causes are the investigation's (or a report.json's value).
@@ -96,12 +103,12 @@ const EDGES: &[(&str, &[&str])] = &[
         "compact-cuda-graph-trace",
         &["lanes", "output-file", "tool-cli"],
     ),
-    // investigate --what-if loads the capture again for the replay.
+    // investigate --what-if: the scenario is parsed here and replayed by the
+    // investigation on the captures it loaded.
     (
         "investigate",
         &[
             "investigation",
-            "load",
             "output-file",
             "replay",
             "report",

@@ -414,8 +414,9 @@ impl<'a> Predictor<'a> {
 }
 
 /// One scenario per cause investigate ranks (analysis's `CauseKey`), where a change of
-/// durations expresses it, with the cause's code: `gap:host-not-launched` →
-/// `host-gaps=0`, `exposed-collective` → `collective=0` (only the exposed part can
+/// durations expresses it, with the cause's code: `gap:host-not-launched` and its
+/// sub-cause `gap:host-not-launched:nothing-recorded` (the launching thread's time
+/// outside every op) → `host-gaps=0`, `exposed-collective` → `collective=0` (only the exposed part can
 /// shorten the step), `exposed-memcpy` → `memcpy=0`, `layout` → `layout=0`,
 /// `elementwise` → `elementwise=0,norm=0`; and the knobs: `launch=5us` (CUDA graphs),
 /// `cpu=2x`, `host=0` (the GPU-bound time). Eager attention has no class of its own and
@@ -423,6 +424,7 @@ impl<'a> Predictor<'a> {
 pub fn cause_scenarios() -> Vec<(&'static str, WhatIf)> {
     [
         ("gap:host-not-launched", "host-gaps=0"),
+        ("gap:host-not-launched:nothing-recorded", "host-gaps=0"),
         ("exposed-collective", "collective=0"),
         ("exposed-memcpy", "memcpy=0"),
         ("layout", "layout=0"),
@@ -434,6 +436,28 @@ pub fn cause_scenarios() -> Vec<(&'static str, WhatIf)> {
     .into_iter()
     .filter_map(|(cause, spec)| Some((cause, WhatIf::parse(spec).ok()?)))
     .collect()
+}
+
+/// The scenario of the cause whose key is `code` (analysis's `CauseKey::code`), as
+/// [`cause_scenarios`] maps it; a per-GPU key (`exposed-collective:0`) takes its
+/// class's scenario, which changes that class on every GPU (only exposed time can
+/// shorten the step). `None` for a cause no change of durations expresses alone (a host
+/// sub-cause such as `gap:host-not-launched:allocator`, a stream or event wait, a
+/// synchronising call, eager attention).
+pub fn cause_scenario(code: &str) -> Option<WhatIf> {
+    let base = match code.rsplit_once(':') {
+        Some((head, gpu))
+            if gpu.parse::<u32>().is_ok()
+                && matches!(head, "exposed-collective" | "exposed-memcpy") =>
+        {
+            head
+        }
+        _ => code,
+    };
+    cause_scenarios()
+        .into_iter()
+        .find(|(cause, _)| *cause == base)
+        .map(|(_, w)| w)
 }
 
 /// The capture's own step ranges (`ProfilerStep#N`, step markers); without any, one

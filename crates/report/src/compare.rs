@@ -14,7 +14,9 @@ use crate::label::{Figure, Value};
 pub const TOP_ROWS: usize = 40;
 
 const PREDICTED: &str = "the cause's time inside the before side's analysed window ÷ its steady-state steps: the step would shrink by that much if the cause went away and the rest of the step stayed as it is";
-const REALIZED_SHARE: &str = "realized gain ÷ predicted gain: the whole change in the median step is put against this one cause, as if nothing else changed";
+const REALIZED_SHARE: &str = "realized step gain ÷ the prediction for the change that happened (the replayed gain, else the subtraction, × the share of the cause's time that went away); given only where this cause moved most and every other cause moved by at most a tenth of that";
+const REPLAYED: &str = "the before capture's dependency graph replayed without the cause: the unchanged replay's mean steady-state step minus the mean step without it";
+const FOR_CHANGE: &str = "the replayed gain (else the subtraction) × the share of the cause's time that went away (the gain assumed to scale with it)";
 
 /// The report of a comparison.
 pub fn document(c: &Comparison) -> Document {
@@ -330,33 +332,55 @@ fn verdict_finding(c: &Comparison) -> Finding {
 }
 
 fn prediction_finding(c: &Comparison) -> Option<Finding> {
-    let top = c.causes.first().filter(|r| r.predicted_gain.0 > 0)?;
+    let (key, b, a) = c.moved_most.filter(|m| m.1 != m.2)?;
     let mut spans = vec![Span::text(format!(
-        "The before side's leading cause, {} ({}), predicted a gain of ",
-        top.key.describe(),
-        top.key.code()
+        "The cause that moved most: {} ({}), from ",
+        key.describe(),
+        key.code()
     ))];
-    spans.push(Span::Figure(duration(
-        top.predicted_gain,
-        Provenance::inferred(PREDICTED),
-    )));
+    spans.push(Span::Figure(duration(b, Provenance::inferred(PREDICTED))));
+    spans.push(Span::text(" to "));
+    spans.push(Span::Figure(duration(a, Provenance::inferred(PREDICTED))));
     spans.push(Span::text(
-        " per step; the realized gain (median step before − after) is ",
+        " per step; the realized step gain (median step before − after) is ",
     ));
     spans.push(Span::Figure(duration(
         c.realized_gain,
         Provenance::Measured,
     )));
-    match top.realized_share {
-        Some(r) => {
-            spans.push(Span::text(" (realized ÷ predicted "));
-            spans.push(Span::Figure(Figure::ratio(
-                r,
-                Provenance::inferred(REALIZED_SHARE),
-            )));
-            spans.push(Span::text(")."));
+    match c.causes.iter().find(|r| r.key == key) {
+        Some(row) => {
+            if let Some(p) = row.predicted_for_change {
+                spans.push(Span::text(", predicted for that change "));
+                spans.push(Span::Figure(duration(p, Provenance::inferred(FOR_CHANGE))));
+                match row.replayed_gain {
+                    Some(_) => spans.push(Span::text(format!(
+                        " (from the before capture's replay, error {})",
+                        row.replay_error.map_or_else(
+                            || "unknown".to_owned(),
+                            |e| format!("{:.1} %", 100.0 * e)
+                        )
+                    ))),
+                    None => spans.push(Span::text(" (by subtraction)")),
+                }
+            }
+            match row.realized_share {
+                Some(r) => {
+                    spans.push(Span::text("; realized ÷ predicted "));
+                    spans.push(Span::Figure(Figure::ratio(
+                        r,
+                        Provenance::inferred(REALIZED_SHARE),
+                    )));
+                    spans.push(Span::text("."));
+                }
+                None => spans.push(Span::text(
+                    "; no ratio: the sides are not comparable, the cause did not go down, or other causes moved too.",
+                )),
+            }
         }
-        None => spans.push(Span::text(" (not comparable: no realized share).")),
+        None => spans.push(Span::text(
+            "; the before side did not rank it, so nothing was predicted for it.",
+        )),
     }
     if let Some((key, t)) = c.leading_after {
         spans.push(Span::text(format!(
@@ -440,9 +464,13 @@ fn causes_section(c: &Comparison) -> Section {
         &[
             "cause",
             "key",
-            "predicted gain per step",
+            "predicted gain per step (subtraction)",
+            "predicted gain per step (replayed)",
+            "replay error (before)",
             "time per step after",
-            "realized gain per step",
+            "cause's change per step",
+            "predicted for that change",
+            "realized step gain",
             "realized ÷ predicted",
         ],
     );
@@ -451,8 +479,24 @@ fn causes_section(c: &Comparison) -> Section {
             Cell::text(r.key.describe()),
             Cell::code(r.key.code()),
             Cell::figure(duration(r.predicted_gain, Provenance::inferred(PREDICTED))),
+            r.replayed_gain.map_or_else(
+                || Cell::text(r.replay_note.clone().unwrap_or_default()),
+                |g| Cell::figure(duration(g, Provenance::inferred(REPLAYED))),
+            ),
+            r.replay_error.map_or(Cell::Empty, |e| {
+                Cell::figure(Figure::percent(
+                    100.0 * e,
+                    Provenance::inferred("the unchanged replay's median absolute step error"),
+                ))
+            }),
             r.after.map_or(Cell::Empty, |a| {
                 Cell::figure(duration(a, Provenance::inferred(PREDICTED)))
+            }),
+            r.cause_change.map_or(Cell::Empty, |d| {
+                Cell::figure(duration(d, Provenance::inferred(PREDICTED)))
+            }),
+            r.predicted_for_change.map_or(Cell::Empty, |p| {
+                Cell::figure(duration(p, Provenance::inferred(FOR_CHANGE)))
             }),
             Cell::figure(duration(c.realized_gain, Provenance::Measured)),
             r.realized_share.map_or(Cell::Empty, |x| {
@@ -461,7 +505,7 @@ fn causes_section(c: &Comparison) -> Section {
         ]);
     }
     s.push(Block::Table(t.with_note(
-        "Causes are matched by key, not by their wording. The realized gain is the before median step minus the after median step; causes overlap, so their predictions are alternatives, not a sum. A ratio is left empty when nothing was predicted or the sides are not comparable.",
+        "Causes are matched by key, not by their wording. The realized gain is the before median step minus the after median step; causes overlap, so their predictions are alternatives, not a sum. The predicted gain is stated twice: by subtraction (the cause's time per step) and by replaying the before capture's dependency graph without the cause (with the replay's error on the unchanged capture). A ratio is given only for the cause whose change the step's change can be credited to (it moved most, the others by at most a tenth of that) and only against the prediction for the change that happened; it is left empty otherwise, or when the sides are not comparable.",
     )));
     s
 }

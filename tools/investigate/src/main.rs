@@ -79,12 +79,9 @@ const TOOL: tool_cli::Tool = tool_cli::Tool("investigate");
 
 fn main() -> ExitCode {
     TOOL.main(|args: &Args| {
-        // Replayed before the report is written: an error leaves nothing behind.
-        let what_if = match &args.what_if {
-            Some(what_if) => what_if_text(&args.capture, what_if)?,
-            None => String::new(),
-        };
-        let (dir, outcome) = run(args)?;
+        // Replayed by the investigation on the captures it loaded, before the report is
+        // written: an error leaves nothing behind.
+        let (dir, outcome, what_if) = run(args)?;
         let said = format!(
             "report written to {}\n             and {}\n{what_if}",
             dir.join("report.md").display(),
@@ -122,7 +119,7 @@ fn default_out(capture: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}-report"))
 }
 
-fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
+fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome, String)> {
     let out = args
         .out
         .clone()
@@ -136,6 +133,7 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
     output_file::check_dir(&out, &rules)?;
     let options = investigation::Options {
         step: args.step,
+        what_if: args.what_if.clone(),
         ..Default::default()
     };
     let run = investigation::investigate(&args.capture, &options)
@@ -148,21 +146,7 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome)> {
     let dir = output_file::DirOutput::create(&out, &rules)?;
     report::investigate::write_into(&run, &dir)?;
     dir.commit()?;
-    Ok((out, outcome))
-}
-
-/// The what-if replay of every capture at `path`, as text (one block per capture).
-fn what_if_text(path: &Path, what_if: &replay::WhatIf) -> anyhow::Result<String> {
-    let mut text = String::new();
-    for loaded in load::load(path).with_context(|| format!("replaying {}", path.display()))? {
-        text += &format!("{}:\n", loaded.path.display());
-        let windows = replay::capture_windows(&loaded.capture);
-        text += &match replay::Graph::build(&loaded.capture) {
-            Ok(graph) => replay::predict(&graph, &loaded.capture, &windows, what_if).text(),
-            Err(e) => format!("  {e}\n"),
-        };
-    }
-    Ok(text)
+    Ok((out, outcome, run.what_if.clone()))
 }
 
 #[cfg(test)]

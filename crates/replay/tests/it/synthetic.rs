@@ -309,7 +309,7 @@ fn cause_scenarios_replay_on_one_predictor() {
     let graph = Graph::build(&capture).expect("replays");
     let predictor = replay::Predictor::new(&graph, &capture, &windows);
     let scenarios = replay::cause_scenarios();
-    assert_eq!(scenarios.len(), 8);
+    assert_eq!(scenarios.len(), 9);
     for (cause, what_if) in &scenarios {
         let p = predictor.predict(what_if);
         assert_eq!(p, predict(&graph, &capture, &windows, what_if), "{cause}");

@@ -2,7 +2,7 @@
 //! and knobs, what the capture already does, the trust list and what a new capture would
 //! answer. The investigation chose them; this module only words and labels them.
 
-use investigation::{Advice, Investigation, Knob, PracticeKind, TrustItem, What};
+use investigation::{Advice, CauseReplay, Investigation, Knob, PracticeKind, TrustItem, What};
 use trace_model::Provenance;
 
 use super::{check_text, pct};
@@ -35,6 +35,28 @@ fn in_use_text(u: &investigation::InUse) -> String {
 
 fn share_text(share: f64) -> String {
     format!("{:.1} %", 100.0 * share)
+}
+
+/// What a replay error is.
+const REPLAY_ERROR: &str =
+    "the unchanged replay's median absolute step error against the measured steps";
+
+/// A cause's replayed step, or why there is none.
+fn replayed_cell(r: &CauseReplay) -> Cell {
+    match r {
+        CauseReplay::Replayed(r) => Cell::figure(Figure::duration(
+            r.step_after,
+            Provenance::inferred(format!(
+                "mean steady-state step replayed with `{}` ({} events changed); {}",
+                r.scenario,
+                r.events_changed,
+                investigation::REPLAY_ASSUMPTIONS
+            )),
+        )),
+        CauseReplay::CannotReplay { reason } => Cell::text(format!("cannot replay: {reason}")),
+        CauseReplay::NoScenario { .. } => Cell::text("no scenario"),
+        CauseReplay::NotComputed => Cell::text("not computed"),
+    }
 }
 
 /// A knob, in words.
@@ -151,7 +173,11 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             "cause",
             "share of window",
             "time per step",
-            "step time if it went away",
+            "step time if it went away (subtraction)",
+            "step time if it went away (replayed)",
+            "replayed change",
+            "replay error (unchanged capture)",
+            "critical path after (replayed)",
             "knobs to try (hypotheses)",
             "key",
         ],
@@ -171,6 +197,30 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                     "the window's mean steady-state step minus the cause's time per step; {window_assumption}"
                 )),
             )),
+            replayed_cell(&c.replay),
+            match &c.replay {
+                CauseReplay::Replayed(r) => Cell::figure(Figure::percent(
+                    100.0 * r.change,
+                    Provenance::inferred(format!(
+                        "the replayed step without the cause against the unchanged replay's ({} per step; measured {}); {}",
+                        r.replayed_step.human(),
+                        r.measured_step.human(),
+                        investigation::REPLAY_ASSUMPTIONS
+                    )),
+                )),
+                _ => Cell::text(""),
+            },
+            match &c.replay {
+                CauseReplay::Replayed(r) => r.replay_error.map_or_else(
+                    || Cell::text("none"),
+                    |e| Cell::figure(Figure::percent(100.0 * e, Provenance::inferred(REPLAY_ERROR))),
+                ),
+                _ => Cell::text(""),
+            },
+            Cell::text(match &c.replay {
+                CauseReplay::Replayed(r) => r.critical_lane_after.clone().unwrap_or_default(),
+                _ => String::new(),
+            }),
             Cell::text(
                 c.knobs
                     .iter()
@@ -182,7 +232,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
         ]);
     }
     if let Some(c) = ranked.causes.first() {
-        findings.push(Finding::new(vec![
+        let mut spans = vec![
             Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
             Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
             Span::text(format!(
@@ -196,11 +246,48 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             )),
             Span::text(" instead of "),
             Span::Figure(Figure::duration(ranked.mean_step, Provenance::Measured)),
-            Span::text("."),
-        ]));
+            Span::text(" by subtraction"),
+        ];
+        match &c.replay {
+            CauseReplay::Replayed(r) => {
+                spans.push(Span::text(format!(
+                    "; a replay of its scenario `{}` on the capture's dependency graph gives ",
+                    r.scenario
+                )));
+                spans.push(Span::Figure(Figure::duration(
+                    r.step_after,
+                    Provenance::inferred(investigation::REPLAY_ASSUMPTIONS),
+                )));
+                spans.push(Span::text(" instead of "));
+                spans.push(Span::Figure(Figure::duration(
+                    r.replayed_step,
+                    Provenance::inferred(investigation::REPLAY_ASSUMPTIONS),
+                )));
+                spans.push(Span::text(" (the unchanged replay; measured "));
+                spans.push(Span::Figure(Figure::duration(
+                    r.measured_step,
+                    Provenance::Measured,
+                )));
+                spans.push(Span::text(format!(
+                    ", replay error {}).",
+                    r.replay_error
+                        .map_or_else(|| "unknown".to_owned(), |e| format!("{:.1} %", 100.0 * e))
+                )));
+            }
+            CauseReplay::CannotReplay { reason } => {
+                spans.push(Span::text(format!(
+                    "; cannot replay the capture: {reason}."
+                )));
+            }
+            CauseReplay::NoScenario { .. } | CauseReplay::NotComputed => {
+                spans.push(Span::text("."));
+            }
+        }
+        findings.push(Finding::new(spans));
     }
     s.push(Block::Table(t.with_note(format!(
-        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred ({per_step_formula}); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json)."
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred: by subtraction ({per_step_formula}; {window_assumption}), and replayed (the cause's what-if scenario replayed on the capture's dependency graph over the steady-state steps, each step from its start to the last end of its work, so the replayed step can differ from the window's mean step; the replayed change is against the unchanged replay: {replay_assumptions}; the replay error is the unchanged replay's median absolute step error against the measurement; a blank replayed cell says why there is none); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json).",
+        replay_assumptions = investigation::REPLAY_ASSUMPTIONS,
     ))));
     s
 }

@@ -1,0 +1,99 @@
+//! Step 6's replayed estimates: each ranked cause's what-if scenario
+//! (`replay::cause_scenario`) replayed on the dependency graph of the capture the
+//! investigation already holds, over the steady-state steps, with the replay's error on
+//! the unchanged capture beside it.
+
+use analysis::SkipReport as Report;
+use trace_model::{Capture, Nanos};
+
+use crate::model::{CauseReplay, Replayed};
+
+/// The steady-state steps of `r` as replay windows, in step order.
+fn steady_windows(r: &Report) -> Vec<replay::StepWindow> {
+    r.steps
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| r.warm_up.all || r.warm_up.steps.binary_search(i).is_err())
+        .map(|(_, s)| replay::StepWindow {
+            number: s.number,
+            start: s.range.start,
+            end: s.range.end,
+        })
+        .collect()
+}
+
+/// The replayed estimate of each cause key of `keys`, in order. The graph is built once
+/// and the unchanged capture replayed once ([`replay::Predictor`]); nothing is built
+/// when no cause has a scenario.
+pub(crate) fn replay_causes(r: &Report, capture: &Capture, keys: &[String]) -> Vec<CauseReplay> {
+    let scenarios: Vec<Option<replay::WhatIf>> =
+        keys.iter().map(|k| replay::cause_scenario(k)).collect();
+    let no_scenario = || CauseReplay::NoScenario {
+        reason: "no change of durations expresses this cause alone (a host sub-cause, a \
+                 stream or event wait, a synchronising call, eager attention)"
+            .to_owned(),
+    };
+    if scenarios.iter().all(Option::is_none) {
+        return keys.iter().map(|_| no_scenario()).collect();
+    }
+    let windows = steady_windows(r);
+    let graph = match replay::Graph::build(capture) {
+        Ok(g) => g,
+        Err(e) => {
+            let reason = match e {
+                replay::Error::CannotReplay { reason } => reason,
+                other => other.to_string(),
+            };
+            return scenarios
+                .iter()
+                .map(|s| match s {
+                    Some(_) => CauseReplay::CannotReplay {
+                        reason: reason.clone(),
+                    },
+                    None => no_scenario(),
+                })
+                .collect();
+        }
+    };
+    if windows.is_empty() {
+        return scenarios
+            .iter()
+            .map(|_| CauseReplay::CannotReplay {
+                reason: "no steady-state steps to replay".to_owned(),
+            })
+            .collect();
+    }
+    let predictor = replay::Predictor::new(&graph, capture, &windows);
+    scenarios
+        .iter()
+        .map(|s| match s {
+            None => no_scenario(),
+            Some(what_if) => CauseReplay::Replayed(replayed(&predictor.predict(what_if))),
+        })
+        .collect()
+}
+
+fn replayed(p: &replay::Prediction) -> Replayed {
+    let n = p.steps.len().max(1) as i64;
+    let mean = |f: fn(&replay::StepPrediction) -> Nanos| {
+        Nanos(p.steps.iter().map(|s| f(s).0).sum::<i64>() / n)
+    };
+    let replayed_step = mean(|s| s.baseline.value);
+    let step_after = mean(|s| s.predicted.value);
+    Replayed {
+        scenario: p.key.clone(),
+        events_changed: p.matched.iter().map(|(_, n)| n).sum(),
+        measured_step: mean(|s| s.measured.value),
+        replayed_step,
+        step_after,
+        change: if replayed_step.0 == 0 {
+            0.0
+        } else {
+            (step_after.0 - replayed_step.0) as f64 / replayed_step.0 as f64
+        },
+        replay_error: p.replay_error,
+        critical_lane_before: p.critical_before.first().map(|l| l.lane.clone()),
+        critical_lane_after: p.critical_after.first().map(|l| l.lane.clone()),
+    }
+}
