@@ -512,7 +512,11 @@ impl HtaTrace {
             .iter()
             .map(|t| {
                 let o = hta::overlap(t);
-                let pct = if o.comm_us > 0.0 { o.overlap_pct } else { f64::NAN };
+                let pct = if o.comm_us > 0.0 {
+                    o.overlap_pct
+                } else {
+                    f64::NAN
+                };
                 (rank(t), pct)
             })
             .collect()
@@ -591,7 +595,12 @@ impl HtaTrace {
     /// keeps, in µs.
     fn duration(&self, rank_: i64) -> Option<f64> {
         let t = self.of(rank_)?;
-        let starts = || t.host.iter().map(|h| h.start).chain(t.gpu.iter().map(|g| g.start));
+        let starts = || {
+            t.host
+                .iter()
+                .map(|h| h.start)
+                .chain(t.gpu.iter().map(|g| g.start))
+        };
         Some((starts().max()? - starts().min()?) as f64 / 1000.0)
     }
 

@@ -314,7 +314,7 @@ class TraceAnalysis:
             )
             df["correlation"] = _downcast(df["correlation"])
             for c in ["cpu_duration", "gpu_duration", "launch_delay"]:
-                df[c] = self._time_dtype(rank, df[c])
+                df[c] = df[c].astype("float64")
             out[rank] = df
         return out
 
@@ -345,8 +345,11 @@ class TraceAnalysis:
             df["tid"] = df["stream"]
             df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
             df["ts"] = self._time_dtype(rank, df["ts"])
-            for c in ["pid", "tid", "stream", "queue_length"]:
+            for c in ["stream", "queue_length"]:
                 df[c] = df[c].astype("int64")
+            # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
+            for c in ["pid", "tid"]:
+                df[c] = pd.Series([int(v) for v in df[c]], index=df.index, dtype="object")
             out[rank] = df
         return out
 
@@ -499,11 +502,21 @@ class TraceAnalysis:
         A step selection or another identification function raises NotImplementedError."""
         if profiler_steps is not None:
             raise _not_built("get_potential_stragglers(profiler_steps=...) (a step selection)")
+        if not self.get_profiler_steps():
+            raise ValueError(
+                "invalid value for argument: profiler_steps=None; available profiler steps=[]"
+            )
         if straggler_identification_impl is not None:
             raise _not_built(
                 "get_potential_stragglers(straggler_identification_impl=...) (a user's metric)"
             )
-        return sorted(self._t.stragglers(int(num_candidates)))
+        found = sorted(self._t.stragglers(int(num_candidates)))
+        if not found:
+            # HTA's metric fails (ValueError) where there is no long NCCL kernel to time.
+            raise ValueError(
+                "no straggler metric: no rank has a communication kernel long enough to time"
+            )
+        return found
 
     def critical_path_analysis(
         self,

@@ -193,9 +193,9 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
         .filter(|&i| {
             t.gpu[i].kind != GpuKind::Other
                 && t.gpu[i].launch.is_some_and(|l| {
-                let h = &t.host[l];
-                in_window(h.start) && h.end > h.start
-            })
+                    let h = &t.host[l];
+                    in_window(h.start) && h.end > h.start
+                })
         })
         .collect();
     let mut node_ts: Vec<i64> = Vec::new();

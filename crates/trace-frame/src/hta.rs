@@ -726,11 +726,8 @@ pub const QUEUE_LAUNCH_CALLS: [&str; 11] = [
 /// Pairs each GPU activity with its runtime launch call and counts the outliers: every
 /// launch with a runtime or driver call, in correlation order (the tool's summary).
 pub fn launch_stats(t: &Timeline) -> HtaLaunchStats {
-    let mut rows: Vec<(i64, i64, LaunchRow)> = t
-        .gpu
-        .iter()
-        .filter_map(|g| launch_row(t, g))
-        .collect();
+    let mut rows: Vec<(i64, i64, LaunchRow)> =
+        t.gpu.iter().filter_map(|g| launch_row(t, g)).collect();
     rows.sort_by_key(|r| r.2.correlation);
     stats_of(t, rows.into_iter().map(|r| r.2).collect())
 }
@@ -829,10 +826,14 @@ pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, u
     by
 }
 
+/// A point of a queue-length series: (time in ns, length after the change, whether it is a
+/// launch, index of the activity in `Timeline::gpu`).
+pub type QueuePoint = (i64, i64, bool, usize);
+
 /// The queue-length series of each stream, in stream order: (stream, [(time in ns, length
 /// after the change, whether the point is a launch, index of the activity in `t.gpu`)]),
 /// the points in time order, a launch before a start at equal times.
-pub fn queue_points(t: &Timeline) -> Vec<(i64, Vec<(i64, i64, bool, usize)>)> {
+pub fn queue_points(t: &Timeline) -> Vec<(i64, Vec<QueuePoint>)> {
     queue_series(t).into_iter().collect()
 }
 

@@ -274,10 +274,7 @@ pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
 /// out unless none can be read.
 pub fn load_hta_timelines(input: &Path) -> Result<Vec<Timeline>, Error> {
     let read = read_timelines(input)?;
-    Ok(read
-        .into_iter()
-        .map(|(_, t)| t.into_hta_view())
-        .collect())
+    Ok(read.into_iter().map(|(_, t)| t.into_hta_view()).collect())
 }
 
 /// The ranks' timelines as HTA 0.5.0's `TraceAnalysis(trace_dir=input,
@@ -294,7 +291,7 @@ pub fn load_hta_view(
     rank_of_file: Option<&std::collections::HashMap<PathBuf, i64>>,
 ) -> Result<(Vec<Timeline>, Option<i64>), Error> {
     let read = read_timelines(input)?;
-    let min_ts = read.iter().filter_map(|(_, t)| t.earliest_start()).min();
+    let min_ts = read.iter().filter_map(|(_, t)| t.hta_origin).min();
     let names: std::collections::BTreeSet<i64> = read
         .iter()
         .flat_map(|(_, t)| t.steps.iter().map(|s| s.0))
@@ -316,6 +313,31 @@ pub fn load_hta_view(
     Ok((timelines, min_ts))
 }
 
+/// HTA's time origin of one frame: the earliest `ts` of a complete event with a category
+/// other than `Trace` (HTA drops the events without `dur` or `cat`, and the `Trace` event,
+/// before it aligns the ranks), rounded up to a whole µs on a trace HTA rounds.
+fn hta_origin(df: &DataFrame, fractional_us: bool) -> Option<i64> {
+    let ph = df.column("ph").ok()?.str().ok()?.clone();
+    let cat = df.column("cat").ok()?.str().ok()?.clone();
+    let ts = df.column("ts_ns").ok()?.i64().ok()?.clone();
+    let dur = df.column("dur_ns").ok()?.i64().ok()?.clone();
+    let min = ph
+        .iter()
+        .zip(cat.iter())
+        .zip(ts.iter())
+        .zip(dur.iter())
+        .filter(|(((p, c), _), d)| {
+            *p == Some("X") && c.is_some_and(|c| c != "Trace") && d.is_some()
+        })
+        .filter_map(|(((_, _), t), _)| t)
+        .min()?;
+    Some(if fractional_us {
+        min.div_euclid(1000) * 1000 + if min.rem_euclid(1000) > 0 { 1000 } else { 0 }
+    } else {
+        min
+    })
+}
+
 /// Every trace file of `input` read into a timeline (as read, before any HTA view), with
 /// its `distributedInfo.rank`, sorted by (rank, path).
 fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
@@ -334,7 +356,10 @@ fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
         .map(|p| {
             let mut frame = frame::read_frame_columns(p, threads, frame::Columns::Analyses)?;
             frame.path = sources.original(&frame.path);
-            let timeline = Timeline::from_frame(&frame);
+            let timeline = Timeline::from_frame(&frame).map(|mut t| {
+                t.hta_origin = hta_origin(&frame.df, t.fractional_us);
+                t
+            });
             Ok((frame.rank, frame.rank_in_file, frame.path, timeline))
         })
         .collect();

@@ -176,6 +176,9 @@ pub struct Timeline {
     /// launch's `cpu_op`, say), as [`GpuKind::Other`] activities: HTA 0.5.0 counts them as
     /// GPU work, so [`Timeline::into_hta_view_with`] adds them to `gpu`; empty there.
     pub stream_ops: Vec<Gpu>,
+    /// HTA's time origin of this file (its earliest complete event with a category, in
+    /// ns), set by the HTA loader; none elsewhere.
+    pub hta_origin: Option<i64>,
     /// HTA's kernel type of each text of [`Timeline::names`] (computed once: the analyses
     /// ask for it of every activity, and kernel names are long).
     hta_types: Vec<HtaKernelType>,
@@ -702,6 +705,7 @@ impl Timeline {
             names,
             gpu,
             stream_ops,
+            hta_origin: None,
             host,
             syncs,
             steps,
@@ -775,7 +779,11 @@ impl Timeline {
                 y.end = e;
             }
             if view.filter_host {
-                t.steps = t.steps.iter().map(|&(k, s, e)| (k, up(s), down(e))).collect();
+                t.steps = t
+                    .steps
+                    .iter()
+                    .map(|&(k, s, e)| (k, up(s), down(e)))
+                    .collect();
             }
             t.first_event_ts = t.first_event_ts.map(up);
         }
@@ -821,7 +829,8 @@ impl Timeline {
         self.host = kept;
         let correlations: std::collections::HashSet<i64> =
             self.host.iter().filter_map(|h| h.correlation).collect();
-        self.gpu.retain(|g| g.correlation.is_some_and(|c| correlations.contains(&c)));
+        self.gpu
+            .retain(|g| g.correlation.is_some_and(|c| correlations.contains(&c)));
         for g in &mut self.gpu {
             g.launch = g.launch.and_then(|l| new_index[l]);
         }
@@ -837,7 +846,9 @@ impl Timeline {
         let starts = self.host.iter().map(|h| h.start);
         let starts = starts.chain(self.gpu.iter().map(|g| g.start));
         let starts = starts.chain(self.syncs.iter().map(|y| y.start));
-        let min = starts.chain(self.stream_ops.iter().map(|g| g.start)).min()?;
+        let min = starts
+            .chain(self.stream_ops.iter().map(|g| g.start))
+            .min()?;
         Some(if self.fractional_us {
             min.div_euclid(1000) * 1000 + if min.rem_euclid(1000) > 0 { 1000 } else { 0 }
         } else {

@@ -142,9 +142,18 @@ fn alternate(
 /// The methods of the notebook rows: (label, the call after `ta.`). Each is timed with
 /// the constructor (a user's cell: `TraceAnalysis(...)` then the method).
 const METHODS: [(&str, &str); 8] = [
-    ("get_temporal_breakdown", "get_temporal_breakdown(visualize=False)"),
-    ("get_comm_comp_overlap", "get_comm_comp_overlap(visualize=False)"),
-    ("get_gpu_kernel_breakdown", "get_gpu_kernel_breakdown(visualize=False)"),
+    (
+        "get_temporal_breakdown",
+        "get_temporal_breakdown(visualize=False)",
+    ),
+    (
+        "get_comm_comp_overlap",
+        "get_comm_comp_overlap(visualize=False)",
+    ),
+    (
+        "get_gpu_kernel_breakdown",
+        "get_gpu_kernel_breakdown(visualize=False)",
+    ),
     (
         "get_idle_time_breakdown",
         "get_idle_time_breakdown(ranks=R, visualize=False, show_idle_interval_stats=True)",
@@ -153,8 +162,14 @@ const METHODS: [(&str, &str); 8] = [
         "get_cuda_kernel_launch_stats",
         "get_cuda_kernel_launch_stats(ranks=R, visualize=False)",
     ),
-    ("get_queue_length_time_series", "get_queue_length_time_series(ranks=R)"),
-    ("get_queue_length_summary", "get_queue_length_summary(ranks=R)"),
+    (
+        "get_queue_length_time_series",
+        "get_queue_length_time_series(ranks=R)",
+    ),
+    (
+        "get_queue_length_summary",
+        "get_queue_length_summary(ranks=R)",
+    ),
     ("get_potential_stragglers", "get_potential_stragglers()"),
 ];
 
@@ -218,7 +233,11 @@ fn notebook_rows(
                         "{name}: load average (1, 5, 15 min) before / after the notebook rows \
                          (a shared machine: not quiet-machine figures)"
                     ),
-                    value: format!("{} / {}", v[..3.min(v.len())].join(", "), v[3.min(v.len())..].join(", ")),
+                    value: format!(
+                        "{} / {}",
+                        v[..3.min(v.len())].join(", "),
+                        v[3.min(v.len())..].join(", ")
+                    ),
                     target: String::new(),
                 });
             }
