@@ -31,8 +31,9 @@ ranks
 # the GPU starts it. One frame per rank, a row per change.
 
 # %%
-series = analyzer.get_queue_length_time_series(ranks=[0])
-queue = series[0]
+rank = ranks[1][0]
+series = analyzer.get_queue_length_time_series(ranks=[rank])
+queue = series[rank]
 queue.head()
 
 # %% [markdown]

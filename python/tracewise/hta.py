@@ -345,8 +345,8 @@ class TraceAnalysis:
             df["tid"] = df["stream"]
             df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
             df["ts"] = self._time_dtype(rank, df["ts"])
-            for c in ["stream", "queue_length"]:
-                df[c] = df[c].astype("int64")
+            df["stream"] = _downcast(df["stream"])
+            df["queue_length"] = df["queue_length"].astype("int64")
             # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
             for c in ["pid", "tid"]:
                 df[c] = pd.Series([int(v) for v in df[c]], index=df.index, dtype="object")
