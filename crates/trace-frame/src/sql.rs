@@ -352,9 +352,11 @@ fn views(df: &DataFrame) -> [(&'static str, LazyFrame); 3] {
         ("events", events.clone()),
         (
             "kernels",
-            events
-                .clone()
-                .filter(col("cat").eq(lit("kernel")).or(col("cat").eq(lit("Kernel")))),
+            events.clone().filter(
+                col("cat")
+                    .eq(lit("kernel"))
+                    .or(col("cat").eq(lit("Kernel"))),
+            ),
         ),
         (
             "launches",
