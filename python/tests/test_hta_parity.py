@@ -55,6 +55,7 @@ def _params() -> List[Tuple[str, bool]]:
 # Filled from a run of this file on the shared traces (2026-12-05); every entry is an open
 # difference of #44 named in docs/differences.md section 14.
 KNOWN: Dict[Tuple[str, object, str], str] = {
+    ('hta-critical-path/alexnet', None, 'queue_summary'): "queue-length summary: the stream level's dtype (HTA's frame-wide downcast) and, on streams with ties, mean/std (unstable sort, section 14) (open, #44)",
     ('hta-critical-path/cuda_event_sync', False, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
     ('hta-critical-path/cuda_event_sync', True, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
     ('hta-critical-path/cuda_event_sync_multi_stream', False, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
