@@ -332,23 +332,45 @@ fn load_capture(py: Python<'_>, path: PathBuf) -> PyResult<Capture> {
 #[pyclass(module = "tracewise._native", frozen)]
 struct HtaTrace {
     timelines: Arc<Vec<Timeline>>,
+    /// HTA's time origin: the earliest event start over the ranks, in ns.
+    min_ts: i64,
 }
 
-/// HTA's rank of a timeline: its rank, else 0 (HTA numbers a rankless trace 0).
+/// HTA's rank of a timeline (set by `load_hta_view`: `distributedInfo.rank`, else 0).
 fn rank(t: &Timeline) -> i64 {
     t.rank.unwrap_or(0)
+}
+
+impl HtaTrace {
+    fn of(&self, rank_: i64) -> Option<&Timeline> {
+        self.timelines.iter().find(|t| rank(t) == rank_)
+    }
+}
+
+/// A time relative to HTA's origin, in µs (whole on the traces HTA rounds).
+fn rel_us(t: i64, min_ts: i64) -> f64 {
+    (t - min_ts) as f64 / 1000.0
 }
 
 #[pymethods]
 impl HtaTrace {
     /// Loads the traces of a directory (or one file) and builds HTA's view of each rank.
     #[new]
-    fn new(py: Python<'_>, path: PathBuf) -> PyResult<HtaTrace> {
+    #[pyo3(signature = (path, include_last_profiler_step=false, rank_of_file=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        include_last_profiler_step: bool,
+        rank_of_file: Option<std::collections::HashMap<PathBuf, i64>>,
+    ) -> PyResult<HtaTrace> {
         let p = path.clone();
         run(py, Some(&path), move || {
-            let timelines = trace_frame::load_hta_timelines(&p).map_err(|e| fail(&e))?;
+            let (timelines, min_ts) =
+                trace_frame::load_hta_view(&p, include_last_profiler_step, rank_of_file.as_ref())
+                    .map_err(|e| fail(&e))?;
             Ok(HtaTrace {
                 timelines: Arc::new(timelines),
+                min_ts: min_ts.unwrap_or(0),
             })
         })
     }
@@ -358,11 +380,29 @@ impl HtaTrace {
         self.timelines.iter().map(rank).collect()
     }
 
-    /// The `ProfilerStep` numbers of the first rank.
+    /// The trace file of each rank.
+    fn files(&self) -> Vec<(i64, String)> {
+        self.timelines
+            .iter()
+            .map(|t| (rank(t), t.path.display().to_string()))
+            .collect()
+    }
+
+    /// Whether `rank`'s trace had fractional-µs timestamps (HTA's frames are float then).
+    fn fractional(&self, rank_: i64) -> bool {
+        self.of(rank_).is_some_and(|t| t.fractional_us)
+    }
+
+    /// The `ProfilerStep` numbers of the first rank (those HTA keeps).
     fn steps(&self) -> Vec<i64> {
         self.timelines
             .first()
-            .map(|t| t.steps.iter().map(|s| s.0).collect())
+            .map(|t| {
+                let mut s: Vec<i64> = t.steps.iter().map(|s| s.0).collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            })
             .unwrap_or_default()
     }
 
@@ -424,11 +464,11 @@ impl HtaTrace {
         rank_: i64,
         consecutive_kernel_delay_us: i64,
     ) -> Vec<(i64, [f64; 3], [usize; 3])> {
-        let Some(t) = self.timelines.iter().find(|t| rank(t) == rank_) else {
+        let Some(t) = self.of(rank_) else {
             return Vec::new();
         };
         let mut rows = hta::idle_breakdown(t, consecutive_kernel_delay_us);
-        rows.sort_by_key(|r| (r.first_start_ns, r.stream));
+        rows.sort_by_key(|r| (r.first_index, r.stream));
         rows.into_iter()
             .map(|r| {
                 (
@@ -447,11 +487,11 @@ impl HtaTrace {
         rank_: i64,
         consecutive_kernel_delay_us: i64,
     ) -> Vec<(i64, Vec<(u8, f64)>)> {
-        let Some(t) = self.timelines.iter().find(|t| rank(t) == rank_) else {
+        let Some(t) = self.of(rank_) else {
             return Vec::new();
         };
         let mut streams = hta::idle_gaps(t, consecutive_kernel_delay_us);
-        streams.sort_by_key(|s| (s.first_start_ns, s.stream));
+        streams.sort_by_key(|s| (s.first_index, s.stream));
         streams
             .into_iter()
             .map(|s| {
@@ -465,20 +505,30 @@ impl HtaTrace {
             .collect()
     }
 
-    /// Per rank: (rank, share of communication time overlapped by computation, %).
+    /// Per rank: (rank, share of communication time overlapped by computation, %; NaN
+    /// without communication, as HTA's 0/0).
     fn overlap(&self) -> Vec<(i64, f64)> {
         self.timelines
             .iter()
-            .map(|t| (rank(t), hta::overlap(t).overlap_pct))
+            .map(|t| {
+                let o = hta::overlap(t);
+                let pct = if o.comm_us > 0.0 {
+                    o.overlap_pct
+                } else {
+                    f64::NAN
+                };
+                (rank(t), pct)
+            })
             .collect()
     }
 
-    /// The launches of `rank`: (correlation, cpu duration, gpu duration, launch delay in µs).
-    fn launch_stats(&self, rank_: i64) -> Vec<(i64, f64, f64, f64)> {
-        let Some(t) = self.timelines.iter().find(|t| rank(t) == rank_) else {
+    /// The launches of `rank`, in HTA's order: (correlation, cpu duration, gpu duration,
+    /// launch delay in µs).
+    fn launch_stats(&self, rank_: i64, include_memory_events: bool) -> Vec<(i64, f64, f64, f64)> {
+        let Some(t) = self.of(rank_) else {
             return Vec::new();
         };
-        hta::launch_stats(t)
+        hta::launch_stats_with(t, include_memory_events)
             .rows
             .into_iter()
             .map(|r| {
@@ -494,11 +544,117 @@ impl HtaTrace {
 
     /// The queue-length series of each stream of `rank`: (stream, values).
     fn queue_length(&self, rank_: i64) -> Vec<(i64, Vec<i64>)> {
-        self.timelines
-            .iter()
-            .find(|t| rank(t) == rank_)
+        self.of(rank_)
             .map(hta::queue_length_series)
             .unwrap_or_default()
+    }
+
+    /// The queue-length time series of `rank`, stream by stream in stream order, points in
+    /// time order: (event index, ts in µs from HTA's origin, device, stream, length).
+    fn queue_length_points(&self, rank_: i64) -> Vec<(i64, f64, i64, i64, i64)> {
+        let Some(t) = self.of(rank_) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (stream, points) in hta::queue_points(t) {
+            for (ts, q, is_launch, g) in points {
+                let a = &t.gpu[g];
+                let index = if is_launch {
+                    a.launch.map(|l| t.host[l].event_index).unwrap_or(-1)
+                } else {
+                    a.event_index
+                };
+                out.push((index, rel_us(ts, self.min_ts), a.device, stream, q));
+            }
+        }
+        out
+    }
+
+    /// The memory activities of `rank` in start order: (start µs from HTA's origin, end µs
+    /// from it, device, name, event index).
+    fn memory_ops(&self, rank_: i64) -> Vec<(f64, f64, i64, String, i64)> {
+        let Some(t) = self.of(rank_) else {
+            return Vec::new();
+        };
+        t.gpu
+            .iter()
+            .filter(|g| g.stream != -1 && t.hta_type(g.name) == hta::HtaKernelType::Memory)
+            .map(|g| {
+                (
+                    rel_us(g.start, self.min_ts),
+                    rel_us(g.end, self.min_ts),
+                    g.device,
+                    t.name(g.name).to_owned(),
+                    g.event_index,
+                )
+            })
+            .collect()
+    }
+
+    /// HTA's `get_trace_duration` of `rank`: last start − first start of the events it
+    /// keeps, in µs.
+    fn duration(&self, rank_: i64) -> Option<f64> {
+        let t = self.of(rank_)?;
+        let starts = || {
+            t.host
+                .iter()
+                .map(|h| h.start)
+                .chain(t.gpu.iter().map(|g| g.start))
+        };
+        Some((starts().max()? - starts().min()?) as f64 / 1000.0)
+    }
+
+    /// The GPU activities of `rank` in start order: (name, stream, start µs, end µs,
+    /// correlation, event index, HTA kernel type, launch event index).
+    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
+    fn gpu_ops(&self, rank_: i64) -> Vec<(String, i64, f64, f64, i64, i64, &'static str, i64)> {
+        let Some(t) = self.of(rank_) else {
+            return Vec::new();
+        };
+        t.gpu
+            .iter()
+            .map(|g| {
+                (
+                    t.name(g.name).to_owned(),
+                    g.stream,
+                    rel_us(g.start, self.min_ts),
+                    rel_us(g.end, self.min_ts),
+                    g.correlation.unwrap_or(-1),
+                    g.event_index,
+                    t.hta_type(g.name).label(),
+                    g.launch.map(|l| t.host[l].event_index).unwrap_or(-1),
+                )
+            })
+            .collect()
+    }
+
+    /// The host events of `rank` HTA keeps, in file order: (name, category, thread, start
+    /// µs, end µs, event index).
+    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
+    fn host_ops(&self, rank_: i64) -> Vec<(String, &'static str, String, f64, f64, i64)> {
+        let Some(t) = self.of(rank_) else {
+            return Vec::new();
+        };
+        t.host
+            .iter()
+            .map(|h| {
+                let cat = match h.cat {
+                    trace_frame::HostCat::CpuOp => "cpu_op",
+                    trace_frame::HostCat::Runtime => "cuda_runtime",
+                    trace_frame::HostCat::Driver => "cuda_driver",
+                    trace_frame::HostCat::Annotation => "user_annotation",
+                    trace_frame::HostCat::Other => "other",
+                };
+                (
+                    t.name(h.name).to_owned(),
+                    cat,
+                    t.name(h.thread).to_owned(),
+                    rel_us(h.start, self.min_ts),
+                    rel_us(h.end, self.min_ts),
+                    h.event_index,
+                )
+            })
+            .collect()
     }
 
     /// The `num` latest ranks of the straggler metric (empty when it cannot run).
@@ -516,7 +672,7 @@ impl HtaTrace {
         annotation: &str,
         instance: usize,
     ) -> Option<(f64, Vec<(&'static str, f64)>)> {
-        let t = self.timelines.iter().find(|t| rank(t) == rank_)?;
+        let t = self.of(rank_)?;
         let cp = trace_frame::critical_path(t, annotation, instance)?;
         Some((
             cp.length_us,

@@ -42,5 +42,9 @@ def manifest_kernels(traces: Path) -> List[Tuple[Path, int]]:
             continue
         if not header or re.fullmatch(r"-+", cells[0].replace(":", "")):
             continue
-        rows.append((traces / "pytorch" / cells[header["path"]], int(cells[header["kernels"]])))
+        # A count may carry a note after it ("8772 (cat `Kernel`)"): the number leads.
+        count = re.match(r"\d+", cells[header["kernels"]].replace(",", ""))
+        if count is None:
+            raise ValueError(f"MANIFEST.md: {cells[header['kernels']]!r} is not a kernel count")
+        rows.append((traces / "pytorch" / cells[header["path"]], int(count.group())))
     return rows

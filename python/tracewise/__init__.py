@@ -143,7 +143,7 @@ class Capture:
         return Frame(self._capture.events())
 
     def kernels(self) -> Frame:
-        """The GPU kernels (``cat = 'kernel'``), one row per kernel."""
+        """The GPU kernels (``cat`` ``kernel``, or ``Kernel`` of older Kineto traces), one row per kernel."""
         return Frame(self._capture.kernels())
 
     def launches(self) -> Frame:

@@ -82,9 +82,12 @@ pub fn read_frame_cached_with(
             .column("rank")
             .ok()
             .and_then(|c| c.i64().ok().and_then(|c| c.get(0)));
+        // The cache keeps the rank, not where it came from: the file name's number is
+        // taken as the file's own (HTA's drop-in reads traces without the cache).
         let frame = RankFrame {
             path: trace.to_path_buf(),
             rank,
+            rank_in_file: rank,
             df,
         };
         return Ok((frame, CacheUse::Hit(cache)));

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::hta::{is_operator, queue_series};
-use crate::timeline::{SyncKind, Timeline};
+use crate::timeline::{GpuKind, SyncKind, Timeline};
 
 /// What an edge of the path stands for (HTA's `bound_by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -186,12 +186,16 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
             in_window(h.start) && h.end > h.start
         })
         .collect();
+    // HTA's view counts sync events and host events with a stream as GPU work
+    // (`GpuKind::Other`); the path takes syncs from `t.syncs`, and those events are no
+    // kernels of its graph.
     let gpu_sel: Vec<usize> = (0..t.gpu.len())
         .filter(|&i| {
-            t.gpu[i].launch.is_some_and(|l| {
-                let h = &t.host[l];
-                in_window(h.start) && h.end > h.start
-            })
+            t.gpu[i].kind != GpuKind::Other
+                && t.gpu[i].launch.is_some_and(|l| {
+                    let h = &t.host[l];
+                    in_window(h.start) && h.end > h.start
+                })
         })
         .collect();
     let mut node_ts: Vec<i64> = Vec::new();
@@ -321,6 +325,9 @@ pub fn critical_path(t: &Timeline, annotation: &str, instance: usize) -> Option<
     let mut from_thread: HashMap<(u32, i64), Vec<(i64, usize)>> = HashMap::new();
     for (i, g) in t.gpu.iter().enumerate() {
         let Some(l) = g.launch else { continue };
+        if g.kind == GpuKind::Other {
+            continue;
+        }
         let h = &t.host[l];
         if LAUNCHES.contains(&t.name(h.name)) {
             on_stream

@@ -21,6 +21,9 @@ pub struct RankFrame {
     pub path: PathBuf,
     /// `distributedInfo.rank`, else the number in the file name, else none.
     pub rank: Option<i64>,
+    /// `distributedInfo.rank` alone (none when the rank came from the file name or is
+    /// unknown): HTA 0.5.0 numbers a trace without it 0.
+    pub rank_in_file: Option<i64>,
     /// One row per event; see the crate docs for the columns.
     pub df: DataFrame,
 }
@@ -148,11 +151,11 @@ fn frame_from<R: Send, T: Send, U: Send>(
         b.append(part, base);
         Ok(())
     })?;
-    let rank = top(&read)
+    let rank_in_file = top(&read)
         .get("distributedInfo")
         .and_then(|raw| serde_json::from_str::<DistributedInfo>(raw.get()).ok())
-        .and_then(|d| d.rank)
-        .or_else(|| chrome_reader::rank_from_file_name(path));
+        .and_then(|d| d.rank);
+    let rank = rank_in_file.or_else(|| chrome_reader::rank_from_file_name(path));
     let finish = || -> Result<U, Error> {
         let df = b
             .finish(rank)
@@ -160,6 +163,7 @@ fn frame_from<R: Send, T: Send, U: Send>(
         Ok(with_frame(RankFrame {
             path: path.to_path_buf(),
             rank,
+            rank_in_file,
             df,
         }))
     };

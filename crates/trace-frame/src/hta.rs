@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::timeline::{Gpu, HostCat, Timeline};
+use crate::timeline::{Gpu, GpuKind, HostCat, Timeline};
 
 /// HTA's kernel type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -333,10 +333,13 @@ pub struct IdleRow {
     /// Python package's HTA frames list the categories that have activities).
     #[serde(skip)]
     pub category_counts: [usize; 3],
-    /// Start of the stream's first activity, in ns: HTA lists streams in this order. Not
-    /// serialized.
+    /// Start of the stream's first activity, in ns. Not serialized.
     #[serde(skip)]
     pub first_start_ns: i64,
+    /// The least event index of the stream's activities: HTA lists streams in this order.
+    /// Not serialized.
+    #[serde(skip)]
+    pub first_index: i64,
 }
 
 /// HTA's idle category of a gap between two activities of a stream.
@@ -355,8 +358,11 @@ pub enum IdleCategory {
 pub struct StreamGaps {
     /// The CUDA stream (`args.stream`).
     pub stream: i64,
-    /// Start of its first activity, in ns: HTA lists streams in this order.
+    /// Start of its first activity, in ns.
     pub first_start_ns: i64,
+    /// The least event index of its activities: HTA lists streams in the order they first
+    /// appear in its frame, the file's order.
+    pub first_index: i64,
     /// (category, gap in ns) between consecutive activities, in start order.
     pub gaps: Vec<(IdleCategory, i64)>,
 }
@@ -365,7 +371,9 @@ pub struct StreamGaps {
 /// [`idle_breakdown`].
 pub fn idle_gaps(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<StreamGaps> {
     let mut streams: BTreeMap<i64, Vec<&Gpu>> = BTreeMap::new();
-    for g in &t.gpu {
+    // HTA's idle time is of kernels, memcpy and memset (by category), not of the other
+    // events its view counts as GPU work.
+    for g in t.gpu.iter().filter(|g| g.kind != GpuKind::Other) {
         streams.entry(g.stream).or_default().push(g);
     }
     streams
@@ -391,9 +399,11 @@ pub fn idle_gaps(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<StreamGa
                     (category, gap)
                 })
                 .collect();
+            let first_index = acts.iter().map(|g| g.event_index).min().unwrap_or(0);
             Some(StreamGaps {
                 stream,
                 first_start_ns: first,
+                first_index,
                 gaps,
             })
         })
@@ -410,6 +420,7 @@ pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<Idl
     for StreamGaps {
         stream,
         first_start_ns,
+        first_index,
         gaps,
     } in idle_gaps(t, consecutive_kernel_delay_us)
     {
@@ -444,6 +455,7 @@ pub fn idle_breakdown(t: &Timeline, consecutive_kernel_delay_us: i64) -> Vec<Idl
             gaps: gaps.len(),
             category_counts: counts,
             first_start_ns,
+            first_index,
         });
     }
     out
@@ -682,22 +694,80 @@ pub struct HtaLaunchStats {
     pub rows: Vec<LaunchRow>,
 }
 
-/// Pairs each GPU activity with its runtime launch call and counts the outliers.
+/// The runtime calls whose launches HTA 0.5.0's `get_cuda_kernel_launch_stats` pairs
+/// (`cuda_kernel_analysis.py`): kernel launches, and with `include_memory_events` the
+/// asynchronous memcpy and memset calls. Graph launches, driver (`cuLaunchKernel`) and
+/// HIP launches are not among them.
+pub const LAUNCH_STATS_CALLS: [&str; 3] = [
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "runFunction - job_prep_and_submit_for_execution",
+];
+
+/// The memory calls [`launch_stats_with`] adds with `include_memory_events`.
+pub const LAUNCH_STATS_MEMORY_CALLS: [&str; 2] = ["cudaMemcpyAsync", "cudaMemsetAsync"];
+
+/// The runtime calls HTA 0.5.0's queue length counts as enqueuing work on a stream
+/// (`TraceSymbolTable.get_runtime_launch_events_query`).
+pub const QUEUE_LAUNCH_CALLS: [&str; 11] = [
+    "cudaMemsetAsync",
+    "cudaMemcpyAsync",
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cuLaunchKernel",
+    "runFunction - job_prep_and_submit_for_execution",
+    "hipLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipMemcpyAsync",
+    "hipMemsetAsync",
+    "hipMemcpyWithStream",
+];
+
+/// Pairs each GPU activity with its runtime launch call and counts the outliers: every
+/// launch with a runtime or driver call, in correlation order (the tool's summary).
 pub fn launch_stats(t: &Timeline) -> HtaLaunchStats {
-    let mut rows: Vec<LaunchRow> = t
+    let mut rows: Vec<(i64, i64, LaunchRow)> =
+        t.gpu.iter().filter_map(|g| launch_row(t, g)).collect();
+    rows.sort_by_key(|r| r.2.correlation);
+    stats_of(t, rows.into_iter().map(|r| r.2).collect())
+}
+
+/// HTA 0.5.0's `get_cuda_kernel_launch_stats` of one rank: the activities launched by one
+/// of [`LAUNCH_STATS_CALLS`] (and [`LAUNCH_STATS_MEMORY_CALLS`] with
+/// `include_memory_events`), on a stream, in HTA's row order (the launch call's place in
+/// the file, then the activity's).
+pub fn launch_stats_with(t: &Timeline, include_memory_events: bool) -> HtaLaunchStats {
+    let counted = |name: &str| {
+        LAUNCH_STATS_CALLS.contains(&name)
+            || (include_memory_events && LAUNCH_STATS_MEMORY_CALLS.contains(&name))
+    };
+    let mut rows: Vec<(i64, i64, LaunchRow)> = t
         .gpu
         .iter()
-        .filter_map(|g| {
-            let l = &t.host[g.launch?];
-            Some(LaunchRow {
-                correlation: g.correlation?,
-                cpu_duration_us: us(l.end - l.start),
-                gpu_duration_us: us(g.end - g.start),
-                launch_delay_us: us((g.start - l.end).max(0)),
-            })
-        })
+        .filter(|g| g.stream != -1)
+        .filter(|g| g.launch.is_some_and(|l| counted(t.name(t.host[l].name))))
+        .filter_map(|g| launch_row(t, g))
         .collect();
-    rows.sort_by_key(|r| r.correlation);
+    rows.sort_by_key(|r| (r.0, r.1));
+    stats_of(t, rows.into_iter().map(|r| r.2).collect())
+}
+
+/// (launch event index, activity event index, row) of an activity with a launch.
+fn launch_row(t: &Timeline, g: &Gpu) -> Option<(i64, i64, LaunchRow)> {
+    let l = &t.host[g.launch?];
+    Some((
+        l.event_index,
+        g.event_index,
+        LaunchRow {
+            correlation: g.correlation?,
+            cpu_duration_us: us(l.end - l.start),
+            gpu_duration_us: us(g.end - g.start),
+            launch_delay_us: us((g.start - l.end).max(0)),
+        },
+    ))
+}
+
+fn stats_of(t: &Timeline, rows: Vec<LaunchRow>) -> HtaLaunchStats {
     HtaLaunchStats {
         rank: t.rank,
         launches: rows.len(),
@@ -736,6 +806,9 @@ pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, u
     let mut by: BTreeMap<i64, Vec<(i64, i64, bool, usize)>> = BTreeMap::new();
     for (i, g) in t.gpu.iter().enumerate() {
         let Some(l) = g.launch else { continue };
+        if g.stream == -1 || !QUEUE_LAUNCH_CALLS.contains(&t.name(t.host[l].name)) {
+            continue;
+        }
         let e = by.entry(g.stream).or_default();
         e.push((t.host[l].start, 1, true, i));
         e.push((g.start, -1, false, i));
@@ -751,6 +824,17 @@ pub(crate) fn queue_series(t: &Timeline) -> BTreeMap<i64, Vec<(i64, i64, bool, u
         }
     }
     by
+}
+
+/// A point of a queue-length series: (time in ns, length after the change, whether it is a
+/// launch, index of the activity in `Timeline::gpu`).
+pub type QueuePoint = (i64, i64, bool, usize);
+
+/// The queue-length series of each stream, in stream order: (stream, [(time in ns, length
+/// after the change, whether the point is a launch, index of the activity in `t.gpu`)]),
+/// the points in time order, a launch before a start at equal times.
+pub fn queue_points(t: &Timeline) -> Vec<(i64, Vec<QueuePoint>)> {
+    queue_series(t).into_iter().collect()
 }
 
 /// The queue-length series of each stream that has launched activities, in stream order:

@@ -73,7 +73,7 @@ pub use render::{document, render_json, render_text};
 pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Summary, SummaryPart, TopKernel, summarize};
-pub use timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, SyncKind, Timeline};
+pub use timeline::{Gpu, GpuKind, Host, HostCat, HtaView, SyncEvent, SyncKind, Timeline};
 
 /// The deeper analyses by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -273,6 +273,74 @@ pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
 /// ranks' frames are not joined. As in [`load()`], a directory's unreadable files are left
 /// out unless none can be read.
 pub fn load_hta_timelines(input: &Path) -> Result<Vec<Timeline>, Error> {
+    let read = read_timelines(input)?;
+    Ok(read.into_iter().map(|(_, t)| t.into_hta_view()).collect())
+}
+
+/// The ranks' timelines as HTA 0.5.0's `TraceAnalysis(trace_dir=input,
+/// include_last_profiler_step=…)` sees them ([`Timeline::into_hta_view_with`] with
+/// [`HtaView::hta`]): each rank is `distributedInfo.rank`, else 0 (HTA's numbering, not
+/// the file name's), in rank order; with two files of one rank, the last by name is kept
+/// (as HTA keeps the last it lists, with a warning). With them, the earliest start of an
+/// event over the ranks, in ns (whole µs on a trace with fractional ones): HTA's times are
+/// relative to it. `rank_of_file`, when given, numbers the files it names (HTA's
+/// `trace_files={rank: file}`).
+pub fn load_hta_view(
+    input: &Path,
+    include_last_profiler_step: bool,
+    rank_of_file: Option<&std::collections::HashMap<PathBuf, i64>>,
+) -> Result<(Vec<Timeline>, Option<i64>), Error> {
+    let read = read_timelines(input)?;
+    let min_ts = read.iter().filter_map(|(_, t)| t.hta_origin).min();
+    let names: std::collections::BTreeSet<i64> = read
+        .iter()
+        .flat_map(|(_, t)| t.steps.iter().map(|s| s.0))
+        .collect();
+    let view = HtaView::hta(include_last_profiler_step, names.len() >= 2);
+    let mut by_rank: std::collections::BTreeMap<i64, Timeline> = std::collections::BTreeMap::new();
+    for (rank_in_file, mut t) in read {
+        let given = rank_of_file.and_then(|m| m.get(&t.path).copied());
+        let rank = given.or(rank_in_file).unwrap_or(0);
+        t.rank = Some(rank);
+        by_rank.insert(rank, t);
+    }
+    let timelines = by_rank
+        .into_values()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|t| t.into_hta_view_with(&view))
+        .collect();
+    Ok((timelines, min_ts))
+}
+
+/// HTA's time origin of one frame: the earliest `ts` of a complete event with a category
+/// other than `Trace` (HTA drops the events without `dur` or `cat`, and the `Trace` event,
+/// before it aligns the ranks), rounded up to a whole µs on a trace HTA rounds.
+fn hta_origin(df: &DataFrame, fractional_us: bool) -> Option<i64> {
+    let ph = df.column("ph").ok()?.str().ok()?.clone();
+    let cat = df.column("cat").ok()?.str().ok()?.clone();
+    let ts = df.column("ts_ns").ok()?.i64().ok()?.clone();
+    let dur = df.column("dur_ns").ok()?.i64().ok()?.clone();
+    let min = ph
+        .iter()
+        .zip(cat.iter())
+        .zip(ts.iter())
+        .zip(dur.iter())
+        .filter(|(((p, c), _), d)| {
+            *p == Some("X") && c.is_some_and(|c| c != "Trace") && d.is_some()
+        })
+        .filter_map(|(((_, _), t), _)| t)
+        .min()?;
+    Some(if fractional_us {
+        min.div_euclid(1000) * 1000 + if min.rem_euclid(1000) > 0 { 1000 } else { 0 }
+    } else {
+        min
+    })
+}
+
+/// Every trace file of `input` read into a timeline (as read, before any HTA view), with
+/// its `distributedInfo.rank`, sorted by (rank, path).
+fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
     let sources = chrome_sources(input)?;
     let paths = &sources.paths;
     let threads = if paths.len() == 1 {
@@ -282,14 +350,17 @@ pub fn load_hta_timelines(input: &Path) -> Result<Vec<Timeline>, Error> {
     };
     // Outer error: the file could not be read (left out, as `load` leaves it out); inner:
     // its frame is no timeline (an error of the whole, as `hta_timelines` gives).
-    type Read = (Option<i64>, PathBuf, Result<Timeline, Error>);
+    type Read = (Option<i64>, Option<i64>, PathBuf, Result<Timeline, Error>);
     let res: Vec<Result<Read, Error>> = paths
         .par_iter()
         .map(|p| {
             let mut frame = frame::read_frame_columns(p, threads, frame::Columns::Analyses)?;
             frame.path = sources.original(&frame.path);
-            let timeline = Timeline::from_frame(&frame).map(Timeline::into_hta_view);
-            Ok((frame.rank, frame.path, timeline))
+            let timeline = Timeline::from_frame(&frame).map(|mut t| {
+                t.hta_origin = hta_origin(&frame.df, t.fractional_us);
+                t
+            });
+            Ok((frame.rank, frame.rank_in_file, frame.path, timeline))
         })
         .collect();
     let mut read = Vec::new();
@@ -305,8 +376,10 @@ pub fn load_hta_timelines(input: &Path) -> Result<Vec<Timeline>, Error> {
     {
         return Err(first);
     }
-    read.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    read.into_iter().map(|(_, _, t)| t).collect()
+    read.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
+    read.into_iter()
+        .map(|(_, in_file, _, t)| t.map(|t| (in_file, t)))
+        .collect()
 }
 
 /// Which step the critical path is of: instance `instance` (0 = the first, in start order)

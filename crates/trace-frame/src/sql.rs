@@ -506,7 +506,8 @@ pub fn run_sql_limited(df: &DataFrame, query: &str, max_rows: usize) -> Result<D
     Ok(out)
 }
 
-/// Runs `query` over `events` (every row of `df`), `kernels` (`cat = 'kernel'`) and
+/// Runs `query` over `events` (every row of `df`), `kernels` (`cat` is `kernel`, or
+/// `Kernel` in older Kineto traces) and
 /// `launches` (`cat` is `cuda_runtime` or `cuda_driver`), confined to them by
 /// [`check_sql`] with the default limit.
 pub fn run_sql(df: &DataFrame, query: &str) -> Result<DataFrame, Error> {
@@ -532,7 +533,11 @@ fn views(df: &DataFrame) -> [(&'static str, LazyFrame); 3] {
         ("events", events.clone()),
         (
             "kernels",
-            events.clone().filter(col("cat").eq(lit("kernel"))),
+            events.clone().filter(
+                col("cat")
+                    .eq(lit("kernel"))
+                    .or(col("cat").eq(lit("Kernel"))),
+            ),
         ),
         (
             "launches",

@@ -21,6 +21,12 @@ pub enum GpuKind {
     Memcpy,
     /// `cat: gpu_memset`.
     Memset,
+    /// Only in HTA's view ([`Timeline::into_hta_view_with`]): an event HTA 0.5.0 counts as
+    /// GPU work that is none of the above, a CUDA synchronisation event or an event of
+    /// another category that carries `args.stream` and `args.correlation` (HTA's
+    /// `GPUKernelFilter`: `stream >= 0 and correlation >= 0`, or `Event Sync`/`Context
+    /// Sync`).
+    Other,
 }
 
 /// A GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset` with a stream).
@@ -61,6 +67,16 @@ pub enum SyncKind {
 }
 
 impl SyncKind {
+    /// The event's name in a Kineto trace.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncKind::Context => "Context Sync",
+            SyncKind::Stream => "Stream Sync",
+            SyncKind::Event => "Event Sync",
+            SyncKind::StreamWaitEvent => "Stream Wait Event",
+        }
+    }
+
     fn from_name(name: &str) -> Option<SyncKind> {
         Some(match name {
             "Context Sync" => SyncKind::Context,
@@ -156,6 +172,13 @@ pub struct Timeline {
     pub fractional_us: bool,
     /// `ts` of the first event of the file (HTA compares launchless activities with it).
     pub first_event_ts: Option<i64>,
+    /// Host events that carry `args.stream >= 0` and `args.correlation >= 0` (a Triton
+    /// launch's `cpu_op`, say), as [`GpuKind::Other`] activities: HTA 0.5.0 counts them as
+    /// GPU work, so [`Timeline::into_hta_view_with`] adds them to `gpu`; empty there.
+    pub stream_ops: Vec<Gpu>,
+    /// HTA's time origin of this file (its earliest complete event with a category, in
+    /// ns), set by the HTA loader; none elsewhere.
+    pub hta_origin: Option<i64>,
     /// HTA's kernel type of each text of [`Timeline::names`] (computed once: the analyses
     /// ask for it of every activity, and kernel names are long).
     hta_types: Vec<HtaKernelType>,
@@ -344,6 +367,7 @@ struct Chunk<'a> {
 struct RowsRead {
     names: Interner,
     gpu: Vec<Gpu>,
+    stream_ops: Vec<Gpu>,
     host: Vec<Host>,
     syncs: Vec<SyncEvent>,
     steps: Vec<(i64, i64, i64)>,
@@ -371,6 +395,7 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
     let mut threads: FastMap<(Id<'_>, Id<'_>), u32> = FastMap::default();
     let mut last_thread = None;
     let mut gpu = Vec::new();
+    let mut stream_ops = Vec::new();
     let mut host = Vec::new();
     let mut syncs = Vec::new();
     let mut steps = Vec::new();
@@ -444,6 +469,27 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
                 });
                 continue;
             }
+            // HTA's parser keeps every event with a category but `python_function` and
+            // `Trace`, and counts as GPU work any with a stream and a correlation id.
+            if !c.is_empty()
+                && c != "python_function"
+                && c != "Trace"
+                && let (Some(s), Some(k)) = (get(stream), get(corr))
+                && s >= 0
+                && k >= 0
+            {
+                stream_ops.push(Gpu {
+                    event_index,
+                    name: intern(n),
+                    kind: GpuKind::Other,
+                    device: get(device).unwrap_or(0),
+                    stream: s,
+                    start,
+                    end,
+                    correlation: Some(k),
+                    launch: None,
+                });
+            }
             if c.starts_with("gpu_") || c == "ac2g" {
                 continue;
             }
@@ -489,6 +535,7 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
     RowsRead {
         names,
         gpu,
+        stream_ops,
         host,
         syncs,
         steps,
@@ -603,6 +650,7 @@ impl Timeline {
             .collect();
         let mut names = Interner::new();
         let (mut gpu, mut host, mut syncs, mut steps) = (vec![], vec![], vec![], vec![]);
+        let mut stream_ops = Vec::new();
         let mut fractional_us = false;
         for r in read {
             // A run's texts in the order it first saw them: the ids of the whole frame read
@@ -611,6 +659,10 @@ impl Timeline {
                 .map(|s| names.intern(s).index() as u32)
                 .collect();
             gpu.extend(r.gpu.into_iter().map(|g| Gpu {
+                name: id[g.name as usize],
+                ..g
+            }));
+            stream_ops.extend(r.stream_ops.into_iter().map(|g| Gpu {
                 name: id[g.name as usize],
                 ..g
             }));
@@ -639,6 +691,9 @@ impl Timeline {
         for s in &mut syncs {
             s.runtime = s.correlation.and_then(|c| launch_of.get(&c).copied());
         }
+        for g in &mut stream_ops {
+            g.launch = g.correlation.and_then(|c| launch_of.get(&c).copied());
+        }
         // Keys end in the row's event index (unique): an in-place sort gives the one order.
         gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
         let names: Vec<String> = names.strings().map(str::to_owned).collect();
@@ -649,6 +704,8 @@ impl Timeline {
             hta_types,
             names,
             gpu,
+            stream_ops,
+            hta_origin: None,
             host,
             syncs,
             steps,
@@ -657,13 +714,51 @@ impl Timeline {
         })
     }
 
-    /// The timeline as Holistic Trace Analysis 0.5.0 sees it (`hta/common/trace_parser.py`,
-    /// `hta/common/trace.py`): when any timestamp has a fraction of a microsecond, every
-    /// start is rounded up and every end down to whole microseconds; with two or more
-    /// ProfilerStep names, GPU activities whose launch is not at or before the last step's
-    /// end are dropped (`include_last_profiler_step=True`).
+    /// The timeline as the tool's HTA summary has always seen it:
+    /// [`Timeline::into_hta_view_with`] with [`HtaView::SUMMARY`].
     pub fn into_hta_view(self) -> Timeline {
+        self.into_hta_view_with(&HtaView::SUMMARY)
+    }
+
+    /// The timeline as Holistic Trace Analysis 0.5.0 sees it (`hta/common/trace_parser.py`,
+    /// `hta/common/trace.py`) under `view`:
+    /// - when any timestamp has a fraction of a microsecond, every start is rounded up and
+    ///   every end down to whole microseconds;
+    /// - with [`HtaView::hta_gpu_rule`], the CUDA synchronisation events HTA counts as GPU
+    ///   work and [`Timeline::stream_ops`] join `gpu` as [`GpuKind::Other`];
+    /// - with two or more ProfilerStep names ([`HtaView::multi_step`], else this rank's),
+    ///   HTA's `_filter_irrelevant_gpu_kernels`: host events are kept when they start
+    ///   before the last ProfilerStep starts (`include_last_profiler_step=False`) or at or
+    ///   before it ends (`True`), and GPU activities when a kept host event has their
+    ///   correlation id; the steps kept are those whose event is kept.
+    pub fn into_hta_view_with(self, view: &HtaView) -> Timeline {
         let mut t = self;
+        let stream_ops = std::mem::take(&mut t.stream_ops);
+        if view.hta_gpu_rule {
+            let mut sync_gpu = Vec::new();
+            for y in &t.syncs {
+                let counted = (y.stream >= 0 && y.correlation.is_some_and(|c| c >= 0))
+                    || matches!(y.kind, SyncKind::Event | SyncKind::Context);
+                if counted {
+                    sync_gpu.push((y.kind, y.clone()));
+                }
+            }
+            for (kind, y) in sync_gpu {
+                let name = t.intern_late(kind.name());
+                t.gpu.push(Gpu {
+                    event_index: y.event_index,
+                    name,
+                    kind: GpuKind::Other,
+                    device: y.device,
+                    stream: y.stream,
+                    start: y.start,
+                    end: y.end,
+                    correlation: y.correlation,
+                    launch: y.runtime,
+                });
+            }
+            t.gpu.extend(stream_ops);
+        }
         if t.fractional_us {
             let up =
                 |v: i64| v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 };
@@ -683,18 +778,130 @@ impl Timeline {
                 y.start = s;
                 y.end = e;
             }
+            if view.filter_host {
+                t.steps = t
+                    .steps
+                    .iter()
+                    .map(|&(k, s, e)| (k, up(s), down(e)))
+                    .collect();
+            }
             t.first_event_ts = t.first_event_ts.map(up);
         }
-        let distinct: std::collections::BTreeSet<i64> = t.steps.iter().map(|s| s.0).collect();
-        if distinct.len() >= 2 {
-            let last_end = t.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
-            let host = &t.host;
-            t.gpu
-                .retain(|g| g.launch.is_some_and(|l| host[l].start <= last_end));
+        let multi_step = view.multi_step.unwrap_or_else(|| {
+            let distinct: std::collections::BTreeSet<i64> = t.steps.iter().map(|s| s.0).collect();
+            distinct.len() >= 2
+        });
+        if multi_step && !t.steps.is_empty() {
+            if view.filter_host {
+                t.filter_to_steps(view.include_last_profiler_step);
+            } else {
+                let last_end = t.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
+                let host = &t.host;
+                t.gpu
+                    .retain(|g| g.launch.is_some_and(|l| host[l].start <= last_end));
+            }
         }
         t.gpu
             .sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
         t
+    }
+
+    /// HTA's `_filter_irrelevant_gpu_kernels` on a timeline with steps (see
+    /// [`Timeline::into_hta_view_with`]).
+    fn filter_to_steps(&mut self, include_last: bool) {
+        let last_start = self.steps.iter().map(|s| s.1).max().unwrap_or(i64::MAX);
+        let last_end = self.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
+        let keep = |start: i64| {
+            if include_last {
+                start <= last_end
+            } else {
+                start < last_start
+            }
+        };
+        let mut new_index: Vec<Option<usize>> = vec![None; self.host.len()];
+        let mut kept = Vec::with_capacity(self.host.len());
+        for (i, h) in std::mem::take(&mut self.host).into_iter().enumerate() {
+            if keep(h.start) {
+                new_index[i] = Some(kept.len());
+                kept.push(h);
+            }
+        }
+        self.host = kept;
+        let correlations: std::collections::HashSet<i64> =
+            self.host.iter().filter_map(|h| h.correlation).collect();
+        self.gpu
+            .retain(|g| g.correlation.is_some_and(|c| correlations.contains(&c)));
+        for g in &mut self.gpu {
+            g.launch = g.launch.and_then(|l| new_index[l]);
+        }
+        for y in &mut self.syncs {
+            y.runtime = y.runtime.and_then(|l| new_index[l]);
+        }
+        self.steps.retain(|s| keep(s.1));
+    }
+
+    /// The earliest start of any event (host, GPU, sync), in ns, rounded up to a whole µs
+    /// when the trace has fractional timestamps (as HTA's parser rounds them).
+    pub fn earliest_start(&self) -> Option<i64> {
+        let starts = self.host.iter().map(|h| h.start);
+        let starts = starts.chain(self.gpu.iter().map(|g| g.start));
+        let starts = starts.chain(self.syncs.iter().map(|y| y.start));
+        let min = starts
+            .chain(self.stream_ops.iter().map(|g| g.start))
+            .min()?;
+        Some(if self.fractional_us {
+            min.div_euclid(1000) * 1000 + if min.rem_euclid(1000) > 0 { 1000 } else { 0 }
+        } else {
+            min
+        })
+    }
+
+    /// The id of `text` in [`Timeline::names`], added (with its HTA type) when absent.
+    fn intern_late(&mut self, text: &str) -> u32 {
+        if let Some(i) = self.names.iter().position(|n| n == text) {
+            return i as u32;
+        }
+        self.names.push(text.to_owned());
+        self.hta_types.push(hta_kernel_type(text));
+        (self.names.len() - 1) as u32
+    }
+}
+
+/// How [`Timeline::into_hta_view_with`] shapes a timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HtaView {
+    /// HTA's `include_last_profiler_step`.
+    pub include_last_profiler_step: bool,
+    /// Whether the trace set has two or more ProfilerStep names (HTA counts them over all
+    /// ranks' symbols); None: this rank's.
+    pub multi_step: Option<bool>,
+    /// Whether host events outside the steps are dropped and GPU activities are kept by
+    /// correlation id, as HTA 0.5.0 does (false: only activities launched after the last
+    /// step's end are dropped, the summary's rule).
+    pub filter_host: bool,
+    /// Whether the events HTA counts as GPU work beyond kernels, memcpy and memset (CUDA
+    /// synchronisation events, host events with a stream) join `gpu`.
+    pub hta_gpu_rule: bool,
+}
+
+impl HtaView {
+    /// The view of the tool's HTA summary: the last step included, no sync events as GPU
+    /// work.
+    pub const SUMMARY: HtaView = HtaView {
+        include_last_profiler_step: true,
+        multi_step: None,
+        filter_host: false,
+        hta_gpu_rule: false,
+    };
+
+    /// HTA 0.5.0's `TraceAnalysis(include_last_profiler_step=…)` over a trace set.
+    pub fn hta(include_last_profiler_step: bool, multi_step: bool) -> HtaView {
+        HtaView {
+            include_last_profiler_step,
+            multi_step: Some(multi_step),
+            filter_host: true,
+            hta_gpu_rule: true,
+        }
     }
 }
 

@@ -1,0 +1,55 @@
+# %% [markdown]
+# # HTA's `TraceAnalysis`, without the wait
+#
+# `from tracewise.hta import TraceAnalysis` in place of `from hta.trace_analysis import
+# TraceAnalysis`: the same arguments (positional order, defaults, `include_last_profiler_step`
+# false unless asked), the same frames. This notebook looks at the CUDA launch queues of a
+# trace: the queue length time series, its summary, and the time the host spent blocked on
+# a full queue. Runs as a script too (`python python/examples/hta_dropin.py`); the test
+# suite runs it. `TRACEWISE_TRACES` names the shared traces; without it the example uses the
+# small trace that ships in the repository.
+
+# %%
+import os
+from pathlib import Path
+
+from tracewise.hta import TraceAnalysis
+
+repo = Path(__file__).resolve().parents[2] if "__file__" in globals() else Path.cwd()
+traces = os.environ.get("TRACEWISE_TRACES")
+trace_dir = (
+    Path(traces) / "pytorch" / "hta-v100-2rank-large"
+    if traces
+    else repo / "testdata" / "chrome" / "ok" / "tiny-train"
+)
+analyzer = TraceAnalysis(trace_dir=str(trace_dir))
+ranks = analyzer.get_profiler_steps(), sorted(analyzer.get_temporal_breakdown(visualize=False)["rank"])
+ranks
+
+# %% [markdown]
+# The queue length of each stream: +1 when the host enqueues a kernel or a copy, −1 when
+# the GPU starts it. One frame per rank, a row per change.
+
+# %%
+rank = ranks[1][0]
+series = analyzer.get_queue_length_time_series(ranks=[rank])
+queue = series[rank]
+queue.head()
+
+# %% [markdown]
+# Its statistics per stream, from the same series (no second pass over the trace).
+
+# %%
+summary = analyzer.get_queue_length_summary_from_time_series(series)
+summary
+
+# %% [markdown]
+# How long the launch queue of each rank stayed at a length (1024 is CUDA's per-stream
+# limit: there the host blocks); with a small length, how much of the time the host ran
+# ahead of the GPU by that many operations.
+
+# %%
+blocked_full = analyzer.get_time_spent_blocked_on_full_queue(series)
+deepest = int(queue["queue_length"].max())
+blocked_deep = analyzer.get_time_spent_blocked_on_full_queue(series, max_queue_length=max(deepest // 2, 1))
+blocked_full, blocked_deep
