@@ -146,12 +146,8 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
         return Err(analysis::Error::from(failed.remove(0)).into());
     }
     let mut rows_csv = Vec::new();
-    let analysis = analysis::skip_stats_loaded(
-        input,
-        &loaded,
-        &options.skip_config(),
-        &mut rows_csv,
-    )?;
+    let analysis =
+        analysis::skip_stats_loaded(input, &loaded, &options.skip_config(), &mut rows_csv)?;
     check_step(input, &analysis.reports[0], options)?;
     let mut captures = PerCapture::default();
     for l in &loaded {

@@ -99,7 +99,14 @@ const EDGES: &[(&str, &[&str])] = &[
     // investigate --what-if loads the capture again for the replay.
     (
         "investigate",
-        &["investigation", "load", "output-file", "replay", "report", "tool-cli"],
+        &[
+            "investigation",
+            "load",
+            "output-file",
+            "replay",
+            "report",
+            "tool-cli",
+        ],
     ),
     (
         "compare-tool",

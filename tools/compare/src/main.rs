@@ -39,8 +39,11 @@ use clap::Parser;
 /// side's spread, max(IQR over steps, 1 % of the median). Every figure is labelled
 /// measured, read or inferred; the report says what each inferred one assumes.
 ///
-/// Writes into --out (default ./compare-report/): report.md, report.html, report.json and
-/// one CSV per table; existing files are replaced only with --overwrite. With --json (and
+/// Writes the report directory --out (default ./compare-report/): report.md, report.html,
+/// report.json and one CSV per table. The directory is written beside --out under a
+/// temporary name and put in place whole; an existing one is replaced only with
+/// --overwrite and only if a tracewise tool wrote it. `.`, a parent, home, an input,
+/// a symbolic link and a directory of the user's are never written into. With --json (and
 /// no --out) report.json goes to stdout and nothing is written. Exit status: 0 when the
 /// comparison was made (whatever its verdict), 2 on error.
 ///
@@ -106,31 +109,20 @@ fn run(args: &Args) -> anyhow::Result<String> {
         overwrite: args.overwrite,
         inputs: &inputs,
     };
-    let mut files: Vec<(String, Vec<u8>)> = vec![
-        (
-            "report.md".to_owned(),
-            report::markdown::render(&doc).into_bytes(),
-        ),
-        (
-            "report.html".to_owned(),
-            report::html::render(&doc).into_bytes(),
-        ),
-        ("report.json".to_owned(), json.clone().into_bytes()),
-    ];
+    // A report directory of its own, as investigate writes one: staged beside --out with
+    // its marker and put in place whole; never `.`, a parent, home, an input, a symbolic
+    // link or a directory of the user's, so no file of the user's is replaced or mixed in.
+    let dir = output_file::DirOutput::create(&out, &rules)?;
+    dir.write("report.md", report::markdown::render(&doc).as_bytes())?;
+    dir.write("report.html", report::html::render(&doc).as_bytes())?;
+    dir.write("report.json", json.as_bytes())?;
     for table in doc.tables() {
-        files.push((
+        dir.write(
             format!("{}.csv", table.name),
-            report::csv::render(table).into_bytes(),
-        ));
+            report::csv::render(table).as_bytes(),
+        )?;
     }
-    // Every path is checked before the first is written, so a refused one writes nothing.
-    for (name, _) in &files {
-        output_file::check(&out.join(name), &rules)?;
-    }
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    for (name, bytes) in &files {
-        output_file::write(&out.join(name), &rules, bytes)?;
-    }
+    dir.commit()?;
     Ok(if args.json {
         json
     } else {

@@ -117,3 +117,83 @@ fn a_closed_stdout_is_quiet() {
         &[s.as_ref(), s.as_ref(), "--json"],
     );
 }
+
+/// The report directory `--out` at every kind of target (`.`, `..`, the capture's
+/// directory, the capture, a directory of the user's, symbolic links, a FIFO,
+/// /dev/null), with and without --overwrite: every cell is refused (exit 2), the user's
+/// files and the input stay byte-identical and nothing staged is left.
+#[test]
+fn output_matrix_out() {
+    test_support::output_matrix(
+        env!("CARGO_BIN_EXE_compare"),
+        "--out",
+        test_support::OutputKind::Dir,
+        &sample(),
+        |input, target, overwrite| {
+            test_support::with_overwrite(
+                vec![input.into(), input.into(), "--out".into(), target.into()],
+                overwrite,
+            )
+        },
+    );
+}
+
+/// `--out $HOME` is refused with and without --overwrite, and the user's report.md there
+/// is left as it was.
+#[test]
+fn home_is_never_written_into() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).expect("mkdir");
+    std::fs::write(home.join("report.md"), b"mine").expect("write");
+    let s = sample();
+    for overwrite in [false, true] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_compare"));
+        cmd.arg(&s)
+            .arg(&s)
+            .arg("--out")
+            .arg(&home)
+            .env("HOME", &home);
+        if overwrite {
+            cmd.arg("--overwrite");
+        }
+        let o = cmd.output().expect("runs");
+        assert_eq!(o.status.code(), Some(2), "overwrite={overwrite}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains("home directory"), "{stderr}");
+        assert_eq!(
+            std::fs::read(home.join("report.md")).expect("read"),
+            b"mine"
+        );
+        let names: Vec<_> = std::fs::read_dir(&home).expect("ls").collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}
+
+/// A compare report written inside a rank directory is a marked directory of its own,
+/// not loose files among the ranks: later runs on the rank directory still read every
+/// rank and exit 0 (the loose report.json made them exit 3).
+#[test]
+fn a_report_inside_a_rank_directory_leaves_the_ranks_readable() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let ranks = tmp.path().join("ranks");
+    std::fs::create_dir(&ranks).expect("mkdir");
+    for r in 0..2 {
+        std::fs::copy(sample(), ranks.join(format!("rank{r}.pt.trace.json"))).expect("copy");
+    }
+    // Into the rank directory itself: refused, nothing added.
+    let o = compare(&[&ranks, &ranks, Path::new("--out"), &ranks]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_dir(&ranks).expect("ls").count(), 2);
+    let inside = ranks.join("cmp");
+    let o = compare(&[&ranks, &ranks, Path::new("--out"), &inside]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(inside.join(output_file::MARKER).is_file());
+    let o = compare(&[&ranks, &ranks, Path::new("--json")]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
