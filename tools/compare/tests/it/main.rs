@@ -197,3 +197,86 @@ fn a_report_inside_a_rank_directory_leaves_the_ranks_readable() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A report.json side is input like any other: each crafted value (a negative duration,
+/// a step of years, an absurd device or GPU count, a share above 1) is exit 2 naming the
+/// field, and nothing is written. The reports are regenerated here from the sample.
+#[test]
+fn a_crafted_report_json_is_refused_naming_the_field() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let s = tmp.path().join("synthetic.json");
+    test_support::write_synthetic_trace(&s, 2_000_000);
+    let run = investigation::investigate(&s, &Default::default()).expect("investigates");
+    let good: serde_json::Value =
+        serde_json::from_str(&report::report_json::write(&run.investigation)).expect("json");
+    assert_eq!(
+        good["advice"]["ranked"], "ranked",
+        "the capture ranks causes"
+    );
+    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+        (
+            "captures[0].steady_steps[0]",
+            Box::new(|v| v["captures"][0]["steady_steps"][0] = (-5).into()),
+        ),
+        (
+            "captures[0].steady_steps[1]",
+            Box::new(|v| v["captures"][0]["steady_steps"][1] = i64::MAX.into()),
+        ),
+        (
+            "captures[0].devices_with_activity",
+            Box::new(|v| v["captures"][0]["devices_with_activity"] = u64::MAX.into()),
+        ),
+        (
+            "captures[0].gpu_models",
+            Box::new(|v| {
+                let many = vec![serde_json::Value::from("NVIDIA H100"); 70_000];
+                v["captures"][0]["gpu_models"] = many.into();
+            }),
+        ),
+        (
+            "advice.mean_step",
+            Box::new(|v| v["advice"]["mean_step"] = (-9_223_372_036_854_775_807i64).into()),
+        ),
+        (
+            "advice.causes[0].per_step",
+            Box::new(|v| v["advice"]["causes"][0]["per_step"] = (-1).into()),
+        ),
+        (
+            "advice.causes[0].share",
+            Box::new(|v| v["advice"]["causes"][0]["share"] = 7.5.into()),
+        ),
+        (
+            "advice.steps",
+            Box::new(|v| v["advice"]["steps"] = (-3).into()),
+        ),
+    ];
+    for (field, mutate) in cases {
+        let mut v = good.clone();
+        mutate(&mut v);
+        let path = tmp.path().join("crafted.report.json");
+        std::fs::write(&path, report_text(&v)).expect("write");
+        let out = tmp.path().join("cmp");
+        let o = compare(&[&path, &s, Path::new("--out"), &out]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{field}: {stderr}");
+        assert!(stderr.contains(field), "{field}: {stderr}");
+        assert!(!out.exists(), "{field}: nothing is written");
+    }
+    // The report as investigate wrote it still compares.
+    let path = tmp.path().join("good.report.json");
+    std::fs::write(&path, report_text(&good)).expect("write");
+    let o = compare(&[&path, &s, Path::new("--json")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A report.json's text from its value, `"schema"` first as investigate writes it (how
+/// compare tells a report from a trace).
+fn report_text(v: &serde_json::Value) -> String {
+    let mut v = v.clone();
+    let schema = v
+        .as_object_mut()
+        .and_then(|o| o.remove("schema"))
+        .expect("a schema");
+    let rest = serde_json::to_string(&v).expect("json");
+    format!("{{\"schema\": {schema}, {}", &rest[1..])
+}
