@@ -233,6 +233,16 @@ pub fn rank_notes<'a>(
     notes
 }
 
+/// How many files a [`load`] of `path` reads (each rank file of a Chrome rank
+/// directory, each XSpace, export or database; 1 for a file), without reading any: for a
+/// tool that bounds what it holds before it loads.
+pub fn file_count(path: &Path) -> Result<usize, Error> {
+    Ok(match find(path)? {
+        Found::ChromeDir(dir) => chrome_reader::trace_files(&dir)?.len(),
+        Found::Files(files) => files.len(),
+    })
+}
+
 /// Like [`load`], but a directory's files load each on their own: an unreadable rank or
 /// host is listed in [`LoadedEach::failed`] and the others are still returned. A file
 /// path, an unlistable directory or one without captures is an error as with [`load`].

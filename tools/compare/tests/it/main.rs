@@ -280,3 +280,34 @@ fn report_text(v: &serde_json::Value) -> String {
     let rest = serde_json::to_string(&v).expect("json");
     format!("{{\"schema\": {schema}, {}", &rest[1..])
 }
+
+/// A side of more capture files than compare holds (1,024) is refused before it is
+/// loaded: exit 2 naming the side, its count and the limit, nothing written. (10,000
+/// tiny ranks passed 8 GiB: a side's samples grow with the square of its ranks.)
+#[test]
+fn a_side_of_too_many_ranks_is_refused_before_loading() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let ranks = tmp.path().join("ranks");
+    std::fs::create_dir(&ranks).expect("mkdir");
+    let text = std::fs::read(sample()).expect("read");
+    for r in 0..1025 {
+        std::fs::write(ranks.join(format!("rank{r}.pt.trace.json")), &text).expect("write");
+    }
+    let out = tmp.path().join("cmp");
+    let start = std::time::Instant::now();
+    let o = compare(&[&sample(), &ranks, Path::new("--out"), &out]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("after") && stderr.contains("1025 capture files"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("at most 1024"), "{stderr}");
+    assert!(!out.exists());
+    // Refused from the listing: loading 1,025 ranks takes seconds, a listing milliseconds.
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    // At the limit the side is read.
+    std::fs::remove_file(ranks.join("rank1024.pt.trace.json")).expect("rm");
+    let o = compare(&[&sample(), &ranks, Path::new("--json")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
