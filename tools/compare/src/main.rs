@@ -110,10 +110,56 @@ fn check_size(path: &Path, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Why `before` and `after` are one capture, if they are: the same resolved path (a
+/// link, `./x` and `x`), or two files of the same bytes.
+fn same_capture(before: &Path, after: &Path) -> Option<String> {
+    let (b, a) = (before.canonicalize().ok()?, after.canonicalize().ok()?);
+    if b == a {
+        return Some(format!("both resolve to {}", b.display()));
+    }
+    let (mb, ma) = (std::fs::metadata(&b).ok()?, std::fs::metadata(&a).ok()?);
+    if !(mb.is_file() && ma.is_file() && mb.len() == ma.len()) {
+        return None;
+    }
+    same_bytes(&b, &a).then(|| {
+        format!(
+            "{} and {} have the same {} bytes",
+            b.display(),
+            a.display(),
+            mb.len()
+        )
+    })
+}
+
+/// Whether two files hold the same bytes, read in blocks (never whole).
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    use std::io::Read;
+    let (Ok(mut fa), Ok(mut fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else {
+        return false;
+    };
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let Ok(n) = fa.read(&mut ba) else {
+            return false;
+        };
+        if n == 0 {
+            return fb.read(&mut bb).is_ok_and(|m| m == 0);
+        }
+        if fb.read_exact(&mut bb[..n]).is_err() || ba[..n] != bb[..n] {
+            return false;
+        }
+    }
+}
+
 /// Compares, writes the files, and returns what goes to stdout.
 fn run(args: &Args) -> anyhow::Result<String> {
     check_size(&args.before, "before")?;
     check_size(&args.after, "after")?;
+    if let Some(why) = same_capture(&args.before, &args.after) {
+        TOOL.warn(format_args!(
+            "before and after are the same capture ({why}): every difference below is noise"
+        ));
+    }
     let comparison = compare::compare(&args.before, &args.after, &Default::default())
         .with_context(|| {
             format!(

@@ -311,3 +311,31 @@ fn a_side_of_too_many_ranks_is_refused_before_loading() {
     let o = compare(&[&sample(), &ranks, Path::new("--json")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `compare A A`, `compare A ./dir/../A` and two copies of one file say that both sides
+/// are the same capture; two different captures do not.
+#[test]
+fn the_same_capture_on_both_sides_is_said() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = tmp.path().join("a.pt.trace.json");
+    let b = tmp.path().join("b.pt.trace.json");
+    std::fs::copy(sample(), &a).expect("copy");
+    std::fs::copy(sample(), &b).expect("copy");
+    let dotted = tmp.path().join("x/../a.pt.trace.json");
+    std::fs::create_dir(tmp.path().join("x")).expect("mkdir");
+    for (before, after) in [(&a, &a), (&a, &dotted), (&a, &b)] {
+        let o = compare(&[before, after, Path::new("--json")]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{stderr}");
+        assert!(stderr.contains("the same capture"), "{stderr}");
+    }
+    // One byte differs: not the same capture.
+    let mut text = std::fs::read(&b).expect("read");
+    let last = text.iter().rposition(|&c| c == b'}').expect("a brace");
+    text.insert(last + 1, b'\n');
+    std::fs::write(&b, text).expect("write");
+    let o = compare(&[&a, &b, Path::new("--json")]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stderr.contains("the same capture"), "{stderr}");
+}
