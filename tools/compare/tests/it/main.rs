@@ -110,11 +110,17 @@ fn help_teaches_the_noise_rule_and_the_exit_codes() {
 
 #[test]
 fn a_closed_stdout_is_quiet() {
+    // Two different captures: one on both sides is warned about.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let other = tmp.path().join("other.pt.trace.json");
+    let mut text = std::fs::read(sample()).expect("read");
+    text.push(b'\n');
+    std::fs::write(&other, text).expect("write");
     let s = sample();
-    let s = s.to_string_lossy();
+    let (s, other) = (s.to_string_lossy(), other.to_string_lossy());
     test_support::assert_quiet_on_closed_stdout(
         env!("CARGO_BIN_EXE_compare"),
-        &[s.as_ref(), s.as_ref(), "--json"],
+        &[s.as_ref(), other.as_ref(), "--json"],
     );
 }
 
@@ -213,7 +219,8 @@ fn a_crafted_report_json_is_refused_naming_the_field() {
         good["advice"]["ranked"], "ranked",
         "the capture ranks causes"
     );
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+    type Mutate = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Mutate)> = vec![
         (
             "captures[0].steady_steps[0]",
             Box::new(|v| v["captures"][0]["steady_steps"][0] = (-5).into()),
