@@ -677,42 +677,80 @@ pub(crate) fn host_in_gaps(
     top: usize,
 ) -> GapHost {
     let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
-    let mut covered_iv: Vec<(i64, i64)> = Vec::new();
+    let mut work_iv: Vec<(i64, i64)> = Vec::new();
+    let overlaps = Overlaps::new(gaps);
     for &t in threads {
         for e in capture.thread_events(t) {
-            // First gap ending after the event starts; walk while gaps start before it ends.
-            let first = gaps.partition_point(|g| g.end <= e.start);
-            let mut overlap = 0;
-            let mut touched = false;
-            let work = is_host_work(capture, e);
-            for g in &gaps[first..] {
-                if g.start >= e.end() {
-                    break;
-                }
-                let s = g.start.0.max(e.start.0);
-                let en = g.end.0.min(e.end().0);
-                if en > s {
-                    overlap += en - s;
-                    touched = true;
-                    if work {
-                        covered_iv.push((s, en));
-                    }
-                }
+            let overlap = overlaps.of(e.start, e.end());
+            if overlap <= 0 {
+                continue;
             }
-            if touched && !capture.name(e.name).starts_with("ProfilerStep#") {
+            if is_host_work(capture, e) {
+                work_iv.push((e.start.0, e.end().0));
+            }
+            if !capture.name(e.name).starts_with("ProfilerStep#") {
                 let entry = per_name.entry((e.name, e.kind)).or_insert((0, 0));
                 entry.0 += overlap;
                 entry.1 += 1;
             }
         }
     }
+    // Covered: the gaps' time under the union of the host-work events.
+    let mut covered = 0;
+    let mut g = 0;
+    for (s, en) in interval::merged(work_iv) {
+        while g < gaps.len() && gaps[g].end.0 <= s {
+            g += 1;
+        }
+        let mut k = g;
+        while k < gaps.len() && gaps[k].start.0 < en {
+            covered += (gaps[k].end.0.min(en) - gaps[k].start.0.max(s)).max(0);
+            k += 1;
+        }
+    }
     let ranked = rank_host_times(capture, per_name, top);
     GapHost {
         gap_count: gaps.len(),
         idle: gaps.iter().map(|g| g.len()).sum(),
-        covered: Nanos(interval::union_len(covered_iv)),
+        covered: Nanos(covered),
         top: ranked,
         provenance: Provenance::Measured,
+    }
+}
+
+/// How much of an interval sorted, disjoint gaps cover, from prefix sums of their lengths:
+/// O(log n) per interval, not a walk over the gaps it spans. Nested annotations (each
+/// spanning every gap of the ones inside it) made the walk quadratic: 200,000 nested
+/// steps took 9.5 s.
+struct Overlaps<'a> {
+    gaps: &'a [Gap],
+    /// `prefix[i]`: the length of `gaps[..i]`.
+    prefix: Vec<i64>,
+}
+
+impl<'a> Overlaps<'a> {
+    fn new(gaps: &'a [Gap]) -> Overlaps<'a> {
+        let mut prefix = Vec::with_capacity(gaps.len() + 1);
+        prefix.push(0i64);
+        for g in gaps {
+            prefix.push(prefix[prefix.len() - 1] + g.len().0);
+        }
+        Overlaps { gaps, prefix }
+    }
+
+    /// The gaps' time inside `[s, e)`.
+    fn of(&self, s: Nanos, e: Nanos) -> i64 {
+        // The gaps that end after `s` and start before `e`.
+        let first = self.gaps.partition_point(|g| g.end <= s);
+        let last = self.gaps.partition_point(|g| g.start < e);
+        if first >= last {
+            return 0;
+        }
+        let inside = self.prefix[last]
+            - self.prefix[first]
+            - (s - self.gaps[first].start).0.max(0)
+            - (self.gaps[last - 1].end - e).0.max(0);
+        inside.max(0)
     }
 }
 
@@ -726,14 +764,8 @@ pub(crate) fn host_self_time_in(
     threads: &[ThreadId],
     top: usize,
 ) -> Vec<HostTime> {
-    let overlap = |s: Nanos, e: Nanos| -> i64 {
-        let first = ranges.partition_point(|g| g.end <= s);
-        ranges[first..]
-            .iter()
-            .take_while(|g| g.start < e)
-            .map(|g| (g.end.0.min(e.0) - g.start.0.max(s.0)).max(0))
-            .sum()
-    };
+    let overlaps = Overlaps::new(ranges);
+    let overlap = |s: Nanos, e: Nanos| overlaps.of(s, e);
     let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
     for &t in threads {
         let events = capture.thread_events(t);
@@ -786,4 +818,32 @@ fn rank_host_times(
     });
     ranked.truncate(top);
     ranked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The prefix-sum overlap equals the walk over every gap, for intervals around every
+    /// edge of a set of gaps.
+    #[test]
+    fn overlaps_agree_with_the_walk() {
+        let gaps: Vec<Gap> = [(2, 5), (5, 6), (9, 14), (20, 21), (30, 40)]
+            .iter()
+            .map(|&(s, e)| Gap {
+                start: Nanos(s),
+                end: Nanos(e),
+            })
+            .collect();
+        let overlaps = Overlaps::new(&gaps);
+        for s in 0..45 {
+            for e in s..45 {
+                let walk: i64 = gaps
+                    .iter()
+                    .map(|g| (g.end.0.min(e) - g.start.0.max(s)).max(0))
+                    .sum();
+                assert_eq!(overlaps.of(Nanos(s), Nanos(e)), walk, "[{s}, {e})");
+            }
+        }
+    }
 }

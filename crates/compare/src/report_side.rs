@@ -12,6 +12,7 @@ use std::io::Read;
 use std::path::Path;
 
 use investigation::Investigation;
+use trace_model::Nanos;
 
 use crate::{CauseKey, Side};
 
@@ -48,8 +49,91 @@ pub fn read(path: &Path) -> Result<Side, String> {
     of_investigation(path, &inv)
 }
 
-/// The side an investigation gives: the step figures of its captures and its ranked causes.
+/// The longest step a report may state: one day. A step is a training or inference
+/// iteration; a longer one is not a figure a capture gives.
+const MAX_STEP: Nanos = Nanos(86_400 * 1_000_000_000);
+
+/// The most GPUs one capture of a report may name (or show activity on): far above any
+/// machine, and so a bound on what a crafted count makes compare hold.
+const MAX_DEVICES: usize = 1 << 16;
+
+/// Checks every figure the side takes from `inv` against its range: step durations and
+/// times in 0..=[`MAX_STEP`] (a mean step above zero), device counts and GPU models at
+/// most [`MAX_DEVICES`] per capture, shares in 0..=1. The error names the field, as a
+/// path into report.json, and the value.
+fn validate(inv: &Investigation) -> Result<(), String> {
+    let duration = |field: String, d: Nanos, positive: bool| -> Result<(), String> {
+        let low = if positive { 1 } else { 0 };
+        if d.0 < low || d > MAX_STEP {
+            return Err(format!(
+                "{field} is {} ns: out of range (a duration of {} to {} ns)",
+                d.0, low, MAX_STEP.0
+            ));
+        }
+        Ok(())
+    };
+    for (i, c) in inv.captures.iter().enumerate() {
+        let at = format!("captures[{i}]");
+        for (j, &d) in c.steady_steps.iter().enumerate() {
+            duration(format!("{at}.steady_steps[{j}]"), d, false)?;
+        }
+        if let Some(d) = c.window_mean_step {
+            duration(format!("{at}.window_mean_step"), d, false)?;
+        }
+        if c.devices_with_activity > MAX_DEVICES {
+            return Err(format!(
+                "{at}.devices_with_activity is {}: out of range (at most {MAX_DEVICES} per capture)",
+                c.devices_with_activity
+            ));
+        }
+        for (field, n) in [
+            ("gpu_models", c.gpu_models.len()),
+            ("gpu_vendors", c.gpu_vendors.len()),
+        ] {
+            if n > MAX_DEVICES {
+                return Err(format!(
+                    "{at}.{field} has {n} entries: out of range (at most {MAX_DEVICES} per capture)"
+                ));
+            }
+        }
+    }
+    if let investigation::Advice::Ranked(r) = &inv.advice {
+        let at = "advice";
+        if r.steps < 0 {
+            return Err(format!(
+                "{at}.steps is {}: a count cannot be negative",
+                r.steps
+            ));
+        }
+        duration(format!("{at}.mean_step"), r.mean_step, true)?;
+        if r.span.0 < 0 {
+            return Err(format!(
+                "{at}.span is {} ns: a duration cannot be negative",
+                r.span.0
+            ));
+        }
+        for (k, c) in r.causes.iter().enumerate() {
+            let at = format!("{at}.causes[{k}]");
+            duration(format!("{at}.per_step"), c.per_step, false)?;
+            if c.time.0 < 0 {
+                return Err(format!(
+                    "{at}.time is {} ns: a duration cannot be negative",
+                    c.time.0
+                ));
+            }
+            if !(0.0..=1.0).contains(&c.share) {
+                return Err(format!("{at}.share is {}: out of range (0 to 1)", c.share));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The side an investigation gives: the step figures of its captures and its ranked
+/// causes. Every figure taken is checked against its range first (a report.json is
+/// input like any other): the error names the field.
 pub fn of_investigation(path: &Path, inv: &Investigation) -> Result<Side, String> {
+    validate(inv)?;
     let first = inv
         .captures
         .first()

@@ -252,11 +252,22 @@ pub enum Note {
     },
 }
 
+/// The most file names a [`Note`] lists; the rest are counted (`and N more`), so that one
+/// warning about 10,000 copies stays a line.
+pub const NAMES_SHOWN: usize = 10;
+
 impl std::fmt::Display for Note {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Note::DuplicateRank { rank, files } => {
-                let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+                let mut names: Vec<String> = files
+                    .iter()
+                    .take(NAMES_SHOWN)
+                    .map(|p| p.display().to_string())
+                    .collect();
+                if files.len() > NAMES_SHOWN {
+                    names.push(format!("and {} more", files.len() - NAMES_SHOWN));
+                }
                 write!(
                     f,
                     "rank {rank} is given by {} files ({}): each is reported as a rank of its own; remove the ones that are copies",
@@ -302,6 +313,16 @@ pub fn rank_notes<'a>(
         }
     }
     notes
+}
+
+/// How many files a [`load`] of `path` reads (each rank file of a Chrome rank
+/// directory, each XSpace, export or database; 1 for a file), without reading any: for a
+/// tool that bounds what it holds before it loads.
+pub fn file_count(path: &Path) -> Result<usize, Error> {
+    Ok(match find(path)? {
+        Found::ChromeDir(dir) => chrome_reader::trace_files(&dir)?.len(),
+        Found::Files(files) => files.len(),
+    })
 }
 
 /// Like [`load`], but a directory's files load each on their own: an unreadable rank or
@@ -538,4 +559,23 @@ pub fn map_each<T: Send>(
         });
     }
     Ok(mapped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A duplicate rank given by 10,000 files is one line: ten names, then a count.
+    #[test]
+    fn a_note_lists_ten_names_and_counts_the_rest() {
+        let files: Vec<PathBuf> = (0..10_000)
+            .map(|i| PathBuf::from(format!("copies/rank0-copy{i}.pt.trace.json")))
+            .collect();
+        let text = Note::DuplicateRank { rank: 0, files }.to_string();
+        assert!(text.contains("given by 10000 files"), "{text}");
+        assert!(text.contains("rank0-copy9.pt.trace.json"), "{text}");
+        assert!(!text.contains("rank0-copy10.pt.trace.json"), "{text}");
+        assert!(text.contains("and 9990 more"), "{text}");
+        assert!(text.len() < 1000, "{} bytes", text.len());
+    }
 }

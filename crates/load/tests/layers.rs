@@ -117,7 +117,7 @@ const EDGES: &[(&str, &[&str])] = &[
     ),
     (
         "compare-tool",
-        &["compare", "output-file", "report", "tool-cli"],
+        &["compare", "load", "output-file", "report", "tool-cli"],
     ),
     ("profile-model", &["output-file", "tool-cli", "trace-frame"]),
     // The Python package (python/): bindings over the loader's frames (trace-frame), the

@@ -39,8 +39,13 @@ use clap::Parser;
 /// side's spread, max(IQR over steps, 1 % of the median). Every figure is labelled
 /// measured, read or inferred; the report says what each inferred one assumes.
 ///
-/// Writes into --out (default ./compare-report/): report.md, report.html, report.json and
-/// one CSV per table; existing files are replaced only with --overwrite. With --json (and
+/// A side of more than 1,024 capture files (ranks) is refused (exit 2).
+///
+/// Writes the report directory --out (default ./compare-report/): report.md, report.html,
+/// report.json and one CSV per table. The directory is written beside --out under a
+/// temporary name and put in place whole; an existing one is replaced only with
+/// --overwrite and only if a tracewise tool wrote it. `.`, a parent, home, an input,
+/// a symbolic link and a directory of the user's are never written into. With --json (and
 /// no --out) report.json goes to stdout and nothing is written. Exit status: 0 when the
 /// comparison was made (whatever its verdict), 2 on error.
 ///
@@ -82,8 +87,79 @@ fn main() -> ExitCode {
     })
 }
 
+/// The most capture files a side may have. A side's per-stream samples grow with the
+/// square of its ranks (each rank's rows hold a sample slot for every steady step of
+/// every rank): 1,000 tiny ranks took 0.3 GB, 2,000 took 1 GB, 10,000 passed 8 GiB. Past
+/// this the comparison is refused before anything is loaded.
+const MAX_FILES: usize = 1024;
+
+/// Refuses a side of more than [`MAX_FILES`] capture files, naming it and the limit.
+fn check_size(path: &Path, name: &str) -> anyhow::Result<()> {
+    // A side that cannot be listed is left to the comparison's own error.
+    let Ok(files) = load::file_count(path) else {
+        return Ok(());
+    };
+    if files > MAX_FILES {
+        anyhow::bail!(
+            "{name}: {}: {files} capture files; compare reads at most {MAX_FILES} per side \
+             (its memory grows with the square of the ranks): compare a directory of fewer \
+             ranks, or investigate's report.json of each side",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Why `before` and `after` are one capture, if they are: the same resolved path (a
+/// link, `./x` and `x`), or two files of the same bytes.
+fn same_capture(before: &Path, after: &Path) -> Option<String> {
+    let (b, a) = (before.canonicalize().ok()?, after.canonicalize().ok()?);
+    if b == a {
+        return Some(format!("both resolve to {}", b.display()));
+    }
+    let (mb, ma) = (std::fs::metadata(&b).ok()?, std::fs::metadata(&a).ok()?);
+    if !(mb.is_file() && ma.is_file() && mb.len() == ma.len()) {
+        return None;
+    }
+    same_bytes(&b, &a).then(|| {
+        format!(
+            "{} and {} have the same {} bytes",
+            b.display(),
+            a.display(),
+            mb.len()
+        )
+    })
+}
+
+/// Whether two files hold the same bytes, read in blocks (never whole).
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    use std::io::Read;
+    let (Ok(mut fa), Ok(mut fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else {
+        return false;
+    };
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let Ok(n) = fa.read(&mut ba) else {
+            return false;
+        };
+        if n == 0 {
+            return fb.read(&mut bb).is_ok_and(|m| m == 0);
+        }
+        if fb.read_exact(&mut bb[..n]).is_err() || ba[..n] != bb[..n] {
+            return false;
+        }
+    }
+}
+
 /// Compares, writes the files, and returns what goes to stdout.
 fn run(args: &Args) -> anyhow::Result<String> {
+    check_size(&args.before, "before")?;
+    check_size(&args.after, "after")?;
+    if let Some(why) = same_capture(&args.before, &args.after) {
+        TOOL.warn(format_args!(
+            "before and after are the same capture ({why}): every difference below is noise"
+        ));
+    }
     let comparison = compare::compare(&args.before, &args.after, &Default::default())
         .with_context(|| {
             format!(
@@ -106,31 +182,20 @@ fn run(args: &Args) -> anyhow::Result<String> {
         overwrite: args.overwrite,
         inputs: &inputs,
     };
-    let mut files: Vec<(String, Vec<u8>)> = vec![
-        (
-            "report.md".to_owned(),
-            report::markdown::render(&doc).into_bytes(),
-        ),
-        (
-            "report.html".to_owned(),
-            report::html::render(&doc).into_bytes(),
-        ),
-        ("report.json".to_owned(), json.clone().into_bytes()),
-    ];
+    // A report directory of its own, as investigate writes one: staged beside --out with
+    // its marker and put in place whole; never `.`, a parent, home, an input, a symbolic
+    // link or a directory of the user's, so no file of the user's is replaced or mixed in.
+    let dir = output_file::DirOutput::create(&out, &rules)?;
+    dir.write("report.md", report::markdown::render(&doc).as_bytes())?;
+    dir.write("report.html", report::html::render(&doc).as_bytes())?;
+    dir.write("report.json", json.as_bytes())?;
     for table in doc.tables() {
-        files.push((
+        dir.write(
             format!("{}.csv", table.name),
-            report::csv::render(table).into_bytes(),
-        ));
+            report::csv::render(table).as_bytes(),
+        )?;
     }
-    // Every path is checked before the first is written, so a refused one writes nothing.
-    for (name, _) in &files {
-        output_file::check(&out.join(name), &rules)?;
-    }
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    for (name, bytes) in &files {
-        output_file::write(&out.join(name), &rules, bytes)?;
-    }
+    dir.commit()?;
     Ok(if args.json {
         json
     } else {
