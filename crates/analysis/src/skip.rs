@@ -584,6 +584,22 @@ fn steps_outside_flight(capture: &Capture) -> (Steps, InFlight) {
     (steps, in_flight)
 }
 
+/// First start to last end of the steps the device of `ordinal` keeps on its own timeline
+/// (`TraceMeta::device_steps`), if it keeps any.
+fn device_steps_span(capture: &Capture, ordinal: i64) -> Option<Window> {
+    let mut own = capture.meta().device_steps.iter().filter(|(d, _)| {
+        capture
+            .devices()
+            .iter()
+            .any(|dev| dev.id == *d && dev.ordinal == ordinal)
+    });
+    let first = own.next()?;
+    let (start, end) = own.fold((first.1.start, first.1.end), |(s, e), (_, step)| {
+        (s.min(step.start), e.max(step.end))
+    });
+    (end > start).then_some(Window { start, end })
+}
+
 /// [`analyze`] over steps already found (the report keeps a copy).
 fn analyze_steps(
     capture: &Capture,
@@ -642,13 +658,21 @@ fn analyze_steps(
     // Where the host runs ahead of the GPU, the step is timed by the GPU span of its work:
     // the window is the GPU's, not joined with host ranges that start steps early.
     let host_window = host_ranges && !host_runs_ahead(capture, steps, &steady);
-    let window = gpu_window.map(|g| match (host_window, first_steady, last_steady) {
-        (true, Some(first), Some(last)) => Window {
-            start: g.start.min(first.range.start),
-            end: g.end.max(last.range.end),
+    // Where the device keeps its own steps (TensorFlow's per-GPU `Steps` line), the
+    // window device's steps are the step: the capture's steps are their union over the
+    // GPUs, which may run their steps far apart.
+    let window_ordinal = window_device.or_else(|| per_device.keys().next().copied());
+    let own_steps = window_ordinal.and_then(|ordinal| device_steps_span(capture, ordinal));
+    let window = gpu_window.map(
+        |g| match (own_steps, host_window, first_steady, last_steady) {
+            (Some(own), ..) => own,
+            (None, true, Some(first), Some(last)) => Window {
+                start: g.start.min(first.range.start),
+                end: g.end.max(last.range.end),
+            },
+            _ => g,
         },
-        _ => g,
-    });
+    );
     let mut streams = Vec::new();
     let mut devices = Vec::new();
     if let Some(w) = window {

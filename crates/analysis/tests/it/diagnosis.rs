@@ -761,3 +761,64 @@ fn windows_are_per_gpu_never_joined_across_devices() {
         }
     );
 }
+
+/// Two GPUs that keep their own steps (TensorFlow's per-GPU `Steps` line), 650 ms apart,
+/// each 70 % busy within its 1 ms step: the window is one GPU's own step, not the 651 ms
+/// union of both, so the GPU is not called idle.
+#[test]
+fn a_device_s_own_steps_are_its_window() {
+    let mut s = Synth::new();
+    s.b.devices.push(Device {
+        id: DeviceId::new(1),
+        ordinal: 1,
+        vendor: Vendor::Nvidia,
+        properties: DeviceProperties::default(),
+    });
+    s.b.streams.push(Stream {
+        id: StreamId::new(2),
+        device: DeviceId::new(1),
+        ordinal: 9,
+        name: None,
+    });
+    for (stream, base) in [(0u32, 0i64), (2, 650_000)] {
+        for k in 0..10 {
+            let t = base + 100 * k;
+            s.activity(
+                GEMM,
+                ActivityKind::Kernel,
+                KernelClass::Gemm,
+                stream,
+                "cudaLaunchKernel",
+                t,
+                5,
+                t + 10,
+                70,
+            );
+        }
+    }
+    for (device, base) in [(0u32, 0i64), (1, 650_000)] {
+        s.b.meta.device_steps.push((
+            DeviceId::new(device),
+            Step {
+                number: 0,
+                start: Nanos(base * US),
+                end: Nanos((base + 1_000) * US),
+                source: StepSource::DeviceStepsLine,
+            },
+        ));
+    }
+    s.b.steps.push(Step {
+        number: 0,
+        start: Nanos(0),
+        end: Nanos(651_000 * US),
+        source: StepSource::DeviceStepsLine,
+    });
+    let r = report(&s.finish());
+    let window = r.window.expect("a window");
+    assert_eq!(window.span(), Nanos(1_000 * US), "{window:?}");
+    assert!(
+        !matches!(r.diagnosis, Diagnosis::HostBound { .. }),
+        "{:?}",
+        r.diagnosis
+    );
+}
