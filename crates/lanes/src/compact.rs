@@ -669,7 +669,10 @@ fn parsed_slice_fields<'a>(
     }
     Ok(SliceFields {
         pid: as_int(&pid).ok_or_else(|| missing("an integer pid"))?,
-        old_tid: as_int(&tid).ok_or_else(|| missing("an integer tid"))?,
+        // 2021's `"stream N"` tid is its stream (checked above).
+        old_tid: as_int(&tid)
+            .or_else(|| as_int(&stream))
+            .ok_or_else(|| missing("an integer tid"))?,
         start,
         dur,
         ranges,
