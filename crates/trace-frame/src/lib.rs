@@ -263,7 +263,13 @@ pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
     loaded
         .frames
         .par_iter()
-        .map(|f| Timeline::from_frame(f).map(|t| t.into_hta_view()))
+        .map(|f| {
+            Timeline::from_frame(f).map(|mut t| {
+                // As `load_hta_timelines` gives it: the same timeline from either read.
+                t.hta_origin = hta_origin(&f.df, t.fractional_us);
+                t.into_hta_view()
+            })
+        })
         .collect()
 }
 
