@@ -49,5 +49,7 @@ print(top)
 
 # %%
 report = tracewise.investigate(path)
-print(report["findings"][0] if report["findings"] else "no findings")
+# The verdict of the first capture, and what the diagnosis says bounds its step.
+diagnosis = report["first"].get("diagnosis") or {}
+print(report["captures"][0]["verdict"]["bound"], "|", diagnosis.get("describe", "no diagnosis"))
 report
