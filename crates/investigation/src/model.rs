@@ -95,7 +95,8 @@ pub struct CaptureResult {
 /// The verdict of one capture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRow {
-    /// The verdict, as analysis names it (`inferred`).
+    /// The verdict, as analysis names it (`inferred`), or "cannot tell" where the diagnosis
+    /// cannot decide what bounds the step.
     pub bound: String,
     /// The critical stream: (GPU ordinal, stream number).
     pub critical: Option<(i64, i64)>,

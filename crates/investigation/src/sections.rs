@@ -41,7 +41,12 @@ pub(crate) fn capture_result(r: &Report, f: &CaptureFacts, sm: &GpuSummary) -> C
         file_who: f.who.clone(),
         rank: r.rank,
         verdict: VerdictRow {
-            bound: v.bound.label().to_owned(),
+            // The headline verdict is the diagnosis's where it cannot tell: the shares
+            // below stay measured, but no bound is claimed from them.
+            bound: match r.diagnosis {
+                analysis::Diagnosis::CannotTell { .. } => "cannot tell".to_owned(),
+                _ => v.bound.label().to_owned(),
+            },
             critical: r.critical_stream().map(|c| (c.device, c.stream)),
             busy: v.busy_share,
             collective: v.collective_share,
