@@ -405,7 +405,15 @@ fn the_html_page_renders_in_a_browser() {
         (2, 1),
         "swimlane rows in the rendered DOM"
     );
-    assert!(json["sections"].to_string().contains("swimlanes"));
+    // The rows drawn are report.json's (the Investigation's step-3 chart), kind by kind.
+    assert_eq!(json["swimlanes"]["drawn"], "drawn");
+    let kinds: Vec<&str> = json["swimlanes"]["chart"]["lanes"]
+        .as_array()
+        .expect("the chart's lanes")
+        .iter()
+        .filter_map(|l| l["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["gpu", "gpu", "host"]);
     let png = tmp.path().join("shot.png");
     let shot = chrome(&[
         &format!("--screenshot={}", png.display()),
