@@ -6,24 +6,8 @@ use investigation::{
 };
 use trace_model::Nanos;
 
-/// The investigation of a Kineto trace made of `events`.
-fn investigate(events: &[String]) -> Investigation {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("synthetic.json");
-    std::fs::write(
-        &path,
-        format!(r#"{{"traceEvents": [{}]}}"#, events.join(",")),
-    )
-    .expect("written");
-    // Toy captures: the rules under test, not the minimum of GPU work for a verdict.
-    let options = investigation::Options {
-        min_gpu_work: Some(Nanos(0)),
-        ..Default::default()
-    };
-    investigation::investigate(&path, &options)
-        .expect("investigates")
-        .investigation
-}
+mod common;
+use common::{US, cause, ev, investigate, step};
 
 /// The ranked causes and the practices in use.
 fn ranked(inv: &Investigation) -> (&[RankedCause], &[InUse]) {
@@ -31,20 +15,6 @@ fn ranked(inv: &Investigation) -> (&[RankedCause], &[InUse]) {
         Advice::Ranked(r) => (&r.causes, &r.in_use),
         other => panic!("not ranked: {other:?}"),
     }
-}
-
-fn cause<'a>(causes: &'a [RankedCause], key: &str) -> &'a RankedCause {
-    causes
-        .iter()
-        .find(|c| c.key == key)
-        .unwrap_or_else(|| panic!("no cause {key}: {causes:?}"))
-}
-
-fn ev(cat: &str, name: &str, tid: u64, ts: u64, dur: u64, args: &str) -> String {
-    let pid = if tid >= 7 { 0 } else { 1 };
-    format!(
-        r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
-    )
 }
 
 fn launched(
@@ -78,19 +48,6 @@ fn launched(
     }
     v
 }
-
-fn step(n: u64, ts: u64, dur: u64) -> String {
-    ev(
-        "user_annotation",
-        &format!("ProfilerStep#{n}"),
-        1,
-        ts,
-        dur,
-        "",
-    )
-}
-
-const US: i64 = 1000;
 
 /// Two 1 ms steps of a compiled model, each one Triton kernel of 100 µs launched at
 /// +501 µs: host wait 505 + 900 + 395 µs over the 2 ms window (launch latency

@@ -6,24 +6,8 @@
 use investigation::{Advice, CauseReplay, Investigation, RankedCause, Replayed};
 use trace_model::Nanos;
 
-const US: i64 = 1000;
-
-fn investigate(events: &[String]) -> Investigation {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("synthetic.json");
-    std::fs::write(
-        &path,
-        format!(r#"{{"traceEvents": [{}]}}"#, events.join(",")),
-    )
-    .expect("written");
-    let options = investigation::Options {
-        min_gpu_work: Some(Nanos(0)),
-        ..Default::default()
-    };
-    investigation::investigate(&path, &options)
-        .expect("investigates")
-        .investigation
-}
+mod common;
+use common::{US, cause, ev, investigate, step};
 
 fn causes(inv: &Investigation) -> &[RankedCause] {
     match &inv.advice {
@@ -32,26 +16,11 @@ fn causes(inv: &Investigation) -> &[RankedCause] {
     }
 }
 
-fn cause<'a>(causes: &'a [RankedCause], key: &str) -> &'a RankedCause {
-    causes
-        .iter()
-        .find(|c| c.key == key)
-        .unwrap_or_else(|| panic!("no cause {key}: {causes:#?}"))
-}
-
 fn replayed(c: &RankedCause) -> &Replayed {
     match &c.replay {
         CauseReplay::Replayed(r) => r,
         other => panic!("{} not replayed: {other:?}", c.key),
     }
-}
-
-/// A complete event; tids 7 and up are GPU streams (pid 0), the others host threads.
-fn ev(cat: &str, name: &str, tid: u64, ts: u64, dur: u64, args: &str) -> String {
-    let pid = if tid >= 7 { 0 } else { 1 };
-    format!(
-        r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
-    )
 }
 
 /// An op at `ts` (5 µs) with its runtime call at `ts + 1` (2 µs), and what it issued on
@@ -82,17 +51,6 @@ fn issued(
             &format!(r#""correlation": {corr}, "stream": {stream}, "device": 0"#),
         ),
     ]
-}
-
-fn step(n: u64, ts: u64, dur: u64) -> String {
-    ev(
-        "user_annotation",
-        &format!("ProfilerStep#{n}"),
-        1,
-        ts,
-        dur,
-        "",
-    )
 }
 
 /// Four 1 ms steps: a 400 µs GEMM, then a 200 µs host-to-device copy on stream 8 while
