@@ -7,7 +7,10 @@
 //!   hands each event to a callback as a [`RawEvent`], with the common fields decoded and
 //!   the exact JSON text kept. Memory does not grow with the file.
 //! - the model builder ([`load`], [`load_from`], [`load_dir`]), which turns the events into
-//!   a format-independent [`trace_model::Capture`].
+//!   a format-independent [`trace_model::Capture`]. It decodes `args` only where the model
+//!   reads them (complete events but Python frames, metadata), and there only the keys it
+//!   uses; every other event's `args` stays text in its [`RawEvent::json`], checked as JSON
+//!   but not decoded ([`args_decoded`] counts the decodes).
 //!
 //! ```
 //! use std::path::Path;
