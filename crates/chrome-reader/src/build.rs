@@ -626,7 +626,41 @@ pub(crate) struct KnownArgs {
     input_types: Option<String>,
     #[serde(rename = "Concrete Inputs", default, deserialize_with = "raw_text")]
     concrete_inputs: Option<String>,
+    /// Whether the members were decoded (`false` for [`KnownArgs::NONE`], and for the
+    /// `args` of an event whose `args` the model never reads, left as text: see
+    /// [`args_wanted`]).
+    #[serde(skip_deserializing, default = "decoded")]
+    pub(crate) decoded: bool,
 }
+
+/// What serde's decode of [`KnownArgs`] sets [`KnownArgs::decoded`] to.
+fn decoded() -> bool {
+    true
+}
+
+/// Whether the model reads the `args` of an event of phase `ph` and category `cat`:
+/// complete events (`X`) but Python frames, and metadata (`M`, the process or thread name).
+/// Every other event's `args` (instants, flows, counters, Python calls) stays undecoded
+/// text, in the event's [`crate::RawEvent::json`], where a caller that wants them reads
+/// them ([`crate::decode_args`]); so a type error in them (a duplicate key, `"stream":
+/// "x"`) is not the model's error.
+pub(crate) fn args_wanted(ph: &str, cat: Option<&str>) -> bool {
+    match ph {
+        "X" => Cat::of(cat) != Cat::Python,
+        "M" => true,
+        _ => false,
+    }
+}
+
+/// How many `args` objects the model builder has decoded (into the keys it reads) since the
+/// process started, over every load: lets a test check that the `args` of events the model
+/// never reads stay undecoded. Counted per applied batch, so a speculated run that is redone
+/// counts once.
+pub fn args_decoded() -> u64 {
+    ARGS_DECODED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static ARGS_DECODED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// A value's JSON text as the file wrote it (PyTorch's shape arguments, kept as text).
 fn raw_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -653,6 +687,7 @@ impl KnownArgs {
         input_dims: None,
         input_types: None,
         concrete_inputs: None,
+        decoded: false,
     };
 }
 
@@ -780,6 +815,10 @@ impl<'p> Builder<'p> {
     /// Applies one prepared run of events (see `prepare`) whose event indices count from
     /// `index_base`, taking its ops (the caller hands the emptied batch to the spares).
     fn apply(&mut self, batch: &mut Prepared, index_base: usize) {
+        ARGS_DECODED.fetch_add(
+            std::mem::take(&mut batch.args_decoded),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let mut map = Remap {
             strings: &batch.strings,
             ids: vec![None; batch.strings.len()],

@@ -7,7 +7,10 @@
 //!   hands each event to a callback as a [`RawEvent`], with the common fields decoded and
 //!   the exact JSON text kept. Memory does not grow with the file.
 //! - the model builder ([`load`], [`load_from`], [`load_dir`]), which turns the events into
-//!   a format-independent [`trace_model::Capture`].
+//!   a format-independent [`trace_model::Capture`]. It decodes `args` only where the model
+//!   reads them (complete events but Python frames, metadata), and there only the keys it
+//!   uses; every other event's `args` stays text in its [`RawEvent::json`], checked as JSON
+//!   but not decoded ([`args_decoded`] counts the decodes).
 //!
 //! ```
 //! use std::path::Path;
@@ -53,9 +56,10 @@ mod write;
 use std::path::Path;
 
 pub use build::{
-    LoadConfig, PendingCapture, RankCapture, TraceFiles, default_threads, is_compaction_output,
-    list_trace_files, load, load_dir, load_dir_each, load_from, load_from_with, load_with,
-    load_with_sink, rank_from_file_name, set_default_threads, trace_files,
+    LoadConfig, PendingCapture, RankCapture, TraceFiles, args_decoded, default_threads,
+    is_compaction_output, list_trace_files, load, load_dir, load_dir_each, load_from,
+    load_from_with, load_with, load_with_sink, rank_from_file_name, set_default_threads,
+    trace_files,
 };
 pub use chunks::{MAX_EVENT_BYTES, max_event_bytes};
 pub use error::Error;

@@ -454,6 +454,32 @@ pub(crate) fn parse_event<'a, A: Deserialize<'a>>(
     parse_event_str(path, index, offset, json)
 }
 
+/// [`parse_event`] for the model build: the `args` are decoded into the keys the model
+/// reads only where it reads them (`build::args_wanted`); any other event's object `args`
+/// read as [`crate::build::KnownArgs::NONE`], left as text in [`RawEvent::json`]. Where it
+/// decodes them, the event and its error are [`parse_event`]'s with those keys; `args` that
+/// are not an object (or `null`) are decoded as before, so their error stays the same.
+pub(crate) fn parse_model_event<'a>(
+    path: &Path,
+    index: usize,
+    offset: u64,
+    text: &'a [u8],
+) -> Result<RawEvent<'a, crate::build::KnownArgs>, Error> {
+    use crate::build::{KnownArgs, args_wanted};
+    let Ok(ev) = parse_event::<&RawValue>(path, index, offset, text) else {
+        return parse_event::<KnownArgs>(path, index, offset, text);
+    };
+    let lazy = match ev.args {
+        None => true,
+        Some(args) => args.get().starts_with('{') && !args_wanted(&ev.ph, ev.cat.as_deref()),
+    };
+    if !lazy {
+        return parse_event::<KnownArgs>(path, index, offset, text);
+    }
+    let args = ev.args.map(|_| KnownArgs::NONE);
+    Ok(ev.with_args(args))
+}
+
 fn not_an_object(path: &Path, index: usize, offset: u64) -> Error {
     Error::Event {
         path: path.to_path_buf(),
@@ -705,7 +731,7 @@ impl<S: EventSink> crate::chunks::RunSink for Both<'_, S> {
     fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error> {
         let raw = parse_event::<&RawValue>(self.path, index, offset, text)?;
         if self.model_failure.is_none() {
-            let res = parse_event::<crate::build::KnownArgs>(self.path, index, offset, text)
+            let res = parse_model_event(self.path, index, offset, text)
                 .and_then(|mut ev| self.prep.event(&mut ev));
             self.model(res);
         }

@@ -16,12 +16,56 @@ use crate::{Id, Number, RawEvent};
 /// up on the event.
 pub(crate) trait FastArgs<'a>: Sized {
     fn read(p: &mut P<'a>) -> Option<Option<Self>>;
+
+    /// Whether the `args` of an event of phase `ph` and category `cat` are to be decoded;
+    /// where not, [`FastArgs::unread`] passes over them.
+    fn wanted(_ph: &str, _cat: Option<&str>) -> bool {
+        true
+    }
+
+    /// Passes over `args` that are not wanted, checking them as [`P::skip`] does.
+    fn unread(p: &mut P<'a>) -> Option<Option<Self>> {
+        Self::read(p)
+    }
+
+    /// What `args` read before the phase was known become once it is: themselves, or
+    /// [`FastArgs::unread`]'s value where they are not wanted.
+    fn settle(self, _ph: &str, _cat: Option<&str>) -> Self {
+        self
+    }
 }
 
-/// The model build's fields, decoded as they are read.
+/// The model build's fields, decoded as they are read, where the model reads them
+/// (`build::args_wanted`, as `raw::parse_model_event`); elsewhere an object is passed over
+/// (checked, not decoded) and reads as [`KnownArgs::NONE`].
 impl<'a> FastArgs<'a> for KnownArgs {
     fn read(p: &mut P<'a>) -> Option<Option<Self>> {
         p.args()
+    }
+
+    fn wanted(ph: &str, cat: Option<&str>) -> bool {
+        super::args_wanted(ph, cat)
+    }
+
+    fn unread(p: &mut P<'a>) -> Option<Option<Self>> {
+        if p.peek_is(b'n') {
+            p.literal(b"null")?;
+            return Some(None);
+        }
+        // Anything but an object is decoded (or refused) as before.
+        if !p.peek_is(b'{') {
+            return Self::read(p);
+        }
+        p.skip(0)?;
+        Some(Some(KnownArgs::NONE))
+    }
+
+    fn settle(self, ph: &str, cat: Option<&str>) -> Self {
+        if self.decoded && !super::args_wanted(ph, cat) {
+            KnownArgs::NONE
+        } else {
+            self
+        }
     }
 }
 
@@ -47,6 +91,21 @@ impl<'a, A: FastArgs<'a>> FastArgs<'a> for WithText<'a, A> {
         let a = A::read(p)?;
         let text = p.text.get(start..p.i)?;
         Some(a.map(|a| WithText(a, text)))
+    }
+
+    fn wanted(ph: &str, cat: Option<&str>) -> bool {
+        A::wanted(ph, cat)
+    }
+
+    fn unread(p: &mut P<'a>) -> Option<Option<Self>> {
+        let start = p.i;
+        let a = A::unread(p)?;
+        let text = p.text.get(start..p.i)?;
+        Some(a.map(|a| WithText(a, text)))
+    }
+
+    fn settle(self, ph: &str, cat: Option<&str>) -> Self {
+        WithText(self.0.settle(ph, cat), self.1)
     }
 }
 
@@ -85,27 +144,41 @@ pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
     ev.offset = offset;
     let mut ph = None;
     let mut seen = Seen(0);
+    // Whether `args` came before the phase or the category (and were decoded, wanted or
+    // not: `settle` then decides).
+    let mut early_args = false;
     p.eat(b'{')?;
     p.ws();
     if !p.peek_is(b'}') {
         loop {
-            let key = p.plain_string()?;
+            let key = p.event_key()?;
             p.ws();
             p.eat(b':')?;
             p.ws();
             match key {
-                "ph" => ph = seen.first(Seen::PH, p.opt_str()?)?,
-                "name" => ev.name = seen.first(Seen::NAME, p.opt_str()?)?,
-                "cat" => ev.cat = seen.first(Seen::CAT, p.opt_str()?)?,
-                "bp" => ev.bp = seen.first(Seen::BP, p.opt_str()?)?,
-                "s" => ev.s = seen.first(Seen::S, p.opt_str()?)?,
-                "ts" => ev.ts = seen.first(Seen::TS, p.number()?)?,
-                "dur" => ev.dur = seen.first(Seen::DUR, p.number()?)?,
-                "pid" => ev.pid = seen.first(Seen::PID, p.id()?)?,
-                "tid" => ev.tid = seen.first(Seen::TID, p.id()?)?,
-                "id" => ev.id = seen.first(Seen::ID, p.id()?)?,
-                "args" => ev.args = seen.first(Seen::ARGS, A::read(&mut p)?)?,
-                _ => p.skip(0)?,
+                EvKey::Ph => ph = seen.first(Seen::PH, p.opt_str()?)?,
+                EvKey::Name => ev.name = seen.first(Seen::NAME, p.opt_str()?)?,
+                EvKey::Cat => ev.cat = seen.first(Seen::CAT, p.opt_str()?)?,
+                EvKey::Bp => ev.bp = seen.first(Seen::BP, p.opt_str()?)?,
+                EvKey::S => ev.s = seen.first(Seen::S, p.opt_str()?)?,
+                EvKey::Ts => ev.ts = seen.first(Seen::TS, p.number()?)?,
+                EvKey::Dur => ev.dur = seen.first(Seen::DUR, p.number()?)?,
+                EvKey::Pid => ev.pid = seen.first(Seen::PID, p.id()?)?,
+                EvKey::Tid => ev.tid = seen.first(Seen::TID, p.id()?)?,
+                EvKey::Id => ev.id = seen.first(Seen::ID, p.id()?)?,
+                EvKey::Args => {
+                    // Kineto writes the phase and category first: `args` an event's
+                    // consumer never reads are passed over, not decoded.
+                    let args = match &ph {
+                        Some(ph) if !A::wanted(ph, ev.cat.as_deref()) => A::unread(&mut p)?,
+                        _ => {
+                            early_args = ph.is_none() || ev.cat.is_none();
+                            A::read(&mut p)?
+                        }
+                    };
+                    ev.args = seen.first(Seen::ARGS, args)?;
+                }
+                EvKey::Other => p.skip(0)?,
             }
             p.ws();
             if p.peek_is(b',') {
@@ -125,6 +198,9 @@ pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
         Some(ph) => ev.ph = ph,
         None if ev.may_lack_phase() => {}
         None => return None,
+    }
+    if early_args {
+        ev.args = ev.args.take().map(|a| a.settle(&ev.ph, ev.cat.as_deref()));
     }
     Some((f(&mut ev), end))
 }
@@ -162,7 +238,115 @@ pub(crate) struct P<'a> {
     i: usize,
 }
 
+/// A key of an event: one the parser reads, or another.
+#[derive(Clone, Copy)]
+enum EvKey {
+    Ph,
+    Name,
+    Cat,
+    Bp,
+    S,
+    Ts,
+    Dur,
+    Pid,
+    Tid,
+    Id,
+    Args,
+    Other,
+}
+
+/// A key of `args`: one the model reads, or another.
+#[derive(Clone, Copy)]
+enum ArgKey {
+    Correlation,
+    CorrelationId,
+    ExternalId,
+    Stream,
+    Device,
+    Bytes,
+    GraphId,
+    ProgramId,
+    StepNum,
+    HloOp,
+    HloModule,
+    MemcpyDetails,
+    Name,
+    InputDims,
+    InputTypes,
+    ConcreteInputs,
+    Other,
+}
+
 impl<'a> P<'a> {
+    /// A key (at its opening quote) of the `known` ones that begin with its first byte
+    /// (each with its closing quote), recognised by its bytes without scanning it and
+    /// matching its text against each: keys are most of the strings of an event. Any other
+    /// key is read as [`P::plain_string`] reads it (no escapes), and is `other`.
+    #[inline(always)]
+    fn key_in<K: Copy>(&mut self, known: &[(&[u8], K)], other: K) -> Option<K> {
+        let rest = self.s.get(self.i..)?;
+        for &(word, key) in known {
+            if rest.starts_with(word) {
+                self.i += word.len();
+                return Some(key);
+            }
+        }
+        let end = self.i + self.string_body(self.i)?;
+        if self.s[end] != b'"' {
+            return None;
+        }
+        self.i = end + 1;
+        Some(other)
+    }
+
+    /// An event's key (see [`P::key_in`]).
+    fn event_key(&mut self) -> Option<EvKey> {
+        use EvKey::*;
+        self.eat(b'"')?;
+        match self.s.get(self.i)? {
+            b'p' => self.key_in(&[(b"ph\"", Ph), (b"pid\"", Pid)], Other),
+            b'c' => self.key_in(&[(b"cat\"", Cat)], Other),
+            b'n' => self.key_in(&[(b"name\"", Name)], Other),
+            b't' => self.key_in(&[(b"tid\"", Tid), (b"ts\"", Ts)], Other),
+            b'd' => self.key_in(&[(b"dur\"", Dur)], Other),
+            b'a' => self.key_in(&[(b"args\"", Args)], Other),
+            b'i' => self.key_in(&[(b"id\"", Id)], Other),
+            b'b' => self.key_in(&[(b"bp\"", Bp)], Other),
+            b's' => self.key_in(&[(b"s\"", S)], Other),
+            _ => self.key_in(&[], Other),
+        }
+    }
+
+    /// A key of `args` (see [`P::key_in`]).
+    fn arg_key(&mut self) -> Option<ArgKey> {
+        use ArgKey::*;
+        self.eat(b'"')?;
+        match self.s.get(self.i)? {
+            b'E' => self.key_in(&[(b"External id\"", ExternalId)], Other),
+            b'c' => self.key_in(
+                &[
+                    (b"correlation\"", Correlation),
+                    (b"correlation_id\"", CorrelationId),
+                ],
+                Other,
+            ),
+            b's' => self.key_in(&[(b"stream\"", Stream), (b"step_num\"", StepNum)], Other),
+            b'd' => self.key_in(&[(b"device\"", Device)], Other),
+            b'b' => self.key_in(&[(b"bytes\"", Bytes)], Other),
+            b'g' => self.key_in(&[(b"graph id\"", GraphId)], Other),
+            b'p' => self.key_in(&[(b"program_id\"", ProgramId)], Other),
+            b'h' => self.key_in(&[(b"hlo_op\"", HloOp), (b"hlo_module\"", HloModule)], Other),
+            b'm' => self.key_in(&[(b"memcpy_details\"", MemcpyDetails)], Other),
+            b'n' => self.key_in(&[(b"name\"", Name)], Other),
+            b'I' => self.key_in(
+                &[(b"Input Dims\"", InputDims), (b"Input type\"", InputTypes)],
+                Other,
+            ),
+            b'C' => self.key_in(&[(b"Concrete Inputs\"", ConcreteInputs)], Other),
+            _ => self.key_in(&[], Other),
+        }
+    }
+
     fn ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.s.get(self.i) {
             self.i += 1;
@@ -205,22 +389,38 @@ impl<'a> P<'a> {
 
     /// The length of the text from `start` to the next quote or backslash; `None` when a
     /// control character comes first or the text ends.
+    ///
+    /// Eight bytes at a time (SWAR): a word's bytes that are a quote, a backslash or below
+    /// 0x20 are flagged by the classic zero-byte test, whose lowest flag is always exact
+    /// (a borrow only flags bytes above a true one). The byte loop, then `memchr2` for
+    /// long strings, took 66 instructions a string on df_index_resolver (callgrind).
+    #[inline]
     fn string_body(&self, start: usize) -> Option<usize> {
-        let rest = &self.s[start..];
-        // Most strings here are short (keys, categories): a byte loop beats setting up a
-        // vector search for them.
-        for (k, &c) in rest.iter().take(24).enumerate() {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let rest = self.s.get(start..)?;
+        let mut words = rest.chunks_exact(8);
+        let mut k = 0;
+        for word in words.by_ref() {
+            let w = u64::from_le_bytes(word.try_into().ok()?);
+            let quote = w ^ (ONES * u64::from(b'"'));
+            let backslash = w ^ (ONES * u64::from(b'\\'));
+            let zero = |v: u64| v.wrapping_sub(ONES) & !v;
+            let flags = (zero(quote) | zero(backslash) | w.wrapping_sub(ONES * 0x20) & !w) & HIGH;
+            if flags != 0 {
+                let j = k + (flags.trailing_zeros() / 8) as usize;
+                return (rest[j] >= 0x20).then_some(j);
+            }
+            k += 8;
+        }
+        for (j, &c) in words.remainder().iter().enumerate() {
             match c {
-                b'"' | b'\\' => return Some(k),
+                b'"' | b'\\' => return Some(k + j),
                 0..0x20 => return None,
                 _ => {}
             }
         }
-        let k = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[..k].iter().fold(false, |bad, &c| bad | (c < 0x20)) {
-            return None;
-        }
-        Some(k)
+        None
     }
 
     /// Skips a string (at its opening quote), allowing the one-character escapes.
@@ -278,9 +478,11 @@ impl<'a> P<'a> {
     }
 
     fn digits(&mut self) {
-        while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
-            self.i += 1;
-        }
+        let rest = self.s.get(self.i..).unwrap_or_default();
+        self.i += rest
+            .iter()
+            .position(|c| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
     }
 
     /// Skips any value, checking it as serde_json does when it ignores one.
@@ -371,12 +573,37 @@ impl<'a> P<'a> {
     }
 
     /// An integer (no fraction, no exponent) that fits i64.
+    ///
+    /// One pass (the number's grammar as [`P::number_text`] checks it, and its value):
+    /// ids are most of an event's numbers.
     fn int(&mut self) -> Option<i64> {
-        let text = self.number_text()?;
-        if text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
+        let start = self.i;
+        let neg = self.eat(b'-').is_some();
+        let rest = self.s.get(self.i..)?;
+        let len = rest
+            .iter()
+            .position(|c| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        // No digit, a leading zero, a fraction, an exponent or a letter: given up, as the
+        // general path reads (or refuses) them.
+        if len == 0
+            || (rest[0] == b'0' && len > 1)
+            || rest
+                .get(len)
+                .is_some_and(|&c| c == b'.' || c.is_ascii_alphanumeric())
+        {
             return None;
         }
-        text.parse().ok()
+        self.i += len;
+        if len > 18 {
+            // May not fit: checked by the standard parser.
+            return self.text.get(start..self.i)?.parse().ok();
+        }
+        let mut v: i64 = 0;
+        for &c in &rest[..len] {
+            v = v * 10 + i64::from(c - b'0');
+        }
+        Some(if neg { -v } else { v })
     }
 
     /// `args`: `null`, or an object (a struct read from an array is left to serde_json).
@@ -386,37 +613,42 @@ impl<'a> P<'a> {
             return Some(None);
         }
         self.eat(b'{')?;
-        let mut a = KnownArgs::default();
+        let mut a = KnownArgs {
+            decoded: true,
+            ..KnownArgs::NONE
+        };
         let mut seen = Seen(0);
         self.ws();
         if self.eat(b'}').is_some() {
             return Some(Some(a));
         }
         loop {
-            let key = self.plain_string()?;
+            let key = self.arg_key()?;
             self.ws();
             self.eat(b':')?;
             self.ws();
             match key {
-                "correlation" => a.correlation = seen.first(1, self.flex_int()?)?,
-                "correlation_id" => a.correlation_id = seen.first(2, self.flex_int()?)?,
-                "External id" => a.external_id = seen.first(4, self.flex_int()?)?,
-                "stream" => a.stream = seen.first(8, self.flex_int()?)?,
-                "device" => a.device = seen.first(16, self.flex_int()?)?,
-                "bytes" => a.bytes = seen.first(32, self.flex_int()?)?,
-                "graph id" => a.graph_id = seen.first(64, self.flex_int()?)?,
-                "program_id" => a.program_id = seen.first(128, self.flex_int()?)?,
-                "step_num" => a.step_num = seen.first(256, self.flex_int()?)?,
-                "hlo_op" => a.hlo_op = seen.first(512, self.opt_string()?)?,
-                "hlo_module" => a.hlo_module = seen.first(1024, self.opt_string()?)?,
-                "memcpy_details" => a.memcpy_details = seen.first(2048, self.opt_string()?)?,
-                "name" => a.name = seen.first(4096, self.opt_string()?)?,
-                "Input Dims" => a.input_dims = seen.first(8192, Some(self.raw_text()?))?,
-                "Input type" => a.input_types = seen.first(16384, Some(self.raw_text()?))?,
-                "Concrete Inputs" => {
+                ArgKey::Correlation => a.correlation = seen.first(1, self.flex_int()?)?,
+                ArgKey::CorrelationId => a.correlation_id = seen.first(2, self.flex_int()?)?,
+                ArgKey::ExternalId => a.external_id = seen.first(4, self.flex_int()?)?,
+                ArgKey::Stream => a.stream = seen.first(8, self.flex_int()?)?,
+                ArgKey::Device => a.device = seen.first(16, self.flex_int()?)?,
+                ArgKey::Bytes => a.bytes = seen.first(32, self.flex_int()?)?,
+                ArgKey::GraphId => a.graph_id = seen.first(64, self.flex_int()?)?,
+                ArgKey::ProgramId => a.program_id = seen.first(128, self.flex_int()?)?,
+                ArgKey::StepNum => a.step_num = seen.first(256, self.flex_int()?)?,
+                ArgKey::HloOp => a.hlo_op = seen.first(512, self.opt_string()?)?,
+                ArgKey::HloModule => a.hlo_module = seen.first(1024, self.opt_string()?)?,
+                ArgKey::MemcpyDetails => {
+                    a.memcpy_details = seen.first(2048, self.opt_string()?)?;
+                }
+                ArgKey::Name => a.name = seen.first(4096, self.opt_string()?)?,
+                ArgKey::InputDims => a.input_dims = seen.first(8192, Some(self.raw_text()?))?,
+                ArgKey::InputTypes => a.input_types = seen.first(16384, Some(self.raw_text()?))?,
+                ArgKey::ConcreteInputs => {
                     a.concrete_inputs = seen.first(32768, Some(self.raw_text()?))?;
                 }
-                _ => self.skip(1)?,
+                ArgKey::Other => self.skip(1)?,
             }
             self.ws();
             if self.eat(b',').is_some() {
@@ -463,7 +695,7 @@ mod tests {
     /// returns whether it read it.
     fn check(text: &str) -> bool {
         let path = std::path::Path::new("fast.json");
-        let general = crate::raw::parse_event::<KnownArgs>(path, 3, 9, text.as_bytes());
+        let general = crate::raw::parse_model_event(path, 3, 9, text.as_bytes());
         let Some((fast, end)) = event(text, 0, 3, 9) else {
             return false;
         };
@@ -546,5 +778,68 @@ mod tests {
         for text in left {
             assert!(!check(text), "read: {text}");
         }
+    }
+
+    /// Every event of every shared trace (Kineto and JAX JSON): where the model reads
+    /// `args`, the lazy read (fast and general alike) decodes exactly what the eager decode
+    /// of today gives; where it does not, nothing is decoded and the text still decodes to
+    /// that value later ("readable later"); and the text handed to a sink (a frame's
+    /// `args_*` columns) is the `args` text of the raw reader.
+    #[test]
+    fn args_the_model_asks_for_equal_the_eager_decode_on_every_shared_trace() {
+        let Some(dir) = test_support::traces_dir(
+            "args_the_model_asks_for_equal_the_eager_decode_on_every_shared_trace",
+        ) else {
+            return;
+        };
+        let path = std::path::Path::new("t.json");
+        let (mut asked, mut left, mut files) = (0usize, 0usize, 0usize);
+        for (file, text) in test_support::json_texts(&dir, 70) {
+            let mut checked = 0;
+            let res = crate::read_raw_events(&text[..], path, |raw| {
+                let json = raw.json;
+                // Today's decode, which a caller reading the text later still gets.
+                let eager = crate::raw::parse_event::<KnownArgs>(path, 0, 0, json.as_bytes());
+                let general = crate::raw::parse_model_event(path, 0, 0, json.as_bytes())
+                    .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                let fast = event::<KnownArgs>(json, 0, 0, 0).map(|(ev, _)| ev);
+                let wanted = super::super::args_wanted(&raw.ph, raw.cat.as_deref());
+                let has_object = raw.args.is_some_and(|a| a.get().starts_with('{'));
+                for lazy in std::iter::once(&general).chain(fast.as_ref()) {
+                    if wanted || !has_object {
+                        let eager = eager.as_ref().expect("the model decodes these args");
+                        assert_eq!(show(lazy), show(eager), "{}: {json}", file.display());
+                    } else {
+                        let a = lazy.args.as_ref().expect("the event has args");
+                        assert!(!a.decoded, "{}: decoded {json}", file.display());
+                        assert_eq!(show(lazy), show(&general), "{}", file.display());
+                    }
+                }
+                if wanted && has_object {
+                    asked += 1;
+                    assert!(eager.is_ok_and(|e| e.args.is_some_and(|a| a.decoded)));
+                } else if has_object {
+                    left += 1;
+                }
+                // The sink's text (`Both`, a frame's `args_*`) is the raw reader's.
+                if let Some((WithText(_, args), _)) =
+                    event::<WithText<'_, KnownArgs>>(json, 0, 0, 0)
+                        .and_then(|(ev, e)| ev.args.map(|a| (a, e)))
+                {
+                    assert_eq!(Some(args), raw.args.map(serde_json::value::RawValue::get));
+                }
+                checked += 1;
+                Ok(())
+            });
+            if res.is_ok() {
+                files += 1;
+                assert!(checked > 0 || file.to_string_lossy().contains("empty"));
+            }
+        }
+        assert!(files >= 60, "{files} traces read");
+        assert!(
+            asked > 100_000 && left > 10_000,
+            "{asked} asked, {left} left"
+        );
     }
 }

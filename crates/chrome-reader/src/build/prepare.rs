@@ -112,6 +112,8 @@ pub(crate) struct Prepared {
     /// event up in a table of every id of the capture (a third of the 1 GB synthetic
     /// trace's events are flows; that lookup was 0.5 s of the builder thread's 0.9 s).
     pub(super) flows: Vec<FlowEnds>,
+    /// How many events' `args` the run decoded (see `build::args_decoded`).
+    pub(super) args_decoded: u64,
 }
 
 impl Prepared {
@@ -121,6 +123,7 @@ impl Prepared {
         self.extras.clear();
         self.strings.clear();
         self.flows.clear();
+        self.args_decoded = 0;
     }
 
     /// How many ops the run gave (one per event that changes the capture but a flow, one
@@ -190,7 +193,7 @@ impl crate::chunks::RunSink for Prep<'_> {
     type Out = Prepared;
 
     fn event_text(&mut self, index: usize, offset: u64, text: &[u8]) -> Result<(), Error> {
-        let mut ev = crate::raw::parse_event::<KnownArgs>(self.path, index, offset, text)?;
+        let mut ev = crate::raw::parse_model_event(self.path, index, offset, text)?;
         self.event(&mut ev)
     }
 
@@ -274,6 +277,7 @@ impl Prep<'_> {
 
     /// Prepares `ev`, which it may leave emptied of strings it keeps.
     pub(crate) fn event(&mut self, ev: &mut Event<'_>) -> Result<(), Error> {
+        self.out.args_decoded += u64::from(ev.args.as_ref().is_some_and(|a| a.decoded));
         match ev.ph.as_ref() {
             "X" => self.complete(ev),
             "M" => {
