@@ -5,7 +5,7 @@
 use trace_model::{Capture, KernelClass, Nanos};
 
 use crate::{
-    GapCause, HostCause, SkipReport, Window, is_eager_attention_kernel, practices, stream_time,
+    CaptureAnalysis, GapCause, HostCause, Window, is_eager_attention_kernel, practices, stream_time,
 };
 
 /// A cause investigate ranks, by a key that survives rewording.
@@ -122,7 +122,7 @@ pub struct Cause {
 /// [`HostCause`], so the causes of idle time add up to it), each GPU's exposed collective
 /// and copy time (GPUs by ordinal), and the layout, elementwise and (where the capture runs
 /// eager attention) attention kernels on the critical stream.
-pub fn causes(r: &SkipReport, capture: &Capture, window: Window) -> Vec<Cause> {
+pub fn causes(r: &CaptureAnalysis, capture: &Capture, window: Window) -> Vec<Cause> {
     let mut out: Vec<Cause> = Vec::new();
     let mut push = |key, device, time| out.push(Cause { key, device, time });
     if let Some(gc) = &r.gap_causes {

@@ -32,7 +32,7 @@ use trace_model::{Capture, Format, HostKind, KernelClass, Nanos, is_graph_launch
 use crate::host_cause::{HostCause, is_compilation};
 use crate::practices::Practices;
 use crate::steps::{Spread, host_ranged};
-use crate::{Bound, GapCause, SkipReport, Window, interval};
+use crate::{Bound, CaptureAnalysis, GapCause, Window, interval};
 
 /// The framework that ran the capture's work, as the capture shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -628,7 +628,7 @@ pub(crate) fn runs_ahead(host: Spread, gpu: Option<Spread>, lag: Option<Spread>)
 }
 
 /// The host and GPU sides of `r`'s steady steps; `None` without steady steps.
-pub fn step_sides(r: &SkipReport) -> Option<StepSides> {
+pub fn step_sides(r: &CaptureAnalysis) -> Option<StepSides> {
     let steady: Vec<&crate::StepMetrics> = (0..r.per_step.len())
         .filter(|&i| r.warm_up.all || r.warm_up.steps.binary_search(&i).is_err())
         .map(|i| &r.per_step[i])
@@ -672,12 +672,12 @@ fn host_time_in(capture: &Capture, w: Window, keep: impl Fn(&str, HostKind) -> b
 }
 
 /// The verdict of the module docs for one report, with [`MIN_GPU_WORK`].
-pub fn diagnose(capture: &Capture, r: &SkipReport) -> Diagnosis {
+pub fn diagnose(capture: &Capture, r: &CaptureAnalysis) -> Diagnosis {
     diagnose_with(capture, r, MIN_GPU_WORK)
 }
 
 /// [`diagnose`] with another minimum of GPU work.
-pub fn diagnose_with(capture: &Capture, r: &SkipReport, min_gpu_work: Nanos) -> Diagnosis {
+pub fn diagnose_with(capture: &Capture, r: &CaptureAnalysis, min_gpu_work: Nanos) -> Diagnosis {
     let cannot = |reason| Diagnosis::CannotTell { reason };
     let v = &r.verdict;
     let Some(window) = r.window else {

@@ -57,10 +57,12 @@ mod host_cause;
 mod input;
 mod interval;
 mod inventory;
+mod last_finisher;
 mod launch;
 mod percent;
 mod practices;
 mod profile_summary;
+mod provenance;
 mod ranks;
 mod skip;
 mod steps;
@@ -90,6 +92,7 @@ pub use inventory::{
     DeviceInfo, DiagnosticInfo, Inventory, StepsInfo, StreamInfo, ThreadInfo, inventory,
 };
 
+pub use last_finisher::LastFinisher;
 pub use launch::LaunchStats;
 pub use percent::percent_of;
 pub use practices::{
@@ -110,13 +113,17 @@ pub use ranks::{
     RankTimeline, StepHeatMap, Straggler, cross_rank, rank_timeline, step_heat_map,
 };
 pub use skip::{
-    Analysis as SkipAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly,
-    InFlight, LastFinisher, Report as SkipReport, RowParts as SkipRowParts, SkipMetrics,
-    StepMetrics, StreamRow, analyze as analyze_capture, assemble as skip_stats_assemble,
+    CaptureAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly, InFlight,
+    InputAnalysis, RowParts as SkipRowParts, SkipMetrics, StepMetrics, StreamRow,
+    analyze as analyze_capture, assemble as skip_stats_assemble,
     report_with_rows as skip_report_with_rows, run as skip_stats, run_loaded as skip_stats_loaded,
     run_loaded_without_rows as skip_stats_loaded_without_rows,
     run_without_rows as skip_stats_without_rows, write_rows_header as skip_rows_header,
 };
+// The former names of `InputAnalysis` and `CaptureAnalysis` (after the one tool,
+// skip-stats), kept while trace-frame and the Python package still use them.
+#[doc(hidden)]
+pub use skip::{CaptureAnalysis as SkipReport, InputAnalysis as SkipAnalysis};
 pub use steps::{
     CandidateOutcome, MIN_STEP_COVERAGE, Spread, StepCandidate, StepOrigin, StepRange, Steps,
 };

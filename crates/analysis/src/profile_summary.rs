@@ -81,12 +81,13 @@ pub enum Output {
 
 /// Runs one `analyze-profile` invocation.
 pub fn run(config: &Config) -> Result<Output, Error> {
+    let mut unread = Vec::new();
     let files = match &config.input {
         Input::File(path) => vec![path.clone()],
         Input::Dir(dir) if config.mode == Mode::Compat => {
             // The reference script's glob finds nothing in a missing or unreadable
             // directory either, and then prints this line and exits successfully.
-            let mut files = trace_files_in(dir).unwrap_or_default();
+            let mut files = trace_files_in(dir).map(|l| l.files).unwrap_or_default();
             if files.is_empty() {
                 return Ok(Output::Compat(format!(
                     "no trace file found in {}\n",
@@ -99,7 +100,9 @@ pub fn run(config: &Config) -> Result<Output, Error> {
             files
         }
         Input::Dir(dir) => {
-            let mut files = trace_files_in(dir)?;
+            let listing = trace_files_in(dir)?;
+            unread = listing.unread;
+            let mut files = listing.files;
             if !config.all_ranks {
                 files.truncate(1);
             }
@@ -108,7 +111,12 @@ pub fn run(config: &Config) -> Result<Output, Error> {
     };
     match config.mode {
         Mode::Compat => run_compat(&files, config).map(Output::Compat),
-        Mode::Gpu => gpu::run(&files).map(|(summaries, unread)| {
+        Mode::Gpu => gpu::run(&files).map(|(summaries, failed)| {
+            let unread: Vec<String> = unread
+                .iter()
+                .map(|e| crate::error_chain(e))
+                .chain(failed)
+                .collect();
             if unread.is_empty() {
                 Output::Gpu(summaries)
             } else {
@@ -126,35 +134,23 @@ pub fn compat_json_from_reader(input: impl Read + Send, path: &Path) -> Result<S
 }
 
 /// The files of `dir` that the reference script's `glob(os.path.join(dir,
-/// '*.pt.trace.json*'))` matches, sorted as Python sorts strings.
-pub(crate) fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let io_err = |source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io_err)? {
-        let entry = entry.map_err(io_err)?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        // A FIFO, socket or device named like a trace is skipped (reading a FIFO would
-        // block forever); a name whose metadata cannot be read is kept, so loading it says
-        // what happened.
-        let path = dir.join(name);
-        let regular = std::fs::metadata(&path).map_or(true, |m| m.is_file());
-        if regular && !name.starts_with('.') && name.contains(".pt.trace.json") {
-            files.push(path);
-        }
-    }
-    // UTF-8 byte order is code-point order, which is how Python compares strings.
-    files.sort_by(|a, b| a.to_string_lossy().cmp(&b.to_string_lossy()));
-    if files.is_empty() {
+/// '*.pt.trace.json*'))` matches, sorted as Python sorts strings, with the entries of the
+/// directory that could not be read (the one listing of every tool, `load::files`: a FIFO
+/// or device named like a trace is passed over, a name whose metadata cannot be read is
+/// kept so that loading it says what happened).
+pub(crate) fn trace_files_in(dir: &Path) -> Result<load::files::Listing, Error> {
+    // UTF-8 byte order is code-point order, which is how Python compares strings; the
+    // listing is in that order.
+    let listing = load::files::list_files(dir, |name| {
+        !name.starts_with('.') && name.contains(".pt.trace.json")
+    })?;
+    if listing.files.is_empty() {
         return Err(Error::NoTraceFiles {
             path: dir.to_path_buf(),
             pattern: DIR_PATTERN,
         });
     }
-    Ok(files)
+    Ok(listing)
 }
 
 /// The reference script's main loop: one report (or one JSON line) per file.

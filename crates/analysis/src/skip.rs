@@ -185,7 +185,7 @@ pub(crate) fn in_flight_at_start(capture: &Capture) -> Vec<bool> {
 /// The stream with the most collective time, reported beside the verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommStream {
-    /// Index into `Report::streams`.
+    /// Index into `CaptureAnalysis::streams`.
     pub stream: usize,
     /// Collective time / window span on that stream (it includes waiting for peers).
     pub share: f64,
@@ -200,9 +200,11 @@ pub struct GpuBehind {
     pub median_step: Nanos,
 }
 
-/// Everything skip-stats reports about one capture.
+/// The analysis of one capture: its steps, budgets, verdict, idle-gap causes, SKIP metrics
+/// and launch statistics (what skip-stats prints and investigate decides from). Was
+/// `SkipReport`, after the one tool.
 #[derive(Debug, Clone)]
-pub struct Report {
+pub struct CaptureAnalysis {
     /// What the capture is called in the report: its path, for a capture read from a file.
     pub label: String,
     /// The capture's trace format.
@@ -264,7 +266,7 @@ pub struct Report {
     pub diagnostics: Diagnostics,
 }
 
-impl Report {
+impl CaptureAnalysis {
     /// Median, min and max of one SKIP metric over steps that have kernels.
     pub fn step_spread(&self, metric: impl Fn(&SkipMetrics) -> Nanos) -> Option<Spread> {
         Spread::of(
@@ -306,35 +308,26 @@ impl Report {
     }
 }
 
-/// Which rank's GPU work of a step ended last.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LastFinisher {
-    /// The step compared: the last one that every rank has.
-    pub step: i64,
-    /// The rank that finished last.
-    pub rank: Option<i64>,
-    /// How much later than the earliest rank it ended (`measured` on aligned clocks).
-    pub behind_earliest: Nanos,
-    /// True when every rank recorded `baseTimeNanoseconds` (clocks aligned on it);
-    /// otherwise raw timestamps are compared, which assumes the ranks share a clock.
-    pub aligned_on_base_time: bool,
-}
-
-/// The analysis of one input: one report per capture (one per rank for a directory).
+/// The analysis of one input: one [`CaptureAnalysis`] per capture (one per rank for a
+/// directory) and which rank finished last. Was `SkipAnalysis`.
 #[derive(Debug, Clone)]
-pub struct Analysis {
+pub struct InputAnalysis {
     /// The path that was read (a file or a directory of ranks).
     pub input: PathBuf,
     /// One report per capture, in rank (or file-name) order.
-    pub reports: Vec<Report>,
+    pub reports: Vec<CaptureAnalysis>,
     /// Which rank ended the last common step last; `None` for a single capture.
-    pub last_finisher: Option<LastFinisher>,
+    pub last_finisher: Option<crate::last_finisher::LastFinisher>,
 }
 
 /// Reads `input` (a Kineto `.json[.gz]`, a JAX `*.trace.json.gz`, an `.xplane.pb`, or
 /// a directory of rank traces; see [`load::load`]), analyses every capture
 /// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes.
-pub fn run(input: &Path, config: &Config, rows: impl std::io::Write) -> Result<Analysis, Error> {
+pub fn run(
+    input: &Path,
+    config: &Config,
+    rows: impl std::io::Write,
+) -> Result<InputAnalysis, Error> {
     let loaded = load::load(input)?;
     run_loaded(input, &loaded, config, rows)
 }
@@ -345,13 +338,13 @@ pub fn run_loaded(
     loaded: &[crate::input::Loaded],
     config: &Config,
     rows: impl std::io::Write,
-) -> Result<Analysis, Error> {
+) -> Result<InputAnalysis, Error> {
     analyze_loaded(input, loaded, config, Some(csv::Writer::from_writer(rows)))
 }
 
 /// [`run`] without `rows.csv`: the report only (what profile-model puts beside HTA's
 /// analyses).
-pub fn run_without_rows(input: &Path, config: &Config) -> Result<Analysis, Error> {
+pub fn run_without_rows(input: &Path, config: &Config) -> Result<InputAnalysis, Error> {
     let loaded = load::load(input)?;
     analyze_loaded::<std::io::Sink>(input, &loaded, config, None)
 }
@@ -362,7 +355,7 @@ pub fn run_loaded_without_rows(
     input: &Path,
     loaded: &[crate::input::Loaded],
     config: &Config,
-) -> Result<Analysis, Error> {
+) -> Result<InputAnalysis, Error> {
     analyze_loaded::<std::io::Sink>(input, loaded, config, None)
 }
 
@@ -371,7 +364,7 @@ fn analyze_loaded<W: std::io::Write>(
     loaded: &[crate::input::Loaded],
     config: &Config,
     mut rows: Option<csv::Writer<W>>,
-) -> Result<Analysis, Error> {
+) -> Result<InputAnalysis, Error> {
     let captures: Vec<(&Path, Option<i64>, &Capture)> = loaded
         .iter()
         .map(|l| (l.path.as_path(), l.rank, &l.capture))
@@ -428,7 +421,7 @@ pub fn report_with_rows<W: std::io::Write>(
     loaded: &crate::input::Loaded,
     config: &Config,
     rows: W,
-) -> Result<Report, Error> {
+) -> Result<CaptureAnalysis, Error> {
     let capture = &loaded.capture;
     let label = loaded.path.to_string_lossy();
     let (steps, in_flight) = steps_outside_flight(capture);
@@ -485,7 +478,7 @@ impl RowParts {
         &self,
         loaded: &crate::input::Loaded,
         config: &Config,
-    ) -> Result<(Report, PathBuf), Error> {
+    ) -> Result<(CaptureAnalysis, PathBuf), Error> {
         let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("rank-{i}.csv");
         let part = self.scratch.path().join(&name);
@@ -540,9 +533,13 @@ impl RowParts {
 
 /// The analysis of `input` from its captures' reports, in rank order; `multi` for a
 /// directory or several captures (which rank ended the last common step last).
-pub fn assemble(input: &Path, reports: Vec<Report>, multi: bool) -> Analysis {
-    let last_finisher = if multi { last_finisher(&reports) } else { None };
-    Analysis {
+pub fn assemble(input: &Path, reports: Vec<CaptureAnalysis>, multi: bool) -> InputAnalysis {
+    let last_finisher = if multi {
+        crate::last_finisher::last_finisher(&reports)
+    } else {
+        None
+    };
+    InputAnalysis {
         input: input.to_path_buf(),
         reports,
         last_finisher,
@@ -558,7 +555,12 @@ fn csv_error(path: &Path, e: csv::Error) -> Error {
 
 /// Analyses one capture; `label` names it in the report (e.g. its path), `rank` is the
 /// rank it was taken on, when known.
-pub fn analyze(capture: &Capture, label: &str, rank: Option<i64>, config: &Config) -> Report {
+pub fn analyze(
+    capture: &Capture,
+    label: &str,
+    rank: Option<i64>,
+    config: &Config,
+) -> CaptureAnalysis {
     let (steps, in_flight) = steps_outside_flight(capture);
     analyze_steps(capture, label, rank, config, &steps, in_flight)
 }
@@ -608,7 +610,7 @@ fn analyze_steps(
     config: &Config,
     steps: &Steps,
     in_flight: InFlight,
-) -> Report {
+) -> CaptureAnalysis {
     // Warm-up steps are kept out of the steady-state window and verdict, unless every
     // step is warm-up (then the verdict says so).
     let warm_up = warmup::find(capture, steps);
@@ -874,7 +876,7 @@ fn analyze_steps(
         );
     }
     let framework = crate::detect_framework(capture, &crate::practices(capture));
-    let mut report = Report {
+    let mut report = CaptureAnalysis {
         label: label.to_owned(),
         format: capture.format(),
         rank,
@@ -1100,47 +1102,6 @@ pub(crate) fn skip_metrics(
         gpu_idle: il - kernel_union,
         median_direct_delay: Spread::of(direct_delays).map(|s| s.median),
         provenance: Provenance::Measured,
-    })
-}
-
-fn last_finisher(reports: &[Report]) -> Option<LastFinisher> {
-    let aligned = reports.iter().all(|r| r.base_time_ns.is_some());
-    // The last step number that every rank has.
-    let mut common: Option<Vec<i64>> = None;
-    for r in reports {
-        let nums: Vec<i64> = r
-            .per_step
-            .iter()
-            .filter(|s| s.gpu_range.is_some())
-            .map(|s| s.number)
-            .collect();
-        common = Some(match common {
-            None => nums,
-            Some(c) => c.into_iter().filter(|n| nums.contains(n)).collect(),
-        });
-    }
-    let step = common?.into_iter().max()?;
-    let ends: Vec<(i64, Option<i64>)> = reports
-        .iter()
-        .filter_map(|r| {
-            let s = r.per_step.iter().find(|s| s.number == step)?;
-            let base = if aligned {
-                r.base_time_ns.unwrap_or(0)
-            } else {
-                0
-            };
-            Some((base + s.gpu_range?.end.0, r.rank))
-        })
-        .collect();
-    let (last_end, rank) = ends
-        .iter()
-        .max_by_key(|(e, r)| (*e, std::cmp::Reverse(*r)))?;
-    let first_end = ends.iter().map(|e| e.0).min()?;
-    Some(LastFinisher {
-        step,
-        rank: *rank,
-        behind_earliest: Nanos(last_end - first_end),
-        aligned_on_base_time: aligned,
     })
 }
 

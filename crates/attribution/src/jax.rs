@@ -286,8 +286,8 @@ pub(crate) fn attribute(
         needs_new_capture: Vec::new(),
     };
     result.note_graphs(
-        |graph, attributed| format!(
-            "{graph:.1} % of GPU time runs inside CUDA graphs / command buffers; {attributed:.1} % of that was attributed (measured)"
+        |graph, attributed, label| format!(
+            "{graph:.1} % of GPU time runs inside CUDA graphs / command buffers; {attributed:.1} % of that was attributed ({label})"
         ),
         "graph kernels that could not be attributed: profile again with command buffers disabled (XLA_FLAGS=--xla_gpu_enable_command_buffer=) or with per-node graph tracing",
     );

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use trace_model::Nanos;
+use trace_model::{Nanos, Provenance};
 
 /// Options of an attribution.
 #[derive(Debug, Clone, Default)]
@@ -315,9 +315,10 @@ impl Attribution {
     }
 
     /// Says how much GPU time graphs (command buffers) launched and how much of it was
-    /// attributed, as `said` words it (two percentages: of all GPU time, attributed); when
-    /// more than 5 % of all GPU time is graph time left unattributed, asks for `capture`.
-    pub(crate) fn note_graphs(&mut self, said: fn(f64, f64) -> String, capture: &str) {
+    /// attributed, as `said` words it (two percentages: of all GPU time, attributed; and
+    /// their label, the word of their `Provenance`); when more than 5 % of all GPU time is
+    /// graph time left unattributed, asks for `capture`.
+    pub(crate) fn note_graphs(&mut self, said: fn(f64, f64, &str) -> String, capture: &str) {
         let (graph, attributed) = self.graph_time_ns();
         if graph <= Nanos::ZERO {
             return;
@@ -326,6 +327,7 @@ impl Attribution {
         self.notes.push(said(
             percent(graph.0, total.0),
             percent(attributed.0, graph.0),
+            Provenance::Measured.word(),
         ));
         if percent((graph - attributed).0, total.0) > 5.0 {
             self.needs_new_capture.push(capture.to_owned());

@@ -122,8 +122,8 @@ pub fn attribute_kineto(
         needs_new_capture: needs,
     };
     result.note_graphs(
-        |graph, attributed| format!(
-            "{graph:.1} % of GPU time was launched by CUDA/HIP graphs; {attributed:.1} % of that reached a Python line (measured): a graph replay's kernels have the replay's CPU op, not the op that captured them"
+        |graph, attributed, label| format!(
+            "{graph:.1} % of GPU time was launched by CUDA/HIP graphs; {attributed:.1} % of that reached a Python line ({label}): a graph replay's kernels have the replay's CPU op, not the op that captured them"
         ),
         "graph-launched kernels without a Python line: profile once without CUDA/HIP graphs (eager mode), or profile the graph capture itself, where each kernel still has its CPU op and stack",
     );

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use analysis::{SkipReport, StepOrigin, Window};
+use analysis::{CaptureAnalysis, StepOrigin, Window};
 use trace_model::{ActivityKind, Capture, HostEvent, HostKind, Nanos};
 
 use crate::CauseKey;
@@ -201,7 +201,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
     side.captures = loaded.len();
     side.step_origin = first.map_or_else(String::new, |r| r.steps.origin.describe());
     side.has_steps = first.is_some_and(|r| r.steps.origin != StepOrigin::WholeCapture);
-    side.steady_steps = first.map_or(0, SkipReport::steady_step_count);
+    side.steady_steps = first.map_or(0, CaptureAnalysis::steady_step_count);
     side.first_step = loaded.first().and_then(|l| {
         let step = l.capture.steps().iter().map(|s| s.number).min()?;
         Some((step, crate::names_in_step(&l.capture, step)?))
@@ -246,7 +246,7 @@ pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, anal
 
 /// The median steady-state step of `r` (the median of all steps when every one is
 /// warm-up), its GPU streams on the step's axis.
-fn median_step_lanes(r: &SkipReport, capture: &Capture) -> Option<StepLanes> {
+fn median_step_lanes(r: &CaptureAnalysis, capture: &Capture) -> Option<StepLanes> {
     let steps = &r.steps.steps;
     let mut steady = steady_indices(r);
     steady.sort_by_key(|&i| (steps[i].duration(), i));
@@ -288,7 +288,7 @@ fn median_step_lanes(r: &SkipReport, capture: &Capture) -> Option<StepLanes> {
 }
 
 /// Indices into the report's steps of its steady-state steps.
-fn steady_indices(r: &SkipReport) -> Vec<usize> {
+fn steady_indices(r: &CaptureAnalysis) -> Vec<usize> {
     (0..r.steps.steps.len())
         .filter(|i| r.warm_up.all || r.warm_up.steps.binary_search(i).is_err())
         .collect()
@@ -296,7 +296,7 @@ fn steady_indices(r: &SkipReport) -> Vec<usize> {
 
 fn add_capture(
     side: &mut Side,
-    report: &SkipReport,
+    report: &CaptureAnalysis,
     rank: Option<i64>,
     capture: &Capture,
     steady: &[usize],

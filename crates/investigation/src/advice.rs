@@ -4,7 +4,7 @@
 //! capture's dependency graph, with the replay's error), and the knobs the advice rules choose for it given what the capture
 //! already does (torch.compile, graph replay, checkpointing, the Python tracer).
 
-use analysis::SkipReport as Report;
+use analysis::CaptureAnalysis;
 use trace_model::{Capture, Nanos};
 
 use crate::model::*;
@@ -20,7 +20,7 @@ pub const REPLAY_ASSUMPTIONS: &str = replay::ASSUMPTIONS;
 
 /// Step 6 of the capture `r` was computed from: causes on the critical stream, ranked by
 /// their share of its window.
-pub fn advise(r: &Report, capture: &Capture) -> Advice {
+pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
     let (Some(window), Some(_)) = (r.window, r.steady_step_spread()) else {
         return Advice::NoWindow;
     };

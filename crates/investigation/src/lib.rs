@@ -34,7 +34,7 @@ mod sections;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
+use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
 use trace_model::Nanos;
 
 pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
@@ -99,7 +99,7 @@ pub struct Run {
 }
 
 /// `what_if` replayed on each drawn capture, over the capture's own step ranges.
-fn what_if_text(drawn: &[(&Report, &Loaded)], what_if: Option<&replay::WhatIf>) -> String {
+fn what_if_text(drawn: &[(&CaptureAnalysis, &Loaded)], what_if: Option<&replay::WhatIf>) -> String {
     let Some(what_if) = what_if else {
         return String::new();
     };
@@ -177,7 +177,7 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
     for l in &loaded {
         captures.push(CaptureParts::of(l));
     }
-    let drawn: Vec<(&Report, &Loaded)> = analysis.reports.iter().zip(&loaded).collect();
+    let drawn: Vec<(&CaptureAnalysis, &Loaded)> = analysis.reports.iter().zip(&loaded).collect();
     let what_if = what_if_text(&drawn, options.what_if.as_ref());
     let investigation = assemble(&Parts {
         input,
@@ -203,7 +203,7 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
 }
 
 /// `--step` must name a step of the capture whose steps are drawn.
-fn check_step(input: &Path, report: &Report, options: &Options) -> Result<(), Error> {
+fn check_step(input: &Path, report: &CaptureAnalysis, options: &Options) -> Result<(), Error> {
     let Some(step) = options.step else {
         return Ok(());
     };
@@ -225,7 +225,7 @@ fn check_step(input: &Path, report: &Report, options: &Options) -> Result<(), Er
 
 /// One rank of a directory, reduced to what the report needs.
 struct RankSummary {
-    report: Report,
+    report: CaptureAnalysis,
     parts: CaptureParts,
     /// Its `rows.csv` rows (with the rank column, no header).
     rows: PathBuf,
@@ -269,7 +269,7 @@ impl PerCapture {
 /// (then path), so the choice does not depend on the order ranks finish reading in.
 type SlowKey = (Option<Nanos>, std::cmp::Reverse<(Option<i64>, PathBuf)>);
 
-fn slow_key(report: &Report, path: &Path) -> SlowKey {
+fn slow_key(report: &CaptureAnalysis, path: &Path) -> SlowKey {
     (
         report.steady_step_spread().map(|s| s.median),
         std::cmp::Reverse((report.rank, path.to_path_buf())),
@@ -430,11 +430,11 @@ fn capture_facts(l: &Loaded) -> CaptureFacts {
 struct Parts<'a> {
     input: &'a Path,
     options: &'a Options,
-    analysis: &'a Analysis,
+    analysis: &'a InputAnalysis,
     captures: &'a PerCapture,
     /// The captures steps 3 to 6 describe, with their reports: every capture of a single
     /// input, one rank of a rank directory. The first is the one of steps 4 to 6.
-    drawn: &'a [(&'a Report, &'a Loaded)],
+    drawn: &'a [(&'a CaptureAnalysis, &'a Loaded)],
     roofline: Option<Result<roofline::Roofline, String>>,
     attribution: Option<Result<attribution::Attribution, String>>,
     /// For a rank directory of two ranks or more: which rank steps 3 to 6 describe.
@@ -480,7 +480,7 @@ fn assemble(p: &Parts<'_>) -> Investigation {
     sections::collect_trust(analysis, &p.captures.facts, &mut trust, &mut new_capture);
     sections::unread_trust(p.unread, &mut trust, &mut new_capture);
     for note in p.notes {
-        trust.push(TrustItem::Rank(RankNote {
+        trust.push(TrustNote::Rank(RankNote {
             duplicate: matches!(note, load::Note::DuplicateRank { .. }),
             message: note.to_string(),
         }));
@@ -535,7 +535,7 @@ pub fn file_name(p: &Path) -> String {
 }
 
 /// `rank N`, else the file name of the report's label.
-fn rank_label(r: &Report) -> String {
+fn rank_label(r: &CaptureAnalysis) -> String {
     r.rank
         .map_or_else(|| file_name(Path::new(&r.label)), |n| format!("rank {n}"))
 }

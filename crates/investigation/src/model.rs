@@ -46,7 +46,7 @@ pub struct Investigation {
     /// Step 6.
     pub advice: Advice,
     /// Step 7: the trust list, in order.
-    pub trust: Vec<TrustItem>,
+    pub trust: Vec<TrustNote>,
     /// What a new capture would answer, in order.
     pub new_capture: Vec<Ask>,
     /// For a rank directory of two ranks or more: the rank steps 3 to 6 describe, and why.
@@ -283,6 +283,20 @@ pub struct LastFinisher {
     pub behind_earliest: Nanos,
     /// Clocks aligned on `baseTimeNanoseconds`.
     pub aligned_on_base_time: bool,
+}
+
+impl LastFinisher {
+    /// Where `behind_earliest` comes from, as the analysis labels it: measured on aligned
+    /// clocks, inferred on raw timestamps (`analysis::LastFinisher::provenance`).
+    pub fn provenance(&self) -> trace_model::Provenance {
+        analysis::LastFinisher {
+            step: self.step,
+            rank: self.rank,
+            behind_earliest: self.behind_earliest,
+            aligned_on_base_time: self.aligned_on_base_time,
+        }
+        .provenance()
+    }
 }
 
 /// Across ranks.
@@ -825,10 +839,12 @@ pub enum Knob {
     },
 }
 
-/// One item of the trust list.
+/// One entry of the investigation's trust list, by kind, pointing at the investigation's
+/// own values (a failed check, a roofline or reader item, a file not read); `report` words
+/// it. (The analyses' items are `trace_model::TrustItem`.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "item", rename_all = "snake_case")]
-pub enum TrustItem {
+pub enum TrustNote {
     /// A reconciliation check that failed (its index in [`Investigation::reconciliation`]).
     FailedCheck {
         /// The check.

@@ -3,13 +3,13 @@
 //! investigation already holds, over the steady-state steps, with the replay's error on
 //! the unchanged capture beside it.
 
-use analysis::SkipReport as Report;
+use analysis::CaptureAnalysis;
 use trace_model::{Capture, Nanos};
 
 use crate::model::{CauseReplay, Replayed};
 
 /// The steady-state steps of `r` as replay windows, in step order.
-fn steady_windows(r: &Report) -> Vec<replay::StepWindow> {
+fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
     r.steps
         .steps
         .iter()
@@ -26,7 +26,11 @@ fn steady_windows(r: &Report) -> Vec<replay::StepWindow> {
 /// The replayed estimate of each cause key of `keys`, in order. The graph is built once
 /// and the unchanged capture replayed once ([`replay::Predictor`]); nothing is built
 /// when no cause has a scenario.
-pub(crate) fn replay_causes(r: &Report, capture: &Capture, keys: &[String]) -> Vec<CauseReplay> {
+pub(crate) fn replay_causes(
+    r: &CaptureAnalysis,
+    capture: &Capture,
+    keys: &[String],
+) -> Vec<CauseReplay> {
     let scenarios: Vec<Option<replay::WhatIf>> =
         keys.iter().map(|k| replay::cause_scenario(k)).collect();
     let no_scenario = || CauseReplay::NoScenario {

@@ -5,14 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::{GpuSummary, Loaded, SkipAnalysis as Analysis, SkipReport as Report};
+use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
 use trace_model::{Capture, HostKind, Nanos};
 
 use crate::model::*;
 use crate::{CaptureFacts, Options, rank_label};
 
 /// One capture's row of the per-capture tables.
-pub(crate) fn capture_result(r: &Report, f: &CaptureFacts, sm: &GpuSummary) -> CaptureResult {
+pub(crate) fn capture_result(
+    r: &CaptureAnalysis,
+    f: &CaptureFacts,
+    sm: &GpuSummary,
+) -> CaptureResult {
     let v = &r.verdict;
     let steady = r.steady_step_durations();
     let window_mean_step = match (r.window, steady.len()) {
@@ -94,7 +98,7 @@ pub(crate) fn capture_result(r: &Report, f: &CaptureFacts, sm: &GpuSummary) -> C
 }
 
 /// Step 1's findings of the first capture.
-pub(crate) fn first_capture(a: &Analysis) -> FirstCapture {
+pub(crate) fn first_capture(a: &InputAnalysis) -> FirstCapture {
     let Some(first) = a.reports.first() else {
         return FirstCapture::default();
     };
@@ -201,15 +205,15 @@ pub(crate) fn first_capture(a: &Analysis) -> FirstCapture {
 
 /// Step 2: the checks, in order; a failed one goes to the trust list.
 pub(crate) fn reconciliation(
-    a: &Analysis,
+    a: &InputAnalysis,
     facts: &[CaptureFacts],
     single: Option<&Loaded>,
-    trust: &mut Vec<TrustItem>,
+    trust: &mut Vec<TrustNote>,
 ) -> Vec<Check> {
     let mut t = Vec::new();
     let mut add = |t: &mut Vec<Check>, who: &str, kind: CheckKind, holds: bool| {
         if !holds {
-            trust.push(TrustItem::FailedCheck { check: t.len() });
+            trust.push(TrustNote::FailedCheck { check: t.len() });
         }
         t.push(Check {
             who: who.to_owned(),
@@ -339,8 +343,8 @@ pub(crate) fn device_kernel_counts(c: &Capture) -> Vec<(i64, usize)> {
 
 /// Step 3: the median step (or the chosen one) of the drawn captures.
 pub(crate) fn swimlanes(
-    a: &Analysis,
-    drawn: &[(&Report, &Loaded)],
+    a: &InputAnalysis,
+    drawn: &[(&CaptureAnalysis, &Loaded)],
     options: &Options,
 ) -> Swimlanes {
     let first = drawn[0].0;
@@ -515,7 +519,7 @@ fn layout_heavy(
 pub(crate) fn ops(
     summaries: &[GpuSummary],
     attribution: Option<Result<attribution::Attribution, String>>,
-    trust: &mut Vec<TrustItem>,
+    trust: &mut Vec<TrustNote>,
     new_capture: &mut Vec<Ask>,
 ) -> Ops {
     let mut out = Ops::default();
@@ -533,13 +537,13 @@ pub(crate) fn ops(
     out.attribution = match attribution {
         None => None,
         Some(Err(e)) => {
-            trust.push(TrustItem::AttributionFailed { error: e.clone() });
+            trust.push(TrustNote::AttributionFailed { error: e.clone() });
             Some(Err(e))
         }
         Some(Ok(at)) => {
             let view = attribution_view(&at);
             for n in &at.notes {
-                trust.push(TrustItem::Attribution { note: n.clone() });
+                trust.push(TrustNote::Attribution { note: n.clone() });
             }
             new_capture.extend(
                 at.needs_new_capture
@@ -656,7 +660,7 @@ impl RooflineView {
             capture: rl.capture.clone(),
             device_recorded: rl.device.recorded.clone(),
             device_model: rl.device.model.clone(),
-            device_label: rl.device.label.to_owned(),
+            device_label: rl.device.label().to_owned(),
             device_source: rl.device.source.clone(),
             ops: rl
                 .ops
@@ -689,23 +693,24 @@ impl RooflineView {
 /// Step 5: the view, its trust items and what a new capture would answer.
 pub(crate) fn roofline(
     roofline: Option<Result<roofline::Roofline, String>>,
-    trust: &mut Vec<TrustItem>,
+    trust: &mut Vec<TrustNote>,
     new_capture: &mut Vec<Ask>,
 ) -> Option<Result<RooflineView, String>> {
     let rl = match roofline? {
         Err(e) => {
-            trust.push(TrustItem::RooflineFailed { error: e.clone() });
+            trust.push(TrustNote::RooflineFailed { error: e.clone() });
             return Some(Err(e));
         }
         Ok(rl) => rl,
     };
     for item in &rl.trust {
-        trust.push(TrustItem::Roofline {
-            code: item.code.to_owned(),
+        trust.push(TrustNote::Roofline {
+            code: item.code.to_string(),
             message: item.message.clone(),
             count: item.count,
-            percent: (rl.gpu_time_ns.value.0 > 0)
-                .then(|| 100.0 * item.time_ns.0 as f64 / rl.gpu_time_ns.value.0 as f64),
+            percent: (rl.gpu_time_ns.value.0 > 0).then(|| {
+                100.0 * item.time_ns.unwrap_or_default().0 as f64 / rl.gpu_time_ns.value.0 as f64
+            }),
         });
         if item.message.contains("record_shapes") {
             new_capture.push(Ask::RecordShapes);
@@ -718,11 +723,11 @@ pub(crate) fn roofline(
 /// report is of the others), and a new capture to ask for.
 pub(crate) fn unread_trust(
     unread: &[String],
-    trust: &mut Vec<TrustItem>,
+    trust: &mut Vec<TrustNote>,
     new_capture: &mut Vec<Ask>,
 ) {
     for err in unread {
-        trust.push(TrustItem::FileNotRead { error: err.clone() });
+        trust.push(TrustNote::FileNotRead { error: err.clone() });
     }
     if !unread.is_empty() {
         new_capture.push(Ask::Unread {
@@ -734,9 +739,9 @@ pub(crate) fn unread_trust(
 /// Step 7: the diagnostics of every capture, graph kernels, collectives that include
 /// waiting; and the captures that would answer more.
 pub(crate) fn collect_trust(
-    a: &Analysis,
+    a: &InputAnalysis,
     facts: &[CaptureFacts],
-    trust: &mut Vec<TrustItem>,
+    trust: &mut Vec<TrustNote>,
     new_capture: &mut Vec<Ask>,
 ) {
     if a.reports.iter().any(|r| r.warm_up.all) {
@@ -768,7 +773,7 @@ pub(crate) fn collect_trust(
                 }
                 _ => None,
             };
-            trust.push(TrustItem::Diagnostic {
+            trust.push(TrustNote::Diagnostic {
                 who: who.clone(),
                 code: d.code.to_owned(),
                 message: d.message.clone(),
@@ -780,7 +785,7 @@ pub(crate) fn collect_trust(
             && t.graph_kernels > 0
         {
             let share = t.graph_kernels as f64 / t.kernels.max(1) as f64;
-            trust.push(TrustItem::GraphKernels {
+            trust.push(TrustNote::GraphKernels {
                 who: who.clone(),
                 count: t.graph_kernels as u64,
                 share,
@@ -790,7 +795,7 @@ pub(crate) fn collect_trust(
             }
         }
         if r.comm_stream.is_some() || r.verdict.collective_share > 0.0 {
-            trust.push(TrustItem::CollectiveWaiting {
+            trust.push(TrustNote::CollectiveWaiting {
                 who: who.clone(),
                 share: r.comm_stream.as_ref().map(|c| c.share),
             });

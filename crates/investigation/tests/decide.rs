@@ -2,7 +2,7 @@
 //! cause keys, estimates, knobs, practices in use, layout-heavy ops, trust items.
 
 use investigation::{
-    Advice, InUse, Investigation, Knob, LayoutHeavy, PracticeKind, RankedCause, TrustItem, What,
+    Advice, InUse, Investigation, Knob, LayoutHeavy, PracticeKind, RankedCause, TrustNote, What,
 };
 use trace_model::Nanos;
 
@@ -186,7 +186,7 @@ fn one_sided_flows_are_listed_only_when_a_launch_is_missing() {
             .trust
             .into_iter()
             .filter_map(|t| match t {
-                TrustItem::Diagnostic { code, .. } => Some(code),
+                TrustNote::Diagnostic { code, .. } => Some(code),
                 _ => None,
             })
             .collect::<Vec<String>>()

@@ -1005,7 +1005,7 @@ fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, E
     // (overlapped with parsing), the writing thread in the second. `chrome_reader::open`
     // would add a thread and its queue of 1 MiB chunks, which sits at the peak of a
     // compaction (its end of reading).
-    if input.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]) {
+    if load::files::is_gzip(input.fill_buf().map_err(io)?) {
         return Ok(chrome_reader::inflate_capped(input));
     }
     Ok(Box::new(input))

@@ -71,32 +71,22 @@ pub fn rank_trace_paths(input: &Path) -> Result<Vec<PathBuf>, Error> {
             _ => PathBuf::from("."),
         }
     };
-    let entries = std::fs::read_dir(&dir).map_err(|source| {
-        Error::Io(FsError {
-            path: dir.clone(),
-            action: "cannot list the directory",
-            source,
-        })
-    })?;
+    // The one listing of every tool (`load::files`): regular files only (reading a FIFO
+    // named like a rank trace would block forever).
+    let listing = load::files::list_files(&dir, |name| {
+        name.starts_with("rank")
+            && (name.ends_with("_trace.json.gz") || name.ends_with("_trace.json"))
+    })
+    .map_err(|e| listing_error(&dir, e))?;
+    if let Some(e) = listing.unread.into_iter().next() {
+        return Err(listing_error(&dir, e));
+    }
     let mut ranked = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|source| {
-            Error::Io(FsError {
-                path: dir.clone(),
-                action: "cannot list the directory",
-                source,
-            })
-        })?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let globbed = name.starts_with("rank")
-            && (name.ends_with("_trace.json.gz") || name.ends_with("_trace.json"));
-        // A FIFO, socket or device named like a rank trace is skipped (reading a FIFO
-        // would block forever).
-        let regular = std::fs::metadata(entry.path()).map_or(true, |m| m.is_file());
-        if !globbed || !regular {
-            continue;
-        }
+    for path in listing.files {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let rank = name
             .strip_prefix("rank")
             .and_then(|r| {
@@ -106,15 +96,31 @@ pub fn rank_trace_paths(input: &Path) -> Result<Vec<PathBuf>, Error> {
             .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|d| d.parse::<u64>().ok());
         let Some(rank) = rank else {
-            return Err(Error::BadRankFileName { path: entry.path() });
+            return Err(Error::BadRankFileName { path });
         };
-        ranked.push((rank, entry.path()));
+        ranked.push((rank, path));
     }
     ranked.sort();
     if ranked.len() < 2 {
         return Err(Error::FewerThanTwoRanks { dir });
     }
     Ok(ranked.into_iter().map(|(_, p)| p).collect())
+}
+
+/// A directory the rank files could not be listed from, as this crate's error.
+fn listing_error(dir: &Path, e: load::Error) -> Error {
+    match e {
+        load::Error::Io { path, source } => Error::Io(FsError {
+            path,
+            action: "cannot list the directory",
+            source,
+        }),
+        other => Error::Io(FsError {
+            path: dir.to_path_buf(),
+            action: "cannot list the directory",
+            source: std::io::Error::other(other.to_string()),
+        }),
+    }
 }
 
 /// Reads and merges rank trace files.

@@ -104,7 +104,7 @@ pub fn detect(path: &Path) -> Result<Kind, Error> {
             _ => Ok(Kind::Nsys),
         };
     }
-    if head.starts_with(&[0x1f, 0x8b]) {
+    if crate::files::is_gzip(&head) {
         return Ok(Kind::Chrome);
     }
     if matches!(
@@ -152,26 +152,64 @@ fn read_head(path: &Path) -> Result<Vec<u8>, Error> {
 /// 6. Nsight Systems exports and other ROCm captures (rocpd databases, `.pftrace`), each
 ///    file in name order.
 ///
-/// Only regular files count: a FIFO or a device named like a trace is passed over.
+/// Only regular files count: a FIFO or a device named like a trace is passed over. A
+/// subdirectory or file that cannot be read is passed over here; [`find_each`] names it.
 pub fn find(path: &Path) -> Result<Found, Error> {
+    Ok(find_each(path)?.found)
+}
+
+/// What [`find_each`] found in a path.
+#[derive(Debug)]
+pub struct FoundEach {
+    /// The captures' files, as [`find`] gives them.
+    pub found: Found,
+    /// The subdirectories that could not be searched and the files that could not be
+    /// read while looking (each error names its path): what a tool warns about, with a
+    /// partial result, since a capture may be among them.
+    pub unread: Vec<Error>,
+}
+
+/// Like [`find`], with every entry of the directory that could not be searched or read.
+/// A directory in which nothing was found but something could not be read is that
+/// entry's error, rather than [`Error::NoCapture`].
+pub fn find_each(path: &Path) -> Result<FoundEach, Error> {
     if !path.is_dir() {
-        return Ok(Found::Files(vec![(path.to_path_buf(), detect(path)?)]));
+        return Ok(FoundEach {
+            found: Found::Files(vec![(path.to_path_buf(), detect(path)?)]),
+            unread: Vec::new(),
+        });
     }
+    let mut unread = Vec::new();
+    let found = find_in_dir(path, &mut unread)?;
+    match found {
+        Some(found) => Ok(FoundEach { found, unread }),
+        None if unread.is_empty() => Err(Error::NoCapture {
+            path: path.to_path_buf(),
+        }),
+        None => Err(unread.remove(0)),
+    }
+}
+
+/// What the directory `path` holds (see [`find`]), `None` for nothing; what could not be
+/// read goes to `unread`.
+fn find_in_dir(path: &Path, unread: &mut Vec<Error>) -> Result<Option<Found>, Error> {
     let mut xplanes = Vec::new();
-    find_xplanes(path, 0, &mut Vec::new(), &mut xplanes)?;
+    find_xplanes(path, 0, &mut Vec::new(), &mut xplanes, unread)?;
     if !xplanes.is_empty() {
         xplanes.sort();
-        return Ok(Found::Files(
+        return Ok(Some(Found::Files(
             xplanes.into_iter().map(|p| (p, Kind::XSpace)).collect(),
-        ));
+        )));
     }
     if let Some(kind @ rocprof_reader::Kind::V3Csv) = rocprof_reader::detect(path) {
-        return Ok(Found::Files(vec![(
+        return Ok(Some(Found::Files(vec![(
             path.to_path_buf(),
             Kind::Rocprof(kind),
-        )]));
+        )])));
     }
-    let files = regular_files(path)?;
+    let listing = crate::files::list_files(path, |_| true)?;
+    unread.extend(listing.unread);
+    let files = listing.files;
     for v1 in ["results.db", "results.csv"] {
         if let Some(file) = files
             .iter()
@@ -179,7 +217,10 @@ pub fn find(path: &Path) -> Result<Found, Error> {
             && let Some(kind @ (rocprof_reader::Kind::V1Db | rocprof_reader::Kind::V1Csv)) =
                 rocprof_reader::detect(file)
         {
-            return Ok(Found::Files(vec![(file.clone(), Kind::Rocprof(kind))]));
+            return Ok(Some(Found::Files(vec![(
+                file.clone(),
+                Kind::Rocprof(kind),
+            )])));
         }
     }
     // rocprofv3 JSON files (named like Chrome traces): each a capture file of its own.
@@ -189,50 +230,36 @@ pub fn find(path: &Path) -> Result<Found, Error> {
         .map(|f| (f.clone(), Kind::Rocprof(rocprof_reader::Kind::Json)))
         .collect();
     if !rocprof_json.is_empty() {
-        return Ok(Found::Files(rocprof_json));
+        return Ok(Some(Found::Files(rocprof_json)));
     }
     if chrome_reader::trace_files(path).is_ok_and(|f| !f.is_empty()) {
-        return Ok(Found::ChromeDir(path.to_path_buf()));
+        return Ok(Some(Found::ChromeDir(path.to_path_buf())));
     }
-    let others: Vec<(PathBuf, Kind)> = files
-        .into_iter()
-        .filter_map(|f| match detect(&f) {
-            Ok(kind @ (Kind::Nsys | Kind::Rocprof(_))) => Some((f, kind)),
-            _ => None,
-        })
-        .collect();
-    if others.is_empty() {
-        return Err(Error::NoCapture {
-            path: path.to_path_buf(),
-        });
+    let mut others = Vec::new();
+    for f in files {
+        match detect(&f) {
+            Ok(kind @ (Kind::Nsys | Kind::Rocprof(_))) => others.push((f, kind)),
+            // A file that cannot be opened may be a capture: named, not passed over.
+            Err(e @ Error::Io { .. }) => unread.push(e),
+            // Anything else (a README, a Chrome file of no rank directory) is not one.
+            _ => {}
+        }
     }
-    Ok(Found::Files(others))
-}
-
-/// The regular files directly in `dir`, sorted by name.
-fn regular_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
-        .collect();
-    files.sort();
-    Ok(files)
+    Ok((!others.is_empty()).then_some(Found::Files(others)))
 }
 
 /// The `*.xplane.pb` files up to four directories below `dir`. Links are followed (JAX
 /// users link runs together), but each directory is entered once, by its identity on disk
 /// (`seen`), so links back to a parent (or many links to one directory) cost one visit, not
-/// one per path that reaches it.
+/// one per path that reaches it. `dir` itself must be listed; a subdirectory that cannot
+/// be, or an entry whose kind cannot be told (other than a link to nothing), goes to
+/// `unread`.
 fn find_xplanes(
     dir: &Path,
     depth: usize,
     seen: &mut Vec<DirId>,
     out: &mut Vec<PathBuf>,
+    unread: &mut Vec<Error>,
 ) -> Result<(), Error> {
     if depth > 4 {
         return Ok(());
@@ -243,17 +270,39 @@ fn find_xplanes(
         }
         seen.push(id);
     }
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
+    let io = |path: &Path, source| Error::Io {
+        path: path.to_path_buf(),
         source,
-    })?;
-    for entry in entries.flatten() {
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if depth > 0 => {
+            unread.push(io(dir, e));
+            return Ok(());
+        }
+        Err(e) => return Err(io(dir, e)),
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                unread.push(io(dir, e));
+                continue;
+            }
+        };
         let p = entry.path();
-        let Ok(meta) = std::fs::metadata(&p) else {
-            continue;
+        let meta = match std::fs::metadata(&p) {
+            Ok(meta) => meta,
+            // A dangling link, or a loop of links, points at nothing to search (a reader
+            // names it if it is named like a trace).
+            Err(_) if entry.file_type().is_ok_and(|t| t.is_symlink()) => continue,
+            Err(e) => {
+                unread.push(io(&p, e));
+                continue;
+            }
         };
         if meta.is_dir() {
-            find_xplanes(&p, depth + 1, seen, out)?;
+            find_xplanes(&p, depth + 1, seen, out, unread)?;
         } else if meta.is_file()
             && p.file_name()
                 .and_then(|n| n.to_str())

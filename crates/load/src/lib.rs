@@ -25,6 +25,7 @@
 
 mod detect;
 mod error;
+pub mod files;
 mod xspace;
 
 use std::path::{Path, PathBuf};
@@ -32,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use trace_model::{Capture, Format};
 
-pub use detect::{Found, Kind, detect, find};
+pub use detect::{Found, FoundEach, Kind, detect, find, find_each};
 pub use error::Error;
 pub use xspace::Program;
 
@@ -326,11 +327,16 @@ pub fn file_count(path: &Path) -> Result<usize, Error> {
 }
 
 /// Like [`load`], but a directory's files load each on their own: an unreadable rank or
-/// host is listed in [`LoadedEach::failed`] and the others are still returned. A file
+/// host, and a subdirectory or file that could not be searched for captures
+/// ([`find_each`]), is listed in [`LoadedEach::failed`] and the others are still returned. A file
 /// path, an unlistable directory or one without captures is an error as with [`load`].
 pub fn load_each(path: &Path) -> Result<LoadedEach, Error> {
-    let mut each = LoadedEach::default();
-    match find(path)? {
+    let found = find_each(path)?;
+    let mut each = LoadedEach {
+        failed: found.unread,
+        ..LoadedEach::default()
+    };
+    match found.found {
         Found::ChromeDir(dir) => {
             DECODES.fetch_add(
                 chrome_reader::trace_files(&dir).map_or(0, |f| f.len()),
@@ -470,8 +476,9 @@ pub type Mapped<T> = Result<(PathBuf, Option<i64>, T), Error>;
 /// a pool of workers (one per core, or [`set_threads`]'s number): at most that many
 /// captures are in memory at once, whatever the number of ranks, and each is dropped when
 /// `summarise` returns. The results come in the order [`load`] gives (ranks in rank
-/// order, unreadable files first by name), whatever order the files finish in. As with
-/// [`load_each`], a file named on its own that cannot be read is an error of the call.
+/// order, unreadable files first by name, after what could not be searched: see
+/// [`find_each`]), whatever order the files finish in. As with [`load_each`], a file named
+/// on its own that cannot be read is an error of the call.
 ///
 /// For tools that keep a summary per rank (an inventory, a per-rank budget) rather than
 /// every rank's capture.
@@ -479,7 +486,8 @@ pub fn map_each<T: Send>(
     path: &Path,
     summarise: impl Fn(Loaded) -> T + Sync,
 ) -> Result<Vec<Mapped<T>>, Error> {
-    let (files, in_rank_dir) = match find(path)? {
+    let found = find_each(path)?;
+    let (files, in_rank_dir) = match found.found {
         Found::ChromeDir(dir) => (
             chrome_reader::trace_files(&dir)?
                 .into_iter()
@@ -539,7 +547,9 @@ pub fn map_each<T: Send>(
     // File order first (a multi-process export keeps its processes' order), then, in a
     // rank directory, rank order as `load` gives it.
     results.sort_by_key(|(i, _)| *i);
-    let mut mapped: Vec<Mapped<T>> = results.into_iter().map(|(_, r)| r).collect();
+    // What could not be searched comes first, as unreadable files do.
+    let mut mapped: Vec<Mapped<T>> = found.unread.into_iter().map(Err).collect();
+    mapped.extend(results.into_iter().map(|(_, r)| r));
     // A file named on its own fails the call, as with `load`.
     if !path.is_dir()
         && let [Err(_)] = mapped.as_slice()

@@ -371,3 +371,106 @@ fn links_back_to_a_directory_are_walked_once() {
     // Generous: the walk is a handful of directory reads.
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+/// Makes `dir` unreadable (mode 000) for the life of the guard; `None` where permissions
+/// are not enforced (as root), so that a test cannot make an unreadable directory.
+#[cfg(unix)]
+struct Locked(std::path::PathBuf);
+
+#[cfg(unix)]
+impl Locked {
+    fn new(path: &std::path::Path) -> Option<Locked> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let locked = Locked(path.to_path_buf());
+        let readable = if path.is_dir() {
+            std::fs::read_dir(path).is_ok()
+        } else {
+            std::fs::File::open(path).is_ok()
+        };
+        if readable {
+            eprintln!("skipped: permissions are not enforced for this user");
+            return None;
+        }
+        Some(locked)
+    }
+}
+
+#[cfg(unix)]
+impl Drop for Locked {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+/// #45 finding 18: an unreadable subdirectory of a capture directory (searched for
+/// XSpaces) no longer fails the whole load. `load_each` and `map_each` load the ranks
+/// beside it and name it among what could not be read (a tool warns and exits 3); `load`,
+/// which fails on the first unreadable file, fails naming it.
+#[cfg(unix)]
+#[test]
+fn an_unreadable_subdirectory_is_named_and_the_rest_loads() {
+    let tiny = test_support::workspace_root().join("testdata/chrome/ok/tiny-train");
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["rank0.pt.trace.json", "rank1.pt.trace.json"] {
+        std::fs::copy(tiny.join(name), dir.path().join(name)).unwrap();
+    }
+    let sub = dir.path().join("plugins/profile");
+    std::fs::create_dir_all(&sub).unwrap();
+    let Some(_locked) = Locked::new(&sub) else {
+        return;
+    };
+    let named = |e: &Error| matches!(e, Error::Io { path, .. } if *path == sub);
+    let each = load::load_each(dir.path()).unwrap();
+    assert_eq!(each.loaded.len(), 2);
+    assert_eq!(each.failed.len(), 1, "{:?}", each.failed);
+    assert!(named(&each.failed[0]), "{}", each.failed[0]);
+    let mapped = load::map_each(dir.path(), |_| ()).unwrap();
+    assert_eq!(mapped.len(), 3);
+    assert!(matches!(&mapped[0], Err(e) if named(e)));
+    assert!(mapped[1..].iter().all(Result::is_ok));
+    let err = load::load(dir.path()).expect_err("an unreadable subdirectory");
+    assert!(named(&err), "{err}");
+    // `find` still finds the ranks; `find_each` names what it could not search.
+    assert!(matches!(load::find(dir.path()), Ok(Found::ChromeDir(_))));
+    assert_eq!(load::find_each(dir.path()).unwrap().unread.len(), 1);
+}
+
+/// An unreadable file among Nsight Systems or ROCm captures is named, not passed over as
+/// if it were not a capture; where nothing else is there, its error is the load's rather
+/// than "no capture in this directory".
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_in_a_capture_directory_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("kernels.csv");
+    std::fs::write(
+        &csv,
+        b"Index,KernelName,gpu-id,queue-id,BeginNs,EndNs\n0,\"k\",0,0,10,20\n",
+    )
+    .unwrap();
+    let locked = dir.path().join("other.db");
+    std::fs::write(&locked, b"SQLite format 3\0").unwrap();
+    std::fs::write(dir.path().join("README.txt"), b"notes\n").unwrap();
+    let Some(_locked) = Locked::new(&locked) else {
+        return;
+    };
+    let each = load::find_each(dir.path()).unwrap();
+    assert_eq!(
+        each.found,
+        Found::Files(vec![(
+            csv.clone(),
+            Kind::Rocprof(rocprof_reader::Kind::V1Csv)
+        )])
+    );
+    // The README is not a capture, and is not named.
+    assert_eq!(each.unread.len(), 1, "{:?}", each.unread);
+    assert!(matches!(&each.unread[0], Error::Io { path, .. } if *path == locked));
+    std::fs::remove_file(&csv).unwrap();
+    let err = load::load(dir.path()).expect_err("only an unreadable file");
+    assert!(
+        matches!(&err, Error::Io { path, .. } if *path == locked),
+        "{err}"
+    );
+}

@@ -15,8 +15,6 @@ const EDGES: &[(&str, &[&str])] = &[
     ("xplane-reader", &["trace-model"]),
     ("nsys-reader", &["trace-model"]),
     ("rocprof-reader", &["trace-model"]),
-    // lanes rewrites Chrome trace JSON text itself (compaction), below the loader.
-    ("lanes", &["chrome-reader", "output-file", "trace-model"]),
     // Layer 2: the one loader, the only crate above the readers that reads captures.
     (
         "load",
@@ -28,6 +26,12 @@ const EDGES: &[(&str, &[&str])] = &[
             "trace-model",
             "xplane-reader",
         ],
+    ),
+    // lanes rewrites Chrome trace JSON text itself (compaction); it finds rank files and
+    // sniffs gzip with the loader's `load::files`, as every tool does.
+    (
+        "lanes",
+        &["chrome-reader", "load", "output-file", "trace-model"],
     ),
     // The tools' shared command line: the loader's flags, the progress bar (chrome-reader's
     // hook) and the exit codes.

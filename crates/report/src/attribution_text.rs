@@ -275,7 +275,7 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
     AttributionSummary {
         path: &result.path,
         format: result.format,
-        label: "measured",
+        label: Provenance::Measured.word(),
         kernels: result.kernels.len(),
         gpu_time_ns: total,
         attributed_time_ns: result.attributed_time_ns(),

@@ -434,7 +434,7 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
                 lf.rank.map_or("?".to_owned(), |r| r.to_string()),
                 lf.step
             )),
-            Span::Figure(Figure::duration(lf.behind_earliest, Provenance::Measured)),
+            Span::Figure(Figure::duration(lf.behind_earliest, lf.provenance())),
             Span::text(if lf.aligned_on_base_time {
                 " after the earliest rank (clocks aligned on baseTimeNanoseconds)."
             } else {

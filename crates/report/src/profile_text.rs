@@ -252,7 +252,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         let mut t = Table::new("trust", &["count", "item"]);
         for item in &summary.trust {
             t.push(vec![
-                Cell::figure(measured::count(item.count)),
+                Cell::figure(Figure::count(item.count, item.provenance())),
                 Cell::text(format!("{} [{}]", item.message, item.code)),
             ]);
         }

@@ -68,14 +68,14 @@ pub fn document(report: &Roofline, top: usize) -> Document {
     match &d.model {
         Some(model) => head.para(format!(
             "  peaks    {model} [{}: {}]{}",
-            d.label,
+            d.label(),
             d.source,
             d.matched_by
                 .as_ref()
                 .map(|m| format!("; matched by {m}"))
                 .unwrap_or_default()
         )),
-        None => head.para(format!("  peaks    [{}] {}", d.label, d.source)),
+        None => head.para(format!("  peaks    [{}] {}", d.label(), d.source)),
     }
     let gpu = report.gpu_time_ns.value.0.max(1) as f64;
     let share = |ns: i64| {
@@ -195,16 +195,13 @@ pub fn document(report: &Roofline, top: usize) -> Document {
         for t in &report.trust {
             sec.push(Block::Paragraph(vec![
                 Span::text(format!("  - {} ({}): ", t.message, t.code)),
+                Span::formatted(Figure::count(t.count, t.provenance()), Format::Fixed(0)),
+                Span::text(format!(" {}, ", t.unit.as_deref().unwrap_or_default())),
                 Span::formatted(
-                    Figure::count(t.count, Provenance::Measured),
-                    Format::Fixed(0),
-                ),
-                Span::text(format!(" {}, ", t.unit)),
-                Span::formatted(
-                    Figure::number(t.time_ns.0 as f64 / 1e6, Provenance::Measured),
+                    Figure::number(t.time_ns.unwrap_or_default().0 as f64 / 1e6, t.provenance()),
                     Format::Fixed(3),
                 ),
-                Span::text(" ms of GPU time [measured]"),
+                Span::text(format!(" ms of GPU time [{}]", t.provenance().word())),
             ]));
         }
         doc.sections.push(sec);

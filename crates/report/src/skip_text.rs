@@ -1,4 +1,4 @@
-//! How skip-stats shows an [`Analysis`]: plain text for people, JSON for programs.
+//! How skip-stats shows an [`InputAnalysis`]: plain text for people, JSON for programs.
 //! The text is a [`Document`] printed by [`crate::text`]; every section names its label
 //! (measured / inferred).
 
@@ -10,17 +10,16 @@ use crate::label::{Figure, Format};
 use crate::measured;
 
 use analysis::{
-    Bound, Budget, LaunchStats, SkipAnalysis as Analysis, SkipMetrics, SkipReport as Report,
-    Spread, Window,
+    Bound, Budget, CaptureAnalysis, InputAnalysis, LaunchStats, SkipMetrics, Spread, Window,
 };
 
 /// The text report: one block per capture (rank), then the last finisher.
-pub fn render_text(analysis: &Analysis) -> String {
+pub fn render_text(analysis: &InputAnalysis) -> String {
     crate::text::render(&document(analysis))
 }
 
 /// The text report as a document (see [`render_text`]): one section per capture.
-pub fn document(analysis: &Analysis) -> Document {
+pub fn document(analysis: &InputAnalysis) -> Document {
     let mut doc = Document::new("");
     for (i, r) in analysis.reports.iter().enumerate() {
         let mut sec = Section::new(format!("capture{i}"), "");
@@ -32,18 +31,20 @@ pub fn document(analysis: &Analysis) -> Document {
     }
     if let Some(lf) = &analysis.last_finisher {
         let rank = lf.rank.map_or("?".to_string(), |r| r.to_string());
-        let clocks = if lf.aligned_on_base_time {
-            "clocks aligned on baseTimeNanoseconds"
-        } else {
-            "raw timestamps, assuming the ranks share a clock"
-        };
+        let provenance = lf.provenance();
+        let clocks = provenance
+            .detail()
+            .unwrap_or("clocks aligned on baseTimeNanoseconds");
         let mut sec = Section::new("last_finisher", "");
         sec.push(Block::blank());
         sec.push(
             Line::default()
                 .text(format!("Last to finish step {}: rank {rank}, ", lf.step))
-                .figure(measured::duration(lf.behind_earliest))
-                .text(format!(" after the earliest rank [measured; {clocks}]"))
+                .figure(Figure::duration(lf.behind_earliest, provenance.clone()))
+                .text(format!(
+                    " after the earliest rank [{}; {clocks}]",
+                    provenance.word()
+                ))
                 .take(),
         );
         doc.sections.push(sec);
@@ -51,7 +52,7 @@ pub fn document(analysis: &Analysis) -> Document {
     doc
 }
 
-fn report(sec: &mut Section, r: &Report) {
+fn report(sec: &mut Section, r: &CaptureAnalysis) {
     let rank = r.rank.map(|n| format!(", rank {n}")).unwrap_or_default();
     sec.para(format!("== {}{rank}", r.label));
     sec.para(format!("format: {}", r.format.describe()));
@@ -89,7 +90,7 @@ fn report(sec: &mut Section, r: &Report) {
     diagnostics(sec, r);
 }
 
-fn verdict(sec: &mut Section, r: &Report, window: Window) {
+fn verdict(sec: &mut Section, r: &CaptureAnalysis, window: Window) {
     let v = &r.verdict;
     let mut l = Line::default();
     l.text(format!("Verdict [inferred]: {}", v.bound.label()));
@@ -242,7 +243,7 @@ fn budget_row(device: String, stream: String, b: &Budget) -> Vec<Cell> {
     row
 }
 
-fn budgets(sec: &mut Section, r: &Report) {
+fn budgets(sec: &mut Section, r: &CaptureAnalysis) {
     sec.para(
         "Budget per device x stream over the window [measured] (overlaps merged; precedence compute > collective > memcpy > memset)",
     );
@@ -311,7 +312,7 @@ fn budgets(sec: &mut Section, r: &Report) {
     sec.push(Block::blank());
 }
 
-fn gaps(sec: &mut Section, r: &Report) {
+fn gaps(sec: &mut Section, r: &CaptureAnalysis) {
     let (Some(g), Some(c)) = (&r.gap_host, r.critical_stream()) else {
         return;
     };
@@ -367,7 +368,7 @@ fn gaps(sec: &mut Section, r: &Report) {
     sec.push(Block::blank());
 }
 
-fn skip(sec: &mut Section, r: &Report) {
+fn skip(sec: &mut Section, r: &CaptureAnalysis) {
     let steps_with = r.per_step.iter().filter(|s| s.skip.is_some()).count();
     sec.para(format!(
         "SKIP metrics [measured] per step ({steps_with} steps with kernels) and in total"
@@ -437,7 +438,7 @@ fn min_max<'l>(l: &'l mut Line, s: &analysis::Spread) -> &'l mut Line {
         .figure(measured::duration(s.max))
 }
 
-fn launch(sec: &mut Section, r: &Report) {
+fn launch(sec: &mut Section, r: &CaptureAnalysis) {
     sec.para("Launch join [measured]");
     let mut l = Line::default();
     l.text("  all GPU activities: ");
@@ -448,7 +449,7 @@ fn launch(sec: &mut Section, r: &Report) {
     sec.push(l.take());
 }
 
-fn diagnostics(sec: &mut Section, r: &Report) {
+fn diagnostics(sec: &mut Section, r: &CaptureAnalysis) {
     if r.diagnostics.is_empty() {
         return;
     }
@@ -525,7 +526,7 @@ fn launch_json(l: &LaunchStats) -> Value {
 }
 
 /// The JSON report (keys sorted; times in integer nanoseconds; each object labelled).
-pub fn render_json(analysis: &Analysis) -> Value {
+pub fn render_json(analysis: &InputAnalysis) -> Value {
     let reports: Vec<Value> = analysis.reports.iter().map(report_json).collect();
     json!({
         "input": analysis.input.display().to_string(),
@@ -535,12 +536,12 @@ pub fn render_json(analysis: &Analysis) -> Value {
             "rank": lf.rank,
             "behind_earliest_ns": lf.behind_earliest.0,
             "aligned_on_base_time": lf.aligned_on_base_time,
-            "label": "measured",
+            "label": lf.provenance().word(),
         })),
     })
 }
 
-fn report_json(r: &Report) -> Value {
+fn report_json(r: &CaptureAnalysis) -> Value {
     let v = &r.verdict;
     json!({
         "path": r.label.to_string(),
@@ -551,14 +552,14 @@ fn report_json(r: &Report) -> Value {
             "count": r.steps.steps.len(),
             "duration": spread_json(r.steps.duration_spread()),
             "median_step": r.steps.median_step().map(|i| r.steps.steps[i].number),
-            "label": "measured",
+            "label": r.steps.provenance().word(),
         },
         "window": r.window.map(|w| json!({"start_ns": w.start.0, "end_ns": w.end.0, "span_ns": w.span().0})),
         "host_only": r.host_only.as_ref().map(|h| json!({
             "before_gpu_ns": h.before_gpu.0, "after_gpu_ns": h.after_gpu.0,
             "step_time_ns": h.step_time.0, "steps": h.steps, "share": h.share(),
             "top": h.top.iter().map(|t| json!({"name": t.name, "self_ns": t.overlapped.0, "events": t.events})).collect::<Vec<_>>(),
-            "label": "measured",
+            "label": h.provenance().word(),
         })),
         "verdict": {
             "bound": v.bound.label(),
@@ -616,7 +617,7 @@ fn report_json(r: &Report) -> Value {
         "in_flight_at_start": {
             "activities": r.in_flight.activities,
             "time_ns": r.in_flight.time.0,
-            "label": "measured",
+            "label": r.in_flight.provenance().word(),
         },
                 "diagnostics": r.diagnostics.iter().map(|d| json!({
             "code": d.code, "count": d.count, "message": d.message, "first": d.first,

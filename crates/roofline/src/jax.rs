@@ -21,18 +21,18 @@ pub(crate) fn rows(loaded: &Loaded) -> Rows {
     for program in &loaded.programs {
         match &program.module {
             Ok(module) => modules.push((program.id, program.name.as_str(), module)),
-            Err(e) => trust.push(TrustItem {
-                code: "hlo-module-unreadable",
-                message: format!(
+            Err(e) => trust.push(TrustItem::timed(
+                "hlo-module-unreadable",
+                format!(
                     "{}: HLO module {}({}) could not be decoded: {e}",
                     path.display(),
                     program.name,
                     program.id
                 ),
-                count: 1,
-                unit: "modules",
-                time_ns: trace_model::Nanos::ZERO,
-            }),
+                1,
+                "modules",
+                trace_model::Nanos::ZERO,
+            )),
         }
     }
     let indexes: Vec<(i64, &str, ModuleIndex<'_>)> = modules
@@ -83,13 +83,13 @@ pub(crate) fn rows(loaded: &Loaded) -> Rows {
         acc.tf32 |= crate::is_tf32_kernel(capture.name(activity.name));
     }
     if unattributed.0 > 0 {
-        trust.push(TrustItem {
-            code: "activity-without-hlo-op",
-            message: "GPU activities without an hlo_op stat are in no op's time".to_owned(),
-            count: unattributed.0,
-            unit: "activities",
-            time_ns: trace_model::Nanos(unattributed.1),
-        });
+        trust.push(TrustItem::timed(
+            "activity-without-hlo-op",
+            "GPU activities without an hlo_op stat are in no op's time",
+            unattributed.0,
+            "activities",
+            trace_model::Nanos(unattributed.1),
+        ));
     }
 
     // Executions: the kernels of one execution of an HLO op are consecutive on its stream,
@@ -151,14 +151,13 @@ pub(crate) fn rows(loaded: &Loaded) -> Rows {
         });
     }
     if missing.0 > 0 {
-        trust.push(TrustItem {
-            code: "hlo-op-not-in-module",
-            message: "ops named by kernels' hlo_op but not found in any stored HLO module"
-                .to_owned(),
-            count: missing.0,
-            unit: "ops",
-            time_ns: trace_model::Nanos(missing.1),
-        });
+        trust.push(TrustItem::timed(
+            "hlo-op-not-in-module",
+            "ops named by kernels' hlo_op but not found in any stored HLO module",
+            missing.0,
+            "ops",
+            trace_model::Nanos(missing.1),
+        ));
     }
     let described = capture.devices().to_vec();
     Rows {

@@ -158,35 +158,34 @@ pub(crate) fn rows(capture: &Capture) -> Rows {
     }
     let mut trust = Vec::new();
     if no_shapes.0 > 0 {
-        trust.push(TrustItem {
-            code: "op-without-shapes",
-            message: "modelled ATen ops without Input Dims: capture with record_shapes=True"
-                .to_owned(),
-            count: no_shapes.0,
-            unit: "ops",
-            time_ns: trace_model::Nanos(no_shapes.1),
-        });
+        trust.push(TrustItem::timed(
+            "op-without-shapes",
+            "modelled ATen ops without Input Dims: capture with record_shapes=True",
+            no_shapes.0,
+            "ops",
+            trace_model::Nanos(no_shapes.1),
+        ));
     }
     if bad_shapes.0 > 0 {
-        trust.push(TrustItem {
-            code: "op-shapes-unexpected",
-            message: format!(
+        trust.push(TrustItem::timed(
+            "op-shapes-unexpected",
+            format!(
                 "modelled ATen ops whose shapes do not fit the model, e.g. {}",
                 bad_shapes.2
             ),
-            count: bad_shapes.0,
-            unit: "ops",
-            time_ns: trace_model::Nanos(bad_shapes.1),
-        });
+            bad_shapes.0,
+            "ops",
+            trace_model::Nanos(bad_shapes.1),
+        ));
     }
     if not_modelled.0 > 0 {
-        trust.push(TrustItem {
-            code: "activity-not-under-modelled-op",
-            message: "GPU activities not launched under a modelled ATen op (GEMM, convolution, attention): no FLOPs".to_owned(),
-            count: not_modelled.0,
-            unit: "activities",
-            time_ns: trace_model::Nanos(not_modelled.1),
-        });
+        trust.push(TrustItem::timed(
+            "activity-not-under-modelled-op",
+            "GPU activities not launched under a modelled ATen op (GEMM, convolution, attention): no FLOPs",
+            not_modelled.0,
+            "activities",
+            trace_model::Nanos(not_modelled.1),
+        ));
     }
     Rows {
         raw: by_signature.into_values().map(|(row, _)| row).collect(),

@@ -49,7 +49,7 @@ mod peaks;
 use std::path::Path;
 
 use load::Loaded;
-use trace_model::{Format, Labelled, Nanos};
+use trace_model::{Format, Labelled, Nanos, Provenance};
 
 pub use dtype::Dtype;
 pub use error::Error;
@@ -79,16 +79,16 @@ pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
         Format::KinetoJson | Format::OtherJson => kineto::rows(capture),
         other => {
             let mut rows = kineto::rows(capture);
-            rows.trust.push(TrustItem {
-                code: "format-without-shapes",
-                message: format!(
+            rows.trust.push(TrustItem::timed(
+                "format-without-shapes",
+                format!(
                     "a {} records no operator shapes: no FLOPs or bytes, GPU time only",
                     other.describe()
                 ),
-                count: 1,
-                unit: "captures",
-                time_ns: trace_model::Nanos::ZERO,
-            });
+                1,
+                "captures",
+                trace_model::Nanos::ZERO,
+            ));
             rows
         }
     };
@@ -114,7 +114,7 @@ pub fn analyze_loaded(loaded: &Loaded) -> Result<Roofline, Error> {
         None => DevicePeaks {
             recorded: "no GPU device in the capture".to_owned(),
             model: None,
-            label: "none",
+            provenance: None,
             source: "no device recorded: no peak".to_owned(),
             matched_by: None,
             entry: None,
@@ -171,7 +171,6 @@ fn same_model_as_described(
         return None;
     }
     let mut peaks = first.clone();
-    peaks.label = "inferred";
     peaks.recorded = format!(
         "GPU {} recorded no properties; the capture describes {} device(s): {}",
         active.ordinal,
@@ -182,6 +181,7 @@ fn same_model_as_described(
         "{} — assuming the active GPU {} is the same model as every device the capture describes",
         first.source, active.ordinal
     );
+    peaks.provenance = Some(Provenance::inferred(peaks.source.clone()));
     Some(peaks)
 }
 

@@ -109,20 +109,10 @@ pub struct RooflineOp {
     pub note: String,
 }
 
-/// One item of the trust list: something the numbers do not cover.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrustItem {
-    /// Stable short name of the item.
-    pub code: &'static str,
-    /// What is not covered, in words.
-    pub message: String,
-    /// How many (see `unit`).
-    pub count: u64,
-    /// What `count` counts: `ops`, `activities` or `modules`.
-    pub unit: &'static str,
-    /// GPU time concerned.
-    pub time_ns: Nanos,
-}
+/// One item of the trust list: something the numbers do not cover, with what its count
+/// counts (`ops`, `activities`, `modules`, `captures`) and the GPU time concerned
+/// ([`TrustItem::timed`]); the workspace's one trust type.
+pub use trace_model::TrustItem;
 
 /// The whole result for one capture.
 #[derive(Debug, Clone, Serialize)]
@@ -220,10 +210,10 @@ impl RawRow {
         };
         let cost = self.cost_assumptions.clone();
         let peak_label = |value: Option<f64>, what: &str| -> PeakFigure {
-            let provenance = match device.label {
-                "read" => Provenance::read(device.source.clone()),
-                _ => Provenance::inferred(device.source.clone()),
-            };
+            let provenance = device
+                .provenance
+                .clone()
+                .unwrap_or_else(|| Provenance::inferred(device.source.clone()));
             PeakFigure {
                 value,
                 reason: value.is_none().then(|| format!("{what}: {}", peak.basis)),

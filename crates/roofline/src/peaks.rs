@@ -2,7 +2,7 @@
 //! the vendor document it comes from), and the identification of a capture's device.
 
 use serde::{Deserialize, Serialize};
-use trace_model::{Device, Vendor};
+use trace_model::{Device, Provenance, Vendor};
 
 use crate::Dtype;
 
@@ -108,10 +108,13 @@ pub struct DevicePeaks {
     pub recorded: String,
     /// The matched table entry, if any.
     pub model: Option<String>,
-    /// `read` (a table entry matched), `inferred` (cores x clock x per-architecture rate) or
-    /// `none` (unknown model: no peak, never another GPU's figure).
-    pub label: &'static str,
-    /// The vendor document (read) or the assumptions (inferred) or why there is none.
+    /// Read (a table entry matched, from its vendor document), inferred (cores x clock x
+    /// per-architecture rate, with those assumptions), or `None` (unknown model: no peak,
+    /// never another GPU's figure). Serialized as `label`: the provenance's word, or
+    /// `none` ([`DevicePeaks::label`]).
+    #[serde(rename = "label", serialize_with = "serialize_label")]
+    pub provenance: Option<Provenance>,
+    /// The provenance's source (read) or assumptions (inferred), or why there is none.
     pub source: String,
     /// Why the entry matched.
     pub matched_by: Option<String>,
@@ -121,6 +124,25 @@ pub struct DevicePeaks {
     pub(crate) inferred_matrix: RateSet,
     /// The profiler's own memory-bandwidth figure (XSpace `memory_bandwidth`), for comparison.
     pub profiler_memory_bandwidth_bytes_per_s: Option<f64>,
+}
+
+impl DevicePeaks {
+    /// The peaks' label: `read`, `inferred` (the provenance's word) or `none`.
+    pub fn label(&self) -> &'static str {
+        label_word(self.provenance.as_ref())
+    }
+}
+
+/// The word of an optional provenance: `none` where there is none.
+fn label_word(provenance: Option<&Provenance>) -> &'static str {
+    provenance.map_or("none", Provenance::word)
+}
+
+fn serialize_label<S: serde::Serializer>(
+    provenance: &Option<Provenance>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(label_word(provenance.as_ref()))
 }
 
 /// One peak chosen for an op.
@@ -170,7 +192,7 @@ impl PeakTable {
         let base = DevicePeaks {
             recorded,
             model: None,
-            label: "none",
+            provenance: None,
             source: String::new(),
             matched_by: None,
             entry: None,
@@ -181,7 +203,7 @@ impl PeakTable {
             if let Some(why) = matches(entry, device) {
                 return DevicePeaks {
                     model: Some(entry.model.clone()),
-                    label: "read",
+                    provenance: Some(Provenance::read(entry.source.clone())),
                     source: entry.source.clone(),
                     matched_by: Some(why),
                     entry: Some(entry.clone()),
@@ -192,12 +214,13 @@ impl PeakTable {
         if let Some(inferred) = self.infer(device) {
             let cores = props.multiprocessors.unwrap_or(0);
             let mhz = props.clock_rate_khz.unwrap_or(0) / 1000;
+            let source = format!(
+                "no table entry matches; matrix peaks = {cores} cores x {mhz} MHz (the clock the profiler recorded, which may be the boost clock, above the datasheet's) x the architecture's dense FLOPs per core per clock ({}); no vector or HBM figure",
+                self.per_core_per_clock.about
+            );
             return DevicePeaks {
-                label: "inferred",
-                source: format!(
-                    "no table entry matches; matrix peaks = {cores} cores x {mhz} MHz (the clock the profiler recorded, which may be the boost clock, above the datasheet's) x the architecture's dense FLOPs per core per clock ({}); no vector or HBM figure",
-                    self.per_core_per_clock.about
-                ),
+                provenance: Some(Provenance::inferred(source.clone())),
+                source,
                 inferred_matrix: inferred,
                 ..base
             };
@@ -525,7 +548,7 @@ mod tests {
             let peaks = DevicePeaks {
                 recorded: String::new(),
                 model: Some(gpu.model.clone()),
-                label: "read",
+                provenance: Some(Provenance::read(gpu.source.clone())),
                 source: gpu.source.clone(),
                 matched_by: None,
                 entry: Some(gpu.clone()),
@@ -667,7 +690,7 @@ mod tests {
             ),
             None,
         );
-        assert_eq!(other.label, "inferred");
+        assert_eq!(other.label(), "inferred");
         let bf16 = other
             .peak_for(Dtype::Bf16, true)
             .flops_per_s
@@ -687,7 +710,7 @@ mod tests {
             &device(Vendor::Unknown, "Mystery", (1, 0), 4, 1.0, 100),
             None,
         );
-        assert_eq!(none.label, "none");
+        assert_eq!(none.label(), "none");
         assert_eq!(none.peak_for(Dtype::Bf16, true).flops_per_s, None);
     }
 }

@@ -73,7 +73,8 @@ impl LoadFlags {
 pub enum Outcome {
     /// Every file was read (exit 0).
     Complete,
-    /// Some files of a directory could not be read; the rest were (exit 3).
+    /// Some files or subdirectories of a directory could not be read (`load::find_each`,
+    /// `load::LoadedEach::failed`); the rest were (exit 3).
     Partial,
 }
 

@@ -63,5 +63,5 @@ pub use classify::{
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use hash::{FastMap, FxHasher};
 pub use intern::{Interner, StringId};
-pub use provenance::{Labelled, Provenance};
+pub use provenance::{Labelled, Provenance, TrustItem};
 pub use time::Nanos;

@@ -91,9 +91,86 @@ impl<T> Labelled<T> {
     }
 }
 
+/// One item of a trust list: something a result could not use or does not cover, by a
+/// stable code, with how many it concerns and, where the result knows them, what the count
+/// counts and their GPU time. The count and the time are counted in the capture
+/// ([`TrustItem::provenance`]). The one trust type of the workspace: the analyses', the
+/// roofline's and the readers' diagnostics as a trust list all hold it.
+///
+/// Serialized as `{"code", "message", "count"}`, with `"unit"` and `"time_ns"` where known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustItem {
+    /// Stable short name of the item (`op-without-shapes`).
+    pub code: Cow<'static, str>,
+    /// What it means, in words.
+    pub message: String,
+    /// How many it concerns (see `unit`).
+    pub count: u64,
+    /// What `count` counts (`ops`, `activities`), where the list says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<Cow<'static, str>>,
+    /// The GPU time concerned, where the list measures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ns: Option<crate::Nanos>,
+}
+
+impl TrustItem {
+    /// An item counted `count` times.
+    pub fn new(
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+        count: u64,
+    ) -> TrustItem {
+        TrustItem {
+            code: code.into(),
+            message: message.into(),
+            count,
+            unit: None,
+            time_ns: None,
+        }
+    }
+
+    /// An item counted `count` times in `unit`s, of GPU time `time`.
+    pub fn timed(
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+        count: u64,
+        unit: impl Into<Cow<'static, str>>,
+        time: crate::Nanos,
+    ) -> TrustItem {
+        TrustItem {
+            unit: Some(unit.into()),
+            time_ns: Some(time),
+            ..TrustItem::new(code, message, count)
+        }
+    }
+
+    /// Where the count and the time come from: counted and summed from the capture.
+    pub fn provenance(&self) -> Provenance {
+        Provenance::Measured
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trust_item_serializes_only_what_it_knows() {
+        let bare = TrustItem::new("c", "m", 2);
+        assert_eq!(
+            serde_json::to_string(&bare).unwrap(),
+            r#"{"code":"c","message":"m","count":2}"#
+        );
+        let timed = TrustItem::timed("c", "m", 2, "ops", crate::Nanos(5));
+        let text = serde_json::to_string(&timed).unwrap();
+        assert_eq!(
+            text,
+            r#"{"code":"c","message":"m","count":2,"unit":"ops","time_ns":5}"#
+        );
+        assert_eq!(serde_json::from_str::<TrustItem>(&text).unwrap(), timed);
+        assert_eq!(timed.provenance().word(), "measured");
+    }
 
     #[test]
     fn json_shape_is_the_reports() {

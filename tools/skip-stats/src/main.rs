@@ -144,7 +144,7 @@ fn by_rank(
     args: &Args,
     config: &analysis::SkipConfig,
     rows: &std::fs::File,
-) -> anyhow::Result<(analysis::SkipAnalysis, usize)> {
+) -> anyhow::Result<(analysis::InputAnalysis, usize)> {
     use std::io::Write;
     let row_parts = analysis::SkipRowParts::create("skip-stats-rows")?;
     let mapped = load::map_each(&args.trace, |l| row_parts.report(&l, config))

@@ -113,16 +113,9 @@ pub struct BasisRow {
     pub activities: u64,
 }
 
-/// One diagnostic of the reader, as the trust list shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrustItem {
-    /// Stable short name of the diagnostic.
-    pub code: &'static str,
-    /// What it means, in words.
-    pub message: String,
-    /// How many times it occurred.
-    pub count: u64,
-}
+/// One diagnostic of the reader, as the trust list shows it: the workspace's one trust
+/// type (code, message, count).
+pub use trace_model::TrustItem;
 
 /// Whether the capture trains or only runs the model, which decides which hints apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -391,11 +384,7 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
     let trust = capture
         .diagnostics()
         .iter()
-        .map(|d| TrustItem {
-            code: d.code,
-            message: d.message.clone(),
-            count: d.count,
-        })
+        .map(|d| TrustItem::new(d.code, d.message.clone(), d.count))
         .collect();
 
     GpuSummary {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use analysis::{Bound, Phase, SkipConfig as Config, SkipReport as Report, buckets};
+use analysis::{Bound, CaptureAnalysis, Phase, SkipConfig as Config, buckets};
 use trace_model::{Capture, Nanos};
 
 fn load(events: &str) -> Capture {
@@ -12,7 +12,7 @@ fn load(events: &str) -> Capture {
     chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads")
 }
 
-fn report(capture: &Capture) -> Report {
+fn report(capture: &Capture) -> CaptureAnalysis {
     analysis::analyze_capture(capture, "synthetic.json", None, &Config::default())
 }
 

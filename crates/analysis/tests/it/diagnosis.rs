@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use analysis::{
-    CandidateOutcome, CannotTell, CauseKey, Diagnosis, Framework, GapCause, HostCause, Knob,
-    SkipConfig, SkipReport, StepBasis, StepOrigin,
+    CandidateOutcome, CannotTell, CaptureAnalysis, CauseKey, Diagnosis, Framework, GapCause,
+    HostCause, Knob, SkipConfig, StepBasis, StepOrigin,
 };
 use trace_model::{
     ActivityDetails, ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties,
@@ -145,7 +145,7 @@ impl Synth {
     }
 }
 
-fn report(c: &Capture) -> SkipReport {
+fn report(c: &Capture) -> CaptureAnalysis {
     analysis::analyze_capture(c, "synthetic", None, &SkipConfig::default())
 }
 
@@ -155,11 +155,11 @@ const GEMM: &str = "volta_sgemm_128x64_nn";
 /// next launch at 13005 µs (what `between` puts there), a second 3 ms GEMM. The critical
 /// stream idles 5 µs before the first kernel (its launch call) and 10.005 ms before the
 /// second (10 ms of `between`, 5 µs of its launch call): 62.5 % of the step.
-fn late_launch(between: impl FnOnce(&mut Synth)) -> SkipReport {
+fn late_launch(between: impl FnOnce(&mut Synth)) -> CaptureAnalysis {
     late_launch_capture(between).1
 }
 
-fn late_launch_capture(between: impl FnOnce(&mut Synth)) -> (Capture, SkipReport) {
+fn late_launch_capture(between: impl FnOnce(&mut Synth)) -> (Capture, CaptureAnalysis) {
     let mut s = Synth::new();
     s.profiler_step(1, 0, 16_010);
     s.kernel(GEMM, 0, 5, 3_000);
@@ -172,7 +172,7 @@ fn late_launch_capture(between: impl FnOnce(&mut Synth)) -> (Capture, SkipReport
 
 /// The host sub-causes add up to the host-wait time, and the gap causes to the critical
 /// stream's idle time.
-fn assert_adds_up(r: &SkipReport) {
+fn assert_adds_up(r: &CaptureAnalysis) {
     let gc = r.gap_causes.as_ref().expect("gap causes");
     assert_eq!(gc.host.total(), gc.host_not_launched, "{:?}", gc.host);
     let idle = r.critical_stream().expect("critical").budget.idle;
@@ -181,7 +181,7 @@ fn assert_adds_up(r: &SkipReport) {
 
 /// Asserts the host split of a [`late_launch`] capture: `cause` holds the 10 ms,
 /// launch overhead the two 5 µs launch calls, and the verdict names `cause`.
-fn assert_late(r: &SkipReport, cause: HostCause, top: &str) {
+fn assert_late(r: &CaptureAnalysis, cause: HostCause, top: &str) {
     assert_adds_up(r);
     let gc = r.gap_causes.as_ref().expect("gap causes");
     assert_eq!(gc.host_not_launched, Nanos(10_010 * US));
@@ -345,7 +345,7 @@ fn a_synchronising_call_is_its_own_cause() {
 
 /// 600 kernels of 10 µs, each launched by a 25 µs call right after the previous one
 /// returned: the GPU idles 15 µs + the first launch between kernels, all launch calls.
-fn launch_bound(graph_replay: bool) -> SkipReport {
+fn launch_bound(graph_replay: bool) -> CaptureAnalysis {
     let mut s = Synth::new();
     s.profiler_step(1, 0, 15_000);
     for i in 0..600 {
@@ -561,7 +561,7 @@ fn a_scheduler_step_nested_in_the_denoising_loop_is_not_the_step() {
 }
 
 /// Kernels of `dur` µs on stream 7, launched 1 ms ahead, `gap` µs apart, 10 steps.
-fn busy(kind: ActivityKind, name: &str, class: KernelClass) -> SkipReport {
+fn busy(kind: ActivityKind, name: &str, class: KernelClass) -> CaptureAnalysis {
     let mut s = Synth::new();
     for i in 0..10 {
         let t = 1_000 * i;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::{SkipAnalysis as Analysis, SkipConfig as Config};
+use analysis::{InputAnalysis, SkipConfig as Config};
 
 use test_support::RealTraces;
 use test_support::traces_dir as traces;
@@ -21,7 +21,7 @@ fn real_traces(set: &RealTraces) -> Vec<PathBuf> {
 }
 
 /// Budget checks and rows.csv completeness for one input.
-fn check_output(input: &Path, out: &Analysis, rows_csv: &[u8]) {
+fn check_output(input: &Path, out: &InputAnalysis, rows_csv: &[u8]) {
     for r in &out.reports {
         for s in &r.streams {
             let b = &s.budget;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use analysis::{Bound, GapCause, SkipConfig as Config, SkipReport as Report};
+use analysis::{Bound, CaptureAnalysis, GapCause, SkipConfig as Config};
 use trace_model::{Capture, Nanos};
 
 const US: i64 = 1000;
@@ -14,7 +14,7 @@ fn load(events: &[String]) -> Capture {
     chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads")
 }
 
-fn report(capture: &Capture) -> Report {
+fn report(capture: &Capture) -> CaptureAnalysis {
     analysis::analyze_capture(capture, "synthetic.json", None, &Config::default())
 }
 

@@ -2,7 +2,7 @@
 //! and knobs, what the capture already does, the trust list and what a new capture would
 //! answer. The investigation chose them; this module only words and labels them.
 
-use investigation::{Advice, CauseReplay, Investigation, Knob, PracticeKind, TrustItem, What};
+use investigation::{Advice, CauseReplay, Investigation, Knob, PracticeKind, TrustNote, What};
 use trace_model::Provenance;
 
 use super::{check_text, pct};
@@ -293,7 +293,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
 }
 
 /// Step 7: one trust item, in words, with its count and share.
-pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
+pub(super) fn trust_entry(inv: &Investigation, item: &TrustNote) -> TrustEntry {
     let count = |n: u64| Some(Figure::count(n, Provenance::Measured));
     let share = |x: f64| Some(pct(x));
     let entry = |code: &str, message: String| TrustEntry {
@@ -303,7 +303,7 @@ pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
         share: None,
     };
     match item {
-        TrustItem::FailedCheck { check } => match inv.reconciliation.get(*check) {
+        TrustNote::FailedCheck { check } => match inv.reconciliation.get(*check) {
             Some(c) => {
                 let (name, detail) = check_text(&c.kind);
                 entry(
@@ -316,16 +316,16 @@ pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
             }
             None => entry("check", "a reconciliation check failed".to_owned()),
         },
-        TrustItem::AttributionFailed { error } => {
+        TrustNote::AttributionFailed { error } => {
             entry("attribution-failed", format!("attribute-kernels: {error}"))
         }
-        TrustItem::Attribution { note } => {
+        TrustNote::Attribution { note } => {
             entry("attribution", format!("attribute-kernels: {note}"))
         }
-        TrustItem::RooflineFailed { error } => {
+        TrustNote::RooflineFailed { error } => {
             entry("roofline-failed", format!("roofline: {error}"))
         }
-        TrustItem::Roofline {
+        TrustNote::Roofline {
             code,
             message,
             count: n,
@@ -335,7 +335,7 @@ pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
             share: percent.map(|p| Figure::percent(p, Provenance::Measured)),
             ..entry(code, format!("roofline: {message}"))
         },
-        TrustItem::Diagnostic {
+        TrustNote::Diagnostic {
             who,
             code,
             message,
@@ -355,7 +355,7 @@ pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
                 },
             )
         },
-        TrustItem::GraphKernels {
+        TrustNote::GraphKernels {
             who,
             count: n,
             share: s,
@@ -369,7 +369,7 @@ pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
                 ),
             )
         },
-        TrustItem::CollectiveWaiting { who, share: s } => TrustEntry {
+        TrustNote::CollectiveWaiting { who, share: s } => TrustEntry {
             share: s.and_then(share),
             ..entry(
                 "collective-includes-waiting",
@@ -378,14 +378,14 @@ pub(super) fn trust_entry(inv: &Investigation, item: &TrustItem) -> TrustEntry {
                 ),
             )
         },
-        TrustItem::FileNotRead { error } => TrustEntry {
+        TrustNote::FileNotRead { error } => TrustEntry {
             count: count(1),
             ..entry(
                 "file-not-read",
                 format!("not read, so not in this report: {error}"),
             )
         },
-        TrustItem::Rank(note) => entry(
+        TrustNote::Rank(note) => entry(
             if note.duplicate {
                 "duplicate-rank"
             } else {

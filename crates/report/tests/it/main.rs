@@ -118,7 +118,7 @@ fn a_gpu_more_than_a_step_behind_is_said_in_words() {
     let c = chrome_reader::load_from(json.as_bytes(), Path::new("synthetic.json")).expect("loads");
     let r = analysis::analyze_capture(&c, "synthetic.json", None, &analysis::SkipConfig::default());
     assert!(r.gpu_behind.is_some());
-    let out = report::skip_text::render_text(&analysis::SkipAnalysis {
+    let out = report::skip_text::render_text(&analysis::InputAnalysis {
         input: "synthetic.json".into(),
         reports: vec![r],
         last_finisher: None,

@@ -92,7 +92,7 @@ fn skip_stats_prints_a_document() {
         None,
         &analysis::SkipConfig::default(),
     );
-    let a = analysis::SkipAnalysis {
+    let a = analysis::InputAnalysis {
         input: "kineto_shapes.json".into(),
         reports: vec![r],
         last_finisher: None,

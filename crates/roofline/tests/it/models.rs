@@ -117,7 +117,7 @@ fn every_shared_capture_gets_its_gpu_model_and_peaks_where_known() {
                     device.ordinal,
                     peaks.recorded,
                     peaks.model.as_deref().unwrap_or("-"),
-                    peaks.label
+                    peaks.label()
                 );
                 // A model the table has is identified (the names these captures record).
                 let known = [
@@ -129,12 +129,12 @@ fn every_shared_capture_gets_its_gpu_model_and_peaks_where_known() {
                         .iter()
                         .any(|k| p.name.as_deref().unwrap_or("").contains(k))
                 {
-                    assert_eq!(peaks.label, "read", "{name}: {}", peaks.recorded);
+                    assert_eq!(peaks.label(), "read", "{name}: {}", peaks.recorded);
                 }
                 // TensorFlow's XSpace names no model: compute capability 7.0, 80 SMs and
                 // the SXM2 clock make it a V100 SXM2.
                 if name.ends_with("6003.xplane.pb") {
-                    assert_eq!(peaks.label, "read", "{name}: {}", peaks.recorded);
+                    assert_eq!(peaks.label(), "read", "{name}: {}", peaks.recorded);
                     assert_eq!(peaks.model.as_deref(), Some("NVIDIA Tesla V100 SXM2"));
                 }
                 with_model += 1;

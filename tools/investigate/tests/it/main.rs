@@ -159,7 +159,7 @@ fn partial_rank_directory_writes_the_readable_ranks_and_exits_3() {
     assert!(
         inv.trust.iter().any(|t| matches!(
             t,
-            investigation::TrustItem::FileNotRead { error } if error.contains("rank1.pt.trace.json")
+            investigation::TrustNote::FileNotRead { error } if error.contains("rank1.pt.trace.json")
         )),
         "{:?}",
         inv.trust

@@ -106,6 +106,42 @@ fn partial_rank_directory_exits_3() {
     assert!(err.contains("the file is empty"), "{err}");
 }
 
+/// #45 finding 18: an unreadable subdirectory of a rank directory is a warning naming it,
+/// the ranks beside it are printed, and the exit code is 3 (partial), as the README's exit
+/// codes say; it used to fail the whole run (exit 2). Skipped where permissions are not
+/// enforced (as root).
+#[cfg(unix)]
+#[test]
+fn an_unreadable_subdirectory_is_a_warning_and_exit_3() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = workspace_root();
+    let ranks = tempfile::tempdir().expect("temporary directory");
+    for name in ["rank0.pt.trace.json", "rank1.pt.trace.json"] {
+        std::fs::copy(
+            root.join("testdata/chrome/ok/tiny-train").join(name),
+            ranks.path().join(name),
+        )
+        .expect("copy a rank");
+    }
+    let sub = ranks.path().join("locked");
+    std::fs::create_dir(&sub).expect("a subdirectory");
+    let mode = |m| std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(m));
+    mode(0o000).expect("chmod");
+    if std::fs::read_dir(&sub).is_ok() {
+        eprintln!("skipped: permissions are not enforced for this user");
+        return;
+    }
+    let (code, out, err) = trace_info(&[ranks.path().to_str().expect("UTF-8 path")]);
+    mode(0o755).expect("chmod");
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        out.contains("rank0.pt.trace.json") && out.contains("rank1.pt.trace.json"),
+        "{out}"
+    );
+    let warning = format!("warning: not read: {}", sub.display());
+    assert_eq!(err.matches(&warning).count(), 1, "{err}");
+}
+
 /// A missing file says so once (no repeated OS error text).
 #[test]
 fn missing_file_says_it_once() {

@@ -1,0 +1,102 @@
+//! Finding a capture's files, once for every crate: the listing of a directory's files
+//! whose names follow a rule (rank files, trace files), and the gzip sniff.
+//!
+//! Every tool lists a directory the same way: only regular files count (a FIFO, socket or
+//! device named like a trace is passed over, since reading a FIFO would block forever); a
+//! name whose metadata cannot be read (a dangling link, a symlink loop) is kept, so that
+//! reading it says what happened; and an entry the directory cannot give is named in
+//! [`Listing::unread`], never dropped without a word.
+
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// The first two bytes of every gzip stream (RFC 1952, section 2.3.1).
+pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether `head`, the first bytes of a file, begin a gzip stream.
+pub fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&GZIP_MAGIC)
+}
+
+/// What [`list_files`] found in a directory.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The files whose names the rule wanted, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// The entries that could not be read, each error naming its directory or file.
+    pub unread: Vec<Error>,
+}
+
+/// The files directly in `dir` whose names `wanted` accepts (names that are not UTF-8 are
+/// given with their invalid bytes replaced), sorted by path: by file name, byte by byte,
+/// which is also how Python sorts them. A directory that cannot be listed is an error
+/// naming it.
+pub fn list_files(dir: &Path, wanted: impl Fn(&str) -> bool) -> Result<Listing, Error> {
+    let io = |source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut listing = Listing::default();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                listing.unread.push(io(e));
+                continue;
+            }
+        };
+        if !wanted(&entry.file_name().to_string_lossy()) {
+            continue;
+        }
+        let path = entry.path();
+        if std::fs::metadata(&path).map_or(true, |m| m.is_file()) {
+            listing.files.push(path);
+        }
+    }
+    listing.files.sort();
+    Ok(listing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_is_known_by_its_first_two_bytes() {
+        assert!(is_gzip(&[0x1f, 0x8b, 8, 0]));
+        assert!(!is_gzip(&[0x1f]));
+        assert!(!is_gzip(b"{\"traceEvents\": []}"));
+    }
+
+    #[test]
+    fn a_listing_keeps_the_wanted_regular_files_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["rank1.json", "rank0.json", "notes.txt"] {
+            std::fs::write(dir.path().join(name), b"{}").unwrap();
+        }
+        std::fs::create_dir(dir.path().join("rank2.json")).unwrap();
+        let listing = list_files(dir.path(), |n| n.ends_with(".json")).unwrap();
+        let names: Vec<_> = listing
+            .files
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["rank0.json", "rank1.json"]);
+        assert!(listing.unread.is_empty());
+        let missing = dir.path().join("missing");
+        assert!(matches!(
+            list_files(&missing, |_| true),
+            Err(Error::Io { path, .. }) if path == missing
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_is_kept_for_its_reader_to_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(dir.path().join("gone"), dir.path().join("rank0.json")).unwrap();
+        let listing = list_files(dir.path(), |_| true).unwrap();
+        assert_eq!(listing.files, [dir.path().join("rank0.json")]);
+    }
+}
