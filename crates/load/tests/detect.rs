@@ -372,35 +372,24 @@ fn links_back_to_a_directory_are_walked_once() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
 
-/// Makes `dir` unreadable (mode 000) for the life of the guard; `None` where permissions
-/// are not enforced (as root), so that a test cannot make an unreadable directory.
+/// Makes `path` unreadable (mode 000) for the life of the guard. The tests that use it
+/// run again without root's capabilities where root reads through mode 000
+/// (`test_support::rerun_where_permissions_hold`).
 #[cfg(unix)]
 struct Locked(std::path::PathBuf);
 
 #[cfg(unix)]
 impl Locked {
-    fn new(path: &std::path::Path) -> Option<Locked> {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).unwrap();
-        let locked = Locked(path.to_path_buf());
-        let readable = if path.is_dir() {
-            std::fs::read_dir(path).is_ok()
-        } else {
-            std::fs::File::open(path).is_ok()
-        };
-        if readable {
-            eprintln!("skipped: permissions are not enforced for this user");
-            return None;
-        }
-        Some(locked)
+    fn new(path: &std::path::Path) -> Locked {
+        test_support::make_unreadable(path);
+        Locked(path.to_path_buf())
     }
 }
 
 #[cfg(unix)]
 impl Drop for Locked {
     fn drop(&mut self) {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+        test_support::make_readable(&self.0);
     }
 }
 
@@ -411,6 +400,11 @@ impl Drop for Locked {
 #[cfg(unix)]
 #[test]
 fn an_unreadable_subdirectory_is_named_and_the_rest_loads() {
+    if test_support::rerun_where_permissions_hold(
+        "an_unreadable_subdirectory_is_named_and_the_rest_loads",
+    ) {
+        return;
+    }
     let tiny = test_support::workspace_root().join("testdata/chrome/ok/tiny-train");
     let dir = tempfile::tempdir().unwrap();
     for name in ["rank0.pt.trace.json", "rank1.pt.trace.json"] {
@@ -418,9 +412,7 @@ fn an_unreadable_subdirectory_is_named_and_the_rest_loads() {
     }
     let sub = dir.path().join("plugins/profile");
     std::fs::create_dir_all(&sub).unwrap();
-    let Some(_locked) = Locked::new(&sub) else {
-        return;
-    };
+    let _locked = Locked::new(&sub);
     let named = |e: &Error| matches!(e, Error::Io { path, .. } if *path == sub);
     let each = load::load_each(dir.path()).unwrap();
     assert_eq!(each.loaded.len(), 2);
@@ -443,6 +435,11 @@ fn an_unreadable_subdirectory_is_named_and_the_rest_loads() {
 #[cfg(unix)]
 #[test]
 fn an_unreadable_file_in_a_capture_directory_is_named() {
+    if test_support::rerun_where_permissions_hold(
+        "an_unreadable_file_in_a_capture_directory_is_named",
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("kernels.csv");
     std::fs::write(
@@ -453,9 +450,7 @@ fn an_unreadable_file_in_a_capture_directory_is_named() {
     let locked = dir.path().join("other.db");
     std::fs::write(&locked, b"SQLite format 3\0").unwrap();
     std::fs::write(dir.path().join("README.txt"), b"notes\n").unwrap();
-    let Some(_locked) = Locked::new(&locked) else {
-        return;
-    };
+    let _locked = Locked::new(&locked);
     let each = load::find_each(dir.path()).unwrap();
     assert_eq!(
         each.found,

@@ -20,6 +20,8 @@ mod outputs;
 mod pipe;
 pub mod synth_ranks;
 mod traces;
+#[cfg(unix)]
+mod unreadable;
 
 pub use outputs::{
     Entry, Measured, OutputKind, Target, assert_help_names_exit_codes, gzip_members, make_fifo,
@@ -28,6 +30,8 @@ pub use outputs::{
 };
 pub use pipe::assert_quiet_on_closed_stdout;
 pub use traces::{KinetoTrace, Plane, RealTraces, XSpaceCapture};
+#[cfg(unix)]
+pub use unreadable::{make_readable, make_unreadable, rerun_where_permissions_hold};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

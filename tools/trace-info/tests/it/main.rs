@@ -108,12 +108,16 @@ fn partial_rank_directory_exits_3() {
 
 /// #45 finding 18: an unreadable subdirectory of a rank directory is a warning naming it,
 /// the ranks beside it are printed, and the exit code is 3 (partial), as the README's exit
-/// codes say; it used to fail the whole run (exit 2). Skipped where permissions are not
-/// enforced (as root).
+/// codes say; it used to fail the whole run (exit 2). As root, it runs again without the
+/// capabilities that read through mode 000.
 #[cfg(unix)]
 #[test]
 fn an_unreadable_subdirectory_is_a_warning_and_exit_3() {
-    use std::os::unix::fs::PermissionsExt;
+    if test_support::rerun_where_permissions_hold(
+        "an_unreadable_subdirectory_is_a_warning_and_exit_3",
+    ) {
+        return;
+    }
     let root = workspace_root();
     let ranks = tempfile::tempdir().expect("temporary directory");
     for name in ["rank0.pt.trace.json", "rank1.pt.trace.json"] {
@@ -125,14 +129,9 @@ fn an_unreadable_subdirectory_is_a_warning_and_exit_3() {
     }
     let sub = ranks.path().join("locked");
     std::fs::create_dir(&sub).expect("a subdirectory");
-    let mode = |m| std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(m));
-    mode(0o000).expect("chmod");
-    if std::fs::read_dir(&sub).is_ok() {
-        eprintln!("skipped: permissions are not enforced for this user");
-        return;
-    }
+    test_support::make_unreadable(&sub);
     let (code, out, err) = trace_info(&[ranks.path().to_str().expect("UTF-8 path")]);
-    mode(0o755).expect("chmod");
+    test_support::make_readable(&sub);
     assert_eq!(code, 3, "{err}");
     assert!(
         out.contains("rank0.pt.trace.json") && out.contains("rank1.pt.trace.json"),
