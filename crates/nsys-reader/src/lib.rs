@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod limits;
 mod read;
 mod schema;
 

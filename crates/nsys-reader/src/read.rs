@@ -71,8 +71,9 @@ pub(crate) fn load(path: &Path, config: &Config) -> Result<Vec<Process>, Error> 
         });
     }
     schema::check_length(path)?;
-    let conn = schema::open(path)?;
-    let schema = Schema::read(path, &conn, TABLES_READ)?;
+    let db = schema::open(path)?;
+    let conn = &db.conn;
+    let schema = Schema::read(path, conn, TABLES_READ)?;
     if !schema.is_export() {
         return Err(Error::NotAnExport {
             path: path.to_path_buf(),
@@ -83,10 +84,10 @@ pub(crate) fn load(path: &Path, config: &Config) -> Result<Vec<Process>, Error> 
     }
     let mut reader = Reader {
         path,
-        conn: &conn,
+        conn,
         schema: &schema,
         config,
-        strings: StringLookup::new(path, &conn, &schema)?,
+        strings: StringLookup::new(path, conn, &schema)?,
         processes: BTreeMap::new(),
         unread: Vec::new(),
     };
@@ -126,6 +127,8 @@ fn pid_of(global: i64) -> i64 {
 struct StringLookup<'c> {
     path: &'c Path,
     statement: Option<Statement<'c>>,
+    /// Names cut at the name limit.
+    cut: u64,
 }
 
 impl<'c> StringLookup<'c> {
@@ -140,7 +143,11 @@ impl<'c> StringLookup<'c> {
             } else {
                 None
             };
-        Ok(StringLookup { path, statement })
+        Ok(StringLookup {
+            path,
+            statement,
+            cut: 0,
+        })
     }
 
     /// The text of string `id`, `None` when there is no such id.
@@ -155,6 +162,15 @@ impl<'c> StringLookup<'c> {
         };
         match row.get_ref(0).map_err(err)? {
             rusqlite::types::ValueRef::Text(bytes) => {
+                // A name longer than the name limit is cut here, before it is copied: it
+                // would be copied into every row of every text output.
+                let limit = trace_model::limits::max_name_bytes();
+                if bytes.len() > limit {
+                    self.cut += 1;
+                    let head = String::from_utf8_lossy(&bytes[..limit]);
+                    let text = trace_model::limits::cut_text(&head, bytes.len());
+                    return Ok(Some(text));
+                }
                 Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
             }
             rusqlite::types::ValueRef::Null => Ok(None),
@@ -1176,6 +1192,18 @@ impl<'a> Reader<'a> {
                         each.join("; ")
                     ),
                     format!("{file}: table {first}"),
+                );
+            }
+            if self.strings.cut > 0 {
+                b.diagnostics.add_many(
+                    "name-cut",
+                    self.strings.cut,
+                    format!(
+                        "names longer than {} bytes were cut, each followed by its full length \
+                         (set TRACEWISE_MAX_NAME_BYTES to keep longer names)",
+                        trace_model::limits::max_name_bytes()
+                    ),
+                    format!("{file}: table StringIds"),
                 );
             }
             if no_device_info {
