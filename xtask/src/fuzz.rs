@@ -13,11 +13,18 @@
 //! compaction with both groupings, writing), `nsys` (Nsight Systems SQLite exports, with
 //! and without a step regex, then the analyses) and `rocprof` (rocprofv3 Perfetto traces,
 //! CSV files, rocpd databases and rocprofv3 JSON, rocprof v1 `results.csv`/`results.db`, then the
-//! analyses). The two SQLite-reading targets take their seeds from `testdata/nsys` and
+//! analyses), `compare` (an investigate report.json side, mutated, compared with its seed
+//! both ways and worded as text, Markdown and HTML; its seeds are investigations of the
+//! Chrome fixtures). The two SQLite-reading targets take their seeds from `testdata/nsys` and
 //! `testdata/rocprof` (made by `cargo xtask fixtures`, so no real trace is needed) and
 //! mutate SQLite seeds a second way, through SQLite itself: a cell set to a value of
 //! another type (text, blob, real, NULL, boundary integers), a column dropped or renamed,
-//! a table dropped, a row duplicated. Their readers take paths, so each input is written
+//! a table dropped, a row duplicated; and through the schema (issue 45): a table replaced
+//! by a view of its rows, of a four-way cross join, or of a recursive query that never
+//! ends; a trigger and a view beside the tables; a generated column; the change left in a
+//! WAL or in the journal of an open transaction, written beside the input. A damaged
+//! `-wal` or `-journal` file is also written beside one run in three, and a reader must
+//! leave the input's directory as it was. Their readers take paths, so each input is written
 //! to a scratch file under `target/fuzz-scratch/`. Besides not panicking, every error of
 //! these two (and of `load::load`, the tools' loader, on the same file) must name the file, and every capture they read must come back with the same
 //! activities from the Chrome trace JSON that `chrome_reader::write_chrome_trace` writes
@@ -40,7 +47,9 @@ use std::time::{Duration, Instant};
 
 use crate::workspace_root;
 
-const TARGETS: [&str; 6] = ["chrome", "xplane", "hlo", "lanes", "nsys", "rocprof"];
+const TARGETS: [&str; 7] = [
+    "chrome", "xplane", "hlo", "lanes", "nsys", "rocprof", "compare",
+];
 const MAX_SEED: usize = 16 << 10;
 /// SQLite seeds are bigger: a page per table (512 bytes in the fixtures) and the schema.
 const MAX_SQLITE_SEED: usize = 32 << 10;
@@ -151,8 +160,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-const USAGE: &str =
-    "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof] [--dev]";
+const USAGE: &str = "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof|compare] [--dev]";
 
 /// Builds xtask with the `fuzz` profile and runs `fuzz --inner` with it.
 fn rerun_with_fuzz_profile(args: &[String]) -> Result<(), String> {
@@ -292,6 +300,7 @@ fn run_target(target: &str, input: &[u8]) -> bool {
         "lanes" => lanes_target(input),
         "nsys" => nsys(input),
         "rocprof" => rocprof(input),
+        "compare" => compare_target(input),
         _ => unreachable!("targets are checked in main"),
     }
 }
@@ -299,7 +308,7 @@ fn run_target(target: &str, input: &[u8]) -> bool {
 /// The largest seed (and pool entry) of a target.
 fn max_seed(target: &str) -> usize {
     match target {
-        "nsys" | "rocprof" => MAX_SQLITE_SEED,
+        "nsys" | "rocprof" | "compare" => MAX_SQLITE_SEED,
         _ => MAX_SEED,
     }
 }
@@ -325,12 +334,78 @@ fn assert_names_file(error: &dyn std::fmt::Display, path: &Path) {
     );
 }
 
-fn nsys(input: &[u8]) -> bool {
-    static STEP_NVTX: OnceLock<regex::Regex> = OnceLock::new();
-    let path = scratch_file("fuzz.sqlite");
-    if std::fs::write(&path, input).is_err() {
-        return false;
+/// Writes `input` to `path` with, one run in three each, a `-wal` or a `-journal` file
+/// beside it: the input's bytes from a point on (a damaged log), or a real log when the
+/// input carries one after [`SIDE_MARK`] (an [`sql_mutate`] mutant made in WAL mode or
+/// with a transaction left open). Returns the directory's names, to check after the read
+/// that the reader wrote nothing beside its input.
+fn write_with_side_files(path: &Path, input: &[u8]) -> Option<Vec<std::ffi::OsString>> {
+    let side = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    for suffix in ["-wal", "-journal", "-shm"] {
+        let _ = std::fs::remove_file(side(suffix));
     }
+    let (db, log) = match find(input, SIDE_MARK) {
+        Some(at) => (&input[..at], Some(&input[at + SIDE_MARK.len()..])),
+        None => (input, None),
+    };
+    std::fs::write(path, db).ok()?;
+    let n = EXECS.load(Ordering::Relaxed);
+    let suffix = if n % 3 == 1 { "-wal" } else { "-journal" };
+    match log {
+        Some(log) if log.len() > 1 && log[0] == b'w' => {
+            std::fs::write(side("-wal"), &log[1..]).ok()?
+        }
+        Some(log) if log.len() > 1 => std::fs::write(side("-journal"), &log[1..]).ok()?,
+        _ if n % 3 != 0 && db.len() > 32 => {
+            let from = (n as usize / 3) % (db.len() / 2);
+            std::fs::write(side(suffix), &db[from..]).ok()?
+        }
+        _ => {}
+    }
+    let mut names: Vec<_> = std::fs::read_dir(path.parent()?)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    names.sort();
+    Some(names)
+}
+
+/// Panics (a finding) when the directory of `path` has changed from `before`: a reader
+/// of a SQLite input made a `-shm`, `-wal` or journal file beside it.
+fn assert_nothing_beside(path: &Path, before: &[std::ffi::OsString]) {
+    let Some(dir) = path.parent() else { return };
+    let mut after: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+        .unwrap_or_default();
+    after.sort();
+    assert_eq!(after, before, "the reader wrote beside its input");
+}
+
+/// Where a mutant's side file (a WAL or journal) begins: after this mark, a `w` (WAL) or
+/// `j` (journal), then the file's bytes.
+const SIDE_MARK: &[u8] = b"\0tracewise-fuzz-side-file\0";
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn nsys(input: &[u8]) -> bool {
+    let path = scratch_file("fuzz.sqlite");
+    let Some(before) = write_with_side_files(&path, input) else {
+        return false;
+    };
+    let result = nsys_inner(&path);
+    assert_nothing_beside(&path, &before);
+    result
+}
+
+fn nsys_inner(path: &Path) -> bool {
+    static STEP_NVTX: OnceLock<regex::Regex> = OnceLock::new();
+    let path = path.to_path_buf();
     let _ = nsys_reader::is_nsys_export(&path);
     // Every other execution names the steps by a regex, the other path through the NVTX code.
     let step_nvtx = (EXECS.load(Ordering::Relaxed) % 2 == 1).then(|| {
@@ -357,8 +432,57 @@ fn nsys(input: &[u8]) -> bool {
     }
 }
 
+/// An investigate report.json side of compare (mutated JSON bytes: numbers at their
+/// boundaries, broken tokens), compared with the seed it came from both ways and worded
+/// as text, Markdown and HTML. An error must name the file.
+fn compare_target(input: &[u8]) -> bool {
+    static GOOD: OnceLock<PathBuf> = OnceLock::new();
+    let good = GOOD.get_or_init(|| {
+        let path = scratch_file("good.report.json");
+        let seed = report_seeds().into_iter().next().unwrap_or_default();
+        std::fs::write(&path, seed).expect("invariant: the scratch directory is writable");
+        path
+    });
+    let path = scratch_file("fuzz.report.json");
+    if std::fs::write(&path, input).is_err() {
+        return false;
+    }
+    let config = compare::Config::default();
+    let mut accepted = false;
+    for (before, after) in [(&path, good), (good, &path)] {
+        match compare::compare(before, after, &config) {
+            Ok(c) => {
+                let doc = report::compare::document(&c);
+                let _ = report::text::render(&doc);
+                let _ = report::markdown::render(&doc);
+                let _ = report::html::render(&doc);
+                accepted = true;
+            }
+            Err(e) => assert_names_file(&e, &path),
+        }
+    }
+    accepted
+}
+
+/// report.json texts of investigations of the small Chrome fixtures: the compare seeds.
+fn report_seeds() -> Vec<Vec<u8>> {
+    let mut files = Vec::new();
+    walk(&workspace_root().join("testdata/chrome/ok"), &mut files);
+    files.retain(|p| p.to_string_lossy().ends_with(".json"));
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        if std::fs::metadata(&file).map_or(true, |m| m.len() > MAX_SEED as u64) {
+            continue;
+        }
+        if let Ok(run) = investigation::investigate(&file, &Default::default()) {
+            out.push(report::report_json::write(&run.investigation).into_bytes());
+        }
+    }
+    out
+}
+
 fn rocprof(input: &[u8]) -> bool {
-    use rocprof_reader::Kind;
     // The name decides only between Perfetto (by extension) and the rest (by content).
     let path = if input.starts_with(SQLITE_MAGIC) {
         scratch_file("fuzz_results.db")
@@ -369,9 +493,27 @@ fn rocprof(input: &[u8]) -> bool {
     } else {
         scratch_file("fuzz_kernel_trace.csv")
     };
-    if std::fs::write(&path, input).is_err() {
-        return false;
+    let before = if input.starts_with(SQLITE_MAGIC) {
+        match write_with_side_files(&path, input) {
+            Some(names) => Some(names),
+            None => return false,
+        }
+    } else {
+        if std::fs::write(&path, input).is_err() {
+            return false;
+        }
+        None
+    };
+    let accepted = rocprof_inner(&path, input);
+    if let Some(before) = before {
+        assert_nothing_beside(&path, &before);
     }
+    accepted
+}
+
+fn rocprof_inner(path: &Path, input: &[u8]) -> bool {
+    use rocprof_reader::Kind;
+    let path = path.to_path_buf();
     through_the_loader(&path);
     let mut accepted = false;
     let mut run = |res: Result<Vec<rocprof_reader::Process>, rocprof_reader::Error>| match res {
@@ -521,6 +663,13 @@ fn seeds(root: &Path, target: &str) -> Result<Vec<Vec<u8>>, String> {
         "hlo" => (&["testdata/hlo"], &[".hlo", ".txt"]),
         "nsys" => (&["testdata/nsys"], &[".sqlite"]),
         "rocprof" => (&["testdata/rocprof"], &[".pftrace", ".csv", ".db", ".json"]),
+        "compare" => {
+            let seeds = report_seeds();
+            if seeds.is_empty() {
+                return Err("fuzz: no investigation of testdata/chrome/ok to seed compare".into());
+            }
+            return Ok(seeds);
+        }
         _ => unreachable!("targets are checked in main"),
     };
     let mut files = Vec::new();
@@ -773,7 +922,7 @@ fn sql_mutate(seed: &[u8], rng: &mut Rng) -> Option<Vec<u8>> {
     let row = rng.below(usize::try_from(rows).ok()?.max(1));
     let value = SQL_VALUES[rng.below(SQL_VALUES.len())];
     let one_row = format!("SELECT rowid FROM \"{table}\" LIMIT 1 OFFSET {row}");
-    let sql = match rng.below(8) {
+    let data = match rng.below(8) {
         0..=3 => format!("UPDATE \"{table}\" SET \"{column}\" = {value} WHERE rowid = ({one_row})"),
         4 => format!("UPDATE \"{table}\" SET \"{column}\" = {value}"),
         5 => format!("ALTER TABLE \"{table}\" DROP COLUMN \"{column}\""),
@@ -781,10 +930,84 @@ fn sql_mutate(seed: &[u8], rng: &mut Rng) -> Option<Vec<u8>> {
         _ if rng.below(2) == 0 => format!("DROP TABLE \"{table}\""),
         _ => format!("INSERT INTO \"{table}\" SELECT * FROM \"{table}\" WHERE rowid = ({one_row})"),
     };
+    // Five times in twelve a change of the schema instead: the file defining a program
+    // where the reader expects data (issue 45, finding 5); three in twelve the data change
+    // left in a log beside the file (findings 14, 15); else the data change alone.
+    let stored = format!("{table}_stored");
+    let schema = match rng.below(12) {
+        // A table replaced by a view of the same name: its own rows, every row joined
+        // with every other, or a recursive query that never ends.
+        0 => format!(
+            "ALTER TABLE \"{table}\" RENAME TO \"{stored}\";
+             CREATE VIEW \"{table}\" AS SELECT * FROM \"{stored}\";"
+        ),
+        1 => format!(
+            "ALTER TABLE \"{table}\" RENAME TO \"{stored}\";
+             CREATE VIEW \"{table}\" AS SELECT a.* FROM \"{stored}\" a, \"{stored}\" b,
+               \"{stored}\" c, \"{stored}\" d;"
+        ),
+        2 => format!(
+            "ALTER TABLE \"{table}\" RENAME TO \"{stored}\";
+             CREATE VIEW \"{table}\" AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL
+               SELECT n + 1 FROM r) SELECT s.* FROM r, \"{stored}\" s;"
+        ),
+        // Triggers (a read never fires one) and a view beside the tables.
+        3 => format!(
+            "CREATE TRIGGER fuzz_trigger AFTER INSERT ON \"{table}\" BEGIN
+               DELETE FROM \"{table}\"; END;
+             CREATE VIEW fuzz_view AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL
+               SELECT n + 1 FROM r) SELECT n FROM r;"
+        ),
+        // A generated column: a long string on every read of the row.
+        4 => format!(
+            "ALTER TABLE \"{table}\" ADD COLUMN fuzz_generated TEXT
+               GENERATED ALWAYS AS (printf('%.*c', 100000, 'x')) VIRTUAL;"
+        ),
+        // The same data change, left in a WAL (5, 6) or a rollback journal (7) beside
+        // the file: the mutant carries the log after `SIDE_MARK`.
+        5..=7 => return logged_mutant(&conn, &path, &data, rng.below(3) != 2),
+        _ => data,
+    };
     // A change SQLite refuses (a NOT NULL or key constraint) leaves the copy as it was.
-    let _ = conn.execute_batch(&sql);
+    let _ = conn.execute_batch(&schema);
     drop(conn);
     std::fs::read(&path).ok()
+}
+
+/// The database at `path` after `change`, with the change left in its WAL (`wal`) or
+/// with the transaction still open, so that its journal holds the pages before it: the
+/// file's bytes, [`SIDE_MARK`], `w` or `j`, then the log's bytes.
+fn logged_mutant(
+    conn: &rusqlite::Connection,
+    path: &Path,
+    change: &str,
+    wal: bool,
+) -> Option<Vec<u8>> {
+    let side = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    let (setup, kind, log) = if wal {
+        (
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;",
+            b'w',
+            side("-wal"),
+        )
+    } else {
+        ("PRAGMA cache_size = 1; BEGIN;", b'j', side("-journal"))
+    };
+    conn.execute_batch(setup).ok()?;
+    let _ = conn.execute_batch(change);
+    let mut out = std::fs::read(path).ok()?;
+    let log = std::fs::read(log).ok()?;
+    out.extend_from_slice(SIDE_MARK);
+    out.push(kind);
+    out.extend(log);
+    if !wal {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    Some(out)
 }
 
 fn mutate(pool: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {

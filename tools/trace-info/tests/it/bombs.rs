@@ -37,7 +37,11 @@ fn run(input: &Path, envs: &[(&str, &str)]) -> Measured {
 /// Exit 2, naming the file and `limit` (the variable that raises it).
 fn refused(m: &Measured, input: &Path, limit: &str) {
     assert_eq!(m.code, Some(2), "{m:?}");
-    assert!(m.stderr.contains(&input.display().to_string()), "{}", m.stderr);
+    assert!(
+        m.stderr.contains(&input.display().to_string()),
+        "{}",
+        m.stderr
+    );
     assert!(m.stderr.contains(limit), "{}", m.stderr);
 }
 
@@ -186,7 +190,10 @@ fn nsys_long_name_under_many_kernels_is_cut_in_the_chrome_export() {
     let m = run_measured(env!("CARGO_BIN_EXE_trace-info"), &args, &[], DEADLINE);
     eprintln!("{:?} {} KiB", m.elapsed, m.peak_kib);
     assert_eq!(m.code, Some(0), "{m:?}");
-    assert!(m.elapsed.as_secs_f64() < BUDGET_S && m.peak_kib < BUDGET_KIB, "{m:?}");
+    assert!(
+        m.elapsed.as_secs_f64() < BUDGET_S && m.peak_kib < BUDGET_KIB,
+        "{m:?}"
+    );
     let size = std::fs::metadata(&out).unwrap().len();
     assert!(size < 500 * 70_000, "{size} bytes");
 }
