@@ -360,7 +360,7 @@ fn write_with_side_files(path: &Path, input: &[u8]) -> Option<Vec<std::ffi::OsSt
             std::fs::write(side("-wal"), &log[1..]).ok()?
         }
         Some(log) if log.len() > 1 => std::fs::write(side("-journal"), &log[1..]).ok()?,
-        _ if n % 3 != 0 && db.len() > 32 => {
+        _ if !n.is_multiple_of(3) && db.len() > 32 => {
             let from = (n as usize / 3) % (db.len() / 2);
             std::fs::write(side(suffix), &db[from..]).ok()?
         }
