@@ -28,6 +28,7 @@ mod error;
 mod limits;
 mod read;
 mod schema;
+mod strings;
 
 use std::path::Path;
 

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rusqlite::{Connection, Statement};
+use rusqlite::Connection;
 use trace_model::{
     ActivityDetails, ActivityKind, CaptureBuilder, Device, DeviceId, DeviceProperties, FastMap,
     Format, GpuActivity, HostEvent, HostKind, HostThread, KernelClass, MemcpyDirection, Nanos,
@@ -16,6 +16,7 @@ use trace_model::{
 };
 
 use crate::schema::{self, Cells, Column, Schema, optional, required, sqlite_error};
+use crate::strings::StringLookup;
 use crate::{Config, Error, Process};
 
 const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -121,69 +122,6 @@ fn process_key(global: i64) -> i64 {
 
 fn pid_of(global: i64) -> i64 {
     (global >> 24) & TID_BITS
-}
-
-/// Looks names up in `StringIds` by id.
-struct StringLookup<'c> {
-    path: &'c Path,
-    statement: Option<Statement<'c>>,
-    /// Names cut at the name limit.
-    cut: u64,
-}
-
-impl<'c> StringLookup<'c> {
-    fn new(path: &'c Path, conn: &'c Connection, schema: &Schema) -> Result<Self, Error> {
-        let statement =
-            if schema.has_column("StringIds", "id") && schema.has_column("StringIds", "value") {
-                let sql = "SELECT value FROM StringIds WHERE id = ?1";
-                Some(
-                    conn.prepare(sql)
-                        .map_err(|e| sqlite_error(path, "StringIds", &e))?,
-                )
-            } else {
-                None
-            };
-        Ok(StringLookup {
-            path,
-            statement,
-            cut: 0,
-        })
-    }
-
-    /// The text of string `id`, `None` when there is no such id.
-    fn text(&mut self, id: i64) -> Result<Option<String>, Error> {
-        let Some(statement) = &mut self.statement else {
-            return Ok(None);
-        };
-        let err = |e: rusqlite::Error| sqlite_error(self.path, "StringIds", &e);
-        let mut rows = statement.query([id]).map_err(err)?;
-        let Some(row) = rows.next().map_err(err)? else {
-            return Ok(None);
-        };
-        match row.get_ref(0).map_err(err)? {
-            rusqlite::types::ValueRef::Text(bytes) => {
-                // A name longer than the name limit is cut here, before it is copied: it
-                // would be copied into every row of every text output.
-                let limit = trace_model::limits::max_name_bytes();
-                if bytes.len() > limit {
-                    self.cut += 1;
-                    let head = String::from_utf8_lossy(&bytes[..limit]);
-                    let text = trace_model::limits::cut_text(&head, bytes.len());
-                    return Ok(Some(text));
-                }
-                Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
-            }
-            rusqlite::types::ValueRef::Null => Ok(None),
-            other => Err(Error::Value {
-                path: self.path.to_path_buf(),
-                table: "StringIds".to_string(),
-                row: id,
-                column: "value",
-                found: format!("{:?}", other.data_type()),
-                expected: "text",
-            }),
-        }
-    }
 }
 
 /// Which of a process's name caches a string id goes through: the same `StringIds` id
@@ -1194,18 +1132,7 @@ impl<'a> Reader<'a> {
                     format!("{file}: table {first}"),
                 );
             }
-            if self.strings.cut > 0 {
-                b.diagnostics.add_many(
-                    "name-cut",
-                    self.strings.cut,
-                    format!(
-                        "names longer than {} bytes were cut, each followed by its full length \
-                         (set TRACEWISE_MAX_NAME_BYTES to keep longer names)",
-                        trace_model::limits::max_name_bytes()
-                    ),
-                    format!("{file}: table StringIds"),
-                );
-            }
+            crate::strings::note_cut(b, self.strings.cut, &file);
             if no_device_info {
                 b.diagnostics.add(
                     "nsys-no-device-table",
