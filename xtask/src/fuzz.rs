@@ -13,11 +13,18 @@
 //! compaction with both groupings, writing), `nsys` (Nsight Systems SQLite exports, with
 //! and without a step regex, then the analyses) and `rocprof` (rocprofv3 Perfetto traces,
 //! CSV files, rocpd databases and rocprofv3 JSON, rocprof v1 `results.csv`/`results.db`, then the
-//! analyses). The two SQLite-reading targets take their seeds from `testdata/nsys` and
+//! analyses), `compare` (an investigate report.json side, mutated, compared with its seed
+//! both ways and worded as text, Markdown and HTML; its seeds are investigations of the
+//! Chrome fixtures). The two SQLite-reading targets take their seeds from `testdata/nsys` and
 //! `testdata/rocprof` (made by `cargo xtask fixtures`, so no real trace is needed) and
 //! mutate SQLite seeds a second way, through SQLite itself: a cell set to a value of
 //! another type (text, blob, real, NULL, boundary integers), a column dropped or renamed,
-//! a table dropped, a row duplicated. Their readers take paths, so each input is written
+//! a table dropped, a row duplicated; and through the schema (issue 45): a table replaced
+//! by a view of its rows, of a four-way cross join, or of a recursive query that never
+//! ends; a trigger and a view beside the tables; a generated column; the change left in a
+//! WAL or in the journal of an open transaction, written beside the input. A damaged
+//! `-wal` or `-journal` file is also written beside one run in three, and a reader must
+//! leave the input's directory as it was. Their readers take paths, so each input is written
 //! to a scratch file under `target/fuzz-scratch/`. Besides not panicking, every error of
 //! these two (and of `load::load`, the tools' loader, on the same file) must name the file, and every capture they read must come back with the same
 //! activities from the Chrome trace JSON that `chrome_reader::write_chrome_trace` writes
@@ -40,7 +47,13 @@ use std::time::{Duration, Instant};
 
 use crate::workspace_root;
 
-const TARGETS: [&str; 6] = ["chrome", "xplane", "hlo", "lanes", "nsys", "rocprof"];
+mod sqlite;
+
+use sqlite::{assert_nothing_beside, sql_mutate, write_with_side_files};
+
+const TARGETS: [&str; 7] = [
+    "chrome", "xplane", "hlo", "lanes", "nsys", "rocprof", "compare",
+];
 const MAX_SEED: usize = 16 << 10;
 /// SQLite seeds are bigger: a page per table (512 bytes in the fixtures) and the schema.
 const MAX_SQLITE_SEED: usize = 32 << 10;
@@ -151,8 +164,7 @@ pub(crate) fn main(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-const USAGE: &str =
-    "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof] [--dev]";
+const USAGE: &str = "usage: cargo xtask fuzz [--secs N] [--target chrome|xplane|hlo|lanes|nsys|rocprof|compare] [--dev]";
 
 /// Builds xtask with the `fuzz` profile and runs `fuzz --inner` with it.
 fn rerun_with_fuzz_profile(args: &[String]) -> Result<(), String> {
@@ -292,6 +304,7 @@ fn run_target(target: &str, input: &[u8]) -> bool {
         "lanes" => lanes_target(input),
         "nsys" => nsys(input),
         "rocprof" => rocprof(input),
+        "compare" => compare_target(input),
         _ => unreachable!("targets are checked in main"),
     }
 }
@@ -299,7 +312,7 @@ fn run_target(target: &str, input: &[u8]) -> bool {
 /// The largest seed (and pool entry) of a target.
 fn max_seed(target: &str) -> usize {
     match target {
-        "nsys" | "rocprof" => MAX_SQLITE_SEED,
+        "nsys" | "rocprof" | "compare" => MAX_SQLITE_SEED,
         _ => MAX_SEED,
     }
 }
@@ -326,11 +339,18 @@ fn assert_names_file(error: &dyn std::fmt::Display, path: &Path) {
 }
 
 fn nsys(input: &[u8]) -> bool {
-    static STEP_NVTX: OnceLock<regex::Regex> = OnceLock::new();
     let path = scratch_file("fuzz.sqlite");
-    if std::fs::write(&path, input).is_err() {
+    let Some(before) = write_with_side_files(&path, input) else {
         return false;
-    }
+    };
+    let result = nsys_inner(&path);
+    assert_nothing_beside(&path, &before);
+    result
+}
+
+fn nsys_inner(path: &Path) -> bool {
+    static STEP_NVTX: OnceLock<regex::Regex> = OnceLock::new();
+    let path = path.to_path_buf();
     let _ = nsys_reader::is_nsys_export(&path);
     // Every other execution names the steps by a regex, the other path through the NVTX code.
     let step_nvtx = (EXECS.load(Ordering::Relaxed) % 2 == 1).then(|| {
@@ -357,8 +377,57 @@ fn nsys(input: &[u8]) -> bool {
     }
 }
 
+/// An investigate report.json side of compare (mutated JSON bytes: numbers at their
+/// boundaries, broken tokens), compared with the seed it came from both ways and worded
+/// as text, Markdown and HTML. An error must name the file.
+fn compare_target(input: &[u8]) -> bool {
+    static GOOD: OnceLock<PathBuf> = OnceLock::new();
+    let good = GOOD.get_or_init(|| {
+        let path = scratch_file("good.report.json");
+        let seed = report_seeds().into_iter().next().unwrap_or_default();
+        std::fs::write(&path, seed).expect("invariant: the scratch directory is writable");
+        path
+    });
+    let path = scratch_file("fuzz.report.json");
+    if std::fs::write(&path, input).is_err() {
+        return false;
+    }
+    let config = compare::Config::default();
+    let mut accepted = false;
+    for (before, after) in [(&path, good), (good, &path)] {
+        match compare::compare(before, after, &config) {
+            Ok(c) => {
+                let doc = report::compare::document(&c);
+                let _ = report::text::render(&doc);
+                let _ = report::markdown::render(&doc);
+                let _ = report::html::render(&doc);
+                accepted = true;
+            }
+            Err(e) => assert_names_file(&e, &path),
+        }
+    }
+    accepted
+}
+
+/// report.json texts of investigations of the small Chrome fixtures: the compare seeds.
+fn report_seeds() -> Vec<Vec<u8>> {
+    let mut files = Vec::new();
+    walk(&workspace_root().join("testdata/chrome/ok"), &mut files);
+    files.retain(|p| p.to_string_lossy().ends_with(".json"));
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        if std::fs::metadata(&file).map_or(true, |m| m.len() > MAX_SEED as u64) {
+            continue;
+        }
+        if let Ok(run) = investigation::investigate(&file, &Default::default()) {
+            out.push(report::report_json::write(&run.investigation).into_bytes());
+        }
+    }
+    out
+}
+
 fn rocprof(input: &[u8]) -> bool {
-    use rocprof_reader::Kind;
     // The name decides only between Perfetto (by extension) and the rest (by content).
     let path = if input.starts_with(SQLITE_MAGIC) {
         scratch_file("fuzz_results.db")
@@ -369,9 +438,27 @@ fn rocprof(input: &[u8]) -> bool {
     } else {
         scratch_file("fuzz_kernel_trace.csv")
     };
-    if std::fs::write(&path, input).is_err() {
-        return false;
+    let before = if input.starts_with(SQLITE_MAGIC) {
+        match write_with_side_files(&path, input) {
+            Some(names) => Some(names),
+            None => return false,
+        }
+    } else {
+        if std::fs::write(&path, input).is_err() {
+            return false;
+        }
+        None
+    };
+    let accepted = rocprof_inner(&path, input);
+    if let Some(before) = before {
+        assert_nothing_beside(&path, &before);
     }
+    accepted
+}
+
+fn rocprof_inner(path: &Path, input: &[u8]) -> bool {
+    use rocprof_reader::Kind;
+    let path = path.to_path_buf();
     through_the_loader(&path);
     let mut accepted = false;
     let mut run = |res: Result<Vec<rocprof_reader::Process>, rocprof_reader::Error>| match res {
@@ -521,6 +608,13 @@ fn seeds(root: &Path, target: &str) -> Result<Vec<Vec<u8>>, String> {
         "hlo" => (&["testdata/hlo"], &[".hlo", ".txt"]),
         "nsys" => (&["testdata/nsys"], &[".sqlite"]),
         "rocprof" => (&["testdata/rocprof"], &[".pftrace", ".csv", ".db", ".json"]),
+        "compare" => {
+            let seeds = report_seeds();
+            if seeds.is_empty() {
+                return Err("fuzz: no investigation of testdata/chrome/ok to seed compare".into());
+            }
+            return Ok(seeds);
+        }
         _ => unreachable!("targets are checked in main"),
     };
     let mut files = Vec::new();
@@ -723,68 +817,6 @@ fn mutate_for(target: &str, pool: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
         }
     }
     mutate(pool, rng)
-}
-
-/// Values a mutated cell gets: other types than the column's, NULL, boundary integers.
-const SQL_VALUES: &[&str] = &[
-    "NULL",
-    "'soon'",
-    "''",
-    "'12'",
-    "X'00ff'",
-    "1.5",
-    "-1e300",
-    "0",
-    "-1",
-    "2147483648",
-    "4294967296",
-    "281474976710656",
-    "9223372036854775807",
-    "-9223372036854775808",
-];
-
-/// One change made through SQLite to a copy of `seed`: a cell (or a whole column) set to
-/// one of [`SQL_VALUES`], a column dropped or renamed, a table dropped, a row duplicated.
-/// `None` when SQLite cannot read the seed.
-fn sql_mutate(seed: &[u8], rng: &mut Rng) -> Option<Vec<u8>> {
-    let path = scratch_file("mutate.sqlite");
-    std::fs::write(&path, seed).ok()?;
-    let conn = rusqlite::Connection::open(&path).ok()?;
-    let names = |sql: &str| -> Option<Vec<String>> {
-        let mut stmt = conn.prepare(sql).ok()?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).ok()?;
-        Some(rows.filter_map(Result::ok).collect())
-    };
-    let tables = names(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-         ORDER BY name",
-    )?;
-    let table = tables.get(rng.below(tables.len()))?.replace('"', "\"\"");
-    let columns = names(&format!(
-        "SELECT name FROM pragma_table_info('{}')",
-        table.replace('\'', "''")
-    ))?;
-    let column = columns.get(rng.below(columns.len()))?.replace('"', "\"\"");
-    let rows: i64 = conn
-        .query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| {
-            r.get(0)
-        })
-        .ok()?;
-    let row = rng.below(usize::try_from(rows).ok()?.max(1));
-    let value = SQL_VALUES[rng.below(SQL_VALUES.len())];
-    let one_row = format!("SELECT rowid FROM \"{table}\" LIMIT 1 OFFSET {row}");
-    let sql = match rng.below(8) {
-        0..=3 => format!("UPDATE \"{table}\" SET \"{column}\" = {value} WHERE rowid = ({one_row})"),
-        4 => format!("UPDATE \"{table}\" SET \"{column}\" = {value}"),
-        5 => format!("ALTER TABLE \"{table}\" DROP COLUMN \"{column}\""),
-        6 => format!("ALTER TABLE \"{table}\" RENAME COLUMN \"{column}\" TO \"{column}_x\""),
-        _ if rng.below(2) == 0 => format!("DROP TABLE \"{table}\""),
-        _ => format!("INSERT INTO \"{table}\" SELECT * FROM \"{table}\" WHERE rowid = ({one_row})"),
-    };
-    // A change SQLite refuses (a NOT NULL or key constraint) leaves the copy as it was.
-    let _ = conn.execute_batch(&sql);
-    drop(conn);
-    std::fs::read(&path).ok()
 }
 
 fn mutate(pool: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {

@@ -287,6 +287,89 @@ fn median_step_lanes(r: &CaptureAnalysis, capture: &Capture) -> Option<StepLanes
     })
 }
 
+/// A stream's time, split at every start and end of an activity into segments each
+/// counted to the first busy kind, in [`analysis::BusyKind::ALL`]'s precedence order,
+/// with an activity open there (as [`analysis::budget_of`] counts a window), and the
+/// running total of each kind: a window's budget is two lookups.
+struct KindTimeline {
+    /// Segment starts, ascending; segment `i` is `bounds[i]..bounds[i + 1]` (the last
+    /// one, after every activity, is idle).
+    bounds: Vec<i64>,
+    /// The kind of each segment (0..4 in precedence order; 4 idle).
+    kinds: Vec<usize>,
+    /// Time of each kind before `bounds[i]`.
+    before: Vec<[i64; 4]>,
+}
+
+impl KindTimeline {
+    fn new(acts: &[trace_model::GpuActivity]) -> KindTimeline {
+        let mut events: Vec<(i64, i32, usize)> = Vec::with_capacity(acts.len() * 2);
+        for a in acts {
+            if a.dur > Nanos::ZERO {
+                let k = analysis::BusyKind::of(a.class) as usize;
+                events.push((a.start.0, 1, k));
+                events.push((a.end().0, -1, k));
+            }
+        }
+        events.sort_unstable();
+        let mut open = [0i32; 4];
+        let (mut bounds, mut kinds, mut before) = (Vec::new(), Vec::new(), Vec::new());
+        let mut total = [0i64; 4];
+        let mut i = 0;
+        while i < events.len() {
+            let t = events[i].0;
+            while i < events.len() && events[i].0 == t {
+                open[events[i].2] += events[i].1;
+                i += 1;
+            }
+            if let (Some(&last), Some(&kind)) = (bounds.last(), kinds.last())
+                && kind < 4
+            {
+                total[kind] += t - last;
+            }
+            bounds.push(t);
+            kinds.push(open.iter().position(|&n| n > 0).unwrap_or(4));
+            before.push(total);
+        }
+        KindTimeline {
+            bounds,
+            kinds,
+            before,
+        }
+    }
+
+    /// Time of each kind before `t`.
+    fn until(&self, t: i64) -> [i64; 4] {
+        let i = self.bounds.partition_point(|&b| b <= t);
+        let Some(at) = i.checked_sub(1) else {
+            return [0; 4];
+        };
+        let mut out = self.before[at];
+        if self.kinds[at] < 4 {
+            out[self.kinds[at]] += t - self.bounds[at];
+        }
+        out
+    }
+
+    /// Compute, collective, memcpy, memset and idle time of `w`, as
+    /// [`analysis::budget_of`] gives them.
+    fn budget(&self, w: Window) -> [Nanos; 5] {
+        if w.end <= w.start {
+            return [Nanos::ZERO; 5];
+        }
+        let (a, b) = (self.until(w.start.0), self.until(w.end.0));
+        let part = |k: usize| Nanos(b[k] - a[k]);
+        let busy = (0..4).map(|k| b[k] - a[k]).sum::<i64>();
+        [
+            part(0),
+            part(1),
+            part(2),
+            part(3),
+            (w.span() - Nanos(busy)).max(Nanos::ZERO),
+        ]
+    }
+}
+
 /// Indices into the report's steps of its steady-state steps.
 fn steady_indices(r: &CaptureAnalysis) -> Vec<usize> {
     (0..r.steps.steps.len())
@@ -321,16 +404,15 @@ fn add_capture(
         if acts.is_empty() {
             continue;
         }
-        let longest = acts.iter().map(|a| a.dur).max().unwrap_or(Nanos::ZERO);
+        // One sweep of the stream, then each step's budget from prefix sums: nested or
+        // overlapping steps cost a binary search each, not a pass over their activities.
+        let timeline = KindTimeline::new(acts);
         let mut parts = Vec::with_capacity(steady.len());
         let mut busy = Nanos::ZERO;
         for &i in steady {
-            let w = steps[i].range;
-            let lo = acts.partition_point(|a| a.start < w.start - longest);
-            let hi = acts.partition_point(|a| a.start < w.end);
-            let b = analysis::budget_of(acts[lo..hi].iter(), w);
-            busy += b.compute + b.collective + b.memcpy + b.memset;
-            parts.push([b.compute, b.collective, b.memcpy + b.memset, b.idle]);
+            let b = timeline.budget(steps[i].range);
+            busy += b[0] + b[1] + b[2] + b[3];
+            parts.push([b[0], b[1], b[2] + b[3], b[4]]);
         }
         per_stream.push((
             positions[stream.device.index()],
@@ -494,5 +576,58 @@ pub(crate) fn replays(
             .filter_map(|c| Some((CauseKey::from_code(&c.key)?, c.replay.clone())))
             .collect(),
         _ => BTreeMap::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace_model::{ActivityKind, GpuActivity, Interner, KernelClass, StreamId};
+
+    /// The prefix-sum budget equals `analysis::budget_of` on random activities of every
+    /// kind (overlapping, nested, zero-length) and random windows, nested ones included.
+    #[test]
+    fn kind_timeline_budgets_equal_budget_of() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let classes = [
+            KernelClass::Gemm,
+            KernelClass::Collective(trace_model::CollectiveKind::AllReduce),
+            KernelClass::Memcpy(trace_model::MemcpyDirection::HostToDevice),
+            KernelClass::Memset,
+        ];
+        let name = Interner::new().intern("k");
+        for round in 0..200 {
+            let mut acts: Vec<GpuActivity> = (0..1 + next(40))
+                .map(|i| {
+                    GpuActivity::new(
+                        StreamId::new(0),
+                        Nanos(next(1000) as i64),
+                        Nanos(if next(8) == 0 { 0 } else { next(300) as i64 }),
+                        name,
+                        ActivityKind::Kernel,
+                        classes[next(4) as usize],
+                        i,
+                    )
+                })
+                .collect();
+            acts.sort_by_key(|a| a.start);
+            let timeline = KindTimeline::new(&acts);
+            for _ in 0..20 {
+                let start = next(1400) as i64 - 100;
+                let w = Window {
+                    start: Nanos(start),
+                    end: Nanos(start + next(900) as i64),
+                };
+                let b = analysis::budget_of(acts.iter(), w);
+                let want = [b.compute, b.collective, b.memcpy, b.memset, b.idle];
+                assert_eq!(timeline.budget(w), want, "round {round}, {w:?}");
+            }
+        }
     }
 }

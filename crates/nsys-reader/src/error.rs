@@ -68,6 +68,17 @@ pub enum Error {
         /// SQLite's message.
         message: String,
     },
+    /// A budget stopped the read: its time, SQLite's memory, or the longest string
+    /// (the message names the budget and the variable that raises it).
+    #[error("{path}: table {table}: {what}")]
+    Limit {
+        /// The file.
+        path: PathBuf,
+        /// The table being read.
+        table: String,
+        /// Which budget, its value, and how to raise it.
+        what: String,
+    },
     /// A table lacks a column without which its rows mean nothing (`start` of a kernel).
     #[error("{path}: table {table} has no column {column}")]
     MissingColumn {

@@ -25,8 +25,10 @@
 #![warn(missing_docs)]
 
 mod error;
+mod limits;
 mod read;
 mod schema;
+mod strings;
 
 use std::path::Path;
 

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rusqlite::{Connection, Statement};
+use rusqlite::Connection;
 use trace_model::{
     ActivityDetails, ActivityKind, CaptureBuilder, Device, DeviceId, DeviceProperties, FastMap,
     Format, GpuActivity, HostEvent, HostKind, HostThread, KernelClass, MemcpyDirection, Nanos,
@@ -16,6 +16,7 @@ use trace_model::{
 };
 
 use crate::schema::{self, Cells, Column, Schema, optional, required, sqlite_error};
+use crate::strings::StringLookup;
 use crate::{Config, Error, Process};
 
 const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -71,8 +72,9 @@ pub(crate) fn load(path: &Path, config: &Config) -> Result<Vec<Process>, Error> 
         });
     }
     schema::check_length(path)?;
-    let conn = schema::open(path)?;
-    let schema = Schema::read(path, &conn, TABLES_READ)?;
+    let db = schema::open(path)?;
+    let conn = &db.conn;
+    let schema = Schema::read(path, conn, TABLES_READ)?;
     if !schema.is_export() {
         return Err(Error::NotAnExport {
             path: path.to_path_buf(),
@@ -83,10 +85,10 @@ pub(crate) fn load(path: &Path, config: &Config) -> Result<Vec<Process>, Error> 
     }
     let mut reader = Reader {
         path,
-        conn: &conn,
+        conn,
         schema: &schema,
         config,
-        strings: StringLookup::new(path, &conn, &schema)?,
+        strings: StringLookup::new(path, conn, &schema)?,
         processes: BTreeMap::new(),
         unread: Vec::new(),
     };
@@ -120,54 +122,6 @@ fn process_key(global: i64) -> i64 {
 
 fn pid_of(global: i64) -> i64 {
     (global >> 24) & TID_BITS
-}
-
-/// Looks names up in `StringIds` by id.
-struct StringLookup<'c> {
-    path: &'c Path,
-    statement: Option<Statement<'c>>,
-}
-
-impl<'c> StringLookup<'c> {
-    fn new(path: &'c Path, conn: &'c Connection, schema: &Schema) -> Result<Self, Error> {
-        let statement =
-            if schema.has_column("StringIds", "id") && schema.has_column("StringIds", "value") {
-                let sql = "SELECT value FROM StringIds WHERE id = ?1";
-                Some(
-                    conn.prepare(sql)
-                        .map_err(|e| sqlite_error(path, "StringIds", &e))?,
-                )
-            } else {
-                None
-            };
-        Ok(StringLookup { path, statement })
-    }
-
-    /// The text of string `id`, `None` when there is no such id.
-    fn text(&mut self, id: i64) -> Result<Option<String>, Error> {
-        let Some(statement) = &mut self.statement else {
-            return Ok(None);
-        };
-        let err = |e: rusqlite::Error| sqlite_error(self.path, "StringIds", &e);
-        let mut rows = statement.query([id]).map_err(err)?;
-        let Some(row) = rows.next().map_err(err)? else {
-            return Ok(None);
-        };
-        match row.get_ref(0).map_err(err)? {
-            rusqlite::types::ValueRef::Text(bytes) => {
-                Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
-            }
-            rusqlite::types::ValueRef::Null => Ok(None),
-            other => Err(Error::Value {
-                path: self.path.to_path_buf(),
-                table: "StringIds".to_string(),
-                row: id,
-                column: "value",
-                found: format!("{:?}", other.data_type()),
-                expected: "text",
-            }),
-        }
-    }
 }
 
 /// Which of a process's name caches a string id goes through: the same `StringIds` id
@@ -1178,6 +1132,7 @@ impl<'a> Reader<'a> {
                     format!("{file}: table {first}"),
                 );
             }
+            crate::strings::note_cut(b, self.strings.cut, &file);
             if no_device_info {
                 b.diagnostics.add(
                     "nsys-no-device-table",

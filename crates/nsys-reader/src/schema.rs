@@ -30,7 +30,7 @@ const EXPORT_TABLES: &[&str] = &[
 pub(crate) fn sniff(path: &Path) -> bool {
     matches!(has_sqlite_header(path), Ok(true))
         && open(path)
-            .and_then(|conn| Schema::read(path, &conn, &[]))
+            .and_then(|db| Schema::read(path, &db.conn, &[]))
             .is_ok_and(|schema| schema.is_export())
 }
 
@@ -96,22 +96,78 @@ pub(crate) fn check_length(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Opens the file read-only and immutable: SQLite then takes no lock and writes no
-/// journal beside it, so exports on read-only media read as well.
-pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
+/// An open export: the connection, and the private copy it reads when the file had
+/// write-ahead-log or rollback-journal content beside it (removed when dropped, after the
+/// connection is closed).
+pub(crate) struct Opened {
+    pub(crate) conn: Connection,
+    _private: Option<tempfile::TempDir>,
+}
+
+/// Opens the file as data, never as a program or a place to write:
+///
+/// - read-only and immutable: SQLite takes no lock and writes no journal, `-wal` or `-shm`
+///   file beside it, so the input's directory is left as it was (and read-only media read);
+/// - when a non-empty `-wal` or `-journal` file lies beside it (a database in WAL mode not
+///   yet checkpointed, or a write cut short), the file and those files are copied into a
+///   private temporary directory and that copy is opened, so SQLite applies the log or
+///   rolls the journal back there: the content read is what `sqlite3` sees, and nothing
+///   next to the input changes;
+/// - under budgets ([`crate::limits`]): a string or blob longer than
+///   `TRACEWISE_MAX_EVENT_BYTES`, SQLite heap past `TRACEWISE_SQLITE_MEMORY`, or a read
+///   past its time budget stops the read with [`Error::Limit`].
+pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let uri = format!("file:{}?immutable=1", uri_path(&absolute));
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn =
-        Connection::open_with_flags(uri, flags).map_err(|e| sqlite_error(path, "(opening)", &e))?;
+    let side = |suffix: &str| {
+        let mut name = absolute.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let non_empty = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0);
+    let (wal, journal) = (side("-wal"), side("-journal"));
+    let (conn, private) = if non_empty(&wal) || non_empty(&journal) {
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("tracewise-sqlite-")
+            .tempdir()
+            .map_err(io)?;
+        let copy = dir.path().join("db");
+        std::fs::copy(&absolute, &copy).map_err(io)?;
+        for (from, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
+            if non_empty(from) {
+                let mut to = copy.as_os_str().to_owned();
+                to.push(suffix);
+                std::fs::copy(from, std::path::PathBuf::from(to)).map_err(io)?;
+            }
+        }
+        // Read-write on the private copy: applying a log or rolling a journal back writes.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&copy, flags)
+            .map_err(|e| sqlite_error(path, "(opening)", &e))?;
+        (conn, Some(dir))
+    } else {
+        let uri = format!("file:{}?immutable=1", uri_path(&absolute));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(uri, flags)
+            .map_err(|e| sqlite_error(path, "(opening)", &e))?;
+        (conn, None)
+    };
+    let mut conn = conn;
+    crate::limits::guard(path, &mut conn).map_err(|e| sqlite_error(path, "(opening)", &e))?;
     // Every table is read once, front to back: a page is not met twice, so SQLite's page
     // cache (2 MB by default) would only add to the peak memory. The first statement reads
     // the schema, so a damaged schema is an error on `sqlite_master`.
     conn.execute_batch("PRAGMA cache_size = -256")
         .map_err(|e| sqlite_error(path, "sqlite_master", &e))?;
-    Ok(conn)
+    Ok(Opened {
+        conn,
+        _private: private,
+    })
 }
 
 /// The path as a `file:` URI path: every byte but unreserved ones and `/` percent-encoded,
@@ -134,6 +190,13 @@ fn uri_path(path: &Path) -> String {
 
 /// A SQLite error on `table`, as [`Error::Sqlite`].
 pub(crate) fn sqlite_error(path: &Path, table: &str, e: &rusqlite::Error) -> Error {
+    if let Some(what) = crate::limits::budget_exceeded(path, e) {
+        return Error::Limit {
+            path: path.to_path_buf(),
+            table: table.to_string(),
+            what,
+        };
+    }
     Error::Sqlite {
         path: path.to_path_buf(),
         table: table.to_string(),
@@ -148,7 +211,9 @@ pub(crate) struct Schema {
 }
 
 impl Schema {
-    /// Reads the table names from `sqlite_master`, and the columns of the tables named in
+    /// Reads the table names from `sqlite_master` (tables only: a view or trigger the file
+    /// defines is never run, and a view named like an export table is not that table), and
+    /// the columns of the tables named in
     /// `columns_of` (an export has about a hundred tables; the reader reads a dozen).
     pub(crate) fn read(
         path: &Path,
@@ -159,7 +224,7 @@ impl Schema {
         let mut names = Vec::new();
         {
             let mut stmt = conn
-                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
                 .map_err(|e| err("sqlite_master", e))?;
             let mut rows = stmt.query([]).map_err(|e| err("sqlite_master", e))?;
             while let Some(row) = rows.next().map_err(|e| err("sqlite_master", e))? {

@@ -18,6 +18,58 @@ const REALIZED_SHARE: &str = "realized step gain ÷ the prediction for the chang
 const REPLAYED: &str = "the before capture's dependency graph replayed without the cause: the unchanged replay's mean steady-state step minus the mean step without it";
 const FOR_CHANGE: &str = "the replayed gain (else the subtraction) × the share of the cause's time that went away (the gain assumed to scale with it)";
 
+/// The labels of a row's figures: each side's (`read` for a side read from an
+/// investigate report.json, naming the file; `measured` for a capture), and the one of a
+/// difference of the two (`read` when either side's figures were read).
+struct Labels {
+    before: Provenance,
+    after: Provenance,
+    both: Provenance,
+}
+
+impl Labels {
+    /// Figures of two captures.
+    fn measured() -> Labels {
+        Labels {
+            before: Provenance::Measured,
+            after: Provenance::Measured,
+            both: Provenance::Measured,
+        }
+    }
+
+    /// The step figures of the comparison's two sides.
+    fn of_steps(c: &Comparison) -> Labels {
+        let of = |side: &compare::Side| side_label(side);
+        let read: Vec<String> = [&c.before, &c.after]
+            .iter()
+            .filter(|s| s.from_report)
+            .map(|s| s.label.clone())
+            .collect();
+        Labels {
+            before: of(&c.before),
+            after: of(&c.after),
+            both: if read.is_empty() {
+                Provenance::Measured
+            } else {
+                Provenance::read(format!(
+                    "the step figures of investigate report.json {} (the rest measured)",
+                    read.join(" and ")
+                ))
+            },
+        }
+    }
+}
+
+/// `read` (naming the file) for a side read from an investigate report.json: its figures
+/// were stated there, not measured here; else `measured`.
+fn side_label(side: &compare::Side) -> Provenance {
+    if side.from_report {
+        Provenance::read(format!("investigate report.json {}", side.label))
+    } else {
+        Provenance::Measured
+    }
+}
+
 /// The report of a comparison.
 pub fn document(c: &Comparison) -> Document {
     let mut doc = Document::new(format!(
@@ -43,6 +95,7 @@ pub fn document(c: &Comparison) -> Document {
         "budgets",
         "stream: part",
         &c.budgets,
+        &Labels::measured(),
     )));
     if let Some(svg) = budget_delta_chart(&c.budgets) {
         budgets.push(Block::Svg {
@@ -54,7 +107,12 @@ pub fn document(c: &Comparison) -> Document {
     }
     doc.sections.push(budgets);
     let mut classes = Section::new("classes", "5. GPU time per kernel class per step");
-    classes.push(Block::Table(rows_table("classes", "class", &c.classes)));
+    classes.push(Block::Table(rows_table(
+        "classes",
+        "class",
+        &c.classes,
+        &Labels::measured(),
+    )));
     doc.sections.push(classes);
     let mut kernels = Section::new("kernels", "6. Kernels (by normalised name)");
     kernels.push(Block::Table(named_table("kernels", "kernel", &c.kernels)));
@@ -296,26 +354,24 @@ fn duration(n: Nanos, label: Provenance) -> Figure {
 }
 
 /// A median with its interquartile range.
-fn median(s: &Stat) -> Cell {
+fn median(s: &Stat, label: Provenance) -> Cell {
     Cell::figure(
-        Figure::duration(s.median, Provenance::Measured)
+        Figure::duration(s.median, label)
             .with_range(Value::Duration(s.q1.0), Value::Duration(s.q3.0)),
     )
 }
 
 fn verdict_finding(c: &Comparison) -> Finding {
     let s = &c.step_time;
+    let labels = Labels::of_steps(c);
     let mut spans = vec![Span::text("Median steady-state step: ")];
-    spans.push(Span::Figure(duration(
-        s.before.median,
-        Provenance::Measured,
-    )));
+    spans.push(Span::Figure(duration(s.before.median, labels.before)));
     spans.push(Span::text(" before, "));
-    spans.push(Span::Figure(duration(s.after.median, Provenance::Measured)));
+    spans.push(Span::Figure(duration(s.after.median, labels.after)));
     spans.push(Span::text(" after (difference "));
-    spans.push(Span::Figure(duration(s.delta, Provenance::Measured)));
+    spans.push(Span::Figure(duration(s.delta, labels.both.clone())));
     spans.push(Span::text(", noise "));
-    spans.push(Span::Figure(duration(s.noise, Provenance::Measured)));
+    spans.push(Span::Figure(duration(s.noise, labels.both)));
     spans.push(Span::text(format!(
         ", over {} and {} step sample(s)). ",
         s.before.samples, s.after.samples
@@ -346,7 +402,7 @@ fn prediction_finding(c: &Comparison) -> Option<Finding> {
     ));
     spans.push(Span::Figure(duration(
         c.realized_gain,
-        Provenance::Measured,
+        Labels::of_steps(c).both,
     )));
     match c.causes.iter().find(|r| r.key == key) {
         Some(row) => {
@@ -417,12 +473,9 @@ fn sides_section(c: &Comparison) -> Section {
             } else {
                 side.gpu_models.join(", ")
             }),
-            Cell::figure(Figure::count(side.captures as u64, Provenance::Measured)),
+            Cell::figure(Figure::count(side.captures as u64, side_label(side))),
             Cell::text(side.step_origin.clone()),
-            Cell::figure(Figure::count(
-                side.steady_steps as u64,
-                Provenance::Measured,
-            )),
+            Cell::figure(Figure::count(side.steady_steps as u64, side_label(side))),
         ]);
     }
     s.push(Block::Table(t.with_note(
@@ -432,6 +485,7 @@ fn sides_section(c: &Comparison) -> Section {
         "step_time",
         "figure",
         std::slice::from_ref(&c.step_time),
+        &Labels::of_steps(c),
     )));
     if let Verdict::Inconclusive(reasons) = &c.verdict {
         s.para("Inconclusive: the sides are not comparable, because");
@@ -498,7 +552,7 @@ fn causes_section(c: &Comparison) -> Section {
             r.predicted_for_change.map_or(Cell::Empty, |p| {
                 Cell::figure(duration(p, Provenance::inferred(FOR_CHANGE)))
             }),
-            Cell::figure(duration(c.realized_gain, Provenance::Measured)),
+            Cell::figure(duration(c.realized_gain, Labels::of_steps(c).both)),
             r.realized_share.map_or(Cell::Empty, |x| {
                 Cell::figure(Figure::ratio(x, Provenance::inferred(REALIZED_SHARE)))
             }),
@@ -514,7 +568,7 @@ fn change_cell(change: Change) -> Cell {
     Cell::text(change.describe())
 }
 
-fn rows_table(name: &str, what: &str, rows: &[Row]) -> Table {
+fn rows_table(name: &str, what: &str, rows: &[Row], labels: &Labels) -> Table {
     let mut t = Table::new(
         name,
         &[
@@ -527,20 +581,20 @@ fn rows_table(name: &str, what: &str, rows: &[Row]) -> Table {
         ],
     );
     for r in rows {
-        t.push(row_cells(Cell::text(r.key.clone()), r));
+        t.push(row_cells(Cell::text(r.key.clone()), r, labels));
     }
     t.with_note(
         "Per steady-state step of every rank; noise is the larger side's max(IQR, 1 % of the median).",
     )
 }
 
-fn row_cells(first: Cell, r: &Row) -> Vec<Cell> {
+fn row_cells(first: Cell, r: &Row, labels: &Labels) -> Vec<Cell> {
     vec![
         first,
-        median(&r.before),
-        median(&r.after),
-        Cell::figure(duration(r.delta, Provenance::Measured)),
-        Cell::figure(duration(r.noise, Provenance::Measured)),
+        median(&r.before, labels.before.clone()),
+        median(&r.after, labels.after.clone()),
+        Cell::figure(duration(r.delta, labels.both.clone())),
+        Cell::figure(duration(r.noise, labels.both.clone())),
         change_cell(r.change),
     ]
 }
@@ -584,10 +638,81 @@ fn named_table(name: &str, what: &str, rows: &[NamedRow]) -> Table {
             Cell::figure(duration(r.total[0], Provenance::Measured)),
             Cell::figure(duration(r.total[1], Provenance::Measured)),
         ];
-        cells.extend(row_cells(Cell::Empty, &r.row).into_iter().skip(1));
+        cells.extend(
+            row_cells(Cell::Empty, &r.row, &Labels::measured())
+                .into_iter()
+                .skip(1),
+        );
         t.push(cells);
     }
     t.with_note(format!(
         "Most time first; totals over the steady-state steps of every rank. {left_out} more row(s) found on both sides, below the top {TOP_ROWS}, are left out."
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A side of `step_ms` steps, read from a report.json when `from_report`.
+    fn side(path: &str, step_ms: &[i64], from_report: bool) -> compare::Side {
+        let mut s = compare::Side::empty(Path::new(path));
+        s.from_report = from_report;
+        s.captures = 1;
+        s.has_steps = true;
+        s.steady_steps = step_ms.len();
+        s.step_time = step_ms.iter().map(|ms| Nanos(ms * 1_000_000)).collect();
+        s
+    }
+
+    fn labels_of(spans: &[Span]) -> Vec<Provenance> {
+        spans
+            .iter()
+            .filter_map(|s| match s {
+                Span::Figure(f) => Some(f.label.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn figures_from_a_report_json_are_labelled_read_with_the_file() {
+        let before = side("/runs/last-week/report.json", &[100, 101, 102, 100], true);
+        let after = side("/runs/today/rank0.json", &[80, 81, 80, 82], false);
+        let c = compare::compare_sides(before, after, &compare::Config::default());
+        let doc = document(&c);
+        let verdict = labels_of(&doc.findings[0].spans);
+        // Before (read), after (measured), difference and noise (read: one side was).
+        assert!(
+            matches!(&verdict[0], Provenance::Read { source } if source.contains("/runs/last-week/report.json")),
+            "{verdict:?}"
+        );
+        assert_eq!(verdict[1], Provenance::Measured);
+        assert!(
+            matches!(&verdict[2], Provenance::Read { .. }),
+            "{verdict:?}"
+        );
+        // The sides table: the report side's counts are read, the capture's measured.
+        let Some(Block::Table(sides)) = doc.sections[0].blocks.first() else {
+            panic!("the sides table comes first");
+        };
+        let label = |row: usize, col: usize| match &sides.rows[row][col] {
+            Cell::Figure(f) => f.label.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(label(0, 4), Provenance::Read { .. }));
+        assert_eq!(label(1, 4), Provenance::Measured);
+
+        // Two captures: every step figure measured.
+        let c = compare::compare_sides(
+            side("a.json", &[100, 101], false),
+            side("b.json", &[90, 91], false),
+            &compare::Config::default(),
+        );
+        let verdict = labels_of(&document(&c).findings[0].spans);
+        assert!(
+            verdict.iter().all(|l| *l == Provenance::Measured),
+            "{verdict:?}"
+        );
+    }
 }

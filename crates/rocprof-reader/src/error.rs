@@ -75,6 +75,17 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A budget stopped the read: a SQLite read's time or memory, or the longest string
+    /// or CSV line (the message names the budget and the variable that raises it).
+    #[error("{}: {where_}: {what}", path.display())]
+    Limit {
+        /// The file.
+        path: PathBuf,
+        /// Where in it: the table, or the CSV line.
+        where_: String,
+        /// Which budget, its value, and how to raise it.
+        what: String,
+    },
     /// A SQLite database lacks what its schema promises, or a row holds a bad value.
     #[error("{}: table {table}: {message}", path.display())]
     Sqlite {

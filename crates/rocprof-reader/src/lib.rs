@@ -47,6 +47,7 @@
 mod csv_v3;
 mod error;
 mod json;
+mod limits;
 mod model;
 mod perfetto;
 mod rocpd;
@@ -153,8 +154,8 @@ pub fn detect(path: &Path) -> Option<Kind> {
         return (head.first() == Some(&0x0a)).then_some(Kind::Perfetto);
     }
     if head.starts_with(b"SQLite format 3\0") {
-        let conn = rocpd::open(path).ok()?;
-        let names = rocpd::table_names(&conn).ok()?;
+        let db = rocpd::open(path).ok()?;
+        let names = rocpd::table_names(&db.conn).ok()?;
         let has = |t: &str| names.iter().any(|n| n == t);
         // Any rocpd table makes it rocpd, so that one lacking others loads to an error
         // naming what is missing rather than to "not a capture".

@@ -18,6 +18,11 @@ pub(crate) struct Tables {
     streams: BTreeMap<(i64, i64), StreamId>,
     threads: BTreeMap<(i64, i64), ThreadId>,
     next_index: u64,
+    /// Names cut at the name limit.
+    pub(crate) cut: u64,
+    /// Names shared by many events ([`Tables::share`]), by address and length, each kept
+    /// alive here so that the address stays its own.
+    shared: std::collections::HashMap<(usize, usize), (std::rc::Rc<str>, trace_model::StringId)>,
 }
 
 /// One GPU activity as a reader found it.
@@ -54,6 +59,8 @@ impl Tables {
             streams: BTreeMap::new(),
             threads: BTreeMap::new(),
             next_index: 0,
+            cut: 0,
+            shared: std::collections::HashMap::new(),
         }
     }
 
@@ -131,9 +138,12 @@ impl Tables {
     pub(crate) fn push_activity(&mut self, a: Activity<'_>) -> u64 {
         let stream = self.stream(a.device, a.stream, None);
         let index = self.next_index();
-        let name = self.b.strings.intern(a.name);
+        let name = self.name(a.name);
         let (kind, class) = match a.copy {
-            None => (ActivityKind::Kernel, classify_kernel(a.name)),
+            None => (
+                ActivityKind::Kernel,
+                classify_kernel(self.b.strings.get(name)),
+            ),
             Some(direction) => (ActivityKind::Memcpy, KernelClass::Memcpy(direction)),
         };
         let (start, dur) = span(a.start, a.end);
@@ -151,7 +161,7 @@ impl Tables {
     pub(crate) fn push_host(&mut self, h: Host<'_>) -> u64 {
         let thread = self.thread(h.pid, h.tid, None);
         let index = self.next_index();
-        let name = self.b.strings.intern(h.name);
+        let name = self.name(h.name);
         let (start, dur) = span(h.start, h.end);
         let mut event = HostEvent::new(thread, start, dur, name, h.kind, index);
         event.set_correlation(h.correlation);
@@ -159,7 +169,44 @@ impl Tables {
         index
     }
 
-    pub(crate) fn finish(self, path: &Path) -> Capture {
+    /// The interned name, cut at the name limit (and counted) when longer: a name is
+    /// copied into every row of a text output.
+    fn name(&mut self, name: &str) -> trace_model::StringId {
+        if let Some((_, id)) = self.shared.get(&(name.as_ptr() as usize, name.len())) {
+            return *id;
+        }
+        match trace_model::limits::cut_name(name) {
+            Some(cut) => {
+                self.cut += 1;
+                self.b.strings.intern(&cut)
+            }
+            None => self.b.strings.intern(name),
+        }
+    }
+
+    /// Interns a name many events share once: a later event named by this same `Rc`
+    /// finds its id by address, without hashing the text again.
+    pub(crate) fn share(&mut self, name: &std::rc::Rc<str>) {
+        let key = (name.as_ptr() as usize, name.len());
+        if !self.shared.contains_key(&key) {
+            let id = self.b.strings.intern(name);
+            self.shared.insert(key, (name.clone(), id));
+        }
+    }
+
+    pub(crate) fn finish(mut self, path: &Path) -> Capture {
+        if self.cut > 0 {
+            self.b.diagnostics.add_many(
+                "name-cut",
+                self.cut,
+                format!(
+                    "names longer than {} bytes were cut, each followed by its full length \
+                     (set TRACEWISE_MAX_NAME_BYTES to keep longer names)",
+                    trace_model::limits::max_name_bytes()
+                ),
+                path.display().to_string(),
+            );
+        }
         self.b.finish(path)
     }
 }

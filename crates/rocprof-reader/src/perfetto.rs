@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 use prost::Message;
 use trace_model::{Format, HostKind, MemcpyDirection};
@@ -238,13 +239,18 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
 
 /// Interned data and defaults of one packet sequence.
 #[derive(Default)]
+///
+/// Interned strings are shared (`Rc<str>`), never copied per event, and cut at the name
+/// limit when longer: one long name referred to by every event costs its length once.
 struct Sequence {
-    names: HashMap<u64, String>,
-    categories: HashMap<u64, String>,
+    names: HashMap<u64, Rc<str>>,
+    categories: HashMap<u64, Rc<str>>,
     annotation_names: HashMap<u64, String>,
     annotation_strings: HashMap<u64, String>,
     default_clock: Option<u32>,
     default_track: Option<u64>,
+    /// Interned strings cut at the name limit.
+    cut: u64,
     /// Incremental clocks: the last value (ns) and the unit multiplier.
     incremental: HashMap<u32, (u64, u64)>,
 }
@@ -265,8 +271,8 @@ struct Fields {
 #[derive(Debug, Clone)]
 struct Open {
     start: u64,
-    name: String,
-    category: String,
+    name: Rc<str>,
+    category: Rc<str>,
     fields: Fields,
     packet: u64,
 }
@@ -276,8 +282,8 @@ struct Slice {
     track: u64,
     start: u64,
     end: u64,
-    name: String,
-    category: String,
+    name: Rc<str>,
+    category: Rc<str>,
     fields: Fields,
     packet: u64,
 }
@@ -355,21 +361,21 @@ impl Reader {
         };
         let track = event.track_uuid.or(seq.default_track).unwrap_or(0);
         let name = match (event.name_iid, &event.name) {
-            (_, Some(name)) => Some(name.clone()),
+            (_, Some(name)) => Some(shared(name)),
             (Some(iid), None) => seq.names.get(&iid).cloned(),
             (None, None) => None,
         };
         let category = event
             .categories
             .first()
-            .cloned()
+            .map(|c| shared(c))
             .or_else(|| {
                 event
                     .category_iids
                     .first()
                     .and_then(|iid| seq.categories.get(iid).cloned())
             })
-            .unwrap_or_default();
+            .unwrap_or_else(|| Rc::from(""));
         let missing_name = event.name_iid.is_some() && name.is_none();
         let mut fields = fields(seq, &event.debug_annotations);
         if fields.correlation.is_none() {
@@ -379,7 +385,7 @@ impl Reader {
         if missing_name {
             self.note("perfetto-unknown-iid", index);
         }
-        let name = name.unwrap_or_default();
+        let name = name.unwrap_or_else(|| Rc::from(""));
         match kind {
             Some(Type::SliceBegin) => {
                 self.open.entry(track).or_default().push(Open {
@@ -428,6 +434,7 @@ impl Reader {
         let rocprof = self.slices.iter().any(|s| is_rocprof_category(&s.category));
         let format = Format::RocprofPerfetto;
         let mut tables = Tables::new(format);
+        tables.cut += self.sequences.values().map(|s| s.cut).sum::<u64>();
         let processes: Vec<i64> = self
             .tracks
             .values()
@@ -443,13 +450,13 @@ impl Reader {
             let track_name = track
                 .and_then(|t| t.name.as_deref().or(t.static_name.as_deref()))
                 .unwrap_or("");
-            let gpu =
-                rocprof && matches!(slice.category.as_str(), "kernel_dispatch" | "memory_copy");
+            let gpu = rocprof && matches!(&*slice.category, "kernel_dispatch" | "memory_copy");
             if gpu {
-                let copy = (slice.category == "memory_copy").then(|| copy_direction(&slice.name));
+                let copy = (&*slice.category == "memory_copy").then(|| copy_direction(&slice.name));
                 let device = gpu_device(&slice.fields, track_name, copy);
                 let (ordinal, stream_name) = gpu_stream(&slice.fields, track_name, copy.is_some());
                 tables.stream(device, ordinal, Some(&stream_name));
+                tables.share(&slice.name);
                 tables.push_activity(Activity {
                     device,
                     stream: ordinal,
@@ -465,9 +472,9 @@ impl Reader {
             let (pid, tid, thread_name) = host_thread(&self.tracks, slice, sole_pid);
             let kind = if !rocprof {
                 HostKind::Other
-            } else if slice.category == "marker_api" {
+            } else if &*slice.category == "marker_api" {
                 HostKind::Annotation
-            } else if API_CATEGORIES.contains(&slice.category.as_str()) {
+            } else if API_CATEGORIES.contains(&&*slice.category) {
                 HostKind::Runtime
             } else {
                 self.odd
@@ -477,6 +484,7 @@ impl Reader {
                 continue;
             };
             tables.thread(pid, tid, thread_name.as_deref());
+            tables.share(&slice.name);
             tables.push_host(Host {
                 pid,
                 tid,
@@ -536,21 +544,35 @@ fn diagnostic_message(code: &str) -> &'static str {
 }
 
 fn intern(seq: &mut Sequence, interned: InternedData) {
+    let long = |s: &str| u64::from(trace_model::limits::cut_name(s).is_some());
     for e in interned.event_names {
-        seq.names
-            .insert(e.iid.unwrap_or(0), e.name.unwrap_or_default());
+        let name = e.name.as_deref().unwrap_or_default();
+        seq.cut += long(name);
+        seq.names.insert(e.iid.unwrap_or(0), shared(name));
     }
     for e in interned.event_categories {
-        seq.categories
-            .insert(e.iid.unwrap_or(0), e.name.unwrap_or_default());
+        let name = e.name.as_deref().unwrap_or_default();
+        seq.cut += long(name);
+        seq.categories.insert(e.iid.unwrap_or(0), shared(name));
     }
     for e in interned.debug_annotation_names {
-        seq.annotation_names
-            .insert(e.iid.unwrap_or(0), e.name.unwrap_or_default());
+        let name = e.name.unwrap_or_default();
+        let name = trace_model::limits::cut_name(&name).unwrap_or(name);
+        seq.annotation_names.insert(e.iid.unwrap_or(0), name);
     }
     for e in interned.debug_annotation_string_values {
         let text = String::from_utf8_lossy(e.str.as_deref().unwrap_or_default()).into_owned();
+        let text = trace_model::limits::cut_name(&text).unwrap_or(text);
         seq.annotation_strings.insert(e.iid.unwrap_or(0), text);
+    }
+}
+
+/// A name to share between events, cut at the name limit when longer (the cut is
+/// counted when the name reaches a capture).
+fn shared(name: &str) -> Rc<str> {
+    match trace_model::limits::cut_name(name) {
+        Some(cut) => Rc::from(cut),
+        None => Rc::from(name),
     }
 }
 

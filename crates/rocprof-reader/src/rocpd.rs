@@ -37,23 +37,111 @@ pub(crate) const REQUIRED: &[&str] = &[
     "rocpd_kernel_dispatch",
 ];
 
-/// Opens a database read-only.
-pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
-    Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|err| Error::Sqlite {
+/// An open database: the connection, and the private copy it reads when the file had
+/// write-ahead-log or rollback-journal content beside it (removed when dropped, after the
+/// connection is closed).
+pub(crate) struct Opened {
+    pub(crate) conn: Connection,
+    _private: Option<tempfile::TempDir>,
+}
+
+/// Opens a database as data, never as a program or a place to write: read-only and
+/// immutable (no lock, and no journal, `-wal` or `-shm` file made beside it); when a
+/// non-empty `-wal` or `-journal` file lies beside it, the file and those files are
+/// copied into a private temporary directory and that copy is read, so that SQLite applies
+/// the log or rolls the journal back there and the content read is what `sqlite3` sees;
+/// and under the budgets of [`crate::limits`] (time, SQLite's memory, longest string).
+pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
+    let fail = |err: rusqlite::Error| sqlite_error(path, "-", &err);
+    let io = |source| Error::Io {
         path: path.to_owned(),
-        table: "-".to_owned(),
-        message: err.to_string(),
+        source,
+    };
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let side = |suffix: &str| {
+        let mut name = absolute.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let non_empty = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0);
+    let (wal, journal) = (side("-wal"), side("-journal"));
+    let (mut conn, private) = if non_empty(&wal) || non_empty(&journal) {
+        let dir = tempfile::Builder::new()
+            .prefix("tracewise-sqlite-")
+            .tempdir()
+            .map_err(io)?;
+        let copy = dir.path().join("db");
+        std::fs::copy(&absolute, &copy).map_err(io)?;
+        for (from, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
+            if non_empty(from) {
+                let mut to = copy.as_os_str().to_owned();
+                to.push(suffix);
+                std::fs::copy(from, std::path::PathBuf::from(to)).map_err(io)?;
+            }
+        }
+        // Read-write on the private copy: applying a log or rolling a journal back writes.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        (
+            Connection::open_with_flags(&copy, flags).map_err(fail)?,
+            Some(dir),
+        )
+    } else {
+        let uri = format!("file:{}?immutable=1", uri_path(&absolute));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        (Connection::open_with_flags(uri, flags).map_err(fail)?, None)
+    };
+    crate::limits::guard(path, &mut conn).map_err(fail)?;
+    conn.execute_batch("PRAGMA cache_size = -256")
+        .map_err(fail)?;
+    Ok(Opened {
+        conn,
+        _private: private,
     })
 }
 
-/// The names of every table and view (empty for a file SQLite cannot read).
+/// The path as a `file:` URI path: every byte but unreserved ones and `/` percent-encoded,
+/// so that `?`, `#` and `%` in file names stay part of the name.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for &b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    // `file://host/...` would read a leading `//` as an authority.
+    if out.starts_with("//") {
+        out.insert_str(0, "//");
+    }
+    out
+}
+
+/// A SQLite error on `table`: [`Error::Limit`] when a budget stopped the read, else
+/// [`Error::Sqlite`].
+pub(crate) fn sqlite_error(path: &Path, table: &str, err: &rusqlite::Error) -> Error {
+    match crate::limits::budget_exceeded(path, err) {
+        Some(what) => Error::Limit {
+            path: path.to_owned(),
+            where_: format!("table {table}"),
+            what,
+        },
+        None => Error::Sqlite {
+            path: path.to_owned(),
+            table: table.to_owned(),
+            message: err.to_string(),
+        },
+    }
+}
+
+/// The names of every table (empty for a file SQLite cannot read). Views are not read: a
+/// view the file defines would run as a program (a recursive or cross-joined view never
+/// ends), and one named like a schema table is not that table.
 pub(crate) fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")?;
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
     let names = stmt.query_map([], |row| row.get(0))?;
     names.collect()
 }
@@ -138,17 +226,14 @@ enum Layout {
 
 pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
     check_length(path)?;
-    let conn = open(path)?;
-    let sqlite = |table: &str, err: rusqlite::Error| Error::Sqlite {
-        path: path.to_owned(),
-        table: table.to_owned(),
-        message: err.to_string(),
-    };
-    let names = table_names(&conn).map_err(|e| sqlite("sqlite_master", e))?;
-    let suffixes = runs(&conn).map_err(|e| sqlite("sqlite_master", e))?;
+    let db = open(path)?;
+    let conn = &db.conn;
+    let sqlite = |table: &str, err: rusqlite::Error| sqlite_error(path, table, &err);
+    let names = table_names(conn).map_err(|e| sqlite("sqlite_master", e))?;
+    let suffixes = runs(conn).map_err(|e| sqlite("sqlite_master", e))?;
     let mut out = Vec::new();
     for suffix in &suffixes {
-        out.extend(load_run(path, &conn, &names, suffix)?);
+        out.extend(load_run(path, conn, &names, suffix)?);
     }
     Ok(out)
 }
@@ -185,6 +270,8 @@ fn load_run(
         processes: BTreeMap::new(),
         agents: BTreeMap::new(),
         commands: BTreeMap::new(),
+        repeated: BTreeMap::new(),
+        negative: BTreeMap::new(),
     };
     let version = reader.schema_version(has("rocpd_metadata"))?;
     let dispatch_columns = columns(conn, &table("rocpd_kernel_dispatch"))
@@ -223,10 +310,33 @@ fn load_run(
         mut processes,
         agents,
         commands,
+        repeated,
+        negative,
         ..
     } = reader;
     if processes.is_empty() {
         processes.insert(None, Tables::new(Format::Rocpd));
+    }
+    let file = path.display();
+    for tables in processes.values_mut() {
+        for (table, &(count, first)) in &repeated {
+            tables.b.diagnostics.add_many(
+                "rocpd-repeated-id",
+                count,
+                "rows a join gave again for one id (the database repeats an id of a \
+                 timestamp, string, event or process row): each id's first row was read"
+                    .to_owned(),
+                format!("{file}: table {table}{suffix}, row {first}"),
+            );
+        }
+        for (table, &(count, first)) in &negative {
+            tables.b.diagnostics.add_many(
+                "rocpd-negative-time",
+                count,
+                "rows with a negative start or end time were left out".to_owned(),
+                format!("{file}: table {table}{suffix}, row {first}"),
+            );
+        }
     }
     Ok(processes
         .into_iter()
@@ -266,6 +376,10 @@ struct Reader<'a> {
     agents: BTreeMap<i64, Agent>,
     /// Process commands (`rocpd_info_process.command`) by OS pid.
     commands: BTreeMap<i64, String>,
+    /// Rows left out because a join repeated their id: by table, the count and the first.
+    repeated: BTreeMap<String, (u64, i64)>,
+    /// Rows left out for a negative time: by table, the count and the first.
+    negative: BTreeMap<String, (u64, i64)>,
 }
 
 impl Reader<'_> {
@@ -280,6 +394,11 @@ impl Reader<'_> {
             table: format!("{table}{}", self.suffix),
             message: err.to_string(),
         }
+    }
+
+    /// A SQLite error while running a query on `table` (a budget, or SQLite's message).
+    fn sql_error(&self, table: &str, err: &rusqlite::Error) -> Error {
+        sqlite_error(self.path, &format!("{table}{}", self.suffix), err)
     }
 
     fn tables(&mut self, pid: Option<i64>) -> &mut Tables {
@@ -324,10 +443,19 @@ impl Reader<'_> {
         mut each: impl FnMut(&mut Self, i64, &rusqlite::Row<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let conn = self.conn;
-        let mut stmt = conn.prepare(sql).map_err(|e| self.error(table, e))?;
-        let mut rows = stmt.query([]).map_err(|e| self.error(table, e))?;
-        while let Some(row) = rows.next().map_err(|e| self.error(table, e))? {
+        let mut stmt = conn.prepare(sql).map_err(|e| self.sql_error(table, &e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.sql_error(table, &e))?;
+        // Rows come in id order; a join on ids the file repeats (two timestamps or
+        // strings with one id) would give a row's id again: its first row is read, the
+        // others counted and left out, so rows never multiply.
+        let mut last = None;
+        while let Some(row) = rows.next().map_err(|e| self.sql_error(table, &e))? {
             let id: i64 = row.get(0).map_err(|e| self.error(table, e))?;
+            if last == Some(id) {
+                self.repeated.entry(table.to_owned()).or_insert((0, id)).0 += 1;
+                continue;
+            }
+            last = Some(id);
             each(self, id, row)?;
         }
         Ok(())
@@ -459,8 +587,10 @@ impl Reader<'_> {
              LEFT JOIN {string} C ON C.id = E.category_id AND C.guid = E.guid",
         );
         self.each("rocpd_region", &sql, |reader, id, row| {
+            let Some((start, end)) = reader.stamps("rocpd_region", id, row)? else {
+                return Ok(());
+            };
             let table = format!("rocpd_region row {id}");
-            let (start, end) = reader.stamps(&table, row)?;
             let at = |e| reader.error(&table, e);
             let pid: Option<i64> = row.get(3).map_err(at)?;
             let tid: Option<i64> = row.get(4).map_err(at)?;
@@ -496,8 +626,10 @@ impl Reader<'_> {
             "LEFT JOIN {symbol} S ON S.id = X.kernel_id AND S.guid = X.guid",
         );
         self.each("rocpd_kernel_dispatch", &sql, |reader, id, row| {
+            let Some((start, end)) = reader.stamps("rocpd_kernel_dispatch", id, row)? else {
+                return Ok(());
+            };
             let table = format!("rocpd_kernel_dispatch row {id}");
-            let (start, end) = reader.stamps(&table, row)?;
             let at = |e| reader.error(&table, e);
             let pid: Option<i64> = row.get(3).map_err(at)?;
             let agent: Option<i64> = row.get(4).map_err(at)?;
@@ -542,8 +674,10 @@ impl Reader<'_> {
             "LEFT JOIN {string} NS ON NS.id = X.name_id AND NS.guid = X.guid",
         );
         self.each("rocpd_memory_copy", &sql, |reader, id, row| {
+            let Some((start, end)) = reader.stamps("rocpd_memory_copy", id, row)? else {
+                return Ok(());
+            };
             let table = format!("rocpd_memory_copy row {id}");
-            let (start, end) = reader.stamps(&table, row)?;
             let at = |e| reader.error(&table, e);
             let pid: Option<i64> = row.get(3).map_err(at)?;
             let queue: Option<i64> = row.get(4).map_err(at)?;
@@ -585,17 +719,31 @@ impl Reader<'_> {
         })
     }
 
-    /// Columns 1 and 2: the start and end stamps, which every timed row must have.
-    fn stamps(&self, table: &str, row: &rusqlite::Row<'_>) -> Result<(u64, u64), Error> {
+    /// Columns 1 and 2: the start and end stamps, which every timed row must have;
+    /// `None` (the row counted in `negative` and left out) when one is negative. An end
+    /// before its start is left out, and counted, by the capture builder.
+    fn stamps(
+        &mut self,
+        base: &str,
+        id: i64,
+        row: &rusqlite::Row<'_>,
+    ) -> Result<Option<(u64, u64)>, Error> {
+        let table = format!("{base} row {id}");
         let mut out = [0u64; 2];
         for (slot, (index, what)) in out.iter_mut().zip([(1, "start_id"), (2, "end_id")]) {
-            let value: Option<i64> = row.get(index).map_err(|e| self.error(table, e))?;
-            let value = value
-                .ok_or_else(|| self.error(table, format!("{what} names no rocpd_timestamp row")))?;
-            *slot = u64::try_from(value)
-                .map_err(|_| self.error(table, format!("{what}: negative time {value}")))?;
+            let value: Option<i64> = row.get(index).map_err(|e| self.error(&table, e))?;
+            let value = value.ok_or_else(|| {
+                self.error(&table, format!("{what} names no rocpd_timestamp row"))
+            })?;
+            match u64::try_from(value) {
+                Ok(v) => *slot = v,
+                Err(_) => {
+                    self.negative.entry(base.to_owned()).or_insert((0, id)).0 += 1;
+                    return Ok(None);
+                }
+            }
         }
-        Ok((out[0], out[1]))
+        Ok(Some((out[0], out[1])))
     }
 
     /// The device ordinal of an agent id.

@@ -9,7 +9,7 @@ use crate::Error;
 /// An open CSV file and its header.
 pub(crate) struct CsvFile {
     path: PathBuf,
-    reader: csv::Reader<BufReader<File>>,
+    reader: csv::Reader<LineBound<BufReader<File>>>,
     header: Vec<String>,
 }
 
@@ -30,7 +30,12 @@ impl CsvFile {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(false)
-            .from_reader(BufReader::new(file));
+            .from_reader(LineBound {
+                inner: BufReader::new(file),
+                limit: trace_model::limits::max_string_bytes(),
+                run: 0,
+                line: 1,
+            });
         let header = reader
             .headers()
             .map_err(|err| csv_error(path, &err, "header"))?
@@ -93,6 +98,11 @@ impl CsvFile {
 }
 
 impl Row<'_> {
+    /// The row's line in the file (1-based; the header is line 1).
+    pub(crate) fn line(&self) -> u64 {
+        self.line
+    }
+
     pub(crate) fn str(&self, column: usize) -> &str {
         self.record.get(column).unwrap_or("")
     }
@@ -134,7 +144,58 @@ impl Row<'_> {
     }
 }
 
+/// Fails a read once a line grows past `limit` bytes without a line break, so that one
+/// huge field (a "CSV bomb") stops at the string limit instead of being gathered whole.
+pub(crate) struct LineBound<R> {
+    inner: R,
+    limit: u64,
+    /// Bytes since the last line break.
+    run: u64,
+    /// The line being read (1-based).
+    line: u64,
+}
+
+/// The message of [`LineBound`]'s error (found again in [`csv_error`]).
+const LINE_TOO_LONG: &str = "tracewise-line-too-long";
+
+impl<R: std::io::Read> std::io::Read for LineBound<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.run = 0;
+                self.line += 1;
+            } else {
+                self.run += 1;
+            }
+        }
+        if self.run > self.limit {
+            return Err(std::io::Error::other(format!(
+                "{LINE_TOO_LONG} {}",
+                self.line
+            )));
+        }
+        Ok(n)
+    }
+}
+
 fn csv_error(path: &Path, err: &csv::Error, column: &str) -> Error {
+    if let csv::ErrorKind::Io(io) = err.kind()
+        && let Some(line) = io
+            .to_string()
+            .strip_prefix(LINE_TOO_LONG)
+            .and_then(|l| l.trim().parse::<u64>().ok())
+    {
+        return Error::Limit {
+            path: path.to_owned(),
+            where_: format!("line {line}"),
+            what: format!(
+                "a line longer than the limit of {} bytes (set TRACEWISE_MAX_EVENT_BYTES to \
+                 raise it)",
+                trace_model::limits::max_string_bytes()
+            ),
+        };
+    }
     let line = err.position().map_or(1, |p| p.line());
     let message = match err.kind() {
         csv::ErrorKind::UnequalLengths {

@@ -20,8 +20,10 @@ struct Dispatch {
     gpu: i64,
     queue: i64,
     pid: Option<i64>,
-    begin: u64,
-    end: u64,
+    /// Where it is (`line 12`, `KERN row 12`), for the diagnostic of a negative time.
+    at: String,
+    begin: i64,
+    end: i64,
 }
 
 pub(crate) fn load_csv(path: &Path) -> Result<Vec<Process>, Error> {
@@ -39,8 +41,9 @@ pub(crate) fn load_csv(path: &Path) -> Result<Vec<Process>, Error> {
             gpu: row.opt_int(gpu)?.unwrap_or(0),
             queue: row.opt_int(queue)?.unwrap_or(0),
             pid: row.opt_int(pid)?,
-            begin: row.uint(begin)?,
-            end: row.uint(end)?,
+            at: format!("line {}", row.line()),
+            begin: row.int(begin)?,
+            end: row.int(end)?,
         });
         Ok(())
     })?;
@@ -48,12 +51,9 @@ pub(crate) fn load_csv(path: &Path) -> Result<Vec<Process>, Error> {
 }
 
 pub(crate) fn load_db(path: &Path) -> Result<Vec<Process>, Error> {
-    let conn = crate::rocpd::open(path)?;
-    let fail = |err: rusqlite::Error| Error::Sqlite {
-        path: path.to_owned(),
-        table: "KERN".to_owned(),
-        message: err.to_string(),
-    };
+    let db = crate::rocpd::open(path)?;
+    let conn = &db.conn;
+    let fail = |err: rusqlite::Error| crate::rocpd::sqlite_error(path, "KERN", &err);
     // Square brackets, not double quotes: SQLite reads an unknown double-quoted name as a
     // string literal, so a missing column would not be an error.
     let mut stmt = conn
@@ -71,13 +71,8 @@ pub(crate) fn load_db(path: &Path) -> Result<Vec<Process>, Error> {
             message: format!("column {column}: {err}"),
         };
         let name: String = row.get(1).map_err(|e| at("KernelName", e))?;
-        let stamp = |index: usize, column: &str| -> Result<u64, Error> {
-            let value: i64 = row.get(index).map_err(|e| at(column, e))?;
-            u64::try_from(value).map_err(|_| Error::Sqlite {
-                path: path.to_owned(),
-                table: format!("KERN row {rowid}"),
-                message: format!("column {column}: negative time {value}"),
-            })
+        let stamp = |index: usize, column: &str| -> Result<i64, Error> {
+            row.get(index).map_err(|e| at(column, e))
         };
         dispatches.push(Dispatch {
             // The v1 database keeps the CSV's quotes around names.
@@ -91,6 +86,7 @@ pub(crate) fn load_db(path: &Path) -> Result<Vec<Process>, Error> {
                 .map_err(|e| at("queue-id", e))?
                 .unwrap_or(0),
             pid: row.get(4).map_err(|e| at("pid", e))?,
+            at: format!("KERN row {rowid}"),
             begin: stamp(5, "BeginNs")?,
             end: stamp(6, "EndNs")?,
         });
@@ -100,15 +96,22 @@ pub(crate) fn load_db(path: &Path) -> Result<Vec<Process>, Error> {
 
 fn build(path: &Path, dispatches: Vec<Dispatch>) -> Vec<Process> {
     let mut processes: BTreeMap<Option<i64>, Tables> = BTreeMap::new();
+    // Rows with a negative time are left out and counted (an end before its start is
+    // left out and counted by the capture builder).
+    let mut negative: Option<(u64, &str)> = None;
     for d in &dispatches {
+        let (Ok(start), Ok(end)) = (u64::try_from(d.begin), u64::try_from(d.end)) else {
+            negative.get_or_insert((0, &d.at)).0 += 1;
+            continue;
+        };
         let tables = processes
             .entry(d.pid)
             .or_insert_with(|| Tables::new(Format::RocprofV1));
         tables.push_activity(Activity {
             device: d.gpu,
             stream: d.queue,
-            start: d.begin,
-            end: d.end,
+            start,
+            end,
             name: &d.name,
             correlation: None,
             copy: None,
@@ -117,6 +120,16 @@ fn build(path: &Path, dispatches: Vec<Dispatch>) -> Vec<Process> {
     }
     if processes.is_empty() {
         processes.insert(None, Tables::new(Format::RocprofV1));
+    }
+    if let Some((count, first)) = negative {
+        for tables in processes.values_mut() {
+            tables.b.diagnostics.add_many(
+                "rocprof-negative-time",
+                count,
+                "kernel dispatches with a negative BeginNs or EndNs were left out".to_owned(),
+                format!("{}: {first}", path.display()),
+            );
+        }
     }
     processes
         .into_iter()

@@ -21,7 +21,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
-use rayon::prelude::*;
 
 use crate::Error;
 use crate::frame::{RankFrame, read_frame_with};
@@ -65,8 +64,12 @@ pub const SUMMARY_COLUMNS: [(&str, &str); 11] = [
 pub struct Exported {
     /// The export directory (`out` of [`export_hive`]), holding the `rank=N` folders.
     pub dir: PathBuf,
-    /// (rank, file, rows) per rank, in rank order.
+    /// (rank, file, rows) per trace, in rank order (a rank given by two traces has two
+    /// files in its partition).
     pub files: Vec<(i64, PathBuf, usize)>,
+    /// What to warn about, as every tool words it ([`load::Note`]): ranks given by more
+    /// than one trace (each exported).
+    pub notes: Vec<String>,
     /// The traces of several that could not be read (not exported), each as its error,
     /// which names the file. Not empty means a partial export.
     pub unread: Vec<String>,
@@ -97,42 +100,52 @@ pub fn export_hive_into(
     out: &output_file::DirOutput,
     workers: usize,
 ) -> Result<Exported, Error> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(workers.max(1))
-        .build()
-        .map_err(|e| Error::Missing {
-            path: out.path().to_path_buf(),
-            what: format!("cannot start the export threads: {e}"),
-        })?;
-    // The outer error fails the export (writing); the inner one is a trace not read.
-    let results: Result<Vec<Result<_, Error>>, Error> = pool.install(|| {
-        traces
-            .par_iter()
-            .enumerate()
-            .map(|(i, trace)| {
-                // The ranks are read in parallel: each one on its own thread.
-                let frame = match read_frame_with(trace, 1) {
-                    Ok(frame) => frame,
-                    Err(e) => return Ok(Err(e)),
-                };
-                let rank = frame.rank.unwrap_or(i as i64);
-                let mut summary = rank_summary(&frame)?;
-                let mut df = frame
-                    .df
-                    .drop("rank")
-                    .map_err(Error::polars(trace.display().to_string()))?;
-                let rows = df.height();
-                let rel = PathBuf::from(format!("rank={rank}")).join("events.parquet");
-                write_parquet(&mut df, out.create_file(&rel)?, &out.path().join(&rel))?;
-                let srel = PathBuf::from("_summary")
-                    .join(format!("rank={rank}"))
-                    .join("summary.parquet");
-                let shown = out.path().join(&srel);
-                write_parquet(&mut summary, out.create_file(&srel)?, &shown)?;
-                Ok(Ok((rank, rel, rows, df.schema().as_ref().clone())))
-            })
-            .collect()
-    });
+    // Ranks on plain threads, each read on its own thread ([`crate::threads`]).
+    type Written = (i64, PathBuf, usize, Schema, PathBuf);
+    let claimed = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let results: Vec<Result<Result<Written, Error>, Error>> =
+        crate::threads::each(traces, workers, |i, trace| {
+            let frame = match read_frame_with(trace, 1) {
+                Ok(frame) => frame,
+                Err(e) => return Ok(Err(e)),
+            };
+            let rank = frame.rank.unwrap_or(i as i64);
+            let mut summary = rank_summary(&frame)?;
+            let mut df = frame
+                .df
+                .drop("rank")
+                .map_err(Error::polars(trace.display().to_string()))?;
+            let rows = df.height();
+            // A second trace of a rank (a duplicate rank 0) is a second file of its
+            // partition, as every Hive reader reads it: `events.<i>.parquet`.
+            let first = claimed
+                .lock()
+                .map(|mut ranks| ranks.insert(rank))
+                .unwrap_or(false);
+            let (events, summary_name) = if !first {
+                (
+                    format!("events.{i}.parquet"),
+                    format!("summary.{i}.parquet"),
+                )
+            } else {
+                ("events.parquet".to_owned(), "summary.parquet".to_owned())
+            };
+            let rel = PathBuf::from(format!("rank={rank}")).join(events);
+            write_parquet(&mut df, out.create_file(&rel)?, &out.path().join(&rel))?;
+            let srel = PathBuf::from("_summary")
+                .join(format!("rank={rank}"))
+                .join(summary_name);
+            let shown = out.path().join(&srel);
+            write_parquet(&mut summary, out.create_file(&srel)?, &shown)?;
+            Ok(Ok((
+                rank,
+                rel,
+                rows,
+                df.schema().as_ref().clone(),
+                trace.clone(),
+            )))
+        });
+    let results: Result<Vec<_>, Error> = results.into_iter().collect();
     let (mut written, mut failed) = (Vec::new(), Vec::new());
     for w in results? {
         match w {
@@ -143,28 +156,37 @@ pub fn export_hive_into(
     if (written.is_empty() || traces.len() == 1) && !failed.is_empty() {
         return Err(failed.remove(0));
     }
-    written.sort_by_key(|f| f.0);
-    if let Some(w) = written.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(Error::Missing {
-            path: out.path().to_path_buf(),
-            what: format!(
-                "two traces have rank {}; each rank is exported once",
-                w[0].0
-            ),
-        });
+    written.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    // Two traces of one rank: both exported, and said, as every tool says it.
+    let mut notes = Vec::new();
+    let mut at = 0;
+    while at < written.len() {
+        let same = written[at..]
+            .iter()
+            .take_while(|w| w.0 == written[at].0)
+            .count();
+        if same > 1 {
+            let note = load::Note::DuplicateRank {
+                rank: written[at].0,
+                files: written[at..at + same].iter().map(|w| w.4.clone()).collect(),
+            };
+            notes.push(note.to_string());
+        }
+        at += same;
     }
     let schemas: Vec<(PathBuf, Schema)> = written
         .iter()
-        .map(|(_, rel, _, schema)| (rel.clone(), schema.clone()))
+        .map(|(_, rel, _, schema, _)| (rel.clone(), schema.clone()))
         .collect();
-    pool.install(|| unify_types(out, &schemas))?;
+    unify_types(out, &schemas, workers)?;
     Ok(Exported {
         dir: out.path().to_path_buf(),
         files: written
             .into_iter()
-            .map(|(rank, rel, rows, _)| (rank, out.path().join(rel), rows))
+            .map(|(rank, rel, rows, _, _)| (rank, out.path().join(rel), rows))
             .collect(),
         unread: failed.iter().map(|e| e.to_string()).collect(),
+        notes,
     })
 }
 
@@ -246,7 +268,11 @@ fn unified(types: &[&DataType]) -> DataType {
 
 /// Rewrites, in parallel, the files (relative to `out`) whose type for a column differs
 /// from the others'.
-fn unify_types(out: &output_file::DirOutput, files: &[(PathBuf, Schema)]) -> Result<(), Error> {
+fn unify_types(
+    out: &output_file::DirOutput,
+    files: &[(PathBuf, Schema)],
+    workers: usize,
+) -> Result<(), Error> {
     let mut types: BTreeMap<&str, Vec<&DataType>> = BTreeMap::new();
     for (_, schema) in files {
         for (name, dtype) in schema.iter() {
@@ -264,7 +290,7 @@ fn unify_types(out: &output_file::DirOutput, files: &[(PathBuf, Schema)]) -> Res
             many => Some((name, unified(many))),
         })
         .collect();
-    files.par_iter().try_for_each(|(file, schema)| {
+    let done = crate::threads::each(files, workers, |_, (file, schema)| {
         let casts: Vec<(&str, &DataType)> = schema
             .iter()
             .filter_map(|(name, dtype)| {
@@ -286,7 +312,8 @@ fn unify_types(out: &output_file::DirOutput, files: &[(PathBuf, Schema)]) -> Res
             df.with_column(cast).map_err(Error::polars(ctx.clone()))?;
         }
         write_parquet(&mut df, out.recreate_file(file)?, &shown)
-    })
+    });
+    done.into_iter().collect()
 }
 
 /// Reads an export back: every `rank=N/*.parquet`, with `rank` from the directory name,

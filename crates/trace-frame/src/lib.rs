@@ -49,6 +49,7 @@ mod render;
 mod skip_stats;
 mod sql;
 mod summary;
+mod threads;
 mod timeline;
 
 use std::path::{Path, PathBuf};
@@ -174,13 +175,15 @@ fn load_columns(
     } else {
         1
     };
-    let res: Vec<Result<(RankFrame, Option<CacheUse>), Error>> = paths
-        .par_iter()
-        .map(|p| match cache_dir {
+    // On plain threads, not rayon's pool: each file's read waits for polars' pool, and a
+    // waiting rayon worker would run the next file's read nested on its stack
+    // ([`threads`]), overflowing it with thousands of ranks.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let res: Vec<Result<(RankFrame, Option<CacheUse>), Error>> =
+        crate::threads::each(paths, cores, |_, p| match cache_dir {
             Some(dir) => read_frame_cached_with(p, dir, threads).map(|(f, u)| (f, Some(u))),
             None => frame::read_frame_columns(p, threads, columns).map(|f| (f, None)),
-        })
-        .collect();
+        });
     let mut frames = Vec::new();
     let mut cache = Vec::new();
     let mut failed = Vec::new();

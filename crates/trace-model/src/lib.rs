@@ -45,6 +45,7 @@ mod classify;
 mod diagnostics;
 mod hash;
 mod intern;
+pub mod limits;
 mod link;
 mod provenance;
 mod side;

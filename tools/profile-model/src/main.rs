@@ -159,6 +159,10 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
                 file.display()
             );
         }
+        // Two traces of one rank are both exported, with the warning every tool gives.
+        for note in &ex.notes {
+            eprintln!("profile-model: warning: {note}");
+        }
         if args.sql.is_none() && names.is_empty() {
             staged.commit()?;
             for note in &sources.notes {

@@ -2,6 +2,7 @@
 //! and the shared real exports (`TRACEWISE_TRACES`).
 
 mod bad_input;
+mod bounds;
 mod export;
 mod fixtures;
 mod real_traces;

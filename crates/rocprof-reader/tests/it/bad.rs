@@ -93,7 +93,11 @@ fn csv_with_a_missing_column_or_bad_cell_names_line_and_column() {
 
     // rocprof v1: the same for results.csv.
     let path = dir.path().join("results.csv");
-    std::fs::write(&path, "\"KernelName\",\"BeginNs\",\"EndNs\"\n\"k\",1,-5\n").unwrap();
+    std::fs::write(
+        &path,
+        "\"KernelName\",\"BeginNs\",\"EndNs\"\n\"k\",1,five\n",
+    )
+    .unwrap();
     let text = err_text(&path);
     assert!(text.contains("line 2, column EndNs"), "{text}");
 }

@@ -3,6 +3,7 @@
 //! decodes, and inputs made here (Perfetto packets, rocpd databases, malformed files).
 
 mod bad;
+mod bounds;
 mod csv_v3;
 mod fixtures;
 mod json;

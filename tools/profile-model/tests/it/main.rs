@@ -7,6 +7,10 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_profile-model"))
 }
 
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn fixture(rel: &str) -> PathBuf {
     test_support::workspace_root().join("testdata").join(rel)
 }
@@ -515,4 +519,70 @@ fn interrupts_remove_the_converted_captures() {
             converted()
         );
     }
+}
+
+/// `--export` of 2,000 tiny ranks (issue 45, finding 4): every rank exported, exit 0, no
+/// stack overflow (each rank's polars work nested on a rayon worker's stack before) and
+/// no staged directory left.
+#[test]
+fn export_of_two_thousand_ranks_does_not_overflow_the_stack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ranks = tmp.path().join("ranks");
+    std::fs::create_dir(&ranks).unwrap();
+    test_support::synth_ranks::Job::plan(2000, 0.001, 7).write_into(&ranks);
+    let export = tmp.path().join("e");
+    let out = bin()
+        .arg(&ranks)
+        .arg("--export")
+        .arg(&export)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for rank in [0, 999, 1999] {
+        assert!(export.join(format!("rank={rank}/events.parquet")).is_file());
+    }
+    let parts = std::fs::read_dir(&export)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("rank="))
+        })
+        .count();
+    assert_eq!(parts, 2000);
+    assert!(test_support::staged_left(tmp.path()).is_empty());
+}
+
+/// Two files that are both rank 0: `--export` warns as every tool does, and exports both
+/// into the rank's partition (it failed before).
+#[test]
+fn export_with_a_duplicate_rank_warns_and_keeps_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ranks = tmp.path().join("ranks");
+    std::fs::create_dir(&ranks).unwrap();
+    test_support::synth_ranks::Job::plan(2, 0.01, 3).write_into(&ranks);
+    let first = std::fs::read_dir(&ranks)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().contains("rank0"))
+        .expect("rank 0's file");
+    std::fs::copy(&first, ranks.join("copy-of-rank0.pt.trace.json")).unwrap();
+    let export = tmp.path().join("e");
+    let out = bin()
+        .arg(&ranks)
+        .arg("--export")
+        .arg(&export)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: rank 0 is given by 2 files") && err.contains("copy-of-rank0"),
+        "{err}"
+    );
+    let files: Vec<_> = std::fs::read_dir(export.join("rank=0"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(export.join("rank=1/events.parquet").is_file());
 }
