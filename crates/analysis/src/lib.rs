@@ -58,6 +58,7 @@ mod input;
 mod interval;
 mod inventory;
 mod launch;
+mod moe;
 mod percent;
 mod practices;
 mod profile_summary;
@@ -82,7 +83,8 @@ pub use gaps::{
     launching_threads,
 };
 pub use host_cause::{
-    HostCause, LONG_SELF_STRETCH, is_allocator_call, is_compilation, is_data_loading,
+    HostCause, LONG_SELF_STRETCH, host_cause_stretches, is_allocator_call, is_compilation,
+    is_data_loading,
     is_profiler_overhead,
 };
 pub use input::{Loaded, LoadedEach, ProgramInfo};
@@ -91,6 +93,7 @@ pub use inventory::{
 };
 
 pub use launch::LaunchStats;
+pub use moe::{is_moe_gemm_name, moe_gemm_activities};
 pub use percent::percent_of;
 pub use practices::{
     Practice, Practices, is_activation_checkpoint, is_eager_attention_kernel, practices,

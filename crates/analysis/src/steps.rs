@@ -10,12 +10,13 @@
 //!    that issued it, even when it runs after the step's host range has ended); an
 //!    activity without a launch is placed by its own start.
 //! 2. Step annotations of inference and diffusion engines (SGLang, vLLM, diffusion
-//!    schedulers), placed like `ProfilerStep#N`, provided their steps hold
-//!    [`MIN_STEP_COVERAGE`] of the GPU time (a scheduler's update inside a denoising
-//!    step, a few kernels, is not the step).
+//!    schedulers), placed like `ProfilerStep#N`, provided they are not nested in a
+//!    repeating parent range that launches other work (the parent is the step:
+//!    `repeating_parent`) and their steps hold [`MIN_STEP_COVERAGE`] of the GPU time (a
+//!    scheduler's update inside a denoising step, a few kernels, is not the step).
 //! 3. The framework's iteration annotations: one step per `Optimizer.step#…` (from the
 //!    end of the one before to its end), else one per `enumerate(DataLoader)#…` batch
-//!    fetch (start to start); with the same coverage check.
+//!    fetch (start to start); with the same nesting and coverage checks.
 //! 4. A host range that recurs at the top level of the thread that launches most GPU
 //!    work (an annotation or a Python function of one name): starting from the thread's
 //!    outermost ranges, a level whose only range holding most launches is a wrapper
@@ -188,6 +189,16 @@ impl StepCandidate {
                 self.steps,
                 100.0 * share
             ),
+            CandidateOutcome::NestedInRepeatingParent {
+                parent,
+                instances,
+                share,
+            } => format!(
+                "{}: lost, its {} steps lie inside the repeating range {parent} ({instances} instances) and launch {:.1} % of its GPU work (a part of the parent's step, not the step)",
+                self.evidence,
+                self.steps,
+                100.0 * share
+            ),
             CandidateOutcome::NotTried => {
                 format!("{}: not tried, a stronger evidence won", self.evidence)
             }
@@ -207,6 +218,19 @@ pub enum CandidateOutcome {
     /// step (a layer, a block, a scheduler's update), not the step.
     TooLittleGpuWork {
         /// Share of all GPU time inside its steps, in [0, 1].
+        share: f64,
+    },
+    /// Every one of its step ranges lies inside an instance of a host range of another
+    /// name that repeats (at least two instances, each holding as many of its ranges) and
+    /// launches GPU work outside them ([`repeating_parent`]): the parent is the step, the
+    /// nested range a part of it (a layer, a block, a scheduler's update).
+    NestedInRepeatingParent {
+        /// The parent range's name.
+        parent: String,
+        /// Its instances.
+        instances: usize,
+        /// Share of the parent instances' GPU work launched inside the nested ranges,
+        /// in [0, 1].
         share: f64,
     },
     /// A stronger evidence won before this one was tried.
@@ -344,6 +368,18 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
             });
             continue;
         };
+        if checked && let Some((parent, instances, share)) = repeating_parent(capture, &found) {
+            considered.push(StepCandidate {
+                evidence,
+                steps: found.steps.len(),
+                outcome: CandidateOutcome::NestedInRepeatingParent {
+                    parent,
+                    instances,
+                    share,
+                },
+            });
+            continue;
+        }
         let share = coverage(capture, &found);
         if checked && share < MIN_STEP_COVERAGE {
             considered.push(StepCandidate {
@@ -363,6 +399,110 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
     let mut steps = won.unwrap_or_else(|| whole_capture(capture));
     steps.considered = considered;
     steps
+}
+
+/// A parent whose GPU work outside the nested ranges is less than this share of its own
+/// is a wrapper of them (a Python frame that only calls the marked function, a range
+/// around it), not a step of which they are a part: a wrapper launches nothing else, and
+/// a tenth leaves room for a few kernels of its own.
+pub const WRAPPER_OUTSIDE_SHARE: f64 = 0.1;
+
+/// The explicit nesting rule for marked step ranges (engine markers, iteration
+/// annotations): the host range of another name, on the thread of the first step's
+/// range, that contains every step range, repeats (at least two instances, each holding
+/// the same number of step ranges, at least one), and launches GPU work outside the step
+/// ranges (at least [`WRAPPER_OUTSIDE_SHARE`] of its own: it is not a wrapper). The
+/// innermost such range (shortest mean instance) is returned, with its instance count and
+/// the share of its GPU work that the step ranges launch. GPU work is placed by its
+/// launch call's start (its own start without one).
+fn repeating_parent(capture: &Capture, steps: &Steps) -> Option<(String, usize, f64)> {
+    let ranges: Vec<Window> = steps.steps.iter().map(|s| s.range).collect();
+    let first = *ranges.first()?;
+    let events = capture.host_events();
+    // The thread of the first step's range: an event with exactly its bounds.
+    let thread = events
+        .iter()
+        .find(|e| e.start == first.start && e.end() == first.end)?
+        .thread;
+    let thread_events = capture.thread_events(thread);
+    let inside = |outer: &Window, inner: &Window| outer.start <= inner.start && inner.end <= outer.end;
+    let mut names: Vec<trace_model::StringId> = thread_events
+        .iter()
+        .filter(|e| {
+            let w = Window {
+                start: e.start,
+                end: e.end(),
+            };
+            inside(&w, &first) && w.span() > first.span()
+        })
+        .map(|e| e.name)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    // GPU work by launch time, sorted, with prefix sums: the work launched in a range.
+    let mut launched: Vec<(Nanos, i64)> = capture
+        .activities()
+        .iter()
+        .map(|a| (a.launch().map_or(a.start, |l| capture.host_event(l).start), a.dur.0))
+        .collect();
+    launched.sort_unstable();
+    let mut prefix = Vec::with_capacity(launched.len() + 1);
+    prefix.push(0i64);
+    for &(_, d) in &launched {
+        prefix.push(prefix.last().copied().unwrap_or(0) + d);
+    }
+    let work = |w: &Window| {
+        let lo = launched.partition_point(|&(t, _)| t < w.start);
+        let hi = launched.partition_point(|&(t, _)| t < w.end);
+        prefix[hi] - prefix[lo]
+    };
+    let nested_work: i64 = ranges.iter().map(work).sum();
+    let mut best: Option<(Nanos, String, usize, f64)> = None;
+    for name in names {
+        let instances: Vec<Window> = thread_events
+            .iter()
+            .filter(|e| e.name == name)
+            .map(|e| Window {
+                start: e.start,
+                end: e.end(),
+            })
+            .collect();
+        if instances.len() < 2 {
+            continue;
+        }
+        let mut held = vec![0usize; instances.len()];
+        let all_inside = ranges.iter().all(|r| {
+            let k = instances.partition_point(|w| w.start <= r.start);
+            match k.checked_sub(1) {
+                Some(k) if inside(&instances[k], r) => {
+                    held[k] += 1;
+                    true
+                }
+                _ => false,
+            }
+        });
+        if !all_inside || held[0] == 0 || held.iter().any(|&h| h != held[0]) {
+            continue;
+        }
+        let parent_work: i64 = instances.iter().map(work).sum();
+        if parent_work <= 0 {
+            continue;
+        }
+        let outside = (parent_work - nested_work) as f64 / parent_work as f64;
+        if outside < WRAPPER_OUTSIDE_SHARE {
+            continue;
+        }
+        let mean = Nanos(instances.iter().map(|w| w.span().0).sum::<i64>() / instances.len() as i64);
+        if best.as_ref().is_none_or(|b| mean < b.0) {
+            best = Some((
+                mean,
+                capture.name(name).to_owned(),
+                instances.len(),
+                nested_work as f64 / parent_work as f64,
+            ));
+        }
+    }
+    best.map(|(_, name, n, share)| (name, n, share))
 }
 
 /// Steps the reader put into the capture (`ProfilerStep#N`, step markers, module
@@ -1433,6 +1573,59 @@ mod tests {
             );
             assert!(host_ranged(&s.origin));
         }
+    }
+
+    /// A diffusion scheduler's `step` inside each of four repeating `denoise` ranges that
+    /// also launch the transformer's work: the scheduler's kernels are most of the GPU
+    /// time (so the 50 % rule alone would take them), but each lies inside a repeating
+    /// parent that launches other work, so the parent is the step. A parent that launches
+    /// nothing else (a wrapper frame) does not take the step from its child.
+    #[test]
+    fn a_range_nested_in_a_repeating_parent_is_not_the_step() {
+        let mut ev = vec![host("user_annotation", "main", 0, 1000)];
+        for (i, t) in [100u64, 300, 500, 700].into_iter().enumerate() {
+            let c = 10 + 2 * i as u64;
+            ev.push(host("user_annotation", "denoise", t, 150));
+            ev.push(kernel("transformer_gemm", t + 10, 30, Some(c), ""));
+            ev.push(host("python_function", "scheduling_flow.py(3): step", t + 60, 60));
+            ev.push(kernel("scheduler_update", t + 70, 45, Some(c + 1), ""));
+        }
+        let s = steps_of(&ev);
+        let engine = s
+            .considered
+            .iter()
+            .find(|c| c.evidence == "engine-step")
+            .expect("engine markers considered");
+        let CandidateOutcome::NestedInRepeatingParent {
+            parent,
+            instances,
+            share,
+        } = &engine.outcome
+        else {
+            panic!("{:?}", engine.outcome)
+        };
+        assert_eq!((parent.as_str(), *instances), ("denoise", 4));
+        assert!((share - 45.0 / 75.0).abs() < 1e-9, "{share}");
+        assert_eq!(
+            s.origin,
+            StepOrigin::RepeatedHostRange {
+                name: "denoise".to_owned(),
+                kind: "annotation"
+            }
+        );
+        assert_eq!(s.steps.len(), 4);
+        // The same parent as a wrapper (it launches nothing of its own): the markers win.
+        let wrapped: Vec<String> = ev
+            .iter()
+            .filter(|e| !e.contains("transformer_gemm"))
+            .cloned()
+            .collect();
+        let s = steps_of(&wrapped);
+        assert!(
+            matches!(s.origin, StepOrigin::EngineStep { .. }),
+            "{:?}",
+            s.considered
+        );
     }
 
     /// One model forward whose layers repeat (an annotation per layer, the same kernels

@@ -40,10 +40,15 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
     // per step and the step come from the same window (a median of step annotations can
     // leave out time between steps that the window holds).
     let mean_step = per_step(span);
-    let jax = matches!(
-        r.format,
-        trace_model::Format::XPlane | trace_model::Format::JaxTraceJson
-    );
+    // The wording of the knobs follows the framework the capture shows
+    // (`analysis::detect_framework`), not its file format: a TensorFlow XSpace gets
+    // TensorFlow's knobs, not JAX's.
+    use analysis::Framework as F;
+    let framework = r.framework.framework;
+    let jax = framework == F::Jax;
+    let tf = framework == F::TensorFlow;
+    // Frameworks whose knobs are not PyTorch's and that have no Python step to change.
+    let engine = matches!(framework, F::TensorRt | F::LlamaCpp);
     let practices = analysis::practices(capture);
     // What the capture already does, named, so no advice suggests it.
     let mut in_use = Vec::new();
@@ -77,6 +82,16 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
     }
     let host_knobs = if jax {
         vec![Knob::JaxDispatch]
+    } else if tf {
+        vec![Knob::TfDispatch]
+    } else if engine {
+        analysis::host_knobs(analysis::HostCause::LaunchOverhead, framework, &practices)
+            .iter()
+            .map(|k| Knob::Host {
+                code: k.code().to_owned(),
+                text: k.text().to_owned(),
+            })
+            .collect()
     } else {
         let mut k = vec![match &practices.graph_replay {
             Some(g) => Knob::GraphsWiden {
@@ -147,6 +162,10 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
                 },
                 vec![if jax {
                     Knob::JaxNoRoundTrips
+                } else if tf {
+                    Knob::TfNoRoundTrips
+                } else if engine {
+                    Knob::FewerHostWaits
                 } else {
                     Knob::NoSyncs
                 }],
@@ -162,6 +181,10 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
                 What::Layout,
                 vec![if jax {
                     Knob::JaxLayouts
+                } else if tf {
+                    Knob::TfLayouts
+                } else if framework == F::TensorRt {
+                    Knob::TrtLayouts
                 } else {
                     Knob::ChannelsLast
                 }],
@@ -170,6 +193,12 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
                 What::Elementwise,
                 vec![if jax {
                     Knob::JaxFusion
+                } else if tf {
+                    Knob::TfFusion
+                } else if framework == F::TensorRt {
+                    Knob::TrtFusion
+                } else if engine {
+                    Knob::EngineFusion
                 } else if practices.compiled.is_some() {
                     Knob::CompiledFusion
                 } else {
@@ -188,6 +217,12 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
                     vec![Knob::FusedAttention],
                 )
             }
+            CauseKey::MoeGemm => (
+                What::MoeGemm {
+                    evidence: moe_evidence(r, capture, window),
+                },
+                vec![Knob::MoeGemm],
+            ),
             _ => continue,
         };
         causes.push((cause.key, what, cause.time, knobs));
@@ -222,4 +257,26 @@ pub fn advise(r: &Report, capture: &Capture) -> Advice {
             })
             .collect(),
     })
+}
+
+/// The top three MoE GEMM kernels by time on the critical stream inside `window`.
+fn moe_evidence(r: &Report, capture: &Capture, window: analysis::Window) -> Vec<(String, Nanos)> {
+    let Some(crit) = r.critical_stream() else {
+        return Vec::new();
+    };
+    let moe = analysis::moe_gemm_activities(capture);
+    let mut by_name: std::collections::BTreeMap<&str, Nanos> = std::collections::BTreeMap::new();
+    for (a, _) in capture
+        .activities()
+        .iter()
+        .zip(&moe)
+        .filter(|(a, m)| **m && a.stream == crit.stream_id && a.start < window.end && a.end() > window.start)
+    {
+        let clipped = a.end().min(window.end) - a.start.max(window.start);
+        *by_name.entry(capture.name(a.name)).or_default() += clipped;
+    }
+    let mut top: Vec<(String, Nanos)> = by_name.into_iter().map(|(n, t)| (n.to_owned(), t)).collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(3);
+    top
 }

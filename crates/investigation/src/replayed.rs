@@ -30,8 +30,8 @@ pub(crate) fn replay_causes(r: &Report, capture: &Capture, keys: &[String]) -> V
     let scenarios: Vec<Option<replay::WhatIf>> =
         keys.iter().map(|k| replay::cause_scenario(k)).collect();
     let no_scenario = || CauseReplay::NoScenario {
-        reason: "no change of durations expresses this cause alone (a host sub-cause, a \
-                 stream or event wait, a synchronising call, eager attention)"
+        reason: "no change of durations expresses this cause alone (a stream or event \
+                 wait, a synchronising call, eager attention)"
             .to_owned(),
     };
     if scenarios.iter().all(Option::is_none) {
@@ -64,7 +64,8 @@ pub(crate) fn replay_causes(r: &Report, capture: &Capture, keys: &[String]) -> V
             })
             .collect();
     }
-    let predictor = replay::Predictor::new(&graph, capture, &windows);
+    let labels = Labels::of(capture);
+    let predictor = replay::Predictor::new(&graph, capture, &windows).with_labels(&labels);
     scenarios
         .iter()
         .map(|s| match s {
@@ -93,7 +94,60 @@ fn replayed(p: &replay::Prediction) -> Replayed {
             (step_after.0 - replayed_step.0) as f64 / replayed_step.0 as f64
         },
         replay_error: p.replay_error,
+        typical_replay_error: p.typical_replay_error,
         critical_lane_before: p.critical_before.first().map(|l| l.lane.clone()),
         critical_lane_after: p.critical_after.first().map(|l| l.lane.clone()),
+    }
+}
+
+/// Each thread's time labelled by analysis's host sub-causes, for the replay's host
+/// scenarios (`host:allocator=0`): the same labels that split the idle time.
+#[derive(Debug)]
+struct Labels {
+    /// Per thread (by index): the labelled stretches, sorted and disjoint.
+    threads: Vec<Vec<(Nanos, Nanos, Option<analysis::HostCause>)>>,
+}
+
+impl Labels {
+    fn of(capture: &Capture) -> Labels {
+        Labels {
+            threads: capture
+                .threads()
+                .iter()
+                .map(|t| analysis::host_cause_stretches(capture, t.id))
+                .collect(),
+        }
+    }
+}
+
+impl replay::HostLabels for Labels {
+    fn time(&self, cause: &str, thread: trace_model::ThreadId, from: Nanos, to: Nanos) -> Nanos {
+        let (Some(stretches), Some(cause)) = (
+            self.threads.get(thread.index()),
+            analysis::HostCause::from_code(cause),
+        ) else {
+            return Nanos::ZERO;
+        };
+        if to <= from {
+            return Nanos::ZERO;
+        }
+        let first = stretches.partition_point(|&(_, end, _)| end <= from);
+        let mut covered = Nanos::ZERO;
+        let mut held = Nanos::ZERO;
+        for &(s, e, label) in &stretches[first..] {
+            if s >= to {
+                break;
+            }
+            let part = (e.min(to) - s.max(from)).max(Nanos::ZERO);
+            covered += part;
+            if label == Some(cause) {
+                held += part;
+            }
+        }
+        if cause == analysis::HostCause::NothingRecorded {
+            (to - from) - covered
+        } else {
+            held
+        }
     }
 }
