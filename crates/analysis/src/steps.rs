@@ -99,6 +99,12 @@ pub enum StepOrigin {
 }
 
 impl StepOrigin {
+    /// Whether steps of this origin are host-side ranges (annotations, markers, repeated
+    /// host ranges) rather than GPU-side ones (module executions, kernel sequences).
+    pub fn is_host_ranged(&self) -> bool {
+        host_ranged(self)
+    }
+
     /// The origin in words, as reports print it.
     pub fn describe(&self) -> String {
         match self {

@@ -19,6 +19,7 @@ fn steady_windows(r: &Report) -> Vec<replay::StepWindow> {
             number: s.number,
             start: s.range.start,
             end: s.range.end,
+            gpu_ranged: !r.steps.origin.is_host_ranged(),
         })
         .collect()
 }

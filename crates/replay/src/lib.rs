@@ -59,7 +59,7 @@
 //! }
 //! let capture = b.finish(Path::new("example.json"));
 //! let graph = replay::Graph::build(&capture).unwrap();
-//! let window = replay::StepWindow { number: 1, start: Nanos(0), end: Nanos(40_000) };
+//! let window = replay::StepWindow { number: 1, start: Nanos(0), end: Nanos(40_000), gpu_ranged: false };
 //! // The unchanged replay reproduces the step.
 //! let check = replay::check(&graph, &[window]);
 //! assert_eq!(check.steps[0].replayed.value, check.steps[0].measured.value);
@@ -510,6 +510,7 @@ pub fn capture_windows(capture: &Capture) -> Vec<StepWindow> {
             number: s.number,
             start: s.start,
             end: s.end,
+            gpu_ranged: false,
         })
         .collect();
     if !steps.is_empty() {
@@ -527,6 +528,7 @@ pub fn capture_windows(capture: &Capture) -> Vec<StepWindow> {
         number: 0,
         start,
         end: end + Nanos(1),
+        gpu_ranged: false,
     })
     .into_iter()
     .collect()

@@ -8,7 +8,8 @@
 //! after the later of its launch call's return and its stream's previous end as it did
 //! (a wait for another stream, an unexplained wait, a launch latency all stay as long as
 //! they were); a host thread's leaves keep their gaps; a synchronising call returns the
-//! same time after the last activity it waited for ends. Only the durations of the
+//! same time after the last activity it waited for ends, and so does a launch call that
+//! returned after its own activity ended (a copy from pageable memory blocks the host). Only the durations of the
 //! edited activities change. The replay, by contrast, infers cross-stream producers,
 //! drops waits it cannot explain and uses the typical latency on edges that were not
 //! binding: the two differ where the capture's dependencies are not what the graph
@@ -37,6 +38,7 @@ fn windows(capture: &Capture) -> Vec<StepWindow> {
             number: s.number,
             start: s.range.start,
             end: s.range.end,
+            gpu_ranged: !report.steps.origin.is_host_ranged(),
         })
         .collect()
 }
@@ -67,10 +69,21 @@ pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>
         last = Some(i);
     }
     // What each synchronising call waited for: the last activity launched before its end
-    // that ended inside it.
+    // that ended inside it. A launch call that returned after its own activity ended
+    // (a copy from pageable memory) waited for it.
     let mut waited: Vec<Option<usize>> = vec![None; events.len()];
     let mut by_end: Vec<usize> = (0..acts.len()).collect();
     by_end.sort_by_key(|&a| acts[a].end());
+    for (a, act) in acts.iter().enumerate() {
+        if let Some(l) = act.launch().map(|l| l.index())
+            && leaf[l]
+            && act.end() <= events[l].end()
+            && act.end() >= events[l].start
+            && waited[l].is_none_or(|w| acts[w].end() < act.end())
+        {
+            waited[l] = Some(a);
+        }
+    }
     for (i, e) in events.iter().enumerate() {
         if !(leaf[i]
             && e.kind == HostKind::Runtime
@@ -134,16 +147,35 @@ pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>
                 let act = &acts[a];
                 let prev = (a > 0 && acts[a - 1].stream == act.stream).then(|| a - 1);
                 let launch = act.launch().map(|l| l.index()).filter(|&l| leaf[l]);
+                // A launch call that returns after its activity starts (a blocking copy,
+                // or clocks that disagree): the activity follows the call's start.
+                let by_start = launch.is_some_and(|l| events[l].end() > act.start);
+                let launch_time = |l: usize| -> (Nanos, Nanos) {
+                    if by_start {
+                        let start = host[l].map(|(s, _)| s).unwrap_or_else(|| {
+                            match prev_leaf[l] {
+                                p if p != usize::MAX => {
+                                    let pe = host[p].map_or(events[p].end(), |(_, e)| e);
+                                    pe + (events[l].start - events[p].end())
+                                }
+                                _ => events[l].start,
+                            }
+                        });
+                        (events[l].start, start)
+                    } else {
+                        (events[l].end(), host_end(&host, l).unwrap_or(events[l].end()))
+                    }
+                };
                 let measured_after = [
                     prev.map(|p| acts[p].end()),
-                    launch.map(|l| events[l].end()),
+                    launch.map(|l| launch_time(l).0),
                 ]
                 .into_iter()
                 .flatten()
                 .max();
                 let new_after = [
                     prev.map(|p| gpu[p].map_or(acts[p].end(), |(_, e)| e)),
-                    launch.map(|l| host_end(&host, l).unwrap_or(events[l].end())),
+                    launch.map(|l| launch_time(l).1),
                 ]
                 .into_iter()
                 .flatten()
@@ -358,3 +390,4 @@ fn edited_shared_captures_realize_the_replayed_prediction() {
     println!("{table}");
     assert!(checked > 0 || !root.join(files[0]).exists());
 }
+

@@ -267,6 +267,7 @@ fn a_woken_thread_waits_for_its_waker() {
         number: 1,
         start: Nanos(0),
         end: Nanos(315_000),
+        gpu_ranged: false,
     }];
     let c = check(&graph, &windows);
     assert_eq!(c.steps[0].replayed.value, Nanos(315_000));
