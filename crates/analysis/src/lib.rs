@@ -84,8 +84,7 @@ pub use gaps::{
 };
 pub use host_cause::{
     HostCause, LONG_SELF_STRETCH, host_cause_stretches, is_allocator_call, is_compilation,
-    is_data_loading,
-    is_profiler_overhead,
+    is_data_loading, is_profiler_overhead,
 };
 pub use input::{Loaded, LoadedEach, ProgramInfo};
 pub use inventory::{

@@ -7,11 +7,12 @@
 //! 1. its name says so ([`is_moe_gemm_name`]): `fused_moe`, `moe_gemm`/`kernel_moe_gemm`,
 //!    `grouped_gemm`/`GroupedGemm`, `moe_mm`, Triton's `matmul_ogs` (the MoE GEMM of
 //!    `triton_kernels`), CUTLASS grouped kernels; or
-//! 2. it runs on a stream between two MoE kernels that are not GEMMs (routing, sorting,
-//!    align, permute before; finalize, combine, unpermute after: any name with `moe`) with
-//!    only GEMMs between them: the expert GEMMs of engines whose batched GEMM kernels carry
-//!    no MoE name (TensorRT-LLM's `bmm_…` kernels between `moe::dev::routing` and
-//!    `moe::dev::finalize`).
+//! 2. it runs on a stream between a MoE kernel that opens the layer's expert GEMMs
+//!    (routing, sorting, align, permute, dispatch: `moe` in the name) and one that closes
+//!    them (finalize, combine, unpermute, sum, scatter), with only GEMMs between them: the
+//!    expert GEMMs of engines whose batched GEMM kernels carry no MoE name (TensorRT-LLM's
+//!    `bmm_…` kernels between `moe::dev::routing` and `moe::dev::finalize`). The GEMMs
+//!    after the closing kernel (the next attention block's) are not.
 
 use trace_model::{Capture, GpuActivity, KernelClass};
 
@@ -29,10 +30,28 @@ pub fn is_moe_gemm_name(name: &str) -> bool {
         || (lower.contains("cutlass") && lower.contains("grouped"))
 }
 
-/// Whether a kernel that is not a GEMM belongs to a MoE layer (routing, sorting, align,
-/// finalize): its name contains `moe`.
-fn is_moe_kernel(name: &str) -> bool {
-    name.to_ascii_lowercase().contains("moe")
+/// Whether a kernel opens a MoE layer's expert GEMMs: a MoE kernel (`moe` in its name)
+/// that routes, sorts, aligns, permutes or dispatches tokens to experts.
+fn opens_moe(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("moe")
+        && [
+            "rout", "sort", "align", "permut", "expand", "dispatch", "gate", "topk",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// Whether a kernel closes a MoE layer's expert GEMMs: a MoE kernel that finalizes,
+/// combines, unpermutes, sums or scatters the experts' outputs.
+fn closes_moe(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("moe")
+        && [
+            "finaliz", "combine", "unpermut", "sum", "reduce", "scatter", "gather",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 /// For each activity of `capture` (in `Capture::activities` order), whether it is a MoE
@@ -43,20 +62,24 @@ pub fn moe_gemm_activities(capture: &Capture) -> Vec<bool> {
         .iter()
         .map(|a| a.class == KernelClass::Gemm && is_moe_gemm_name(capture.name(a.name)))
         .collect();
-    let moe_other = |a: &GpuActivity| a.class != KernelClass::Gemm && is_moe_kernel(capture.name(a.name));
-    // Activities are sorted by stream, then start: a run of GEMMs between two MoE kernels
-    // of one stream.
+    let opens = |a: &GpuActivity| a.class != KernelClass::Gemm && opens_moe(capture.name(a.name));
+    let closes = |a: &GpuActivity| a.class != KernelClass::Gemm && closes_moe(capture.name(a.name));
+    // Activities are sorted by stream, then start: a run of GEMMs on one stream between a
+    // kernel that opens a MoE layer and one that closes it.
     let mut i = 0;
     while i < acts.len() {
-        if !moe_other(&acts[i]) {
+        if !opens(&acts[i]) {
             i += 1;
             continue;
         }
         let mut j = i + 1;
-        while j < acts.len() && acts[j].stream == acts[i].stream && acts[j].class == KernelClass::Gemm {
+        while j < acts.len()
+            && acts[j].stream == acts[i].stream
+            && acts[j].class == KernelClass::Gemm
+        {
             j += 1;
         }
-        if j > i + 1 && j < acts.len() && acts[j].stream == acts[i].stream && moe_other(&acts[j]) {
+        if j > i + 1 && j < acts.len() && acts[j].stream == acts[i].stream && closes(&acts[j]) {
             for flag in &mut out[i + 1..j] {
                 *flag = true;
             }
@@ -90,5 +113,18 @@ mod tests {
         ] {
             assert!(!is_moe_gemm_name(name), "{name}");
         }
+        assert!(opens_moe(
+            "void moe::dev::routing::routingIndicesDynBlockKernel<>"
+        ));
+        assert!(opens_moe(
+            "void ck_tile::kentry<2, ck_tile::MoeSortingKernel<>>"
+        ));
+        assert!(opens_moe("void moe_align_block_size_kernel<int>"));
+        assert!(closes_moe("void moe::dev::finalize::finalizeKernel<>"));
+        assert!(closes_moe("moe_sum_kernel"));
+        assert!(!opens_moe("void moe::dev::finalize::finalizeKernel<>"));
+        assert!(!closes_moe(
+            "void moe::dev::routing::routingIndicesDynBlockKernel<>"
+        ));
     }
 }

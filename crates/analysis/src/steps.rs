@@ -431,7 +431,8 @@ fn repeating_parent(capture: &Capture, steps: &Steps) -> Option<(String, usize, 
         .find(|e| e.start == first.start && e.end() == first.end)?
         .thread;
     let thread_events = capture.thread_events(thread);
-    let inside = |outer: &Window, inner: &Window| outer.start <= inner.start && inner.end <= outer.end;
+    let inside =
+        |outer: &Window, inner: &Window| outer.start <= inner.start && inner.end <= outer.end;
     let mut names: Vec<trace_model::StringId> = thread_events
         .iter()
         .filter(|e| {
@@ -449,7 +450,12 @@ fn repeating_parent(capture: &Capture, steps: &Steps) -> Option<(String, usize, 
     let mut launched: Vec<(Nanos, i64)> = capture
         .activities()
         .iter()
-        .map(|a| (a.launch().map_or(a.start, |l| capture.host_event(l).start), a.dur.0))
+        .map(|a| {
+            (
+                a.launch().map_or(a.start, |l| capture.host_event(l).start),
+                a.dur.0,
+            )
+        })
         .collect();
     launched.sort_unstable();
     let mut prefix = Vec::with_capacity(launched.len() + 1);
@@ -498,7 +504,8 @@ fn repeating_parent(capture: &Capture, steps: &Steps) -> Option<(String, usize, 
         if outside < WRAPPER_OUTSIDE_SHARE {
             continue;
         }
-        let mean = Nanos(instances.iter().map(|w| w.span().0).sum::<i64>() / instances.len() as i64);
+        let mean =
+            Nanos(instances.iter().map(|w| w.span().0).sum::<i64>() / instances.len() as i64);
         if best.as_ref().is_none_or(|b| mean < b.0) {
             best = Some((
                 mean,
@@ -1593,7 +1600,12 @@ mod tests {
             let c = 10 + 2 * i as u64;
             ev.push(host("user_annotation", "denoise", t, 150));
             ev.push(kernel("transformer_gemm", t + 10, 30, Some(c), ""));
-            ev.push(host("python_function", "scheduling_flow.py(3): step", t + 60, 60));
+            ev.push(host(
+                "python_function",
+                "scheduling_flow.py(3): step",
+                t + 60,
+                60,
+            ));
             ev.push(kernel("scheduler_update", t + 70, 45, Some(c + 1), ""));
         }
         let s = steps_of(&ev);

@@ -266,16 +266,16 @@ fn moe_evidence(r: &Report, capture: &Capture, window: analysis::Window) -> Vec<
     };
     let moe = analysis::moe_gemm_activities(capture);
     let mut by_name: std::collections::BTreeMap<&str, Nanos> = std::collections::BTreeMap::new();
-    for (a, _) in capture
-        .activities()
-        .iter()
-        .zip(&moe)
-        .filter(|(a, m)| **m && a.stream == crit.stream_id && a.start < window.end && a.end() > window.start)
-    {
+    for (a, _) in capture.activities().iter().zip(&moe).filter(|(a, m)| {
+        **m && a.stream == crit.stream_id && a.start < window.end && a.end() > window.start
+    }) {
         let clipped = a.end().min(window.end) - a.start.max(window.start);
         *by_name.entry(capture.name(a.name)).or_default() += clipped;
     }
-    let mut top: Vec<(String, Nanos)> = by_name.into_iter().map(|(n, t)| (n.to_owned(), t)).collect();
+    let mut top: Vec<(String, Nanos)> = by_name
+        .into_iter()
+        .map(|(n, t)| (n.to_owned(), t))
+        .collect();
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(3);
     top

@@ -697,13 +697,14 @@ pub struct Replayed {
     pub scenario: String,
     /// How many events the scenario changed.
     pub events_changed: usize,
-    /// The steady-state steps' mean span as measured (`measured`; the replay's step span:
-    /// from the step's start to the last end of its work, which can differ from the
+    /// The steady-state steps' wall (from the first step's start to the last end of any
+    /// step's work) over their count, as measured (`measured`; the replay's step span:
+    /// from the step's start to the last end of its work, so it can differ from the
     /// window's mean step).
     pub measured_step: Nanos,
-    /// The same mean on the replay of the unchanged capture.
+    /// The same on the replay of the unchanged capture.
     pub replayed_step: Nanos,
-    /// The same mean with the scenario's durations: the step without the cause.
+    /// The same with the scenario's durations: the step without the cause.
     pub step_after: Nanos,
     /// `step_after - replayed_step` as a fraction of `replayed_step` (`-0.2`: 20 %
     /// shorter): the change, against the unchanged replay so the replay's own error

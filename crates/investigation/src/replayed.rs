@@ -77,16 +77,18 @@ pub(crate) fn replay_causes(r: &Report, capture: &Capture, keys: &[String]) -> V
 }
 
 fn replayed(p: &replay::Prediction) -> Replayed {
+    // The steps' wall (first start to last end) over their count: the window's mean step,
+    // as the subtraction's estimate takes it. A mean of step spans can grow when a cause
+    // goes (a step's first kernel moves earlier while its end stays), although no
+    // activity ends later: the wall cannot.
     let n = p.steps.len().max(1) as i64;
-    let mean = |f: fn(&replay::StepPrediction) -> Nanos| {
-        Nanos(p.steps.iter().map(|s| f(s).0).sum::<i64>() / n)
-    };
-    let replayed_step = mean(|s| s.baseline.value);
-    let step_after = mean(|s| s.predicted.value);
+    let mean = |wall: &trace_model::Labelled<Nanos>| Nanos(wall.value.0 / n);
+    let replayed_step = mean(&p.wall[1]);
+    let step_after = mean(&p.wall[2]);
     Replayed {
         scenario: p.key.clone(),
         events_changed: p.matched.iter().map(|(_, n)| n).sum(),
-        measured_step: mean(|s| s.measured.value),
+        measured_step: mean(&p.wall[0]),
         replayed_step,
         step_after,
         change: if replayed_step.0 == 0 {
@@ -146,7 +148,8 @@ impl replay::HostLabels for Labels {
             }
         }
         if cause == analysis::HostCause::NothingRecorded {
-            (to - from) - covered
+            // Instants no event covers are nothing recorded too.
+            held + (to - from) - covered
         } else {
             held
         }

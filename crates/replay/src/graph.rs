@@ -437,8 +437,7 @@ impl Builder {
             };
             let to = events[node.source as usize].start;
             let from = to - self.gap_in_ops[n] - gap;
-            self.gap_outside_idle[n] =
-                outside_idle(&ops, &busy[stream.index()], from, to).min(gap);
+            self.gap_outside_idle[n] = outside_idle(&ops, &busy[stream.index()], from, to).min(gap);
         }
     }
 

@@ -341,7 +341,8 @@ impl<'a> Predictor<'a> {
         let measured = graph.measured_timeline();
         let members = graph.step_members(windows);
         let typical = graph.replay_typical(graph.measured());
-        let [a, t] = [&measured, &typical].map(|timeline| graph.step_spans(timeline, windows, &members));
+        let [a, t] =
+            [&measured, &typical].map(|timeline| graph.step_spans(timeline, windows, &members));
         let typical_error = median(
             a.iter()
                 .zip(&t)
@@ -446,12 +447,12 @@ impl<'a> Predictor<'a> {
 }
 
 /// One scenario per cause investigate ranks (analysis's `CauseKey`), where a change of
-/// durations expresses it, with the cause's code: `gap:host-not-launched` and its
-/// sub-cause `gap:host-not-launched:nothing-recorded` (the launching thread's time
-/// outside every op) → `host-gaps=0` (the gaps that idle the GPU); the other host
-/// sub-causes → their time removed (`host:allocator=0`, `host:data-loading=0`,
-/// `host:cpu-work=0`, `host:compilation=0`, `host:profiler-overhead=0`; they need the
-/// caller's [`HostLabels`]), and `…:launch-overhead` → `launch=5us`; `exposed-collective` → `collective=0` (only the exposed part can
+/// durations expresses it, with the cause's code: `gap:host-not-launched` → `host-gaps=0`
+/// (the gaps that idle the GPU); its sub-causes → the time the caller's [`HostLabels`]
+/// give them removed (`host:nothing-recorded=0`, `host:allocator=0`,
+/// `host:data-loading=0`, `host:cpu-work=0`, `host:compilation=0`,
+/// `host:profiler-overhead=0`: exactly the time the idle-time split attributes to them),
+/// and `…:launch-overhead` → `launch=5us`; `exposed-collective` → `collective=0` (only the exposed part can
 /// shorten the step), `exposed-memcpy` → `memcpy=0`, `layout` → `layout=0`,
 /// `elementwise` → `elementwise=0,norm=0`; and the knobs: `launch=5us` (CUDA graphs),
 /// `cpu=2x`, `host=0` (the GPU-bound time). Eager attention has no class of its own and
@@ -459,12 +460,18 @@ impl<'a> Predictor<'a> {
 pub fn cause_scenarios() -> Vec<(&'static str, WhatIf)> {
     [
         ("gap:host-not-launched", "host-gaps=0"),
-        ("gap:host-not-launched:nothing-recorded", "host-gaps=0"),
+        (
+            "gap:host-not-launched:nothing-recorded",
+            "host:nothing-recorded=0",
+        ),
         ("gap:host-not-launched:allocator", "host:allocator=0"),
         ("gap:host-not-launched:data-loading", "host:data-loading=0"),
         ("gap:host-not-launched:cpu-work", "host:cpu-work=0"),
         ("gap:host-not-launched:compilation", "host:compilation=0"),
-        ("gap:host-not-launched:profiler-overhead", "host:profiler-overhead=0"),
+        (
+            "gap:host-not-launched:profiler-overhead",
+            "host:profiler-overhead=0",
+        ),
         ("gap:host-not-launched:launch-overhead", "launch=5us"),
         ("exposed-collective", "collective=0"),
         ("exposed-memcpy", "memcpy=0"),

@@ -142,7 +142,9 @@ impl Graph {
         for (i, &issued) in self.issued.iter().enumerate() {
             let n = self.host_nodes + i;
             let gpu_held = holding(self.nodes[n].start).filter(|&w| windows[w].gpu_ranged);
-            if let Some(w) = gpu_held.or_else(|| holding(issued).filter(|&w| !windows[w].gpu_ranged)) {
+            if let Some(w) =
+                gpu_held.or_else(|| holding(issued).filter(|&w| !windows[w].gpu_ranged))
+            {
                 members[w].push(n as u32);
             }
         }
@@ -204,7 +206,10 @@ impl Graph {
                 .map(|&m| timeline.start[m as usize])
                 .min()
                 .unwrap_or(window.start);
-            let last = members.iter().copied().max_by_key(|&m| timeline.end[m as usize]);
+            let last = members
+                .iter()
+                .copied()
+                .max_by_key(|&m| timeline.end[m as usize]);
             let end = last.map_or(window.end, |m| timeline.end[m as usize]);
             return StepSpan { start, end, last };
         }

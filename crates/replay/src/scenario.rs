@@ -291,7 +291,8 @@ impl WhatIf {
                             d.dur[n] = (d.dur[n] - own).max(Nanos::ZERO);
                             let measured_gap =
                                 graph.measured.gap_in_ops[n] + graph.measured.gap_outside_ops[n];
-                            let mut gap = labels.time(cause, thread, node.start - measured_gap, node.start);
+                            let mut gap =
+                                labels.time(cause, thread, node.start - measured_gap, node.start);
                             let from_ops = gap.min(d.gap_in_ops[n]);
                             d.gap_in_ops[n] -= from_ops;
                             gap -= from_ops;

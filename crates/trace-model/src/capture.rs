@@ -734,14 +734,14 @@ impl Capture {
             a.start = s;
             a.dur = end - s;
         }
-        let hosts_sorted = out
-            .host_events
-            .windows(2)
-            .all(|w| (w[0].thread, w[0].start, w[0].source_index) <= (w[1].thread, w[1].start, w[1].source_index));
-        let activities_sorted = out
-            .activities
-            .windows(2)
-            .all(|w| (w[0].stream, w[0].start, w[0].source_index) <= (w[1].stream, w[1].start, w[1].source_index));
+        let hosts_sorted = out.host_events.windows(2).all(|w| {
+            (w[0].thread, w[0].start, w[0].source_index)
+                <= (w[1].thread, w[1].start, w[1].source_index)
+        });
+        let activities_sorted = out.activities.windows(2).all(|w| {
+            (w[0].stream, w[0].start, w[0].source_index)
+                <= (w[1].stream, w[1].start, w[1].source_index)
+        });
         if !hosts_sorted || !activities_sorted {
             return None;
         }

@@ -45,7 +45,10 @@ fn windows(capture: &Capture) -> Vec<StepWindow> {
 
 /// `capture` with each activity's duration from `edit` (`None`: unchanged), re-timed as
 /// the module's docs say; `None` when the re-timed capture breaks an order.
-pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>) -> Option<Capture> {
+pub fn retime(
+    capture: &Capture,
+    edit: &dyn Fn(&Capture, usize) -> Option<Nanos>,
+) -> Option<Capture> {
     let events = capture.host_events();
     let acts = capture.activities();
     // Host leaves (no event of their thread inside them), per thread in order.
@@ -85,9 +88,7 @@ pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>
         }
     }
     for (i, e) in events.iter().enumerate() {
-        if !(leaf[i]
-            && e.kind == HostKind::Runtime
-            && is_synchronising_call(capture.name(e.name)))
+        if !(leaf[i] && e.kind == HostKind::Runtime && is_synchronising_call(capture.name(e.name)))
         {
             continue;
         }
@@ -97,7 +98,11 @@ pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>
             .rev()
             .take_while(|&&a| acts[a].end() >= e.start)
             .copied()
-            .find(|&a| acts[a].launch().is_none_or(|l| events[l.index()].start < e.end()));
+            .find(|&a| {
+                acts[a]
+                    .launch()
+                    .is_none_or(|l| events[l.index()].start < e.end())
+            });
     }
     // Every node processed in order of its measured end: what it depends on ended before.
     #[derive(Clone, Copy)]
@@ -106,7 +111,11 @@ pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>
         Gpu(usize),
     }
     let mut nodes: Vec<(Nanos, u8, Node)> = Vec::new();
-    nodes.extend((0..events.len()).filter(|&i| leaf[i]).map(|i| (events[i].end(), 1, Node::Host(i))));
+    nodes.extend(
+        (0..events.len())
+            .filter(|&i| leaf[i])
+            .map(|i| (events[i].end(), 1, Node::Host(i))),
+    );
     nodes.extend((0..acts.len()).map(|a| (acts[a].end(), 0, Node::Gpu(a))));
     nodes.sort_by_key(|&(end, rank, n)| {
         (
@@ -152,18 +161,21 @@ pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>
                 let by_start = launch.is_some_and(|l| events[l].end() > act.start);
                 let launch_time = |l: usize| -> (Nanos, Nanos) {
                     if by_start {
-                        let start = host[l].map(|(s, _)| s).unwrap_or_else(|| {
-                            match prev_leaf[l] {
+                        let start = host[l]
+                            .map(|(s, _)| s)
+                            .unwrap_or_else(|| match prev_leaf[l] {
                                 p if p != usize::MAX => {
                                     let pe = host[p].map_or(events[p].end(), |(_, e)| e);
                                     pe + (events[l].start - events[p].end())
                                 }
                                 _ => events[l].start,
-                            }
-                        });
+                            });
                         (events[l].start, start)
                     } else {
-                        (events[l].end(), host_end(&host, l).unwrap_or(events[l].end()))
+                        (
+                            events[l].end(),
+                            host_end(&host, l).unwrap_or(events[l].end()),
+                        )
                     }
                 };
                 let measured_after = [
@@ -205,8 +217,9 @@ pub fn retime(capture: &Capture, edit: &dyn Fn(&Capture, usize) -> Option<Nanos>
         let slice = &leaves_of[lo..hi];
         if at_end {
             let k = slice.partition_point(|&l| events[l].end() <= t);
-            k.checked_sub(1)
-                .map_or(Nanos::ZERO, |k| host[slice[k]].map_or(Nanos::ZERO, |(_, e)| e - events[slice[k]].end()))
+            k.checked_sub(1).map_or(Nanos::ZERO, |k| {
+                host[slice[k]].map_or(Nanos::ZERO, |(_, e)| e - events[slice[k]].end())
+            })
         } else {
             let k = slice.partition_point(|&l| events[l].start < t);
             slice.get(k).map_or_else(
@@ -298,10 +311,18 @@ const EDITS: [Edit; 4] = [
 fn unedited_is_identity(name: &str, capture: &Capture) {
     let same = retime(capture, &|_, _| None).expect("re-times");
     for (a, b) in capture.activities().iter().zip(same.activities()) {
-        assert_eq!((a.start, a.dur), (b.start, b.dur), "{name}: an activity moved");
+        assert_eq!(
+            (a.start, a.dur),
+            (b.start, b.dur),
+            "{name}: an activity moved"
+        );
     }
     for (a, b) in capture.host_events().iter().zip(same.host_events()) {
-        assert_eq!((a.start, a.dur), (b.start, b.dur), "{name}: a host event moved");
+        assert_eq!(
+            (a.start, a.dur),
+            (b.start, b.dur),
+            "{name}: a host event moved"
+        );
     }
 }
 
@@ -354,7 +375,12 @@ fn edited_shared_captures_realize_the_replayed_prediction() {
                 "{file} {spec}: the edited capture has other steps"
             );
             let realized = check(&Graph::build(&after).expect("replays"), &after_windows);
-            let p = predict(&graph, capture, &before_windows, &WhatIf::parse(spec).expect(spec));
+            let p = predict(
+                &graph,
+                capture,
+                &before_windows,
+                &WhatIf::parse(spec).expect(spec),
+            );
             let before = mean(p.steps.iter().map(|s| s.measured.value));
             let baseline = mean(p.steps.iter().map(|s| s.baseline.value));
             let predicted = mean(p.steps.iter().map(|s| s.predicted.value));
@@ -390,4 +416,3 @@ fn edited_shared_captures_realize_the_replayed_prediction() {
     println!("{table}");
     assert!(checked > 0 || !root.join(files[0]).exists());
 }
-
