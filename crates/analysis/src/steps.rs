@@ -228,8 +228,9 @@ pub enum CandidateOutcome {
     },
     /// Every one of its step ranges lies inside an instance of a host range of another
     /// name that repeats (at least two instances, each holding as many of its ranges) and
-    /// launches GPU work outside them ([`repeating_parent`]): the parent is the step, the
-    /// nested range a part of it (a layer, a block, a scheduler's update).
+    /// launches GPU work outside them (at least a tenth of its own: it is not a wrapper):
+    /// the parent is the step, the nested range a part of it (a layer, a block, a
+    /// scheduler's update).
     NestedInRepeatingParent {
         /// The parent range's name.
         parent: String,

@@ -129,9 +129,9 @@ fn advice_is_worded_for_the_framework_the_capture_shows() {
         (&tf, Knob::TfLayouts, Knob::TfFusion, Knob::TfNoRoundTrips),
     ] {
         let causes = ranked(inv);
-        assert_eq!(cause(causes, "layout").knobs, [layout.clone()]);
-        assert_eq!(cause(causes, "elementwise").knobs, [elementwise.clone()]);
-        assert_eq!(cause(causes, "gap:sync-call").knobs, [sync.clone()]);
+        assert_eq!(cause(causes, "layout").knobs, [layout]);
+        assert_eq!(cause(causes, "elementwise").knobs, [elementwise]);
+        assert_eq!(cause(causes, "gap:sync-call").knobs, [sync]);
     }
 }
 
