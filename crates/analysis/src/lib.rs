@@ -64,6 +64,8 @@ mod practices;
 mod profile_summary;
 mod ranks;
 mod skip;
+mod step_candidates;
+mod step_nesting;
 mod steps;
 mod verdict;
 mod warmup;

@@ -46,6 +46,32 @@ const TYPICAL_REPLAY_ERROR: &str = "the unchanged replay's median absolute step 
      the measured steps with every GPU edge at the capture's typical delay: the error of the \
      graph's structure alone";
 
+/// The unchanged replay's error, with the typical-delay one beside it where known.
+fn replay_error_cell(r: &investigation::Replayed) -> Cell {
+    let figure =
+        |e: f64, what: &'static str| Figure::percent(100.0 * e, Provenance::inferred(what));
+    match (r.replay_error, r.typical_replay_error) {
+        (None, _) => Cell::text("none"),
+        (Some(e), None) => Cell::figure(figure(e, REPLAY_ERROR)),
+        (Some(e), Some(t)) => Cell::Spans(vec![
+            Span::Figure(figure(e, REPLAY_ERROR)),
+            Span::text(" (typical delays: "),
+            Span::Figure(figure(t, TYPICAL_REPLAY_ERROR)),
+            Span::text(")"),
+        ]),
+    }
+}
+
+/// The typical-delay replay error in words, for the first cause's sentence.
+fn typical_error_text(r: &investigation::Replayed) -> String {
+    r.typical_replay_error.map_or_else(String::new, |e| {
+        format!(
+            "; {:.1} % with typical delays, the error of the graph's structure alone",
+            100.0 * e
+        )
+    })
+}
+
 /// A cause's replayed step, or why there is none.
 fn replayed_cell(r: &CauseReplay) -> Cell {
     match r {
@@ -233,21 +259,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                 _ => Cell::text(""),
             },
             match &c.replay {
-                CauseReplay::Replayed(r) => match (r.replay_error, r.typical_replay_error) {
-                    (None, _) => Cell::text("none"),
-                    (Some(e), None) => {
-                        Cell::figure(Figure::percent(100.0 * e, Provenance::inferred(REPLAY_ERROR)))
-                    }
-                    (Some(e), Some(t)) => Cell::Spans(vec![
-                        Span::Figure(Figure::percent(100.0 * e, Provenance::inferred(REPLAY_ERROR))),
-                        Span::text(" (typical delays: "),
-                        Span::Figure(Figure::percent(
-                            100.0 * t,
-                            Provenance::inferred(TYPICAL_REPLAY_ERROR),
-                        )),
-                        Span::text(")"),
-                    ]),
-                },
+                CauseReplay::Replayed(r) => replay_error_cell(r),
                 _ => Cell::text(""),
             },
             Cell::text(match &c.replay {
@@ -305,10 +317,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                     ", replay error {}{}).",
                     r.replay_error
                         .map_or_else(|| "unknown".to_owned(), |e| format!("{:.1} %", 100.0 * e)),
-                    r.typical_replay_error.map_or_else(String::new, |e| format!(
-                        "; {:.1} % with typical delays, the error of the graph's structure alone",
-                        100.0 * e
-                    ))
+                    typical_error_text(r)
                 )));
             }
             CauseReplay::CannotReplay { reason } => {
