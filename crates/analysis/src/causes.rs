@@ -35,6 +35,9 @@ pub enum CauseKey {
     Elementwise,
     /// Eager (unfused) attention kernels on the critical stream.
     EagerAttention,
+    /// Mixture-of-experts GEMMs (grouped/fused expert GEMMs, [`crate::moe_gemm_activities`])
+    /// on the critical stream: a GEMM family of its own, with its own knobs.
+    MoeGemm,
 }
 
 impl CauseKey {
@@ -57,6 +60,7 @@ impl CauseKey {
             CauseKey::Layout => "layout".to_owned(),
             CauseKey::Elementwise => "elementwise".to_owned(),
             CauseKey::EagerAttention => "eager-attention".to_owned(),
+            CauseKey::MoeGemm => "moe-gemm".to_owned(),
         }
     }
 
@@ -71,6 +75,7 @@ impl CauseKey {
             "layout" => CauseKey::Layout,
             "elementwise" => CauseKey::Elementwise,
             "eager-attention" => CauseKey::EagerAttention,
+            "moe-gemm" => CauseKey::MoeGemm,
             _ => {
                 if let Some(rest) = code.strip_prefix("gap:host-not-launched:") {
                     CauseKey::Host(HostCause::from_code(rest)?)
@@ -102,6 +107,9 @@ impl CauseKey {
                 "elementwise/norm/activation kernels on the critical stream".to_owned()
             }
             CauseKey::EagerAttention => "eager attention on the critical stream".to_owned(),
+            CauseKey::MoeGemm => {
+                "mixture-of-experts (grouped/fused expert) GEMMs on the critical stream".to_owned()
+            }
         }
     }
 }
@@ -120,7 +128,8 @@ pub struct Cause {
 /// Every cause of `r`'s analysed window, those of zero time too, most time first (then by
 /// key): the idle time of the critical stream by gap cause (its host-wait time by
 /// [`HostCause`], so the causes of idle time add up to it), each GPU's exposed collective
-/// and copy time (GPUs by ordinal), and the layout, elementwise and (where the capture runs
+/// and copy time (GPUs by ordinal), the MoE GEMMs (where the capture has any), and the
+/// layout, elementwise and (where the capture runs
 /// eager attention) attention kernels on the critical stream.
 pub fn causes(r: &CaptureAnalysis, capture: &Capture, window: Window) -> Vec<Cause> {
     let mut out: Vec<Cause> = Vec::new();
@@ -165,6 +174,19 @@ pub fn causes(r: &CaptureAnalysis, capture: &Capture, window: Window) -> Vec<Cau
                 on_critical(&|a| is_eager_attention_kernel(capture, a)),
             );
         }
+        let moe: std::collections::HashSet<u64> = crate::moe_gemm_activities(capture)
+            .iter()
+            .zip(capture.activities())
+            .filter(|(m, _)| **m)
+            .map(|(_, a)| a.source_index)
+            .collect();
+        if !moe.is_empty() {
+            push(
+                CauseKey::MoeGemm,
+                None,
+                on_critical(&|a| moe.contains(&a.source_index)),
+            );
+        }
     }
     out.sort_by(|a, b| b.time.cmp(&a.time).then(a.key.cmp(&b.key)));
     out
@@ -188,6 +210,7 @@ mod tests {
             CauseKey::Layout,
             CauseKey::Elementwise,
             CauseKey::EagerAttention,
+            CauseKey::MoeGemm,
         ];
         for k in keys {
             assert_eq!(CauseKey::from_code(&k.code()), Some(k), "{}", k.code());

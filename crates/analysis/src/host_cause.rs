@@ -317,6 +317,26 @@ pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled>
     out
 }
 
+/// The labelled stretches of `thread`'s time, sorted and disjoint, as the module's rules
+/// give them: `(start, end, Some(sub-cause))`, or `None` inside a synchronising call.
+/// Instants no stretch covers are [`HostCause::NothingRecorded`]. For callers that remove
+/// a sub-cause's time (the replay's host scenarios).
+pub fn host_cause_stretches(
+    capture: &Capture,
+    thread: ThreadId,
+) -> Vec<(Nanos, Nanos, Option<HostCause>)> {
+    label_thread(capture, thread)
+        .into_iter()
+        .map(|l| {
+            let cause = match l.label {
+                Label::Sync => None,
+                Label::Host(c) => Some(c),
+            };
+            (Nanos(l.start), Nanos(l.end), cause)
+        })
+        .collect()
+}
+
 /// Precedence of the contexts (lower wins).
 fn rank(c: HostCause) -> u8 {
     match c {

@@ -59,12 +59,15 @@ mod interval;
 mod inventory;
 mod last_finisher;
 mod launch;
+mod moe;
 mod percent;
 mod practices;
 mod profile_summary;
 mod provenance;
 mod ranks;
 mod skip;
+mod step_candidates;
+mod step_nesting;
 mod steps;
 mod verdict;
 mod warmup;
@@ -84,8 +87,8 @@ pub use gaps::{
     launching_threads,
 };
 pub use host_cause::{
-    HostCause, LONG_SELF_STRETCH, is_allocator_call, is_compilation, is_data_loading,
-    is_profiler_overhead,
+    HostCause, LONG_SELF_STRETCH, host_cause_stretches, is_allocator_call, is_compilation,
+    is_data_loading, is_profiler_overhead,
 };
 pub use input::{Loaded, LoadedEach, ProgramInfo};
 pub use inventory::{
@@ -94,6 +97,7 @@ pub use inventory::{
 
 pub use last_finisher::LastFinisher;
 pub use launch::LaunchStats;
+pub use moe::{is_moe_gemm_name, moe_gemm_activities};
 pub use percent::percent_of;
 pub use practices::{
     Practice, Practices, is_activation_checkpoint, is_eager_attention_kernel, practices,

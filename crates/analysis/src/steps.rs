@@ -10,12 +10,13 @@
 //!    that issued it, even when it runs after the step's host range has ended); an
 //!    activity without a launch is placed by its own start.
 //! 2. Step annotations of inference and diffusion engines (SGLang, vLLM, diffusion
-//!    schedulers), placed like `ProfilerStep#N`, provided their steps hold
-//!    [`MIN_STEP_COVERAGE`] of the GPU time (a scheduler's update inside a denoising
-//!    step, a few kernels, is not the step).
+//!    schedulers), placed like `ProfilerStep#N`, provided they are not nested in a
+//!    repeating parent range that launches other work (the parent is the step:
+//!    `repeating_parent`) and their steps hold [`MIN_STEP_COVERAGE`] of the GPU time (a
+//!    scheduler's update inside a denoising step, a few kernels, is not the step).
 //! 3. The framework's iteration annotations: one step per `Optimizer.step#…` (from the
 //!    end of the one before to its end), else one per `enumerate(DataLoader)#…` batch
-//!    fetch (start to start); with the same coverage check.
+//!    fetch (start to start); with the same nesting and coverage checks.
 //! 4. A host range that recurs at the top level of the thread that launches most GPU
 //!    work (an annotation or a Python function of one name): starting from the thread's
 //!    outermost ranges, a level whose only range holding most launches is a wrapper
@@ -98,6 +99,12 @@ pub enum StepOrigin {
 }
 
 impl StepOrigin {
+    /// Whether steps of this origin are host-side ranges (annotations, markers, repeated
+    /// host ranges) rather than GPU-side ones (module executions, kernel sequences).
+    pub fn is_host_ranged(&self) -> bool {
+        host_ranged(self)
+    }
+
     /// The origin in words, as reports print it.
     pub fn describe(&self) -> String {
         match self {
@@ -163,55 +170,8 @@ pub struct Steps {
     pub considered: Vec<StepCandidate>,
 }
 
-/// One kind of step evidence and what became of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepCandidate {
-    /// Which evidence (a stable key: `profiler-step`, `gpu-profiler-step`, `engine-step`,
-    /// `iteration-annotation`, `repeated-host-range`, `module-execution`,
-    /// `kernel-sequence`).
-    pub evidence: &'static str,
-    /// Steps it gave (0 when absent).
-    pub steps: usize,
-    /// Won or why it lost.
-    pub outcome: CandidateOutcome,
-}
-
-impl StepCandidate {
-    /// The candidate and its outcome in words.
-    pub fn describe(&self) -> String {
-        match &self.outcome {
-            CandidateOutcome::Chosen => format!("{}: chosen ({} steps)", self.evidence, self.steps),
-            CandidateOutcome::Absent => format!("{}: none in the capture", self.evidence),
-            CandidateOutcome::TooLittleGpuWork { share } => format!(
-                "{}: lost, its {} steps hold {:.1} % of the GPU time (a part of a step, not the step)",
-                self.evidence,
-                self.steps,
-                100.0 * share
-            ),
-            CandidateOutcome::NotTried => {
-                format!("{}: not tried, a stronger evidence won", self.evidence)
-            }
-        }
-    }
-}
-
-/// Why a step candidate won or lost.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum CandidateOutcome {
-    /// It gave the steps.
-    Chosen,
-    /// The capture holds no such evidence (or too little of it: no repeat).
-    Absent,
-    /// Its steps hold less than [`MIN_STEP_COVERAGE`] of the GPU time: it is a part of a
-    /// step (a layer, a block, a scheduler's update), not the step.
-    TooLittleGpuWork {
-        /// Share of all GPU time inside its steps, in [0, 1].
-        share: f64,
-    },
-    /// A stronger evidence won before this one was tried.
-    NotTried,
-}
+pub use crate::step_candidates::{CandidateOutcome, StepCandidate};
+use crate::step_nesting::repeating_parent;
 
 /// A step candidate whose steps hold less than this share of the capture's GPU time is
 /// not the step: the step is what repeats and does the work, so its instances hold most
@@ -344,6 +304,18 @@ pub(crate) fn find_steps(capture: &Capture) -> Steps {
             });
             continue;
         };
+        if checked && let Some((parent, instances, share)) = repeating_parent(capture, &found) {
+            considered.push(StepCandidate {
+                evidence,
+                steps: found.steps.len(),
+                outcome: CandidateOutcome::NestedInRepeatingParent {
+                    parent,
+                    instances,
+                    share,
+                },
+            });
+            continue;
+        }
         let share = coverage(capture, &found);
         if checked && share < MIN_STEP_COVERAGE {
             considered.push(StepCandidate {
@@ -1433,6 +1405,64 @@ mod tests {
             );
             assert!(host_ranged(&s.origin));
         }
+    }
+
+    /// A diffusion scheduler's `step` inside each of four repeating `denoise` ranges that
+    /// also launch the transformer's work: the scheduler's kernels are most of the GPU
+    /// time (so the 50 % rule alone would take them), but each lies inside a repeating
+    /// parent that launches other work, so the parent is the step. A parent that launches
+    /// nothing else (a wrapper frame) does not take the step from its child.
+    #[test]
+    fn a_range_nested_in_a_repeating_parent_is_not_the_step() {
+        let mut ev = vec![host("user_annotation", "main", 0, 1000)];
+        for (i, t) in [100u64, 300, 500, 700].into_iter().enumerate() {
+            let c = 10 + 2 * i as u64;
+            ev.push(host("user_annotation", "denoise", t, 150));
+            ev.push(kernel("transformer_gemm", t + 10, 30, Some(c), ""));
+            ev.push(host(
+                "python_function",
+                "scheduling_flow.py(3): step",
+                t + 60,
+                60,
+            ));
+            ev.push(kernel("scheduler_update", t + 70, 45, Some(c + 1), ""));
+        }
+        let s = steps_of(&ev);
+        let engine = s
+            .considered
+            .iter()
+            .find(|c| c.evidence == "engine-step")
+            .expect("engine markers considered");
+        let CandidateOutcome::NestedInRepeatingParent {
+            parent,
+            instances,
+            share,
+        } = &engine.outcome
+        else {
+            panic!("{:?}", engine.outcome)
+        };
+        assert_eq!((parent.as_str(), *instances), ("denoise", 4));
+        assert!((share - 45.0 / 75.0).abs() < 1e-9, "{share}");
+        assert_eq!(
+            s.origin,
+            StepOrigin::RepeatedHostRange {
+                name: "denoise".to_owned(),
+                kind: "annotation"
+            }
+        );
+        assert_eq!(s.steps.len(), 4);
+        // The same parent as a wrapper (it launches nothing of its own): the markers win.
+        let wrapped: Vec<String> = ev
+            .iter()
+            .filter(|e| !e.contains("transformer_gemm"))
+            .cloned()
+            .collect();
+        let s = steps_of(&wrapped);
+        assert!(
+            matches!(s.origin, StepOrigin::EngineStep { .. }),
+            "{:?}",
+            s.considered
+        );
     }
 
     /// One model forward whose layers repeat (an annotation per layer, the same kernels

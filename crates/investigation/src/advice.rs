@@ -40,10 +40,10 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
     // per step and the step come from the same window (a median of step annotations can
     // leave out time between steps that the window holds).
     let mean_step = per_step(span);
-    let jax = matches!(
-        r.format,
-        trace_model::Format::XPlane | trace_model::Format::JaxTraceJson
-    );
+    // The wording of the knobs follows the framework the capture shows
+    // (`analysis::detect_framework`), not its file format: a TensorFlow XSpace gets
+    // TensorFlow's knobs, not JAX's.
+    let framework = r.framework.framework;
     let practices = analysis::practices(capture);
     // What the capture already does, named, so no advice suggests it.
     let mut in_use = Vec::new();
@@ -75,27 +75,7 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
             share: None,
         });
     }
-    let host_knobs = if jax {
-        vec![Knob::JaxDispatch]
-    } else {
-        let mut k = vec![match &practices.graph_replay {
-            Some(g) => Knob::GraphsWiden {
-                share: practices.share(g),
-                evidence: g.evidence.clone(),
-            },
-            None if practices.compiled.is_some() => Knob::GraphsOnCompile,
-            None => Knob::Graphs,
-        }];
-        k.push(match &practices.compiled {
-            Some(_) => Knob::GraphBreaks,
-            None => Knob::FewerKernels,
-        });
-        k.push(Knob::HostWorkOffStep);
-        if practices.python_tracer.is_some() {
-            k.push(Knob::WithoutPythonTracer);
-        }
-        k
-    };
+    let host_knobs = host_wait_knobs(framework, &practices);
     let evidence = |c: analysis::GapCause| {
         r.gap_causes.as_ref().map_or_else(Vec::new, |gc| {
             gc.evidence_of(c)
@@ -145,11 +125,7 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
                 What::SyncCall {
                     evidence: evidence(GapCause::SyncCall),
                 },
-                vec![if jax {
-                    Knob::JaxNoRoundTrips
-                } else {
-                    Knob::NoSyncs
-                }],
+                vec![framework_knob(Kind::Sync, framework, &practices)],
             ),
             CauseKey::ExposedCollective { .. } => (
                 What::ExposedCollective { gpu },
@@ -160,21 +136,11 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
             }
             CauseKey::Layout => (
                 What::Layout,
-                vec![if jax {
-                    Knob::JaxLayouts
-                } else {
-                    Knob::ChannelsLast
-                }],
+                vec![framework_knob(Kind::Layout, framework, &practices)],
             ),
             CauseKey::Elementwise => (
                 What::Elementwise,
-                vec![if jax {
-                    Knob::JaxFusion
-                } else if practices.compiled.is_some() {
-                    Knob::CompiledFusion
-                } else {
-                    Knob::Fusion
-                }],
+                vec![framework_knob(Kind::Elementwise, framework, &practices)],
             ),
             CauseKey::EagerAttention => {
                 let Some(e) = &practices.eager_attention else {
@@ -188,6 +154,12 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
                     vec![Knob::FusedAttention],
                 )
             }
+            CauseKey::MoeGemm => (
+                What::MoeGemm {
+                    evidence: moe_evidence(r, capture, window),
+                },
+                vec![Knob::MoeGemm],
+            ),
             _ => continue,
         };
         causes.push((cause.key, what, cause.time, knobs));
@@ -222,4 +194,98 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
             })
             .collect(),
     })
+}
+
+/// The top three MoE GEMM kernels by time on the critical stream inside `window`.
+fn moe_evidence(r: &Report, capture: &Capture, window: analysis::Window) -> Vec<(String, Nanos)> {
+    let Some(crit) = r.critical_stream() else {
+        return Vec::new();
+    };
+    let moe = analysis::moe_gemm_activities(capture);
+    let mut by_name: std::collections::BTreeMap<&str, Nanos> = std::collections::BTreeMap::new();
+    for (a, _) in capture.activities().iter().zip(&moe).filter(|(a, m)| {
+        **m && a.stream == crit.stream_id && a.start < window.end && a.end() > window.start
+    }) {
+        let clipped = a.end().min(window.end) - a.start.max(window.start);
+        *by_name.entry(capture.name(a.name)).or_default() += clipped;
+    }
+    let mut top: Vec<(String, Nanos)> = by_name
+        .into_iter()
+        .map(|(n, t)| (n.to_owned(), t))
+        .collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(3);
+    top
+}
+
+/// The causes whose knob depends on the framework alone.
+#[derive(Clone, Copy)]
+enum Kind {
+    Sync,
+    Layout,
+    Elementwise,
+}
+
+/// The knob of `kind` in `framework` (JAX, TensorFlow, TensorRT, llama.cpp; PyTorch and
+/// engines built on it otherwise).
+fn framework_knob(
+    kind: Kind,
+    framework: analysis::Framework,
+    practices: &analysis::Practices,
+) -> Knob {
+    use analysis::Framework as F;
+    match (kind, framework) {
+        (Kind::Sync, F::Jax) => Knob::JaxNoRoundTrips,
+        (Kind::Sync, F::TensorFlow) => Knob::TfNoRoundTrips,
+        (Kind::Sync, F::TensorRt | F::LlamaCpp) => Knob::FewerHostWaits,
+        (Kind::Sync, _) => Knob::NoSyncs,
+        (Kind::Layout, F::Jax) => Knob::JaxLayouts,
+        (Kind::Layout, F::TensorFlow) => Knob::TfLayouts,
+        (Kind::Layout, F::TensorRt) => Knob::TrtLayouts,
+        (Kind::Layout, _) => Knob::ChannelsLast,
+        (Kind::Elementwise, F::Jax) => Knob::JaxFusion,
+        (Kind::Elementwise, F::TensorFlow) => Knob::TfFusion,
+        (Kind::Elementwise, F::TensorRt) => Knob::TrtFusion,
+        (Kind::Elementwise, F::LlamaCpp) => Knob::EngineFusion,
+        (Kind::Elementwise, _) if practices.compiled.is_some() => Knob::CompiledFusion,
+        (Kind::Elementwise, _) => Knob::Fusion,
+    }
+}
+
+/// The knobs of "the GPU waits for the host" as a whole, in the framework in use: JAX's
+/// and TensorFlow's dispatch knobs, an engine's launch-overhead knobs (TensorRT,
+/// llama.cpp), else PyTorch's graphs and fusion (never what is already in use).
+fn host_wait_knobs(framework: analysis::Framework, practices: &analysis::Practices) -> Vec<Knob> {
+    use analysis::Framework as F;
+    match framework {
+        F::Jax => return vec![Knob::JaxDispatch],
+        F::TensorFlow => return vec![Knob::TfDispatch],
+        F::TensorRt | F::LlamaCpp => {
+            return analysis::host_knobs(analysis::HostCause::LaunchOverhead, framework, practices)
+                .iter()
+                .map(|k| Knob::Host {
+                    code: k.code().to_owned(),
+                    text: k.text().to_owned(),
+                })
+                .collect();
+        }
+        _ => {}
+    }
+    let mut k = vec![match &practices.graph_replay {
+        Some(g) => Knob::GraphsWiden {
+            share: practices.share(g),
+            evidence: g.evidence.clone(),
+        },
+        None if practices.compiled.is_some() => Knob::GraphsOnCompile,
+        None => Knob::Graphs,
+    }];
+    k.push(match &practices.compiled {
+        Some(_) => Knob::GraphBreaks,
+        None => Knob::FewerKernels,
+    });
+    k.push(Knob::HostWorkOffStep);
+    if practices.python_tracer.is_some() {
+        k.push(Knob::WithoutPythonTracer);
+    }
+    k
 }

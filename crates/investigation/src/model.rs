@@ -711,13 +711,14 @@ pub struct Replayed {
     pub scenario: String,
     /// How many events the scenario changed.
     pub events_changed: usize,
-    /// The steady-state steps' mean span as measured (`measured`; the replay's step span:
-    /// from the step's start to the last end of its work, which can differ from the
+    /// The steady-state steps' wall (from the first step's start to the last end of any
+    /// step's work) over their count, as measured (`measured`; the replay's step span:
+    /// from the step's start to the last end of its work, so it can differ from the
     /// window's mean step).
     pub measured_step: Nanos,
-    /// The same mean on the replay of the unchanged capture.
+    /// The same on the replay of the unchanged capture.
     pub replayed_step: Nanos,
-    /// The same mean with the scenario's durations: the step without the cause.
+    /// The same with the scenario's durations: the step without the cause.
     pub step_after: Nanos,
     /// `step_after - replayed_step` as a fraction of `replayed_step` (`-0.2`: 20 %
     /// shorter): the change, against the unchanged replay so the replay's own error
@@ -725,6 +726,13 @@ pub struct Replayed {
     pub change: f64,
     /// The unchanged replay's median absolute step error against the measurement.
     pub replay_error: Option<f64>,
+    /// The same with every GPU edge at the capture's typical delay instead of its
+    /// measured one: the error of the graph's structure alone, which a change that moves
+    /// work off its measured delays is exposed to (`replay_error` is 0 wherever every
+    /// delay that decided a start was measured). Absent in report.json files written
+    /// before it.
+    #[serde(default)]
+    pub typical_replay_error: Option<f64>,
     /// The lane with most of the median step's critical path before the change.
     pub critical_lane_before: Option<String>,
     /// And after it.
@@ -781,6 +789,11 @@ pub enum What {
         /// Its share of all GPU time.
         share: f64,
     },
+    /// Mixture-of-experts GEMMs (grouped/fused expert GEMMs) on the critical stream.
+    MoeGemm {
+        /// The top MoE GEMM kernels by time on the critical stream, with their time.
+        evidence: Vec<(String, Nanos)>,
+    },
 }
 
 /// A knob to try: each a hypothesis to test with a new capture.
@@ -830,6 +843,26 @@ pub enum Knob {
     Fusion,
     /// A fused attention kernel.
     FusedAttention,
+    /// TensorFlow: fewer, larger dispatches (the step in one `tf.function`, XLA).
+    TfDispatch,
+    /// TensorFlow: no host round trips inside the step.
+    TfNoRoundTrips,
+    /// TensorFlow: native convolution layouts.
+    TfLayouts,
+    /// TensorFlow: XLA fusion.
+    TfFusion,
+    /// TensorRT: the engine's layer formats and precisions.
+    TrtLayouts,
+    /// TensorRT: the engine's layer fusion.
+    TrtFusion,
+    /// A framework without Python-level knobs (TensorRT, llama.cpp): synchronise once per
+    /// step or batch.
+    FewerHostWaits,
+    /// A framework without Python-level knobs: the framework's fused kernels.
+    EngineFusion,
+    /// Mixture-of-experts GEMMs: the MoE kernel's tuned configuration, tokens per expert,
+    /// expert parallelism.
+    MoeGemm,
     /// A knob of one host sub-cause in the framework in use (`analysis::host_knobs`).
     Host {
         /// Its stable code (`analysis::Knob::code`).

@@ -19,6 +19,7 @@ fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
             number: s.number,
             start: s.range.start,
             end: s.range.end,
+            gpu_ranged: !r.steps.origin.is_host_ranged(),
         })
         .collect()
 }
@@ -34,8 +35,8 @@ pub(crate) fn replay_causes(
     let scenarios: Vec<Option<replay::WhatIf>> =
         keys.iter().map(|k| replay::cause_scenario(k)).collect();
     let no_scenario = || CauseReplay::NoScenario {
-        reason: "no change of durations expresses this cause alone (a host sub-cause, a \
-                 stream or event wait, a synchronising call, eager attention)"
+        reason: "no change of durations expresses this cause alone (a stream or event \
+                 wait, a synchronising call, eager attention)"
             .to_owned(),
     };
     if scenarios.iter().all(Option::is_none) {
@@ -68,7 +69,8 @@ pub(crate) fn replay_causes(
             })
             .collect();
     }
-    let predictor = replay::Predictor::new(&graph, capture, &windows);
+    let labels = Labels::of(capture);
+    let predictor = replay::Predictor::new(&graph, capture, &windows).with_labels(&labels);
     scenarios
         .iter()
         .map(|s| match s {
@@ -79,16 +81,18 @@ pub(crate) fn replay_causes(
 }
 
 fn replayed(p: &replay::Prediction) -> Replayed {
+    // The steps' wall (first start to last end) over their count: the window's mean step,
+    // as the subtraction's estimate takes it. A mean of step spans can grow when a cause
+    // goes (a step's first kernel moves earlier while its end stays), although no
+    // activity ends later: the wall cannot.
     let n = p.steps.len().max(1) as i64;
-    let mean = |f: fn(&replay::StepPrediction) -> Nanos| {
-        Nanos(p.steps.iter().map(|s| f(s).0).sum::<i64>() / n)
-    };
-    let replayed_step = mean(|s| s.baseline.value);
-    let step_after = mean(|s| s.predicted.value);
+    let mean = |wall: &trace_model::Labelled<Nanos>| Nanos(wall.value.0 / n);
+    let replayed_step = mean(&p.wall[1]);
+    let step_after = mean(&p.wall[2]);
     Replayed {
         scenario: p.key.clone(),
         events_changed: p.matched.iter().map(|(_, n)| n).sum(),
-        measured_step: mean(|s| s.measured.value),
+        measured_step: mean(&p.wall[0]),
         replayed_step,
         step_after,
         change: if replayed_step.0 == 0 {
@@ -97,7 +101,61 @@ fn replayed(p: &replay::Prediction) -> Replayed {
             (step_after.0 - replayed_step.0) as f64 / replayed_step.0 as f64
         },
         replay_error: p.replay_error,
+        typical_replay_error: p.typical_replay_error,
         critical_lane_before: p.critical_before.first().map(|l| l.lane.clone()),
         critical_lane_after: p.critical_after.first().map(|l| l.lane.clone()),
+    }
+}
+
+/// Each thread's time labelled by analysis's host sub-causes, for the replay's host
+/// scenarios (`host:allocator=0`): the same labels that split the idle time.
+#[derive(Debug)]
+struct Labels {
+    /// Per thread (by index): the labelled stretches, sorted and disjoint.
+    threads: Vec<Vec<(Nanos, Nanos, Option<analysis::HostCause>)>>,
+}
+
+impl Labels {
+    fn of(capture: &Capture) -> Labels {
+        Labels {
+            threads: capture
+                .threads()
+                .iter()
+                .map(|t| analysis::host_cause_stretches(capture, t.id))
+                .collect(),
+        }
+    }
+}
+
+impl replay::HostLabels for Labels {
+    fn time(&self, cause: &str, thread: trace_model::ThreadId, from: Nanos, to: Nanos) -> Nanos {
+        let (Some(stretches), Some(cause)) = (
+            self.threads.get(thread.index()),
+            analysis::HostCause::from_code(cause),
+        ) else {
+            return Nanos::ZERO;
+        };
+        if to <= from {
+            return Nanos::ZERO;
+        }
+        let first = stretches.partition_point(|&(_, end, _)| end <= from);
+        let mut covered = Nanos::ZERO;
+        let mut held = Nanos::ZERO;
+        for &(s, e, label) in &stretches[first..] {
+            if s >= to {
+                break;
+            }
+            let part = (e.min(to) - s.max(from)).max(Nanos::ZERO);
+            covered += part;
+            if label == Some(cause) {
+                held += part;
+            }
+        }
+        if cause == analysis::HostCause::NothingRecorded {
+            // Instants no event covers are nothing recorded too.
+            held + (to - from) - covered
+        } else {
+            held
+        }
     }
 }

@@ -142,7 +142,7 @@ fn removing_host_gaps_on_a_launch_bound_step_gives_the_gpu_bound_time() {
     let causes = causes(&inv);
     let host = cause(causes, "gap:host-not-launched:nothing-recorded");
     let r = replayed(host);
-    assert_eq!(r.scenario, "host-gaps=0");
+    assert_eq!(r.scenario, "host:nothing-recorded=0");
     assert_eq!(r.measured_step, Nanos(1000 * US), "{r:?}");
     assert_eq!(r.replayed_step, r.measured_step, "{r:?}");
     let gpu_bound = Nanos(4 * 50 * US);

@@ -189,6 +189,10 @@ pub struct Graph {
     /// Every node, each after the sources of its edges (cycle nodes last).
     pub(crate) order: Vec<u32>,
     pub(crate) measured: Durations,
+    /// For host nodes: the part of `gap_outside_ops` during which the stream of the
+    /// thread's next launch runs nothing (a gap with some is one that idles the GPU; only
+    /// those are what [`crate::Change::HostGapsRemoved`] removes).
+    pub(crate) gap_outside_idle: Vec<Nanos>,
     /// For each activity: when it was issued (its launch call's start, else its own).
     pub(crate) issued: Vec<Nanos>,
     /// The leaves of the thread that launches most GPU work, in order: step boundaries
@@ -229,6 +233,7 @@ impl Graph {
         b.host_leaves(capture);
         b.cross_thread_edges(capture);
         b.activities(capture);
+        b.idle_gaps(capture);
         b.sync_edges(capture);
         Ok(b.finish(capture))
     }
@@ -286,6 +291,7 @@ struct Builder {
     dur: Vec<Nanos>,
     gap_in_ops: Vec<Nanos>,
     gap_outside_ops: Vec<Nanos>,
+    gap_outside_idle: Vec<Nanos>,
     /// Edges whose delay is decided.
     edges: Vec<(u32, Edge)>,
     candidates: Vec<Candidate>,
@@ -350,6 +356,8 @@ impl Builder {
                         let inside = overlap(&ops, &mut cover, from, e.start);
                         self.gap_in_ops.push(inside);
                         self.gap_outside_ops.push(gap - inside);
+                        // Decided once the activities are known (`idle_gaps`).
+                        self.gap_outside_idle.push(Nanos::ZERO);
                         self.edges.push((
                             n,
                             Edge {
@@ -363,6 +371,7 @@ impl Builder {
                     None => {
                         self.gap_in_ops.push(Nanos::ZERO);
                         self.gap_outside_ops.push(Nanos::ZERO);
+                        self.gap_outside_idle.push(Nanos::ZERO);
                     }
                 }
                 prev = Some(n);
@@ -370,6 +379,66 @@ impl Builder {
         }
         self.host_nodes = self.nodes.len();
         self.stats.host_nodes = self.host_nodes;
+    }
+
+    /// For each host leaf with a gap before it outside every CPU op: how much of that gap
+    /// the stream of the thread's next launch (this leaf's, or a later one's) spent with
+    /// nothing running, i.e. waiting for the host (the gaps that idle the GPU).
+    fn idle_gaps(&mut self, capture: &Capture) {
+        // The stream each launch call's activity runs on.
+        let mut launch_stream: Vec<Option<StreamId>> = vec![None; self.host_nodes];
+        for a in capture.activities() {
+            if let Some(l) = a.launch() {
+                let n = self.host_node_of[l.index()];
+                if n != NONE {
+                    launch_stream[n as usize].get_or_insert(a.stream);
+                }
+            }
+        }
+        let busy: Vec<Vec<(Nanos, Nanos)>> = capture
+            .streams()
+            .iter()
+            .map(|s| {
+                merged(
+                    capture
+                        .stream_activities(s.id)
+                        .iter()
+                        .map(|a| (a.start, a.end())),
+                )
+            })
+            .collect();
+        let events = capture.host_events();
+        let mut next: Option<StreamId> = None;
+        let mut ops: Vec<(Nanos, Nanos)> = Vec::new();
+        let mut ops_thread = None;
+        for n in (0..self.host_nodes).rev() {
+            let node = self.nodes[n];
+            let Lane::Host(thread) = node.lane else {
+                continue;
+            };
+            if ops_thread != Some(thread) {
+                ops_thread = Some(thread);
+                next = None;
+                let mut mine: Vec<(Nanos, Nanos)> = capture
+                    .thread_events(thread)
+                    .iter()
+                    .filter(|e| e.kind == HostKind::CpuOp)
+                    .map(|e| (e.start, e.end()))
+                    .collect();
+                mine.sort_unstable();
+                ops = merged(mine.into_iter());
+            }
+            if let Some(s) = launch_stream[n] {
+                next = Some(s);
+            }
+            let gap = self.gap_outside_ops[n];
+            let (Some(stream), true) = (next, gap > Nanos::ZERO) else {
+                continue;
+            };
+            let to = events[node.source as usize].start;
+            let from = to - self.gap_in_ops[n] - gap;
+            self.gap_outside_idle[n] = outside_idle(&ops, &busy[stream.index()], from, to).min(gap);
+        }
     }
 
     /// For each host leaf after a gap longer than [`EXPLAIN_LIMIT`], the latest leaf of
@@ -400,6 +469,7 @@ impl Builder {
                 // The idle time was a wait, not host work: the wake-up edge carries it.
                 self.gap_in_ops[n] = Nanos::ZERO;
                 self.gap_outside_ops[n] = Nanos::ZERO;
+                self.gap_outside_idle[n] = Nanos::ZERO;
                 self.edges.push((
                     n as u32,
                     Edge {
@@ -444,6 +514,7 @@ impl Builder {
             self.dur.push(a.dur);
             self.gap_in_ops.push(Nanos::ZERO);
             self.gap_outside_ops.push(Nanos::ZERO);
+            self.gap_outside_idle.push(Nanos::ZERO);
             let launch = a
                 .launch()
                 .map(|l| (l, self.host_node_of[l.index()]))
@@ -654,6 +725,7 @@ impl Builder {
                 gap_in_ops: self.gap_in_ops,
                 gap_outside_ops: self.gap_outside_ops,
             },
+            gap_outside_idle: self.gap_outside_idle,
             issued: self.issued,
             anchor,
             stats: self.stats,
@@ -747,6 +819,31 @@ fn merged(intervals: impl Iterator<Item = (Nanos, Nanos)>) -> Vec<(Nanos, Nanos)
         }
     }
     out
+}
+
+/// The time of `[from, to)` outside every interval of `ops` and of `busy` (both disjoint,
+/// in order): host time outside CPU ops while a stream runs nothing.
+fn outside_idle(ops: &[(Nanos, Nanos)], busy: &[(Nanos, Nanos)], from: Nanos, to: Nanos) -> Nanos {
+    let busy_in = |a: Nanos, b: Nanos| {
+        let mut cursor = busy.partition_point(|&(_, end)| end <= a);
+        overlap(busy, &mut cursor, a, b)
+    };
+    let mut idle = Nanos::ZERO;
+    let mut t = from;
+    let mut k = ops.partition_point(|&(_, end)| end <= from);
+    while t < to {
+        let (op_start, op_end) = ops.get(k).copied().unwrap_or((to, to));
+        let seg_end = op_start.max(t).min(to);
+        if seg_end > t {
+            idle += (seg_end - t) - busy_in(t, seg_end);
+        }
+        if op_start >= to {
+            break;
+        }
+        t = op_end.max(t);
+        k += 1;
+    }
+    idle
 }
 
 /// The time of `[from, to)` inside `intervals` (disjoint, in order); `cursor` moves

@@ -59,7 +59,7 @@
 //! }
 //! let capture = b.finish(Path::new("example.json"));
 //! let graph = replay::Graph::build(&capture).unwrap();
-//! let window = replay::StepWindow { number: 1, start: Nanos(0), end: Nanos(40_000) };
+//! let window = replay::StepWindow { number: 1, start: Nanos(0), end: Nanos(40_000), gpu_ranged: false };
 //! // The unchanged replay reproduces the step.
 //! let check = replay::check(&graph, &[window]);
 //! assert_eq!(check.steps[0].replayed.value, check.steps[0].measured.value);
@@ -87,7 +87,7 @@ pub use graph::{
     is_synchronising_call,
 };
 pub use replay::{StepWindow, Timeline};
-pub use scenario::{CLASS_WORDS, Change, Speed, WhatIf};
+pub use scenario::{CLASS_WORDS, Change, HostLabels, Speed, WhatIf};
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +227,11 @@ pub struct Prediction {
     pub critical_after: Vec<LaneTime>,
     /// The unchanged replay's median absolute step error.
     pub replay_error: Option<f64>,
+    /// The same with every GPU edge at the capture's typical delay
+    /// ([`Graph::replay_typical`]): the error of the graph's structure alone, which a
+    /// change that moves work off its measured delays is exposed to (the measured-delay
+    /// error is 0 wherever every delay was measured).
+    pub typical_replay_error: Option<f64>,
     /// What the graph could not explain.
     pub stats: GraphStats,
 }
@@ -253,12 +258,14 @@ impl Prediction {
             let s = &self.steps[i];
             let _ = writeln!(
                 out,
-                "  median step {}: measured {}, replayed unchanged {} (replay error {:+.1} %), \
-                 predicted {} ({:+.1} % against the unchanged replay)",
+                "  median step {}: measured {}, replayed unchanged {} (replay error {:+.1} %; \
+                 {:.1} % with typical delays), predicted {} ({:+.1} % against the unchanged \
+                 replay)",
                 s.number,
                 s.measured.value.human(),
                 s.baseline.value.human(),
                 100.0 * relative(s.baseline.value, s.measured.value),
+                100.0 * self.typical_replay_error.unwrap_or(0.0),
                 s.predicted.value.human(),
                 100.0 * self.median_change().unwrap_or(0.0),
             );
@@ -323,19 +330,42 @@ pub struct Predictor<'a> {
     measured: Timeline,
     baseline: Timeline,
     members: Vec<Vec<u32>>,
+    /// The unchanged replay with typical delays: median absolute step error.
+    typical_error: Option<f64>,
+    labels: Option<&'a dyn HostLabels>,
 }
 
 impl<'a> Predictor<'a> {
     /// Replays the unchanged graph and places the steps.
     pub fn new(graph: &'a Graph, capture: &'a Capture, windows: &'a [StepWindow]) -> Self {
+        let measured = graph.measured_timeline();
+        let members = graph.step_members(windows);
+        let typical = graph.replay_typical(graph.measured());
+        let [a, t] =
+            [&measured, &typical].map(|timeline| graph.step_spans(timeline, windows, &members));
+        let typical_error = median(
+            a.iter()
+                .zip(&t)
+                .map(|(a, t)| relative(t.duration(), a.duration()).abs())
+                .collect(),
+        );
         Predictor {
             graph,
             capture,
             windows,
-            measured: graph.measured_timeline(),
+            measured,
             baseline: graph.replay(graph.measured()),
-            members: graph.step_members(windows),
+            members,
+            typical_error,
+            labels: None,
         }
+    }
+
+    /// The same predictor with the host sub-causes' time from `labels`
+    /// ([`Change::HostCause`]).
+    pub fn with_labels(mut self, labels: &'a dyn HostLabels) -> Self {
+        self.labels = Some(labels);
+        self
     }
 
     /// Replays `what_if` and measures each step against the measurement and the
@@ -348,8 +378,10 @@ impl<'a> Predictor<'a> {
             measured,
             baseline,
             members,
+            typical_error,
+            labels,
         } = self;
-        let (durations, counts) = what_if.durations(graph, capture);
+        let (durations, counts) = what_if.durations_labelled(graph, capture, *labels);
         let changed = graph.replay(&durations);
         let inferred = || Provenance::inferred(ASSUMPTIONS);
         let mut steps = Vec::with_capacity(windows.len());
@@ -408,15 +440,19 @@ impl<'a> Predictor<'a> {
             critical_before: lanes(baseline, &all[1]),
             critical_after: lanes(&changed, &all[2]),
             replay_error: median(errors),
+            typical_replay_error: *typical_error,
             stats: graph.stats().clone(),
         }
     }
 }
 
 /// One scenario per cause investigate ranks (analysis's `CauseKey`), where a change of
-/// durations expresses it, with the cause's code: `gap:host-not-launched` and its
-/// sub-cause `gap:host-not-launched:nothing-recorded` (the launching thread's time
-/// outside every op) → `host-gaps=0`, `exposed-collective` → `collective=0` (only the exposed part can
+/// durations expresses it, with the cause's code: `gap:host-not-launched` → `host-gaps=0`
+/// (the gaps that idle the GPU); its sub-causes → the time the caller's [`HostLabels`]
+/// give them removed (`host:nothing-recorded=0`, `host:allocator=0`,
+/// `host:data-loading=0`, `host:cpu-work=0`, `host:compilation=0`,
+/// `host:profiler-overhead=0`: exactly the time the idle-time split attributes to them),
+/// and `…:launch-overhead` → `launch=5us`; `exposed-collective` → `collective=0` (only the exposed part can
 /// shorten the step), `exposed-memcpy` → `memcpy=0`, `layout` → `layout=0`,
 /// `elementwise` → `elementwise=0,norm=0`; and the knobs: `launch=5us` (CUDA graphs),
 /// `cpu=2x`, `host=0` (the GPU-bound time). Eager attention has no class of its own and
@@ -424,7 +460,19 @@ impl<'a> Predictor<'a> {
 pub fn cause_scenarios() -> Vec<(&'static str, WhatIf)> {
     [
         ("gap:host-not-launched", "host-gaps=0"),
-        ("gap:host-not-launched:nothing-recorded", "host-gaps=0"),
+        (
+            "gap:host-not-launched:nothing-recorded",
+            "host:nothing-recorded=0",
+        ),
+        ("gap:host-not-launched:allocator", "host:allocator=0"),
+        ("gap:host-not-launched:data-loading", "host:data-loading=0"),
+        ("gap:host-not-launched:cpu-work", "host:cpu-work=0"),
+        ("gap:host-not-launched:compilation", "host:compilation=0"),
+        (
+            "gap:host-not-launched:profiler-overhead",
+            "host:profiler-overhead=0",
+        ),
+        ("gap:host-not-launched:launch-overhead", "launch=5us"),
         ("exposed-collective", "collective=0"),
         ("exposed-memcpy", "memcpy=0"),
         ("layout", "layout=0"),
@@ -441,9 +489,8 @@ pub fn cause_scenarios() -> Vec<(&'static str, WhatIf)> {
 /// The scenario of the cause whose key is `code` (analysis's `CauseKey::code`), as
 /// [`cause_scenarios`] maps it; a per-GPU key (`exposed-collective:0`) takes its
 /// class's scenario, which changes that class on every GPU (only exposed time can
-/// shorten the step). `None` for a cause no change of durations expresses alone (a host
-/// sub-cause such as `gap:host-not-launched:allocator`, a stream or event wait, a
-/// synchronising call, eager attention).
+/// shorten the step). `None` for a cause no change of durations expresses alone (a stream
+/// or event wait, a synchronising call, eager attention).
 pub fn cause_scenario(code: &str) -> Option<WhatIf> {
     let base = match code.rsplit_once(':') {
         Some((head, gpu))
@@ -470,6 +517,7 @@ pub fn capture_windows(capture: &Capture) -> Vec<StepWindow> {
             number: s.number,
             start: s.start,
             end: s.end,
+            gpu_ranged: false,
         })
         .collect();
     if !steps.is_empty() {
@@ -487,6 +535,7 @@ pub fn capture_windows(capture: &Capture) -> Vec<StepWindow> {
         number: 0,
         start,
         end: end + Nanos(1),
+        gpu_ranged: false,
     })
     .into_iter()
     .collect()

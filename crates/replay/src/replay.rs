@@ -16,6 +16,11 @@ pub struct StepWindow {
     pub start: Nanos,
     /// Its end.
     pub end: Nanos,
+    /// Whether the window is a GPU-side range (a module execution, a repeating kernel
+    /// sequence: its activities placed by their own start) rather than a host range: its
+    /// members are then the activities that start in it, and its span runs from their
+    /// first start to their last end (a host anchor does not place it).
+    pub gpu_ranged: bool,
 }
 
 /// Every node's replayed times, and which edge decided each.
@@ -128,13 +133,19 @@ impl Graph {
                 .copied()
         };
         for (n, node) in self.nodes[..self.host_nodes].iter().enumerate() {
-            if let Some(w) = holding(node.start).filter(|&w| node.end <= windows[w].end) {
+            if let Some(w) = holding(node.start)
+                .filter(|&w| node.end <= windows[w].end && !windows[w].gpu_ranged)
+            {
                 members[w].push(n as u32);
             }
         }
         for (i, &issued) in self.issued.iter().enumerate() {
-            if let Some(w) = holding(issued) {
-                members[w].push((self.host_nodes + i) as u32);
+            let n = self.host_nodes + i;
+            let gpu_held = holding(self.nodes[n].start).filter(|&w| windows[w].gpu_ranged);
+            if let Some(w) =
+                gpu_held.or_else(|| holding(issued).filter(|&w| !windows[w].gpu_ranged))
+            {
+                members[w].push(n as u32);
             }
         }
         members
@@ -180,14 +191,28 @@ impl Graph {
     }
 
     /// A step's duration on `timeline`: from its mapped start to the latest of its mapped
-    /// end and its members' ends (activities, host leaves of every thread); with the
-    /// node that ended it.
+    /// end and its members' ends (activities, host leaves of every thread); a GPU-ranged
+    /// window from its activities' first start to their last end; with the node that
+    /// ended it.
     pub(crate) fn step_span(
         &self,
         timeline: &Timeline,
         window: &StepWindow,
         members: &[u32],
     ) -> StepSpan {
+        if window.gpu_ranged && !members.is_empty() {
+            let start = members
+                .iter()
+                .map(|&m| timeline.start[m as usize])
+                .min()
+                .unwrap_or(window.start);
+            let last = members
+                .iter()
+                .copied()
+                .max_by_key(|&m| timeline.end[m as usize]);
+            let end = last.map_or(window.end, |m| timeline.end[m as usize]);
+            return StepSpan { start, end, last };
+        }
         let (start, _) = self.map_time(timeline, window.start);
         let (mut end, mut last) = self.map_time(timeline, window.end);
         for &m in members {

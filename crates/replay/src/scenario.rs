@@ -3,10 +3,17 @@
 
 use std::fmt;
 
-use trace_model::{Capture, KernelClass, MemcpyDirection, Nanos};
+use trace_model::{Capture, KernelClass, MemcpyDirection, Nanos, ThreadId};
 
 use crate::Error;
-use crate::graph::{Durations, Graph, NodeKind};
+use crate::graph::{Durations, Graph, Lane, NodeKind};
+
+/// Which host time belongs to a host sub-cause: the caller's labelling of each thread's
+/// time (analysis's host causes), for [`Change::HostCause`].
+pub trait HostLabels: std::fmt::Debug {
+    /// The time of `[from, to)` on `thread` that `cause` (a sub-cause's code) holds.
+    fn time(&self, cause: &str, thread: ThreadId, from: Nanos, to: Nanos) -> Nanos;
+}
 
 /// The class words a scenario may name (`KernelClass::word`).
 pub const CLASS_WORDS: [&str; 11] = [
@@ -75,9 +82,19 @@ pub enum Change {
     /// Host CPU work (CPU ops without events inside, and CPU ops' own time between their
     /// calls) N× faster: `cpu=2x`.
     CpuFaster(f64),
-    /// The host time between a thread's events outside every CPU op (untraced Python,
-    /// idle host) removed: `host-gaps=0`.
+    /// The host gaps that idle the GPU removed: `host-gaps=0`. A gap is the host time
+    /// between a thread's events outside every CPU op (untraced Python, idle host); it
+    /// idles the GPU when the stream of the thread's next launch has nothing running
+    /// during part of it (the stream ran dry while the host was away), and then all of it
+    /// goes. Gaps the GPU was busy
+    /// through stay: they idle nothing (the host was ahead), and removing them would only
+    /// move the host further ahead.
     HostGapsRemoved,
+    /// The time the caller's [`HostLabels`] give a host sub-cause (analysis's
+    /// `HostCause::code`: `allocator`, `data-loading`, `cpu-work`, `compilation`,
+    /// `profiler-overhead`) removed from every host thread, in leaf events and in the gaps
+    /// between them: `host:allocator=0`. Without labels it changes nothing.
+    HostCause(String),
     /// All host time removed but the waits for the GPU: every host call, op and gap takes
     /// no time, so the GPU alone sets the step: `host=0`.
     HostRemoved,
@@ -94,6 +111,7 @@ impl fmt::Display for Change {
             Change::LaunchAt(t) => write!(f, "launch={}us", t.as_micros_f64()),
             Change::CpuFaster(x) => write!(f, "cpu={x}x"),
             Change::HostGapsRemoved => write!(f, "host-gaps=0"),
+            Change::HostCause(cause) => write!(f, "host:{cause}=0"),
             Change::HostRemoved => write!(f, "host=0"),
             Change::CopyBandwidth(b) => write!(f, "copy-bw={}GB/s", b / 1e9),
         }
@@ -111,8 +129,8 @@ pub struct WhatIf {
 impl WhatIf {
     /// Parses `key=value[,key=value…]`. Keys: a class word ([`CLASS_WORDS`]) or
     /// `kernel:<part of a name>` with `Nx` or `0`; `launch` with a time (`5us`, `800ns`);
-    /// `cpu` with `Nx`; `host-gaps` and `host` with `0`; `copy-bw` with a bandwidth
-    /// (`25GB/s`).
+    /// `cpu` with `Nx`; `host-gaps` and `host` with `0`; `host:<sub-cause>` with `0`;
+    /// `copy-bw` with a bandwidth (`25GB/s`).
     pub fn parse(spec: &str) -> Result<WhatIf, Error> {
         let bad = |reason: String| Error::WhatIf {
             spec: spec.to_owned(),
@@ -131,6 +149,13 @@ impl WhatIf {
                         bad(format!("`{key}` takes Nx (N > 0) or 0, not `{value}`"))
                     })?,
                 }
+            } else if let Some(cause) = key.strip_prefix("host:") {
+                if cause.is_empty() || value != "0" {
+                    return Err(bad(format!(
+                        "`{key}` takes a host sub-cause and 0 (removed), not `{value}`"
+                    )));
+                }
+                Change::HostCause(cause.to_owned())
             } else if let Some(name) = key.strip_prefix("kernel:") {
                 if name.is_empty() {
                     return Err(bad("`kernel:` needs part of a kernel name".to_owned()));
@@ -170,7 +195,7 @@ impl WhatIf {
                     _ => {
                         return Err(bad(format!(
                             "unknown key `{key}` (a class: {}; kernel:NAME, launch, cpu, \
-                             host-gaps, host, copy-bw)",
+                             host-gaps, host, host:SUB-CAUSE, copy-bw)",
                             CLASS_WORDS.join(", ")
                         )));
                     }
@@ -196,6 +221,17 @@ impl WhatIf {
     /// The durations of this scenario, from `graph`'s measured ones; with, per change,
     /// how many nodes it changed (a change that matches nothing is said so).
     pub fn durations(&self, graph: &Graph, capture: &Capture) -> (Durations, Vec<usize>) {
+        self.durations_labelled(graph, capture, None)
+    }
+
+    /// [`WhatIf::durations`] with the host sub-causes' time from `labels`
+    /// ([`Change::HostCause`] changes nothing without them).
+    pub fn durations_labelled(
+        &self,
+        graph: &Graph,
+        capture: &Capture,
+        labels: Option<&dyn HostLabels>,
+    ) -> (Durations, Vec<usize>) {
         let mut d = graph.measured.clone();
         let activities = capture.activities();
         let mut matched = Vec::with_capacity(self.changes.len());
@@ -243,9 +279,29 @@ impl WhatIf {
                         true
                     }
                     (Change::HostGapsRemoved, None) => {
-                        d.gap_outside_ops[n] = Nanos::ZERO;
-                        true
+                        let idles = graph.gap_outside_idle[n] > Nanos::ZERO;
+                        if idles {
+                            d.gap_outside_ops[n] = Nanos::ZERO;
+                        }
+                        idles
                     }
+                    (Change::HostCause(cause), None) => match (labels, node.lane) {
+                        (Some(labels), Lane::Host(thread)) => {
+                            let own = labels.time(cause, thread, node.start, node.end);
+                            d.dur[n] = (d.dur[n] - own).max(Nanos::ZERO);
+                            let measured_gap =
+                                graph.measured.gap_in_ops[n] + graph.measured.gap_outside_ops[n];
+                            let mut gap =
+                                labels.time(cause, thread, node.start - measured_gap, node.start);
+                            let from_ops = gap.min(d.gap_in_ops[n]);
+                            d.gap_in_ops[n] -= from_ops;
+                            gap -= from_ops;
+                            let from_outside = gap.min(d.gap_outside_ops[n]);
+                            d.gap_outside_ops[n] -= from_outside;
+                            own + from_ops + from_outside > Nanos::ZERO
+                        }
+                        _ => false,
+                    },
                     (Change::HostRemoved, None) => {
                         d.dur[n] = Nanos::ZERO;
                         d.gap_in_ops[n] = Nanos::ZERO;
@@ -302,6 +358,7 @@ mod tests {
         check("host-gaps=0,cpu=1.5x", "host-gaps=0,cpu=1.5x");
         check("copy-bw=25GB/s", "copy-bw=25GB/s");
         check("collective=0,host=0", "collective=0,host=0");
+        check("host:allocator=0", "host:allocator=0");
     }
 
     #[test]
@@ -315,6 +372,8 @@ mod tests {
             ("host=1", "takes 0"),
             ("", "no change"),
             ("kernel:=2x", "needs part"),
+            ("host:allocator=2x", "takes a host sub-cause"),
+            ("host:=0", "takes a host sub-cause"),
         ] {
             let err = WhatIf::parse(spec).expect_err(spec).to_string();
             assert!(err.contains(says), "{spec}: {err}");

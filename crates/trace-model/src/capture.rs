@@ -701,6 +701,68 @@ impl Capture {
         &mut self.diagnostics
     }
 
+    /// A copy of this capture with new times: `host[i]` and `activities[i]` are the new
+    /// `(start, end)` of host event `i` and activity `i`, and `other` maps every other time
+    /// on the capture's axis (steps, GPU annotations, the profiling window, device steps).
+    /// For what-if checks: an "after" capture made by editing a capture's durations and
+    /// re-timing it. `None` when the lengths do not match, an end precedes its start, a
+    /// time leaves ±[`Nanos::LIMIT`], or the new times change the order of a thread's
+    /// events or a stream's activities (the links between them are by position, so the
+    /// order must stay).
+    pub fn retimed(
+        &self,
+        host: &[(Nanos, Nanos)],
+        activities: &[(Nanos, Nanos)],
+        other: &dyn Fn(Nanos) -> Nanos,
+    ) -> Option<Capture> {
+        let valid = |&(s, e): &(Nanos, Nanos)| {
+            s <= e && s.0.abs() <= Nanos::LIMIT.0 && e.0.abs() <= Nanos::LIMIT.0
+        };
+        if host.len() != self.host_events.len()
+            || activities.len() != self.activities.len()
+            || !host.iter().all(valid)
+            || !activities.iter().all(valid)
+        {
+            return None;
+        }
+        let mut out = self.clone();
+        for (e, &(s, end)) in out.host_events.iter_mut().zip(host) {
+            e.start = s;
+            e.dur = end - s;
+        }
+        for (a, &(s, end)) in out.activities.iter_mut().zip(activities) {
+            a.start = s;
+            a.dur = end - s;
+        }
+        let hosts_sorted = out.host_events.windows(2).all(|w| {
+            (w[0].thread, w[0].start, w[0].source_index)
+                <= (w[1].thread, w[1].start, w[1].source_index)
+        });
+        let activities_sorted = out.activities.windows(2).all(|w| {
+            (w[0].stream, w[0].start, w[0].source_index)
+                <= (w[1].stream, w[1].start, w[1].source_index)
+        });
+        if !hosts_sorted || !activities_sorted {
+            return None;
+        }
+        for s in &mut out.steps {
+            (s.start, s.end) = (other(s.start), other(s.end));
+        }
+        out.steps.sort_by_key(|s| (s.start, s.number));
+        for a in &mut out.gpu_annotations {
+            let (s, e) = (other(a.start), other(a.start + a.dur));
+            a.start = s;
+            a.dur = (e - s).max(Nanos::ZERO);
+        }
+        if let Some((s, e)) = out.meta.window {
+            out.meta.window = Some((other(s), other(e)));
+        }
+        for (_, s) in &mut out.meta.device_steps {
+            (s.start, s.end) = (other(s.start), other(s.end));
+        }
+        Some(out)
+    }
+
     /// The device with this id.
     pub fn device(&self, id: DeviceId) -> &Device {
         &self.devices[id.index()]

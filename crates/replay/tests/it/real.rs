@@ -30,6 +30,7 @@ fn windows(capture: &trace_model::Capture, label: &str, rank: Option<i64>) -> Ve
             number: s.number,
             start: s.range.start,
             end: s.range.end,
+            gpu_ranged: !report.steps.origin.is_host_ranged(),
         })
         .collect()
 }

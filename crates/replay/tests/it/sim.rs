@@ -226,6 +226,7 @@ impl Sim {
             number,
             start: Nanos(start),
             end: Nanos(self.h),
+            gpu_ranged: false,
         });
     }
 

@@ -41,6 +41,37 @@ fn share_text(share: f64) -> String {
 const REPLAY_ERROR: &str =
     "the unchanged replay's median absolute step error against the measured steps";
 
+/// What the replay error with typical delays is.
+const TYPICAL_REPLAY_ERROR: &str = "the unchanged replay's median absolute step error against \
+     the measured steps with every GPU edge at the capture's typical delay: the error of the \
+     graph's structure alone";
+
+/// The unchanged replay's error, with the typical-delay one beside it where known.
+fn replay_error_cell(r: &investigation::Replayed) -> Cell {
+    let figure =
+        |e: f64, what: &'static str| Figure::percent(100.0 * e, Provenance::inferred(what));
+    match (r.replay_error, r.typical_replay_error) {
+        (None, _) => Cell::text("none"),
+        (Some(e), None) => Cell::figure(figure(e, REPLAY_ERROR)),
+        (Some(e), Some(t)) => Cell::Spans(vec![
+            Span::Figure(figure(e, REPLAY_ERROR)),
+            Span::text(" (typical delays: "),
+            Span::Figure(figure(t, TYPICAL_REPLAY_ERROR)),
+            Span::text(")"),
+        ]),
+    }
+}
+
+/// The typical-delay replay error in words, for the first cause's sentence.
+fn typical_error_text(r: &investigation::Replayed) -> String {
+    r.typical_replay_error.map_or_else(String::new, |e| {
+        format!(
+            "; {:.1} % with typical delays, the error of the graph's structure alone",
+            100.0 * e
+        )
+    })
+}
+
 /// A cause's replayed step, or why there is none.
 fn replayed_cell(r: &CauseReplay) -> Cell {
     match r {
@@ -84,6 +115,15 @@ fn knob_text(k: &Knob) -> String {
         Knob::CompiledFusion => "already compiled: the remaining ones are outside compiled regions (graph breaks) or Inductor's own; fused norm/activation/residual kernels, fewer dtype casts".to_owned(),
         Knob::Fusion => "fusion: torch.compile, fused norm/activation/residual kernels; fewer dtype casts".to_owned(),
         Knob::FusedAttention => "torch.nn.functional.scaled_dot_product_attention (FlashAttention or memory-efficient backend), or another fused attention kernel: it replaces the softmax and both batched matmuls; the estimate assumes the fused kernel's own time is small beside them".to_owned(),
+        Knob::TfDispatch => "fewer, larger dispatches: the whole step in one tf.function with jit_compile=True (XLA), steps_per_execution in Keras, no Python between ops of the step".to_owned(),
+        Knob::TfNoRoundTrips => "no host round trips inside the step (.numpy(), tensor printing, Python conditions on tensor values, tf.debugging checks); keep values on the device".to_owned(),
+        Knob::TfLayouts => "layouts the convolution kernels take natively (data_format='channels_last' / NHWC on GPU, mixed precision), so no transposes run around them; the layout optimizer of grappler or XLA decides the rest".to_owned(),
+        Knob::TfFusion => "fusion: XLA (tf.function(jit_compile=True)) fuses elementwise ops into their producers; fewer dtype casts".to_owned(),
+        Knob::TrtLayouts => "build the engine with the I/O formats and precision its kernels take natively (NHWC/HWC8 formats, FP16/INT8), so TensorRT inserts no reformatting layers; check them with trtexec --dumpLayerInfo".to_owned(),
+        Knob::TrtFusion => "check the engine's layer fusion (trtexec --dumpLayerInfo --profilingVerbosity=detailed): unfused elementwise layers often come from unsupported patterns or mixed precisions; a plugin or an ONNX rewrite can fuse them".to_owned(),
+        Knob::FewerHostWaits => "synchronise once per step or batch, not between kernels; read results back asynchronously".to_owned(),
+        Knob::EngineFusion => "fewer, fused kernels: the framework's fused variants of these ops (fused norm/activation/residual kernels)".to_owned(),
+        Knob::MoeGemm => "mixture-of-experts GEMMs: use the engine's MoE kernel configuration tuned for this GPU and batch size (vLLM/SGLang fused_moe tuning configs, the backend: Triton, CUTLASS/TensorRT-LLM, CK/aiter), more tokens per expert per launch (larger batches), and expert parallelism where the experts do not fit one GPU's bandwidth; a dense-GEMM knob (a larger tile, cuBLAS settings) does not apply".to_owned(),
         Knob::Host { text, .. } => text.clone(),
     }
 }
@@ -126,6 +166,14 @@ fn what_text(w: &What) -> String {
         What::EagerAttention { evidence, share } => format!(
             "eager attention on the critical stream ({evidence}; {} of all GPU time)",
             share_text(*share)
+        ),
+        What::MoeGemm { evidence } => format!(
+            "mixture-of-experts GEMMs on the critical stream (grouped/fused expert GEMMs; top: {})",
+            evidence
+                .iter()
+                .map(|(name, time)| format!("{name} {}", time.human()))
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
     }
 }
@@ -211,10 +259,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                 _ => Cell::text(""),
             },
             match &c.replay {
-                CauseReplay::Replayed(r) => r.replay_error.map_or_else(
-                    || Cell::text("none"),
-                    |e| Cell::figure(Figure::percent(100.0 * e, Provenance::inferred(REPLAY_ERROR))),
-                ),
+                CauseReplay::Replayed(r) => replay_error_cell(r),
                 _ => Cell::text(""),
             },
             Cell::text(match &c.replay {
@@ -269,9 +314,10 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                     Provenance::Measured,
                 )));
                 spans.push(Span::text(format!(
-                    ", replay error {}).",
+                    ", replay error {}{}).",
                     r.replay_error
-                        .map_or_else(|| "unknown".to_owned(), |e| format!("{:.1} %", 100.0 * e))
+                        .map_or_else(|| "unknown".to_owned(), |e| format!("{:.1} %", 100.0 * e)),
+                    typical_error_text(r)
                 )));
             }
             CauseReplay::CannotReplay { reason } => {
@@ -286,7 +332,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
         findings.push(Finding::new(spans));
     }
     s.push(Block::Table(t.with_note(format!(
-        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred: by subtraction ({per_step_formula}; {window_assumption}), and replayed (the cause's what-if scenario replayed on the capture's dependency graph over the steady-state steps, each step from its start to the last end of its work, so the replayed step can differ from the window's mean step; the replayed change is against the unchanged replay: {replay_assumptions}; the replay error is the unchanged replay's median absolute step error against the measurement; a blank replayed cell says why there is none); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json).",
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred: by subtraction ({per_step_formula}; {window_assumption}), and replayed (the cause's what-if scenario replayed on the capture's dependency graph over the steady-state steps, each step from its start to the last end of its work, so the replayed step can differ from the window's mean step; the replayed change is against the unchanged replay: {replay_assumptions}; the replay error is the unchanged replay's median absolute step error against the measurement, and in brackets the same with every GPU edge at the capture's typical delay (the error of the graph's structure alone, which a change that moves work off its measured delays is exposed to); a blank replayed cell says why there is none); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json).",
         replay_assumptions = investigation::REPLAY_ASSUMPTIONS,
     ))));
     s
