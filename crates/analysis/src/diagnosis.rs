@@ -119,7 +119,16 @@ pub fn detect_framework(capture: &Capture, practices: &Practices) -> FrameworkGu
     let mut note = |f: Framework, name: &str| {
         first.entry(f).or_insert_with(|| name.to_owned());
     };
+    // Each distinct name is classified once: the first event of a name decides as all
+    // its others would.
+    let mut seen = vec![false; capture.strings().len()];
     for e in capture.host_events() {
+        if seen
+            .get_mut(e.name.index())
+            .is_some_and(|s| std::mem::replace(s, true))
+        {
+            continue;
+        }
         let name = capture.name(e.name);
         if name.starts_with("step[") || name.contains("sglang") {
             note(Framework::Sglang, name);
@@ -142,7 +151,14 @@ pub fn detect_framework(capture: &Capture, practices: &Practices) -> FrameworkGu
             note(Framework::PyTorchEager, name);
         }
     }
+    seen.fill(false);
     for a in capture.activities() {
+        if seen
+            .get_mut(a.name.index())
+            .is_some_and(|s| std::mem::replace(s, true))
+        {
+            continue;
+        }
         let name = capture.name(a.name);
         if is_ggml_kernel(name) {
             note(Framework::LlamaCpp, name);

@@ -26,7 +26,7 @@
 //! 9. no event covers the instant: [`HostCause::NothingRecorded`] (the thread was idle,
 //!    in I/O, or waiting on another process).
 
-use trace_model::{Capture, HostKind, Nanos, StringId, ThreadId};
+use trace_model::{Capture, FastMap, HostKind, Nanos, StringId, ThreadId};
 
 use crate::gaps::is_synchronising_call;
 
@@ -136,12 +136,11 @@ pub fn is_data_loading(name: &str) -> bool {
 /// `compileFusion`, XLA compilation (`BackendCompile`, `XlaCompile`, `PjitFunction(…)
 /// compile`), and autotuning (a name containing `autotun`).
 pub fn is_compilation(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
     name.contains("ModuleLoad")
         || name.contains("LibraryLoad")
         || name.contains("GraphInstantiate")
-        || lower.starts_with("nvrtc")
-        || lower.starts_with("hiprtc")
+        || starts_with_ignore_case(name, "nvrtc")
+        || starts_with_ignore_case(name, "hiprtc")
         || name.starts_with("cuLink")
         || name.contains("torch/_dynamo")
         || name.contains("torch/_inductor")
@@ -150,7 +149,7 @@ pub fn is_compilation(name: &str) -> bool {
         || name.contains("compileFusion")
         || name.contains("BackendCompile")
         || name.contains("XlaCompile")
-        || lower.contains("autotun")
+        || contains_ignore_case(name, "autotun")
 }
 
 /// Whether a host range is the profiler's own overhead as the profiler measures it
@@ -158,17 +157,58 @@ pub fn is_compilation(name: &str) -> bool {
 /// `cuptiActivityFlush…`). Nothing is guessed: a profiler that does not measure its
 /// overhead adds none here.
 pub fn is_profiler_overhead(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
     name.starts_with("[profiler]")
-        || lower.contains("profiler overhead")
-        || lower.starts_with("cuptiactivityflush")
+        || contains_ignore_case(name, "profiler overhead")
+        || starts_with_ignore_case(name, "cuptiactivityflush")
 }
 
-/// Whether a host event launches GPU work.
-fn is_launch(capture: &Capture, kind: HostKind, name: StringId) -> bool {
-    kind == HostKind::Launch || {
-        let n = capture.name(name);
-        n.contains("LaunchKernel") || n.contains("GraphLaunch") || n.starts_with("cuLaunch")
+/// Whether `name` starts with `prefix` (lowercase ASCII), ASCII case ignored: the same
+/// answer as `name.to_ascii_lowercase().starts_with(prefix)`, without the allocation.
+fn starts_with_ignore_case(name: &str, prefix: &str) -> bool {
+    name.len() >= prefix.len()
+        && name.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+/// Whether `name` contains `needle` (lowercase ASCII), ASCII case ignored: the same
+/// answer as `name.to_ascii_lowercase().contains(needle)`, without the allocation.
+fn contains_ignore_case(name: &str, needle: &str) -> bool {
+    let (hay, needle) = (name.as_bytes(), needle.as_bytes());
+    needle.is_empty()
+        || hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// Whether a host event launches GPU work, its name classed by [`NameClass::of`].
+fn is_launch(kind: HostKind, class: &NameClass) -> bool {
+    kind == HostKind::Launch || class.launch
+}
+
+/// What [`label_thread`] needs to know of a host event's name. It is found once per
+/// distinct name: the substring tests cost more than the rest of the labelling when
+/// they run for every event.
+#[derive(Debug, Clone, Copy)]
+struct NameClass {
+    /// [`is_synchronising_call`].
+    sync: bool,
+    /// [`is_allocator_call`].
+    allocator: bool,
+    /// A launch call's name (`…LaunchKernel…`, `…GraphLaunch…`, `cuLaunch…`).
+    launch: bool,
+    /// [`context_of`].
+    context: Option<HostCause>,
+}
+
+impl NameClass {
+    fn of(n: &str) -> Self {
+        NameClass {
+            sync: is_synchronising_call(n),
+            allocator: is_allocator_call(n),
+            launch: n.contains("LaunchKernel")
+                || n.contains("GraphLaunch")
+                || n.starts_with("cuLaunch"),
+            context: context_of(n),
+        }
     }
 }
 
@@ -216,6 +256,16 @@ pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled>
             .then(events[b].end().cmp(&events[a].end()))
             .then(a.cmp(&b))
     });
+    // Each event's name class, each distinct name classed once.
+    let mut known: FastMap<StringId, NameClass> = FastMap::default();
+    let class: Vec<NameClass> = events
+        .iter()
+        .map(|e| {
+            *known
+                .entry(e.name)
+                .or_insert_with(|| NameClass::of(capture.name(e.name)))
+        })
+        .collect();
     // Pass 1: which events have a launch inside them (themselves included).
     let mut launches = vec![false; events.len()];
     let mut stack: Vec<(usize, i64)> = Vec::new();
@@ -225,7 +275,7 @@ pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled>
             stack.pop();
         }
         let end = stack.last().map_or(e.end().0, |&(_, pe)| e.end().0.min(pe));
-        if is_launch(capture, e.kind, e.name) {
+        if is_launch(e.kind, &class[i]) {
             launches[i] = true;
             for &(p, _) in stack.iter().rev() {
                 if launches[p] {
@@ -248,15 +298,15 @@ pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled>
             return;
         }
         let e = &events[f.idx];
-        let name = capture.name(e.name);
+        let class = &class[f.idx];
         let call = matches!(e.kind, HostKind::Runtime | HostKind::Launch);
-        let (label, by) = if call && is_synchronising_call(name) {
+        let (label, by) = if call && class.sync {
             (Label::Sync, e.name)
-        } else if is_allocator_call(name) {
+        } else if class.allocator {
             (Label::Host(HostCause::Allocator), e.name)
         } else if let Some((c, by)) = f.context {
             (Label::Host(c), by)
-        } else if is_launch(capture, e.kind, e.name) {
+        } else if is_launch(e.kind, class) {
             (Label::Host(HostCause::LaunchOverhead), e.name)
         } else if launches[f.idx] {
             if to - from < LONG_SELF_STRETCH.0 {
@@ -297,7 +347,7 @@ pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled>
         }
         cursor = cursor.max(s);
         let end = frames.last().map_or(e.end().0, |p| e.end().0.min(p.end));
-        let own = context_of(capture.name(e.name)).map(|c| (c, e.name));
+        let own = class[i].context.map(|c| (c, e.name));
         let inherited = frames.last().and_then(|p| p.context);
         // The stronger context wins: compilation, then data loading, then the profiler.
         let context = match (own, inherited) {
@@ -421,5 +471,44 @@ mod tests {
         assert!(!is_compilation("Torch-Compiled Region: 0/0"));
         assert!(is_profiler_overhead("[profiler] flush"));
         assert!(!is_profiler_overhead("ProfilerStep#3"));
+        assert!(is_profiler_overhead("Profiler Overhead"));
+        assert!(is_profiler_overhead("cuptiActivityFlushAll"));
+        assert!(is_compilation("NVRTC compile"));
+    }
+
+    #[test]
+    fn case_blind_search_answers_as_lowercasing_does() {
+        let names = [
+            "",
+            "a",
+            "Autotun",
+            "xAUTOTUNe",
+            "autotu",
+            "ÉautotunÉ",
+            "NvRtcX",
+            "nvrt",
+            "ſnvrtc",
+            "hiprtcLinkCreate",
+            "profiler overhead",
+            "Profiler  overhead",
+            "İprofiler overheadİ",
+        ];
+        for n in names {
+            let lower = n.to_ascii_lowercase();
+            for needle in ["autotun", "profiler overhead", "a", ""] {
+                assert_eq!(
+                    contains_ignore_case(n, needle),
+                    lower.contains(needle),
+                    "{n} {needle}"
+                );
+            }
+            for prefix in ["nvrtc", "hiprtc", "cuptiactivityflush", ""] {
+                assert_eq!(
+                    starts_with_ignore_case(n, prefix),
+                    lower.starts_with(prefix),
+                    "{n} {prefix}"
+                );
+            }
+        }
     }
 }
