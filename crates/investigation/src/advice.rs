@@ -197,7 +197,11 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
 }
 
 /// The top three MoE GEMM kernels by time on the critical stream inside `window`.
-fn moe_evidence(r: &Report, capture: &Capture, window: analysis::Window) -> Vec<(String, Nanos)> {
+fn moe_evidence(
+    r: &CaptureAnalysis,
+    capture: &Capture,
+    window: analysis::Window,
+) -> Vec<(String, Nanos)> {
     let Some(crit) = r.critical_stream() else {
         return Vec::new();
     };
