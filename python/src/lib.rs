@@ -571,8 +571,9 @@ impl HtaTrace {
     }
 
     /// The memory activities of `rank` in start order: (start µs from HTA's origin, end µs
-    /// from it, device, name, event index).
-    fn memory_ops(&self, rank_: i64) -> Vec<(f64, f64, i64, String, i64)> {
+    /// from it, device, name, event index, `args["memory bandwidth (GB/s)"]`).
+    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
+    fn memory_ops(&self, rank_: i64) -> Vec<(f64, f64, i64, String, i64, Option<f64>)> {
         let Some(t) = self.of(rank_) else {
             return Vec::new();
         };
@@ -586,6 +587,7 @@ impl HtaTrace {
                     g.device,
                     t.name(g.name).to_owned(),
                     g.event_index,
+                    t.memory_bw.get(&g.event_index).copied(),
                 )
             })
             .collect()

@@ -179,6 +179,9 @@ pub struct Timeline {
     /// HTA's time origin of this file (its earliest complete event with a category, in
     /// ns), set by the HTA loader; none elsewhere.
     pub hta_origin: Option<i64>,
+    /// `args["memory bandwidth (GB/s)"]` by event index, for the events that carry it
+    /// (Kineto writes it on memcpy and memset activities).
+    pub memory_bw: FastMap<i64, f64>,
     /// HTA's kernel type of each text of [`Timeline::names`] (computed once: the analyses
     /// ask for it of every activity, and kernel names are long).
     hta_types: Vec<HtaKernelType>,
@@ -386,6 +389,32 @@ pub(crate) const ARGS_READ: [&str; 5] = [
     "wait_on_stream",
     "wait_on_cuda_event_record_corr_id",
 ];
+
+/// The float `args` members [`Timeline::from_frame`] reads besides [`ARGS_READ`], by
+/// event (Kineto's memcpy/memset `memory bandwidth (GB/s)`, which HTA's memory-bandwidth
+/// counters sum); kept in [`Timeline::memory_bw`].
+pub(crate) const ARGS_FLOAT_READ: [&str; 1] = ["memory bandwidth (GB/s)"];
+
+/// The non-null values of the float column `args_<key>` by event index (empty when the
+/// frame has no such column).
+fn float_args(df: &DataFrame, key: &str, ctx: &str) -> Result<FastMap<i64, f64>, Error> {
+    let mut out = FastMap::default();
+    let (Ok(col), Ok(index)) = (df.column(&format!("args_{key}")), df.column("event_index")) else {
+        return Ok(out);
+    };
+    let values = col
+        .as_materialized_series()
+        .cast(&DataType::Float64)
+        .map_err(Error::polars(ctx.to_owned()))?;
+    let values = values.f64().map_err(Error::polars(ctx.to_owned()))?;
+    let index = index.i64().map_err(Error::polars(ctx.to_owned()))?;
+    for (i, v) in index.iter().zip(values.iter()) {
+        if let (Some(i), Some(v)) = (i, v) {
+            out.insert(i, v);
+        }
+    }
+    Ok(out)
+}
 
 /// The rows of `chunks`, in order.
 fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
@@ -698,7 +727,9 @@ impl Timeline {
         gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
         let names: Vec<String> = names.strings().map(str::to_owned).collect();
         let hta_types = names.iter().map(|n| hta_kernel_type(n)).collect();
+        let memory_bw = float_args(df, ARGS_FLOAT_READ[0], &ctx)?;
         Ok(Timeline {
+            memory_bw,
             path: frame.path.clone(),
             rank: frame.rank,
             hta_types,
