@@ -64,6 +64,16 @@ def _downcast(s: pd.Series) -> pd.Series:
     return pd.to_numeric(s, downcast="integer")
 
 
+def _int_dtype(lo: int, hi: int) -> np.dtype:
+    """The smallest signed integer dtype holding ``[lo, hi]``: what HTA's
+    ``pd.to_numeric(downcast="integer")`` gives a column with that range."""
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if info.min <= lo and hi <= info.max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
+
+
 def _integral(s: pd.Series) -> pd.Series:
     """Whole-µs sums are int64 in HTA's frames when every duration is whole."""
     if len(s) and (s % 1 == 0).all():
@@ -134,6 +144,15 @@ class TraceAnalysis:
                 if rank is not None:
                     rank_of_file[link] = int(rank)
             return _native.HtaTrace(scratch, self.include_last_profiler_step, rank_of_file or None)
+
+    def _frame_dtype(self, rank: int, column: str) -> np.dtype:
+        """The dtype of HTA's ``stream``, ``correlation`` or ``index`` column of ``rank``: downcast
+        over every event its parser keeps, not only the rows a result shows."""
+        ranges = self._t.int_ranges(int(rank))
+        if ranges is None:
+            return np.dtype(np.int64)
+        lo, hi = ranges[("stream", "correlation", "index").index(column)]
+        return _int_dtype(lo, hi) if lo <= hi else np.dtype(np.int64)
 
     def _check_ranks(self, ranks: List[int]) -> None:
         """HTA raises ValueError for a rank it has no trace of."""
@@ -312,7 +331,7 @@ class TraceAnalysis:
                 self._t.launch_stats(int(rank), bool(include_memory_events)),
                 columns=["correlation", "cpu_duration", "gpu_duration", "launch_delay"],
             )
-            df["correlation"] = _downcast(df["correlation"])
+            df["correlation"] = df["correlation"].astype(self._frame_dtype(rank, "correlation"))
             for c in ["cpu_duration", "gpu_duration", "launch_delay"]:
                 df[c] = df[c].astype("float64")
             out[rank] = df
@@ -320,7 +339,7 @@ class TraceAnalysis:
 
     def _time_dtype(self, rank: int, s: pd.Series) -> pd.Series:
         """HTA's times are float64 on a trace it rounds (fractional µs) and int64 else."""
-        if self._t.fractional(int(rank)) or not len(s) or not (s % 1 == 0).all():
+        if not len(s) or not (s % 1 == 0).all():
             return s.astype("float64")
         return s.astype("int64")
 
@@ -342,10 +361,27 @@ class TraceAnalysis:
             if not rows:
                 continue
             df = pd.DataFrame(rows, columns=["index", "ts", "pid", "stream", "queue_length"])
-            df["tid"] = df["stream"]
-            df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
             df["ts"] = self._time_dtype(rank, df["ts"])
-            df["stream"] = _downcast(df["stream"])
+            # Each point's step (+1 a launch, −1 a start), from the native series (stream by
+            # stream, in time order). HTA concatenates the launches and then the starts,
+            # each in file order, and sorts them by `ts` with pandas' default (unstable)
+            # sort before it sums the steps per stream: the same rows in the same order,
+            # sorted alike, put the points at one µs in HTA's order.
+            step = df.groupby("stream", sort=False)["queue_length"].diff()
+            df["queue"] = step.fillna(df["queue_length"]).astype("int64")
+            launches = df[df["queue"] > 0].sort_values("index", kind="stable")
+            starts = df[df["queue"] <= 0].sort_values("index", kind="stable")
+            merged = pd.concat([launches, starts], ignore_index=True).sort_values(by="ts")
+            parts = []
+            for _, part in merged.groupby("stream"):
+                part = part.copy()
+                part["queue_length"] = part["queue"].cumsum()
+                parts.append(part)
+            df = pd.concat(parts)
+            df["tid"] = df["stream"]
+            df["index"] = df["index"].astype(self._frame_dtype(rank, "index"))
+            df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
+            df["stream"] = df["stream"].astype(self._frame_dtype(rank, "stream"))
             df["queue_length"] = df["queue_length"].astype("int64")
             # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
             for c in ["pid", "tid"]:
