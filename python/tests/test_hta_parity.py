@@ -435,3 +435,20 @@ def test_generate_trace_with_counters(traces, tmp_path, name):
             # The input is untouched.
             assert (tmp_path / "ours" / f.name).read_bytes() == (src / f.name).read_bytes()
     assert written > 0
+
+
+def test_counters_of_trace_files_go_beside_the_files(traces, tmp_path):
+    """With ``trace_files`` (read through links in a scratch directory) the trace with
+    counters is written beside the file named, and the file itself is untouched."""
+    import shutil
+
+    from tracewise.hta import TraceAnalysis
+
+    src = next((traces / "pytorch" / "hta-critical-path" / "alexnet").glob("*.json.gz"))
+    shutil.copy(src, tmp_path / src.name)
+    ours = TraceAnalysis({0: src.name}, str(tmp_path))
+    ours.generate_trace_with_counters()
+    out = tmp_path / src.name.replace(".json", "_with_counters.json")
+    events = _json_events(out)
+    assert any(e.get("ph") == "C" and e.get("name") == "Queue Length" for e in events)
+    assert (tmp_path / src.name).read_bytes() == src.read_bytes()

@@ -113,6 +113,9 @@ class TraceAnalysis:
     ) -> None:
         self.trace_dir = os.fspath(trace_dir)
         self.include_last_profiler_step = bool(include_last_profiler_step)
+        # The file each trace was read from, by the name the loader gave it (``trace_files``
+        # are read through links in a scratch directory, gone after loading).
+        self._original: Dict[str, str] = {}
         if trace_files is None:
             self._t = _native.HtaTrace(self.trace_dir, self.include_last_profiler_step)
         else:
@@ -141,6 +144,7 @@ class TraceAnalysis:
                     raise ValueError("Trace files validation failed.")
                 link = os.path.join(scratch, f"{i:06d}_{os.path.basename(path)}")
                 os.symlink(os.path.abspath(path), link)
+                self._original[link] = os.path.abspath(path)
                 if rank is not None:
                     rank_of_file[link] = int(rank)
             return _native.HtaTrace(scratch, self.include_last_profiler_step, rank_of_file or None)
@@ -543,7 +547,7 @@ class TraceAnalysis:
             add(self.get_queue_length_time_series(ranks), "Queue Length", "queue_length")
         if wanted & TimeSeriesTypes.MEMCPY_BANDWIDTH.value:
             add(self.get_memory_bw_time_series(ranks), "Memcpy BW", "memory_bw_gbps")
-        files = dict(self._t.files())
+        files = {rank: self._original.get(p, p) for rank, p in self._t.files()}
         inputs = list(files.values())
         for rank, evs in events.items():
             path = files[rank]
