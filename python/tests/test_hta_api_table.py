@@ -46,7 +46,6 @@ PARAM_NOT_BUILT: Dict[Tuple[str, str, str], str] = {
     ("TraceAnalysis", "get_potential_stragglers", "profiler_steps"): "any list",
     ("TraceAnalysis", "get_potential_stragglers", "straggler_identification_impl"): "any function",
     ("TraceAnalysis", "critical_path_analysis", "instance_id"): "a `(start, end)` range",
-    ("TraceAnalysis", "get_gpu_user_annotation_breakdown", "use_gpu_annotation"): "`True` on a trace with `gpu_user_annotation` events",
 }
 
 # (class, method, parameter) -> why our default is not HTA's.

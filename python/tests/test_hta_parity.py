@@ -58,8 +58,6 @@ KNOWN: Dict[Tuple[str, object, str], str] = {
     ('hta-nccl-a100', True, 'blocked4'): "time at a queue length of 4: HTA's trace duration (last - first start of its frame) differs from ours here (open, #44)",
     ('hta-trace-diff/control', True, 'blocked4'): "time at a queue length of 4: HTA's trace duration (last - first start of its frame) differs from ours here (open, #44)",
     ('hta-v100-2rank-large', True, 'blocked4'): "time at a queue length of 4: HTA's trace duration (last - first start of its frame) differs from ours here (open, #44)",
-    ('hta-amd-mi250', None, 'user_annotation1'): "user-annotation breakdown of the GPU ranges (gpu_user_annotation): not built, NotImplementedError (section 14) (open, #44)",
-    ('hta-nccl-a100', None, 'user_annotation1'): "user-annotation breakdown of the GPU ranges (gpu_user_annotation): not built, NotImplementedError (section 14) (open, #44)",
     ('hta-critical-path/cuda_event_sync', False, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
     ('hta-critical-path/cuda_event_sync', True, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
     ('hta-critical-path/cuda_event_sync_multi_stream', False, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",

@@ -587,6 +587,53 @@ class TraceAnalysis:
                 return True
         return False
 
+    def _gpu_annotations(self) -> Dict[int, List[Tuple[str, float]]]:
+        """(name, duration in µs) of each rank's ``gpu_user_annotation`` ranges HTA keeps.
+        On a trace with fractional µs HTA rounds each start up and each end down; with two
+        or more ``ProfilerStep`` names over the ranks, it keeps the ranges (which have no
+        stream: its host side) that start before the last ``ProfilerStep`` starts
+        (``include_last_profiler_step=True``: at or before the latest such end)."""
+        from . import load
+
+        def us(ns: "pd.Series", up: bool) -> "pd.Series":
+            q = -((-ns) // 1000) if up else ns // 1000
+            return q
+
+        per_file = []
+        step_names: set = set()
+        for rank, path in self._t.files():
+            c = load(path)
+            ann = c.sql(
+                "SELECT name, ts_ns, dur_ns FROM events "
+                "WHERE cat = 'gpu_user_annotation' AND ph = 'X' AND dur_ns IS NOT NULL"
+            ).to_pandas()
+            steps = c.sql(
+                "SELECT name, ts_ns, dur_ns FROM events WHERE ph = 'X' AND dur_ns IS NOT NULL "
+                "AND name LIKE '%ProfilerStep%' AND cat NOT IN ('python_function', 'Trace')"
+            ).to_pandas()
+            step_names.update(steps["name"])
+            per_file.append((rank, ann, steps))
+        out: Dict[int, List[Tuple[str, float]]] = {}
+        for rank, ann, steps in per_file:
+            fractional = self._t.fractional(int(rank))
+            start = us(ann["ts_ns"], True) if fractional else ann["ts_ns"] / 1000
+            end = us(ann["ts_ns"] + ann["dur_ns"], False) if fractional else (ann["ts_ns"] + ann["dur_ns"]) / 1000
+            keep = pd.Series(True, index=ann.index)
+            if len(step_names) >= 2 and len(steps):
+                s_start = us(steps["ts_ns"], True) if fractional else steps["ts_ns"] / 1000
+                s_end = (
+                    us(steps["ts_ns"] + steps["dur_ns"], False)
+                    if fractional
+                    else (steps["ts_ns"] + steps["dur_ns"]) / 1000
+                )
+                if self.include_last_profiler_step:
+                    keep = start <= s_end.max()
+                else:
+                    keep = start < s_start.max()
+            dur = (end - start)[keep]
+            out[rank] = list(zip(ann["name"][keep], dur.astype("float64")))
+        return out
+
     def get_gpu_user_annotation_breakdown(
         self,
         use_gpu_annotation: bool = True,
@@ -600,14 +647,9 @@ class TraceAnalysis:
         ``sum (us)``, ``max (us)``, ``min (us)``, ``stddev``, ``mean (us)``, ``rank``, past
         ``num_kernels`` names or the ``duration_ratio`` quantile of the cumulative time
         folded into ``others`` (names matching one of ``allowlist_patterns`` kept), as HTA's.
-        With ``use_gpu_annotation=False`` the host ranges (``user_annotation``) are timed;
-        None when the trace has no annotation of the kind asked. The GPU ranges
-        (``gpu_user_annotation``), where the trace has them, raise NotImplementedError."""
+        ``use_gpu_annotation`` times the GPU ranges (``gpu_user_annotation``), else the
+        host ranges (``user_annotation``); None when the trace has none of the kind asked."""
         annotation = "gpu_user_annotation" if use_gpu_annotation else "user_annotation"
-        if use_gpu_annotation:
-            if not self._has_category(annotation):
-                return None
-            raise _not_built("get_gpu_user_annotation_breakdown(use_gpu_annotation=True) on a trace with gpu_user_annotation events")
         if not self._has_category(annotation):
             return None
         keep: Optional[Callable[[str], bool]] = None
@@ -627,8 +669,12 @@ class TraceAnalysis:
                 "rank": pd.Series(dtype="int"),
             }
         )
+        gpu_rows = self._gpu_annotations() if use_gpu_annotation else {}
         for rank in self._ranks:
-            rows = [(h[0], h[4] - h[3]) for h in self._t.host_ops(int(rank)) if h[1] == "user_annotation"]
+            if use_gpu_annotation:
+                rows = gpu_rows.get(rank, [])
+            else:
+                rows = [(h[0], h[4] - h[3]) for h in self._t.host_ops(int(rank)) if h[1] == "user_annotation"]
             events = pd.DataFrame(
                 {
                     "name": pd.Series([n for n, _ in rows], dtype="object"),
