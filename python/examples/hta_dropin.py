@@ -53,3 +53,27 @@ blocked_full = analyzer.get_time_spent_blocked_on_full_queue(series)
 deepest = int(queue["queue_length"].max())
 blocked_deep = analyzer.get_time_spent_blocked_on_full_queue(series, max_queue_length=max(deepest // 2, 1))
 blocked_full, blocked_deep
+
+# %% [markdown]
+# The memory bandwidth in use over time, per kind of copy (`Memcpy HtoD`, `Memset`, …):
+# each copy adds the bandwidth the profiler measured for it while it runs. One frame per
+# rank with copies (none on a trace without them).
+
+# %%
+bandwidth = analyzer.get_memory_bw_time_series(ranks=[rank])
+bandwidth.get(rank)
+
+# %% [markdown]
+# Its statistics per rank and kind of copy, over the times some copy runs.
+
+# %%
+bandwidth_summary = analyzer.get_memory_bw_summary(ranks=[rank])
+bandwidth_summary
+
+# %% [markdown]
+# The host time of each `record_function` range (`user_annotation`) per rank, the long
+# tail folded into `others` as HTA folds it (None on a trace without such ranges).
+
+# %%
+annotations = analyzer.get_gpu_user_annotation_breakdown(use_gpu_annotation=False, visualize=False)
+annotations

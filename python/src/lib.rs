@@ -375,6 +375,19 @@ impl HtaTrace {
         })
     }
 
+    /// HTA's time origin (`min_ts`), in µs: series times plus it are the trace's own.
+    fn origin_us(&self) -> f64 {
+        self.min_ts as f64 / 1000.0
+    }
+
+    /// The (min, max) of `args.stream`, of `args.correlation` and of the event index over
+    /// the events HTA's parser keeps of `rank` (its integer dtypes come from them).
+    #[allow(clippy::type_complexity)] // three ranges, unpacked by the Python layer
+    fn int_ranges(&self, rank_: i64) -> Option<((i64, i64), (i64, i64), (i64, i64))> {
+        let r = self.of(rank_)?.hta_int_ranges;
+        Some((r.stream, r.correlation, r.index))
+    }
+
     /// The ranks, in order.
     fn ranks(&self) -> Vec<i64> {
         self.timelines.iter().map(rank).collect()
@@ -571,8 +584,9 @@ impl HtaTrace {
     }
 
     /// The memory activities of `rank` in start order: (start µs from HTA's origin, end µs
-    /// from it, device, name, event index).
-    fn memory_ops(&self, rank_: i64) -> Vec<(f64, f64, i64, String, i64)> {
+    /// from it, device, name, event index, `args["memory bandwidth (GB/s)"]`).
+    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
+    fn memory_ops(&self, rank_: i64) -> Vec<(f64, f64, i64, String, i64, Option<f64>)> {
         let Some(t) = self.of(rank_) else {
             return Vec::new();
         };
@@ -586,13 +600,15 @@ impl HtaTrace {
                     g.device,
                     t.name(g.name).to_owned(),
                     g.event_index,
+                    t.memory_bw.get(&g.event_index).copied(),
                 )
             })
             .collect()
     }
 
     /// HTA's `get_trace_duration` of `rank`: last start − first start of the events it
-    /// keeps, in µs.
+    /// keeps, in µs. The first is the rank's HTA origin (its earliest complete event but
+    /// the `Trace` span, which HTA's parser drops and the timeline's host events hold).
     fn duration(&self, rank_: i64) -> Option<f64> {
         let t = self.of(rank_)?;
         let starts = || {
@@ -601,7 +617,8 @@ impl HtaTrace {
                 .map(|h| h.start)
                 .chain(t.gpu.iter().map(|g| g.start))
         };
-        Some((starts().max()? - starts().min()?) as f64 / 1000.0)
+        let first = t.hta_origin.or_else(|| starts().min())?;
+        Some((starts().max()? - first) as f64 / 1000.0)
     }
 
     /// The GPU activities of `rank` in start order: (name, stream, start µs, end µs,
@@ -679,6 +696,30 @@ impl HtaTrace {
             cp.split.iter().map(|(b, p)| (b.label(), *p)).collect(),
         ))
     }
+}
+
+/// HTA's `generate_trace_with_counters` file: the trace `input` with the JSON list
+/// `events` appended to its `traceEvents`, written to `output` through output-file (an
+/// earlier output replaced; never one of `inputs`).
+#[pyfunction]
+fn write_trace_with_events(
+    py: Python<'_>,
+    input: PathBuf,
+    output: PathBuf,
+    events: String,
+    inputs: Vec<PathBuf>,
+) -> PyResult<()> {
+    let p = input.clone();
+    run(py, Some(&input), move || {
+        let events: Vec<serde_json::Value> = serde_json::from_str(&events).map_err(|e| {
+            (
+                Kind::Analysis,
+                format!("the counter events are not a JSON list: {e}"),
+            )
+        })?;
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        hta::write_trace_with_events(&p, &output, events, &inputs).map_err(|e| fail(&e))
+    })
 }
 
 /// The investigation of a capture: (report.json text, report.html text). With `out`, the
@@ -821,6 +862,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<HtaTrace>()?;
     m.add_function(wrap_pyfunction!(load_capture, m)?)?;
     m.add_function(wrap_pyfunction!(investigate, m)?)?;
+    m.add_function(wrap_pyfunction!(write_trace_with_events, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
     m.add_function(wrap_pyfunction!(roofline_json, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_kernels, m)?)?;

@@ -64,6 +64,16 @@ def _downcast(s: pd.Series) -> pd.Series:
     return pd.to_numeric(s, downcast="integer")
 
 
+def _int_dtype(lo: int, hi: int) -> np.dtype:
+    """The smallest signed integer dtype holding ``[lo, hi]``: what HTA's
+    ``pd.to_numeric(downcast="integer")`` gives a column with that range."""
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if info.min <= lo and hi <= info.max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
+
+
 def _integral(s: pd.Series) -> pd.Series:
     """Whole-µs sums are int64 in HTA's frames when every duration is whole."""
     if len(s) and (s % 1 == 0).all():
@@ -103,6 +113,9 @@ class TraceAnalysis:
     ) -> None:
         self.trace_dir = os.fspath(trace_dir)
         self.include_last_profiler_step = bool(include_last_profiler_step)
+        # The file each trace was read from, by the name the loader gave it (``trace_files``
+        # are read through links in a scratch directory, gone after loading).
+        self._original: Dict[str, str] = {}
         if trace_files is None:
             self._t = _native.HtaTrace(self.trace_dir, self.include_last_profiler_step)
         else:
@@ -131,9 +144,19 @@ class TraceAnalysis:
                     raise ValueError("Trace files validation failed.")
                 link = os.path.join(scratch, f"{i:06d}_{os.path.basename(path)}")
                 os.symlink(os.path.abspath(path), link)
+                self._original[link] = os.path.abspath(path)
                 if rank is not None:
                     rank_of_file[link] = int(rank)
             return _native.HtaTrace(scratch, self.include_last_profiler_step, rank_of_file or None)
+
+    def _frame_dtype(self, rank: int, column: str) -> np.dtype:
+        """The dtype of HTA's ``stream``, ``correlation`` or ``index`` column of ``rank``: downcast
+        over every event its parser keeps, not only the rows a result shows."""
+        ranges = self._t.int_ranges(int(rank))
+        if ranges is None:
+            return np.dtype(np.int64)
+        lo, hi = ranges[("stream", "correlation", "index").index(column)]
+        return _int_dtype(lo, hi) if lo <= hi else np.dtype(np.int64)
 
     def _check_ranks(self, ranks: List[int]) -> None:
         """HTA raises ValueError for a rank it has no trace of."""
@@ -312,7 +335,7 @@ class TraceAnalysis:
                 self._t.launch_stats(int(rank), bool(include_memory_events)),
                 columns=["correlation", "cpu_duration", "gpu_duration", "launch_delay"],
             )
-            df["correlation"] = _downcast(df["correlation"])
+            df["correlation"] = df["correlation"].astype(self._frame_dtype(rank, "correlation"))
             for c in ["cpu_duration", "gpu_duration", "launch_delay"]:
                 df[c] = df[c].astype("float64")
             out[rank] = df
@@ -320,7 +343,7 @@ class TraceAnalysis:
 
     def _time_dtype(self, rank: int, s: pd.Series) -> pd.Series:
         """HTA's times are float64 on a trace it rounds (fractional µs) and int64 else."""
-        if self._t.fractional(int(rank)) or not len(s) or not (s % 1 == 0).all():
+        if not len(s) or not (s % 1 == 0).all():
             return s.astype("float64")
         return s.astype("int64")
 
@@ -342,10 +365,27 @@ class TraceAnalysis:
             if not rows:
                 continue
             df = pd.DataFrame(rows, columns=["index", "ts", "pid", "stream", "queue_length"])
-            df["tid"] = df["stream"]
-            df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
             df["ts"] = self._time_dtype(rank, df["ts"])
-            df["stream"] = _downcast(df["stream"])
+            # Each point's step (+1 a launch, −1 a start), from the native series (stream by
+            # stream, in time order). HTA concatenates the launches and then the starts,
+            # each in file order, and sorts them by `ts` with pandas' default (unstable)
+            # sort before it sums the steps per stream: the same rows in the same order,
+            # sorted alike, put the points at one µs in HTA's order.
+            step = df.groupby("stream", sort=False)["queue_length"].diff()
+            df["queue"] = step.fillna(df["queue_length"]).astype("int64")
+            launches = df[df["queue"] > 0].sort_values("index", kind="stable")
+            starts = df[df["queue"] <= 0].sort_values("index", kind="stable")
+            merged = pd.concat([launches, starts], ignore_index=True).sort_values(by="ts")
+            parts = []
+            for _, part in merged.groupby("stream"):
+                part = part.copy()
+                part["queue_length"] = part["queue"].cumsum()
+                parts.append(part)
+            df = pd.concat(parts)
+            df["tid"] = df["stream"]
+            df["index"] = df["index"].astype(self._frame_dtype(rank, "index"))
+            df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
+            df["stream"] = df["stream"].astype(self._frame_dtype(rank, "stream"))
             df["queue_length"] = df["queue_length"].astype("int64")
             # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
             for c in ["pid", "tid"]:
@@ -407,13 +447,63 @@ class TraceAnalysis:
 
     # --- what tracewise does not build ----------------------------------------------
 
-    def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("get_memory_bw_summary (memcpy/memset bandwidth)")
+    def _memory_bw_time_series_of(self, rank: int) -> Optional[pd.DataFrame]:
+        """HTA's memory-bandwidth step function of one rank (None without memory
+        activities): each memcpy/memset adds its ``memory bandwidth (GB/s)`` at its start
+        and takes it back at its end (a 0 µs activity lasts 1 µs, as in HTA), summed per
+        memory type (``Memcpy DtoH``, …, ``Memset``) in time order."""
+        ops = sorted(self._t.memory_ops(int(rank)), key=lambda r: r[4])
+        if not ops:
+            return None
+        start = pd.Series([r[0] for r in ops], dtype="float64")
+        dur = pd.Series([r[1] - r[0] for r in ops], dtype="float64")
+        dur[dur == 0] = 1
+        # HTA's `ts` is whole µs and its `dur` float64: the end points make `ts` float64.
+        start = self._time_dtype(rank, start)
+        pid = pd.Series([int(r[2]) for r in ops], dtype="object")
+        name = pd.Series([_memory_kernel_type(r[3]) for r in ops], dtype="object")
+        bw = pd.Series([0.0 if r[5] is None else float(r[5]) for r in ops], dtype="float64")
+        starts = pd.DataFrame({"ts": start, "name": name, "pid": pid, "memory_bw_gbps": bw})
+        ends = pd.DataFrame({"ts": start + dur, "pid": pid, "name": name, "memory_bw_gbps": -bw})
+        # The same rows in the same order as HTA's, sorted by the same (unstable) sort: ties
+        # at one µs then fall as HTA's do.
+        series = pd.concat([starts, ends], ignore_index=True).sort_values(by="ts")
+        parts = []
+        for _, df in series.groupby("name"):
+            df = df.copy()
+            df["memory_bw_gbps"] = df["memory_bw_gbps"].cumsum()
+            parts.append(df)
+        return pd.concat(parts)[["ts", "pid", "name", "memory_bw_gbps"]]
 
     def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("get_memory_bw_time_series (memcpy/memset bandwidth)")
+        """Per rank (default ``[0]``) with memory activities: the memory bandwidth in use,
+        as HTA's step function: columns ``ts`` (µs from the earliest event of all ranks),
+        ``pid``, ``name`` (``Memcpy DtoH``, ``Memcpy HtoD``, ``Memcpy DtoD``, ``Memset``,
+        …) and ``memory_bw_gbps`` (GB/s in use from ``ts`` to the next row of that name:
+        the sum of Kineto's ``memory bandwidth (GB/s)`` of the activities running)."""
+        if ranks is None or len(ranks) == 0:
+            ranks = [0]
+        self._check_ranks(ranks)
+        out: Dict[int, pd.DataFrame] = {}
+        for rank in ranks:
+            df = self._memory_bw_time_series_of(int(rank))
+            if df is not None:
+                out[rank] = df
+        return out
+
+    def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
+        """``describe()`` of the memory bandwidth in use (GB/s) per rank and memory type,
+        over the points of :meth:`get_memory_bw_time_series` where it is above 0, as HTA's;
+        None when no rank of ``ranks`` (default ``[0]``) has memory activities."""
+        if ranks is None or len(ranks) == 0:
+            ranks = [0]
+        parts = []
+        for rank, df in self.get_memory_bw_time_series(ranks).items():
+            df = df.copy()
+            df["rank"] = rank
+            df = df[df["memory_bw_gbps"] > 0]
+            parts.append(df[["rank", "name", "memory_bw_gbps"]].groupby(["rank", "name"]).describe())
+        return pd.concat(parts) if parts else None
 
     def generate_trace_with_counters(
         self,
@@ -421,8 +511,48 @@ class TraceAnalysis:
         ranks: Optional[List[int]] = None,
         output_suffix: str = "_with_counters",
     ) -> None:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("generate_trace_with_counters (a trace written with counter events)")
+        """Writes, for each rank of ``ranks`` (default ``[0]``) with a series, its trace
+        with counter events (``"ph": "C"``) added, as HTA's: ``Queue Length`` per stream
+        (``id``) from :meth:`get_queue_length_time_series` and ``Memcpy BW`` per memory type
+        from :meth:`get_memory_bw_time_series` (``time_series``: both by default). The file
+        is the rank's trace file with ``output_suffix`` before ``.json``
+        (``rank0.json.gz`` → ``rank0_with_counters.json.gz``), gzip when its name ends in
+        ``.gz``; written through tracewise's output rules: staged and renamed into place,
+        an earlier output replaced, a trace file of the set never."""
+        import json
+
+        if ranks is None or len(ranks) == 0:
+            ranks = [0]
+        if time_series is None:
+            time_series = TimeSeriesTypes.QUEUE_LENGTH | TimeSeriesTypes.MEMCPY_BANDWIDTH
+        if output_suffix == "":
+            output_suffix = "_with_counters"
+        origin = self._t.origin_us()
+        events: Dict[int, List[Dict[str, Any]]] = {}
+
+        def add(series_of: Dict[int, pd.DataFrame], counter: str, column: str) -> None:
+            for rank, series in series_of.items():
+                df = series[["pid", "ts", column]].rename(columns={column: "args"})
+                df["ph"] = "C"
+                df["name"] = series["name"] if "name" in series.columns else counter
+                if "stream" in series.columns:
+                    df["id"] = series["stream"]
+                df["ts"] = df["ts"] + origin
+                df["args"] = df["args"].apply(lambda v: {counter: v})
+                events.setdefault(rank, []).extend(df.to_dict("records"))
+
+        # HTA's flag or ours (the same values): a notebook may keep HTA's import of it.
+        wanted = int(time_series.value)
+        if wanted & TimeSeriesTypes.QUEUE_LENGTH.value:
+            add(self.get_queue_length_time_series(ranks), "Queue Length", "queue_length")
+        if wanted & TimeSeriesTypes.MEMCPY_BANDWIDTH.value:
+            add(self.get_memory_bw_time_series(ranks), "Memcpy BW", "memory_bw_gbps")
+        files = {rank: self._original.get(p, p) for rank, p in self._t.files()}
+        inputs = list(files.values())
+        for rank, evs in events.items():
+            path = files[rank]
+            output = path.replace(".json", f"{output_suffix}.json")
+            _native.write_trace_with_events(path, output, json.dumps(evs, default=_json_scalar), inputs)
 
     def get_frequent_cuda_kernel_sequences(
         self,
@@ -446,6 +576,64 @@ class TraceAnalysis:
         """Not built: raises NotImplementedError."""
         raise _not_built("get_gpu_kernels_with_user_annotations")
 
+    def _has_category(self, cat: str) -> bool:
+        """Whether any rank's trace has an event of category (or name) ``cat``: HTA asks its
+        symbol table, which holds both, over every rank it loaded."""
+        from . import load
+
+        query = f"SELECT 1 AS x FROM events WHERE cat = '{cat}' OR name = '{cat}' LIMIT 1"
+        for _, path in self._t.files():
+            if load(path).sql(query).num_rows > 0:
+                return True
+        return False
+
+    def _gpu_annotations(self) -> Dict[int, List[Tuple[str, float]]]:
+        """(name, duration in µs) of each rank's ``gpu_user_annotation`` ranges HTA keeps.
+        On a trace with fractional µs HTA rounds each start up and each end down; with two
+        or more ``ProfilerStep`` names over the ranks, it keeps the ranges (which have no
+        stream: its host side) that start before the last ``ProfilerStep`` starts
+        (``include_last_profiler_step=True``: at or before the latest such end)."""
+        from . import load
+
+        def us(ns: "pd.Series", up: bool) -> "pd.Series":
+            q = -((-ns) // 1000) if up else ns // 1000
+            return q
+
+        per_file = []
+        step_names: set = set()
+        for rank, path in self._t.files():
+            c = load(path)
+            ann = c.sql(
+                "SELECT name, ts_ns, dur_ns FROM events "
+                "WHERE cat = 'gpu_user_annotation' AND ph = 'X' AND dur_ns IS NOT NULL"
+            ).to_pandas()
+            steps = c.sql(
+                "SELECT name, ts_ns, dur_ns FROM events WHERE ph = 'X' AND dur_ns IS NOT NULL "
+                "AND name LIKE '%ProfilerStep%' AND cat NOT IN ('python_function', 'Trace')"
+            ).to_pandas()
+            step_names.update(steps["name"])
+            per_file.append((rank, ann, steps))
+        out: Dict[int, List[Tuple[str, float]]] = {}
+        for rank, ann, steps in per_file:
+            fractional = self._t.fractional(int(rank))
+            start = us(ann["ts_ns"], True) if fractional else ann["ts_ns"] / 1000
+            end = us(ann["ts_ns"] + ann["dur_ns"], False) if fractional else (ann["ts_ns"] + ann["dur_ns"]) / 1000
+            keep = pd.Series(True, index=ann.index)
+            if len(step_names) >= 2 and len(steps):
+                s_start = us(steps["ts_ns"], True) if fractional else steps["ts_ns"] / 1000
+                s_end = (
+                    us(steps["ts_ns"] + steps["dur_ns"], False)
+                    if fractional
+                    else (steps["ts_ns"] + steps["dur_ns"]) / 1000
+                )
+                if self.include_last_profiler_step:
+                    keep = start <= s_end.max()
+                else:
+                    keep = start < s_start.max()
+            dur = (end - start)[keep]
+            out[rank] = list(zip(ann["name"][keep], dur.astype("float64")))
+        return out
+
     def get_gpu_user_annotation_breakdown(
         self,
         use_gpu_annotation: bool = True,
@@ -455,8 +643,60 @@ class TraceAnalysis:
         allowlist_patterns: Optional[List[str]] = None,
         image_renderer: Optional[str] = None,
     ) -> Optional[pd.DataFrame]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("get_gpu_user_annotation_breakdown")
+        """Time per user annotation (``record_function`` ranges) of each rank: ``name``,
+        ``sum (us)``, ``max (us)``, ``min (us)``, ``stddev``, ``mean (us)``, ``rank``, past
+        ``num_kernels`` names or the ``duration_ratio`` quantile of the cumulative time
+        folded into ``others`` (names matching one of ``allowlist_patterns`` kept), as HTA's.
+        ``use_gpu_annotation`` times the GPU ranges (``gpu_user_annotation``), else the
+        host ranges (``user_annotation``); None when the trace has none of the kind asked."""
+        annotation = "gpu_user_annotation" if use_gpu_annotation else "user_annotation"
+        if not self._has_category(annotation):
+            return None
+        keep: Optional[Callable[[str], bool]] = None
+        if allowlist_patterns is not None:
+            import re
+
+            pattern = re.compile("|".join(re.escape(p) for p in allowlist_patterns))
+            keep = lambda name: pattern.search(name) is not None  # noqa: E731
+        out = pd.DataFrame(
+            {
+                "name": pd.Series(dtype="str"),
+                "sum": pd.Series(dtype="int"),
+                "max": pd.Series(dtype="int"),
+                "min": pd.Series(dtype="int"),
+                "std": pd.Series(dtype="float"),
+                "mean": pd.Series(dtype="int"),
+                "rank": pd.Series(dtype="int"),
+            }
+        )
+        gpu_rows = self._gpu_annotations() if use_gpu_annotation else {}
+        for rank in self._ranks:
+            if use_gpu_annotation:
+                rows = gpu_rows.get(rank, [])
+            else:
+                rows = [(h[0], h[4] - h[3]) for h in self._t.host_ops(int(rank)) if h[1] == "user_annotation"]
+            events = pd.DataFrame(
+                {
+                    "name": pd.Series([n for n, _ in rows], dtype="object"),
+                    # HTA's `dur` column is float64 (the parser fills missing durations).
+                    "dur": pd.Series([d for _, d in rows], dtype="float64"),
+                }
+            )
+            agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
+            agg["rank"] = int(rank)
+            out = pd.concat([out, agg], ignore_index=True)
+        out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
+        out.rename(
+            columns={
+                "sum": "sum (us)",
+                "mean": "mean (us)",
+                "max": "max (us)",
+                "min": "min (us)",
+                "std": "stddev",
+            },
+            inplace=True,
+        )
+        return out
 
     def get_aten_op_kernels_and_delay(
         self,
@@ -470,8 +710,13 @@ class TraceAnalysis:
         self,
         ranks: Optional[List[int]] = None,
     ) -> List[pd.DataFrame]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("get_cupti_counter_data_with_operators (CUPTI counters)")
+        """CUPTI performance counters of each kernel with the operators that launched it,
+        one frame per rank (default ``[0]``). A trace recorded without the CUPTI profiler
+        (no ``cuda_profiler_range`` events) has none: ``[]``, as HTA returns. Correlating
+        counters that are there with operators is not built (NotImplementedError)."""
+        if not self._has_category("cuda_profiler_range"):
+            return []
+        raise _not_built("get_cupti_counter_data_with_operators on a trace with CUPTI counters")
 
     def overlay_critical_path_analysis(
         self,
@@ -629,6 +874,49 @@ class TraceDiff:
     ) -> None:
         """Not built: raises NotImplementedError."""
         raise _not_built("TraceDiff.visualize_duration_diff")
+
+
+def _json_scalar(v: Any) -> Any:
+    """A numpy scalar as the Python number JSON writes."""
+    if isinstance(v, np.generic):
+        return v.item()
+    raise TypeError(f"{type(v).__name__} is not JSON serialisable")
+
+
+def _aggregate_by_name(
+    events: pd.DataFrame,
+    num_kernels: int,
+    duration_ratio: float,
+    keep: Optional[Callable[[str], bool]] = None,
+) -> pd.DataFrame:
+    """HTA 0.5.0's ``_aggr_gpu_kernel_time`` over (``name``, ``dur``) rows: per name the
+    sum, max, min, mean and std of ``dur``, largest sum first; past ``num_kernels`` names,
+    or past the ``duration_ratio`` quantile of the cumulative sum, names (but those ``keep``
+    accepts) are folded into ``others``."""
+    agg = events.groupby(by=["name"])["dur"].agg(["sum", "max", "min", "mean", "std"])
+    agg.reset_index(inplace=True)
+    agg = agg.sort_values(by=["sum"], ascending=False, ignore_index=True)
+    agg.fillna({"std": 0}, inplace=True)
+    if agg.shape[0] > num_kernels:
+        kept = agg["name"].map(keep).astype(bool) if keep is not None else agg["sum"] < 0
+        agg["cumsum"] = agg["sum"].cumsum()
+        quantile = agg["cumsum"].quantile(duration_ratio)
+        agg.loc[~kept & (agg["cumsum"] > quantile), "name"] = "others"
+        agg.loc[~kept & (agg.index >= num_kernels), "name"] = "others"
+        agg = agg.groupby(by=["name"])["sum"].agg(["sum", "max", "min", "mean", "std"])
+        agg.reset_index(inplace=True)
+        agg.fillna({"std": 0}, inplace=True)
+    return agg
+
+
+def _memory_kernel_type(name: str) -> str:
+    """HTA's memory type of a memcpy/memset name: ``Memset``, the first 11 characters of a
+    ``Memcpy`` name (``Memcpy DtoH``), else ``Memcpy Unknown``."""
+    if name.startswith("Memset"):
+        return "Memset"
+    if not name.startswith("Memcpy"):
+        return "Memcpy Unknown"
+    return name[:11]
 
 
 def _fold_kernels(agg: pd.DataFrame, num_kernels: int, duration_ratio: float) -> pd.DataFrame:

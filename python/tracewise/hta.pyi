@@ -1,9 +1,19 @@
-"""Type stubs of ``tracewise.hta``, Holistic Trace Analysis' ``TraceAnalysis`` as a drop-in."""
+"""Type stubs of ``tracewise.hta``, Holistic Trace Analysis' ``TraceAnalysis``, ``TraceDiff`` and
+``LabeledTrace`` as a drop-in (the signatures of ``hta.py``)."""
 
-import os
-from typing import Any, Dict, List, Optional, Tuple, Union
+from enum import Enum, Flag
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import pandas as pd
+
+class TimeSeriesTypes(Flag):
+    QUEUE_LENGTH: TimeSeriesTypes
+    MEMCPY_BANDWIDTH: TimeSeriesTypes
+
+class DeviceType(Enum):
+    CPU: DeviceType
+    GPU: DeviceType
+    ALL: DeviceType
 
 class CriticalPathSummary:
     length_us: float
@@ -11,23 +21,79 @@ class CriticalPathSummary:
 
 class TraceAnalysis:
     trace_dir: str
+    include_last_profiler_step: bool
     def __init__(
         self,
-        trace_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
-        trace_files: Optional[Dict[int, str]] = None,
+        trace_files: Optional[Union[Dict[int, str], List[str]]] = None,
+        trace_dir: str = '/tmp/trace',
         include_last_profiler_step: Optional[bool] = False,
-        **kwargs: Any,
     ) -> None: ...
-    def get_temporal_breakdown(self, visualize: bool = True) -> pd.DataFrame: ...
-    def get_comm_comp_overlap(self, visualize: bool = True) -> pd.DataFrame: ...
+    def critical_path_analysis(
+        self,
+        rank: int,
+        annotation: str,
+        instance_id: Union[Optional[int], Tuple[int, int]],
+    ) -> Tuple[CriticalPathSummary, bool]: ...
+    def generate_trace_with_counters(
+        self,
+        time_series: Optional[TimeSeriesTypes] = None,
+        ranks: Optional[List[int]] = None,
+        output_suffix: str = '_with_counters',
+    ) -> None: ...
+    def get_aten_op_kernels_and_delay(
+        self,
+        ranks: Optional[List[int]] = None,
+        sort_by: Optional[List[str]] = None,
+    ) -> Dict[int, pd.DataFrame]: ...
+    def get_comm_comp_overlap(
+        self,
+        visualize: bool = True,
+    ) -> pd.DataFrame: ...
+    def get_cuda_kernel_launch_stats(
+        self,
+        ranks: Optional[List[int]] = None,
+        runtime_cutoff: int = 50,
+        launch_delay_cutoff: int = 100,
+        include_memory_events: bool = True,
+        visualize: bool = True,
+    ) -> Dict[int, pd.DataFrame]: ...
+    def get_cupti_counter_data_with_operators(
+        self,
+        ranks: Optional[List[int]] = None,
+    ) -> List[pd.DataFrame]: ...
+    def get_frequent_cuda_kernel_sequences(
+        self,
+        operator_name: str,
+        output_dir: str,
+        min_pattern_len: int = 3,
+        rank: int = 0,
+        top_k: int = 5,
+        visualize: bool = False,
+        compress_other_kernels: bool = True,
+    ) -> pd.DataFrame: ...
     def get_gpu_kernel_breakdown(
         self,
         visualize: bool = True,
         duration_ratio: float = 0.8,
         num_kernels: int = 10,
         include_memory_kernels: bool = True,
-        image_renderer: str = "",
+        image_renderer: str = '',
     ) -> Tuple[pd.DataFrame, pd.DataFrame]: ...
+    def get_gpu_kernels_with_user_annotations(
+        self,
+        rank: int,
+        expand_names: bool = True,
+        shortern_names: bool = True,
+    ) -> Optional[pd.DataFrame]: ...
+    def get_gpu_user_annotation_breakdown(
+        self,
+        use_gpu_annotation: bool = True,
+        visualize: bool = True,
+        duration_ratio: float = 0.8,
+        num_kernels: int = 1000,
+        allowlist_patterns: Optional[List[str]] = None,
+        image_renderer: Optional[str] = None,
+    ) -> Optional[pd.DataFrame]: ...
     def get_idle_time_breakdown(
         self,
         ranks: Optional[List[int]] = None,
@@ -37,26 +103,113 @@ class TraceAnalysis:
         show_idle_interval_stats: bool = False,
         consecutive_kernel_delay: int = 30,
     ) -> Tuple[pd.DataFrame, Optional[pd.DataFrame]]: ...
-    def get_cuda_kernel_launch_stats(
+    def get_memory_bw_summary(
         self,
         ranks: Optional[List[int]] = None,
-        runtime_cutoff: int = 50,
-        launch_delay_cutoff: int = 100,
-        include_memory_events: bool = True,
-        visualize: bool = True,
+    ) -> Optional[pd.DataFrame]: ...
+    def get_memory_bw_time_series(
+        self,
+        ranks: Optional[List[int]] = None,
     ) -> Dict[int, pd.DataFrame]: ...
-    def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]: ...
-    def get_profiler_steps(self) -> List[int]: ...
     def get_potential_stragglers(
         self,
         profiler_steps: Optional[List[int]] = None,
         num_candidates: int = 2,
         visualize: bool = False,
-        **kwargs: Any,
+        straggler_identification_impl: Optional[Callable[..., pd.Series]] = None,
     ) -> List[int]: ...
-    def critical_path_analysis(
+    def get_profiler_steps(
+        self,
+    ) -> List[int]: ...
+    def get_queue_length_summary(
+        self,
+        ranks: Optional[List[int]] = None,
+    ) -> Optional[pd.DataFrame]: ...
+    def get_queue_length_summary_from_time_series(
+        self,
+        queue_length_dict: Dict[int, pd.DataFrame],
+    ) -> Optional[pd.DataFrame]: ...
+    def get_queue_length_time_series(
+        self,
+        ranks: Optional[List[int]] = None,
+    ) -> Dict[int, pd.DataFrame]: ...
+    def get_temporal_breakdown(
+        self,
+        visualize: bool = True,
+    ) -> pd.DataFrame: ...
+    def get_time_spent_blocked_on_full_queue(
+        self,
+        queue_length_dict: Dict[int, pd.DataFrame],
+        max_queue_length: int = 1024,
+    ) -> Optional[pd.DataFrame]: ...
+    def overlay_critical_path_analysis(
         self,
         rank: int,
-        annotation: str,
-        instance_id: Union[Optional[int], Tuple[int, int]],
-    ) -> Tuple[CriticalPathSummary, bool]: ...
+        critical_path_graph: Any,
+        output_dir: str,
+        only_show_critical_events: bool = True,
+        show_all_edges: bool = False,
+    ) -> str: ...
+
+class LabeledTrace:
+    def __init__(
+        self,
+        label: Optional[str] = None,
+        t: Any = None,
+        trace_dir: Optional[str] = None,
+    ) -> None: ...
+    def extract_ops(
+        self,
+        rank: Union[int, List[int], None] = None,
+        iteration: Union[int, List[int], None] = None,
+        device_type: DeviceType = DeviceType.ALL,
+    ) -> pd.DataFrame: ...
+    def get_ops_summary(
+        self,
+        ops: pd.DataFrame,
+    ) -> pd.DataFrame: ...
+    def iterations(
+        self,
+    ) -> List[int]: ...
+    def ranks(
+        self,
+    ) -> List[int]: ...
+
+class TraceDiff:
+    @classmethod
+    def compare_traces(
+        cls,
+        control: Union[LabeledTrace, str],
+        test: Union[LabeledTrace, str],
+        control_rank: Union[int, List[int], None] = None,
+        test_rank: Union[int, List[int], None] = None,
+        control_iteration: Union[int, List[int], None] = None,
+        test_iteration: Union[int, List[int], None] = None,
+        device_type: DeviceType = DeviceType.ALL,
+        use_short_name: bool = False,
+    ) -> pd.DataFrame: ...
+    @classmethod
+    def ops_diff(
+        cls,
+        control: Union[LabeledTrace, str],
+        test: Union[LabeledTrace, str],
+        control_rank: Union[int, List[int], None] = None,
+        test_rank: Union[int, List[int], None] = None,
+        control_iteration: Union[int, List[int], None] = None,
+        test_iteration: Union[int, List[int], None] = None,
+        device_type: DeviceType = DeviceType.ALL,
+    ) -> Dict[str, List[str]]: ...
+    @classmethod
+    def visualize_counts_diff(
+        cls,
+        df: pd.DataFrame,
+        show_image: bool = True,
+        export_image_path: Optional[str] = None,
+    ) -> None: ...
+    @classmethod
+    def visualize_duration_diff(
+        cls,
+        df: pd.DataFrame,
+        show_image: bool = True,
+        export_image_path: Optional[str] = None,
+    ) -> None: ...

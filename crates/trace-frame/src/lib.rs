@@ -74,7 +74,9 @@ pub use render::{document, render_json, render_text};
 pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Summary, SummaryPart, TopKernel, summarize};
-pub use timeline::{Gpu, GpuKind, Host, HostCat, HtaView, SyncEvent, SyncKind, Timeline};
+pub use timeline::{
+    Gpu, GpuKind, Host, HostCat, HtaIntRanges, HtaView, SyncEvent, SyncKind, Timeline,
+};
 
 /// The deeper analyses by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -179,6 +179,12 @@ pub struct Timeline {
     /// HTA's time origin of this file (its earliest complete event with a category, in
     /// ns), set by the HTA loader; none elsewhere.
     pub hta_origin: Option<i64>,
+    /// `args["memory bandwidth (GB/s)"]` by event index, for the events that carry it
+    /// (Kineto writes it on memcpy and memset activities).
+    pub memory_bw: FastMap<i64, f64>,
+    /// The ranges of `args.stream` and `args.correlation` HTA's parser sees (before any
+    /// view's filter), which set its integer dtypes.
+    pub hta_int_ranges: HtaIntRanges,
     /// HTA's kernel type of each text of [`Timeline::names`] (computed once: the analyses
     /// ask for it of every activity, and kernel names are long).
     hta_types: Vec<HtaKernelType>,
@@ -372,6 +378,7 @@ struct RowsRead {
     syncs: Vec<SyncEvent>,
     steps: Vec<(i64, i64, i64)>,
     fractional_us: bool,
+    ranges: HtaIntRanges,
 }
 
 /// The fewest rows [`Timeline::from_frame`] gives a thread of their own.
@@ -387,6 +394,32 @@ pub(crate) const ARGS_READ: [&str; 5] = [
     "wait_on_cuda_event_record_corr_id",
 ];
 
+/// The float `args` members [`Timeline::from_frame`] reads besides [`ARGS_READ`], by
+/// event (Kineto's memcpy/memset `memory bandwidth (GB/s)`, which HTA's memory-bandwidth
+/// counters sum); kept in [`Timeline::memory_bw`].
+pub(crate) const ARGS_FLOAT_READ: [&str; 1] = ["memory bandwidth (GB/s)"];
+
+/// The non-null values of the float column `args_<key>` by event index (empty when the
+/// frame has no such column).
+fn float_args(df: &DataFrame, key: &str, ctx: &str) -> Result<FastMap<i64, f64>, Error> {
+    let mut out = FastMap::default();
+    let (Ok(col), Ok(index)) = (df.column(&format!("args_{key}")), df.column("event_index")) else {
+        return Ok(out);
+    };
+    let values = col
+        .as_materialized_series()
+        .cast(&DataType::Float64)
+        .map_err(Error::polars(ctx.to_owned()))?;
+    let values = values.f64().map_err(Error::polars(ctx.to_owned()))?;
+    let index = index.i64().map_err(Error::polars(ctx.to_owned()))?;
+    for (i, v) in index.iter().zip(values.iter()) {
+        if let (Some(i), Some(v)) = (i, v) {
+            out.insert(i, v);
+        }
+    }
+    Ok(out)
+}
+
 /// The rows of `chunks`, in order.
 fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
     let mut names = Interner::new();
@@ -400,6 +433,7 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
     let mut syncs = Vec::new();
     let mut steps = Vec::new();
     let mut fractional_us = false;
+    let mut ranges = HtaIntRanges::default();
     for chunk in chunks {
         let Chunk {
             first,
@@ -430,6 +464,13 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
             let c = cat.unwrap_or("");
             let n = name.unwrap_or("");
             let get = |col: Option<I64s<'_>>| col.and_then(|c| c.get(j));
+            if !c.is_empty() && c != "python_function" && c != "Trace" {
+                ranges.add(
+                    get(stream),
+                    get(corr),
+                    index.get(j).unwrap_or((first + j) as i64),
+                );
+            }
             let event_index = index.get(j).unwrap_or((first + j) as i64);
             let kind = match c {
                 "kernel" | "Kernel" => Some(GpuKind::Kernel),
@@ -540,6 +581,50 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
         syncs,
         steps,
         fractional_us,
+        ranges,
+    }
+}
+
+/// The range of `args.stream` and of `args.correlation` over the complete events HTA's
+/// parser keeps (a category but `python_function` and `Trace`), with HTA's -1 for an
+/// event without one: HTA stores each column in the smallest integer type that holds its
+/// range, and its frames carry that type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HtaIntRanges {
+    /// (min, max) of `args.stream`.
+    pub stream: (i64, i64),
+    /// (min, max) of `args.correlation`.
+    pub correlation: (i64, i64),
+    /// (min, max) of the events' positions in `traceEvents` (HTA's `index` column; empty,
+    /// `(i64::MAX, i64::MIN)`, without events).
+    pub index: (i64, i64),
+}
+
+impl Default for HtaIntRanges {
+    fn default() -> HtaIntRanges {
+        HtaIntRanges {
+            stream: (-1, -1),
+            correlation: (-1, -1),
+            index: (i64::MAX, i64::MIN),
+        }
+    }
+}
+
+impl HtaIntRanges {
+    fn add(&mut self, stream: Option<i64>, correlation: Option<i64>, index: i64) {
+        let widen = |r: &mut (i64, i64), v: i64| *r = (r.0.min(v), r.1.max(v));
+        widen(&mut self.stream, stream.unwrap_or(-1));
+        widen(&mut self.correlation, correlation.unwrap_or(-1));
+        widen(&mut self.index, index);
+    }
+
+    fn merge(self, o: HtaIntRanges) -> HtaIntRanges {
+        let m = |a: (i64, i64), b: (i64, i64)| (a.0.min(b.0), a.1.max(b.1));
+        HtaIntRanges {
+            stream: m(self.stream, o.stream),
+            correlation: m(self.correlation, o.correlation),
+            index: m(self.index, o.index),
+        }
     }
 }
 
@@ -652,6 +737,7 @@ impl Timeline {
         let (mut gpu, mut host, mut syncs, mut steps) = (vec![], vec![], vec![], vec![]);
         let mut stream_ops = Vec::new();
         let mut fractional_us = false;
+        let mut hta_int_ranges = HtaIntRanges::default();
         for r in read {
             // A run's texts in the order it first saw them: the ids of the whole frame read
             // in order (each text's first row is in the first run that has it).
@@ -674,6 +760,7 @@ impl Timeline {
             syncs.extend(r.syncs);
             steps.extend(r.steps);
             fractional_us |= r.fractional_us;
+            hta_int_ranges = hta_int_ranges.merge(r.ranges);
         }
         steps.sort_by_key(|s| (s.1, s.0));
         steps.dedup();
@@ -698,7 +785,10 @@ impl Timeline {
         gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
         let names: Vec<String> = names.strings().map(str::to_owned).collect();
         let hta_types = names.iter().map(|n| hta_kernel_type(n)).collect();
+        let memory_bw = float_args(df, ARGS_FLOAT_READ[0], &ctx)?;
         Ok(Timeline {
+            memory_bw,
+            hta_int_ranges,
             path: frame.path.clone(),
             rank: frame.rank,
             hta_types,
