@@ -98,19 +98,16 @@ pub struct Run {
     pub what_if: String,
 }
 
-/// `what_if` replayed on each drawn capture, over the capture's own step ranges.
+/// `what_if` replayed on each drawn capture, over the steps the investigation judged
+/// (as step 6's estimates replay a cause).
 fn what_if_text(drawn: &[(&CaptureAnalysis, &Loaded)], what_if: Option<&replay::WhatIf>) -> String {
     let Some(what_if) = what_if else {
         return String::new();
     };
     let mut text = String::new();
-    for (_, loaded) in drawn {
+    for (report, loaded) in drawn {
         text += &format!("{}:\n", loaded.path.display());
-        let windows = replay::capture_windows(&loaded.capture);
-        text += &match replay::Graph::build(&loaded.capture) {
-            Ok(graph) => replay::predict(&graph, &loaded.capture, &windows, what_if).text(),
-            Err(e) => format!("  {e}\n"),
-        };
+        text += &replayed::what_if_text(report, &loaded.capture, what_if);
     }
     text
 }

@@ -8,6 +8,30 @@ use trace_model::{Capture, Nanos};
 
 use crate::model::{CauseReplay, Replayed};
 
+/// `what_if` replayed on `capture` as step 6's estimates replay a cause: over the
+/// steady-state steps of `r` (the capture's own step ranges where it has none), with the
+/// host sub-causes' time from the idle-time split; as text, or the reason it cannot be
+/// replayed.
+pub(crate) fn what_if_text(
+    r: &CaptureAnalysis,
+    capture: &Capture,
+    what_if: &replay::WhatIf,
+) -> String {
+    let graph = match replay::Graph::build(capture) {
+        Ok(graph) => graph,
+        Err(e) => return format!("  {e}\n"),
+    };
+    let mut windows = steady_windows(r);
+    if windows.is_empty() {
+        windows = replay::capture_windows(capture);
+    }
+    let labels = Labels::of(capture);
+    replay::Predictor::new(&graph, capture, &windows)
+        .with_labels(&labels)
+        .predict(what_if)
+        .text()
+}
+
 /// The steady-state steps of `r` as replay windows, in step order.
 fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
     r.steps

@@ -663,3 +663,60 @@ fn what_if_prints_the_replayed_step() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("takes Nx"));
     assert!(!tmp.path().join("bad").exists());
 }
+
+/// `--what-if` replays what step 6 replays: the same steady-state steps and the host
+/// sub-causes' time from the idle-time split. It used to replay the capture's own step
+/// ranges without that split, so `host:…=0` changed no event on a capture where the
+/// ranked cause's replay changed 76 (JAX MI300 gemm).
+#[test]
+fn what_if_replays_as_the_ranked_causes_do() {
+    let Some(root) = traces_dir("what_if_replays_as_the_ranked_causes_do") else {
+        return;
+    };
+    let input = root.join("jax/rocm-mi300-jax08-gemm/tw003.xplane.pb");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("plain");
+    let o = Command::new(BIN)
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("report.json"))
+            .expect("JSON");
+    let advice = &json["advice"];
+    let steps = advice["steps"].as_u64().expect("steps");
+    let causes = advice["causes"].as_array().expect("causes");
+    let host = causes
+        .iter()
+        .find(|c| {
+            c["key"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("gap:host-not-launched:"))
+                && c["replay"]["events_changed"]
+                    .as_u64()
+                    .is_some_and(|n| n > 0)
+        })
+        .expect("a replayed host sub-cause");
+    let scenario = host["replay"]["scenario"].as_str().expect("scenario");
+    let changed = host["replay"]["events_changed"].as_u64().expect("count");
+    let o = Command::new(BIN)
+        .arg(&input)
+        .arg("--out")
+        .arg(tmp.path().join("what-if"))
+        .args(["--what-if", scenario])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains(&format!("{scenario}: {changed} events changed")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("all {steps} steps")),
+        "{steps} steady steps: {stdout}"
+    );
+}
