@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use trace_model::{Capture, Format, HostKind, KernelClass, Nanos, is_graph_launch_api};
+use trace_model::{Capture, Format, HostEvent, KernelClass, Nanos, is_graph_launch_api};
 
 use crate::host_cause::{HostCause, is_compilation};
 use crate::practices::Practices;
@@ -675,13 +675,19 @@ pub fn step_sides(r: &CaptureAnalysis) -> Option<StepSides> {
     })
 }
 
-/// Union of the host events matching `keep` inside `w`.
-fn host_time_in(capture: &Capture, w: Window, keep: impl Fn(&str, HostKind) -> bool) -> Nanos {
+/// Union of the host events whose name matches `keep` inside `w`. `keep` runs once per
+/// distinct name (a capture repeats a few thousand names over its host events).
+fn host_time_in(capture: &Capture, w: Window, keep: impl Fn(&str) -> bool) -> Nanos {
+    let mut kept: Vec<Option<bool>> = vec![None; capture.strings().len()];
+    let mut keeps = |e: &HostEvent| match kept.get_mut(e.name.index()) {
+        Some(slot) => *slot.get_or_insert_with(|| keep(capture.name(e.name))),
+        None => keep(capture.name(e.name)),
+    };
     Nanos(interval::union_len(
         capture
             .host_events()
             .iter()
-            .filter(|e| e.start < w.end && e.end() > w.start && keep(capture.name(e.name), e.kind))
+            .filter(|e| e.start < w.end && e.end() > w.start && keeps(e))
             .map(|e| (e.start.max(w.start).0, e.end().min(w.end).0))
             .collect(),
     ))
@@ -722,7 +728,7 @@ pub fn diagnose_with(capture: &Capture, r: &CaptureAnalysis, min_gpu_work: Nanos
             return cannot(CannotTell::GraphCapture);
         }
     }
-    let compiling = host_time_in(capture, window, |n, _| is_compilation(n));
+    let compiling = host_time_in(capture, window, is_compilation);
     if compiling.0 as f64 >= BOUND_SHARE * span {
         return cannot(CannotTell::Compilation);
     }
