@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use trace_model::{Capture, FastMap};
 
 use crate::Error;
+use crate::timeline::{ARGS_FLOAT_READ, ARGS_READ};
 
 /// The events of one trace file.
 #[derive(Debug, Clone)]
@@ -54,17 +55,14 @@ pub(crate) enum Columns {
     All,
     /// Only those the analyses read ([`crate::Timeline::from_frame`] and the summary):
     /// `name`, `cat`, `ph`, `pid`, `tid`, `ts_ns`, `dur_ns`, `event_index`, `rank` and
-    /// the `args_*` of [`crate::timeline::ARGS_READ`] and
-    /// [`crate::timeline::ARGS_FLOAT_READ`]. The rows are the same.
+    /// the `args_*` of [`ARGS_READ`] and [`ARGS_FLOAT_READ`]. The rows are the same.
     Analyses,
 }
 
 impl Columns {
     /// Whether the `args` member `key` gets a column.
     fn keeps_arg(self, key: &str) -> bool {
-        self == Columns::All
-            || crate::timeline::ARGS_READ.contains(&key)
-            || crate::timeline::ARGS_FLOAT_READ.contains(&key)
+        self == Columns::All || ARGS_READ.contains(&key) || ARGS_FLOAT_READ.contains(&key)
     }
 
     /// Whether the `args` text may hold a member that gets a column: `false` only when it

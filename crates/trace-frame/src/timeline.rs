@@ -464,20 +464,14 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
             let c = cat.unwrap_or("");
             let n = name.unwrap_or("");
             let get = |col: Option<I64s<'_>>| col.and_then(|c| c.get(j));
-            if !c.is_empty() && c != "python_function" && c != "Trace" {
-                ranges.add(
-                    get(stream),
-                    get(corr),
-                    index.get(j).unwrap_or((first + j) as i64),
-                );
-            }
             let event_index = index.get(j).unwrap_or((first + j) as i64);
-            let kind = match c {
-                "kernel" | "Kernel" => Some(GpuKind::Kernel),
-                "gpu_memcpy" | "Memcpy" => Some(GpuKind::Memcpy),
-                "gpu_memset" | "Memset" => Some(GpuKind::Memset),
-                _ => None,
-            };
+            // HTA's parser keeps every event with a category but `python_function` and
+            // `Trace`.
+            let hta_keeps = !c.is_empty() && c != "python_function" && c != "Trace";
+            if hta_keeps {
+                ranges.add(get(stream), get(corr), event_index);
+            }
+            let kind = gpu_kind(c);
             if c == "cuda_sync" {
                 if let Some(kind) = SyncKind::from_name(n) {
                     syncs.push(SyncEvent {
@@ -510,11 +504,8 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
                 });
                 continue;
             }
-            // HTA's parser keeps every event with a category but `python_function` and
-            // `Trace`, and counts as GPU work any with a stream and a correlation id.
-            if !c.is_empty()
-                && c != "python_function"
-                && c != "Trace"
+            // HTA counts as GPU work any event it keeps with a stream and a correlation id.
+            if hta_keeps
                 && let (Some(s), Some(k)) = (get(stream), get(corr))
                 && s >= 0
                 && k >= 0
@@ -534,13 +525,7 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
             if c.starts_with("gpu_") || c == "ac2g" {
                 continue;
             }
-            let hc = match c {
-                "cpu_op" | "Operator" => HostCat::CpuOp,
-                "cuda_runtime" | "Runtime" => HostCat::Runtime,
-                "cuda_driver" => HostCat::Driver,
-                "user_annotation" => HostCat::Annotation,
-                _ => HostCat::Other,
-            };
+            let hc = host_cat(c);
             if matches!(hc, HostCat::Annotation | HostCat::CpuOp)
                 && let Some(k) = n.strip_prefix("ProfilerStep#")
                 && let Ok(k) = k.trim().parse::<i64>()
@@ -582,6 +567,27 @@ fn read_rows(chunks: &[Chunk<'_>]) -> RowsRead {
         steps,
         fractional_us,
         ranges,
+    }
+}
+
+/// The GPU activity kind of a Kineto (or HTA-style) category, if it is one.
+fn gpu_kind(cat: &str) -> Option<GpuKind> {
+    match cat {
+        "kernel" | "Kernel" => Some(GpuKind::Kernel),
+        "gpu_memcpy" | "Memcpy" => Some(GpuKind::Memcpy),
+        "gpu_memset" | "Memset" => Some(GpuKind::Memset),
+        _ => None,
+    }
+}
+
+/// The host category of a Kineto (or HTA-style) category.
+fn host_cat(cat: &str) -> HostCat {
+    match cat {
+        "cpu_op" | "Operator" => HostCat::CpuOp,
+        "cuda_runtime" | "Runtime" => HostCat::Runtime,
+        "cuda_driver" => HostCat::Driver,
+        "user_annotation" => HostCat::Annotation,
+        _ => HostCat::Other,
     }
 }
 
