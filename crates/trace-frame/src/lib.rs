@@ -45,6 +45,7 @@ mod error;
 mod export;
 mod frame;
 pub mod hta;
+mod hta_ranges;
 mod render;
 mod skip_stats;
 mod sql;
@@ -67,6 +68,7 @@ pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
 pub use export::{Exported, SUMMARY_COLUMNS, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
+pub use hta_ranges::HtaIntRanges;
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
 pub use polars::prelude::DataFrame;
@@ -74,9 +76,7 @@ pub use render::{document, render_json, render_text};
 pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Summary, SummaryPart, TopKernel, summarize};
-pub use timeline::{
-    Gpu, GpuKind, Host, HostCat, HtaIntRanges, HtaView, SyncEvent, SyncKind, Timeline,
-};
+pub use timeline::{Gpu, GpuKind, Host, HostCat, HtaView, SyncEvent, SyncKind, Timeline};
 
 /// The deeper analyses by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
