@@ -164,6 +164,7 @@ fn a_closed_stdout_exits_0_quietly() {
             out.to_str().unwrap(),
         ],
     );
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// The output directory `--out` at every kind of target: the user's files and the input
