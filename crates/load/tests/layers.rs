@@ -85,7 +85,13 @@ const EDGES: &[(&str, &[&str])] = &[
     // builds its Document), and report cannot depend on it (every tool would reach polars).
     (
         "trace-frame",
-        &["analysis", "chrome-reader", "load", "output-file", "trace-model"],
+        &[
+            "analysis",
+            "chrome-reader",
+            "load",
+            "output-file",
+            "trace-model",
+        ],
     ),
     // Layer 5: the tools.
     (

@@ -43,7 +43,11 @@ pub(crate) fn capture_frame_columns(
     columns: Columns,
 ) -> Result<RankFrame, Error> {
     let c = &loaded.capture;
-    let flows = c.activities().iter().filter(|a| a.launch().is_some()).count();
+    let flows = c
+        .activities()
+        .iter()
+        .filter(|a| a.launch().is_some())
+        .count();
     let rows = c.devices().len()
         + c.streams().len()
         + c.threads().len()
@@ -174,7 +178,15 @@ impl Rows {
             let pid = Id::Int(device.ordinal.saturating_add(self.gpu_pid_offset));
             let name = format!("GPU {}", device.ordinal);
             let args = [("name", Arg::Str(&name))];
-            self.push("M", None, "process_name", (&pid, &Id::Int(0)), (None, None), None, &args);
+            self.push(
+                "M",
+                None,
+                "process_name",
+                (&pid, &Id::Int(0)),
+                (None, None),
+                None,
+                &args,
+            );
         }
         for stream in c.streams() {
             let pid = self.gpu_pid(c, stream.id);
@@ -184,13 +196,29 @@ impl Rows {
             };
             let tid = Id::Int(stream.ordinal);
             let args = [("name", Arg::Str(&name))];
-            self.push("M", None, "thread_name", (&pid, &tid), (None, None), None, &args);
+            self.push(
+                "M",
+                None,
+                "thread_name",
+                (&pid, &tid),
+                (None, None),
+                None,
+                &args,
+            );
         }
         for thread in c.threads() {
             let Some(name) = thread.name else { continue };
             let (pid, tid) = thread_ids(c, thread);
             let args = [("name", Arg::Str(c.name(name)))];
-            self.push("M", None, "thread_name", (&pid, &tid), (None, None), None, &args);
+            self.push(
+                "M",
+                None,
+                "thread_name",
+                (&pid, &tid),
+                (None, None),
+                None,
+                &args,
+            );
         }
     }
 
@@ -285,11 +313,27 @@ impl Rows {
             let (pid, tid) = thread_ids(c, c.thread(launch.thread));
             let flow = Id::Int(id);
             let start = (Some(launch.start.0), None);
-            self.push("s", Some("ac2g"), "ac2g", (&pid, &tid), start, Some(&flow), &[]);
+            self.push(
+                "s",
+                Some("ac2g"),
+                "ac2g",
+                (&pid, &tid),
+                start,
+                Some(&flow),
+                &[],
+            );
             let pid = self.gpu_pid(c, a.stream);
             let tid = Id::Int(c.stream(a.stream).ordinal);
             let start = (Some(a.start.0), None);
-            self.push("f", Some("ac2g"), "ac2g", (&pid, &tid), start, Some(&flow), &[]);
+            self.push(
+                "f",
+                Some("ac2g"),
+                "ac2g",
+                (&pid, &tid),
+                start,
+                Some(&flow),
+                &[],
+            );
             id += 1;
         }
     }
@@ -304,7 +348,10 @@ fn thread_ids<'c>(c: &'c Capture, thread: &HostThread) -> (Id<'c>, Id<'c>) {
         Some(t) => Id::Str(Cow::Borrowed(t)),
         None => Id::Int(value),
     };
-    (id(thread.pid, thread.pid_text), id(thread.tid, thread.tid_text))
+    (
+        id(thread.pid, thread.pid_text),
+        id(thread.tid, thread.tid_text),
+    )
 }
 
 /// Whether `text` reads as a JSON number (chrome-reader's rule for ids kept as text).

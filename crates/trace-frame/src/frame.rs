@@ -762,7 +762,11 @@ impl Builder {
         self.ts_ns.push(r.ts_ns);
         self.dur_ns.push(r.dur_ns);
         let id = if all { r.id } else { None };
-        for (col, id) in [(&mut self.pid, r.pid), (&mut self.tid, r.tid), (&mut self.id, id)] {
+        for (col, id) in [
+            (&mut self.pid, r.pid),
+            (&mut self.tid, r.tid),
+            (&mut self.id, id),
+        ] {
             match id {
                 Some(Id::Int(i)) => col.push(row, Val::Int(*i)),
                 Some(Id::Str(s)) => col.push_str(row, s),

@@ -73,8 +73,8 @@ pub use hta_ranges::HtaIntRanges;
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
 pub use polars::prelude::DataFrame;
-pub use sources::{FrameSources, frame_sources};
 pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
+pub use sources::{FrameSources, frame_sources};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Summary, SummaryPart, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, HtaView, SyncEvent, SyncKind, Timeline};
@@ -185,8 +185,9 @@ fn load_columns(
     let each: Vec<usize> = (0..sources.len()).collect();
     let res: Vec<Result<(RankFrame, Option<CacheUse>), Error>> =
         crate::threads::each(&each, cores, |_, &i| match cache_dir {
-            Some(dir) => read_frame_cached_with(sources.path(i), dir, threads)
-                .map(|(f, u)| (f, Some(u))),
+            Some(dir) => {
+                read_frame_cached_with(sources.path(i), dir, threads).map(|(f, u)| (f, Some(u)))
+            }
             None => sources.read(i, threads, columns).map(|f| (f, None)),
         });
     let mut frames = Vec::new();

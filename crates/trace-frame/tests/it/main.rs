@@ -2,6 +2,8 @@
 //! Parquet cache and export, HTA parity on param-dlrm-8rank against HTA 0.5.0's CSVs,
 //! and the rule that no other crate depends on polars.
 
+mod captures;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
