@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use polars::prelude::*;
 use trace_model::ActivityKind;
 
 /// The shared captures of each non-Chrome format (relative to `TRACEWISE_TRACES`) that the
