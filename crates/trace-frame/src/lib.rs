@@ -5,7 +5,9 @@
 //! # The events frame
 //!
 //! One row per element of `traceEvents`, in file order, built from chrome-reader's raw
-//! event layer (no JSON value tree):
+//! event layer (no JSON value tree). A capture of another format (Nsight Systems, rocprof,
+//! XSpace) has the rows its Chrome JSON export would have, built straight from the loaded
+//! capture ([`capture_frame`]):
 //!
 //! | column | type | what |
 //! |---|---|---|
