@@ -81,8 +81,8 @@ const EDGES: &[(&str, &[&str])] = &[
     ),
     // trace-frame builds its DataFrames straight from Chrome trace events (for speed), and
     // from the loader's captures for the other formats; its cache and export are outputs.
-    // It sits above report: its summary is a report::Document printed by report::text
-    // (report cannot depend on it, or every tool would reach polars).
+    // It returns typed values and renders nothing: it does not depend on report (profile-model
+    // builds its Document), and report cannot depend on it (every tool would reach polars).
     (
         "trace-frame",
         &[
@@ -90,7 +90,6 @@ const EDGES: &[(&str, &[&str])] = &[
             "chrome-reader",
             "load",
             "output-file",
-            "report",
             "trace-model",
         ],
     ),
@@ -123,7 +122,11 @@ const EDGES: &[(&str, &[&str])] = &[
         "compare-tool",
         &["compare", "load", "output-file", "report", "tool-cli"],
     ),
-    ("profile-model", &["output-file", "tool-cli", "trace-frame"]),
+    // profile-model builds its text Document from trace-frame's typed report (render.rs).
+    (
+        "profile-model",
+        &["output-file", "report", "tool-cli", "trace-frame"],
+    ),
     // The Python package (python/): bindings over the loader's frames (trace-frame), the
     // investigation and the other tools' results; report directories through output-file.
     (

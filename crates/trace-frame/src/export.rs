@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::Error;
-use crate::frame::{RankFrame, read_frame_with};
+use crate::FrameSources;
+use crate::frame::{Columns, RankFrame};
 use crate::hta;
 use crate::timeline::{GpuKind, Timeline};
 
@@ -86,26 +87,29 @@ pub fn export_hive(traces: &[PathBuf], out: &Path, workers: usize) -> Result<Exp
         inputs: &inputs,
     };
     let staged = output_file::DirOutput::create(out, &rules)?;
-    let exported = export_hive_into(traces, &staged, workers)?;
+    let sources = FrameSources::chrome(traces.to_vec());
+    let exported = export_hive_into(&sources, &staged, workers)?;
     staged.commit()?;
     Ok(exported)
 }
 
-/// Writes the export of `traces` into the staged directory `out` (not committed: the
+/// Writes the export of `sources`' frames into the staged directory `out` (not committed: the
 /// caller commits it when the rest of its run succeeded, or drops it). Of several traces,
 /// one that cannot be read is left out and listed in [`Exported::unread`], unless none
 /// can be read.
 pub fn export_hive_into(
-    traces: &[PathBuf],
+    sources: &FrameSources,
     out: &output_file::DirOutput,
     workers: usize,
 ) -> Result<Exported, Error> {
     // Ranks on plain threads, each read on its own thread ([`crate::threads`]).
     type Written = (i64, PathBuf, usize, Schema, PathBuf);
     let claimed = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let each: Vec<usize> = (0..sources.len()).collect();
     let results: Vec<Result<Result<Written, Error>, Error>> =
-        crate::threads::each(traces, workers, |i, trace| {
-            let frame = match read_frame_with(trace, 1) {
+        crate::threads::each(&each, workers, |_, &i| {
+            let trace = sources.path(i);
+            let frame = match sources.read(i, 1, Columns::All) {
                 Ok(frame) => frame,
                 Err(e) => return Ok(Err(e)),
             };
@@ -142,7 +146,7 @@ pub fn export_hive_into(
                 rel,
                 rows,
                 df.schema().as_ref().clone(),
-                trace.clone(),
+                trace.to_path_buf(),
             )))
         });
     let results: Result<Vec<_>, Error> = results.into_iter().collect();
@@ -153,7 +157,7 @@ pub fn export_hive_into(
             Err(e) => failed.push(e),
         }
     }
-    if (written.is_empty() || traces.len() == 1) && !failed.is_empty() {
+    if (written.is_empty() || sources.len() == 1) && !failed.is_empty() {
         return Err(failed.remove(0));
     }
     written.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));

@@ -1,11 +1,9 @@
 //! Events → DataFrame: one row per element of `traceEvents`, streamed from chrome-reader's
 //! raw layer, with `args` split into `args_<key>` columns without building a JSON value tree.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use chrome_reader::json::{skip_ws, value_end};
 use chrome_reader::{Id, RawEvent};
 use polars::prelude::*;
 use polars_arrow::bitmap::{Bitmap, MutableBitmap};
@@ -13,6 +11,7 @@ use rayon::prelude::*;
 use trace_model::{Capture, FastMap};
 
 use crate::Error;
+use crate::args_text::{for_each_arg, scalar};
 use crate::timeline::{ARGS_FLOAT_READ, ARGS_READ};
 
 /// The events of one trace file.
@@ -172,6 +171,27 @@ fn frame_from<R: Send, T: Send, U: Send>(
     Ok((frame?, other))
 }
 
+/// The frame of the rows pushed into `b` (a capture's, [`crate::capture_rows`]), as a
+/// file's frame is made of its chunks' rows.
+pub(crate) fn frame_of_rows(
+    b: Builder,
+    path: &Path,
+    rank: Option<i64>,
+    rank_in_file: Option<i64>,
+) -> Result<RankFrame, Error> {
+    let mut file = FileColumns::new(b.columns);
+    file.append(chrome_reader::EventSink::finish(b), 0);
+    let df = file
+        .finish(rank)
+        .map_err(Error::polars(path.display().to_string()))?;
+    Ok(RankFrame {
+        path: path.to_path_buf(),
+        rank,
+        rank_in_file,
+        df,
+    })
+}
+
 /// The trace files a path stands for: the file itself, or the `*.json(.gz)` files of a
 /// directory, sorted by name.
 pub fn trace_paths(path: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -209,7 +229,7 @@ struct DistributedInfo {
 /// A decoded scalar of `args` (or of `pid`/`tid`/`id`). A string is the range `start..end`
 /// of the text buffer that holds it (the column's, or the event's [`EventArgs::text`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Val {
+pub(crate) enum Val {
     Int(i64),
     Float(f64),
     Bool(bool),
@@ -526,9 +546,25 @@ impl Nullable<f64> {
     }
 }
 
+/// One row's fields besides `args`, decoded: times in µs (`ts`, `dur`, as the text
+/// reads) and in ns.
+pub(crate) struct Row<'a> {
+    pub(crate) index: usize,
+    pub(crate) name: Option<&'a str>,
+    pub(crate) cat: Option<&'a str>,
+    pub(crate) ph: &'a str,
+    pub(crate) ts: Option<f64>,
+    pub(crate) dur: Option<f64>,
+    pub(crate) ts_ns: Option<i64>,
+    pub(crate) dur_ns: Option<i64>,
+    pub(crate) pid: Option<&'a Id<'a>>,
+    pub(crate) tid: Option<&'a Id<'a>>,
+    pub(crate) id: Option<&'a Id<'a>>,
+}
+
 /// The columns of one chunk of the file, parsed on a parsing thread (its rows and event
-/// indices count from its first event).
-struct Builder {
+/// indices count from its first event), or of a capture's rows.
+pub(crate) struct Builder {
     /// The file, named in the error of an event that cannot be read.
     path: Arc<Path>,
     columns: Columns,
@@ -554,7 +590,7 @@ struct Builder {
 
 /// A chunk's columns, typed by what the chunk holds: made on the parsing thread when the
 /// chunk is done, so that the file's frame only strings the chunks together.
-struct Part {
+pub(crate) struct Part {
     height: usize,
     index: Vec<i64>,
     /// `name`, `cat`, `ph`, (`ts`, `dur` with every column), `ts_ns`, `dur_ns`.
@@ -589,7 +625,7 @@ struct FileColumns {
 
 impl Builder {
     /// A builder with room for `rows` rows in its dense columns (and `pid`, `tid`).
-    fn with_rows(path: Arc<Path>, columns: Columns, rows: usize) -> Builder {
+    pub(crate) fn with_rows(path: Arc<Path>, columns: Columns, rows: usize) -> Builder {
         let all = columns == Columns::All;
         let floats = || Nullable::with_capacity(if all { rows } else { 0 });
         let strings = |name: &str| StringChunkedBuilder::new(name.into(), rows);
@@ -675,22 +711,60 @@ impl Builder {
             },
         };
         let (ts_ns, dur_ns) = (nanos("ts", ev.ts)?, nanos("dur", ev.dur)?);
+        let all = self.columns == Columns::All;
+        let row = self.row(&Row {
+            index: ev.index,
+            name: ev.name.as_deref(),
+            cat: ev.cat.as_deref(),
+            ph: &ev.ph,
+            ts: ev.ts.filter(|_| all).and_then(|n| n.as_f64()),
+            dur: ev.dur.filter(|_| all).and_then(|n| n.as_f64()),
+            ts_ns,
+            dur_ns,
+            pid: ev.pid.as_ref(),
+            tid: ev.tid.as_ref(),
+            id: ev.id.as_ref(),
+        });
+        let Some(args) = ev.args else { return Ok(()) };
+        if !self.columns.may_keep_args(args) {
+            return Ok(());
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut i = 0;
+        for_each_arg(args, |key, value| {
+            if !self.columns.keeps_arg(key) {
+                return;
+            }
+            scratch.clear();
+            // A `null` member is left out.
+            if let Some(v) = scalar(value, &mut scratch) {
+                self.arg(row, &mut i, key, v, &scratch);
+            }
+        });
+        self.scratch = scratch;
+        Ok(())
+    }
+
+    /// Appends a row's fields (the one row sink: a Chrome event's and a capture's rows
+    /// come in here) and returns its number in the chunk; its `args` follow through
+    /// [`Builder::arg`]. `ts`, `dur` and `id` are kept with [`Columns::All`] only.
+    pub(crate) fn row(&mut self, r: &Row<'_>) -> u32 {
         let row = self.index.len() as u32;
-        self.index.push(ev.index as i64);
-        self.name.append_option(ev.name.as_deref());
-        self.cat.append_option(ev.cat.as_deref());
-        self.ph.append_value(&*ev.ph);
+        self.index.push(r.index as i64);
+        self.name.append_option(r.name);
+        self.cat.append_option(r.cat);
+        self.ph.append_value(r.ph);
         let all = self.columns == Columns::All;
         if all {
-            self.ts.push(ev.ts.and_then(|n| n.as_f64()));
-            self.dur.push(ev.dur.and_then(|n| n.as_f64()));
+            self.ts.push(r.ts);
+            self.dur.push(r.dur);
         }
-        self.ts_ns.push(ts_ns);
-        self.dur_ns.push(dur_ns);
-        let id = if all { ev.id.as_ref() } else { None };
+        self.ts_ns.push(r.ts_ns);
+        self.dur_ns.push(r.dur_ns);
+        let id = if all { r.id } else { None };
         for (col, id) in [
-            (&mut self.pid, ev.pid.as_ref()),
-            (&mut self.tid, ev.tid.as_ref()),
+            (&mut self.pid, r.pid),
+            (&mut self.tid, r.tid),
             (&mut self.id, id),
         ] {
             match id {
@@ -699,27 +773,21 @@ impl Builder {
                 None => {}
             }
         }
-        let Some(args) = ev.args else { return Ok(()) };
-        if !self.columns.may_keep_args(args) {
-            return Ok(());
-        }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let mut i = 0;
-        let mut member = |b: &mut Builder, key: &str, value: &str| {
-            if !b.columns.keeps_arg(key) {
-                return;
-            }
-            scratch.clear();
-            // A `null` member is left out.
-            if let Some(v) = scalar(value, &mut scratch) {
-                let slot = b.slot(i, key);
-                i += 1;
-                b.args[slot].1.push_from(row, v, &scratch);
-            }
-        };
-        for_each_arg(args, |key, value| member(self, key, value));
-        self.scratch = scratch;
-        Ok(())
+        row
+    }
+
+    /// Adds the `args` member `key` (the `i`-th kept one of its row, counted in `i`) of
+    /// row `row`: `v`, whose string (if it is one) is in `text`. The caller has checked
+    /// [`Builder::keeps_arg`].
+    pub(crate) fn arg(&mut self, row: u32, i: &mut usize, key: &str, v: Val, text: &str) {
+        let slot = self.slot(*i, key);
+        *i += 1;
+        self.args[slot].1.push_from(row, v, text);
+    }
+
+    /// Whether the `args` member `key` gets a column.
+    pub(crate) fn keeps_arg(&self, key: &str) -> bool {
+        self.columns.keeps_arg(key)
     }
 
     /// The column of `key`, the `i`-th key of its event, created when new.
@@ -912,90 +980,6 @@ fn typed(name: &str, pieces: Vec<Option<Piece>>, heights: &[usize]) -> PolarsRes
         })
         .collect::<PolarsResult<Vec<Series>>>()?;
     chain(name, dtype, series)
-}
-
-/// Calls `f` with each member of `args` (checked JSON text), its key and its value's text.
-/// An `args` that is not an object (rare, never Kineto) is one member with the empty key.
-fn for_each_arg(args: &str, mut f: impl FnMut(&str, &str)) {
-    if args.starts_with('{') {
-        for_each_member(args, |key, value| f(&key, value));
-    } else {
-        f("", args);
-    }
-}
-
-/// Calls `f` with each member of the JSON object `text` (checked JSON, as chrome-reader
-/// hands `args` on): its key, unescaped, and its value's text.
-fn for_each_member(text: &str, mut f: impl FnMut(Cow<'_, str>, &str)) {
-    let b = text.as_bytes();
-    let mut i = 1;
-    loop {
-        i = skip_ws(b, i);
-        if b.get(i) != Some(&b'"') {
-            return; // `}`: the end (or an empty object)
-        }
-        let Some(key_end) = value_end(b, i) else {
-            return;
-        };
-        let raw_key = &text[i..key_end];
-        let key = if raw_key.contains('\\') {
-            match serde_json::from_str::<String>(raw_key) {
-                Ok(k) => Cow::Owned(k),
-                Err(_) => return,
-            }
-        } else {
-            Cow::Borrowed(&raw_key[1..raw_key.len() - 1])
-        };
-        i = skip_ws(b, key_end);
-        if b.get(i) != Some(&b':') {
-            return;
-        }
-        let start = skip_ws(b, i + 1);
-        let Some(end) = value_end(b, start) else {
-            return;
-        };
-        f(key, &text[start..end]);
-        i = skip_ws(b, end);
-        if b.get(i) != Some(&b',') {
-            return;
-        }
-        i += 1;
-    }
-}
-
-/// The text of a JSON value → a scalar, its string (if any) appended to `text`; `null` →
-/// none; arrays and objects keep their JSON text.
-fn scalar(t: &str, text: &mut String) -> Option<Val> {
-    let t = t.trim();
-    let first = *t.as_bytes().first()?;
-    let start = text.len();
-    Some(match first {
-        b'"' => {
-            // The string was checked; without escapes its text is the value.
-            if t.contains('\\') {
-                text.push_str(&serde_json::from_str::<String>(t).ok()?);
-            } else {
-                text.push_str(&t[1..t.len() - 1]);
-            }
-            Val::Str(start, text.len())
-        }
-        b't' => Val::Bool(true),
-        b'f' => Val::Bool(false),
-        b'n' => return None,
-        b'[' | b'{' => {
-            text.push_str(t);
-            Val::Str(start, text.len())
-        }
-        _ if t.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) => Val::Float(t.parse().ok()?),
-        // Integers beyond i64 (NCCL comm ids) keep their exact text.
-        _ => match t.parse::<i64>() {
-            Ok(i) => Val::Int(i),
-            Err(_) => {
-                text.push_str(t);
-                Val::Str(start, text.len())
-            }
-        },
-    })
 }
 
 #[cfg(test)]

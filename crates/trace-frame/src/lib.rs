@@ -5,7 +5,9 @@
 //! # The events frame
 //!
 //! One row per element of `traceEvents`, in file order, built from chrome-reader's raw
-//! event layer (no JSON value tree):
+//! event layer (no JSON value tree). A capture of another format (Nsight Systems, rocprof,
+//! XSpace) has the rows its Chrome JSON export would have, built straight from the loaded
+//! capture ([`capture_frame`]):
 //!
 //! | column | type | what |
 //! |---|---|---|
@@ -37,17 +39,18 @@
 
 #![warn(missing_docs)]
 
+mod args_text;
 mod arrow;
 mod cache;
-mod convert;
+mod capture_rows;
 mod critical_path;
 mod error;
 mod export;
 mod frame;
 pub mod hta;
 mod hta_ranges;
-mod render;
 mod skip_stats;
+mod sources;
 mod sql;
 mod summary;
 mod threads;
@@ -63,7 +66,7 @@ pub use cache::{
     CacheUse, cache_path, is_fresh, read_frame_cached, read_frame_cached_with, read_parquet,
     write_parquet_atomic,
 };
-pub use convert::{ChromeSources, chrome_sources};
+pub use capture_rows::capture_frame;
 pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
 pub use export::{Exported, SUMMARY_COLUMNS, export_hive, export_hive_into, read_export};
@@ -72,8 +75,8 @@ pub use hta_ranges::HtaIntRanges;
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
 pub use polars::prelude::DataFrame;
-pub use render::{document, render_json, render_text};
 pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
+pub use sources::{FrameSources, frame_sources};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Summary, SummaryPart, TopKernel, summarize};
 pub use timeline::{Gpu, GpuKind, Host, HostCat, HtaView, SyncEvent, SyncKind, Timeline};
@@ -166,13 +169,13 @@ fn load_columns(
     cache_dir: Option<&Path>,
     columns: frame::Columns,
 ) -> Result<LoadedRanks, Error> {
-    let sources = chrome_sources(input)?;
-    let paths = &sources.paths;
-    // The cache is of the user's files: a converted capture is converted again each run.
-    let cache_dir = cache_dir.filter(|_| !sources.is_converted());
+    let sources = frame_sources(input)?;
+    // The cache is of Chrome trace files: a capture of another format is loaded again
+    // each run.
+    let cache_dir = cache_dir.filter(|_| sources.is_chrome());
     // Several files are read in parallel, each parsed on its reading thread; one file is
     // parsed on chrome-reader's default number of threads.
-    let threads = if paths.len() == 1 {
+    let threads = if sources.len() == 1 {
         chrome_reader::default_threads()
     } else {
         1
@@ -181,25 +184,27 @@ fn load_columns(
     // waiting rayon worker would run the next file's read nested on its stack
     // ([`threads`]), overflowing it with thousands of ranks.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let each: Vec<usize> = (0..sources.len()).collect();
     let res: Vec<Result<(RankFrame, Option<CacheUse>), Error>> =
-        crate::threads::each(paths, cores, |_, p| match cache_dir {
-            Some(dir) => read_frame_cached_with(p, dir, threads).map(|(f, u)| (f, Some(u))),
-            None => frame::read_frame_columns(p, threads, columns).map(|f| (f, None)),
+        crate::threads::each(&each, cores, |_, &i| match cache_dir {
+            Some(dir) => {
+                read_frame_cached_with(sources.path(i), dir, threads).map(|(f, u)| (f, Some(u)))
+            }
+            None => sources.read(i, threads, columns).map(|f| (f, None)),
         });
     let mut frames = Vec::new();
     let mut cache = Vec::new();
     let mut failed = Vec::new();
     for r in res {
         match r {
-            Ok((mut f, u)) => {
-                f.path = sources.original(&f.path);
+            Ok((f, u)) => {
                 frames.push(f);
                 cache.extend(u);
             }
             Err(e) => failed.push(e),
         }
     }
-    if frames.is_empty() || paths.len() == 1 {
+    if frames.is_empty() || sources.len() == 1 {
         if let Some(first) = failed.into_iter().next() {
             return Err(first);
         }
@@ -260,6 +265,12 @@ pub struct ProfileModelReport {
     /// The files of a directory that could not be read ([`LoadedRanks::unread`]): the
     /// report is of the others.
     pub not_read: Vec<String>,
+}
+
+/// The report as JSON (profile-model's `--json`): its serialisation, every number with its
+/// label.
+pub fn render_json(r: &ProfileModelReport) -> String {
+    serde_json::to_string_pretty(r).expect("the report serialises: plain data")
 }
 
 /// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
@@ -352,9 +363,8 @@ fn hta_origin(df: &DataFrame, fractional_us: bool) -> Option<i64> {
 /// Every trace file of `input` read into a timeline (as read, before any HTA view), with
 /// its `distributedInfo.rank`, sorted by (rank, path).
 fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
-    let sources = chrome_sources(input)?;
-    let paths = &sources.paths;
-    let threads = if paths.len() == 1 {
+    let sources = frame_sources(input)?;
+    let threads = if sources.len() == 1 {
         chrome_reader::default_threads()
     } else {
         1
@@ -362,11 +372,10 @@ fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
     // Outer error: the file could not be read (left out, as `load` leaves it out); inner:
     // its frame is no timeline (an error of the whole, as `hta_timelines` gives).
     type Read = (Option<i64>, Option<i64>, PathBuf, Result<Timeline, Error>);
-    let res: Vec<Result<Read, Error>> = paths
-        .par_iter()
-        .map(|p| {
-            let mut frame = frame::read_frame_columns(p, threads, frame::Columns::Analyses)?;
-            frame.path = sources.original(&frame.path);
+    let res: Vec<Result<Read, Error>> = (0..sources.len())
+        .into_par_iter()
+        .map(|i| {
+            let frame = sources.read(i, threads, frame::Columns::Analyses)?;
             let timeline = Timeline::from_frame(&frame).map(|mut t| {
                 t.hta_origin = hta_origin(&frame.df, t.fractional_us);
                 t
@@ -382,7 +391,7 @@ fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
             Err(e) => failed.push(e),
         }
     }
-    if (read.is_empty() || paths.len() == 1)
+    if (read.is_empty() || sources.len() == 1)
         && let Some(first) = failed.into_iter().next()
     {
         return Err(first);

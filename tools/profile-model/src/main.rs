@@ -9,6 +9,8 @@ use anyhow::Context;
 use clap::Parser;
 use trace_frame::AnalysisName;
 
+mod render;
+
 /// Loads a PyTorch profiler (Kineto) trace as a DataFrame and answers questions about it.
 ///
 /// Without options: the quick summary (events by category, kernel count and time, top
@@ -140,10 +142,8 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
     // The export is staged here and put in place only when everything else succeeded.
     let mut export = None;
     if let Some(dir) = &args.export {
-        let sources = trace_frame::chrome_sources(&args.trace)?;
-        let paths = &sources.paths;
-        let mut inputs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        inputs.extend(sources.originals.iter().map(PathBuf::as_path));
+        let sources = trace_frame::frame_sources(&args.trace)?;
+        let mut inputs: Vec<&Path> = sources.paths();
         inputs.push(&args.trace);
         let rules = output_file::Rules {
             overwrite: args.overwrite,
@@ -151,7 +151,7 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
         };
         let staged = output_file::DirOutput::create(dir, &rules)?;
         let workers = clamp_workers(args.export_workers);
-        let ex = trace_frame::export_hive_into(paths, &staged, workers)
+        let ex = trace_frame::export_hive_into(&sources, &staged, workers)
             .with_context(|| format!("exporting {}", args.trace.display()))?;
         for (rank, file, rows) in &ex.files {
             eprintln!(
@@ -200,7 +200,7 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
         let text = if args.json {
             format!("{}\n", trace_frame::render_json(&by_rank.report))
         } else {
-            trace_frame::render_text(&by_rank.report)
+            render::render_text(&by_rank.report)
         };
         output_file::print(text.as_bytes()).context("writing to stdout")?;
         return Ok(outcome);
@@ -250,7 +250,7 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
             if args.json {
                 format!("{}\n", trace_frame::render_json(&report))
             } else {
-                trace_frame::render_text(&report)
+                render::render_text(&report)
             }
         }
     };

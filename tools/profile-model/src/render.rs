@@ -1,17 +1,13 @@
-//! Text and JSON renderings of a [`ProfileModelReport`]. The text is a `report::Document`
-//! printed by `report::text`, the one terminal renderer; it is built here rather than in the
-//! `report` crate because a `ProfileModelReport` is built from polars frames and only this
-//! crate may depend on polars (so trace-frame depends on report, not the reverse).
+//! profile-model's text: a [`ProfileModelReport`] (the typed value trace-frame returns) as
+//! a `report::Document`, printed by `report::text`, the one terminal renderer. It is built
+//! here, in the tool, so that neither library depends on the other: trace-frame (polars)
+//! does not depend on report, and report does not reach polars. The JSON is the report's
+//! own serialisation (`trace_frame::render_json`).
 
 use report::measured::{count, number};
 use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table};
 
-use crate::ProfileModelReport;
-
-/// The report as JSON.
-pub fn render_json(r: &ProfileModelReport) -> String {
-    serde_json::to_string_pretty(r).expect("the report serialises: plain data")
-}
+use trace_frame::ProfileModelReport;
 
 /// The report as Markdown-flavoured text, in profile-model's fixed output order.
 pub fn render_text(r: &ProfileModelReport) -> String {
