@@ -23,12 +23,29 @@
 //!    (the thread did something the profiler did not record);
 //! 8. any other leaf (an op, a Python frame or an annotation that launches nothing):
 //!    [`HostCause::CpuWork`], named by the leaf;
-//! 9. no event covers the instant: [`HostCause::NothingRecorded`] (the thread was idle,
-//!    in I/O, or waiting on another process).
+//! 9. no event covers the instant, and the thread, idle longer than [`WAKE_LIMIT`],
+//!    resumed within that limit of a leaf event of another thread of its process ending
+//!    (a wake-up: JAX's dispatch handing work to a stream thread, PyTorch's autograd
+//!    thread starting a backward pass): the label the waker's time has at that instant
+//!    (rules 1–8 on the waker; the waker's own idle instants stay unlabelled). The thread
+//!    waited for the waker, so what bounds the GPU is what the waker was doing; the
+//!    replay's inferred cross-thread edge is the same wake-up, so removing that cause
+//!    there moves the waker, and with it the woken thread's launches;
+//! 10. no event covers the instant otherwise: [`HostCause::NothingRecorded`] (the thread
+//!    was idle, in I/O, or waiting on another process).
 
-use trace_model::{Capture, FastMap, HostKind, Nanos, StringId, ThreadId};
+use std::collections::BTreeMap;
 
-use crate::gaps::is_synchronising_call;
+use trace_model::{Capture, FastMap, HostKind, Nanos, StringId, ThreadId, nesting_order};
+
+use crate::gaps::{LAUNCH_LATENCY, is_synchronising_call};
+
+/// How soon after another thread's leaf event ends a thread idle for longer than this
+/// must resume for its idle time to count as a wait for that thread (rule 9 of the module
+/// docs): a wake-up takes a few to a few tens of microseconds, the figure of
+/// [`LAUNCH_LATENCY`] and of the replay's `EXPLAIN_LIMIT`, whose cross-thread edges are
+/// inferred by the same rule.
+pub const WAKE_LIMIT: Nanos = LAUNCH_LATENCY;
 
 /// What the launching thread was doing while the GPU waited for its next launch: the
 /// sub-causes of [`crate::GapCause::HostNotLaunched`], each with a stable key.
@@ -367,15 +384,124 @@ pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled>
     out
 }
 
+/// Every thread's labels with rule 9 of the module docs applied: a thread's idle stretches
+/// that end at a wake-up carry its waker's labels. Each thread's own labels and each
+/// process's leaf ends are worked out once, when first asked for.
+pub(crate) struct ThreadLabels<'a> {
+    capture: &'a Capture,
+    own: BTreeMap<ThreadId, Vec<Labelled>>,
+    /// Per process id: the ends of its threads' leaf events (events with no event inside
+    /// them), sorted.
+    leaf_ends: BTreeMap<i64, Vec<(i64, ThreadId)>>,
+}
+
+impl<'a> ThreadLabels<'a> {
+    pub(crate) fn new(capture: &'a Capture) -> Self {
+        ThreadLabels {
+            capture,
+            own: BTreeMap::new(),
+            leaf_ends: BTreeMap::new(),
+        }
+    }
+
+    fn own(&mut self, thread: ThreadId) -> &[Labelled] {
+        let capture = self.capture;
+        self.own
+            .entry(thread)
+            .or_insert_with(|| label_thread(capture, thread))
+    }
+
+    /// The leaf ends of process `pid`'s threads, sorted by end.
+    fn leaf_ends(&mut self, pid: i64) -> &[(i64, ThreadId)] {
+        let capture = self.capture;
+        self.leaf_ends.entry(pid).or_insert_with(|| {
+            let mut ends = Vec::new();
+            for t in capture.threads().iter().filter(|t| t.pid == pid) {
+                let events = capture.thread_events(t.id);
+                let mut order: Vec<usize> = (0..events.len()).collect();
+                order.sort_by_key(|&i| nesting_order(&events[i]));
+                for (p, &i) in order.iter().enumerate() {
+                    let e = &events[i];
+                    if order
+                        .get(p + 1)
+                        .is_none_or(|&next| events[next].start >= e.end())
+                    {
+                        ends.push((e.end().0, t.id));
+                    }
+                }
+            }
+            ends.sort_unstable();
+            ends
+        })
+    }
+
+    /// `thread`'s labelled stretches (sorted, disjoint), its idle stretches that end at a
+    /// wake-up labelled as its waker's time is.
+    pub(crate) fn labels(&mut self, thread: ThreadId) -> Vec<Labelled> {
+        let mut out = self.own(thread).to_vec();
+        let pid = self.capture.thread(thread).pid;
+        let mut borrowed: Vec<Labelled> = Vec::new();
+        for k in 1..out.len() {
+            let (from, to) = (out[k - 1].end, out[k].start);
+            if to - from <= WAKE_LIMIT.0 {
+                continue;
+            }
+            let ends = self.leaf_ends(pid);
+            let upto = ends.partition_point(|&(end, _)| end <= to);
+            let Some(&(_, waker)) = ends[..upto]
+                .iter()
+                .rev()
+                .take_while(|&&(end, _)| to - end <= WAKE_LIMIT.0)
+                .find(|&&(_, t)| t != thread)
+            else {
+                continue;
+            };
+            let theirs = self.own(waker);
+            let first = theirs.partition_point(|l| l.end <= from);
+            for l in theirs[first..].iter().take_while(|l| l.start < to) {
+                let (s, e) = (l.start.max(from), l.end.min(to));
+                if e > s {
+                    borrowed.push(Labelled {
+                        start: s,
+                        end: e,
+                        ..*l
+                    });
+                }
+            }
+        }
+        if !borrowed.is_empty() {
+            out.extend(borrowed);
+            out.sort_by_key(|l| l.start);
+        }
+        out
+    }
+}
+
 /// The labelled stretches of `thread`'s time, sorted and disjoint, as the module's rules
-/// give them: `(start, end, Some(sub-cause))`, or `None` inside a synchronising call.
-/// Instants no stretch covers are [`HostCause::NothingRecorded`]. For callers that remove
-/// a sub-cause's time (the replay's host scenarios).
+/// give them (a woken thread's idle time labelled by its waker, rule 9):
+/// `(start, end, Some(sub-cause))`, or `None` inside a synchronising call. Instants no
+/// stretch covers are [`HostCause::NothingRecorded`]. For callers that remove a
+/// sub-cause's time (the replay's host scenarios).
 pub fn host_cause_stretches(
     capture: &Capture,
     thread: ThreadId,
 ) -> Vec<(Nanos, Nanos, Option<HostCause>)> {
-    label_thread(capture, thread)
+    stretches(ThreadLabels::new(capture).labels(thread))
+}
+
+/// [`host_cause_stretches`] of every thread, by thread index (the threads share the work
+/// of finding wake-ups).
+pub fn host_cause_stretches_all(capture: &Capture) -> Vec<Vec<(Nanos, Nanos, Option<HostCause>)>> {
+    let mut labels = ThreadLabels::new(capture);
+    capture
+        .threads()
+        .iter()
+        .map(|t| stretches(labels.labels(t.id)))
+        .collect()
+}
+
+fn stretches(labelled: Vec<Labelled>) -> Vec<(Nanos, Nanos, Option<HostCause>)> {
+    labelled
         .into_iter()
         .map(|l| {
             let cause = match l.label {

@@ -87,7 +87,7 @@ pub use gaps::{
     launching_threads,
 };
 pub use host_cause::{
-    HostCause, LONG_SELF_STRETCH, host_cause_stretches, is_allocator_call, is_compilation,
+    HostCause, LONG_SELF_STRETCH, WAKE_LIMIT, host_cause_stretches, host_cause_stretches_all, is_allocator_call, is_compilation,
     is_data_loading, is_profiler_overhead,
 };
 pub use input::{Loaded, LoadedEach, ProgramInfo};
