@@ -24,7 +24,8 @@
 //! 8. any other leaf (an op, a Python frame or an annotation that launches nothing):
 //!    [`HostCause::CpuWork`], named by the leaf;
 //! 9. no event covers the instant, and the thread, idle longer than [`WAKE_LIMIT`],
-//!    resumed within that limit of a leaf event of another thread of its process ending
+//!    resumed within [`wake_limit`] of its idle time after a leaf event of another thread
+//!    of its process ended
 //!    (a wake-up: JAX's dispatch handing work to a stream thread, PyTorch's autograd
 //!    thread starting a backward pass): the label the waker's time has at that instant
 //!    (rules 1–8 on the waker; the waker's own idle instants stay unlabelled). The thread
@@ -46,6 +47,20 @@ use crate::gaps::{LAUNCH_LATENCY, is_synchronising_call};
 /// [`LAUNCH_LATENCY`] and of the replay's `EXPLAIN_LIMIT`, whose cross-thread edges are
 /// inferred by the same rule.
 pub const WAKE_LIMIT: Nanos = LAUNCH_LATENCY;
+
+/// How late, as a share of its idle time, a thread may resume after another thread's
+/// leaf ended and still count as woken by it, where that is more than [`WAKE_LIMIT`]: a
+/// hand-off through Python (PyTorch's autograd thread starting a backward pass, the main
+/// thread resuming after it) costs a few hundred microseconds, small beside a wait of many
+/// milliseconds. The replay's `WAKE_SHARE`, which infers its cross-thread edges by the
+/// same rule (a test holds the two equal).
+pub const WAKE_SHARE: f64 = 0.05;
+
+/// How soon after another thread's leaf ends a thread idle for `idle` must resume to
+/// count as woken by it: [`WAKE_LIMIT`], or [`WAKE_SHARE`] of the idle time when longer.
+pub fn wake_limit(idle: Nanos) -> Nanos {
+    WAKE_LIMIT.max(Nanos((idle.0 as f64 * WAKE_SHARE) as i64))
+}
 
 /// What the launching thread was doing while the GPU waited for its next launch: the
 /// sub-causes of [`crate::GapCause::HostNotLaunched`], each with a stable key.
@@ -446,12 +461,13 @@ impl<'a> ThreadLabels<'a> {
             if to - from <= WAKE_LIMIT.0 {
                 continue;
             }
+            let limit = wake_limit(Nanos(to - from)).0;
             let ends = self.leaf_ends(pid);
             let upto = ends.partition_point(|&(end, _)| end <= to);
             let Some(&(_, waker)) = ends[..upto]
                 .iter()
                 .rev()
-                .take_while(|&&(end, _)| to - end <= WAKE_LIMIT.0)
+                .take_while(|&&(end, _)| to - end <= limit)
                 .find(|&&(_, t)| t != thread)
             else {
                 continue;

@@ -87,8 +87,9 @@ pub use gaps::{
     launching_threads,
 };
 pub use host_cause::{
-    HostCause, LONG_SELF_STRETCH, WAKE_LIMIT, host_cause_stretches, host_cause_stretches_all, is_allocator_call, is_compilation,
-    is_data_loading, is_profiler_overhead,
+    HostCause, LONG_SELF_STRETCH, WAKE_LIMIT, WAKE_SHARE, host_cause_stretches,
+    host_cause_stretches_all, is_allocator_call, is_compilation, is_data_loading,
+    is_profiler_overhead, wake_limit,
 };
 pub use input::{Loaded, LoadedEach, ProgramInfo};
 pub use inventory::{
