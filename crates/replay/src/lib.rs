@@ -77,7 +77,6 @@
 #![warn(missing_docs)]
 
 mod graph;
-mod probe_tmp;
 mod replay;
 mod scenario;
 
