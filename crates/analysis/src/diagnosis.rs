@@ -397,7 +397,14 @@ pub fn host_knobs(cause: HostCause, framework: Framework, practices: &Practices)
             F::Jax => vec![Knob::JaxPrefetch, Knob::PinnedMemory],
             _ => vec![Knob::LoaderWorkers, Knob::PinnedMemory, Knob::Prefetch],
         },
-        HostCause::CpuWork => vec![Knob::PreprocessOnGpu, Knob::PreprocessInWorkers],
+        // Python between a JAX or TensorFlow program's dispatches (the dispatching thread
+        // a stream thread waits for, host_cause rule 9) goes when more of the step is one
+        // compiled program.
+        HostCause::CpuWork => match framework {
+            F::Jax => vec![Knob::JaxJitWholeStep, Knob::PreprocessOnGpu],
+            F::TensorFlow => vec![Knob::TfFunctionJit, Knob::PreprocessOnGpu],
+            _ => vec![Knob::PreprocessOnGpu, Knob::PreprocessInWorkers],
+        },
         HostCause::LaunchOverhead => match framework {
             F::Jax => vec![Knob::JaxJitWholeStep, Knob::XlaCommandBuffers],
             F::TensorFlow => vec![Knob::TfFunctionJit],

@@ -317,6 +317,26 @@ fn unrecorded_time_under_a_wrapper_is_nothing_recorded() {
     );
 }
 
+/// CPU work that launches nothing: PyTorch's knobs move preprocessing off the step; in JAX
+/// and TensorFlow it is Python between the program's dispatches (the dispatching thread a
+/// stream thread waits for), which goes when more of the step is one compiled program.
+#[test]
+fn cpu_work_knobs_follow_the_framework() {
+    let knobs = |f| analysis::host_knobs(HostCause::CpuWork, f, &analysis::Practices::default());
+    assert_eq!(
+        knobs(Framework::PyTorchEager),
+        [Knob::PreprocessOnGpu, Knob::PreprocessInWorkers]
+    );
+    assert_eq!(
+        knobs(Framework::Jax),
+        [Knob::JaxJitWholeStep, Knob::PreprocessOnGpu]
+    );
+    assert_eq!(
+        knobs(Framework::TensorFlow),
+        [Knob::TfFunctionJit, Knob::PreprocessOnGpu]
+    );
+}
+
 #[test]
 fn compilation_and_profiler_overhead_are_named() {
     let r = late_launch(|s| s.host("cuModuleLoadData", HostKind::Runtime, 3_005, 10_000));
