@@ -454,35 +454,11 @@ impl<'a> ThreadLabels<'a> {
     /// wake-up labelled as its waker's time is.
     pub(crate) fn labels(&mut self, thread: ThreadId) -> Vec<Labelled> {
         let mut out = self.own(thread).to_vec();
-        let pid = self.capture.thread(thread).pid;
         let mut borrowed: Vec<Labelled> = Vec::new();
         for k in 1..out.len() {
             let (from, to) = (out[k - 1].end, out[k].start);
-            if to - from <= WAKE_LIMIT.0 {
-                continue;
-            }
-            let limit = wake_limit(Nanos(to - from)).0;
-            let ends = self.leaf_ends(pid);
-            let upto = ends.partition_point(|&(end, _)| end <= to);
-            let Some(&(_, waker)) = ends[..upto]
-                .iter()
-                .rev()
-                .take_while(|&&(end, _)| to - end <= limit)
-                .find(|&&(_, t)| t != thread)
-            else {
-                continue;
-            };
-            let theirs = self.own(waker);
-            let first = theirs.partition_point(|l| l.end <= from);
-            for l in theirs[first..].iter().take_while(|l| l.start < to) {
-                let (s, e) = (l.start.max(from), l.end.min(to));
-                if e > s {
-                    borrowed.push(Labelled {
-                        start: s,
-                        end: e,
-                        ..*l
-                    });
-                }
+            if let Some(waker) = self.waker(thread, from, to) {
+                self.borrow(waker, from, to, 1, &mut borrowed);
             }
         }
         if !borrowed.is_empty() {
@@ -491,7 +467,67 @@ impl<'a> ThreadLabels<'a> {
         }
         out
     }
+
+    /// The thread that woke `thread` at `to` after it idled since `from` (rule 9), if any.
+    fn waker(&mut self, thread: ThreadId, from: i64, to: i64) -> Option<ThreadId> {
+        if to - from <= WAKE_LIMIT.0 {
+            return None;
+        }
+        let limit = wake_limit(Nanos(to - from)).0;
+        let pid = self.capture.thread(thread).pid;
+        let ends = self.leaf_ends(pid);
+        let upto = ends.partition_point(|&(end, _)| end <= to);
+        ends[..upto]
+            .iter()
+            .rev()
+            .take_while(|&&(end, _)| to - end <= limit)
+            .find(|&&(_, t)| t != thread)
+            .map(|&(_, t)| t)
+    }
+
+    /// Adds `thread`'s labels over `[from, to)` to `out`; where it idled there until
+    /// something woke it, the labels of what woke it (a chain of hand-offs, such as a
+    /// stream thread woken by a thread pool woken by the Python thread), at most
+    /// [`MAX_WAKE_CHAIN`] threads deep.
+    fn borrow(
+        &mut self,
+        thread: ThreadId,
+        from: i64,
+        to: i64,
+        depth: usize,
+        out: &mut Vec<Labelled>,
+    ) {
+        let theirs = self.own(thread);
+        let first = theirs.partition_point(|l| l.end <= from);
+        let upto = theirs.partition_point(|l| l.start < to);
+        // Each stretch in range, with the end of the thread's stretch before it.
+        let pieces: Vec<(Labelled, Option<i64>)> = (first..upto.max(first))
+            .map(|i| (theirs[i], i.checked_sub(1).map(|p| theirs[p].end)))
+            .collect();
+        let mut cursor = from;
+        for (l, before) in pieces {
+            if l.start > cursor && depth < MAX_WAKE_CHAIN {
+                // Idle in range until it resumed at `l.start`: what woke it.
+                if let Some(w) = before.and_then(|b| self.waker(thread, b, l.start)) {
+                    self.borrow(w, cursor, l.start, depth + 1, out);
+                }
+            }
+            let (s, e) = (l.start.max(from), l.end.min(to));
+            if e > s {
+                out.push(Labelled {
+                    start: s,
+                    end: e,
+                    ..l
+                });
+            }
+            cursor = cursor.max(e);
+        }
+    }
 }
+
+/// How many threads deep a chain of wake-ups is followed (rule 9): a stream thread woken
+/// by a thread pool woken by the Python thread is three.
+const MAX_WAKE_CHAIN: usize = 4;
 
 /// The labelled stretches of `thread`'s time, sorted and disjoint, as the module's rules
 /// give them (a woken thread's idle time labelled by its waker, rule 9):
