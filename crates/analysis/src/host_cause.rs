@@ -28,12 +28,13 @@
 //!    of its process ended
 //!    (a wake-up: JAX's dispatch handing work to a stream thread, PyTorch's autograd
 //!    thread starting a backward pass): the label the waker's time has at that instant
-//!    (rules 1–8 on the waker; the waker's own idle instants stay unlabelled). The thread
+//!    (rules 1–8 on the waker; where the waker itself idled until another thread woke
+//!    it, that thread's, along the chain up to four threads deep). The thread
 //!    waited for the waker, so what bounds the GPU is what the waker was doing; the
 //!    replay's inferred cross-thread edge is the same wake-up, so removing that cause
 //!    there moves the waker, and with it the woken thread's launches;
 //! 10. no event covers the instant otherwise: [`HostCause::NothingRecorded`] (the thread
-//!    was idle, in I/O, or waiting on another process).
+//!     was idle, in I/O, or waiting on another process).
 
 use std::collections::BTreeMap;
 

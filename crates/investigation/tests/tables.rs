@@ -76,8 +76,15 @@ fn rows(rel: &str, inv: &Investigation) -> (String, String, String) {
                 replay.unwrap_or_else(|| "-".to_owned()),
             )
         }
+        // No ranked causes: the advice's kind (cannot tell, warm-up, no window).
         other => (
-            format!("{other:?}").chars().take(60).collect(),
+            format!(
+                "({})",
+                format!("{other:?}")
+                    .split([' ', '{', '('])
+                    .next()
+                    .unwrap_or("-")
+            ),
             "-".to_owned(),
             "-".to_owned(),
         ),
