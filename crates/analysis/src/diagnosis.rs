@@ -397,7 +397,14 @@ pub fn host_knobs(cause: HostCause, framework: Framework, practices: &Practices)
             F::Jax => vec![Knob::JaxPrefetch, Knob::PinnedMemory],
             _ => vec![Knob::LoaderWorkers, Knob::PinnedMemory, Knob::Prefetch],
         },
-        HostCause::CpuWork => vec![Knob::PreprocessOnGpu, Knob::PreprocessInWorkers],
+        // Python between a JAX or TensorFlow program's dispatches (the dispatching thread
+        // a stream thread waits for, host_cause rule 9) goes when more of the step is one
+        // compiled program.
+        HostCause::CpuWork => match framework {
+            F::Jax => vec![Knob::JaxJitWholeStep, Knob::PreprocessOnGpu],
+            F::TensorFlow => vec![Knob::TfFunctionJit, Knob::PreprocessOnGpu],
+            _ => vec![Knob::PreprocessOnGpu, Knob::PreprocessInWorkers],
+        },
         HostCause::LaunchOverhead => match framework {
             F::Jax => vec![Knob::JaxJitWholeStep, Knob::XlaCommandBuffers],
             F::TensorFlow => vec![Knob::TfFunctionJit],
@@ -645,10 +652,15 @@ pub(crate) fn runs_ahead(host: Spread, gpu: Option<Spread>, lag: Option<Spread>)
 
 /// The host and GPU sides of `r`'s steady steps; `None` without steady steps.
 pub fn step_sides(r: &CaptureAnalysis) -> Option<StepSides> {
-    let steady: Vec<&crate::StepMetrics> = (0..r.per_step.len())
-        .filter(|&i| r.warm_up.all || r.warm_up.steps.binary_search(&i).is_err())
-        .map(|i| &r.per_step[i])
-        .collect();
+    // Where the analysed GPU keeps its own steps, they are the step (the capture's are
+    // their union over GPUs).
+    let steady: Vec<&crate::StepMetrics> = match &r.device_steps {
+        Some(d) => r.steady_device_steps(d).collect(),
+        None => (0..r.per_step.len())
+            .filter(|&i| r.warm_up.all || r.warm_up.steps.binary_search(&i).is_err())
+            .map(|i| &r.per_step[i])
+            .collect(),
+    };
     let host = Spread::of(steady.iter().map(|s| s.range.span()))?;
     let period = Spread::of(
         steady

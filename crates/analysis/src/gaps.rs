@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use trace_model::{Capture, Format, HostEvent, HostKind, Nanos, StreamId, ThreadId};
 
 use crate::budget::{Window, busy_intervals};
-use crate::host_cause::{HostCause, Label, Labelled, label_thread, split};
+use crate::host_cause::{HostCause, Label, Labelled, ThreadLabels, split};
 use crate::interval;
 use crate::percent::ratio;
 use trace_model::Provenance;
@@ -494,6 +494,7 @@ struct HostAttribution<'a> {
     capture: &'a Capture,
     fallback: Option<ThreadId>,
     labels: BTreeMap<ThreadId, Vec<Labelled>>,
+    threads: ThreadLabels<'a>,
     named: BTreeMap<(HostCause, String), Nanos>,
 }
 
@@ -503,6 +504,7 @@ impl<'a> HostAttribution<'a> {
             capture,
             fallback,
             labels: BTreeMap::new(),
+            threads: ThreadLabels::new(capture),
             named: BTreeMap::new(),
         }
     }
@@ -530,10 +532,8 @@ impl<'a> HostAttribution<'a> {
         let mut pieces: Vec<(HostCause, Option<trace_model::StringId>, i64)> = Vec::new();
         match thread.or(self.fallback) {
             Some(t) => {
-                let labelled = self
-                    .labels
-                    .entry(t)
-                    .or_insert_with(|| label_thread(capture, t));
+                let threads = &mut self.threads;
+                let labelled = self.labels.entry(t).or_insert_with(|| threads.labels(t));
                 split(
                     labelled,
                     range.start.0,

@@ -23,12 +23,45 @@
 //!    (the thread did something the profiler did not record);
 //! 8. any other leaf (an op, a Python frame or an annotation that launches nothing):
 //!    [`HostCause::CpuWork`], named by the leaf;
-//! 9. no event covers the instant: [`HostCause::NothingRecorded`] (the thread was idle,
-//!    in I/O, or waiting on another process).
+//! 9. no event covers the instant, and the thread, idle longer than [`WAKE_LIMIT`],
+//!    resumed within [`wake_limit`] of its idle time after a leaf event of another thread
+//!    of its process ended
+//!    (a wake-up: JAX's dispatch handing work to a stream thread, PyTorch's autograd
+//!    thread starting a backward pass): the label the waker's time has at that instant
+//!    (rules 1–8 on the waker; where the waker itself idled until another thread woke
+//!    it, that thread's, along the chain up to four threads deep). The thread
+//!    waited for the waker, so what bounds the GPU is what the waker was doing; the
+//!    replay's inferred cross-thread edge is the same wake-up, so removing that cause
+//!    there moves the waker, and with it the woken thread's launches;
+//! 10. no event covers the instant otherwise: [`HostCause::NothingRecorded`] (the thread
+//!     was idle, in I/O, or waiting on another process).
 
-use trace_model::{Capture, FastMap, HostKind, Nanos, StringId, ThreadId};
+use std::collections::BTreeMap;
 
-use crate::gaps::is_synchronising_call;
+use trace_model::{Capture, FastMap, HostKind, Nanos, StringId, ThreadId, nesting_order};
+
+use crate::gaps::{LAUNCH_LATENCY, is_synchronising_call};
+
+/// How soon after another thread's leaf event ends a thread idle for longer than this
+/// must resume for its idle time to count as a wait for that thread (rule 9 of the module
+/// docs): a wake-up takes a few to a few tens of microseconds, the figure of
+/// [`LAUNCH_LATENCY`] and of the replay's `EXPLAIN_LIMIT`, whose cross-thread edges are
+/// inferred by the same rule.
+pub const WAKE_LIMIT: Nanos = LAUNCH_LATENCY;
+
+/// How late, as a share of its idle time, a thread may resume after another thread's
+/// leaf ended and still count as woken by it, where that is more than [`WAKE_LIMIT`]: a
+/// hand-off through Python (PyTorch's autograd thread starting a backward pass, the main
+/// thread resuming after it) costs a few hundred microseconds, small beside a wait of many
+/// milliseconds. The replay's `WAKE_SHARE`, which infers its cross-thread edges by the
+/// same rule (a test holds the two equal).
+pub const WAKE_SHARE: f64 = 0.05;
+
+/// How soon after another thread's leaf ends a thread idle for `idle` must resume to
+/// count as woken by it: [`WAKE_LIMIT`], or [`WAKE_SHARE`] of the idle time when longer.
+pub fn wake_limit(idle: Nanos) -> Nanos {
+    WAKE_LIMIT.max(Nanos((idle.0 as f64 * WAKE_SHARE) as i64))
+}
 
 /// What the launching thread was doing while the GPU waited for its next launch: the
 /// sub-causes of [`crate::GapCause::HostNotLaunched`], each with a stable key.
@@ -367,15 +400,161 @@ pub(crate) fn label_thread(capture: &Capture, thread: ThreadId) -> Vec<Labelled>
     out
 }
 
+/// Every thread's labels with rule 9 of the module docs applied: a thread's idle stretches
+/// that end at a wake-up carry its waker's labels. Each thread's own labels and each
+/// process's leaf ends are worked out once, when first asked for.
+pub(crate) struct ThreadLabels<'a> {
+    capture: &'a Capture,
+    own: BTreeMap<ThreadId, Vec<Labelled>>,
+    /// Per process id: the ends of its threads' leaf events (events with no event inside
+    /// them), sorted.
+    leaf_ends: BTreeMap<i64, Vec<(i64, ThreadId)>>,
+}
+
+impl<'a> ThreadLabels<'a> {
+    pub(crate) fn new(capture: &'a Capture) -> Self {
+        ThreadLabels {
+            capture,
+            own: BTreeMap::new(),
+            leaf_ends: BTreeMap::new(),
+        }
+    }
+
+    fn own(&mut self, thread: ThreadId) -> &[Labelled] {
+        let capture = self.capture;
+        self.own
+            .entry(thread)
+            .or_insert_with(|| label_thread(capture, thread))
+    }
+
+    /// The leaf ends of process `pid`'s threads, sorted by end.
+    fn leaf_ends(&mut self, pid: i64) -> &[(i64, ThreadId)] {
+        let capture = self.capture;
+        self.leaf_ends.entry(pid).or_insert_with(|| {
+            let mut ends = Vec::new();
+            for t in capture.threads().iter().filter(|t| t.pid == pid) {
+                let events = capture.thread_events(t.id);
+                let mut order: Vec<usize> = (0..events.len()).collect();
+                order.sort_by_key(|&i| nesting_order(&events[i]));
+                for (p, &i) in order.iter().enumerate() {
+                    let e = &events[i];
+                    if order
+                        .get(p + 1)
+                        .is_none_or(|&next| events[next].start >= e.end())
+                    {
+                        ends.push((e.end().0, t.id));
+                    }
+                }
+            }
+            ends.sort_unstable();
+            ends
+        })
+    }
+
+    /// `thread`'s labelled stretches (sorted, disjoint), its idle stretches that end at a
+    /// wake-up labelled as its waker's time is.
+    pub(crate) fn labels(&mut self, thread: ThreadId) -> Vec<Labelled> {
+        let mut out = self.own(thread).to_vec();
+        let mut borrowed: Vec<Labelled> = Vec::new();
+        for k in 1..out.len() {
+            let (from, to) = (out[k - 1].end, out[k].start);
+            if let Some(waker) = self.waker(thread, from, to) {
+                self.borrow(waker, from, to, 1, &mut borrowed);
+            }
+        }
+        if !borrowed.is_empty() {
+            out.extend(borrowed);
+            out.sort_by_key(|l| l.start);
+        }
+        out
+    }
+
+    /// The thread that woke `thread` at `to` after it idled since `from` (rule 9), if any.
+    fn waker(&mut self, thread: ThreadId, from: i64, to: i64) -> Option<ThreadId> {
+        if to - from <= WAKE_LIMIT.0 {
+            return None;
+        }
+        let limit = wake_limit(Nanos(to - from)).0;
+        let pid = self.capture.thread(thread).pid;
+        let ends = self.leaf_ends(pid);
+        let upto = ends.partition_point(|&(end, _)| end <= to);
+        ends[..upto]
+            .iter()
+            .rev()
+            .take_while(|&&(end, _)| to - end <= limit)
+            .find(|&&(_, t)| t != thread)
+            .map(|&(_, t)| t)
+    }
+
+    /// Adds `thread`'s labels over `[from, to)` to `out`; where it idled there until
+    /// something woke it, the labels of what woke it (a chain of hand-offs, such as a
+    /// stream thread woken by a thread pool woken by the Python thread), at most
+    /// [`MAX_WAKE_CHAIN`] threads deep.
+    fn borrow(
+        &mut self,
+        thread: ThreadId,
+        from: i64,
+        to: i64,
+        depth: usize,
+        out: &mut Vec<Labelled>,
+    ) {
+        let theirs = self.own(thread);
+        let first = theirs.partition_point(|l| l.end <= from);
+        let upto = theirs.partition_point(|l| l.start < to);
+        // Each stretch in range, with the end of the thread's stretch before it.
+        let pieces: Vec<(Labelled, Option<i64>)> = (first..upto.max(first))
+            .map(|i| (theirs[i], i.checked_sub(1).map(|p| theirs[p].end)))
+            .collect();
+        let mut cursor = from;
+        for (l, before) in pieces {
+            if l.start > cursor && depth < MAX_WAKE_CHAIN {
+                // Idle in range until it resumed at `l.start`: what woke it.
+                if let Some(w) = before.and_then(|b| self.waker(thread, b, l.start)) {
+                    self.borrow(w, cursor, l.start, depth + 1, out);
+                }
+            }
+            let (s, e) = (l.start.max(from), l.end.min(to));
+            if e > s {
+                out.push(Labelled {
+                    start: s,
+                    end: e,
+                    ..l
+                });
+            }
+            cursor = cursor.max(e);
+        }
+    }
+}
+
+/// How many threads deep a chain of wake-ups is followed (rule 9): a stream thread woken
+/// by a thread pool woken by the Python thread is three.
+const MAX_WAKE_CHAIN: usize = 4;
+
 /// The labelled stretches of `thread`'s time, sorted and disjoint, as the module's rules
-/// give them: `(start, end, Some(sub-cause))`, or `None` inside a synchronising call.
-/// Instants no stretch covers are [`HostCause::NothingRecorded`]. For callers that remove
-/// a sub-cause's time (the replay's host scenarios).
+/// give them (a woken thread's idle time labelled by its waker, rule 9):
+/// `(start, end, Some(sub-cause))`, or `None` inside a synchronising call. Instants no
+/// stretch covers are [`HostCause::NothingRecorded`]. For callers that remove a
+/// sub-cause's time (the replay's host scenarios).
 pub fn host_cause_stretches(
     capture: &Capture,
     thread: ThreadId,
 ) -> Vec<(Nanos, Nanos, Option<HostCause>)> {
-    label_thread(capture, thread)
+    stretches(ThreadLabels::new(capture).labels(thread))
+}
+
+/// [`host_cause_stretches`] of every thread, by thread index (the threads share the work
+/// of finding wake-ups).
+pub fn host_cause_stretches_all(capture: &Capture) -> Vec<Vec<(Nanos, Nanos, Option<HostCause>)>> {
+    let mut labels = ThreadLabels::new(capture);
+    capture
+        .threads()
+        .iter()
+        .map(|t| stretches(labels.labels(t.id)))
+        .collect()
+}
+
+fn stretches(labelled: Vec<Labelled>) -> Vec<(Nanos, Nanos, Option<HostCause>)> {
+    labelled
         .into_iter()
         .map(|l| {
             let cause = match l.label {

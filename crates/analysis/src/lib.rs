@@ -87,8 +87,9 @@ pub use gaps::{
     launching_threads,
 };
 pub use host_cause::{
-    HostCause, LONG_SELF_STRETCH, host_cause_stretches, is_allocator_call, is_compilation,
-    is_data_loading, is_profiler_overhead,
+    HostCause, LONG_SELF_STRETCH, WAKE_LIMIT, WAKE_SHARE, host_cause_stretches,
+    host_cause_stretches_all, is_allocator_call, is_compilation, is_data_loading,
+    is_profiler_overhead, wake_limit,
 };
 pub use input::{Loaded, LoadedEach, ProgramInfo};
 pub use inventory::{
@@ -117,8 +118,8 @@ pub use ranks::{
     RankTimeline, StepHeatMap, Straggler, cross_rank, rank_timeline, step_heat_map,
 };
 pub use skip::{
-    CaptureAnalysis, CommStream, Config as SkipConfig, DeviceRow, GpuBehind, HostOnly, InFlight,
-    InputAnalysis, RowParts as SkipRowParts, SkipMetrics, StepMetrics, StreamRow,
+    CaptureAnalysis, CommStream, Config as SkipConfig, DeviceRow, DeviceSteps, GpuBehind, HostOnly,
+    InFlight, InputAnalysis, RowParts as SkipRowParts, SkipMetrics, StepMetrics, StreamRow,
     analyze as analyze_capture, assemble as skip_stats_assemble,
     report_with_rows as skip_report_with_rows, run as skip_stats, run_loaded as skip_stats_loaded,
     run_loaded_without_rows as skip_stats_loaded_without_rows,

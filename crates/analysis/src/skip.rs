@@ -123,6 +123,21 @@ pub struct StepMetrics {
     pub skip: Option<SkipMetrics>,
 }
 
+/// The steps a GPU keeps on its own timeline (TensorFlow's per-GPU `Steps` line), for
+/// the GPU whose window is analysed: the step figures are that GPU's, not those of the
+/// union step over all GPUs, which may run their steps far apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceSteps {
+    /// The GPU's ordinal.
+    pub ordinal: i64,
+    /// Its steps in start order: each range is the GPU's own step, its GPU range the
+    /// span of that GPU's activities starting in it; no SKIP metrics (`skip` is `None`).
+    pub steps: Vec<StepMetrics>,
+    /// Every GPU that keeps its own steps, by ordinal: how many, and the spread of their
+    /// durations (`measured`).
+    pub per_gpu: Vec<(i64, usize, Spread)>,
+}
+
 /// The budget of one stream, with its printed names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamRow {
@@ -260,6 +275,8 @@ pub struct CaptureAnalysis {
     pub framework: crate::FrameworkGuess,
     /// The steady steps' host and GPU sides ([`crate::step_sides`]).
     pub step_sides: Option<crate::StepSides>,
+    /// The analysed GPU's own steps, where the capture keeps steps per GPU.
+    pub device_steps: Option<DeviceSteps>,
     /// Diagnostics of the reader, of the step finder and of the analysis, counted: the
     /// workspace's one diagnostic type (`trace_model::Diagnostics`), from which reports
     /// build their trust lists.
@@ -277,8 +294,12 @@ impl CaptureAnalysis {
     }
 
     /// Steps inside the analysed window: the steady-state steps (all steps when every
-    /// one is warm-up). The divisor of a cause's time per step.
+    /// one is warm-up); the analysed GPU's own where it keeps them. The divisor of a
+    /// cause's time per step.
     pub fn steady_step_count(&self) -> usize {
+        if let Some(d) = &self.device_steps {
+            return self.steady_device_steps(d).count();
+        }
         if self.warm_up.all {
             self.steps.steps.len()
         } else {
@@ -286,13 +307,37 @@ impl CaptureAnalysis {
         }
     }
 
+    /// The analysed GPU's own steps that are steady: those whose number is no warm-up
+    /// step's (all when every step is warm-up).
+    pub fn steady_device_steps<'a>(
+        &'a self,
+        d: &'a DeviceSteps,
+    ) -> impl Iterator<Item = &'a StepMetrics> + 'a {
+        d.steps.iter().filter(move |m| {
+            self.warm_up.all
+                || !self.warm_up.steps.iter().any(|&i| {
+                    self.steps
+                        .steps
+                        .get(i)
+                        .is_some_and(|s| s.number == m.number)
+                })
+        })
+    }
+
     /// Median, min and max duration of the steady-state steps.
     pub fn steady_step_spread(&self) -> Option<Spread> {
         Spread::of(self.steady_step_durations())
     }
 
-    /// The steady-state steps' durations, in step order.
+    /// The steady-state steps' durations, in step order (the analysed GPU's own steps
+    /// where it keeps them).
     pub fn steady_step_durations(&self) -> Vec<Nanos> {
+        if let Some(d) = &self.device_steps {
+            return self
+                .steady_device_steps(d)
+                .map(|m| m.range.span())
+                .collect();
+        }
         self.steps
             .steps
             .iter()
@@ -602,6 +647,68 @@ fn device_steps_span(capture: &Capture, ordinal: i64) -> Option<Window> {
     (end > start).then_some(Window { start, end })
 }
 
+/// The steps GPU `ordinal` keeps on its own timeline, in start order, each with the span
+/// of that GPU's activities that start in it.
+fn device_steps_of(capture: &Capture, ordinal: i64) -> DeviceSteps {
+    let on_device = |d: trace_model::DeviceId| capture.device(d).ordinal == ordinal;
+    let mut steps: Vec<StepMetrics> = capture
+        .meta()
+        .device_steps
+        .iter()
+        .filter(|(d, _)| capture.devices().iter().any(|dev| dev.id == *d) && on_device(*d))
+        .map(|(_, s)| StepMetrics {
+            number: s.number,
+            range: Window {
+                start: s.start,
+                end: s.end,
+            },
+            gpu_range: None,
+            skip: None,
+        })
+        .collect();
+    steps.sort_by_key(|m| (m.range.start, m.number));
+    for a in capture.activities() {
+        if !on_device(capture.stream(a.stream).device) {
+            continue;
+        }
+        let p = steps.partition_point(|m| m.range.start <= a.start);
+        let Some(m) = p.checked_sub(1).map(|p| &mut steps[p]) else {
+            continue;
+        };
+        if a.start >= m.range.end {
+            continue;
+        }
+        m.gpu_range = Some(match m.gpu_range {
+            Some(g) => Window {
+                start: g.start.min(a.start),
+                end: g.end.max(a.end()),
+            },
+            None => Window {
+                start: a.start,
+                end: a.end(),
+            },
+        });
+    }
+    let mut spans: BTreeMap<i64, Vec<Nanos>> = BTreeMap::new();
+    for (d, s) in &capture.meta().device_steps {
+        if capture.devices().iter().any(|dev| dev.id == *d) {
+            spans
+                .entry(capture.device(*d).ordinal)
+                .or_default()
+                .push(s.end - s.start);
+        }
+    }
+    let per_gpu = spans
+        .into_iter()
+        .filter_map(|(o, d)| Some((o, d.len(), Spread::of(d.iter().copied())?)))
+        .collect();
+    DeviceSteps {
+        ordinal,
+        steps,
+        per_gpu,
+    }
+}
+
 /// [`analyze`] over steps already found (the report keeps a copy).
 fn analyze_steps(
     capture: &Capture,
@@ -665,6 +772,9 @@ fn analyze_steps(
     // GPUs, which may run their steps far apart.
     let window_ordinal = window_device.or_else(|| per_device.keys().next().copied());
     let own_steps = window_ordinal.and_then(|ordinal| device_steps_span(capture, ordinal));
+    let device_steps = window_ordinal
+        .filter(|_| own_steps.is_some())
+        .map(|ordinal| device_steps_of(capture, ordinal));
     let window = gpu_window.map(
         |g| match (own_steps, host_window, first_steady, last_steady) {
             (Some(own), ..) => own,
@@ -902,6 +1012,7 @@ fn analyze_steps(
         diagnosis: crate::Diagnosis::Mixed,
         framework,
         step_sides: None,
+        device_steps,
         diagnostics,
     };
     report.diagnosis = crate::diagnosis::diagnose_with(capture, &report, config.min_gpu_work);

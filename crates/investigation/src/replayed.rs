@@ -142,11 +142,7 @@ struct Labels {
 impl Labels {
     fn of(capture: &Capture) -> Labels {
         Labels {
-            threads: capture
-                .threads()
-                .iter()
-                .map(|t| analysis::host_cause_stretches(capture, t.id))
-                .collect(),
+            threads: analysis::host_cause_stretches_all(capture),
         }
     }
 }

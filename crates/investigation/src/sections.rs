@@ -11,6 +11,32 @@ use trace_model::{Capture, HostKind, Nanos};
 use crate::model::*;
 use crate::{CaptureFacts, Options, rank_label};
 
+/// The spread of step durations: the analysed GPU's own steps where the capture keeps
+/// steps per GPU (TensorFlow's `Steps` lines), else the capture's steps.
+fn step_spread(r: &CaptureAnalysis) -> Option<analysis::Spread> {
+    match &r.device_steps {
+        Some(d) => analysis::Spread::of(d.steps.iter().map(|m| m.range.span())),
+        None => r.steps.duration_spread(),
+    }
+}
+
+/// What found the steps, in words; with the GPU whose own steps are the figures.
+fn steps_origin(r: &CaptureAnalysis) -> String {
+    match &r.device_steps {
+        Some(d) => format!(
+            "{}; the figures are GPU {}'s own steps, not their union over the GPUs (per GPU: {})",
+            r.steps.origin.describe(),
+            d.ordinal,
+            d.per_gpu
+                .iter()
+                .map(|(o, n, s)| format!("GPU {o} {n} step(s), median {}", s.median.human()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        None => r.steps.origin.describe(),
+    }
+}
+
 /// One capture's row of the per-capture tables.
 pub(crate) fn capture_result(
     r: &CaptureAnalysis,
@@ -61,8 +87,8 @@ pub(crate) fn capture_result(
             unknown_wait: v.unknown_wait_share,
             queue_ratio: v.queue_ratio,
         },
-        step_spread: r.steps.duration_spread(),
-        steps_origin: r.steps.origin.describe(),
+        step_spread: step_spread(r),
+        steps_origin: steps_origin(r),
         steady_steps: steady,
         window_mean_step,
         gpu_models: f.gpus[0].clone(),
@@ -164,8 +190,11 @@ pub(crate) fn first_capture(a: &InputAnalysis) -> FirstCapture {
         });
     FirstCapture {
         top_gap,
-        steps: first.steps.steps.len(),
-        steps_origin: first.steps.origin.describe(),
+        steps: first
+            .device_steps
+            .as_ref()
+            .map_or(first.steps.steps.len(), |d| d.steps.len()),
+        steps_origin: steps_origin(first),
         forward_kinds: kinds,
         forward_spreads: first
             .steps

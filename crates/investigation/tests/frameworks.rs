@@ -262,3 +262,59 @@ fn the_shared_moe_decodes_have_moe_gemms() {
         }
     }
 }
+
+/// The TensorFlow XSpace keeps a `Steps` line per GPU (two GPUs run step 0 about 650 ms
+/// apart): its step figures are the analysed GPU's own step, not the union step over the
+/// GPUs, and every GPU's own count and median is said. Each is checked against the
+/// steps as the reader gives them.
+#[test]
+fn a_tensorflow_xspace_gives_its_step_figures_per_gpu() {
+    let Some(root) = test_support::traces_dir("a_tensorflow_xspace_gives_its_step_figures_per_gpu")
+    else {
+        test_support::skip_notice();
+        return;
+    };
+    let path = root.join("jax/tf-v100-multiworker-xplane/34.83.195.179_6003.xplane.pb");
+    if !path.exists() {
+        return;
+    }
+    let loaded = load::load(&path).expect("loads");
+    let c = &loaded[0].capture;
+    let mut own: std::collections::BTreeMap<i64, Vec<trace_model::Nanos>> = Default::default();
+    for (d, s) in &c.meta().device_steps {
+        own.entry(c.device(*d).ordinal)
+            .or_default()
+            .push(s.end - s.start);
+    }
+    assert!(own.len() > 1, "{own:?}");
+    let union = c
+        .steps()
+        .iter()
+        .map(|s| s.end - s.start)
+        .max()
+        .expect("a step");
+    let inv = investigation::investigate(&path, &Default::default())
+        .expect("investigates")
+        .investigation;
+    let sides = inv.first.step_sides.expect("step sides");
+    assert!(
+        own.values().any(|v| v.contains(&sides.host.median)),
+        "{sides:?} against {own:?}"
+    );
+    assert!(
+        sides.host.median < union,
+        "{sides:?}, union {}",
+        union.human()
+    );
+    for (ordinal, spans) in &own {
+        let said = format!("GPU {ordinal} {} step(s)", spans.len());
+        assert!(
+            inv.first.steps_origin.contains(&said),
+            "{said}: {}",
+            inv.first.steps_origin
+        );
+    }
+    let row = &inv.captures[0];
+    let spread = row.step_spread.expect("a spread");
+    assert_eq!(spread.median, sides.host.median);
+}

@@ -13,6 +13,25 @@ use crate::Error;
 /// `LAUNCH_LATENCY`). A longer wait has a cause the graph does not hold.
 pub const EXPLAIN_LIMIT: Nanos = Nanos(30_000);
 
+/// How late, as a share of its idle time, a host thread may resume after another
+/// thread's leaf ended and still count as woken by it, where that is more than
+/// [`EXPLAIN_LIMIT`] (see [`wake_limit`]). The same figure as `analysis::WAKE_SHARE`,
+/// which labels a woken thread's idle time by its waker by the same rule (a test holds
+/// the two equal).
+pub const WAKE_SHARE: f64 = 0.05;
+
+/// How soon after another thread's leaf ends a thread idle for `idle` must resume for
+/// the graph to infer that the leaf woke it: [`EXPLAIN_LIMIT`], or [`WAKE_SHARE`] of the
+/// idle time when that is longer. A hand-off between threads costs more than a kernel
+/// launch when the woken side returns through Python (PyTorch's autograd thread starts a
+/// backward pass a few hundred microseconds after the main thread's last forward launch,
+/// and the main thread resumes as long after the backward's last launch), yet stays small
+/// beside a wait of many milliseconds: a leaf that ended within a twentieth of the wait
+/// before the resume is taken as what the thread waited for.
+pub fn wake_limit(idle: Nanos) -> Nanos {
+    EXPLAIN_LIMIT.max(Nanos((idle.0 as f64 * WAKE_SHARE) as i64))
+}
+
 /// The share of GPU activities that must be linked to a launch call for a replay: below
 /// it the capture lacks the correlation ids that tie the GPU to the host.
 const MIN_LINKED_SHARE: f64 = 0.5;
@@ -90,8 +109,8 @@ pub enum EdgeKind {
     CrossStream,
     /// A synchronising call returns after the activities it waited for end.
     Sync,
-    /// A host thread that was idle more than [`EXPLAIN_LIMIT`] resumed within it of a leaf
-    /// of another thread of its process ending (inferred: a wake-up, such as the
+    /// A host thread that was idle more than [`EXPLAIN_LIMIT`] resumed within
+    /// [`wake_limit`] of its idle time after a leaf of another thread of its process ended (inferred: a wake-up, such as the
     /// autograd engine's thread starting a backward pass, or a thread joining another).
     /// It keeps the thread waiting when its own gap shrinks.
     CrossThread,
@@ -442,8 +461,8 @@ impl Builder {
     }
 
     /// For each host leaf after a gap longer than [`EXPLAIN_LIMIT`], the latest leaf of
-    /// another thread of the same process that ended within that limit before it: the
-    /// event that woke it.
+    /// another thread of the same process that ended within [`wake_limit`] of the gap
+    /// before it: the event that woke it.
     fn cross_thread_edges(&mut self, capture: &Capture) {
         let pid = |node: &Node| match node.lane {
             Lane::Host(t) => capture.thread(t).pid,
@@ -455,15 +474,17 @@ impl Builder {
         by_end.sort_unstable();
         for n in 0..self.host_nodes {
             let node = self.nodes[n];
-            if self.gap_in_ops[n] + self.gap_outside_ops[n] <= EXPLAIN_LIMIT {
+            let idle = self.gap_in_ops[n] + self.gap_outside_ops[n];
+            if idle <= EXPLAIN_LIMIT {
                 continue;
             }
+            let limit = wake_limit(idle);
             let key = pid(&node);
             let upto = by_end.partition_point(|&(p, end, _)| (p, end) <= (key, node.start));
             let waker = by_end[..upto]
                 .iter()
                 .rev()
-                .take_while(|&&(p, end, _)| p == key && node.start - end <= EXPLAIN_LIMIT)
+                .take_while(|&&(p, end, _)| p == key && node.start - end <= limit)
                 .find(|&&(_, _, w)| self.nodes[w as usize].lane != node.lane);
             if let Some(&(_, end, w)) = waker {
                 // The idle time was a wait, not host work: the wake-up edge carries it.

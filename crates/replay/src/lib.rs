@@ -15,7 +15,8 @@
 //!   within it of another stream's end, is taken to have waited for that one);
 //! - activities in flight when a synchronising call began → that call's return;
 //! - a host leaf of another thread of the process → a leaf that resumed within
-//!   [`EXPLAIN_LIMIT`] of its end after an idle gap longer than that (inferred wake-up).
+//!   [`wake_limit`] of its end (30 µs, or a twentieth of the idle time when longer) after
+//!   an idle gap longer than [`EXPLAIN_LIMIT`] (inferred wake-up).
 //!
 //! Each edge's delay is measured where the edge decided its destination's start (the
 //! latest one) and that delay is one the graph explains (at most [`EXPLAIN_LIMIT`]); the
@@ -84,7 +85,7 @@ use trace_model::{Capture, Labelled, Nanos, Provenance};
 
 pub use graph::{
     Durations, EXPLAIN_LIMIT, EdgeKind, Graph, GraphStats, Lane, NodeKind, UnexplainedWaits,
-    is_synchronising_call,
+    WAKE_SHARE, is_synchronising_call, wake_limit,
 };
 pub use replay::{StepWindow, Timeline};
 pub use scenario::{CLASS_WORDS, Change, HostLabels, Speed, WhatIf};

@@ -93,7 +93,9 @@ fn report(sec: &mut Section, r: &CaptureAnalysis) {
 fn verdict(sec: &mut Section, r: &CaptureAnalysis, window: Window) {
     let v = &r.verdict;
     let mut l = Line::default();
-    l.text(format!("Verdict [inferred]: {}", v.bound.label()));
+    // One vocabulary with investigate: the verdict is the diagnosis's (its stable code),
+    // the critical stream's budget below is its measured evidence.
+    l.text(format!("Verdict [inferred]: {}", r.diagnosis.code()));
     if v.bound == Bound::NoGpuWork {
         l.text(".");
         sec.push(l.take());
@@ -562,6 +564,8 @@ fn report_json(r: &CaptureAnalysis) -> Value {
             "label": h.provenance().word(),
         })),
         "verdict": {
+            "diagnosis": r.diagnosis.code(),
+            "diagnosis_text": r.diagnosis.describe(),
             "bound": v.bound.label(),
             "busy_share": v.busy_share,
             "collective_share": v.collective_share,

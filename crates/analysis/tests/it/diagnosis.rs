@@ -317,6 +317,26 @@ fn unrecorded_time_under_a_wrapper_is_nothing_recorded() {
     );
 }
 
+/// CPU work that launches nothing: PyTorch's knobs move preprocessing off the step; in JAX
+/// and TensorFlow it is Python between the program's dispatches (the dispatching thread a
+/// stream thread waits for), which goes when more of the step is one compiled program.
+#[test]
+fn cpu_work_knobs_follow_the_framework() {
+    let knobs = |f| analysis::host_knobs(HostCause::CpuWork, f, &analysis::Practices::default());
+    assert_eq!(
+        knobs(Framework::PyTorchEager),
+        [Knob::PreprocessOnGpu, Knob::PreprocessInWorkers]
+    );
+    assert_eq!(
+        knobs(Framework::Jax),
+        [Knob::JaxJitWholeStep, Knob::PreprocessOnGpu]
+    );
+    assert_eq!(
+        knobs(Framework::TensorFlow),
+        [Knob::TfFunctionJit, Knob::PreprocessOnGpu]
+    );
+}
+
 #[test]
 fn compilation_and_profiler_overhead_are_named() {
     let r = late_launch(|s| s.host("cuModuleLoadData", HostKind::Runtime, 3_005, 10_000));
@@ -824,6 +844,25 @@ fn a_device_s_own_steps_are_its_window() {
     let r = report(&s.finish());
     let window = r.window.expect("a window");
     assert_eq!(window.span(), Nanos(1_000 * US), "{window:?}");
+    // The step figures are the window GPU's own step, not the 651 ms union step.
+    let d = r
+        .device_steps
+        .as_ref()
+        .expect("the GPUs keep their own steps");
+    assert_eq!(d.steps.len(), 1);
+    assert_eq!(
+        d.per_gpu
+            .iter()
+            .map(|(o, n, s)| (*o, *n, s.median))
+            .collect::<Vec<_>>(),
+        [(0, 1, Nanos(1_000 * US)), (1, 1, Nanos(1_000 * US))]
+    );
+    assert_eq!(r.steady_step_durations(), [Nanos(1_000 * US)]);
+    assert_eq!(r.steady_step_count(), 1);
+    let sides = r.step_sides.expect("step sides");
+    assert_eq!(sides.host.median, Nanos(1_000 * US));
+    // The GPU span: the first of its 10 GEMMs at +10 µs to the last's end at +980 µs.
+    assert_eq!(sides.gpu.expect("GPU side").median, Nanos(970 * US));
     assert!(
         !matches!(r.diagnosis, Diagnosis::HostBound { .. }),
         "{:?}",

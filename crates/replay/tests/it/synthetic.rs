@@ -414,3 +414,19 @@ fn removing_a_host_sub_cause_predicts_the_run_without_it() {
     assert_eq!(unlabelled.matched, [("host:allocator=0".to_owned(), 0)]);
     assert_eq!(step(&unlabelled).2, step(&unlabelled).1);
 }
+
+/// The graph infers a wake-up by the rule analysis labels a woken thread's idle time by
+/// (`host_cause` rule 9): the same limits, so that removing the waker's sub-cause moves
+/// the woken thread's launches exactly where the idle split says the GPU waited for it.
+#[test]
+fn wake_ups_follow_the_rule_analysis_labels_by() {
+    assert_eq!(replay::WAKE_SHARE, analysis::WAKE_SHARE);
+    assert_eq!(replay::EXPLAIN_LIMIT, analysis::WAKE_LIMIT);
+    for idle in [0, 10_000, 600_000, 100_000_000] {
+        assert_eq!(
+            replay::wake_limit(Nanos(idle)),
+            analysis::wake_limit(Nanos(idle))
+        );
+    }
+    assert_eq!(replay::wake_limit(Nanos(100_000_000)), Nanos(5_000_000));
+}
