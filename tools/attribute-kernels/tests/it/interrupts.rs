@@ -19,7 +19,7 @@ fn interrupts_near_the_end_leave_nothing_staged() {
     use std::os::unix::process::ExitStatusExt;
     let tmp = tempfile::tempdir().expect("tempdir");
     let big = tmp.path().join("big.pt.trace.json");
-    test_support::write_synthetic_trace(&big, 8_000_000);
+    test_support::write_synthetic_trace(&big, 20_000_000);
     let small =
         test_support::workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
     let out = tmp.path().join("attributed");
