@@ -788,6 +788,9 @@ struct Builder<'p> {
     unknown_cats: BTreeMap<StringId, (u64, u64)>,
     /// Kernel classes by name: names repeat, classification is string matching.
     classes: FastMap<StringId, KernelClass>,
+    /// The numbers of the `ProfilerStep#N` steps already in `capture.steps`: looking each
+    /// new one up in the list made 200,000 steps quadratic (issue 45, finding 11).
+    step_numbers: FastMap<i64, ()>,
 }
 
 impl<'p> Builder<'p> {
@@ -809,6 +812,7 @@ impl<'p> Builder<'p> {
             saw_kineto_cat: false,
             unknown_cats: BTreeMap::new(),
             classes: FastMap::default(),
+            step_numbers: FastMap::default(),
         }
     }
 
@@ -1008,7 +1012,7 @@ impl<'p> Builder<'p> {
                     if let Some(n) = name
                         .strip_prefix("ProfilerStep#")
                         .and_then(|n| n.parse().ok())
-                        && !self.capture.steps.iter().any(|s| s.number == n)
+                        && self.step_numbers.insert(n, ()).is_none()
                     {
                         self.capture.steps.push(Step {
                             number: n,
@@ -1066,18 +1070,23 @@ impl<'p> Builder<'p> {
         }
         if self.capture.steps.is_empty() && !self.step_markers.is_empty() {
             self.step_markers.sort();
+            // Each step's place in `steps`, so that a marker finds its step at once.
+            let mut at: FastMap<i64, usize> = FastMap::default();
             for &(n, start, end) in &self.step_markers {
-                match self.capture.steps.iter_mut().find(|s| s.number == n) {
+                match at.get(&n).map(|&i| &mut self.capture.steps[i]) {
                     Some(s) => {
                         s.start = s.start.min(Nanos(start));
                         s.end = s.end.max(Nanos(end));
                     }
-                    None => self.capture.steps.push(Step {
-                        number: n,
-                        start: Nanos(start),
-                        end: Nanos(end),
-                        source: StepSource::StepMarker,
-                    }),
+                    None => {
+                        at.insert(n, self.capture.steps.len());
+                        self.capture.steps.push(Step {
+                            number: n,
+                            start: Nanos(start),
+                            end: Nanos(end),
+                            source: StepSource::StepMarker,
+                        });
+                    }
                 }
             }
         }

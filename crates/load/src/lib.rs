@@ -195,7 +195,7 @@ fn choose_processes<P>(
         return Err(Error::NoSuchProcess {
             path: file.to_path_buf(),
             wanted: selector,
-            held: held.join(", "),
+            held: trace_model::limits::names_shown(&held),
         });
     }
     Ok(chosen)
@@ -331,6 +331,8 @@ pub fn file_count(path: &Path) -> Result<usize, Error> {
 /// ([`find_each`]), is listed in [`LoadedEach::failed`] and the others are still returned. A file
 /// path, an unlistable directory or one without captures is an error as with [`load`].
 pub fn load_each(path: &Path) -> Result<LoadedEach, Error> {
+    // A SQLite file with WAL or journal content is copied once for detection and reading.
+    let _copies = sqlite_input::Scope::new();
     let found = find_each(path)?;
     let mut each = LoadedEach {
         failed: found.unread,
@@ -411,7 +413,7 @@ fn how_to_choose(path: &Path, loaded: &[Loaded]) -> String {
         .collect();
     format!(
         "it holds {}: choose one with --process PID|NAME",
-        held.join(", ")
+        trace_model::limits::names_shown(&held)
     )
 }
 
@@ -486,6 +488,8 @@ pub fn map_each<T: Send>(
     path: &Path,
     summarise: impl Fn(Loaded) -> T + Sync,
 ) -> Result<Vec<Mapped<T>>, Error> {
+    // A SQLite file with WAL or journal content is copied once for detection and reading.
+    let _copies = sqlite_input::Scope::new();
     let found = find_each(path)?;
     let (files, in_rank_dir) = match found.found {
         Found::ChromeDir(dir) => (

@@ -13,8 +13,10 @@ const EDGES: &[(&str, &[&str])] = &[
     // Layer 1: readers, each into trace-model.
     ("chrome-reader", &["trace-model"]),
     ("xplane-reader", &["trace-model"]),
-    ("nsys-reader", &["trace-model"]),
-    ("rocprof-reader", &["trace-model"]),
+    // Untrusted SQLite opened as data, under budgets: shared by the two SQLite readers.
+    ("sqlite-input", &["trace-model"]),
+    ("nsys-reader", &["sqlite-input", "trace-model"]),
+    ("rocprof-reader", &["sqlite-input", "trace-model"]),
     // Layer 2: the one loader, the only crate above the readers that reads captures.
     (
         "load",
@@ -23,6 +25,7 @@ const EDGES: &[(&str, &[&str])] = &[
             "hlo-parser",
             "nsys-reader",
             "rocprof-reader",
+            "sqlite-input",
             "trace-model",
             "xplane-reader",
         ],

@@ -25,7 +25,6 @@
 #![warn(missing_docs)]
 
 mod error;
-mod limits;
 mod read;
 mod schema;
 mod strings;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+use rusqlite::Connection;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
 
 use crate::Error;
 
@@ -96,101 +96,27 @@ pub(crate) fn check_length(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// An open export: the connection, and the private copy it reads when the file had
-/// write-ahead-log or rollback-journal content beside it (removed when dropped, after the
-/// connection is closed).
-pub(crate) struct Opened {
-    pub(crate) conn: Connection,
-    _private: Option<tempfile::TempDir>,
-}
+/// An open export ([`sqlite_input::Database`]: immutable, read-only, tables only, WAL or
+/// journal content read from one private copy, under the budgets of
+/// [`trace_model::limits`]).
+pub(crate) type Opened = sqlite_input::Database;
 
-/// Opens the file as data, never as a program or a place to write:
-///
-/// - read-only and immutable: SQLite takes no lock and writes no journal, `-wal` or `-shm`
-///   file beside it, so the input's directory is left as it was (and read-only media read);
-/// - when a non-empty `-wal` or `-journal` file lies beside it (a database in WAL mode not
-///   yet checkpointed, or a write cut short), the file and those files are copied into a
-///   private temporary directory and that copy is opened, so SQLite applies the log or
-///   rolls the journal back there: the content read is what `sqlite3` sees, and nothing
-///   next to the input changes;
-/// - under budgets ([`crate::limits`]): a string or blob longer than
-///   `TRACEWISE_MAX_EVENT_BYTES`, SQLite heap past `TRACEWISE_SQLITE_MEMORY`, or a read
-///   past its time budget stops the read with [`Error::Limit`].
+/// Opens the file as data, never as a program or a place to write
+/// ([`sqlite_input::open`]); a budget exceeded is [`Error::Limit`].
 pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let side = |suffix: &str| {
-        let mut name = absolute.as_os_str().to_owned();
-        name.push(suffix);
-        std::path::PathBuf::from(name)
-    };
-    let non_empty = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0);
-    let (wal, journal) = (side("-wal"), side("-journal"));
-    let (conn, private) = if non_empty(&wal) || non_empty(&journal) {
-        let io = |source| Error::Io {
+    sqlite_input::open(path).map_err(|e| match e {
+        sqlite_input::OpenError::Io(source) => Error::Io {
             path: path.to_path_buf(),
             source,
-        };
-        let dir = tempfile::Builder::new()
-            .prefix("tracewise-sqlite-")
-            .tempdir()
-            .map_err(io)?;
-        let copy = dir.path().join("db");
-        std::fs::copy(&absolute, &copy).map_err(io)?;
-        for (from, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
-            if non_empty(from) {
-                let mut to = copy.as_os_str().to_owned();
-                to.push(suffix);
-                std::fs::copy(from, std::path::PathBuf::from(to)).map_err(io)?;
-            }
-        }
-        // Read-write on the private copy: applying a log or rolling a journal back writes.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&copy, flags)
-            .map_err(|e| sqlite_error(path, "(opening)", &e))?;
-        (conn, Some(dir))
-    } else {
-        let uri = format!("file:{}?immutable=1", uri_path(&absolute));
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(uri, flags)
-            .map_err(|e| sqlite_error(path, "(opening)", &e))?;
-        (conn, None)
-    };
-    let mut conn = conn;
-    crate::limits::guard(path, &mut conn).map_err(|e| sqlite_error(path, "(opening)", &e))?;
-    // Every table is read once, front to back: a page is not met twice, so SQLite's page
-    // cache (2 MB by default) would only add to the peak memory. The first statement reads
-    // the schema, so a damaged schema is an error on `sqlite_master`.
-    conn.execute_batch("PRAGMA cache_size = -256")
-        .map_err(|e| sqlite_error(path, "sqlite_master", &e))?;
-    Ok(Opened {
-        conn,
-        _private: private,
+        },
+        sqlite_input::OpenError::Open(e) => sqlite_error(path, "(opening)", &e),
+        sqlite_input::OpenError::Schema(e) => sqlite_error(path, "sqlite_master", &e),
     })
-}
-
-/// The path as a `file:` URI path: every byte but unreserved ones and `/` percent-encoded,
-/// so that `?`, `#` and `%` in file names stay part of the name.
-fn uri_path(path: &Path) -> String {
-    let mut out = String::new();
-    for &b in path.as_os_str().as_encoded_bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    // `file://host/...` would read a leading `//` as an authority.
-    if out.starts_with("//") {
-        out.insert_str(0, "//");
-    }
-    out
 }
 
 /// A SQLite error on `table`, as [`Error::Sqlite`].
 pub(crate) fn sqlite_error(path: &Path, table: &str, e: &rusqlite::Error) -> Error {
-    if let Some(what) = crate::limits::budget_exceeded(path, e) {
+    if let Some(what) = sqlite_input::budget_exceeded(path, e) {
         return Error::Limit {
             path: path.to_path_buf(),
             table: table.to_string(),
@@ -221,19 +147,7 @@ impl Schema {
         columns_of: &[&str],
     ) -> Result<Schema, Error> {
         let err = |table: &str, e: rusqlite::Error| sqlite_error(path, table, &e);
-        let mut names = Vec::new();
-        {
-            let mut stmt = conn
-                .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-                .map_err(|e| err("sqlite_master", e))?;
-            let mut rows = stmt.query([]).map_err(|e| err("sqlite_master", e))?;
-            while let Some(row) = rows.next().map_err(|e| err("sqlite_master", e))? {
-                // A name that is not text is not one of ours: skip it.
-                if let Ok(ValueRef::Text(name)) = row.get_ref(0) {
-                    names.push(String::from_utf8_lossy(name).into_owned());
-                }
-            }
-        }
+        let names = sqlite_input::table_names(conn).map_err(|e| err("sqlite_master", e))?;
         let mut tables = BTreeMap::new();
         let mut stmt = conn
             .prepare("SELECT name FROM pragma_table_info(?1)")
@@ -439,15 +353,6 @@ fn describe(value: ValueRef<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uri_paths_keep_odd_characters_in_the_name() {
-        assert_eq!(
-            uri_path(Path::new("/a b/c?d#e%.sqlite")),
-            "/a%20b/c%3Fd%23e%25.sqlite"
-        );
-        assert_eq!(uri_path(Path::new("//net/x")), "////net/x");
-    }
 
     #[test]
     fn describe_cuts_long_text() {

@@ -130,7 +130,7 @@ impl Reader {
                     why: format!(
                         "the header ({}) is not that of a rocprofv3 kernel, API, memory-copy \
                          or agent file",
-                        file.header().join(", ")
+                        trace_model::limits::names_shown(file.header())
                     ),
                 });
             }

@@ -47,7 +47,6 @@
 mod csv_v3;
 mod error;
 mod json;
-mod limits;
 mod model;
 mod perfetto;
 mod rocpd;
@@ -180,6 +179,8 @@ pub fn detect(path: &Path) -> Option<Kind> {
 /// diagnostics; only unusable input is an [`Error`], naming the file and the byte offset
 /// and packet, CSV line and column, or table and row.
 pub fn load(path: &Path) -> Result<Vec<Process>, Error> {
+    // Detection and reading open a database twice: one private copy serves both.
+    let _copies = sqlite_input::Scope::new();
     let Some(kind) = detect(path) else {
         if let Err(source) = std::fs::metadata(path) {
             return Err(Error::Io {

@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use trace_model::{DeviceProperties, Format, MemcpyDirection};
 
 use crate::model::{Activity, Host, Tables, api_kind, copy_direction};
@@ -37,92 +37,29 @@ pub(crate) const REQUIRED: &[&str] = &[
     "rocpd_kernel_dispatch",
 ];
 
-/// An open database: the connection, and the private copy it reads when the file had
-/// write-ahead-log or rollback-journal content beside it (removed when dropped, after the
-/// connection is closed).
-pub(crate) struct Opened {
-    pub(crate) conn: Connection,
-    _private: Option<tempfile::TempDir>,
-}
+/// An open database ([`sqlite_input::Database`]: immutable, read-only, tables only, WAL
+/// or journal content read from one private copy, under the budgets of
+/// [`trace_model::limits`]).
+pub(crate) type Opened = sqlite_input::Database;
 
-/// Opens a database as data, never as a program or a place to write: read-only and
-/// immutable (no lock, and no journal, `-wal` or `-shm` file made beside it); when a
-/// non-empty `-wal` or `-journal` file lies beside it, the file and those files are
-/// copied into a private temporary directory and that copy is read, so that SQLite applies
-/// the log or rolls the journal back there and the content read is what `sqlite3` sees;
-/// and under the budgets of [`crate::limits`] (time, SQLite's memory, longest string).
+/// Opens a database as data, never as a program or a place to write
+/// ([`sqlite_input::open`]); a budget exceeded is [`Error::Limit`].
 pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
-    let fail = |err: rusqlite::Error| sqlite_error(path, "-", &err);
-    let io = |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-    let side = |suffix: &str| {
-        let mut name = absolute.as_os_str().to_owned();
-        name.push(suffix);
-        std::path::PathBuf::from(name)
-    };
-    let non_empty = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0);
-    let (wal, journal) = (side("-wal"), side("-journal"));
-    let (mut conn, private) = if non_empty(&wal) || non_empty(&journal) {
-        let dir = tempfile::Builder::new()
-            .prefix("tracewise-sqlite-")
-            .tempdir()
-            .map_err(io)?;
-        let copy = dir.path().join("db");
-        std::fs::copy(&absolute, &copy).map_err(io)?;
-        for (from, suffix) in [(&wal, "-wal"), (&journal, "-journal")] {
-            if non_empty(from) {
-                let mut to = copy.as_os_str().to_owned();
-                to.push(suffix);
-                std::fs::copy(from, std::path::PathBuf::from(to)).map_err(io)?;
-            }
+    sqlite_input::open(path).map_err(|e| match e {
+        sqlite_input::OpenError::Io(source) => Error::Io {
+            path: path.to_owned(),
+            source,
+        },
+        sqlite_input::OpenError::Open(e) | sqlite_input::OpenError::Schema(e) => {
+            sqlite_error(path, "-", &e)
         }
-        // Read-write on the private copy: applying a log or rolling a journal back writes.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        (
-            Connection::open_with_flags(&copy, flags).map_err(fail)?,
-            Some(dir),
-        )
-    } else {
-        let uri = format!("file:{}?immutable=1", uri_path(&absolute));
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        (Connection::open_with_flags(uri, flags).map_err(fail)?, None)
-    };
-    crate::limits::guard(path, &mut conn).map_err(fail)?;
-    conn.execute_batch("PRAGMA cache_size = -256")
-        .map_err(fail)?;
-    Ok(Opened {
-        conn,
-        _private: private,
     })
-}
-
-/// The path as a `file:` URI path: every byte but unreserved ones and `/` percent-encoded,
-/// so that `?`, `#` and `%` in file names stay part of the name.
-fn uri_path(path: &Path) -> String {
-    let mut out = String::new();
-    for &b in path.as_os_str().as_encoded_bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    // `file://host/...` would read a leading `//` as an authority.
-    if out.starts_with("//") {
-        out.insert_str(0, "//");
-    }
-    out
 }
 
 /// A SQLite error on `table`: [`Error::Limit`] when a budget stopped the read, else
 /// [`Error::Sqlite`].
 pub(crate) fn sqlite_error(path: &Path, table: &str, err: &rusqlite::Error) -> Error {
-    match crate::limits::budget_exceeded(path, err) {
+    match sqlite_input::budget_exceeded(path, err) {
         Some(what) => Error::Limit {
             path: path.to_owned(),
             where_: format!("table {table}"),
@@ -136,14 +73,11 @@ pub(crate) fn sqlite_error(path: &Path, table: &str, err: &rusqlite::Error) -> E
     }
 }
 
-/// The names of every table (empty for a file SQLite cannot read). Views are not read: a
-/// view the file defines would run as a program (a recursive or cross-joined view never
-/// ends), and one named like a schema table is not that table.
+/// The names of every table ([`sqlite_input::table_names`]). Views are not read: a view
+/// the file defines would run as a program (a recursive or cross-joined view never ends),
+/// and one named like a schema table is not that table.
 pub(crate) fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt =
-        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
-    let names = stmt.query_map([], |row| row.get(0))?;
-    names.collect()
+    sqlite_input::table_names(conn)
 }
 
 /// The uuid suffixes of the runs a database holds: the rest of every table's name that
@@ -255,7 +189,7 @@ fn load_run(
             if names.is_empty() {
                 "no tables".to_owned()
             } else {
-                names.join(", ")
+                trace_model::limits::names_shown(names)
             }
         ),
     };

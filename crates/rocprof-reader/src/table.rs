@@ -62,7 +62,7 @@ impl CsvFile {
             column: name.to_owned(),
             message: format!(
                 "the header lacks column `{name}` (it has: {})",
-                self.header.join(", ")
+                trace_model::limits::names_shown(&self.header)
             ),
         })
     }

@@ -96,9 +96,55 @@ pub fn cut_text(head: &str, full_len: usize) -> String {
     format!("{}{tail}", &head[..end])
 }
 
+/// The most names an error or warning lists ([`names_shown`]); the rest are counted.
+pub const NAMES_SHOWN: usize = 10;
+
+/// The longest name an error or warning lists whole ([`names_shown`]).
+pub const NAME_SHOWN_BYTES: usize = 200;
+
+/// `names` as a comma-separated list for a message: the first [`NAMES_SHOWN`], each cut to
+/// [`NAME_SHOWN_BYTES`] with its full length said, then `and N more`. A file's table
+/// names or CSV header is input: listed whole, a crafted file made one refusal megabytes.
+pub fn names_shown<S: AsRef<str>>(names: &[S]) -> String {
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|name| {
+            let name = name.as_ref();
+            if name.len() <= NAME_SHOWN_BYTES {
+                return name.to_owned();
+            }
+            let mut end = NAME_SHOWN_BYTES;
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}…[{} bytes]", &name[..end], name.len())
+        })
+        .collect();
+    if names.len() > NAMES_SHOWN {
+        shown.push(format!("and {} more", names.len() - NAMES_SHOWN));
+    }
+    shown.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_shown_are_few_and_short() {
+        assert_eq!(names_shown(&["a", "b"]), "a, b");
+        let many: Vec<String> = (0..100_000).map(|i| format!("t{i}")).collect();
+        let text = names_shown(&many);
+        assert!(text.ends_with("t9, and 99990 more"), "{text}");
+        let long = ["x".repeat(5 << 20)];
+        let text = names_shown(&long);
+        assert!(
+            text.len() < 300 && text.ends_with("…[5242880 bytes]"),
+            "{text}"
+        );
+        assert_eq!(names_shown::<&str>(&[]), "");
+    }
 
     #[test]
     fn byte_counts_read_with_suffixes() {

@@ -68,6 +68,7 @@ fn build(space: &XSpace, path: &Path, lines: Option<LineReader>) -> Result<Captu
         kernel_classes: FastMap::default(),
         source_index: 0,
         lines,
+        long_names: FastMap::default(),
     };
     builder.devices(space)?;
     if let Some(host) = space.host_plane() {
@@ -87,9 +88,42 @@ struct Builder<'p> {
     source_index: u64,
     /// Where the lines' events are read from, when they are not in the XSpace's bytes.
     lines: Option<LineReader>,
+    /// Names longer than [`trace_model::limits::max_name_bytes`], cut, by where the text
+    /// lies and its length: an XSpace interns a name once in its metadata and every event
+    /// names it, so a long name is cut once, not once per event.
+    long_names: FastMap<(usize, usize), StringId>,
 }
 
 impl Builder<'_> {
+    /// The id of the name `text`, cut to [`trace_model::limits::max_name_bytes`] with its
+    /// full length stated when longer (the cut counted in a `name-cut` diagnostic): a name
+    /// is copied into every row and event of a text output.
+    fn name(&mut self, text: &str) -> StringId {
+        if text.len() <= trace_model::limits::max_name_bytes() {
+            return self.capture.strings.intern(text);
+        }
+        let key = (text.as_ptr() as usize, text.len());
+        if let Some(&id) = self.long_names.get(&key) {
+            return id;
+        }
+        let cut = trace_model::limits::cut_text(text, text.len());
+        let id = self.capture.strings.intern(&cut);
+        self.long_names.insert(key, id);
+        let limit = trace_model::limits::max_name_bytes();
+        let place = self.path.display().to_string();
+        self.capture.diagnostics.add(
+            "name-cut",
+            || {
+                format!(
+                    "names longer than {limit} bytes were cut, each followed by its full \
+                     length (set TRACEWISE_MAX_NAME_BYTES to keep longer names)"
+                )
+            },
+            || place,
+        );
+        id
+    }
+
     fn devices(&mut self, space: &XSpace) -> Result<(), Stop> {
         // Exact capacity: a doubling vector of millions of activities would hold up to twice
         // their size, and three times while it grows.
@@ -168,7 +202,7 @@ impl Builder<'_> {
                 if line.stream_id().is_none() && line.name() == "TensorFlow Ops" {
                     self.each_event(line, |builder, event| {
                         builder.source_index += 1;
-                        let name = builder.capture.strings.intern(event.name());
+                        let name = builder.name(event.name());
                         let start = Nanos(event.start_ns());
                         tf_ops.push((start, ps_to_nanos(event.duration_ps()), name));
                     })?;
@@ -193,7 +227,7 @@ impl Builder<'_> {
                 };
                 let next = StreamId::new(self.capture.streams.len() as u32);
                 let stream = *streams.entry(stream_ordinal).or_insert_with(|| {
-                    let name = self.capture.strings.intern(line.name());
+                    let name = self.name(line.name());
                     self.capture.streams.push(Stream {
                         id: next,
                         device,
@@ -308,7 +342,7 @@ impl Builder<'_> {
             (ActivityKind::Kernel, self.kernel_class(name_text))
         };
         let bytes = memcpy_details.and_then(detail_size);
-        let name = self.capture.strings.intern(name_text);
+        let name = self.name(name_text);
         let hlo_op = self.intern_text(hlo_op);
         let hlo_module = self.intern_text(hlo_module);
         let mut activity = GpuActivity::new(
@@ -337,7 +371,7 @@ impl Builder<'_> {
         let mut steps: BTreeMap<i64, (Nanos, Nanos)> = BTreeMap::new();
         for line in plane.lines() {
             let thread = ThreadId::new(self.capture.threads.len() as u32);
-            let name = self.capture.strings.intern(line.name());
+            let name = self.name(line.name());
             self.capture.threads.push(HostThread {
                 id: thread,
                 pid: plane.id(),
@@ -371,7 +405,7 @@ impl Builder<'_> {
                     span.0 = span.0.min(start);
                     span.1 = span.1.max(start + dur);
                 }
-                let name = builder.capture.strings.intern(name_text);
+                let name = builder.name(name_text);
                 let mut event = HostEvent::new(thread, start, dur, name, kind, index);
                 event.set_correlation(correlation);
                 builder.capture.push_host_event(event, None);
@@ -453,11 +487,18 @@ impl Builder<'_> {
 
     fn intern_text(&mut self, value: Option<StatValue<'_>>) -> Option<StringId> {
         let text = value.and_then(StatValue::as_str)?;
-        Some(self.capture.strings.intern(text))
+        Some(self.name(text))
     }
 
     /// `classify_kernel`, once per distinct name (a capture repeats a few hundred names).
     fn kernel_class(&mut self, name: &str) -> KernelClass {
+        // A long name is classified by the part a cut keeps: looking a 20 MB name up once
+        // per event hashed it each time.
+        let mut keep = name.len().min(trace_model::limits::max_name_bytes());
+        while !name.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        let name = &name[..keep];
         if let Some(class) = self.kernel_classes.get(name) {
             return *class;
         }
@@ -651,6 +692,77 @@ mod tests {
         let missing = root.join("testdata/xplane/no-such.xplane.pb");
         let err = load_capture(&missing).map(|_| ()).unwrap_err().to_string();
         assert_eq!(err, format!("{}: cannot read", missing.display()));
+    }
+
+    /// A 1 MB kernel name in the event metadata, named by 2,000 events: interned once, cut
+    /// to the name limit with its full length, in one `name-cut` diagnostic; the streamed
+    /// and whole-file builds agree.
+    #[test]
+    fn a_long_interned_name_is_cut_once() {
+        use prost::Message;
+
+        use crate::generated::{self as proto, x_event};
+        let long = "k".repeat(1 << 20);
+        let events = (0..2_000)
+            .map(|i| proto::XEvent {
+                metadata_id: 5,
+                data: Some(x_event::Data::OffsetPs(i * 10_000)),
+                duration_ps: 5_000,
+                stats: Vec::new(),
+            })
+            .collect();
+        let plane = proto::XPlane {
+            id: 9,
+            name: "/device:GPU:0".to_owned(),
+            event_metadata: [(
+                5,
+                proto::XEventMetadata {
+                    id: 5,
+                    name: long.clone(),
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            lines: vec![proto::XLine {
+                id: 1,
+                name: "Stream #16(Compute)".to_owned(),
+                timestamp_ns: 2_000,
+                events,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let bytes = proto::XSpace {
+            planes: vec![plane],
+            ..Default::default()
+        }
+        .encode_to_vec();
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("long.xplane.pb");
+        std::fs::write(&path, &bytes).expect("written");
+        check_streamed(&path);
+        let (capture, _) = load_capture(&path).expect("loads");
+        assert_eq!(capture.activities().len(), 2_000);
+        let names: std::collections::BTreeSet<_> = capture
+            .activities()
+            .iter()
+            .map(|a| capture.name(a.name))
+            .collect();
+        assert_eq!(names.len(), 1, "one interned name");
+        let name = names.into_iter().next().expect("one");
+        assert!(
+            name.len() <= trace_model::limits::max_name_bytes(),
+            "{}",
+            name.len()
+        );
+        assert!(name.ends_with("[cut: 1048576 bytes]"));
+        let cut = capture
+            .diagnostics()
+            .iter()
+            .find(|d| d.code == "name-cut")
+            .expect("a name-cut diagnostic");
+        assert_eq!(cut.count, 1);
     }
 
     #[test]

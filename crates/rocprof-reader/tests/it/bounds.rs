@@ -112,6 +112,31 @@ fn a_view_named_like_a_schema_table_is_never_run() {
     );
 }
 
+/// Issue 45, finding 19: a refusal listed every table of the file (5.5 MB of names). A
+/// rocpd database lacking a required table, with 3,000 more tables of 2,000-byte names:
+/// the error names the missing table and lists ten names, each cut, and the count of the
+/// rest.
+#[test]
+fn a_refusal_lists_few_table_names_however_many_the_file_has() {
+    let dir = crate::scratch();
+    let path = dir.path().join("4242_results.db");
+    let conn = create_schema(&path);
+    fill(&conn);
+    conn.execute_batch("BEGIN").unwrap();
+    for i in 0..3_000 {
+        let name = format!("rocpd_extra_{i:04}_{}", "n".repeat(2_000));
+        conn.execute_batch(&format!("CREATE TABLE `{name}` (x INTEGER);"))
+            .unwrap();
+    }
+    conn.execute_batch(&format!("DROP TABLE `rocpd_event{UUID}`; COMMIT;"))
+        .unwrap();
+    drop(conn);
+    let text = load(&path).unwrap_err().to_string();
+    assert!(text.contains(&format!("rocpd_event{UUID}")), "{text}");
+    assert!(text.contains("more"), "{text}");
+    assert!(text.len() < 4_000, "{} bytes: {}", text.len(), &text[..500]);
+}
+
 #[test]
 fn ids_a_join_repeats_give_each_row_once() {
     let dir = crate::scratch();

@@ -7,6 +7,8 @@ use std::process::Command;
 
 use test_support::{traces_dir, workspace_root};
 
+mod nesting;
+
 const BIN: &str = env!("CARGO_BIN_EXE_investigate");
 const FILES: [&str; 5] = [
     "report.md",

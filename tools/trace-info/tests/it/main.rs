@@ -6,6 +6,8 @@ use std::process::Command;
 use test_support::workspace_root;
 
 mod bombs;
+mod exit_codes;
+mod walks;
 
 fn trace_info(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_trace-info"))
