@@ -1,8 +1,12 @@
 //! Before/after comparison of two captures: did the change help, and as much as predicted?
 //!
-//! Each side (any input [`load::load`] reads, or investigate's `report.json` of one: its
-//! step figures and causes only) is loaded once and analysed once (the
-//! skip-stats analysis); every figure is kept as a series with one sample per
+//! Compare takes two investigations (`investigation::Investigation`). Each side is any
+//! input investigate reads, investigated once (`investigation::investigate_each`: the
+//! value investigate computes, and while each capture is in memory the per-step tables the
+//! value does not hold; a rank directory is read a rank at a time), or investigate's
+//! `report.json` of one, read back into the value (its step figures and causes only).
+//! Step figures and causes come from the value, the same fields both ways, and causes are
+//! matched by their keys. Every figure is kept as a series with one sample per
 //! steady-state step of every rank. Then, row by row (step time, each stream's budget
 //! part, each kernel class, each kernel by normalised name, each CPU op):
 //!
@@ -92,14 +96,23 @@ impl Default for Config {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A side could not be loaded (the error names the file).
+    /// A side could not be read or investigated (the error names the file).
     #[error("{side}: {source}")]
-    Load {
+    Investigation {
         /// `before` or `after`.
         side: &'static str,
-        /// The loader's error (boxed: it is large beside the `Ok` value).
+        /// The investigation's error (boxed: it is large beside the `Ok` value).
         #[source]
-        source: Box<load::Error>,
+        source: Box<investigation::Error>,
+    },
+    /// A file of a side could not be read while others could: a comparison needs every
+    /// capture of a side.
+    #[error("{side}: {message}")]
+    Unread {
+        /// `before` or `after`.
+        side: &'static str,
+        /// The file's error (which names it).
+        message: String,
     },
     /// A side is a report.json that cannot be read as one.
     #[error("{side}: {path}: {message}")]
@@ -111,15 +124,24 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
-    /// A side could not be analysed.
-    #[error("{side}: {source}")]
-    Analysis {
-        /// `before` or `after`.
-        side: &'static str,
-        /// The analysis' error.
-        #[source]
-        source: Box<analysis::Error>,
-    },
+}
+
+impl Error {
+    /// The error, said of side `name` (`before` or `after`).
+    fn of_side(self, name: &'static str) -> Error {
+        match self {
+            Error::Investigation { source, .. } => Error::Investigation { side: name, source },
+            Error::Unread { message, .. } => Error::Unread {
+                side: name,
+                message,
+            },
+            Error::Report { path, message, .. } => Error::Report {
+                side: name,
+                path,
+                message,
+            },
+        }
+    }
 }
 
 /// Median and spread of one side's samples (all `measured`).
@@ -373,34 +395,26 @@ pub struct FirstStepRow {
     pub total_us: [i64; 2],
 }
 
-/// Loads `before` and `after` (each once) and compares them.
+/// Investigates `before` and `after` (each loaded once), or reads an investigate
+/// report.json in place of either, and compares the two investigations.
 pub fn compare(before: &Path, after: &Path, config: &Config) -> Result<Comparison, Error> {
-    let side = |path: &Path, name: &'static str| -> Result<Side, Error> {
-        if report_side::is_report(path) {
-            return report_side::read(path).map_err(|message| Error::Report {
-                side: name,
-                path: path.to_path_buf(),
-                message,
-            });
-        }
-        let loaded = load::load(path).map_err(|source| Error::Load {
-            side: name,
-            source: Box::new(source),
-        })?;
-        side::summarise(path, &loaded).map_err(|source| Error::Analysis {
-            side: name,
-            source: Box::new(source),
-        })
-    };
     // Each side is dropped down to its summary before the next is read.
-    let b = side(before, "before")?;
-    let a = side(after, "after")?;
+    let b = side(before).map_err(|e| e.of_side("before"))?;
+    let a = side(after).map_err(|e| e.of_side("after"))?;
     Ok(compare_sides(b, a, config))
 }
 
-/// Summarises captures already loaded from `input` (for callers that load themselves).
-pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, analysis::Error> {
-    side::summarise(input, loaded)
+/// One side: a report.json read back into its `Investigation`, else the capture at
+/// `path` investigated.
+pub fn side(path: &Path) -> Result<Side, Error> {
+    if report_side::is_report(path) {
+        return report_side::read(path).map_err(|message| Error::Report {
+            side: "",
+            path: path.to_path_buf(),
+            message,
+        });
+    }
+    side::investigate(path)
 }
 
 /// Compares two summarised sides.

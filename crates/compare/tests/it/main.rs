@@ -584,6 +584,7 @@ fn every_shared_capture_against_itself_changes_nothing() {
             v => panic!("{what}: {v:?}"),
         }
         assert_eq!(c.kernel_overlap, [1.0, 1.0], "{what}");
+        assert_reports_compare_as_captures(input, &c, &what);
         kernel_rows += c.kernels.len();
         line_rows += c.python_lines.len();
     }
@@ -595,6 +596,43 @@ fn every_shared_capture_against_itself_changes_nothing() {
         line_rows > 100,
         "{line_rows} Python line rows over all captures"
     );
+}
+
+/// The capture's report.json against itself gives the comparison `from_captures` (the
+/// capture against itself) gives of what a report holds: the step-time row, verdict and
+/// realized gain, each side's step figures, GPUs and causes by key, and every cause row.
+fn assert_reports_compare_as_captures(input: &Path, from_captures: &Comparison, what: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = investigate_report(input, dir.path());
+    let from_reports =
+        compare::compare(&json, &json, &Config::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let c = from_captures;
+    assert!(from_reports.before.from_report && !c.before.from_report, "{what}");
+    assert_eq!(from_reports.step_time, c.step_time, "{what}");
+    assert_eq!(from_reports.verdict, c.verdict, "{what}");
+    assert_eq!(from_reports.realized_gain, c.realized_gain, "{what}");
+    assert_eq!(from_reports.causes, c.causes, "{what}");
+    assert_eq!(from_reports.moved_most, c.moved_most, "{what}");
+    assert_eq!(from_reports.leading_after, c.leading_after, "{what}");
+    for (r, s) in [
+        (&from_reports.before, &c.before),
+        (&from_reports.after, &c.after),
+    ] {
+        assert_eq!(r.step_time, s.step_time, "{what}");
+        assert_eq!(r.mean_step, s.mean_step, "{what}");
+        assert_eq!(r.causes, s.causes, "{what}");
+        assert_eq!(r.replays, s.replays, "{what}");
+        assert_eq!(
+            (&r.gpu_models, &r.gpu_vendors, r.devices, r.captures),
+            (&s.gpu_models, &s.gpu_vendors, s.devices, s.captures),
+            "{what}"
+        );
+        assert_eq!(
+            (&r.step_origin, r.has_steps, r.steady_steps),
+            (&s.step_origin, s.has_steps, s.steady_steps),
+            "{what}"
+        );
+    }
 }
 
 /// One row of HTA's `compare_traces` output.
