@@ -12,7 +12,7 @@
 //!
 //! - **Noise rule**: a difference counts only when the difference of the medians exceeds
 //!   the larger of the two sides' spreads, a side's spread being max(IQR over its
-//!   samples, 1 % of its median) ([`Stat::spread`]); otherwise the row says "no change
+//!   samples, 1 % of its median) ([`SampleStat::spread`]); otherwise the row says "no change
 //!   beyond noise".
 //! - **Inconclusive**, with reasons, when the sides are not comparable: different GPU
 //!   models (or vendors, where a side does not name its GPUs) or counts, different step definitions, fewer than [`Config::min_steps`]
@@ -47,6 +47,7 @@
 
 #![warn(missing_docs)]
 
+mod error;
 mod names;
 mod report_side;
 mod side;
@@ -57,6 +58,7 @@ use std::path::Path;
 use trace_model::Nanos;
 
 pub use analysis::CauseKey;
+pub use error::Error;
 pub use names::normalise_kernel_name;
 pub use report_side::of_investigation as side_of_investigation;
 pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, StepLanes, StreamLane, Totals};
@@ -92,61 +94,9 @@ impl Default for Config {
     }
 }
 
-/// What went wrong reading a side.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A side could not be read or investigated (the error names the file).
-    #[error("{side}: {source}")]
-    Investigation {
-        /// `before` or `after`.
-        side: &'static str,
-        /// The investigation's error (boxed: it is large beside the `Ok` value).
-        #[source]
-        source: Box<investigation::Error>,
-    },
-    /// A file of a side could not be read while others could: a comparison needs every
-    /// capture of a side.
-    #[error("{side}: {message}")]
-    Unread {
-        /// `before` or `after`.
-        side: &'static str,
-        /// The file's error (which names it).
-        message: String,
-    },
-    /// A side is a report.json that cannot be read as one.
-    #[error("{side}: {path}: {message}")]
-    Report {
-        /// `before` or `after`.
-        side: &'static str,
-        /// The report.json.
-        path: std::path::PathBuf,
-        /// What is wrong with it.
-        message: String,
-    },
-}
-
-impl Error {
-    /// The error, said of side `name` (`before` or `after`).
-    fn of_side(self, name: &'static str) -> Error {
-        match self {
-            Error::Investigation { source, .. } => Error::Investigation { side: name, source },
-            Error::Unread { message, .. } => Error::Unread {
-                side: name,
-                message,
-            },
-            Error::Report { path, message, .. } => Error::Report {
-                side: name,
-                path,
-                message,
-            },
-        }
-    }
-}
-
-/// Median and spread of one side's samples (all `measured`).
+/// Median and spread of one side's samples (all `measured`; not an XSpace stat).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stat {
+pub struct SampleStat {
     /// Lower median.
     pub median: Nanos,
     /// Lower quartile (nearest rank).
@@ -157,16 +107,16 @@ pub struct Stat {
     pub samples: usize,
 }
 
-impl Stat {
+impl SampleStat {
     /// Median and quartiles of `values`; zero for an empty set.
-    pub fn of(values: &[Nanos]) -> Stat {
+    pub fn of(values: &[Nanos]) -> SampleStat {
         let mut v = values.to_vec();
         if v.is_empty() {
-            return Stat::default();
+            return SampleStat::default();
         }
         v.sort_unstable();
         let n = v.len() - 1;
-        Stat {
+        SampleStat {
             median: v[n / 2],
             q1: v[n / 4],
             q3: v[(3 * n) / 4],
@@ -209,12 +159,12 @@ pub struct Row {
     /// What the row is (a stream and part, a class word, a kernel or op name).
     pub key: String,
     /// Before.
-    pub before: Stat,
+    pub before: SampleStat,
     /// After.
-    pub after: Stat,
+    pub after: SampleStat,
     /// after.median − before.median (`measured`: a difference of measured figures).
     pub delta: Nanos,
-    /// The larger side's spread (see [`Stat::spread`]).
+    /// The larger side's spread (see [`SampleStat::spread`]).
     pub noise: Nanos,
     /// Whether |delta| exceeds `noise`.
     pub change: Change,
@@ -222,10 +172,10 @@ pub struct Row {
 
 impl Row {
     fn new(key: String, before: &[Nanos], after: &[Nanos], config: &Config) -> Row {
-        Row::of_stats(key, Stat::of(before), Stat::of(after), config)
+        Row::of_stats(key, SampleStat::of(before), SampleStat::of(after), config)
     }
 
-    fn of_stats(key: String, b: Stat, a: Stat, config: &Config) -> Row {
+    fn of_stats(key: String, b: SampleStat, a: SampleStat, config: &Config) -> Row {
         let delta = a.median - b.median;
         let noise = b
             .spread(config.median_floor)
@@ -325,9 +275,10 @@ pub const OTHERS_STILL: f64 = 0.1;
 /// 16 "steps" that are layers or micro-batches) means one side's steps are another unit.
 pub const STEP_COUNT_FACTOR: f64 = 4.0;
 
-/// The verdict on step time.
+/// The comparison's outcome on step time (`Comparison::verdict`; not `analysis::Verdict`,
+/// what bounds one capture's step).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Outcome {
     /// The median step went down by more than the noise.
     Faster,
     /// The median step went up by more than the noise.
@@ -348,7 +299,7 @@ pub struct Comparison {
     /// What was kept of the after side.
     pub after: Side,
     /// The verdict on step time.
-    pub verdict: Verdict,
+    pub verdict: Outcome,
     /// Steady-state step time, per sample.
     pub step_time: Row,
     /// Per stream and budget part, keyed `rank R GPU #P stream S: part`, P the GPU's
@@ -490,12 +441,12 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
     let leading_after = after.causes.first().copied().filter(|c| c.1.0 > 0);
     let first_step_names = first_step_rows(&before, &after);
     let verdict = if !reasons.is_empty() {
-        Verdict::Inconclusive(reasons)
+        Outcome::Inconclusive(reasons)
     } else {
         match step_time.change {
-            Change::Lower => Verdict::Faster,
-            Change::Higher => Verdict::Slower,
-            Change::None => Verdict::NoChange,
+            Change::Lower => Outcome::Faster,
+            Change::Higher => Outcome::Slower,
+            Change::None => Outcome::NoChange,
         }
     };
     Comparison {

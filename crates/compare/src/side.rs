@@ -142,7 +142,7 @@ pub struct Side {
     /// the causes are known.
     pub from_report: bool,
     /// The step-time figures a report states (`read`), in place of `step_time`'s samples.
-    pub step_stat: Option<crate::Stat>,
+    pub step_stat: Option<crate::SampleStat>,
 }
 
 impl Side {
@@ -183,9 +183,9 @@ impl Side {
     }
 
     /// The step-time figures: the stated ones of a report, else those of the samples.
-    pub fn step_stat(&self) -> crate::Stat {
+    pub fn step_stat(&self) -> crate::SampleStat {
         self.step_stat
-            .unwrap_or_else(|| crate::Stat::of(&self.step_time))
+            .unwrap_or_else(|| crate::SampleStat::of(&self.step_time))
     }
 }
 
@@ -234,9 +234,13 @@ fn tables(l: &analysis::Loaded, r: &CaptureAnalysis) -> Side {
     let mut part = Side::empty(&l.path);
     let steady = steady_indices(r);
     add_capture(&mut part, r, r.rank, &l.capture, &steady, 0, steady.len());
-    part.first_step = l.capture.steps().iter().map(|s| s.number).min().and_then(|step| {
-        Some((step, crate::names_in_step(&l.capture, step)?))
-    });
+    part.first_step = l
+        .capture
+        .steps()
+        .iter()
+        .map(|s| s.number)
+        .min()
+        .and_then(|step| Some((step, crate::names_in_step(&l.capture, step)?)));
     part.median_step = median_step_lanes(r, &l.capture);
     part
 }
