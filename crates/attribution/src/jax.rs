@@ -177,38 +177,7 @@ pub(crate) fn attribute(
         .collect();
 
     // Programs, their GPU time, the chosen one.
-    let mut summaries: Vec<ProgramSummary> = programs
-        .iter()
-        .map(|p| {
-            let mut with_line = 0;
-            let mut instructions = 0;
-            for (_, inst) in p.module.instructions() {
-                instructions += 1;
-                if p.module.source_line(inst).is_some() {
-                    with_line += 1;
-                }
-            }
-            let same_bytes_as = same_bytes
-                .iter()
-                .find(|ids| ids.contains(&p.program_id))
-                .map(|ids| {
-                    ids.iter()
-                        .copied()
-                        .filter(|&id| id != p.program_id)
-                        .collect()
-                })
-                .unwrap_or_default();
-            ProgramSummary {
-                program_id: p.program_id,
-                module_name: p.module_name.to_owned(),
-                instructions,
-                with_python_line: with_line,
-                kernels: 0,
-                gpu_time_ns: Nanos::ZERO,
-                same_bytes_as,
-            }
-        })
-        .collect();
+    let mut summaries = program_summaries(programs, same_bytes);
     for kernel in &kernels {
         if let Some(summary) = kernel
             .program_id
@@ -292,6 +261,46 @@ pub(crate) fn attribute(
         "graph kernels that could not be attributed: profile again with command buffers disabled (XLA_FLAGS=--xla_gpu_enable_command_buffer=) or with per-node graph tracing",
     );
     Ok(result)
+}
+
+/// Each program's summary (its instructions, those with a Python line, the programs of the
+/// same bytes), before its kernels are counted.
+fn program_summaries(
+    programs: &[ProgramModule<'_>],
+    same_bytes: &[Vec<i64>],
+) -> Vec<ProgramSummary> {
+    programs
+        .iter()
+        .map(|p| {
+            let mut with_line = 0;
+            let mut instructions = 0;
+            for (_, inst) in p.module.instructions() {
+                instructions += 1;
+                if p.module.source_line(inst).is_some() {
+                    with_line += 1;
+                }
+            }
+            let same_bytes_as = same_bytes
+                .iter()
+                .find(|ids| ids.contains(&p.program_id))
+                .map(|ids| {
+                    ids.iter()
+                        .copied()
+                        .filter(|&id| id != p.program_id)
+                        .collect()
+                })
+                .unwrap_or_default();
+            ProgramSummary {
+                program_id: p.program_id,
+                module_name: p.module_name.to_owned(),
+                instructions,
+                with_python_line: with_line,
+                kernels: 0,
+                gpu_time_ns: Nanos::ZERO,
+                same_bytes_as,
+            }
+        })
+        .collect()
 }
 
 /// The instruction's Python line. With `--user-re`, the stack frames decide when the

@@ -292,22 +292,18 @@ pub fn is_compaction_output(name: &str) -> bool {
 /// ranks it came from is not read back as one more rank. When every trace file of the
 /// directory is a compaction output, they are the ranks (nothing else would be read).
 pub fn list_trace_files(dir: &Path) -> Result<TraceFiles, Error> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
+    // The workspace's one listing (regular files, and names whose metadata cannot be read,
+    // kept so that loading them says what happened); an entry the directory cannot give
+    // is named by the loader's own listing (`load::find_each`).
+    let listing = trace_model::files::list_files(dir, |name| {
+        name.ends_with(".json") || name.ends_with(".json.gz")
+    })
+    .map_err(|e| Error::Io {
+        path: e.path,
         offset: 0,
-        source,
+        source: e.source,
     })?;
-    let mut files: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            // A trace name whose metadata cannot be read (a symlink loop, a dangling link)
-            // is kept, so that loading it says what happened.
-            let readable_file = std::fs::metadata(p).map_or(true, |m| m.is_file());
-            readable_file && (name.ends_with(".json") || name.ends_with(".json.gz"))
-        })
-        .collect();
-    files.sort();
+    let files = listing.files;
     if files.is_empty() {
         return Err(Error::EmptyDirectory {
             path: dir.to_path_buf(),

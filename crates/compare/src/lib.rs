@@ -1,14 +1,18 @@
 //! Before/after comparison of two captures: did the change help, and as much as predicted?
 //!
-//! Each side (any input [`load::load`] reads, or investigate's `report.json` of one: its
-//! step figures and causes only) is loaded once and analysed once (the
-//! skip-stats analysis); every figure is kept as a series with one sample per
+//! Compare takes two investigations (`investigation::Investigation`). Each side is any
+//! input investigate reads, investigated once (`investigation::investigate_each`: the
+//! value investigate computes, and while each capture is in memory the per-step tables the
+//! value does not hold; a rank directory is read a rank at a time), or investigate's
+//! `report.json` of one, read back into the value (its step figures and causes only).
+//! Step figures and causes come from the value, the same fields both ways, and causes are
+//! matched by their keys. Every figure is kept as a series with one sample per
 //! steady-state step of every rank. Then, row by row (step time, each stream's budget
 //! part, each kernel class, each kernel by normalised name, each CPU op):
 //!
 //! - **Noise rule**: a difference counts only when the difference of the medians exceeds
 //!   the larger of the two sides' spreads, a side's spread being max(IQR over its
-//!   samples, 1 % of its median) ([`Stat::spread`]); otherwise the row says "no change
+//!   samples, 1 % of its median) ([`SampleStat::spread`]); otherwise the row says "no change
 //!   beyond noise".
 //! - **Inconclusive**, with reasons, when the sides are not comparable: different GPU
 //!   models (or vendors, where a side does not name its GPUs) or counts, different step definitions, fewer than [`Config::min_steps`]
@@ -43,6 +47,7 @@
 
 #![warn(missing_docs)]
 
+mod error;
 mod names;
 mod report_side;
 mod side;
@@ -53,6 +58,7 @@ use std::path::Path;
 use trace_model::Nanos;
 
 pub use analysis::CauseKey;
+pub use error::Error;
 pub use names::normalise_kernel_name;
 pub use report_side::of_investigation as side_of_investigation;
 pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, StepLanes, StreamLane, Totals};
@@ -88,43 +94,9 @@ impl Default for Config {
     }
 }
 
-/// What went wrong reading a side.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A side could not be loaded (the error names the file).
-    #[error("{side}: {source}")]
-    Load {
-        /// `before` or `after`.
-        side: &'static str,
-        /// The loader's error (boxed: it is large beside the `Ok` value).
-        #[source]
-        source: Box<load::Error>,
-    },
-    /// A side is a report.json that cannot be read as one.
-    #[error("{side}: {path}: {message}")]
-    Report {
-        /// `before` or `after`.
-        side: &'static str,
-        /// The report.json.
-        path: std::path::PathBuf,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// A side could not be analysed.
-    #[error("{side}: {source}")]
-    Analysis {
-        /// `before` or `after`.
-        side: &'static str,
-        /// The analysis' error.
-        #[source]
-        source: Box<analysis::Error>,
-    },
-}
-
-/// Median and spread of one side's samples (all `measured`).
+/// Median and spread of one side's samples (all `measured`; not an XSpace stat).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stat {
+pub struct SampleStat {
     /// Lower median.
     pub median: Nanos,
     /// Lower quartile (nearest rank).
@@ -135,16 +107,16 @@ pub struct Stat {
     pub samples: usize,
 }
 
-impl Stat {
+impl SampleStat {
     /// Median and quartiles of `values`; zero for an empty set.
-    pub fn of(values: &[Nanos]) -> Stat {
+    pub fn of(values: &[Nanos]) -> SampleStat {
         let mut v = values.to_vec();
         if v.is_empty() {
-            return Stat::default();
+            return SampleStat::default();
         }
         v.sort_unstable();
         let n = v.len() - 1;
-        Stat {
+        SampleStat {
             median: v[n / 2],
             q1: v[n / 4],
             q3: v[(3 * n) / 4],
@@ -187,12 +159,12 @@ pub struct Row {
     /// What the row is (a stream and part, a class word, a kernel or op name).
     pub key: String,
     /// Before.
-    pub before: Stat,
+    pub before: SampleStat,
     /// After.
-    pub after: Stat,
+    pub after: SampleStat,
     /// after.median − before.median (`measured`: a difference of measured figures).
     pub delta: Nanos,
-    /// The larger side's spread (see [`Stat::spread`]).
+    /// The larger side's spread (see [`SampleStat::spread`]).
     pub noise: Nanos,
     /// Whether |delta| exceeds `noise`.
     pub change: Change,
@@ -200,10 +172,10 @@ pub struct Row {
 
 impl Row {
     fn new(key: String, before: &[Nanos], after: &[Nanos], config: &Config) -> Row {
-        Row::of_stats(key, Stat::of(before), Stat::of(after), config)
+        Row::of_stats(key, SampleStat::of(before), SampleStat::of(after), config)
     }
 
-    fn of_stats(key: String, b: Stat, a: Stat, config: &Config) -> Row {
+    fn of_stats(key: String, b: SampleStat, a: SampleStat, config: &Config) -> Row {
         let delta = a.median - b.median;
         let noise = b
             .spread(config.median_floor)
@@ -303,9 +275,10 @@ pub const OTHERS_STILL: f64 = 0.1;
 /// 16 "steps" that are layers or micro-batches) means one side's steps are another unit.
 pub const STEP_COUNT_FACTOR: f64 = 4.0;
 
-/// The verdict on step time.
+/// The comparison's outcome on step time (`Comparison::verdict`; not `analysis::Verdict`,
+/// what bounds one capture's step).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Outcome {
     /// The median step went down by more than the noise.
     Faster,
     /// The median step went up by more than the noise.
@@ -326,7 +299,7 @@ pub struct Comparison {
     /// What was kept of the after side.
     pub after: Side,
     /// The verdict on step time.
-    pub verdict: Verdict,
+    pub verdict: Outcome,
     /// Steady-state step time, per sample.
     pub step_time: Row,
     /// Per stream and budget part, keyed `rank R GPU #P stream S: part`, P the GPU's
@@ -373,34 +346,26 @@ pub struct FirstStepRow {
     pub total_us: [i64; 2],
 }
 
-/// Loads `before` and `after` (each once) and compares them.
+/// Investigates `before` and `after` (each loaded once), or reads an investigate
+/// report.json in place of either, and compares the two investigations.
 pub fn compare(before: &Path, after: &Path, config: &Config) -> Result<Comparison, Error> {
-    let side = |path: &Path, name: &'static str| -> Result<Side, Error> {
-        if report_side::is_report(path) {
-            return report_side::read(path).map_err(|message| Error::Report {
-                side: name,
-                path: path.to_path_buf(),
-                message,
-            });
-        }
-        let loaded = load::load(path).map_err(|source| Error::Load {
-            side: name,
-            source: Box::new(source),
-        })?;
-        side::summarise(path, &loaded).map_err(|source| Error::Analysis {
-            side: name,
-            source: Box::new(source),
-        })
-    };
     // Each side is dropped down to its summary before the next is read.
-    let b = side(before, "before")?;
-    let a = side(after, "after")?;
+    let b = side(before).map_err(|e| e.of_side("before"))?;
+    let a = side(after).map_err(|e| e.of_side("after"))?;
     Ok(compare_sides(b, a, config))
 }
 
-/// Summarises captures already loaded from `input` (for callers that load themselves).
-pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, analysis::Error> {
-    side::summarise(input, loaded)
+/// One side: a report.json read back into its `Investigation`, else the capture at
+/// `path` investigated.
+pub fn side(path: &Path) -> Result<Side, Error> {
+    if report_side::is_report(path) {
+        return report_side::read(path).map_err(|message| Error::Report {
+            side: "",
+            path: path.to_path_buf(),
+            message,
+        });
+    }
+    side::investigate(path)
 }
 
 /// Compares two summarised sides.
@@ -476,12 +441,12 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
     let leading_after = after.causes.first().copied().filter(|c| c.1.0 > 0);
     let first_step_names = first_step_rows(&before, &after);
     let verdict = if !reasons.is_empty() {
-        Verdict::Inconclusive(reasons)
+        Outcome::Inconclusive(reasons)
     } else {
         match step_time.change {
-            Change::Lower => Verdict::Faster,
-            Change::Higher => Verdict::Slower,
-            Change::None => Verdict::NoChange,
+            Change::Lower => Outcome::Faster,
+            Change::Higher => Outcome::Slower,
+            Change::None => Outcome::NoChange,
         }
     };
     Comparison {

@@ -129,22 +129,30 @@ fn validate(inv: &Investigation) -> Result<(), String> {
     Ok(())
 }
 
-/// The side an investigation gives: the step figures of its captures and its ranked
-/// causes. Every figure taken is checked against its range first (a report.json is
-/// input like any other): the error names the field.
+/// The side a report.json's investigation gives: its step figures and ranked causes.
+/// Every figure taken is checked against its range first (a report.json is input like any
+/// other): the error names the field.
 pub fn of_investigation(path: &Path, inv: &Investigation) -> Result<Side, String> {
     validate(inv)?;
+    let mut side = side_of(path, inv)?;
+    side.format = format!(
+        "investigate report.json (schema {}): step figures and ranked causes only",
+        inv.schema
+    );
+    side.from_report = true;
+    Ok(side)
+}
+
+/// The side an investigation gives, whether investigated here or read back from a
+/// report.json: the step figures of its captures and the causes it ranks, by key (the
+/// same fields both ways, so both give the same comparison).
+pub(crate) fn side_of(path: &Path, inv: &Investigation) -> Result<Side, String> {
     let first = inv
         .captures
         .first()
         .ok_or("the investigation has no capture")?;
     let whole = analysis::StepOrigin::WholeCapture.describe();
     let mut side = Side::empty(path);
-    side.format = format!(
-        "investigate report.json (schema {}): step figures and ranked causes only",
-        inv.schema
-    );
-    side.from_report = true;
     for c in &inv.captures {
         side.gpu_models.extend(c.gpu_models.iter().cloned());
         side.gpu_vendors.extend(c.gpu_vendors.iter().cloned());

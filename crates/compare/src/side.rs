@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use analysis::{CaptureAnalysis, StepOrigin, Window};
+use analysis::{CaptureAnalysis, Window};
 use trace_model::{ActivityKind, Capture, HostEvent, HostKind, Nanos};
 
 use crate::CauseKey;
@@ -121,15 +121,16 @@ pub struct Side {
     /// The kernels (by normalised name) launched under each op, by the op and every op
     /// around it: what TraceLens lists as an op's `kernel_details`.
     pub op_kernels: BTreeMap<OpKey, BTreeMap<String, KernelUse>>,
-    /// The first capture's causes with their time per steady-state step (`inferred`:
-    /// the cause's time in the analysed window ÷ steady-state steps, as investigate ranks
-    /// them), most time first.
+    /// The causes the investigation ranks (`investigation::Ranked::causes`, of the
+    /// capture it draws: the first, or a rank directory's straggler or slowest rank), by
+    /// key, with their time per steady-state step (`inferred`: the cause's time in the
+    /// analysed window ÷ steady-state steps), most time first.
     pub causes: Vec<(CauseKey, Nanos)>,
-    /// Each cause's scenario replayed on the first capture (`investigation::advise`'s
-    /// `RankedCause::replay`: the step without it, and the replay's error); empty for a
-    /// report.json side.
+    /// Each ranked cause's scenario replayed on that capture (`RankedCause::replay`: the
+    /// step without it, and the replay's error).
     pub replays: BTreeMap<CauseKey, investigation::CauseReplay>,
-    /// The first capture's analysed window ÷ its steady-state steps.
+    /// The drawn capture's analysed window ÷ its steady-state steps (`Ranked::mean_step`),
+    /// else the first capture's.
     pub mean_step: Option<Nanos>,
     /// The first capture's first step (lowest number), every event in it by name (see
     /// [`crate::names_in_step`]); `None` without steps in the capture.
@@ -141,7 +142,7 @@ pub struct Side {
     /// the causes are known.
     pub from_report: bool,
     /// The step-time figures a report states (`read`), in place of `step_time`'s samples.
-    pub step_stat: Option<crate::Stat>,
+    pub step_stat: Option<crate::SampleStat>,
 }
 
 impl Side {
@@ -182,66 +183,148 @@ impl Side {
     }
 
     /// The step-time figures: the stated ones of a report, else those of the samples.
-    pub fn step_stat(&self) -> crate::Stat {
+    pub fn step_stat(&self) -> crate::SampleStat {
         self.step_stat
-            .unwrap_or_else(|| crate::Stat::of(&self.step_time))
+            .unwrap_or_else(|| crate::SampleStat::of(&self.step_time))
     }
 }
 
 /// The parts of a stream's budget, in the order reports print them.
 pub const BUDGET_PARTS: [&str; 4] = ["compute", "collective", "memcpy", "idle"];
 
-/// Summarises `loaded` (read from `input`) with one skip-stats analysis.
-pub fn summarise(input: &Path, loaded: &[analysis::Loaded]) -> Result<Side, analysis::Error> {
-    let analysis =
-        analysis::skip_stats_loaded_without_rows(input, loaded, &analysis::SkipConfig::default())?;
-    let first = analysis.reports.first();
-    let mut side = Side::empty(input);
-    side.format = first.map_or_else(String::new, |r| r.format.describe().to_owned());
-    side.captures = loaded.len();
-    side.step_origin = first.map_or_else(String::new, |r| r.steps.origin.describe());
-    side.has_steps = first.is_some_and(|r| r.steps.origin != StepOrigin::WholeCapture);
-    side.steady_steps = first.map_or(0, CaptureAnalysis::steady_step_count);
-    side.first_step = loaded.first().and_then(|l| {
-        let step = l.capture.steps().iter().map(|s| s.number).min()?;
-        Some((step, crate::names_in_step(&l.capture, step)?))
-    });
-    // Samples are numbered across captures: capture k's steady steps follow capture k-1's.
-    let per_capture: Vec<Vec<usize>> = analysis.reports.iter().map(steady_indices).collect();
-    let total: usize = per_capture.iter().map(Vec::len).sum();
-    let mut offset = 0;
-    for ((report, l), steady) in analysis.reports.iter().zip(loaded).zip(&per_capture) {
-        let capture = &l.capture;
-        for d in capture.devices() {
-            if let Some(name) = &d.properties.name {
-                side.gpu_models.push(name.clone());
+/// The side of a capture: investigated (`investigation::investigate_each`, the value
+/// investigate computes, so its step figures and ranked causes are the ones its
+/// report.json states), and each capture, while it is in memory, reduced to the per-step
+/// tables the value does not hold (budgets per stream, kernel classes, kernels, ops,
+/// Python lines) and dropped: a rank directory is read one rank at a time.
+pub fn investigate(input: &Path) -> Result<Side, crate::Error> {
+    let options = investigation::Options {
+        skip_rows: true,
+        ..Default::default()
+    };
+    let (run, parts) =
+        investigation::investigate_each(input, &options, &tables).map_err(|source| {
+            crate::Error::Investigation {
+                side: "",
+                source: Box::new(source),
             }
-            match d.vendor {
-                trace_model::Vendor::Nvidia => side.gpu_vendors.push("NVIDIA".to_owned()),
-                trace_model::Vendor::Amd => side.gpu_vendors.push("AMD".to_owned()),
-                _ => {}
-            }
-        }
-        side.devices += report.devices.len();
-        // One capture per side: its rank is no part of a row's key (rank 3 before, rank 1
-        // after is the same row).
-        let rank = report.rank.filter(|_| loaded.len() > 1);
-        add_capture(&mut side, report, rank, capture, steady, offset, total);
-        offset += steady.len();
+        })?;
+    let inv = run.investigation;
+    // compare needs every capture of a side: one not read is an error, not a smaller side.
+    if let Some(first) = inv.unread.first() {
+        return Err(crate::Error::Unread {
+            side: "",
+            message: first.clone(),
+        });
     }
-    side.gpu_models.sort();
-    side.gpu_vendors.sort();
-    if let (Some(r), Some(l)) = (first, loaded.first()) {
-        side.median_step = median_step_lanes(r, &l.capture);
-        let steps = r.steady_step_count();
-        if let (Some(window), true) = (r.window, steps > 0) {
-            side.mean_step = Some(Nanos(window.span().0 / steps as i64));
-            let advice = investigation::advise(r, &l.capture);
-            side.causes = causes(&advice);
-            side.replays = replays(&advice);
-        }
-    }
+    let mut side =
+        crate::report_side::side_of(input, &inv).map_err(|message| crate::Error::Report {
+            side: "",
+            path: input.to_path_buf(),
+            message,
+        })?;
+    side.format.clone_from(&inv.format);
+    merge_tables(&mut side, parts);
     Ok(side)
+}
+
+/// One capture's tables, with its samples numbered from 0 (its own steady-state steps)
+/// and rows keyed by its rank; [`merge_tables`] puts them after the other captures'.
+fn tables(l: &analysis::Loaded, r: &CaptureAnalysis) -> Side {
+    let mut part = Side::empty(&l.path);
+    let steady = steady_indices(r);
+    add_capture(&mut part, r, r.rank, &l.capture, &steady, 0, steady.len());
+    part.first_step = l
+        .capture
+        .steps()
+        .iter()
+        .map(|s| s.number)
+        .min()
+        .and_then(|step| Some((step, crate::names_in_step(&l.capture, step)?)));
+    part.median_step = median_step_lanes(r, &l.capture);
+    part
+}
+
+/// Adds `series` (one value per sample of a capture) at `offset` into the side's series
+/// of `total` samples under `key`.
+fn add_series<K: Ord>(
+    into: &mut BTreeMap<K, Vec<Nanos>>,
+    key: K,
+    series: &[Nanos],
+    offset: usize,
+    total: usize,
+) {
+    let row = into.entry(key).or_insert_with(|| vec![Nanos::ZERO; total]);
+    for (slot, v) in row[offset..].iter_mut().zip(series) {
+        *slot += *v;
+    }
+}
+
+/// Adds one capture's per-name totals at `offset`.
+fn add_totals<K: Ord>(
+    into: &mut BTreeMap<K, Totals>,
+    from: BTreeMap<K, Totals>,
+    offset: usize,
+    total: usize,
+) {
+    for (key, t) in from {
+        let row = into.entry(key).or_insert_with(|| Totals {
+            class: t.class,
+            time: vec![Nanos::ZERO; total],
+            count: 0,
+        });
+        for (slot, v) in row.time[offset..].iter_mut().zip(&t.time) {
+            *slot += *v;
+        }
+        row.count += t.count;
+    }
+}
+
+/// The captures' tables, in capture order, as one side's: capture k's samples follow
+/// capture k-1's. With one capture, its rank is no part of a row's key (rank 3 before,
+/// rank 1 after is the same row). The first capture gives the first-step names and the
+/// median step's lanes.
+fn merge_tables(side: &mut Side, parts: Vec<Side>) {
+    let total: usize = parts.iter().map(Side::samples).sum();
+    let single = parts.len() == 1;
+    let rank = |r: Option<i64>| r.filter(|_| !single);
+    let mut offset = 0;
+    for (k, part) in parts.into_iter().enumerate() {
+        let n = part.samples();
+        for ((r, device, place, what), series) in part.budgets {
+            add_series(
+                &mut side.budgets,
+                (rank(r), device, place, what),
+                &series,
+                offset,
+                total,
+            );
+        }
+        for ((r, device, place), ordinal) in part.stream_ordinals {
+            side.stream_ordinals
+                .insert((rank(r), device, place), ordinal);
+        }
+        for (class, series) in part.classes {
+            add_series(&mut side.classes, class, &series, offset, total);
+        }
+        add_totals(&mut side.kernels, part.kernels, offset, total);
+        add_totals(&mut side.ops, part.ops, offset, total);
+        add_totals(&mut side.python_lines, part.python_lines, offset, total);
+        side.ops_have_shapes |= part.ops_have_shapes;
+        for (op, kernels) in part.op_kernels {
+            let into = side.op_kernels.entry(op).or_default();
+            for (kernel, used) in kernels {
+                let u = into.entry(kernel).or_default();
+                u.count += used.count;
+                u.time += used.time;
+            }
+        }
+        if k == 0 {
+            side.first_step = part.first_step;
+            side.median_step = part.median_step;
+        }
+        offset += n;
+    }
 }
 
 /// The median steady-state step of `r` (the median of all steps when every one is
@@ -550,33 +633,6 @@ fn gpu_positions(capture: &Capture) -> Vec<usize> {
         positions[i] = p;
     }
     positions
-}
-
-/// The causes investigate ranks (`investigation::advise`), by key, each with its time
-/// per steady-state step, most time first: the same list a report.json side reads back.
-pub(crate) fn causes(change: &investigation::Advice) -> Vec<(CauseKey, Nanos)> {
-    match change {
-        investigation::Advice::Ranked(ranked) => ranked
-            .causes
-            .iter()
-            .filter_map(|c| Some((CauseKey::from_code(&c.key)?, c.per_step)))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Each ranked cause's replayed estimate, by key.
-pub(crate) fn replays(
-    advice: &investigation::Advice,
-) -> BTreeMap<CauseKey, investigation::CauseReplay> {
-    match advice {
-        investigation::Advice::Ranked(ranked) => ranked
-            .causes
-            .iter()
-            .filter_map(|c| Some((CauseKey::from_code(&c.key)?, c.replay.clone())))
-            .collect(),
-        _ => BTreeMap::new(),
-    }
 }
 
 #[cfg(test)]

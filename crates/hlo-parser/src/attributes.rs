@@ -12,129 +12,10 @@ pub(crate) fn from_proto(
     fail: &dyn Fn(String) -> Error,
 ) -> Result<Vec<(String, String)>, Error> {
     let mut out: Vec<(String, String)> = Vec::new();
+    shape_attributes(instruction, fail, &mut out)?;
     let mut push = |key: &str, value: String| out.push((key.to_owned(), value));
     let opcode = instruction.opcode.as_str();
 
-    if opcode == "get-tuple-element" {
-        push("index", instruction.tuple_index.to_string());
-    }
-    if !instruction.fusion_kind.is_empty() {
-        push("kind", instruction.fusion_kind.clone());
-    }
-    if opcode == "iota" {
-        if let Some(dimension) = instruction.dimensions.first() {
-            push("iota_dimension", dimension.to_string());
-        }
-    } else if !instruction.dimensions.is_empty() {
-        push(
-            "dimensions",
-            format!("{{{}}}", ints(&instruction.dimensions)),
-        );
-    }
-    if !instruction.slice_dimensions.is_empty() {
-        let parts: Vec<String> = instruction
-            .slice_dimensions
-            .iter()
-            .map(|slice| {
-                if slice.stride == 1 {
-                    format!("[{}:{}]", slice.start, slice.limit)
-                } else {
-                    format!("[{}:{}:{}]", slice.start, slice.limit, slice.stride)
-                }
-            })
-            .collect();
-        push("slice", format!("{{{}}}", parts.join(", ")));
-    }
-    if !instruction.dynamic_slice_sizes.is_empty() {
-        push(
-            "dynamic_slice_sizes",
-            format!("{{{}}}", ints(&instruction.dynamic_slice_sizes)),
-        );
-    }
-    if let Some(padding) = &instruction.padding_config {
-        let parts: Vec<String> = padding
-            .dimensions
-            .iter()
-            .map(|dimension| {
-                if dimension.interior_padding == 0 {
-                    format!(
-                        "{}_{}",
-                        dimension.edge_padding_low, dimension.edge_padding_high
-                    )
-                } else {
-                    format!(
-                        "{}_{}_{}",
-                        dimension.edge_padding_low,
-                        dimension.edge_padding_high,
-                        dimension.interior_padding
-                    )
-                }
-            })
-            .collect();
-        push("padding", parts.join("x"));
-    }
-    if let Some(window) = &instruction.window
-        && !window.dimensions.is_empty()
-    {
-        push("window", format!("{{{}}}", window_text(window)));
-    }
-    if let Some(numbers) = &instruction.convolution_dimension_numbers {
-        push("dim_labels", conv_dim_labels(numbers, fail)?);
-    }
-    if instruction.feature_group_count > 1 {
-        push(
-            "feature_group_count",
-            instruction.feature_group_count.to_string(),
-        );
-    }
-    if instruction.batch_group_count > 1 {
-        push(
-            "batch_group_count",
-            instruction.batch_group_count.to_string(),
-        );
-    }
-    if let Some(dot) = &instruction.dot_dimension_numbers {
-        for (key, dims) in [
-            ("lhs_batch_dims", &dot.lhs_batch_dimensions),
-            ("lhs_contracting_dims", &dot.lhs_contracting_dimensions),
-            ("rhs_batch_dims", &dot.rhs_batch_dimensions),
-            ("rhs_contracting_dims", &dot.rhs_contracting_dimensions),
-        ] {
-            if !dims.is_empty() {
-                push(key, format!("{{{}}}", ints(dims)));
-            }
-        }
-    }
-    if let Some(gather) = &instruction.gather_dimension_numbers {
-        push("offset_dims", format!("{{{}}}", ints(&gather.offset_dims)));
-        push(
-            "collapsed_slice_dims",
-            format!("{{{}}}", ints(&gather.collapsed_slice_dims)),
-        );
-        push(
-            "start_index_map",
-            format!("{{{}}}", ints(&gather.start_index_map)),
-        );
-        if !gather.operand_batching_dims.is_empty() {
-            push(
-                "operand_batching_dims",
-                format!("{{{}}}", ints(&gather.operand_batching_dims)),
-            );
-        }
-        if !gather.start_indices_batching_dims.is_empty() {
-            push(
-                "start_indices_batching_dims",
-                format!("{{{}}}", ints(&gather.start_indices_batching_dims)),
-            );
-        }
-        push("index_vector_dim", gather.index_vector_dim.to_string());
-    }
-    if !instruction.gather_slice_sizes.is_empty() {
-        push(
-            "slice_sizes",
-            format!("{{{}}}", ints(&instruction.gather_slice_sizes)),
-        );
-    }
     if let Some(scatter) = &instruction.scatter_dimension_numbers {
         push(
             "update_window_dims",
@@ -280,6 +161,139 @@ pub(crate) fn from_proto(
         push("frontend_attributes", frontend_attributes_text(&frontend));
     }
     Ok(out)
+}
+
+/// The attributes of an instruction's shape and layout operands, in HLO text's order (the
+/// first of them: tuple index to gather); [`from_proto`] adds the rest.
+fn shape_attributes(
+    instruction: &proto::HloInstructionProto,
+    fail: &dyn Fn(String) -> Error,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), Error> {
+    let mut push = |key: &str, value: String| out.push((key.to_owned(), value));
+    let opcode = instruction.opcode.as_str();
+
+    if opcode == "get-tuple-element" {
+        push("index", instruction.tuple_index.to_string());
+    }
+    if !instruction.fusion_kind.is_empty() {
+        push("kind", instruction.fusion_kind.clone());
+    }
+    if opcode == "iota" {
+        if let Some(dimension) = instruction.dimensions.first() {
+            push("iota_dimension", dimension.to_string());
+        }
+    } else if !instruction.dimensions.is_empty() {
+        push(
+            "dimensions",
+            format!("{{{}}}", ints(&instruction.dimensions)),
+        );
+    }
+    if !instruction.slice_dimensions.is_empty() {
+        let parts: Vec<String> = instruction
+            .slice_dimensions
+            .iter()
+            .map(|slice| {
+                if slice.stride == 1 {
+                    format!("[{}:{}]", slice.start, slice.limit)
+                } else {
+                    format!("[{}:{}:{}]", slice.start, slice.limit, slice.stride)
+                }
+            })
+            .collect();
+        push("slice", format!("{{{}}}", parts.join(", ")));
+    }
+    if !instruction.dynamic_slice_sizes.is_empty() {
+        push(
+            "dynamic_slice_sizes",
+            format!("{{{}}}", ints(&instruction.dynamic_slice_sizes)),
+        );
+    }
+    if let Some(padding) = &instruction.padding_config {
+        let parts: Vec<String> = padding
+            .dimensions
+            .iter()
+            .map(|dimension| {
+                if dimension.interior_padding == 0 {
+                    format!(
+                        "{}_{}",
+                        dimension.edge_padding_low, dimension.edge_padding_high
+                    )
+                } else {
+                    format!(
+                        "{}_{}_{}",
+                        dimension.edge_padding_low,
+                        dimension.edge_padding_high,
+                        dimension.interior_padding
+                    )
+                }
+            })
+            .collect();
+        push("padding", parts.join("x"));
+    }
+    if let Some(window) = &instruction.window
+        && !window.dimensions.is_empty()
+    {
+        push("window", format!("{{{}}}", window_text(window)));
+    }
+    if let Some(numbers) = &instruction.convolution_dimension_numbers {
+        push("dim_labels", conv_dim_labels(numbers, fail)?);
+    }
+    if instruction.feature_group_count > 1 {
+        push(
+            "feature_group_count",
+            instruction.feature_group_count.to_string(),
+        );
+    }
+    if instruction.batch_group_count > 1 {
+        push(
+            "batch_group_count",
+            instruction.batch_group_count.to_string(),
+        );
+    }
+    if let Some(dot) = &instruction.dot_dimension_numbers {
+        for (key, dims) in [
+            ("lhs_batch_dims", &dot.lhs_batch_dimensions),
+            ("lhs_contracting_dims", &dot.lhs_contracting_dimensions),
+            ("rhs_batch_dims", &dot.rhs_batch_dimensions),
+            ("rhs_contracting_dims", &dot.rhs_contracting_dimensions),
+        ] {
+            if !dims.is_empty() {
+                push(key, format!("{{{}}}", ints(dims)));
+            }
+        }
+    }
+    if let Some(gather) = &instruction.gather_dimension_numbers {
+        push("offset_dims", format!("{{{}}}", ints(&gather.offset_dims)));
+        push(
+            "collapsed_slice_dims",
+            format!("{{{}}}", ints(&gather.collapsed_slice_dims)),
+        );
+        push(
+            "start_index_map",
+            format!("{{{}}}", ints(&gather.start_index_map)),
+        );
+        if !gather.operand_batching_dims.is_empty() {
+            push(
+                "operand_batching_dims",
+                format!("{{{}}}", ints(&gather.operand_batching_dims)),
+            );
+        }
+        if !gather.start_indices_batching_dims.is_empty() {
+            push(
+                "start_indices_batching_dims",
+                format!("{{{}}}", ints(&gather.start_indices_batching_dims)),
+            );
+        }
+        push("index_vector_dim", gather.index_vector_dim.to_string());
+    }
+    if !instruction.gather_slice_sizes.is_empty() {
+        push(
+            "slice_sizes",
+            format!("{{{}}}", ints(&instruction.gather_slice_sizes)),
+        );
+    }
+    Ok(())
 }
 
 /// `{a="1",b="x"}`.

@@ -52,6 +52,10 @@ pub struct Options {
     pub min_gpu_work: Option<trace_model::Nanos>,
     /// A what-if scenario to replay on the captures already loaded ([`Run::what_if`]).
     pub what_if: Option<replay::WhatIf>,
+    /// Leave `rows.csv` out (a caller that only needs the value, such as compare): a
+    /// single input's rows are then not held in memory and [`Run::write_rows`] writes
+    /// nothing. A rank directory's rows still go to its scratch files.
+    pub skip_rows: bool,
 }
 
 impl Options {
@@ -145,15 +149,35 @@ impl Run {
 /// per-rank tables have a row per rank, and steps 3 to 6 describe one rank (the
 /// straggler, else the slowest by median step), which [`Investigation::drawn`] names.
 pub fn investigate(input: &Path, options: &Options) -> Result<Run, Error> {
+    Ok(investigate_each(input, options, &|_, _| ())?.0)
+}
+
+/// What a caller reduces each capture to, beside the investigation, while the capture is
+/// in memory (after its skip-stats analysis).
+pub type Keep<'a, T> = dyn Fn(&Loaded, &CaptureAnalysis) -> T + Sync + 'a;
+
+/// [`investigate`], with `keep` called on each capture while it is in memory: what a
+/// caller (compare) needs of a capture that the investigation does not hold, one `T` per
+/// capture in the order of [`Investigation::captures`]. A rank directory's ranks are still
+/// read one at a time and dropped after `keep`.
+pub fn investigate_each<T: Send>(
+    input: &Path,
+    options: &Options,
+    keep: &Keep<'_, T>,
+) -> Result<(Run, Vec<T>), Error> {
     if matches!(load::find(input), Ok(load::Found::ChromeDir(_))) {
-        return investigate_ranks(input, options);
+        return investigate_ranks(input, options, keep);
     }
-    investigate_loaded(input, options)
+    investigate_loaded(input, options, keep)
 }
 
 /// Every capture of `input` loaded at once (a file, an XSpace, a JAX capture directory, a
 /// multi-process export).
-fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
+fn investigate_loaded<T>(
+    input: &Path,
+    options: &Options,
+    keep: &Keep<'_, T>,
+) -> Result<(Run, Vec<T>), Error> {
     let each = load::load_each(input).map_err(analysis::Error::from)?;
     let unread: Vec<String> = each
         .failed
@@ -167,9 +191,18 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
         return Err(analysis::Error::from(failed.remove(0)).into());
     }
     let mut rows_csv = Vec::new();
-    let analysis =
-        analysis::skip_stats_loaded(input, &loaded, &options.skip_config(), &mut rows_csv)?;
+    let analysis = if options.skip_rows {
+        analysis::skip_stats_loaded_without_rows(input, &loaded, &options.skip_config())?
+    } else {
+        analysis::skip_stats_loaded(input, &loaded, &options.skip_config(), &mut rows_csv)?
+    };
     check_step(input, &analysis.reports[0], options)?;
+    let kept = analysis
+        .reports
+        .iter()
+        .zip(&loaded)
+        .map(|(r, l)| keep(l, r))
+        .collect();
     let mut captures = PerCapture::default();
     for l in &loaded {
         captures.push(CaptureParts::of(l));
@@ -192,11 +225,12 @@ fn investigate_loaded(input: &Path, options: &Options) -> Result<Run, Error> {
             _ => None,
         },
     });
-    Ok(Run {
+    let run = Run {
         investigation,
         rows: Rows::Bytes(rows_csv),
         what_if,
-    })
+    };
+    Ok((run, kept))
 }
 
 /// `--step` must name a step of the capture whose steps are drawn.
@@ -221,11 +255,13 @@ fn check_step(input: &Path, report: &CaptureAnalysis, options: &Options) -> Resu
 }
 
 /// One rank of a directory, reduced to what the report needs.
-struct RankSummary {
+struct RankSummary<T> {
     report: CaptureAnalysis,
     parts: CaptureParts,
     /// Its `rows.csv` rows (with the rank column, no header).
     rows: PathBuf,
+    /// What the caller keeps of it.
+    kept: T,
 }
 
 /// What the investigation keeps of one capture besides its skip-stats report.
@@ -274,16 +310,21 @@ fn slow_key(report: &CaptureAnalysis, path: &Path) -> SlowKey {
 }
 
 /// A directory of rank traces, one rank at a time on `load::map_each`'s pool.
-fn investigate_ranks(input: &Path, options: &Options) -> Result<Run, Error> {
+fn investigate_ranks<T: Send>(
+    input: &Path,
+    options: &Options,
+    keep: &Keep<'_, T>,
+) -> Result<(Run, Vec<T>), Error> {
     let config = options.skip_config();
     let row_parts = analysis::SkipRowParts::create("investigate-rows")?;
     // The slowest rank so far, by `slow_key`: the one capture kept past its summary.
     let kept: Mutex<Option<(SlowKey, Loaded)>> = Mutex::new(None);
-    let mapped = load::map_each(input, |l| -> Result<RankSummary, Error> {
+    let mapped = load::map_each(input, |l| -> Result<RankSummary<T>, Error> {
         let (report, part) = row_parts.report(&l, &config)?;
         let summary = RankSummary {
             parts: CaptureParts::of(&l),
             rows: part,
+            kept: keep(&l, &report),
             report,
         };
         let key = slow_key(&summary.report, &l.path);
@@ -309,17 +350,18 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Run, Error> {
             return Err(analysis::Error::from(failed.remove(0)).into());
         }
         // Nothing in the directory: the loader says what, as for any other input.
-        return investigate_loaded(input, options);
+        return investigate_loaded(input, options, keep);
     }
     let unread: Vec<String> = failed.iter().map(|e| analysis::error_chain(e)).collect();
     let notes = load::rank_notes(input, ranks.iter().map(|(p, r, _)| (p.as_path(), *r)));
-    let (mut reports, mut captures, mut parts, mut paths) =
-        (vec![], PerCapture::default(), vec![], vec![]);
+    let (mut reports, mut captures, mut parts, mut paths, mut kept_each) =
+        (vec![], PerCapture::default(), vec![], vec![], vec![]);
     for (path, rank, s) in ranks {
         reports.push(s.report);
         captures.push(s.parts);
         parts.push(s.rows);
         paths.push((path, rank));
+        kept_each.push(s.kept);
     }
     let analysis = analysis::skip_stats_assemble(input, reports, true);
     // The rank of steps 3 to 6: the straggler, else the slowest by median step.
@@ -372,11 +414,12 @@ fn investigate_ranks(input: &Path, options: &Options) -> Result<Run, Error> {
         xplane: None,
     });
     let what_if = what_if_text(&[(report, &detail)], options.what_if.as_ref());
-    Ok(Run {
+    let run = Run {
         investigation,
         rows: Rows::Parts { parts, row_parts },
         what_if,
-    })
+    };
+    Ok((run, kept_each))
 }
 
 /// What the investigation needs of one capture besides its skip-stats report and GPU

@@ -873,8 +873,9 @@ pub enum Knob {
 }
 
 /// One entry of the investigation's trust list, by kind, pointing at the investigation's
-/// own values (a failed check, a roofline or reader item, a file not read); `report` words
-/// it. (The analyses' items are `trace_model::TrustItem`.)
+/// own values (a failed check, a file not read) or holding the workspace's one trust type,
+/// `trace_model::TrustItem` (a roofline item, a reader's or analysis' diagnostic), whose
+/// count `report` labels by the item's own provenance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "item", rename_all = "snake_case")]
 pub enum TrustNote {
@@ -898,27 +899,22 @@ pub enum TrustNote {
         /// Why.
         error: String,
     },
-    /// What the roofline does not cover.
+    /// What the roofline does not cover: its own trust item.
     Roofline {
-        /// Its code.
-        code: String,
-        /// In words.
-        message: String,
-        /// How many.
-        count: u64,
+        /// The item (code, message, count, and where known what it counts and their GPU
+        /// time), flattened: `code`, `message`, `count` in report.json.
+        #[serde(flatten)]
+        entry: trace_model::TrustItem,
         /// Percent of GPU time (`measured`).
         percent: Option<f64>,
     },
-    /// A diagnostic of the reader, the step finder or the analysis.
+    /// A diagnostic of the reader, the step finder or the analysis, as a trust item.
     Diagnostic {
         /// The capture.
         who: String,
-        /// Its code.
-        code: String,
-        /// In words.
-        message: String,
-        /// How many.
-        count: u64,
+        /// The item (code, message, count), flattened as for [`TrustNote::Roofline`].
+        #[serde(flatten)]
+        entry: trace_model::TrustItem,
         /// Percent of its denominator (`measured`).
         percent: Option<f64>,
     },

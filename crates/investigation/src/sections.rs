@@ -734,9 +734,7 @@ pub(crate) fn roofline(
     };
     for item in &rl.trust {
         trust.push(TrustNote::Roofline {
-            code: item.code.to_string(),
-            message: item.message.clone(),
-            count: item.count,
+            entry: item.clone(),
             percent: (rl.gpu_time_ns.value.0 > 0).then(|| {
                 100.0 * item.time_ns.unwrap_or_default().0 as f64 / rl.gpu_time_ns.value.0 as f64
             }),
@@ -804,9 +802,7 @@ pub(crate) fn collect_trust(
             };
             trust.push(TrustNote::Diagnostic {
                 who: who.clone(),
-                code: d.code.to_owned(),
-                message: d.message.clone(),
-                count: d.count,
+                entry: trace_model::TrustItem::new(d.code, d.message.clone(), d.count),
                 percent: share,
             });
         }

@@ -186,7 +186,7 @@ fn one_sided_flows_are_listed_only_when_a_launch_is_missing() {
             .trust
             .into_iter()
             .filter_map(|t| match t {
-                TrustNote::Diagnostic { code, .. } => Some(code),
+                TrustNote::Diagnostic { entry, .. } => Some(entry.code.into_owned()),
                 _ => None,
             })
             .collect::<Vec<String>>()

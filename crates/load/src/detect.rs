@@ -9,7 +9,7 @@ use crate::Error;
 /// The reader a file goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Kind {
+pub enum FileKind {
     /// A Chrome trace (Kineto, JAX, or another producer's).
     Chrome,
     /// An XSpace protobuf (`.xplane.pb`).
@@ -21,14 +21,14 @@ pub enum Kind {
     Rocprof(rocprof_reader::Kind),
 }
 
-impl Kind {
+impl FileKind {
     /// The format in words, as a user would name it.
     pub fn describe(self) -> &'static str {
         match self {
-            Kind::Chrome => "Chrome trace (Kineto, JAX)",
-            Kind::XSpace => trace_model::Format::XPlane.describe(),
-            Kind::Nsys => trace_model::Format::NsysSqlite.describe(),
-            Kind::Rocprof(kind) => kind.format().describe(),
+            FileKind::Chrome => "Chrome trace (Kineto, JAX)",
+            FileKind::XSpace => trace_model::Format::XPlane.describe(),
+            FileKind::Nsys => trace_model::Format::NsysSqlite.describe(),
+            FileKind::Rocprof(kind) => kind.format().describe(),
         }
     }
 }
@@ -39,7 +39,7 @@ pub enum Found {
     /// A directory of Chrome trace files, one per rank (loaded in parallel, by rank).
     ChromeDir(PathBuf),
     /// Files (or one rocprofv3 CSV directory), each with its reader, in load order.
-    Files(Vec<(PathBuf, Kind)>),
+    Files(Vec<(PathBuf, FileKind)>),
 }
 
 /// SQLite's file header.
@@ -52,24 +52,24 @@ const SQLITE: &[u8] = b"SQLite format 3\0";
 /// an Nsight Systems export, a rocpd or a rocprof v1 database by its tables; gzip data or
 /// text beginning with `{` or `[` is a Chrome trace; a CSV file is a rocprof trace by its
 /// header. Anything else is [`Error::UnknownFormat`].
-pub fn detect(path: &Path) -> Result<Kind, Error> {
+pub fn detect(path: &Path) -> Result<FileKind, Error> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     if name.ends_with(".xplane.pb") {
-        return Ok(Kind::XSpace);
+        return Ok(FileKind::XSpace);
     }
     if name.ends_with(".nsys-rep") || name.ends_with(".qdrep") {
-        return Ok(Kind::Nsys);
+        return Ok(FileKind::Nsys);
     }
     if name.ends_with(".json") || name.ends_with(".json.gz") {
         // rocprofv3's JSON output begins with its own key; every other JSON file is a
         // Chrome trace (or not one, which its reader says).
         if rocprof_reader::is_rocprofv3_json(path) {
-            return Ok(Kind::Rocprof(rocprof_reader::Kind::Json));
+            return Ok(FileKind::Rocprof(rocprof_reader::Kind::Json));
         }
-        return Ok(Kind::Chrome);
+        return Ok(FileKind::Chrome);
     }
     let unknown = |why: &str| Error::UnknownFormat {
         path: path.to_path_buf(),
@@ -80,7 +80,7 @@ pub fn detect(path: &Path) -> Result<Kind, Error> {
         .any(|e| name.ends_with(e))
     {
         return match rocprof_reader::detect(path) {
-            Some(kind) => Ok(Kind::Rocprof(kind)),
+            Some(kind) => Ok(FileKind::Rocprof(kind)),
             None => Err(unknown(
                 "named like a Perfetto trace, but it does not begin with a trace packet",
             )),
@@ -89,10 +89,10 @@ pub fn detect(path: &Path) -> Result<Kind, Error> {
     let head = read_head(path)?;
     if head.starts_with(SQLITE) {
         if nsys_reader::is_nsys_export(path) {
-            return Ok(Kind::Nsys);
+            return Ok(FileKind::Nsys);
         }
         if let Some(kind) = rocprof_reader::detect(path) {
-            return Ok(Kind::Rocprof(kind));
+            return Ok(FileKind::Rocprof(kind));
         }
         // Neither reader recognised the tables. A database whose schema could be read is
         // of another kind; a damaged one (truncated, corrupt) goes to the Nsight Systems
@@ -101,20 +101,20 @@ pub fn detect(path: &Path) -> Result<Kind, Error> {
             Err(nsys_reader::Error::NotAnExport { .. }) => Err(unknown(
                 "a SQLite database, but neither an Nsight Systems export nor a rocpd or rocprof v1 database",
             )),
-            _ => Ok(Kind::Nsys),
+            _ => Ok(FileKind::Nsys),
         };
     }
     if crate::files::is_gzip(&head) {
-        return Ok(Kind::Chrome);
+        return Ok(FileKind::Chrome);
     }
     if matches!(
         head.iter().find(|b| !b.is_ascii_whitespace()),
         Some(b'{' | b'[')
     ) {
-        return Ok(Kind::Chrome);
+        return Ok(FileKind::Chrome);
     }
     if let Some(kind) = rocprof_reader::detect(path) {
-        return Ok(Kind::Rocprof(kind));
+        return Ok(FileKind::Rocprof(kind));
     }
     Err(unknown(if head.is_empty() {
         "the file is empty"
@@ -198,13 +198,13 @@ fn find_in_dir(path: &Path, unread: &mut Vec<Error>) -> Result<Option<Found>, Er
     if !xplanes.is_empty() {
         xplanes.sort();
         return Ok(Some(Found::Files(
-            xplanes.into_iter().map(|p| (p, Kind::XSpace)).collect(),
+            xplanes.into_iter().map(|p| (p, FileKind::XSpace)).collect(),
         )));
     }
     if let Some(kind @ rocprof_reader::Kind::V3Csv) = rocprof_reader::detect(path) {
         return Ok(Some(Found::Files(vec![(
             path.to_path_buf(),
-            Kind::Rocprof(kind),
+            FileKind::Rocprof(kind),
         )])));
     }
     let listing = crate::files::list_files(path, |_| true)?;
@@ -219,15 +219,15 @@ fn find_in_dir(path: &Path, unread: &mut Vec<Error>) -> Result<Option<Found>, Er
         {
             return Ok(Some(Found::Files(vec![(
                 file.clone(),
-                Kind::Rocprof(kind),
+                FileKind::Rocprof(kind),
             )])));
         }
     }
     // rocprofv3 JSON files (named like Chrome traces): each a capture file of its own.
-    let rocprof_json: Vec<(PathBuf, Kind)> = files
+    let rocprof_json: Vec<(PathBuf, FileKind)> = files
         .iter()
         .filter(|f| rocprof_reader::is_rocprofv3_json(f))
-        .map(|f| (f.clone(), Kind::Rocprof(rocprof_reader::Kind::Json)))
+        .map(|f| (f.clone(), FileKind::Rocprof(rocprof_reader::Kind::Json)))
         .collect();
     if !rocprof_json.is_empty() {
         return Ok(Some(Found::Files(rocprof_json)));
@@ -238,7 +238,7 @@ fn find_in_dir(path: &Path, unread: &mut Vec<Error>) -> Result<Option<Found>, Er
     let mut others = Vec::new();
     for f in files {
         match detect(&f) {
-            Ok(kind @ (Kind::Nsys | Kind::Rocprof(_))) => others.push((f, kind)),
+            Ok(kind @ (FileKind::Nsys | FileKind::Rocprof(_))) => others.push((f, kind)),
             // A file that cannot be opened may be a capture: named, not passed over.
             Err(e @ Error::Io { .. }) => unread.push(e),
             // Anything else (a README, a Chrome file of no rank directory) is not one.

@@ -1,61 +1,36 @@
 //! Finding a capture's files, once for every crate: the listing of a directory's files
-//! whose names follow a rule (rank files, trace files), and the gzip sniff.
+//! whose names follow a rule (rank files, trace files), and the gzip sniff, with the
+//! loader's errors (the code is `trace_model::files`, which chrome-reader uses too).
 //!
 //! Every tool lists a directory the same way: only regular files count (a FIFO, socket or
 //! device named like a trace is passed over, since reading a FIFO would block forever); a
 //! name whose metadata cannot be read (a dangling link, a symlink loop) is kept, so that
 //! reading it says what happened; and an entry the directory cannot give is named in
-//! [`Listing::unread`], never dropped without a word.
+//! `Listing::unread`, never dropped without a word.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::Error;
 
-/// The first two bytes of every gzip stream (RFC 1952, section 2.3.1).
-pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub use trace_model::files::{GZIP_MAGIC, is_gzip};
 
-/// Whether `head`, the first bytes of a file, begin a gzip stream.
-pub fn is_gzip(head: &[u8]) -> bool {
-    head.starts_with(&GZIP_MAGIC)
-}
+/// What [`list_files`] found in a directory (`unread`: each error naming its directory).
+pub type Listing = trace_model::files::Listing<Error>;
 
-/// What [`list_files`] found in a directory.
-#[derive(Debug, Default)]
-pub struct Listing {
-    /// The files whose names the rule wanted, sorted by path.
-    pub files: Vec<PathBuf>,
-    /// The entries that could not be read, each error naming its directory or file.
-    pub unread: Vec<Error>,
-}
-
-/// The files directly in `dir` whose names `wanted` accepts (names that are not UTF-8 are
-/// given with their invalid bytes replaced), sorted by path: by file name, byte by byte,
-/// which is also how Python sorts them. A directory that cannot be listed is an error
-/// naming it.
+/// The files directly in `dir` whose names `wanted` accepts, sorted by path
+/// (`trace_model::files::list_files`, below the readers, so chrome-reader's rank files are
+/// listed by the same code), with the loader's errors. A directory that cannot be listed
+/// is an error naming it.
 pub fn list_files(dir: &Path, wanted: impl Fn(&str) -> bool) -> Result<Listing, Error> {
-    let io = |source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
+    let io = |e: trace_model::files::ListError| Error::Io {
+        path: e.path,
+        source: e.source,
     };
-    let mut listing = Listing::default();
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                listing.unread.push(io(e));
-                continue;
-            }
-        };
-        if !wanted(&entry.file_name().to_string_lossy()) {
-            continue;
-        }
-        let path = entry.path();
-        if std::fs::metadata(&path).map_or(true, |m| m.is_file()) {
-            listing.files.push(path);
-        }
-    }
-    listing.files.sort();
-    Ok(listing)
+    let listing = trace_model::files::list_files(dir, wanted).map_err(io)?;
+    Ok(Listing {
+        files: listing.files,
+        unread: listing.unread.into_iter().map(io).collect(),
+    })
 }
 
 #[cfg(test)]

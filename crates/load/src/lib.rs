@@ -33,7 +33,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use trace_model::{Capture, Format};
 
-pub use detect::{Found, FoundEach, Kind, detect, find, find_each};
+pub use detect::{FileKind, Found, FoundEach, detect, find, find_each};
+// The name before #40 (trace-frame's `convert.rs` still uses it): `Kind` was also
+// rocprof-reader's output kind.
+#[doc(hidden)]
+pub use detect::FileKind as Kind;
 pub use error::Error;
 pub use xspace::Program;
 
@@ -427,20 +431,20 @@ pub fn single_chrome_file(input: &Path) -> Result<Option<PathBuf>, Error> {
             (files.len() == 1).then(|| files.remove(0))
         }
         Found::Files(mut files) => match files.as_slice() {
-            [(_, detect::Kind::Chrome)] => Some(files.remove(0).0),
+            [(_, detect::FileKind::Chrome)] => Some(files.remove(0).0),
             _ => None,
         },
     })
 }
 
 /// Reads `file`'s bytes as the format `kind` says.
-fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
-    use detect::Kind;
+fn load_found(file: &Path, kind: detect::FileKind) -> Result<Vec<Loaded>, Error> {
+    use detect::FileKind;
     DECODES.fetch_add(1, Ordering::Relaxed);
     Ok(match kind {
-        Kind::Chrome => vec![Loaded::chrome_file(file, chrome_reader::load(file)?)],
-        Kind::XSpace => vec![xspace::load(file)?],
-        Kind::Nsys => {
+        FileKind::Chrome => vec![Loaded::chrome_file(file, chrome_reader::load(file)?)],
+        FileKind::XSpace => vec![xspace::load(file)?],
+        FileKind::Nsys => {
             let config = nsys_reader::Config {
                 step_nvtx: STEP_NVTX.read().unwrap_or_else(|e| e.into_inner()).clone(),
             };
@@ -450,7 +454,7 @@ fn load_found(file: &Path, kind: detect::Kind) -> Result<Vec<Loaded>, Error> {
                 .map(|p| Loaded::process(file, p.rank, p.capture))
                 .collect()
         }
-        Kind::Rocprof(kind) => {
+        FileKind::Rocprof(kind) => {
             let processes = rocprof_reader::load_as(file, kind)?;
             choose_processes(file, processes, |p| (p.pid, None))?
                 .into_iter()
@@ -495,7 +499,7 @@ pub fn map_each<T: Send>(
         Found::ChromeDir(dir) => (
             chrome_reader::trace_files(&dir)?
                 .into_iter()
-                .map(|f| (f, detect::Kind::Chrome))
+                .map(|f| (f, detect::FileKind::Chrome))
                 .collect(),
             true,
         ),
@@ -507,8 +511,8 @@ pub fn map_each<T: Send>(
         (chrome_reader::default_threads() / workers).max(1),
     );
     let next = AtomicUsize::new(0);
-    let read_one = |file: &Path, kind: detect::Kind| -> Result<Vec<Loaded>, Error> {
-        if kind != detect::Kind::Chrome {
+    let read_one = |file: &Path, kind: detect::FileKind| -> Result<Vec<Loaded>, Error> {
+        if kind != detect::FileKind::Chrome {
             return load_found(file, kind);
         }
         DECODES.fetch_add(1, Ordering::Relaxed);

@@ -1,18 +1,18 @@
 //! Format detection and directory layouts: every file goes to its reader or is refused
 //! naming the formats known, never guessed.
 
-use load::{Error, Found, Kind};
+use load::{Error, FileKind, Found};
 use trace_model::Format;
 
 #[test]
 fn names_decide_where_they_are_unambiguous() {
     let dir = tempfile::tempdir().unwrap();
     for (name, kind) in [
-        ("a.xplane.pb", Kind::XSpace),
-        ("a.nsys-rep", Kind::Nsys),
-        ("a.qdrep", Kind::Nsys),
-        ("a.json", Kind::Chrome),
-        ("a.pt.trace.json.gz", Kind::Chrome),
+        ("a.xplane.pb", FileKind::XSpace),
+        ("a.nsys-rep", FileKind::Nsys),
+        ("a.qdrep", FileKind::Nsys),
+        ("a.json", FileKind::Chrome),
+        ("a.pt.trace.json.gz", FileKind::Chrome),
     ] {
         // The content does not matter for these names: the reader then says what is wrong.
         let path = dir.path().join(name);
@@ -26,10 +26,10 @@ fn content_decides_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("trace.txt");
     std::fs::write(&json, b"\n  {\"traceEvents\": []}").unwrap();
-    assert_eq!(load::detect(&json).unwrap(), Kind::Chrome);
+    assert_eq!(load::detect(&json).unwrap(), FileKind::Chrome);
     let gz = dir.path().join("trace.bin");
     std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).unwrap();
-    assert_eq!(load::detect(&gz).unwrap(), Kind::Chrome);
+    assert_eq!(load::detect(&gz).unwrap(), FileKind::Chrome);
     let v1 = dir.path().join("kernels.csv");
     std::fs::write(
         &v1,
@@ -38,7 +38,7 @@ fn content_decides_otherwise() {
     .unwrap();
     assert_eq!(
         load::detect(&v1).unwrap(),
-        Kind::Rocprof(rocprof_reader::Kind::V1Csv)
+        FileKind::Rocprof(rocprof_reader::Kind::V1Csv)
     );
 }
 
@@ -334,7 +334,7 @@ fn rocprofv3_json_lacking_a_section_names_the_file_and_the_way_out() {
     .unwrap();
     assert_eq!(
         load::detect(&path).unwrap(),
-        load::Kind::Rocprof(rocprof_reader::Kind::Json)
+        load::FileKind::Rocprof(rocprof_reader::Kind::Json)
     );
     let err = load::load(&path)
         .expect_err("no kernel_symbols")
@@ -367,7 +367,7 @@ fn links_back_to_a_directory_are_walked_once() {
     let Found::Files(files) = found else {
         panic!("expected the XSpace, got {found:?}");
     };
-    assert_eq!(files, [(run.join("host.xplane.pb"), Kind::XSpace)]);
+    assert_eq!(files, [(run.join("host.xplane.pb"), FileKind::XSpace)]);
     // Generous: the walk is a handful of directory reads.
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
@@ -456,7 +456,7 @@ fn an_unreadable_file_in_a_capture_directory_is_named() {
         each.found,
         Found::Files(vec![(
             csv.clone(),
-            Kind::Rocprof(rocprof_reader::Kind::V1Csv)
+            FileKind::Rocprof(rocprof_reader::Kind::V1Csv)
         )])
     );
     // The README is not a capture, and is not named.

@@ -59,12 +59,10 @@ const EDGES: &[(&str, &[&str])] = &[
             "trace-model",
         ],
     ),
-    // The before/after comparison: two sides, each loaded once and analysed once; their
-    // step figures and ranked causes are the investigation's (or a report.json's value).
-    (
-        "compare",
-        &["analysis", "investigation", "load", "trace-model"],
-    ),
+    // The before/after comparison of two investigations: each side investigated once
+    // (the investigation loads it) or read back from a report.json; analysis for the
+    // per-step tables of each capture while it is in memory.
+    ("compare", &["analysis", "investigation", "trace-model"]),
     // What-if replay: the capture's dependency graph, below the analyses (step windows
     // come from the caller).
     ("replay", &["trace-model"]),

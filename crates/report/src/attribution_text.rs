@@ -6,7 +6,7 @@ use attribution::{Attribution, MatchKind, SourceFormat};
 use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
-use crate::label::{Figure, Format};
+use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
 /// Every output file: (file name, contents), in a fixed order.
@@ -337,7 +337,7 @@ pub fn summary_document(result: &Attribution) -> Document {
             Cell::figure(ms_figure(m.gpu_time_ns)),
             Cell::Spans(
                 crate::text::padded(
-                    Span::formatted(measured::percent(m.share_pct), Format::Fixed(1)),
+                    Span::formatted(measured::percent(m.share_pct), NumberFormat::Fixed(1)),
                     6,
                 )
                 .into_iter()
@@ -350,9 +350,9 @@ pub fn summary_document(result: &Attribution) -> Document {
         t.with_layout(
             TextLayout::new(vec![
                 Column::left(2, 6),
-                Column::right(1, 7).format(Format::Fixed(0)),
+                Column::right(1, 7).format(NumberFormat::Fixed(0)),
                 Column::left(1, 0),
-                Column::right(1, 12).format(Format::Millis(3)),
+                Column::right(1, 12).format(NumberFormat::Millis(3)),
                 Column::left(1, 0),
             ])
             .without_header(),
@@ -449,7 +449,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         let mut t = Table::new("top_lines", &["time", "share", "line"]);
         for l in s.top_lines.iter().take(5) {
             let mut share = crate::text::padded(
-                Span::formatted(measured::percent(l.share_pct), Format::Fixed(1)),
+                Span::formatted(measured::percent(l.share_pct), NumberFormat::Fixed(1)),
                 6,
             );
             share.push(Span::text(" %"));
@@ -462,7 +462,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         sec.push(Block::Table(
             t.with_layout(
                 TextLayout::new(vec![
-                    Column::right(2, 12).format(Format::Millis(3)),
+                    Column::right(2, 12).format(NumberFormat::Millis(3)),
                     Column::left(1, 0),
                     Column::left(2, 0),
                 ])
@@ -495,7 +495,7 @@ fn share(part: Nanos, whole: Nanos) -> Span {
 }
 
 fn ms(ns: Nanos) -> Span {
-    Span::formatted(ms_figure(ns), Format::Millis(3))
+    Span::formatted(ms_figure(ns), NumberFormat::Millis(3))
 }
 
 fn ms_figure(ns: Nanos) -> Figure {
@@ -503,5 +503,5 @@ fn ms_figure(ns: Nanos) -> Figure {
 }
 
 fn count(n: impl TryInto<u64>) -> Span {
-    Span::formatted(measured::count(n), Format::Fixed(0))
+    Span::formatted(measured::count(n), NumberFormat::Fixed(0))
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use compare::{Change, Comparison, NamedRow, Presence, Row, Stat, Verdict};
+use compare::{Change, Comparison, NamedRow, Outcome, Presence, Row, SampleStat};
 use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table};
@@ -354,7 +354,7 @@ fn duration(n: Nanos, label: Provenance) -> Figure {
 }
 
 /// A median with its interquartile range.
-fn median(s: &Stat, label: Provenance) -> Cell {
+fn median(s: &SampleStat, label: Provenance) -> Cell {
     Cell::figure(
         Figure::duration(s.median, label)
             .with_range(Value::Duration(s.q1.0), Value::Duration(s.q3.0)),
@@ -377,10 +377,10 @@ fn verdict_finding(c: &Comparison) -> Finding {
         s.before.samples, s.after.samples
     )));
     spans.push(Span::text(match &c.verdict {
-        Verdict::Faster => "Verdict: faster.".to_owned(),
-        Verdict::Slower => "Verdict: slower.".to_owned(),
-        Verdict::NoChange => "Verdict: no change beyond noise.".to_owned(),
-        Verdict::Inconclusive(reasons) => {
+        Outcome::Faster => "Verdict: faster.".to_owned(),
+        Outcome::Slower => "Verdict: slower.".to_owned(),
+        Outcome::NoChange => "Verdict: no change beyond noise.".to_owned(),
+        Outcome::Inconclusive(reasons) => {
             format!("Verdict: inconclusive: {}.", reasons.join("; "))
         }
     }));
@@ -487,7 +487,7 @@ fn sides_section(c: &Comparison) -> Section {
         std::slice::from_ref(&c.step_time),
         &Labels::of_steps(c),
     )));
-    if let Verdict::Inconclusive(reasons) = &c.verdict {
+    if let Outcome::Inconclusive(reasons) = &c.verdict {
         s.para("Inconclusive: the sides are not comparable, because");
         s.push(Block::List(
             reasons

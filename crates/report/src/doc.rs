@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::label::{Figure, Format};
+use crate::label::{Figure, NumberFormat};
 
 /// A whole report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,23 +135,23 @@ impl Block {
 
 /// A sentence built piece by piece: text and figures in order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Line(pub Vec<Span>);
+pub struct SpanLine(pub Vec<Span>);
 
-impl Line {
+impl SpanLine {
     /// Adds text.
-    pub fn text(&mut self, s: impl Into<String>) -> &mut Line {
+    pub fn text(&mut self, s: impl Into<String>) -> &mut SpanLine {
         self.0.push(Span::text(s));
         self
     }
 
     /// Adds a figure, written in its unit's default way.
-    pub fn figure(&mut self, f: Figure) -> &mut Line {
+    pub fn figure(&mut self, f: Figure) -> &mut SpanLine {
         self.0.push(Span::Figure(f));
         self
     }
 
     /// Adds a figure that terminal text writes in `format`.
-    pub fn formatted(&mut self, f: Figure, format: Format) -> &mut Line {
+    pub fn formatted(&mut self, f: Figure, format: NumberFormat) -> &mut SpanLine {
         self.0.push(Span::Formatted(f, format));
         self
     }
@@ -174,7 +174,7 @@ pub enum Span {
     /// A labelled number.
     Figure(Figure),
     /// A labelled number that terminal text writes in `format` (other renderers as usual).
-    Formatted(Figure, Format),
+    Formatted(Figure, NumberFormat),
 }
 
 impl Span {
@@ -197,7 +197,7 @@ impl Span {
     }
 
     /// A figure span written in `format` in terminal text.
-    pub fn formatted(f: Figure, format: Format) -> Span {
+    pub fn formatted(f: Figure, format: NumberFormat) -> Span {
         Span::Formatted(f, format)
     }
 }
@@ -330,7 +330,7 @@ pub struct Column {
     /// Which side it is padded on.
     pub align: Align,
     /// How its figures are written, when not in their unit's default way.
-    pub format: Option<Format>,
+    pub format: Option<NumberFormat>,
 }
 
 impl Column {
@@ -355,7 +355,7 @@ impl Column {
     }
 
     /// The column with its figures written in `format`.
-    pub fn format(mut self, format: Format) -> Column {
+    pub fn format(mut self, format: NumberFormat) -> Column {
         self.format = Some(format);
         self
     }
@@ -371,7 +371,9 @@ pub enum Align {
     Right,
 }
 
-/// One entry of the trust list.
+/// One rendered row of a trust list: a `trace_model::TrustItem` (the one trust type) with
+/// its count labelled by the item's own provenance ([`TrustEntry::of_item`]), or one of the
+/// investigation's own notes (a failed check, a file not read), and a share where known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrustEntry {
     /// Stable machine-readable code (`activity-without-launch`).
@@ -382,4 +384,17 @@ pub struct TrustEntry {
     pub count: Option<Figure>,
     /// Their share (of GPU time, of activities), when known.
     pub share: Option<Figure>,
+}
+
+impl TrustEntry {
+    /// The row of `item`, worded `message`: its code, and its count labelled by
+    /// `TrustItem::provenance` (no share: the caller knows the denominator).
+    pub fn of_item(item: &trace_model::TrustItem, message: String) -> TrustEntry {
+        TrustEntry {
+            code: item.code.to_string(),
+            message,
+            count: Some(Figure::count(item.count, item.provenance())),
+            share: None,
+        }
+    }
 }

@@ -5,7 +5,7 @@ use analysis::Inventory;
 use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
-use crate::label::{Figure, Format};
+use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
 /// Renders the inventory as text for a terminal.
@@ -135,11 +135,11 @@ fn devices(inv: &Inventory) -> Section {
         }
         sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
             Column::left(4, 28),
-            Column::right(1, 8).format(Format::Fixed(0)),
-            Column::right(1, 8).format(Format::Fixed(0)),
-            Column::right(1, 8).format(Format::Fixed(0)),
+            Column::right(1, 8).format(NumberFormat::Fixed(0)),
+            Column::right(1, 8).format(NumberFormat::Fixed(0)),
+            Column::right(1, 8).format(NumberFormat::Fixed(0)),
             Column::right(1, 12),
-            Column::right(1, 9).format(Format::PercentSign(1)),
+            Column::right(1, 9).format(NumberFormat::PercentSign(1)),
         ]))));
     }
     if inv.devices.is_empty() {
@@ -174,9 +174,9 @@ fn threads(inv: &Inventory) -> Section {
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::right(2, 10),
         Column::right(1, 12),
-        Column::right(1, 9).format(Format::Fixed(0)),
-        Column::right(1, 9).format(Format::Fixed(0)),
-        Column::right(1, 9).format(Format::Fixed(0)),
+        Column::right(1, 9).format(NumberFormat::Fixed(0)),
+        Column::right(1, 9).format(NumberFormat::Fixed(0)),
+        Column::right(1, 9).format(NumberFormat::Fixed(0)),
         Column::left(2, 0),
     ]))));
     sec.push(Block::blank());
@@ -238,7 +238,10 @@ fn programs(inv: &Inventory) -> Section {
                 let mut python = crate::text::padded(fixed(measured::count(k), 0), 6);
                 python.push(Span::text(" ("));
                 python.extend(crate::text::padded(
-                    Span::formatted(Figure::percent(pct, Provenance::Measured), Format::Fixed(1)),
+                    Span::formatted(
+                        Figure::percent(pct, Provenance::Measured),
+                        NumberFormat::Fixed(1),
+                    ),
                     4,
                 ));
                 python.push(Span::text("%)"));
@@ -263,7 +266,7 @@ fn programs(inv: &Inventory) -> Section {
     }
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::right(2, 12),
-        Column::right(1, 12).format(Format::Fixed(0)),
+        Column::right(1, 12).format(NumberFormat::Fixed(0)),
         Column::right(1, 14),
         Column::left(2, 0),
     ]))));
@@ -290,7 +293,7 @@ fn diagnostics(inv: &Inventory) -> Section {
         sec.push(Block::Table(
             t.with_layout(
                 TextLayout::new(vec![
-                    Column::right(2, 8).format(Format::Fixed(0)),
+                    Column::right(2, 8).format(NumberFormat::Fixed(0)),
                     Column::left(0, 0),
                 ])
                 .without_header(),
@@ -301,7 +304,7 @@ fn diagnostics(inv: &Inventory) -> Section {
 }
 
 fn fixed(f: Figure, decimals: u8) -> Span {
-    Span::formatted(f, Format::Fixed(decimals))
+    Span::formatted(f, NumberFormat::Fixed(decimals))
 }
 
 /// `1, 2, 3, 7` → `1–3, 7`.

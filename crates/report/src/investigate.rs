@@ -178,7 +178,7 @@ fn steps_table(inv: &Investigation) -> Table {
                    mean: Cell,
                    gpus: [Vec<String>; 2],
                    count: usize| {
-        let q = compare::Stat::of(steps);
+        let q = compare::SampleStat::of(steps);
         t.push(vec![
             Cell::text(label),
             Cell::text(origin),
@@ -374,58 +374,10 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         findings.push(Finding::new(spans));
     }
     if let Some(w) = &f.warm_up {
-        let evidence: Vec<String> = w
-            .longest
-            .iter()
-            .map(|(name, dur)| format!("`{name}` {}", dur.human()))
-            .collect();
-        let mut spans = vec![Span::text(format!(
-            "Warm-up: {} of {} step(s), ",
-            w.steps, f.steps
-        ))];
-        spans.push(Span::Figure(Figure::duration(
-            w.step_time,
-            Provenance::Measured,
-        )));
-        spans.push(Span::text(format!(
-            ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning{}{})",
-            w.event_count,
-            if evidence.is_empty() { "" } else { "; longest: " },
-            evidence.join(", ")
-        )));
-        spans.push(Span::text(if w.all {
-            "; the whole capture is warm-up, so no steady-state verdict: capture again after warm-up."
-        } else if w.steps == 0 {
-            "; they cover less than 10 % of any step, so every step is kept."
-        } else {
-            "; left out of the verdict, budgets and causes."
-        }));
-        findings.push(Finding::new(spans));
+        findings.push(warm_up_finding(w, f.steps));
     }
     if let Some(h) = &f.host_only {
-        // Host-only time of the steps: the GPU has nothing of the step yet, or any more.
-        let top: Vec<String> = h
-            .top
-            .iter()
-            .map(|(name, overlapped)| format!("`{name}` ({})", overlapped.human()))
-            .collect();
-        let mut spans = vec![
-            Span::text("The GPU has no work of the step for "),
-            Span::Figure(pct(h.share)),
-            Span::text(" of the steps' wall time (host-only: "),
-            Span::Figure(Figure::duration(h.before_gpu, Provenance::Measured)),
-            Span::text(" before the first GPU activity, "),
-            Span::Figure(Figure::duration(h.after_gpu, Provenance::Measured)),
-            Span::text(format!(" after the last, over {} step(s))", h.steps)),
-        ];
-        if !top.is_empty() {
-            spans.push(Span::text(format!(
-                "; the host runs {} then (self time)",
-                top.join(", ")
-            )));
-        }
-        spans.push(Span::text("."));
-        findings.push(Finding::new(spans));
+        findings.push(host_only_finding(h));
     }
     if let Some(lf) = &inv.last_finisher {
         findings.push(Finding::new(vec![
@@ -444,6 +396,64 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
     }
     s
 }
+/// The warm-up finding: the steps left out of steady state, of `steps`, and why.
+fn warm_up_finding(w: &investigation::WarmUp, steps: usize) -> Finding {
+    let evidence: Vec<String> = w
+        .longest
+        .iter()
+        .map(|(name, dur)| format!("`{name}` {}", dur.human()))
+        .collect();
+    let mut spans = vec![Span::text(format!(
+        "Warm-up: {} of {} step(s), ",
+        w.steps, steps
+    ))];
+    spans.push(Span::Figure(Figure::duration(
+        w.step_time,
+        Provenance::Measured,
+    )));
+    spans.push(Span::text(format!(
+        ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning{}{})",
+        w.event_count,
+        if evidence.is_empty() { "" } else { "; longest: " },
+        evidence.join(", ")
+    )));
+    spans.push(Span::text(if w.all {
+        "; the whole capture is warm-up, so no steady-state verdict: capture again after warm-up."
+    } else if w.steps == 0 {
+        "; they cover less than 10 % of any step, so every step is kept."
+    } else {
+        "; left out of the verdict, budgets and causes."
+    }));
+    Finding::new(spans)
+}
+
+/// The host-only finding: the steps' time the GPU has none of their work.
+fn host_only_finding(h: &investigation::HostOnly) -> Finding {
+    // Host-only time of the steps: the GPU has nothing of the step yet, or any more.
+    let top: Vec<String> = h
+        .top
+        .iter()
+        .map(|(name, overlapped)| format!("`{name}` ({})", overlapped.human()))
+        .collect();
+    let mut spans = vec![
+        Span::text("The GPU has no work of the step for "),
+        Span::Figure(pct(h.share)),
+        Span::text(" of the steps' wall time (host-only: "),
+        Span::Figure(Figure::duration(h.before_gpu, Provenance::Measured)),
+        Span::text(" before the first GPU activity, "),
+        Span::Figure(Figure::duration(h.after_gpu, Provenance::Measured)),
+        Span::text(format!(" after the last, over {} step(s))", h.steps)),
+    ];
+    if !top.is_empty() {
+        spans.push(Span::text(format!(
+            "; the host runs {} then (self time)",
+            top.join(", ")
+        )));
+    }
+    spans.push(Span::text("."));
+    Finding::new(spans)
+}
+
 /// Across ranks (a directory of two or more): per-rank step time and its spread, clock
 /// offsets from matched collectives, and the ranks that arrive late at collectives.
 fn cross_rank_section(across: &investigation::AcrossRanks, findings: &mut Vec<Finding>) -> Section {

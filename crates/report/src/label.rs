@@ -28,11 +28,11 @@ pub enum Value {
 }
 
 /// How terminal text writes a figure when not in its unit's default way (a tool's fixed
-/// output format). Durations are written as [`Nanos::human`] does but in [`Format::Millis`].
+/// output format). Durations are written as [`Nanos::human`] does but in [`NumberFormat::Millis`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "style", content = "decimals", rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum Format {
+pub enum NumberFormat {
     /// The bare number with this many decimals, no unit, no thousands separators.
     Fixed(u8),
     /// A percentage with this many decimals and a bare `%` (`12.5%`).
@@ -135,14 +135,14 @@ pub fn value_text(v: Value) -> String {
 }
 
 /// How a value reads in `format` (the unit's default without one).
-pub fn formatted(v: Value, format: Option<Format>) -> String {
+pub fn formatted(v: Value, format: Option<NumberFormat>) -> String {
     let Some(format) = format else {
         return value_text(v);
     };
     let (x, integer) = match v {
         Value::Duration(ns) => {
             return match format {
-                Format::Millis(d) => format!("{:.*} ms", usize::from(d), ns as f64 / 1e6),
+                NumberFormat::Millis(d) => format!("{:.*} ms", usize::from(d), ns as f64 / 1e6),
                 _ => Nanos(ns).human(),
             };
         }
@@ -158,8 +158,8 @@ pub fn formatted(v: Value, format: Option<Format>) -> String {
         None => format!("{x:.*}", usize::from(d)),
     };
     match format {
-        Format::Fixed(d) | Format::Millis(d) => fixed(d),
-        Format::PercentSign(d) => format!("{}%", fixed(d)),
+        NumberFormat::Fixed(d) | NumberFormat::Millis(d) => fixed(d),
+        NumberFormat::PercentSign(d) => format!("{}%", fixed(d)),
     }
 }
 

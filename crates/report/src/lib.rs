@@ -41,8 +41,14 @@ pub mod swimlane;
 pub mod text;
 
 pub use doc::{
-    Align, Block, Cell, Column, Document, Finding, Line, Section, Span, Table, TextLayout,
+    Align, Block, Cell, Column, Document, Finding, Section, Span, SpanLine, Table, TextLayout,
     TrustEntry,
 };
-pub use label::{Figure, Format, Value};
+pub use label::{Figure, NumberFormat, Value};
+// The names before #40 (trace-frame's renderer still uses them; its branch moves on
+// separately): `Format` was also the capture's format, `Line` also an XSpace line.
+#[doc(hidden)]
+pub use doc::SpanLine as Line;
+#[doc(hidden)]
+pub use label::NumberFormat as Format;
 pub use trace_model::Provenance;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
-use crate::label::{Figure, Format};
+use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
 /// What `analyze-profile` prints for one run.
@@ -132,8 +132,8 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::left(1, 40),
         Column::right(1, 12),
-        Column::right(1, 7).format(Format::PercentSign(1)),
-        Column::right(1, 10).format(Format::Fixed(0)),
+        Column::right(1, 7).format(NumberFormat::PercentSign(1)),
+        Column::right(1, 10).format(NumberFormat::Fixed(0)),
     ]))));
 
     sec.push(Block::blank());
@@ -164,9 +164,9 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     sec.push(Block::Table(
         t.with_layout(
             TextLayout::new(vec![
-                Column::right(1, 7).format(Format::PercentSign(1)),
+                Column::right(1, 7).format(NumberFormat::PercentSign(1)),
                 Column::right(1, 12),
-                Column::right(1, 10).format(Format::Fixed(0)),
+                Column::right(1, 10).format(NumberFormat::Fixed(0)),
                 Column::left(2, 0),
             ])
             .without_header(),
@@ -204,8 +204,8 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::right(1, 4),
         Column::right(1, 12),
-        Column::right(1, 7).format(Format::PercentSign(1)),
-        Column::right(1, 10).format(Format::Fixed(0)),
+        Column::right(1, 7).format(NumberFormat::PercentSign(1)),
+        Column::right(1, 10).format(NumberFormat::Fixed(0)),
         Column::left(1, 28),
         Column::left(1, 0),
     ]))));
@@ -226,7 +226,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     for (bucket, pct, text) in applicable {
         sec.push(Block::line(vec![
             Span::text(format!(" {bucket} ")),
-            Span::formatted(measured::percent(pct), Format::PercentSign(1)),
+            Span::formatted(measured::percent(pct), NumberFormat::PercentSign(1)),
             Span::text(format!(": {text}")),
         ]));
     }
@@ -235,7 +235,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         Span::text(" Matmul + convolution + attention (core compute): "),
         Span::formatted(
             measured::percent(summary.core_compute_percent),
-            Format::PercentSign(1),
+            NumberFormat::PercentSign(1),
         ),
         Span::text(" of GPU time [measured]"),
     ]));
@@ -259,7 +259,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         sec.push(Block::Table(
             t.with_layout(
                 TextLayout::new(vec![
-                    Column::right(1, 8).format(Format::Fixed(0)),
+                    Column::right(1, 8).format(NumberFormat::Fixed(0)),
                     Column::left(2, 0),
                 ])
                 .without_header(),
@@ -327,7 +327,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
     let time_and_share = |time_ns: Nanos, pct: f64| {
         let mut spans = vec![duration(time_ns), Span::text(" ")];
         spans.extend(crate::text::padded(
-            Span::formatted(measured::percent(pct), Format::Fixed(1)),
+            Span::formatted(measured::percent(pct), NumberFormat::Fixed(1)),
             5,
         ));
         spans.push(Span::text("%"));
@@ -380,7 +380,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
     layout.extend(
         summaries
             .iter()
-            .map(|_| Column::right(1, 20).format(Format::PercentSign(1))),
+            .map(|_| Column::right(1, 20).format(NumberFormat::PercentSign(1))),
     );
     sec.push(Block::Table(t.with_layout(TextLayout::new(layout))));
     sec.push(Block::blank());
@@ -428,7 +428,7 @@ fn backends(summary: &GpuSummary) -> Section {
                 Column::left(1, 44),
                 Column::left(0, 0),
                 Column::right(1, 12),
-                Column::right(1, 7).format(Format::PercentSign(1)),
+                Column::right(1, 7).format(NumberFormat::PercentSign(1)),
                 Column::left(0, 0),
             ])
             .without_header(),

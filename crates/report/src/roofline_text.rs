@@ -7,7 +7,7 @@ use roofline::{Roofline, RooflineOp};
 use trace_model::Provenance;
 
 use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
-use crate::label::{Figure, Format};
+use crate::label::{Figure, NumberFormat};
 
 /// The ops the chart shows: those with a positive intensity and a positive achieved FLOP/s.
 pub fn chart_ops(report: &Roofline) -> Vec<&RooflineOp> {
@@ -81,7 +81,7 @@ pub fn document(report: &Roofline, top: usize) -> Document {
     let share = |ns: i64| {
         Span::formatted(
             Figure::percent(ns as f64 / gpu * 100.0, Provenance::Measured),
-            Format::PercentSign(1),
+            NumberFormat::PercentSign(1),
         )
     };
     head.push(Block::Paragraph(vec![
@@ -91,7 +91,7 @@ pub fn document(report: &Roofline, top: usize) -> Document {
                 report.gpu_time_ns.value.0 as f64 / 1e6,
                 Provenance::Measured,
             ),
-            Format::Fixed(3),
+            NumberFormat::Fixed(3),
         ),
         Span::text(" ms; in ops "),
         share(report.attributed_time_ns.value.0),
@@ -156,8 +156,8 @@ pub fn document(report: &Roofline, top: usize) -> Document {
             Cell::text(o.peak_basis.clone()),
         ]);
     }
-    let fixed = |gap, width, d| Column::right(gap, width).format(Format::Fixed(d));
-    let percent = |width| Column::right(1, width).format(Format::PercentSign(1));
+    let fixed = |gap, width, d| Column::right(gap, width).format(NumberFormat::Fixed(d));
+    let percent = |width| Column::right(1, width).format(NumberFormat::PercentSign(1));
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::left(0, 44),
         Column::left(1, 13),
@@ -189,24 +189,33 @@ pub fn document(report: &Roofline, top: usize) -> Document {
     );
     doc.sections.push(sec);
     if !report.trust.is_empty() {
-        let mut sec = Section::new("trust", "");
-        sec.push(Block::Paragraph(Vec::new()));
-        sec.para("Trust list:");
-        for t in &report.trust {
-            sec.push(Block::Paragraph(vec![
-                Span::text(format!("  - {} ({}): ", t.message, t.code)),
-                Span::formatted(Figure::count(t.count, t.provenance()), Format::Fixed(0)),
-                Span::text(format!(" {}, ", t.unit.as_deref().unwrap_or_default())),
-                Span::formatted(
-                    Figure::number(t.time_ns.unwrap_or_default().0 as f64 / 1e6, t.provenance()),
-                    Format::Fixed(3),
-                ),
-                Span::text(format!(" ms of GPU time [{}]", t.provenance().word())),
-            ]));
-        }
-        doc.sections.push(sec);
+        doc.sections.push(trust_section(&report.trust));
     }
     doc
+}
+
+/// The roofline's trust list: each `trace_model::TrustItem` with its count and GPU time,
+/// labelled by the item's provenance.
+fn trust_section(trust: &[trace_model::TrustItem]) -> Section {
+    let mut sec = Section::new("trust", "");
+    sec.push(Block::Paragraph(Vec::new()));
+    sec.para("Trust list:");
+    for t in trust {
+        sec.push(Block::Paragraph(vec![
+            Span::text(format!("  - {} ({}): ", t.message, t.code)),
+            Span::formatted(
+                Figure::count(t.count, t.provenance()),
+                NumberFormat::Fixed(0),
+            ),
+            Span::text(format!(" {}, ", t.unit.as_deref().unwrap_or_default())),
+            Span::formatted(
+                Figure::number(t.time_ns.unwrap_or_default().0 as f64 / 1e6, t.provenance()),
+                NumberFormat::Fixed(3),
+            ),
+            Span::text(format!(" ms of GPU time [{}]", t.provenance().word())),
+        ]));
+    }
+    sec
 }
 
 fn csv_field(text: &str) -> String {

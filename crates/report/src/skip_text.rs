@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 use trace_model::Nanos;
 
-use crate::doc::{Block, Cell, Column, Document, Line, Section, Table, TextLayout};
-use crate::label::{Figure, Format};
+use crate::doc::{Block, Cell, Column, Document, Section, SpanLine, Table, TextLayout};
+use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
 use analysis::{
@@ -38,7 +38,7 @@ pub fn document(analysis: &InputAnalysis) -> Document {
         let mut sec = Section::new("last_finisher", "");
         sec.push(Block::blank());
         sec.push(
-            Line::default()
+            SpanLine::default()
                 .text(format!("Last to finish step {}: rank {rank}, ", lf.step))
                 .figure(Figure::duration(lf.behind_earliest, provenance.clone()))
                 .text(format!(
@@ -57,7 +57,7 @@ fn report(sec: &mut Section, r: &CaptureAnalysis) {
     sec.para(format!("== {}{rank}", r.label));
     sec.para(format!("format: {}", r.format.describe()));
     let n = r.steps.steps.len();
-    let mut l = Line::default();
+    let mut l = SpanLine::default();
     l.text(format!("steps: {n} ({})", r.steps.origin.describe()));
     if let (Some(sp), Some(m)) = (r.steps.duration_spread(), r.steps.median_step()) {
         l.text(format!("; median step #{} ", r.steps.steps[m].number))
@@ -75,7 +75,7 @@ fn report(sec: &mut Section, r: &CaptureAnalysis) {
         return;
     };
     sec.push(
-        Line::default()
+        SpanLine::default()
             .text("window: ")
             .figure(measured::duration(window.span()))
             .text(" (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges) [measured]")
@@ -92,7 +92,7 @@ fn report(sec: &mut Section, r: &CaptureAnalysis) {
 
 fn verdict(sec: &mut Section, r: &CaptureAnalysis, window: Window) {
     let v = &r.verdict;
-    let mut l = Line::default();
+    let mut l = SpanLine::default();
     // One vocabulary with investigate: the verdict is the diagnosis's (its stable code),
     // the critical stream's budget below is its measured evidence.
     l.text(format!("Verdict [inferred]: {}", r.diagnosis.code()));
@@ -134,15 +134,18 @@ fn verdict(sec: &mut Section, r: &CaptureAnalysis, window: Window) {
         l.text("; a kernel waits ")
             .figure(measured::duration(mean))
             .text(" on average between launch and start, ")
-            .formatted(Figure::ratio(q, v.provenance.clone()), Format::Fixed(2))
+            .formatted(
+                Figure::ratio(q, v.provenance.clone()),
+                NumberFormat::Fixed(2),
+            )
             .text("x the mean kernel duration of ")
             .figure(measured::duration(t.akd));
     }
     if let Some(t) = r.total.as_ref().filter(|t| t.graph_kernels > 0) {
         l.text(" (")
-            .formatted(measured::count(t.graph_kernels), Format::Fixed(0))
+            .formatted(measured::count(t.graph_kernels), NumberFormat::Fixed(0))
             .text(" of ")
-            .formatted(measured::count(t.launched_kernels), Format::Fixed(0))
+            .formatted(measured::count(t.launched_kernels), NumberFormat::Fixed(0))
             .text(" launched kernels came from graph launches and are left out of that wait: their delay counts from the graph launch)");
     }
     match (
@@ -193,7 +196,7 @@ fn verdict(sec: &mut Section, r: &CaptureAnalysis, window: Window) {
             .text(" before the first, ")
             .figure(measured::duration(h.after_gpu))
             .text(" after the last, over ")
-            .formatted(measured::count(h.steps), Format::Fixed(0))
+            .formatted(measured::count(h.steps), NumberFormat::Fixed(0))
             .text(" steps); the host runs ");
         if h.top.is_empty() {
             l.text("nothing recorded");
@@ -217,7 +220,7 @@ fn verdict(sec: &mut Section, r: &CaptureAnalysis, window: Window) {
     }
     if r.in_flight.activities > 0 {
         l.text("  In flight at capture start: ")
-            .formatted(measured::count(r.in_flight.activities), Format::Fixed(0))
+            .formatted(measured::count(r.in_flight.activities), NumberFormat::Fixed(0))
             .text(" activities, ")
             .figure(measured::duration(r.in_flight.time))
             .text(" of GPU time, launched before the capture began (left out of steps, budgets and SKIP metrics).");
@@ -283,7 +286,7 @@ fn budgets(sec: &mut Section, r: &CaptureAnalysis) {
         ));
     }
     let part = || Column::right(1, 11);
-    let percent = || Column::right(1, 6).format(Format::Fixed(1));
+    let percent = || Column::right(1, 6).format(NumberFormat::Fixed(1));
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::right(0, 6),
         Column::right(1, 8),
@@ -319,12 +322,12 @@ fn gaps(sec: &mut Section, r: &CaptureAnalysis) {
         return;
     };
     sec.push(
-        Line::default()
+        SpanLine::default()
             .text(format!(
                 "Host events during the GPU-idle gaps of GPU {} stream {} [measured]: ",
                 c.device, c.stream
             ))
-            .formatted(measured::count(g.gap_count), Format::Fixed(0))
+            .formatted(measured::count(g.gap_count), NumberFormat::Fixed(0))
             .text(" gaps, ")
             .figure(measured::duration(g.idle))
             .text(" idle, host work during ")
@@ -362,8 +365,8 @@ fn gaps(sec: &mut Section, r: &CaptureAnalysis) {
     }
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::right(0, 11),
-        Column::right(1, 7).format(Format::Fixed(1)),
-        Column::right(1, 7).format(Format::Fixed(0)),
+        Column::right(1, 7).format(NumberFormat::Fixed(1)),
+        Column::right(1, 7).format(NumberFormat::Fixed(0)),
         Column::left(1, 12),
         Column::left(1, 0),
     ]))));
@@ -401,7 +404,7 @@ fn skip(sec: &mut Section, r: &CaptureAnalysis) {
         ]);
     }
     // Durations read as people read them; the kernel counts as plain integers.
-    let value = || Column::right(1, 11).format(Format::Fixed(0));
+    let value = || Column::right(1, 11).format(NumberFormat::Fixed(0));
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::left(0, 10),
         value(),
@@ -415,12 +418,12 @@ fn skip(sec: &mut Section, r: &CaptureAnalysis) {
     sec.push(Block::blank());
 }
 
-fn delay_line(l: &mut Line, s: &LaunchStats) {
-    l.formatted(measured::count(s.activities), Format::Fixed(0))
+fn delay_line(l: &mut SpanLine, s: &LaunchStats) {
+    l.formatted(measured::count(s.activities), NumberFormat::Fixed(0))
         .text(" activities, ")
-        .formatted(measured::count(s.with_launch), Format::Fixed(0))
+        .formatted(measured::count(s.with_launch), NumberFormat::Fixed(0))
         .text(" with a host launch, ")
-        .formatted(measured::count(s.without_launch), Format::Fixed(0))
+        .formatted(measured::count(s.without_launch), NumberFormat::Fixed(0))
         .text(" without");
     if let Some(d) = s.delay {
         l.text("; launch-to-start delay sum ")
@@ -433,7 +436,7 @@ fn delay_line(l: &mut Line, s: &LaunchStats) {
 }
 
 /// `min X, max Y` of a spread of durations, measured.
-fn min_max<'l>(l: &'l mut Line, s: &analysis::Spread) -> &'l mut Line {
+fn min_max<'l>(l: &'l mut SpanLine, s: &analysis::Spread) -> &'l mut SpanLine {
     l.text("min ")
         .figure(measured::duration(s.min))
         .text(", max ")
@@ -442,7 +445,7 @@ fn min_max<'l>(l: &'l mut Line, s: &analysis::Spread) -> &'l mut Line {
 
 fn launch(sec: &mut Section, r: &CaptureAnalysis) {
     sec.para("Launch join [measured]");
-    let mut l = Line::default();
+    let mut l = SpanLine::default();
     l.text("  all GPU activities: ");
     delay_line(&mut l, &r.launch_all);
     sec.push(l.take());
@@ -457,9 +460,9 @@ fn diagnostics(sec: &mut Section, r: &CaptureAnalysis) {
     }
     sec.para("Diagnostics (counted):");
     for d in r.diagnostics.iter() {
-        let mut l = Line::default();
+        let mut l = SpanLine::default();
         l.text(format!("  - {} (", d.code))
-            .formatted(measured::count(d.count), Format::Fixed(0))
+            .formatted(measured::count(d.count), NumberFormat::Fixed(0))
             .text(format!("×): {}", d.message));
         if !d.first.is_empty() {
             l.text(format!("; first: {}", d.first));

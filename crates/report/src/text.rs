@@ -5,14 +5,14 @@
 //! title (when not empty) and its blocks. A paragraph is one line (it may hold line breaks
 //! of its own); an empty paragraph is a blank line. A table with a [`TextLayout`] is written
 //! in fixed-width columns, one without as a pipe table. Figures are written as their
-//! value (in the column's or the span's [`Format`], else their unit's default); their label
+//! value (in the column's or the span's [`NumberFormat`], else their unit's default); their label
 //! is said once by the text around them (`[measured]`, a heading), as the Markdown renderer
 //! says it once per column.
 
 use std::fmt::Write;
 
 use crate::doc::{Align, Block, Cell, Document, Span, Table, TextLayout};
-use crate::label::{Figure, Format, formatted};
+use crate::label::{Figure, NumberFormat, formatted};
 
 /// Renders the document as terminal text.
 pub fn render(doc: &Document) -> String {
@@ -127,7 +127,7 @@ fn pipe_table(out: &mut String, t: &Table) {
     }
 }
 
-fn cell(c: &Cell, format: Option<Format>) -> String {
+fn cell(c: &Cell, format: Option<NumberFormat>) -> String {
     match c {
         Cell::Text(t) | Cell::Code(t) => t.clone(),
         Cell::Figure(f) => figure(f, format),
@@ -136,7 +136,7 @@ fn cell(c: &Cell, format: Option<Format>) -> String {
     }
 }
 
-fn figure(f: &Figure, format: Option<Format>) -> String {
+fn figure(f: &Figure, format: Option<NumberFormat>) -> String {
     match format {
         Some(_) => formatted(f.value, format),
         None => f.value_and_range(),
@@ -171,7 +171,7 @@ mod tests {
         ]);
         s.push(Block::Table(t.clone().with_layout(TextLayout::new(vec![
             Column::left(2, 6),
-            Column::right(1, 7).format(Format::PercentSign(1)),
+            Column::right(1, 7).format(NumberFormat::PercentSign(1)),
         ]))));
         s.push(Block::Table(t));
         doc.sections.push(s);

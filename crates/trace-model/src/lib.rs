@@ -43,6 +43,7 @@ mod builder;
 mod capture;
 mod classify;
 mod diagnostics;
+pub mod files;
 mod hash;
 mod intern;
 pub mod limits;

@@ -109,7 +109,7 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
     if args.compat
         && let Input::File(file) = &input
         && let Ok(kind) = load::detect(file)
-        && kind != load::Kind::Chrome
+        && kind != load::FileKind::Chrome
     {
         anyhow::bail!(
             "{}: --compat reads Kineto Chrome traces only, as the original script does; this file is a {}. Run without --compat.",

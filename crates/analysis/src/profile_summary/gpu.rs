@@ -330,22 +330,9 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         .collect();
     bucket_rows.sort_by_key(|b| Reverse(b.time_ns));
 
-    let mut attention_backends: Vec<BackendRow> = backend_time
-        .iter()
-        .map(|&(backend, time_ns, activities)| BackendRow {
-            backend,
-            time_ns: Nanos(time_ns),
-            activities,
-        })
-        .collect();
-    attention_backends.sort_by_key(|b| Reverse(b.time_ns));
+    let attention_backends = backend_rows(&backend_time);
     let dominant_backend = attention_backends.first().map(|b| b.backend);
-    let mut unknown_attention_kernels: Vec<(String, Nanos)> = unknown_attention
-        .into_iter()
-        .map(|(name, t)| (capture.name(name).to_owned(), Nanos(t)))
-        .collect();
-    unknown_attention_kernels.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    unknown_attention_kernels.truncate(5);
+    let unknown_attention_kernels = top_unknown_attention(capture, unknown_attention);
 
     let mut ops: Vec<LaunchingOpRow> = op_rows
         .into_iter()
@@ -411,6 +398,34 @@ pub fn gpu_summary(capture: &Capture, file: &str, rank: Option<i64>) -> GpuSumma
         phase: Phase::of(capture),
         trust,
     }
+}
+
+/// The attention backends by their GPU time, most first.
+fn backend_rows(backend_time: &[(&'static str, i64, u64)]) -> Vec<BackendRow> {
+    let mut rows: Vec<BackendRow> = backend_time
+        .iter()
+        .map(|&(backend, time_ns, activities)| BackendRow {
+            backend,
+            time_ns: Nanos(time_ns),
+            activities,
+        })
+        .collect();
+    rows.sort_by_key(|b| Reverse(b.time_ns));
+    rows
+}
+
+/// The five attention kernels of no known backend with the most GPU time, by name.
+fn top_unknown_attention(
+    capture: &Capture,
+    unknown_attention: HashMap<StringId, i64>,
+) -> Vec<(String, Nanos)> {
+    let mut kernels: Vec<(String, Nanos)> = unknown_attention
+        .into_iter()
+        .map(|(name, t)| (capture.name(name).to_owned(), Nanos(t)))
+        .collect();
+    kernels.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    kernels.truncate(5);
+    kernels
 }
 
 /// Loads the trace at `path` and summarises it (the first capture of an export that holds

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use compare::{CauseKey, Change, Comparison, Config, Presence, Verdict};
+use compare::{CauseKey, Change, Comparison, Config, Outcome, Presence};
 use trace_model::Nanos;
 
 /// How a synthetic capture is made: `steps` steps of `220 + host_wait` µs, each with a
@@ -148,7 +148,7 @@ fn a_capture_against_itself_changes_nothing() {
         gpu: H100,
     };
     let c = run(&s, &s);
-    assert_eq!(c.verdict, Verdict::NoChange);
+    assert_eq!(c.verdict, Outcome::NoChange);
     assert_no_change_anywhere(&c, "synthetic");
     assert_eq!(c.step_time.before.median, us(s.step_us()));
     assert_eq!(c.step_time.before.samples, 5);
@@ -187,7 +187,7 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
         gpu: H100,
     };
     let c = run(&before, &after);
-    assert_eq!(c.verdict, Verdict::Faster);
+    assert_eq!(c.verdict, Outcome::Faster);
     // Every step is alike: the median step is the step.
     assert_eq!(c.step_time.before.median, us(220 + h));
     assert_eq!(c.step_time.after.median, us(220 + h / 2));
@@ -297,7 +297,7 @@ fn different_gpus_are_inconclusive_and_say_why() {
         gpu: "AMD Instinct MI300X",
     };
     let c = run(&before, &after);
-    let Verdict::Inconclusive(reasons) = &c.verdict else {
+    let Outcome::Inconclusive(reasons) = &c.verdict else {
         panic!("{:?}", c.verdict)
     };
     assert_eq!(
@@ -319,7 +319,7 @@ fn too_few_steps_are_inconclusive() {
         gpu: H100,
     };
     let c = run(&before, &before);
-    let Verdict::Inconclusive(reasons) = &c.verdict else {
+    let Outcome::Inconclusive(reasons) = &c.verdict else {
         panic!("{:?}", c.verdict)
     };
     assert!(
@@ -358,7 +358,7 @@ fn a_renamed_kernel_of_the_same_class_and_time_is_found() {
     );
     assert_eq!(gemm.row.change, Change::None);
     assert_eq!(c.kernels.len(), 2, "{:?}", c.kernels);
-    assert_eq!(c.verdict, Verdict::NoChange);
+    assert_eq!(c.verdict, Outcome::NoChange);
 }
 
 #[test]
@@ -383,7 +383,7 @@ fn a_renumbered_stream_is_the_same_row() {
         ["GPU #0 stream 7 → 9: compute", "GPU #0 stream 7 → 9: idle"]
     );
     assert!(c.budgets.iter().all(|r| r.change == Change::None));
-    assert_eq!(c.verdict, Verdict::NoChange);
+    assert_eq!(c.verdict, Outcome::NoChange);
 }
 
 /// H100 against MI300X, the same model: not comparable (two GPU models, of two vendors:
@@ -398,7 +398,7 @@ fn h100_against_mi300x_names_the_kernel_renames() {
     let base = root.join("pytorch/tracelens-h100-qwen");
     let c = compare::compare(&base.join("h100"), &base.join("mi300"), &Config::default())
         .expect("compares");
-    let Verdict::Inconclusive(reasons) = &c.verdict else {
+    let Outcome::Inconclusive(reasons) = &c.verdict else {
         panic!("{:?}", c.verdict)
     };
     assert!(
@@ -575,15 +575,16 @@ fn every_shared_capture_against_itself_changes_nothing() {
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_no_change_anywhere(&c, &what);
         match &c.verdict {
-            Verdict::NoChange => {}
+            Outcome::NoChange => {}
             // Only the step count may make a capture not comparable with itself.
-            Verdict::Inconclusive(reasons) => assert!(
+            Outcome::Inconclusive(reasons) => assert!(
                 reasons.iter().all(|r| r.contains("step")),
                 "{what}: {reasons:?}"
             ),
             v => panic!("{what}: {v:?}"),
         }
         assert_eq!(c.kernel_overlap, [1.0, 1.0], "{what}");
+        assert_reports_compare_as_captures(input, &c, &what);
         kernel_rows += c.kernels.len();
         line_rows += c.python_lines.len();
     }
@@ -595,6 +596,46 @@ fn every_shared_capture_against_itself_changes_nothing() {
         line_rows > 100,
         "{line_rows} Python line rows over all captures"
     );
+}
+
+/// The capture's report.json against itself gives the comparison `from_captures` (the
+/// capture against itself) gives of what a report holds: the step-time row, verdict and
+/// realized gain, each side's step figures, GPUs and causes by key, and every cause row.
+fn assert_reports_compare_as_captures(input: &Path, from_captures: &Comparison, what: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = investigate_report(input, dir.path());
+    let from_reports = compare::compare(&json, &json, &Config::default())
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let c = from_captures;
+    assert!(
+        from_reports.before.from_report && !c.before.from_report,
+        "{what}"
+    );
+    assert_eq!(from_reports.step_time, c.step_time, "{what}");
+    assert_eq!(from_reports.verdict, c.verdict, "{what}");
+    assert_eq!(from_reports.realized_gain, c.realized_gain, "{what}");
+    assert_eq!(from_reports.causes, c.causes, "{what}");
+    assert_eq!(from_reports.moved_most, c.moved_most, "{what}");
+    assert_eq!(from_reports.leading_after, c.leading_after, "{what}");
+    for (r, s) in [
+        (&from_reports.before, &c.before),
+        (&from_reports.after, &c.after),
+    ] {
+        assert_eq!(r.step_time, s.step_time, "{what}");
+        assert_eq!(r.mean_step, s.mean_step, "{what}");
+        assert_eq!(r.causes, s.causes, "{what}");
+        assert_eq!(r.replays, s.replays, "{what}");
+        assert_eq!(
+            (&r.gpu_models, &r.gpu_vendors, r.devices, r.captures),
+            (&s.gpu_models, &s.gpu_vendors, s.devices, s.captures),
+            "{what}"
+        );
+        assert_eq!(
+            (&r.step_origin, r.has_steps, r.steady_steps),
+            (&s.step_origin, s.has_steps, s.steady_steps),
+            "{what}"
+        );
+    }
 }
 
 /// One row of HTA's `compare_traces` output.
@@ -739,7 +780,7 @@ fn a_report_json_side_predicts_what_its_capture_predicts() {
     let from_report = compare::compare(&report_json, &after, &Config::default()).expect("compares");
     assert!(from_report.before.from_report);
     assert_eq!(from_report.step_time, from_capture.step_time);
-    assert_eq!(from_report.verdict, Verdict::Faster);
+    assert_eq!(from_report.verdict, Outcome::Faster);
     assert_eq!(from_report.verdict, from_capture.verdict);
     assert_eq!(from_report.realized_gain, from_capture.realized_gain);
     let nonzero = |c: &Comparison| -> Vec<compare::CauseRow> {
@@ -795,7 +836,7 @@ fn two_report_json_files_compare_as_their_captures() {
     assert!(from_reports.before.from_report && from_reports.after.from_report);
     assert_eq!(from_reports.step_time, from_captures.step_time);
     assert_eq!(from_reports.verdict, from_captures.verdict);
-    assert_eq!(from_reports.verdict, Verdict::Faster);
+    assert_eq!(from_reports.verdict, Outcome::Faster);
     assert_eq!(from_reports.realized_gain, from_captures.realized_gain);
     assert_eq!(from_reports.causes, from_captures.causes);
     assert!(!from_reports.causes.is_empty());
@@ -849,7 +890,7 @@ fn removing_one_cause_is_predicted_within_five_percent() {
         gpu: H100,
     };
     let c = run(&before, &after);
-    assert_eq!(c.verdict, Verdict::Faster);
+    assert_eq!(c.verdict, Outcome::Faster);
     assert_eq!(c.realized_gain, us(h));
     let key = CauseKey::Host(analysis::HostCause::NothingRecorded);
     let host = cause(&c, key);
@@ -913,7 +954,7 @@ fn a_per_layer_window_against_a_per_step_one_is_inconclusive() {
         side_of("layers.json", &per_layer, 160, &[H100], &["NVIDIA"]),
         &Config::default(),
     );
-    let Verdict::Inconclusive(reasons) = &c.verdict else {
+    let Outcome::Inconclusive(reasons) = &c.verdict else {
         panic!("{:?}", c.verdict)
     };
     assert!(
@@ -932,7 +973,7 @@ fn a_per_layer_window_against_a_per_step_one_is_inconclusive() {
         side_of("b.json", &per_step, 10, &[H100], &["NVIDIA"]),
         &Config::default(),
     );
-    assert_eq!(c.verdict, Verdict::NoChange);
+    assert_eq!(c.verdict, Outcome::NoChange);
 }
 
 /// Two GPUs of different vendors, neither side naming its model: inconclusive.
@@ -946,7 +987,7 @@ fn two_gpus_of_different_vendors_are_inconclusive() {
     );
     assert_eq!(
         c.verdict,
-        Verdict::Inconclusive(vec![
+        Outcome::Inconclusive(vec![
             "different GPU vendors: 1 × NVIDIA before, 1 × AMD after".to_owned()
         ])
     );

@@ -46,10 +46,14 @@ const TYPICAL_REPLAY_ERROR: &str = "the unchanged replay's median absolute step 
      the measured steps with every GPU edge at the capture's typical delay: the error of the \
      graph's structure alone";
 
+/// A replay error (a fraction) as a percentage, inferred as `what` says.
+fn replay_error_figure(e: f64, what: &'static str) -> Figure {
+    Figure::percent(100.0 * e, Provenance::inferred(what))
+}
+
 /// The unchanged replay's error, with the typical-delay one beside it where known.
 fn replay_error_cell(r: &investigation::Replayed) -> Cell {
-    let figure =
-        |e: f64, what: &'static str| Figure::percent(100.0 * e, Provenance::inferred(what));
+    let figure = replay_error_figure;
     match (r.replay_error, r.typical_replay_error) {
         (None, _) => Cell::text("none"),
         (Some(e), None) => Cell::figure(figure(e, REPLAY_ERROR)),
@@ -62,14 +66,52 @@ fn replay_error_cell(r: &investigation::Replayed) -> Cell {
     }
 }
 
-/// The typical-delay replay error in words, for the first cause's sentence.
-fn typical_error_text(r: &investigation::Replayed) -> String {
-    r.typical_replay_error.map_or_else(String::new, |e| {
-        format!(
-            "; {:.1} % with typical delays, the error of the graph's structure alone",
-            100.0 * e
-        )
-    })
+/// The first cause's sentence, after its subtraction estimate: its replayed step, or why
+/// there is none.
+fn replay_sentence(replay: &CauseReplay, spans: &mut Vec<Span>) {
+    match replay {
+        CauseReplay::Replayed(r) => {
+            spans.push(Span::text(format!(
+                "; a replay of its scenario `{}` on the capture's dependency graph gives ",
+                r.scenario
+            )));
+            spans.push(Span::Figure(Figure::duration(
+                r.step_after,
+                Provenance::inferred(investigation::REPLAY_ASSUMPTIONS),
+            )));
+            spans.push(Span::text(" instead of "));
+            spans.push(Span::Figure(Figure::duration(
+                r.replayed_step,
+                Provenance::inferred(investigation::REPLAY_ASSUMPTIONS),
+            )));
+            spans.push(Span::text(" (the unchanged replay; measured "));
+            spans.push(Span::Figure(Figure::duration(
+                r.measured_step,
+                Provenance::Measured,
+            )));
+            spans.push(Span::text(", replay error "));
+            spans.push(match r.replay_error {
+                Some(e) => Span::Figure(replay_error_figure(e, REPLAY_ERROR)),
+                None => Span::text("unknown"),
+            });
+            if let Some(t) = r.typical_replay_error {
+                spans.push(Span::text("; "));
+                spans.push(Span::Figure(replay_error_figure(t, TYPICAL_REPLAY_ERROR)));
+                spans.push(Span::text(
+                    " with typical delays, the error of the graph's structure alone",
+                ));
+            }
+            spans.push(Span::text(")."));
+        }
+        CauseReplay::CannotReplay { reason } => {
+            spans.push(Span::text(format!(
+                "; cannot replay the capture: {reason}."
+            )));
+        }
+        CauseReplay::NoScenario { .. } | CauseReplay::NotComputed => {
+            spans.push(Span::text("."));
+        }
+    }
 }
 
 /// A cause's replayed step, or why there is none.
@@ -293,42 +335,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             Span::Figure(Figure::duration(ranked.mean_step, Provenance::Measured)),
             Span::text(" by subtraction"),
         ];
-        match &c.replay {
-            CauseReplay::Replayed(r) => {
-                spans.push(Span::text(format!(
-                    "; a replay of its scenario `{}` on the capture's dependency graph gives ",
-                    r.scenario
-                )));
-                spans.push(Span::Figure(Figure::duration(
-                    r.step_after,
-                    Provenance::inferred(investigation::REPLAY_ASSUMPTIONS),
-                )));
-                spans.push(Span::text(" instead of "));
-                spans.push(Span::Figure(Figure::duration(
-                    r.replayed_step,
-                    Provenance::inferred(investigation::REPLAY_ASSUMPTIONS),
-                )));
-                spans.push(Span::text(" (the unchanged replay; measured "));
-                spans.push(Span::Figure(Figure::duration(
-                    r.measured_step,
-                    Provenance::Measured,
-                )));
-                spans.push(Span::text(format!(
-                    ", replay error {}{}).",
-                    r.replay_error
-                        .map_or_else(|| "unknown".to_owned(), |e| format!("{:.1} %", 100.0 * e)),
-                    typical_error_text(r)
-                )));
-            }
-            CauseReplay::CannotReplay { reason } => {
-                spans.push(Span::text(format!(
-                    "; cannot replay the capture: {reason}."
-                )));
-            }
-            CauseReplay::NoScenario { .. } | CauseReplay::NotComputed => {
-                spans.push(Span::text("."));
-            }
-        }
+        replay_sentence(&c.replay, &mut spans);
         findings.push(Finding::new(spans));
     }
     s.push(Block::Table(t.with_note(format!(
@@ -371,33 +378,25 @@ pub(super) fn trust_entry(inv: &Investigation, item: &TrustNote) -> TrustEntry {
         TrustNote::RooflineFailed { error } => {
             entry("roofline-failed", format!("roofline: {error}"))
         }
-        TrustNote::Roofline {
-            code,
-            message,
-            count: n,
-            percent,
-        } => TrustEntry {
-            count: count(*n),
-            share: percent.map(|p| Figure::percent(p, Provenance::Measured)),
-            ..entry(code, format!("roofline: {message}"))
+        TrustNote::Roofline { entry: t, percent } => TrustEntry {
+            share: percent.map(|p| Figure::percent(p, t.provenance())),
+            ..TrustEntry::of_item(t, format!("roofline: {}", t.message))
         },
         TrustNote::Diagnostic {
             who,
-            code,
-            message,
-            count: n,
+            entry: t,
             percent,
         } => TrustEntry {
-            count: count(*n),
-            share: percent.map(|p| Figure::percent(p, Provenance::Measured)),
-            ..entry(
-                code,
-                if code == "flow-one-end" {
+            share: percent.map(|p| Figure::percent(p, t.provenance())),
+            ..TrustEntry::of_item(
+                t,
+                if t.code == "flow-one-end" {
                     format!(
-                        "{who}: {message} (listed because some activities have no launch: the missing ends may be theirs)"
+                        "{who}: {} (listed because some activities have no launch: the missing ends may be theirs)",
+                        t.message
                     )
                 } else {
-                    format!("{who}: {message}")
+                    format!("{who}: {}", t.message)
                 },
             )
         },

@@ -146,15 +146,23 @@ fn attribute_kernels_prints_a_document() {
 /// The formats the tools' fixed columns use.
 #[test]
 fn formats_read_as_the_tools_wrote_them() {
-    use report::{Figure, Format, Provenance, Value};
-    let check = |v: Value, f: Format, expect: &str| {
+    use report::{Figure, NumberFormat, Provenance, Value};
+    let check = |v: Value, f: NumberFormat, expect: &str| {
         let doc_text =
             report::text::spans(&[Span::Formatted(Figure::new(v, Provenance::Measured), f)]);
         assert_eq!(doc_text, expect);
     };
-    check(Value::Percent(12.345), Format::PercentSign(1), "12.3%");
-    check(Value::Count(1234567), Format::Fixed(0), "1234567");
-    check(Value::Number(57407.04), Format::Fixed(1), "57407.0");
-    check(Value::Duration(1_234_567), Format::Millis(3), "1.235 ms");
-    check(Value::Duration(1_500), Format::Fixed(0), "1.50 µs");
+    check(
+        Value::Percent(12.345),
+        NumberFormat::PercentSign(1),
+        "12.3%",
+    );
+    check(Value::Count(1234567), NumberFormat::Fixed(0), "1234567");
+    check(Value::Number(57407.04), NumberFormat::Fixed(1), "57407.0");
+    check(
+        Value::Duration(1_234_567),
+        NumberFormat::Millis(3),
+        "1.235 ms",
+    );
+    check(Value::Duration(1_500), NumberFormat::Fixed(0), "1.50 µs");
 }

@@ -261,6 +261,7 @@ fn nsys_and_rocprof_captures_give_a_full_report() {
         assert!(md.contains("Verdict"), "{rel}");
         let html = std::fs::read_to_string(out.join("report.html")).expect("html");
         assert!(html.contains("<svg"), "{rel}: no swimlane drawing");
+        assert_round_trips(&out, rel);
     }
     let none = root.join("nsys/jacc-4xa100-no-cuda-tables/report1.sqlite");
     let out = tmp.path().join("none");
@@ -278,12 +279,12 @@ fn assert_round_trips(out: &Path, what: &str) {
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
     let doc = report::investigate::document(&inv);
     assert_eq!(report::markdown::render(&doc), md, "{what}");
-    // The same JSON again (compared as values: serde_json's default float parsing may
-    // change a float's last digit, which the Markdown never shows).
-    let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).expect("JSON");
+    // The same JSON again, byte for byte (floats read back exactly: serde_json's
+    // `float_roundtrip`), and the same value read back from it.
+    assert_eq!(report::report_json::write(&inv), text, "{what}");
     assert_eq!(
-        value(&report::report_json::write(&inv)),
-        value(&text),
+        report::report_json::read(&report::report_json::write(&inv)).expect("reads"),
+        inv,
         "{what}"
     );
 }
