@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from enum import Enum, Flag, auto
+from enum import Flag, auto
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pandas as pd
 
-from . import _native
+from . import _hta_frame, _native
+from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
     "TraceAnalysis",
@@ -780,100 +781,6 @@ class TraceAnalysis:
             return CriticalPathSummary(0.0, []), False
         length, split = res
         return CriticalPathSummary(length, split), True
-
-
-class DeviceType(Enum):
-    """HTA's ``trace_diff.DeviceType``: which side's operations a diff compares."""
-
-    CPU = 1
-    GPU = 2
-    ALL = 3
-
-
-class LabeledTrace:
-    """HTA's ``LabeledTrace``. Not built: constructing one raises NotImplementedError."""
-
-    def __init__(
-        self,
-        label: Optional[str] = None,
-        t: Any = None,
-        trace_dir: Optional[str] = None,
-    ) -> None:
-        raise _not_built("LabeledTrace (TraceDiff's labeled trace)")
-
-    def ranks(self) -> List[int]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.ranks")
-
-    def iterations(self) -> List[int]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.iterations")
-
-    def extract_ops(
-        self,
-        rank: Union[int, List[int], None] = None,
-        iteration: Union[int, List[int], None] = None,
-        device_type: DeviceType = DeviceType.ALL,
-    ) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.extract_ops")
-
-    def get_ops_summary(self, ops: pd.DataFrame) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.get_ops_summary")
-
-
-class TraceDiff:
-    """HTA's ``TraceDiff``. Not built: every method raises NotImplementedError."""
-
-    @classmethod
-    def compare_traces(
-        cls,
-        control: Union[LabeledTrace, str],
-        test: Union[LabeledTrace, str],
-        control_rank: Union[int, List[int], None] = None,
-        test_rank: Union[int, List[int], None] = None,
-        control_iteration: Union[int, List[int], None] = None,
-        test_iteration: Union[int, List[int], None] = None,
-        device_type: DeviceType = DeviceType.ALL,
-        use_short_name: bool = False,
-    ) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.compare_traces")
-
-    @classmethod
-    def ops_diff(
-        cls,
-        control: Union[LabeledTrace, str],
-        test: Union[LabeledTrace, str],
-        control_rank: Union[int, List[int], None] = None,
-        test_rank: Union[int, List[int], None] = None,
-        control_iteration: Union[int, List[int], None] = None,
-        test_iteration: Union[int, List[int], None] = None,
-        device_type: DeviceType = DeviceType.ALL,
-    ) -> Dict[str, List[str]]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.ops_diff")
-
-    @classmethod
-    def visualize_counts_diff(
-        cls,
-        df: pd.DataFrame,
-        show_image: bool = True,
-        export_image_path: Optional[str] = None,
-    ) -> None:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.visualize_counts_diff")
-
-    @classmethod
-    def visualize_duration_diff(
-        cls,
-        df: pd.DataFrame,
-        show_image: bool = True,
-        export_image_path: Optional[str] = None,
-    ) -> None:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.visualize_duration_diff")
 
 
 def _json_scalar(v: Any) -> Any:
