@@ -47,6 +47,13 @@ def _column(events: pd.DataFrame, name: str, default: float) -> pd.Series:
     return pd.Series(default, index=events.index, dtype="float64")
 
 
+def _json_id(v: object) -> object:
+    """A ``pid``/``tid`` as the JSON held it: the loader gives strings; integers are ints."""
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return int(v)
+    return v
+
+
 def _stream(v: object) -> int:
     """HTA's stream number: the integer of ``args.stream``, else -1."""
     try:
@@ -84,8 +91,8 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
             "index": np.arange(len(ev), dtype="int64"),
             "cat": ev["cat"].astype(object),
             "name": ev["name"].astype(object),
-            "pid": ev["pid"],
-            "tid": ev["tid"],
+            "pid": ev["pid"].map(_json_id),
+            "tid": ev["tid"].map(_json_id),
             "ts": ts.astype("int64"),
             "dur": (end - ts).astype("float64"),
             "stream": stream,
@@ -93,7 +100,7 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
             "external_id": ext,
         }
     )
-    gpu = ((df["stream"] >= 0) & (df["correlation"] >= 0)) | df["name"].isin(_SYNC_NAMES)
+    gpu = gpu_mask(df)
     # index_correlation: -1 without a correlation, else 0 until linked.
     ic = np.minimum(df["correlation"].to_numpy(), 0)
     linked = df[df["correlation"] != -1]
@@ -106,6 +113,43 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     df["iteration"] = _iterations(df)
     df["end"] = df["ts"] + df["dur"]
     return df
+
+
+def gpu_mask(df: pd.DataFrame) -> pd.Series:
+    """HTA's GPU events: on a stream with a correlation, or a device sync; the rest are CPU
+    events."""
+    return ((df["stream"] >= 0) & (df["correlation"] >= 0)) | df["name"].isin(_SYNC_NAMES)
+
+
+def analysis_frames(
+    rank_files: List[Tuple[int, str]], fractional: Dict[int, bool], include_last_profiler_step: bool
+) -> Dict[int, pd.DataFrame]:
+    """The frames of HTA's ``TraceAnalysis``: every rank's parsed frame with ``ts`` aligned
+    to the earliest start over the ranks (``end`` is left unaligned, as HTA leaves it), and,
+    with two or more ``ProfilerStep`` names over the ranks, only the CPU events that start
+    before the last step starts (with ``include_last_profiler_step``: at or before the
+    latest step end) and the GPU events of their correlation ids, GPU events first."""
+    frames = {r: events_frame(p, fractional[r]) for r, p in rank_files}
+    starts = [f["ts"].min() for f in frames.values() if len(f)]
+    origin = min(starts) if starts else 0
+    names: set = set()
+    for f in frames.values():
+        f["ts"] = f["ts"] - origin
+        names.update(n for n in pd.unique(f["name"]) if "ProfilerStep" in n)
+    if len(names) < 2:
+        return frames
+    out = {}
+    for r, f in frames.items():
+        gpu = gpu_mask(f)
+        cpu = f[~gpu]
+        steps = cpu[cpu["name"].isin(names)]
+        if include_last_profiler_step:
+            cpu = cpu[cpu["ts"] <= steps["end"].max()]
+        else:
+            cpu = cpu[cpu["ts"] < steps["ts"].max()]
+        kept = f[gpu].merge(cpu["correlation"], on="correlation", how="inner")
+        out[r] = pd.concat([kept, cpu], axis=0)
+    return out
 
 
 def _iterations(df: pd.DataFrame) -> pd.Series:
