@@ -450,3 +450,36 @@ def test_counters_of_trace_files_go_beside_the_files(traces, tmp_path):
     events = _json_events(out)
     assert any(e.get("ph") == "C" and e.get("name") == "Queue Length" for e in events)
     assert (tmp_path / src.name).read_bytes() == src.read_bytes()
+
+
+def test_aten_op_kernels_and_delay(pair):
+    name, last, theirs, ours = pair
+    ranks = _ranks(theirs)
+    check(name, last, "aten_op_kernels", lambda: theirs.get_aten_op_kernels_and_delay(ranks=ranks),
+          lambda: ours.get_aten_op_kernels_and_delay(ranks=ranks))
+
+
+# The columns of get_gpu_kernels_with_user_annotations compared (docs/differences.md §14:
+# HTA's symbol ids differ from run to run, and the frame's other columns are not built).
+ANNOTATED_KERNEL_COLUMNS = ["s_name", "s_cat", "s_user_annotation", "ts", "dur", "end", "stream",
+                            "correlation", "pid", "tid", "iteration"]
+
+
+def _annotated(df):
+    if df is None:
+        return None
+    out = df[ANNOTATED_KERNEL_COLUMNS].copy()
+    for c in ("ts", "dur", "end"):
+        out[c] = out[c].astype("float64")
+    for c in ("stream", "correlation", "iteration"):
+        out[c] = out[c].astype("int64")
+    return out
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_gpu_kernels_with_user_annotations(pair, short):
+    name, last, theirs, ours = pair
+    for rank in _ranks(theirs):
+        check(name, last, "kernels_with_annotations",
+              lambda: _annotated(theirs.get_gpu_kernels_with_user_annotations(rank, True, short)),
+              lambda: _annotated(ours.get_gpu_kernels_with_user_annotations(rank, True, short)))
