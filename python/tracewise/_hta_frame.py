@@ -16,7 +16,7 @@ Used by ``TraceDiff``/``LabeledTrace`` and the per-operator methods of ``TraceAn
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pandas as pd
@@ -41,10 +41,21 @@ class SymbolTable:
         return values.map(self.index).astype("int64")
 
 
-def _column(events: pd.DataFrame, name: str, default: float) -> pd.Series:
-    if name in events.columns:
-        return events[name]
-    return pd.Series(default, index=events.index, dtype="float64")
+def _by_value(values: pd.Series, f: Any) -> pd.Series:
+    """``values`` mapped by ``f`` once per distinct value, as an object column."""
+    table = {v: f(v) for v in pd.unique(values)}
+    return values.map(table).astype(object)
+
+
+def _ints(values: pd.Series, f: Any) -> pd.Series:
+    """An int64 column: a float column's whole numbers (null as -1), else ``f`` of each
+    distinct value."""
+    if values.dtype.kind == "f":
+        return values.fillna(-1).astype("int64")
+    if values.dtype.kind == "i":
+        return values.astype("int64")
+    table = {v: f(v) for v in pd.unique(values)}
+    return pd.Series([table[v] for v in values], index=values.index, dtype="int64")
 
 
 def _json_id(v: object) -> object:
@@ -71,9 +82,16 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     ``iteration``, ``end``."""
     from . import load
 
-    ev = load(path).events().to_pandas()
-    ev = ev[ev["dur_ns"].notna() & ev["cat"].notna() & (ev["cat"] != "Trace")]
-    ev = ev.sort_values("event_index", kind="stable").reset_index(drop=True)
+    capture = load(path)
+    present = set(capture.events().columns)
+    wanted = {"args_stream": "stream", "args_correlation": "correlation", "args_External id": "ext"}
+    picks = ", ".join(
+        f'"{col}" AS {alias}' if col in present else f"NULL AS {alias}" for col, alias in wanted.items()
+    )
+    ev = capture.sql(
+        f"SELECT name, cat, pid, tid, ts_ns, dur_ns, {picks} FROM events "
+        "WHERE dur_ns IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace' ORDER BY event_index"
+    ).to_pandas()
     ts_ns = ev["ts_ns"].astype("int64")
     end_ns = ts_ns + ev["dur_ns"].astype("int64")
     if fractional:
@@ -82,17 +100,16 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     else:
         ts = ts_ns // 1000
         end = end_ns // 1000
-    stream_raw = _column(ev, "args_stream", np.nan)
-    stream = pd.Series([_stream(v) for v in stream_raw], index=ev.index, dtype="int64")
-    corr = _column(ev, "args_correlation", np.nan).fillna(-1).astype("int64")
-    ext = _column(ev, "args_External id", np.nan).fillna(-1).astype("int64")
+    stream = _ints(ev["stream"], _stream)
+    corr = _ints(ev["correlation"], lambda v: -1 if v is None or v != v else int(v))
+    ext = _ints(ev["ext"], lambda v: -1 if v is None or v != v else int(v))
     df = pd.DataFrame(
         {
             "index": np.arange(len(ev), dtype="int64"),
             "cat": ev["cat"].astype(object),
             "name": ev["name"].astype(object),
-            "pid": ev["pid"].map(_json_id).astype(object),
-            "tid": ev["tid"].map(_json_id).astype(object),
+            "pid": _by_value(ev["pid"], _json_id),
+            "tid": _by_value(ev["tid"], _json_id),
             "ts": ts.astype("int64"),
             "dur": (end - ts).astype("float64"),
             "stream": stream,
@@ -160,7 +177,8 @@ def _iterations(df: pd.DataFrame) -> pd.Series:
     cpu = (df["stream"] < 0).to_numpy()
     it[cpu] = -1
     ts = df["ts"].to_numpy()
-    steps = df[df["name"].str.startswith("ProfilerStep")]
+    step_names = [n for n in pd.unique(df["name"]) if n.startswith("ProfilerStep")]
+    steps = df[df["name"].isin(step_names)]
     for _, s in steps.iterrows():
         m = _STEP.match(s["name"])
         if m is None:

@@ -205,11 +205,11 @@ class TraceDiff:
         df: pd.DataFrame,
         show_image: bool = True,
         export_image_path: Optional[str] = None,
-    ) -> None: ...
+    ) -> pd.DataFrame: ...
     @classmethod
     def visualize_duration_diff(
         cls,
         df: pd.DataFrame,
         show_image: bool = True,
         export_image_path: Optional[str] = None,
-    ) -> None: ...
+    ) -> pd.DataFrame: ...
