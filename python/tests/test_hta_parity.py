@@ -286,8 +286,9 @@ def test_unknown_rank_is_a_value_error(pair):
 
 
 def test_the_hta_notebook_runs(tmp_path, monkeypatch):
-    """python/examples/hta_dropin.py, cell by cell as a notebook would run it: three of the
-    drop-in's queue methods, whose frames have HTA's columns."""
+    """python/examples/hta_dropin.py, cell by cell as a notebook would run it: the
+    drop-in's queue methods, memory bandwidth, annotation times, ATen launch delays and a
+    TraceDiff of two steps, whose frames have HTA's columns."""
     import os
     import runpy
 
@@ -323,6 +324,19 @@ def test_the_hta_notebook_runs(tmp_path, monkeypatch):
             "name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "rank"
         ]
         assert (annotations["sum (us)"] >= annotations["max (us)"]).all()
+    # The ATen launch delays and the step diff (issue #44, session 32).
+    delays, step_diff, step_changes = ns["delays"], ns["step_diff"], ns["step_changes"]
+    assert list(delays.columns) == [
+        "aten_op_name", "kernel_sequence", "occurrence_count", "avg_aten_op_launch_delay", "avg_runtime_delay"
+    ]
+    assert len(delays) > 0 and (delays["occurrence_count"] >= 1).all()
+    assert delays["occurrence_count"].is_monotonic_decreasing
+    assert list(step_diff.columns) == [
+        "first_counts", "first_total_duration", "last_counts", "last_total_duration",
+        "diff_counts", "diff_duration", "counts_change_categories",
+    ]
+    assert (step_diff["diff_counts"] == step_diff["last_counts"] - step_diff["first_counts"]).all()
+    assert sum(len(v) for k, v in step_changes.items() if k != "deleted") == int((step_diff["last_counts"] > 0).sum())
 
 
 def test_memory_bw_time_series(pair):
