@@ -168,6 +168,10 @@ class LabeledTrace:
         self,
         ops: pd.DataFrame,
     ) -> pd.DataFrame: ...
+    def get_trace(
+        self,
+        rank: int,
+    ) -> pd.DataFrame: ...
     def iterations(
         self,
     ) -> List[int]: ...
