@@ -77,3 +77,28 @@ bandwidth_summary
 # %%
 annotations = analyzer.get_gpu_user_annotation_breakdown(use_gpu_annotation=False, visualize=False)
 annotations
+
+# %% [markdown]
+# For each ATen operator and the kernels it launches, how long the host took from the
+# operator's start to its first launch, and the launch to the kernel's start (µs, means
+# over the occurrences).
+
+# %%
+delays = analyzer.get_aten_op_kernels_and_delay(ranks=[rank])[rank]
+delays.head()
+
+# %% [markdown]
+# HTA's `TraceDiff`: the GPU kernels of the first and the last profiled step side by side,
+# by name (counts and total µs), and which kernels came, went or ran more or less often.
+
+# %%
+from tracewise.hta import DeviceType, LabeledTrace, TraceDiff
+
+first = LabeledTrace("first", trace_dir=str(trace_dir))
+last = LabeledTrace("last", trace_dir=str(trace_dir))
+steps = first.iterations()
+step_diff = TraceDiff.compare_traces(
+    first, last, rank, rank, steps[0], steps[-1], device_type=DeviceType.GPU
+)
+step_changes = TraceDiff.ops_diff(first, last, rank, rank, steps[0], steps[-1], device_type=DeviceType.GPU)
+step_diff.head(), {k: len(v) for k, v in step_changes.items()}

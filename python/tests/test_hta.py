@@ -145,3 +145,40 @@ def test_reference_csvs_agree(pair, traces):
     equal(temporal, ours.get_temporal_breakdown())
     stragglers = pd.read_csv(refs / "potential_stragglers.csv", index_col=0)
     assert sorted(stragglers["straggler_rank"]) == ours.get_potential_stragglers()
+
+
+def test_trace_diff_visualize():
+    """The visualize methods return the data HTA plots (each label's column and the
+    difference, by name) and plot nothing unless asked; a frame that is not
+    compare_traces' (fewer than two labels) is a ValueError."""
+    from tracewise.hta import TraceDiff
+
+    df = pd.DataFrame(
+        {
+            "a_counts": [1, 2], "a_total_duration": [10.0, 20.0],
+            "b_counts": [3, 2], "b_total_duration": [5.0, 20.0],
+            "diff_counts": [2, 0], "diff_duration": [-5.0, 0.0],
+        },
+        index=pd.Index(["k1", "k2"], name="name"),
+    )
+    d = TraceDiff.visualize_duration_diff(df, show_image=False)
+    assert d.columns.tolist() == ["a", "b", "Difference"]
+    assert d["Difference"].tolist() == [-5.0, 0.0] and d["b"].tolist() == [5.0, 20.0]
+    c = TraceDiff.visualize_counts_diff(df, show_image=False)
+    assert c["a"].tolist() == [1, 2] and c["Difference"].tolist() == [2, 0]
+    with pytest.raises(ValueError):
+        TraceDiff.visualize_counts_diff(df[["a_counts", "a_total_duration"]], show_image=False)
+
+
+def test_short_names_are_htas():
+    """``use_short_name`` groups by HTA's short names (templates, arguments and return
+    types removed), unbalanced brackets included."""
+    utils = pytest.importorskip("hta.utils.utils", reason="SKIPPED: HolisticTraceAnalysis is not installed")
+    from tracewise._hta_diff import shorten_name
+
+    names = [
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+        "Memcpy HtoD (Pageable -> Device)", "aten::add_", "a) b", "x>y<z", "f(g(h)) -> int", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+        "dma copy", "void foo<(bar)>()", "",
+    ]
+    assert [shorten_name(n) for n in names] == [utils.shorten_name(n) for n in names]

@@ -37,6 +37,17 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("TraceAnalysis", "get_memory_bw_time_series"): "test_hta_parity.py::test_memory_bw_time_series",
     ("TraceAnalysis", "get_memory_bw_summary"): "test_hta_parity.py::test_memory_bw_summary",
     ("TraceAnalysis", "get_gpu_user_annotation_breakdown"): "test_hta_parity.py::test_user_annotation_breakdown",
+    ("TraceAnalysis", "get_aten_op_kernels_and_delay"): "test_hta_parity.py::test_aten_op_kernels_and_delay",
+    ("TraceAnalysis", "get_gpu_kernels_with_user_annotations"): "test_hta_parity.py::test_gpu_kernels_with_user_annotations (the decoded and timing columns; HTA's symbol ids and its other frame columns are not compared)",
+    ("TraceDiff", "compare_traces"): "test_hta_diff_parity.py::test_compare_traces_with_the_control, test_every_rank_and_iteration_of_the_control_and_test",
+    ("TraceDiff", "ops_diff"): "test_hta_diff_parity.py::test_ops_diff_with_the_control",
+    ("TraceDiff", "visualize_counts_diff"): "test_hta_diff_parity.py::test_compare_traces_with_the_control (returns the plotted data; plots only when asked)",
+    ("TraceDiff", "visualize_duration_diff"): "test_hta.py::test_trace_diff_visualize (returns the plotted data; plots only when asked)",
+    ("LabeledTrace", "__init__"): "test_hta_diff_parity.py (every test)",
+    ("LabeledTrace", "ranks"): "test_hta_diff_parity.py::test_ranks_and_iterations",
+    ("LabeledTrace", "iterations"): "test_hta_diff_parity.py::test_ranks_and_iterations",
+    ("LabeledTrace", "extract_ops"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration",
+    ("LabeledTrace", "get_ops_summary"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration (rows sorted by name; `cat_id`/`name_id` not compared)",
     ("TraceAnalysis", "get_cupti_counter_data_with_operators"): "test_hta_parity.py::test_cupti_counter_data (traces without CUPTI counters: `[]`; with counters: NotImplementedError)",
 }
 

@@ -286,8 +286,9 @@ def test_unknown_rank_is_a_value_error(pair):
 
 
 def test_the_hta_notebook_runs(tmp_path, monkeypatch):
-    """python/examples/hta_dropin.py, cell by cell as a notebook would run it: three of the
-    drop-in's queue methods, whose frames have HTA's columns."""
+    """python/examples/hta_dropin.py, cell by cell as a notebook would run it: the
+    drop-in's queue methods, memory bandwidth, annotation times, ATen launch delays and a
+    TraceDiff of two steps, whose frames have HTA's columns."""
     import os
     import runpy
 
@@ -323,6 +324,19 @@ def test_the_hta_notebook_runs(tmp_path, monkeypatch):
             "name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "rank"
         ]
         assert (annotations["sum (us)"] >= annotations["max (us)"]).all()
+    # The ATen launch delays and the step diff (issue #44, session 32).
+    delays, step_diff, step_changes = ns["delays"], ns["step_diff"], ns["step_changes"]
+    assert list(delays.columns) == [
+        "aten_op_name", "kernel_sequence", "occurrence_count", "avg_aten_op_launch_delay", "avg_runtime_delay"
+    ]
+    assert len(delays) > 0 and (delays["occurrence_count"] >= 1).all()
+    assert delays["occurrence_count"].is_monotonic_decreasing
+    assert list(step_diff.columns) == [
+        "first_counts", "first_total_duration", "last_counts", "last_total_duration",
+        "diff_counts", "diff_duration", "counts_change_categories",
+    ]
+    assert (step_diff["diff_counts"] == step_diff["last_counts"] - step_diff["first_counts"]).all()
+    assert sum(len(v) for k, v in step_changes.items() if k != "deleted") == int((step_diff["last_counts"] > 0).sum())
 
 
 def test_memory_bw_time_series(pair):
@@ -450,3 +464,36 @@ def test_counters_of_trace_files_go_beside_the_files(traces, tmp_path):
     events = _json_events(out)
     assert any(e.get("ph") == "C" and e.get("name") == "Queue Length" for e in events)
     assert (tmp_path / src.name).read_bytes() == src.read_bytes()
+
+
+def test_aten_op_kernels_and_delay(pair):
+    name, last, theirs, ours = pair
+    ranks = _ranks(theirs)
+    check(name, last, "aten_op_kernels", lambda: theirs.get_aten_op_kernels_and_delay(ranks=ranks),
+          lambda: ours.get_aten_op_kernels_and_delay(ranks=ranks))
+
+
+# The columns of get_gpu_kernels_with_user_annotations compared (docs/differences.md §14:
+# HTA's symbol ids differ from run to run, and the frame's other columns are not built).
+ANNOTATED_KERNEL_COLUMNS = ["s_name", "s_cat", "s_user_annotation", "ts", "dur", "end", "stream",
+                            "correlation", "pid", "tid", "iteration"]
+
+
+def _annotated(df):
+    if df is None:
+        return None
+    out = df[ANNOTATED_KERNEL_COLUMNS].copy()
+    for c in ("ts", "dur", "end"):
+        out[c] = out[c].astype("float64")
+    for c in ("stream", "correlation", "iteration"):
+        out[c] = out[c].astype("int64")
+    return out
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_gpu_kernels_with_user_annotations(pair, short):
+    name, last, theirs, ours = pair
+    for rank in _ranks(theirs):
+        check(name, last, "kernels_with_annotations",
+              lambda: _annotated(theirs.get_gpu_kernels_with_user_annotations(rank, True, short)),
+              lambda: _annotated(ours.get_gpu_kernels_with_user_annotations(rank, True, short)))

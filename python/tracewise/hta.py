@@ -16,14 +16,16 @@ pandas is imported when this module is.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
-from enum import Enum, Flag, auto
+from enum import Flag, auto
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pandas as pd
 
-from . import _native
+from . import _hta_diff, _hta_frame, _native
+from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
     "TraceAnalysis",
@@ -698,13 +700,102 @@ class TraceAnalysis:
         )
         return out
 
+    def _frames(self) -> Dict[int, pd.DataFrame]:
+        """HTA's per-rank frames of this analysis (``_hta_frame.analysis_frames``), built
+        on first use."""
+        if getattr(self, "_hta_frames", None) is None:
+            files = sorted((int(r), p) for r, p in self._t.files())
+            frac = {r: bool(self._t.fractional(r)) for r, _ in files}
+            self._hta_frames = _hta_frame.analysis_frames(
+                files, frac, self.include_last_profiler_step
+            )
+        return self._hta_frames
+
+    def get_gpu_kernels_with_user_annotations(
+        self,
+        rank: int,
+        expand_names: bool = True,
+        shortern_names: bool = True,
+    ) -> Optional[pd.DataFrame]:
+        """The GPU events of ``rank`` (HTA's frame columns but its symbol ids, see
+        docs/differences.md), each with the GPU user annotation (``gpu_user_annotation``) of
+        its own device and stream that it overlaps, the shortest one where several do
+        (``user_annotation``, "" where none; with ``expand_names`` also ``s_name``,
+        ``s_cat``, ``s_user_annotation``, shortened with ``shortern_names``). None when the
+        trace has no GPU user annotations."""
+        if not self._has_category("gpu_user_annotation"):
+            return None
+        self._check_ranks([rank])
+        df = self._frames()[int(rank)].copy()
+        df["end"] = df["ts"] + df["dur"]
+        df["user_annotation"] = -1
+        anno = df[df["cat"] == "gpu_user_annotation"][["pid", "tid", "ts", "end", "dur", "name"]]
+        anno = anno.sort_values("dur", ascending=False)
+        anno.index = pd.IntervalIndex.from_arrays(anno["ts"], anno["end"], closed="left")
+        kernels = df[_hta_frame.gpu_mask(df)].copy()
+        kernels.index = pd.IntervalIndex.from_arrays(kernels["ts"], kernels["end"], closed="left")
+        kernels["user_annotation"] = kernels["user_annotation"].astype(object)
+        for (pid, tid), group in anno.groupby(["pid", "tid"], sort=False):
+            same = ((kernels["pid"] == pid) & (kernels["tid"] == tid)).to_numpy()
+            for interval, name in zip(group.index, group["name"]):
+                kernels.loc[same & kernels.index.overlaps(interval), "user_annotation"] = name
+        kernels["user_annotation"] = kernels["user_annotation"].map(lambda v: "" if v == -1 else v)
+        if expand_names:
+            short = (lambda s: _hta_diff.shorten_name(s)) if shortern_names else (lambda s: s)
+            kernels["s_name"] = kernels["name"].map(short)
+            kernels["s_cat"] = kernels["cat"].map(short)
+            kernels["s_user_annotation"] = kernels["user_annotation"].map(
+                lambda s: short(s) if s else ""
+            )
+        return kernels.reset_index(drop=True)
+
     def get_aten_op_kernels_and_delay(
         self,
         ranks: Optional[List[int]] = None,
         sort_by: Optional[List[str]] = None,
     ) -> Dict[int, pd.DataFrame]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("get_aten_op_kernels_and_delay")
+        """Per rank (default ``[0]``): for each ATen operator and the sequence of kernels
+        its launches start (each launch timed against the deepest ``aten::`` event, on any
+        thread, that wraps it), ``occurrence_count``, ``avg_aten_op_launch_delay`` (operator
+        start to its first launch, µs) and ``avg_runtime_delay`` (first launch to its
+        kernel's start, µs), rounded to 3 places, sorted by ``sort_by`` (default
+        ``["occurrence_count"]``) descending, as HTA's. As in HTA 0.5.0, a rank's table also
+        counts the launches of the ranks listed before it, and a wrapped launch with no
+        single GPU activity raises ValueError."""
+        if not ranks:
+            ranks = [0]
+        if not sort_by:
+            sort_by = ["occurrence_count"]
+        self._check_ranks(ranks)
+        stats: List[Dict[str, Any]] = []
+        out: Dict[int, pd.DataFrame] = {}
+        for rank in ranks:
+            df = self._frames()[int(rank)]
+            stats.extend(_aten_launches(df))
+            if not stats:
+                raise KeyError("thread_id: no kernel launch inside an aten:: operator")
+            s = pd.DataFrame(stats)
+            g = (
+                s.groupby(["thread_id", "aten_op_name", "aten_op_start"])
+                .agg({"kernel_name": list, "aten_op_delay": list, "runtime_delay": list})
+                .reset_index()
+            )
+            g["kernel_sequence"] = g["kernel_name"].map(" -> ".join)
+            g["first_launch_delay"] = g["aten_op_delay"].map(lambda x: x[0])
+            g["first_runtime_delay"] = g["runtime_delay"].map(lambda x: x[0])
+            final = (
+                g.groupby(["aten_op_name", "kernel_sequence"])
+                .agg(
+                    occurrence_count=("first_runtime_delay", "count"),
+                    avg_aten_op_launch_delay=("first_launch_delay", "mean"),
+                    avg_runtime_delay=("first_runtime_delay", "mean"),
+                )
+                .reset_index()
+            ).sort_values(sort_by, ascending=False)
+            final["avg_runtime_delay"] = final["avg_runtime_delay"].round(3)
+            final["avg_aten_op_launch_delay"] = final["avg_aten_op_launch_delay"].round(3)
+            out[rank] = final
+        return out
 
     def get_cupti_counter_data_with_operators(
         self,
@@ -782,100 +873,6 @@ class TraceAnalysis:
         return CriticalPathSummary(length, split), True
 
 
-class DeviceType(Enum):
-    """HTA's ``trace_diff.DeviceType``: which side's operations a diff compares."""
-
-    CPU = 1
-    GPU = 2
-    ALL = 3
-
-
-class LabeledTrace:
-    """HTA's ``LabeledTrace``. Not built: constructing one raises NotImplementedError."""
-
-    def __init__(
-        self,
-        label: Optional[str] = None,
-        t: Any = None,
-        trace_dir: Optional[str] = None,
-    ) -> None:
-        raise _not_built("LabeledTrace (TraceDiff's labeled trace)")
-
-    def ranks(self) -> List[int]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.ranks")
-
-    def iterations(self) -> List[int]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.iterations")
-
-    def extract_ops(
-        self,
-        rank: Union[int, List[int], None] = None,
-        iteration: Union[int, List[int], None] = None,
-        device_type: DeviceType = DeviceType.ALL,
-    ) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.extract_ops")
-
-    def get_ops_summary(self, ops: pd.DataFrame) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("LabeledTrace.get_ops_summary")
-
-
-class TraceDiff:
-    """HTA's ``TraceDiff``. Not built: every method raises NotImplementedError."""
-
-    @classmethod
-    def compare_traces(
-        cls,
-        control: Union[LabeledTrace, str],
-        test: Union[LabeledTrace, str],
-        control_rank: Union[int, List[int], None] = None,
-        test_rank: Union[int, List[int], None] = None,
-        control_iteration: Union[int, List[int], None] = None,
-        test_iteration: Union[int, List[int], None] = None,
-        device_type: DeviceType = DeviceType.ALL,
-        use_short_name: bool = False,
-    ) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.compare_traces")
-
-    @classmethod
-    def ops_diff(
-        cls,
-        control: Union[LabeledTrace, str],
-        test: Union[LabeledTrace, str],
-        control_rank: Union[int, List[int], None] = None,
-        test_rank: Union[int, List[int], None] = None,
-        control_iteration: Union[int, List[int], None] = None,
-        test_iteration: Union[int, List[int], None] = None,
-        device_type: DeviceType = DeviceType.ALL,
-    ) -> Dict[str, List[str]]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.ops_diff")
-
-    @classmethod
-    def visualize_counts_diff(
-        cls,
-        df: pd.DataFrame,
-        show_image: bool = True,
-        export_image_path: Optional[str] = None,
-    ) -> None:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.visualize_counts_diff")
-
-    @classmethod
-    def visualize_duration_diff(
-        cls,
-        df: pd.DataFrame,
-        show_image: bool = True,
-        export_image_path: Optional[str] = None,
-    ) -> None:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("TraceDiff.visualize_duration_diff")
-
-
 def _json_scalar(v: Any) -> Any:
     """A numpy scalar as the Python number JSON writes."""
     if isinstance(v, np.generic):
@@ -937,3 +934,60 @@ def _fold_kernels(agg: pd.DataFrame, num_kernels: int, duration_ratio: float) ->
         agg.reset_index(inplace=True)
         agg.fillna({"std": 0}, inplace=True)
     return agg.reset_index(drop=True)
+
+
+_LAUNCH = re.compile(r"(cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction)")
+
+
+def _aten_launches(df: pd.DataFrame) -> List[Dict[str, Any]]:
+    """One row per kernel launch of ``df`` (HTA's launch names) that an ``aten::`` event
+    wraps (start at or before the launch's, end at or after its end; the latest start wins,
+    the first in file order among equal starts): the operator's thread, name and start,
+    the launch's delay from it and its kernel's delay from the launch."""
+    aten = df[df["name"].str.startswith("aten::")]
+    order = np.argsort(aten["ts"].to_numpy(), kind="stable")
+    a_ts = aten["ts"].to_numpy()[order]
+    a_end = (aten["ts"] + aten["dur"]).to_numpy()[order]
+    a_tid = aten["tid"].to_numpy()[order]
+    a_name = aten["name"].to_numpy()[order]
+    reach = np.maximum.accumulate(a_end) if len(a_end) else a_end
+    gpu = df[df["stream"] != -1]
+    by_link: Dict[int, List[int]] = {}
+    for i, link in enumerate(gpu["index_correlation"].to_numpy()):
+        by_link.setdefault(int(link), []).append(i)
+    g_ts = gpu["ts"].to_numpy()
+    g_name = gpu["name"].to_numpy()
+    launches = df[df["name"].map(lambda n: _LAUNCH.match(n) is not None)]
+    rows: List[Dict[str, Any]] = []
+    for idx, ts, dur in zip(launches["index"], launches["ts"], launches["dur"]):
+        end = ts + dur
+        j = int(np.searchsorted(a_ts, ts, side="right")) - 1
+        found = -1
+        while j >= 0 and reach[j] >= end:
+            if a_end[j] >= end:
+                if found >= 0 and a_ts[j] != a_ts[found]:
+                    break
+                found = j
+            elif found >= 0 and a_ts[j] != a_ts[found]:
+                break
+            j -= 1
+        if found < 0:
+            continue
+        kernels = by_link.get(int(idx), [])
+        if len(kernels) != 1:
+            raise ValueError(
+                f"kernel launch (event {idx}) has {len(kernels)} GPU activities; HTA's "
+                "get_aten_op_kernels_and_delay needs exactly one"
+            )
+        k = kernels[0]
+        rows.append(
+            {
+                "thread_id": a_tid[found],
+                "aten_op_name": a_name[found],
+                "aten_op_start": a_ts[found],
+                "aten_op_delay": ts - a_ts[found],
+                "runtime_delay": g_ts[k] - ts,
+                "kernel_name": g_name[k],
+            }
+        )
+    return rows

@@ -168,6 +168,10 @@ class LabeledTrace:
         self,
         ops: pd.DataFrame,
     ) -> pd.DataFrame: ...
+    def get_trace(
+        self,
+        rank: int,
+    ) -> pd.DataFrame: ...
     def iterations(
         self,
     ) -> List[int]: ...
@@ -205,11 +209,11 @@ class TraceDiff:
         df: pd.DataFrame,
         show_image: bool = True,
         export_image_path: Optional[str] = None,
-    ) -> None: ...
+    ) -> pd.DataFrame: ...
     @classmethod
     def visualize_duration_diff(
         cls,
         df: pd.DataFrame,
         show_image: bool = True,
         export_image_path: Optional[str] = None,
-    ) -> None: ...
+    ) -> pd.DataFrame: ...

@@ -1,0 +1,212 @@
+"""HTA 0.5.0's parsed trace frame of one rank, built from tracewise's loaded events.
+
+HTA's parser keeps every event with a duration and a category but the ``Trace`` span; a
+GPU event is one on a stream (``args.stream`` ≥ 0) with a correlation (or an ``Event
+Sync``/``Context Sync``), every other event is a CPU event; ``index_correlation`` links a
+CPU launch and its GPU activity by their shared correlation id; a CPU event's
+``iteration`` is the ``ProfilerStep#N`` whose span holds its start (the last such step in
+file order), a GPU event's is its launch's, and -1 where there is none. Timestamps are µs;
+on a trace with fractional-µs timestamps each start is rounded up and each end down, as
+HTA does. ``cat`` and ``name`` are ids of a symbol table (first appearance first); HTA's
+ids come from a set and differ from run to run, so only the decoded strings are compared.
+
+Used by ``TraceDiff``/``LabeledTrace`` and the per-operator methods of ``TraceAnalysis``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import pandas as pd
+
+_STEP = re.compile(r"ProfilerStep\s*#\s*(\d+)")
+_SYNC_NAMES = ("Event Sync", "Context Sync")
+
+
+class SymbolTable:
+    """Ids for the ``cat`` and ``name`` strings of a set of frames, first appearance first."""
+
+    def __init__(self) -> None:
+        self.table: List[str] = []
+        self.index: Dict[str, int] = {}
+
+    def ids(self, values: pd.Series) -> pd.Series:
+        """The id of each string of ``values``, adding new strings to the table."""
+        for s in pd.unique(values):
+            if s not in self.index:
+                self.index[s] = len(self.table)
+                self.table.append(s)
+        return values.map(self.index).astype("int64")
+
+
+def _by_value(values: pd.Series, f: Any) -> pd.Series:
+    """``values`` mapped by ``f`` once per distinct value, as an object column."""
+    table = {v: f(v) for v in pd.unique(values)}
+    return values.map(table).astype(object)
+
+
+def _ints(values: pd.Series, f: Any) -> pd.Series:
+    """An int64 column: a float column's whole numbers (null as -1), else ``f`` of each
+    distinct value."""
+    if values.dtype.kind == "f":
+        return values.fillna(-1).astype("int64")
+    if values.dtype.kind == "i":
+        return values.astype("int64")
+    table = {v: f(v) for v in pd.unique(values)}
+    return pd.Series([table[v] for v in values], index=values.index, dtype="int64")
+
+
+def _json_id(v: object) -> object:
+    """A ``pid``/``tid`` as the JSON held it: the loader gives strings; integers are ints."""
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return int(v)
+    return v
+
+
+def _stream(v: object) -> int:
+    """HTA's stream number: the integer of ``args.stream``, else -1."""
+    try:
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return -1
+        return int(v)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return -1
+
+
+def events_frame(path: str, fractional: bool) -> pd.DataFrame:
+    """The events HTA's parser keeps from the trace file ``path``, in file order, with
+    decoded ``cat``/``name`` strings: ``index``, ``cat``, ``name``, ``pid``, ``tid``, ``ts``,
+    ``dur``, ``stream``, ``correlation``, ``external_id``, ``index_correlation``,
+    ``iteration``, ``end``."""
+    from . import load
+
+    capture = load(path)
+    present = set(capture.events().columns)
+    wanted = {"args_stream": "stream", "args_correlation": "correlation", "args_External id": "ext"}
+    picks = ", ".join(
+        f'"{col}" AS {alias}' if col in present else f"NULL AS {alias}" for col, alias in wanted.items()
+    )
+    ev = capture.sql(
+        f"SELECT name, cat, pid, tid, ts_ns, dur_ns, {picks} FROM events "
+        "WHERE dur_ns IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace' ORDER BY event_index"
+    ).to_pandas()
+    ts_ns = ev["ts_ns"].astype("int64")
+    end_ns = ts_ns + ev["dur_ns"].astype("int64")
+    if fractional:
+        ts = -((-ts_ns) // 1000)
+        end = end_ns // 1000
+    else:
+        ts = ts_ns // 1000
+        end = end_ns // 1000
+    stream = _ints(ev["stream"], _stream)
+    corr = _ints(ev["correlation"], lambda v: -1 if v is None or v != v else int(v))
+    ext = _ints(ev["ext"], lambda v: -1 if v is None or v != v else int(v))
+    df = pd.DataFrame(
+        {
+            "index": np.arange(len(ev), dtype="int64"),
+            "cat": ev["cat"].astype(object),
+            "name": ev["name"].astype(object),
+            "pid": _by_value(ev["pid"], _json_id),
+            "tid": _by_value(ev["tid"], _json_id),
+            "ts": ts.astype("int64"),
+            "dur": (end - ts).astype("float64"),
+            "stream": stream,
+            "correlation": corr,
+            "external_id": ext,
+        }
+    )
+    gpu = gpu_mask(df)
+    # index_correlation: -1 without a correlation, else 0 until linked.
+    ic = np.minimum(df["correlation"].to_numpy(), 0)
+    linked = df[df["correlation"] != -1]
+    on_cpu = linked[~gpu[linked.index]][["index", "correlation"]]
+    on_gpu = linked[gpu[linked.index]][["index", "correlation"]]
+    merged = on_cpu.merge(on_gpu, on="correlation", how="inner")
+    ic[merged["index_x"].to_numpy()] = merged["index_y"].to_numpy()
+    ic[merged["index_y"].to_numpy()] = merged["index_x"].to_numpy()
+    df["index_correlation"] = ic
+    df["iteration"] = _iterations(df)
+    df["end"] = df["ts"] + df["dur"]
+    return df
+
+
+def gpu_mask(df: pd.DataFrame) -> pd.Series:
+    """HTA's GPU events: on a stream with a correlation, or a device sync; the rest are CPU
+    events."""
+    return ((df["stream"] >= 0) & (df["correlation"] >= 0)) | df["name"].isin(_SYNC_NAMES)
+
+
+def analysis_frames(
+    rank_files: List[Tuple[int, str]], fractional: Dict[int, bool], include_last_profiler_step: bool
+) -> Dict[int, pd.DataFrame]:
+    """The frames of HTA's ``TraceAnalysis``: every rank's parsed frame with ``ts`` aligned
+    to the earliest start over the ranks (``end`` is left unaligned, as HTA leaves it), and,
+    with two or more ``ProfilerStep`` names over the ranks, only the CPU events that start
+    before the last step starts (with ``include_last_profiler_step``: at or before the
+    latest step end) and the GPU events of their correlation ids, GPU events first."""
+    frames = {r: events_frame(p, fractional[r]) for r, p in rank_files}
+    starts = [f["ts"].min() for f in frames.values() if len(f)]
+    origin = min(starts) if starts else 0
+    names: set = set()
+    for f in frames.values():
+        f["ts"] = f["ts"] - origin
+        names.update(n for n in pd.unique(f["name"]) if "ProfilerStep" in n)
+    if len(names) < 2:
+        return frames
+    out = {}
+    for r, f in frames.items():
+        gpu = gpu_mask(f)
+        cpu = f[~gpu]
+        steps = cpu[cpu["name"].isin(names)]
+        if include_last_profiler_step:
+            cpu = cpu[cpu["ts"] <= steps["end"].max()]
+        else:
+            cpu = cpu[cpu["ts"] < steps["ts"].max()]
+        kept = f[gpu].merge(cpu["correlation"], on="correlation", how="inner")
+        out[r] = pd.concat([kept, cpu], axis=0)
+    return out
+
+
+def _iterations(df: pd.DataFrame) -> pd.Series:
+    """HTA's ``iteration`` column: CPU events (stream < 0) take the last ``ProfilerStep``
+    (in file order) whose ``[ts, ts + dur)`` holds their start; GPU events (stream > 0) their
+    linked event's; -1 where none; events on stream 0 have none (NaN), as in HTA."""
+    it = np.full(len(df), np.nan)
+    cpu = (df["stream"] < 0).to_numpy()
+    it[cpu] = -1
+    ts = df["ts"].to_numpy()
+    step_names = [n for n in pd.unique(df["name"]) if n.startswith("ProfilerStep")]
+    steps = df[df["name"].isin(step_names)]
+    for _, s in steps.iterrows():
+        m = _STEP.match(s["name"])
+        if m is None:
+            continue
+        inside = cpu & (ts >= s["ts"]) & (ts < s["ts"] + s["dur"])
+        it[inside] = int(m.group(1))
+    gpu = (df["stream"] > 0).to_numpy()
+    ic = df["index_correlation"].to_numpy()
+    link = gpu & (ic > 0)
+    it[gpu] = -1
+    it[link] = it[ic[link]]
+    out = pd.Series(it, index=df.index)
+    if not np.isnan(it).any():
+        out = pd.to_numeric(out.astype("int64"), downcast="integer")
+    return out
+
+
+def rank_files(trace_dir: str) -> List[Tuple[int, str]]:
+    """(rank, file) of every trace file of ``trace_dir``, as ``TraceAnalysis`` reads them."""
+    from . import _native
+
+    t = _native.HtaTrace(trace_dir, False)
+    return sorted((int(r), p) for r, p in t.files())
+
+
+def fractional(trace_dir: str) -> Dict[int, bool]:
+    """Whether each rank's file has fractional-µs timestamps."""
+    from . import _native
+
+    t = _native.HtaTrace(trace_dir, False)
+    return {int(r): bool(t.fractional(int(r))) for r, _ in t.files()}
