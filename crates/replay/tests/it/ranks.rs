@@ -164,6 +164,42 @@ fn collectives_are_not_matched_when_counts_differ() {
     }
 }
 
+/// Two all-reduces that cannot be one collective (rank 0's ended before rank 1's
+/// started: clocks that disagree) are not matched, and say so.
+#[test]
+fn collectives_whose_times_cannot_meet_are_not_matched() {
+    let (c0, w0, ar0) = rank(1_000_000, None);
+    let (c1, w1, ar1) = rank(2_000_000, None);
+    assert!(ar0.1 < ar1.0);
+    let (g0, g1) = (Graph::build(&c0).unwrap(), Graph::build(&c1).unwrap());
+    let ranks = [
+        RankCapture {
+            capture: &c0,
+            graph: &g0,
+            windows: &w0,
+        },
+        RankCapture {
+            capture: &c1,
+            graph: &g1,
+            windows: &w1,
+        },
+    ];
+    let p = predict_ranks(&ranks, &[what_if("gemm=2x")]);
+    assert_eq!(p.matched, [("all-reduce".to_owned(), 0)]);
+    assert_eq!(p.reasons.len(), 1);
+    assert!(p.reasons[0].contains("clocks disagree"), "{}", p.reasons[0]);
+    // Rank 0 then replays as it does alone: half its compute saved.
+    let alone = predict(&g0, &c0, &w0, &what_if("gemm=2x"));
+    assert_eq!(
+        p.ranks[0].steps[0].predicted.value,
+        alone.steps[0].predicted.value
+    );
+    assert_eq!(
+        alone.steps[0].measured.value - alone.steps[0].predicted.value,
+        Nanos(500_000)
+    );
+}
+
 /// The shared multi-rank captures (`TRACEWISE_TRACES`) replayed together, unchanged: what
 /// was matched, why not, and each rank's median step error beside its replay alone.
 #[test]
