@@ -28,6 +28,11 @@
 //! faster or removed, launch calls shorter, host work faster or removed, copies at a
 //! bandwidth) and [`predict`] replays them, with the path that became critical.
 //!
+//! Several ranks replay together with [`predict_ranks`]: their collective kernels are
+//! matched across ranks ([`match_collectives`]: the n-th of a kind on each rank), and a
+//! matched collective ends at the latest replayed start of its peers plus its own measured
+//! transfer time, so that a rank made faster waits for its slower peers.
+//!
 //! ```
 //! use std::path::Path;
 //! use trace_model::{
@@ -77,6 +82,7 @@
 #![warn(missing_docs)]
 
 mod graph;
+mod ranks;
 mod replay;
 mod scenario;
 
@@ -86,6 +92,10 @@ use trace_model::{Capture, Labelled, Nanos, Provenance};
 pub use graph::{
     Durations, EXPLAIN_LIMIT, EdgeKind, Graph, GraphStats, Lane, NodeKind, UnexplainedWaits,
     WAKE_SHARE, is_synchronising_call, wake_limit,
+};
+pub use ranks::{
+    CollectiveMatch, RANK_ASSUMPTIONS, RankCapture, RankSteps, RanksPrediction, match_collectives,
+    predict_ranks,
 };
 pub use replay::{StepWindow, Timeline};
 pub use scenario::{CLASS_WORDS, Change, HostLabels, Speed, WhatIf};

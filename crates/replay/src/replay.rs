@@ -35,7 +35,7 @@ pub struct Timeline {
     pub(crate) end_bound: Vec<u32>,
 }
 
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 impl Graph {
     /// Replays the graph with `durations`: in topological order, each node starts at the
@@ -56,57 +56,81 @@ impl Graph {
     }
 
     fn replay_with(&self, durations: &Durations, typical: bool) -> Timeline {
-        let (launch_latency, stream_gap) = (self.stats.launch_latency, self.stats.stream_gap);
-        let count = self.nodes.len();
-        let mut start: Vec<Nanos> = self.nodes.iter().map(|n| n.start).collect();
-        let mut end: Vec<Nanos> = self.nodes.iter().map(|n| n.end).collect();
-        let mut start_bound = vec![NONE; count];
-        let mut end_bound = vec![NONE; count];
+        let mut timeline = self.blank_timeline();
         for &n in &self.order {
             let n = n as usize;
-            let base = self.offsets[n] as usize;
-            let mut at: Option<Nanos> = None;
-            for (k, e) in self.in_edges(n).iter().enumerate() {
-                let src = e.src as usize;
-                let value = match e.kind {
-                    EdgeKind::Sync => continue,
-                    EdgeKind::HostOrder => {
-                        end[src] + durations.gap_in_ops[n] + durations.gap_outside_ops[n]
-                    }
-                    EdgeKind::Launch if typical => (end[src] + launch_latency).max(start[src]),
-                    EdgeKind::Launch => (end[src] + e.delay).max(start[src]),
-                    EdgeKind::StreamOrder | EdgeKind::CrossStream if typical => {
-                        end[src] + stream_gap
-                    }
-                    EdgeKind::StreamOrder | EdgeKind::CrossStream | EdgeKind::CrossThread => {
-                        end[src] + e.delay
-                    }
-                };
-                if at.is_none_or(|at| value > at) {
-                    at = Some(value);
-                    start_bound[n] = (base + k) as u32;
-                }
-            }
-            let s = at.unwrap_or(self.nodes[n].start);
-            let mut e_end = s + durations.dur[n];
-            for (k, e) in self.in_edges(n).iter().enumerate() {
-                if e.kind == EdgeKind::Sync {
-                    let value = end[e.src as usize] + e.delay;
-                    if value > e_end {
-                        e_end = value;
-                        end_bound[n] = (base + k) as u32;
-                    }
-                }
-            }
-            start[n] = s;
-            end[n] = e_end;
+            let (s, bound) = self.node_start(n, durations, typical, &timeline);
+            timeline.start[n] = s;
+            timeline.start_bound[n] = bound;
+            self.finish_node(n, s + durations.dur[n], &mut timeline);
         }
+        timeline
+    }
+
+    /// A timeline holding the measured times and no bounds, to be replayed over.
+    pub(crate) fn blank_timeline(&self) -> Timeline {
+        let count = self.nodes.len();
         Timeline {
-            start,
-            end,
-            start_bound,
-            end_bound,
+            start: self.nodes.iter().map(|n| n.start).collect(),
+            end: self.nodes.iter().map(|n| n.end).collect(),
+            start_bound: vec![NONE; count],
+            end_bound: vec![NONE; count],
         }
+    }
+
+    /// Node `n`'s replayed start: the latest of its start edges (source time plus delay;
+    /// a host-order edge's delay is the node's host gap in `durations`), its measured
+    /// start without one; with the edge that set it (`NONE` without).
+    pub(crate) fn node_start(
+        &self,
+        n: usize,
+        durations: &Durations,
+        typical: bool,
+        timeline: &Timeline,
+    ) -> (Nanos, u32) {
+        let (launch_latency, stream_gap) = (self.stats.launch_latency, self.stats.stream_gap);
+        let (start, end) = (&timeline.start, &timeline.end);
+        let base = self.offsets[n] as usize;
+        let mut at: Option<Nanos> = None;
+        let mut bound = NONE;
+        for (k, e) in self.in_edges(n).iter().enumerate() {
+            let src = e.src as usize;
+            let value = match e.kind {
+                EdgeKind::Sync => continue,
+                EdgeKind::HostOrder => {
+                    end[src] + durations.gap_in_ops[n] + durations.gap_outside_ops[n]
+                }
+                EdgeKind::Launch if typical => (end[src] + launch_latency).max(start[src]),
+                EdgeKind::Launch => (end[src] + e.delay).max(start[src]),
+                EdgeKind::StreamOrder | EdgeKind::CrossStream if typical => end[src] + stream_gap,
+                EdgeKind::StreamOrder | EdgeKind::CrossStream | EdgeKind::CrossThread => {
+                    end[src] + e.delay
+                }
+            };
+            if at.is_none_or(|at| value > at) {
+                at = Some(value);
+                bound = (base + k) as u32;
+            }
+        }
+        (at.unwrap_or(self.nodes[n].start), bound)
+    }
+
+    /// Sets node `n`'s replayed end: `own_end`, or later when a sync edge says so.
+    pub(crate) fn finish_node(&self, n: usize, own_end: Nanos, timeline: &mut Timeline) {
+        let base = self.offsets[n] as usize;
+        let mut e_end = own_end;
+        let mut bound = NONE;
+        for (k, e) in self.in_edges(n).iter().enumerate() {
+            if e.kind == EdgeKind::Sync {
+                let value = timeline.end[e.src as usize] + e.delay;
+                if value > e_end {
+                    e_end = value;
+                    bound = (base + k) as u32;
+                }
+            }
+        }
+        timeline.end[n] = e_end;
+        timeline.end_bound[n] = bound;
     }
 
     /// Activity `index` of the capture (an index into `Capture::activities`) on a
@@ -325,7 +349,7 @@ impl StepSpan {
 }
 
 /// `x * replayed / measured`: a part of a measured span placed on its replayed length.
-fn scale(x: Nanos, replayed: Nanos, measured: Nanos) -> Nanos {
+pub(crate) fn scale(x: Nanos, replayed: Nanos, measured: Nanos) -> Nanos {
     if measured.0 <= 0 {
         return Nanos::ZERO;
     }

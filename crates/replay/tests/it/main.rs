@@ -4,6 +4,7 @@
 
 mod edited;
 mod pairs;
+mod ranks;
 mod real;
 mod sim;
 mod synthetic;

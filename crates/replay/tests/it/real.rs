@@ -20,7 +20,11 @@ struct Summary {
     stats: replay::GraphStats,
 }
 
-fn windows(capture: &trace_model::Capture, label: &str, rank: Option<i64>) -> Vec<StepWindow> {
+pub(crate) fn windows(
+    capture: &trace_model::Capture,
+    label: &str,
+    rank: Option<i64>,
+) -> Vec<StepWindow> {
     let report = analysis::analyze_capture(capture, label, rank, &analysis::SkipConfig::default());
     report
         .steps
