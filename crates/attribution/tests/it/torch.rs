@@ -152,5 +152,8 @@ fn rows_naming_the_same_string_share_one_allocation() {
             }
         }
     }
-    assert!(shared > 0, "the capture repeats no name: the test shows nothing");
+    assert!(
+        shared > 0,
+        "the capture repeats no name: the test shows nothing"
+    );
 }
