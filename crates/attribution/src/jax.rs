@@ -17,6 +17,7 @@ use hlo_parser::{Frame, HloModule, Instruction};
 use trace_model::{ActivityKind, Capture, GpuActivity, KernelClass, Nanos};
 
 use crate::model::{Attribution, Config, DecidedBy, KernelRow, MatchKind, ProgramSummary};
+use crate::shared::{NameCache, SharedName};
 use crate::{Error, SourceFormat};
 
 /// One decoded program: its id, module name and HLO module.
@@ -106,6 +107,7 @@ pub(crate) fn attribute(
         Some((holding.unwrap_or(first).0, DecidedBy::HloOpModule))
     };
 
+    let mut names = NameCache::default();
     let mut rows: Vec<Option<KernelRow>> = vec![None; capture.activities().len()];
     // Group activities by (device, program), in start order.
     let mut groups: BTreeMap<(i64, usize), Vec<usize>> = BTreeMap::new();
@@ -116,7 +118,7 @@ pub(crate) fn attribute(
         match program_of(activity) {
             Some((program, _)) => groups.entry((device, program)).or_default().push(index),
             None => {
-                rows[index] = Some(base_row(capture, activity, None));
+                rows[index] = Some(base_row(capture, activity, None, &mut names));
             }
         }
     }
@@ -147,7 +149,7 @@ pub(crate) fn attribute(
         let matched = match_group(capture, program, schedule, &members, decided_exact);
         for (index, m) in members.iter().zip(matched) {
             let activity = &capture.activities()[*index];
-            let mut row = base_row(capture, activity, Some(program));
+            let mut row = base_row(capture, activity, Some(program), &mut names);
             row.match_kind = m.kind;
             row.decided_by = m.decided_by;
             row.in_graph |= m.in_graph;
@@ -160,7 +162,7 @@ pub(crate) fn attribute(
                 if row.instruction.is_empty() {
                     row.instruction = inst.name.clone();
                 }
-                row.op_name = inst.metadata.op_name.clone();
+                row.op_name = names.text(&inst.metadata.op_name);
                 if let Some((file, line, function)) =
                     python_line(program.module, inst, config, &user)
                 {
@@ -333,6 +335,7 @@ fn base_row(
     capture: &Capture,
     activity: &GpuActivity,
     program: Option<&ProgramModule<'_>>,
+    names: &mut NameCache<'_>,
 ) -> KernelRow {
     let stream = capture.stream(activity.stream);
     KernelRow {
@@ -341,13 +344,13 @@ fn base_row(
         start_ns: activity.start,
         dur_ns: activity.dur,
         kind: kind_name(activity.kind),
-        name: capture.name(activity.name).to_owned(),
+        name: names.id(capture, activity.name),
         program: program
             .map(|p| format!("{}({})", p.module_name, p.program_id))
             .unwrap_or_default(),
         program_id: program.map(|p| p.program_id),
         instruction: String::new(),
-        op_name: String::new(),
+        op_name: SharedName::default(),
         source_line: String::new(),
         function: String::new(),
         match_kind: MatchKind::None,

@@ -39,6 +39,7 @@ mod error;
 mod jax;
 mod load;
 mod model;
+mod shared;
 mod torch;
 mod user;
 
@@ -49,5 +50,6 @@ pub use model::{
     Attribution, Config, DecidedBy, HowRow, KernelRow, LineRow, MatchKind, OpRow, ProgramSummary,
     SourceFormat,
 };
+pub use shared::SharedName;
 pub use torch::attribute_kineto;
 pub use user::{is_default_torch_user_frame, is_library_line, parse_python_frame};

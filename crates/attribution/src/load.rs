@@ -88,6 +88,7 @@ fn tensorflow_ops(capture: &trace_model::Capture, result: &mut Attribution) {
     for list in ops.values_mut() {
         list.sort_unstable();
     }
+    let mut names = crate::shared::NameCache::default();
     let mut matched = 0u64;
     for row in result
         .kernels
@@ -106,7 +107,7 @@ fn tensorflow_ops(capture: &trace_model::Capture, result: &mut Attribution) {
             .take(64)
             .find(|&&(s, e, _)| s <= start && e >= end);
         if let Some(&(_, _, name)) = found {
-            row.op_name = capture.name(name).to_owned();
+            row.op_name = names.id(capture, name);
             row.match_kind = MatchKind::EnclosingRange;
             row.decided_by = DecidedBy::TensorFlowOpLine;
             matched += 1;

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use trace_model::{Nanos, Provenance};
 
+use crate::SharedName;
+
 /// Options of an attribution.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -156,7 +158,7 @@ pub struct KernelRow {
     /// `kernel`, `memcpy` or `memset`.
     pub kind: &'static str,
     /// The activity's name (kernel name, or the memcpy/memset label).
-    pub name: String,
+    pub name: SharedName,
     /// JAX: the program the kernel belongs to, `module(id)`; empty when none.
     pub program: String,
     /// JAX: the program id the kernel carries, when it has one.
@@ -165,7 +167,7 @@ pub struct KernelRow {
     /// missing from the module keeps its label). Empty for PyTorch.
     pub instruction: String,
     /// JAX: the instruction's `op_name`; PyTorch: the CPU op's name.
-    pub op_name: String,
+    pub op_name: SharedName,
     /// `file:line` of the user frame, empty when unknown.
     pub source_line: String,
     /// The function of that frame, when the record names it.

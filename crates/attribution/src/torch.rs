@@ -5,6 +5,7 @@ use trace_model::{Capture, HostEvent, HostKind, ThreadId};
 
 use crate::jax::kind_name;
 use crate::model::{Attribution, Config, DecidedBy, KernelRow, MatchKind};
+use crate::shared::{NameCache, SharedName};
 use crate::user::{is_default_torch_user_frame, parse_python_frame};
 use crate::{Error, SourceFormat};
 
@@ -30,6 +31,7 @@ pub fn attribute_kineto(
         Some(re) => re.is_match(file),
         None => is_default_torch_user_frame(file),
     };
+    let mut names = NameCache::default();
     let mut kernels = Vec::with_capacity(capture.activities().len());
     for activity in capture.activities() {
         let stream = capture.stream(activity.stream);
@@ -39,11 +41,11 @@ pub fn attribute_kineto(
             start_ns: activity.start,
             dur_ns: activity.dur,
             kind: kind_name(activity.kind),
-            name: capture.name(activity.name).to_owned(),
+            name: names.id(capture, activity.name),
             program: String::new(),
             program_id: None,
             instruction: String::new(),
-            op_name: String::new(),
+            op_name: SharedName::default(),
             source_line: String::new(),
             function: String::new(),
             match_kind: MatchKind::None,
@@ -63,7 +65,7 @@ pub fn attribute_kineto(
                     .and_then(|r| r.innermost_around(launch).map(|i| r.event(capture, i)));
                 match range {
                     Some(range) => {
-                        row.op_name = capture.name(range.name).to_owned();
+                        row.op_name = names.id(capture, range.name);
                         row.match_kind = MatchKind::EnclosingRange;
                         DecidedBy::EnclosingRange
                     }
@@ -71,7 +73,7 @@ pub fn attribute_kineto(
                 }
             }
             (Some(_), Some(op)) => {
-                row.op_name = capture.name(op.name).to_owned();
+                row.op_name = names.id(capture, op.name);
                 let mut decided = DecidedBy::NoPythonStack;
                 let mut frame = frames.innermost_around(op);
                 while let Some(f) = frame {

@@ -193,7 +193,9 @@ fn kernel_stats_parity_with_xprof() {
         // XProf's kernel_stats holds kernels only (no memcpy/memset activities), those
         // without an op (runtime copies outside any program) under an empty op name.
         for k in result.kernels.iter().filter(|k| k.kind == "kernel") {
-            let acc = ours.entry((k.name.clone(), k.op_name.clone())).or_default();
+            let acc = ours
+                .entry((k.name.to_string(), k.op_name.to_string()))
+                .or_default();
             acc.0 += 1;
             acc.1 += k.dur_ns.0;
         }

@@ -125,3 +125,35 @@ fn graph_replay_goes_on_the_new_capture_list() {
             .any(|n| n.contains("without CUDA/HIP graphs"))
     );
 }
+
+#[test]
+fn rows_naming_the_same_string_share_one_allocation() {
+    // Issue 45, finding 6: a row holds a shared name, not a copy; every row that names the
+    // same text holds the same allocation (kernel names and op names alike).
+    let path =
+        test_support::workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let result = attribution::attribute_path(&path, &Config::default()).expect("attributes");
+    let mut first: std::collections::HashMap<&str, &attribution::SharedName> =
+        std::collections::HashMap::new();
+    let mut shared = 0;
+    for k in &result.kernels {
+        for name in [&k.name, &k.op_name] {
+            if name.is_empty() {
+                continue;
+            }
+            match first.get(name.as_str()) {
+                Some(seen) => {
+                    assert!(seen.ptr_eq(name), "{name} copied, not shared");
+                    shared += 1;
+                }
+                None => {
+                    first.insert(name.as_str(), name);
+                }
+            }
+        }
+    }
+    assert!(
+        shared > 0,
+        "the capture repeats no name: the test shows nothing"
+    );
+}
