@@ -751,7 +751,10 @@ impl Trace {
     /// Reads a trace file to compact and write once: only the texts that
     /// [`compact_trace`](crate::compact_trace) reads or rewrites (measured slices, flow
     /// endpoints, GPU annotations) are held; the others, most of a trace, are read again
-    /// from the file by [`Trace::write_json`], which fails if the file changed. The
+    /// by [`Trace::write_json`]: from the file itself when it is plain JSON, which fails if
+    /// the file changed, and from a nameless scratch file of the inflated text when it is
+    /// gzip, so that it is inflated once (or from the file again if that scratch file
+    /// could not be written). The
     /// output is the same, byte for byte, as from [`Trace::read_file`]; peak memory drops
     /// by about the text left in the file. [`merge_pp_traces`](crate::merge_pp_traces)
     /// and [`Trace::event_texts`] need [`Trace::read_file`].
