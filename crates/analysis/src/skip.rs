@@ -724,55 +724,57 @@ fn analyze_steps(
         });
         (gap_host, crate::practices(capture))
     };
-    let gap_causes_of = || critical_gaps.as_ref().map(|(i, gaps)| {
-        let tails: Vec<Window> = if host_ranges {
-            (0..steps.steps.len())
-                .filter(|&i| steady(i))
-                .map(|i| steps.steps[i].range)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // Each steady host-ranged step from its start to its first GPU activity.
-        let mut heads: Vec<Window> = Vec::new();
-        if host_ranges {
-            let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
-            for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
-                if let Some(s) = s {
-                    let f = &mut first[*s as usize];
-                    *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
+    let gap_causes_of = || {
+        critical_gaps.as_ref().map(|(i, gaps)| {
+            let tails: Vec<Window> = if host_ranges {
+                (0..steps.steps.len())
+                    .filter(|&i| steady(i))
+                    .map(|i| steps.steps[i].range)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            // Each steady host-ranged step from its start to its first GPU activity.
+            let mut heads: Vec<Window> = Vec::new();
+            if host_ranges {
+                let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
+                for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+                    if let Some(s) = s {
+                        let f = &mut first[*s as usize];
+                        *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
+                    }
+                }
+                for (i, s) in steps.steps.iter().enumerate() {
+                    if let (true, Some(f)) = (steady(i), first[i]) {
+                        heads.push(Window {
+                            start: s.range.start,
+                            end: f.min(s.range.end),
+                        });
+                    }
                 }
             }
-            for (i, s) in steps.steps.iter().enumerate() {
-                if let (true, Some(f)) = (steady(i), first[i]) {
-                    heads.push(Window {
-                        start: s.range.start,
-                        end: f.min(s.range.end),
-                    });
-                }
-            }
-        }
-        gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
-    });
+            gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
+        })
+    };
     let causes = || {
         let idle_causes = critical_gaps
             .as_ref()
             .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
         (idle_causes, gap_causes_of())
     };
-    let ((gap_host, practices), (idle_causes, gap_causes)) =
-        if load::chrome::default_threads() > 1 {
-            std::thread::scope(|scope| {
-                let host = scope.spawn(host_side);
-                let causes = causes();
-                let host = host
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (host, causes)
-            })
-        } else {
-            (host_side(), causes())
-        };
+    let ((gap_host, practices), (idle_causes, gap_causes)) = if load::chrome::default_threads() > 1
+    {
+        std::thread::scope(|scope| {
+            let host = scope.spawn(host_side);
+            let causes = causes();
+            let host = host
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (host, causes)
+        })
+    } else {
+        (host_side(), causes())
+    };
     let top_level = top_level_op_starts(capture);
     let mut per_step: Vec<StepMetrics> = steps
         .steps
@@ -1240,7 +1242,18 @@ mod tests {
     #[test]
     fn decimal_is_display() {
         let mut buf = [0u8; 20];
-        for v in [0, 1, -1, 9, 10, -10, 123_456_789, i64::MAX, i64::MIN, -1_000_000_007] {
+        for v in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            123_456_789,
+            i64::MAX,
+            i64::MIN,
+            -1_000_000_007,
+        ] {
             assert_eq!(super::decimal(v, &mut buf), v.to_string().as_bytes(), "{v}");
         }
     }
