@@ -91,6 +91,9 @@ struct Shared {
     stop: AtomicBool,
     window: usize,
     ratio: u64,
+    /// Texts handed back by the reader, for the next pieces (fresh memory for every
+    /// piece cost a page fault per page).
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
 /// The text of a multi-member gzip file, inflated on `threads` threads in pieces and read
@@ -133,6 +136,7 @@ impl ParallelMembers {
             stop: AtomicBool::new(false),
             window: threads + 1,
             ratio,
+            spare: Mutex::new(Vec::new()),
         });
         let (tx, done) = channel();
         for _ in 0..workers {
@@ -226,7 +230,12 @@ impl Read for ParallelMembers {
             }
             match self.next() {
                 Some(text) => {
-                    self.current = text;
+                    let done = std::mem::replace(&mut self.current, text);
+                    self.shared
+                        .spare
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(done);
                     self.pos = 0;
                 }
                 None if self.serial.is_some() => {}
@@ -268,7 +277,25 @@ impl Shared {
             .max(crate::input::INFLATE_FLOOR)
             .saturating_mul(self.ratio);
         let compressed = &self.data[range];
-        let mut text = Vec::with_capacity(compressed.len().saturating_mul(8));
+        // The last member's trailer gives its length (mod 2^32): room for a one-member
+        // piece without growing.
+        let last = compressed.len().checked_sub(4).map_or(0, |at| {
+            u32::from_le_bytes([
+                compressed[at],
+                compressed[at + 1],
+                compressed[at + 2],
+                compressed[at + 3],
+            ]) as usize
+        });
+        let want = last.min(usize::try_from(limit).unwrap_or(usize::MAX));
+        let mut text = self
+            .spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        text.clear();
+        text.reserve(want);
         let decoder = flate2::read::MultiGzDecoder::new(compressed);
         match decoder.take(limit + 1).read_to_end(&mut text) {
             Ok(_) if (text.len() as u64) <= limit => Some(text),
