@@ -15,6 +15,7 @@ use std::time::Instant;
 use crate::workspace_root;
 use tool_rows::{large_trace_rows, reader_rows, synthetic_tool_rows};
 
+mod floor;
 mod hta;
 mod nsys;
 mod pipeline;
@@ -60,6 +61,16 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let attribution_only = args.iter().any(|a| a == "--attribution");
     // `--reader`: only the rows of the reader's speed (tools ÷ zcat, model build by threads).
     let reader_only = args.iter().any(|a| a == "--reader");
+    // `--floor [--runs N]`: only the tools on df_index_resolver against zcat, interleaved,
+    // with quartiles and the load average, and the multi-member twin (see `floor`).
+    let floor_only = args.iter().any(|a| a == "--floor");
+    let floor_runs: usize = match args.iter().position(|a| a == "--runs") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .ok_or("--runs takes a number of rounds")?,
+        None => 9,
+    };
     // `--xplane`: only the xplane-reader rows (decode and load_capture: speed, peak RSS).
     let xplane_only = args.iter().any(|a| a == "--xplane");
     // `--synthetic-mb N`: the size of the synthetic trace (default 1000, 1 GB).
@@ -194,7 +205,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut build_args = vec!["build", "--release", "--quiet"];
     for (package, kind, target) in targets {
         // The reader rows run neither the xplane decoder nor attribute-kernels.
-        if reader_only && matches!(package, "xplane-reader" | "attribute-kernels") {
+        if (reader_only || floor_only) && matches!(package, "xplane-reader" | "attribute-kernels") {
             continue;
         }
         build_args.extend(["-p", package, kind, target]);
@@ -212,6 +223,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let decode_speed = release.join("examples/decode_speed");
 
     let mut rows = Vec::new();
+    if floor_only {
+        floor::rows(&release, &traces, &scratch, floor_runs, &mut rows)?;
+        return print_rows(&out_dir, &rows);
+    }
     let large = traces.join("pytorch/hta-v100-2rank-large/df_index_resolver.json.gz");
     if reader_only {
         reader_rows(

@@ -496,6 +496,10 @@ struct HostAttribution<'a> {
     labels: BTreeMap<ThreadId, Vec<Labelled>>,
     threads: ThreadLabels<'a>,
     named: BTreeMap<(HostCause, String), Nanos>,
+    /// Time by cause and event name (`None`: nothing recorded on the thread), added to
+    /// `named` by [`HostAttribution::finish`]: a string per piece was most of the split's
+    /// time.
+    by_id: std::collections::HashMap<(HostCause, Option<trace_model::StringId>), Nanos>,
 }
 
 impl<'a> HostAttribution<'a> {
@@ -506,6 +510,7 @@ impl<'a> HostAttribution<'a> {
             labels: BTreeMap::new(),
             threads: ThreadLabels::new(capture),
             named: BTreeMap::new(),
+            by_id: std::collections::HashMap::new(),
         }
     }
 
@@ -566,13 +571,18 @@ impl<'a> HostAttribution<'a> {
             seen,
         );
         for (c, n, len) in pieces {
-            let name = n.map_or("nothing recorded on the thread", |n| capture.name(n));
-            self.add(c, name, Nanos(len));
+            if len > 0 {
+                *self.by_id.entry((c, n)).or_default() += Nanos(len);
+            }
         }
         range.len()
     }
 
-    fn finish(self) -> HostSplit {
+    fn finish(mut self) -> HostSplit {
+        for ((c, n), time) in std::mem::take(&mut self.by_id) {
+            let name = n.map_or("nothing recorded on the thread", |n| self.capture.name(n));
+            self.add(c, name, time);
+        }
         let mut out = HostSplit::default();
         for ((c, _), t) in &self.named {
             *out.time.entry(*c).or_default() += *t;
@@ -623,13 +633,17 @@ pub fn launching_threads(capture: &Capture) -> Vec<ThreadId> {
 /// not the uncategorised events (the profiler's own `Trace` span). In JAX traces the
 /// XLA runtime's host events are mostly uncategorised, so there they count.
 pub(crate) fn is_host_work(capture: &Capture, e: &HostEvent) -> bool {
-    let kind_counts = match e.kind {
+    is_host_work_kind(capture, e.kind) && !is_synchronising_call(capture.name(e.name))
+}
+
+/// [`is_host_work`]'s test of the kind.
+fn is_host_work_kind(capture: &Capture, kind: HostKind) -> bool {
+    match kind {
         HostKind::CpuOp | HostKind::Launch | HostKind::Runtime => true,
         HostKind::Other => capture.format() != Format::KinetoJson,
         HostKind::Annotation | HostKind::PythonFrame => false,
         _ => false,
-    };
-    kind_counts && !is_synchronising_call(capture.name(e.name))
+    }
 }
 
 /// Host time overlapping idle gaps, for one host event name.
@@ -679,13 +693,22 @@ pub(crate) fn host_in_gaps(
     let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
     let mut work_iv: Vec<(i64, i64)> = Vec::new();
     let overlaps = Overlaps::new(gaps);
+    // `is_host_work`'s name test, once per distinct name.
+    let mut sync_name: Vec<Option<bool>> = vec![None; capture.strings().len()];
+    let mut host_work = |e: &HostEvent| match sync_name.get_mut(e.name.index()) {
+        Some(slot) => {
+            let sync = *slot.get_or_insert_with(|| is_synchronising_call(capture.name(e.name)));
+            is_host_work_kind(capture, e.kind) && !sync
+        }
+        None => is_host_work(capture, e),
+    };
     for &t in threads {
         for e in capture.thread_events(t) {
             let overlap = overlaps.of(e.start, e.end());
             if overlap <= 0 {
                 continue;
             }
-            if is_host_work(capture, e) {
+            if host_work(e) {
                 work_iv.push((e.start.0, e.end().0));
             }
             if !capture.name(e.name).starts_with("ProfilerStep#") {

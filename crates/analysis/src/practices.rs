@@ -110,6 +110,44 @@ pub fn is_activation_checkpoint(name: &str) -> bool {
         || lower.contains("recompute")
 }
 
+/// What [`practices`] tests of an event's name, found once per distinct name.
+#[derive(Debug, Clone, Copy)]
+struct NameClass {
+    triton: bool,
+    graph_launch: bool,
+    compiled: bool,
+    checkpoint: bool,
+}
+
+impl NameClass {
+    fn of(name: &str) -> NameClass {
+        NameClass {
+            triton: is_triton_kernel(name),
+            graph_launch: is_graph_launch_api(name),
+            compiled: name == "CompiledFunction"
+                || name.starts_with("Torch-Compiled Region")
+                || name == "CompiledFunctionBackward",
+            checkpoint: is_activation_checkpoint(name),
+        }
+    }
+}
+
+/// [`NameClass`] of each name of a capture, by its string id, found when first asked.
+struct NameMemo(Vec<Option<NameClass>>);
+
+impl NameMemo {
+    fn new(capture: &Capture) -> NameMemo {
+        NameMemo(vec![None; capture.strings().len()])
+    }
+
+    fn get(&mut self, capture: &Capture, name: trace_model::StringId) -> NameClass {
+        match self.0.get_mut(name.index()) {
+            Some(slot) => *slot.get_or_insert_with(|| NameClass::of(capture.name(name))),
+            None => NameClass::of(capture.name(name)),
+        }
+    }
+}
+
 fn is_triton_kernel(name: &str) -> bool {
     name.starts_with("triton_") || name.starts_with("triton__")
 }
@@ -124,15 +162,17 @@ pub fn practices(capture: &Capture) -> Practices {
     let (mut graph_kernels, mut graph_t) = (0usize, Nanos(0));
     let (mut softmax_n, mut softmax_t, mut bmm_n, mut bmm_t) = (0usize, Nanos(0), 0usize, Nanos(0));
     let mut fused_attention = false;
+    // The substring tests run once per distinct name (a capture repeats a few thousand
+    // names over its events), not once per event.
+    let mut names = NameMemo::new(capture);
     for a in capture.activities() {
-        let name = capture.name(a.name);
-        if is_triton_kernel(name) {
+        if names.get(capture, a.name).triton {
             triton_n += 1;
             triton_t += a.dur;
         }
         let graph_launched = capture.activity_graph_id(a).is_some()
             || a.launch()
-                .is_some_and(|l| is_graph_launch_api(capture.name(capture.host_event(l).name)));
+                .is_some_and(|l| names.get(capture, capture.host_event(l).name).graph_launch);
         if graph_launched {
             graph_kernels += 1;
             graph_t += a.dur;
@@ -156,17 +196,14 @@ pub fn practices(capture: &Capture) -> Practices {
     }
     let (mut compiled_ops, mut graph_launches, mut checkpoint, mut python) = (0, 0, 0, 0);
     for e in capture.host_events() {
-        let name = capture.name(e.name);
-        if name == "CompiledFunction"
-            || name.starts_with("Torch-Compiled Region")
-            || name == "CompiledFunctionBackward"
-        {
+        let class = names.get(capture, e.name);
+        if class.compiled {
             compiled_ops += 1;
         }
-        if is_graph_launch_api(name) {
+        if class.graph_launch {
             graph_launches += 1;
         }
-        if is_activation_checkpoint(name) && e.kind != HostKind::Launch {
+        if class.checkpoint && e.kind != HostKind::Launch {
             checkpoint += 1;
         }
         if e.kind == HostKind::PythonFrame {

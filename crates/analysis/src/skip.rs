@@ -825,43 +825,66 @@ fn analyze_steps(
     let critical_gaps = critical
         .zip(window)
         .map(|(i, w)| (i, gaps::idle_gaps(capture, streams[i].stream_id, w)));
-    let gap_host = critical_gaps.as_ref().map(|(_, gaps)| {
-        let threads = gaps::launching_threads(capture);
-        gaps::host_in_gaps(capture, gaps, &threads, config.top_host_events)
-    });
-    let idle_causes = critical_gaps
-        .as_ref()
-        .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
-    let gap_causes = critical_gaps.as_ref().map(|(i, gaps)| {
-        let tails: Vec<Window> = if host_ranges {
-            (0..steps.steps.len())
-                .filter(|&i| steady(i))
-                .map(|i| steps.steps[i].range)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // Each steady host-ranged step from its start to its first GPU activity.
-        let mut heads: Vec<Window> = Vec::new();
-        if host_ranges {
-            let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
-            for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
-                if let Some(s) = s {
-                    let f = &mut first[*s as usize];
-                    *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
+    // The host events in the gaps and the practices (for the framework) on a thread of
+    // their own while the gaps' causes are found (neither reads the other).
+    let host_side = || {
+        let gap_host = critical_gaps.as_ref().map(|(_, gaps)| {
+            let threads = gaps::launching_threads(capture);
+            gaps::host_in_gaps(capture, gaps, &threads, config.top_host_events)
+        });
+        (gap_host, crate::practices(capture))
+    };
+    let gap_causes_of = || {
+        critical_gaps.as_ref().map(|(i, gaps)| {
+            let tails: Vec<Window> = if host_ranges {
+                (0..steps.steps.len())
+                    .filter(|&i| steady(i))
+                    .map(|i| steps.steps[i].range)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            // Each steady host-ranged step from its start to its first GPU activity.
+            let mut heads: Vec<Window> = Vec::new();
+            if host_ranges {
+                let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
+                for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+                    if let Some(s) = s {
+                        let f = &mut first[*s as usize];
+                        *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
+                    }
+                }
+                for (i, s) in steps.steps.iter().enumerate() {
+                    if let (true, Some(f)) = (steady(i), first[i]) {
+                        heads.push(Window {
+                            start: s.range.start,
+                            end: f.min(s.range.end),
+                        });
+                    }
                 }
             }
-            for (i, s) in steps.steps.iter().enumerate() {
-                if let (true, Some(f)) = (steady(i), first[i]) {
-                    heads.push(Window {
-                        start: s.range.start,
-                        end: f.min(s.range.end),
-                    });
-                }
-            }
-        }
-        gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
-    });
+            gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
+        })
+    };
+    let causes = || {
+        let idle_causes = critical_gaps
+            .as_ref()
+            .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
+        (idle_causes, gap_causes_of())
+    };
+    let ((gap_host, practices), (idle_causes, gap_causes)) = if load::chrome::default_threads() > 1
+    {
+        std::thread::scope(|scope| {
+            let host = scope.spawn(host_side);
+            let causes = causes();
+            let host = host
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (host, causes)
+        })
+    } else {
+        (host_side(), causes())
+    };
     let top_level = top_level_op_starts(capture);
     let mut per_step: Vec<StepMetrics> = steps
         .steps
@@ -985,7 +1008,7 @@ fn analyze_steps(
             ),
         );
     }
-    let framework = crate::detect_framework(capture, &crate::practices(capture));
+    let framework = crate::detect_framework(capture, &practices);
     let mut report = CaptureAnalysis {
         label: label.to_owned(),
         format: capture.format(),
@@ -1240,6 +1263,26 @@ fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Resul
     w.write_record(&header)
 }
 
+/// `v` in decimal, as `{v}` formats it, written into the end of `buf` (20 bytes hold any
+/// `i64`: 19 digits and a sign).
+fn decimal(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut n = v.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
 /// Writes one `rows.csv` row per GPU activity of the capture, in stream then start
 /// order. `rank` adds a leading rank column (directories of ranks).
 pub(crate) fn write_rows<W: std::io::Write>(
@@ -1250,12 +1293,9 @@ pub(crate) fn write_rows<W: std::io::Write>(
 ) -> Result<(), csv::Error> {
     // Fields go to the writer one by one, numbers through one scratch buffer: a `String`
     // per field was most of the rows' time.
-    let mut num = Vec::with_capacity(24);
-    let mut int = |w: &mut csv::Writer<W>, v: i64| {
-        num.clear();
-        std::io::Write::write_fmt(&mut num, format_args!("{v}"))
-            .expect("writing to a Vec cannot fail");
-        w.write_field(&num)
+    let int = |w: &mut csv::Writer<W>, v: i64| {
+        let mut buf = [0u8; 20];
+        w.write_field(decimal(v, &mut buf))
     };
     const EMPTY: &[u8] = b"";
     for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
@@ -1305,4 +1345,27 @@ pub(crate) fn write_rows<W: std::io::Write>(
         w.write_record(std::iter::empty::<&[u8]>())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// `decimal` writes what `{v}` formats, at the edges of `i64` too.
+    #[test]
+    fn decimal_is_display() {
+        let mut buf = [0u8; 20];
+        for v in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            123_456_789,
+            i64::MAX,
+            i64::MIN,
+            -1_000_000_007,
+        ] {
+            assert_eq!(super::decimal(v, &mut buf), v.to_string().as_bytes(), "{v}");
+        }
+    }
 }

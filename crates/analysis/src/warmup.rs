@@ -82,10 +82,26 @@ pub fn is_warm_up_event(name: &str, kind: HostKind, dur: Nanos) -> bool {
 /// Finds the warm-up events and steps of a capture.
 pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
     let mut w = WarmUp::default();
+    // The name's part of `is_warm_up_event`, found once per distinct name: (a launch
+    // call that is not a graph launch, a warm-up name whatever the kind).
+    let mut by_name: Vec<Option<(bool, bool)>> = vec![None; capture.strings().len()];
+    let mut warm_up = |e: &trace_model::HostEvent| {
+        let of = |name: &str| {
+            (
+                is_warm_up_event(name, HostKind::Launch, SLOW_LAUNCH),
+                is_warm_up_event(name, HostKind::Other, Nanos(0)),
+            )
+        };
+        let (slow_launch, any) = match by_name.get_mut(e.name.index()) {
+            Some(slot) => *slot.get_or_insert_with(|| of(capture.name(e.name))),
+            None => of(capture.name(e.name)),
+        };
+        any || (slow_launch && e.kind == HostKind::Launch && e.dur >= SLOW_LAUNCH)
+    };
     let mut events: Vec<WarmUpEvent> = capture
         .host_events()
         .iter()
-        .filter(|e| is_warm_up_event(capture.name(e.name), e.kind, e.dur))
+        .filter(|e| warm_up(e))
         .map(|e| WarmUpEvent {
             name: capture.name(e.name).to_owned(),
             start: e.start,

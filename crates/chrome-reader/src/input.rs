@@ -115,12 +115,6 @@ impl MappedFile {
 /// refuse the range (EINVAL): those pages only stay resident, as `release` allows.
 const PAGE: usize = 4096;
 
-type GzInput = Capped<
-    flate2::read::MultiGzDecoder<
-        BufReader<Counted<io::Chain<io::Cursor<Vec<u8>>, crate::progress::Tracked<File>>>>,
-    >,
->;
-
 /// How many times its compressed size a gzip trace may inflate to, unless
 /// `TRACEWISE_MAX_INFLATE_RATIO` says otherwise. Real traces inflate 5 to 25 times (the
 /// most in `../shared/traces` is 21); a gzip of whitespace or of one repeated event
@@ -129,7 +123,7 @@ pub const MAX_INFLATE_RATIO: u64 = 100;
 
 /// The compressed bytes that count as read however few were: a small file may inflate to
 /// `ratio` times this (100 MiB at the default ratio).
-const INFLATE_FLOOR: u64 = 1 << 20;
+pub(crate) const INFLATE_FLOOR: u64 = 1 << 20;
 
 /// The ratio in force: `TRACEWISE_MAX_INFLATE_RATIO` when it is a positive number, else
 /// [`MAX_INFLATE_RATIO`].
@@ -216,27 +210,65 @@ impl<R: Read> Read for Capped<R> {
 fn read_file(
     path: &Path,
     file: File,
-    wrap_gzip: impl FnOnce(GzInput) -> Box<dyn Read + Send>,
+    wrap_gzip: impl FnOnce(Box<dyn Read + Send>) -> Box<dyn Read + Send>,
 ) -> Result<Box<dyn Read + Send>, Error> {
-    let size = file.metadata().map_or(0, |m| m.len());
+    let meta = file.metadata().ok();
+    let size = meta.as_ref().map_or(0, |m| m.len());
+    let regular = meta.as_ref().is_some_and(std::fs::Metadata::is_file);
     let mut file = crate::progress::track(path, size, file);
     let mut magic = [0u8; 2];
     let n = read_up_to(&mut file, &mut magic).map_err(|source| io_error(path, source))?;
     let head = io::Cursor::new(magic[..n].to_vec());
-    let input = head.chain(file);
+    let mut input = head.chain(file);
     if n == 2 && magic == [0x1f, 0x8b] {
         let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let counted = Counted {
+        let threads = crate::default_threads();
+        // A regular file that may hold several members is read whole and, when it does,
+        // inflated on every core (`members`); a single member stays on one stream.
+        let (input, parallel): (Box<dyn Read + Send>, bool) =
+            if threads > 1 && regular && size <= crate::members::MAX_WHOLE {
+                let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+                input
+                    .read_to_end(&mut data)
+                    .map_err(|source| io_error(path, source))?;
+                let starts = crate::members::member_starts(&data);
+                if starts.is_empty() {
+                    let counted = Counted {
+                        inner: io::Cursor::new(data),
+                        count: compressed.clone(),
+                    };
+                    (Box::new(flate2::read::MultiGzDecoder::new(counted)), false)
+                } else {
+                    let members = crate::members::ParallelMembers::spawn(
+                        data.into(),
+                        &starts,
+                        threads,
+                        max_inflate_ratio(),
+                        compressed.clone(),
+                    );
+                    (Box::new(members), true)
+                }
+            } else {
+                let counted = Counted {
+                    inner: input,
+                    count: compressed.clone(),
+                };
+                let decoder =
+                    flate2::read::MultiGzDecoder::new(BufReader::with_capacity(CHUNK, counted));
+                (Box::new(decoder), false)
+            };
+        let capped = Capped {
             inner: input,
-            count: compressed.clone(),
-        };
-        let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(CHUNK, counted));
-        Ok(wrap_gzip(Capped {
-            inner: decoder,
             compressed,
             inflated: 0,
             ratio: max_inflate_ratio(),
-        }))
+        };
+        // The pieces are inflated by their own threads already.
+        if parallel {
+            Ok(Box::new(capped))
+        } else {
+            Ok(wrap_gzip(Box::new(capped)))
+        }
     } else {
         Ok(Box::new(input))
     }

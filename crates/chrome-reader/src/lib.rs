@@ -48,6 +48,7 @@ mod chunks;
 mod error;
 mod input;
 pub mod json;
+mod members;
 pub mod progress;
 mod raw;
 mod scan;

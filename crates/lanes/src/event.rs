@@ -703,6 +703,43 @@ pub(crate) struct InFile {
     offsets: Vec<u64>,
     json_bytes: u64,
     crc: u32,
+    /// The inflated text of a gzip input, kept in a scratch file by the first read, so
+    /// that the second reads it there instead of inflating the input again; `None` for a
+    /// plain input (read again as it is) or when the scratch file could not be written.
+    spill: Option<std::sync::Arc<Spill>>,
+}
+
+/// A scratch file holding the inflated JSON text of a gzip input (see [`InFile`]). Its
+/// name is removed as soon as it is made (the open file lives on, nameless), so nothing
+/// is left behind however the process ends; where a name cannot be removed, the file goes
+/// with its scratch directory.
+#[derive(Debug)]
+pub(crate) struct Spill {
+    file: std::fs::File,
+    _dir: Option<output_file::ScratchDir>,
+}
+
+impl Spill {
+    /// A new scratch file and a writer onto it; `None` when it cannot be made.
+    fn create() -> Option<(Spill, std::fs::File)> {
+        const NAME: &str = "text.json";
+        let dir = output_file::ScratchDir::create("compact-text").ok()?;
+        let file = dir.create_file(NAME).ok()?;
+        let writer = file.try_clone().ok()?;
+        let dir = match dir.remove_file(NAME) {
+            Ok(()) => None,
+            Err(_) => Some(dir),
+        };
+        Some((Spill { file, _dir: dir }, writer))
+    }
+
+    /// The text from its start.
+    fn open(&self) -> std::io::Result<std::fs::File> {
+        use std::io::Seek;
+        let mut file = self.file.try_clone()?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        Ok(file)
+    }
 }
 
 impl Trace {
@@ -714,12 +751,20 @@ impl Trace {
     /// Reads a trace file to compact and write once: only the texts that
     /// [`compact_trace`](crate::compact_trace) reads or rewrites (measured slices, flow
     /// endpoints, GPU annotations) are held; the others, most of a trace, are read again
-    /// from the file by [`Trace::write_json`], which fails if the file changed. The
+    /// by [`Trace::write_json`]: from the file itself when it is plain JSON, which fails if
+    /// the file changed, and from a nameless scratch file of the inflated text when it is
+    /// gzip, so that it is inflated once (or from the file again if that scratch file
+    /// could not be written). The
     /// output is the same, byte for byte, as from [`Trace::read_file`]; peak memory drops
     /// by about the text left in the file. [`merge_pp_traces`](crate::merge_pp_traces)
     /// and [`Trace::event_texts`] need [`Trace::read_file`].
     pub fn read_file_for_compaction(path: &Path) -> Result<Trace, Error> {
-        Trace::read_input(open_input(path, Progress::Shown)?, path, Hold::Touched)
+        let (input, gzip) = open_input_sniffed(path, Progress::Shown)?;
+        // The text of a gzip input is kept in a scratch file as it is inflated, so that
+        // the input is inflated once: a second inflate was a tenth of a compaction's
+        // instructions. A plain input is read again from itself.
+        let spill = if gzip { Spill::create() } else { None };
+        Trace::read_input_spilled(input, path, Hold::Touched, spill)
     }
 
     /// Reads a trace from decompressed JSON text; `path` names it in errors.
@@ -728,6 +773,22 @@ impl Trace {
     }
 
     fn read_input(input: impl Read + Send, path: &Path, hold: Hold) -> Result<Trace, Error> {
+        Trace::read_input_spilled(input, path, hold, None)
+    }
+
+    fn read_input_spilled(
+        input: impl Read + Send,
+        path: &Path,
+        hold: Hold,
+        spill: Option<(Spill, std::fs::File)>,
+    ) -> Result<Trace, Error> {
+        let (spill, spill_file) = match spill {
+            Some((spill, file)) => (
+                Some(spill),
+                Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+            ),
+            None => (None, None),
+        };
         let mut read = Reading {
             hold,
             events: Vec::new(),
@@ -740,6 +801,7 @@ impl Trace {
         let input = DigestRead {
             inner: input,
             digest: &mut digest,
+            spill: spill_file,
         };
         // Why adding a piece failed: an error of ours, which the reader cannot carry.
         let mut stopped: Option<Error> = None;
@@ -762,10 +824,12 @@ impl Trace {
             return Err(e);
         }
         let top = top?;
+        let spilled = digest.spilled;
         let in_file = read.texts_in_file.then(|| InFile {
             offsets: read.offsets,
             json_bytes: digest.bytes,
             crc: digest.crc.finalize(),
+            spill: spill.filter(|_| spilled).map(std::sync::Arc::new),
         });
         Ok(Trace {
             source: path.to_path_buf(),
@@ -873,13 +937,17 @@ impl Trace {
                 source,
             }))
         };
-        let input = open_input(path, Progress::Hidden).map_err(std::io::Error::other)?;
+        let input: Box<dyn Read + Send> = match &in_file.spill {
+            Some(spill) => Box::new(spill.open().map_err(read_error)?),
+            None => open_input(path, Progress::Hidden).map_err(std::io::Error::other)?,
+        };
         let mut digest = Digest::default();
         let mut input = std::io::BufReader::with_capacity(
             1 << 20,
             DigestRead {
                 inner: input,
                 digest: &mut digest,
+                spill: None,
             },
         );
         // Where `input` is in the JSON text.
@@ -954,17 +1022,20 @@ fn copy(
     Ok(n - left)
 }
 
-/// The length and CRC-32 of a text read.
+/// The length and CRC-32 of a text read, and whether all of it went to the spill file.
 #[derive(Default)]
 struct Digest {
     bytes: u64,
     crc: crc32fast::Hasher,
+    spilled: bool,
 }
 
-/// A reader that adds what it reads to a [`Digest`].
+/// A reader that adds what it reads to a [`Digest`], and copies it to `spill` when given
+/// (a write that fails only drops the spill: the text is then read again from the input).
 struct DigestRead<'a, R> {
     inner: R,
     digest: &'a mut Digest,
+    spill: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 impl<R: Read> Read for DigestRead<'_, R> {
@@ -972,6 +1043,21 @@ impl<R: Read> Read for DigestRead<'_, R> {
         let n = self.inner.read(buf)?;
         self.digest.bytes += n as u64;
         self.digest.crc.update(&buf[..n]);
+        if let Some(spill) = &mut self.spill {
+            let written = if n == 0 {
+                spill.flush()
+            } else {
+                spill.write_all(&buf[..n])
+            };
+            match written {
+                Ok(()) if n == 0 => {
+                    self.digest.spilled = true;
+                    self.spill = None;
+                }
+                Ok(()) => {}
+                Err(_) => self.spill = None,
+            }
+        }
         Ok(n)
     }
 }
@@ -985,6 +1071,14 @@ enum Progress {
 
 /// The decompressed JSON text of a trace file, opened once (so that a pipe works too).
 fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, Error> {
+    open_input_sniffed(path, progress).map(|(input, _)| input)
+}
+
+/// [`open_input`], and whether the file is gzip.
+fn open_input_sniffed(
+    path: &Path,
+    progress: Progress,
+) -> Result<(Box<dyn Read + Send>, bool), Error> {
     let io = |source| {
         Error::Io(FsError {
             path: path.to_path_buf(),
@@ -1006,9 +1100,9 @@ fn open_input(path: &Path, progress: Progress) -> Result<Box<dyn Read + Send>, E
     // would add a thread and its queue of 1 MiB chunks, which sits at the peak of a
     // compaction (its end of reading).
     if load::files::is_gzip(input.fill_buf().map_err(io)?) {
-        return Ok(chrome_reader::inflate_capped(input));
+        return Ok((chrome_reader::inflate_capped(input), true));
     }
-    Ok(Box::new(input))
+    Ok((Box::new(input), false))
 }
 
 fn write_json_string(out: &mut impl Write, s: &str) -> std::io::Result<()> {

@@ -2,6 +2,7 @@
 //! `TRACEWISE_TRACES` names the real-trace folder, every PyTorch and JAX trace in it.
 
 mod fixtures;
+mod members;
 mod parallel;
 mod real_traces;
 mod write;

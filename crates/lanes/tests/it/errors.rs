@@ -238,3 +238,53 @@ fn input_changed_before_writing() {
     let err = lanes::merge_pp_traces(vec![lean(), lean()], &config).expect_err("texts in the file");
     assert!(matches!(err, Error::TextsInFile { .. }), "{err}");
 }
+
+/// A gzip input is inflated once: `Trace::read_file_for_compaction` keeps its inflated
+/// text in a nameless scratch file, and writing copies the untouched events from there.
+/// The output is what a read holding every text writes, even when the input file is
+/// replaced between the read and the write (the text read is the one written).
+#[test]
+fn gzip_input_is_inflated_once() {
+    use std::io::Write as _;
+    let text = |name: &str| {
+        plain_trace(vec![
+            json!({"name": name, "ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 0, "dur": 9, "args": {"x": 1}}),
+            kernel("k", 7, 1.0, 1.0, None),
+            kernel("k2", 9, 3.0, 1.0, None),
+            json!({"name": "later", "ph": "i", "pid": 1, "tid": 1, "ts": 5}),
+        ])
+        .to_string()
+    };
+    let gzip = |s: &str| {
+        let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        w.write_all(s.as_bytes()).expect("writes to a Vec");
+        w.finish().expect("writes to a Vec")
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = dir.path().join("in.json.gz");
+    std::fs::write(&input, gzip(&text("step"))).expect("writing the input");
+    let config = lanes::Config::default();
+    let write = |t: Trace| {
+        let c = lanes::compact_trace(t, &config).expect("it compacts");
+        let mut json = Vec::new();
+        c.trace.write_json(&mut json).expect("it writes");
+        json
+    };
+    let full = write(Trace::read_file(&input).expect("it reads"));
+    let lean = Trace::read_file_for_compaction(&input).expect("it reads");
+    let compacted = lanes::compact_trace(lean, &config).expect("it compacts");
+    std::fs::write(&input, gzip(&text("other"))).expect("replacing the input");
+    let mut json = Vec::new();
+    compacted
+        .trace
+        .write_json(&mut json)
+        .expect("it writes from the scratch text");
+    assert!(json == full, "the same output as a read holding every text");
+    // Written twice, the same.
+    let mut again = Vec::new();
+    compacted
+        .trace
+        .write_json(&mut again)
+        .expect("it writes again");
+    assert!(again == full);
+}
