@@ -55,6 +55,23 @@ fn side_by_side(
     });
 }
 
+/// The number after `flag` in `args` (`default` without the flag); `what` names what the
+/// flag takes in the error.
+fn number_arg<T: std::str::FromStr>(
+    args: &[String],
+    flag: &str,
+    default: T,
+    what: &str,
+) -> Result<T, String> {
+    match args.iter().position(|a| a == flag) {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("{flag} takes {what}")),
+        None => Ok(default),
+    }
+}
+
 pub fn main(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     // `--attribution`: only the attribute-kernels rows (a short run).
@@ -64,23 +81,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
     // `--floor [--runs N]`: only the tools on df_index_resolver against zcat, interleaved,
     // with quartiles and the load average, and the multi-member twin (see `floor`).
     let floor_only = args.iter().any(|a| a == "--floor");
-    let floor_runs: usize = match args.iter().position(|a| a == "--runs") {
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|n| n.parse().ok())
-            .ok_or("--runs takes a number of rounds")?,
-        None => 9,
-    };
+    let floor_runs: usize = number_arg(args, "--runs", 9, "a number of rounds")?;
     // `--xplane`: only the xplane-reader rows (decode and load_capture: speed, peak RSS).
     let xplane_only = args.iter().any(|a| a == "--xplane");
     // `--synthetic-mb N`: the size of the synthetic trace (default 1000, 1 GB).
-    let synthetic_mb: u64 = match args.iter().position(|a| a == "--synthetic-mb") {
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|n| n.parse().ok())
-            .ok_or("--synthetic-mb takes a number of MB")?,
-        None => 1000,
-    };
+    let synthetic_mb: u64 = number_arg(args, "--synthetic-mb", 1000, "a number of MB")?;
     let runs = if quick { 3 } else { 5 };
     let root = workspace_root();
     let traces = std::env::var_os("TRACEWISE_TRACES")
@@ -126,13 +131,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             .and_then(|n| n.parse().ok())
             .filter(|&n| n > 1)
             .ok_or("--ranks takes a number of ranks (2 or more)")?;
-        let mb: f64 = match args.iter().position(|a| a == "--mb-per-rank") {
-            Some(i) => args
-                .get(i + 1)
-                .and_then(|n| n.parse().ok())
-                .ok_or("--mb-per-rank takes a number of MB")?,
-            None => 5.0,
-        };
+        let mb: f64 = number_arg(args, "--mb-per-rank", 5.0, "a number of MB")?;
         let python = python_arg(args)?;
         let mut rows = Vec::new();
         let with_profile_model = !args.iter().any(|a| a == "--no-profile-model");

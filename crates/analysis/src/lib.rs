@@ -65,6 +65,7 @@ mod practices;
 mod profile_summary;
 mod provenance;
 mod ranks;
+mod rows_csv;
 mod skip;
 mod step_candidates;
 mod step_nesting;
@@ -117,13 +118,13 @@ pub use ranks::{
     CollectiveSkew, CollectiveTime, Config as CrossRankConfig, CrossRank, HeatRow, RankRow,
     RankTimeline, StepHeatMap, Straggler, cross_rank, rank_timeline, step_heat_map,
 };
+pub use rows_csv::{RowParts as SkipRowParts, write_rows_header as skip_rows_header};
 pub use skip::{
     CaptureAnalysis, CommStream, Config as SkipConfig, DeviceRow, DeviceSteps, GpuBehind, HostOnly,
-    InFlight, InputAnalysis, RowParts as SkipRowParts, SkipMetrics, StepMetrics, StreamRow,
-    analyze as analyze_capture, assemble as skip_stats_assemble,
-    report_with_rows as skip_report_with_rows, run as skip_stats, run_loaded as skip_stats_loaded,
-    run_loaded_without_rows as skip_stats_loaded_without_rows,
-    run_without_rows as skip_stats_without_rows, write_rows_header as skip_rows_header,
+    InFlight, InputAnalysis, SkipMetrics, StepMetrics, StreamRow, analyze as analyze_capture,
+    assemble as skip_stats_assemble, report_with_rows as skip_report_with_rows, run as skip_stats,
+    run_loaded as skip_stats_loaded, run_loaded_without_rows as skip_stats_loaded_without_rows,
+    run_without_rows as skip_stats_without_rows,
 };
 // The former names of `InputAnalysis` and `CaptureAnalysis` (after the one tool,
 // skip-stats), kept while trace-frame and the Python package still use them.

@@ -24,8 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use trace_model::{
-    ActivityKind, Capture, DeviceId, Diagnostics, Format, GpuActivity, HostKind, KernelClass,
-    Nanos, StreamId,
+    ActivityKind, Capture, DeviceId, Diagnostics, Format, GpuActivity, HostKind, Nanos, StreamId,
 };
 
 use crate::Error;
@@ -417,7 +416,7 @@ fn analyze_loaded<W: std::io::Write>(
     let multi = captures.len() > 1 || input.is_dir();
     let mut reports = Vec::with_capacity(captures.len());
     if let Some(rows) = &mut rows {
-        write_header(rows, multi).map_err(|e| csv_error(input, e))?;
+        crate::rows_csv::write_header(rows, multi).map_err(|e| csv_error(input, e))?;
     }
     // The rows need only the steps: the rest of the analysis runs on a thread of its own
     // while they are written (each was about half of skip-stats' time after loading).
@@ -428,7 +427,7 @@ fn analyze_loaded<W: std::io::Write>(
         let rank_column = multi.then_some(rank);
         let with_rows = rows.is_some();
         let mut write = || match &mut rows {
-            Some(rows) => write_rows(rows, capture, &steps, rank_column),
+            Some(rows) => crate::rows_csv::write_rows(rows, capture, &steps, rank_column),
             None => Ok(()),
         };
         let (written, report) = if parallel && with_rows {
@@ -460,7 +459,7 @@ fn analyze_loaded<W: std::io::Write>(
 
 /// One capture of a rank directory read on its own (see `load::map_each`): its report,
 /// with its `rows.csv` rows (a leading rank column, no header) written to `rows`. Put the
-/// reports together with [`assemble`] and the rows after [`write_rows_header`], in rank
+/// reports together with [`assemble`] and the rows after [`crate::rows_csv::write_rows_header`], in rank
 /// order: the result is what [`run`] gives for the directory.
 pub fn report_with_rows<W: std::io::Write>(
     loaded: &crate::input::Loaded,
@@ -471,7 +470,7 @@ pub fn report_with_rows<W: std::io::Write>(
     let label = loaded.path.to_string_lossy();
     let (steps, in_flight) = steps_outside_flight(capture);
     let mut w = csv::Writer::from_writer(rows);
-    write_rows(&mut w, capture, &steps, Some(loaded.rank))
+    crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank))
         .map_err(|e| csv_error(&loaded.path, e))?;
     w.flush().map_err(|source| Error::Io {
         path: loaded.path.clone(),
@@ -485,95 +484,6 @@ pub fn report_with_rows<W: std::io::Write>(
         &steps,
         in_flight,
     ))
-}
-
-/// Writes `rows.csv`'s header (with the rank column when `multi`) to `rows`.
-pub fn write_rows_header<W: std::io::Write>(rows: W, multi: bool) -> Result<(), std::io::Error> {
-    let mut w = csv::Writer::from_writer(rows);
-    write_header(&mut w, multi).map_err(std::io::Error::other)?;
-    w.flush()
-}
-
-/// A rank directory's `rows.csv`, made one rank at a time (skip-stats, investigate): each
-/// rank's rows go to a part file of a scratch directory while its report is made, so only
-/// the reports stay in memory; [`RowParts::write`] then writes the header (with the rank
-/// column) and the parts in the order given, rank order. The parts go with the value.
-#[derive(Debug)]
-pub struct RowParts {
-    scratch: output_file::ScratchDir,
-    next: std::sync::atomic::AtomicUsize,
-}
-
-impl RowParts {
-    /// A new scratch directory, in the system's temporary directory, named from `prefix`.
-    pub fn create(prefix: &str) -> Result<RowParts, Error> {
-        let scratch = output_file::ScratchDir::create(prefix).map_err(|source| Error::Io {
-            path: std::env::temp_dir(),
-            source,
-        })?;
-        Ok(RowParts {
-            scratch,
-            next: std::sync::atomic::AtomicUsize::new(0),
-        })
-    }
-
-    /// The report of one capture, as [`report_with_rows`] makes it, with the part its
-    /// rows went to. Safe to call from several threads at once.
-    pub fn report(
-        &self,
-        loaded: &crate::input::Loaded,
-        config: &Config,
-    ) -> Result<(CaptureAnalysis, PathBuf), Error> {
-        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("rank-{i}.csv");
-        let part = self.scratch.path().join(&name);
-        let file = self
-            .scratch
-            .create_file(&name)
-            .map_err(|source| Error::Io {
-                path: part.clone(),
-                source,
-            })?;
-        let rows = std::io::BufWriter::with_capacity(1 << 20, file);
-        Ok((report_with_rows(loaded, config, rows)?, part))
-    }
-
-    /// Writes `rows.csv` to `out`: the header, then each of `parts` (from
-    /// [`RowParts::report`]) in order. A part that cannot be read is an error naming it.
-    pub fn write(&self, parts: &[PathBuf], out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.write_parts(parts, out, false)
-    }
-
-    /// [`RowParts::write`], removing each part once it is copied, so that the rows are
-    /// on disk about once, not twice (for a caller that writes them only once). Only
-    /// files of this value's scratch directory are removed.
-    pub fn drain(self, parts: &[PathBuf], out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.write_parts(parts, out, true)
-    }
-
-    fn write_parts(
-        &self,
-        parts: &[PathBuf],
-        out: &mut dyn std::io::Write,
-        remove: bool,
-    ) -> std::io::Result<()> {
-        write_rows_header(&mut *out, true)?;
-        for part in parts {
-            let named = |e: std::io::Error| {
-                std::io::Error::new(e.kind(), format!("{}: {e}", part.display()))
-            };
-            let mut file = std::fs::File::open(part).map_err(named)?;
-            std::io::copy(&mut file, out)?;
-            // Only this value's own parts, through the scratch directory's rules.
-            if remove
-                && part.parent() == Some(self.scratch.path())
-                && let Some(name) = part.file_name().and_then(|n| n.to_str())
-            {
-                self.scratch.remove_file(name).map_err(named)?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The analysis of `input` from its captures' reports, in rank order; `multi` for a
@@ -836,33 +746,7 @@ fn analyze_steps(
     };
     let gap_causes_of = || {
         critical_gaps.as_ref().map(|(i, gaps)| {
-            let tails: Vec<Window> = if host_ranges {
-                (0..steps.steps.len())
-                    .filter(|&i| steady(i))
-                    .map(|i| steps.steps[i].range)
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            // Each steady host-ranged step from its start to its first GPU activity.
-            let mut heads: Vec<Window> = Vec::new();
-            if host_ranges {
-                let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
-                for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
-                    if let Some(s) = s {
-                        let f = &mut first[*s as usize];
-                        *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
-                    }
-                }
-                for (i, s) in steps.steps.iter().enumerate() {
-                    if let (true, Some(f)) = (steady(i), first[i]) {
-                        heads.push(Window {
-                            start: s.range.start,
-                            end: f.min(s.range.end),
-                        });
-                    }
-                }
-            }
+            let (tails, heads) = host_ranged_edges(capture, steps, host_ranges, &steady);
             gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
         })
     };
@@ -992,22 +876,7 @@ fn analyze_steps(
         ),
         String::new(),
     );
-    let failed: Vec<&StreamRow> = streams.iter().filter(|s| !s.budget.check.holds()).collect();
-    if let Some(s) = failed.first() {
-        let check = &s.budget.check;
-        diagnostics.add_many(
-            "budget-check-failed",
-            failed.len() as u64,
-            "stream budgets whose parts differ from the interval unions (each part should be the union of its kind and the kinds before it, less the union of those before it)".to_owned(),
-            format!(
-                "GPU {} stream {}: parts {} vs unions {}",
-                s.device,
-                s.stream,
-                nanos_list(&check.parts),
-                nanos_list(&check.expected_parts()),
-            ),
-        );
-    }
+    add_failed_budget_checks(&mut diagnostics, &streams);
     let framework = crate::detect_framework(capture, &practices);
     let mut report = CaptureAnalysis {
         label: label.to_owned(),
@@ -1041,6 +910,62 @@ fn analyze_steps(
     report.diagnosis = crate::diagnosis::diagnose_with(capture, &report, config.min_gpu_work);
     report.step_sides = crate::step_sides(&report);
     report
+}
+
+/// The steady host-ranged steps' ranges (`tails`) and each one from its start to its first
+/// GPU activity (`heads`): the host-only stretches the gaps' causes count; both empty
+/// where the steps are not the host's own ranges.
+fn host_ranged_edges(
+    capture: &Capture,
+    steps: &Steps,
+    host_ranges: bool,
+    steady: &dyn Fn(usize) -> bool,
+) -> (Vec<Window>, Vec<Window>) {
+    if !host_ranges {
+        return (Vec::new(), Vec::new());
+    }
+    let tails = (0..steps.steps.len())
+        .filter(|&i| steady(i))
+        .map(|i| steps.steps[i].range)
+        .collect();
+    let mut first: Vec<Option<Nanos>> = vec![None; steps.steps.len()];
+    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+        if let Some(s) = s {
+            let f = &mut first[*s as usize];
+            *f = Some(f.map_or(a.start, |t: Nanos| t.min(a.start)));
+        }
+    }
+    let mut heads = Vec::new();
+    for (i, s) in steps.steps.iter().enumerate() {
+        if let (true, Some(f)) = (steady(i), first[i]) {
+            heads.push(Window {
+                start: s.range.start,
+                end: f.min(s.range.end),
+            });
+        }
+    }
+    (tails, heads)
+}
+
+/// The `budget-check-failed` diagnostic: stream budgets whose parts differ from the
+/// interval unions, with the first one's figures.
+fn add_failed_budget_checks(diagnostics: &mut Diagnostics, streams: &[StreamRow]) {
+    let failed: Vec<&StreamRow> = streams.iter().filter(|s| !s.budget.check.holds()).collect();
+    if let Some(s) = failed.first() {
+        let check = &s.budget.check;
+        diagnostics.add_many(
+            "budget-check-failed",
+            failed.len() as u64,
+            "stream budgets whose parts differ from the interval unions (each part should be the union of its kind and the kinds before it, less the union of those before it)".to_owned(),
+            format!(
+                "GPU {} stream {}: parts {} vs unions {}",
+                s.device,
+                s.stream,
+                nanos_list(&check.parts),
+                nanos_list(&check.expected_parts()),
+            ),
+        );
+    }
 }
 
 /// Whether the host runs ahead of the GPU over the steady steps
@@ -1239,114 +1164,6 @@ pub(crate) fn skip_metrics(
     })
 }
 
-fn write_header<W: std::io::Write>(w: &mut csv::Writer<W>, multi: bool) -> Result<(), csv::Error> {
-    let mut header = Vec::new();
-    if multi {
-        header.push("rank");
-    }
-    header.extend([
-        "device",
-        "stream",
-        "kind",
-        "class",
-        "collective",
-        "name",
-        "start_ns",
-        "dur_ns",
-        "step",
-        "launch_thread",
-        "launch_name",
-        "launch_start_ns",
-        "launch_dur_ns",
-        "launch_to_start_ns",
-    ]);
-    w.write_record(&header)
-}
-
-/// `v` in decimal, as `{v}` formats it, written into the end of `buf` (20 bytes hold any
-/// `i64`: 19 digits and a sign).
-fn decimal(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut n = v.unsigned_abs();
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    &buf[at..]
-}
-
-/// Writes one `rows.csv` row per GPU activity of the capture, in stream then start
-/// order. `rank` adds a leading rank column (directories of ranks).
-pub(crate) fn write_rows<W: std::io::Write>(
-    w: &mut csv::Writer<W>,
-    capture: &Capture,
-    steps: &Steps,
-    rank: Option<Option<i64>>,
-) -> Result<(), csv::Error> {
-    // Fields go to the writer one by one, numbers through one scratch buffer: a `String`
-    // per field was most of the rows' time.
-    let int = |w: &mut csv::Writer<W>, v: i64| {
-        let mut buf = [0u8; 20];
-        w.write_field(decimal(v, &mut buf))
-    };
-    const EMPTY: &[u8] = b"";
-    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
-        if let Some(r) = rank {
-            match r {
-                Some(r) => int(w, r)?,
-                None => w.write_field(EMPTY)?,
-            }
-        }
-        let stream = capture.stream(a.stream);
-        int(w, capture.device(stream.device).ordinal)?;
-        int(w, stream.ordinal)?;
-        w.write_field(budget::BusyKind::of(a.class).label())?;
-        w.write_field(a.class.word())?;
-        w.write_field(match a.class {
-            KernelClass::Collective(kind) => kind.label(),
-            _ => "",
-        })?;
-        w.write_field(capture.name(a.name))?;
-        int(w, a.start.0)?;
-        int(w, a.dur.0)?;
-        match s {
-            Some(i) => int(w, steps.steps[*i as usize].number)?,
-            None => w.write_field(EMPTY)?,
-        }
-        let j = launch::join(capture, a);
-        match j.launch {
-            Some(l) => {
-                int(w, capture.thread(l.thread).tid)?;
-                w.write_field(capture.name(l.name))?;
-                int(w, l.start.0)?;
-                int(w, l.dur.0)?;
-                // A start before the launch is clock skew, not a delay: left empty.
-                let delay = a.start - l.start;
-                if delay.0 >= 0 {
-                    int(w, delay.0)?;
-                } else {
-                    w.write_field(EMPTY)?;
-                }
-            }
-            None => {
-                for _ in 0..5 {
-                    w.write_field(EMPTY)?;
-                }
-            }
-        }
-        w.write_record(std::iter::empty::<&[u8]>())?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     /// `decimal` writes what `{v}` formats, at the edges of `i64` too.
@@ -1365,7 +1182,11 @@ mod tests {
             i64::MIN,
             -1_000_000_007,
         ] {
-            assert_eq!(super::decimal(v, &mut buf), v.to_string().as_bytes(), "{v}");
+            assert_eq!(
+                crate::rows_csv::decimal(v, &mut buf),
+                v.to_string().as_bytes(),
+                "{v}"
+            );
         }
     }
 }

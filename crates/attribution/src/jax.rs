@@ -117,9 +117,7 @@ pub(crate) fn attribute(
             .ordinal;
         match program_of(activity) {
             Some((program, _)) => groups.entry((device, program)).or_default().push(index),
-            None => {
-                rows[index] = Some(base_row(capture, activity, None, &mut names));
-            }
+            None => rows[index] = Some(base_row(capture, activity, None, &mut names)),
         }
     }
     // Schedules only for programs that ran: an unrolled schedule can be large.

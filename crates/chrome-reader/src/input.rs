@@ -224,9 +224,13 @@ fn read_file(
         let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let threads = crate::default_threads();
         // A regular file that may hold several members is read whole and, when it does,
-        // inflated on every core (`members`); a single member stays on one stream.
+        // inflated on every core (`members`); a single member stays on one stream. The
+        // parser keeps a core busy beside the inflate, so the members are inflated in
+        // parallel only where two more cores are left for them: on two cores the
+        // 8-member twin of df_index_resolver took 1.5x its one-member twin's time
+        // (`cargo xtask bench --floor`, loaded machine) and 1.2x its CPU time.
         let (input, parallel): (Box<dyn Read + Send>, bool) =
-            if threads > 1 && regular && size <= crate::members::MAX_WHOLE {
+            if threads > 2 && regular && size <= crate::members::MAX_WHOLE {
                 let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
                 input
                     .read_to_end(&mut data)

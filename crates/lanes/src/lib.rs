@@ -71,6 +71,7 @@ mod error;
 mod event;
 mod group;
 mod gzip;
+mod json_object;
 mod merge;
 mod output;
 mod pp;
