@@ -31,7 +31,9 @@
 //!    start to its last end, provided it holds at least half of all GPU activity time
 //!    (otherwise the capture is a sequence of different programs, not a step loop).
 //!    Activities are placed by their own start.
-//! 6. A repeating sequence of activity names on the stream with the most GPU time: the
+//! 6. A repeating sequence of activity names on the stream with the most compute (GPU
+//!    time other than collectives, whose busy time includes waiting for peers: the
+//!    critical stream's rule), else the most GPU time: the
 //!    shortest period p (candidates, the 256 shortest: for every name, the most common
 //!    distance between its occurrences, one to four occurrences apart) such that, cut into periods at the
 //!    phase with the largest mean idle gap before it, every period matches the next in
@@ -85,7 +87,8 @@ pub enum StepOrigin {
         /// The module's name.
         module: String,
     },
-    /// The sequence of activity names on the busiest stream repeats: one step per period.
+    /// The sequence of activity names on the stream with the most compute repeats: one
+    /// step per period.
     KernelSequence {
         /// The stream, in words (`GPU 0 stream 7`).
         stream: String,
@@ -998,21 +1001,23 @@ fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
     None
 }
 
-/// Steps from a repeating sequence of activity names on the busiest stream (see the
-/// module docs, source 6).
+/// Steps from a repeating sequence of activity names on the stream with the most compute
+/// (see the module docs, source 6).
 fn kernel_sequence_steps(capture: &Capture) -> Option<Steps> {
     let stream = capture
         .streams()
         .iter()
         .map(|s| {
-            let busy: i64 = capture
-                .stream_activities(s.id)
+            let acts = capture.stream_activities(s.id);
+            let busy: i64 = acts.iter().map(|a| a.dur.0).sum();
+            let compute: i64 = acts
                 .iter()
+                .filter(|a| !matches!(a.class, trace_model::KernelClass::Collective(_)))
                 .map(|a| a.dur.0)
                 .sum();
-            (busy, s)
+            ((compute, busy), s)
         })
-        .filter(|(busy, _)| *busy > 0)
+        .filter(|((_, busy), _)| *busy > 0)
         .max_by(|a, b| a.0.cmp(&b.0).then(b.1.id.cmp(&a.1.id)))?
         .1;
     let acts = capture.stream_activities(stream.id);
@@ -1560,6 +1565,40 @@ mod tests {
         assert_eq!(repeating_period(&names, &[0; 8]), None);
         // The shortest period wins: `aaaa…` repeats every activity.
         assert_eq!(repeating_period(&["a"; 6], &[0; 6]), Some((1, 0)));
+    }
+
+    /// The sequence is read on the stream with the most compute, not on a collective
+    /// stream that is busier only because its kernels wait for peers: one all-reduce per
+    /// iteration, 80 µs each, beside three 10 µs kernels on the compute stream.
+    #[test]
+    fn kernel_sequence_is_read_on_the_compute_stream() {
+        let mut ev = Vec::new();
+        for t in [100u64, 200, 300, 400] {
+            ev.push(kernel("a", t, 10, None, ""));
+            ev.push(kernel("b", t + 12, 10, None, ""));
+            ev.push(kernel("c", t + 24, 10, None, ""));
+            ev.push(
+                kernel(
+                    "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                    t + 10,
+                    80,
+                    None,
+                    "",
+                )
+                .replace("\"stream\":7", "\"stream\":9")
+                .replace("\"tid\":7", "\"tid\":9"),
+            );
+        }
+        let s = steps_of(&ev);
+        assert_eq!(
+            s.origin,
+            StepOrigin::KernelSequence {
+                stream: "GPU 0 stream 7".to_owned(),
+                period: 3,
+                first: "a".to_owned()
+            }
+        );
+        assert_eq!(s.steps.len(), 4);
     }
 
     /// The step containing `t` by the scan [`StepIndex`] replaced: the reference.

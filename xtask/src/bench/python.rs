@@ -207,6 +207,7 @@ fn notebook_rows(
          M = [{methods}]\n\
          sides = [('ours', tracewise.hta.TraceAnalysis), ('theirs', hta.trace_analysis.TraceAnalysis)]\n\
          times = {{(s, m): [] for s, _ in sides for m in ['__init__'] + [l for l, _ in M]}}\n\
+         raised = {{}}\n\
          load0 = os.getloadavg()\n\
          for _ in range({runs}):\n\
          \x20   for side, cls in sides:\n\
@@ -215,10 +216,16 @@ fn notebook_rows(
          \x20           times[(side, '__init__')].append(c)\n\
          \x20           R = sorted(ta.get_temporal_breakdown(visualize=False)['rank'].tolist())\n\
          \x20           for label, f in M:\n\
-         \x20               s = time.perf_counter(); f(ta, R); times[(side, label)].append(c + time.perf_counter() - s)\n\
+         \x20               s = time.perf_counter()\n\
+         \x20               try:\n\
+         \x20                   f(ta, R); times[(side, label)].append(c + time.perf_counter() - s)\n\
+         \x20               except Exception as e:\n\
+         \x20                   raised.setdefault(label, f'{{side}}: {{type(e).__name__}}: {{e}}'[:160].replace(chr(10), ' '))\n\
          load1 = os.getloadavg()\n\
          print('LOAD', *load0, *load1)\n\
-         for m in ['__init__'] + [l for l, _ in M]:\n\
+         for m, why in raised.items():\n\
+         \x20   print('RAISED', m, why)\n\
+         for m in ['__init__'] + [l for l, _ in M if l not in raised]:\n\
          \x20   o, t = times[('ours', m)], times[('theirs', m)]\n\
          \x20   r = [b / a for a, b in zip(o, t)]\n\
          \x20   q = lambda v: statistics.quantiles(v, n=4)\n\
@@ -251,6 +258,19 @@ fn notebook_rows(
                         v[3.min(v.len())..].join(", ")
                     ),
                     target: String::new(),
+                });
+            }
+            // A method that raises on this trace (on either side, in any run) has no
+            // timing row; the bench says so rather than stopping.
+            Some("RAISED") => {
+                let m = f.next().unwrap_or("?");
+                rows.push(Row {
+                    what: format!("{name}: TraceAnalysis(trace_dir=…) + {m}"),
+                    value: format!(
+                        "not timed: it raises here ({})",
+                        f.collect::<Vec<_>>().join(" ")
+                    ),
+                    target: "≥ 30×".into(),
                 });
             }
             Some("ROW") => {
