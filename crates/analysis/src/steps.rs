@@ -31,17 +31,15 @@
 //!    start to its last end, provided it holds at least half of all GPU activity time
 //!    (otherwise the capture is a sequence of different programs, not a step loop).
 //!    Activities are placed by their own start.
-//! 6. A repeating sequence of activity names on the stream with the most compute (GPU
-//!    time other than collectives, whose busy time includes waiting for peers: the
-//!    critical stream's rule), else the most GPU time: the
+//! 6. A repeating sequence of activity names on the stream with the most compute (GPU time
+//!    other than collectives, as for the critical stream), else the most GPU time: the
 //!    shortest period p (candidates, the 256 shortest: for every name, the most common
-//!    distance between its occurrences, one to four occurrences apart) such that, cut into periods at the
-//!    phase with the largest mean idle gap before it, every period matches the next in
-//!    at least 80 % of positions, including the partial periods at the capture's edges
-//!    (so a model's repeated layers between a different prefix and suffix are not taken
-//!    for iterations), with at least two whole periods. A step runs from the start of
-//!    its period's first activity to the start of the next period's; activities on every
-//!    stream are placed by their own start.
+//!    distance between its occurrences, one to four apart) such that, cut into periods at
+//!    the phase with the largest mean idle gap before it, every period matches the next in
+//!    at least 80 % of positions, including the partial periods at the capture's edges (so
+//!    a model's repeated layers between a different prefix and suffix are not taken for
+//!    iterations), with at least two whole periods. A step runs from its period's first
+//!    start to the next period's; activities on every stream are placed by their own start.
 //! 7. Otherwise the whole capture is one step, and a diagnostic says so.
 //!
 //! The median step is the lower median of step durations (a step that exists, not an
@@ -49,7 +47,7 @@
 
 use std::collections::BTreeMap;
 
-use trace_model::{Capture, Diagnostics, Nanos, StepSource};
+use trace_model::{Capture, Diagnostics, KernelClass, Nanos, StepSource};
 
 use crate::budget::Window;
 
@@ -87,8 +85,7 @@ pub enum StepOrigin {
         /// The module's name.
         module: String,
     },
-    /// The sequence of activity names on the stream with the most compute repeats: one
-    /// step per period.
+    /// The activity names on the stream with the most compute repeat: a step per period.
     KernelSequence {
         /// The stream, in words (`GPU 0 stream 7`).
         stream: String,
@@ -1001,20 +998,17 @@ fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
     None
 }
 
-/// Steps from a repeating sequence of activity names on the stream with the most compute
-/// (see the module docs, source 6).
+/// Steps from a repeating kernel sequence on the stream with the most compute (source 6).
 fn kernel_sequence_steps(capture: &Capture) -> Option<Steps> {
     let stream = capture
         .streams()
         .iter()
         .map(|s| {
-            let acts = capture.stream_activities(s.id);
-            let busy: i64 = acts.iter().map(|a| a.dur.0).sum();
-            let compute: i64 = acts
-                .iter()
-                .filter(|a| !matches!(a.class, trace_model::KernelClass::Collective(_)))
-                .map(|a| a.dur.0)
-                .sum();
+            let (mut compute, mut busy) = (0i64, 0i64);
+            for a in capture.stream_activities(s.id) {
+                busy += a.dur.0;
+                compute += a.dur.0 * i64::from(!matches!(a.class, KernelClass::Collective(_)));
+            }
             ((compute, busy), s)
         })
         .filter(|((_, busy), _)| *busy > 0)
