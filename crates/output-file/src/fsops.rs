@@ -51,9 +51,11 @@ pub(crate) fn create_staged_file(
         }
         #[cfg(not(unix))]
         let _ = mode;
-        // Registered before it exists, so a signal between the two cannot miss it.
+        // Registered before it exists, so a signal between the two cannot miss it; created
+        // through the gate, so a signal's cleanup that has listed the registry already
+        // refuses it rather than leaving it behind.
         let id = staging::register(path.clone());
-        match options.open(&path) {
+        match staging::creating(|| options.open(&path)) {
             Ok(file) => return Ok((path, file, id)),
             Err(e) => {
                 staging::unregister(id);
@@ -74,8 +76,9 @@ pub(crate) fn create_staged_file(
 pub(crate) fn create_staged_dir(dir: &Path, name: &str) -> io::Result<(PathBuf, u64)> {
     for _ in 0..ATTEMPTS {
         let path = staged_name(dir, name);
+        // As a staged file: registered first, created through the gate.
         let id = staging::register(path.clone());
-        match std::fs::create_dir(&path) {
+        match staging::creating(|| std::fs::create_dir(&path)) {
             Ok(()) => return Ok((path, id)),
             Err(e) => {
                 staging::unregister(id);

@@ -264,9 +264,10 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 /// the removal lists the directory, or refused.
 static GATE: RwLock<()> = RwLock::new(());
 
-/// Runs `create` (the creation of a file or directory inside a staged directory) unless a
-/// signal's cleanup has begun, in which case it is refused: parallel writers stop before
-/// the stage is removed, so the removal never races with new entries.
+/// Runs `create` (the creation of a staged file or directory, or of an entry inside a
+/// staged directory) unless a signal's cleanup has begun, in which case it is refused:
+/// parallel writers stop before the stage is removed, so the removal never races with new
+/// entries.
 pub(crate) fn creating<T>(create: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     let _shared = GATE.read().unwrap_or_else(|e| e.into_inner());
     if STOPPING.load(Ordering::SeqCst) {
