@@ -1,11 +1,11 @@
-//! The closing note's tables (ignored: run by hand with `TRACEWISE_TRACES`): for every
+//! Prints the closing note's tables (a tool for the maintainers, not a test): for every
 //! capture under the shared traces, read back through its report.json value, (a) the
 //! steps (count, evidence), the verdict, the top cause and its first knob; (b) the share
 //! of the critical stream's idle time each cause holds (the `gap:` causes, and what no
 //! cause explains), summing to 100 %; (c) the unchanged replay's median absolute error.
 //!
-//! `cargo test -p investigation --test tables -- --ignored --nocapture`; `TABLES_ONLY`
-//! (comma-separated parts of paths) narrows the captures.
+//! `TRACEWISE_TRACES=../shared/traces cargo run -p investigation --example closing_tables`;
+//! `TABLES_ONLY` (comma-separated parts of paths) narrows the captures.
 
 use investigation::{Advice, CauseReplay, Investigation};
 
@@ -131,12 +131,10 @@ fn rows(rel: &str, inv: &Investigation) -> (String, String, String) {
     (a, b, format!("| {rel} | {replay} |"))
 }
 
-#[test]
-#[ignore]
-fn print_the_closing_note_tables() {
-    let Some(root) = test_support::traces_dir("print_the_closing_note_tables") else {
-        test_support::skip_notice();
-        return;
+fn main() {
+    let Some(root) = std::env::var_os("TRACEWISE_TRACES").map(std::path::PathBuf::from) else {
+        eprintln!("closing_tables: set TRACEWISE_TRACES to the shared traces' directory");
+        std::process::exit(2);
     };
     let only: Vec<String> = std::env::var("TABLES_ONLY")
         .map(|s| s.split(',').map(str::to_owned).collect())
