@@ -22,7 +22,7 @@ pub(crate) mod fast;
 pub(crate) mod prepare;
 
 use crate::{Error, RawEvent, TopLevel};
-use prepare::{Diag, Key, Local, MetaName, Op, Prepared};
+use prepare::{Diag, Key, KinetoCat, Local, MetaName, Op, Prepared};
 
 /// An event with the `args` keys the builder reads decoded.
 type Event<'a> = RawEvent<'a, KnownArgs>;
@@ -560,6 +560,50 @@ fn flex_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     d.deserialize_any(V)
 }
 
+/// A JSON number as `f64`; anything else (a string, a list, `null`) reads as absent.
+fn flex_f64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<f64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a number")
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(v as f64))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(v as f64))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
+}
+
 /// A `distributedInfo.rank` that is there but not an integer of i64 (`1e20`, `3.5`,
 /// 2^64): said with its text, since the rank then comes from the file name, if at all.
 fn rank_not_read(diagnostics: &mut trace_model::Diagnostics, path: &Path, distributed_info: &str) {
@@ -622,6 +666,19 @@ pub(crate) struct KnownArgs {
     input_types: Option<String>,
     #[serde(rename = "Concrete Inputs", default, deserialize_with = "raw_text")]
     concrete_inputs: Option<String>,
+    /// A `cuda_sync` event's awaited stream.
+    #[serde(default, deserialize_with = "flex_int")]
+    wait_on_stream: Option<i64>,
+    /// A `cuda_sync` event's awaited `cudaEventRecord` call.
+    #[serde(default, deserialize_with = "flex_int")]
+    wait_on_cuda_event_record_corr_id: Option<i64>,
+    /// A copy's or set's `memory bandwidth (GB/s)`.
+    #[serde(
+        rename = "memory bandwidth (GB/s)",
+        default,
+        deserialize_with = "flex_f64"
+    )]
+    memory_bandwidth: Option<f64>,
     /// Whether the members were decoded (`false` for [`KnownArgs::NONE`], and for the
     /// `args` of an event whose `args` the model never reads, left as text: see
     /// [`args_wanted`]).
@@ -683,6 +740,9 @@ impl KnownArgs {
         input_dims: None,
         input_types: None,
         concrete_inputs: None,
+        wait_on_stream: None,
+        wait_on_cuda_event_record_corr_id: None,
+        memory_bandwidth: None,
         decoded: false,
     };
 }
@@ -712,6 +772,7 @@ struct Pending {
     correlation: Option<i64>,
     external_id: Option<i64>,
     extra: Option<Box<Extra>>,
+    kineto: KinetoCat,
 }
 
 /// Fields only GPU activities have; boxed so host events stay small.
@@ -726,6 +787,9 @@ struct Extra {
     hlo_module: Option<StringId>,
     memcpy_details: Option<StringId>,
     shapes: Option<OpShapes>,
+    wait_on_stream: Option<i64>,
+    wait_on_record: Option<i64>,
+    bandwidth: Option<f64>,
 }
 
 /// One batch's strings mapped to the capture's: each is interned (or given a pid/tid key)
@@ -787,6 +851,8 @@ struct Builder<'p> {
     /// The numbers of the `ProfilerStep#N` steps already in `capture.steps`: looking each
     /// new one up in the list made 200,000 steps quadratic (issue 45, finding 11).
     step_numbers: FastMap<i64, ()>,
+    /// What the trace records beyond the rows (the capture's `meta.kineto`).
+    kineto: trace_model::KinetoDetails,
 }
 
 impl<'p> Builder<'p> {
@@ -809,6 +875,7 @@ impl<'p> Builder<'p> {
             unknown_cats: BTreeMap::new(),
             classes: FastMap::default(),
             step_numbers: FastMap::default(),
+            kineto: trace_model::KinetoDetails::default(),
         }
     }
 
@@ -819,6 +886,23 @@ impl<'p> Builder<'p> {
             std::mem::take(&mut batch.args_decoded),
             std::sync::atomic::Ordering::Relaxed,
         );
+        let k = &mut self.kineto;
+        k.fractional_us |= batch.fractional_us;
+        if index_base == 0
+            && let Some(ts) = batch.first_ts
+        {
+            k.first_event_ts = ts.map(Nanos);
+        }
+        if let Some(origin) = batch.hta_origin {
+            let o = k.hta_origin.get_or_insert(Nanos(origin));
+            *o = (*o).min(Nanos(origin));
+        }
+        let mut ranges = batch.arg_ranges;
+        if ranges.index.0 <= ranges.index.1 {
+            let base = index_base as i64;
+            ranges.index = (ranges.index.0 + base, ranges.index.1 + base);
+        }
+        k.arg_ranges = k.arg_ranges.merge(ranges);
         let mut map = Remap {
             strings: &batch.strings,
             ids: vec![None; batch.strings.len()],
@@ -939,6 +1023,9 @@ impl<'p> Builder<'p> {
                     types: types.map(|l| map.string(strings, l)),
                     concrete: concrete.map(|l| map.string(strings, l)),
                 }),
+                wait_on_stream: e.wait_on_stream,
+                wait_on_record: e.wait_on_record,
+                bandwidth: e.bandwidth,
             }
         });
         let mut p = Pending {
@@ -952,6 +1039,7 @@ impl<'p> Builder<'p> {
             correlation: c.correlation,
             external_id: c.external_id,
             extra: None,
+            kineto: c.kineto,
         };
         if p.cat != Cat::None {
             self.route(p, extra.as_ref(), false);
@@ -1021,12 +1109,44 @@ impl<'p> Builder<'p> {
                 if cat == Cat::Trace && self.capture.meta.window.is_none() {
                     self.capture.meta.window = Some((Nanos(p.start), Nanos(p.start + p.dur)));
                 }
+                self.kinetos_host_event(&p, thread, extra);
                 let mut event =
                     HostEvent::new(thread, Nanos(p.start), Nanos(p.dur), p.name, kind, p.index);
                 event.set_correlation(p.correlation.and_then(|c| u64::try_from(c).ok()));
                 self.capture.push_host_event(event, p.external_id);
                 if let Some(shapes) = extra.and_then(|e| e.shapes) {
                     self.capture.set_op_shapes(p.index, shapes);
+                }
+            }
+        }
+    }
+
+    /// Keeps what a host event has for [`trace_model::KinetoDetails`]: whether it is a
+    /// driver call, its `args.stream`, and, for a `cuda_sync` event of a known kind, the
+    /// event and what it waits on.
+    fn kinetos_host_event(&mut self, p: &Pending, thread: ThreadId, extra: Option<&Extra>) {
+        let k = &mut self.kineto;
+        if let Some(stream) = extra.and_then(|e| e.stream) {
+            k.host_streams.push((p.index, stream));
+        }
+        match p.kineto {
+            KinetoCat::None => {}
+            KinetoCat::Driver => k.driver_calls.push(p.index),
+            KinetoCat::Sync => {
+                let name = self.capture.strings.get(p.name);
+                if let Some(kind) = trace_model::SyncKind::from_name(name) {
+                    k.syncs.push(trace_model::SyncEvent {
+                        start: Nanos(p.start),
+                        dur: Nanos(p.dur),
+                        source_index: p.index,
+                        thread,
+                        kind,
+                        device: extra.and_then(|e| e.device),
+                        stream: extra.and_then(|e| e.stream),
+                        correlation: p.correlation,
+                        wait_on_stream: extra.and_then(|e| e.wait_on_stream),
+                        wait_on_record: extra.and_then(|e| e.wait_on_record),
+                    });
                 }
             }
         }
@@ -1146,6 +1266,9 @@ impl<'p> Builder<'p> {
         self.finish_devices(&devices, &kineto_devices);
         let flows = self.count_flows();
         let unknown_cats = self.unknown_categories();
+        let mut kineto = std::mem::take(&mut self.kineto);
+        kineto.sort();
+        self.capture.meta.kineto = Some(Box::new(kineto));
         let mut capture = self.capture.finish_on(self.path, sort_threads);
         if let Some((count, message, place)) = flows {
             let diagnostics = capture.diagnostics_mut();
@@ -1250,6 +1373,9 @@ impl<'p> Builder<'p> {
         );
         activity.set_correlation(p.correlation.and_then(|c| u64::try_from(c).ok()));
         activity.set_hlo_op(extra.and_then(|e| e.hlo_op));
+        if let Some(bw) = extra.and_then(|e| e.bandwidth) {
+            self.kineto.bandwidth.push((p.index, bw));
+        }
         let details = ActivityDetails {
             external_id: p.external_id,
             bytes: extra

@@ -311,6 +311,11 @@ impl CaptureBuilder {
         self.steps
             .retain(|s| fits(s.start, Nanos::ZERO) && fits(s.end, Nanos::ZERO));
         let other = (before - self.gpu_annotations.len() - self.steps.len()) as u64;
+        if let Some(k) = &mut self.meta.kineto {
+            // Each is one of the host events too, counted there when left out.
+            k.syncs.retain(|y| fits(y.start, y.dur));
+            k.sort();
+        }
         if let Some((start, end)) = self.meta.window
             && !(fits(start, Nanos::ZERO) && fits(end, Nanos::ZERO))
         {

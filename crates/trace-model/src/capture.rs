@@ -579,6 +579,10 @@ pub struct TraceMeta {
     /// Steps a device's own timeline gives (TensorFlow's per-GPU `Steps` line), with the
     /// device: empty for formats that record steps on the host only.
     pub device_steps: Vec<(DeviceId, Step)>,
+    /// What a Kineto trace records beyond the rows (sync events, driver calls, copy
+    /// bandwidths, HTA's time facts): chrome-reader fills it for a Kineto trace, other
+    /// readers leave it `None`.
+    pub kineto: Option<Box<crate::KinetoDetails>>,
 }
 
 /// The shape arguments PyTorch's profiler records on a CPU op with `record_shapes=True`,
@@ -759,6 +763,15 @@ impl Capture {
         }
         for (_, s) in &mut out.meta.device_steps {
             (s.start, s.end) = (other(s.start), other(s.end));
+        }
+        if let Some(k) = &mut out.meta.kineto {
+            for y in &mut k.syncs {
+                let (s, e) = (other(y.start), other(y.start + y.dur));
+                y.start = s;
+                y.dur = (e - s).max(Nanos::ZERO);
+            }
+            k.first_event_ts = k.first_event_ts.map(other);
+            k.hta_origin = k.hta_origin.map(other);
         }
         Some(out)
     }

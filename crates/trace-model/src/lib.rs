@@ -46,6 +46,7 @@ mod diagnostics;
 pub mod files;
 mod hash;
 mod intern;
+pub mod kineto;
 pub mod limits;
 mod link;
 mod provenance;
@@ -65,5 +66,6 @@ pub use classify::{
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use hash::{FastMap, FxHasher};
 pub use intern::{Interner, StringId};
+pub use kineto::{ArgRanges, KinetoDetails, SyncEvent, SyncKind};
 pub use provenance::{Labelled, Provenance, TrustItem};
 pub use time::Nanos;

@@ -206,23 +206,23 @@ pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
 }
 
 /// The known keys an event (or its `args`) has given so far, a bit each.
-struct Seen(u16);
+struct Seen(u32);
 
 impl Seen {
-    const PH: u16 = 1;
-    const NAME: u16 = 1 << 1;
-    const CAT: u16 = 1 << 2;
-    const BP: u16 = 1 << 3;
-    const S: u16 = 1 << 4;
-    const TS: u16 = 1 << 5;
-    const DUR: u16 = 1 << 6;
-    const PID: u16 = 1 << 7;
-    const TID: u16 = 1 << 8;
-    const ID: u16 = 1 << 9;
-    const ARGS: u16 = 1 << 10;
+    const PH: u32 = 1;
+    const NAME: u32 = 1 << 1;
+    const CAT: u32 = 1 << 2;
+    const BP: u32 = 1 << 3;
+    const S: u32 = 1 << 4;
+    const TS: u32 = 1 << 5;
+    const DUR: u32 = 1 << 6;
+    const PID: u32 = 1 << 7;
+    const TID: u32 = 1 << 8;
+    const ID: u32 = 1 << 9;
+    const ARGS: u32 = 1 << 10;
 
     /// `value`, if `key` is given for the first time; `None` (give up) for a second time.
-    fn first<T>(&mut self, key: u16, value: T) -> Option<T> {
+    fn first<T>(&mut self, key: u32, value: T) -> Option<T> {
         if self.0 & key != 0 {
             return None;
         }
@@ -274,6 +274,10 @@ enum ArgKey {
     InputDims,
     InputTypes,
     ConcreteInputs,
+    WaitOnStream,
+    WaitOnRecord,
+    /// `memory bandwidth (GB/s)`, a fraction: left to serde_json.
+    MemoryBandwidth,
     Other,
 }
 
@@ -336,7 +340,20 @@ impl<'a> P<'a> {
             b'g' => self.key_in(&[(b"graph id\"", GraphId)], Other),
             b'p' => self.key_in(&[(b"program_id\"", ProgramId)], Other),
             b'h' => self.key_in(&[(b"hlo_op\"", HloOp), (b"hlo_module\"", HloModule)], Other),
-            b'm' => self.key_in(&[(b"memcpy_details\"", MemcpyDetails)], Other),
+            b'm' => self.key_in(
+                &[
+                    (b"memcpy_details\"", MemcpyDetails),
+                    (b"memory bandwidth (GB/s)\"", MemoryBandwidth),
+                ],
+                Other,
+            ),
+            b'w' => self.key_in(
+                &[
+                    (b"wait_on_stream\"", WaitOnStream),
+                    (b"wait_on_cuda_event_record_corr_id\"", WaitOnRecord),
+                ],
+                Other,
+            ),
             b'n' => self.key_in(&[(b"name\"", Name)], Other),
             b'I' => self.key_in(
                 &[(b"Input Dims\"", InputDims), (b"Input type\"", InputTypes)],
@@ -648,6 +665,11 @@ impl<'a> P<'a> {
                 ArgKey::ConcreteInputs => {
                     a.concrete_inputs = seen.first(32768, Some(self.raw_text()?))?;
                 }
+                ArgKey::WaitOnStream => a.wait_on_stream = seen.first(1 << 16, self.flex_int()?)?,
+                ArgKey::WaitOnRecord => {
+                    a.wait_on_cuda_event_record_corr_id = seen.first(1 << 17, self.flex_int()?)?;
+                }
+                ArgKey::MemoryBandwidth => return None,
                 ArgKey::Other => self.skip(1)?,
             }
             self.ws();
@@ -727,6 +749,11 @@ mod tests {
                     &a.name,
                     a.step_num,
                     (&a.input_dims, &a.input_types, &a.concrete_inputs),
+                    (
+                        a.wait_on_stream,
+                        a.wait_on_cuda_event_record_corr_id,
+                        a.memory_bandwidth,
+                    ),
                 )
             )
         });
@@ -742,6 +769,7 @@ mod tests {
             r#"{"ph": "f", "id": 42, "pid": 0, "tid": 0, "ts": "12.5", "cat": "ac2g", "name": "ac2g", "bp": "e"}"#,
             r#"{"name": "x", "ph": "X", "ts": -0, "dur": null, "pid": -9223372036854775808, "tid": null, "args": {"correlation": "  17 ", "stream": true, "device": [1], "bytes": {"a": 1}, "graph id": null, "hlo_op": "fusion.1", "hlo_module": null}}"#,
             r#"{"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": 0}"#,
+            r#"{"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 1, "tid": 2, "ts": 5, "dur": 1, "args": {"stream": 7, "correlation": 9, "wait_on_stream": 13, "wait_on_cuda_event_record_corr_id": 8}}"#,
             r#"{}"#,
             r#"{ "args" : null , "ph" : "X" }"#,
             r#"{"ph": "X", "unknown": {"deep": [[[{"k": [true, false, null, -0.5E+3]}]]]}}"#,
@@ -760,6 +788,7 @@ mod tests {
             r#"{"ph": "X", "pid": 1.0}"#,
             r#"{"ph": "X", "pid": 18446744073709551615}"#,
             r#"{"ph": "X", "args": {"correlation": 1.5}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 12.5}}"#,
             r#"{"ph": "X", "args": [1, 2]}"#,
             r#"{"ph": "X", "ts": true}"#,
             r#"{"ph": "X", "ts": "  "}"#,

@@ -32,6 +32,24 @@ pub(super) struct LocalExtra {
     pub memcpy_details: Option<Local>,
     /// A CPU op's `Input Dims`, `Input type` and `Concrete Inputs` texts.
     pub shapes: Option<(Local, Option<Local>, Option<Local>)>,
+    /// A `cuda_sync` event's `wait_on_stream`.
+    pub wait_on_stream: Option<i64>,
+    /// A `cuda_sync` event's `wait_on_cuda_event_record_corr_id`.
+    pub wait_on_record: Option<i64>,
+    /// A copy's `memory bandwidth (GB/s)`.
+    pub bandwidth: Option<f64>,
+}
+
+/// The Kineto categories a complete event is kept for beside the rows
+/// ([`trace_model::KinetoDetails`]), by their exact spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KinetoCat {
+    /// Any other.
+    None,
+    /// `cuda_driver`: a CUDA driver call.
+    Driver,
+    /// `cuda_sync`: a CUDA synchronisation event.
+    Sync,
 }
 
 /// A complete event that passed the time checks.
@@ -50,6 +68,8 @@ pub(super) struct Complete {
     pub step_num: Option<i64>,
     /// Index into [`Prepared::extras`].
     pub extra: Option<u32>,
+    /// Whether it is a driver call or a sync event.
+    pub kineto: KinetoCat,
 }
 
 /// The diagnostics events can give, with the place they name.
@@ -114,6 +134,14 @@ pub(crate) struct Prepared {
     pub(super) flows: Vec<FlowEnds>,
     /// How many events' `args` the run decoded (see `build::args_decoded`).
     pub(super) args_decoded: u64,
+    /// Whether some event's `ts` has a fraction of a microsecond.
+    pub(super) fractional_us: bool,
+    /// The `ts` of the run's event 0 (`Some(None)`: it has none), when the run has it.
+    pub(super) first_ts: Option<Option<i64>>,
+    /// The earliest start of a complete event with a category other than `Trace`.
+    pub(super) hta_origin: Option<i64>,
+    /// The ranges HTA's parser sees, with the run's own event indices.
+    pub(super) arg_ranges: trace_model::ArgRanges,
 }
 
 impl Prepared {
@@ -124,6 +152,10 @@ impl Prepared {
         self.strings.clear();
         self.flows.clear();
         self.args_decoded = 0;
+        self.fractional_us = false;
+        self.first_ts = None;
+        self.hta_origin = None;
+        self.arg_ranges = trace_model::ArgRanges::default();
     }
 
     /// How many ops the run gave (one per event that changes the capture but a flow, one
@@ -278,6 +310,13 @@ impl Prep<'_> {
     /// Prepares `ev`, which it may leave emptied of strings it keeps.
     pub(crate) fn event(&mut self, ev: &mut Event<'_>) -> Result<(), Error> {
         self.out.args_decoded += u64::from(ev.args.as_ref().is_some_and(|a| a.decoded));
+        let ts = ev.ts.and_then(|n| n.micros_to_nanos());
+        if ts.is_some_and(|t| t % 1000 != 0) {
+            self.out.fractional_us = true;
+        }
+        if ev.index == 0 {
+            self.out.first_ts = Some(ts);
+        }
         match ev.ph.as_ref() {
             "X" => self.complete(ev),
             "M" => {
@@ -346,9 +385,12 @@ impl Prep<'_> {
             }
             Time::Missing => {
                 self.diag(Diag::MissingDuration, ev, "dur");
-                0
+                -1
             }
         };
+        // HTA's parser reads only events with a duration.
+        let has_dur = dur >= 0;
+        let dur = dur.max(0);
         if !Nanos(start)
             .checked_add(Nanos(dur))
             .is_some_and(Nanos::in_range)
@@ -357,6 +399,16 @@ impl Prep<'_> {
             return Ok(());
         }
         let cat = Cat::of(ev.cat.as_deref());
+        let raw_cat = ev.cat.as_deref();
+        if has_dur && raw_cat.is_some_and(|c| c != "Trace") {
+            let origin = self.out.hta_origin.get_or_insert(start);
+            *origin = (*origin).min(start);
+        }
+        let kineto = match raw_cat {
+            Some("cuda_driver") => KinetoCat::Driver,
+            Some("cuda_sync") => KinetoCat::Sync,
+            _ => KinetoCat::None,
+        };
         // Python frames carry nothing the model needs beyond time and name.
         let args = match &ev.args {
             Some(args) if cat != Cat::Python => args,
@@ -371,7 +423,16 @@ impl Prep<'_> {
             || args.graph_id.is_some()
             || args.hlo_op.is_some()
             || args.program_id.is_some()
-            || args.memcpy_details.is_some();
+            || args.memcpy_details.is_some()
+            || args.wait_on_stream.is_some()
+            || args.wait_on_cuda_event_record_corr_id.is_some()
+            || args.memory_bandwidth.is_some();
+        // HTA's parser keeps every event with a category but `python_function` and `Trace`.
+        if has_dur
+            && raw_cat.is_some_and(|c| !c.is_empty() && c != "python_function" && c != "Trace")
+        {
+            (self.out.arg_ranges).add(args.stream, args.correlation, ev.index as i64);
+        }
         // Shapes of CPU ops only (`record_shapes=True`), and only as an array of inputs.
         let dims = args
             .input_dims
@@ -396,6 +457,9 @@ impl Prep<'_> {
                         concrete.map(|s| self.intern(s)),
                     )
                 }),
+                wait_on_stream: args.wait_on_stream,
+                wait_on_record: args.wait_on_cuda_event_record_corr_id,
+                bandwidth: args.memory_bandwidth,
             };
             self.out.extras.push(extra);
             Some(self.out.extras.len() as u32 - 1)
@@ -420,6 +484,7 @@ impl Prep<'_> {
             external_id: args.external_id,
             step_num: args.step_num,
             extra,
+            kineto,
         }));
         Ok(())
     }

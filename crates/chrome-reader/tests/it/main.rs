@@ -98,3 +98,48 @@ fn an_undescribed_device_takes_the_one_described_model() {
     assert_eq!(c.devices()[0].properties.name, None);
     assert!(c.diagnostics().get("device-properties-inferred").is_none());
 }
+
+/// What a Kineto trace records beyond the rows is kept in `meta.kineto`: driver calls by
+/// their category, `cuda_sync` events of a known kind with what they wait on (others
+/// stay host events only), copy bandwidths, host events' streams, the fractional-µs flag,
+/// the first event's time, HTA's origin (earliest complete event but `Trace`) and the
+/// ranges of `stream`/`correlation` over the events HTA keeps (not Python frames).
+#[test]
+fn kineto_details_are_kept_beside_the_rows() {
+    let text = r#"{"traceEvents": [
+      {"ph": "M", "name": "process_name", "pid": 1, "ts": 7, "args": {"name": "python"}},
+      {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler", "pid": 1, "tid": 1, "ts": 90, "dur": 100},
+      {"ph": "X", "cat": "cpu_op", "name": "triton_op", "pid": 1, "tid": 1, "ts": 100, "dur": 10, "args": {"stream": 9, "correlation": 4}},
+      {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 1, "tid": 1, "ts": 101, "dur": 2, "args": {"correlation": 5}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 104, "dur": 2, "args": {"correlation": 6}},
+      {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 1, "tid": 1, "ts": 106.5, "dur": 1, "args": {"stream": 7, "correlation": 8, "wait_on_stream": 13, "wait_on_cuda_event_record_corr_id": 6}},
+      {"ph": "X", "cat": "cuda_sync", "name": "Other Sync", "pid": 1, "tid": 1, "ts": 108, "dur": 1},
+      {"ph": "X", "cat": "python_function", "name": "f", "pid": 1, "tid": 1, "ts": 95, "dur": 1, "args": {"stream": 99}},
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 110, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 5}},
+      {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 116, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 6, "memory bandwidth (GB/s)": 12.5}}
+    ]}"#;
+    let c = chrome_reader::load_from(text.as_bytes(), std::path::Path::new("k.json")).unwrap();
+    let k = c.meta().kineto.as_deref().expect("a Chrome trace has them");
+    assert_eq!(k.driver_calls, [3]);
+    assert!(k.is_driver_call(3) && !k.is_driver_call(4));
+    assert_eq!(k.syncs.len(), 1, "{:?}", k.syncs);
+    let y = k.syncs[0];
+    assert_eq!(y.kind, trace_model::SyncKind::StreamWaitEvent);
+    assert_eq!((y.source_index, y.start.0, y.dur.0), (5, 106_500, 1_000));
+    assert_eq!((y.stream, y.correlation), (Some(7), Some(8)));
+    assert_eq!((y.wait_on_stream, y.wait_on_record), (Some(13), Some(6)));
+    // Both sync events stay host events too.
+    let names: Vec<&str> = c.host_events().iter().map(|e| c.name(e.name)).collect();
+    assert!(names.contains(&"Stream Wait Event") && names.contains(&"Other Sync"));
+    assert_eq!(k.bandwidth(9), Some(12.5));
+    assert_eq!(k.bandwidth(8), None);
+    assert_eq!(k.host_stream(2), Some(9));
+    assert!(k.fractional_us);
+    assert_eq!(k.first_event_ts, Some(trace_model::Nanos(7_000)));
+    assert_eq!(k.hta_origin, Some(trace_model::Nanos(95_000)));
+    let r = k.arg_ranges;
+    assert_eq!(
+        (r.stream, r.correlation, r.index),
+        ((-1, 9), (-1, 8), (2, 9))
+    );
+}
