@@ -45,6 +45,9 @@ const EDGES: &[(&str, &[&str])] = &[
         "analysis",
         &["hlo-parser", "load", "output-file", "trace-model"],
     ),
+    // One rank's timeline as HTA sees it, built from the capture, and HTA's analyses over
+    // it: no polars (trace-frame builds the same timeline from its frame).
+    ("timeline", &["trace-model"]),
     ("attribution", &["hlo-parser", "load", "trace-model"]),
     ("roofline", &["hlo-parser", "load", "trace-model"]),
     // The investigation: what the analyses decide about a capture, as one value.
@@ -91,6 +94,7 @@ const EDGES: &[(&str, &[&str])] = &[
             "chrome-reader",
             "load",
             "output-file",
+            "timeline",
             "trace-model",
         ],
     ),

@@ -874,58 +874,6 @@ pub fn queue_length(t: &Timeline) -> Vec<QueueRow> {
         .collect()
 }
 
-/// HTA's `generate_trace_with_counters` output: the trace `input` (a Chrome trace, gzip or
-/// not) with `events` appended to its `traceEvents`, written to `output` through
-/// output-file (gzip when the name ends in `.gz`, as HTA's name keeps the input's `.gz`).
-/// An existing output is replaced, as HTA replaces it, but never one of `inputs` (every
-/// trace file of the set) nor anything inside them.
-pub fn write_trace_with_events(
-    input: &std::path::Path,
-    output: &std::path::Path,
-    events: Vec<serde_json::Value>,
-    inputs: &[&std::path::Path],
-) -> Result<(), crate::Error> {
-    use std::io::{Read, Write};
-    let mut text = Vec::new();
-    chrome_reader::open(input)?
-        .read_to_end(&mut text)
-        .map_err(crate::Error::io(input, "cannot read the trace"))?;
-    let mut trace: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|e| crate::Error::Missing {
-            path: input.to_path_buf(),
-            what: format!("the trace is not JSON ({e})"),
-        })?;
-    drop(text);
-    let Some(list) = trace
-        .get_mut("traceEvents")
-        .and_then(serde_json::Value::as_array_mut)
-    else {
-        return Err(crate::Error::Missing {
-            path: input.to_path_buf(),
-            what: "the trace has no `traceEvents` list to add the counters to".into(),
-        });
-    };
-    list.extend(events);
-    let rules = output_file::Rules {
-        overwrite: true,
-        inputs,
-    };
-    let gzip = output.extension().is_some_and(|e| e == "gz");
-    output_file::write_with(output, &rules, |file| {
-        let buffered = std::io::BufWriter::new(file);
-        if gzip {
-            let mut enc = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
-            serde_json::to_writer(&mut enc, &trace)?;
-            enc.finish()?.flush()
-        } else {
-            let mut buffered = buffered;
-            serde_json::to_writer(&mut buffered, &trace)?;
-            buffered.flush()
-        }
-    })?;
-    Ok(())
-}
-
 /// Which host events HTA's critical path treats as operators.
 pub(crate) fn is_operator(cat: HostCat) -> bool {
     matches!(cat, HostCat::CpuOp | HostCat::Runtime | HostCat::Driver)

@@ -27,14 +27,16 @@ impl Default for HtaIntRanges {
 }
 
 impl HtaIntRanges {
-    pub(crate) fn add(&mut self, stream: Option<i64>, correlation: Option<i64>, index: i64) {
+    /// Widens the ranges by one event's values.
+    pub fn add(&mut self, stream: Option<i64>, correlation: Option<i64>, index: i64) {
         let widen = |r: &mut (i64, i64), v: i64| *r = (r.0.min(v), r.1.max(v));
         widen(&mut self.stream, stream.unwrap_or(-1));
         widen(&mut self.correlation, correlation.unwrap_or(-1));
         widen(&mut self.index, index);
     }
 
-    pub(crate) fn merge(self, o: HtaIntRanges) -> HtaIntRanges {
+    /// The ranges of both.
+    pub fn merge(self, o: HtaIntRanges) -> HtaIntRanges {
         let m = |a: (i64, i64), b: (i64, i64)| (a.0.min(b.0), a.1.max(b.1));
         HtaIntRanges {
             stream: m(self.stream, o.stream),

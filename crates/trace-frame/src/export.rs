@@ -26,7 +26,9 @@ use crate::Error;
 use crate::FrameSources;
 use crate::frame::{Columns, RankFrame};
 use crate::hta;
-use crate::timeline::{GpuKind, Timeline};
+use ::timeline::{GpuKind, Timeline};
+
+use crate::timeline::FromFrame;
 
 /// The columns of `_summary/rank=N/summary.parquet`, in order, with what each holds. The
 /// `*_time_us` ones are HTA 0.5.0's temporal breakdown of the rank (profile-model's

@@ -43,12 +43,10 @@ mod args_text;
 mod arrow;
 mod cache;
 mod capture_rows;
-mod critical_path;
 mod error;
 mod export;
 mod frame;
-pub mod hta;
-mod hta_ranges;
+mod hta_trace;
 mod skip_stats;
 mod sources;
 mod sql;
@@ -61,17 +59,20 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
+pub use crate::timeline::FromFrame;
+pub use ::timeline::{
+    CriticalPath, CriticalPathBound, Gpu, GpuKind, Host, HostCat, HtaIntRanges, HtaView, SyncEvent,
+    SyncKind, Timeline, critical_path,
+};
 pub use arrow::{ArrowArrayStream, arrow_stream};
 pub use cache::{
     CacheUse, cache_path, is_fresh, read_frame_cached, read_frame_cached_with, read_parquet,
     write_parquet_atomic,
 };
 pub use capture_rows::capture_frame;
-pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
 pub use error::Error;
 pub use export::{Exported, SUMMARY_COLUMNS, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
-pub use hta_ranges::HtaIntRanges;
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
 pub use polars::prelude::DataFrame;
@@ -79,7 +80,13 @@ pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summa
 pub use sources::{FrameSources, frame_sources};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
 pub use summary::{Summary, SummaryPart, TopKernel, summarize};
-pub use timeline::{Gpu, GpuKind, Host, HostCat, HtaView, SyncEvent, SyncKind, Timeline};
+
+/// Holistic Trace Analysis 0.5.0's analyses (the `timeline` crate's), and its
+/// `generate_trace_with_counters` output.
+pub mod hta {
+    pub use crate::hta_trace::write_trace_with_events;
+    pub use ::timeline::hta::*;
+}
 
 /// The deeper analyses by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -358,6 +365,17 @@ fn hta_origin(df: &DataFrame, fractional_us: bool) -> Option<i64> {
     } else {
         min
     })
+}
+
+/// One trace file's timeline read from its frame, as [`load_hta_timelines`] reads it before
+/// the HTA view (with HTA's origin): what `Timeline::from_capture` is checked against
+/// (issue 40 item 4).
+pub fn frame_timeline(path: &Path) -> Result<Timeline, Error> {
+    let threads = chrome_reader::default_threads();
+    let frame = frame::read_frame_columns(path, threads, frame::Columns::Analyses)?;
+    let mut t = Timeline::from_frame(&frame)?;
+    t.hta_origin = hta_origin(&frame.df, t.fractional_us);
+    Ok(t)
 }
 
 /// Every trace file of `input` read into a timeline (as read, before any HTA view), with

@@ -10,7 +10,7 @@ use trace_model::{FastMap, Labelled};
 
 use crate::Error;
 use crate::hta::{self, HtaKernelType};
-use crate::timeline::{GpuKind, Timeline};
+use ::timeline::{GpuKind, Timeline};
 
 /// One of the top kernels.
 #[derive(Debug, Clone, Serialize)]

@@ -1,8 +1,6 @@
-//! The typed view of one rank's frame that the analyses walk: GPU activities and host
-//! events with integer-nanosecond times, taken from the frame's columns (so a frame read
-//! back from the Parquet cache gives the same analyses).
-
-use std::path::PathBuf;
+//! [`Timeline`]s read from an events frame's columns (so a frame read back from the
+//! Parquet cache gives the same analyses): the frame-side builder of the `timeline`
+//! crate's type, until the HTA analyses read captures only (issue 40 item 4).
 
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -10,186 +8,7 @@ use trace_model::{FastMap, Interner};
 
 use crate::Error;
 use crate::frame::RankFrame;
-use crate::hta::{HtaKernelType, hta_kernel_type};
-use crate::hta_ranges::HtaIntRanges;
-
-/// What kind of GPU activity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuKind {
-    /// `cat: kernel`.
-    Kernel,
-    /// `cat: gpu_memcpy`.
-    Memcpy,
-    /// `cat: gpu_memset`.
-    Memset,
-    /// Only in HTA's view ([`Timeline::into_hta_view_with`]): an event HTA 0.5.0 counts as
-    /// GPU work that is none of the above, a CUDA synchronisation event or an event of
-    /// another category that carries `args.stream` and `args.correlation` (HTA's
-    /// `GPUKernelFilter`: `stream >= 0 and correlation >= 0`, or `Event Sync`/`Context
-    /// Sync`).
-    Other,
-}
-
-/// A GPU activity (`kernel`, `gpu_memcpy`, `gpu_memset` with a stream).
-#[derive(Debug, Clone)]
-pub struct Gpu {
-    /// Position of the event in `traceEvents`.
-    pub event_index: i64,
-    /// Id of the name in [`Timeline::names`] (see [`Timeline::name`]).
-    pub name: u32,
-    /// Kernel, memcpy or memset.
-    pub kind: GpuKind,
-    /// `args.device`, 0 when absent.
-    pub device: i64,
-    /// `args.stream`.
-    pub stream: i64,
-    /// Start, in integer nanoseconds (`ts_ns`).
-    pub start: i64,
-    /// Start + duration, in integer nanoseconds.
-    pub end: i64,
-    /// `args.correlation`: the id shared with the runtime call that launched it.
-    pub correlation: Option<i64>,
-    /// Index into `Timeline::host` of the launch with the same correlation id.
-    pub launch: Option<usize>,
-}
-
-/// What a CUDA synchronisation event (`cat: cuda_sync`, recorded when the profiler runs
-/// with `enable_cuda_sync_events`) waits for; Kineto names them by `cuda_sync_kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyncKind {
-    /// `cudaDeviceSynchronize`: the host waits for every stream of the device.
-    Context,
-    /// `cudaStreamSynchronize`: the host waits for one stream.
-    Stream,
-    /// `cudaEventSynchronize`: the host waits for the work before a `cudaEventRecord`.
-    Event,
-    /// `cudaStreamWaitEvent`: a stream waits for the work before a `cudaEventRecord`.
-    StreamWaitEvent,
-}
-
-impl SyncKind {
-    /// The event's name in a Kineto trace.
-    pub fn name(self) -> &'static str {
-        match self {
-            SyncKind::Context => "Context Sync",
-            SyncKind::Stream => "Stream Sync",
-            SyncKind::Event => "Event Sync",
-            SyncKind::StreamWaitEvent => "Stream Wait Event",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<SyncKind> {
-        Some(match name {
-            "Context Sync" => SyncKind::Context,
-            "Stream Sync" => SyncKind::Stream,
-            "Event Sync" => SyncKind::Event,
-            "Stream Wait Event" => SyncKind::StreamWaitEvent,
-            _ => return None,
-        })
-    }
-}
-
-/// A CUDA synchronisation event.
-#[derive(Debug, Clone)]
-pub struct SyncEvent {
-    /// Position of the event in `traceEvents`.
-    pub event_index: i64,
-    /// What it waits for (from the event's name).
-    pub kind: SyncKind,
-    /// `args.device`, 0 when absent.
-    pub device: i64,
-    /// The stream synchronised (`Stream Sync`) or made to wait (`Stream Wait Event`); −1
-    /// when the event names none.
-    pub stream: i64,
-    /// Start, in integer nanoseconds.
-    pub start: i64,
-    /// Start + duration, in integer nanoseconds.
-    pub end: i64,
-    /// `args.correlation`: the id shared with the runtime call that issued it.
-    pub correlation: Option<i64>,
-    /// Index into `Timeline::host` of the runtime call with the same correlation id.
-    pub runtime: Option<usize>,
-    /// `Event Sync` / `Stream Wait Event`: the stream the awaited event was recorded on
-    /// (`wait_on_stream`) and the correlation id of its `cudaEventRecord` call.
-    pub wait_on_stream: Option<i64>,
-    /// `Event Sync` / `Stream Wait Event`: the correlation id of the `cudaEventRecord`
-    /// call (`wait_on_cuda_event_record_corr_id`).
-    pub wait_on_record: Option<i64>,
-}
-
-/// Kineto host categories the analyses tell apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostCat {
-    /// `cat: cpu_op` (or `Operator`): a framework operator.
-    CpuOp,
-    /// `cat: cuda_runtime` (or `Runtime`): a CUDA runtime call such as `cudaLaunchKernel`.
-    Runtime,
-    /// `cat: cuda_driver`: a CUDA driver call such as `cuLaunchKernel`.
-    Driver,
-    /// `cat: user_annotation`: a `record_function` range, `ProfilerStep#N` among them.
-    Annotation,
-    /// Any other host category (`python_function`, …).
-    Other,
-}
-
-/// A complete (`ph: X`) host event.
-#[derive(Debug, Clone)]
-pub struct Host {
-    /// Position of the event in `traceEvents`.
-    pub event_index: i64,
-    /// Id of the name in [`Timeline::names`] (see [`Timeline::name`]).
-    pub name: u32,
-    /// Its Kineto category.
-    pub cat: HostCat,
-    /// Interned `pid/tid` text: the thread.
-    pub thread: u32,
-    /// Start, in integer nanoseconds.
-    pub start: i64,
-    /// Start + duration, in integer nanoseconds.
-    pub end: i64,
-    /// `args.correlation`: on runtime and driver calls, the id shared with the GPU work
-    /// they issue.
-    pub correlation: Option<i64>,
-}
-
-/// One rank's events, as the analyses need them.
-#[derive(Debug, Clone)]
-pub struct Timeline {
-    /// The trace file.
-    pub path: PathBuf,
-    /// The rank of the trace, when known ([`RankFrame::rank`](crate::RankFrame::rank)).
-    pub rank: Option<i64>,
-    /// Interned texts (event names and `pid/tid` threads), indexed by the `u32` ids.
-    pub names: Vec<String>,
-    /// GPU activities with a stream, sorted by (start, end, event index).
-    pub gpu: Vec<Gpu>,
-    /// Complete host events, in file order.
-    pub host: Vec<Host>,
-    /// CUDA synchronisation events, in file order.
-    pub syncs: Vec<SyncEvent>,
-    /// Every `ProfilerStep#N` host annotation: (N, start, end), sorted by start.
-    pub steps: Vec<(i64, i64, i64)>,
-    /// True when some event has a fractional-microsecond timestamp.
-    pub fractional_us: bool,
-    /// `ts` of the first event of the file (HTA compares launchless activities with it).
-    pub first_event_ts: Option<i64>,
-    /// Host events that carry `args.stream >= 0` and `args.correlation >= 0` (a Triton
-    /// launch's `cpu_op`, say), as [`GpuKind::Other`] activities: HTA 0.5.0 counts them as
-    /// GPU work, so [`Timeline::into_hta_view_with`] adds them to `gpu`; empty there.
-    pub stream_ops: Vec<Gpu>,
-    /// HTA's time origin of this file (its earliest complete event with a category, in
-    /// ns), set by the HTA loader; none elsewhere.
-    pub hta_origin: Option<i64>,
-    /// `args["memory bandwidth (GB/s)"]` by event index, for the events that carry it
-    /// (Kineto writes it on memcpy and memset activities).
-    pub memory_bw: FastMap<i64, f64>,
-    /// The ranges of `args.stream` and `args.correlation` HTA's parser sees (before any
-    /// view's filter), which set its integer dtypes.
-    pub hta_int_ranges: HtaIntRanges,
-    /// HTA's kernel type of each text of [`Timeline::names`] (computed once: the analyses
-    /// ask for it of every activity, and kernel names are long).
-    hta_types: Vec<HtaKernelType>,
-}
+use timeline::{Gpu, GpuKind, Host, HostCat, HtaIntRanges, SyncEvent, SyncKind, Timeline};
 
 /// An Int64 array's values and validity, read by row (one chunk of a column).
 #[derive(Clone, Copy)]
@@ -613,350 +432,149 @@ fn runs<'c, 'a>(chunks: &'c [Chunk<'a>], parts: usize, min_rows: usize) -> Vec<&
     out
 }
 
-impl Timeline {
-    /// The interned text with id `id` (a name or a thread).
-    pub fn name(&self, id: u32) -> &str {
-        &self.names[id as usize]
-    }
-
-    /// HTA's kernel type of the text with id `id` ([`crate::hta::hta_kernel_type`]).
-    pub fn hta_type(&self, id: u32) -> HtaKernelType {
-        self.hta_types[id as usize]
-    }
-
+/// Reading a [`Timeline`] from an events frame (trace-frame's builder of the type).
+pub trait FromFrame: Sized {
     /// Reads the columns of a frame (runs of its chunks side by side on rayon's pool).
-    pub fn from_frame(frame: &RankFrame) -> Result<Timeline, Error> {
-        Timeline::from_frame_in(frame, rayon::current_num_threads(), MIN_PART_ROWS)
-    }
+    fn from_frame(frame: &RankFrame) -> Result<Self, Error>;
+}
 
-    /// [`Timeline::from_frame`] in at most `parts` runs of chunks, each of at least
-    /// `min_rows` rows; the timeline is the same for any number.
-    fn from_frame_in(frame: &RankFrame, parts: usize, min_rows: usize) -> Result<Timeline, Error> {
-        let df = &frame.df;
-        let ctx = frame.path.display().to_string();
-        let need = |c: &str| -> Result<Series, Error> {
-            df.column(c)
-                .map(|c| c.as_materialized_series().clone())
-                .map_err(|_| Error::Missing {
-                    path: frame.path.clone(),
-                    what: format!(
-                        "the trace has no `{c}` field on any event, so it is not a Kineto trace"
-                    ),
-                })
-        };
-        let opt_i64 = |c: &str| -> Result<Option<Int64Chunked>, Error> {
-            match df.column(c) {
-                Ok(col) => Ok(Some(
-                    col.as_materialized_series()
-                        .cast(&DataType::Int64)
-                        .map_err(Error::polars(ctx.clone()))?
-                        .i64()
-                        .map_err(Error::polars(ctx.clone()))?
-                        .clone(),
-                )),
-                Err(_) => Ok(None),
-            }
-        };
-        let as_str = |s: Series| -> Result<StringChunked, Error> {
-            Ok(s.cast(&DataType::String)
-                .map_err(Error::polars(ctx.clone()))?
-                .str()
-                .map_err(Error::polars(ctx.clone()))?
-                .clone())
-        };
-        let i64_of = |s: Series| -> Result<Int64Chunked, Error> {
-            Ok(s.i64().map_err(Error::polars(ctx.clone()))?.clone())
-        };
-        let strs = |c: &str| as_str(need(c)?);
-        let [corr, stream, device, wait_on_stream, wait_on_record] = ARGS_READ;
-        let arg = |key: &str| opt_i64(&format!("args_{key}"));
-        let columns = Columns {
-            name: strs("name")?,
-            cat: strs("cat")?,
-            ph: strs("ph")?,
-            pid: Ids::of(need("pid")?, &as_str)?,
-            tid: Ids::of(need("tid")?, &as_str)?,
-            ts: i64_of(need("ts_ns")?)?,
-            dur: i64_of(need("dur_ns")?)?,
-            index: i64_of(need("event_index")?)?,
-            args: [
-                arg(corr)?,
-                arg(stream)?,
-                arg(device)?,
-                arg(wait_on_stream)?,
-                arg(wait_on_record)?,
-            ],
-        }
-        .aligned();
-        let chunks = columns.chunks();
-        let first_event_ts = chunks.iter().find(|c| c.name.len() > 0);
-        let first_event_ts = first_event_ts.and_then(|c| c.ts.get(0));
-        // Runs of chunks are read side by side and put together in order (when the other
-        // threads are busy, with other ranks of a directory, one reads them in turn).
-        let read: Vec<RowsRead> = runs(&chunks, parts, min_rows)
-            .into_par_iter()
-            .map(read_rows)
-            .collect();
-        let mut names = Interner::new();
-        let (mut gpu, mut host, mut syncs, mut steps) = (vec![], vec![], vec![], vec![]);
-        let mut stream_ops = Vec::new();
-        let mut fractional_us = false;
-        let mut hta_int_ranges = HtaIntRanges::default();
-        for r in read {
-            // A run's texts in the order it first saw them: the ids of the whole frame read
-            // in order (each text's first row is in the first run that has it).
-            let id: Vec<u32> = (r.names.strings())
-                .map(|s| names.intern(s).index() as u32)
-                .collect();
-            gpu.extend(r.gpu.into_iter().map(|g| Gpu {
-                name: id[g.name as usize],
-                ..g
-            }));
-            stream_ops.extend(r.stream_ops.into_iter().map(|g| Gpu {
-                name: id[g.name as usize],
-                ..g
-            }));
-            host.extend(r.host.into_iter().map(|h| Host {
-                name: id[h.name as usize],
-                thread: id[h.thread as usize],
-                ..h
-            }));
-            syncs.extend(r.syncs);
-            steps.extend(r.steps);
-            fractional_us |= r.fractional_us;
-            hta_int_ranges = hta_int_ranges.merge(r.ranges);
-        }
-        steps.sort_by_key(|s| (s.1, s.0));
-        steps.dedup();
-        let mut launch_of: FastMap<i64, usize> = FastMap::default();
-        for (i, h) in host.iter().enumerate() {
-            if matches!(h.cat, HostCat::Runtime | HostCat::Driver)
-                && let Some(c) = h.correlation
-            {
-                launch_of.entry(c).or_insert(i);
-            }
-        }
-        for g in &mut gpu {
-            g.launch = g.correlation.and_then(|c| launch_of.get(&c).copied());
-        }
-        for s in &mut syncs {
-            s.runtime = s.correlation.and_then(|c| launch_of.get(&c).copied());
-        }
-        for g in &mut stream_ops {
-            g.launch = g.correlation.and_then(|c| launch_of.get(&c).copied());
-        }
-        // Keys end in the row's event index (unique): an in-place sort gives the one order.
-        gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
-        let names: Vec<String> = names.strings().map(str::to_owned).collect();
-        let hta_types = names.iter().map(|n| hta_kernel_type(n)).collect();
-        let memory_bw = float_args(df, ARGS_FLOAT_READ[0], &ctx)?;
-        Ok(Timeline {
-            memory_bw,
-            hta_int_ranges,
-            path: frame.path.clone(),
-            rank: frame.rank,
-            hta_types,
-            names,
-            gpu,
-            stream_ops,
-            hta_origin: None,
-            host,
-            syncs,
-            steps,
-            fractional_us,
-            first_event_ts,
-        })
-    }
-
-    /// The timeline as the tool's HTA summary has always seen it:
-    /// [`Timeline::into_hta_view_with`] with [`HtaView::SUMMARY`].
-    pub fn into_hta_view(self) -> Timeline {
-        self.into_hta_view_with(&HtaView::SUMMARY)
-    }
-
-    /// The timeline as Holistic Trace Analysis 0.5.0 sees it (`hta/common/trace_parser.py`,
-    /// `hta/common/trace.py`) under `view`:
-    /// - when any timestamp has a fraction of a microsecond, every start is rounded up and
-    ///   every end down to whole microseconds;
-    /// - with [`HtaView::hta_gpu_rule`], the CUDA synchronisation events HTA counts as GPU
-    ///   work and [`Timeline::stream_ops`] join `gpu` as [`GpuKind::Other`];
-    /// - with two or more ProfilerStep names ([`HtaView::multi_step`], else this rank's),
-    ///   HTA's `_filter_irrelevant_gpu_kernels`: host events are kept when they start
-    ///   before the last ProfilerStep starts (`include_last_profiler_step=False`) or at or
-    ///   before it ends (`True`), and GPU activities when a kept host event has their
-    ///   correlation id; the steps kept are those whose event is kept.
-    pub fn into_hta_view_with(self, view: &HtaView) -> Timeline {
-        let mut t = self;
-        let stream_ops = std::mem::take(&mut t.stream_ops);
-        if view.hta_gpu_rule {
-            let mut sync_gpu = Vec::new();
-            for y in &t.syncs {
-                let counted = (y.stream >= 0 && y.correlation.is_some_and(|c| c >= 0))
-                    || matches!(y.kind, SyncKind::Event | SyncKind::Context);
-                if counted {
-                    sync_gpu.push((y.kind, y.clone()));
-                }
-            }
-            for (kind, y) in sync_gpu {
-                let name = t.intern_late(kind.name());
-                t.gpu.push(Gpu {
-                    event_index: y.event_index,
-                    name,
-                    kind: GpuKind::Other,
-                    device: y.device,
-                    stream: y.stream,
-                    start: y.start,
-                    end: y.end,
-                    correlation: y.correlation,
-                    launch: y.runtime,
-                });
-            }
-            t.gpu.extend(stream_ops);
-        }
-        if t.fractional_us {
-            let up =
-                |v: i64| v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 };
-            let down = |v: i64| v.div_euclid(1000) * 1000;
-            for g in &mut t.gpu {
-                let (s, e) = (up(g.start), down(g.end));
-                g.start = s;
-                g.end = e;
-            }
-            for h in &mut t.host {
-                let (s, e) = (up(h.start), down(h.end));
-                h.start = s;
-                h.end = e;
-            }
-            for y in &mut t.syncs {
-                let (s, e) = (up(y.start), down(y.end));
-                y.start = s;
-                y.end = e;
-            }
-            if view.filter_host {
-                t.steps = t
-                    .steps
-                    .iter()
-                    .map(|&(k, s, e)| (k, up(s), down(e)))
-                    .collect();
-            }
-            t.first_event_ts = t.first_event_ts.map(up);
-        }
-        let multi_step = view.multi_step.unwrap_or_else(|| {
-            let distinct: std::collections::BTreeSet<i64> = t.steps.iter().map(|s| s.0).collect();
-            distinct.len() >= 2
-        });
-        if multi_step && !t.steps.is_empty() {
-            if view.filter_host {
-                t.filter_to_steps(view.include_last_profiler_step);
-            } else {
-                let last_end = t.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
-                let host = &t.host;
-                t.gpu
-                    .retain(|g| g.launch.is_some_and(|l| host[l].start <= last_end));
-            }
-        }
-        t.gpu
-            .sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
-        t
-    }
-
-    /// HTA's `_filter_irrelevant_gpu_kernels` on a timeline with steps (see
-    /// [`Timeline::into_hta_view_with`]).
-    fn filter_to_steps(&mut self, include_last: bool) {
-        let last_start = self.steps.iter().map(|s| s.1).max().unwrap_or(i64::MAX);
-        let last_end = self.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
-        let keep = |start: i64| {
-            if include_last {
-                start <= last_end
-            } else {
-                start < last_start
-            }
-        };
-        let mut new_index: Vec<Option<usize>> = vec![None; self.host.len()];
-        let mut kept = Vec::with_capacity(self.host.len());
-        for (i, h) in std::mem::take(&mut self.host).into_iter().enumerate() {
-            if keep(h.start) {
-                new_index[i] = Some(kept.len());
-                kept.push(h);
-            }
-        }
-        self.host = kept;
-        let correlations: std::collections::HashSet<i64> =
-            self.host.iter().filter_map(|h| h.correlation).collect();
-        self.gpu
-            .retain(|g| g.correlation.is_some_and(|c| correlations.contains(&c)));
-        for g in &mut self.gpu {
-            g.launch = g.launch.and_then(|l| new_index[l]);
-        }
-        for y in &mut self.syncs {
-            y.runtime = y.runtime.and_then(|l| new_index[l]);
-        }
-        self.steps.retain(|s| keep(s.1));
-    }
-
-    /// The earliest start of any event (host, GPU, sync), in ns, rounded up to a whole µs
-    /// when the trace has fractional timestamps (as HTA's parser rounds them).
-    pub fn earliest_start(&self) -> Option<i64> {
-        let starts = self.host.iter().map(|h| h.start);
-        let starts = starts.chain(self.gpu.iter().map(|g| g.start));
-        let starts = starts.chain(self.syncs.iter().map(|y| y.start));
-        let min = starts
-            .chain(self.stream_ops.iter().map(|g| g.start))
-            .min()?;
-        Some(if self.fractional_us {
-            min.div_euclid(1000) * 1000 + if min.rem_euclid(1000) > 0 { 1000 } else { 0 }
-        } else {
-            min
-        })
-    }
-
-    /// The id of `text` in [`Timeline::names`], added (with its HTA type) when absent.
-    fn intern_late(&mut self, text: &str) -> u32 {
-        if let Some(i) = self.names.iter().position(|n| n == text) {
-            return i as u32;
-        }
-        self.names.push(text.to_owned());
-        self.hta_types.push(hta_kernel_type(text));
-        (self.names.len() - 1) as u32
+impl FromFrame for Timeline {
+    fn from_frame(frame: &RankFrame) -> Result<Timeline, Error> {
+        from_frame_in(frame, rayon::current_num_threads(), MIN_PART_ROWS)
     }
 }
 
-/// How [`Timeline::into_hta_view_with`] shapes a timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HtaView {
-    /// HTA's `include_last_profiler_step`.
-    pub include_last_profiler_step: bool,
-    /// Whether the trace set has two or more ProfilerStep names (HTA counts them over all
-    /// ranks' symbols); None: this rank's.
-    pub multi_step: Option<bool>,
-    /// Whether host events outside the steps are dropped and GPU activities are kept by
-    /// correlation id, as HTA 0.5.0 does (false: only activities launched after the last
-    /// step's end are dropped, the summary's rule).
-    pub filter_host: bool,
-    /// Whether the events HTA counts as GPU work beyond kernels, memcpy and memset (CUDA
-    /// synchronisation events, host events with a stream) join `gpu`.
-    pub hta_gpu_rule: bool,
-}
-
-impl HtaView {
-    /// The view of the tool's HTA summary: the last step included, no sync events as GPU
-    /// work.
-    pub const SUMMARY: HtaView = HtaView {
-        include_last_profiler_step: true,
-        multi_step: None,
-        filter_host: false,
-        hta_gpu_rule: false,
+/// [`Timeline::from_frame`] in at most `parts` runs of chunks, each of at least
+/// `min_rows` rows; the timeline is the same for any number.
+fn from_frame_in(frame: &RankFrame, parts: usize, min_rows: usize) -> Result<Timeline, Error> {
+    let df = &frame.df;
+    let ctx = frame.path.display().to_string();
+    let need = |c: &str| -> Result<Series, Error> {
+        df.column(c)
+            .map(|c| c.as_materialized_series().clone())
+            .map_err(|_| Error::Missing {
+                path: frame.path.clone(),
+                what: format!(
+                    "the trace has no `{c}` field on any event, so it is not a Kineto trace"
+                ),
+            })
     };
-
-    /// HTA 0.5.0's `TraceAnalysis(include_last_profiler_step=…)` over a trace set.
-    pub fn hta(include_last_profiler_step: bool, multi_step: bool) -> HtaView {
-        HtaView {
-            include_last_profiler_step,
-            multi_step: Some(multi_step),
-            filter_host: true,
-            hta_gpu_rule: true,
+    let opt_i64 = |c: &str| -> Result<Option<Int64Chunked>, Error> {
+        match df.column(c) {
+            Ok(col) => Ok(Some(
+                col.as_materialized_series()
+                    .cast(&DataType::Int64)
+                    .map_err(Error::polars(ctx.clone()))?
+                    .i64()
+                    .map_err(Error::polars(ctx.clone()))?
+                    .clone(),
+            )),
+            Err(_) => Ok(None),
+        }
+    };
+    let as_str = |s: Series| -> Result<StringChunked, Error> {
+        Ok(s.cast(&DataType::String)
+            .map_err(Error::polars(ctx.clone()))?
+            .str()
+            .map_err(Error::polars(ctx.clone()))?
+            .clone())
+    };
+    let i64_of = |s: Series| -> Result<Int64Chunked, Error> {
+        Ok(s.i64().map_err(Error::polars(ctx.clone()))?.clone())
+    };
+    let strs = |c: &str| as_str(need(c)?);
+    let [corr, stream, device, wait_on_stream, wait_on_record] = ARGS_READ;
+    let arg = |key: &str| opt_i64(&format!("args_{key}"));
+    let columns = Columns {
+        name: strs("name")?,
+        cat: strs("cat")?,
+        ph: strs("ph")?,
+        pid: Ids::of(need("pid")?, &as_str)?,
+        tid: Ids::of(need("tid")?, &as_str)?,
+        ts: i64_of(need("ts_ns")?)?,
+        dur: i64_of(need("dur_ns")?)?,
+        index: i64_of(need("event_index")?)?,
+        args: [
+            arg(corr)?,
+            arg(stream)?,
+            arg(device)?,
+            arg(wait_on_stream)?,
+            arg(wait_on_record)?,
+        ],
+    }
+    .aligned();
+    let chunks = columns.chunks();
+    let first_event_ts = chunks.iter().find(|c| c.name.len() > 0);
+    let first_event_ts = first_event_ts.and_then(|c| c.ts.get(0));
+    // Runs of chunks are read side by side and put together in order (when the other
+    // threads are busy, with other ranks of a directory, one reads them in turn).
+    let read: Vec<RowsRead> = runs(&chunks, parts, min_rows)
+        .into_par_iter()
+        .map(read_rows)
+        .collect();
+    let mut names = Interner::new();
+    let (mut gpu, mut host, mut syncs, mut steps) = (vec![], vec![], vec![], vec![]);
+    let mut stream_ops = Vec::new();
+    let mut fractional_us = false;
+    let mut hta_int_ranges = HtaIntRanges::default();
+    for r in read {
+        // A run's texts in the order it first saw them: the ids of the whole frame read
+        // in order (each text's first row is in the first run that has it).
+        let id: Vec<u32> = (r.names.strings())
+            .map(|s| names.intern(s).index() as u32)
+            .collect();
+        gpu.extend(r.gpu.into_iter().map(|g| Gpu {
+            name: id[g.name as usize],
+            ..g
+        }));
+        stream_ops.extend(r.stream_ops.into_iter().map(|g| Gpu {
+            name: id[g.name as usize],
+            ..g
+        }));
+        host.extend(r.host.into_iter().map(|h| Host {
+            name: id[h.name as usize],
+            thread: id[h.thread as usize],
+            ..h
+        }));
+        syncs.extend(r.syncs);
+        steps.extend(r.steps);
+        fractional_us |= r.fractional_us;
+        hta_int_ranges = hta_int_ranges.merge(r.ranges);
+    }
+    steps.sort_by_key(|s| (s.1, s.0));
+    steps.dedup();
+    let mut launch_of: FastMap<i64, usize> = FastMap::default();
+    for (i, h) in host.iter().enumerate() {
+        if matches!(h.cat, HostCat::Runtime | HostCat::Driver)
+            && let Some(c) = h.correlation
+        {
+            launch_of.entry(c).or_insert(i);
         }
     }
+    for g in &mut gpu {
+        g.launch = g.correlation.and_then(|c| launch_of.get(&c).copied());
+    }
+    for s in &mut syncs {
+        s.runtime = s.correlation.and_then(|c| launch_of.get(&c).copied());
+    }
+    for g in &mut stream_ops {
+        g.launch = g.correlation.and_then(|c| launch_of.get(&c).copied());
+    }
+    // Keys end in the row's event index (unique): an in-place sort gives the one order.
+    gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
+    let names: Vec<String> = names.strings().map(str::to_owned).collect();
+    let memory_bw = float_args(df, ARGS_FLOAT_READ[0], &ctx)?;
+    let mut t = Timeline::new(frame.path.clone(), frame.rank, names);
+    t.memory_bw = memory_bw;
+    t.hta_int_ranges = hta_int_ranges;
+    t.gpu = gpu;
+    t.stream_ops = stream_ops;
+    t.host = host;
+    t.syncs = syncs;
+    t.steps = steps;
+    t.fractional_us = fractional_us;
+    t.first_event_ts = first_event_ts;
+    Ok(t)
 }
 
 #[cfg(test)]
@@ -982,7 +600,7 @@ mod tests {
 
     /// The timeline read in runs of at most `parts`, shown with `{:?}` (or the error).
     fn read_in(frame: &RankFrame, parts: usize, min_rows: usize) -> String {
-        match Timeline::from_frame_in(frame, parts, min_rows) {
+        match from_frame_in(frame, parts, min_rows) {
             Ok(t) => format!("{t:?}"),
             Err(e) => format!("error: {e}"),
         }

@@ -1,0 +1,176 @@
+//! [`Timeline::from_capture`]: one rank's timeline built from its loaded capture
+//! (`trace_model::Capture`), names from the capture's strings, each GPU activity's launch
+//! from the capture's one launch join (`trace_model::link`), steps from its steps, and
+//! what HTA reads beyond the rows from [`trace_model::KinetoDetails`].
+
+use std::path::Path;
+
+use trace_model::{ActivityKind, Capture, FastMap, HostKind, Interner, KinetoDetails, StepSource};
+
+use crate::hta_ranges::HtaIntRanges;
+use crate::timeline::{Gpu, GpuKind, Host, HostCat, SyncEvent, Timeline};
+
+/// `v` rounded up to a whole microsecond (in ns).
+fn up_to_us(v: i64) -> i64 {
+    v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 }
+}
+
+impl Timeline {
+    /// The timeline of one rank's capture read from `path` (before any HTA view), with
+    /// the capture's rank and HTA's time origin ([`Timeline::hta_origin`]).
+    ///
+    /// - Host events are the capture's, in file order (source index), but the CUDA
+    ///   synchronisation events, which are [`Timeline::syncs`]; a runtime or launch call
+    ///   is [`HostCat::Driver`] when the trace's category was `cuda_driver`.
+    /// - GPU activities are the capture's; each one's `launch` is the host event the
+    ///   capture linked it to.
+    /// - A sync event's runtime call and a stream op's launch are the first runtime or
+    ///   driver call (in file order) with its correlation id: the capture links
+    ///   activities only.
+    /// - Steps are the capture's `ProfilerStep#N` steps.
+    ///
+    /// A capture of another format than Chrome JSON has no [`KinetoDetails`]: no sync
+    /// events, driver calls, stream ops or bandwidths, whole-µs times, and no origin.
+    pub fn from_capture(capture: &Capture, path: &Path) -> Timeline {
+        let none = KinetoDetails::default();
+        let k = capture.meta().kineto.as_deref().unwrap_or(&none);
+        let mut names = Interner::new();
+        let mut intern = |s: &str| names.intern(s).index() as u32;
+        let events = capture.host_events();
+        let mut order: Vec<usize> = (0..events.len()).collect();
+        order.sort_unstable_by_key(|&i| events[i].source_index);
+        let is_sync = |index: u64| {
+            (k.syncs)
+                .binary_search_by_key(&index, |y| y.source_index)
+                .is_ok()
+        };
+        let mut thread_names: Vec<Option<u32>> = vec![None; capture.threads().len()];
+        let mut position: Vec<Option<usize>> = vec![None; events.len()];
+        let mut host = Vec::with_capacity(events.len());
+        let mut stream_ops = Vec::new();
+        for i in order {
+            let e = &events[i];
+            if is_sync(e.source_index) {
+                continue;
+            }
+            let cat = match e.kind {
+                HostKind::Launch | HostKind::Runtime if k.is_driver_call(e.source_index) => {
+                    HostCat::Driver
+                }
+                HostKind::Launch | HostKind::Runtime => HostCat::Runtime,
+                HostKind::CpuOp => HostCat::CpuOp,
+                HostKind::Annotation => HostCat::Annotation,
+                _ => HostCat::Other,
+            };
+            let correlation = e.correlation().map(|c| c as i64);
+            let name = intern(capture.name(e.name));
+            if e.kind != HostKind::PythonFrame
+                && let (Some(s), Some(c)) = (k.host_stream(e.source_index), correlation)
+                && s >= 0
+            {
+                stream_ops.push(Gpu {
+                    event_index: e.source_index as i64,
+                    name,
+                    kind: GpuKind::Other,
+                    device: 0,
+                    stream: s,
+                    start: e.start.0,
+                    end: e.end().0,
+                    correlation: Some(c),
+                    launch: None,
+                });
+            }
+            let thread = *thread_names[e.thread.index()].get_or_insert_with(|| {
+                let t = capture.thread(e.thread);
+                let text = |id: Option<trace_model::StringId>, n: i64| {
+                    id.map_or_else(|| n.to_string(), |id| capture.name(id).to_owned())
+                };
+                intern(&format!(
+                    "{}/{}",
+                    text(t.pid_text, t.pid),
+                    text(t.tid_text, t.tid)
+                ))
+            });
+            position[i] = Some(host.len());
+            host.push(Host {
+                event_index: e.source_index as i64,
+                name,
+                cat,
+                thread,
+                start: e.start.0,
+                end: e.end().0,
+                correlation,
+            });
+        }
+        let mut gpu: Vec<Gpu> = (capture.activities().iter())
+            .map(|a| {
+                let stream = capture.stream(a.stream);
+                Gpu {
+                    event_index: a.source_index as i64,
+                    name: intern(capture.name(a.name)),
+                    kind: match a.kind {
+                        ActivityKind::Memcpy => GpuKind::Memcpy,
+                        ActivityKind::Memset => GpuKind::Memset,
+                        _ => GpuKind::Kernel,
+                    },
+                    device: capture.device(stream.device).ordinal,
+                    stream: stream.ordinal,
+                    start: a.start.0,
+                    end: a.end().0,
+                    correlation: a.correlation().map(|c| c as i64),
+                    launch: a.launch().and_then(|h| position[h.index()]),
+                }
+            })
+            .collect();
+        gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
+        // The first runtime or driver call of each correlation id, for what the capture
+        // does not link (sync events, stream ops).
+        let mut call_of: FastMap<i64, usize> = FastMap::default();
+        for (i, h) in host.iter().enumerate() {
+            if matches!(h.cat, HostCat::Runtime | HostCat::Driver)
+                && let Some(c) = h.correlation
+            {
+                call_of.entry(c).or_insert(i);
+            }
+        }
+        for g in &mut stream_ops {
+            g.launch = g.correlation.and_then(|c| call_of.get(&c).copied());
+        }
+        let syncs = (k.syncs.iter())
+            .map(|y| SyncEvent {
+                event_index: y.source_index as i64,
+                kind: y.kind,
+                device: y.device.unwrap_or(0),
+                stream: y.stream.unwrap_or(-1),
+                start: y.start.0,
+                end: (y.start + y.dur).0,
+                correlation: y.correlation,
+                runtime: y.correlation.and_then(|c| call_of.get(&c).copied()),
+                wait_on_stream: y.wait_on_stream.filter(|&s| s >= 0),
+                wait_on_record: y.wait_on_record,
+            })
+            .collect();
+        let steps = (capture.steps().iter())
+            .filter(|s| s.source == StepSource::ProfilerStep)
+            .map(|s| (s.number, s.start.0, s.end.0))
+            .collect();
+        let names = names.strings().map(str::to_owned).collect();
+        let mut t = Timeline::new(path.to_path_buf(), capture.meta().rank, names);
+        t.gpu = gpu;
+        t.host = host;
+        t.syncs = syncs;
+        t.steps = steps;
+        t.stream_ops = stream_ops;
+        t.fractional_us = k.fractional_us;
+        t.first_event_ts = k.first_event_ts.map(|n| n.0);
+        t.hta_origin = (k.hta_origin).map(|o| if k.fractional_us { up_to_us(o.0) } else { o.0 });
+        t.memory_bw = k.bandwidth.iter().map(|&(i, bw)| (i as i64, bw)).collect();
+        let r = k.arg_ranges;
+        t.hta_int_ranges = HtaIntRanges {
+            stream: r.stream,
+            correlation: r.correlation,
+            index: r.index,
+        };
+        t
+    }
+}
