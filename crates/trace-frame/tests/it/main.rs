@@ -3,12 +3,13 @@
 //! and the rule that no other crate depends on polars.
 
 mod captures;
+mod timelines;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
-use trace_frame::{AnalysisName, hta};
+use trace_frame::{AnalysisName, FromFrame, hta};
 
 fn fixture(rel: &str) -> PathBuf {
     test_support::workspace_root().join("testdata").join(rel)
