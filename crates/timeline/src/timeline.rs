@@ -119,7 +119,7 @@ pub struct Host {
 pub struct Timeline {
     /// The trace file.
     pub path: PathBuf,
-    /// The rank of the trace, when known ([`RankFrame::rank`](crate::RankFrame::rank)).
+    /// The rank of the trace, when known (the capture's rank, or trace-frame's `RankFrame::rank`).
     pub rank: Option<i64>,
     /// Interned texts (event names and `pid/tid` threads), indexed by the `u32` ids.
     pub names: Vec<String>,
