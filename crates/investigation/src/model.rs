@@ -95,9 +95,17 @@ pub struct CaptureResult {
 /// The verdict of one capture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRow {
-    /// The verdict, as analysis names it (`inferred`), or "cannot tell" where the diagnosis
-    /// cannot decide what bounds the step.
+    /// The launch-overhead verdict, as analysis names it (`analysis::Bound`, `inferred`),
+    /// or "cannot tell" where the diagnosis cannot decide what bounds the step; the
+    /// verdict shown is [`VerdictRow::diagnosis`].
     pub bound: String,
+    /// What bounds the step (`analysis::Diagnosis::code`, `inferred`): the one verdict
+    /// word investigate, skip-stats and compare show; absent in reports written before it.
+    #[serde(default)]
+    pub diagnosis: Option<String>,
+    /// The diagnosis in words (`analysis::Diagnosis::describe`).
+    #[serde(default)]
+    pub diagnosis_text: Option<String>,
     /// The critical stream: (GPU ordinal, stream number).
     pub critical: Option<(i64, i64)>,
     /// Busy share of the critical stream (collectives left out).
@@ -794,6 +802,14 @@ pub enum What {
         /// The top MoE GEMM kernels by time on the critical stream, with their time.
         evidence: Vec<(String, Nanos)>,
     },
+    /// The compute class a compute-bound verdict names, on the critical stream
+    /// (`analysis::CauseKey::Compute`).
+    Compute {
+        /// The class (`KernelClass::label`).
+        class: String,
+        /// Its top kernels by time on the critical stream, with their time.
+        evidence: Vec<(String, Nanos)>,
+    },
 }
 
 /// A knob to try: each a hypothesis to test with a new capture.
@@ -863,6 +879,13 @@ pub enum Knob {
     /// Mixture-of-experts GEMMs: the MoE kernel's tuned configuration, tokens per expert,
     /// expert parallelism.
     MoeGemm,
+    /// A knob of the compute class that bounds the step, in the framework in use.
+    Compute {
+        /// Its stable code (`ggml-matmul`, `gemm-precision`, ...).
+        code: String,
+        /// In words.
+        text: String,
+    },
     /// A knob of one host sub-cause in the framework in use (`analysis::host_knobs`).
     Host {
         /// Its stable code (`analysis::Knob::code`).

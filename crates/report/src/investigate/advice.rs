@@ -166,7 +166,7 @@ fn knob_text(k: &Knob) -> String {
         Knob::FewerHostWaits => "synchronise once per step or batch, not between kernels; read results back asynchronously".to_owned(),
         Knob::EngineFusion => "fewer, fused kernels: the framework's fused variants of these ops (fused norm/activation/residual kernels)".to_owned(),
         Knob::MoeGemm => "mixture-of-experts GEMMs: use the engine's MoE kernel configuration tuned for this GPU and batch size (vLLM/SGLang fused_moe tuning configs, the backend: Triton, CUTLASS/TensorRT-LLM, CK/aiter), more tokens per expert per launch (larger batches), and expert parallelism where the experts do not fit one GPU's bandwidth; a dense-GEMM knob (a larger tile, cuBLAS settings) does not apply".to_owned(),
-        Knob::Host { text, .. } => text.clone(),
+        Knob::Host { text, .. } | Knob::Compute { text, .. } => text.clone(),
     }
 }
 
@@ -208,6 +208,14 @@ fn what_text(w: &What) -> String {
         What::EagerAttention { evidence, share } => format!(
             "eager attention on the critical stream ({evidence}; {} of all GPU time)",
             share_text(*share)
+        ),
+        What::Compute { class, evidence } => format!(
+            "{class} kernels on the critical stream: the class the compute-bound verdict names (top: {})",
+            evidence
+                .iter()
+                .map(|(name, time)| format!("{name} {}", time.human()))
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
         What::MoeGemm { evidence } => format!(
             "mixture-of-experts GEMMs on the critical stream (grouped/fused expert GEMMs; top: {})",
