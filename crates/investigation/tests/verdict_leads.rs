@@ -110,7 +110,10 @@ fn a_gemm_bound_step_ranks_its_gemms_first_with_the_framework_s_knob() {
         assert!(elementwise.time > first.time);
         // The verdict's own cause is ranked once, and no torch knob reaches llama.cpp.
         assert_eq!(
-            causes.iter().filter(|c| c.key.starts_with("compute:")).count(),
+            causes
+                .iter()
+                .filter(|c| c.key.starts_with("compute:"))
+                .count(),
             1
         );
         if framework == "llama.cpp" {

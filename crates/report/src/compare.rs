@@ -478,9 +478,11 @@ fn sides_section(c: &Comparison) -> Section {
             Cell::figure(Figure::count(side.captures as u64, side_label(side))),
             Cell::text(side.step_origin.clone()),
             Cell::figure(Figure::count(side.steady_steps as u64, side_label(side))),
-            side.diagnosis.as_ref().map_or(Cell::text("not recorded"), |(code, _)| {
-                Cell::figure_text(code, Provenance::inferred(DIAGNOSIS))
-            }),
+            side.diagnosis
+                .as_ref()
+                .map_or(Cell::text("not recorded"), |(code, _)| {
+                    Cell::figure_text(code, Provenance::inferred(DIAGNOSIS))
+                }),
         ]);
     }
     s.push(Block::Table(t.with_note(

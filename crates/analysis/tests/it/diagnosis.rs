@@ -1016,8 +1016,28 @@ fn cannot_tell_without_gpu_work_in_warm_up_only_and_without_evidence() {
     // One step whose two launches take 200 ms each: first launches, warm-up only.
     let mut s = Synth::new();
     s.profiler_step(0, 0, 420_000);
-    s.activity(GEMM, ActivityKind::Kernel, KernelClass::Gemm, 0, "cudaLaunchKernel", 10, 200_000, 200_015, 1_000);
-    s.activity(GEMM, ActivityKind::Kernel, KernelClass::Gemm, 0, "cudaLaunchKernel", 200_020, 200_000, 400_025, 1_000);
+    s.activity(
+        GEMM,
+        ActivityKind::Kernel,
+        KernelClass::Gemm,
+        0,
+        "cudaLaunchKernel",
+        10,
+        200_000,
+        200_015,
+        1_000,
+    );
+    s.activity(
+        GEMM,
+        ActivityKind::Kernel,
+        KernelClass::Gemm,
+        0,
+        "cudaLaunchKernel",
+        200_020,
+        200_000,
+        400_025,
+        1_000,
+    );
     let r = report(&s.finish());
     assert!(r.warm_up.all);
     assert_eq!(

@@ -193,7 +193,10 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
     for side in [&c.before, &c.after] {
         let (code, text) = side.diagnosis.as_ref().expect("a diagnosis");
         assert_eq!(code, "host-bound:nothing-recorded");
-        assert!(text.starts_with("host-bound: the GPU waits for the host"), "{text}");
+        assert!(
+            text.starts_with("host-bound: the GPU waits for the host"),
+            "{text}"
+        );
     }
     // Every step is alike: the median step is the step.
     assert_eq!(c.step_time.before.median, us(220 + h));
