@@ -326,7 +326,26 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             Cell::code(c.key.clone()),
         ]);
     }
-    if let Some(c) = ranked.causes.first() {
+    if let Some(c) = ranked.causes.first()
+        && let What::Compute { .. } = &c.what
+    {
+        // The class that bounds the step does not go away: the step shortens as its
+        // kernels run faster, which no subtraction of the class can estimate.
+        findings.push(Finding::new(vec![
+            Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
+            Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
+            Span::text(format!(
+                " of the window ({} over {} steady-state step(s)): the step shortens only as these kernels run faster, by what the knob saves of their ",
+                c.time.human(),
+                ranked.steps
+            )),
+            Span::Figure(Figure::duration(
+                c.per_step,
+                Provenance::inferred(per_step_formula.to_owned()),
+            )),
+            Span::text(" per step; a new capture measures it."),
+        ]));
+    } else if let Some(c) = ranked.causes.first() {
         let mut spans = vec![
             Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
             Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
