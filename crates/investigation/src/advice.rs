@@ -46,35 +46,7 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
     let framework = r.framework.framework;
     let practices = analysis::practices(capture);
     // What the capture already does, named, so no advice suggests it.
-    let mut in_use = Vec::new();
-    if let Some(c) = &practices.compiled {
-        in_use.push(InUse {
-            practice: PracticeKind::Compiled,
-            evidence: c.evidence.clone(),
-            share: Some(practices.share(c)),
-        });
-    }
-    if let Some(g) = &practices.graph_replay {
-        in_use.push(InUse {
-            practice: PracticeKind::GraphReplay,
-            evidence: g.evidence.clone(),
-            share: Some(practices.share(g)),
-        });
-    }
-    if let Some(c) = &practices.checkpointing {
-        in_use.push(InUse {
-            practice: PracticeKind::Checkpointing,
-            evidence: c.evidence.clone(),
-            share: None,
-        });
-    }
-    if let Some(p) = &practices.python_tracer {
-        in_use.push(InUse {
-            practice: PracticeKind::PythonTracer,
-            evidence: p.evidence.clone(),
-            share: None,
-        });
-    }
+    let in_use = in_use_of(&practices);
     let host_knobs = host_wait_knobs(framework, &practices);
     let evidence = |c: analysis::GapCause| {
         r.gap_causes.as_ref().map_or_else(Vec::new, |gc| {
@@ -219,6 +191,41 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
             })
             .collect(),
     })
+}
+
+/// What the capture already does (torch.compile, graph replay, checkpointing, the Python
+/// tracer), with its evidence, so no advice suggests it.
+fn in_use_of(practices: &analysis::Practices) -> Vec<InUse> {
+    let mut in_use = Vec::new();
+    if let Some(c) = &practices.compiled {
+        in_use.push(InUse {
+            practice: PracticeKind::Compiled,
+            evidence: c.evidence.clone(),
+            share: Some(practices.share(c)),
+        });
+    }
+    if let Some(g) = &practices.graph_replay {
+        in_use.push(InUse {
+            practice: PracticeKind::GraphReplay,
+            evidence: g.evidence.clone(),
+            share: Some(practices.share(g)),
+        });
+    }
+    if let Some(c) = &practices.checkpointing {
+        in_use.push(InUse {
+            practice: PracticeKind::Checkpointing,
+            evidence: c.evidence.clone(),
+            share: None,
+        });
+    }
+    if let Some(p) = &practices.python_tracer {
+        in_use.push(InUse {
+            practice: PracticeKind::PythonTracer,
+            evidence: p.evidence.clone(),
+            share: None,
+        });
+    }
+    in_use
 }
 
 /// The top three kernels by time on the critical stream inside `window` among those
