@@ -38,7 +38,21 @@ pub enum CauseKey {
     /// Mixture-of-experts GEMMs (grouped/fused expert GEMMs, [`crate::moe_gemm_activities`])
     /// on the critical stream: a GEMM family of its own, with its own knobs.
     MoeGemm,
+    /// The kernels of one compute class on the critical stream (GEMM, convolution,
+    /// attention, reduction, memset, other; MoE GEMMs left out of GEMM): the cause of a
+    /// compute-bound verdict whose class has no key of its own ([`bounding_cause`]).
+    Compute(KernelClass),
 }
+
+/// The classes a [`CauseKey::Compute`] names, by their [`KernelClass::word`].
+const COMPUTE_CLASSES: [KernelClass; 6] = [
+    KernelClass::Gemm,
+    KernelClass::Convolution,
+    KernelClass::Attention,
+    KernelClass::Reduction,
+    KernelClass::Memset,
+    KernelClass::Other,
+];
 
 impl CauseKey {
     /// A stable machine-readable name (`gap:host-not-launched`, `exposed-collective:0`);
@@ -61,6 +75,7 @@ impl CauseKey {
             CauseKey::Elementwise => "elementwise".to_owned(),
             CauseKey::EagerAttention => "eager-attention".to_owned(),
             CauseKey::MoeGemm => "moe-gemm".to_owned(),
+            CauseKey::Compute(class) => format!("compute:{}", class.word()),
         }
     }
 
@@ -77,7 +92,9 @@ impl CauseKey {
             "eager-attention" => CauseKey::EagerAttention,
             "moe-gemm" => CauseKey::MoeGemm,
             _ => {
-                if let Some(rest) = code.strip_prefix("gap:host-not-launched:") {
+                if let Some(rest) = code.strip_prefix("compute:") {
+                    CauseKey::Compute(*COMPUTE_CLASSES.iter().find(|c| c.word() == rest)?)
+                } else if let Some(rest) = code.strip_prefix("gap:host-not-launched:") {
                     CauseKey::Host(HostCause::from_code(rest)?)
                 } else if let Some(rest) = code.strip_prefix("exposed-collective:") {
                     CauseKey::ExposedCollective { gpu: gpu(rest)? }
@@ -110,6 +127,9 @@ impl CauseKey {
             CauseKey::MoeGemm => {
                 "mixture-of-experts (grouped/fused expert) GEMMs on the critical stream".to_owned()
             }
+            CauseKey::Compute(class) => {
+                format!("{} kernels on the critical stream", class.label())
+            }
         }
     }
 }
@@ -125,12 +145,13 @@ pub struct Cause {
     pub time: Nanos,
 }
 
-/// Every cause of `r`'s analysed window, those of zero time too, most time first (then by
-/// key): the idle time of the critical stream by gap cause (its host-wait time by
+/// Every cause of `r`'s analysed window, those of zero time too: the verdict's own cause
+/// first ([`bounding_cause`]), then most time first (then by key): the idle time of the critical stream by gap cause (its host-wait time by
 /// [`HostCause`], so the causes of idle time add up to it), each GPU's exposed collective
 /// and copy time (GPUs by ordinal), the MoE GEMMs (where the capture has any), and the
 /// layout, elementwise and (where the capture runs
-/// eager attention) attention kernels on the critical stream.
+/// eager attention) attention kernels on the critical stream, and the class a
+/// compute-bound verdict names where none of those holds it ([`CauseKey::Compute`]).
 pub fn causes(r: &CaptureAnalysis, capture: &Capture, window: Window) -> Vec<Cause> {
     let mut out: Vec<Cause> = Vec::new();
     let mut push = |key, device, time| out.push(Cause { key, device, time });
@@ -187,9 +208,73 @@ pub fn causes(r: &CaptureAnalysis, capture: &Capture, window: Window) -> Vec<Cau
                 on_critical(&|a| moe.contains(&a.source_index)),
             );
         }
+        // The class a compute-bound verdict names, where no key above holds it.
+        if let crate::Diagnosis::ComputeBound { class } = r.diagnosis
+            && COMPUTE_CLASSES.contains(&class)
+        {
+            push(
+                CauseKey::Compute(class),
+                None,
+                on_critical(&|a| a.class == class && !moe.contains(&a.source_index)),
+            );
+        }
     }
-    out.sort_by(|a, b| b.time.cmp(&a.time).then(a.key.cmp(&b.key)));
+    let bounding = bounding_cause(r, &out);
+    let leads = |c: &Cause| Some(c.key) == bounding;
+    out.sort_by(|a, b| {
+        leads(b)
+            .cmp(&leads(a))
+            .then(b.time.cmp(&a.time))
+            .then(a.key.cmp(&b.key))
+    });
     out
+}
+
+/// The cause that holds what the verdict ([`crate::Diagnosis`]) says bounds the step,
+/// among `causes` (those of [`causes`]): a compute-bound verdict's class
+/// ([`CauseKey::Elementwise`] for elementwise and normalisation, [`CauseKey::Layout`],
+/// [`CauseKey::MoeGemm`] for GEMM where MoE GEMMs hold more of the critical stream than
+/// the other GEMMs, else [`CauseKey::Compute`]; a collective or copy class as that GPU's
+/// exposed time); copy-bound and collective-bound: the critical GPU's exposed copies or
+/// collectives; host-bound: its sub-cause; blocked in synchronisation: the sync-call
+/// gaps; waiting on a dependency: the stream or event gaps. `None` for mixed and "cannot
+/// tell", which name no single cause. [`causes`] ranks it first, so the ranked causes
+/// never contradict the verdict.
+pub fn bounding_cause(r: &CaptureAnalysis, causes: &[Cause]) -> Option<CauseKey> {
+    use crate::Diagnosis as D;
+    // The critical GPU's position among the capture's GPUs, as the per-GPU keys count.
+    let gpu = || {
+        let crit = r.critical_stream()?.device;
+        let mut devices: Vec<i64> = r.devices.iter().map(|d| d.device).collect();
+        devices.sort_unstable();
+        devices.iter().position(|&d| d == crit)
+    };
+    let time = |k: CauseKey| {
+        causes
+            .iter()
+            .find(|c| c.key == k)
+            .map_or(Nanos::ZERO, |c| c.time)
+    };
+    Some(match r.diagnosis {
+        D::ComputeBound { class } => match class {
+            KernelClass::Elementwise | KernelClass::Norm => CauseKey::Elementwise,
+            KernelClass::Layout => CauseKey::Layout,
+            KernelClass::Collective(_) => CauseKey::ExposedCollective { gpu: gpu()? },
+            KernelClass::Memcpy(_) => CauseKey::ExposedMemcpy { gpu: gpu()? },
+            KernelClass::Gemm
+                if time(CauseKey::MoeGemm) > time(CauseKey::Compute(KernelClass::Gemm)) =>
+            {
+                CauseKey::MoeGemm
+            }
+            c => CauseKey::Compute(c),
+        },
+        D::CopyBound => CauseKey::ExposedMemcpy { gpu: gpu()? },
+        D::CollectiveBound => CauseKey::ExposedCollective { gpu: gpu()? },
+        D::HostBound { cause } => CauseKey::Host(cause),
+        D::HostSync => CauseKey::Gap(GapCause::SyncCall),
+        D::DependencyWait => CauseKey::Gap(GapCause::StreamOrEvent),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -211,6 +296,8 @@ mod tests {
             CauseKey::Elementwise,
             CauseKey::EagerAttention,
             CauseKey::MoeGemm,
+            CauseKey::Compute(KernelClass::Gemm),
+            CauseKey::Compute(KernelClass::Other),
         ];
         for k in keys {
             assert_eq!(CauseKey::from_code(&k.code()), Some(k), "{}", k.code());
@@ -223,6 +310,9 @@ mod tests {
             "layouts",
             "gap:host-not-launched:",
             "gap:host-not-launched:alloc",
+            "compute:",
+            "compute:elementwise",
+            "compute:collective",
         ] {
             assert_eq!(CauseKey::from_code(bad), None, "{bad}");
         }

@@ -76,7 +76,7 @@ mod warmup;
 pub use budget::{
     Budget, BudgetCheck, BusyKind, StreamBudget, Window, budget_of, device_budget, stream_budgets,
 };
-pub use causes::{Cause, CauseKey, causes};
+pub use causes::{Cause, CauseKey, bounding_cause, causes};
 pub use diagnosis::{
     BOUND_SHARE, CannotTell, Diagnosis, Framework, FrameworkGuess, Knob, MIN_GPU_WORK, StepBasis,
     StepSides, detect_framework, diagnose, diagnose_with, host_knobs, step_sides,

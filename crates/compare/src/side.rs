@@ -95,6 +95,10 @@ pub struct Side {
     pub step_origin: String,
     /// Whether steps were found at all (not the whole-capture fallback).
     pub has_steps: bool,
+    /// What bounds the step of the capture the investigation draws, as its diagnosis
+    /// says it (`analysis::Diagnosis`: code, words; `inferred`); `None` from a report
+    /// written before the diagnosis was kept.
+    pub diagnosis: Option<(String, String)>,
     /// Steady-state steps of the first capture (warm-up left out).
     pub steady_steps: usize,
     /// Steady-state step durations, one per sample: every rank's steps in rank order.
@@ -162,6 +166,7 @@ impl Side {
             captures: 0,
             step_origin: String::new(),
             has_steps: false,
+            diagnosis: None,
             steady_steps: 0,
             step_time: Vec::new(),
             budgets: BTreeMap::new(),

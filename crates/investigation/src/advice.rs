@@ -46,35 +46,7 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
     let framework = r.framework.framework;
     let practices = analysis::practices(capture);
     // What the capture already does, named, so no advice suggests it.
-    let mut in_use = Vec::new();
-    if let Some(c) = &practices.compiled {
-        in_use.push(InUse {
-            practice: PracticeKind::Compiled,
-            evidence: c.evidence.clone(),
-            share: Some(practices.share(c)),
-        });
-    }
-    if let Some(g) = &practices.graph_replay {
-        in_use.push(InUse {
-            practice: PracticeKind::GraphReplay,
-            evidence: g.evidence.clone(),
-            share: Some(practices.share(g)),
-        });
-    }
-    if let Some(c) = &practices.checkpointing {
-        in_use.push(InUse {
-            practice: PracticeKind::Checkpointing,
-            evidence: c.evidence.clone(),
-            share: None,
-        });
-    }
-    if let Some(p) = &practices.python_tracer {
-        in_use.push(InUse {
-            practice: PracticeKind::PythonTracer,
-            evidence: p.evidence.clone(),
-            share: None,
-        });
-    }
+    let in_use = in_use_of(&practices);
     let host_knobs = host_wait_knobs(framework, &practices);
     let evidence = |c: analysis::GapCause| {
         r.gap_causes.as_ref().map_or_else(Vec::new, |gc| {
@@ -85,7 +57,9 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
         })
     };
     let mut causes: Vec<(analysis::CauseKey, What, Nanos, Vec<Knob>)> = Vec::new();
-    for cause in analysis::causes(r, capture, window) {
+    let all = analysis::causes(r, capture, window);
+    let bounding = analysis::bounding_cause(r, &all);
+    for cause in all {
         use analysis::{CauseKey, GapCause};
         let gpu = cause.device.unwrap_or_default();
         let (what, knobs) = match cause.key {
@@ -154,19 +128,42 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
                     vec![Knob::FusedAttention],
                 )
             }
-            CauseKey::MoeGemm => (
-                What::MoeGemm {
-                    evidence: moe_evidence(r, capture, window),
-                },
-                vec![Knob::MoeGemm],
-            ),
+            CauseKey::MoeGemm => {
+                let moe = analysis::moe_gemm_activities(capture);
+                (
+                    What::MoeGemm {
+                        evidence: top_kernels(r, capture, window, |i, _| moe[i]),
+                    },
+                    vec![Knob::MoeGemm],
+                )
+            }
+            CauseKey::Compute(class) => {
+                let moe = analysis::moe_gemm_activities(capture);
+                (
+                    What::Compute {
+                        class: class.label().to_owned(),
+                        evidence: top_kernels(r, capture, window, |i, a| {
+                            a.class == class && !moe[i]
+                        }),
+                    },
+                    compute_knobs(class, framework),
+                )
+            }
             _ => continue,
         };
         causes.push((cause.key, what, cause.time, knobs));
     }
     causes.retain(|c| c.2.0 > 0);
-    // Most time first; ties by key, so the order does not depend on wording.
-    causes.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    // The verdict's own cause first (`analysis::bounding_cause`: the ranked causes never
+    // contradict the verdict), then most time first; ties by key, so the order does not
+    // depend on wording.
+    let leads = |k: &analysis::CauseKey| Some(*k) == bounding;
+    causes.sort_by(|a, b| {
+        leads(&b.0)
+            .cmp(&leads(&a.0))
+            .then_with(|| b.2.cmp(&a.2))
+            .then_with(|| a.0.cmp(&b.0))
+    });
     let share = |t: Nanos| t.0 as f64 / span.0.max(1) as f64;
     let keys: Vec<String> = causes.iter().map(|c| c.0.code()).collect();
     let replays = crate::replayed::replay_causes(r, capture, &keys);
@@ -196,19 +193,55 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
     })
 }
 
-/// The top three MoE GEMM kernels by time on the critical stream inside `window`.
-fn moe_evidence(
+/// What the capture already does (torch.compile, graph replay, checkpointing, the Python
+/// tracer), with its evidence, so no advice suggests it.
+fn in_use_of(practices: &analysis::Practices) -> Vec<InUse> {
+    let mut in_use = Vec::new();
+    if let Some(c) = &practices.compiled {
+        in_use.push(InUse {
+            practice: PracticeKind::Compiled,
+            evidence: c.evidence.clone(),
+            share: Some(practices.share(c)),
+        });
+    }
+    if let Some(g) = &practices.graph_replay {
+        in_use.push(InUse {
+            practice: PracticeKind::GraphReplay,
+            evidence: g.evidence.clone(),
+            share: Some(practices.share(g)),
+        });
+    }
+    if let Some(c) = &practices.checkpointing {
+        in_use.push(InUse {
+            practice: PracticeKind::Checkpointing,
+            evidence: c.evidence.clone(),
+            share: None,
+        });
+    }
+    if let Some(p) = &practices.python_tracer {
+        in_use.push(InUse {
+            practice: PracticeKind::PythonTracer,
+            evidence: p.evidence.clone(),
+            share: None,
+        });
+    }
+    in_use
+}
+
+/// The top three kernels by time on the critical stream inside `window` among those
+/// `keep` takes (by their index in `Capture::activities` and the activity).
+fn top_kernels(
     r: &CaptureAnalysis,
     capture: &Capture,
     window: analysis::Window,
+    keep: impl Fn(usize, &trace_model::GpuActivity) -> bool,
 ) -> Vec<(String, Nanos)> {
     let Some(crit) = r.critical_stream() else {
         return Vec::new();
     };
-    let moe = analysis::moe_gemm_activities(capture);
     let mut by_name: std::collections::BTreeMap<&str, Nanos> = std::collections::BTreeMap::new();
-    for (a, _) in capture.activities().iter().zip(&moe).filter(|(a, m)| {
-        **m && a.stream == crit.stream_id && a.start < window.end && a.end() > window.start
+    for (_, a) in capture.activities().iter().enumerate().filter(|(i, a)| {
+        a.stream == crit.stream_id && a.start < window.end && a.end() > window.start && keep(*i, a)
     }) {
         let clipped = a.end().min(window.end) - a.start.max(window.start);
         *by_name.entry(capture.name(a.name)).or_default() += clipped;
@@ -220,6 +253,65 @@ fn moe_evidence(
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(3);
     top
+}
+
+/// The knobs of a compute class that bounds the step, in the framework in use: what
+/// makes that class's kernels do less or run faster there (ggml's quantised matmuls and
+/// batch size for llama.cpp, an engine's precision for TensorRT, mixed precision in
+/// TensorFlow and JAX, autocast/TF32 and cuDNN autotuning in PyTorch).
+fn compute_knobs(class: trace_model::KernelClass, framework: analysis::Framework) -> Vec<Knob> {
+    use analysis::Framework as F;
+    use trace_model::KernelClass as C;
+    let knob = |code: &str, text: &str| Knob::Compute {
+        code: code.to_owned(),
+        text: text.to_owned(),
+    };
+    let work = knob(
+        "less-kernel-work",
+        "the GPU is busy with these kernels: a faster step needs less work (smaller shapes, fewer passes, lower precision) or faster kernels; compare their achieved rate with the roofline section first",
+    );
+    let gemm_or_conv = matches!(class, C::Gemm | C::Convolution);
+    let first = match (class, framework) {
+        (C::Gemm, F::LlamaCpp) => knob(
+            "ggml-matmul",
+            "ggml's quantised matmuls bound the step: the quantisation type sets their speed (types with an MMQ path such as Q4_0, Q4_K, Q8_0), prompt processing fills their tiles better with a larger ubatch (-ub), token generation (mul_mat_vec_q) reads every weight once per token, so a smaller type reads less; compare the MMQ and BLAS paths on this GPU (GGML_CUDA_FORCE_MMQ / GGML_CUDA_FORCE_CUBLAS, hipBLAS on ROCm)",
+        ),
+        (C::Attention, F::LlamaCpp) => knob(
+            "ggml-attention",
+            "llama.cpp's attention bounds the step: flash attention on (-fa 1), a quantised KV cache (-ctk/-ctv q8_0) reads less; a shorter context costs less per token",
+        ),
+        (_, F::LlamaCpp) => work,
+        (_, F::TensorRt) if gemm_or_conv || class == C::Attention => knob(
+            "tensorrt-precision",
+            "build the engine in lower precision (FP16/BF16, INT8 or FP8 with calibration: trtexec --fp16 --int8 / --best) and check the tactics it chose (--profilingVerbosity=detailed); larger batches fill the tensor cores",
+        ),
+        (_, F::Vllm | F::Sglang) if gemm_or_conv => knob(
+            "engine-quantisation",
+            "quantised weights (FP8, AWQ/GPTQ INT4) read less per token, larger batches (more concurrent requests per step) fill the GEMMs, tensor parallelism splits them across GPUs",
+        ),
+        (_, F::TensorFlow) if gemm_or_conv => knob(
+            "tf-mixed-precision",
+            "Keras mixed precision (mixed_float16 / mixed_bfloat16) so matmuls and convolutions run on tensor cores, dimensions multiples of 8",
+        ),
+        (_, F::Jax) if gemm_or_conv => knob(
+            "jax-matmul-precision",
+            "bf16 inputs to the dots and convolutions (dtype, precision=DEFAULT), dimensions multiples of 128, larger batches per dot",
+        ),
+        (C::Gemm, _) => knob(
+            "gemm-precision",
+            "lower-precision GEMMs on tensor/matrix cores (torch.autocast bf16/fp16, TF32 with torch.backends.cuda.matmul.allow_tf32), dimensions multiples of 8, larger batches for small GEMMs",
+        ),
+        (C::Convolution, _) => knob(
+            "conv-tuning",
+            "let cuDNN/MIOpen pick the fastest algorithms (torch.backends.cudnn.benchmark = True), channels-last and autocast bf16/fp16 for tensor-core convolutions",
+        ),
+        (C::Attention, F::PyTorchEager | F::PyTorchCompiled | F::PyTorchGraphReplay) => knob(
+            "attention-backend",
+            "the fastest fused attention for this GPU (scaled_dot_product_attention's FlashAttention or cuDNN backend, FlashAttention-3 on Hopper), lower precision where accuracy allows",
+        ),
+        _ => work,
+    };
+    vec![first]
 }
 
 /// The causes whose knob depends on the framework alone.

@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 mod advice;
+mod knob;
 mod model;
 mod replayed;
 mod sections;

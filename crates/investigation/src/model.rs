@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use trace_model::Nanos;
 
+pub use crate::knob::Knob;
 pub use analysis::{CrossRank, Spread as StepSpread, StepHeatMap};
 
 /// The schema version of the serialised [`Investigation`] (`report.json`). It changes when
@@ -95,9 +96,17 @@ pub struct CaptureResult {
 /// The verdict of one capture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRow {
-    /// The verdict, as analysis names it (`inferred`), or "cannot tell" where the diagnosis
-    /// cannot decide what bounds the step.
+    /// The launch-overhead verdict, as analysis names it (`analysis::Bound`, `inferred`),
+    /// or "cannot tell" where the diagnosis cannot decide what bounds the step; the
+    /// verdict shown is [`VerdictRow::diagnosis`].
     pub bound: String,
+    /// What bounds the step (`analysis::Diagnosis::code`, `inferred`): the one verdict
+    /// word investigate, skip-stats and compare show; absent in reports written before it.
+    #[serde(default)]
+    pub diagnosis: Option<String>,
+    /// The diagnosis in words (`analysis::Diagnosis::describe`).
+    #[serde(default)]
+    pub diagnosis_text: Option<String>,
     /// The critical stream: (GPU ordinal, stream number).
     pub critical: Option<(i64, i64)>,
     /// Busy share of the critical stream (collectives left out).
@@ -794,81 +803,13 @@ pub enum What {
         /// The top MoE GEMM kernels by time on the critical stream, with their time.
         evidence: Vec<(String, Nanos)>,
     },
-}
-
-/// A knob to try: each a hypothesis to test with a new capture.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "knob", rename_all = "snake_case")]
-pub enum Knob {
-    /// JAX: fewer, larger dispatches, command buffers, no host round trips, donation.
-    JaxDispatch,
-    /// Graphs already replay part of the GPU time: capture the rest into them.
-    GraphsWiden {
-        /// Share of GPU time they replay.
-        share: f64,
-        /// What shows them.
-        evidence: String,
-    },
-    /// CUDA graphs through the torch.compile already in use.
-    GraphsOnCompile,
-    /// CUDA graphs.
-    Graphs,
-    /// torch.compile is in use: look for graph breaks.
-    GraphBreaks,
-    /// Fewer, larger kernels.
-    FewerKernels,
-    /// Host work off the step.
-    HostWorkOffStep,
-    /// Confirm without the Python tracer.
-    WithoutPythonTracer,
-    /// Look at the awaited stream.
-    AwaitedStream,
-    /// JAX: no host round trips.
-    JaxNoRoundTrips,
-    /// PyTorch: no synchronisations in the step.
-    NoSyncs,
-    /// Overlap collectives with compute.
-    OverlapCollectives,
-    /// Pinned memory, prefetching.
-    OverlapCopies,
-    /// JAX: native convolution layouts.
-    JaxLayouts,
-    /// PyTorch: channels-last.
-    ChannelsLast,
-    /// JAX: XLA fusion.
-    JaxFusion,
-    /// PyTorch, compiled: what is left outside compiled regions.
-    CompiledFusion,
-    /// PyTorch: fusion.
-    Fusion,
-    /// A fused attention kernel.
-    FusedAttention,
-    /// TensorFlow: fewer, larger dispatches (the step in one `tf.function`, XLA).
-    TfDispatch,
-    /// TensorFlow: no host round trips inside the step.
-    TfNoRoundTrips,
-    /// TensorFlow: native convolution layouts.
-    TfLayouts,
-    /// TensorFlow: XLA fusion.
-    TfFusion,
-    /// TensorRT: the engine's layer formats and precisions.
-    TrtLayouts,
-    /// TensorRT: the engine's layer fusion.
-    TrtFusion,
-    /// A framework without Python-level knobs (TensorRT, llama.cpp): synchronise once per
-    /// step or batch.
-    FewerHostWaits,
-    /// A framework without Python-level knobs: the framework's fused kernels.
-    EngineFusion,
-    /// Mixture-of-experts GEMMs: the MoE kernel's tuned configuration, tokens per expert,
-    /// expert parallelism.
-    MoeGemm,
-    /// A knob of one host sub-cause in the framework in use (`analysis::host_knobs`).
-    Host {
-        /// Its stable code (`analysis::Knob::code`).
-        code: String,
-        /// In words.
-        text: String,
+    /// The compute class a compute-bound verdict names, on the critical stream
+    /// (`analysis::CauseKey::Compute`).
+    Compute {
+        /// The class (`KernelClass::label`).
+        class: String,
+        /// Its top kernels by time on the critical stream, with their time.
+        evidence: Vec<(String, Nanos)>,
     },
 }
 

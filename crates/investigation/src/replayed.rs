@@ -63,8 +63,21 @@ pub(crate) fn replay_causes(
                  wait, a synchronising call, eager attention)"
             .to_owned(),
     };
+    // The class a compute-bound verdict names: removing it is no change a knob makes.
+    let compute = || CauseReplay::NoScenario {
+        reason: "the compute class that bounds the step: its knobs change how fast its kernels \
+                 run, which only a new capture measures"
+            .to_owned(),
+    };
+    let no_scenario = |key: &str| {
+        if key.starts_with("compute:") {
+            compute()
+        } else {
+            no_scenario()
+        }
+    };
     if scenarios.iter().all(Option::is_none) {
-        return keys.iter().map(|_| no_scenario()).collect();
+        return keys.iter().map(|k| no_scenario(k)).collect();
     }
     let windows = steady_windows(r);
     let graph = match replay::Graph::build(capture) {
@@ -76,11 +89,12 @@ pub(crate) fn replay_causes(
             };
             return scenarios
                 .iter()
-                .map(|s| match s {
+                .zip(keys)
+                .map(|(s, k)| match s {
                     Some(_) => CauseReplay::CannotReplay {
                         reason: reason.clone(),
                     },
-                    None => no_scenario(),
+                    None => no_scenario(k),
                 })
                 .collect();
         }
@@ -97,8 +111,9 @@ pub(crate) fn replay_causes(
     let predictor = replay::Predictor::new(&graph, capture, &windows).with_labels(&labels);
     scenarios
         .iter()
-        .map(|s| match s {
-            None => no_scenario(),
+        .zip(keys)
+        .map(|(s, k)| match s {
+            None => no_scenario(k),
             Some(what_if) => CauseReplay::Replayed(replayed(&predictor.predict(what_if))),
         })
         .collect()

@@ -77,6 +77,8 @@ pub(crate) fn capture_result(
                 analysis::Diagnosis::CannotTell { .. } => "cannot tell".to_owned(),
                 _ => v.bound.label().to_owned(),
             },
+            diagnosis: Some(r.diagnosis.code()),
+            diagnosis_text: Some(r.diagnosis.describe()),
             critical: r.critical_stream().map(|c| (c.device, c.stream)),
             busy: v.busy_share,
             collective: v.collective_share,

@@ -13,6 +13,7 @@ use crate::label::{Figure, Value};
 /// Rows of the kernel and op tables (every added, removed or renamed one is kept too).
 pub const TOP_ROWS: usize = 40;
 
+const DIAGNOSIS: &str = "the investigation's diagnosis of the side's capture (analysis::diagnose): a judgement from its measured budgets, idle-time causes and step sides";
 const PREDICTED: &str = "the cause's time inside the before side's analysed window ÷ its steady-state steps: the step would shrink by that much if the cause went away and the rest of the step stayed as it is";
 const REALIZED_SHARE: &str = "realized step gain ÷ the prediction for the change that happened (the replayed gain, else the subtraction, × the share of the cause's time that went away); given only where this cause moved most and every other cause moved by at most a tenth of that";
 const REPLAYED: &str = "the before capture's dependency graph replayed without the cause: the unchanged replay's mean steady-state step minus the mean step without it";
@@ -461,6 +462,7 @@ fn sides_section(c: &Comparison) -> Section {
             "captures",
             "steps",
             "steady-state steps",
+            "verdict",
         ],
     );
     for (name, side) in [("before", &c.before), ("after", &c.after)] {
@@ -476,11 +478,21 @@ fn sides_section(c: &Comparison) -> Section {
             Cell::figure(Figure::count(side.captures as u64, side_label(side))),
             Cell::text(side.step_origin.clone()),
             Cell::figure(Figure::count(side.steady_steps as u64, side_label(side))),
+            side.diagnosis
+                .as_ref()
+                .map_or(Cell::text("not recorded"), |(code, _)| {
+                    Cell::figure_text(code, Provenance::inferred(DIAGNOSIS))
+                }),
         ]);
     }
     s.push(Block::Table(t.with_note(
-        "GPU models are read from the captures' device properties.",
+        "GPU models are read from the captures' device properties. Verdict: what bounds each side's step, as the investigation of its first capture diagnoses it (for a rank directory, the first rank).",
     )));
+    for (name, side) in [("before", &c.before), ("after", &c.after)] {
+        if let Some((code, text)) = &side.diagnosis {
+            s.para(format!("Verdict {name} ({code}, inferred): {text}."));
+        }
+    }
     s.push(Block::Table(rows_table(
         "step_time",
         "figure",

@@ -236,6 +236,12 @@ fn counted(sorted: &[String]) -> String {
         .join("; ")
 }
 
+/// The verdict a capture's row shows: the diagnosis's code (what bounds the step), or
+/// the launch-overhead verdict of a report written before the diagnosis was kept.
+fn verdict_word(v: &investigation::VerdictRow) -> &str {
+    v.diagnosis.as_deref().unwrap_or(&v.bound)
+}
+
 /// Step 1.
 fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section {
     let mut s = Section::new("verdict", "1. Verdict and host-side cause");
@@ -270,7 +276,7 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         let share = |x: Option<f64>| x.map_or(Cell::Empty, |x| Cell::figure(pct(x)));
         t.push(vec![
             Cell::text(c.who.clone()),
-            Cell::figure_text(&v.bound, verdict_label()),
+            Cell::figure_text(verdict_word(v), verdict_label()),
             Cell::text(crit),
             Cell::figure(pct(v.busy)),
             Cell::figure(pct(v.collective)),
@@ -286,7 +292,7 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         ]);
     }
     s.push(Block::Table(t.with_note(
-        "G: busy share of the critical (most compute) stream, collectives left out (their time includes waiting for peers). Its idle time is split gap by gap on each gap's own evidence: H, before the launch call of the next activity while the launching thread was not in a synchronising call; other stream or event, after the launch with a stream-wait-event call (or graph dependencies) before it; host in a sync call, while the launching thread was blocked in a synchronising call (the host waiting for the GPU); U, no evidence. Rules: GPU-bound if G >= 90 %, or >= 80 % and Q >= 1; host/launch-bound if idle >= 50 % and H >= 50 %; inconclusive if idle >= 50 % and U >= 50 %; else mixed.",
+        "Verdict: what bounds the step (the diagnosis's code; its rules and words are in the finding \"Diagnosis\"). G: busy share of the critical (most compute) stream, collectives left out (their time includes waiting for peers). Its idle time is split gap by gap on each gap's own evidence: H, before the launch call of the next activity while the launching thread was not in a synchronising call; other stream or event, after the launch with a stream-wait-event call (or graph dependencies) before it; host in a sync call, while the launching thread was blocked in a synchronising call (the host waiting for the GPU); U, no evidence. The diagnosis starts from the launch-overhead rules: GPU-bound if G >= 90 %, or >= 80 % and Q >= 1; host/launch-bound if idle >= 50 % and H >= 50 %; inconclusive if idle >= 50 % and U >= 50 %; else mixed.",
     )));
     let f = &inv.first;
     if let Some(first) = inv.captures.first() {
@@ -300,7 +306,7 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
             }),
             Span::text(format!(
                 " of the window the critical stream computes; verdict {} (inferred)",
-                v.bound
+                verdict_word(v)
             )),
         ];
         if let Some(gap) = &f.top_gap {

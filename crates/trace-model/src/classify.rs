@@ -440,6 +440,10 @@ const FAMILIES: &[(Family, &[Pat])] = &[
             Sub("gammabeta"),
             Sub("rowwisemoments"),
             Sub("computeinternalgradients"),
+            // TensorRT Myelin fusions are named by their ops: a mean (of squares), the
+            // epsilon added, its square root: RMSNorm/LayerNorm
+            // (`__myl_CastMulMeanAddSqrtDivMulMul`).
+            Sub("meanaddsqrt"),
         ],
     ),
     (

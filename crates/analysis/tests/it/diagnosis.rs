@@ -27,7 +27,12 @@ struct Synth {
 
 impl Synth {
     fn new() -> Synth {
-        let mut b = CaptureBuilder::new(Format::KinetoJson);
+        Synth::new_as(Format::KinetoJson)
+    }
+
+    /// [`Synth::new`] read as `format` (an Nsight Systems capture's NVTX ranges).
+    fn new_as(format: Format) -> Synth {
+        let mut b = CaptureBuilder::new(format);
         b.devices.push(Device {
             id: DeviceId::new(0),
             ordinal: 0,
@@ -868,4 +873,201 @@ fn a_device_s_own_steps_are_its_window() {
         "{:?}",
         r.diagnosis
     );
+}
+
+/// Autotuning in the gap before a late launch is JIT compilation and autotuning, like a
+/// module load: Inductor's autotuner benchmarking its configurations.
+#[test]
+fn autotuning_is_compilation() {
+    let r = late_launch(|s| {
+        s.host(
+            "CachingAutotuner.benchmark_all_configs",
+            HostKind::PythonFrame,
+            3_005,
+            10_000,
+        )
+    });
+    assert_late(
+        &r,
+        HostCause::Compilation,
+        "CachingAutotuner.benchmark_all_configs",
+    );
+    assert_eq!(
+        analysis::host_knobs(
+            HostCause::Compilation,
+            Framework::PyTorchCompiled,
+            &analysis::Practices::default()
+        ),
+        [Knob::WarmUpBeforeCapture]
+    );
+}
+
+/// Without `Optimizer.step`, each `enumerate(DataLoader)` batch fetch starts a step, from
+/// its start to the next one's; the last ends with its last launch.
+#[test]
+fn iterations_from_data_loader_annotations() {
+    let mut s = Synth::new();
+    for i in 0..4 {
+        let t = 3_000 * i;
+        s.host(
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            HostKind::Annotation,
+            t,
+            1_000,
+        );
+        s.kernel(GEMM, t + 1_000, t + 1_010, 1_900);
+    }
+    let r = report(&s.finish());
+    assert_eq!(
+        r.steps.origin,
+        StepOrigin::IterationAnnotation {
+            name: "enumerate(DataLoader)#…".to_owned()
+        }
+    );
+    let ranges: Vec<(i64, i64)> = r
+        .steps
+        .steps
+        .iter()
+        .map(|s| (s.range.start.0 / US, s.range.end.0 / US))
+        .collect();
+    assert_eq!(
+        ranges,
+        [(0, 3_000), (3_000, 6_000), (6_000, 9_000), (9_000, 10_005)]
+    );
+    // A third of each step is the fetch: data loading holds the host-wait time.
+    let gc = r.gap_causes.as_ref().expect("gap causes");
+    assert_eq!(
+        gc.host.largest().map(|(c, _)| c),
+        Some(HostCause::DataLoading)
+    );
+}
+
+/// Nsight Systems NVTX ranges: three `train_iteration` ranges, each holding four
+/// `TransformerBlock` ranges (an FSDP model's blocks) that launch most of its GPU work.
+/// The iterations are the steps; the blocks repeat inside a repeating parent that
+/// launches other work (its optimizer kernel), so they lose.
+#[test]
+fn nvtx_iterations_are_steps_and_their_blocks_are_not() {
+    let mut s = Synth::new_as(Format::NsysSqlite);
+    for i in 0..3 {
+        let t = 10_000 * i;
+        s.host("train_iteration", HostKind::Annotation, t, 9_500);
+        for b in 0..4 {
+            let at = t + 100 + 2_000 * b;
+            s.host("TransformerBlock", HostKind::Annotation, at, 1_900);
+            s.kernel(GEMM, at + 10, at + 20, 1_800);
+        }
+        s.kernel(
+            "void at::native::vectorized_elementwise_kernel<4, add>",
+            t + 8_200,
+            t + 8_210,
+            500,
+        );
+    }
+    let r = report(&s.finish());
+    assert_eq!(
+        r.steps.origin,
+        StepOrigin::RepeatedHostRange {
+            name: "train_iteration".to_owned(),
+            kind: "annotation"
+        }
+    );
+    assert_eq!(r.steps.steps.len(), 3);
+    assert_eq!(
+        r.steps
+            .steps
+            .iter()
+            .map(|s| (s.range.start.0 / US, s.range.end.0 / US))
+            .collect::<Vec<_>>(),
+        [(0, 9_500), (10_000, 19_500), (20_000, 29_500)]
+    );
+}
+
+/// Compute-bound names its class: convolutions leading the critical stream.
+#[test]
+fn compute_bound_by_convolution() {
+    let conv = "void cudnn::cnn::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>";
+    assert_eq!(classify_kernel(conv), KernelClass::Convolution);
+    let r = busy(ActivityKind::Kernel, conv, KernelClass::Convolution);
+    assert_eq!(
+        r.diagnosis,
+        Diagnosis::ComputeBound {
+            class: KernelClass::Convolution
+        }
+    );
+    assert_eq!(r.diagnosis.code(), "compute-bound:convolution");
+}
+
+/// The remaining reasons to say "cannot tell": no GPU work at all, only warm-up steps,
+/// and an idle GPU without evidence why; each with the capture that would decide it.
+#[test]
+fn cannot_tell_without_gpu_work_in_warm_up_only_and_without_evidence() {
+    // Host events only.
+    let mut s = Synth::new();
+    s.profiler_step(1, 0, 1_000);
+    s.host("aten::add", HostKind::CpuOp, 10, 100);
+    let r = report(&s.finish());
+    assert_eq!(
+        r.diagnosis,
+        Diagnosis::CannotTell {
+            reason: CannotTell::NoGpuWork
+        }
+    );
+    // One step whose two launches take 200 ms each: first launches, warm-up only.
+    let mut s = Synth::new();
+    s.profiler_step(0, 0, 420_000);
+    s.activity(
+        GEMM,
+        ActivityKind::Kernel,
+        KernelClass::Gemm,
+        0,
+        "cudaLaunchKernel",
+        10,
+        200_000,
+        200_015,
+        1_000,
+    );
+    s.activity(
+        GEMM,
+        ActivityKind::Kernel,
+        KernelClass::Gemm,
+        0,
+        "cudaLaunchKernel",
+        200_020,
+        200_000,
+        400_025,
+        1_000,
+    );
+    let r = report(&s.finish());
+    assert!(r.warm_up.all);
+    assert_eq!(
+        r.diagnosis,
+        Diagnosis::CannotTell {
+            reason: CannotTell::WarmUpOnly
+        }
+    );
+    // Two 1.5 ms GEMMs 4.5 ms apart with nothing launched between them (no launch calls recorded):
+    // the idle time has no evidence.
+    let mut s = Synth::new();
+    s.profiler_step(1, 0, 8_010);
+    for start in [5, 6_005] {
+        let n = s.b.strings.intern(GEMM);
+        let a = GpuActivity::new(
+            StreamId::new(0),
+            Nanos(start * US),
+            Nanos(1_500 * US),
+            n,
+            ActivityKind::Kernel,
+            KernelClass::Gemm,
+            s.index,
+        );
+        s.index += 1;
+        s.b.push_activity(a, ActivityDetails::default());
+    }
+    let r = report(&s.finish());
+    let Diagnosis::CannotTell { reason } = r.diagnosis else {
+        panic!("{:?} {:?}", r.diagnosis, r.verdict);
+    };
+    assert_eq!(reason, CannotTell::NoEvidence);
+    assert!(reason.decide_with().contains("launch correlation"));
 }

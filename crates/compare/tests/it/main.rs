@@ -188,6 +188,16 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
     };
     let c = run(&before, &after);
     assert_eq!(c.verdict, Outcome::Faster);
+    // Each side's verdict is its diagnosis (code and words), not the launch-overhead
+    // verdict: the GPU waits for a host that records nothing.
+    for side in [&c.before, &c.after] {
+        let (code, text) = side.diagnosis.as_ref().expect("a diagnosis");
+        assert_eq!(code, "host-bound:nothing-recorded");
+        assert!(
+            text.starts_with("host-bound: the GPU waits for the host"),
+            "{text}"
+        );
+    }
     // Every step is alike: the median step is the step.
     assert_eq!(c.step_time.before.median, us(220 + h));
     assert_eq!(c.step_time.after.median, us(220 + h / 2));
@@ -635,6 +645,9 @@ fn assert_reports_compare_as_captures(input: &Path, from_captures: &Comparison, 
             (&s.step_origin, s.has_steps, s.steady_steps),
             "{what}"
         );
+        // The one verdict word: the diagnosis, the same from a capture or its report.
+        assert!(s.diagnosis.is_some(), "{what}");
+        assert_eq!(r.diagnosis, s.diagnosis, "{what}");
     }
 }
 

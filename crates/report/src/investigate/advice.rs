@@ -166,7 +166,7 @@ fn knob_text(k: &Knob) -> String {
         Knob::FewerHostWaits => "synchronise once per step or batch, not between kernels; read results back asynchronously".to_owned(),
         Knob::EngineFusion => "fewer, fused kernels: the framework's fused variants of these ops (fused norm/activation/residual kernels)".to_owned(),
         Knob::MoeGemm => "mixture-of-experts GEMMs: use the engine's MoE kernel configuration tuned for this GPU and batch size (vLLM/SGLang fused_moe tuning configs, the backend: Triton, CUTLASS/TensorRT-LLM, CK/aiter), more tokens per expert per launch (larger batches), and expert parallelism where the experts do not fit one GPU's bandwidth; a dense-GEMM knob (a larger tile, cuBLAS settings) does not apply".to_owned(),
-        Knob::Host { text, .. } => text.clone(),
+        Knob::Host { text, .. } | Knob::Compute { text, .. } => text.clone(),
     }
 }
 
@@ -208,6 +208,14 @@ fn what_text(w: &What) -> String {
         What::EagerAttention { evidence, share } => format!(
             "eager attention on the critical stream ({evidence}; {} of all GPU time)",
             share_text(*share)
+        ),
+        What::Compute { class, evidence } => format!(
+            "{class} kernels on the critical stream: the class the compute-bound verdict names (top: {})",
+            evidence
+                .iter()
+                .map(|(name, time)| format!("{name} {}", time.human()))
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
         What::MoeGemm { evidence } => format!(
             "mixture-of-experts GEMMs on the critical stream (grouped/fused expert GEMMs; top: {})",
@@ -318,7 +326,26 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             Cell::code(c.key.clone()),
         ]);
     }
-    if let Some(c) = ranked.causes.first() {
+    if let Some(c) = ranked.causes.first()
+        && let What::Compute { .. } = &c.what
+    {
+        // The class that bounds the step does not go away: the step shortens as its
+        // kernels run faster, which no subtraction of the class can estimate.
+        findings.push(Finding::new(vec![
+            Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
+            Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
+            Span::text(format!(
+                " of the window ({} over {} steady-state step(s)): the step shortens only as these kernels run faster, by what the knob saves of their ",
+                c.time.human(),
+                ranked.steps
+            )),
+            Span::Figure(Figure::duration(
+                c.per_step,
+                Provenance::inferred(per_step_formula.to_owned()),
+            )),
+            Span::text(" per step; a new capture measures it."),
+        ]));
+    } else if let Some(c) = ranked.causes.first() {
         let mut spans = vec![
             Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
             Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
