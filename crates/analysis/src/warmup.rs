@@ -163,14 +163,29 @@ pub(crate) fn find(capture: &Capture, steps: &Steps) -> WarmUp {
 /// `*StreamEndCapture` on the same thread. Work issued in between is recorded into a
 /// graph, not run: one-time set-up, not steady state.
 pub(crate) fn graph_captures(capture: &Capture) -> Vec<WarmUpEvent> {
+    // Each distinct name is looked at once (two substring searches per event were 26M of
+    // skip-stats' 1,959M instructions on df_index_resolver): 1 begins a capture, 2 ends one.
+    let kind: Vec<u8> = capture
+        .strings()
+        .strings()
+        .map(|name| {
+            if name.contains("StreamBeginCapture") {
+                1
+            } else if name.contains("StreamEndCapture") {
+                2
+            } else {
+                0
+            }
+        })
+        .collect();
     let mut out = Vec::new();
     for t in capture.threads() {
         let mut begin: Option<Nanos> = None;
         for e in capture.thread_events(t.id) {
-            let name = capture.name(e.name);
-            if name.contains("StreamBeginCapture") {
+            let k = kind.get(e.name.index()).copied().unwrap_or(0);
+            if k == 1 {
                 begin = Some(e.start);
-            } else if name.contains("StreamEndCapture")
+            } else if k == 2
                 && let Some(b) = begin.take()
             {
                 out.push(WarmUpEvent {

@@ -25,6 +25,7 @@ use crate::Error;
 use crate::input::MappedFile;
 use crate::progress::ReadProgress;
 use crate::scan::{TopLevel, json_error_in, show};
+use crate::stream_chunks::read_chunks;
 
 /// Where [`prepare_chunks`] gets the JSON text.
 pub(crate) enum Source<'m, R> {
@@ -91,7 +92,7 @@ pub fn max_event_bytes() -> usize {
 }
 
 /// The error for a stretch of `len` bytes from `offset` with no place to cut it.
-fn too_large(path: &Path, offset: u64, len: usize) -> Error {
+pub(crate) fn too_large(path: &Path, offset: u64, len: usize) -> Error {
     Error::Limit {
         path: path.to_path_buf(),
         offset,
@@ -207,9 +208,15 @@ pub(crate) struct Done {
     pub json_bytes: u64,
 }
 
-/// A chunk's text: a buffer the reader filled, or a slice of text in memory.
+/// A chunk's text: the first `len` bytes of a buffer the reader filled, or a slice of text
+/// in memory.
 pub(crate) enum Text<'m> {
-    Owned(Vec<u8>),
+    /// `buf` is initialised past `len` (zeroes or an earlier chunk's text), so that it is
+    /// reused without zeroing it again (see [`read_chunks`]).
+    Owned {
+        buf: Vec<u8>,
+        len: usize,
+    },
     Slice(&'m [u8]),
 }
 
@@ -218,7 +225,7 @@ impl std::ops::Deref for Text<'_> {
 
     fn deref(&self) -> &[u8] {
         match self {
-            Text::Owned(buf) => buf,
+            Text::Owned { buf, len } => &buf[..*len],
             Text::Slice(text) => text,
         }
     }
@@ -265,8 +272,8 @@ pub(crate) struct Stats {
 /// chunk: that chunk's buffer (reused, so its pages are not faulted in again) and where
 /// its text ends (so a mapped file's pages before it can be dropped).
 pub(crate) struct Token {
-    buf: Vec<u8>,
-    merged_to: u64,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) merged_to: u64,
 }
 
 /// Splits `source` into runs on `threads` threads (1: on the caller's thread), each run's
@@ -353,7 +360,7 @@ pub(crate) fn prepare_chunks<R: Read + Send, S: RunSink>(
 
 /// What the reader sends: a chunk, or the error that stopped it, with its place in file
 /// order (the chunk's `seq`, or the number of chunks sent before the error).
-type Piece<'m> = (usize, Result<Chunk<'m>, Error>);
+pub(crate) type Piece<'m> = (usize, Result<Chunk<'m>, Error>);
 
 /// A piece after a worker: the chunk with its speculative run, or the reader's error.
 type Parsed<'m, O> = Result<(Chunk<'m>, Run<O>), Error>;
@@ -462,7 +469,7 @@ impl<'p, S: RunSink> Merge<'p, S> {
         let token = Token {
             merged_to: chunk.base + chunk.data.len() as u64,
             buf: match chunk.data {
-                Text::Owned(buf) => buf,
+                Text::Owned { buf, .. } => buf,
                 Text::Slice(_) => Vec::new(),
             },
         };
@@ -560,113 +567,6 @@ fn tail_after(data: &[u8], base: u64, from: u64) -> Vec<u8> {
     data[k.min(data.len())..].to_vec()
 }
 
-/// Reads `input` into chunks of about `chunk_bytes`, each (but the last) cut just before a
-/// `{` that follows `}` `,` (with any whitespace between), and sends them in order; a read
-/// error is sent after the text read before it.
-///
-/// A chunk is sent as soon as it is cut, and only then is the next buffer waited for (the
-/// text after the cut waits in `tail`): with the tokens all in use, the parser has the
-/// next chunk at hand when it hands a buffer back, instead of waiting for this thread to
-/// wake up, take the buffer and send what it had read (with 1 thread, two tokens made
-/// that a wait per chunk: 0.25 s of a 2.9 s build of 1 GB, more when the other core was
-/// busy).
-fn read_chunks<R: Read>(
-    mut input: R,
-    path: &Path,
-    chunk_bytes: usize,
-    tokens: &Receiver<Token>,
-    out: &SyncSender<Piece<'_>>,
-) {
-    let chunk_bytes = chunk_bytes.max(1);
-    let Ok(Token { mut buf, .. }) = tokens.recv() else {
-        return;
-    };
-    let mut tail = Vec::new();
-    let mut base = 0u64;
-    let mut seq = 0usize;
-    let mut array_format = None;
-    let mut searched = 0usize;
-    let mut want = chunk_bytes;
-    loop {
-        let mut eof = false;
-        let mut error = None;
-        if buf.len() < want {
-            // `read_to_end` fills the buffer without zeroing it first, and keeps what was
-            // read before an error.
-            let wanted = (want - buf.len()) as u64;
-            buf.reserve(want - buf.len());
-            match (&mut input).take(wanted).read_to_end(&mut buf) {
-                Ok(n) => eof = (n as u64) < wanted,
-                Err(source) => {
-                    error = Some(Error::Io {
-                        path: path.to_path_buf(),
-                        offset: base + buf.len() as u64,
-                        source,
-                    });
-                }
-            }
-        }
-        if array_format.is_none() {
-            let first = buf
-                .iter()
-                .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0xEF | 0xBB | 0xBF));
-            array_format = first.map(|k| buf[k] == b'[');
-        }
-        let cut = if eof || error.is_some() {
-            None
-        } else {
-            find_cut(&buf, searched)
-        };
-        let last = match cut {
-            Some(cut) => {
-                tail.clear();
-                tail.extend_from_slice(&buf[cut..]);
-                buf.truncate(cut);
-                false
-            }
-            None if eof || error.is_some() => error.is_none(),
-            None => {
-                // No boundary yet (one large event, or the text after the events): read on,
-                // up to the limit.
-                if buf.len() > max_event_bytes() {
-                    let _ = out.send((seq, Err(too_large(path, base, buf.len()))));
-                    return;
-                }
-                searched = buf.len().saturating_sub(1);
-                want = buf.len() + chunk_bytes;
-                continue;
-            }
-        };
-        let data = std::mem::take(&mut buf);
-        let len = data.len() as u64;
-        let chunk = Chunk {
-            base,
-            data: Text::Owned(data),
-            last,
-            array_format: array_format.unwrap_or(false),
-        };
-        if out.send((seq, Ok(chunk))).is_err() {
-            return;
-        }
-        seq += 1;
-        base += len;
-        if let Some(e) = error {
-            let _ = out.send((seq, Err(e)));
-            return;
-        }
-        if last {
-            return;
-        }
-        // The next buffer: a merged chunk's, once one is done with.
-        let Ok(next) = tokens.recv() else { return };
-        buf = next.buf;
-        buf.clear();
-        buf.extend_from_slice(&tail);
-        searched = 0;
-        want = buf.len() + chunk_bytes;
-    }
-}
-
 /// Cuts text in memory into chunks as [`read_chunks`] does, each a slice of it.
 struct Cutter<'m> {
     path: &'m Path,
@@ -754,7 +654,7 @@ fn cut_after(text: &[u8], base: usize, chunk_bytes: usize) -> usize {
 
 /// The last place in `buf` (at or after `from`, and not at 0) that is a `{` after `}` `,`,
 /// whitespace allowed between them.
-fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
     let mut end = buf.len();
     while let Some(q) = memchr::memrchr(b'{', &buf[..end]) {
         if q < from.max(1) {

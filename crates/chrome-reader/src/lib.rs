@@ -52,6 +52,7 @@ mod members;
 pub mod progress;
 mod raw;
 mod scan;
+mod stream_chunks;
 mod write;
 
 use std::path::Path;

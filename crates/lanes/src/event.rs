@@ -223,10 +223,7 @@ impl Arena {
             ),
             _ => {
                 let Retid { span, tid } = self.retids[text.index()];
-                let mut object = Object::parse(self.span(span))
-                    .expect("a text was parsed as an object when its new tid was recorded");
-                object.set("tid", raw_i64(tid));
-                Cow::Owned(object.to_json())
+                Cow::Owned(crate::json_object::with_tid(self.span(span), tid))
             }
         }
     }
