@@ -885,6 +885,22 @@ pub fn write_trace_with_events(
     events: Vec<serde_json::Value>,
     inputs: &[&std::path::Path],
 ) -> Result<(), crate::Error> {
+    write_trace_edited(input, output, inputs, |list| {
+        list.extend(events);
+        Ok(())
+    })
+}
+
+/// The trace `input` (a Chrome trace, gzip or not) with its `traceEvents` list changed by
+/// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
+/// (HTA's `overlay_critical_path_analysis` and `generate_trace_with_counters`). An error
+/// of `edit` names `input`; nothing is written then.
+pub fn write_trace_edited(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    inputs: &[&std::path::Path],
+    edit: impl FnOnce(&mut Vec<serde_json::Value>) -> Result<(), String>,
+) -> Result<(), crate::Error> {
     use std::io::{Read, Write};
     let mut text = Vec::new();
     chrome_reader::open(input)?
@@ -902,10 +918,13 @@ pub fn write_trace_with_events(
     else {
         return Err(crate::Error::Missing {
             path: input.to_path_buf(),
-            what: "the trace has no `traceEvents` list to add the counters to".into(),
+            what: "the trace has no `traceEvents` list to write back".into(),
         });
     };
-    list.extend(events);
+    edit(list).map_err(|what| crate::Error::Missing {
+        path: input.to_path_buf(),
+        what,
+    })?;
     let rules = output_file::Rules {
         overwrite: true,
         inputs,

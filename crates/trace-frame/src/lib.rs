@@ -67,7 +67,10 @@ pub use cache::{
     write_parquet_atomic,
 };
 pub use capture_rows::capture_frame;
-pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
+pub use critical_path::{
+    CpEdge, CpEdgeType, CpNode, CriticalPath, CriticalPathBound, CriticalPathGraph, critical_path,
+    critical_path_graph,
+};
 pub use error::Error;
 pub use export::{Exported, SUMMARY_COLUMNS, export_hive, export_hive_into, read_export};
 pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
