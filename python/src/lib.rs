@@ -716,7 +716,10 @@ impl HtaTrace {
                 trace_frame::HostCat::Annotation => "user_annotation",
                 trace_frame::HostCat::Other => "other",
             };
-            let (pid, tid) = t.name(h.thread).split_once('/').unwrap_or((t.name(h.thread), ""));
+            let (pid, tid) = t
+                .name(h.thread)
+                .split_once('/')
+                .unwrap_or((t.name(h.thread), ""));
             let name = t.name(h.name).to_owned();
             (h.event_index, name, cat, pid.to_owned(), tid.to_owned(), -1)
         });
@@ -756,7 +759,14 @@ impl HtaTrace {
         let nodes = g
             .nodes
             .iter()
-            .map(|n| (n.event_index, rel_us(n.ts, self.min_ts), n.is_start, n.is_blocking))
+            .map(|n| {
+                (
+                    n.event_index,
+                    rel_us(n.ts, self.min_ts),
+                    n.is_start,
+                    n.is_blocking,
+                )
+            })
             .collect();
         let edges = g
             .edges

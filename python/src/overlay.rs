@@ -86,9 +86,7 @@ fn overlay(
         let Some(obj) = ev.as_object_mut() else {
             return Err(format!("event {k} of the critical path is not an object"));
         };
-        let args = obj
-            .entry("args")
-            .or_insert_with(|| serde_json::json!({}));
+        let args = obj.entry("args").or_insert_with(|| serde_json::json!({}));
         if let Some(a) = args.as_object_mut() {
             a.insert("critical".into(), 1.into());
         }
@@ -103,7 +101,10 @@ fn overlay(
     if only_critical {
         list.retain(|ev| {
             ev["ph"] != "X"
-                || matches!(ev["cat"].as_str(), Some("user_annotation" | "python_function"))
+                || matches!(
+                    ev["cat"].as_str(),
+                    Some("user_annotation" | "python_function")
+                )
                 || ev["args"]["critical"] == 1
         });
     }
@@ -164,21 +165,29 @@ fn mark_patterns(
         .iter()
         .filter_map(|ev| ev["name"].as_str().map(str::to_owned))
         .collect();
-    let id_of: std::collections::HashMap<&str, usize> =
-        names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let id_of: std::collections::HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
     for (k, ev) in list.iter_mut().enumerate() {
         let Some(obj) = ev.as_object_mut() else {
             continue;
         };
         if let Some(found) = active.remove(&k) {
-            let args = obj.entry("args").or_insert_with(|| Value::Object(Map::new()));
+            let args = obj
+                .entry("args")
+                .or_insert_with(|| Value::Object(Map::new()));
             if !args.is_object() {
                 *args = Value::Object(Map::new());
             }
             args["Patterns"] = Value::Object(found);
         } else if compress && obj.get("ph").and_then(Value::as_str) == Some("X") {
             obj.insert("args".into(), Value::Object(Map::new()));
-            let id = obj.get("name").and_then(Value::as_str).and_then(|n| id_of.get(n));
+            let id = obj
+                .get("name")
+                .and_then(Value::as_str)
+                .and_then(|n| id_of.get(n));
             if let Some(&id) = id {
                 obj.insert("name".into(), Value::from(id.to_string()));
             }
@@ -191,7 +200,9 @@ fn mark_patterns(
             .map(|(i, n)| (i.to_string(), Value::from(n.clone())))
             .collect();
         for ev in list.iter_mut() {
-            let profiler = ev["name"].as_str().is_some_and(|n| n.contains("PyTorch Profiler"));
+            let profiler = ev["name"]
+                .as_str()
+                .is_some_and(|n| n.contains("PyTorch Profiler"));
             if profiler && ev["pid"] == "Spans" {
                 ev["args"] = Value::Object(table.clone());
             }

@@ -223,11 +223,19 @@ def test_overlay_never_writes_over_its_input(traces, tmp_path):
 
 # The kernel sequences: the shared HTA folders with one or two ranks whose HTA call graph
 # builds in seconds, and operator names that give patterns there (and one that matches
-# nothing).
+# nothing). `ProfilerStep` is asked only where a step holds a few hundred kernels: a
+# pattern's text names every kernel, and HTA writes it on every event of the pattern
+# (hta-trace-diff/control: 5 steps of ~600 kernels would write about 1 GB).
 SEQUENCE_FOLDERS = ["hta-critical-path/alexnet", "hta-critical-path/simple_add",
                     "hta-critical-path/cuda_event_sync", "hta-critical-path/cuda_event_sync_multi_stream",
-                    "hta-sampled-2rank", "hta-amd-mi250", "hta-triton", "hta-trace-diff/control"]
+                    "hta-sampled-2rank", "hta-amd-mi250", "hta-triton"]
 OPERATORS = ["aten::conv2d", "aten::linear", "ProfilerStep", "aten::", "Optimizer", "no such operator"]
+# Where HTA's overlay marks other events than ours (hta-triton: HTA marks 2 events of the
+# Triton pattern, we mark 3; docs/differences.md section 14): the same patterns are written,
+# on events not all the same.
+POSITIONS_DIFFER = {"hta-triton"}
+SMALL_STEPS = {"hta-critical-path/cuda_event_sync", "hta-critical-path/cuda_event_sync_multi_stream",
+               "hta-critical-path/alexnet", "hta-critical-path/simple_add", "hta-sampled-2rank"}
 
 
 def _sequences_folders() -> List[str]:
@@ -241,7 +249,14 @@ def test_frequent_cuda_kernel_sequences_equal_htas(traces, tmp_path, name):
     theirs, ours = _pair(traces, name)
     found = 0
     for rank in sorted(theirs.t.get_ranks()):
-        for op in OPERATORS:
+        from tracewise.hta import _CallStacks
+
+        # Beside the fixed names, the first two top-level names with GPU work beneath.
+        stacks = _CallStacks(ours._t.host_ops(rank), ours._t.gpu_ops(rank))
+        tops = sorted({stacks.name[i] for i, d in stacks.depth.items()
+                       if d == 0 and stacks.num_kernels.get(i, 0) > 0 and i not in stacks.gpu})
+        tops = [t for t in tops if not t.startswith("ProfilerStep")][:2]
+        for op in [o for o in OPERATORS if o != "ProfilerStep" or name in SMALL_STEPS] + tops:
             for min_len in (1, 3):
                 case = f"{name} rank {rank} {op!r} min_len {min_len}"
                 (tmp_path / "hta").mkdir(exist_ok=True)
@@ -260,5 +275,9 @@ def test_frequent_cuda_kernel_sequences_equal_htas(traces, tmp_path, name):
                       if isinstance(e.get("args"), dict) and "Patterns" in e["args"]]
                 pb = [(i, e["args"]["Patterns"]) for i, e in enumerate(_events(tmp_path / "ours" / f))
                       if isinstance(e.get("args"), dict) and "Patterns" in e["args"]]
-                assert pb == pa, case
-    assert found > 0, name
+                if name not in POSITIONS_DIFFER:
+                    assert pb == pa, case
+                else:
+                    assert {json.dumps(x) for _, x in pb} == {json.dumps(x) for _, x in pa}, case
+    # hta-amd-mi250: HTA links no HIP launch to its kernel, so neither finds a pattern.
+    assert found > 0 or name == "hta-amd-mi250", name

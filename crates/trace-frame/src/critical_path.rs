@@ -199,7 +199,14 @@ impl Builder {
     }
 
     /// An edge weighted by the time between its nodes.
-    fn timed(&mut self, begin: usize, end: usize, kind: CpEdgeType, bound: CriticalPathBound, attributed: Option<i64>) {
+    fn timed(
+        &mut self,
+        begin: usize,
+        end: usize,
+        kind: CpEdgeType,
+        bound: CriticalPathBound,
+        attributed: Option<i64>,
+    ) {
         let weight = self.nodes[end].ts - self.nodes[begin].ts;
         self.put(CpEdge {
             begin,
@@ -460,7 +467,13 @@ impl StackWalk<'_> {
             } else {
                 self.last_parent
             };
-            b.timed(l, n, CpEdgeType::Operator, CriticalPathBound::CpuBound, Some(to));
+            b.timed(
+                l,
+                n,
+                CpEdgeType::Operator,
+                CriticalPathBound::CpuBound,
+                Some(to),
+            );
         }
         self.last_node = Some(n);
         self.last_parent = parent;
@@ -530,7 +543,10 @@ impl Launches {
             if LAUNCHES.contains(&t.name(h.name)) {
                 let at = (h.start, i);
                 on_stream.entry((g.device, g.stream)).or_default().push(at);
-                from_thread.entry((h.thread, g.stream)).or_default().push(at);
+                from_thread
+                    .entry((h.thread, g.stream))
+                    .or_default()
+                    .push(at);
             }
         }
         for v in on_stream.values_mut().chain(from_thread.values_mut()) {
@@ -607,7 +623,9 @@ fn add_kernel_edges(
         }
     });
     let launches = Launches::of(t);
-    let gpu_items = gpu_sel.iter().map(|&i| (t.gpu[i].start, t.gpu[i].event_index, Item::Gpu(i)));
+    let gpu_items = gpu_sel
+        .iter()
+        .map(|&i| (t.gpu[i].start, t.gpu[i].event_index, Item::Gpu(i)));
     let sync_items = sync_sel.map(|i| (t.syncs[i].end, t.syncs[i].event_index, Item::Sync(i)));
     let mut order: Vec<(i64, i64, Item)> = gpu_items.chain(sync_items).collect();
     order.sort_unstable_by_key(|&(ts, index, _)| (ts, index));
