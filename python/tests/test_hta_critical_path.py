@@ -234,6 +234,9 @@ OPERATORS = ["aten::conv2d", "aten::linear", "ProfilerStep", "aten::", "Optimize
 # Triton pattern, we mark 3; docs/differences.md section 14): the same patterns are written,
 # on events not all the same.
 POSITIONS_DIFFER = {"hta-triton"}
+# HTA builds its call graph again for every call (about 20 s a call on hta-sampled-2rank
+# on a loaded 2-core machine): there, three names and one length per rank.
+FEW_CALLS = {"hta-sampled-2rank"}
 SMALL_STEPS = {"hta-critical-path/cuda_event_sync", "hta-critical-path/cuda_event_sync_multi_stream",
                "hta-critical-path/alexnet", "hta-critical-path/simple_add", "hta-sampled-2rank"}
 
@@ -256,8 +259,12 @@ def test_frequent_cuda_kernel_sequences_equal_htas(traces, tmp_path, name):
         tops = sorted({stacks.name[i] for i, d in stacks.depth.items()
                        if d == 0 and stacks.num_kernels.get(i, 0) > 0 and i not in stacks.gpu})
         tops = [t for t in tops if not t.startswith("ProfilerStep")][:2]
-        for op in [o for o in OPERATORS if o != "ProfilerStep" or name in SMALL_STEPS] + tops:
-            for min_len in (1, 3):
+        ops = [o for o in OPERATORS if o != "ProfilerStep" or name in SMALL_STEPS] + tops
+        lens = (1, 3)
+        if name in FEW_CALLS:
+            ops, lens = ["ProfilerStep", "no such operator"] + tops[:1], (1,)
+        for op in ops:
+            for min_len in lens:
                 case = f"{name} rank {rank} {op!r} min_len {min_len}"
                 (tmp_path / "hta").mkdir(exist_ok=True)
                 (tmp_path / "ours").mkdir(exist_ok=True)
