@@ -22,6 +22,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use trace_frame::{DataFrame, Timeline, hta};
 
+mod overlay;
+use overlay::{write_overlaid_trace, write_patterned_trace};
+
 create_exception!(
     tracewise,
     TraceError,
@@ -696,6 +699,85 @@ impl HtaTrace {
             cp.split.iter().map(|(b, p)| (b.label(), *p)).collect(),
         ))
     }
+
+    /// Every host event and GPU activity of `rank`: (event index, name, category, pid,
+    /// tid, stream), the host's thread split at its `/`, an activity's pid its device and
+    /// tid its stream, a host event's stream −1.
+    #[allow(clippy::type_complexity)] // rows, unpacked by the Python layer
+    fn event_info(&self, rank_: i64) -> Vec<(i64, String, &'static str, String, String, i64)> {
+        let Some(t) = self.of(rank_) else {
+            return Vec::new();
+        };
+        let host = t.host.iter().map(|h| {
+            let cat = match h.cat {
+                trace_frame::HostCat::CpuOp => "cpu_op",
+                trace_frame::HostCat::Runtime => "cuda_runtime",
+                trace_frame::HostCat::Driver => "cuda_driver",
+                trace_frame::HostCat::Annotation => "user_annotation",
+                trace_frame::HostCat::Other => "other",
+            };
+            let (pid, tid) = t
+                .name(h.thread)
+                .split_once('/')
+                .unwrap_or((t.name(h.thread), ""));
+            let name = t.name(h.name).to_owned();
+            (h.event_index, name, cat, pid.to_owned(), tid.to_owned(), -1)
+        });
+        let gpu = t.gpu.iter().map(|g| {
+            let cat = match g.kind {
+                trace_frame::GpuKind::Kernel => "kernel",
+                trace_frame::GpuKind::Memcpy => "gpu_memcpy",
+                trace_frame::GpuKind::Memset => "gpu_memset",
+                trace_frame::GpuKind::Other => "other",
+            };
+            let name = t.name(g.name).to_owned();
+            let (pid, tid) = (g.device.to_string(), g.stream.to_string());
+            (g.event_index, name, cat, pid, tid, g.stream)
+        });
+        host.chain(gpu).collect()
+    }
+
+    /// HTA's `CPGraph` of `rank` over the instances `first..=last` of `annotation`:
+    /// (nodes as (event index, ts µs, is_start, is_blocking) in HTA's numbering, edges as
+    /// (begin, end, weight µs, HTA's edge type, attributed event index) in the order they
+    /// were added, the longest path's nodes or None when the graph has a cycle or no
+    /// node); None when the first instance is not in the trace.
+    #[allow(clippy::type_complexity)] // a graph, unpacked by the Python layer
+    fn critical_path_graph(
+        &self,
+        rank_: i64,
+        annotation: &str,
+        first: usize,
+        last: usize,
+    ) -> Option<(
+        Vec<(i64, f64, bool, bool)>,
+        Vec<(usize, usize, f64, &'static str, Option<i64>)>,
+        Option<Vec<usize>>,
+    )> {
+        let t = self.of(rank_)?;
+        let g = trace_frame::critical_path_graph(t, annotation, first..=last)?;
+        let nodes = g
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.event_index,
+                    rel_us(n.ts, self.min_ts),
+                    n.is_start,
+                    n.is_blocking,
+                )
+            })
+            .collect();
+        let edges = g
+            .edges
+            .iter()
+            .map(|e| {
+                let w = e.weight as f64 / 1000.0;
+                (e.begin, e.end, w, e.kind.label(), e.attributed)
+            })
+            .collect();
+        Some((nodes, edges, g.path))
+    }
 }
 
 /// HTA's `generate_trace_with_counters` file: the trace `input` with the JSON list
@@ -863,6 +945,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_capture, m)?)?;
     m.add_function(wrap_pyfunction!(investigate, m)?)?;
     m.add_function(wrap_pyfunction!(write_trace_with_events, m)?)?;
+    m.add_function(wrap_pyfunction!(write_overlaid_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
     m.add_function(wrap_pyfunction!(roofline_json, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_kernels, m)?)?;

@@ -32,7 +32,9 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("TraceAnalysis", "get_time_spent_blocked_on_full_queue"): "test_hta_parity.py::test_time_spent_blocked_on_full_queue",
     ("TraceAnalysis", "get_profiler_steps"): "test_hta_parity.py::test_profiler_steps",
     ("TraceAnalysis", "get_potential_stragglers"): "test_hta_parity.py::test_potential_stragglers",
-    ("TraceAnalysis", "critical_path_analysis"): "test_hta.py::test_critical_path_summary (`CPGraph.summary()` only)",
+    ("TraceAnalysis", "critical_path_analysis"): "test_hta_critical_path.py::test_cp_graph_equals_htas (nodes, edges, attribution, path, breakdown and summary; a networkx `DiGraph` where networkx is installed; `CPGraph.save` and HTA's frames on it raise NotImplementedError), test_hta.py::test_critical_path_summary",
+    ("TraceAnalysis", "overlay_critical_path_analysis"): "test_hta_critical_path.py::test_overlaid_trace_equals_htas (events kept, `critical` marks, flow pairs; ours is plain JSON where the name does not end in `.gz`)",
+    ("TraceAnalysis", "get_frequent_cuda_kernel_sequences"): "test_hta_critical_path.py::test_frequent_cuda_kernel_sequences_equal_htas (the frame, and the overlaid trace's `Patterns`; compressed names carry tracewise's own ids)",
     ("TraceAnalysis", "generate_trace_with_counters"): "test_hta_parity.py::test_generate_trace_with_counters (the counter events; ours is plain JSON where the name does not end in `.gz`)",
     ("TraceAnalysis", "get_memory_bw_time_series"): "test_hta_parity.py::test_memory_bw_time_series",
     ("TraceAnalysis", "get_memory_bw_summary"): "test_hta_parity.py::test_memory_bw_summary",
@@ -56,7 +58,6 @@ PARAM_NOT_BUILT: Dict[Tuple[str, str, str], str] = {
     ("TraceAnalysis", "get_gpu_kernel_breakdown", "include_memory_kernels"): "`False`",
     ("TraceAnalysis", "get_potential_stragglers", "profiler_steps"): "any list",
     ("TraceAnalysis", "get_potential_stragglers", "straggler_identification_impl"): "any function",
-    ("TraceAnalysis", "critical_path_analysis", "instance_id"): "a `(start, end)` range",
 }
 
 # (class, method, parameter) -> why our default is not HTA's.

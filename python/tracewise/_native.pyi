@@ -76,6 +76,16 @@ class HtaTrace:
     def critical_path(
         self, rank_: int, annotation: str, instance: int
     ) -> Optional[Tuple[float, List[Tuple[str, float]]]]: ...
+    def critical_path_graph(
+        self, rank_: int, annotation: str, first: int, last: int
+    ) -> Optional[
+        Tuple[
+            List[Tuple[int, float, bool, bool]],
+            List[Tuple[int, int, float, str, Optional[int]]],
+            Optional[List[int]],
+        ]
+    ]: ...
+    def event_info(self, rank_: int) -> List[Tuple[int, str, str, str, str, int]]: ...
 
 def load(path: str) -> Capture: ...
 def investigate(
@@ -87,6 +97,21 @@ def attribute_kernels(path: str) -> Tuple[str, List[Tuple[str, str]]]: ...
 def compare(before: str, after: str) -> str: ...
 def write_trace_with_events(
     input: str, output: str, events: str, inputs: List[str]
+) -> None: ...
+def write_overlaid_trace(
+    input: str,
+    output: str,
+    critical: List[int],
+    only_critical: bool,
+    flows: List[Tuple[int, bool, int, bool, str, int, bool]],
+    inputs: List[str],
+) -> None: ...
+def write_patterned_trace(
+    input: str,
+    output: str,
+    patterns: List[Tuple[str, int, List[int]]],
+    compress: bool,
+    inputs: List[str],
 ) -> None: ...
 def _panic_for_test() -> None: ...
 def _sleep_for_test(seconds: float) -> None: ...

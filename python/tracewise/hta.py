@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from enum import Flag, auto
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from dataclasses import dataclass
+from enum import Enum, Flag, auto
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,10 @@ from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
     "TraceAnalysis",
+    "CPGraph",
+    "CPNode",
+    "CPEdge",
+    "CPEdgeType",
     "CriticalPathSummary",
     "TimeSeriesTypes",
     "TraceDiff",
@@ -83,24 +88,259 @@ def _integral(s: pd.Series) -> pd.Series:
     return s
 
 
-class CriticalPathSummary:
-    """What ``critical_path_analysis`` returns in place of HTA's ``CPGraph``: the path's
-    :meth:`summary` (HTA's ``CPGraph.summary()``) and its length."""
+@dataclass
+class CPNode:
+    """A node of a :class:`CPGraph` (HTA's ``CPNode``): the start or the end of an event,
+    ``ev_idx`` its position in the trace's ``traceEvents``, ``ts`` in µs from HTA's origin."""
 
-    def __init__(self, length_us: float, split: List[Tuple[str, float]]) -> None:
-        self.length_us = length_us
-        """The critical path's length, in µs."""
-        self._split = split
+    idx: int = -1
+    ev_idx: int = -1
+    ts: float = 0
+    is_start: bool = False
+    is_blocking: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"CPNode(event: {self.ev_idx}, node_id={self.idx}, ts={self.ts}, "
+            f"is_start={self.is_start}, is_blocking={self.is_blocking})"
+        )
+
+
+class CPEdgeType(Enum):
+    """What an edge of a :class:`CPGraph` stands for (HTA's ``CPEdgeType`` values)."""
+
+    OPERATOR_KERNEL = "critical_path_operator"
+    DEPENDENCY = "critical_path_dependency"
+    KERNEL_LAUNCH_DELAY = "critical_path_kernel_launch_delay"
+    KERNEL_KERNEL_DELAY = "critical_path_kernel_kernel_delay"
+    SYNC_DEPENDENCY = "critical_path_sync_dependency"
+
+
+DEFAULT_EDGE_TYPES_IN_VIZ = {
+    CPEdgeType.DEPENDENCY,
+    CPEdgeType.KERNEL_LAUNCH_DELAY,
+    CPEdgeType.SYNC_DEPENDENCY,
+}
+"""The edge types ``overlay_critical_path_analysis`` draws by default (HTA's)."""
+
+
+@dataclass(frozen=True)
+class CPEdge:
+    """An edge of a :class:`CPGraph` (HTA's ``CPEdge``): node ids, weight in µs, type."""
+
+    begin: int
+    end: int
+    weight: float = 0
+    type: CPEdgeType = CPEdgeType.OPERATOR_KERNEL
+
+
+def _bound_by(edge_type: str, stream: float, s_name: Any) -> str:
+    """HTA's ``bound_by`` of a critical-path edge."""
+    if edge_type == CPEdgeType.KERNEL_KERNEL_DELAY.value:
+        return "gpu_kernel_kernel_overhead"
+    if edge_type == CPEdgeType.KERNEL_LAUNCH_DELAY.value:
+        return "gpu_kernel_launch_overhead"
+    if edge_type in (CPEdgeType.DEPENDENCY.value, CPEdgeType.SYNC_DEPENDENCY.value):
+        return ""
+    if stream < 0:
+        return "cpu_bound"
+    if "ncclKernel" in s_name or "ncclDevKernel" in s_name:
+        return "gpu_communication_bound"
+    return "gpu_compute_bound"
+
+
+class CPGraph:
+    """HTA's ``CPGraph``: the critical-path graph of one rank's step, built natively
+    (``trace_frame::critical_path_graph``). Nodes are ids into :attr:`node_list`
+    (:class:`CPNode`), numbered as HTA numbers them (by time, starts first); edges are
+    :class:`CPEdge`. With networkx installed (HTA's dependency; tracewise does not
+    require it) the object is also a ``networkx.DiGraph`` holding the same nodes and
+    edges (attributes ``weight`` and ``object``), as HTA's is. HTA's frames
+    (``trace_df``, ``full_trace_df``, the symbol table) and ``save()`` are not built
+    (NotImplementedError)."""
+
+    def __init__(self, rank: int, native: Any, events: Dict[int, Tuple[str, str, Any, Any, int]]) -> None:
+        nodes, edges, path = native
+        self.rank = rank
+        self.node_list: List[CPNode] = [
+            CPNode(i, int(ev), ts, bool(start), bool(blocking))
+            for i, (ev, ts, start, blocking) in enumerate(nodes)
+        ]
+        self.event_to_start_node_map: Dict[int, int] = {}
+        self.event_to_end_node_map: Dict[int, int] = {}
+        for n in self.node_list:
+            side = self.event_to_start_node_map if n.is_start else self.event_to_end_node_map
+            side[n.ev_idx] = n.idx
+        types = {t.value: t for t in CPEdgeType}
+        self._edges: Dict[Tuple[int, int], CPEdge] = {}
+        self.edge_to_event_map: Dict[Tuple[int, int], int] = {}
+        for begin, end, weight, kind, attributed in edges:
+            self._edges[(begin, end)] = CPEdge(begin, end, weight, types[kind])
+            if attributed is not None:
+                self.edge_to_event_map[(begin, end)] = int(attributed)
+        self._events = events
+        self._native_path: Optional[List[int]] = list(path) if path is not None else None
+        self.critical_path_nodes: List[int] = []
+        self.critical_path_events_set: Set[int] = set()
+        self.critical_path_edges_set: Set[CPEdge] = set()
+        self._path_order: List[CPEdge] = []
+        if hasattr(self, "add_edge"):  # the networkx.DiGraph subclass
+            # As in HTA's graph, the nodes are those of the edges, in the edges' order.
+            for e in self._edges.values():
+                self.add_edge(e.begin, e.end, weight=max(e.weight, 0), object=e)
+
+    # --- HTA's lookups ---------------------------------------------------------------
+
+    def get_nodes_for_event(self, ev_id: int) -> Tuple[Optional[CPNode], Optional[CPNode]]:
+        """The (start, end) nodes of the event at ``ev_id`` (None where it has none)."""
+        s = self.event_to_start_node_map.get(ev_id, -1)
+        e = self.event_to_end_node_map.get(ev_id, -1)
+        return (self.node_list[s] if s >= 0 else None, self.node_list[e] if e >= 0 else None)
+
+    def get_events_for_edge(self, edge: CPEdge) -> Tuple[int, int]:
+        """The events of an edge's two nodes."""
+        return int(self.node_list[edge.begin].ev_idx), int(self.node_list[edge.end].ev_idx)
+
+    def get_event_attribution_for_edge(self, edge: CPEdge) -> Optional[int]:
+        """The event an edge is attributed to (operator/kernel spans and kernel gaps)."""
+        return self.edge_to_event_map.get((edge.begin, edge.end), None)
+
+    def get_edges_attributed_to_event(self, ev_idx: int) -> List[CPEdge]:
+        """The edges attributed to the event at ``ev_idx``."""
+        return [self._edges[uv] for uv, ev in self.edge_to_event_map.items() if ev == ev_idx]
+
+    def edge_objects(self) -> List[CPEdge]:
+        """Every edge, in the order the graph was built (also without networkx)."""
+        return list(self._edges.values())
+
+    # --- the path --------------------------------------------------------------------
+
+    def critical_path(self) -> bool:
+        """Finds the longest path and sets :attr:`critical_path_nodes`,
+        :attr:`critical_path_events_set` and :attr:`critical_path_edges_set`; False when
+        the graph has a cycle or no edge. With networkx, as HTA: ``dag_longest_path`` over
+        the graph (ties go as in HTA's graph, whose nodes and edges come in the same order);
+        without it, the path found natively when the graph was built (of the same length;
+        among equally long paths it may end elsewhere)."""
+        if self._native_path is None or len(self._native_path) < 2:
+            return False
+        if hasattr(self, "add_edge"):
+            import networkx as nx
+
+            self.critical_path_nodes = list(nx.dag_longest_path(self, weight="weight"))
+        else:
+            self.critical_path_nodes = list(self._native_path)
+        self.critical_path_events_set = {self.node_list[n].ev_idx for n in self.critical_path_nodes}
+        self._path_order = [
+            self._edges[(u, v)] for u, v in zip(self.critical_path_nodes, self.critical_path_nodes[1:])
+        ]
+        self.critical_path_edges_set = set(self._path_order)
+        return True
+
+    def get_critical_path_breakdown(self) -> Optional[pd.DataFrame]:
+        """One row per edge of the path, in path order: ``event_idx`` (the event it is
+        attributed to), ``duration`` (µs), ``type``, the event's ``s_name``, ``cat``,
+        ``pid``, ``tid``, ``stream``, ``index``, and ``bound_by`` (HTA's columns; ``cat``
+        is the category's name where HTA has a symbol id). None without a path."""
+        if len(self.critical_path_nodes) == 0:
+            return None
+        rows = [
+            {
+                "event_idx": self.get_event_attribution_for_edge(e),
+                "duration": e.weight,
+                "type": str(e.type.value),
+            }
+            for e in self._path_order
+        ]
+        edge_df = pd.DataFrame.from_records(rows)
+        wanted = sorted({int(r["event_idx"]) for r in rows if r["event_idx"] is not None})
+        info = pd.DataFrame(
+            {
+                "s_name": pd.Series([_hta_diff.shorten_name(self._events[i][0]) for i in wanted], dtype="object"),
+                "cat": pd.Series([self._events[i][1] for i in wanted], dtype="object"),
+                "pid": pd.Series([self._events[i][2] for i in wanted], dtype="object"),
+                "tid": pd.Series([self._events[i][3] for i in wanted], dtype="object"),
+                "stream": pd.Series([self._events[i][4] for i in wanted], dtype="int64"),
+                "index": pd.Series(wanted, dtype="int64"),
+            }
+        )
+        out = pd.merge(edge_df, info, left_on="event_idx", right_on="index", how="left")
+        out["bound_by"] = [
+            _bound_by(t, s, n) for t, s, n in zip(out["type"], out["stream"], out["s_name"])
+        ]
+        return out
 
     def summary(self) -> pd.Series:
-        """Share of the critical path's duration per ``bound_by``, in %, indexed by
-        ``bound_by`` in sorted order; the zero-weight dependency edges are the ``""`` row
-        (0.0), as in HTA."""
-        shares = {"": 0.0}
-        shares.update({b: p for b, p in self._split if p > 0.0})
-        s = pd.Series(shares, name="duration", dtype="float64").sort_index()
-        s.index.name = "bound_by"
-        return s
+        """Share of the path's duration per ``bound_by``, in % (the zero-weight
+        dependency edges are the ``""`` row), as HTA's; it prints HTA's heading too."""
+        edf = self.get_critical_path_breakdown()
+        if edf is None:
+            return pd.Series(dtype="float64", name="duration")
+        out = edf.groupby("bound_by").duration.sum() / edf.duration.sum() * 100
+        print("Critical Path broken down by boundedness = (in % of duration)")
+        return out
+
+    @property
+    def length_us(self) -> float:
+        """The path's length in µs (its edges' weights, negative ones as 0)."""
+        return float(sum(max(e.weight, 0) for e in self._path_order))
+
+    def show_critical_path(self) -> None:
+        """Logs the path's nodes, as HTA's does."""
+        import logging
+
+        log = logging.getLogger("tracewise.hta")
+        for n in self.critical_path_nodes:
+            node = self.node_list[n]
+            name = self._events.get(node.ev_idx, ("?",))[0]
+            log.info(f"Critical {node}, ev_id = {node.ev_idx} ev_name = {name}")
+
+    def save(self, out_dir: str) -> str:
+        """Not built: raises NotImplementedError."""
+        raise _not_built("CPGraph.save (HTA's pickled graph and trace frame)")
+
+    @property
+    def trace_df(self) -> pd.DataFrame:
+        """Not built: raises NotImplementedError."""
+        raise _not_built("CPGraph.trace_df (HTA's clipped trace frame)")
+
+    @property
+    def full_trace_df(self) -> pd.DataFrame:
+        """Not built: raises NotImplementedError."""
+        raise _not_built("CPGraph.full_trace_df (HTA's trace frame)")
+
+    @property
+    def symbol_table(self) -> Any:
+        """Not built: raises NotImplementedError."""
+        raise _not_built("CPGraph.symbol_table (HTA's symbol table)")
+
+
+_NX_CPGRAPH: List[Any] = []
+
+
+def _graph_type() -> type:
+    """:class:`CPGraph`, made a ``networkx.DiGraph`` too when networkx is installed."""
+    if not _NX_CPGRAPH:
+        try:
+            import networkx as nx
+        except ImportError:
+            _NX_CPGRAPH.append(CPGraph)
+        else:
+
+            class NxCPGraph(CPGraph, nx.DiGraph):
+                __doc__ = CPGraph.__doc__
+
+                def __init__(self, *args: Any) -> None:
+                    nx.DiGraph.__init__(self)
+                    CPGraph.__init__(self, *args)
+
+            NxCPGraph.__name__ = NxCPGraph.__qualname__ = "CPGraph"
+            _NX_CPGRAPH.append(NxCPGraph)
+    return _NX_CPGRAPH[0]
+
+
+CriticalPathSummary = CPGraph
+"""The name ``critical_path_analysis``'s result had before it was HTA's ``CPGraph``."""
 
 
 class TraceAnalysis:
@@ -566,17 +806,69 @@ class TraceAnalysis:
         visualize: bool = False,
         compress_other_kernels: bool = True,
     ) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("get_frequent_cuda_kernel_sequences")
-
-    def get_gpu_kernels_with_user_annotations(
-        self,
-        rank: int,
-        expand_names: bool = True,
-        shortern_names: bool = True,
-    ) -> Optional[pd.DataFrame]:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("get_gpu_kernels_with_user_annotations")
+        """HTA's frequent CUDA kernel sequences of ``rank``: the shallowest events whose name
+        contains ``operator_name`` in HTA's call stacks (each thread's events nested by
+        time, a GPU activity under its launch) that have at least ``min_pattern_len``
+        activities beneath them; per distinct sequence (the event's name, then its
+        activities' names in start order, joined by ``|``): ``pattern``, ``count``,
+        ``GPU kernel duration (us)`` and ``CPU op duration (us)`` (sums), sorted by count
+        (descending) then pattern. Also writes ``output_dir/overlaid_<trace file name>``:
+        the trace with ``args.Patterns`` on the events of the ``top_k`` patterns (and,
+        with ``compress_other_kernels``, the other complete events' names replaced by ids
+        and their args emptied), through tracewise's output rules. An empty frame where
+        ``operator_name`` is empty or matches nothing, or ``output_dir`` is not a writable
+        directory, as HTA. ``visualize`` plots the top patterns' counts with plotly."""
+        if not operator_name:
+            return pd.DataFrame()
+        if not (os.path.isdir(output_dir) and os.access(output_dir, os.W_OK)):
+            return pd.DataFrame()
+        self._check_ranks([rank])
+        stacks = _CallStacks(self._t.host_ops(int(rank)), self._t.gpu_ops(int(rank)))
+        counts: Dict[Tuple[str, ...], int] = {}
+        durations: Dict[Tuple[str, ...], List[float]] = {}
+        occurrences: Dict[Tuple[str, ...], Set[int]] = {}
+        for root in stacks.roots(operator_name, int(min_pattern_len)):
+            below = stacks.descendants(root)
+            kernels = sorted((stacks.start[i], i) for i in below if i in stacks.gpu)
+            pattern = (stacks.name[root],) + tuple(stacks.name[i] for _, i in kernels)
+            counts[pattern] = counts.get(pattern, 0) + 1
+            d = durations.setdefault(pattern, [0.0, 0.0])
+            d[0] += stacks.kernel_dur[root]
+            d[1] += stacks.dur[root]
+            occurrences.setdefault(pattern, set()).update(below)
+        if not counts:
+            return pd.DataFrame()
+        df = pd.DataFrame(
+            {
+                "pattern": ["|".join(p) for p in counts],
+                "count": [counts[p] for p in counts],
+                "GPU kernel duration (us)": [durations[p][0] for p in counts],
+                "CPU op duration (us)": [durations[p][1] for p in counts],
+                "pattern_indices": [sorted(occurrences[p]) for p in counts],
+            }
+        ).sort_values(by=["count", "pattern"], ascending=[False, True], ignore_index=True)
+        top = df[: min(int(top_k), len(df))]
+        files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
+        source = files[int(rank)]
+        output = os.path.join(output_dir, "overlaid_" + os.path.basename(source))
+        _native.write_patterned_trace(
+            source,
+            output,
+            [(p, int(c), list(ix)) for p, c, ix in zip(top["pattern"], top["count"], top["pattern_indices"])],
+            bool(compress_other_kernels),
+            list(files.values()),
+        )
+        if visualize:
+            try:
+                import plotly.express as px
+            except ImportError:
+                pass
+            else:
+                vis = top.copy()
+                vis["pattern"] = vis["pattern"].str.replace("|", "<br>", regex=False)
+                px.bar(vis, x=vis.index, y="count", hover_data=["pattern", "count"],
+                       title=f"Top {len(top)} frequent patterns for rank {rank}").show()
+        return df.drop("pattern_indices", axis=1)
 
     def _has_category(self, cat: str) -> bool:
         """Whether any rank's trace has an event of category (or name) ``cat``: HTA asks its
@@ -809,17 +1101,6 @@ class TraceAnalysis:
             return []
         raise _not_built("get_cupti_counter_data_with_operators on a trace with CUPTI counters")
 
-    def overlay_critical_path_analysis(
-        self,
-        rank: int,
-        critical_path_graph: Any,
-        output_dir: str,
-        only_show_critical_events: bool = True,
-        show_all_edges: bool = False,
-    ) -> str:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("overlay_critical_path_analysis (the annotated trace)")
-
     # --- ranks and steps --------------------------------------------------------------
 
     def get_profiler_steps(self) -> List[int]:
@@ -854,23 +1135,261 @@ class TraceAnalysis:
             )
         return found
 
+    def _event_info(self, rank: int) -> Dict[int, Tuple[str, str, Any, Any, int]]:
+        """Per event index of ``rank``: (name, category, pid, tid, stream) of its host events
+        (stream −1) and GPU activities (pid the device, tid the stream)."""
+
+        def num(v: str) -> Any:
+            try:
+                return int(v)
+            except ValueError:
+                return v
+
+        return {
+            int(index): (name, cat, num(pid), num(tid), int(stream))
+            for index, name, cat, pid, tid, stream in self._t.event_info(int(rank))
+        }
+
     def critical_path_analysis(
         self,
         rank: int,
         annotation: str,
         instance_id: Union[Optional[int], Tuple[int, int]],
-    ) -> Tuple[CriticalPathSummary, bool]:
-        """The critical path of instance ``instance_id`` of the host annotation containing
-        ``annotation`` on ``rank``: (its summary, True), or (an empty summary, False) when
-        that annotation is not in the trace."""
-        if isinstance(instance_id, tuple):
-            raise _not_built("critical_path_analysis(instance_id=(start, end)) (a range of instances)")
+    ) -> Tuple[CPGraph, bool]:
+        """HTA's critical path analysis of ``rank`` over instance ``instance_id`` (an int,
+        or an inclusive ``(start, end)`` range; None is the first) of the host annotations
+        whose name contains ``annotation`` (in start order; ``""``: the whole trace):
+        (the :class:`CPGraph`, True when the longest path was found). When no annotation
+        matches, (an empty graph, False) where HTA returns None."""
         self._check_ranks([rank])
-        res = self._t.critical_path(int(rank), annotation, int(instance_id or 0))
-        if res is None:
-            return CriticalPathSummary(0.0, []), False
-        length, split = res
-        return CriticalPathSummary(length, split), True
+        if instance_id is None:
+            first, last = 0, 0
+        elif isinstance(instance_id, tuple):
+            first, last = int(instance_id[0]), int(instance_id[1])
+        else:
+            first = last = int(instance_id)
+        native = self._t.critical_path_graph(int(rank), annotation, first, max(first, last))
+        graph_type = _graph_type()
+        if native is None:
+            return graph_type(int(rank), ([], [], None), {}), False
+        graph = graph_type(int(rank), native, self._event_info(int(rank)))
+        return graph, graph.critical_path()
+
+    def overlay_critical_path_analysis(
+        self,
+        rank: int,
+        critical_path_graph: CPGraph,
+        output_dir: str,
+        only_show_critical_events: bool = True,
+        show_all_edges: bool = False,
+    ) -> str:
+        """Writes HTA's overlaid trace of ``rank``: its trace file with ``args.critical = 1``
+        on the events of the path, and a flow (``ph`` s/f, ``critical_path``) per drawn
+        edge: the path's dependency, launch and sync edges, or with ``show_all_edges``
+        every edge (zero-weight launch edges only when ``CRITICAL_PATH_SHOW_ZERO_WEIGHT_LAUNCH_EDGE=1``);
+        with ``only_show_critical_events`` (which turns ``show_all_edges`` off) only the
+        path's complete events, user annotations and Python functions stay. The file is
+        ``output_dir/overlaid_critical_path_<trace file name>`` (gzip when the name ends in
+        ``.gz``), written through tracewise's output rules: staged and renamed into place,
+        an earlier output replaced, a trace file of the set never. Returns its path ("" when
+        ``output_dir`` is not a directory, as HTA)."""
+        from pathlib import Path
+
+        self._check_ranks([rank])
+        g = critical_path_graph
+        if not isinstance(g, CPGraph):
+            raise TypeError(
+                "critical_path_graph must be the CPGraph critical_path_analysis returned, "
+                f"not {type(g).__name__}"
+            )
+        if only_show_critical_events:
+            show_all_edges = False
+        out_dir = Path(output_dir).expanduser()
+        if not out_dir.exists():
+            os.makedirs(out_dir)
+        elif not out_dir.is_dir():
+            return ""
+        files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
+        source = files[int(rank)]
+        output = os.path.join(str(out_dir), "overlaid_critical_path_" + os.path.basename(source))
+        if show_all_edges:
+            show_zero = os.environ.get("CRITICAL_PATH_SHOW_ZERO_WEIGHT_LAUNCH_EDGE", "0") == "1"
+            edges = [
+                e
+                for e in g.edge_objects()
+                if show_zero or not (e.type == CPEdgeType.KERNEL_LAUNCH_DELAY and e.weight == 0)
+            ]
+        else:
+            edges = [e for e in g._path_order if e.type in DEFAULT_EDGE_TYPES_IN_VIZ]
+        on_path = g.critical_path_edges_set
+        flows = [
+            (
+                g.node_list[e.begin].ev_idx,
+                g.node_list[e.begin].is_start,
+                g.node_list[e.end].ev_idx,
+                g.node_list[e.end].is_start,
+                e.type.value,
+                int(e.weight),
+                e in on_path,
+            )
+            for e in edges
+        ]
+        _native.write_overlaid_trace(
+            source,
+            output,
+            sorted(g.critical_path_events_set),
+            bool(only_show_critical_events),
+            flows,
+            list(files.values()),
+        )
+        return output
+
+
+class _CallStacks:
+    """HTA 0.5.0's call stacks of one rank (``hta.common.trace_call_graph``): each
+    thread's host events nested by their ends in time order (at one time: the zero-length
+    events inside the event that closes there, else inside the one that opens there; then
+    closes, shorter first; then opens, longer first), every GPU event with a stream above
+    0 under the host event that launched it, and, when the rank has one thread with
+    ``ProfilerStep#`` events (main) and one other with ``autograd::`` events (backward),
+    the backward thread's top-level events under the main thread's ``## backward ##``
+    annotation (else ``ProfilerStep#``) that spans them. Built from the events the native
+    trace already holds."""
+
+    def __init__(self, host: List[tuple], gpu: List[tuple]) -> None:
+        self.name: Dict[int, str] = {}
+        self.start: Dict[int, float] = {}
+        self.dur: Dict[int, float] = {}
+        self.parent: Dict[int, Optional[int]] = {}
+        self.children: Dict[int, List[int]] = {}
+        self.gpu: Set[int] = set()
+        threads: Dict[str, List[Tuple[int, float, float]]] = {}
+        for name, _, thread, start, end, index in host:
+            self.name[index] = name
+            self.start[index] = start
+            self.dur[index] = end - start
+            threads.setdefault(thread, []).append((index, start, end))
+        top: Dict[str, List[int]] = {}
+        for thread, evs in threads.items():
+            top[thread] = self._nest(evs)
+        self._link_backward(threads, top)
+        for name, stream, start, end, _, index, _, launch in gpu:
+            self.name[index] = name
+            self.start[index] = start
+            self.dur[index] = end - start
+            self.gpu.add(index)
+            # HTA links a GPU event to its launch when its stream is above 0 and the
+            # launch's index is (``get_cpu_gpu_correlation``).
+            if stream > 0 and launch > 0 and launch in self.parent and index not in self.parent:
+                self.parent[index] = launch
+                self.children.setdefault(launch, []).append(index)
+        # Depth from the tops (0), then the activities beneath each event (count, summed
+        # duration), children first.
+        self.depth: Dict[int, int] = {}
+        todo = [(i, 0) for i, p in self.parent.items() if p is None]
+        while todo:
+            i, d = todo.pop()
+            self.depth[i] = d
+            todo.extend((c, d + 1) for c in self.children.get(i, []))
+        self.num_kernels: Dict[int, int] = {}
+        self.kernel_dur: Dict[int, float] = {}
+        for index in sorted(self.depth, key=lambda i: -self.depth[i]):
+            if index in self.gpu:
+                self.num_kernels[index], self.kernel_dur[index] = 1, self.dur[index]
+                continue
+            kids = self.children.get(index, [])
+            self.num_kernels[index] = sum(self.num_kernels[c] for c in kids)
+            self.kernel_dur[index] = sum(self.kernel_dur[c] for c in kids)
+
+    def _nest(self, evs: List[Tuple[int, float, float]]) -> List[int]:
+        """Nests one thread's events; returns its top-level events."""
+        tops: List[int] = []
+        stack: List[int] = []
+        for index, is_open in _stack_order(evs):
+            if not is_open:
+                if stack:
+                    stack.pop()
+                continue
+            if index not in self.parent:
+                parent = stack[-1] if stack else None
+                self.parent[index] = parent
+                if parent is None:
+                    tops.append(index)
+                else:
+                    self.children.setdefault(parent, []).append(index)
+            stack.append(index)
+        return tops
+
+    def _link_backward(self, threads: Dict[str, List[Tuple[int, float, float]]], top: Dict[str, List[int]]) -> None:
+        """HTA's ``_connect_stacks``: the backward thread's top-level events move under
+        the main thread's backward annotations that span them."""
+
+        def label(evs: List[Tuple[int, float, float]]) -> str:
+            names = [self.name[i] for i, _, _ in evs]
+            if any(n.startswith("ProfilerStep#") for n in names):
+                return "main"
+            if any("autograd::" in n for n in names):
+                return "bwd"
+            return ""
+
+        linked = sorted((label(evs), thread) for thread, evs in threads.items() if label(evs))
+        if len(linked) != 2:
+            return
+        bwd, main = linked[0][1], linked[1][1]
+        parents: List[Tuple[int, float, float]] = []
+        for prefix in ("## backward ##", "ProfilerStep#"):
+            parents = [e for e in threads[main] if self.name[e[0]].startswith(prefix)]
+            if parents:
+                break
+        for index, start, end in parents:
+            moved = [c for c in top[bwd] if self.start[c] >= start and self.start[c] + self.dur[c] <= end]
+            for c in moved:
+                self.parent[c] = index
+                self.children.setdefault(index, []).append(c)
+            top[bwd] = [c for c in top[bwd] if c not in set(moved)]
+
+    def roots(self, operator_name: str, min_len: int) -> List[int]:
+        """The shallowest events whose name contains ``operator_name`` with at least
+        ``min_len`` activities beneath (an event outside every stack has depth −1)."""
+        found = [i for i, n in self.name.items() if operator_name in n]
+        if not found:
+            return []
+        depth = {i: self.depth.get(i, -1) for i in found}
+        least = min(depth.values())
+        return [i for i in sorted(found) if depth[i] == least and self.num_kernels.get(i, 0) >= min_len]
+
+    def descendants(self, index: int) -> List[int]:
+        """The event and every event beneath it (an activity: itself)."""
+        out, todo = [], [index]
+        while todo:
+            i = todo.pop()
+            out.append(i)
+            todo.extend(self.children.get(i, []))
+        return out
+
+
+def _stack_order(evs: List[Tuple[int, float, float]]) -> List[Tuple[int, bool]]:
+    """The ends of one thread's events, (index, is_open), in HTA's call-stack order."""
+    ends = sorted(
+        [(s, i, e - s, True) for i, s, e in evs] + [(e, i, e - s, False) for i, s, e in evs],
+        key=lambda x: x[0],
+    )
+    out: List[Tuple[int, bool]] = []
+    k = 0
+    while k < len(ends):
+        j = k
+        while j < len(ends) and ends[j][0] == ends[k][0]:
+            j += 1
+        group = ends[k:j]
+        closes = sorted((x for x in group if x[2] != 0 and not x[3]), key=lambda x: (x[2], -x[1]))
+        opens = sorted((x for x in group if x[2] != 0 and x[3]), key=lambda x: (-x[2], x[1]))
+        zeros = sorted((x for x in group if x[2] == 0 and x[3]), key=lambda x: x[1]) + sorted(
+            (x for x in group if x[2] == 0 and not x[3]), key=lambda x: -x[1]
+        )
+        seq = zeros + closes + opens if closes else opens + zeros
+        out.extend((x[1], x[3]) for x in seq)
+        k = j
+    return out
 
 
 def _json_scalar(v: Any) -> Any:

@@ -2,7 +2,7 @@
 ``LabeledTrace`` as a drop-in (the signatures of ``hta.py``)."""
 
 from enum import Enum, Flag
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 import pandas as pd
 
@@ -15,9 +15,48 @@ class DeviceType(Enum):
     GPU: DeviceType
     ALL: DeviceType
 
-class CriticalPathSummary:
+class CPNode:
+    idx: int
+    ev_idx: int
+    ts: float
+    is_start: bool
+    is_blocking: bool
+
+class CPEdgeType(Enum):
+    OPERATOR_KERNEL: CPEdgeType
+    DEPENDENCY: CPEdgeType
+    KERNEL_LAUNCH_DELAY: CPEdgeType
+    KERNEL_KERNEL_DELAY: CPEdgeType
+    SYNC_DEPENDENCY: CPEdgeType
+
+class CPEdge:
+    begin: int
+    end: int
+    weight: float
+    type: CPEdgeType
+
+class CPGraph:
+    rank: int
+    node_list: List[CPNode]
+    critical_path_nodes: List[int]
+    critical_path_events_set: Set[int]
+    critical_path_edges_set: Set[CPEdge]
+    event_to_start_node_map: Dict[int, int]
+    event_to_end_node_map: Dict[int, int]
+    edge_to_event_map: Dict[Tuple[int, int], int]
     length_us: float
+    def get_nodes_for_event(self, ev_id: int) -> Tuple[Optional[CPNode], Optional[CPNode]]: ...
+    def get_events_for_edge(self, edge: CPEdge) -> Tuple[int, int]: ...
+    def get_event_attribution_for_edge(self, edge: CPEdge) -> Optional[int]: ...
+    def get_edges_attributed_to_event(self, ev_idx: int) -> List[CPEdge]: ...
+    def edge_objects(self) -> List[CPEdge]: ...
+    def critical_path(self) -> bool: ...
+    def get_critical_path_breakdown(self) -> Optional[pd.DataFrame]: ...
     def summary(self) -> pd.Series: ...
+    def show_critical_path(self) -> None: ...
+    def save(self, out_dir: str) -> str: ...
+
+CriticalPathSummary = CPGraph
 
 class TraceAnalysis:
     trace_dir: str
@@ -33,7 +72,7 @@ class TraceAnalysis:
         rank: int,
         annotation: str,
         instance_id: Union[Optional[int], Tuple[int, int]],
-    ) -> Tuple[CriticalPathSummary, bool]: ...
+    ) -> Tuple[CPGraph, bool]: ...
     def generate_trace_with_counters(
         self,
         time_series: Optional[TimeSeriesTypes] = None,
@@ -145,7 +184,7 @@ class TraceAnalysis:
     def overlay_critical_path_analysis(
         self,
         rank: int,
-        critical_path_graph: Any,
+        critical_path_graph: CPGraph,
         output_dir: str,
         only_show_critical_events: bool = True,
         show_all_edges: bool = False,

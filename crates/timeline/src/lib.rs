@@ -16,6 +16,9 @@ pub mod hta;
 mod hta_ranges;
 mod timeline;
 
-pub use critical_path::{CriticalPath, CriticalPathBound, critical_path};
+pub use critical_path::{
+    CpEdge, CpEdgeType, CpNode, CriticalPath, CriticalPathBound, CriticalPathGraph, critical_path,
+    critical_path_graph,
+};
 pub use hta_ranges::HtaIntRanges;
 pub use timeline::{Gpu, GpuKind, Host, HostCat, HtaView, SyncEvent, SyncKind, Timeline};

@@ -1,5 +1,6 @@
-//! HTA's `generate_trace_with_counters` output, written beside trace-frame's other outputs
-//! (the `timeline` crate's analyses read no file and write none).
+//! HTA's `generate_trace_with_counters` and `overlay_critical_path_analysis` outputs,
+//! written beside trace-frame's other outputs (the `timeline` crate's analyses read no file
+//! and write none).
 
 /// HTA's `generate_trace_with_counters` output: the trace `input` (a Chrome trace, gzip or
 /// not) with `events` appended to its `traceEvents`, written to `output` through
@@ -11,6 +12,22 @@ pub fn write_trace_with_events(
     output: &std::path::Path,
     events: Vec<serde_json::Value>,
     inputs: &[&std::path::Path],
+) -> Result<(), crate::Error> {
+    write_trace_edited(input, output, inputs, |list| {
+        list.extend(events);
+        Ok(())
+    })
+}
+
+/// The trace `input` (a Chrome trace, gzip or not) with its `traceEvents` list changed by
+/// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
+/// (HTA's `overlay_critical_path_analysis` and `generate_trace_with_counters`). An error
+/// of `edit` names `input`; nothing is written then.
+pub fn write_trace_edited(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    inputs: &[&std::path::Path],
+    edit: impl FnOnce(&mut Vec<serde_json::Value>) -> Result<(), String>,
 ) -> Result<(), crate::Error> {
     use std::io::{Read, Write};
     let mut text = Vec::new();
@@ -29,10 +46,13 @@ pub fn write_trace_with_events(
     else {
         return Err(crate::Error::Missing {
             path: input.to_path_buf(),
-            what: "the trace has no `traceEvents` list to add the counters to".into(),
+            what: "the trace has no `traceEvents` list to write back".into(),
         });
     };
-    list.extend(events);
+    edit(list).map_err(|what| crate::Error::Missing {
+        path: input.to_path_buf(),
+        what,
+    })?;
     let rules = output_file::Rules {
         overwrite: true,
         inputs,

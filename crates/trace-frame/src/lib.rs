@@ -61,8 +61,9 @@ use serde::Serialize;
 
 pub use crate::timeline::FromFrame;
 pub use ::timeline::{
-    CriticalPath, CriticalPathBound, Gpu, GpuKind, Host, HostCat, HtaIntRanges, HtaView, SyncEvent,
-    SyncKind, Timeline, critical_path,
+    CpEdge, CpEdgeType, CpNode, CriticalPath, CriticalPathBound, CriticalPathGraph, Gpu, GpuKind,
+    Host, HostCat, HtaIntRanges, HtaView, SyncEvent, SyncKind, Timeline, critical_path,
+    critical_path_graph,
 };
 pub use arrow::{ArrowArrayStream, arrow_stream};
 pub use cache::{
@@ -82,9 +83,9 @@ pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, 
 pub use summary::{Summary, SummaryPart, TopKernel, summarize};
 
 /// Holistic Trace Analysis 0.5.0's analyses (the `timeline` crate's), and its
-/// `generate_trace_with_counters` output.
+/// `generate_trace_with_counters` and `overlay_critical_path_analysis` outputs.
 pub mod hta {
-    pub use crate::hta_trace::write_trace_with_events;
+    pub use crate::hta_trace::{write_trace_edited, write_trace_with_events};
     pub use ::timeline::hta::*;
 }
 
