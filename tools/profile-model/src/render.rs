@@ -62,7 +62,8 @@ fn summary_section(s: &Summary) -> Section {
     let mut sec = Section::new("summary", "");
     sec.push(Block::blank());
     sec.para(format!(
-        "**Main Finding** (inferred): {}",
+        "**Main Finding** ({}): {}",
+        s.main_finding.provenance.word(),
         s.main_finding.value
     ));
     sec.push(Block::blank());
@@ -78,11 +79,17 @@ fn summary_section(s: &Summary) -> Section {
             .formatted(count(s.events.value), Format::Fixed(0))
             .text(" in ")
             .formatted(count(s.ranks), Format::Fixed(0))
-            .text(" rank(s) (measured); kernels: ")
+            .text(format!(
+                " rank(s) ({}); kernels: ",
+                s.events.provenance.word()
+            ))
             .formatted(count(s.kernels.value), Format::Fixed(0))
-            .text(" (measured), ")
+            .text(format!(" ({}), ", s.kernels.provenance.word()))
             .formatted(number(s.kernel_time_us.value), Format::Fixed(1))
-            .text(" µs in total (measured)")
+            .text(format!(
+                " µs in total ({})",
+                s.kernel_time_us.provenance.word()
+            ))
             .take(),
     );
     sec.push(Block::blank());
@@ -114,7 +121,11 @@ fn findings_section(r: &ProfileModelReport) -> Section {
     }
     sec.push(Block::Table(t));
     sec.push(Block::blank());
-    sec.para(format!("### Bottleneck: {} (inferred)", s.bottleneck.value));
+    sec.para(format!(
+        "### Bottleneck: {} ({})",
+        s.bottleneck.value,
+        s.bottleneck.provenance.word()
+    ));
     sec.para(format!(
         "Rule: {}",
         s.bottleneck.provenance.detail().unwrap_or("")
