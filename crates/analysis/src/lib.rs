@@ -4,7 +4,7 @@
 //!   them, into [`Loaded`] captures; [`inventory`] says what one holds (`trace-info`).
 //! - GPU time by bucket ([`gpu_summary`], `analyze-profile`'s default mode): every GPU
 //!   activity attributed to the CPU op that launched it and put in one of [`buckets`],
-//!   so the buckets sum to the GPU time. [`profile_summary`] runs the whole tool,
+//!   so the buckets sum to the GPU time. [`bucket_summary`] runs the whole tool,
 //!   including its `--compat` mode, which reproduces the original script's numbers and
 //!   text byte for byte (and with them its name rules, which leave many kernels in
 //!   "other").
@@ -48,6 +48,7 @@
 
 #![warn(missing_docs)]
 
+mod bucket_summary;
 mod budget;
 mod causes;
 mod diagnosis;
@@ -62,7 +63,6 @@ mod launch;
 mod moe;
 mod percent;
 mod practices;
-mod profile_summary;
 mod provenance;
 mod ranks;
 mod rows_csv;
@@ -97,6 +97,19 @@ pub use inventory::{
     DeviceInfo, DiagnosticInfo, Inventory, StepsInfo, StreamInfo, ThreadInfo, inventory,
 };
 
+pub use bucket_summary::gpu::{
+    BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, LaunchingOpRow, MATH_BACKEND,
+    Phase, TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
+};
+/// The name before #40 (`profile_summary`, `profile_text` and the `profile-model` tool
+/// were three unrelated things); kept for code written against it.
+#[doc(hidden)]
+pub use bucket_summary::run as profile_summary;
+pub use bucket_summary::{
+    Config as ProfileConfig, DIR_PATTERN, Input as ProfileInput, Mode as ProfileMode,
+    Output as ProfileOutput, buckets, compat_json_from_reader, group_thousands, python_prefix_len,
+    run as bucket_summary, truncate_name,
+};
 pub use last_finisher::LastFinisher;
 pub use launch::LaunchStats;
 pub use moe::{is_moe_gemm_name, moe_gemm_activities};
@@ -104,15 +117,6 @@ pub use percent::percent_of;
 pub use practices::{
     Practice, Practices, is_activation_checkpoint, is_eager_attention_kernel, practices,
     stream_time,
-};
-pub use profile_summary::gpu::{
-    BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, LaunchingOpRow, MATH_BACKEND,
-    Phase, TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
-};
-pub use profile_summary::{
-    Config as ProfileConfig, DIR_PATTERN, Input as ProfileInput, Mode as ProfileMode,
-    Output as ProfileOutput, buckets, compat_json_from_reader, group_thousands, python_prefix_len,
-    run as profile_summary, truncate_name,
 };
 pub use ranks::{
     CollectiveSkew, CollectiveTime, Config as CrossRankConfig, CrossRank, HeatRow, RankRow,

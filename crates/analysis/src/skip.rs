@@ -20,7 +20,6 @@
 //!
 //! All SKIP numbers are `measured`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use trace_model::{
@@ -31,10 +30,14 @@ use crate::Error;
 use crate::budget::{self, Budget, Window};
 use crate::gaps::{self, GapCauses, GapHost, IdleCauses};
 use crate::launch::{self, LaunchStats};
+use crate::practices::Practices;
 use crate::steps::{self, Spread, Steps};
 use crate::verdict::{self, Verdict};
 use crate::warmup::{self, WarmUp};
 use trace_model::Provenance;
+
+mod window;
+use window::AnalysedWindow;
 
 /// Options of the analysis.
 #[derive(Debug, Clone)]
@@ -541,84 +544,6 @@ fn steps_outside_flight(capture: &Capture) -> (Steps, InFlight) {
     (steps, in_flight)
 }
 
-/// First start to last end of the steps the device of `ordinal` keeps on its own timeline
-/// (`TraceMeta::device_steps`), if it keeps any.
-fn device_steps_span(capture: &Capture, ordinal: i64) -> Option<Window> {
-    let mut own = capture.meta().device_steps.iter().filter(|(d, _)| {
-        capture
-            .devices()
-            .iter()
-            .any(|dev| dev.id == *d && dev.ordinal == ordinal)
-    });
-    let first = own.next()?;
-    let (start, end) = own.fold((first.1.start, first.1.end), |(s, e), (_, step)| {
-        (s.min(step.start), e.max(step.end))
-    });
-    (end > start).then_some(Window { start, end })
-}
-
-/// The steps GPU `ordinal` keeps on its own timeline, in start order, each with the span
-/// of that GPU's activities that start in it.
-fn device_steps_of(capture: &Capture, ordinal: i64) -> DeviceSteps {
-    let on_device = |d: trace_model::DeviceId| capture.device(d).ordinal == ordinal;
-    let mut steps: Vec<StepMetrics> = capture
-        .meta()
-        .device_steps
-        .iter()
-        .filter(|(d, _)| capture.devices().iter().any(|dev| dev.id == *d) && on_device(*d))
-        .map(|(_, s)| StepMetrics {
-            number: s.number,
-            range: Window {
-                start: s.start,
-                end: s.end,
-            },
-            gpu_range: None,
-            skip: None,
-        })
-        .collect();
-    steps.sort_by_key(|m| (m.range.start, m.number));
-    for a in capture.activities() {
-        if !on_device(capture.stream(a.stream).device) {
-            continue;
-        }
-        let p = steps.partition_point(|m| m.range.start <= a.start);
-        let Some(m) = p.checked_sub(1).map(|p| &mut steps[p]) else {
-            continue;
-        };
-        if a.start >= m.range.end {
-            continue;
-        }
-        m.gpu_range = Some(match m.gpu_range {
-            Some(g) => Window {
-                start: g.start.min(a.start),
-                end: g.end.max(a.end()),
-            },
-            None => Window {
-                start: a.start,
-                end: a.end(),
-            },
-        });
-    }
-    let mut spans: BTreeMap<i64, Vec<Nanos>> = BTreeMap::new();
-    for (d, s) in &capture.meta().device_steps {
-        if capture.devices().iter().any(|dev| dev.id == *d) {
-            spans
-                .entry(capture.device(*d).ordinal)
-                .or_default()
-                .push(s.end - s.start);
-        }
-    }
-    let per_gpu = spans
-        .into_iter()
-        .filter_map(|(o, d)| Some((o, d.len(), Spread::of(d.iter().copied())?)))
-        .collect();
-    DeviceSteps {
-        ordinal,
-        steps,
-        per_gpu,
-    }
-}
-
 /// [`analyze`] over steps already found (the report keeps a copy).
 fn analyze_steps(
     capture: &Capture,
@@ -632,171 +557,29 @@ fn analyze_steps(
     // step is warm-up (then the verdict says so).
     let warm_up = warmup::find(capture, steps);
     let steady = |i: usize| warm_up.all || warm_up.steps.binary_search(&i).is_err();
-    let in_steps = || {
-        capture
-            .activities()
-            .iter()
-            .zip(&steps.activity_step)
-            .filter(|(_, s)| s.is_some_and(|s| steady(s as usize)))
-            .map(|(a, _)| a)
-    };
-    // Windows are per GPU, never joined across devices: with several GPUs in one
-    // capture, the window is the one of the GPU with the most steady GPU time.
-    let mut per_device: BTreeMap<i64, i64> = BTreeMap::new();
-    for a in in_steps() {
-        let d = capture.device(capture.stream(a.stream).device).ordinal;
-        *per_device.entry(d).or_insert(0) += a.dur.0;
-    }
-    let window_device = (per_device.len() > 1)
-        .then(|| {
-            per_device
-                .iter()
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-                .map(|(d, _)| *d)
-        })
-        .flatten();
-    let on_window_device = |a: &&GpuActivity| {
-        window_device.is_none_or(|d| capture.device(capture.stream(a.stream).device).ordinal == d)
-    };
-    let gpu_window = match (
-        in_steps().filter(on_window_device).map(|a| a.start).min(),
-        in_steps().filter(on_window_device).map(|a| a.end()).max(),
-    ) {
-        (Some(start), Some(end)) => Some(Window { start, end }),
-        _ => None,
-    };
-    // The step is the step: where the steps are the host's own ranges (annotations or
-    // markers), the window runs over their wall time, so the host-only time before the
-    // first and after the last GPU activity counts as idle.
     let host_ranges = steps::host_ranged(&steps.origin);
-    let mut steady_steps = (0..steps.steps.len())
-        .filter(|&i| steady(i))
-        .map(|i| &steps.steps[i]);
-    let first_steady = steady_steps.next();
-    let last_steady = steady_steps.next_back().or(first_steady);
-    // Where the host runs ahead of the GPU, the step is timed by the GPU span of its work:
-    // the window is the GPU's, not joined with host ranges that start steps early.
-    let host_window = host_ranges && !host_runs_ahead(capture, steps, &steady);
-    // Where the device keeps its own steps (TensorFlow's per-GPU `Steps` line), the
-    // window device's steps are the step: the capture's steps are their union over the
-    // GPUs, which may run their steps far apart.
-    let window_ordinal = window_device.or_else(|| per_device.keys().next().copied());
-    let own_steps = window_ordinal.and_then(|ordinal| device_steps_span(capture, ordinal));
-    let device_steps = window_ordinal
-        .filter(|_| own_steps.is_some())
-        .map(|ordinal| device_steps_of(capture, ordinal));
-    let window = gpu_window.map(
-        |g| match (own_steps, host_window, first_steady, last_steady) {
-            (Some(own), ..) => own,
-            (None, true, Some(first), Some(last)) => Window {
-                start: g.start.min(first.range.start),
-                end: g.end.max(last.range.end),
-            },
-            _ => g,
-        },
+    let AnalysedWindow {
+        per_device,
+        window_device,
+        window,
+        device_steps,
+    } = window::analysed_window(capture, steps, &steady, host_ranges);
+    let (streams, devices) = budget_rows(capture, window);
+    let (critical, comm_stream) = critical_streams(&streams);
+    let GapFindings {
+        gap_host,
+        practices,
+        idle_causes,
+        gap_causes,
+    } = gap_findings(
+        capture,
+        config,
+        steps,
+        (host_ranges, &steady),
+        &streams,
+        critical.zip(window),
     );
-    let mut streams = Vec::new();
-    let mut devices = Vec::new();
-    if let Some(w) = window {
-        for sb in budget::stream_budgets(capture, w) {
-            streams.push(StreamRow {
-                device: capture.device(sb.device).ordinal,
-                stream: capture.stream(sb.stream).ordinal,
-                stream_id: sb.stream,
-                budget: sb.budget,
-            });
-        }
-        for d in capture.devices() {
-            devices.push(DeviceRow {
-                device: d.ordinal,
-                device_id: d.id,
-                budget: budget::device_budget(capture, d.id, w),
-            });
-        }
-    }
-    // The critical stream does the most compute: a collective stream's busy time
-    // includes waiting for peers, so it says nothing about whether the GPU is the limit.
-    let most = |key: fn(&Budget) -> Nanos| {
-        (0..streams.len())
-            .filter(|&i| key(&streams[i].budget).0 > 0)
-            .max_by(|&a, &b| {
-                key(&streams[a].budget)
-                    .cmp(&key(&streams[b].budget))
-                    .then(b.cmp(&a))
-            })
-    };
-    let critical = most(|b| b.compute).or_else(|| most(|b| b.busy()));
-    let comm_stream = most(|b| b.collective)
-        .filter(|&i| Some(i) != critical)
-        .map(|i| CommStream {
-            stream: i,
-            share: streams[i].budget.share(streams[i].budget.collective),
-        });
-    let critical_gaps = critical
-        .zip(window)
-        .map(|(i, w)| (i, gaps::idle_gaps(capture, streams[i].stream_id, w)));
-    // The host events in the gaps and the practices (for the framework) on a thread of
-    // their own while the gaps' causes are found (neither reads the other).
-    let host_side = || {
-        let gap_host = critical_gaps.as_ref().map(|(_, gaps)| {
-            let threads = gaps::launching_threads(capture);
-            gaps::host_in_gaps(capture, gaps, &threads, config.top_host_events)
-        });
-        (gap_host, crate::practices(capture))
-    };
-    let gap_causes_of = || {
-        critical_gaps.as_ref().map(|(i, gaps)| {
-            let (tails, heads) = host_ranged_edges(capture, steps, host_ranges, &steady);
-            gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
-        })
-    };
-    let causes = || {
-        let idle_causes = critical_gaps
-            .as_ref()
-            .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
-        (idle_causes, gap_causes_of())
-    };
-    let ((gap_host, practices), (idle_causes, gap_causes)) = if load::chrome::default_threads() > 1
-    {
-        std::thread::scope(|scope| {
-            let host = scope.spawn(host_side);
-            let causes = causes();
-            let host = host
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (host, causes)
-        })
-    } else {
-        (host_side(), causes())
-    };
-    let top_level = top_level_op_starts(capture);
-    let mut per_step: Vec<StepMetrics> = steps
-        .steps
-        .iter()
-        .map(|s| StepMetrics {
-            number: s.number,
-            range: s.range,
-            gpu_range: None,
-            skip: None,
-        })
-        .collect();
-    let mut by_step: Vec<Vec<&GpuActivity>> = vec![Vec::new(); steps.steps.len()];
-    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
-        if let Some(s) = s {
-            by_step[*s as usize].push(a);
-        }
-    }
-    for (m, acts) in per_step.iter_mut().zip(&by_step) {
-        m.gpu_range = match (
-            acts.iter().map(|a| a.start).min(),
-            acts.iter().map(|a| a.end()).max(),
-        ) {
-            (Some(start), Some(end)) => Some(Window { start, end }),
-            _ => None,
-        };
-        let first_op = first_in(&top_level, m.range);
-        m.skip = skip_metrics(capture, acts, first_op);
-    }
+    let (per_step, total) = step_metrics(capture, steps);
     let host_only = host_ranges
         .then(|| {
             let steady_metrics: Vec<StepMetrics> = (0..per_step.len())
@@ -806,9 +589,6 @@ fn analyze_steps(
             host_only_time(capture, &steady_metrics, config.top_host_events)
         })
         .flatten();
-    let all: Vec<&GpuActivity> = by_step.iter().flatten().copied().collect();
-    let first_op = per_step.first().and_then(|s| first_in(&top_level, s.range));
-    let total = skip_metrics(capture, &all, first_op);
     let launch_all = launch::launch_stats(capture, capture.activities().iter());
     let launch_kernels = launch::launch_stats(
         capture,
@@ -817,18 +597,7 @@ fn analyze_steps(
             .iter()
             .filter(|a| a.kind == ActivityKind::Kernel),
     );
-    let gpu_behind = match (
-        total.as_ref().and_then(|t| t.median_direct_delay),
-        steps.duration_spread(),
-    ) {
-        (Some(delay), Some(step)) if steps.steps.len() > 1 && delay > step.median => {
-            Some(GpuBehind {
-                median_delay: delay,
-                median_step: step.median,
-            })
-        }
-        _ => None,
-    };
+    let gpu_behind = gpu_behind(total.as_ref(), steps);
     let verdict = verdict::decide(
         critical.map(|i| &streams[i].budget),
         gap_causes.as_ref(),
@@ -836,47 +605,14 @@ fn analyze_steps(
         total.as_ref().and_then(|t| t.queue_ratio()),
         warm_up.all,
     );
-    let mut diagnostics = capture.diagnostics().clone();
-    for d in steps.diagnostics.iter() {
-        diagnostics.add_many(d.code, d.count, d.message.clone(), d.first.clone());
-    }
-    // The reader may already have said so; say it once.
-    if capture
-        .diagnostics()
-        .get("activity-without-launch")
-        .is_none()
-    {
-        diagnostics.add_many(
-            "activity-without-launch",
-            launch_all.without_launch as u64,
-            "GPU activities have no host launch in the trace (rows.csv has empty launch columns for them)".to_owned(),
-            String::new(),
-        );
-    }
-    if let Some(d) = window_device {
-        diagnostics.add_many(
-            "window-per-gpu",
-            per_device.len() as u64,
-            format!("GPUs in one capture: windows are per GPU, never joined across devices; the analysed window is GPU {d}'s (the most steady GPU time)"),
-            String::new(),
-        );
-    }
-    diagnostics.add_many(
-        "clock-skew",
-        launch_all.negative as u64,
-        "GPU activities start before their launch call (host and GPU clocks disagree); their delays are left out of the launch statistics and TKLQT".to_owned(),
-        String::new(),
+    let diagnostics = capture_diagnostics(
+        capture,
+        steps,
+        &launch_all,
+        window_device.map(|d| (d, per_device.len())),
+        &in_flight,
+        &streams,
     );
-    diagnostics.add_many(
-        "in-flight-at-start",
-        in_flight.activities as u64,
-        format!(
-            "GPU activities ({} of GPU time) were launched before the capture began; left out of steps, budgets and SKIP metrics",
-            in_flight.time.human()
-        ),
-        String::new(),
-    );
-    add_failed_budget_checks(&mut diagnostics, &streams);
     let framework = crate::detect_framework(capture, &practices);
     let mut report = CaptureAnalysis {
         label: label.to_owned(),
@@ -910,6 +646,225 @@ fn analyze_steps(
     report.diagnosis = crate::diagnosis::diagnose_with(capture, &report, config.min_gpu_work);
     report.step_sides = crate::step_sides(&report);
     report
+}
+
+/// The window's budget of each stream and of each device (none without a window).
+fn budget_rows(capture: &Capture, window: Option<Window>) -> (Vec<StreamRow>, Vec<DeviceRow>) {
+    let mut streams = Vec::new();
+    let mut devices = Vec::new();
+    if let Some(w) = window {
+        for sb in budget::stream_budgets(capture, w) {
+            streams.push(StreamRow {
+                device: capture.device(sb.device).ordinal,
+                stream: capture.stream(sb.stream).ordinal,
+                stream_id: sb.stream,
+                budget: sb.budget,
+            });
+        }
+        for d in capture.devices() {
+            devices.push(DeviceRow {
+                device: d.ordinal,
+                device_id: d.id,
+                budget: budget::device_budget(capture, d.id, w),
+            });
+        }
+    }
+    (streams, devices)
+}
+
+/// The critical stream (an index into `streams`) and the communication stream beside it.
+/// The critical stream does the most compute: a collective stream's busy time includes
+/// waiting for peers, so it says nothing about whether the GPU is the limit.
+fn critical_streams(streams: &[StreamRow]) -> (Option<usize>, Option<CommStream>) {
+    let most = |key: fn(&Budget) -> Nanos| {
+        (0..streams.len())
+            .filter(|&i| key(&streams[i].budget).0 > 0)
+            .max_by(|&a, &b| {
+                key(&streams[a].budget)
+                    .cmp(&key(&streams[b].budget))
+                    .then(b.cmp(&a))
+            })
+    };
+    let critical = most(|b| b.compute).or_else(|| most(|b| b.busy()));
+    let comm_stream = most(|b| b.collective)
+        .filter(|&i| Some(i) != critical)
+        .map(|i| CommStream {
+            stream: i,
+            share: streams[i].budget.share(streams[i].budget.collective),
+        });
+    (critical, comm_stream)
+}
+
+/// What the critical stream's idle gaps hold and why they are there, and the practices
+/// in use (for the framework).
+struct GapFindings {
+    gap_host: Option<GapHost>,
+    practices: Practices,
+    idle_causes: Option<IdleCauses>,
+    gap_causes: Option<GapCauses>,
+}
+
+/// The idle gaps of the critical stream (`critical`: its index and the window) with the
+/// host events in them and their causes; `host_steps` says whether the steps are the
+/// host's own ranges and which are steady. The host events and the practices are found
+/// on a thread of their own while the gaps' causes are found (neither reads the other).
+fn gap_findings(
+    capture: &Capture,
+    config: &Config,
+    steps: &Steps,
+    host_steps: (bool, &dyn Fn(usize) -> bool),
+    streams: &[StreamRow],
+    critical: Option<(usize, Window)>,
+) -> GapFindings {
+    let (host_ranges, steady) = host_steps;
+    let critical_gaps =
+        critical.map(|(i, w)| (i, gaps::idle_gaps(capture, streams[i].stream_id, w)));
+    let host_side = || {
+        let gap_host = critical_gaps.as_ref().map(|(_, gaps)| {
+            let threads = gaps::launching_threads(capture);
+            gaps::host_in_gaps(capture, gaps, &threads, config.top_host_events)
+        });
+        (gap_host, crate::practices(capture))
+    };
+    let gap_causes_of = || {
+        critical_gaps.as_ref().map(|(i, gaps)| {
+            let (tails, heads) = host_ranged_edges(capture, steps, host_ranges, steady);
+            gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
+        })
+    };
+    let causes = || {
+        let idle_causes = critical_gaps
+            .as_ref()
+            .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
+        (idle_causes, gap_causes_of())
+    };
+    let ((gap_host, practices), (idle_causes, gap_causes)) = if load::chrome::default_threads() > 1
+    {
+        std::thread::scope(|scope| {
+            let host = scope.spawn(host_side);
+            let causes = causes();
+            let host = host
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (host, causes)
+        })
+    } else {
+        (host_side(), causes())
+    };
+    GapFindings {
+        gap_host,
+        practices,
+        idle_causes,
+        gap_causes,
+    }
+}
+
+/// Each step's GPU span and SKIP metrics, and the SKIP metrics over all steps.
+fn step_metrics(capture: &Capture, steps: &Steps) -> (Vec<StepMetrics>, Option<SkipMetrics>) {
+    let top_level = top_level_op_starts(capture);
+    let mut per_step: Vec<StepMetrics> = steps
+        .steps
+        .iter()
+        .map(|s| StepMetrics {
+            number: s.number,
+            range: s.range,
+            gpu_range: None,
+            skip: None,
+        })
+        .collect();
+    let mut by_step: Vec<Vec<&GpuActivity>> = vec![Vec::new(); steps.steps.len()];
+    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+        if let Some(s) = s {
+            by_step[*s as usize].push(a);
+        }
+    }
+    for (m, acts) in per_step.iter_mut().zip(&by_step) {
+        m.gpu_range = match (
+            acts.iter().map(|a| a.start).min(),
+            acts.iter().map(|a| a.end()).max(),
+        ) {
+            (Some(start), Some(end)) => Some(Window { start, end }),
+            _ => None,
+        };
+        let first_op = first_in(&top_level, m.range);
+        m.skip = skip_metrics(capture, acts, first_op);
+    }
+    let all: Vec<&GpuActivity> = by_step.iter().flatten().copied().collect();
+    let first_op = per_step.first().and_then(|s| first_in(&top_level, s.range));
+    let total = skip_metrics(capture, &all, first_op);
+    (per_step, total)
+}
+
+/// How far the GPU runs behind the host, where its median launch delay is longer than
+/// the median step.
+fn gpu_behind(total: Option<&SkipMetrics>, steps: &Steps) -> Option<GpuBehind> {
+    match (
+        total.and_then(|t| t.median_direct_delay),
+        steps.duration_spread(),
+    ) {
+        (Some(delay), Some(step)) if steps.steps.len() > 1 && delay > step.median => {
+            Some(GpuBehind {
+                median_delay: delay,
+                median_step: step.median,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The reader's and the step finder's diagnostics, with the analysis's own: activities
+/// without a launch, the window's GPU where there are several (`window_device`: it and
+/// the number of GPUs), clock skew, work in flight at the start, failed budget checks.
+fn capture_diagnostics(
+    capture: &Capture,
+    steps: &Steps,
+    launch_all: &LaunchStats,
+    window_device: Option<(i64, usize)>,
+    in_flight: &InFlight,
+    streams: &[StreamRow],
+) -> Diagnostics {
+    let mut diagnostics = capture.diagnostics().clone();
+    for d in steps.diagnostics.iter() {
+        diagnostics.add_many(d.code, d.count, d.message.clone(), d.first.clone());
+    }
+    // The reader may already have said so; say it once.
+    if capture
+        .diagnostics()
+        .get("activity-without-launch")
+        .is_none()
+    {
+        diagnostics.add_many(
+            "activity-without-launch",
+            launch_all.without_launch as u64,
+            "GPU activities have no host launch in the trace (rows.csv has empty launch columns for them)".to_owned(),
+            String::new(),
+        );
+    }
+    if let Some((d, gpus)) = window_device {
+        diagnostics.add_many(
+            "window-per-gpu",
+            gpus as u64,
+            format!("GPUs in one capture: windows are per GPU, never joined across devices; the analysed window is GPU {d}'s (the most steady GPU time)"),
+            String::new(),
+        );
+    }
+    diagnostics.add_many(
+        "clock-skew",
+        launch_all.negative as u64,
+        "GPU activities start before their launch call (host and GPU clocks disagree); their delays are left out of the launch statistics and TKLQT".to_owned(),
+        String::new(),
+    );
+    diagnostics.add_many(
+        "in-flight-at-start",
+        in_flight.activities as u64,
+        format!(
+            "GPU activities ({} of GPU time) were launched before the capture began; left out of steps, budgets and SKIP metrics",
+            in_flight.time.human()
+        ),
+        String::new(),
+    );
+    add_failed_budget_checks(&mut diagnostics, streams);
+    diagnostics
 }
 
 /// The steady host-ranged steps' ranges (`tails`) and each one from its start to its first
@@ -966,38 +921,6 @@ fn add_failed_budget_checks(diagnostics: &mut Diagnostics, streams: &[StreamRow]
             ),
         );
     }
-}
-
-/// Whether the host runs ahead of the GPU over the steady steps
-/// (`diagnosis::runs_ahead` on each step's host range and the GPU span of the
-/// activities placed in it).
-fn host_runs_ahead(capture: &Capture, steps: &Steps, steady: &dyn Fn(usize) -> bool) -> bool {
-    let mut gpu: Vec<Option<Window>> = vec![None; steps.steps.len()];
-    for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
-        if let Some(s) = s {
-            let g = &mut gpu[*s as usize];
-            *g = Some(match *g {
-                Some(w) => Window {
-                    start: w.start.min(a.start),
-                    end: w.end.max(a.end()),
-                },
-                None => Window {
-                    start: a.start,
-                    end: a.end(),
-                },
-            });
-        }
-    }
-    let idx: Vec<usize> = (0..steps.steps.len()).filter(|&i| steady(i)).collect();
-    let Some(host) = Spread::of(idx.iter().map(|&i| steps.steps[i].duration())) else {
-        return false;
-    };
-    let g = Spread::of(idx.iter().filter_map(|&i| gpu[i].map(|w| w.span())));
-    let lag = Spread::of(
-        idx.iter()
-            .filter_map(|&i| gpu[i].map(|w| w.end - steps.steps[i].range.end)),
-    );
-    crate::diagnosis::runs_ahead(host, g, lag)
 }
 
 /// The time of host-ranged steps with no GPU activity of the step running yet (before

@@ -371,30 +371,59 @@ pub enum Align {
     Right,
 }
 
-/// One rendered row of a trust list: a `trace_model::TrustItem` (the one trust type) with
-/// its count labelled by the item's own provenance ([`TrustEntry::of_item`]), or one of the
-/// investigation's own notes (a failed check, a file not read), and a share where known.
+/// One rendered row of a trust list: a `trace_model::TrustItem` (the one trust type), its
+/// count labelled by the item's own provenance (`TrustItem::provenance`), and its share
+/// where known. The investigation's own notes (a failed check, a file not read, a rank
+/// note) become items too ([`TrustEntry::note`] for those it does not count).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrustEntry {
-    /// Stable machine-readable code (`activity-without-launch`).
-    pub code: String,
-    /// What it means, in words.
-    pub message: String,
-    /// How many events or activities it concerns, when counted.
-    pub count: Option<Figure>,
-    /// Their share (of GPU time, of activities), when known.
+    /// The item: its stable code (`activity-without-launch`), its words and its count.
+    pub item: trace_model::TrustItem,
+    /// Whether the item's count is shown (false for a note that counts nothing).
+    pub counted: bool,
+    /// The items' share (of GPU time, of activities), when known.
     pub share: Option<Figure>,
 }
 
 impl TrustEntry {
-    /// The row of `item`, worded `message`: its code, and its count labelled by
-    /// `TrustItem::provenance` (no share: the caller knows the denominator).
-    pub fn of_item(item: &trace_model::TrustItem, message: String) -> TrustEntry {
+    /// The row of `item`: its count labelled by its provenance (no share: the caller knows
+    /// the denominator, [`TrustEntry::with_percent`]).
+    pub fn of_item(item: trace_model::TrustItem) -> TrustEntry {
         TrustEntry {
-            code: item.code.to_string(),
-            message,
-            count: Some(Figure::count(item.count, item.provenance())),
+            item,
+            counted: true,
             share: None,
         }
+    }
+
+    /// A row that counts nothing: an item of `code`, in words `message`.
+    pub fn note(code: impl Into<String>, message: impl Into<String>) -> TrustEntry {
+        TrustEntry {
+            counted: false,
+            ..TrustEntry::of_item(trace_model::TrustItem::new(code.into(), message, 0))
+        }
+    }
+
+    /// The row with its share, `percent` %, labelled by the item's provenance (a share of
+    /// counts or times the item counted).
+    pub fn with_percent(mut self, percent: Option<f64>) -> TrustEntry {
+        self.share = percent.map(|p| Figure::percent(p, self.item.provenance()));
+        self
+    }
+
+    /// The item's count, labelled by its provenance, where the row counts.
+    pub fn count(&self) -> Option<Figure> {
+        self.counted
+            .then(|| Figure::count(self.item.count, self.item.provenance()))
+    }
+
+    /// The item's code.
+    pub fn code(&self) -> &str {
+        &self.item.code
+    }
+
+    /// The item's words.
+    pub fn message(&self) -> &str {
+        &self.item.message
     }
 }

@@ -95,8 +95,8 @@ fn block(out: &mut String, b: &Block) {
             }
             out.push_str("<table class=\"sortable\" data-name=\"trust\"><thead><tr><th>item</th><th>count</th><th>share</th><th>code</th></tr></thead><tbody>\n");
             for e in entries {
-                let _ = write!(out, "<tr><td>{}</td>", esc(&e.message));
-                match &e.count {
+                let _ = write!(out, "<tr><td>{}</td>", esc(e.message()));
+                match &e.count() {
                     Some(f) => figure_cell(out, f),
                     None => out.push_str("<td>-</td>"),
                 }
@@ -104,7 +104,7 @@ fn block(out: &mut String, b: &Block) {
                     Some(f) => figure_cell(out, f),
                     None => out.push_str("<td>-</td>"),
                 }
-                let _ = writeln!(out, "<td><code>{}</code></td></tr>", esc(&e.code));
+                let _ = writeln!(out, "<td><code>{}</code></td></tr>", esc(e.code()));
             }
             out.push_str("</tbody></table>\n");
         }

@@ -346,25 +346,10 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         if !f.forward_kinds.is_empty() {
             text.push_str(&format!("; forwards: {}", f.forward_kinds.join(", ")));
         }
-        // The steady steps' host and GPU sides, medians.
-        if let Some(sides) = &f.step_sides {
-            let med = |s: Option<investigation::StepSpread>| {
-                s.map_or("-".to_owned(), |s| s.median.human())
-            };
-            text.push_str(&format!(
-                "; steady steps (medians, measured): period {} start to start, host range {}, GPU span of the work launched {}, GPU end after host end {}; timed by {}",
-                med(sides.period),
-                sides.host.median.human(),
-                med(sides.gpu),
-                med(sides.lag),
-                if sides.timed_by_gpu {
-                    "the GPU span (the host runs ahead)"
-                } else {
-                    "the host range"
-                }
-            ));
-        }
         let mut spans = vec![Span::text(text)];
+        if let Some(sides) = &f.step_sides {
+            spans.extend(step_sides_spans(sides));
+        }
         // Per kind of forward (the engine's markers say which): count and step time.
         for (i, (kind, count, spread)) in f.forward_spreads.iter().enumerate() {
             spans.push(Span::text(format!(
@@ -402,13 +387,32 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
     }
     s
 }
+/// The steady steps' host and GPU sides (medians, measured), and which side times them.
+fn step_sides_spans(sides: &investigation::StepSidesView) -> Vec<Span> {
+    let med = |s: Option<investigation::StepSpread>| {
+        s.map_or(Span::text("-"), |s| {
+            Span::Figure(Figure::duration(s.median, Provenance::Measured))
+        })
+    };
+    vec![
+        Span::text("; steady steps (medians): period "),
+        med(sides.period),
+        Span::text(" start to start, host range "),
+        med(Some(sides.host)),
+        Span::text(", GPU span of the work launched "),
+        med(sides.gpu),
+        Span::text(", GPU end after host end "),
+        med(sides.lag),
+        Span::text(if sides.timed_by_gpu {
+            "; timed by the GPU span (the host runs ahead)"
+        } else {
+            "; timed by the host range"
+        }),
+    ]
+}
+
 /// The warm-up finding: the steps left out of steady state, of `steps`, and why.
 fn warm_up_finding(w: &investigation::WarmUp, steps: usize) -> Finding {
-    let evidence: Vec<String> = w
-        .longest
-        .iter()
-        .map(|(name, dur)| format!("`{name}` {}", dur.human()))
-        .collect();
     let mut spans = vec![Span::text(format!(
         "Warm-up: {} of {} step(s), ",
         w.steps, steps
@@ -418,11 +422,15 @@ fn warm_up_finding(w: &investigation::WarmUp, steps: usize) -> Finding {
         Provenance::Measured,
     )));
     spans.push(Span::text(format!(
-        ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning{}{})",
+        ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning",
         w.event_count,
-        if evidence.is_empty() { "" } else { "; longest: " },
-        evidence.join(", ")
     )));
+    for (i, (name, dur)) in w.longest.iter().enumerate() {
+        let sep = if i == 0 { "; longest: " } else { ", " };
+        spans.push(Span::text(format!("{sep}`{name}` ")));
+        spans.push(Span::Figure(Figure::duration(*dur, Provenance::Measured)));
+    }
+    spans.push(Span::text(")"));
     spans.push(Span::text(if w.all {
         "; the whole capture is warm-up, so no steady-state verdict: capture again after warm-up."
     } else if w.steps == 0 {
@@ -436,11 +444,6 @@ fn warm_up_finding(w: &investigation::WarmUp, steps: usize) -> Finding {
 /// The host-only finding: the steps' time the GPU has none of their work.
 fn host_only_finding(h: &investigation::HostOnly) -> Finding {
     // Host-only time of the steps: the GPU has nothing of the step yet, or any more.
-    let top: Vec<String> = h
-        .top
-        .iter()
-        .map(|(name, overlapped)| format!("`{name}` ({})", overlapped.human()))
-        .collect();
     let mut spans = vec![
         Span::text("The GPU has no work of the step for "),
         Span::Figure(pct(h.share)),
@@ -450,11 +453,17 @@ fn host_only_finding(h: &investigation::HostOnly) -> Finding {
         Span::Figure(Figure::duration(h.after_gpu, Provenance::Measured)),
         Span::text(format!(" after the last, over {} step(s))", h.steps)),
     ];
-    if !top.is_empty() {
-        spans.push(Span::text(format!(
-            "; the host runs {} then (self time)",
-            top.join(", ")
+    for (i, (name, overlapped)) in h.top.iter().enumerate() {
+        let sep = if i == 0 { "; the host runs " } else { ", " };
+        spans.push(Span::text(format!("{sep}`{name}` (")));
+        spans.push(Span::Figure(Figure::duration(
+            *overlapped,
+            Provenance::Measured,
         )));
+        spans.push(Span::text(")"));
+    }
+    if !h.top.is_empty() {
+        spans.push(Span::text(" then (self time)"));
     }
     spans.push(Span::text("."));
     Finding::new(spans)
@@ -821,10 +830,10 @@ fn swimlane_section(inv: &Investigation) -> Section {
             Span::Figure(Figure::duration(x.behind_earliest, Provenance::Measured)),
             Span::text(" after the earliest rank; its last activity was "),
             Span::code(x.name.clone()),
+            Span::text(format!(" ({}, ", x.class)),
+            Span::Figure(Figure::duration(x.dur, Provenance::Measured)),
             Span::text(format!(
-                " ({}, {}): {}",
-                x.class,
-                x.dur.human(),
+                "): {}",
                 if x.collective {
                     "a collective, so it ended waiting for its peers or they for it; compare when each rank launched it"
                 } else {

@@ -94,10 +94,10 @@ fn block(out: &mut String, b: &Block) {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} | `{}` |",
-                    escape(&e.message),
-                    e.count.as_ref().map_or("-".to_owned(), |f| f.text()),
+                    escape(e.message()),
+                    e.count().map_or("-".to_owned(), |f| f.text()),
                     e.share.as_ref().map_or("-".to_owned(), |f| f.text()),
-                    e.code
+                    e.code()
                 );
             }
             out.push('\n');

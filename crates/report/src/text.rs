@@ -75,8 +75,8 @@ fn block(out: &mut String, b: &Block) {
         }
         Block::Trust(entries) => {
             for e in entries {
-                let count = e.count.as_ref().map_or(String::new(), |f| figure(f, None));
-                let _ = writeln!(out, "{count:>8}  {} [{}]", e.message, e.code);
+                let count = e.count().map_or(String::new(), |f| figure(&f, None));
+                let _ = writeln!(out, "{count:>8}  {} [{}]", e.message(), e.code());
             }
         }
     }

@@ -212,8 +212,8 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Process>, Error> {
 }
 
 fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
-    let at = |section: &str| format!("rocprofiler-sdk-tool[{index}].{section}");
-    let missing = |section: &str, why: &str| json_error(path, at(section), format!("absent{why}"));
+    let missing =
+        |section: &str, why: &str| json_error(path, run_at(index, section), format!("absent{why}"));
     let buffers = run
         .buffer_records
         .ok_or_else(|| missing("buffer_records", ": no dispatch, API or copy records"))?;
@@ -239,17 +239,61 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
         None => Vec::new(),
     };
     let kinds = run.strings.map(|s| s.buffer_records).unwrap_or_default();
-    let operation = |kind: usize, op: usize| -> Option<&str> {
-        kinds.get(kind)?.operations.get(op).map(String::as_str)
-    };
-    let kind_name = |kind: usize| kinds.get(kind).map_or("", |k| k.kind.as_str());
     let (pid, command) = match run.metadata {
         Some(m) => (m.pid, (!m.command.is_empty()).then(|| m.command.join(" "))),
         None => (None, None),
     };
 
     let mut tables = Tables::new(Format::RocprofJson);
-    // GPU agents by handle: the device number (index among GPUs) and what they record.
+    let (devices, described) = gpu_agents(&agents);
+    let site = RunSite {
+        path,
+        index,
+        devices,
+    };
+    push_api_calls(&mut tables, &buffers, &kinds, pid.unwrap_or(0));
+    push_dispatches(&mut tables, &site, &buffers, &kernel_names(&symbols))?;
+    push_copies(&mut tables, &site, &buffers, &kinds)?;
+    describe_used_gpus(&mut tables, &buffers, &site.devices, described);
+    note_empty_sections(&mut tables, &buffers, &site);
+    tables.b.meta.producer = Some("rocprofv3 JSON (rocprofiler-sdk-tool)".to_owned());
+    Ok(Process {
+        pid,
+        name: command,
+        rank: None,
+        capture: tables.finish(path),
+    })
+}
+
+/// Where a section of run `index` is in the file, for messages.
+fn run_at(index: usize, section: &str) -> String {
+    format!("rocprofiler-sdk-tool[{index}].{section}")
+}
+
+/// One run of the file: where it is, and its GPU agents by handle (the device number,
+/// the index among GPUs unless the agent gives its own).
+struct RunSite<'a> {
+    path: &'a Path,
+    index: usize,
+    devices: BTreeMap<u64, i64>,
+}
+
+impl RunSite<'_> {
+    /// The device of `agent`, named by record `i` of `section`; an error where the agent
+    /// is not a GPU of the agents section.
+    fn device_of(&self, section: &str, i: usize, agent: Handle) -> Result<i64, Error> {
+        self.devices.get(&agent.handle).copied().ok_or_else(|| {
+            json_error(
+                self.path,
+                format!("{}[{i}]", run_at(self.index, section)),
+                format!("agent {} is not a GPU of the agents section", agent.handle),
+            )
+        })
+    }
+}
+
+/// The GPU agents by handle (their device number), and what each GPU's agent records.
+fn gpu_agents(agents: &[Agent]) -> (BTreeMap<u64, i64>, BTreeMap<i64, DeviceProperties>) {
     let mut devices: BTreeMap<u64, i64> = BTreeMap::new();
     let mut described: BTreeMap<i64, DeviceProperties> = BTreeMap::new();
     for (position, agent) in agents.iter().filter(|a| a.kind == 2).enumerate() {
@@ -272,7 +316,12 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
         };
         described.insert(ordinal, properties);
     }
-    let names: BTreeMap<u64, &str> = symbols
+    (devices, described)
+}
+
+/// Each kernel's name by id: the first non-empty of its formatted, demangled and raw names.
+fn kernel_names(symbols: &[Symbol]) -> BTreeMap<u64, &str> {
+    symbols
         .iter()
         .map(|s| {
             let name = [
@@ -286,25 +335,25 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
             .map_or("(unnamed kernel)", String::as_str);
             (s.kernel_id, name)
         })
-        .collect();
-    let device_of = |section: &str, i: usize, agent: Handle| -> Result<i64, Error> {
-        devices.get(&agent.handle).copied().ok_or_else(|| {
-            json_error(
-                path,
-                format!("{}[{i}]", at(section)),
-                format!("agent {} is not a GPU of the agents section", agent.handle),
-            )
-        })
-    };
-    let pid_value = pid.unwrap_or(0);
+        .collect()
+}
+
+/// The name of operation `op` of buffer-record kind `kind`, from the `strings` section.
+fn operation(kinds: &[KindNames], kind: usize, op: usize) -> Option<&str> {
+    kinds.get(kind)?.operations.get(op).map(String::as_str)
+}
+
+/// The HIP, HSA and marker API records as host events of process `pid` (markers are
+/// annotations).
+fn push_api_calls(tables: &mut Tables, buffers: &Buffers, kinds: &[KindNames], pid: i64) {
     for (section, records) in [
         ("hip_api", &buffers.hip_api),
         ("hsa_api", &buffers.hsa_api),
         ("marker_api", &buffers.marker_api),
     ] {
         for record in records {
-            let domain = kind_name(record.kind);
-            let name = operation(record.kind, record.operation).map_or_else(
+            let domain = kinds.get(record.kind).map_or("", |k| k.kind.as_str());
+            let name = operation(kinds, record.kind, record.operation).map_or_else(
                 || format!("{domain} operation {}", record.operation),
                 str::to_owned,
             );
@@ -314,7 +363,7 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
                 api_kind(domain)
             };
             tables.push_host(Host {
-                pid: pid_value,
+                pid,
                 tid: record.thread_id,
                 start: record.start_timestamp,
                 end: record.end_timestamp,
@@ -324,13 +373,24 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
             });
         }
     }
+}
+
+/// The kernel dispatches as GPU activities, on their stream (or, without one, their
+/// queue); an error where one names an unknown agent or kernel.
+fn push_dispatches(
+    tables: &mut Tables,
+    site: &RunSite,
+    buffers: &Buffers,
+    names: &BTreeMap<u64, &str>,
+) -> Result<(), Error> {
+    let section = "buffer_records.kernel_dispatch";
     for (i, d) in buffers.kernel_dispatch.iter().enumerate() {
         let info = &d.dispatch_info;
-        let device = device_of("buffer_records.kernel_dispatch", i, info.agent_id)?;
+        let device = site.device_of(section, i, info.agent_id)?;
         let name = names.get(&info.kernel_id).copied().ok_or_else(|| {
             json_error(
-                path,
-                format!("{}[{i}]", at("buffer_records.kernel_dispatch")),
+                site.path,
+                format!("{}[{i}]", run_at(site.index, section)),
                 format!("kernel_id {} is not in kernel_symbols", info.kernel_id),
             )
         })?;
@@ -354,19 +414,30 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
             bytes: None,
         });
     }
+    Ok(())
+}
+
+/// The memory copies as GPU activities on the GPU end of each copy; an error where
+/// neither end is a GPU of the agents section.
+fn push_copies(
+    tables: &mut Tables,
+    site: &RunSite,
+    buffers: &Buffers,
+    kinds: &[KindNames],
+) -> Result<(), Error> {
     for (i, c) in buffers.memory_copy.iter().enumerate() {
-        let name = operation(c.kind, c.operation).map_or_else(
+        let name = operation(kinds, c.kind, c.operation).map_or_else(
             || format!("MEMORY_COPY operation {}", c.operation),
             str::to_owned,
         );
         let direction = copy_direction(&name);
         // The GPU end of the copy: the destination when it is a GPU, else the source.
-        let agent = if devices.contains_key(&c.dst_agent_id.handle) {
+        let agent = if site.devices.contains_key(&c.dst_agent_id.handle) {
             c.dst_agent_id
         } else {
             c.src_agent_id
         };
-        let device = device_of("buffer_records.memory_copy", i, agent)?;
+        let device = site.device_of("buffer_records.memory_copy", i, agent)?;
         let stream = c.stream_id.map_or(-1, |s| s.handle as i64);
         tables.stream(device, stream, Some("memory copies"));
         tables.push_activity(Activity {
@@ -380,8 +451,17 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
             bytes: c.bytes,
         });
     }
-    // The GPUs with work get what their agent records (the others are not devices of the
-    // capture, as in every other format).
+    Ok(())
+}
+
+/// The GPUs with work get what their agent records (the others are not devices of the
+/// capture, as in every other format).
+fn describe_used_gpus(
+    tables: &mut Tables,
+    buffers: &Buffers,
+    devices: &BTreeMap<u64, i64>,
+    described: BTreeMap<i64, DeviceProperties>,
+) {
     let used: std::collections::BTreeSet<i64> = buffers
         .kernel_dispatch
         .iter()
@@ -399,6 +479,11 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
             tables.set_device_properties(ordinal, properties);
         }
     }
+}
+
+/// The `rocprof-json-sections-empty` diagnostic: the record sections the run left empty
+/// (rocprofv3 traces them only when asked to).
+fn note_empty_sections(tables: &mut Tables, buffers: &Buffers, site: &RunSite) {
     let absent: Vec<&str> = [
         ("HIP API calls", buffers.hip_api.is_empty()),
         ("HSA API calls", buffers.hsa_api.is_empty()),
@@ -410,7 +495,7 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
     .map(|(what, _)| what)
     .collect();
     if !absent.is_empty() {
-        let shown = path.display().to_string();
+        let shown = site.path.display().to_string();
         tables.b.diagnostics.add(
             "rocprof-json-sections-empty",
             || {
@@ -419,14 +504,7 @@ fn read_run(path: &Path, index: usize, run: Run) -> Result<Process, Error> {
                     absent.join(", ")
                 )
             },
-            || format!("{shown}: {}", at("buffer_records")),
+            || format!("{shown}: {}", run_at(site.index, "buffer_records")),
         );
     }
-    tables.b.meta.producer = Some("rocprofv3 JSON (rocprofiler-sdk-tool)".to_owned());
-    Ok(Process {
-        pid,
-        name: command,
-        rank: None,
-        capture: tables.finish(path),
-    })
 }

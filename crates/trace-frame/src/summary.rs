@@ -179,21 +179,7 @@ impl SummaryPart {
 
     /// The summary of the shares merged.
     pub fn finish(self) -> Summary {
-        // Events per category, most first, then by name with the events without one last
-        // (as `SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat`
-        // gives them, without planning a query).
-        let mut counts: Vec<(Option<String>, usize)> = self.categories.into_iter().collect();
-        counts.sort_by(|a, b| {
-            (std::cmp::Reverse(a.1), a.0.is_none(), &a.0).cmp(&(
-                std::cmp::Reverse(b.1),
-                b.0.is_none(),
-                &b.0,
-            ))
-        });
-        let by_category: Vec<(String, usize)> = counts
-            .into_iter()
-            .map(|(cat, n)| (cat.unwrap_or_else(|| "null".to_owned()), n))
-            .collect();
+        let by_category = category_counts(self.categories);
         let SummaryPart {
             events,
             has_cat,
@@ -210,52 +196,119 @@ impl SummaryPart {
             waits,
             ..
         } = self;
-        let mut top: Vec<TopKernel> = per_name
-            .into_iter()
-            .map(|(name, (calls, total))| TopKernel {
-                name,
-                calls,
-                total_us: total as f64 / 1000.0,
-                avg_us: total as f64 / 1000.0 / calls as f64,
-                pct: if kernel_ns > 0 {
-                    100.0 * total as f64 / kernel_ns as f64
-                } else {
-                    0.0
-                },
-            })
-            .collect();
-        top.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
-        top.truncate(5);
-
-        let mut missing = Vec::new();
-        if !has_cat {
-            missing.push(
-                "no event has a `cat` field: this is not a Kineto (torch.profiler) trace".into(),
-            );
+        let top = top_kernels(per_name, kernel_ns);
+        let missing = missing_inputs(has_cat, kernels, any_steps, any_launch);
+        let shares = Shares::of(&temporal, &waits, kernel_ns, comm_ns, mem_ns);
+        let (main, bottleneck, rule) = shares.finding(kernels);
+        let recs = shares.recommendations(kernels, kernel_ns, mem_ops, &top);
+        Summary {
+            ranks: timelines,
+            events: Labelled::measured(events),
+            by_category,
+            kernels: Labelled::measured(kernels),
+            kernel_time_us: Labelled::measured(kernel_ns as f64 / 1000.0),
+            top_kernels: top,
+            main_finding: Labelled::inferred(main, rule.clone()),
+            bottleneck: Labelled::inferred(bottleneck, rule),
+            recommendations: recs,
+            missing,
         }
-        if kernels == 0 {
-            missing.push(
-                "no `cat == \"kernel\"` events: the capture has no GPU activities (record with \
+    }
+}
+
+/// Events per category, most first, then by name with the events without one last
+/// (as `SELECT cat, COUNT(*) AS n FROM events GROUP BY cat ORDER BY n DESC, cat`
+/// gives them, without planning a query); `null` names the events without one.
+fn category_counts(categories: BTreeMap<Option<String>, usize>) -> Vec<(String, usize)> {
+    let mut counts: Vec<(Option<String>, usize)> = categories.into_iter().collect();
+    counts.sort_by(|a, b| {
+        (std::cmp::Reverse(a.1), a.0.is_none(), &a.0).cmp(&(
+            std::cmp::Reverse(b.1),
+            b.0.is_none(),
+            &b.0,
+        ))
+    });
+    counts
+        .into_iter()
+        .map(|(cat, n)| (cat.unwrap_or_else(|| "null".to_owned()), n))
+        .collect()
+}
+
+/// The five kernel names with the most total time (`per_name`: calls and summed ns),
+/// with their share of all kernel time (`kernel_ns`).
+fn top_kernels(per_name: BTreeMap<String, (usize, i64)>, kernel_ns: i64) -> Vec<TopKernel> {
+    let mut top: Vec<TopKernel> = per_name
+        .into_iter()
+        .map(|(name, (calls, total))| TopKernel {
+            name,
+            calls,
+            total_us: total as f64 / 1000.0,
+            avg_us: total as f64 / 1000.0 / calls as f64,
+            pct: if kernel_ns > 0 {
+                100.0 * total as f64 / kernel_ns as f64
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    top.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
+    top.truncate(5);
+    top
+}
+
+/// What the trace lacks that the analyses need, in sentences.
+fn missing_inputs(has_cat: bool, kernels: usize, any_steps: bool, any_launch: bool) -> Vec<String> {
+    let mut missing = Vec::new();
+    if !has_cat {
+        missing
+            .push("no event has a `cat` field: this is not a Kineto (torch.profiler) trace".into());
+    }
+    if kernels == 0 {
+        missing.push(
+            "no `cat == \"kernel\"` events: the capture has no GPU activities (record with \
              ProfilerActivity.CUDA)"
-                    .into(),
-            );
-        }
-        if !any_steps {
-            missing.push(
-                "no ProfilerStep#N annotations: steps, stragglers and the critical path need \
+                .into(),
+        );
+    }
+    if !any_steps {
+        missing.push(
+            "no ProfilerStep#N annotations: steps, stragglers and the critical path need \
              a torch.profiler schedule (prof.step())"
-                    .into(),
-            );
-        }
-        if !any_launch && kernels > 0 {
-            missing.push(
-                "no GPU activity has a runtime launch with its correlation id: host wait and \
+                .into(),
+        );
+    }
+    if !any_launch && kernels > 0 {
+        missing.push(
+            "no GPU activity has a runtime launch with its correlation id: host wait and \
              launch delay cannot be measured"
-                    .into(),
-            );
-        }
+                .into(),
+        );
+    }
+    missing
+}
 
-        // Idle and its causes over all ranks, HTA's definitions.
+/// The shares the bottleneck rule reads, over all ranks with HTA's definitions.
+struct Shares {
+    /// GPU idle, % of the GPU span.
+    idle_pct: f64,
+    /// Communication, % of GPU busy time (kernels and memory operations).
+    comm_pct: f64,
+    /// Memory operations, % of GPU busy time.
+    mem_pct: f64,
+    /// Host wait / (host wait + kernel wait) of the stream gaps.
+    host_share: f64,
+}
+
+impl Shares {
+    /// The shares from the ranks' temporal breakdowns, the streams' waits and the kernel,
+    /// communication and memory-operation times.
+    fn of(
+        temporal: &[(f64, f64)],
+        waits: &[(f64, f64)],
+        kernel_ns: i64,
+        comm_ns: i64,
+        mem_ns: i64,
+    ) -> Shares {
         let (mut span, mut idle) = (0.0, 0.0);
         for (kernel_time, idle_us) in temporal {
             span += kernel_time;
@@ -266,23 +319,34 @@ impl SummaryPart {
             host_wait += host;
             kernel_wait += kernel;
         }
-        let idle_pct = if span > 0.0 { 100.0 * idle / span } else { 0.0 };
         let busy_ns = kernel_ns + mem_ns;
-        let comm_pct = if busy_ns > 0 {
-            100.0 * comm_ns as f64 / busy_ns as f64
-        } else {
-            0.0
+        let of_busy = |ns: i64| {
+            if busy_ns > 0 {
+                100.0 * ns as f64 / busy_ns as f64
+            } else {
+                0.0
+            }
         };
-        let mem_pct = if busy_ns > 0 {
-            100.0 * mem_ns as f64 / busy_ns as f64
-        } else {
-            0.0
-        };
-        let host_share = if host_wait + kernel_wait > 0.0 {
-            host_wait / (host_wait + kernel_wait)
-        } else {
-            0.0
-        };
+        Shares {
+            idle_pct: if span > 0.0 { 100.0 * idle / span } else { 0.0 },
+            comm_pct: of_busy(comm_ns),
+            mem_pct: of_busy(mem_ns),
+            host_share: if host_wait + kernel_wait > 0.0 {
+                host_wait / (host_wait + kernel_wait)
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The main finding, the bottleneck and the rule that decides both.
+    fn finding(&self, kernels: usize) -> (String, String, String) {
+        let Shares {
+            idle_pct,
+            comm_pct,
+            mem_pct,
+            host_share,
+        } = *self;
         let bottleneck = if kernels == 0 {
             "unknown (no GPU kernels)".to_string()
         } else if idle_pct >= 30.0 && host_share >= 0.5 {
@@ -316,7 +380,23 @@ impl SummaryPart {
              communication: {bottleneck}."
             )
         };
+        (main, bottleneck, rule)
+    }
 
+    /// (symptom seen, fix) from the fixed table, each symptom with its measured figure.
+    fn recommendations(
+        &self,
+        kernels: usize,
+        kernel_ns: i64,
+        mem_ops: usize,
+        top: &[TopKernel],
+    ) -> Vec<(String, String)> {
+        let Shares {
+            idle_pct,
+            comm_pct,
+            mem_pct,
+            host_share,
+        } = *self;
         let mut recs = Vec::new();
         let avg_us = if kernels > 0 {
             kernel_ns as f64 / 1000.0 / kernels as f64
@@ -368,18 +448,7 @@ impl SummaryPart {
                 "fuse operations, remove synchronisations between launches".into(),
             ));
         }
-        Summary {
-            ranks: timelines,
-            events: Labelled::measured(events),
-            by_category,
-            kernels: Labelled::measured(kernels),
-            kernel_time_us: Labelled::measured(kernel_ns as f64 / 1000.0),
-            top_kernels: top,
-            main_finding: Labelled::inferred(main, rule.clone()),
-            bottleneck: Labelled::inferred(bottleneck, rule),
-            recommendations: recs,
-            missing,
-        }
+        recs
     }
 }
 

@@ -1,6 +1,6 @@
 //! `analyze-profile`: summarize a torch.profiler (Kineto) trace — GPU time by bucket,
 //! attention backend, top ops, hints. Argument parsing only; the logic is in
-//! `analysis::profile_summary`.
+//! `analysis::bucket_summary`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -124,7 +124,7 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
         json: args.json,
         all_ranks: args.all_ranks,
     };
-    let output = analysis::profile_summary(&config).map_err(|err| {
+    let output = analysis::bucket_summary(&config).map_err(|err| {
         let chain = analysis::error_chain(&err);
         // The hint is a line of its own after the error, with the tool's name like it.
         match err.read_error().and_then(|e| e.other_format()) {
@@ -137,7 +137,7 @@ fn run(args: &Args) -> anyhow::Result<tool_cli::Outcome> {
         analysis::ProfileOutput::GpuPartial(_, unread) => TOOL.warn_unread(unread),
         _ => tool_cli::Outcome::Complete,
     };
-    let text = report::profile_text::render(&output, &config);
+    let text = report::bucket_text::render(&output, &config);
     output_file::print(text.as_bytes()).context("writing to stdout")?;
     Ok(outcome)
 }

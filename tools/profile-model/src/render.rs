@@ -7,21 +7,63 @@
 use report::measured::{count, number};
 use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table};
 
-use trace_frame::ProfileModelReport;
+use trace_frame::{CriticalPath, ProfileModelReport, SkipStatsSummary, Summary, hta};
 
 /// The report as Markdown-flavoured text, in profile-model's fixed output order.
 pub fn render_text(r: &ProfileModelReport) -> String {
     report::text::render(&document(r))
 }
 
-/// The report as a document (see [`render_text`]): a section per analysis, pipe tables.
+/// The report as a document (see [`render_text`]): a section per analysis, pipe tables,
+/// in profile-model's fixed output order.
 pub fn document(r: &ProfileModelReport) -> Document {
-    let s = &r.summary;
     let mut doc = Document::new(format!("## Trace Analysis Summary ({})", r.input.display()));
+    doc.sections.push(summary_section(&r.summary));
+    doc.sections.push(findings_section(r));
+    if !r.kernel_types.is_empty() {
+        doc.sections.push(kernels_section(r));
+    }
+    if !r.temporal.is_empty() {
+        doc.sections.push(temporal_section(&r.temporal));
+    }
+    if let Some(skip) = &r.skip_stats {
+        doc.sections.push(skip_stats_section(skip));
+    }
+    if !r.idle.is_empty() {
+        doc.sections.push(idle_section(&r.idle));
+    }
+    if !r.overlap.is_empty() {
+        doc.sections.push(overlap_section(&r.overlap));
+    }
+    if let Some(st) = &r.stragglers {
+        doc.sections.push(stragglers_section(st));
+    }
+    if !r.launch_stats.is_empty() {
+        doc.sections.push(launch_stats_section(&r.launch_stats));
+    }
+    if !r.queue_length.is_empty() {
+        doc.sections.push(queue_length_section(&r.queue_length));
+    }
+    for cp in &r.critical_path {
+        doc.sections.push(critical_path_section(cp));
+    }
+    doc.sections.push(not_run_section(r));
+    doc
+}
+
+/// A rank's cell: its number, or `-` for a capture without one.
+fn rank(r: Option<i64>) -> Cell {
+    Cell::text(r.map_or("-".to_string(), |r| r.to_string()))
+}
+
+/// The summary: the main finding, what the trace lacks, the counts and the events per
+/// category.
+fn summary_section(s: &Summary) -> Section {
     let mut sec = Section::new("summary", "");
     sec.push(Block::blank());
     sec.para(format!(
-        "**Main Finding** (inferred): {}",
+        "**Main Finding** ({}): {}",
+        s.main_finding.provenance.word(),
         s.main_finding.value
     ));
     sec.push(Block::blank());
@@ -37,11 +79,17 @@ pub fn document(r: &ProfileModelReport) -> Document {
             .formatted(count(s.events.value), Format::Fixed(0))
             .text(" in ")
             .formatted(count(s.ranks), Format::Fixed(0))
-            .text(" rank(s) (measured); kernels: ")
+            .text(format!(
+                " rank(s) ({}); kernels: ",
+                s.events.provenance.word()
+            ))
             .formatted(count(s.kernels.value), Format::Fixed(0))
-            .text(" (measured), ")
+            .text(format!(" ({}), ", s.kernels.provenance.word()))
             .formatted(number(s.kernel_time_us.value), Format::Fixed(1))
-            .text(" µs in total (measured)")
+            .text(format!(
+                " µs in total ({})",
+                s.kernel_time_us.provenance.word()
+            ))
             .take(),
     );
     sec.push(Block::blank());
@@ -50,8 +98,12 @@ pub fn document(r: &ProfileModelReport) -> Document {
         t.push(vec![Cell::text(c.clone()), fixed(count(*n), 0)]);
     }
     sec.push(Block::Table(t));
-    doc.sections.push(sec);
+    sec
+}
 
+/// The top kernels, the bottleneck with its rule, the recommendations and the cache use.
+fn findings_section(r: &ProfileModelReport) -> Section {
+    let s = &r.summary;
     let mut sec = Section::new("top_kernels", "");
     sec.push(Block::blank());
     sec.para("### Top GPU Kernels (by time, measured)");
@@ -69,7 +121,11 @@ pub fn document(r: &ProfileModelReport) -> Document {
     }
     sec.push(Block::Table(t));
     sec.push(Block::blank());
-    sec.para(format!("### Bottleneck: {} (inferred)", s.bottleneck.value));
+    sec.para(format!(
+        "### Bottleneck: {} ({})",
+        s.bottleneck.value,
+        s.bottleneck.provenance.word()
+    ));
     sec.para(format!(
         "Rule: {}",
         s.bottleneck.provenance.detail().unwrap_or("")
@@ -85,293 +141,311 @@ pub fn document(r: &ProfileModelReport) -> Document {
     for c in &r.cache {
         sec.para(format!("Cache: {c:?}"));
     }
-    doc.sections.push(sec);
+    sec
+}
 
-    let rank = |r: Option<i64>| Cell::text(r.map_or("-".to_string(), |r| r.to_string()));
-    if !r.kernel_types.is_empty() {
-        let mut sec = heading(
-            "kernel_types",
-            "### Kernel-type breakdown, all ranks (HTA's definition, measured)",
-        );
-        let mut t = Table::new("kernel_types", &["kernel_type", "sum (µs)", "%"]);
-        for k in &r.kernel_types {
-            t.push(vec![
-                Cell::text(k.kernel_type.clone()),
-                fixed(number(k.sum_us), 0),
-                fixed(number(k.percentage), 1),
-            ]);
+/// HTA's kernel-type breakdown over all ranks, and each rank's top ten kernels.
+fn kernels_section(r: &ProfileModelReport) -> Section {
+    let mut sec = heading(
+        "kernel_types",
+        "### Kernel-type breakdown, all ranks (HTA's definition, measured)",
+    );
+    let mut t = Table::new("kernel_types", &["kernel_type", "sum (µs)", "%"]);
+    for k in &r.kernel_types {
+        t.push(vec![
+            Cell::text(k.kernel_type.clone()),
+            fixed(number(k.sum_us), 0),
+            fixed(number(k.percentage), 1),
+        ]);
+    }
+    sec.push(Block::Table(t));
+    sec.push(Block::blank());
+    sec.para("### Kernels per rank (top 10 per rank by time, measured; HTA type and our class)");
+    let mut t = Table::new(
+        "kernels",
+        &[
+            "rank",
+            "kernel",
+            "HTA type",
+            "our class",
+            "count",
+            "sum (µs)",
+            "mean (µs)",
+        ],
+    );
+    let mut shown = std::collections::BTreeMap::<Option<i64>, usize>::new();
+    for k in &r.kernels {
+        let n = shown.entry(k.rank).or_default();
+        if *n >= 10 {
+            continue;
         }
-        sec.push(Block::Table(t));
-        sec.push(Block::blank());
-        sec.para(
-            "### Kernels per rank (top 10 per rank by time, measured; HTA type and our class)",
-        );
-        let mut t = Table::new(
-            "kernels",
-            &[
-                "rank",
-                "kernel",
-                "HTA type",
-                "our class",
-                "count",
-                "sum (µs)",
-                "mean (µs)",
-            ],
-        );
-        let mut shown = std::collections::BTreeMap::<Option<i64>, usize>::new();
-        for k in &r.kernels {
-            let n = shown.entry(k.rank).or_default();
-            if *n >= 10 {
-                continue;
-            }
-            *n += 1;
-            t.push(vec![
-                rank(k.rank),
-                Cell::code(k.name.clone()),
-                Cell::text(format!("{:?}", k.kernel_type)),
-                Cell::text(k.our_class.to_string()),
-                fixed(count(k.count), 0),
-                fixed(number(k.sum_us), 1),
-                fixed(number(k.mean_us), 1),
-            ]);
-        }
-        sec.push(Block::Table(t));
-        doc.sections.push(sec);
+        *n += 1;
+        t.push(vec![
+            rank(k.rank),
+            Cell::code(k.name.clone()),
+            Cell::text(format!("{:?}", k.kernel_type)),
+            Cell::text(k.our_class.to_string()),
+            fixed(count(k.count), 0),
+            fixed(number(k.sum_us), 1),
+            fixed(number(k.mean_us), 1),
+        ]);
     }
-    if !r.temporal.is_empty() {
-        doc.sections.push(table_section(
-            "temporal",
-            "### Temporal breakdown (HTA's definition: span of all GPU activities, measured)",
-            &["rank", "span (µs)", "idle %", "compute %", "non-compute %"],
-            &r.temporal,
-            |x| {
-                vec![
-                    rank(x.rank),
-                    fixed(number(x.kernel_time_us), 0),
-                    fixed(number(x.idle_pct), 2),
-                    fixed(number(x.compute_pct), 2),
-                    fixed(number(x.non_compute_pct), 2),
-                ]
-            },
-        ));
-    }
-    if let Some(skip) = &r.skip_stats {
-        let mut sec = table_section(
-            "skip_stats",
-            "### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)",
-            &[
-                "rank",
-                "window (µs)",
-                "idle %",
-                "compute %",
-                "collective %",
-                "memcpy+memset %",
-                "critical stream",
-                "host wait (µs)",
-                "queued wait (µs)",
-                "unattributed (µs)",
-                "in flight",
-            ],
-            &skip.ranks,
-            |x| {
-                vec![
-                    rank(x.rank),
-                    fixed(number(x.window_us), 0),
-                    fixed(number(x.idle_pct), 2),
-                    fixed(number(x.compute_pct), 2),
-                    fixed(number(x.collective_pct), 2),
-                    fixed(number(x.memcpy_memset_pct), 2),
-                    Cell::text(x.critical_stream.map_or("-".into(), |s| s.to_string())),
-                    fixed(number(x.host_wait_us), 0),
-                    fixed(number(x.queued_wait_us), 0),
-                    fixed(number(x.unattributed_us), 0),
-                    fixed(count(x.in_flight), 0),
-                ]
-            },
-        );
-        if let Some((rk, behind)) = skip.last_finisher {
-            sec.push(
-                Line::default()
-                    .text(format!(
-                        "Last to finish the step's GPU work: rank {} (",
-                        rk.map_or("-".to_string(), |r| r.to_string())
-                    ))
-                    .formatted(number(behind), Format::Fixed(0))
-                    .text(" µs after the first, measured)")
-                    .take(),
-            );
-        }
-        for late in &skip.stragglers {
-            sec.push(
-                Line::default()
-                    .text(format!(
-                        "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at {} of {} steps, by ",
-                        late.rank.map_or("-".to_string(), |r| r.to_string()),
-                        late.first_step,
-                        late.late_steps,
-                        late.steps_from_first
-                    ))
-                    .formatted(number(late.late_by_us), Format::Fixed(0))
-                    .text(" µs (median)")
-                    .take(),
-            );
-        }
-        doc.sections.push(sec);
-    }
-    if !r.idle.is_empty() {
-        let ratio = |x: f64| Span::formatted(number(x), Format::Fixed(2));
-        doc.sections.push(table_section(
-            "idle",
-            "### Idle time per stream (HTA's categories, measured; kernel wait = gap < 30 µs after an earlier launch)",
-            &[
-                "rank",
-                "stream",
-                "host wait (µs)",
-                "kernel wait (µs)",
-                "other (µs)",
-                "host / kernel / other ratio",
-            ],
-            &r.idle,
-            |i| {
-                vec![
-                    rank(i.rank),
-                    Cell::text(i.stream.to_string()),
-                    fixed(number(i.host_wait_us), 0),
-                    fixed(number(i.kernel_wait_us), 0),
-                    fixed(number(i.other_us), 0),
-                    Cell::Spans(vec![
-                        ratio(i.host_wait_ratio),
-                        Span::text(" / "),
-                        ratio(i.kernel_wait_ratio),
-                        Span::text(" / "),
-                        ratio(i.other_ratio),
-                    ]),
-                ]
-            },
-        ));
-    }
-    if !r.overlap.is_empty() {
-        doc.sections.push(table_section(
-            "overlap",
-            "### Communication/computation overlap (measured)",
-            &["rank", "comm (µs)", "under compute (µs)", "overlap %"],
-            &r.overlap,
-            |x| {
-                vec![
-                    rank(x.rank),
-                    fixed(number(x.comm_us), 0),
-                    fixed(number(x.overlapped_us), 0),
-                    fixed(number(x.overlap_pct), 2),
-                ]
-            },
-        ));
-    }
-    if let Some(st) = &r.stragglers {
-        let mut sec = heading(
-            "stragglers",
-            format!(
-                "### Potential stragglers (HTA's rule, inferred): ranks {:?}",
-                st.ranks
-            ),
-        );
-        let mut l = Line::default();
-        l.text(format!(
-            "Metric: normalised start of the last long `{}` on stream {} (measured per rank): ",
-            st.kernel, st.stream
-        ));
-        for (i, (rk, m)) in st.metric.iter().enumerate() {
-            l.text(if i == 0 { "" } else { ", " })
-                .text(format!("rank {rk} "))
-                .formatted(number(*m), Format::Fixed(3));
-        }
-        sec.push(l.take());
-        doc.sections.push(sec);
-    }
-    if !r.launch_stats.is_empty() {
-        doc.sections.push(table_section(
-            "launch_stats",
-            "### CUDA launch statistics (measured)",
-            &[
-                "rank",
-                "launches",
-                "gpu < cpu",
-                "runtime > 50 µs",
-                "delay > 100 µs",
-                "Σ launch delay (µs)",
-            ],
-            &r.launch_stats,
-            |l| {
-                vec![
-                    rank(l.rank),
-                    fixed(count(l.launches), 0),
-                    fixed(count(l.short_kernels), 0),
-                    fixed(count(l.runtime_outliers), 0),
-                    fixed(count(l.launch_delay_outliers), 0),
-                    fixed(number(l.total_launch_delay_us), 0),
-                ]
-            },
-        ));
-    }
-    if !r.queue_length.is_empty() {
-        doc.sections.push(table_section(
-            "queue_length",
-            "### Queue length per stream (measured)",
-            &[
-                "rank",
-                "stream",
-                "samples",
-                "max",
-                "mean",
-                "time at ≥ 1024 (µs)",
-            ],
-            &r.queue_length,
-            |q| {
-                vec![
-                    rank(q.rank),
-                    Cell::text(q.stream.to_string()),
-                    fixed(count(q.samples), 0),
-                    fixed(count(q.max), 0),
-                    fixed(number(q.mean), 2),
-                    fixed(number(q.time_at_1024_us), 0),
-                ]
-            },
-        ));
-    }
-    for cp in &r.critical_path {
-        let mut sec = Section::new("critical_path", "");
-        sec.push(Block::blank());
+    sec.push(Block::Table(t));
+    sec
+}
+
+/// HTA's temporal breakdown per rank.
+fn temporal_section(temporal: &[hta::Temporal]) -> Section {
+    table_section(
+        "temporal",
+        "### Temporal breakdown (HTA's definition: span of all GPU activities, measured)",
+        &["rank", "span (µs)", "idle %", "compute %", "non-compute %"],
+        temporal,
+        |x| {
+            vec![
+                rank(x.rank),
+                fixed(number(x.kernel_time_us), 0),
+                fixed(number(x.idle_pct), 2),
+                fixed(number(x.compute_pct), 2),
+                fixed(number(x.non_compute_pct), 2),
+            ]
+        },
+    )
+}
+
+/// skip-stats' window per rank beside HTA's, the last rank to finish and the late ranks.
+fn skip_stats_section(skip: &SkipStatsSummary) -> Section {
+    let mut sec = table_section(
+        "skip_stats",
+        "### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)",
+        &[
+            "rank",
+            "window (µs)",
+            "idle %",
+            "compute %",
+            "collective %",
+            "memcpy+memset %",
+            "critical stream",
+            "host wait (µs)",
+            "queued wait (µs)",
+            "unattributed (µs)",
+            "in flight",
+        ],
+        &skip.ranks,
+        |x| {
+            vec![
+                rank(x.rank),
+                fixed(number(x.window_us), 0),
+                fixed(number(x.idle_pct), 2),
+                fixed(number(x.compute_pct), 2),
+                fixed(number(x.collective_pct), 2),
+                fixed(number(x.memcpy_memset_pct), 2),
+                Cell::text(x.critical_stream.map_or("-".into(), |s| s.to_string())),
+                fixed(number(x.host_wait_us), 0),
+                fixed(number(x.queued_wait_us), 0),
+                fixed(number(x.unattributed_us), 0),
+                fixed(count(x.in_flight), 0),
+            ]
+        },
+    );
+    if let Some((rk, behind)) = skip.last_finisher {
         sec.push(
             Line::default()
                 .text(format!(
-                    "### Critical path, rank {}, {} (instance {}): ",
-                    cp.rank.map_or("-".to_string(), |r| r.to_string()),
-                    cp.step,
-                    cp.instance
+                    "Last to finish the step's GPU work: rank {} (",
+                    rk.map_or("-".to_string(), |r| r.to_string())
                 ))
-                .formatted(number(cp.length_us), Format::Fixed(0))
-                .text(" µs over ")
-                .formatted(count(cp.path_edges), Format::Fixed(0))
-                .text(" edges, ")
-                .formatted(count(cp.sync_edges_on_path), Format::Fixed(0))
-                .text(" of them synchronisation (graph: ")
-                .formatted(count(cp.nodes), Format::Fixed(0))
-                .text(" nodes, ")
-                .formatted(count(cp.edges), Format::Fixed(0))
-                .text(" edges, ")
-                .formatted(count(cp.sync_edges), Format::Fixed(0))
-                .text(" synchronisation) (measured)")
+                .formatted(number(behind), Format::Fixed(0))
+                .text(" µs after the first, measured)")
                 .take(),
         );
-        for (b, pct) in &cp.split {
-            sec.push(
-                Line::default()
-                    .text(format!("- {}: ", b.label()))
-                    .figure(report::measured::percent(*pct))
-                    .take(),
-            );
-        }
-        doc.sections.push(sec);
     }
+    for late in &skip.stragglers {
+        sec.push(
+            Line::default()
+                .text(format!(
+                    "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at {} of {} steps, by ",
+                    late.rank.map_or("-".to_string(), |r| r.to_string()),
+                    late.first_step,
+                    late.late_steps,
+                    late.steps_from_first
+                ))
+                .formatted(number(late.late_by_us), Format::Fixed(0))
+                .text(" µs (median)")
+                .take(),
+        );
+    }
+    sec
+}
+
+/// HTA's idle time per stream, by category.
+fn idle_section(idle: &[hta::IdleRow]) -> Section {
+    let ratio = |x: f64| Span::formatted(number(x), Format::Fixed(2));
+    table_section(
+        "idle",
+        "### Idle time per stream (HTA's categories, measured; kernel wait = gap < 30 µs after an earlier launch)",
+        &[
+            "rank",
+            "stream",
+            "host wait (µs)",
+            "kernel wait (µs)",
+            "other (µs)",
+            "host / kernel / other ratio",
+        ],
+        idle,
+        |i| {
+            vec![
+                rank(i.rank),
+                Cell::text(i.stream.to_string()),
+                fixed(number(i.host_wait_us), 0),
+                fixed(number(i.kernel_wait_us), 0),
+                fixed(number(i.other_us), 0),
+                Cell::Spans(vec![
+                    ratio(i.host_wait_ratio),
+                    Span::text(" / "),
+                    ratio(i.kernel_wait_ratio),
+                    Span::text(" / "),
+                    ratio(i.other_ratio),
+                ]),
+            ]
+        },
+    )
+}
+
+/// Communication/computation overlap per rank.
+fn overlap_section(overlap: &[hta::Overlap]) -> Section {
+    table_section(
+        "overlap",
+        "### Communication/computation overlap (measured)",
+        &["rank", "comm (µs)", "under compute (µs)", "overlap %"],
+        overlap,
+        |x| {
+            vec![
+                rank(x.rank),
+                fixed(number(x.comm_us), 0),
+                fixed(number(x.overlapped_us), 0),
+                fixed(number(x.overlap_pct), 2),
+            ]
+        },
+    )
+}
+
+/// HTA's potential stragglers with the metric of each rank.
+fn stragglers_section(st: &hta::Stragglers) -> Section {
+    let mut sec = heading(
+        "stragglers",
+        format!(
+            "### Potential stragglers (HTA's rule, inferred): ranks {:?}",
+            st.ranks
+        ),
+    );
+    let mut l = Line::default();
+    l.text(format!(
+        "Metric: normalised start of the last long `{}` on stream {} (measured per rank): ",
+        st.kernel, st.stream
+    ));
+    for (i, (rk, m)) in st.metric.iter().enumerate() {
+        l.text(if i == 0 { "" } else { ", " })
+            .text(format!("rank {rk} "))
+            .formatted(number(*m), Format::Fixed(3));
+    }
+    sec.push(l.take());
+    sec
+}
+
+/// HTA's CUDA launch statistics per rank.
+fn launch_stats_section(launch_stats: &[hta::HtaLaunchStats]) -> Section {
+    table_section(
+        "launch_stats",
+        "### CUDA launch statistics (measured)",
+        &[
+            "rank",
+            "launches",
+            "gpu < cpu",
+            "runtime > 50 µs",
+            "delay > 100 µs",
+            "Σ launch delay (µs)",
+        ],
+        launch_stats,
+        |l| {
+            vec![
+                rank(l.rank),
+                fixed(count(l.launches), 0),
+                fixed(count(l.short_kernels), 0),
+                fixed(count(l.runtime_outliers), 0),
+                fixed(count(l.launch_delay_outliers), 0),
+                fixed(number(l.total_launch_delay_us), 0),
+            ]
+        },
+    )
+}
+
+/// HTA's queue length per stream.
+fn queue_length_section(queue_length: &[hta::QueueRow]) -> Section {
+    table_section(
+        "queue_length",
+        "### Queue length per stream (measured)",
+        &[
+            "rank",
+            "stream",
+            "samples",
+            "max",
+            "mean",
+            "time at ≥ 1024 (µs)",
+        ],
+        queue_length,
+        |q| {
+            vec![
+                rank(q.rank),
+                Cell::text(q.stream.to_string()),
+                fixed(count(q.samples), 0),
+                fixed(count(q.max), 0),
+                fixed(number(q.mean), 2),
+                fixed(number(q.time_at_1024_us), 0),
+            ]
+        },
+    )
+}
+
+/// One step's critical path: its length, edges and split by bound.
+fn critical_path_section(cp: &CriticalPath) -> Section {
+    let mut sec = Section::new("critical_path", "");
+    sec.push(Block::blank());
+    sec.push(
+        Line::default()
+            .text(format!(
+                "### Critical path, rank {}, {} (instance {}): ",
+                cp.rank.map_or("-".to_string(), |r| r.to_string()),
+                cp.step,
+                cp.instance
+            ))
+            .formatted(number(cp.length_us), Format::Fixed(0))
+            .text(" µs over ")
+            .formatted(count(cp.path_edges), Format::Fixed(0))
+            .text(" edges, ")
+            .formatted(count(cp.sync_edges_on_path), Format::Fixed(0))
+            .text(" of them synchronisation (graph: ")
+            .formatted(count(cp.nodes), Format::Fixed(0))
+            .text(" nodes, ")
+            .formatted(count(cp.edges), Format::Fixed(0))
+            .text(" edges, ")
+            .formatted(count(cp.sync_edges), Format::Fixed(0))
+            .text(" synchronisation) (measured)")
+            .take(),
+    );
+    for (b, pct) in &cp.split {
+        sec.push(
+            Line::default()
+                .text(format!("- {}: ", b.label()))
+                .figure(report::measured::percent(*pct))
+                .take(),
+        );
+    }
+    sec
+}
+
+/// The analyses not run and the files not read, with why.
+fn not_run_section(r: &ProfileModelReport) -> Section {
     let mut sec = Section::new("not_run", "");
     for (a, why) in &r.not_run {
         sec.push(Block::blank());
@@ -381,8 +455,7 @@ pub fn document(r: &ProfileModelReport) -> Document {
         sec.push(Block::blank());
         sec.para(format!("Not read (not in the numbers above): {err}"));
     }
-    doc.sections.push(sec);
-    doc
+    sec
 }
 
 /// A section opened by a blank line and a Markdown heading line.

@@ -3,9 +3,9 @@
 //! answer. The investigation chose them; this module only words and labels them.
 
 use investigation::{Advice, CauseReplay, Investigation, Knob, PracticeKind, TrustNote, What};
-use trace_model::Provenance;
+use trace_model::{Provenance, TrustItem};
 
-use super::{check_text, pct};
+use super::check_text;
 use crate::doc::{Block, Cell, Finding, Section, Span, Table, TrustEntry};
 use crate::label::Figure;
 
@@ -170,22 +170,16 @@ fn knob_text(k: &Knob) -> String {
     }
 }
 
-/// A cause, in words, with its evidence.
+/// A cause, in words, with its evidence; for a cause whose evidence is timed, the words
+/// before the evidence ([`what_spans`] adds it).
 fn what_text(w: &What) -> String {
     match w {
         What::HostNotLaunched { evidence } => format!(
             "the GPU waits for the host to issue work (host did not launch yet, on the critical stream; evidence: {})",
             evidence.join("; ")
         ),
-        What::HostCause {
-            label, evidence, ..
-        } => format!(
-            "the GPU waits for the host: {label} (on the critical stream; evidence: {})",
-            evidence
-                .iter()
-                .map(|(name, time)| format!("{name} {}", time.human()))
-                .collect::<Vec<_>>()
-                .join("; ")
+        What::HostCause { label, .. } => format!(
+            "the GPU waits for the host: {label} (on the critical stream; evidence: "
         ),
         What::StreamOrEvent { evidence } => format!(
             "work was issued but waited on another stream or event (on the critical stream; evidence: {})",
@@ -209,23 +203,33 @@ fn what_text(w: &What) -> String {
             "eager attention on the critical stream ({evidence}; {} of all GPU time)",
             share_text(*share)
         ),
-        What::Compute { class, evidence } => format!(
-            "{class} kernels on the critical stream: the class the compute-bound verdict names (top: {})",
-            evidence
-                .iter()
-                .map(|(name, time)| format!("{name} {}", time.human()))
-                .collect::<Vec<_>>()
-                .join("; ")
+        What::Compute { class, .. } => format!(
+            "{class} kernels on the critical stream: the class the compute-bound verdict names (top: "
         ),
-        What::MoeGemm { evidence } => format!(
-            "mixture-of-experts GEMMs on the critical stream (grouped/fused expert GEMMs; top: {})",
-            evidence
-                .iter()
-                .map(|(name, time)| format!("{name} {}", time.human()))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
+        What::MoeGemm { .. } => {
+            "mixture-of-experts GEMMs on the critical stream (grouped/fused expert GEMMs; top: "
+                .into()
+        }
     }
+}
+
+/// A cause in words, with the GPU or host time of each piece of its evidence as a
+/// measured figure (a host cause's host events, a mixture-of-experts cause's top GEMMs).
+fn what_spans(w: &What) -> Vec<Span> {
+    let timed = match w {
+        What::HostCause { evidence, .. }
+        | What::MoeGemm { evidence }
+        | What::Compute { evidence, .. } => evidence,
+        _ => return vec![Span::text(what_text(w))],
+    };
+    let mut spans = vec![Span::text(what_text(w))];
+    for (i, (name, time)) in timed.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "; " };
+        spans.push(Span::text(format!("{sep}{name} ")));
+        spans.push(Span::Figure(Figure::duration(*time, Provenance::Measured)));
+    }
+    spans.push(Span::text(")"));
+    spans
 }
 
 /// Step 6: causes on the critical stream, ranked by their share of its window.
@@ -283,7 +287,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
     for (i, c) in ranked.causes.iter().enumerate() {
         t.push(vec![
             Cell::text((i + 1).to_string()),
-            Cell::text(what_text(&c.what)),
+            Cell::Spans(what_spans(&c.what)),
             Cell::figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
             Cell::figure(Figure::duration(
                 c.per_step,
@@ -331,12 +335,15 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
     {
         // The class that bounds the step does not go away: the step shortens as its
         // kernels run faster, which no subtraction of the class can estimate.
-        findings.push(Finding::new(vec![
-            Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
+        let mut spans = vec![Span::text("First thing to change: ")];
+        spans.extend(what_spans(&c.what));
+        spans.extend([
+            Span::text(", "),
             Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
+            Span::text(" of the window ("),
+            Span::Figure(Figure::duration(c.time, Provenance::Measured)),
             Span::text(format!(
-                " of the window ({} over {} steady-state step(s)): the step shortens only as these kernels run faster, by what the knob saves of their ",
-                c.time.human(),
+                " over {} steady-state step(s)): the step shortens only as these kernels run faster, by what the knob saves of their ",
                 ranked.steps
             )),
             Span::Figure(Figure::duration(
@@ -344,14 +351,18 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                 Provenance::inferred(per_step_formula.to_owned()),
             )),
             Span::text(" per step; a new capture measures it."),
-        ]));
+        ]);
+        findings.push(Finding::new(spans));
     } else if let Some(c) = ranked.causes.first() {
-        let mut spans = vec![
-            Span::text(format!("First thing to change: {}, ", what_text(&c.what))),
+        let mut spans = vec![Span::text("First thing to change: ")];
+        spans.extend(what_spans(&c.what));
+        spans.extend([
+            Span::text(", "),
             Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
+            Span::text(" of the window ("),
+            Span::Figure(Figure::duration(c.time, Provenance::Measured)),
             Span::text(format!(
-                " of the window ({} over {} steady-state step(s)); without it the mean step of the window would take about ",
-                c.time.human(),
+                " over {} steady-state step(s)); without it the mean step of the window would take about ",
                 ranked.steps
             )),
             Span::Figure(Figure::duration(
@@ -361,7 +372,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             Span::text(" instead of "),
             Span::Figure(Figure::duration(ranked.mean_step, Provenance::Measured)),
             Span::text(" by subtraction"),
-        ];
+        ]);
         replay_sentence(&c.replay, &mut spans);
         findings.push(Finding::new(spans));
     }
@@ -372,92 +383,79 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
     s
 }
 
-/// Step 7: one trust item, in words, with its count and share.
+/// Step 7: one trust item, in words, with its count and share: the items the
+/// investigation holds as they are (their words prefixed by who gave them), and its own
+/// notes as items.
 pub(super) fn trust_entry(inv: &Investigation, item: &TrustNote) -> TrustEntry {
-    let count = |n: u64| Some(Figure::count(n, Provenance::Measured));
-    let share = |x: f64| Some(pct(x));
-    let entry = |code: &str, message: String| TrustEntry {
-        code: code.to_owned(),
+    let worded = |t: &TrustItem, message: String| TrustItem {
         message,
-        count: None,
-        share: None,
+        ..t.clone()
     };
     match item {
         TrustNote::FailedCheck { check } => match inv.reconciliation.get(*check) {
             Some(c) => {
                 let (name, detail) = check_text(&c.kind);
-                entry(
-                    &format!(
+                TrustEntry::note(
+                    format!(
                         "check-{}",
                         name.split_whitespace().next().unwrap_or("check")
                     ),
                     format!("{}: {name}: {detail}", c.who),
                 )
             }
-            None => entry("check", "a reconciliation check failed".to_owned()),
+            None => TrustEntry::note("check", "a reconciliation check failed"),
         },
         TrustNote::AttributionFailed { error } => {
-            entry("attribution-failed", format!("attribute-kernels: {error}"))
+            TrustEntry::note("attribution-failed", format!("attribute-kernels: {error}"))
         }
         TrustNote::Attribution { note } => {
-            entry("attribution", format!("attribute-kernels: {note}"))
+            TrustEntry::note("attribution", format!("attribute-kernels: {note}"))
         }
         TrustNote::RooflineFailed { error } => {
-            entry("roofline-failed", format!("roofline: {error}"))
+            TrustEntry::note("roofline-failed", format!("roofline: {error}"))
         }
-        TrustNote::Roofline { entry: t, percent } => TrustEntry {
-            share: percent.map(|p| Figure::percent(p, t.provenance())),
-            ..TrustEntry::of_item(t, format!("roofline: {}", t.message))
-        },
+        TrustNote::Roofline { entry: t, percent } => {
+            TrustEntry::of_item(worded(t, format!("roofline: {}", t.message)))
+                .with_percent(*percent)
+        }
         TrustNote::Diagnostic {
             who,
             entry: t,
             percent,
-        } => TrustEntry {
-            share: percent.map(|p| Figure::percent(p, t.provenance())),
-            ..TrustEntry::of_item(
-                t,
-                if t.code == "flow-one-end" {
-                    format!(
-                        "{who}: {} (listed because some activities have no launch: the missing ends may be theirs)",
-                        t.message
-                    )
-                } else {
-                    format!("{who}: {}", t.message)
-                },
-            )
-        },
+        } => {
+            let message = if t.code == "flow-one-end" {
+                format!(
+                    "{who}: {} (listed because some activities have no launch: the missing ends may be theirs)",
+                    t.message
+                )
+            } else {
+                format!("{who}: {}", t.message)
+            };
+            TrustEntry::of_item(worded(t, message)).with_percent(*percent)
+        }
         TrustNote::GraphKernels {
             who,
-            count: n,
-            share: s,
-        } => TrustEntry {
-            count: count(*n),
-            share: share(*s),
-            ..entry(
-                "graph-kernels",
-                format!(
-                    "{who}: kernels launched by CUDA/HIP graphs: their launch delay counts from the graph launch, and per-op tables may not see them"
-                ),
-            )
-        },
-        TrustNote::CollectiveWaiting { who, share: s } => TrustEntry {
-            share: s.and_then(share),
-            ..entry(
-                "collective-includes-waiting",
-                format!(
-                    "{who}: collective kernel time includes waiting for peers, not only transfer"
-                ),
-            )
-        },
-        TrustNote::FileNotRead { error } => TrustEntry {
-            count: count(1),
-            ..entry(
-                "file-not-read",
-                format!("not read, so not in this report: {error}"),
-            )
-        },
-        TrustNote::Rank(note) => entry(
+            count,
+            share,
+        } => TrustEntry::of_item(TrustItem::new(
+            "graph-kernels",
+            format!(
+                "{who}: kernels launched by CUDA/HIP graphs: their launch delay counts from the graph launch, and per-op tables may not see them"
+            ),
+            *count,
+        ))
+        .with_percent(Some(100.0 * share)),
+        TrustNote::CollectiveWaiting { who, share } => TrustEntry::note(
+            "collective-includes-waiting",
+            format!("{who}: collective kernel time includes waiting for peers, not only transfer"),
+        )
+        .with_percent(share.map(|s| 100.0 * s)),
+        TrustNote::FileNotRead { error } => TrustEntry::of_item(TrustItem::new(
+            "file-not-read",
+            format!("not read, so not in this report: {error}"),
+            1,
+        )),
+        TrustNote::Rank(note) => TrustEntry::note(
             if note.duplicate {
                 "duplicate-rank"
             } else {

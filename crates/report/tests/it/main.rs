@@ -93,7 +93,7 @@ fn no_report_prints_a_negative_duration() {
         }
         if input.is_file() && !input.to_string_lossy().ends_with(".xplane.pb") {
             let s = analysis::gpu_summary_of_file(input).expect("summary");
-            let text = report::profile_text::render_text(&s, 25);
+            let text = report::bucket_text::render_text(&s, 25);
             let bad = negative_durations(&text);
             assert!(
                 bad.is_empty(),
@@ -143,14 +143,14 @@ fn analyze_profile_default_text() {
  {"ph": "X", "cat": "kernel", "name": "my_custom_attention_kernel", "pid": 0, "tid": 7, "ts": 10, "dur": 40, "args": {"correlation": 1, "stream": 7, "device": 0}},
  {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "pid": 0, "tid": 9, "ts": 60, "dur": 10, "args": {"correlation": 99, "stream": 9, "device": 0}}"#,
     );
-    let text = report::profile_text::render_text(&unknown, 10);
+    let text = report::bucket_text::render_text(&unknown, 10);
     assert!(text.contains("unknown: no backend recognised"), "{text}");
     assert!(text.contains("my_custom_attention_kernel"), "{text}");
     assert!(!text.contains("no attention kernel"), "{text}");
     assert!(text.contains("[no op] ncclKernel_AllReduce"), "{text}");
     assert!(!text.contains("Llama 3 training"), "{text}");
     let empty = summary_of("");
-    let text = report::profile_text::render_text(&empty, 10);
+    let text = report::bucket_text::render_text(&empty, 10);
     assert!(text.contains("GPU time: 0 ns"), "{text}");
     assert!(!text.contains("NaN"), "{text}");
 }

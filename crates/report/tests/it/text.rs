@@ -108,13 +108,13 @@ fn analyze_profile_prints_a_document() {
     let loaded = fixture("testdata/roofline/kineto_shapes.json");
     let s = analysis::gpu_summary(&loaded.capture, "kineto_shapes.json", Some(0));
     check(
-        &report::profile_text::document(&s, 10),
-        &report::profile_text::render_text(&s, 10),
+        &report::bucket_text::document(&s, 10),
+        &report::bucket_text::render_text(&s, 10),
     );
     let ranks = [s.clone(), s];
     check(
-        &report::profile_text::ranks_document(&ranks),
-        &report::profile_text::render_ranks_text(&ranks),
+        &report::bucket_text::ranks_document(&ranks),
+        &report::bucket_text::render_ranks_text(&ranks),
     );
 }
 

@@ -520,7 +520,7 @@ pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
 }
 
 /// Runs default mode over `files` (one, or every rank with `--all-ranks`): one summary
-/// per file. `report::profile_text` renders them.
+/// per file. `report::bucket_text` renders them.
 /// Summarises every file: with several, a file that cannot be read is left out and its
 /// error kept (the second list) unless none can be read; one file's error is the error.
 pub(super) fn run(files: &[PathBuf]) -> Result<(Vec<GpuSummary>, Vec<String>), Error> {

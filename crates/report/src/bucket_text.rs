@@ -1,5 +1,5 @@
 //! How `analyze-profile` shows its summaries. `--compat` output is the original script's
-//! bytes, produced with its own number formatting by `analysis::profile_summary`;
+//! bytes, produced with its own number formatting by `analysis::bucket_summary`;
 //! the default mode's text and JSON are rendered here.
 
 use std::cmp::Reverse;

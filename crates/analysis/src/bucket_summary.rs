@@ -66,7 +66,7 @@ pub struct Config {
 pub const DIR_PATTERN: &str = "*.pt.trace.json*";
 
 /// What one `analyze-profile` run found: the original script's text (`--compat`, its
-/// exact bytes) or the default mode's summaries, which `report::profile_text` renders.
+/// exact bytes) or the default mode's summaries, which `report::bucket_text` renders.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Output {
