@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 mod advice;
+mod joint;
 mod model;
 mod replayed;
 mod sections;
@@ -400,7 +401,7 @@ fn investigate_ranks<T: Send>(
         who: rank_label(report),
         straggler: is_straggler,
     });
-    let investigation = assemble(&Parts {
+    let mut investigation = assemble(&Parts {
         input,
         options,
         analysis: &analysis,
@@ -413,7 +414,14 @@ fn investigate_ranks<T: Send>(
         notes: &notes,
         xplane: None,
     });
-    let what_if = what_if_text(&[(report, &detail)], options.what_if.as_ref());
+    let joint = joint::Ranks {
+        paths: &paths,
+        reports: &analysis.reports,
+        chosen,
+        detail: &detail,
+    };
+    let what_if = joint::replay_ranks(&joint, &mut investigation, options.what_if.as_ref())
+        .unwrap_or_else(|| what_if_text(&[(report, &detail)], options.what_if.as_ref()));
     let run = Run {
         investigation,
         rows: Rows::Parts { parts, row_parts },

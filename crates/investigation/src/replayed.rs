@@ -33,7 +33,7 @@ pub(crate) fn what_if_text(
 }
 
 /// The steady-state steps of `r` as replay windows, in step order.
-fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
+pub(crate) fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
     r.steps
         .steps
         .iter()
@@ -104,7 +104,7 @@ pub(crate) fn replay_causes(
         .collect()
 }
 
-fn replayed(p: &replay::Prediction) -> Replayed {
+pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
     // The steps' wall (first start to last end) over their count: the window's mean step,
     // as the subtraction's estimate takes it. A mean of step spans can grow when a cause
     // goes (a step's first kernel moves earlier while its end stays), although no
@@ -128,19 +128,24 @@ fn replayed(p: &replay::Prediction) -> Replayed {
         typical_replay_error: p.typical_replay_error,
         critical_lane_before: p.critical_before.first().map(|l| l.lane.clone()),
         critical_lane_after: p.critical_after.first().map(|l| l.lane.clone()),
+        ranks: p.ranks.as_ref().map(|n| crate::model::RanksReplayed {
+            ranks: n.ranks.clone(),
+            matched: n.matched.clone(),
+            not_matched: n.reasons.clone(),
+        }),
     }
 }
 
 /// Each thread's time labelled by analysis's host sub-causes, for the replay's host
 /// scenarios (`host:allocator=0`): the same labels that split the idle time.
 #[derive(Debug)]
-struct Labels {
+pub(crate) struct Labels {
     /// Per thread (by index): the labelled stretches, sorted and disjoint.
     threads: Vec<Vec<(Nanos, Nanos, Option<analysis::HostCause>)>>,
 }
 
 impl Labels {
-    fn of(capture: &Capture) -> Labels {
+    pub(crate) fn of(capture: &Capture) -> Labels {
         Labels {
             threads: analysis::host_cause_stretches_all(capture),
         }
