@@ -82,6 +82,7 @@
 #![warn(missing_docs)]
 
 mod graph;
+mod paths;
 mod ranks;
 mod replay;
 mod scenario;
@@ -310,7 +311,14 @@ impl Prediction {
         let matched: Vec<String> = self
             .matched
             .iter()
-            .map(|(k, n)| format!("{k}: {n} events changed"))
+            .map(|(k, n)| {
+                let what = WhatIf::parse(k)
+                    .ok()
+                    .and_then(|w| w.changes.first().and_then(Change::removes))
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default();
+                format!("{k}: {n} events changed{what}")
+            })
             .collect();
         let _ = writeln!(out, "  {}", matched.join("; "));
         if let Some(note) = &self.ranks {
@@ -513,7 +521,8 @@ fn place_steps(
 /// (the gaps that idle the GPU); its sub-causes → the time the caller's [`HostLabels`]
 /// give them removed (`host:nothing-recorded=0`, `host:allocator=0`,
 /// `host:data-loading=0`, `host:cpu-work=0`, `host:compilation=0`,
-/// `host:profiler-overhead=0`: exactly the time the idle-time split attributes to them),
+/// `host:profiler-overhead=0`: the labels' time on the host leaves the GPU waited for, the
+/// launching paths, not their time elsewhere),
 /// and `…:launch-overhead` → `launch=5us`; `exposed-collective` → `collective=0` (only the exposed part can
 /// shorten the step), `exposed-memcpy` → `memcpy=0`, `layout` → `layout=0`,
 /// `elementwise` → `elementwise=0,norm=0`; and the knobs: `launch=5us` (CUDA graphs),
