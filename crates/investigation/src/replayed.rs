@@ -32,6 +32,13 @@ pub(crate) fn what_if_text(
         .text()
 }
 
+/// Whether the causes' replays are turned off (`TRACEWISE_REPLAY=0`): the baseline of
+/// the benchmark row that measures what the replays add to investigate (`cargo xtask
+/// bench --pipeline`); every cause's replay is then "not computed".
+pub(crate) fn replay_off() -> bool {
+    std::env::var_os("TRACEWISE_REPLAY").is_some_and(|v| v == "0")
+}
+
 /// The steady-state steps of `r` as replay windows, in step order.
 pub(crate) fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
     r.steps
@@ -56,6 +63,9 @@ pub(crate) fn replay_causes(
     capture: &Capture,
     keys: &[String],
 ) -> Vec<CauseReplay> {
+    if replay_off() {
+        return keys.iter().map(|_| CauseReplay::NotComputed).collect();
+    }
     let scenarios: Vec<Option<replay::WhatIf>> =
         keys.iter().map(|k| replay::cause_scenario(k)).collect();
     let no_scenario = || CauseReplay::NoScenario {
