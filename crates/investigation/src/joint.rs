@@ -51,6 +51,9 @@ pub(crate) fn replay_ranks(
     if !(2..=MAX_JOINT_RANKS).contains(&count) || ranks.reports.len() != count {
         return None;
     }
+    if steady_windows(&ranks.reports[ranks.chosen]).is_empty() {
+        return None;
+    }
     let mut others: Vec<Option<Loaded>> = Vec::with_capacity(count);
     for (i, (path, _)) in ranks.paths.iter().enumerate() {
         others.push(if i == ranks.chosen {
@@ -80,9 +83,6 @@ pub(crate) fn replay_ranks(
             }
         })
         .collect();
-    if steady_windows(&ranks.reports[ranks.chosen]).is_empty() {
-        return None;
-    }
     let labels: Vec<Labels> = captures.iter().map(|c| Labels::of(c)).collect();
     let inputs: Vec<replay::RankCapture<'_>> = (0..count)
         .map(|r| replay::RankCapture {

@@ -22,7 +22,10 @@
 //! the tables need, its `rows.csv` rows go to a scratch file, and its capture is dropped.
 //! Only one rank's capture is kept: the one that gets steps 3 to 6 (the straggler the
 //! cross-rank pass names, else the slowest by median step; reloaded when it is not the one
-//! kept). Memory is bounded by the ranks being read, not by the directory.
+//! kept). Memory is bounded by the ranks being read, not by the directory, except for
+//! the replay: the drawn rank's replayed estimates come from a joint replay of every rank
+//! (their collectives matched, `replay::RanksPredictor`), for which the ranks are loaded
+//! again and held together (at most 64 ranks; more keep the drawn rank's replay alone).
 
 #![warn(missing_docs)]
 
