@@ -18,6 +18,18 @@ use load::Loaded;
 use crate::model::{Advice, CauseReplay, Investigation};
 use crate::replayed::{Labels, replayed, steady_windows};
 
+/// The ranks of a directory replayed together (`replay::RanksPredictor`): the drawn
+/// rank's steps measured, the scenario on every rank.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RanksReplayed {
+    /// The ranks replayed together, by name (`0`, `1`, … or their file names).
+    pub ranks: Vec<String>,
+    /// Collectives matched across the ranks: `(kind, collectives per rank)`.
+    pub matched: Vec<(String, usize)>,
+    /// Why collectives were not matched (each replayed on its own rank).
+    pub not_matched: Vec<String>,
+}
+
 /// The most ranks replayed together (each held in memory at once).
 pub(crate) const MAX_JOINT_RANKS: usize = 64;
 

@@ -737,22 +737,9 @@ pub struct Replayed {
     pub critical_lane_before: Option<String>,
     /// And after it.
     pub critical_lane_after: Option<String>,
-    /// Where a rank directory's ranks were replayed together (the drawn rank's steps
-    /// measured, the scenario on every rank): what was and was not matched. Absent for a
-    /// capture replayed alone.
+    /// A rank directory's ranks replayed together: which, and what was matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ranks: Option<RanksReplayed>,
-}
-
-/// The ranks of a directory replayed together (`replay::RanksPredictor`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RanksReplayed {
-    /// The ranks replayed together, by name (`0`, `1`, … or their file names).
-    pub ranks: Vec<String>,
-    /// Collectives matched across the ranks: `(kind, collectives per rank)`.
-    pub matched: Vec<(String, usize)>,
-    /// Why collectives were not matched (each replayed on its own rank).
-    pub not_matched: Vec<String>,
+    pub ranks: Option<crate::joint::RanksReplayed>,
 }
 
 /// What a cause is, with the evidence that decided it.

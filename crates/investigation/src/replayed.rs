@@ -170,7 +170,7 @@ pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
         typical_replay_error: p.typical_replay_error,
         critical_lane_before: p.critical_before.first().map(|l| l.lane.clone()),
         critical_lane_after: p.critical_after.first().map(|l| l.lane.clone()),
-        ranks: p.ranks.as_ref().map(|n| crate::model::RanksReplayed {
+        ranks: p.ranks.as_ref().map(|n| crate::joint::RanksReplayed {
             ranks: n.ranks.clone(),
             matched: n.matched.clone(),
             not_matched: n.reasons.clone(),
