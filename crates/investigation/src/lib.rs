@@ -22,11 +22,15 @@
 //! the tables need, its `rows.csv` rows go to a scratch file, and its capture is dropped.
 //! Only one rank's capture is kept: the one that gets steps 3 to 6 (the straggler the
 //! cross-rank pass names, else the slowest by median step; reloaded when it is not the one
-//! kept). Memory is bounded by the ranks being read, not by the directory.
+//! kept). Memory is bounded by the ranks being read, not by the directory, except for
+//! the replay: the drawn rank's replayed estimates come from a joint replay of every rank
+//! (their collectives matched, `replay::RanksPredictor`), for which the ranks are loaded
+//! again and held together (at most 64 ranks; more keep the drawn rank's replay alone).
 
 #![warn(missing_docs)]
 
 mod advice;
+mod joint;
 mod knob;
 mod model;
 mod replayed;
@@ -39,6 +43,7 @@ use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
 use trace_model::Nanos;
 
 pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
+pub use joint::RanksReplayed;
 pub use model::*;
 pub use sections::LARGE_LAYOUT_SHARE;
 
@@ -401,7 +406,7 @@ fn investigate_ranks<T: Send>(
         who: rank_label(report),
         straggler: is_straggler,
     });
-    let investigation = assemble(&Parts {
+    let mut investigation = assemble(&Parts {
         input,
         options,
         analysis: &analysis,
@@ -414,7 +419,14 @@ fn investigate_ranks<T: Send>(
         notes: &notes,
         xplane: None,
     });
-    let what_if = what_if_text(&[(report, &detail)], options.what_if.as_ref());
+    let joint = joint::Ranks {
+        paths: &paths,
+        reports: &analysis.reports,
+        chosen,
+        detail: &detail,
+    };
+    let what_if = joint::replay_ranks(&joint, &mut investigation, options.what_if.as_ref())
+        .unwrap_or_else(|| what_if_text(&[(report, &detail)], options.what_if.as_ref()));
     let run = Run {
         investigation,
         rows: Rows::Parts { parts, row_parts },

@@ -746,6 +746,9 @@ pub struct Replayed {
     pub critical_lane_before: Option<String>,
     /// And after it.
     pub critical_lane_after: Option<String>,
+    /// A rank directory's ranks replayed together: which, and what was matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<crate::joint::RanksReplayed>,
 }
 
 /// What a cause is, with the evidence that decided it.

@@ -32,8 +32,15 @@ pub(crate) fn what_if_text(
         .text()
 }
 
+/// Whether the causes' replays are turned off (`TRACEWISE_REPLAY=0`): the baseline of
+/// the benchmark row that measures what the replays add to investigate (`cargo xtask
+/// bench --pipeline`); every cause's replay is then "not computed".
+pub(crate) fn replay_off() -> bool {
+    std::env::var_os("TRACEWISE_REPLAY").is_some_and(|v| v == "0")
+}
+
 /// The steady-state steps of `r` as replay windows, in step order.
-fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
+pub(crate) fn steady_windows(r: &CaptureAnalysis) -> Vec<replay::StepWindow> {
     r.steps
         .steps
         .iter()
@@ -56,6 +63,9 @@ pub(crate) fn replay_causes(
     capture: &Capture,
     keys: &[String],
 ) -> Vec<CauseReplay> {
+    if replay_off() {
+        return keys.iter().map(|_| CauseReplay::NotComputed).collect();
+    }
     let scenarios: Vec<Option<replay::WhatIf>> =
         keys.iter().map(|k| replay::cause_scenario(k)).collect();
     let no_scenario = || CauseReplay::NoScenario {
@@ -79,6 +89,34 @@ pub(crate) fn replay_causes(
     if scenarios.iter().all(Option::is_none) {
         return keys.iter().map(|k| no_scenario(k)).collect();
     }
+    // The host labels (only for host sub-cause scenarios) are computed on a second
+    // thread while the graph is built and the unchanged capture replayed: the replays'
+    // wall time, which the bench row `investigate ÷ investigate without the replays`
+    // holds to 1.25×.
+    let needs_labels = scenarios.iter().flatten().any(|w| {
+        w.changes
+            .iter()
+            .any(|c| matches!(c, replay::Change::HostCause(_)))
+    });
+    std::thread::scope(|scope| {
+        let labels = needs_labels.then(|| scope.spawn(|| Labels::of(capture)));
+        replay_with(r, capture, &scenarios, labels)
+    })
+}
+
+/// [`replay_causes`] once the scenarios are known, with the host labels being computed
+/// on `labels` (joined once the unchanged replay is done).
+fn replay_with(
+    r: &CaptureAnalysis,
+    capture: &Capture,
+    scenarios: &[Option<replay::WhatIf>],
+    labels: Option<std::thread::ScopedJoinHandle<'_, Labels>>,
+) -> Vec<CauseReplay> {
+    let no_scenario = || CauseReplay::NoScenario {
+        reason: "no change of durations expresses this cause alone (a stream or event \
+                 wait, a synchronising call, eager attention)"
+            .to_owned(),
+    };
     let windows = steady_windows(r);
     let graph = match replay::Graph::build(capture) {
         Ok(g) => g,
@@ -107,8 +145,12 @@ pub(crate) fn replay_causes(
             })
             .collect();
     }
-    let labels = Labels::of(capture);
-    let predictor = replay::Predictor::new(&graph, capture, &windows).with_labels(&labels);
+    let predictor = replay::Predictor::new(&graph, capture, &windows);
+    let labels = labels.map(|h| h.join().unwrap_or_else(|_| Labels::of(capture)));
+    let predictor = match &labels {
+        Some(labels) => predictor.with_labels(labels),
+        None => predictor,
+    };
     scenarios
         .iter()
         .zip(keys)
@@ -119,7 +161,7 @@ pub(crate) fn replay_causes(
         .collect()
 }
 
-fn replayed(p: &replay::Prediction) -> Replayed {
+pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
     // The steps' wall (first start to last end) over their count: the window's mean step,
     // as the subtraction's estimate takes it. A mean of step spans can grow when a cause
     // goes (a step's first kernel moves earlier while its end stays), although no
@@ -143,19 +185,24 @@ fn replayed(p: &replay::Prediction) -> Replayed {
         typical_replay_error: p.typical_replay_error,
         critical_lane_before: p.critical_before.first().map(|l| l.lane.clone()),
         critical_lane_after: p.critical_after.first().map(|l| l.lane.clone()),
+        ranks: p.ranks.as_ref().map(|n| crate::joint::RanksReplayed {
+            ranks: n.ranks.clone(),
+            matched: n.matched.clone(),
+            not_matched: n.reasons.clone(),
+        }),
     }
 }
 
 /// Each thread's time labelled by analysis's host sub-causes, for the replay's host
 /// scenarios (`host:allocator=0`): the same labels that split the idle time.
 #[derive(Debug)]
-struct Labels {
+pub(crate) struct Labels {
     /// Per thread (by index): the labelled stretches, sorted and disjoint.
     threads: Vec<Vec<(Nanos, Nanos, Option<analysis::HostCause>)>>,
 }
 
 impl Labels {
-    fn of(capture: &Capture) -> Labels {
+    pub(crate) fn of(capture: &Capture) -> Labels {
         Labels {
             threads: analysis::host_cause_stretches_all(capture),
         }

@@ -114,6 +114,12 @@ pub enum EdgeKind {
     /// autograd engine's thread starting a backward pass, or a thread joining another).
     /// It keeps the thread waiting when its own gap shrinks.
     CrossThread,
+    /// A host leaf longer than [`EXPLAIN_LIMIT`] that ended within [`wake_limit`] of its
+    /// duration after a leaf of another thread of its process ended returns after that
+    /// one (inferred: a join, such as `run_backward` on the main thread returning when
+    /// the autograd thread's backward pass is done). It keeps the leaf's end when its own
+    /// time shrinks.
+    Join,
 }
 
 /// One incoming edge of a node (the destination is implied by where it is stored).
@@ -161,6 +167,8 @@ pub struct GraphStats {
     pub sync_edges: usize,
     /// Inferred wake-ups of one host thread by another.
     pub cross_thread_edges: usize,
+    /// Join edges inferred ([`EdgeKind::Join`]).
+    pub join_edges: usize,
     /// Activities that started more than [`EXPLAIN_LIMIT`] after every event they depend
     /// on in the graph, with no producer on another stream in reach: a dependency the
     /// capture does not record (an event wait, another rank, a graph's internal order).
@@ -212,6 +220,8 @@ pub struct Graph {
     /// thread's next launch runs nothing (a gap with some is one that idles the GPU; only
     /// those are what [`crate::Change::HostGapsRemoved`] removes).
     pub(crate) gap_outside_idle: Vec<Nanos>,
+    /// The launching paths, for the host sub-cause scenarios ([`crate::Change::HostCause`]).
+    pub(crate) paths: crate::paths::LaunchingPaths,
     /// For each activity: when it was issued (its launch call's start, else its own).
     pub(crate) issued: Vec<Nanos>,
     /// The leaves of the thread that launches most GPU work, in order: step boundaries
@@ -254,7 +264,10 @@ impl Graph {
         b.activities(capture);
         b.idle_gaps(capture);
         b.sync_edges(capture);
-        Ok(b.finish(capture))
+        let mut graph = b.finish(capture);
+        let paths = crate::paths::LaunchingPaths::mark_launching_paths(&graph);
+        graph.paths.set_paths(paths);
+        Ok(graph)
     }
 
     /// The measured durations: replaying them reproduces the capture as far as the graph
@@ -502,6 +515,33 @@ impl Builder {
                 self.stats.cross_thread_edges += 1;
             }
         }
+        // Joins: a long leaf that returned just after another thread's leaf ended.
+        for n in 0..self.host_nodes {
+            let node = self.nodes[n];
+            let own = node.end - node.start;
+            if own <= EXPLAIN_LIMIT {
+                continue;
+            }
+            let limit = wake_limit(own);
+            let key = pid(&node);
+            let upto = by_end.partition_point(|&(p, end, _)| (p, end) <= (key, node.end));
+            let joined = by_end[..upto]
+                .iter()
+                .rev()
+                .take_while(|&&(p, end, _)| p == key && node.end - end <= limit)
+                .find(|&&(_, end, w)| self.nodes[w as usize].lane != node.lane && end > node.start);
+            if let Some(&(_, end, w)) = joined {
+                self.edges.push((
+                    n as u32,
+                    Edge {
+                        src: w,
+                        kind: EdgeKind::Join,
+                        delay: node.end - end,
+                    },
+                ));
+                self.stats.join_edges += 1;
+            }
+        }
     }
 
     /// One node per activity, with its launch and stream-order candidates; where neither
@@ -747,6 +787,7 @@ impl Builder {
                 gap_outside_ops: self.gap_outside_ops,
             },
             gap_outside_idle: self.gap_outside_idle,
+            paths: crate::paths::LaunchingPaths::default(),
             issued: self.issued,
             anchor,
             stats: self.stats,
@@ -831,7 +872,7 @@ fn anchor_leaves(capture: &Capture, host: &[Node]) -> Vec<u32> {
 }
 
 /// The union of intervals given in start order, as disjoint intervals in order.
-fn merged(intervals: impl Iterator<Item = (Nanos, Nanos)>) -> Vec<(Nanos, Nanos)> {
+pub(crate) fn merged(intervals: impl Iterator<Item = (Nanos, Nanos)>) -> Vec<(Nanos, Nanos)> {
     let mut out: Vec<(Nanos, Nanos)> = Vec::new();
     for (start, end) in intervals {
         match out.last_mut() {

@@ -82,6 +82,7 @@
 #![warn(missing_docs)]
 
 mod graph;
+mod paths;
 mod ranks;
 mod replay;
 mod scenario;
@@ -94,8 +95,8 @@ pub use graph::{
     WAKE_SHARE, is_synchronising_call, wake_limit,
 };
 pub use ranks::{
-    CollectiveMatch, RANK_ASSUMPTIONS, RankCapture, RankSteps, RanksPrediction, match_collectives,
-    predict_ranks,
+    CollectiveMatch, RANK_ASSUMPTIONS, RankCapture, RankSteps, RanksNote, RanksPrediction,
+    RanksPredictor, match_collectives, predict_ranks,
 };
 pub use replay::{StepWindow, Timeline};
 pub use scenario::{CLASS_WORDS, Change, HostLabels, Speed, WhatIf};
@@ -245,6 +246,10 @@ pub struct Prediction {
     pub typical_replay_error: Option<f64>,
     /// What the graph could not explain.
     pub stats: GraphStats,
+    /// Where the ranks were replayed together ([`RanksPredictor::predict`]): which, and
+    /// what was and was not matched; `None` for a capture replayed alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RanksNote>,
 }
 
 impl Prediction {
@@ -306,9 +311,37 @@ impl Prediction {
         let matched: Vec<String> = self
             .matched
             .iter()
-            .map(|(k, n)| format!("{k}: {n} events changed"))
+            .map(|(k, n)| {
+                let what = WhatIf::parse(k)
+                    .ok()
+                    .and_then(|w| w.changes.first().and_then(Change::removes))
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default();
+                format!("{k}: {n} events changed{what}")
+            })
             .collect();
         let _ = writeln!(out, "  {}", matched.join("; "));
+        if let Some(note) = &self.ranks {
+            let _ = writeln!(
+                out,
+                "  rank {} replayed together with ranks {} (the scenario on every rank); \
+                 collectives matched: {}",
+                note.rank,
+                note.ranks.join(", "),
+                if note.matched.is_empty() {
+                    "none".to_owned()
+                } else {
+                    note.matched
+                        .iter()
+                        .map(|(k, n)| format!("{n} {k} per rank"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            );
+            for reason in &note.reasons {
+                let _ = writeln!(out, "  not matched: {reason}");
+            }
+        }
         let _ = writeln!(
             out,
             "  the graph: {} activities, {} waits it does not explain ({} not reproduced)",
@@ -394,31 +427,9 @@ impl<'a> Predictor<'a> {
         } = self;
         let (durations, counts) = what_if.durations_labelled(graph, capture, *labels);
         let changed = graph.replay(&durations);
-        let inferred = || Provenance::inferred(ASSUMPTIONS);
-        let mut steps = Vec::with_capacity(windows.len());
-        let mut errors = Vec::with_capacity(windows.len());
-        let mut walls: [Option<(Nanos, Nanos)>; 3] = [None; 3];
         let all = [measured, baseline, &changed].map(|t| graph.step_spans(t, windows, members));
-        for (i, w) in windows.iter().enumerate() {
-            let spans = [&all[0][i], &all[1][i], &all[2][i]];
-            for (wall, span) in walls.iter_mut().zip(spans) {
-                let (lo, hi) = wall.unwrap_or((span.start, span.end));
-                *wall = Some((lo.min(span.start), hi.max(span.end)));
-            }
-            let [a, b, c] = spans.map(|s| s.duration());
-            errors.push(relative(b, a).abs());
-            steps.push(StepPrediction {
-                number: w.number,
-                measured: Labelled::measured(a),
-                baseline: Labelled::new(b, inferred()),
-                predicted: Labelled::new(c, inferred()),
-            });
-        }
-        let median_step = {
-            let mut by: Vec<usize> = (0..steps.len()).collect();
-            by.sort_by_key(|&i| (steps[i].measured.value, i));
-            by.get(by.len().saturating_sub(1) / 2).copied()
-        };
+        let placed = place_steps(windows, &all, || Provenance::inferred(ASSUMPTIONS));
+        let median_step = placed.median_step;
         let lanes = |timeline: &Timeline, spans: &[replay::StepSpan]| -> Vec<LaneTime> {
             let Some(i) = median_step else {
                 return Vec::new();
@@ -432,28 +443,76 @@ impl<'a> Predictor<'a> {
                 })
                 .collect()
         };
-        let wall = walls.map(|w| w.map_or(Nanos::ZERO, |(lo, hi)| hi - lo));
         Prediction {
             key: what_if.key(),
-            wall: [
-                Labelled::measured(wall[0]),
-                Labelled::new(wall[1], inferred()),
-                Labelled::new(wall[2], inferred()),
-            ],
+            wall: placed.wall,
             matched: what_if
                 .changes
                 .iter()
                 .map(Change::to_string)
                 .zip(counts)
                 .collect(),
-            steps,
+            steps: placed.steps,
             median_step,
             critical_before: lanes(baseline, &all[1]),
             critical_after: lanes(&changed, &all[2]),
-            replay_error: median(errors),
+            replay_error: placed.replay_error,
             typical_replay_error: *typical_error,
             stats: graph.stats().clone(),
+            ranks: None,
         }
+    }
+}
+
+/// The steps of one capture measured on three timelines (as measured, replayed unchanged,
+/// replayed with a scenario).
+struct Placed {
+    steps: Vec<StepPrediction>,
+    median_step: Option<usize>,
+    wall: [Labelled<Nanos>; 3],
+    replay_error: Option<f64>,
+}
+
+/// Each window's step on the measured, unchanged and changed timelines' spans `all`, the
+/// median step, the walls and the unchanged replay's median absolute error.
+fn place_steps(
+    windows: &[StepWindow],
+    all: &[Vec<replay::StepSpan>; 3],
+    inferred: impl Fn() -> Provenance,
+) -> Placed {
+    let mut steps = Vec::with_capacity(windows.len());
+    let mut errors = Vec::with_capacity(windows.len());
+    let mut walls: [Option<(Nanos, Nanos)>; 3] = [None; 3];
+    for (i, w) in windows.iter().enumerate() {
+        let spans = [&all[0][i], &all[1][i], &all[2][i]];
+        for (wall, span) in walls.iter_mut().zip(spans) {
+            let (lo, hi) = wall.unwrap_or((span.start, span.end));
+            *wall = Some((lo.min(span.start), hi.max(span.end)));
+        }
+        let [a, b, c] = spans.map(|s| s.duration());
+        errors.push(relative(b, a).abs());
+        steps.push(StepPrediction {
+            number: w.number,
+            measured: Labelled::measured(a),
+            baseline: Labelled::new(b, inferred()),
+            predicted: Labelled::new(c, inferred()),
+        });
+    }
+    let median_step = {
+        let mut by: Vec<usize> = (0..steps.len()).collect();
+        by.sort_by_key(|&i| (steps[i].measured.value, i));
+        by.get(by.len().saturating_sub(1) / 2).copied()
+    };
+    let wall = walls.map(|w| w.map_or(Nanos::ZERO, |(lo, hi)| hi - lo));
+    Placed {
+        steps,
+        median_step,
+        wall: [
+            Labelled::measured(wall[0]),
+            Labelled::new(wall[1], inferred()),
+            Labelled::new(wall[2], inferred()),
+        ],
+        replay_error: median(errors),
     }
 }
 
@@ -462,7 +521,8 @@ impl<'a> Predictor<'a> {
 /// (the gaps that idle the GPU); its sub-causes → the time the caller's [`HostLabels`]
 /// give them removed (`host:nothing-recorded=0`, `host:allocator=0`,
 /// `host:data-loading=0`, `host:cpu-work=0`, `host:compilation=0`,
-/// `host:profiler-overhead=0`: exactly the time the idle-time split attributes to them),
+/// `host:profiler-overhead=0`: the labels' time on the host leaves the GPU waited for, the
+/// launching paths, not their time elsewhere),
 /// and `…:launch-overhead` → `launch=5us`; `exposed-collective` → `collective=0` (only the exposed part can
 /// shorten the step), `exposed-memcpy` → `memcpy=0`, `layout` → `layout=0`,
 /// `elementwise` → `elementwise=0,norm=0`; and the knobs: `launch=5us` (CUDA graphs),

@@ -23,9 +23,11 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 use trace_model::{Capture, CollectiveKind, KernelClass, Labelled, Nanos, Provenance};
 
-use crate::graph::{Durations, Graph};
-use crate::replay::{NONE, Timeline, scale};
-use crate::{ASSUMPTIONS, StepPrediction, StepWindow, WhatIf, relative};
+use crate::graph::{Durations, EdgeKind, Graph, Lane};
+use crate::replay::{NONE, StepSpan, Timeline, scale};
+use crate::{
+    ASSUMPTIONS, HostLabels, LaneTime, Prediction, StepPrediction, StepWindow, WhatIf, relative,
+};
 
 /// The assumptions of a replay of several ranks, beside [`ASSUMPTIONS`].
 pub const RANK_ASSUMPTIONS: &str = "collectives matched across ranks by kind and order (the \
@@ -208,11 +210,7 @@ pub fn match_collectives(ranks: &[(&Capture, &Graph)]) -> CollectiveMatch {
 /// removed kernel waits for no peer). With the number of nodes replayed out of the joint
 /// order (cycles in the graphs, or a collective whose peers never started: each
 /// replayed in its rank's order with the peers that had started).
-fn replay_joint(
-    graphs: &[&Graph],
-    durations: &[&Durations],
-    matching: &CollectiveMatch,
-) -> (Vec<Timeline>, usize) {
+fn replay_joint(graphs: &[&Graph], durations: &[&Durations], matching: &CollectiveMatch) -> Joint {
     let mut timelines: Vec<Timeline> = graphs.iter().map(|g| g.blank_timeline()).collect();
     let mut group_of: Vec<Vec<u32>> = graphs.iter().map(|g| vec![NONE; g.len()]).collect();
     let mut transfer: Vec<Vec<Nanos>> = graphs.iter().map(|_| Vec::new()).collect();
@@ -248,6 +246,8 @@ fn replay_joint(
     let mut started: Vec<Vec<bool>> = done.clone();
     let mut group_started = vec![0usize; matching.groups.len()];
     let mut group_latest: Vec<Option<Nanos>> = vec![None; matching.groups.len()];
+    // The member whose start was the latest (the one the others waited for).
+    let mut waited_for: Vec<Option<(u32, u32)>> = vec![None; matching.groups.len()];
     let mut queue: VecDeque<(usize, u32)> = VecDeque::new();
     for (r, g) in graphs.iter().enumerate() {
         for &n in &g.order {
@@ -284,6 +284,9 @@ fn replay_joint(
         } else {
             let gi = gi as usize;
             group_started[gi] += 1;
+            if group_latest[gi].is_none_or(|l| s > l) {
+                waited_for[gi] = Some((r as u32, n));
+            }
             group_latest[gi] = Some(group_latest[gi].map_or(s, |l| l.max(s)));
             let members = &matching.groups[gi].members;
             if group_started[gi] == members.len() {
@@ -325,6 +328,9 @@ fn replay_joint(
                 let gi = group_of[r][nu];
                 if gi != NONE {
                     let gi = gi as usize;
+                    if group_latest[gi].is_none_or(|l| s > l) {
+                        waited_for[gi] = Some((r as u32, n));
+                    }
                     group_latest[gi] = Some(group_latest[gi].map_or(s, |l| l.max(s)));
                 }
             }
@@ -339,7 +345,26 @@ fn replay_joint(
             done[r][nu] = true;
         }
     }
-    (timelines, out_of_order)
+    Joint {
+        timelines,
+        group_of,
+        waited_for,
+        out_of_order,
+    }
+}
+
+/// A joint replay's result.
+#[derive(Debug)]
+struct Joint {
+    /// One per rank.
+    timelines: Vec<Timeline>,
+    /// Per rank, per node: its group of matched peers (`NONE`: not matched).
+    group_of: Vec<Vec<u32>>,
+    /// Per group: the member that started last, `(rank, node)`: the one its peers waited
+    /// for.
+    waited_for: Vec<Option<(u32, u32)>>,
+    /// Nodes replayed out of the joint order.
+    out_of_order: usize,
 }
 
 /// One rank's steps under a joint replay.
@@ -375,66 +400,315 @@ pub struct RanksPrediction {
 /// with `what_ifs[r]` on rank `r` (a rank without one, `what_ifs` being shorter, is
 /// unchanged), and measures each rank's steps as [`crate::predict`] does.
 pub fn predict_ranks(ranks: &[RankCapture<'_>], what_ifs: &[WhatIf]) -> RanksPrediction {
-    let pairs: Vec<(&Capture, &Graph)> = ranks.iter().map(|r| (r.capture, r.graph)).collect();
-    let matching = match_collectives(&pairs);
-    let graphs: Vec<&Graph> = ranks.iter().map(|r| r.graph).collect();
-    let unchanged = WhatIf {
-        changes: Vec::new(),
-    };
-    let changed: Vec<(Durations, Vec<usize>, String, &WhatIf)> = ranks
-        .iter()
-        .enumerate()
-        .map(|(r, rank)| {
-            let w = what_ifs.get(r).unwrap_or(&unchanged);
-            let (d, counts) = w.durations(rank.graph, rank.capture);
-            (d, counts, w.key(), w)
-        })
-        .collect();
-    let measured: Vec<&Durations> = graphs.iter().map(|g| g.measured()).collect();
-    let scenario: Vec<&Durations> = changed.iter().map(|c| &c.0).collect();
-    let (baseline, out_a) = replay_joint(&graphs, &measured, &matching);
-    let (predicted, out_b) = replay_joint(&graphs, &scenario, &matching);
-    let inferred = || Provenance::inferred(format!("{ASSUMPTIONS}; {RANK_ASSUMPTIONS}"));
-    let per_rank = ranks
-        .iter()
-        .enumerate()
-        .map(|(r, rank)| {
-            let g = rank.graph;
-            let members = g.step_members(rank.windows);
-            let as_measured = g.blank_timeline();
-            let [a, b, c] = [&as_measured, &baseline[r], &predicted[r]]
-                .map(|t| g.step_spans(t, rank.windows, &members));
-            let steps = rank
-                .windows
-                .iter()
-                .enumerate()
-                .map(|(i, w)| StepPrediction {
-                    number: w.number,
-                    measured: Labelled::measured(a[i].duration()),
-                    baseline: Labelled::new(b[i].duration(), inferred()),
-                    predicted: Labelled::new(c[i].duration(), inferred()),
-                })
-                .collect();
-            let (_, counts, key, w) = &changed[r];
-            RankSteps {
-                rank: r,
-                key: key.clone(),
-                changed: w
-                    .changes
-                    .iter()
-                    .map(ToString::to_string)
-                    .zip(counts.iter().copied())
-                    .collect(),
-                steps,
-            }
-        })
-        .collect();
-    RanksPrediction {
-        ranks: per_rank,
-        matched: matching.matched,
-        reasons: matching.reasons,
-        out_of_order: out_a.max(out_b),
+    RanksPredictor::new(ranks).predict_each(what_ifs)
+}
+
+/// What every scenario of several ranks replayed together shares: the matching, the
+/// unchanged joint replay and each rank's step members, computed once (the joint
+/// counterpart of [`crate::Predictor`]).
+#[derive(Debug)]
+pub struct RanksPredictor<'a> {
+    ranks: Vec<RankCapture<'a>>,
+    labels: Vec<Option<&'a dyn HostLabels>>,
+    names: Vec<String>,
+    matching: CollectiveMatch,
+    baseline: Joint,
+    members: Vec<Vec<Vec<u32>>>,
+    /// Per rank: the unchanged single-rank replay with typical delays, median absolute
+    /// step error (the graph's structure alone).
+    typical_errors: Vec<Option<f64>>,
+}
+
+impl<'a> RanksPredictor<'a> {
+    /// Matches the collectives of `ranks` and replays them together unchanged.
+    pub fn new(ranks: &[RankCapture<'a>]) -> Self {
+        let pairs: Vec<(&Capture, &Graph)> = ranks.iter().map(|r| (r.capture, r.graph)).collect();
+        let matching = match_collectives(&pairs);
+        let graphs: Vec<&Graph> = ranks.iter().map(|r| r.graph).collect();
+        let measured: Vec<&Durations> = graphs.iter().map(|g| g.measured()).collect();
+        let baseline = replay_joint(&graphs, &measured, &matching);
+        let members: Vec<Vec<Vec<u32>>> = ranks
+            .iter()
+            .map(|r| r.graph.step_members(r.windows))
+            .collect();
+        let typical_errors = ranks
+            .iter()
+            .zip(&members)
+            .map(|(r, m)| {
+                let g = r.graph;
+                let typical = g.replay_typical(g.measured());
+                let a = g.step_spans(&g.blank_timeline(), r.windows, m);
+                let t = g.step_spans(&typical, r.windows, m);
+                crate::median(
+                    a.iter()
+                        .zip(&t)
+                        .map(|(a, t)| relative(t.duration(), a.duration()).abs())
+                        .collect(),
+                )
+            })
+            .collect();
+        RanksPredictor {
+            ranks: ranks.to_vec(),
+            labels: vec![None; ranks.len()],
+            names: (0..ranks.len()).map(|r| r.to_string()).collect(),
+            matching,
+            baseline,
+            members,
+            typical_errors,
+        }
     }
+
+    /// The same predictor with each rank's host sub-causes' time from `labels[r]`
+    /// ([`crate::Change::HostCause`]).
+    pub fn with_labels(mut self, labels: Vec<Option<&'a dyn HostLabels>>) -> Self {
+        self.labels = labels;
+        self.labels.resize(self.ranks.len(), None);
+        self
+    }
+
+    /// The same predictor naming rank `r` `names[r]` in lanes (`rank 3 GPU 0 stream 7`);
+    /// by default its position.
+    pub fn with_names(mut self, names: Vec<String>) -> Self {
+        if names.len() == self.ranks.len() {
+            self.names = names;
+        }
+        self
+    }
+
+    /// The collectives matched across the ranks.
+    pub fn matching(&self) -> &CollectiveMatch {
+        &self.matching
+    }
+
+    fn durations(&self, what_if: &WhatIf, r: usize) -> (Durations, Vec<usize>) {
+        let rank = &self.ranks[r];
+        what_if.durations_labelled(rank.graph, rank.capture, self.labels[r])
+    }
+
+    fn replay(&self, scenario: &[Durations]) -> Joint {
+        let graphs: Vec<&Graph> = self.ranks.iter().map(|r| r.graph).collect();
+        let durations: Vec<&Durations> = scenario.iter().collect();
+        replay_joint(&graphs, &durations, &self.matching)
+    }
+
+    /// Replays `what_if` on every rank at once (a change of the program runs on every
+    /// rank) and measures the steps of rank `rank` as [`crate::Predictor::predict`] does;
+    /// its critical path is walked across ranks, through a matched collective to the peer
+    /// it waited for, and its lanes are named with their rank. `None` for a rank out of
+    /// range.
+    pub fn predict(&self, what_if: &WhatIf, rank: usize) -> Option<Prediction> {
+        let this = self.ranks.get(rank)?;
+        let mut totals = vec![0usize; what_if.changes.len()];
+        let scenario: Vec<Durations> = (0..self.ranks.len())
+            .map(|r| {
+                let (d, counts) = self.durations(what_if, r);
+                for (t, c) in totals.iter_mut().zip(counts) {
+                    *t += c;
+                }
+                d
+            })
+            .collect();
+        let changed = self.replay(&scenario);
+        let g = this.graph;
+        let members = &self.members[rank];
+        let measured = g.blank_timeline();
+        let all = [
+            &measured,
+            &self.baseline.timelines[rank],
+            &changed.timelines[rank],
+        ]
+        .map(|t| g.step_spans(t, this.windows, members));
+        let provenance = || Provenance::inferred(format!("{ASSUMPTIONS}; {RANK_ASSUMPTIONS}"));
+        let placed = crate::place_steps(this.windows, &all, provenance);
+        let lanes = |joint: &Joint, spans: &[StepSpan]| -> Vec<LaneTime> {
+            let Some(i) = placed.median_step else {
+                return Vec::new();
+            };
+            self.critical_lanes(joint, rank, &spans[i])
+        };
+        Some(Prediction {
+            key: what_if.key(),
+            matched: what_if
+                .changes
+                .iter()
+                .map(ToString::to_string)
+                .zip(totals)
+                .collect(),
+            critical_before: lanes(&self.baseline, &all[1]),
+            critical_after: lanes(&changed, &all[2]),
+            steps: placed.steps,
+            median_step: placed.median_step,
+            wall: placed.wall,
+            replay_error: placed.replay_error,
+            typical_replay_error: self.typical_errors[rank],
+            stats: g.stats().clone(),
+            ranks: Some(RanksNote {
+                ranks: self.names.clone(),
+                rank: self.names[rank].clone(),
+                matched: self.matching.matched.clone(),
+                reasons: self.matching.reasons.clone(),
+                out_of_order: self.baseline.out_of_order.max(changed.out_of_order),
+            }),
+        })
+    }
+
+    /// Replays `what_ifs[r]` on rank `r` (unchanged where `what_ifs` is shorter) and
+    /// measures every rank's steps.
+    pub fn predict_each(&self, what_ifs: &[WhatIf]) -> RanksPrediction {
+        let unchanged = WhatIf {
+            changes: Vec::new(),
+        };
+        let changed: Vec<(Durations, Vec<usize>, &WhatIf)> = (0..self.ranks.len())
+            .map(|r| {
+                let w = what_ifs.get(r).unwrap_or(&unchanged);
+                let (d, counts) = self.durations(w, r);
+                (d, counts, w)
+            })
+            .collect();
+        let scenario: Vec<Durations> = changed.iter().map(|c| c.0.clone()).collect();
+        let predicted = self.replay(&scenario);
+        let inferred = || Provenance::inferred(format!("{ASSUMPTIONS}; {RANK_ASSUMPTIONS}"));
+        let per_rank = self
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(r, rank)| {
+                let g = rank.graph;
+                let members = &self.members[r];
+                let as_measured = g.blank_timeline();
+                let [a, b, c] = [
+                    &as_measured,
+                    &self.baseline.timelines[r],
+                    &predicted.timelines[r],
+                ]
+                .map(|t| g.step_spans(t, rank.windows, members));
+                let steps = rank
+                    .windows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| StepPrediction {
+                        number: w.number,
+                        measured: Labelled::measured(a[i].duration()),
+                        baseline: Labelled::new(b[i].duration(), inferred()),
+                        predicted: Labelled::new(c[i].duration(), inferred()),
+                    })
+                    .collect();
+                let (_, counts, w) = &changed[r];
+                RankSteps {
+                    rank: r,
+                    key: w.key(),
+                    changed: w
+                        .changes
+                        .iter()
+                        .map(ToString::to_string)
+                        .zip(counts.iter().copied())
+                        .collect(),
+                    steps,
+                }
+            })
+            .collect();
+        RanksPrediction {
+            ranks: per_rank,
+            matched: self.matching.matched.clone(),
+            reasons: self.matching.reasons.clone(),
+            out_of_order: self.baseline.out_of_order.max(predicted.out_of_order),
+        }
+    }
+
+    /// [`Graph::critical_lanes`] across ranks: where a matched collective ended after the
+    /// latest start of its peers, and that peer is another rank's member, the walk goes
+    /// on from that peer's start on its rank. Lanes are named with their rank.
+    fn critical_lanes(&self, joint: &Joint, rank: usize, span: &StepSpan) -> Vec<LaneTime> {
+        let mut lanes: Vec<((usize, Lane), Nanos)> = Vec::new();
+        let mut add = |lane: (usize, Lane), from: Nanos, to: Nanos| {
+            let time = (to - from.max(span.start)).max(Nanos::ZERO);
+            if time > Nanos::ZERO {
+                match lanes.iter_mut().find(|(l, _)| *l == lane) {
+                    Some(entry) => entry.1 += time,
+                    None => lanes.push((lane, time)),
+                }
+            }
+        };
+        let Some(last) = span.last else {
+            return Vec::new();
+        };
+        let (mut r, mut n) = (rank, last as usize);
+        let mut exit = span.end;
+        let total: usize = self.ranks.iter().map(|x| x.graph.len()).sum();
+        for _ in 0..total {
+            if exit <= span.start {
+                break;
+            }
+            let g = self.ranks[r].graph;
+            let t = &joint.timelines[r];
+            let lane = (r, g.nodes[n].lane);
+            let end_bound = t.end_bound[n];
+            if end_bound != NONE {
+                let e = &g.edges[end_bound as usize];
+                let src_end = t.end[e.src as usize];
+                add(lane, src_end, exit);
+                n = e.src as usize;
+                exit = src_end;
+                continue;
+            }
+            let gi = joint.group_of[r][n];
+            if let Some(&Some((pr, pn))) = (gi != NONE)
+                .then(|| joint.waited_for.get(gi as usize))
+                .flatten()
+            {
+                let (pr, pn) = (pr as usize, pn as usize);
+                let peer_start = joint.timelines[pr].start[pn];
+                if (pr, pn) != (r, n) && peer_start > t.start[n] {
+                    add(lane, peer_start, exit);
+                    (r, n, exit) = (pr, pn, peer_start);
+                    continue;
+                }
+            }
+            add(lane, t.start[n], exit);
+            let bound = t.start_bound[n];
+            if bound == NONE {
+                break;
+            }
+            let e = &g.edges[bound as usize];
+            let src = e.src as usize;
+            let src_time = match e.kind {
+                EdgeKind::Launch if t.end[src] + e.delay < t.start[src] => t.start[src],
+                _ => t.end[src],
+            };
+            add(lane, src_time, t.start[n]);
+            n = src;
+            exit = src_time.min(t.end[src]);
+        }
+        lanes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        lanes
+            .into_iter()
+            .map(|((r, lane), time)| LaneTime {
+                lane: format!(
+                    "rank {} {}",
+                    self.names[r],
+                    lane.describe(self.ranks[r].capture)
+                ),
+                time,
+            })
+            .collect()
+    }
+}
+
+/// Where a prediction comes from a joint replay of several ranks
+/// ([`RanksPredictor::predict`]): which ranks, and what was and was not matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RanksNote {
+    /// The ranks replayed together, by name.
+    pub ranks: Vec<String>,
+    /// The rank whose steps the prediction measures.
+    pub rank: String,
+    /// What was matched: `(kind, collectives matched per rank)`.
+    pub matched: Vec<(String, usize)>,
+    /// Why collectives were not matched; those replay on their own rank.
+    pub reasons: Vec<String>,
+    /// Nodes replayed out of the joint order (cycles, a collective whose peers never
+    /// started).
+    pub out_of_order: usize,
 }
 
 impl RankSteps {

@@ -96,7 +96,7 @@ impl Graph {
         for (k, e) in self.in_edges(n).iter().enumerate() {
             let src = e.src as usize;
             let value = match e.kind {
-                EdgeKind::Sync => continue,
+                EdgeKind::Sync | EdgeKind::Join => continue,
                 EdgeKind::HostOrder => {
                     end[src] + durations.gap_in_ops[n] + durations.gap_outside_ops[n]
                 }
@@ -121,7 +121,7 @@ impl Graph {
         let mut e_end = own_end;
         let mut bound = NONE;
         for (k, e) in self.in_edges(n).iter().enumerate() {
-            if e.kind == EdgeKind::Sync {
+            if matches!(e.kind, EdgeKind::Sync | EdgeKind::Join) {
                 let value = timeline.end[e.src as usize] + e.delay;
                 if value > e_end {
                     e_end = value;

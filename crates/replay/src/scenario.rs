@@ -92,8 +92,10 @@ pub enum Change {
     HostGapsRemoved,
     /// The time the caller's [`HostLabels`] give a host sub-cause (analysis's
     /// `HostCause::code`: `allocator`, `data-loading`, `cpu-work`, `compilation`,
-    /// `profiler-overhead`) removed from every host thread, in leaf events and in the gaps
-    /// between them: `host:allocator=0`. Without labels it changes nothing.
+    /// `profiler-overhead`) removed from the host leaves the GPU waited for, in the leaves
+    /// and the gaps before them: those on the path that decided a launch that came after
+    /// its stream ran dry (the launching paths, see `crate::paths`); the sub-cause's time
+    /// on every other leaf stays: `host:allocator=0`. Without labels it changes nothing.
     HostCause(String),
     /// All host time removed but the waits for the GPU: every host call, op and gap takes
     /// no time, so the GPU alone sets the step: `host=0`.
@@ -101,6 +103,24 @@ pub enum Change {
     /// Host↔device copies with a byte count at this bandwidth, in bytes per second
     /// (pinned memory): `copy-bw=25GB/s`.
     CopyBandwidth(f64),
+}
+
+impl Change {
+    /// What the change removes, in words, where its key alone does not say it (the host
+    /// scenarios).
+    pub fn removes(&self) -> Option<&'static str> {
+        match self {
+            Change::HostCause(_) => Some(
+                "the sub-cause's time on the host leaves the GPU waited for: the path that \
+                 decided each launch that came after its stream ran dry; elsewhere it stays",
+            ),
+            Change::HostGapsRemoved => Some(
+                "the host gaps outside CPU ops during which the stream of the thread's next \
+                 launch ran dry",
+            ),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Change {
@@ -287,12 +307,20 @@ impl WhatIf {
                     }
                     (Change::HostCause(cause), None) => match (labels, node.lane) {
                         (Some(labels), Lane::Host(thread)) => {
-                            let own = labels.time(cause, thread, node.start, node.end);
+                            // Only on the paths the GPU waited for (see `crate::paths`).
+                            let on_path = graph.paths.on_launching_path(n);
+                            let path_time = |from: Nanos, to: Nanos| {
+                                if on_path {
+                                    labels.time(cause, thread, from, to)
+                                } else {
+                                    Nanos::ZERO
+                                }
+                            };
+                            let own = path_time(node.start, node.end);
                             d.dur[n] = (d.dur[n] - own).max(Nanos::ZERO);
                             let measured_gap =
                                 graph.measured.gap_in_ops[n] + graph.measured.gap_outside_ops[n];
-                            let mut gap =
-                                labels.time(cause, thread, node.start - measured_gap, node.start);
+                            let mut gap = path_time(node.start - measured_gap, node.start);
                             let from_ops = gap.min(d.gap_in_ops[n]);
                             d.gap_in_ops[n] -= from_ops;
                             gap -= from_ops;

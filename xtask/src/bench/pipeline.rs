@@ -2,8 +2,10 @@
 //! analyses on one load, each as a ratio to the tool that only loads and summarises:
 //! investigate ÷ skip-stats on `hta-v100-2rank-large` (target ≤ 2×), investigate ÷
 //! trace-info on the largest shared XSpace, and compare of a capture with itself ÷ two
-//! skip-stats runs on it (target ≤ 2.5×), and investigate --what-if ÷ investigate (the
-//! replay's cost, target ≤ 1.25×). Runs alternate between the two tools of a row,
+//! skip-stats runs on it (target ≤ 2.5×), investigate ÷ investigate with the causes'
+//! replays turned off (`TRACEWISE_REPLAY=0`: what the replays of every scenario add,
+//! target ≤ 1.25×), and investigate --what-if ÷ investigate (one more scenario, target
+//! ≤ 1.25×). Runs alternate between the two tools of a row,
 //! so load on the machine falls on both alike; each figure is the median.
 
 use std::path::{Path, PathBuf};
@@ -67,6 +69,42 @@ pub(super) fn rows(
     )?;
     push_ratio(rows, "investigate ÷ skip-stats", KINETO, a, b, "≤ 2×");
 
+    // The replays of every ranked cause's scenario (issue #42, must-be-shown 5):
+    // investigate against itself with the replays turned off (`TRACEWISE_REPLAY=0`), at
+    // least 7 runs each, with the load average before and after.
+    let load_before = load_average();
+    let (a, b) = alternate(
+        runs.max(7),
+        || run_quiet(&inv, &[&k, "--out", &inv_out, "--overwrite"]),
+        || {
+            let status = std::process::Command::new(&inv)
+                .args([k.as_str(), "--out", &inv_out, "--overwrite"])
+                .env("TRACEWISE_REPLAY", "0")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map_err(|e| format!("{inv}: {e}"))?;
+            if status.success() {
+                Ok(())
+            } else {
+                Err(format!("{inv} (TRACEWISE_REPLAY=0) failed: {status}"))
+            }
+        },
+    )?;
+    push_ratio(
+        rows,
+        &format!(
+            "investigate ÷ investigate without the replays (TRACEWISE_REPLAY=0), {} runs \
+             each, load average {load_before} before, {} after",
+            runs.max(7),
+            load_average()
+        ),
+        KINETO,
+        a,
+        b,
+        "≤ 1.25×",
+    );
+
     // The what-if replay (issue #42): the capture loaded a second time, its graph built
     // and replayed twice (unchanged and changed).
     let what_if = ["--what-if", "gemm=2x,launch=5us"];
@@ -128,6 +166,14 @@ pub(super) fn rows(
         push_ratio(rows, "investigate ÷ trace-info", &name, a, b, "-");
     }
     Ok(())
+}
+
+/// The 1-minute load average (`/proc/loadavg`), or `?`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 /// Median wall seconds of `a` and of `b`, run in turn `runs` times each.

@@ -102,6 +102,9 @@ fn replay_sentence(replay: &CauseReplay, spans: &mut Vec<Span>) {
                 ));
             }
             spans.push(Span::text(")."));
+            if let Some(ranks) = &r.ranks {
+                spans.push(Span::text(ranks_sentence(ranks)));
+            }
         }
         CauseReplay::CannotReplay { reason } => {
             spans.push(Span::text(format!(
@@ -112,6 +115,30 @@ fn replay_sentence(replay: &CauseReplay, spans: &mut Vec<Span>) {
             spans.push(Span::text("."));
         }
     }
+}
+
+/// How a rank directory's ranks were replayed together: which, what was matched and
+/// what was not, with the reasons.
+fn ranks_sentence(ranks: &investigation::RanksReplayed) -> String {
+    let matched = if ranks.matched.is_empty() {
+        "none".to_owned()
+    } else {
+        ranks
+            .matched
+            .iter()
+            .map(|(kind, n)| format!("{n} {kind} per rank"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut text = format!(
+        " Ranks {} were replayed together, the scenario on every rank (collectives matched \
+         across ranks: {matched}",
+        ranks.ranks.join(", ")
+    );
+    for reason in &ranks.not_matched {
+        text += &format!("; not matched: {reason}");
+    }
+    text + ")."
 }
 
 /// A cause's replayed step, or why there is none.
