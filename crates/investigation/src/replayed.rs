@@ -68,24 +68,6 @@ pub(crate) fn replay_causes(
     }
     let scenarios: Vec<Option<replay::WhatIf>> =
         keys.iter().map(|k| replay::cause_scenario(k)).collect();
-    let no_scenario = || CauseReplay::NoScenario {
-        reason: "no change of durations expresses this cause alone (a stream or event \
-                 wait, a synchronising call, eager attention)"
-            .to_owned(),
-    };
-    // The class a compute-bound verdict names: removing it is no change a knob makes.
-    let compute = || CauseReplay::NoScenario {
-        reason: "the compute class that bounds the step: its knobs change how fast its kernels \
-                 run, which only a new capture measures"
-            .to_owned(),
-    };
-    let no_scenario = |key: &str| {
-        if key.starts_with("compute:") {
-            compute()
-        } else {
-            no_scenario()
-        }
-    };
     if scenarios.iter().all(Option::is_none) {
         return keys.iter().map(|k| no_scenario(k)).collect();
     }
@@ -100,8 +82,23 @@ pub(crate) fn replay_causes(
     });
     std::thread::scope(|scope| {
         let labels = needs_labels.then(|| scope.spawn(|| Labels::of(capture)));
-        replay_with(r, capture, &scenarios, labels)
+        replay_with(r, capture, keys, &scenarios, labels)
     })
+}
+
+/// Why the cause of `key` has no scenario: the compute class a compute-bound verdict names
+/// (removing it is no change a knob makes), or a cause no change of durations expresses.
+fn no_scenario(key: &str) -> CauseReplay {
+    let reason = if key.starts_with("compute:") {
+        "the compute class that bounds the step: its knobs change how fast its kernels run, \
+         which only a new capture measures"
+    } else {
+        "no change of durations expresses this cause alone (a stream or event wait, a \
+         synchronising call, eager attention)"
+    };
+    CauseReplay::NoScenario {
+        reason: reason.to_owned(),
+    }
 }
 
 /// [`replay_causes`] once the scenarios are known, with the host labels being computed
@@ -109,14 +106,10 @@ pub(crate) fn replay_causes(
 fn replay_with(
     r: &CaptureAnalysis,
     capture: &Capture,
+    keys: &[String],
     scenarios: &[Option<replay::WhatIf>],
     labels: Option<std::thread::ScopedJoinHandle<'_, Labels>>,
 ) -> Vec<CauseReplay> {
-    let no_scenario = || CauseReplay::NoScenario {
-        reason: "no change of durations expresses this cause alone (a stream or event \
-                 wait, a synchronising call, eager attention)"
-            .to_owned(),
-    };
     let windows = steady_windows(r);
     let graph = match replay::Graph::build(capture) {
         Ok(g) => g,
