@@ -1,7 +1,6 @@
 //! The analysis crate's integration tests (one binary; modules by topic).
 
 mod accounting;
-mod diagnosis;
 mod row_parts;
 mod skip;
 mod steps;

@@ -320,12 +320,18 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                 c.per_step,
                 Provenance::inferred(per_step_formula),
             )),
-            Cell::figure(Figure::duration(
-                c.step_after,
-                Provenance::inferred(format!(
-                    "the window's mean steady-state step minus the cause's time per step; {window_assumption}"
-                )),
-            )),
+            // The class a compute-bound verdict names is not removed by any knob: its
+            // kernels run faster, which no subtraction estimates.
+            if let What::Compute { .. } = c.what {
+                Cell::text("no estimate: the class that bounds the step")
+            } else {
+                Cell::figure(Figure::duration(
+                    c.step_after,
+                    Provenance::inferred(format!(
+                        "the window's mean steady-state step minus the cause's time per step; {window_assumption}"
+                    )),
+                ))
+            },
             replayed_cell(&c.replay),
             match &c.replay {
                 CauseReplay::Replayed(r) => Cell::figure(Figure::percent(

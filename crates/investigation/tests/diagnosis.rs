@@ -1,5 +1,6 @@
-//! The diagnosis on synthetic captures built with `trace_model::CaptureBuilder`, with
-//! exact expected answers: one capture per host sub-cause of the GPU's idle time (their
+//! The diagnosis the investigation builds on (`analysis::CaptureAnalysis`: steps, idle
+//! causes, verdict, knobs), on synthetic captures built with `trace_model::CaptureBuilder`,
+//! with exact expected answers: one capture per host sub-cause of the GPU's idle time (their
 //! times add up to it), per step evidence (a nested range that must lose), per verdict
 //! (including each "cannot tell"), and the framework's knobs.
 
