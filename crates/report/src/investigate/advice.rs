@@ -363,18 +363,33 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             Cell::code(c.key.clone()),
         ]);
     }
-    if let Some(c) = ranked.causes.first()
-        && let What::Compute { .. } = &c.what
-    {
-        // The class that bounds the step does not go away: the step shortens as its
-        // kernels run faster, which no subtraction of the class can estimate.
-        let mut spans = vec![Span::text("First thing to change: ")];
-        spans.extend(what_spans(&c.what));
+    if let Some(c) = ranked.causes.first() {
+        findings.push(first_thing(ranked, c));
+    }
+    s.push(Block::Table(t.with_note(format!(
+        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred: by subtraction ({per_step_formula}; {window_assumption}), and replayed (the cause's what-if scenario replayed on the capture's dependency graph over the steady-state steps, each step from its start to the last end of its work, so the replayed step can differ from the window's mean step; the replayed change is against the unchanged replay: {replay_assumptions}; the replay error is the unchanged replay's median absolute step error against the measurement, and in brackets the same with every GPU edge at the capture's typical delay (the error of the graph's structure alone, which a change that moves work off its measured delays is exposed to); a blank replayed cell says why there is none); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json).",
+        replay_assumptions = investigation::REPLAY_ASSUMPTIONS,
+    ))));
+    s
+}
+
+/// The finding "First thing to change": the first ranked cause with its share and time,
+/// and what goes away without it: for the class a compute-bound verdict names, nothing a
+/// subtraction can estimate (its kernels run faster; a new capture measures it); for
+/// another cause, the step by subtraction and by the replay of its scenario.
+fn first_thing(ranked: &investigation::Ranked, c: &investigation::RankedCause) -> Finding {
+    let per_step_formula = investigation::PER_STEP_FORMULA;
+    let window_assumption = investigation::WINDOW_ASSUMPTION;
+    let mut spans = vec![Span::text("First thing to change: ")];
+    spans.extend(what_spans(&c.what));
+    spans.extend([
+        Span::text(", "),
+        Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
+        Span::text(" of the window ("),
+        Span::Figure(Figure::duration(c.time, Provenance::Measured)),
+    ]);
+    if let What::Compute { .. } = &c.what {
         spans.extend([
-            Span::text(", "),
-            Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
-            Span::text(" of the window ("),
-            Span::Figure(Figure::duration(c.time, Provenance::Measured)),
             Span::text(format!(
                 " over {} steady-state step(s)): the step shortens only as these kernels run faster, by what the knob saves of their ",
                 ranked.steps
@@ -385,35 +400,23 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             )),
             Span::text(" per step; a new capture measures it."),
         ]);
-        findings.push(Finding::new(spans));
-    } else if let Some(c) = ranked.causes.first() {
-        let mut spans = vec![Span::text("First thing to change: ")];
-        spans.extend(what_spans(&c.what));
-        spans.extend([
-            Span::text(", "),
-            Span::Figure(Figure::percent(100.0 * c.share, Provenance::Measured)),
-            Span::text(" of the window ("),
-            Span::Figure(Figure::duration(c.time, Provenance::Measured)),
-            Span::text(format!(
-                " over {} steady-state step(s)); without it the mean step of the window would take about ",
-                ranked.steps
-            )),
-            Span::Figure(Figure::duration(
-                c.step_after,
-                Provenance::inferred(format!("{per_step_formula}; {window_assumption}")),
-            )),
-            Span::text(" instead of "),
-            Span::Figure(Figure::duration(ranked.mean_step, Provenance::Measured)),
-            Span::text(" by subtraction"),
-        ]);
-        replay_sentence(&c.replay, &mut spans);
-        findings.push(Finding::new(spans));
+        return Finding::new(spans);
     }
-    s.push(Block::Table(t.with_note(format!(
-        "Causes overlap (host wait and exposed communication can be the same instant on different streams), so the rows are alternatives, not a sum. The step-time estimates are inferred: by subtraction ({per_step_formula}; {window_assumption}), and replayed (the cause's what-if scenario replayed on the capture's dependency graph over the steady-state steps, each step from its start to the last end of its work, so the replayed step can differ from the window's mean step; the replayed change is against the unchanged replay: {replay_assumptions}; the replay error is the unchanged replay's median absolute step error against the measurement, and in brackets the same with every GPU edge at the capture's typical delay (the error of the graph's structure alone, which a change that moves work off its measured delays is exposed to); a blank replayed cell says why there is none); the knobs are hypotheses to test with a new capture. Key: the cause's stable name, by which compare matches it in a later capture (or in this report.json).",
-        replay_assumptions = investigation::REPLAY_ASSUMPTIONS,
-    ))));
-    s
+    spans.extend([
+        Span::text(format!(
+            " over {} steady-state step(s)); without it the mean step of the window would take about ",
+            ranked.steps
+        )),
+        Span::Figure(Figure::duration(
+            c.step_after,
+            Provenance::inferred(format!("{per_step_formula}; {window_assumption}")),
+        )),
+        Span::text(" instead of "),
+        Span::Figure(Figure::duration(ranked.mean_step, Provenance::Measured)),
+        Span::text(" by subtraction"),
+    ]);
+    replay_sentence(&c.replay, &mut spans);
+    Finding::new(spans)
 }
 
 /// Step 7: one trust item, in words, with its count and share: the items the
