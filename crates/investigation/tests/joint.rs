@@ -3,30 +3,16 @@
 //! slowest peer, where each rank replayed alone would keep its measured wait. Asserted on
 //! the typed value; a single capture keeps its replay alone.
 
-use investigation::{Advice, CauseReplay, Investigation, RankedCause, Replayed};
+use investigation::{Advice, CauseReplay};
 use trace_model::Nanos;
 
 mod common;
-use common::{US, cause, ev};
+use common::{US, cause, causes, ev, replayed, write_trace};
 
 /// Each step of both ranks: 1,820 µs.
 const STEP: u64 = 1820;
 /// Rank 0 loads data for 800 µs before launching, rank 1 runs CPU ops for 1,200 µs.
 const HOST: [u64; 2] = [800, 1200];
-
-fn causes(inv: &Investigation) -> &[RankedCause] {
-    match &inv.advice {
-        Advice::Ranked(r) => &r.causes,
-        other => panic!("not ranked: {other:?}"),
-    }
-}
-
-fn replayed(c: &RankedCause) -> &Replayed {
-    match &c.replay {
-        CauseReplay::Replayed(r) => r,
-        other => panic!("{} not replayed: {other:?}", c.key),
-    }
-}
 
 /// Rank `r`'s trace: per step, its host work (`HOST[r]`), a 500 µs GEMM and an
 /// all-reduce on stream 7, then a device sync. The all-reduces of both ranks end together,
@@ -99,16 +85,8 @@ fn rank_events(r: usize) -> Vec<String> {
 }
 
 fn write_rank(dir: &std::path::Path, r: usize) -> std::path::PathBuf {
-    let path = dir.join(format!("rank{r}.json"));
-    std::fs::write(
-        &path,
-        format!(
-            r#"{{"distributedInfo": {{"rank": {r}, "world_size": 2}}, "traceEvents": [{}]}}"#,
-            rank_events(r).join(",")
-        ),
-    )
-    .expect("written");
-    path
+    let head = format!(r#""distributedInfo": {{"rank": {r}, "world_size": 2}}, "#);
+    write_trace(dir, &format!("rank{r}.json"), &head, &rank_events(r))
 }
 
 fn options(what_if: Option<&str>) -> investigation::Options {

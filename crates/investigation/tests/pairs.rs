@@ -12,7 +12,7 @@ use investigation::{Advice, CauseReplay, Investigation};
 use trace_model::Nanos;
 
 mod common;
-use common::{US, ev, investigate};
+use common::{US, ev, investigate, write_trace};
 
 /// One step's program: the main thread (tid 1) prepares the batch (`prepare` µs of CPU
 /// work, the GPU idle), launches the forward GEMM (300 µs) and enters `run_backward`; the
@@ -213,12 +213,7 @@ fn host_sub_cause_scenarios_predict_the_realized_step_within_5_percent() {
 /// `events`, through investigate's `--what-if`.
 fn what_if_step(events: &[String], spec: &str) -> Nanos {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("synthetic.json");
-    std::fs::write(
-        &path,
-        format!(r#"{{"traceEvents": [{}]}}"#, events.join(",")),
-    )
-    .expect("written");
+    let path = write_trace(dir.path(), "synthetic.json", "", events);
     let options = investigation::Options {
         min_gpu_work: Some(Nanos(0)),
         what_if: Some(replay::WhatIf::parse(spec).expect("a what-if")),

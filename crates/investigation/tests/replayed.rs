@@ -3,25 +3,11 @@
 //! subtraction says otherwise); removing the host's gaps on a launch-bound step leaves the
 //! GPU-bound time; a GPU-only trace says why it cannot be replayed.
 
-use investigation::{Advice, CauseReplay, Investigation, RankedCause, Replayed};
+use investigation::{Advice, CauseReplay};
 use trace_model::Nanos;
 
 mod common;
-use common::{US, cause, ev, investigate, step};
-
-fn causes(inv: &Investigation) -> &[RankedCause] {
-    match &inv.advice {
-        Advice::Ranked(r) => &r.causes,
-        other => panic!("not ranked: {other:?}"),
-    }
-}
-
-fn replayed(c: &RankedCause) -> &Replayed {
-    match &c.replay {
-        CauseReplay::Replayed(r) => r,
-        other => panic!("{} not replayed: {other:?}", c.key),
-    }
-}
+use common::{US, cause, causes, ev, investigate, replayed, step};
 
 /// An op at `ts` (5 µs) with its runtime call at `ts + 1` (2 µs), and what it issued on
 /// `stream` (tid) as `cat`.

@@ -3,25 +3,10 @@
 //! on the launching thread) and removing that work in the replay shortens the step
 //! (host_cause rule 9; the replay's cross-thread edges, inferred by the same rule).
 
-use investigation::{Advice, CauseReplay, Investigation, RankedCause, Replayed};
 use trace_model::Nanos;
 
 mod common;
-use common::{US, cause, ev, investigate, step};
-
-fn causes(inv: &Investigation) -> &[RankedCause] {
-    match &inv.advice {
-        Advice::Ranked(r) => &r.causes,
-        other => panic!("not ranked: {other:?}"),
-    }
-}
-
-fn replayed(c: &RankedCause) -> &Replayed {
-    match &c.replay {
-        CauseReplay::Replayed(r) => r,
-        other => panic!("{} not replayed: {other:?}", c.key),
-    }
-}
+use common::{US, cause, causes, ev, investigate, replayed, step};
 
 /// A launch call on host thread `tid` at `ts` (5 µs) and the kernel it issued on stream 7.
 fn launch(tid: u64, corr: u64, ts: u64, kernel: (&str, u64, u64)) -> Vec<String> {

@@ -3,20 +3,30 @@
 
 #![allow(dead_code)] // Each test file uses its own part of it.
 
-use investigation::{Investigation, RankedCause};
+use std::path::{Path, PathBuf};
+
+use investigation::{Advice, CauseReplay, Investigation, RankedCause, Replayed};
 use trace_model::Nanos;
 
 pub const US: i64 = 1000;
 
+/// Writes the test's input: a Kineto trace `name` in `dir` (a test's own temporary
+/// directory) made of `events`, with `head` (say a `distributedInfo` member and its comma)
+/// before its `traceEvents`.
+pub fn write_trace(dir: &Path, name: &str, head: &str, events: &[String]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(r#"{{{head}"traceEvents": [{}]}}"#, events.join(",")),
+    )
+    .expect("the synthetic trace is written");
+    path
+}
+
 /// The investigation of a Kineto trace made of `events`.
 pub fn investigate(events: &[String]) -> Investigation {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("synthetic.json");
-    std::fs::write(
-        &path,
-        format!(r#"{{"traceEvents": [{}]}}"#, events.join(",")),
-    )
-    .expect("written");
+    let path = write_trace(dir.path(), "synthetic.json", "", events);
     // Toy captures: the rules under test, not the minimum of GPU work for a verdict.
     let options = investigation::Options {
         min_gpu_work: Some(Nanos(0)),
@@ -25,6 +35,22 @@ pub fn investigate(events: &[String]) -> Investigation {
     investigation::investigate(&path, &options)
         .expect("investigates")
         .investigation
+}
+
+/// The ranked causes of an investigation whose advice is a ranking.
+pub fn causes(inv: &Investigation) -> &[RankedCause] {
+    match &inv.advice {
+        Advice::Ranked(r) => &r.causes,
+        other => panic!("not ranked: {other:?}"),
+    }
+}
+
+/// The replayed estimate of a cause that has one.
+pub fn replayed(c: &RankedCause) -> &Replayed {
+    match &c.replay {
+        CauseReplay::Replayed(r) => r,
+        other => panic!("{} not replayed: {other:?}", c.key),
+    }
 }
 
 /// The ranked cause of `key`.
