@@ -533,10 +533,16 @@ fn assemble(p: &Parts<'_>) -> Investigation {
     sections::collect_trust(analysis, &p.captures.facts, &mut trust, &mut new_capture);
     sections::unread_trust(p.unread, &mut trust, &mut new_capture);
     for note in p.notes {
-        trust.push(TrustNote::Rank(RankNote {
-            duplicate: matches!(note, load::Note::DuplicateRank { .. }),
-            message: note.to_string(),
-        }));
+        let code = if matches!(note, load::Note::DuplicateRank { .. }) {
+            "duplicate-rank"
+        } else {
+            "not-a-rank"
+        };
+        trust.push(TrustNote::new(
+            TrustSource::Input,
+            None,
+            trace_model::TrustItem::note(code, note.to_string()),
+        ));
     }
     Investigation {
         schema: SCHEMA,

@@ -13,8 +13,9 @@ pub use analysis::{CrossRank, Spread as StepSpread, StepHeatMap};
 
 /// The schema version of the serialised [`Investigation`] (`report.json`). It changes when
 /// a field changes meaning or is removed; new optional fields keep it. Schema 1 was the
-/// rendered document; 2 is this value.
-pub const SCHEMA: u32 = 2;
+/// rendered document; 2 is this value; 3 makes every trust entry a `trace_model::TrustItem`
+/// ([`TrustNote`]).
+pub const SCHEMA: u32 = 3;
 
 /// The whole investigation of one input (a capture, a rank directory, a JAX capture
 /// directory, a multi-process export).
@@ -374,6 +375,57 @@ pub enum CheckKind {
         /// (rank, kernels).
         kernels: Vec<(String, usize)>,
     },
+}
+
+impl CheckKind {
+    /// The check's stable code, as its trust item's (`check-launch`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            CheckKind::Launch { .. } => "check-launch",
+            CheckKind::KernelsPerStep { .. } => "check-steps",
+            CheckKind::Budget { .. } => "check-budget",
+            CheckKind::Devices { .. } => "check-devices",
+            CheckKind::XplaneVsJson { .. } => "check-xplane-vs-json",
+            CheckKind::Ranks { .. } => "check-ranks",
+        }
+    }
+
+    /// What the check asserts, in words (`launch: every GPU activity has a host launch`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            CheckKind::Launch { .. } => "launch: every GPU activity has a host launch",
+            CheckKind::KernelsPerStep { .. } => "steps: kernels per step constant",
+            CheckKind::Budget { .. } => {
+                "budget: each part = its interval-union difference, per stream"
+            }
+            CheckKind::Devices { .. } => "devices: all GPUs run the same number of kernels",
+            CheckKind::XplaneVsJson { .. } => {
+                "xplane vs json: GPU activities per device equal in the .xplane.pb and its trace.json.gz"
+            }
+            CheckKind::Ranks { .. } => "ranks: every rank runs the same number of kernels",
+        }
+    }
+
+    /// The check as a trust item (it failed): counted where one number says how far it
+    /// failed (activities without a launch, streams whose budget failed), with that
+    /// number's share; else a note.
+    pub fn trust_item(&self) -> trace_model::TrustItem {
+        let counted = |n: usize, of: usize, unit: &'static str| {
+            trace_model::TrustItem {
+                unit: Some(unit.into()),
+                ..trace_model::TrustItem::new(self.code(), self.name(), n as u64)
+            }
+            .with_share((of > 0).then(|| n as f64 / of as f64))
+        };
+        match self {
+            CheckKind::Launch {
+                without,
+                activities,
+            } => counted(*without, *activities, "activities"),
+            CheckKind::Budget { streams, failed } => counted(*failed, *streams, "streams"),
+            _ => trace_model::TrustItem::note(self.code(), self.name()),
+        }
+    }
 }
 
 /// Step 3.
@@ -816,75 +868,56 @@ pub enum What {
     },
 }
 
-/// One entry of the investigation's trust list, by kind, pointing at the investigation's
-/// own values (a failed check, a file not read) or holding the workspace's one trust type,
-/// `trace_model::TrustItem` (a roofline item, a reader's or analysis' diagnostic), whose
-/// count `report` labels by the item's own provenance.
+/// One entry of the investigation's trust list: the workspace's one trust type,
+/// `trace_model::TrustItem` (its code, words, count and share, labelled by the item's own
+/// provenance), with what gave it and the capture it is of. Every entry is an item: the
+/// roofline's and the readers' or analysis' diagnostics as they are, and the
+/// investigation's own notes (a failed check, a file not read, a rank note, graph kernels,
+/// collectives that include waiting) made into items here, so that a renderer takes every
+/// code, count and label from the item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "item", rename_all = "snake_case")]
-pub enum TrustNote {
-    /// A reconciliation check that failed (its index in [`Investigation::reconciliation`]).
-    FailedCheck {
-        /// The check.
-        check: usize,
-    },
-    /// Attribution failed.
-    AttributionFailed {
-        /// Why.
-        error: String,
-    },
-    /// What attribution could not do.
-    Attribution {
-        /// In words.
-        note: String,
-    },
-    /// The roofline failed.
-    RooflineFailed {
-        /// Why.
-        error: String,
-    },
-    /// What the roofline does not cover: its own trust item.
-    Roofline {
-        /// The item (code, message, count, and where known what it counts and their GPU
-        /// time), flattened: `code`, `message`, `count` in report.json.
-        #[serde(flatten)]
-        entry: trace_model::TrustItem,
-        /// Percent of GPU time (`measured`).
-        percent: Option<f64>,
-    },
-    /// A diagnostic of the reader, the step finder or the analysis, as a trust item.
-    Diagnostic {
-        /// The capture.
-        who: String,
-        /// The item (code, message, count), flattened as for [`TrustNote::Roofline`].
-        #[serde(flatten)]
-        entry: trace_model::TrustItem,
-        /// Percent of its denominator (`measured`).
-        percent: Option<f64>,
-    },
-    /// Kernels launched by graphs.
-    GraphKernels {
-        /// The capture.
-        who: String,
-        /// How many.
-        count: u64,
-        /// Share of kernels.
-        share: f64,
-    },
-    /// Collective time includes waiting for peers.
-    CollectiveWaiting {
-        /// The capture.
-        who: String,
-        /// Share of the communication stream.
-        share: Option<f64>,
-    },
-    /// A file that could not be read.
-    FileNotRead {
-        /// Its error (which names it).
-        error: String,
-    },
-    /// A note on the set of ranks.
-    Rank(RankNote),
+pub struct TrustNote {
+    /// What gave the item.
+    pub from: TrustSource,
+    /// The capture it is of (`rank 1`, a file name, `all ranks`), where it is of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
+    /// For a failed reconciliation check: its index in [`Investigation::reconciliation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<usize>,
+    /// The item, flattened: `code`, `message`, `count`, and `unit`, `time_ns`, `share`,
+    /// `counted` where the item has them.
+    #[serde(flatten)]
+    pub item: trace_model::TrustItem,
+}
+
+/// What gave a trust item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustSource {
+    /// A reconciliation check that failed (step 2).
+    Check,
+    /// Kernel attribution (its notes, or its failure).
+    Attribution,
+    /// The roofline (its trust items, or its failure).
+    Roofline,
+    /// A capture: its reader's, step finder's or analysis' diagnostics, graph kernels,
+    /// collectives that include waiting.
+    Capture,
+    /// The input as a whole: a file that could not be read, a note on the set of ranks.
+    Input,
+}
+
+impl TrustNote {
+    /// An item of `from`, of the capture `who` where it is of one.
+    pub fn new(from: TrustSource, who: Option<String>, item: trace_model::TrustItem) -> TrustNote {
+        TrustNote {
+            from,
+            who,
+            check: None,
+            item,
+        }
+    }
 }
 
 /// A note on a rank directory's set of ranks.

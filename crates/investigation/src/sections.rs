@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
-use trace_model::{Capture, HostKind, Nanos};
+use trace_model::{Capture, HostKind, Nanos, TrustItem};
 
 use crate::model::*;
 use crate::{CaptureFacts, Options, rank_label};
@@ -244,7 +244,10 @@ pub(crate) fn reconciliation(
     let mut t = Vec::new();
     let mut add = |t: &mut Vec<Check>, who: &str, kind: CheckKind, holds: bool| {
         if !holds {
-            trust.push(TrustNote::FailedCheck { check: t.len() });
+            trust.push(TrustNote {
+                check: Some(t.len()),
+                ..TrustNote::new(TrustSource::Check, Some(who.to_owned()), kind.trust_item())
+            });
         }
         t.push(Check {
             who: who.to_owned(),
@@ -568,13 +571,21 @@ pub(crate) fn ops(
     out.attribution = match attribution {
         None => None,
         Some(Err(e)) => {
-            trust.push(TrustNote::AttributionFailed { error: e.clone() });
+            trust.push(TrustNote::new(
+                TrustSource::Attribution,
+                None,
+                TrustItem::note("attribution-failed", e.clone()),
+            ));
             Some(Err(e))
         }
         Some(Ok(at)) => {
             let view = attribution_view(&at);
             for n in &at.notes {
-                trust.push(TrustNote::Attribution { note: n.clone() });
+                trust.push(TrustNote::new(
+                    TrustSource::Attribution,
+                    None,
+                    TrustItem::note("attribution", n.clone()),
+                ));
             }
             new_capture.extend(
                 at.needs_new_capture
@@ -729,19 +740,24 @@ pub(crate) fn roofline(
 ) -> Option<Result<RooflineView, String>> {
     let rl = match roofline? {
         Err(e) => {
-            trust.push(TrustNote::RooflineFailed { error: e.clone() });
+            trust.push(TrustNote::new(
+                TrustSource::Roofline,
+                None,
+                TrustItem::note("roofline-failed", e.clone()),
+            ));
             return Some(Err(e));
         }
         Ok(rl) => rl,
     };
     for item in &rl.trust {
-        trust.push(TrustNote::Roofline {
-            entry: item.clone(),
-            percent: (rl.gpu_time_ns.value.0 > 0).then(|| {
-                100.0 * item.time_ns.unwrap_or_default().0 as f64 / rl.gpu_time_ns.value.0 as f64
-            }),
-        });
-        if item.message.contains("record_shapes") {
+        let share = (rl.gpu_time_ns.value.0 > 0)
+            .then(|| item.time_ns.unwrap_or_default().0 as f64 / rl.gpu_time_ns.value.0 as f64);
+        trust.push(TrustNote::new(
+            TrustSource::Roofline,
+            None,
+            item.clone().with_share(share),
+        ));
+        if item.code == "op-without-shapes" {
             new_capture.push(Ask::RecordShapes);
         }
     }
@@ -756,7 +772,15 @@ pub(crate) fn unread_trust(
     new_capture: &mut Vec<Ask>,
 ) {
     for err in unread {
-        trust.push(TrustNote::FileNotRead { error: err.clone() });
+        trust.push(TrustNote::new(
+            TrustSource::Input,
+            None,
+            TrustItem::new(
+                "file-not-read",
+                format!("not read, so not in this report: {err}"),
+                1,
+            ),
+        ));
     }
     if !unread.is_empty() {
         new_capture.push(Ask::Unread {
@@ -795,37 +819,58 @@ pub(crate) fn collect_trust(
             }
             let share = match d.code {
                 "in-flight-at-start" if gpu_time > 0 => {
-                    Some(100.0 * r.in_flight.time.0 as f64 / gpu_time as f64)
+                    Some(r.in_flight.time.0 as f64 / gpu_time as f64)
                 }
                 "activity-without-launch" | "clock-skew" | "outside-steps" => {
-                    Some(100.0 * d.count as f64 / activities)
+                    Some(d.count as f64 / activities)
                 }
                 _ => None,
             };
-            trust.push(TrustNote::Diagnostic {
-                who: who.clone(),
-                entry: trace_model::TrustItem::new(d.code, d.message.clone(), d.count),
-                percent: share,
-            });
+            let message = if d.code == "flow-one-end" {
+                format!(
+                    "{} (listed because some activities have no launch: the missing ends may be theirs)",
+                    d.message
+                )
+            } else {
+                d.message.clone()
+            };
+            trust.push(TrustNote::new(
+                TrustSource::Capture,
+                Some(who.clone()),
+                TrustItem::new(d.code, message, d.count).with_share(share),
+            ));
         }
         if let Some(t) = &r.total
             && t.graph_kernels > 0
         {
             let share = t.graph_kernels as f64 / t.kernels.max(1) as f64;
-            trust.push(TrustNote::GraphKernels {
-                who: who.clone(),
-                count: t.graph_kernels as u64,
-                share,
-            });
+            trust.push(TrustNote::new(
+                TrustSource::Capture,
+                Some(who.clone()),
+                TrustItem {
+                    unit: Some("kernels".into()),
+                    ..TrustItem::new(
+                        "graph-kernels",
+                        "kernels launched by CUDA/HIP graphs: their launch delay counts from the graph launch, and per-op tables may not see them",
+                        t.graph_kernels as u64,
+                    )
+                }
+                .with_share(Some(share)),
+            ));
             if share > 0.5 {
                 new_capture.push(Ask::GraphsOff { who: who.clone() });
             }
         }
         if r.comm_stream.is_some() || r.verdict.collective_share > 0.0 {
-            trust.push(TrustNote::CollectiveWaiting {
-                who: who.clone(),
-                share: r.comm_stream.as_ref().map(|c| c.share),
-            });
+            trust.push(TrustNote::new(
+                TrustSource::Capture,
+                Some(who.clone()),
+                TrustItem::note(
+                    "collective-includes-waiting",
+                    "collective kernel time includes waiting for peers, not only transfer",
+                )
+                .with_share(r.comm_stream.as_ref().map(|c| c.share)),
+            ));
         }
         if !f.has_steps {
             new_capture.push(Ask::StepMarkers {

@@ -2,7 +2,8 @@
 //! cause keys, estimates, knobs, practices in use, layout-heavy ops, trust items.
 
 use investigation::{
-    Advice, InUse, Investigation, Knob, LayoutHeavy, PracticeKind, RankedCause, TrustNote, What,
+    Advice, CheckKind, InUse, Investigation, Knob, LayoutHeavy, PracticeKind, RankedCause,
+    TrustSource, What,
 };
 use trace_model::Nanos;
 
@@ -185,8 +186,8 @@ fn one_sided_flows_are_listed_only_when_a_launch_is_missing() {
         investigate(events)
             .trust
             .into_iter()
-            .filter_map(|t| match t {
-                TrustNote::Diagnostic { entry, .. } => Some(entry.code.into_owned()),
+            .filter_map(|t| match t.from {
+                TrustSource::Capture => Some(t.item.code.into_owned()),
                 _ => None,
             })
             .collect::<Vec<String>>()
@@ -217,6 +218,60 @@ fn one_sided_flows_are_listed_only_when_a_launch_is_missing() {
         "{got:?}"
     );
     assert!(got.iter().any(|c| c == "flow-one-end"), "{got:?}");
+}
+
+/// Every trust entry is a `trace_model::TrustItem` whose code, count and share come from
+/// the investigation's types: a failed launch check counts the activities without a launch
+/// and their share, points at its check, and reads back from JSON as it was written.
+#[test]
+fn a_failed_check_is_a_counted_trust_item() {
+    let mut events = launched(
+        "aten::add",
+        "cudaLaunchKernel",
+        1,
+        10,
+        &[("vectorized_elementwise_kernel", 20, 10)],
+        "",
+    );
+    events.push(ev(
+        "kernel",
+        "orphan_kernel",
+        7,
+        40,
+        5,
+        r#""correlation": 77, "stream": 7, "device": 0"#,
+    ));
+    let inv = investigate(&events);
+    let check = inv
+        .trust
+        .iter()
+        .find(|t| t.from == TrustSource::Check)
+        .expect("the launch check failed");
+    assert_eq!(check.item.code, "check-launch");
+    assert_eq!(check.item.shown_count(), Some(1));
+    assert_eq!(check.item.unit.as_deref(), Some("activities"));
+    assert_eq!(check.item.share, Some(0.5));
+    assert_eq!(check.item.provenance(), trace_model::Provenance::Measured);
+    let failed = &inv.reconciliation[check.check.expect("its check")];
+    assert!(!failed.holds);
+    assert_eq!(
+        failed.kind,
+        CheckKind::Launch {
+            without: 1,
+            activities: 2
+        }
+    );
+    assert_eq!(check.item.code, failed.kind.code());
+    let diagnostic = inv
+        .trust
+        .iter()
+        .find(|t| t.item.code == "activity-without-launch")
+        .expect("the reader's diagnostic");
+    assert_eq!(diagnostic.from, TrustSource::Capture);
+    assert_eq!(diagnostic.item.shown_count(), Some(1));
+    assert_eq!(diagnostic.item.share, Some(0.5));
+    let back = investigation::from_json(&investigation::to_json(&inv)).expect("reads back");
+    assert_eq!(back.trust, inv.trust);
 }
 
 /// A step replayed by a CUDA graph: the knobs name the graphs in use (all of the GPU

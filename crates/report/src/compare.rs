@@ -9,6 +9,7 @@ use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table};
 use crate::label::{Figure, Value};
+use crate::measured;
 
 /// Rows of the kernel and op tables (every added, removed or renamed one is kept too).
 pub const TOP_ROWS: usize = 40;
@@ -176,22 +177,27 @@ fn swimlanes_section(c: &Comparison) -> Section {
         );
         return s;
     }
-    let steps: Vec<String> = sides
+    let mut line = vec![Span::text(
+        "The median steady-state step of each side's first capture (",
+    )];
+    for (i, (name, st)) in sides
         .iter()
-        .filter_map(|(name, step)| {
-            step.as_ref().map(|st| {
-                format!(
-                    "{name}: step {} ({}, measured)",
-                    st.number,
-                    st.duration.human()
-                )
-            })
-        })
-        .collect();
-    s.para(format!(
-        "The median steady-state step of each side's first capture ({}), its GPU streams drawn from the step's start, on one time scale: what got shorter, and where the idle gaps went. Kernels are coloured by class; the bare row background is idle time.",
-        steps.join("; ")
+        .filter_map(|(name, step)| step.as_ref().map(|st| (name, st)))
+        .enumerate()
+    {
+        if i > 0 {
+            line.push(Span::text("; "));
+        }
+        line.extend([
+            Span::text(format!("{name}: step {} (", st.number)),
+            Span::Figure(measured::duration(st.duration)),
+            Span::text(")"),
+        ]);
+    }
+    line.push(Span::text(
+        "), its GPU streams drawn from the step's start, on one time scale: what got shorter, and where the idle gaps went. Kernels are coloured by class; the bare row background is idle time.",
     ));
+    s.push(Block::Paragraph(line));
     s.push(Block::Svg {
         caption: "Median steps, before above after".to_owned(),
         svg: crate::swimlane::render(&Chart {
@@ -265,19 +271,23 @@ fn op_kernels_section(c: &Comparison) -> Section {
             "kernels after",
         ],
     );
+    // Each kernel by name with its instances and GPU time, as labelled figures.
     let kernels = |list: &[(String, compare::KernelUse)]| {
-        let items: Vec<String> = list
-            .iter()
-            .map(|(name, used)| {
-                format!(
-                    "{} ×{} ({})",
-                    short_name(name),
-                    used.count,
-                    used.time.human()
-                )
-            })
-            .collect();
-        Cell::code(items.join("; "))
+        let mut spans = Vec::new();
+        for (i, (name, used)) in list.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::text("; "));
+            }
+            spans.extend([
+                Span::code(short_name(name)),
+                Span::text(" ×"),
+                Span::Figure(measured::count(used.count)),
+                Span::text(" ("),
+                Span::Figure(measured::duration(used.time)),
+                Span::text(")"),
+            ]);
+        }
+        Cell::Spans(spans)
     };
     for r in c.op_kernels.iter().take(TOP_ROWS) {
         t.push(vec![
@@ -288,11 +298,13 @@ fn op_kernels_section(c: &Comparison) -> Section {
             kernels(&r.kernels[1]),
         ]);
     }
-    s.push(Block::Table(t.with_note(format!(
-        "An op (by name and input shapes, when both sides recorded shapes) on both sides, launching at most 4 kernels on each, and not the same ones: the kernels its instances launched, by normalised name, with their instances and GPU time (measured) over the steady-state steps. Of an op and the op inside it that launched the very same kernels, only the outer one is listed. Most time first; {} of {} rows shown; long kernel names are cut at {SHORT_NAME} characters (section 6 lists them whole).",
-        c.op_kernels.len().min(TOP_ROWS),
-        c.op_kernels.len()
-    ))));
+    s.push(Block::Table(t.with_note_spans(vec![
+        Span::text("An op (by name and input shapes, when both sides recorded shapes) on both sides, launching at most 4 kernels on each, and not the same ones: the kernels its instances launched, by normalised name, with their instances and GPU time over the steady-state steps. Of an op and the op inside it that launched the very same kernels, only the outer one is listed. Most time first; "),
+        Span::Figure(measured::count(c.op_kernels.len().min(TOP_ROWS))),
+        Span::text(" of "),
+        Span::Figure(measured::count(c.op_kernels.len())),
+        Span::text(format!(" rows shown; long kernel names are cut at {SHORT_NAME} characters (section 6 lists them whole).")),
+    ])));
     s
 }
 
@@ -336,11 +348,13 @@ fn first_step_section(c: &Comparison) -> Section {
             us(r.total_us[1] - r.total_us[0]),
         ]);
     }
-    s.push(Block::Table(t.with_note(format!(
-        "Step {b} before and step {a} after, of the first capture of each side: host events starting in the step, GPU work launched from it, each event's time rounded inward to whole microseconds (as Holistic Trace Analysis' TraceDiff counts them). Largest change of total time first; {} of {} names shown.",
-        c.first_step_names.len().min(TOP_ROWS),
-        c.first_step_names.len()
-    ))));
+    s.push(Block::Table(t.with_note_spans(vec![
+        Span::text(format!("Step {b} before and step {a} after, of the first capture of each side: host events starting in the step, GPU work launched from it, each event's time rounded inward to whole microseconds (as Holistic Trace Analysis' TraceDiff counts them). Largest change of total time first; ")),
+        Span::Figure(measured::count(c.first_step_names.len().min(TOP_ROWS))),
+        Span::text(" of "),
+        Span::Figure(measured::count(c.first_step_names.len())),
+        Span::text(" names shown."),
+    ])));
     s
 }
 
@@ -657,9 +671,13 @@ fn named_table(name: &str, what: &str, rows: &[NamedRow]) -> Table {
         );
         t.push(cells);
     }
-    t.with_note(format!(
-        "Most time first; totals over the steady-state steps of every rank. {left_out} more row(s) found on both sides, below the top {TOP_ROWS}, are left out."
-    ))
+    t.with_note_spans(vec![
+        Span::text("Most time first; totals over the steady-state steps of every rank. "),
+        Span::Figure(measured::count(left_out)),
+        Span::text(format!(
+            " more row(s) found on both sides, below the top {TOP_ROWS}, are left out."
+        )),
+    ])
 }
 
 #[cfg(test)]

@@ -245,8 +245,8 @@ pub struct Table {
     pub columns: Vec<String>,
     /// The rows, each with one cell per column.
     pub rows: Vec<Vec<Cell>>,
-    /// A note under the table (definitions, what was left out).
-    pub note: Option<String>,
+    /// A note under the table (definitions, what was left out): text and labelled figures.
+    pub note: Option<Vec<Span>>,
     /// How the table is laid out as terminal text ([`crate::text`]); without one it is a
     /// pipe table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -288,9 +288,15 @@ impl Table {
         self
     }
 
-    /// The table with a note under it.
-    pub fn with_note(mut self, note: impl Into<String>) -> Table {
-        self.note = Some(note.into());
+    /// The table with a note under it, in words only (a note that holds a number holds it
+    /// as a figure: [`Table::with_note_spans`]).
+    pub fn with_note(self, note: impl Into<String>) -> Table {
+        self.with_note_spans(vec![Span::text(note)])
+    }
+
+    /// The table with a note under it made of text and labelled figures.
+    pub fn with_note_spans(mut self, note: Vec<Span>) -> Table {
+        self.note = Some(note);
         self
     }
 }
@@ -372,49 +378,34 @@ pub enum Align {
 }
 
 /// One rendered row of a trust list: a `trace_model::TrustItem` (the one trust type), its
-/// count labelled by the item's own provenance (`TrustItem::provenance`), and its share
-/// where known. The investigation's own notes (a failed check, a file not read, a rank
-/// note) become items too ([`TrustEntry::note`] for those it does not count).
+/// words as the list shows them (who gave it first), and its count and share labelled by
+/// the item's own provenance (`TrustItem::provenance`): the row invents no label.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrustEntry {
-    /// The item: its stable code (`activity-without-launch`), its words and its count.
+    /// The item: its stable code (`activity-without-launch`), its words, its count and
+    /// share.
     pub item: trace_model::TrustItem,
-    /// Whether the item's count is shown (false for a note that counts nothing).
-    pub counted: bool,
-    /// The items' share (of GPU time, of activities), when known.
-    pub share: Option<Figure>,
 }
 
 impl TrustEntry {
-    /// The row of `item`: its count labelled by its provenance (no share: the caller knows
-    /// the denominator, [`TrustEntry::with_percent`]).
+    /// The row of `item`.
     pub fn of_item(item: trace_model::TrustItem) -> TrustEntry {
-        TrustEntry {
-            item,
-            counted: true,
-            share: None,
-        }
+        TrustEntry { item }
     }
 
-    /// A row that counts nothing: an item of `code`, in words `message`.
-    pub fn note(code: impl Into<String>, message: impl Into<String>) -> TrustEntry {
-        TrustEntry {
-            counted: false,
-            ..TrustEntry::of_item(trace_model::TrustItem::new(code.into(), message, 0))
-        }
-    }
-
-    /// The row with its share, `percent` %, labelled by the item's provenance (a share of
-    /// counts or times the item counted).
-    pub fn with_percent(mut self, percent: Option<f64>) -> TrustEntry {
-        self.share = percent.map(|p| Figure::percent(p, self.item.provenance()));
-        self
-    }
-
-    /// The item's count, labelled by its provenance, where the row counts.
+    /// The item's count, labelled by its provenance, where the item counts anything.
     pub fn count(&self) -> Option<Figure> {
-        self.counted
-            .then(|| Figure::count(self.item.count, self.item.provenance()))
+        self.item
+            .shown_count()
+            .map(|n| Figure::count(n, self.item.provenance()))
+    }
+
+    /// The item's share (of GPU time, of activities), as a percentage labelled by its
+    /// provenance, where known.
+    pub fn share(&self) -> Option<Figure> {
+        self.item
+            .share
+            .map(|s| Figure::percent(100.0 * s, self.item.provenance()))
     }
 
     /// The item's code.

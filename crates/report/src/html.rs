@@ -78,7 +78,7 @@ fn block(out: &mut String, b: &Block) {
             }
             out.push_str("</tbody></table>\n");
             if let Some(note) = &t.note {
-                let _ = writeln!(out, "<div class=\"note\">{}</div>", esc(note));
+                let _ = writeln!(out, "<div class=\"note\">{}</div>", spans(note));
             }
         }
         Block::Svg { caption, svg } => {
@@ -100,7 +100,7 @@ fn block(out: &mut String, b: &Block) {
                     Some(f) => figure_cell(out, f),
                     None => out.push_str("<td>-</td>"),
                 }
-                match &e.share {
+                match &e.share() {
                     Some(f) => figure_cell(out, f),
                     None => out.push_str("<td>-</td>"),
                 }

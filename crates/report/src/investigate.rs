@@ -593,10 +593,14 @@ fn cross_rank_section(across: &investigation::AcrossRanks, findings: &mut Vec<Fi
             }),
         ]);
     }
-    s.push(Block::Table(t.with_note(format!(
-        "clock offset: this rank's clock minus the reference rank's; offset residual: the largest distance of one instance's end difference from that offset (small: the offset explains every instance). late by: the median over its late steps (from the first) of how much later than the median rank it arrived; threshold {} (the larger of 50 µs and 1 % of the median step time).",
-        x.late_threshold.human()
-    ))));
+    s.push(Block::Table(t.with_note_spans(vec![
+        Span::text("clock offset: this rank's clock minus the reference rank's; offset residual: the largest distance of one instance's end difference from that offset (small: the offset explains every instance). late by: the median over its late steps (from the first) of how much later than the median rank it arrived; threshold "),
+        Span::Figure(Figure::duration(
+            x.late_threshold,
+            Provenance::inferred("the larger of 50 µs and 1 % of the median step time"),
+        )),
+        Span::text(" (the larger of 50 µs and 1 % of the median step time)."),
+    ])));
     for st in &x.stragglers {
         findings.push(Finding::new(vec![
             Span::text(format!(
@@ -694,55 +698,38 @@ fn per_gpu(v: &[(i64, usize)]) -> String {
 }
 
 /// A check's name and its figures, in words.
-fn check_text(kind: &CheckKind) -> (&'static str, String) {
+/// A check's figures, in words (`64 of 326 activities without a launch`).
+fn check_detail(kind: &CheckKind) -> String {
     match kind {
         CheckKind::Launch {
             without,
             activities,
-        } => (
-            "launch: every GPU activity has a host launch",
-            format!("{without} of {activities} activities without a launch"),
-        ),
+        } => format!("{without} of {activities} activities without a launch"),
         CheckKind::KernelsPerStep {
             steps,
             fewest,
             most,
-        } => (
-            "steps: kernels per step constant",
-            format!("{steps} steps, {fewest} to {most} kernels"),
-        ),
-        CheckKind::Budget { streams, failed } => (
-            "budget: each part = its interval-union difference, per stream",
-            format!("{streams} streams, {failed} failed"),
-        ),
-        CheckKind::Devices { kernels } => (
-            "devices: all GPUs run the same number of kernels",
-            per_gpu(kernels),
-        ),
+        } => format!("{steps} steps, {fewest} to {most} kernels"),
+        CheckKind::Budget { streams, failed } => format!("{streams} streams, {failed} failed"),
+        CheckKind::Devices { kernels } => per_gpu(kernels),
         CheckKind::XplaneVsJson {
             xplane,
             json,
             json_kernels,
-        } => (
-            "xplane vs json: GPU activities per device equal in the .xplane.pb and its trace.json.gz",
-            match json_kernels {
-                Ok(j) => format!(
-                    "xplane {}; {}: {}",
-                    per_gpu(xplane),
-                    file_name(Path::new(json)),
-                    per_gpu(j)
-                ),
-                Err(e) => format!("{json} could not be read: {e}"),
-            },
-        ),
-        CheckKind::Ranks { kernels } => (
-            "ranks: every rank runs the same number of kernels",
-            kernels
-                .iter()
-                .map(|(r, n)| format!("{r}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
+        } => match json_kernels {
+            Ok(j) => format!(
+                "xplane {}; {}: {}",
+                per_gpu(xplane),
+                file_name(Path::new(json)),
+                per_gpu(j)
+            ),
+            Err(e) => format!("{json} could not be read: {e}"),
+        },
+        CheckKind::Ranks { kernels } => kernels
+            .iter()
+            .map(|(r, n)| format!("{r}: {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
@@ -751,12 +738,11 @@ fn reconciliation_section(checks: &[Check]) -> Section {
     let mut s = Section::new("reconciliation", "2. Reconciliation");
     let mut t = Table::new("reconciliation", &["capture", "check", "holds", "detail"]);
     for c in checks {
-        let (check, detail) = check_text(&c.kind);
         t.push(vec![
             Cell::text(c.who.clone()),
-            Cell::text(check),
+            Cell::text(c.kind.name()),
             Cell::text(if c.holds { "yes" } else { "NO" }),
-            Cell::text(detail),
+            Cell::text(check_detail(&c.kind)),
         ]);
     }
     s.push(Block::Table(t));

@@ -77,7 +77,7 @@ fn block(out: &mut String, b: &Block) {
                 let _ = writeln!(out, "| {} |", cells.join(" | "));
             }
             if let Some(note) = &t.note {
-                let _ = writeln!(out, "\n{}", escape(note));
+                let _ = writeln!(out, "\n{}", spans(note));
             }
             let _ = writeln!(out, "\n(table: `{}.csv`)\n", t.name);
         }
@@ -96,7 +96,7 @@ fn block(out: &mut String, b: &Block) {
                     "| {} | {} | {} | `{}` |",
                     escape(e.message()),
                     e.count().map_or("-".to_owned(), |f| f.text()),
-                    e.share.as_ref().map_or("-".to_owned(), |f| f.text()),
+                    e.share().map_or("-".to_owned(), |f| f.text()),
                     e.code()
                 );
             }

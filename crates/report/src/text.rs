@@ -111,7 +111,7 @@ fn fixed_table(out: &mut String, t: &Table, layout: &TextLayout) {
         );
     }
     if let Some(note) = &t.note {
-        let _ = writeln!(out, "{note}");
+        let _ = writeln!(out, "{}", spans(note));
     }
 }
 
@@ -123,7 +123,7 @@ fn pipe_table(out: &mut String, t: &Table) {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     if let Some(note) = &t.note {
-        let _ = writeln!(out, "{note}");
+        let _ = writeln!(out, "{}", spans(note));
     }
 }
 

@@ -93,12 +93,16 @@ impl<T> Labelled<T> {
 
 /// One item of a trust list: something a result could not use or does not cover, by a
 /// stable code, with how many it concerns and, where the result knows them, what the count
-/// counts and their GPU time. The count and the time are counted in the capture
-/// ([`TrustItem::provenance`]). The one trust type of the workspace: the analyses', the
-/// roofline's and the readers' diagnostics as a trust list all hold it.
+/// counts, their GPU time and their share of what they are counted among. The count, the
+/// time and the share are counted in the capture ([`TrustItem::provenance`]). A note that
+/// counts nothing (an analysis that failed, a file not read as a rank) is an item too
+/// ([`TrustItem::note`]). The one trust type of the workspace: the analyses', the
+/// roofline's, the readers' diagnostics and the investigation's notes as a trust list all
+/// hold it, and a renderer labels its count and share by [`TrustItem::provenance`].
 ///
-/// Serialized as `{"code", "message", "count"}`, with `"unit"` and `"time_ns"` where known.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Serialized as `{"code", "message", "count"}`, with `"unit"`, `"time_ns"` and `"share"`
+/// where known and `"counted": false` for a note.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrustItem {
     /// Stable short name of the item (`op-without-shapes`).
     pub code: Cow<'static, str>,
@@ -112,6 +116,21 @@ pub struct TrustItem {
     /// The GPU time concerned, where the list measures it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ns: Option<crate::Nanos>,
+    /// Their share (0–1) of what they are counted among (GPU time, activities, kernels, a
+    /// stream's time), where the list knows the denominator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Whether `count` counts anything: false for a note (`count` is then 0 and not shown).
+    #[serde(default = "counts", skip_serializing_if = "is_counted")]
+    pub counted: bool,
+}
+
+fn counts() -> bool {
+    true
+}
+
+fn is_counted(counted: &bool) -> bool {
+    *counted
 }
 
 impl TrustItem {
@@ -127,7 +146,28 @@ impl TrustItem {
             count,
             unit: None,
             time_ns: None,
+            share: None,
+            counted: true,
         }
+    }
+
+    /// A note that counts nothing: what a result could not do, in words.
+    pub fn note(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> TrustItem {
+        TrustItem {
+            counted: false,
+            ..TrustItem::new(code, message, 0)
+        }
+    }
+
+    /// The item with its share (0–1) of what it is counted among, where known.
+    pub fn with_share(mut self, share: Option<f64>) -> TrustItem {
+        self.share = share;
+        self
+    }
+
+    /// The count, where the item counts anything (labelled by [`TrustItem::provenance`]).
+    pub fn shown_count(&self) -> Option<u64> {
+        self.counted.then_some(self.count)
     }
 
     /// An item counted `count` times in `unit`s, of GPU time `time`.
@@ -145,7 +185,8 @@ impl TrustItem {
         }
     }
 
-    /// Where the count and the time come from: counted and summed from the capture.
+    /// Where the count, the time and the share come from: counted and summed from the
+    /// capture.
     pub fn provenance(&self) -> Provenance {
         Provenance::Measured
     }
@@ -170,6 +211,19 @@ mod tests {
         );
         assert_eq!(serde_json::from_str::<TrustItem>(&text).unwrap(), timed);
         assert_eq!(timed.provenance().word(), "measured");
+    }
+
+    #[test]
+    fn a_note_counts_nothing_and_a_share_travels() {
+        let note = TrustItem::note("c", "m").with_share(Some(0.25));
+        assert_eq!(note.shown_count(), None);
+        let text = serde_json::to_string(&note).unwrap();
+        assert_eq!(
+            text,
+            r#"{"code":"c","message":"m","count":0,"share":0.25,"counted":false}"#
+        );
+        assert_eq!(serde_json::from_str::<TrustItem>(&text).unwrap(), note);
+        assert_eq!(TrustItem::new("c", "m", 3).shown_count(), Some(3));
     }
 
     #[test]

@@ -2,10 +2,11 @@
 //! and knobs, what the capture already does, the trust list and what a new capture would
 //! answer. The investigation chose them; this module only words and labels them.
 
-use investigation::{Advice, CauseReplay, Investigation, Knob, PracticeKind, TrustNote, What};
+use investigation::{
+    Advice, CauseReplay, Investigation, Knob, PracticeKind, TrustNote, TrustSource, What,
+};
 use trace_model::{Provenance, TrustItem};
 
-use super::check_text;
 use crate::doc::{Block, Cell, Finding, Section, Span, Table, TrustEntry};
 use crate::label::Figure;
 
@@ -419,87 +420,30 @@ fn first_thing(ranked: &investigation::Ranked, c: &investigation::RankedCause) -
     Finding::new(spans)
 }
 
-/// Step 7: one trust item, in words, with its count and share: the items the
-/// investigation holds as they are (their words prefixed by who gave them), and its own
-/// notes as items.
-pub(super) fn trust_entry(inv: &Investigation, item: &TrustNote) -> TrustEntry {
-    let worded = |t: &TrustItem, message: String| TrustItem {
-        message,
-        ..t.clone()
+/// Step 7: one trust item as the list shows it: its words prefixed by who gave it (a
+/// failed check's with the check's detail), its code, count and share as the item holds
+/// them.
+pub(super) fn trust_entry(inv: &Investigation, note: &TrustNote) -> TrustEntry {
+    let item = &note.item;
+    let from = match note.from {
+        TrustSource::Attribution => Some("attribute-kernels"),
+        TrustSource::Roofline => Some("roofline"),
+        TrustSource::Check | TrustSource::Capture | TrustSource::Input => note.who.as_deref(),
     };
-    match item {
-        TrustNote::FailedCheck { check } => match inv.reconciliation.get(*check) {
-            Some(c) => {
-                let (name, detail) = check_text(&c.kind);
-                TrustEntry::note(
-                    format!(
-                        "check-{}",
-                        name.split_whitespace().next().unwrap_or("check")
-                    ),
-                    format!("{}: {name}: {detail}", c.who),
-                )
-            }
-            None => TrustEntry::note("check", "a reconciliation check failed"),
-        },
-        TrustNote::AttributionFailed { error } => {
-            TrustEntry::note("attribution-failed", format!("attribute-kernels: {error}"))
-        }
-        TrustNote::Attribution { note } => {
-            TrustEntry::note("attribution", format!("attribute-kernels: {note}"))
-        }
-        TrustNote::RooflineFailed { error } => {
-            TrustEntry::note("roofline-failed", format!("roofline: {error}"))
-        }
-        TrustNote::Roofline { entry: t, percent } => {
-            TrustEntry::of_item(worded(t, format!("roofline: {}", t.message)))
-                .with_percent(*percent)
-        }
-        TrustNote::Diagnostic {
-            who,
-            entry: t,
-            percent,
-        } => {
-            let message = if t.code == "flow-one-end" {
-                format!(
-                    "{who}: {} (listed because some activities have no launch: the missing ends may be theirs)",
-                    t.message
-                )
-            } else {
-                format!("{who}: {}", t.message)
-            };
-            TrustEntry::of_item(worded(t, message)).with_percent(*percent)
-        }
-        TrustNote::GraphKernels {
-            who,
-            count,
-            share,
-        } => TrustEntry::of_item(TrustItem::new(
-            "graph-kernels",
-            format!(
-                "{who}: kernels launched by CUDA/HIP graphs: their launch delay counts from the graph launch, and per-op tables may not see them"
-            ),
-            *count,
-        ))
-        .with_percent(Some(100.0 * share)),
-        TrustNote::CollectiveWaiting { who, share } => TrustEntry::note(
-            "collective-includes-waiting",
-            format!("{who}: collective kernel time includes waiting for peers, not only transfer"),
-        )
-        .with_percent(share.map(|s| 100.0 * s)),
-        TrustNote::FileNotRead { error } => TrustEntry::of_item(TrustItem::new(
-            "file-not-read",
-            format!("not read, so not in this report: {error}"),
-            1,
-        )),
-        TrustNote::Rank(note) => TrustEntry::note(
-            if note.duplicate {
-                "duplicate-rank"
-            } else {
-                "not-a-rank"
-            },
-            note.message.clone(),
-        ),
-    }
+    let detail = note
+        .check
+        .and_then(|i| inv.reconciliation.get(i))
+        .map(|c| super::check_detail(&c.kind));
+    let message = match (from, detail) {
+        (Some(from), Some(detail)) => format!("{from}: {}: {detail}", item.message),
+        (Some(from), None) => format!("{from}: {}", item.message),
+        (None, Some(detail)) => format!("{}: {detail}", item.message),
+        (None, None) => item.message.clone(),
+    };
+    TrustEntry::of_item(TrustItem {
+        message,
+        ..item.clone()
+    })
 }
 
 /// What a new capture would answer, in words.

@@ -159,10 +159,12 @@ fn partial_rank_directory_writes_the_readable_ranks_and_exits_3() {
     let json = std::fs::read_to_string(out.join("report.json")).expect("report.json");
     let inv = report::report_json::read(&json).expect("reads back");
     assert!(
-        inv.trust.iter().any(|t| matches!(
-            t,
-            investigation::TrustNote::FileNotRead { error } if error.contains("rank1.pt.trace.json")
-        )),
+        inv.trust
+            .iter()
+            .any(|t| t.from == investigation::TrustSource::Input
+                && t.item.code == "file-not-read"
+                && t.item.shown_count() == Some(1)
+                && t.item.message.contains("rank1.pt.trace.json")),
         "{:?}",
         inv.trust
     );
