@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use hlo_parser::{Frame, HloModule, Instruction};
-use trace_model::{ActivityKind, Capture, GpuActivity, KernelClass, Nanos};
+use trace_model::{ActivityKind, Capture, GpuActivity, KernelClass, Nanos, TrustItem};
 
 use crate::model::{Attribution, Config, DecidedBy, KernelRow, MatchKind, ProgramSummary};
 use crate::shared::{NameCache, SharedName};
@@ -127,9 +127,12 @@ pub(crate) fn attribute(
             let schedule = Schedule::new(&programs[program_index]);
             if schedule.truncated {
                 let program = &programs[program_index];
-                notes.push(format!(
-                    "program {}({}): the unrolled schedule was cut at {MAX_SLOTS} slots; later kernels of a window may go unmatched",
-                    program.module_name, program.program_id
+                notes.push(TrustItem::note(
+                    "schedule-truncated",
+                    format!(
+                        "program {}({}): the unrolled schedule was cut at {MAX_SLOTS} slots; later kernels of a window may go unmatched",
+                        program.module_name, program.program_id
+                    ),
                 ));
             }
             schedule
@@ -235,11 +238,14 @@ pub(crate) fn attribute(
         .filter(|s| s.same_bytes_as.iter().all(|&id| id > s.program_id))
     {
         let ids: Vec<String> = summary.same_bytes_as.iter().map(i64::to_string).collect();
-        notes.push(format!(
-            "program {}({}) is stored again under id(s) {}: kernels are matched by the id they carry (read)",
-            summary.module_name,
-            summary.program_id,
-            ids.join(", ")
+        notes.push(TrustItem::note(
+            "program-stored-again",
+            format!(
+                "program {}({}) is stored again under id(s) {}: kernels are matched by the id they carry (read)",
+                summary.module_name,
+                summary.program_id,
+                ids.join(", ")
+            ),
         ));
     }
     let mut result = Attribution {

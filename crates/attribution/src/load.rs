@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use load::Loaded;
-use trace_model::Format;
+use trace_model::{Format, TrustItem};
 
 use crate::jax::{ProgramModule, attribute};
 use crate::model::{Attribution, Config};
@@ -39,9 +39,12 @@ pub fn attribute_loaded(loaded: &Loaded, config: &Config) -> Result<Attribution,
                         module_name: &program.name,
                         module,
                     }),
-                    Err(e) => notes.push(format!(
-                        "{shown}: HLO module {}({}) could not be decoded, its kernels are `none`: {e}",
-                        program.name, program.id
+                    Err(e) => notes.push(TrustItem::note(
+                        "hlo-module-undecodable",
+                        format!(
+                            "{shown}: HLO module {}({}) could not be decoded, its kernels are `none`: {e}",
+                            program.name, program.id
+                        ),
                     )),
                 }
             }
@@ -114,8 +117,15 @@ fn tensorflow_ops(capture: &trace_model::Capture, result: &mut Attribution) {
         }
     }
     if matched > 0 {
-        result.notes.push(format!(
-            "a TensorFlow XSpace (no HLO programs): {matched} kernels were attributed to the TensorFlow op of the `TensorFlow Ops` line around them on the same GPU (match kind `enclosing range`); Python lines need a capture with Python tracing"
-        ));
+        result.notes.push(TrustItem {
+            unit: Some("kernels".into()),
+            ..TrustItem::new(
+                "tensorflow-op-lines",
+                format!(
+                    "a TensorFlow XSpace (no HLO programs): {matched} kernels were attributed to the TensorFlow op of the `TensorFlow Ops` line around them on the same GPU (match kind `enclosing range`); Python lines need a capture with Python tracing"
+                ),
+                matched as u64,
+            )
+        });
     }
 }

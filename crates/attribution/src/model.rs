@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use trace_model::{Nanos, Provenance};
+use trace_model::{Nanos, Provenance, TrustItem};
 
 use crate::SharedName;
 
@@ -270,8 +270,9 @@ pub struct Attribution {
     pub other_program_kernels: (u64, Nanos),
     /// PyTorch: whether the trace has `python_function` events at all.
     pub has_python_stacks: bool,
-    /// What cannot be trusted, and what a new capture would answer.
-    pub notes: Vec<String>,
+    /// What cannot be trusted, as items of the workspace's one trust type (a stable code,
+    /// the words, and where the note counts them the kernels, their GPU time and share).
+    pub notes: Vec<TrustItem>,
     /// Captures or options that would answer what this one cannot.
     pub needs_new_capture: Vec<String>,
 }
@@ -326,11 +327,20 @@ impl Attribution {
             return;
         }
         let total = self.gpu_time_ns();
-        self.notes.push(said(
-            percent(graph.0, total.0),
-            percent(attributed.0, graph.0),
-            Provenance::Measured.word(),
-        ));
+        let kernels = self.kernels.iter().filter(|k| k.in_graph).count();
+        let item = TrustItem::timed(
+            "graph-time",
+            said(
+                percent(graph.0, total.0),
+                percent(attributed.0, graph.0),
+                Provenance::Measured.word(),
+            ),
+            kernels as u64,
+            "kernels",
+            graph,
+        );
+        self.notes
+            .push(item.with_share((total.0 > 0).then(|| graph.0 as f64 / total.0 as f64)));
         if percent((graph - attributed).0, total.0) > 5.0 {
             self.needs_new_capture.push(capture.to_owned());
         }

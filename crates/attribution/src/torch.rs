@@ -1,7 +1,7 @@
 //! PyTorch / Kineto: kernel → correlation id → runtime launch → innermost enclosing `cpu_op`
 //! → enclosing `python_function` frames (`with_stack=True`) → the first user frame.
 
-use trace_model::{Capture, HostEvent, HostKind, ThreadId};
+use trace_model::{Capture, HostEvent, HostKind, ThreadId, TrustItem};
 
 use crate::jax::kind_name;
 use crate::model::{Attribution, Config, DecidedBy, KernelRow, MatchKind};
@@ -101,12 +101,12 @@ pub fn attribute_kineto(
     let has_python_stacks = !frames.events.is_empty();
     if profiler_ranges_only {
         // Nsight Systems and ROCm profilers record no CPU ops or Python frames.
-        notes.push(format!(
+        notes.push(TrustItem::note("no-cpu-ops", format!(
             "this capture ({}) has no CPU ops or Python stacks: each kernel is attributed to the innermost annotation range (NVTX, ROCm marker) around its launch, on the launching thread; with PyTorch, `torch.autograd.profiler.emit_nvtx()` names those ranges after the ops",
             capture.format().describe()
-        ));
+        )));
     } else if !has_python_stacks {
-        notes.push(NO_STACKS.to_owned());
+        notes.push(TrustItem::note("no-python-stacks", NO_STACKS));
         needs.push(
             "Python lines: a capture with torch.profiler.profile(with_stack=True)".to_owned(),
         );

@@ -564,8 +564,8 @@ pub struct AttributionView {
     pub hlo_ops: Vec<HloOp>,
     /// JAX: ops whose layout transposes take a large share.
     pub hlo_layout: Vec<LayoutHeavy>,
-    /// What attribution could not do.
-    pub notes: Vec<String>,
+    /// What attribution could not do, as its trust items.
+    pub notes: Vec<trace_model::TrustItem>,
 }
 
 /// One Python line.

@@ -581,11 +581,7 @@ pub(crate) fn ops(
         Some(Ok(at)) => {
             let view = attribution_view(&at);
             for n in &at.notes {
-                trust.push(TrustNote::new(
-                    TrustSource::Attribution,
-                    None,
-                    TrustItem::note("attribution", n.clone()),
-                ));
+                trust.push(TrustNote::new(TrustSource::Attribution, None, n.clone()));
             }
             new_capture.extend(
                 at.needs_new_capture

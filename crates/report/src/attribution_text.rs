@@ -198,8 +198,8 @@ pub struct AttributionSummary<'a> {
     pub has_python_stacks: bool,
     /// The ten Python lines with the most GPU time.
     pub top_lines: Vec<attribution::LineRow>,
-    /// What cannot be trusted.
-    pub notes: &'a [String],
+    /// What cannot be trusted: each trust item's words.
+    pub notes: Vec<&'a str>,
     /// Captures or options that would answer what this one cannot.
     pub needs_new_capture: &'a [String],
 }
@@ -293,7 +293,7 @@ pub fn summary(result: &Attribution) -> AttributionSummary<'_> {
         other_program_kernels: result.other_program_kernels.0,
         has_python_stacks: result.has_python_stacks,
         top_lines,
-        notes: &result.notes,
+        notes: result.notes.iter().map(|n| n.message.as_str()).collect(),
         needs_new_capture: &result.needs_new_capture,
     }
 }
@@ -473,7 +473,7 @@ pub fn summary_document(result: &Attribution) -> Document {
     if !s.notes.is_empty() {
         sec.push(Block::blank());
         sec.para("notes:");
-        for n in s.notes {
+        for n in &s.notes {
             sec.para(format!("  - {n}"));
         }
     }

@@ -42,10 +42,7 @@ fn kernels_launched_inside_ranges_get_the_innermost_range() {
         }
         assert!(in_range > 0, "{rel}: no kernel launched inside a range");
         assert!(
-            result
-                .notes
-                .iter()
-                .any(|n| n.contains("innermost annotation range")),
+            result.notes.iter().any(|n| n.code == "no-cpu-ops"),
             "{rel}: {:?}",
             result.notes
         );
@@ -163,5 +160,10 @@ fn tensorflow_kernels_get_their_tf_op() {
         assert_eq!(k.match_kind, attribution::MatchKind::EnclosingRange);
         assert!(k.op_name.contains(':'), "{}", k.op_name);
     }
-    assert!(result.notes.iter().any(|n| n.contains("TensorFlow Ops")));
+    let note = result
+        .notes
+        .iter()
+        .find(|n| n.code == "tensorflow-op-lines")
+        .expect("the TensorFlow op-line note");
+    assert_eq!(note.shown_count(), Some(by_op.len() as u64));
 }

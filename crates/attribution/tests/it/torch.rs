@@ -86,7 +86,7 @@ fn without_stacks_ops_and_the_message() {
     assert!(result.lines().is_empty());
     assert!(!result.ops().is_empty(), "ops.csv still has the CPU ops");
     assert!(
-        result.notes.iter().any(|n| n.contains("with_stack=True")),
+        result.notes.iter().any(|n| n.code == "no-python-stacks"),
         "{:?}",
         result.notes
     );
