@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use trace_model::Nanos;
 
-use crate::doc::{Block, Cell, Column, Document, Section, SpanLine, Table, TextLayout};
+use crate::doc::{Block, Cell, Column, Document, Section, Span, SpanLine, Table, TextLayout};
 use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
@@ -239,12 +239,20 @@ fn budget_row(device: String, stream: String, b: &Budget) -> Vec<Cell> {
         row.push(Cell::figure(measured::duration(part)));
         row.push(Cell::figure(measured::share(b.share(part))));
     }
-    row.push(Cell::text(if b.check.holds() {
-        "ok".to_owned()
+    row.push(if b.check.holds() {
+        Cell::text("ok")
     } else {
-        let expected: Vec<String> = b.check.expected_parts().iter().map(|p| p.human()).collect();
-        format!("FAILED (unions give {})", expected.join(" / "))
-    }));
+        // What the interval unions give for each part, as measured durations.
+        let mut spans = vec![Span::text("FAILED (unions give ")];
+        for (i, part) in b.check.expected_parts().iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::text(" / "));
+            }
+            spans.push(Span::Figure(measured::duration(*part)));
+        }
+        spans.push(Span::text(")"));
+        Cell::Spans(spans)
+    });
     row
 }
 
@@ -641,7 +649,7 @@ mod tests {
 
     /// The check column of a budget over `[0, 10)` whose parts claim `parts` for compute `[0, 4)` and a
     /// collective `[2, 6)`.
-    fn cells(parts: [i64; 4]) -> String {
+    fn cells(parts: [i64; 4]) -> Cell {
         let intervals = [
             (Nanos(0), Nanos(4), BusyKind::Compute),
             (Nanos(2), Nanos(6), BusyKind::Collective),
@@ -665,20 +673,40 @@ mod tests {
                 provenance: Provenance::Measured,
             },
         );
-        match row.last() {
-            Some(Cell::Text(check)) => check.clone(),
-            other => panic!("the check column is text: {other:?}"),
-        }
+        row.last().expect("a check column").clone()
+    }
+
+    /// The union figures of a failed check, as labelled durations.
+    fn unions(cell: &Cell) -> Vec<i64> {
+        let Cell::Spans(spans) = cell else {
+            panic!("a failed check holds its figures: {cell:?}");
+        };
+        spans
+            .iter()
+            .filter_map(|s| match s {
+                Span::Figure(Figure {
+                    value: crate::label::Value::Duration(ns),
+                    label: Provenance::Measured,
+                    ..
+                }) => Some(*ns),
+                _ => None,
+            })
+            .collect()
     }
 
     #[test]
     fn a_failed_budget_check_prints_the_union_figures() {
-        assert!(cells([4, 2, 0, 0]) == "ok", "{}", cells([4, 2, 0, 0]));
+        assert_eq!(cells([4, 2, 0, 0]), Cell::text("ok"));
         // The overlap counted for both kinds: the unions give the collective 2 ns, not 4.
         let failed = cells([4, 4, 0, 0]);
-        assert!(
-            failed.ends_with("FAILED (unions give 4 ns / 2 ns / 0 ns / 0 ns)"),
-            "{failed}"
+        assert_eq!(unions(&failed), [4, 2, 0, 0]);
+        // Terminal text still reads as before (figures without their label).
+        let Cell::Spans(spans) = &failed else {
+            unreachable!()
+        };
+        assert_eq!(
+            crate::text::spans(spans),
+            "FAILED (unions give 4 ns / 2 ns / 0 ns / 0 ns)"
         );
     }
 }
