@@ -231,14 +231,14 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         ]));
     }
     sec.push(Block::blank());
-    sec.push(Block::line(vec![
+    sec.push(Block::line(crate::doc::labelled(vec![
         Span::text(" Matmul + convolution + attention (core compute): "),
         Span::formatted(
             measured::percent(summary.core_compute_percent),
             NumberFormat::PercentSign(1),
         ),
-        Span::text(" of GPU time [measured]"),
-    ]));
+        Span::text(" of GPU time"),
+    ])));
     if summary.phase == Phase::Training {
         sec.para(
             " Below 50 %, most GPU time goes to non-core ops: there is room to optimise (in Llama 3 training this is usually 60-75 %; the original script's rule of thumb).",

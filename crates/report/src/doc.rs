@@ -156,10 +156,38 @@ impl SpanLine {
         self
     }
 
+    /// Closes the line with the one label its figures share, as terminal text writes it
+    /// (` [measured]`): the word comes from the figures' provenance, never from the
+    /// caller; nothing when the line has no figure or its figures' labels differ.
+    pub fn label(&mut self) -> &mut SpanLine {
+        if let Some(word) = shared_label(&self.0) {
+            self.0.push(Span::text(format!(" [{word}]")));
+        }
+        self
+    }
+
     /// The sentence so far as a paragraph; the line is left empty.
     pub fn take(&mut self) -> Block {
         Block::Paragraph(std::mem::take(&mut self.0))
     }
+}
+
+/// The label word every figure of `spans` carries, if they carry one and the same.
+fn shared_label(spans: &[Span]) -> Option<&'static str> {
+    let mut words = spans.iter().filter_map(|s| match s {
+        Span::Figure(f) | Span::Formatted(f, _) => Some(f.label.word()),
+        _ => None,
+    });
+    let first = words.next()?;
+    words.all(|w| w == first).then_some(first)
+}
+
+/// `spans` closed by the one label their figures share ([`SpanLine::label`]).
+pub fn labelled(mut spans: Vec<Span>) -> Vec<Span> {
+    if let Some(word) = shared_label(&spans) {
+        spans.push(Span::text(format!(" [{word}]")));
+    }
+    spans
 }
 
 /// Text or a figure inside a sentence.
@@ -416,5 +444,37 @@ impl TrustEntry {
     /// The item's words.
     pub fn message(&self) -> &str {
         &self.item.message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace_model::{Nanos, Provenance};
+
+    #[test]
+    fn a_line_takes_its_label_from_its_figures() {
+        let measured = Span::Figure(Figure::duration(Nanos(5), Provenance::Measured));
+        let inferred = Span::Figure(Figure::duration(Nanos(5), Provenance::inferred("a rule")));
+        let last = |spans: Vec<Span>| labelled(spans).last().map(Span::plain);
+        assert_eq!(
+            last(vec![Span::text("a "), measured.clone()]).as_deref(),
+            Some(" [measured]")
+        );
+        assert_eq!(
+            last(vec![inferred.clone(), inferred.clone()]).as_deref(),
+            Some(" [inferred]")
+        );
+        // Labels that differ, or no figure at all: no label is written.
+        assert_eq!(labelled(vec![measured.clone(), inferred]).len(), 2);
+        assert_eq!(labelled(vec![Span::text("words")]).len(), 1);
+        let mut line = SpanLine::default();
+        line.text("x ")
+            .figure(Figure::count(3, Provenance::Measured))
+            .label();
+        assert_eq!(
+            line.0.last().map(Span::plain).as_deref(),
+            Some(" [measured]")
+        );
     }
 }

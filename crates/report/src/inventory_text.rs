@@ -196,7 +196,7 @@ fn steps(inv: &Inventory) -> Section {
                     Provenance::Measured,
                 ))
             };
-            sec.push(Block::line(vec![
+            sec.push(Block::line(crate::doc::labelled(vec![
                 Span::text("Steps: "),
                 fixed(measured::count(n), 0),
                 Span::text(format!(
@@ -208,8 +208,7 @@ fn steps(inv: &Inventory) -> Section {
                 d(inv.steps.min_ns),
                 Span::text(", max "),
                 d(inv.steps.max_ns),
-                Span::text(" [measured]"),
-            ]));
+            ])));
         }
     }
     sec

@@ -78,27 +78,32 @@ pub fn document(report: &Roofline, top: usize) -> Document {
         None => head.para(format!("  peaks    [{}] {}", d.label(), d.source)),
     }
     let gpu = report.gpu_time_ns.value.0.max(1) as f64;
-    let share = |ns: i64| {
+    // Each share is of two times the roofline labels; the line's label is theirs.
+    let share = |part: &trace_model::Labelled<trace_model::Nanos>| {
+        let label = if part.provenance == report.gpu_time_ns.provenance {
+            part.provenance.clone()
+        } else {
+            Provenance::inferred("a share of two times of different provenance")
+        };
         Span::formatted(
-            Figure::percent(ns as f64 / gpu * 100.0, Provenance::Measured),
+            Figure::percent(part.value.0 as f64 / gpu * 100.0, label),
             NumberFormat::PercentSign(1),
         )
     };
-    head.push(Block::Paragraph(vec![
+    head.push(Block::Paragraph(crate::doc::labelled(vec![
         Span::text("  GPU time "),
         Span::formatted(
             Figure::number(
                 report.gpu_time_ns.value.0 as f64 / 1e6,
-                Provenance::Measured,
+                report.gpu_time_ns.provenance.clone(),
             ),
             NumberFormat::Fixed(3),
         ),
         Span::text(" ms; in ops "),
-        share(report.attributed_time_ns.value.0),
+        share(&report.attributed_time_ns),
         Span::text(", in ops with a FLOPs model "),
-        share(report.costed_time_ns.value.0),
-        Span::text(" [measured]"),
-    ]));
+        share(&report.costed_time_ns),
+    ])));
     head.push(Block::Paragraph(Vec::new()));
     doc.sections.push(head);
 

@@ -58,7 +58,9 @@ fn report(sec: &mut Section, r: &CaptureAnalysis) {
     sec.para(format!("format: {}", r.format.describe()));
     let n = r.steps.steps.len();
     let mut l = SpanLine::default();
-    l.text(format!("steps: {n} ({})", r.steps.origin.describe()));
+    l.text("steps: ")
+        .formatted(measured::count(n), NumberFormat::Fixed(0))
+        .text(format!(" ({})", r.steps.origin.describe()));
     if let (Some(sp), Some(m)) = (r.steps.duration_spread(), r.steps.median_step()) {
         l.text(format!("; median step #{} ", r.steps.steps[m].number))
             .figure(measured::duration(sp.median))
@@ -66,7 +68,8 @@ fn report(sec: &mut Section, r: &CaptureAnalysis) {
         min_max(&mut l, &sp)
             .text(", spread ")
             .figure(measured::duration(sp.max - sp.min))
-            .text(") [measured]");
+            .text(")")
+            .label();
     }
     sec.push(l.take());
     let Some(window) = r.window else {
@@ -78,7 +81,8 @@ fn report(sec: &mut Section, r: &CaptureAnalysis) {
         SpanLine::default()
             .text("window: ")
             .figure(measured::duration(window.span()))
-            .text(" (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges) [measured]")
+            .text(" (the steady-state steps' wall time, or their GPU activities' span when the steps are not host ranges)")
+            .label()
             .take(),
     );
     sec.push(Block::blank());
