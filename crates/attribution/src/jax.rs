@@ -231,23 +231,7 @@ pub(crate) fn attribute(
             hlo_parser::module_text(p.module),
         ))
     });
-    // One note per group of ids, on its smallest id.
-    for summary in summaries
-        .iter()
-        .filter(|s| s.same_bytes_as.iter().any(|&id| id > s.program_id))
-        .filter(|s| s.same_bytes_as.iter().all(|&id| id > s.program_id))
-    {
-        let ids: Vec<String> = summary.same_bytes_as.iter().map(i64::to_string).collect();
-        notes.push(TrustItem::note(
-            "program-stored-again",
-            format!(
-                "program {}({}) is stored again under id(s) {}: kernels are matched by the id they carry (read)",
-                summary.module_name,
-                summary.program_id,
-                ids.join(", ")
-            ),
-        ));
-    }
+    notes.extend(stored_again_notes(&summaries));
     let mut result = Attribution {
         path: path.to_owned(),
         format: SourceFormat::XSpace,
@@ -267,6 +251,28 @@ pub(crate) fn attribute(
         "graph kernels that could not be attributed: profile again with command buffers disabled (XLA_FLAGS=--xla_gpu_enable_command_buffer=) or with per-node graph tracing",
     );
     Ok(result)
+}
+
+/// The programs stored again under other ids: one note per group of ids, on its smallest
+/// id.
+fn stored_again_notes(summaries: &[ProgramSummary]) -> Vec<TrustItem> {
+    summaries
+        .iter()
+        .filter(|s| s.same_bytes_as.iter().any(|&id| id > s.program_id))
+        .filter(|s| s.same_bytes_as.iter().all(|&id| id > s.program_id))
+        .map(|summary| {
+            let ids: Vec<String> = summary.same_bytes_as.iter().map(i64::to_string).collect();
+            TrustItem::note(
+                "program-stored-again",
+                format!(
+                    "program {}({}) is stored again under id(s) {}: kernels are matched by the id they carry (read)",
+                    summary.module_name,
+                    summary.program_id,
+                    ids.join(", ")
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Each program's summary (its instructions, those with a Python line, the programs of the

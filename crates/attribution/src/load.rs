@@ -124,7 +124,7 @@ fn tensorflow_ops(capture: &trace_model::Capture, result: &mut Attribution) {
                 format!(
                     "a TensorFlow XSpace (no HLO programs): {matched} kernels were attributed to the TensorFlow op of the `TensorFlow Ops` line around them on the same GPU (match kind `enclosing range`); Python lines need a capture with Python tracing"
                 ),
-                matched as u64,
+                matched,
             )
         });
     }
