@@ -152,8 +152,11 @@ fn replay_with(
     replay_on_threads(&predictor, &jobs)
 }
 
-/// The causes' scenarios replayed on two threads (each replay walks the whole graph, and
-/// they share nothing but the read-only predictor), in the order given.
+/// The causes' scenarios replayed on two threads (they share nothing but the read-only
+/// predictor), in the order given. The scenarios alternate between the threads: causes
+/// come ranked, and neighbours tend to be alike in cost (the host sub-causes' scenarios
+/// replay the whole graph, a GPU class's only what its change moves), so each thread gets
+/// a share of both.
 fn replay_on_threads(
     predictor: &replay::Predictor<'_>,
     jobs: &[(Option<&replay::WhatIf>, &str)],
@@ -162,13 +165,18 @@ fn replay_on_threads(
         None => no_scenario(k),
         Some(what_if) => CauseReplay::Replayed(replayed(&predictor.predict(what_if))),
     };
-    let (first, second) = jobs.split_at(jobs.len() / 2);
     std::thread::scope(|scope| {
-        let second = scope.spawn(|| second.iter().map(one).collect::<Vec<_>>());
-        let mut out: Vec<CauseReplay> = first.iter().map(one).collect();
-        match second.join() {
-            Ok(rest) => out.extend(rest),
+        let odd = scope.spawn(|| jobs.iter().skip(1).step_by(2).map(one).collect::<Vec<_>>());
+        let even: Vec<CauseReplay> = jobs.iter().step_by(2).map(one).collect();
+        let odd = match odd.join() {
+            Ok(odd) => odd,
             Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let mut out = Vec::with_capacity(jobs.len());
+        let (mut even, mut odd) = (even.into_iter(), odd.into_iter());
+        for i in 0..jobs.len() {
+            let next = if i % 2 == 0 { even.next() } else { odd.next() };
+            out.extend(next);
         }
         out
     })
