@@ -235,7 +235,7 @@ fn alone(
     if let Advice::Ranked(ranked) = &mut investigation.advice {
         for cause in &mut ranked.causes {
             if let CauseReplay::Replayed(r) = &mut cause.replay {
-                r.alone = Some(why.clone());
+                r.alone = Some(Box::new(why.clone()));
             }
         }
     }

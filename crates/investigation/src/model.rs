@@ -751,7 +751,7 @@ pub struct Replayed {
     pub ranks: Option<crate::joint::RanksReplayed>,
     /// A rank directory's drawn rank replayed alone, not with the other ranks: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alone: Option<crate::joint::ReplayedAlone>,
+    pub alone: Option<Box<crate::joint::ReplayedAlone>>,
 }
 
 /// What a cause is, with the evidence that decided it.

@@ -264,7 +264,7 @@ fn a_rank_that_cannot_be_replayed_leaves_the_drawn_rank_alone() {
         };
         replays += 1;
         assert!(r.ranks.is_none(), "{}: {r:?}", c.key);
-        match &r.alone {
+        match r.alone.as_deref() {
             Some(investigation::ReplayedAlone::NotReplayable { rank, .. }) => {
                 assert_eq!(rank, "0", "{}", c.key);
             }
