@@ -446,7 +446,9 @@ impl<'a> ThreadLabels<'a> {
                     }
                 }
             }
-            ends.sort_unstable();
+            // Each thread's leaves end in order: the stable sort merges those runs (equal
+            // entries are alike, so the order is the unstable sort's).
+            ends.sort();
             ends
         })
     }

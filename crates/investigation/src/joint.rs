@@ -7,8 +7,13 @@
 //! Every rank is loaded again for this (the investigation reads a directory one rank at a
 //! time and keeps only the drawn one): memory grows with the ranks' total size, so a
 //! directory of more than [`MAX_JOINT_RANKS`] ranks keeps the drawn rank's replay alone,
-//! as do directories where a rank cannot be reloaded or replayed (the estimates then
-//! come from the single-rank replay, which the report shows without a ranks note).
+//! as do directories where a rank cannot be reloaded or replayed. The estimates then
+//! come from the single-rank replay, and each one says so and why ([`ReplayedAlone`] in
+//! `Replayed::alone`; the `--what-if` text starts with the same).
+//!
+//! `TRACEWISE_REPLAY=0` turns off the causes' replays only (the benchmark's baseline): a
+//! `--what-if` is asked for by name and is replayed as it is without the variable, on a
+//! rank directory jointly, as a single capture's `--what-if` is replayed alone either way.
 
 use std::path::PathBuf;
 
@@ -30,8 +35,38 @@ pub struct RanksReplayed {
     pub not_matched: Vec<String>,
 }
 
+/// Why a rank directory's drawn rank was replayed alone, not with the other ranks: its
+/// estimates then keep each collective's measured wait for its peers (a rank made
+/// faster is not shown waiting for slower ones).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum ReplayedAlone {
+    /// More ranks than are held in memory together ([`MAX_JOINT_RANKS`]).
+    TooManyRanks {
+        /// The directory's ranks.
+        ranks: usize,
+        /// The most replayed together.
+        most: usize,
+    },
+    /// A rank's file no longer loads.
+    NotReloaded {
+        /// The rank (its number, else its file name).
+        rank: String,
+        /// The loader's error.
+        error: String,
+    },
+    /// A rank's capture cannot be replayed (`replay::Error`: no correlation ids, a
+    /// GPU-only trace).
+    NotReplayable {
+        /// The rank (its number, else its file name).
+        rank: String,
+        /// Why, in words.
+        reason: String,
+    },
+}
+
 /// The most ranks replayed together (each held in memory at once).
-pub(crate) const MAX_JOINT_RANKS: usize = 64;
+pub const MAX_JOINT_RANKS: usize = 64;
 
 /// The ranks of a directory as `investigate_ranks` holds them.
 pub(crate) struct Ranks<'a> {
@@ -60,28 +95,24 @@ pub(crate) fn replay_ranks(
     if crate::replayed::replay_off() && what_if.is_none() {
         return None;
     }
-    if !(2..=MAX_JOINT_RANKS).contains(&count) || ranks.reports.len() != count {
+    if count < 2 || ranks.reports.len() != count {
         return None;
     }
     if steady_windows(&ranks.reports[ranks.chosen]).is_empty() {
         return None;
     }
-    let mut others: Vec<Option<Loaded>> = Vec::with_capacity(count);
-    for (i, (path, _)) in ranks.paths.iter().enumerate() {
-        others.push(if i == ranks.chosen {
-            None
-        } else {
-            Some(load::load_single(path).ok()?)
-        });
-    }
+    let others = match reload(ranks) {
+        Ok(others) => others,
+        Err(why) => return Some(alone(ranks, investigation, what_if, &why)),
+    };
     let captures: Vec<&trace_model::Capture> = others
         .iter()
         .map(|o| o.as_ref().map_or(&ranks.detail.capture, |l| &l.capture))
         .collect();
-    let graphs: Vec<replay::Graph> = captures
-        .iter()
-        .map(|c| replay::Graph::build(c).ok())
-        .collect::<Option<_>>()?;
+    let graphs = match build_graphs(ranks, &captures) {
+        Ok(graphs) => graphs,
+        Err(why) => return Some(alone(ranks, investigation, what_if, &why)),
+    };
     let windows: Vec<Vec<replay::StepWindow>> = ranks
         .reports
         .iter()
@@ -137,4 +168,147 @@ pub(crate) fn replay_ranks(
         text += &p.text();
     }
     Some(text)
+}
+
+/// A rank's name in the notes: its number, else its file name.
+fn rank_name(path: &std::path::Path, rank: Option<i64>) -> String {
+    rank.map_or_else(|| crate::file_name(path), |r| r.to_string())
+}
+
+/// Every rank but the drawn one loaded again (`None` in the drawn one's place), or why
+/// the drawn rank is replayed alone: too many ranks, or one that no longer loads.
+fn reload(ranks: &Ranks<'_>) -> Result<Vec<Option<Loaded>>, ReplayedAlone> {
+    let count = ranks.paths.len();
+    if count > MAX_JOINT_RANKS {
+        return Err(ReplayedAlone::TooManyRanks {
+            ranks: count,
+            most: MAX_JOINT_RANKS,
+        });
+    }
+    let mut others: Vec<Option<Loaded>> = Vec::with_capacity(count);
+    for (i, (path, rank)) in ranks.paths.iter().enumerate() {
+        if i == ranks.chosen {
+            others.push(None);
+            continue;
+        }
+        match load::load_single(path) {
+            Ok(l) => others.push(Some(l)),
+            Err(e) => {
+                return Err(ReplayedAlone::NotReloaded {
+                    rank: rank_name(path, *rank),
+                    error: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(others)
+}
+
+/// Each rank's graph, or the first rank that cannot be replayed.
+fn build_graphs(
+    ranks: &Ranks<'_>,
+    captures: &[&trace_model::Capture],
+) -> Result<Vec<replay::Graph>, ReplayedAlone> {
+    captures
+        .iter()
+        .zip(ranks.paths)
+        .map(|(c, (path, rank))| {
+            replay::Graph::build(c).map_err(|e| ReplayedAlone::NotReplayable {
+                rank: rank_name(path, *rank),
+                reason: match e {
+                    replay::Error::CannotReplay { reason } => reason,
+                    other => other.to_string(),
+                },
+            })
+        })
+        .collect()
+}
+
+/// The drawn rank replayed alone, because of `why`: every cause replayed on it alone says
+/// so, and the `--what-if` prediction of the drawn rank alone starts with it.
+fn alone(
+    ranks: &Ranks<'_>,
+    investigation: &mut Investigation,
+    what_if: Option<&replay::WhatIf>,
+    why: &ReplayedAlone,
+) -> String {
+    if let Advice::Ranked(ranked) = &mut investigation.advice {
+        for cause in &mut ranked.causes {
+            if let CauseReplay::Replayed(r) = &mut cause.replay {
+                r.alone = Some(Box::new(why.clone()));
+            }
+        }
+    }
+    let drawn = (&ranks.reports[ranks.chosen], ranks.detail);
+    let text = crate::what_if_text(&[drawn], what_if);
+    match text.split_once('\n') {
+        Some((head, rest)) => format!("{head}\n  {}\n{rest}", alone_text(why)),
+        None => text,
+    }
+}
+
+/// Why the drawn rank was replayed alone, in a line of the `--what-if` text.
+fn alone_text(why: &ReplayedAlone) -> String {
+    let reason = match why {
+        ReplayedAlone::TooManyRanks { ranks, most } => {
+            format!("{ranks} ranks, more than the {most} replayed together")
+        }
+        ReplayedAlone::NotReloaded { rank, error } => {
+            format!("rank {rank} could not be loaded again ({error})")
+        }
+        ReplayedAlone::NotReplayable { rank, reason } => {
+            format!("rank {rank} cannot be replayed ({reason})")
+        }
+    };
+    format!(
+        "replayed alone, not with the other ranks: {reason}; its collectives keep their \
+         measured waits for their peers"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank whose file is gone when the ranks are loaded again: the drawn rank is
+    /// replayed alone, and the reason names that rank.
+    #[test]
+    fn a_rank_that_no_longer_loads_leaves_the_drawn_rank_alone() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let paths = vec![
+            (dir.path().join("rank0.json"), Some(0)),
+            (dir.path().join("gone.json"), None),
+        ];
+        let detail = Loaded {
+            path: paths[0].0.clone(),
+            rank: Some(0),
+            capture: trace_model::CaptureBuilder::new(trace_model::Format::KinetoJson)
+                .finish(&paths[0].0),
+            programs: Vec::new(),
+        };
+        let ranks = Ranks {
+            paths: &paths,
+            reports: &[],
+            chosen: 0,
+            detail: &detail,
+        };
+        match reload(&ranks) {
+            Err(ReplayedAlone::NotReloaded { rank, .. }) => assert_eq!(rank, "gone.json"),
+            other => panic!("{:?}", other.map(|o| o.len())),
+        }
+        let many: Vec<_> = (0..=MAX_JOINT_RANKS as i64)
+            .map(|r| (dir.path().join(format!("rank{r}.json")), Some(r)))
+            .collect();
+        let ranks = Ranks {
+            paths: &many,
+            ..ranks
+        };
+        assert_eq!(
+            reload(&ranks).map(|o| o.len()),
+            Err(ReplayedAlone::TooManyRanks {
+                ranks: MAX_JOINT_RANKS + 1,
+                most: MAX_JOINT_RANKS
+            })
+        );
+    }
 }

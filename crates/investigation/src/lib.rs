@@ -43,7 +43,7 @@ use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
 use trace_model::Nanos;
 
 pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
-pub use joint::RanksReplayed;
+pub use joint::{MAX_JOINT_RANKS, RanksReplayed, ReplayedAlone};
 pub use model::*;
 pub use sections::LARGE_LAYOUT_SHARE;
 

@@ -801,6 +801,9 @@ pub struct Replayed {
     /// A rank directory's ranks replayed together: which, and what was matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<crate::joint::RanksReplayed>,
+    /// A rank directory's drawn rank replayed alone, not with the other ranks: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<Box<crate::joint::ReplayedAlone>>,
 }
 
 /// What a cause is, with the evidence that decided it.

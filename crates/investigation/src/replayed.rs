@@ -152,8 +152,11 @@ fn replay_with(
     replay_on_threads(&predictor, &jobs)
 }
 
-/// The causes' scenarios replayed on two threads (each replay walks the whole graph, and
-/// they share nothing but the read-only predictor), in the order given.
+/// The causes' scenarios replayed on two threads (they share nothing but the read-only
+/// predictor), in the order given. The scenarios alternate between the threads: causes
+/// come ranked, and neighbours tend to be alike in cost (the host sub-causes' scenarios
+/// replay the whole graph, a GPU class's only what its change moves), so each thread gets
+/// a share of both.
 fn replay_on_threads(
     predictor: &replay::Predictor<'_>,
     jobs: &[(Option<&replay::WhatIf>, &str)],
@@ -162,13 +165,18 @@ fn replay_on_threads(
         None => no_scenario(k),
         Some(what_if) => CauseReplay::Replayed(replayed(&predictor.predict(what_if))),
     };
-    let (first, second) = jobs.split_at(jobs.len() / 2);
     std::thread::scope(|scope| {
-        let second = scope.spawn(|| second.iter().map(one).collect::<Vec<_>>());
-        let mut out: Vec<CauseReplay> = first.iter().map(one).collect();
-        match second.join() {
-            Ok(rest) => out.extend(rest),
+        let odd = scope.spawn(|| jobs.iter().skip(1).step_by(2).map(one).collect::<Vec<_>>());
+        let even: Vec<CauseReplay> = jobs.iter().step_by(2).map(one).collect();
+        let odd = match odd.join() {
+            Ok(odd) => odd,
             Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let mut out = Vec::with_capacity(jobs.len());
+        let (mut even, mut odd) = (even.into_iter(), odd.into_iter());
+        for i in 0..jobs.len() {
+            let next = if i % 2 == 0 { even.next() } else { odd.next() };
+            out.extend(next);
         }
         out
     })
@@ -203,6 +211,7 @@ pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
             matched: n.matched.clone(),
             not_matched: n.reasons.clone(),
         }),
+        alone: None,
     }
 }
 
@@ -210,15 +219,130 @@ pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
 /// scenarios (`host:allocator=0`): the same labels that split the idle time.
 #[derive(Debug)]
 pub(crate) struct Labels {
-    /// Per thread (by index): the labelled stretches, sorted and disjoint.
-    threads: Vec<Vec<(Nanos, Nanos, Option<analysis::HostCause>)>>,
+    /// Per thread (by index): its labelled stretches and their running sums.
+    threads: Vec<ThreadStretches>,
+}
+
+/// One thread's labelled stretches (sorted, disjoint), with running sums that make the
+/// time of a range two binary searches: `H(to) - H(from)`, where `H(t)` is the time
+/// before `t` that a stretch (of one sub-cause, or of any) covers.
+#[derive(Debug)]
+struct ThreadStretches {
+    starts: Vec<Nanos>,
+    ends: Vec<Nanos>,
+    labels: Vec<Option<analysis::HostCause>>,
+    /// Time covered by stretches `..i`: `covered[i]` (one more entry than stretches).
+    covered: Vec<Nanos>,
+    /// The same for each sub-cause's stretches alone (by `HostCause::ALL`'s order),
+    /// worked out when first asked for.
+    held: [std::sync::OnceLock<Vec<Nanos>>; analysis::HostCause::ALL.len()],
+}
+
+impl ThreadStretches {
+    fn new(stretches: Vec<(Nanos, Nanos, Option<analysis::HostCause>)>) -> ThreadStretches {
+        let mut covered = Vec::with_capacity(stretches.len() + 1);
+        let mut sum = Nanos::ZERO;
+        covered.push(sum);
+        for &(s, e, _) in &stretches {
+            sum += (e - s).max(Nanos::ZERO);
+            covered.push(sum);
+        }
+        ThreadStretches {
+            starts: stretches.iter().map(|s| s.0).collect(),
+            ends: stretches.iter().map(|s| s.1).collect(),
+            labels: stretches.iter().map(|s| s.2).collect(),
+            covered,
+            held: Default::default(),
+        }
+    }
+
+    /// The running sums of `cause`'s stretches.
+    fn held(&self, cause: analysis::HostCause) -> &[Nanos] {
+        let i = analysis::HostCause::ALL
+            .iter()
+            .position(|&c| c == cause)
+            .unwrap_or(0);
+        self.held[i].get_or_init(|| {
+            let mut out = Vec::with_capacity(self.labels.len() + 1);
+            let mut sum = Nanos::ZERO;
+            out.push(sum);
+            for (k, &label) in self.labels.iter().enumerate() {
+                if label == Some(cause) {
+                    sum += (self.ends[k] - self.starts[k]).max(Nanos::ZERO);
+                }
+                out.push(sum);
+            }
+            out
+        })
+    }
+
+    /// The stretch that holds or follows `t` (the first ending after it): walked to from
+    /// `hint` where `t` is at or after the end of the stretch before it (a later range
+    /// of the same thread), else a binary search.
+    fn at(&self, t: Nanos, hint: usize) -> usize {
+        if hint == 0 || self.ends.get(hint - 1).is_some_and(|&end| end <= t) {
+            let mut k = hint;
+            while k < self.ends.len() && self.ends[k] <= t {
+                k += 1;
+            }
+            k
+        } else {
+            self.ends.partition_point(|&end| end <= t)
+        }
+    }
+
+    /// `H(t)` of the running sums `sums`, where stretch `k` (from [`ThreadStretches::at`])
+    /// holds or follows `t` and counts only where `counts(k)`: the stretches ending by `t`
+    /// in full, and the part before `t` of the one that holds it.
+    fn before(&self, sums: &[Nanos], t: Nanos, k: usize, counts: impl Fn(usize) -> bool) -> Nanos {
+        let mut h = sums[k];
+        if k < self.starts.len() && counts(k) {
+            h += (t - self.starts[k]).max(Nanos::ZERO);
+        }
+        h
+    }
 }
 
 impl Labels {
     pub(crate) fn of(capture: &Capture) -> Labels {
         Labels {
-            threads: analysis::host_cause_stretches_all(capture),
+            threads: analysis::host_cause_stretches_all(capture)
+                .into_iter()
+                .map(ThreadStretches::new)
+                .collect(),
         }
+    }
+}
+
+impl Labels {
+    /// The time `cause` holds in `[from, to)` of `stretches`, with the stretch to start
+    /// looking from (`hint`); and the stretch where `to` fell, the next range's hint.
+    fn range_time(
+        stretches: &ThreadStretches,
+        cause: analysis::HostCause,
+        (from, to): (Nanos, Nanos),
+        hint: usize,
+    ) -> (Nanos, usize) {
+        if to <= from {
+            return (Nanos::ZERO, hint);
+        }
+        let sums = stretches.held(cause);
+        let mine = |k: usize| stretches.labels[k] == Some(cause);
+        // A range spans few stretches: walked from the last one, searched otherwise.
+        let k_from = stretches.at(from, hint);
+        let k_to = stretches.at(to, k_from);
+        let held =
+            stretches.before(sums, to, k_to, mine) - stretches.before(sums, from, k_from, mine);
+        let time = if cause == analysis::HostCause::NothingRecorded {
+            // Instants no event covers are nothing recorded too.
+            let all = |_| true;
+            let covered = stretches.before(&stretches.covered, to, k_to, all)
+                - stretches.before(&stretches.covered, from, k_from, all);
+            held + (to - from) - covered
+        } else {
+            held
+        };
+        (time, k_to)
     }
 }
 
@@ -230,27 +354,135 @@ impl replay::HostLabels for Labels {
         ) else {
             return Nanos::ZERO;
         };
+        Labels::range_time(stretches, cause, (from, to), usize::MAX).0
+    }
+
+    fn times(
+        &self,
+        cause: &str,
+        thread: trace_model::ThreadId,
+        ranges: &[(Nanos, Nanos)],
+    ) -> Vec<Nanos> {
+        let (Some(stretches), Some(cause)) = (
+            self.threads.get(thread.index()),
+            analysis::HostCause::from_code(cause),
+        ) else {
+            return vec![Nanos::ZERO; ranges.len()];
+        };
+        let mut hint = 0;
+        ranges
+            .iter()
+            .map(|&range| {
+                let (time, next) = Labels::range_time(stretches, cause, range, hint);
+                hint = next;
+                time
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use analysis::HostCause;
+    use replay::HostLabels as _;
+
+    /// The time of `[from, to)` the stretches give `cause`, summed stretch by stretch
+    /// (what the running sums replace).
+    fn scanned(
+        stretches: &[(Nanos, Nanos, Option<HostCause>)],
+        cause: HostCause,
+        from: Nanos,
+        to: Nanos,
+    ) -> Nanos {
         if to <= from {
             return Nanos::ZERO;
         }
-        let first = stretches.partition_point(|&(_, end, _)| end <= from);
-        let mut covered = Nanos::ZERO;
-        let mut held = Nanos::ZERO;
-        for &(s, e, label) in &stretches[first..] {
-            if s >= to {
-                break;
-            }
+        let (mut covered, mut held) = (Nanos::ZERO, Nanos::ZERO);
+        for &(s, e, label) in stretches {
             let part = (e.min(to) - s.max(from)).max(Nanos::ZERO);
             covered += part;
             if label == Some(cause) {
                 held += part;
             }
         }
-        if cause == analysis::HostCause::NothingRecorded {
-            // Instants no event covers are nothing recorded too.
+        if cause == HostCause::NothingRecorded {
             held + (to - from) - covered
         } else {
             held
         }
+    }
+
+    #[test]
+    fn running_sums_give_the_time_a_scan_of_the_stretches_gives() {
+        // Disjoint stretches with gaps, touching ends, an empty one and a synchronising
+        // call (no cause), over 0..10 ms.
+        let mut stretches = Vec::new();
+        let causes = [
+            Some(HostCause::CpuWork),
+            None,
+            Some(HostCause::Allocator),
+            Some(HostCause::NothingRecorded),
+            Some(HostCause::CpuWork),
+            Some(HostCause::LaunchOverhead),
+        ];
+        let mut t = 100;
+        for k in 0..200i64 {
+            let len = (k * 37) % 90;
+            stretches.push((Nanos(t), Nanos(t + len), causes[k as usize % causes.len()]));
+            t += len + (k * 13) % 3 * 20;
+        }
+        let labels = Labels {
+            threads: vec![ThreadStretches::new(stretches.clone())],
+        };
+        let thread = trace_model::ThreadId::new(0);
+        let mut x: u64 = 12345;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            Nanos(((x >> 33) % (t as u64 + 200)) as i64)
+        };
+        let mut ranges = Vec::new();
+        for _ in 0..2_000 {
+            let (a, b) = (next(), next());
+            ranges.push((a, b));
+            for cause in HostCause::ALL {
+                assert_eq!(
+                    labels.time(cause.code(), thread, a, b),
+                    scanned(&stretches, cause, a, b),
+                    "{cause:?} over {a:?}..{b:?}"
+                );
+            }
+        }
+        // In a batch, walking from range to range: ranges in order (touching, as a
+        // leaf and the gap before the next one), then in any order.
+        let mut walk: Vec<(Nanos, Nanos)> = Vec::new();
+        let mut points: Vec<Nanos> = ranges.iter().map(|r| r.0).collect();
+        points.sort();
+        for p in points.windows(2) {
+            walk.push((p[0], p[1]));
+        }
+        for batch in [walk, ranges] {
+            for cause in HostCause::ALL {
+                let got = labels.times(cause.code(), thread, &batch);
+                for (&(a, b), got) in batch.iter().zip(got) {
+                    assert_eq!(
+                        got,
+                        scanned(&stretches, cause, a, b),
+                        "{cause:?} {a:?}..{b:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            labels.time(
+                "cpu-work",
+                trace_model::ThreadId::new(1),
+                Nanos(0),
+                Nanos(5)
+            ),
+            Nanos::ZERO
+        );
     }
 }

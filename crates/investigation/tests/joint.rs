@@ -228,3 +228,59 @@ fn the_shared_rank_directories_replay_unchanged_together() {
         assert!(replays > 0, "{dir}: no cause replayed");
     }
 }
+
+/// Rank 0's kernels carry no correlation ids, so its capture cannot be replayed: the drawn
+/// rank (rank 1, the straggler) is replayed alone, and each of its replayed causes says so
+/// and names rank 0, where before it was silent; its replays are those of rank 1 alone.
+#[test]
+fn a_rank_that_cannot_be_replayed_leaves_the_drawn_rank_alone() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ranks = dir.path().join("ranks");
+    std::fs::create_dir(&ranks).expect("created");
+    let unlinked: Vec<String> = rank_events(0)
+        .into_iter()
+        .map(|e| {
+            if e.contains(r#""cat": "kernel""#) {
+                // `"correlation": N, ` dropped from the kernel's args.
+                let (head, tail) = e.split_once(r#""correlation": "#).expect("linked");
+                let (_, rest) = tail.split_once(", ").expect("more args");
+                format!("{head}{rest}")
+            } else {
+                e
+            }
+        })
+        .collect();
+    let head = r#""distributedInfo": {"rank": 0, "world_size": 2}, "#;
+    write_trace(&ranks, "rank0.json", head, &unlinked);
+    let one = write_rank(&ranks, 1);
+    let run = investigation::investigate(&ranks, &options(Some("host:cpu-work=0")))
+        .expect("investigates");
+    let inv = &run.investigation;
+    assert_eq!(inv.drawn.as_ref().expect("a rank drawn").who, "rank 1");
+    let mut replays = 0;
+    for c in causes(inv) {
+        let CauseReplay::Replayed(r) = &c.replay else {
+            continue;
+        };
+        replays += 1;
+        assert!(r.ranks.is_none(), "{}: {r:?}", c.key);
+        match r.alone.as_deref() {
+            Some(investigation::ReplayedAlone::NotReplayable { rank, .. }) => {
+                assert_eq!(rank, "0", "{}", c.key);
+            }
+            other => panic!("{}: {other:?}", c.key),
+        }
+    }
+    assert!(replays > 0, "no cause replayed");
+    // Rank 1's replays alone: the same figures as investigating its file by itself.
+    let alone = investigation::investigate(&one, &options(None))
+        .expect("investigates")
+        .investigation;
+    let key = "gap:host-not-launched:cpu-work";
+    let (with, by_itself) = (
+        replayed(cause(causes(inv), key)),
+        replayed(cause(causes(&alone), key)),
+    );
+    assert_eq!(with.step_after, by_itself.step_after);
+    assert!(by_itself.alone.is_none());
+}

@@ -210,11 +210,18 @@ pub struct Graph {
     pub(crate) nodes: Vec<Node>,
     /// Nodes `0..host_nodes` are host leaves; node `host_nodes + i` is activity `i`.
     pub(crate) host_nodes: usize,
-    /// Incoming edges of node `n`: `edges[offsets[n]..offsets[n + 1]]`.
+    /// Incoming edges of node `n`: `edges[offsets[n]..offsets[n + 1]]`, the start edges
+    /// first, then from `split[n]` the end edges (sync, join).
     pub(crate) offsets: Vec<u32>,
+    pub(crate) split: Vec<u32>,
     pub(crate) edges: Vec<Edge>,
     /// Every node, each after the sources of its edges (cycle nodes last).
     pub(crate) order: Vec<u32>,
+    /// Destinations of node `n`'s outgoing edges: `out[out_offsets[n]..out_offsets[n + 1]]`.
+    pub(crate) out_offsets: Vec<u32>,
+    pub(crate) out: Vec<u32>,
+    /// The replay of the measured durations (every scenario's replay starts from it).
+    pub(crate) baseline: crate::replay::Timeline,
     pub(crate) measured: Durations,
     /// For host nodes: the part of `gap_outside_ops` during which the stream of the
     /// thread's next launch runs nothing (a gap with some is one that idles the GPU; only
@@ -265,6 +272,7 @@ impl Graph {
         b.idle_gaps(capture);
         b.sync_edges(capture);
         let mut graph = b.finish(capture);
+        graph.baseline = graph.replay(graph.measured());
         let paths = crate::paths::LaunchingPaths::mark_launching_paths(&graph);
         graph.paths.set_paths(paths);
         Ok(graph)
@@ -341,6 +349,15 @@ impl Builder {
     fn host_leaves(&mut self, capture: &Capture) {
         let events = capture.host_events();
         self.host_node_of = vec![NONE; events.len()];
+        // Whether each name is a synchronising call, decided once per name (0: not yet).
+        let mut sync_name = vec![0u8; capture.strings().len()];
+        let mut synchronising = |name: trace_model::StringId| {
+            let known = &mut sync_name[name.index()];
+            if *known == 0 {
+                *known = 1 + u8::from(is_synchronising_call(capture.name(name)));
+            }
+            *known == 2
+        };
         for thread in capture.threads() {
             let lo = events.partition_point(|e| e.thread < thread.id);
             let hi = events.partition_point(|e| e.thread <= thread.id);
@@ -365,9 +382,7 @@ impl Builder {
                 }
                 let kind = match e.kind {
                     HostKind::Launch => NodeKind::Launch,
-                    HostKind::Runtime if is_synchronising_call(capture.name(e.name)) => {
-                        NodeKind::Sync
-                    }
+                    HostKind::Runtime if synchronising(e.name) => NodeKind::Sync,
                     HostKind::Runtime => NodeKind::Runtime,
                     _ => NodeKind::Cpu,
                 };
@@ -457,7 +472,9 @@ impl Builder {
                     .filter(|e| e.kind == HostKind::CpuOp)
                     .map(|e| (e.start, e.end()))
                     .collect();
-                mine.sort_unstable();
+                // Nearly in order already: the stable sort finds the runs (equal
+                // intervals are alike, so the result is the unstable sort's).
+                mine.sort();
                 ops = merged(mine.into_iter());
             }
             if let Some(s) = launch_stream[n] {
@@ -484,7 +501,9 @@ impl Builder {
         let mut by_end: Vec<(i64, Nanos, u32)> = (0..self.host_nodes)
             .map(|n| (pid(&self.nodes[n]), self.nodes[n].end, n as u32))
             .collect();
-        by_end.sort_unstable();
+        // Each thread's leaves end in order: the stable sort merges the runs (every key
+        // is distinct, so the result is the unstable sort's).
+        by_end.sort();
         for n in 0..self.host_nodes {
             let node = self.nodes[n];
             let idle = self.gap_in_ops[n] + self.gap_outside_ops[n];
@@ -561,7 +580,9 @@ impl Builder {
             by_end[device_of(a)].push((a.end(), i as u32));
         }
         for list in &mut by_end {
-            list.sort_unstable();
+            // Each stream's activities end in order: runs the stable sort merges (every
+            // key is distinct).
+            list.sort();
         }
         for (i, a) in activities.iter().enumerate() {
             let n = self.nodes.len() as u32;
@@ -763,24 +784,37 @@ impl Builder {
         by_what.truncate(5);
         self.stats.unexplained_by = by_what;
         let count = self.nodes.len();
-        self.edges.sort_by_key(|&(dst, _)| dst);
+        // By destination; within one, the start edges before the end edges (sync, join),
+        // each kind in the order it was added (a stable sort): a replay reads the two
+        // groups apart (`split`).
+        self.edges
+            .sort_by_key(|&(dst, e)| (dst, is_end_edge(e.kind)));
         let mut offsets = vec![0u32; count + 1];
-        for &(dst, _) in &self.edges {
+        let mut split = vec![0u32; count];
+        for &(dst, e) in &self.edges {
             offsets[dst as usize + 1] += 1;
+            if !is_end_edge(e.kind) {
+                split[dst as usize] += 1;
+            }
         }
         for i in 0..count {
             offsets[i + 1] += offsets[i];
+            split[i] += offsets[i];
         }
         let edges: Vec<Edge> = self.edges.into_iter().map(|(_, e)| e).collect();
-        let (order, cycle_nodes) = topological_order(&self.nodes, &offsets, &edges);
-        self.stats.cycle_nodes = cycle_nodes;
+        let topo = topological_order(&self.nodes, &offsets, &edges);
+        self.stats.cycle_nodes = topo.cycle_nodes;
         let anchor = anchor_leaves(capture, &self.nodes[..self.host_nodes]);
         Graph {
             nodes: self.nodes,
             host_nodes: self.host_nodes,
             offsets,
+            split,
             edges,
-            order,
+            order: topo.order,
+            out_offsets: topo.out_offsets,
+            out: topo.out,
+            baseline: crate::replay::Timeline::default(),
             measured: Durations {
                 dur: self.dur,
                 gap_in_ops: self.gap_in_ops,
@@ -810,9 +844,23 @@ fn waiter(capture: &Capture, node: &Node, kind: EdgeKind) -> String {
     format!("{} {launched}, long after {after}", a.class.word())
 }
 
+/// Whether an edge sets its destination's end rather than its start.
+pub(crate) fn is_end_edge(kind: EdgeKind) -> bool {
+    matches!(kind, EdgeKind::Sync | EdgeKind::Join)
+}
+
+/// A topological order and the outgoing-edge table it was found with.
+struct Topo {
+    order: Vec<u32>,
+    cycle_nodes: usize,
+    out_offsets: Vec<u32>,
+    out: Vec<u32>,
+}
+
 /// Kahn's order over the incoming-edge table; nodes on a cycle (clocks that contradict
-/// the edges) follow in measured start order. Returns the order and how many were left.
-fn topological_order(nodes: &[Node], offsets: &[u32], edges: &[Edge]) -> (Vec<u32>, usize) {
+/// the edges) follow in measured start order. Returns the order, how many were left and
+/// the destinations of each node's outgoing edges.
+fn topological_order(nodes: &[Node], offsets: &[u32], edges: &[Edge]) -> Topo {
     let count = nodes.len();
     let mut pending: Vec<u32> = (0..count).map(|n| offsets[n + 1] - offsets[n]).collect();
     let mut out_offsets = vec![0u32; count + 1];
@@ -849,7 +897,12 @@ fn topological_order(nodes: &[Node], offsets: &[u32], edges: &[Edge]) -> (Vec<u3
     left.sort_by_key(|&n| (nodes[n as usize].start, n));
     let cycle_nodes = left.len();
     order.extend(left);
-    (order, cycle_nodes)
+    Topo {
+        order,
+        cycle_nodes,
+        out_offsets,
+        out,
+    }
 }
 
 /// The leaves of the thread with the most launch calls (ties: the lowest id).

@@ -365,14 +365,17 @@ pub fn predict(
 }
 
 /// What every scenario of one capture shares: the measured and unchanged-replay
-/// timelines and each step's members, computed once.
+/// timelines, each step's members and its spans on both, the median step's critical path
+/// before any change, computed once.
 #[derive(Debug)]
 pub struct Predictor<'a> {
     graph: &'a Graph,
     capture: &'a Capture,
     windows: &'a [StepWindow],
-    measured: Timeline,
-    baseline: Timeline,
+    /// The step spans as measured and on the unchanged replay.
+    spans: [Vec<replay::StepSpan>; 2],
+    /// The median step's critical path on the unchanged replay.
+    critical_before: Vec<LaneTime>,
     members: Vec<Vec<u32>>,
     /// The unchanged replay with typical delays: median absolute step error.
     typical_error: Option<f64>,
@@ -393,12 +396,16 @@ impl<'a> Predictor<'a> {
                 .map(|(a, t)| relative(t.duration(), a.duration()).abs())
                 .collect(),
         );
+        let b = graph.step_spans(&graph.baseline, windows, &members);
+        let critical_before = median_step(&a).map_or_else(Vec::new, |i| {
+            lane_times(graph, capture, &graph.baseline, &b[i])
+        });
         Predictor {
             graph,
             capture,
             windows,
-            measured,
-            baseline: graph.replay(graph.measured()),
+            spans: [a, b],
+            critical_before,
             members,
             typical_error,
             labels: None,
@@ -419,30 +426,19 @@ impl<'a> Predictor<'a> {
             graph,
             capture,
             windows,
-            measured,
-            baseline,
+            spans,
+            critical_before,
             members,
             typical_error,
             labels,
         } = self;
         let (durations, counts) = what_if.durations_labelled(graph, capture, *labels);
-        let changed = graph.replay(&durations);
-        let all = [measured, baseline, &changed].map(|t| graph.step_spans(t, windows, members));
-        let placed = place_steps(windows, &all, || Provenance::inferred(ASSUMPTIONS));
+        let changed = graph.replay_incremental(&durations);
+        let after = graph.step_spans(&changed, windows, members);
+        let placed = place_steps(windows, [&spans[0], &spans[1], &after], || {
+            Provenance::inferred(ASSUMPTIONS)
+        });
         let median_step = placed.median_step;
-        let lanes = |timeline: &Timeline, spans: &[replay::StepSpan]| -> Vec<LaneTime> {
-            let Some(i) = median_step else {
-                return Vec::new();
-            };
-            graph
-                .critical_lanes(timeline, &spans[i])
-                .into_iter()
-                .map(|(lane, time)| LaneTime {
-                    lane: lane.describe(capture),
-                    time,
-                })
-                .collect()
-        };
         Prediction {
             key: what_if.key(),
             wall: placed.wall,
@@ -454,14 +450,41 @@ impl<'a> Predictor<'a> {
                 .collect(),
             steps: placed.steps,
             median_step,
-            critical_before: lanes(baseline, &all[1]),
-            critical_after: lanes(&changed, &all[2]),
+            critical_before: critical_before.clone(),
+            critical_after: median_step.map_or_else(Vec::new, |i| {
+                lane_times(graph, capture, &changed, &after[i])
+            }),
             replay_error: placed.replay_error,
             typical_replay_error: *typical_error,
             stats: graph.stats().clone(),
             ranks: None,
         }
     }
+}
+
+/// The critical path of the step `span` on `timeline`, as time per lane in words.
+fn lane_times(
+    graph: &Graph,
+    capture: &Capture,
+    timeline: &Timeline,
+    span: &replay::StepSpan,
+) -> Vec<LaneTime> {
+    graph
+        .critical_lanes(timeline, span)
+        .into_iter()
+        .map(|(lane, time)| LaneTime {
+            lane: lane.describe(capture),
+            time,
+        })
+        .collect()
+}
+
+/// The step of median measured duration (lower median; ties by index) of the measured
+/// spans `measured`, as [`place_steps`] takes it.
+fn median_step(measured: &[replay::StepSpan]) -> Option<usize> {
+    let mut by: Vec<usize> = (0..measured.len()).collect();
+    by.sort_by_key(|&i| (measured[i].duration(), i));
+    by.get(by.len().saturating_sub(1) / 2).copied()
 }
 
 /// The steps of one capture measured on three timelines (as measured, replayed unchanged,
@@ -477,7 +500,7 @@ struct Placed {
 /// median step, the walls and the unchanged replay's median absolute error.
 fn place_steps(
     windows: &[StepWindow],
-    all: &[Vec<replay::StepSpan>; 3],
+    all: [&[replay::StepSpan]; 3],
     inferred: impl Fn() -> Provenance,
 ) -> Placed {
     let mut steps = Vec::with_capacity(windows.len());
@@ -498,11 +521,7 @@ fn place_steps(
             predicted: Labelled::new(c, inferred()),
         });
     }
-    let median_step = {
-        let mut by: Vec<usize> = (0..steps.len()).collect();
-        by.sort_by_key(|&i| (steps[i].measured.value, i));
-        by.get(by.len().saturating_sub(1) / 2).copied()
-    };
+    let median_step = median_step(all[0]);
     let wall = walls.map(|w| w.map_or(Nanos::ZERO, |(lo, hi)| hi - lo));
     Placed {
         steps,

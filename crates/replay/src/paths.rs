@@ -35,7 +35,7 @@ impl LaunchingPaths {
     /// call along the edges that set each start (host order, a wake-up from another
     /// thread) down to the stretch's start. Stops at a leaf already marked.
     pub(crate) fn mark_launching_paths(graph: &Graph) -> Vec<u32> {
-        let timeline = graph.replay(graph.measured());
+        let timeline = &graph.baseline;
         let mut path = vec![NONE; graph.host_nodes];
         for m in graph.host_nodes..graph.nodes.len() {
             let bound = timeline.start_bound[m];

@@ -519,7 +519,7 @@ impl<'a> RanksPredictor<'a> {
         ]
         .map(|t| g.step_spans(t, this.windows, members));
         let provenance = || Provenance::inferred(format!("{ASSUMPTIONS}; {RANK_ASSUMPTIONS}"));
-        let placed = crate::place_steps(this.windows, &all, provenance);
+        let placed = crate::place_steps(this.windows, [&all[0], &all[1], &all[2]], provenance);
         let lanes = |joint: &Joint, spans: &[StepSpan]| -> Vec<LaneTime> {
             let Some(i) = placed.median_step else {
                 return Vec::new();

@@ -24,7 +24,7 @@ pub struct StepWindow {
 }
 
 /// Every node's replayed times, and which edge decided each.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Timeline {
     pub(crate) start: Vec<Nanos>,
     pub(crate) end: Vec<Nanos>,
@@ -58,13 +58,125 @@ impl Graph {
     fn replay_with(&self, durations: &Durations, typical: bool) -> Timeline {
         let mut timeline = self.blank_timeline();
         for &n in &self.order {
-            let n = n as usize;
-            let (s, bound) = self.node_start(n, durations, typical, &timeline);
-            timeline.start[n] = s;
-            timeline.start_bound[n] = bound;
-            self.finish_node(n, s + durations.dur[n], &mut timeline);
+            if typical {
+                self.replay_node::<true>(n as usize, durations, &mut timeline);
+            } else {
+                self.replay_node::<false>(n as usize, durations, &mut timeline);
+            }
         }
         timeline
+    }
+
+    /// Replays node `n` on `timeline` (its sources already replayed): its start
+    /// ([`Graph::node_start`]) and end ([`Graph::finish_node`]), with the edges that set
+    /// them. Whether the start or the end moved from what `timeline` held.
+    #[inline(always)]
+    fn replay_node<const TYPICAL: bool>(
+        &self,
+        n: usize,
+        durations: &Durations,
+        timeline: &mut Timeline,
+    ) -> bool {
+        let (s, bound) = self.start_of::<TYPICAL>(n, durations, &timeline.start, &timeline.end);
+        let (e, end_bound) = self.end_of(n, s + durations.dur[n], &timeline.end);
+        let moved = s != timeline.start[n] || e != timeline.end[n];
+        timeline.start[n] = s;
+        timeline.start_bound[n] = bound;
+        timeline.end[n] = e;
+        timeline.end_bound[n] = end_bound;
+        moved
+    }
+
+    /// [`Graph::replay`], computed from the replay of the measured durations: only the
+    /// nodes whose durations changed, and those downstream of a node whose replayed start
+    /// or end moved, are replayed again; every other node keeps its unchanged-replay times
+    /// and bounds, which a full replay would compute again from the same inputs. The same
+    /// timeline as [`Graph::replay`] (a graph with cycle nodes, whose sources a full
+    /// replay reads before they are replayed, is replayed in full).
+    pub fn replay_incremental(&self, durations: &Durations) -> Timeline {
+        if self.stats.cycle_nodes > 0 || self.baseline.start.len() != self.nodes.len() {
+            return self.replay(durations);
+        }
+        let m = &self.measured;
+        let mut dirty: Vec<bool> = (0..self.nodes.len())
+            .map(|n| {
+                durations.dur[n] != m.dur[n]
+                    || durations.gap_in_ops[n] != m.gap_in_ops[n]
+                    || durations.gap_outside_ops[n] != m.gap_outside_ops[n]
+            })
+            .collect();
+        let mut timeline = self.baseline.clone();
+        if !dirty.contains(&true) {
+            return timeline;
+        }
+        for &n in &self.order {
+            let n = n as usize;
+            if dirty[n] && self.replay_node::<false>(n, durations, &mut timeline) {
+                let out = self.out_offsets[n] as usize..self.out_offsets[n + 1] as usize;
+                for &dst in &self.out[out] {
+                    dirty[dst as usize] = true;
+                }
+            }
+        }
+        timeline
+    }
+
+    /// The latest of node `n`'s start edges on the replayed `start` and `end` (source
+    /// time plus delay; a host-order edge's delay is the node's host gap in `durations`;
+    /// with `TYPICAL`, every launch, stream-order and cross-stream edge at the capture's
+    /// typical delay), its measured start without one; with the edge that set it.
+    #[inline(always)]
+    fn start_of<const TYPICAL: bool>(
+        &self,
+        n: usize,
+        durations: &Durations,
+        start: &[Nanos],
+        end: &[Nanos],
+    ) -> (Nanos, u32) {
+        let lo = self.offsets[n] as usize;
+        let mut at = self.nodes[n].start;
+        let mut bound = NONE;
+        for (k, e) in self.edges[lo..self.split[n] as usize].iter().enumerate() {
+            let src = e.src as usize;
+            let value = match e.kind {
+                EdgeKind::HostOrder => {
+                    end[src] + durations.gap_in_ops[n] + durations.gap_outside_ops[n]
+                }
+                EdgeKind::Launch if TYPICAL => {
+                    (end[src] + self.stats.launch_latency).max(start[src])
+                }
+                EdgeKind::Launch => (end[src] + e.delay).max(start[src]),
+                EdgeKind::StreamOrder | EdgeKind::CrossStream if TYPICAL => {
+                    end[src] + self.stats.stream_gap
+                }
+                _ => end[src] + e.delay,
+            };
+            if bound == NONE || value > at {
+                at = value;
+                bound = (lo + k) as u32;
+            }
+        }
+        (at, bound)
+    }
+
+    /// Node `n`'s end: `own_end`, or later when a sync or join edge says so (the source's
+    /// replayed end plus the edge's delay); with the edge that set it (`NONE`: its own).
+    #[inline(always)]
+    fn end_of(&self, n: usize, own_end: Nanos, end: &[Nanos]) -> (Nanos, u32) {
+        let mid = self.split[n] as usize;
+        let mut e_end = own_end;
+        let mut bound = NONE;
+        for (k, e) in self.edges[mid..self.offsets[n + 1] as usize]
+            .iter()
+            .enumerate()
+        {
+            let value = end[e.src as usize] + e.delay;
+            if value > e_end {
+                e_end = value;
+                bound = (mid + k) as u32;
+            }
+        }
+        (e_end, bound)
     }
 
     /// A timeline holding the measured times and no bounds, to be replayed over.
@@ -88,48 +200,17 @@ impl Graph {
         typical: bool,
         timeline: &Timeline,
     ) -> (Nanos, u32) {
-        let (launch_latency, stream_gap) = (self.stats.launch_latency, self.stats.stream_gap);
-        let (start, end) = (&timeline.start, &timeline.end);
-        let base = self.offsets[n] as usize;
-        let mut at: Option<Nanos> = None;
-        let mut bound = NONE;
-        for (k, e) in self.in_edges(n).iter().enumerate() {
-            let src = e.src as usize;
-            let value = match e.kind {
-                EdgeKind::Sync | EdgeKind::Join => continue,
-                EdgeKind::HostOrder => {
-                    end[src] + durations.gap_in_ops[n] + durations.gap_outside_ops[n]
-                }
-                EdgeKind::Launch if typical => (end[src] + launch_latency).max(start[src]),
-                EdgeKind::Launch => (end[src] + e.delay).max(start[src]),
-                EdgeKind::StreamOrder | EdgeKind::CrossStream if typical => end[src] + stream_gap,
-                EdgeKind::StreamOrder | EdgeKind::CrossStream | EdgeKind::CrossThread => {
-                    end[src] + e.delay
-                }
-            };
-            if at.is_none_or(|at| value > at) {
-                at = Some(value);
-                bound = (base + k) as u32;
-            }
+        if typical {
+            self.start_of::<true>(n, durations, &timeline.start, &timeline.end)
+        } else {
+            self.start_of::<false>(n, durations, &timeline.start, &timeline.end)
         }
-        (at.unwrap_or(self.nodes[n].start), bound)
     }
 
     /// Sets node `n`'s replayed end: `own_end`, or later when a sync edge says so.
     pub(crate) fn finish_node(&self, n: usize, own_end: Nanos, timeline: &mut Timeline) {
-        let base = self.offsets[n] as usize;
-        let mut e_end = own_end;
-        let mut bound = NONE;
-        for (k, e) in self.in_edges(n).iter().enumerate() {
-            if matches!(e.kind, EdgeKind::Sync | EdgeKind::Join) {
-                let value = timeline.end[e.src as usize] + e.delay;
-                if value > e_end {
-                    e_end = value;
-                    bound = (base + k) as u32;
-                }
-            }
-        }
-        timeline.end[n] = e_end;
+        let (end, bound) = self.end_of(n, own_end, &timeline.end);
+        timeline.end[n] = end;
         timeline.end_bound[n] = bound;
     }
 

@@ -14,6 +14,16 @@ use crate::graph::{Durations, Graph, Lane, NodeKind};
 pub trait HostLabels: std::fmt::Debug + Sync {
     /// The time of `[from, to)` on `thread` that `cause` (a sub-cause's code) holds.
     fn time(&self, cause: &str, thread: ThreadId, from: Nanos, to: Nanos) -> Nanos;
+
+    /// [`HostLabels::time`] of each range of `ranges` on `thread`, in order. The ranges
+    /// mostly follow each other in time (a thread's leaves and the gaps before them), which
+    /// an implementation may use to walk rather than search.
+    fn times(&self, cause: &str, thread: ThreadId, ranges: &[(Nanos, Nanos)]) -> Vec<Nanos> {
+        ranges
+            .iter()
+            .map(|&(from, to)| self.time(cause, thread, from, to))
+            .collect()
+    }
 }
 
 /// The class words a scenario may name (`KernelClass::word`).
@@ -257,8 +267,22 @@ impl WhatIf {
         let activities = capture.activities();
         let mut matched = Vec::with_capacity(self.changes.len());
         for change in &self.changes {
+            if let Change::HostCause(cause) = change {
+                matched.push(host_cause_removed(graph, labels, cause, &mut d));
+                continue;
+            }
             let mut count = 0usize;
-            for (n, node) in graph.nodes.iter().enumerate() {
+            // A change of activities looks at the GPU nodes only, any other at the host's.
+            let nodes = if matches!(
+                change,
+                Change::Class { .. } | Change::Kernel { .. } | Change::CopyBandwidth(_)
+            ) {
+                graph.host_nodes..graph.nodes.len()
+            } else {
+                0..graph.host_nodes
+            };
+            for n in nodes {
+                let node = &graph.nodes[n];
                 let gpu = (node.kind == NodeKind::Gpu).then(|| &activities[node.source as usize]);
                 let changed = match (change, gpu) {
                     (Change::Class { class, speed }, Some(a))
@@ -306,31 +330,6 @@ impl WhatIf {
                         }
                         idles
                     }
-                    (Change::HostCause(cause), None) => match (labels, node.lane) {
-                        (Some(labels), Lane::Host(thread)) => {
-                            // Only on the paths the GPU waited for (see `crate::paths`).
-                            let on_path = graph.paths.on_launching_path(n);
-                            let path_time = |from: Nanos, to: Nanos| {
-                                if on_path {
-                                    labels.time(cause, thread, from, to)
-                                } else {
-                                    Nanos::ZERO
-                                }
-                            };
-                            let own = path_time(node.start, node.end);
-                            d.dur[n] = (d.dur[n] - own).max(Nanos::ZERO);
-                            let measured_gap =
-                                graph.measured.gap_in_ops[n] + graph.measured.gap_outside_ops[n];
-                            let mut gap = path_time(node.start - measured_gap, node.start);
-                            let from_ops = gap.min(d.gap_in_ops[n]);
-                            d.gap_in_ops[n] -= from_ops;
-                            gap -= from_ops;
-                            let from_outside = gap.min(d.gap_outside_ops[n]);
-                            d.gap_outside_ops[n] -= from_outside;
-                            own + from_ops + from_outside > Nanos::ZERO
-                        }
-                        _ => false,
-                    },
                     (Change::HostRemoved, None) => {
                         d.dur[n] = Nanos::ZERO;
                         d.gap_in_ops[n] = Nanos::ZERO;
@@ -345,6 +344,63 @@ impl WhatIf {
         }
         (d, matched)
     }
+}
+
+/// [`Change::HostCause`] applied to `d`: the time `labels` give `cause` removed from each
+/// host leaf on a launching path (see `crate::paths`) and from the gap before it, the
+/// gap's part inside CPU ops first. How many leaves it changed; none without labels. The
+/// labels are asked once per thread, for its leaves on a path in order.
+fn host_cause_removed(
+    graph: &Graph,
+    labels: Option<&dyn HostLabels>,
+    cause: &str,
+    d: &mut Durations,
+) -> usize {
+    let Some(labels) = labels else {
+        return 0;
+    };
+    let nodes = &graph.nodes[..graph.host_nodes];
+    let mut count = 0usize;
+    let mut first = 0;
+    while first < nodes.len() {
+        let lane = nodes[first].lane;
+        let last = first + nodes[first..].partition_point(|n| n.lane == lane);
+        let Lane::Host(thread) = lane else {
+            first = last;
+            continue;
+        };
+        let path: Vec<usize> = (first..last)
+            .filter(|&n| graph.paths.on_launching_path(n))
+            .collect();
+        let mut ranges = Vec::with_capacity(2 * path.len());
+        for &n in &path {
+            let node = &nodes[n];
+            let measured_gap = graph.measured.gap_in_ops[n] + graph.measured.gap_outside_ops[n];
+            ranges.push((node.start - measured_gap, node.start));
+            ranges.push((node.start, node.end));
+        }
+        let times = labels.times(cause, thread, &ranges);
+        let mut on_path = path.iter().zip(times.chunks_exact(2)).peekable();
+        for n in first..last {
+            // Off the paths the GPU waited for nothing goes.
+            let (mut gap, own) = match on_path.peek() {
+                Some(&(&p, t)) if p == n => {
+                    on_path.next();
+                    (t[0], t[1])
+                }
+                _ => (Nanos::ZERO, Nanos::ZERO),
+            };
+            d.dur[n] = (d.dur[n] - own).max(Nanos::ZERO);
+            let from_ops = gap.min(d.gap_in_ops[n]);
+            d.gap_in_ops[n] -= from_ops;
+            gap -= from_ops;
+            let from_outside = gap.min(d.gap_outside_ops[n]);
+            d.gap_outside_ops[n] -= from_outside;
+            count += usize::from(own + from_ops + from_outside > Nanos::ZERO);
+        }
+        first = last;
+    }
+    count
 }
 
 fn speed(value: &str) -> Option<Speed> {

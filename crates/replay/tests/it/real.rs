@@ -102,6 +102,11 @@ fn replay_file(root: &Path, path: &Path, rows: &mut Vec<Row>) {
         for (cause, what_if) in replay::cause_scenarios() {
             let (durations, _) = what_if.durations(&graph, &l.capture);
             let changed = graph.replay(&durations);
+            // The replay every scenario of a predictor runs: the same timeline.
+            assert!(
+                graph.replay_incremental(&durations) == changed,
+                "{name} {cause}: the incremental replay differs from the full one"
+            );
             for i in 0..l.capture.activities().len() {
                 let (_, before) = graph.activity_times(&baseline, i).expect("an activity");
                 let (_, after) = graph.activity_times(&changed, i).expect("an activity");

@@ -314,6 +314,12 @@ fn cause_scenarios_replay_on_one_predictor() {
     for (cause, what_if) in &scenarios {
         let p = predictor.predict(what_if);
         assert_eq!(p, predict(&graph, &capture, &windows, what_if), "{cause}");
+        // The predictor replays from the unchanged replay: the full replay's timeline.
+        let (durations, _) = what_if.durations(&graph, &capture);
+        assert!(
+            graph.replay_incremental(&durations) == graph.replay(&durations),
+            "{cause}: the incremental replay differs from the full one"
+        );
         assert!(
             p.steps
                 .iter()

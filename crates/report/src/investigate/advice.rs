@@ -106,6 +106,9 @@ fn replay_sentence(replay: &CauseReplay, spans: &mut Vec<Span>) {
             if let Some(ranks) = &r.ranks {
                 spans.push(Span::text(ranks_sentence(ranks)));
             }
+            if let Some(why) = &r.alone {
+                spans.push(Span::text(alone_sentence(why)));
+            }
         }
         CauseReplay::CannotReplay { reason } => {
             spans.push(Span::text(format!(
@@ -140,6 +143,25 @@ fn ranks_sentence(ranks: &investigation::RanksReplayed) -> String {
         text += &format!("; not matched: {reason}");
     }
     text + ")."
+}
+
+/// Why a rank directory's drawn rank was replayed alone, not with the other ranks.
+fn alone_sentence(why: &investigation::ReplayedAlone) -> String {
+    use investigation::ReplayedAlone as A;
+    let reason = match why {
+        A::TooManyRanks { ranks, most } => {
+            format!("the directory holds {ranks} ranks, more than the {most} replayed together")
+        }
+        A::NotReloaded { rank, error } => {
+            format!("rank {rank} could not be loaded again ({error})")
+        }
+        A::NotReplayable { rank, reason } => format!("rank {rank} cannot be replayed ({reason})"),
+    };
+    format!(
+        " This rank was replayed alone, not with the other ranks: {reason}; its collectives \
+         keep their measured waits for their peers, so a rank made faster is not shown \
+         waiting for slower ones."
+    )
 }
 
 /// A cause's replayed step, or why there is none.
