@@ -609,9 +609,11 @@ struct Reading {
 }
 
 impl Reading {
-    /// Adds the events of `piece`, whose first is event `base`: its texts go to the arena,
-    /// or stay in the file.
-    fn add(&mut self, piece: Piece, base: usize, path: &Path) -> Result<(), Error> {
+    /// Adds the events of `piece`, the next in file order: its texts go to the arena, or
+    /// stay in the file.
+    fn add(&mut self, piece: Piece, path: &Path) -> Result<(), Error> {
+        // The index of its first event.
+        let base = self.events.len();
         if let Some(t) = piece.max_int_tid {
             self.max_int_tid = Some(self.max_int_tid.map_or(t, |m| m.max(t)));
         }
@@ -759,12 +761,17 @@ impl Trace {
     /// by about the text left in the file. [`merge_pp_traces`](crate::merge_pp_traces)
     /// and [`Trace::event_texts`] need [`Trace::read_file`].
     pub fn read_file_for_compaction(path: &Path) -> Result<Trace, Error> {
+        Trace::read_file_for_compaction_on(path, chrome_reader::default_threads())
+    }
+
+    /// [`Trace::read_file_for_compaction`] on `threads` reading threads.
+    fn read_file_for_compaction_on(path: &Path, threads: usize) -> Result<Trace, Error> {
         let (input, gzip) = open_input_sniffed(path, Progress::Shown)?;
         // The text of a gzip input is kept in a scratch file as it is inflated, so that
         // the input is inflated once: a second inflate was a tenth of a compaction's
         // instructions. A plain input is read again from itself.
         let spill = if gzip { Spill::create() } else { None };
-        Trace::read_input_spilled(input, path, Hold::Touched, spill)
+        Trace::read_input_spilled(input, path, Hold::Touched, spill, threads)
     }
 
     /// Reads a trace from decompressed JSON text; `path` names it in errors.
@@ -773,7 +780,7 @@ impl Trace {
     }
 
     fn read_input(input: impl Read + Send, path: &Path, hold: Hold) -> Result<Trace, Error> {
-        Trace::read_input_spilled(input, path, hold, None)
+        Trace::read_input_spilled(input, path, hold, None, chrome_reader::default_threads())
     }
 
     fn read_input_spilled(
@@ -781,6 +788,7 @@ impl Trace {
         path: &Path,
         hold: Hold,
         spill: Option<(Spill, std::fs::File)>,
+        threads: usize,
     ) -> Result<Trace, Error> {
         let (spill, spill_file) = match spill {
             Some((spill, file)) => (
@@ -809,17 +817,18 @@ impl Trace {
             hold,
             piece: Piece::default(),
         };
-        let threads = chrome_reader::default_threads();
-        let top =
-            chrome_reader::read_events_chunked(input, path, threads, new_sink, |piece, base| {
-                read.add(piece, base, path).map_err(|e| {
-                    stopped = Some(e);
-                    chrome_reader::Error::NotATrace {
-                        path: path.to_path_buf(),
-                        reason: "reading the trace stopped".to_string(),
-                    }
-                })
-            });
+        // The index of a piece's first event is counted here, as its events are added:
+        // the reader's own count is 0 for every piece it parses on the caller's thread
+        // (one thread), where a text left in the file needs its event's true index.
+        let top = chrome_reader::read_events_chunked(input, path, threads, new_sink, |piece, _| {
+            read.add(piece, path).map_err(|e| {
+                stopped = Some(e);
+                chrome_reader::Error::NotATrace {
+                    path: path.to_path_buf(),
+                    reason: "reading the trace stopped".to_string(),
+                }
+            })
+        });
         if let Some(e) = stopped {
             return Err(e);
         }
@@ -1108,6 +1117,64 @@ fn open_input_sniffed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A trace of `events` events (CPU ops, left in the file by a compaction read, and
+    /// kernels, held), one a line as Kineto writes them.
+    fn many_events(events: usize) -> String {
+        let mut text = String::from("{\"schemaVersion\": 1,\n\"traceEvents\": [\n");
+        for i in 0..events {
+            if i > 0 {
+                text.push_str(",\n");
+            }
+            let (cat, tid) = if i % 5 == 0 {
+                ("kernel", 7)
+            } else {
+                ("cpu_op", 1)
+            };
+            text.push_str(&format!(
+                "  {{\"ph\": \"X\", \"cat\": \"{cat}\", \"name\": \"op_{}\", \"pid\": 1, \
+                 \"tid\": {tid}, \"ts\": {}, \"dur\": 3, \"args\": {{\"n\": {i}}}}}",
+                i % 17,
+                i * 10
+            ));
+        }
+        text.push_str("\n]}\n");
+        text
+    }
+
+    #[test]
+    fn texts_left_in_the_file_are_written_back_on_one_thread_or_more() {
+        // Several of the reader's chunks (1 MiB each), so that pieces after the first
+        // must know their events' true indices.
+        let text = many_events(40_000);
+        assert!(text.len() > 4 << 20, "{} bytes", text.len());
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let plain = dir.path().join("t.json");
+        std::fs::write(&plain, &text).expect("writing the test input");
+        let gz = dir.path().join("t.json.gz");
+        let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        w.write_all(text.as_bytes()).expect("writing to memory");
+        std::fs::write(&gz, w.finish().expect("finishing to memory"))
+            .expect("writing the test input");
+        let written = |trace: &Trace| {
+            let mut out = Vec::new();
+            trace.write_json(&mut out).expect("writing to memory");
+            out
+        };
+        let whole = written(&Trace::read_file(&plain).expect("a valid trace"));
+        for path in [&plain, &gz] {
+            for threads in [1, 2, 3] {
+                let trace =
+                    Trace::read_file_for_compaction_on(path, threads).expect("a valid trace");
+                assert!(trace.texts_in_file(), "{}", path.display());
+                assert!(
+                    written(&trace) == whole,
+                    "{}, {threads} threads",
+                    path.display()
+                );
+            }
+        }
+    }
 
     #[test]
     fn arena_texts_round_trip() {
