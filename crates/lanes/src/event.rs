@@ -228,6 +228,37 @@ impl Arena {
         }
     }
 
+    /// Writes the text to `out`, as [`Arena::get`] gives it: an edited one through
+    /// `scratch` (cleared first), without a `String` of its own.
+    fn write(
+        &self,
+        text: Text,
+        scratch: &mut Vec<u8>,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        scratch.clear();
+        match text.tag() {
+            TAG_SPAN => return out.write_all(self.span(text).as_bytes()),
+            TAG_OWNED => return out.write_all(self.owned[text.index()].as_bytes()),
+            TAG_SPLICE => {
+                let Splice {
+                    span,
+                    value,
+                    ranges,
+                } = self.splices[text.index()];
+                let [a, b, c, d] = ranges.map(u32::from);
+                push_spliced(scratch, self.span(span), [(a, b), (c, d)], value);
+            }
+            // The broken invariant that `get` reports.
+            TAG_INPUT => return out.write_all(self.get(text).as_bytes()),
+            _ => {
+                let Retid { span, tid } = self.retids[text.index()];
+                crate::json_object::push_with_tid(self.span(span), tid, scratch);
+            }
+        }
+        out.write_all(scratch)
+    }
+
     /// Stores `text` in a chunk, or `None` when it is too long for a span or the chunks
     /// are used up.
     fn push(&mut self, text: &str) -> Option<Text> {
@@ -297,19 +328,30 @@ impl Text {
 
 /// Replaces two disjoint byte ranges of `text` with `value`.
 fn splice(text: &str, ranges: [(u32, u32); 2], value: i64) -> String {
-    let value = value.to_string();
+    let mut out = Vec::with_capacity(text.len() + 40);
+    push_spliced(&mut out, text, ranges, value);
+    String::from_utf8(out).expect("a str with whole values replaced by digits is UTF-8")
+}
+
+/// [`splice`], appended to `out`.
+fn push_spliced(out: &mut Vec<u8>, text: &str, ranges: [(u32, u32); 2], value: i64) {
+    let mut digits = [0u8; 20];
+    let value = {
+        let mut w = &mut digits[..];
+        write!(w, "{value}").expect("an i64 has at most 20 characters");
+        let left = w.len();
+        &digits[..20 - left]
+    };
     let [mut a, mut b] = ranges.map(|(s, e)| (s as usize, e as usize));
     if b.0 < a.0 {
         std::mem::swap(&mut a, &mut b);
     }
-    let len = text.len() - (a.1 - a.0) - (b.1 - b.0) + 2 * value.len();
-    let mut out = String::with_capacity(len);
-    out.push_str(&text[..a.0]);
-    out.push_str(&value);
-    out.push_str(&text[a.1..b.0]);
-    out.push_str(&value);
-    out.push_str(&text[b.1..]);
-    out
+    let text = text.as_bytes();
+    out.extend_from_slice(&text[..a.0]);
+    out.extend_from_slice(value);
+    out.extend_from_slice(&text[a.1..b.0]);
+    out.extend_from_slice(value);
+    out.extend_from_slice(&text[b.1..]);
 }
 
 /// One element of `traceEvents`, in 40 bytes (five million of them for a 1 GB trace).
@@ -913,11 +955,12 @@ impl Trace {
         if let Some(in_file) = &self.in_file {
             self.write_events_from_file(in_file, out)?;
         } else {
+            let mut scratch = Vec::new();
             for (i, ev) in self.events.iter().enumerate() {
                 if i > 0 {
                     out.write_all(b",")?;
                 }
-                out.write_all(self.arena.get(ev.text()).as_bytes())?;
+                self.arena.write(ev.text(), &mut scratch, out)?;
             }
         }
         out.write_all(b"]}")
@@ -966,13 +1009,14 @@ impl Trace {
         );
         // Where `input` is in the JSON text.
         let mut at = 0u64;
+        let mut scratch = Vec::new();
         for (i, event) in self.events.iter().enumerate() {
             if i > 0 {
                 out.write_all(b",")?;
             }
             let text = event.text();
             let Some((index, len)) = text.input_place() else {
-                out.write_all(self.arena.get(text).as_bytes())?;
+                self.arena.write(text, &mut scratch, out)?;
                 continue;
             };
             let offset = in_file.offsets[index];
@@ -1260,6 +1304,19 @@ mod tests {
             let span = arena.store(not_object);
             assert!(arena.set_tid(span, 3).is_err(), "{not_object}");
         }
+        // The writer writes each kind of text as `get` gives it, through one buffer.
+        let negative = arena.splice(span, [tid_at, stream_at], i64::MIN);
+        let owned = arena.own(Box::from("{\"own\":1}"));
+        let walked = arena.set_tid(span, 1001).expect("an object");
+        let mut scratch = b"left over".to_vec();
+        for text in [span, spliced, negative, walked, moved, escaped, owned] {
+            let mut out = Vec::new();
+            arena
+                .write(text, &mut scratch, &mut out)
+                .expect("writing to memory");
+            assert_eq!(String::from_utf8(out).expect("UTF-8"), arena.get(text));
+        }
+        assert!(arena.get(negative).contains(&i64::MIN.to_string()));
     }
 
     #[test]
