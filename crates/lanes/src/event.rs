@@ -12,6 +12,9 @@ use serde_json::value::RawValue;
 
 use crate::Error;
 use crate::json_object::write_json_string;
+use reread::{Digest, DigestRead};
+
+mod reread;
 pub(crate) use crate::json_object::{
     Object, micros_text, raw, raw_i64, raw_micros, raw_str, rewrite,
 };
@@ -228,6 +231,37 @@ impl Arena {
         }
     }
 
+    /// Writes the text to `out`, as [`Arena::get`] gives it: an edited one through
+    /// `scratch` (cleared first), without a `String` of its own.
+    fn write(
+        &self,
+        text: Text,
+        scratch: &mut Vec<u8>,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        scratch.clear();
+        match text.tag() {
+            TAG_SPAN => return out.write_all(self.span(text).as_bytes()),
+            TAG_OWNED => return out.write_all(self.owned[text.index()].as_bytes()),
+            TAG_SPLICE => {
+                let Splice {
+                    span,
+                    value,
+                    ranges,
+                } = self.splices[text.index()];
+                let [a, b, c, d] = ranges.map(u32::from);
+                push_spliced(scratch, self.span(span), [(a, b), (c, d)], value);
+            }
+            // The broken invariant that `get` reports.
+            TAG_INPUT => return out.write_all(self.get(text).as_bytes()),
+            _ => {
+                let Retid { span, tid } = self.retids[text.index()];
+                crate::json_object::push_with_tid(self.span(span), tid, scratch);
+            }
+        }
+        out.write_all(scratch)
+    }
+
     /// Stores `text` in a chunk, or `None` when it is too long for a span or the chunks
     /// are used up.
     fn push(&mut self, text: &str) -> Option<Text> {
@@ -297,19 +331,30 @@ impl Text {
 
 /// Replaces two disjoint byte ranges of `text` with `value`.
 fn splice(text: &str, ranges: [(u32, u32); 2], value: i64) -> String {
-    let value = value.to_string();
+    let mut out = Vec::with_capacity(text.len() + 40);
+    push_spliced(&mut out, text, ranges, value);
+    String::from_utf8(out).expect("a str with whole values replaced by digits is UTF-8")
+}
+
+/// [`splice`], appended to `out`.
+fn push_spliced(out: &mut Vec<u8>, text: &str, ranges: [(u32, u32); 2], value: i64) {
+    let mut digits = [0u8; 20];
+    let value = {
+        let mut w = &mut digits[..];
+        write!(w, "{value}").expect("an i64 has at most 20 characters");
+        let left = w.len();
+        &digits[..20 - left]
+    };
     let [mut a, mut b] = ranges.map(|(s, e)| (s as usize, e as usize));
     if b.0 < a.0 {
         std::mem::swap(&mut a, &mut b);
     }
-    let len = text.len() - (a.1 - a.0) - (b.1 - b.0) + 2 * value.len();
-    let mut out = String::with_capacity(len);
-    out.push_str(&text[..a.0]);
-    out.push_str(&value);
-    out.push_str(&text[a.1..b.0]);
-    out.push_str(&value);
-    out.push_str(&text[b.1..]);
-    out
+    let text = text.as_bytes();
+    out.extend_from_slice(&text[..a.0]);
+    out.extend_from_slice(value);
+    out.extend_from_slice(&text[a.1..b.0]);
+    out.extend_from_slice(value);
+    out.extend_from_slice(&text[b.1..]);
 }
 
 /// One element of `traceEvents`, in 40 bytes (five million of them for a 1 GB trace).
@@ -609,9 +654,11 @@ struct Reading {
 }
 
 impl Reading {
-    /// Adds the events of `piece`, whose first is event `base`: its texts go to the arena,
-    /// or stay in the file.
-    fn add(&mut self, piece: Piece, base: usize, path: &Path) -> Result<(), Error> {
+    /// Adds the events of `piece`, the next in file order: its texts go to the arena, or
+    /// stay in the file.
+    fn add(&mut self, piece: Piece, path: &Path) -> Result<(), Error> {
+        // The index of its first event.
+        let base = self.events.len();
         if let Some(t) = piece.max_int_tid {
             self.max_int_tid = Some(self.max_int_tid.map_or(t, |m| m.max(t)));
         }
@@ -759,12 +806,17 @@ impl Trace {
     /// by about the text left in the file. [`merge_pp_traces`](crate::merge_pp_traces)
     /// and [`Trace::event_texts`] need [`Trace::read_file`].
     pub fn read_file_for_compaction(path: &Path) -> Result<Trace, Error> {
+        Trace::read_file_for_compaction_on(path, chrome_reader::default_threads())
+    }
+
+    /// [`Trace::read_file_for_compaction`] on `threads` reading threads.
+    fn read_file_for_compaction_on(path: &Path, threads: usize) -> Result<Trace, Error> {
         let (input, gzip) = open_input_sniffed(path, Progress::Shown)?;
         // The text of a gzip input is kept in a scratch file as it is inflated, so that
         // the input is inflated once: a second inflate was a tenth of a compaction's
         // instructions. A plain input is read again from itself.
         let spill = if gzip { Spill::create() } else { None };
-        Trace::read_input_spilled(input, path, Hold::Touched, spill)
+        Trace::read_input_spilled(input, path, Hold::Touched, spill, threads)
     }
 
     /// Reads a trace from decompressed JSON text; `path` names it in errors.
@@ -773,7 +825,7 @@ impl Trace {
     }
 
     fn read_input(input: impl Read + Send, path: &Path, hold: Hold) -> Result<Trace, Error> {
-        Trace::read_input_spilled(input, path, hold, None)
+        Trace::read_input_spilled(input, path, hold, None, chrome_reader::default_threads())
     }
 
     fn read_input_spilled(
@@ -781,6 +833,7 @@ impl Trace {
         path: &Path,
         hold: Hold,
         spill: Option<(Spill, std::fs::File)>,
+        threads: usize,
     ) -> Result<Trace, Error> {
         let (spill, spill_file) = match spill {
             Some((spill, file)) => (
@@ -809,17 +862,18 @@ impl Trace {
             hold,
             piece: Piece::default(),
         };
-        let threads = chrome_reader::default_threads();
-        let top =
-            chrome_reader::read_events_chunked(input, path, threads, new_sink, |piece, base| {
-                read.add(piece, base, path).map_err(|e| {
-                    stopped = Some(e);
-                    chrome_reader::Error::NotATrace {
-                        path: path.to_path_buf(),
-                        reason: "reading the trace stopped".to_string(),
-                    }
-                })
-            });
+        // The index of a piece's first event is counted here, as its events are added:
+        // the reader's own count is 0 for every piece it parses on the caller's thread
+        // (one thread), where a text left in the file needs its event's true index.
+        let top = chrome_reader::read_events_chunked(input, path, threads, new_sink, |piece, _| {
+            read.add(piece, path).map_err(|e| {
+                stopped = Some(e);
+                chrome_reader::Error::NotATrace {
+                    path: path.to_path_buf(),
+                    reason: "reading the trace stopped".to_string(),
+                }
+            })
+        });
         if let Some(e) = stopped {
             return Err(e);
         }
@@ -904,161 +958,15 @@ impl Trace {
         if let Some(in_file) = &self.in_file {
             self.write_events_from_file(in_file, out)?;
         } else {
+            let mut scratch = Vec::new();
             for (i, ev) in self.events.iter().enumerate() {
                 if i > 0 {
                     out.write_all(b",")?;
                 }
-                out.write_all(self.arena.get(ev.text()).as_bytes())?;
+                self.arena.write(ev.text(), &mut scratch, out)?;
             }
         }
         out.write_all(b"]}")
-    }
-
-    /// The events, in order, with the texts left in the file copied from a second read
-    /// of it: each from its offset, without parsing or splitting (the first read checked
-    /// every event). The JSON text must have the length and CRC-32 it had then; if not, the
-    /// output is an error (and never committed).
-    fn write_events_from_file(
-        &self,
-        in_file: &InFile,
-        out: &mut impl Write,
-    ) -> std::io::Result<()> {
-        let path = &self.source;
-        let changed = |what: String| {
-            std::io::Error::other(Error::InputChanged {
-                path: path.clone(),
-                what,
-            })
-        };
-        let read_error = |source| {
-            std::io::Error::other(Error::Io(FsError {
-                path: path.clone(),
-                action: "cannot read the trace again",
-                source,
-            }))
-        };
-        let input: Box<dyn Read + Send> = match &in_file.spill {
-            Some(spill) => Box::new(spill.open().map_err(read_error)?),
-            None => open_input(path, Progress::Hidden).map_err(std::io::Error::other)?,
-        };
-        let mut digest = Digest::default();
-        let mut input = std::io::BufReader::with_capacity(
-            1 << 20,
-            DigestRead {
-                inner: input,
-                digest: &mut digest,
-                spill: None,
-            },
-        );
-        // Where `input` is in the JSON text.
-        let mut at = 0u64;
-        for (i, event) in self.events.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",")?;
-            }
-            let text = event.text();
-            let Some((index, len)) = text.input_place() else {
-                out.write_all(self.arena.get(text).as_bytes())?;
-                continue;
-            };
-            let offset = in_file.offsets[index];
-            // Input events keep their order, so each starts at or after the previous one's
-            // end: past the texts that are held or were dropped.
-            assert!(
-                offset >= at,
-                "the compaction keeps the events it leaves in the file in file order"
-            );
-            at += skip(&mut input, offset.saturating_sub(at)).map_err(read_error)?;
-            let copied = copy(&mut input, len as u64, out, read_error)?;
-            at += copied;
-            if copied < len as u64 {
-                return Err(changed(format!("it ends within event {index}")));
-            }
-        }
-        // The rest counts for the length and CRC-32.
-        skip(&mut input, u64::MAX).map_err(read_error)?;
-        drop(input);
-        if digest.bytes != in_file.json_bytes {
-            return Err(changed(format!(
-                "its JSON text is {} bytes long, was {}",
-                digest.bytes, in_file.json_bytes
-            )));
-        }
-        let crc = digest.crc.finalize();
-        if crc != in_file.crc {
-            return Err(changed(format!(
-                "its JSON text has CRC-32 {crc:08x}, was {:08x}",
-                in_file.crc
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// Reads past `n` bytes of `input` (fewer at its end); how many.
-fn skip(input: &mut impl BufRead, n: u64) -> std::io::Result<u64> {
-    std::io::copy(&mut input.take(n), &mut std::io::sink())
-}
-
-/// Copies the next `n` bytes of `input` (fewer at its end) to `out`; how many. An error
-/// reading goes through `read_error` (it is the file's), one writing is the output's.
-fn copy(
-    input: &mut impl BufRead,
-    n: u64,
-    out: &mut impl Write,
-    read_error: impl Fn(std::io::Error) -> std::io::Error,
-) -> std::io::Result<u64> {
-    let mut left = n;
-    while left > 0 {
-        let buf = input.fill_buf().map_err(&read_error)?;
-        if buf.is_empty() {
-            break;
-        }
-        let k = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        out.write_all(&buf[..k])?;
-        input.consume(k);
-        left -= k as u64;
-    }
-    Ok(n - left)
-}
-
-/// The length and CRC-32 of a text read, and whether all of it went to the spill file.
-#[derive(Default)]
-struct Digest {
-    bytes: u64,
-    crc: crc32fast::Hasher,
-    spilled: bool,
-}
-
-/// A reader that adds what it reads to a [`Digest`], and copies it to `spill` when given
-/// (a write that fails only drops the spill: the text is then read again from the input).
-struct DigestRead<'a, R> {
-    inner: R,
-    digest: &'a mut Digest,
-    spill: Option<std::io::BufWriter<std::fs::File>>,
-}
-
-impl<R: Read> Read for DigestRead<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.digest.bytes += n as u64;
-        self.digest.crc.update(&buf[..n]);
-        if let Some(spill) = &mut self.spill {
-            let written = if n == 0 {
-                spill.flush()
-            } else {
-                spill.write_all(&buf[..n])
-            };
-            match written {
-                Ok(()) if n == 0 => {
-                    self.digest.spilled = true;
-                    self.spill = None;
-                }
-                Ok(()) => {}
-                Err(_) => self.spill = None,
-            }
-        }
-        Ok(n)
     }
 }
 
@@ -1108,6 +1016,64 @@ fn open_input_sniffed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A trace of `events` events (CPU ops, left in the file by a compaction read, and
+    /// kernels, held), one a line as Kineto writes them.
+    fn many_events(events: usize) -> String {
+        let mut text = String::from("{\"schemaVersion\": 1,\n\"traceEvents\": [\n");
+        for i in 0..events {
+            if i > 0 {
+                text.push_str(",\n");
+            }
+            let (cat, tid) = if i % 5 == 0 {
+                ("kernel", 7)
+            } else {
+                ("cpu_op", 1)
+            };
+            text.push_str(&format!(
+                "  {{\"ph\": \"X\", \"cat\": \"{cat}\", \"name\": \"op_{}\", \"pid\": 1, \
+                 \"tid\": {tid}, \"ts\": {}, \"dur\": 3, \"args\": {{\"n\": {i}}}}}",
+                i % 17,
+                i * 10
+            ));
+        }
+        text.push_str("\n]}\n");
+        text
+    }
+
+    #[test]
+    fn texts_left_in_the_file_are_written_back_on_one_thread_or_more() {
+        // Several of the reader's chunks (1 MiB each), so that pieces after the first
+        // must know their events' true indices.
+        let text = many_events(40_000);
+        assert!(text.len() > 4 << 20, "{} bytes", text.len());
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let plain = dir.path().join("t.json");
+        std::fs::write(&plain, &text).expect("writing the test input");
+        let gz = dir.path().join("t.json.gz");
+        let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        w.write_all(text.as_bytes()).expect("writing to memory");
+        std::fs::write(&gz, w.finish().expect("finishing to memory"))
+            .expect("writing the test input");
+        let written = |trace: &Trace| {
+            let mut out = Vec::new();
+            trace.write_json(&mut out).expect("writing to memory");
+            out
+        };
+        let whole = written(&Trace::read_file(&plain).expect("a valid trace"));
+        for path in [&plain, &gz] {
+            for threads in [1, 2, 3] {
+                let trace =
+                    Trace::read_file_for_compaction_on(path, threads).expect("a valid trace");
+                assert!(trace.texts_in_file(), "{}", path.display());
+                assert!(
+                    written(&trace) == whole,
+                    "{}, {threads} threads",
+                    path.display()
+                );
+            }
+        }
+    }
 
     #[test]
     fn arena_texts_round_trip() {
@@ -1184,6 +1150,19 @@ mod tests {
             let span = arena.store(not_object);
             assert!(arena.set_tid(span, 3).is_err(), "{not_object}");
         }
+        // The writer writes each kind of text as `get` gives it, through one buffer.
+        let negative = arena.splice(span, [tid_at, stream_at], i64::MIN);
+        let owned = arena.own(Box::from("{\"own\":1}"));
+        let walked = arena.set_tid(span, 1001).expect("an object");
+        let mut scratch = b"left over".to_vec();
+        for text in [span, spliced, negative, walked, moved, escaped, owned] {
+            let mut out = Vec::new();
+            arena
+                .write(text, &mut scratch, &mut out)
+                .expect("writing to memory");
+            assert_eq!(String::from_utf8(out).expect("UTF-8"), arena.get(text));
+        }
+        assert!(arena.get(negative).contains(&i64::MIN.to_string()));
     }
 
     #[test]

@@ -133,10 +133,18 @@ impl<'a> Object<'a> {
 /// they are; else `text` is parsed. The parse was 83M of a compaction's 3,567M
 /// instructions on df_index_resolver (the flow endpoints it moves).
 pub(crate) fn with_tid(text: &str, tid: i64) -> String {
+    let mut out = Vec::with_capacity(text.len() + 24);
+    push_with_tid(text, tid, &mut out);
+    String::from_utf8(out).expect("members of a str and ASCII punctuation are UTF-8")
+}
+
+/// [`with_tid`], appended to `out` (a buffer the caller reuses: the compaction writes
+/// every flow endpoint it moves this way, without a `String` of each).
+pub(crate) fn push_with_tid(text: &str, tid: i64, out: &mut Vec<u8>) {
     use chrome_reader::json::{scan_members, value_end};
     let bytes = text.as_bytes();
     // (key start, key end, value start, value end) of each member, in order.
-    let mut members: Vec<[usize; 4]> = Vec::new();
+    let mut members: Vec<[usize; 4]> = Vec::with_capacity(16);
     let base = bytes.as_ptr() as usize;
     let walked = scan_members(bytes, 0, &mut |key, value| {
         let end = value_end(bytes, value)?;
@@ -147,35 +155,34 @@ pub(crate) fn with_tid(text: &str, tid: i64) -> String {
     if walked != Some(bytes.len()) {
         let mut object = Object::parse(text).expect("a text retidded was parsed as an object");
         object.set("tid", raw_i64(tid));
-        return object.to_json();
+        out.extend_from_slice(object.to_json().as_bytes());
+        return;
     }
     let tid_text = tid.to_string();
     let last_tid = members.iter().rposition(|m| &text[m[0]..m[1]] == "tid");
-    let mut out = String::with_capacity(text.len() + tid_text.len() + 8);
-    out.push('{');
+    out.extend_from_slice(b"{");
     for (i, m) in members.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            out.extend_from_slice(b",");
         }
         // A key without escapes is its own JSON text (`push_json_string` leaves it so).
-        out.push('"');
-        out.push_str(&text[m[0]..m[1]]);
-        out.push_str("\":");
-        out.push_str(if Some(i) == last_tid {
-            &tid_text
+        out.extend_from_slice(b"\"");
+        out.extend_from_slice(&bytes[m[0]..m[1]]);
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(if Some(i) == last_tid {
+            tid_text.as_bytes()
         } else {
-            &text[m[2]..m[3]]
+            &bytes[m[2]..m[3]]
         });
     }
     if last_tid.is_none() {
         if !members.is_empty() {
-            out.push(',');
+            out.extend_from_slice(b",");
         }
-        out.push_str("\"tid\":");
-        out.push_str(&tid_text);
+        out.extend_from_slice(b"\"tid\":");
+        out.extend_from_slice(tid_text.as_bytes());
     }
-    out.push('}');
-    out
+    out.push(b'}');
 }
 
 fn push_json_string(out: &mut String, s: &str) {

@@ -41,7 +41,7 @@
 //!   the send (the script uses the next float), and merged timestamps are exact.
 //! - Untouched events keep their exact bytes; rewritten ones keep every other member's
 //!   bytes. `traceEvents` is written after the other top-level members, and `.gz` output
-//!   is deflated at level 4 in 512 KiB chunks on every core (about 1.22× the size of
+//!   is deflated at level 4 in 1 MiB chunks on every core (about 1.22× the size of
 //!   Python's `gzip` output, which uses level 9; 1.13× at level 5, for about 6% more
 //!   CPU).
 //! - Errors are values naming the file and event index; the tool exits 2 on all of them.
