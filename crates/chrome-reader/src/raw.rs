@@ -283,7 +283,12 @@ fn eight_digits(w: u64) -> bool {
 /// then fours, then the eight: three multiplications instead of eight.
 #[inline]
 fn eight_digits_value(w: u64) -> u64 {
-    let v = w.wrapping_sub(0x3030_3030_3030_3030);
+    eight_digit_values(w.wrapping_sub(0x3030_3030_3030_3030))
+}
+
+/// [`eight_digits_value`] of the digits' values (0 to 9 a byte) rather than their text.
+#[inline]
+pub(crate) fn eight_digit_values(v: u64) -> u64 {
     let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
     let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
     v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xFFFF_FFFF

@@ -651,10 +651,21 @@ impl<'a> P<'a> {
             // May not fit: checked by the standard parser.
             return self.text.get(start..self.i)?.parse().ok();
         }
-        let mut v: i64 = 0;
-        for &c in &rest[..len] {
-            v = v * 10 + i64::from(c - b'0');
-        }
+        let v = match rest.get(..8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            // Up to eight digits in one word: the bytes after them shifted out, zeros
+            // (leading zero digits) shifted in.
+            Some(word) if len <= 8 => {
+                let digits = u64::from_le_bytes(word).wrapping_sub(0x3030_3030_3030_3030);
+                crate::raw::eight_digit_values(digits << (8 * (8 - len))) as i64
+            }
+            _ => {
+                let mut v: i64 = 0;
+                for &c in &rest[..len] {
+                    v = v * 10 + i64::from(c - b'0');
+                }
+                v
+            }
+        };
         Some(if neg { -v } else { v })
     }
 
@@ -856,6 +867,36 @@ mod tests {
         assert_eq!(digit_run(b"0123456789"), 10);
         assert_eq!(digit_run(b"1669783687464181, "), 16);
         assert_eq!(digit_run(b""), 0);
+    }
+
+    #[test]
+    fn integers_are_read_as_the_standard_parser_reads_them() {
+        let int = |text: &str| {
+            let mut p = P {
+                s: text.as_bytes(),
+                text,
+                i: 0,
+            };
+            p.int().map(|v| (v, p.i))
+        };
+        for (text, end) in [
+            ("0", 1),
+            ("7, ", 1),
+            ("-42}", 3),
+            ("12345678", 8),
+            ("12345678 ", 8),
+            ("90817263,\"x\": 1", 8),
+            ("123456789", 9),
+            ("785244, \"ts\"", 6),
+            ("-9223372036854775808", 20),
+            ("9223372036854775807]", 19),
+        ] {
+            let want: i64 = text[..end].parse().expect("an integer");
+            assert_eq!(int(text), Some((want, end)), "{text}");
+        }
+        for text in ["", "-", "01", "1.5", "1e3", "12a", "9223372036854775808"] {
+            assert_eq!(int(text), None, "{text}");
+        }
     }
 
     #[test]
