@@ -880,7 +880,10 @@ mod tests {
             micros_fast(b"1669783687464181.5"),
             Some(1_669_783_687_464_181_500)
         );
-        assert_eq!(micros_fast(b"1669783687464181"), Some(1_669_783_687_464_181_000));
+        assert_eq!(
+            micros_fast(b"1669783687464181"),
+            Some(1_669_783_687_464_181_000)
+        );
         assert_eq!(micros_fast(b"16697836874641812"), None);
         assert_eq!(micros_fast(b"1669783687464181234"), None);
         assert_eq!(micros_fast(b"98765432.105"), Some(98_765_432_105));

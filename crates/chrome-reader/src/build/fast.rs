@@ -754,7 +754,9 @@ impl<'a> P<'a> {
             b't' => self.literal(b"true").map(|()| None),
             b'f' => self.literal(b"false").map(|()| None),
             b'[' | b'{' => self.skip(1).map(|()| None),
-            _ => serde_json::from_str::<f64>(self.number_text()?).ok().map(Some),
+            _ => serde_json::from_str::<f64>(self.number_text()?)
+                .ok()
+                .map(Some),
         }
     }
 
