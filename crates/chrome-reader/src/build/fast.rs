@@ -276,7 +276,7 @@ enum ArgKey {
     ConcreteInputs,
     WaitOnStream,
     WaitOnRecord,
-    /// `memory bandwidth (GB/s)`, a fraction: left to serde_json.
+    /// `memory bandwidth (GB/s)`, a fraction (its number text read by serde_json).
     MemoryBandwidth,
     Other,
 }
@@ -364,9 +364,51 @@ impl<'a> P<'a> {
         }
     }
 
+    /// Skips whitespace: inline, the one space after a colon or a comma and the check
+    /// that nothing follows, which are most calls; a longer run (a newline and the next
+    /// line's indentation) is [`P::ws_run`]'s.
+    #[inline(always)]
     fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.s.get(self.i) {
+        if self.peek_is(b' ') {
             self.i += 1;
+        }
+        if let Some(b' ' | b'\n' | b'\r' | b'\t') = self.s.get(self.i) {
+            self.ws_run();
+        }
+    }
+
+    /// A run of whitespace. After a newline the indentation is passed over eight bytes at
+    /// a time: a pretty-printed Kineto trace is a quarter whitespace, most of it the
+    /// indentation of its lines.
+    #[inline(never)]
+    fn ws_run(&mut self) {
+        while let Some(&c) = self.s.get(self.i) {
+            match c {
+                b' ' | b'\r' | b'\t' => self.i += 1,
+                b'\n' => {
+                    self.i += 1;
+                    self.spaces();
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Skips a run of spaces, a word at a time (the first byte that is not a space is the
+    /// lowest nonzero byte of the word XOR eight spaces).
+    #[inline]
+    fn spaces(&mut self) {
+        const SPACES: u64 = 0x2020_2020_2020_2020;
+        while let Some(word) = self.s.get(self.i..self.i + 8) {
+            let Ok(word) = <[u8; 8]>::try_from(word) else {
+                return;
+            };
+            let x = u64::from_le_bytes(word) ^ SPACES;
+            if x != 0 {
+                self.i += (x.trailing_zeros() / 8) as usize;
+                return;
+            }
+            self.i += 8;
         }
     }
 
@@ -495,11 +537,7 @@ impl<'a> P<'a> {
     }
 
     fn digits(&mut self) {
-        let rest = self.s.get(self.i..).unwrap_or_default();
-        self.i += rest
-            .iter()
-            .position(|c| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        self.i += digit_run(self.s.get(self.i..).unwrap_or_default());
     }
 
     /// Skips any value, checking it as serde_json does when it ignores one.
@@ -597,10 +635,7 @@ impl<'a> P<'a> {
         let start = self.i;
         let neg = self.eat(b'-').is_some();
         let rest = self.s.get(self.i..)?;
-        let len = rest
-            .iter()
-            .position(|c| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        let len = digit_run(rest);
         // No digit, a leading zero, a fraction, an exponent or a letter: given up, as the
         // general path reads (or refuses) them.
         if len == 0
@@ -616,10 +651,21 @@ impl<'a> P<'a> {
             // May not fit: checked by the standard parser.
             return self.text.get(start..self.i)?.parse().ok();
         }
-        let mut v: i64 = 0;
-        for &c in &rest[..len] {
-            v = v * 10 + i64::from(c - b'0');
-        }
+        let v = match rest.get(..8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            // Up to eight digits in one word: the bytes after them shifted out, zeros
+            // (leading zero digits) shifted in.
+            Some(word) if len <= 8 => {
+                let digits = u64::from_le_bytes(word).wrapping_sub(0x3030_3030_3030_3030);
+                crate::raw::eight_digit_values(digits << (8 * (8 - len))) as i64
+            }
+            _ => {
+                let mut v: i64 = 0;
+                for &c in &rest[..len] {
+                    v = v * 10 + i64::from(c - b'0');
+                }
+                v
+            }
+        };
         Some(if neg { -v } else { v })
     }
 
@@ -669,7 +715,9 @@ impl<'a> P<'a> {
                 ArgKey::WaitOnRecord => {
                     a.wait_on_cuda_event_record_corr_id = seen.first(1 << 17, self.flex_int()?)?;
                 }
-                ArgKey::MemoryBandwidth => return None,
+                ArgKey::MemoryBandwidth => {
+                    a.memory_bandwidth = seen.first(1 << 18, self.flex_f64()?)?;
+                }
                 ArgKey::Other => self.skip(1)?,
             }
             self.ws();
@@ -694,6 +742,24 @@ impl<'a> P<'a> {
         self.opt_str().map(|s| s.map(Cow::into_owned))
     }
 
+    /// As `build::flex_f64`: a number; a string, `null`, booleans, arrays and objects read
+    /// as absent. Only the number's text goes through serde_json (the same value as the
+    /// whole event's general parse, `float_roundtrip` included), where a memcpy or memset
+    /// event's one fraction sent the whole event down the general path (2,920 events,
+    /// 52M instructions on df_index_resolver, callgrind). A number out of range gives up.
+    fn flex_f64(&mut self) -> Option<Option<f64>> {
+        match *self.s.get(self.i)? {
+            b'"' => self.plain_string().map(|_| None),
+            b'n' => self.literal(b"null").map(|()| None),
+            b't' => self.literal(b"true").map(|()| None),
+            b'f' => self.literal(b"false").map(|()| None),
+            b'[' | b'{' => self.skip(1).map(|()| None),
+            _ => serde_json::from_str::<f64>(self.number_text()?)
+                .ok()
+                .map(Some),
+        }
+    }
+
     /// As `build::flex_int`: an integer, or a string holding one; `null`, booleans,
     /// arrays and objects read as absent. Fractions and integers beyond i64 are left to
     /// serde_json.
@@ -707,6 +773,35 @@ impl<'a> P<'a> {
             _ => self.int().map(Some),
         }
     }
+}
+
+/// How many ASCII digits `s` starts with, eight bytes at a time (SWAR): a byte is a digit
+/// when its high nibble is 3 both as it is and plus 6. The addition carries out of a byte
+/// only where its low nibble is above 9, a byte that is no digit, and a carry only reaches
+/// the bytes after it, so the first byte flagged is exact. Timestamps are 16 digits.
+#[inline]
+fn digit_run(s: &[u8]) -> usize {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    const SIXES: u64 = 0x0606_0606_0606_0606;
+    let mut words = s.chunks_exact(8);
+    let mut k = 0;
+    for word in words.by_ref() {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let w = u64::from_le_bytes(word);
+        let flags = ((w & HIGH) ^ THREES) | ((w.wrapping_add(SIXES) & HIGH) ^ THREES);
+        if flags != 0 {
+            return k + (flags.trailing_zeros() / 8) as usize;
+        }
+        k += 8;
+    }
+    k + words
+        .remainder()
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(words.remainder().len())
 }
 
 #[cfg(test)]
@@ -761,6 +856,52 @@ mod tests {
     }
 
     #[test]
+    fn digit_runs_end_at_the_first_byte_that_is_no_digit() {
+        for len in 0..20 {
+            for stop in 0..=255u8 {
+                let mut s: Vec<u8> = (0..len).map(|i| b"0918273645"[i % 10]).collect();
+                s.push(stop);
+                s.extend_from_slice(b"12345678");
+                let expected = s.iter().position(|c| !c.is_ascii_digit());
+                assert_eq!(Some(digit_run(&s)), expected.or(Some(s.len())), "{s:?}");
+            }
+        }
+        assert_eq!(digit_run(b"0123456789"), 10);
+        assert_eq!(digit_run(b"1669783687464181, "), 16);
+        assert_eq!(digit_run(b""), 0);
+    }
+
+    #[test]
+    fn integers_are_read_as_the_standard_parser_reads_them() {
+        let int = |text: &str| {
+            let mut p = P {
+                s: text.as_bytes(),
+                text,
+                i: 0,
+            };
+            p.int().map(|v| (v, p.i))
+        };
+        for (text, end) in [
+            ("0", 1),
+            ("7, ", 1),
+            ("-42}", 3),
+            ("12345678", 8),
+            ("12345678 ", 8),
+            ("90817263,\"x\": 1", 8),
+            ("123456789", 9),
+            ("785244, \"ts\"", 6),
+            ("-9223372036854775808", 20),
+            ("9223372036854775807]", 19),
+        ] {
+            let want: i64 = text[..end].parse().expect("an integer");
+            assert_eq!(int(text), Some((want, end)), "{text}");
+        }
+        for text in ["", "-", "01", "1.5", "1e3", "12a", "9223372036854775808"] {
+            assert_eq!(int(text), None, "{text}");
+        }
+    }
+
+    #[test]
     fn common_events_are_read_as_serde_json_reads_them() {
         let read = [
             r#"{"ph": "X", "cat": "kernel", "name": "volta_sgemm", "pid": 0, "tid": 7, "ts": 1712345678901.5, "dur": 20.25, "args": {"External id": 31, "device": 0, "stream": 7, "correlation": 5, "grid": [1, 2, 3], "est. achieved occupancy %": 0, "registers per thread": 128}}"#,
@@ -770,6 +911,17 @@ mod tests {
             r#"{"name": "x", "ph": "X", "ts": -0, "dur": null, "pid": -9223372036854775808, "tid": null, "args": {"correlation": "  17 ", "stream": true, "device": [1], "bytes": {"a": 1}, "graph id": null, "hlo_op": "fusion.1", "hlo_module": null}}"#,
             r#"{"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": 0}"#,
             r#"{"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 1, "tid": 2, "ts": 5, "dur": 1, "args": {"stream": 7, "correlation": 9, "wait_on_stream": 13, "wait_on_cuda_event_record_corr_id": 8}}"#,
+            r#"{"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 1, "tid": 7, "ts": 5, "dur": 1, "args": {"device": 1, "stream": 7, "correlation": 77403, "bytes": 128, "memory bandwidth (GB/s)": 0.08888888888888889}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 12.5}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 2.2250738585072011e-308}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": -0}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 18446744073709551616}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 9007199254740993}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": "fast"}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": [1.5]}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": null}}"#,
+            "{\n    \"ph\": \"X\", \"cat\": \"kernel\",\n    \"ts\": 5, \"dur\": 1,\n    \"args\": {\n      \"stream\": 7,\r\n\t \"correlation\": 9\n                   }\n  \n}",
+            "{\n\n\n                \"ph\"\n :\r\n        \"i\"\n}",
             r#"{}"#,
             r#"{ "args" : null , "ph" : "X" }"#,
             r#"{"ph": "X", "unknown": {"deep": [[[{"k": [true, false, null, -0.5E+3]}]]]}}"#,
@@ -788,7 +940,8 @@ mod tests {
             r#"{"ph": "X", "pid": 1.0}"#,
             r#"{"ph": "X", "pid": 18446744073709551615}"#,
             r#"{"ph": "X", "args": {"correlation": 1.5}}"#,
-            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 12.5}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 1e400}}"#,
+            r#"{"ph": "X", "cat": "gpu_memcpy", "args": {"memory bandwidth (GB/s)": 1, "memory bandwidth (GB/s)": 2}}"#,
             r#"{"ph": "X", "args": [1, 2]}"#,
             r#"{"ph": "X", "ts": true}"#,
             r#"{"ph": "X", "ts": "  "}"#,
