@@ -121,9 +121,39 @@ fn cell(c: &Cell) -> String {
         Cell::Text(t) => escape(t),
         Cell::Code(t) => code(t),
         Cell::Figure(f) => f.text(),
-        Cell::Spans(s) => spans(s),
+        Cell::Spans(s) => spans_cell(s),
         Cell::Empty => String::new(),
     }
+}
+
+/// A cell of spans: where it holds several figures and all have one label, the label is
+/// written once, at the cell's end (`×324 (4.93 ms) (measured)`), not after each figure.
+fn spans_cell(s: &[Span]) -> String {
+    let mut words = s.iter().filter_map(|s| match s {
+        Span::Figure(f) | Span::Formatted(f, _) => Some(f.label.word()),
+        _ => None,
+    });
+    let Some(first) = words.next() else {
+        return spans(s);
+    };
+    let (mut more, mut same) = (false, true);
+    for w in words {
+        more = true;
+        same &= w == first;
+    }
+    if !(more && same) {
+        return spans(s);
+    }
+    let mut out: String = s
+        .iter()
+        .map(|s| match s {
+            Span::Text(t) => escape(t),
+            Span::Code(c) => code(c),
+            Span::Figure(f) | Span::Formatted(f, _) => f.value_and_range(),
+        })
+        .collect();
+    out.push_str(&format!(" ({first})"));
+    out
 }
 
 /// Inline code; long names are cut so tables stay readable (the CSV has them whole).
@@ -138,4 +168,40 @@ fn code(s: &str) -> String {
 
 fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use trace_model::{Nanos, Provenance};
+
+    use super::*;
+    use crate::label::Figure;
+
+    fn kernel_use(label: Provenance) -> Vec<Span> {
+        vec![
+            Span::code("gemm"),
+            Span::text(" ×"),
+            Span::Figure(Figure::count(324, Provenance::Measured)),
+            Span::text(" ("),
+            Span::Figure(Figure::duration(Nanos(4_930_000), label)),
+            Span::text(")"),
+        ]
+    }
+
+    #[test]
+    fn a_cell_of_figures_with_one_label_says_it_once() {
+        assert_eq!(
+            cell(&Cell::Spans(kernel_use(Provenance::Measured))),
+            "`gemm` ×324 (4.93 ms) (measured)"
+        );
+    }
+
+    #[test]
+    fn a_cell_of_figures_with_two_labels_says_each() {
+        let inferred = Provenance::inferred("assumed");
+        assert_eq!(
+            cell(&Cell::Spans(kernel_use(inferred))),
+            "`gemm` ×324 (measured) (4.93 ms (inferred))"
+        );
+    }
 }
