@@ -115,12 +115,25 @@ pub fn main(args: &[String]) -> Result<(), String> {
         return print_rows(&out_dir, &rows);
     }
 
-    // `--python-package [--python PATH]`: only the Python package's rows (the HTA drop-in
-    // and load().kernels() against HTA and json.load).
+    // `--python-package [--python PATH] [--runs N] [--methods A,B] [--capture NAME]`: only
+    // the Python package's rows (the HTA drop-in and load().kernels() against HTA and
+    // json.load); the notebook rows take N runs (at least 11), the others N too (5 without
+    // it); with `--methods`, only the notebook rows of those methods (labels of
+    // python::METHODS); with `--capture`, only the rows of that capture.
     if args.iter().any(|a| a == "--python-package") {
         let python = python_arg(args)?;
+        let runs: usize = number_arg(args, "--runs", runs, "a number of runs")?;
+        let value = |flag: &str| {
+            (args.iter().position(|a| a == flag))
+                .map(|i| args.get(i + 1).cloned().ok_or(format!("{flag} needs a value")))
+                .transpose()
+        };
+        let only = python::Only {
+            methods: value("--methods")?.map(|l| l.split(',').map(str::to_owned).collect()),
+            capture: value("--capture")?,
+        };
         let mut rows = Vec::new();
-        python::rows(&traces, python, runs, &mut rows)?;
+        python::rows(&traces, python, runs, &only, &mut rows)?;
         return print_rows(&out_dir, &rows);
     }
 
