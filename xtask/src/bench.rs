@@ -119,13 +119,17 @@ pub fn main(args: &[String]) -> Result<(), String> {
     // the Python package's rows (the HTA drop-in and load().kernels() against HTA and
     // json.load); the notebook rows take N runs (at least 11), the others N too (5 without
     // it); with `--methods`, only the notebook rows of those methods (labels of
-    // python::METHODS); with `--capture`, only the rows of that capture.
+    // python::METHODS); with `--capture`, only the notebook rows of that capture.
     if args.iter().any(|a| a == "--python-package") {
         let python = python_arg(args)?;
         let runs: usize = number_arg(args, "--runs", runs, "a number of runs")?;
         let value = |flag: &str| {
             (args.iter().position(|a| a == flag))
-                .map(|i| args.get(i + 1).cloned().ok_or(format!("{flag} needs a value")))
+                .map(|i| {
+                    args.get(i + 1)
+                        .cloned()
+                        .ok_or(format!("{flag} needs a value"))
+                })
                 .transpose()
         };
         let only = python::Only {

@@ -30,7 +30,7 @@ const LARGEST: &str = "pytorch/hta-v100-2rank-large/df_index_resolver.json.gz";
 pub(super) struct Only {
     /// Just the notebook rows of these methods (labels of [`METHODS`]), to re-time them.
     pub(super) methods: Option<Vec<String>>,
-    /// Just the rows of this capture (its folder's name), to time the two apart.
+    /// Just the notebook rows of this capture (its folder's name), to time the two apart.
     pub(super) capture: Option<String>,
 }
 
@@ -60,17 +60,29 @@ pub(super) fn rows(
             continue;
         }
         let d = dir.display().to_string();
-        if let Some(only) = &only.methods {
+        // `--methods` or `--capture`: the notebook rows alone (of those methods).
+        if only.methods.is_some() || only.capture.is_some() {
             let methods: Vec<_> = (METHODS.iter())
-                .filter(|(label, ..)| only.iter().any(|o| o == label))
+                .filter(|(label, ..)| {
+                    (only.methods.as_ref()).is_none_or(|m| m.iter().any(|o| o == label))
+                })
                 .copied()
                 .collect();
-            if methods.len() != only.len() {
+            if only
+                .methods
+                .as_ref()
+                .is_some_and(|m| m.len() != methods.len())
+            {
                 return Err(format!(
-                    "--methods: each must be a label of xtask/src/bench/python.rs' METHODS: {only:?}"
+                    "--methods: each must be a label of xtask/src/bench/python.rs' METHODS: {:?}",
+                    only.methods
                 ));
             }
-            eprintln!("{name}: the notebook rows of {} methods, {} runs…", methods.len(), runs.max(11));
+            eprintln!(
+                "{name}: the notebook rows of {} methods, {} runs…",
+                methods.len(),
+                runs.max(11)
+            );
             notebook_rows(&py, &d, name, runs.max(11), &methods, rows)?;
             continue;
         }
@@ -179,9 +191,24 @@ fn alternate(
 /// that change the work (`include_memory_events`, `use_gpu_annotation`); the two that take
 /// `get_queue_length_time_series`' output are timed with that call, as a user runs them.
 pub(super) const METHODS: [(&str, &str, usize, &str); 23] = [
-    ("get_temporal_breakdown", "get_temporal_breakdown(visualize=False)", 0, ""),
-    ("get_comm_comp_overlap", "get_comm_comp_overlap(visualize=False)", 0, ""),
-    ("get_gpu_kernel_breakdown", "get_gpu_kernel_breakdown(visualize=False)", 0, ""),
+    (
+        "get_temporal_breakdown",
+        "get_temporal_breakdown(visualize=False)",
+        0,
+        "",
+    ),
+    (
+        "get_comm_comp_overlap",
+        "get_comm_comp_overlap(visualize=False)",
+        0,
+        "",
+    ),
+    (
+        "get_gpu_kernel_breakdown",
+        "get_gpu_kernel_breakdown(visualize=False)",
+        0,
+        "",
+    ),
     (
         "get_idle_time_breakdown",
         "get_idle_time_breakdown(ranks=R, visualize=False, show_idle_interval_stats=True)",
@@ -200,8 +227,18 @@ pub(super) const METHODS: [(&str, &str, usize, &str); 23] = [
         0,
         "",
     ),
-    ("get_queue_length_time_series", "get_queue_length_time_series(ranks=R)", 0, ""),
-    ("get_queue_length_summary", "get_queue_length_summary(ranks=R)", 0, ""),
+    (
+        "get_queue_length_time_series",
+        "get_queue_length_time_series(ranks=R)",
+        0,
+        "",
+    ),
+    (
+        "get_queue_length_summary",
+        "get_queue_length_summary(ranks=R)",
+        0,
+        "",
+    ),
     (
         "get_queue_length_summary_from_time_series",
         "get_queue_length_summary_from_time_series(ta.get_queue_length_time_series(ranks=R))",
@@ -214,9 +251,24 @@ pub(super) const METHODS: [(&str, &str, usize, &str); 23] = [
         0,
         "",
     ),
-    ("get_potential_stragglers", "get_potential_stragglers()", 0, ""),
-    ("get_memory_bw_summary", "get_memory_bw_summary(ranks=R)", 0, ""),
-    ("get_memory_bw_time_series", "get_memory_bw_time_series(ranks=R)", 0, ""),
+    (
+        "get_potential_stragglers",
+        "get_potential_stragglers()",
+        0,
+        "",
+    ),
+    (
+        "get_memory_bw_summary",
+        "get_memory_bw_summary(ranks=R)",
+        0,
+        "",
+    ),
+    (
+        "get_memory_bw_time_series",
+        "get_memory_bw_time_series(ranks=R)",
+        0,
+        "",
+    ),
     (
         "get_gpu_user_annotation_breakdown",
         "get_gpu_user_annotation_breakdown(visualize=False)",
@@ -448,4 +500,81 @@ fn installed_build(py: &str) -> Result<String, String> {
         .unwrap_or(0)
         / (1 << 20);
     Ok(format!("{kind} build, {mb} MB module"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every public method of HTA 0.5.0's `TraceAnalysis` (docs/hta-api.md, which a test of
+    /// the package keeps current) is called by a notebook row.
+    #[test]
+    fn the_notebook_rows_call_every_method_of_hta() {
+        let table = std::fs::read_to_string(crate::workspace_root().join("docs/hta-api.md"))
+            .expect("docs/hta-api.md");
+        let section = table
+            .split("## `TraceAnalysis`")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("the TraceAnalysis section");
+        let methods: Vec<&str> = (section.lines())
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .filter(|m| *m != "__init__")
+            .collect();
+        assert!(methods.len() >= 20, "{methods:?}");
+        for m in methods {
+            assert!(
+                METHODS
+                    .iter()
+                    .any(|(_, call, ..)| call.starts_with(&format!("{m}("))
+                        || call.contains(&format!("ta.{m}("))),
+                "{m} has no notebook row"
+            );
+        }
+        // Labels are words (`--methods` splits at commas, the rows at spaces), each once.
+        for (i, (label, ..)) in METHODS.iter().enumerate() {
+            assert!(!label.contains([' ', ',']), "{label}");
+            assert!(
+                METHODS[..i].iter().all(|(l, ..)| l != label),
+                "{label} twice"
+            );
+        }
+    }
+
+    #[test]
+    fn a_notebook_row_names_its_call_and_its_fewer_runs() {
+        let mut rows = Vec::new();
+        let m = &METHODS[METHODS.len() - 1];
+        let line = format!("ROW {} 2 0.1 0.2 0.3 8 9 10 40 45 50", m.0);
+        notebook_row(&line, "t", 11, &METHODS, &mut rows).unwrap();
+        notebook_row(
+            "RAISED get_profiler_steps ours: ValueError: x y",
+            "t",
+            11,
+            &METHODS,
+            &mut rows,
+        )
+        .unwrap();
+        assert!(notebook_row("ROW __init__ 11 0.1 x", "t", 11, &METHODS, &mut rows).is_none());
+        assert_eq!(rows.len(), 2);
+        assert!(
+            rows[0].what.contains(&format!("ta.{}", m.1)),
+            "{}",
+            rows[0].what
+        );
+        assert!(
+            rows[0].what.contains("2 of the 11 runs"),
+            "{}",
+            rows[0].what
+        );
+        assert_eq!(
+            rows[0].value,
+            "0.200 [0.100–0.300] s vs 9.000 [8.000–10.000] s: 45.0× [40.0–50.0×]"
+        );
+        assert!(
+            rows[1].value.contains("ours: ValueError: x y"),
+            "{}",
+            rows[1].value
+        );
+    }
 }

@@ -59,7 +59,9 @@ fn text_equals(got: &str, want: &Value) -> bool {
             _ => false,
         },
         Value::Bool(b) => got == if *b { "true" } else { "false" },
-        Value::Array(_) | Value::Object(_) => serde_json::from_str::<Value>(got).ok().as_ref() == Some(want),
+        Value::Array(_) | Value::Object(_) => {
+            serde_json::from_str::<Value>(got).ok().as_ref() == Some(want)
+        }
         Value::Null => false,
     }
 }
@@ -69,7 +71,8 @@ fn text_equals(got: &str, want: &Value) -> bool {
 fn differences(path: &Path) -> (Vec<String>, usize) {
     let frame = trace_frame::read_frame(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let text = test_support::inflated(path);
-    let doc: Value = serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: Value =
+        serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let events = match &doc {
         Value::Array(events) => events,
         Value::Object(top) => match top.get("traceEvents") {
@@ -118,7 +121,11 @@ fn differences(path: &Path) -> (Vec<String>, usize) {
             continue;
         };
         if col.dtype() != &kinds.dtype() {
-            out.push(format!("{name}: {} where the values make it {}", col.dtype(), kinds.dtype()));
+            out.push(format!(
+                "{name}: {} where the values make it {}",
+                col.dtype(),
+                kinds.dtype()
+            ));
             continue;
         }
         let cells = cells(col.as_materialized_series());
@@ -156,9 +163,24 @@ enum Cell {
 
 fn cells(s: &Series) -> Vec<Option<Cell>> {
     match s.dtype() {
-        DataType::Int64 => s.i64().unwrap().into_iter().map(|v| v.map(Cell::Int)).collect(),
-        DataType::Float64 => s.f64().unwrap().into_iter().map(|v| v.map(Cell::Float)).collect(),
-        DataType::Boolean => s.bool().unwrap().into_iter().map(|v| v.map(Cell::Bool)).collect(),
+        DataType::Int64 => s
+            .i64()
+            .unwrap()
+            .into_iter()
+            .map(|v| v.map(Cell::Int))
+            .collect(),
+        DataType::Float64 => s
+            .f64()
+            .unwrap()
+            .into_iter()
+            .map(|v| v.map(Cell::Float))
+            .collect(),
+        DataType::Boolean => s
+            .bool()
+            .unwrap()
+            .into_iter()
+            .map(|v| v.map(Cell::Bool))
+            .collect(),
         DataType::String => (s.str().unwrap().into_iter())
             .map(|v| v.map(|t| Cell::Text(t.to_owned())))
             .collect(),
@@ -173,7 +195,9 @@ fn args_columns_equal_a_full_parse_of_each_events_args() {
     let root = test_support::workspace_root().join("testdata/chrome/ok");
     let mut files = test_support::json_files(&root);
     let fixtures = files.len();
-    if let Some(set) = test_support::real_traces("args_columns_equal_a_full_parse_of_each_events_args") {
+    if let Some(set) =
+        test_support::real_traces("args_columns_equal_a_full_parse_of_each_events_args")
+    {
         files.extend(set.kineto.iter().map(|t| t.path.clone()));
     }
     let (mut found, mut traces, mut values) = (Vec::new(), 0, 0);
@@ -186,11 +210,18 @@ fn args_columns_equal_a_full_parse_of_each_events_args() {
             continue;
         }
         let (diffs, n) = differences(path);
-        found.extend(diffs.into_iter().map(|d| format!("{}: {d}", path.display())));
+        found.extend(
+            diffs
+                .into_iter()
+                .map(|d| format!("{}: {d}", path.display())),
+        );
         traces += 1;
         values += n;
     }
     eprintln!("{traces} traces, {values} args values compared");
-    assert!(traces >= 5 && values > 0, "{traces} traces, {values} values compared");
+    assert!(
+        traces >= 5 && values > 0,
+        "{traces} traces, {values} values compared"
+    );
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
