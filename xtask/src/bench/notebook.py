@@ -29,8 +29,10 @@ import time
 import warnings
 
 cfg = json.loads(sys.argv[1])
-# A stopped bench still removes its scratch directories (the `finally` below).
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+# SIGTERM stops the runs after the method being timed: the rows then come from the runs
+# done (each row says how many; `STOPPED` says after how many whole runs).
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
 logging.disable(logging.CRITICAL)
 warnings.simplefilter("ignore")
 import pandas  # noqa: E402,F401  (both sides import it; imported before the clock)
@@ -63,7 +65,10 @@ try:
     times = {(s, m): [] for s, _ in sides for m in ["__init__"] + [l for l, _, _ in methods]}
     raised = {}
     load0 = os.getloadavg()
+    done = 0
     for run in range(runs):
+        if stop:
+            break
         took = {}
         for side, cls in sides:
             with contextlib.redirect_stdout(io.StringIO()):
@@ -73,7 +78,7 @@ try:
                 times[(side, "__init__")].append(c)
                 took[side] = c
                 for label, f, n in methods:
-                    if label in raised or (n and run >= n):
+                    if label in raised or (n and run >= n) or stop:
                         continue
                     out = tempfile.mkdtemp(prefix="tracewise-notebook-out-")
                     s = time.perf_counter()
@@ -91,6 +96,7 @@ try:
                             p = os.path.join(work, extra)
                             shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
             del ta
+        done += 0 if stop else 1
         print(f"run {run + 1}/{runs}: " + ", ".join(f"{s} {t:.1f} s" for s, t in took.items())
               + f" (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     load1 = os.getloadavg()
@@ -98,6 +104,8 @@ finally:
     shutil.rmtree(work, ignore_errors=True)
 
 print("LOAD", *load0, *load1)
+if done < runs:
+    print("STOPPED", done, runs)
 for m, why in raised.items():
     print("RAISED", m, why)
 
@@ -108,8 +116,11 @@ def quartiles(v):
 
 for m in ["__init__"] + [l for l, _, _ in methods if l not in raised]:
     per_side = [times[(s, m)] for s, _ in sides]
+    if min(len(v) for v in per_side) == 0:
+        continue
     if len(per_side) == 2:
-        o, t = per_side
+        # A run stopped between the sides: the runs both sides finished.
+        o, t = (v[: min(len(per_side[0]), len(per_side[1]))] for v in per_side)
         r = [b / a for a, b in zip(o, t)]
         print("ROW", m, len(o), *quartiles(o), *quartiles(t), *quartiles(r))
     else:

@@ -393,6 +393,18 @@ fn notebook_row(
                 target: String::new(),
             });
         }
+        "STOPPED" => {
+            let v: Vec<&str> = rest.split_whitespace().collect();
+            rows.push(Row {
+                what: format!("{name}: the notebook rows were stopped (SIGTERM)"),
+                value: format!(
+                    "after {} of {} runs: each row says its own number of runs",
+                    v.first()?,
+                    v.get(1)?
+                ),
+                target: String::new(),
+            });
+        }
         // A method that raises on this trace (on either side, in any run) has no timing
         // row; the bench says so rather than stopping.
         "RAISED" => {
@@ -417,7 +429,9 @@ fn notebook_row(
                 None => "TraceAnalysis(trace_dir=…)".to_owned(),
             };
             let fewer = match method {
-                Some((.., why)) if n < runs => format!(" ({n} of the {runs} runs: {why})"),
+                Some((_, _, cap, why)) if n < runs && n == *cap => {
+                    format!(" (of the {runs} runs, the first {n} only: {why})")
+                }
                 _ => String::new(),
             };
             rows.push(Row {
@@ -563,7 +577,7 @@ mod tests {
             rows[0].what
         );
         assert!(
-            rows[0].what.contains("2 of the 11 runs"),
+            rows[0].what.contains("the first 2 only"),
             "{}",
             rows[0].what
         );
