@@ -53,7 +53,6 @@ methods = [(label, eval("lambda ta, R, OUT: ta." + code), n) for label, code, n 
 runs = cfg["runs"]
 
 work = tempfile.mkdtemp(prefix="tracewise-notebook-")
-scratch = []
 try:
     for f in os.listdir(cfg["dir"]):
         shutil.copy(os.path.join(cfg["dir"], f), os.path.join(work, f))
