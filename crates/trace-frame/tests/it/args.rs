@@ -105,7 +105,7 @@ fn differences(path: &Path) -> (Vec<String>, usize) {
         }
     }
     // A column of the frame that no event's `args` gives a value holds only nulls.
-    for c in df.get_columns() {
+    for c in df.columns() {
         let name = c.name().as_str();
         if name.starts_with("args_") && !columns.contains_key(name) && c.null_count() != c.len() {
             out.push(format!("{name}: a column no event's args has"));
@@ -163,25 +163,20 @@ enum Cell {
 
 fn cells(s: &Series) -> Vec<Option<Cell>> {
     match s.dtype() {
-        DataType::Int64 => s
-            .i64()
-            .unwrap()
-            .into_iter()
-            .map(|v| v.map(Cell::Int))
-            .collect(),
+        DataType::Int64 => s.i64().unwrap().iter().map(|v| v.map(Cell::Int)).collect(),
         DataType::Float64 => s
             .f64()
             .unwrap()
-            .into_iter()
+            .iter()
             .map(|v| v.map(Cell::Float))
             .collect(),
         DataType::Boolean => s
             .bool()
             .unwrap()
-            .into_iter()
+            .iter()
             .map(|v| v.map(Cell::Bool))
             .collect(),
-        DataType::String => (s.str().unwrap().into_iter())
+        DataType::String => (s.str().unwrap().iter())
             .map(|v| v.map(|t| Cell::Text(t.to_owned())))
             .collect(),
         other => panic!("{}: an args column of type {other}", s.name()),
@@ -210,11 +205,7 @@ fn args_columns_equal_a_full_parse_of_each_events_args() {
             continue;
         }
         let (diffs, n) = differences(path);
-        found.extend(
-            diffs
-                .into_iter()
-                .map(|d| format!("{}: {d}", path.display())),
-        );
+        found.extend(diffs.iter().map(|d| format!("{}: {d}", path.display())));
         traces += 1;
         values += n;
     }
