@@ -587,7 +587,6 @@ pub(crate) struct Builder {
     args: Vec<(String, Sparse)>,
     /// The text of the `args` value being pushed.
     scratch: String,
-    /// How many events' `args` were split into members.
     args_scanned: u64,
 }
 
@@ -605,11 +604,8 @@ pub(crate) struct Part {
     args_scanned: u64,
 }
 
-/// How many events' `args` texts the frames read since the process started (over every
-/// file) were split into members: with every column, each event's; with the analyses'
-/// columns, only those that may hold a key the analyses read. Lets a test check that a
-/// frame that does not ask for an event's `args` does not parse them. Counted per chunk
-/// merged into a frame.
+/// How many events' `args` texts the frames split into members since the process started
+/// (per merged chunk): a test checks that a frame does not parse the `args` it does not ask for.
 pub fn args_scanned() -> u64 {
     ARGS_SCANNED.load(std::sync::atomic::Ordering::Relaxed)
 }
