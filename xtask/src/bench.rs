@@ -115,13 +115,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
         return print_rows(&out_dir, &rows);
     }
 
-    // `--python-package [--python PATH]`: only the Python package's rows (the HTA drop-in
-    // and load().kernels() against HTA and json.load).
+    // `--python-package [--python PATH] [--runs N] [--methods A,B] [--capture NAME]`.
     if args.iter().any(|a| a == "--python-package") {
-        let python = python_arg(args)?;
-        let mut rows = Vec::new();
-        python::rows(&traces, python, runs, &mut rows)?;
-        return print_rows(&out_dir, &rows);
+        return python_package(args, &traces, runs, &out_dir);
     }
 
     // `--ranks N [--mb-per-rank M]`: only the tools on a synthetic N-rank job.
@@ -957,4 +953,35 @@ fn write_synthetic(path: &Path, target_bytes: u64) -> std::io::Result<()> {
     w.flush()?;
     drop(w);
     std::fs::rename(&tmp, path)
+}
+
+/// `--python-package [--python PATH] [--runs N] [--methods A,B] [--capture NAME]`: only the
+/// Python package's rows (the HTA drop-in and load().kernels() against HTA and json.load);
+/// the notebook rows take N runs (at least 11), the others N too (5 without it); with
+/// `--methods`, only the notebook rows of those methods (labels of python::METHODS); with
+/// `--capture`, only the notebook rows of that capture.
+fn python_package(
+    args: &[String],
+    traces: &Path,
+    runs: usize,
+    out_dir: &Path,
+) -> Result<(), String> {
+    let python = python_arg(args)?;
+    let runs: usize = number_arg(args, "--runs", runs, "a number of runs")?;
+    let value = |flag: &str| {
+        (args.iter().position(|a| a == flag))
+            .map(|i| {
+                args.get(i + 1)
+                    .cloned()
+                    .ok_or(format!("{flag} needs a value"))
+            })
+            .transpose()
+    };
+    let only = python::Only {
+        methods: value("--methods")?.map(|l| l.split(',').map(str::to_owned).collect()),
+        capture: value("--capture")?,
+    };
+    let mut rows = Vec::new();
+    python::rows(traces, python, runs, &only, &mut rows)?;
+    print_rows(out_dir, &rows)
 }

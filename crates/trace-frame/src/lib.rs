@@ -73,7 +73,7 @@ pub use cache::{
 pub use capture_rows::capture_frame;
 pub use error::Error;
 pub use export::{Exported, SUMMARY_COLUMNS, export_hive, export_hive_into, read_export};
-pub use frame::{RankFrame, concat_frames, read_frame, read_frame_with, trace_paths};
+pub use frame::{RankFrame, args_scanned, concat_frames, read_frame, read_frame_with, trace_paths};
 /// polars' frame, re-exported so that the Python package holds frames without depending on
 /// polars itself.
 pub use polars::prelude::DataFrame;

@@ -25,10 +25,20 @@ const CAPTURES: [&str; 2] = ["pytorch/hta-v100-2rank-large", "pytorch/param-dlrm
 /// The trace of the load rows: the largest shared Kineto trace by events (216,092).
 const LARGEST: &str = "pytorch/hta-v100-2rank-large/df_index_resolver.json.gz";
 
+/// Which rows a run of the bench takes (`--methods`, `--capture`).
+#[derive(Debug, Default)]
+pub(super) struct Only {
+    /// Just the notebook rows of these methods (labels of [`METHODS`]), to re-time them.
+    pub(super) methods: Option<Vec<String>>,
+    /// Just the notebook rows of this capture (its folder's name), to time the two apart.
+    pub(super) capture: Option<String>,
+}
+
 pub(super) fn rows(
     traces: &Path,
     python: Option<PathBuf>,
     runs: usize,
+    only: &Only,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
     let python = python
@@ -46,7 +56,36 @@ pub(super) fn rows(
             return Err(format!("{}: missing (TRACEWISE_TRACES)", dir.display()));
         }
         let name = capture.rsplit('/').next().unwrap_or(capture);
+        if only.capture.as_ref().is_some_and(|c| c != name) {
+            continue;
+        }
         let d = dir.display().to_string();
+        // `--methods` or `--capture`: the notebook rows alone (of those methods).
+        if only.methods.is_some() || only.capture.is_some() {
+            let methods: Vec<_> = (METHODS.iter())
+                .filter(|(label, ..)| {
+                    (only.methods.as_ref()).is_none_or(|m| m.iter().any(|o| o == label))
+                })
+                .copied()
+                .collect();
+            if only
+                .methods
+                .as_ref()
+                .is_some_and(|m| m.len() != methods.len())
+            {
+                return Err(format!(
+                    "--methods: each must be a label of xtask/src/bench/python.rs' METHODS: {:?}",
+                    only.methods
+                ));
+            }
+            eprintln!(
+                "{name}: the notebook rows of {} methods, {} runs…",
+                methods.len(),
+                runs.max(11)
+            );
+            notebook_rows(&py, &d, name, runs.max(11), &methods, rows)?;
+            continue;
+        }
         let call =
             |tail: &str| format!("TraceAnalysis(trace_dir={d:?}).get_temporal_breakdown({tail})");
         let (ours_call, theirs_call) = (call(""), call("visualize=False"));
@@ -70,7 +109,11 @@ pub(super) fn rows(
         );
         // A notebook pays the imports once: the constructor plus each method in one
         // interpreter, imports done before the clock starts.
-        notebook_rows(&py, &d, name, runs.max(11), rows)?;
+        eprintln!("{name}: the notebook rows, {} runs…", runs.max(11));
+        notebook_rows(&py, &d, name, runs.max(11), &METHODS, rows)?;
+    }
+    if only.methods.is_some() || only.capture.is_some() {
+        return Ok(());
     }
     let file = traces.join(LARGEST);
     if !file.is_file() {
@@ -139,167 +182,273 @@ fn alternate(
     Ok(((median(o), o_kb), (median(t), t_kb)))
 }
 
-/// The methods of the notebook rows: (label, the call after `ta.`). Each is timed with
-/// the constructor (a user's cell: `TraceAnalysis(...)` then the method).
-/// `get_aten_op_kernels_and_delay` is not among them: HTA 0.5.0 scans every ATen operator
-/// for each launch, 99 s a call on hta-v100-2rank-large (one run, load average 14), too
-/// long for 11 runs on two captures.
-const METHODS: [(&str, &str); 11] = [
+/// The methods of the notebook rows: (label: a word, for `--methods`; the call after `ta.`, the most runs it gets
+/// (0: every run) and why fewer). Each is timed with the constructor (a user's cell:
+/// `TraceAnalysis(...)` then the method), on the object of that run, after the methods
+/// before it in this list (on both sides alike, so each side's caches help it as they help
+/// a notebook). `R` is the sorted ranks, `OUT` a fresh scratch directory. Every public
+/// method of HTA 0.5.0's `TraceAnalysis` (docs/hta-api.md), every mode of those with modes
+/// that change the work (`include_memory_events`, `use_gpu_annotation`); the two that take
+/// `get_queue_length_time_series`' output are timed with that call, as a user runs them.
+pub(super) const METHODS: [(&str, &str, usize, &str); 23] = [
     (
         "get_temporal_breakdown",
         "get_temporal_breakdown(visualize=False)",
+        0,
+        "",
     ),
     (
         "get_comm_comp_overlap",
         "get_comm_comp_overlap(visualize=False)",
+        0,
+        "",
     ),
     (
         "get_gpu_kernel_breakdown",
         "get_gpu_kernel_breakdown(visualize=False)",
+        0,
+        "",
     ),
     (
         "get_idle_time_breakdown",
         "get_idle_time_breakdown(ranks=R, visualize=False, show_idle_interval_stats=True)",
+        0,
+        "",
     ),
     (
         "get_cuda_kernel_launch_stats",
         "get_cuda_kernel_launch_stats(ranks=R, visualize=False)",
+        0,
+        "",
+    ),
+    (
+        "get_cuda_kernel_launch_stats/no_memory_events",
+        "get_cuda_kernel_launch_stats(ranks=R, include_memory_events=False, visualize=False)",
+        0,
+        "",
     ),
     (
         "get_queue_length_time_series",
         "get_queue_length_time_series(ranks=R)",
+        0,
+        "",
     ),
     (
         "get_queue_length_summary",
         "get_queue_length_summary(ranks=R)",
+        0,
+        "",
     ),
-    ("get_potential_stragglers", "get_potential_stragglers()"),
-    ("get_memory_bw_summary", "get_memory_bw_summary(ranks=R)"),
+    (
+        "get_queue_length_summary_from_time_series",
+        "get_queue_length_summary_from_time_series(ta.get_queue_length_time_series(ranks=R))",
+        0,
+        "",
+    ),
+    (
+        "get_time_spent_blocked_on_full_queue",
+        "get_time_spent_blocked_on_full_queue(ta.get_queue_length_time_series(ranks=R))",
+        0,
+        "",
+    ),
+    (
+        "get_potential_stragglers",
+        "get_potential_stragglers()",
+        0,
+        "",
+    ),
+    (
+        "get_memory_bw_summary",
+        "get_memory_bw_summary(ranks=R)",
+        0,
+        "",
+    ),
+    (
+        "get_memory_bw_time_series",
+        "get_memory_bw_time_series(ranks=R)",
+        0,
+        "",
+    ),
     (
         "get_gpu_user_annotation_breakdown",
         "get_gpu_user_annotation_breakdown(visualize=False)",
+        0,
+        "",
+    ),
+    (
+        "get_gpu_user_annotation_breakdown/cpu_annotations",
+        "get_gpu_user_annotation_breakdown(use_gpu_annotation=False, visualize=False)",
+        0,
+        "",
     ),
     (
         "get_gpu_kernels_with_user_annotations",
         "get_gpu_kernels_with_user_annotations(R[0])",
+        0,
+        "",
+    ),
+    ("get_profiler_steps", "get_profiler_steps()", 0, ""),
+    (
+        "get_cupti_counter_data_with_operators",
+        "get_cupti_counter_data_with_operators(ranks=R)",
+        0,
+        "",
+    ),
+    (
+        "critical_path_analysis",
+        "critical_path_analysis(R[0], 'ProfilerStep', 0)",
+        0,
+        "",
+    ),
+    (
+        "overlay_critical_path_analysis",
+        "overlay_critical_path_analysis(R[0], ta.critical_path_analysis(R[0], 'ProfilerStep', 0)[0], OUT)",
+        0,
+        "",
+    ),
+    // The slow ones last, on fewer runs: HTA's time for one call, one run on
+    // param-dlrm-8rank at load average 16 on this 2-core machine (HTA's constructor 9.7 s).
+    (
+        "get_frequent_cuda_kernel_sequences",
+        "get_frequent_cuda_kernel_sequences('aten::addmm', OUT, 1, R[0], 5, False)",
+        3,
+        "HTA builds its call graph in pandas: 12 s a call on param-dlrm-8rank at load 16",
+    ),
+    (
+        "generate_trace_with_counters",
+        "generate_trace_with_counters(ranks=R)",
+        3,
+        "HTA computes its time series and writes every rank's trace gzipped: 33 s a call on \
+         param-dlrm-8rank at load 16",
+    ),
+    (
+        "get_aten_op_kernels_and_delay",
+        "get_aten_op_kernels_and_delay(ranks=R)",
+        2,
+        "HTA scans every ATen operator for each launch: 81 s a call on param-dlrm-8rank at \
+         load 16, 99 s on hta-v100-2rank-large at load 14",
     ),
 ];
 
+/// The script that times the notebook rows (argv[1]: a JSON object; see its docstring).
+const NOTEBOOK: &str = include_str!("notebook.py");
+
 /// The notebook rows of one capture: per run, in turn, each side's constructor and then
-/// each method on it, timed apart; a method's figure is constructor + method of the same
-/// run. Rows: the constructor alone and each method, medians and quartiles of both sides
-/// and of the per-run ratio; and the load average before and after.
-fn notebook_rows(
+/// each method of `methods` on it, timed apart (notebook.py); a method's figure is
+/// constructor + method of the same run. Rows: the constructor alone and each method,
+/// medians and quartiles of both sides and of the per-run ratio; and the load average
+/// before and after.
+pub(super) fn notebook_rows(
     py: &str,
     dir: &str,
     name: &str,
     runs: usize,
+    methods: &[(&str, &str, usize, &str)],
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
-    let methods: String = METHODS
-        .iter()
-        .map(|(label, call)| format!("({label:?}, lambda ta, R: ta.{call}), "))
-        .collect();
-    let script = format!(
-        "import logging, os, time, statistics, warnings, contextlib, io\n\
-         logging.disable(logging.CRITICAL); warnings.simplefilter('ignore')\n\
-         import pandas, tracewise.hta, hta.trace_analysis\n\
-         M = [{methods}]\n\
-         sides = [('ours', tracewise.hta.TraceAnalysis), ('theirs', hta.trace_analysis.TraceAnalysis)]\n\
-         times = {{(s, m): [] for s, _ in sides for m in ['__init__'] + [l for l, _ in M]}}\n\
-         raised = {{}}\n\
-         load0 = os.getloadavg()\n\
-         for _ in range({runs}):\n\
-         \x20   for side, cls in sides:\n\
-         \x20       with contextlib.redirect_stdout(io.StringIO()):\n\
-         \x20           s = time.perf_counter(); ta = cls(trace_dir={dir:?}); c = time.perf_counter() - s\n\
-         \x20           times[(side, '__init__')].append(c)\n\
-         \x20           R = sorted(ta.get_temporal_breakdown(visualize=False)['rank'].tolist())\n\
-         \x20           for label, f in M:\n\
-         \x20               s = time.perf_counter()\n\
-         \x20               try:\n\
-         \x20                   f(ta, R); times[(side, label)].append(c + time.perf_counter() - s)\n\
-         \x20               except Exception as e:\n\
-         \x20                   raised.setdefault(label, f'{{side}}: {{type(e).__name__}}: {{e}}'[:160].replace(chr(10), ' '))\n\
-         load1 = os.getloadavg()\n\
-         print('LOAD', *load0, *load1)\n\
-         for m, why in raised.items():\n\
-         \x20   print('RAISED', m, why)\n\
-         for m in ['__init__'] + [l for l, _ in M if l not in raised]:\n\
-         \x20   o, t = times[('ours', m)], times[('theirs', m)]\n\
-         \x20   r = [b / a for a, b in zip(o, t)]\n\
-         \x20   q = lambda v: statistics.quantiles(v, n=4)\n\
-         \x20   print('ROW', m, *q(o), *q(t), *q(r))\n"
-    );
+    let config = serde_json::json!({
+        "dir": dir,
+        "runs": runs,
+        "sides": ["ours", "theirs"],
+        "methods": methods.iter().map(|(l, c, n, _)| serde_json::json!([l, c, n])).collect::<Vec<_>>(),
+    });
     let out = Command::new(py)
-        .args(["-W", "ignore", "-c", &script])
+        .args(["-W", "ignore", "-c", NOTEBOOK, &config.to_string()])
+        .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| format!("{py}: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(format!(
-            "{py}: the notebook timing failed: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(format!("{py}: the notebook timing failed: {text}"));
     }
     for line in text.lines() {
-        let mut f = line.split_whitespace();
-        match f.next() {
-            Some("LOAD") => {
-                let v: Vec<&str> = f.collect();
-                rows.push(Row {
-                    what: format!(
-                        "{name}: load average (1, 5, 15 min) before / after the notebook rows \
-                         (a shared machine: not quiet-machine figures)"
-                    ),
-                    value: format!(
-                        "{} / {}",
-                        v[..3.min(v.len())].join(", "),
-                        v[3.min(v.len())..].join(", ")
-                    ),
-                    target: String::new(),
-                });
-            }
-            // A method that raises on this trace (on either side, in any run) has no
-            // timing row; the bench says so rather than stopping.
-            Some("RAISED") => {
-                let m = f.next().unwrap_or("?");
-                rows.push(Row {
-                    what: format!("{name}: TraceAnalysis(trace_dir=…) + {m}"),
-                    value: format!(
-                        "not timed: it raises here ({})",
-                        f.collect::<Vec<_>>().join(" ")
-                    ),
-                    target: "≥ 30×".into(),
-                });
-            }
-            Some("ROW") => {
-                let m = f.next().unwrap_or("?");
-                let v: Vec<f64> = f.filter_map(|x| x.parse().ok()).collect();
-                if v.len() != 9 {
-                    return Err(format!("{py}: a notebook row did not parse: {line}"));
-                }
-                let what = if m == "__init__" {
-                    "TraceAnalysis(trace_dir=…)".to_owned()
-                } else {
-                    format!("TraceAnalysis(trace_dir=…) + {m}")
-                };
-                rows.push(Row {
-                    what: format!(
-                        "{name}: {what}, one interpreter, imports done, {runs} alternating runs: \
-                         tracewise.hta vs HTA 0.5.0, median [quartiles]"
-                    ),
-                    value: format!(
-                        "{:.3} [{:.3}–{:.3}] s vs {:.3} [{:.3}–{:.3}] s: {:.1}× [{:.1}–{:.1}×]",
-                        v[1], v[0], v[2], v[4], v[3], v[5], v[7], v[6], v[8]
-                    ),
-                    target: "≥ 30×".into(),
-                });
-            }
-            _ => {}
-        }
+        notebook_row(line, name, runs, methods, rows)
+            .ok_or_else(|| format!("{py}: a notebook row did not parse: {line}"))?;
     }
     Ok(())
+}
+
+/// The row of one line of notebook.py's output (none for a line that is no row), or `None`
+/// when the line does not parse.
+fn notebook_row(
+    line: &str,
+    name: &str,
+    runs: usize,
+    methods: &[(&str, &str, usize, &str)],
+    rows: &mut Vec<Row>,
+) -> Option<()> {
+    let Some((kind, rest)) = line.split_once(' ') else {
+        return Some(());
+    };
+    match kind {
+        "LOAD" => {
+            let v: Vec<&str> = rest.split_whitespace().collect();
+            let (before, after) = v.split_at(3.min(v.len()));
+            rows.push(Row {
+                what: format!(
+                    "{name}: load average (1, 5, 15 min) before / after the notebook rows \
+                     (a shared machine: not quiet-machine figures)"
+                ),
+                value: format!("{} / {}", before.join(", "), after.join(", ")),
+                target: String::new(),
+            });
+        }
+        "STOPPED" => {
+            let v: Vec<&str> = rest.split_whitespace().collect();
+            rows.push(Row {
+                what: format!("{name}: the notebook rows were stopped (SIGTERM)"),
+                value: format!(
+                    "after {} of {} runs: each row says its own number of runs",
+                    v.first()?,
+                    v.get(1)?
+                ),
+                target: String::new(),
+            });
+        }
+        // A method that raises on this trace (on either side, in any run) has no timing
+        // row; the bench says so rather than stopping.
+        "RAISED" => {
+            let (m, why) = rest.split_once(' ')?;
+            rows.push(Row {
+                what: format!("{name}: TraceAnalysis(trace_dir=…) + {m}"),
+                value: format!("not timed: it raises here ({why})"),
+                target: "≥ 30×".into(),
+            });
+        }
+        "ROW" => {
+            let mut f = rest.split_whitespace();
+            let m = f.next()?;
+            let n: usize = f.next()?.parse().ok()?;
+            let v: Vec<f64> = f.map(|x| x.parse().ok()).collect::<Option<_>>()?;
+            if v.len() != 9 {
+                return None;
+            }
+            let method = methods.iter().find(|(l, ..)| *l == m);
+            let what = match method {
+                Some((_, call, ..)) => format!("TraceAnalysis(trace_dir=…) + ta.{call}"),
+                None => "TraceAnalysis(trace_dir=…)".to_owned(),
+            };
+            let fewer = match method {
+                Some((_, _, cap, why)) if n < runs && n == *cap => {
+                    format!(" (of the {runs} runs, the first {n} only: {why})")
+                }
+                _ => String::new(),
+            };
+            rows.push(Row {
+                what: format!(
+                    "{name}: {what}, one interpreter, imports done, {n} alternating runs{fewer}: \
+                     tracewise.hta vs HTA 0.5.0, median [quartiles]"
+                ),
+                value: format!(
+                    "{:.3} [{:.3}–{:.3}] s vs {:.3} [{:.3}–{:.3}] s: {:.1}× [{:.1}–{:.1}×]",
+                    v[1], v[0], v[2], v[4], v[3], v[5], v[7], v[6], v[8]
+                ),
+                target: "≥ 30×".into(),
+            });
+        }
+        _ => {}
+    }
+    Some(())
 }
 
 /// Median seconds of the expressions `ours` and `theirs`, evaluated in turn `runs` times
@@ -365,4 +514,81 @@ fn installed_build(py: &str) -> Result<String, String> {
         .unwrap_or(0)
         / (1 << 20);
     Ok(format!("{kind} build, {mb} MB module"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every public method of HTA 0.5.0's `TraceAnalysis` (docs/hta-api.md, which a test of
+    /// the package keeps current) is called by a notebook row.
+    #[test]
+    fn the_notebook_rows_call_every_method_of_hta() {
+        let table = std::fs::read_to_string(crate::workspace_root().join("docs/hta-api.md"))
+            .expect("docs/hta-api.md");
+        let section = table
+            .split("## `TraceAnalysis`")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("the TraceAnalysis section");
+        let methods: Vec<&str> = (section.lines())
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .filter(|m| *m != "__init__")
+            .collect();
+        assert!(methods.len() >= 20, "{methods:?}");
+        for m in methods {
+            assert!(
+                METHODS
+                    .iter()
+                    .any(|(_, call, ..)| call.starts_with(&format!("{m}("))
+                        || call.contains(&format!("ta.{m}("))),
+                "{m} has no notebook row"
+            );
+        }
+        // Labels are words (`--methods` splits at commas, the rows at spaces), each once.
+        for (i, (label, ..)) in METHODS.iter().enumerate() {
+            assert!(!label.contains([' ', ',']), "{label}");
+            assert!(
+                METHODS[..i].iter().all(|(l, ..)| l != label),
+                "{label} twice"
+            );
+        }
+    }
+
+    #[test]
+    fn a_notebook_row_names_its_call_and_its_fewer_runs() {
+        let mut rows = Vec::new();
+        let m = &METHODS[METHODS.len() - 1];
+        let line = format!("ROW {} 2 0.1 0.2 0.3 8 9 10 40 45 50", m.0);
+        notebook_row(&line, "t", 11, &METHODS, &mut rows).unwrap();
+        notebook_row(
+            "RAISED get_profiler_steps ours: ValueError: x y",
+            "t",
+            11,
+            &METHODS,
+            &mut rows,
+        )
+        .unwrap();
+        assert!(notebook_row("ROW __init__ 11 0.1 x", "t", 11, &METHODS, &mut rows).is_none());
+        assert_eq!(rows.len(), 2);
+        assert!(
+            rows[0].what.contains(&format!("ta.{}", m.1)),
+            "{}",
+            rows[0].what
+        );
+        assert!(
+            rows[0].what.contains("the first 2 only"),
+            "{}",
+            rows[0].what
+        );
+        assert_eq!(
+            rows[0].value,
+            "0.200 [0.100–0.300] s vs 9.000 [8.000–10.000] s: 45.0× [40.0–50.0×]"
+        );
+        assert!(
+            rows[1].value.contains("ours: ValueError: x y"),
+            "{}",
+            rows[1].value
+        );
+    }
 }

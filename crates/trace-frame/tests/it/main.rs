@@ -2,6 +2,7 @@
 //! Parquet cache and export, HTA parity on param-dlrm-8rank against HTA 0.5.0's CSVs,
 //! and the rule that no other crate depends on polars.
 
+mod args;
 mod captures;
 mod timelines;
 

@@ -1,0 +1,118 @@
+//! Issue 46, must-show 3: `args` only when asked, in the frame. The full frame (every
+//! `args_*` column) splits every event's `args`; the analyses' frame (the columns the HTA
+//! views and the summary read) splits only the `args` that may hold a key it reads, and a
+//! frame of events none of whose `args` it reads splits none. Counted by
+//! `trace_frame::args_scanned`, as `chrome_reader::args_decoded` counts the model's decodes.
+//!
+//! A test binary of its own: the counter is per process.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::value::RawValue;
+
+/// Texts one of which every `args` key the analyses read contains (the frame's prefilter;
+/// a unit test of trace-frame checks the keys against it). An escape may hide one.
+const NEEDLES: [&str; 5] = ["stream", "device", "correlation", "corr_id", "\\"];
+
+/// The `args` text of each event of `path` that has `args`, as the file wrote it.
+fn args_texts(path: &Path) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        #[serde(rename = "traceEvents")]
+        events: Vec<HashMap<String, Box<RawValue>>>,
+    }
+    let text = test_support::inflated(path);
+    let doc: Doc =
+        serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (doc.events.iter())
+        .filter_map(|e| e.get("args").map(|a| a.get().to_owned()))
+        .collect()
+}
+
+/// How many `args` texts `f` makes the frames split.
+fn scanned(f: impl FnOnce()) -> u64 {
+    let before = trace_frame::args_scanned();
+    f();
+    trace_frame::args_scanned() - before
+}
+
+/// The counts of one trace: the full frame splits every event's `args`, the analyses' frame
+/// exactly those that hold a needle. Returns (all, analyses).
+fn check(path: &Path) -> (u64, u64) {
+    let texts = args_texts(path);
+    let all = scanned(|| {
+        trace_frame::read_frame(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    });
+    let analyses = scanned(|| {
+        trace_frame::frame_timeline(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    });
+    let may_hold = texts
+        .iter()
+        .filter(|t| NEEDLES.iter().any(|n| t.contains(n)))
+        .count();
+    assert_eq!(
+        all,
+        texts.len() as u64,
+        "{}: the full frame",
+        path.display()
+    );
+    assert_eq!(
+        analyses,
+        may_hold as u64,
+        "{}: the analyses' frame",
+        path.display()
+    );
+    (all, analyses)
+}
+
+#[test]
+fn a_frame_splits_only_the_args_it_asks_for() {
+    // A trace none of whose `args` the analyses read but a kernel's: CPU ops, a Python
+    // frame, an instant, metadata.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rank0.json");
+    std::fs::write(
+        &path,
+        r#"{"traceEvents": [
+  {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+   "args": {"External id": 3, "Ev Idx": 1, "Input Dims": [[2, 2], [2, 2]]}},
+  {"ph": "X", "cat": "python_function", "name": "f", "pid": 1, "tid": 1, "ts": 9, "dur": 7,
+   "args": {"Python id": 4, "Python parent id": 2}},
+  {"ph": "i", "cat": "cpu_instant_event", "name": "x", "pid": 1, "tid": 1, "ts": 12, "s": "t",
+   "args": {"Ev Idx": 5}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 20, "dur": 3,
+   "args": {"stream": 7, "correlation": 9, "device": 0}}
+]}"#,
+    )
+    .unwrap();
+    assert_eq!(check(&path), (5, 1));
+
+    // The Kineto fixtures the analyses' frame reads, and every shared Kineto trace.
+    let root = test_support::workspace_root().join("testdata/chrome/ok");
+    let mut files: Vec<_> = test_support::json_files(&root)
+        .into_iter()
+        .filter(|p| {
+            trace_frame::frame_timeline(p).is_ok()
+                && serde_json::from_slice::<serde_json::Value>(&test_support::inflated(p))
+                    .is_ok_and(|d| d.get("traceEvents").is_some_and(|e| e.is_array()))
+        })
+        .collect();
+    assert!(files.len() >= 5, "{} fixtures", files.len());
+    if let Some(set) = test_support::real_traces("a_frame_splits_only_the_args_it_asks_for") {
+        files.extend(set.kineto.iter().map(|t| t.path.clone()));
+    }
+    let (mut all, mut analyses) = (0, 0);
+    for path in &files {
+        let (a, b) = check(path);
+        all += a;
+        analyses += b;
+    }
+    eprintln!(
+        "{} traces: the full frames split {all} args, the analyses' frames {analyses}",
+        files.len()
+    );
+    // Most events' `args` (CPU ops, Python frames) hold no key the analyses read.
+    assert!(analyses < all, "{analyses} of {all}");
+}
