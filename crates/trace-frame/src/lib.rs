@@ -52,14 +52,12 @@ mod sources;
 mod sql;
 mod summary;
 mod threads;
-mod timeline;
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use crate::timeline::FromFrame;
 pub use ::timeline::{
     CpEdge, CpEdgeType, CpNode, CriticalPath, CriticalPathBound, CriticalPathGraph, Gpu, GpuKind,
     Host, HostCat, HtaIntRanges, HtaView, SyncEvent, SyncKind, Timeline, critical_path,
@@ -383,42 +381,6 @@ fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
     Ok(read)
 }
 
-/// HTA's time origin of one frame: the earliest `ts` of a complete event with a category
-/// other than `Trace` (HTA drops the events without `dur` or `cat`, and the `Trace` event,
-/// before it aligns the ranks), rounded up to a whole µs on a trace HTA rounds.
-fn hta_origin(df: &DataFrame, fractional_us: bool) -> Option<i64> {
-    let ph = df.column("ph").ok()?.str().ok()?.clone();
-    let cat = df.column("cat").ok()?.str().ok()?.clone();
-    let ts = df.column("ts_ns").ok()?.i64().ok()?.clone();
-    let dur = df.column("dur_ns").ok()?.i64().ok()?.clone();
-    let min = ph
-        .iter()
-        .zip(cat.iter())
-        .zip(ts.iter())
-        .zip(dur.iter())
-        .filter(|(((p, c), _), d)| {
-            *p == Some("X") && c.is_some_and(|c| c != "Trace") && d.is_some()
-        })
-        .filter_map(|(((_, _), t), _)| t)
-        .min()?;
-    Some(if fractional_us {
-        min.div_euclid(1000) * 1000 + if min.rem_euclid(1000) > 0 { 1000 } else { 0 }
-    } else {
-        min
-    })
-}
-
-/// One trace file's timeline read from its frame, as [`load_hta_timelines`] reads it before
-/// the HTA view (with HTA's origin): what `Timeline::from_capture` is checked against
-/// (issue 40 item 4).
-pub fn frame_timeline(path: &Path) -> Result<Timeline, Error> {
-    let threads = chrome_reader::default_threads();
-    let frame = frame::read_frame_columns(path, threads, frame::Columns::Analyses)?;
-    let mut t = Timeline::from_frame(&frame)?;
-    t.hta_origin = hta_origin(&frame.df, t.fractional_us);
-    Ok(t)
-}
-
 /// Which step the critical path is of: instance `instance` (0 = the first, in start order)
 /// of the host annotations whose name contains `annotation`; an empty annotation is the
 /// whole trace.
@@ -451,7 +413,10 @@ pub fn analyze(
     let each = load_captures(&loaded.input)?;
     let frame_part = SummaryPart::of_frame(&loaded.events)?;
     let (hta, skip_stats) = analyze_captures(&loaded.input, &each.loaded, true, analyses, step);
-    Ok(with_skip_stats(report(loaded, frame_part, hta?), skip_stats))
+    Ok(with_skip_stats(
+        report(loaded, frame_part, hta?),
+        skip_stats,
+    ))
 }
 
 /// HTA's analyses on the timelines of `captures` and, beside them, our definitions
@@ -470,9 +435,8 @@ fn analyze_captures(
     let (hta, skip_stats) = rayon::join(
         || hta_results(&hta_view(captures), analyses, step),
         || {
-            needs_skip_stats(analyses).then(|| {
-                skip_stats::skip_stats_summary_of_loaded(input, captures, across_ranks)
-            })
+            needs_skip_stats(analyses)
+                .then(|| skip_stats::skip_stats_summary_of_loaded(input, captures, across_ranks))
         },
     );
     (Ok(hta), skip_stats)
@@ -535,7 +499,10 @@ pub fn load_and_analyze(
     let report = each.and_then(|each| {
         let frame_part = SummaryPart::of_frame(&loaded.events)?;
         let (hta, skip_stats) = analyze_captures(input, &each.loaded, true, analyses, step);
-        Ok(with_skip_stats(report(&loaded, frame_part, hta?), skip_stats))
+        Ok(with_skip_stats(
+            report(&loaded, frame_part, hta?),
+            skip_stats,
+        ))
     });
     Ok((loaded, report))
 }
