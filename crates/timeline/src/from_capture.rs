@@ -15,6 +15,39 @@ fn up_to_us(v: i64) -> i64 {
     v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 }
 }
 
+/// The end an event has in the file, as HTA's parser reads it: none without a `dur` (the
+/// event is left out), before its start with a negative one (the model gives both
+/// duration 0).
+fn file_end(k: &KinetoDetails, index: u64, start: i64, model_end: i64) -> Option<i64> {
+    match k.odd_duration(index) {
+        None => Some(model_end),
+        Some(Some(d)) => Some(start + d),
+        Some(None) => None,
+    }
+}
+
+/// The capture's CUDA sync events, each with its runtime call (`call_of`: the first
+/// runtime or driver call of each correlation id, by position in the host events).
+fn sync_events(k: &KinetoDetails, call_of: &FastMap<i64, usize>) -> Vec<SyncEvent> {
+    (k.syncs.iter())
+        .filter_map(|y| {
+            let end = file_end(k, y.source_index, y.start.0, (y.start + y.dur).0)?;
+            Some(SyncEvent {
+                event_index: y.source_index as i64,
+                kind: y.kind,
+                device: y.device.unwrap_or(0),
+                stream: y.stream.unwrap_or(-1),
+                start: y.start.0,
+                end,
+                correlation: y.correlation,
+                runtime: y.correlation.and_then(|c| call_of.get(&c).copied()),
+                wait_on_stream: y.wait_on_stream.filter(|&s| s >= 0),
+                wait_on_record: y.wait_on_record,
+            })
+        })
+        .collect()
+}
+
 /// What HTA would read of the times of a capture of another format than Chrome JSON in
 /// its Chrome JSON export (`chrome_reader::write_chrome_trace`, whose complete events are
 /// the host events, the GPU activities and the GPU annotations, none of category
@@ -57,14 +90,7 @@ impl Timeline {
         let events = capture.host_events();
         let mut order: Vec<usize> = (0..events.len()).collect();
         order.sort_unstable_by_key(|&i| events[i].source_index);
-        // The end an event has in the file, as HTA's parser reads it: none without a `dur`
-        // (the event is left out), before its start with a negative one (the model gives
-        // both duration 0).
-        let end_of = |index: u64, start: i64, model_end: i64| match k.odd_duration(index) {
-            None => Some(model_end),
-            Some(Some(d)) => Some(start + d),
-            Some(None) => None,
-        };
+        let end_of = |index: u64, start: i64, model_end: i64| file_end(k, index, start, model_end);
         let is_sync = |index: u64| {
             (k.syncs)
                 .binary_search_by_key(&index, |y| y.source_index)
@@ -167,24 +193,7 @@ impl Timeline {
         for g in &mut stream_ops {
             g.launch = g.correlation.and_then(|c| call_of.get(&c).copied());
         }
-        let syncs = (k.syncs.iter())
-            .filter_map(|y| {
-                let end = end_of(y.source_index, y.start.0, (y.start + y.dur).0)?;
-                Some((y, end))
-            })
-            .map(|(y, end)| SyncEvent {
-                event_index: y.source_index as i64,
-                kind: y.kind,
-                device: y.device.unwrap_or(0),
-                stream: y.stream.unwrap_or(-1),
-                start: y.start.0,
-                end,
-                correlation: y.correlation,
-                runtime: y.correlation.and_then(|c| call_of.get(&c).copied()),
-                wait_on_stream: y.wait_on_stream.filter(|&s| s >= 0),
-                wait_on_record: y.wait_on_record,
-            })
-            .collect();
+        let syncs = sync_events(k, &call_of);
         let steps = (capture.steps().iter())
             .filter(|s| s.source == StepSource::ProfilerStep)
             .map(|s| (s.number, s.start.0, s.end.0))
