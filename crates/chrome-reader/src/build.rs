@@ -925,6 +925,8 @@ impl<'p> Builder<'p> {
             ranges.index = (ranges.index.0 + base, ranges.index.1 + base);
         }
         k.arg_ranges = k.arg_ranges.merge(ranges);
+        let odd = batch.odd_durations.drain(..);
+        (k.odd_durations).extend(odd.map(|(i, d)| (i + index_base as u64, d)));
         let mut map = Remap {
             strings: &batch.strings,
             ids: vec![None; batch.strings.len()],
@@ -1330,6 +1332,9 @@ impl<'p> Builder<'p> {
         cat: Cat,
         is_jax: bool,
     ) {
+        if extra.and_then(|e| e.stream).is_none() {
+            self.kineto.without_stream.push(p.index);
+        }
         let stream_no = if is_jax {
             let line = self.thread_names.get(&(p.pid, p.tid));
             line.and_then(|l| stream_number(l)).unwrap_or(p.tid)

@@ -15,6 +15,56 @@ fn up_to_us(v: i64) -> i64 {
     v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 }
 }
 
+/// The end an event has in the file, as HTA's parser reads it: none without a `dur` (the
+/// event is left out), before its start with a negative one (the model gives both
+/// duration 0).
+fn file_end(k: &KinetoDetails, index: u64, start: i64, model_end: i64) -> Option<i64> {
+    match k.odd_duration(index) {
+        None => Some(model_end),
+        Some(Some(d)) => Some(start + d),
+        Some(None) => None,
+    }
+}
+
+/// The capture's CUDA sync events, each with its runtime call (`call_of`: the first
+/// runtime or driver call of each correlation id, by position in the host events).
+fn sync_events(k: &KinetoDetails, call_of: &FastMap<i64, usize>) -> Vec<SyncEvent> {
+    (k.syncs.iter())
+        .filter_map(|y| {
+            let end = file_end(k, y.source_index, y.start.0, (y.start + y.dur).0)?;
+            Some(SyncEvent {
+                event_index: y.source_index as i64,
+                kind: y.kind,
+                device: y.device.unwrap_or(0),
+                stream: y.stream.unwrap_or(-1),
+                start: y.start.0,
+                end,
+                correlation: y.correlation,
+                runtime: y.correlation.and_then(|c| call_of.get(&c).copied()),
+                wait_on_stream: y.wait_on_stream.filter(|&s| s >= 0),
+                wait_on_record: y.wait_on_record,
+            })
+        })
+        .collect()
+}
+
+/// What HTA would read of the times of a capture of another format than Chrome JSON in
+/// its Chrome JSON export (`chrome_reader::write_chrome_trace`, whose complete events are
+/// the host events, the GPU activities and the GPU annotations, none of category
+/// `Trace`): whether some start has a fraction of a microsecond, and the earliest start
+/// (not rounded). The export's first event is metadata, without a time.
+fn export_times(capture: &Capture) -> (bool, Option<i64>) {
+    let starts = (capture.host_events().iter().map(|e| e.start.0))
+        .chain(capture.activities().iter().map(|a| a.start.0))
+        .chain(capture.gpu_annotations().iter().map(|g| g.start.0));
+    let (mut fractional, mut min) = (false, None::<i64>);
+    for s in starts {
+        fractional |= s.rem_euclid(1000) != 0;
+        min = Some(min.map_or(s, |m| m.min(s)));
+    }
+    (fractional, min)
+}
+
 impl Timeline {
     /// The timeline of one rank's capture read from `path` (before any HTA view), with
     /// the capture's rank and HTA's time origin ([`Timeline::hta_origin`]).
@@ -30,7 +80,8 @@ impl Timeline {
     /// - Steps are the capture's `ProfilerStep#N` steps.
     ///
     /// A capture of another format than Chrome JSON has no [`KinetoDetails`]: no sync
-    /// events, driver calls, stream ops or bandwidths, whole-µs times, and no origin.
+    /// events, driver calls, stream ops or bandwidths; its fractional-µs flag and HTA's
+    /// origin are those HTA would read in its Chrome JSON export.
     pub fn from_capture(capture: &Capture, path: &Path) -> Timeline {
         let none = KinetoDetails::default();
         let k = capture.meta().kineto.as_deref().unwrap_or(&none);
@@ -39,6 +90,7 @@ impl Timeline {
         let events = capture.host_events();
         let mut order: Vec<usize> = (0..events.len()).collect();
         order.sort_unstable_by_key(|&i| events[i].source_index);
+        let end_of = |index: u64, start: i64, model_end: i64| file_end(k, index, start, model_end);
         let is_sync = |index: u64| {
             (k.syncs)
                 .binary_search_by_key(&index, |y| y.source_index)
@@ -53,6 +105,9 @@ impl Timeline {
             if is_sync(e.source_index) {
                 continue;
             }
+            let Some(end) = end_of(e.source_index, e.start.0, e.end().0) else {
+                continue;
+            };
             let cat = match e.kind {
                 HostKind::Launch | HostKind::Runtime if k.is_driver_call(e.source_index) => {
                     HostCat::Driver
@@ -75,7 +130,7 @@ impl Timeline {
                     device: 0,
                     stream: s,
                     start: e.start.0,
-                    end: e.end().0,
+                    end,
                     correlation: Some(c),
                     launch: None,
                 });
@@ -98,14 +153,16 @@ impl Timeline {
                 cat,
                 thread,
                 start: e.start.0,
-                end: e.end().0,
+                end,
                 correlation,
             });
         }
         let mut gpu: Vec<Gpu> = (capture.activities().iter())
-            .map(|a| {
+            .filter(|a| !k.lacks_stream(a.source_index))
+            .filter_map(|a| {
+                let end = end_of(a.source_index, a.start.0, a.end().0)?;
                 let stream = capture.stream(a.stream);
-                Gpu {
+                Some(Gpu {
                     event_index: a.source_index as i64,
                     name: intern(capture.name(a.name)),
                     kind: match a.kind {
@@ -116,10 +173,10 @@ impl Timeline {
                     device: capture.device(stream.device).ordinal,
                     stream: stream.ordinal,
                     start: a.start.0,
-                    end: a.end().0,
+                    end,
                     correlation: a.correlation().map(|c| c as i64),
                     launch: a.launch().and_then(|h| position[h.index()]),
-                }
+                })
             })
             .collect();
         gpu.sort_unstable_by_key(|g| (g.start, g.end, g.event_index));
@@ -136,20 +193,7 @@ impl Timeline {
         for g in &mut stream_ops {
             g.launch = g.correlation.and_then(|c| call_of.get(&c).copied());
         }
-        let syncs = (k.syncs.iter())
-            .map(|y| SyncEvent {
-                event_index: y.source_index as i64,
-                kind: y.kind,
-                device: y.device.unwrap_or(0),
-                stream: y.stream.unwrap_or(-1),
-                start: y.start.0,
-                end: (y.start + y.dur).0,
-                correlation: y.correlation,
-                runtime: y.correlation.and_then(|c| call_of.get(&c).copied()),
-                wait_on_stream: y.wait_on_stream.filter(|&s| s >= 0),
-                wait_on_record: y.wait_on_record,
-            })
-            .collect();
+        let syncs = sync_events(k, &call_of);
         let steps = (capture.steps().iter())
             .filter(|s| s.source == StepSource::ProfilerStep)
             .map(|s| (s.number, s.start.0, s.end.0))
@@ -163,7 +207,11 @@ impl Timeline {
         t.stream_ops = stream_ops;
         t.fractional_us = k.fractional_us;
         t.first_event_ts = k.first_event_ts.map(|n| n.0);
-        t.hta_origin = (k.hta_origin).map(|o| if k.fractional_us { up_to_us(o.0) } else { o.0 });
+        let mut origin = k.hta_origin.map(|o| o.0);
+        if capture.meta().kineto.is_none() {
+            (t.fractional_us, origin) = export_times(capture);
+        }
+        t.hta_origin = origin.map(|o| if t.fractional_us { up_to_us(o) } else { o });
         t.memory_bw = k.bandwidth.iter().map(|&(i, bw)| (i as i64, bw)).collect();
         let r = k.arg_ranges;
         t.hta_int_ranges = HtaIntRanges {

@@ -146,8 +146,8 @@ impl Rows {
         self.index += 1;
         let mut i = 0;
         for (key, value) in args {
-            if !self.b.keeps_arg(key) {
-                continue;
+            if !self.b.keeps_args() {
+                break;
             }
             self.text.clear();
             let v = match *value {

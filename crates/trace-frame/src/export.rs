@@ -28,8 +28,6 @@ use crate::frame::{Columns, RankFrame};
 use crate::hta;
 use ::timeline::{GpuKind, Timeline};
 
-use crate::timeline::FromFrame;
-
 /// The columns of `_summary/rank=N/summary.parquet`, in order, with what each holds. The
 /// `*_time_us` ones are HTA 0.5.0's temporal breakdown of the rank (profile-model's
 /// `--analysis temporal`, HTA's view of the timeline: [`Timeline::into_hta_view`]).
@@ -111,12 +109,12 @@ pub fn export_hive_into(
     let results: Vec<Result<Result<Written, Error>, Error>> =
         crate::threads::each(&each, workers, |_, &i| {
             let trace = sources.path(i);
-            let frame = match sources.read(i, 1, Columns::All) {
-                Ok(frame) => frame,
+            let (frame, timeline) = match sources.read_with_timeline(i, 1, Columns::All) {
+                Ok(read) => read,
                 Err(e) => return Ok(Err(e)),
             };
             let rank = frame.rank.unwrap_or(i as i64);
-            let mut summary = rank_summary(&frame)?;
+            let mut summary = rank_summary(&frame, timeline)?;
             let mut df = frame
                 .df
                 .drop("rank")
@@ -197,8 +195,7 @@ pub fn export_hive_into(
 }
 
 /// The one-row `_summary` frame of a rank ([`SUMMARY_COLUMNS`]).
-fn rank_summary(frame: &RankFrame) -> Result<DataFrame, Error> {
-    let timeline = Timeline::from_frame(frame)?;
+fn rank_summary(frame: &RankFrame, timeline: Timeline) -> Result<DataFrame, Error> {
     let kernels = timeline
         .gpu
         .iter()

@@ -12,7 +12,6 @@ use trace_model::{Capture, FastMap};
 
 use crate::Error;
 use crate::args_text::{for_each_arg, scalar};
-use crate::timeline::{ARGS_FLOAT_READ, ARGS_READ};
 
 /// The events of one trace file.
 #[derive(Debug, Clone)]
@@ -52,36 +51,19 @@ pub fn read_frame_with(path: &Path, threads: usize) -> Result<RankFrame, Error> 
 pub(crate) enum Columns {
     /// Every column of the crate docs: for SQL, the cache and export.
     All,
-    /// Only those the analyses read ([`crate::Timeline::from_frame`] and the summary):
-    /// `name`, `cat`, `ph`, `pid`, `tid`, `ts_ns`, `dur_ns`, `event_index`, `rank` and
-    /// the `args_*` of [`ARGS_READ`] and [`ARGS_FLOAT_READ`]. The rows are the same.
+    /// Those profile-model's summary reads beside HTA's analyses (which read the capture):
+    /// `name`, `cat`, `ph`, `pid`, `tid`, `ts_ns`, `dur_ns`, `event_index` and `rank`, no
+    /// `args_*`. The rows are the same.
     Analyses,
 }
 
 impl Columns {
-    /// Whether the `args` member `key` gets a column.
-    fn keeps_arg(self, key: &str) -> bool {
-        self == Columns::All || ARGS_READ.contains(&key) || ARGS_FLOAT_READ.contains(&key)
-    }
-
-    /// Whether the `args` text may hold a member that gets a column: `false` only when it
-    /// cannot (no escape, and none of [`ARGS_NEEDLES`] in it), which spares the member scan
-    /// of most events' `args` in the analyses' frame (CPU ops, Python calls).
-    fn may_keep_args(self, args: &str) -> bool {
-        if self == Columns::All {
-            return true;
-        }
-        let text = args.as_bytes();
-        // Every key of `ARGS_READ` contains one of these (a test checks it).
-        memchr::memchr(b'\\', text).is_some() || ARGS_NEEDLES.iter().any(|n| n.find(text).is_some())
+    /// Whether the `args` members get columns: with every column only (the analyses'
+    /// frame keeps none, and its events' `args` are not scanned).
+    fn keeps_args(self) -> bool {
+        self == Columns::All
     }
 }
-
-/// Texts one of which every key of [`crate::timeline::ARGS_READ`] contains.
-static ARGS_NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 4]> =
-    std::sync::LazyLock::new(|| {
-        ["stream", "device", "correlation", "corr_id"].map(memchr::memmem::Finder::new)
-    });
 
 /// [`read_frame_with`] with only the columns `columns` names.
 pub(crate) fn read_frame_columns(
@@ -740,16 +722,13 @@ impl Builder {
             id: ev.id.as_ref(),
         });
         let Some(args) = ev.args else { return Ok(()) };
-        if !self.columns.may_keep_args(args) {
+        if !self.columns.keeps_args() {
             return Ok(());
         }
         self.args_scanned += 1;
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut i = 0;
         for_each_arg(args, |key, value| {
-            if !self.columns.keeps_arg(key) {
-                return;
-            }
             scratch.clear();
             // A `null` member is left out.
             if let Some(v) = scalar(value, &mut scratch) {
@@ -793,16 +772,16 @@ impl Builder {
 
     /// Adds the `args` member `key` (the `i`-th kept one of its row, counted in `i`) of
     /// row `row`: `v`, whose string (if it is one) is in `text`. The caller has checked
-    /// [`Builder::keeps_arg`].
+    /// [`Builder::keeps_args`].
     pub(crate) fn arg(&mut self, row: u32, i: &mut usize, key: &str, v: Val, text: &str) {
         let slot = self.slot(*i, key);
         *i += 1;
         self.args[slot].1.push_from(row, v, text);
     }
 
-    /// Whether the `args` member `key` gets a column.
-    pub(crate) fn keeps_arg(&self, key: &str) -> bool {
-        self.columns.keeps_arg(key)
+    /// Whether the `args` members get columns.
+    pub(crate) fn keeps_args(&self) -> bool {
+        self.columns.keeps_args()
     }
 
     /// The column of `key`, the `i`-th key of its event, created when new.
@@ -1001,19 +980,32 @@ fn typed(name: &str, pieces: Vec<Option<Piece>>, heights: &[usize]) -> PolarsRes
 mod tests {
     use super::*;
 
+    /// The analyses' frame has the rows of the full frame and no `args_*` column.
     #[test]
-    fn the_args_prefilter_passes_every_kept_key() {
-        for key in crate::timeline::ARGS_READ {
-            let has = |n: &memchr::memmem::Finder<'_>| n.find(key.as_bytes()).is_some();
-            assert!(ARGS_NEEDLES.iter().any(has), "{key}");
-            let args = format!("{{\"{key}\": 7}}");
-            assert!(Columns::Analyses.may_keep_args(&args), "{args}");
+    fn the_analyses_frame_keeps_no_args() {
+        let root = test_support::workspace_root().join("testdata/chrome/ok");
+        let mut compared = 0;
+        for path in test_support::json_files(&root) {
+            let (Ok(all), Ok(few)) = (
+                read_frame_columns(&path, 1, Columns::All),
+                read_frame_columns(&path, 1, Columns::Analyses),
+            ) else {
+                continue;
+            };
+            assert_eq!(all.df.height(), few.df.height(), "{}", path.display());
+            let names = few.df.get_column_names();
+            assert!(
+                !names.iter().any(|n| n.starts_with("args_")),
+                "{}",
+                path.display()
+            );
+            compared += all
+                .df
+                .get_column_names()
+                .iter()
+                .any(|n| n.starts_with("args_")) as usize;
         }
-        let cpu_op = r#"{"External id": 3, "Record function id": 0, "Ev Idx": 1}"#;
-        assert!(!Columns::Analyses.may_keep_args(cpu_op));
-        assert!(Columns::All.may_keep_args(cpu_op));
-        // An escaped key may spell a kept one.
-        assert!(Columns::Analyses.may_keep_args(r#"{"\u0073tream": 7}"#));
+        assert!(compared >= 5, "{compared} fixtures with args");
     }
 
     fn check(args: &str, expect: &[(&str, &str)]) {

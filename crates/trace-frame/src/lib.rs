@@ -52,14 +52,12 @@ mod sources;
 mod sql;
 mod summary;
 mod threads;
-mod timeline;
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use crate::timeline::FromFrame;
 pub use ::timeline::{
     CpEdge, CpEdgeType, CpNode, CriticalPath, CriticalPathBound, CriticalPathGraph, Gpu, GpuKind,
     Host, HostCat, HtaIntRanges, HtaView, SyncEvent, SyncKind, Timeline, critical_path,
@@ -281,27 +279,44 @@ pub fn render_json(r: &ProfileModelReport) -> String {
     serde_json::to_string_pretty(r).expect("the report serialises: plain data")
 }
 
-/// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
-/// fractional timestamps; pre-capture work dropped on multi-step traces).
-pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
-    loaded
-        .frames
-        .par_iter()
-        .map(|f| {
-            Timeline::from_frame(f).map(|mut t| {
-                // As `load_hta_timelines` gives it: the same timeline from either read.
-                t.hta_origin = hta_origin(&f.df, t.fractional_us);
-                t.into_hta_view()
-            })
-        })
-        .collect()
+/// One capture's timeline (before any HTA view): [`Timeline::from_capture`], with the rank
+/// its frame has (`distributedInfo.rank`, else the loader's: the file name's number, the
+/// process).
+fn capture_timeline(l: &load::Loaded) -> Timeline {
+    let mut t = Timeline::from_capture(&l.capture, &l.path);
+    t.rank = l.capture.meta().rank.or(l.rank);
+    t
 }
 
-/// [`load()`] and then [`hta_timelines`] for a caller that wants only the timelines (the
-/// HTA drop-in): the same timelines, sooner. Each file's frame gets only the columns the
-/// timeline reads, becomes its timeline on the thread that read it and is dropped; the
-/// ranks' frames are not joined. As in [`load()`], a directory's unreadable files are left
-/// out unless none can be read.
+/// The captures' timelines as HTA sees them, in the frames' order (rank, then path).
+fn hta_view(loaded: &[load::Loaded]) -> Vec<Timeline> {
+    let mut ts: Vec<Timeline> = (loaded.par_iter())
+        .map(|l| capture_timeline(l).into_hta_view())
+        .collect();
+    ts.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+    ts
+}
+
+/// Every capture of `input` ([`load::load_each`]): a directory's files that cannot be read
+/// are left out ([`LoadedRanks::unread`] names them), unless none can be read.
+fn load_captures(input: &Path) -> Result<load::LoadedEach, Error> {
+    let mut each = load::load_each(input)?;
+    if each.loaded.is_empty() && !each.failed.is_empty() {
+        return Err(each.failed.remove(0).into());
+    }
+    Ok(each)
+}
+
+/// The ranks' timelines as HTA sees them (rounded to whole µs when the trace has
+/// fractional timestamps; pre-capture work dropped on multi-step traces), each built from
+/// its capture ([`Timeline::from_capture`]) of `loaded`'s input, in the frames' order.
+pub fn hta_timelines(loaded: &LoadedRanks) -> Result<Vec<Timeline>, Error> {
+    Ok(hta_view(&load_captures(&loaded.input)?.loaded))
+}
+
+/// The timelines [`hta_timelines`] gives, without the frames: each capture of `input`
+/// becomes its timeline on the thread that read it and is dropped. As in [`load()`], a
+/// directory's unreadable files are left out unless none can be read.
 pub fn load_hta_timelines(input: &Path) -> Result<Vec<Timeline>, Error> {
     let read = read_timelines(input)?;
     Ok(read.into_iter().map(|(_, t)| t.into_hta_view()).collect())
@@ -343,82 +358,27 @@ pub fn load_hta_view(
     Ok((timelines, min_ts))
 }
 
-/// HTA's time origin of one frame: the earliest `ts` of a complete event with a category
-/// other than `Trace` (HTA drops the events without `dur` or `cat`, and the `Trace` event,
-/// before it aligns the ranks), rounded up to a whole µs on a trace HTA rounds.
-fn hta_origin(df: &DataFrame, fractional_us: bool) -> Option<i64> {
-    let ph = df.column("ph").ok()?.str().ok()?.clone();
-    let cat = df.column("cat").ok()?.str().ok()?.clone();
-    let ts = df.column("ts_ns").ok()?.i64().ok()?.clone();
-    let dur = df.column("dur_ns").ok()?.i64().ok()?.clone();
-    let min = ph
-        .iter()
-        .zip(cat.iter())
-        .zip(ts.iter())
-        .zip(dur.iter())
-        .filter(|(((p, c), _), d)| {
-            *p == Some("X") && c.is_some_and(|c| c != "Trace") && d.is_some()
-        })
-        .filter_map(|(((_, _), t), _)| t)
-        .min()?;
-    Some(if fractional_us {
-        min.div_euclid(1000) * 1000 + if min.rem_euclid(1000) > 0 { 1000 } else { 0 }
-    } else {
-        min
-    })
-}
-
-/// One trace file's timeline read from its frame, as [`load_hta_timelines`] reads it before
-/// the HTA view (with HTA's origin): what `Timeline::from_capture` is checked against
-/// (issue 40 item 4).
-pub fn frame_timeline(path: &Path) -> Result<Timeline, Error> {
-    let threads = chrome_reader::default_threads();
-    let frame = frame::read_frame_columns(path, threads, frame::Columns::Analyses)?;
-    let mut t = Timeline::from_frame(&frame)?;
-    t.hta_origin = hta_origin(&frame.df, t.fractional_us);
-    Ok(t)
-}
-
-/// Every trace file of `input` read into a timeline (as read, before any HTA view), with
-/// its `distributedInfo.rank`, sorted by (rank, path).
+/// Every capture of `input` read into its timeline (as read, before any HTA view, with
+/// HTA's origin), with its `distributedInfo.rank`, sorted by (rank, path): each capture
+/// is dropped once it is a timeline ([`load::map_each`]).
 fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
-    let sources = frame_sources(input)?;
-    let threads = if sources.len() == 1 {
-        chrome_reader::default_threads()
-    } else {
-        1
-    };
-    // Outer error: the file could not be read (left out, as `load` leaves it out); inner:
-    // its frame is no timeline (an error of the whole, as `hta_timelines` gives).
-    type Read = (Option<i64>, Option<i64>, PathBuf, Result<Timeline, Error>);
-    let res: Vec<Result<Read, Error>> = (0..sources.len())
-        .into_par_iter()
-        .map(|i| {
-            let frame = sources.read(i, threads, frame::Columns::Analyses)?;
-            let timeline = Timeline::from_frame(&frame).map(|mut t| {
-                t.hta_origin = hta_origin(&frame.df, t.fractional_us);
-                t
-            });
-            Ok((frame.rank, frame.rank_in_file, frame.path, timeline))
-        })
-        .collect();
+    let res = load::map_each(input, |l| (l.capture.meta().rank, capture_timeline(&l)))?;
+    let single = res.len() == 1;
     let mut read = Vec::new();
     let mut failed = Vec::new();
     for r in res {
         match r {
-            Ok(t) => read.push(t),
+            Ok((_, _, t)) => read.push(t),
             Err(e) => failed.push(e),
         }
     }
-    if (read.is_empty() || sources.len() == 1)
+    if (read.is_empty() || single)
         && let Some(first) = failed.into_iter().next()
     {
-        return Err(first);
+        return Err(first.into());
     }
-    read.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
-    read.into_iter()
-        .map(|(_, in_file, _, t)| t.map(|t| (in_file, t)))
-        .collect()
+    read.sort_by(|a, b| (a.1.rank, &a.1.path).cmp(&(b.1.rank, &b.1.path)));
+    Ok(read)
 }
 
 /// Which step the critical path is of: instance `instance` (0 = the first, in start order)
@@ -443,25 +403,49 @@ impl Default for StepQuery {
 }
 
 /// The summary and the named analyses over a loaded trace. The critical path is of the
-/// first rank, over the step `step` names.
+/// first rank, over the step `step` names. HTA's analyses run on the timelines of the
+/// input's captures ([`hta_timelines`]); the summary counts the frames' events too.
 pub fn analyze(
     loaded: &LoadedRanks,
     analyses: &[AnalysisName],
     step: &StepQuery,
 ) -> Result<ProfileModelReport, Error> {
-    // Our definitions read the input again with the model builder: on cores of their own
-    // while HTA's run on the frames.
-    let (skip_stats, hta) = rayon::join(
-        || needs_skip_stats(analyses).then(|| skip_stats::skip_stats_summary(&loaded.input)),
-        || hta_report(loaded, analyses, step),
-    );
-    Ok(with_skip_stats(hta?, skip_stats))
+    let each = load_captures(&loaded.input)?;
+    let frame_part = SummaryPart::of_frame(&loaded.events)?;
+    let (hta, skip_stats) = analyze_captures(&loaded.input, &each.loaded, true, analyses, step);
+    Ok(with_skip_stats(
+        report(loaded, frame_part, hta?),
+        skip_stats,
+    ))
 }
 
-/// [`load()`] and then [`analyze`] (the inner result), with our definitions' read of the
-/// input running beside the load instead of after it: the same report, sooner. Without a
-/// cache the frames get only the columns the analyses read (the same rows; `--sql` and
-/// `--export` load every column).
+/// HTA's analyses on the timelines of `captures` and, beside them, our definitions
+/// (`across_ranks`: with the stragglers across the captures), when asked.
+fn analyze_captures(
+    input: &Path,
+    captures: &[load::Loaded],
+    across_ranks: bool,
+    analyses: &[AnalysisName],
+    step: &StepQuery,
+) -> (
+    Result<HtaResults, Error>,
+    Option<Result<SkipStatsSummary, Error>>,
+) {
+    // Our definitions on cores of their own while HTA's run on the timelines.
+    let (hta, skip_stats) = rayon::join(
+        || hta_results(&hta_view(captures), analyses, step),
+        || {
+            needs_skip_stats(analyses)
+                .then(|| skip_stats::skip_stats_summary_of_loaded(input, captures, across_ranks))
+        },
+    );
+    (Ok(hta), skip_stats)
+}
+
+/// [`load()`] and then [`analyze`] (the inner result), with the captures read beside the
+/// frames instead of after them: the same report, sooner. Without a cache the frames get
+/// only the columns the summary reads (the same rows; `--sql` and `--export` load every
+/// column).
 pub fn load_and_analyze(
     input: &Path,
     cache_dir: Option<&Path>,
@@ -473,14 +457,15 @@ pub fn load_and_analyze(
         Some(_) => None,
     };
     if let Some(file) = single {
-        // One file: the frame and our definitions' capture come from one parse, and each
-        // goes on to its analyses as soon as it is finished.
+        // One file: the frame and the capture come from one parse; the capture goes on to
+        // its analyses as soon as it is finished, while the frame is finished.
         let threads = chrome_reader::default_threads();
-        let ((loaded, report), skip_stats) = frame::read_frame_and_capture(
+        let ((loaded, frame_part), (hta, skip_stats)) = frame::read_frame_and_capture(
             &file,
             threads,
             frame::Columns::Analyses,
             |frame| {
+                let part = SummaryPart::of_frame(&frame.df);
                 let loaded = LoadedRanks {
                     input: input.to_path_buf(),
                     events: frame.df.clone(),
@@ -489,31 +474,37 @@ pub fn load_and_analyze(
                     cache: Vec::new(),
                     unread: Vec::new(),
                 };
-                let report = hta_report(&loaded, analyses, step);
-                (loaded, report)
+                (loaded, part)
             },
-            |capture| {
-                needs_skip_stats(analyses)
-                    .then(|| skip_stats::skip_stats_summary_of_capture(input, &file, capture))
+            |capture| match capture {
+                Ok(c) => {
+                    let captures = [load::Loaded::chrome(input, &file, c)];
+                    analyze_captures(input, &captures, false, analyses, step)
+                }
+                Err(e) => (Err(e.into()), None),
             },
         )?;
+        let report = frame_part.and_then(|part| Ok(report(&loaded, part, hta?)));
         return Ok((loaded, report.map(|r| with_skip_stats(r, skip_stats))));
     }
     let columns = match cache_dir {
         Some(_) => frame::Columns::All,
         None => frame::Columns::Analyses,
     };
-    let (skip_stats, loaded) = rayon::join(
-        || needs_skip_stats(analyses).then(|| skip_stats::skip_stats_summary(input)),
-        || {
-            load_columns(input, cache_dir, columns).map(|loaded| {
-                let report = hta_report(&loaded, analyses, step);
-                (loaded, report)
-            })
-        },
+    let (each, loaded) = rayon::join(
+        || load_captures(input),
+        || load_columns(input, cache_dir, columns),
     );
-    let (loaded, report) = loaded?;
-    Ok((loaded, report.map(|r| with_skip_stats(r, skip_stats))))
+    let loaded = loaded?;
+    let report = each.and_then(|each| {
+        let frame_part = SummaryPart::of_frame(&loaded.events)?;
+        let (hta, skip_stats) = analyze_captures(input, &each.loaded, true, analyses, step);
+        Ok(with_skip_stats(
+            report(&loaded, frame_part, hta?),
+            skip_stats,
+        ))
+    });
+    Ok((loaded, report))
 }
 
 /// The analyses that reduce each rank to a summary of its own: a rank directory asked only
@@ -572,18 +563,25 @@ pub fn analyze_by_rank(input: &Path, analyses: &[AnalysisName]) -> Result<ByRank
     let config = analysis::SkipConfig::default();
     let paths = trace_paths(input)?;
     let read = |path: &PathBuf| -> Result<Result<RankPart, Error>, Error> {
-        let (part, skip) = frame::read_frame_and_capture(
+        let (frame_part, part) = frame::read_frame_and_capture(
             path,
             1,
             frame::Columns::Analyses,
-            |frame| -> Result<RankPart, Error> {
-                let t = Timeline::from_frame(&frame)?.into_hta_view();
-                let mut summary = SummaryPart::of_frame(&frame.df)?;
-                summary.merge(SummaryPart::of_timeline(&t));
+            |frame| SummaryPart::of_frame(&frame.df),
+            |capture| -> Result<RankPart, Error> {
+                let l = load::Loaded::chrome(input, path, capture?);
+                let t = capture_timeline(&l).into_hta_view();
+                let ours = ours.then(|| {
+                    let label = l.path.to_string_lossy();
+                    Ok((
+                        analysis::analyze_capture(&l.capture, &label, l.rank, &config),
+                        analysis::rank_timeline(&l.capture, &label, l.rank),
+                    ))
+                });
                 Ok(RankPart {
-                    path: frame.path.clone(),
-                    rank: frame.rank,
-                    summary,
+                    path: t.path.clone(),
+                    rank: t.rank,
+                    summary: SummaryPart::of_timeline(&t),
                     stragglers: has(AnalysisName::Stragglers).then(|| hta::straggler_input(&t)),
                     temporal: has(AnalysisName::Temporal)
                         .then(|| hta::temporal(&t))
@@ -600,24 +598,15 @@ pub fn analyze_by_rank(input: &Path, analyses: &[AnalysisName]) -> Result<ByRank
                     } else {
                         Vec::new()
                     },
-                    ours: None,
-                })
-            },
-            |capture| {
-                ours.then(|| {
-                    capture.map_err(analysis::Error::from).map(|c| {
-                        let l = load::Loaded::chrome(input, path, c);
-                        let label = l.path.to_string_lossy();
-                        (
-                            analysis::analyze_capture(&l.capture, &label, l.rank, &config),
-                            analysis::rank_timeline(&l.capture, &label, l.rank),
-                        )
-                    })
+                    ours,
                 })
             },
         )?;
+        let frame_part = frame_part?;
         Ok(part.map(|mut p| {
-            p.ours = skip;
+            let mut summary = frame_part;
+            summary.merge(p.summary);
+            p.summary = summary;
             p
         }))
     };
@@ -739,23 +728,61 @@ fn critical_path_of(ts: &[Timeline], step: &StepQuery) -> Vec<CriticalPath> {
         .collect()
 }
 
-/// [`analyze`] without our definitions.
-fn hta_report(
-    loaded: &LoadedRanks,
-    analyses: &[AnalysisName],
-    step: &StepQuery,
-) -> Result<ProfileModelReport, Error> {
-    let ts = hta_timelines(loaded)?;
+/// HTA's analyses of a report, from the timelines alone: the report without the frames'
+/// share of the summary ([`report`] adds it) and our definitions.
+struct HtaResults {
+    /// The timelines' share of the summary.
+    summary: SummaryPart,
+    kernel_types: Vec<hta::KernelTypeRow>,
+    kernels: Vec<hta::KernelStatsRow>,
+    temporal: Vec<hta::Temporal>,
+    idle: Vec<hta::IdleRow>,
+    overlap: Vec<hta::Overlap>,
+    stragglers: Option<hta::Stragglers>,
+    launch_stats: Vec<hta::HtaLaunchStats>,
+    queue_length: Vec<hta::QueueRow>,
+    critical_path: Vec<CriticalPath>,
+    not_run: Vec<(String, String)>,
+}
+
+/// The report of `loaded` with HTA's results and the frames' share of the summary.
+fn report(loaded: &LoadedRanks, frame_part: SummaryPart, hta: HtaResults) -> ProfileModelReport {
+    let mut summary = frame_part;
+    summary.merge(hta.summary);
+    ProfileModelReport {
+        skip_stats: None,
+        input: loaded.input.clone(),
+        summary: summary.finish(),
+        cache: loaded.cache.clone(),
+        kernel_types: hta.kernel_types,
+        kernels: hta.kernels,
+        temporal: hta.temporal,
+        idle: hta.idle,
+        overlap: hta.overlap,
+        stragglers: hta.stragglers,
+        launch_stats: hta.launch_stats,
+        queue_length: hta.queue_length,
+        critical_path: hta.critical_path,
+        not_run: hta.not_run,
+        not_read: loaded.unread.clone(),
+    }
+}
+
+/// HTA's analyses `analyses` on the ranks' timelines (HTA's view).
+fn hta_results(ts: &[Timeline], analyses: &[AnalysisName], step: &StepQuery) -> HtaResults {
     let has = |a| analyses.contains(&a);
     // Every analysis reads the timelines only: they run beside each other (the summary
     // and the critical path take longest), on whatever threads are free.
-    let ts = &ts[..];
-    let (mut summary, mut critical, mut stragglers) = (None, None, None);
+    let (mut summary, mut critical, mut stragglers) = (SummaryPart::default(), None, None);
     let (mut kernel_types, mut kernels) = (Vec::new(), Vec::new());
     let (mut temporal, mut idle, mut overlap) = (Vec::new(), Vec::new(), Vec::new());
     let (mut launch_stats, mut queue_length) = (Vec::new(), Vec::new());
     rayon::scope(|s| {
-        s.spawn(|_| summary = Some(summarize(&loaded.events, ts)));
+        s.spawn(|_| {
+            for t in ts {
+                summary.merge(SummaryPart::of_timeline(t));
+            }
+        });
         if has(AnalysisName::CriticalPath) {
             s.spawn(|_| critical = Some(critical_path_of(ts, step)));
         }
@@ -782,7 +809,6 @@ fn hta_report(
             s.spawn(|_| queue_length = ts.iter().flat_map(hta::queue_length).collect());
         }
     });
-    let summary = summary.expect("the summary ran")?;
     let mut not_run = Vec::new();
     if matches!(stragglers, Some(None)) {
         not_run.push((
@@ -791,7 +817,7 @@ fn hta_report(
         ));
     }
     let stragglers = stragglers.flatten();
-    let critical = match critical {
+    let critical_path = match critical {
         Some(cp) => {
             if cp.is_empty() {
                 not_run.push((
@@ -807,11 +833,8 @@ fn hta_report(
         }
         None => Vec::new(),
     };
-    Ok(ProfileModelReport {
-        skip_stats: None,
-        input: loaded.input.clone(),
+    HtaResults {
         summary,
-        cache: loaded.cache.clone(),
         kernel_types,
         kernels,
         temporal,
@@ -820,8 +843,7 @@ fn hta_report(
         stragglers,
         launch_stats,
         queue_length,
-        critical_path: critical,
+        critical_path,
         not_run,
-        not_read: loaded.unread.clone(),
-    })
+    }
 }

@@ -78,15 +78,12 @@ pub fn skip_stats_summary(input: &Path) -> Result<SkipStatsSummary, Error> {
             if each.loaded.is_empty() && !each.failed.is_empty() {
                 return Err(each.failed.remove(0).into());
             }
-            let timelines = timelines(&each.loaded);
-            analysis::skip_stats_loaded_without_rows(
-                input,
-                &each.loaded,
-                &analysis::SkipConfig::default(),
-            )
-            .map(|a| (a, timelines))
+            Ok(each)
         });
-    from_analysis(input, a)
+    match a {
+        Ok(each) => skip_stats_summary_of_loaded(input, &each.loaded, true),
+        Err(e) => from_analysis(input, Err(e)),
+    }
 }
 
 fn timelines(loaded: &[load::Loaded]) -> Vec<analysis::RankTimeline> {
@@ -96,18 +93,22 @@ fn timelines(loaded: &[load::Loaded]) -> Vec<analysis::RankTimeline> {
         .collect()
 }
 
-/// [`skip_stats_summary`] on the capture of `file`, already read, where `input` is that file or a
-/// directory with no other trace ([`load::single_chrome_file`]).
-pub(crate) fn skip_stats_summary_of_capture(
+/// [`skip_stats_summary`] of the captures of `input` already loaded (those that could be
+/// read); `across_ranks`: with the stragglers across them (a single file's summary has
+/// none).
+pub(crate) fn skip_stats_summary_of_loaded(
     input: &Path,
-    file: &Path,
-    capture: Result<trace_model::Capture, chrome_reader::Error>,
+    loaded: &[load::Loaded],
+    across_ranks: bool,
 ) -> Result<SkipStatsSummary, Error> {
-    let a = capture.map_err(analysis::Error::from).and_then(|c| {
-        let loaded = [load::Loaded::chrome(input, file, c)];
-        analysis::skip_stats_loaded_without_rows(input, &loaded, &analysis::SkipConfig::default())
-            .map(|a| (a, Vec::new()))
-    });
+    let timelines = if across_ranks {
+        timelines(loaded)
+    } else {
+        Vec::new()
+    };
+    let a =
+        analysis::skip_stats_loaded_without_rows(input, loaded, &analysis::SkipConfig::default())
+            .map(|a| (a, timelines));
     from_analysis(input, a)
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 use crate::frame::{Columns, RankFrame};
+use ::timeline::Timeline;
 
 /// The sources of an input's frames, one frame each, in load order.
 #[derive(Debug)]
@@ -76,6 +77,30 @@ impl FrameSources {
         match &self.inputs {
             Inputs::Chrome(p) => crate::frame::read_frame_columns(&p[i], threads, columns),
             Inputs::Captures(c) => crate::capture_rows::capture_frame_columns(&c[i], columns),
+        }
+    }
+
+    /// [`FrameSources::read`] and the timeline of the same capture (before any HTA view:
+    /// [`Timeline::from_capture`], with the frame's rank): a Chrome file's frame and
+    /// capture come from one parse.
+    pub(crate) fn read_with_timeline(
+        &self,
+        i: usize,
+        threads: usize,
+        columns: Columns,
+    ) -> Result<(RankFrame, Timeline), Error> {
+        match &self.inputs {
+            Inputs::Chrome(p) => {
+                let (frame, capture) =
+                    crate::frame::read_frame_and_capture(&p[i], threads, columns, |f| f, |c| c)?;
+                let mut t = Timeline::from_capture(&capture?, &p[i]);
+                t.rank = frame.rank;
+                Ok((frame, t))
+            }
+            Inputs::Captures(c) => Ok((
+                crate::capture_rows::capture_frame_columns(&c[i], columns)?,
+                crate::capture_timeline(&c[i]),
+            )),
         }
     }
 }

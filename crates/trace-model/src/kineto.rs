@@ -141,6 +141,16 @@ pub struct KinetoDetails {
     pub hta_origin: Option<Nanos>,
     /// The ranges HTA's parser sees ([`ArgRanges`]).
     pub arg_ranges: ArgRanges,
+    /// Source indices of the GPU activities without `args.stream`: the model puts them on
+    /// the stream their `tid` (or, in a JAX trace, their line) names (the
+    /// `kernel-without-stream` diagnostic); HTA's GPU filter (`stream >= 0`) leaves them
+    /// out.
+    pub without_stream: Vec<u64>,
+    /// The complete events whose `dur` was negative (`Some`, in ns) or absent (`None`), by
+    /// source index: the model gives them duration 0 (the `negative-duration` and
+    /// `missing-duration` diagnostics); HTA's parser drops an event without `dur` and
+    /// keeps a negative one as it is.
+    pub odd_durations: Vec<(u64, Option<i64>)>,
 }
 
 impl KinetoDetails {
@@ -168,5 +178,21 @@ impl KinetoDetails {
         self.driver_calls.dedup();
         self.bandwidth.sort_unstable_by_key(|&(i, _)| i);
         self.host_streams.sort_unstable_by_key(|&(i, _)| i);
+        self.without_stream.sort_unstable();
+        self.without_stream.dedup();
+        self.odd_durations.sort_unstable_by_key(|&(i, _)| i);
+    }
+
+    /// Whether the GPU activity with this source index had no `args.stream`.
+    pub fn lacks_stream(&self, source_index: u64) -> bool {
+        self.without_stream.binary_search(&source_index).is_ok()
+    }
+
+    /// The `dur` (ns) the event with this source index had in the file, where the model
+    /// changed it to 0: `Some(Some(d))` negative, `Some(None)` absent; `None` for every
+    /// other event (its duration is the model's).
+    pub fn odd_duration(&self, source_index: u64) -> Option<Option<i64>> {
+        let at = (self.odd_durations).binary_search_by_key(&source_index, |&(i, _)| i);
+        at.ok().map(|k| self.odd_durations[k].1)
     }
 }

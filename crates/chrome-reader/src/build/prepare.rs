@@ -142,6 +142,9 @@ pub(crate) struct Prepared {
     pub(super) hta_origin: Option<i64>,
     /// The ranges HTA's parser sees, with the run's own event indices.
     pub(super) arg_ranges: trace_model::ArgRanges,
+    /// The run's complete events with a negative (`Some`) or no `dur` (`None`), by the
+    /// run's own event index ([`trace_model::KinetoDetails::odd_durations`]).
+    pub(super) odd_durations: Vec<(u64, Option<i64>)>,
 }
 
 impl Prepared {
@@ -156,6 +159,7 @@ impl Prepared {
         self.first_ts = None;
         self.hta_origin = None;
         self.arg_ranges = trace_model::ArgRanges::default();
+        self.odd_durations.clear();
     }
 
     /// How many ops the run gave (one per event that changes the capture but a flow, one
@@ -376,6 +380,7 @@ impl Prep<'_> {
         let dur = match self.time(ev, "dur")? {
             Time::Value(d) if d < 0 => {
                 self.diag(Diag::NegativeDuration, ev, "dur");
+                self.out.odd_durations.push((ev.index as u64, Some(d)));
                 0
             }
             Time::Value(d) => d,
@@ -385,6 +390,7 @@ impl Prep<'_> {
             }
             Time::Missing => {
                 self.diag(Diag::MissingDuration, ev, "dur");
+                self.out.odd_durations.push((ev.index as u64, None));
                 -1
             }
         };

@@ -4,13 +4,12 @@
 
 mod args;
 mod captures;
-mod timelines;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
-use trace_frame::{AnalysisName, FromFrame, hta};
+use trace_frame::{AnalysisName, hta};
 
 fn fixture(rel: &str) -> PathBuf {
     test_support::workspace_root().join("testdata").join(rel)
@@ -162,9 +161,9 @@ fn export_reads_back_with_ranks_and_row_counts() {
         assert_eq!(summary.height(), 1);
         let events = summary.column("events").unwrap().i64().unwrap().get(0);
         assert_eq!(events, Some(f.event_count() as i64));
-        let timeline = trace_frame::Timeline::from_frame(f)
-            .unwrap()
-            .into_hta_view();
+        let loaded = load::load(&f.path).unwrap();
+        let timeline =
+            trace_frame::Timeline::from_capture(&loaded[0].capture, &f.path).into_hta_view();
         let t = trace_frame::hta::temporal(&timeline).unwrap();
         let busy = summary
             .column("busy_time_us")
