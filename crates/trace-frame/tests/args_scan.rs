@@ -1,7 +1,6 @@
 //! Issue 46, must-show 3: `args` only when asked, in the frame. The full frame (every
-//! `args_*` column) splits every event's `args`; the analyses' frame (the columns the HTA
-//! views and the summary read) splits only the `args` that may hold a key it reads, and a
-//! frame of events none of whose `args` it reads splits none. Counted by
+//! `args_*` column) splits every event's `args`; profile-model's analyses, whose frame
+//! keeps no `args_*` column (their timelines come from the capture), split none. Counted by
 //! `trace_frame::args_scanned`, as `chrome_reader::args_decoded` counts the model's decodes.
 //!
 //! A test binary of its own: the counter is per process.
@@ -10,10 +9,6 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::value::RawValue;
-
-/// Texts one of which every `args` key the analyses read contains (the frame's prefilter;
-/// a unit test of trace-frame checks the keys against it). An escape may hide one.
-const NEEDLES: [&str; 5] = ["stream", "device", "correlation", "corr_id", "\\"];
 
 /// The `args` text of each event of `path` that has `args`, as the file wrote it.
 fn args_texts(path: &Path) -> Vec<String> {
@@ -37,32 +32,26 @@ fn scanned(f: impl FnOnce()) -> u64 {
     trace_frame::args_scanned() - before
 }
 
-/// The counts of one trace: the full frame splits every event's `args`, the analyses' frame
-/// exactly those that hold a needle. Returns (all, analyses).
+/// The counts of one trace: the full frame splits every event's `args`, profile-model's
+/// analyses none. Returns (all, analyses).
 fn check(path: &Path) -> (u64, u64) {
     let texts = args_texts(path);
     let all = scanned(|| {
         trace_frame::read_frame(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     });
     let analyses = scanned(|| {
-        trace_frame::frame_timeline(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let analyses = [trace_frame::AnalysisName::Temporal];
+        let step = trace_frame::StepQuery::default();
+        trace_frame::load_and_analyze(path, None, &analyses, &step)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     });
-    let may_hold = texts
-        .iter()
-        .filter(|t| NEEDLES.iter().any(|n| t.contains(n)))
-        .count();
     assert_eq!(
         all,
         texts.len() as u64,
         "{}: the full frame",
         path.display()
     );
-    assert_eq!(
-        analyses,
-        may_hold as u64,
-        "{}: the analyses' frame",
-        path.display()
-    );
+    assert_eq!(analyses, 0, "{}: the analyses' frame", path.display());
     (all, analyses)
 }
 
@@ -87,14 +76,14 @@ fn a_frame_splits_only_the_args_it_asks_for() {
 ]}"#,
     )
     .unwrap();
-    assert_eq!(check(&path), (5, 1));
+    assert_eq!(check(&path), (5, 0));
 
     // The Kineto fixtures the analyses' frame reads, and every shared Kineto trace.
     let root = test_support::workspace_root().join("testdata/chrome/ok");
     let mut files: Vec<_> = test_support::json_files(&root)
         .into_iter()
         .filter(|p| {
-            trace_frame::frame_timeline(p).is_ok()
+            trace_frame::read_frame(p).is_ok()
                 && serde_json::from_slice::<serde_json::Value>(&test_support::inflated(p))
                     .is_ok_and(|d| d.get("traceEvents").is_some_and(|e| e.is_array()))
         })
@@ -113,6 +102,5 @@ fn a_frame_splits_only_the_args_it_asks_for() {
         "{} traces: the full frames split {all} args, the analyses' frames {analyses}",
         files.len()
     );
-    // Most events' `args` (CPU ops, Python frames) hold no key the analyses read.
-    assert!(analyses < all, "{analyses} of {all}");
+    assert!(all > 0 && analyses == 0, "{analyses} of {all}");
 }
