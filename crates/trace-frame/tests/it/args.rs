@@ -66,6 +66,9 @@ fn text_equals(got: &str, want: &Value) -> bool {
     }
 }
 
+/// A column's kinds and its values by row.
+type Column<'a> = (Kinds, Vec<(usize, &'a Value)>);
+
 /// The differences between the frame of `path` and serde_json's parse of it (empty: equal),
 /// and the number of non-null `args` values compared.
 fn differences(path: &Path) -> (Vec<String>, usize) {
@@ -89,7 +92,7 @@ fn differences(path: &Path) -> (Vec<String>, usize) {
     }
     // Every key's value by row (the last where an event repeats a key, as a JSON object's
     // parse keeps), and the kinds each column holds.
-    let mut columns: BTreeMap<String, (Kinds, Vec<(usize, &Value)>)> = BTreeMap::new();
+    let mut columns: BTreeMap<String, Column<'_>> = BTreeMap::new();
     for (row, e) in events.iter().enumerate() {
         let members: Vec<(&str, &Value)> = match e.get("args") {
             Some(Value::Object(args)) => args.iter().map(|(k, v)| (k.as_str(), v)).collect(),
