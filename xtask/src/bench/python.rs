@@ -330,7 +330,7 @@ pub(super) const METHODS: [(&str, &str, usize, &str); 23] = [
     ),
 ];
 
-/// The script that times the notebook rows (argv[1]: a JSON object; see its docstring).
+/// The script that times the notebook rows (`argv[1]`: a JSON object; see its docstring).
 const NOTEBOOK: &str = include_str!("notebook.py");
 
 /// The notebook rows of one capture: per run, in turn, each side's constructor and then
