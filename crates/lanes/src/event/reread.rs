@@ -94,9 +94,21 @@ impl Trace {
     }
 }
 
-/// Reads past `n` bytes of `input` (fewer at its end); how many.
+/// Reads past `n` bytes of `input` (fewer at its end); how many. The bytes are consumed
+/// where they are buffered: `io::copy` into `io::sink` copied each through a buffer of its
+/// own (the held texts and the space between events, 40% of df_index_resolver's text).
 fn skip(input: &mut impl BufRead, n: u64) -> std::io::Result<u64> {
-    std::io::copy(&mut input.take(n), &mut std::io::sink())
+    let mut left = n;
+    while left > 0 {
+        let buffered = input.fill_buf()?.len();
+        if buffered == 0 {
+            break;
+        }
+        let k = buffered.min(usize::try_from(left).unwrap_or(usize::MAX));
+        input.consume(k);
+        left -= k as u64;
+    }
+    Ok(n - left)
 }
 
 /// Copies the next `n` bytes of `input` (fewer at its end) to `out`; how many. An error
@@ -136,7 +148,7 @@ pub(super) struct Digest {
 pub(super) struct DigestRead<'a, R> {
     pub(super) inner: R,
     pub(super) digest: &'a mut Digest,
-    pub(super) spill: Option<std::io::BufWriter<std::fs::File>>,
+    pub(super) spill: Option<std::fs::File>,
 }
 
 impl<R: Read> Read for DigestRead<'_, R> {
@@ -148,7 +160,7 @@ impl<R: Read> Read for DigestRead<'_, R> {
         }
         if let Some(spill) = &mut self.spill {
             let written = if n == 0 {
-                spill.flush()
+                Ok(())
             } else {
                 spill.write_all(&buf[..n])
             };
