@@ -288,9 +288,8 @@ impl Arena {
     /// for a span.
     fn span_at(&self, chunk: usize, offset: usize, len: usize) -> Option<Text> {
         debug_assert!(offset + len <= self.chunks[chunk].len() && offset < ARENA_CHUNK);
-        (len <= MAX_SPAN_LEN).then(|| {
-            Text((chunk as u64) << CHUNK_SHIFT | (offset as u64) << OFFSET_SHIFT | len as u64)
-        })
+        let span = (chunk as u64) << CHUNK_SHIFT | (offset as u64) << OFFSET_SHIFT | len as u64;
+        (len <= MAX_SPAN_LEN).then_some(Text(span))
     }
 
     /// Stores `text` in a chunk, or `None` when it is too long for a span or the chunks
@@ -616,6 +615,9 @@ pub(crate) enum Hold {
     Touched,
 }
 
+/// The room a piece's held texts get when the first is kept ([`PieceSink`]).
+const PIECE_TEXTS: usize = 1 << 20;
+
 /// What becomes of an event's text, `len` bytes long, when its piece is added to the
 /// trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -659,6 +661,13 @@ impl chrome_reader::EventSink for PieceSink {
         }
         let (event, text) = Event::from_raw(&ev, self.hold);
         if !matches!(text, PieceText::Input { .. }) {
+            if piece.texts.capacity() == 0 {
+                // Room for a piece's text at once (the reader's stream chunks are 1 MiB):
+                // grown from empty, its copies at each doubling were a fifth of a
+                // compaction's page faults. Untouched room costs no memory, and the
+                // string becomes the arena's chunk as it is (`Arena::adopt`).
+                piece.texts.reserve(PIECE_TEXTS);
+            }
             piece.texts.push_str(ev.json);
         }
         piece.events.push((event, text));

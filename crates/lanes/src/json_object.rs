@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn decimal_is_to_string() {
-        let mut values = vec![0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN, i64::MIN + 1];
+        let mut values = vec![0, 1, -1, 9, 10, -10, 100, i64::MAX, i64::MIN];
         let mut v: i64 = 7;
         while let Some(next) = v.checked_mul(3) {
             values.extend([v, -v, v - 1, 1 - v]);
