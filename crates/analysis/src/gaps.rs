@@ -245,13 +245,7 @@ impl GapCauses {
         self.evidence.iter().filter(move |e| e.cause == cause)
     }
 
-    fn add(
-        &mut self,
-        cause: GapCause,
-        what: &str,
-        time: Nanos,
-        seen: &mut BTreeMap<(GapCause, String), (Nanos, usize)>,
-    ) {
+    fn add<'s>(&mut self, cause: GapCause, what: &'s str, time: Nanos, seen: &mut Seen<'s>) {
         if time.0 <= 0 {
             return;
         }
@@ -261,9 +255,7 @@ impl GapCauses {
             GapCause::SyncCall => self.sync_call += time,
             GapCause::Unknown => self.unknown += time,
         }
-        let e = seen
-            .entry((cause, what.to_owned()))
-            .or_insert((Nanos(0), 0));
+        let e = seen.entry((cause, what)).or_insert((Nanos(0), 0));
         e.0 += time;
         e.1 += 1;
     }
@@ -318,8 +310,10 @@ pub fn gap_causes(
 ) -> GapCauses {
     let acts = capture.stream_activities(stream);
     let mut causes = GapCauses::default();
-    let mut seen: BTreeMap<(GapCause, String), (Nanos, usize)> = BTreeMap::new();
+    let mut seen: Seen = BTreeMap::new();
     let mut host = HostAttribution::new(capture, main_launching_thread(capture, stream));
+    // Each distinct name is checked once: is it a stream wait, a graph launch.
+    let mut names = NameFlags::new(capture);
     for g in gaps {
         let at = acts.partition_point(|a| a.start < g.end);
         let next = acts.get(at).filter(|a| a.start == g.end);
@@ -400,9 +394,7 @@ pub fn gap_causes(
         if queued.is_empty() {
             continue;
         }
-        if capture.activity_graph_id(next).is_some()
-            || capture.name(launch.name).contains("GraphLaunch")
-        {
+        if capture.activity_graph_id(next).is_some() || names.graph_launch(launch.name) {
             causes.add(
                 GapCause::StreamOrEvent,
                 "graph nodes waiting on their dependencies",
@@ -420,12 +412,12 @@ pub fn gap_causes(
             .map(|l| capture.host_event(l).start)
             .filter(|&t| t <= launch.start)
             .unwrap_or(Nanos(i64::MIN));
-        let events = capture.thread_events(launch.thread);
+        let events = names.thread_events(launch.thread);
         let lo = events.partition_point(|e| e.start < since);
         let wait = events[lo..]
             .iter()
             .take_while(|e| e.start <= launch.start)
-            .filter(|e| is_stream_wait_call(capture.name(e.name)))
+            .filter(|e| names.stream_wait(e.name))
             .last();
         match wait {
             Some(w) => causes.add(
@@ -459,7 +451,7 @@ pub fn gap_causes(
         .into_iter()
         .map(|((cause, what), (time, gaps))| GapEvidence {
             cause,
-            what,
+            what: what.to_owned(),
             time,
             gaps,
         })
@@ -471,6 +463,62 @@ pub fn gap_causes(
             .then(a.what.cmp(&b.what))
     });
     causes
+}
+
+/// [`gap_causes`]' evidence so far: time and gap count by cause and what was seen.
+type Seen<'s> = BTreeMap<(GapCause, &'s str), (Nanos, usize)>;
+
+/// What [`gap_causes`] asks of a name, worked out once per distinct name (a substring
+/// search per event of the scanned ranges was a fifth of its time), and the last
+/// launching thread's events (most gaps' launches come from one thread).
+struct NameFlags<'a> {
+    capture: &'a Capture,
+    /// Per string index: 0 not yet known, else 1 + (stream wait) + 2 × (graph launch).
+    known: Vec<u8>,
+    thread: Option<(ThreadId, &'a [trace_model::HostEvent])>,
+}
+
+impl<'a> NameFlags<'a> {
+    fn new(capture: &'a Capture) -> Self {
+        NameFlags {
+            capture,
+            known: Vec::new(),
+            thread: None,
+        }
+    }
+
+    fn flags(&mut self, name: trace_model::StringId) -> u8 {
+        let i = name.index();
+        if i >= self.known.len() {
+            self.known.resize(i + 1, 0);
+        }
+        if self.known[i] == 0 {
+            let text = self.capture.name(name);
+            self.known[i] = 1
+                + u8::from(is_stream_wait_call(text))
+                + 2 * u8::from(text.contains("GraphLaunch"));
+        }
+        self.known[i] - 1
+    }
+
+    fn stream_wait(&mut self, name: trace_model::StringId) -> bool {
+        self.flags(name) & 1 != 0
+    }
+
+    fn graph_launch(&mut self, name: trace_model::StringId) -> bool {
+        self.flags(name) & 2 != 0
+    }
+
+    fn thread_events(&mut self, thread: ThreadId) -> &'a [trace_model::HostEvent] {
+        match self.thread {
+            Some((t, events)) if t == thread => events,
+            _ => {
+                let events = self.capture.thread_events(thread);
+                self.thread = Some((thread, events));
+                events
+            }
+        }
+    }
 }
 
 /// The name the launch latency's host time goes under in [`HostSplit::top`].
@@ -499,7 +547,9 @@ struct HostAttribution<'a> {
     /// Time by cause and event name (`None`: nothing recorded on the thread), added to
     /// `named` by [`HostAttribution::finish`]: a string per piece was most of the split's
     /// time.
-    by_id: std::collections::HashMap<(HostCause, Option<trace_model::StringId>), Nanos>,
+    by_id: trace_model::FastMap<(HostCause, Option<trace_model::StringId>), Nanos>,
+    /// [`HostAttribution::attribute`]'s scratch list of synchronising calls' time.
+    sync: Vec<(trace_model::StringId, i64)>,
 }
 
 impl<'a> HostAttribution<'a> {
@@ -510,7 +560,8 @@ impl<'a> HostAttribution<'a> {
             labels: BTreeMap::new(),
             threads: ThreadLabels::new(capture),
             named: BTreeMap::new(),
-            by_id: std::collections::HashMap::new(),
+            by_id: trace_model::FastMap::default(),
+            sync: Vec::new(),
         }
     }
 
@@ -527,14 +578,22 @@ impl<'a> HostAttribution<'a> {
     fn attribute(
         &mut self,
         causes: &mut GapCauses,
-        seen: &mut BTreeMap<(GapCause, String), (Nanos, usize)>,
+        seen: &mut Seen<'a>,
         thread: Option<ThreadId>,
         range: Gap,
-        what: &str,
+        what: &'a str,
     ) -> Nanos {
         let capture = self.capture;
-        let mut sync: BTreeMap<trace_model::StringId, i64> = BTreeMap::new();
-        let mut pieces: Vec<(HostCause, Option<trace_model::StringId>, i64)> = Vec::new();
+        // Synchronising calls' time by name (few per range: a list, not a map), and the
+        // rest straight into `by_id`.
+        let sync = &mut self.sync;
+        sync.clear();
+        let by_id = &mut self.by_id;
+        let mut piece = |c: HostCause, n: Option<trace_model::StringId>, len: i64| {
+            if len > 0 {
+                *by_id.entry((c, n)).or_default() += Nanos(len);
+            }
+        };
         match thread.or(self.fallback) {
             Some(t) => {
                 let threads = &mut self.threads;
@@ -544,19 +603,21 @@ impl<'a> HostAttribution<'a> {
                     range.start.0,
                     range.end.0,
                     |label, name, len| match (label, name) {
-                        (Label::Sync, Some(n)) => *sync.entry(n).or_insert(0) += len,
-                        (Label::Sync, None) => {
-                            pieces.push((HostCause::NothingRecorded, None, len));
-                        }
-                        (Label::Host(c), n) => pieces.push((c, n, len)),
+                        (Label::Sync, Some(n)) => match sync.iter_mut().find(|(m, _)| *m == n) {
+                            Some((_, t)) => *t += len,
+                            None => sync.push((n, len)),
+                        },
+                        (Label::Sync, None) => piece(HostCause::NothingRecorded, None, len),
+                        (Label::Host(c), n) => piece(c, n, len),
                     },
                 );
             }
-            None => pieces.push((HostCause::NothingRecorded, None, range.len().0)),
+            None => piece(HostCause::NothingRecorded, None, range.len().0),
         }
-        let sync_total: i64 = sync.values().sum();
-        // The synchronising call that took most of it names the evidence.
-        if let Some((&name, _)) = sync.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) {
+        let sync_total: i64 = sync.iter().map(|(_, t)| t).sum();
+        // The synchronising call that took most of it names the evidence (ties: the
+        // lowest name id).
+        if let Some(&(name, _)) = sync.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))) {
             causes.add(
                 GapCause::SyncCall,
                 capture.name(name),
@@ -570,11 +631,6 @@ impl<'a> HostAttribution<'a> {
             range.len() - Nanos(sync_total),
             seen,
         );
-        for (c, n, len) in pieces {
-            if len > 0 {
-                *self.by_id.entry((c, n)).or_default() += Nanos(len);
-            }
-        }
         range.len()
     }
 

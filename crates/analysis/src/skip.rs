@@ -369,7 +369,8 @@ pub struct InputAnalysis {
 
 /// Reads `input` (a Kineto `.json[.gz]`, a JAX `*.trace.json.gz`, an `.xplane.pb`, or
 /// a directory of rank traces; see [`load::load`]), analyses every capture
-/// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes.
+/// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes (one write
+/// per row: give it a buffered writer).
 pub fn run(
     input: &Path,
     config: &Config,
@@ -386,7 +387,7 @@ pub fn run_loaded(
     config: &Config,
     rows: impl std::io::Write,
 ) -> Result<InputAnalysis, Error> {
-    analyze_loaded(input, loaded, config, Some(csv::Writer::from_writer(rows)))
+    analyze_loaded(input, loaded, config, Some(rows))
 }
 
 /// [`run`] without `rows.csv`: the report only (what profile-model puts beside HTA's
@@ -410,7 +411,7 @@ fn analyze_loaded<W: std::io::Write>(
     input: &Path,
     loaded: &[crate::input::Loaded],
     config: &Config,
-    mut rows: Option<csv::Writer<W>>,
+    mut rows: Option<W>,
 ) -> Result<InputAnalysis, Error> {
     let captures: Vec<(&Path, Option<i64>, &Capture)> = loaded
         .iter()
@@ -419,7 +420,10 @@ fn analyze_loaded<W: std::io::Write>(
     let multi = captures.len() > 1 || input.is_dir();
     let mut reports = Vec::with_capacity(captures.len());
     if let Some(rows) = &mut rows {
-        crate::rows_csv::write_header(rows, multi).map_err(|e| csv_error(input, e))?;
+        crate::rows_csv::write_rows_header(&mut *rows, multi).map_err(|source| Error::Io {
+            path: input.to_path_buf(),
+            source,
+        })?;
     }
     // The rows need only the steps: the rest of the analysis runs on a thread of its own
     // while they are written (each was about half of skip-stats' time after loading).
@@ -448,7 +452,10 @@ fn analyze_loaded<W: std::io::Write>(
             let report = analyze_steps(capture, &label, rank, config, &steps, in_flight);
             (written, report)
         };
-        written.map_err(|e| csv_error(input, e))?;
+        written.map_err(|source| Error::Io {
+            path: input.to_path_buf(),
+            source,
+        })?;
         reports.push(report);
     }
     if let Some(rows) = &mut rows {
@@ -472,9 +479,13 @@ pub fn report_with_rows<W: std::io::Write>(
     let capture = &loaded.capture;
     let label = loaded.path.to_string_lossy();
     let (steps, in_flight) = steps_outside_flight(capture);
-    let mut w = csv::Writer::from_writer(rows);
-    crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank))
-        .map_err(|e| csv_error(&loaded.path, e))?;
+    let mut w = rows;
+    crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank)).map_err(|source| {
+        Error::Io {
+            path: loaded.path.clone(),
+            source,
+        }
+    })?;
     w.flush().map_err(|source| Error::Io {
         path: loaded.path.clone(),
         source,
@@ -501,13 +512,6 @@ pub fn assemble(input: &Path, reports: Vec<CaptureAnalysis>, multi: bool) -> Inp
         input: input.to_path_buf(),
         reports,
         last_finisher,
-    }
-}
-
-fn csv_error(path: &Path, e: csv::Error) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::other(e),
     }
 }
 
@@ -1104,7 +1108,15 @@ mod tests {
             i64::MAX,
             i64::MIN,
             -1_000_000_007,
-        ] {
+        ]
+        .into_iter()
+        // Every digit count, each side of every power of ten (the digits go in pairs).
+        .chain((0..19).flat_map(|e| {
+            let p = 10i64.pow(e);
+            [p - 1, p, p + 1, -p, 7 * p + 3]
+        }))
+        .chain(-1_000..1_000)
+        {
             assert_eq!(
                 crate::rows_csv::decimal(v, &mut buf),
                 v.to_string().as_bytes(),
