@@ -759,8 +759,9 @@ pub(crate) fn host_in_gaps(
         None => is_host_work(capture, e),
     };
     for &t in threads {
+        let mut sweep = overlaps.sweep();
         for e in capture.thread_events(t) {
-            let overlap = overlaps.of(e.start, e.end());
+            let overlap = sweep.of(e.start, e.end());
             if overlap <= 0 {
                 continue;
             }
@@ -817,11 +818,29 @@ impl<'a> Overlaps<'a> {
         Overlaps { gaps, prefix }
     }
 
-    /// The gaps' time inside `[s, e)`.
+    /// The gaps' time inside `[s, e)`, by two searches: what [`Sweep`] must give (the
+    /// tests' reference).
+    #[cfg(test)]
     fn of(&self, s: Nanos, e: Nanos) -> i64 {
         // The gaps that end after `s` and start before `e`.
         let first = self.gaps.partition_point(|g| g.end <= s);
         let last = self.gaps.partition_point(|g| g.start < e);
+        self.between(first, last, s, e)
+    }
+
+    /// `Overlaps::of` for intervals that come by start (a thread's events), found
+    /// without two searches over every gap each.
+    fn sweep(&self) -> Sweep<'_, 'a> {
+        Sweep {
+            overlaps: self,
+            first: 0,
+            after: Nanos(i64::MIN),
+        }
+    }
+
+    /// The time of gaps `first..last` inside `[s, e)`, where `first` is the first gap
+    /// ending after `s` and `last` the first starting at or after `e`.
+    fn between(&self, first: usize, last: usize, s: Nanos, e: Nanos) -> i64 {
         if first >= last {
             return 0;
         }
@@ -830,6 +849,42 @@ impl<'a> Overlaps<'a> {
             - (s - self.gaps[first].start).0.max(0)
             - (self.gaps[last - 1].end - e).0.max(0);
         inside.max(0)
+    }
+}
+
+/// `Overlaps::of` over intervals in start order: the first gap ending after the start
+/// moves forward from the last interval's, and the gaps starting before the end are
+/// found by galloping from it (most events end within a gap or two of their start). A
+/// start before the last one searches afresh, so any order gives `of`'s figures.
+struct Sweep<'o, 'a> {
+    overlaps: &'o Overlaps<'a>,
+    first: usize,
+    /// The last start asked for.
+    after: Nanos,
+}
+
+impl Sweep<'_, '_> {
+    fn of(&mut self, s: Nanos, e: Nanos) -> i64 {
+        let gaps = self.overlaps.gaps;
+        if s < self.after {
+            self.first = gaps.partition_point(|g| g.end <= s);
+        } else {
+            while self.first < gaps.len() && gaps[self.first].end <= s {
+                self.first += 1;
+            }
+        }
+        self.after = s;
+        let first = self.first;
+        // Every gap of `rest[..lo]` starts before `e`; `rest[hi]`, if any, does not.
+        let rest = &gaps[first..];
+        let mut hi = 1;
+        while hi < rest.len() && rest[hi].start < e {
+            hi *= 2;
+        }
+        let hi = hi.min(rest.len());
+        let lo = hi / 2;
+        let last = first + lo + rest[lo..hi].partition_point(|g| g.start < e);
+        self.overlaps.between(first, last, s, e)
     }
 }
 
@@ -844,9 +899,10 @@ pub(crate) fn host_self_time_in(
     top: usize,
 ) -> Vec<HostTime> {
     let overlaps = Overlaps::new(ranges);
-    let overlap = |s: Nanos, e: Nanos| overlaps.of(s, e);
     let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
     for &t in threads {
+        let mut sweep = overlaps.sweep();
+        let mut overlap = |s: Nanos, e: Nanos| sweep.of(s, e);
         let events = capture.thread_events(t);
         let mut selfs: Vec<i64> = vec![0; events.len()];
         // Indices of the enclosing events, innermost last.
@@ -902,6 +958,51 @@ fn rank_host_times(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sweep gives `Overlaps::of`'s figures for intervals by start (nested, long,
+    /// empty and inverted ones among them) and out of order, over many gaps and none.
+    #[test]
+    fn sweep_agrees_with_of() {
+        let mut x: u64 = 7;
+        let mut next = |m: i64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) % m as u64) as i64
+        };
+        let mut gaps = Vec::new();
+        let mut t = 0;
+        for _ in 0..200 {
+            t += 1 + next(20);
+            let len = 1 + next(15);
+            gaps.push(Gap {
+                start: Nanos(t),
+                end: Nanos(t + len),
+            });
+            t += len;
+        }
+        let mut intervals: Vec<(i64, i64)> = (0..3_000)
+            .map(|_| {
+                let s = next(t + 50) - 20;
+                let e = s + next(300) - 10;
+                (s, e)
+            })
+            .collect();
+        for sorted in [true, false] {
+            if sorted {
+                intervals.sort_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
+            }
+            for gaps in [&gaps[..], &gaps[..1], &[]] {
+                let overlaps = Overlaps::new(gaps);
+                let mut sweep = overlaps.sweep();
+                for &(s, e) in &intervals {
+                    let (s, e) = (Nanos(s), Nanos(e));
+                    assert_eq!(sweep.of(s, e), overlaps.of(s, e), "{s:?}..{e:?}");
+                }
+            }
+            intervals.reverse();
+        }
+    }
 
     /// The prefix-sum overlap equals the walk over every gap, for intervals around every
     /// edge of a set of gaps.

@@ -219,8 +219,9 @@ pub(crate) fn write_rows<W: std::io::Write>(
 struct Row {
     buf: Vec<u8>,
     fields: usize,
-    /// Per string index: 0 not yet seen, 1 written as it is, 2 quoted. Names repeat
-    /// (kernels, launch calls), and are often long: each is looked at once.
+    /// Per string index: 0 not yet seen, 1 written as it is, 2 inside quotes as it is,
+    /// 3 inside quotes with its quotes doubled. Names repeat (kernels, launch calls) and
+    /// are often long: each is looked at once.
     plain: Vec<u8>,
 }
 
@@ -258,13 +259,26 @@ impl Row {
             self.plain.resize(i + 1, 0);
         }
         if self.plain[i] == 0 {
-            self.plain[i] = if needs_quotes(text) { 2 } else { 1 };
+            self.plain[i] = if text.contains(&b'"') {
+                3
+            } else if needs_quotes(text) {
+                2
+            } else {
+                1
+            };
         }
-        if self.plain[i] == 1 {
-            self.separate();
-            self.buf.extend_from_slice(text);
-        } else {
-            self.text(text);
+        match self.plain[i] {
+            1 => {
+                self.separate();
+                self.buf.extend_from_slice(text);
+            }
+            2 => {
+                self.separate();
+                self.buf.push(b'"');
+                self.buf.extend_from_slice(text);
+                self.buf.push(b'"');
+            }
+            _ => self.text(text),
         }
     }
 
