@@ -570,36 +570,45 @@ fn analyze_steps(
     } = window::analysed_window(capture, steps, &steady, host_ranges);
     let (streams, devices) = budget_rows(capture, window);
     let (critical, comm_stream) = critical_streams(&streams);
-    let GapFindings {
-        gap_host,
-        practices,
-        idle_causes,
-        gap_causes,
-    } = gap_findings(
+    // What does not depend on the gaps is worked out beside their causes (the longest
+    // part), on the thread that finds the host events in the gaps.
+    let beside = || {
+        let (per_step, total) = step_metrics(capture, steps);
+        let host_only = host_ranges
+            .then(|| {
+                let steady_metrics: Vec<StepMetrics> = (0..per_step.len())
+                    .filter(|&i| steady(i))
+                    .map(|i| per_step[i].clone())
+                    .collect();
+                host_only_time(capture, &steady_metrics, config.top_host_events)
+            })
+            .flatten();
+        let launch_all = launch::launch_stats(capture, capture.activities().iter());
+        let launch_kernels = launch::launch_stats(
+            capture,
+            capture
+                .activities()
+                .iter()
+                .filter(|a| a.kind == ActivityKind::Kernel),
+        );
+        (per_step, total, host_only, launch_all, launch_kernels)
+    };
+    let (
+        GapFindings {
+            gap_host,
+            practices,
+            idle_causes,
+            gap_causes,
+        },
+        (per_step, total, host_only, launch_all, launch_kernels),
+    ) = gap_findings(
         capture,
         config,
         steps,
         (host_ranges, &steady),
         &streams,
         critical.zip(window),
-    );
-    let (per_step, total) = step_metrics(capture, steps);
-    let host_only = host_ranges
-        .then(|| {
-            let steady_metrics: Vec<StepMetrics> = (0..per_step.len())
-                .filter(|&i| steady(i))
-                .map(|i| per_step[i].clone())
-                .collect();
-            host_only_time(capture, &steady_metrics, config.top_host_events)
-        })
-        .flatten();
-    let launch_all = launch::launch_stats(capture, capture.activities().iter());
-    let launch_kernels = launch::launch_stats(
-        capture,
-        capture
-            .activities()
-            .iter()
-            .filter(|a| a.kind == ActivityKind::Kernel),
+        beside,
     );
     let gpu_behind = gpu_behind(total.as_ref(), steps);
     let verdict = verdict::decide(
@@ -711,15 +720,17 @@ struct GapFindings {
 /// The idle gaps of the critical stream (`critical`: its index and the window) with the
 /// host events in them and their causes; `host_steps` says whether the steps are the
 /// host's own ranges and which are steady. The host events and the practices are found
-/// on a thread of their own while the gaps' causes are found (neither reads the other).
-fn gap_findings(
+/// on a thread of their own while the gaps' causes are found (neither reads the other),
+/// and then `beside`, whose result comes with them.
+fn gap_findings<T: Send>(
     capture: &Capture,
     config: &Config,
     steps: &Steps,
     host_steps: (bool, &dyn Fn(usize) -> bool),
     streams: &[StreamRow],
     critical: Option<(usize, Window)>,
-) -> GapFindings {
+    beside: impl FnOnce() -> T + Send,
+) -> (GapFindings, T) {
     let (host_ranges, steady) = host_steps;
     let critical_gaps =
         critical.map(|(i, w)| (i, gaps::idle_gaps(capture, streams[i].stream_id, w)));
@@ -728,7 +739,7 @@ fn gap_findings(
             let threads = gaps::launching_threads(capture);
             gaps::host_in_gaps(capture, gaps, &threads, config.top_host_events)
         });
-        (gap_host, crate::practices(capture))
+        (gap_host, crate::practices(capture), beside())
     };
     let gap_causes_of = || {
         critical_gaps.as_ref().map(|(i, gaps)| {
@@ -742,25 +753,28 @@ fn gap_findings(
             .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
         (idle_causes, gap_causes_of())
     };
-    let ((gap_host, practices), (idle_causes, gap_causes)) = if load::chrome::default_threads() > 1
-    {
-        std::thread::scope(|scope| {
-            let host = scope.spawn(host_side);
-            let causes = causes();
-            let host = host
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (host, causes)
-        })
-    } else {
-        (host_side(), causes())
-    };
-    GapFindings {
-        gap_host,
-        practices,
-        idle_causes,
-        gap_causes,
-    }
+    let ((gap_host, practices, aside), (idle_causes, gap_causes)) =
+        if load::chrome::default_threads() > 1 {
+            std::thread::scope(|scope| {
+                let host = scope.spawn(host_side);
+                let causes = causes();
+                let host = host
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (host, causes)
+            })
+        } else {
+            (host_side(), causes())
+        };
+    (
+        GapFindings {
+            gap_host,
+            practices,
+            idle_causes,
+            gap_causes,
+        },
+        aside,
+    )
 }
 
 /// Each step's GPU span and SKIP metrics, and the SKIP metrics over all steps.
