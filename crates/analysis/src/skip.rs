@@ -420,10 +420,7 @@ fn analyze_loaded<W: std::io::Write>(
     let multi = captures.len() > 1 || input.is_dir();
     let mut reports = Vec::with_capacity(captures.len());
     if let Some(rows) = &mut rows {
-        crate::rows_csv::write_rows_header(&mut *rows, multi).map_err(|source| Error::Io {
-            path: input.to_path_buf(),
-            source,
-        })?;
+        crate::rows_csv::write_rows_header(&mut *rows, multi).map_err(io_error(input))?;
     }
     // The rows need only the steps: the rest of the analysis runs on a thread of its own
     // while they are written (each was about half of skip-stats' time after loading).
@@ -452,17 +449,11 @@ fn analyze_loaded<W: std::io::Write>(
             let report = analyze_steps(capture, &label, rank, config, &steps, in_flight);
             (written, report)
         };
-        written.map_err(|source| Error::Io {
-            path: input.to_path_buf(),
-            source,
-        })?;
+        written.map_err(io_error(input))?;
         reports.push(report);
     }
     if let Some(rows) = &mut rows {
-        rows.flush().map_err(|source| Error::Io {
-            path: input.to_path_buf(),
-            source,
-        })?;
+        rows.flush().map_err(io_error(input))?;
     }
     Ok(assemble(input, reports, multi))
 }
@@ -480,16 +471,9 @@ pub fn report_with_rows<W: std::io::Write>(
     let label = loaded.path.to_string_lossy();
     let (steps, in_flight) = steps_outside_flight(capture);
     let mut w = rows;
-    crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank)).map_err(|source| {
-        Error::Io {
-            path: loaded.path.clone(),
-            source,
-        }
-    })?;
-    w.flush().map_err(|source| Error::Io {
-        path: loaded.path.clone(),
-        source,
-    })?;
+    crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank))
+        .map_err(io_error(&loaded.path))?;
+    w.flush().map_err(io_error(&loaded.path))?;
     Ok(analyze_steps(
         capture,
         &label,
@@ -512,6 +496,14 @@ pub fn assemble(input: &Path, reports: Vec<CaptureAnalysis>, multi: bool) -> Inp
         input: input.to_path_buf(),
         reports,
         last_finisher,
+    }
+}
+
+/// An I/O error of `path` (the input whose rows.csv it writes) as this crate's error.
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
     }
 }
 
@@ -580,7 +572,7 @@ fn analyze_steps(
                     .filter(|&i| steady(i))
                     .map(|i| per_step[i].clone())
                     .collect();
-                host_only_time(capture, &steady_metrics, config.top_host_events)
+                crate::host_cause::host_only_time(capture, &steady_metrics, config.top_host_events)
             })
             .flatten();
         let launch_all = launch::launch_stats(capture, capture.activities().iter());
@@ -593,15 +585,13 @@ fn analyze_steps(
         );
         (per_step, total, host_only, launch_all, launch_kernels)
     };
-    let (
-        GapFindings {
-            gap_host,
-            practices,
-            idle_causes,
-            gap_causes,
-        },
-        (per_step, total, host_only, launch_all, launch_kernels),
-    ) = gap_findings(
+    let GapFindings {
+        gap_host,
+        practices,
+        idle_causes,
+        gap_causes,
+        aside: (per_step, total, host_only, launch_all, launch_kernels),
+    } = gap_findings(
         capture,
         config,
         steps,
@@ -710,18 +700,20 @@ fn critical_streams(streams: &[StreamRow]) -> (Option<usize>, Option<CommStream>
 
 /// What the critical stream's idle gaps hold and why they are there, and the practices
 /// in use (for the framework).
-struct GapFindings {
+struct GapFindings<T> {
     gap_host: Option<GapHost>,
     practices: Practices,
     idle_causes: Option<IdleCauses>,
     gap_causes: Option<GapCauses>,
+    /// What `beside` gave.
+    aside: T,
 }
 
 /// The idle gaps of the critical stream (`critical`: its index and the window) with the
 /// host events in them and their causes; `host_steps` says whether the steps are the
 /// host's own ranges and which are steady. The host events and the practices are found
 /// on a thread of their own while the gaps' causes are found (neither reads the other),
-/// and then `beside`, whose result comes with them.
+/// and then `beside`, whose result comes with them as `aside`.
 fn gap_findings<T: Send>(
     capture: &Capture,
     config: &Config,
@@ -730,7 +722,7 @@ fn gap_findings<T: Send>(
     streams: &[StreamRow],
     critical: Option<(usize, Window)>,
     beside: impl FnOnce() -> T + Send,
-) -> (GapFindings, T) {
+) -> GapFindings<T> {
     let (host_ranges, steady) = host_steps;
     let critical_gaps =
         critical.map(|(i, w)| (i, gaps::idle_gaps(capture, streams[i].stream_id, w)));
@@ -766,15 +758,13 @@ fn gap_findings<T: Send>(
         } else {
             (host_side(), causes())
         };
-    (
-        GapFindings {
-            gap_host,
-            practices,
-            idle_causes,
-            gap_causes,
-        },
+    GapFindings {
+        gap_host,
+        practices,
+        idle_causes,
+        gap_causes,
         aside,
-    )
+    }
 }
 
 /// Each step's GPU span and SKIP metrics, and the SKIP metrics over all steps.
@@ -964,45 +954,6 @@ impl HostOnly {
     pub fn share(&self) -> f64 {
         crate::percent::ratio((self.before_gpu + self.after_gpu).0, self.step_time.0)
     }
-}
-
-fn host_only_time(capture: &Capture, per_step: &[StepMetrics], top: usize) -> Option<HostOnly> {
-    let mut ranges = Vec::new();
-    let mut h = HostOnly {
-        before_gpu: Nanos(0),
-        after_gpu: Nanos(0),
-        step_time: Nanos(0),
-        steps: 0,
-        top: Vec::new(),
-    };
-    for s in per_step {
-        let Some(g) = s.gpu_range else { continue };
-        h.steps += 1;
-        h.step_time += s.range.span();
-        // The GPU may start the step's work after the host range ended (it runs
-        // behind): host-only time is never longer than the step.
-        if g.start > s.range.start {
-            h.before_gpu += g.start.min(s.range.end) - s.range.start;
-            ranges.push(gaps::Gap {
-                start: s.range.start,
-                end: g.start.min(s.range.end),
-            });
-        }
-        if s.range.end > g.end {
-            h.after_gpu += s.range.end - g.end;
-            ranges.push(gaps::Gap {
-                start: g.end.max(s.range.start),
-                end: s.range.end,
-            });
-        }
-    }
-    if h.steps == 0 {
-        return None;
-    }
-    ranges.retain(|r| !r.is_empty());
-    ranges.sort_by_key(|r| r.start);
-    h.top = gaps::host_self_time_in(capture, &ranges, &gaps::launching_threads(capture), top);
-    Some(h)
 }
 
 /// `[a, b, c, d]` in human units.
