@@ -294,14 +294,18 @@ pub fn budget_of<'a>(activities: impl Iterator<Item = &'a GpuActivity>, window: 
 /// Boundary sweep: between consecutive boundaries, the instant belongs to the first
 /// kind (in precedence order) with an open interval.
 fn sweep(intervals: &[(Nanos, Nanos, BusyKind)]) -> [i64; 4] {
+    // Starts, then ends: each stream's come in runs already in order, which the stable
+    // sort merges (equal entries are alike, so the order is the unstable sort's).
     let mut events: Vec<(i64, i32, usize)> = Vec::with_capacity(intervals.len() * 2);
-    for &(s, e, k) in intervals {
-        if e > s {
-            events.push((s.0, 1, k as usize));
-            events.push((e.0, -1, k as usize));
-        }
-    }
-    events.sort_unstable();
+    let open_close = |sign: i32| {
+        intervals
+            .iter()
+            .filter(|&&(s, e, _)| e > s)
+            .map(move |&(s, e, k)| (if sign > 0 { s.0 } else { e.0 }, sign, k as usize))
+    };
+    events.extend(open_close(1));
+    events.extend(open_close(-1));
+    events.sort();
     let mut open = [0i32; 4];
     let mut parts = [0i64; 4];
     let mut prev = match events.first() {

@@ -245,13 +245,7 @@ impl GapCauses {
         self.evidence.iter().filter(move |e| e.cause == cause)
     }
 
-    fn add(
-        &mut self,
-        cause: GapCause,
-        what: &str,
-        time: Nanos,
-        seen: &mut BTreeMap<(GapCause, String), (Nanos, usize)>,
-    ) {
+    fn add<'s>(&mut self, cause: GapCause, what: &'s str, time: Nanos, seen: &mut Seen<'s>) {
         if time.0 <= 0 {
             return;
         }
@@ -261,9 +255,7 @@ impl GapCauses {
             GapCause::SyncCall => self.sync_call += time,
             GapCause::Unknown => self.unknown += time,
         }
-        let e = seen
-            .entry((cause, what.to_owned()))
-            .or_insert((Nanos(0), 0));
+        let e = seen.entry((cause, what)).or_insert((Nanos(0), 0));
         e.0 += time;
         e.1 += 1;
     }
@@ -318,8 +310,10 @@ pub fn gap_causes(
 ) -> GapCauses {
     let acts = capture.stream_activities(stream);
     let mut causes = GapCauses::default();
-    let mut seen: BTreeMap<(GapCause, String), (Nanos, usize)> = BTreeMap::new();
+    let mut seen: Seen = BTreeMap::new();
     let mut host = HostAttribution::new(capture, main_launching_thread(capture, stream));
+    // Each distinct name is checked once: is it a stream wait, a graph launch.
+    let mut names = NameFlags::new(capture);
     for g in gaps {
         let at = acts.partition_point(|a| a.start < g.end);
         let next = acts.get(at).filter(|a| a.start == g.end);
@@ -400,9 +394,7 @@ pub fn gap_causes(
         if queued.is_empty() {
             continue;
         }
-        if capture.activity_graph_id(next).is_some()
-            || capture.name(launch.name).contains("GraphLaunch")
-        {
+        if capture.activity_graph_id(next).is_some() || names.graph_launch(launch.name) {
             causes.add(
                 GapCause::StreamOrEvent,
                 "graph nodes waiting on their dependencies",
@@ -420,12 +412,12 @@ pub fn gap_causes(
             .map(|l| capture.host_event(l).start)
             .filter(|&t| t <= launch.start)
             .unwrap_or(Nanos(i64::MIN));
-        let events = capture.thread_events(launch.thread);
+        let events = names.thread_events(launch.thread);
         let lo = events.partition_point(|e| e.start < since);
         let wait = events[lo..]
             .iter()
             .take_while(|e| e.start <= launch.start)
-            .filter(|e| is_stream_wait_call(capture.name(e.name)))
+            .filter(|e| names.stream_wait(e.name))
             .last();
         match wait {
             Some(w) => causes.add(
@@ -459,7 +451,7 @@ pub fn gap_causes(
         .into_iter()
         .map(|((cause, what), (time, gaps))| GapEvidence {
             cause,
-            what,
+            what: what.to_owned(),
             time,
             gaps,
         })
@@ -471,6 +463,62 @@ pub fn gap_causes(
             .then(a.what.cmp(&b.what))
     });
     causes
+}
+
+/// [`gap_causes`]' evidence so far: time and gap count by cause and what was seen.
+type Seen<'s> = BTreeMap<(GapCause, &'s str), (Nanos, usize)>;
+
+/// What [`gap_causes`] asks of a name, worked out once per distinct name (a substring
+/// search per event of the scanned ranges was a fifth of its time), and the last
+/// launching thread's events (most gaps' launches come from one thread).
+struct NameFlags<'a> {
+    capture: &'a Capture,
+    /// Per string index: 0 not yet known, else 1 + (stream wait) + 2 × (graph launch).
+    known: Vec<u8>,
+    thread: Option<(ThreadId, &'a [trace_model::HostEvent])>,
+}
+
+impl<'a> NameFlags<'a> {
+    fn new(capture: &'a Capture) -> Self {
+        NameFlags {
+            capture,
+            known: Vec::new(),
+            thread: None,
+        }
+    }
+
+    fn flags(&mut self, name: trace_model::StringId) -> u8 {
+        let i = name.index();
+        if i >= self.known.len() {
+            self.known.resize(i + 1, 0);
+        }
+        if self.known[i] == 0 {
+            let text = self.capture.name(name);
+            self.known[i] = 1
+                + u8::from(is_stream_wait_call(text))
+                + 2 * u8::from(text.contains("GraphLaunch"));
+        }
+        self.known[i] - 1
+    }
+
+    fn stream_wait(&mut self, name: trace_model::StringId) -> bool {
+        self.flags(name) & 1 != 0
+    }
+
+    fn graph_launch(&mut self, name: trace_model::StringId) -> bool {
+        self.flags(name) & 2 != 0
+    }
+
+    fn thread_events(&mut self, thread: ThreadId) -> &'a [trace_model::HostEvent] {
+        match self.thread {
+            Some((t, events)) if t == thread => events,
+            _ => {
+                let events = self.capture.thread_events(thread);
+                self.thread = Some((thread, events));
+                events
+            }
+        }
+    }
 }
 
 /// The name the launch latency's host time goes under in [`HostSplit::top`].
@@ -499,7 +547,9 @@ struct HostAttribution<'a> {
     /// Time by cause and event name (`None`: nothing recorded on the thread), added to
     /// `named` by [`HostAttribution::finish`]: a string per piece was most of the split's
     /// time.
-    by_id: std::collections::HashMap<(HostCause, Option<trace_model::StringId>), Nanos>,
+    by_id: trace_model::FastMap<(HostCause, Option<trace_model::StringId>), Nanos>,
+    /// [`HostAttribution::attribute`]'s scratch list of synchronising calls' time.
+    sync: Vec<(trace_model::StringId, i64)>,
 }
 
 impl<'a> HostAttribution<'a> {
@@ -510,7 +560,8 @@ impl<'a> HostAttribution<'a> {
             labels: BTreeMap::new(),
             threads: ThreadLabels::new(capture),
             named: BTreeMap::new(),
-            by_id: std::collections::HashMap::new(),
+            by_id: trace_model::FastMap::default(),
+            sync: Vec::new(),
         }
     }
 
@@ -527,14 +578,22 @@ impl<'a> HostAttribution<'a> {
     fn attribute(
         &mut self,
         causes: &mut GapCauses,
-        seen: &mut BTreeMap<(GapCause, String), (Nanos, usize)>,
+        seen: &mut Seen<'a>,
         thread: Option<ThreadId>,
         range: Gap,
-        what: &str,
+        what: &'a str,
     ) -> Nanos {
         let capture = self.capture;
-        let mut sync: BTreeMap<trace_model::StringId, i64> = BTreeMap::new();
-        let mut pieces: Vec<(HostCause, Option<trace_model::StringId>, i64)> = Vec::new();
+        // Synchronising calls' time by name (few per range: a list, not a map), and the
+        // rest straight into `by_id`.
+        let sync = &mut self.sync;
+        sync.clear();
+        let by_id = &mut self.by_id;
+        let mut piece = |c: HostCause, n: Option<trace_model::StringId>, len: i64| {
+            if len > 0 {
+                *by_id.entry((c, n)).or_default() += Nanos(len);
+            }
+        };
         match thread.or(self.fallback) {
             Some(t) => {
                 let threads = &mut self.threads;
@@ -544,19 +603,21 @@ impl<'a> HostAttribution<'a> {
                     range.start.0,
                     range.end.0,
                     |label, name, len| match (label, name) {
-                        (Label::Sync, Some(n)) => *sync.entry(n).or_insert(0) += len,
-                        (Label::Sync, None) => {
-                            pieces.push((HostCause::NothingRecorded, None, len));
-                        }
-                        (Label::Host(c), n) => pieces.push((c, n, len)),
+                        (Label::Sync, Some(n)) => match sync.iter_mut().find(|(m, _)| *m == n) {
+                            Some((_, t)) => *t += len,
+                            None => sync.push((n, len)),
+                        },
+                        (Label::Sync, None) => piece(HostCause::NothingRecorded, None, len),
+                        (Label::Host(c), n) => piece(c, n, len),
                     },
                 );
             }
-            None => pieces.push((HostCause::NothingRecorded, None, range.len().0)),
+            None => piece(HostCause::NothingRecorded, None, range.len().0),
         }
-        let sync_total: i64 = sync.values().sum();
-        // The synchronising call that took most of it names the evidence.
-        if let Some((&name, _)) = sync.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) {
+        let sync_total: i64 = sync.iter().map(|(_, t)| t).sum();
+        // The synchronising call that took most of it names the evidence (ties: the
+        // lowest name id).
+        if let Some(&(name, _)) = sync.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))) {
             causes.add(
                 GapCause::SyncCall,
                 capture.name(name),
@@ -570,11 +631,6 @@ impl<'a> HostAttribution<'a> {
             range.len() - Nanos(sync_total),
             seen,
         );
-        for (c, n, len) in pieces {
-            if len > 0 {
-                *self.by_id.entry((c, n)).or_default() += Nanos(len);
-            }
-        }
         range.len()
     }
 
@@ -703,8 +759,9 @@ pub(crate) fn host_in_gaps(
         None => is_host_work(capture, e),
     };
     for &t in threads {
+        let mut sweep = overlaps.sweep();
         for e in capture.thread_events(t) {
-            let overlap = overlaps.of(e.start, e.end());
+            let overlap = sweep.of(e.start, e.end());
             if overlap <= 0 {
                 continue;
             }
@@ -761,11 +818,29 @@ impl<'a> Overlaps<'a> {
         Overlaps { gaps, prefix }
     }
 
-    /// The gaps' time inside `[s, e)`.
+    /// The gaps' time inside `[s, e)`, by two searches: what [`Sweep`] must give (the
+    /// tests' reference).
+    #[cfg(test)]
     fn of(&self, s: Nanos, e: Nanos) -> i64 {
         // The gaps that end after `s` and start before `e`.
         let first = self.gaps.partition_point(|g| g.end <= s);
         let last = self.gaps.partition_point(|g| g.start < e);
+        self.between(first, last, s, e)
+    }
+
+    /// `Overlaps::of` for intervals that come by start (a thread's events), found
+    /// without two searches over every gap each.
+    fn sweep(&self) -> Sweep<'_, 'a> {
+        Sweep {
+            overlaps: self,
+            first: 0,
+            after: Nanos(i64::MIN),
+        }
+    }
+
+    /// The time of gaps `first..last` inside `[s, e)`, where `first` is the first gap
+    /// ending after `s` and `last` the first starting at or after `e`.
+    fn between(&self, first: usize, last: usize, s: Nanos, e: Nanos) -> i64 {
         if first >= last {
             return 0;
         }
@@ -774,6 +849,42 @@ impl<'a> Overlaps<'a> {
             - (s - self.gaps[first].start).0.max(0)
             - (self.gaps[last - 1].end - e).0.max(0);
         inside.max(0)
+    }
+}
+
+/// `Overlaps::of` over intervals in start order: the first gap ending after the start
+/// moves forward from the last interval's, and the gaps starting before the end are
+/// found by galloping from it (most events end within a gap or two of their start). A
+/// start before the last one searches afresh, so any order gives `of`'s figures.
+struct Sweep<'o, 'a> {
+    overlaps: &'o Overlaps<'a>,
+    first: usize,
+    /// The last start asked for.
+    after: Nanos,
+}
+
+impl Sweep<'_, '_> {
+    fn of(&mut self, s: Nanos, e: Nanos) -> i64 {
+        let gaps = self.overlaps.gaps;
+        if s < self.after {
+            self.first = gaps.partition_point(|g| g.end <= s);
+        } else {
+            while self.first < gaps.len() && gaps[self.first].end <= s {
+                self.first += 1;
+            }
+        }
+        self.after = s;
+        let first = self.first;
+        // Every gap of `rest[..lo]` starts before `e`; `rest[hi]`, if any, does not.
+        let rest = &gaps[first..];
+        let mut hi = 1;
+        while hi < rest.len() && rest[hi].start < e {
+            hi *= 2;
+        }
+        let hi = hi.min(rest.len());
+        let lo = hi / 2;
+        let last = first + lo + rest[lo..hi].partition_point(|g| g.start < e);
+        self.overlaps.between(first, last, s, e)
     }
 }
 
@@ -788,9 +899,10 @@ pub(crate) fn host_self_time_in(
     top: usize,
 ) -> Vec<HostTime> {
     let overlaps = Overlaps::new(ranges);
-    let overlap = |s: Nanos, e: Nanos| overlaps.of(s, e);
     let mut per_name: BTreeMap<(trace_model::StringId, HostKind), (i64, usize)> = BTreeMap::new();
     for &t in threads {
+        let mut sweep = overlaps.sweep();
+        let mut overlap = |s: Nanos, e: Nanos| sweep.of(s, e);
         let events = capture.thread_events(t);
         let mut selfs: Vec<i64> = vec![0; events.len()];
         // Indices of the enclosing events, innermost last.
@@ -846,6 +958,51 @@ fn rank_host_times(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sweep gives `Overlaps::of`'s figures for intervals by start (nested, long,
+    /// empty and inverted ones among them) and out of order, over many gaps and none.
+    #[test]
+    fn sweep_agrees_with_of() {
+        let mut x: u64 = 7;
+        let mut next = |m: i64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) % m as u64) as i64
+        };
+        let mut gaps = Vec::new();
+        let mut t = 0;
+        for _ in 0..200 {
+            t += 1 + next(20);
+            let len = 1 + next(15);
+            gaps.push(Gap {
+                start: Nanos(t),
+                end: Nanos(t + len),
+            });
+            t += len;
+        }
+        let mut intervals: Vec<(i64, i64)> = (0..3_000)
+            .map(|_| {
+                let s = next(t + 50) - 20;
+                let e = s + next(300) - 10;
+                (s, e)
+            })
+            .collect();
+        for sorted in [true, false] {
+            if sorted {
+                intervals.sort_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
+            }
+            for gaps in [&gaps[..], &gaps[..1], &[]] {
+                let overlaps = Overlaps::new(gaps);
+                let mut sweep = overlaps.sweep();
+                for &(s, e) in &intervals {
+                    let (s, e) = (Nanos(s), Nanos(e));
+                    assert_eq!(sweep.of(s, e), overlaps.of(s, e), "{s:?}..{e:?}");
+                }
+            }
+            intervals.reverse();
+        }
+    }
 
     /// The prefix-sum overlap equals the walk over every gap, for intervals around every
     /// edge of a set of gaps.

@@ -610,6 +610,56 @@ pub(crate) fn split(
     }
 }
 
+/// The steps' host-only time (before the GPU starts a step's work, after it ends), with
+/// the host events ranked by their self time in it; `None` without a step on the GPU.
+pub(crate) fn host_only_time(
+    capture: &Capture,
+    per_step: &[crate::skip::StepMetrics],
+    top: usize,
+) -> Option<crate::skip::HostOnly> {
+    let mut ranges = Vec::new();
+    let mut h = crate::skip::HostOnly {
+        before_gpu: Nanos(0),
+        after_gpu: Nanos(0),
+        step_time: Nanos(0),
+        steps: 0,
+        top: Vec::new(),
+    };
+    for s in per_step {
+        let Some(g) = s.gpu_range else { continue };
+        h.steps += 1;
+        h.step_time += s.range.span();
+        // The GPU may start the step's work after the host range ended (it runs
+        // behind): host-only time is never longer than the step.
+        if g.start > s.range.start {
+            h.before_gpu += g.start.min(s.range.end) - s.range.start;
+            ranges.push(crate::gaps::Gap {
+                start: s.range.start,
+                end: g.start.min(s.range.end),
+            });
+        }
+        if s.range.end > g.end {
+            h.after_gpu += s.range.end - g.end;
+            ranges.push(crate::gaps::Gap {
+                start: g.end.max(s.range.start),
+                end: s.range.end,
+            });
+        }
+    }
+    if h.steps == 0 {
+        return None;
+    }
+    ranges.retain(|r| !r.is_empty());
+    ranges.sort_by_key(|r| r.start);
+    h.top = crate::gaps::host_self_time_in(
+        capture,
+        &ranges,
+        &crate::gaps::launching_threads(capture),
+        top,
+    );
+    Some(h)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -131,15 +131,27 @@ pub(crate) fn write_header<W: std::io::Write>(
 /// `v` in decimal, as `{v}` formats it, written into the end of `buf` (20 bytes hold any
 /// `i64`: 19 digits and a sign).
 pub(crate) fn decimal(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    // Two digits per step, from a table of the pairs 00..99.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut n = v.unsigned_abs();
     let mut at = buf.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        buf[at] = b'0' + n as u8;
     }
     if v < 0 {
         at -= 1;
@@ -150,64 +162,204 @@ pub(crate) fn decimal(v: i64, buf: &mut [u8; 20]) -> &[u8] {
 
 /// Writes one `rows.csv` row per GPU activity of the capture, in stream then start
 /// order. `rank` adds a leading rank column (directories of ranks).
+/// Each row is one `write_all` to `out`: give it a buffered writer.
 pub(crate) fn write_rows<W: std::io::Write>(
-    w: &mut csv::Writer<W>,
+    out: &mut W,
     capture: &Capture,
     steps: &Steps,
     rank: Option<Option<i64>>,
-) -> Result<(), csv::Error> {
-    // Fields go to the writer one by one, numbers through one scratch buffer: a `String`
-    // per field was most of the rows' time.
-    let int = |w: &mut csv::Writer<W>, v: i64| {
-        let mut buf = [0u8; 20];
-        w.write_field(decimal(v, &mut buf))
-    };
-    const EMPTY: &[u8] = b"";
+) -> Result<(), std::io::Error> {
+    // Each row is made in one reused buffer, quoted as the csv writer quotes (`Row`):
+    // going field by field through the csv writer was most of the rows' time.
+    let mut row = Row::default();
     for (a, s) in capture.activities().iter().zip(&steps.activity_step) {
+        row.clear();
         if let Some(r) = rank {
-            match r {
-                Some(r) => int(w, r)?,
-                None => w.write_field(EMPTY)?,
-            }
+            row.opt_int(r);
         }
         let stream = capture.stream(a.stream);
-        int(w, capture.device(stream.device).ordinal)?;
-        int(w, stream.ordinal)?;
-        w.write_field(budget::BusyKind::of(a.class).label())?;
-        w.write_field(a.class.word())?;
-        w.write_field(match a.class {
-            KernelClass::Collective(kind) => kind.label(),
-            _ => "",
-        })?;
-        w.write_field(capture.name(a.name))?;
-        int(w, a.start.0)?;
-        int(w, a.dur.0)?;
-        match s {
-            Some(i) => int(w, steps.steps[*i as usize].number)?,
-            None => w.write_field(EMPTY)?,
-        }
+        row.int(capture.device(stream.device).ordinal);
+        row.int(stream.ordinal);
+        row.text(budget::BusyKind::of(a.class).label().as_bytes());
+        row.text(a.class.word().as_bytes());
+        row.text(match a.class {
+            KernelClass::Collective(kind) => kind.label().as_bytes(),
+            _ => b"",
+        });
+        row.name(capture, a.name);
+        row.int(a.start.0);
+        row.int(a.dur.0);
+        row.opt_int(s.map(|i| steps.steps[i as usize].number));
         let j = launch::join(capture, a);
         match j.launch {
             Some(l) => {
-                int(w, capture.thread(l.thread).tid)?;
-                w.write_field(capture.name(l.name))?;
-                int(w, l.start.0)?;
-                int(w, l.dur.0)?;
+                row.int(capture.thread(l.thread).tid);
+                row.name(capture, l.name);
+                row.int(l.start.0);
+                row.int(l.dur.0);
                 // A start before the launch is clock skew, not a delay: left empty.
                 let delay = a.start - l.start;
-                if delay.0 >= 0 {
-                    int(w, delay.0)?;
-                } else {
-                    w.write_field(EMPTY)?;
-                }
+                row.opt_int((delay.0 >= 0).then_some(delay.0));
             }
             None => {
                 for _ in 0..5 {
-                    w.write_field(EMPTY)?;
+                    row.text(b"");
                 }
             }
         }
-        w.write_record(std::iter::empty::<&[u8]>())?;
+        out.write_all(row.end())?;
     }
     Ok(())
+}
+
+/// One `rows.csv` record as the csv writer writes it with its defaults: fields
+/// separated by commas, a field with a comma, a double quote, `\r` or `\n` inside double
+/// quotes (its quotes doubled), the record ended by `\n`.
+#[derive(Default)]
+struct Row {
+    buf: Vec<u8>,
+    fields: usize,
+    /// Per string index: 0 not yet seen, 1 written as it is, 2 inside quotes as it is,
+    /// 3 inside quotes with its quotes doubled. Names repeat (kernels, launch calls) and
+    /// are often long: each is looked at once.
+    plain: Vec<u8>,
+}
+
+impl Row {
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.fields = 0;
+    }
+
+    fn separate(&mut self) {
+        if self.fields > 0 {
+            self.buf.push(b',');
+        }
+        self.fields += 1;
+    }
+
+    fn int(&mut self, v: i64) {
+        self.separate();
+        let mut digits = [0u8; 20];
+        self.buf.extend_from_slice(decimal(v, &mut digits));
+    }
+
+    fn opt_int(&mut self, v: Option<i64>) {
+        match v {
+            Some(v) => self.int(v),
+            None => self.separate(),
+        }
+    }
+
+    /// The capture's string `id` as a field.
+    fn name(&mut self, capture: &Capture, id: trace_model::StringId) {
+        let text = capture.name(id).as_bytes();
+        let i = id.index();
+        if i >= self.plain.len() {
+            self.plain.resize(i + 1, 0);
+        }
+        if self.plain[i] == 0 {
+            self.plain[i] = if text.contains(&b'"') {
+                3
+            } else if needs_quotes(text) {
+                2
+            } else {
+                1
+            };
+        }
+        match self.plain[i] {
+            1 => {
+                self.separate();
+                self.buf.extend_from_slice(text);
+            }
+            2 => {
+                self.separate();
+                self.buf.push(b'"');
+                self.buf.extend_from_slice(text);
+                self.buf.push(b'"');
+            }
+            _ => self.text(text),
+        }
+    }
+
+    fn text(&mut self, field: &[u8]) {
+        self.separate();
+        if needs_quotes(field) {
+            // Inside double quotes, each double quote doubled: the pieces between them
+            // are copied whole (kernel names with template arguments are long).
+            self.buf.push(b'"');
+            for (k, piece) in field.split(|&b| b == b'"').enumerate() {
+                if k > 0 {
+                    self.buf.extend_from_slice(b"\"\"");
+                }
+                self.buf.extend_from_slice(piece);
+            }
+            self.buf.push(b'"');
+        } else {
+            self.buf.extend_from_slice(field);
+        }
+    }
+
+    /// The record with its terminator.
+    fn end(&mut self) -> &[u8] {
+        self.buf.push(b'\n');
+        &self.buf
+    }
+}
+
+/// Whether the csv writer quotes `field` (its defaults: a comma, a double quote, `\r` or
+/// `\n` inside).
+fn needs_quotes(field: &[u8]) -> bool {
+    field
+        .iter()
+        .any(|&b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Row` writes what the csv writer writes, quoting included.
+    #[test]
+    fn row_is_the_csv_writers_record() {
+        let fields: [&[u8]; 11] = [
+            b"\"\"x\"",
+            b"f<a, \"b\">",
+            b"",
+            b"plain",
+            b"a,b",
+            b"say \"hi\"",
+            b"two\nlines",
+            b"cr\rhere",
+            b"\"",
+            b"void at::native::f<float, 4>(int)",
+            b"tab\tand ' quote",
+        ];
+        let mut want = csv::Writer::from_writer(Vec::new());
+        let mut row = Row::default();
+        let mut got = Vec::new();
+        for ints in [[0i64, -1], [i64::MIN, i64::MAX]] {
+            row.clear();
+            let mut digits = [[0u8; 20]; 2];
+            let [d0, d1] = &mut digits;
+            let (i0, i1) = (decimal(ints[0], d0), decimal(ints[1], d1));
+            let mut record: Vec<&[u8]> = vec![i0];
+            row.int(ints[0]);
+            for f in fields {
+                record.push(f);
+                row.text(f);
+            }
+            record.push(b"");
+            row.opt_int(None);
+            record.push(i1);
+            row.opt_int(Some(ints[1]));
+            want.write_record(&record).unwrap();
+            got.extend_from_slice(row.end());
+        }
+        let want = want.into_inner().unwrap();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+    }
 }

@@ -369,7 +369,8 @@ pub struct InputAnalysis {
 
 /// Reads `input` (a Kineto `.json[.gz]`, a JAX `*.trace.json.gz`, an `.xplane.pb`, or
 /// a directory of rank traces; see [`load::load`]), analyses every capture
-/// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes.
+/// and writes `rows.csv` (one row per GPU activity) to `rows`, as it goes (one write
+/// per row: give it a buffered writer).
 pub fn run(
     input: &Path,
     config: &Config,
@@ -386,7 +387,7 @@ pub fn run_loaded(
     config: &Config,
     rows: impl std::io::Write,
 ) -> Result<InputAnalysis, Error> {
-    analyze_loaded(input, loaded, config, Some(csv::Writer::from_writer(rows)))
+    analyze_loaded(input, loaded, config, Some(rows))
 }
 
 /// [`run`] without `rows.csv`: the report only (what profile-model puts beside HTA's
@@ -410,7 +411,7 @@ fn analyze_loaded<W: std::io::Write>(
     input: &Path,
     loaded: &[crate::input::Loaded],
     config: &Config,
-    mut rows: Option<csv::Writer<W>>,
+    mut rows: Option<W>,
 ) -> Result<InputAnalysis, Error> {
     let captures: Vec<(&Path, Option<i64>, &Capture)> = loaded
         .iter()
@@ -419,7 +420,7 @@ fn analyze_loaded<W: std::io::Write>(
     let multi = captures.len() > 1 || input.is_dir();
     let mut reports = Vec::with_capacity(captures.len());
     if let Some(rows) = &mut rows {
-        crate::rows_csv::write_header(rows, multi).map_err(|e| csv_error(input, e))?;
+        crate::rows_csv::write_rows_header(&mut *rows, multi).map_err(io_error(input))?;
     }
     // The rows need only the steps: the rest of the analysis runs on a thread of its own
     // while they are written (each was about half of skip-stats' time after loading).
@@ -448,14 +449,11 @@ fn analyze_loaded<W: std::io::Write>(
             let report = analyze_steps(capture, &label, rank, config, &steps, in_flight);
             (written, report)
         };
-        written.map_err(|e| csv_error(input, e))?;
+        written.map_err(io_error(input))?;
         reports.push(report);
     }
     if let Some(rows) = &mut rows {
-        rows.flush().map_err(|source| Error::Io {
-            path: input.to_path_buf(),
-            source,
-        })?;
+        rows.flush().map_err(io_error(input))?;
     }
     Ok(assemble(input, reports, multi))
 }
@@ -472,13 +470,10 @@ pub fn report_with_rows<W: std::io::Write>(
     let capture = &loaded.capture;
     let label = loaded.path.to_string_lossy();
     let (steps, in_flight) = steps_outside_flight(capture);
-    let mut w = csv::Writer::from_writer(rows);
+    let mut w = rows;
     crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank))
-        .map_err(|e| csv_error(&loaded.path, e))?;
-    w.flush().map_err(|source| Error::Io {
-        path: loaded.path.clone(),
-        source,
-    })?;
+        .map_err(io_error(&loaded.path))?;
+    w.flush().map_err(io_error(&loaded.path))?;
     Ok(analyze_steps(
         capture,
         &label,
@@ -504,10 +499,11 @@ pub fn assemble(input: &Path, reports: Vec<CaptureAnalysis>, multi: bool) -> Inp
     }
 }
 
-fn csv_error(path: &Path, e: csv::Error) -> Error {
-    Error::Io {
+/// An I/O error of `path` (the input whose rows.csv it writes) as this crate's error.
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
         path: path.to_path_buf(),
-        source: std::io::Error::other(e),
+        source,
     }
 }
 
@@ -566,11 +562,35 @@ fn analyze_steps(
     } = window::analysed_window(capture, steps, &steady, host_ranges);
     let (streams, devices) = budget_rows(capture, window);
     let (critical, comm_stream) = critical_streams(&streams);
+    // What does not depend on the gaps is worked out beside their causes (the longest
+    // part), on the thread that finds the host events in the gaps.
+    let beside = || {
+        let (per_step, total) = step_metrics(capture, steps);
+        let host_only = host_ranges
+            .then(|| {
+                let steady_metrics: Vec<StepMetrics> = (0..per_step.len())
+                    .filter(|&i| steady(i))
+                    .map(|i| per_step[i].clone())
+                    .collect();
+                crate::host_cause::host_only_time(capture, &steady_metrics, config.top_host_events)
+            })
+            .flatten();
+        let launch_all = launch::launch_stats(capture, capture.activities().iter());
+        let launch_kernels = launch::launch_stats(
+            capture,
+            capture
+                .activities()
+                .iter()
+                .filter(|a| a.kind == ActivityKind::Kernel),
+        );
+        (per_step, total, host_only, launch_all, launch_kernels)
+    };
     let GapFindings {
         gap_host,
         practices,
         idle_causes,
         gap_causes,
+        aside: (per_step, total, host_only, launch_all, launch_kernels),
     } = gap_findings(
         capture,
         config,
@@ -578,24 +598,7 @@ fn analyze_steps(
         (host_ranges, &steady),
         &streams,
         critical.zip(window),
-    );
-    let (per_step, total) = step_metrics(capture, steps);
-    let host_only = host_ranges
-        .then(|| {
-            let steady_metrics: Vec<StepMetrics> = (0..per_step.len())
-                .filter(|&i| steady(i))
-                .map(|i| per_step[i].clone())
-                .collect();
-            host_only_time(capture, &steady_metrics, config.top_host_events)
-        })
-        .flatten();
-    let launch_all = launch::launch_stats(capture, capture.activities().iter());
-    let launch_kernels = launch::launch_stats(
-        capture,
-        capture
-            .activities()
-            .iter()
-            .filter(|a| a.kind == ActivityKind::Kernel),
+        beside,
     );
     let gpu_behind = gpu_behind(total.as_ref(), steps);
     let verdict = verdict::decide(
@@ -697,25 +700,29 @@ fn critical_streams(streams: &[StreamRow]) -> (Option<usize>, Option<CommStream>
 
 /// What the critical stream's idle gaps hold and why they are there, and the practices
 /// in use (for the framework).
-struct GapFindings {
+struct GapFindings<T> {
     gap_host: Option<GapHost>,
     practices: Practices,
     idle_causes: Option<IdleCauses>,
     gap_causes: Option<GapCauses>,
+    /// What `beside` gave.
+    aside: T,
 }
 
 /// The idle gaps of the critical stream (`critical`: its index and the window) with the
 /// host events in them and their causes; `host_steps` says whether the steps are the
 /// host's own ranges and which are steady. The host events and the practices are found
-/// on a thread of their own while the gaps' causes are found (neither reads the other).
-fn gap_findings(
+/// on a thread of their own while the gaps' causes are found (neither reads the other),
+/// and then `beside`, whose result comes with them as `aside`.
+fn gap_findings<T: Send>(
     capture: &Capture,
     config: &Config,
     steps: &Steps,
     host_steps: (bool, &dyn Fn(usize) -> bool),
     streams: &[StreamRow],
     critical: Option<(usize, Window)>,
-) -> GapFindings {
+    beside: impl FnOnce() -> T + Send,
+) -> GapFindings<T> {
     let (host_ranges, steady) = host_steps;
     let critical_gaps =
         critical.map(|(i, w)| (i, gaps::idle_gaps(capture, streams[i].stream_id, w)));
@@ -724,7 +731,7 @@ fn gap_findings(
             let threads = gaps::launching_threads(capture);
             gaps::host_in_gaps(capture, gaps, &threads, config.top_host_events)
         });
-        (gap_host, crate::practices(capture))
+        (gap_host, crate::practices(capture), beside())
     };
     let gap_causes_of = || {
         critical_gaps.as_ref().map(|(i, gaps)| {
@@ -738,24 +745,25 @@ fn gap_findings(
             .map(|(i, gaps)| gaps::idle_causes(capture, streams[*i].stream_id, gaps));
         (idle_causes, gap_causes_of())
     };
-    let ((gap_host, practices), (idle_causes, gap_causes)) = if load::chrome::default_threads() > 1
-    {
-        std::thread::scope(|scope| {
-            let host = scope.spawn(host_side);
-            let causes = causes();
-            let host = host
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (host, causes)
-        })
-    } else {
-        (host_side(), causes())
-    };
+    let ((gap_host, practices, aside), (idle_causes, gap_causes)) =
+        if load::chrome::default_threads() > 1 {
+            std::thread::scope(|scope| {
+                let host = scope.spawn(host_side);
+                let causes = causes();
+                let host = host
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (host, causes)
+            })
+        } else {
+            (host_side(), causes())
+        };
     GapFindings {
         gap_host,
         practices,
         idle_causes,
         gap_causes,
+        aside,
     }
 }
 
@@ -948,45 +956,6 @@ impl HostOnly {
     }
 }
 
-fn host_only_time(capture: &Capture, per_step: &[StepMetrics], top: usize) -> Option<HostOnly> {
-    let mut ranges = Vec::new();
-    let mut h = HostOnly {
-        before_gpu: Nanos(0),
-        after_gpu: Nanos(0),
-        step_time: Nanos(0),
-        steps: 0,
-        top: Vec::new(),
-    };
-    for s in per_step {
-        let Some(g) = s.gpu_range else { continue };
-        h.steps += 1;
-        h.step_time += s.range.span();
-        // The GPU may start the step's work after the host range ended (it runs
-        // behind): host-only time is never longer than the step.
-        if g.start > s.range.start {
-            h.before_gpu += g.start.min(s.range.end) - s.range.start;
-            ranges.push(gaps::Gap {
-                start: s.range.start,
-                end: g.start.min(s.range.end),
-            });
-        }
-        if s.range.end > g.end {
-            h.after_gpu += s.range.end - g.end;
-            ranges.push(gaps::Gap {
-                start: g.end.max(s.range.start),
-                end: s.range.end,
-            });
-        }
-    }
-    if h.steps == 0 {
-        return None;
-    }
-    ranges.retain(|r| !r.is_empty());
-    ranges.sort_by_key(|r| r.start);
-    h.top = gaps::host_self_time_in(capture, &ranges, &gaps::launching_threads(capture), top);
-    Some(h)
-}
-
 /// `[a, b, c, d]` in human units.
 fn nanos_list(parts: &[Nanos]) -> String {
     let parts: Vec<String> = parts.iter().map(|p| p.human()).collect();
@@ -1104,7 +1073,15 @@ mod tests {
             i64::MAX,
             i64::MIN,
             -1_000_000_007,
-        ] {
+        ]
+        .into_iter()
+        // Every digit count, each side of every power of ten (the digits go in pairs).
+        .chain((0..19).flat_map(|e| {
+            let p = 10i64.pow(e);
+            [p - 1, p, p + 1, -p, 7 * p + 3]
+        }))
+        .chain(-1_000..1_000)
+        {
             assert_eq!(
                 crate::rows_csv::decimal(v, &mut buf),
                 v.to_string().as_bytes(),
