@@ -444,9 +444,11 @@ impl HtaTrace {
             .collect()
     }
 
-    /// (kernel type, µs) over all ranks, largest first.
-    fn kernel_types(&self) -> Vec<(String, f64)> {
-        hta::kernel_type_breakdown(&self.timelines)
+    /// (kernel type, µs) over all ranks, largest first; memory kernels left out unless
+    /// `include_memory`.
+    #[pyo3(signature = (include_memory = true))]
+    fn kernel_types(&self, include_memory: bool) -> Vec<(String, f64)> {
+        hta::kernel_type_breakdown_of(&self.timelines, include_memory)
             .into_iter()
             .map(|r| (r.kernel_type, r.sum_us))
             .collect()

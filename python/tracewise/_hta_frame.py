@@ -40,6 +40,44 @@ class SymbolTable:
                 self.table.append(s)
         return values.map(self.index).astype("int64")
 
+    # HTA's ``TraceSymbolTable`` accessors, for a user's function that is handed this table
+    # as HTA hands it its own (``get_potential_stragglers``' ``straggler_identification_impl``).
+
+    def get_sym_table(self) -> List[str]:
+        """The strings, by id (HTA's ``TraceSymbolTable.get_sym_table``)."""
+        return list(self.table)
+
+    def get_sym_id_map(self) -> Dict[str, int]:
+        """The id of each string (HTA's ``TraceSymbolTable.get_sym_id_map``)."""
+        return dict(self.index)
+
+    def get_sym_index(self) -> Dict[str, int]:
+        """The id of each string (HTA's ``TraceSymbolTable.get_sym_index``)."""
+        return dict(self.index)
+
+    def find_matches(self, patterns: List[str]) -> List[int]:
+        """The ids of the strings that contain any of ``patterns`` (HTA's
+        ``TraceSymbolTable.find_matches``)."""
+        return [i for i, s in enumerate(self.table) if any(p in s for p in patterns)]
+
+    def find_matched_symbols(self, patterns: List[str]) -> List[str]:
+        """The strings that contain any of ``patterns`` (HTA's
+        ``TraceSymbolTable.find_matched_symbols``)."""
+        return [s for s in self.table if any(p in s for p in patterns)]
+
+    def get_symbol_names(self, symbol_ids: List[int]) -> Dict[int, str]:
+        """The string of each id of ``symbol_ids`` that the table has (HTA's
+        ``TraceSymbolTable.get_symbol_names``)."""
+        return {i: self.table[i] for i in symbol_ids if 0 <= i < len(self.table)}
+
+    def get_sym_table_series(self) -> pd.Series:
+        """The strings as a series indexed by id."""
+        return pd.Series(self.table)
+
+    def get_sym_index_series(self) -> pd.Series:
+        """The ids as a series indexed by string."""
+        return pd.Series(self.index)
+
 
 def _by_value(values: pd.Series, f: Any) -> pd.Series:
     """``values`` mapped by ``f`` once per distinct value, as an object column."""

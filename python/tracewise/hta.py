@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from . import _hta_diff, _hta_frame, _native
+from . import _hta_diff, _hta_frame, _hta_straggler, _native
 from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
@@ -439,10 +439,12 @@ class TraceAnalysis:
         image_renderer: str = "",
     ) -> Tuple[pd.DataFrame, pd.DataFrame]:
         """(time per kernel type over all ranks, per-rank kernel statistics folded into
-        ``others`` past ``num_kernels`` or the ``duration_ratio`` quantile), as HTA's."""
-        if not include_memory_kernels:
-            raise _not_built("get_gpu_kernel_breakdown(include_memory_kernels=False)")
-        types = pd.DataFrame(self._t.kernel_types(), columns=["kernel_type", "sum"])
+        ``others`` past ``num_kernels`` or the ``duration_ratio`` quantile), as HTA's. With
+        ``include_memory_kernels=False`` memory kernels are left out of both, and out of
+        the overlaps of the first ("COMPUTATION overlapping COMMUNICATION" only)."""
+        types = pd.DataFrame(
+            self._t.kernel_types(bool(include_memory_kernels)), columns=["kernel_type", "sum"]
+        )
         types["sum"] = _integral(types["sum"])
         types.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
         types["percentage"] = (types["sum"] / types["sum"].sum()) * 100
@@ -452,7 +454,7 @@ class TraceAnalysis:
             self._t.kernels(),
             columns=["rank", "name", "kernel_type", "count", "sum", "max", "min", "mean", "std"],
         )
-        analysed = ["COMPUTATION", "COMMUNICATION", "MEMORY"]
+        analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
         parts = []
         for rank in sorted(rows["rank"].unique()):
             for kernel_type in analysed:
@@ -1115,24 +1117,32 @@ class TraceAnalysis:
         straggler_identification_impl: Optional[Callable[..., pd.Series]] = None,
     ) -> List[int]:
         """The ``num_candidates`` ranks whose last long NCCL kernel starts latest (HTA's
-        default metric, ``find_stragglers_with_late_start_comm_kernels``), in rank order.
-        A step selection or another identification function raises NotImplementedError."""
-        if profiler_steps is not None:
-            raise _not_built("get_potential_stragglers(profiler_steps=...) (a step selection)")
-        if not self.get_profiler_steps():
+        default metric, ``find_stragglers_with_late_start_comm_kernels``). Without a step
+        selection or an identification function, the native detection, ranks in rank order;
+        with either, HTA's procedure over its frames (``tracewise._hta_straggler``): the
+        selected steps that the trace has (ValueError where none), every rank's frame of
+        those steps stacked (``rank``, ``idx``, ``cat``/``name`` as symbol ids) and handed
+        with the symbol table, ``num_candidates`` and ``visualize`` to
+        ``straggler_identification_impl`` (HTA's function, or your own, is called as HTA
+        calls it), and the ranks of its largest values, largest first. ValueError where
+        no communication kernel has a spread across ranks (HTA 0.5.0 fails there too)."""
+        available = self.get_profiler_steps()
+        if profiler_steps is not None or straggler_identification_impl is not None:
+            return _hta_straggler.potential_stragglers(
+                self._frames(),
+                available,
+                None if profiler_steps is None else list(profiler_steps),
+                num_candidates,
+                visualize,
+                straggler_identification_impl,
+            )
+        if not available:
             raise ValueError(
                 "invalid value for argument: profiler_steps=None; available profiler steps=[]"
             )
-        if straggler_identification_impl is not None:
-            raise _not_built(
-                "get_potential_stragglers(straggler_identification_impl=...) (a user's metric)"
-            )
-        found = sorted(self._t.stragglers(int(num_candidates)))
+        found = sorted(self._t.stragglers(max(int(num_candidates), 1)))
         if not found:
-            # HTA's metric fails (ValueError) where there is no long NCCL kernel to time.
-            raise ValueError(
-                "no straggler metric: no rank has a communication kernel long enough to time"
-            )
+            raise ValueError(_hta_straggler.NO_METRIC)
         return found
 
     def _event_info(self, rank: int) -> Dict[int, Tuple[str, str, Any, Any, int]]:
