@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from . import _hta_diff, _hta_frame, _hta_straggler, _native
+from . import _hta_cupti, _hta_diff, _hta_frame, _hta_straggler, _native
 from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
@@ -1096,12 +1096,31 @@ class TraceAnalysis:
         ranks: Optional[List[int]] = None,
     ) -> List[pd.DataFrame]:
         """CUPTI performance counters of each kernel with the operators that launched it,
-        one frame per rank (default ``[0]``). A trace recorded without the CUPTI profiler
-        (no ``cuda_profiler_range`` events) has none: ``[]``, as HTA returns. Correlating
-        counters that are there with operators is not built (NotImplementedError)."""
-        if not self._has_category("cuda_profiler_range"):
+        one frame per rank of ``ranks`` (default ``[0]``), as HTA's
+        (``tracewise._hta_cupti``): the rank's ``cuda_profiler_range`` events (HTA's frame
+        columns that tracewise builds, ``name``/``cat`` as strings, one column per counter),
+        each paired in start order with a ``cudaLaunchKernel`` call, with that call's frame
+        index (``index_runtime``), its ``cpu_op`` call stack (``op_stack``, outermost
+        first), ``top_level_op`` and ``bottom_level_op``. A rank whose ranges and launches
+        do not pair one to one is left out (an error is logged), as HTA. A trace recorded
+        without the CUPTI profiler (no ``cuda_profiler_range`` events) has none: ``[]``."""
+        if not self._has_category(_hta_cupti.PROFILER_RANGE):
             return []
-        raise _not_built("get_cupti_counter_data_with_operators on a trace with CUPTI counters")
+        if ranks is None or len(ranks) == 0:
+            ranks = [0]
+        self._check_ranks(ranks)
+        files = dict(self._t.files())
+        out = []
+        for rank in ranks:
+            df = _hta_cupti.counter_frame(
+                self._frames()[int(rank)],
+                files[int(rank)],
+                int(rank),
+                lambda host: _CallStacks(host, []),
+            )
+            if df is not None:
+                out.append(df)
+        return out
 
     # --- ranks and steps --------------------------------------------------------------
 
