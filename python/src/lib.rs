@@ -23,7 +23,9 @@ use pyo3::types::PyCapsule;
 use trace_frame::{DataFrame, Timeline, hta};
 
 mod overlay;
+mod save;
 use overlay::{write_overlaid_trace, write_patterned_trace};
+use save::write_files;
 
 create_exception!(
     tracewise,
@@ -949,6 +951,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_trace_with_events, m)?)?;
     m.add_function(wrap_pyfunction!(write_overlaid_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
     m.add_function(wrap_pyfunction!(roofline_json, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_kernels, m)?)?;

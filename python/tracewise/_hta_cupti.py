@@ -26,9 +26,9 @@ _LOG = logging.getLogger("tracewise.hta")
 
 
 def _counter_columns(path: str) -> pd.DataFrame:
-    """The counters of the trace file ``path``, indexed by the events' position in
-    :func:`tracewise._hta_frame.events_frame`'s frame (same filter and order): one column
-    per ``args`` key of a ``cuda_profiler_range`` event (names sorted), -1 where absent."""
+    """The counters of the trace file ``path``, indexed by event index (the frame's
+    ``index``): one column per ``args`` key of a ``cuda_profiler_range`` event (names
+    sorted), -1 where absent."""
     from . import load
 
     capture = load(path)
@@ -37,10 +37,10 @@ def _counter_columns(path: str) -> pd.DataFrame:
         return pd.DataFrame()
     picks = ", ".join(f'"{c}"' for c in columns)
     ev = capture.sql(
-        f"SELECT cat, {picks} FROM events WHERE dur_ns IS NOT NULL AND cat IS NOT NULL "
-        "AND cat <> 'Trace' ORDER BY event_index"
+        f"SELECT event_index, cat, {picks} FROM events WHERE cat = '{PROFILER_RANGE}' "
+        "ORDER BY event_index"
     ).to_pandas()
-    ranges = ev[ev["cat"] == PROFILER_RANGE]
+    ranges = ev.set_index(ev["event_index"].astype("int64"))
     keep = sorted(c for c in columns if ranges[c].notna().any())
     out = ranges[keep].rename(columns={c: c[len("args_"):] for c in keep})
     for c in out.columns:

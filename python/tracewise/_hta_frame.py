@@ -115,7 +115,8 @@ def _stream(v: object) -> int:
 
 def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     """The events HTA's parser keeps from the trace file ``path``, in file order, with
-    decoded ``cat``/``name`` strings: ``index``, ``cat``, ``name``, ``pid``, ``tid``, ``ts``,
+    decoded ``cat``/``name`` strings: ``index`` (the place in ``traceEvents``, as HTA's),
+    ``cat``, ``name``, ``pid``, ``tid``, ``ts``,
     ``dur``, ``stream``, ``correlation``, ``external_id``, ``index_correlation``,
     ``iteration``, ``end``."""
     from . import load
@@ -127,7 +128,7 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
         f'"{col}" AS {alias}' if col in present else f"NULL AS {alias}" for col, alias in wanted.items()
     )
     ev = capture.sql(
-        f"SELECT name, cat, pid, tid, ts_ns, dur_ns, {picks} FROM events "
+        f"SELECT event_index, name, cat, pid, tid, ts_ns, dur_ns, {picks} FROM events "
         "WHERE dur_ns IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace' ORDER BY event_index"
     ).to_pandas()
     ts_ns = ev["ts_ns"].astype("int64")
@@ -167,6 +168,12 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     df["index_correlation"] = ic
     df["iteration"] = _iterations(df)
     df["end"] = df["ts"] + df["dur"]
+    # HTA numbers the events by their place in ``traceEvents`` before it drops those
+    # without a duration or a category: the loader's event index. The links above were
+    # made by row; they become event indices too (0, unlinked, and -1 stay).
+    event_index = ev["event_index"].to_numpy().astype("int64")
+    df["index"] = event_index
+    df["index_correlation"] = np.where(ic > 0, event_index[np.maximum(ic, 0)], ic)
     return df
 
 

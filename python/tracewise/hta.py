@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from . import _hta_cupti, _hta_diff, _hta_frame, _hta_straggler, _native
+from . import _hta_cpgraph, _hta_cupti, _hta_diff, _hta_frame, _hta_straggler, _native
 from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
@@ -156,8 +156,8 @@ class CPGraph:
     :class:`CPEdge`. With networkx installed (HTA's dependency; tracewise does not
     require it) the object is also a ``networkx.DiGraph`` holding the same nodes and
     edges (attributes ``weight`` and ``object``), as HTA's is. HTA's frames
-    (``trace_df``, ``full_trace_df``, the symbol table) and ``save()`` are not built
-    (NotImplementedError)."""
+    (``trace_df``, ``full_trace_df``, ``symbol_table``) are built on first use, and
+    ``save()`` writes HTA's files (``tracewise._hta_cpgraph``)."""
 
     def __init__(self, rank: int, native: Any, events: Dict[int, Tuple[str, str, Any, Any, int]]) -> None:
         nodes, edges, path = native
@@ -295,24 +295,55 @@ class CPGraph:
             name = self._events.get(node.ev_idx, ("?",))[0]
             log.info(f"Critical {node}, ev_id = {node.ev_idx} ev_name = {name}")
 
+    # --- HTA's frames and save() (``tracewise._hta_cpgraph``) ---------------------------
+
+    def _hta_frames(self) -> Tuple[pd.DataFrame, pd.DataFrame, Any]:
+        """(clipped frame, full frame, symbol table), built on first use from the analysis
+        that built this graph."""
+        cached = getattr(self, "_hta_cache", None)
+        if cached is None:
+            source = getattr(self, "_hta_source", None)
+            if source is None:
+                raise ValueError(
+                    "this CPGraph was not built by TraceAnalysis.critical_path_analysis: "
+                    "it has no trace frames"
+                )
+            analysis, annotation, first, last = source
+            frames, table = _hta_cpgraph.encoded(analysis._frames())
+            full = frames[self.rank]
+            clipped = _hta_cpgraph.clipped(full, table, annotation, first, last)
+            cached = self._hta_cache = (clipped, full, table)
+        return cached
+
     def save(self, out_dir: str) -> str:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.save (HTA's pickled graph and trace frame)")
+        """Writes the graph as HTA's ``save`` does: ``out_dir/trace_data.csv``
+        (:attr:`trace_df`), ``out_dir/cp_graph.pkl`` (its node-link data),
+        ``out_dir/cp_data.pkl`` (node list, path, maps) and their zip ``out_dir.zip``,
+        through tracewise's output rules; returns the zip's path."""
+        inputs = [p for _, p in self._hta_source[0]._t.files()] if getattr(self, "_hta_source", None) else []
+        return _hta_cpgraph.save(self, self.trace_df, out_dir, inputs)
 
     @property
     def trace_df(self) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.trace_df (HTA's clipped trace frame)")
+        """HTA's clipped trace frame of the analysed window (``cat``/``name`` as ids of
+        :attr:`symbol_table`; see ``tracewise._hta_cpgraph``)."""
+        return self._hta_frames()[0]
 
     @property
     def full_trace_df(self) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.full_trace_df (HTA's trace frame)")
+        """HTA's trace frame of the rank (``cat``/``name`` as ids of :attr:`symbol_table`)."""
+        return self._hta_frames()[1]
 
     @property
     def symbol_table(self) -> Any:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.symbol_table (HTA's symbol table)")
+        """The symbol table of :attr:`trace_df` and :attr:`full_trace_df` (HTA's
+        ``TraceSymbolTable`` accessors: ``get_sym_table``, ``get_sym_id_map``, ...)."""
+        return self._hta_frames()[2]
+
+    @property
+    def sym_table(self) -> List[str]:
+        """The symbol table's strings, by id (HTA's ``CPGraph.sym_table``)."""
+        return self._hta_frames()[2].get_sym_table()
 
 
 _NX_CPGRAPH: List[Any] = []
@@ -1202,6 +1233,7 @@ class TraceAnalysis:
         if native is None:
             return graph_type(int(rank), ([], [], None), {}), False
         graph = graph_type(int(rank), native, self._event_info(int(rank)))
+        graph._hta_source = (self, annotation, first, max(first, last))
         return graph, graph.critical_path()
 
     def overlay_critical_path_analysis(
