@@ -6,9 +6,10 @@ stacked, with ``rank`` and ``idx`` columns, ``cat``/``name`` as symbol ids) rest
 the selected steps, the symbol table, the number of candidates and ``visualize``; the
 function returns a series indexed by rank whose largest values are the stragglers. This
 module builds those inputs from :mod:`tracewise._hta_frame` and holds tracewise's own
-implementation of HTA's default metric (``find_stragglers_with_late_start_comm_kernels``,
-as HTA documents it) for a step selection. Without either argument the drop-in uses the
-native detection (``timeline::hta::stragglers``), which is faster.
+implementation of HTA's default metric, under HTA's name
+(:func:`find_stragglers_with_late_start_comm_kernels`, as HTA documents it), for a step
+selection. Without a step selection the default metric is computed natively
+(``timeline::hta::stragglers``), which is faster and gives the same ranks.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _threshold(values: pd.Series, n: int) -> float:
     return ordered[min(n, len(ordered)) - 1]
 
 
-def late_start_comm_kernels(
+def find_stragglers_with_late_start_comm_kernels(
     df: pd.DataFrame, symbol_table: Any, n_stragglers: int = 2, visualize: bool = False
 ) -> pd.Series:
     """HTA's default straggler identification over ``df`` (the stacked frame of the
@@ -113,7 +114,7 @@ def potential_stragglers(
 ) -> List[int]:
     """HTA's ``get_potential_stragglers`` over ``frames``: the selected steps that the trace
     has (ValueError where none), the stacked frame of those steps handed to ``impl``
-    (default :func:`late_start_comm_kernels`) with the symbol table, ``num_candidates``
+    (default :func:`find_stragglers_with_late_start_comm_kernels`) with the symbol table, ``num_candidates``
     (at least 1) and ``visualize``, and the ranks of its ``num_candidates`` largest values,
     largest first."""
     num = max(int(num_candidates), 1)
@@ -128,5 +129,5 @@ def potential_stragglers(
         )
     df, table = stacked_frame(frames)
     selected = df.loc[df["iteration"].isin(valid)]
-    counts = (impl or late_start_comm_kernels)(selected, table, num, visualize)
+    counts = (impl or find_stragglers_with_late_start_comm_kernels)(selected, table, num, visualize)
     return [int(r) for r in counts.sort_values(ascending=False)[:num].index.tolist()]

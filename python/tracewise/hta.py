@@ -1164,12 +1164,15 @@ class TraceAnalysis:
         profiler_steps: Optional[List[int]] = None,
         num_candidates: int = 2,
         visualize: bool = False,
-        straggler_identification_impl: Optional[Callable[..., pd.Series]] = None,
+        straggler_identification_impl: Callable[
+            ..., pd.Series
+        ] = _hta_straggler.find_stragglers_with_late_start_comm_kernels,
     ) -> List[int]:
         """The ``num_candidates`` ranks whose last long NCCL kernel starts latest (HTA's
-        default metric, ``find_stragglers_with_late_start_comm_kernels``). Without a step
-        selection or an identification function, the native detection, ranks in rank order;
-        with either, HTA's procedure over its frames (``tracewise._hta_straggler``): the
+        default metric, ``find_stragglers_with_late_start_comm_kernels``), most often
+        found first, as HTA orders them. Without a step selection or another
+        identification function, computed natively; with either, HTA's procedure over
+        its frames (``tracewise._hta_straggler``): the
         selected steps that the trace has (ValueError where none), every rank's frame of
         those steps stacked (``rank``, ``idx``, ``cat``/``name`` as symbol ids) and handed
         with the symbol table, ``num_candidates`` and ``visualize`` to
@@ -1177,20 +1180,22 @@ class TraceAnalysis:
         calls it), and the ranks of its largest values, largest first. ValueError where
         no communication kernel has a spread across ranks (HTA 0.5.0 fails there too)."""
         available = self.get_profiler_steps()
-        if profiler_steps is not None or straggler_identification_impl is not None:
+        default = _hta_straggler.find_stragglers_with_late_start_comm_kernels
+        impl = straggler_identification_impl
+        if profiler_steps is not None or (impl is not None and impl is not default):
             return _hta_straggler.potential_stragglers(
                 self._frames(),
                 available,
                 None if profiler_steps is None else list(profiler_steps),
                 num_candidates,
                 visualize,
-                straggler_identification_impl,
+                impl,
             )
         if not available:
             raise ValueError(
                 "invalid value for argument: profiler_steps=None; available profiler steps=[]"
             )
-        found = sorted(self._t.stragglers(max(int(num_candidates), 1)))
+        found = list(self._t.stragglers(max(int(num_candidates), 1)))
         if not found:
             raise ValueError(_hta_straggler.NO_METRIC)
         return found

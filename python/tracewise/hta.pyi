@@ -155,7 +155,7 @@ class TraceAnalysis:
         profiler_steps: Optional[List[int]] = None,
         num_candidates: int = 2,
         visualize: bool = False,
-        straggler_identification_impl: Optional[Callable[..., pd.Series]] = None,
+        straggler_identification_impl: Callable[..., pd.Series] = ...,
     ) -> List[int]: ...
     def get_profiler_steps(
         self,
