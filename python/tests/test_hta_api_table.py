@@ -56,6 +56,20 @@ PARITY: Dict[Tuple[str, str], str] = {
 # (class, method, parameter) -> the values that raise NotImplementedError.
 PARAM_NOT_BUILT: Dict[Tuple[str, str, str], str] = {}
 
+# (class, method, parameter) -> what the parameter does not do yet (the answer is whole).
+PARAM_PARTIAL: Dict[Tuple[str, str, str], str] = {
+    ("TraceAnalysis", m, "visualize"): "`True` draws no plot (the data HTA plots is returned)"
+    for m in (
+        "get_temporal_breakdown",
+        "get_comm_comp_overlap",
+        "get_gpu_kernel_breakdown",
+        "get_idle_time_breakdown",
+        "get_cuda_kernel_launch_stats",
+        "get_gpu_user_annotation_breakdown",
+        "get_potential_stragglers",
+    )
+}
+
 # (class, method, parameter) -> why our default is not HTA's.
 DEFAULT_DIFFERS: Dict[Tuple[str, str, str], str] = {}
 
@@ -142,6 +156,9 @@ def generate() -> str:
                 pstatus = (
                     f"NotImplementedError for {note}" if built and note else ("" if built else "NotImplementedError")
                 )
+                partial = PARAM_PARTIAL.get((cname, name, p.name))
+                if partial:
+                    pstatus = (pstatus + "; " if pstatus else "") + partial
                 why = DEFAULT_DIFFERS.get((cname, name, p.name))
                 if why:
                     pstatus = (pstatus + "; " if pstatus else "") + f"default differs: {why}"

@@ -4,11 +4,12 @@ Change ``from hta.trace_analysis import TraceAnalysis`` to
 ``from tracewise.hta import TraceAnalysis``: the methods below take HTA 0.5.0's arguments
 and return pandas frames with its column names, dtypes and row order, computed by
 tracewise's native HTA analyses (``trace_frame::hta``, ``critical_path``) instead of
-pandas over a parsed trace. Where an argument or a method needs what tracewise does not
-compute, it raises ``NotImplementedError`` naming it; ``docs/differences.md`` lists where
-the numbers may differ from HTA's. ``visualize`` is accepted and ignored (no plots).
-``docs/hta-api.md`` lists every public method and parameter of HTA 0.5.0's
-``TraceAnalysis`` and ``TraceDiff`` and which of them raise ``NotImplementedError``.
+pandas over a parsed trace. ``docs/differences.md`` lists where the numbers may differ
+from HTA's. ``visualize`` plots only in ``get_frequent_cuda_kernel_sequences`` and
+``TraceDiff``'s ``visualize_*``; elsewhere it is accepted and draws nothing (the data HTA
+plots is returned). ``docs/hta-api.md`` lists every public method and parameter of HTA
+0.5.0's ``TraceAnalysis`` and ``TraceDiff`` with its parity tests; none raises
+``NotImplementedError``.
 
 pandas is imported when this module is.
 """
@@ -54,13 +55,6 @@ class TimeSeriesTypes(Flag):
     QUEUE_LENGTH = auto()
     MEMCPY_BANDWIDTH = auto()
 
-
-def _not_built(feature: str) -> NotImplementedError:
-    """The error of an HTA feature tracewise does not build."""
-    return NotImplementedError(
-        f"tracewise.hta does not implement HTA 0.5.0's {feature}; use HTA for it "
-        "(docs/hta-api.md lists what is implemented)"
-    )
 
 _IDLE_CATEGORIES = ("host_wait", "kernel_wait", "other")
 
