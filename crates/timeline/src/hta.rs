@@ -679,7 +679,7 @@ fn top_ranks(chosen: &[(i64, i64, f64)], num: usize) -> Vec<i64> {
         .into_iter()
         .map(|(step, mut ms)| {
             ms.sort_by(|a, b| b.total_cmp(a));
-            (step, ms[num.min(ms.len()) - 1])
+            (step, ms[num.clamp(1, ms.len()) - 1])
         })
         .collect();
     let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
@@ -948,9 +948,18 @@ mod tests {
         // Step 1: ranks 2 and 1 latest; step 2: ranks 2 and 0; step 3: a tie, 0, 1 and 3
         // all at the second latest.
         let rows = [
-            (0, 1, 0.1), (1, 1, 0.5), (2, 1, 0.9), (3, 1, 0.2),
-            (0, 2, 0.6), (1, 2, 0.3), (2, 2, 0.8), (3, 2, 0.1),
-            (0, 3, 0.4), (1, 3, 0.4), (2, 3, 0.1), (3, 3, 0.4),
+            (0, 1, 0.1),
+            (1, 1, 0.5),
+            (2, 1, 0.9),
+            (3, 1, 0.2),
+            (0, 2, 0.6),
+            (1, 2, 0.3),
+            (2, 2, 0.8),
+            (3, 2, 0.1),
+            (0, 3, 0.4),
+            (1, 3, 0.4),
+            (2, 3, 0.1),
+            (3, 3, 0.4),
         ];
         // Counts: rank 0: 2, rank 1: 2, rank 2: 2, rank 3: 1; ties in rank order.
         assert_eq!(top_ranks(&rows, 2), vec![0, 1]);
