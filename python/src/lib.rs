@@ -688,6 +688,14 @@ impl HtaTrace {
             .unwrap_or_default()
     }
 
+    /// Per rank, in rank order, how many steps found it among the `num` latest (HTA's
+    /// series before its sort; empty when the metric cannot run).
+    fn straggler_counts(&self, num: usize) -> Vec<(i64, usize)> {
+        hta::stragglers(&self.timelines, num)
+            .map(|s| s.counts)
+            .unwrap_or_default()
+    }
+
     /// The critical path of `rank`'s step: (length µs, [(bound_by, % of the length)]), or
     /// None when the step is not in the trace.
     fn critical_path(

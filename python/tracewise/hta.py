@@ -1189,10 +1189,13 @@ class TraceAnalysis:
             raise ValueError(
                 "invalid value for argument: profiler_steps=None; available profiler steps=[]"
             )
-        found = list(self._t.stragglers(max(int(num_candidates), 1)))
-        if not found:
+        num = max(int(num_candidates), 1)
+        counts = self._t.straggler_counts(num)
+        if not counts:
             raise ValueError(_hta_straggler.NO_METRIC)
-        return found
+        # HTA's own sort of its per-rank series, so that ties fall as they fall in HTA.
+        series = pd.Series([c for _, c in counts], index=[r for r, _ in counts], dtype="int64")
+        return [int(r) for r in series.sort_values(ascending=False)[:num].index.tolist()]
 
     def _event_info(self, rank: int) -> Dict[int, Tuple[str, str, Any, Any, int]]:
         """Per event index of ``rank``: (name, category, pid, tid, stream) of its host events

@@ -522,6 +522,10 @@ pub struct Stragglers {
     pub kernel: String,
     /// Per rank: the metric, the normalised start of the last long such kernel.
     pub metric: Vec<(i64, f64)>,
+    /// Per rank, in rank order: how many steps found it among the latest (HTA's series,
+    /// which HTA sorts with pandas; the Python drop-in sorts it the same way).
+    #[serde(skip)]
+    pub counts: Vec<(i64, usize)>,
 }
 
 /// One rank's share of [`stragglers`]: what the detection needs of its timeline, so that
@@ -654,7 +658,8 @@ pub fn stragglers_of(inputs: &[StragglerInput], num: usize) -> Option<Stragglers
         .filter(|((_, s, _, n), _)| *s == stream && *n == kernel)
         .map(|((rank, _, step, _), (start, _))| (*rank, *step, (start - t_min) as f64 / mean_step))
         .collect();
-    let ranks = top_ranks(&chosen, num.max(1));
+    let counts = straggler_counts(&chosen, num.max(1));
+    let ranks = top_ranks(&counts, num.max(1));
     let mut metric: Vec<(i64, f64)> = chosen.iter().map(|c| (c.0, c.2)).collect();
     metric.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Some(Stragglers {
@@ -662,15 +667,15 @@ pub fn stragglers_of(inputs: &[StragglerInput], num: usize) -> Option<Stragglers
         stream,
         kernel,
         metric,
+        counts,
     })
 }
 
-/// HTA's candidate selection (`_get_top_k_stragglers_with_metric`) over `chosen`'s (rank,
+/// HTA's candidate counting (`_get_top_k_stragglers_with_metric`) over `chosen`'s (rank,
 /// step, metric) rows: in each step, the ranks whose metric is at least the step's `num`-th
-/// largest (the smallest where the step has fewer ranks) count once; the `num` ranks
-/// counted most often, ties in rank order (HTA's descending sort of a series in rank order).
-/// With one step every rank's count is 0 or 1.
-fn top_ranks(chosen: &[(i64, i64, f64)], num: usize) -> Vec<i64> {
+/// largest (the smallest where the step has fewer ranks) count once. Per rank, in rank
+/// order; with one step every rank's count is 0 or 1.
+fn straggler_counts(chosen: &[(i64, i64, f64)], num: usize) -> Vec<(i64, usize)> {
     let mut by_step: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
     for &(_, step, m) in chosen {
         by_step.entry(step).or_default().push(m);
@@ -686,7 +691,14 @@ fn top_ranks(chosen: &[(i64, i64, f64)], num: usize) -> Vec<i64> {
     for &(rank, step, m) in chosen {
         *counts.entry(rank).or_default() += usize::from(m >= threshold[&step]);
     }
-    let mut ranked: Vec<(i64, usize)> = counts.into_iter().collect();
+    counts.into_iter().collect()
+}
+
+/// The `num` ranks of `counts` counted most often, ties in rank order. (HTA sorts with
+/// pandas, whose order among ties depends on numpy's sort; the Python drop-in applies that
+/// same sort to [`Stragglers::counts`].)
+fn top_ranks(counts: &[(i64, usize)], num: usize) -> Vec<i64> {
+    let mut ranked = counts.to_vec();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.into_iter().take(num).map(|r| r.0).collect()
 }
@@ -961,15 +973,25 @@ mod tests {
             (2, 3, 0.1),
             (3, 3, 0.4),
         ];
-        // Counts: rank 0: 2, rank 1: 2, rank 2: 2, rank 3: 1; ties in rank order.
-        assert_eq!(top_ranks(&rows, 2), vec![0, 1]);
-        assert_eq!(top_ranks(&rows, 4), vec![0, 1, 2, 3]);
+        let top = |rows: &[(i64, i64, f64)], n: usize| top_ranks(&straggler_counts(rows, n), n);
+        assert_eq!(
+            straggler_counts(&rows, 2),
+            vec![(0, 2), (1, 2), (2, 2), (3, 1)]
+        );
+        // Ties in rank order.
+        assert_eq!(top(&rows, 2), vec![0, 1]);
+        assert_eq!(top(&rows, 4), vec![0, 1, 2, 3]);
         // One step: 0/1 per rank, the two latest, in rank order.
-        assert_eq!(top_ranks(&rows[..4], 2), vec![1, 2]);
+        assert_eq!(
+            straggler_counts(&rows[..4], 2),
+            vec![(0, 0), (1, 1), (2, 1), (3, 0)]
+        );
+        assert_eq!(top(&rows[..4], 2), vec![1, 2]);
         // More candidates than ranks in a step: every rank of it counts.
-        assert_eq!(top_ranks(&rows[..2], 3), vec![0, 1]);
+        assert_eq!(top(&rows[..2], 3), vec![0, 1]);
         // At least one candidate.
-        assert_eq!(top_ranks(&rows[..4], 1), vec![2]);
+        assert_eq!(top(&rows[..4], 1), vec![2]);
+        assert_eq!(top(&rows[..4], 0), vec![]);
     }
 
     #[test]
