@@ -23,7 +23,9 @@ use pyo3::types::PyCapsule;
 use trace_frame::{DataFrame, Timeline, hta};
 
 mod overlay;
+mod save;
 use overlay::{write_overlaid_trace, write_patterned_trace};
+use save::write_files;
 
 create_exception!(
     tracewise,
@@ -444,9 +446,11 @@ impl HtaTrace {
             .collect()
     }
 
-    /// (kernel type, µs) over all ranks, largest first.
-    fn kernel_types(&self) -> Vec<(String, f64)> {
-        hta::kernel_type_breakdown(&self.timelines)
+    /// (kernel type, µs) over all ranks, largest first; memory kernels left out unless
+    /// `include_memory`.
+    #[pyo3(signature = (include_memory = true))]
+    fn kernel_types(&self, include_memory: bool) -> Vec<(String, f64)> {
+        hta::kernel_type_breakdown_of(&self.timelines, include_memory)
             .into_iter()
             .map(|r| (r.kernel_type, r.sum_us))
             .collect()
@@ -681,6 +685,14 @@ impl HtaTrace {
     fn stragglers(&self, num: usize) -> Vec<i64> {
         hta::stragglers(&self.timelines, num)
             .map(|s| s.ranks)
+            .unwrap_or_default()
+    }
+
+    /// Per rank, in rank order, how many steps found it among the `num` latest (HTA's
+    /// series before its sort; empty when the metric cannot run).
+    fn straggler_counts(&self, num: usize) -> Vec<(i64, usize)> {
+        hta::stragglers(&self.timelines, num)
+            .map(|s| s.counts)
             .unwrap_or_default()
     }
 
@@ -947,6 +959,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_trace_with_events, m)?)?;
     m.add_function(wrap_pyfunction!(write_overlaid_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
     m.add_function(wrap_pyfunction!(roofline_json, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_kernels, m)?)?;

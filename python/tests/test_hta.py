@@ -131,10 +131,21 @@ def test_profiler_steps(pair):
     assert ours.get_profiler_steps() == [int(s) for s in theirs.get_profiler_steps()] == [10]
 
 
-def test_unsupported_arguments_say_so(pair):
-    _, ours = pair
-    with pytest.raises(NotImplementedError, match="include_memory_kernels"):
-        ours.get_gpu_kernel_breakdown(include_memory_kernels=False)
+@pytest.mark.parametrize("num_kernels,duration_ratio", [(10, 0.8), (3, 0.5)])
+def test_gpu_kernel_breakdown_without_memory_kernels(pair, num_kernels, duration_ratio):
+    """``include_memory_kernels=False``: HTA's frames, with no MEMORY row or overlap, and
+    the memory kernels' time gone from the type totals."""
+    theirs, ours = pair
+    kw = dict(visualize=False, num_kernels=num_kernels, duration_ratio=duration_ratio, include_memory_kernels=False)
+    t_types, t_kernels = theirs.get_gpu_kernel_breakdown(**kw)
+    o_types, o_kernels = ours.get_gpu_kernel_breakdown(**kw)
+    equal(t_types, o_types)
+    equal(t_kernels, o_kernels)
+    assert not o_types["kernel_type"].str.contains("MEMORY").any()
+    assert set(o_kernels["kernel_type"]) == {"COMPUTATION", "COMMUNICATION"}
+    with_memory, _ = ours.get_gpu_kernel_breakdown(visualize=False, num_kernels=num_kernels, duration_ratio=duration_ratio)
+    assert with_memory["kernel_type"].str.contains("MEMORY").any()
+    assert o_types["sum"].sum() < with_memory["sum"].sum()
 
 
 def test_reference_csvs_agree(pair, traces):

@@ -23,7 +23,7 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("TraceAnalysis", "__init__"): "test_hta_parity.py (every test, both `include_last_profiler_step`), test_hta.py",
     ("TraceAnalysis", "get_temporal_breakdown"): "test_hta_parity.py::test_temporal_breakdown",
     ("TraceAnalysis", "get_comm_comp_overlap"): "test_hta_parity.py::test_comm_comp_overlap",
-    ("TraceAnalysis", "get_gpu_kernel_breakdown"): "test_hta_parity.py::test_gpu_kernel_breakdown, test_hta.py::test_gpu_kernel_breakdown",
+    ("TraceAnalysis", "get_gpu_kernel_breakdown"): "test_hta_parity.py::test_gpu_kernel_breakdown, test_gpu_kernel_breakdown_without_memory_kernels, test_hta.py::test_gpu_kernel_breakdown",
     ("TraceAnalysis", "get_idle_time_breakdown"): "test_hta_parity.py::test_idle_time_breakdown(_default_rank)",
     ("TraceAnalysis", "get_cuda_kernel_launch_stats"): "test_hta_parity.py::test_cuda_kernel_launch_stats",
     ("TraceAnalysis", "get_queue_length_time_series"): "test_hta_parity.py::test_queue_length_time_series",
@@ -31,8 +31,8 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("TraceAnalysis", "get_queue_length_summary_from_time_series"): "test_hta_parity.py::test_queue_length_summary_from_time_series_is_pure",
     ("TraceAnalysis", "get_time_spent_blocked_on_full_queue"): "test_hta_parity.py::test_time_spent_blocked_on_full_queue",
     ("TraceAnalysis", "get_profiler_steps"): "test_hta_parity.py::test_profiler_steps",
-    ("TraceAnalysis", "get_potential_stragglers"): "test_hta_parity.py::test_potential_stragglers",
-    ("TraceAnalysis", "critical_path_analysis"): "test_hta_critical_path.py::test_cp_graph_equals_htas (nodes, edges, attribution, path, breakdown and summary; a networkx `DiGraph` where networkx is installed; `CPGraph.save` and HTA's frames on it raise NotImplementedError), test_hta.py::test_critical_path_summary",
+    ("TraceAnalysis", "get_potential_stragglers"): "test_hta_parity.py::test_potential_stragglers, test_potential_stragglers_selected_steps_and_functions; test_hta_stragglers.py (synthetic multi-rank, multi-step traces: step lists, HTA's and a user's identification function, what the function is handed)",
+    ("TraceAnalysis", "critical_path_analysis"): "test_hta_critical_path.py::test_cp_graph_equals_htas (nodes, edges, attribution, path, breakdown and summary; a networkx `DiGraph` where networkx is installed; `trace_df`, `full_trace_df`, `symbol_table` and `save()`: test_cp_graph_frames_and_save_equal_htas, with HTA's frame columns tracewise builds), test_hta.py::test_critical_path_summary",
     ("TraceAnalysis", "overlay_critical_path_analysis"): "test_hta_critical_path.py::test_overlaid_trace_equals_htas (events kept, `critical` marks, flow pairs; ours is plain JSON where the name does not end in `.gz`)",
     ("TraceAnalysis", "get_frequent_cuda_kernel_sequences"): "test_hta_critical_path.py::test_frequent_cuda_kernel_sequences_equal_htas (the frame, and the overlaid trace's `Patterns`; compressed names carry tracewise's own ids)",
     ("TraceAnalysis", "generate_trace_with_counters"): "test_hta_parity.py::test_generate_trace_with_counters (the counter events; ours is plain JSON where the name does not end in `.gz`)",
@@ -50,21 +50,28 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("LabeledTrace", "iterations"): "test_hta_diff_parity.py::test_ranks_and_iterations",
     ("LabeledTrace", "extract_ops"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration",
     ("LabeledTrace", "get_ops_summary"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration (rows sorted by name; `cat_id`/`name_id` not compared)",
-    ("TraceAnalysis", "get_cupti_counter_data_with_operators"): "test_hta_parity.py::test_cupti_counter_data (traces without CUPTI counters: `[]`; with counters: NotImplementedError)",
+    ("TraceAnalysis", "get_cupti_counter_data_with_operators"): "test_hta_parity.py::test_cupti_counter_data (the shared traces, none with CUPTI counters: `[]`), test_hta_cupti.py (synthetic CUPTI-mode traces: every column tracewise builds, by value)",
 }
 
 # (class, method, parameter) -> the values that raise NotImplementedError.
-PARAM_NOT_BUILT: Dict[Tuple[str, str, str], str] = {
-    ("TraceAnalysis", "get_gpu_kernel_breakdown", "include_memory_kernels"): "`False`",
-    ("TraceAnalysis", "get_potential_stragglers", "profiler_steps"): "any list",
-    ("TraceAnalysis", "get_potential_stragglers", "straggler_identification_impl"): "any function",
+PARAM_NOT_BUILT: Dict[Tuple[str, str, str], str] = {}
+
+# (class, method, parameter) -> what the parameter does not do yet (the answer is whole).
+PARAM_PARTIAL: Dict[Tuple[str, str, str], str] = {
+    ("TraceAnalysis", m, "visualize"): "`True` draws no plot (the data HTA plots is returned)"
+    for m in (
+        "get_temporal_breakdown",
+        "get_comm_comp_overlap",
+        "get_gpu_kernel_breakdown",
+        "get_idle_time_breakdown",
+        "get_cuda_kernel_launch_stats",
+        "get_gpu_user_annotation_breakdown",
+        "get_potential_stragglers",
+    )
 }
 
 # (class, method, parameter) -> why our default is not HTA's.
-DEFAULT_DIFFERS: Dict[Tuple[str, str, str], str] = {
-    ("TraceAnalysis", "get_potential_stragglers", "straggler_identification_impl"):
-        "`None` stands for HTA's `find_stragglers_with_late_start_comm_kernels`, which tracewise computes natively",
-}
+DEFAULT_DIFFERS: Dict[Tuple[str, str, str], str] = {}
 
 CLASSES = ("TraceAnalysis", "TraceDiff", "LabeledTrace")
 
@@ -149,6 +156,9 @@ def generate() -> str:
                 pstatus = (
                     f"NotImplementedError for {note}" if built and note else ("" if built else "NotImplementedError")
                 )
+                partial = PARAM_PARTIAL.get((cname, name, p.name))
+                if partial:
+                    pstatus = (pstatus + "; " if pstatus else "") + partial
                 why = DEFAULT_DIFFERS.get((cname, name, p.name))
                 if why:
                     pstatus = (pstatus + "; " if pstatus else "") + f"default differs: {why}"
@@ -191,6 +201,11 @@ def test_signatures_follow_hta(cname):
                 continue
             if p.default is inspect.Parameter.empty:
                 assert q.default is inspect.Parameter.empty, (cname, name, pname)
+            elif inspect.isfunction(p.default):
+                # HTA's default function (the straggler metric): ours is tracewise's own,
+                # under HTA's name.
+                assert inspect.isfunction(q.default) and q.default.__name__ == p.default.__name__, (
+                    cname, name, pname)
             elif isinstance(p.default, __import__("enum").Enum):
                 assert q.default.name == p.default.name and q.default.value == p.default.value
             else:

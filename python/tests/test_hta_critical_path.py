@@ -288,3 +288,86 @@ def test_frequent_cuda_kernel_sequences_equal_htas(traces, tmp_path, name):
                     assert {json.dumps(x) for _, x in pb} == {json.dumps(x) for _, x in pa}, case
     # hta-amd-mi250: HTA links no HIP launch to its kernel, so neither finds a pattern.
     assert found > 0 or name == "hta-amd-mi250", name
+
+
+def _decoded(df: pd.DataFrame, table) -> pd.DataFrame:
+    """``df`` with ``cat``/``name`` ids replaced by the strings of ``table``."""
+    names = table.get_sym_table()
+    out = df.copy()
+    for c in ("cat", "name"):
+        out[c] = [names[int(i)] for i in out[c]]
+    return out
+
+
+def _same_frame(a: pd.DataFrame, a_table, b: pd.DataFrame, b_table, case: str) -> None:
+    """Ours (``b``) has only columns HTA's (``a``) has, and on those equals it by value:
+    the same rows (index labels) in the same order, ids compared decoded."""
+    a, b = _decoded(a, a_table), _decoded(b, b_table)
+    extra = [c for c in b.columns if c not in a.columns]
+    assert not extra, (case, extra)
+    cols = [c for c in a.columns if c in b.columns]
+    assert len(cols) >= 13, (case, cols)
+    pd.testing.assert_frame_equal(b[cols], a[cols], check_dtype=False, check_index_type=False, obj=case)
+    assert len(b) > 0, case
+
+
+def _graph_edges(link_data: dict, node_list) -> List[tuple]:
+    """The node-link data's edges through their events (node ids are numbered apart)."""
+    links = link_data.get("edges", link_data.get("links"))
+    out = []
+    for e in links:
+        a, b = node_list[e["source"]], node_list[e["target"]]
+        out.append((int(a.ev_idx), bool(a.is_start), int(b.ev_idx), bool(b.is_start),
+                    float(e["weight"]), e["object"].type.value))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("name", _folders())
+def test_cp_graph_frames_and_save_equal_htas(traces, tmp_path, name):
+    """``CPGraph.full_trace_df``/``trace_df``/``symbol_table`` equal HTA's (HTA's frame
+    columns tracewise builds; docs/differences.md), for every case HTA's analysis succeeds
+    on; ``save()`` writes HTA's files: the zip of trace_data.csv, cp_graph.pkl and
+    cp_data.pkl under their paths, the same frame read back, the same graph and path."""
+    import pickle
+    import zipfile
+
+    theirs, ours = _pair(traces, name)
+    cases = _cases(theirs)
+    for rank, ann, inst, t_graph in cases:
+        case = f"{name} rank {rank} [{ann}] #{inst}"
+        o_graph, _ = ours.critical_path_analysis(rank, ann, inst)
+        _same_frame(t_graph.full_trace_df, t_graph.symbol_table, o_graph.full_trace_df, o_graph.symbol_table, case)
+        _same_frame(t_graph.trace_df, t_graph.symbol_table, o_graph.trace_df, o_graph.symbol_table, case)
+        assert o_graph.sym_table == o_graph.symbol_table.get_sym_table()
+    rank, ann, inst, t_graph = cases[-1]
+    o_graph, _ = ours.critical_path_analysis(rank, ann, inst)
+    with _quiet():
+        a = t_graph.save(str(tmp_path / "hta" / "cp"))
+    b = o_graph.save(str(tmp_path / "ours" / "cp"))
+    assert (a, b) == (str(tmp_path / "hta" / "cp") + ".zip", str(tmp_path / "ours" / "cp") + ".zip")
+    files = ["trace_data.csv", "cp_graph.pkl", "cp_data.pkl"]
+    for side, z in (("hta", a), ("ours", b)):
+        names = zipfile.ZipFile(z).namelist()
+        assert names == [(tmp_path / side / "cp" / f).as_posix().lstrip("/") for f in files], names
+        for f in files:
+            assert zipfile.ZipFile(z).read(names[files.index(f)]) == (tmp_path / side / "cp" / f).read_bytes()
+    # The frame, read back as HTA's restore_cpgraph reads it.
+    read = {s: pd.read_csv(tmp_path / s / "cp" / "trace_data.csv").set_index("_index_") for s in ("hta", "ours")}
+    _same_frame(read["hta"], t_graph.symbol_table, read["ours"], o_graph.symbol_table, f"{name} saved")
+    graphs = {}
+    for s in ("hta", "ours"):
+        with open(tmp_path / s / "cp" / "cp_graph.pkl", "rb") as f:
+            graphs[s] = pickle.load(f)
+    assert set(graphs["ours"]) == set(graphs["hta"])
+    assert graphs["ours"]["directed"] and not graphs["ours"]["multigraph"]
+    assert _graph_edges(graphs["ours"], o_graph.node_list) == _graph_edges(graphs["hta"], t_graph.node_list)
+    with open(tmp_path / "ours" / "cp" / "cp_data.pkl", "rb") as f:
+        data = pickle.load(f)
+    with open(tmp_path / "hta" / "cp" / "cp_data.pkl", "rb") as f:
+        t_data = pickle.load(f)
+    assert set(vars(data)) == set(vars(t_data))
+    assert data.critical_path_events_set == {int(e) for e in t_data.critical_path_events_set}
+    assert data.critical_path_nodes == o_graph.critical_path_nodes
+    assert sorted(data.event_to_start_node_map) == sorted(int(e) for e in t_data.event_to_start_node_map)
+    assert [(n.ev_idx, n.is_start, n.ts) for n in data.node_list] == [
+        (n.ev_idx, n.is_start, n.ts) for n in o_graph.node_list]

@@ -40,6 +40,44 @@ class SymbolTable:
                 self.table.append(s)
         return values.map(self.index).astype("int64")
 
+    # HTA's ``TraceSymbolTable`` accessors, for a user's function that is handed this table
+    # as HTA hands it its own (``get_potential_stragglers``' ``straggler_identification_impl``).
+
+    def get_sym_table(self) -> List[str]:
+        """The strings, by id (HTA's ``TraceSymbolTable.get_sym_table``)."""
+        return list(self.table)
+
+    def get_sym_id_map(self) -> Dict[str, int]:
+        """The id of each string (HTA's ``TraceSymbolTable.get_sym_id_map``)."""
+        return dict(self.index)
+
+    def get_sym_index(self) -> Dict[str, int]:
+        """The id of each string (HTA's ``TraceSymbolTable.get_sym_index``)."""
+        return dict(self.index)
+
+    def find_matches(self, patterns: List[str]) -> List[int]:
+        """The ids of the strings that contain any of ``patterns`` (HTA's
+        ``TraceSymbolTable.find_matches``)."""
+        return [i for i, s in enumerate(self.table) if any(p in s for p in patterns)]
+
+    def find_matched_symbols(self, patterns: List[str]) -> List[str]:
+        """The strings that contain any of ``patterns`` (HTA's
+        ``TraceSymbolTable.find_matched_symbols``)."""
+        return [s for s in self.table if any(p in s for p in patterns)]
+
+    def get_symbol_names(self, symbol_ids: List[int]) -> Dict[int, str]:
+        """The string of each id of ``symbol_ids`` that the table has (HTA's
+        ``TraceSymbolTable.get_symbol_names``)."""
+        return {i: self.table[i] for i in symbol_ids if 0 <= i < len(self.table)}
+
+    def get_sym_table_series(self) -> pd.Series:
+        """The strings as a series indexed by id."""
+        return pd.Series(self.table)
+
+    def get_sym_index_series(self) -> pd.Series:
+        """The ids as a series indexed by string."""
+        return pd.Series(self.index)
+
 
 def _by_value(values: pd.Series, f: Any) -> pd.Series:
     """``values`` mapped by ``f`` once per distinct value, as an object column."""
@@ -77,7 +115,8 @@ def _stream(v: object) -> int:
 
 def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     """The events HTA's parser keeps from the trace file ``path``, in file order, with
-    decoded ``cat``/``name`` strings: ``index``, ``cat``, ``name``, ``pid``, ``tid``, ``ts``,
+    decoded ``cat``/``name`` strings: ``index`` (the place in ``traceEvents``, as HTA's),
+    ``cat``, ``name``, ``pid``, ``tid``, ``ts``,
     ``dur``, ``stream``, ``correlation``, ``external_id``, ``index_correlation``,
     ``iteration``, ``end``."""
     from . import load
@@ -89,7 +128,7 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
         f'"{col}" AS {alias}' if col in present else f"NULL AS {alias}" for col, alias in wanted.items()
     )
     ev = capture.sql(
-        f"SELECT name, cat, pid, tid, ts_ns, dur_ns, {picks} FROM events "
+        f"SELECT event_index, name, cat, pid, tid, ts_ns, dur_ns, {picks} FROM events "
         "WHERE dur_ns IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace' ORDER BY event_index"
     ).to_pandas()
     ts_ns = ev["ts_ns"].astype("int64")
@@ -129,6 +168,12 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     df["index_correlation"] = ic
     df["iteration"] = _iterations(df)
     df["end"] = df["ts"] + df["dur"]
+    # HTA numbers the events by their place in ``traceEvents`` before it drops those
+    # without a duration or a category: the loader's event index. The links above were
+    # made by row; they become event indices too (0, unlinked, and -1 stay).
+    event_index = ev["event_index"].to_numpy().astype("int64")
+    df["index"] = event_index
+    df["index_correlation"] = np.where(ic > 0, event_index[np.maximum(ic, 0)], ic)
     return df
 
 

@@ -4,11 +4,12 @@ Change ``from hta.trace_analysis import TraceAnalysis`` to
 ``from tracewise.hta import TraceAnalysis``: the methods below take HTA 0.5.0's arguments
 and return pandas frames with its column names, dtypes and row order, computed by
 tracewise's native HTA analyses (``trace_frame::hta``, ``critical_path``) instead of
-pandas over a parsed trace. Where an argument or a method needs what tracewise does not
-compute, it raises ``NotImplementedError`` naming it; ``docs/differences.md`` lists where
-the numbers may differ from HTA's. ``visualize`` is accepted and ignored (no plots).
-``docs/hta-api.md`` lists every public method and parameter of HTA 0.5.0's
-``TraceAnalysis`` and ``TraceDiff`` and which of them raise ``NotImplementedError``.
+pandas over a parsed trace. ``docs/differences.md`` lists where the numbers may differ
+from HTA's. ``visualize`` plots only in ``get_frequent_cuda_kernel_sequences`` and
+``TraceDiff``'s ``visualize_*``; elsewhere it is accepted and draws nothing (the data HTA
+plots is returned). ``docs/hta-api.md`` lists every public method and parameter of HTA
+0.5.0's ``TraceAnalysis`` and ``TraceDiff`` with its parity tests; none raises
+``NotImplementedError``.
 
 pandas is imported when this module is.
 """
@@ -25,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from . import _hta_diff, _hta_frame, _native
+from . import _hta_cpgraph, _hta_cupti, _hta_diff, _hta_frame, _hta_straggler, _native
 from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
@@ -54,13 +55,6 @@ class TimeSeriesTypes(Flag):
     QUEUE_LENGTH = auto()
     MEMCPY_BANDWIDTH = auto()
 
-
-def _not_built(feature: str) -> NotImplementedError:
-    """The error of an HTA feature tracewise does not build."""
-    return NotImplementedError(
-        f"tracewise.hta does not implement HTA 0.5.0's {feature}; use HTA for it "
-        "(docs/hta-api.md lists what is implemented)"
-    )
 
 _IDLE_CATEGORIES = ("host_wait", "kernel_wait", "other")
 
@@ -156,8 +150,8 @@ class CPGraph:
     :class:`CPEdge`. With networkx installed (HTA's dependency; tracewise does not
     require it) the object is also a ``networkx.DiGraph`` holding the same nodes and
     edges (attributes ``weight`` and ``object``), as HTA's is. HTA's frames
-    (``trace_df``, ``full_trace_df``, the symbol table) and ``save()`` are not built
-    (NotImplementedError)."""
+    (``trace_df``, ``full_trace_df``, ``symbol_table``) are built on first use, and
+    ``save()`` writes HTA's files (``tracewise._hta_cpgraph``)."""
 
     def __init__(self, rank: int, native: Any, events: Dict[int, Tuple[str, str, Any, Any, int]]) -> None:
         nodes, edges, path = native
@@ -295,24 +289,55 @@ class CPGraph:
             name = self._events.get(node.ev_idx, ("?",))[0]
             log.info(f"Critical {node}, ev_id = {node.ev_idx} ev_name = {name}")
 
+    # --- HTA's frames and save() (``tracewise._hta_cpgraph``) ---------------------------
+
+    def _hta_frames(self) -> Tuple[pd.DataFrame, pd.DataFrame, Any]:
+        """(clipped frame, full frame, symbol table), built on first use from the analysis
+        that built this graph."""
+        cached = getattr(self, "_hta_cache", None)
+        if cached is None:
+            source = getattr(self, "_hta_source", None)
+            if source is None:
+                raise ValueError(
+                    "this CPGraph was not built by TraceAnalysis.critical_path_analysis: "
+                    "it has no trace frames"
+                )
+            analysis, annotation, first, last = source
+            frames, table = _hta_cpgraph.encoded(analysis._frames())
+            full = frames[self.rank]
+            clipped = _hta_cpgraph.clipped(full, table, annotation, first, last)
+            cached = self._hta_cache = (clipped, full, table)
+        return cached
+
     def save(self, out_dir: str) -> str:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.save (HTA's pickled graph and trace frame)")
+        """Writes the graph as HTA's ``save`` does: ``out_dir/trace_data.csv``
+        (:attr:`trace_df`), ``out_dir/cp_graph.pkl`` (its node-link data),
+        ``out_dir/cp_data.pkl`` (node list, path, maps) and their zip ``out_dir.zip``,
+        through tracewise's output rules; returns the zip's path."""
+        inputs = [p for _, p in self._hta_source[0]._t.files()] if getattr(self, "_hta_source", None) else []
+        return _hta_cpgraph.save(self, self.trace_df, out_dir, inputs)
 
     @property
     def trace_df(self) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.trace_df (HTA's clipped trace frame)")
+        """HTA's clipped trace frame of the analysed window (``cat``/``name`` as ids of
+        :attr:`symbol_table`; see ``tracewise._hta_cpgraph``)."""
+        return self._hta_frames()[0]
 
     @property
     def full_trace_df(self) -> pd.DataFrame:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.full_trace_df (HTA's trace frame)")
+        """HTA's trace frame of the rank (``cat``/``name`` as ids of :attr:`symbol_table`)."""
+        return self._hta_frames()[1]
 
     @property
     def symbol_table(self) -> Any:
-        """Not built: raises NotImplementedError."""
-        raise _not_built("CPGraph.symbol_table (HTA's symbol table)")
+        """The symbol table of :attr:`trace_df` and :attr:`full_trace_df` (HTA's
+        ``TraceSymbolTable`` accessors: ``get_sym_table``, ``get_sym_id_map``, ...)."""
+        return self._hta_frames()[2]
+
+    @property
+    def sym_table(self) -> List[str]:
+        """The symbol table's strings, by id (HTA's ``CPGraph.sym_table``)."""
+        return self._hta_frames()[2].get_sym_table()
 
 
 _NX_CPGRAPH: List[Any] = []
@@ -439,10 +464,12 @@ class TraceAnalysis:
         image_renderer: str = "",
     ) -> Tuple[pd.DataFrame, pd.DataFrame]:
         """(time per kernel type over all ranks, per-rank kernel statistics folded into
-        ``others`` past ``num_kernels`` or the ``duration_ratio`` quantile), as HTA's."""
-        if not include_memory_kernels:
-            raise _not_built("get_gpu_kernel_breakdown(include_memory_kernels=False)")
-        types = pd.DataFrame(self._t.kernel_types(), columns=["kernel_type", "sum"])
+        ``others`` past ``num_kernels`` or the ``duration_ratio`` quantile), as HTA's. With
+        ``include_memory_kernels=False`` memory kernels are left out of both, and out of
+        the overlaps of the first ("COMPUTATION overlapping COMMUNICATION" only)."""
+        types = pd.DataFrame(
+            self._t.kernel_types(bool(include_memory_kernels)), columns=["kernel_type", "sum"]
+        )
         types["sum"] = _integral(types["sum"])
         types.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
         types["percentage"] = (types["sum"] / types["sum"].sum()) * 100
@@ -452,7 +479,7 @@ class TraceAnalysis:
             self._t.kernels(),
             columns=["rank", "name", "kernel_type", "count", "sum", "max", "min", "mean", "std"],
         )
-        analysed = ["COMPUTATION", "COMMUNICATION", "MEMORY"]
+        analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
         parts = []
         for rank in sorted(rows["rank"].unique()):
             for kernel_type in analysed:
@@ -1094,12 +1121,31 @@ class TraceAnalysis:
         ranks: Optional[List[int]] = None,
     ) -> List[pd.DataFrame]:
         """CUPTI performance counters of each kernel with the operators that launched it,
-        one frame per rank (default ``[0]``). A trace recorded without the CUPTI profiler
-        (no ``cuda_profiler_range`` events) has none: ``[]``, as HTA returns. Correlating
-        counters that are there with operators is not built (NotImplementedError)."""
-        if not self._has_category("cuda_profiler_range"):
+        one frame per rank of ``ranks`` (default ``[0]``), as HTA's
+        (``tracewise._hta_cupti``): the rank's ``cuda_profiler_range`` events (HTA's frame
+        columns that tracewise builds, ``name``/``cat`` as strings, one column per counter),
+        each paired in start order with a ``cudaLaunchKernel`` call, with that call's frame
+        index (``index_runtime``), its ``cpu_op`` call stack (``op_stack``, outermost
+        first), ``top_level_op`` and ``bottom_level_op``. A rank whose ranges and launches
+        do not pair one to one is left out (an error is logged), as HTA. A trace recorded
+        without the CUPTI profiler (no ``cuda_profiler_range`` events) has none: ``[]``."""
+        if not self._has_category(_hta_cupti.PROFILER_RANGE):
             return []
-        raise _not_built("get_cupti_counter_data_with_operators on a trace with CUPTI counters")
+        if ranks is None or len(ranks) == 0:
+            ranks = [0]
+        self._check_ranks(ranks)
+        files = dict(self._t.files())
+        out = []
+        for rank in ranks:
+            df = _hta_cupti.counter_frame(
+                self._frames()[int(rank)],
+                files[int(rank)],
+                int(rank),
+                lambda host: _CallStacks(host, []),
+            )
+            if df is not None:
+                out.append(df)
+        return out
 
     # --- ranks and steps --------------------------------------------------------------
 
@@ -1112,28 +1158,44 @@ class TraceAnalysis:
         profiler_steps: Optional[List[int]] = None,
         num_candidates: int = 2,
         visualize: bool = False,
-        straggler_identification_impl: Optional[Callable[..., pd.Series]] = None,
+        straggler_identification_impl: Callable[
+            ..., pd.Series
+        ] = _hta_straggler.find_stragglers_with_late_start_comm_kernels,
     ) -> List[int]:
         """The ``num_candidates`` ranks whose last long NCCL kernel starts latest (HTA's
-        default metric, ``find_stragglers_with_late_start_comm_kernels``), in rank order.
-        A step selection or another identification function raises NotImplementedError."""
-        if profiler_steps is not None:
-            raise _not_built("get_potential_stragglers(profiler_steps=...) (a step selection)")
-        if not self.get_profiler_steps():
+        default metric, ``find_stragglers_with_late_start_comm_kernels``), most often
+        found first, as HTA orders them. Without a step selection or another
+        identification function, computed natively; with either, HTA's procedure over
+        its frames (``tracewise._hta_straggler``): the
+        selected steps that the trace has (ValueError where none), every rank's frame of
+        those steps stacked (``rank``, ``idx``, ``cat``/``name`` as symbol ids) and handed
+        with the symbol table, ``num_candidates`` and ``visualize`` to
+        ``straggler_identification_impl`` (HTA's function, or your own, is called as HTA
+        calls it), and the ranks of its largest values, largest first. ValueError where
+        no communication kernel has a spread across ranks (HTA 0.5.0 fails there too)."""
+        available = self.get_profiler_steps()
+        default = _hta_straggler.find_stragglers_with_late_start_comm_kernels
+        impl = straggler_identification_impl
+        if profiler_steps is not None or (impl is not None and impl is not default):
+            return _hta_straggler.potential_stragglers(
+                self._frames(),
+                available,
+                None if profiler_steps is None else list(profiler_steps),
+                num_candidates,
+                visualize,
+                impl,
+            )
+        if not available:
             raise ValueError(
                 "invalid value for argument: profiler_steps=None; available profiler steps=[]"
             )
-        if straggler_identification_impl is not None:
-            raise _not_built(
-                "get_potential_stragglers(straggler_identification_impl=...) (a user's metric)"
-            )
-        found = sorted(self._t.stragglers(int(num_candidates)))
-        if not found:
-            # HTA's metric fails (ValueError) where there is no long NCCL kernel to time.
-            raise ValueError(
-                "no straggler metric: no rank has a communication kernel long enough to time"
-            )
-        return found
+        num = max(int(num_candidates), 1)
+        counts = self._t.straggler_counts(num)
+        if not counts:
+            raise ValueError(_hta_straggler.NO_METRIC)
+        # HTA's own sort of its per-rank series, so that ties fall as they fall in HTA.
+        series = pd.Series([c for _, c in counts], index=[r for r, _ in counts], dtype="int64")
+        return [int(r) for r in series.sort_values(ascending=False)[:num].index.tolist()]
 
     def _event_info(self, rank: int) -> Dict[int, Tuple[str, str, Any, Any, int]]:
         """Per event index of ``rank``: (name, category, pid, tid, stream) of its host events
@@ -1173,6 +1235,7 @@ class TraceAnalysis:
         if native is None:
             return graph_type(int(rank), ([], [], None), {}), False
         graph = graph_type(int(rank), native, self._event_info(int(rank)))
+        graph._hta_source = (self, annotation, first, max(first, last))
         return graph, graph.critical_path()
 
     def overlay_critical_path_analysis(

@@ -170,11 +170,19 @@ pub struct KernelTypeRow {
 /// The classes are COMPUTATION, COMMUNICATION and MEMORY, in HTA's order, and an instant
 /// covered by several is named "A overlapping B" in that order.
 pub fn kernel_type_breakdown(ts: &[Timeline]) -> Vec<KernelTypeRow> {
-    let classes = [
+    kernel_type_breakdown_of(ts, true)
+}
+
+/// [`kernel_type_breakdown`] over COMPUTATION and COMMUNICATION, and MEMORY when
+/// `include_memory` (HTA's `include_memory_kernels`): without it, memory kernels are left
+/// out of the time and of the overlaps.
+pub fn kernel_type_breakdown_of(ts: &[Timeline], include_memory: bool) -> Vec<KernelTypeRow> {
+    let all = [
         HtaKernelType::Computation,
         HtaKernelType::Communication,
         HtaKernelType::Memory,
     ];
+    let classes = &all[..if include_memory { 3 } else { 2 }];
     let mut sums: BTreeMap<u8, i64> = BTreeMap::new();
     for t in ts {
         let mut points: Vec<(i64, i8, u8)> = Vec::new();
@@ -505,7 +513,8 @@ pub fn overlap(t: &Timeline) -> Overlap {
 /// Straggler detection (`get_potential_stragglers`, `find_stragglers_with_late_start_comm_kernels`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Stragglers {
-    /// The ranks, latest first.
+    /// The ranks HTA returns: counted most often among each step's latest, ties in rank
+    /// order (see `top_ranks`).
     pub ranks: Vec<i64>,
     /// The (stream, kernel) whose duration differs most across ranks: the metric's kernel.
     pub stream: i64,
@@ -513,6 +522,10 @@ pub struct Stragglers {
     pub kernel: String,
     /// Per rank: the metric, the normalised start of the last long such kernel.
     pub metric: Vec<(i64, f64)>,
+    /// Per rank, in rank order: how many steps found it among the latest (HTA's series,
+    /// which HTA sorts with pandas; the Python drop-in sorts it the same way).
+    #[serde(skip)]
+    pub counts: Vec<(i64, usize)>,
 }
 
 /// One rank's share of [`stragglers`]: what the detection needs of its timeline, so that
@@ -582,8 +595,9 @@ pub fn straggler_input(t: &Timeline) -> StragglerInput {
 
 /// For each rank, `ncclKernel*` kernels launched inside a ProfilerStep and at least 1 % of
 /// the mean step time long; the last one per (stream, step, name); the (stream, name)
-/// whose duration has the largest mean standard deviation across ranks; ranks ordered by
-/// that kernel's start (normalised by the mean step time). The `num` latest are stragglers.
+/// whose duration has the largest mean standard deviation across ranks; per step, the
+/// ranks among the `num` latest starts of that kernel (normalised by the mean step time);
+/// the `num` ranks found most often are the stragglers (HTA's order, see `top_ranks`).
 /// The ranks' timestamps are compared as they are (HTA assumes one clock).
 pub fn stragglers(ts: &[Timeline], num: usize) -> Option<Stragglers> {
     let inputs: Vec<StragglerInput> = ts.iter().map(straggler_input).collect();
@@ -638,19 +652,55 @@ pub fn stragglers_of(inputs: &[StragglerInput], num: usize) -> Option<Stragglers
         }
     }
     let ((stream, kernel), _) = best?;
-    let mut metric: Vec<(i64, f64)> = last
+    // (rank, step, metric) of the chosen kernel, in (rank, step) order.
+    let chosen: Vec<(i64, i64, f64)> = last
         .iter()
         .filter(|((_, s, _, n), _)| *s == stream && *n == kernel)
-        .map(|((rank, ..), (start, _))| (*rank, (start - t_min) as f64 / mean_step))
+        .map(|((rank, _, step, _), (start, _))| (*rank, *step, (start - t_min) as f64 / mean_step))
         .collect();
+    let counts = straggler_counts(&chosen, num.max(1));
+    let ranks = top_ranks(&counts, num.max(1));
+    let mut metric: Vec<(i64, f64)> = chosen.iter().map(|c| (c.0, c.2)).collect();
     metric.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let ranks = metric.iter().take(num.max(1)).map(|m| m.0).collect();
     Some(Stragglers {
         ranks,
         stream,
         kernel,
         metric,
+        counts,
     })
+}
+
+/// HTA's candidate counting (`_get_top_k_stragglers_with_metric`) over `chosen`'s (rank,
+/// step, metric) rows: in each step, the ranks whose metric is at least the step's `num`-th
+/// largest (the smallest where the step has fewer ranks) count once. Per rank, in rank
+/// order; with one step every rank's count is 0 or 1.
+fn straggler_counts(chosen: &[(i64, i64, f64)], num: usize) -> Vec<(i64, usize)> {
+    let mut by_step: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+    for &(_, step, m) in chosen {
+        by_step.entry(step).or_default().push(m);
+    }
+    let threshold: BTreeMap<i64, f64> = by_step
+        .into_iter()
+        .map(|(step, mut ms)| {
+            ms.sort_by(|a, b| b.total_cmp(a));
+            (step, ms[num.clamp(1, ms.len()) - 1])
+        })
+        .collect();
+    let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
+    for &(rank, step, m) in chosen {
+        *counts.entry(rank).or_default() += usize::from(m >= threshold[&step]);
+    }
+    counts.into_iter().collect()
+}
+
+/// The `num` ranks of `counts` counted most often, ties in rank order. (HTA sorts with
+/// pandas, whose order among ties depends on numpy's sort; the Python drop-in applies that
+/// same sort to [`Stragglers::counts`].)
+fn top_ranks(counts: &[(i64, usize)], num: usize) -> Vec<i64> {
+    let mut ranked = counts.to_vec();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.into_iter().take(num).map(|r| r.0).collect()
 }
 
 fn sample_std(v: &[f64]) -> Option<f64> {
@@ -903,6 +953,45 @@ mod tests {
         check_type("Memset (Device)", HtaKernelType::Memory);
         check_type("cudaStreamSync", HtaKernelType::Other);
         check_type("volta_sgemm_128x64_nn", HtaKernelType::Computation);
+    }
+
+    #[test]
+    fn stragglers_are_counted_per_step_as_hta_counts_them() {
+        // Step 1: ranks 2 and 1 latest; step 2: ranks 2 and 0; step 3: a tie, 0, 1 and 3
+        // all at the second latest.
+        let rows = [
+            (0, 1, 0.1),
+            (1, 1, 0.5),
+            (2, 1, 0.9),
+            (3, 1, 0.2),
+            (0, 2, 0.6),
+            (1, 2, 0.3),
+            (2, 2, 0.8),
+            (3, 2, 0.1),
+            (0, 3, 0.4),
+            (1, 3, 0.4),
+            (2, 3, 0.1),
+            (3, 3, 0.4),
+        ];
+        let top = |rows: &[(i64, i64, f64)], n: usize| top_ranks(&straggler_counts(rows, n), n);
+        assert_eq!(
+            straggler_counts(&rows, 2),
+            vec![(0, 2), (1, 2), (2, 2), (3, 1)]
+        );
+        // Ties in rank order.
+        assert_eq!(top(&rows, 2), vec![0, 1]);
+        assert_eq!(top(&rows, 4), vec![0, 1, 2, 3]);
+        // One step: 0/1 per rank, the two latest, in rank order.
+        assert_eq!(
+            straggler_counts(&rows[..4], 2),
+            vec![(0, 0), (1, 1), (2, 1), (3, 0)]
+        );
+        assert_eq!(top(&rows[..4], 2), vec![1, 2]);
+        // More candidates than ranks in a step: every rank of it counts.
+        assert_eq!(top(&rows[..2], 3), vec![0, 1]);
+        // At least one candidate.
+        assert_eq!(top(&rows[..4], 1), vec![2]);
+        assert_eq!(top(&rows[..4], 0), vec![]);
     }
 
     #[test]
