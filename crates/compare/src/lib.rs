@@ -242,7 +242,7 @@ pub struct CauseRow {
     /// That replay's error on the unchanged before capture (median absolute step error).
     pub replay_error: Option<f64>,
     /// Why there is no replayed gain (no scenario, cannot replay, a report.json side).
-    pub replay_note: Option<String>,
+    pub replay_note: Option<NoReplay>,
     /// Its time per steady-state step after (`inferred`, the same way); `None` when the
     /// after side has no analysed window.
     pub after: Option<Nanos>,
@@ -259,6 +259,25 @@ pub struct CauseRow {
     /// [`OTHERS_STILL`] of its change. The step change is never divided by the
     /// prediction of a cause that did not make it.
     pub realized_share: Option<f64>,
+}
+
+/// Why a cause has no replayed gain ([`CauseRow::replay_note`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoReplay {
+    /// No change of durations expresses the cause alone.
+    NoScenario {
+        /// Why, from the investigation.
+        reason: String,
+    },
+    /// The before capture cannot be replayed.
+    CannotReplay {
+        /// Why.
+        reason: investigation::CannotReplay,
+    },
+    /// The before side is a report.json written without the cause's replay.
+    FromReport,
+    /// The before side holds no replay of the cause.
+    NotReplayed,
 }
 
 /// The most another cause may move (as a share of the moving cause's change) for the
@@ -513,19 +532,27 @@ fn cause_rows(
                 Some(investigation::CauseReplay::Replayed(r)) => {
                     (Some(r.replayed_step - r.step_after), r.replay_error, None)
                 }
-                Some(investigation::CauseReplay::CannotReplay { reason }) => {
-                    (None, None, Some(format!("cannot replay: {reason}")))
-                }
-                Some(investigation::CauseReplay::NoScenario { reason }) => {
-                    (None, None, Some(format!("no scenario: {reason}")))
-                }
+                Some(investigation::CauseReplay::CannotReplay { reason }) => (
+                    None,
+                    None,
+                    Some(NoReplay::CannotReplay {
+                        reason: reason.clone(),
+                    }),
+                ),
+                Some(investigation::CauseReplay::NoScenario { reason }) => (
+                    None,
+                    None,
+                    Some(NoReplay::NoScenario {
+                        reason: reason.clone(),
+                    }),
+                ),
                 Some(investigation::CauseReplay::NotComputed) | None => (
                     None,
                     None,
                     Some(if before.from_report {
-                        "not replayed: the before side is a report.json".to_owned()
+                        NoReplay::FromReport
                     } else {
-                        "not replayed".to_owned()
+                        NoReplay::NotReplayed
                     }),
                 ),
             };

@@ -560,7 +560,7 @@ fn causes_section(c: &Comparison) -> Section {
             Cell::code(r.key.code()),
             Cell::figure(duration(r.predicted_gain, Provenance::inferred(PREDICTED))),
             r.replayed_gain.map_or_else(
-                || Cell::text(r.replay_note.clone().unwrap_or_default()),
+                || r.replay_note.as_ref().map_or(Cell::Empty, no_replay_cell),
                 |g| Cell::figure(duration(g, Provenance::inferred(REPLAYED))),
             ),
             r.replay_error.map_or(Cell::Empty, |e| {
@@ -678,6 +678,22 @@ fn named_table(name: &str, what: &str, rows: &[NamedRow]) -> Table {
             " more row(s) found on both sides, below the top {TOP_ROWS}, are left out."
         )),
     ])
+}
+
+/// Why a cause has no replayed gain, in a cell.
+fn no_replay_cell(note: &compare::NoReplay) -> Cell {
+    match note {
+        compare::NoReplay::NoScenario { reason } => Cell::text(format!("no scenario: {reason}")),
+        compare::NoReplay::CannotReplay { reason } => {
+            let mut spans = vec![Span::text("cannot replay: ")];
+            spans.extend(crate::investigate::cannot_replay_spans(reason));
+            Cell::Spans(spans)
+        }
+        compare::NoReplay::FromReport => {
+            Cell::text("not replayed: the before side is a report.json")
+        }
+        compare::NoReplay::NotReplayed => Cell::text("not replayed"),
+    }
 }
 
 #[cfg(test)]

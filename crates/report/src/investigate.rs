@@ -20,9 +20,12 @@ use crate::swimlane;
 
 mod advice;
 mod gpu_time;
+mod what_if;
 
+pub(crate) use advice::cannot_replay_spans;
 use advice::{ask_text, change_section, trust_entry};
 use gpu_time::{ops_section, roofline_section};
+pub use what_if::what_if_text;
 
 /// The files of the report directory but `rows.csv`: report.md, report.html, report.json
 /// (the value itself) and one CSV per table.

@@ -9,6 +9,7 @@ use trace_model::{Provenance, TrustItem};
 
 use crate::doc::{Block, Cell, Finding, Section, Span, Table, TrustEntry};
 use crate::label::Figure;
+use crate::measured;
 
 /// A practice in use, in words.
 fn in_use_text(u: &investigation::InUse) -> String {
@@ -107,13 +108,13 @@ fn replay_sentence(replay: &CauseReplay, spans: &mut Vec<Span>) {
                 spans.push(Span::text(ranks_sentence(ranks)));
             }
             if let Some(why) = &r.alone {
-                spans.push(Span::text(alone_sentence(why)));
+                spans.extend(alone_sentence(why));
             }
         }
         CauseReplay::CannotReplay { reason } => {
-            spans.push(Span::text(format!(
-                "; cannot replay the capture: {reason}."
-            )));
+            spans.push(Span::text("; cannot replay the capture: "));
+            spans.extend(cannot_replay_spans(reason));
+            spans.push(Span::text("."));
         }
         CauseReplay::NoScenario { .. } | CauseReplay::NotComputed => {
             spans.push(Span::text("."));
@@ -146,22 +147,53 @@ fn ranks_sentence(ranks: &investigation::RanksReplayed) -> String {
 }
 
 /// Why a rank directory's drawn rank was replayed alone, not with the other ranks.
-fn alone_sentence(why: &investigation::ReplayedAlone) -> String {
+fn alone_sentence(why: &investigation::ReplayedAlone) -> Vec<Span> {
     use investigation::ReplayedAlone as A;
-    let reason = match why {
+    let mut spans = vec![Span::text(
+        " This rank was replayed alone, not with the other ranks: ",
+    )];
+    match why {
         A::TooManyRanks { ranks, most } => {
-            format!("the directory holds {ranks} ranks, more than the {most} replayed together")
+            spans.push(Span::text("the directory holds "));
+            spans.push(Span::Figure(measured::count(*ranks)));
+            spans.push(Span::text(" ranks, more than the "));
+            spans.push(Span::Figure(Figure::count(
+                u64::try_from(*most).unwrap_or(u64::MAX),
+                Provenance::read("the investigation's limit (`MAX_JOINT_RANKS`)"),
+            )));
+            spans.push(Span::text(" replayed together"));
         }
-        A::NotReloaded { rank, error } => {
-            format!("rank {rank} could not be loaded again ({error})")
+        A::NotReloaded { rank, error } => spans.push(Span::text(format!(
+            "rank {rank} could not be loaded again ({error})"
+        ))),
+        A::NotReplayable { rank, reason } => {
+            spans.push(Span::text(format!("rank {rank} cannot be replayed (")));
+            spans.extend(cannot_replay_spans(reason));
+            spans.push(Span::text(")"));
         }
-        A::NotReplayable { rank, reason } => format!("rank {rank} cannot be replayed ({reason})"),
-    };
-    format!(
-        " This rank was replayed alone, not with the other ranks: {reason}; its collectives \
-         keep their measured waits for their peers, so a rank made faster is not shown \
-         waiting for slower ones."
-    )
+    }
+    spans.push(Span::text(
+        "; its collectives keep their measured waits for their peers, so a rank made \
+         faster is not shown waiting for slower ones.",
+    ));
+    spans
+}
+
+/// Why a capture cannot be replayed, its counts as measured figures.
+pub(crate) fn cannot_replay_spans(reason: &investigation::CannotReplay) -> Vec<Span> {
+    match reason {
+        investigation::CannotReplay::Unlinked { linked, activities } => vec![
+            Span::text("only "),
+            Span::Figure(measured::count(*linked)),
+            Span::text(" of "),
+            Span::Figure(measured::count(*activities)),
+            Span::text(
+                " GPU activities are linked to a launch call (no correlation ids): the \
+                 host-to-GPU edges are missing",
+            ),
+        ],
+        other => vec![Span::text(other.to_string())],
+    }
 }
 
 /// A cause's replayed step, or why there is none.
@@ -176,7 +208,11 @@ fn replayed_cell(r: &CauseReplay) -> Cell {
                 investigation::REPLAY_ASSUMPTIONS
             )),
         )),
-        CauseReplay::CannotReplay { reason } => Cell::text(format!("cannot replay: {reason}")),
+        CauseReplay::CannotReplay { reason } => {
+            let mut spans = vec![Span::text("cannot replay: ")];
+            spans.extend(cannot_replay_spans(reason));
+            Cell::Spans(spans)
+        }
         CauseReplay::NoScenario { .. } => Cell::text("no scenario"),
         CauseReplay::NotComputed => Cell::text("not computed"),
     }
