@@ -49,6 +49,7 @@
 
 mod error;
 mod names;
+mod no_replay;
 mod report_side;
 mod side;
 
@@ -60,6 +61,7 @@ use trace_model::Nanos;
 pub use analysis::CauseKey;
 pub use error::Error;
 pub use names::normalise_kernel_name;
+pub use no_replay::NoReplay;
 pub use report_side::of_investigation as side_of_investigation;
 pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, StepLanes, StreamLane, Totals};
 
@@ -259,25 +261,6 @@ pub struct CauseRow {
     /// [`OTHERS_STILL`] of its change. The step change is never divided by the
     /// prediction of a cause that did not make it.
     pub realized_share: Option<f64>,
-}
-
-/// Why a cause has no replayed gain ([`CauseRow::replay_note`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum NoReplay {
-    /// No change of durations expresses the cause alone.
-    NoScenario {
-        /// Why, from the investigation.
-        reason: String,
-    },
-    /// The before capture cannot be replayed.
-    CannotReplay {
-        /// Why.
-        reason: investigation::CannotReplay,
-    },
-    /// The before side is a report.json written without the cause's replay.
-    FromReport,
-    /// The before side holds no replay of the cause.
-    NotReplayed,
 }
 
 /// The most another cause may move (as a share of the moving cause's change) for the
@@ -532,29 +515,22 @@ fn cause_rows(
                 Some(investigation::CauseReplay::Replayed(r)) => {
                     (Some(r.replayed_step - r.step_after), r.replay_error, None)
                 }
-                Some(investigation::CauseReplay::CannotReplay { reason }) => (
-                    None,
-                    None,
-                    Some(NoReplay::CannotReplay {
-                        reason: reason.clone(),
-                    }),
-                ),
-                Some(investigation::CauseReplay::NoScenario { reason }) => (
-                    None,
-                    None,
-                    Some(NoReplay::NoScenario {
-                        reason: reason.clone(),
-                    }),
-                ),
-                Some(investigation::CauseReplay::NotComputed) | None => (
-                    None,
-                    None,
-                    Some(if before.from_report {
+                Some(investigation::CauseReplay::CannotReplay { reason }) => {
+                    let reason = reason.clone();
+                    (None, None, Some(NoReplay::CannotReplay { reason }))
+                }
+                Some(investigation::CauseReplay::NoScenario { reason }) => {
+                    let reason = reason.clone();
+                    (None, None, Some(NoReplay::NoScenario { reason }))
+                }
+                Some(investigation::CauseReplay::NotComputed) | None => {
+                    let why = if before.from_report {
                         NoReplay::FromReport
                     } else {
                         NoReplay::NotReplayed
-                    }),
-                ),
+                    };
+                    (None, None, Some(why))
+                }
             };
             let after_time = after
                 .mean_step

@@ -384,32 +384,7 @@ pub fn summary_document(result: &Attribution) -> Document {
         line.push(Span::text(")"));
     }
     sec.push(Block::line(line));
-    if s.per_device.len() > 1 {
-        sec.push(Block::blank());
-        let at = sec.blocks.len();
-        for d in &s.per_device {
-            let mut spans = vec![
-                Span::text(format!("  GPU {}: ", d.device)),
-                count(d.kernels),
-                Span::text(" kernels, "),
-                ms(d.gpu_time_ns),
-                Span::text(": "),
-            ];
-            for (i, m) in d.by_match_kind.iter().enumerate() {
-                if i > 0 {
-                    spans.push(Span::text(", "));
-                }
-                spans.push(Span::text(format!("{} ", m.match_kind.as_str())));
-                spans.push(Span::Figure(measured::percent(m.share_pct)));
-            }
-            sec.push(Block::line(spans));
-        }
-        let word = parenthesised(Block::label(&sec.blocks[at..]));
-        sec.blocks.insert(
-            at,
-            Block::Paragraph(vec![Span::text(format!("per device{word}:"))]),
-        );
-    }
+    per_device(&mut sec, &s);
     if s.graph_time_ns > Nanos::ZERO {
         sec.push(Block::blank());
         let mut line = vec![
@@ -513,6 +488,36 @@ pub fn summary_document(result: &Attribution) -> Document {
 
 /// A duration as attribute-kernels writes it: milliseconds with three decimals.
 /// `part` as a measured percentage of `whole`.
+/// The per-device lines, where there is more than one device.
+fn per_device(sec: &mut Section, s: &AttributionSummary<'_>) {
+    if s.per_device.len() > 1 {
+        sec.push(Block::blank());
+        let at = sec.blocks.len();
+        for d in &s.per_device {
+            let mut spans = vec![
+                Span::text(format!("  GPU {}: ", d.device)),
+                count(d.kernels),
+                Span::text(" kernels, "),
+                ms(d.gpu_time_ns),
+                Span::text(": "),
+            ];
+            for (i, m) in d.by_match_kind.iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::text(", "));
+                }
+                spans.push(Span::text(format!("{} ", m.match_kind.as_str())));
+                spans.push(Span::Figure(measured::percent(m.share_pct)));
+            }
+            sec.push(Block::line(spans));
+        }
+        let word = parenthesised(Block::label(&sec.blocks[at..]));
+        sec.blocks.insert(
+            at,
+            Block::Paragraph(vec![Span::text(format!("per device{word}:"))]),
+        );
+    }
+}
+
 fn share(part: Nanos, whole: Nanos) -> Span {
     Span::Figure(measured::percent(percent_of(part.0, whole.0)))
 }

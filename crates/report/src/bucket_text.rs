@@ -138,44 +138,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     ]))));
 
     sec.push(Block::blank());
-    let mut t = Table::new("bucketed_by", &["% GPU", "time", "activities", "rule"]);
-    for row in &summary.attribution {
-        if row.activities == 0 {
-            continue;
-        }
-        let what = match row.basis {
-            Basis::AtenOp => "by its launching ATen op's name (the op's kernels are of its kind)",
-            Basis::KernelClass => "by the kernel classification table",
-            Basis::OpName => "by its launching op's name (kernel not in the table)",
-            Basis::KernelName => "by its own name (kernel not in the table, no op rule)",
-            Basis::Unclassified => "not placed: bucket other",
-            _ => "by a rule this report does not describe",
-        };
-        t.push(vec![
-            Cell::figure(measured::percent(percent_of(
-                row.time_ns.0,
-                summary.gpu_time_ns.0,
-            ))),
-            Cell::figure(duration_figure(row.time_ns)),
-            Cell::figure(measured::count(row.activities)),
-            Cell::text(what),
-        ]);
-    }
-    sec.para(format!(
-        " How each activity was bucketed{}:",
-        bracketed(t.label())
-    ));
-    sec.push(Block::Table(
-        t.with_layout(
-            TextLayout::new(vec![
-                Column::right(1, 7).format(NumberFormat::PercentSign(1)),
-                Column::right(1, 12),
-                Column::right(1, 10).format(NumberFormat::Fixed(0)),
-                Column::left(2, 0),
-            ])
-            .without_header(),
-        ),
-    ));
+    bucketed_by(&mut sec, summary);
     doc.sections.push(sec);
 
     doc.sections.push(backends(summary));
@@ -400,6 +363,48 @@ fn json_line(value: &impl Serialize) -> String {
         .expect("invariant: summaries serialize (string keys, finite numbers)");
     text.push('\n');
     text
+}
+
+/// How each activity was bucketed: GPU time, share and count per rule.
+fn bucketed_by(sec: &mut Section, summary: &GpuSummary) {
+    let mut t = Table::new("bucketed_by", &["% GPU", "time", "activities", "rule"]);
+    for row in &summary.attribution {
+        if row.activities == 0 {
+            continue;
+        }
+        let what = match row.basis {
+            Basis::AtenOp => "by its launching ATen op's name (the op's kernels are of its kind)",
+            Basis::KernelClass => "by the kernel classification table",
+            Basis::OpName => "by its launching op's name (kernel not in the table)",
+            Basis::KernelName => "by its own name (kernel not in the table, no op rule)",
+            Basis::Unclassified => "not placed: bucket other",
+            _ => "by a rule this report does not describe",
+        };
+        t.push(vec![
+            Cell::figure(measured::percent(percent_of(
+                row.time_ns.0,
+                summary.gpu_time_ns.0,
+            ))),
+            Cell::figure(duration_figure(row.time_ns)),
+            Cell::figure(measured::count(row.activities)),
+            Cell::text(what),
+        ]);
+    }
+    sec.para(format!(
+        " How each activity was bucketed{}:",
+        bracketed(t.label())
+    ));
+    sec.push(Block::Table(
+        t.with_layout(
+            TextLayout::new(vec![
+                Column::right(1, 7).format(NumberFormat::PercentSign(1)),
+                Column::right(1, 12),
+                Column::right(1, 10).format(NumberFormat::Fixed(0)),
+                Column::left(2, 0),
+            ])
+            .without_header(),
+        ),
+    ));
 }
 
 fn backends(summary: &GpuSummary) -> Section {

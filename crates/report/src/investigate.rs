@@ -622,26 +622,35 @@ fn cross_rank_section(across: &investigation::AcrossRanks, findings: &mut Vec<Fi
         Span::text(" (the larger of 50 µs and 1 % of the median step time)."),
     ])));
     for st in &x.stragglers {
-        findings.push(Finding::new(vec![
-            Span::text(format!(
-                "Straggler: {} arrives late at the last collective of ",
-                who(st.rank, &st.label),
-            )),
-            Span::Figure(Figure::count(
-                u64::try_from(st.late_steps).unwrap_or(u64::MAX),
-                late_label(),
-            )),
-            Span::text(" of "),
-            count(st.steps_from_first),
-            Span::text(format!(" steps from step {} on, by ", st.first_step)),
-            Span::Figure(Figure::duration(st.late_by, late_label())),
-            Span::text(" (median); the other ranks wait for it there."),
-        ]));
+        findings.push(straggler_finding(st, who(st.rank, &st.label), &late_label));
     }
     if let Some(map) = &across.heat_map {
         heat_map_blocks(&mut s, map);
     }
     s
+}
+
+/// A late rank's finding: at how many of its steps from the first it arrived late, and
+/// by how much (the median), each figure with its label.
+fn straggler_finding(
+    st: &analysis::Straggler,
+    who: String,
+    late_label: &dyn Fn() -> Provenance,
+) -> Finding {
+    Finding::new(vec![
+        Span::text(format!(
+            "Straggler: {who} arrives late at the last collective of "
+        )),
+        Span::Figure(Figure::count(
+            u64::try_from(st.late_steps).unwrap_or(u64::MAX),
+            late_label(),
+        )),
+        Span::text(" of "),
+        count(st.steps_from_first),
+        Span::text(format!(" steps from step {} on, by ", st.first_step)),
+        Span::Figure(Figure::duration(st.late_by, late_label())),
+        Span::text(" (median); the other ranks wait for it there."),
+    ])
 }
 
 /// The rank × step heat map (SVG; the Markdown shows its caption) and its hottest cells
