@@ -49,6 +49,7 @@
 
 mod error;
 mod names;
+mod no_replay;
 mod report_side;
 mod side;
 
@@ -60,6 +61,7 @@ use trace_model::Nanos;
 pub use analysis::CauseKey;
 pub use error::Error;
 pub use names::normalise_kernel_name;
+pub use no_replay::NoReplay;
 pub use report_side::of_investigation as side_of_investigation;
 pub use side::{BUDGET_PARTS, KernelUse, OpKey, Side, StepLanes, StreamLane, Totals};
 
@@ -242,7 +244,7 @@ pub struct CauseRow {
     /// That replay's error on the unchanged before capture (median absolute step error).
     pub replay_error: Option<f64>,
     /// Why there is no replayed gain (no scenario, cannot replay, a report.json side).
-    pub replay_note: Option<String>,
+    pub replay_note: Option<NoReplay>,
     /// Its time per steady-state step after (`inferred`, the same way); `None` when the
     /// after side has no analysed window.
     pub after: Option<Nanos>,
@@ -514,20 +516,21 @@ fn cause_rows(
                     (Some(r.replayed_step - r.step_after), r.replay_error, None)
                 }
                 Some(investigation::CauseReplay::CannotReplay { reason }) => {
-                    (None, None, Some(format!("cannot replay: {reason}")))
+                    let reason = reason.clone();
+                    (None, None, Some(NoReplay::CannotReplay { reason }))
                 }
                 Some(investigation::CauseReplay::NoScenario { reason }) => {
-                    (None, None, Some(format!("no scenario: {reason}")))
+                    let reason = reason.clone();
+                    (None, None, Some(NoReplay::NoScenario { reason }))
                 }
-                Some(investigation::CauseReplay::NotComputed) | None => (
-                    None,
-                    None,
-                    Some(if before.from_report {
-                        "not replayed: the before side is a report.json".to_owned()
+                Some(investigation::CauseReplay::NotComputed) | None => {
+                    let why = if before.from_report {
+                        NoReplay::FromReport
                     } else {
-                        "not replayed".to_owned()
-                    }),
-                ),
+                        NoReplay::NotReplayed
+                    };
+                    (None, None, Some(why))
+                }
             };
             let after_time = after
                 .mean_step

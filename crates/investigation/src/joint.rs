@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use analysis::CaptureAnalysis;
 use load::Loaded;
 
+use crate::WhatIfRun;
 use crate::model::{Advice, CauseReplay, Investigation};
 use crate::replayed::{Labels, replayed, steady_windows};
 
@@ -55,13 +56,12 @@ pub enum ReplayedAlone {
         /// The loader's error.
         error: String,
     },
-    /// A rank's capture cannot be replayed (`replay::Error`: no correlation ids, a
-    /// GPU-only trace).
+    /// A rank's capture cannot be replayed (no correlation ids, a GPU-only trace).
     NotReplayable {
         /// The rank (its number, else its file name).
         rank: String,
-        /// Why, in words.
-        reason: String,
+        /// Why.
+        reason: replay::CannotReplay,
     },
 }
 
@@ -82,7 +82,7 @@ pub(crate) struct Ranks<'a> {
 
 /// Replays `ranks` together, replacing the replayed estimate of every ranked cause of
 /// `investigation` that has one with the joint replay's, and returns `what_if`'s joint
-/// prediction as text (empty without one). `None` where the ranks are not replayed
+/// prediction of the drawn rank (none without one). `None` where the ranks are not replayed
 /// together (a single rank, more than [`MAX_JOINT_RANKS`], a rank that no longer loads
 /// or cannot be replayed, no steady-state steps on the drawn rank): nothing is changed
 /// then.
@@ -90,7 +90,7 @@ pub(crate) fn replay_ranks(
     ranks: &Ranks<'_>,
     investigation: &mut Investigation,
     what_if: Option<&replay::WhatIf>,
-) -> Option<String> {
+) -> Option<Vec<WhatIfRun>> {
     let count = ranks.paths.len();
     if crate::replayed::replay_off() && what_if.is_none() {
         return None;
@@ -161,13 +161,14 @@ pub(crate) fn replay_ranks(
         }
     }
     let Some(what_if) = what_if else {
-        return Some(String::new());
+        return Some(Vec::new());
     };
-    let mut text = format!("{}:\n", ranks.detail.path.display());
-    if let Some(p) = predictor.predict(what_if, ranks.chosen) {
-        text += &p.text();
-    }
-    Some(text)
+    let run = predictor.predict(what_if, ranks.chosen).map(|p| WhatIfRun {
+        path: ranks.detail.path.clone(),
+        alone: None,
+        prediction: Ok(p),
+    });
+    Some(run.into_iter().collect())
 }
 
 /// A rank's name in the notes: its number, else its file name.
@@ -213,25 +214,22 @@ fn build_graphs(
         .iter()
         .zip(ranks.paths)
         .map(|(c, (path, rank))| {
-            replay::Graph::build(c).map_err(|e| ReplayedAlone::NotReplayable {
+            replay::Graph::build(c).map_err(|reason| ReplayedAlone::NotReplayable {
                 rank: rank_name(path, *rank),
-                reason: match e {
-                    replay::Error::CannotReplay { reason } => reason,
-                    other => other.to_string(),
-                },
+                reason,
             })
         })
         .collect()
 }
 
 /// The drawn rank replayed alone, because of `why`: every cause replayed on it alone says
-/// so, and the `--what-if` prediction of the drawn rank alone starts with it.
+/// so, and so does the `--what-if` prediction of the drawn rank alone.
 fn alone(
     ranks: &Ranks<'_>,
     investigation: &mut Investigation,
     what_if: Option<&replay::WhatIf>,
     why: &ReplayedAlone,
-) -> String {
+) -> Vec<WhatIfRun> {
     if let Advice::Ranked(ranked) = &mut investigation.advice {
         for cause in &mut ranked.causes {
             if let CauseReplay::Replayed(r) = &mut cause.replay {
@@ -240,30 +238,11 @@ fn alone(
         }
     }
     let drawn = (&ranks.reports[ranks.chosen], ranks.detail);
-    let text = crate::what_if_text(&[drawn], what_if);
-    match text.split_once('\n') {
-        Some((head, rest)) => format!("{head}\n  {}\n{rest}", alone_text(why)),
-        None => text,
+    let mut runs = crate::what_if_runs(&[drawn], what_if);
+    for run in &mut runs {
+        run.alone = Some(why.clone());
     }
-}
-
-/// Why the drawn rank was replayed alone, in a line of the `--what-if` text.
-fn alone_text(why: &ReplayedAlone) -> String {
-    let reason = match why {
-        ReplayedAlone::TooManyRanks { ranks, most } => {
-            format!("{ranks} ranks, more than the {most} replayed together")
-        }
-        ReplayedAlone::NotReloaded { rank, error } => {
-            format!("rank {rank} could not be loaded again ({error})")
-        }
-        ReplayedAlone::NotReplayable { rank, reason } => {
-            format!("rank {rank} cannot be replayed ({reason})")
-        }
-    };
-    format!(
-        "replayed alone, not with the other ranks: {reason}; its collectives keep their \
-         measured waits for their peers"
-    )
+    runs
 }
 
 #[cfg(test)]

@@ -45,6 +45,7 @@ use trace_model::Nanos;
 pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
 pub use joint::{MAX_JOINT_RANKS, RanksReplayed, ReplayedAlone};
 pub use model::*;
+pub use replay::CannotReplay;
 pub use sections::LARGE_LAYOUT_SHARE;
 
 /// Options of an investigation.
@@ -103,23 +104,42 @@ pub struct Run {
     /// rank for a rank directory ([`Run::write_rows`]).
     rows: Rows,
     /// [`Options::what_if`] replayed on each capture steps 3 to 6 describe (every capture
-    /// of a file; the drawn rank of a rank directory), as text: one block per capture,
-    /// or the reason it cannot be replayed; empty without a scenario.
-    pub what_if: String,
+    /// of a file; the drawn rank of a rank directory): one per capture, with its
+    /// prediction or the reason it cannot be replayed; empty without a scenario.
+    pub what_if: Vec<WhatIfRun>,
+}
+
+/// [`Options::what_if`] replayed on one capture, over the steps the investigation judged
+/// (as step 6's estimates replay a cause). `report::investigate::what_if_text` words it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIfRun {
+    /// The capture's file.
+    pub path: PathBuf,
+    /// Why a rank directory's drawn rank was replayed alone, not with the other ranks
+    /// (`None`: replayed with them, or a single capture).
+    pub alone: Option<ReplayedAlone>,
+    /// The scenario's replay (`replay::Prediction::ranks` says which ranks were replayed
+    /// together), or why the capture cannot be replayed.
+    pub prediction: Result<replay::Prediction, replay::CannotReplay>,
 }
 
 /// `what_if` replayed on each drawn capture, over the steps the investigation judged
 /// (as step 6's estimates replay a cause).
-fn what_if_text(drawn: &[(&CaptureAnalysis, &Loaded)], what_if: Option<&replay::WhatIf>) -> String {
+fn what_if_runs(
+    drawn: &[(&CaptureAnalysis, &Loaded)],
+    what_if: Option<&replay::WhatIf>,
+) -> Vec<WhatIfRun> {
     let Some(what_if) = what_if else {
-        return String::new();
+        return Vec::new();
     };
-    let mut text = String::new();
-    for (report, loaded) in drawn {
-        text += &format!("{}:\n", loaded.path.display());
-        text += &replayed::what_if_text(report, &loaded.capture, what_if);
-    }
-    text
+    drawn
+        .iter()
+        .map(|(report, loaded)| WhatIfRun {
+            path: loaded.path.clone(),
+            alone: None,
+            prediction: replayed::what_if_prediction(report, &loaded.capture, what_if),
+        })
+        .collect()
 }
 
 /// Where `rows.csv` is.
@@ -214,7 +234,7 @@ fn investigate_loaded<T>(
         captures.push(CaptureParts::of(l));
     }
     let drawn: Vec<(&CaptureAnalysis, &Loaded)> = analysis.reports.iter().zip(&loaded).collect();
-    let what_if = what_if_text(&drawn, options.what_if.as_ref());
+    let what_if = what_if_runs(&drawn, options.what_if.as_ref());
     let investigation = assemble(&Parts {
         input,
         options,
@@ -426,7 +446,7 @@ fn investigate_ranks<T: Send>(
         detail: &detail,
     };
     let what_if = joint::replay_ranks(&joint, &mut investigation, options.what_if.as_ref())
-        .unwrap_or_else(|| what_if_text(&[(report, &detail)], options.what_if.as_ref()));
+        .unwrap_or_else(|| what_if_runs(&[(report, &detail)], options.what_if.as_ref()));
     let run = Run {
         investigation,
         rows: Rows::Parts { parts, row_parts },

@@ -15,7 +15,7 @@ pub use analysis::{CrossRank, Spread as StepSpread, StepHeatMap};
 /// a field changes meaning or is removed; new optional fields keep it. Schema 1 was the
 /// rendered document; 2 is this value; 3 makes every trust entry a `trace_model::TrustItem`
 /// ([`TrustNote`]).
-pub const SCHEMA: u32 = 3;
+pub const SCHEMA: u32 = 4;
 
 /// The whole investigation of one input (a capture, a rank directory, a JAX capture
 /// directory, a multi-process export).
@@ -755,10 +755,10 @@ pub enum CauseReplay {
         /// Why, in words.
         reason: String,
     },
-    /// The capture cannot be replayed (`replay::Error::CannotReplay`).
+    /// The capture cannot be replayed.
     CannotReplay {
-        /// Which edges are missing, in words.
-        reason: String,
+        /// Which edges are missing, or that there is no steady-state step.
+        reason: replay::CannotReplay,
     },
     /// The scenario's replay.
     Replayed(Replayed),

@@ -10,26 +10,21 @@ use crate::model::{CauseReplay, Replayed};
 
 /// `what_if` replayed on `capture` as step 6's estimates replay a cause: over the
 /// steady-state steps of `r` (the capture's own step ranges where it has none), with the
-/// host sub-causes' time from the idle-time split; as text, or the reason it cannot be
-/// replayed.
-pub(crate) fn what_if_text(
+/// host sub-causes' time from the idle-time split; or the reason it cannot be replayed.
+pub(crate) fn what_if_prediction(
     r: &CaptureAnalysis,
     capture: &Capture,
     what_if: &replay::WhatIf,
-) -> String {
-    let graph = match replay::Graph::build(capture) {
-        Ok(graph) => graph,
-        Err(e) => return format!("  {e}\n"),
-    };
+) -> Result<replay::Prediction, replay::CannotReplay> {
+    let graph = replay::Graph::build(capture)?;
     let mut windows = steady_windows(r);
     if windows.is_empty() {
         windows = replay::capture_windows(capture);
     }
     let labels = Labels::of(capture);
-    replay::Predictor::new(&graph, capture, &windows)
+    Ok(replay::Predictor::new(&graph, capture, &windows)
         .with_labels(&labels)
-        .predict(what_if)
-        .text()
+        .predict(what_if))
 }
 
 /// Whether the causes' replays are turned off (`TRACEWISE_REPLAY=0`): the baseline of
@@ -113,11 +108,7 @@ fn replay_with(
     let windows = steady_windows(r);
     let graph = match replay::Graph::build(capture) {
         Ok(g) => g,
-        Err(e) => {
-            let reason = match e {
-                replay::Error::CannotReplay { reason } => reason,
-                other => other.to_string(),
-            };
+        Err(reason) => {
             return scenarios
                 .iter()
                 .zip(keys)
@@ -134,7 +125,7 @@ fn replay_with(
         return scenarios
             .iter()
             .map(|_| CauseReplay::CannotReplay {
-                reason: "no steady-state steps to replay".to_owned(),
+                reason: replay::CannotReplay::NoSteadySteps,
             })
             .collect();
     }

@@ -167,20 +167,21 @@ fn a_what_if_on_a_rank_directory_is_replayed_together() {
     let (ranks, _) = rank_dir(dir.path());
     let run = investigation::investigate(&ranks, &options(Some("host:data-loading=0")))
         .expect("investigates");
-    let text = &run.what_if;
-    assert!(
-        text.contains("rank 1 replayed together with ranks 0, 1"),
-        "{text}"
-    );
-    assert!(
-        text.contains("collectives matched: 6 all-reduce per rank"),
-        "{text}"
-    );
-    assert!(
-        text.contains("measured 1.82 ms, replayed unchanged 1.82 ms (replay error +0.0 %"),
-        "{text}"
-    );
-    assert!(text.contains("predicted 1.82 ms (+0.0 %"), "{text}");
+    let [w] = run.what_if.as_slice() else {
+        panic!("one drawn rank: {:?}", run.what_if);
+    };
+    assert_eq!(w.alone, None, "{w:?}");
+    let p = w.prediction.as_ref().expect("replayed");
+    let note = p.ranks.as_ref().expect("replayed together");
+    assert_eq!(note.rank, "1", "{note:?}");
+    assert_eq!(note.ranks, ["0", "1"], "{note:?}");
+    assert_eq!(note.matched, [("all-reduce".to_owned(), 6)], "{note:?}");
+    let median = &p.steps[p.median_step.expect("a median step")];
+    assert_eq!(median.measured.value, Nanos(STEP as i64 * US), "{median:?}");
+    // The unchanged joint replay reproduces the measured step, and rank 0's data loading
+    // gone leaves rank 1's step as it was: rank 0 was never the one waited for.
+    assert_eq!(median.baseline.value, median.measured.value, "{median:?}");
+    assert_eq!(median.predicted.value, median.baseline.value, "{median:?}");
 }
 
 /// The shared rank directories (`TRACEWISE_TRACES`) investigated: every replayed cause of
@@ -200,12 +201,18 @@ fn the_shared_rank_directories_replay_unchanged_together() {
             ..Default::default()
         };
         let run = investigation::investigate(&root.join(dir), &options).expect("investigates");
-        let text = &run.what_if;
-        assert!(
-            text.contains("replayed together with ranks"),
-            "{dir}: {text}"
+        let [w] = run.what_if.as_slice() else {
+            panic!("{dir}: one drawn rank: {:?}", run.what_if);
+        };
+        assert_eq!(w.alone, None, "{dir}");
+        let p = w.prediction.as_ref().expect("replayed");
+        let note = p.ranks.as_ref().expect("replayed together");
+        assert_eq!(note.ranks.len(), ranks, "{dir}: {note:?}");
+        let median = &p.steps[p.median_step.expect("a median step")];
+        assert_eq!(
+            median.baseline.value, median.measured.value,
+            "{dir}: {median:?}"
         );
-        assert!(text.contains("(replay error +0.0 %"), "{dir}: {text}");
         let inv = &run.investigation;
         let Advice::Ranked(ranked) = &inv.advice else {
             // hta-sampled-2rank: nothing ranked (the what-if above is its check).
@@ -265,8 +272,13 @@ fn a_rank_that_cannot_be_replayed_leaves_the_drawn_rank_alone() {
         replays += 1;
         assert!(r.ranks.is_none(), "{}: {r:?}", c.key);
         match r.alone.as_deref() {
-            Some(investigation::ReplayedAlone::NotReplayable { rank, .. }) => {
+            Some(investigation::ReplayedAlone::NotReplayable { rank, reason }) => {
                 assert_eq!(rank, "0", "{}", c.key);
+                assert!(
+                    matches!(reason, replay::CannotReplay::Unlinked { linked: 0, .. }),
+                    "{}: {reason:?}",
+                    c.key
+                );
             }
             other => panic!("{}: {other:?}", c.key),
         }

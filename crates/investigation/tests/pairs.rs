@@ -220,30 +220,11 @@ fn what_if_step(events: &[String], spec: &str) -> Nanos {
         ..Default::default()
     };
     let run = investigation::investigate(&path, &options).expect("investigates");
-    // "all N steps, first start to last end: measured …, replayed unchanged …, predicted X"
-    let line = run
-        .what_if
-        .lines()
-        .find(|l| l.contains("first start to last end"))
-        .unwrap_or_else(|| panic!("{}", run.what_if));
-    let steps: i64 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .expect("a step count");
-    let predicted = line.rsplit("predicted ").next().expect("a prediction");
-    Nanos((parse_human(predicted) / steps as f64).round() as i64)
-}
-
-/// `1.23 ms`, `456.00 µs` as ns.
-fn parse_human(text: &str) -> f64 {
-    let mut parts = text.split_whitespace();
-    let value: f64 = parts.next().and_then(|v| v.parse().ok()).expect("a number");
-    let scale = match parts.next() {
-        Some("s") => 1e9,
-        Some("ms") => 1e6,
-        Some("µs") => 1e3,
-        _ => 1.0,
+    let [w] = run.what_if.as_slice() else {
+        panic!("one capture: {:?}", run.what_if);
     };
-    value * scale
+    let p = w.prediction.as_ref().expect("replayed");
+    assert!(!p.steps.is_empty(), "{p:?}");
+    // The steps' wall with the change (first start to last end) over their count.
+    Nanos((p.wall[2].value.0 as f64 / p.steps.len() as f64).round() as i64)
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use trace_model::{Capture, HostKind, Nanos, StreamId, ThreadId, nesting_order};
 
-use crate::Error;
+use crate::CannotReplay;
 
 /// How long after the event it depends on (a launch call's return, the end of the
 /// stream's previous activity, of a producer on another stream) an activity may start and
@@ -241,27 +241,19 @@ impl Graph {
     /// Builds the graph of `capture` (see the crate docs for its edges), or says why it
     /// cannot: no GPU activities, no host events (a GPU-only trace), or too few activities
     /// linked to a launch call (no correlation ids).
-    pub fn build(capture: &Capture) -> Result<Graph, Error> {
+    pub fn build(capture: &Capture) -> Result<Graph, CannotReplay> {
         let activities = capture.activities();
         if activities.is_empty() {
-            return Err(Error::CannotReplay {
-                reason: "the capture has no GPU activities".to_owned(),
-            });
+            return Err(CannotReplay::NoActivities);
         }
         if capture.host_events().is_empty() {
-            return Err(Error::CannotReplay {
-                reason: "GPU-only trace: no host events, so nothing launches the GPU work"
-                    .to_owned(),
-            });
+            return Err(CannotReplay::NoHostEvents);
         }
         let linked = activities.iter().filter(|a| a.launch().is_some()).count();
         if (linked as f64) < MIN_LINKED_SHARE * activities.len() as f64 {
-            return Err(Error::CannotReplay {
-                reason: format!(
-                    "only {linked} of {} GPU activities are linked to a launch call (no \
-                     correlation ids): the host-to-GPU edges are missing",
-                    activities.len()
-                ),
+            return Err(CannotReplay::Unlinked {
+                linked,
+                activities: activities.len(),
             });
         }
         let mut b = Builder::default();

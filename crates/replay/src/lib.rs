@@ -87,7 +87,7 @@ mod ranks;
 mod replay;
 mod scenario;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use trace_model::{Capture, Labelled, Nanos, Provenance};
 
 pub use graph::{
@@ -108,8 +108,9 @@ pub enum Error {
     /// The capture lacks the edges a replay needs.
     #[error("cannot replay: {reason}")]
     CannotReplay {
-        /// Which edges are missing, in words.
-        reason: String,
+        /// Which edges are missing.
+        #[from]
+        reason: CannotReplay,
     },
     /// A what-if text that does not parse.
     #[error("what-if `{spec}`: {reason}")]
@@ -119,6 +120,49 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+}
+
+/// Why a capture cannot be replayed: the edges a replay needs are missing, or there is
+/// nothing to replay over. Its words are its `Display`; report.json holds it tagged by
+/// `code` ([`CannotReplay::code`]) with its figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "code", rename_all = "kebab-case")]
+pub enum CannotReplay {
+    /// The capture has no GPU activities.
+    #[error("the capture has no GPU activities")]
+    NoActivities,
+    /// A GPU-only trace: no host events, so nothing launches the GPU work.
+    #[error("GPU-only trace: no host events, so nothing launches the GPU work")]
+    NoHostEvents,
+    /// Fewer than half of the GPU activities are linked to a launch call (no correlation
+    /// ids): the host-to-GPU edges are missing.
+    #[error(
+        "only {linked} of {activities} GPU activities are linked to a launch call (no \
+         correlation ids): the host-to-GPU edges are missing"
+    )]
+    Unlinked {
+        /// The activities linked to a launch call (measured).
+        linked: usize,
+        /// The capture's GPU activities (measured).
+        activities: usize,
+    },
+    /// No steady-state step to replay over (the caller's step windows are empty;
+    /// [`Graph::build`] never says this).
+    #[error("no steady-state steps to replay")]
+    NoSteadySteps,
+}
+
+impl CannotReplay {
+    /// Its stable code (`no-activities`, `no-host-events`, `unlinked`, `no-steady-steps`),
+    /// the `code` tag of its serde form.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CannotReplay::NoActivities => "no-activities",
+            CannotReplay::NoHostEvents => "no-host-events",
+            CannotReplay::Unlinked { .. } => "unlinked",
+            CannotReplay::NoSteadySteps => "no-steady-steps",
+        }
+    }
 }
 
 /// The assumptions every replayed number rests on.

@@ -5,7 +5,9 @@ use analysis::percent_of;
 use attribution::{Attribution, MatchKind, SourceFormat};
 use trace_model::{Nanos, Provenance};
 
-use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::doc::{
+    Block, Cell, Column, Document, Section, Span, Table, TextLayout, parenthesised, spans_label,
+};
 use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
@@ -313,18 +315,21 @@ pub fn summary_document(result: &Attribution) -> Document {
     let s = summary(result);
     let mut doc = Document::new(format!("attribute-kernels: {}", s.path));
     let mut sec = Section::new("summary", "");
-    sec.push(Block::line(vec![
+    let mut line = vec![
         count(s.kernels),
         Span::text(" GPU activities, "),
         ms(s.gpu_time_ns),
-        Span::text(" GPU time (measured); attributed "),
+    ];
+    let word = parenthesised(spans_label(&line));
+    line.extend([
+        Span::text(format!(" GPU time{word}; attributed ")),
         ms(s.attributed_time_ns),
         Span::text(" ("),
         share(s.attributed_time_ns, s.gpu_time_ns),
         Span::text(")"),
-    ]));
+    ]);
+    sec.push(Block::line(line));
     sec.push(Block::blank());
-    sec.para("share of GPU time by match kind (measured):");
     let mut t = Table::new(
         "match_kinds",
         &["match kind", "kernels", "", "time", "share"],
@@ -346,6 +351,10 @@ pub fn summary_document(result: &Attribution) -> Document {
             ),
         ]);
     }
+    sec.para(format!(
+        "share of GPU time by match kind{}:",
+        parenthesised(t.label())
+    ));
     sec.push(Block::Table(
         t.with_layout(
             TextLayout::new(vec![
@@ -358,53 +367,37 @@ pub fn summary_document(result: &Attribution) -> Document {
             .without_header(),
         ),
     ));
-    let reasons: Vec<String> = result
-        .how()
-        .into_iter()
-        .filter(|h| h.device == "all" && h.match_kind == MatchKind::None)
-        .map(|h| format!("{} {}", h.kernels, h.decided_by.as_str()))
-        .collect();
-    sec.push(Block::line(vec![
+    let mut line = vec![
         Span::text("kernels with no candidate (none): "),
         count(s.kernels_without_candidate),
-        Span::text(if reasons.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", reasons.join(", "))
-        }),
-    ]));
-    if s.per_device.len() > 1 {
-        sec.push(Block::blank());
-        sec.para("per device (measured):");
-        for d in &s.per_device {
-            let mut spans = vec![
-                Span::text(format!("  GPU {}: ", d.device)),
-                count(d.kernels),
-                Span::text(" kernels, "),
-                ms(d.gpu_time_ns),
-                Span::text(": "),
-            ];
-            for (i, m) in d.by_match_kind.iter().enumerate() {
-                if i > 0 {
-                    spans.push(Span::text(", "));
-                }
-                spans.push(Span::text(format!("{} ", m.match_kind.as_str())));
-                spans.push(Span::Figure(measured::percent(m.share_pct)));
-            }
-            sec.push(Block::line(spans));
-        }
+    ];
+    let reasons = result
+        .how()
+        .into_iter()
+        .filter(|h| h.device == "all" && h.match_kind == MatchKind::None);
+    for (i, h) in reasons.enumerate() {
+        line.push(Span::text(if i == 0 { " (" } else { ", " }));
+        line.push(count(h.kernels));
+        line.push(Span::text(format!(" {}", h.decided_by.as_str())));
     }
+    if line.len() > 2 {
+        line.push(Span::text(")"));
+    }
+    sec.push(Block::line(line));
+    per_device(&mut sec, &s);
     if s.graph_time_ns > Nanos::ZERO {
         sec.push(Block::blank());
-        sec.push(Block::line(vec![
+        let mut line = vec![
             Span::text("GPU time inside graphs / command buffers: "),
             ms(s.graph_time_ns),
             Span::text(" ("),
             share(s.graph_time_ns, s.gpu_time_ns),
             Span::text(" of GPU time), attributed "),
             share(s.graph_attributed_ns, s.graph_time_ns),
-            Span::text(" of it (measured)"),
-        ]));
+        ];
+        let word = parenthesised(spans_label(&line));
+        line.push(Span::text(format!(" of it{word}")));
+        sec.push(Block::line(line));
     }
     if !s.programs.is_empty() {
         sec.push(Block::blank());
@@ -430,7 +423,9 @@ pub fn summary_document(result: &Attribution) -> Document {
         let lines: usize = s.programs.iter().map(|p| p.with_python_line).sum();
         let instructions: usize = s.programs.iter().map(|p| p.instructions).sum();
         sec.push(Block::line(vec![
-            Span::text(format!("  all {} stored programs: ", s.programs.len())),
+            Span::text("  all "),
+            count(s.programs.len()),
+            Span::text(" stored programs: "),
             count(lines),
             Span::text(" of "),
             count(instructions),
@@ -445,7 +440,6 @@ pub fn summary_document(result: &Attribution) -> Document {
     }
     if !s.top_lines.is_empty() {
         sec.push(Block::blank());
-        sec.para("top Python lines by GPU time (measured):");
         let mut t = Table::new("top_lines", &["time", "share", "line"]);
         for l in s.top_lines.iter().take(5) {
             let mut share = crate::text::padded(
@@ -459,6 +453,10 @@ pub fn summary_document(result: &Attribution) -> Document {
                 Cell::code(format!("{} {}", l.source_line, l.function)),
             ]);
         }
+        sec.para(format!(
+            "top Python lines by GPU time{}:",
+            parenthesised(t.label())
+        ));
         sec.push(Block::Table(
             t.with_layout(
                 TextLayout::new(vec![
@@ -490,6 +488,36 @@ pub fn summary_document(result: &Attribution) -> Document {
 
 /// A duration as attribute-kernels writes it: milliseconds with three decimals.
 /// `part` as a measured percentage of `whole`.
+/// The per-device lines, where there is more than one device.
+fn per_device(sec: &mut Section, s: &AttributionSummary<'_>) {
+    if s.per_device.len() > 1 {
+        sec.push(Block::blank());
+        let at = sec.blocks.len();
+        for d in &s.per_device {
+            let mut spans = vec![
+                Span::text(format!("  GPU {}: ", d.device)),
+                count(d.kernels),
+                Span::text(" kernels, "),
+                ms(d.gpu_time_ns),
+                Span::text(": "),
+            ];
+            for (i, m) in d.by_match_kind.iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::text(", "));
+                }
+                spans.push(Span::text(format!("{} ", m.match_kind.as_str())));
+                spans.push(Span::Figure(measured::percent(m.share_pct)));
+            }
+            sec.push(Block::line(spans));
+        }
+        let word = parenthesised(Block::label(&sec.blocks[at..]));
+        sec.blocks.insert(
+            at,
+            Block::Paragraph(vec![Span::text(format!("per device{word}:"))]),
+        );
+    }
+}
+
 fn share(part: Nanos, whole: Nanos) -> Span {
     Span::Figure(measured::percent(percent_of(part.0, whole.0)))
 }

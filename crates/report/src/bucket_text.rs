@@ -11,7 +11,7 @@ use analysis::{
 use serde::Serialize;
 use trace_model::{Nanos, Provenance};
 
-use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout, bracketed};
 use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
@@ -104,9 +104,6 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
 
     let mut sec = Section::new("buckets", "");
     sec.push(Block::blank());
-    sec.para(
-        " GPU time by bucket [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
-    );
     let mut t = Table::new("buckets", &["bucket", "time", "% GPU", "activities"]);
     let mut total_count = 0;
     for row in &summary.buckets {
@@ -129,6 +126,10 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
         Cell::figure(measured::percent(total_pct)),
         Cell::figure(measured::count(total_count)),
     ]);
+    sec.para(format!(
+        " GPU time by bucket{} (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
+        bracketed(t.label())
+    ));
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::left(1, 40),
         Column::right(1, 12),
@@ -137,41 +138,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     ]))));
 
     sec.push(Block::blank());
-    sec.para(" How each activity was bucketed [measured]:");
-    let mut t = Table::new("bucketed_by", &["% GPU", "time", "activities", "rule"]);
-    for row in &summary.attribution {
-        if row.activities == 0 {
-            continue;
-        }
-        let what = match row.basis {
-            Basis::AtenOp => "by its launching ATen op's name (the op's kernels are of its kind)",
-            Basis::KernelClass => "by the kernel classification table",
-            Basis::OpName => "by its launching op's name (kernel not in the table)",
-            Basis::KernelName => "by its own name (kernel not in the table, no op rule)",
-            Basis::Unclassified => "not placed: bucket other",
-            _ => "by a rule this report does not describe",
-        };
-        t.push(vec![
-            Cell::figure(measured::percent(percent_of(
-                row.time_ns.0,
-                summary.gpu_time_ns.0,
-            ))),
-            Cell::figure(duration_figure(row.time_ns)),
-            Cell::figure(measured::count(row.activities)),
-            Cell::text(what),
-        ]);
-    }
-    sec.push(Block::Table(
-        t.with_layout(
-            TextLayout::new(vec![
-                Column::right(1, 7).format(NumberFormat::PercentSign(1)),
-                Column::right(1, 12),
-                Column::right(1, 10).format(NumberFormat::Fixed(0)),
-                Column::left(2, 0),
-            ])
-            .without_header(),
-        ),
-    ));
+    bucketed_by(&mut sec, summary);
     doc.sections.push(sec);
 
     doc.sections.push(backends(summary));
@@ -179,9 +146,6 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     let mut sec = Section::new("ops", "");
     let shown = python_prefix_len(summary.ops.len(), top_n);
     sec.push(Block::blank());
-    sec.para(format!(
-        " Top {top_n} CPU ops by the GPU time they launched [measured] ([no op]: activity with no launching CPU op; bucket*: the op's time went to several buckets, the largest is shown):"
-    ));
     let mut t = Table::new(
         "ops",
         &["rank", "time", "% GPU", "activities", "bucket", "name"],
@@ -201,6 +165,10 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
             Cell::code(format!("{marker}{}", truncate_name(&op.name))),
         ]);
     }
+    sec.para(format!(
+        " Top {top_n} CPU ops by the GPU time they launched{} ([no op]: activity with no launching CPU op; bucket*: the op's time went to several buckets, the largest is shown):",
+        bracketed(t.label())
+    ));
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::right(1, 4),
         Column::right(1, 12),
@@ -318,9 +286,6 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
 
     let mut sec = Section::new("buckets", "");
     sec.push(Block::blank());
-    sec.para(
-        " GPU time by bucket per rank [measured] (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
-    );
     let mut columns = vec!["bucket"];
     columns.extend(labels.iter().map(String::as_str));
     let mut t = Table::new("buckets_per_rank", &columns);
@@ -382,6 +347,10 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
             .iter()
             .map(|_| Column::right(1, 20).format(NumberFormat::PercentSign(1))),
     );
+    sec.para(format!(
+        " GPU time by bucket per rank{} (an ATen op's name when its kernels are of its kind, else the kernel's class, else the op's or kernel's name):",
+        bracketed(t.label())
+    ));
     sec.push(Block::Table(t.with_layout(TextLayout::new(layout))));
     sec.push(Block::blank());
     sec.para(" Per-rank top ops and the hints' advice: run with --trace-file on one rank.");
@@ -394,6 +363,48 @@ fn json_line(value: &impl Serialize) -> String {
         .expect("invariant: summaries serialize (string keys, finite numbers)");
     text.push('\n');
     text
+}
+
+/// How each activity was bucketed: GPU time, share and count per rule.
+fn bucketed_by(sec: &mut Section, summary: &GpuSummary) {
+    let mut t = Table::new("bucketed_by", &["% GPU", "time", "activities", "rule"]);
+    for row in &summary.attribution {
+        if row.activities == 0 {
+            continue;
+        }
+        let what = match row.basis {
+            Basis::AtenOp => "by its launching ATen op's name (the op's kernels are of its kind)",
+            Basis::KernelClass => "by the kernel classification table",
+            Basis::OpName => "by its launching op's name (kernel not in the table)",
+            Basis::KernelName => "by its own name (kernel not in the table, no op rule)",
+            Basis::Unclassified => "not placed: bucket other",
+            _ => "by a rule this report does not describe",
+        };
+        t.push(vec![
+            Cell::figure(measured::percent(percent_of(
+                row.time_ns.0,
+                summary.gpu_time_ns.0,
+            ))),
+            Cell::figure(duration_figure(row.time_ns)),
+            Cell::figure(measured::count(row.activities)),
+            Cell::text(what),
+        ]);
+    }
+    sec.para(format!(
+        " How each activity was bucketed{}:",
+        bracketed(t.label())
+    ));
+    sec.push(Block::Table(
+        t.with_layout(
+            TextLayout::new(vec![
+                Column::right(1, 7).format(NumberFormat::PercentSign(1)),
+                Column::right(1, 12),
+                Column::right(1, 10).format(NumberFormat::Fixed(0)),
+                Column::left(2, 0),
+            ])
+            .without_header(),
+        ),
+    ));
 }
 
 fn backends(summary: &GpuSummary) -> Section {

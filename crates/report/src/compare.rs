@@ -380,17 +380,24 @@ fn verdict_finding(c: &Comparison) -> Finding {
     let s = &c.step_time;
     let labels = Labels::of_steps(c);
     let mut spans = vec![Span::text("Median steady-state step: ")];
-    spans.push(Span::Figure(duration(s.before.median, labels.before)));
+    spans.push(Span::Figure(duration(
+        s.before.median,
+        labels.before.clone(),
+    )));
     spans.push(Span::text(" before, "));
-    spans.push(Span::Figure(duration(s.after.median, labels.after)));
+    spans.push(Span::Figure(duration(s.after.median, labels.after.clone())));
     spans.push(Span::text(" after (difference "));
     spans.push(Span::Figure(duration(s.delta, labels.both.clone())));
     spans.push(Span::text(", noise "));
     spans.push(Span::Figure(duration(s.noise, labels.both)));
-    spans.push(Span::text(format!(
-        ", over {} and {} step sample(s)). ",
-        s.before.samples, s.after.samples
-    )));
+    let samples = |n: usize, label: Provenance| {
+        Span::Figure(Figure::count(u64::try_from(n).unwrap_or(u64::MAX), label))
+    };
+    spans.push(Span::text(", over "));
+    spans.push(samples(s.before.samples, labels.before));
+    spans.push(Span::text(" and "));
+    spans.push(samples(s.after.samples, labels.after));
+    spans.push(Span::text(" step sample(s)). "));
     spans.push(Span::text(match &c.verdict {
         Outcome::Faster => "Verdict: faster.".to_owned(),
         Outcome::Slower => "Verdict: slower.".to_owned(),
@@ -425,13 +432,16 @@ fn prediction_finding(c: &Comparison) -> Option<Finding> {
                 spans.push(Span::text(", predicted for that change "));
                 spans.push(Span::Figure(duration(p, Provenance::inferred(FOR_CHANGE))));
                 match row.replayed_gain {
-                    Some(_) => spans.push(Span::text(format!(
-                        " (from the before capture's replay, error {})",
-                        row.replay_error.map_or_else(
-                            || "unknown".to_owned(),
-                            |e| format!("{:.1} %", 100.0 * e)
-                        )
-                    ))),
+                    Some(_) => {
+                        spans.push(Span::text(" (from the before capture's replay, error "));
+                        spans.push(match row.replay_error {
+                            Some(e) => {
+                                Span::Figure(Figure::percent(100.0 * e, replay_error_label()))
+                            }
+                            None => Span::text("unknown"),
+                        });
+                        spans.push(Span::text(")"));
+                    }
                     None => spans.push(Span::text(" (by subtraction)")),
                 }
             }
@@ -560,14 +570,11 @@ fn causes_section(c: &Comparison) -> Section {
             Cell::code(r.key.code()),
             Cell::figure(duration(r.predicted_gain, Provenance::inferred(PREDICTED))),
             r.replayed_gain.map_or_else(
-                || Cell::text(r.replay_note.clone().unwrap_or_default()),
+                || r.replay_note.as_ref().map_or(Cell::Empty, no_replay_cell),
                 |g| Cell::figure(duration(g, Provenance::inferred(REPLAYED))),
             ),
             r.replay_error.map_or(Cell::Empty, |e| {
-                Cell::figure(Figure::percent(
-                    100.0 * e,
-                    Provenance::inferred("the unchanged replay's median absolute step error"),
-                ))
+                Cell::figure(Figure::percent(100.0 * e, replay_error_label()))
             }),
             r.after.map_or(Cell::Empty, |a| {
                 Cell::figure(duration(a, Provenance::inferred(PREDICTED)))
@@ -678,6 +685,27 @@ fn named_table(name: &str, what: &str, rows: &[NamedRow]) -> Table {
             " more row(s) found on both sides, below the top {TOP_ROWS}, are left out."
         )),
     ])
+}
+
+/// The label of a replay's error on the unchanged before capture.
+fn replay_error_label() -> Provenance {
+    Provenance::inferred("the unchanged replay's median absolute step error")
+}
+
+/// Why a cause has no replayed gain, in a cell.
+fn no_replay_cell(note: &compare::NoReplay) -> Cell {
+    match note {
+        compare::NoReplay::NoScenario { reason } => Cell::text(format!("no scenario: {reason}")),
+        compare::NoReplay::CannotReplay { reason } => {
+            let mut spans = vec![Span::text("cannot replay: ")];
+            spans.extend(crate::investigate::cannot_replay_spans(reason));
+            Cell::Spans(spans)
+        }
+        compare::NoReplay::FromReport => {
+            Cell::text("not replayed: the before side is a report.json")
+        }
+        compare::NoReplay::NotReplayed => Cell::text("not replayed"),
+    }
 }
 
 #[cfg(test)]

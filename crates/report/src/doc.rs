@@ -85,6 +85,16 @@ impl Section {
         self.blocks.push(block);
     }
 
+    /// Inserts at block `at` (a length of [`Section::blocks`] taken before pushing what
+    /// it introduces) the heading `head(label)`, where `label` is ` [word]` for the one
+    /// label the figures of the blocks pushed since carry ([`Block::label`]), else empty:
+    /// the heading's word cannot disagree with its figures.
+    pub fn insert_heading(&mut self, at: usize, head: impl FnOnce(&str) -> String) {
+        let label = bracketed(Block::label(&self.blocks[at..]));
+        self.blocks
+            .insert(at, Block::Paragraph(vec![Span::text(head(&label))]));
+    }
+
     /// Adds a paragraph of plain text.
     pub fn para(&mut self, text: impl Into<String>) {
         self.blocks.push(Block::Paragraph(vec![Span::text(text)]));
@@ -125,6 +135,21 @@ impl Block {
     /// A paragraph of these spans (in terminal text: one line).
     pub fn line(spans: Vec<Span>) -> Block {
         Block::Paragraph(spans)
+    }
+
+    /// The label word every figure of these blocks carries (paragraphs, lists, tables),
+    /// where they carry one and the same.
+    pub fn label(blocks: &[Block]) -> Option<&'static str> {
+        let mut words = Vec::new();
+        for b in blocks {
+            match b {
+                Block::Paragraph(s) => words.extend(span_words(s)),
+                Block::List(items) => items.iter().for_each(|s| words.extend(span_words(s))),
+                Block::Table(t) => words.extend(t.rows.iter().flatten().flat_map(cell_words)),
+                _ => {}
+            }
+        }
+        one_word(words.into_iter())
     }
 
     /// An empty paragraph (in terminal text: a blank line).
@@ -174,12 +199,39 @@ impl SpanLine {
 
 /// The label word every figure of `spans` carries, if they carry one and the same.
 fn shared_label(spans: &[Span]) -> Option<&'static str> {
-    let mut words = spans.iter().filter_map(|s| match s {
+    one_word(span_words(spans))
+}
+
+/// The label word every figure of `spans` carries, if they carry one and the same: the
+/// word a sentence or heading about them says.
+pub fn spans_label(spans: &[Span]) -> Option<&'static str> {
+    shared_label(spans)
+}
+
+/// The label words of the figures of `spans`, in order.
+fn span_words(spans: &[Span]) -> impl Iterator<Item = &'static str> + '_ {
+    spans.iter().filter_map(|s| match s {
         Span::Figure(f) | Span::Formatted(f, _) => Some(f.label.word()),
         _ => None,
-    });
+    })
+}
+
+/// The one word of `words`, if there is at least one and they are all the same.
+fn one_word(mut words: impl Iterator<Item = &'static str>) -> Option<&'static str> {
     let first = words.next()?;
     words.all(|w| w == first).then_some(first)
+}
+
+/// ` [word]` for the label `word` a heading or sentence takes from the figures it
+/// introduces ([`Table::label`], [`Block::label`]); nothing without one.
+pub fn bracketed(word: Option<&str>) -> String {
+    word.map_or_else(String::new, |w| format!(" [{w}]"))
+}
+
+/// `(word)` after a heading, as Markdown writes a label, for the figures it introduces
+/// ([`Table::label`]); nothing without one.
+pub fn parenthesised(word: Option<&str>) -> String {
+    word.map_or_else(String::new, |w| format!(" ({w})"))
 }
 
 /// `spans` closed by the one label their figures share ([`SpanLine::label`]).
@@ -322,10 +374,25 @@ impl Table {
         self.with_note_spans(vec![Span::text(note)])
     }
 
+    /// The label word every figure of its cells carries (`measured`), where they carry
+    /// one and the same: the word its heading says, so that it cannot disagree with them.
+    pub fn label(&self) -> Option<&'static str> {
+        one_word(self.rows.iter().flatten().flat_map(cell_words))
+    }
+
     /// The table with a note under it made of text and labelled figures.
     pub fn with_note_spans(mut self, note: Vec<Span>) -> Table {
         self.note = Some(note);
         self
+    }
+}
+
+/// The label words of a cell's figures.
+fn cell_words(c: &Cell) -> Vec<&'static str> {
+    match c {
+        Cell::Figure(f) => vec![f.label.word()],
+        Cell::Spans(s) => span_words(s).collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -4,7 +4,9 @@
 use analysis::Inventory;
 use trace_model::{Nanos, Provenance};
 
-use crate::doc::{Block, Cell, Column, Document, Section, Span, Table, TextLayout};
+use crate::doc::{
+    Block, Cell, Column, Document, Section, Span, Table, TextLayout, bracketed, labelled,
+};
 use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
@@ -28,14 +30,26 @@ pub fn document(inv: &Inventory) -> Document {
         _ => {}
     }
     if let Some((s, e)) = inv.window_ns {
-        head.push(Block::line(vec![
+        let mut spans = vec![
             Span::text("  window      "),
             Span::Figure(Figure::duration(e - s, Provenance::Measured)),
-            Span::text(format!(
-                " (from {} ns to {} ns on the capture's axis) [measured]",
+        ];
+        // The ends as figures where they are on the axis's positive side (always, but a
+        // count holds no sign: a negative one stays text).
+        match (u64::try_from(s.0), u64::try_from(e.0)) {
+            (Ok(from), Ok(to)) => spans.extend([
+                Span::text(" (from "),
+                fixed(measured::count(from), 0),
+                Span::text(" ns to "),
+                fixed(measured::count(to), 0),
+                Span::text(" ns on the capture's axis)"),
+            ]),
+            _ => spans.push(Span::text(format!(
+                " (from {} ns to {} ns on the capture's axis)",
                 s.0, e.0
-            )),
-        ]));
+            ))),
+        }
+        head.push(Block::line(labelled(spans)));
     }
     head.push(Block::blank());
     doc.sections.push(head);
@@ -102,7 +116,12 @@ fn devices(inv: &Inventory) -> Section {
                 }
                 spans.extend(p);
             }
-            spans.push(Span::text(" [read: profiler metadata]"));
+            let source = metadata();
+            spans.push(Span::text(format!(
+                " [{}: {}]",
+                source.word(),
+                source.detail().unwrap_or_default()
+            )));
         }
         sec.push(Block::line(spans));
         if d.streams.is_empty() {
@@ -145,9 +164,16 @@ fn devices(inv: &Inventory) -> Section {
     if inv.devices.is_empty() {
         sec.para("  none: this capture holds no GPU activity (a CPU-only capture?)");
     } else {
-        sec.para(
-            "  (counts and busy time [measured]; busy = union of activity intervals; launched = share with a host launch found by correlation id)",
-        );
+        let tables: Vec<Block> = sec
+            .blocks
+            .iter()
+            .filter(|b| matches!(b, Block::Table(_)))
+            .cloned()
+            .collect();
+        sec.para(format!(
+            "  (counts and busy time{}; busy = union of activity intervals; launched = share with a host launch found by correlation id)",
+            bracketed(Block::label(&tables))
+        ));
     }
     sec.push(Block::blank());
     sec
@@ -155,7 +181,10 @@ fn devices(inv: &Inventory) -> Section {
 
 fn threads(inv: &Inventory) -> Section {
     let mut sec = Section::new("threads", "");
-    sec.push(count_line("Host threads", inv.threads.len(), " [measured]"));
+    sec.push(Block::line(labelled(count_spans(
+        "Host threads",
+        inv.threads.len(),
+    ))));
     let mut t = Table::new(
         "threads",
         &["pid", "tid", "events", "launches", "cpu ops", "name"],
@@ -217,11 +246,7 @@ fn steps(inv: &Inventory) -> Section {
 fn programs(inv: &Inventory) -> Section {
     let mut sec = Section::new("programs", "");
     sec.push(Block::blank());
-    sec.push(count_line(
-        "HLO programs",
-        inv.programs.len(),
-        " (instructions and Python-line coverage [measured])",
-    ));
+    let at = sec.blocks.len();
     let mut t = Table::new(
         "programs",
         &["program id", "instructions", "Python line", "name"],
@@ -269,6 +294,15 @@ fn programs(inv: &Inventory) -> Section {
         Column::right(1, 14),
         Column::left(2, 0),
     ]))));
+    let label = bracketed(Block::label(&sec.blocks[at..]));
+    sec.blocks.insert(
+        at,
+        count_line(
+            "HLO programs",
+            inv.programs.len(),
+            &format!(" (instructions and Python-line coverage{label})"),
+        ),
+    );
     sec
 }
 
@@ -328,11 +362,16 @@ fn compact_numbers(numbers: &[i64]) -> String {
 }
 
 /// `LABEL: N` (the count measured), then `tail`.
-fn count_line(label: &str, n: usize, tail: &str) -> Block {
-    let mut spans = vec![
+/// `label: n`, the count measured.
+fn count_spans(label: &str, n: usize) -> Vec<Span> {
+    vec![
         Span::text(format!("{label}: ")),
         fixed(measured::count(n), 0),
-    ];
+    ]
+}
+
+fn count_line(label: &str, n: usize, tail: &str) -> Block {
+    let mut spans = count_spans(label, n);
     if !tail.is_empty() {
         spans.push(Span::text(tail));
     }

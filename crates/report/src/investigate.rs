@@ -20,9 +20,12 @@ use crate::swimlane;
 
 mod advice;
 mod gpu_time;
+mod what_if;
 
+pub(crate) use advice::cannot_replay_spans;
 use advice::{ask_text, change_section, trust_entry};
 use gpu_time::{ops_section, roofline_section};
+pub use what_if::what_if_text;
 
 /// The files of the report directory but `rows.csv`: report.md, report.html, report.json
 /// (the value itself) and one CSV per table.
@@ -146,6 +149,11 @@ pub fn document(inv: &Investigation) -> Document {
 
 fn file_name(p: &Path) -> String {
     investigation::file_name(p)
+}
+
+/// A count from the capture's records, as a measured figure in a sentence.
+fn count(n: impl TryInto<u64>) -> Span {
+    Span::Figure(crate::measured::count(n))
 }
 
 fn pct(share: f64) -> Figure {
@@ -339,23 +347,22 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
             ))]));
         }
         // Which evidence found the iterations, and what each forward is when it says so.
-        let mut text = format!(
-            "Iterations: {} step(s), found from {}",
-            f.steps, f.steps_origin
-        );
+        let mut text = format!(" step(s), found from {}", f.steps_origin);
         if !f.forward_kinds.is_empty() {
             text.push_str(&format!("; forwards: {}", f.forward_kinds.join(", ")));
         }
-        let mut spans = vec![Span::text(text)];
+        let mut spans = vec![Span::text("Iterations: "), count(f.steps), Span::text(text)];
         if let Some(sides) = &f.step_sides {
             spans.extend(step_sides_spans(sides));
         }
         // Per kind of forward (the engine's markers say which): count and step time.
-        for (i, (kind, count, spread)) in f.forward_spreads.iter().enumerate() {
+        for (i, (kind, count_of, spread)) in f.forward_spreads.iter().enumerate() {
             spans.push(Span::text(format!(
-                "{}{kind}: {count} step(s), median ",
+                "{}{kind}: ",
                 if i == 0 { "; per forward: " } else { ", " }
             )));
+            spans.push(count(*count_of));
+            spans.push(Span::text(" step(s), median "));
             spans.push(Span::Figure(
                 Figure::duration(spread.median, Provenance::Measured)
                     .with_range(Value::Duration(spread.min.0), Value::Duration(spread.max.0)),
@@ -413,18 +420,22 @@ fn step_sides_spans(sides: &investigation::StepSidesView) -> Vec<Span> {
 
 /// The warm-up finding: the steps left out of steady state, of `steps`, and why.
 fn warm_up_finding(w: &investigation::WarmUp, steps: usize) -> Finding {
-    let mut spans = vec![Span::text(format!(
-        "Warm-up: {} of {} step(s), ",
-        w.steps, steps
-    ))];
+    let mut spans = vec![
+        Span::text("Warm-up: "),
+        count(w.steps),
+        Span::text(" of "),
+        count(steps),
+        Span::text(" step(s), "),
+    ];
     spans.push(Span::Figure(Figure::duration(
         w.step_time,
         Provenance::Measured,
     )));
-    spans.push(Span::text(format!(
-        ", are not steady state ({} warm-up call(s): launch calls of 100 ms or more, module loading, autotuning",
-        w.event_count,
-    )));
+    spans.push(Span::text(", are not steady state ("));
+    spans.push(count(w.event_count));
+    spans.push(Span::text(
+        " warm-up call(s): launch calls of 100 ms or more, module loading, autotuning",
+    ));
     for (i, (name, dur)) in w.longest.iter().enumerate() {
         let sep = if i == 0 { "; longest: " } else { ", " };
         spans.push(Span::text(format!("{sep}`{name}` ")));
@@ -451,7 +462,9 @@ fn host_only_finding(h: &investigation::HostOnly) -> Finding {
         Span::Figure(Figure::duration(h.before_gpu, Provenance::Measured)),
         Span::text(" before the first GPU activity, "),
         Span::Figure(Figure::duration(h.after_gpu, Provenance::Measured)),
-        Span::text(format!(" after the last, over {} step(s))", h.steps)),
+        Span::text(" after the last, over "),
+        count(h.steps),
+        Span::text(" step(s))"),
     ];
     for (i, (name, overlapped)) in h.top.iter().enumerate() {
         let sep = if i == 0 { "; the host runs " } else { ", " };
@@ -497,10 +510,9 @@ fn cross_rank_section(across: &investigation::AcrossRanks, findings: &mut Vec<Fi
                 Figure::duration(sp.median, Provenance::Measured)
                     .with_range(Value::Duration(sp.min.0), Value::Duration(sp.max.0)),
             ),
-            Span::text(format!(
-                " (the median of the {} ranks' median step times, with the fastest and slowest rank's).",
-                x.ranks.len()
-            )),
+            Span::text(" (the median of the "),
+            count(x.ranks.len()),
+            Span::text(" ranks' median step times, with the fastest and slowest rank's)."),
         ]));
     }
     let reference = who(x.reference, &x.ranks[0].label);
@@ -512,20 +524,28 @@ fn cross_rank_section(across: &investigation::AcrossRanks, findings: &mut Vec<Fi
             .iter()
             .filter_map(|r| r.clock_offset.map(|o| (o.0.abs(), r)))
             .max_by_key(|(o, _)| *o);
-        let mut spans = vec![Span::text(format!(
-            "{} collective instances matched across ranks by order{}; clock offsets are relative to {reference}{}. ",
-            x.matched_collectives,
-            if x.collective_counts_differ {
-                " (ranks have different numbers of collectives: only the first ones of each are compared, which may pair different instances)"
-            } else {
-                ""
-            },
-            if x.aligned_on_base_time {
-                ", after putting every rank on its baseTimeNanoseconds"
-            } else {
-                ""
-            },
-        ))];
+        let matched = Figure::count(
+            u64::try_from(x.matched_collectives).unwrap_or(u64::MAX),
+            Provenance::inferred(
+                "matched by order: the k-th collective of every rank is one instance",
+            ),
+        );
+        let mut spans = vec![
+            Span::Figure(matched),
+            Span::text(format!(
+                " collective instances matched across ranks by order{}; clock offsets are relative to {reference}{}. ",
+                if x.collective_counts_differ {
+                    " (ranks have different numbers of collectives: only the first ones of each are compared, which may pair different instances)"
+                } else {
+                    ""
+                },
+                if x.aligned_on_base_time {
+                    ", after putting every rank on its baseTimeNanoseconds"
+                } else {
+                    ""
+                },
+            )),
+        ];
         if let Some((abs, r)) = largest {
             spans.push(Span::text(format!(
                 "The largest correction is {}'s, ",
@@ -602,22 +622,35 @@ fn cross_rank_section(across: &investigation::AcrossRanks, findings: &mut Vec<Fi
         Span::text(" (the larger of 50 µs and 1 % of the median step time)."),
     ])));
     for st in &x.stragglers {
-        findings.push(Finding::new(vec![
-            Span::text(format!(
-                "Straggler: {} arrives late at the last collective of {} of {} steps from step {} on, by ",
-                who(st.rank, &st.label),
-                st.late_steps,
-                st.steps_from_first,
-                st.first_step
-            )),
-            Span::Figure(Figure::duration(st.late_by, late_label())),
-            Span::text(" (median); the other ranks wait for it there."),
-        ]));
+        findings.push(straggler_finding(st, who(st.rank, &st.label), &late_label));
     }
     if let Some(map) = &across.heat_map {
         heat_map_blocks(&mut s, map);
     }
     s
+}
+
+/// A late rank's finding: at how many of its steps from the first it arrived late, and
+/// by how much (the median), each figure with its label.
+fn straggler_finding(
+    st: &analysis::Straggler,
+    who: String,
+    late_label: &dyn Fn() -> Provenance,
+) -> Finding {
+    Finding::new(vec![
+        Span::text(format!(
+            "Straggler: {who} arrives late at the last collective of "
+        )),
+        Span::Figure(Figure::count(
+            u64::try_from(st.late_steps).unwrap_or(u64::MAX),
+            late_label(),
+        )),
+        Span::text(" of "),
+        count(st.steps_from_first),
+        Span::text(format!(" steps from step {} on, by ", st.first_step)),
+        Span::Figure(Figure::duration(st.late_by, late_label())),
+        Span::text(" (median); the other ranks wait for it there."),
+    ])
 }
 
 /// The rank × step heat map (SVG; the Markdown shows its caption) and its hottest cells
@@ -633,11 +666,15 @@ fn heat_map_blocks(s: &mut Section, map: &investigation::StepHeatMap) {
         .filter(|c| c.2 > 1.0)
         .collect();
     cells.sort_by(|a, b| b.2.total_cmp(&a.2).then((a.0, a.1).cmp(&(b.0, b.1))));
-    let mut spans = vec![Span::text(format!(
-        "Rank × step heat map ({} ranks × {} step(s)): each cell is the rank's work time in the step over that step's median rank. ",
-        map.rows.len(),
-        map.steps.len()
-    ))];
+    let mut spans = vec![
+        Span::text("Rank × step heat map ("),
+        count(map.rows.len()),
+        Span::text(" ranks × "),
+        count(map.steps.len()),
+        Span::text(
+            " step(s)): each cell is the rank's work time in the step over that step's median rank. ",
+        ),
+    ];
     if cells.is_empty() {
         spans.push(Span::text("No rank took longer than its step's median."));
     } else {
@@ -834,10 +871,16 @@ fn swimlane_section(inv: &Investigation) -> Section {
         .filter(|l| l.kind == swimlane::LaneKind::Gpu)
         .count();
     let host_rows = chart.lanes.len() - gpu_rows;
-    s.para(format!(
-        "Step {number} ({}), {gpu_rows} GPU stream rows and {host_rows} host rows (threads that launch GPU work; launch and runtime calls drawn). Kernels are coloured by class; the bare row background is idle time. [critical]: the stream with the most compute; [last to finish]: the stream that ended the step last on the rank that finished last. Slices narrower than a pixel are merged into density bars.",
-        if inv.step_chosen { "chosen" } else { "the median step" }
-    ));
+    s.push(Block::Paragraph(vec![
+        Span::text(format!(
+            "Step {number} ({}), ",
+            if inv.step_chosen { "chosen" } else { "the median step" }
+        )),
+        count(gpu_rows),
+        Span::text(" GPU stream rows and "),
+        count(host_rows),
+        Span::text(" host rows (threads that launch GPU work; launch and runtime calls drawn). Kernels are coloured by class; the bare row background is idle time. [critical]: the stream with the most compute; [last to finish]: the stream that ended the step last on the rank that finished last. Slices narrower than a pixel are merged into density bars."),
+    ]));
     s.push(Block::Svg {
         caption: format!("Swimlanes of step {number}"),
         svg: swimlane::render(chart),

@@ -46,7 +46,7 @@ pub use bucket_text as profile_text;
 
 pub use doc::{
     Align, Block, Cell, Column, Document, Finding, Section, Span, SpanLine, Table, TextLayout,
-    TrustEntry,
+    TrustEntry, bracketed, parenthesised, spans_label,
 };
 pub use label::{Figure, NumberFormat, Value};
 // The names before #40 (trace-frame's renderer still uses them; its branch moves on

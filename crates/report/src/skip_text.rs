@@ -5,7 +5,10 @@
 use serde_json::{Value, json};
 use trace_model::Nanos;
 
-use crate::doc::{Block, Cell, Column, Document, Section, Span, SpanLine, Table, TextLayout};
+use crate::doc::{
+    Block, Cell, Column, Document, Section, Span, SpanLine, Table, TextLayout, bracketed,
+    spans_label,
+};
 use crate::label::{Figure, NumberFormat};
 use crate::measured;
 
@@ -261,9 +264,7 @@ fn budget_row(device: String, stream: String, b: &Budget) -> Vec<Cell> {
 }
 
 fn budgets(sec: &mut Section, r: &CaptureAnalysis) {
-    sec.para(
-        "Budget per device x stream over the window [measured] (overlaps merged; precedence compute > collective > memcpy > memset)",
-    );
+    let at = sec.blocks.len();
     let mut t = Table::new(
         "budget",
         &[
@@ -315,17 +316,32 @@ fn budgets(sec: &mut Section, r: &CaptureAnalysis) {
         percent(),
         Column::left(2, 0),
     ]))));
+    sec.insert_heading(at, |label| {
+        format!(
+            "Budget per device x stream over the window{label} (overlaps merged; precedence compute > collective > memcpy > memset)"
+        )
+    });
     let failed = r.streams.iter().filter(|s| !s.budget.check.holds()).count()
         + r.devices.iter().filter(|d| !d.budget.check.holds()).count();
-    sec.para(format!(
-        "check: each part = the union of its kind and the kinds before it, less the union of those before it (merged apart from the sweep), so the parts sum to the union of all activities: {} ({} rows)",
-        if failed == 0 {
-            "holds for every row".to_string()
-        } else {
-            format!("FAILED for {failed} rows")
-        },
-        r.streams.len() + r.devices.len()
-    ));
+    let count = |n: usize| Span::formatted(measured::count(n), NumberFormat::Fixed(0));
+    let mut check = vec![Span::text(
+        "check: each part = the union of its kind and the kinds before it, less the union of those before it (merged apart from the sweep), so the parts sum to the union of all activities: ",
+    )];
+    if failed == 0 {
+        check.push(Span::text("holds for every row"));
+    } else {
+        check.extend([
+            Span::text("FAILED for "),
+            count(failed),
+            Span::text(" rows"),
+        ]);
+    }
+    check.extend([
+        Span::text(" ("),
+        count(r.streams.len() + r.devices.len()),
+        Span::text(" rows)"),
+    ]);
+    sec.push(Block::Paragraph(check));
     sec.push(Block::blank());
 }
 
@@ -333,22 +349,24 @@ fn gaps(sec: &mut Section, r: &CaptureAnalysis) {
     let (Some(g), Some(c)) = (&r.gap_host, r.critical_stream()) else {
         return;
     };
-    sec.push(
-        SpanLine::default()
-            .text(format!(
-                "Host events during the GPU-idle gaps of GPU {} stream {} [measured]: ",
-                c.device, c.stream
-            ))
-            .formatted(measured::count(g.gap_count), NumberFormat::Fixed(0))
-            .text(" gaps, ")
-            .figure(measured::duration(g.idle))
-            .text(" idle, host work during ")
-            .figure(measured::duration(g.covered))
-            .text(" (")
-            .figure(measured::share(g.covered_share()))
-            .text(")")
-            .take(),
-    );
+    let mut figures = SpanLine::default();
+    figures
+        .formatted(measured::count(g.gap_count), NumberFormat::Fixed(0))
+        .text(" gaps, ")
+        .figure(measured::duration(g.idle))
+        .text(" idle, host work during ")
+        .figure(measured::duration(g.covered))
+        .text(" (")
+        .figure(measured::share(g.covered_share()))
+        .text(")");
+    let mut spans = vec![Span::text(format!(
+        "Host events during the GPU-idle gaps of GPU {} stream {}{}: ",
+        c.device,
+        c.stream,
+        bracketed(spans_label(&figures.0))
+    ))];
+    spans.append(&mut figures.0);
+    sec.push(Block::Paragraph(spans));
     if g.top.is_empty() {
         sec.para("  no host event on a launching thread overlaps the gaps");
         sec.push(Block::blank());
@@ -387,9 +405,6 @@ fn gaps(sec: &mut Section, r: &CaptureAnalysis) {
 
 fn skip(sec: &mut Section, r: &CaptureAnalysis) {
     let steps_with = r.per_step.iter().filter(|s| s.skip.is_some()).count();
-    sec.para(format!(
-        "SKIP metrics [measured] per step ({steps_with} steps with kernels) and in total"
-    ));
     let mut t = Table::new("skip", &["metric", "median", "min", "max", "total"]);
     type Metric = fn(&SkipMetrics) -> Nanos;
     let rows: [(&str, Metric); 5] = [
@@ -417,6 +432,11 @@ fn skip(sec: &mut Section, r: &CaptureAnalysis) {
     }
     // Durations read as people read them; the kernel counts as plain integers.
     let value = || Column::right(1, 11).format(NumberFormat::Fixed(0));
+    sec.push(Block::Paragraph(vec![
+        Span::text(format!("SKIP metrics{} per step (", bracketed(t.label()))),
+        Span::formatted(measured::count(steps_with), NumberFormat::Fixed(0)),
+        Span::text(" steps with kernels) and in total"),
+    ]));
     sec.push(Block::Table(t.with_layout(TextLayout::new(vec![
         Column::left(0, 10),
         value(),
@@ -456,7 +476,7 @@ fn min_max<'l>(l: &'l mut SpanLine, s: &analysis::Spread) -> &'l mut SpanLine {
 }
 
 fn launch(sec: &mut Section, r: &CaptureAnalysis) {
-    sec.para("Launch join [measured]");
+    let at = sec.blocks.len();
     let mut l = SpanLine::default();
     l.text("  all GPU activities: ");
     delay_line(&mut l, &r.launch_all);
@@ -464,6 +484,7 @@ fn launch(sec: &mut Section, r: &CaptureAnalysis) {
     l.text("  kernels:            ");
     delay_line(&mut l, &r.launch_kernels);
     sec.push(l.take());
+    sec.insert_heading(at, |label| format!("Launch join{label}"));
 }
 
 fn diagnostics(sec: &mut Section, r: &CaptureAnalysis) {

@@ -158,11 +158,10 @@ mod tests {
     fn paragraphs_tables_and_formats() {
         let mut doc = Document::new("title");
         let mut s = Section::new("s", "");
-        s.push(Block::Paragraph(vec![
+        s.push(Block::Paragraph(crate::doc::labelled(vec![
             Span::text("GPU time: "),
             Span::Figure(Figure::duration(Nanos(1_500_000), Provenance::Measured)),
-            Span::text(" [measured]"),
-        ]));
+        ])));
         s.push(Block::Paragraph(Vec::new()));
         let mut t = Table::new("t", &["name", "share"]);
         t.push(vec![

@@ -146,7 +146,11 @@ fn run(args: &Args) -> anyhow::Result<(PathBuf, tool_cli::Outcome, String)> {
     let dir = output_file::DirOutput::create(&out, &rules)?;
     report::investigate::write_into(&run, &dir)?;
     dir.commit()?;
-    Ok((out, outcome, run.what_if.clone()))
+    Ok((
+        out,
+        outcome,
+        report::investigate::what_if_text(&run.what_if),
+    ))
 }
 
 #[cfg(test)]

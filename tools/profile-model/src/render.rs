@@ -5,7 +5,7 @@
 //! own serialisation (`trace_frame::render_json`).
 
 use report::measured::{count, number};
-use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table};
+use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table, parenthesised};
 
 use trace_frame::{CriticalPath, ProfileModelReport, SkipStatsSummary, Summary, hta};
 
@@ -93,10 +93,11 @@ fn summary_section(s: &Summary) -> Section {
             .take(),
     );
     sec.push(Block::blank());
-    let mut t = Table::new("categories", &["cat", "events (measured)"]);
+    let mut t = Table::new("categories", &["cat", "events"]);
     for (c, n) in &s.by_category {
         t.push(vec![Cell::text(c.clone()), fixed(count(*n), 0)]);
     }
+    t.columns[1] = format!("events{}", parenthesised(t.label()));
     sec.push(Block::Table(t));
     sec
 }
@@ -106,7 +107,6 @@ fn findings_section(r: &ProfileModelReport) -> Section {
     let s = &r.summary;
     let mut sec = Section::new("top_kernels", "");
     sec.push(Block::blank());
-    sec.para("### Top GPU Kernels (by time, measured)");
     let mut t = Table::new("top_kernels", &["% Time", "Calls", "Avg (µs)", "Kernel"]);
     for k in &s.top_kernels {
         t.push(vec![
@@ -119,6 +119,7 @@ fn findings_section(r: &ProfileModelReport) -> Section {
             Cell::code(k.name.clone()),
         ]);
     }
+    sec.para(format!("### Top GPU Kernels (by time{})", also(t.label())));
     sec.push(Block::Table(t));
     sec.push(Block::blank());
     sec.para(format!(
@@ -146,10 +147,8 @@ fn findings_section(r: &ProfileModelReport) -> Section {
 
 /// HTA's kernel-type breakdown over all ranks, and each rank's top ten kernels.
 fn kernels_section(r: &ProfileModelReport) -> Section {
-    let mut sec = heading(
-        "kernel_types",
-        "### Kernel-type breakdown, all ranks (HTA's definition, measured)",
-    );
+    let mut sec = Section::new("kernel_types", "");
+    sec.push(Block::blank());
     let mut t = Table::new("kernel_types", &["kernel_type", "sum (µs)", "%"]);
     for k in &r.kernel_types {
         t.push(vec![
@@ -158,9 +157,13 @@ fn kernels_section(r: &ProfileModelReport) -> Section {
             fixed(number(k.percentage), 1),
         ]);
     }
+    sec.para(format!(
+        "### Kernel-type breakdown, all ranks (HTA's definition{})",
+        also(t.label())
+    ));
     sec.push(Block::Table(t));
     sec.push(Block::blank());
-    sec.para("### Kernels per rank (top 10 per rank by time, measured; HTA type and our class)");
+    let at = sec.blocks.len();
     let mut t = Table::new(
         "kernels",
         &[
@@ -190,6 +193,13 @@ fn kernels_section(r: &ProfileModelReport) -> Section {
             fixed(number(k.mean_us), 1),
         ]);
     }
+    let word = also(t.label());
+    sec.blocks.insert(
+        at,
+        Block::Paragraph(vec![Span::text(format!(
+            "### Kernels per rank (top 10 per rank by time{word}; HTA type and our class)"
+        ))]),
+    );
     sec.push(Block::Table(t));
     sec
 }
@@ -198,7 +208,7 @@ fn kernels_section(r: &ProfileModelReport) -> Section {
 fn temporal_section(temporal: &[hta::Temporal]) -> Section {
     table_section(
         "temporal",
-        "### Temporal breakdown (HTA's definition: span of all GPU activities, measured)",
+        |w| format!("### Temporal breakdown (HTA's definition: span of all GPU activities{w})"),
         &["rank", "span (µs)", "idle %", "compute %", "non-compute %"],
         temporal,
         |x| {
@@ -217,7 +227,11 @@ fn temporal_section(temporal: &[hta::Temporal]) -> Section {
 fn skip_stats_section(skip: &SkipStatsSummary) -> Section {
     let mut sec = table_section(
         "skip_stats",
-        "### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out, measured)",
+        |w| {
+            format!(
+                "### Ours beside (skip-stats' window: GPU work of steps, in-flight work left out{w})"
+            )
+        },
         &[
             "rank",
             "window (µs)",
@@ -249,27 +263,27 @@ fn skip_stats_section(skip: &SkipStatsSummary) -> Section {
         },
     );
     if let Some((rk, behind)) = skip.last_finisher {
-        sec.push(
-            Line::default()
-                .text(format!(
-                    "Last to finish the step's GPU work: rank {} (",
-                    rk.map_or("-".to_string(), |r| r.to_string())
-                ))
-                .formatted(number(behind), Format::Fixed(0))
-                .text(" µs after the first, measured)")
-                .take(),
-        );
+        let mut l = Line::default();
+        l.text(format!(
+            "Last to finish the step's GPU work: rank {} (",
+            rk.map_or("-".to_string(), |r| r.to_string())
+        ))
+        .formatted(number(behind), Format::Fixed(0));
+        let word = also(report::spans_label(&l.0));
+        sec.push(l.text(format!(" µs after the first{word})")).take());
     }
     for late in &skip.stragglers {
         sec.push(
             Line::default()
                 .text(format!(
-                    "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at {} of {} steps, by ",
+                    "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at ",
                     late.rank.map_or("-".to_string(), |r| r.to_string()),
                     late.first_step,
-                    late.late_steps,
-                    late.steps_from_first
                 ))
+                .formatted(count(late.late_steps), Format::Fixed(0))
+                .text(" of ")
+                .formatted(count(late.steps_from_first), Format::Fixed(0))
+                .text(" steps, by ")
                 .formatted(number(late.late_by_us), Format::Fixed(0))
                 .text(" µs (median)")
                 .take(),
@@ -283,7 +297,11 @@ fn idle_section(idle: &[hta::IdleRow]) -> Section {
     let ratio = |x: f64| Span::formatted(number(x), Format::Fixed(2));
     table_section(
         "idle",
-        "### Idle time per stream (HTA's categories, measured; kernel wait = gap < 30 µs after an earlier launch)",
+        |w| {
+            format!(
+                "### Idle time per stream (HTA's categories{w}; kernel wait = gap < 30 µs after an earlier launch)"
+            )
+        },
         &[
             "rank",
             "stream",
@@ -316,7 +334,7 @@ fn idle_section(idle: &[hta::IdleRow]) -> Section {
 fn overlap_section(overlap: &[hta::Overlap]) -> Section {
     table_section(
         "overlap",
-        "### Communication/computation overlap (measured)",
+        |w| format!("### Communication/computation overlap{}", paren(w)),
         &["rank", "comm (µs)", "under compute (µs)", "overlap %"],
         overlap,
         |x| {
@@ -357,7 +375,7 @@ fn stragglers_section(st: &hta::Stragglers) -> Section {
 fn launch_stats_section(launch_stats: &[hta::HtaLaunchStats]) -> Section {
     table_section(
         "launch_stats",
-        "### CUDA launch statistics (measured)",
+        |w| format!("### CUDA launch statistics{}", paren(w)),
         &[
             "rank",
             "launches",
@@ -384,7 +402,7 @@ fn launch_stats_section(launch_stats: &[hta::HtaLaunchStats]) -> Section {
 fn queue_length_section(queue_length: &[hta::QueueRow]) -> Section {
     table_section(
         "queue_length",
-        "### Queue length per stream (measured)",
+        |w| format!("### Queue length per stream{}", paren(w)),
         &[
             "rank",
             "stream",
@@ -430,9 +448,13 @@ fn critical_path_section(cp: &CriticalPath) -> Section {
             .formatted(count(cp.edges), Format::Fixed(0))
             .text(" edges, ")
             .formatted(count(cp.sync_edges), Format::Fixed(0))
-            .text(" synchronisation) (measured)")
+            .text(" synchronisation)")
             .take(),
     );
+    if let Some(Block::Paragraph(line)) = sec.blocks.last_mut() {
+        let word = parenthesised(report::spans_label(line));
+        line.push(Span::text(word));
+    }
     for (b, pct) in &cp.split {
         sec.push(
             Line::default()
@@ -468,20 +490,33 @@ fn heading(id: &str, title: impl Into<String>) -> Section {
 
 /// A [`heading`] section holding one table with `columns`, a row per item (the table's id
 /// is the section's).
+///
+/// `title` is given `, word` for the one label every figure of the table carries (`,
+/// measured`), else nothing, so that the heading cannot disagree with its figures.
 fn table_section<T>(
     id: &'static str,
-    title: impl Into<String>,
+    title: impl FnOnce(&str) -> String,
     columns: &[&str],
     items: &[T],
     row: impl Fn(&T) -> Vec<Cell>,
 ) -> Section {
-    let mut sec = heading(id, title);
     let mut t = Table::new(id, columns);
     for item in items {
         t.push(row(item));
     }
+    let mut sec = heading(id, title(&also(t.label())));
     sec.push(Block::Table(t));
     sec
+}
+
+/// `, word` for a label `word` closing a heading's parenthesis; nothing without one.
+fn also(word: Option<&str>) -> String {
+    word.map_or_else(String::new, |w| format!(", {w}"))
+}
+
+/// ` (word)` from [`also`]'s `, word`; nothing from nothing.
+fn paren(also: &str) -> String {
+    parenthesised(also.strip_prefix(", "))
 }
 
 /// A table cell written with `decimals` digits and nothing else.

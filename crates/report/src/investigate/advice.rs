@@ -9,33 +9,30 @@ use trace_model::{Provenance, TrustItem};
 
 use crate::doc::{Block, Cell, Finding, Section, Span, Table, TrustEntry};
 use crate::label::Figure;
+use crate::measured;
 
-/// A practice in use, in words.
-fn in_use_text(u: &investigation::InUse) -> String {
-    let share = u.share.map_or_else(String::new, share_text);
+/// A practice in use, in words, its share of GPU time a measured figure.
+fn in_use_spans(u: &investigation::InUse) -> Vec<Span> {
+    let shared = |what: &str| {
+        let mut spans = vec![Span::text(format!("{what} ({}; ", u.evidence))];
+        if let Some(share) = u.share {
+            spans.push(Span::Figure(measured::share(share)));
+        }
+        spans.push(Span::text(" of GPU time)"));
+        spans
+    };
     match u.practice {
-        PracticeKind::Compiled => {
-            format!(
-                "torch.compile/Inductor ({}; {share} of GPU time)",
-                u.evidence
-            )
-        }
-        PracticeKind::GraphReplay => {
-            format!(
-                "CUDA/HIP graph replay ({}; {share} of GPU time)",
-                u.evidence
-            )
-        }
-        PracticeKind::Checkpointing => format!("activation checkpointing ({})", u.evidence),
-        PracticeKind::PythonTracer => format!(
+        PracticeKind::Compiled => shared("torch.compile/Inductor"),
+        PracticeKind::GraphReplay => shared("CUDA/HIP graph replay"),
+        PracticeKind::Checkpointing => vec![Span::text(format!(
+            "activation checkpointing ({})",
+            u.evidence
+        ))],
+        PracticeKind::PythonTracer => vec![Span::text(format!(
             "the Python tracer ({}; it adds its own time to every host gap)",
             u.evidence
-        ),
+        ))],
     }
-}
-
-fn share_text(share: f64) -> String {
-    format!("{:.1} %", 100.0 * share)
 }
 
 /// What a replay error is.
@@ -104,16 +101,16 @@ fn replay_sentence(replay: &CauseReplay, spans: &mut Vec<Span>) {
             }
             spans.push(Span::text(")."));
             if let Some(ranks) = &r.ranks {
-                spans.push(Span::text(ranks_sentence(ranks)));
+                spans.extend(ranks_sentence(ranks));
             }
             if let Some(why) = &r.alone {
-                spans.push(Span::text(alone_sentence(why)));
+                spans.extend(alone_sentence(why));
             }
         }
         CauseReplay::CannotReplay { reason } => {
-            spans.push(Span::text(format!(
-                "; cannot replay the capture: {reason}."
-            )));
+            spans.push(Span::text("; cannot replay the capture: "));
+            spans.extend(cannot_replay_spans(reason));
+            spans.push(Span::text("."));
         }
         CauseReplay::NoScenario { .. } | CauseReplay::NotComputed => {
             spans.push(Span::text("."));
@@ -123,45 +120,78 @@ fn replay_sentence(replay: &CauseReplay, spans: &mut Vec<Span>) {
 
 /// How a rank directory's ranks were replayed together: which, what was matched and
 /// what was not, with the reasons.
-fn ranks_sentence(ranks: &investigation::RanksReplayed) -> String {
-    let matched = if ranks.matched.is_empty() {
-        "none".to_owned()
-    } else {
-        ranks
-            .matched
-            .iter()
-            .map(|(kind, n)| format!("{n} {kind} per rank"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut text = format!(
+fn ranks_sentence(ranks: &investigation::RanksReplayed) -> Vec<Span> {
+    let mut spans = vec![Span::text(format!(
         " Ranks {} were replayed together, the scenario on every rank (collectives matched \
-         across ranks: {matched}",
+         across ranks: ",
         ranks.ranks.join(", ")
-    );
+    ))];
+    if ranks.matched.is_empty() {
+        spans.push(Span::text("none"));
+    }
+    for (i, (kind, n)) in ranks.matched.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::text(", "));
+        }
+        spans.push(Span::Figure(measured::count(*n)));
+        spans.push(Span::text(format!(" {kind} per rank")));
+    }
+    let mut text = String::new();
     for reason in &ranks.not_matched {
         text += &format!("; not matched: {reason}");
     }
-    text + ")."
+    spans.push(Span::text(text + ")."));
+    spans
 }
 
 /// Why a rank directory's drawn rank was replayed alone, not with the other ranks.
-fn alone_sentence(why: &investigation::ReplayedAlone) -> String {
+fn alone_sentence(why: &investigation::ReplayedAlone) -> Vec<Span> {
     use investigation::ReplayedAlone as A;
-    let reason = match why {
+    let mut spans = vec![Span::text(
+        " This rank was replayed alone, not with the other ranks: ",
+    )];
+    match why {
         A::TooManyRanks { ranks, most } => {
-            format!("the directory holds {ranks} ranks, more than the {most} replayed together")
+            spans.push(Span::text("the directory holds "));
+            spans.push(Span::Figure(measured::count(*ranks)));
+            spans.push(Span::text(" ranks, more than the "));
+            spans.push(Span::Figure(Figure::count(
+                u64::try_from(*most).unwrap_or(u64::MAX),
+                Provenance::read("the investigation's limit (`MAX_JOINT_RANKS`)"),
+            )));
+            spans.push(Span::text(" replayed together"));
         }
-        A::NotReloaded { rank, error } => {
-            format!("rank {rank} could not be loaded again ({error})")
+        A::NotReloaded { rank, error } => spans.push(Span::text(format!(
+            "rank {rank} could not be loaded again ({error})"
+        ))),
+        A::NotReplayable { rank, reason } => {
+            spans.push(Span::text(format!("rank {rank} cannot be replayed (")));
+            spans.extend(cannot_replay_spans(reason));
+            spans.push(Span::text(")"));
         }
-        A::NotReplayable { rank, reason } => format!("rank {rank} cannot be replayed ({reason})"),
-    };
-    format!(
-        " This rank was replayed alone, not with the other ranks: {reason}; its collectives \
-         keep their measured waits for their peers, so a rank made faster is not shown \
-         waiting for slower ones."
-    )
+    }
+    spans.push(Span::text(
+        "; its collectives keep their measured waits for their peers, so a rank made \
+         faster is not shown waiting for slower ones.",
+    ));
+    spans
+}
+
+/// Why a capture cannot be replayed, its counts as measured figures.
+pub(crate) fn cannot_replay_spans(reason: &investigation::CannotReplay) -> Vec<Span> {
+    match reason {
+        investigation::CannotReplay::Unlinked { linked, activities } => vec![
+            Span::text("only "),
+            Span::Figure(measured::count(*linked)),
+            Span::text(" of "),
+            Span::Figure(measured::count(*activities)),
+            Span::text(
+                " GPU activities are linked to a launch call (no correlation ids): the \
+                 host-to-GPU edges are missing",
+            ),
+        ],
+        other => vec![Span::text(other.to_string())],
+    }
 }
 
 /// A cause's replayed step, or why there is none.
@@ -176,9 +206,43 @@ fn replayed_cell(r: &CauseReplay) -> Cell {
                 investigation::REPLAY_ASSUMPTIONS
             )),
         )),
-        CauseReplay::CannotReplay { reason } => Cell::text(format!("cannot replay: {reason}")),
+        CauseReplay::CannotReplay { reason } => {
+            let mut spans = vec![Span::text("cannot replay: ")];
+            spans.extend(cannot_replay_spans(reason));
+            Cell::Spans(spans)
+        }
         CauseReplay::NoScenario { .. } => Cell::text("no scenario"),
         CauseReplay::NotComputed => Cell::text("not computed"),
+    }
+}
+
+/// A knob, in words, a share it names a measured figure.
+fn knob_spans(k: &Knob) -> Vec<Span> {
+    match k {
+        Knob::GraphsWiden { share, evidence } => vec![
+            Span::text("graphs already replay "),
+            Span::Figure(measured::share(*share)),
+            Span::text(format!(
+                " of GPU time ({evidence}): capture the work still launched one by one into them (the ops outside the graphs), or larger graphs"
+            )),
+        ],
+        other => vec![Span::text(knob_text(other))],
+    }
+}
+
+/// The knobs of a cause, `; ` between them: spans where one names a figure, else text.
+fn knobs_cell(knobs: &[Knob]) -> Cell {
+    let mut spans = Vec::new();
+    for (i, k) in knobs.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::text("; "));
+        }
+        spans.extend(knob_spans(k));
+    }
+    if spans.iter().any(|s| matches!(s, Span::Figure(_))) {
+        Cell::Spans(spans)
+    } else {
+        Cell::text(spans.iter().map(Span::plain).collect::<String>())
     }
 }
 
@@ -186,10 +250,7 @@ fn replayed_cell(r: &CauseReplay) -> Cell {
 fn knob_text(k: &Knob) -> String {
     match k {
         Knob::JaxDispatch => "fewer, larger dispatches (jit the whole step; lax.scan over layers), command buffers (XLA CUDA graphs), no host round trips inside the step (block_until_ready, device_get, Python-side logging), donate_argnums for the step's state".to_owned(),
-        Knob::GraphsWiden { share, evidence } => format!(
-            "graphs already replay {} of GPU time ({evidence}): capture the work still launched one by one into them (the ops outside the graphs), or larger graphs",
-            share_text(*share)
-        ),
+        Knob::GraphsWiden { .. } => knob_spans(k).iter().map(Span::plain).collect(),
         Knob::GraphsOnCompile => "CUDA graphs: mode=\"reduce-overhead\" on the torch.compile already in use, or capture the step".to_owned(),
         Knob::Graphs => "CUDA graphs (torch.compile mode=\"reduce-overhead\", or capture the step)".to_owned(),
         Knob::GraphBreaks => "torch.compile is already in use: look for graph breaks (TORCH_LOGS=graph_breaks) that leave eager kernels and host work between compiled regions".to_owned(),
@@ -249,10 +310,9 @@ fn what_text(w: &What) -> String {
         What::Elementwise => {
             "elementwise/norm/activation kernels on the critical stream (memory-bound)".into()
         }
-        What::EagerAttention { evidence, share } => format!(
-            "eager attention on the critical stream ({evidence}; {} of all GPU time)",
-            share_text(*share)
-        ),
+        What::EagerAttention { evidence, .. } => {
+            format!("eager attention on the critical stream ({evidence}; ")
+        }
         What::Compute { class, .. } => format!(
             "{class} kernels on the critical stream: the class the compute-bound verdict names (top: "
         ),
@@ -270,6 +330,13 @@ fn what_spans(w: &What) -> Vec<Span> {
         What::HostCause { evidence, .. }
         | What::MoeGemm { evidence }
         | What::Compute { evidence, .. } => evidence,
+        What::EagerAttention { share, .. } => {
+            return vec![
+                Span::text(what_text(w)),
+                Span::Figure(measured::share(*share)),
+                Span::text(" of all GPU time)"),
+            ];
+        }
         _ => return vec![Span::text(what_text(w))],
     };
     let mut spans = vec![Span::text(what_text(w))];
@@ -306,15 +373,15 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
         Advice::Ranked(r) => r,
     };
     if !ranked.in_use.is_empty() {
-        findings.push(Finding::new(vec![Span::text(format!(
-            "Already in use: {}.",
-            ranked
-                .in_use
-                .iter()
-                .map(in_use_text)
-                .collect::<Vec<_>>()
-                .join("; ")
-        ))]));
+        let mut spans = vec![Span::text("Already in use: ")];
+        for (i, u) in ranked.in_use.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::text("; "));
+            }
+            spans.extend(in_use_spans(u));
+        }
+        spans.push(Span::text("."));
+        findings.push(Finding::new(spans));
     }
     let per_step_formula = investigation::PER_STEP_FORMULA;
     let window_assumption = investigation::WINDOW_ASSUMPTION;
@@ -376,13 +443,7 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                 CauseReplay::Replayed(r) => r.critical_lane_after.clone().unwrap_or_default(),
                 _ => String::new(),
             }),
-            Cell::text(
-                c.knobs
-                    .iter()
-                    .map(knob_text)
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
+            knobs_cell(&c.knobs),
             Cell::code(c.key.clone()),
         ]);
     }
@@ -413,10 +474,11 @@ fn first_thing(ranked: &investigation::Ranked, c: &investigation::RankedCause) -
     ]);
     if let What::Compute { .. } = &c.what {
         spans.extend([
-            Span::text(format!(
-                " over {} steady-state step(s)): the step shortens only as these kernels run faster, by what the knob saves of their ",
-                ranked.steps
-            )),
+            Span::text(" over "),
+            Span::Figure(measured::count(ranked.steps)),
+            Span::text(
+                " steady-state step(s)): the step shortens only as these kernels run faster, by what the knob saves of their ",
+            ),
             Span::Figure(Figure::duration(
                 c.per_step,
                 Provenance::inferred(per_step_formula.to_owned()),
@@ -426,10 +488,11 @@ fn first_thing(ranked: &investigation::Ranked, c: &investigation::RankedCause) -
         return Finding::new(spans);
     }
     spans.extend([
-        Span::text(format!(
-            " over {} steady-state step(s)); without it the mean step of the window would take about ",
-            ranked.steps
-        )),
+        Span::text(" over "),
+        Span::Figure(measured::count(ranked.steps)),
+        Span::text(
+            " steady-state step(s)); without it the mean step of the window would take about ",
+        ),
         Span::Figure(Figure::duration(
             c.step_after,
             Provenance::inferred(format!("{per_step_formula}; {window_assumption}")),

@@ -334,7 +334,9 @@ pub(super) fn roofline_section(roofline: Option<&Result<RooflineView, String>>) 
         .sum();
     if !costed.is_empty() {
         s.push(Block::Paragraph(vec![
-            Span::text(format!("The {} op(s) below cover ", costed.len())),
+            Span::text("The "),
+            Span::Figure(crate::measured::count(costed.len())),
+            Span::text(" op(s) below cover "),
             Span::Figure(Figure::percent(
                 100.0 * shown as f64 / gpu_ns,
                 Provenance::Measured,
@@ -420,16 +422,21 @@ mod tests {
             .iter()
             .find_map(|b| match b {
                 Block::Paragraph(spans)
-                    if matches!(&spans[0], Span::Text(t) if t.contains("op(s) below cover")) =>
+                    if matches!(spans.get(2), Some(Span::Text(t)) if t.contains("op(s) below cover")) =>
                 {
                     Some(spans)
                 }
                 _ => None,
             })
             .expect("the coverage sentence");
+        assert!(
+            matches!(&coverage[1], Span::Figure(Figure { value: Value::Count(n), label: Provenance::Measured, .. }) if *n == costed.len() as u64),
+            "{coverage:?}: {} ops",
+            costed.len()
+        );
         let want = 100.0 * costed_ns as f64 / gpu as f64;
         assert!(
-            matches!(coverage[1], Span::Figure(Figure { value: Value::Percent(p), .. }) if (p - want).abs() < 1e-9),
+            matches!(coverage[3], Span::Figure(Figure { value: Value::Percent(p), .. }) if (p - want).abs() < 1e-9),
             "{coverage:?} vs {want}"
         );
         let table = section.table("roofline").expect("the roofline table");
