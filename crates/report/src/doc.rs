@@ -255,6 +255,10 @@ pub enum Span {
     Figure(Figure),
     /// A labelled number that terminal text writes in `format` (other renderers as usual).
     Formatted(Figure, NumberFormat),
+    /// A count of what the document itself shows (rows drawn, entries listed below, a
+    /// chart's dimensions). It describes the report, not the capture, so it is no claim
+    /// and carries no label; a count *of the capture* is a [`Span::Figure`].
+    Tally(u64),
 }
 
 impl Span {
@@ -273,13 +277,24 @@ impl Span {
         match self {
             Span::Text(s) | Span::Code(s) => s.clone(),
             Span::Figure(f) | Span::Formatted(f, _) => f.text(),
+            Span::Tally(n) => tally_text(*n),
         }
+    }
+
+    /// A count of what the document shows ([`Span::Tally`]).
+    pub fn tally(n: impl TryInto<u64>) -> Span {
+        Span::Tally(n.try_into().unwrap_or(u64::MAX))
     }
 
     /// A figure span written in `format` in terminal text.
     pub fn formatted(f: Figure, format: NumberFormat) -> Span {
         Span::Formatted(f, format)
     }
+}
+
+/// A tally's digits, grouped as a count figure's are.
+pub(crate) fn tally_text(n: u64) -> String {
+    Figure::count(n, trace_model::Provenance::Measured).value_and_range()
 }
 
 /// A table cell.

@@ -160,6 +160,7 @@ fn spans(spans: &[Span]) -> String {
                     f.label.word()
                 );
             }
+            Span::Tally(n) => out.push_str(&crate::doc::tally_text(*n)),
         }
     }
     out

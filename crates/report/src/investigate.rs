@@ -668,9 +668,9 @@ fn heat_map_blocks(s: &mut Section, map: &investigation::StepHeatMap) {
     cells.sort_by(|a, b| b.2.total_cmp(&a.2).then((a.0, a.1).cmp(&(b.0, b.1))));
     let mut spans = vec![
         Span::text("Rank × step heat map ("),
-        count(map.rows.len()),
+        Span::tally(map.rows.len()),
         Span::text(" ranks × "),
-        count(map.steps.len()),
+        Span::tally(map.steps.len()),
         Span::text(
             " step(s)): each cell is the rank's work time in the step over that step's median rank. ",
         ),
@@ -876,9 +876,9 @@ fn swimlane_section(inv: &Investigation) -> Section {
             "Step {number} ({}), ",
             if inv.step_chosen { "chosen" } else { "the median step" }
         )),
-        count(gpu_rows),
+        Span::tally(gpu_rows),
         Span::text(" GPU stream rows and "),
-        count(host_rows),
+        Span::tally(host_rows),
         Span::text(" host rows (threads that launch GPU work; launch and runtime calls drawn). Kernels are coloured by class; the bare row background is idle time. [critical]: the stream with the most compute; [last to finish]: the stream that ended the step last on the rank that finished last. Slices narrower than a pixel are merged into density bars."),
     ]));
     s.push(Block::Svg {

@@ -112,6 +112,7 @@ fn spans(spans: &[Span]) -> String {
             Span::Text(t) => escape(t),
             Span::Code(c) => code(c),
             Span::Figure(f) | Span::Formatted(f, _) => f.text(),
+            Span::Tally(n) => crate::doc::tally_text(*n),
         })
         .collect()
 }
@@ -150,6 +151,7 @@ fn spans_cell(s: &[Span]) -> String {
             Span::Text(t) => escape(t),
             Span::Code(c) => code(c),
             Span::Figure(f) | Span::Formatted(f, _) => f.value_and_range(),
+            Span::Tally(n) => crate::doc::tally_text(*n),
         })
         .collect();
     out.push_str(&format!(" ({first})"));
@@ -203,5 +205,26 @@ mod tests {
             cell(&Cell::Spans(kernel_use(inferred))),
             "`gemm` ×324 (measured) (4.93 ms (inferred))"
         );
+    }
+
+    #[test]
+    fn a_tally_is_a_bare_count_and_no_label() {
+        let line = [
+            Span::text("The "),
+            Span::tally(12_345usize),
+            Span::text(" op(s) below cover "),
+            Span::Figure(Figure::percent(40.0, Provenance::Measured)),
+        ];
+        assert_eq!(
+            spans(&line),
+            "The 12,345 op(s) below cover 40.0 % (measured)"
+        );
+        assert_eq!(
+            crate::text::spans(&line),
+            "The 12,345 op(s) below cover 40.0 %"
+        );
+        // A tally is no figure: a heading or sentence over it takes its word from the
+        // figures alone.
+        assert_eq!(crate::doc::spans_label(&line), Some("measured"));
     }
 }

@@ -45,6 +45,7 @@ pub fn spans(spans: &[Span]) -> String {
             Span::Text(t) | Span::Code(t) => t.clone(),
             Span::Figure(f) => figure(f, None),
             Span::Formatted(f, format) => figure(f, Some(*format)),
+            Span::Tally(n) => crate::doc::tally_text(*n),
         })
         .collect()
 }

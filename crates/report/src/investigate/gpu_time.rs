@@ -335,7 +335,7 @@ pub(super) fn roofline_section(roofline: Option<&Result<RooflineView, String>>) 
     if !costed.is_empty() {
         s.push(Block::Paragraph(vec![
             Span::text("The "),
-            Span::Figure(crate::measured::count(costed.len())),
+            Span::tally(costed.len()),
             Span::text(" op(s) below cover "),
             Span::Figure(Figure::percent(
                 100.0 * shown as f64 / gpu_ns,
