@@ -740,8 +740,10 @@ impl HtaTrace {
     /// HTA's `CPGraph` of `rank` over the instances `first..=last` of `annotation`:
     /// (nodes as (event index, ts µs, is_start, is_blocking) in HTA's numbering, edges as
     /// (begin, end, weight µs, HTA's edge type, attributed event index) in the order they
-    /// were added, the longest path's nodes or None when the graph has a cycle or no
-    /// node); None when the first instance is not in the trace.
+    /// were added, and the longest path as networkx's `dag_longest_path` finds it over
+    /// HTA's `DiGraph` of those edges (`CriticalPathGraph::networkx_path`: its nodes and
+    /// the positions of its edges) or None when the graph has a cycle or no edge); None
+    /// when the first instance is not in the trace.
     #[allow(clippy::type_complexity)] // a graph, unpacked by the Python layer
     fn critical_path_graph(
         &self,
@@ -752,7 +754,7 @@ impl HtaTrace {
     ) -> Option<(
         Vec<(i64, f64, bool, bool)>,
         Vec<(usize, usize, f64, &'static str, Option<i64>)>,
-        Option<Vec<usize>>,
+        Option<(Vec<usize>, Vec<usize>)>,
     )> {
         let t = self.of(rank_)?;
         let g = trace_frame::critical_path_graph(t, annotation, first..=last)?;
@@ -776,32 +778,83 @@ impl HtaTrace {
                 (e.begin, e.end, w, e.kind.label(), e.attributed)
             })
             .collect();
-        Some((nodes, edges, g.path))
+        Some((nodes, edges, g.networkx_path()))
     }
 }
 
-/// HTA's `generate_trace_with_counters` file: the trace `input` with the JSON list
-/// `events` appended to its `traceEvents`, written to `output` through output-file (an
-/// earlier output replaced; never one of `inputs`).
+/// One counter series of [`write_trace_with_counters`]: (the counter's name, which is the
+/// key of each event's `args`; per point its pid, `ts` (µs), value, whether values are
+/// integers, per point the event's name, and per point its `id` or none).
+type CounterSeries = (
+    String,
+    Vec<i64>,
+    Vec<f64>,
+    Vec<f64>,
+    bool,
+    Vec<String>,
+    Option<Vec<i64>>,
+);
+
+/// HTA's `generate_trace_with_counters` file: the trace `input` with a counter event
+/// (`{"pid", "ts", "args": {counter: value}, "ph": "C", "name"[, "id"]}`) per point of
+/// each of `series` appended to its `traceEvents`, written to `output` through output-file
+/// (an earlier output replaced; never one of `inputs`). The trace's own events are copied
+/// as read.
 #[pyfunction]
-fn write_trace_with_events(
+fn write_trace_with_counters(
     py: Python<'_>,
     input: PathBuf,
     output: PathBuf,
-    events: String,
+    series: Vec<CounterSeries>,
     inputs: Vec<PathBuf>,
 ) -> PyResult<()> {
     let p = input.clone();
     run(py, Some(&input), move || {
-        let events: Vec<serde_json::Value> = serde_json::from_str(&events).map_err(|e| {
+        let events = counter_events(&series).map_err(|e| {
             (
                 Kind::Analysis,
-                format!("the counter events are not a JSON list: {e}"),
+                format!("the counter events cannot be written: {e}"),
             )
         })?;
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
         hta::write_trace_with_events(&p, &output, events, &inputs).map_err(|e| fail(&e))
     })
+}
+
+/// The counter events of [`write_trace_with_counters`], as JSON text.
+fn counter_events(
+    series: &[CounterSeries],
+) -> Result<Vec<Box<serde_json::value::RawValue>>, serde_json::Error> {
+    use std::fmt::Write;
+    let mut out = Vec::new();
+    for (counter, pid, ts, value, integer, name, id) in series {
+        let counter = serde_json::to_string(counter)?;
+        let names: Vec<String> = name
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()?;
+        for k in 0..pid.len().min(ts.len()).min(value.len()).min(name.len()) {
+            let mut s = String::with_capacity(128);
+            let v = if *integer {
+                (value[k] as i64).to_string()
+            } else {
+                serde_json::to_string(&value[k])?
+            };
+            let _ = write!(
+                s,
+                "{{\"pid\":{},\"ts\":{},\"args\":{{{counter}:{v}}},\"ph\":\"C\",\"name\":{}",
+                pid[k],
+                serde_json::to_string(&ts[k])?,
+                names[k]
+            );
+            if let Some(id) = id.as_ref().and_then(|i| i.get(k)) {
+                let _ = write!(s, ",\"id\":{id}");
+            }
+            s.push('}');
+            out.push(serde_json::value::RawValue::from_string(s)?);
+        }
+    }
+    Ok(out)
 }
 
 /// The investigation of a capture: (report.json text, report.html text). With `out`, the
@@ -944,7 +997,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<HtaTrace>()?;
     m.add_function(wrap_pyfunction!(load_capture, m)?)?;
     m.add_function(wrap_pyfunction!(investigate, m)?)?;
-    m.add_function(wrap_pyfunction!(write_trace_with_events, m)?)?;
+    m.add_function(wrap_pyfunction!(write_trace_with_counters, m)?)?;
     m.add_function(wrap_pyfunction!(write_overlaid_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
