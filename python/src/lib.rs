@@ -23,7 +23,7 @@ use pyo3::types::PyCapsule;
 use trace_frame::{DataFrame, Timeline, hta};
 
 mod overlay;
-use overlay::{write_overlaid_trace, write_patterned_trace};
+use overlay::{write_overlaid_trace, write_patterned_trace, write_trace_with_counters};
 
 create_exception!(
     tracewise,
@@ -780,81 +780,6 @@ impl HtaTrace {
             .collect();
         Some((nodes, edges, g.networkx_path()))
     }
-}
-
-/// One counter series of [`write_trace_with_counters`]: (the counter's name, which is the
-/// key of each event's `args`; per point its pid, `ts` (µs), value, whether values are
-/// integers, per point the event's name, and per point its `id` or none).
-type CounterSeries = (
-    String,
-    Vec<i64>,
-    Vec<f64>,
-    Vec<f64>,
-    bool,
-    Vec<String>,
-    Option<Vec<i64>>,
-);
-
-/// HTA's `generate_trace_with_counters` file: the trace `input` with a counter event
-/// (`{"pid", "ts", "args": {counter: value}, "ph": "C", "name"[, "id"]}`) per point of
-/// each of `series` appended to its `traceEvents`, written to `output` through output-file
-/// (an earlier output replaced; never one of `inputs`). The trace's own events are copied
-/// as read.
-#[pyfunction]
-fn write_trace_with_counters(
-    py: Python<'_>,
-    input: PathBuf,
-    output: PathBuf,
-    series: Vec<CounterSeries>,
-    inputs: Vec<PathBuf>,
-) -> PyResult<()> {
-    let p = input.clone();
-    run(py, Some(&input), move || {
-        let events = counter_events(&series).map_err(|e| {
-            (
-                Kind::Analysis,
-                format!("the counter events cannot be written: {e}"),
-            )
-        })?;
-        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_with_events(&p, &output, events, &inputs).map_err(|e| fail(&e))
-    })
-}
-
-/// The counter events of [`write_trace_with_counters`], as JSON text.
-fn counter_events(
-    series: &[CounterSeries],
-) -> Result<Vec<Box<serde_json::value::RawValue>>, serde_json::Error> {
-    use std::fmt::Write;
-    let mut out = Vec::new();
-    for (counter, pid, ts, value, integer, name, id) in series {
-        let counter = serde_json::to_string(counter)?;
-        let names: Vec<String> = name
-            .iter()
-            .map(serde_json::to_string)
-            .collect::<Result<_, _>>()?;
-        for k in 0..pid.len().min(ts.len()).min(value.len()).min(name.len()) {
-            let mut s = String::with_capacity(128);
-            let v = if *integer {
-                (value[k] as i64).to_string()
-            } else {
-                serde_json::to_string(&value[k])?
-            };
-            let _ = write!(
-                s,
-                "{{\"pid\":{},\"ts\":{},\"args\":{{{counter}:{v}}},\"ph\":\"C\",\"name\":{}",
-                pid[k],
-                serde_json::to_string(&ts[k])?,
-                names[k]
-            );
-            if let Some(id) = id.as_ref().and_then(|i| i.get(k)) {
-                let _ = write!(s, ",\"id\":{id}");
-            }
-            s.push('}');
-            out.push(serde_json::value::RawValue::from_string(s)?);
-        }
-    }
-    Ok(out)
 }
 
 /// The investigation of a capture: (report.json text, report.html text). With `out`, the

@@ -1,6 +1,7 @@
-//! HTA's `overlay_critical_path_analysis` file: the rank's trace with the critical path's
-//! events marked and its edges drawn as flow events, written through output-file
-//! (`trace_frame::hta::write_trace_edited`).
+//! The traces HTA's methods write, through output-file (`trace_frame::hta`):
+//! `overlay_critical_path_analysis`'s (the rank's trace with the critical path's events
+//! marked and its edges drawn as flow events), `get_frequent_cuda_kernel_sequences`' (the
+//! patterns marked) and `generate_trace_with_counters`' (counter events appended).
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use pyo3::prelude::*;
 use trace_frame::hta;
 use trace_frame::hta::TraceEvent;
 
-use crate::{fail, run};
+use crate::{Kind, fail, run};
 
 /// One edge of an overlaid trace: (start event index, whether the edge leaves that event's
 /// start, end event index, whether it reaches that event's start, HTA's edge type, weight
@@ -285,4 +286,79 @@ fn mark_patterns(
         }
     }
     Ok(())
+}
+
+/// One counter series of [`write_trace_with_counters`]: (the counter's name, which is the
+/// key of each event's `args`; per point its pid, `ts` (µs), value, whether values are
+/// integers, per point the event's name, and per point its `id` or none).
+type CounterSeries = (
+    String,
+    Vec<i64>,
+    Vec<f64>,
+    Vec<f64>,
+    bool,
+    Vec<String>,
+    Option<Vec<i64>>,
+);
+
+/// HTA's `generate_trace_with_counters` file: the trace `input` with a counter event
+/// (`{"pid", "ts", "args": {counter: value}, "ph": "C", "name"[, "id"]}`) per point of
+/// each of `series` appended to its `traceEvents`, written to `output` through output-file
+/// (an earlier output replaced; never one of `inputs`). The trace's own events are copied
+/// as read.
+#[pyfunction]
+pub(crate) fn write_trace_with_counters(
+    py: Python<'_>,
+    input: PathBuf,
+    output: PathBuf,
+    series: Vec<CounterSeries>,
+    inputs: Vec<PathBuf>,
+) -> PyResult<()> {
+    let p = input.clone();
+    run(py, Some(&input), move || {
+        let events = counter_events(&series).map_err(|e| {
+            (
+                Kind::Analysis,
+                format!("the counter events cannot be written: {e}"),
+            )
+        })?;
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        hta::write_trace_with_events(&p, &output, events, &inputs).map_err(|e| fail(&e))
+    })
+}
+
+/// The counter events of [`write_trace_with_counters`], as JSON text.
+fn counter_events(
+    series: &[CounterSeries],
+) -> Result<Vec<Box<serde_json::value::RawValue>>, serde_json::Error> {
+    use std::fmt::Write;
+    let mut out = Vec::new();
+    for (counter, pid, ts, value, integer, name, id) in series {
+        let counter = serde_json::to_string(counter)?;
+        let names: Vec<String> = name
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()?;
+        for k in 0..pid.len().min(ts.len()).min(value.len()).min(name.len()) {
+            let mut s = String::with_capacity(128);
+            let v = if *integer {
+                (value[k] as i64).to_string()
+            } else {
+                serde_json::to_string(&value[k])?
+            };
+            let _ = write!(
+                s,
+                "{{\"pid\":{},\"ts\":{},\"args\":{{{counter}:{v}}},\"ph\":\"C\",\"name\":{}",
+                pid[k],
+                serde_json::to_string(&ts[k])?,
+                names[k]
+            );
+            if let Some(id) = id.as_ref().and_then(|i| i.get(k)) {
+                let _ = write!(s, ",\"id\":{id}");
+            }
+            s.push('}');
+            out.push(serde_json::value::RawValue::from_string(s)?);
+        }
+    }
+    Ok(out)
 }
