@@ -24,7 +24,7 @@ use trace_frame::{DataFrame, Timeline, hta};
 
 mod overlay;
 mod save;
-use overlay::{write_overlaid_trace, write_patterned_trace};
+use overlay::{write_overlaid_trace, write_patterned_trace, write_trace_with_counters};
 use save::write_files;
 
 create_exception!(
@@ -752,8 +752,10 @@ impl HtaTrace {
     /// HTA's `CPGraph` of `rank` over the instances `first..=last` of `annotation`:
     /// (nodes as (event index, ts µs, is_start, is_blocking) in HTA's numbering, edges as
     /// (begin, end, weight µs, HTA's edge type, attributed event index) in the order they
-    /// were added, the longest path's nodes or None when the graph has a cycle or no
-    /// node); None when the first instance is not in the trace.
+    /// were added, and the longest path as networkx's `dag_longest_path` finds it over
+    /// HTA's `DiGraph` of those edges (`CriticalPathGraph::networkx_path`: its nodes and
+    /// the positions of its edges) or None when the graph has a cycle or no edge); None
+    /// when the first instance is not in the trace.
     #[allow(clippy::type_complexity)] // a graph, unpacked by the Python layer
     fn critical_path_graph(
         &self,
@@ -764,7 +766,7 @@ impl HtaTrace {
     ) -> Option<(
         Vec<(i64, f64, bool, bool)>,
         Vec<(usize, usize, f64, &'static str, Option<i64>)>,
-        Option<Vec<usize>>,
+        Option<(Vec<usize>, Vec<usize>)>,
     )> {
         let t = self.of(rank_)?;
         let g = trace_frame::critical_path_graph(t, annotation, first..=last)?;
@@ -788,32 +790,8 @@ impl HtaTrace {
                 (e.begin, e.end, w, e.kind.label(), e.attributed)
             })
             .collect();
-        Some((nodes, edges, g.path))
+        Some((nodes, edges, g.networkx_path()))
     }
-}
-
-/// HTA's `generate_trace_with_counters` file: the trace `input` with the JSON list
-/// `events` appended to its `traceEvents`, written to `output` through output-file (an
-/// earlier output replaced; never one of `inputs`).
-#[pyfunction]
-fn write_trace_with_events(
-    py: Python<'_>,
-    input: PathBuf,
-    output: PathBuf,
-    events: String,
-    inputs: Vec<PathBuf>,
-) -> PyResult<()> {
-    let p = input.clone();
-    run(py, Some(&input), move || {
-        let events: Vec<serde_json::Value> = serde_json::from_str(&events).map_err(|e| {
-            (
-                Kind::Analysis,
-                format!("the counter events are not a JSON list: {e}"),
-            )
-        })?;
-        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_with_events(&p, &output, events, &inputs).map_err(|e| fail(&e))
-    })
 }
 
 /// The investigation of a capture: (report.json text, report.html text). With `out`, the
@@ -956,7 +934,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<HtaTrace>()?;
     m.add_function(wrap_pyfunction!(load_capture, m)?)?;
     m.add_function(wrap_pyfunction!(investigate, m)?)?;
-    m.add_function(wrap_pyfunction!(write_trace_with_events, m)?)?;
+    m.add_function(wrap_pyfunction!(write_trace_with_counters, m)?)?;
     m.add_function(wrap_pyfunction!(write_overlaid_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;

@@ -1,13 +1,15 @@
-//! HTA's `overlay_critical_path_analysis` file: the rank's trace with the critical path's
-//! events marked and its edges drawn as flow events, written through output-file
-//! (`trace_frame::hta::write_trace_edited`).
+//! The traces HTA's methods write, through output-file (`trace_frame::hta`):
+//! `overlay_critical_path_analysis`'s (the rank's trace with the critical path's events
+//! marked and its edges drawn as flow events), `get_frequent_cuda_kernel_sequences`' (the
+//! patterns marked) and `generate_trace_with_counters`' (counter events appended).
 
 use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
 use trace_frame::hta;
+use trace_frame::hta::TraceEvent;
 
-use crate::{fail, run};
+use crate::{Kind, fail, run};
 
 /// One edge of an overlaid trace: (start event index, whether the edge leaves that event's
 /// start, end event index, whether it reaches that event's start, HTA's edge type, weight
@@ -73,16 +75,37 @@ fn flow_event(
     ev
 }
 
-/// The edit of [`write_overlaid_trace`].
+/// Whether an event stays in an overlaid trace that keeps only the critical events: every
+/// event but a complete one (`ph: X`), and of those the user annotations, the Python
+/// functions and those with `args.critical` 1 (an event that is not an object stays).
+fn kept(ev: &TraceEvent<'_>) -> bool {
+    let Some(fields) = ev.fields() else {
+        return true;
+    };
+    let field = |key: &str| fields.iter().rev().find(|(k, _)| k == key).map(|f| f.1);
+    if field("ph").and_then(hta::raw_str).as_deref() != Some("X") {
+        return true;
+    }
+    let cat = field("cat").and_then(hta::raw_str);
+    if matches!(cat.as_deref(), Some("user_annotation" | "python_function")) {
+        return true;
+    }
+    field("args")
+        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
+        .is_some_and(|a| a["critical"] == 1)
+}
+
+/// The edit of [`write_overlaid_trace`]: only the events marked critical and those the
+/// flows start or end at are parsed.
 fn overlay(
-    list: &mut Vec<serde_json::Value>,
+    list: &mut Vec<TraceEvent<'_>>,
     critical: &[usize],
     only_critical: bool,
     flows: &[FlowEdge],
 ) -> Result<(), String> {
     let missing = |k: usize| format!("event {k} of the critical path is not in the trace");
     for &k in critical {
-        let ev = list.get_mut(k).ok_or_else(|| missing(k))?;
+        let mut ev = list.get(k).ok_or_else(|| missing(k))?.value()?;
         let Some(obj) = ev.as_object_mut() else {
             return Err(format!("event {k} of the critical path is not an object"));
         };
@@ -90,23 +113,30 @@ fn overlay(
         if let Some(a) = args.as_object_mut() {
             a.insert("critical".into(), 1.into());
         }
+        list[k] = TraceEvent::from_value(&ev)?;
     }
+    let mut parsed: std::collections::HashMap<usize, serde_json::Value> = Default::default();
+    let mut value_at = |k: usize, list: &[TraceEvent<'_>]| -> Result<serde_json::Value, String> {
+        if let Some(v) = parsed.get(&k) {
+            return Ok(v.clone());
+        }
+        let v = list.get(k).ok_or_else(|| missing(k))?.value()?;
+        parsed.insert(k, v.clone());
+        Ok(v)
+    };
     let mut added = Vec::with_capacity(2 * flows.len());
     for (id, edge) in flows.iter().enumerate() {
-        let start = list.get(edge.0).ok_or_else(|| missing(edge.0))?;
-        added.push(flow_event(start, id, edge.1, true, edge));
-        let end = list.get(edge.2).ok_or_else(|| missing(edge.2))?;
-        added.push(flow_event(end, id, edge.3, false, edge));
+        let start = value_at(edge.0, list)?;
+        added.push(TraceEvent::from_value(&flow_event(
+            &start, id, edge.1, true, edge,
+        ))?);
+        let end = value_at(edge.2, list)?;
+        added.push(TraceEvent::from_value(&flow_event(
+            &end, id, edge.3, false, edge,
+        ))?);
     }
     if only_critical {
-        list.retain(|ev| {
-            ev["ph"] != "X"
-                || matches!(
-                    ev["cat"].as_str(),
-                    Some("user_annotation" | "python_function")
-                )
-                || ev["args"]["critical"] == 1
-        });
+        list.retain(kept);
     }
     list.extend(added);
     Ok(())
@@ -142,13 +172,16 @@ pub(crate) fn write_patterned_trace(
     })
 }
 
-/// The edit of [`write_patterned_trace`].
+/// The edit of [`write_patterned_trace`]: the events of the patterns are parsed; with
+/// `compress`, the other complete events get their name and `args` replaced field by field
+/// (their other fields copied as read).
 fn mark_patterns(
-    list: &mut [serde_json::Value],
+    list: &mut [TraceEvent<'_>],
     patterns: &[Pattern],
     compress: bool,
 ) -> Result<(), String> {
     use serde_json::{Map, Value};
+    use std::borrow::Cow;
     let mut active: std::collections::HashMap<usize, Map<String, Value>> = Default::default();
     for (text, count, events) in patterns {
         for &k in events {
@@ -161,52 +194,171 @@ fn mark_patterns(
                 .insert(text.clone(), Value::from(*count));
         }
     }
-    let names: std::collections::BTreeSet<String> = list
-        .iter()
-        .filter_map(|ev| ev["name"].as_str().map(str::to_owned))
-        .collect();
+    let mut names: std::collections::BTreeSet<String> = Default::default();
+    for ev in list.iter() {
+        if let Some(n) = ev.str_field("name")
+            && !names.contains(n.as_ref())
+        {
+            names.insert(n.into_owned());
+        }
+    }
     let id_of: std::collections::HashMap<&str, usize> = names
         .iter()
         .enumerate()
         .map(|(i, n)| (n.as_str(), i))
         .collect();
-    for (k, ev) in list.iter_mut().enumerate() {
-        let Some(obj) = ev.as_object_mut() else {
-            continue;
-        };
-        if let Some(found) = active.remove(&k) {
-            let args = obj
-                .entry("args")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !args.is_object() {
-                *args = Value::Object(Map::new());
-            }
-            args["Patterns"] = Value::Object(found);
-        } else if compress && obj.get("ph").and_then(Value::as_str) == Some("X") {
-            obj.insert("args".into(), Value::Object(Map::new()));
-            let id = obj
-                .get("name")
-                .and_then(Value::as_str)
-                .and_then(|n| id_of.get(n));
-            if let Some(&id) = id {
-                obj.insert("name".into(), Value::from(id.to_string()));
-            }
-        }
-    }
-    if compress {
-        let table: Map<String, Value> = names
+    let table: Map<String, Value> = if compress {
+        names
             .iter()
             .enumerate()
             .map(|(i, n)| (i.to_string(), Value::from(n.clone())))
-            .collect();
-        for ev in list.iter_mut() {
-            let profiler = ev["name"]
-                .as_str()
-                .is_some_and(|n| n.contains("PyTorch Profiler"));
-            if profiler && ev["pid"] == "Spans" {
-                ev["args"] = Value::Object(table.clone());
+            .collect()
+    } else {
+        Map::new()
+    };
+    for (k, ev) in list.iter_mut().enumerate() {
+        let Some(fields) = ev.fields() else {
+            continue;
+        };
+        let field = |key: &str| fields.iter().rev().find(|(f, _)| f == key).map(|f| f.1);
+        let is_x = field("ph").and_then(hta::raw_str).as_deref() == Some("X");
+        let mut changed: Option<Value> = None;
+        if let Some(found) = active.remove(&k) {
+            let mut v = ev.value()?;
+            if let Some(obj) = v.as_object_mut() {
+                let args = obj
+                    .entry("args")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if !args.is_object() {
+                    *args = Value::Object(Map::new());
+                }
+                args["Patterns"] = Value::Object(found);
             }
+            changed = Some(v);
+        } else if compress && is_x {
+            // The name becomes its id, `args` becomes empty (added where absent).
+            let id = field("name")
+                .and_then(hta::raw_str)
+                .and_then(|n| id_of.get(n.as_ref()).copied());
+            let mut out: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::with_capacity(fields.len() + 1);
+            let mut has_args = false;
+            for (i, (key, raw)) in fields.iter().enumerate() {
+                if fields[i + 1..].iter().any(|(later, _)| later == key) {
+                    continue; // a key given twice: the last one counts
+                }
+                let value: Cow<'_, str> = match (&**key, id) {
+                    ("args", _) => {
+                        has_args = true;
+                        Cow::Borrowed("{}")
+                    }
+                    ("name", Some(id)) => Cow::Owned(format!("\"{id}\"")),
+                    _ => Cow::Borrowed(raw.get()),
+                };
+                out.push((key.clone(), value));
+            }
+            if !has_args {
+                out.push((Cow::Borrowed("args"), Cow::Borrowed("{}")));
+            }
+            let new = hta::write_fields(&out)?;
+            drop(fields);
+            *ev = new;
+            continue;
+        }
+        // The profiler's span (never a compressed one: its name is an id then) carries
+        // the table of names.
+        if compress {
+            let profiler = field("name")
+                .and_then(hta::raw_str)
+                .is_some_and(|n| n.contains("PyTorch Profiler"));
+            let spans = field("pid").and_then(hta::raw_str).as_deref() == Some("Spans");
+            if profiler && spans {
+                let mut v = match changed.take() {
+                    Some(v) => v,
+                    None => ev.value()?,
+                };
+                v["args"] = Value::Object(table.clone());
+                changed = Some(v);
+            }
+        }
+        drop(fields);
+        if let Some(v) = changed {
+            *ev = TraceEvent::from_value(&v)?;
         }
     }
     Ok(())
+}
+
+/// One counter series of [`write_trace_with_counters`]: (the counter's name, which is the
+/// key of each event's `args`; per point its pid, `ts` (µs), value, whether values are
+/// integers, per point the event's name, and per point its `id` or none).
+type CounterSeries = (
+    String,
+    Vec<i64>,
+    Vec<f64>,
+    Vec<f64>,
+    bool,
+    Vec<String>,
+    Option<Vec<i64>>,
+);
+
+/// HTA's `generate_trace_with_counters` file: the trace `input` with a counter event
+/// (`{"pid", "ts", "args": {counter: value}, "ph": "C", "name"[, "id"]}`) per point of
+/// each of `series` appended to its `traceEvents`, written to `output` through output-file
+/// (an earlier output replaced; never one of `inputs`). The trace's own events are copied
+/// as read.
+#[pyfunction]
+pub(crate) fn write_trace_with_counters(
+    py: Python<'_>,
+    input: PathBuf,
+    output: PathBuf,
+    series: Vec<CounterSeries>,
+    inputs: Vec<PathBuf>,
+) -> PyResult<()> {
+    let p = input.clone();
+    run(py, Some(&input), move || {
+        let events = counter_events(&series).map_err(|e| {
+            (
+                Kind::Analysis,
+                format!("the counter events cannot be written: {e}"),
+            )
+        })?;
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        hta::write_trace_with_events(&p, &output, events, &inputs).map_err(|e| fail(&e))
+    })
+}
+
+/// The counter events of [`write_trace_with_counters`], as JSON text.
+fn counter_events(
+    series: &[CounterSeries],
+) -> Result<Vec<Box<serde_json::value::RawValue>>, serde_json::Error> {
+    use std::fmt::Write;
+    let mut out = Vec::new();
+    for (counter, pid, ts, value, integer, name, id) in series {
+        let counter = serde_json::to_string(counter)?;
+        let names: Vec<String> = name
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()?;
+        for k in 0..pid.len().min(ts.len()).min(value.len()).min(name.len()) {
+            let mut s = String::with_capacity(128);
+            let v = if *integer {
+                (value[k] as i64).to_string()
+            } else {
+                serde_json::to_string(&value[k])?
+            };
+            let _ = write!(
+                s,
+                "{{\"pid\":{},\"ts\":{},\"args\":{{{counter}:{v}}},\"ph\":\"C\",\"name\":{}",
+                pid[k],
+                serde_json::to_string(&ts[k])?,
+                names[k]
+            );
+            if let Some(id) = id.as_ref().and_then(|i| i.get(k)) {
+                let _ = write!(s, ",\"id\":{id}");
+            }
+            s.push('}');
+            out.push(serde_json::value::RawValue::from_string(s)?);
+        }
+    }
+    Ok(out)
 }

@@ -83,7 +83,7 @@ class HtaTrace:
         Tuple[
             List[Tuple[int, float, bool, bool]],
             List[Tuple[int, int, float, str, Optional[int]]],
-            Optional[List[int]],
+            Optional[Tuple[List[int], List[int]]],
         ]
     ]: ...
     def event_info(self, rank_: int) -> List[Tuple[int, str, str, str, str, int]]: ...
@@ -96,8 +96,13 @@ def skip_stats(path: str) -> str: ...
 def roofline(path: str) -> str: ...
 def attribute_kernels(path: str) -> Tuple[str, List[Tuple[str, str]]]: ...
 def compare(before: str, after: str) -> str: ...
-def write_trace_with_events(
-    input: str, output: str, events: str, inputs: List[str]
+def write_trace_with_counters(
+    input: str,
+    output: str,
+    series: List[
+        Tuple[str, List[int], List[float], List[float], bool, List[str], Optional[List[int]]]
+    ],
+    inputs: List[str],
 ) -> None: ...
 def write_overlaid_trace(
     input: str,

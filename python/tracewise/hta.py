@@ -16,6 +16,7 @@ pandas is imported when this module is.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -110,6 +111,8 @@ class CPEdgeType(Enum):
     SYNC_DEPENDENCY = "critical_path_sync_dependency"
 
 
+_EDGE_TYPES = {t.value: t for t in CPEdgeType}
+
 DEFAULT_EDGE_TYPES_IN_VIZ = {
     CPEdgeType.DEPENDENCY,
     CPEdgeType.KERNEL_LAUNCH_DELAY,
@@ -153,35 +156,103 @@ class CPGraph:
     (``trace_df``, ``full_trace_df``, ``symbol_table``) are built on first use, and
     ``save()`` writes HTA's files (``tracewise._hta_cpgraph``)."""
 
-    def __init__(self, rank: int, native: Any, events: Dict[int, Tuple[str, str, Any, Any, int]]) -> None:
+    The Python objects are made when first used: the node and edge objects, the lookups,
+    the events' names, and the networkx storage (filled on the first access to the
+    graph's nodes or edges). The longest path is found natively, as networkx's
+    ``dag_longest_path`` finds it over this graph (``CriticalPathGraph::networkx_path``:
+    the same path, ties included)."""
+
+    def __init__(self, rank: int, native: Any, events: Callable[[], Dict[int, Tuple[str, str, Any, Any, int]]]) -> None:
         nodes, edges, path = native
         self.rank = rank
-        self.node_list: List[CPNode] = [
-            CPNode(i, int(ev), ts, bool(start), bool(blocking))
-            for i, (ev, ts, start, blocking) in enumerate(nodes)
-        ]
-        self.event_to_start_node_map: Dict[int, int] = {}
-        self.event_to_end_node_map: Dict[int, int] = {}
-        for n in self.node_list:
-            side = self.event_to_start_node_map if n.is_start else self.event_to_end_node_map
-            side[n.ev_idx] = n.idx
-        types = {t.value: t for t in CPEdgeType}
-        self._edges: Dict[Tuple[int, int], CPEdge] = {}
-        self.edge_to_event_map: Dict[Tuple[int, int], int] = {}
-        for begin, end, weight, kind, attributed in edges:
-            self._edges[(begin, end)] = CPEdge(begin, end, weight, types[kind])
-            if attributed is not None:
-                self.edge_to_event_map[(begin, end)] = int(attributed)
-        self._events = events
-        self._native_path: Optional[List[int]] = list(path) if path is not None else None
+        self._raw_nodes: List[Tuple[int, float, bool, bool]] = nodes
+        self._raw_edges: List[Tuple[int, int, float, str, Optional[int]]] = edges
+        self._events_of = events
+        self._native_path: Optional[Tuple[List[int], List[int]]] = path
+        self._edge_at: Dict[int, CPEdge] = {}
         self.critical_path_nodes: List[int] = []
         self.critical_path_events_set: Set[int] = set()
-        self.critical_path_edges_set: Set[CPEdge] = set()
-        self._path_order: List[CPEdge] = []
-        if hasattr(self, "add_edge"):  # the networkx.DiGraph subclass
-            # As in HTA's graph, the nodes are those of the edges, in the edges' order.
-            for e in self._edges.values():
-                self.add_edge(e.begin, e.end, weight=max(e.weight, 0), object=e)
+        self._path_edges: List[int] = []  # positions in the native edges
+
+    # --- made on first use -----------------------------------------------------------
+
+    def _edge(self, k: int) -> CPEdge:
+        """The edge object of the ``k``-th native edge (one object per edge)."""
+        e = self._edge_at.get(k)
+        if e is None:
+            begin, end, weight, kind, _ = self._raw_edges[k]
+            e = self._edge_at[k] = CPEdge(begin, end, weight, _EDGE_TYPES[kind])
+        return e
+
+    @functools.cached_property
+    def node_list(self) -> List[CPNode]:
+        """The nodes, by id."""
+        return [
+            CPNode(i, int(ev), ts, bool(start), bool(blocking))
+            for i, (ev, ts, start, blocking) in enumerate(self._raw_nodes)
+        ]
+
+    @functools.cached_property
+    def event_to_start_node_map(self) -> Dict[int, int]:
+        """Event index → its start node's id."""
+        return {int(ev): i for i, (ev, _, start, _) in enumerate(self._raw_nodes) if start}
+
+    @functools.cached_property
+    def event_to_end_node_map(self) -> Dict[int, int]:
+        """Event index → its end node's id."""
+        return {int(ev): i for i, (ev, _, start, _) in enumerate(self._raw_nodes) if not start}
+
+    @functools.cached_property
+    def _edges(self) -> Dict[Tuple[int, int], CPEdge]:
+        """(begin, end) → the edge (a later edge between two nodes replaces the first in
+        place, as in a networkx ``DiGraph``)."""
+        return {(e[0], e[1]): self._edge(k) for k, e in enumerate(self._raw_edges)}
+
+    @functools.cached_property
+    def edge_to_event_map(self) -> Dict[Tuple[int, int], int]:
+        """(begin, end) → the event the edge is attributed to."""
+        out: Dict[Tuple[int, int], int] = {}
+        for begin, end, _, _, attributed in self._raw_edges:
+            if attributed is not None:
+                out[(begin, end)] = int(attributed)
+        return out
+
+    @functools.cached_property
+    def _path_order(self) -> List[CPEdge]:
+        """The edges of the path, first to last."""
+        return [self._edge(k) for k in self._path_edges]
+
+    @functools.cached_property
+    def critical_path_edges_set(self) -> Set[CPEdge]:
+        """The edges of the path (set by :meth:`critical_path`)."""
+        return set(self._path_order)
+
+    @functools.cached_property
+    def _events(self) -> Dict[int, Tuple[str, str, Any, Any, int]]:
+        return self._events_of()
+
+    def _fill_networkx(self) -> None:
+        """Fills the networkx storage (as HTA's graph: the nodes are those of the edges, in
+        the edges' order; edge data ``weight`` (negative as 0) and ``object``), once."""
+        od = self.__dict__
+        if od.get("_nx_filled", True):
+            return
+        od["_nx_filled"] = True
+        node, succ, pred = od["_node"], od["_adj"], od["_pred"]
+        for k, (u, v, w, _, _) in enumerate(self._raw_edges):
+            if u not in node:
+                node[u] = {}
+                succ[u] = {}
+                pred[u] = {}
+            if v not in node:
+                node[v] = {}
+                succ[v] = {}
+                pred[v] = {}
+            data = succ[u].get(v)
+            if data is None:
+                data = succ[u][v] = pred[v][u] = {}
+            data["weight"] = max(w, 0)
+            data["object"] = self._edge(k)
 
     # --- HTA's lookups ---------------------------------------------------------------
 
@@ -193,7 +264,7 @@ class CPGraph:
 
     def get_events_for_edge(self, edge: CPEdge) -> Tuple[int, int]:
         """The events of an edge's two nodes."""
-        return int(self.node_list[edge.begin].ev_idx), int(self.node_list[edge.end].ev_idx)
+        return int(self._raw_nodes[edge.begin][0]), int(self._raw_nodes[edge.end][0])
 
     def get_event_attribution_for_edge(self, edge: CPEdge) -> Optional[int]:
         """The event an edge is attributed to (operator/kernel spans and kernel gaps)."""
@@ -212,23 +283,19 @@ class CPGraph:
     def critical_path(self) -> bool:
         """Finds the longest path and sets :attr:`critical_path_nodes`,
         :attr:`critical_path_events_set` and :attr:`critical_path_edges_set`; False when
-        the graph has a cycle or no edge. With networkx, as HTA: ``dag_longest_path`` over
-        the graph (ties go as in HTA's graph, whose nodes and edges come in the same order);
-        without it, the path found natively when the graph was built (of the same length;
-        among equally long paths it may end elsewhere)."""
-        if self._native_path is None or len(self._native_path) < 2:
+        the graph has a cycle or no edge. The path is networkx's ``dag_longest_path`` over
+        this graph, as HTA's (ties go as in HTA's graph, whose nodes and edges come in the
+        same order), computed natively: the same with or without networkx."""
+        if self._native_path is None or len(self._native_path[0]) < 2:
             return False
-        if hasattr(self, "add_edge"):
-            import networkx as nx
-
-            self.critical_path_nodes = list(nx.dag_longest_path(self, weight="weight"))
-        else:
-            self.critical_path_nodes = list(self._native_path)
-        self.critical_path_events_set = {self.node_list[n].ev_idx for n in self.critical_path_nodes}
-        self._path_order = [
-            self._edges[(u, v)] for u, v in zip(self.critical_path_nodes, self.critical_path_nodes[1:])
-        ]
-        self.critical_path_edges_set = set(self._path_order)
+        nodes, edges = self._native_path
+        self.critical_path_nodes = list(nodes)
+        raw = self._raw_nodes
+        self.critical_path_events_set = {raw[n][0] for n in nodes}
+        self._path_edges = list(edges)
+        # The edge objects of the path are made when first asked for.
+        self.__dict__.pop("_path_order", None)
+        self.__dict__.pop("critical_path_edges_set", None)
         return True
 
     def get_critical_path_breakdown(self) -> Optional[pd.DataFrame]:
@@ -340,6 +407,32 @@ class CPGraph:
         return self._hta_frames()[2].get_sym_table()
 
 
+class _NxStorage:
+    """A networkx ``DiGraph`` storage attribute (``_node``, ``_adj``/``_succ``, ``_pred``)
+    of a :class:`CPGraph`, filled from the native edges on its first read (every networkx
+    function and view reads the graph through these). Setting it is networkx's own
+    setter (which clears networkx's cached views)."""
+
+    def __init__(self, base: type) -> None:
+        self.base = base
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.setter = next((k.__dict__[name] for k in self.base.__mro__ if name in k.__dict__), None)
+
+    def __get__(self, obj: Any, owner: Optional[type] = None) -> Any:
+        if obj is None:
+            return self
+        obj._fill_networkx()
+        return obj.__dict__[self.name]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if hasattr(self.setter, "__set__"):
+            self.setter.__set__(obj, value)
+        else:
+            obj.__dict__[self.name] = value
+
+
 _NX_CPGRAPH: List[Any] = []
 
 
@@ -354,10 +447,16 @@ def _graph_type() -> type:
 
             class NxCPGraph(CPGraph, nx.DiGraph):
                 __doc__ = CPGraph.__doc__
+                _node = _NxStorage(nx.DiGraph)
+                _adj = _NxStorage(nx.DiGraph)
+                _succ = _NxStorage(nx.DiGraph)
+                _pred = _NxStorage(nx.DiGraph)
 
                 def __init__(self, *args: Any) -> None:
                     nx.DiGraph.__init__(self)
-                    CPGraph.__init__(self, *args)
+                    # No arguments (networkx's `copy()`, `subgraph()`, …): an empty graph.
+                    CPGraph.__init__(self, *(args or (-1, ([], [], None), dict)))
+                    self.__dict__["_nx_filled"] = False
 
             NxCPGraph.__name__ = NxCPGraph.__qualname__ = "CPGraph"
             _NX_CPGRAPH.append(NxCPGraph)
@@ -480,21 +579,23 @@ class TraceAnalysis:
             columns=["rank", "name", "kernel_type", "count", "sum", "max", "min", "mean", "std"],
         )
         analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
-        parts = []
+        columns = ["name", "sum", "max", "min", "mean", "std", "kernel_type", "rank"]
+        # The rows of each (rank, kernel type), in row order, folded with numpy (a pandas
+        # frame per group cost tens of ms each).
+        stats = {c: rows[c].to_numpy() for c in ["name", "sum", "max", "min", "mean", "std"]}
+        bucket: Dict[Tuple[Any, str], List[int]] = {}
+        for i, key in enumerate(zip(rows["rank"].tolist(), rows["kernel_type"].tolist())):
+            bucket.setdefault(key, []).append(i)
+        out: Dict[str, List[Any]] = {c: [] for c in columns}
         for rank in sorted(rows["rank"].unique()):
             for kernel_type in analysed:
-                sel = rows[(rows["rank"] == rank) & (rows["kernel_type"] == kernel_type)]
-                agg = _fold_kernels(
-                    sel[["name", "sum", "max", "min", "mean", "std"]],
-                    num_kernels=num_kernels,
-                    duration_ratio=duration_ratio,
-                )
-                agg["kernel_type"] = kernel_type
-                agg["rank"] = int(rank)
-                parts.append(agg)
-        kernels = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-            columns=["name", "sum", "max", "min", "mean", "std", "kernel_type", "rank"]
-        )
+                at = np.asarray(bucket.get((rank, kernel_type), []), dtype=np.int64)
+                folded = _fold_kernels({c: v[at] for c, v in stats.items()}, num_kernels, duration_ratio)
+                for c in columns[:6]:
+                    out[c].extend(folded[c])
+                out["kernel_type"].extend([kernel_type] * len(folded["name"]))
+                out["rank"].extend([int(rank)] * len(folded["name"]))
+        kernels = pd.DataFrame(out, columns=columns)
         kernels = kernels[["name", "sum", "max", "min", "std", "mean", "kernel_type", "rank"]]
         for c in ["sum", "max", "min", "std", "mean"]:
             kernels[c] = kernels[c].astype("float64")
@@ -572,7 +673,8 @@ class TraceAnalysis:
                     "idle_interval": [float("nan")] + [g for _, g in gaps],
                 }
             )
-            described = df.groupby("idle_category").idle_interval.describe()
+            g = df.groupby("idle_category").idle_interval
+            described = _describe(g, None, g.describe)
             described.insert(0, "stream", np.array([stream], dtype=dtype)[0])
             parts.append(described)
         out = pd.concat(parts).round(2)
@@ -645,12 +747,9 @@ class TraceAnalysis:
             launches = df[df["queue"] > 0].sort_values("index", kind="stable")
             starts = df[df["queue"] <= 0].sort_values("index", kind="stable")
             merged = pd.concat([launches, starts], ignore_index=True).sort_values(by="ts")
-            parts = []
-            for _, part in merged.groupby("stream"):
-                part = part.copy()
-                part["queue_length"] = part["queue"].cumsum()
-                parts.append(part)
-            df = pd.concat(parts)
+            # Stream by stream (in stream order, each in `ts` order), the running sum.
+            merged["queue_length"] = merged.groupby("stream")["queue"].cumsum()
+            df = merged.sort_values("stream", kind="stable")
             df["tid"] = df["stream"]
             df["index"] = df["index"].astype(self._frame_dtype(rank, "index"))
             df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
@@ -672,7 +771,8 @@ class TraceAnalysis:
         for rank, series in queue_length_dict.items():
             df = series[["stream", "queue_length"]].copy()
             df.insert(0, "rank", rank)
-            parts.append(df.groupby(["rank", "stream"]).describe())
+            g = df.groupby(["rank", "stream"])
+            parts.append(_describe(g["queue_length"], "queue_length", g.describe))
         return pd.concat(parts) if parts else None
 
     def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
@@ -737,12 +837,17 @@ class TraceAnalysis:
         # The same rows in the same order as HTA's, sorted by the same (unstable) sort: ties
         # at one µs then fall as HTA's do.
         series = pd.concat([starts, ends], ignore_index=True).sort_values(by="ts")
-        parts = []
-        for _, df in series.groupby("name"):
-            df = df.copy()
-            df["memory_bw_gbps"] = df["memory_bw_gbps"].cumsum()
-            parts.append(df)
-        return pd.concat(parts)[["ts", "pid", "name", "memory_bw_gbps"]]
+        # Type by type (in name order, each in `ts` order), the running sum: numpy's
+        # cumsum over each type's rows, as `Series.cumsum` sums (pandas' group cumsum
+        # compensates its sums, and a bandwidth back to 0 must stay what HTA's is).
+        series = series.iloc[np.argsort(series["name"].to_numpy(), kind="stable")].copy()
+        names = series["name"].to_numpy()
+        bw = series["memory_bw_gbps"].to_numpy(dtype="float64")
+        cut = [0] + [i for i in range(1, len(names)) if names[i] != names[i - 1]] + [len(names)]
+        series["memory_bw_gbps"] = np.concatenate(
+            [np.cumsum(bw[a:b]) for a, b in zip(cut, cut[1:])] or [bw]
+        )
+        return series[["ts", "pid", "name", "memory_bw_gbps"]]
 
     def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
         """Per rank (default ``[0]``) with memory activities: the memory bandwidth in use,
@@ -771,7 +876,8 @@ class TraceAnalysis:
             df = df.copy()
             df["rank"] = rank
             df = df[df["memory_bw_gbps"] > 0]
-            parts.append(df[["rank", "name", "memory_bw_gbps"]].groupby(["rank", "name"]).describe())
+            g = df[["rank", "name", "memory_bw_gbps"]].groupby(["rank", "name"])
+            parts.append(_describe(g["memory_bw_gbps"], "memory_bw_gbps", g.describe))
         return pd.concat(parts) if parts else None
 
     def generate_trace_with_counters(
@@ -788,8 +894,6 @@ class TraceAnalysis:
         (``rank0.json.gz`` → ``rank0_with_counters.json.gz``), gzip when its name ends in
         ``.gz``; written through tracewise's output rules: staged and renamed into place,
         an earlier output replaced, a trace file of the set never."""
-        import json
-
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         if time_series is None:
@@ -797,31 +901,37 @@ class TraceAnalysis:
         if output_suffix == "":
             output_suffix = "_with_counters"
         origin = self._t.origin_us()
-        events: Dict[int, List[Dict[str, Any]]] = {}
+        series: Dict[int, List[tuple]] = {}
 
-        def add(series_of: Dict[int, pd.DataFrame], counter: str, column: str) -> None:
-            for rank, series in series_of.items():
-                df = series[["pid", "ts", column]].rename(columns={column: "args"})
-                df["ph"] = "C"
-                df["name"] = series["name"] if "name" in series.columns else counter
-                if "stream" in series.columns:
-                    df["id"] = series["stream"]
-                df["ts"] = df["ts"] + origin
-                df["args"] = df["args"].apply(lambda v: {counter: v})
-                events.setdefault(rank, []).extend(df.to_dict("records"))
+        def add(series_of: Dict[int, pd.DataFrame], counter: str, column: str, integer: bool) -> None:
+            # Per point: {"pid", "ts", "args": {counter: value}, "ph": "C", "name"[, "id"]},
+            # made natively from the columns.
+            for rank, df in series_of.items():
+                n = len(df)
+                names = df["name"].astype(str).tolist() if "name" in df.columns else [counter] * n
+                ids = df["stream"].astype("int64").tolist() if "stream" in df.columns else None
+                series.setdefault(rank, []).append((
+                    counter,
+                    [int(v) for v in df["pid"]],
+                    (df["ts"].astype("float64") + origin).tolist(),
+                    df[column].astype("float64").tolist(),
+                    integer,
+                    names,
+                    ids,
+                ))
 
         # HTA's flag or ours (the same values): a notebook may keep HTA's import of it.
         wanted = int(time_series.value)
         if wanted & TimeSeriesTypes.QUEUE_LENGTH.value:
-            add(self.get_queue_length_time_series(ranks), "Queue Length", "queue_length")
+            add(self.get_queue_length_time_series(ranks), "Queue Length", "queue_length", True)
         if wanted & TimeSeriesTypes.MEMCPY_BANDWIDTH.value:
-            add(self.get_memory_bw_time_series(ranks), "Memcpy BW", "memory_bw_gbps")
+            add(self.get_memory_bw_time_series(ranks), "Memcpy BW", "memory_bw_gbps", False)
         files = {rank: self._original.get(p, p) for rank, p in self._t.files()}
         inputs = list(files.values())
-        for rank, evs in events.items():
+        for rank, parts in series.items():
             path = files[rank]
             output = path.replace(".json", f"{output_suffix}.json")
-            _native.write_trace_with_events(path, output, json.dumps(evs, default=_json_scalar), inputs)
+            _native.write_trace_with_counters(path, output, parts, inputs)
 
     def get_frequent_cuda_kernel_sequences(
         self,
@@ -904,7 +1014,9 @@ class TraceAnalysis:
 
         query = f"SELECT 1 AS x FROM events WHERE cat = '{cat}' OR name = '{cat}' LIMIT 1"
         for _, path in self._t.files():
-            if load(path).sql(query).num_rows > 0:
+            # A file whose text has no `"cat"` string (and no \u escape that could spell
+            # one) has no such event: only the others are loaded and asked.
+            if _text_may_hold(path, cat) and load(path).sql(query).num_rows > 0:
                 return True
         return False
 
@@ -1094,14 +1206,19 @@ class TraceAnalysis:
             if not stats:
                 raise KeyError("thread_id: no kernel launch inside an aten:: operator")
             s = pd.DataFrame(stats)
-            g = (
-                s.groupby(["thread_id", "aten_op_name", "aten_op_start"])
-                .agg({"kernel_name": list, "aten_op_delay": list, "runtime_delay": list})
-                .reset_index()
-            )
-            g["kernel_sequence"] = g["kernel_name"].map(" -> ".join)
-            g["first_launch_delay"] = g["aten_op_delay"].map(lambda x: x[0])
-            g["first_runtime_delay"] = g["runtime_delay"].map(lambda x: x[0])
+            # Per operator call (HTA: `agg(list)` per group, then the first of each list
+            # and the kernels joined): pandas' group kernels for the firsts, one Python
+            # pass for the sequences, groups in the same (sorted) order.
+            by_call = s.groupby(["thread_id", "aten_op_name", "aten_op_start"])
+            g = by_call.agg(
+                first_launch_delay=("aten_op_delay", "first"),
+                first_runtime_delay=("runtime_delay", "first"),
+            ).reset_index()
+            seqs: List[List[str]] = [[] for _ in range(len(g))]
+            for code, kernel in zip(by_call.ngroup().tolist(), s["kernel_name"].tolist()):
+                if code >= 0:
+                    seqs[code].append(kernel)
+            g["kernel_sequence"] = [" -> ".join(x) for x in seqs]
             final = (
                 g.groupby(["aten_op_name", "kernel_sequence"])
                 .agg(
@@ -1233,8 +1350,8 @@ class TraceAnalysis:
         native = self._t.critical_path_graph(int(rank), annotation, first, max(first, last))
         graph_type = _graph_type()
         if native is None:
-            return graph_type(int(rank), ([], [], None), {}), False
-        graph = graph_type(int(rank), native, self._event_info(int(rank)))
+            return graph_type(int(rank), ([], [], None), dict), False
+        graph = graph_type(int(rank), native, functools.partial(self._event_info, int(rank)))
         graph._hta_source = (self, annotation, first, max(first, last))
         return graph, graph.critical_path()
 
@@ -1282,21 +1399,32 @@ class TraceAnalysis:
                 for e in g.edge_objects()
                 if show_zero or not (e.type == CPEdgeType.KERNEL_LAUNCH_DELAY and e.weight == 0)
             ]
+        raw = g._raw_nodes  # (event index, ts, is_start, is_blocking) by node id
+        if show_all_edges:
+            on_path = g.critical_path_edges_set
+            flows = [
+                (
+                    int(raw[e.begin][0]),
+                    bool(raw[e.begin][2]),
+                    int(raw[e.end][0]),
+                    bool(raw[e.end][2]),
+                    e.type.value,
+                    int(e.weight),
+                    e in on_path,
+                )
+                for e in edges
+            ]
         else:
-            edges = [e for e in g._path_order if e.type in DEFAULT_EDGE_TYPES_IN_VIZ]
-        on_path = g.critical_path_edges_set
-        flows = [
-            (
-                g.node_list[e.begin].ev_idx,
-                g.node_list[e.begin].is_start,
-                g.node_list[e.end].ev_idx,
-                g.node_list[e.end].is_start,
-                e.type.value,
-                int(e.weight),
-                e in on_path,
-            )
-            for e in edges
-        ]
+            # The path's edges of the drawn types, from the native edges (no edge objects).
+            drawn = {t.value for t in DEFAULT_EDGE_TYPES_IN_VIZ}
+            flows = []
+            for k in g._path_edges:
+                begin, end, weight, kind, _ = g._raw_edges[k]
+                if kind in drawn:
+                    flows.append((
+                        int(raw[begin][0]), bool(raw[begin][2]), int(raw[end][0]), bool(raw[end][2]),
+                        kind, int(weight), True,
+                    ))
         _native.write_overlaid_trace(
             source,
             output,
@@ -1471,6 +1599,50 @@ def _stack_order(evs: List[Tuple[int, float, float]]) -> List[Tuple[int, bool]]:
     return list(zip(ix[order].tolist(), is_open[order].tolist()))
 
 
+def _text_may_hold(path: str, value: str) -> bool:
+    """Whether the JSON text of the trace file ``path`` (gzip or not) may hold the string
+    ``value``: it has ``"value"`` as written, or a ``\\u`` escape (which could spell it);
+    True when the file cannot be read here (the caller's own read then says why)."""
+    import gzip
+    import json
+    import zlib
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error):
+        return True
+    return json.dumps(value).encode() in data or b"\\u" in data
+
+
+def _describe(g: Any, column: Optional[str], describe: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """``describe()`` of a ``SeriesGroupBy`` (with ``column``: of the ``DataFrameGroupBy``
+    that has just that value column, whose columns are ``(column, stat)``) from pandas'
+    one-pass group aggregations, where ``describe()`` runs ``Series.describe`` group by
+    group in Python (tens of ms a call). The same index, columns and dtypes (float64); the
+    values equal to rounding (the group mean and std sum as pandas' group kernels do).
+    Without groups, pandas' own ``describe`` (its empty frame's shape)."""
+    if g.ngroups == 0:
+        return describe()
+    out = pd.DataFrame(
+        {
+            "count": g.count(),
+            "mean": g.mean(),
+            "std": g.std(),
+            "min": g.min(),
+            "25%": g.quantile(0.25),
+            "50%": g.quantile(0.5),
+            "75%": g.quantile(0.75),
+            "max": g.max(),
+        }
+    ).astype("float64")
+    if column is not None:
+        out.columns = pd.MultiIndex.from_product([[column], list(out.columns)])
+    return out
+
+
 def _json_scalar(v: Any) -> Any:
     """A numpy scalar as the Python number JSON writes."""
     if isinstance(v, np.generic):
@@ -1514,24 +1686,47 @@ def _memory_kernel_type(name: str) -> str:
     return name[:11]
 
 
-def _fold_kernels(agg: pd.DataFrame, num_kernels: int, duration_ratio: float) -> pd.DataFrame:
+def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: float) -> Dict[str, List[Any]]:
     """HTA 0.5.0's ``_aggr_gpu_kernel_time`` over per-name statistics already computed
-    (natively): sorted by total time, and past ``num_kernels`` names, or past the
-    ``duration_ratio`` quantile of the cumulative time, folded into ``others`` (whose
-    max/min/mean/std are, as in HTA, over the folded names' totals)."""
-    agg = agg.sort_values(by=["name"], ignore_index=True)
-    agg = agg.sort_values(by=["sum"], ascending=False, ignore_index=True)
-    agg = agg.fillna({"std": 0})
-    if agg.shape[0] > num_kernels:
-        keep = agg["sum"] < 0
-        agg["cumsum"] = agg["sum"].cumsum()
-        quantiles = agg["cumsum"].quantile(duration_ratio)
-        agg.loc[~keep & (agg["cumsum"] > quantiles), "name"] = "others"
-        agg.loc[~keep & (agg.index >= num_kernels), "name"] = "others"
-        agg = agg.groupby(by=["name"])["sum"].agg(["sum", "max", "min", "mean", "std"])
-        agg.reset_index(inplace=True)
-        agg.fillna({"std": 0}, inplace=True)
-    return agg.reset_index(drop=True)
+    (natively; columns ``name``, ``sum``, ``max``, ``min``, ``mean``, ``std`` as arrays):
+    sorted by total time, and past ``num_kernels`` names, or past the ``duration_ratio``
+    quantile of the cumulative time, folded into ``others`` (whose max/min/mean/std are,
+    as in HTA, over the folded names' totals; the others' too, each over its one total).
+    The sorts are pandas' own (``nargsort``, as ``sort_values`` sorts), so ties fall as in
+    HTA; the quantile is numpy's ``percentile``, as pandas computes it."""
+    from pandas.core.sorting import nargsort
+
+    o = nargsort(agg["name"], kind="quicksort")
+    agg = {c: v[o] for c, v in agg.items()}
+    o = nargsort(agg["sum"], kind="quicksort", ascending=False)
+    agg = {c: v[o] for c, v in agg.items()}
+    agg["std"] = np.where(np.isnan(agg["std"].astype("float64")), 0.0, agg["std"])
+    n = len(agg["name"])
+    if n <= num_kernels:
+        return {c: v.tolist() for c, v in agg.items()}
+    total = agg["sum"].astype("float64")
+    cumsum = np.cumsum(total)
+    quantile = np.percentile(cumsum, duration_ratio * 100.0)
+    folded = ~(total < 0) & ((cumsum > quantile) | (np.arange(n) >= num_kernels))
+    names = np.where(folded, "others", agg["name"].astype(object)).tolist()
+    groups: Dict[str, List[float]] = {}
+    for name, t in zip(names, total.tolist()):
+        groups.setdefault(name, []).append(t)
+    out: Dict[str, List[Any]] = {c: [] for c in ["name", "sum", "max", "min", "mean", "std"]}
+    for name in sorted(groups):
+        out["name"].append(name)
+        if len(groups[name]) == 1:
+            t = groups[name][0]
+            for c, x in (("sum", t), ("max", t), ("min", t), ("mean", t), ("std", 0.0)):
+                out[c].append(x)
+            continue
+        v = pd.Series(groups[name], dtype="float64")
+        out["sum"].append(float(v.sum()))
+        out["max"].append(float(v.max()))
+        out["min"].append(float(v.min()))
+        out["mean"].append(float(v.mean()))
+        out["std"].append(float(v.std()))
+    return out
 
 
 _LAUNCH = re.compile(r"(cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction)")

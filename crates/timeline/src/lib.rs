@@ -14,6 +14,7 @@ mod critical_path;
 mod from_capture;
 pub mod hta;
 mod hta_ranges;
+mod networkx_path;
 mod timeline;
 
 pub use critical_path::{

@@ -1,74 +1,299 @@
-//! HTA's `generate_trace_with_counters` and `overlay_critical_path_analysis` outputs,
-//! written beside trace-frame's other outputs (the `timeline` crate's analyses read no file
-//! and write none).
+//! HTA's `generate_trace_with_counters`, `overlay_critical_path_analysis` and
+//! `get_frequent_cuda_kernel_sequences` outputs, written beside trace-frame's other outputs
+//! (the `timeline` crate's analyses read no file and write none).
+//!
+//! The trace is read once and written back in one pass: each event is kept as its JSON text
+//! ([`serde_json::value::RawValue`]) and copied out as read unless the edit changes it, so
+//! only the events an edit touches are parsed into values and serialised again.
+
+use std::borrow::Cow;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// One event of a trace being written back: its text as read, or a changed or added one.
+#[derive(Debug)]
+pub enum TraceEvent<'a> {
+    /// Unchanged: written back byte for byte.
+    Read(&'a RawValue),
+    /// Changed or added.
+    New(Box<RawValue>),
+    /// Changed, as JSON text made here from checked parts ([`write_fields`]).
+    Text(String),
+}
+
+impl TraceEvent<'_> {
+    /// The event's JSON text.
+    pub fn text(&self) -> &str {
+        match self {
+            TraceEvent::Read(r) => r.get(),
+            TraceEvent::New(b) => b.get(),
+            TraceEvent::Text(t) => t,
+        }
+    }
+
+    /// The event as a value (parsed from its text).
+    pub fn value(&self) -> Result<serde_json::Value, String> {
+        serde_json::from_str(self.text()).map_err(|e| format!("an event is not JSON ({e})"))
+    }
+
+    /// A changed event from a value.
+    pub fn from_value(v: &serde_json::Value) -> Result<TraceEvent<'static>, String> {
+        serde_json::value::to_raw_value(v)
+            .map(TraceEvent::New)
+            .map_err(|e| format!("an event cannot be written ({e})"))
+    }
+
+    /// The top-level fields of the event in file order, each as its JSON text; None when
+    /// the event is not a JSON object.
+    pub fn fields(&self) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+        let mut de = serde_json::Deserializer::from_str(self.text());
+        de.deserialize_map(Fields(std::marker::PhantomData)).ok()
+    }
+
+    /// The string value of the top-level field `key` (None when absent or not a string).
+    pub fn str_field(&self, key: &str) -> Option<Cow<'_, str>> {
+        let fields = self.fields()?;
+        let raw = fields.iter().rev().find(|(k, _)| k == key)?.1;
+        raw_str(raw)
+    }
+}
+
+/// The text of a JSON string value, unescaped only where it has escapes; None when `raw`
+/// is not a string.
+pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let t = raw.get();
+    let inner = t.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(inner))
+    }
+}
+
+/// An object's fields in order, values as raw text.
+struct Fields<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de> Visitor<'de> for Fields<'de> {
+    type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            out.push((k, map.next_value::<&'de RawValue>()?));
+        }
+        Ok(out)
+    }
+}
+
+/// An object's key, borrowed from the text where it has no escape.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// An object of fields written as JSON text (values as given, each valid JSON).
+pub fn write_fields(
+    fields: &[(Cow<'_, str>, Cow<'_, str>)],
+) -> Result<TraceEvent<'static>, String> {
+    let mut s = String::with_capacity(
+        64 + fields
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 4)
+            .sum::<usize>(),
+    );
+    s.push('{');
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&serde_json::to_string(k).map_err(|e| e.to_string())?);
+        s.push(':');
+        s.push_str(v);
+    }
+    s.push('}');
+    Ok(TraceEvent::Text(s))
+}
 
 /// HTA's `generate_trace_with_counters` output: the trace `input` (a Chrome trace, gzip or
 /// not) with `events` appended to its `traceEvents`, written to `output` through
 /// output-file (gzip when the name ends in `.gz`, as HTA's name keeps the input's `.gz`).
-/// An existing output is replaced, as HTA replaces it, but never one of `inputs` (every
-/// trace file of the set) nor anything inside them.
+/// The input's text is copied as it is, the events inserted before the list's closing
+/// bracket (the list is found by one pass over the JSON, which is checked). An existing
+/// output is replaced, as HTA replaces it, but never one of `inputs` (every trace file of
+/// the set) nor anything inside them.
 pub fn write_trace_with_events(
     input: &std::path::Path,
     output: &std::path::Path,
-    events: Vec<serde_json::Value>,
+    events: Vec<Box<RawValue>>,
     inputs: &[&std::path::Path],
 ) -> Result<(), crate::Error> {
-    write_trace_edited(input, output, inputs, |list| {
-        list.extend(events);
-        Ok(())
+    let text = read_text(input)?;
+    let top = top_fields(input, &text)?;
+    let list = trace_events(input, &top)?;
+    // Where the list's `]` is in the text (the raw value is a slice of it).
+    let close = list.get().as_ptr() as usize - text.as_ptr() as usize + list.get().len() - 1;
+    let empty = list.get()[1..list.get().len() - 1].trim().is_empty();
+    write_out(output, inputs, |w| {
+        w.write_all(&text.as_bytes()[..close])?;
+        for (i, ev) in events.iter().enumerate() {
+            if i > 0 || !empty {
+                w.write_all(b",")?;
+            }
+            w.write_all(ev.get().as_bytes())?;
+        }
+        w.write_all(&text.as_bytes()[close..])
     })
 }
 
-/// The trace `input` (a Chrome trace, gzip or not) with its `traceEvents` list changed by
-/// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
-/// (HTA's `overlay_critical_path_analysis` and `generate_trace_with_counters`). An error
-/// of `edit` names `input`; nothing is written then.
-pub fn write_trace_edited(
-    input: &std::path::Path,
-    output: &std::path::Path,
-    inputs: &[&std::path::Path],
-    edit: impl FnOnce(&mut Vec<serde_json::Value>) -> Result<(), String>,
-) -> Result<(), crate::Error> {
-    use std::io::{Read, Write};
-    let mut text = Vec::new();
+/// The text of the trace `input` (gzip or not).
+fn read_text(input: &std::path::Path) -> Result<String, crate::Error> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
     chrome_reader::open(input)?
-        .read_to_end(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(crate::Error::io(input, "cannot read the trace"))?;
-    let mut trace: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|e| crate::Error::Missing {
-            path: input.to_path_buf(),
-            what: format!("the trace is not JSON ({e})"),
-        })?;
-    drop(text);
-    let Some(list) = trace
-        .get_mut("traceEvents")
-        .and_then(serde_json::Value::as_array_mut)
-    else {
-        return Err(crate::Error::Missing {
+    String::from_utf8(bytes).map_err(|e| not_json(input, &e))
+}
+
+/// The error of a trace that is not JSON.
+fn not_json(input: &std::path::Path, e: &dyn std::fmt::Display) -> crate::Error {
+    crate::Error::Missing {
+        path: input.to_path_buf(),
+        what: format!("the trace is not JSON ({e})"),
+    }
+}
+
+/// The top-level fields of the trace's text, in order (the whole text checked as JSON).
+fn top_fields<'a>(
+    input: &std::path::Path,
+    text: &'a str,
+) -> Result<Vec<(Cow<'a, str>, &'a RawValue)>, crate::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let top = de
+        .deserialize_map(Fields(std::marker::PhantomData))
+        .map_err(|e| not_json(input, &e))?;
+    de.end().map_err(|e| not_json(input, &e))?;
+    Ok(top)
+}
+
+/// The trace's `traceEvents` list (the last one where the key is given twice, as a parsed
+/// value has it).
+fn trace_events<'a>(
+    input: &std::path::Path,
+    top: &[(Cow<'a, str>, &'a RawValue)],
+) -> Result<&'a RawValue, crate::Error> {
+    match top.iter().rev().find(|(k, _)| k == "traceEvents") {
+        Some((_, raw)) if raw.get().starts_with('[') => Ok(*raw),
+        _ => Err(crate::Error::Missing {
             path: input.to_path_buf(),
             what: "the trace has no `traceEvents` list to write back".into(),
-        });
-    };
-    edit(list).map_err(|what| crate::Error::Missing {
-        path: input.to_path_buf(),
-        what,
-    })?;
+        }),
+    }
+}
+
+/// Writes `output` through output-file (an earlier output replaced; never one of
+/// `inputs`), gzip when its name ends in `.gz`, at the fastest level: these are whole
+/// traces (tens of MB) a user opens in a viewer, and level 6 took several times as long
+/// as everything else here.
+fn write_out(
+    output: &std::path::Path,
+    inputs: &[&std::path::Path],
+    write: impl Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), crate::Error> {
+    use std::io::Write;
     let rules = output_file::Rules {
         overwrite: true,
         inputs,
     };
     let gzip = output.extension().is_some_and(|e| e == "gz");
     output_file::write_with(output, &rules, |file| {
-        let buffered = std::io::BufWriter::new(file);
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, file);
         if gzip {
-            let mut enc = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
-            serde_json::to_writer(&mut enc, &trace)?;
+            let mut enc = flate2::write::GzEncoder::new(buffered, flate2::Compression::fast());
+            write(&mut enc)?;
             enc.finish()?.flush()
         } else {
-            let mut buffered = buffered;
-            serde_json::to_writer(&mut buffered, &trace)?;
+            write(&mut buffered)?;
             buffered.flush()
         }
     })?;
     Ok(())
+}
+
+/// The trace `input` (a Chrome trace, gzip or not) with its `traceEvents` list changed by
+/// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
+/// (HTA's `overlay_critical_path_analysis` and `generate_trace_with_counters`). The other
+/// top-level fields and every event `edit` leaves as read are copied as read. An error of
+/// `edit` names `input`; nothing is written then.
+pub fn write_trace_edited(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    inputs: &[&std::path::Path],
+    edit: impl FnOnce(&mut Vec<TraceEvent<'_>>) -> Result<(), String>,
+) -> Result<(), crate::Error> {
+    let text = read_text(input)?;
+    let top = top_fields(input, &text)?;
+    let events = trace_events(input, &top)?;
+    let mut list: Vec<TraceEvent<'_>> = serde_json::from_str::<Vec<&RawValue>>(events.get())
+        .map_err(|e| not_json(input, &e))?
+        .into_iter()
+        .map(TraceEvent::Read)
+        .collect();
+    edit(&mut list).map_err(|what| crate::Error::Missing {
+        path: input.to_path_buf(),
+        what,
+    })?;
+    write_out(output, inputs, |w| {
+        w.write_all(b"{")?;
+        let mut first = true;
+        for (i, (k, v)) in top.iter().enumerate() {
+            // A key given twice: the last one counts (as in a parsed value).
+            if top[i + 1..].iter().any(|(later, _)| later == k) {
+                continue;
+            }
+            if !first {
+                w.write_all(b",")?;
+            }
+            first = false;
+            serde_json::to_writer(&mut *w, k)?;
+            w.write_all(b":")?;
+            if std::ptr::eq(*v, events) {
+                w.write_all(b"[")?;
+                for (j, ev) in list.iter().enumerate() {
+                    if j > 0 {
+                        w.write_all(b",")?;
+                    }
+                    w.write_all(ev.text().as_bytes())?;
+                }
+                w.write_all(b"]")?;
+            } else {
+                w.write_all(v.get().as_bytes())?;
+            }
+        }
+        w.write_all(b"}")
+    })
 }

@@ -83,7 +83,9 @@ pub use summary::{Summary, SummaryPart, TopKernel, summarize};
 /// Holistic Trace Analysis 0.5.0's analyses (the `timeline` crate's), and its
 /// `generate_trace_with_counters` and `overlay_critical_path_analysis` outputs.
 pub mod hta {
-    pub use crate::hta_trace::{write_trace_edited, write_trace_with_events};
+    pub use crate::hta_trace::{
+        TraceEvent, raw_str, write_fields, write_trace_edited, write_trace_with_events,
+    };
     pub use ::timeline::hta::*;
 }
 
