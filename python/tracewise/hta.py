@@ -154,7 +154,7 @@ class CPGraph:
     require it) the object is also a ``networkx.DiGraph`` holding the same nodes and
     edges (attributes ``weight`` and ``object``), as HTA's is. HTA's frames
     (``trace_df``, ``full_trace_df``, ``symbol_table``) are built on first use, and
-    ``save()`` writes HTA's files (``tracewise._hta_cpgraph``)."""
+    ``save()`` writes HTA's files (``tracewise._hta_cpgraph``).
 
     The Python objects are made when first used: the node and edge objects, the lookups,
     the events' names, and the networkx storage (filled on the first access to the
