@@ -630,10 +630,12 @@ class TraceAnalysis:
             ranks = [0]
         self._check_ranks(ranks)
         frames = []
-        stats = []
+        stats = (
+            self._idle_interval_stats_of(ranks, int(consecutive_kernel_delay), streams)
+            if show_idle_interval_stats
+            else None
+        )
         for rank in ranks:
-            if show_idle_interval_stats:
-                stats.append(self._idle_interval_stats(int(rank), int(consecutive_kernel_delay), streams))
             out = []
             rows = self._t.idle(int(rank), int(consecutive_kernel_delay))
             by_stream = {r[0]: r for r in rows}
@@ -645,15 +647,57 @@ class TraceAnalysis:
                 for category, t in present:
                     ratio = t / total if total != 0 else float("nan")
                     out.append((rank, stream, category, t, ratio))
-            df = pd.DataFrame(
-                out, columns=["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
-            )
-            df["rank"] = df["rank"].astype("int64")
-            df["stream"] = _downcast(df["stream"])
-            df["idle_time"] = df["idle_time"].astype("float64")
-            df["idle_time_ratio"] = df["idle_time_ratio"].astype("float64")
-            frames.append(df.round(2))
-        return pd.concat(frames), (pd.concat(stats) if show_idle_interval_stats else None)
+            frames.append(out)
+        return _idle_frame(frames), stats
+
+    def _idle_interval_stats_of(
+        self, ranks: List[int], delay: int, streams: Optional[List[int]]
+    ) -> pd.DataFrame:
+        """HTA's concat, rank by rank, of :meth:`_idle_interval_stats`: from one group-by
+        over every (rank, stream) part where that gives the same frame (each rank has a
+        stream to show, all with one stream dtype), else rank by rank."""
+        ranks_rows = [(int(rank), self._t.idle_intervals(int(rank), delay)) for rank in ranks]
+        parts = []
+        dtypes = set()
+        for rank, rows in ranks_rows:
+            by_stream = {s: gaps for s, gaps in rows}
+            order = [s for s in streams if s in by_stream] if streams else [s for s, _ in rows]
+            dtypes.add(_downcast(pd.Series([s for s, _ in rows] or [0])).dtype)
+            if not order:
+                break
+            parts.extend((rank, stream, by_stream[stream]) for stream in order)
+        else:
+            if len(dtypes) == 1:
+                return self._idle_interval_describe(parts, dtypes.pop())
+        return pd.concat([self._idle_interval_stats(rank, delay, streams) for rank in ranks])
+
+    @staticmethod
+    def _idle_interval_describe(parts: List[Tuple[int, int, Any]], dtype: np.dtype) -> pd.DataFrame:
+        """``describe()`` of the gaps by category of each (rank, stream, gaps) part, the
+        parts' frames stacked as HTA's concat stacks them (one group-by for all)."""
+        sizes = [len(gaps) + 1 for _, _, gaps in parts]
+        category = np.concatenate(
+            [np.r_[2, np.asarray([c for c, _ in gaps], dtype="int64")] for _, _, gaps in parts]
+        )
+        interval = np.concatenate(
+            [np.r_[np.nan, np.asarray([g for _, g in gaps], dtype="float64")] for _, _, gaps in parts]
+        )
+        df = pd.DataFrame(
+            {
+                "part": np.repeat(np.arange(len(parts), dtype="int64"), sizes),
+                "idle_category": category.astype("int64"),
+                "idle_interval": interval,
+            }
+        )
+        g = df.groupby(["part", "idle_category"]).idle_interval
+        described = _describe(g, None, g.describe)
+        part = described.index.get_level_values(0).to_numpy()
+        described.index = described.index.get_level_values(1)
+        described.insert(0, "stream", np.asarray([s for _, s, _ in parts], dtype=dtype)[part])
+        out = described.round(2)
+        out.insert(0, "rank", np.asarray([r for r, _, _ in parts], dtype="int64")[part])
+        out.rename(mapper=dict(enumerate(_IDLE_CATEGORIES)), axis=0, inplace=True)
+        return out
 
     def _idle_interval_stats(
         self, rank: int, delay: int, streams: Optional[List[int]]
@@ -732,34 +776,54 @@ class TraceAnalysis:
         self._check_ranks(ranks)
         out: Dict[int, pd.DataFrame] = {}
         for rank in ranks:
-            rows = self._t.queue_length_points(int(rank))
-            if not rows:
-                continue
-            df = pd.DataFrame(rows, columns=["index", "ts", "pid", "stream", "queue_length"])
-            df["ts"] = self._time_dtype(rank, df["ts"])
-            # Each point's step (+1 a launch, −1 a start), from the native series (stream by
-            # stream, in time order). HTA concatenates the launches and then the starts,
-            # each in file order, and sorts them by `ts` with pandas' default (unstable)
-            # sort before it sums the steps per stream: the same rows in the same order,
-            # sorted alike, put the points at one µs in HTA's order.
-            step = df.groupby("stream", sort=False)["queue_length"].diff()
-            df["queue"] = step.fillna(df["queue_length"]).astype("int64")
-            launches = df[df["queue"] > 0].sort_values("index", kind="stable")
-            starts = df[df["queue"] <= 0].sort_values("index", kind="stable")
-            merged = pd.concat([launches, starts], ignore_index=True).sort_values(by="ts")
-            # Stream by stream (in stream order, each in `ts` order), the running sum.
-            merged["queue_length"] = merged.groupby("stream")["queue"].cumsum()
-            df = merged.sort_values("stream", kind="stable")
-            df["tid"] = df["stream"]
-            df["index"] = df["index"].astype(self._frame_dtype(rank, "index"))
-            df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]]
-            df["stream"] = df["stream"].astype(self._frame_dtype(rank, "stream"))
-            df["queue_length"] = df["queue_length"].astype("int64")
-            # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
-            for c in ["pid", "tid"]:
-                df[c] = pd.Series([int(v) for v in df[c]], index=df.index, dtype="object")
-            out[rank] = df
+            df = self._queue_length_series_of(int(rank))
+            if df is not None:
+                out[rank] = df
         return out
+
+    def _queue_length_series_of(self, rank: int) -> Optional[pd.DataFrame]:
+        """One rank's queue-length series (None without launched work), built with numpy
+        and made into one frame at the end (a pandas step per column cost ms per rank)."""
+        rows = self._t.queue_length_points(rank)
+        if not rows:
+            return None
+        index, ts_col, pid, stream, length = (np.array(c) for c in zip(*rows))
+        ts = self._time_dtype(rank, pd.Series(ts_col, dtype="float64")).to_numpy()
+        # Each point's step (+1 a launch, −1 a start), from the native series (stream by
+        # stream, in time order). HTA concatenates the launches and then the starts,
+        # each in file order, and sorts them by `ts` with pandas' default (unstable)
+        # sort, numpy's quicksort, before it sums the steps per stream: the same rows in
+        # the same order, sorted alike, put the points at one µs in HTA's order.
+        step = np.diff(length, prepend=0)
+        first = np.ones(len(stream), dtype=bool)
+        first[1:] = stream[1:] != stream[:-1]
+        step[first] = length[first]
+        launch = np.flatnonzero(step > 0)
+        start = np.flatnonzero(step <= 0)
+        merged = np.concatenate(
+            [
+                launch[np.argsort(index[launch], kind="stable")],
+                start[np.argsort(index[start], kind="stable")],
+            ]
+        )
+        merged = merged[np.argsort(ts[merged], kind="quicksort")]
+        # Stream by stream (in stream order, each in `ts` order), the running sum.
+        merged = merged[np.argsort(stream[merged], kind="stable")]
+        s = stream[merged]
+        total = np.cumsum(step[merged])
+        cut = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        base = np.repeat(np.r_[0, total[cut[1:] - 1]], np.diff(np.r_[cut, len(s)]))
+        # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
+        return pd.DataFrame(
+            {
+                "ts": ts[merged],
+                "pid": pid[merged].astype(object),
+                "tid": s.astype(object),
+                "stream": s.astype(self._frame_dtype(rank, "stream")),
+                "queue_length": (total - base).astype("int64"),
+            },
+            index=pd.Index(index[merged].astype(self._frame_dtype(rank, "index")), name="index"),
+        )
 
     def get_queue_length_summary_from_time_series(
         self,
@@ -767,13 +831,7 @@ class TraceAnalysis:
     ) -> Optional[pd.DataFrame]:
         """``describe()`` of ``queue_length`` per (rank, stream) of a
         :meth:`get_queue_length_time_series` result; None when it is empty."""
-        parts = []
-        for rank, series in queue_length_dict.items():
-            df = series[["stream", "queue_length"]].copy()
-            df.insert(0, "rank", rank)
-            g = df.groupby(["rank", "stream"])
-            parts.append(_describe(g["queue_length"], "queue_length", g.describe))
-        return pd.concat(parts) if parts else None
+        return _describe_per_rank(queue_length_dict, "stream", "queue_length")
 
     def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
         """``describe()`` of the queue length (outstanding GPU operations) per rank and
@@ -795,13 +853,20 @@ class TraceAnalysis:
         one row per rank: the last stream (in the series' order) that reached the length."""
         found: Dict[int, list] = {}
         for rank, series in queue_length_dict.items():
+            streams = series["stream"].to_numpy()
+            ts = series["ts"].to_numpy()
+            full = series["queue_length"].to_numpy() >= max_queue_length
             for stream in series["stream"].unique():
-                df = series.loc[series["stream"] == stream]
-                dur = df["ts"].shift(-1) - df["ts"]
-                at_max = dur[df["queue_length"] >= max_queue_length]
-                if at_max.empty:
+                mine = streams == stream
+                at = full[mine]
+                if not at.any():
                     continue
-                total = at_max.sum()
+                # Each point holds until the next of its stream (the last: NaN, summed
+                # as 0 by pandas' sum, as here).
+                t = ts[mine]
+                dur = np.zeros(len(t), dtype="float64")
+                dur[:-1] = t[1:] - t[:-1]
+                total = dur[at].sum()
                 found[rank] = [stream, total, total * 1.0 / self._t.duration(int(rank))]
         out = pd.DataFrame.from_dict(
             found,
@@ -824,30 +889,41 @@ class TraceAnalysis:
         ops = sorted(self._t.memory_ops(int(rank)), key=lambda r: r[4])
         if not ops:
             return None
-        start = pd.Series([r[0] for r in ops], dtype="float64")
-        dur = pd.Series([r[1] - r[0] for r in ops], dtype="float64")
+        begin, end, device, names, _, gbps = zip(*ops)
+        start = np.asarray(begin, dtype="float64")
+        dur = np.asarray(end, dtype="float64") - start
         dur[dur == 0] = 1
         # HTA's `ts` is whole µs and its `dur` float64: the end points make `ts` float64.
-        start = self._time_dtype(rank, start)
-        pid = pd.Series([int(r[2]) for r in ops], dtype="object")
-        name = pd.Series([_memory_kernel_type(r[3]) for r in ops], dtype="object")
-        bw = pd.Series([0.0 if r[5] is None else float(r[5]) for r in ops], dtype="float64")
-        starts = pd.DataFrame({"ts": start, "name": name, "pid": pid, "memory_bw_gbps": bw})
-        ends = pd.DataFrame({"ts": start + dur, "pid": pid, "name": name, "memory_bw_gbps": -bw})
-        # The same rows in the same order as HTA's, sorted by the same (unstable) sort: ties
-        # at one µs then fall as HTA's do.
-        series = pd.concat([starts, ends], ignore_index=True).sort_values(by="ts")
+        start_t = self._time_dtype(rank, pd.Series(start)).to_numpy()
+        pid = np.asarray(device, dtype="int64").astype(object)
+        kind = [_memory_kernel_type(v) for v in names]
+        bw = np.asarray([0.0 if v is None else float(v) for v in gbps], dtype="float64")
+        ts = np.concatenate([start_t, start_t + dur])
+        # The same rows in the same order as HTA's (starts then ends), sorted by the same
+        # (unstable) sort, numpy's quicksort under pandas': ties at one µs then fall as
+        # HTA's do.
+        order = np.argsort(ts, kind="quicksort")
         # Type by type (in name order, each in `ts` order), the running sum: numpy's
         # cumsum over each type's rows, as `Series.cumsum` sums (pandas' group cumsum
         # compensates its sums, and a bandwidth back to 0 must stay what HTA's is).
-        series = series.iloc[np.argsort(series["name"].to_numpy(), kind="stable")].copy()
-        names = series["name"].to_numpy()
-        bw = series["memory_bw_gbps"].to_numpy(dtype="float64")
-        cut = [0] + [i for i in range(1, len(names)) if names[i] != names[i - 1]] + [len(names)]
-        series["memory_bw_gbps"] = np.concatenate(
-            [np.cumsum(bw[a:b]) for a, b in zip(cut, cut[1:])] or [bw]
+        types = sorted(set(kind))
+        code = np.asarray([types.index(k) for k in kind], dtype="int64")
+        code = np.concatenate([code, code])[order]
+        order = order[np.argsort(code, kind="stable")]
+        code = np.sort(code, kind="stable")
+        step = np.concatenate([bw, -bw])[order]
+        cut = np.searchsorted(code, np.arange(len(types) + 1))
+        total = np.concatenate([np.cumsum(step[x:y]) for x, y in zip(cut, cut[1:])])
+        names_out = np.asarray(types, dtype=object)[code]
+        return pd.DataFrame(
+            {
+                "ts": ts[order],
+                "pid": np.concatenate([pid, pid])[order],
+                "name": names_out,
+                "memory_bw_gbps": total,
+            },
+            index=pd.Index(order.astype("int64")),
         )
-        return series[["ts", "pid", "name", "memory_bw_gbps"]]
 
     def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
         """Per rank (default ``[0]``) with memory activities: the memory bandwidth in use,
@@ -871,14 +947,11 @@ class TraceAnalysis:
         None when no rank of ``ranks`` (default ``[0]``) has memory activities."""
         if ranks is None or len(ranks) == 0:
             ranks = [0]
-        parts = []
-        for rank, df in self.get_memory_bw_time_series(ranks).items():
-            df = df.copy()
-            df["rank"] = rank
-            df = df[df["memory_bw_gbps"] > 0]
-            g = df[["rank", "name", "memory_bw_gbps"]].groupby(["rank", "name"])
-            parts.append(_describe(g["memory_bw_gbps"], "memory_bw_gbps", g.describe))
-        return pd.concat(parts) if parts else None
+        series = {
+            rank: df[df["memory_bw_gbps"] > 0]
+            for rank, df in self.get_memory_bw_time_series(ranks).items()
+        }
+        return _describe_per_rank(series, "name", "memory_bw_gbps")
 
     def generate_trace_with_counters(
         self,
@@ -1641,6 +1714,73 @@ def _describe(g: Any, column: Optional[str], describe: Callable[[], pd.DataFrame
     if column is not None:
         out.columns = pd.MultiIndex.from_product([[column], list(out.columns)])
     return out
+
+
+def _idle_frame(ranks_rows: List[List[Tuple[Any, int, str, float, float]]]) -> pd.DataFrame:
+    """HTA's concat of the idle-breakdown frames of the ranks (each: its rows with ``stream``
+    downcast over that rank's rows, rounded to 2 places). One frame where that gives the
+    same (every rank has rows, all of one stream dtype), else one per rank."""
+    columns = ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
+    dtypes = {_int_dtype(min(r[1] for r in rows), max(r[1] for r in rows)) for rows in ranks_rows if rows}
+    if len(dtypes) == 1 and all(ranks_rows):
+        rows = [r for rank_rows in ranks_rows for r in rank_rows]
+        rank, stream, category, t, ratio = zip(*rows)
+        index = np.concatenate([np.arange(len(r), dtype="int64") for r in ranks_rows])
+        df = pd.DataFrame(
+            {
+                "rank": np.asarray(rank, dtype="int64"),
+                "stream": np.asarray(stream, dtype="int64").astype(dtypes.pop()),
+                "idle_category": np.asarray(category, dtype=object),
+                "idle_time": np.asarray(t, dtype="float64"),
+                "idle_time_ratio": np.asarray(ratio, dtype="float64"),
+            },
+            index=pd.RangeIndex(len(rows)) if len(ranks_rows) == 1 else pd.Index(index),
+        )
+        return df.round(2)
+    frames = []
+    for rows in ranks_rows:
+        df = pd.DataFrame(rows, columns=columns)
+        df["rank"] = df["rank"].astype("int64")
+        df["stream"] = _downcast(df["stream"])
+        df["idle_time"] = df["idle_time"].astype("float64")
+        df["idle_time_ratio"] = df["idle_time_ratio"].astype("float64")
+        frames.append(df.round(2))
+    return pd.concat(frames)
+
+
+def _describe_per_rank(
+    series: Dict[int, pd.DataFrame], key: str, column: str
+) -> Optional[pd.DataFrame]:
+    """HTA's concat, rank by rank, of ``describe()`` of ``column`` per (``rank``, ``key``)
+    of each rank's frame; None without ranks. One group-by over all the ranks' rows where
+    that gives the same frame (integer ranks in ascending order, one dtype per column, no
+    empty frame: pandas' per-group kernels then see the same groups), else one per rank."""
+    if not series:
+        return None
+    ranks = list(series)
+    frames = list(series.values())
+    if (
+        all(isinstance(r, (int, np.integer)) for r in ranks)
+        and ranks == sorted(ranks)
+        and all(len(f) > 0 for f in frames)
+        and all(f[c].dtype == frames[0][c].dtype for f in frames for c in (key, column))
+    ):
+        df = pd.DataFrame(
+            {
+                "rank": np.repeat(np.asarray(ranks, dtype="int64"), [len(f) for f in frames]),
+                key: np.concatenate([f[key].to_numpy() for f in frames]),
+                column: np.concatenate([f[column].to_numpy() for f in frames]),
+            }
+        ).astype({key: frames[0][key].dtype, column: frames[0][column].dtype})
+        g = df.groupby(["rank", key])
+        return _describe(g[column], column, g.describe)
+    parts = []
+    for rank, frame in series.items():
+        df = frame[[key, column]].copy()
+        df.insert(0, "rank", rank)
+        g = df.groupby(["rank", key])
+        parts.append(_describe(g[column], column, g.describe))
+    return pd.concat(parts)
 
 
 def _json_scalar(v: Any) -> Any:
