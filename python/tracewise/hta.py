@@ -680,7 +680,10 @@ class TraceAnalysis:
             [np.r_[2, np.asarray([c for c, _ in gaps], dtype="int64")] for _, _, gaps in parts]
         )
         interval = np.concatenate(
-            [np.r_[np.nan, np.asarray([g for _, g in gaps], dtype="float64")] for _, _, gaps in parts]
+            [
+                np.r_[np.nan, np.asarray([g for _, g in gaps], dtype="float64")]
+                for _, _, gaps in parts
+            ]
         )
         df = pd.DataFrame(
             {
@@ -1721,7 +1724,9 @@ def _idle_frame(ranks_rows: List[List[Tuple[Any, int, str, float, float]]]) -> p
     downcast over that rank's rows, rounded to 2 places). One frame where that gives the
     same (every rank has rows, all of one stream dtype), else one per rank."""
     columns = ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
-    dtypes = {_int_dtype(min(r[1] for r in rows), max(r[1] for r in rows)) for rows in ranks_rows if rows}
+    dtypes = {
+        _int_dtype(min(r[1] for r in rows), max(r[1] for r in rows)) for rows in ranks_rows if rows
+    }
     if len(dtypes) == 1 and all(ranks_rows):
         rows = [r for rank_rows in ranks_rows for r in rank_rows]
         rank, stream, category, t, ratio = zip(*rows)
