@@ -182,12 +182,14 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     let mut sec = Section::new("hints", "");
     sec.push(Block::blank());
     sec.para(rule.clone());
+    let applicable = hints(summary);
     sec.para(format!(
-        " Hints [inferred] (the original script's thresholds, over shares of GPU time; advice for {})",
+        " Hints [{}] (the original script's thresholds, over shares of GPU time; advice for {})",
+        applicable.provenance.word(),
         summary.phase.label()
     ));
     sec.para(rule);
-    let applicable = hints(summary);
+    let applicable = applicable.value;
     if applicable.is_empty() {
         sec.para(" none: communication <= 15 %, elementwise <= 15 %, memory movement <= 8 %");
     }
@@ -336,7 +338,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
             hint.threshold
         ))];
         for s in summaries {
-            let fired = hints(s).iter().any(|h| h.0 == hint.bucket);
+            let fired = hints(s).value.iter().any(|h| h.0 == hint.bucket);
             row.push(Cell::text(if fired { "yes" } else { "-" }));
         }
         t.push(row);
