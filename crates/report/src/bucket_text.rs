@@ -179,6 +179,35 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     ]))));
     doc.sections.push(sec);
 
+    doc.sections.push(hints_section(summary, rule));
+    if !summary.trust.is_empty() {
+        let mut sec = Section::new("trust", "");
+        sec.push(Block::blank());
+        sec.para(" Trust list (what the reader could not use, with counts):");
+        let mut t = Table::new("trust", &["count", "item"]);
+        for item in &summary.trust {
+            t.push(vec![
+                Cell::figure(Figure::count(item.count, item.provenance())),
+                Cell::text(format!("{} [{}]", item.message, item.code)),
+            ]);
+        }
+        sec.push(Block::Table(
+            t.with_layout(
+                TextLayout::new(vec![
+                    Column::right(1, 8).format(NumberFormat::Fixed(0)),
+                    Column::left(2, 0),
+                ])
+                .without_header(),
+            ),
+        ));
+        doc.sections.push(sec);
+    }
+    doc
+}
+
+/// The hints section: the hints that fired, labelled by their provenance, between rules
+/// of `rule`, and the core-compute share.
+fn hints_section(summary: &GpuSummary, rule: String) -> Section {
     let mut sec = Section::new("hints", "");
     sec.push(Block::blank());
     sec.para(rule.clone());
@@ -214,30 +243,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
             " Below 50 %, most GPU time goes to non-core ops: there is room to optimise (in Llama 3 training this is usually 60-75 %; the original script's rule of thumb).",
         );
     }
-    doc.sections.push(sec);
-    if !summary.trust.is_empty() {
-        let mut sec = Section::new("trust", "");
-        sec.push(Block::blank());
-        sec.para(" Trust list (what the reader could not use, with counts):");
-        let mut t = Table::new("trust", &["count", "item"]);
-        for item in &summary.trust {
-            t.push(vec![
-                Cell::figure(Figure::count(item.count, item.provenance())),
-                Cell::text(format!("{} [{}]", item.message, item.code)),
-            ]);
-        }
-        sec.push(Block::Table(
-            t.with_layout(
-                TextLayout::new(vec![
-                    Column::right(1, 8).format(NumberFormat::Fixed(0)),
-                    Column::left(2, 0),
-                ])
-                .without_header(),
-            ),
-        ));
-        doc.sections.push(sec);
-    }
-    doc
+    sec
 }
 
 /// Renders several ranks side by side: one column per rank for the bucket table.
