@@ -27,7 +27,9 @@
 
 use std::collections::BTreeMap;
 
-use trace_model::{Capture, Format, HostEvent, KernelClass, Nanos, is_graph_launch_api};
+use trace_model::{
+    Capture, Format, HostEvent, KernelClass, Nanos, Provenance, is_graph_launch_api,
+};
 
 use crate::host_cause::{HostCause, is_compilation};
 use crate::practices::Practices;
@@ -553,7 +555,21 @@ pub enum Diagnosis {
     },
 }
 
+/// What every [`Diagnosis`] rests on (its label is `inferred`): the module docs' rules,
+/// first match wins, over measured numbers.
+pub const DIAGNOSIS_RULES: &str = "the first rule that matches, over measured numbers: no GPU \
+     work, or a capture not in steady state, cannot tell; copies, then exposed collectives, \
+     holding half the critical device's window or more; the launch-overhead verdict \
+     (compute-bound by the leading kernel class, host-bound by the host sub-cause of most \
+     time, or cannot tell); else the critical stream's idle time by what it waits on";
+
 impl Diagnosis {
+    /// The verdict's label: a judgement by [`DIAGNOSIS_RULES`] (`inferred`), for every
+    /// verdict, "cannot tell" included.
+    pub fn provenance(&self) -> Provenance {
+        Provenance::inferred(DIAGNOSIS_RULES)
+    }
+
     /// The verdict in words (for "cannot tell", with the capture that would decide it).
     pub fn describe(self) -> String {
         match self {

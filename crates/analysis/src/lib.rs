@@ -78,8 +78,9 @@ pub use budget::{
 };
 pub use causes::{Cause, CauseKey, bounding_cause, causes};
 pub use diagnosis::{
-    BOUND_SHARE, CannotTell, Diagnosis, Framework, FrameworkGuess, Knob, MIN_GPU_WORK, StepBasis,
-    StepSides, detect_framework, diagnose, diagnose_with, host_knobs, step_sides,
+    BOUND_SHARE, CannotTell, DIAGNOSIS_RULES, Diagnosis, Framework, FrameworkGuess, Knob,
+    MIN_GPU_WORK, StepBasis, StepSides, detect_framework, diagnose, diagnose_with, host_knobs,
+    step_sides,
 };
 pub use error::{Error, error_chain};
 pub use gaps::{
@@ -98,8 +99,8 @@ pub use inventory::{
 };
 
 pub use bucket_summary::gpu::{
-    BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, Hint, LaunchingOpRow, MATH_BACKEND,
-    Phase, TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
+    BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, HINTS_RULE, Hint, LaunchingOpRow,
+    MATH_BACKEND, Phase, TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
 };
 /// The name before #40 (`profile_summary`, `profile_text` and the `profile-model` tool
 /// were three unrelated things); kept for code written against it.

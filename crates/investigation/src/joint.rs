@@ -156,7 +156,7 @@ pub(crate) fn replay_ranks(
                 continue;
             };
             if let Some(p) = predictor.predict(&scenario, ranks.chosen) {
-                cause.replay = CauseReplay::Replayed(replayed(&p));
+                cause.replay = CauseReplay::Replayed(Box::new(replayed(&p)));
             }
         }
     }

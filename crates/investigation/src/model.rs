@@ -761,7 +761,7 @@ pub enum CauseReplay {
         reason: replay::CannotReplay,
     },
     /// The scenario's replay.
-    Replayed(Replayed),
+    Replayed(Box<Replayed>),
 }
 
 /// One cause's scenario replayed over the steady-state steps (every figure but
@@ -794,10 +794,11 @@ pub struct Replayed {
     /// before it.
     #[serde(default)]
     pub typical_replay_error: Option<f64>,
-    /// The lane with most of the median step's critical path before the change.
-    pub critical_lane_before: Option<String>,
+    /// The lane with most of the median step's critical path before the change
+    /// (serialised in words: `GPU 0 stream 7`, `rank 1 host thread 1234`).
+    pub critical_lane_before: Option<replay::LaneName>,
     /// And after it.
-    pub critical_lane_after: Option<String>,
+    pub critical_lane_after: Option<replay::LaneName>,
     /// A rank directory's ranks replayed together: which, and what was matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<crate::joint::RanksReplayed>,

@@ -154,7 +154,7 @@ fn replay_on_threads(
 ) -> Vec<CauseReplay> {
     let one = |&(s, k): &(Option<&replay::WhatIf>, &str)| match s {
         None => no_scenario(k),
-        Some(what_if) => CauseReplay::Replayed(replayed(&predictor.predict(what_if))),
+        Some(what_if) => CauseReplay::Replayed(Box::new(replayed(&predictor.predict(what_if)))),
     };
     std::thread::scope(|scope| {
         let odd = scope.spawn(|| jobs.iter().skip(1).step_by(2).map(one).collect::<Vec<_>>());
@@ -200,7 +200,7 @@ pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
         ranks: p.ranks.as_ref().map(|n| crate::joint::RanksReplayed {
             ranks: n.ranks.clone(),
             matched: n.matched.clone(),
-            not_matched: n.reasons.clone(),
+            not_matched: n.reasons.iter().map(ToString::to_string).collect(),
         }),
         alone: None,
     }

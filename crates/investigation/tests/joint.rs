@@ -4,6 +4,7 @@
 //! the typed value; a single capture keeps its replay alone.
 
 use investigation::{Advice, CauseReplay};
+use replay::{LaneKind, LaneName};
 use trace_model::Nanos;
 
 mod common;
@@ -134,15 +135,13 @@ fn a_rank_directory_replays_its_ranks_together() {
         saved >= Nanos(390 * US) && saved <= Nanos(410 * US),
         "{cpu:?}"
     );
-    let lane = |l: &Option<String>| l.clone().unwrap_or_default();
-    assert!(
-        lane(&cpu.critical_lane_before).starts_with("rank 1 host"),
-        "{cpu:?}"
-    );
-    assert!(
-        lane(&cpu.critical_lane_after).starts_with("rank 0 host"),
-        "{cpu:?}"
-    );
+    // Every rank's host events are on thread 1.
+    let host_of = |rank: &str| LaneName {
+        rank: Some(rank.to_owned()),
+        lane: LaneKind::HostThread { tid: 1 },
+    };
+    assert_eq!(cpu.critical_lane_before, Some(host_of("1")), "{cpu:?}");
+    assert_eq!(cpu.critical_lane_after, Some(host_of("0")), "{cpu:?}");
 
     // Rank 1 investigated alone: the same scenario claims all of its CPU work back.
     let alone = investigation::investigate(&files[1], &options(None))

@@ -45,26 +45,6 @@ pub enum Lane {
     Stream(StreamId),
 }
 
-impl Lane {
-    /// The lane in words (`host thread 1234`, `GPU 0 stream 7`).
-    pub fn describe(self, capture: &Capture) -> String {
-        match self {
-            Lane::Host(t) => {
-                let t = capture.thread(t);
-                format!("host thread {}", t.tid)
-            }
-            Lane::Stream(s) => {
-                let s = capture.stream(s);
-                format!(
-                    "GPU {} stream {}",
-                    capture.device(s.device).ordinal,
-                    s.ordinal
-                )
-            }
-        }
-    }
-}
-
 /// What a node of the graph is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeKind {

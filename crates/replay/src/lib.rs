@@ -82,6 +82,7 @@
 #![warn(missing_docs)]
 
 mod graph;
+mod lane_name;
 mod paths;
 mod ranks;
 mod replay;
@@ -94,9 +95,10 @@ pub use graph::{
     Durations, EXPLAIN_LIMIT, EdgeKind, Graph, GraphStats, Lane, NodeKind, UnexplainedWaits,
     WAKE_SHARE, is_synchronising_call, wake_limit,
 };
+pub use lane_name::{LaneKind, LaneName, ParseLaneError};
 pub use ranks::{
-    CollectiveMatch, RANK_ASSUMPTIONS, RankCapture, RankSteps, RanksNote, RanksPrediction,
-    RanksPredictor, match_collectives, predict_ranks,
+    CollectiveMatch, NotMatched, RANK_ASSUMPTIONS, RankCapture, RankSteps, RanksNote,
+    RanksPrediction, RanksPredictor, match_collectives, predict_ranks,
 };
 pub use replay::{StepWindow, Timeline};
 pub use scenario::{CLASS_WORDS, Change, HostLabels, Speed, WhatIf};
@@ -242,8 +244,8 @@ pub fn check(graph: &Graph, windows: &[StepWindow]) -> Check {
 /// A lane of the critical path and its time there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LaneTime {
-    /// The lane in words (`GPU 0 stream 7`, `host thread 1234`).
-    pub lane: String,
+    /// The lane (in words by its `Display`: `GPU 0 stream 7`, `host thread 1234`).
+    pub lane: LaneName,
     /// Time of the step's critical path on that lane (inferred).
     pub time: Nanos,
 }
@@ -506,7 +508,7 @@ impl<'a> Predictor<'a> {
     }
 }
 
-/// The critical path of the step `span` on `timeline`, as time per lane in words.
+/// The critical path of the step `span` on `timeline`, as time per lane.
 fn lane_times(
     graph: &Graph,
     capture: &Capture,
@@ -517,7 +519,7 @@ fn lane_times(
         .critical_lanes(timeline, span)
         .into_iter()
         .map(|(lane, time)| LaneTime {
-            lane: lane.describe(capture),
+            lane: LaneName::of(lane, capture),
             time,
         })
         .collect()

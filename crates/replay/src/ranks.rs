@@ -19,6 +19,7 @@
 //! replayed instead of kept. The unchanged replay therefore reproduces the measured ends.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
 
 use serde::Serialize;
 use trace_model::{Capture, CollectiveKind, KernelClass, Labelled, Nanos, Provenance};
@@ -26,7 +27,8 @@ use trace_model::{Capture, CollectiveKind, KernelClass, Labelled, Nanos, Provena
 use crate::graph::{Durations, EdgeKind, Graph, Lane};
 use crate::replay::{NONE, StepSpan, Timeline, scale};
 use crate::{
-    ASSUMPTIONS, HostLabels, LaneTime, Prediction, StepPrediction, StepWindow, WhatIf, relative,
+    ASSUMPTIONS, HostLabels, LaneName, LaneTime, Prediction, StepPrediction, StepWindow, WhatIf,
+    relative,
 };
 
 /// The assumptions of a replay of several ranks, beside [`ASSUMPTIONS`].
@@ -54,14 +56,75 @@ struct Group {
     members: Vec<(u32, u32, Nanos)>,
 }
 
+/// Why collectives of one kind were not matched across ranks (each is then replayed on
+/// its own rank); `Display` writes it in words and serde as those words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotMatched {
+    /// Send/receive kernels: point-to-point, their peer is one rank the capture does not
+    /// name.
+    PointToPoint,
+    /// Each rank has a different number of collectives of `kind`.
+    CountsDiffer {
+        /// The collective kind.
+        kind: CollectiveKind,
+        /// Its kernels per rank, in rank order.
+        counts: Vec<usize>,
+    },
+    /// `count` collectives of `kind` had a member that ended before a peer started (the
+    /// ranks' clocks disagree).
+    ClocksDisagree {
+        /// The collective kind.
+        kind: CollectiveKind,
+        /// How many such collectives.
+        count: usize,
+    },
+}
+
+impl fmt::Display for NotMatched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotMatched::PointToPoint => f.write_str(
+                "send/recv kernels are not matched: point-to-point, their peer is one rank \
+                 the capture does not name; each is replayed on its own rank",
+            ),
+            NotMatched::CountsDiffer { kind, counts } => {
+                let counts: Vec<String> = counts
+                    .iter()
+                    .enumerate()
+                    .map(|(r, n)| format!("rank {r}: {n}"))
+                    .collect();
+                write!(
+                    f,
+                    "cannot match: counts differ: {} kernels per rank ({}); this kind is \
+                     replayed on each rank alone",
+                    kind.label(),
+                    counts.join(", ")
+                )
+            }
+            NotMatched::ClocksDisagree { kind, count } => write!(
+                f,
+                "cannot match {count} {} kernels: a member ended before a peer started \
+                 (the ranks' clocks disagree); each is replayed on its own rank",
+                kind.label()
+            ),
+        }
+    }
+}
+
+impl Serialize for NotMatched {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// The collectives of several ranks matched with each other.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectiveMatch {
     groups: Vec<Group>,
     /// What was matched, per kind: `(kind, collectives matched per rank)`.
     pub matched: Vec<(String, usize)>,
-    /// Why kinds or collectives were not matched (`cannot match: counts differ …`).
-    pub reasons: Vec<String>,
+    /// Why kinds or collectives were not matched.
+    pub reasons: Vec<NotMatched>,
 }
 
 impl CollectiveMatch {
@@ -109,11 +172,7 @@ pub fn match_collectives(ranks: &[(&Capture, &Graph)]) -> CollectiveMatch {
     for kind in kinds {
         if kind == CollectiveKind::SendRecv {
             // A send pairs with one peer's receive, not with every rank's n-th kernel.
-            result.reasons.push(
-                "send/recv kernels are not matched: point-to-point, their peer is one rank \
-                 the capture does not name; each is replayed on its own rank"
-                    .to_owned(),
-            );
+            result.reasons.push(NotMatched::PointToPoint);
             continue;
         }
         let lists: Vec<&Vec<(i64, u32)>> = per_rank
@@ -121,17 +180,10 @@ pub fn match_collectives(ranks: &[(&Capture, &Graph)]) -> CollectiveMatch {
             .map(|b| b.get(&kind).unwrap_or(&empty))
             .collect();
         if lists.iter().any(|l| l.len() != lists[0].len()) {
-            let counts: Vec<String> = lists
-                .iter()
-                .enumerate()
-                .map(|(r, l)| format!("rank {r}: {}", l.len()))
-                .collect();
-            result.reasons.push(format!(
-                "cannot match: counts differ: {} kernels per rank ({}); this kind is \
-                 replayed on each rank alone",
-                kind.label(),
-                counts.join(", ")
-            ));
+            result.reasons.push(NotMatched::CountsDiffer {
+                kind,
+                counts: lists.iter().map(|l| l.len()).collect(),
+            });
             continue;
         }
         // The same streams with the same counts on every rank: match within each stream.
@@ -193,11 +245,10 @@ pub fn match_collectives(ranks: &[(&Capture, &Graph)]) -> CollectiveMatch {
             }
         }
         if disagree > 0 {
-            result.reasons.push(format!(
-                "cannot match {disagree} {} kernels: a member ended before a peer started \
-                 (the ranks' clocks disagree); each is replayed on its own rank",
-                kind.label()
-            ));
+            result.reasons.push(NotMatched::ClocksDisagree {
+                kind,
+                count: disagree,
+            });
         }
         result.matched.push((kind.label().to_owned(), matched));
     }
@@ -390,7 +441,7 @@ pub struct RanksPrediction {
     pub matched: Vec<(String, usize)>,
     /// Why collectives were not matched (`cannot match: counts differ …`); those are
     /// replayed on their own rank, as a single-rank replay does.
-    pub reasons: Vec<String>,
+    pub reasons: Vec<NotMatched>,
     /// Nodes the joint replay could not place in its joint order (cycles, or a
     /// collective whose peers never started), replayed in their rank's order.
     pub out_of_order: usize,
@@ -683,11 +734,7 @@ impl<'a> RanksPredictor<'a> {
         lanes
             .into_iter()
             .map(|((r, lane), time)| LaneTime {
-                lane: format!(
-                    "rank {} {}",
-                    self.names[r],
-                    lane.describe(self.ranks[r].capture)
-                ),
+                lane: LaneName::of(lane, self.ranks[r].capture).on_rank(self.names[r].clone()),
                 time,
             })
             .collect()
@@ -705,7 +752,7 @@ pub struct RanksNote {
     /// What was matched: `(kind, collectives matched per rank)`.
     pub matched: Vec<(String, usize)>,
     /// Why collectives were not matched; those replay on their own rank.
-    pub reasons: Vec<String>,
+    pub reasons: Vec<NotMatched>,
     /// Nodes replayed out of the joint order (cycles, a collective whose peers never
     /// started).
     pub out_of_order: usize,

@@ -179,15 +179,46 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
     ]))));
     doc.sections.push(sec);
 
+    doc.sections.push(hints_section(summary, rule));
+    if !summary.trust.is_empty() {
+        let mut sec = Section::new("trust", "");
+        sec.push(Block::blank());
+        sec.para(" Trust list (what the reader could not use, with counts):");
+        let mut t = Table::new("trust", &["count", "item"]);
+        for item in &summary.trust {
+            t.push(vec![
+                Cell::figure(Figure::count(item.count, item.provenance())),
+                Cell::text(format!("{} [{}]", item.message, item.code)),
+            ]);
+        }
+        sec.push(Block::Table(
+            t.with_layout(
+                TextLayout::new(vec![
+                    Column::right(1, 8).format(NumberFormat::Fixed(0)),
+                    Column::left(2, 0),
+                ])
+                .without_header(),
+            ),
+        ));
+        doc.sections.push(sec);
+    }
+    doc
+}
+
+/// The hints section: the hints that fired, labelled by their provenance, between rules
+/// of `rule`, and the core-compute share.
+fn hints_section(summary: &GpuSummary, rule: String) -> Section {
     let mut sec = Section::new("hints", "");
     sec.push(Block::blank());
     sec.para(rule.clone());
+    let applicable = hints(summary);
     sec.para(format!(
-        " Hints [inferred] (the original script's thresholds, over shares of GPU time; advice for {})",
+        " Hints [{}] (the original script's thresholds, over shares of GPU time; advice for {})",
+        applicable.provenance.word(),
         summary.phase.label()
     ));
     sec.para(rule);
-    let applicable = hints(summary);
+    let applicable = applicable.value;
     if applicable.is_empty() {
         sec.para(" none: communication <= 15 %, elementwise <= 15 %, memory movement <= 8 %");
     }
@@ -212,30 +243,7 @@ pub fn document(summary: &GpuSummary, top_n: i64) -> Document {
             " Below 50 %, most GPU time goes to non-core ops: there is room to optimise (in Llama 3 training this is usually 60-75 %; the original script's rule of thumb).",
         );
     }
-    doc.sections.push(sec);
-    if !summary.trust.is_empty() {
-        let mut sec = Section::new("trust", "");
-        sec.push(Block::blank());
-        sec.para(" Trust list (what the reader could not use, with counts):");
-        let mut t = Table::new("trust", &["count", "item"]);
-        for item in &summary.trust {
-            t.push(vec![
-                Cell::figure(Figure::count(item.count, item.provenance())),
-                Cell::text(format!("{} [{}]", item.message, item.code)),
-            ]);
-        }
-        sec.push(Block::Table(
-            t.with_layout(
-                TextLayout::new(vec![
-                    Column::right(1, 8).format(NumberFormat::Fixed(0)),
-                    Column::left(2, 0),
-                ])
-                .without_header(),
-            ),
-        ));
-        doc.sections.push(sec);
-    }
-    doc
+    sec
 }
 
 /// Renders several ranks side by side: one column per rank for the bucket table.
@@ -336,7 +344,7 @@ pub fn ranks_document(summaries: &[GpuSummary]) -> Document {
             hint.threshold
         ))];
         for s in summaries {
-            let fired = hints(s).iter().any(|h| h.0 == hint.bucket);
+            let fired = hints(s).value.iter().any(|h| h.0 == hint.bucket);
             row.push(Cell::text(if fired { "yes" } else { "-" }));
         }
         t.push(row);

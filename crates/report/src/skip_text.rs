@@ -102,7 +102,11 @@ fn verdict(sec: &mut Section, r: &CaptureAnalysis, window: Window) {
     let mut l = SpanLine::default();
     // One vocabulary with investigate: the verdict is the diagnosis's (its stable code),
     // the critical stream's budget below is its measured evidence.
-    l.text(format!("Verdict [inferred]: {}", r.diagnosis.code()));
+    l.text(format!(
+        "Verdict [{}]: {}",
+        r.diagnosis.provenance().word(),
+        r.diagnosis.code()
+    ));
     if v.bound == Bound::NoGpuWork {
         l.text(".");
         sec.push(l.take());

@@ -19,7 +19,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use trace_model::{ActivityKind, Capture, HostEventId, KernelClass, Nanos, StringId};
+use trace_model::{
+    ActivityKind, Capture, HostEventId, KernelClass, Labelled, Nanos, Provenance, StringId,
+};
 
 use super::buckets::{self, OTHER};
 use crate::Error;
@@ -500,9 +502,14 @@ pub const HINTS: &[Hint] = &[
     },
 ];
 
-/// The hints that apply to a summary: `(bucket, percent, text)`.
-pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
-    HINTS
+/// What the hints rest on (their label is `inferred`).
+pub const HINTS_RULE: &str = "the original script's thresholds over shares of GPU time: \
+     a bucket over its threshold (`HINTS`) fires its advice for the phase";
+
+/// The hints that apply to a summary: `(bucket, percent, text)`, labelled by the rule
+/// they come from ([`HINTS_RULE`], `inferred`).
+pub fn hints(summary: &GpuSummary) -> Labelled<Vec<(&'static str, f64, &'static str)>> {
+    let fired = HINTS
         .iter()
         .filter_map(|hint| {
             let text = match summary.phase {
@@ -516,7 +523,8 @@ pub fn hints(summary: &GpuSummary) -> Vec<(&'static str, f64, &'static str)> {
                 .map_or(0.0, |b| b.percent);
             (pct > hint.threshold).then_some((hint.bucket, pct, text))
         })
-        .collect()
+        .collect();
+    Labelled::new(fired, Provenance::inferred(HINTS_RULE))
 }
 
 /// Runs default mode over `files` (one, or every rank with `--all-ranks`): one summary
@@ -658,6 +666,8 @@ mod tests {
         // No backward pass: inference advice, never `no_sync`.
         assert_eq!(s.phase, Phase::Inference);
         let fired = hints(&s);
+        assert_eq!(fired.provenance.word(), "inferred");
+        let fired = fired.value;
         assert!(fired.iter().any(|h| h.0 == buckets::COMMUNICATION));
         assert!(fired.iter().all(|h| !h.2.contains("no_sync")));
     }

@@ -317,8 +317,13 @@ fn hints_fit_the_phase() {
     );
     assert_eq!(inference.phase, Phase::Inference);
     assert_eq!(training.phase, Phase::Training);
-    let text =
-        |s: &analysis::GpuSummary| analysis::hints(s).iter().map(|h| h.2).collect::<String>();
+    let text = |s: &analysis::GpuSummary| {
+        analysis::hints(s)
+            .value
+            .iter()
+            .map(|h| h.2)
+            .collect::<String>()
+    };
     assert!(!text(&inference).contains("no_sync"));
     assert!(text(&training).contains("no_sync"));
 }

@@ -1,7 +1,7 @@
 //! Synthetic captures with known answers: what a scenario must predict follows from how
 //! the capture was made.
 
-use replay::{Graph, StepWindow, WhatIf, check, predict};
+use replay::{Graph, LaneKind, LaneName, StepWindow, WhatIf, check, predict};
 use trace_model::{Capture, Nanos};
 
 use crate::sim::{COPY, ELEMENTWISE, GEMM, LATENCY, SYNC_POST, Sim, WAIT_LATENCY};
@@ -98,8 +98,12 @@ fn faster_gemms_make_the_nearly_critical_stream_critical() {
     let other = other_end - windows[0].start.0 + SYNC_POST;
     assert_eq!(predicted.0, other, "the elementwise stream's time");
     assert!(measured.0 > other + 90_000);
-    assert_eq!(p.critical_before[0].lane, "GPU 0 stream 7");
-    assert_eq!(p.critical_after[0].lane, "GPU 0 stream 8");
+    let stream = |stream| LaneName {
+        rank: None,
+        lane: LaneKind::GpuStream { gpu: 0, stream },
+    };
+    assert_eq!(p.critical_before[0].lane, stream(7));
+    assert_eq!(p.critical_after[0].lane, stream(8));
     // Three times as fast: still the other stream's time.
     let p = what_if(&capture, &windows, "gemm=3x");
     assert_eq!(step(&p).2.0, other);

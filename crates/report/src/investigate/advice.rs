@@ -440,7 +440,10 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
                 _ => Cell::text(""),
             },
             Cell::text(match &c.replay {
-                CauseReplay::Replayed(r) => r.critical_lane_after.clone().unwrap_or_default(),
+                CauseReplay::Replayed(r) => r
+                    .critical_lane_after
+                    .as_ref()
+                    .map_or_else(String::new, ToString::to_string),
                 _ => String::new(),
             }),
             knobs_cell(&c.knobs),

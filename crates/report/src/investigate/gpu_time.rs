@@ -430,7 +430,7 @@ mod tests {
             })
             .expect("the coverage sentence");
         assert!(
-            matches!(&coverage[1], Span::Figure(Figure { value: Value::Count(n), label: Provenance::Measured, .. }) if *n == costed.len() as u64),
+            matches!(&coverage[1], Span::Tally(n) if *n == costed.len() as u64),
             "{coverage:?}: {} ops",
             costed.len()
         );
