@@ -985,9 +985,11 @@ fn param_dlrm_by_rank_equals_the_whole_load_and_hta() {
 
 /// A synthetic job (`cargo xtask synth-ranks`'s) read one rank at a time: the report of the
 /// whole load; our late-rank detection (clocks corrected) names the planted straggler, its
-/// first step and its delay; HTA's rule names it on short steps (on 8 ranks of 5 MB it
-/// does not: the straggler's own all-reduce, which waits for no one, is under 1 % of the
-/// mean step and left out, and the others are ordered on unaligned clocks).
+/// first step and its delay; HTA's rule has it among its candidates on short steps (on 8
+/// ranks of 5 MB it does not: the straggler's own all-reduce, which waits for no one, is
+/// under 1 % of the mean step and left out). HTA's rule counts each step's top candidates
+/// on unaligned clocks, so it need not name the planted rank first: another rank can lead
+/// on the steps before the straggler starts (at 0.2 MB HTA's order is 10, 6).
 #[test]
 fn synthetic_job_by_rank_names_the_planted_straggler() {
     use test_support::synth_ranks::{COMPUTE_JITTER_NS, END_JITTER_NS, Job};
@@ -998,7 +1000,10 @@ fn synthetic_job_by_rank_names_the_planted_straggler() {
         let report = by_rank_equals_whole_load(tmp.path());
         let s = report.stragglers.expect("stragglers");
         if mb < 1.0 {
-            assert_eq!(s.ranks[0], job.straggler_rank as i64, "{mb} MB: {s:?}");
+            assert!(
+                s.ranks.contains(&(job.straggler_rank as i64)),
+                "{mb} MB: {s:?}"
+            );
         }
         assert_eq!(report.temporal.len(), 16);
         let ours = report.skip_stats.expect("ours").stragglers;
