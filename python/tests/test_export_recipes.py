@@ -90,7 +90,10 @@ def check(busy: Dict[int, float], rows: List[Tuple[int, float]], report: dict) -
     assert [r for r, _ in rows] == [r for r, _ in want_rows]
     for (_, got), (_, value) in zip(rows, want_rows):
         assert got == pytest.approx(value, rel=1e-9)
-    assert [r for r, _ in rows[:2]] == report["stragglers"]["ranks"]
+    # profile-model names HTA's candidates: each step's top two by the metric, counted per
+    # rank, ties in HTA's order (a pandas sort). On this one-step capture they are the
+    # recipe's top two, not necessarily in the metric's order.
+    assert sorted(r for r, _ in rows[:2]) == sorted(report["stragglers"]["ranks"])
 
 
 def test_the_export_has_one_summary_row_per_rank_with_profile_models_busy_time(exported):
@@ -123,6 +126,9 @@ def test_duckdb_recipes_equal_profile_models_busy_time_and_stragglers(exported):
     (stragglers_sql,) = statements("stragglers.sql")
     busy = dict(con.execute(busy_sql).fetchall())
     rows = [(r[0], r[4]) for r in con.execute(stragglers_sql).fetchall()]
+    # Closed before the checks: a failing check must not leave duckdb's threads alive for
+    # the later tests, whose HTA forks worker processes.
+    con.close()
     check(busy, rows, report)
 
 
