@@ -113,6 +113,32 @@ pub fn value_end(bytes: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
+/// A JSON object's key for serde, borrowed from the text where it has no escape (owned
+/// where it has): `map.next_key::<BorrowedKey>()` reads members without a `String` each.
+pub struct BorrowedKey<'de>(pub std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for BorrowedKey<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = BorrowedKey<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<BorrowedKey<'de>, E> {
+                Ok(BorrowedKey(std::borrow::Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<BorrowedKey<'de>, E> {
+                Ok(BorrowedKey(std::borrow::Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

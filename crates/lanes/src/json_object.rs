@@ -42,27 +42,7 @@ pub(crate) fn write_json_string(out: &mut impl Write, s: &str) -> std::io::Resul
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Object<'a>(pub Vec<(Cow<'a, str>, Cow<'a, RawValue>)>);
 
-/// An object key, borrowed unless it holds escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
+use chrome_reader::json::BorrowedKey as Key;
 
 impl<'de> Deserialize<'de> for Object<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -90,30 +90,7 @@ impl<'de> Visitor<'de> for Fields<'de> {
     }
 }
 
-/// An object's key, borrowed from the text where it has no escape.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
+use chrome_reader::json::BorrowedKey as Key;
 
 /// An object of fields written as JSON text (values as given, each valid JSON).
 pub fn write_fields(
