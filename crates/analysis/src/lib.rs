@@ -102,10 +102,6 @@ pub use bucket_summary::gpu::{
     BackendRow, Basis, BasisRow, BucketRow, GpuSummary, HINTS, HINTS_RULE, Hint, LaunchingOpRow,
     MATH_BACKEND, Phase, TrustItem, UNKNOWN_BACKEND, gpu_summary, gpu_summary_of_file, hints,
 };
-/// The name before #40 (`profile_summary`, `profile_text` and the `profile-model` tool
-/// were three unrelated things); kept for code written against it.
-#[doc(hidden)]
-pub use bucket_summary::run as profile_summary;
 pub use bucket_summary::{
     Config as ProfileConfig, DIR_PATTERN, Input as ProfileInput, Mode as ProfileMode,
     Output as ProfileOutput, buckets, compat_json_from_reader, group_thousands, python_prefix_len,
@@ -131,10 +127,6 @@ pub use skip::{
     run_loaded as skip_stats_loaded, run_loaded_without_rows as skip_stats_loaded_without_rows,
     run_without_rows as skip_stats_without_rows,
 };
-// The former names of `InputAnalysis` and `CaptureAnalysis` (after the one tool,
-// skip-stats), kept while trace-frame and the Python package still use them.
-#[doc(hidden)]
-pub use skip::{CaptureAnalysis as SkipReport, InputAnalysis as SkipAnalysis};
 pub use steps::{
     CandidateOutcome, MIN_STEP_COVERAGE, Spread, StepCandidate, StepOrigin, StepRange, Steps,
 };

@@ -34,10 +34,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use trace_model::{Capture, Format};
 
 pub use detect::{FileKind, Found, FoundEach, detect, find, find_each};
-// The name before #40 (trace-frame's `convert.rs` still uses it): `Kind` was also
-// rocprof-reader's output kind.
-#[doc(hidden)]
-pub use detect::FileKind as Kind;
 pub use error::Error;
 pub use xspace::Program;
 

@@ -40,19 +40,9 @@ pub mod skip_text;
 pub mod swimlane;
 pub mod text;
 
-/// The name before #40 of [`bucket_text`]; kept for code written against it.
-#[doc(hidden)]
-pub use bucket_text as profile_text;
-
 pub use doc::{
     Align, Block, Cell, Column, Document, Finding, Section, Span, SpanLine, Table, TextLayout,
     TrustEntry, bracketed, parenthesised, spans_label,
 };
 pub use label::{Figure, NumberFormat, Value};
-// The names before #40 (trace-frame's renderer still uses them; its branch moves on
-// separately): `Format` was also the capture's format, `Line` also an XSpace line.
-#[doc(hidden)]
-pub use doc::SpanLine as Line;
-#[doc(hidden)]
-pub use label::NumberFormat as Format;
 pub use trace_model::Provenance;

@@ -78,7 +78,9 @@ pub use polars::prelude::DataFrame;
 pub use skip_stats::{LateRank, SkipStatsRank, SkipStatsSummary, skip_stats_summary};
 pub use sources::{FrameSources, frame_sources};
 pub use sql::{SQL_MAX_ROWS, check_sql, frame_to_json, run_sql, run_sql_limited, table};
-pub use summary::{Summary, SummaryPart, TopKernel, summarize};
+pub use summary::{
+    BOTTLENECK_RULE, Bottleneck, Recommendation, Shares, Summary, SummaryPart, TopKernel, summarize,
+};
 
 /// Holistic Trace Analysis 0.5.0's analyses (the `timeline` crate's), and its
 /// `generate_trace_with_counters` and `overlay_critical_path_analysis` outputs.
@@ -552,7 +554,7 @@ struct RankPart {
     overlap: Option<hta::Overlap>,
     launch_stats: Option<hta::HtaLaunchStats>,
     queue_length: Vec<hta::QueueRow>,
-    ours: Option<Result<(analysis::SkipReport, analysis::RankTimeline), analysis::Error>>,
+    ours: Option<Result<(analysis::CaptureAnalysis, analysis::RankTimeline), analysis::Error>>,
 }
 
 /// The summary and `analyses` (each one that [`reads_by_rank`] accepts) of a rank

@@ -115,7 +115,7 @@ pub(crate) fn skip_stats_summary_of_loaded(
 /// The summary of an analysis and its ranks' timelines (for the late ranks).
 pub(crate) fn from_analysis(
     input: &Path,
-    a: Result<(analysis::SkipAnalysis, Vec<analysis::RankTimeline>), analysis::Error>,
+    a: Result<(analysis::InputAnalysis, Vec<analysis::RankTimeline>), analysis::Error>,
 ) -> Result<SkipStatsSummary, Error> {
     let (a, timelines) = a.map_err(|e| Error::Missing {
         path: input.to_path_buf(),

@@ -109,7 +109,7 @@ impl FrameSources {
 pub fn frame_sources(input: &Path) -> Result<FrameSources, Error> {
     let chrome = match load::find(input)? {
         load::Found::ChromeDir(_) => true,
-        load::Found::Files(files) => files.iter().all(|(_, k)| *k == load::Kind::Chrome),
+        load::Found::Files(files) => files.iter().all(|(_, k)| *k == load::FileKind::Chrome),
     };
     if chrome {
         return Ok(FrameSources {

@@ -42,14 +42,13 @@ pub struct Summary {
     pub kernel_time_us: Labelled<f64>,
     /// The five kernel names with the most total time, most first.
     pub top_kernels: Vec<TopKernel>,
-    /// One sentence: how idle the GPU is and why (host wait, or the communication share of
-    /// its busy time), ending with the bottleneck.
-    pub main_finding: Labelled<String>,
-    /// `CPU-bound`, `communication-bound`, `memory-bound`, `compute-bound`, or
-    /// `unknown (no GPU kernels)`, by the rule its provenance states.
-    pub bottleneck: Labelled<String>,
-    /// (symptom seen, fix), from a fixed table; each symptom with its measured figure.
-    pub recommendations: Vec<(String, String)>,
+    /// The shares the bottleneck rule reads: the main finding is these and the bottleneck.
+    pub shares: Labelled<Shares>,
+    /// What bounds the GPU, by the rule its provenance states ([`BOTTLENECK_RULE`]).
+    pub bottleneck: Labelled<Bottleneck>,
+    /// The symptoms seen, from a fixed table, each with its measured figures; the tool
+    /// words each symptom and its fix.
+    pub recommendations: Vec<Recommendation>,
     /// What the trace lacks, in sentences (empty when it has what the analyses need).
     pub missing: Vec<String>,
 }
@@ -199,7 +198,7 @@ impl SummaryPart {
         let top = top_kernels(per_name, kernel_ns);
         let missing = missing_inputs(has_cat, kernels, any_steps, any_launch);
         let shares = Shares::of(&temporal, &waits, kernel_ns, comm_ns, mem_ns);
-        let (main, bottleneck, rule) = shares.finding(kernels);
+        let bottleneck = shares.bottleneck(kernels);
         let recs = shares.recommendations(kernels, kernel_ns, mem_ops, &top);
         Summary {
             ranks: timelines,
@@ -208,8 +207,8 @@ impl SummaryPart {
             kernels: Labelled::measured(kernels),
             kernel_time_us: Labelled::measured(kernel_ns as f64 / 1000.0),
             top_kernels: top,
-            main_finding: Labelled::inferred(main, rule.clone()),
-            bottleneck: Labelled::inferred(bottleneck, rule),
+            bottleneck: Labelled::inferred(bottleneck, BOTTLENECK_RULE),
+            shares: Labelled::measured(shares),
             recommendations: recs,
             missing,
         }
@@ -287,16 +286,100 @@ fn missing_inputs(has_cat: bool, kernels: usize, any_steps: bool, any_launch: bo
     missing
 }
 
-/// The shares the bottleneck rule reads, over all ranks with HTA's definitions.
-struct Shares {
+/// The shares the bottleneck rule reads, over all ranks with HTA's definitions
+/// (`measured`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Shares {
     /// GPU idle, % of the GPU span.
-    idle_pct: f64,
+    pub idle_pct: f64,
     /// Communication, % of GPU busy time (kernels and memory operations).
-    comm_pct: f64,
+    pub comm_pct: f64,
     /// Memory operations, % of GPU busy time.
-    mem_pct: f64,
+    pub mem_pct: f64,
     /// Host wait / (host wait + kernel wait) of the stream gaps.
-    host_share: f64,
+    pub host_share: f64,
+}
+
+/// The rule [`Summary::bottleneck`] follows, over [`Shares`].
+pub const BOTTLENECK_RULE: &str = "CPU-bound if the GPU is idle ≥ 30 % of its span and host \
+    wait is ≥ 50 % of the stream gaps; else communication-bound if communication is ≥ 50 % \
+    of GPU busy time; else memory-bound if memcpy/memset is ≥ 30 % of it; else compute-bound";
+
+/// What bounds the GPU, by [`BOTTLENECK_RULE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Bottleneck {
+    /// The trace has no GPU kernels.
+    #[serde(rename = "unknown (no GPU kernels)")]
+    NoKernels,
+    /// The GPU idles, mostly waiting for the host.
+    #[serde(rename = "CPU-bound")]
+    CpuBound,
+    /// Communication holds half of GPU busy time or more.
+    #[serde(rename = "communication-bound")]
+    CommunicationBound,
+    /// Memory operations hold 30 % of GPU busy time or more.
+    #[serde(rename = "memory-bound")]
+    MemoryBound,
+    /// None of the above.
+    #[serde(rename = "compute-bound")]
+    ComputeBound,
+}
+
+impl Bottleneck {
+    /// Its name, as the JSON writes it (`CPU-bound`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bottleneck::NoKernels => "unknown (no GPU kernels)",
+            Bottleneck::CpuBound => "CPU-bound",
+            Bottleneck::CommunicationBound => "communication-bound",
+            Bottleneck::MemoryBound => "memory-bound",
+            Bottleneck::ComputeBound => "compute-bound",
+        }
+    }
+}
+
+/// A symptom of the fixed table, with its measured figures (`measured`); the tool words
+/// it and its fix.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "symptom", rename_all = "snake_case")]
+pub enum Recommendation {
+    /// The mean kernel is under 10 µs: launch overhead.
+    SmallKernels {
+        /// The mean kernel duration, µs.
+        mean_us: f64,
+    },
+    /// One collective holds over half the kernel time.
+    CollectiveDominates {
+        /// Its share of kernel time, %.
+        pct: f64,
+    },
+    /// One (non-collective) kernel holds over half the kernel time.
+    KernelDominates {
+        /// Its share of kernel time, %.
+        pct: f64,
+    },
+    /// Memory operations hold 10 % of GPU busy time or more.
+    MemoryOperations {
+        /// How many.
+        count: usize,
+        /// Their share of GPU busy time, %.
+        pct: f64,
+    },
+    /// Communication holds 30 % of GPU busy time or more.
+    Communication {
+        /// Its share of GPU busy time, %.
+        pct: f64,
+    },
+    /// The GPU idles 30 % of its span or more, mostly waiting for the host.
+    IdleHostWait {
+        /// GPU idle, % of the GPU span.
+        idle_pct: f64,
+    },
+    /// The GPU idles 30 % of its span or more, mostly between kernels.
+    IdleKernelWait {
+        /// GPU idle, % of the GPU span.
+        idle_pct: f64,
+    },
 }
 
 impl Shares {
@@ -339,58 +422,35 @@ impl Shares {
         }
     }
 
-    /// The main finding, the bottleneck and the rule that decides both.
-    fn finding(&self, kernels: usize) -> (String, String, String) {
+    /// The bottleneck by [`BOTTLENECK_RULE`].
+    fn bottleneck(&self, kernels: usize) -> Bottleneck {
         let Shares {
             idle_pct,
             comm_pct,
             mem_pct,
             host_share,
         } = *self;
-        let bottleneck = if kernels == 0 {
-            "unknown (no GPU kernels)".to_string()
+        if kernels == 0 {
+            Bottleneck::NoKernels
         } else if idle_pct >= 30.0 && host_share >= 0.5 {
-            "CPU-bound".into()
+            Bottleneck::CpuBound
         } else if comm_pct >= 50.0 {
-            "communication-bound".into()
+            Bottleneck::CommunicationBound
         } else if mem_pct >= 30.0 {
-            "memory-bound".into()
+            Bottleneck::MemoryBound
         } else {
-            "compute-bound".into()
-        };
-        let rule = format!(
-            "GPU idle {idle_pct:.1} % of the GPU span with host wait {:.0} % of the stream gaps → \
-         CPU-bound if idle ≥ 30 % and host wait ≥ 50 %; else communication {comm_pct:.1} % of \
-         GPU busy time ≥ 50 % → communication-bound; else memcpy/memset {mem_pct:.1} % ≥ 30 % \
-         → memory-bound; else compute-bound",
-            100.0 * host_share
-        );
-        let main = if kernels == 0 {
-            "The trace has no GPU kernels, so there is nothing to attribute GPU time to."
-                .to_string()
-        } else if bottleneck == "CPU-bound" {
-            format!(
-                "GPU is idle {idle_pct:.0} % of the time, mostly waiting for the host ({:.0} % of \
-             the idle gaps are host wait): CPU-bound.",
-                100.0 * host_share
-            )
-        } else {
-            format!(
-                "GPU is idle {idle_pct:.0} % of the time; {comm_pct:.0} % of its busy time is \
-             communication: {bottleneck}."
-            )
-        };
-        (main, bottleneck, rule)
+            Bottleneck::ComputeBound
+        }
     }
 
-    /// (symptom seen, fix) from the fixed table, each symptom with its measured figure.
+    /// The symptoms of the fixed table, each with its measured figures.
     fn recommendations(
         &self,
         kernels: usize,
         kernel_ns: i64,
         mem_ops: usize,
         top: &[TopKernel],
-    ) -> Vec<(String, String)> {
+    ) -> Vec<Recommendation> {
         let Shares {
             idle_pct,
             comm_pct,
@@ -398,55 +458,35 @@ impl Shares {
             host_share,
         } = *self;
         let mut recs = Vec::new();
-        let avg_us = if kernels > 0 {
+        let mean_us = if kernels > 0 {
             kernel_ns as f64 / 1000.0 / kernels as f64
         } else {
             0.0
         };
-        if kernels > 0 && avg_us < 10.0 {
-            recs.push((
-                format!("many small kernels (mean {avg_us:.1} µs < 10 µs): launch overhead"),
-                "use torch.compile, fuse operations".into(),
-            ));
+        if kernels > 0 && mean_us < 10.0 {
+            recs.push(Recommendation::SmallKernels { mean_us });
         }
         if let Some(k) = top.first().filter(|k| k.pct > 50.0) {
             let comm = hta::hta_kernel_type(&k.name) == HtaKernelType::Communication;
             recs.push(if comm {
-            (
-                format!("one collective dominates ({:.0} % of kernel time)", k.pct),
-                "its time includes waiting for peers: look for late ranks and overlap it with computation".into(),
-            )
-        } else {
-            (
-                format!("one kernel dominates ({:.0} % of kernel time)", k.pct),
-                "normal for compute-heavy work; check that the kernel is the optimised one".into(),
-            )
-        });
+                Recommendation::CollectiveDominates { pct: k.pct }
+            } else {
+                Recommendation::KernelDominates { pct: k.pct }
+            });
         }
         if mem_pct >= 10.0 {
-            recs.push((
-                format!("many memory operations ({mem_ops}, {mem_pct:.0} % of GPU busy time)"),
-                "reduce copies, use pinned memory and in-place ops, fewer .cpu()/.cuda() calls"
-                    .into(),
-            ));
+            recs.push(Recommendation::MemoryOperations {
+                count: mem_ops,
+                pct: mem_pct,
+            });
         }
         if comm_pct >= 30.0 {
-            recs.push((
-                format!("communication is {comm_pct:.0} % of GPU busy time"),
-                "overlap communication with computation; use async collectives".into(),
-            ));
+            recs.push(Recommendation::Communication { pct: comm_pct });
         }
         if idle_pct >= 30.0 && host_share >= 0.5 {
-            recs.push((
-                format!("GPU idle {idle_pct:.0} %, mostly host wait"),
-                "more DataLoader num_workers, pin_memory=True, move preprocessing to the GPU"
-                    .into(),
-            ));
+            recs.push(Recommendation::IdleHostWait { idle_pct });
         } else if idle_pct >= 30.0 {
-            recs.push((
-                format!("GPU idle {idle_pct:.0} %, mostly kernel wait"),
-                "fuse operations, remove synchronisations between launches".into(),
-            ));
+            recs.push(Recommendation::IdleKernelWait { idle_pct });
         }
         recs
     }

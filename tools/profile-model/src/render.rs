@@ -5,9 +5,14 @@
 //! own serialisation (`trace_frame::render_json`).
 
 use report::measured::{count, number};
-use report::{Block, Cell, Document, Figure, Format, Line, Section, Span, Table, parenthesised};
+use report::{
+    Block, Cell, Document, Figure, NumberFormat, Section, Span, SpanLine, Table, parenthesised,
+    spans_label,
+};
 
-use trace_frame::{CriticalPath, ProfileModelReport, SkipStatsSummary, Summary, hta};
+use trace_frame::{
+    Bottleneck, CriticalPath, ProfileModelReport, Recommendation, SkipStatsSummary, Summary, hta,
+};
 
 /// The report as Markdown-flavoured text, in profile-model's fixed output order.
 pub fn render_text(r: &ProfileModelReport) -> String {
@@ -61,11 +66,7 @@ fn rank(r: Option<i64>) -> Cell {
 fn summary_section(s: &Summary) -> Section {
     let mut sec = Section::new("summary", "");
     sec.push(Block::blank());
-    sec.para(format!(
-        "**Main Finding** ({}): {}",
-        s.main_finding.provenance.word(),
-        s.main_finding.value
-    ));
+    sec.push(main_finding(s));
     sec.push(Block::blank());
     for m in &s.missing {
         sec.para(format!("**Missing**: {m}"));
@@ -74,18 +75,18 @@ fn summary_section(s: &Summary) -> Section {
         sec.push(Block::blank());
     }
     sec.push(
-        Line::default()
+        SpanLine::default()
             .text("Events: ")
-            .formatted(count(s.events.value), Format::Fixed(0))
+            .formatted(count(s.events.value), NumberFormat::Fixed(0))
             .text(" in ")
-            .formatted(count(s.ranks), Format::Fixed(0))
+            .formatted(count(s.ranks), NumberFormat::Fixed(0))
             .text(format!(
                 " rank(s) ({}); kernels: ",
                 s.events.provenance.word()
             ))
-            .formatted(count(s.kernels.value), Format::Fixed(0))
+            .formatted(count(s.kernels.value), NumberFormat::Fixed(0))
             .text(format!(" ({}), ", s.kernels.provenance.word()))
-            .formatted(number(s.kernel_time_us.value), Format::Fixed(1))
+            .formatted(number(s.kernel_time_us.value), NumberFormat::Fixed(1))
             .text(format!(
                 " µs in total ({})",
                 s.kernel_time_us.provenance.word()
@@ -112,7 +113,7 @@ fn findings_section(r: &ProfileModelReport) -> Section {
         t.push(vec![
             Cell::Spans(vec![Span::formatted(
                 report::measured::percent(k.pct),
-                Format::PercentSign(1),
+                NumberFormat::PercentSign(1),
             )]),
             fixed(count(k.calls), 0),
             fixed(number(k.avg_us), 1),
@@ -124,18 +125,15 @@ fn findings_section(r: &ProfileModelReport) -> Section {
     sec.push(Block::blank());
     sec.para(format!(
         "### Bottleneck: {} ({})",
-        s.bottleneck.value,
+        s.bottleneck.value.name(),
         s.bottleneck.provenance.word()
     ));
-    sec.para(format!(
-        "Rule: {}",
-        s.bottleneck.provenance.detail().unwrap_or("")
-    ));
+    sec.push(bottleneck_rule(s));
     sec.push(Block::blank());
     if !s.recommendations.is_empty() {
         sec.para("### Recommendations");
-        for (i, (sym, fix)) in s.recommendations.iter().enumerate() {
-            sec.para(format!("{}. {sym} (measured) → {fix}", i + 1));
+        for (i, rec) in s.recommendations.iter().enumerate() {
+            sec.push(recommendation(i + 1, rec));
         }
         sec.push(Block::blank());
     }
@@ -143,6 +141,118 @@ fn findings_section(r: &ProfileModelReport) -> Section {
         sec.para(format!("Cache: {c:?}"));
     }
     sec
+}
+
+/// The main finding, labelled by the bottleneck's provenance: how idle the GPU is and
+/// why (host wait, or the communication share of its busy time), ending with the
+/// bottleneck.
+fn main_finding(s: &Summary) -> Block {
+    let sh = &s.shares.value;
+    let number = |x: f64| Figure::number(x, s.shares.provenance.clone());
+    let share = |x: f64| Figure::percent(100.0 * x, s.shares.provenance.clone());
+    let mut line = SpanLine::default();
+    line.text(format!(
+        "**Main Finding** ({}): ",
+        s.bottleneck.provenance.word()
+    ));
+    match s.bottleneck.value {
+        Bottleneck::NoKernels => {
+            line.text("The trace has no GPU kernels, so there is nothing to attribute GPU time to.")
+        }
+        Bottleneck::CpuBound => line
+            .text("GPU is idle ")
+            .formatted(number(sh.idle_pct), NumberFormat::Fixed(0))
+            .text(" % of the time, mostly waiting for the host (")
+            .formatted(share(sh.host_share), NumberFormat::Fixed(0))
+            .text(" % of the idle gaps are host wait): CPU-bound."),
+        b => line
+            .text("GPU is idle ")
+            .formatted(number(sh.idle_pct), NumberFormat::Fixed(0))
+            .text(" % of the time; ")
+            .formatted(number(sh.comm_pct), NumberFormat::Fixed(0))
+            .text(format!(
+                " % of its busy time is communication: {}.",
+                b.name()
+            )),
+    };
+    line.take()
+}
+
+/// The bottleneck rule with the shares it read.
+fn bottleneck_rule(s: &Summary) -> Block {
+    let sh = &s.shares.value;
+    let number = |x: f64| Figure::number(x, s.shares.provenance.clone());
+    let share = |x: f64| Figure::percent(100.0 * x, s.shares.provenance.clone());
+    SpanLine::default()
+        .text("Rule: GPU idle ")
+        .formatted(number(sh.idle_pct), NumberFormat::Fixed(1))
+        .text(" % of the GPU span with host wait ")
+        .formatted(share(sh.host_share), NumberFormat::Fixed(0))
+        .text(
+            " % of the stream gaps → CPU-bound if idle ≥ 30 % and host wait ≥ 50 %; else \
+             communication ",
+        )
+        .formatted(number(sh.comm_pct), NumberFormat::Fixed(1))
+        .text(" % of GPU busy time ≥ 50 % → communication-bound; else memcpy/memset ")
+        .formatted(number(sh.mem_pct), NumberFormat::Fixed(1))
+        .text(" % ≥ 30 % → memory-bound; else compute-bound")
+        .take()
+}
+
+/// Recommendation `n`: the symptom with its figures, their label, and the fix of the
+/// fixed table.
+fn recommendation(n: usize, rec: &Recommendation) -> Block {
+    let mut line = SpanLine::default();
+    line.text(format!("{n}. "));
+    let fix = match *rec {
+        Recommendation::SmallKernels { mean_us } => {
+            line.text("many small kernels (mean ")
+                .formatted(number(mean_us), NumberFormat::Fixed(1))
+                .text(" µs < 10 µs): launch overhead");
+            "use torch.compile, fuse operations"
+        }
+        Recommendation::CollectiveDominates { pct } => {
+            line.text("one collective dominates (")
+                .formatted(number(pct), NumberFormat::Fixed(0))
+                .text(" % of kernel time)");
+            "its time includes waiting for peers: look for late ranks and overlap it with computation"
+        }
+        Recommendation::KernelDominates { pct } => {
+            line.text("one kernel dominates (")
+                .formatted(number(pct), NumberFormat::Fixed(0))
+                .text(" % of kernel time)");
+            "normal for compute-heavy work; check that the kernel is the optimised one"
+        }
+        Recommendation::MemoryOperations { count: ops, pct } => {
+            line.text("many memory operations (")
+                .formatted(count(ops), NumberFormat::Fixed(0))
+                .text(", ")
+                .formatted(number(pct), NumberFormat::Fixed(0))
+                .text(" % of GPU busy time)");
+            "reduce copies, use pinned memory and in-place ops, fewer .cpu()/.cuda() calls"
+        }
+        Recommendation::Communication { pct } => {
+            line.text("communication is ")
+                .formatted(number(pct), NumberFormat::Fixed(0))
+                .text(" % of GPU busy time");
+            "overlap communication with computation; use async collectives"
+        }
+        Recommendation::IdleHostWait { idle_pct } => {
+            line.text("GPU idle ")
+                .formatted(number(idle_pct), NumberFormat::Fixed(0))
+                .text(" %, mostly host wait");
+            "more DataLoader num_workers, pin_memory=True, move preprocessing to the GPU"
+        }
+        Recommendation::IdleKernelWait { idle_pct } => {
+            line.text("GPU idle ")
+                .formatted(number(idle_pct), NumberFormat::Fixed(0))
+                .text(" %, mostly kernel wait");
+            "fuse operations, remove synchronisations between launches"
+        } // `Recommendation` is the tool's own table; a new symptom needs its words here.
+    };
+    let word = spans_label(&line.0);
+    line.text(format!("{} → {fix}", parenthesised(word)));
+    line.take()
 }
 
 /// HTA's kernel-type breakdown over all ranks, and each rank's top ten kernels.
@@ -263,28 +373,28 @@ fn skip_stats_section(skip: &SkipStatsSummary) -> Section {
         },
     );
     if let Some((rk, behind)) = skip.last_finisher {
-        let mut l = Line::default();
+        let mut l = SpanLine::default();
         l.text(format!(
             "Last to finish the step's GPU work: rank {} (",
             rk.map_or("-".to_string(), |r| r.to_string())
         ))
-        .formatted(number(behind), Format::Fixed(0));
+        .formatted(number(behind), NumberFormat::Fixed(0));
         let word = also(report::spans_label(&l.0));
         sec.push(l.text(format!(" µs after the first{word})")).take());
     }
     for late in &skip.stragglers {
         sec.push(
-            Line::default()
+            SpanLine::default()
                 .text(format!(
                     "Late at the steps' last collective (clock offsets from matched collective ends corrected, inferred): rank {} from step {}, at ",
                     late.rank.map_or("-".to_string(), |r| r.to_string()),
                     late.first_step,
                 ))
-                .formatted(count(late.late_steps), Format::Fixed(0))
+                .formatted(count(late.late_steps), NumberFormat::Fixed(0))
                 .text(" of ")
-                .formatted(count(late.steps_from_first), Format::Fixed(0))
+                .formatted(count(late.steps_from_first), NumberFormat::Fixed(0))
                 .text(" steps, by ")
-                .formatted(number(late.late_by_us), Format::Fixed(0))
+                .formatted(number(late.late_by_us), NumberFormat::Fixed(0))
                 .text(" µs (median)")
                 .take(),
         );
@@ -294,7 +404,7 @@ fn skip_stats_section(skip: &SkipStatsSummary) -> Section {
 
 /// HTA's idle time per stream, by category.
 fn idle_section(idle: &[hta::IdleRow]) -> Section {
-    let ratio = |x: f64| Span::formatted(number(x), Format::Fixed(2));
+    let ratio = |x: f64| Span::formatted(number(x), NumberFormat::Fixed(2));
     table_section(
         "idle",
         |w| {
@@ -357,7 +467,7 @@ fn stragglers_section(st: &hta::Stragglers) -> Section {
             st.ranks
         ),
     );
-    let mut l = Line::default();
+    let mut l = SpanLine::default();
     l.text(format!(
         "Metric: normalised start of the last long `{}` on stream {} (measured per rank): ",
         st.kernel, st.stream
@@ -365,7 +475,7 @@ fn stragglers_section(st: &hta::Stragglers) -> Section {
     for (i, (rk, m)) in st.metric.iter().enumerate() {
         l.text(if i == 0 { "" } else { ", " })
             .text(format!("rank {rk} "))
-            .formatted(number(*m), Format::Fixed(3));
+            .formatted(number(*m), NumberFormat::Fixed(3));
     }
     sec.push(l.take());
     sec
@@ -430,24 +540,24 @@ fn critical_path_section(cp: &CriticalPath) -> Section {
     let mut sec = Section::new("critical_path", "");
     sec.push(Block::blank());
     sec.push(
-        Line::default()
+        SpanLine::default()
             .text(format!(
                 "### Critical path, rank {}, {} (instance {}): ",
                 cp.rank.map_or("-".to_string(), |r| r.to_string()),
                 cp.step,
                 cp.instance
             ))
-            .formatted(number(cp.length_us), Format::Fixed(0))
+            .formatted(number(cp.length_us), NumberFormat::Fixed(0))
             .text(" µs over ")
-            .formatted(count(cp.path_edges), Format::Fixed(0))
+            .formatted(count(cp.path_edges), NumberFormat::Fixed(0))
             .text(" edges, ")
-            .formatted(count(cp.sync_edges_on_path), Format::Fixed(0))
+            .formatted(count(cp.sync_edges_on_path), NumberFormat::Fixed(0))
             .text(" of them synchronisation (graph: ")
-            .formatted(count(cp.nodes), Format::Fixed(0))
+            .formatted(count(cp.nodes), NumberFormat::Fixed(0))
             .text(" nodes, ")
-            .formatted(count(cp.edges), Format::Fixed(0))
+            .formatted(count(cp.edges), NumberFormat::Fixed(0))
             .text(" edges, ")
-            .formatted(count(cp.sync_edges), Format::Fixed(0))
+            .formatted(count(cp.sync_edges), NumberFormat::Fixed(0))
             .text(" synchronisation)")
             .take(),
     );
@@ -457,7 +567,7 @@ fn critical_path_section(cp: &CriticalPath) -> Section {
     }
     for (b, pct) in &cp.split {
         sec.push(
-            Line::default()
+            SpanLine::default()
                 .text(format!("- {}: ", b.label()))
                 .figure(report::measured::percent(*pct))
                 .take(),
@@ -521,5 +631,5 @@ fn paren(also: &str) -> String {
 
 /// A table cell written with `decimals` digits and nothing else.
 fn fixed(f: Figure, decimals: u8) -> Cell {
-    Cell::Spans(vec![Span::formatted(f, Format::Fixed(decimals))])
+    Cell::Spans(vec![Span::formatted(f, NumberFormat::Fixed(decimals))])
 }
