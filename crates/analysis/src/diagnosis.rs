@@ -436,8 +436,10 @@ pub fn host_knobs(cause: HostCause, framework: Framework, practices: &Practices)
     }
 }
 
-/// Why the capture cannot decide what bounds the step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why the capture cannot decide what bounds the step; serde tags it with its
+/// [`CannotTell::code`] (`{"code": "too-little-gpu-work", "gpu_time": 900}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum CannotTell {
     /// No GPU activity in the window.

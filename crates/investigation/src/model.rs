@@ -14,8 +14,9 @@ pub use analysis::{CrossRank, Spread as StepSpread, StepHeatMap};
 /// The schema version of the serialised [`Investigation`] (`report.json`). It changes when
 /// a field changes meaning or is removed; new optional fields keep it. Schema 1 was the
 /// rendered document; 2 is this value; 3 makes every trust entry a `trace_model::TrustItem`
-/// ([`TrustNote`]).
-pub const SCHEMA: u32 = 4;
+/// ([`TrustNote`]); 4 types why a cause cannot be replayed; 5 keeps typed what 4 held in
+/// words (why the capture cannot tell what bounds the step, ...).
+pub const SCHEMA: u32 = 5;
 
 /// The whole investigation of one input (a capture, a rank directory, a JAX capture
 /// directory, a multi-process export).
@@ -668,10 +669,9 @@ pub enum Advice {
     WarmUp,
     /// The capture cannot decide what bounds the step: nothing is ranked or estimated.
     CannotTell {
-        /// Why, in words.
-        reason: String,
-        /// The capture that would decide it.
-        decide_with: String,
+        /// Why (`analysis::CannotTell`: its code and figures; its `describe` words it and
+        /// its `decide_with` names the capture that would decide it).
+        reason: analysis::CannotTell,
     },
     /// The causes, most time first.
     Ranked(Ranked),

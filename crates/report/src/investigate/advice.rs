@@ -361,12 +361,11 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
             return s;
         }
-        Advice::CannotTell {
-            reason,
-            decide_with,
-        } => {
+        Advice::CannotTell { reason } => {
             s.para(format!(
-                "Cannot tell what bounds the step ({reason}), so no cause is ranked and nothing is estimated. A capture that would decide it: {decide_with}."
+                "Cannot tell what bounds the step ({}), so no cause is ranked and nothing is estimated. A capture that would decide it: {}.",
+                reason.describe(),
+                reason.decide_with()
             ));
             return s;
         }
