@@ -45,7 +45,7 @@ use trace_model::Nanos;
 pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
 pub use joint::{MAX_JOINT_RANKS, RanksReplayed, ReplayedAlone};
 pub use model::*;
-pub use replay::CannotReplay;
+pub use replay::{CannotReplay, NotMatched};
 pub use sections::LARGE_LAYOUT_SHARE;
 
 /// Options of an investigation.

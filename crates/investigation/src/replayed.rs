@@ -200,7 +200,7 @@ pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
         ranks: p.ranks.as_ref().map(|n| crate::joint::RanksReplayed {
             ranks: n.ranks.clone(),
             matched: n.matched.clone(),
-            not_matched: n.reasons.iter().map(ToString::to_string).collect(),
+            not_matched: n.reasons.clone(),
         }),
         alone: None,
     }

@@ -14,8 +14,21 @@
 
 use crate::MemcpyDirection;
 
-/// Collective communication kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Collective communication kind; serde writes it in snake case (`all_reduce`,
+/// `send_recv`, `dispatch`), [`CollectiveKind::label`] in words.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CollectiveKind {
     /// All-reduce.

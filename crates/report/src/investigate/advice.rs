@@ -134,7 +134,7 @@ fn ranks_sentence(ranks: &investigation::RanksReplayed) -> Vec<Span> {
             spans.push(Span::text(", "));
         }
         spans.push(Span::Figure(measured::count(*n)));
-        spans.push(Span::text(format!(" {kind} per rank")));
+        spans.push(Span::text(format!(" {} per rank", kind.label())));
     }
     let mut text = String::new();
     for reason in &ranks.not_matched {
