@@ -614,6 +614,12 @@ pub fn file_name(p: &Path) -> String {
 }
 
 /// `rank N`, else the file name of the report's label.
+/// Which capture `r` is of: its rank, else its label's file name.
+fn who(r: &CaptureAnalysis) -> Who {
+    r.rank
+        .map_or_else(|| Who::File(file_name(Path::new(&r.label))), Who::Rank)
+}
+
 fn rank_label(r: &CaptureAnalysis) -> String {
     r.rank
         .map_or_else(|| file_name(Path::new(&r.label)), |n| format!("rank {n}"))

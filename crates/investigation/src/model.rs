@@ -470,14 +470,32 @@ pub struct LastActivity {
     pub collective: bool,
 }
 
-/// What a swimlane row shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Which capture of the input something is of: its rank, else its file's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+pub enum Who {
+    /// The capture's rank.
+    Rank(i64),
+    /// The capture's file name, where it names no rank.
+    File(String),
+}
+
+/// What a swimlane row shows (serialised flattened into its [`Lane`], tagged by `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LaneKind {
     /// A GPU stream.
-    Gpu,
+    Gpu {
+        /// The GPU's ordinal.
+        gpu: i64,
+        /// The stream's ordinal.
+        stream: i64,
+    },
     /// A host thread.
-    Host,
+    Host {
+        /// The thread's id.
+        thread: i64,
+    },
 }
 
 /// One slice of a row: `[start, end)` in the chart's time unit (ns).
@@ -489,19 +507,28 @@ pub struct Slice {
     pub end: i64,
     /// Colour key: a kernel class word (`gemm`, `collective`, …) or `host`.
     pub class: String,
-    /// The slice's tooltip: name, duration, op, Python line.
-    pub title: String,
+    /// The activity's (or host call's) name.
+    pub name: String,
+    /// Its duration (`measured`).
+    pub dur: Nanos,
+    /// The CPU op that launched it (GPU slices), where one is linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
 }
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lane {
-    /// The row's name, shown beside it.
-    pub label: String,
-    /// What the row shows.
+    /// The rank whose row it is, over a rank directory (its rows are named by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<Who>,
+    /// What the row shows: which GPU stream or host thread.
+    #[serde(flatten)]
     pub kind: LaneKind,
-    /// A mark beside the label (`critical`, `last to finish`).
-    pub mark: Option<String>,
+    /// The stream with the most compute.
+    pub critical: bool,
+    /// The stream that ended the step last on the rank that finished last.
+    pub last_to_finish: bool,
     /// The row's slices, in time order.
     pub slices: Vec<Slice>,
 }

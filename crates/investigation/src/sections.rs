@@ -9,7 +9,7 @@ use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
 use trace_model::{Capture, HostKind, Nanos, TrustItem};
 
 use crate::model::*;
-use crate::{CaptureFacts, Options, rank_label};
+use crate::{CaptureFacts, Options, rank_label, who};
 
 /// The spread of step durations: the analysed GPU's own steps where the capture keeps
 /// steps per GPU (TensorFlow's `Steps` lines), else the capture's steps.
@@ -414,11 +414,7 @@ pub(crate) fn swimlanes(
         end = end.max(off + window.end.0.max(host_window.end.0));
         let c = &l.capture;
         let multi = a.reports.len() > 1;
-        let prefix = if multi {
-            format!("{} ", rank_label(r))
-        } else {
-            String::new()
-        };
+        let rank = multi.then(|| who(r));
         let mut last_stream: Option<(usize, i64)> = None;
         for st in c.streams() {
             let acts = c.stream_activities(st.id);
@@ -429,14 +425,9 @@ pub(crate) fn swimlanes(
                     start: off + x.start.0,
                     end: off + x.end().0,
                     class: x.class.word().to_owned(),
-                    title: format!(
-                        "{} — {}{}",
-                        c.name(x.name),
-                        x.dur.human(),
-                        c.launching_op(x)
-                            .map(|o| format!(" — op {}", c.name(o.name)))
-                            .unwrap_or_default()
-                    ),
+                    name: c.name(x.name).to_owned(),
+                    dur: x.dur,
+                    op: c.launching_op(x).map(|o| c.name(o.name).to_owned()),
                 })
                 .collect();
             if slices.is_empty() {
@@ -448,13 +439,13 @@ pub(crate) fn swimlanes(
             }
             let critical = r.critical_stream().is_some_and(|cs| cs.stream_id == st.id);
             lanes.push(Lane {
-                label: format!(
-                    "{prefix}GPU {} stream {}",
-                    c.device(st.device).ordinal,
-                    st.ordinal
-                ),
-                kind: LaneKind::Gpu,
-                mark: critical.then(|| "critical".to_owned()),
+                rank: rank.clone(),
+                kind: LaneKind::Gpu {
+                    gpu: c.device(st.device).ordinal,
+                    stream: st.ordinal,
+                },
+                critical,
+                last_to_finish: false,
                 slices,
             });
         }
@@ -462,11 +453,7 @@ pub(crate) fn swimlanes(
             && last_rank == Some(r.rank)
             && let Some((idx, _)) = last_stream
         {
-            let mark: Option<String> = lanes[idx].mark.take();
-            lanes[idx].mark = Some(match mark {
-                Some(m) => format!("{m}, last to finish"),
-                None => "last to finish".to_owned(),
-            });
+            lanes[idx].last_to_finish = true;
         }
         for th in analysis::launching_threads(c) {
             let slices: Vec<Slice> = c
@@ -480,13 +467,18 @@ pub(crate) fn swimlanes(
                     start: off + e.start.0,
                     end: off + e.end().0,
                     class: "host".to_owned(),
-                    title: format!("{} — {}", c.name(e.name), e.dur.human()),
+                    name: c.name(e.name).to_owned(),
+                    dur: e.dur,
+                    op: None,
                 })
                 .collect();
             lanes.push(Lane {
-                label: format!("{prefix}host thread {}", c.thread(th).tid),
-                kind: LaneKind::Host,
-                mark: None,
+                rank: rank.clone(),
+                kind: LaneKind::Host {
+                    thread: c.thread(th).tid,
+                },
+                critical: false,
+                last_to_finish: false,
                 slices,
             });
         }

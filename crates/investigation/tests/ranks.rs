@@ -58,7 +58,7 @@ fn a_rank_directory_gives_the_planted_straggler_and_draws_it() {
             chart
                 .lanes
                 .iter()
-                .all(|l| l.label.starts_with(&format!("{} ", drawn.who))),
+                .all(|l| l.rank == Some(investigation::Who::Rank(job.straggler_rank as i64))),
             "{what}"
         );
     }

@@ -27,6 +27,14 @@ use advice::{ask_text, change_section, trust_entry};
 use gpu_time::{ops_section, roofline_section};
 pub use what_if::what_if_text;
 
+/// Which capture: `rank 3`, else its file's name.
+pub(crate) fn who_text(who: &investigation::Who) -> String {
+    match who {
+        investigation::Who::Rank(n) => format!("rank {n}"),
+        investigation::Who::File(name) => name.clone(),
+    }
+}
+
 /// The files of the report directory but `rows.csv`: report.md, report.html, report.json
 /// (the value itself) and one CSV per table.
 pub fn files(inv: &Investigation) -> Vec<(String, Vec<u8>)> {
@@ -868,7 +876,7 @@ fn swimlane_section(inv: &Investigation) -> Section {
     let gpu_rows = chart
         .lanes
         .iter()
-        .filter(|l| l.kind == swimlane::LaneKind::Gpu)
+        .filter(|l| matches!(l.kind, swimlane::LaneKind::Gpu { .. }))
         .count();
     let host_rows = chart.lanes.len() - gpu_rows;
     s.push(Block::Paragraph(vec![
