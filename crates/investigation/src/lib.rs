@@ -423,7 +423,7 @@ fn investigate_ranks<T: Send>(
     let report = &analysis.reports[chosen];
     check_step(&detail.path, report, options)?;
     let detail_note = (analysis.reports.len() > 1).then(|| Drawn {
-        who: rank_label(report),
+        who: who(report),
         straggler: is_straggler,
     });
     let mut investigation = assemble(&Parts {
@@ -459,8 +459,8 @@ fn investigate_ranks<T: Send>(
 /// summary, taken while the capture is in memory.
 #[derive(Debug, Clone)]
 struct CaptureFacts {
-    /// How the capture is named in per-capture tables: `rank N`, else its file name.
-    who: String,
+    /// How the capture is named in per-capture tables: its rank, else its file name.
+    who: Who,
     /// Its devices' models and vendors, one entry per device, each list sorted.
     gpus: [Vec<String>; 2],
     /// GPU activities per device ordinal (devices without any left out).
@@ -489,7 +489,7 @@ fn capture_facts(l: &Loaded) -> CaptureFacts {
     CaptureFacts {
         who: l
             .rank
-            .map_or_else(|| file_name(&l.path), |r| format!("rank {r}")),
+            .map_or_else(|| Who::File(file_name(&l.path)), Who::Rank),
         gpus,
         device_kernels: sections::device_kernel_counts(c),
         activities: c.activities().len(),
@@ -618,11 +618,6 @@ pub fn file_name(p: &Path) -> String {
 fn who(r: &CaptureAnalysis) -> Who {
     r.rank
         .map_or_else(|| Who::File(file_name(Path::new(&r.label))), Who::Rank)
-}
-
-fn rank_label(r: &CaptureAnalysis) -> String {
-    r.rank
-        .map_or_else(|| file_name(Path::new(&r.label)), |n| format!("rank {n}"))
 }
 
 /// Why a serialised investigation (`report.json`) could not be read.

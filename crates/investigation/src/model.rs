@@ -65,10 +65,10 @@ pub struct Investigation {
 /// One capture (rank) of the input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaptureResult {
-    /// `rank N`, else the file name of its label.
-    pub who: String,
-    /// How per-capture op and bucket tables name it: `rank N`, else its path's file name.
-    pub file_who: String,
+    /// Its rank, else the file name of its label.
+    pub who: Who,
+    /// How per-capture op and bucket tables name it: its rank, else its path's file name.
+    pub file_who: Who,
     /// The rank, when known.
     pub rank: Option<i64>,
     /// The verdict and its shares (of the critical stream's window).
@@ -322,8 +322,8 @@ pub struct AcrossRanks {
 /// One reconciliation check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
-    /// The capture (`rank N`, a file name, or `all ranks`).
-    pub who: String,
+    /// The capture (a rank, a file name, or all ranks).
+    pub who: Who,
     /// What is checked, with its figures.
     pub kind: CheckKind,
     /// Whether it holds (a failed check is in the trust list).
@@ -374,7 +374,7 @@ pub enum CheckKind {
     /// Every rank runs the same number of kernels.
     Ranks {
         /// (rank, kernels).
-        kernels: Vec<(String, usize)>,
+        kernels: Vec<(Who, usize)>,
     },
 }
 
@@ -455,7 +455,7 @@ pub enum Swimlanes {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LastActivity {
     /// The rank.
-    pub who: String,
+    pub who: Who,
     /// The step.
     pub step: i64,
     /// After the earliest rank.
@@ -470,7 +470,8 @@ pub struct LastActivity {
     pub collective: bool,
 }
 
-/// Which capture of the input something is of: its rank, else its file's name.
+/// Which capture of the input something is of: its rank, else its file's name
+/// (serialised `{"rank": 1}`, `{"file": "trace.json"}`, `"all_ranks"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Who {
@@ -478,6 +479,8 @@ pub enum Who {
     Rank(i64),
     /// The capture's file name, where it names no rank.
     File(String),
+    /// Every rank of a rank directory (a check across ranks).
+    AllRanks,
 }
 
 /// What a swimlane row shows (serialised flattened into its [`Lane`], tagged by `kind`).
@@ -658,10 +661,8 @@ pub struct RoofOp {
     pub detail: String,
     /// Its kind.
     pub kind: String,
-    /// Its dtype's key (`bf16`).
-    pub dtype: String,
-    /// Its dtype as the table prints it (`Bf16`).
-    pub dtype_shown: String,
+    /// Its dtype (serialised as its key, `bf16`).
+    pub dtype: roofline::Dtype,
     /// GPU time (`measured`).
     pub time: Nanos,
     /// FLOPs (`inferred` from shapes).
@@ -910,9 +911,9 @@ pub enum What {
 pub struct TrustNote {
     /// What gave the item.
     pub from: TrustSource,
-    /// The capture it is of (`rank 1`, a file name, `all ranks`), where it is of one.
+    /// The capture it is of (a rank, a file name, all ranks), where it is of one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub who: Option<String>,
+    pub who: Option<Who>,
     /// For a failed reconciliation check: its index in [`Investigation::reconciliation`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<usize>,
@@ -941,7 +942,7 @@ pub enum TrustSource {
 
 impl TrustNote {
     /// An item of `from`, of the capture `who` where it is of one.
-    pub fn new(from: TrustSource, who: Option<String>, item: trace_model::TrustItem) -> TrustNote {
+    pub fn new(from: TrustSource, who: Option<Who>, item: trace_model::TrustItem) -> TrustNote {
         TrustNote {
             from,
             who,
@@ -976,12 +977,12 @@ pub enum Ask {
     /// Graph kernels' ops: a capture with graphs off.
     GraphsOff {
         /// The capture.
-        who: String,
+        who: Who,
     },
     /// Step markers.
     StepMarkers {
         /// The capture.
-        who: String,
+        who: Who,
         /// A JAX capture.
         jax: bool,
     },
@@ -997,8 +998,8 @@ pub enum Ask {
 /// The rank steps 3 to 6 describe, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Drawn {
-    /// `rank N`.
-    pub who: String,
+    /// The rank.
+    pub who: Who,
     /// The straggler found across ranks (else the slowest by median step).
     pub straggler: bool,
 }

@@ -9,7 +9,7 @@ use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
 use trace_model::{Capture, HostKind, Nanos, TrustItem};
 
 use crate::model::*;
-use crate::{CaptureFacts, Options, rank_label, who};
+use crate::{CaptureFacts, Options, who};
 
 /// The spread of step durations: the analysed GPU's own steps where the capture keeps
 /// steps per GPU (TensorFlow's `Steps` lines), else the capture's steps.
@@ -67,7 +67,7 @@ pub(crate) fn capture_result(
         })
         .collect();
     CaptureResult {
-        who: rank_label(r),
+        who: who(r),
         file_who: f.who.clone(),
         rank: r.rank,
         verdict: VerdictRow {
@@ -242,21 +242,21 @@ pub(crate) fn reconciliation(
     trust: &mut Vec<TrustNote>,
 ) -> Vec<Check> {
     let mut t = Vec::new();
-    let mut add = |t: &mut Vec<Check>, who: &str, kind: CheckKind, holds: bool| {
+    let mut add = |t: &mut Vec<Check>, who: &Who, kind: CheckKind, holds: bool| {
         if !holds {
             trust.push(TrustNote {
                 check: Some(t.len()),
-                ..TrustNote::new(TrustSource::Check, Some(who.to_owned()), kind.trust_item())
+                ..TrustNote::new(TrustSource::Check, Some(who.clone()), kind.trust_item())
             });
         }
         t.push(Check {
-            who: who.to_owned(),
+            who: who.clone(),
             kind,
             holds,
         });
     };
     for (r, f) in a.reports.iter().zip(facts) {
-        let who = rank_label(r);
+        let who = who(r);
         let la = &r.launch_all;
         add(
             &mut t,
@@ -317,7 +317,7 @@ pub(crate) fn reconciliation(
         && l.capture.format() == trace_model::Format::XPlane
         && let Some(json) = sibling_trace_json(&l.path)
     {
-        let who = rank_label(&a.reports[0]);
+        let who = who(&a.reports[0]);
         let x = device_kernel_counts(&l.capture);
         let j = load::load_single(&json)
             .map(|other| device_kernel_counts(&other.capture))
@@ -335,15 +335,15 @@ pub(crate) fn reconciliation(
         );
     }
     if a.reports.len() > 1 {
-        let counts: Vec<(String, usize)> = a
+        let counts: Vec<(Who, usize)> = a
             .reports
             .iter()
-            .map(|r| (rank_label(r), r.launch_kernels.activities))
+            .map(|r| (who(r), r.launch_kernels.activities))
             .collect();
         let same = counts.windows(2).all(|w| w[0].1 == w[1].1);
         add(
             &mut t,
-            "all ranks",
+            &Who::AllRanks,
             CheckKind::Ranks { kernels: counts },
             same,
         );
@@ -501,7 +501,7 @@ pub(crate) fn swimlanes(
             .filter(|x| x.start < w.end && x.end() > w.start)
             .max_by_key(|x| x.end());
         straggler = last.map(|x| LastActivity {
-            who: rank_label(r),
+            who: who(r),
             step: lf.step,
             behind_earliest: lf.behind_earliest,
             name: c.name(x.name).to_owned(),
@@ -700,8 +700,7 @@ impl RooflineView {
                     program_id: o.program_id,
                     detail: o.detail.clone(),
                     kind: o.kind.name().to_owned(),
-                    dtype: o.dtype.name().to_owned(),
-                    dtype_shown: format!("{:?}", o.dtype),
+                    dtype: o.dtype,
                     time: o.time_ns.value,
                     flops: o.flops.value,
                     bytes: o.bytes.value,
@@ -789,7 +788,7 @@ pub(crate) fn collect_trust(
         new_capture.push(Ask::SteadyState);
     }
     for (r, f) in a.reports.iter().zip(facts) {
-        let who = rank_label(r);
+        let who = who(r);
         // The one diagnostic list of the workspace: the reader's, the step finder's and
         // the analysis' own, each counted; a share where its denominator is known.
         let activities = f.activities.max(1) as f64;

@@ -118,7 +118,7 @@ fn a_rank_directory_replays_its_ranks_together() {
         .expect("investigates")
         .investigation;
     let drawn = joint.drawn.as_ref().expect("a rank drawn");
-    assert_eq!(drawn.who, "rank 1", "{drawn:?}");
+    assert_eq!(drawn.who, investigation::Who::Rank(1), "{drawn:?}");
     assert!(drawn.straggler, "{drawn:?}");
     let cpu = replayed(cause(causes(&joint), "gap:host-not-launched:cpu-work"));
     assert_eq!(cpu.scenario, "host:cpu-work=0");
@@ -262,7 +262,10 @@ fn a_rank_that_cannot_be_replayed_leaves_the_drawn_rank_alone() {
     let run = investigation::investigate(&ranks, &options(Some("host:cpu-work=0")))
         .expect("investigates");
     let inv = &run.investigation;
-    assert_eq!(inv.drawn.as_ref().expect("a rank drawn").who, "rank 1");
+    assert_eq!(
+        inv.drawn.as_ref().expect("a rank drawn").who,
+        investigation::Who::Rank(1)
+    );
     let mut replays = 0;
     for c in causes(inv) {
         let CauseReplay::Replayed(r) = &c.replay else {
