@@ -525,8 +525,11 @@ impl CannotTell {
     }
 }
 
-/// What bounds the step (the verdict of the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What bounds the step (the verdict of the module docs). serde tags it by `bound`, the
+/// head of its [`Diagnosis::code`] (`{"bound": "host-bound", "cause": "allocator"}`,
+/// `{"bound": "compute-bound", "class": "gemm"}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "bound", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Diagnosis {
     /// The GPU computes most of the window; the class with most time on the critical

@@ -102,13 +102,9 @@ pub struct VerdictRow {
     /// or "cannot tell" where the diagnosis cannot decide what bounds the step; the
     /// verdict shown is [`VerdictRow::diagnosis`].
     pub bound: String,
-    /// What bounds the step (`analysis::Diagnosis::code`, `inferred`): the one verdict
-    /// word investigate, skip-stats and compare show; absent in reports written before it.
-    #[serde(default)]
-    pub diagnosis: Option<String>,
-    /// The diagnosis in words (`analysis::Diagnosis::describe`).
-    #[serde(default)]
-    pub diagnosis_text: Option<String>,
+    /// What bounds the step (`analysis::Diagnosis`, `inferred`): its code is the one
+    /// verdict word investigate, skip-stats and compare show; its `describe` words it.
+    pub diagnosis: analysis::Diagnosis,
     /// The critical stream: (GPU ordinal, stream number).
     pub critical: Option<(i64, i64)>,
     /// Busy share of the critical stream (collectives left out).
@@ -212,13 +208,13 @@ pub struct FirstCapture {
     pub step_sides: Option<StepSidesView>,
 }
 
-/// The diagnosis of the first capture, as analysis words it.
+/// The diagnosis of the first capture, with the framework and step evidence weighed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosed {
-    /// Its stable code (`host-bound:allocator`, `cannot-tell:graph-capture`, ...).
-    pub code: String,
-    /// In words (for "cannot tell", with the capture that would decide it).
-    pub describe: String,
+    /// What bounds the step (its `code`: `host-bound:allocator`,
+    /// `cannot-tell:graph-capture`, ...; its `describe` words it, for "cannot tell" with
+    /// the capture that would decide it).
+    pub diagnosis: analysis::Diagnosis,
     /// The framework found (its code).
     pub framework: String,
     /// The names that decided the framework.

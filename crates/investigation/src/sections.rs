@@ -77,8 +77,7 @@ pub(crate) fn capture_result(
                 analysis::Diagnosis::CannotTell { .. } => "cannot tell".to_owned(),
                 _ => v.bound.label().to_owned(),
             },
-            diagnosis: Some(r.diagnosis.code()),
-            diagnosis_text: Some(r.diagnosis.describe()),
+            diagnosis: r.diagnosis,
             critical: r.critical_stream().map(|c| (c.device, c.stream)),
             busy: v.busy_share,
             collective: v.collective_share,
@@ -207,8 +206,7 @@ pub(crate) fn first_capture(a: &InputAnalysis) -> FirstCapture {
         warm_up,
         host_only,
         diagnosis: Some(Diagnosed {
-            code: first.diagnosis.code(),
-            describe: first.diagnosis.describe(),
+            diagnosis: first.diagnosis,
             framework: first.framework.framework.code().to_owned(),
             framework_evidence: first.framework.evidence.clone(),
             step_evidence: first

@@ -253,10 +253,9 @@ fn counted(sorted: &[String]) -> String {
         .join("; ")
 }
 
-/// The verdict a capture's row shows: the diagnosis's code (what bounds the step), or
-/// the launch-overhead verdict of a report written before the diagnosis was kept.
-fn verdict_word(v: &investigation::VerdictRow) -> &str {
-    v.diagnosis.as_deref().unwrap_or(&v.bound)
+/// The verdict a capture's row shows: the diagnosis's code (what bounds the step).
+fn verdict_word(v: &investigation::VerdictRow) -> String {
+    v.diagnosis.code()
 }
 
 /// Step 1.
@@ -293,7 +292,7 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         let share = |x: Option<f64>| x.map_or(Cell::Empty, |x| Cell::figure(pct(x)));
         t.push(vec![
             Cell::text(who_text(&c.who)),
-            Cell::figure_text(verdict_word(v), verdict_label()),
+            Cell::figure_text(&verdict_word(v), verdict_label()),
             Cell::text(crit),
             Cell::figure(pct(v.busy)),
             Cell::figure(pct(v.collective)),
@@ -344,8 +343,8 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         if let Some(d) = &f.diagnosis {
             findings.push(Finding::new(vec![Span::text(format!(
                 "Diagnosis ({}; inferred): {}. Framework: {} ({}). Step evidence: {}.",
-                d.code,
-                d.describe,
+                d.diagnosis.code(),
+                d.diagnosis.describe(),
                 d.framework,
                 d.framework_evidence,
                 if d.step_evidence.is_empty() {

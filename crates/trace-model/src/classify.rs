@@ -71,8 +71,21 @@ impl CollectiveKind {
     }
 }
 
-/// What a GPU activity does, by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// What a GPU activity does, by its name (serde: snake case, `"gemm"`,
+/// `{"collective": "all_reduce"}`, `{"memcpy": "host_to_device"}`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum KernelClass {
     /// Matrix multiplication (library or generated GEMM).
