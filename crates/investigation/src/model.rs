@@ -98,10 +98,9 @@ pub struct CaptureResult {
 /// The verdict of one capture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRow {
-    /// The launch-overhead verdict, as analysis names it (`analysis::Bound`, `inferred`),
-    /// or "cannot tell" where the diagnosis cannot decide what bounds the step; the
-    /// verdict shown is [`VerdictRow::diagnosis`].
-    pub bound: String,
+    /// The launch-overhead verdict the diagnosis starts from (`analysis::Bound`,
+    /// `inferred`); the verdict shown is [`VerdictRow::diagnosis`].
+    pub bound: analysis::Bound,
     /// What bounds the step (`analysis::Diagnosis`, `inferred`): its code is the one
     /// verdict word investigate, skip-stats and compare show; its `describe` words it.
     pub diagnosis: analysis::Diagnosis,

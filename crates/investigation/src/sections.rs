@@ -71,12 +71,7 @@ pub(crate) fn capture_result(
         file_who: f.who.clone(),
         rank: r.rank,
         verdict: VerdictRow {
-            // The headline verdict is the diagnosis's where it cannot tell: the shares
-            // below stay measured, but no bound is claimed from them.
-            bound: match r.diagnosis {
-                analysis::Diagnosis::CannotTell { .. } => "cannot tell".to_owned(),
-                _ => v.bound.label().to_owned(),
-            },
+            bound: v.bound,
             diagnosis: r.diagnosis,
             critical: r.critical_stream().map(|c| (c.device, c.stream)),
             busy: v.busy_share,
