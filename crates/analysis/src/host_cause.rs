@@ -67,16 +67,7 @@ pub fn wake_limit(idle: Nanos) -> Nanos {
 /// sub-causes of [`crate::GapCause::HostNotLaunched`], each with a stable key (serde
 /// writes its [`HostCause::code`]).
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]

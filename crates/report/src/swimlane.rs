@@ -102,11 +102,7 @@ pub fn render_named(chart: &Chart, names: &[String]) -> String {
             out,
             "<g class=\"lane\" data-kind=\"{kind}\"><rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{PLOT_W}\" height=\"{}\" fill=\"{}\"/><text x=\"4\" y=\"{}\"{}>{}</text>",
             ROW_H - 2.0,
-            if mark.is_some() {
-                "#fdf3e1"
-            } else {
-                "#f3f3f3"
-            },
+            if mark.is_some() { "#fdf3e1" } else { "#f3f3f3" },
             y + ROW_H - 6.0,
             if mark.is_some() {
                 " font-weight=\"bold\""
@@ -264,7 +260,10 @@ mod tests {
             ],
         };
         let svg = render(&chart);
-        let title = format!("<title>sgemm &lt;&amp;&gt; — {} — op aten::mm</title>", trace_model::Nanos(50).human());
+        let title = format!(
+            "<title>sgemm &lt;&amp;&gt; — {} — op aten::mm</title>",
+            trace_model::Nanos(50).human()
+        );
         assert!(svg.contains(&title), "{svg}");
         assert!(svg.contains(">rank 1 GPU 0 stream 7 [critical, last to finish]</text>"));
         assert!(svg.contains(">b.json host thread 1</text>"));

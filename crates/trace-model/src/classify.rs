@@ -17,16 +17,7 @@ use crate::MemcpyDirection;
 /// Collective communication kind; serde writes it in snake case (`all_reduce`,
 /// `send_recv`, `dispatch`), [`CollectiveKind::label`] in words.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -74,16 +65,7 @@ impl CollectiveKind {
 /// What a GPU activity does, by its name (serde: snake case, `"gemm"`,
 /// `{"collective": "all_reduce"}`, `{"memcpy": "host_to_device"}`).
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]

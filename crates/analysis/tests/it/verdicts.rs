@@ -445,8 +445,14 @@ fn cannot_tell_serialises_as_its_code() {
 #[test]
 fn cannot_tell_names_the_capture_that_decides() {
     use analysis::CannotTell;
-    assert!(CannotTell::GraphCapture.decide_with().contains("graph replays"));
-    assert!(CannotTell::NoEvidence
-        .decide_with()
-        .contains("launch correlation"));
+    assert!(
+        CannotTell::GraphCapture
+            .decide_with()
+            .contains("graph replays")
+    );
+    assert!(
+        CannotTell::NoEvidence
+            .decide_with()
+            .contains("launch correlation")
+    );
 }
