@@ -775,8 +775,8 @@ pub enum CauseReplay {
     NotComputed,
     /// No change of durations expresses this cause alone.
     NoScenario {
-        /// Why, in words.
-        reason: String,
+        /// Why.
+        reason: NoScenarioReason,
     },
     /// The capture cannot be replayed.
     CannotReplay {
@@ -785,6 +785,18 @@ pub enum CauseReplay {
     },
     /// The scenario's replay.
     Replayed(Box<Replayed>),
+}
+
+/// Why a cause has no what-if scenario (serialised in snake case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoScenarioReason {
+    /// The compute class a compute-bound verdict names: its knobs change how fast its
+    /// kernels run, which only a new capture measures.
+    ComputeClass,
+    /// No change of durations expresses the cause alone (a stream or event wait, a
+    /// synchronising call, eager attention).
+    NoDurationChange,
 }
 
 /// One cause's scenario replayed over the steady-state steps (every figure but

@@ -711,7 +711,10 @@ fn replay_error_label() -> Provenance {
 /// Why a cause has no replayed gain, in a cell.
 fn no_replay_cell(note: &compare::NoReplay) -> Cell {
     match note {
-        compare::NoReplay::NoScenario { reason } => Cell::text(format!("no scenario: {reason}")),
+        compare::NoReplay::NoScenario { reason } => Cell::text(format!(
+            "no scenario: {}",
+            crate::investigate::no_scenario_text(*reason)
+        )),
         compare::NoReplay::CannotReplay { reason } => {
             let mut spans = vec![Span::text("cannot replay: ")];
             spans.extend(crate::investigate::cannot_replay_spans(reason));

@@ -36,6 +36,20 @@ pub(crate) fn who_text(who: &investigation::Who) -> String {
     }
 }
 
+/// Why a cause has no what-if scenario, in words.
+pub(crate) fn no_scenario_text(reason: investigation::NoScenarioReason) -> &'static str {
+    match reason {
+        investigation::NoScenarioReason::ComputeClass => {
+            "the compute class that bounds the step: its knobs change how fast its kernels run, \
+             which only a new capture measures"
+        }
+        investigation::NoScenarioReason::NoDurationChange => {
+            "no change of durations expresses this cause alone (a stream or event wait, a \
+             synchronising call, eager attention)"
+        }
+    }
+}
+
 /// The files of the report directory but `rows.csv`: report.md, report.html, report.json
 /// (the value itself) and one CSV per table.
 pub fn files(inv: &Investigation) -> Vec<(String, Vec<u8>)> {
