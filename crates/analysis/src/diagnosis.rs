@@ -436,8 +436,10 @@ pub fn host_knobs(cause: HostCause, framework: Framework, practices: &Practices)
     }
 }
 
-/// Why the capture cannot decide what bounds the step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why the capture cannot decide what bounds the step; serde tags it with its
+/// [`CannotTell::code`] (`{"code": "too-little-gpu-work", "gpu_time": 900}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum CannotTell {
     /// No GPU activity in the window.
@@ -523,8 +525,11 @@ impl CannotTell {
     }
 }
 
-/// What bounds the step (the verdict of the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What bounds the step (the verdict of the module docs). serde tags it by `bound`, the
+/// head of its [`Diagnosis::code`] (`{"bound": "host-bound", "cause": "allocator"}`,
+/// `{"bound": "compute-bound", "class": "gemm"}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "bound", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Diagnosis {
     /// The GPU computes most of the window; the class with most time on the critical

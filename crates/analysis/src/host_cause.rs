@@ -64,8 +64,12 @@ pub fn wake_limit(idle: Nanos) -> Nanos {
 }
 
 /// What the launching thread was doing while the GPU waited for its next launch: the
-/// sub-causes of [`crate::GapCause::HostNotLaunched`], each with a stable key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// sub-causes of [`crate::GapCause::HostNotLaunched`], each with a stable key (serde
+/// writes its [`HostCause::code`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum HostCause {
     /// Device or pinned-host memory allocation and release (`cudaMalloc`, `cudaFree`,

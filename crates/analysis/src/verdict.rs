@@ -45,8 +45,10 @@ use crate::budget::Budget;
 use crate::gaps::{GapCause, GapCauses};
 use trace_model::Provenance;
 
-/// The three outcomes (and the absence of GPU work).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The three outcomes (and the absence of GPU work); serde writes them in snake case
+/// (`gpu_bound`, `host_launch_bound`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Bound {
     /// The GPU's work share is high: more host speed would not help.

@@ -520,7 +520,7 @@ fn cause_rows(
                     (None, None, Some(NoReplay::CannotReplay { reason }))
                 }
                 Some(investigation::CauseReplay::NoScenario { reason }) => {
-                    let reason = reason.clone();
+                    let reason = *reason;
                     (None, None, Some(NoReplay::NoScenario { reason }))
                 }
                 Some(investigation::CauseReplay::NotComputed) | None => {

@@ -6,7 +6,7 @@ pub enum NoReplay {
     /// No change of durations expresses the cause alone.
     NoScenario {
         /// Why, from the investigation.
-        reason: String,
+        reason: investigation::NoScenarioReason,
     },
     /// The before capture cannot be replayed.
     CannotReplay {

@@ -164,12 +164,10 @@ pub(crate) fn side_of(path: &Path, inv: &Investigation) -> Result<Side, String> 
     side.captures = inv.captures.len();
     side.has_steps = first.steps_origin != whole;
     side.step_origin = first.steps_origin.clone();
-    side.diagnosis = first.verdict.diagnosis.clone().map(|code| {
-        (
-            code,
-            first.verdict.diagnosis_text.clone().unwrap_or_default(),
-        )
-    });
+    side.diagnosis = Some((
+        first.verdict.diagnosis.code(),
+        first.verdict.diagnosis.describe(),
+    ));
     side.steady_steps = first.steady_steps.len();
     if let investigation::Advice::Ranked(ranked) = &inv.advice {
         side.mean_step = Some(ranked.mean_step);

@@ -66,8 +66,10 @@ pub struct StepLanes {
 /// One stream's activities in a step.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StreamLane {
-    /// `GPU 0 stream 7`.
-    pub label: String,
+    /// The GPU's ordinal.
+    pub gpu: i64,
+    /// The stream's ordinal.
+    pub stream: i64,
     /// Whether it is the critical (most compute) stream.
     pub critical: bool,
     /// `(start, end, class word, name)`, relative to the step's start, clipped to it.
@@ -358,11 +360,8 @@ fn median_step_lanes(r: &CaptureAnalysis, capture: &Capture) -> Option<StepLanes
                 })
                 .collect();
             (!slices.is_empty()).then(|| StreamLane {
-                label: format!(
-                    "GPU {} stream {}",
-                    capture.device(st.device).ordinal,
-                    st.ordinal
-                ),
+                gpu: capture.device(st.device).ordinal,
+                stream: st.ordinal,
                 critical: r.critical_stream().is_some_and(|c| c.stream_id == st.id),
                 slices,
             })

@@ -60,7 +60,7 @@ fn rows(rel: &str, inv: &Investigation) -> (String, String, String) {
     let verdict = first
         .diagnosis
         .as_ref()
-        .map_or("-".to_owned(), |d| d.code.clone());
+        .map_or("-".to_owned(), |d| d.diagnosis.code());
     let (top, knob, replay) = match &inv.advice {
         Advice::Ranked(r) => {
             let top = r.causes.first();

@@ -28,10 +28,7 @@ pub fn advise(r: &CaptureAnalysis, capture: &Capture) -> Advice {
         return Advice::WarmUp;
     }
     if let analysis::Diagnosis::CannotTell { reason } = r.diagnosis {
-        return Advice::CannotTell {
-            reason: reason.describe(),
-            decide_with: reason.decide_with().to_owned(),
-        };
+        return Advice::CannotTell { reason };
     }
     let span = window.span();
     let steps = r.steady_step_count().max(1) as i64;

@@ -31,9 +31,9 @@ pub struct RanksReplayed {
     /// The ranks replayed together, by name (`0`, `1`, … or their file names).
     pub ranks: Vec<String>,
     /// Collectives matched across the ranks: `(kind, collectives per rank)`.
-    pub matched: Vec<(String, usize)>,
+    pub matched: Vec<(trace_model::CollectiveKind, usize)>,
     /// Why collectives were not matched (each replayed on its own rank).
-    pub not_matched: Vec<String>,
+    pub not_matched: Vec<replay::NotMatched>,
 }
 
 /// Why a rank directory's drawn rank was replayed alone, not with the other ranks: its

@@ -45,7 +45,7 @@ use trace_model::Nanos;
 pub use advice::{PER_STEP_FORMULA, REPLAY_ASSUMPTIONS, WINDOW_ASSUMPTION, advise};
 pub use joint::{MAX_JOINT_RANKS, RanksReplayed, ReplayedAlone};
 pub use model::*;
-pub use replay::CannotReplay;
+pub use replay::{CannotReplay, NotMatched};
 pub use sections::LARGE_LAYOUT_SHARE;
 
 /// Options of an investigation.
@@ -423,7 +423,7 @@ fn investigate_ranks<T: Send>(
     let report = &analysis.reports[chosen];
     check_step(&detail.path, report, options)?;
     let detail_note = (analysis.reports.len() > 1).then(|| Drawn {
-        who: rank_label(report),
+        who: who(report),
         straggler: is_straggler,
     });
     let mut investigation = assemble(&Parts {
@@ -459,8 +459,8 @@ fn investigate_ranks<T: Send>(
 /// summary, taken while the capture is in memory.
 #[derive(Debug, Clone)]
 struct CaptureFacts {
-    /// How the capture is named in per-capture tables: `rank N`, else its file name.
-    who: String,
+    /// How the capture is named in per-capture tables: its rank, else its file name.
+    who: Who,
     /// Its devices' models and vendors, one entry per device, each list sorted.
     gpus: [Vec<String>; 2],
     /// GPU activities per device ordinal (devices without any left out).
@@ -489,7 +489,7 @@ fn capture_facts(l: &Loaded) -> CaptureFacts {
     CaptureFacts {
         who: l
             .rank
-            .map_or_else(|| file_name(&l.path), |r| format!("rank {r}")),
+            .map_or_else(|| Who::File(file_name(&l.path)), Who::Rank),
         gpus,
         device_kernels: sections::device_kernel_counts(c),
         activities: c.activities().len(),
@@ -614,9 +614,10 @@ pub fn file_name(p: &Path) -> String {
 }
 
 /// `rank N`, else the file name of the report's label.
-fn rank_label(r: &CaptureAnalysis) -> String {
+/// Which capture `r` is of: its rank, else its label's file name.
+fn who(r: &CaptureAnalysis) -> Who {
     r.rank
-        .map_or_else(|| file_name(Path::new(&r.label)), |n| format!("rank {n}"))
+        .map_or_else(|| Who::File(file_name(Path::new(&r.label))), Who::Rank)
 }
 
 /// Why a serialised investigation (`report.json`) could not be read.

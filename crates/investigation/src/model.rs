@@ -14,8 +14,9 @@ pub use analysis::{CrossRank, Spread as StepSpread, StepHeatMap};
 /// The schema version of the serialised [`Investigation`] (`report.json`). It changes when
 /// a field changes meaning or is removed; new optional fields keep it. Schema 1 was the
 /// rendered document; 2 is this value; 3 makes every trust entry a `trace_model::TrustItem`
-/// ([`TrustNote`]).
-pub const SCHEMA: u32 = 4;
+/// ([`TrustNote`]); 4 types why a cause cannot be replayed; 5 keeps typed what 4 held in
+/// words (why the capture cannot tell what bounds the step, ...).
+pub const SCHEMA: u32 = 5;
 
 /// The whole investigation of one input (a capture, a rank directory, a JAX capture
 /// directory, a multi-process export).
@@ -64,10 +65,10 @@ pub struct Investigation {
 /// One capture (rank) of the input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaptureResult {
-    /// `rank N`, else the file name of its label.
-    pub who: String,
-    /// How per-capture op and bucket tables name it: `rank N`, else its path's file name.
-    pub file_who: String,
+    /// Its rank, else the file name of its label.
+    pub who: Who,
+    /// How per-capture op and bucket tables name it: its rank, else its path's file name.
+    pub file_who: Who,
     /// The rank, when known.
     pub rank: Option<i64>,
     /// The verdict and its shares (of the critical stream's window).
@@ -97,17 +98,12 @@ pub struct CaptureResult {
 /// The verdict of one capture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRow {
-    /// The launch-overhead verdict, as analysis names it (`analysis::Bound`, `inferred`),
-    /// or "cannot tell" where the diagnosis cannot decide what bounds the step; the
-    /// verdict shown is [`VerdictRow::diagnosis`].
-    pub bound: String,
-    /// What bounds the step (`analysis::Diagnosis::code`, `inferred`): the one verdict
-    /// word investigate, skip-stats and compare show; absent in reports written before it.
-    #[serde(default)]
-    pub diagnosis: Option<String>,
-    /// The diagnosis in words (`analysis::Diagnosis::describe`).
-    #[serde(default)]
-    pub diagnosis_text: Option<String>,
+    /// The launch-overhead verdict the diagnosis starts from (`analysis::Bound`,
+    /// `inferred`); the verdict shown is [`VerdictRow::diagnosis`].
+    pub bound: analysis::Bound,
+    /// What bounds the step (`analysis::Diagnosis`, `inferred`): its code is the one
+    /// verdict word investigate, skip-stats and compare show; its `describe` words it.
+    pub diagnosis: analysis::Diagnosis,
     /// The critical stream: (GPU ordinal, stream number).
     pub critical: Option<(i64, i64)>,
     /// Busy share of the critical stream (collectives left out).
@@ -211,13 +207,13 @@ pub struct FirstCapture {
     pub step_sides: Option<StepSidesView>,
 }
 
-/// The diagnosis of the first capture, as analysis words it.
+/// The diagnosis of the first capture, with the framework and step evidence weighed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosed {
-    /// Its stable code (`host-bound:allocator`, `cannot-tell:graph-capture`, ...).
-    pub code: String,
-    /// In words (for "cannot tell", with the capture that would decide it).
-    pub describe: String,
+    /// What bounds the step (its `code`: `host-bound:allocator`,
+    /// `cannot-tell:graph-capture`, ...; its `describe` words it, for "cannot tell" with
+    /// the capture that would decide it).
+    pub diagnosis: analysis::Diagnosis,
     /// The framework found (its code).
     pub framework: String,
     /// The names that decided the framework.
@@ -321,8 +317,8 @@ pub struct AcrossRanks {
 /// One reconciliation check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
-    /// The capture (`rank N`, a file name, or `all ranks`).
-    pub who: String,
+    /// The capture (a rank, a file name, or all ranks).
+    pub who: Who,
     /// What is checked, with its figures.
     pub kind: CheckKind,
     /// Whether it holds (a failed check is in the trust list).
@@ -373,7 +369,7 @@ pub enum CheckKind {
     /// Every rank runs the same number of kernels.
     Ranks {
         /// (rank, kernels).
-        kernels: Vec<(String, usize)>,
+        kernels: Vec<(Who, usize)>,
     },
 }
 
@@ -454,7 +450,7 @@ pub enum Swimlanes {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LastActivity {
     /// The rank.
-    pub who: String,
+    pub who: Who,
     /// The step.
     pub step: i64,
     /// After the earliest rank.
@@ -469,14 +465,35 @@ pub struct LastActivity {
     pub collective: bool,
 }
 
-/// What a swimlane row shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Which capture of the input something is of: its rank, else its file's name
+/// (serialised `{"rank": 1}`, `{"file": "trace.json"}`, `"all_ranks"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+pub enum Who {
+    /// The capture's rank.
+    Rank(i64),
+    /// The capture's file name, where it names no rank.
+    File(String),
+    /// Every rank of a rank directory (a check across ranks).
+    AllRanks,
+}
+
+/// What a swimlane row shows (serialised flattened into its [`Lane`], tagged by `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LaneKind {
     /// A GPU stream.
-    Gpu,
+    Gpu {
+        /// The GPU's ordinal.
+        gpu: i64,
+        /// The stream's ordinal.
+        stream: i64,
+    },
     /// A host thread.
-    Host,
+    Host {
+        /// The thread's id.
+        thread: i64,
+    },
 }
 
 /// One slice of a row: `[start, end)` in the chart's time unit (ns).
@@ -488,19 +505,28 @@ pub struct Slice {
     pub end: i64,
     /// Colour key: a kernel class word (`gemm`, `collective`, …) or `host`.
     pub class: String,
-    /// The slice's tooltip: name, duration, op, Python line.
-    pub title: String,
+    /// The activity's (or host call's) name.
+    pub name: String,
+    /// Its duration (`measured`).
+    pub dur: Nanos,
+    /// The CPU op that launched it (GPU slices), where one is linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
 }
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lane {
-    /// The row's name, shown beside it.
-    pub label: String,
-    /// What the row shows.
+    /// The rank whose row it is, over a rank directory (its rows are named by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<Who>,
+    /// What the row shows: which GPU stream or host thread.
+    #[serde(flatten)]
     pub kind: LaneKind,
-    /// A mark beside the label (`critical`, `last to finish`).
-    pub mark: Option<String>,
+    /// The stream with the most compute.
+    pub critical: bool,
+    /// The stream that ended the step last on the rank that finished last.
+    pub last_to_finish: bool,
     /// The row's slices, in time order.
     pub slices: Vec<Slice>,
 }
@@ -630,10 +656,8 @@ pub struct RoofOp {
     pub detail: String,
     /// Its kind.
     pub kind: String,
-    /// Its dtype's key (`bf16`).
-    pub dtype: String,
-    /// Its dtype as the table prints it (`Bf16`).
-    pub dtype_shown: String,
+    /// Its dtype (serialised as its key, `bf16`).
+    pub dtype: roofline::Dtype,
     /// GPU time (`measured`).
     pub time: Nanos,
     /// FLOPs (`inferred` from shapes).
@@ -668,10 +692,9 @@ pub enum Advice {
     WarmUp,
     /// The capture cannot decide what bounds the step: nothing is ranked or estimated.
     CannotTell {
-        /// Why, in words.
-        reason: String,
-        /// The capture that would decide it.
-        decide_with: String,
+        /// Why (`analysis::CannotTell`: its code and figures; its `describe` words it and
+        /// its `decide_with` names the capture that would decide it).
+        reason: analysis::CannotTell,
     },
     /// The causes, most time first.
     Ranked(Ranked),
@@ -752,8 +775,8 @@ pub enum CauseReplay {
     NotComputed,
     /// No change of durations expresses this cause alone.
     NoScenario {
-        /// Why, in words.
-        reason: String,
+        /// Why.
+        reason: NoScenarioReason,
     },
     /// The capture cannot be replayed.
     CannotReplay {
@@ -762,6 +785,18 @@ pub enum CauseReplay {
     },
     /// The scenario's replay.
     Replayed(Box<Replayed>),
+}
+
+/// Why a cause has no what-if scenario (serialised in snake case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoScenarioReason {
+    /// The compute class a compute-bound verdict names: its knobs change how fast its
+    /// kernels run, which only a new capture measures.
+    ComputeClass,
+    /// No change of durations expresses the cause alone (a stream or event wait, a
+    /// synchronising call, eager attention).
+    NoDurationChange,
 }
 
 /// One cause's scenario replayed over the steady-state steps (every figure but
@@ -883,9 +918,9 @@ pub enum What {
 pub struct TrustNote {
     /// What gave the item.
     pub from: TrustSource,
-    /// The capture it is of (`rank 1`, a file name, `all ranks`), where it is of one.
+    /// The capture it is of (a rank, a file name, all ranks), where it is of one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub who: Option<String>,
+    pub who: Option<Who>,
     /// For a failed reconciliation check: its index in [`Investigation::reconciliation`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<usize>,
@@ -914,7 +949,7 @@ pub enum TrustSource {
 
 impl TrustNote {
     /// An item of `from`, of the capture `who` where it is of one.
-    pub fn new(from: TrustSource, who: Option<String>, item: trace_model::TrustItem) -> TrustNote {
+    pub fn new(from: TrustSource, who: Option<Who>, item: trace_model::TrustItem) -> TrustNote {
         TrustNote {
             from,
             who,
@@ -949,12 +984,12 @@ pub enum Ask {
     /// Graph kernels' ops: a capture with graphs off.
     GraphsOff {
         /// The capture.
-        who: String,
+        who: Who,
     },
     /// Step markers.
     StepMarkers {
         /// The capture.
-        who: String,
+        who: Who,
         /// A JAX capture.
         jax: bool,
     },
@@ -970,8 +1005,8 @@ pub enum Ask {
 /// The rank steps 3 to 6 describe, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Drawn {
-    /// `rank N`.
-    pub who: String,
+    /// The rank.
+    pub who: Who,
     /// The straggler found across ranks (else the slowest by median step).
     pub straggler: bool,
 }

@@ -6,7 +6,7 @@
 use analysis::CaptureAnalysis;
 use trace_model::{Capture, Nanos};
 
-use crate::model::{CauseReplay, Replayed};
+use crate::model::{CauseReplay, NoScenarioReason, Replayed};
 
 /// `what_if` replayed on `capture` as step 6's estimates replay a cause: over the
 /// steady-state steps of `r` (the capture's own step ranges where it has none), with the
@@ -85,15 +85,11 @@ pub(crate) fn replay_causes(
 /// (removing it is no change a knob makes), or a cause no change of durations expresses.
 fn no_scenario(key: &str) -> CauseReplay {
     let reason = if key.starts_with("compute:") {
-        "the compute class that bounds the step: its knobs change how fast its kernels run, \
-         which only a new capture measures"
+        NoScenarioReason::ComputeClass
     } else {
-        "no change of durations expresses this cause alone (a stream or event wait, a \
-         synchronising call, eager attention)"
+        NoScenarioReason::NoDurationChange
     };
-    CauseReplay::NoScenario {
-        reason: reason.to_owned(),
-    }
+    CauseReplay::NoScenario { reason }
 }
 
 /// [`replay_causes`] once the scenarios are known, with the host labels being computed
@@ -200,7 +196,7 @@ pub(crate) fn replayed(p: &replay::Prediction) -> Replayed {
         ranks: p.ranks.as_ref().map(|n| crate::joint::RanksReplayed {
             ranks: n.ranks.clone(),
             matched: n.matched.clone(),
-            not_matched: n.reasons.iter().map(ToString::to_string).collect(),
+            not_matched: n.reasons.clone(),
         }),
         alone: None,
     }

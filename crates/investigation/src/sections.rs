@@ -9,7 +9,7 @@ use analysis::{CaptureAnalysis, GpuSummary, InputAnalysis, Loaded};
 use trace_model::{Capture, HostKind, Nanos, TrustItem};
 
 use crate::model::*;
-use crate::{CaptureFacts, Options, rank_label};
+use crate::{CaptureFacts, Options, who};
 
 /// The spread of step durations: the analysed GPU's own steps where the capture keeps
 /// steps per GPU (TensorFlow's `Steps` lines), else the capture's steps.
@@ -67,18 +67,12 @@ pub(crate) fn capture_result(
         })
         .collect();
     CaptureResult {
-        who: rank_label(r),
+        who: who(r),
         file_who: f.who.clone(),
         rank: r.rank,
         verdict: VerdictRow {
-            // The headline verdict is the diagnosis's where it cannot tell: the shares
-            // below stay measured, but no bound is claimed from them.
-            bound: match r.diagnosis {
-                analysis::Diagnosis::CannotTell { .. } => "cannot tell".to_owned(),
-                _ => v.bound.label().to_owned(),
-            },
-            diagnosis: Some(r.diagnosis.code()),
-            diagnosis_text: Some(r.diagnosis.describe()),
+            bound: v.bound,
+            diagnosis: r.diagnosis,
             critical: r.critical_stream().map(|c| (c.device, c.stream)),
             busy: v.busy_share,
             collective: v.collective_share,
@@ -207,8 +201,7 @@ pub(crate) fn first_capture(a: &InputAnalysis) -> FirstCapture {
         warm_up,
         host_only,
         diagnosis: Some(Diagnosed {
-            code: first.diagnosis.code(),
-            describe: first.diagnosis.describe(),
+            diagnosis: first.diagnosis,
             framework: first.framework.framework.code().to_owned(),
             framework_evidence: first.framework.evidence.clone(),
             step_evidence: first
@@ -242,21 +235,21 @@ pub(crate) fn reconciliation(
     trust: &mut Vec<TrustNote>,
 ) -> Vec<Check> {
     let mut t = Vec::new();
-    let mut add = |t: &mut Vec<Check>, who: &str, kind: CheckKind, holds: bool| {
+    let mut add = |t: &mut Vec<Check>, who: &Who, kind: CheckKind, holds: bool| {
         if !holds {
             trust.push(TrustNote {
                 check: Some(t.len()),
-                ..TrustNote::new(TrustSource::Check, Some(who.to_owned()), kind.trust_item())
+                ..TrustNote::new(TrustSource::Check, Some(who.clone()), kind.trust_item())
             });
         }
         t.push(Check {
-            who: who.to_owned(),
+            who: who.clone(),
             kind,
             holds,
         });
     };
     for (r, f) in a.reports.iter().zip(facts) {
-        let who = rank_label(r);
+        let who = who(r);
         let la = &r.launch_all;
         add(
             &mut t,
@@ -317,7 +310,7 @@ pub(crate) fn reconciliation(
         && l.capture.format() == trace_model::Format::XPlane
         && let Some(json) = sibling_trace_json(&l.path)
     {
-        let who = rank_label(&a.reports[0]);
+        let who = who(&a.reports[0]);
         let x = device_kernel_counts(&l.capture);
         let j = load::load_single(&json)
             .map(|other| device_kernel_counts(&other.capture))
@@ -335,15 +328,15 @@ pub(crate) fn reconciliation(
         );
     }
     if a.reports.len() > 1 {
-        let counts: Vec<(String, usize)> = a
+        let counts: Vec<(Who, usize)> = a
             .reports
             .iter()
-            .map(|r| (rank_label(r), r.launch_kernels.activities))
+            .map(|r| (who(r), r.launch_kernels.activities))
             .collect();
         let same = counts.windows(2).all(|w| w[0].1 == w[1].1);
         add(
             &mut t,
-            "all ranks",
+            &Who::AllRanks,
             CheckKind::Ranks { kernels: counts },
             same,
         );
@@ -414,11 +407,7 @@ pub(crate) fn swimlanes(
         end = end.max(off + window.end.0.max(host_window.end.0));
         let c = &l.capture;
         let multi = a.reports.len() > 1;
-        let prefix = if multi {
-            format!("{} ", rank_label(r))
-        } else {
-            String::new()
-        };
+        let rank = multi.then(|| who(r));
         let mut last_stream: Option<(usize, i64)> = None;
         for st in c.streams() {
             let acts = c.stream_activities(st.id);
@@ -429,14 +418,9 @@ pub(crate) fn swimlanes(
                     start: off + x.start.0,
                     end: off + x.end().0,
                     class: x.class.word().to_owned(),
-                    title: format!(
-                        "{} — {}{}",
-                        c.name(x.name),
-                        x.dur.human(),
-                        c.launching_op(x)
-                            .map(|o| format!(" — op {}", c.name(o.name)))
-                            .unwrap_or_default()
-                    ),
+                    name: c.name(x.name).to_owned(),
+                    dur: x.dur,
+                    op: c.launching_op(x).map(|o| c.name(o.name).to_owned()),
                 })
                 .collect();
             if slices.is_empty() {
@@ -448,13 +432,13 @@ pub(crate) fn swimlanes(
             }
             let critical = r.critical_stream().is_some_and(|cs| cs.stream_id == st.id);
             lanes.push(Lane {
-                label: format!(
-                    "{prefix}GPU {} stream {}",
-                    c.device(st.device).ordinal,
-                    st.ordinal
-                ),
-                kind: LaneKind::Gpu,
-                mark: critical.then(|| "critical".to_owned()),
+                rank: rank.clone(),
+                kind: LaneKind::Gpu {
+                    gpu: c.device(st.device).ordinal,
+                    stream: st.ordinal,
+                },
+                critical,
+                last_to_finish: false,
                 slices,
             });
         }
@@ -462,11 +446,7 @@ pub(crate) fn swimlanes(
             && last_rank == Some(r.rank)
             && let Some((idx, _)) = last_stream
         {
-            let mark: Option<String> = lanes[idx].mark.take();
-            lanes[idx].mark = Some(match mark {
-                Some(m) => format!("{m}, last to finish"),
-                None => "last to finish".to_owned(),
-            });
+            lanes[idx].last_to_finish = true;
         }
         for th in analysis::launching_threads(c) {
             let slices: Vec<Slice> = c
@@ -480,13 +460,18 @@ pub(crate) fn swimlanes(
                     start: off + e.start.0,
                     end: off + e.end().0,
                     class: "host".to_owned(),
-                    title: format!("{} — {}", c.name(e.name), e.dur.human()),
+                    name: c.name(e.name).to_owned(),
+                    dur: e.dur,
+                    op: None,
                 })
                 .collect();
             lanes.push(Lane {
-                label: format!("{prefix}host thread {}", c.thread(th).tid),
-                kind: LaneKind::Host,
-                mark: None,
+                rank: rank.clone(),
+                kind: LaneKind::Host {
+                    thread: c.thread(th).tid,
+                },
+                critical: false,
+                last_to_finish: false,
                 slices,
             });
         }
@@ -509,7 +494,7 @@ pub(crate) fn swimlanes(
             .filter(|x| x.start < w.end && x.end() > w.start)
             .max_by_key(|x| x.end());
         straggler = last.map(|x| LastActivity {
-            who: rank_label(r),
+            who: who(r),
             step: lf.step,
             behind_earliest: lf.behind_earliest,
             name: c.name(x.name).to_owned(),
@@ -708,8 +693,7 @@ impl RooflineView {
                     program_id: o.program_id,
                     detail: o.detail.clone(),
                     kind: o.kind.name().to_owned(),
-                    dtype: o.dtype.name().to_owned(),
-                    dtype_shown: format!("{:?}", o.dtype),
+                    dtype: o.dtype,
                     time: o.time_ns.value,
                     flops: o.flops.value,
                     bytes: o.bytes.value,
@@ -797,7 +781,7 @@ pub(crate) fn collect_trust(
         new_capture.push(Ask::SteadyState);
     }
     for (r, f) in a.reports.iter().zip(facts) {
-        let who = rank_label(r);
+        let who = who(r);
         // The one diagnostic list of the workspace: the reader's, the step finder's and
         // the analysis' own, each counted; a share where its denominator is known.
         let activities = f.activities.max(1) as f64;

@@ -676,7 +676,6 @@ fn cannot_tell_a_graph_capture_with_one_replay() {
         panic!("{:?}", r.diagnosis);
     };
     assert_eq!(reason, CannotTell::GraphCapture);
-    assert!(reason.decide_with().contains("graph replays"));
 }
 
 #[test]
@@ -1070,5 +1069,4 @@ fn cannot_tell_without_gpu_work_in_warm_up_only_and_without_evidence() {
         panic!("{:?} {:?}", r.diagnosis, r.verdict);
     };
     assert_eq!(reason, CannotTell::NoEvidence);
-    assert!(reason.decide_with().contains("launch correlation"));
 }

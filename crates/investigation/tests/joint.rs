@@ -5,7 +5,7 @@
 
 use investigation::{Advice, CauseReplay};
 use replay::{LaneKind, LaneName};
-use trace_model::Nanos;
+use trace_model::{CollectiveKind, Nanos};
 
 mod common;
 use common::{US, cause, causes, ev, replayed, write_trace};
@@ -118,13 +118,13 @@ fn a_rank_directory_replays_its_ranks_together() {
         .expect("investigates")
         .investigation;
     let drawn = joint.drawn.as_ref().expect("a rank drawn");
-    assert_eq!(drawn.who, "rank 1", "{drawn:?}");
+    assert_eq!(drawn.who, investigation::Who::Rank(1), "{drawn:?}");
     assert!(drawn.straggler, "{drawn:?}");
     let cpu = replayed(cause(causes(&joint), "gap:host-not-launched:cpu-work"));
     assert_eq!(cpu.scenario, "host:cpu-work=0");
     let note = cpu.ranks.as_ref().expect("replayed with the other rank");
     assert_eq!(note.ranks, ["0", "1"]);
-    assert_eq!(note.matched, [("all-reduce".to_owned(), 6)]);
+    assert_eq!(note.matched, [(CollectiveKind::AllReduce, 6)]);
     assert!(note.not_matched.is_empty(), "{note:?}");
     // The unchanged joint replay reproduces the measured steps.
     assert_eq!(cpu.replay_error, Some(0.0), "{cpu:?}");
@@ -174,7 +174,7 @@ fn a_what_if_on_a_rank_directory_is_replayed_together() {
     let note = p.ranks.as_ref().expect("replayed together");
     assert_eq!(note.rank, "1", "{note:?}");
     assert_eq!(note.ranks, ["0", "1"], "{note:?}");
-    assert_eq!(note.matched, [("all-reduce".to_owned(), 6)], "{note:?}");
+    assert_eq!(note.matched, [(CollectiveKind::AllReduce, 6)], "{note:?}");
     let median = &p.steps[p.median_step.expect("a median step")];
     assert_eq!(median.measured.value, Nanos(STEP as i64 * US), "{median:?}");
     // The unchanged joint replay reproduces the measured step, and rank 0's data loading
@@ -228,7 +228,7 @@ fn the_shared_rank_directories_replay_unchanged_together() {
             assert_eq!(r.replay_error, Some(0.0), "{dir}: {}: {r:?}", c.key);
             assert_eq!(r.replayed_step, r.measured_step, "{dir}: {}: {r:?}", c.key);
             if dir.ends_with("dlrm-8rank") {
-                assert_eq!(note.matched, [("all-reduce".to_owned(), 3)], "{dir}");
+                assert_eq!(note.matched, [(CollectiveKind::AllReduce, 3)], "{dir}");
             }
         }
         assert!(replays > 0, "{dir}: no cause replayed");
@@ -262,7 +262,10 @@ fn a_rank_that_cannot_be_replayed_leaves_the_drawn_rank_alone() {
     let run = investigation::investigate(&ranks, &options(Some("host:cpu-work=0")))
         .expect("investigates");
     let inv = &run.investigation;
-    assert_eq!(inv.drawn.as_ref().expect("a rank drawn").who, "rank 1");
+    assert_eq!(
+        inv.drawn.as_ref().expect("a rank drawn").who,
+        investigation::Who::Rank(1)
+    );
     let mut replays = 0;
     for c in causes(inv) {
         let CauseReplay::Replayed(r) = &c.replay else {

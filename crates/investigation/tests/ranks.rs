@@ -39,7 +39,11 @@ fn a_rank_directory_gives_the_planted_straggler_and_draws_it() {
             job.straggler_delay_ns
         );
         let drawn = inv.drawn.as_ref().expect("a rank drawn");
-        assert_eq!(drawn.who, format!("rank {}", job.straggler_rank), "{what}");
+        assert_eq!(
+            drawn.who,
+            investigation::Who::Rank(job.straggler_rank as i64),
+            "{what}"
+        );
         assert!(drawn.straggler, "{what}: drawn as the straggler");
         let map = across.heat_map.as_ref().expect("a heat map");
         let (row, step, ratio) = map.hottest().expect("a hottest cell");
@@ -58,7 +62,7 @@ fn a_rank_directory_gives_the_planted_straggler_and_draws_it() {
             chart
                 .lanes
                 .iter()
-                .all(|l| l.label.starts_with(&format!("{} ", drawn.who))),
+                .all(|l| l.rank == Some(investigation::Who::Rank(job.straggler_rank as i64))),
             "{what}"
         );
     }

@@ -6,8 +6,9 @@
 //! GEMMs for PyTorch); and the shared llama.cpp captures class their quantised matmuls
 //! (`mul_mat_q`, `mul_mat_vec_q`) as GEMMs in the investigation's kernel ranking.
 
+use analysis::{Diagnosis, HostCause};
 use investigation::{Advice, Investigation, Knob, RankedCause, What};
-use trace_model::Nanos;
+use trace_model::{KernelClass, Nanos};
 
 mod common;
 use common::{US, ev, investigate, step};
@@ -83,8 +84,13 @@ fn a_gemm_bound_step_ranks_its_gemms_first_with_the_framework_s_knob() {
         let inv = investigate(&gemm_led_step(gemm, elementwise, norm));
         let d = inv.first.diagnosis.as_ref().expect("a diagnosis");
         assert_eq!(
-            (d.code.as_str(), d.framework.as_str()),
-            ("compute-bound:GEMM", framework)
+            (d.diagnosis, d.framework.as_str()),
+            (
+                Diagnosis::ComputeBound {
+                    class: KernelClass::Gemm
+                },
+                framework
+            )
         );
         let causes = ranked(&inv);
         // The GEMMs lead although elementwise and norm kernels hold more (500 µs per
@@ -178,13 +184,13 @@ fn a_host_bound_step_ranks_its_sub_cause_first() {
     }
     let inv = investigate(&events);
     let d = inv.first.diagnosis.as_ref().expect("a diagnosis");
-    assert_eq!(d.code, "host-bound:allocator");
+    let allocator = Diagnosis::HostBound {
+        cause: HostCause::Allocator,
+    };
+    assert_eq!(d.diagnosis, allocator);
     assert_eq!(ranked(&inv)[0].key, "gap:host-not-launched:allocator");
     // The per-capture table shows the same verdict word.
-    assert_eq!(
-        inv.captures[0].verdict.diagnosis.as_deref(),
-        Some("host-bound:allocator")
-    );
+    assert_eq!(inv.captures[0].verdict.diagnosis, allocator);
 }
 
 /// Both shared llama.cpp captures (rocprofv3 CSV on gfx1151, rocprof v1 on RDNA4) class
@@ -226,8 +232,8 @@ fn the_shared_llama_cpp_captures_rank_quantised_matmuls_as_matmuls() {
         // The quantised matmuls are most of the GPU time in the ranking.
         let share: f64 = matmuls.iter().map(|o| o.percent).sum();
         assert!(share > 50.0, "{rel}: {share}");
-        if d.code.starts_with("compute-bound:") {
-            assert_eq!(d.code, "compute-bound:GEMM", "{rel}");
+        if let Diagnosis::ComputeBound { class } = d.diagnosis {
+            assert_eq!(class, KernelClass::Gemm, "{rel}");
             let first = &ranked(&inv)[0];
             assert_eq!(first.key, "compute:gemm", "{rel}");
             assert_eq!(

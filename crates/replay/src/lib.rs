@@ -379,7 +379,7 @@ impl Prediction {
                 } else {
                     note.matched
                         .iter()
-                        .map(|(k, n)| format!("{n} {k} per rank"))
+                        .map(|(k, n)| format!("{n} {} per rank", k.label()))
                         .collect::<Vec<_>>()
                         .join(", ")
                 }

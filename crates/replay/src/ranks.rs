@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use trace_model::{Capture, CollectiveKind, KernelClass, Labelled, Nanos, Provenance};
 
 use crate::graph::{Durations, EdgeKind, Graph, Lane};
@@ -57,8 +57,10 @@ struct Group {
 }
 
 /// Why collectives of one kind were not matched across ranks (each is then replayed on
-/// its own rank); `Display` writes it in words and serde as those words.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// its own rank); `Display` writes it in words, serde tags it by `code`
+/// (`{"code": "counts-differ", "kind": "all_reduce", "counts": [3, 4]}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
 pub enum NotMatched {
     /// Send/receive kernels: point-to-point, their peer is one rank the capture does not
     /// name.
@@ -111,18 +113,12 @@ impl fmt::Display for NotMatched {
     }
 }
 
-impl Serialize for NotMatched {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
 /// The collectives of several ranks matched with each other.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectiveMatch {
     groups: Vec<Group>,
     /// What was matched, per kind: `(kind, collectives matched per rank)`.
-    pub matched: Vec<(String, usize)>,
+    pub matched: Vec<(CollectiveKind, usize)>,
     /// Why kinds or collectives were not matched.
     pub reasons: Vec<NotMatched>,
 }
@@ -250,7 +246,7 @@ pub fn match_collectives(ranks: &[(&Capture, &Graph)]) -> CollectiveMatch {
                 count: disagree,
             });
         }
-        result.matched.push((kind.label().to_owned(), matched));
+        result.matched.push((kind, matched));
     }
     result
 }
@@ -438,7 +434,7 @@ pub struct RanksPrediction {
     /// One per rank, in the order given.
     pub ranks: Vec<RankSteps>,
     /// What was matched: `(kind, collectives matched per rank)`.
-    pub matched: Vec<(String, usize)>,
+    pub matched: Vec<(CollectiveKind, usize)>,
     /// Why collectives were not matched (`cannot match: counts differ …`); those are
     /// replayed on their own rank, as a single-rank replay does.
     pub reasons: Vec<NotMatched>,
@@ -750,7 +746,7 @@ pub struct RanksNote {
     /// The rank whose steps the prediction measures.
     pub rank: String,
     /// What was matched: `(kind, collectives matched per rank)`.
-    pub matched: Vec<(String, usize)>,
+    pub matched: Vec<(CollectiveKind, usize)>,
     /// Why collectives were not matched; those replay on their own rank.
     pub reasons: Vec<NotMatched>,
     /// Nodes replayed out of the joint order (cycles, a collective whose peers never

@@ -149,15 +149,20 @@ fn swimlanes_section(c: &Comparison) -> Section {
         ("after", &c.after.median_step),
     ];
     let mut lanes = Vec::new();
+    let mut names = Vec::new();
     let mut end = 0;
     for (name, step) in sides {
         let Some(step) = step else { continue };
         end = end.max(step.duration.0);
         for l in &step.lanes {
-            lanes.push(Lane {
-                label: format!("{name} #{} {}", step.number, l.label),
-                kind: LaneKind::Gpu,
-                mark: l.critical.then(|| "critical".to_owned()),
+            let lane = Lane {
+                rank: None,
+                kind: LaneKind::Gpu {
+                    gpu: l.gpu,
+                    stream: l.stream,
+                },
+                critical: l.critical,
+                last_to_finish: false,
                 slices: l
                     .slices
                     .iter()
@@ -165,10 +170,18 @@ fn swimlanes_section(c: &Comparison) -> Section {
                         start: start.0,
                         end: end.0,
                         class: (*class).to_owned(),
-                        title: format!("{title} — {}", (*end - *start).human()),
+                        name: title.clone(),
+                        dur: *end - *start,
+                        op: None,
                     })
                     .collect(),
-            });
+            };
+            names.push(format!(
+                "{name} #{} {}",
+                step.number,
+                crate::swimlane::lane_label(&lane)
+            ));
+            lanes.push(lane);
         }
     }
     if lanes.is_empty() {
@@ -200,11 +213,14 @@ fn swimlanes_section(c: &Comparison) -> Section {
     s.push(Block::Paragraph(line));
     s.push(Block::Svg {
         caption: "Median steps, before above after".to_owned(),
-        svg: crate::swimlane::render(&Chart {
-            start: 0,
-            end,
-            lanes,
-        }),
+        svg: crate::swimlane::render_named(
+            &Chart {
+                start: 0,
+                end,
+                lanes,
+            },
+            &names,
+        ),
     });
     s
 }
@@ -695,7 +711,10 @@ fn replay_error_label() -> Provenance {
 /// Why a cause has no replayed gain, in a cell.
 fn no_replay_cell(note: &compare::NoReplay) -> Cell {
     match note {
-        compare::NoReplay::NoScenario { reason } => Cell::text(format!("no scenario: {reason}")),
+        compare::NoReplay::NoScenario { reason } => Cell::text(format!(
+            "no scenario: {}",
+            crate::investigate::no_scenario_text(*reason)
+        )),
         compare::NoReplay::CannotReplay { reason } => {
             let mut spans = vec![Span::text("cannot replay: ")];
             spans.extend(crate::investigate::cannot_replay_spans(reason));

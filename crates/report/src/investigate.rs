@@ -27,6 +27,29 @@ use advice::{ask_text, change_section, trust_entry};
 use gpu_time::{ops_section, roofline_section};
 pub use what_if::what_if_text;
 
+/// Which capture: `rank 3`, else its file's name; `all ranks`.
+pub(crate) fn who_text(who: &investigation::Who) -> String {
+    match who {
+        investigation::Who::Rank(n) => format!("rank {n}"),
+        investigation::Who::File(name) => name.clone(),
+        investigation::Who::AllRanks => "all ranks".to_owned(),
+    }
+}
+
+/// Why a cause has no what-if scenario, in words.
+pub(crate) fn no_scenario_text(reason: investigation::NoScenarioReason) -> &'static str {
+    match reason {
+        investigation::NoScenarioReason::ComputeClass => {
+            "the compute class that bounds the step: its knobs change how fast its kernels run, \
+             which only a new capture measures"
+        }
+        investigation::NoScenarioReason::NoDurationChange => {
+            "no change of durations expresses this cause alone (a stream or event wait, a \
+             synchronising call, eager attention)"
+        }
+    }
+}
+
 /// The files of the report directory but `rows.csv`: report.md, report.html, report.json
 /// (the value itself) and one CSV per table.
 pub fn files(inv: &Investigation) -> Vec<(String, Vec<u8>)> {
@@ -99,7 +122,7 @@ pub fn document(inv: &Investigation) -> Document {
     let mut roof = roofline_section(inv.roofline.as_ref());
     let mut change = change_section(&inv.advice, &mut doc.findings);
     if let Some(drawn) = &inv.drawn {
-        let who = &drawn.who;
+        let who = who_text(&drawn.who);
         let why = if drawn.straggler {
             "the straggler found across ranks: it arrives latest at the steps' last collectives"
         } else {
@@ -212,7 +235,7 @@ fn steps_table(inv: &Investigation) -> Table {
         devices += c.devices_with_activity;
         all.extend(steps.iter().copied());
         row(
-            c.who.clone(),
+            who_text(&c.who),
             c.steps_origin.clone(),
             steps,
             mean,
@@ -244,10 +267,9 @@ fn counted(sorted: &[String]) -> String {
         .join("; ")
 }
 
-/// The verdict a capture's row shows: the diagnosis's code (what bounds the step), or
-/// the launch-overhead verdict of a report written before the diagnosis was kept.
-fn verdict_word(v: &investigation::VerdictRow) -> &str {
-    v.diagnosis.as_deref().unwrap_or(&v.bound)
+/// The verdict a capture's row shows: the diagnosis's code (what bounds the step).
+fn verdict_word(v: &investigation::VerdictRow) -> String {
+    v.diagnosis.code()
 }
 
 /// Step 1.
@@ -283,8 +305,8 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         });
         let share = |x: Option<f64>| x.map_or(Cell::Empty, |x| Cell::figure(pct(x)));
         t.push(vec![
-            Cell::text(c.who.clone()),
-            Cell::figure_text(verdict_word(v), verdict_label()),
+            Cell::text(who_text(&c.who)),
+            Cell::figure_text(&verdict_word(v), verdict_label()),
             Cell::text(crit),
             Cell::figure(pct(v.busy)),
             Cell::figure(pct(v.collective)),
@@ -306,7 +328,7 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
     if let Some(first) = inv.captures.first() {
         let v = &first.verdict;
         let mut spans = vec![
-            Span::text(format!("{}: ", first.who)),
+            Span::text(format!("{}: ", who_text(&first.who))),
             Span::Figure(Figure {
                 value: Value::Percent(100.0 * v.busy),
                 label: Provenance::Measured,
@@ -335,8 +357,8 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
         if let Some(d) = &f.diagnosis {
             findings.push(Finding::new(vec![Span::text(format!(
                 "Diagnosis ({}; inferred): {}. Framework: {} ({}). Step evidence: {}.",
-                d.code,
-                d.describe,
+                d.diagnosis.code(),
+                d.diagnosis.describe(),
                 d.framework,
                 d.framework_evidence,
                 if d.step_evidence.is_empty() {
@@ -764,7 +786,7 @@ fn check_detail(kind: &CheckKind) -> String {
         },
         CheckKind::Ranks { kernels } => kernels
             .iter()
-            .map(|(r, n)| format!("{r}: {n}"))
+            .map(|(r, n)| format!("{}: {n}", who_text(r)))
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -776,7 +798,7 @@ fn reconciliation_section(checks: &[Check]) -> Section {
     let mut t = Table::new("reconciliation", &["capture", "check", "holds", "detail"]);
     for c in checks {
         t.push(vec![
-            Cell::text(c.who.clone()),
+            Cell::text(who_text(&c.who)),
             Cell::text(c.kind.name()),
             Cell::text(if c.holds { "yes" } else { "NO" }),
             Cell::text(check_detail(&c.kind)),
@@ -808,7 +830,7 @@ fn budget_section(inv: &Investigation) -> Section {
         for b in &c.budgets {
             let part = |x: Nanos| Cell::figure(Figure::duration(x, Provenance::Measured));
             t.push(vec![
-                Cell::text(c.who.clone()),
+                Cell::text(who_text(&c.who)),
                 Cell::text(b.device.to_string()),
                 Cell::text(b.stream.map_or_else(|| "all".to_owned(), |s| s.to_string())),
                 Cell::figure(Figure::duration(b.span, Provenance::Measured)),
@@ -849,7 +871,7 @@ fn swimlane_section(inv: &Investigation) -> Section {
     };
     if let Some(x) = straggler {
         s.push(Block::Paragraph(vec![
-            Span::text(format!("Straggler (the last rank to finish): {} finished step {} last, ", x.who, x.step)),
+            Span::text(format!("Straggler (the last rank to finish): {} finished step {} last, ", who_text(&x.who), x.step)),
             Span::Figure(Figure::duration(x.behind_earliest, Provenance::Measured)),
             Span::text(" after the earliest rank; its last activity was "),
             Span::code(x.name.clone()),
@@ -868,7 +890,7 @@ fn swimlane_section(inv: &Investigation) -> Section {
     let gpu_rows = chart
         .lanes
         .iter()
-        .filter(|l| l.kind == swimlane::LaneKind::Gpu)
+        .filter(|l| matches!(l.kind, swimlane::LaneKind::Gpu { .. }))
         .count();
     let host_rows = chart.lanes.len() - gpu_rows;
     s.push(Block::Paragraph(vec![

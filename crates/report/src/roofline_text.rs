@@ -305,7 +305,7 @@ pub fn svg_of(report: &investigation::RooflineView, top: usize) -> String {
     let mut roofs: Vec<(String, String, f64, f64)> = Vec::new();
     for o in &ops {
         if let (Some(f), Some(b)) = (o.peak_flops_per_s, o.peak_bytes_per_s) {
-            let key = (o.dtype.clone(), o.peak_basis.clone());
+            let key = (o.dtype.name().to_owned(), o.peak_basis.clone());
             if !roofs.iter().any(|r| (r.0.clone(), r.1.clone()) == key) {
                 roofs.push((key.0, key.1, f, b));
             }
@@ -440,10 +440,10 @@ pub fn svg_of(report: &investigation::RooflineView, top: usize) -> String {
             r##"<circle class="op" cx="{:.1}" cy="{:.1}" r="{r:.1}" fill="{}" fill-opacity="0.55" stroke="#333" stroke-width="0.5"><title>{} ({}, {}): {:.3} ms, {:.1} FLOP/B, {:.2} TFLOP/s</title></circle>"##,
             px(x),
             py(y),
-            colour(&o.dtype),
+            colour(o.dtype.name()),
             crate::html::esc(&o.name),
             o.kind,
-            o.dtype,
+            o.dtype.name(),
             o.time.0 as f64 / 1e6,
             x,
             y / 1e12

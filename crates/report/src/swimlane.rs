@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use crate::html::esc;
 
-/// The chart's types are the investigation's swimlane data, drawn here.
+/// The chart's types are the investigation's swimlane data, drawn and named here.
 pub use investigation::{Chart, Lane, LaneKind, Slice};
 
 /// Colours by class key.
@@ -39,9 +39,17 @@ const ROW_H: f64 = 18.0;
 const AXIS_H: f64 = 26.0;
 const LEGEND_H: f64 = 22.0;
 
-/// Renders the chart as one `<svg>` element. Each row is a `<g class="lane">` with
-/// `data-kind` `gpu` or `host`.
+/// Renders the chart as one `<svg>` element, each row named by [`lane_label`]. Each row is
+/// a `<g class="lane">` with `data-kind` `gpu` or `host`.
 pub fn render(chart: &Chart) -> String {
+    let names: Vec<String> = chart.lanes.iter().map(lane_label).collect();
+    render_named(chart, &names)
+}
+
+/// [`render`] with each row named by `names` (one per lane, in order; a lane without one
+/// is named by [`lane_label`]), for charts whose rows are not one input's (compare's
+/// before and after).
+pub fn render_named(chart: &Chart, names: &[String]) -> String {
     let span = (chart.end - chart.start).max(1) as f64;
     let px = |t: i64| LABEL_W + ((t - chart.start) as f64 / span * PLOT_W).clamp(0.0, PLOT_W);
     let height = LEGEND_H + AXIS_H + ROW_H * chart.lanes.len() as f64 + 8.0;
@@ -81,24 +89,22 @@ pub fn render(chart: &Chart) -> String {
     for (row, lane) in chart.lanes.iter().enumerate() {
         let y = LEGEND_H + AXIS_H + ROW_H * row as f64;
         let kind = match lane.kind {
-            LaneKind::Gpu => "gpu",
-            LaneKind::Host => "host",
+            LaneKind::Gpu { .. } => "gpu",
+            LaneKind::Host { .. } => "host",
         };
-        let label = match &lane.mark {
-            Some(m) => format!("{} [{m}]", lane.label),
-            None => lane.label.clone(),
+        let mark = lane_mark(lane);
+        let name = names.get(row).cloned().unwrap_or_else(|| lane_label(lane));
+        let label = match mark {
+            Some(m) => format!("{name} [{m}]"),
+            None => name,
         };
         let _ = write!(
             out,
             "<g class=\"lane\" data-kind=\"{kind}\"><rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{PLOT_W}\" height=\"{}\" fill=\"{}\"/><text x=\"4\" y=\"{}\"{}>{}</text>",
             ROW_H - 2.0,
-            if lane.mark.is_some() {
-                "#fdf3e1"
-            } else {
-                "#f3f3f3"
-            },
+            if mark.is_some() { "#fdf3e1" } else { "#f3f3f3" },
             y + ROW_H - 6.0,
-            if lane.mark.is_some() {
+            if mark.is_some() {
                 " font-weight=\"bold\""
             } else {
                 ""
@@ -118,7 +124,7 @@ pub fn render(chart: &Chart) -> String {
                     x1 - x0,
                     ROW_H - 4.0,
                     color(&s.class),
-                    esc(&s.title)
+                    esc(&slice_title(s))
                 );
             } else if s.end > s.start || x1 > x0 {
                 let col = ((x0 - LABEL_W) as usize).min(density.len() - 1);
@@ -157,6 +163,38 @@ pub fn render(chart: &Chart) -> String {
     out
 }
 
+/// The row's name, shown beside it: `GPU 0 stream 7`, `host thread 1234`, after its
+/// rank over a rank directory (`rank 1 GPU 0 stream 7`).
+pub fn lane_label(lane: &Lane) -> String {
+    let rank = lane
+        .rank
+        .as_ref()
+        .map(|w| format!("{} ", crate::investigate::who_text(w)))
+        .unwrap_or_default();
+    match lane.kind {
+        LaneKind::Gpu { gpu, stream } => format!("{rank}GPU {gpu} stream {stream}"),
+        LaneKind::Host { thread } => format!("{rank}host thread {thread}"),
+    }
+}
+
+/// The mark beside a row's label: `critical`, `last to finish`, or both.
+fn lane_mark(lane: &Lane) -> Option<&'static str> {
+    match (lane.critical, lane.last_to_finish) {
+        (true, true) => Some("critical, last to finish"),
+        (true, false) => Some("critical"),
+        (false, true) => Some("last to finish"),
+        (false, false) => None,
+    }
+}
+
+/// A slice's tooltip: its name, duration and launching op (`sgemm — 12.0 µs — op aten::mm`).
+fn slice_title(s: &Slice) -> String {
+    match &s.op {
+        Some(op) => format!("{} — {} — op {op}", s.name, s.dur.human()),
+        None => format!("{} — {}", s.name, s.dur.human()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,16 +206,19 @@ mod tests {
                 start: i * 10,
                 end: i * 10 + 5,
                 class: "elementwise".into(),
-                title: format!("k{i}"),
+                name: format!("k{i}"),
+                dur: trace_model::Nanos(5),
+                op: None,
             })
             .collect();
         let chart = Chart {
             start: 0,
             end: 1_000_000,
             lanes: vec![Lane {
-                label: "GPU 0 stream 7".into(),
-                kind: LaneKind::Gpu,
-                mark: Some("critical".into()),
+                rank: None,
+                kind: LaneKind::Gpu { gpu: 0, stream: 7 },
+                critical: true,
+                last_to_finish: false,
                 slices,
             }],
         };
@@ -185,7 +226,8 @@ mod tests {
         assert!(svg.len() < 50_000, "{} bytes", svg.len());
         assert_eq!(svg.matches("<g class=\"lane\"").count(), 1);
         assert!(svg.contains("class=\"density\""));
-        assert!(!svg.contains("<title>k5</title>"));
+        assert!(!svg.contains("<title>k5 — "));
+        assert!(svg.contains(">GPU 0 stream 7 [critical]</text>"));
     }
 
     #[test]
@@ -195,26 +237,36 @@ mod tests {
             end: 100,
             lanes: vec![
                 Lane {
-                    label: "GPU 0 stream 7".into(),
-                    kind: LaneKind::Gpu,
-                    mark: None,
+                    rank: Some(investigation::Who::Rank(1)),
+                    kind: LaneKind::Gpu { gpu: 0, stream: 7 },
+                    critical: true,
+                    last_to_finish: true,
                     slices: vec![Slice {
                         start: 10,
                         end: 60,
                         class: "gemm".into(),
-                        title: "sgemm <&>".into(),
+                        name: "sgemm <&>".into(),
+                        dur: trace_model::Nanos(50),
+                        op: Some("aten::mm".into()),
                     }],
                 },
                 Lane {
-                    label: "host thread 1".into(),
-                    kind: LaneKind::Host,
-                    mark: None,
+                    rank: Some(investigation::Who::File("b.json".into())),
+                    kind: LaneKind::Host { thread: 1 },
+                    critical: false,
+                    last_to_finish: false,
                     slices: vec![],
                 },
             ],
         };
         let svg = render(&chart);
-        assert!(svg.contains("<title>sgemm &lt;&amp;&gt;</title>"));
+        let title = format!(
+            "<title>sgemm &lt;&amp;&gt; — {} — op aten::mm</title>",
+            trace_model::Nanos(50).human()
+        );
+        assert!(svg.contains(&title), "{svg}");
+        assert!(svg.contains(">rank 1 GPU 0 stream 7 [critical, last to finish]</text>"));
+        assert!(svg.contains(">b.json host thread 1</text>"));
         assert_eq!(svg.matches("data-kind=\"host\"").count(), 1);
     }
 }

@@ -1,10 +1,11 @@
 //! The dtype classes that peaks are quoted for.
 
 use hlo_parser::ElementType;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// The operand dtype of an op, as far as vendor peaks distinguish them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// The operand dtype of an op, as far as vendor peaks distinguish them; serde writes its
+/// [`Dtype::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Dtype {

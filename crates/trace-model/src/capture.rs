@@ -181,8 +181,11 @@ pub struct HostThread {
     pub tid_text: Option<StringId>,
 }
 
-/// Memory-copy direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Memory-copy direction (serde: snake case, `host_to_device`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum MemcpyDirection {
     /// Host to device.

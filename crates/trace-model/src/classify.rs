@@ -14,8 +14,12 @@
 
 use crate::MemcpyDirection;
 
-/// Collective communication kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Collective communication kind; serde writes it in snake case (`all_reduce`,
+/// `send_recv`, `dispatch`), [`CollectiveKind::label`] in words.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CollectiveKind {
     /// All-reduce.
@@ -58,8 +62,12 @@ impl CollectiveKind {
     }
 }
 
-/// What a GPU activity does, by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// What a GPU activity does, by its name (serde: snake case, `"gemm"`,
+/// `{"collective": "all_reduce"}`, `{"memcpy": "host_to_device"}`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum KernelClass {
     /// Matrix multiplication (library or generated GEMM).

@@ -413,3 +413,46 @@ fn iterations_of_the_shared_inference_captures() {
     }
     assert!(seen >= 5, "{seen} inference captures");
 }
+
+/// A "cannot tell" reason serialises tagged with its stable code, with its figures as
+/// numbers, and reads back as itself: the investigation keeps it typed in report.json.
+#[test]
+fn cannot_tell_serialises_as_its_code() {
+    use analysis::CannotTell;
+    let all = [
+        CannotTell::NoGpuWork,
+        CannotTell::WarmUpOnly,
+        CannotTell::GraphCapture,
+        CannotTell::Compilation,
+        CannotTell::TooLittleGpuWork {
+            gpu_time: Nanos(900 * US),
+        },
+        CannotTell::SingleOverlappedStep,
+        CannotTell::NoEvidence,
+    ];
+    for reason in all {
+        let json = serde_json::to_value(reason).expect("serialises");
+        assert_eq!(json["code"], reason.code(), "{json}");
+        let back: CannotTell = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, reason);
+    }
+    let json = serde_json::to_value(all[4]).expect("serialises");
+    assert_eq!(json["gpu_time"], 900 * US);
+}
+
+/// The capture that would decide a "cannot tell" names what the capture lacked: graph
+/// replays after the capture, launch correlation for gaps without evidence.
+#[test]
+fn cannot_tell_names_the_capture_that_decides() {
+    use analysis::CannotTell;
+    assert!(
+        CannotTell::GraphCapture
+            .decide_with()
+            .contains("graph replays")
+    );
+    assert!(
+        CannotTell::NoEvidence
+            .decide_with()
+            .contains("launch correlation")
+    );
+}

@@ -74,7 +74,7 @@ fn a_collective_waits_for_its_slowest_peer() {
 
     // Unchanged: the joint replay reproduces both ranks exactly, with the matching on.
     let p = predict_ranks(&ranks, &[]);
-    assert_eq!(p.matched, [("all-reduce".to_owned(), 1)]);
+    assert_eq!(p.matched, [(CollectiveKind::AllReduce, 1)]);
     assert!(p.reasons.is_empty(), "{:?}", p.reasons);
     assert_eq!(p.out_of_order, 0);
     for r in 0..2 {
@@ -187,7 +187,7 @@ fn collectives_whose_times_cannot_meet_are_not_matched() {
         },
     ];
     let p = predict_ranks(&ranks, &[what_if("gemm=2x")]);
-    assert_eq!(p.matched, [("all-reduce".to_owned(), 0)]);
+    assert_eq!(p.matched, [(CollectiveKind::AllReduce, 0)]);
     assert_eq!(
         p.reasons,
         [NotMatched::ClocksDisagree {
@@ -280,4 +280,32 @@ fn joint_replay_of_the_shared_rank_directories() {
             );
         }
     }
+}
+
+/// Why collectives were not matched serialises typed, tagged by `code`, with the kind in
+/// snake case, and reads back as itself (report.json keeps it so).
+#[test]
+fn not_matched_serialises_tagged() {
+    let reasons = [
+        NotMatched::PointToPoint,
+        NotMatched::CountsDiffer {
+            kind: CollectiveKind::AllReduce,
+            counts: vec![2, 1],
+        },
+        NotMatched::ClocksDisagree {
+            kind: CollectiveKind::Dispatch,
+            count: 3,
+        },
+    ];
+    let json = serde_json::to_value(&reasons).expect("serialises");
+    assert_eq!(
+        json,
+        serde_json::json!([
+            {"code": "point-to-point"},
+            {"code": "counts-differ", "kind": "all_reduce", "counts": [2, 1]},
+            {"code": "clocks-disagree", "kind": "dispatch", "count": 3},
+        ])
+    );
+    let back: Vec<NotMatched> = serde_json::from_value(json).expect("reads back");
+    assert_eq!(back, reasons);
 }

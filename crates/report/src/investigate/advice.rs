@@ -134,7 +134,7 @@ fn ranks_sentence(ranks: &investigation::RanksReplayed) -> Vec<Span> {
             spans.push(Span::text(", "));
         }
         spans.push(Span::Figure(measured::count(*n)));
-        spans.push(Span::text(format!(" {kind} per rank")));
+        spans.push(Span::text(format!(" {} per rank", kind.label())));
     }
     let mut text = String::new();
     for reason in &ranks.not_matched {
@@ -361,12 +361,11 @@ pub(super) fn change_section(change: &Advice, findings: &mut Vec<Finding>) -> Se
             s.para("The capture is warm-up only (see the verdict): nothing in it is steady state, so no cause is ranked. Capture again after warm-up.");
             return s;
         }
-        Advice::CannotTell {
-            reason,
-            decide_with,
-        } => {
+        Advice::CannotTell { reason } => {
             s.para(format!(
-                "Cannot tell what bounds the step ({reason}), so no cause is ranked and nothing is estimated. A capture that would decide it: {decide_with}."
+                "Cannot tell what bounds the step ({}), so no cause is ranked and nothing is estimated. A capture that would decide it: {}.",
+                reason.describe(),
+                reason.decide_with()
             ));
             return s;
         }
@@ -514,9 +513,11 @@ fn first_thing(ranked: &investigation::Ranked, c: &investigation::RankedCause) -
 pub(super) fn trust_entry(inv: &Investigation, note: &TrustNote) -> TrustEntry {
     let item = &note.item;
     let from = match note.from {
-        TrustSource::Attribution => Some("attribute-kernels"),
-        TrustSource::Roofline => Some("roofline"),
-        TrustSource::Check | TrustSource::Capture | TrustSource::Input => note.who.as_deref(),
+        TrustSource::Attribution => Some("attribute-kernels".to_owned()),
+        TrustSource::Roofline => Some("roofline".to_owned()),
+        TrustSource::Check | TrustSource::Capture | TrustSource::Input => {
+            note.who.as_ref().map(super::who_text)
+        }
     };
     let detail = note
         .check
@@ -544,12 +545,14 @@ pub(super) fn ask_text(ask: &investigation::Ask) -> String {
                 .to_owned()
         }
         Ask::SteadyState => "A steady-state capture: every step of this one is warm-up (module loading, compilation, autotuning, first calls). Profile after a few steps (torch.profiler schedule(wait=1, warmup=2, active=3); in JAX, after the first call of each jitted function).".to_owned(),
-        Ask::GraphsOff { who } => format!("{who}: which op each graph kernel belongs to: capture once with CUDA graphs off (or per-node graph tracing)."),
+        Ask::GraphsOff { who } => format!("{}: which op each graph kernel belongs to: capture once with CUDA graphs off (or per-node graph tracing).", super::who_text(who)),
         Ask::StepMarkers { who, jax: true } => format!(
-            "{who}: per-step numbers: wrap each step in `jax.profiler.StepTraceAnnotation(\"train\", step_num=i)` so steps can be compared."
+            "{}: per-step numbers: wrap each step in `jax.profiler.StepTraceAnnotation(\"train\", step_num=i)` so steps can be compared.",
+            super::who_text(who)
         ),
         Ask::StepMarkers { who, jax: false } => format!(
-            "{who}: per-step numbers: profile with a schedule and call `prof.step()` (ProfilerStep#N markers), so steps can be compared."
+            "{}: per-step numbers: profile with a schedule and call `prof.step()` (ProfilerStep#N markers), so steps can be compared.",
+            super::who_text(who)
         ),
         Ask::AllRanks => {
             "Whether a straggler makes the collectives wait: capture every rank of the same steps."

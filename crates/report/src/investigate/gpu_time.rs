@@ -28,7 +28,7 @@ pub(super) fn ops_section(inv: &Investigation, findings: &mut Vec<Finding>) -> S
     }
     let mut ops_t = Table::new("ops", &ops_columns);
     for c in &inv.captures {
-        let who = &c.file_who;
+        let who = super::who_text(&c.file_who);
         for b in &c.buckets {
             buckets_t.push(vec![
                 Cell::text(who.clone()),
@@ -296,7 +296,7 @@ pub(super) fn roofline_section(roofline: Option<&Result<RooflineView, String>>) 
                 o.program_id,
                 &o.detail,
             )),
-            Cell::text(o.dtype_shown.clone()),
+            Cell::text(format!("{:?}", o.dtype)),
             Cell::figure(Figure::duration(o.time, Provenance::Measured)),
             o.flops.map_or(Cell::Empty, |f| {
                 Cell::figure(Figure::new(Value::Flops(f), inferred("FLOPs")))

@@ -121,7 +121,7 @@ fn a_rank_directory_gives_the_planted_straggler_and_offsets() {
         assert_eq!(
             value.drawn,
             Some(investigation::Drawn {
-                who: straggler.clone(),
+                who: investigation::Who::Rank(job.straggler_rank as i64),
                 straggler: true
             }),
             "{what}"
