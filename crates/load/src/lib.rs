@@ -564,11 +564,32 @@ impl Drop for AbandonOnPanic<'_> {
     }
 }
 
+/// The order [`map_files`] reads `files` in, as indices: file order, or, `by_rank`, the rank
+/// order their first bytes give (the key its results are sorted by in the end).
+fn reading_order(files: &[(PathBuf, detect::FileKind)], by_rank: bool) -> Vec<usize> {
+    let mut reading: Vec<usize> = (0..files.len()).collect();
+    if by_rank {
+        let keys: Vec<(Option<i64>, &Path)> = files
+            .iter()
+            .map(|(f, _)| {
+                let rank = chrome_reader::rank_before_events(f)
+                    .or_else(|| chrome_reader::rank_from_file_name(f));
+                (rank, f.as_path())
+            })
+            .collect();
+        reading.sort_by_key(|&i| keys[i]);
+    }
+    reading
+}
+
+/// [`map_each_delivered`]'s `deliver`: a capture's file, rank and summary.
+type Deliver<'d, T> = &'d mut dyn FnMut(&Path, Option<i64>, &mut T);
+
 /// [`map_each`] and [`map_each_delivered`] (with `deliver`).
 fn map_files<T: Send>(
     path: &Path,
     summarise: &(impl Fn(Loaded, &Turn<'_>) -> T + Sync),
-    mut deliver: Option<&mut dyn FnMut(&Path, Option<i64>, &mut T)>,
+    mut deliver: Option<Deliver<'_, T>>,
 ) -> Result<Vec<Mapped<T>>, Error> {
     // A SQLite file with WAL or journal content is copied once for detection and reading.
     let _copies = sqlite_input::Scope::new();
@@ -583,21 +604,8 @@ fn map_files<T: Send>(
         ),
         Found::Files(files) => (files, false),
     };
-    // The order the files are read in: file order, or, to deliver in rank order, the rank
-    // order their first bytes give (the key the results are sorted by below).
-    let mut reading: Vec<usize> = (0..files.len()).collect();
     let delivering = deliver.is_some();
-    if delivering && in_rank_dir {
-        let keys: Vec<(Option<i64>, &Path)> = files
-            .iter()
-            .map(|(f, _)| {
-                let rank = chrome_reader::rank_before_events(f)
-                    .or_else(|| chrome_reader::rank_from_file_name(f));
-                (rank, f.as_path())
-            })
-            .collect();
-        reading.sort_by_key(|&i| keys[i]);
-    }
+    let reading = reading_order(&files, delivering && in_rank_dir);
     let workers = chrome_reader::default_threads().clamp(1, files.len().max(1));
     // Without `deliver` nothing waits for a turn.
     let window = if delivering { 2 * workers } else { usize::MAX };
