@@ -119,7 +119,10 @@ pub use ranks::{
     CollectiveSkew, CollectiveTime, Config as CrossRankConfig, CrossRank, HeatRow, RankRow,
     RankTimeline, StepHeatMap, Straggler, cross_rank, rank_timeline, step_heat_map,
 };
-pub use rows_csv::{RowParts as SkipRowParts, write_rows_header as skip_rows_header};
+pub use rows_csv::{
+    RankRows as SkipRankRows, RowParts as SkipRowParts, RowsInRankOrder as SkipRowsInRankOrder,
+    write_rows_header as skip_rows_header,
+};
 pub use skip::{
     CaptureAnalysis, CommStream, Config as SkipConfig, DeviceRow, DeviceSteps, GpuBehind, HostOnly,
     InFlight, InputAnalysis, SkipMetrics, StepMetrics, StreamRow, analyze as analyze_capture,

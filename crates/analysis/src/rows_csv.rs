@@ -1,7 +1,10 @@
 //! `rows.csv`: one row per GPU activity (device, stream, kind, class, name, times, step,
 //! and its launch), written for skip-stats and investigate; a rank directory's rows are made
-//! one rank at a time in part files ([`RowParts`]) and joined in rank order.
+//! one rank at a time, and written once in rank order as the ranks come ([`RowsInRankOrder`])
+//! or kept in part files and joined in rank order at the end ([`RowParts`]).
 
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 
 use trace_model::{Capture, KernelClass};
@@ -17,6 +20,202 @@ pub fn write_rows_header<W: std::io::Write>(rows: W, multi: bool) -> Result<(), 
     let mut w = csv::Writer::from_writer(rows);
     write_header(&mut w, multi).map_err(std::io::Error::other)?;
     w.flush()
+}
+
+/// A rank directory's `rows.csv` written once into its file, in rank order, as the ranks'
+/// reports are made (skip-stats, on `load::map_each_delivered`'s pool): a rank whose turn
+/// has come when its report is made writes its rows straight into the file
+/// ([`RowsInRankOrder::report`] with `now`); another keeps them in memory until its turn,
+/// when they are appended ([`RowsInRankOrder::append`], in the order the ranks are
+/// delivered). So only the ranks waiting for their turn hold rows. When the order the ranks
+/// were written in turns out not to be rank order (a rank known only after its file's
+/// events), [`RowsInRankOrder::finish`] puts the rows in rank order through one scratch
+/// copy.
+#[derive(Debug)]
+pub struct RowsInRankOrder<'f> {
+    file: &'f std::fs::File,
+    /// Where the rows start: the header's length.
+    header_len: u64,
+    /// Bytes written so far, header included; held while rows are written.
+    written: std::sync::Mutex<u64>,
+}
+
+/// One rank's rows for [`RowsInRankOrder`]: in memory until written, then where they are
+/// in the file.
+#[derive(Debug, Default)]
+pub struct RankRows {
+    text: Pieces,
+    at: Option<Range<u64>>,
+}
+
+/// Text kept in pieces of [`PIECE`] bytes: it grows without copying what is already
+/// written (a `Vec` that doubles copied a large rank's rows several times over), and each
+/// full piece is written to the file as it is.
+#[derive(Debug, Default)]
+struct Pieces(Vec<Vec<u8>>);
+
+/// The size of one of [`Pieces`]'s pieces: below glibc's threshold for mapping an
+/// allocation of its own (128 KiB), whose freeing raises that threshold and so made the
+/// next rank's growing vectors be copied where they had been remapped (10 M more
+/// instructions of `realloc` on df_index_resolver with 1 MiB pieces, callgrind).
+const PIECE: usize = 64 << 10;
+
+impl Write for Pieces {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, mut buf: &[u8]) -> std::io::Result<()> {
+        while !buf.is_empty() {
+            match self.0.last_mut() {
+                Some(last) if last.len() < PIECE => {
+                    let n = (PIECE - last.len()).min(buf.len());
+                    last.extend_from_slice(&buf[..n]);
+                    buf = &buf[n..];
+                }
+                _ => self.0.push(Vec::with_capacity(PIECE)),
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Pieces {
+    fn len(&self) -> u64 {
+        self.0.iter().map(|p| p.len() as u64).sum()
+    }
+
+    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        self.0.iter().try_for_each(|piece| out.write_all(piece))
+    }
+}
+
+impl<'f> RowsInRankOrder<'f> {
+    /// Writes `rows.csv`'s header, with the rank column, at the start of `file` (new and
+    /// empty), for the rows written after it.
+    pub fn new(file: &'f std::fs::File) -> std::io::Result<RowsInRankOrder<'f>> {
+        let mut header = Vec::new();
+        write_rows_header(&mut header, true)?;
+        let mut out = file;
+        out.write_all(&header)?;
+        let header_len = header.len() as u64;
+        Ok(RowsInRankOrder {
+            file,
+            header_len,
+            written: std::sync::Mutex::new(header_len),
+        })
+    }
+
+    /// The report of one capture, as [`report_with_rows`] makes it, with its rows: written
+    /// into the file after those written before when `now` (its turn has come: every rank
+    /// before it is written, and none after it can be until it is), else kept in memory.
+    /// Safe to call from several threads at once.
+    pub fn report(
+        &self,
+        loaded: &crate::input::Loaded,
+        config: &Config,
+        now: bool,
+    ) -> Result<(CaptureAnalysis, RankRows), Error> {
+        let mut rows = RankRows::default();
+        if !now {
+            let report = report_with_rows(loaded, config, &mut rows.text)?;
+            return Ok((report, rows));
+        }
+        let mut written = self.lock();
+        let mut out = Counted {
+            out: std::io::BufWriter::with_capacity(PIECE, self.file),
+            bytes: 0,
+        };
+        let report = report_with_rows(loaded, config, &mut out);
+        // Counted whatever the outcome (an error ends the caller's run, and the file with it).
+        let start = *written;
+        *written += out.bytes;
+        rows.at = Some(start..*written);
+        Ok((report?, rows))
+    }
+
+    /// Writes `rows` after the rows written before, and frees their memory; nothing for
+    /// rows already written.
+    pub fn append(&self, rows: &mut RankRows) -> std::io::Result<()> {
+        if rows.at.is_some() {
+            return Ok(());
+        }
+        let text = std::mem::take(&mut rows.text);
+        let mut written = self.lock();
+        let mut file = self.file;
+        text.write_to(&mut file)?;
+        let start = *written;
+        *written += text.len();
+        rows.at = Some(start..*written);
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.written.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Ends the file: the header, then the rows of `ranks`, in the order given (rank
+    /// order), each once. When they were appended in that order (the rule) the file is
+    /// already that; otherwise the rows appended so far are copied to a scratch file once
+    /// and written back in the order given, with any not appended.
+    pub fn finish(self, ranks: &[&RankRows]) -> std::io::Result<()> {
+        let mut end = self.header_len;
+        let in_order = ranks.iter().all(|r| match &r.at {
+            Some(at) if at.start == end => {
+                end = at.end;
+                true
+            }
+            _ => false,
+        });
+        let written = *self.lock();
+        if in_order && end == written {
+            return Ok(());
+        }
+        let file = self.file;
+        let scratch = output_file::ScratchDir::create("rows-in-rank-order")?;
+        let name = "appended.csv";
+        let mut copy = scratch.create_file(name)?;
+        let mut appended = file;
+        appended.seek(SeekFrom::Start(self.header_len))?;
+        std::io::copy(&mut appended.take(written - self.header_len), &mut copy)?;
+        file.set_len(self.header_len)?;
+        let mut out = std::io::BufWriter::with_capacity(PIECE, file);
+        out.seek(SeekFrom::Start(self.header_len))?;
+        for rows in ranks {
+            match &rows.at {
+                Some(at) => {
+                    copy.seek(SeekFrom::Start(at.start - self.header_len))?;
+                    std::io::copy(&mut (&mut copy).take(at.end - at.start), &mut out)?;
+                }
+                None => rows.text.write_to(&mut out)?,
+            }
+        }
+        out.flush()?;
+        scratch.remove_file(name)
+    }
+}
+
+/// A writer that counts the bytes written through it.
+struct Counted<W> {
+    out: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A rank directory's `rows.csv`, made one rank at a time (skip-stats, investigate): each

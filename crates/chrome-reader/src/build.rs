@@ -626,6 +626,61 @@ fn flex_f64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     d.deserialize_any(V)
 }
 
+/// The top-level `distributedInfo` member of a Kineto trace, as far as the model keeps it.
+#[derive(Deserialize)]
+struct Dist {
+    #[serde(default, deserialize_with = "flex_int")]
+    rank: Option<i64>,
+    #[serde(default, deserialize_with = "flex_int")]
+    world_size: Option<i64>,
+    #[serde(default)]
+    backend: Option<String>,
+    #[serde(default)]
+    pg_config: Vec<Pg>,
+}
+
+/// One process group of `distributedInfo.pg_config`.
+#[derive(Deserialize)]
+struct Pg {
+    #[serde(default)]
+    pg_name: Option<serde_json::Value>,
+    #[serde(default)]
+    pg_desc: Option<String>,
+    #[serde(default)]
+    ranks: Vec<i64>,
+}
+
+/// `distributedInfo` read from its JSON text: the one reading of it, for the capture's
+/// metadata and for [`rank_before_events`].
+fn distributed_info(raw: &serde_json::value::RawValue) -> Result<Dist, serde_json::Error> {
+    serde_json::from_str::<Dist>(raw.get())
+}
+
+/// How many bytes of a trace's text [`rank_before_events`] reads at most: Kineto writes
+/// `distributedInfo` within the first few kilobytes (26 KB is the most in
+/// `../shared/traces`, after a long `deviceProperties`).
+const HEADER_BYTES: u64 = 1 << 20;
+
+/// The rank a trace file gives before its events: `distributedInfo.rank` when that member
+/// comes before `traceEvents`, as Kineto writes it, read as [`load`] reads it, from the
+/// first bytes of the (inflated) text only (at most 1 MiB; the events are not read). None
+/// when the start of the file gives no such rank (no `distributedInfo` before the events,
+/// one without an integer rank, a file that cannot be read there): only a load then tells.
+/// For ordering a rank directory's files before they are loaded; a trace with two
+/// `distributedInfo` members gives the first, as its capture does.
+pub fn rank_before_events(path: &Path) -> Option<i64> {
+    use std::io::{BufRead, Read};
+    let mut input = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let text: Box<dyn Read> = if input.fill_buf().ok()?.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::bufread::MultiGzDecoder::new(input))
+    } else {
+        Box::new(input)
+    };
+    let raw = crate::scan::member_before_events(text.take(HEADER_BYTES), path, "distributedInfo")
+        .ok()??;
+    distributed_info(&raw).ok()?.rank
+}
+
 /// A `distributedInfo.rank` that is there but not an integer of i64 (`1e20`, `3.5`,
 /// 2^64): said with its text, since the rank then comes from the file name, if at all.
 fn rank_not_read(diagnostics: &mut trace_model::Diagnostics, path: &Path, distributed_info: &str) {
@@ -1432,27 +1487,7 @@ impl<'p> Builder<'p> {
             ));
         }
         if let Some(raw) = top.get("distributedInfo") {
-            #[derive(Deserialize)]
-            struct Pg {
-                #[serde(default)]
-                pg_name: Option<serde_json::Value>,
-                #[serde(default)]
-                pg_desc: Option<String>,
-                #[serde(default)]
-                ranks: Vec<i64>,
-            }
-            #[derive(Deserialize)]
-            struct Dist {
-                #[serde(default, deserialize_with = "flex_int")]
-                rank: Option<i64>,
-                #[serde(default, deserialize_with = "flex_int")]
-                world_size: Option<i64>,
-                #[serde(default)]
-                backend: Option<String>,
-                #[serde(default)]
-                pg_config: Vec<Pg>,
-            }
-            match serde_json::from_str::<Dist>(raw.get()) {
+            match distributed_info(raw) {
                 Ok(d) => {
                     if d.rank.is_none() {
                         rank_not_read(&mut self.capture.diagnostics, self.path, raw.get());

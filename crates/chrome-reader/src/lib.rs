@@ -60,8 +60,8 @@ use std::path::Path;
 pub use build::{
     LoadConfig, PendingCapture, RankCapture, TraceFiles, args_decoded, default_threads,
     is_compaction_output, list_trace_files, load, load_dir, load_dir_each, load_from,
-    load_from_with, load_with, load_with_sink, rank_from_file_name, set_default_threads,
-    trace_files,
+    load_from_with, load_with, load_with_sink, rank_before_events, rank_from_file_name,
+    set_default_threads, trace_files,
 };
 pub use chunks::{MAX_EVENT_BYTES, max_event_bytes};
 pub use error::Error;

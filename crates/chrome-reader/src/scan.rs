@@ -210,6 +210,44 @@ pub(crate) fn split_events_serial<R: Read>(
     Ok(top)
 }
 
+/// The first top-level member named `key` of the trace object in `input`, when it comes
+/// before `traceEvents`: only the text before the events is read. `Ok(None)` when the
+/// member is not there before the events (or the document is not an object).
+pub(crate) fn member_before_events<R: Read>(
+    input: R,
+    path: &Path,
+    key: &str,
+) -> Result<Option<Box<RawValue>>, Error> {
+    // A small buffer, grown if a member needs it: the start of a trace is a few
+    // kilobytes, and freeing a buffer as large as the event scanner's (mapped by glibc on
+    // its own) raised glibc's threshold for that, which made the loads that follow copy
+    // their growing vectors (0.6 % more instructions on df_index_resolver, callgrind).
+    let mut sc = Scanner::with_capacity(input, path, 16 << 10);
+    sc.skip_bom()?;
+    if sc.peek_non_ws("the start of the document")? != Some(b'{') {
+        return Ok(None);
+    }
+    sc.pos += 1;
+    let mut first = true;
+    loop {
+        match sc.peek_non_ws("the top-level object")? {
+            Some(b',') if !first => sc.pos += 1,
+            Some(_) if first => {}
+            // The end of the object, or text the loader would refuse: no member here.
+            _ => return Ok(None),
+        }
+        first = false;
+        let name = sc.key()?;
+        if name == "traceEvents" {
+            return Ok(None);
+        }
+        let value = sc.raw_value("a top-level member")?;
+        if name == key {
+            return Ok(Some(value));
+        }
+    }
+}
+
 pub(crate) fn show(c: u8) -> String {
     if c.is_ascii_graphic() {
         format!("'{}'", c as char)
@@ -235,10 +273,15 @@ struct Scanner<'p, R> {
 
 impl<'p, R: Read> Scanner<'p, R> {
     fn new(reader: R, path: &'p Path) -> Self {
+        Scanner::with_capacity(reader, path, CHUNK)
+    }
+
+    /// A scanner whose buffer starts at `bytes` (it grows as a value needs).
+    fn with_capacity(reader: R, path: &'p Path, bytes: usize) -> Self {
         Scanner {
             reader,
             path,
-            buf: vec![0; CHUNK],
+            buf: vec![0; bytes],
             pos: 0,
             end: 0,
             dropped: 0,

@@ -488,10 +488,109 @@ pub fn map_each<T: Send>(
     path: &Path,
     summarise: impl Fn(Loaded) -> T + Sync,
 ) -> Result<Vec<Mapped<T>>, Error> {
+    map_files(path, &|l, _| summarise(l), None)
+}
+
+/// [`map_each`], also handing each result that loaded to `deliver` (its file, rank and
+/// summary) on the calling thread, in rank order, as soon as the results before it are in:
+/// for a tool that writes something per rank in rank order (rows.csv) without keeping every
+/// rank's output until the end.
+///
+/// A rank directory's rank order is known for sure only once every file is read (the rank
+/// is inside the file), so the files are read, and delivered, in the order their first
+/// bytes give: `distributedInfo.rank` where it comes before the events, as Kineto writes it
+/// ([`chrome_reader::rank_before_events`]), else the number in the file name, as the
+/// capture's rank is found. That is the returned order (as [`map_each`]'s) unless a file
+/// gives its rank only after its events, or its rank is not the one its start gives: a
+/// caller that needs `deliver`'s order to be the returned one checks it (each delivered
+/// summary can record its turn) and puts right what differs.
+///
+/// Summaries wait for `deliver` while a file before them is still being read: at most
+/// twice the number of workers of them, after which the workers wait too. `summarise` is
+/// told, with each capture, whether its turn has come already ([`Turn::now`]): then what it
+/// makes can go out straight away, without waiting in memory.
+pub fn map_each_delivered<T: Send>(
+    path: &Path,
+    summarise: impl Fn(Loaded, &Turn<'_>) -> T + Sync,
+    mut deliver: impl FnMut(&Path, Option<i64>, &mut T),
+) -> Result<Vec<Mapped<T>>, Error> {
+    map_files(path, &summarise, Some(&mut deliver))
+}
+
+/// A capture's place in [`map_each_delivered`]'s order, for its `summarise`.
+pub struct Turn<'a> {
+    /// The file's place in reading order, or None for a capture after the first of its file.
+    at: Option<usize>,
+    turns: &'a (std::sync::Mutex<Turns>, std::sync::Condvar),
+}
+
+impl Turn<'_> {
+    /// Whether every capture before this one has been delivered (and no other can be
+    /// until this one is): what this capture gives may then be written out in order at
+    /// once, ahead of its own delivery.
+    pub fn now(&self) -> bool {
+        let (turns, _) = self.turns;
+        self.at == Some(turns.lock().unwrap_or_else(|e| e.into_inner()).delivered)
+    }
+}
+
+/// What a worker of [`map_files`] hands back for the `k`th file in reading order: each
+/// capture's result with the file's index in `files`.
+type FileResults<T> = (usize, Vec<(usize, Mapped<T>)>);
+
+/// Where the results of [`map_files`] stand, shared by its workers and the calling thread.
+#[derive(Default)]
+struct Turns {
+    /// Files (in reading order) whose results are delivered.
+    delivered: usize,
+    /// A worker panicked: the others stop waiting for turns that will not come.
+    abandoned: bool,
+}
+
+/// Sets [`Turns::abandoned`] when a worker unwinds, so that no other waits for it.
+struct AbandonOnPanic<'a>(&'a (std::sync::Mutex<Turns>, std::sync::Condvar));
+
+impl Drop for AbandonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let (turns, changed) = self.0;
+            turns.lock().unwrap_or_else(|e| e.into_inner()).abandoned = true;
+            changed.notify_all();
+        }
+    }
+}
+
+/// The order [`map_files`] reads `files` in, as indices: file order, or, `by_rank`, the rank
+/// order their first bytes give (the key its results are sorted by in the end).
+fn reading_order(files: &[(PathBuf, detect::FileKind)], by_rank: bool) -> Vec<usize> {
+    let mut reading: Vec<usize> = (0..files.len()).collect();
+    if by_rank {
+        let keys: Vec<(Option<i64>, &Path)> = files
+            .iter()
+            .map(|(f, _)| {
+                let rank = chrome_reader::rank_before_events(f)
+                    .or_else(|| chrome_reader::rank_from_file_name(f));
+                (rank, f.as_path())
+            })
+            .collect();
+        reading.sort_by_key(|&i| keys[i]);
+    }
+    reading
+}
+
+/// [`map_each_delivered`]'s `deliver`: a capture's file, rank and summary.
+type Deliver<'d, T> = &'d mut dyn FnMut(&Path, Option<i64>, &mut T);
+
+/// [`map_each`] and [`map_each_delivered`] (with `deliver`).
+fn map_files<T: Send>(
+    path: &Path,
+    summarise: &(impl Fn(Loaded, &Turn<'_>) -> T + Sync),
+    mut deliver: Option<Deliver<'_, T>>,
+) -> Result<Vec<Mapped<T>>, Error> {
     // A SQLite file with WAL or journal content is copied once for detection and reading.
     let _copies = sqlite_input::Scope::new();
     let found = find_each(path)?;
-    let (files, in_rank_dir) = match found.found {
+    let (files, in_rank_dir): (Vec<(PathBuf, detect::FileKind)>, bool) = match found.found {
         Found::ChromeDir(dir) => (
             chrome_reader::trace_files(&dir)?
                 .into_iter()
@@ -501,12 +600,20 @@ pub fn map_each<T: Send>(
         ),
         Found::Files(files) => (files, false),
     };
+    let delivering = deliver.is_some();
+    let reading = reading_order(&files, delivering && in_rank_dir);
     let workers = chrome_reader::default_threads().clamp(1, files.len().max(1));
+    // Without `deliver` nothing waits for a turn.
+    let window = if delivering { 2 * workers } else { usize::MAX };
     // Files read side by side: each gets its share of the cores for parsing.
     let config = chrome_reader::LoadConfig::with_threads(
         (chrome_reader::default_threads() / workers).max(1),
     );
     let next = AtomicUsize::new(0);
+    let turns = (
+        std::sync::Mutex::new(Turns::default()),
+        std::sync::Condvar::new(),
+    );
     let read_one = |file: &Path, kind: detect::FileKind| -> Result<Vec<Loaded>, Error> {
         if kind != detect::FileKind::Chrome {
             return load_found(file, kind);
@@ -520,33 +627,80 @@ pub fn map_each<T: Send>(
         }])
     };
     let mut results: Vec<(usize, Mapped<T>)> = std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<FileResults<T>>();
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
+                let tx = tx.clone();
+                let (next, turns, files, reading, read_one) =
+                    (&next, &turns, &files, &reading, &read_one);
+                s.spawn(move || {
+                    let _abandon = AbandonOnPanic(turns);
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((file, kind)) = files.get(i) else {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&i) = reading.get(k) else {
                             break;
                         };
-                        match read_one(file, *kind) {
-                            Ok(loaded) => {
-                                for l in loaded {
+                        // Not more than `window` files ahead of the last one delivered.
+                        let (lock, changed) = turns;
+                        let mut t = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while k >= t.delivered.saturating_add(window) && !t.abandoned {
+                            t = changed.wait(t).unwrap_or_else(|e| e.into_inner());
+                        }
+                        if t.abandoned {
+                            break;
+                        }
+                        drop(t);
+                        let (file, kind) = &files[i];
+                        let out = match read_one(file, *kind) {
+                            Ok(loaded) => loaded
+                                .into_iter()
+                                .enumerate()
+                                .map(|(j, l)| {
                                     let (path, rank) = (l.path.clone(), l.rank);
-                                    out.push((i, Ok((path, rank, summarise(l)))));
-                                }
-                            }
-                            Err(e) => out.push((i, Err(e))),
+                                    // Only a file's first capture can be next in line.
+                                    let turn = Turn {
+                                        at: (j == 0 && delivering).then_some(k),
+                                        turns,
+                                    };
+                                    (i, Ok((path, rank, summarise(l, &turn))))
+                                })
+                                .collect(),
+                            Err(e) => vec![(i, Err(e))],
+                        };
+                        if tx.send((k, out)).is_err() {
+                            break;
                         }
                     }
-                    out
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+        drop(tx);
+        // Results in reading order, each delivered once the ones before it are.
+        let mut waiting: std::collections::BTreeMap<usize, Vec<(usize, Mapped<T>)>> =
+            Default::default();
+        let mut done = Vec::new();
+        for (k, out) in rx {
+            waiting.insert(k, out);
+            let (lock, changed) = &turns;
+            let mut t = lock.lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(mut out) = waiting.remove(&t.delivered) {
+                if let Some(deliver) = deliver.as_mut() {
+                    for (_, res) in &mut out {
+                        if let Ok((path, rank, summary)) = res {
+                            deliver(path, *rank, summary);
+                        }
+                    }
+                }
+                done.extend(out);
+                t.delivered += 1;
+            }
+            drop(t);
+            changed.notify_all();
+        }
+        for h in handles {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        }
+        done
     });
     // File order first (a multi-process export keeps its processes' order), then, in a
     // rank directory, rank order as `load` gives it.

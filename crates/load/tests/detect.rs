@@ -469,3 +469,58 @@ fn an_unreadable_file_in_a_capture_directory_is_named() {
         "{err}"
     );
 }
+
+/// `map_each_delivered` hands each capture over in rank order as soon as the ones before
+/// it are in, reading the files in the order their first bytes give; what it returns is
+/// `map_each`'s. A file's first capture whose turn has come is told so.
+#[test]
+fn map_each_delivered_delivers_in_rank_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny =
+        test_support::workspace_root().join("testdata/chrome/ok/tiny-train/rank0.pt.trace.json");
+    let text = std::fs::read_to_string(&tiny).unwrap();
+    for (name, rank) in [("b.json", 2), ("a.json", 10), ("c.json", 1)] {
+        let text = text.replacen("\"rank\": 0,", &format!("\"rank\": {rank},"), 1);
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    std::fs::write(dir.path().join("d.json"), b"{\"traceEvents\": [").unwrap();
+    // The ranks are read from the first bytes, before the events.
+    assert_eq!(
+        chrome_reader::rank_before_events(&dir.path().join("a.json")),
+        Some(10)
+    );
+    assert_eq!(
+        chrome_reader::rank_before_events(&dir.path().join("d.json")),
+        None
+    );
+    let mut delivered = Vec::new();
+    let mapped = load::map_each_delivered(
+        dir.path(),
+        |l, turn| (l.capture.activities().len(), turn.now()),
+        |path, rank, _| delivered.push((path.to_path_buf(), rank)),
+    )
+    .unwrap();
+    let returned: Vec<_> = mapped
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|(path, rank, _)| (path.clone(), *rank))
+        .collect();
+    assert_eq!(delivered, returned);
+    assert_eq!(
+        returned.iter().map(|(_, r)| *r).collect::<Vec<_>>(),
+        vec![Some(1), Some(2), Some(10)]
+    );
+    let plain = load::map_each(dir.path(), |l| l.capture.activities().len()).unwrap();
+    let delivered_counts: Vec<Option<usize>> = mapped
+        .iter()
+        .map(|r| r.as_ref().ok().map(|o| o.2.0))
+        .collect();
+    let counts: Vec<Option<usize>> = plain.iter().map(|r| r.as_ref().ok().map(|o| o.2)).collect();
+    assert_eq!(delivered_counts, counts);
+    // Without the unreadable file (read first: its rank is unknown), rank 1's file is read
+    // first, and its turn has come when it is.
+    std::fs::remove_file(dir.path().join("d.json")).unwrap();
+    let mapped = load::map_each_delivered(dir.path(), |_, turn| turn.now(), |_, _, _| {}).unwrap();
+    let (_, rank, now) = mapped[0].as_ref().unwrap();
+    assert_eq!((*rank, *now), (Some(1), true));
+}

@@ -136,26 +136,40 @@ fn run(args: &Args) -> anyhow::Result<Outcome> {
     })
 }
 
-/// A directory, one capture at a time on `load::map_each`'s pool: each rank's rows go to a
-/// part file (`analysis::SkipRowParts`) and only its report stays in memory; the rows are
-/// then written to `rows` in rank order. Returns the analysis and the number of unread
-/// files.
+/// A directory, one capture at a time on `load::map_each_delivered`'s pool: each rank's
+/// rows are written to `rows` once, in rank order, straight from its report when its turn
+/// has come, else when it comes (`analysis::SkipRowsInRankOrder`); only its report stays in
+/// memory. Returns the analysis and the number of unread files.
 fn by_rank(
     args: &Args,
     config: &analysis::SkipConfig,
     rows: &std::fs::File,
 ) -> anyhow::Result<(analysis::InputAnalysis, usize)> {
-    use std::io::Write;
-    let row_parts = analysis::SkipRowParts::create("skip-stats-rows")?;
-    let mapped = load::map_each(&args.trace, |l| row_parts.report(&l, config))
-        .with_context(|| format!("analysing {}", args.trace.display()))?;
-    let (mut reports, mut parts, mut seen, mut failed) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    let in_order = analysis::SkipRowsInRankOrder::new(rows)?;
+    let mut write_error = None;
+    let mapped = load::map_each_delivered(
+        &args.trace,
+        |l, turn| in_order.report(&l, config, turn.now()),
+        |_, _, done| {
+            if let Ok((_, rank_rows)) = done
+                && write_error.is_none()
+            {
+                write_error = in_order.append(rank_rows).err();
+            }
+        },
+    )
+    .with_context(|| format!("analysing {}", args.trace.display()))?;
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    let (mut reports, mut ranks_rows, mut seen, mut failed) =
+        (Vec::new(), Vec::new(), Vec::new(), 0);
     for res in mapped {
         match res {
             Ok((path, rank, done)) => {
-                let (report, part) = done?;
+                let (report, rank_rows) = done?;
                 reports.push(report);
-                parts.push(part);
+                ranks_rows.push(rank_rows);
                 seen.push((path, rank));
             }
             Err(err) => {
@@ -164,9 +178,7 @@ fn by_rank(
             }
         }
     }
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, rows);
-    row_parts.drain(&parts, &mut w)?;
-    w.flush()?;
+    in_order.finish(&ranks_rows.iter().collect::<Vec<_>>())?;
     let ranks = seen.iter().map(|(path, rank)| (path.as_path(), *rank));
     for note in load::rank_notes(&args.trace, ranks) {
         TOOL.warn(note);

@@ -2,6 +2,7 @@
 
 mod accounting;
 mod row_parts;
+mod rows_in_rank_order;
 mod skip;
 mod steps;
 mod verdicts;

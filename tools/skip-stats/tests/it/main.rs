@@ -560,3 +560,96 @@ fn a_rank_directory_read_rank_by_rank_equals_the_whole_load() {
     assert!(written.len() > 10_000, "rows.csv has rows");
     assert!(written == rows, "rows.csv differs from the whole load's");
 }
+
+/// rows.csv of a rank directory is written once, in rank order, whatever order the file
+/// names give and wherever the rank is in the file: byte for byte the whole load's rows
+/// (and report), each rank's rows once, the rank column never going down. The two ranks
+/// of `tiny-train` are copied under names that sort against their ranks: with
+/// `distributedInfo` before the events (the ranks are read from the files' first bytes),
+/// and after them (the order the names suggest turns out wrong once the files are read).
+#[test]
+fn rows_of_a_rank_directory_are_in_rank_order_once() {
+    let root = workspace_root();
+    let fixture = root.join("testdata/chrome/ok/tiny-train");
+    let rank_text = |rank: usize| {
+        std::fs::read_to_string(fixture.join(format!("rank{rank}.pt.trace.json")))
+            .expect("a fixture rank")
+    };
+    // `distributedInfo` moved after `traceEvents`, as the last member.
+    let rank_after_events = |text: String| {
+        let line = text
+            .lines()
+            .find(|l| l.contains("\"distributedInfo\""))
+            .expect("the fixture's distributedInfo line")
+            .to_string();
+        let member = line.trim().trim_end_matches(',');
+        let end = text.rfind('}').expect("the end of the object");
+        let mut moved = text.replace(&format!("{line}\n"), "");
+        let end = end - line.len() - 1;
+        moved.replace_range(end..end, &format!(",\n  {member}\n"));
+        assert!(
+            moved.find("\"distributedInfo\"") > moved.find("\"traceEvents\""),
+            "{moved}"
+        );
+        moved
+    };
+    for rank_first in [true, false] {
+        let ranks = tempfile::tempdir().expect("temporary directory");
+        // Rank 1 in the file named rank0 and the other way round.
+        for (rank, name) in [(1, "rank0.pt.trace.json"), (0, "rank1.pt.trace.json")] {
+            let text = if rank_first {
+                rank_text(rank)
+            } else {
+                rank_after_events(rank_text(rank))
+            };
+            std::fs::write(ranks.path().join(name), text).expect("a rank file");
+        }
+        let dir = ranks.path().to_str().expect("UTF-8 path");
+        let (o, out) = skip_stats(&root, &[dir, "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let written = std::fs::read_to_string(out.path().join("rows.csv")).expect("rows.csv");
+
+        let mut whole = Vec::new();
+        let analysis =
+            analysis::skip_stats(ranks.path(), &analysis::SkipConfig::default(), &mut whole)
+                .expect("the directory loads");
+        let whole = String::from_utf8(whole).expect("UTF-8 rows");
+        let mut json = serde_json::to_string_pretty(&report::skip_text::render_json(&analysis))
+            .expect("serialisable");
+        json.push('\n');
+        assert_eq!(stdout(&o), json, "distributedInfo first: {rank_first}");
+        assert_eq!(written, whole, "distributedInfo first: {rank_first}");
+
+        // Independently of the whole load: each rank's rows once, ranks in order.
+        let column: Vec<i64> = written
+            .lines()
+            .skip(1)
+            .map(|l| {
+                l.split(',')
+                    .next()
+                    .and_then(|r| r.parse().ok())
+                    .expect("a rank")
+            })
+            .collect();
+        let count = |rank| column.iter().filter(|&&r| r == rank).count();
+        let single = |rank: usize| {
+            let (o, out) = skip_stats(
+                &root,
+                &[fixture
+                    .join(format!("rank{rank}.pt.trace.json"))
+                    .to_str()
+                    .expect("UTF-8")],
+            );
+            assert!(o.status.success());
+            std::fs::read_to_string(out.path().join("rows.csv"))
+                .expect("rows.csv")
+                .lines()
+                .count()
+                - 1
+        };
+        assert!(count(0) > 0 && count(0) == single(0), "{column:?}");
+        assert!(count(1) > 0 && count(1) == single(1), "{column:?}");
+        assert_eq!(column.len(), count(0) + count(1));
+        assert!(column.is_sorted(), "rank column out of order: {column:?}");
+    }
+}
