@@ -371,9 +371,12 @@ class CPGraph:
                     "it has no trace frames"
                 )
             analysis, annotation, first, last = source
-            frames, table = _hta_cpgraph.encoded(analysis._frames())
+            # One symbol table over every rank (as HTA's); HTA's `args` columns on this one.
+            frames = dict(analysis._frames())
+            frames[self.rank] = analysis._frame_with_args(self.rank)
+            frames, table = _hta_cpgraph.encoded(frames)
             full = frames[self.rank]
-            clipped = _hta_cpgraph.clipped(full, table, annotation, first, last)
+            clipped = _hta_cpgraph.depth_and_parent(_hta_cpgraph.clipped(full, table, annotation, first, last))
             cached = self._hta_cache = (clipped, full, table)
         return cached
 
@@ -1228,6 +1231,18 @@ class TraceAnalysis:
             )
         return self._hta_frames
 
+    def _frame_with_args(self, rank: int) -> pd.DataFrame:
+        """``rank``'s frame of :meth:`_frames` with HTA's default ``args`` columns
+        (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``: ``_hta_frame.with_args``),
+        for the frames handed to a user; built on first use (per rank): the constructor and
+        the other methods never pay for it."""
+        cache: Dict[int, pd.DataFrame] = self.__dict__.setdefault("_hta_frames_args", {})
+        if rank not in cache:
+            files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
+            args = _hta_frame.arg_columns(files[rank])
+            cache[rank] = _hta_frame.with_args(self._frames()[rank], args)
+        return cache[rank]
+
     def get_gpu_kernels_with_user_annotations(
         self,
         rank: int,
@@ -1341,7 +1356,7 @@ class TraceAnalysis:
         out = []
         for rank in ranks:
             df = _hta_cupti.counter_frame(
-                self._frames()[int(rank)],
+                self._frame_with_args(int(rank)),
                 files[int(rank)],
                 int(rank),
                 lambda host: _CallStacks(host, []),
@@ -1380,8 +1395,12 @@ class TraceAnalysis:
         default = _hta_straggler.find_stragglers_with_late_start_comm_kernels
         impl = straggler_identification_impl
         if profiler_steps is not None or (impl is not None and impl is not default) or visualize:
+            # A user's function is handed HTA's columns; ours reads only the common ones.
+            frames = self._frames()
+            if impl is not default and impl is not None:
+                frames = {r: self._frame_with_args(r) for r in frames}
             return _hta_straggler.potential_stragglers(
-                self._frames(),
+                frames,
                 available,
                 None if profiler_steps is None else list(profiler_steps),
                 num_candidates,
