@@ -48,3 +48,25 @@ def manifest_kernels(traces: Path) -> List[Tuple[Path, int]]:
             raise ValueError(f"MANIFEST.md: {cells[header['kernels']]!r} is not a kernel count")
         rows.append((traces / "pytorch" / cells[header["path"]], int(count.group())))
     return rows
+
+
+@pytest.fixture(autouse=True)
+def shown_figures(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[object, tuple, dict]]:
+    """No test opens a browser or a window: HTA's methods and ours plot by default
+    (``visualize=True``), so every plotly figure's ``show`` is replaced, for every test,
+    by one that records (figure, args, kwargs) in the list this fixture returns; plotly's
+    default renderer is also set to ``json`` (nothing interactive) should anything call
+    ``plotly.io.show`` itself. Without plotly the list stays empty."""
+    shown: List[Tuple[object, tuple, dict]] = []
+    try:
+        import plotly.basedatatypes
+        import plotly.io
+    except ImportError:
+        return shown
+
+    def record(fig: object, *args: object, **kwargs: object) -> None:
+        shown.append((fig, args, kwargs))
+
+    monkeypatch.setattr(plotly.basedatatypes.BaseFigure, "show", record)
+    monkeypatch.setattr(plotly.io.renderers, "default", "json")
+    return shown

@@ -31,8 +31,8 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("TraceAnalysis", "get_queue_length_summary_from_time_series"): "test_hta_parity.py::test_queue_length_summary_from_time_series_is_pure",
     ("TraceAnalysis", "get_time_spent_blocked_on_full_queue"): "test_hta_parity.py::test_time_spent_blocked_on_full_queue",
     ("TraceAnalysis", "get_profiler_steps"): "test_hta_parity.py::test_profiler_steps",
-    ("TraceAnalysis", "get_potential_stragglers"): "test_hta_parity.py::test_potential_stragglers, test_potential_stragglers_selected_steps_and_functions; test_hta_stragglers.py (synthetic multi-rank, multi-step traces: step lists, HTA's and a user's identification function, what the function is handed)",
-    ("TraceAnalysis", "critical_path_analysis"): "test_hta_critical_path.py::test_cp_graph_equals_htas (nodes, edges, attribution, path, breakdown and summary; a networkx `DiGraph` where networkx is installed; `trace_df`, `full_trace_df`, `symbol_table` and `save()`: test_cp_graph_frames_and_save_equal_htas, with HTA's frame columns tracewise builds), test_hta.py::test_critical_path_summary",
+    ("TraceAnalysis", "get_potential_stragglers"): "test_hta_parity.py::test_potential_stragglers, test_potential_stragglers_selected_steps_and_functions; test_hta_stragglers.py (synthetic multi-rank, multi-step traces: step lists, HTA's and a user's identification function, what the function is handed, HTA's `args` columns included)",
+    ("TraceAnalysis", "critical_path_analysis"): "test_hta_critical_path.py::test_cp_graph_equals_htas (nodes, edges, attribution, path, breakdown and summary; a networkx `DiGraph` where networkx is installed; `trace_df`, `full_trace_df`, `symbol_table` and `save()`: test_cp_graph_frames_and_save_equal_htas, with HTA's frame columns, `args` columns and `trace_df`'s `depth`/`parent` included), test_hta.py::test_critical_path_summary",
     ("TraceAnalysis", "overlay_critical_path_analysis"): "test_hta_critical_path.py::test_overlaid_trace_equals_htas (events kept, `critical` marks, flow pairs; ours is plain JSON where the name does not end in `.gz`)",
     ("TraceAnalysis", "get_frequent_cuda_kernel_sequences"): "test_hta_critical_path.py::test_frequent_cuda_kernel_sequences_equal_htas (the frame, and the overlaid trace's `Patterns`; compressed names carry tracewise's own ids)",
     ("TraceAnalysis", "generate_trace_with_counters"): "test_hta_parity.py::test_generate_trace_with_counters (the counter events; ours is plain JSON where the name does not end in `.gz`)",
@@ -48,25 +48,31 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("LabeledTrace", "__init__"): "test_hta_diff_parity.py (every test)",
     ("LabeledTrace", "ranks"): "test_hta_diff_parity.py::test_ranks_and_iterations",
     ("LabeledTrace", "iterations"): "test_hta_diff_parity.py::test_ranks_and_iterations",
-    ("LabeledTrace", "extract_ops"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration",
+    ("LabeledTrace", "extract_ops"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration, test_frames_have_htas_args_columns (HTA's `bytes`, `memory_bw_gbps`, `wait_on_*`, `input_*` columns)",
     ("LabeledTrace", "get_ops_summary"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration (rows sorted by name; `cat_id`/`name_id` not compared)",
-    ("TraceAnalysis", "get_cupti_counter_data_with_operators"): "test_hta_parity.py::test_cupti_counter_data (the shared traces, none with CUPTI counters: `[]`), test_hta_cupti.py (synthetic CUPTI-mode traces: every column tracewise builds, by value)",
+    ("TraceAnalysis", "get_cupti_counter_data_with_operators"): "test_hta_parity.py::test_cupti_counter_data (the shared traces, none with CUPTI counters: `[]`), test_hta_cupti.py (synthetic CUPTI-mode traces: every column tracewise builds, by value: all but the call graph's `depth` … `last_kernel_end`)",
 }
 
 # (class, method, parameter) -> the values that raise NotImplementedError.
 PARAM_NOT_BUILT: Dict[Tuple[str, str, str], str] = {}
 
 # (class, method, parameter) -> what the parameter does not do yet (the answer is whole).
-PARAM_PARTIAL: Dict[Tuple[str, str, str], str] = {
-    ("TraceAnalysis", m, "visualize"): "`True` draws no plot (the data HTA plots is returned)"
-    for m in (
-        "get_temporal_breakdown",
-        "get_comm_comp_overlap",
-        "get_gpu_kernel_breakdown",
-        "get_idle_time_breakdown",
-        "get_cuda_kernel_launch_stats",
-        "get_gpu_user_annotation_breakdown",
-        "get_potential_stragglers",
+PARAM_PARTIAL: Dict[Tuple[str, str, str], str] = {}
+
+# (class, method, parameter) -> what the parameter does, with its test, where the table says it.
+PARAM_NOTES: Dict[Tuple[str, str, str], str] = {
+    ("TraceAnalysis", m, "visualize"): (
+        "`True` draws HTA's figures with plotly and returns the same data "
+        f"(test_hta_plots.py::test_figures_are_htas[{t}]); without plotly, no figure and one warning"
+    )
+    for m, t in (
+        ("get_temporal_breakdown", "temporal"),
+        ("get_comm_comp_overlap", "overlap"),
+        ("get_gpu_kernel_breakdown", "kernel_breakdown"),
+        ("get_idle_time_breakdown", "idle"),
+        ("get_cuda_kernel_launch_stats", "launch_stats"),
+        ("get_gpu_user_annotation_breakdown", "user_annotation"),
+        ("get_potential_stragglers", "stragglers"),
     )
 }
 
@@ -159,6 +165,9 @@ def generate() -> str:
                 partial = PARAM_PARTIAL.get((cname, name, p.name))
                 if partial:
                     pstatus = (pstatus + "; " if pstatus else "") + partial
+                note = PARAM_NOTES.get((cname, name, p.name))
+                if note:
+                    pstatus = (pstatus + "; " if pstatus else "") + note
                 why = DEFAULT_DIFFERS.get((cname, name, p.name))
                 if why:
                     pstatus = (pstatus + "; " if pstatus else "") + f"default differs: {why}"

@@ -22,7 +22,7 @@ import pytest
 
 hta_diff = pytest.importorskip("hta.trace_diff", reason="SKIPPED: HolisticTraceAnalysis is not installed")
 
-from test_hta_parity import _names  # noqa: E402
+from test_hta_parity import _names, same_arg_columns  # noqa: E402
 
 
 def _params():
@@ -145,3 +145,22 @@ def test_every_rank_and_iteration_of_the_control_and_test(traces):
     a = hta_diff.TraceDiff.compare_traces(theirs_c, theirs_t, **kw)
     b = TraceDiff.compare_traces(ours_c, ours_t, **kw)
     pd.testing.assert_frame_equal(b, a, rtol=1e-9, atol=0)
+
+
+def test_frames_have_htas_args_columns(pair):
+    """``get_trace`` (against HTA's ``t.get_trace``) and ``extract_ops`` (every rank, every
+    iteration, several ranks at once) carry HTA's ``bytes``, ``memory_bw_gbps``,
+    ``wait_on_*`` and ``input_*`` columns, equal to HTA's by value and dtype."""
+    from tracewise.hta import DeviceType
+
+    name, (theirs, ours), _ = pair
+    ranks = theirs.ranks()
+    for rank in ranks:
+        same_arg_columns(theirs.t.get_trace(rank), ours.get_trace(rank), f"{name} get_trace({rank})")
+    iterations = [int(i) for i in theirs.iterations()] or None
+    got = _same_outcome(
+        lambda: theirs.extract_ops(ranks, iterations, hta_diff.DeviceType.ALL),
+        lambda: ours.extract_ops(ranks, iterations, DeviceType.ALL),
+    )
+    if got is not None:
+        same_arg_columns(got[0], got[1], f"{name} extract_ops({ranks})")

@@ -415,6 +415,39 @@ def test_user_annotation_breakdown(pair, use_gpu, fold):
               allowlist_patterns=allow))
 
 
+ARG_COLUMNS = ["bytes", "memory_bw_gbps", "wait_on_stream", "wait_on_cuda_event_record_corr_id",
+               "input_dims", "input_type", "input_strides"]
+
+
+def same_arg_columns(a: pd.DataFrame, b: pd.DataFrame, what: str, dtypes: bool = True) -> None:
+    """HTA's default ``args`` columns of ``b`` (ours) equal ``a``'s (HTA's) on the same
+    events (matched by ``index``), exactly: values (lists for ``input_*``) and, with
+    ``dtypes``, HTA's downcast dtypes; in HTA's order, right after ``correlation``."""
+    cols = list(b.columns)
+    at = cols.index("correlation") + 1
+    assert cols[at:at + len(ARG_COLUMNS)] == ARG_COLUMNS, (what, cols)
+    key = ["rank", "index"] if "rank" in a.columns and "rank" in b.columns else ["index"]
+    x = a[key + ARG_COLUMNS].sort_values(key, ignore_index=True)
+    y = b[key + ARG_COLUMNS].sort_values(key, ignore_index=True)
+    assert len(x) == len(y) and (x[key].to_numpy() == y[key].to_numpy()).all(), what
+    for c in ARG_COLUMNS:
+        if dtypes:
+            assert y[c].dtype == x[c].dtype, (what, c, x[c].dtype, y[c].dtype)
+        assert x[c].tolist() == y[c].tolist(), (what, c)
+
+
+def test_hta_args_columns(pair):
+    """HTA's ``bytes``, ``memory_bw_gbps``, ``wait_on_*`` and ``input_*`` columns of every
+    rank's frame (the frame handed to a user's straggler function, and that of
+    ``CPGraph``'s and the CUPTI frames) equal those of HTA's parsed frame: every event,
+    value and dtype."""
+    name, last, theirs, ours = pair
+    for rank in _ranks(theirs):
+        same_arg_columns(theirs.t.traces[rank], ours._frame_with_args(rank), f"{name} rank {rank}")
+    # The common frame stays without them (built only where asked).
+    assert "bytes" not in ours._frames()[_ranks(theirs)[0]].columns
+
+
 def test_cupti_counter_data(pair):
     name, last, theirs, ours = pair
     ranks = _ranks(theirs)

@@ -79,13 +79,19 @@ def _total_comm(df: pd.DataFrame, symbol_table: Any, n: int, visualize: bool) ->
 
 
 SEEN: List[Dict[str, Any]] = []
+ARGS = ("bytes", "memory_bw_gbps", "wait_on_stream", "wait_on_cuda_event_record_corr_id",
+        "input_dims", "input_type", "input_strides")
 
 
 def _record(df: pd.DataFrame, symbol_table: Any, n: int, visualize: bool) -> pd.Series:
     """A user's function that records what it is handed."""
     names = symbol_table.get_sym_table()
+    args = [c for c in ARGS if c in df]
     SEEN.append({
         "columns": [c for c in ("rank", "idx", "ts", "dur", "name", "cat", "stream", "iteration") if c in df],
+        "args": args,
+        "arg_values": sorted(tuple(str(v) for v in row) for row in df[["rank", "index"] + args].itertuples(index=False)),
+        "arg_dtypes": [str(df[c].dtype) for c in args],
         "rows": len(df),
         "steps": sorted(int(i) for i in pd.unique(df["iteration"])),
         "names": sorted({names[i] for i in df["name"]}),
@@ -159,3 +165,4 @@ def test_the_function_is_handed_what_hta_hands_it(tmp_path):
     assert SEEN[0] == SEEN[1]
     assert SEEN[1]["steps"] == [2, 3] and SEEN[1]["n"] == 3 and SEEN[1]["visualize"] is False
     assert SEEN[1]["columns"] == ["rank", "idx", "ts", "dur", "name", "cat", "stream", "iteration"]
+    assert SEEN[1]["args"] == list(ARGS)  # HTA's default args columns, equal by value and dtype

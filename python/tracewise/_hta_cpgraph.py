@@ -8,7 +8,8 @@ differ between its runs, so only decoded strings can be compared). ``trace_df`` 
 clipped frame: the window spans the selected instances of the annotations whose name
 contains the annotation (in frame order; the whole frame for ``""``), and it keeps the CPU
 events (stream -1) of positive length that start in the window, and the GPU events whose
-launch is such an event, or named ``Stream Wait Event``, in index order.
+launch is such an event, or named ``Stream Wait Event``, in index order, with the
+``depth`` and ``parent`` columns of HTA's call graph over it (:func:`depth_and_parent`).
 
 ``save(out_dir)`` writes what HTA's writes: ``out_dir/trace_data.csv`` (``trace_df``, index
 label ``_index_``), ``out_dir/cp_graph.pkl`` (the pickled node-link data of the graph),
@@ -20,6 +21,7 @@ tracewise installed. The four files are written through output-file, together.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import pickle
@@ -27,6 +29,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, Set, Tuple
 
+import numpy as np
 import pandas as pd
 
 from ._hta_frame import SymbolTable
@@ -82,6 +85,79 @@ def clipped(full: pd.DataFrame, table: SymbolTable, annotation: str, first: int,
     linked = gpu.index.isin(list(launch_ok)) | gpu["name"].eq(wait_id).to_numpy()
     keep = in_window.index.union(gpu.index[linked])
     return full.loc[keep].copy()
+
+
+_START, _END = 1, -1
+
+
+def _end_order(x: Tuple[Any, ...], y: Tuple[Any, ...]) -> float:
+    """HTA 0.5.0's order of two ends ``(index, time, dur, kind)`` of one thread's events
+    (``hta.common.call_stack.compare_events``, read): an event's start before its end; else
+    by time; at one time, two starts longer first (then smaller index), two ends shorter
+    first (then larger index), a start and an end of positive lengths the end first, of
+    zero lengths by index, else the start first. Negative: ``x`` first."""
+    if x[0] == y[0]:
+        return -1 if x[3] == _START else 1
+    if x[1] != y[1]:
+        return x[1] - y[1]
+    if x[3] == y[3]:
+        if x[2] == y[2]:
+            smaller = x[0] < y[0]
+            if x[3] == _START:
+                return -1 if smaller else 1 if x[0] > y[0] else 0
+            return 1 if smaller else -1 if x[0] > y[0] else 0
+        if x[3] == _START:
+            return 1 if x[2] < y[2] else -1
+        return -1 if x[2] < y[2] else 1
+    if x[2] > 0 and y[2] > 0:
+        return 1 if x[3] == _START else -1
+    if x[2] == 0 and y[2] == 0:
+        return x[0] - y[0]
+    return -1 if x[3] == _START else 1
+
+
+def depth_and_parent(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (a frame indexed by its ``index``) with the ``depth`` and ``parent`` columns
+    of HTA 0.5.0's call graph (``hta.common.call_stack.CallGraph``, which its critical path
+    analysis builds over the clipped frame, read): per (``pid``, ``tid``), a thread with
+    GPU work (a stream above 0) keeps only that work, at depth -1; another thread's events
+    are nested by their ends in HTA's order (:func:`_end_order`; negative lengths as 0),
+    a top-level event at depth 0 with parent -1, every other at its parent's depth + 1.
+    ``parent`` of an event on a stream (not -1) is its ``index_correlation``. Events left
+    out (a thread's events not on a stream above 0 beside its GPU work) have NaN in both, as
+    in HTA (the columns are then float64)."""
+    depths: List[pd.Series] = []
+    parents: Dict[Any, Any] = {}
+    for _, thread in df.groupby(["pid", "tid"], sort=False):
+        gpu = thread["stream"].gt(0)
+        if gpu.any():
+            depths.append(pd.Series(np.full(int(gpu.sum()), -1), index=thread.index[gpu.to_numpy()]))
+            continue
+        durs = np.maximum(thread["dur"].to_numpy(), 0)
+        ends = []
+        for index, ts, dur in zip(thread["index"].tolist(), thread["ts"].tolist(), durs.tolist()):
+            ends.append((index, ts, dur, _START))
+            ends.append((index, ts + dur, dur, _END))
+        ends.sort(key=functools.cmp_to_key(_end_order))
+        nodes: Dict[int, Tuple[int, int]] = {-1: (-1, -1)}
+        stack: List[int] = []
+        for index, _, _, kind in ends:
+            if kind == _START:
+                parent = stack[-1] if stack else -1
+                if index not in nodes:
+                    nodes[index] = (parent, nodes[parent][1] + 1)
+                stack.append(index)
+            elif stack:
+                stack.pop()
+        kept = {i: v for i, v in nodes.items() if i >= 0}
+        depths.append(pd.Series({i: d for i, (_, d) in kept.items()}, dtype="int64"))
+        parents.update({i: p for i, (p, _) in kept.items()})
+    out = df.copy()
+    out["depth"] = pd.concat(depths) if depths else pd.Series(dtype="float64")
+    on_stream = out[out["stream"].ne(-1)]["index_correlation"]
+    parents.update(on_stream.to_dict())
+    out["parent"] = pd.Series(parents, dtype="int64" if parents else "float64")
+    return out
 
 
 def _arcname(path: str) -> str:

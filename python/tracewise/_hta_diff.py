@@ -82,6 +82,8 @@ class LabeledTrace:
             )
         self._symbols = _hta_frame.SymbolTable()
         self._frames: Dict[int, pd.DataFrame] = {}
+        self._paths: Dict[int, str] = dict(rank_files)
+        self._with_args: Dict[int, pd.DataFrame] = {}
         for rank, path in rank_files:
             df = _hta_frame.events_frame(path, frac[rank])
             df["cat"] = self._symbols.ids(df["cat"])
@@ -107,8 +109,17 @@ class LabeledTrace:
         return sorted(self.iteration_df["iteration"].values.tolist())
 
     def get_trace(self, rank: int) -> pd.DataFrame:
-        """The parsed frame of ``rank`` (``cat``/``name`` as ids of ``s_tab``)."""
-        return self._frames[rank]
+        """The parsed frame of ``rank`` (``cat``/``name`` as ids of ``s_tab``), with HTA's
+        default ``args`` columns (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``)."""
+        return self._full(rank)
+
+    def _full(self, rank: int) -> pd.DataFrame:
+        """The frame of ``rank`` with HTA's default ``args`` columns, built on first use
+        (``compare_traces`` and ``ops_diff`` read the frame without them)."""
+        if rank not in self._with_args:
+            args = _hta_frame.arg_columns(self._paths[rank])
+            self._with_args[rank] = _hta_frame.with_args(self._frames[rank], args)
+        return self._with_args[rank]
 
     def extract_ops(
         self,
@@ -117,7 +128,18 @@ class LabeledTrace:
         device_type: DeviceType = DeviceType.ALL,
     ) -> pd.DataFrame:
         """The events of the ranks and iterations asked (default: the first of each),
-        CPU events only (stream -1), GPU ones only, or both, as HTA's."""
+        CPU events only (stream -1), GPU ones only, or both, as HTA's, with HTA's default
+        ``args`` columns (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``)."""
+        return self._ops(rank, iteration, device_type, self._full)
+
+    def _ops(
+        self,
+        rank: Union[int, List[int], None],
+        iteration: Union[int, List[int], None],
+        device_type: DeviceType,
+        frame: Any,
+    ) -> pd.DataFrame:
+        """:meth:`extract_ops` over ``frame(rank)``."""
         all_ranks = self.ranks()
         ranks = _selection(rank, all_ranks, "rank", f"Trace {self.label} doesn't have any rank.")
         for r in ranks:
@@ -131,11 +153,11 @@ class LabeledTrace:
             if i not in all_iters:
                 raise ValueError(f"Invalid argument iteration={i}.")
         if len(ranks) == 1:
-            df = self._frames[ranks[0]]
+            df = frame(ranks[0])
         else:
             # HTA labels the frames with the first ranks of the trace (its `keys=`).
             df = pd.concat(
-                [self._frames[r] for r in ranks], axis=0, keys=all_ranks, names=["rank", "idx"]
+                [frame(r) for r in ranks], axis=0, keys=all_ranks, names=["rank", "idx"]
             ).reset_index()
         df = df[df["iteration"].isin(iters)]
         if device_type == DeviceType.CPU:
@@ -206,7 +228,7 @@ class TraceDiff:
         key = "short_name" if use_short_name else "name"
 
         def summary(lt: LabeledTrace, rank: Any, iteration: Any) -> pd.DataFrame:
-            ops = lt.get_ops_summary(lt.extract_ops(rank, iteration, device_type))
+            ops = lt.get_ops_summary(lt._ops(rank, iteration, device_type, lambda r: lt._frames[r]))
             return ops.groupby(key)[["counts", "total_duration"]].sum()
 
         comp = pd.concat(

@@ -15,6 +15,7 @@ Used by ``TraceDiff``/``LabeledTrace`` and the per-operator methods of ``TraceAn
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Dict, List, Tuple
 
@@ -175,6 +176,82 @@ def events_frame(path: str, fractional: bool) -> pd.DataFrame:
     df["index"] = event_index
     df["index_correlation"] = np.where(ic > 0, event_index[np.maximum(ic, 0)], ic)
     return df
+
+
+ARG_COLUMNS: List[Tuple[str, str, str, Any]] = [
+    ("bytes", "bytes", "int", -1),
+    ("memory_bw_gbps", "memory bandwidth (GB/s)", "float", 0.0),
+    ("wait_on_stream", "wait_on_stream", "int", -1),
+    ("wait_on_cuda_event_record_corr_id", "wait_on_cuda_event_record_corr_id", "int", -1),
+    ("input_dims", "Input Dims", "object", "-1"),
+    ("input_type", "Input type", "object", "-1"),
+    ("input_strides", "Input Strides", "object", "-1"),
+]
+"""HTA 0.5.0's default ``args`` columns beyond ``stream``, ``correlation`` and
+``external_id`` (its parser config's bandwidth, sync and input-shape args), in HTA's
+column order: (column, ``args`` key, kind, HTA's value for an event without the key)."""
+
+
+def _json_value(text: Any) -> Any:
+    """An ``args`` value that the loader kept as text: an array or object parsed back to
+    Python (as ``json.load`` gives it to HTA), any other text as it is."""
+    if isinstance(text, str) and text[:1] in ("[", "{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
+
+
+def arg_columns(path: str) -> pd.DataFrame:
+    """HTA's default ``args`` columns (:data:`ARG_COLUMNS`) of every event its parser keeps
+    from the trace file ``path``, indexed by the event's index in ``traceEvents``: the
+    value of the ``args`` key, HTA's default where the event has none (a JSON ``null`` reads
+    as none too); integer columns downcast over all these events as HTA's parser downcasts
+    them, arrays as Python lists. Built only where a frame that shows them is asked for."""
+    from . import load
+
+    capture = load(path)
+    present = set(capture.events().columns)
+    picks = ", ".join(
+        f'"args_{key}" AS c{i}' if f"args_{key}" in present else f"NULL AS c{i}"
+        for i, (_, key, _, _) in enumerate(ARG_COLUMNS)
+    )
+    ev = capture.sql(
+        f"SELECT event_index, {picks} FROM events "
+        "WHERE dur_ns IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace' ORDER BY event_index"
+    ).to_pandas()
+    out: Dict[str, Any] = {}
+    for i, (name, _, kind, default) in enumerate(ARG_COLUMNS):
+        s = ev[f"c{i}"]
+        numeric = s.dtype.kind in "iuf"
+        if kind == "int" and (numeric or s.isna().all()):
+            filled = pd.to_numeric(s, errors="coerce").fillna(default)
+            if (filled % 1 == 0).all():
+                out[name] = pd.to_numeric(filled.astype("int64"), downcast="integer").to_numpy()
+            else:
+                out[name] = filled.astype("float64").to_numpy()
+        elif kind == "float" and (numeric or s.isna().all()):
+            out[name] = pd.to_numeric(s, errors="coerce").fillna(default).astype("float64").to_numpy()
+        else:
+            values = [default if v is None or (isinstance(v, float) and v != v) else _json_value(v) for v in s]
+            out[name] = pd.Series(values, dtype=object).to_numpy()
+    return pd.DataFrame(out, index=pd.Index(ev["event_index"].to_numpy().astype("int64")))
+
+
+def with_args(frame: pd.DataFrame, args: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (with an ``index`` column of event indices) with the columns of ``args``
+    (:func:`arg_columns` of its file) inserted after ``correlation``, where HTA's frame has
+    them; a new frame."""
+    picked = args.reindex(frame["index"].to_numpy())
+    out = frame.copy()
+    at = list(out.columns).index("correlation") + 1
+    for i, (name, _, _, default) in enumerate(ARG_COLUMNS):
+        values = picked[name]
+        if values.isna().any():  # an event the args were not read for: HTA's default
+            values = values.astype(object).where(values.notna(), default)
+        out.insert(at + i, name, values.to_numpy())
+    return out
 
 
 def gpu_mask(df: pd.DataFrame) -> pd.Series:

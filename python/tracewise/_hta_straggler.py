@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 import pandas as pd
 
+from . import _hta_plot
 from ._hta_frame import SymbolTable
 
 METRIC = "normalized_start_time"
@@ -66,8 +67,9 @@ def find_stragglers_with_late_start_comm_kernels(
     has the largest mean (over steps) standard deviation across ranks; per step, the ranks
     whose normalised start of that kernel is among the ``n_stragglers`` latest. Returns,
     per rank, how many steps found it a straggler (one step: 1 or 0 per row). ValueError
-    where no kernel has a spread across ranks. ``visualize`` plots nothing here."""
-    del visualize
+    where no kernel has a spread across ranks. ``visualize`` draws HTA's figures
+    (:mod:`tracewise._hta_plot`): the timelines of the long kernels and of the chosen
+    kernel, and the metric per rank (and step) with the stragglers in red."""
     n = max(int(n_stragglers), 1)
     sym = symbol_table.get_sym_table()
     comm_ids = [i for i, s in enumerate(sym) if s.startswith("ncclKernel")]
@@ -83,6 +85,13 @@ def find_stragglers_with_late_start_comm_kernels(
         & (df["dur"] >= mean_step * 0.01)
         & df["name"].isin(comm_ids)
     ]
+    if visualize:
+        _hta_plot.gpu_timeline(
+            f"Timeline of Communication Kernels Longer Than {0.01 * 100:.2f}% of Iteration Time\n",
+            long,
+            sym,
+            duration_threshold=2000,
+        )
     last = long.groupby(["rank", "stream", "iteration", "name"], as_index=False).last()
     last[METRIC] = (last["ts"] - t_min) / mean_step
     last["duration"] = last["dur"] / mean_step
@@ -92,15 +101,21 @@ def find_stragglers_with_late_start_comm_kernels(
         raise ValueError(NO_METRIC)
     stream, name = mean_spread.index[int(np.argmax(mean_spread.to_numpy()))]
     metric = last.loc[last["stream"].eq(stream) & last["name"].eq(name)]
+    if visualize:
+        _hta_plot.gpu_timeline(f"Timeline of Candidate Kernels (Iterations={sorted(int(i) for i in steps)})", metric, sym)
     if metric["iteration"].nunique() <= 1:
         threshold = _threshold(metric[METRIC], n)
         flags = (metric[METRIC] >= threshold).astype("int64")
+        if visualize:
+            _hta_plot.stragglers(metric[["rank", METRIC]], METRIC, flags, False)
         return pd.Series(flags.to_numpy(), index=metric["rank"].to_numpy(), name="is_straggler")
     flags = pd.Series(0, index=metric.index, dtype="int64")
     for step, group in metric.groupby("iteration"):
         if step < 0:
             continue
         flags[group.index] = (group[METRIC] >= _threshold(group[METRIC], n)).astype("int64")
+    if visualize:
+        _hta_plot.stragglers(metric[["rank", "iteration", METRIC]], METRIC, flags, True)
     return flags.groupby(metric["rank"]).sum().rename("is_straggler")
 
 

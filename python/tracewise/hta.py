@@ -5,9 +5,10 @@ Change ``from hta.trace_analysis import TraceAnalysis`` to
 and return pandas frames with its column names, dtypes and row order, computed by
 tracewise's native HTA analyses (``trace_frame::hta``, ``critical_path``) instead of
 pandas over a parsed trace. ``docs/differences.md`` lists where the numbers may differ
-from HTA's. ``visualize`` plots only in ``get_frequent_cuda_kernel_sequences`` and
-``TraceDiff``'s ``visualize_*``; elsewhere it is accepted and draws nothing (the data HTA
-plots is returned). ``docs/hta-api.md`` lists every public method and parameter of HTA
+from HTA's. ``visualize=True`` draws HTA's figures with plotly (``tracewise._hta_plot``:
+the same kinds, axes and titles, each ``.show()``n as HTA shows it) and returns the same
+data as ``visualize=False``; without plotly it draws nothing and warns once. ``TraceDiff``'s
+``visualize_*`` plot only when ``show_image`` or ``export_image_path`` asks. ``docs/hta-api.md`` lists every public method and parameter of HTA
 0.5.0's ``TraceAnalysis`` and ``TraceDiff`` with its parity tests; none raises
 ``NotImplementedError``.
 
@@ -27,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from . import _hta_cpgraph, _hta_cupti, _hta_diff, _hta_frame, _hta_straggler, _native
+from . import _hta_cpgraph, _hta_cupti, _hta_diff, _hta_frame, _hta_plot, _hta_straggler, _native
 from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 
 __all__ = [
@@ -370,9 +371,12 @@ class CPGraph:
                     "it has no trace frames"
                 )
             analysis, annotation, first, last = source
-            frames, table = _hta_cpgraph.encoded(analysis._frames())
+            # One symbol table over every rank (as HTA's); HTA's `args` columns on this one.
+            frames = dict(analysis._frames())
+            frames[self.rank] = analysis._frame_with_args(self.rank)
+            frames, table = _hta_cpgraph.encoded(frames)
             full = frames[self.rank]
-            clipped = _hta_cpgraph.clipped(full, table, annotation, first, last)
+            clipped = _hta_cpgraph.depth_and_parent(_hta_cpgraph.clipped(full, table, annotation, first, last))
             cached = self._hta_cache = (clipped, full, table)
         return cached
 
@@ -546,13 +550,19 @@ class TraceAnalysis:
         ]
         df = pd.DataFrame(self._t.temporal(), columns=cols)
         df["rank"] = df["rank"].astype("int64")
-        return df.sort_values("rank", ignore_index=True)
+        df = df.sort_values("rank", ignore_index=True)
+        if visualize:
+            _hta_plot.temporal(df)
+        return df
 
     def get_comm_comp_overlap(self, visualize: bool = True) -> pd.DataFrame:
         """Share of each rank's communication time that computation overlaps, in %."""
         df = pd.DataFrame(self._t.overlap(), columns=["rank", "comp_comm_overlap_pctg"])
         df["rank"] = df["rank"].astype("int64")
-        return df.sort_values("rank", ignore_index=True)
+        df = df.sort_values("rank", ignore_index=True)
+        if visualize:
+            _hta_plot.comm_comp_overlap(df)
+        return df
 
     def get_gpu_kernel_breakdown(
         self,
@@ -611,6 +621,9 @@ class TraceAnalysis:
             },
             inplace=True,
         )
+        if visualize:
+            ranks = sorted(int(r) for r in self._ranks)
+            _hta_plot.kernel_breakdown(types, kernels, analysed, ranks, image_renderer)
         return types, kernels
 
     def get_idle_time_breakdown(
@@ -648,6 +661,10 @@ class TraceAnalysis:
                     ratio = t / total if total != 0 else float("nan")
                     out.append((rank, stream, category, t, ratio))
             frames.append(out)
+        if visualize:
+            # HTA plots the values before it rounds them.
+            plotted = _idle_frame(frames, rounded=False)
+            _hta_plot.idle_time_breakdown(plotted, [int(r) for r in ranks], bool(visualize_pctg))
         return _idle_frame(frames), stats
 
     def _idle_interval_stats_of(
@@ -757,6 +774,8 @@ class TraceAnalysis:
             for c in ["cpu_duration", "gpu_duration", "launch_delay"]:
                 df[c] = df[c].astype("float64")
             out[rank] = df
+            if visualize:
+                _hta_plot.launch_stats({rank: df}, runtime_cutoff, launch_delay_cutoff)
         return out
 
     def _time_dtype(self, rank: int, s: pd.Series) -> pd.Series:
@@ -1072,15 +1091,7 @@ class TraceAnalysis:
             list(files.values()),
         )
         if visualize:
-            try:
-                import plotly.express as px
-            except ImportError:
-                pass
-            else:
-                vis = top.copy()
-                vis["pattern"] = vis["pattern"].str.replace("|", "<br>", regex=False)
-                px.bar(vis, x=vis.index, y="count", hover_data=["pattern", "count"],
-                       title=f"Top {len(top)} frequent patterns for rank {rank}").show()
+            _hta_plot.frequent_patterns(top, int(rank))
         return df.drop("pattern_indices", axis=1)
 
     def _has_category(self, cat: str) -> bool:
@@ -1205,6 +1216,8 @@ class TraceAnalysis:
             },
             inplace=True,
         )
+        if visualize:
+            _hta_plot.user_annotation_breakdown(out, [int(r) for r in self._ranks], image_renderer or "")
         return out
 
     def _frames(self) -> Dict[int, pd.DataFrame]:
@@ -1217,6 +1230,18 @@ class TraceAnalysis:
                 files, frac, self.include_last_profiler_step
             )
         return self._hta_frames
+
+    def _frame_with_args(self, rank: int) -> pd.DataFrame:
+        """``rank``'s frame of :meth:`_frames` with HTA's default ``args`` columns
+        (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``: ``_hta_frame.with_args``),
+        for the frames handed to a user; built on first use (per rank): the constructor and
+        the other methods never pay for it."""
+        cache: Dict[int, pd.DataFrame] = self.__dict__.setdefault("_hta_frames_args", {})
+        if rank not in cache:
+            files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
+            args = _hta_frame.arg_columns(files[rank])
+            cache[rank] = _hta_frame.with_args(self._frames()[rank], args)
+        return cache[rank]
 
     def get_gpu_kernels_with_user_annotations(
         self,
@@ -1331,7 +1356,7 @@ class TraceAnalysis:
         out = []
         for rank in ranks:
             df = _hta_cupti.counter_frame(
-                self._frames()[int(rank)],
+                self._frame_with_args(int(rank)),
                 files[int(rank)],
                 int(rank),
                 lambda host: _CallStacks(host, []),
@@ -1369,9 +1394,13 @@ class TraceAnalysis:
         available = self.get_profiler_steps()
         default = _hta_straggler.find_stragglers_with_late_start_comm_kernels
         impl = straggler_identification_impl
-        if profiler_steps is not None or (impl is not None and impl is not default):
+        if profiler_steps is not None or (impl is not None and impl is not default) or visualize:
+            # A user's function is handed HTA's columns; ours reads only the common ones.
+            frames = self._frames()
+            if impl is not default and impl is not None:
+                frames = {r: self._frame_with_args(r) for r in frames}
             return _hta_straggler.potential_stragglers(
-                self._frames(),
+                frames,
                 available,
                 None if profiler_steps is None else list(profiler_steps),
                 num_candidates,
@@ -1719,10 +1748,13 @@ def _describe(g: Any, column: Optional[str], describe: Callable[[], pd.DataFrame
     return out
 
 
-def _idle_frame(ranks_rows: List[List[Tuple[Any, int, str, float, float]]]) -> pd.DataFrame:
+def _idle_frame(
+    ranks_rows: List[List[Tuple[Any, int, str, float, float]]], rounded: bool = True
+) -> pd.DataFrame:
     """HTA's concat of the idle-breakdown frames of the ranks (each: its rows with ``stream``
-    downcast over that rank's rows, rounded to 2 places). One frame where that gives the
-    same (every rank has rows, all of one stream dtype), else one per rank."""
+    downcast over that rank's rows, rounded to 2 places unless not ``rounded``). One frame
+    where that gives the same (every rank has rows, all of one stream dtype), else one per
+    rank."""
     columns = ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
     dtypes = {
         _int_dtype(min(r[1] for r in rows), max(r[1] for r in rows)) for rows in ranks_rows if rows
@@ -1741,7 +1773,7 @@ def _idle_frame(ranks_rows: List[List[Tuple[Any, int, str, float, float]]]) -> p
             },
             index=pd.RangeIndex(len(rows)) if len(ranks_rows) == 1 else pd.Index(index),
         )
-        return df.round(2)
+        return df.round(2) if rounded else df
     frames = []
     for rows in ranks_rows:
         df = pd.DataFrame(rows, columns=columns)
@@ -1749,7 +1781,7 @@ def _idle_frame(ranks_rows: List[List[Tuple[Any, int, str, float, float]]]) -> p
         df["stream"] = _downcast(df["stream"])
         df["idle_time"] = df["idle_time"].astype("float64")
         df["idle_time_ratio"] = df["idle_time_ratio"].astype("float64")
-        frames.append(df.round(2))
+        frames.append(df.round(2) if rounded else df)
     return pd.concat(frames)
 
 

@@ -6,7 +6,8 @@
 //!   median and quartiles of each side and of the ratio run by run (target ≥ 30×), with
 //!   the machine's load average before and after;
 //! - as information, whole processes from `python -c` (interpreter start, imports, load
-//!   and `get_temporal_breakdown()`), medians of alternating runs, with peak RSS;
+//!   and `get_temporal_breakdown(visualize=False)`, as HTA's), medians of alternating runs,
+//!   with peak RSS;
 //! - `tracewise.load(p).kernels()` to a polars DataFrame against `json.load` of the same
 //!   file (target ≥ 3×), and the peak RSS of each beside HTA's load of that trace.
 //!
@@ -88,7 +89,8 @@ pub(super) fn rows(
         }
         let call =
             |tail: &str| format!("TraceAnalysis(trace_dir={d:?}).get_temporal_breakdown({tail})");
-        let (ours_call, theirs_call) = (call(""), call("visualize=False"));
+        // Both sides without plots: `visualize=True` (the default) draws HTA's figures.
+        let (ours_call, theirs_call) = (call("visualize=False"), call("visualize=False"));
         let ours = format!("from tracewise.hta import TraceAnalysis; {ours_call}");
         let theirs = format!(
             "import logging; logging.disable(logging.CRITICAL); \
