@@ -42,6 +42,9 @@ pub struct LoadConfig {
     /// is string matching over long names (11 % of the CPU time of reading the eight
     /// param-dlrm-8rank files, perf, before it was shared).
     classes: KernelClasses,
+    /// Whether CPU ops' input shapes (`Input Dims`, `Input type`, `Concrete Inputs`) are
+    /// kept ([`trace_model::OpShapes`]); see [`LoadConfig::without_shapes`].
+    shapes: bool,
 }
 
 impl Default for LoadConfig {
@@ -57,6 +60,18 @@ impl LoadConfig {
         LoadConfig {
             threads: threads.max(1),
             classes: KernelClasses::default(),
+            shapes: true,
+        }
+    }
+
+    /// The same configuration, but the captures keep no CPU op input shapes (a reader
+    /// that never asks for them, such as the HTA drop-in's timelines: on a trace recorded
+    /// with `record_shapes=True` each CPU op's three texts were copied and interned for
+    /// nothing).
+    pub fn without_shapes(self) -> Self {
+        LoadConfig {
+            shapes: false,
+            ..self
         }
     }
 }
@@ -133,7 +148,7 @@ pub fn load_with(path: &Path, config: &LoadConfig) -> Result<Capture, Error> {
             path,
             config.threads,
             crate::chunks::CHUNK_BYTES,
-            &config.classes,
+            config,
         )
     })
 }
@@ -177,7 +192,7 @@ pub fn load_from_with(
         path,
         config.threads,
         crate::chunks::CHUNK_BYTES,
-        &config.classes,
+        config,
     )
 }
 
@@ -255,20 +270,21 @@ pub(crate) fn load_source(
     threads: usize,
     chunk_bytes: usize,
 ) -> Result<Capture, Error> {
-    load_source_with(source, path, threads, chunk_bytes, &KernelClasses::default())
+    load_source_with(source, path, threads, chunk_bytes, &LoadConfig::with_threads(threads))
 }
 
-/// [`load_source`] with the kernel classes of `classes` (found before, and added to).
+/// [`load_source`] with the kernel classes of `config` (found before, and added to) and
+/// its choice of shapes; its threads are `threads`.
 fn load_source_with(
     source: crate::chunks::Source<'_, impl std::io::Read + Send>,
     path: &Path,
     threads: usize,
     chunk_bytes: usize,
-    classes: &KernelClasses,
+    config: &LoadConfig,
 ) -> Result<Capture, Error> {
-    let mut b = Builder::new(path, classes.clone());
+    let mut b = Builder::new(path, config.classes.clone());
     let spares = prepare::Spares::default();
-    let new_sink = || prepare::Prep::new(path, &spares);
+    let new_sink = || prepare::Prep::new(path, &spares).with_shapes(config.shapes);
     let (top, _stats) = crate::chunks::prepare_chunks(
         source,
         path,
@@ -1819,5 +1835,38 @@ mod shared_classes_tests {
         for (name, class) in known.iter() {
             assert_eq!(*class, classify_kernel(name), "{name}");
         }
+    }
+}
+
+#[cfg(test)]
+mod without_shapes_tests {
+    use super::{LoadConfig, load_with};
+
+    /// A capture read without shapes is the capture read with them but for the CPU ops'
+    /// shapes, which it lacks: the same host events (names, times) and GPU activities.
+    #[test]
+    fn a_capture_without_shapes_differs_only_in_the_shapes() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/roofline/kineto_shapes.json");
+        let with = load_with(&path, &LoadConfig::with_threads(1)).expect("the fixture loads");
+        let without = load_with(&path, &LoadConfig::with_threads(1).without_shapes())
+            .expect("the fixture loads");
+        let shaped = |c: &trace_model::Capture| {
+            (c.host_events().iter())
+                .filter(|e| c.op_shapes(e).is_some())
+                .count()
+        };
+        assert!(shaped(&with) > 0, "the fixture records shapes");
+        assert_eq!(shaped(&without), 0);
+        let rows = |c: &trace_model::Capture| {
+            let host: Vec<_> = (c.host_events().iter())
+                .map(|e| (c.name(e.name).to_owned(), e.start, e.end(), e.source_index))
+                .collect();
+            let gpu: Vec<_> = (c.activities().iter())
+                .map(|a| (c.name(a.name).to_owned(), a.start, a.end(), a.class))
+                .collect();
+            (host, gpu)
+        };
+        assert_eq!(rows(&with), rows(&without));
     }
 }

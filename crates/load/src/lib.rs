@@ -492,6 +492,31 @@ pub fn map_each<T: Send>(
     path: &Path,
     summarise: impl Fn(Loaded) -> T + Sync,
 ) -> Result<Vec<Mapped<T>>, Error> {
+    map_each_with(path, &Keep::ALL, summarise)
+}
+
+/// What of a capture [`map_each_with`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Keep {
+    /// CPU ops' input shapes of Chrome traces (`trace_model::OpShapes`): the readers that
+    /// never ask for them skip them (`chrome_reader::LoadConfig::without_shapes`).
+    pub shapes: bool,
+}
+
+impl Keep {
+    /// Everything: [`map_each`]'s captures.
+    pub const ALL: Keep = Keep { shapes: true };
+    /// Everything but CPU ops' input shapes.
+    pub const NO_SHAPES: Keep = Keep { shapes: false };
+}
+
+/// [`map_each`], keeping of each capture what `keep` says.
+pub fn map_each_with<T: Send>(
+    path: &Path,
+    keep: &Keep,
+    summarise: impl Fn(Loaded) -> T + Sync,
+) -> Result<Vec<Mapped<T>>, Error> {
     // A SQLite file with WAL or journal content is copied once for detection and reading.
     let _copies = sqlite_input::Scope::new();
     let found = find_each(path)?;
@@ -510,6 +535,11 @@ pub fn map_each<T: Send>(
     let config = chrome_reader::LoadConfig::with_threads(
         (chrome_reader::default_threads() / workers).max(1),
     );
+    let config = if keep.shapes {
+        config
+    } else {
+        config.without_shapes()
+    };
     let next = AtomicUsize::new(0);
     let read_one = |file: &Path, kind: detect::FileKind| -> Result<Vec<Loaded>, Error> {
         if kind != detect::FileKind::Chrome {
