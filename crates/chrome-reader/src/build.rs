@@ -96,7 +96,9 @@ impl KernelClasses {
     /// The map, locked (a load that panicked holding it left it whole: entries are
     /// inserted in one call).
     fn known(&self) -> std::sync::MutexGuard<'_, FastMap<Box<str>, KernelClass>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -270,7 +272,13 @@ pub(crate) fn load_source(
     threads: usize,
     chunk_bytes: usize,
 ) -> Result<Capture, Error> {
-    load_source_with(source, path, threads, chunk_bytes, &LoadConfig::with_threads(threads))
+    load_source_with(
+        source,
+        path,
+        threads,
+        chunk_bytes,
+        &LoadConfig::with_threads(threads),
+    )
 }
 
 /// [`load_source`] with the kernel classes of `config` (found before, and added to) and
