@@ -681,6 +681,21 @@ impl HtaTrace {
             .collect()
     }
 
+    /// The `user_annotation` host events of `rank` HTA keeps, in file order: (name,
+    /// duration in µs as `host_ops` gives it: end − start, each in µs from HTA's origin).
+    fn host_annotations(&self, rank_: i64) -> Vec<(String, f64)> {
+        let Some(t) = self.of(rank_) else {
+            return Vec::new();
+        };
+        (t.host.iter())
+            .filter(|h| h.cat == trace_frame::HostCat::Annotation)
+            .map(|h| {
+                let dur = rel_us(h.end, self.min_ts) - rel_us(h.start, self.min_ts);
+                (t.name(h.name).to_owned(), dur)
+            })
+            .collect()
+    }
+
     /// The `num` latest ranks of the straggler metric (empty when it cannot run).
     fn stragglers(&self, num: usize) -> Vec<i64> {
         hta::stragglers(&self.timelines, num)

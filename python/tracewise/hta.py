@@ -584,20 +584,22 @@ class TraceAnalysis:
         types["percentage"] = (types["sum"] / types["sum"].sum()) * 100
         types = types.round({"percentage": 1})
 
-        rows = pd.DataFrame(
-            self._t.kernels(),
-            columns=["rank", "name", "kernel_type", "count", "sum", "max", "min", "mean", "std"],
-        )
+        native = self._t.kernels()
+        # The native rows' columns as numpy arrays, without a frame of the tuples.
+        cols = list(zip(*native)) if native else [()] * 9
+        row_rank = np.asarray(cols[0], dtype="int64")
         analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
         columns = ["name", "sum", "max", "min", "mean", "std", "kernel_type", "rank"]
         # The rows of each (rank, kernel type), in row order, folded with numpy (a pandas
         # frame per group cost tens of ms each).
-        stats = {c: rows[c].to_numpy() for c in ["name", "sum", "max", "min", "mean", "std"]}
+        stats = {"name": np.asarray(cols[1], dtype=object)}
+        for c, v in zip(["sum", "max", "min", "mean", "std"], cols[4:]):
+            stats[c] = np.asarray(v, dtype="float64")
         bucket: Dict[Tuple[Any, str], List[int]] = {}
-        for i, key in enumerate(zip(rows["rank"].tolist(), rows["kernel_type"].tolist())):
+        for i, key in enumerate(zip(row_rank.tolist(), cols[2])):
             bucket.setdefault(key, []).append(i)
         out: Dict[str, List[Any]] = {c: [] for c in columns}
-        for rank in sorted(rows["rank"].unique()):
+        for rank in np.unique(row_rank):
             for kernel_type in analysed:
                 at = np.asarray(bucket.get((rank, kernel_type), []), dtype=np.int64)
                 folded = _fold_kernels({c: v[at] for c, v in stats.items()}, num_kernels, duration_ratio)
@@ -766,16 +768,22 @@ class TraceAnalysis:
         self._check_ranks(ranks)
         out = {}
         for rank in ranks:
-            df = pd.DataFrame(
-                self._t.launch_stats(int(rank), bool(include_memory_events)),
-                columns=["correlation", "cpu_duration", "gpu_duration", "launch_delay"],
+            rows = self._t.launch_stats(int(rank), bool(include_memory_events))
+            columns = list(zip(*rows)) if rows else [(), (), (), ()]
+            # The columns made with numpy and the frame once (a frame of tuples and a cast
+            # per column cost about 1 ms a rank).
+            out[rank] = pd.DataFrame(
+                {
+                    "correlation": np.asarray(columns[0], dtype="int64").astype(
+                        self._frame_dtype(rank, "correlation")
+                    ),
+                    "cpu_duration": np.asarray(columns[1], dtype="float64"),
+                    "gpu_duration": np.asarray(columns[2], dtype="float64"),
+                    "launch_delay": np.asarray(columns[3], dtype="float64"),
+                }
             )
-            df["correlation"] = df["correlation"].astype(self._frame_dtype(rank, "correlation"))
-            for c in ["cpu_duration", "gpu_duration", "launch_delay"]:
-                df[c] = df[c].astype("float64")
-            out[rank] = df
             if visualize:
-                _hta_plot.launch_stats({rank: df}, runtime_cutoff, launch_delay_cutoff)
+                _hta_plot.launch_stats({rank: out[rank]}, runtime_cutoff, launch_delay_cutoff)
         return out
 
     def _time_dtype(self, rank: int, s: pd.Series) -> pd.Series:
@@ -1096,16 +1104,26 @@ class TraceAnalysis:
 
     def _has_category(self, cat: str) -> bool:
         """Whether any rank's trace has an event of category (or name) ``cat``: HTA asks its
-        symbol table, which holds both, over every rank it loaded."""
+        symbol table, which holds both, over every rank it loaded. The answer is kept, as
+        HTA's symbol table is, and so is whether each file's text has a ``\\u`` escape."""
         from . import load
 
+        seen = self.__dict__.setdefault("_categories", {})
+        if cat in seen:
+            return seen[cat]
+        escapes = self.__dict__.setdefault("_escapes", {})
         query = f"SELECT 1 AS x FROM events WHERE cat = '{cat}' OR name = '{cat}' LIMIT 1"
+        found = False
         for _, path in self._t.files():
             # A file whose text has no `"cat"` string (and no \u escape that could spell
-            # one) has no such event: only the others are loaded and asked.
-            if _text_may_hold(path, cat) and load(path).sql(query).num_rows > 0:
-                return True
-        return False
+            # one) has no such event, and one with `"cat": "cat"` has one: only the others
+            # are loaded and asked.
+            state = _text_holds(path, cat, escapes)
+            if state is True or (state is None and load(path).sql(query).num_rows > 0):
+                found = True
+                break
+        seen[cat] = found
+        return found
 
     def _gpu_annotations(self) -> Dict[int, List[Tuple[str, float]]]:
         """(name, duration in µs) of each rank's ``gpu_user_annotation`` ranges HTA keeps.
@@ -1190,21 +1208,28 @@ class TraceAnalysis:
             }
         )
         gpu_rows = self._gpu_annotations() if use_gpu_annotation else {}
-        for rank in self._ranks:
-            if use_gpu_annotation:
-                rows = gpu_rows.get(rank, [])
-            else:
-                rows = [(h[0], h[4] - h[3]) for h in self._t.host_ops(int(rank)) if h[1] == "user_annotation"]
-            events = pd.DataFrame(
-                {
-                    "name": pd.Series([n for n, _ in rows], dtype="object"),
-                    # HTA's `dur` column is float64 (the parser fills missing durations).
-                    "dur": pd.Series([d for _, d in rows], dtype="float64"),
-                }
-            )
-            agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
-            agg["rank"] = int(rank)
-            out = pd.concat([out, agg], ignore_index=True)
+        per_rank = [
+            (rank, gpu_rows.get(rank, []) if use_gpu_annotation else self._t.host_annotations(int(rank)))
+            for rank in self._ranks
+        ]
+        if all(len({n for n, _ in rows}) <= num_kernels for _, rows in per_rank):
+            # No rank folds names into `others`: one group-by over every rank's rows gives
+            # each (rank, name) group the values, in the order, that the rank's own
+            # group-by gives it (pandas' group kernels see each group alone), where a
+            # group-by and a concat per rank cost a few ms each.
+            out = pd.concat([out, _aggregate_ranks(per_rank)], ignore_index=True)
+        else:
+            for rank, rows in per_rank:
+                events = pd.DataFrame(
+                    {
+                        "name": pd.Series([n for n, _ in rows], dtype="object"),
+                        # HTA's `dur` column is float64 (the parser fills missing durations).
+                        "dur": pd.Series([d for _, d in rows], dtype="float64"),
+                    }
+                )
+                agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
+                agg["rank"] = int(rank)
+                out = pd.concat([out, agg], ignore_index=True)
         out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
         out.rename(
             columns={
@@ -1704,10 +1729,14 @@ def _stack_order(evs: List[Tuple[int, float, float]]) -> List[Tuple[int, bool]]:
     return list(zip(ix[order].tolist(), is_open[order].tolist()))
 
 
-def _text_may_hold(path: str, value: str) -> bool:
-    """Whether the JSON text of the trace file ``path`` (gzip or not) may hold the string
-    ``value``: it has ``"value"`` as written, or a ``\\u`` escape (which could spell it);
-    True when the file cannot be read here (the caller's own read then says why)."""
+def _text_holds(path: str, value: str, escapes: Dict[str, bool]) -> Optional[bool]:
+    """What the JSON text of the trace file ``path`` (gzip or not) says of an event with
+    category or name ``value``: False when the text has no ``"value"`` as written and no
+    ``\\u`` escape (which could spell it); True when it has ``"cat": "value"`` (a member
+    ``cat`` of that value, as Kineto writes an event's category); else None (the file must
+    be asked), as when the file cannot be read here (the caller's own read then says
+    why). ``escapes`` keeps, by file, whether its text has a ``\\u`` escape (a search of
+    the whole text, made once)."""
     import gzip
     import json
     import zlib
@@ -1718,8 +1747,15 @@ def _text_may_hold(path: str, value: str) -> bool:
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
     except (OSError, EOFError, zlib.error):
+        return None
+    quoted = json.dumps(value).encode()
+    if quoted not in data:
+        if path not in escapes:
+            escapes[path] = b"\\u" in data
+        return None if escapes[path] else False
+    if b'"cat": ' + quoted in data or b'"cat":' + quoted in data:
         return True
-    return json.dumps(value).encode() in data or b"\\u" in data
+    return None
 
 
 def _describe(g: Any, column: Optional[str], describe: Callable[[], pd.DataFrame]) -> pd.DataFrame:
@@ -1851,6 +1887,26 @@ def _aggregate_by_name(
         agg.reset_index(inplace=True)
         agg.fillna({"std": 0}, inplace=True)
     return agg
+
+
+def _aggregate_ranks(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> pd.DataFrame:
+    """:func:`_aggregate_by_name` of each rank's (``name``, ``dur``) rows with its ``rank``
+    column, for ranks none of which folds names into ``others``: one group-by over
+    (``rank``, ``name``), whose groups are each rank's groups with the same rows in the
+    same order."""
+    sizes = [len(rows) for _, rows in per_rank]
+    events = pd.DataFrame(
+        {
+            "rank": np.repeat(np.asarray([int(r) for r, _ in per_rank], dtype="int64"), sizes),
+            "name": pd.Series([n for _, rows in per_rank for n, _ in rows], dtype="object"),
+            # HTA's `dur` column is float64 (the parser fills missing durations).
+            "dur": pd.Series([d for _, rows in per_rank for _, d in rows], dtype="float64"),
+        }
+    )
+    agg = events.groupby(by=["rank", "name"])["dur"].agg(["sum", "max", "min", "mean", "std"])
+    agg.reset_index(inplace=True)
+    agg.fillna({"std": 0}, inplace=True)
+    return agg[["name", "sum", "max", "min", "mean", "std", "rank"]]
 
 
 def _memory_kernel_type(name: str) -> str:

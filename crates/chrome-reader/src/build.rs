@@ -28,7 +28,7 @@ use prepare::{Diag, Key, KinetoCat, Local, MetaName, Op, Prepared};
 type Event<'a> = RawEvent<'a, KnownArgs>;
 
 /// How the model builder reads a trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct LoadConfig {
     /// Threads that split and parse events (chunks of the JSON text, validated and merged
@@ -37,14 +37,20 @@ pub struct LoadConfig {
     /// inflating (or, for a mapped file, cutting the chunks) have their own thread either
     /// way.
     pub threads: usize,
+    /// The kernel classes already found, shared by every load given this config (or a
+    /// clone of it): the ranks of one job launch the same kernels, and classifying a name
+    /// is string matching over long names (11 % of the CPU time of reading the eight
+    /// param-dlrm-8rank files, perf, before it was shared).
+    classes: KernelClasses,
+    /// Whether CPU ops' input shapes (`Input Dims`, `Input type`, `Concrete Inputs`) are
+    /// kept ([`trace_model::OpShapes`]); see [`LoadConfig::without_shapes`].
+    shapes: bool,
 }
 
 impl Default for LoadConfig {
     /// [`default_threads`] parsing threads.
     fn default() -> Self {
-        LoadConfig {
-            threads: default_threads(),
-        }
+        LoadConfig::with_threads(default_threads())
     }
 }
 
@@ -53,7 +59,46 @@ impl LoadConfig {
     pub fn with_threads(threads: usize) -> Self {
         LoadConfig {
             threads: threads.max(1),
+            classes: KernelClasses::default(),
+            shapes: true,
         }
+    }
+
+    /// The same configuration, but the captures keep no CPU op input shapes (a reader
+    /// that never asks for them, such as the HTA drop-in's timelines: on a trace recorded
+    /// with `record_shapes=True` each CPU op's three texts were copied and interned for
+    /// nothing).
+    pub fn without_shapes(self) -> Self {
+        LoadConfig {
+            shapes: false,
+            ..self
+        }
+    }
+}
+
+/// [`classify_kernel`] of each kernel name seen, shared between the loads of one
+/// [`LoadConfig`] (files read side by side: hence the lock, taken once per distinct name
+/// of a file). The class is a function of the name alone, so sharing changes no capture.
+#[derive(Debug, Clone, Default)]
+struct KernelClasses(std::sync::Arc<std::sync::Mutex<FastMap<Box<str>, KernelClass>>>);
+
+impl KernelClasses {
+    fn classify(&self, name: &str) -> KernelClass {
+        if let Some(&class) = self.known().get(name) {
+            return class;
+        }
+        // Classified without the lock: the other files' loads go on meanwhile.
+        let class = classify_kernel(name);
+        self.known().insert(name.into(), class);
+        class
+    }
+
+    /// The map, locked (a load that panicked holding it left it whole: entries are
+    /// inserted in one call).
+    fn known(&self) -> std::sync::MutexGuard<'_, FastMap<Box<str>, KernelClass>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -100,7 +145,13 @@ pub fn load(path: &Path) -> Result<Capture, Error> {
 /// the same bytes.
 pub fn load_with(path: &Path, config: &LoadConfig) -> Result<Capture, Error> {
     with_source(path, |source| {
-        load_source(source, path, config.threads, crate::chunks::CHUNK_BYTES)
+        load_source_with(
+            source,
+            path,
+            config.threads,
+            crate::chunks::CHUNK_BYTES,
+            config,
+        )
     })
 }
 
@@ -138,11 +189,12 @@ pub fn load_from_with(
     path: &Path,
     config: &LoadConfig,
 ) -> Result<Capture, Error> {
-    load_source(
+    load_source_with(
         crate::chunks::Source::Read(input),
         path,
         config.threads,
         crate::chunks::CHUNK_BYTES,
+        config,
     )
 }
 
@@ -158,7 +210,7 @@ pub fn load_with_sink<'p, S: crate::EventSink>(
     new_sink: impl Fn() -> S + Sync,
     mut apply: impl FnMut(S::Out, usize) -> Result<(), Error>,
 ) -> Result<PendingCapture<'p>, Error> {
-    let mut b = Builder::new(path);
+    let mut b = Builder::new(path, KernelClasses::default());
     // The model's first error, in file order; the runs after it are not applied.
     let mut model_error: Option<Error> = None;
     let spares = prepare::Spares::default();
@@ -213,15 +265,34 @@ impl PendingCapture<'_> {
 
 /// The build of `source` with chunks of about `chunk_bytes` (tests make them tiny, so
 /// that events straddle chunks and speculation fails often).
+#[cfg(test)]
 pub(crate) fn load_source(
     source: crate::chunks::Source<'_, impl std::io::Read + Send>,
     path: &Path,
     threads: usize,
     chunk_bytes: usize,
 ) -> Result<Capture, Error> {
-    let mut b = Builder::new(path);
+    load_source_with(
+        source,
+        path,
+        threads,
+        chunk_bytes,
+        &LoadConfig::with_threads(threads),
+    )
+}
+
+/// [`load_source`] with the kernel classes of `config` (found before, and added to) and
+/// its choice of shapes; its threads are `threads`.
+fn load_source_with(
+    source: crate::chunks::Source<'_, impl std::io::Read + Send>,
+    path: &Path,
+    threads: usize,
+    chunk_bytes: usize,
+    config: &LoadConfig,
+) -> Result<Capture, Error> {
+    let mut b = Builder::new(path, config.classes.clone());
     let spares = prepare::Spares::default();
-    let new_sink = || prepare::Prep::new(path, &spares);
+    let new_sink = || prepare::Prep::new(path, &spares).with_shapes(config.shapes);
     let (top, _stats) = crate::chunks::prepare_chunks(
         source,
         path,
@@ -245,7 +316,7 @@ pub(crate) fn load_with_stream_splitter(
     path: &Path,
 ) -> Result<Capture, Error> {
     use crate::chunks::RunSink;
-    let mut b = Builder::new(path);
+    let mut b = Builder::new(path, KernelClasses::default());
     let mut prep = prepare::Prep::new(path, &prepare::Spares::default());
     let top = crate::scan::split_events_serial(input, path, |ev| {
         prep.event_text(ev.index, ev.offset, ev.text)
@@ -925,6 +996,8 @@ struct Builder<'p> {
     unknown_cats: BTreeMap<StringId, (u64, u64)>,
     /// Kernel classes by name: names repeat, classification is string matching.
     classes: FastMap<StringId, KernelClass>,
+    /// The classes of the names seen by the other loads of the same config.
+    shared_classes: KernelClasses,
     /// The numbers of the `ProfilerStep#N` steps already in `capture.steps`: looking each
     /// new one up in the list made 200,000 steps quadratic (issue 45, finding 11).
     step_numbers: FastMap<i64, ()>,
@@ -933,7 +1006,7 @@ struct Builder<'p> {
 }
 
 impl<'p> Builder<'p> {
-    fn new(path: &'p Path) -> Self {
+    fn new(path: &'p Path, shared_classes: KernelClasses) -> Self {
         Builder {
             path,
             capture: CaptureBuilder::new(Format::OtherJson),
@@ -951,6 +1024,7 @@ impl<'p> Builder<'p> {
             saw_kineto_cat: false,
             unknown_cats: BTreeMap::new(),
             classes: FastMap::default(),
+            shared_classes,
             step_numbers: FastMap::default(),
             kineto: trace_model::KinetoDetails::default(),
         }
@@ -1429,10 +1503,11 @@ impl<'p> Builder<'p> {
                     KernelClass::Memcpy(memcpy_direction(self.capture.strings.get(d))),
                 ),
                 _ => {
+                    let shared = &self.shared_classes;
                     let class = *self
                         .classes
                         .entry(p.name)
-                        .or_insert_with(|| classify_kernel(name));
+                        .or_insert_with(|| shared.classify(name));
                     let kind = match class {
                         KernelClass::Memcpy(_) if name.starts_with("Memcpy") => {
                             ActivityKind::Memcpy
@@ -1767,5 +1842,74 @@ mod category_tests {
         assert_eq!(Cat::common("ac2g"), None);
         assert_eq!(Cat::of(Some("ac2g")), Cat::Unknown);
         assert_eq!(Cat::of(Some("Kernel")), Cat::Kernel);
+    }
+}
+
+#[cfg(test)]
+mod shared_classes_tests {
+    use super::{LoadConfig, load_with};
+    use trace_model::{Capture, KernelClass, classify_kernel};
+
+    fn classes(c: &Capture) -> Vec<(String, KernelClass)> {
+        (c.activities().iter())
+            .map(|a| (c.name(a.name).to_owned(), a.class))
+            .collect()
+    }
+
+    /// Two ranks read with one config share the kernel classes found: the second rank's
+    /// capture is the one a load of its own gives, and the shared map holds every kernel
+    /// name of both with its class.
+    #[test]
+    fn ranks_read_with_one_config_share_the_classes_and_equal_lone_reads() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/chrome/ok/tiny-train");
+        let config = LoadConfig::with_threads(1);
+        let mut names = 0;
+        for file in ["rank0.pt.trace.json", "rank1.pt.trace.json"] {
+            let path = dir.join(file);
+            let shared = load_with(&path, &config).expect("the fixture loads");
+            let alone = load_with(&path, &LoadConfig::with_threads(1)).expect("loads");
+            assert_eq!(classes(&shared), classes(&alone), "{file}");
+            names += shared.activities().len();
+        }
+        assert!(names > 0, "the fixture has GPU activities");
+        let known = config.classes.known();
+        assert!(!known.is_empty());
+        for (name, class) in known.iter() {
+            assert_eq!(*class, classify_kernel(name), "{name}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod without_shapes_tests {
+    use super::{LoadConfig, load_with};
+
+    /// A capture read without shapes is the capture read with them but for the CPU ops'
+    /// shapes, which it lacks: the same host events (names, times) and GPU activities.
+    #[test]
+    fn a_capture_without_shapes_differs_only_in_the_shapes() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/roofline/kineto_shapes.json");
+        let with = load_with(&path, &LoadConfig::with_threads(1)).expect("the fixture loads");
+        let without = load_with(&path, &LoadConfig::with_threads(1).without_shapes())
+            .expect("the fixture loads");
+        let shaped = |c: &trace_model::Capture| {
+            (c.host_events().iter())
+                .filter(|e| c.op_shapes(e).is_some())
+                .count()
+        };
+        assert!(shaped(&with) > 0, "the fixture records shapes");
+        assert_eq!(shaped(&without), 0);
+        let rows = |c: &trace_model::Capture| {
+            let host: Vec<_> = (c.host_events().iter())
+                .map(|e| (c.name(e.name).to_owned(), e.start, e.end(), e.source_index))
+                .collect();
+            let gpu: Vec<_> = (c.activities().iter())
+                .map(|a| (c.name(a.name).to_owned(), a.start, a.end(), a.class))
+                .collect();
+            (host, gpu)
+        };
+        assert_eq!(rows(&with), rows(&without));
     }
 }

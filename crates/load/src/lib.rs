@@ -488,7 +488,32 @@ pub fn map_each<T: Send>(
     path: &Path,
     summarise: impl Fn(Loaded) -> T + Sync,
 ) -> Result<Vec<Mapped<T>>, Error> {
-    map_files(path, &|l, _| summarise(l), None)
+    map_each_with(path, &Keep::ALL, summarise)
+}
+
+/// What of a capture [`map_each_with`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Keep {
+    /// CPU ops' input shapes of Chrome traces (`trace_model::OpShapes`): the readers that
+    /// never ask for them skip them (`chrome_reader::LoadConfig::without_shapes`).
+    pub shapes: bool,
+}
+
+impl Keep {
+    /// Everything: [`map_each`]'s captures.
+    pub const ALL: Keep = Keep { shapes: true };
+    /// Everything but CPU ops' input shapes.
+    pub const NO_SHAPES: Keep = Keep { shapes: false };
+}
+
+/// [`map_each`], keeping of each capture what `keep` says.
+pub fn map_each_with<T: Send>(
+    path: &Path,
+    keep: &Keep,
+    summarise: impl Fn(Loaded) -> T + Sync,
+) -> Result<Vec<Mapped<T>>, Error> {
+    map_files(path, keep, &|l, _| summarise(l), None)
 }
 
 /// [`map_each`], also handing each result that loaded to `deliver` (its file, rank and
@@ -514,7 +539,7 @@ pub fn map_each_delivered<T: Send>(
     summarise: impl Fn(Loaded, &Turn<'_>) -> T + Sync,
     mut deliver: impl FnMut(&Path, Option<i64>, &mut T),
 ) -> Result<Vec<Mapped<T>>, Error> {
-    map_files(path, &summarise, Some(&mut deliver))
+    map_files(path, &Keep::ALL, &summarise, Some(&mut deliver))
 }
 
 /// A capture's place in [`map_each_delivered`]'s order, for its `summarise`.
@@ -581,9 +606,11 @@ fn reading_order(files: &[(PathBuf, detect::FileKind)], by_rank: bool) -> Vec<us
 /// [`map_each_delivered`]'s `deliver`: a capture's file, rank and summary.
 type Deliver<'d, T> = &'d mut dyn FnMut(&Path, Option<i64>, &mut T);
 
-/// [`map_each`] and [`map_each_delivered`] (with `deliver`).
+/// [`map_each_with`] and [`map_each_delivered`] (with `deliver`), keeping of each capture
+/// what `keep` says.
 fn map_files<T: Send>(
     path: &Path,
+    keep: &Keep,
     summarise: &(impl Fn(Loaded, &Turn<'_>) -> T + Sync),
     mut deliver: Option<Deliver<'_, T>>,
 ) -> Result<Vec<Mapped<T>>, Error> {
@@ -609,6 +636,11 @@ fn map_files<T: Send>(
     let config = chrome_reader::LoadConfig::with_threads(
         (chrome_reader::default_threads() / workers).max(1),
     );
+    let config = if keep.shapes {
+        config
+    } else {
+        config.without_shapes()
+    };
     let next = AtomicUsize::new(0);
     let turns = (
         std::sync::Mutex::new(Turns::default()),

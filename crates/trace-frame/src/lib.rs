@@ -366,7 +366,10 @@ pub fn load_hta_view(
 /// HTA's origin), with its `distributedInfo.rank`, sorted by (rank, path): each capture
 /// is dropped once it is a timeline ([`load::map_each`]).
 fn read_timelines(input: &Path) -> Result<Vec<(Option<i64>, Timeline)>, Error> {
-    let res = load::map_each(input, |l| (l.capture.meta().rank, capture_timeline(&l)))?;
+    // A timeline has no input shapes: the captures are read without them.
+    let res = load::map_each_with(input, &load::Keep::NO_SHAPES, |l| {
+        (l.capture.meta().rank, capture_timeline(&l))
+    })?;
     let single = res.len() == 1;
     let mut read = Vec::new();
     let mut failed = Vec::new();

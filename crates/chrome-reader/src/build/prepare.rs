@@ -182,6 +182,8 @@ pub(crate) struct Prep<'p> {
     flow_ids: FastMap<(Local, i64), u32>,
     /// By local string: whether an [`Op::Flow`] of that category was given.
     flow_cats: Vec<bool>,
+    /// Whether CPU ops' input shapes are kept (`LoadConfig::without_shapes`).
+    shapes: bool,
 }
 
 /// Batches the builder has applied, emptied, for the next runs to fill: their buffers are
@@ -221,7 +223,13 @@ impl<'p> Prep<'p> {
             ids: FastMap::default(),
             flow_ids: FastMap::default(),
             flow_cats: Vec::new(),
+            shapes: true,
         }
+    }
+
+    /// The same, keeping CPU ops' input shapes or not.
+    pub(crate) fn with_shapes(self, shapes: bool) -> Self {
+        Prep { shapes, ..self }
     }
 }
 
@@ -443,7 +451,7 @@ impl Prep<'_> {
         let dims = args
             .input_dims
             .as_deref()
-            .filter(|d| cat == Cat::CpuOp && d.starts_with('['));
+            .filter(|d| self.shapes && cat == Cat::CpuOp && d.starts_with('['));
         let extra = if has_gpu_fields || dims.is_some() {
             let extra = LocalExtra {
                 stream: args.stream,
