@@ -505,6 +505,19 @@ impl Keep {
     pub const ALL: Keep = Keep { shapes: true };
     /// Everything but CPU ops' input shapes.
     pub const NO_SHAPES: Keep = Keep { shapes: false };
+
+    /// The Chrome reader's configuration for one of `workers` files read side by side:
+    /// each gets its share of the cores for parsing, and keeps what `self` says.
+    fn config(&self, workers: usize) -> chrome_reader::LoadConfig {
+        let config = chrome_reader::LoadConfig::with_threads(
+            (chrome_reader::default_threads() / workers).max(1),
+        );
+        if self.shapes {
+            config
+        } else {
+            config.without_shapes()
+        }
+    }
 }
 
 /// [`map_each`], keeping of each capture what `keep` says.
@@ -632,15 +645,7 @@ fn map_files<T: Send>(
     let workers = chrome_reader::default_threads().clamp(1, files.len().max(1));
     // Without `deliver` nothing waits for a turn.
     let window = if delivering { 2 * workers } else { usize::MAX };
-    // Files read side by side: each gets its share of the cores for parsing.
-    let config = chrome_reader::LoadConfig::with_threads(
-        (chrome_reader::default_threads() / workers).max(1),
-    );
-    let config = if keep.shapes {
-        config
-    } else {
-        config.without_shapes()
-    };
+    let config = keep.config(workers);
     let next = AtomicUsize::new(0);
     let turns = (
         std::sync::Mutex::new(Turns::default()),
