@@ -1,6 +1,7 @@
-//! profile-model's quick summary and its findings, in their fixed output format: main
-//! finding, top kernels, bottleneck type, recommendations, and what is missing when the
-//! trace is not what the analysis expects.
+//! profile-model's quick summary and its findings, typed: the shares the bottleneck rule
+//! reads, the bottleneck, the top kernels, the symptoms of the fixed recommendation table
+//! with their figures, and what is missing when the trace is not what the analysis
+//! expects. profile-model words them (its `render.rs`).
 
 use std::collections::BTreeMap;
 
