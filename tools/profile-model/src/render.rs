@@ -204,52 +204,66 @@ fn bottleneck_rule(s: &Summary) -> Block {
 fn recommendation(n: usize, rec: &Recommendation) -> Block {
     let mut line = SpanLine::default();
     line.text(format!("{n}. "));
-    let fix = match *rec {
-        Recommendation::SmallKernels { mean_us } => {
-            line.text("many small kernels (mean ")
-                .formatted(number(mean_us), NumberFormat::Fixed(1))
-                .text(" µs < 10 µs): launch overhead");
-            "use torch.compile, fuse operations"
-        }
-        Recommendation::CollectiveDominates { pct } => {
-            line.text("one collective dominates (")
-                .formatted(number(pct), NumberFormat::Fixed(0))
-                .text(" % of kernel time)");
-            "its time includes waiting for peers: look for late ranks and overlap it with computation"
-        }
-        Recommendation::KernelDominates { pct } => {
-            line.text("one kernel dominates (")
-                .formatted(number(pct), NumberFormat::Fixed(0))
-                .text(" % of kernel time)");
-            "normal for compute-heavy work; check that the kernel is the optimised one"
-        }
+    // The symptom's words around its one figure (a percentage unless it says otherwise),
+    // and the fix, from the tool's fixed table.
+    let (before, x, decimals, after, fix) = match *rec {
+        Recommendation::SmallKernels { mean_us } => (
+            "many small kernels (mean ",
+            mean_us,
+            1,
+            " µs < 10 µs): launch overhead",
+            "use torch.compile, fuse operations",
+        ),
+        Recommendation::CollectiveDominates { pct } => (
+            "one collective dominates (",
+            pct,
+            0,
+            " % of kernel time)",
+            "its time includes waiting for peers: look for late ranks and overlap it with computation",
+        ),
+        Recommendation::KernelDominates { pct } => (
+            "one kernel dominates (",
+            pct,
+            0,
+            " % of kernel time)",
+            "normal for compute-heavy work; check that the kernel is the optimised one",
+        ),
         Recommendation::MemoryOperations { count: ops, pct } => {
             line.text("many memory operations (")
-                .formatted(count(ops), NumberFormat::Fixed(0))
-                .text(", ")
-                .formatted(number(pct), NumberFormat::Fixed(0))
-                .text(" % of GPU busy time)");
-            "reduce copies, use pinned memory and in-place ops, fewer .cpu()/.cuda() calls"
+                .formatted(count(ops), NumberFormat::Fixed(0));
+            (
+                ", ",
+                pct,
+                0,
+                " % of GPU busy time)",
+                "reduce copies, use pinned memory and in-place ops, fewer .cpu()/.cuda() calls",
+            )
         }
-        Recommendation::Communication { pct } => {
-            line.text("communication is ")
-                .formatted(number(pct), NumberFormat::Fixed(0))
-                .text(" % of GPU busy time");
-            "overlap communication with computation; use async collectives"
-        }
-        Recommendation::IdleHostWait { idle_pct } => {
-            line.text("GPU idle ")
-                .formatted(number(idle_pct), NumberFormat::Fixed(0))
-                .text(" %, mostly host wait");
-            "more DataLoader num_workers, pin_memory=True, move preprocessing to the GPU"
-        }
-        Recommendation::IdleKernelWait { idle_pct } => {
-            line.text("GPU idle ")
-                .formatted(number(idle_pct), NumberFormat::Fixed(0))
-                .text(" %, mostly kernel wait");
-            "fuse operations, remove synchronisations between launches"
-        } // `Recommendation` is the tool's own table; a new symptom needs its words here.
+        Recommendation::Communication { pct } => (
+            "communication is ",
+            pct,
+            0,
+            " % of GPU busy time",
+            "overlap communication with computation; use async collectives",
+        ),
+        Recommendation::IdleHostWait { idle_pct } => (
+            "GPU idle ",
+            idle_pct,
+            0,
+            " %, mostly host wait",
+            "more DataLoader num_workers, pin_memory=True, move preprocessing to the GPU",
+        ),
+        Recommendation::IdleKernelWait { idle_pct } => (
+            "GPU idle ",
+            idle_pct,
+            0,
+            " %, mostly kernel wait",
+            "fuse operations, remove synchronisations between launches",
+        ),
     };
+    line.text(before)
+        .formatted(number(x), NumberFormat::Fixed(decimals))
+        .text(after);
     let word = spans_label(&line.0);
     line.text(format!("{} → {fix}", parenthesised(word)));
     line.take()
