@@ -17,7 +17,7 @@ TINY = TESTDATA / "chrome" / "ok" / "tiny-train" / "rank0.pt.trace.json"
 
 def test_investigate_returns_the_report_json_value_and_shows_inline():
     inv = tracewise.investigate(TINY)
-    assert inv["schema"] == 5
+    assert inv["schema"] == 6
     assert inv["captures"] and inv["advice"]
     html = inv._repr_html_()
     assert html.startswith("<!DOCTYPE html>") or "<html" in html[:200]

@@ -179,7 +179,7 @@ def load(path: PathLike) -> Capture:
 
 class Investigation(dict):
     """The investigation of a capture: the ``report.json`` value (the serialised
-    ``Investigation``, schema 5, ``docs/report-json.md``) as Python objects. In Jupyter it shows as the HTML report
+    ``Investigation``, schema 6, ``docs/report-json.md``) as Python objects. In Jupyter it shows as the HTML report
     with its swimlanes (:meth:`_repr_html_`)."""
 
     def __init__(self, value: Dict[str, Any], html: str, out: Optional[str]) -> None:

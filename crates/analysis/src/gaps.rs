@@ -959,6 +959,28 @@ fn rank_host_times(
 mod tests {
     use super::*;
 
+    /// The causes' words, as reports print them (investigate's idle-time table and
+    /// skip-stats' text).
+    #[test]
+    fn each_cause_has_its_words() {
+        let words = [
+            GapCause::HostNotLaunched,
+            GapCause::StreamOrEvent,
+            GapCause::SyncCall,
+            GapCause::Unknown,
+        ]
+        .map(GapCause::label);
+        assert_eq!(
+            words,
+            [
+                "host did not launch yet",
+                "waiting on another stream or event",
+                "host blocked in a synchronising call",
+                "unknown",
+            ]
+        );
+    }
+
     /// The sweep gives `Overlaps::of`'s figures for intervals by start (nested, long,
     /// empty and inverted ones among them) and out of order, over many gaps and none.
     #[test]

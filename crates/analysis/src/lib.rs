@@ -131,7 +131,8 @@ pub use skip::{
     run_without_rows as skip_stats_without_rows,
 };
 pub use steps::{
-    CandidateOutcome, MIN_STEP_COVERAGE, Spread, StepCandidate, StepOrigin, StepRange, Steps,
+    CandidateOutcome, HostRangeKind, MIN_STEP_COVERAGE, Spread, StepCandidate, StepEvidence,
+    StepOrigin, StepRange, Steps,
 };
 pub use verdict::{Bound, Verdict, assumptions as verdict_assumptions};
 pub use warmup::{

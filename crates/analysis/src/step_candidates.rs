@@ -1,12 +1,57 @@
 //! The kinds of step evidence a step finder weighed, and what became of each.
 
-/// One kind of step evidence and what became of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepCandidate {
-    /// Which evidence (a stable key: `profiler-step`, `gpu-profiler-step`, `engine-step`,
+use serde::{Deserialize, Serialize};
+
+/// A kind of step evidence, in the order the step finder tries them (serialised as its
+/// stable key, [`StepEvidence::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum StepEvidence {
+    /// `ProfilerStep#N` annotations and step markers the reader put into the capture.
+    ProfilerStep,
+    /// GPU-side `ProfilerStep#N` annotations.
+    GpuProfilerStep,
+    /// An inference or diffusion engine's step annotations.
+    EngineStep,
+    /// The framework's iteration annotations (`Optimizer.step#…`, `enumerate(DataLoader)#…`).
+    IterationAnnotation,
+    /// A host range that recurs at the top level of the launching thread.
+    RepeatedHostRange,
+    /// Repeated executions of one XLA module.
+    ModuleExecution,
+    /// A repeating sequence of activity names on one stream.
+    KernelSequence,
+}
+
+impl StepEvidence {
+    /// Its stable key (`profiler-step`, `gpu-profiler-step`, `engine-step`,
     /// `iteration-annotation`, `repeated-host-range`, `module-execution`,
-    /// `kernel-sequence`).
-    pub evidence: &'static str,
+    /// `kernel-sequence`), as reports print it.
+    pub fn code(self) -> &'static str {
+        match self {
+            StepEvidence::ProfilerStep => "profiler-step",
+            StepEvidence::GpuProfilerStep => "gpu-profiler-step",
+            StepEvidence::EngineStep => "engine-step",
+            StepEvidence::IterationAnnotation => "iteration-annotation",
+            StepEvidence::RepeatedHostRange => "repeated-host-range",
+            StepEvidence::ModuleExecution => "module-execution",
+            StepEvidence::KernelSequence => "kernel-sequence",
+        }
+    }
+}
+
+impl std::fmt::Display for StepEvidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// One kind of step evidence and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepCandidate {
+    /// Which evidence.
+    pub evidence: StepEvidence,
     /// Steps it gave (0 when absent).
     pub steps: usize,
     /// Won or why it lost.
@@ -42,8 +87,9 @@ impl StepCandidate {
     }
 }
 
-/// Why a step candidate won or lost.
-#[derive(Debug, Clone, PartialEq)]
+/// Why a step candidate won or lost (serialised tagged by `code`, in kebab case).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum CandidateOutcome {
     /// It gave the steps.

@@ -47,12 +47,14 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use trace_model::{Capture, Diagnostics, KernelClass, Nanos, StepSource};
 
 use crate::budget::Window;
 
-/// Where the steps came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where the steps came from (serialised tagged by `origin`, in kebab case).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "origin", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum StepOrigin {
     /// `ProfilerStep#N` annotations (Kineto).
@@ -77,8 +79,8 @@ pub enum StepOrigin {
     RepeatedHostRange {
         /// The range's name.
         name: String,
-        /// `annotation` or `Python function`.
-        kind: &'static str,
+        /// An annotation or a Python function.
+        kind: HostRangeKind,
     },
     /// Repeated executions of this XLA module.
     ModuleExecution {
@@ -114,6 +116,7 @@ impl StepOrigin {
                 format!("engine step annotations ({markers})")
             }
             StepOrigin::RepeatedHostRange { name, kind } => {
+                let kind = kind.label();
                 format!("a repeated top-level {kind} ({name}) with a stable period")
             }
             StepOrigin::IterationAnnotation { name } => {
@@ -130,6 +133,26 @@ impl StepOrigin {
                 "a repeating kernel sequence on {stream} ({period} activities per period, each starting with {first})"
             ),
             StepOrigin::WholeCapture => "none found: the whole capture is one step".to_string(),
+        }
+    }
+}
+
+/// What kind of host range recurs in [`StepOrigin::RepeatedHostRange`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostRangeKind {
+    /// A `record_function` (user) annotation.
+    Annotation,
+    /// A Python function (the profiler's `with_stack` frames).
+    PythonFunction,
+}
+
+impl HostRangeKind {
+    /// The kind in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            HostRangeKind::Annotation => "annotation",
+            HostRangeKind::PythonFunction => "Python function",
         }
     }
 }
@@ -170,7 +193,7 @@ pub struct Steps {
     pub considered: Vec<StepCandidate>,
 }
 
-pub use crate::step_candidates::{CandidateOutcome, StepCandidate};
+pub use crate::step_candidates::{CandidateOutcome, StepCandidate, StepEvidence};
 use crate::step_nesting::repeating_parent;
 
 /// A step candidate whose steps hold less than this share of the capture's GPU time is
@@ -276,14 +299,14 @@ fn coverage(capture: &Capture, steps: &Steps) -> f64 {
 /// says which won and why the others lost.
 pub(crate) fn find_steps(capture: &Capture) -> Steps {
     type Source = fn(&Capture) -> Option<Steps>;
-    let sources: [(&'static str, Source, bool); 7] = [
-        ("profiler-step", capture_steps, false),
-        ("gpu-profiler-step", gpu_profiler_steps, false),
-        ("engine-step", engine_steps, true),
-        ("iteration-annotation", iteration_steps, true),
-        ("repeated-host-range", repeated_host_steps, false),
-        ("module-execution", module_steps, false),
-        ("kernel-sequence", kernel_sequence_steps, false),
+    let sources: [(StepEvidence, Source, bool); 7] = [
+        (StepEvidence::ProfilerStep, capture_steps, false),
+        (StepEvidence::GpuProfilerStep, gpu_profiler_steps, false),
+        (StepEvidence::EngineStep, engine_steps, true),
+        (StepEvidence::IterationAnnotation, iteration_steps, true),
+        (StepEvidence::RepeatedHostRange, repeated_host_steps, false),
+        (StepEvidence::ModuleExecution, module_steps, false),
+        (StepEvidence::KernelSequence, kernel_sequence_steps, false),
     ];
     let mut considered: Vec<StepCandidate> = Vec::new();
     let mut won: Option<Steps> = None;
@@ -946,9 +969,9 @@ fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
             .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(a.1)));
         if let Some((_, name, instances)) = best {
             let kind = if instances[0].kind == trace_model::HostKind::PythonFrame {
-                "Python function"
+                HostRangeKind::PythonFunction
             } else {
-                "annotation"
+                HostRangeKind::Annotation
             };
             let steps: Vec<StepRange> = instances
                 .iter()
@@ -963,7 +986,7 @@ fn repeated_host_steps(capture: &Capture) -> Option<Steps> {
             diagnostics.add_many(
                 "steps-from-repeated-range",
                 steps.len() as u64,
-                format!("no ProfilerStep#N or engine markers: steps are the instances of the top-level {kind} {name}, numbered from 0 in time order"),
+                format!("no ProfilerStep#N or engine markers: steps are the instances of the top-level {} {name}, numbered from 0 in time order", kind.label()),
                 String::new(),
             );
             diagnostics.add_many(
@@ -1371,12 +1394,17 @@ mod tests {
     #[test]
     fn repeated_top_level_ranges() {
         for (cat, wrapper, name, kind) in [
-            ("user_annotation", "main", "train_step", "annotation"),
+            (
+                "user_annotation",
+                "main",
+                "train_step",
+                HostRangeKind::Annotation,
+            ),
             (
                 "python_function",
                 "train.py(1): <module>",
                 "train.py(10): train_step",
-                "Python function",
+                HostRangeKind::PythonFunction,
             ),
         ] {
             let mut ev = vec![
@@ -1430,7 +1458,7 @@ mod tests {
         let engine = s
             .considered
             .iter()
-            .find(|c| c.evidence == "engine-step")
+            .find(|c| c.evidence == StepEvidence::EngineStep)
             .expect("engine markers considered");
         let CandidateOutcome::NestedInRepeatingParent {
             parent,
@@ -1446,7 +1474,7 @@ mod tests {
             s.origin,
             StepOrigin::RepeatedHostRange {
                 name: "denoise".to_owned(),
-                kind: "annotation"
+                kind: HostRangeKind::Annotation
             }
         );
         assert_eq!(s.steps.len(), 4);

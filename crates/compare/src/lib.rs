@@ -279,7 +279,7 @@ pub const STEP_COUNT_FACTOR: f64 = 4.0;
 
 /// The comparison's outcome on step time (`Comparison::verdict`; not `analysis::Verdict`,
 /// what bounds one capture's step).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// The median step went down by more than the noise.
     Faster,
@@ -288,7 +288,83 @@ pub enum Outcome {
     /// No change beyond noise.
     NoChange,
     /// The sides are not comparable; the reasons say why.
-    Inconclusive(Vec<String>),
+    Inconclusive(Vec<NotComparable>),
+}
+
+/// Which side of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// The side before the change.
+    Before,
+    /// The side after the change.
+    After,
+}
+
+/// Why two sides are not comparable (`Outcome::Inconclusive`); report words each (not
+/// `non_exhaustive`, so that a new reason does not build until it has its words).
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotComparable {
+    /// A side found no steps (the whole capture is one step).
+    NoSteps {
+        /// The side.
+        side: Which,
+        /// What its steps came from (`None` when not recorded).
+        origin: Option<investigation::StepsOrigin>,
+    },
+    /// A side has fewer steady-state steps than a spread needs.
+    TooFewSteps {
+        /// The side.
+        side: Which,
+        /// Its steady-state steps.
+        steps: usize,
+        /// [`Config::min_steps`].
+        needed: usize,
+    },
+    /// The sides' GPU models differ (each sorted, one per device).
+    GpuModels {
+        /// Before.
+        before: Vec<String>,
+        /// After.
+        after: Vec<String>,
+    },
+    /// The sides' GPU vendors differ (each sorted, one per device whose vendor is known),
+    /// where a side does not name its models.
+    GpuVendors {
+        /// Before.
+        before: Vec<String>,
+        /// After.
+        after: Vec<String>,
+    },
+    /// The sides have different numbers of GPUs with activity.
+    GpuCounts {
+        /// Before.
+        before: usize,
+        /// After.
+        after: usize,
+    },
+    /// The steady-state step counts differ by more than [`STEP_COUNT_FACTOR`].
+    StepCounts {
+        /// Before.
+        before: usize,
+        /// After.
+        after: usize,
+    },
+    /// The steps were found by different kinds of evidence.
+    StepDefinitions {
+        /// Before.
+        before: Option<investigation::StepsOrigin>,
+        /// After.
+        after: Option<investigation::StepsOrigin>,
+    },
+    /// Too little of a side's kernel time is in kernels the other side runs too.
+    KernelOverlap {
+        /// The side.
+        side: Which,
+        /// Its kernel time in kernels both sides run, in [0, 1].
+        share: f64,
+        /// [`Config::min_kernel_overlap`].
+        needed: f64,
+    },
 }
 
 /// Everything a comparison finds.
@@ -428,13 +504,16 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
     let kernel_overlap = overlap(&kernels);
     let realized_gain = before_minus_after(&step_time);
     let mut reasons = comparable(&before, &after, config);
-    for (side, share) in ["before", "after"].iter().zip(kernel_overlap) {
+    for (side, share) in [Which::Before, Which::After]
+        .into_iter()
+        .zip(kernel_overlap)
+    {
         if share < config.min_kernel_overlap && !before.kernels.is_empty() && !report_side {
-            reasons.push(format!(
-                "only {:.0} % of the {side} side's kernel time is in kernels the other side runs too (at least {:.0} % expected of the same work)",
-                100.0 * share,
-                100.0 * config.min_kernel_overlap
-            ));
+            reasons.push(NotComparable::KernelOverlap {
+                side,
+                share,
+                needed: config.min_kernel_overlap,
+            });
         }
     }
     let moved = moved(&before, &after);
@@ -598,47 +677,46 @@ fn before_minus_after(row: &Row) -> Nanos {
 }
 
 /// Why the sides are not comparable (empty when they are).
-fn comparable(before: &Side, after: &Side, config: &Config) -> Vec<String> {
+fn comparable(before: &Side, after: &Side, config: &Config) -> Vec<NotComparable> {
     let mut reasons = Vec::new();
-    for (name, s) in [("before", before), ("after", after)] {
+    for (side, s) in [(Which::Before, before), (Which::After, after)] {
         if !s.has_steps {
-            reasons.push(format!(
-                "the {name} side has no steps (steps: {})",
-                s.step_origin
-            ));
+            reasons.push(NotComparable::NoSteps {
+                side,
+                origin: s.step_origin.clone(),
+            });
         } else if s.steady_steps < config.min_steps {
-            reasons.push(format!(
-                "the {name} side has {} steady-state step(s); at least {} are needed for a spread",
-                s.steady_steps, config.min_steps
-            ));
+            reasons.push(NotComparable::TooFewSteps {
+                side,
+                steps: s.steady_steps,
+                needed: config.min_steps,
+            });
         }
     }
     if !before.gpu_models.is_empty()
         && !after.gpu_models.is_empty()
         && before.gpu_models != after.gpu_models
     {
-        reasons.push(format!(
-            "different GPU models: {} before, {} after",
-            models(&before.gpu_models),
-            models(&after.gpu_models)
-        ));
+        reasons.push(NotComparable::GpuModels {
+            before: before.gpu_models.clone(),
+            after: after.gpu_models.clone(),
+        });
     }
     // A side that does not name its GPUs may still say whose they are.
     else if !before.gpu_vendors.is_empty()
         && !after.gpu_vendors.is_empty()
         && before.gpu_vendors != after.gpu_vendors
     {
-        reasons.push(format!(
-            "different GPU vendors: {} before, {} after",
-            models(&before.gpu_vendors),
-            models(&after.gpu_vendors)
-        ));
+        reasons.push(NotComparable::GpuVendors {
+            before: before.gpu_vendors.clone(),
+            after: after.gpu_vendors.clone(),
+        });
     }
     if before.devices != after.devices {
-        reasons.push(format!(
-            "different GPU counts: {} before, {} after",
-            before.devices, after.devices
-        ));
+        reasons.push(NotComparable::GpuCounts {
+            before: before.devices,
+            after: after.devices,
+        });
     }
     let counts = [before.steady_steps, after.steady_steps];
     if before.has_steps
@@ -646,40 +724,42 @@ fn comparable(before: &Side, after: &Side, config: &Config) -> Vec<String> {
         && counts[0].min(counts[1]) > 0
         && counts[0].max(counts[1]) as f64 > STEP_COUNT_FACTOR * counts[0].min(counts[1]) as f64
     {
-        reasons.push(format!(
-            "steady-state step counts differ by more than {STEP_COUNT_FACTOR}×: {} before, {} after (the steps are not the same unit of work)",
-            counts[0], counts[1]
-        ));
+        reasons.push(NotComparable::StepCounts {
+            before: counts[0],
+            after: counts[1],
+        });
     }
-    if before.has_steps && after.has_steps && step_kind(before) != step_kind(after) {
-        reasons.push(format!(
-            "different step definitions: {} before, {} after",
-            before.step_origin, after.step_origin
-        ));
+    if before.has_steps
+        && after.has_steps
+        && !same_step_definition(before.step_origin.as_ref(), after.step_origin.as_ref())
+    {
+        reasons.push(NotComparable::StepDefinitions {
+            before: before.step_origin.clone(),
+            after: after.step_origin.clone(),
+        });
     }
     reasons
 }
 
-/// The step origin without the module or marker names a change may rename.
-fn step_kind(s: &Side) -> &str {
-    s.step_origin
-        .split_once(" (")
-        .map_or(s.step_origin.as_str(), |(head, _)| head)
-        .split(" of XLA module")
-        .next()
-        .unwrap_or("")
-}
-
-/// `2 × NVIDIA H100, 1 × …` from a sorted list.
-fn models(sorted: &[String]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let n = sorted[i..].iter().take_while(|m| **m == sorted[i]).count();
-        out.push(format!("{n} × {}", sorted[i]));
-        i += n;
-    }
-    out.join(", ")
+/// Whether two sides' steps were found by the same kind of evidence: the same origin
+/// (for a repeated host range, of the same kind; for a kernel sequence, on the same
+/// stream), and, where a capture keeps steps per GPU, the figures from the same GPU. The
+/// names a change may rename (markers, annotations, modules, kernels) are not compared.
+fn same_step_definition(
+    before: Option<&investigation::StepsOrigin>,
+    after: Option<&investigation::StepsOrigin>,
+) -> bool {
+    use analysis::StepOrigin as O;
+    let (Some(b), Some(a)) = (before, after) else {
+        return before.is_none() && after.is_none();
+    };
+    let same_origin = match (&b.origin, &a.origin) {
+        (O::RepeatedHostRange { kind: x, .. }, O::RepeatedHostRange { kind: y, .. }) => x == y,
+        (O::KernelSequence { stream: x, .. }, O::KernelSequence { stream: y, .. }) => x == y,
+        (x, y) => std::mem::discriminant(x) == std::mem::discriminant(y),
+    };
+    let figures = |o: &investigation::StepsOrigin| o.per_gpu.as_ref().map(|p| p.figures);
+    same_origin && figures(b) == figures(a)
 }
 
 fn keyed_rows<K: Ord + Clone>(

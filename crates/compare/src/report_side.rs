@@ -151,7 +151,6 @@ pub(crate) fn side_of(path: &Path, inv: &Investigation) -> Result<Side, String> 
         .captures
         .first()
         .ok_or("the investigation has no capture")?;
-    let whole = analysis::StepOrigin::WholeCapture.describe();
     let mut side = Side::empty(path);
     for c in &inv.captures {
         side.gpu_models.extend(c.gpu_models.iter().cloned());
@@ -162,8 +161,8 @@ pub(crate) fn side_of(path: &Path, inv: &Investigation) -> Result<Side, String> 
     side.gpu_models.sort();
     side.gpu_vendors.sort();
     side.captures = inv.captures.len();
-    side.has_steps = first.steps_origin != whole;
-    side.step_origin = first.steps_origin.clone();
+    side.has_steps = first.steps_origin.has_steps();
+    side.step_origin = Some(first.steps_origin.clone());
     side.diagnosis = Some((
         first.verdict.diagnosis.code(),
         first.verdict.diagnosis.describe(),

@@ -93,8 +93,8 @@ pub struct Side {
     pub devices: usize,
     /// Captures (ranks) read.
     pub captures: usize,
-    /// What marked the steps, in words (of the first capture).
-    pub step_origin: String,
+    /// What marked the steps (of the first capture); `None` until a side is read.
+    pub step_origin: Option<investigation::StepsOrigin>,
     /// Whether steps were found at all (not the whole-capture fallback).
     pub has_steps: bool,
     /// What bounds the step of the capture the investigation draws, as its diagnosis
@@ -166,7 +166,7 @@ impl Side {
             gpu_vendors: Vec::new(),
             devices: 0,
             captures: 0,
-            step_origin: String::new(),
+            step_origin: None,
             has_steps: false,
             diagnosis: None,
             steady_steps: 0,

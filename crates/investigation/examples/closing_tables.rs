@@ -92,7 +92,7 @@ fn rows(rel: &str, inv: &Investigation) -> (String, String, String) {
     let a = format!(
         "| {rel} | {} ({}) | {verdict} | {top} | {knob} |",
         first.steps,
-        first.steps_origin.replace('|', "/")
+        first.steps_origin.origin.describe().replace('|', "/")
     );
     // The idle split of the critical stream.
     let row = &inv.captures[0];

@@ -19,7 +19,7 @@ pub use swimlanes::{Chart, Lane, LaneKind, LastActivity, Slice, Swimlanes};
 /// rendered document; 2 is this value; 3 makes every trust entry a `trace_model::TrustItem`
 /// ([`TrustNote`]); 4 types why a cause cannot be replayed; 5 keeps typed what 4 held in
 /// words (why the capture cannot tell what bounds the step, ...).
-pub const SCHEMA: u32 = 5;
+pub const SCHEMA: u32 = 6;
 
 /// The whole investigation of one input (a capture, a rank directory, a JAX capture
 /// directory, a multi-process export).
@@ -78,8 +78,8 @@ pub struct CaptureResult {
     pub verdict: VerdictRow,
     /// Median, shortest and longest step (every step, warm-up included).
     pub step_spread: Option<StepSpread>,
-    /// What found the steps, in words.
-    pub steps_origin: String,
+    /// What found the steps.
+    pub steps_origin: StepsOrigin,
     /// Steady-state step durations (warm-up left out), in step order (`measured`).
     pub steady_steps: Vec<Nanos>,
     /// The analysed window's span over its steady-state steps.
@@ -96,6 +96,53 @@ pub struct CaptureResult {
     pub buckets: Vec<Bucket>,
     /// The top 20 CPU ops by the GPU time they launched.
     pub top_ops: Vec<LaunchingOp>,
+}
+
+/// What found a capture's steps, and, where the capture keeps steps per GPU
+/// (TensorFlow's `Steps` lines), whose steps the figures are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepsOrigin {
+    /// The evidence that gave the steps.
+    pub origin: analysis::StepOrigin,
+    /// Per GPU, where the capture keeps steps per GPU; `None` otherwise.
+    pub per_gpu: Option<PerGpuSteps>,
+}
+
+/// No step evidence: the whole capture is one step.
+impl Default for StepsOrigin {
+    fn default() -> StepsOrigin {
+        StepsOrigin {
+            origin: analysis::StepOrigin::WholeCapture,
+            per_gpu: None,
+        }
+    }
+}
+
+impl StepsOrigin {
+    /// Whether steps were found at all (not the whole-capture fallback).
+    pub fn has_steps(&self) -> bool {
+        self.origin != analysis::StepOrigin::WholeCapture
+    }
+}
+
+/// The steps of a capture that keeps them per GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerGpuSteps {
+    /// The GPU whose own steps the figures are (not their union over the GPUs).
+    pub figures: i64,
+    /// Every GPU that keeps its own steps, by ordinal.
+    pub gpus: Vec<GpuSteps>,
+}
+
+/// One GPU's own steps (`measured`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GpuSteps {
+    /// The GPU's ordinal.
+    pub gpu: i64,
+    /// How many steps it keeps.
+    pub steps: usize,
+    /// Their lower median duration.
+    pub median: Nanos,
 }
 
 /// The verdict of one capture.
@@ -191,8 +238,8 @@ pub struct FirstCapture {
     pub top_gap: Option<TopGap>,
     /// Steps found.
     pub steps: usize,
-    /// What found them, in words.
-    pub steps_origin: String,
+    /// What found them.
+    pub steps_origin: StepsOrigin,
     /// The kinds of forward the engine's markers name, consecutive repeats removed.
     pub forward_kinds: Vec<String>,
     /// Per kind of forward: steps and their duration spread.
@@ -221,8 +268,9 @@ pub struct Diagnosed {
     pub framework: String,
     /// The names that decided the framework.
     pub framework_evidence: String,
-    /// Each kind of step evidence tried and what became of it, in words.
-    pub step_evidence: Vec<String>,
+    /// Each kind of step evidence tried and what became of it (absent and untried kinds
+    /// left out), in the order they were tried.
+    pub step_evidence: Vec<analysis::StepCandidate>,
 }
 
 /// The host and GPU sides of the steady steps (medians and spreads, `measured`).
@@ -822,10 +870,26 @@ pub struct TrustNote {
     /// For a failed reconciliation check: its index in [`Investigation::reconciliation`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<usize>,
+    /// Why the item is listed, where its message alone does not say (the renderer words
+    /// it around the message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed: Option<Listed>,
     /// The item, flattened: `code`, `message`, `count`, and `unit`, `time_ns`, `share`,
     /// `counted` where the item has them.
     #[serde(flatten)]
     pub item: trace_model::TrustItem,
+}
+
+/// Why a trust item is listed, beside what its message says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Listed {
+    /// A file of the input could not be read, so the report is of the others; the
+    /// item's message is the file's error.
+    NotRead,
+    /// A diagnostic listed only because some activities have no launch (one-sided flow
+    /// arrows: the missing ends may be theirs).
+    ActivitiesWithoutLaunch,
 }
 
 /// What gave a trust item.
@@ -852,7 +916,16 @@ impl TrustNote {
             from,
             who,
             check: None,
+            listed: None,
             item,
+        }
+    }
+
+    /// The same note, listed for `why`.
+    pub fn listed(self, why: Listed) -> TrustNote {
+        TrustNote {
+            listed: Some(why),
+            ..self
         }
     }
 }

@@ -20,20 +20,23 @@ fn step_spread(r: &CaptureAnalysis) -> Option<analysis::Spread> {
     }
 }
 
-/// What found the steps, in words; with the GPU whose own steps are the figures.
-fn steps_origin(r: &CaptureAnalysis) -> String {
-    match &r.device_steps {
-        Some(d) => format!(
-            "{}; the figures are GPU {}'s own steps, not their union over the GPUs (per GPU: {})",
-            r.steps.origin.describe(),
-            d.ordinal,
-            d.per_gpu
+/// What found the steps; with the GPU whose own steps are the figures, and every GPU's
+/// steps, where the capture keeps steps per GPU.
+fn steps_origin(r: &CaptureAnalysis) -> StepsOrigin {
+    StepsOrigin {
+        origin: r.steps.origin.clone(),
+        per_gpu: r.device_steps.as_ref().map(|d| PerGpuSteps {
+            figures: d.ordinal,
+            gpus: d
+                .per_gpu
                 .iter()
-                .map(|(o, n, s)| format!("GPU {o} {n} step(s), median {}", s.median.human()))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        None => r.steps.origin.describe(),
+                .map(|&(gpu, steps, s)| GpuSteps {
+                    gpu,
+                    steps,
+                    median: s.median,
+                })
+                .collect(),
+        }),
     }
 }
 
@@ -214,7 +217,7 @@ pub(crate) fn first_capture(a: &InputAnalysis) -> FirstCapture {
                         analysis::CandidateOutcome::NotTried | analysis::CandidateOutcome::Absent
                     )
                 })
-                .map(|c| c.describe())
+                .cloned()
                 .collect(),
         }),
         step_sides: first.step_sides.map(|s| StepSidesView {
@@ -752,15 +755,14 @@ pub(crate) fn unread_trust(
     new_capture: &mut Vec<Ask>,
 ) {
     for err in unread {
-        trust.push(TrustNote::new(
-            TrustSource::Input,
-            None,
-            TrustItem::new(
-                "file-not-read",
-                format!("not read, so not in this report: {err}"),
-                1,
-            ),
-        ));
+        trust.push(
+            TrustNote::new(
+                TrustSource::Input,
+                None,
+                TrustItem::new("file-not-read", err.clone(), 1),
+            )
+            .listed(Listed::NotRead),
+        );
     }
     if !unread.is_empty() {
         new_capture.push(Ask::Unread {
@@ -806,19 +808,16 @@ pub(crate) fn collect_trust(
                 }
                 _ => None,
             };
-            let message = if d.code == "flow-one-end" {
-                format!(
-                    "{} (listed because some activities have no launch: the missing ends may be theirs)",
-                    d.message
-                )
-            } else {
-                d.message.clone()
-            };
-            trust.push(TrustNote::new(
+            let note = TrustNote::new(
                 TrustSource::Capture,
                 Some(who.clone()),
-                TrustItem::new(d.code, message, d.count).with_share(share),
-            ));
+                TrustItem::new(d.code, d.message.clone(), d.count).with_share(share),
+            );
+            trust.push(if d.code == "flow-one-end" {
+                note.listed(Listed::ActivitiesWithoutLaunch)
+            } else {
+                note
+            });
         }
         if let Some(t) = &r.total
             && t.graph_kernels > 0

@@ -391,4 +391,21 @@ fn the_value_round_trips_through_its_json() {
         matches!(err, investigation::JsonError::Schema { found: 1 }),
         "{err}"
     );
+    // The schema before this one (5: steps' origins, step evidence and two trust
+    // messages in words) is refused, naming both versions.
+    let previous = text.replacen(
+        &format!("\"schema\": {}", investigation::SCHEMA),
+        "\"schema\": 5",
+        1,
+    );
+    let err = investigation::from_json(&previous).expect_err("schema 5 is refused");
+    assert!(
+        matches!(err, investigation::JsonError::Schema { found: 5 }),
+        "{err}"
+    );
+    assert_eq!(investigation::SCHEMA, 6);
+    assert_eq!(
+        err.to_string(),
+        "report.json schema 5; this version reads schema 6"
+    );
 }

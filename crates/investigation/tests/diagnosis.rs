@@ -8,7 +8,7 @@ use std::path::Path;
 
 use analysis::{
     CandidateOutcome, CannotTell, CaptureAnalysis, CauseKey, Diagnosis, Framework, GapCause,
-    HostCause, Knob, SkipConfig, StepBasis, StepOrigin,
+    HostCause, HostRangeKind, Knob, SkipConfig, StepBasis, StepEvidence, StepOrigin,
 };
 use trace_model::{
     ActivityDetails, ActivityKind, Capture, CaptureBuilder, Device, DeviceId, DeviceProperties,
@@ -526,14 +526,14 @@ fn iterations_from_optimizer_step_annotations() {
             (15_950, 19_950)
         ]
     );
-    let won: Vec<(&str, usize)> = r
+    let won: Vec<(StepEvidence, usize)> = r
         .steps
         .considered
         .iter()
         .filter(|c| c.outcome == CandidateOutcome::Chosen)
         .map(|c| (c.evidence, c.steps))
         .collect();
-    assert_eq!(won, [("iteration-annotation", 5)]);
+    assert_eq!(won, [(StepEvidence::IterationAnnotation, 5)]);
     assert_eq!(r.steps.considered[0].outcome, CandidateOutcome::Absent);
     // The fetches are the step's idle time: data loading, not launch overhead.
     assert_adds_up(&r);
@@ -569,7 +569,7 @@ fn a_scheduler_step_nested_in_the_denoising_loop_is_not_the_step() {
         .steps
         .considered
         .iter()
-        .find(|c| c.evidence == "engine-step")
+        .find(|c| c.evidence == StepEvidence::EngineStep)
         .expect("engine step considered");
     assert_eq!(engine.steps, 3);
     // It loses by the nesting rule (before the 50 % rule is asked): each lies inside a
@@ -588,7 +588,7 @@ fn a_scheduler_step_nested_in_the_denoising_loop_is_not_the_step() {
         r.steps.origin,
         StepOrigin::RepeatedHostRange {
             name: "denoise".to_owned(),
-            kind: "annotation"
+            kind: HostRangeKind::Annotation
         }
     );
     assert_eq!(r.steps.steps.len(), 3);
@@ -730,7 +730,6 @@ fn a_host_running_ahead_times_steps_by_their_gpu_span() {
     // The window is the GPU span of the steps' work, not joined with the host ranges.
     let w = r.window.expect("window");
     assert_eq!((w.start, w.end), (Nanos(20 * US), Nanos(12_020 * US)));
-    assert_eq!(GapCause::HostNotLaunched.label(), "host did not launch yet");
 }
 
 #[test]
@@ -969,7 +968,7 @@ fn nvtx_iterations_are_steps_and_their_blocks_are_not() {
         r.steps.origin,
         StepOrigin::RepeatedHostRange {
             name: "train_iteration".to_owned(),
-            kind: "annotation"
+            kind: HostRangeKind::Annotation
         }
     );
     assert_eq!(r.steps.steps.len(), 3);

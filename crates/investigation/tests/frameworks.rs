@@ -306,14 +306,15 @@ fn a_tensorflow_xspace_gives_its_step_figures_per_gpu() {
         "{sides:?}, union {}",
         union.human()
     );
-    for (ordinal, spans) in &own {
-        let said = format!("GPU {ordinal} {} step(s)", spans.len());
-        assert!(
-            inv.first.steps_origin.contains(&said),
-            "{said}: {}",
-            inv.first.steps_origin
-        );
-    }
+    let per_gpu = inv
+        .first
+        .steps_origin
+        .per_gpu
+        .as_ref()
+        .expect("steps per GPU");
+    let counted: Vec<(i64, usize)> = per_gpu.gpus.iter().map(|g| (g.gpu, g.steps)).collect();
+    let expected: Vec<(i64, usize)> = own.iter().map(|(&o, spans)| (o, spans.len())).collect();
+    assert_eq!(counted, expected);
     let row = &inv.captures[0];
     let spread = row.step_spread.expect("a spread");
     assert_eq!(spread.median, sides.host.median);

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use compare::{Change, Comparison, NamedRow, Outcome, Presence, Row, SampleStat};
+use compare::{
+    Change, Comparison, NamedRow, NotComparable, Outcome, Presence, Row, SampleStat, Which,
+};
 use trace_model::{Nanos, Provenance};
 
 use crate::doc::{Block, Cell, Document, Finding, Section, Span, Table};
@@ -418,9 +420,14 @@ fn verdict_finding(c: &Comparison) -> Finding {
         Outcome::Faster => "Verdict: faster.".to_owned(),
         Outcome::Slower => "Verdict: slower.".to_owned(),
         Outcome::NoChange => "Verdict: no change beyond noise.".to_owned(),
-        Outcome::Inconclusive(reasons) => {
-            format!("Verdict: inconclusive: {}.", reasons.join("; "))
-        }
+        Outcome::Inconclusive(reasons) => format!(
+            "Verdict: inconclusive: {}.",
+            reasons
+                .iter()
+                .map(not_comparable_text)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     }));
     Finding::new(spans)
 }
@@ -516,7 +523,7 @@ fn sides_section(c: &Comparison) -> Section {
                 side.gpu_models.join(", ")
             }),
             Cell::figure(Figure::count(side.captures as u64, side_label(side))),
-            Cell::text(side.step_origin.clone()),
+            Cell::text(origin_text(side.step_origin.as_ref())),
             Cell::figure(Figure::count(side.steady_steps as u64, side_label(side))),
             side.diagnosis
                 .as_ref()
@@ -544,7 +551,7 @@ fn sides_section(c: &Comparison) -> Section {
         s.push(Block::List(
             reasons
                 .iter()
-                .map(|r| vec![Span::text(r.clone())])
+                .map(|r| vec![Span::text(not_comparable_text(r))])
                 .collect(),
         ));
     }
@@ -791,5 +798,81 @@ mod tests {
             verdict.iter().all(|l| *l == Provenance::Measured),
             "{verdict:?}"
         );
+    }
+}
+
+/// A side's name in words.
+fn which_text(side: Which) -> &'static str {
+    match side {
+        Which::Before => "before",
+        Which::After => "after",
+    }
+}
+
+/// What found a side's steps, in words (empty when not recorded).
+fn origin_text(origin: Option<&investigation::StepsOrigin>) -> String {
+    origin.map_or_else(String::new, crate::investigate::steps_origin_text)
+}
+
+/// GPU models or vendors, sorted, as counts: `2 × NVIDIA H100, 1 × …`.
+fn models(sorted: &[String]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let n = sorted[i..].iter().take_while(|m| **m == sorted[i]).count();
+        out.push(format!("{n} × {}", sorted[i]));
+        i += n;
+    }
+    out.join(", ")
+}
+
+/// Why the sides are not comparable, in words.
+pub fn not_comparable_text(reason: &NotComparable) -> String {
+    match reason {
+        NotComparable::NoSteps { side, origin } => format!(
+            "the {} side has no steps (steps: {})",
+            which_text(*side),
+            origin_text(origin.as_ref())
+        ),
+        NotComparable::TooFewSteps {
+            side,
+            steps,
+            needed,
+        } => format!(
+            "the {} side has {steps} steady-state step(s); at least {needed} are needed for a spread",
+            which_text(*side)
+        ),
+        NotComparable::GpuModels { before, after } => format!(
+            "different GPU models: {} before, {} after",
+            models(before),
+            models(after)
+        ),
+        NotComparable::GpuVendors { before, after } => format!(
+            "different GPU vendors: {} before, {} after",
+            models(before),
+            models(after)
+        ),
+        NotComparable::GpuCounts { before, after } => {
+            format!("different GPU counts: {before} before, {after} after")
+        }
+        NotComparable::StepCounts { before, after } => format!(
+            "steady-state step counts differ by more than {}×: {before} before, {after} after (the steps are not the same unit of work)",
+            compare::STEP_COUNT_FACTOR
+        ),
+        NotComparable::StepDefinitions { before, after } => format!(
+            "different step definitions: {} before, {} after",
+            origin_text(before.as_ref()),
+            origin_text(after.as_ref())
+        ),
+        NotComparable::KernelOverlap {
+            side,
+            share,
+            needed,
+        } => format!(
+            "only {:.0} % of the {} side's kernel time is in kernels the other side runs too (at least {:.0} % expected of the same work)",
+            100.0 * share,
+            which_text(*side),
+            100.0 * needed
+        ),
     }
 }

@@ -36,6 +36,29 @@ pub(crate) fn who_text(who: &investigation::Who) -> String {
     }
 }
 
+/// What found a capture's steps, in words; with the GPU whose own steps are the figures
+/// and every GPU's steps, where the capture keeps steps per GPU.
+pub(crate) fn steps_origin_text(o: &investigation::StepsOrigin) -> String {
+    let origin = o.origin.describe();
+    match &o.per_gpu {
+        Some(p) => format!(
+            "{origin}; the figures are GPU {}'s own steps, not their union over the GPUs (per GPU: {})",
+            p.figures,
+            p.gpus
+                .iter()
+                .map(|g| format!(
+                    "GPU {} {} step(s), median {}",
+                    g.gpu,
+                    g.steps,
+                    g.median.human()
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        None => origin,
+    }
+}
+
 /// Why a cause has no what-if scenario, in words.
 pub(crate) fn no_scenario_text(reason: investigation::NoScenarioReason) -> &'static str {
     match reason {
@@ -236,7 +259,7 @@ fn steps_table(inv: &Investigation) -> Table {
         all.extend(steps.iter().copied());
         row(
             who_text(&c.who),
-            c.steps_origin.clone(),
+            steps_origin_text(&c.steps_origin),
             steps,
             mean,
             gpus,
@@ -245,7 +268,7 @@ fn steps_table(inv: &Investigation) -> Table {
     }
     if inv.captures.len() > 1 {
         every_gpu.iter_mut().for_each(|g| g.sort());
-        let origin = inv.captures[0].steps_origin.clone();
+        let origin = steps_origin_text(&inv.captures[0].steps_origin);
         row(
             "all".to_owned(),
             origin,
@@ -364,12 +387,19 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
                 if d.step_evidence.is_empty() {
                     "none in the capture (the whole capture is one step)".to_owned()
                 } else {
-                    d.step_evidence.join("; ")
+                    d.step_evidence
+                        .iter()
+                        .map(|c| c.describe())
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 }
             ))]));
         }
         // Which evidence found the iterations, and what each forward is when it says so.
-        let mut text = format!(" step(s), found from {}", f.steps_origin);
+        let mut text = format!(
+            " step(s), found from {}",
+            steps_origin_text(&f.steps_origin)
+        );
         if !f.forward_kinds.is_empty() {
             text.push_str(&format!("; forwards: {}", f.forward_kinds.join(", ")));
         }

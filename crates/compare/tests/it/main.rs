@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use compare::{CauseKey, Change, Comparison, Config, Outcome, Presence};
+use compare::{CauseKey, Change, Comparison, Config, NotComparable, Outcome, Presence, Which};
 use trace_model::Nanos;
 
 /// How a synthetic capture is made: `steps` steps of `220 + host_wait` µs, each with a
@@ -312,9 +312,10 @@ fn different_gpus_are_inconclusive_and_say_why() {
     };
     assert_eq!(
         reasons,
-        &[format!(
-            "different GPU models: 1 × {H100} before, 1 × AMD Instinct MI300X after"
-        )]
+        &[NotComparable::GpuModels {
+            before: vec![H100.to_owned()],
+            after: vec!["AMD Instinct MI300X".to_owned()],
+        }]
     );
     // The rows are still there; no share of a prediction is claimed.
     assert_eq!(c.step_time.change, Change::Lower);
@@ -333,9 +334,11 @@ fn too_few_steps_are_inconclusive() {
         panic!("{:?}", c.verdict)
     };
     assert!(
-        reasons
-            .iter()
-            .any(|r| r.contains("before side has 2 steady-state step(s); at least 3")),
+        reasons.contains(&NotComparable::TooFewSteps {
+            side: Which::Before,
+            steps: 2,
+            needed: 3,
+        }),
         "{reasons:?}"
     );
 }
@@ -412,9 +415,11 @@ fn h100_against_mi300x_names_the_kernel_renames() {
         panic!("{:?}", c.verdict)
     };
     assert!(
-        reasons.iter().any(|r| r.starts_with("different GPU models")
-            && r.contains("NVIDIA H100")
-            && r.contains("AMD Instinct MI300X")),
+        reasons
+            .iter()
+            .any(|r| matches!(r, NotComparable::GpuModels { before, after }
+            if before.iter().any(|m| m.contains("NVIDIA H100"))
+                && after.iter().any(|m| m.contains("AMD Instinct MI300X")))),
         "{reasons:?}"
     );
     let renamed = |from: &str| {
@@ -588,7 +593,10 @@ fn every_shared_capture_against_itself_changes_nothing() {
             Outcome::NoChange => {}
             // Only the step count may make a capture not comparable with itself.
             Outcome::Inconclusive(reasons) => assert!(
-                reasons.iter().all(|r| r.contains("step")),
+                reasons.iter().all(|r| matches!(
+                    r,
+                    NotComparable::NoSteps { .. } | NotComparable::TooFewSteps { .. }
+                )),
                 "{what}: {reasons:?}"
             ),
             v => panic!("{what}: {v:?}"),
@@ -934,13 +942,16 @@ fn removing_one_cause_is_predicted_within_five_percent() {
 /// A side with `steps` steady-state steps of 1 ms marked by `origin`, on one GPU.
 fn side_of(
     name: &str,
-    origin: &str,
+    origin: &analysis::StepOrigin,
     steps: usize,
     models: &[&str],
     vendors: &[&str],
 ) -> compare::Side {
     let mut s = compare::Side::empty(Path::new(name));
-    s.step_origin = origin.to_owned();
+    s.step_origin = Some(investigation::StepsOrigin {
+        origin: origin.clone(),
+        per_gpu: None,
+    });
     s.has_steps = true;
     s.steady_steps = steps;
     s.step_time = vec![us(1000); steps];
@@ -956,12 +967,11 @@ fn side_of(
 /// reasons.
 #[test]
 fn a_per_layer_window_against_a_per_step_one_is_inconclusive() {
-    let per_step = analysis::StepOrigin::ProfilerStep.describe();
+    let per_step = analysis::StepOrigin::ProfilerStep;
     let per_layer = analysis::StepOrigin::RepeatedHostRange {
         name: "DecoderLayer".to_owned(),
-        kind: "annotation",
-    }
-    .describe();
+        kind: analysis::HostRangeKind::Annotation,
+    };
     let c = compare::compare_sides(
         side_of("steps.json", &per_step, 5, &[H100], &["NVIDIA"]),
         side_of("layers.json", &per_layer, 160, &[H100], &["NVIDIA"]),
@@ -973,12 +983,42 @@ fn a_per_layer_window_against_a_per_step_one_is_inconclusive() {
     assert!(
         reasons
             .iter()
-            .any(|r| r.starts_with("different step definitions")),
+            .any(|r| matches!(r, NotComparable::StepDefinitions { .. })),
         "{reasons:?}"
     );
     assert!(
-        reasons.iter().any(|r| r.contains("5 before, 160 after")),
+        reasons.contains(&NotComparable::StepCounts {
+            before: 5,
+            after: 160
+        }),
         "{reasons:?}"
+    );
+    // The same kind of evidence under another name (a renamed layer annotation) is the
+    // same step definition.
+    let renamed = analysis::StepOrigin::RepeatedHostRange {
+        name: "Block".to_owned(),
+        kind: analysis::HostRangeKind::Annotation,
+    };
+    let python = analysis::StepOrigin::RepeatedHostRange {
+        name: "Block".to_owned(),
+        kind: analysis::HostRangeKind::PythonFunction,
+    };
+    let c = compare::compare_sides(
+        side_of("a.json", &per_layer, 160, &[H100], &["NVIDIA"]),
+        side_of("b.json", &renamed, 160, &[H100], &["NVIDIA"]),
+        &Config::default(),
+    );
+    assert_eq!(c.verdict, Outcome::NoChange);
+    let c = compare::compare_sides(
+        side_of("a.json", &per_layer, 160, &[H100], &["NVIDIA"]),
+        side_of("b.json", &python, 160, &[H100], &["NVIDIA"]),
+        &Config::default(),
+    );
+    assert!(
+        matches!(&c.verdict, Outcome::Inconclusive(r)
+            if matches!(r[..], [NotComparable::StepDefinitions { .. }])),
+        "{:?}",
+        c.verdict
     );
     // The same step evidence with counts a changed schedule gives stays comparable.
     let c = compare::compare_sides(
@@ -992,7 +1032,7 @@ fn a_per_layer_window_against_a_per_step_one_is_inconclusive() {
 /// Two GPUs of different vendors, neither side naming its model: inconclusive.
 #[test]
 fn two_gpus_of_different_vendors_are_inconclusive() {
-    let per_step = analysis::StepOrigin::ProfilerStep.describe();
+    let per_step = analysis::StepOrigin::ProfilerStep;
     let c = compare::compare_sides(
         side_of("nvidia.json", &per_step, 5, &[], &["NVIDIA"]),
         side_of("amd.json", &per_step, 5, &[], &["AMD"]),
@@ -1000,8 +1040,9 @@ fn two_gpus_of_different_vendors_are_inconclusive() {
     );
     assert_eq!(
         c.verdict,
-        Outcome::Inconclusive(vec![
-            "different GPU vendors: 1 × NVIDIA before, 1 × AMD after".to_owned()
-        ])
+        Outcome::Inconclusive(vec![NotComparable::GpuVendors {
+            before: vec!["NVIDIA".to_owned()],
+            after: vec!["AMD".to_owned()],
+        }])
     );
 }

@@ -3,7 +3,7 @@
 //! answer. The investigation chose them; this module only words and labels them.
 
 use investigation::{
-    Advice, CauseReplay, Investigation, Knob, PracticeKind, TrustNote, TrustSource, What,
+    Advice, CauseReplay, Investigation, Knob, Listed, PracticeKind, TrustNote, TrustSource, What,
 };
 use trace_model::{Provenance, TrustItem};
 
@@ -523,11 +523,19 @@ pub(super) fn trust_entry(inv: &Investigation, note: &TrustNote) -> TrustEntry {
         .check
         .and_then(|i| inv.reconciliation.get(i))
         .map(|c| super::check_detail(&c.kind));
+    let said = match note.listed {
+        Some(Listed::NotRead) => format!("not read, so not in this report: {}", item.message),
+        Some(Listed::ActivitiesWithoutLaunch) => format!(
+            "{} (listed because some activities have no launch: the missing ends may be theirs)",
+            item.message
+        ),
+        None => item.message.clone(),
+    };
     let message = match (from, detail) {
-        (Some(from), Some(detail)) => format!("{from}: {}: {detail}", item.message),
-        (Some(from), None) => format!("{from}: {}", item.message),
-        (None, Some(detail)) => format!("{}: {detail}", item.message),
-        (None, None) => item.message.clone(),
+        (Some(from), Some(detail)) => format!("{from}: {said}: {detail}"),
+        (Some(from), None) => format!("{from}: {said}"),
+        (None, Some(detail)) => format!("{said}: {detail}"),
+        (None, None) => said,
     };
     TrustEntry::of_item(TrustItem {
         message,
