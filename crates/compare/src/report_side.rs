@@ -163,10 +163,7 @@ pub(crate) fn side_of(path: &Path, inv: &Investigation) -> Result<Side, String> 
     side.captures = inv.captures.len();
     side.has_steps = first.steps_origin.has_steps();
     side.step_origin = Some(first.steps_origin.clone());
-    side.diagnosis = Some((
-        first.verdict.diagnosis.code(),
-        first.verdict.diagnosis.describe(),
-    ));
+    side.diagnosis = Some(first.verdict.diagnosis);
     side.steady_steps = first.steady_steps.len();
     if let investigation::Advice::Ranked(ranked) = &inv.advice {
         side.mean_step = Some(ranked.mean_step);

@@ -100,7 +100,7 @@ pub struct Side {
     /// What bounds the step of the capture the investigation draws, as its diagnosis
     /// says it (`analysis::Diagnosis`: code, words; `inferred`); `None` from a report
     /// written before the diagnosis was kept.
-    pub diagnosis: Option<(String, String)>,
+    pub diagnosis: Option<analysis::Diagnosis>,
     /// Steady-state steps of the first capture (warm-up left out).
     pub steady_steps: usize,
     /// Steady-state step durations, one per sample: every rank's steps in rank order.

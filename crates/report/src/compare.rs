@@ -527,8 +527,8 @@ fn sides_section(c: &Comparison) -> Section {
             Cell::figure(Figure::count(side.steady_steps as u64, side_label(side))),
             side.diagnosis
                 .as_ref()
-                .map_or(Cell::text("not recorded"), |(code, _)| {
-                    Cell::figure_text(code, Provenance::inferred(DIAGNOSIS))
+                .map_or(Cell::text("not recorded"), |d| {
+                    Cell::figure_text(&d.code(), Provenance::inferred(DIAGNOSIS))
                 }),
         ]);
     }
@@ -536,8 +536,12 @@ fn sides_section(c: &Comparison) -> Section {
         "GPU models are read from the captures' device properties. Verdict: what bounds each side's step, as the investigation of its first capture diagnoses it (for a rank directory, the first rank).",
     )));
     for (name, side) in [("before", &c.before), ("after", &c.after)] {
-        if let Some((code, text)) = &side.diagnosis {
-            s.para(format!("Verdict {name} ({code}, inferred): {text}."));
+        if let Some(d) = &side.diagnosis {
+            s.para(format!(
+                "Verdict {name} ({}, inferred): {}.",
+                d.code(),
+                d.describe()
+            ));
         }
     }
     s.push(Block::Table(rows_table(
@@ -737,6 +741,95 @@ fn no_replay_cell(note: &compare::NoReplay) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each reason the sides are not comparable, in the words compare's verdict gives
+    /// (the reasons were compare's sentences before they were typed).
+    #[test]
+    fn each_reason_is_worded() {
+        let per_gpu = investigation::StepsOrigin {
+            origin: analysis::StepOrigin::StepMarker,
+            per_gpu: Some(investigation::PerGpuSteps {
+                figures: 1,
+                gpus: vec![
+                    investigation::GpuSteps {
+                        gpu: 0,
+                        steps: 3,
+                        median: Nanos(2_000_000),
+                    },
+                    investigation::GpuSteps {
+                        gpu: 1,
+                        steps: 4,
+                        median: Nanos(2_500_000),
+                    },
+                ],
+            }),
+        };
+        let whole = investigation::StepsOrigin::default();
+        let check = |reason: NotComparable, expect: &str| {
+            assert_eq!(not_comparable_text(&reason), expect);
+        };
+        check(
+            NotComparable::NoSteps {
+                side: Which::After,
+                origin: Some(whole),
+            },
+            "the after side has no steps (steps: none found: the whole capture is one step)",
+        );
+        check(
+            NotComparable::TooFewSteps {
+                side: Which::Before,
+                steps: 2,
+                needed: 3,
+            },
+            "the before side has 2 steady-state step(s); at least 3 are needed for a spread",
+        );
+        check(
+            NotComparable::GpuModels {
+                before: vec!["H100".to_owned(), "H100".to_owned()],
+                after: vec!["A100".to_owned(), "H100".to_owned()],
+            },
+            "different GPU models: 2 × H100 before, 1 × A100, 1 × H100 after",
+        );
+        check(
+            NotComparable::GpuVendors {
+                before: vec!["NVIDIA".to_owned()],
+                after: vec!["AMD".to_owned()],
+            },
+            "different GPU vendors: 1 × NVIDIA before, 1 × AMD after",
+        );
+        check(
+            NotComparable::GpuCounts {
+                before: 1,
+                after: 8,
+            },
+            "different GPU counts: 1 before, 8 after",
+        );
+        check(
+            NotComparable::StepCounts {
+                before: 5,
+                after: 160,
+            },
+            "steady-state step counts differ by more than 4×: 5 before, 160 after (the steps are not the same unit of work)",
+        );
+        check(
+            NotComparable::StepDefinitions {
+                before: Some(per_gpu),
+                after: Some(investigation::StepsOrigin {
+                    origin: analysis::StepOrigin::ProfilerStep,
+                    per_gpu: None,
+                }),
+            },
+            "different step definitions: step markers (step_num); the figures are GPU 1's own steps, not their union over the GPUs (per GPU: GPU 0 3 step(s), median 2.00 ms; GPU 1 4 step(s), median 2.50 ms) before, ProfilerStep#N annotations after",
+        );
+        check(
+            NotComparable::KernelOverlap {
+                side: Which::After,
+                share: 0.2,
+                needed: 0.5,
+            },
+            "only 20 % of the after side's kernel time is in kernels the other side runs too (at least 50 % expected of the same work)",
+        );
+    }
 
     /// A side of `step_ms` steps, read from a report.json when `from_report`.
     fn side(path: &str, step_ms: &[i64], from_report: bool) -> compare::Side {
