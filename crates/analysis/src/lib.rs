@@ -69,6 +69,7 @@ mod rows_csv;
 mod skip;
 mod step_candidates;
 mod step_nesting;
+mod step_origin;
 mod steps;
 mod verdict;
 mod warmup;
