@@ -738,6 +738,82 @@ fn no_replay_cell(note: &compare::NoReplay) -> Cell {
     }
 }
 
+/// A side's name in words.
+fn which_text(side: Which) -> &'static str {
+    match side {
+        Which::Before => "before",
+        Which::After => "after",
+    }
+}
+
+/// What found a side's steps, in words (empty when not recorded).
+fn origin_text(origin: Option<&investigation::StepsOrigin>) -> String {
+    origin.map_or_else(String::new, crate::investigate::steps_origin_text)
+}
+
+/// GPU models or vendors, sorted, as counts: `2 × NVIDIA H100, 1 × …`.
+fn models(sorted: &[String]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let n = sorted[i..].iter().take_while(|m| **m == sorted[i]).count();
+        out.push(format!("{n} × {}", sorted[i]));
+        i += n;
+    }
+    out.join(", ")
+}
+
+/// Why the sides are not comparable, in words.
+pub fn not_comparable_text(reason: &NotComparable) -> String {
+    match reason {
+        NotComparable::NoSteps { side, origin } => format!(
+            "the {} side has no steps (steps: {})",
+            which_text(*side),
+            origin_text(origin.as_ref())
+        ),
+        NotComparable::TooFewSteps {
+            side,
+            steps,
+            needed,
+        } => format!(
+            "the {} side has {steps} steady-state step(s); at least {needed} are needed for a spread",
+            which_text(*side)
+        ),
+        NotComparable::GpuModels { before, after } => format!(
+            "different GPU models: {} before, {} after",
+            models(before),
+            models(after)
+        ),
+        NotComparable::GpuVendors { before, after } => format!(
+            "different GPU vendors: {} before, {} after",
+            models(before),
+            models(after)
+        ),
+        NotComparable::GpuCounts { before, after } => {
+            format!("different GPU counts: {before} before, {after} after")
+        }
+        NotComparable::StepCounts { before, after } => format!(
+            "steady-state step counts differ by more than {}×: {before} before, {after} after (the steps are not the same unit of work)",
+            compare::STEP_COUNT_FACTOR
+        ),
+        NotComparable::StepDefinitions { before, after } => format!(
+            "different step definitions: {} before, {} after",
+            origin_text(before.as_ref()),
+            origin_text(after.as_ref())
+        ),
+        NotComparable::KernelOverlap {
+            side,
+            share,
+            needed,
+        } => format!(
+            "only {:.0} % of the {} side's kernel time is in kernels the other side runs too (at least {:.0} % expected of the same work)",
+            100.0 * share,
+            which_text(*side),
+            100.0 * needed
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -891,81 +967,5 @@ mod tests {
             verdict.iter().all(|l| *l == Provenance::Measured),
             "{verdict:?}"
         );
-    }
-}
-
-/// A side's name in words.
-fn which_text(side: Which) -> &'static str {
-    match side {
-        Which::Before => "before",
-        Which::After => "after",
-    }
-}
-
-/// What found a side's steps, in words (empty when not recorded).
-fn origin_text(origin: Option<&investigation::StepsOrigin>) -> String {
-    origin.map_or_else(String::new, crate::investigate::steps_origin_text)
-}
-
-/// GPU models or vendors, sorted, as counts: `2 × NVIDIA H100, 1 × …`.
-fn models(sorted: &[String]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let n = sorted[i..].iter().take_while(|m| **m == sorted[i]).count();
-        out.push(format!("{n} × {}", sorted[i]));
-        i += n;
-    }
-    out.join(", ")
-}
-
-/// Why the sides are not comparable, in words.
-pub fn not_comparable_text(reason: &NotComparable) -> String {
-    match reason {
-        NotComparable::NoSteps { side, origin } => format!(
-            "the {} side has no steps (steps: {})",
-            which_text(*side),
-            origin_text(origin.as_ref())
-        ),
-        NotComparable::TooFewSteps {
-            side,
-            steps,
-            needed,
-        } => format!(
-            "the {} side has {steps} steady-state step(s); at least {needed} are needed for a spread",
-            which_text(*side)
-        ),
-        NotComparable::GpuModels { before, after } => format!(
-            "different GPU models: {} before, {} after",
-            models(before),
-            models(after)
-        ),
-        NotComparable::GpuVendors { before, after } => format!(
-            "different GPU vendors: {} before, {} after",
-            models(before),
-            models(after)
-        ),
-        NotComparable::GpuCounts { before, after } => {
-            format!("different GPU counts: {before} before, {after} after")
-        }
-        NotComparable::StepCounts { before, after } => format!(
-            "steady-state step counts differ by more than {}×: {before} before, {after} after (the steps are not the same unit of work)",
-            compare::STEP_COUNT_FACTOR
-        ),
-        NotComparable::StepDefinitions { before, after } => format!(
-            "different step definitions: {} before, {} after",
-            origin_text(before.as_ref()),
-            origin_text(after.as_ref())
-        ),
-        NotComparable::KernelOverlap {
-            side,
-            share,
-            needed,
-        } => format!(
-            "only {:.0} % of the {} side's kernel time is in kernels the other side runs too (at least {:.0} % expected of the same work)",
-            100.0 * share,
-            which_text(*side),
-            100.0 * needed
-        ),
     }
 }
