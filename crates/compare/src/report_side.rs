@@ -135,10 +135,7 @@ fn validate(inv: &Investigation) -> Result<(), String> {
 pub fn of_investigation(path: &Path, inv: &Investigation) -> Result<Side, String> {
     validate(inv)?;
     let mut side = side_of(path, inv)?;
-    side.format = format!(
-        "investigate report.json (schema {}): step figures and ranked causes only",
-        inv.schema
-    );
+    side.format.clone_from(&inv.format);
     side.from_report = true;
     Ok(side)
 }

@@ -81,7 +81,8 @@ pub struct StreamLane {
 pub struct Side {
     /// The input path as given.
     pub label: String,
-    /// The trace format, in words.
+    /// The trace format, in words (`investigation::Investigation::format`; for a side read
+    /// from a report.json, of the trace it was investigated from).
     pub format: String,
     /// The GPU models recorded, one per device of every capture, sorted (`read` from the
     /// capture's device properties); empty when no capture names its devices.

@@ -516,7 +516,15 @@ fn sides_section(c: &Comparison) -> Section {
         t.push(vec![
             Cell::text(name),
             Cell::code(side.label.clone()),
-            Cell::text(side.format.clone()),
+            Cell::text(if side.from_report {
+                // Any other schema is refused when the file is read.
+                format!(
+                    "investigate report.json (schema {}): step figures and ranked causes only",
+                    investigation::SCHEMA
+                )
+            } else {
+                side.format.clone()
+            }),
             Cell::text(if side.gpu_models.is_empty() {
                 "not recorded".to_owned()
             } else {
