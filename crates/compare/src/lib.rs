@@ -159,9 +159,9 @@ impl Change {
 
 /// One row: a figure on both sides, its delta and whether it counts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    /// What the row is (a stream and part, a class word, a kernel or op name).
-    pub key: String,
+pub struct Row<K = String> {
+    /// What the row is (a class word, a kernel or op name; a budget row's [`StreamPart`]).
+    pub key: K,
     /// Before.
     pub before: SampleStat,
     /// After.
@@ -174,12 +174,27 @@ pub struct Row {
     pub change: Change,
 }
 
-impl Row {
-    fn new(key: String, before: &[Nanos], after: &[Nanos], config: &Config) -> Row {
+/// A budget row's stream and part: the rank, the GPU's position among its capture's GPUs
+/// with activity (by ordinal), the matched stream's number on each side, and the part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamPart {
+    /// The rank (`None` for one-capture sides).
+    pub rank: Option<i64>,
+    /// The GPU's position among its capture's GPUs with activity, by ordinal.
+    pub gpu: usize,
+    /// The stream's number before and after (`None` where that side has no stream at
+    /// this place); streams are matched by their place on their GPU, busiest first.
+    pub stream: [Option<i64>; 2],
+    /// The budget part (one of [`BUDGET_PARTS`]).
+    pub part: &'static str,
+}
+
+impl<K> Row<K> {
+    fn new(key: K, before: &[Nanos], after: &[Nanos], config: &Config) -> Row<K> {
         Row::of_stats(key, SampleStat::of(before), SampleStat::of(after), config)
     }
 
-    fn of_stats(key: String, b: SampleStat, a: SampleStat, config: &Config) -> Row {
+    fn of_stats(key: K, b: SampleStat, a: SampleStat, config: &Config) -> Row<K> {
         let delta = a.median - b.median;
         let noise = b
             .spread(config.median_floor)
@@ -306,11 +321,9 @@ pub struct Comparison {
     pub verdict: Outcome,
     /// Steady-state step time, per sample.
     pub step_time: Row,
-    /// Per stream and budget part, keyed `rank R GPU #P stream S: part`, P the GPU's
-    /// position in its capture (rank left out for one-capture sides); streams are matched
-    /// by their place on their GPU, busiest first, and S reads `7 → 20` when the matched
-    /// streams have different numbers.
-    pub budgets: Vec<Row>,
+    /// Per stream and budget part, keyed by its [`StreamPart`] (rank, the GPU's position
+    /// in its capture, the matched stream's numbers, the part).
+    pub budgets: Vec<Row<StreamPart>>,
     /// GPU time per kernel class, keyed by the class word.
     pub classes: Vec<Row>,
     /// Kernels by normalised name, most time (either side) first.
@@ -398,16 +411,13 @@ pub fn compare_sides(before: Side, after: Side, config: &Config) -> Comparison {
         (before, after, false)
     };
     let budgets = keyed_rows(&before.budgets, &after.budgets, config, |k| {
-        let (rank, device, place, part) = *k;
-        let ordinal = |s: &Side| s.stream_ordinals.get(&(rank, device, place)).copied();
-        let stream = match (ordinal(&before), ordinal(&after)) {
-            (Some(b), Some(a)) if a != b => format!("{b} → {a}"),
-            (Some(x), _) | (None, Some(x)) => x.to_string(),
-            (None, None) => "?".to_owned(),
-        };
-        match rank {
-            Some(r) => format!("rank {r} GPU #{device} stream {stream}: {part}"),
-            None => format!("GPU #{device} stream {stream}: {part}"),
+        let (rank, gpu, place, part) = *k;
+        let ordinal = |s: &Side| s.stream_ordinals.get(&(rank, gpu, place)).copied();
+        StreamPart {
+            rank,
+            gpu,
+            stream: [ordinal(&before), ordinal(&after)],
+            part,
         }
     });
     let classes = keyed_rows(&before.classes, &after.classes, config, |k| (*k).to_owned());
@@ -602,12 +612,12 @@ fn before_minus_after(row: &Row) -> Nanos {
     row.before.median - row.after.median
 }
 
-fn keyed_rows<K: Ord + Clone>(
+fn keyed_rows<K: Ord + Clone, Key>(
     before: &BTreeMap<K, Vec<Nanos>>,
     after: &BTreeMap<K, Vec<Nanos>>,
     config: &Config,
-    name: impl Fn(&K) -> String,
-) -> Vec<Row> {
+    name: impl Fn(&K) -> Key,
+) -> Vec<Row<Key>> {
     let mut keys: Vec<&K> = before.keys().chain(after.keys()).collect();
     keys.sort();
     keys.dedup();

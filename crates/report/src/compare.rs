@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use compare::{
-    Change, Comparison, NamedRow, NotComparable, Outcome, Presence, Row, SampleStat, Which,
+    Change, Comparison, NamedRow, NotComparable, Outcome, Presence, Row, SampleStat, StreamPart,
+    Which,
 };
 use trace_model::{Nanos, Provenance};
 
@@ -95,10 +96,11 @@ pub fn document(c: &Comparison) -> Document {
     doc.sections.push(causes_section(c));
     doc.sections.push(swimlanes_section(c));
     let mut budgets = Section::new("budgets", "4. Per-stream budget per step");
-    budgets.push(Block::Table(rows_table(
+    budgets.push(Block::Table(keyed_rows_table(
         "budgets",
         "stream: part",
         &c.budgets,
+        stream_part_text,
         &Labels::measured(),
     )));
     if let Some(svg) = budget_delta_chart(&c.budgets) {
@@ -229,9 +231,9 @@ fn swimlanes_section(c: &Comparison) -> Section {
 
 /// A horizontal bar per budget row that changed by more than nothing: after − before of
 /// the medians, to the left when it went down; `None` without such rows.
-fn budget_delta_chart(rows: &[Row]) -> Option<String> {
+fn budget_delta_chart(rows: &[Row<StreamPart>]) -> Option<String> {
     use std::fmt::Write as _;
-    let rows: Vec<&Row> = rows.iter().filter(|r| r.delta.0 != 0).collect();
+    let rows: Vec<&Row<StreamPart>> = rows.iter().filter(|r| r.delta.0 != 0).collect();
     let largest = rows.iter().map(|r| r.delta.0.abs()).max()?;
     let (label_w, half, row_h) = (260.0, 220.0, 18.0);
     let width = label_w + 2.0 * half + 90.0;
@@ -241,6 +243,7 @@ fn budget_delta_chart(rows: &[Row]) -> Option<String> {
     );
     let mid = label_w + half;
     for (i, r) in rows.iter().enumerate() {
+        let key = crate::html::esc(&stream_part_text(&r.key));
         let y = 5.0 + row_h * i as f64;
         let w = half * r.delta.0.abs() as f64 / largest as f64;
         let x = if r.delta.0 < 0 { mid - w } else { mid };
@@ -254,9 +257,9 @@ fn budget_delta_chart(rows: &[Row]) -> Option<String> {
             svg,
             "<text x=\"4\" y=\"{:.1}\">{}</text><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{colour}\"><title>{}: {sign}{} ({})</title></rect><text x=\"{:.1}\" y=\"{:.1}\">{sign}{}</text>",
             y + 12.0,
-            crate::html::esc(&r.key),
+            key,
             row_h - 4.0,
-            crate::html::esc(&r.key),
+            key,
             Nanos(r.delta.0.abs()).human(),
             r.change.describe(),
             mid + half + 6.0,
@@ -637,6 +640,17 @@ fn change_cell(change: Change) -> Cell {
 }
 
 fn rows_table(name: &str, what: &str, rows: &[Row], labels: &Labels) -> Table {
+    keyed_rows_table(name, what, rows, String::clone, labels)
+}
+
+/// A table of rows, each keyed in the words `key` gives.
+fn keyed_rows_table<K>(
+    name: &str,
+    what: &str,
+    rows: &[Row<K>],
+    key: impl Fn(&K) -> String,
+    labels: &Labels,
+) -> Table {
     let mut t = Table::new(
         name,
         &[
@@ -649,14 +663,14 @@ fn rows_table(name: &str, what: &str, rows: &[Row], labels: &Labels) -> Table {
         ],
     );
     for r in rows {
-        t.push(row_cells(Cell::text(r.key.clone()), r, labels));
+        t.push(row_cells(Cell::text(key(&r.key)), r, labels));
     }
     t.with_note(
         "Per steady-state step of every rank; noise is the larger side's max(IQR, 1 % of the median).",
     )
 }
 
-fn row_cells(first: Cell, r: &Row, labels: &Labels) -> Vec<Cell> {
+fn row_cells<K>(first: Cell, r: &Row<K>, labels: &Labels) -> Vec<Cell> {
     vec![
         first,
         median(&r.before, labels.before.clone()),
@@ -743,6 +757,22 @@ fn no_replay_cell(note: &compare::NoReplay) -> Cell {
             Cell::text("not replayed: the before side is a report.json")
         }
         compare::NoReplay::NotReplayed => Cell::text("not replayed"),
+    }
+}
+
+/// A budget row's stream and part in words: `rank R GPU #P stream S: part`, P the GPU's
+/// position in its capture (rank left out for one-capture sides), S `7 → 20` when the
+/// matched streams have different numbers.
+fn stream_part_text(at: &StreamPart) -> String {
+    let stream = match at.stream {
+        [Some(b), Some(a)] if a != b => format!("{b} → {a}"),
+        [Some(x), _] | [None, Some(x)] => x.to_string(),
+        [None, None] => "?".to_owned(),
+    };
+    let (gpu, part) = (at.gpu, at.part);
+    match at.rank {
+        Some(r) => format!("rank {r} GPU #{gpu} stream {stream}: {part}"),
+        None => format!("GPU #{gpu} stream {stream}: {part}"),
     }
 }
 

@@ -115,7 +115,11 @@ fn cause(c: &Comparison, key: CauseKey) -> &compare::CauseRow {
 fn assert_no_change_anywhere(c: &Comparison, what: &str) {
     assert_eq!(c.step_time.change, Change::None, "{what}: step time");
     assert_eq!(c.step_time.delta, Nanos::ZERO, "{what}");
-    for r in c.budgets.iter().chain(&c.classes) {
+    for r in &c.budgets {
+        assert_eq!(r.change, Change::None, "{what}: {:?}", r.key);
+        assert_eq!(r.delta, Nanos::ZERO, "{what}: {:?}", r.key);
+    }
+    for r in &c.classes {
         assert_eq!(r.change, Change::None, "{what}: {}", r.key);
         assert_eq!(r.delta, Nanos::ZERO, "{what}: {}", r.key);
     }
@@ -243,17 +247,23 @@ fn halving_the_host_wait_realizes_the_hand_computed_share() {
     for k in &c.kernels {
         assert_eq!(k.row.change, Change::None, "{}", k.row.key);
     }
+    let stream_7 = |part| compare::StreamPart {
+        rank: None,
+        gpu: 0,
+        stream: [Some(7), Some(7)],
+        part,
+    };
     let idle = c
         .budgets
         .iter()
-        .find(|r| r.key == "GPU #0 stream 7: idle")
+        .find(|r| r.key == stream_7("idle"))
         .expect("idle row");
     assert_eq!(idle.delta, us(-h / 2));
     assert_eq!(idle.change, Change::Lower);
     let compute = c
         .budgets
         .iter()
-        .find(|r| r.key == "GPU #0 stream 7: compute")
+        .find(|r| r.key == stream_7("compute"))
         .expect("compute row");
     assert_eq!(
         (compute.before.median, compute.change),
@@ -390,10 +400,17 @@ fn a_renumbered_stream_is_the_same_row() {
         .replace("\"stream\": 7,", "\"stream\": 9,");
     std::fs::write(&a, renumbered).expect("write");
     let c = compare::compare(&b, &a, &Config::default()).expect("compares");
-    let keys: Vec<&str> = c.budgets.iter().map(|r| r.key.as_str()).collect();
+    let keys: Vec<(usize, [Option<i64>; 2], &str)> = c
+        .budgets
+        .iter()
+        .map(|r| (r.key.gpu, r.key.stream, r.key.part))
+        .collect();
     assert_eq!(
         keys,
-        ["GPU #0 stream 7 → 9: compute", "GPU #0 stream 7 → 9: idle"]
+        [
+            (0, [Some(7), Some(9)], "compute"),
+            (0, [Some(7), Some(9)], "idle")
+        ]
     );
     assert!(c.budgets.iter().all(|r| r.change == Change::None));
     assert_eq!(c.verdict, Outcome::NoChange);
