@@ -742,7 +742,7 @@ const HEADER_BYTES: u64 = 1 << 20;
 pub fn rank_before_events(path: &Path) -> Option<i64> {
     use std::io::{BufRead, Read};
     let mut input = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-    let text: Box<dyn Read> = if input.fill_buf().ok()?.starts_with(&[0x1f, 0x8b]) {
+    let text: Box<dyn Read> = if trace_model::files::is_gzip(input.fill_buf().ok()?) {
         Box::new(flate2::bufread::MultiGzDecoder::new(input))
     } else {
         Box::new(input)

@@ -42,7 +42,7 @@ pub(crate) fn open_for_chunks(path: &Path) -> Result<Opened, Error> {
     if mapping_allowed() && file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
         // A file system that cannot map files is read instead, as a pipe is.
         if let Ok(map) = MappedFile::map(&file)
-            && !map.text().starts_with(&[0x1f, 0x8b])
+            && !trace_model::files::is_gzip(map.text())
         {
             let progress = crate::progress::report(path, map.text().len() as u64);
             return Ok(Opened::Mapped(map, progress));
@@ -220,7 +220,7 @@ fn read_file(
     let n = read_up_to(&mut file, &mut magic).map_err(|source| io_error(path, source))?;
     let head = io::Cursor::new(magic[..n].to_vec());
     let mut input = head.chain(file);
-    if n == 2 && magic == [0x1f, 0x8b] {
+    if trace_model::files::is_gzip(&magic[..n]) {
         let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let threads = crate::default_threads();
         // A regular file that may hold several members is read whole and, when it does,

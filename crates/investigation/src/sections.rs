@@ -349,14 +349,10 @@ pub(crate) fn reconciliation(
 
 /// The `*.trace.json.gz` beside an XSpace (XProf writes both into a capture directory).
 fn sibling_trace_json(xplane: &Path) -> Option<PathBuf> {
-    let dir = xplane.parent()?;
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".trace.json.gz") && p.is_file())
-        .collect();
-    found.sort();
-    (found.len() == 1).then(|| found.remove(0))
+    let listing =
+        load::files::list_files(xplane.parent()?, |name| name.ends_with(".trace.json.gz")).ok()?;
+    let [json] = <[PathBuf; 1]>::try_from(listing.files).ok()?;
+    Some(json)
 }
 
 pub(crate) fn device_kernel_counts(c: &Capture) -> Vec<(i64, usize)> {
