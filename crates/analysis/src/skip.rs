@@ -29,6 +29,7 @@ use trace_model::{
 use crate::Error;
 use crate::budget::{self, Budget, Window};
 use crate::gaps::{self, GapCauses, GapHost, IdleCauses};
+use crate::host_cause::EarlyLabels;
 use crate::launch::{self, LaunchStats};
 use crate::practices::Practices;
 use crate::steps::{self, Spread, Steps};
@@ -422,33 +423,14 @@ fn analyze_loaded<W: std::io::Write>(
     if let Some(rows) = &mut rows {
         crate::rows_csv::write_rows_header(&mut *rows, multi).map_err(io_error(input))?;
     }
-    // The rows need only the steps: the rest of the analysis runs on a thread of its own
-    // while they are written (each was about half of skip-stats' time after loading).
-    let parallel = load::chrome::default_threads() > 1;
     for &(path, rank, capture) in &captures {
-        let (steps, in_flight) = steps_outside_flight(capture);
         let label = path.to_string_lossy();
         let rank_column = multi.then_some(rank);
-        let with_rows = rows.is_some();
-        let mut write = || match &mut rows {
-            Some(rows) => crate::rows_csv::write_rows(rows, capture, &steps, rank_column),
-            None => Ok(()),
-        };
-        let (written, report) = if parallel && with_rows {
-            std::thread::scope(|scope| {
-                let analysis =
-                    scope.spawn(|| analyze_steps(capture, &label, rank, config, &steps, in_flight));
-                let written = write();
-                let report = analysis
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (written, report)
-            })
-        } else {
-            let written = write();
-            let report = analyze_steps(capture, &label, rank, config, &steps, in_flight);
-            (written, report)
-        };
+        let (written, report) =
+            analyze_beside_rows(capture, &label, rank, config, |steps| match &mut rows {
+                Some(rows) => crate::rows_csv::write_rows(rows, capture, steps, rank_column),
+                None => Ok(()),
+            });
         written.map_err(io_error(input))?;
         reports.push(report);
     }
@@ -469,19 +451,51 @@ pub fn report_with_rows<W: std::io::Write>(
 ) -> Result<CaptureAnalysis, Error> {
     let capture = &loaded.capture;
     let label = loaded.path.to_string_lossy();
-    let (steps, in_flight) = steps_outside_flight(capture);
     let mut w = rows;
-    crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank))
-        .map_err(io_error(&loaded.path))?;
-    w.flush().map_err(io_error(&loaded.path))?;
-    Ok(analyze_steps(
-        capture,
-        &label,
-        loaded.rank,
-        config,
-        &steps,
-        in_flight,
-    ))
+    let (written, report) = analyze_beside_rows(capture, &label, loaded.rank, config, |steps| {
+        crate::rows_csv::write_rows(&mut w, capture, steps, Some(loaded.rank))?;
+        w.flush()
+    });
+    written.map_err(io_error(&loaded.path))?;
+    Ok(report)
+}
+
+/// Analyses `capture` while `rows` writes its rows (they need only the steps) on this
+/// thread. With more than one core the analysis runs on threads of its own: one works out
+/// the busiest launching thread's labels from the start ([`EarlyLabels`]), beside the
+/// steps, the rows and the first parts of the analysis (the labels were most of what ran
+/// on one core at its end, and the rows about half of skip-stats' time after loading).
+fn analyze_beside_rows<E>(
+    capture: &Capture,
+    label: &str,
+    rank: Option<i64>,
+    config: &Config,
+    rows: impl FnOnce(&Steps) -> Result<(), E>,
+) -> (Result<(), E>, CaptureAnalysis) {
+    let early = EarlyLabels::new(capture);
+    if load::chrome::default_threads() <= 1 {
+        let (steps, in_flight) = steps_outside_flight(capture);
+        let written = rows(&steps);
+        let report = analyze_steps(capture, label, rank, config, &steps, in_flight, &early);
+        return (written, report);
+    }
+    let early = &early;
+    std::thread::scope(|scope| {
+        scope.spawn(|| early.work());
+        let (steps, in_flight) = steps_outside_flight(capture);
+        let (written, report) = std::thread::scope(|inner| {
+            let steps = &steps;
+            let analysis = inner.spawn(move || {
+                analyze_steps(capture, label, rank, config, steps, in_flight, early)
+            });
+            let written = rows(steps);
+            let report = analysis
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (written, report)
+        });
+        (written, report)
+    })
 }
 
 /// The analysis of `input` from its captures' reports, in rank order; `multi` for a
@@ -516,7 +530,8 @@ pub fn analyze(
     config: &Config,
 ) -> CaptureAnalysis {
     let (steps, in_flight) = steps_outside_flight(capture);
-    analyze_steps(capture, label, rank, config, &steps, in_flight)
+    let early = EarlyLabels::none(capture);
+    analyze_steps(capture, label, rank, config, &steps, in_flight, &early)
 }
 
 /// The capture's steps, with the activities in flight at its start taken out of them
@@ -540,7 +555,8 @@ fn steps_outside_flight(capture: &Capture) -> (Steps, InFlight) {
     (steps, in_flight)
 }
 
-/// [`analyze`] over steps already found (the report keeps a copy).
+/// [`analyze`] over steps already found (the report keeps a copy), with one thread's
+/// labels from `early`.
 fn analyze_steps(
     capture: &Capture,
     label: &str,
@@ -548,6 +564,7 @@ fn analyze_steps(
     config: &Config,
     steps: &Steps,
     in_flight: InFlight,
+    early: &EarlyLabels<'_>,
 ) -> CaptureAnalysis {
     // Warm-up steps are kept out of the steady-state window and verdict, unless every
     // step is warm-up (then the verdict says so).
@@ -598,7 +615,7 @@ fn analyze_steps(
         (host_ranges, &steady),
         &streams,
         critical.zip(window),
-        beside,
+        (beside, early),
     );
     let gpu_behind = gpu_behind(total.as_ref(), steps);
     let verdict = verdict::decide(
@@ -721,7 +738,7 @@ fn gap_findings<T: Send>(
     host_steps: (bool, &dyn Fn(usize) -> bool),
     streams: &[StreamRow],
     critical: Option<(usize, Window)>,
-    beside: impl FnOnce() -> T + Send,
+    (beside, early): (impl FnOnce() -> T + Send, &EarlyLabels<'_>),
 ) -> GapFindings<T> {
     let (host_ranges, steady) = host_steps;
     let critical_gaps =
@@ -736,7 +753,8 @@ fn gap_findings<T: Send>(
     let gap_causes_of = || {
         critical_gaps.as_ref().map(|(i, gaps)| {
             let (tails, heads) = host_ranged_edges(capture, steps, host_ranges, steady);
-            gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
+            let edges = (tails.as_slice(), heads.as_slice());
+            gaps::gap_causes_with(capture, streams[*i].stream_id, gaps, edges, early)
         })
     };
     let causes = || {
