@@ -379,7 +379,7 @@ pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
     let mut done: Vec<&Pending> = Vec::new();
     for out in &outputs {
         let res = if out.overwrite {
-            std::fs::rename(&out.staged, &out.path)
+            fsops::replace(&out.staged, &out.path)
         } else {
             fsops::rename_noreplace(&out.staged, &out.path)
         };
