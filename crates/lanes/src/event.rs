@@ -777,7 +777,11 @@ impl Trace {
             offsets: Vec::new(),
             texts_in_file: false,
         };
-        let mut digest = Digest::default();
+        // While the text goes to the spill file its CRC-32 is not needed (see `Digest`).
+        let mut digest = Digest {
+            skip_crc: spill_file.is_some(),
+            ..Digest::default()
+        };
         let input = DigestRead {
             inner: input,
             digest: &mut digest,
@@ -806,6 +810,20 @@ impl Trace {
         }
         let top = top?;
         let spilled = digest.spilled;
+        if !spilled && digest.skip_crc {
+            // The read ended before the end of the input: the text is read again from it,
+            // and its CRC-32 comes from the spill file, which holds all that was read.
+            let file = spill.as_ref().map(|s| &s.file);
+            let res = file.map(|f| reread::crc_of_start(f, digest.bytes, &mut digest.crc));
+            digest.crc_lost = !matches!(res, Some(Ok(())));
+        }
+        if digest.crc_lost && read.texts_in_file {
+            return Err(Error::Io(FsError {
+                path: path.to_path_buf(),
+                action: "cannot keep the trace's text for writing it",
+                source: std::io::Error::other("the scratch copy of its text failed"),
+            }));
+        }
         let in_file = read.texts_in_file.then(|| InFile {
             offsets: read.offsets,
             json_bytes: digest.bytes,
