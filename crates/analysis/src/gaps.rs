@@ -316,12 +316,12 @@ pub fn gap_causes(
 
 /// [`gap_causes`], taking one thread's labels from `early` (worked out beside the rest of
 /// the analysis) instead of working them out here.
-pub(crate) fn gap_causes_with<'a>(
-    capture: &'a Capture,
+pub(crate) fn gap_causes_with<'a, 'c: 'a>(
+    capture: &'c Capture,
     stream: StreamId,
     gaps: &[Gap],
     (host_tail, host_heads): (&[Window], &[Window]),
-    early: &'a EarlyLabels<'a>,
+    early: &'a EarlyLabels<'c>,
 ) -> GapCauses {
     let acts = capture.stream_activities(stream);
     let mut causes = GapCauses::default();
@@ -553,12 +553,13 @@ fn main_launching_thread(capture: &Capture, stream: StreamId) -> Option<ThreadId
 }
 
 /// Splits host time of the launching threads by label, keeping each thread's labels.
-struct HostAttribution<'a> {
+struct HostAttribution<'a, 'c> {
     capture: &'a Capture,
     fallback: Option<ThreadId>,
     labels: BTreeMap<ThreadId, Cow<'a, [Labelled]>>,
-    threads: ThreadLabels<'a>,
-    early: &'a EarlyLabels<'a>,
+    /// Taken from `early` when a thread other than its own is first labelled.
+    threads: Option<ThreadLabels<'c>>,
+    early: &'a EarlyLabels<'c>,
     named: BTreeMap<(HostCause, String), Nanos>,
     /// Time by cause and event name (`None`: nothing recorded on the thread), added to
     /// `named` by [`HostAttribution::finish`]: a string per piece was most of the split's
@@ -568,13 +569,13 @@ struct HostAttribution<'a> {
     sync: Vec<(trace_model::StringId, i64)>,
 }
 
-impl<'a> HostAttribution<'a> {
-    fn new(capture: &'a Capture, fallback: Option<ThreadId>, early: &'a EarlyLabels<'a>) -> Self {
+impl<'a, 'c: 'a> HostAttribution<'a, 'c> {
+    fn new(capture: &'c Capture, fallback: Option<ThreadId>, early: &'a EarlyLabels<'c>) -> Self {
         HostAttribution {
             capture,
             fallback,
             labels: BTreeMap::new(),
-            threads: ThreadLabels::new(capture),
+            threads: None,
             early,
             named: BTreeMap::new(),
             by_id: trace_model::FastMap::default(),
@@ -616,7 +617,7 @@ impl<'a> HostAttribution<'a> {
                 let (threads, early) = (&mut self.threads, self.early);
                 let labelled = self.labels.entry(t).or_insert_with(|| match early.of(t) {
                     Some(labels) => Cow::Borrowed(labels),
-                    None => Cow::Owned(threads.labels(t)),
+                    None => Cow::Owned(threads.get_or_insert_with(|| early.take_rest()).labels(t)),
                 });
                 split(
                     labelled,

@@ -557,14 +557,14 @@ fn steps_outside_flight(capture: &Capture) -> (Steps, InFlight) {
 
 /// [`analyze`] over steps already found (the report keeps a copy), with one thread's
 /// labels from `early`.
-fn analyze_steps(
-    capture: &Capture,
+fn analyze_steps<'c>(
+    capture: &'c Capture,
     label: &str,
     rank: Option<i64>,
     config: &Config,
     steps: &Steps,
     in_flight: InFlight,
-    early: &EarlyLabels<'_>,
+    early: &EarlyLabels<'c>,
 ) -> CaptureAnalysis {
     // Warm-up steps are kept out of the steady-state window and verdict, unless every
     // step is warm-up (then the verdict says so).
@@ -731,14 +731,14 @@ struct GapFindings<T> {
 /// host's own ranges and which are steady. The host events and the practices are found
 /// on a thread of their own while the gaps' causes are found (neither reads the other),
 /// and then `beside`, whose result comes with them as `aside`.
-fn gap_findings<T: Send>(
-    capture: &Capture,
+fn gap_findings<'c, T: Send>(
+    capture: &'c Capture,
     config: &Config,
     steps: &Steps,
     host_steps: (bool, &dyn Fn(usize) -> bool),
     streams: &[StreamRow],
     critical: Option<(usize, Window)>,
-    (beside, early): (impl FnOnce() -> T + Send, &EarlyLabels<'_>),
+    (beside, early): (impl FnOnce() -> T + Send, &EarlyLabels<'c>),
 ) -> GapFindings<T> {
     let (host_ranges, steady) = host_steps;
     let critical_gaps =
