@@ -462,7 +462,13 @@ pub(crate) fn gap_causes_with<'a, 'c: 'a>(
         }
     }
     causes.host = host.finish();
-    causes.evidence = seen
+    causes.evidence = evidence(seen);
+    causes
+}
+
+/// What was seen, longest first (ties: by cause, then by what).
+fn evidence(seen: Seen<'_>) -> Vec<GapEvidence> {
+    let mut evidence: Vec<GapEvidence> = seen
         .into_iter()
         .map(|((cause, what), (time, gaps))| GapEvidence {
             cause,
@@ -471,13 +477,13 @@ pub(crate) fn gap_causes_with<'a, 'c: 'a>(
             gaps,
         })
         .collect();
-    causes.evidence.sort_by(|a, b| {
+    evidence.sort_by(|a, b| {
         b.time
             .cmp(&a.time)
             .then(a.cause.cmp(&b.cause))
             .then(a.what.cmp(&b.what))
     });
-    causes
+    evidence
 }
 
 /// [`gap_causes`]' evidence so far: time and gap count by cause and what was seen.

@@ -37,7 +37,9 @@ use crate::verdict::{self, Verdict};
 use crate::warmup::{self, WarmUp};
 use trace_model::Provenance;
 
+mod beside;
 mod window;
+use beside::analyze_beside_rows;
 use window::AnalysedWindow;
 
 /// Options of the analysis.
@@ -458,44 +460,6 @@ pub fn report_with_rows<W: std::io::Write>(
     });
     written.map_err(io_error(&loaded.path))?;
     Ok(report)
-}
-
-/// Analyses `capture` while `rows` writes its rows (they need only the steps) on this
-/// thread. With more than one core the analysis runs on threads of its own: one works out
-/// the busiest launching thread's labels from the start ([`EarlyLabels`]), beside the
-/// steps, the rows and the first parts of the analysis (the labels were most of what ran
-/// on one core at its end, and the rows about half of skip-stats' time after loading).
-fn analyze_beside_rows<E>(
-    capture: &Capture,
-    label: &str,
-    rank: Option<i64>,
-    config: &Config,
-    rows: impl FnOnce(&Steps) -> Result<(), E>,
-) -> (Result<(), E>, CaptureAnalysis) {
-    let early = EarlyLabels::new(capture);
-    if load::chrome::default_threads() <= 1 {
-        let (steps, in_flight) = steps_outside_flight(capture);
-        let written = rows(&steps);
-        let report = analyze_steps(capture, label, rank, config, &steps, in_flight, &early);
-        return (written, report);
-    }
-    let early = &early;
-    std::thread::scope(|scope| {
-        scope.spawn(|| early.work());
-        let (steps, in_flight) = steps_outside_flight(capture);
-        let (written, report) = std::thread::scope(|inner| {
-            let steps = &steps;
-            let analysis = inner.spawn(move || {
-                analyze_steps(capture, label, rank, config, steps, in_flight, early)
-            });
-            let written = rows(steps);
-            let report = analysis
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (written, report)
-        });
-        (written, report)
-    })
 }
 
 /// The analysis of `input` from its captures' reports, in rank order; `multi` for a
