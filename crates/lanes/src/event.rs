@@ -186,20 +186,41 @@ impl Arena {
     }
 
     /// `text` (a JSON object) written anew with `tid` set to `tid`; the other members keep
-    /// their text and order.
+    /// their text and order. (The compaction asks [`Arena::walks`] of many texts at once,
+    /// on several threads, and calls [`Arena::set_tid_walked`].)
+    #[cfg(test)]
     pub fn set_tid(&mut self, text: Text, tid: i64) -> Result<Text, serde_json::Error> {
+        let walks = self.walks(text);
+        self.set_tid_walked(text, tid, walks)
+    }
+
+    /// Whether `text` is an input text (a span) whose members the scanner walks: one that
+    /// [`Arena::set_tid`] takes as it is. Read-only, so it can be asked on other threads.
+    pub fn walks(&self, text: Text) -> bool {
+        if text.tag() != TAG_SPAN {
+            return false;
+        }
+        let bytes = self.span(text).as_bytes();
+        let walked = chrome_reader::json::scan_members(bytes, 0, &mut |_, value| {
+            chrome_reader::json::value_end(bytes, value)
+        });
+        walked == Some(bytes.len())
+    }
+
+    /// [`Arena::set_tid`], given [`Arena::walks`] of `text`.
+    pub fn set_tid_walked(
+        &mut self,
+        text: Text,
+        tid: i64,
+        walks: bool,
+    ) -> Result<Text, serde_json::Error> {
         if text.tag() == TAG_SPAN {
             // Checked now, written when the text is read. An input text is valid JSON
             // (the first read checked it), so an object whose members the scanner walks
             // is one serde parses; serde checks only the others (keys with escapes, or
             // not an object), which is most of the cost on the flow endpoints of a trace.
-            let span = self.span(text);
-            let bytes = span.as_bytes();
-            let walked = chrome_reader::json::scan_members(bytes, 0, &mut |_, value| {
-                chrome_reader::json::value_end(bytes, value)
-            });
-            if walked != Some(span.len()) {
-                Object::parse(span)?;
+            if !walks {
+                Object::parse(self.span(text))?;
             }
             self.retids.push(Retid { span: text, tid });
             return Ok(Text(
