@@ -796,15 +796,18 @@ fn remap_related_events(
     // this loop's time, on one core while the others waited.
     let walks: Vec<bool> = {
         let (events, arena) = (&trace.events, &trace.arena);
-        let on_old_stream = |ev: &crate::event::Event| {
-            ev.kind() == Kind::Ac2g
-                && matches!((ev.pid(), ev.tid()), (Some(p), Some(t)) if by_old_stream.contains_key(&(p, t)))
+        // The endpoints the loop below moves: those at a slice's start.
+        let moved = |ev: &crate::event::Event| match (ev.kind(), ev.pid(), ev.tid()) {
+            (Kind::Ac2g, Some(p), Some(t)) => by_old_stream
+                .get(&(p, t))
+                .is_some_and(|stream| slice_starting_at(stream, ev.ts().unwrap_or(0)).is_some()),
+            _ => false,
         };
         let ranges = ranges_by_count(events, threads, |ev| ev.kind() == Kind::Ac2g);
         in_ranges(ranges, |r| {
             events[r]
                 .iter()
-                .map(|ev| on_old_stream(ev) && arena.walks(ev.text()))
+                .map(|ev| moved(ev) && arena.walks(ev.text()))
                 .collect::<Vec<bool>>()
         })
         .concat()
@@ -829,15 +832,7 @@ fn remap_related_events(
         let new_tid = match ev.kind() {
             Kind::Ac2g => {
                 flows += 1;
-                // The slice of this stream starting exactly there; of several, the last
-                // in file order (the sort is stable), as the reference's dict keeps it.
-                let ts = ev.ts().unwrap_or(0);
-                let at = stream.partition_point(|s| s.start <= ts);
-                let exact = at
-                    .checked_sub(1)
-                    .map(|i| stream[i])
-                    .filter(|s| s.start == ts);
-                match exact.map(|s| s.new_tid) {
+                match slice_starting_at(stream, ev.ts().unwrap_or(0)).map(|s| s.new_tid) {
                     Some(lane) => {
                         flows_mapped += 1;
                         lane
@@ -898,6 +893,15 @@ fn remap_related_events(
         annotations_mapped,
         diagnostics,
     })
+}
+
+/// The slice of one old stream (slices sorted by start) starting exactly at `ts`; of
+/// several, the last in file order (the sort is stable), as the reference's dict keeps it.
+fn slice_starting_at<'s>(stream: &[&'s Slice], ts: i64) -> Option<&'s Slice> {
+    let at = stream.partition_point(|s| s.start <= ts);
+    at.checked_sub(1)
+        .map(|i| stream[i])
+        .filter(|s| s.start == ts)
 }
 
 /// The lane of the slice nearest to `ts` on one old stream (slices sorted by start):
