@@ -532,6 +532,90 @@ impl<'a> ThreadLabels<'a> {
     }
 }
 
+/// The labels ([`ThreadLabels::labels`]) of the thread that launched most of a capture's
+/// GPU activities, worked out once by whichever asks first: a thread started as soon as the
+/// capture is read ([`EarlyLabels::work`]), while the rest of the analysis finds the gaps
+/// whose host time they split, or [`gap_causes`](crate::gaps::gap_causes) itself (it waits
+/// for a thread already at work). They were the longest part of skip-stats' analysis, on
+/// one thread at its end, with the other core idle.
+pub(crate) struct EarlyLabels<'a> {
+    capture: &'a Capture,
+    thread: Option<ThreadId>,
+    labels: std::sync::OnceLock<Vec<Labelled>>,
+    /// What working them out found of the other threads (their own labels, the leaf
+    /// ends), for the labels of the threads asked for later ([`EarlyLabels::take_rest`]).
+    rest: std::sync::Mutex<Option<ThreadLabels<'a>>>,
+}
+
+impl<'a> EarlyLabels<'a> {
+    /// For `capture`'s busiest launching thread (ties: the lowest id); nothing is worked
+    /// out yet.
+    pub(crate) fn new(capture: &'a Capture) -> Self {
+        let mut launches = vec![0usize; capture.threads().len()];
+        for a in capture.activities() {
+            if let Some(l) = a.launch() {
+                launches[capture.host_event(l).thread.index()] += 1;
+            }
+        }
+        let busiest = (0..launches.len())
+            .filter(|&i| launches[i] > 0)
+            .max_by(|&a, &b| launches[a].cmp(&launches[b]).then(b.cmp(&a)));
+        EarlyLabels {
+            capture,
+            thread: busiest.map(|i| capture.threads()[i].id),
+            labels: std::sync::OnceLock::new(),
+            rest: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// For no thread: every thread's labels are worked out when asked for.
+    pub(crate) fn none(capture: &'a Capture) -> Self {
+        EarlyLabels {
+            capture,
+            thread: None,
+            labels: std::sync::OnceLock::new(),
+            rest: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Works the labels out, unless done or under way (then returns at once or when done).
+    pub(crate) fn work(&self) {
+        if let Some(t) = self.thread {
+            self.of(t);
+        }
+    }
+
+    /// `thread`'s labels when it is the thread these are for (worked out now, or waited
+    /// for, if not yet done).
+    pub(crate) fn of(&self, thread: ThreadId) -> Option<&[Labelled]> {
+        (self.thread == Some(thread)).then(|| {
+            self.labels
+                .get_or_init(|| {
+                    let mut threads = ThreadLabels::new(self.capture);
+                    let labels = threads.labels(thread);
+                    *self.lock_rest() = Some(threads);
+                    labels
+                })
+                .as_slice()
+        })
+    }
+
+    /// What working the labels out found of other threads, for the labels of more threads
+    /// (once: later calls get a new, empty [`ThreadLabels`]). Waits for the labels, or works
+    /// them out, first: they share most of that work (a thread's waker's own labels, its
+    /// process's leaf ends; 22M instructions of df_index_resolver's 26M second thread).
+    pub(crate) fn take_rest(&self) -> ThreadLabels<'a> {
+        self.work();
+        self.lock_rest()
+            .take()
+            .unwrap_or_else(|| ThreadLabels::new(self.capture))
+    }
+
+    fn lock_rest(&self) -> std::sync::MutexGuard<'_, Option<ThreadLabels<'a>>> {
+        self.rest.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// How many threads deep a chain of wake-ups is followed (rule 9): a stream thread woken
 /// by a thread pool woken by the Python thread is three.
 const MAX_WAKE_CHAIN: usize = 4;

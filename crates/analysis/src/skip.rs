@@ -29,6 +29,7 @@ use trace_model::{
 use crate::Error;
 use crate::budget::{self, Budget, Window};
 use crate::gaps::{self, GapCauses, GapHost, IdleCauses};
+use crate::host_cause::EarlyLabels;
 use crate::launch::{self, LaunchStats};
 use crate::practices::Practices;
 use crate::steps::{self, Spread, Steps};
@@ -36,7 +37,9 @@ use crate::verdict::{self, Verdict};
 use crate::warmup::{self, WarmUp};
 use trace_model::Provenance;
 
+mod beside;
 mod window;
+use beside::analyze_beside_rows;
 use window::AnalysedWindow;
 
 /// Options of the analysis.
@@ -422,33 +425,14 @@ fn analyze_loaded<W: std::io::Write>(
     if let Some(rows) = &mut rows {
         crate::rows_csv::write_rows_header(&mut *rows, multi).map_err(io_error(input))?;
     }
-    // The rows need only the steps: the rest of the analysis runs on a thread of its own
-    // while they are written (each was about half of skip-stats' time after loading).
-    let parallel = load::chrome::default_threads() > 1;
     for &(path, rank, capture) in &captures {
-        let (steps, in_flight) = steps_outside_flight(capture);
         let label = path.to_string_lossy();
         let rank_column = multi.then_some(rank);
-        let with_rows = rows.is_some();
-        let mut write = || match &mut rows {
-            Some(rows) => crate::rows_csv::write_rows(rows, capture, &steps, rank_column),
-            None => Ok(()),
-        };
-        let (written, report) = if parallel && with_rows {
-            std::thread::scope(|scope| {
-                let analysis =
-                    scope.spawn(|| analyze_steps(capture, &label, rank, config, &steps, in_flight));
-                let written = write();
-                let report = analysis
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (written, report)
-            })
-        } else {
-            let written = write();
-            let report = analyze_steps(capture, &label, rank, config, &steps, in_flight);
-            (written, report)
-        };
+        let (written, report) =
+            analyze_beside_rows(capture, &label, rank, config, |steps| match &mut rows {
+                Some(rows) => crate::rows_csv::write_rows(rows, capture, steps, rank_column),
+                None => Ok(()),
+            });
         written.map_err(io_error(input))?;
         reports.push(report);
     }
@@ -469,19 +453,13 @@ pub fn report_with_rows<W: std::io::Write>(
 ) -> Result<CaptureAnalysis, Error> {
     let capture = &loaded.capture;
     let label = loaded.path.to_string_lossy();
-    let (steps, in_flight) = steps_outside_flight(capture);
     let mut w = rows;
-    crate::rows_csv::write_rows(&mut w, capture, &steps, Some(loaded.rank))
-        .map_err(io_error(&loaded.path))?;
-    w.flush().map_err(io_error(&loaded.path))?;
-    Ok(analyze_steps(
-        capture,
-        &label,
-        loaded.rank,
-        config,
-        &steps,
-        in_flight,
-    ))
+    let (written, report) = analyze_beside_rows(capture, &label, loaded.rank, config, |steps| {
+        crate::rows_csv::write_rows(&mut w, capture, steps, Some(loaded.rank))?;
+        w.flush()
+    });
+    written.map_err(io_error(&loaded.path))?;
+    Ok(report)
 }
 
 /// The analysis of `input` from its captures' reports, in rank order; `multi` for a
@@ -516,7 +494,8 @@ pub fn analyze(
     config: &Config,
 ) -> CaptureAnalysis {
     let (steps, in_flight) = steps_outside_flight(capture);
-    analyze_steps(capture, label, rank, config, &steps, in_flight)
+    let early = EarlyLabels::none(capture);
+    analyze_steps(capture, label, rank, config, &steps, in_flight, &early)
 }
 
 /// The capture's steps, with the activities in flight at its start taken out of them
@@ -540,14 +519,16 @@ fn steps_outside_flight(capture: &Capture) -> (Steps, InFlight) {
     (steps, in_flight)
 }
 
-/// [`analyze`] over steps already found (the report keeps a copy).
-fn analyze_steps(
-    capture: &Capture,
+/// [`analyze`] over steps already found (the report keeps a copy), with one thread's
+/// labels from `early`.
+fn analyze_steps<'c>(
+    capture: &'c Capture,
     label: &str,
     rank: Option<i64>,
     config: &Config,
     steps: &Steps,
     in_flight: InFlight,
+    early: &EarlyLabels<'c>,
 ) -> CaptureAnalysis {
     // Warm-up steps are kept out of the steady-state window and verdict, unless every
     // step is warm-up (then the verdict says so).
@@ -598,7 +579,7 @@ fn analyze_steps(
         (host_ranges, &steady),
         &streams,
         critical.zip(window),
-        beside,
+        (beside, early),
     );
     let gpu_behind = gpu_behind(total.as_ref(), steps);
     let verdict = verdict::decide(
@@ -714,14 +695,14 @@ struct GapFindings<T> {
 /// host's own ranges and which are steady. The host events and the practices are found
 /// on a thread of their own while the gaps' causes are found (neither reads the other),
 /// and then `beside`, whose result comes with them as `aside`.
-fn gap_findings<T: Send>(
-    capture: &Capture,
+fn gap_findings<'c, T: Send>(
+    capture: &'c Capture,
     config: &Config,
     steps: &Steps,
     host_steps: (bool, &dyn Fn(usize) -> bool),
     streams: &[StreamRow],
     critical: Option<(usize, Window)>,
-    beside: impl FnOnce() -> T + Send,
+    (beside, early): (impl FnOnce() -> T + Send, &EarlyLabels<'c>),
 ) -> GapFindings<T> {
     let (host_ranges, steady) = host_steps;
     let critical_gaps =
@@ -736,7 +717,8 @@ fn gap_findings<T: Send>(
     let gap_causes_of = || {
         critical_gaps.as_ref().map(|(i, gaps)| {
             let (tails, heads) = host_ranged_edges(capture, steps, host_ranges, steady);
-            gaps::gap_causes(capture, streams[*i].stream_id, gaps, &tails, &heads)
+            let edges = (tails.as_slice(), heads.as_slice());
+            gaps::gap_causes_with(capture, streams[*i].stream_id, gaps, edges, early)
         })
     };
     let causes = || {

@@ -15,6 +15,7 @@ use crate::event::{
     Arena, Event, Generated, Kind, Names, Object, Ph, Trace, raw, raw_i64, raw_micros, raw_str,
 };
 use crate::group::{Config, LaneGroup, LaneGrouping};
+use crate::parts::{in_parallel, in_ranges, ranges_by_count, threads_for};
 use crate::pp;
 use chrome_reader::json::{scan_members, value_end};
 use trace_model::{FxHasher, Nanos};
@@ -187,7 +188,7 @@ pub(crate) fn compact_without_pp_flows(
         flows_mapped,
         annotations_mapped,
         diagnostics,
-    } = remap_related_events(&mut trace, &slices, &annotation_tids)?;
+    } = remap_related_events(&mut trace, &slices, &annotation_tids, threads)?;
     let coalesced = coalesce_annotations(&mut trace, &mut keep)?;
     let mut i = 0;
     trace.events.retain(|_| {
@@ -438,83 +439,6 @@ fn intern(names: &mut Vec<Box<str>>, ids: &mut HashMap<Box<str>, u32>, name: &st
     names.push(name.into());
     ids.insert(name.into(), id);
     Some(id)
-}
-
-/// Threads for extracting and checking the slices of a trace of `events` events: more
-/// than one from 100k events, where the two passes take tens of milliseconds, the longest
-/// stretch of the compaction on one thread otherwise. Since the first read parses on
-/// every core, per-thread allocator arenas exist anyway: peak RSS on the seven shared
-/// traces over 10 MB is the same within noise with 2 threads from 10k events as with 1
-/// below 1M (3 runs each, 2026-12-01).
-fn threads_for(events: usize) -> usize {
-    if events < 100_000 {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
-    }
-}
-
-/// Runs `f` over `threads` consecutive parts of `0..len`; results in order.
-fn in_parallel<T: Send>(
-    len: usize,
-    threads: usize,
-    f: impl Fn(std::ops::Range<usize>) -> T + Sync,
-) -> Vec<T> {
-    let threads = threads.max(1);
-    let step = len.div_ceil(threads).max(1);
-    let ranges: Vec<_> = (0..threads)
-        .map(|k| (k * step).min(len)..((k + 1) * step).min(len))
-        .collect();
-    in_ranges(ranges, f)
-}
-
-/// At most `threads` consecutive parts of `0..items.len()` that cover it, each holding
-/// about as many items that satisfy `counted` as the others.
-fn ranges_by_count<T>(
-    items: &[T],
-    threads: usize,
-    counted: impl Fn(&T) -> bool,
-) -> Vec<std::ops::Range<usize>> {
-    let threads = threads.max(1);
-    let total = items.iter().filter(|&it| counted(it)).count();
-    let per_part = total.div_ceil(threads).max(1);
-    let mut ranges = Vec::with_capacity(threads);
-    let (mut start, mut seen) = (0, 0);
-    for (idx, it) in items.iter().enumerate() {
-        if counted(it) {
-            seen += 1;
-            if seen == per_part && ranges.len() + 1 < threads {
-                ranges.push(start..idx + 1);
-                (start, seen) = (idx + 1, 0);
-            }
-        }
-    }
-    if start < items.len() || ranges.is_empty() {
-        ranges.push(start..items.len());
-    }
-    ranges
-}
-
-/// Runs `f` over each of `ranges`, one thread each when there are several; results in
-/// order.
-fn in_ranges<T: Send>(
-    ranges: Vec<std::ops::Range<usize>>,
-    f: impl Fn(std::ops::Range<usize>) -> T + Sync,
-) -> Vec<T> {
-    if ranges.len() == 1 {
-        return ranges.into_iter().map(f).collect();
-    }
-    std::thread::scope(|scope| {
-        let f = &f;
-        let handles: Vec<_> = ranges
-            .into_iter()
-            .map(|r| scope.spawn(move || f(r)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
 }
 
 /// The slices among `trace.events[range]`, with their own annotation name table.
@@ -858,6 +782,7 @@ fn remap_related_events(
     trace: &mut Trace,
     slices: &[Slice],
     annotation_tids: &BTreeMap<(i64, i64), i64>,
+    threads: usize,
 ) -> Result<Remap, Error> {
     let mut by_old_stream: BTreeMap<(i64, i64), Vec<&Slice>> = BTreeMap::new();
     for s in slices {
@@ -866,6 +791,27 @@ fn remap_related_events(
     for values in by_old_stream.values_mut() {
         values.sort_by_key(|s| s.start);
     }
+    // Which flow endpoints on old streams have texts the scanner walks (see
+    // `Arena::walks`), worked out on `threads` threads first: the walk was about 40% of
+    // this loop's time, on one core while the others waited.
+    let walks: Vec<bool> = {
+        let (events, arena) = (&trace.events, &trace.arena);
+        // The endpoints the loop below moves: those at a slice's start.
+        let moved = |ev: &crate::event::Event| match (ev.kind(), ev.pid(), ev.tid()) {
+            (Kind::Ac2g, Some(p), Some(t)) => by_old_stream
+                .get(&(p, t))
+                .is_some_and(|stream| slice_starting_at(stream, ev.ts().unwrap_or(0)).is_some()),
+            _ => false,
+        };
+        let ranges = ranges_by_count(events, threads, |ev| ev.kind() == Kind::Ac2g);
+        in_ranges(ranges, |r| {
+            events[r]
+                .iter()
+                .map(|ev| moved(ev) && arena.walks(ev.text()))
+                .collect::<Vec<bool>>()
+        })
+        .concat()
+    };
     let path = trace.source.clone();
     let mut keep = vec![true; trace.events.len()];
     let (mut flows, mut flows_mapped, mut annotations_mapped) = (0, 0, 0);
@@ -886,15 +832,7 @@ fn remap_related_events(
         let new_tid = match ev.kind() {
             Kind::Ac2g => {
                 flows += 1;
-                // The slice of this stream starting exactly there; of several, the last
-                // in file order (the sort is stable), as the reference's dict keeps it.
-                let ts = ev.ts().unwrap_or(0);
-                let at = stream.partition_point(|s| s.start <= ts);
-                let exact = at
-                    .checked_sub(1)
-                    .map(|i| stream[i])
-                    .filter(|s| s.start == ts);
-                match exact.map(|s| s.new_tid) {
+                match slice_starting_at(stream, ev.ts().unwrap_or(0)).map(|s| s.new_tid) {
                     Some(lane) => {
                         flows_mapped += 1;
                         lane
@@ -918,7 +856,7 @@ fn remap_related_events(
         };
         // A flow endpoint is patched (its input text stays), an annotation's box replaced.
         let text = arena
-            .set_tid(ev.text(), new_tid)
+            .set_tid_walked(ev.text(), new_tid, walks[index])
             .map_err(|e| Error::Rewrite {
                 path: path.clone(),
                 index,
@@ -955,6 +893,15 @@ fn remap_related_events(
         annotations_mapped,
         diagnostics,
     })
+}
+
+/// The slice of one old stream (slices sorted by start) starting exactly at `ts`; of
+/// several, the last in file order (the sort is stable), as the reference's dict keeps it.
+fn slice_starting_at<'s>(stream: &[&'s Slice], ts: i64) -> Option<&'s Slice> {
+    let at = stream.partition_point(|s| s.start <= ts);
+    at.checked_sub(1)
+        .map(|i| stream[i])
+        .filter(|s| s.start == ts)
 }
 
 /// The lane of the slice nearest to `ts` on one old stream (slices sorted by start):

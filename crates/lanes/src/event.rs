@@ -186,20 +186,41 @@ impl Arena {
     }
 
     /// `text` (a JSON object) written anew with `tid` set to `tid`; the other members keep
-    /// their text and order.
+    /// their text and order. (The compaction asks [`Arena::walks`] of many texts at once,
+    /// on several threads, and calls [`Arena::set_tid_walked`].)
+    #[cfg(test)]
     pub fn set_tid(&mut self, text: Text, tid: i64) -> Result<Text, serde_json::Error> {
+        let walks = self.walks(text);
+        self.set_tid_walked(text, tid, walks)
+    }
+
+    /// Whether `text` is an input text (a span) whose members the scanner walks: one that
+    /// [`Arena::set_tid`] takes as it is. Read-only, so it can be asked on other threads.
+    pub fn walks(&self, text: Text) -> bool {
+        if text.tag() != TAG_SPAN {
+            return false;
+        }
+        let bytes = self.span(text).as_bytes();
+        let walked = chrome_reader::json::scan_members(bytes, 0, &mut |_, value| {
+            chrome_reader::json::value_end(bytes, value)
+        });
+        walked == Some(bytes.len())
+    }
+
+    /// [`Arena::set_tid`], given [`Arena::walks`] of `text`.
+    pub fn set_tid_walked(
+        &mut self,
+        text: Text,
+        tid: i64,
+        walks: bool,
+    ) -> Result<Text, serde_json::Error> {
         if text.tag() == TAG_SPAN {
             // Checked now, written when the text is read. An input text is valid JSON
             // (the first read checked it), so an object whose members the scanner walks
             // is one serde parses; serde checks only the others (keys with escapes, or
             // not an object), which is most of the cost on the flow endpoints of a trace.
-            let span = self.span(text);
-            let bytes = span.as_bytes();
-            let walked = chrome_reader::json::scan_members(bytes, 0, &mut |_, value| {
-                chrome_reader::json::value_end(bytes, value)
-            });
-            if walked != Some(span.len()) {
-                Object::parse(span)?;
+            if !walks {
+                Object::parse(self.span(text))?;
             }
             self.retids.push(Retid { span: text, tid });
             return Ok(Text(
@@ -777,7 +798,11 @@ impl Trace {
             offsets: Vec::new(),
             texts_in_file: false,
         };
-        let mut digest = Digest::default();
+        // While the text goes to the spill file its CRC-32 is not needed (see `Digest`).
+        let mut digest = Digest {
+            skip_crc: spill_file.is_some(),
+            ..Digest::default()
+        };
         let input = DigestRead {
             inner: input,
             digest: &mut digest,
@@ -806,6 +831,20 @@ impl Trace {
         }
         let top = top?;
         let spilled = digest.spilled;
+        if !spilled && digest.skip_crc {
+            // The read ended before the end of the input: the text is read again from it,
+            // and its CRC-32 comes from the spill file, which holds all that was read.
+            let file = spill.as_ref().map(|s| &s.file);
+            let res = file.map(|f| reread::crc_of_start(f, digest.bytes, &mut digest.crc));
+            digest.crc_lost = !matches!(res, Some(Ok(())));
+        }
+        if digest.crc_lost && read.texts_in_file {
+            return Err(Error::Io(FsError {
+                path: path.to_path_buf(),
+                action: "cannot keep the trace's text for writing it",
+                source: std::io::Error::other("the scratch copy of its text failed"),
+            }));
+        }
         let in_file = read.texts_in_file.then(|| InFile {
             offsets: read.offsets,
             json_bytes: digest.bytes,

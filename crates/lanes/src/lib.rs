@@ -74,6 +74,7 @@ mod gzip;
 mod json_object;
 mod merge;
 mod output;
+mod parts;
 mod pp;
 mod swimlane;
 pub mod synth;

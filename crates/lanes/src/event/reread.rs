@@ -134,12 +134,15 @@ fn copy(
 }
 
 /// The length and CRC-32 of a text read (unless `skip_crc`), and whether all of it went to
-/// the spill file.
+/// the spill file. A first read that spills skips the CRC-32 (the second reads the spill
+/// file, checking its length only), unless the spill fails, which needs it after all
+/// (`crc_lost` when the spilled part could not be read back for it).
 #[derive(Default)]
 pub(super) struct Digest {
     pub(super) bytes: u64,
     pub(super) crc: crc32fast::Hasher,
     pub(super) skip_crc: bool,
+    pub(super) crc_lost: bool,
     pub(super) spilled: bool,
 }
 
@@ -154,10 +157,8 @@ pub(super) struct DigestRead<'a, R> {
 impl<R: Read> Read for DigestRead<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        let before = self.digest.bytes;
         self.digest.bytes += n as u64;
-        if !self.digest.skip_crc {
-            self.digest.crc.update(&buf[..n]);
-        }
         if let Some(spill) = &mut self.spill {
             let written = if n == 0 {
                 Ok(())
@@ -170,9 +171,132 @@ impl<R: Read> Read for DigestRead<'_, R> {
                     self.spill = None;
                 }
                 Ok(()) => {}
-                Err(_) => self.spill = None,
+                Err(_) => {
+                    // The text is read again from the input after all, which needs its
+                    // CRC-32: the part before this read is taken from the spill file
+                    // (whole up to here), or else the check is given up as failed.
+                    if self.digest.skip_crc {
+                        self.digest.skip_crc = false;
+                        if crc_of_start(spill, before, &mut self.digest.crc).is_err() {
+                            self.digest.crc_lost = true;
+                        }
+                    }
+                    self.spill = None;
+                }
             }
         }
+        if !self.digest.skip_crc {
+            self.digest.crc.update(&buf[..n]);
+        }
         Ok(n)
+    }
+}
+
+/// Adds the first `len` bytes of `file` to `crc`.
+pub(super) fn crc_of_start(
+    file: &std::fs::File,
+    len: u64,
+    crc: &mut crc32fast::Hasher,
+) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = file.try_clone()?;
+    file.seek(SeekFrom::Start(0))?;
+    let mut start = std::io::BufReader::with_capacity(1 << 16, file.take(len));
+    let mut read = 0u64;
+    loop {
+        let buf = start.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        crc.update(buf);
+        let k = buf.len();
+        read += k as u64;
+        start.consume(k);
+    }
+    if read == len {
+        Ok(())
+    } else {
+        Err(std::io::ErrorKind::UnexpectedEof.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CRC-32 of the text read, as a whole read gives it.
+    fn crc(text: &[u8]) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        h.update(text);
+        h.finalize()
+    }
+
+    /// A first read that spills skips the CRC-32; one whose spill fails part-way gets it
+    /// whole after all (the spilled part read back); one that ends before the input's end
+    /// gets it from the spill file.
+    #[test]
+    fn a_failed_or_unfinished_spill_still_gives_the_crc() {
+        let text: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let spill_file = |name: &str| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(dir.path().join(name))
+                .expect("a scratch file")
+        };
+        // Read to the end: spilled whole, no CRC-32 worked out.
+        let mut digest = Digest {
+            skip_crc: true,
+            ..Digest::default()
+        };
+        let mut r = DigestRead {
+            inner: &text[..],
+            digest: &mut digest,
+            spill: Some(spill_file("a")),
+        };
+        std::io::copy(&mut r, &mut std::io::sink()).expect("reads");
+        assert!(digest.spilled && digest.skip_crc && !digest.crc_lost);
+        assert_eq!(digest.bytes, text.len() as u64);
+
+        // The spill fails after 100 000 bytes: a file that takes no more (a read-only
+        // handle of one already that long stands for a full disk).
+        let written = dir.path().join("b");
+        std::fs::write(&written, &text[..100_000]).expect("write");
+        let read_only = std::fs::File::open(&written).expect("open");
+        let mut digest = Digest {
+            skip_crc: true,
+            bytes: 0,
+            ..Digest::default()
+        };
+        let mut r = DigestRead {
+            inner: &text[100_000..],
+            digest: &mut digest,
+            spill: Some(read_only),
+        };
+        // The first 100 000 bytes were read and spilled before.
+        r.digest.bytes = 100_000;
+        std::io::copy(&mut r, &mut std::io::sink()).expect("reads");
+        assert!(!digest.spilled && !digest.skip_crc && !digest.crc_lost);
+        assert_eq!(digest.crc.clone().finalize(), crc(&text));
+
+        // Part of the text read and spilled, then the read ends: the CRC-32 of that part
+        // comes from the spill file.
+        let spill = spill_file("c");
+        let mut digest = Digest {
+            skip_crc: true,
+            ..Digest::default()
+        };
+        let mut r = DigestRead {
+            inner: &text[..],
+            digest: &mut digest,
+            spill: Some(spill.try_clone().expect("clone")),
+        };
+        let mut part = vec![0u8; 123_457];
+        r.read_exact(&mut part).expect("reads");
+        assert!(!digest.spilled && digest.skip_crc);
+        crc_of_start(&spill, digest.bytes, &mut digest.crc).expect("reads the spill back");
+        assert_eq!(digest.crc.finalize(), crc(&text[..digest.bytes as usize]));
     }
 }
