@@ -168,38 +168,6 @@ pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     }
 }
 
-/// Puts the file `from` in place of `to` in one step, replacing a file there: `to` is
-/// never missing. Where the file system can, the two are exchanged and the old file (then
-/// at `from`) is removed: a rename over an existing file makes ext4 (`auto_da_alloc`)
-/// start writing the new file's data out before the rename returns, which was 5 to 8 ms of
-/// a skip-stats run replacing its 7 MB rows.csv, 3 to 6 ms of a compaction replacing its
-/// 3 MB output (strace, `rename` over the previous run's output). The new file's data is
-/// then written out when the system writes dirty data, as for a file renamed into a free
-/// name. No output is synced: after a crash soon after the replacement, the output may be
-/// empty (as a new output may be), where ext4's early write-out kept the old or the new.
-pub(crate) fn replace(from: &Path, to: &Path) -> io::Result<()> {
-    match exchange(from, to) {
-        Ok(true) => {}
-        Ok(false) => return std::fs::rename(from, to),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return std::fs::rename(from, to),
-        Err(e) => return Err(e),
-    }
-    // A plain rename refuses to put a file over a directory; so does this (the checks
-    // before the rename refuse one, but the path may have changed since).
-    if std::fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
-        let undone = exchange(from, to);
-        return Err(match undone {
-            Ok(true) => io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "a directory appeared where the output goes",
-            ),
-            Ok(false) => io::Error::other("a directory swapped in cannot be put back"),
-            Err(e) => e,
-        });
-    }
-    std::fs::remove_file(from)
-}
-
 /// Swaps `a` and `b` in one step; `Ok(false)` where the file system cannot.
 pub(crate) fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
     #[cfg(any(target_os = "linux", target_os = "android"))]

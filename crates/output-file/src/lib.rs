@@ -10,9 +10,8 @@
 //! A file output ([`write()`], [`Pending`]) is refused when the path is a directory, a
 //! device (or FIFO, socket), a symbolic link, one of the inputs (any hard link of it), or
 //! an existing file inside an input directory (it may be one the tool read); an existing
-//! regular file is replaced only with [`Rules::overwrite`], in one step (exchanged with the
-//! new one, `renameat2(RENAME_EXCHANGE)`, then removed; else one rename over it), so there
-//! is no moment without a file. Several files of one run are committed all or nothing
+//! regular file is replaced only with [`Rules::overwrite`], by one rename, so there is no
+//! moment without a file. Several files of one run are committed all or nothing
 //! ([`commit_all`]).
 //!
 //! A directory output ([`DirOutput`]) carries a marker file, [`MARKER`]; an existing
@@ -380,7 +379,7 @@ pub fn commit_all(mut outputs: Vec<Pending>) -> Result<(), Error> {
     let mut done: Vec<&Pending> = Vec::new();
     for out in &outputs {
         let res = if out.overwrite {
-            fsops::replace(&out.staged, &out.path)
+            std::fs::rename(&out.staged, &out.path)
         } else {
             fsops::rename_noreplace(&out.staged, &out.path)
         };

@@ -47,43 +47,6 @@ fn existing_file_is_replaced_only_when_asked() {
     assert_eq!(entries(dir.path()), ["out.txt"], "no staged file is left");
 }
 
-/// The one-step replacement under a commit: a file over a file (exchanged, then the old one
-/// removed), into a free name, and never a file over a directory (which is left as it was).
-#[test]
-fn replace_puts_a_file_in_place_and_removes_the_old_one() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let (new, out) = (dir.path().join("new"), dir.path().join("out"));
-    std::fs::write(&out, b"old").expect("write");
-    let mut old = std::fs::File::open(&out).expect("open the old file");
-    std::fs::write(&new, b"new").expect("write");
-    fsops::replace(&new, &out).expect("a file replaces a file");
-    assert_eq!(std::fs::read(&out).expect("read"), b"new");
-    assert_eq!(entries(dir.path()), ["out"], "the old file is removed");
-    // The old file was moved away whole, not overwritten: an open handle still reads it.
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut old, &mut text).expect("read the old file");
-    assert_eq!(text, "old");
-
-    std::fs::write(&new, b"first").expect("write");
-    let free = dir.path().join("free");
-    fsops::replace(&new, &free).expect("a file goes to a free name");
-    assert_eq!(std::fs::read(&free).expect("read"), b"first");
-
-    let sub = dir.path().join("sub");
-    std::fs::create_dir(&sub).expect("mkdir");
-    std::fs::write(sub.join("kept"), b"k").expect("write");
-    std::fs::write(&new, b"x").expect("write");
-    assert!(
-        fsops::replace(&new, &sub).is_err(),
-        "a directory is not replaced"
-    );
-    assert!(
-        sub.join("kept").is_file(),
-        "the directory is left as it was"
-    );
-    assert_eq!(std::fs::read(&new).expect("read"), b"x");
-}
-
 #[test]
 fn directory_is_refused() {
     let dir = tempfile::tempdir().expect("a temporary directory");
