@@ -924,6 +924,126 @@ pub fn queue_length(t: &Timeline) -> Vec<QueueRow> {
         .collect()
 }
 
+/// One kernel launch that an `aten::` operator wraps (HTA 0.5.0's
+/// `get_aten_op_kernels_and_delay`, `cuda_kernel_analysis.py`), times in whole µs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AtenLaunch {
+    /// The operator's thread: the `tid` text of its `pid/tid` (HTA groups by `tid`).
+    pub thread: String,
+    /// The operator's name (`aten::…`).
+    pub op: String,
+    /// The operator's start, in ns (a key of its call, with the thread and the name).
+    pub op_start: i64,
+    /// launch start − operator start, in µs (`aten_op_delay`).
+    pub op_delay_us: i64,
+    /// kernel start − launch start, in µs (`runtime_delay`).
+    pub runtime_delay_us: i64,
+    /// The launched GPU activity's name.
+    pub kernel: String,
+}
+
+/// A wrapped launch without exactly one GPU activity: HTA 0.5.0 fails on it
+/// (`.item()` of its activities).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtenLaunchError {
+    /// The launch's place in `traceEvents`.
+    pub event_index: i64,
+    /// How many GPU activities (on a stream) it launched.
+    pub activities: usize,
+}
+
+impl std::fmt::Display for AtenLaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "kernel launch (event {}) has {} GPU activities; HTA's \
+             get_aten_op_kernels_and_delay needs exactly one",
+            self.event_index, self.activities
+        )
+    }
+}
+
+impl std::error::Error for AtenLaunchError {}
+
+/// Whether HTA 0.5.0 counts `name` as a kernel launch in `get_aten_op_kernels_and_delay`
+/// (`TraceSymbolTable.get_kernel_launch_ids`: Python's `re.match` of
+/// `(cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction)`, `.` not matching a newline).
+pub fn is_aten_kernel_launch(name: &str) -> bool {
+    let first_line = name.split('\n').next().unwrap_or("");
+    (first_line.starts_with("cuda") && first_line["cuda".len()..].contains("LaunchKernel"))
+        || name.starts_with("cuLaunchKernel")
+        || name.starts_with("runFunction")
+}
+
+/// The launches of one rank that an `aten::` host event wraps, in file order (HTA 0.5.0's
+/// `get_aten_op_kernels_and_delay`, before its grouping): each launch
+/// ([`is_aten_kernel_launch`]) is timed against the operator, on any thread, that starts
+/// at or before it and ends at or after its end, the latest start winning and the first
+/// in file order among equal starts; a launch no operator wraps is left out. A wrapped
+/// launch must have exactly one GPU activity on a stream, else the error.
+pub fn aten_launches(t: &Timeline) -> Result<Vec<AtenLaunch>, AtenLaunchError> {
+    // Operators by start (stable: file order among equal starts), with the running
+    // maximum of their ends, so that the walk back from a launch stops where no earlier
+    // operator can reach its end.
+    let mut ops: Vec<usize> = (0..t.host.len())
+        .filter(|&i| t.name(t.host[i].name).starts_with("aten::"))
+        .collect();
+    ops.sort_by_key(|&i| t.host[i].start);
+    let starts: Vec<i64> = ops.iter().map(|&i| t.host[i].start).collect();
+    let reach: Vec<i64> = (ops.iter())
+        .scan(i64::MIN, |m, &i| {
+            *m = (*m).max(t.host[i].end);
+            Some(*m)
+        })
+        .collect();
+    let mut activities: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (k, g) in t.gpu.iter().enumerate() {
+        if g.stream != -1
+            && let Some(l) = g.launch
+        {
+            activities.entry(l).or_default().push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, h) in t.host.iter().enumerate() {
+        if !is_aten_kernel_launch(t.name(h.name)) {
+            continue;
+        }
+        let mut j = starts.partition_point(|&s| s <= h.start);
+        let mut found: Option<usize> = None;
+        while j > 0 && reach[j - 1] >= h.end {
+            j -= 1;
+            if let Some(f) = found
+                && starts[j] != starts[f]
+            {
+                break;
+            }
+            if t.host[ops[j]].end >= h.end {
+                found = Some(j);
+            }
+        }
+        let Some(f) = found else { continue };
+        let kernels = activities.get(&i).map_or(&[][..], Vec::as_slice);
+        let [k] = kernels else {
+            return Err(AtenLaunchError {
+                event_index: h.event_index,
+                activities: kernels.len(),
+            });
+        };
+        let op = &t.host[ops[f]];
+        let thread = t.name(op.thread);
+        out.push(AtenLaunch {
+            thread: thread.rsplit_once('/').map_or(thread, |x| x.1).to_owned(),
+            op: t.name(op.name).to_owned(),
+            op_start: op.start,
+            op_delay_us: (h.start - op.start) / 1000,
+            runtime_delay_us: (t.gpu[*k].start - h.start) / 1000,
+            kernel: t.name(t.gpu[*k].name).to_owned(),
+        });
+    }
+    Ok(out)
+}
+
 /// Which host events HTA's critical path treats as operators.
 pub(crate) fn is_operator(cat: HostCat) -> bool {
     matches!(cat, HostCat::CpuOp | HostCat::Runtime | HostCat::Driver)
