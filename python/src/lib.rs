@@ -459,7 +459,7 @@ impl HtaTrace {
     /// Per rank and name: (rank, name, HTA type, count, sum, max, min, mean, std in µs).
     #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
     fn kernels(&self) -> Vec<(i64, String, &'static str, usize, f64, f64, f64, f64, f64)> {
-        hta::kernel_breakdown(&self.timelines)
+        hta::kernel_breakdown_hta(&self.timelines)
             .into_iter()
             .map(|r| {
                 (

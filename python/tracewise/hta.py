@@ -1231,7 +1231,11 @@ class TraceAnalysis:
             # each (rank, name) group the values, in the order, that the rank's own
             # group-by gives it (pandas' group kernels see each group alone), where a
             # group-by and a concat per rank cost a few ms each.
-            out = pd.concat([out, _aggregate_ranks(per_rank)], ignore_index=True)
+            fast = _annotation_stats(per_rank)
+            if fast is not None:
+                out = fast
+            else:
+                out = pd.concat([out, _aggregate_ranks(per_rank)], ignore_index=True)
         else:
             for rank, rows in per_rank:
                 events = pd.DataFrame(
@@ -1244,7 +1248,8 @@ class TraceAnalysis:
                 agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
                 agg["rank"] = int(rank)
                 out = pd.concat([out, agg], ignore_index=True)
-        out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
+        if "sum" in out.columns:  # not the frame made sorted and named by `_annotation_stats`
+            out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
         out.rename(
             columns={
                 "sum": "sum (us)",
@@ -1344,24 +1349,39 @@ class TraceAnalysis:
         # its first launch's delays and its kernels in launch order. The launches come from
         # the native trace (`aten_launches`), not from a frame read again.
         calls: Dict[Tuple[str, str, int], Tuple[int, int, List[str]]] = {}
+        # (name, sequence) -> [count, sum of launch delays, sum of runtime delays] over the
+        # calls so far; the delays are whole µs, so the sums are exact and each mean is
+        # pandas' mean. Kept from rank to rank: a rank's launches add calls, or extend a
+        # call of an earlier rank with the same key, which then moves to its new sequence.
+        groups: Dict[Tuple[str, str], List[int]] = {}
         out: Dict[int, pd.DataFrame] = {}
         for rank in ranks:
+            before: Dict[Tuple[str, str, int], Optional[str]] = {}
             for thread, op, start, delay, runtime, kernel in self._t.aten_launches(int(rank)):
-                call = calls.get((thread, op, start))
+                key = (thread, op, start)
+                call = calls.get(key)
                 if call is None:
-                    calls[(thread, op, start)] = (delay, runtime, [kernel])
+                    calls[key] = (delay, runtime, [kernel])
+                    before[key] = None
                 else:
+                    if key not in before:
+                        before[key] = " -> ".join(call[2])
                     call[2].append(kernel)
-            if not calls:
-                raise KeyError("thread_id: no kernel launch inside an aten:: operator")
-            # (name, sequence) -> [count, sum of launch delays, sum of runtime delays]; the
-            # delays are whole µs, so the sums are exact and each mean is pandas' mean.
-            groups: Dict[Tuple[str, str], List[int]] = {}
-            for (_, op, _), (delay, runtime, kernels) in calls.items():
-                g = groups.setdefault((op, " -> ".join(kernels)), [0, 0, 0])
+            for key, old in before.items():
+                delay, runtime, kernels = calls[key]
+                if old is not None:
+                    g = groups[(key[1], old)]
+                    g[0] -= 1
+                    g[1] -= delay
+                    g[2] -= runtime
+                    if g[0] == 0:
+                        del groups[(key[1], old)]
+                g = groups.setdefault((key[1], " -> ".join(kernels)), [0, 0, 0])
                 g[0] += 1
                 g[1] += delay
                 g[2] += runtime
+            if not calls:
+                raise KeyError("thread_id: no kernel launch inside an aten:: operator")
             keys = sorted(groups)
             rows = [groups[k] for k in keys]
             final = pd.DataFrame(
@@ -1996,6 +2016,47 @@ def _aggregate_ranks(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> pd.
     return agg[["name", "sum", "max", "min", "mean", "std", "rank"]]
 
 
+def _annotation_stats(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> Optional[pd.DataFrame]:
+    """The user-annotation breakdown of ranks none of which folds names into ``others``
+    (what :func:`_aggregate_ranks`, the concat and the sort by (``rank``, ``name``) give,
+    with the columns named), computed with numpy over the rows sorted once by (rank,
+    name): per group the sum, max, min, mean and std (n − 1; 0 for one row) of ``dur``.
+    The sums are pandas' where the durations are whole µs (exact); the std equal to
+    rounding. None without rows or with a NaN duration (pandas' group-by then)."""
+    names = [n for _, rows in per_rank for n, _ in rows]
+    if not names:
+        return None
+    dur = np.asarray([d for _, rows in per_rank for _, d in rows], dtype="float64")
+    if np.isnan(dur).any() or not (np.mod(dur, 1) == 0).all():
+        return None
+    rank = np.repeat(np.asarray([int(r) for r, _ in per_rank], dtype="int64"), [len(rows) for _, rows in per_rank])
+    name_codes, name_values = pd.factorize(np.asarray(names, dtype=object), sort=True)
+    rank_codes, rank_values = pd.factorize(rank, sort=True)
+    order = np.lexsort((name_codes, rank_codes))
+    group = rank_codes[order].astype("int64") * len(name_values) + name_codes[order]
+    v = dur[order]
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    n = np.diff(np.r_[first, len(v)])
+    total = np.add.reduceat(v, first)
+    mean = total / n
+    dev = v - np.repeat(mean, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std = np.sqrt(np.add.reduceat(dev * dev, first) / (n - 1))
+    std[n < 2] = 0.0
+    g = group[first]
+    return pd.DataFrame(
+        {
+            "name": np.asarray(name_values, dtype=object)[g % len(name_values)],
+            "sum (us)": total,
+            "max (us)": np.maximum.reduceat(v, first),
+            "min (us)": np.minimum.reduceat(v, first),
+            "stddev": std,
+            "mean (us)": mean,
+            "rank": np.asarray(rank_values, dtype="int64")[g // len(name_values)],
+        }
+    )
+
+
 def _memory_kernel_type(name: str) -> str:
     """HTA's memory type of a memcpy/memset name: ``Memset``, the first 11 characters of a
     ``Memcpy`` name (``Memcpy DtoH``), else ``Memcpy Unknown``."""
@@ -2040,10 +2101,14 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
             for c, x in (("sum", t), ("max", t), ("min", t), ("mean", t), ("std", 0.0)):
                 out[c].append(x)
             continue
-        v = pd.Series(groups[name], dtype="float64")
-        out["sum"].append(float(v.sum()))
+        # pandas' Series reductions (nanops, without bottleneck) in numpy: the sum, the
+        # mean as that sum over the count, the std from the squares about that mean.
+        v = np.asarray(groups[name], dtype="float64")
+        total_v = v.sum()
+        mean = total_v / len(v)
+        out["sum"].append(float(total_v))
         out["max"].append(float(v.max()))
         out["min"].append(float(v.min()))
-        out["mean"].append(float(v.mean()))
-        out["std"].append(float(v.std()))
+        out["mean"].append(float(mean))
+        out["std"].append(float(np.sqrt(((mean - v) ** 2).sum() / (len(v) - 1))))
     return out

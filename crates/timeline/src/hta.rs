@@ -274,6 +274,19 @@ pub struct KernelStatsRow {
 /// Every kernel name of every rank (HTA folds the tail into "others"; we keep them all),
 /// sorted by rank, then by total time.
 pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelStatsRow> {
+    kernel_stats(ts, |name| {
+        format!("{:?}", trace_model::classify_kernel(name))
+    })
+}
+
+/// [`kernel_breakdown`] without our class of each name (`our_class` empty), for the HTA
+/// drop-in, which shows HTA's types only: `classify_kernel` of every long kernel name was
+/// most of the call's time.
+pub fn kernel_breakdown_hta(ts: &[Timeline]) -> Vec<KernelStatsRow> {
+    kernel_stats(ts, |_| String::new())
+}
+
+fn kernel_stats(ts: &[Timeline], our_class: impl Fn(&str) -> String) -> Vec<KernelStatsRow> {
     let mut rows = Vec::new();
     for t in ts {
         let mut by: HashMap<u32, Vec<i64>> = HashMap::new();
@@ -296,7 +309,7 @@ pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelStatsRow> {
                     rank: t.rank,
                     name: nm.to_owned(),
                     kernel_type: t.hta_type(name),
-                    our_class: format!("{:?}", trace_model::classify_kernel(nm)),
+                    our_class: our_class(nm),
                     count: n,
                     sum_us: us(sum),
                     max_us: us(*durs.iter().max().unwrap_or(&0)),
@@ -1052,6 +1065,7 @@ pub(crate) fn is_operator(cat: HostCat) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timeline::Host;
 
     fn check_type(name: &str, expect: HtaKernelType) {
         assert_eq!(hta_kernel_type(name), expect, "{name}");
@@ -1112,6 +1126,108 @@ mod tests {
         // At least one candidate.
         assert_eq!(top(&rows[..4], 1), vec![2]);
         assert_eq!(top(&rows[..4], 0), vec![]);
+    }
+
+    #[test]
+    fn aten_kernel_launches_are_hta_launch_names() {
+        for name in [
+            "cudaLaunchKernel",
+            "cudaLaunchKernelExC",
+            "cuLaunchKernel",
+            "runFunction - job_prep_and_submit_for_execution",
+        ] {
+            assert!(is_aten_kernel_launch(name), "{name}");
+        }
+        for name in [
+            "cudaMemcpyAsync",
+            "hipLaunchKernel",
+            "xcudaLaunchKernel",
+            "cuda\nLaunchKernel",
+        ] {
+            assert!(!is_aten_kernel_launch(name), "{name}");
+        }
+    }
+
+    /// A timeline of host events (name, start µs, end µs) on thread `1/7` and GPU
+    /// activities (name, start µs, index of the launching host event).
+    fn aten_timeline(host: &[(&str, i64, i64)], gpu: &[(&str, i64, usize)]) -> Timeline {
+        let mut names: Vec<String> = vec!["1/7".into()];
+        let mut id = |s: &str| match names.iter().position(|n| n == s) {
+            Some(i) => i as u32,
+            None => {
+                names.push(s.to_owned());
+                names.len() as u32 - 1
+            }
+        };
+        let host: Vec<Host> = (host.iter().enumerate())
+            .map(|(i, &(name, start, end))| Host {
+                event_index: i as i64,
+                name: id(name),
+                cat: HostCat::CpuOp,
+                thread: 0,
+                start: start * 1000,
+                end: end * 1000,
+                correlation: None,
+            })
+            .collect();
+        let gpu: Vec<Gpu> = (gpu.iter().enumerate())
+            .map(|(i, &(name, start, launch))| Gpu {
+                event_index: 100 + i as i64,
+                name: id(name),
+                kind: GpuKind::Kernel,
+                device: 0,
+                stream: 7,
+                start: start * 1000,
+                end: (start + 1) * 1000,
+                correlation: Some(i as i64),
+                launch: Some(launch),
+            })
+            .collect();
+        let mut t = Timeline::new("t.json".into(), Some(0), names);
+        t.host = host;
+        t.gpu = gpu;
+        t
+    }
+
+    #[test]
+    fn aten_launches_take_the_latest_wrapping_operator_on_any_thread() {
+        let host = [
+            ("aten::linear", 0, 100),
+            ("aten::addmm", 10, 60),
+            ("cudaLaunchKernel", 20, 25), // in addmm (the latest start)
+            ("cudaMemcpyAsync", 30, 31),  // not a kernel launch
+            ("cudaLaunchKernel", 70, 75), // in linear only
+            ("cudaLaunchKernel", 200, 201), // in no operator: left out
+            ("aten::relu", 300, 400),
+            ("aten::mul", 300, 400),
+            ("cuLaunchKernel", 310, 320), // equal starts: the first in file order
+        ];
+        let gpu = [
+            ("gemm", 40, 2),
+            ("gemm", 80, 4),
+            ("copy", 35, 3),
+            ("relu", 330, 8),
+            ("late", 210, 5),
+        ];
+        let rows = aten_launches(&aten_timeline(&host, &gpu)).unwrap();
+        let got: Vec<(&str, &str, i64, i64, i64, &str)> = (rows.iter())
+            .map(|r| {
+                let (t, o, k) = (r.thread.as_str(), r.op.as_str(), r.kernel.as_str());
+                (t, o, r.op_start, r.op_delay_us, r.runtime_delay_us, k)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("7", "aten::addmm", 10_000, 10, 20, "gemm"),
+                ("7", "aten::linear", 0, 70, 10, "gemm"),
+                ("7", "aten::relu", 300_000, 10, 20, "relu"),
+            ]
+        );
+        // A wrapped launch with two activities fails, as HTA's `.item()` does.
+        let two = [("gemm", 40, 2), ("gemm", 41, 2)];
+        let err = aten_launches(&aten_timeline(&host[..3], &two)).unwrap_err();
+        assert_eq!((err.event_index, err.activities), (2, 2));
     }
 
     #[test]
