@@ -616,19 +616,11 @@ impl HtaTrace {
         };
         let rows = hta::aten_launches(t)
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                (
-                    r.thread,
-                    r.op,
-                    r.op_start,
-                    r.op_delay_us,
-                    r.runtime_delay_us,
-                    r.kernel,
-                )
-            })
-            .collect())
+        let row = |r: hta::AtenLaunch| {
+            let (delay, runtime) = (r.op_delay_us, r.runtime_delay_us);
+            (r.thread, r.op, r.op_start, delay, runtime, r.kernel)
+        };
+        Ok(rows.into_iter().map(row).collect())
     }
 
     /// The memory activities of `rank` in start order: (start µs from HTA's origin, end µs
