@@ -459,7 +459,7 @@ impl HtaTrace {
     /// Per rank and name: (rank, name, HTA type, count, sum, max, min, mean, std in µs).
     #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
     fn kernels(&self) -> Vec<(i64, String, &'static str, usize, f64, f64, f64, f64, f64)> {
-        hta::kernel_breakdown(&self.timelines)
+        hta::kernel_breakdown_hta(&self.timelines)
             .into_iter()
             .map(|r| {
                 (
@@ -588,6 +588,39 @@ impl HtaTrace {
             }
         }
         out
+    }
+
+    /// Whether some event of some rank has `text` (one of `trace_model::ASKED_SYMBOLS`)
+    /// as its category or name, as the loader read them; `None` when that is not known
+    /// (another text, or a rank read from another format than Chrome JSON).
+    fn has_symbol(&self, text: &str) -> Option<bool> {
+        let mut known = true;
+        for t in self.timelines.iter() {
+            match t.has_symbol(text) {
+                Some(true) => return Some(true),
+                Some(false) => {}
+                None => known = false,
+            }
+        }
+        known.then_some(false)
+    }
+
+    /// The kernel launches of `rank` that an `aten::` operator wraps, in file order
+    /// (`hta::aten_launches`): (operator's tid, operator, operator start in ns, launch
+    /// delay µs, runtime delay µs, kernel). ValueError, as HTA's, for a wrapped launch
+    /// without exactly one GPU activity.
+    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
+    fn aten_launches(&self, rank_: i64) -> PyResult<Vec<(String, String, i64, i64, i64, String)>> {
+        let Some(t) = self.of(rank_) else {
+            return Ok(Vec::new());
+        };
+        let rows = hta::aten_launches(t)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let row = |r: hta::AtenLaunch| {
+            let (delay, runtime) = (r.op_delay_us, r.runtime_delay_us);
+            (r.thread, r.op, r.op_start, delay, runtime, r.kernel)
+        };
+        Ok(rows.into_iter().map(row).collect())
     }
 
     /// The memory activities of `rank` in start order: (start µs from HTA's origin, end µs

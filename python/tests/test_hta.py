@@ -193,3 +193,39 @@ def test_short_names_are_htas():
         "dma copy", "void foo<(bar)>()", "",
     ]
     assert [shorten_name(n) for n in names] == [utils.shorten_name(n) for n in names]
+
+
+def test_annotation_checks_and_aten_delays_read_no_trace_again(traces, monkeypatch):
+    """Whether the traces have GPU or CPU user annotations or CUPTI ranges comes from what
+    the constructor read (the loader notes HTA's asked symbols), and the ATen launches come
+    from the native trace: after the constructor, these methods open no trace file and
+    load no capture."""
+    import builtins
+
+    import tracewise
+    from tracewise.hta import TraceAnalysis
+
+    trace_dir = traces / "pytorch" / "param-dlrm-8rank"
+    ours = TraceAnalysis(trace_dir=str(trace_dir))
+    opened = []
+    real_open = builtins.open
+
+    def spy_open(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    def no_load(*args, **kwargs):
+        raise AssertionError(f"a capture was loaded again: {args}")
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(tracewise, "load", no_load)
+    assert ours.get_gpu_user_annotation_breakdown(visualize=False) is None
+    cpu = ours.get_gpu_user_annotation_breakdown(use_gpu_annotation=False, visualize=False)
+    assert len(cpu) > 0 and set(cpu["rank"]) == set(RANKS)
+    assert ours.get_gpu_kernels_with_user_annotations(0) is None
+    assert ours.get_cupti_counter_data_with_operators(ranks=[0]) == []
+    aten = ours.get_aten_op_kernels_and_delay(ranks=[0, 1])
+    assert sorted(aten) == [0, 1]
+    # Rank 1's table also counts rank 0's launches, as HTA 0.5.0's does.
+    assert aten[1]["occurrence_count"].sum() > aten[0]["occurrence_count"].sum() > 0
+    assert not [f for f in opened if str(trace_dir) in f], opened

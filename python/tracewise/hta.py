@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tempfile
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
@@ -786,11 +785,15 @@ class TraceAnalysis:
                 _hta_plot.launch_stats({rank: out[rank]}, runtime_cutoff, launch_delay_cutoff)
         return out
 
-    def _time_dtype(self, rank: int, s: pd.Series) -> pd.Series:
-        """HTA's times are float64 on a trace it rounds (fractional µs) and int64 else."""
-        if not len(s) or not (s % 1 == 0).all():
-            return s.astype("float64")
-        return s.astype("int64")
+    def _series(self, what: str, rank: int, build: Callable[[int], Optional[pd.DataFrame]]) -> Optional[pd.DataFrame]:
+        """``rank``'s ``what`` series (queue length, memory bandwidth), built by ``build``
+        on first use and kept: the summaries, the time blocked and the counters trace ask
+        for the same series. Callers hand out copies, never the kept frame."""
+        cache: Dict[Tuple[str, int], Optional[pd.DataFrame]] = self.__dict__.setdefault("_series_cache", {})
+        key = (what, rank)
+        if key not in cache:
+            cache[key] = build(rank)
+        return cache[key]
 
     def get_queue_length_time_series(
         self,
@@ -806,9 +809,9 @@ class TraceAnalysis:
         self._check_ranks(ranks)
         out: Dict[int, pd.DataFrame] = {}
         for rank in ranks:
-            df = self._queue_length_series_of(int(rank))
+            df = self._series("queue", int(rank), self._queue_length_series_of)
             if df is not None:
-                out[rank] = df
+                out[rank] = df.copy()
         return out
 
     def _queue_length_series_of(self, rank: int) -> Optional[pd.DataFrame]:
@@ -818,7 +821,7 @@ class TraceAnalysis:
         if not rows:
             return None
         index, ts_col, pid, stream, length = (np.array(c) for c in zip(*rows))
-        ts = self._time_dtype(rank, pd.Series(ts_col, dtype="float64")).to_numpy()
+        ts = _times(ts_col.astype("float64"))
         # Each point's step (+1 a launch, −1 a start), from the native series (stream by
         # stream, in time order). HTA concatenates the launches and then the starts,
         # each in file order, and sorts them by `ts` with pandas' default (unstable)
@@ -868,9 +871,10 @@ class TraceAnalysis:
         stream, for ``ranks`` (default ``[0]``); None when no stream has launches."""
         if ranks is None or len(ranks) == 0:
             ranks = [0]
-        return self.get_queue_length_summary_from_time_series(
-            self.get_queue_length_time_series(ranks)
-        )
+        self._check_ranks(ranks)
+        # The kept series themselves (the summary reads them, it does not change them).
+        series = {rank: self._series("queue", int(rank), self._queue_length_series_of) for rank in ranks}
+        return _describe_per_rank({r: df for r, df in series.items() if df is not None}, "stream", "queue_length")
 
     def get_time_spent_blocked_on_full_queue(
         self,
@@ -924,7 +928,7 @@ class TraceAnalysis:
         dur = np.asarray(end, dtype="float64") - start
         dur[dur == 0] = 1
         # HTA's `ts` is whole µs and its `dur` float64: the end points make `ts` float64.
-        start_t = self._time_dtype(rank, pd.Series(start)).to_numpy()
+        start_t = _times(start)
         pid = np.asarray(device, dtype="int64").astype(object)
         kind = [_memory_kernel_type(v) for v in names]
         bw = np.asarray([0.0 if v is None else float(v) for v in gbps], dtype="float64")
@@ -966,9 +970,9 @@ class TraceAnalysis:
         self._check_ranks(ranks)
         out: Dict[int, pd.DataFrame] = {}
         for rank in ranks:
-            df = self._memory_bw_time_series_of(int(rank))
+            df = self._series("memory_bw", int(rank), self._memory_bw_time_series_of)
             if df is not None:
-                out[rank] = df
+                out[rank] = df.copy()
         return out
 
     def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
@@ -977,10 +981,12 @@ class TraceAnalysis:
         None when no rank of ``ranks`` (default ``[0]``) has memory activities."""
         if ranks is None or len(ranks) == 0:
             ranks = [0]
-        series = {
-            rank: df[df["memory_bw_gbps"] > 0]
-            for rank, df in self.get_memory_bw_time_series(ranks).items()
-        }
+        self._check_ranks(ranks)
+        series = {}
+        for rank in ranks:
+            df = self._series("memory_bw", int(rank), self._memory_bw_time_series_of)
+            if df is not None:
+                series[rank] = df[df["memory_bw_gbps"].to_numpy() > 0]
         return _describe_per_rank(series, "name", "memory_bw_gbps")
 
     def generate_trace_with_counters(
@@ -1104,12 +1110,20 @@ class TraceAnalysis:
 
     def _has_category(self, cat: str) -> bool:
         """Whether any rank's trace has an event of category (or name) ``cat``: HTA asks its
-        symbol table, which holds both, over every rank it loaded. The answer is kept, as
-        HTA's symbol table is, and so is whether each file's text has a ``\\u`` escape."""
+        symbol table, which holds both, over every rank it loaded. The loader's answer
+        where it has one, else each file's text (and the file loaded where the text cannot
+        tell). The answer is kept, as HTA's symbol table is, and so is whether each file's
+        text has a ``\\u`` escape."""
         from . import load
 
         seen = self.__dict__.setdefault("_categories", {})
         if cat in seen:
+            return seen[cat]
+        # The loader notes, for the texts HTA's methods ask about, whether some event's
+        # category or name is one (`HtaTrace.has_symbol`): the files are not read again.
+        native = self._t.has_symbol(cat)
+        if native is not None:
+            seen[cat] = bool(native)
             return seen[cat]
         escapes = self.__dict__.setdefault("_escapes", {})
         query = f"SELECT 1 AS x FROM events WHERE cat = '{cat}' OR name = '{cat}' LIMIT 1"
@@ -1217,7 +1231,11 @@ class TraceAnalysis:
             # each (rank, name) group the values, in the order, that the rank's own
             # group-by gives it (pandas' group kernels see each group alone), where a
             # group-by and a concat per rank cost a few ms each.
-            out = pd.concat([out, _aggregate_ranks(per_rank)], ignore_index=True)
+            fast = _annotation_stats(per_rank)
+            if fast is not None:
+                out = fast
+            else:
+                out = pd.concat([out, _aggregate_ranks(per_rank)], ignore_index=True)
         else:
             for rank, rows in per_rank:
                 events = pd.DataFrame(
@@ -1230,7 +1248,8 @@ class TraceAnalysis:
                 agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
                 agg["rank"] = int(rank)
                 out = pd.concat([out, agg], ignore_index=True)
-        out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
+        if "sum" in out.columns:  # not the frame made sorted and named by `_annotation_stats`
+            out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
         out.rename(
             columns={
                 "sum": "sum (us)",
@@ -1324,35 +1343,55 @@ class TraceAnalysis:
         if not sort_by:
             sort_by = ["occurrence_count"]
         self._check_ranks(ranks)
-        stats: List[Dict[str, Any]] = []
+        # HTA groups the launches per operator call (thread, name, start), in the calls'
+        # (sorted) order, then per (name, kernel sequence): the calls are kept across the
+        # ranks (a rank's table counts those of the ranks before it, as HTA's), each with
+        # its first launch's delays and its kernels in launch order. The launches come from
+        # the native trace (`aten_launches`), not from a frame read again.
+        calls: Dict[Tuple[str, str, int], Tuple[int, int, List[str]]] = {}
+        # (name, sequence) -> [count, sum of launch delays, sum of runtime delays] over the
+        # calls so far; the delays are whole µs, so the sums are exact and each mean is
+        # pandas' mean. Kept from rank to rank: a rank's launches add calls, or extend a
+        # call of an earlier rank with the same key, which then moves to its new sequence.
+        groups: Dict[Tuple[str, str], List[int]] = {}
         out: Dict[int, pd.DataFrame] = {}
         for rank in ranks:
-            df = self._frames()[int(rank)]
-            stats.extend(_aten_launches(df))
-            if not stats:
+            before: Dict[Tuple[str, str, int], Optional[str]] = {}
+            for thread, op, start, delay, runtime, kernel in self._t.aten_launches(int(rank)):
+                key = (thread, op, start)
+                call = calls.get(key)
+                if call is None:
+                    calls[key] = (delay, runtime, [kernel])
+                    before[key] = None
+                else:
+                    if key not in before:
+                        before[key] = " -> ".join(call[2])
+                    call[2].append(kernel)
+            for key, old in before.items():
+                delay, runtime, kernels = calls[key]
+                if old is not None:
+                    g = groups[(key[1], old)]
+                    g[0] -= 1
+                    g[1] -= delay
+                    g[2] -= runtime
+                    if g[0] == 0:
+                        del groups[(key[1], old)]
+                g = groups.setdefault((key[1], " -> ".join(kernels)), [0, 0, 0])
+                g[0] += 1
+                g[1] += delay
+                g[2] += runtime
+            if not calls:
                 raise KeyError("thread_id: no kernel launch inside an aten:: operator")
-            s = pd.DataFrame(stats)
-            # Per operator call (HTA: `agg(list)` per group, then the first of each list
-            # and the kernels joined): pandas' group kernels for the firsts, one Python
-            # pass for the sequences, groups in the same (sorted) order.
-            by_call = s.groupby(["thread_id", "aten_op_name", "aten_op_start"])
-            g = by_call.agg(
-                first_launch_delay=("aten_op_delay", "first"),
-                first_runtime_delay=("runtime_delay", "first"),
-            ).reset_index()
-            seqs: List[List[str]] = [[] for _ in range(len(g))]
-            for code, kernel in zip(by_call.ngroup().tolist(), s["kernel_name"].tolist()):
-                if code >= 0:
-                    seqs[code].append(kernel)
-            g["kernel_sequence"] = [" -> ".join(x) for x in seqs]
-            final = (
-                g.groupby(["aten_op_name", "kernel_sequence"])
-                .agg(
-                    occurrence_count=("first_runtime_delay", "count"),
-                    avg_aten_op_launch_delay=("first_launch_delay", "mean"),
-                    avg_runtime_delay=("first_runtime_delay", "mean"),
-                )
-                .reset_index()
+            keys = sorted(groups)
+            rows = [groups[k] for k in keys]
+            final = pd.DataFrame(
+                {
+                    "aten_op_name": pd.Series([k[0] for k in keys], dtype=object),
+                    "kernel_sequence": pd.Series([k[1] for k in keys], dtype=object),
+                    "occurrence_count": np.array([r[0] for r in rows], dtype="int64"),
+                    "avg_aten_op_launch_delay": np.array([r[1] / r[0] for r in rows], dtype="float64"),
+                    "avg_runtime_delay": np.array([r[2] / r[0] for r in rows], dtype="float64"),
+                }
             ).sort_values(sort_by, ascending=False)
             final["avg_runtime_delay"] = final["avg_runtime_delay"].round(3)
             final["avg_aten_op_launch_delay"] = final["avg_aten_op_launch_delay"].round(3)
@@ -1477,7 +1516,14 @@ class TraceAnalysis:
             first, last = int(instance_id[0]), int(instance_id[1])
         else:
             first = last = int(instance_id)
-        native = self._t.critical_path_graph(int(rank), annotation, first, max(first, last))
+        # The native graph (lists of tuples that the graph object only reads) is kept per
+        # query: a notebook asks for the same step's path again to overlay it, and each
+        # call still gets a graph object of its own, as HTA's does.
+        kept: Dict[Tuple[int, str, int, int], Any] = self.__dict__.setdefault("_cp_graphs", {})
+        key = (int(rank), annotation, first, max(first, last))
+        if key not in kept:
+            kept[key] = self._t.critical_path_graph(*key)
+        native = kept[key]
         graph_type = _graph_type()
         if native is None:
             return graph_type(int(rank), ([], [], None), dict), False
@@ -1758,6 +1804,13 @@ def _text_holds(path: str, value: str, escapes: Dict[str, bool]) -> Optional[boo
     return None
 
 
+def _times(v: np.ndarray) -> np.ndarray:
+    """HTA's times: int64 where every value is whole (and there is one), else float64."""
+    if not len(v) or not (np.mod(v, 1) == 0).all():
+        return v.astype("float64")
+    return v.astype("int64")
+
+
 def _describe(g: Any, column: Optional[str], describe: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     """``describe()`` of a ``SeriesGroupBy`` (with ``column``: of the ``DataFrameGroupBy``
     that has just that value column, whose columns are ``(column, stat)``) from pandas'
@@ -1781,6 +1834,60 @@ def _describe(g: Any, column: Optional[str], describe: Callable[[], pd.DataFrame
     ).astype("float64")
     if column is not None:
         out.columns = pd.MultiIndex.from_product([[column], list(out.columns)])
+    return out
+
+
+def _describe_groups(
+    ranks: np.ndarray, keys: np.ndarray, values: np.ndarray, key: str, column: str
+) -> Optional[pd.DataFrame]:
+    """:func:`_describe` of ``values`` grouped by (``rank``, ``key``), computed with numpy
+    over the values sorted once (pandas' eight group aggregations cost a few ms a call):
+    the same index (the groups in sorted order, each level of its column's dtype), columns
+    (``(column, stat)``) and float64 values, each quantile by pandas' linear formula; the
+    mean and std equal to rounding (pandas compensates its sums). None where a value is
+    NaN or a key is not a number or a string (pandas' own group-by then)."""
+    v = values.astype("float64")
+    if not len(v) or np.isnan(v).any() or keys.dtype.kind not in "iuO":
+        return None
+    if keys.dtype.kind == "O" and not all(isinstance(k, str) for k in keys):
+        return None
+    key_codes, key_values = pd.factorize(keys, sort=True)
+    rank_codes, rank_values = pd.factorize(ranks, sort=True)
+    order = np.lexsort((v, key_codes, rank_codes))
+    group = rank_codes[order].astype("int64") * len(key_values) + key_codes[order]
+    v = v[order]
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    n = np.diff(np.r_[first, len(v)])
+    mean = np.add.reduceat(v, first) / n
+    dev = v - np.repeat(mean, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std = np.sqrt(np.add.reduceat(dev * dev, first) / (n - 1))
+    std[n < 2] = np.nan
+
+    def quantile(q: float) -> np.ndarray:
+        at = q * (n - 1)
+        lo = np.floor(at).astype("int64")
+        frac = at - lo
+        val = v[first + lo]
+        nxt = v[first + np.minimum(lo + 1, n - 1)]
+        return np.where(frac == 0, val, val + (nxt - val) * frac)
+
+    g = group[first]
+    index = pd.MultiIndex.from_arrays(
+        [rank_values[g // len(key_values)], key_values[g % len(key_values)]], names=["rank", key]
+    )
+    stats = {
+        "count": n.astype("float64"),
+        "mean": mean,
+        "std": std,
+        "min": v[first],
+        "25%": quantile(0.25),
+        "50%": quantile(0.5),
+        "75%": quantile(0.75),
+        "max": v[first + n - 1],
+    }
+    out = pd.DataFrame(stats, index=index)
+    out.columns = pd.MultiIndex.from_product([[column], list(stats)])
     return out
 
 
@@ -1838,13 +1945,13 @@ def _describe_per_rank(
         and all(len(f) > 0 for f in frames)
         and all(f[c].dtype == frames[0][c].dtype for f in frames for c in (key, column))
     ):
-        df = pd.DataFrame(
-            {
-                "rank": np.repeat(np.asarray(ranks, dtype="int64"), [len(f) for f in frames]),
-                key: np.concatenate([f[key].to_numpy() for f in frames]),
-                column: np.concatenate([f[column].to_numpy() for f in frames]),
-            }
-        ).astype({key: frames[0][key].dtype, column: frames[0][column].dtype})
+        rank_col = np.repeat(np.asarray(ranks, dtype="int64"), [len(f) for f in frames])
+        keys = np.concatenate([f[key].to_numpy() for f in frames]).astype(frames[0][key].dtype)
+        values = np.concatenate([f[column].to_numpy() for f in frames]).astype(frames[0][column].dtype)
+        fast = _describe_groups(rank_col, keys, values, key, column)
+        if fast is not None:
+            return fast
+        df = pd.DataFrame({"rank": rank_col, key: keys, column: values})
         g = df.groupby(["rank", key])
         return _describe(g[column], column, g.describe)
     parts = []
@@ -1909,6 +2016,47 @@ def _aggregate_ranks(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> pd.
     return agg[["name", "sum", "max", "min", "mean", "std", "rank"]]
 
 
+def _annotation_stats(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> Optional[pd.DataFrame]:
+    """The user-annotation breakdown of ranks none of which folds names into ``others``
+    (what :func:`_aggregate_ranks`, the concat and the sort by (``rank``, ``name``) give,
+    with the columns named), computed with numpy over the rows sorted once by (rank,
+    name): per group the sum, max, min, mean and std (n − 1; 0 for one row) of ``dur``.
+    The sums are pandas' where the durations are whole µs (exact); the std equal to
+    rounding. None without rows or with a NaN duration (pandas' group-by then)."""
+    names = [n for _, rows in per_rank for n, _ in rows]
+    if not names:
+        return None
+    dur = np.asarray([d for _, rows in per_rank for _, d in rows], dtype="float64")
+    if np.isnan(dur).any() or not (np.mod(dur, 1) == 0).all():
+        return None
+    rank = np.repeat(np.asarray([int(r) for r, _ in per_rank], dtype="int64"), [len(rows) for _, rows in per_rank])
+    name_codes, name_values = pd.factorize(np.asarray(names, dtype=object), sort=True)
+    rank_codes, rank_values = pd.factorize(rank, sort=True)
+    order = np.lexsort((name_codes, rank_codes))
+    group = rank_codes[order].astype("int64") * len(name_values) + name_codes[order]
+    v = dur[order]
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    n = np.diff(np.r_[first, len(v)])
+    total = np.add.reduceat(v, first)
+    mean = total / n
+    dev = v - np.repeat(mean, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std = np.sqrt(np.add.reduceat(dev * dev, first) / (n - 1))
+    std[n < 2] = 0.0
+    g = group[first]
+    return pd.DataFrame(
+        {
+            "name": np.asarray(name_values, dtype=object)[g % len(name_values)],
+            "sum (us)": total,
+            "max (us)": np.maximum.reduceat(v, first),
+            "min (us)": np.minimum.reduceat(v, first),
+            "stddev": std,
+            "mean (us)": mean,
+            "rank": np.asarray(rank_values, dtype="int64")[g // len(name_values)],
+        }
+    )
+
+
 def _memory_kernel_type(name: str) -> str:
     """HTA's memory type of a memcpy/memset name: ``Memset``, the first 11 characters of a
     ``Memcpy`` name (``Memcpy DtoH``), else ``Memcpy Unknown``."""
@@ -1953,67 +2101,14 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
             for c, x in (("sum", t), ("max", t), ("min", t), ("mean", t), ("std", 0.0)):
                 out[c].append(x)
             continue
-        v = pd.Series(groups[name], dtype="float64")
-        out["sum"].append(float(v.sum()))
+        # pandas' Series reductions (nanops, without bottleneck) in numpy: the sum, the
+        # mean as that sum over the count, the std from the squares about that mean.
+        v = np.asarray(groups[name], dtype="float64")
+        total_v = v.sum()
+        mean = total_v / len(v)
+        out["sum"].append(float(total_v))
         out["max"].append(float(v.max()))
         out["min"].append(float(v.min()))
-        out["mean"].append(float(v.mean()))
-        out["std"].append(float(v.std()))
+        out["mean"].append(float(mean))
+        out["std"].append(float(np.sqrt(((mean - v) ** 2).sum() / (len(v) - 1))))
     return out
-
-
-_LAUNCH = re.compile(r"(cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction)")
-
-
-def _aten_launches(df: pd.DataFrame) -> List[Dict[str, Any]]:
-    """One row per kernel launch of ``df`` (HTA's launch names) that an ``aten::`` event
-    wraps (start at or before the launch's, end at or after its end; the latest start wins,
-    the first in file order among equal starts): the operator's thread, name and start,
-    the launch's delay from it and its kernel's delay from the launch."""
-    aten = df[df["name"].str.startswith("aten::")]
-    order = np.argsort(aten["ts"].to_numpy(), kind="stable")
-    a_ts = aten["ts"].to_numpy()[order]
-    a_end = (aten["ts"] + aten["dur"]).to_numpy()[order]
-    a_tid = aten["tid"].to_numpy()[order]
-    a_name = aten["name"].to_numpy()[order]
-    reach = np.maximum.accumulate(a_end) if len(a_end) else a_end
-    gpu = df[df["stream"] != -1]
-    by_link: Dict[int, List[int]] = {}
-    for i, link in enumerate(gpu["index_correlation"].to_numpy()):
-        by_link.setdefault(int(link), []).append(i)
-    g_ts = gpu["ts"].to_numpy()
-    g_name = gpu["name"].to_numpy()
-    launches = df[df["name"].map(lambda n: _LAUNCH.match(n) is not None)]
-    rows: List[Dict[str, Any]] = []
-    for idx, ts, dur in zip(launches["index"], launches["ts"], launches["dur"]):
-        end = ts + dur
-        j = int(np.searchsorted(a_ts, ts, side="right")) - 1
-        found = -1
-        while j >= 0 and reach[j] >= end:
-            if a_end[j] >= end:
-                if found >= 0 and a_ts[j] != a_ts[found]:
-                    break
-                found = j
-            elif found >= 0 and a_ts[j] != a_ts[found]:
-                break
-            j -= 1
-        if found < 0:
-            continue
-        kernels = by_link.get(int(idx), [])
-        if len(kernels) != 1:
-            raise ValueError(
-                f"kernel launch (event {idx}) has {len(kernels)} GPU activities; HTA's "
-                "get_aten_op_kernels_and_delay needs exactly one"
-            )
-        k = kernels[0]
-        rows.append(
-            {
-                "thread_id": a_tid[found],
-                "aten_op_name": a_name[found],
-                "aten_op_start": a_ts[found],
-                "aten_op_delay": ts - a_ts[found],
-                "runtime_delay": g_ts[k] - ts,
-                "kernel_name": g_name[k],
-            }
-        )
-    return rows

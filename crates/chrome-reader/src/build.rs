@@ -1039,6 +1039,7 @@ impl<'p> Builder<'p> {
         );
         let k = &mut self.kineto;
         k.fractional_us |= batch.fractional_us;
+        k.asked |= batch.asked;
         if index_base == 0
             && let Some(ts) = batch.first_ts
         {

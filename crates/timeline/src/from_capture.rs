@@ -212,6 +212,7 @@ impl Timeline {
             (t.fractional_us, origin) = export_times(capture);
         }
         t.hta_origin = origin.map(|o| if t.fractional_us { up_to_us(o) } else { o });
+        t.asked_symbols = capture.meta().kineto.as_ref().map(|k| k.asked);
         t.memory_bw = k.bandwidth.iter().map(|&(i, bw)| (i as i64, bw)).collect();
         let r = k.arg_ranges;
         t.hta_int_ranges = HtaIntRanges {

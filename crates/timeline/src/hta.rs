@@ -14,6 +14,8 @@ use serde::Serialize;
 
 use crate::timeline::{Gpu, GpuKind, HostCat, Timeline};
 
+pub use crate::hta_aten::{AtenLaunch, AtenLaunchError, aten_launches, is_aten_kernel_launch};
+
 /// HTA's kernel type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum HtaKernelType {
@@ -274,6 +276,19 @@ pub struct KernelStatsRow {
 /// Every kernel name of every rank (HTA folds the tail into "others"; we keep them all),
 /// sorted by rank, then by total time.
 pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelStatsRow> {
+    kernel_stats(ts, |name| {
+        format!("{:?}", trace_model::classify_kernel(name))
+    })
+}
+
+/// [`kernel_breakdown`] without our class of each name (`our_class` empty), for the HTA
+/// drop-in, which shows HTA's types only: `classify_kernel` of every long kernel name was
+/// most of the call's time.
+pub fn kernel_breakdown_hta(ts: &[Timeline]) -> Vec<KernelStatsRow> {
+    kernel_stats(ts, |_| String::new())
+}
+
+fn kernel_stats(ts: &[Timeline], our_class: impl Fn(&str) -> String) -> Vec<KernelStatsRow> {
     let mut rows = Vec::new();
     for t in ts {
         let mut by: HashMap<u32, Vec<i64>> = HashMap::new();
@@ -296,7 +311,7 @@ pub fn kernel_breakdown(ts: &[Timeline]) -> Vec<KernelStatsRow> {
                     rank: t.rank,
                     name: nm.to_owned(),
                     kernel_type: t.hta_type(name),
-                    our_class: format!("{:?}", trace_model::classify_kernel(nm)),
+                    our_class: our_class(nm),
                     count: n,
                     sum_us: us(sum),
                     max_us: us(*durs.iter().max().unwrap_or(&0)),

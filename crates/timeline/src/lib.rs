@@ -13,6 +13,7 @@
 mod critical_path;
 mod from_capture;
 pub mod hta;
+mod hta_aten;
 mod hta_ranges;
 mod networkx_path;
 mod timeline;

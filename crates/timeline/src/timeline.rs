@@ -148,6 +148,10 @@ pub struct Timeline {
     /// The ranges of `args.stream` and `args.correlation` HTA's parser sees (before any
     /// view's filter), which set its integer dtypes.
     pub hta_int_ranges: HtaIntRanges,
+    /// Which of `trace_model::ASKED_SYMBOLS` some event of the file has as its category or
+    /// name (`KinetoDetails::asked`); `None` for a capture of another format than Chrome
+    /// JSON, whose events' texts were not read.
+    pub asked_symbols: Option<u8>,
     /// HTA's kernel type of each text of [`Timeline::names`] (computed once: the analyses
     /// ask for it of every activity, and kernel names are long).
     hta_types: Vec<HtaKernelType>,
@@ -157,6 +161,16 @@ impl Timeline {
     /// The interned text with id `id` (a name or a thread).
     pub fn name(&self, id: u32) -> &str {
         &self.names[id as usize]
+    }
+
+    /// Whether some event of the file has `text` as its category or name, when known:
+    /// for a text of `trace_model::ASKED_SYMBOLS` in a Chrome JSON capture.
+    pub fn has_symbol(&self, text: &str) -> Option<bool> {
+        let bit = trace_model::asked_bits(text);
+        if bit == 0 {
+            return None;
+        }
+        self.asked_symbols.map(|bits| bits & bit != 0)
     }
 
     /// HTA's kernel type of the text with id `id` ([`crate::hta::hta_kernel_type`]).
@@ -180,6 +194,7 @@ impl Timeline {
             first_event_ts: None,
             stream_ops: Vec::new(),
             hta_origin: None,
+            asked_symbols: None,
             memory_bw: FastMap::default(),
             hta_int_ranges: HtaIntRanges::default(),
             hta_types,

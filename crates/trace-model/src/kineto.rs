@@ -116,6 +116,28 @@ impl ArgRanges {
     }
 }
 
+/// The texts that HTA 0.5.0's `TraceAnalysis` asks its symbol table for (which holds the
+/// category and the name of every event) before some methods run:
+/// `get_gpu_user_annotation_breakdown`, `get_gpu_kernels_with_user_annotations` and
+/// `get_cupti_counter_data_with_operators` answer nothing without them.
+/// [`KinetoDetails::asked`] has bit `i` set when some event's category or name is
+/// exactly `ASKED_SYMBOLS[i]`.
+pub const ASKED_SYMBOLS: [&str; 3] = [
+    "gpu_user_annotation",
+    "user_annotation",
+    "cuda_profiler_range",
+];
+
+/// The bits of [`ASKED_SYMBOLS`] that `text` is exactly (at most one).
+pub fn asked_bits(text: &str) -> u8 {
+    match text {
+        "gpu_user_annotation" => 1,
+        "user_annotation" => 2,
+        "cuda_profiler_range" => 4,
+        _ => 0,
+    }
+}
+
 /// What a Kineto trace records beyond the model's rows (see the module's doc). The lists
 /// keyed by source index are sorted by it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -151,6 +173,9 @@ pub struct KinetoDetails {
     /// `missing-duration` diagnostics); HTA's parser drops an event without `dur` and
     /// keeps a negative one as it is.
     pub odd_durations: Vec<(u64, Option<i64>)>,
+    /// Which of [`ASKED_SYMBOLS`] some event of `traceEvents` has as its category or its
+    /// name, exactly as written (bit `i`: `ASKED_SYMBOLS[i]`; see [`asked_bits`]).
+    pub asked: u8,
 }
 
 impl KinetoDetails {

@@ -66,6 +66,6 @@ pub use classify::{
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use hash::{FastMap, FxHasher};
 pub use intern::{Interner, StringId};
-pub use kineto::{ArgRanges, KinetoDetails, SyncEvent, SyncKind};
+pub use kineto::{ASKED_SYMBOLS, ArgRanges, KinetoDetails, SyncEvent, SyncKind, asked_bits};
 pub use provenance::{Labelled, Provenance, TrustItem};
 pub use time::Nanos;

@@ -145,6 +145,8 @@ pub(crate) struct Prepared {
     /// The run's complete events with a negative (`Some`) or no `dur` (`None`), by the
     /// run's own event index ([`trace_model::KinetoDetails::odd_durations`]).
     pub(super) odd_durations: Vec<(u64, Option<i64>)>,
+    /// [`trace_model::KinetoDetails::asked`] of the run's events.
+    pub(super) asked: u8,
 }
 
 impl Prepared {
@@ -160,6 +162,7 @@ impl Prepared {
         self.hta_origin = None;
         self.arg_ranges = trace_model::ArgRanges::default();
         self.odd_durations.clear();
+        self.asked = 0;
     }
 
     /// How many ops the run gave (one per event that changes the capture but a flow, one
@@ -322,6 +325,9 @@ impl Prep<'_> {
     /// Prepares `ev`, which it may leave emptied of strings it keeps.
     pub(crate) fn event(&mut self, ev: &mut Event<'_>) -> Result<(), Error> {
         self.out.args_decoded += u64::from(ev.args.as_ref().is_some_and(|a| a.decoded));
+        // Every event's category and name, as written, whatever its phase.
+        self.out.asked |= ev.cat.as_deref().map_or(0, trace_model::asked_bits)
+            | ev.name.as_deref().map_or(0, trace_model::asked_bits);
         let ts = ev.ts.and_then(|n| n.micros_to_nanos());
         if ts.is_some_and(|t| t % 1000 != 0) {
             self.out.fractional_us = true;

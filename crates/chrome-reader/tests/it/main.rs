@@ -142,4 +142,26 @@ fn kineto_details_are_kept_beside_the_rows() {
         (r.stream, r.correlation, r.index),
         ((-1, 9), (-1, 8), (2, 9))
     );
+    assert_eq!(
+        k.asked, 0,
+        "no event is named or of category one of ASKED_SYMBOLS"
+    );
+}
+
+/// `KinetoDetails::asked` notes which of HTA's asked texts some event, of any phase, has
+/// as its category or name, exactly as written (another spelling is another text).
+#[test]
+fn the_texts_hta_asks_for_are_noted_by_category_or_name() {
+    let text = r#"{"traceEvents": [
+      {"ph": "X", "cat": "gpu_user_Annotation", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+      {"ph": "i", "cat": "cuda_profiler_range", "name": "r", "pid": 1, "tid": 1, "ts": 2, "s": "t"},
+      {"ph": "X", "cat": "cpu_op", "name": "user_annotation", "pid": 1, "tid": 1, "ts": 3, "dur": 1}
+    ]}"#;
+    let c = chrome_reader::load_from(text.as_bytes(), std::path::Path::new("a.json")).unwrap();
+    let k = c.meta().kineto.as_deref().expect("a Chrome trace has them");
+    let noted: Vec<&str> = (trace_model::ASKED_SYMBOLS.iter())
+        .filter(|s| k.asked & trace_model::asked_bits(s) != 0)
+        .copied()
+        .collect();
+    assert_eq!(noted, ["user_annotation", "cuda_profiler_range"]);
 }
