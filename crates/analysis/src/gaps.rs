@@ -108,8 +108,12 @@ pub fn idle_causes(capture: &Capture, stream: StreamId, gaps: &[Gap]) -> IdleCau
     causes
 }
 
-/// Why a stretch of idle time happened, decided from the evidence of its own gap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Why a stretch of idle time happened, decided from the evidence of its own gap
+/// (serialised as its snake-case name, `host_not_launched`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum GapCause {
     /// The host had not issued the next activity yet, and was not blocked in a

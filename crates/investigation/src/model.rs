@@ -291,8 +291,8 @@ pub struct StepSidesView {
 /// The largest cause of idle time and its evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TopGap {
-    /// The cause, as analysis names it.
-    pub cause: String,
+    /// The cause (the renderers word it, `GapCause::label`).
+    pub cause: analysis::GapCause,
     /// Its share of the idle time.
     pub share: f64,
     /// The first evidence that decided it.

@@ -143,7 +143,7 @@ pub(crate) fn first_capture(a: &InputAnalysis) -> FirstCapture {
             .max_by_key(|&c| (gc.time(c), std::cmp::Reverse(c)))
             .expect("four causes");
             TopGap {
-                cause: cause.label().to_owned(),
+                cause,
                 share: gc.share(cause),
                 evidence: gc.evidence_of(cause).next().map(|e| e.what.clone()),
             }

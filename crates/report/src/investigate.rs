@@ -368,7 +368,7 @@ fn verdict_section(inv: &Investigation, findings: &mut Vec<Finding>) -> Section 
             spans.push(Span::Figure(pct(gap.share)));
             spans.push(Span::text(format!(
                 " of its idle time is \"{}\"",
-                gap.cause
+                gap.cause.label()
             )));
             if let Some(e) = &gap.evidence {
                 spans.push(Span::text(format!(" (evidence: {e})")));
