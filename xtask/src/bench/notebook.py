@@ -42,7 +42,23 @@ def stop_on_sigterm():
     """
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    # SIGTERM is blocked across the fork, so that one sent to a child before its default
+    # action is back stays pending and ends it once unblocked (a pool's `terminate()` can
+    # come before a slow worker has run these hooks).
+    term = {signal.SIGTERM}
+    mask = []
+
+    def before():
+        mask.append(signal.pthread_sigmask(signal.SIG_BLOCK, term))
+
+    def in_parent():
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask.pop())
+
+    def in_child():
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask.pop())
+
+    os.register_at_fork(before=before, after_in_parent=in_parent, after_in_child=in_child)
     return stop
 
 
