@@ -237,15 +237,9 @@ mod tests {
     #[test]
     fn a_failed_or_unfinished_spill_still_gives_the_crc() {
         let text: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let spill_file = |name: &str| {
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(dir.path().join(name))
-                .expect("a scratch file")
-        };
+        // Scratch files as the compaction makes its spill (`output_file::ScratchDir`).
+        let dir = output_file::ScratchDir::create("reread-test").expect("a scratch directory");
+        let spill_file = |name: &str| dir.create_file(name).expect("a scratch file");
         // Read to the end: spilled whole, no CRC-32 worked out.
         let mut digest = Digest {
             skip_crc: true,
@@ -262,9 +256,8 @@ mod tests {
 
         // The spill fails after 100 000 bytes: a file that takes no more (a read-only
         // handle of one already that long stands for a full disk).
-        let written = dir.path().join("b");
-        std::fs::write(&written, &text[..100_000]).expect("write");
-        let read_only = std::fs::File::open(&written).expect("open");
+        std::io::Write::write_all(&mut spill_file("b"), &text[..100_000]).expect("write");
+        let read_only = std::fs::File::open(dir.path().join("b")).expect("open");
         let mut digest = Digest {
             skip_crc: true,
             bytes: 0,
