@@ -791,27 +791,45 @@ fn remap_related_events(
     for values in by_old_stream.values_mut() {
         values.sort_by_key(|s| s.start);
     }
-    // Which flow endpoints on old streams have texts the scanner walks (see
-    // `Arena::walks`), worked out on `threads` threads first: the walk was about 40% of
-    // this loop's time, on one core while the others waited.
-    let walks: Vec<bool> = {
+    // The flow endpoints the loop below moves (those at a slice's start) written anew
+    // with their lanes, on `threads` threads first, where the scanner walks their texts
+    // (`Arena::push_retidded`; the others are serde's to check, in the loop, in event
+    // order). Walking them was about 40% of this loop's time, on one core while the
+    // others waited, and the writer walked them once more.
+    let retidded: Vec<Retidded> = {
         let (events, arena) = (&trace.events, &trace.arena);
-        // The endpoints the loop below moves: those at a slice's start.
-        let moved = |ev: &crate::event::Event| match (ev.kind(), ev.pid(), ev.tid()) {
-            (Kind::Ac2g, Some(p), Some(t)) => by_old_stream
-                .get(&(p, t))
-                .is_some_and(|stream| slice_starting_at(stream, ev.ts().unwrap_or(0)).is_some()),
-            _ => false,
-        };
         let ranges = ranges_by_count(events, threads, |ev| ev.kind() == Kind::Ac2g);
         in_ranges(ranges, |r| {
-            events[r]
-                .iter()
-                .map(|ev| moved(ev) && arena.walks(ev.text()))
-                .collect::<Vec<bool>>()
+            let mut done = Retidded::default();
+            for (index, ev) in events[r.clone()].iter().enumerate() {
+                let (Kind::Ac2g, Some(p), Some(t)) = (ev.kind(), ev.pid(), ev.tid()) else {
+                    continue;
+                };
+                if ev.ph() == Ph::Metadata {
+                    continue;
+                }
+                let lane = by_old_stream
+                    .get(&(p, t))
+                    .and_then(|stream| slice_starting_at(stream, ev.ts().unwrap_or(0)));
+                if let Some(lane) = lane
+                    && arena.push_retidded(ev.text(), lane.new_tid, &mut done.texts)
+                {
+                    done.ends.push((r.start + index, done.texts.len()));
+                }
+            }
+            done
         })
-        .concat()
     };
+    // Each part's texts, in event order: (event index, text).
+    let mut retidded = retidded.iter().flat_map(|part| {
+        let starts = std::iter::once(0).chain(part.ends.iter().map(|&(_, end)| end));
+        part.ends.iter().zip(starts).map(|(&(index, end), start)| {
+            let text = std::str::from_utf8(&part.texts[start..end])
+                .expect("members of a str and ASCII punctuation are UTF-8");
+            (index, text)
+        })
+    });
+    let mut next_retidded = retidded.next();
     let path = trace.source.clone();
     let mut keep = vec![true; trace.events.len()];
     let (mut flows, mut flows_mapped, mut annotations_mapped) = (0, 0, 0);
@@ -854,14 +872,24 @@ fn remap_related_events(
                 continue;
             }
         };
-        // A flow endpoint is patched (its input text stays), an annotation's box replaced.
-        let text = arena
-            .set_tid_walked(ev.text(), new_tid, walks[index])
-            .map_err(|e| Error::Rewrite {
-                path: path.clone(),
-                index,
-                message: e.to_string(),
-            })?;
+        // A flow endpoint's text written anew above is stored; another is patched (its
+        // input text stays) after serde's check; an annotation's box is replaced.
+        while next_retidded.is_some_and(|(at, _)| at < index) {
+            next_retidded = retidded.next();
+        }
+        let text = match next_retidded {
+            Some((at, text)) if at == index => {
+                next_retidded = retidded.next();
+                arena.store(text)
+            }
+            _ => arena
+                .set_tid_walked(ev.text(), new_tid, false)
+                .map_err(|e| Error::Rewrite {
+                    path: path.clone(),
+                    index,
+                    message: e.to_string(),
+                })?,
+        };
         ev.set_text(text);
         ev.set_tid(new_tid);
     }
@@ -893,6 +921,15 @@ fn remap_related_events(
         annotations_mapped,
         diagnostics,
     })
+}
+
+/// Flow endpoints of one part of a trace's events written anew with their lanes
+/// ([`remap_related_events`]): their texts end to end, and each one's event index and
+/// where its text ends in `texts`, in event order.
+#[derive(Default)]
+struct Retidded {
+    texts: Vec<u8>,
+    ends: Vec<(usize, usize)>,
 }
 
 /// The slice of one old stream (slices sorted by start) starting exactly at `ts`; of

@@ -194,8 +194,20 @@ impl Arena {
         self.set_tid_walked(text, tid, walks)
     }
 
+    /// Appends `text` written anew with `tid` set to `tid`, as [`Arena::get`] gives
+    /// [`Arena::set_tid`]'s result, where `text` is an input text (a span) whose members the
+    /// scanner walks; `false`, with nothing appended, for any other text (which only
+    /// [`Arena::set_tid_walked`] rewrites, after serde's check). Read-only, so the
+    /// compaction asks it of many flow endpoints at once, on several threads, and stores
+    /// the results: the writer then copies them, where it walked each text once more.
+    pub fn push_retidded(&self, text: Text, tid: i64, out: &mut Vec<u8>) -> bool {
+        text.tag() == TAG_SPAN
+            && crate::json_object::push_walked_with_tid(self.span(text), tid, out)
+    }
+
     /// Whether `text` is an input text (a span) whose members the scanner walks: one that
-    /// [`Arena::set_tid`] takes as it is. Read-only, so it can be asked on other threads.
+    /// [`Arena::set_tid`] takes as it is.
+    #[cfg(test)]
     pub fn walks(&self, text: Text) -> bool {
         if text.tag() != TAG_SPAN {
             return false;
@@ -1105,6 +1117,10 @@ mod tests {
         };
         let moved = arena.set_tid(span, 1001).expect("an object");
         assert_eq!(arena.get(moved), with_tid(text, 1001));
+        // The same text where the compaction works it out ahead, appended to `out`.
+        let mut out = b"before ".to_vec();
+        assert!(arena.push_retidded(span, 1001, &mut out));
+        assert_eq!(out, format!("before {}", with_tid(text, 1001)).into_bytes());
         // The input text is still there, unchanged.
         assert_eq!(arena.get(span), text);
         // A key with escapes is serde's to check, and a text that is no object fails.
@@ -1112,6 +1128,11 @@ mod tests {
         let escaped = arena.store(escaped_text);
         let moved = arena.set_tid(escaped, 3).expect("an object");
         assert_eq!(arena.get(moved), with_tid(escaped_text, 3));
+        // Neither it nor an edited text is worked out ahead.
+        let mut out = Vec::new();
+        assert!(!arena.push_retidded(escaped, 3, &mut out));
+        assert!(!arena.push_retidded(moved, 3, &mut out));
+        assert!(out.is_empty());
         for not_object in ["[1, 2]", "7"] {
             let span = arena.store(not_object);
             assert!(arena.set_tid(span, 3).is_err(), "{not_object}");

@@ -142,6 +142,17 @@ pub(crate) fn with_tid(text: &str, tid: i64) -> String {
 /// [`with_tid`], appended to `out` (a buffer the caller reuses: the compaction writes
 /// every flow endpoint it moves this way, without a `String` of each).
 pub(crate) fn push_with_tid(text: &str, tid: i64, out: &mut Vec<u8>) {
+    if !push_walked_with_tid(text, tid, out) {
+        let mut object = Object::parse(text).expect("a text retidded was parsed as an object");
+        object.set("tid", raw_i64(tid));
+        out.extend_from_slice(object.to_json().as_bytes());
+    }
+}
+
+/// [`push_with_tid`] where the scanner walks the members of `text` (see
+/// `chrome_reader::json`); `false`, with nothing appended, where it does not (keys with
+/// escapes, or not an object), which only a parse can rewrite (and check).
+pub(crate) fn push_walked_with_tid(text: &str, tid: i64, out: &mut Vec<u8>) -> bool {
     use chrome_reader::json::{scan_members, value_end};
     let bytes = text.as_bytes();
     // (key start, key end, value start, value end) of each member, in order.
@@ -154,10 +165,7 @@ pub(crate) fn push_with_tid(text: &str, tid: i64, out: &mut Vec<u8>) {
         Some(end)
     });
     if walked != Some(bytes.len()) {
-        let mut object = Object::parse(text).expect("a text retidded was parsed as an object");
-        object.set("tid", raw_i64(tid));
-        out.extend_from_slice(object.to_json().as_bytes());
-        return;
+        return false;
     }
     let mut digits = [0u8; 20];
     let tid_text = decimal(tid, &mut digits);
@@ -185,6 +193,7 @@ pub(crate) fn push_with_tid(text: &str, tid: i64, out: &mut Vec<u8>) {
         out.extend_from_slice(tid_text);
     }
     out.push(b'}');
+    true
 }
 
 fn push_json_string(out: &mut String, s: &str) {
