@@ -153,47 +153,68 @@ pub(crate) fn push_with_tid(text: &str, tid: i64, out: &mut Vec<u8>) {
 /// `chrome_reader::json`); `false`, with nothing appended, where it does not (keys with
 /// escapes, or not an object), which only a parse can rewrite (and check).
 pub(crate) fn push_walked_with_tid(text: &str, tid: i64, out: &mut Vec<u8>) -> bool {
+    let mut digits = [0u8; 20];
+    let tid_text = decimal(tid, &mut digits);
+    let mark = out.len();
+    // Written as the members are walked, the first `tid` (if any) set; a text with several
+    // (which the last one counts for) is written once more, with that one set.
+    match push_members_with_tid(text.as_bytes(), tid_text, 1, out) {
+        None => {
+            out.truncate(mark);
+            false
+        }
+        Some(tids) if tids > 1 => {
+            out.truncate(mark);
+            push_members_with_tid(text.as_bytes(), tid_text, tids, out).is_some()
+        }
+        Some(_) => true,
+    }
+}
+
+/// The members of the object `bytes` written as [`Object::to_json`] writes them, the
+/// `nth` `tid` member's value (counting from 1) replaced by `tid_text`, and a last `tid`
+/// member added where there is none; the number of `tid` members, or `None` (with a part
+/// written) where the scanner does not walk the members.
+fn push_members_with_tid(
+    bytes: &[u8],
+    tid_text: &[u8],
+    nth: usize,
+    out: &mut Vec<u8>,
+) -> Option<usize> {
     use chrome_reader::json::{scan_members, value_end};
-    let bytes = text.as_bytes();
-    // (key start, key end, value start, value end) of each member, in order.
-    let mut members: Vec<[usize; 4]> = Vec::with_capacity(16);
-    let base = bytes.as_ptr() as usize;
+    let (mut members, mut tids) = (0usize, 0usize);
+    out.push(b'{');
     let walked = scan_members(bytes, 0, &mut |key, value| {
         let end = value_end(bytes, value)?;
-        let key_start = key.as_ptr() as usize - base;
-        members.push([key_start, key_start + key.len(), value, end]);
+        if members > 0 {
+            out.push(b',');
+        }
+        members += 1;
+        // A key without escapes is its own JSON text (`push_json_string` leaves it so).
+        out.push(b'"');
+        out.extend_from_slice(key);
+        out.extend_from_slice(b"\":");
+        let is_tid = key == b"tid";
+        tids += usize::from(is_tid);
+        out.extend_from_slice(if is_tid && tids == nth {
+            tid_text
+        } else {
+            &bytes[value..end]
+        });
         Some(end)
     });
     if walked != Some(bytes.len()) {
-        return false;
+        return None;
     }
-    let mut digits = [0u8; 20];
-    let tid_text = decimal(tid, &mut digits);
-    let last_tid = members.iter().rposition(|m| &text[m[0]..m[1]] == "tid");
-    out.extend_from_slice(b"{");
-    for (i, m) in members.iter().enumerate() {
-        if i > 0 {
-            out.extend_from_slice(b",");
-        }
-        // A key without escapes is its own JSON text (`push_json_string` leaves it so).
-        out.extend_from_slice(b"\"");
-        out.extend_from_slice(&bytes[m[0]..m[1]]);
-        out.extend_from_slice(b"\":");
-        out.extend_from_slice(if Some(i) == last_tid {
-            tid_text
-        } else {
-            &bytes[m[2]..m[3]]
-        });
-    }
-    if last_tid.is_none() {
-        if !members.is_empty() {
-            out.extend_from_slice(b",");
+    if tids == 0 {
+        if members > 0 {
+            out.push(b',');
         }
         out.extend_from_slice(b"\"tid\":");
         out.extend_from_slice(tid_text);
     }
     out.push(b'}');
-    true
+    Some(tids)
 }
 
 fn push_json_string(out: &mut String, s: &str) {
@@ -283,6 +304,7 @@ mod tests {
             r#"{"tid":1,"args":{"tid":3,"s":"a}\"b,"},"tid" : 2 ,"x":[1,{"y":"]"}]}"#,
             r#"{ "ph":"s" , "name" : "n\"q" }"#,
             r#"{}"#,
+            r#"{"tid": 1, "a": 2, "tid": 3, "b": {}, "tid": 4, "c": 5}"#,
             r#"{"t\u0069d": 4, "tid": 5}"#,
             r#"{"ts": -1.5e3, "tid": "thread 1", "b": true, "n": null}"#,
         ];
