@@ -17,6 +17,8 @@ use crate::event::{
 use crate::group::{Config, LaneGroup, LaneGrouping};
 use crate::parts::{in_parallel, in_ranges, ranges_by_count, threads_for};
 use crate::pp;
+
+mod retid;
 use chrome_reader::json::{scan_members, value_end};
 use trace_model::{FxHasher, Nanos};
 
@@ -791,44 +793,10 @@ fn remap_related_events(
     for values in by_old_stream.values_mut() {
         values.sort_by_key(|s| s.start);
     }
-    // The flow endpoints the loop below moves (those at a slice's start) written anew
-    // with their lanes, on `threads` threads first, where the scanner walks their texts
-    // (`Arena::push_retidded`; the others are serde's to check, in the loop, in event
-    // order). Walking them was about 40% of this loop's time, on one core while the
-    // others waited, and the writer walked them once more.
-    let retidded: Vec<Retidded> = {
-        let (events, arena) = (&trace.events, &trace.arena);
-        let ranges = ranges_by_count(events, threads, |ev| ev.kind() == Kind::Ac2g);
-        in_ranges(ranges, |r| {
-            let mut done = Retidded::default();
-            for (index, ev) in events[r.clone()].iter().enumerate() {
-                let (Kind::Ac2g, Some(p), Some(t)) = (ev.kind(), ev.pid(), ev.tid()) else {
-                    continue;
-                };
-                if ev.ph() == Ph::Metadata {
-                    continue;
-                }
-                let lane = by_old_stream
-                    .get(&(p, t))
-                    .and_then(|stream| slice_starting_at(stream, ev.ts().unwrap_or(0)));
-                if let Some(lane) = lane
-                    && arena.push_retidded(ev.text(), lane.new_tid, &mut done.texts)
-                {
-                    done.ends.push((r.start + index, done.texts.len()));
-                }
-            }
-            done
-        })
-    };
-    // Each part's texts, in event order: (event index, text).
-    let mut retidded = retidded.iter().flat_map(|part| {
-        let starts = std::iter::once(0).chain(part.ends.iter().map(|&(_, end)| end));
-        part.ends.iter().zip(starts).map(|(&(index, end), start)| {
-            let text = std::str::from_utf8(&part.texts[start..end])
-                .expect("members of a str and ASCII punctuation are UTF-8");
-            (index, text)
-        })
-    });
+    // The flow endpoints the loop below moves, written anew on `threads` threads first
+    // where the scanner walks their texts (the others are serde's to check, below).
+    let retidded = retid::moved_flows(trace, &by_old_stream, threads);
+    let mut retidded = retid::in_order(&retidded);
     let mut next_retidded = retidded.next();
     let path = trace.source.clone();
     let mut keep = vec![true; trace.events.len()];
@@ -921,15 +889,6 @@ fn remap_related_events(
         annotations_mapped,
         diagnostics,
     })
-}
-
-/// Flow endpoints of one part of a trace's events written anew with their lanes
-/// ([`remap_related_events`]): their texts end to end, and each one's event index and
-/// where its text ends in `texts`, in event order.
-#[derive(Default)]
-struct Retidded {
-    texts: Vec<u8>,
-    ends: Vec<(usize, usize)>,
 }
 
 /// The slice of one old stream (slices sorted by start) starting exactly at `ts`; of
