@@ -19,7 +19,7 @@ use std::time::Duration;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyBytes, PyCapsule};
 use trace_frame::{DataFrame, Timeline, hta};
 
 mod overlay;
@@ -570,24 +570,28 @@ impl HtaTrace {
     }
 
     /// The queue-length time series of `rank`, stream by stream in stream order, points in
-    /// time order: (event index, ts in µs from HTA's origin, device, stream, length).
-    fn queue_length_points(&self, rank_: i64) -> Vec<(i64, f64, i64, i64, i64)> {
-        let Some(t) = self.of(rank_) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for (stream, points) in hta::queue_points(t) {
-            for (ts, q, is_launch, g) in points {
-                let a = &t.gpu[g];
-                let index = if is_launch {
-                    a.launch.map(|l| t.host[l].event_index).unwrap_or(-1)
-                } else {
-                    a.event_index
-                };
-                out.push((index, rel_us(ts, self.min_ts), a.device, stream, q));
+    /// time order, as five columns of native-endian bytes (numpy reads them without a
+    /// Python object per value): event index, ts in µs from HTA's origin (f64), device,
+    /// stream, length (i64).
+    fn queue_length_points<'py>(&self, py: Python<'py>, rank_: i64) -> [Bound<'py, PyBytes>; 5] {
+        let mut cols: [Vec<u8>; 5] = Default::default();
+        if let Some(t) = self.of(rank_) {
+            for (stream, points) in hta::queue_points(t) {
+                for (ts, q, is_launch, g) in points {
+                    let a = &t.gpu[g];
+                    let index = if is_launch {
+                        a.launch.map(|l| t.host[l].event_index).unwrap_or(-1)
+                    } else {
+                        a.event_index
+                    };
+                    cols[1].extend(rel_us(ts, self.min_ts).to_ne_bytes());
+                    for (c, v) in [(0, index), (2, a.device), (3, stream), (4, q)] {
+                        cols[c].extend(v.to_ne_bytes());
+                    }
+                }
             }
         }
-        out
+        cols.map(|c| PyBytes::new(py, &c))
     }
 
     /// Whether some event of some rank has `text` (one of `trace_model::ASKED_SYMBOLS`)

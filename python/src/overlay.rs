@@ -90,7 +90,10 @@ fn kept(ev: &TraceEvent<'_>) -> bool {
     if matches!(cat.as_deref(), Some("user_annotation" | "python_function")) {
         return true;
     }
+    // Most events have no `critical` key: their `args` are not parsed (a text without the
+    // word and without escapes cannot have the key).
     field("args")
+        .filter(|a| a.get().contains("critical") || a.get().contains('\\'))
         .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
         .is_some_and(|a| a["critical"] == 1)
 }
@@ -194,6 +197,17 @@ fn mark_patterns(
                 .insert(text.clone(), Value::from(*count));
         }
     }
+    // Only the patterns' events change when the others are not compressed: no other
+    // event is read (each was a parse of its fields, on traces of 200k events).
+    if !compress {
+        for (k, found) in active {
+            let v = list[k].value()?;
+            if v.is_object() {
+                list[k] = TraceEvent::from_value(&with_patterns(v, found))?;
+            }
+        }
+        return Ok(());
+    }
     let mut names: std::collections::BTreeSet<String> = Default::default();
     for ev in list.iter() {
         if let Some(n) = ev.str_field("name")
@@ -207,15 +221,11 @@ fn mark_patterns(
         .enumerate()
         .map(|(i, n)| (n.as_str(), i))
         .collect();
-    let table: Map<String, Value> = if compress {
-        names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (i.to_string(), Value::from(n.clone())))
-            .collect()
-    } else {
-        Map::new()
-    };
+    let table: Map<String, Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (i.to_string(), Value::from(n.clone())))
+        .collect();
     for (k, ev) in list.iter_mut().enumerate() {
         let Some(fields) = ev.fields() else {
             continue;
@@ -224,18 +234,8 @@ fn mark_patterns(
         let is_x = field("ph").and_then(hta::raw_str).as_deref() == Some("X");
         let mut changed: Option<Value> = None;
         if let Some(found) = active.remove(&k) {
-            let mut v = ev.value()?;
-            if let Some(obj) = v.as_object_mut() {
-                let args = obj
-                    .entry("args")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if !args.is_object() {
-                    *args = Value::Object(Map::new());
-                }
-                args["Patterns"] = Value::Object(found);
-            }
-            changed = Some(v);
-        } else if compress && is_x {
+            changed = Some(with_patterns(ev.value()?, found));
+        } else if is_x {
             // The name becomes its id, `args` becomes empty (added where absent).
             let id = field("name")
                 .and_then(hta::raw_str)
@@ -266,19 +266,17 @@ fn mark_patterns(
         }
         // The profiler's span (never a compressed one: its name is an id then) carries
         // the table of names.
-        if compress {
-            let profiler = field("name")
-                .and_then(hta::raw_str)
-                .is_some_and(|n| n.contains("PyTorch Profiler"));
-            let spans = field("pid").and_then(hta::raw_str).as_deref() == Some("Spans");
-            if profiler && spans {
-                let mut v = match changed.take() {
-                    Some(v) => v,
-                    None => ev.value()?,
-                };
-                v["args"] = Value::Object(table.clone());
-                changed = Some(v);
-            }
+        let profiler = field("name")
+            .and_then(hta::raw_str)
+            .is_some_and(|n| n.contains("PyTorch Profiler"));
+        let spans = field("pid").and_then(hta::raw_str).as_deref() == Some("Spans");
+        if profiler && spans {
+            let mut v = match changed.take() {
+                Some(v) => v,
+                None => ev.value()?,
+            };
+            v["args"] = Value::Object(table.clone());
+            changed = Some(v);
         }
         drop(fields);
         if let Some(v) = changed {
@@ -286,6 +284,24 @@ fn mark_patterns(
         }
     }
     Ok(())
+}
+
+/// The event `v` with `args.Patterns` set to `found` (`args` made an object where it is
+/// absent or not one).
+fn with_patterns(
+    mut v: serde_json::Value,
+    found: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    if let Some(obj) = v.as_object_mut() {
+        let args = obj
+            .entry("args")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if !args.is_object() {
+            *args = serde_json::Value::Object(Default::default());
+        }
+        args["Patterns"] = serde_json::Value::Object(found);
+    }
+    v
 }
 
 /// One counter series of [`write_trace_with_counters`]: (the counter's name, which is the

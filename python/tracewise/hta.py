@@ -817,11 +817,11 @@ class TraceAnalysis:
     def _queue_length_series_of(self, rank: int) -> Optional[pd.DataFrame]:
         """One rank's queue-length series (None without launched work), built with numpy
         and made into one frame at the end (a pandas step per column cost ms per rank)."""
-        rows = self._t.queue_length_points(rank)
-        if not rows:
+        cols = self._t.queue_length_points(rank)
+        if not cols[0]:
             return None
-        index, ts_col, pid, stream, length = (np.array(c) for c in zip(*rows))
-        ts = _times(ts_col.astype("float64"))
+        index, pid, stream, length = (np.frombuffer(cols[c], dtype=np.int64) for c in (0, 2, 3, 4))
+        ts = _times(np.frombuffer(cols[1], dtype=np.float64))
         # Each point's step (+1 a launch, −1 a start), from the native series (stream by
         # stream, in time order). HTA concatenates the launches and then the starts,
         # each in file order, and sorts them by `ts` with pandas' default (unstable)

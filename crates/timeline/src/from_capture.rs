@@ -86,7 +86,16 @@ impl Timeline {
         let none = KinetoDetails::default();
         let k = capture.meta().kineto.as_deref().unwrap_or(&none);
         let mut names = Interner::new();
-        let mut intern = |s: &str| names.intern(s).index() as u32;
+        // The timeline's id of each of the capture's strings, interned at first use: one
+        // hash per distinct name, not one per event (the capture's ids are dense).
+        let mut ids: Vec<u32> = vec![u32::MAX; capture.strings().strings().len()];
+        let mut intern_id = |names: &mut Interner, id: trace_model::StringId| {
+            let slot = &mut ids[id.index()];
+            if *slot == u32::MAX {
+                *slot = names.intern(capture.name(id)).index() as u32;
+            }
+            *slot
+        };
         let events = capture.host_events();
         let mut order: Vec<usize> = (0..events.len()).collect();
         order.sort_unstable_by_key(|&i| events[i].source_index);
@@ -118,7 +127,7 @@ impl Timeline {
                 _ => HostCat::Other,
             };
             let correlation = e.correlation().map(|c| c as i64);
-            let name = intern(capture.name(e.name));
+            let name = intern_id(&mut names, e.name);
             if e.kind != HostKind::PythonFrame
                 && let (Some(s), Some(c)) = (k.host_stream(e.source_index), correlation)
                 && s >= 0
@@ -140,11 +149,8 @@ impl Timeline {
                 let text = |id: Option<trace_model::StringId>, n: i64| {
                     id.map_or_else(|| n.to_string(), |id| capture.name(id).to_owned())
                 };
-                intern(&format!(
-                    "{}/{}",
-                    text(t.pid_text, t.pid),
-                    text(t.tid_text, t.tid)
-                ))
+                let pid_tid = format!("{}/{}", text(t.pid_text, t.pid), text(t.tid_text, t.tid));
+                names.intern(&pid_tid).index() as u32
             });
             position[i] = Some(host.len());
             host.push(Host {
@@ -164,7 +170,7 @@ impl Timeline {
                 let stream = capture.stream(a.stream);
                 Some(Gpu {
                     event_index: a.source_index as i64,
-                    name: intern(capture.name(a.name)),
+                    name: intern_id(&mut names, a.name),
                     kind: match a.kind {
                         ActivityKind::Memcpy => GpuKind::Memcpy,
                         ActivityKind::Memset => GpuKind::Memset,

@@ -233,44 +233,155 @@ pub fn write_trace_edited(
     edit: impl FnOnce(&mut Vec<TraceEvent<'_>>) -> Result<(), String>,
 ) -> Result<(), crate::Error> {
     let text = read_text(input)?;
-    let top = top_fields(input, &text)?;
-    let events = trace_events(input, &top)?;
-    let mut list: Vec<TraceEvent<'_>> = serde_json::from_str::<Vec<&RawValue>>(events.get())
-        .map_err(|e| not_json(input, &e))?
-        .into_iter()
-        .map(TraceEvent::Read)
-        .collect();
+    // One pass over the text: the top-level fields as read, and the events of the
+    // `traceEvents` list each as read (a raw value of the whole list and then its events
+    // read from it was a second pass over the tens of MB of a large trace).
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let mut top = de
+        .deserialize_map(TopFields(std::marker::PhantomData))
+        .map_err(|e| not_json(input, &e))?;
+    de.end().map_err(|e| not_json(input, &e))?;
+    // A key given twice: the last one counts (as in a parsed value).
+    let mut seen = std::collections::HashSet::new();
+    top.reverse();
+    top.retain(|(k, _)| seen.insert(k.clone()));
+    top.reverse();
+    let events = top.iter_mut().find_map(|(k, v)| match v {
+        TopValue::Events(list) if k == "traceEvents" => Some(std::mem::take(list)),
+        _ => None,
+    });
+    let Some(events) = events else {
+        return Err(crate::Error::Missing {
+            path: input.to_path_buf(),
+            what: "the trace has no `traceEvents` list to write back".into(),
+        });
+    };
+    let mut list: Vec<TraceEvent<'_>> = events.into_iter().map(TraceEvent::Read).collect();
     edit(&mut list).map_err(|what| crate::Error::Missing {
         path: input.to_path_buf(),
         what,
     })?;
     write_out(output, inputs, |w| {
         w.write_all(b"{")?;
-        let mut first = true;
         for (i, (k, v)) in top.iter().enumerate() {
-            // A key given twice: the last one counts (as in a parsed value).
-            if top[i + 1..].iter().any(|(later, _)| later == k) {
-                continue;
-            }
-            if !first {
+            if i > 0 {
                 w.write_all(b",")?;
             }
-            first = false;
             serde_json::to_writer(&mut *w, k)?;
             w.write_all(b":")?;
-            if std::ptr::eq(*v, events) {
-                w.write_all(b"[")?;
-                for (j, ev) in list.iter().enumerate() {
-                    if j > 0 {
-                        w.write_all(b",")?;
+            match v {
+                TopValue::Raw(raw) => w.write_all(raw.get().as_bytes())?,
+                // Refused before anything is written.
+                TopValue::NotList => {}
+                TopValue::Events(_) => {
+                    w.write_all(b"[")?;
+                    for (j, ev) in list.iter().enumerate() {
+                        if j > 0 {
+                            w.write_all(b",")?;
+                        }
+                        w.write_all(ev.text().as_bytes())?;
                     }
-                    w.write_all(ev.text().as_bytes())?;
+                    w.write_all(b"]")?;
                 }
-                w.write_all(b"]")?;
-            } else {
-                w.write_all(v.get().as_bytes())?;
             }
         }
         w.write_all(b"}")
     })
+}
+
+/// A top-level field's value in [`write_trace_edited`]: as read, or (`traceEvents`) its
+/// events as read, or `NotList` for a `traceEvents` that is no list.
+enum TopValue<'a> {
+    Raw(&'a RawValue),
+    Events(Vec<&'a RawValue>),
+    NotList,
+}
+
+/// The top-level fields in order: `traceEvents` read as its list of raw events, the
+/// others as read.
+struct TopFields<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de> Visitor<'de> for TopFields<'de> {
+    type Value = Vec<(Cow<'de, str>, TopValue<'de>)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            let value = if k == "traceEvents" {
+                match map.next_value::<EventList<'de>>()? {
+                    EventList(Some(list)) => TopValue::Events(list),
+                    EventList(None) => TopValue::NotList,
+                }
+            } else {
+                TopValue::Raw(map.next_value::<&'de RawValue>()?)
+            };
+            out.push((k, value));
+        }
+        Ok(out)
+    }
+}
+
+/// A `traceEvents` value: its events as read when it is a list, else None (the value
+/// read past).
+struct EventList<'a>(Option<Vec<&'a RawValue>>);
+
+impl<'de> serde::Deserialize<'de> for EventList<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ListVisitor;
+        impl<'de> Visitor<'de> for ListVisitor {
+            type Value = EventList<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(ev) = seq.next_element::<&'de RawValue>()? {
+                    list.push(ev);
+                }
+                Ok(EventList(Some(list)))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(EventList(None))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(EventList(None))
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(EventList(None))
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(EventList(None))
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(EventList(None))
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(EventList(None))
+            }
+
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(EventList(None))
+            }
+        }
+        d.deserialize_any(ListVisitor)
+    }
 }
