@@ -141,13 +141,44 @@ impl<'a, A> RawEvent<'a, A> {
 
 /// A JSON number (or a string holding one) kept as its text, so integer and decimal
 /// microseconds convert to nanoseconds exactly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Number<'a>(&'a str, bool);
+///
+/// Two numbers are equal when their texts and quoting are: the nanoseconds a parser may
+/// have worked out while it read the text (the third field) are a cache of
+/// [`Number::micros_to_nanos`], not part of the value.
+#[derive(Clone, Copy)]
+pub struct Number<'a>(&'a str, bool, i64);
+
+/// [`Number`]'s third field when the parser did not work the nanoseconds out.
+const NANOS_UNREAD: i64 = i64::MIN;
+
+impl std::fmt::Debug for Number<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Number")
+            .field(&self.0)
+            .field(&self.1)
+            .finish()
+    }
+}
+
+impl PartialEq for Number<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 && self.1 == other.1
+    }
+}
+
+impl Eq for Number<'_> {}
 
 impl<'a> Number<'a> {
     /// Wraps number text (for tests and for callers that build events by hand).
     pub fn from_text(text: &'a str) -> Self {
-        Number(text, false)
+        Number(text, false, NANOS_UNREAD)
+    }
+
+    /// An unquoted JSON number's text whose microseconds the parser has converted to
+    /// `nanos` while reading it (as [`Number::micros_to_nanos`] converts them).
+    pub(crate) fn with_nanos(text: &'a str, nanos: i64) -> Self {
+        debug_assert_eq!(micros_text_to_nanos(text), Some(nanos), "{text}");
+        Number(text, false, nanos)
     }
 
     /// Reads a JSON value's text as a number: a JSON number, or a string holding one
@@ -165,9 +196,13 @@ impl<'a> Number<'a> {
         match text.as_bytes().first()? {
             b'"' => {
                 let inner = text[1..text.len() - 1].trim();
-                (!inner.contains('\\') && !inner.is_empty()).then_some(Number(inner, true))
+                (!inner.contains('\\') && !inner.is_empty()).then_some(Number(
+                    inner,
+                    true,
+                    NANOS_UNREAD,
+                ))
             }
-            b'-' | b'0'..=b'9' => Some(Number(text, false)),
+            b'-' | b'0'..=b'9' => Some(Number(text, false, NANOS_UNREAD)),
             _ => None,
         }
     }
@@ -212,6 +247,9 @@ impl<'a> Number<'a> {
     /// Reads the number as microseconds and returns nanoseconds, exactly for decimal text
     /// with up to three fractional digits, rounded to the nearest nanosecond beyond that.
     pub fn micros_to_nanos(&self) -> Option<i64> {
+        if self.2 != NANOS_UNREAD {
+            return Some(self.2);
+        }
         micros_text_to_nanos(self.0)
     }
 }

@@ -17,6 +17,13 @@ use crate::{Id, Number, RawEvent};
 pub(crate) trait FastArgs<'a>: Sized {
     fn read(p: &mut P<'a>) -> Option<Option<Self>>;
 
+    /// [`FastArgs::read`] into `slot`: an impl for a large `Self` reads it in place
+    /// rather than moving it there.
+    fn read_into(p: &mut P<'a>, slot: &mut Option<Self>) -> Option<()> {
+        *slot = Self::read(p)?;
+        Some(())
+    }
+
     /// Whether the `args` of an event of phase `ph` and category `cat` are to be decoded;
     /// where not, [`FastArgs::unread`] passes over them.
     fn wanted(_ph: &str, _cat: Option<&str>) -> bool {
@@ -40,7 +47,20 @@ pub(crate) trait FastArgs<'a>: Sized {
 /// (checked, not decoded) and reads as [`KnownArgs::NONE`].
 impl<'a> FastArgs<'a> for KnownArgs {
     fn read(p: &mut P<'a>) -> Option<Option<Self>> {
-        p.args()
+        let mut slot = None;
+        Self::read_into(p, &mut slot)?;
+        Some(slot)
+    }
+
+    /// In place: the struct is 400 bytes, and each move of it was a `memcpy` (three an
+    /// event, 27M instructions on df_index_resolver, callgrind).
+    fn read_into(p: &mut P<'a>, slot: &mut Option<Self>) -> Option<()> {
+        if p.peek_is(b'n') {
+            p.literal(b"null")?;
+            *slot = None;
+            return Some(());
+        }
+        p.args_into(slot.insert(KnownArgs::NONE))
     }
 
     fn wanted(ph: &str, cat: Option<&str>) -> bool {
@@ -117,25 +137,47 @@ pub(crate) fn event<'a, A: FastArgs<'a>>(
     index: usize,
     offset: u64,
 ) -> Option<(RawEvent<'a, A>, usize)> {
-    event_with(text, start, index, offset, |ev| {
-        std::mem::replace(ev, RawEvent::empty())
-    })
+    let at = At {
+        text,
+        start,
+        index,
+        offset,
+        shapes: true,
+    };
+    event_with(at, |ev| std::mem::replace(ev, RawEvent::empty()))
+}
+
+/// Where [`event_with`] reads an event, and what of it it keeps.
+pub(crate) struct At<'a> {
+    /// The text, which holds the event at `start` (a `{`).
+    pub text: &'a str,
+    pub start: usize,
+    /// The event's index in `traceEvents` and byte offset in the file.
+    pub index: usize,
+    pub offset: u64,
+    /// Whether the shape texts of `args` are copied (see [`P`]).
+    pub shapes: bool,
 }
 
 /// [`event`], handed to `f` where it was read instead of returned: an event with known
 /// `args` is 512 bytes, and each move of it is a `memcpy` (3.1M events, a tenth of the
 /// 1 GB synthetic trace's model build went to them).
 pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
-    text: &'a str,
-    start: usize,
-    index: usize,
-    offset: u64,
+    at: At<'a>,
     f: impl FnOnce(&mut RawEvent<'a, A>) -> R,
 ) -> Option<(R, usize)> {
+    let At {
+        text,
+        start,
+        index,
+        offset,
+        shapes,
+    } = at;
     let mut p = P {
         s: text.as_bytes(),
         text,
         i: start,
+        shapes,
     };
     // The fields are read straight into the event; `seen` keeps which keys came, since a
     // second sighting gives up, as serde_json errs.
@@ -169,14 +211,16 @@ pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
                 EvKey::Args => {
                     // Kineto writes the phase and category first: `args` an event's
                     // consumer never reads are passed over, not decoded.
-                    let args = match &ph {
-                        Some(ph) if !A::wanted(ph, ev.cat.as_deref()) => A::unread(&mut p)?,
+                    seen.first(Seen::ARGS, ())?;
+                    match &ph {
+                        Some(ph) if !A::wanted(ph, ev.cat.as_deref()) => {
+                            ev.args = A::unread(&mut p)?;
+                        }
                         _ => {
                             early_args = ph.is_none() || ev.cat.is_none();
-                            A::read(&mut p)?
+                            A::read_into(&mut p, &mut ev.args)?;
                         }
-                    };
-                    ev.args = seen.first(Seen::ARGS, args)?;
+                    }
                 }
                 EvKey::Other => p.skip(0)?,
             }
@@ -236,6 +280,9 @@ pub(crate) struct P<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,
+    /// Whether CPU ops' shape texts (`Input Dims`, `Input type`, `Concrete Inputs`) are
+    /// copied out; where not, they are checked and passed over (`LoadConfig::without_shapes`).
+    shapes: bool,
 }
 
 /// A key of an event: one the parser reads, or another.
@@ -367,14 +414,22 @@ impl<'a> P<'a> {
     /// Skips whitespace: inline, the one space after a colon or a comma and the check
     /// that nothing follows, which are most calls; a longer run (a newline and the next
     /// line's indentation) is [`P::ws_run`]'s.
+    ///
+    /// Every byte JSON may have there but whitespace is above a space: one test ends the
+    /// call where nothing is to be skipped.
     #[inline(always)]
     fn ws(&mut self) {
-        if self.peek_is(b' ') {
+        let Some(&c) = self.s.get(self.i) else { return };
+        if c > b' ' {
+            return;
+        }
+        if c == b' ' {
             self.i += 1;
+            if !matches!(self.s.get(self.i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+                return;
+            }
         }
-        if let Some(b' ' | b'\n' | b'\r' | b'\t') = self.s.get(self.i) {
-            self.ws_run();
-        }
+        self.ws_run();
     }
 
     /// A run of whitespace. After a newline the indentation is passed over eight bytes at
@@ -502,6 +557,13 @@ impl<'a> P<'a> {
     /// A JSON number's text (at its first byte), checked against the grammar.
     fn number_text(&mut self) -> Option<&'a str> {
         let start = self.i;
+        self.number_end()?;
+        self.text.get(start..self.i)
+    }
+
+    /// Passes over a JSON number (at its first byte), checked against the grammar.
+    #[inline]
+    fn number_end(&mut self) -> Option<()> {
         self.eat(b'-');
         match self.s.get(self.i)? {
             b'0' => self.i += 1,
@@ -533,7 +595,7 @@ impl<'a> P<'a> {
         {
             return None;
         }
-        self.text.get(start..self.i)
+        Some(())
     }
 
     fn digits(&mut self) {
@@ -586,7 +648,7 @@ impl<'a> P<'a> {
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
-            _ => self.number_text().map(|_| ()),
+            _ => self.number_end(),
         }
     }
 
@@ -611,7 +673,19 @@ impl<'a> P<'a> {
                 self.plain_string()?;
                 Number::from_json(self.text.get(start..self.i)?).map(Some)
             }
-            _ => Number::from_json(self.number_text()?).map(Some),
+            _ => {
+                // The common text (integer microseconds, at most three fractional digits)
+                // is converted as it is checked; anything else is checked as before.
+                if let Some((len, nanos)) = micros(self.s.get(self.i..)?) {
+                    let start = self.i;
+                    self.i += len;
+                    return Some(Some(Number::with_nanos(
+                        self.text.get(start..self.i)?,
+                        nanos,
+                    )));
+                }
+                Number::from_json(self.number_text()?).map(Some)
+            }
         }
     }
 
@@ -669,21 +743,15 @@ impl<'a> P<'a> {
         Some(if neg { -v } else { v })
     }
 
-    /// `args`: `null`, or an object (a struct read from an array is left to serde_json).
-    fn args(&mut self) -> Option<Option<KnownArgs>> {
-        if self.peek_is(b'n') {
-            self.literal(b"null")?;
-            return Some(None);
-        }
+    /// `args` (an object: a struct read from an array is left to serde_json) into `a`,
+    /// which holds no key yet.
+    fn args_into(&mut self, a: &mut KnownArgs) -> Option<()> {
         self.eat(b'{')?;
-        let mut a = KnownArgs {
-            decoded: true,
-            ..KnownArgs::NONE
-        };
+        a.decoded = true;
         let mut seen = Seen(0);
         self.ws();
         if self.eat(b'}').is_some() {
-            return Some(Some(a));
+            return Some(());
         }
         loop {
             let key = self.arg_key()?;
@@ -706,10 +774,10 @@ impl<'a> P<'a> {
                     a.memcpy_details = seen.first(2048, self.opt_string()?)?;
                 }
                 ArgKey::Name => a.name = seen.first(4096, self.opt_string()?)?,
-                ArgKey::InputDims => a.input_dims = seen.first(8192, Some(self.raw_text()?))?,
-                ArgKey::InputTypes => a.input_types = seen.first(16384, Some(self.raw_text()?))?,
+                ArgKey::InputDims => a.input_dims = seen.first(8192, self.shape_text()?)?,
+                ArgKey::InputTypes => a.input_types = seen.first(16384, self.shape_text()?)?,
                 ArgKey::ConcreteInputs => {
-                    a.concrete_inputs = seen.first(32768, Some(self.raw_text()?))?;
+                    a.concrete_inputs = seen.first(32768, self.shape_text()?)?;
                 }
                 ArgKey::WaitOnStream => a.wait_on_stream = seen.first(1 << 16, self.flex_int()?)?,
                 ArgKey::WaitOnRecord => {
@@ -724,8 +792,7 @@ impl<'a> P<'a> {
             if self.eat(b',').is_some() {
                 self.ws();
             } else {
-                self.eat(b'}')?;
-                return Some(Some(a));
+                return self.eat(b'}');
             }
         }
     }
@@ -735,6 +802,16 @@ impl<'a> P<'a> {
         let start = self.i;
         self.skip(1)?;
         Some(self.text.get(start..self.i)?.to_owned())
+    }
+
+    /// A shape argument's JSON text, owned, where shapes are kept; elsewhere the value
+    /// is checked and passed over, and reads as absent (no copy of a text no one reads).
+    fn shape_text(&mut self) -> Option<Option<String>> {
+        if self.shapes {
+            return self.raw_text().map(Some);
+        }
+        self.skip(1)?;
+        Some(None)
     }
 
     /// `null` or a string without escapes, owned.
@@ -784,6 +861,14 @@ fn digit_run(s: &[u8]) -> usize {
     const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
     const THREES: u64 = 0x3030_3030_3030_3030;
     const SIXES: u64 = 0x0606_0606_0606_0606;
+    // Most runs (ids, durations) end within the first word: tested before any loop.
+    if let Some(word) = s.first_chunk::<8>() {
+        let w = u64::from_le_bytes(*word);
+        let flags = ((w & HIGH) ^ THREES) | ((w.wrapping_add(SIXES) & HIGH) ^ THREES);
+        if flags != 0 {
+            return (flags.trailing_zeros() / 8) as usize;
+        }
+    }
     let mut words = s.chunks_exact(8);
     let mut k = 0;
     for word in words.by_ref() {
@@ -802,6 +887,65 @@ fn digit_run(s: &[u8]) -> usize {
         .iter()
         .position(|c| !c.is_ascii_digit())
         .unwrap_or(words.remainder().len())
+}
+
+/// A `ts` or `dur` at the start of `s` in the shape profilers write (up to 16 integer
+/// digits without a sign or a leading zero, at most three fractional digits, no exponent,
+/// not run into a letter): its length and its microseconds in nanoseconds, read in the
+/// pass that checks it, where [`P::number_text`] checked the text and
+/// `Number::micros_to_nanos` then read it again. `None` for any other text, or a value
+/// beyond i64 nanoseconds, which the general path reads.
+#[inline]
+fn micros(s: &[u8]) -> Option<(usize, i64)> {
+    let int_len = digit_run(s);
+    if int_len == 0 || int_len > 16 || (s[0] == b'0' && int_len > 1) {
+        return None;
+    }
+    let mut end = int_len;
+    let mut frac = 0;
+    if s.get(end) == Some(&b'.') {
+        let digits = s.get(end + 1..)?;
+        let len = digit_run(digits);
+        if len == 0 || len > 3 {
+            return None;
+        }
+        for &c in &digits[..len] {
+            frac = frac * 10 + i64::from(c - b'0');
+        }
+        frac *= [100, 10, 1][len - 1];
+        end += 1 + len;
+    }
+    if s.get(end)
+        .is_some_and(|&c| c == b'.' || c.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    let int = i64::try_from(digits_value(s, int_len)).ok()?;
+    Some((end, int.checked_mul(1000)?.checked_add(frac)?))
+}
+
+/// The value of the `len` (1 to 16) ASCII digits `s` starts with: a word of up to eight
+/// of them at a time (the bytes after them shifted out, zeros shifted in), where eight
+/// bytes can be read.
+#[inline]
+fn digits_value(s: &[u8], len: usize) -> u64 {
+    let word = |at: usize, n: usize| -> Option<u64> {
+        let w = u64::from_le_bytes(s.get(at..at + 8)?.try_into().ok()?);
+        let digits = w.wrapping_sub(0x3030_3030_3030_3030);
+        Some(crate::raw::eight_digit_values(digits << (8 * (8 - n))))
+    };
+    let words = if len <= 8 {
+        word(0, len)
+    } else {
+        word(0, len - 8)
+            .zip(word(len - 8, 8))
+            .map(|(high, low)| high * 100_000_000 + low)
+    };
+    words.unwrap_or_else(|| {
+        s[..len]
+            .iter()
+            .fold(0, |v, &c| v * 10 + u64::from(c - b'0'))
+    })
 }
 
 #[cfg(test)]
@@ -871,6 +1015,86 @@ mod tests {
         assert_eq!(digit_run(b""), 0);
     }
 
+    /// `ts` and `dur` read in one pass are the text the grammar check reads, converted as
+    /// `Number::micros_to_nanos` converts it; what the pass does not read is left to them.
+    #[test]
+    fn times_read_in_one_pass_equal_the_text_read_twice() {
+        let mut texts: Vec<String> = Vec::new();
+        for int_len in 1..=18 {
+            let int: String = (0..int_len).map(|i| ["9", "1", "0", "5"][i % 4]).collect();
+            for frac in ["", ".", ".5", ".25", ".125", ".0625", "e3", ".5e3", ".5.1"] {
+                for end in ["", ",", "}", " ", "a", "0x", "\n"] {
+                    texts.push(format!("{int}{frac}{end}"));
+                    texts.push(format!("0{frac}{end}"));
+                }
+            }
+        }
+        texts.extend(
+            ["9223372036854775", "9223372036854776", "-5", "+5", "", "."].map(String::from),
+        );
+        let mut read = 0;
+        for text in &texts {
+            let mut p = P {
+                s: text.as_bytes(),
+                text,
+                i: 0,
+                shapes: true,
+            };
+            let twice = p
+                .number_text()
+                .and_then(Number::from_json)
+                .map(|n| (n.text().len(), n.micros_to_nanos()));
+            if let Some((len, nanos)) = micros(text.as_bytes()) {
+                assert_eq!(twice, Some((len, Some(nanos))), "{text}");
+                read += 1;
+            }
+        }
+        assert_eq!(
+            micros(b"1669783687464181, "),
+            Some((16, 1_669_783_687_464_181_000))
+        );
+        assert_eq!(micros(b"20.25}"), Some((5, 20_250)));
+        assert!(read > 300, "{read} read in one pass");
+    }
+
+    /// Without shapes, the shape texts are checked and passed over: absent from the
+    /// event, which is otherwise the event read with them; a malformed one is still given up.
+    #[test]
+    fn shape_texts_are_passed_over_where_shapes_are_not_kept() {
+        let read = |text: &str, shapes| {
+            let at = At {
+                text,
+                start: 0,
+                index: 0,
+                offset: 0,
+                shapes,
+            };
+            event_with(at, |ev: &mut RawEvent<'_, KnownArgs>| {
+                let a = ev.args.take().expect("the event has args");
+                let shapes = (a.input_dims, a.input_types, a.concrete_inputs);
+                (a.external_id, a.correlation, shapes)
+            })
+        };
+        let text = r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": {"External id": 7, "Input Dims": [[1, 2], [2, 3]], "Input type": ["float", "float"], "Concrete Inputs": ["", "x\"y"], "correlation": 9}}"#;
+        let dims = "[[1, 2], [2, 3]]".to_string();
+        let types = r#"["float", "float"]"#.to_string();
+        let concrete = r#"["", "x\"y"]"#.to_string();
+        let len = text.len();
+        assert_eq!(
+            read(text, true),
+            Some((
+                (Some(7), Some(9), (Some(dims), Some(types), Some(concrete))),
+                len
+            ))
+        );
+        assert_eq!(
+            read(text, false),
+            Some(((Some(7), Some(9), (None, None, None)), len))
+        );
+        let malformed = text.replace("[2, 3]]", "[2, 3],]");
+        assert_eq!(read(&malformed, false), None);
+    }
+
     #[test]
     fn integers_are_read_as_the_standard_parser_reads_them() {
         let int = |text: &str| {
@@ -878,6 +1102,7 @@ mod tests {
                 s: text.as_bytes(),
                 text,
                 i: 0,
+                shapes: true,
             };
             p.int().map(|v| (v, p.i))
         };

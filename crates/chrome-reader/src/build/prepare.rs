@@ -246,8 +246,14 @@ impl crate::chunks::RunSink for Prep<'_> {
 
     /// Prepares the event `at` if the fast parser reads it (see `fast.rs`).
     fn fast_event(&mut self, at: crate::chunks::EventAt<'_>) -> Option<Result<usize, Error>> {
-        let (res, end) =
-            super::fast::event_with(at.text, at.start, at.index, at.offset, |ev| self.event(ev))?;
+        let at = super::fast::At {
+            text: at.text,
+            start: at.start,
+            index: at.index,
+            offset: at.offset,
+            shapes: self.shapes,
+        };
+        let (res, end) = super::fast::event_with(at, |ev| self.event(ev))?;
         Some(res.map(|()| end))
     }
 
