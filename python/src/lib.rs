@@ -456,6 +456,34 @@ impl HtaTrace {
             .collect()
     }
 
+    /// Per rank: (rank, the merged busy intervals of COMPUTATION, COMMUNICATION and, with
+    /// `include_memory`, MEMORY, each as (start, end) µs from HTA's origin in start order).
+    /// The Python layer sums the time per combination of types as HTA 0.5.0 does, ties
+    /// included.
+    #[allow(clippy::type_complexity)] // rows of frames, unpacked by the Python layer
+    fn kernel_type_intervals(&self, include_memory: bool) -> Vec<(i64, Vec<Vec<(f64, f64)>>)> {
+        let all = [
+            hta::HtaKernelType::Computation,
+            hta::HtaKernelType::Communication,
+            hta::HtaKernelType::Memory,
+        ];
+        let classes = &all[..if include_memory { 3 } else { 2 }];
+        self.timelines
+            .iter()
+            .map(|t| {
+                let per_class = hta::kernel_type_intervals(t, classes)
+                    .into_iter()
+                    .map(|(_, u)| {
+                        u.into_iter()
+                            .map(|(s, e)| (rel_us(s, self.min_ts), rel_us(e, self.min_ts)))
+                            .collect()
+                    })
+                    .collect();
+                (rank(t), per_class)
+            })
+            .collect()
+    }
+
     /// Per rank and name: (rank, name, HTA type, count, sum, max, min, mean, std in µs).
     #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
     fn kernels(&self) -> Vec<(i64, String, &'static str, usize, f64, f64, f64, f64, f64)> {

@@ -52,38 +52,11 @@ def _params() -> List[Tuple[str, bool]]:
 
 
 # (trace set, include_last_profiler_step or None for both, method) -> the documented reason.
-# Filled from a run of this file on the shared traces (2026-12-05); every entry is an open
-# difference of #44 named in docs/differences.md section 14.
-KNOWN: Dict[Tuple[str, object, str], str] = {
-    ('hta-nccl-a100', True, 'blocked4'): "time at a queue length of 4: HTA's trace duration (last - first start of its frame) differs from ours here (open, #44)",
-    ('hta-trace-diff/control', True, 'blocked4'): "time at a queue length of 4: HTA's trace duration (last - first start of its frame) differs from ours here (open, #44)",
-    ('hta-v100-2rank-large', True, 'blocked4'): "time at a queue length of 4: HTA's trace duration (last - first start of its frame) differs from ours here (open, #44)",
-    ('hta-critical-path/cuda_event_sync', False, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
-    ('hta-critical-path/cuda_event_sync', True, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
-    ('hta-critical-path/cuda_event_sync_multi_stream', False, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
-    ('hta-critical-path/cuda_event_sync_multi_stream', True, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
-    ('hta-triton', False, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
-    ('hta-triton', True, 'temporal'): "temporal: sync events / Triton's cpu_op as GPU work change idle and compute differently from HTA here (open, #44)",
-    ('hta-triton', False, 'kernel_breakdown'): 'kernel breakdown: the rows of events HTA counts as GPU work beyond kernels differ here (open, #44)',
-    ('hta-triton', True, 'kernel_breakdown'): 'kernel breakdown: the rows of events HTA counts as GPU work beyond kernels differ here (open, #44)',
-    ('hta-v100-2rank-large', False, 'kernel_breakdown'): 'kernel breakdown: the rows of events HTA counts as GPU work beyond kernels differ here (open, #44)',
-    ('hta-critical-path/alexnet', False, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/alexnet', True, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/input', False, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/input', True, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/output', False, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/output', True, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/simple_add', False, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/simple_add', True, 'idle'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/alexnet', False, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/alexnet', True, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/input', False, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/input', True, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/output', False, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/end_to_end/simple_add/output', True, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/simple_add', False, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-    ('hta-critical-path/simple_add', True, 'idle_default'): 'idle breakdown: differs on the traces with cuda_sync events in the critical-path set (open, #44)',
-}
+# Every entry is an open difference of #44 named in docs/differences.md section 14. Empty
+# since session 38: the 28 entries of 2026-12-05 (temporal and kernel breakdowns over HTA's
+# rows with a stream, idle frames' stream dtype, the time at a queue length of 4 with the
+# last step) came to agree.
+KNOWN: Dict[Tuple[str, object, str], str] = {}
 
 
 def known(name: str, last: bool, method: str) -> str:
