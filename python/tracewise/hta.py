@@ -1155,7 +1155,9 @@ class TraceAnalysis:
         On a trace with fractional µs HTA rounds each start up and each end down; with two
         or more ``ProfilerStep`` names over the ranks, it keeps the ranges (which have no
         stream: its host side) that start before the last ``ProfilerStep`` starts
-        (``include_last_profiler_step=True``: at or before the latest such end)."""
+        (``include_last_profiler_step=True``: whose start from HTA's origin is at or before
+        the latest such end in the file's time, as HTA compares them: every range of a
+        real capture)."""
         from . import load
 
         def us(ns: "pd.Series", up: bool) -> "pd.Series":
@@ -1190,7 +1192,8 @@ class TraceAnalysis:
                     else (steps["ts_ns"] + steps["dur_ns"]) / 1000
                 )
                 if self.include_last_profiler_step:
-                    keep = start <= s_end.max()
+                    # HTA's starts are aligned to its origin here, its step ends are not.
+                    keep = (start - self._t.origin_us()) <= s_end.max()
                 else:
                     keep = start < s_start.max()
             dur = (end - start)[keep]

@@ -1029,17 +1029,24 @@ mod tests {
     /// with `args.stream` 0 and no correlation id, steps 1 and 2, and a launch after the
     /// last step's end (at 90, of a kernel at 95).
     fn hta_rank(include_last: bool, origin_us: i64) -> Timeline {
-        let names = ["1/1", "gemm", "triton_poi_fused", "ProfilerStep#1", "ProfilerStep#2"];
+        let names = [
+            "1/1",
+            "gemm",
+            "triton_poi_fused",
+            "ProfilerStep#1",
+            "ProfilerStep#2",
+        ];
         let mut t = Timeline::new("t.json".into(), Some(0), names.map(String::from).to_vec());
-        let host = |i: i64, name: u32, cat: HostCat, start: i64, end: i64, corr: Option<i64>| Host {
-            event_index: i,
-            name,
-            cat,
-            thread: 0,
-            start: start * 1000,
-            end: end * 1000,
-            correlation: corr,
-        };
+        let host =
+            |i: i64, name: u32, cat: HostCat, start: i64, end: i64, corr: Option<i64>| Host {
+                event_index: i,
+                name,
+                cat,
+                thread: 0,
+                start: start * 1000,
+                end: end * 1000,
+                correlation: corr,
+            };
         t.host = vec![
             host(0, 3, HostCat::Annotation, 0, 40, None),
             host(1, 1, HostCat::Runtime, 1, 2, Some(1)),
@@ -1077,7 +1084,10 @@ mod tests {
             wait_on_stream: None,
             wait_on_record: None,
         };
-        t.syncs = vec![sync(12, SyncKind::Stream, 7, 16, 18), sync(13, SyncKind::Event, -1, 25, 70)];
+        t.syncs = vec![
+            sync(12, SyncKind::Stream, 7, 16, 18),
+            sync(13, SyncKind::Event, -1, 25, 70),
+        ];
         let view = crate::HtaView::hta(include_last, true, origin_us * 1000);
         t.into_hta_view_with(&view)
     }
@@ -1100,12 +1110,17 @@ mod tests {
             (r.kernel_time_us, r.idle_us, r.compute_us, r.non_compute_us),
             (50.0, 3.0, 45.0, 2.0)
         );
-        let names: Vec<(String, usize)> = (kernel_breakdown_hta(std::slice::from_ref(&t)).into_iter())
-            .map(|k| (k.name, k.count))
-            .collect();
+        let names: Vec<(String, usize)> = (kernel_breakdown_hta(std::slice::from_ref(&t))
+            .into_iter())
+        .map(|k| (k.name, k.count))
+        .collect();
         assert_eq!(
             names,
-            [("triton_poi_fused".into(), 1), ("gemm".into(), 1), ("Stream Sync".into(), 1)]
+            [
+                ("triton_poi_fused".into(), 1),
+                ("gemm".into(), 1),
+                ("Stream Sync".into(), 1)
+            ]
         );
     }
 
