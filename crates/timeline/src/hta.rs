@@ -41,6 +41,14 @@ impl HtaKernelType {
     }
 }
 
+/// The kernel types HTA's kernel breakdown analyses, in its order (memory last: it is
+/// left out with `include_memory_kernels=False`).
+pub const HTA_TYPES: [HtaKernelType; 3] = [
+    HtaKernelType::Computation,
+    HtaKernelType::Communication,
+    HtaKernelType::Memory,
+];
+
 /// `get_kernel_type` of HTA 0.5.0.
 pub fn hta_kernel_type(name: &str) -> HtaKernelType {
     if name.starts_with("nccl") && name[4..].contains("Kernel") {
@@ -202,12 +210,7 @@ pub fn kernel_type_breakdown(ts: &[Timeline]) -> Vec<KernelTypeRow> {
 /// `include_memory` (HTA's `include_memory_kernels`): without it, memory kernels are left
 /// out of the time and of the overlaps.
 pub fn kernel_type_breakdown_of(ts: &[Timeline], include_memory: bool) -> Vec<KernelTypeRow> {
-    let all = [
-        HtaKernelType::Computation,
-        HtaKernelType::Communication,
-        HtaKernelType::Memory,
-    ];
-    let classes = &all[..if include_memory { 3 } else { 2 }];
+    let classes = &HTA_TYPES[..if include_memory { 3 } else { 2 }];
     let mut sums: BTreeMap<u8, i64> = BTreeMap::new();
     for t in ts {
         let mut points: Vec<(i64, i8, u8)> = Vec::new();
