@@ -446,14 +446,18 @@ impl HtaTrace {
             .collect()
     }
 
-    /// (kernel type, µs) over all ranks, largest first; memory kernels left out unless
-    /// `include_memory`.
-    #[pyo3(signature = (include_memory = true))]
-    fn kernel_types(&self, include_memory: bool) -> Vec<(String, f64)> {
-        hta::kernel_type_breakdown_of(&self.timelines, include_memory)
-            .into_iter()
-            .map(|r| (r.kernel_type, r.sum_us))
-            .collect()
+    /// Per rank: each HTA type's merged busy intervals (µs), for `_kernel_type_time`.
+    #[allow(clippy::type_complexity)] // rows of frames, unpacked by the Python layer
+    fn kernel_type_intervals(&self, include_memory: bool) -> Vec<(i64, Vec<Vec<(f64, f64)>>)> {
+        let classes = &hta::HTA_TYPES[..if include_memory { 3 } else { 2 }];
+        let us = |(s, e): (i64, i64)| (rel_us(s, self.min_ts), rel_us(e, self.min_ts));
+        let of = |t: &Timeline| -> Vec<Vec<(f64, f64)>> {
+            let per_class = hta::kernel_type_intervals(t, classes).into_iter();
+            per_class
+                .map(|(_, u)| u.into_iter().map(us).collect())
+                .collect()
+        };
+        self.timelines.iter().map(|t| (rank(t), of(t))).collect()
     }
 
     /// Per rank and name: (rank, name, HTA type, count, sum, max, min, mean, std in µs).

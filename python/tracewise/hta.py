@@ -60,12 +60,6 @@ class TimeSeriesTypes(Flag):
 _IDLE_CATEGORIES = ("host_wait", "kernel_wait", "other")
 
 
-def _downcast(s: pd.Series) -> pd.Series:
-    """HTA's parser stores integer columns with the smallest integer dtype that holds them
-    (``pd.to_numeric(downcast="integer")``); its frames carry those dtypes."""
-    return pd.to_numeric(s, downcast="integer")
-
-
 def _int_dtype(lo: int, hi: int) -> np.dtype:
     """The smallest signed integer dtype holding ``[lo, hi]``: what HTA's
     ``pd.to_numeric(downcast="integer")`` gives a column with that range."""
@@ -575,8 +569,16 @@ class TraceAnalysis:
         ``others`` past ``num_kernels`` or the ``duration_ratio`` quantile), as HTA's. With
         ``include_memory_kernels=False`` memory kernels are left out of both, and out of
         the overlaps of the first ("COMPUTATION overlapping COMMUNICATION" only)."""
+        analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
+        totals: Dict[str, float] = {}
+        for _, intervals in self._t.kernel_type_intervals(bool(include_memory_kernels)):
+            for label, t in _kernel_type_time(analysed, intervals).items():
+                totals[label] = totals.get(label, 0) + t
+        # HTA sums the ranks' rows per type (a group-by: the types in name order) and sorts
+        # them by the sum, largest first.
+        labels = sorted(totals)
         types = pd.DataFrame(
-            self._t.kernel_types(bool(include_memory_kernels)), columns=["kernel_type", "sum"]
+            {"kernel_type": labels, "sum": np.asarray([totals[k] for k in labels], dtype="float64")}
         )
         types["sum"] = _integral(types["sum"])
         types.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
@@ -587,7 +589,6 @@ class TraceAnalysis:
         # The native rows' columns as numpy arrays, without a frame of the tuples.
         cols = list(zip(*native)) if native else [()] * 9
         row_rank = np.asarray(cols[0], dtype="int64")
-        analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
         columns = ["name", "sum", "max", "min", "mean", "std", "kernel_type", "rank"]
         # The rows of each (rank, kernel type), in row order, folded with numpy (a pandas
         # frame per group cost tens of ms each).
@@ -662,11 +663,21 @@ class TraceAnalysis:
                     ratio = t / total if total != 0 else float("nan")
                     out.append((rank, stream, category, t, ratio))
             frames.append(out)
+        dtypes = [self._idle_stream_dtype(int(rank), streams) for rank in ranks]
         if visualize:
             # HTA plots the values before it rounds them.
-            plotted = _idle_frame(frames, rounded=False)
+            plotted = _idle_frame(frames, dtypes, rounded=False)
             _hta_plot.idle_time_breakdown(plotted, [int(r) for r in ranks], bool(visualize_pctg))
-        return _idle_frame(frames), stats
+        return _idle_frame(frames, dtypes), stats
+
+    def _idle_stream_dtype(self, rank: int, streams: Optional[List[int]]) -> np.dtype:
+        """The dtype of ``stream`` in HTA's idle frames of ``rank``: HTA sets the column
+        from each stream it walks, the values of its frame's ``stream`` column (that
+        column's dtype, downcast over every event its parser keeps, a sync event's
+        ``4294967295`` among them), or the caller's Python ints (int64)."""
+        if streams:
+            return np.dtype(np.int64)
+        return self._frame_dtype(rank, "stream")
 
     def _idle_interval_stats_of(
         self, ranks: List[int], delay: int, streams: Optional[List[int]]
@@ -680,7 +691,7 @@ class TraceAnalysis:
         for rank, rows in ranks_rows:
             by_stream = {s: gaps for s, gaps in rows}
             order = [s for s in streams if s in by_stream] if streams else [s for s, _ in rows]
-            dtypes.add(_downcast(pd.Series([s for s, _ in rows] or [0])).dtype)
+            dtypes.add(self._idle_stream_dtype(rank, streams))
             if not order:
                 break
             parts.extend((rank, stream, by_stream[stream]) for stream in order)
@@ -728,7 +739,7 @@ class TraceAnalysis:
         rows = self._t.idle_intervals(rank, delay)
         by_stream = {s: gaps for s, gaps in rows}
         order = [s for s in streams if s in by_stream] if streams else [s for s, _ in rows]
-        dtype = _downcast(pd.Series([s for s, _ in rows] or [0])).dtype
+        dtype = self._idle_stream_dtype(rank, streams)
         parts = []
         for stream in order:
             gaps = by_stream[stream]
@@ -1144,7 +1155,9 @@ class TraceAnalysis:
         On a trace with fractional µs HTA rounds each start up and each end down; with two
         or more ``ProfilerStep`` names over the ranks, it keeps the ranges (which have no
         stream: its host side) that start before the last ``ProfilerStep`` starts
-        (``include_last_profiler_step=True``: at or before the latest such end)."""
+        (``include_last_profiler_step=True``: whose start from HTA's origin is at or before
+        the latest such end in the file's time, as HTA compares them: every range of a
+        real capture)."""
         from . import load
 
         def us(ns: "pd.Series", up: bool) -> "pd.Series":
@@ -1179,7 +1192,8 @@ class TraceAnalysis:
                     else (steps["ts_ns"] + steps["dur_ns"]) / 1000
                 )
                 if self.include_last_profiler_step:
-                    keep = start <= s_end.max()
+                    # HTA's starts are aligned to its origin here, its step ends are not.
+                    keep = (start - self._t.origin_us()) <= s_end.max()
                 else:
                     keep = start < s_start.max()
             dur = (end - start)[keep]
@@ -1892,16 +1906,16 @@ def _describe_groups(
 
 
 def _idle_frame(
-    ranks_rows: List[List[Tuple[Any, int, str, float, float]]], rounded: bool = True
+    ranks_rows: List[List[Tuple[Any, int, str, float, float]]],
+    stream_dtypes: List[np.dtype],
+    rounded: bool = True,
 ) -> pd.DataFrame:
     """HTA's concat of the idle-breakdown frames of the ranks (each: its rows with ``stream``
-    downcast over that rank's rows, rounded to 2 places unless not ``rounded``). One frame
-    where that gives the same (every rank has rows, all of one stream dtype), else one per
-    rank."""
+    of that rank's dtype in ``stream_dtypes``, rounded to 2 places unless not ``rounded``).
+    One frame where that gives the same (every rank has rows, all of one stream dtype),
+    else one per rank."""
     columns = ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
-    dtypes = {
-        _int_dtype(min(r[1] for r in rows), max(r[1] for r in rows)) for rows in ranks_rows if rows
-    }
+    dtypes = set(stream_dtypes)
     if len(dtypes) == 1 and all(ranks_rows):
         rows = [r for rank_rows in ranks_rows for r in rank_rows]
         rank, stream, category, t, ratio = zip(*rows)
@@ -1918,10 +1932,10 @@ def _idle_frame(
         )
         return df.round(2) if rounded else df
     frames = []
-    for rows in ranks_rows:
+    for rows, dtype in zip(ranks_rows, stream_dtypes):
         df = pd.DataFrame(rows, columns=columns)
         df["rank"] = df["rank"].astype("int64")
-        df["stream"] = _downcast(df["stream"])
+        df["stream"] = df["stream"].astype(dtype)
         df["idle_time"] = df["idle_time"].astype("float64")
         df["idle_time_ratio"] = df["idle_time_ratio"].astype("float64")
         frames.append(df.round(2) if rounded else df)
@@ -2065,6 +2079,41 @@ def _memory_kernel_type(name: str) -> str:
     if not name.startswith("Memcpy"):
         return "Memcpy Unknown"
     return name[:11]
+
+
+def _kernel_type_time(types: List[str], intervals: List[List[Tuple[float, float]]]) -> Dict[str, int]:
+    """One rank's time (µs) per combination of kernel types, as HTA 0.5.0's
+    ``_get_gpu_kernel_type_time`` counts it from each type's merged busy intervals
+    (``types[i]``'s in ``intervals[i]``, bit ``1 << i``): every start (+bit) and end (−bit)
+    of a type is added, starts then ends, to the earlier types' points and the whole is
+    sorted by time with numpy's quicksort, type after type; the running sum of the bits
+    after each point names the types running until the next point. Points at one µs fall
+    in the order that sort gives them, so a combination can hold for 0 µs (an end and a
+    start at one time): HTA lists it with 0, and so does this."""
+    status = np.zeros(0, dtype="int64")
+    time = np.zeros(0, dtype="float64")
+    for bit, iv in enumerate(intervals):
+        ts = np.asarray([a for a, _ in iv], dtype="float64")
+        end = np.asarray([b for _, b in iv], dtype="float64")
+        value = 1 << bit
+        status = np.concatenate([status, np.full(len(ts), value), np.full(len(end), -value)])
+        time = np.concatenate([time, ts, end])
+        order = np.argsort(time, kind="quicksort")
+        status, time = status[order], time[order]
+    if len(time) == 0:
+        return {}
+    running = np.cumsum(status)
+    dur = np.r_[time[1:] - time[:-1], np.nan]
+    if running[-1] > 0:
+        # The last point is a start (a 0 µs interval whose end sorted first): HTA's
+        # `astype(int)` of its NaN duration raises this.
+        raise pd.errors.IntCastingNaNError("Cannot convert non-finite values (NA or inf) to integer")
+    out: Dict[str, int] = {}
+    for value in np.unique(running[running > 0]):
+        label = " overlapping ".join(t for i, t in enumerate(types) if int(value) & (1 << i))
+        # HTA's `astype(int)` of each duration before the sum.
+        out[label] = out.get(label, 0) + int(dur[running == value].astype("int64").sum())
+    return out
 
 
 def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: float) -> Dict[str, List[Any]]:

@@ -129,8 +129,8 @@ impl Timeline {
             let correlation = e.correlation().map(|c| c as i64);
             let name = intern_id(&mut names, e.name);
             if e.kind != HostKind::PythonFrame
-                && let (Some(s), Some(c)) = (k.host_stream(e.source_index), correlation)
-                && s >= 0
+                && let Some(s) = k.host_stream(e.source_index)
+                && s != -1
             {
                 stream_ops.push(Gpu {
                     event_index: e.source_index as i64,
@@ -140,7 +140,7 @@ impl Timeline {
                     stream: s,
                     start: e.start.0,
                     end,
-                    correlation: Some(c),
+                    correlation,
                     launch: None,
                 });
             }

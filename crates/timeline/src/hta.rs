@@ -41,6 +41,14 @@ impl HtaKernelType {
     }
 }
 
+/// The kernel types HTA's kernel breakdown analyses, in its order (memory last: it is
+/// left out with `include_memory_kernels=False`).
+pub const HTA_TYPES: [HtaKernelType; 3] = [
+    HtaKernelType::Computation,
+    HtaKernelType::Communication,
+    HtaKernelType::Memory,
+];
+
 /// `get_kernel_type` of HTA 0.5.0.
 pub fn hta_kernel_type(name: &str) -> HtaKernelType {
     if name.starts_with("nccl") && name[4..].contains("Kernel") {
@@ -101,6 +109,30 @@ fn kind_of(t: &Timeline, g: &Gpu) -> HtaKernelType {
     t.hta_type(g.name)
 }
 
+/// The rows HTA 0.5.0's temporal, kernel-type, per-kernel and overlap breakdowns take as
+/// GPU work: every row of its frame whose `stream` is not −1 (`trace_df["stream"].ne(-1)`,
+/// not its GPU filter): the GPU activities but the synchronisation events on no stream
+/// (`Event Sync`, `Context Sync`), and the host events with a stream that its GPU filter
+/// leaves out ([`Timeline::stream_host`], a Triton `cpu_op` without a correlation id).
+pub fn stream_rows(t: &Timeline) -> impl Iterator<Item = &Gpu> {
+    (t.gpu.iter().filter(|g| g.stream != -1)).chain(t.stream_host.iter())
+}
+
+/// The merged busy intervals (ns, in start order) of each of `classes` over
+/// [`stream_rows`], as HTA's `merge_kernel_intervals` merges them (touching intervals join).
+pub fn kernel_type_intervals(
+    t: &Timeline,
+    classes: &[HtaKernelType],
+) -> Vec<(HtaKernelType, Vec<(i64, i64)>)> {
+    classes
+        .iter()
+        .map(|&class| {
+            let rows = stream_rows(t).filter(|g| kind_of(t, g) == class);
+            (class, merge(rows.map(|g| (g.start, g.end)).collect()))
+        })
+        .collect()
+}
+
 /// Temporal breakdown of one rank (`get_temporal_breakdown`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Temporal {
@@ -127,12 +159,11 @@ pub struct Temporal {
 /// span = last end − first start of all GPU activities; idle = span − union(all);
 /// compute = union(COMPUTATION); non-compute = the rest.
 pub fn temporal(t: &Timeline) -> Option<Temporal> {
-    let all = merge(t.gpu.iter().map(|g| (g.start, g.end)).collect());
+    let all = merge(stream_rows(t).map(|g| (g.start, g.end)).collect());
     let span = all.last()?.1 - all.first()?.0;
     let idle = span - length(&all);
     let comp = length(&merge(
-        t.gpu
-            .iter()
+        stream_rows(t)
             .filter(|g| kind_of(t, g) == HtaKernelType::Computation)
             .map(|g| (g.start, g.end))
             .collect(),
@@ -179,23 +210,11 @@ pub fn kernel_type_breakdown(ts: &[Timeline]) -> Vec<KernelTypeRow> {
 /// `include_memory` (HTA's `include_memory_kernels`): without it, memory kernels are left
 /// out of the time and of the overlaps.
 pub fn kernel_type_breakdown_of(ts: &[Timeline], include_memory: bool) -> Vec<KernelTypeRow> {
-    let all = [
-        HtaKernelType::Computation,
-        HtaKernelType::Communication,
-        HtaKernelType::Memory,
-    ];
-    let classes = &all[..if include_memory { 3 } else { 2 }];
+    let classes = &HTA_TYPES[..if include_memory { 3 } else { 2 }];
     let mut sums: BTreeMap<u8, i64> = BTreeMap::new();
     for t in ts {
         let mut points: Vec<(i64, i8, u8)> = Vec::new();
-        for (bit, class) in classes.iter().enumerate() {
-            let u = merge(
-                t.gpu
-                    .iter()
-                    .filter(|g| kind_of(t, g) == *class)
-                    .map(|g| (g.start, g.end))
-                    .collect(),
-            );
+        for (bit, (_, u)) in kernel_type_intervals(t, classes).into_iter().enumerate() {
             for (s, e) in u {
                 points.push((s, 1, 1 << bit));
                 points.push((e, -1, 1 << bit));
@@ -292,7 +311,7 @@ fn kernel_stats(ts: &[Timeline], our_class: impl Fn(&str) -> String) -> Vec<Kern
     let mut rows = Vec::new();
     for t in ts {
         let mut by: HashMap<u32, Vec<i64>> = HashMap::new();
-        for g in &t.gpu {
+        for g in stream_rows(t) {
             by.entry(g.name).or_default().push(g.end - g.start);
         }
         let mut rank_rows: Vec<KernelStatsRow> = by
@@ -497,14 +516,13 @@ pub struct Overlap {
     pub overlap_pct: f64,
 }
 
-/// Communication kernels against computation kernels (memcpy and memset activities are left
-/// out, as in HTA).
+/// Communication kernels against computation kernels, by HTA's type of their names over
+/// [`stream_rows`] (memcpy and memset, of type memory, are left out, as in HTA).
 pub fn overlap(t: &Timeline) -> Overlap {
     let of = |k: HtaKernelType| {
         merge(
-            t.gpu
-                .iter()
-                .filter(|g| g.kind == crate::timeline::GpuKind::Kernel && kind_of(t, g) == k)
+            stream_rows(t)
+                .filter(|g| kind_of(t, g) == k)
                 .map(|g| (g.start, g.end))
                 .collect(),
         )
@@ -1007,6 +1025,122 @@ mod tests {
         // At least one candidate.
         assert_eq!(top(&rows[..4], 1), vec![2]);
         assert_eq!(top(&rows[..4], 0), vec![]);
+    }
+
+    /// One rank as HTA 0.5.0's frame has it, in µs: a kernel on stream 7 (launched at 0),
+    /// a `Stream Sync` on stream 7 and an `Event Sync` on no stream (-1), a Triton `cpu_op`
+    /// with `args.stream` 0 and no correlation id, steps 1 and 2, and a launch after the
+    /// last step's end (at 90, of a kernel at 95).
+    fn hta_rank(include_last: bool, origin_us: i64) -> Timeline {
+        let names = [
+            "1/1",
+            "gemm",
+            "triton_poi_fused",
+            "ProfilerStep#1",
+            "ProfilerStep#2",
+        ];
+        let mut t = Timeline::new("t.json".into(), Some(0), names.map(String::from).to_vec());
+        let host =
+            |i: i64, name: u32, cat: HostCat, start: i64, end: i64, corr: Option<i64>| Host {
+                event_index: i,
+                name,
+                cat,
+                thread: 0,
+                start: start * 1000,
+                end: end * 1000,
+                correlation: corr,
+            };
+        t.host = vec![
+            host(0, 3, HostCat::Annotation, 0, 40, None),
+            host(1, 1, HostCat::Runtime, 1, 2, Some(1)),
+            host(2, 2, HostCat::CpuOp, 20, 60, None),
+            host(3, 4, HostCat::Annotation, 40, 80, None),
+            host(4, 1, HostCat::Runtime, 90, 91, Some(4)),
+        ];
+        t.steps = vec![(1, 0, 40_000), (2, 40_000, 80_000)];
+        let gpu = |i: i64, name: u32, stream: i64, start: i64, end: i64, corr: i64| Gpu {
+            event_index: i,
+            name,
+            kind: GpuKind::Kernel,
+            device: 0,
+            stream,
+            start: start * 1000,
+            end: end * 1000,
+            correlation: Some(corr),
+            launch: None,
+        };
+        t.gpu = vec![gpu(10, 1, 7, 10, 15, 1), gpu(11, 1, 7, 95, 99, 4)];
+        t.stream_ops = vec![Gpu {
+            kind: GpuKind::Other,
+            correlation: None,
+            ..gpu(2, 2, 0, 20, 60, -1)
+        }];
+        let sync = |i: i64, kind: SyncKind, stream: i64, start: i64, end: i64| crate::SyncEvent {
+            event_index: i,
+            kind,
+            device: 0,
+            stream,
+            start: start * 1000,
+            end: end * 1000,
+            correlation: Some(1),
+            runtime: None,
+            wait_on_stream: None,
+            wait_on_record: None,
+        };
+        t.syncs = vec![
+            sync(12, SyncKind::Stream, 7, 16, 18),
+            sync(13, SyncKind::Event, -1, 25, 70),
+        ];
+        let view = crate::HtaView::hta(include_last, true, origin_us * 1000);
+        t.into_hta_view_with(&view)
+    }
+
+    use crate::timeline::Host;
+    use trace_model::SyncKind;
+
+    #[test]
+    fn breakdowns_take_htas_rows_with_a_stream() {
+        let t = hta_rank(false, 0);
+        // HTA's GPU filter takes the Event Sync (no stream), its breakdowns do not; the
+        // Triton op (a stream, no correlation id) is the other way round.
+        assert_eq!(t.gpu.len(), 3);
+        let rows: Vec<i64> = stream_rows(&t).map(|g| g.event_index).collect();
+        assert_eq!(rows, vec![10, 12, 2]);
+        let r = temporal(&t).unwrap();
+        // Busy [10, 15), [16, 18) and [20, 60): the span 50 µs, idle 3, compute (gemm, the
+        // Triton op) 45, the Stream Sync (HTA's OTHER) 2.
+        assert_eq!(
+            (r.kernel_time_us, r.idle_us, r.compute_us, r.non_compute_us),
+            (50.0, 3.0, 45.0, 2.0)
+        );
+        let names: Vec<(String, usize)> = (kernel_breakdown_hta(std::slice::from_ref(&t))
+            .into_iter())
+        .map(|k| (k.name, k.count))
+        .collect();
+        assert_eq!(
+            names,
+            [
+                ("triton_poi_fused".into(), 1),
+                ("gemm".into(), 1),
+                ("Stream Sync".into(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_last_step_is_kept_as_htas_unaligned_end_keeps_it() {
+        // `False`: host events starting before the last step's start, and their GPU work.
+        let t = hta_rank(false, 0);
+        assert_eq!(t.host.len(), 3);
+        // `True`: HTA compares a start from its origin with the step's end in the file's
+        // time. With the origin at 0 the launch at 90 is past the end (80) and its kernel
+        // is dropped ...
+        let t = hta_rank(true, 0);
+        assert_eq!((t.host.len(), t.gpu.len()), (4, 3));
+        // ... with the file's events 20 µs after HTA's origin (another rank started
+        // first), the launch is at 70 and both are kept.
+        let t = hta_rank(true, 20);
+        assert_eq!((t.host.len(), t.gpu.len()), (5, 4));
     }
 
     #[test]

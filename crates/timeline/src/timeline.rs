@@ -135,10 +135,18 @@ pub struct Timeline {
     pub fractional_us: bool,
     /// `ts` of the first event of the file (HTA compares launchless activities with it).
     pub first_event_ts: Option<i64>,
-    /// Host events that carry `args.stream >= 0` and `args.correlation >= 0` (a Triton
-    /// launch's `cpu_op`, say), as [`GpuKind::Other`] activities: HTA 0.5.0 counts them as
-    /// GPU work, so [`Timeline::into_hta_view_with`] adds them to `gpu`; empty there.
+    /// Host events that carry an `args.stream` other than −1 (a Triton launch's `cpu_op`,
+    /// say), as [`GpuKind::Other`] activities; empty after [`Timeline::into_hta_view_with`].
+    /// HTA 0.5.0 counts those with `args.stream >= 0` and `args.correlation >= 0` as GPU
+    /// work (they join `gpu`) and the others as host events with a stream (they become
+    /// [`Timeline::stream_host`]).
     pub stream_ops: Vec<Gpu>,
+    /// Only in HTA's view: the host events of [`Timeline::stream_ops`] that HTA's GPU filter
+    /// leaves on the host side (no `args.correlation >= 0`, or a negative stream), kept by
+    /// the host events' step rule. Their `stream` is not −1, so HTA's temporal, kernel and
+    /// overlap breakdowns, which take every row with `stream != -1`, count them as GPU work
+    /// (`hta::stream_rows`).
+    pub stream_host: Vec<Gpu>,
     /// HTA's time origin of this file (its earliest complete event with a category, in
     /// ns), set by the HTA loader; none elsewhere.
     pub hta_origin: Option<i64>,
@@ -193,6 +201,7 @@ impl Timeline {
             fractional_us: false,
             first_event_ts: None,
             stream_ops: Vec::new(),
+            stream_host: Vec::new(),
             hta_origin: None,
             asked_symbols: None,
             memory_bw: FastMap::default(),
@@ -212,12 +221,16 @@ impl Timeline {
     /// - when any timestamp has a fraction of a microsecond, every start is rounded up and
     ///   every end down to whole microseconds;
     /// - with [`HtaView::hta_gpu_rule`], the CUDA synchronisation events HTA counts as GPU
-    ///   work and [`Timeline::stream_ops`] join `gpu` as [`GpuKind::Other`];
+    ///   work and the [`Timeline::stream_ops`] its GPU filter takes join `gpu` as
+    ///   [`GpuKind::Other`], and the other stream ops are [`Timeline::stream_host`];
     /// - with two or more ProfilerStep names ([`HtaView::multi_step`], else this rank's),
     ///   HTA's `_filter_irrelevant_gpu_kernels`: host events are kept when they start
-    ///   before the last ProfilerStep starts (`include_last_profiler_step=False`) or at or
-    ///   before it ends (`True`), and GPU activities when a kept host event has their
-    ///   correlation id; the steps kept are those whose event is kept.
+    ///   before the last ProfilerStep starts (`include_last_profiler_step=False`) or, with
+    ///   `True`, when their start from HTA's origin ([`HtaView::origin`]) is at or before
+    ///   the last step's end in the file's own time (HTA compares its aligned `ts` with
+    ///   the `end` it computed before aligning, so on a real capture every host event is
+    ///   kept), and GPU activities when a kept host event has their correlation id; the
+    ///   steps kept are those whose event is kept.
     pub fn into_hta_view_with(self, view: &HtaView) -> Timeline {
         let mut t = self;
         let stream_ops = std::mem::take(&mut t.stream_ops);
@@ -244,13 +257,17 @@ impl Timeline {
                     launch: y.runtime,
                 });
             }
-            t.gpu.extend(stream_ops);
+            let (gpu_work, host_side): (Vec<Gpu>, Vec<Gpu>) = stream_ops
+                .into_iter()
+                .partition(|g| g.stream >= 0 && g.correlation.is_some_and(|c| c >= 0));
+            t.gpu.extend(gpu_work);
+            t.stream_host = host_side;
         }
         if t.fractional_us {
             let up =
                 |v: i64| v.div_euclid(1000) * 1000 + if v.rem_euclid(1000) > 0 { 1000 } else { 0 };
             let down = |v: i64| v.div_euclid(1000) * 1000;
-            for g in &mut t.gpu {
+            for g in t.gpu.iter_mut().chain(t.stream_host.iter_mut()) {
                 let (s, e) = (up(g.start), down(g.end));
                 g.start = s;
                 g.end = e;
@@ -280,7 +297,7 @@ impl Timeline {
         });
         if multi_step && !t.steps.is_empty() {
             if view.filter_host {
-                t.filter_to_steps(view.include_last_profiler_step);
+                t.filter_to_steps(view.include_last_profiler_step, view.origin);
             } else {
                 let last_end = t.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
                 let host = &t.host;
@@ -294,13 +311,14 @@ impl Timeline {
     }
 
     /// HTA's `_filter_irrelevant_gpu_kernels` on a timeline with steps (see
-    /// [`Timeline::into_hta_view_with`]).
-    fn filter_to_steps(&mut self, include_last: bool) {
+    /// [`Timeline::into_hta_view_with`]); `origin` is HTA's time origin, in ns.
+    fn filter_to_steps(&mut self, include_last: bool, origin: i64) {
         let last_start = self.steps.iter().map(|s| s.1).max().unwrap_or(i64::MAX);
         let last_end = self.steps.iter().map(|s| s.2).max().unwrap_or(i64::MAX);
+        // HTA's `ts` is aligned to its origin when it filters, its `end` is not.
         let keep = |start: i64| {
             if include_last {
-                start <= last_end
+                start.saturating_sub(origin) <= last_end
             } else {
                 start < last_start
             }
@@ -314,6 +332,7 @@ impl Timeline {
             }
         }
         self.host = kept;
+        self.stream_host.retain(|g| keep(g.start));
         let correlations: std::collections::HashSet<i64> =
             self.host.iter().filter_map(|h| h.correlation).collect();
         self.gpu
@@ -369,6 +388,9 @@ pub struct HtaView {
     /// Whether the events HTA counts as GPU work beyond kernels, memcpy and memset (CUDA
     /// synchronisation events, host events with a stream) join `gpu`.
     pub hta_gpu_rule: bool,
+    /// HTA's time origin over the trace set (the earliest `ts` of all ranks, in ns), which
+    /// its step filter subtracts from the starts but not from the step's end.
+    pub origin: i64,
 }
 
 impl HtaView {
@@ -379,15 +401,18 @@ impl HtaView {
         multi_step: None,
         filter_host: false,
         hta_gpu_rule: false,
+        origin: 0,
     };
 
-    /// HTA 0.5.0's `TraceAnalysis(include_last_profiler_step=…)` over a trace set.
-    pub fn hta(include_last_profiler_step: bool, multi_step: bool) -> HtaView {
+    /// HTA 0.5.0's `TraceAnalysis(include_last_profiler_step=…)` over a trace set whose
+    /// earliest event starts at `origin` (ns).
+    pub fn hta(include_last_profiler_step: bool, multi_step: bool, origin: i64) -> HtaView {
         HtaView {
             include_last_profiler_step,
             multi_step: Some(multi_step),
             filter_host: true,
             hta_gpu_rule: true,
+            origin,
         }
     }
 }

@@ -345,7 +345,11 @@ pub fn load_hta_view(
         .iter()
         .flat_map(|(_, t)| t.steps.iter().map(|s| s.0))
         .collect();
-    let view = HtaView::hta(include_last_profiler_step, names.len() >= 2);
+    let view = HtaView::hta(
+        include_last_profiler_step,
+        names.len() >= 2,
+        min_ts.unwrap_or(0),
+    );
     let mut by_rank: std::collections::BTreeMap<i64, Timeline> = std::collections::BTreeMap::new();
     for (rank_in_file, mut t) in read {
         let given = rank_of_file.and_then(|m| m.get(&t.path).copied());
