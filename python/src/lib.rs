@@ -23,8 +23,10 @@ use pyo3::types::{PyBytes, PyCapsule};
 use trace_frame::{DataFrame, Timeline, hta};
 
 mod overlay;
+mod queue;
 mod save;
 use overlay::{write_overlaid_trace, write_patterned_trace, write_trace_with_counters};
+use queue::queue_columns;
 use save::write_files;
 
 create_exception!(
@@ -578,23 +580,8 @@ impl HtaTrace {
     /// Python object per value): event index, ts in µs from HTA's origin (f64), device,
     /// stream, length (i64).
     fn queue_length_points<'py>(&self, py: Python<'py>, rank_: i64) -> [Bound<'py, PyBytes>; 5] {
-        let mut cols: [Vec<u8>; 5] = Default::default();
-        if let Some(t) = self.of(rank_) {
-            for (stream, points) in hta::queue_points(t) {
-                for (ts, q, is_launch, g) in points {
-                    let a = &t.gpu[g];
-                    let index = if is_launch {
-                        a.launch.map(|l| t.host[l].event_index).unwrap_or(-1)
-                    } else {
-                        a.event_index
-                    };
-                    cols[1].extend(rel_us(ts, self.min_ts).to_ne_bytes());
-                    for (c, v) in [(0, index), (2, a.device), (3, stream), (4, q)] {
-                        cols[c].extend(v.to_ne_bytes());
-                    }
-                }
-            }
-        }
+        let cols =
+            (self.of(rank_)).map_or_else(Default::default, |t| queue_columns(t, self.min_ts));
         cols.map(|c| PyBytes::new(py, &c))
     }
 
