@@ -70,3 +70,19 @@ def shown_figures(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[object, tuple, 
     monkeypatch.setattr(plotly.basedatatypes.BaseFigure, "show", record)
     monkeypatch.setattr(plotly.io.renderers, "default", "json")
     return shown
+
+
+@pytest.fixture
+def interpreter_sigint():
+    """Python's own SIGINT handler for the test, as an interactive interpreter has it.
+
+    A process started in the background by a shell without job control inherits SIGINT
+    ignored, and Python then leaves it ignored, so Ctrl-C could not interrupt anything
+    there, tracewise or not. Set before the test's first call into tracewise, so a handler
+    that tracewise installed later would still take the signal from it (what the tests
+    that use this check)."""
+    import signal
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)

@@ -73,7 +73,7 @@ def test_the_notebook_example_runs(tmp_path, monkeypatch):
     assert "<svg" in ns["report"]._repr_html_()
 
 
-def test_ctrl_c_still_interrupts_after_a_report_was_written(tmp_path):
+def test_ctrl_c_still_interrupts_after_a_report_was_written(tmp_path, interpreter_sigint):
     """Writing a report must not take SIGINT from the interpreter (output-file's cleanup
     handler would end the process on Ctrl-C)."""
     import signal

@@ -90,7 +90,7 @@ def test_a_panic_becomes_internal_error_and_the_interpreter_lives_on():
     assert tracewise.load(TINY).events().num_rows > 0
 
 
-def test_ctrl_c_interrupts_a_long_call():
+def test_ctrl_c_interrupts_a_long_call(interpreter_sigint):
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
