@@ -80,11 +80,34 @@ def _describe_groups(
         return None
     key_codes, key_values = pd.factorize(keys, sort=True)
     rank_codes, rank_values = pd.factorize(ranks, sort=True)
-    order = np.lexsort((v, key_codes, rank_codes))
-    group = rank_codes[order].astype("int64") * len(key_values) + key_codes[order]
-    v = v[order]
-    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    n = np.diff(np.r_[first, len(v)])
+    g, stats = _group_describe(rank_codes.astype("int64") * len(key_values) + key_codes, v)
+    index = pd.MultiIndex.from_arrays(
+        [rank_values[g // len(key_values)], key_values[g % len(key_values)]], names=["rank", key]
+    )
+    out = pd.DataFrame(stats, index=index)
+    out.columns = pd.MultiIndex.from_product([[column], list(stats)])
+    return out
+
+
+def _group_describe(group: np.ndarray, v: np.ndarray) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
+    """The groups of ``group`` (integer codes, sorted) and ``describe()``'s statistics of
+    ``v`` (float64) in each, as pandas' group aggregations compute them: NaN values
+    skipped (a group of NaN only: count 0, the rest NaN), each quantile by pandas' linear
+    formula over the group's values sorted, the mean and std equal to rounding (pandas
+    compensates its sums)."""
+    groups, inverse = np.unique(group, return_inverse=True)
+    ok = ~np.isnan(v)
+    g, v = inverse.reshape(-1)[ok], v[ok]
+    order = np.lexsort((v, g))
+    g, v = g[order], v[order]
+    size = np.bincount(g, minlength=len(groups))
+    has = size > 0
+    n = size[has]
+    first = (np.cumsum(size) - size)[has]
+    stats = {c: np.full(len(groups), np.nan) for c in ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]}
+    stats["count"] = size.astype("float64")
+    if not len(v):
+        return groups, stats
     mean = np.add.reduceat(v, first) / n
     dev = v - np.repeat(mean, n)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -99,23 +122,31 @@ def _describe_groups(
         nxt = v[first + np.minimum(lo + 1, n - 1)]
         return np.where(frac == 0, val, val + (nxt - val) * frac)
 
-    g = group[first]
-    index = pd.MultiIndex.from_arrays(
-        [rank_values[g // len(key_values)], key_values[g % len(key_values)]], names=["rank", key]
-    )
-    stats = {
-        "count": n.astype("float64"),
-        "mean": mean,
-        "std": std,
-        "min": v[first],
-        "25%": quantile(0.25),
-        "50%": quantile(0.5),
-        "75%": quantile(0.75),
-        "max": v[first + n - 1],
+    for c, x in [("mean", mean), ("std", std), ("min", v[first]), ("25%", quantile(0.25)),
+                 ("50%", quantile(0.5)), ("75%", quantile(0.75)), ("max", v[first + n - 1])]:
+        stats[c][has] = x
+    return groups, stats
+
+
+def _idle_describe(parts: List[Tuple[int, int, np.ndarray, np.ndarray]], dtype: np.dtype) -> pd.DataFrame:
+    """HTA's idle interval statistics of (rank, stream, categories, gaps) parts, the parts'
+    frames stacked as HTA's concat stacks them: per part ``describe()`` of its gaps by
+    category (0 host wait, 1 kernel wait, 2 other; the stream's first activity counts in
+    ``other`` with a NaN gap), rounded to 2 places, with ``rank`` and ``stream`` (of
+    ``dtype``) columns and the category names as the index, computed with numpy (pandas'
+    group-by and its eight aggregations cost ms a call)."""
+    category = np.concatenate([np.r_[2, c.astype("int64")] for _, _, c, _ in parts])
+    gaps = np.concatenate([np.r_[np.nan, g] for _, _, _, g in parts])
+    part = np.repeat(np.arange(len(parts), dtype="int64"), [len(g) + 1 for _, _, _, g in parts])
+    group, stats = _group_describe(part * 3 + category, gaps)
+    at = group // 3
+    columns = {
+        "rank": np.asarray([r for r, _, _, _ in parts], dtype="int64")[at],
+        "stream": np.asarray([s for _, s, _, _ in parts], dtype=dtype)[at],
     }
-    out = pd.DataFrame(stats, index=index)
-    out.columns = pd.MultiIndex.from_product([[column], list(stats)])
-    return out
+    columns.update({c: np.round(x, 2) for c, x in stats.items()})
+    index = pd.Index(np.asarray(_IDLE_CATEGORIES, dtype=object)[group % 3], name="idle_category")
+    return pd.DataFrame(columns, index=index)
 
 
 def _idle_frame(
@@ -243,21 +274,37 @@ def _aggregate_ranks(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> pd.
     return agg[["name", "sum", "max", "min", "mean", "std", "rank"]]
 
 
-def _annotation_stats(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> Optional[pd.DataFrame]:
+def _coded(rows: List[Tuple[str, float]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(name, duration) rows as (names sorted, each once; each row's name as a code into
+    them; durations float64)."""
+    codes, names = pd.factorize(np.asarray([n for n, _ in rows], dtype=object), sort=True)
+    return np.asarray(names, dtype=object), codes.astype("int64"), np.asarray([d for _, d in rows], dtype="float64")
+
+
+def _rows(names: np.ndarray, codes: np.ndarray, dur: np.ndarray) -> List[Tuple[str, float]]:
+    """The (name, duration) rows of :func:`_coded`'s columns."""
+    return list(zip(names[codes].tolist(), dur.tolist()))
+
+
+def _annotation_stats(per_rank: List[Tuple[Any, np.ndarray, np.ndarray, np.ndarray]]) -> Optional[pd.DataFrame]:
     """The user-annotation breakdown of ranks none of which folds names into ``others``
     (what :func:`_aggregate_ranks`, the concat and the sort by (``rank``, ``name``) give,
     with the columns named), computed with numpy over the rows sorted once by (rank,
     name): per group the sum, max, min, mean and std (n − 1; 0 for one row) of ``dur``.
-    The sums are pandas' where the durations are whole µs (exact); the std equal to
-    rounding. None without rows or with a NaN duration (pandas' group-by then)."""
-    names = [n for _, rows in per_rank for n, _ in rows]
-    if not names:
+    Each rank's rows as :func:`_coded` gives them: (rank, names, codes, durations). The
+    sums are pandas' where the durations are whole µs (exact); the std equal to rounding.
+    None without rows or with a NaN or fractional duration (pandas' group-by then)."""
+    if not sum(len(c) for _, _, c, _ in per_rank):
         return None
-    dur = np.asarray([d for _, rows in per_rank for _, d in rows], dtype="float64")
+    dur = np.concatenate([d for _, _, _, d in per_rank])
     if np.isnan(dur).any() or not (np.mod(dur, 1) == 0).all():
         return None
-    rank = np.repeat(np.asarray([int(r) for r, _ in per_rank], dtype="int64"), [len(rows) for _, rows in per_rank])
-    name_codes, name_values = pd.factorize(np.asarray(names, dtype=object), sort=True)
+    name_values = np.unique(np.concatenate([n for _, n, _, _ in per_rank]))
+    # Each rank's codes into the names of every rank (sorted: the codes keep name order).
+    name_codes = np.concatenate(
+        [np.searchsorted(name_values, n).astype("int64")[c] for _, n, c, _ in per_rank if len(c)]
+    )
+    rank = np.repeat(np.asarray([int(r) for r, _, _, _ in per_rank], dtype="int64"), [len(c) for _, _, c, _ in per_rank])
     rank_codes, rank_values = pd.factorize(rank, sort=True)
     order = np.lexsort((name_codes, rank_codes))
     group = rank_codes[order].astype("int64") * len(name_values) + name_codes[order]
@@ -284,30 +331,27 @@ def _annotation_stats(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> Op
     )
 
 
-def _memory_kernel_type(name: str) -> str:
-    """HTA's memory type of a memcpy/memset name: ``Memset``, the first 11 characters of a
-    ``Memcpy`` name (``Memcpy DtoH``), else ``Memcpy Unknown``."""
-    if name.startswith("Memset"):
-        return "Memset"
-    if not name.startswith("Memcpy"):
-        return "Memcpy Unknown"
-    return name[:11]
-
-
 def _kernel_type_time(types: List[str], intervals: List[List[Tuple[float, float]]]) -> Dict[str, int]:
+    """:func:`_kernel_type_time_of` of each type's intervals given as (start, end) pairs."""
+    arrays = [
+        (np.asarray([a for a, _ in iv], dtype="float64"), np.asarray([b for _, b in iv], dtype="float64"))
+        for iv in intervals
+    ]
+    return _kernel_type_time_of(types, arrays)
+
+
+def _kernel_type_time_of(types: List[str], intervals: List[Tuple[np.ndarray, np.ndarray]]) -> Dict[str, int]:
     """One rank's time (µs) per combination of kernel types, as HTA 0.5.0's
     ``_get_gpu_kernel_type_time`` counts it from each type's merged busy intervals
-    (``types[i]``'s in ``intervals[i]``, bit ``1 << i``): every start (+bit) and end (−bit)
-    of a type is added, starts then ends, to the earlier types' points and the whole is
-    sorted by time with numpy's quicksort, type after type; the running sum of the bits
-    after each point names the types running until the next point. Points at one µs fall
-    in the order that sort gives them, so a combination can hold for 0 µs (an end and a
-    start at one time): HTA lists it with 0, and so does this."""
+    (``types[i]``'s starts and ends in ``intervals[i]``, bit ``1 << i``): every start (+bit)
+    and end (−bit) of a type is added, starts then ends, to the earlier types' points and
+    the whole is sorted by time with numpy's quicksort, type after type; the running sum of
+    the bits after each point names the types running until the next point. Points at one
+    µs fall in the order that sort gives them, so a combination can hold for 0 µs (an end
+    and a start at one time): HTA lists it with 0, and so does this."""
     status = np.zeros(0, dtype="int64")
     time = np.zeros(0, dtype="float64")
-    for bit, iv in enumerate(intervals):
-        ts = np.asarray([a for a, _ in iv], dtype="float64")
-        end = np.asarray([b for _, b in iv], dtype="float64")
+    for bit, (ts, end) in enumerate(intervals):
         value = 1 << bit
         status = np.concatenate([status, np.full(len(ts), value), np.full(len(end), -value)])
         time = np.concatenate([time, ts, end])
@@ -327,6 +371,80 @@ def _kernel_type_time(types: List[str], intervals: List[List[Tuple[float, float]
         # HTA's `astype(int)` of each duration before the sum.
         out[label] = out.get(label, 0) + int(dur[running == value].astype("int64").sum())
     return out
+
+
+def _kernel_type_frame(totals: Dict[str, float]) -> pd.DataFrame:
+    """HTA's kernel-type frame of the time per combination of types summed over the ranks
+    (a group-by: the types in name order), ``sum`` int64 where every sum is whole, sorted
+    by it (pandas' ``sort_values``: ``nargsort``, quicksort, largest first) with its
+    ``percentage`` of the whole, rounded to 1 place. Built with numpy: a handful of rows,
+    where pandas' steps cost ms."""
+    from pandas.core.sorting import nargsort
+
+    labels = np.asarray(sorted(totals), dtype=object)
+    sums = np.asarray([totals[k] for k in labels], dtype="float64")
+    if len(sums) and (np.mod(sums, 1) == 0).all():
+        sums = sums.astype("int64")
+    order = nargsort(sums, kind="quicksort", ascending=False)
+    sums = sums[order]
+    return pd.DataFrame(
+        {
+            "kernel_type": labels[order],
+            "sum": sums,
+            "percentage": np.round((sums / sums.sum()) * 100, 1),
+        }
+    )
+
+
+def _kernel_stats_frame(
+    stats: Dict[str, np.ndarray], analysed: List[str], num_kernels: int, duration_ratio: float
+) -> pd.DataFrame:
+    """HTA's per-rank kernel frame of the second element of ``get_gpu_kernel_breakdown``
+    from the native per-(rank, name) statistics (``stats``: columns ``rank``,
+    ``kernel_type``, ``name``, ``sum``, ``max``, ``min``, ``mean``, ``std``): each (rank,
+    type of ``analysed``) folded by :func:`_fold_kernels` where it has more than
+    ``num_kernels`` names (else its rows as they are, the std of one call 0), sorted by
+    (kernel_type, name, rank), the columns named as HTA's. The rows' order before that sort
+    does not matter: its keys are unique (a name has one type; ``others`` one per group)."""
+    columns = ["name", "sum", "max", "min", "mean", "std"]
+    rank = stats["rank"]
+    kept = np.isin(stats["kernel_type"], np.asarray(analysed, dtype=object))
+    parts: Dict[str, List[np.ndarray]] = {c: [stats[c][kept]] for c in columns + ["kernel_type", "rank"]}
+    parts["std"] = [np.where(np.isnan(parts["std"][0]), 0.0, parts["std"][0])]
+    if len(rank):
+        type_code, type_values = pd.factorize(stats["kernel_type"][kept])
+        group = pd.factorize(rank[kept])[0].astype("int64") * max(len(type_values), 1) + type_code
+        sizes = np.bincount(group) if len(group) else np.zeros(0, dtype="int64")
+        big = np.flatnonzero(sizes > num_kernels)
+        if len(big):
+            folding = np.isin(group, big)
+            for c in parts:
+                parts[c] = [parts[c][0][~folding]]
+            at_all = np.flatnonzero(kept)
+            for g in big:
+                at = at_all[group == g]
+                folded = _fold_kernels({c: stats[c][at] for c in columns}, num_kernels, duration_ratio)
+                n = len(folded["name"])
+                for c in columns:
+                    parts[c].append(np.asarray(folded[c], dtype=object if c == "name" else "float64"))
+                parts["kernel_type"].append(np.full(n, stats["kernel_type"][at[0]], dtype=object))
+                parts["rank"].append(np.full(n, rank[at[0]], dtype="int64"))
+    out = {c: np.concatenate(v) for c, v in parts.items()}
+    type_codes = pd.factorize(out["kernel_type"], sort=True)[0]
+    name_codes = pd.factorize(out["name"], sort=True)[0]
+    order = np.lexsort((out["rank"], name_codes, type_codes))
+    return pd.DataFrame(
+        {
+            "name": out["name"][order].astype(object),
+            "sum (us)": out["sum"][order].astype("float64"),
+            "max (us)": out["max"][order].astype("float64"),
+            "min (us)": out["min"][order].astype("float64"),
+            "stddev": out["std"][order].astype("float64"),
+            "mean (us)": out["mean"][order].astype("float64"),
+            "kernel_type": out["kernel_type"][order].astype(object),
+            "rank": out["rank"][order].astype("int64"),
+        }
+    )
 
 
 def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: float) -> Dict[str, List[Any]]:
