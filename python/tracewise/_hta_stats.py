@@ -31,9 +31,15 @@ def _integral(s: pd.Series) -> pd.Series:
 
 
 
+def _whole(v: np.ndarray) -> bool:
+    """Whether every value of ``v`` (float) is a whole number: ``np.mod(v, 1) == 0``
+    everywhere, without its division (the mod of a large array cost ms)."""
+    return bool(np.isfinite(v).all() and (np.trunc(v) == v).all())
+
+
 def _times(v: np.ndarray) -> np.ndarray:
     """HTA's times: int64 where every value is whole (and there is one), else float64."""
-    if not len(v) or not (np.mod(v, 1) == 0).all():
+    if not len(v) or not _whole(v):
         return v.astype("float64")
     return v.astype("int64")
 
@@ -95,37 +101,49 @@ def _group_describe(group: np.ndarray, v: np.ndarray) -> Tuple[np.ndarray, Dict[
     skipped (a group of NaN only: count 0, the rest NaN), each quantile by pandas' linear
     formula over the group's values sorted, the mean and std equal to rounding (pandas
     compensates its sums)."""
-    groups, inverse = np.unique(group, return_inverse=True)
-    ok = ~np.isnan(v)
-    g, v = inverse.reshape(-1)[ok], v[ok]
-    order = np.lexsort((v, g))
-    g, v = g[order], v[order]
-    size = np.bincount(g, minlength=len(groups))
-    has = size > 0
-    n = size[has]
-    first = (np.cumsum(size) - size)[has]
-    stats = {c: np.full(len(groups), np.nan) for c in ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]}
-    stats["count"] = size.astype("float64")
+    # By group, each group's values ascending with its NaNs last: a group's numbers are
+    # the first `n` of its rows.
+    names = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
     if not len(v):
-        return groups, stats
-    mean = np.add.reduceat(v, first) / n
-    dev = v - np.repeat(mean, n)
+        return group[:0], {c: np.zeros(0) for c in names}
+    order = np.lexsort((v, group))
+    group, v = group[order], v[order]
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    size = np.diff(np.r_[first, len(v)])
+    nan = np.isnan(v)
+    n = np.add.reduceat((~nan).astype("int64"), first)
+    # NaNs as 0: they add nothing to the sums below.
+    v = np.where(nan, 0.0, v)
+    has = n > 0
     with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.add.reduceat(v, first) / n
+        dev = v - np.repeat(np.where(has, mean, 0.0), size)
+        dev[nan] = 0.0
         std = np.sqrt(np.add.reduceat(dev * dev, first) / (n - 1))
-    std[n < 2] = np.nan
+    std = np.where(n < 2, np.nan, std)
+    last = first + np.maximum(n, 1) - 1
 
     def quantile(q: float) -> np.ndarray:
         at = q * (n - 1)
-        lo = np.floor(at).astype("int64")
+        lo = np.floor(np.maximum(at, 0)).astype("int64")
         frac = at - lo
-        val = v[first + lo]
-        nxt = v[first + np.minimum(lo + 1, n - 1)]
+        val = v[np.minimum(first + lo, last)]
+        nxt = v[np.minimum(first + lo + 1, last)]
         return np.where(frac == 0, val, val + (nxt - val) * frac)
 
-    for c, x in [("mean", mean), ("std", std), ("min", v[first]), ("25%", quantile(0.25)),
-                 ("50%", quantile(0.5)), ("75%", quantile(0.75)), ("max", v[first + n - 1])]:
-        stats[c][has] = x
-    return groups, stats
+    values = {
+        "count": n.astype("float64"),
+        "mean": mean,
+        "std": std,
+        "min": v[first],
+        "25%": quantile(0.25),
+        "50%": quantile(0.5),
+        "75%": quantile(0.75),
+        "max": v[last],
+    }
+    # A group of NaNs only: count 0, the rest NaN.
+    stats = {c: values[c] if c == "count" else np.where(has, values[c], np.nan) for c in names}
+    return group[first], stats
 
 
 def _idle_describe(parts: List[Tuple[int, int, np.ndarray, np.ndarray]], dtype: np.dtype) -> pd.DataFrame:
@@ -254,6 +272,22 @@ def _aggregate_by_name(
     return agg
 
 
+def _annotation_frame() -> pd.DataFrame:
+    """HTA's empty user-annotation frame, to which it concatenates each rank's rows (its
+    dtypes are what the concat starts from)."""
+    return pd.DataFrame(
+        {
+            "name": pd.Series(dtype="str"),
+            "sum": pd.Series(dtype="int"),
+            "max": pd.Series(dtype="int"),
+            "min": pd.Series(dtype="int"),
+            "std": pd.Series(dtype="float"),
+            "mean": pd.Series(dtype="int"),
+            "rank": pd.Series(dtype="int"),
+        }
+    )
+
+
 def _aggregate_ranks(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> pd.DataFrame:
     """:func:`_aggregate_by_name` of each rank's (``name``, ``dur``) rows with its ``rank``
     column, for ranks none of which folds names into ``others``: one group-by over
@@ -297,7 +331,7 @@ def _annotation_stats(per_rank: List[Tuple[Any, np.ndarray, np.ndarray, np.ndarr
     if not sum(len(c) for _, _, c, _ in per_rank):
         return None
     dur = np.concatenate([d for _, _, _, d in per_rank])
-    if np.isnan(dur).any() or not (np.mod(dur, 1) == 0).all():
+    if not _whole(dur):
         return None
     name_values = np.unique(np.concatenate([n for _, n, _, _ in per_rank]))
     # Each rank's codes into the names of every rank (sorted: the codes keep name order).
@@ -383,7 +417,7 @@ def _kernel_type_frame(totals: Dict[str, float]) -> pd.DataFrame:
 
     labels = np.asarray(sorted(totals), dtype=object)
     sums = np.asarray([totals[k] for k in labels], dtype="float64")
-    if len(sums) and (np.mod(sums, 1) == 0).all():
+    if len(sums) and _whole(sums):
         sums = sums.astype("int64")
     order = nargsort(sums, kind="quicksort", ascending=False)
     sums = sums[order]

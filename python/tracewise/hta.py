@@ -42,9 +42,11 @@ from ._hta_stats import (
     _IDLE_CATEGORIES,
     _aggregate_by_name,
     _aggregate_ranks,
+    _annotation_frame,
     _annotation_stats,
     _coded,
     _describe,
+    _describe_groups,
     _describe_per_rank,
     _fold_kernels,
     _idle_describe,
@@ -460,11 +462,12 @@ class TraceAnalysis:
 
     # --- what tracewise does not build ----------------------------------------------
 
-    def _memory_bw_time_series_of(self, rank: int) -> Optional[pd.DataFrame]:
-        """HTA's memory-bandwidth step function of one rank (None without memory
-        activities): each memcpy/memset adds its ``memory bandwidth (GB/s)`` at its start
-        and takes it back at its end (a 0 µs activity lasts 1 µs, as in HTA), summed per
-        memory type (``Memcpy DtoH``, …, ``Memset``) in time order."""
+    def _memory_bw_columns_of(self, rank: int) -> Optional[Dict[str, np.ndarray]]:
+        """HTA's memory-bandwidth step function of one rank as the columns of its frame
+        (``index`` too; None without memory activities): each memcpy/memset adds its
+        ``memory bandwidth (GB/s)`` at its start and takes it back at its end (a 0 µs
+        activity lasts 1 µs, as in HTA), summed per memory type (``Memcpy DtoH``, …,
+        ``Memset``) in time order."""
         # The activities in file order (HTA's frame order), with their memory types (name
         # order) and the type of each as a code into them.
         types, cols = self._t.memory_ops(int(rank))
@@ -493,15 +496,20 @@ class TraceAnalysis:
         cut = np.searchsorted(code, np.arange(len(types) + 1))
         total = np.concatenate([np.cumsum(step[x:y]) for x, y in zip(cut, cut[1:])])
         names_out = np.asarray(types, dtype=object)[code]
-        return pd.DataFrame(
-            {
-                "ts": ts[order],
-                "pid": np.concatenate([pid, pid])[order],
-                "name": names_out,
-                "memory_bw_gbps": total,
-            },
-            index=pd.Index(order.astype("int64")),
-        )
+        return {
+            "ts": ts[order],
+            "pid": np.concatenate([pid, pid])[order],
+            "name": names_out,
+            "memory_bw_gbps": total,
+            "index": order.astype("int64"),
+        }
+
+    def _memory_bw_time_series_of(self, rank: int) -> Optional[pd.DataFrame]:
+        """:meth:`_memory_bw_columns_of` as HTA's frame."""
+        cols = self._series("memory_bw_columns", rank, self._memory_bw_columns_of)
+        if cols is None:
+            return None
+        return pd.DataFrame({c: v for c, v in cols.items() if c != "index"}, index=pd.Index(cols["index"]))
 
     def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
         """Per rank (default ``[0]``) with memory activities: the memory bandwidth in use,
@@ -526,12 +534,29 @@ class TraceAnalysis:
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         self._check_ranks(ranks)
+        # From the kept columns: a frame per rank only where the one group-by over the
+        # ranks' rows does not give HTA's frame (see `_describe_per_rank`).
         series = {}
         for rank in ranks:
-            df = self._series("memory_bw", int(rank), self._memory_bw_time_series_of)
-            if df is not None:
-                series[rank] = df[df["memory_bw_gbps"].to_numpy() > 0]
-        return _describe_per_rank(series, "name", "memory_bw_gbps")
+            cols = self._series("memory_bw_columns", int(rank), self._memory_bw_columns_of)
+            if cols is not None:
+                series[rank] = {c: v[cols["memory_bw_gbps"] > 0] for c, v in cols.items()}
+        if series and list(series) == sorted(series) and all(len(c["name"]) for c in series.values()):
+            rank_col = np.repeat(np.asarray(list(series), dtype="int64"), [len(c["name"]) for c in series.values()])
+            fast = _describe_groups(
+                rank_col,
+                np.concatenate([c["name"] for c in series.values()]),
+                np.concatenate([c["memory_bw_gbps"] for c in series.values()]),
+                "name",
+                "memory_bw_gbps",
+            )
+            if fast is not None:
+                return fast
+        frames = {
+            rank: pd.DataFrame({c: v for c, v in cols.items() if c != "index"}, index=pd.Index(cols["index"]))
+            for rank, cols in series.items()
+        }
+        return _describe_per_rank(frames, "name", "memory_bw_gbps")
 
     def generate_trace_with_counters(
         self,
@@ -757,17 +782,6 @@ class TraceAnalysis:
 
             pattern = re.compile("|".join(re.escape(p) for p in allowlist_patterns))
             keep = lambda name: pattern.search(name) is not None  # noqa: E731
-        out = pd.DataFrame(
-            {
-                "name": pd.Series(dtype="str"),
-                "sum": pd.Series(dtype="int"),
-                "max": pd.Series(dtype="int"),
-                "min": pd.Series(dtype="int"),
-                "std": pd.Series(dtype="float"),
-                "mean": pd.Series(dtype="int"),
-                "rank": pd.Series(dtype="int"),
-            }
-        )
         # Each rank's rows as (names, each row's name as a code into them, durations): the
         # host annotations come so from the native trace, without a tuple per row.
         if use_gpu_annotation:
@@ -788,11 +802,13 @@ class TraceAnalysis:
             # group-by and a concat per rank cost a few ms each.
             fast = _annotation_stats(per_rank)
             if fast is not None:
-                out = fast
-            else:
-                rows = [(rank, _rows(n, c, d)) for rank, n, c, d in per_rank]
-                out = pd.concat([out, _aggregate_ranks(rows)], ignore_index=True)
+                if visualize:
+                    _hta_plot.user_annotation_breakdown(fast, [int(r) for r in self._ranks], image_renderer or "")
+                return fast
+            rows = [(rank, _rows(n, c, d)) for rank, n, c, d in per_rank]
+            out = pd.concat([_annotation_frame(), _aggregate_ranks(rows)], ignore_index=True)
         else:
+            out = _annotation_frame()
             for rank, n, c, d in per_rank:
                 rows = _rows(n, c, d)
                 events = pd.DataFrame(
@@ -805,8 +821,7 @@ class TraceAnalysis:
                 agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
                 agg["rank"] = int(rank)
                 out = pd.concat([out, agg], ignore_index=True)
-        if "sum" in out.columns:  # not the frame made sorted and named by `_annotation_stats`
-            out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
+        out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
         out.rename(
             columns={
                 "sum": "sum (us)",
