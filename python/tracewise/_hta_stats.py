@@ -489,11 +489,9 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
     as in HTA, over the folded names' totals; the others' too, each over its one total).
     The sorts are pandas' own (``nargsort``, as ``sort_values`` sorts), so ties fall as in
     HTA; the quantile is numpy's ``percentile``, as pandas computes it."""
-    from pandas.core.sorting import nargsort
-
-    o = nargsort(agg["name"], kind="quicksort")
+    o = _nargsort(agg["name"], ascending=True)
     agg = {c: v[o] for c, v in agg.items()}
-    o = nargsort(agg["sum"], kind="quicksort", ascending=False)
+    o = _nargsort(agg["sum"], ascending=False)
     agg = {c: v[o] for c, v in agg.items()}
     agg["std"] = np.where(np.isnan(agg["std"].astype("float64")), 0.0, agg["std"])
     n = len(agg["name"])
@@ -501,9 +499,25 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
         return {c: v.tolist() for c, v in agg.items()}
     total = agg["sum"].astype("float64")
     cumsum = np.cumsum(total)
-    quantile = np.percentile(cumsum, duration_ratio * 100.0)
+    quantile = _percentile(cumsum, duration_ratio * 100.0)
     folded = ~(total < 0) & ((cumsum > quantile) | (np.arange(n) >= num_kernels))
     names = np.where(folded, "others", agg["name"].astype(object)).tolist()
+    if "others" not in agg["name"][~folded].tolist():
+        # The names kept are each one group of one total (max, min and mean that total,
+        # std 0); the folded ones are `others`.
+        kept = total[~folded]
+        out = {
+            "name": agg["name"][~folded].tolist(),
+            "sum": kept.tolist(),
+            "max": kept.tolist(),
+            "min": kept.tolist(),
+            "mean": kept.tolist(),
+            "std": [0.0] * len(kept),
+        }
+        if folded.any():
+            for c, x in zip(["name", "sum", "max", "min", "mean", "std"], _other_stats(total[folded])):
+                out[c].append(x)
+        return out
     groups: Dict[str, List[float]] = {}
     for name, t in zip(names, total.tolist()):
         groups.setdefault(name, []).append(t)
@@ -515,14 +529,50 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
             for c, x in (("sum", t), ("max", t), ("min", t), ("mean", t), ("std", 0.0)):
                 out[c].append(x)
             continue
-        # pandas' Series reductions (nanops, without bottleneck) in numpy: the sum, the
-        # mean as that sum over the count, the std from the squares about that mean.
-        v = np.asarray(groups[name], dtype="float64")
-        total_v = v.sum()
-        mean = total_v / len(v)
-        out["sum"].append(float(total_v))
-        out["max"].append(float(v.max()))
-        out["min"].append(float(v.min()))
-        out["mean"].append(float(mean))
-        out["std"].append(float(np.sqrt(((mean - v) ** 2).sum() / (len(v) - 1))))
+        for c, x in zip(["sum", "max", "min", "mean", "std"], _other_stats(np.asarray(groups[name]))[1:]):
+            out[c].append(x)
     return out
+
+
+def _other_stats(v: np.ndarray) -> Tuple[str, float, float, float, float, float]:
+    """``others``' row of :func:`_fold_kernels` over the folded totals ``v``: for one, that
+    total (std 0); else pandas' Series reductions (nanops, without bottleneck) in numpy: the
+    sum, the mean as that sum over the count, the std from the squares about that mean."""
+    v = v.astype("float64")
+    if len(v) == 1:
+        t = float(v[0])
+        return ("others", t, t, t, t, 0.0)
+    total = v.sum()
+    mean = total / len(v)
+    return ("others", float(total), float(v.max()), float(v.min()), float(mean),
+            float(np.sqrt(((mean - v) ** 2).sum() / (len(v) - 1))))
+
+
+def _nargsort(items: np.ndarray, ascending: bool) -> np.ndarray:
+    """pandas' ``nargsort(items, kind="quicksort", ascending=...)`` (what ``sort_values``
+    of one column runs, so that ties fall as in HTA) for numbers without NaN or strings (the
+    native kernel names): numpy's quicksort, on the reversed items when descending, the
+    order then reversed. Numbers with a NaN go to pandas' own."""
+    if items.dtype.kind == "f" and np.isnan(items).any():
+        from pandas.core.sorting import nargsort
+
+        return nargsort(items, kind="quicksort", ascending=ascending)
+    if ascending:
+        return items.argsort(kind="quicksort")
+    idx = np.arange(len(items))[::-1]
+    return idx[items[::-1].argsort(kind="quicksort")][::-1]
+
+
+def _percentile(a: np.ndarray, q: float) -> float:
+    """``np.percentile(a, q)`` (its default linear method, as pandas' ``quantile`` runs it)
+    of a float64 array without NaN, computed as numpy computes it (the index ``q / 100 *
+    (n - 1)`` between the sorted values, numpy's ``_lerp``) without its dispatch, which
+    cost more than the fold it serves."""
+    v = np.sort(a)
+    at = np.true_divide(q, 100) * (len(v) - 1)
+    lo = int(np.floor(at))
+    hi = min(lo + 1, len(v) - 1)
+    t = at - lo
+    below, above = v[lo], v[hi]
+    diff = above - below
+    return float(above - diff * (1 - t)) if t >= 0.5 else float(below + diff * t)
