@@ -22,9 +22,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
 use trace_frame::{DataFrame, Timeline, hta};
 
+mod columns;
 mod overlay;
 mod queue;
 mod save;
+use columns::to_bytes;
 use overlay::{write_overlaid_trace, write_patterned_trace, write_trace_with_counters};
 use queue::queue_columns;
 use save::write_files;
@@ -448,16 +450,18 @@ impl HtaTrace {
             .collect()
     }
 
-    /// Per rank: each HTA type's merged busy intervals (µs), for `_kernel_type_time`.
-    #[allow(clippy::type_complexity)] // rows of frames, unpacked by the Python layer
-    fn kernel_type_intervals(&self, include_memory: bool) -> Vec<(i64, Vec<Vec<(f64, f64)>>)> {
-        let classes = &hta::HTA_TYPES[..if include_memory { 3 } else { 2 }];
-        let us = |(s, e): (i64, i64)| (rel_us(s, self.min_ts), rel_us(e, self.min_ts));
-        let of = |t: &Timeline| -> Vec<Vec<(f64, f64)>> {
-            let per_class = hta::kernel_type_intervals(t, classes).into_iter();
-            per_class
-                .map(|(_, u)| u.into_iter().map(us).collect())
-                .collect()
+    /// Per rank: each HTA type's merged busy intervals, starts and ends as bytes
+    /// (`columns::kernel_type_intervals`), for `_kernel_type_time`.
+    fn kernel_type_intervals<'py>(
+        &self,
+        py: Python<'py>,
+        include_memory: bool,
+    ) -> Vec<(i64, Vec<Bound<'py, PyBytes>>)> {
+        let of = |t| {
+            to_bytes(
+                py,
+                columns::kernel_type_intervals(t, self.min_ts, include_memory),
+            )
         };
         self.timelines.iter().map(|t| (rank(t), of(t))).collect()
     }
@@ -506,28 +510,20 @@ impl HtaTrace {
             .collect()
     }
 
-    /// The gaps of each stream of `rank`, in HTA's stream order: (stream, [(category 0 host
-    /// wait, 1 kernel wait, 2 other; gap in µs)]).
-    fn idle_intervals(
+    /// The gaps of each stream of `rank`, in HTA's stream order: (stream, categories,
+    /// gaps) as bytes (`columns::idle_gaps`).
+    fn idle_intervals<'py>(
         &self,
+        py: Python<'py>,
         rank_: i64,
-        consecutive_kernel_delay_us: i64,
-    ) -> Vec<(i64, Vec<(u8, f64)>)> {
-        let Some(t) = self.of(rank_) else {
-            return Vec::new();
-        };
-        let mut streams = hta::idle_gaps(t, consecutive_kernel_delay_us);
-        streams.sort_by_key(|s| (s.first_index, s.stream));
-        streams
-            .into_iter()
-            .map(|s| {
-                let gaps = s
-                    .gaps
-                    .into_iter()
-                    .map(|(c, g)| (c as u8, g as f64 / 1000.0))
-                    .collect();
-                (s.stream, gaps)
-            })
+        delay_us: i64,
+    ) -> Vec<(i64, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let gaps = self
+            .of(rank_)
+            .map(|t| columns::idle_gaps(t, delay_us))
+            .unwrap_or_default();
+        gaps.into_iter()
+            .map(|(s, c, g)| (s, PyBytes::new(py, &c), PyBytes::new(py, &g)))
             .collect()
     }
 
@@ -548,24 +544,17 @@ impl HtaTrace {
             .collect()
     }
 
-    /// The launches of `rank`, in HTA's order: (correlation, cpu duration, gpu duration,
-    /// launch delay in µs).
-    fn launch_stats(&self, rank_: i64, include_memory_events: bool) -> Vec<(i64, f64, f64, f64)> {
-        let Some(t) = self.of(rank_) else {
-            return Vec::new();
-        };
-        hta::launch_stats_with(t, include_memory_events)
-            .rows
-            .into_iter()
-            .map(|r| {
-                (
-                    r.correlation,
-                    r.cpu_duration_us,
-                    r.gpu_duration_us,
-                    r.launch_delay_us,
-                )
-            })
-            .collect()
+    /// The launches of `rank`, in HTA's order, as bytes (`columns::launches`).
+    fn launch_stats<'py>(
+        &self,
+        py: Python<'py>,
+        rank_: i64,
+        include_memory_events: bool,
+    ) -> Vec<Bound<'py, PyBytes>> {
+        let cols = self
+            .of(rank_)
+            .map(|t| columns::launches(t, include_memory_events));
+        to_bytes(py, cols.unwrap_or_default())
     }
 
     /// The queue-length series of each stream of `rank`: (stream, values).
@@ -618,27 +607,17 @@ impl HtaTrace {
         Ok(rows.into_iter().map(row).collect())
     }
 
-    /// The memory activities of `rank` in start order: (start µs from HTA's origin, end µs
-    /// from it, device, name, event index, `args["memory bandwidth (GB/s)"]`).
-    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
-    fn memory_ops(&self, rank_: i64) -> Vec<(f64, f64, i64, String, i64, Option<f64>)> {
-        let Some(t) = self.of(rank_) else {
-            return Vec::new();
-        };
-        t.gpu
-            .iter()
-            .filter(|g| g.stream != -1 && t.hta_type(g.name) == hta::HtaKernelType::Memory)
-            .map(|g| {
-                (
-                    rel_us(g.start, self.min_ts),
-                    rel_us(g.end, self.min_ts),
-                    g.device,
-                    t.name(g.name).to_owned(),
-                    g.event_index,
-                    t.memory_bw.get(&g.event_index).copied(),
-                )
-            })
-            .collect()
+    /// The memory activities of `rank`: their types and columns (`columns::memory_ops`).
+    fn memory_ops<'py>(
+        &self,
+        py: Python<'py>,
+        rank_: i64,
+    ) -> (Vec<String>, Vec<Bound<'py, PyBytes>>) {
+        let (types, cols) = self
+            .of(rank_)
+            .map(|t| columns::memory_ops(t, self.min_ts))
+            .unwrap_or_default();
+        (types, to_bytes(py, cols))
     }
 
     /// HTA's `get_trace_duration` of `rank`: last start − first start of the events it
@@ -709,19 +688,17 @@ impl HtaTrace {
             .collect()
     }
 
-    /// The `user_annotation` host events of `rank` HTA keeps, in file order: (name,
-    /// duration in µs as `host_ops` gives it: end − start, each in µs from HTA's origin).
-    fn host_annotations(&self, rank_: i64) -> Vec<(String, f64)> {
-        let Some(t) = self.of(rank_) else {
-            return Vec::new();
-        };
-        (t.host.iter())
-            .filter(|h| h.cat == trace_frame::HostCat::Annotation)
-            .map(|h| {
-                let dur = rel_us(h.end, self.min_ts) - rel_us(h.start, self.min_ts);
-                (t.name(h.name).to_owned(), dur)
-            })
-            .collect()
+    /// The `user_annotation` host events of `rank`: names and columns (`columns::host_annotations`).
+    fn host_annotations<'py>(
+        &self,
+        py: Python<'py>,
+        rank_: i64,
+    ) -> (Vec<String>, Vec<Bound<'py, PyBytes>>) {
+        let (names, cols) = self
+            .of(rank_)
+            .map(|t| columns::host_annotations(t, self.min_ts))
+            .unwrap_or_default();
+        (names, to_bytes(py, cols))
     }
 
     /// The `num` latest ranks of the straggler metric (empty when it cannot run).

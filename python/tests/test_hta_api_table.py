@@ -50,7 +50,7 @@ PARITY: Dict[Tuple[str, str], str] = {
     ("LabeledTrace", "iterations"): "test_hta_diff_parity.py::test_ranks_and_iterations",
     ("LabeledTrace", "extract_ops"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration, test_frames_have_htas_args_columns (HTA's `bytes`, `memory_bw_gbps`, `wait_on_*`, `input_*` columns)",
     ("LabeledTrace", "get_ops_summary"): "test_hta_diff_parity.py::test_ops_summary_every_rank_every_iteration (rows sorted by name; `cat_id`/`name_id` not compared)",
-    ("TraceAnalysis", "get_cupti_counter_data_with_operators"): "test_hta_parity.py::test_cupti_counter_data (the shared traces, none with CUPTI counters: `[]`), test_hta_cupti.py (synthetic CUPTI-mode traces: every column tracewise builds, by value: all but the call graph's `depth` … `last_kernel_end`)",
+    ("TraceAnalysis", "get_cupti_counter_data_with_operators"): "test_hta_parity.py::test_cupti_counter_data (the shared traces, none with CUPTI counters: `[]`), test_hta_cupti.py (synthetic CUPTI-mode traces: every column tracewise builds, by value, the call graph's `depth` … `last_kernel_end` also by dtype)",
 }
 
 # (class, method, parameter) -> the values that raise NotImplementedError.

@@ -7,10 +7,11 @@ Kineto writes that mode: ``cpu_op`` stacks on the main thread, each ending in a
 ``args`` are counters (one counter missing on every third range); no kernel events; two
 ranks. Also a rank whose launches and ranges do not pair one to one (HTA leaves it out).
 
-Compared exactly: the rows, their order, and every column tracewise builds, by value.
-HTA's frame columns tracewise does not build (``bytes`` … ``input_strides``, and the call
-graph's ``depth`` … ``last_kernel_end``), the counters' column order (HTA's follows a
-Python set) and the integer widths are docs/differences.md §14's "CUPTI counters"."""
+Compared exactly: the rows, their order, and every column tracewise builds, by value;
+the call graph's ``depth`` … ``last_kernel_end`` also by dtype (HTA downcasts them over the
+rank's whole call graph). HTA's frame columns tracewise does not build (``bytes`` …
+``input_strides``), the counters' column order (HTA's follows a Python set) and the other
+integer widths are docs/differences.md §14's "CUPTI counters"."""
 
 from __future__ import annotations
 
@@ -33,17 +34,27 @@ COUNTERS = (
     "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "sm__cycles_elapsed.avg",
 )
+CALL_GRAPH = (
+    "depth",
+    "height",
+    "parent",
+    "num_kernels",
+    "kernel_dur_sum",
+    "kernel_span",
+    "first_kernel_start",
+    "last_kernel_end",
+)
 OUTER = ("aten::linear", "aten::conv2d", "aten::mm", "aten::matmul")
 INNER = ("aten::addmm", "aten::cudnn_convolution", "aten::bmm")
 
 
-def _trace(rank: int, seed: int, kernels: int, extra_launch: bool, bare: bool = False) -> Dict[str, Any]:
+def _trace(rank: int, seed: int, kernels: int, extra_launch: bool, bare: bool = False, tid: int = 10) -> Dict[str, Any]:
     """One rank's trace in CUPTI profiler mode (see the module docs). Stack depth varies:
     one or two ``cpu_op``s above the launch (with ``bare``, the first launch has none,
     only the step's ``user_annotation``); ranges start after their launch."""
     rng = random.Random(seed * 100 + rank)
     ev: List[Dict[str, Any]] = [
-        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 10, "tid": 10,
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 10, "tid": tid,
          "ts": 990, "dur": 1000 * kernels + 100},
     ]
     ts = 1000
@@ -51,16 +62,16 @@ def _trace(rank: int, seed: int, kernels: int, extra_launch: bool, bare: bool = 
         depth = 0 if bare and i == 0 else rng.choice([1, 2])
         stack = [rng.choice(OUTER), rng.choice(INNER)][:depth]
         for level, name in enumerate(stack):
-            ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 10, "tid": 10,
+            ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 10, "tid": tid,
                        "ts": ts + 5 * level, "dur": 500 - 10 * level, "args": {"External id": 100 * level + i}})
-        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10,
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": tid,
                    "ts": ts + 20, "dur": 30, "args": {"correlation": 300 + i, "External id": 100 + i}})
         args = {c: rng.randrange(0, 10**7) for c in COUNTERS if not (c.startswith("sm__") and i % 3 == 1)}
         ev.append({"ph": "X", "cat": "cuda_profiler_range", "name": f"void kernel_{rng.randrange(3)}<float>(float*)",
                    "pid": 0, "tid": "CUPTI Profiler Range", "ts": ts + 600, "dur": rng.randrange(5, 50), "args": args})
         ts += 1000
     if extra_launch:
-        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10,
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": tid,
                    "ts": ts - 100, "dur": 30, "args": {"correlation": 999, "External id": 999}})
     rng.shuffle(ev)
     return {"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
@@ -98,6 +109,13 @@ def _equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
     for c in ("index", "name", "ts", "dur", "index_runtime", "op_stack", "top_level_op", "bottom_level_op"):
         assert c in built, c
     pd.testing.assert_frame_equal(b[built], a[built], check_dtype=False)
+    for c in CALL_GRAPH:
+        assert c in built, c
+        assert b[c].dtype == a[c].dtype, (c, b[c].dtype, a[c].dtype)
+    # HTA's columns are where its frame has them: after `end`, before `index_runtime`.
+    assert [c for c in b.columns if c in CALL_GRAPH or c in ("end", "index_runtime")] == (
+        ["end", *CALL_GRAPH, "index_runtime"]
+    )
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -160,3 +178,16 @@ def test_a_launch_outside_every_operator(tmp_path):
     first = ours.iloc[0]
     assert first["op_stack"] == [] and first["top_level_op"] == "" and first["bottom_level_op"] == ""
     assert all(len(s) >= 1 for s in ours["op_stack"].iloc[1:])
+
+
+def test_call_graph_columns_widen_as_htas(tmp_path):
+    """The call graph's integer columns take HTA's downcast over the whole graph: a host
+    thread with tid 70000 (its stack's root, every top-level event's parent, is -70000:
+    int32) and 45 launches (event indices, hence parents, past 127)."""
+    d = tmp_path / "wide"
+    d.mkdir()
+    for rank in (0, 1):
+        (d / f"rank-{rank}.json").write_text(json.dumps(_trace(rank, 7, 45, False, tid=70000)))
+    a, b = _both(str(d), False, [0])
+    _equal(a[0], b[0])
+    assert b[0]["parent"].dtype == "int32"

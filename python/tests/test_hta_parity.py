@@ -597,3 +597,34 @@ def test_kernel_type_time_equals_htas_with_ties():
         zero_rows += sum(1 for v in got.values() if v == 0)
     # The case the function exists for: some combination held for 0 µs.
     assert zero_rows > 0
+
+
+def test_fold_helpers_equal_numpys_and_pandas():
+    """``_percentile`` and ``_nargsort`` (the kernel fold's quantile and sorts, without
+    numpy's and pandas' dispatch) against ``np.percentile`` and pandas' ``nargsort`` on
+    seeded cumulative sums with ties and zeros, and ``_group_describe`` (the idle interval
+    statistics) against pandas' ``describe()`` with NaN values and a group of NaN only."""
+    import random
+
+    import numpy as np
+    from pandas.core.sorting import nargsort
+
+    from tracewise._hta_stats import _group_describe, _nargsort, _percentile
+
+    rng = random.Random(39)
+    for _ in range(3000):
+        n = rng.randrange(1, 40)
+        totals = np.array([rng.choice([rng.random() * 1e4, float(rng.randrange(0, 50)), 0.0]) for _ in range(n)])
+        q = rng.choice([0.8, 0.5, 0.9, 0.0, 1.0, rng.random()]) * 100.0
+        assert _percentile(np.cumsum(totals), q) == np.percentile(np.cumsum(totals), q)
+        for ascending in (True, False):
+            assert _nargsort(totals, ascending).tolist() == nargsort(totals, kind="quicksort", ascending=ascending).tolist()
+    for _ in range(200):
+        n = rng.randrange(1, 60)
+        group = np.array([rng.randrange(0, 5) for _ in range(n)] + [7], dtype="int64")
+        v = np.array([rng.choice([float("nan"), float(rng.randrange(0, 20)), rng.random()]) for _ in range(n)] + [float("nan")])
+        groups, stats = _group_describe(group, v)
+        want = pd.Series(v).groupby(group).describe()
+        assert groups.tolist() == want.index.tolist()
+        for c in want.columns:
+            np.testing.assert_allclose(stats[c], want[c].to_numpy(), rtol=1e-12, atol=0, equal_nan=True)

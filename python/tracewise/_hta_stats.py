@@ -31,9 +31,15 @@ def _integral(s: pd.Series) -> pd.Series:
 
 
 
+def _whole(v: np.ndarray) -> bool:
+    """Whether every value of ``v`` (float) is a whole number: ``np.mod(v, 1) == 0``
+    everywhere, without its division (the mod of a large array cost ms)."""
+    return bool(np.isfinite(v).all() and (np.trunc(v) == v).all())
+
+
 def _times(v: np.ndarray) -> np.ndarray:
     """HTA's times: int64 where every value is whole (and there is one), else float64."""
-    if not len(v) or not (np.mod(v, 1) == 0).all():
+    if not len(v) or not _whole(v):
         return v.astype("float64")
     return v.astype("int64")
 
@@ -80,30 +86,52 @@ def _describe_groups(
         return None
     key_codes, key_values = pd.factorize(keys, sort=True)
     rank_codes, rank_values = pd.factorize(ranks, sort=True)
-    order = np.lexsort((v, key_codes, rank_codes))
-    group = rank_codes[order].astype("int64") * len(key_values) + key_codes[order]
-    v = v[order]
-    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    n = np.diff(np.r_[first, len(v)])
-    mean = np.add.reduceat(v, first) / n
-    dev = v - np.repeat(mean, n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        std = np.sqrt(np.add.reduceat(dev * dev, first) / (n - 1))
-    std[n < 2] = np.nan
-
-    def quantile(q: float) -> np.ndarray:
-        at = q * (n - 1)
-        lo = np.floor(at).astype("int64")
-        frac = at - lo
-        val = v[first + lo]
-        nxt = v[first + np.minimum(lo + 1, n - 1)]
-        return np.where(frac == 0, val, val + (nxt - val) * frac)
-
-    g = group[first]
+    g, stats = _group_describe(rank_codes.astype("int64") * len(key_values) + key_codes, v)
     index = pd.MultiIndex.from_arrays(
         [rank_values[g // len(key_values)], key_values[g % len(key_values)]], names=["rank", key]
     )
-    stats = {
+    out = pd.DataFrame(stats, index=index)
+    out.columns = pd.MultiIndex.from_product([[column], list(stats)])
+    return out
+
+
+def _group_describe(group: np.ndarray, v: np.ndarray) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
+    """The groups of ``group`` (integer codes, sorted) and ``describe()``'s statistics of
+    ``v`` (float64) in each, as pandas' group aggregations compute them: NaN values
+    skipped (a group of NaN only: count 0, the rest NaN), each quantile by pandas' linear
+    formula over the group's values sorted, the mean and std equal to rounding (pandas
+    compensates its sums)."""
+    # By group, each group's values ascending with its NaNs last: a group's numbers are
+    # the first `n` of its rows.
+    names = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
+    if not len(v):
+        return group[:0], {c: np.zeros(0) for c in names}
+    order = np.lexsort((v, group))
+    group, v = group[order], v[order]
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    size = np.diff(np.r_[first, len(v)])
+    nan = np.isnan(v)
+    n = np.add.reduceat((~nan).astype("int64"), first)
+    # NaNs as 0: they add nothing to the sums below.
+    v = np.where(nan, 0.0, v)
+    has = n > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.add.reduceat(v, first) / n
+        dev = v - np.repeat(np.where(has, mean, 0.0), size)
+        dev[nan] = 0.0
+        std = np.sqrt(np.add.reduceat(dev * dev, first) / (n - 1))
+    std = np.where(n < 2, np.nan, std)
+    last = first + np.maximum(n, 1) - 1
+
+    def quantile(q: float) -> np.ndarray:
+        at = q * (n - 1)
+        lo = np.floor(np.maximum(at, 0)).astype("int64")
+        frac = at - lo
+        val = v[np.minimum(first + lo, last)]
+        nxt = v[np.minimum(first + lo + 1, last)]
+        return np.where(frac == 0, val, val + (nxt - val) * frac)
+
+    values = {
         "count": n.astype("float64"),
         "mean": mean,
         "std": std,
@@ -111,11 +139,32 @@ def _describe_groups(
         "25%": quantile(0.25),
         "50%": quantile(0.5),
         "75%": quantile(0.75),
-        "max": v[first + n - 1],
+        "max": v[last],
     }
-    out = pd.DataFrame(stats, index=index)
-    out.columns = pd.MultiIndex.from_product([[column], list(stats)])
-    return out
+    # A group of NaNs only: count 0, the rest NaN.
+    stats = {c: values[c] if c == "count" else np.where(has, values[c], np.nan) for c in names}
+    return group[first], stats
+
+
+def _idle_describe(parts: List[Tuple[int, int, np.ndarray, np.ndarray]], dtype: np.dtype) -> pd.DataFrame:
+    """HTA's idle interval statistics of (rank, stream, categories, gaps) parts, the parts'
+    frames stacked as HTA's concat stacks them: per part ``describe()`` of its gaps by
+    category (0 host wait, 1 kernel wait, 2 other; the stream's first activity counts in
+    ``other`` with a NaN gap), rounded to 2 places, with ``rank`` and ``stream`` (of
+    ``dtype``) columns and the category names as the index, computed with numpy (pandas'
+    group-by and its eight aggregations cost ms a call)."""
+    category = np.concatenate([np.r_[2, c.astype("int64")] for _, _, c, _ in parts])
+    gaps = np.concatenate([np.r_[np.nan, g] for _, _, _, g in parts])
+    part = np.repeat(np.arange(len(parts), dtype="int64"), [len(g) + 1 for _, _, _, g in parts])
+    group, stats = _group_describe(part * 3 + category, gaps)
+    at = group // 3
+    columns = {
+        "rank": np.asarray([r for r, _, _, _ in parts], dtype="int64")[at],
+        "stream": np.asarray([s for _, s, _, _ in parts], dtype=dtype)[at],
+    }
+    columns.update({c: np.round(x, 2) for c, x in stats.items()})
+    index = pd.Index(np.asarray(_IDLE_CATEGORIES, dtype=object)[group % 3], name="idle_category")
+    return pd.DataFrame(columns, index=index)
 
 
 def _idle_frame(
@@ -223,6 +272,22 @@ def _aggregate_by_name(
     return agg
 
 
+def _annotation_frame() -> pd.DataFrame:
+    """HTA's empty user-annotation frame, to which it concatenates each rank's rows (its
+    dtypes are what the concat starts from)."""
+    return pd.DataFrame(
+        {
+            "name": pd.Series(dtype="str"),
+            "sum": pd.Series(dtype="int"),
+            "max": pd.Series(dtype="int"),
+            "min": pd.Series(dtype="int"),
+            "std": pd.Series(dtype="float"),
+            "mean": pd.Series(dtype="int"),
+            "rank": pd.Series(dtype="int"),
+        }
+    )
+
+
 def _aggregate_ranks(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> pd.DataFrame:
     """:func:`_aggregate_by_name` of each rank's (``name``, ``dur``) rows with its ``rank``
     column, for ranks none of which folds names into ``others``: one group-by over
@@ -243,21 +308,37 @@ def _aggregate_ranks(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> pd.
     return agg[["name", "sum", "max", "min", "mean", "std", "rank"]]
 
 
-def _annotation_stats(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> Optional[pd.DataFrame]:
+def _coded(rows: List[Tuple[str, float]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(name, duration) rows as (names sorted, each once; each row's name as a code into
+    them; durations float64)."""
+    codes, names = pd.factorize(np.asarray([n for n, _ in rows], dtype=object), sort=True)
+    return np.asarray(names, dtype=object), codes.astype("int64"), np.asarray([d for _, d in rows], dtype="float64")
+
+
+def _rows(names: np.ndarray, codes: np.ndarray, dur: np.ndarray) -> List[Tuple[str, float]]:
+    """The (name, duration) rows of :func:`_coded`'s columns."""
+    return list(zip(names[codes].tolist(), dur.tolist()))
+
+
+def _annotation_stats(per_rank: List[Tuple[Any, np.ndarray, np.ndarray, np.ndarray]]) -> Optional[pd.DataFrame]:
     """The user-annotation breakdown of ranks none of which folds names into ``others``
     (what :func:`_aggregate_ranks`, the concat and the sort by (``rank``, ``name``) give,
     with the columns named), computed with numpy over the rows sorted once by (rank,
     name): per group the sum, max, min, mean and std (n − 1; 0 for one row) of ``dur``.
-    The sums are pandas' where the durations are whole µs (exact); the std equal to
-    rounding. None without rows or with a NaN duration (pandas' group-by then)."""
-    names = [n for _, rows in per_rank for n, _ in rows]
-    if not names:
+    Each rank's rows as :func:`_coded` gives them: (rank, names, codes, durations). The
+    sums are pandas' where the durations are whole µs (exact); the std equal to rounding.
+    None without rows or with a NaN or fractional duration (pandas' group-by then)."""
+    if not sum(len(c) for _, _, c, _ in per_rank):
         return None
-    dur = np.asarray([d for _, rows in per_rank for _, d in rows], dtype="float64")
-    if np.isnan(dur).any() or not (np.mod(dur, 1) == 0).all():
+    dur = np.concatenate([d for _, _, _, d in per_rank])
+    if not _whole(dur):
         return None
-    rank = np.repeat(np.asarray([int(r) for r, _ in per_rank], dtype="int64"), [len(rows) for _, rows in per_rank])
-    name_codes, name_values = pd.factorize(np.asarray(names, dtype=object), sort=True)
+    name_values = np.unique(np.concatenate([n for _, n, _, _ in per_rank]))
+    # Each rank's codes into the names of every rank (sorted: the codes keep name order).
+    name_codes = np.concatenate(
+        [np.searchsorted(name_values, n).astype("int64")[c] for _, n, c, _ in per_rank if len(c)]
+    )
+    rank = np.repeat(np.asarray([int(r) for r, _, _, _ in per_rank], dtype="int64"), [len(c) for _, _, c, _ in per_rank])
     rank_codes, rank_values = pd.factorize(rank, sort=True)
     order = np.lexsort((name_codes, rank_codes))
     group = rank_codes[order].astype("int64") * len(name_values) + name_codes[order]
@@ -284,30 +365,27 @@ def _annotation_stats(per_rank: List[Tuple[Any, List[Tuple[str, float]]]]) -> Op
     )
 
 
-def _memory_kernel_type(name: str) -> str:
-    """HTA's memory type of a memcpy/memset name: ``Memset``, the first 11 characters of a
-    ``Memcpy`` name (``Memcpy DtoH``), else ``Memcpy Unknown``."""
-    if name.startswith("Memset"):
-        return "Memset"
-    if not name.startswith("Memcpy"):
-        return "Memcpy Unknown"
-    return name[:11]
-
-
 def _kernel_type_time(types: List[str], intervals: List[List[Tuple[float, float]]]) -> Dict[str, int]:
+    """:func:`_kernel_type_time_of` of each type's intervals given as (start, end) pairs."""
+    arrays = [
+        (np.asarray([a for a, _ in iv], dtype="float64"), np.asarray([b for _, b in iv], dtype="float64"))
+        for iv in intervals
+    ]
+    return _kernel_type_time_of(types, arrays)
+
+
+def _kernel_type_time_of(types: List[str], intervals: List[Tuple[np.ndarray, np.ndarray]]) -> Dict[str, int]:
     """One rank's time (µs) per combination of kernel types, as HTA 0.5.0's
     ``_get_gpu_kernel_type_time`` counts it from each type's merged busy intervals
-    (``types[i]``'s in ``intervals[i]``, bit ``1 << i``): every start (+bit) and end (−bit)
-    of a type is added, starts then ends, to the earlier types' points and the whole is
-    sorted by time with numpy's quicksort, type after type; the running sum of the bits
-    after each point names the types running until the next point. Points at one µs fall
-    in the order that sort gives them, so a combination can hold for 0 µs (an end and a
-    start at one time): HTA lists it with 0, and so does this."""
+    (``types[i]``'s starts and ends in ``intervals[i]``, bit ``1 << i``): every start (+bit)
+    and end (−bit) of a type is added, starts then ends, to the earlier types' points and
+    the whole is sorted by time with numpy's quicksort, type after type; the running sum of
+    the bits after each point names the types running until the next point. Points at one
+    µs fall in the order that sort gives them, so a combination can hold for 0 µs (an end
+    and a start at one time): HTA lists it with 0, and so does this."""
     status = np.zeros(0, dtype="int64")
     time = np.zeros(0, dtype="float64")
-    for bit, iv in enumerate(intervals):
-        ts = np.asarray([a for a, _ in iv], dtype="float64")
-        end = np.asarray([b for _, b in iv], dtype="float64")
+    for bit, (ts, end) in enumerate(intervals):
         value = 1 << bit
         status = np.concatenate([status, np.full(len(ts), value), np.full(len(end), -value)])
         time = np.concatenate([time, ts, end])
@@ -329,6 +407,80 @@ def _kernel_type_time(types: List[str], intervals: List[List[Tuple[float, float]
     return out
 
 
+def _kernel_type_frame(totals: Dict[str, float]) -> pd.DataFrame:
+    """HTA's kernel-type frame of the time per combination of types summed over the ranks
+    (a group-by: the types in name order), ``sum`` int64 where every sum is whole, sorted
+    by it (pandas' ``sort_values``: ``nargsort``, quicksort, largest first) with its
+    ``percentage`` of the whole, rounded to 1 place. Built with numpy: a handful of rows,
+    where pandas' steps cost ms."""
+    from pandas.core.sorting import nargsort
+
+    labels = np.asarray(sorted(totals), dtype=object)
+    sums = np.asarray([totals[k] for k in labels], dtype="float64")
+    if len(sums) and _whole(sums):
+        sums = sums.astype("int64")
+    order = nargsort(sums, kind="quicksort", ascending=False)
+    sums = sums[order]
+    return pd.DataFrame(
+        {
+            "kernel_type": labels[order],
+            "sum": sums,
+            "percentage": np.round((sums / sums.sum()) * 100, 1),
+        }
+    )
+
+
+def _kernel_stats_frame(
+    stats: Dict[str, np.ndarray], analysed: List[str], num_kernels: int, duration_ratio: float
+) -> pd.DataFrame:
+    """HTA's per-rank kernel frame of the second element of ``get_gpu_kernel_breakdown``
+    from the native per-(rank, name) statistics (``stats``: columns ``rank``,
+    ``kernel_type``, ``name``, ``sum``, ``max``, ``min``, ``mean``, ``std``): each (rank,
+    type of ``analysed``) folded by :func:`_fold_kernels` where it has more than
+    ``num_kernels`` names (else its rows as they are, the std of one call 0), sorted by
+    (kernel_type, name, rank), the columns named as HTA's. The rows' order before that sort
+    does not matter: its keys are unique (a name has one type; ``others`` one per group)."""
+    columns = ["name", "sum", "max", "min", "mean", "std"]
+    rank = stats["rank"]
+    kept = np.isin(stats["kernel_type"], np.asarray(analysed, dtype=object))
+    parts: Dict[str, List[np.ndarray]] = {c: [stats[c][kept]] for c in columns + ["kernel_type", "rank"]}
+    parts["std"] = [np.where(np.isnan(parts["std"][0]), 0.0, parts["std"][0])]
+    if len(rank):
+        type_code, type_values = pd.factorize(stats["kernel_type"][kept])
+        group = pd.factorize(rank[kept])[0].astype("int64") * max(len(type_values), 1) + type_code
+        sizes = np.bincount(group) if len(group) else np.zeros(0, dtype="int64")
+        big = np.flatnonzero(sizes > num_kernels)
+        if len(big):
+            folding = np.isin(group, big)
+            for c in parts:
+                parts[c] = [parts[c][0][~folding]]
+            at_all = np.flatnonzero(kept)
+            for g in big:
+                at = at_all[group == g]
+                folded = _fold_kernels({c: stats[c][at] for c in columns}, num_kernels, duration_ratio)
+                n = len(folded["name"])
+                for c in columns:
+                    parts[c].append(np.asarray(folded[c], dtype=object if c == "name" else "float64"))
+                parts["kernel_type"].append(np.full(n, stats["kernel_type"][at[0]], dtype=object))
+                parts["rank"].append(np.full(n, rank[at[0]], dtype="int64"))
+    out = {c: np.concatenate(v) for c, v in parts.items()}
+    type_codes = pd.factorize(out["kernel_type"], sort=True)[0]
+    name_codes = pd.factorize(out["name"], sort=True)[0]
+    order = np.lexsort((out["rank"], name_codes, type_codes))
+    return pd.DataFrame(
+        {
+            "name": out["name"][order].astype(object),
+            "sum (us)": out["sum"][order].astype("float64"),
+            "max (us)": out["max"][order].astype("float64"),
+            "min (us)": out["min"][order].astype("float64"),
+            "stddev": out["std"][order].astype("float64"),
+            "mean (us)": out["mean"][order].astype("float64"),
+            "kernel_type": out["kernel_type"][order].astype(object),
+            "rank": out["rank"][order].astype("int64"),
+        }
+    )
+
+
 def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: float) -> Dict[str, List[Any]]:
     """HTA 0.5.0's ``_aggr_gpu_kernel_time`` over per-name statistics already computed
     (natively; columns ``name``, ``sum``, ``max``, ``min``, ``mean``, ``std`` as arrays):
@@ -337,11 +489,9 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
     as in HTA, over the folded names' totals; the others' too, each over its one total).
     The sorts are pandas' own (``nargsort``, as ``sort_values`` sorts), so ties fall as in
     HTA; the quantile is numpy's ``percentile``, as pandas computes it."""
-    from pandas.core.sorting import nargsort
-
-    o = nargsort(agg["name"], kind="quicksort")
+    o = _nargsort(agg["name"], ascending=True)
     agg = {c: v[o] for c, v in agg.items()}
-    o = nargsort(agg["sum"], kind="quicksort", ascending=False)
+    o = _nargsort(agg["sum"], ascending=False)
     agg = {c: v[o] for c, v in agg.items()}
     agg["std"] = np.where(np.isnan(agg["std"].astype("float64")), 0.0, agg["std"])
     n = len(agg["name"])
@@ -349,9 +499,25 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
         return {c: v.tolist() for c, v in agg.items()}
     total = agg["sum"].astype("float64")
     cumsum = np.cumsum(total)
-    quantile = np.percentile(cumsum, duration_ratio * 100.0)
+    quantile = _percentile(cumsum, duration_ratio * 100.0)
     folded = ~(total < 0) & ((cumsum > quantile) | (np.arange(n) >= num_kernels))
     names = np.where(folded, "others", agg["name"].astype(object)).tolist()
+    if "others" not in agg["name"][~folded].tolist():
+        # The names kept are each one group of one total (max, min and mean that total,
+        # std 0); the folded ones are `others`.
+        kept = total[~folded]
+        out = {
+            "name": agg["name"][~folded].tolist(),
+            "sum": kept.tolist(),
+            "max": kept.tolist(),
+            "min": kept.tolist(),
+            "mean": kept.tolist(),
+            "std": [0.0] * len(kept),
+        }
+        if folded.any():
+            for c, x in zip(["name", "sum", "max", "min", "mean", "std"], _other_stats(total[folded])):
+                out[c].append(x)
+        return out
     groups: Dict[str, List[float]] = {}
     for name, t in zip(names, total.tolist()):
         groups.setdefault(name, []).append(t)
@@ -363,14 +529,50 @@ def _fold_kernels(agg: Dict[str, np.ndarray], num_kernels: int, duration_ratio: 
             for c, x in (("sum", t), ("max", t), ("min", t), ("mean", t), ("std", 0.0)):
                 out[c].append(x)
             continue
-        # pandas' Series reductions (nanops, without bottleneck) in numpy: the sum, the
-        # mean as that sum over the count, the std from the squares about that mean.
-        v = np.asarray(groups[name], dtype="float64")
-        total_v = v.sum()
-        mean = total_v / len(v)
-        out["sum"].append(float(total_v))
-        out["max"].append(float(v.max()))
-        out["min"].append(float(v.min()))
-        out["mean"].append(float(mean))
-        out["std"].append(float(np.sqrt(((mean - v) ** 2).sum() / (len(v) - 1))))
+        for c, x in zip(["sum", "max", "min", "mean", "std"], _other_stats(np.asarray(groups[name]))[1:]):
+            out[c].append(x)
     return out
+
+
+def _other_stats(v: np.ndarray) -> Tuple[str, float, float, float, float, float]:
+    """``others``' row of :func:`_fold_kernels` over the folded totals ``v``: for one, that
+    total (std 0); else pandas' Series reductions (nanops, without bottleneck) in numpy: the
+    sum, the mean as that sum over the count, the std from the squares about that mean."""
+    v = v.astype("float64")
+    if len(v) == 1:
+        t = float(v[0])
+        return ("others", t, t, t, t, 0.0)
+    total = v.sum()
+    mean = total / len(v)
+    return ("others", float(total), float(v.max()), float(v.min()), float(mean),
+            float(np.sqrt(((mean - v) ** 2).sum() / (len(v) - 1))))
+
+
+def _nargsort(items: np.ndarray, ascending: bool) -> np.ndarray:
+    """pandas' ``nargsort(items, kind="quicksort", ascending=...)`` (what ``sort_values``
+    of one column runs, so that ties fall as in HTA) for numbers without NaN or strings (the
+    native kernel names): numpy's quicksort, on the reversed items when descending, the
+    order then reversed. Numbers with a NaN go to pandas' own."""
+    if items.dtype.kind == "f" and np.isnan(items).any():
+        from pandas.core.sorting import nargsort
+
+        return nargsort(items, kind="quicksort", ascending=ascending)
+    if ascending:
+        return items.argsort(kind="quicksort")
+    idx = np.arange(len(items))[::-1]
+    return idx[items[::-1].argsort(kind="quicksort")][::-1]
+
+
+def _percentile(a: np.ndarray, q: float) -> float:
+    """``np.percentile(a, q)`` (its default linear method, as pandas' ``quantile`` runs it)
+    of a float64 array without NaN, computed as numpy computes it (the index ``q / 100 *
+    (n - 1)`` between the sorted values, numpy's ``_lerp``) without its dispatch, which
+    cost more than the fold it serves."""
+    v = np.sort(a)
+    at = np.true_divide(q, 100) * (len(v) - 1)
+    lo = int(np.floor(at))
+    hi = min(lo + 1, len(v) - 1)
+    t = at - lo
+    below, above = v[lo], v[hi]
+    diff = above - below
+    return float(above - diff * (1 - t)) if t >= 0.5 else float(below + diff * t)

@@ -42,15 +42,22 @@ from ._hta_stats import (
     _IDLE_CATEGORIES,
     _aggregate_by_name,
     _aggregate_ranks,
+    _annotation_frame,
     _annotation_stats,
+    _coded,
     _describe,
+    _describe_groups,
     _describe_per_rank,
     _fold_kernels,
+    _idle_describe,
     _idle_frame,
     _int_dtype,
     _integral,
+    _kernel_stats_frame,
+    _kernel_type_frame,
     _kernel_type_time,
-    _memory_kernel_type,
+    _kernel_type_time_of,
+    _rows,
     _times,
 )
 
@@ -190,58 +197,23 @@ class TraceAnalysis:
         the overlaps of the first ("COMPUTATION overlapping COMMUNICATION" only)."""
         analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
         totals: Dict[str, float] = {}
-        for _, intervals in self._t.kernel_type_intervals(bool(include_memory_kernels)):
-            for label, t in _kernel_type_time(analysed, intervals).items():
+        for _, cols in self._t.kernel_type_intervals(bool(include_memory_kernels)):
+            points = [np.frombuffer(c, dtype=np.float64) for c in cols]
+            for label, t in _kernel_type_time_of(analysed, list(zip(points[::2], points[1::2]))).items():
                 totals[label] = totals.get(label, 0) + t
-        # HTA sums the ranks' rows per type (a group-by: the types in name order) and sorts
-        # them by the sum, largest first.
-        labels = sorted(totals)
-        types = pd.DataFrame(
-            {"kernel_type": labels, "sum": np.asarray([totals[k] for k in labels], dtype="float64")}
-        )
-        types["sum"] = _integral(types["sum"])
-        types.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
-        types["percentage"] = (types["sum"] / types["sum"].sum()) * 100
-        types = types.round({"percentage": 1})
+        types = _kernel_type_frame(totals)
 
         native = self._t.kernels()
         # The native rows' columns as numpy arrays, without a frame of the tuples.
         cols = list(zip(*native)) if native else [()] * 9
-        row_rank = np.asarray(cols[0], dtype="int64")
-        columns = ["name", "sum", "max", "min", "mean", "std", "kernel_type", "rank"]
-        # The rows of each (rank, kernel type), in row order, folded with numpy (a pandas
-        # frame per group cost tens of ms each).
-        stats = {"name": np.asarray(cols[1], dtype=object)}
+        stats = {
+            "rank": np.asarray(cols[0], dtype="int64"),
+            "kernel_type": np.asarray(cols[2], dtype=object),
+            "name": np.asarray(cols[1], dtype=object),
+        }
         for c, v in zip(["sum", "max", "min", "mean", "std"], cols[4:]):
             stats[c] = np.asarray(v, dtype="float64")
-        bucket: Dict[Tuple[Any, str], List[int]] = {}
-        for i, key in enumerate(zip(row_rank.tolist(), cols[2])):
-            bucket.setdefault(key, []).append(i)
-        out: Dict[str, List[Any]] = {c: [] for c in columns}
-        for rank in np.unique(row_rank):
-            for kernel_type in analysed:
-                at = np.asarray(bucket.get((rank, kernel_type), []), dtype=np.int64)
-                folded = _fold_kernels({c: v[at] for c, v in stats.items()}, num_kernels, duration_ratio)
-                for c in columns[:6]:
-                    out[c].extend(folded[c])
-                out["kernel_type"].extend([kernel_type] * len(folded["name"]))
-                out["rank"].extend([int(rank)] * len(folded["name"]))
-        kernels = pd.DataFrame(out, columns=columns)
-        kernels = kernels[["name", "sum", "max", "min", "std", "mean", "kernel_type", "rank"]]
-        for c in ["sum", "max", "min", "std", "mean"]:
-            kernels[c] = kernels[c].astype("float64")
-        kernels["rank"] = kernels["rank"].astype("int64")
-        kernels.sort_values(by=["kernel_type", "name", "rank"], ignore_index=True, inplace=True)
-        kernels.rename(
-            columns={
-                "sum": "sum (us)",
-                "mean": "mean (us)",
-                "max": "max (us)",
-                "min": "min (us)",
-                "std": "stddev",
-            },
-            inplace=True,
-        )
+        kernels = _kernel_stats_frame(stats, analysed, num_kernels, duration_ratio)
         if visualize:
             ranks = sorted(int(r) for r in self._ranks)
             _hta_plot.kernel_breakdown(types, kernels, analysed, ranks, image_renderer)
@@ -298,84 +270,32 @@ class TraceAnalysis:
             return np.dtype(np.int64)
         return self._frame_dtype(rank, "stream")
 
+    def _idle_gaps(self, rank: int, delay: int, streams: Optional[List[int]]) -> List[Tuple[int, int, np.ndarray, np.ndarray]]:
+        """(rank, stream, categories, gaps in µs) of each stream of ``rank`` HTA shows (the
+        ``streams`` asked that it has, else all), in HTA's stream order."""
+        rows = self._t.idle_intervals(rank, delay)
+        by_stream = {s: (c, g) for s, c, g in rows}
+        order = [s for s in streams if s in by_stream] if streams else [s for s, _, _ in rows]
+        return [
+            (rank, s, np.frombuffer(by_stream[s][0], dtype=np.uint8), np.frombuffer(by_stream[s][1], dtype=np.float64))
+            for s in order
+        ]
+
     def _idle_interval_stats_of(
         self, ranks: List[int], delay: int, streams: Optional[List[int]]
     ) -> pd.DataFrame:
-        """HTA's concat, rank by rank, of :meth:`_idle_interval_stats`: from one group-by
-        over every (rank, stream) part where that gives the same frame (each rank has a
-        stream to show, all with one stream dtype), else rank by rank."""
-        ranks_rows = [(int(rank), self._t.idle_intervals(int(rank), delay)) for rank in ranks]
-        parts = []
-        dtypes = set()
-        for rank, rows in ranks_rows:
-            by_stream = {s: gaps for s, gaps in rows}
-            order = [s for s in streams if s in by_stream] if streams else [s for s, _ in rows]
-            dtypes.add(self._idle_stream_dtype(rank, streams))
-            if not order:
-                break
-            parts.extend((rank, stream, by_stream[stream]) for stream in order)
-        else:
-            if len(dtypes) == 1:
-                return self._idle_interval_describe(parts, dtypes.pop())
-        return pd.concat([self._idle_interval_stats(rank, delay, streams) for rank in ranks])
-
-    @staticmethod
-    def _idle_interval_describe(parts: List[Tuple[int, int, Any]], dtype: np.dtype) -> pd.DataFrame:
-        """``describe()`` of the gaps by category of each (rank, stream, gaps) part, the
-        parts' frames stacked as HTA's concat stacks them (one group-by for all)."""
-        sizes = [len(gaps) + 1 for _, _, gaps in parts]
-        category = np.concatenate(
-            [np.r_[2, np.asarray([c for c, _ in gaps], dtype="int64")] for _, _, gaps in parts]
+        """HTA's concat, rank by rank, of each rank's idle interval statistics: per stream,
+        ``describe()`` of the gaps by category, the first activity of a stream counting in
+        ``other`` with no gap. One frame for all where that gives the same frame (each rank
+        has a stream to show, all with one stream dtype), else rank by rank."""
+        per_rank = [self._idle_gaps(int(rank), delay, streams) for rank in ranks]
+        dtypes = [self._idle_stream_dtype(int(rank), streams) for rank in ranks]
+        if all(per_rank) and len(set(dtypes)) == 1:
+            return _idle_describe([p for parts in per_rank for p in parts], dtypes[0])
+        # pandas' concat of the ranks' frames (its error where a rank has no stream).
+        return pd.concat(
+            [_idle_describe(parts, dtype) if parts else pd.concat([]) for parts, dtype in zip(per_rank, dtypes)]
         )
-        interval = np.concatenate(
-            [
-                np.r_[np.nan, np.asarray([g for _, g in gaps], dtype="float64")]
-                for _, _, gaps in parts
-            ]
-        )
-        df = pd.DataFrame(
-            {
-                "part": np.repeat(np.arange(len(parts), dtype="int64"), sizes),
-                "idle_category": category.astype("int64"),
-                "idle_interval": interval,
-            }
-        )
-        g = df.groupby(["part", "idle_category"]).idle_interval
-        described = _describe(g, None, g.describe)
-        part = described.index.get_level_values(0).to_numpy()
-        described.index = described.index.get_level_values(1)
-        described.insert(0, "stream", np.asarray([s for _, s, _ in parts], dtype=dtype)[part])
-        out = described.round(2)
-        out.insert(0, "rank", np.asarray([r for r, _, _ in parts], dtype="int64")[part])
-        out.rename(mapper=dict(enumerate(_IDLE_CATEGORIES)), axis=0, inplace=True)
-        return out
-
-    def _idle_interval_stats(
-        self, rank: int, delay: int, streams: Optional[List[int]]
-    ) -> pd.DataFrame:
-        """HTA's idle interval statistics of one rank: per stream, ``describe()`` of the gaps
-        by category, the first activity of a stream counting in ``other`` with no gap."""
-        rows = self._t.idle_intervals(rank, delay)
-        by_stream = {s: gaps for s, gaps in rows}
-        order = [s for s in streams if s in by_stream] if streams else [s for s, _ in rows]
-        dtype = self._idle_stream_dtype(rank, streams)
-        parts = []
-        for stream in order:
-            gaps = by_stream[stream]
-            df = pd.DataFrame(
-                {
-                    "idle_category": [2] + [c for c, _ in gaps],
-                    "idle_interval": [float("nan")] + [g for _, g in gaps],
-                }
-            )
-            g = df.groupby("idle_category").idle_interval
-            described = _describe(g, None, g.describe)
-            described.insert(0, "stream", np.array([stream], dtype=dtype)[0])
-            parts.append(described)
-        out = pd.concat(parts).round(2)
-        out.insert(0, "rank", rank)
-        out.rename(mapper=dict(enumerate(_IDLE_CATEGORIES)), axis=0, inplace=True)
-        return out
 
     # --- launches and queues ----------------------------------------------------------
 
@@ -397,18 +317,15 @@ class TraceAnalysis:
         self._check_ranks(ranks)
         out = {}
         for rank in ranks:
-            rows = self._t.launch_stats(int(rank), bool(include_memory_events))
-            columns = list(zip(*rows)) if rows else [(), (), (), ()]
-            # The columns made with numpy and the frame once (a frame of tuples and a cast
-            # per column cost about 1 ms a rank).
+            # Columns of bytes from the native rows, made into one frame.
+            cols = [np.frombuffer(c, dtype=np.int64 if i == 0 else np.float64)
+                    for i, c in enumerate(self._t.launch_stats(int(rank), bool(include_memory_events)))]
             out[rank] = pd.DataFrame(
                 {
-                    "correlation": np.asarray(columns[0], dtype="int64").astype(
-                        self._frame_dtype(rank, "correlation")
-                    ),
-                    "cpu_duration": np.asarray(columns[1], dtype="float64"),
-                    "gpu_duration": np.asarray(columns[2], dtype="float64"),
-                    "launch_delay": np.asarray(columns[3], dtype="float64"),
+                    "correlation": cols[0].astype(self._frame_dtype(rank, "correlation")),
+                    "cpu_duration": cols[1],
+                    "gpu_duration": cols[2],
+                    "launch_delay": cols[3],
                 }
             )
             if visualize:
@@ -545,23 +462,25 @@ class TraceAnalysis:
 
     # --- what tracewise does not build ----------------------------------------------
 
-    def _memory_bw_time_series_of(self, rank: int) -> Optional[pd.DataFrame]:
-        """HTA's memory-bandwidth step function of one rank (None without memory
-        activities): each memcpy/memset adds its ``memory bandwidth (GB/s)`` at its start
-        and takes it back at its end (a 0 µs activity lasts 1 µs, as in HTA), summed per
-        memory type (``Memcpy DtoH``, …, ``Memset``) in time order."""
-        ops = sorted(self._t.memory_ops(int(rank)), key=lambda r: r[4])
-        if not ops:
+    def _memory_bw_columns_of(self, rank: int) -> Optional[Dict[str, np.ndarray]]:
+        """HTA's memory-bandwidth step function of one rank as the columns of its frame
+        (``index`` too; None without memory activities): each memcpy/memset adds its
+        ``memory bandwidth (GB/s)`` at its start and takes it back at its end (a 0 µs
+        activity lasts 1 µs, as in HTA), summed per memory type (``Memcpy DtoH``, …,
+        ``Memset``) in time order."""
+        # The activities in file order (HTA's frame order), with their memory types (name
+        # order) and the type of each as a code into them.
+        types, cols = self._t.memory_ops(int(rank))
+        start, end, device, code, bw = (
+            np.frombuffer(c, dtype=np.int64 if i in (2, 3) else np.float64) for i, c in enumerate(cols)
+        )
+        if not len(start):
             return None
-        begin, end, device, names, _, gbps = zip(*ops)
-        start = np.asarray(begin, dtype="float64")
-        dur = np.asarray(end, dtype="float64") - start
+        dur = end - start
         dur[dur == 0] = 1
         # HTA's `ts` is whole µs and its `dur` float64: the end points make `ts` float64.
         start_t = _times(start)
-        pid = np.asarray(device, dtype="int64").astype(object)
-        kind = [_memory_kernel_type(v) for v in names]
-        bw = np.asarray([0.0 if v is None else float(v) for v in gbps], dtype="float64")
+        pid = device.astype(object)
         ts = np.concatenate([start_t, start_t + dur])
         # The same rows in the same order as HTA's (starts then ends), sorted by the same
         # (unstable) sort, numpy's quicksort under pandas': ties at one µs then fall as
@@ -570,8 +489,6 @@ class TraceAnalysis:
         # Type by type (in name order, each in `ts` order), the running sum: numpy's
         # cumsum over each type's rows, as `Series.cumsum` sums (pandas' group cumsum
         # compensates its sums, and a bandwidth back to 0 must stay what HTA's is).
-        types = sorted(set(kind))
-        code = np.asarray([types.index(k) for k in kind], dtype="int64")
         code = np.concatenate([code, code])[order]
         order = order[np.argsort(code, kind="stable")]
         code = np.sort(code, kind="stable")
@@ -579,14 +496,23 @@ class TraceAnalysis:
         cut = np.searchsorted(code, np.arange(len(types) + 1))
         total = np.concatenate([np.cumsum(step[x:y]) for x, y in zip(cut, cut[1:])])
         names_out = np.asarray(types, dtype=object)[code]
+        return {
+            "ts": ts[order],
+            "pid": np.concatenate([pid, pid])[order],
+            "name": names_out,
+            "memory_bw_gbps": total,
+            "index": order.astype("int64"),
+        }
+
+    def _memory_bw_time_series_of(self, rank: int) -> Optional[pd.DataFrame]:
+        """:meth:`_memory_bw_columns_of` as HTA's frame."""
+        cols = self._series("memory_bw_columns", rank, self._memory_bw_columns_of)
+        if cols is None:
+            return None
+        # Sharing the kept columns (no copy: half the frame's cost): neither this kept
+        # frame nor the columns are changed, and callers hand out copies.
         return pd.DataFrame(
-            {
-                "ts": ts[order],
-                "pid": np.concatenate([pid, pid])[order],
-                "name": names_out,
-                "memory_bw_gbps": total,
-            },
-            index=pd.Index(order.astype("int64")),
+            {c: v for c, v in cols.items() if c != "index"}, index=pd.Index(cols["index"]), copy=False
         )
 
     def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
@@ -612,12 +538,29 @@ class TraceAnalysis:
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         self._check_ranks(ranks)
+        # From the kept columns: a frame per rank only where the one group-by over the
+        # ranks' rows does not give HTA's frame (see `_describe_per_rank`).
         series = {}
         for rank in ranks:
-            df = self._series("memory_bw", int(rank), self._memory_bw_time_series_of)
-            if df is not None:
-                series[rank] = df[df["memory_bw_gbps"].to_numpy() > 0]
-        return _describe_per_rank(series, "name", "memory_bw_gbps")
+            cols = self._series("memory_bw_columns", int(rank), self._memory_bw_columns_of)
+            if cols is not None:
+                series[rank] = {c: v[cols["memory_bw_gbps"] > 0] for c, v in cols.items()}
+        if series and list(series) == sorted(series) and all(len(c["name"]) for c in series.values()):
+            rank_col = np.repeat(np.asarray(list(series), dtype="int64"), [len(c["name"]) for c in series.values()])
+            fast = _describe_groups(
+                rank_col,
+                np.concatenate([c["name"] for c in series.values()]),
+                np.concatenate([c["memory_bw_gbps"] for c in series.values()]),
+                "name",
+                "memory_bw_gbps",
+            )
+            if fast is not None:
+                return fast
+        frames = {
+            rank: pd.DataFrame({c: v for c, v in cols.items() if c != "index"}, index=pd.Index(cols["index"]))
+            for rank, cols in series.items()
+        }
+        return _describe_per_rank(frames, "name", "memory_bw_gbps")
 
     def generate_trace_with_counters(
         self,
@@ -843,34 +786,35 @@ class TraceAnalysis:
 
             pattern = re.compile("|".join(re.escape(p) for p in allowlist_patterns))
             keep = lambda name: pattern.search(name) is not None  # noqa: E731
-        out = pd.DataFrame(
-            {
-                "name": pd.Series(dtype="str"),
-                "sum": pd.Series(dtype="int"),
-                "max": pd.Series(dtype="int"),
-                "min": pd.Series(dtype="int"),
-                "std": pd.Series(dtype="float"),
-                "mean": pd.Series(dtype="int"),
-                "rank": pd.Series(dtype="int"),
-            }
-        )
-        gpu_rows = self._gpu_annotations() if use_gpu_annotation else {}
-        per_rank = [
-            (rank, gpu_rows.get(rank, []) if use_gpu_annotation else self._t.host_annotations(int(rank)))
-            for rank in self._ranks
-        ]
-        if all(len({n for n, _ in rows}) <= num_kernels for _, rows in per_rank):
+        # Each rank's rows as (names, each row's name as a code into them, durations): the
+        # host annotations come so from the native trace, without a tuple per row.
+        if use_gpu_annotation:
+            gpu_rows = self._gpu_annotations()
+            per_rank = [(rank, *_coded(gpu_rows.get(rank, []))) for rank in self._ranks]
+        else:
+            per_rank = []
+            for rank in self._ranks:
+                names, (codes, dur) = self._t.host_annotations(int(rank))
+                per_rank.append(
+                    (rank, np.asarray(names, dtype=object), np.frombuffer(codes, dtype=np.int64),
+                     np.frombuffer(dur, dtype=np.float64))
+                )
+        if all(len(names) <= num_kernels for _, names, _, _ in per_rank):
             # No rank folds names into `others`: one group-by over every rank's rows gives
             # each (rank, name) group the values, in the order, that the rank's own
             # group-by gives it (pandas' group kernels see each group alone), where a
             # group-by and a concat per rank cost a few ms each.
             fast = _annotation_stats(per_rank)
             if fast is not None:
-                out = fast
-            else:
-                out = pd.concat([out, _aggregate_ranks(per_rank)], ignore_index=True)
+                if visualize:
+                    _hta_plot.user_annotation_breakdown(fast, [int(r) for r in self._ranks], image_renderer or "")
+                return fast
+            rows = [(rank, _rows(n, c, d)) for rank, n, c, d in per_rank]
+            out = pd.concat([_annotation_frame(), _aggregate_ranks(rows)], ignore_index=True)
         else:
-            for rank, rows in per_rank:
+            out = _annotation_frame()
+            for rank, n, c, d in per_rank:
+                rows = _rows(n, c, d)
                 events = pd.DataFrame(
                     {
                         "name": pd.Series([n for n, _ in rows], dtype="object"),
@@ -881,8 +825,7 @@ class TraceAnalysis:
                 agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
                 agg["rank"] = int(rank)
                 out = pd.concat([out, agg], ignore_index=True)
-        if "sum" in out.columns:  # not the frame made sorted and named by `_annotation_stats`
-            out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
+        out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
         out.rename(
             columns={
                 "sum": "sum (us)",
