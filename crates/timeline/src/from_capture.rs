@@ -47,7 +47,12 @@ fn file_order(events: &[trace_model::HostEvent]) -> Vec<usize> {
             }
             *slot = i as u32;
         }
-        Some(at.into_iter().filter(|&i| i != u32::MAX).map(|i| i as usize).collect())
+        Some(
+            at.into_iter()
+                .filter(|&i| i != u32::MAX)
+                .map(|i| i as usize)
+                .collect(),
+        )
     };
     placed().unwrap_or_else(|| {
         let mut order: Vec<usize> = (0..events.len()).collect();
@@ -192,28 +197,31 @@ impl Timeline {
                 correlation,
             });
         }
-        let mut gpu: Vec<Gpu> = (capture.activities().iter())
-            .filter(|a| !k.lacks_stream(a.source_index))
-            .filter_map(|a| {
-                let end = end_of(a.source_index, a.start.0, a.end().0)?;
-                let stream = capture.stream(a.stream);
-                Some(Gpu {
-                    event_index: a.source_index as i64,
-                    name: intern_id(&mut names, a.name),
-                    kind: match a.kind {
-                        ActivityKind::Memcpy => GpuKind::Memcpy,
-                        ActivityKind::Memset => GpuKind::Memset,
-                        _ => GpuKind::Kernel,
-                    },
-                    device: capture.device(stream.device).ordinal,
-                    stream: stream.ordinal,
-                    start: a.start.0,
-                    end,
-                    correlation: a.correlation().map(|c| c as i64),
-                    launch: a.launch().and_then(|h| position[h.index()]),
-                })
-            })
-            .collect();
+        // Sized for every activity: a filtered collect grows from nothing.
+        let mut gpu: Vec<Gpu> = Vec::with_capacity(capture.activities().len());
+        gpu.extend(
+            (capture.activities().iter())
+                .filter(|a| !k.lacks_stream(a.source_index))
+                .filter_map(|a| {
+                    let end = end_of(a.source_index, a.start.0, a.end().0)?;
+                    let stream = capture.stream(a.stream);
+                    Some(Gpu {
+                        event_index: a.source_index as i64,
+                        name: intern_id(&mut names, a.name),
+                        kind: match a.kind {
+                            ActivityKind::Memcpy => GpuKind::Memcpy,
+                            ActivityKind::Memset => GpuKind::Memset,
+                            _ => GpuKind::Kernel,
+                        },
+                        device: capture.device(stream.device).ordinal,
+                        stream: stream.ordinal,
+                        start: a.start.0,
+                        end,
+                        correlation: a.correlation().map(|c| c as i64),
+                        launch: a.launch().and_then(|h| position[h.index()]),
+                    })
+                }),
+        );
         // The activities come sorted by (stream, start): a few sorted runs, which the
         // stable sort merges (the keys are unique, so the order is an unstable sort's).
         gpu.sort_by_key(|g| (g.start, g.end, g.event_index));
