@@ -26,10 +26,20 @@ pub(crate) enum Opened {
     /// A plain (not gzip) regular file, mapped: its chunks are slices of the map. The
     /// progress hook's report for it, if a hook is set, is told how far the text is cut.
     Mapped(MappedFile, Option<Box<dyn crate::progress::ReadProgress>>),
+    /// A plain (not gzip) regular file of at most [`WHOLE_MAX`] bytes, read whole by one
+    /// `read_to_end` into a buffer of its size: its chunks are slices of the buffer. The
+    /// progress hook's report for it, if a hook is set, is told how far the text is cut.
+    Whole(Vec<u8>, Option<Box<dyn crate::progress::ReadProgress>>),
     /// Gzip, or not a regular file (a pipe, `/dev/stdin`), or a file that could not be
     /// mapped: read, and inflated, by the chunk reader's thread.
     Stream(Box<dyn Read + Send>),
 }
+
+/// The largest plain file read whole ([`Opened::Whole`]); a larger one is streamed, in
+/// chunks of at most 1 MB (or mapped). Read whole, a small file costs one copy: the stream
+/// reader zeroed a 1 MB buffer for each file before reading into it (a rank file of
+/// param-dlrm-8rank is 0.9 MB, one chunk: its parse waited for the whole read either way).
+pub(crate) const WHOLE_MAX: u64 = 4 << 20;
 
 /// Opens `path` for the chunk reader: as [`open`] does but with gzip inflated on the
 /// thread that reads (the chunk reader has a thread of its own, which saves a thread and a
@@ -38,8 +48,10 @@ pub(crate) enum Opened {
 /// process with SIGBUS (see [`MappedFile`]); by default a file cut short is a
 /// "truncated" error naming it.
 pub(crate) fn open_for_chunks(path: &Path) -> Result<Opened, Error> {
-    let file = File::open(path).map_err(|source| io_error(path, source))?;
-    if mapping_allowed() && file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
+    let mut file = File::open(path).map_err(|source| io_error(path, source))?;
+    let meta = file.metadata().ok();
+    let regular_len = meta.filter(std::fs::Metadata::is_file).map(|m| m.len());
+    if mapping_allowed() && regular_len.is_some_and(|n| n > 0) {
         // A file system that cannot map files is read instead, as a pipe is.
         if let Ok(map) = MappedFile::map(&file)
             && !trace_model::files::is_gzip(map.text())
@@ -47,6 +59,21 @@ pub(crate) fn open_for_chunks(path: &Path) -> Result<Opened, Error> {
             let progress = crate::progress::report(path, map.text().len() as u64);
             return Ok(Opened::Mapped(map, progress));
         }
+    }
+    if let Some(len) = regular_len.filter(|&n| n > 0 && n <= WHOLE_MAX) {
+        let mut magic = [0u8; 2];
+        let n = read_up_to(&mut file, &mut magic).map_err(|source| io_error(path, source))?;
+        if !trace_model::files::is_gzip(&magic[..n]) {
+            let mut text = Vec::with_capacity(usize::try_from(len).unwrap_or(0) + 1);
+            text.extend_from_slice(&magic[..n]);
+            file.read_to_end(&mut text)
+                .map_err(|source| io_error(path, source))?;
+            let progress = crate::progress::report(path, text.len() as u64);
+            return Ok(Opened::Whole(text, progress));
+        }
+        // Gzip: read from its start again, as the stream reader does.
+        use std::io::Seek as _;
+        file.rewind().map_err(|source| io_error(path, source))?;
     }
     let input = read_file(path, file, |decoder| Box::new(decoder))?;
     Ok(Opened::Stream(input))
@@ -381,8 +408,8 @@ impl Read for ThreadedReader {
 mod tests {
     use super::*;
 
-    /// Plain regular files are mapped only with `TRACEWISE_MMAP=1`; gzip, empty files and
-    /// pipes are always read.
+    /// Plain regular files are mapped only with `TRACEWISE_MMAP=1`, else read whole up to
+    /// `WHOLE_MAX`; gzip, empty files and pipes are always streamed.
     #[test]
     fn plain_files_are_mapped_only_when_asked_and_the_rest_streamed() {
         let dir = std::env::temp_dir().join(format!("chrome-reader-open-{}", std::process::id()));
@@ -395,13 +422,14 @@ mod tests {
         std::fs::write(&empty, b"").expect("writes");
         let how = |path: &Path| match open_for_chunks(path) {
             Ok(Opened::Mapped(map, _)) => format!("mapped {}", map.text().len()),
+            Ok(Opened::Whole(text, _)) => format!("whole {}", text.len()),
             Ok(Opened::Stream(_)) => "stream".to_string(),
             Err(e) => format!("error {e}"),
         };
         let plain_expected = if mapping_allowed() {
             "mapped 19"
         } else {
-            "stream"
+            "whole 19"
         };
         assert_eq!(how(&plain), plain_expected);
         assert_eq!(how(&gzip), "stream");
