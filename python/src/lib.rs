@@ -22,6 +22,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
 use trace_frame::{DataFrame, Timeline, hta};
 
+mod callstack;
+mod cpgraph;
 mod overlay;
 mod queue;
 mod save;
@@ -981,6 +983,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_overlaid_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
+    m.add_function(wrap_pyfunction!(callstack::kernel_sequence_roots, m)?)?;
+    m.add_function(wrap_pyfunction!(cpgraph::critical_path_data, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
     m.add_function(wrap_pyfunction!(roofline_json, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_kernels, m)?)?;
