@@ -134,7 +134,8 @@ pub fn write_trace_with_events(
     // Where the list's `]` is in the text (the raw value is a slice of it).
     let close = list.get().as_ptr() as usize - text.as_ptr() as usize + list.get().len() - 1;
     let empty = list.get()[1..list.get().len() - 1].trim().is_empty();
-    write_out(output, inputs, |w| {
+    let size = text.len() + events.iter().map(|e| e.get().len() + 1).sum::<usize>();
+    write_out(output, inputs, size, |w| {
         w.write_all(&text.as_bytes()[..close])?;
         for (i, ev) in events.iter().enumerate() {
             if i > 0 || !empty {
@@ -215,10 +216,12 @@ fn trace_events<'a>(
 /// Writes `output` through output-file (an earlier output replaced; never one of
 /// `inputs`), gzip when its name ends in `.gz`, at the fastest level: these are whole
 /// traces (tens of MB) a user opens in a viewer, and level 6 took several times as long
-/// as everything else here. A gzip output is compressed on every core ([`gzip_parallel`]).
+/// as everything else here. A gzip output is compressed on every core ([`gzip_parallel`])
+/// from the whole text, made first in a buffer of `size_hint` bytes (its size, about).
 fn write_out(
     output: &std::path::Path,
     inputs: &[&std::path::Path],
+    size_hint: usize,
     write: impl Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), crate::Error> {
     use std::io::Write;
@@ -230,7 +233,8 @@ fn write_out(
     output_file::write_with(output, &rules, |file| {
         let mut buffered = std::io::BufWriter::with_capacity(1 << 20, file);
         if gzip {
-            let mut text = Vec::new();
+            // Sized once: growing a buffer of tens of MB by doubling copies it each time.
+            let mut text = Vec::with_capacity(size_hint);
             write(&mut text)?;
             gzip_parallel(&text, &mut buffered)?;
         } else {
@@ -360,7 +364,7 @@ pub fn write_trace_edited(
         path: input.to_path_buf(),
         what,
     })?;
-    write_out(output, inputs, |w| {
+    write_out(output, inputs, text.len() + 1024, |w| {
         w.write_all(b"{")?;
         for (i, (k, v)) in top.iter().enumerate() {
             if i > 0 {
@@ -418,6 +422,16 @@ fn split_events(text: &str) -> Option<(usize, usize, Vec<&RawValue>)> {
     } else {
         threads
     };
+    split_events_in(text, open, pieces)
+}
+
+/// [`split_events`] with the list at `open` cut into (at most) `pieces` pieces.
+fn split_events_in(
+    text: &str,
+    open: usize,
+    pieces: usize,
+) -> Option<(usize, usize, Vec<&RawValue>)> {
+    let b = text.as_bytes();
     let mut starts = vec![open + 1];
     for k in 1..pieces {
         let from = open + (b.len() - open) * k / pieces;
@@ -641,5 +655,98 @@ impl<'de> serde::Deserialize<'de> for EventList<'de> {
             }
         }
         d.deserialize_any(ListVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The events [`split_events_in`] and [`top_with_events`] give for `text` cut into
+    /// `pieces`, checked against the one-pass read ([`TopFields`]); None where the split
+    /// read gives up (the writer then reads in one pass).
+    fn check(text: &str, pieces: usize) -> Option<Vec<String>> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let one_pass = de.deserialize_map(TopFields(std::marker::PhantomData)).ok();
+        let at = text.find("\"traceEvents\"")?;
+        let open = at + text[at..].find('[')?;
+        let (open, close, events) = split_events_in(text, open, pieces)?;
+        let rest = format!("{}[]{}", &text[..open], &text[close + 1..]);
+        let top = top_with_events(&rest, open, events)?;
+        let texts = |top: &[(Cow<'_, str>, TopValue<'_>)]| -> Vec<String> {
+            match top.iter().rev().find(|(k, _)| k == "traceEvents") {
+                Some((_, TopValue::Events(list))) => {
+                    list.iter().map(|e| e.get().to_owned()).collect()
+                }
+                _ => panic!("the last traceEvents is a list"),
+            }
+        };
+        let split = texts(&top);
+        assert_eq!(
+            split,
+            texts(&one_pass.expect("the one-pass read agrees that it is JSON"))
+        );
+        Some(split)
+    }
+
+    #[test]
+    fn events_read_in_pieces_are_those_read_in_one_pass() {
+        let ev = |k: usize| format!(r#"{{"ph":"X","name":"e{k}","args":{{"a":[1,{{"b":2}}]}}}}"#);
+        let list: Vec<String> = (0..40).map(ev).collect();
+        let text = format!(
+            r#"{{"schemaVersion":1,"traceEvents":[{}],"displayTimeUnit":"ms"}}"#,
+            list.join(",\n ")
+        );
+        for pieces in 1..6 {
+            assert_eq!(check(&text, pieces).unwrap(), list, "{pieces} pieces");
+        }
+        // Cuts that fall inside a string holding `},{` or inside nested objects: the piece
+        // before reads past them.
+        let tricky: Vec<String> = (0..30)
+            .map(|k| {
+                format!(r#"{{"name":"x}},{{y {k}","args":{{"l":[{{}},{{}},{{"c":"}} , {{"}}]}}}}"#)
+            })
+            .collect();
+        let text = format!(r#"{{"traceEvents":[{}]}}"#, tricky.join(","));
+        for pieces in 1..8 {
+            assert_eq!(check(&text, pieces).unwrap(), tricky, "{pieces} pieces");
+        }
+        assert_eq!(
+            check(r#"{"traceEvents":[ ]}"#, 3).unwrap(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_list_that_is_not_the_top_level_one_is_left_to_the_one_pass_read() {
+        // The first `"traceEvents": [` is nested; the top-level one comes later.
+        let text = r#"{"meta":{"traceEvents":[{"a":1}]},"traceEvents":[{"b":2},{"c":3}]}"#;
+        assert_eq!(check(text, 2), None);
+        // Given twice at the top level: the last counts, as in a parsed value.
+        let text = r#"{"traceEvents":[{"a":1}],"traceEvents":[{"b":2}]}"#;
+        assert_eq!(check(text, 2), None);
+        // Not JSON in the list: no split read (the one-pass read gives the error).
+        assert!(split_events_in(r#"{"traceEvents":[{"a":1},{"b":}]}"#, 15, 2).is_none());
+    }
+
+    #[test]
+    fn a_gzip_written_in_pieces_is_one_member_that_inflates_to_the_text() {
+        use std::io::Read;
+        // Three pieces, the last a short one, of text that compresses.
+        let text: Vec<u8> = (0..(2 * GZIP_PIECE + 12_345))
+            .map(|k| b"{\"ph\":\"X\",\"ts\":12345},"[k % 22] ^ ((k / 4096) % 3) as u8)
+            .collect();
+        for text in [&text[..], b"", b"{}"] {
+            let mut gz = Vec::new();
+            gzip_parallel(text, &mut gz).unwrap();
+            let mut member = flate2::read::GzDecoder::new(&gz[..]);
+            let mut back = Vec::new();
+            member.read_to_end(&mut back).unwrap();
+            assert_eq!(back, text);
+            // One member: nothing is left after it.
+            let mut rest = Vec::new();
+            member.into_inner().read_to_end(&mut rest).unwrap();
+            assert!(rest.is_empty());
+        }
     }
 }
