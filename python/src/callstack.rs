@@ -34,6 +34,14 @@ pub(crate) fn kernel_sequence_roots(
     stacks.roots(t, operator_name, min_len)
 }
 
+/// One thread's events: (its interned `pid/tid`, its events as (node, start, end) in file
+/// order).
+type Thread = (u32, Vec<(usize, f64, f64)>);
+
+/// One end of an event in [`stack_order`]: (time, position among the 2n ends, node,
+/// is_open, duration).
+type End = (f64, usize, usize, bool, f64);
+
 /// The call stacks of one rank. Nodes are the host events (`t.host`'s positions) and then
 /// the GPU activities (`t.gpu`'s, offset by the host count).
 struct Stacks {
@@ -71,7 +79,7 @@ impl Stacks {
             kernel_dur: vec![None; n],
         };
         // Threads in order of first appearance, each with its events (node, start, end).
-        let mut threads: Vec<(u32, Vec<(usize, f64, f64)>)> = Vec::new();
+        let mut threads: Vec<Thread> = Vec::new();
         let mut thread_of: std::collections::HashMap<u32, usize> = Default::default();
         for (k, h) in t.host.iter().enumerate() {
             let (start, end) = (rel_us(h.start, min_ts), rel_us(h.end, min_ts));
@@ -136,12 +144,7 @@ impl Stacks {
     /// `ProfilerStep#` events, "main"; one with `autograd::` events, "bwd"; sorted by label
     /// then thread), the second's `## backward ##` (else `ProfilerStep#`) events take the
     /// first's top-level events that they span.
-    fn link_backward(
-        &mut self,
-        t: &Timeline,
-        threads: &[(u32, Vec<(usize, f64, f64)>)],
-        tops: &mut [Vec<usize>],
-    ) {
+    fn link_backward(&mut self, t: &Timeline, threads: &[Thread], tops: &mut [Vec<usize>]) {
         let label = |evs: &[(usize, f64, f64)]| {
             let names = || evs.iter().map(|&(k, _, _)| t.name(self.name[k]));
             if names().any(|n| n.starts_with("ProfilerStep#")) {
@@ -260,19 +263,16 @@ impl Stacks {
 /// descending), the closes (shorter first, then index descending), then the opens (longer
 /// first, then index); else the opens, then the zero-length events.
 fn stack_order(evs: &[(usize, f64, f64)], index: &[i64]) -> Vec<(usize, bool)> {
-    // (time, position among the 2n ends: opens then closes, as numpy's stable sort sees
-    // them, node, is_open, duration)
+    // The positions: opens then closes, as numpy's stable sort sees them.
     let n = evs.len();
-    let mut ends: Vec<(f64, usize, usize, bool, f64)> = Vec::with_capacity(2 * n);
+    let mut ends: Vec<End> = Vec::with_capacity(2 * n);
     for (is_open, offset) in [(true, 0), (false, n)] {
         for (p, &(node, start, end)) in evs.iter().enumerate() {
             let at = if is_open { start } else { end };
             ends.push((at, offset + p, node, is_open, end - start));
         }
     }
-    let by_time = |a: &(f64, usize, usize, bool, f64), b: &(f64, usize, usize, bool, f64)| {
-        a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal)
-    };
+    let by_time = |a: &End, b: &End| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal);
     ends.sort_by(|a, b| by_time(a, b).then(a.1.cmp(&b.1)));
     let mut out = Vec::with_capacity(2 * n);
     let mut from = 0;
@@ -284,7 +284,7 @@ fn stack_order(evs: &[(usize, f64, f64)], index: &[i64]) -> Vec<(usize, bool)> {
         let group = &mut ends[from..to];
         let closes_here = group.iter().any(|e| e.4 != 0.0 && !e.3);
         // (class, duration key, index key) of each end within its time.
-        let key = |e: &(f64, usize, usize, bool, f64)| {
+        let key = |e: &End| {
             let (zero, open) = (e.4 == 0.0, e.3);
             let class = match (closes_here, zero, open) {
                 (true, true, true) => 0,

@@ -11,6 +11,9 @@ use crate::{HtaTrace, rel_us};
 type Node = (i64, f64, bool, bool);
 /// An edge: (begin node, end node, weight in µs, HTA's edge type, attributed event index).
 type Edge = (usize, usize, f64, &'static str, Option<i64>);
+/// A flow of the overlay: (begin event index, whether it leaves the event's start, end
+/// event index, whether it reaches the event's start, type, weight in whole µs, on the path).
+type Flow = (i64, bool, i64, bool, &'static str, i64, bool);
 
 /// The graph of [`critical_path_data`].
 #[pyclass(frozen)]
@@ -47,10 +50,7 @@ impl CpGraphData {
     /// The overlay's flows of the path's edges whose type is one of `kinds`, in path
     /// order: (begin event index, whether it leaves the event's start, end event index,
     /// whether it reaches the event's start, type, weight in whole µs (truncated), True).
-    fn path_flows(
-        &self,
-        kinds: Vec<String>,
-    ) -> Vec<(i64, bool, i64, bool, &'static str, i64, bool)> {
+    fn path_flows(&self, kinds: Vec<String>) -> Vec<Flow> {
         let edges = self.path.as_ref().map_or(&[][..], |p| &p.1[..]);
         (edges.iter().map(|&k| self.edges[k]))
             .filter(|e| kinds.iter().any(|kind| kind == e.3))
