@@ -63,8 +63,10 @@ impl CpGraphData {
 }
 
 /// HTA's `CPGraph` of `rank` over the instances `first..=last` of `annotation`
-/// (`HtaTrace.critical_path_graph`'s graph, held natively); None when the first instance
-/// is not in the trace.
+/// (`trace_frame::critical_path_graph`): nodes in HTA's numbering, edges in the order they
+/// were added, and the longest path as networkx's `dag_longest_path` finds it over HTA's
+/// `DiGraph` of those edges (`CriticalPathGraph::networkx_path`); None when the first
+/// instance is not in the trace.
 #[pyfunction]
 pub(crate) fn critical_path_data(
     trace: PyRef<'_, HtaTrace>,

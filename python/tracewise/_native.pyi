@@ -81,15 +81,6 @@ class HtaTrace:
     def critical_path(
         self, rank_: int, annotation: str, instance: int
     ) -> Optional[Tuple[float, List[Tuple[str, float]]]]: ...
-    def critical_path_graph(
-        self, rank_: int, annotation: str, first: int, last: int
-    ) -> Optional[
-        Tuple[
-            List[Tuple[int, float, bool, bool]],
-            List[Tuple[int, int, float, str, Optional[int]]],
-            Optional[Tuple[List[int], List[int]]],
-        ]
-    ]: ...
     def event_info(self, rank_: int) -> List[Tuple[int, str, str, str, str, int]]: ...
 
 def load(path: str) -> Capture: ...
