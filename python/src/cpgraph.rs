@@ -16,7 +16,7 @@ type Edge = (usize, usize, f64, &'static str, Option<i64>);
 type Flow = (i64, bool, i64, bool, &'static str, i64, bool);
 
 /// The graph of [`critical_path_data`].
-#[pyclass(frozen)]
+#[pyclass(module = "tracewise._native", frozen)]
 pub(crate) struct CpGraphData {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
