@@ -22,7 +22,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
 use trace_frame::{DataFrame, Timeline, hta};
 
+mod callstack;
 mod columns;
+mod cpgraph;
 mod overlay;
 mod queue;
 mod save;
@@ -768,50 +770,6 @@ impl HtaTrace {
         });
         host.chain(gpu).collect()
     }
-
-    /// HTA's `CPGraph` of `rank` over the instances `first..=last` of `annotation`:
-    /// (nodes as (event index, ts µs, is_start, is_blocking) in HTA's numbering, edges as
-    /// (begin, end, weight µs, HTA's edge type, attributed event index) in the order they
-    /// were added, and the longest path as networkx's `dag_longest_path` finds it over
-    /// HTA's `DiGraph` of those edges (`CriticalPathGraph::networkx_path`: its nodes and
-    /// the positions of its edges) or None when the graph has a cycle or no edge); None
-    /// when the first instance is not in the trace.
-    #[allow(clippy::type_complexity)] // a graph, unpacked by the Python layer
-    fn critical_path_graph(
-        &self,
-        rank_: i64,
-        annotation: &str,
-        first: usize,
-        last: usize,
-    ) -> Option<(
-        Vec<(i64, f64, bool, bool)>,
-        Vec<(usize, usize, f64, &'static str, Option<i64>)>,
-        Option<(Vec<usize>, Vec<usize>)>,
-    )> {
-        let t = self.of(rank_)?;
-        let g = trace_frame::critical_path_graph(t, annotation, first..=last)?;
-        let nodes = g
-            .nodes
-            .iter()
-            .map(|n| {
-                (
-                    n.event_index,
-                    rel_us(n.ts, self.min_ts),
-                    n.is_start,
-                    n.is_blocking,
-                )
-            })
-            .collect();
-        let edges = g
-            .edges
-            .iter()
-            .map(|e| {
-                let w = e.weight as f64 / 1000.0;
-                (e.begin, e.end, w, e.kind.label(), e.attributed)
-            })
-            .collect();
-        Some((nodes, edges, g.networkx_path()))
-    }
 }
 
 /// The investigation of a capture: (report.json text, report.html text). With `out`, the
@@ -958,6 +916,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_overlaid_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
+    m.add_function(wrap_pyfunction!(callstack::kernel_sequence_roots, m)?)?;
+    m.add_function(wrap_pyfunction!(cpgraph::critical_path_data, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
     m.add_function(wrap_pyfunction!(roofline_json, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_kernels, m)?)?;

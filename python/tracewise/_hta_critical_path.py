@@ -95,10 +95,15 @@ class CPGraph:
     the same path, ties included)."""
 
     def __init__(self, rank: int, native: Any, events: Callable[[], Dict[int, Tuple[str, str, Any, Any, int]]]) -> None:
-        nodes, edges, path = native
         self.rank = rank
-        self._raw_nodes: List[Tuple[int, float, bool, bool]] = nodes
-        self._raw_edges: List[Tuple[int, int, float, str, Optional[int]]] = edges
+        if isinstance(native, tuple):  # (nodes, edges, path) as lists
+            nodes, edges, path = native
+            self.__dict__["_raw_nodes"] = nodes
+            self.__dict__["_raw_edges"] = edges
+            self._native = None
+        else:  # the graph held natively (``_native.critical_path_data``)
+            path = native.path()
+            self._native = native
         self._events_of = events
         self._native_path: Optional[Tuple[List[int], List[int]]] = path
         self._edge_at: Dict[int, CPEdge] = {}
@@ -107,6 +112,16 @@ class CPGraph:
         self._path_edges: List[int] = []  # positions in the native edges
 
     # --- made on first use -----------------------------------------------------------
+
+    @functools.cached_property
+    def _raw_nodes(self) -> List[Tuple[int, float, bool, bool]]:
+        """The nodes as (event index, ts, is_start, is_blocking), by id."""
+        return self._native.nodes()
+
+    @functools.cached_property
+    def _raw_edges(self) -> List[Tuple[int, int, float, str, Optional[int]]]:
+        """The edges as (begin, end, weight, type, attributed event index), in order."""
+        return self._native.edges()
 
     def _edge(self, k: int) -> CPEdge:
         """The edge object of the ``k``-th native edge (one object per edge)."""
@@ -222,8 +237,11 @@ class CPGraph:
             return False
         nodes, edges = self._native_path
         self.critical_path_nodes = list(nodes)
-        raw = self._raw_nodes
-        self.critical_path_events_set = {raw[n][0] for n in nodes}
+        if self._native is not None:
+            self.critical_path_events_set = set(self._native.path_events())
+        else:
+            raw = self._raw_nodes
+            self.critical_path_events_set = {raw[n][0] for n in nodes}
         self._path_edges = list(edges)
         # The edge objects of the path are made when first asked for.
         self.__dict__.pop("_path_order", None)

@@ -642,18 +642,22 @@ class TraceAnalysis:
         if not (os.path.isdir(output_dir) and os.access(output_dir, os.W_OK)):
             return pd.DataFrame()
         self._check_ranks([rank])
-        stacks = _CallStacks(self._t.host_ops(int(rank)), self._t.gpu_ops(int(rank)))
         counts: Dict[Tuple[str, ...], int] = {}
         durations: Dict[Tuple[str, ...], List[float]] = {}
         occurrences: Dict[Tuple[str, ...], Set[int]] = {}
-        for root in stacks.roots(operator_name, int(min_pattern_len)):
-            below = stacks.descendants(root)
-            kernels = sorted((stacks.start[i], i) for i in below if i in stacks.gpu)
-            pattern = (stacks.name[root],) + tuple(stacks.name[i] for _, i in kernels)
+        # The roots in HTA's call stacks (``_CallStacks``' rules, built natively: the
+        # Python build was most of this method's time on large traces), each with its
+        # pattern (its name, then its activities' names in start order), its activities'
+        # summed duration, its duration and the events beneath it.
+        roots = _native.kernel_sequence_roots(self._t, int(rank), operator_name, int(min_pattern_len))
+        for names, kernel_dur, dur, below in roots:
+            if kernel_dur is None:  # HTA's table has no entry for an unlinked activity
+                raise KeyError(below[0])
+            pattern = tuple(names)
             counts[pattern] = counts.get(pattern, 0) + 1
             d = durations.setdefault(pattern, [0.0, 0.0])
-            d[0] += stacks.kernel_dur[root]
-            d[1] += stacks.dur[root]
+            d[0] += kernel_dur
+            d[1] += dur
             occurrences.setdefault(pattern, set()).update(below)
         if not counts:
             return pd.DataFrame()
@@ -1098,7 +1102,7 @@ class TraceAnalysis:
         kept: Dict[Tuple[int, str, int, int], Any] = self.__dict__.setdefault("_cp_graphs", {})
         key = (int(rank), annotation, first, max(first, last))
         if key not in kept:
-            kept[key] = self._t.critical_path_graph(*key)
+            kept[key] = _native.critical_path_data(self._t, *key)
         native = kept[key]
         graph_type = _graph_type()
         if native is None:
@@ -1151,8 +1155,8 @@ class TraceAnalysis:
                 for e in g.edge_objects()
                 if show_zero or not (e.type == CPEdgeType.KERNEL_LAUNCH_DELAY and e.weight == 0)
             ]
-        raw = g._raw_nodes  # (event index, ts, is_start, is_blocking) by node id
         if show_all_edges:
+            raw = g._raw_nodes  # (event index, ts, is_start, is_blocking) by node id
             on_path = g.critical_path_edges_set
             flows = [
                 (
@@ -1170,13 +1174,18 @@ class TraceAnalysis:
             # The path's edges of the drawn types, from the native edges (no edge objects).
             drawn = {t.value for t in DEFAULT_EDGE_TYPES_IN_VIZ}
             flows = []
-            for k in g._path_edges:
-                begin, end, weight, kind, _ = g._raw_edges[k]
-                if kind in drawn:
-                    flows.append((
-                        int(raw[begin][0]), bool(raw[begin][2]), int(raw[end][0]), bool(raw[end][2]),
-                        kind, int(weight), True,
-                    ))
+            if g._native is not None:
+                # The same edges read natively (g._path_edges is the native path's edges).
+                flows = g._native.path_flows(sorted(drawn)) if g._path_edges else []
+            else:
+                raw = g._raw_nodes
+                for k in g._path_edges:
+                    begin, end, weight, kind, _ = g._raw_edges[k]
+                    if kind in drawn:
+                        flows.append((
+                            int(raw[begin][0]), bool(raw[begin][2]), int(raw[end][0]), bool(raw[end][2]),
+                            kind, int(weight), True,
+                        ))
         _native.write_overlaid_trace(
             source,
             output,

@@ -16,7 +16,11 @@
 //! the awaited activity ended before that edge's source. Syncs are taken in order of their
 //! end, activities in order of their start.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+// Fx-hashed: these maps are keyed by node and event ids (SipHash was a visible share of
+// the graph's build).
+use trace_model::FastMap;
 
 use serde::Serialize;
 
@@ -179,7 +183,7 @@ fn path_weight(w: i64) -> i64 {
 struct Builder {
     nodes: Vec<CpNode>,
     edges: Vec<CpEdge>,
-    at: HashMap<(usize, usize), usize>,
+    at: FastMap<(usize, usize), usize>,
 }
 
 impl Builder {
@@ -391,7 +395,7 @@ fn create_nodes(
     let b = Builder {
         nodes,
         edges: Vec::new(),
-        at: HashMap::new(),
+        at: FastMap::default(),
     };
     (b, host_node, gpu_node)
 }
@@ -524,16 +528,16 @@ struct Nodes<'a> {
 /// the whole trace (HTA looks them up in the unclipped frame): what an event sync waits
 /// for, and what a stream wait holds back.
 struct Launches {
-    on_stream: HashMap<(i64, i64), Vec<(i64, usize)>>,
-    from_thread: HashMap<(u32, i64), Vec<(i64, usize)>>,
+    on_stream: FastMap<(i64, i64), Vec<(i64, usize)>>,
+    from_thread: FastMap<(u32, i64), Vec<(i64, usize)>>,
     /// `cudaEventRecord` start by correlation id.
-    records: HashMap<i64, i64>,
+    records: FastMap<i64, i64>,
 }
 
 impl Launches {
     fn of(t: &Timeline) -> Launches {
-        let mut on_stream: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
-        let mut from_thread: HashMap<(u32, i64), Vec<(i64, usize)>> = HashMap::new();
+        let mut on_stream: FastMap<(i64, i64), Vec<(i64, usize)>> = FastMap::default();
+        let mut from_thread: FastMap<(u32, i64), Vec<(i64, usize)>> = FastMap::default();
         for (i, g) in t.gpu.iter().enumerate() {
             let Some(l) = g.launch else { continue };
             if g.kind == GpuKind::Other {
@@ -631,7 +635,7 @@ fn add_kernel_edges(
     order.sort_unstable_by_key(|&(ts, index, _)| (ts, index));
     let mut last_on_stream: BTreeMap<i64, usize> = BTreeMap::new();
     // Destination activity → the activity it waits for (a pending `Stream Wait Event`).
-    let mut waits_for: HashMap<usize, usize> = HashMap::new();
+    let mut waits_for: FastMap<usize, usize> = FastMap::default();
     for (_, _, item) in &order {
         match *item {
             Item::Gpu(i) => {
@@ -658,7 +662,7 @@ fn add_sync(
     nodes: &Nodes<'_>,
     launches: &Launches,
     last_on_stream: &BTreeMap<i64, usize>,
-    waits_for: &mut HashMap<usize, usize>,
+    waits_for: &mut FastMap<usize, usize>,
 ) {
     let sync = &t.syncs[y];
     let host_end = sync.runtime.and_then(|r| nodes.host[r]).map(|n| n + 1);
@@ -699,7 +703,7 @@ fn add_activity(
     nodes: &Nodes<'_>,
     (q_at_launch, q_at_start): (i64, i64),
     last_on_stream: &mut BTreeMap<i64, usize>,
-    waits_for: &mut HashMap<usize, usize>,
+    waits_for: &mut FastMap<usize, usize>,
 ) {
     let g = &t.gpu[i];
     let n = nodes.gpu[i].expect("selected activities have nodes");
@@ -823,7 +827,7 @@ fn renumbered(
 impl CriticalPathGraph {
     /// The edges of the longest path, first to last (empty without a path).
     pub fn path_edges(&self) -> Vec<&CpEdge> {
-        let at: HashMap<(usize, usize), &CpEdge> =
+        let at: FastMap<(usize, usize), &CpEdge> =
             self.edges.iter().map(|e| ((e.begin, e.end), e)).collect();
         let Some(path) = &self.path else {
             return Vec::new();

@@ -6,7 +6,7 @@
 //! first best predecessor, the first farthest node), so the path here is the one a
 //! `networkx.DiGraph` of the same edges gives, without building one in Python.
 
-use std::collections::HashMap;
+use trace_model::FastMap;
 
 use crate::critical_path::CriticalPathGraph;
 
@@ -32,7 +32,7 @@ pub(crate) fn networkx_longest_path(
 ) -> Option<(Vec<usize>, Vec<usize>)> {
     // The DiGraph: nodes in first-seen order; successors and predecessors in insertion
     // order (adding an edge again keeps its place and takes the new weight).
-    let mut index: HashMap<usize, usize> = HashMap::new();
+    let mut index: FastMap<usize, usize> = FastMap::default();
     let mut node: Vec<usize> = Vec::new();
     let mut id = |v: usize, node: &mut Vec<usize>| {
         *index.entry(v).or_insert_with(|| {
@@ -40,7 +40,7 @@ pub(crate) fn networkx_longest_path(
             node.len() - 1
         })
     };
-    let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut slot: FastMap<(usize, usize), usize> = FastMap::default();
     let mut succ: Vec<Vec<usize>> = Vec::new();
     let mut pred: Vec<Vec<(usize, usize)>> = Vec::new();
     for (k, &(u, v, _)) in edges.iter().enumerate() {
