@@ -79,46 +79,56 @@ fn flow_event(
 /// event but a complete one (`ph: X`), and of those the user annotations, the Python
 /// functions and those with `args.critical` 1 (an event that is not an object stays).
 fn kept(ev: &TraceEvent<'_>) -> bool {
-    use std::borrow::Cow;
-    // The event's text was read as JSON already: its top-level fields are found without
-    // reading it as JSON again ([`object_fields`]), except where a key has an escape.
-    let fields: Vec<(Cow<'_, str>, &str)> = match object_fields(ev.text()) {
-        Some(fields) => fields
-            .into_iter()
-            .map(|(k, v)| (Cow::Borrowed(k), v))
-            .collect(),
+    // The event's text was read as JSON already: its `ph`, `cat` and `args` are found
+    // without reading it as JSON again ([`kept_fields`]), except where a key has an escape.
+    let [ph, cat, args] = match kept_fields(ev.text()) {
+        Some(found) => found,
         None => match ev.fields() {
-            Some(fields) => fields.into_iter().map(|(k, v)| (k, v.get())).collect(),
+            Some(fields) => {
+                let field = |key: &str| {
+                    (fields.iter().rev())
+                        .find(|(k, _)| k == key)
+                        .map(|f| f.1.get())
+                };
+                [field("ph"), field("cat"), field("args")]
+            }
             None => return true,
         },
     };
-    let field = |key: &str| fields.iter().rev().find(|(k, _)| k == key).map(|f| f.1);
-    if field("ph").and_then(str_value).as_deref() != Some("X") {
+    if ph.and_then(str_value).as_deref() != Some("X") {
         return true;
     }
-    let cat = field("cat").and_then(str_value);
-    if matches!(cat.as_deref(), Some("user_annotation" | "python_function")) {
+    if matches!(
+        cat.and_then(str_value).as_deref(),
+        Some("user_annotation" | "python_function")
+    ) {
         return true;
     }
     // Most events have no `critical` key: their `args` are not parsed (a text without the
     // word and without escapes cannot have the key).
-    field("args")
-        .filter(|a| a.contains("critical") || a.contains('\\'))
+    args.filter(|a| a.contains("critical") || a.contains('\\'))
         .and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok())
         .is_some_and(|a| a["critical"] == 1)
 }
 
 /// The text of a JSON string value given as its JSON text (`hta::raw_str`).
 fn str_value(v: &str) -> Option<std::borrow::Cow<'_, str>> {
+    // Without an escape the text between the quotes is the value (`v` is known to be JSON).
+    if let Some(plain) =
+        (v.strip_prefix('"').and_then(|v| v.strip_suffix('"'))).filter(|p| !p.contains('\\'))
+    {
+        return Some(plain.into());
+    }
     serde_json::from_str::<&serde_json::value::RawValue>(v)
         .ok()
         .and_then(hta::raw_str)
 }
 
-/// The top-level fields of `text`, a JSON object already read as JSON, in order: (key as
-/// written, value's text), found by skipping strings and nested values without checking
-/// them again; None where `text` is not an object or a key has an escape.
-fn object_fields(text: &str) -> Option<Vec<(&str, &str)>> {
+/// The texts of the last top-level `ph`, `cat` and `args` values of `text`, a JSON object
+/// already read as JSON (the last of a repeated key, as a parsed object keeps it), found by
+/// skipping strings and nested values without checking them again and without an
+/// allocation; None where `text` is not an object or a key has an escape.
+fn kept_fields(text: &str) -> Option<[Option<&str>; 3]> {
     let b = text.as_bytes();
     let ws = |mut i: usize| {
         while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
@@ -128,7 +138,7 @@ fn object_fields(text: &str) -> Option<Vec<(&str, &str)>> {
     };
     let mut i = ws(0);
     (b.get(i) == Some(&b'{')).then_some(())?;
-    let mut out = Vec::with_capacity(8);
+    let mut out = [None; 3];
     i = ws(i + 1);
     if b.get(i) == Some(&b'}') {
         return Some(out);
@@ -144,7 +154,15 @@ fn object_fields(text: &str) -> Option<Vec<(&str, &str)>> {
         (b.get(i) == Some(&b':')).then_some(())?;
         let at = ws(i + 1);
         let to = value_end(b, at)?;
-        out.push((key, &text[at..to]));
+        let slot = match key {
+            "ph" => Some(0),
+            "cat" => Some(1),
+            "args" => Some(2),
+            _ => None,
+        };
+        if let Some(k) = slot {
+            out[k] = Some(&text[at..to]);
+        }
         i = ws(to);
         match b.get(i)? {
             b',' => i = ws(i + 1),
@@ -158,10 +176,10 @@ fn object_fields(text: &str) -> Option<Vec<(&str, &str)>> {
 fn string_end(b: &[u8], at: usize) -> Option<usize> {
     let mut i = at + 1;
     loop {
-        match b.get(i)? {
+        i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+        match b[i] {
             b'"' => return Some(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+            _ => i += 2,
         }
     }
 }
