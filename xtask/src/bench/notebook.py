@@ -2,10 +2,13 @@
 
 In one interpreter, imports done before any clock starts: per run, in turn, each side's
 `TraceAnalysis(trace_dir=...)` and then each method on that object, timed apart; a method's
-figure is constructor + method of the same run (a user's cell). The trace set is copied
-into a scratch directory first, since `generate_trace_with_counters` writes beside its
-input (what a method writes there is removed before the next call, outside the clock); the
-methods that take an output directory get a fresh scratch one per side and run.
+figure is constructor + method of the same run (a user's cell). The sides take turns at
+going first (the given order on even runs, the reverse on odd ones): a side that always ran
+right after the other's methods would always start on caches and a heap those methods had
+just churned, and the other never would. The trace set is copied into a scratch directory
+first, since `generate_trace_with_counters` writes beside its input (what a method writes
+there is removed before the next call, outside the clock); the methods that take an output
+directory get a fresh scratch one per side and run.
 
 argv[1] is a JSON object: `dir` (the trace set), `runs`, `sides` (a subset of
 ["ours", "theirs"]), `methods`: [[label, expression of ta, R, OUT, runs or 0 for all], ...]
@@ -99,7 +102,7 @@ def main():
             if stop:
                 break
             took = {}
-            for side, cls in sides:
+            for side, cls in (sides if run % 2 == 0 else sides[::-1]):
                 with contextlib.redirect_stdout(io.StringIO()):
                     s = time.perf_counter()
                     ta = cls(trace_dir=work)

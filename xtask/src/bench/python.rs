@@ -335,11 +335,11 @@ pub(super) const METHODS: [(&str, &str, usize, &str); 23] = [
 /// The script that times the notebook rows (`argv[1]`: a JSON object; see its docstring).
 const NOTEBOOK: &str = include_str!("notebook.py");
 
-/// The notebook rows of one capture: per run, in turn, each side's constructor and then
-/// each method of `methods` on it, timed apart (notebook.py); a method's figure is
-/// constructor + method of the same run. Rows: the constructor alone and each method,
-/// medians and quartiles of both sides and of the per-run ratio; and the load average
-/// before and after.
+/// The notebook rows of one capture: per run, in turn (the sides take turns at going
+/// first), each side's constructor and then each method of `methods` on it, timed apart
+/// (notebook.py); a method's figure is constructor + method of the same run. Rows: the
+/// constructor alone and each method, medians and quartiles of both sides and of the
+/// per-run ratio; and the load average before and after.
 pub(super) fn notebook_rows(
     py: &str,
     dir: &str,
