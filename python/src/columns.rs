@@ -17,13 +17,16 @@ pub(crate) fn to_bytes<'py>(
     cols.into_iter().map(|c| PyBytes::new(py, &c)).collect()
 }
 
+/// Names and `N` columns of bytes of a rank's timeline, from its HTA origin (`min_ts`).
+type NamedColumns<const N: usize> = fn(&Timeline, i64) -> (Vec<String>, [Vec<u8>; N]);
+
 /// The (names, columns) that `columns_of` gives for a rank's timeline `t` (empty where
 /// the rank has none), the columns as Python `bytes`.
 pub(crate) fn named<'py, const N: usize>(
     py: Python<'py>,
     t: Option<&Timeline>,
     min_ts: i64,
-    columns_of: fn(&Timeline, i64) -> (Vec<String>, [Vec<u8>; N]),
+    columns_of: NamedColumns<N>,
 ) -> (Vec<String>, Vec<Bound<'py, PyBytes>>) {
     match t {
         Some(t) => {
