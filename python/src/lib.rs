@@ -899,7 +899,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(callstack::kernel_sequence_roots, m)?)?;
     m.add_function(wrap_pyfunction!(callstack::call_stacks, m)?)?;
-    m.add_function(wrap_pyfunction!(queue::queue_sort_times, m)?)?;
+    m.add_function(wrap_pyfunction!(queue::queue_presorted, m)?)?;
     m.add_function(wrap_pyfunction!(queue::queue_series, m)?)?;
     m.add_function(wrap_pyfunction!(cpgraph::critical_path_data, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;

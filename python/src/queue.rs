@@ -3,9 +3,9 @@
 //!
 //! HTA orders the points of a rank with numpy's quicksort on `ts` (pandas' default,
 //! unstable) over the launches and then the starts, each in file order; how it breaks ties
-//! depends on numpy's build and the CPU, so that one sort stays numpy's: [`queue_sort_times`]
-//! gives the times it sorts, and [`queue_series`] takes its order and does the rest (the
-//! stable sort by stream, the running sum per stream).
+//! depends on numpy's build and the CPU, so that one sort stays numpy's: [`queue_presorted`]
+//! gives the points with the times it sorts, and [`queue_series`] takes them back with its
+//! order and does the rest (the stable sort by stream, the running sum per stream).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -50,57 +50,75 @@ fn presorted(t: &Timeline, min_ts: i64) -> Vec<Point> {
     launches
 }
 
-/// Per rank of `ranks`, the times (f64, µs) that HTA sorts, in the order it sorts them:
-/// the caller sorts them with numpy's quicksort and hands the order to [`queue_series`].
+/// Per rank of `ranks`, its points in the order HTA hands them to its sort, as five
+/// columns of native-endian bytes: ts in µs (f64, the values HTA sorts), device, stream,
+/// step of the length, event index (i64). The caller sorts the times with numpy's
+/// quicksort and hands the columns and that order to [`queue_series`].
 #[pyfunction]
-pub(crate) fn queue_sort_times<'py>(
+pub(crate) fn queue_presorted<'py>(
     py: Python<'py>,
     trace: PyRef<'py, HtaTrace>,
     ranks: Vec<i64>,
-) -> Vec<Bound<'py, PyBytes>> {
-    let times = ranks.iter().map(|&r| {
+) -> Vec<Vec<Bound<'py, PyBytes>>> {
+    let columns = |r: i64| {
         let points = (trace.of(r)).map_or_else(Vec::new, |t| presorted(t, trace.min_ts));
-        points.iter().flat_map(|p| p.0.to_ne_bytes()).collect()
-    });
-    to_bytes(py, times)
-}
-
-/// Per rank of `ranks`, its queue-length series given `orders` (per rank, numpy's quicksort
-/// order (i64) of [`queue_sort_times`]' times): stream by stream in stream order, the
-/// points of each in that order, as five columns of native-endian bytes: ts in µs (f64),
-/// device, stream, length, event index (i64). ValueError where an order is not a
-/// permutation of its rank's points.
-#[pyfunction]
-pub(crate) fn queue_series<'py>(
-    py: Python<'py>,
-    trace: PyRef<'py, HtaTrace>,
-    ranks: Vec<i64>,
-    orders: Vec<PyBackedBytes>,
-) -> PyResult<Vec<Vec<Bound<'py, PyBytes>>>> {
-    if orders.len() != ranks.len() {
-        return Err(PyValueError::new_err("one order per rank"));
-    }
-    let mut out = Vec::with_capacity(ranks.len());
-    for (&r, order) in ranks.iter().zip(&orders) {
-        let points = (trace.of(r)).map_or_else(Vec::new, |t| presorted(t, trace.min_ts));
-        let order = permutation(order, points.len()).ok_or_else(|| {
-            PyValueError::new_err(format!("rank {r}: not an order of its points"))
-        })?;
-        let mut sorted: Vec<&Point> = order.iter().map(|&k| &points[k]).collect();
-        sorted.sort_by_key(|p| p.2);
         let mut cols: [Vec<u8>; 5] = Default::default();
-        let (mut stream, mut length) = (None, 0);
-        for &&(ts, device, s, step, index) in &sorted {
-            if stream != Some(s) {
-                (stream, length) = (Some(s), 0);
-            }
-            length += step;
+        for &(ts, device, stream, step, index) in &points {
             cols[0].extend(ts.to_ne_bytes());
-            for (c, v) in [(1, device), (2, s), (3, length), (4, index)] {
+            for (c, v) in [(1, device), (2, stream), (3, step), (4, index)] {
                 cols[c].extend(v.to_ne_bytes());
             }
         }
-        out.push(to_bytes(py, cols));
+        to_bytes(py, cols)
+    };
+    ranks.into_iter().map(columns).collect()
+}
+
+/// Per rank, its queue-length series from its columns of [`queue_presorted`] (`points`)
+/// and `orders` (numpy's quicksort order (i64) of its times): stream by stream in stream
+/// order, the points of each in that order, as five columns of native-endian bytes: ts in
+/// µs (f64), device, stream, length, event index (i64). ValueError where the columns are
+/// not five of one length or an order is not a permutation of its points.
+#[pyfunction]
+pub(crate) fn queue_series<'py>(
+    py: Python<'py>,
+    points: Vec<Vec<PyBackedBytes>>,
+    orders: Vec<PyBackedBytes>,
+) -> PyResult<Vec<Vec<Bound<'py, PyBytes>>>> {
+    if orders.len() != points.len() {
+        return Err(PyValueError::new_err("one order per rank"));
+    }
+    let mut out = Vec::with_capacity(points.len());
+    for (cols, order) in points.iter().zip(&orders) {
+        let n = cols.first().map_or(0, |c| c.len() / 8);
+        if cols.len() != 5 || cols.iter().any(|c| c.len() != 8 * n) {
+            return Err(PyValueError::new_err("five columns of one length per rank"));
+        }
+        let order = permutation(order, n)
+            .ok_or_else(|| PyValueError::new_err("not an order of the points"))?;
+        let at = |c: usize, k: usize| -> [u8; 8] {
+            let mut b = [0; 8];
+            b.copy_from_slice(&cols[c][8 * k..8 * k + 8]);
+            b
+        };
+        let stream = |k: usize| i64::from_ne_bytes(at(2, k));
+        let mut sorted = order;
+        sorted.sort_by_key(|&k| stream(k));
+        let mut series: [Vec<u8>; 5] = Default::default();
+        let (mut current, mut length) = (None, 0);
+        for k in sorted {
+            let s = stream(k);
+            if current != Some(s) {
+                (current, length) = (Some(s), 0);
+            }
+            length += i64::from_ne_bytes(at(3, k));
+            series[0].extend(at(0, k));
+            series[1].extend(at(1, k));
+            series[2].extend(at(2, k));
+            series[3].extend(length.to_ne_bytes());
+            series[4].extend(at(4, k));
+        }
+        out.push(to_bytes(py, series));
     }
     Ok(out)
 }

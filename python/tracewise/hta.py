@@ -397,14 +397,15 @@ class TraceAnalysis:
         order, and sorts them by ``ts`` with pandas' default (unstable) sort, numpy's
         quicksort, before it sums the steps per stream. The same times in the same order,
         sorted alike, put the points at one µs in HTA's order
-        (``queue::queue_sort_times``); the stable sort by stream and the running sums are
+        (``queue::queue_presorted``); the stable sort by stream and the running sums are
         native (``queue::queue_series``)."""
+        points = _native.queue_presorted(self._t, ranks)
         orders = [
-            np.argsort(_times(np.frombuffer(t, dtype=np.float64)), kind="quicksort").astype(np.int64).tobytes()
-            for t in _native.queue_sort_times(self._t, ranks)
+            np.argsort(_times(np.frombuffer(p[0], dtype=np.float64)), kind="quicksort").astype(np.int64).tobytes()
+            for p in points
         ]
         out: Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]] = {}
-        for rank, cols in zip(ranks, _native.queue_series(self._t, ranks, orders)):
+        for rank, cols in zip(ranks, _native.queue_series(points, orders)):
             ts = np.frombuffer(cols[0], dtype=np.float64)
             pid, stream, length, index = (np.frombuffer(c, dtype=np.int64) for c in cols[1:])
             if not len(ts):
