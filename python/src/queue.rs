@@ -44,6 +44,8 @@ fn presorted(t: &Timeline, min_ts: i64) -> Vec<Point> {
             }
         }
     }
+    // numpy's stable sort by index (each stream's points come in runs that a stable sort
+    // merges).
     launches.sort_by_key(|p| p.4);
     starts.sort_by_key(|p| p.4);
     launches.extend(starts);
@@ -96,27 +98,31 @@ pub(crate) fn queue_series<'py>(
         }
         let order = permutation(order, n)
             .ok_or_else(|| PyValueError::new_err("not an order of the points"))?;
-        let at = |c: usize, k: usize| -> [u8; 8] {
-            let mut b = [0; 8];
-            b.copy_from_slice(&cols[c][8 * k..8 * k + 8]);
-            b
+        let ints = |c: usize| -> Vec<i64> {
+            (cols[c].chunks_exact(8))
+                .map(|b| i64::from_ne_bytes(b.try_into().unwrap_or_default()))
+                .collect()
         };
-        let stream = |k: usize| i64::from_ne_bytes(at(2, k));
-        let mut sorted = order;
-        sorted.sort_by_key(|&k| stream(k));
-        let mut series: [Vec<u8>; 5] = Default::default();
-        let (mut current, mut length) = (None, 0);
-        for k in sorted {
-            let s = stream(k);
-            if current != Some(s) {
-                (current, length) = (Some(s), 0);
+        let (ts, device, stream, step, index) = (&cols[0], ints(1), ints(2), ints(3), ints(4));
+        // A stable sort by stream: the points of each stream (a few streams) in the order.
+        let mut streams: Vec<i64> = stream.clone();
+        streams.sort_unstable();
+        streams.dedup();
+        let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); streams.len()];
+        for k in order {
+            let at = streams.binary_search(&stream[k]).unwrap_or_default();
+            buckets[at].push(k);
+        }
+        let mut series: [Vec<u8>; 5] = std::array::from_fn(|_| Vec::with_capacity(8 * n));
+        for (&s, bucket) in streams.iter().zip(&buckets) {
+            let mut length = 0;
+            for &k in bucket {
+                length += step[k];
+                series[0].extend_from_slice(&ts[8 * k..8 * k + 8]);
+                for (c, v) in [(1, device[k]), (2, s), (3, length), (4, index[k])] {
+                    series[c].extend(v.to_ne_bytes());
+                }
             }
-            length += i64::from_ne_bytes(at(3, k));
-            series[0].extend(at(0, k));
-            series[1].extend(at(1, k));
-            series[2].extend(at(2, k));
-            series[3].extend(length.to_ne_bytes());
-            series[4].extend(at(4, k));
         }
         out.push(to_bytes(py, series));
     }

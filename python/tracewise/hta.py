@@ -376,13 +376,15 @@ class TraceAnalysis:
                     parts.append((rank, built[0], built[1]))
             kinds = {tuple(v.dtype for v in c.values()) + (ix.dtype,) for _, c, ix in parts}
             for group in [parts] if len(kinds) == 1 else [[p] for p in parts]:
+                # (The frame copies its columns: one rank's are not concatenated first.)
+                join = (lambda arrays: arrays[0]) if len(group) == 1 else np.concatenate
                 frame = pd.DataFrame(
-                    {k: np.concatenate([c[k] for _, c, _ in group]) for k in group[0][1]},
-                    index=pd.Index(np.concatenate([ix for _, _, ix in group]), name=index_name),
+                    {k: join([c[k] for _, c, _ in group]) for k in group[0][1]},
+                    index=pd.Index(join([ix for _, _, ix in group]), name=index_name),
                 )
                 at = 0
                 for rank, c, ix in group:
-                    cache[(what, rank)] = frame.iloc[at : at + len(ix)]
+                    cache[(what, rank)] = frame if len(group) == 1 else frame.iloc[at : at + len(ix)]
                     at += len(ix)
         return {int(r): cache[(what, int(r))] for r in ranks}
 
