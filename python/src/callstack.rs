@@ -1,15 +1,27 @@
-//! HTA 0.5.0's call stacks of a rank (`hta.common.trace_call_graph`) and the roots of
-//! `get_frequent_cuda_kernel_sequences` in them: the rules of the Python `_CallStacks`
-//! (`python/tracewise/_hta_callstack.py`, whose docstring states them), built natively from
-//! the events the timeline holds. Times are the µs floats `host_ops`/`gpu_ops` hand to
-//! Python (`rel_us`), compared and summed in the same order as the Python code, so the
-//! nesting and the sums are the same to the bit.
+//! HTA 0.5.0's call stacks of a rank (`hta.common.trace_call_graph`), built natively from
+//! the events the timeline holds: the roots of `get_frequent_cuda_kernel_sequences` in them
+//! ([`kernel_sequence_roots`]), and the stacks themselves as columns ([`call_stacks`]: the
+//! CUPTI counter analysis' operator stacks and call-graph columns).
+//!
+//! The rules: each thread's host events nested by their ends in time order (at one time:
+//! the zero-length events inside the event that closes there, else inside the one that
+//! opens there; then closes, shorter first; then opens, longer first; [`stack_order`]),
+//! every GPU activity with a stream above 0 under the host event that launched it, and,
+//! when the rank has one thread with `ProfilerStep#` events (main) and one other with
+//! `autograd::` events (backward), the backward thread's top-level events under the main
+//! thread's `## backward ##` annotation (else `ProfilerStep#`) that spans them.
+//!
+//! Times are the µs floats `host_ops`/`gpu_ops` hand to Python (`rel_us`), compared and
+//! summed in the order HTA compares and sums its frame's values, so that the nesting and
+//! the sums are HTA's to the bit.
 
 use std::cmp::Ordering;
 
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use trace_frame::Timeline;
 
+use crate::columns::to_bytes;
 use crate::{HtaTrace, rel_us};
 
 /// One root of [`kernel_sequence_roots`]: (its name, then its activities' names in start
@@ -19,7 +31,7 @@ type Root = (Vec<String>, Option<f64>, f64, Vec<i64>);
 
 /// The roots of HTA's frequent kernel sequences of `rank`: the shallowest events whose
 /// name contains `operator_name` in HTA's call stacks, with at least `min_len` activities
-/// beneath them, in event-index order (`_CallStacks.roots` and `descendants`).
+/// beneath them, in event-index order.
 #[pyfunction]
 pub(crate) fn kernel_sequence_roots(
     trace: PyRef<'_, HtaTrace>,
@@ -32,6 +44,46 @@ pub(crate) fn kernel_sequence_roots(
     };
     let stacks = Stacks::new(t, trace.min_ts);
     stacks.roots(t, operator_name, min_len)
+}
+
+/// HTA's call stacks of `rank` as columns, one row per node (the host events in the
+/// timeline's order, then the GPU activities): (the names, each once; then, as bytes of
+/// native-endian i64: the event index; the parent's event index, -1 for a top-level event
+/// and -2 outside every stack; the depth from the tops, -1 outside; the activities beneath;
+/// the name, as a position in the names; 1 for a GPU activity, else 0).
+#[pyfunction]
+pub(crate) fn call_stacks<'py>(
+    py: Python<'py>,
+    trace: PyRef<'py, HtaTrace>,
+    rank: i64,
+) -> (Vec<String>, Vec<Bound<'py, PyBytes>>) {
+    let Some(t) = trace.of(rank) else {
+        return (Vec::new(), to_bytes(py, vec![Vec::new(); 6]));
+    };
+    let s = Stacks::new(t, trace.min_ts);
+    let mut names = Vec::new();
+    let mut code_of: std::collections::HashMap<u32, i64> = Default::default();
+    let mut cols: [Vec<u8>; 6] = Default::default();
+    for k in 0..s.index.len() {
+        let parent = match s.parent[k] {
+            None => -2,
+            Some(None) => -1,
+            Some(Some(p)) => s.index[p],
+        };
+        let code = *code_of.entry(s.name[k]).or_insert_with(|| {
+            names.push(t.name(s.name[k]).to_owned());
+            names.len() as i64 - 1
+        });
+        let depth = s.depth[k].map_or(-1, |d| d as i64);
+        let gpu = i64::from(k >= s.host_count);
+        for (c, v) in [s.index[k], parent, depth, s.num_kernels[k], code, gpu]
+            .into_iter()
+            .enumerate()
+        {
+            cols[c].extend(v.to_ne_bytes());
+        }
+    }
+    (names, to_bytes(py, cols))
 }
 
 /// One thread's events: (its interned `pid/tid`, its events as (node, start, end) in file
@@ -117,7 +169,7 @@ impl Stacks {
         s
     }
 
-    /// Nests one thread's events in HTA's order (`_stack_order`); returns its top-level
+    /// Nests one thread's events in HTA's order ([`stack_order`]); returns its top-level
     /// events.
     fn nest(&mut self, evs: &[(usize, f64, f64)]) -> Vec<usize> {
         let mut tops = Vec::new();
@@ -214,7 +266,9 @@ impl Stacks {
         }
     }
 
-    /// `_CallStacks.roots` and, per root, its pattern and `descendants`.
+    /// The roots (the shallowest events whose name holds `operator_name`, with at least
+    /// `min_len` activities beneath; depth −1 outside every stack) and, per root, its
+    /// pattern and the events beneath it.
     fn roots(&self, t: &Timeline, operator_name: &str, min_len: i64) -> Vec<Root> {
         let found: Vec<usize> = (0..self.index.len())
             .filter(|&k| t.name(self.name[k]).contains(operator_name))
@@ -258,7 +312,7 @@ impl Stacks {
 }
 
 /// The ends of one thread's events, (node, is_open), in HTA's call-stack order
-/// (`_hta_callstack._stack_order`): by time; at one time, where some event of non-zero
+/// (`hta.common.call_stack`'s sort of the ends): by time; at one time, where some event of non-zero
 /// length closes, the zero-length events (opens by index, then closes by index
 /// descending), the closes (shorter first, then index descending), then the opens (longer
 /// first, then index); else the opens, then the zero-length events.

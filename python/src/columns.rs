@@ -17,6 +17,26 @@ pub(crate) fn to_bytes<'py>(
     cols.into_iter().map(|c| PyBytes::new(py, &c)).collect()
 }
 
+/// Names and `N` columns of bytes of a rank's timeline, from its HTA origin (`min_ts`).
+type NamedColumns<const N: usize> = fn(&Timeline, i64) -> (Vec<String>, [Vec<u8>; N]);
+
+/// The (names, columns) that `columns_of` gives for a rank's timeline `t` (empty where
+/// the rank has none), the columns as Python `bytes`.
+pub(crate) fn named<'py, const N: usize>(
+    py: Python<'py>,
+    t: Option<&Timeline>,
+    min_ts: i64,
+    columns_of: NamedColumns<N>,
+) -> (Vec<String>, Vec<Bound<'py, PyBytes>>) {
+    match t {
+        Some(t) => {
+            let (names, cols) = columns_of(t, min_ts);
+            (names, to_bytes(py, cols))
+        }
+        None => (Vec::new(), to_bytes(py, (0..N).map(|_| Vec::new()))),
+    }
+}
+
 /// `get_cuda_kernel_launch_stats`' rows of one rank (`hta::launch_stats_with`), in HTA's
 /// order: correlation (i64), cpu duration, gpu duration, launch delay (f64, µs).
 pub(crate) fn launches(t: &Timeline, include_memory_events: bool) -> [Vec<u8>; 4] {

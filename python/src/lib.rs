@@ -30,7 +30,6 @@ mod queue;
 mod save;
 use columns::to_bytes;
 use overlay::{write_overlaid_trace, write_patterned_trace, write_trace_with_counters};
-use queue::queue_columns;
 use save::write_files;
 
 create_exception!(
@@ -566,16 +565,6 @@ impl HtaTrace {
             .unwrap_or_default()
     }
 
-    /// The queue-length time series of `rank`, stream by stream in stream order, points in
-    /// time order, as five columns of native-endian bytes (numpy reads them without a
-    /// Python object per value): event index, ts in µs from HTA's origin (f64), device,
-    /// stream, length (i64).
-    fn queue_length_points<'py>(&self, py: Python<'py>, rank_: i64) -> [Bound<'py, PyBytes>; 5] {
-        let cols =
-            (self.of(rank_)).map_or_else(Default::default, |t| queue_columns(t, self.min_ts));
-        cols.map(|c| PyBytes::new(py, &c))
-    }
-
     /// Whether some event of some rank has `text` (one of `trace_model::ASKED_SYMBOLS`)
     /// as its category or name, as the loader read them; `None` when that is not known
     /// (another text, or a rank read from another format than Chrome JSON).
@@ -615,11 +604,7 @@ impl HtaTrace {
         py: Python<'py>,
         rank_: i64,
     ) -> (Vec<String>, Vec<Bound<'py, PyBytes>>) {
-        let (types, cols) = self
-            .of(rank_)
-            .map(|t| columns::memory_ops(t, self.min_ts))
-            .unwrap_or_default();
-        (types, to_bytes(py, cols))
+        columns::named(py, self.of(rank_), self.min_ts, columns::memory_ops)
     }
 
     /// HTA's `get_trace_duration` of `rank`: last start − first start of the events it
@@ -696,11 +681,7 @@ impl HtaTrace {
         py: Python<'py>,
         rank_: i64,
     ) -> (Vec<String>, Vec<Bound<'py, PyBytes>>) {
-        let (names, cols) = self
-            .of(rank_)
-            .map(|t| columns::host_annotations(t, self.min_ts))
-            .unwrap_or_default();
-        (names, to_bytes(py, cols))
+        columns::named(py, self.of(rank_), self.min_ts, columns::host_annotations)
     }
 
     /// The `num` latest ranks of the straggler metric (empty when it cannot run).
@@ -917,6 +898,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_patterned_trace, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(callstack::kernel_sequence_roots, m)?)?;
+    m.add_function(wrap_pyfunction!(callstack::call_stacks, m)?)?;
+    m.add_function(wrap_pyfunction!(queue::queue_presorted, m)?)?;
+    m.add_function(wrap_pyfunction!(queue::queue_series, m)?)?;
     m.add_function(wrap_pyfunction!(cpgraph::critical_path_data, m)?)?;
     m.add_function(wrap_pyfunction!(skip_stats, m)?)?;
     m.add_function(wrap_pyfunction!(roofline_json, m)?)?;

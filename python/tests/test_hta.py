@@ -109,6 +109,33 @@ def test_queue_length_summary(pair):
         assert (diff == 0).sum() >= 24, diff
 
 
+def test_kept_series_are_never_handed_out(pair):
+    """The queue-length and memory-bandwidth series are kept per TraceAnalysis (one frame
+    of all the ranks asked, each rank's a slice of it) and the empty blocked-queue frame
+    once per process: what a caller changes in a result never reaches a later result, and
+    a later result still equals HTA's."""
+    theirs, ours = pair
+    for get in (ours.get_queue_length_time_series, ours.get_memory_bw_time_series):
+        first = get(ranks=RANKS)
+        assert sorted(first) == RANKS
+        for df in first.values():
+            df.iloc[:, 0] = -7
+            df.drop(df.index[:3], inplace=True)
+        again = get(ranks=RANKS[::-1])
+        with contextlib.redirect_stdout(io.StringIO()):
+            expected = getattr(theirs, get.__name__)(ranks=RANKS[::-1])
+        assert list(again) == RANKS[::-1]
+        for rank in RANKS:
+            equal(expected[rank], again[rank])
+    series = ours.get_queue_length_time_series(ranks=RANKS)
+    empty = ours.get_time_spent_blocked_on_full_queue(series)
+    assert len(empty) == 0
+    empty.loc[0] = [0, 1, 2.0, 3.0]
+    with contextlib.redirect_stdout(io.StringIO()):
+        expected = theirs.get_time_spent_blocked_on_full_queue(theirs.get_queue_length_time_series(ranks=RANKS))
+    equal(expected, ours.get_time_spent_blocked_on_full_queue(series))
+
+
 def test_potential_stragglers(pair):
     theirs, ours = pair
     assert ours.get_potential_stragglers(visualize=False) == theirs.get_potential_stragglers(visualize=False)

@@ -64,22 +64,32 @@ def _counter_columns(path: str) -> pd.DataFrame:
     return out
 
 
-def _ancestors(index: int, stacks: Any) -> List[int]:
+def parents(stacks: Dict[str, np.ndarray]) -> Dict[int, Optional[int]]:
+    """The parent of each event in HTA's call stacks (None for a top-level one), by event
+    index, from the native stacks' columns (``tracewise.hta._call_stacks``)."""
+    inside = stacks["parent"] != -2
+    index, parent = stacks["index"][inside].tolist(), stacks["parent"][inside].tolist()
+    return {i: (p if p >= 0 else None) for i, p in zip(index, parent)}
+
+
+def _ancestors(index: int, parent: Dict[int, Optional[int]]) -> List[int]:
     """The frame indices of ``index``'s call stack: itself and its ancestors."""
     out = []
     at: Optional[int] = index
     while at is not None:
         out.append(at)
-        at = stacks.parent.get(at)
+        at = parent.get(at)
     return out
 
 
-def counter_frame(frame: pd.DataFrame, path: str, rank: int, stacks_of: Any) -> Optional[pd.DataFrame]:
+def counter_frame(
+    frame: pd.DataFrame, path: str, rank: int, parent: Dict[int, Optional[int]]
+) -> Optional[pd.DataFrame]:
     """One rank's counter frame (see the module docs), or None where its ranges and
     launches do not pair one to one. ``frame`` is the rank's HTA frame
     (:func:`tracewise._hta_frame.analysis_frames`), ``path`` its trace file, and
-    ``stacks_of(host)`` builds HTA's call stacks from host rows (name, cat, thread,
-    start, end, index)."""
+    ``parent`` the parent of each event (by frame index) in HTA's call stacks of the rank
+    (:func:`parents`)."""
     ranges = frame[frame["cat"] == PROFILER_RANGE].sort_values("ts", kind="stable").reset_index(drop=True)
     launches = frame[
         frame["cat"].str.match("cuda_runtime") & frame["name"].str.match("cudaLaunchKernel")
@@ -100,26 +110,15 @@ def counter_frame(frame: pd.DataFrame, path: str, rank: int, stacks_of: Any) -> 
         at = list(ranges.columns).index("external_id") + 1
         ranges = pd.concat([ranges.iloc[:, :at], values, ranges.iloc[:, at:]], axis=1)
     cpu = frame[~gpu_mask(frame)]
-    host = list(
-        zip(
-            cpu["name"],
-            cpu["cat"],
-            cpu["pid"].astype(str) + "/" + cpu["tid"].astype(str),
-            cpu["ts"],
-            cpu["ts"] + cpu["dur"],
-            cpu["index"],
-        )
-    )
-    stacks = stacks_of(host)
     by_index: Dict[int, Any] = {int(i): (c, n, t) for i, c, n, t in zip(cpu["index"], cpu["cat"], cpu["name"], cpu["ts"])}
     op_stacks, tops, bottoms = [], [], []
     for launch in launches["index"]:
-        stack = [by_index[i] + (i,) for i in _ancestors(int(launch), stacks) if i in by_index]
+        stack = [by_index[i] + (i,) for i in _ancestors(int(launch), parent) if i in by_index]
         ops = [name for cat, name, _, _ in sorted(stack, key=lambda s: (s[2], s[3])) if cat == "cpu_op"]
         op_stacks.append(ops)
         tops.append(ops[0] if ops else "")
         bottoms.append(ops[-1] if ops else "")
-    for column, values in (_call_graph_columns(frame, cpu, stacks, ranges) or {}).items():
+    for column, values in (_call_graph_columns(frame, cpu, parent, ranges) or {}).items():
         ranges[column] = values
     ranges["index_runtime"] = launches["index"].to_numpy()
     ranges["op_stack"] = pd.Series(op_stacks, index=ranges.index, dtype=object)
@@ -139,7 +138,7 @@ def _stackless(thread: pd.DataFrame) -> bool:
 
 
 def _call_graph_columns(
-    frame: pd.DataFrame, cpu: pd.DataFrame, stacks: Any, ranges: pd.DataFrame
+    frame: pd.DataFrame, cpu: pd.DataFrame, parent: Dict[int, Optional[int]], ranges: pd.DataFrame
 ) -> Optional[Dict[str, np.ndarray]]:
     """HTA's call-graph columns of the ``ranges`` rows (see the module docs), or None where
     they are not built here: a range on a thread HTA stacks, GPU work on a stream above 0
@@ -162,7 +161,7 @@ def _call_graph_columns(
     parents = [-1]
     children: Dict[int, List[int]] = {}
     for index in tid_of:
-        chain = [i for i in _ancestors(index, stacks) if i in tid_of]
+        chain = [i for i in _ancestors(index, parent) if i in tid_of]
         depth[index] = len(chain) - 1
         up = chain[1] if len(chain) > 1 else -abs(tid_of[index])
         parents.append(up)

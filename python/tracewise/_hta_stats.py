@@ -66,7 +66,7 @@ def _describe(g: Any, column: Optional[str], describe: Callable[[], pd.DataFrame
         }
     ).astype("float64")
     if column is not None:
-        out.columns = pd.MultiIndex.from_product([[column], list(out.columns)])
+        out.columns = _stat_columns(column, list(out.columns))
     return out
 
 
@@ -87,12 +87,29 @@ def _describe_groups(
     key_codes, key_values = pd.factorize(keys, sort=True)
     rank_codes, rank_values = pd.factorize(ranks, sort=True)
     g, stats = _group_describe(rank_codes.astype("int64") * len(key_values) + key_codes, v)
-    index = pd.MultiIndex.from_arrays(
-        [rank_values[g // len(key_values)], key_values[g % len(key_values)]], names=["rank", key]
+    # What `MultiIndex.from_arrays` of the groups' values gives (each level the sorted
+    # values present, in its column's dtype), built from the codes: from_arrays
+    # factorizes the values again, a few hundred µs.
+    index = pd.MultiIndex(
+        levels=[pd.Index(rank_values), pd.Index(key_values)],
+        codes=[g // len(key_values), g % len(key_values)],
+        names=["rank", key],
+        verify_integrity=False,
     )
     out = pd.DataFrame(stats, index=index)
-    out.columns = pd.MultiIndex.from_product([[column], list(stats)])
+    out.columns = _stat_columns(column, list(stats))
     return out
+
+
+def _stat_columns(column: str, stats: List[str]) -> pd.MultiIndex:
+    """``MultiIndex.from_product([[column], stats])`` (its levels sorted, as from_product's
+    factorization sorts them) from codes: from_product costs about 0.5 ms a call."""
+    levels = sorted(stats)
+    return pd.MultiIndex(
+        levels=[[column], levels],
+        codes=[[0] * len(stats), [levels.index(s) for s in stats]],
+        verify_integrity=False,
+    )
 
 
 def _group_describe(group: np.ndarray, v: np.ndarray) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:

@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from . import _hta_cupti, _hta_diff, _hta_frame, _hta_plot, _hta_straggler, _native
-from ._hta_callstack import _CallStacks
 from ._hta_critical_path import (
     DEFAULT_EDGE_TYPES_IN_VIZ,
     CPEdge,
@@ -333,9 +332,9 @@ class TraceAnalysis:
         return out
 
     def _series(self, what: str, rank: int, build: Callable[[int], Optional[pd.DataFrame]]) -> Optional[pd.DataFrame]:
-        """``rank``'s ``what`` series (queue length, memory bandwidth), built by ``build``
-        on first use and kept: the summaries, the time blocked and the counters trace ask
-        for the same series. Callers hand out copies, never the kept frame."""
+        """``rank``'s ``what`` (the memory bandwidth's columns), built by ``build`` on first
+        use and kept: the summary and the series ask for the same columns. Callers hand
+        out copies, never what is kept."""
         cache: Dict[Tuple[str, int], Optional[pd.DataFrame]] = self.__dict__.setdefault("_series_cache", {})
         key = (what, rank)
         if key not in cache:
@@ -354,56 +353,76 @@ class TraceAnalysis:
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         self._check_ranks(ranks)
-        out: Dict[int, pd.DataFrame] = {}
-        for rank in ranks:
-            df = self._series("queue", int(rank), self._queue_length_series_of)
-            if df is not None:
-                out[rank] = df.copy()
-        return out
+        kept = self._queue_series(ranks)
+        return {rank: kept[int(rank)].copy() for rank in ranks if kept[int(rank)] is not None}
 
-    def _queue_length_series_of(self, rank: int) -> Optional[pd.DataFrame]:
-        """One rank's queue-length series (None without launched work), built with numpy
-        and made into one frame at the end (a pandas step per column cost ms per rank)."""
-        cols = self._t.queue_length_points(rank)
-        if not cols[0]:
-            return None
-        index, pid, stream, length = (np.frombuffer(cols[c], dtype=np.int64) for c in (0, 2, 3, 4))
-        ts = _times(np.frombuffer(cols[1], dtype=np.float64))
-        # Each point's step (+1 a launch, −1 a start), from the native series (stream by
-        # stream, in time order). HTA concatenates the launches and then the starts,
-        # each in file order, and sorts them by `ts` with pandas' default (unstable)
-        # sort, numpy's quicksort, before it sums the steps per stream: the same rows in
-        # the same order, sorted alike, put the points at one µs in HTA's order.
-        step = np.diff(length, prepend=0)
-        first = np.ones(len(stream), dtype=bool)
-        first[1:] = stream[1:] != stream[:-1]
-        step[first] = length[first]
-        launch = np.flatnonzero(step > 0)
-        start = np.flatnonzero(step <= 0)
-        merged = np.concatenate(
-            [
-                launch[np.argsort(index[launch], kind="stable")],
-                start[np.argsort(index[start], kind="stable")],
-            ]
-        )
-        merged = merged[np.argsort(ts[merged], kind="quicksort")]
-        # Stream by stream (in stream order, each in `ts` order), the running sum.
-        merged = merged[np.argsort(stream[merged], kind="stable")]
-        s = stream[merged]
-        total = np.cumsum(step[merged])
-        cut = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-        base = np.repeat(np.r_[0, total[cut[1:] - 1]], np.diff(np.r_[cut, len(s)]))
-        # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
-        return pd.DataFrame(
-            {
-                "ts": ts[merged],
-                "pid": pid[merged].astype(object),
-                "tid": s.astype(object),
-                "stream": s.astype(self._frame_dtype(rank, "stream")),
-                "queue_length": (total - base).astype("int64"),
-            },
-            index=pd.Index(index[merged].astype(self._frame_dtype(rank, "index")), name="index"),
-        )
+    def _kept_frames(
+        self, what: str, ranks: List[int], build: Callable[[List[int]], Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]]], index_name: Optional[str]
+    ) -> Dict[int, Optional[pd.DataFrame]]:
+        """The ``what`` series frames of ``ranks`` (queue length, memory bandwidth; None for
+        a rank without one), built on first use and kept: the summaries, the time blocked
+        and the counters trace ask for the same series; callers hand out copies, never a
+        kept frame. ``build(ranks)`` gives each rank's (columns, index values). The ranks
+        not kept yet are made into one frame where their columns share dtypes, each rank's
+        frame a slice of it: one frame build (about 0.2 ms) instead of one per rank."""
+        cache: Dict[Tuple[str, int], Optional[pd.DataFrame]] = self.__dict__.setdefault("_frame_cache", {})
+        todo = [r for r in dict.fromkeys(int(r) for r in ranks) if (what, r) not in cache]
+        if todo:
+            parts = []
+            for rank, built in build(todo).items():
+                if built is None:
+                    cache[(what, rank)] = None
+                else:
+                    parts.append((rank, built[0], built[1]))
+            kinds = {tuple(v.dtype for v in c.values()) + (ix.dtype,) for _, c, ix in parts}
+            for group in [parts] if len(kinds) == 1 else [[p] for p in parts]:
+                # (The frame copies its columns: one rank's are not concatenated first.)
+                join = (lambda arrays: arrays[0]) if len(group) == 1 else np.concatenate
+                frame = pd.DataFrame(
+                    {k: join([c[k] for _, c, _ in group]) for k in group[0][1]},
+                    index=pd.Index(join([ix for _, _, ix in group]), name=index_name),
+                )
+                at = 0
+                for rank, c, ix in group:
+                    cache[(what, rank)] = frame if len(group) == 1 else frame.iloc[at : at + len(ix)]
+                    at += len(ix)
+        return {int(r): cache[(what, int(r))] for r in ranks}
+
+    def _queue_series(self, ranks: List[int]) -> Dict[int, Optional[pd.DataFrame]]:
+        """The queue-length series frames of ``ranks`` (:meth:`_kept_frames`)."""
+        return self._kept_frames("queue", ranks, self._queue_columns, "index")
+
+    def _queue_columns(self, ranks: List[int]) -> Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]]:
+        """The queue-length series' columns and index of each of ``ranks`` (None without
+        launched work). The points come from native code, but for the one step whose ties
+        depend on numpy: HTA concatenates the launches and then the starts, each in file
+        order, and sorts them by ``ts`` with pandas' default (unstable) sort, numpy's
+        quicksort, before it sums the steps per stream. The same times in the same order,
+        sorted alike, put the points at one µs in HTA's order
+        (``queue::queue_presorted``); the stable sort by stream and the running sums are
+        native (``queue::queue_series``)."""
+        points = _native.queue_presorted(self._t, ranks)
+        orders = [
+            np.argsort(_times(np.frombuffer(p[0], dtype=np.float64)), kind="quicksort").astype(np.int64).tobytes()
+            for p in points
+        ]
+        out: Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]] = {}
+        for rank, cols in zip(ranks, _native.queue_series(points, orders)):
+            ts = np.frombuffer(cols[0], dtype=np.float64)
+            pid, stream, length, index = (np.frombuffer(c, dtype=np.int64) for c in cols[1:])
+            if not len(ts):
+                out[rank] = None
+                continue
+            # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
+            columns = {
+                "ts": _times(ts),
+                "pid": pid.astype(object),
+                "tid": stream.astype(object),
+                "stream": stream.astype(self._frame_dtype(rank, "stream")),
+                "queue_length": length,
+            }
+            out[rank] = (columns, index.astype(self._frame_dtype(rank, "index")))
+        return out
 
     def get_queue_length_summary_from_time_series(
         self,
@@ -420,8 +439,8 @@ class TraceAnalysis:
             ranks = [0]
         self._check_ranks(ranks)
         # The kept series themselves (the summary reads them, it does not change them).
-        series = {rank: self._series("queue", int(rank), self._queue_length_series_of) for rank in ranks}
-        return _describe_per_rank({r: df for r, df in series.items() if df is not None}, "stream", "queue_length")
+        series = self._queue_series(ranks)
+        return _describe_per_rank({r: series[int(r)] for r in ranks if series[int(r)] is not None}, "stream", "queue_length")
 
     def get_time_spent_blocked_on_full_queue(
         self,
@@ -434,9 +453,11 @@ class TraceAnalysis:
         one row per rank: the last stream (in the series' order) that reached the length."""
         found: Dict[int, list] = {}
         for rank, series in queue_length_dict.items():
+            full = series["queue_length"].to_numpy() >= max_queue_length
+            if not full.any():
+                continue  # no stream of the rank reaches the length: no row
             streams = series["stream"].to_numpy()
             ts = series["ts"].to_numpy()
-            full = series["queue_length"].to_numpy() >= max_queue_length
             for stream in series["stream"].unique():
                 mine = streams == stream
                 at = full[mine]
@@ -449,16 +470,11 @@ class TraceAnalysis:
                 dur[:-1] = t[1:] - t[:-1]
                 total = dur[at].sum()
                 found[rank] = [stream, total, total * 1.0 / self._t.duration(int(rank))]
-        out = pd.DataFrame.from_dict(
-            found,
-            orient="index",
-            columns=[
-                "stream",
-                "duration_at_max_queue_length",
-                "relative_duration_at_max_queue_length",
-            ],
-        )
-        return out.reset_index(names="rank")
+        if not found:
+            # HTA's frame of no rows, made once (pandas' from_dict and reset_index of
+            # nothing cost about 0.6 ms); each caller gets a copy.
+            return _blocked_frame({}).copy()
+        return _blocked_frame(found)
 
     # --- what tracewise does not build ----------------------------------------------
 
@@ -504,16 +520,14 @@ class TraceAnalysis:
             "index": order.astype("int64"),
         }
 
-    def _memory_bw_time_series_of(self, rank: int) -> Optional[pd.DataFrame]:
-        """:meth:`_memory_bw_columns_of` as HTA's frame."""
-        cols = self._series("memory_bw_columns", rank, self._memory_bw_columns_of)
-        if cols is None:
-            return None
-        # Sharing the kept columns (no copy: half the frame's cost): neither this kept
-        # frame nor the columns are changed, and callers hand out copies.
-        return pd.DataFrame(
-            {c: v for c, v in cols.items() if c != "index"}, index=pd.Index(cols["index"]), copy=False
-        )
+    def _memory_bw_frame_columns(self, ranks: List[int]) -> Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]]:
+        """:meth:`_memory_bw_columns_of` of each of ``ranks`` as HTA's frame's columns and
+        index."""
+        out: Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]] = {}
+        for rank in ranks:
+            cols = self._series("memory_bw_columns", rank, self._memory_bw_columns_of)
+            out[rank] = None if cols is None else ({c: v for c, v in cols.items() if c != "index"}, cols["index"])
+        return out
 
     def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
         """Per rank (default ``[0]``) with memory activities: the memory bandwidth in use,
@@ -524,12 +538,8 @@ class TraceAnalysis:
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         self._check_ranks(ranks)
-        out: Dict[int, pd.DataFrame] = {}
-        for rank in ranks:
-            df = self._series("memory_bw", int(rank), self._memory_bw_time_series_of)
-            if df is not None:
-                out[rank] = df.copy()
-        return out
+        kept = self._kept_frames("memory_bw", ranks, self._memory_bw_frame_columns, None)
+        return {rank: kept[int(rank)].copy() for rank in ranks if kept[int(rank)] is not None}
 
     def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
         """``describe()`` of the memory bandwidth in use (GB/s) per rank and memory type,
@@ -645,7 +655,7 @@ class TraceAnalysis:
         counts: Dict[Tuple[str, ...], int] = {}
         durations: Dict[Tuple[str, ...], List[float]] = {}
         occurrences: Dict[Tuple[str, ...], Set[int]] = {}
-        # The roots in HTA's call stacks (``_CallStacks``' rules, built natively: the
+        # The roots in HTA's call stacks (``callstack::kernel_sequence_roots``, native: the
         # Python build was most of this method's time on large traces), each with its
         # pattern (its name, then its activities' names in start order), its activities'
         # summed duration, its duration and the events beneath it.
@@ -661,29 +671,32 @@ class TraceAnalysis:
             occurrences.setdefault(pattern, set()).update(below)
         if not counts:
             return pd.DataFrame()
+        # HTA's sort by (count descending, pattern): the keys are unique (one row per
+        # pattern), so any sort gives its order; the frame is built once, sorted.
+        text = {p: "|".join(p) for p in counts}
+        order = sorted(counts, key=lambda p: (-counts[p], text[p]))
         df = pd.DataFrame(
             {
-                "pattern": ["|".join(p) for p in counts],
-                "count": [counts[p] for p in counts],
-                "GPU kernel duration (us)": [durations[p][0] for p in counts],
-                "CPU op duration (us)": [durations[p][1] for p in counts],
-                "pattern_indices": [sorted(occurrences[p]) for p in counts],
+                "pattern": pd.Series([text[p] for p in order], dtype=object),
+                "count": np.asarray([counts[p] for p in order], dtype="int64"),
+                "GPU kernel duration (us)": np.asarray([durations[p][0] for p in order], dtype="float64"),
+                "CPU op duration (us)": np.asarray([durations[p][1] for p in order], dtype="float64"),
             }
-        ).sort_values(by=["count", "pattern"], ascending=[False, True], ignore_index=True)
-        top = df[: min(int(top_k), len(df))]
+        )
+        top = order[: min(int(top_k), len(order))]
         files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
         source = files[int(rank)]
         output = os.path.join(output_dir, "overlaid_" + os.path.basename(source))
         _native.write_patterned_trace(
             source,
             output,
-            [(p, int(c), list(ix)) for p, c, ix in zip(top["pattern"], top["count"], top["pattern_indices"])],
+            [(text[p], counts[p], sorted(occurrences[p])) for p in top],
             bool(compress_other_kernels),
             list(files.values()),
         )
         if visualize:
-            _hta_plot.frequent_patterns(top, int(rank))
-        return df.drop("pattern_indices", axis=1)
+            _hta_plot.frequent_patterns(df[: len(top)], int(rank))
+        return df
 
     def _has_category(self, cat: str) -> bool:
         """Whether any rank's trace has an event of category (or name) ``cat``: HTA asks its
@@ -1003,7 +1016,7 @@ class TraceAnalysis:
                 self._frame_with_args(int(rank)),
                 files[int(rank)],
                 int(rank),
-                lambda host: _CallStacks(host, []),
+                _hta_cupti.parents(_call_stacks(self._t, int(rank))),
             )
             if df is not None:
                 out.append(df)
@@ -1196,6 +1209,45 @@ class TraceAnalysis:
         )
         return output
 
+
+
+def _blocked_frame(found: Dict[int, list]) -> pd.DataFrame:
+    """HTA's ``get_time_spent_blocked_on_full_queue`` frame of ``found`` (rank -> [stream,
+    duration, relative duration]); the frame of no rows is built once and kept."""
+    if not found and _EMPTY_BLOCKED:
+        return _EMPTY_BLOCKED[0]
+    out = pd.DataFrame.from_dict(
+        found,
+        orient="index",
+        columns=[
+            "stream",
+            "duration_at_max_queue_length",
+            "relative_duration_at_max_queue_length",
+        ],
+    ).reset_index(names="rank")
+    if not found:
+        _EMPTY_BLOCKED.append(out)
+    return out
+
+
+_EMPTY_BLOCKED: List[pd.DataFrame] = []
+
+
+def _call_stacks(trace: Any, rank: int) -> Dict[str, np.ndarray]:
+    """HTA's call stacks of ``rank`` (``callstack::call_stacks``), one row per event in
+    them or not: ``index`` (event index), ``parent`` (its parent's event index; -1 for a
+    top-level event, -2 outside every stack), ``depth`` (-1 outside), ``num_kernels``
+    (activities beneath), ``gpu`` (a GPU activity) and ``name``."""
+    names, cols = _native.call_stacks(trace, int(rank))
+    index, parent, depth, num_kernels, code, gpu = (np.frombuffer(c, dtype=np.int64) for c in cols)
+    return {
+        "index": index,
+        "parent": parent,
+        "depth": depth,
+        "num_kernels": num_kernels,
+        "gpu": gpu.astype(bool),
+        "name": np.asarray(names, dtype=object)[code] if len(code) else np.zeros(0, dtype=object),
+    }
 
 
 def _text_holds(path: str, value: str, escapes: Dict[str, bool]) -> Optional[bool]:
