@@ -11,7 +11,7 @@
 //! `autograd::` events (backward), the backward thread's top-level events under the main
 //! thread's `## backward ##` annotation (else `ProfilerStep#`) that spans them.
 //!
-//! Times are the µs floats `host_ops`/`gpu_ops` hand to Python (`rel_us`), compared and
+//! Times are the µs floats the frames hand to Python (`rel_us`), compared and
 //! summed in the order HTA compares and sums its frame's values, so that the nesting and
 //! the sums are HTA's to the bit.
 

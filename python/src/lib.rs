@@ -622,59 +622,6 @@ impl HtaTrace {
         Some((starts().max()? - first) as f64 / 1000.0)
     }
 
-    /// The GPU activities of `rank` in start order: (name, stream, start µs, end µs,
-    /// correlation, event index, HTA kernel type, launch event index).
-    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
-    fn gpu_ops(&self, rank_: i64) -> Vec<(String, i64, f64, f64, i64, i64, &'static str, i64)> {
-        let Some(t) = self.of(rank_) else {
-            return Vec::new();
-        };
-        t.gpu
-            .iter()
-            .map(|g| {
-                (
-                    t.name(g.name).to_owned(),
-                    g.stream,
-                    rel_us(g.start, self.min_ts),
-                    rel_us(g.end, self.min_ts),
-                    g.correlation.unwrap_or(-1),
-                    g.event_index,
-                    t.hta_type(g.name).label(),
-                    g.launch.map(|l| t.host[l].event_index).unwrap_or(-1),
-                )
-            })
-            .collect()
-    }
-
-    /// The host events of `rank` HTA keeps, in file order: (name, category, thread, start
-    /// µs, end µs, event index).
-    #[allow(clippy::type_complexity)] // a row of a frame, unpacked by the Python layer
-    fn host_ops(&self, rank_: i64) -> Vec<(String, &'static str, String, f64, f64, i64)> {
-        let Some(t) = self.of(rank_) else {
-            return Vec::new();
-        };
-        t.host
-            .iter()
-            .map(|h| {
-                let cat = match h.cat {
-                    trace_frame::HostCat::CpuOp => "cpu_op",
-                    trace_frame::HostCat::Runtime => "cuda_runtime",
-                    trace_frame::HostCat::Driver => "cuda_driver",
-                    trace_frame::HostCat::Annotation => "user_annotation",
-                    trace_frame::HostCat::Other => "other",
-                };
-                (
-                    t.name(h.name).to_owned(),
-                    cat,
-                    t.name(h.thread).to_owned(),
-                    rel_us(h.start, self.min_ts),
-                    rel_us(h.end, self.min_ts),
-                    h.event_index,
-                )
-            })
-            .collect()
-    }
-
     /// The `user_annotation` host events of `rank`: names and columns (`columns::host_annotations`).
     fn host_annotations<'py>(
         &self,
