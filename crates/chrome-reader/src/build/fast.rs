@@ -632,11 +632,11 @@ impl<'a> P<'a> {
                 }
             }
             b'[' => {
-                if depth < 90 {
-                    if let Some(end) = self.flat_array_end() {
-                        self.i = end;
-                        return Some(());
-                    }
+                if depth < 90
+                    && let Some(end) = self.flat_array_end()
+                {
+                    self.i = end;
+                    return Some(());
                 }
                 self.i += 1;
                 self.ws();
