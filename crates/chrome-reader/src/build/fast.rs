@@ -12,6 +12,8 @@ use std::borrow::Cow;
 use super::KnownArgs;
 use crate::{Id, Number, RawEvent};
 
+mod words;
+
 /// How the fast parser reads `args` into `Self`: `Some(None)` for `null`, `None` to give
 /// up on the event.
 pub(crate) trait FastArgs<'a>: Sized {
@@ -194,9 +196,7 @@ pub(crate) fn event_with<'a, A: FastArgs<'a>, R>(
     if !p.peek_is(b'}') {
         loop {
             let key = p.event_key()?;
-            p.ws();
-            p.eat(b':')?;
-            p.ws();
+            p.colon()?;
             match key {
                 EvKey::Ph => ph = seen.first(Seen::PH, p.opt_str()?)?,
                 EvKey::Name => ev.name = seen.first(Seen::NAME, p.opt_str()?)?,
@@ -350,8 +350,10 @@ impl<'a> P<'a> {
         Some(other)
     }
 
-    /// An event's key (see [`P::key_in`]).
-    fn event_key(&mut self) -> Option<EvKey> {
+    /// An event's key, any (see [`P::key_in`]); apart from [`P::event_key`]'s inline path,
+    /// whose call it would otherwise make as costly as a key matched here.
+    #[inline(never)]
+    fn any_event_key(&mut self) -> Option<EvKey> {
         use EvKey::*;
         self.eat(b'"')?;
         match self.s.get(self.i)? {
@@ -630,6 +632,12 @@ impl<'a> P<'a> {
                 }
             }
             b'[' => {
+                if depth < 90
+                    && let Some(end) = self.flat_array_end()
+                {
+                    self.i = end;
+                    return Some(());
+                }
                 self.i += 1;
                 self.ws();
                 if self.eat(b']').is_some() {
@@ -755,9 +763,7 @@ impl<'a> P<'a> {
         }
         loop {
             let key = self.arg_key()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
+            self.colon()?;
             match key {
                 ArgKey::Correlation => a.correlation = seen.first(1, self.flex_int()?)?,
                 ArgKey::CorrelationId => a.correlation_id = seen.first(2, self.flex_int()?)?,
@@ -1093,6 +1099,180 @@ mod tests {
         );
         let malformed = text.replace("[2, 3]]", "[2, 3],]");
         assert_eq!(read(&malformed, false), None);
+    }
+
+    /// The flat array scan ends where the general loop ends, or leaves the array to it;
+    /// and it reads every shape text of the common form.
+    #[test]
+    fn flat_arrays_end_where_the_general_skip_ends_or_are_left_to_it() {
+        let general_end = |text: &str| {
+            let mut p = P {
+                s: text.as_bytes(),
+                text,
+                i: 0,
+                shapes: true,
+            };
+            // The general loop alone: at the depth where the flat scan is not tried.
+            p.skip(95).map(|()| p.i)
+        };
+        let flat_end = |text: &str| {
+            let p = P {
+                s: text.as_bytes(),
+                text,
+                i: 0,
+                shapes: true,
+            };
+            p.flat_array_end()
+        };
+        let read = [
+            "[]",
+            "[[]]",
+            "[[256, 1], [], []]",
+            "[[16, 1], [1, 256]]",
+            r#"["float", "Scalar", "Scalar"]"#,
+            r#"["float", "", "", ""]"#,
+            r#"[[0],[10,0],"x",[1234567890123456789012345]]"#,
+            r#"["é∑", "a b"], "next": 1"#,
+            "[[1, 2]]}",
+        ];
+        for text in read {
+            let end = flat_end(text);
+            assert!(end.is_some(), "not read: {text}");
+            assert_eq!(end, general_end(text), "{text}");
+        }
+        let left = [
+            "[ ]",
+            "[1]",
+            "[[1,  2]]",
+            "[[1 ,2]]",
+            "[[01]]",
+            "[[-1]]",
+            "[[1.5]]",
+            "[[1e3]]",
+            "[[1a]]",
+            "[[1,]]",
+            "[[1],]",
+            "[[1], ]",
+            "[[1]",
+            "[[1], [2]",
+            "[[1]\n]",
+            r#"["a\"b"]"#,
+            r#"["a\u0041"]"#,
+            "[\"tab\tin\"]",
+            r#"["unterminated]"#,
+            "[true]",
+            "[null]",
+            "[{}]",
+            "[[[1]]]",
+            r#"[["x"]]"#,
+            "[",
+            "[[",
+            "[[1, ",
+        ];
+        for text in left {
+            assert_eq!(flat_end(text), None, "read: {text}");
+        }
+        // Where the general loop reads them, it gives what it always gave.
+        assert_eq!(general_end("[[1,  2]]"), Some(9));
+        assert_eq!(general_end("[[1],]"), None);
+        // And a whole event with such texts is still serde_json's, or left to it.
+        for args in [
+            r#"{"Input Dims": [[1, 2], []], "Concrete Inputs": ["", "x"], "grid": [1, 2, 3]}"#,
+            r#"{"Input Dims": [[1,  2], [ ]], "Input type": ["a\"b", "é"]}"#,
+            r#"{"Input Dims": [[1, 2],]}"#,
+            r#"{"Input Dims": [[01]]}"#,
+            r#"{"Input Dims": [[1]] "x": 1}"#,
+        ] {
+            let text = format!(
+                r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": {args}}}"#
+            );
+            let fast = check(&text);
+            let serde_reads = crate::raw::parse_model_event(
+                std::path::Path::new("fast.json"),
+                0,
+                0,
+                text.as_bytes(),
+            )
+            .is_ok();
+            assert_eq!(fast, serde_reads, "{text}");
+        }
+    }
+
+    /// Keys recognised by their words are the keys the byte match recognises: a key that
+    /// only starts like a known one, or ends a text, takes the general match.
+    #[test]
+    fn event_keys_read_by_their_words_are_the_keys_matched_byte_by_byte() {
+        let keys = [
+            "\"ph\"",
+            "\"pid\"",
+            "\"cat\"",
+            "\"name\"",
+            "\"tid\"",
+            "\"ts\"",
+            "\"dur\"",
+            "\"args\"",
+            "\"id\"",
+            "\"bp\"",
+            "\"s\"",
+            "\"phx\"",
+            "\"pi\"",
+            "\"p\"",
+            "\"catx\"",
+            "\"names\"",
+            "\"tsx\"",
+            "\"t\"",
+            "\"ids\"",
+            "\"bpp\"",
+            "\"dura\"",
+            "\"argz\"",
+            "\"x\"",
+            "\"\"",
+            "\"p\\\"h\"",
+            "\"a",
+        ];
+        for key in keys {
+            for tail in ["", ": 1", ":1, \"ph\": \"X\"}", "     "] {
+                let text = format!("{key}{tail}");
+                let mut fast = P {
+                    s: text.as_bytes(),
+                    text: &text,
+                    i: 0,
+                    shapes: true,
+                };
+                let mut slow = P {
+                    s: text.as_bytes(),
+                    text: &text,
+                    i: 0,
+                    shapes: true,
+                };
+                let by_words = fast.event_key().map(|k| (k as u8, fast.i));
+                let by_bytes = slow.any_event_key().map(|k| (k as u8, slow.i));
+                assert_eq!(by_words, by_bytes, "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn colons_with_any_whitespace_are_read_as_before() {
+        for (text, end) in [
+            (": 1", Some(2)),
+            (":1", Some(1)),
+            (" : 1", Some(3)),
+            (":  1", Some(3)),
+            (": \n 1", Some(4)),
+            (":\t1", Some(2)),
+            (": ", Some(2)),
+            ("; 1", None),
+            (" 1", None),
+        ] {
+            let mut p = P {
+                s: text.as_bytes(),
+                text,
+                i: 0,
+                shapes: true,
+            };
+            assert_eq!(p.colon().map(|()| p.i), end, "{text:?}");
+        }
     }
 
     #[test]
