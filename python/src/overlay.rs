@@ -36,8 +36,8 @@ pub(crate) fn write_overlaid_trace(
     let p = input.clone();
     run(py, Some(&input), move || {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_edited(&p, &output, &inputs, |list| {
-            overlay(list, &critical, only_critical, &flows)
+        hta::write_trace_edited(&p, &output, &inputs, KEPT_KEYS, |list, read| {
+            overlay(list, read, &critical, only_critical, &flows)
         })
         .map_err(|e| fail(&e))
     })
@@ -78,28 +78,20 @@ fn flow_event(
 /// Whether an event stays in an overlaid trace that keeps only the critical events: every
 /// event but a complete one (`ph: X`), and of those the user annotations, the Python
 /// functions and those with `args.critical` 1 (an event that is not an object stays).
-fn kept(ev: &TraceEvent<'_>) -> bool {
-    // The event's text was read as JSON already: its `ph`, `cat` and `args` are found
-    // without reading it as JSON again ([`kept_fields`]), except where a key has an escape.
-    let [ph, cat, args] = match kept_fields(ev.text()) {
-        Some(found) => found,
-        None => match ev.fields() {
-            Some(fields) => {
-                let field = |key: &str| {
-                    (fields.iter().rev())
-                        .find(|(k, _)| k == key)
-                        .map(|f| f.1.get())
-                };
-                [field("ph"), field("cat"), field("args")]
-            }
-            None => return true,
-        },
+/// `read` is the event's [`KEPT_KEYS`] as read with it, where it is unchanged since.
+fn kept(ev: &TraceEvent<'_>, read: Option<hta::Found<'_, 3>>) -> bool {
+    let fields = match (ev, read) {
+        (TraceEvent::Read(_), Some(read)) => read,
+        _ => ev.top_fields(KEPT_KEYS),
     };
-    if ph.and_then(str_value).as_deref() != Some("X") {
+    let Some([ph, cat, args]) = fields else {
+        return true;
+    };
+    if ph.and_then(hta::json_str).as_deref() != Some("X") {
         return true;
     }
     if matches!(
-        cat.and_then(str_value).as_deref(),
+        cat.and_then(hta::json_str).as_deref(),
         Some("user_annotation" | "python_function")
     ) {
         return true;
@@ -111,124 +103,26 @@ fn kept(ev: &TraceEvent<'_>) -> bool {
         .is_some_and(|a| a["critical"] == 1)
 }
 
-/// The text of a JSON string value given as its JSON text (`hta::raw_str`).
-fn str_value(v: &str) -> Option<std::borrow::Cow<'_, str>> {
-    // Without an escape the text between the quotes is the value (`v` is known to be JSON).
-    if let Some(plain) =
-        (v.strip_prefix('"').and_then(|v| v.strip_suffix('"'))).filter(|p| !p.contains('\\'))
-    {
-        return Some(plain.into());
-    }
-    serde_json::from_str::<&serde_json::value::RawValue>(v)
-        .ok()
-        .and_then(hta::raw_str)
-}
+/// The top-level fields [`kept`] reads, read with each event ([`hta::write_trace_edited`]).
+const KEPT_KEYS: [&str; 3] = ["ph", "cat", "args"];
 
-/// The texts of the last top-level `ph`, `cat` and `args` values of `text`, a JSON object
-/// already read as JSON (the last of a repeated key, as a parsed object keeps it), found by
-/// skipping strings and nested values without checking them again and without an
-/// allocation; None where `text` is not an object or a key has an escape.
-fn kept_fields(text: &str) -> Option<[Option<&str>; 3]> {
-    let b = text.as_bytes();
-    let ws = |mut i: usize| {
-        while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
-            i += 1;
-        }
-        i
-    };
-    let mut i = ws(0);
-    (b.get(i) == Some(&b'{')).then_some(())?;
-    let mut out = [None; 3];
-    i = ws(i + 1);
-    if b.get(i) == Some(&b'}') {
-        return Some(out);
-    }
-    loop {
-        (b.get(i) == Some(&b'"')).then_some(())?;
-        let end = string_end(b, i)?;
-        let key = &text[i + 1..end - 1];
-        if key.contains('\\') {
-            return None;
-        }
-        i = ws(end);
-        (b.get(i) == Some(&b':')).then_some(())?;
-        let at = ws(i + 1);
-        let to = value_end(b, at)?;
-        let slot = match key {
-            "ph" => Some(0),
-            "cat" => Some(1),
-            "args" => Some(2),
-            _ => None,
-        };
-        if let Some(k) = slot {
-            out[k] = Some(&text[at..to]);
-        }
-        i = ws(to);
-        match b.get(i)? {
-            b',' => i = ws(i + 1),
-            b'}' => return Some(out),
-            _ => return None,
-        }
-    }
-}
-
-/// The position after the JSON string that starts at `at`.
-fn string_end(b: &[u8], at: usize) -> Option<usize> {
-    let mut i = at + 1;
-    loop {
-        i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
-        match b[i] {
-            b'"' => return Some(i + 1),
-            _ => i += 2,
-        }
-    }
-}
-
-/// The position after the JSON value that starts at `at` (the text is known to be JSON).
-fn value_end(b: &[u8], at: usize) -> Option<usize> {
-    match b.get(at)? {
-        b'"' => string_end(b, at),
-        b'{' | b'[' => {
-            let (mut depth, mut i) = (0usize, at);
-            loop {
-                match b.get(i)? {
-                    b'"' => {
-                        i = string_end(b, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        _ => {
-            let mut i = at;
-            while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
-            {
-                i += 1;
-            }
-            Some(i)
-        }
-    }
-}
-
-/// [`kept`] of each event of `list`, the list cut into one piece per core (each event's
-/// fields are read: tens of ms on a trace of 200k events).
-fn kept_all(list: &[TraceEvent<'_>]) -> Vec<bool> {
+/// [`kept`] of each event of `list` (`read`: their [`KEPT_KEYS`] as read, by position), the
+/// list cut into one piece per core.
+fn kept_all(list: &[TraceEvent<'_>], read: &[hta::Found<'_, 3>]) -> Vec<bool> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
     let piece = list.len().div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        let parts: Vec<_> = (list.chunks(piece))
-            .map(|part| s.spawn(move || part.iter().map(kept).collect::<Vec<bool>>()))
+        let parts: Vec<_> = (list.chunks(piece).enumerate())
+            .map(|(k, part)| {
+                let from = k * piece;
+                s.spawn(move || {
+                    (part.iter().enumerate())
+                        .map(|(i, ev)| kept(ev, read.get(from + i).copied()))
+                        .collect::<Vec<bool>>()
+                })
+            })
             .collect();
         let mut keep = Vec::with_capacity(list.len());
         for part in parts {
@@ -245,6 +139,7 @@ fn kept_all(list: &[TraceEvent<'_>]) -> Vec<bool> {
 /// flows start or end at are parsed.
 fn overlay(
     list: &mut Vec<TraceEvent<'_>>,
+    read: &[hta::Found<'_, 3>],
     critical: &[usize],
     only_critical: bool,
     flows: &[FlowEdge],
@@ -282,7 +177,7 @@ fn overlay(
         ))?);
     }
     if only_critical {
-        let keep = kept_all(list);
+        let keep = kept_all(list, read);
         let mut keep = keep.into_iter();
         list.retain(|_| keep.next().unwrap_or(true));
     }
@@ -313,7 +208,7 @@ pub(crate) fn write_patterned_trace(
     let p = input.clone();
     run(py, Some(&input), move || {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_edited(&p, &output, &inputs, |list| {
+        hta::write_trace_edited(&p, &output, &inputs, [], |list, _| {
             mark_patterns(list, &patterns, compress)
         })
         .map_err(|e| fail(&e))

@@ -8,14 +8,20 @@
 
 use std::borrow::Cow;
 
+use chrome_reader::json::skip_ws;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
+
+/// The top-level values of some keys of an event, each as its JSON text (None where
+/// absent); None where the event is not a JSON object ([`TraceEvent::top_fields`]).
+pub type Found<'a, const N: usize> = Option<[Option<&'a str>; N]>;
 
 /// One event of a trace being written back: its text as read, or a changed or added one.
 #[derive(Debug)]
 pub enum TraceEvent<'a> {
-    /// Unchanged: written back byte for byte.
-    Read(&'a RawValue),
+    /// Unchanged: written back byte for byte (a slice of the trace's text, one JSON value
+    /// as read and checked).
+    Read(&'a str),
     /// Changed or added.
     New(Box<RawValue>),
     /// Changed, as JSON text made here from checked parts ([`write_fields`]).
@@ -26,7 +32,7 @@ impl TraceEvent<'_> {
     /// The event's JSON text.
     pub fn text(&self) -> &str {
         match self {
-            TraceEvent::Read(r) => r.get(),
+            TraceEvent::Read(r) => r,
             TraceEvent::New(b) => b.get(),
             TraceEvent::Text(t) => t,
         }
@@ -53,19 +59,56 @@ impl TraceEvent<'_> {
 
     /// The string value of the top-level field `key` (None when absent or not a string).
     pub fn str_field(&self, key: &str) -> Option<Cow<'_, str>> {
-        let fields = self.fields()?;
-        let raw = fields.iter().rev().find(|(k, _)| k == key)?.1;
-        raw_str(raw)
+        let [raw] = self.top_fields([key])?;
+        json_str(raw?)
     }
+
+    /// The JSON texts of the top-level values of `keys` (each None where absent; the last
+    /// of a key given twice, as a parsed object keeps it); None when the event is not a JSON
+    /// object. The event's text is JSON (read as JSON, or made here): its members are found
+    /// by chrome-reader's walk of checked JSON (`chrome_reader::json`), which skips strings
+    /// and nested values without checking them again and without an allocation; an event
+    /// whose walk gives up (a key with an escape) is read as [`TraceEvent::fields`] reads it.
+    pub fn top_fields<const N: usize>(&self, keys: [&str; N]) -> Found<'_, N> {
+        top_fields_of(self.text(), keys)
+    }
+}
+
+/// [`TraceEvent::top_fields`] of an event given as its text.
+fn top_fields_of<'t, const N: usize>(text: &'t str, keys: [&str; N]) -> Found<'t, N> {
+    use chrome_reader::json;
+    let b = text.as_bytes();
+    let mut found: [Option<(usize, usize)>; N] = [None; N];
+    let walked = json::scan_members(b, json::skip_ws(b, 0), &mut |key, at| {
+        let end = json::value_end(b, at)?;
+        if let Some(k) = keys.iter().position(|k| k.as_bytes() == key) {
+            found[k] = Some((at, end));
+        }
+        Some(end)
+    });
+    if walked.is_some_and(|end| json::skip_ws(b, end) == b.len()) {
+        return Some(found.map(|f| f.map(|(at, end)| &text[at..end])));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok()?;
+    Some(keys.map(|key| {
+        (fields.iter().rev())
+            .find(|(k, _)| k == key)
+            .map(|f| f.1.get())
+    }))
 }
 
 /// The text of a JSON string value, unescaped only where it has escapes; None when `raw`
 /// is not a string.
 pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let t = raw.get();
-    let inner = t.strip_prefix('"')?.strip_suffix('"')?;
+    json_str(raw.get())
+}
+
+/// [`raw_str`] of a value given as its JSON text (known to be one JSON value).
+pub fn json_str(text: &str) -> Option<Cow<'_, str>> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
     if inner.contains('\\') {
-        serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
     }
@@ -314,21 +357,27 @@ fn gzip_parallel(text: &[u8], w: &mut dyn std::io::Write) -> std::io::Result<()>
 /// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
 /// (HTA's `overlay_critical_path_analysis` and `generate_trace_with_counters`). The other
 /// top-level fields and every event `edit` leaves as read are copied as read. An error of
-/// `edit` names `input`; nothing is written then.
-pub fn write_trace_edited(
+/// `edit` names `input`; nothing is written then. `edit` is also given, for each event of
+/// the list as read (by position), its top-level values of `keys` ([`Found`]), read with
+/// the event itself in the one serde pass that checks it (no second walk of the events).
+pub fn write_trace_edited<const N: usize>(
     input: &std::path::Path,
     output: &std::path::Path,
     inputs: &[&std::path::Path],
-    edit: impl FnOnce(&mut Vec<TraceEvent<'_>>) -> Result<(), String>,
+    keys: [&str; N],
+    edit: impl FnOnce(&mut Vec<TraceEvent<'_>>, &[Found<'_, N>]) -> Result<(), String>,
 ) -> Result<(), crate::Error> {
     let text = read_text(input)?;
     // The events read on every core where the list is found ([`split_events`]), else (and
     // for the error of a text that is not JSON) in one pass over the text: the top-level
     // fields as read, and the events of the `traceEvents` list each as read.
     let rest: String;
-    let fast = match split_events(&text) {
-        Some((open, close, events)) => {
+    let mut found = Vec::new();
+    let fast = match split_events(&text, &keys) {
+        Some((open, close, read)) => {
             rest = format!("{}[]{}", &text[..open], &text[close + 1..]);
+            let events: Vec<&str>;
+            (events, found) = read.into_iter().unzip();
             top_with_events(&rest, open, events)
         }
         None => None,
@@ -359,8 +408,12 @@ pub fn write_trace_edited(
             what: "the trace has no `traceEvents` list to write back".into(),
         });
     };
+    if found.len() != events.len() {
+        // Read in one pass (or the split read's list was not the one kept).
+        found = events.iter().map(|ev| top_fields_of(ev, keys)).collect();
+    }
     let mut list: Vec<TraceEvent<'_>> = events.into_iter().map(TraceEvent::Read).collect();
-    edit(&mut list).map_err(|what| crate::Error::Missing {
+    edit(&mut list, &found).map_err(|what| crate::Error::Missing {
         path: input.to_path_buf(),
         what,
     })?;
@@ -404,7 +457,10 @@ const SPLIT_LIST: usize = 4 << 20;
 /// time. A piece is used only when the piece before it ended on an event that starts
 /// exactly where it starts: a cut inside a string or a nested value is passed over by the
 /// piece before, which then reads on to the end of the list.
-fn split_events(text: &str) -> Option<(usize, usize, Vec<&RawValue>)> {
+fn split_events<'t, const N: usize>(
+    text: &'t str,
+    keys: &[&str; N],
+) -> Option<(usize, usize, Vec<Event<'t, N>>)> {
     let b = text.as_bytes();
     let open = text
         .match_indices("\"traceEvents\"")
@@ -422,15 +478,16 @@ fn split_events(text: &str) -> Option<(usize, usize, Vec<&RawValue>)> {
     } else {
         threads
     };
-    split_events_in(text, open, pieces)
+    split_events_in(text, open, pieces, keys)
 }
 
 /// [`split_events`] with the list at `open` cut into (at most) `pieces` pieces.
-fn split_events_in(
-    text: &str,
+fn split_events_in<'t, const N: usize>(
+    text: &'t str,
     open: usize,
     pieces: usize,
-) -> Option<(usize, usize, Vec<&RawValue>)> {
+    keys: &[&str; N],
+) -> Option<(usize, usize, Vec<Event<'t, N>>)> {
     let b = text.as_bytes();
     let mut starts = vec![open + 1];
     for k in 1..pieces {
@@ -441,8 +498,11 @@ fn split_events_in(
             starts.push(at);
         }
     }
-    let read = |k: usize| read_events(text, starts[k], k == 0, starts.get(k + 1).copied());
-    let results: Vec<Option<Read<'_>>> = std::thread::scope(|s| {
+    let read = |k: usize| {
+        let stop = starts.get(k + 1).copied();
+        read_events(text, starts[k], k == 0, stop, keys)
+    };
+    let results: Vec<Option<Read<'_, N>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..starts.len())
             .map(|k| s.spawn(move || read(k)))
             .collect();
@@ -466,16 +526,25 @@ fn split_events_in(
 
 /// What [`read_events`] read: the events up to the next piece's start, or up to the
 /// list's `]` (at the position given).
-enum Read<'a> {
-    Stopped(Vec<&'a RawValue>),
-    Closed(Vec<&'a RawValue>, usize),
+enum Read<'a, const N: usize> {
+    Stopped(Vec<Event<'a, N>>),
+    Closed(Vec<Event<'a, N>>, usize),
 }
+
+/// An event of the list as read: its text and its top-level values of the keys asked.
+type Event<'a, const N: usize> = (&'a str, Found<'a, N>);
 
 /// The events of a `traceEvents` list from `p` (the list's first value where `first`,
 /// else an event that follows a comma), each read alone, until an event would start at
-/// `stop` or the list closes; None where the text there is not a list of JSON values.
-fn read_events(text: &str, mut p: usize, first: bool, mut stop: Option<usize>) -> Option<Read<'_>> {
-    use serde::Deserialize;
+/// `stop` or the list closes ([`read_event`]); None where the text there is not a list of
+/// JSON values.
+fn read_events<'t, const N: usize>(
+    text: &'t str,
+    mut p: usize,
+    first: bool,
+    mut stop: Option<usize>,
+    keys: &[&str; N],
+) -> Option<Read<'t, N>> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     p = skip_ws(b, p);
@@ -489,18 +558,63 @@ fn read_events(text: &str, mut p: usize, first: bool, mut stop: Option<usize>) -
         if stop.is_some_and(|s| p > s) {
             stop = None; // the cut was not between two events: read on to the end
         }
-        let mut de = serde_json::Deserializer::from_str(&text[p..]);
-        let ev = <&RawValue>::deserialize(&mut de).ok()?;
-        out.push(ev);
-        p = skip_ws(
-            b,
-            ev.get().as_ptr() as usize - text.as_ptr() as usize + ev.get().len(),
-        );
+        let (end, found) = read_event(text, p, keys)?;
+        out.push((&text[p..end], found));
+        p = skip_ws(b, end);
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
             Some(b']') => return Some(Read::Closed(out, p)),
             _ => return None,
         }
+    }
+}
+
+/// The JSON value at `p` of `text`, read (checked) by serde: where it ends, and its
+/// top-level values of `keys` where it is an object (as [`TraceEvent::top_fields`] finds
+/// them, in the same pass: each member's value is read as raw text, which checks it as
+/// ignoring it would).
+fn read_event<'t, const N: usize>(
+    text: &'t str,
+    p: usize,
+    keys: &[&str; N],
+) -> Option<(usize, Found<'t, N>)> {
+    use serde::Deserialize;
+    let b = text.as_bytes();
+    let end_of = |raw: &str| raw.as_ptr() as usize - text.as_ptr() as usize + raw.len();
+    let mut de = serde_json::Deserializer::from_str(&text[p..]);
+    if b.get(p) != Some(&b'{') || N == 0 {
+        let ev = <&RawValue>::deserialize(&mut de).ok()?;
+        let object = b.get(p) == Some(&b'{');
+        return Some((end_of(ev.get()), object.then_some([None; N])));
+    }
+    let (found, last) = de.deserialize_map(Members(keys)).ok()?;
+    // The object's `}` follows its last value (or its `{`), JSON whitespace between.
+    let close = skip_ws(b, last.map_or(p + 1, end_of));
+    (b.get(close) == Some(&b'}')).then_some((close + 1, Some(found)))
+}
+
+/// An object's top-level values of the keys given (the last of a repeated key), and its
+/// last value, each as its text.
+struct Members<'k, const N: usize>(&'k [&'k str; N]);
+
+impl<'de, const N: usize> Visitor<'de> for Members<'_, N> {
+    type Value = ([Option<&'de str>; N], Option<&'de str>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = [None; N];
+        let mut last = None;
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            let value = map.next_value::<&'de RawValue>()?.get();
+            if let Some(at) = self.0.iter().position(|key| *key == k) {
+                found[at] = Some(value);
+            }
+            last = Some(value);
+        }
+        Ok((found, last))
     }
 }
 
@@ -523,14 +637,6 @@ fn event_start_after(b: &[u8], from: usize) -> Option<usize> {
     })
 }
 
-/// The position of the first byte at or after `p` that is not JSON whitespace.
-fn skip_ws(b: &[u8], mut p: usize) -> usize {
-    while p < b.len() && matches!(b[p], b' ' | b'\n' | b'\r' | b'\t') {
-        p += 1;
-    }
-    p
-}
-
 /// The top-level fields of `rest` (the trace's text with the events of its list at `open`
 /// taken out: `[]` there), with `events` as the value of that `traceEvents`; None unless
 /// `rest` is a JSON object whose last `traceEvents` key is the one at `open` (else the
@@ -538,7 +644,7 @@ fn skip_ws(b: &[u8], mut p: usize) -> usize {
 fn top_with_events<'a>(
     rest: &'a str,
     open: usize,
-    events: Vec<&'a RawValue>,
+    events: Vec<&'a str>,
 ) -> Option<Vec<(Cow<'a, str>, TopValue<'a>)>> {
     let mut de = serde_json::Deserializer::from_str(rest);
     let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok()?;
@@ -565,7 +671,7 @@ fn top_with_events<'a>(
 /// events as read, or `NotList` for a `traceEvents` that is no list.
 enum TopValue<'a> {
     Raw(&'a RawValue),
-    Events(Vec<&'a RawValue>),
+    Events(Vec<&'a str>),
     NotList,
 }
 
@@ -599,7 +705,7 @@ impl<'de> Visitor<'de> for TopFields<'de> {
 
 /// A `traceEvents` value: its events as read when it is a list, else None (the value
 /// read past).
-struct EventList<'a>(Option<Vec<&'a RawValue>>);
+struct EventList<'a>(Option<Vec<&'a str>>);
 
 impl<'de> serde::Deserialize<'de> for EventList<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -617,7 +723,7 @@ impl<'de> serde::Deserialize<'de> for EventList<'de> {
             ) -> Result<Self::Value, A::Error> {
                 let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
                 while let Some(ev) = seq.next_element::<&'de RawValue>()? {
-                    list.push(ev);
+                    list.push(ev.get());
                 }
                 Ok(EventList(Some(list)))
             }
@@ -663,21 +769,25 @@ mod tests {
     use super::*;
 
     /// The events [`split_events_in`] and [`top_with_events`] give for `text` cut into
-    /// `pieces`, checked against the one-pass read ([`TopFields`]); None where the split
-    /// read gives up (the writer then reads in one pass).
+    /// `pieces`, checked against the one-pass read ([`TopFields`]), and the top-level values
+    /// read with each event ([`read_event`]) checked against [`TraceEvent::top_fields`] of
+    /// its text; None where the split read gives up (the writer then reads in one pass).
     fn check(text: &str, pieces: usize) -> Option<Vec<String>> {
         let mut de = serde_json::Deserializer::from_str(text);
         let one_pass = de.deserialize_map(TopFields(std::marker::PhantomData)).ok();
         let at = text.find("\"traceEvents\"")?;
         let open = at + text[at..].find('[')?;
-        let (open, close, events) = split_events_in(text, open, pieces)?;
+        let keys = ["ph", "args", "name"];
+        let (open, close, events) = split_events_in(text, open, pieces, &keys)?;
+        for (ev, found) in &events {
+            assert_eq!(*found, TraceEvent::Read(ev).top_fields(keys), "{ev}");
+        }
+        let events = events.into_iter().map(|(ev, _)| ev).collect();
         let rest = format!("{}[]{}", &text[..open], &text[close + 1..]);
         let top = top_with_events(&rest, open, events)?;
         let texts = |top: &[(Cow<'_, str>, TopValue<'_>)]| -> Vec<String> {
             match top.iter().rev().find(|(k, _)| k == "traceEvents") {
-                Some((_, TopValue::Events(list))) => {
-                    list.iter().map(|e| e.get().to_owned()).collect()
-                }
+                Some((_, TopValue::Events(list))) => list.iter().map(|e| e.to_string()).collect(),
                 _ => panic!("the last traceEvents is a list"),
             }
         };
@@ -715,6 +825,19 @@ mod tests {
             check(r#"{"traceEvents":[ ]}"#, 3).unwrap(),
             Vec::<String>::new()
         );
+        // Values read with each event: a repeated key (the last counts), an escaped key,
+        // whitespace, an empty object, and values that are not objects (no fields).
+        let odd = [
+            r#"{"ph":"B", "ph" : "X" ,"args":{"ph":1}}"#,
+            "1",
+            r#"[{"ph":"X"}]"#,
+            r#"{"p\u0068":"i","name":"a\"b}"}"#,
+            "{ }",
+            r#""ph""#,
+            "{\n\"args\"\t:\r[ ] }",
+        ];
+        let text = format!(r#"{{"traceEvents":[{}]}}"#, odd.join(" , "));
+        assert_eq!(check(&text, 1).unwrap(), odd);
     }
 
     #[test]
@@ -726,7 +849,80 @@ mod tests {
         let text = r#"{"traceEvents":[{"a":1}],"traceEvents":[{"b":2}]}"#;
         assert_eq!(check(text, 2), None);
         // Not JSON in the list: no split read (the one-pass read gives the error).
-        assert!(split_events_in(r#"{"traceEvents":[{"a":1},{"b":}]}"#, 15, 2).is_none());
+        let text = r#"{"traceEvents":[{"a":1},{"b":}]}"#;
+        assert!(split_events_in(text, 15, 2, &["b"]).is_none());
+        assert!(split_events_in(text, 15, 2, &[]).is_none());
+        let text = r#"{"traceEvents":[{"a":1},{"b":1,}]}"#;
+        assert!(split_events_in(text, 15, 1, &["b"]).is_none());
+    }
+
+    /// [`TraceEvent::top_fields`] of `text` for `keys`, checked against serde's reading of
+    /// the same fields ([`TraceEvent::fields`], the last of a repeated key).
+    fn top<const N: usize>(text: &str, keys: [&str; N]) -> Option<[Option<String>; N]> {
+        let ev = TraceEvent::Read(text);
+        let found = ev.top_fields(keys).map(|f| f.map(|v| v.map(str::to_owned)));
+        let by_serde = ev.fields().map(|fields| {
+            keys.map(|key| {
+                (fields.iter().rev())
+                    .find(|(k, _)| k == key)
+                    .map(|f| f.1.get().to_owned())
+            })
+        });
+        assert_eq!(found, by_serde, "{text}");
+        found
+    }
+
+    #[test]
+    fn top_level_fields_are_found_past_strings_and_nested_values() {
+        let s = |v: &str| Some(v.to_owned());
+        // Nested values holding the keys, brackets and quotes inside strings.
+        let text = r#"{"args":{"ph":"B","l":[{"cat":"]}"},"\"{"]},"ph":"X","cat":"k\"e]}"}"#;
+        assert_eq!(
+            top(text, ["ph", "cat", "args"]).unwrap(),
+            [
+                s(r#""X""#),
+                s(r#""k\"e]}""#),
+                s(r#"{"ph":"B","l":[{"cat":"]}"},"\"{"]}"#)
+            ]
+        );
+        // A key given twice: the last one counts, as serde's map keeps it.
+        assert_eq!(
+            top(r#"{"ph":"X","ts":1,"ph":"i"}"#, ["ph", "ts"]).unwrap(),
+            [s(r#""i""#), s("1")]
+        );
+        // JSON whitespace everywhere, numbers, literals, an absent key.
+        let text = "\t{ \"ts\" :\n-1.5e3 ,\r\"b\": true , \"n\":null,\"e\":[ ] }\n";
+        assert_eq!(
+            top(text, ["ts", "b", "n", "e", "dur"]).unwrap(),
+            [s("-1.5e3"), s("true"), s("null"), s("[ ]"), None]
+        );
+        assert_eq!(top("{}", ["ph"]).unwrap(), [None]);
+        assert_eq!(top(" { } ", ["ph"]).unwrap(), [None]);
+        // Not an object.
+        assert_eq!(top("[1,2]", ["ph"]), None);
+        assert_eq!(top(r#""ph""#, ["ph"]), None);
+        // A key with an escape is read by serde: `"p\u0068"` is `ph`.
+        assert_eq!(
+            top(r#"{"ph":"B","p\u0068":"X","c\"at":1}"#, ["ph", "c\"at"]).unwrap(),
+            [s(r#""X""#), s("1")]
+        );
+        // A value whose string ends in an escaped backslash.
+        assert_eq!(
+            top(r#"{"name":"a\\","ph":"X"}"#, ["name", "ph"]).unwrap(),
+            [s(r#""a\\""#), s(r#""X""#)]
+        );
+    }
+
+    #[test]
+    fn string_fields_are_unescaped_only_where_they_have_escapes() {
+        let ev = TraceEvent::Read(r#"{"name":"a\"b\u00e9","cat":"plain","ph":1,"args":{}}"#);
+        assert_eq!(ev.str_field("name").as_deref(), Some("a\"b\u{e9}"));
+        assert!(matches!(ev.str_field("cat"), Some(Cow::Borrowed("plain"))));
+        assert_eq!(ev.str_field("ph"), None);
+        assert_eq!(ev.str_field("args"), None);
+        assert_eq!(ev.str_field("absent"), None);
+        assert_eq!(json_str(r#""x""#).as_deref(), Some("x"));
+        assert_eq!(json_str("12"), None);
     }
 
     #[test]
