@@ -36,8 +36,8 @@ pub(crate) fn write_overlaid_trace(
     let p = input.clone();
     run(py, Some(&input), move || {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_edited(&p, &output, &inputs, KEPT_KEYS, |list, read| {
-            overlay(list, read, &critical, only_critical, &flows)
+        hta::write_trace_edited(&p, &output, &inputs, |list| {
+            overlay(list, &critical, only_critical, &flows)
         })
         .map_err(|e| fail(&e))
     })
@@ -78,13 +78,8 @@ fn flow_event(
 /// Whether an event stays in an overlaid trace that keeps only the critical events: every
 /// event but a complete one (`ph: X`), and of those the user annotations, the Python
 /// functions and those with `args.critical` 1 (an event that is not an object stays).
-/// `read` is the event's [`KEPT_KEYS`] as read with it, where it is unchanged since.
-fn kept(ev: &TraceEvent<'_>, read: Option<hta::Found<'_, 3>>) -> bool {
-    let fields = match (ev, read) {
-        (TraceEvent::Read(_), Some(read)) => read,
-        _ => ev.top_fields(KEPT_KEYS),
-    };
-    let Some([ph, cat, args]) = fields else {
+fn kept(ev: &TraceEvent<'_>) -> bool {
+    let Some([ph, cat, args]) = ev.top_fields(["ph", "cat", "args"]) else {
         return true;
     };
     if ph.and_then(hta::json_str).as_deref() != Some("X") {
@@ -103,26 +98,16 @@ fn kept(ev: &TraceEvent<'_>, read: Option<hta::Found<'_, 3>>) -> bool {
         .is_some_and(|a| a["critical"] == 1)
 }
 
-/// The top-level fields [`kept`] reads, read with each event ([`hta::write_trace_edited`]).
-const KEPT_KEYS: [&str; 3] = ["ph", "cat", "args"];
-
-/// [`kept`] of each event of `list` (`read`: their [`KEPT_KEYS`] as read, by position), the
-/// list cut into one piece per core.
-fn kept_all(list: &[TraceEvent<'_>], read: &[hta::Found<'_, 3>]) -> Vec<bool> {
+/// [`kept`] of each event of `list`, the list cut into one piece per core (each event's
+/// fields are read: tens of ms on a trace of 200k events).
+fn kept_all(list: &[TraceEvent<'_>]) -> Vec<bool> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
     let piece = list.len().div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        let parts: Vec<_> = (list.chunks(piece).enumerate())
-            .map(|(k, part)| {
-                let from = k * piece;
-                s.spawn(move || {
-                    (part.iter().enumerate())
-                        .map(|(i, ev)| kept(ev, read.get(from + i).copied()))
-                        .collect::<Vec<bool>>()
-                })
-            })
+        let parts: Vec<_> = (list.chunks(piece))
+            .map(|part| s.spawn(move || part.iter().map(kept).collect::<Vec<bool>>()))
             .collect();
         let mut keep = Vec::with_capacity(list.len());
         for part in parts {
@@ -139,7 +124,6 @@ fn kept_all(list: &[TraceEvent<'_>], read: &[hta::Found<'_, 3>]) -> Vec<bool> {
 /// flows start or end at are parsed.
 fn overlay(
     list: &mut Vec<TraceEvent<'_>>,
-    read: &[hta::Found<'_, 3>],
     critical: &[usize],
     only_critical: bool,
     flows: &[FlowEdge],
@@ -177,7 +161,7 @@ fn overlay(
         ))?);
     }
     if only_critical {
-        let keep = kept_all(list, read);
+        let keep = kept_all(list);
         let mut keep = keep.into_iter();
         list.retain(|_| keep.next().unwrap_or(true));
     }
@@ -208,7 +192,7 @@ pub(crate) fn write_patterned_trace(
     let p = input.clone();
     run(py, Some(&input), move || {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_edited(&p, &output, &inputs, [], |list, _| {
+        hta::write_trace_edited(&p, &output, &inputs, |list| {
             mark_patterns(list, &patterns, compress)
         })
         .map_err(|e| fail(&e))

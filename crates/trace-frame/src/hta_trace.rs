@@ -8,7 +8,6 @@
 
 use std::borrow::Cow;
 
-use chrome_reader::json::skip_ws;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -19,9 +18,8 @@ pub type Found<'a, const N: usize> = Option<[Option<&'a str>; N]>;
 /// One event of a trace being written back: its text as read, or a changed or added one.
 #[derive(Debug)]
 pub enum TraceEvent<'a> {
-    /// Unchanged: written back byte for byte (a slice of the trace's text, one JSON value
-    /// as read and checked).
-    Read(&'a str),
+    /// Unchanged: written back byte for byte.
+    Read(&'a RawValue),
     /// Changed or added.
     New(Box<RawValue>),
     /// Changed, as JSON text made here from checked parts ([`write_fields`]).
@@ -32,7 +30,7 @@ impl TraceEvent<'_> {
     /// The event's JSON text.
     pub fn text(&self) -> &str {
         match self {
-            TraceEvent::Read(r) => r,
+            TraceEvent::Read(r) => r.get(),
             TraceEvent::New(b) => b.get(),
             TraceEvent::Text(t) => t,
         }
@@ -357,27 +355,21 @@ fn gzip_parallel(text: &[u8], w: &mut dyn std::io::Write) -> std::io::Result<()>
 /// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
 /// (HTA's `overlay_critical_path_analysis` and `generate_trace_with_counters`). The other
 /// top-level fields and every event `edit` leaves as read are copied as read. An error of
-/// `edit` names `input`; nothing is written then. `edit` is also given, for each event of
-/// the list as read (by position), its top-level values of `keys` ([`Found`]), read with
-/// the event itself in the one serde pass that checks it (no second walk of the events).
-pub fn write_trace_edited<const N: usize>(
+/// `edit` names `input`; nothing is written then.
+pub fn write_trace_edited(
     input: &std::path::Path,
     output: &std::path::Path,
     inputs: &[&std::path::Path],
-    keys: [&str; N],
-    edit: impl FnOnce(&mut Vec<TraceEvent<'_>>, &[Found<'_, N>]) -> Result<(), String>,
+    edit: impl FnOnce(&mut Vec<TraceEvent<'_>>) -> Result<(), String>,
 ) -> Result<(), crate::Error> {
     let text = read_text(input)?;
     // The events read on every core where the list is found ([`split_events`]), else (and
     // for the error of a text that is not JSON) in one pass over the text: the top-level
     // fields as read, and the events of the `traceEvents` list each as read.
     let rest: String;
-    let mut found = Vec::new();
-    let fast = match split_events(&text, &keys) {
-        Some((open, close, read)) => {
+    let fast = match split_events(&text) {
+        Some((open, close, events)) => {
             rest = format!("{}[]{}", &text[..open], &text[close + 1..]);
-            let events: Vec<&str>;
-            (events, found) = read.into_iter().unzip();
             top_with_events(&rest, open, events)
         }
         None => None,
@@ -408,12 +400,8 @@ pub fn write_trace_edited<const N: usize>(
             what: "the trace has no `traceEvents` list to write back".into(),
         });
     };
-    if found.len() != events.len() {
-        // Read in one pass (or the split read's list was not the one kept).
-        found = events.iter().map(|ev| top_fields_of(ev, keys)).collect();
-    }
     let mut list: Vec<TraceEvent<'_>> = events.into_iter().map(TraceEvent::Read).collect();
-    edit(&mut list, &found).map_err(|what| crate::Error::Missing {
+    edit(&mut list).map_err(|what| crate::Error::Missing {
         path: input.to_path_buf(),
         what,
     })?;
@@ -457,10 +445,7 @@ const SPLIT_LIST: usize = 4 << 20;
 /// time. A piece is used only when the piece before it ended on an event that starts
 /// exactly where it starts: a cut inside a string or a nested value is passed over by the
 /// piece before, which then reads on to the end of the list.
-fn split_events<'t, const N: usize>(
-    text: &'t str,
-    keys: &[&str; N],
-) -> Option<(usize, usize, Vec<Event<'t, N>>)> {
+fn split_events(text: &str) -> Option<(usize, usize, Vec<&RawValue>)> {
     let b = text.as_bytes();
     let open = text
         .match_indices("\"traceEvents\"")
@@ -478,16 +463,15 @@ fn split_events<'t, const N: usize>(
     } else {
         threads
     };
-    split_events_in(text, open, pieces, keys)
+    split_events_in(text, open, pieces)
 }
 
 /// [`split_events`] with the list at `open` cut into (at most) `pieces` pieces.
-fn split_events_in<'t, const N: usize>(
-    text: &'t str,
+fn split_events_in(
+    text: &str,
     open: usize,
     pieces: usize,
-    keys: &[&str; N],
-) -> Option<(usize, usize, Vec<Event<'t, N>>)> {
+) -> Option<(usize, usize, Vec<&RawValue>)> {
     let b = text.as_bytes();
     let mut starts = vec![open + 1];
     for k in 1..pieces {
@@ -498,11 +482,8 @@ fn split_events_in<'t, const N: usize>(
             starts.push(at);
         }
     }
-    let read = |k: usize| {
-        let stop = starts.get(k + 1).copied();
-        read_events(text, starts[k], k == 0, stop, keys)
-    };
-    let results: Vec<Option<Read<'_, N>>> = std::thread::scope(|s| {
+    let read = |k: usize| read_events(text, starts[k], k == 0, starts.get(k + 1).copied());
+    let results: Vec<Option<Read<'_>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..starts.len())
             .map(|k| s.spawn(move || read(k)))
             .collect();
@@ -526,25 +507,16 @@ fn split_events_in<'t, const N: usize>(
 
 /// What [`read_events`] read: the events up to the next piece's start, or up to the
 /// list's `]` (at the position given).
-enum Read<'a, const N: usize> {
-    Stopped(Vec<Event<'a, N>>),
-    Closed(Vec<Event<'a, N>>, usize),
+enum Read<'a> {
+    Stopped(Vec<&'a RawValue>),
+    Closed(Vec<&'a RawValue>, usize),
 }
-
-/// An event of the list as read: its text and its top-level values of the keys asked.
-type Event<'a, const N: usize> = (&'a str, Found<'a, N>);
 
 /// The events of a `traceEvents` list from `p` (the list's first value where `first`,
 /// else an event that follows a comma), each read alone, until an event would start at
-/// `stop` or the list closes ([`read_event`]); None where the text there is not a list of
-/// JSON values.
-fn read_events<'t, const N: usize>(
-    text: &'t str,
-    mut p: usize,
-    first: bool,
-    mut stop: Option<usize>,
-    keys: &[&str; N],
-) -> Option<Read<'t, N>> {
+/// `stop` or the list closes; None where the text there is not a list of JSON values.
+fn read_events(text: &str, mut p: usize, first: bool, mut stop: Option<usize>) -> Option<Read<'_>> {
+    use serde::Deserialize;
     let b = text.as_bytes();
     let mut out = Vec::new();
     p = skip_ws(b, p);
@@ -558,63 +530,18 @@ fn read_events<'t, const N: usize>(
         if stop.is_some_and(|s| p > s) {
             stop = None; // the cut was not between two events: read on to the end
         }
-        let (end, found) = read_event(text, p, keys)?;
-        out.push((&text[p..end], found));
-        p = skip_ws(b, end);
+        let mut de = serde_json::Deserializer::from_str(&text[p..]);
+        let ev = <&RawValue>::deserialize(&mut de).ok()?;
+        out.push(ev);
+        p = skip_ws(
+            b,
+            ev.get().as_ptr() as usize - text.as_ptr() as usize + ev.get().len(),
+        );
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
             Some(b']') => return Some(Read::Closed(out, p)),
             _ => return None,
         }
-    }
-}
-
-/// The JSON value at `p` of `text`, read (checked) by serde: where it ends, and its
-/// top-level values of `keys` where it is an object (as [`TraceEvent::top_fields`] finds
-/// them, in the same pass: each member's value is read as raw text, which checks it as
-/// ignoring it would).
-fn read_event<'t, const N: usize>(
-    text: &'t str,
-    p: usize,
-    keys: &[&str; N],
-) -> Option<(usize, Found<'t, N>)> {
-    use serde::Deserialize;
-    let b = text.as_bytes();
-    let end_of = |raw: &str| raw.as_ptr() as usize - text.as_ptr() as usize + raw.len();
-    let mut de = serde_json::Deserializer::from_str(&text[p..]);
-    if b.get(p) != Some(&b'{') || N == 0 {
-        let ev = <&RawValue>::deserialize(&mut de).ok()?;
-        let object = b.get(p) == Some(&b'{');
-        return Some((end_of(ev.get()), object.then_some([None; N])));
-    }
-    let (found, last) = de.deserialize_map(Members(keys)).ok()?;
-    // The object's `}` follows its last value (or its `{`), JSON whitespace between.
-    let close = skip_ws(b, last.map_or(p + 1, end_of));
-    (b.get(close) == Some(&b'}')).then_some((close + 1, Some(found)))
-}
-
-/// An object's top-level values of the keys given (the last of a repeated key), and its
-/// last value, each as its text.
-struct Members<'k, const N: usize>(&'k [&'k str; N]);
-
-impl<'de, const N: usize> Visitor<'de> for Members<'_, N> {
-    type Value = ([Option<&'de str>; N], Option<&'de str>);
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = [None; N];
-        let mut last = None;
-        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-            let value = map.next_value::<&'de RawValue>()?.get();
-            if let Some(at) = self.0.iter().position(|key| *key == k) {
-                found[at] = Some(value);
-            }
-            last = Some(value);
-        }
-        Ok((found, last))
     }
 }
 
@@ -637,6 +564,14 @@ fn event_start_after(b: &[u8], from: usize) -> Option<usize> {
     })
 }
 
+/// The position of the first byte at or after `p` that is not JSON whitespace.
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && matches!(b[p], b' ' | b'\n' | b'\r' | b'\t') {
+        p += 1;
+    }
+    p
+}
+
 /// The top-level fields of `rest` (the trace's text with the events of its list at `open`
 /// taken out: `[]` there), with `events` as the value of that `traceEvents`; None unless
 /// `rest` is a JSON object whose last `traceEvents` key is the one at `open` (else the
@@ -644,7 +579,7 @@ fn event_start_after(b: &[u8], from: usize) -> Option<usize> {
 fn top_with_events<'a>(
     rest: &'a str,
     open: usize,
-    events: Vec<&'a str>,
+    events: Vec<&'a RawValue>,
 ) -> Option<Vec<(Cow<'a, str>, TopValue<'a>)>> {
     let mut de = serde_json::Deserializer::from_str(rest);
     let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok()?;
@@ -671,7 +606,7 @@ fn top_with_events<'a>(
 /// events as read, or `NotList` for a `traceEvents` that is no list.
 enum TopValue<'a> {
     Raw(&'a RawValue),
-    Events(Vec<&'a str>),
+    Events(Vec<&'a RawValue>),
     NotList,
 }
 
@@ -705,7 +640,7 @@ impl<'de> Visitor<'de> for TopFields<'de> {
 
 /// A `traceEvents` value: its events as read when it is a list, else None (the value
 /// read past).
-struct EventList<'a>(Option<Vec<&'a str>>);
+struct EventList<'a>(Option<Vec<&'a RawValue>>);
 
 impl<'de> serde::Deserialize<'de> for EventList<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -723,7 +658,7 @@ impl<'de> serde::Deserialize<'de> for EventList<'de> {
             ) -> Result<Self::Value, A::Error> {
                 let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
                 while let Some(ev) = seq.next_element::<&'de RawValue>()? {
-                    list.push(ev.get());
+                    list.push(ev);
                 }
                 Ok(EventList(Some(list)))
             }
@@ -769,25 +704,21 @@ mod tests {
     use super::*;
 
     /// The events [`split_events_in`] and [`top_with_events`] give for `text` cut into
-    /// `pieces`, checked against the one-pass read ([`TopFields`]), and the top-level values
-    /// read with each event ([`read_event`]) checked against [`TraceEvent::top_fields`] of
-    /// its text; None where the split read gives up (the writer then reads in one pass).
+    /// `pieces`, checked against the one-pass read ([`TopFields`]); None where the split
+    /// read gives up (the writer then reads in one pass).
     fn check(text: &str, pieces: usize) -> Option<Vec<String>> {
         let mut de = serde_json::Deserializer::from_str(text);
         let one_pass = de.deserialize_map(TopFields(std::marker::PhantomData)).ok();
         let at = text.find("\"traceEvents\"")?;
         let open = at + text[at..].find('[')?;
-        let keys = ["ph", "args", "name"];
-        let (open, close, events) = split_events_in(text, open, pieces, &keys)?;
-        for (ev, found) in &events {
-            assert_eq!(*found, TraceEvent::Read(ev).top_fields(keys), "{ev}");
-        }
-        let events = events.into_iter().map(|(ev, _)| ev).collect();
+        let (open, close, events) = split_events_in(text, open, pieces)?;
         let rest = format!("{}[]{}", &text[..open], &text[close + 1..]);
         let top = top_with_events(&rest, open, events)?;
         let texts = |top: &[(Cow<'_, str>, TopValue<'_>)]| -> Vec<String> {
             match top.iter().rev().find(|(k, _)| k == "traceEvents") {
-                Some((_, TopValue::Events(list))) => list.iter().map(|e| e.to_string()).collect(),
+                Some((_, TopValue::Events(list))) => {
+                    list.iter().map(|e| e.get().to_owned()).collect()
+                }
                 _ => panic!("the last traceEvents is a list"),
             }
         };
@@ -825,19 +756,6 @@ mod tests {
             check(r#"{"traceEvents":[ ]}"#, 3).unwrap(),
             Vec::<String>::new()
         );
-        // Values read with each event: a repeated key (the last counts), an escaped key,
-        // whitespace, an empty object, and values that are not objects (no fields).
-        let odd = [
-            r#"{"ph":"B", "ph" : "X" ,"args":{"ph":1}}"#,
-            "1",
-            r#"[{"ph":"X"}]"#,
-            r#"{"p\u0068":"i","name":"a\"b}"}"#,
-            "{ }",
-            r#""ph""#,
-            "{\n\"args\"\t:\r[ ] }",
-        ];
-        let text = format!(r#"{{"traceEvents":[{}]}}"#, odd.join(" , "));
-        assert_eq!(check(&text, 1).unwrap(), odd);
     }
 
     #[test]
@@ -849,19 +767,16 @@ mod tests {
         let text = r#"{"traceEvents":[{"a":1}],"traceEvents":[{"b":2}]}"#;
         assert_eq!(check(text, 2), None);
         // Not JSON in the list: no split read (the one-pass read gives the error).
-        let text = r#"{"traceEvents":[{"a":1},{"b":}]}"#;
-        assert!(split_events_in(text, 15, 2, &["b"]).is_none());
-        assert!(split_events_in(text, 15, 2, &[]).is_none());
-        let text = r#"{"traceEvents":[{"a":1},{"b":1,}]}"#;
-        assert!(split_events_in(text, 15, 1, &["b"]).is_none());
+        assert!(split_events_in(r#"{"traceEvents":[{"a":1},{"b":}]}"#, 15, 2).is_none());
     }
 
     /// [`TraceEvent::top_fields`] of `text` for `keys`, checked against serde's reading of
     /// the same fields ([`TraceEvent::fields`], the last of a repeated key).
     fn top<const N: usize>(text: &str, keys: [&str; N]) -> Option<[Option<String>; N]> {
-        let ev = TraceEvent::Read(text);
-        let found = ev.top_fields(keys).map(|f| f.map(|v| v.map(str::to_owned)));
-        let by_serde = ev.fields().map(|fields| {
+        let found = top_fields_of(text, keys).map(|f| f.map(|v| v.map(str::to_owned)));
+        let mut de = serde_json::Deserializer::from_str(text);
+        let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok();
+        let by_serde = fields.map(|fields| {
             keys.map(|key| {
                 (fields.iter().rev())
                     .find(|(k, _)| k == key)
@@ -915,7 +830,8 @@ mod tests {
 
     #[test]
     fn string_fields_are_unescaped_only_where_they_have_escapes() {
-        let ev = TraceEvent::Read(r#"{"name":"a\"b\u00e9","cat":"plain","ph":1,"args":{}}"#);
+        let text = r#"{"name":"a\"b\u00e9","cat":"plain","ph":1,"args":{}}"#;
+        let ev = TraceEvent::Read(serde_json::from_str(text).unwrap());
         assert_eq!(ev.str_field("name").as_deref(), Some("a\"b\u{e9}"));
         assert!(matches!(ev.str_field("cat"), Some(Cow::Borrowed("plain"))));
         assert_eq!(ev.str_field("ph"), None);
