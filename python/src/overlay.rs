@@ -79,27 +79,14 @@ fn flow_event(
 /// event but a complete one (`ph: X`), and of those the user annotations, the Python
 /// functions and those with `args.critical` 1 (an event that is not an object stays).
 fn kept(ev: &TraceEvent<'_>) -> bool {
-    // The event's text was read as JSON already: its `ph`, `cat` and `args` are found
-    // without reading it as JSON again ([`kept_fields`]), except where a key has an escape.
-    let [ph, cat, args] = match kept_fields(ev.text()) {
-        Some(found) => found,
-        None => match ev.fields() {
-            Some(fields) => {
-                let field = |key: &str| {
-                    (fields.iter().rev())
-                        .find(|(k, _)| k == key)
-                        .map(|f| f.1.get())
-                };
-                [field("ph"), field("cat"), field("args")]
-            }
-            None => return true,
-        },
+    let Some([ph, cat, args]) = ev.top_fields(["ph", "cat", "args"]) else {
+        return true;
     };
-    if ph.and_then(str_value).as_deref() != Some("X") {
+    if ph.and_then(hta::json_str).as_deref() != Some("X") {
         return true;
     }
     if matches!(
-        cat.and_then(str_value).as_deref(),
+        cat.and_then(hta::json_str).as_deref(),
         Some("user_annotation" | "python_function")
     ) {
         return true;
@@ -109,114 +96,6 @@ fn kept(ev: &TraceEvent<'_>) -> bool {
     args.filter(|a| a.contains("critical") || a.contains('\\'))
         .and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok())
         .is_some_and(|a| a["critical"] == 1)
-}
-
-/// The text of a JSON string value given as its JSON text (`hta::raw_str`).
-fn str_value(v: &str) -> Option<std::borrow::Cow<'_, str>> {
-    // Without an escape the text between the quotes is the value (`v` is known to be JSON).
-    if let Some(plain) =
-        (v.strip_prefix('"').and_then(|v| v.strip_suffix('"'))).filter(|p| !p.contains('\\'))
-    {
-        return Some(plain.into());
-    }
-    serde_json::from_str::<&serde_json::value::RawValue>(v)
-        .ok()
-        .and_then(hta::raw_str)
-}
-
-/// The texts of the last top-level `ph`, `cat` and `args` values of `text`, a JSON object
-/// already read as JSON (the last of a repeated key, as a parsed object keeps it), found by
-/// skipping strings and nested values without checking them again and without an
-/// allocation; None where `text` is not an object or a key has an escape.
-fn kept_fields(text: &str) -> Option<[Option<&str>; 3]> {
-    let b = text.as_bytes();
-    let ws = |mut i: usize| {
-        while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
-            i += 1;
-        }
-        i
-    };
-    let mut i = ws(0);
-    (b.get(i) == Some(&b'{')).then_some(())?;
-    let mut out = [None; 3];
-    i = ws(i + 1);
-    if b.get(i) == Some(&b'}') {
-        return Some(out);
-    }
-    loop {
-        (b.get(i) == Some(&b'"')).then_some(())?;
-        let end = string_end(b, i)?;
-        let key = &text[i + 1..end - 1];
-        if key.contains('\\') {
-            return None;
-        }
-        i = ws(end);
-        (b.get(i) == Some(&b':')).then_some(())?;
-        let at = ws(i + 1);
-        let to = value_end(b, at)?;
-        let slot = match key {
-            "ph" => Some(0),
-            "cat" => Some(1),
-            "args" => Some(2),
-            _ => None,
-        };
-        if let Some(k) = slot {
-            out[k] = Some(&text[at..to]);
-        }
-        i = ws(to);
-        match b.get(i)? {
-            b',' => i = ws(i + 1),
-            b'}' => return Some(out),
-            _ => return None,
-        }
-    }
-}
-
-/// The position after the JSON string that starts at `at`.
-fn string_end(b: &[u8], at: usize) -> Option<usize> {
-    let mut i = at + 1;
-    loop {
-        i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
-        match b[i] {
-            b'"' => return Some(i + 1),
-            _ => i += 2,
-        }
-    }
-}
-
-/// The position after the JSON value that starts at `at` (the text is known to be JSON).
-fn value_end(b: &[u8], at: usize) -> Option<usize> {
-    match b.get(at)? {
-        b'"' => string_end(b, at),
-        b'{' | b'[' => {
-            let (mut depth, mut i) = (0usize, at);
-            loop {
-                match b.get(i)? {
-                    b'"' => {
-                        i = string_end(b, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        _ => {
-            let mut i = at;
-            while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
-            {
-                i += 1;
-            }
-            Some(i)
-        }
-    }
 }
 
 /// [`kept`] of each event of `list`, the list cut into one piece per core (each event's

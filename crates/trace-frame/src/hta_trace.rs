@@ -11,6 +11,10 @@ use std::borrow::Cow;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+/// The top-level values of some keys of an event, each as its JSON text (None where
+/// absent); None where the event is not a JSON object ([`TraceEvent::top_fields`]).
+pub type Found<'a, const N: usize> = Option<[Option<&'a str>; N]>;
+
 /// One event of a trace being written back: its text as read, or a changed or added one.
 #[derive(Debug)]
 pub enum TraceEvent<'a> {
@@ -53,19 +57,56 @@ impl TraceEvent<'_> {
 
     /// The string value of the top-level field `key` (None when absent or not a string).
     pub fn str_field(&self, key: &str) -> Option<Cow<'_, str>> {
-        let fields = self.fields()?;
-        let raw = fields.iter().rev().find(|(k, _)| k == key)?.1;
-        raw_str(raw)
+        let [raw] = self.top_fields([key])?;
+        json_str(raw?)
     }
+
+    /// The JSON texts of the top-level values of `keys` (each None where absent; the last
+    /// of a key given twice, as a parsed object keeps it); None when the event is not a JSON
+    /// object. The event's text is JSON (read as JSON, or made here): its members are found
+    /// by chrome-reader's walk of checked JSON (`chrome_reader::json`), which skips strings
+    /// and nested values without checking them again and without an allocation; an event
+    /// whose walk gives up (a key with an escape) is read as [`TraceEvent::fields`] reads it.
+    pub fn top_fields<const N: usize>(&self, keys: [&str; N]) -> Found<'_, N> {
+        top_fields_of(self.text(), keys)
+    }
+}
+
+/// [`TraceEvent::top_fields`] of an event given as its text.
+fn top_fields_of<'t, const N: usize>(text: &'t str, keys: [&str; N]) -> Found<'t, N> {
+    use chrome_reader::json;
+    let b = text.as_bytes();
+    let mut found: [Option<(usize, usize)>; N] = [None; N];
+    let walked = json::scan_members(b, json::skip_ws(b, 0), &mut |key, at| {
+        let end = json::value_end(b, at)?;
+        if let Some(k) = keys.iter().position(|k| k.as_bytes() == key) {
+            found[k] = Some((at, end));
+        }
+        Some(end)
+    });
+    if walked.is_some_and(|end| json::skip_ws(b, end) == b.len()) {
+        return Some(found.map(|f| f.map(|(at, end)| &text[at..end])));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok()?;
+    Some(keys.map(|key| {
+        (fields.iter().rev())
+            .find(|(k, _)| k == key)
+            .map(|f| f.1.get())
+    }))
 }
 
 /// The text of a JSON string value, unescaped only where it has escapes; None when `raw`
 /// is not a string.
 pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let t = raw.get();
-    let inner = t.strip_prefix('"')?.strip_suffix('"')?;
+    json_str(raw.get())
+}
+
+/// [`raw_str`] of a value given as its JSON text (known to be one JSON value).
+pub fn json_str(text: &str) -> Option<Cow<'_, str>> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
     if inner.contains('\\') {
-        serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
     }
@@ -727,6 +768,77 @@ mod tests {
         assert_eq!(check(text, 2), None);
         // Not JSON in the list: no split read (the one-pass read gives the error).
         assert!(split_events_in(r#"{"traceEvents":[{"a":1},{"b":}]}"#, 15, 2).is_none());
+    }
+
+    /// [`TraceEvent::top_fields`] of `text` for `keys`, checked against serde's reading of
+    /// the same fields ([`TraceEvent::fields`], the last of a repeated key).
+    fn top<const N: usize>(text: &str, keys: [&str; N]) -> Option<[Option<String>; N]> {
+        let found = top_fields_of(text, keys).map(|f| f.map(|v| v.map(str::to_owned)));
+        let mut de = serde_json::Deserializer::from_str(text);
+        let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok();
+        let by_serde = fields.map(|fields| {
+            keys.map(|key| {
+                (fields.iter().rev())
+                    .find(|(k, _)| k == key)
+                    .map(|f| f.1.get().to_owned())
+            })
+        });
+        assert_eq!(found, by_serde, "{text}");
+        found
+    }
+
+    #[test]
+    fn top_level_fields_are_found_past_strings_and_nested_values() {
+        let s = |v: &str| Some(v.to_owned());
+        // Nested values holding the keys, brackets and quotes inside strings.
+        let text = r#"{"args":{"ph":"B","l":[{"cat":"]}"},"\"{"]},"ph":"X","cat":"k\"e]}"}"#;
+        assert_eq!(
+            top(text, ["ph", "cat", "args"]).unwrap(),
+            [
+                s(r#""X""#),
+                s(r#""k\"e]}""#),
+                s(r#"{"ph":"B","l":[{"cat":"]}"},"\"{"]}"#)
+            ]
+        );
+        // A key given twice: the last one counts, as serde's map keeps it.
+        assert_eq!(
+            top(r#"{"ph":"X","ts":1,"ph":"i"}"#, ["ph", "ts"]).unwrap(),
+            [s(r#""i""#), s("1")]
+        );
+        // JSON whitespace everywhere, numbers, literals, an absent key.
+        let text = "\t{ \"ts\" :\n-1.5e3 ,\r\"b\": true , \"n\":null,\"e\":[ ] }\n";
+        assert_eq!(
+            top(text, ["ts", "b", "n", "e", "dur"]).unwrap(),
+            [s("-1.5e3"), s("true"), s("null"), s("[ ]"), None]
+        );
+        assert_eq!(top("{}", ["ph"]).unwrap(), [None]);
+        assert_eq!(top(" { } ", ["ph"]).unwrap(), [None]);
+        // Not an object.
+        assert_eq!(top("[1,2]", ["ph"]), None);
+        assert_eq!(top(r#""ph""#, ["ph"]), None);
+        // A key with an escape is read by serde: `"p\u0068"` is `ph`.
+        assert_eq!(
+            top(r#"{"ph":"B","p\u0068":"X","c\"at":1}"#, ["ph", "c\"at"]).unwrap(),
+            [s(r#""X""#), s("1")]
+        );
+        // A value whose string ends in an escaped backslash.
+        assert_eq!(
+            top(r#"{"name":"a\\","ph":"X"}"#, ["name", "ph"]).unwrap(),
+            [s(r#""a\\""#), s(r#""X""#)]
+        );
+    }
+
+    #[test]
+    fn string_fields_are_unescaped_only_where_they_have_escapes() {
+        let text = r#"{"name":"a\"b\u00e9","cat":"plain","ph":1,"args":{}}"#;
+        let ev = TraceEvent::Read(serde_json::from_str(text).unwrap());
+        assert_eq!(ev.str_field("name").as_deref(), Some("a\"b\u{e9}"));
+        assert!(matches!(ev.str_field("cat"), Some(Cow::Borrowed("plain"))));
+        assert_eq!(ev.str_field("ph"), None);
+        assert_eq!(ev.str_field("args"), None);
+        assert_eq!(ev.str_field("absent"), None);
+        assert_eq!(json_str(r#""x""#).as_deref(), Some("x"));
+        assert_eq!(json_str("12"), None);
     }
 
     #[test]

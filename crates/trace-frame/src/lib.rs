@@ -86,7 +86,8 @@ pub use summary::{
 /// `generate_trace_with_counters` and `overlay_critical_path_analysis` outputs.
 pub mod hta {
     pub use crate::hta_trace::{
-        TraceEvent, raw_str, write_fields, write_trace_edited, write_trace_with_events,
+        Found, TraceEvent, json_str, raw_str, write_fields, write_trace_edited,
+        write_trace_with_events,
     };
     pub use ::timeline::hta::*;
 }
