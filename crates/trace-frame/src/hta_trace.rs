@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use chrome_reader::json::skip_ws;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -51,8 +52,7 @@ impl TraceEvent<'_> {
     /// The top-level fields of the event in file order, each as its JSON text; None when
     /// the event is not a JSON object.
     pub fn fields(&self) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-        let mut de = serde_json::Deserializer::from_str(self.text());
-        de.deserialize_map(Fields(std::marker::PhantomData)).ok()
+        fields_of(self.text())
     }
 
     /// The string value of the top-level field `key` (None when absent or not a string).
@@ -72,23 +72,28 @@ impl TraceEvent<'_> {
     }
 }
 
+/// [`TraceEvent::fields`] of an event given as its text.
+fn fields_of(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(Fields(std::marker::PhantomData)).ok()
+}
+
 /// [`TraceEvent::top_fields`] of an event given as its text.
 fn top_fields_of<'t, const N: usize>(text: &'t str, keys: [&str; N]) -> Found<'t, N> {
     use chrome_reader::json;
     let b = text.as_bytes();
     let mut found: [Option<(usize, usize)>; N] = [None; N];
-    let walked = json::scan_members(b, json::skip_ws(b, 0), &mut |key, at| {
+    let walked = json::scan_members(b, skip_ws(b, 0), &mut |key, at| {
         let end = json::value_end(b, at)?;
         if let Some(k) = keys.iter().position(|k| k.as_bytes() == key) {
             found[k] = Some((at, end));
         }
         Some(end)
     });
-    if walked.is_some_and(|end| json::skip_ws(b, end) == b.len()) {
+    if walked.is_some_and(|end| skip_ws(b, end) == b.len()) {
         return Some(found.map(|f| f.map(|(at, end)| &text[at..end])));
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok()?;
+    let fields = fields_of(text)?;
     Some(keys.map(|key| {
         (fields.iter().rev())
             .find(|(k, _)| k == key)
@@ -564,14 +569,6 @@ fn event_start_after(b: &[u8], from: usize) -> Option<usize> {
     })
 }
 
-/// The position of the first byte at or after `p` that is not JSON whitespace.
-fn skip_ws(b: &[u8], mut p: usize) -> usize {
-    while p < b.len() && matches!(b[p], b' ' | b'\n' | b'\r' | b'\t') {
-        p += 1;
-    }
-    p
-}
-
 /// The top-level fields of `rest` (the trace's text with the events of its list at `open`
 /// taken out: `[]` there), with `events` as the value of that `traceEvents`; None unless
 /// `rest` is a JSON object whose last `traceEvents` key is the one at `open` (else the
@@ -774,9 +771,7 @@ mod tests {
     /// the same fields ([`TraceEvent::fields`], the last of a repeated key).
     fn top<const N: usize>(text: &str, keys: [&str; N]) -> Option<[Option<String>; N]> {
         let found = top_fields_of(text, keys).map(|f| f.map(|v| v.map(str::to_owned)));
-        let mut de = serde_json::Deserializer::from_str(text);
-        let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok();
-        let by_serde = fields.map(|fields| {
+        let by_serde = fields_of(text).map(|fields| {
             keys.map(|key| {
                 (fields.iter().rev())
                     .find(|(k, _)| k == key)
