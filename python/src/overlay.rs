@@ -36,7 +36,8 @@ pub(crate) fn write_overlaid_trace(
     let p = input.clone();
     run(py, Some(&input), move || {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_edited(&p, &output, &inputs, |list| {
+        let mark = |ev: &hta::RawEvent<'_, &str>| u8::from(only_critical && droppable(ev));
+        hta::write_trace_edited(&p, &output, &inputs, mark, |list| {
             overlay(list, &critical, only_critical, &flows)
         })
         .map_err(|e| fail(&e))
@@ -75,53 +76,29 @@ fn flow_event(
     ev
 }
 
-/// Whether an event stays in an overlaid trace that keeps only the critical events: every
-/// event but a complete one (`ph: X`), and of those the user annotations, the Python
-/// functions and those with `args.critical` 1 (an event that is not an object stays).
-fn kept(ev: &TraceEvent<'_>) -> bool {
-    let Some([ph, cat, args]) = ev.top_fields(["ph", "cat", "args"]) else {
-        return true;
-    };
-    if ph.and_then(hta::json_str).as_deref() != Some("X") {
-        return true;
-    }
-    if matches!(
-        cat.and_then(hta::json_str).as_deref(),
-        Some("user_annotation" | "python_function")
-    ) {
-        return true;
+/// Whether an overlaid trace that keeps only the critical events drops the event unless
+/// it is on the path: a complete event (`ph: X`) other than a user annotation or a Python
+/// function, without `args.critical` 1 (the event is marked so as it is read).
+fn droppable(ev: &hta::RawEvent<'_, &str>) -> bool {
+    if ev.ph != "X"
+        || matches!(
+            ev.cat.as_deref(),
+            Some("user_annotation" | "python_function")
+        )
+    {
+        return false;
     }
     // Most events have no `critical` key: their `args` are not parsed (a text without the
     // word and without escapes cannot have the key).
-    args.filter(|a| a.contains("critical") || a.contains('\\'))
+    !ev.args
+        .filter(|a| a.contains("critical") || a.contains('\\'))
         .and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok())
         .is_some_and(|a| a["critical"] == 1)
 }
 
-/// [`kept`] of each event of `list`, the list cut into one piece per core (each event's
-/// fields are read: tens of ms on a trace of 200k events).
-fn kept_all(list: &[TraceEvent<'_>]) -> Vec<bool> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    let piece = list.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = (list.chunks(piece))
-            .map(|part| s.spawn(move || part.iter().map(kept).collect::<Vec<bool>>()))
-            .collect();
-        let mut keep = Vec::with_capacity(list.len());
-        for part in parts {
-            keep.extend(
-                part.join()
-                    .expect("reading an event's fields does not panic"),
-            );
-        }
-        keep
-    })
-}
-
 /// The edit of [`write_overlaid_trace`]: only the events marked critical and those the
-/// flows start or end at are parsed.
+/// flows start or end at are parsed; with `only_critical`, the events read as
+/// [`droppable`] go unless they are on the path (changed here).
 fn overlay(
     list: &mut Vec<TraceEvent<'_>>,
     critical: &[usize],
@@ -161,9 +138,7 @@ fn overlay(
         ))?);
     }
     if only_critical {
-        let keep = kept_all(list);
-        let mut keep = keep.into_iter();
-        list.retain(|_| keep.next().unwrap_or(true));
+        list.retain(|ev| !matches!(ev, TraceEvent::Read { mark: 1, .. }));
     }
     list.extend(added);
     Ok(())
@@ -192,9 +167,13 @@ pub(crate) fn write_patterned_trace(
     let p = input.clone();
     run(py, Some(&input), move || {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_edited(&p, &output, &inputs, |list| {
-            mark_patterns(list, &patterns, compress)
-        })
+        hta::write_trace_edited(
+            &p,
+            &output,
+            &inputs,
+            |_| 0,
+            |list| mark_patterns(list, &patterns, compress),
+        )
         .map_err(|e| fail(&e))
     })
 }

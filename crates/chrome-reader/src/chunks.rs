@@ -25,7 +25,7 @@ use crate::Error;
 use crate::input::MappedFile;
 use crate::progress::ReadProgress;
 use crate::scan::{TopLevel, json_error_in, show};
-use crate::stream_chunks::read_chunks;
+use crate::stream_chunks::{Cutter, read_chunks};
 
 /// Where [`prepare_chunks`] gets the JSON text.
 pub(crate) enum Source<'m, R> {
@@ -192,6 +192,8 @@ pub(crate) struct Run<O> {
     pub prepared: O,
     /// Top-level members other than `traceEvents` met on the way, in file order.
     pub members: Vec<(String, Box<RawValue>)>,
+    /// How many of `members` it met before `traceEvents`.
+    pub members_before_events: usize,
     /// Where it stopped: the last restart point before the end of its text, or the end of
     /// the document.
     pub end: Resume,
@@ -431,6 +433,8 @@ struct Merge<'p, S> {
     at: Resume,
     carry: Vec<u8>,
     members: Vec<(String, Box<RawValue>)>,
+    /// How many of `members` came before `traceEvents`.
+    members_before_events: usize,
     done: Option<Done>,
     /// Speculative runs kept, and those redone from the true position.
     kept: usize,
@@ -449,6 +453,7 @@ impl<'p, S: RunSink> Merge<'p, S> {
             },
             carry: Vec::new(),
             members: Vec::new(),
+            members_before_events: 0,
             done: None,
             kept: 0,
             redone: 0,
@@ -530,6 +535,7 @@ impl<'p, S: RunSink> Merge<'p, S> {
             self.carry = tail_after(&chunk.data, chunk.base, run.end.offset);
         }
         apply(run.prepared, base)?;
+        self.members_before_events += run.members_before_events;
         self.members.extend(run.members);
         if let Some(failure) = run.failure {
             return Err(failure.into_error(self.path, base));
@@ -549,6 +555,7 @@ impl<'p, S: RunSink> Merge<'p, S> {
             .expect("the document is done before the merge finishes");
         let top = TopLevel {
             members: self.members,
+            events_member: self.members_before_events,
             array_format: done.array_format,
             event_count: done.event_count,
             json_bytes: done.json_bytes,
@@ -565,117 +572,6 @@ impl<'p, S: RunSink> Merge<'p, S> {
 fn tail_after(data: &[u8], base: u64, from: u64) -> Vec<u8> {
     let k = usize::try_from(from - base).expect("a chunk's offsets fit usize");
     data[k.min(data.len())..].to_vec()
-}
-
-/// Cuts text in memory into chunks as [`read_chunks`] does, each a slice of it.
-struct Cutter<'m> {
-    path: &'m Path,
-    text: &'m [u8],
-    map: Option<&'m MappedFile>,
-    progress: Option<Box<dyn ReadProgress>>,
-    chunk_bytes: usize,
-    /// Fault a mapped chunk's pages in before sending it. With one parsing thread, whose
-    /// time is the build's, this thread has a core of its own (as the reader's copy had):
-    /// on the 1 GB synthetic trace the parser's CPU time fell from 2.6–3.0 s to 2.5–2.6 s
-    /// and this thread's rose from 0.1 to 0.3–0.4 s (perf, 2 cores). Not with workers:
-    /// they take the faults side by side, where this thread would become a serial stage
-    /// again, at about 0.3 s a GB.
-    fault_in: bool,
-}
-
-impl<'m> Cutter<'m> {
-    /// Sends the chunks in order, one per token; with a map, drops the pages of the text
-    /// merged so far as the tokens come back, so that at most the chunks in flight count
-    /// in the process's resident set.
-    fn cut(mut self, tokens: &Receiver<Token>, out: &SyncSender<Piece<'m>>) {
-        let text = self.text;
-        let chunk_bytes = self.chunk_bytes.max(1);
-        let array_format = text
-            .iter()
-            .find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0xEF | 0xBB | 0xBF))
-            .is_some_and(|&c| c == b'[');
-        let mut base = 0usize;
-        let mut released = 0usize;
-        for seq in 0.. {
-            let Ok(token) = tokens.recv() else { return };
-            if let Some(map) = self.map {
-                let merged_to =
-                    usize::try_from(token.merged_to).expect("offsets in a map fit usize");
-                map.release(released..merged_to);
-                released = released.max(merged_to);
-            }
-            let end = cut_after(text, base, chunk_bytes);
-            if end - base > max_event_bytes().max(chunk_bytes) {
-                let _ = out.send((seq, Err(too_large(self.path, base as u64, end - base))));
-                return;
-            }
-            if self.map.is_some() && self.fault_in {
-                // Reading a byte of each page maps it (and the kernel maps those around it).
-                let bytes = text[base..end].iter().step_by(PAGE_BYTES);
-                std::hint::black_box(bytes.fold(0u8, |acc, &b| acc ^ b));
-            }
-            if let Some(progress) = self.progress.as_mut() {
-                progress.advance(end as u64);
-            }
-            let chunk = Chunk {
-                base: base as u64,
-                data: Text::Slice(&text[base..end]),
-                last: end == text.len(),
-                array_format,
-            };
-            if out.send((seq, Ok(chunk))).is_err() || end == text.len() {
-                return;
-            }
-            base = end;
-        }
-    }
-}
-
-/// The page size of [`Cutter::fault_in`]: touching one byte per 4 KiB maps every page
-/// whatever the real page size.
-const PAGE_BYTES: usize = 4096;
-
-/// Where the chunk of `text` that starts at `base` ends: the last cut (see [`find_cut`])
-/// within `chunk_bytes` of `base`, else within twice that, and so on, else the end of the
-/// text.
-fn cut_after(text: &[u8], base: usize, chunk_bytes: usize) -> usize {
-    let mut searched = 0usize;
-    let mut want = chunk_bytes;
-    while base + want < text.len() {
-        let window = &text[base..base + want];
-        if let Some(cut) = find_cut(window, searched) {
-            return base + cut;
-        }
-        searched = want - 1;
-        want += chunk_bytes;
-    }
-    text.len()
-}
-
-/// The last place in `buf` (at or after `from`, and not at 0) that is a `{` after `}` `,`,
-/// whitespace allowed between them.
-pub(crate) fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
-    let mut end = buf.len();
-    while let Some(q) = memchr::memrchr(b'{', &buf[..end]) {
-        if q < from.max(1) {
-            return None;
-        }
-        let mut k = q;
-        let before = |k: &mut usize| {
-            while *k > 0 && matches!(buf[*k - 1], b' ' | b'\n' | b'\r' | b'\t') {
-                *k -= 1;
-            }
-            (*k > 0).then(|| buf[*k - 1])
-        };
-        if before(&mut k) == Some(b',') {
-            k -= 1;
-            if before(&mut k) == Some(b'}') {
-                return Some(q);
-            }
-        }
-        end = q;
-    }
-    None
 }
 
 /// Why a run stopped before the end of its text.
@@ -702,6 +598,8 @@ struct Machine<'t, 'p, S> {
     last: bool,
     at: Resume,
     members: Vec<(String, Box<RawValue>)>,
+    /// How many of `members` came before `traceEvents`.
+    members_before_events: usize,
     sink: S,
 }
 
@@ -723,6 +621,7 @@ pub(crate) fn run<S: RunSink>(
         last,
         at: start,
         members: Vec::new(),
+        members_before_events: 0,
         sink,
     };
     let (done, failure) = match m.go() {
@@ -734,6 +633,7 @@ pub(crate) fn run<S: RunSink>(
         start,
         prepared: m.sink.finish(),
         members: m.members,
+        members_before_events: m.members_before_events,
         end: m.at,
         done,
         failure,
@@ -867,6 +767,7 @@ impl<S: RunSink> Machine<'_, '_, S> {
         }
         let value = self.raw_value("a top-level member")?;
         self.members.push((key, value));
+        self.members_before_events += usize::from(!seen_events);
         Ok(State::Top {
             first: false,
             seen_events,
@@ -1120,6 +1021,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::stream_chunks::find_cut;
 
     /// The capture's whole `Debug` text, or the error's text and fields.
     fn outcome(res: Result<trace_model::Capture, Error>) -> String {
@@ -1389,6 +1291,44 @@ mod tests {
             }
         }
         assert!(events > 300, "{events} lines");
+    }
+
+    #[test]
+    fn the_place_of_trace_events_among_the_top_level_members_is_kept() {
+        let path = Path::new("members.json");
+        let ev = r#"{"ph":"X","name":"k","ts":1,"dur":2,"pid":1,"tid":1}"#;
+        let events = vec![ev; 30].join(",");
+        let cases = [
+            (
+                format!(r#"{{"a":1,"b":{{"c":[1]}},"traceEvents":[{events}],"d":"x"}}"#),
+                2,
+            ),
+            (format!(r#"{{"traceEvents":[{events}],"a":1,"b":2}}"#), 0),
+            (r#"{"a":"]},{","traceEvents":[]}"#.to_owned(), 1),
+            (format!("[{events}]"), 0),
+        ];
+        for (text, before) in &cases {
+            let serial = crate::read_raw_events(text.as_bytes(), path, |_| Ok(())).unwrap();
+            assert_eq!(serial.events_member, *before, "{text}");
+            for chunk_bytes in [1, 7, 64, 1 << 20] {
+                for (how, source) in sources(text.as_bytes()) {
+                    let top = crate::raw::read_events_in_chunks(
+                        source,
+                        path,
+                        2,
+                        chunk_bytes,
+                        || Lines(Vec::new()),
+                        |_, _| Ok(()),
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        (top.events_member, top.members.len()),
+                        (*before, serial.members.len()),
+                        "{text}: {chunk_bytes}-byte chunks, {how}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -17,6 +17,9 @@ use crate::Error;
 pub struct TopLevel {
     /// Top-level members other than `traceEvents`, in file order, as raw JSON.
     pub members: Vec<(String, Box<RawValue>)>,
+    /// How many of `members` come before `traceEvents` in the file (where the list goes
+    /// back when the document is written again); 0 in the array format.
+    pub events_member: usize,
     /// True when the document is a bare JSON array of events (the Chrome "array format").
     pub array_format: bool,
     /// Number of elements of `traceEvents`.
@@ -168,6 +171,7 @@ pub(crate) fn split_events_serial<R: Read>(
                         return Err(sc.not_a_trace("two traceEvents members".to_string()));
                     }
                     seen_events = true;
+                    top.events_member = top.members.len();
                     top.event_count = sc.events(&mut on_event)?;
                 } else {
                     let value = sc.raw_value("a top-level member")?;

@@ -3,8 +3,8 @@
 //! (the `timeline` crate's analyses read no file and write none).
 //!
 //! The trace is read once and written back in one pass: each event is kept as its JSON text
-//! ([`serde_json::value::RawValue`]) and copied out as read unless the edit changes it, so
-//! only the events an edit touches are parsed into values and serialised again.
+//! and copied out as read unless the edit changes it, so only the events an edit touches
+//! are parsed into values and serialised again.
 
 use std::borrow::Cow;
 
@@ -20,7 +20,13 @@ pub type Found<'a, const N: usize> = Option<[Option<&'a str>; N]>;
 #[derive(Debug)]
 pub enum TraceEvent<'a> {
     /// Unchanged: written back byte for byte.
-    Read(&'a RawValue),
+    Read {
+        /// The event's text as read (checked as one JSON object by chrome-reader).
+        text: &'a str,
+        /// What the writer's `mark` said of the event as it was read
+        /// ([`write_trace_edited`]).
+        mark: u8,
+    },
     /// Changed or added.
     New(Box<RawValue>),
     /// Changed, as JSON text made here from checked parts ([`write_fields`]).
@@ -31,7 +37,7 @@ impl TraceEvent<'_> {
     /// The event's JSON text.
     pub fn text(&self) -> &str {
         match self {
-            TraceEvent::Read(r) => r.get(),
+            TraceEvent::Read { text, .. } => text,
             TraceEvent::New(b) => b.get(),
             TraceEvent::Text(t) => t,
         }
@@ -358,414 +364,138 @@ fn gzip_parallel(text: &[u8], w: &mut dyn std::io::Write) -> std::io::Result<()>
 
 /// The trace `input` (a Chrome trace, gzip or not) with its `traceEvents` list changed by
 /// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
-/// (HTA's `overlay_critical_path_analysis` and `generate_trace_with_counters`). The other
-/// top-level fields and every event `edit` leaves as read are copied as read. An error of
-/// `edit` names `input`; nothing is written then.
+/// (HTA's `overlay_critical_path_analysis` and `get_frequent_cuda_kernel_sequences`).
+///
+/// The trace is read as every reader here reads it (chrome-reader's chunks, parsed on
+/// every core while the text is inflated, each event checked): `edit` gets each event of
+/// the list as [`TraceEvent::Read`], its text as read, with the `mark` that `mark` gave
+/// it from its parsed fields (what an edit would otherwise find by reading every event
+/// again). The other top-level fields are copied as read, in their place around the list
+/// (the last of a key given twice, as a parsed value has it); a bare array of events is
+/// written back as one. An error of `edit` names `input`; nothing is written then.
 pub fn write_trace_edited(
     input: &std::path::Path,
     output: &std::path::Path,
     inputs: &[&std::path::Path],
+    mark: impl Fn(&chrome_reader::RawEvent<'_, &str>) -> u8 + Sync,
     edit: impl FnOnce(&mut Vec<TraceEvent<'_>>) -> Result<(), String>,
 ) -> Result<(), crate::Error> {
-    let text = read_text(input)?;
-    // The events read on every core where the list is found ([`split_events`]), else (and
-    // for the error of a text that is not JSON) in one pass over the text: the top-level
-    // fields as read, and the events of the `traceEvents` list each as read.
-    let rest: String;
-    let fast = match split_events(&text) {
-        Some((open, close, events)) => {
-            rest = format!("{}[]{}", &text[..open], &text[close + 1..]);
-            top_with_events(&rest, open, events)
+    let mut pieces: Vec<Piece> = Vec::new();
+    let top = chrome_reader::read_file_events_chunked(
+        input,
+        chrome_reader::default_threads(),
+        || PieceSink {
+            mark: &mark,
+            piece: Piece::default(),
+        },
+        |piece, base| {
+            debug_assert_eq!(base, pieces.iter().map(|p| p.events.len()).sum::<usize>());
+            pieces.push(piece);
+            Ok(())
+        },
+    )?;
+    let mut list: Vec<TraceEvent<'_>> = Vec::with_capacity(top.event_count);
+    let mut size = 0;
+    for piece in &pieces {
+        let mut start = 0;
+        for &(end, mark) in &piece.events {
+            list.push(TraceEvent::Read {
+                text: &piece.text[start..end],
+                mark,
+            });
+            start = end;
         }
-        None => None,
-    };
-    let mut top = match fast {
-        Some(top) => top,
-        None => {
-            let mut de = serde_json::Deserializer::from_str(&text);
-            let top = de
-                .deserialize_map(TopFields(std::marker::PhantomData))
-                .map_err(|e| not_json(input, &e))?;
-            de.end().map_err(|e| not_json(input, &e))?;
-            top
-        }
-    };
-    // A key given twice: the last one counts (as in a parsed value).
-    let mut seen = std::collections::HashSet::new();
-    top.reverse();
-    top.retain(|(k, _)| seen.insert(k.clone()));
-    top.reverse();
-    let events = top.iter_mut().find_map(|(k, v)| match v {
-        TopValue::Events(list) if k == "traceEvents" => Some(std::mem::take(list)),
-        _ => None,
-    });
-    let Some(events) = events else {
-        return Err(crate::Error::Missing {
-            path: input.to_path_buf(),
-            what: "the trace has no `traceEvents` list to write back".into(),
-        });
-    };
-    let mut list: Vec<TraceEvent<'_>> = events.into_iter().map(TraceEvent::Read).collect();
+        size += piece.text.len() + piece.events.len();
+    }
     edit(&mut list).map_err(|what| crate::Error::Missing {
         path: input.to_path_buf(),
         what,
     })?;
-    write_out(output, inputs, text.len() + 1024, |w| {
+    // The other members, each the last of its key; a `traceEvents` that is not the list
+    // gives way to the list.
+    let kept = |k: usize| {
+        let key = &top.members[k].0;
+        key != "traceEvents" && !top.members[k + 1..].iter().any(|(later, _)| later == key)
+    };
+    let members =
+        |range: std::ops::Range<usize>| range.filter(|&k| kept(k)).map(|k| &top.members[k]);
+    let size = size
+        + top
+            .members
+            .iter()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .sum::<usize>();
+    write_out(output, inputs, size + 1024, |w| {
+        let write_list = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+            w.write_all(b"[")?;
+            for (j, ev) in list.iter().enumerate() {
+                if j > 0 {
+                    w.write_all(b",")?;
+                }
+                w.write_all(ev.text().as_bytes())?;
+            }
+            w.write_all(b"]")
+        };
+        if top.array_format {
+            return write_list(w);
+        }
         w.write_all(b"{")?;
-        for (i, (k, v)) in top.iter().enumerate() {
-            if i > 0 {
+        let mut first = true;
+        let mut member = |w: &mut dyn std::io::Write, key: &str| -> std::io::Result<()> {
+            if !std::mem::take(&mut first) {
                 w.write_all(b",")?;
             }
-            serde_json::to_writer(&mut *w, k)?;
-            w.write_all(b":")?;
-            match v {
-                TopValue::Raw(raw) => w.write_all(raw.get().as_bytes())?,
-                // Refused before anything is written.
-                TopValue::NotList => {}
-                TopValue::Events(_) => {
-                    w.write_all(b"[")?;
-                    for (j, ev) in list.iter().enumerate() {
-                        if j > 0 {
-                            w.write_all(b",")?;
-                        }
-                        w.write_all(ev.text().as_bytes())?;
-                    }
-                    w.write_all(b"]")?;
-                }
-            }
+            serde_json::to_writer(&mut *w, key)?;
+            w.write_all(b":")
+        };
+        for (k, v) in members(0..top.events_member) {
+            member(w, k)?;
+            w.write_all(v.get().as_bytes())?;
+        }
+        member(w, "traceEvents")?;
+        write_list(w)?;
+        for (k, v) in members(top.events_member..top.members.len()) {
+            member(w, k)?;
+            w.write_all(v.get().as_bytes())?;
         }
         w.write_all(b"}")
     })
 }
 
-/// The smallest `traceEvents` list [`split_events`] splits between the cores.
-const SPLIT_LIST: usize = 4 << 20;
-
-/// The `traceEvents` list of `text` read on every core: (the position of its `[`, of its
-/// `]`, its events as read), or None where the list is not found this way (the caller then
-/// reads the text in one pass, which also gives the error of a text that is not JSON).
-/// The list is the first `"traceEvents": [` of the text ([`top_with_events`] checks that
-/// it is the top-level one); it is cut into pieces at what looks like a boundary between
-/// two events (`}`, `,`, `{`), each piece read on a thread of its own, one event at a
-/// time. A piece is used only when the piece before it ended on an event that starts
-/// exactly where it starts: a cut inside a string or a nested value is passed over by the
-/// piece before, which then reads on to the end of the list.
-fn split_events(text: &str) -> Option<(usize, usize, Vec<&RawValue>)> {
-    let b = text.as_bytes();
-    let open = text
-        .match_indices("\"traceEvents\"")
-        .find_map(|(at, key)| {
-            let mut p = skip_ws(b, at + key.len());
-            (b.get(p) == Some(&b':')).then_some(())?;
-            p = skip_ws(b, p + 1);
-            (b.get(p) == Some(&b'[')).then_some(p)
-        })?;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    let pieces = if b.len() - open < SPLIT_LIST {
-        1
-    } else {
-        threads
-    };
-    split_events_in(text, open, pieces)
+/// The events of one chunk of a trace read by [`write_trace_edited`]: their texts end to
+/// end, and where each ends in `text` with its mark.
+#[derive(Default)]
+struct Piece {
+    text: String,
+    events: Vec<(usize, u8)>,
 }
 
-/// [`split_events`] with the list at `open` cut into (at most) `pieces` pieces.
-fn split_events_in(
-    text: &str,
-    open: usize,
-    pieces: usize,
-) -> Option<(usize, usize, Vec<&RawValue>)> {
-    let b = text.as_bytes();
-    let mut starts = vec![open + 1];
-    for k in 1..pieces {
-        let from = open + (b.len() - open) * k / pieces;
-        if let Some(at) = event_start_after(b, from)
-            && at > *starts.last().expect("the first start is there")
-        {
-            starts.push(at);
-        }
-    }
-    let read = |k: usize| read_events(text, starts[k], k == 0, starts.get(k + 1).copied());
-    let results: Vec<Option<Read<'_>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..starts.len())
-            .map(|k| s.spawn(move || read(k)))
-            .collect();
-        let first = read(0);
-        std::iter::once(first)
-            .chain(handles.into_iter().map(|h| h.join().ok().flatten()))
-            .collect()
-    });
-    let mut events = Vec::new();
-    for res in results {
-        match res? {
-            Read::Stopped(part) => events.extend(part),
-            Read::Closed(part, close) => {
-                events.extend(part);
-                return Some((open, close, events));
-            }
-        }
-    }
-    None
+/// Collects a chunk's events into a [`Piece`] on the thread that parsed them.
+struct PieceSink<'m, M> {
+    mark: &'m M,
+    piece: Piece,
 }
 
-/// What [`read_events`] read: the events up to the next piece's start, or up to the
-/// list's `]` (at the position given).
-enum Read<'a> {
-    Stopped(Vec<&'a RawValue>),
-    Closed(Vec<&'a RawValue>, usize),
-}
+impl<M: Fn(&chrome_reader::RawEvent<'_, &str>) -> u8 + Sync> chrome_reader::EventSink
+    for PieceSink<'_, M>
+{
+    type Out = Piece;
 
-/// The events of a `traceEvents` list from `p` (the list's first value where `first`,
-/// else an event that follows a comma), each read alone, until an event would start at
-/// `stop` or the list closes; None where the text there is not a list of JSON values.
-fn read_events(text: &str, mut p: usize, first: bool, mut stop: Option<usize>) -> Option<Read<'_>> {
-    use serde::Deserialize;
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    p = skip_ws(b, p);
-    if first && b.get(p) == Some(&b']') {
-        return Some(Read::Closed(out, p));
-    }
-    loop {
-        if stop == Some(p) {
-            return Some(Read::Stopped(out));
-        }
-        if stop.is_some_and(|s| p > s) {
-            stop = None; // the cut was not between two events: read on to the end
-        }
-        let mut de = serde_json::Deserializer::from_str(&text[p..]);
-        let ev = <&RawValue>::deserialize(&mut de).ok()?;
-        out.push(ev);
-        p = skip_ws(
-            b,
-            ev.get().as_ptr() as usize - text.as_ptr() as usize + ev.get().len(),
-        );
-        match b.get(p) {
-            Some(b',') => p = skip_ws(b, p + 1),
-            Some(b']') => return Some(Read::Closed(out, p)),
-            _ => return None,
-        }
-    }
-}
-
-/// The position of the first `{` at or after `from` that follows `}` and `,` (with JSON
-/// whitespace between): the start of an event, unless inside a string (a guess that
-/// [`split_events`] checks).
-fn event_start_after(b: &[u8], from: usize) -> Option<usize> {
-    let end = b.len().min(from + (1 << 20));
-    (from..end).find(|&at| {
-        if b[at] != b'{' {
-            return false;
-        }
-        let before = |mut p: usize| {
-            while p > 0 && matches!(b[p - 1], b' ' | b'\n' | b'\r' | b'\t') {
-                p -= 1;
-            }
-            p.checked_sub(1)
-        };
-        before(at).is_some_and(|c| b[c] == b',' && before(c).is_some_and(|e| b[e] == b'}'))
-    })
-}
-
-/// The top-level fields of `rest` (the trace's text with the events of its list at `open`
-/// taken out: `[]` there), with `events` as the value of that `traceEvents`; None unless
-/// `rest` is a JSON object whose last `traceEvents` key is the one at `open` (else the
-/// list found was not the one a parsed value has).
-fn top_with_events<'a>(
-    rest: &'a str,
-    open: usize,
-    events: Vec<&'a RawValue>,
-) -> Option<Vec<(Cow<'a, str>, TopValue<'a>)>> {
-    let mut de = serde_json::Deserializer::from_str(rest);
-    let fields = de.deserialize_map(Fields(std::marker::PhantomData)).ok()?;
-    de.end().ok()?;
-    let last = fields.iter().rposition(|(k, _)| k == "traceEvents")?;
-    let at = fields[last].1.get().as_ptr() as usize - rest.as_ptr() as usize;
-    if at != open || fields[last].1.get() != "[]" {
-        return None;
-    }
-    let mut events = Some(events);
-    let mut top = Vec::with_capacity(fields.len());
-    for (k, (key, raw)) in fields.into_iter().enumerate() {
-        let value = if k == last {
-            TopValue::Events(events.take()?)
-        } else {
-            TopValue::Raw(raw)
-        };
-        top.push((key, value));
-    }
-    Some(top)
-}
-
-/// A top-level field's value in [`write_trace_edited`]: as read, or (`traceEvents`) its
-/// events as read, or `NotList` for a `traceEvents` that is no list.
-enum TopValue<'a> {
-    Raw(&'a RawValue),
-    Events(Vec<&'a RawValue>),
-    NotList,
-}
-
-/// The top-level fields in order: `traceEvents` read as its list of raw events, the
-/// others as read.
-struct TopFields<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de> Visitor<'de> for TopFields<'de> {
-    type Value = Vec<(Cow<'de, str>, TopValue<'de>)>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
+    fn event(&mut self, ev: chrome_reader::RawEvent<'_, &str>) -> Result<(), chrome_reader::Error> {
+        let mark = (self.mark)(&ev);
+        self.piece.text.push_str(ev.json);
+        self.piece.events.push((self.piece.text.len(), mark));
+        Ok(())
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-            let value = if k == "traceEvents" {
-                match map.next_value::<EventList<'de>>()? {
-                    EventList(Some(list)) => TopValue::Events(list),
-                    EventList(None) => TopValue::NotList,
-                }
-            } else {
-                TopValue::Raw(map.next_value::<&'de RawValue>()?)
-            };
-            out.push((k, value));
-        }
-        Ok(out)
-    }
-}
-
-/// A `traceEvents` value: its events as read when it is a list, else None (the value
-/// read past).
-struct EventList<'a>(Option<Vec<&'a RawValue>>);
-
-impl<'de> serde::Deserialize<'de> for EventList<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ListVisitor;
-        impl<'de> Visitor<'de> for ListVisitor {
-            type Value = EventList<'de>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(ev) = seq.next_element::<&'de RawValue>()? {
-                    list.push(ev);
-                }
-                Ok(EventList(Some(list)))
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(EventList(None))
-            }
-
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(EventList(None))
-            }
-
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(EventList(None))
-            }
-
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(EventList(None))
-            }
-
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(EventList(None))
-            }
-
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(EventList(None))
-            }
-
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(EventList(None))
-            }
-        }
-        d.deserialize_any(ListVisitor)
+    fn finish(self) -> Piece {
+        self.piece
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The events [`split_events_in`] and [`top_with_events`] give for `text` cut into
-    /// `pieces`, checked against the one-pass read ([`TopFields`]); None where the split
-    /// read gives up (the writer then reads in one pass).
-    fn check(text: &str, pieces: usize) -> Option<Vec<String>> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let one_pass = de.deserialize_map(TopFields(std::marker::PhantomData)).ok();
-        let at = text.find("\"traceEvents\"")?;
-        let open = at + text[at..].find('[')?;
-        let (open, close, events) = split_events_in(text, open, pieces)?;
-        let rest = format!("{}[]{}", &text[..open], &text[close + 1..]);
-        let top = top_with_events(&rest, open, events)?;
-        let texts = |top: &[(Cow<'_, str>, TopValue<'_>)]| -> Vec<String> {
-            match top.iter().rev().find(|(k, _)| k == "traceEvents") {
-                Some((_, TopValue::Events(list))) => {
-                    list.iter().map(|e| e.get().to_owned()).collect()
-                }
-                _ => panic!("the last traceEvents is a list"),
-            }
-        };
-        let split = texts(&top);
-        assert_eq!(
-            split,
-            texts(&one_pass.expect("the one-pass read agrees that it is JSON"))
-        );
-        Some(split)
-    }
-
-    #[test]
-    fn events_read_in_pieces_are_those_read_in_one_pass() {
-        let ev = |k: usize| format!(r#"{{"ph":"X","name":"e{k}","args":{{"a":[1,{{"b":2}}]}}}}"#);
-        let list: Vec<String> = (0..40).map(ev).collect();
-        let text = format!(
-            r#"{{"schemaVersion":1,"traceEvents":[{}],"displayTimeUnit":"ms"}}"#,
-            list.join(",\n ")
-        );
-        for pieces in 1..6 {
-            assert_eq!(check(&text, pieces).unwrap(), list, "{pieces} pieces");
-        }
-        // Cuts that fall inside a string holding `},{` or inside nested objects: the piece
-        // before reads past them.
-        let tricky: Vec<String> = (0..30)
-            .map(|k| {
-                format!(r#"{{"name":"x}},{{y {k}","args":{{"l":[{{}},{{}},{{"c":"}} , {{"}}]}}}}"#)
-            })
-            .collect();
-        let text = format!(r#"{{"traceEvents":[{}]}}"#, tricky.join(","));
-        for pieces in 1..8 {
-            assert_eq!(check(&text, pieces).unwrap(), tricky, "{pieces} pieces");
-        }
-        assert_eq!(
-            check(r#"{"traceEvents":[ ]}"#, 3).unwrap(),
-            Vec::<String>::new()
-        );
-    }
-
-    #[test]
-    fn a_list_that_is_not_the_top_level_one_is_left_to_the_one_pass_read() {
-        // The first `"traceEvents": [` is nested; the top-level one comes later.
-        let text = r#"{"meta":{"traceEvents":[{"a":1}]},"traceEvents":[{"b":2},{"c":3}]}"#;
-        assert_eq!(check(text, 2), None);
-        // Given twice at the top level: the last counts, as in a parsed value.
-        let text = r#"{"traceEvents":[{"a":1}],"traceEvents":[{"b":2}]}"#;
-        assert_eq!(check(text, 2), None);
-        // Not JSON in the list: no split read (the one-pass read gives the error).
-        assert!(split_events_in(r#"{"traceEvents":[{"a":1},{"b":}]}"#, 15, 2).is_none());
-    }
 
     /// [`TraceEvent::top_fields`] of `text` for `keys`, checked against serde's reading of
     /// the same fields ([`TraceEvent::fields`], the last of a repeated key).
@@ -826,7 +556,7 @@ mod tests {
     #[test]
     fn string_fields_are_unescaped_only_where_they_have_escapes() {
         let text = r#"{"name":"a\"b\u00e9","cat":"plain","ph":1,"args":{}}"#;
-        let ev = TraceEvent::Read(serde_json::from_str(text).unwrap());
+        let ev = TraceEvent::Read { text, mark: 0 };
         assert_eq!(ev.str_field("name").as_deref(), Some("a\"b\u{e9}"));
         assert!(matches!(ev.str_field("cat"), Some(Cow::Borrowed("plain"))));
         assert_eq!(ev.str_field("ph"), None);
@@ -834,6 +564,107 @@ mod tests {
         assert_eq!(ev.str_field("absent"), None);
         assert_eq!(json_str(r#""x""#).as_deref(), Some("x"));
         assert_eq!(json_str("12"), None);
+    }
+
+    /// `text` written to `dir/name` (gzip when the name ends in `.gz`), then written back
+    /// by [`write_trace_edited`] with the complete events (`ph: X`) named `drop` dropped
+    /// and the event at `change` replaced by `{"changed": k}`: the output's text.
+    fn edited(
+        dir: &std::path::Path,
+        name: &str,
+        text: &str,
+        change: usize,
+    ) -> Result<String, String> {
+        use std::io::{Read, Write};
+        let input = dir.join(name);
+        let output = dir.join(format!("out-{name}"));
+        let gzip = name.ends_with(".gz");
+        let mut file = std::fs::File::create(&input).unwrap();
+        if gzip {
+            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+            gz.write_all(text.as_bytes()).unwrap();
+            gz.finish().unwrap();
+        } else {
+            file.write_all(text.as_bytes()).unwrap();
+        }
+        let mark = |ev: &chrome_reader::RawEvent<'_, &str>| {
+            u8::from(ev.ph == "X" && ev.name.as_deref() == Some("drop"))
+        };
+        write_trace_edited(&input, &output, &[&input], mark, |list| {
+            if let Some(ev) = list.get_mut(change) {
+                *ev = TraceEvent::Text(format!(r#"{{"changed":{change}}}"#));
+            }
+            list.retain(|ev| !matches!(ev, TraceEvent::Read { mark: 1, .. }));
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        let mut out = String::new();
+        let file = std::fs::File::open(&output).unwrap();
+        if gzip {
+            flate2::read::GzDecoder::new(file)
+                .read_to_string(&mut out)
+                .unwrap();
+        } else {
+            std::io::BufReader::new(file)
+                .read_to_string(&mut out)
+                .unwrap();
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn an_edited_trace_keeps_its_other_fields_in_place_and_its_events_as_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let ev = |k: usize| {
+            let name = if k.is_multiple_of(3) { "drop" } else { "keep" };
+            format!(
+                r#"{{"ph":"X", "name":"{name}","ts":{k},"dur":1,"pid":1,"tid":1,"args":{{"s":"}}, {{"}}}}"#
+            )
+        };
+        let events: Vec<String> = (0..3000).map(ev).collect();
+        let kept: Vec<String> = (0..3000)
+            .map(|k| {
+                if k == 4 {
+                    r#"{"changed":4}"#.to_owned()
+                } else {
+                    ev(k)
+                }
+            })
+            .filter(|e| !e.contains("\"drop\""))
+            .collect();
+        let list = events.join(",\n");
+        let text = format!(
+            "{{\"schemaVersion\": 1,\"a\":{{\"traceEvents\":[1]}},\"a\":2,\"traceEvents\": [{list}], \"z\":[]}}"
+        );
+        let want = format!(
+            r#"{{"schemaVersion":1,"a":2,"traceEvents":[{}],"z":[]}}"#,
+            kept.join(",")
+        );
+        for name in ["t.json", "t.json.gz"] {
+            assert_eq!(edited(dir.path(), name, &text, 4).unwrap(), want, "{name}");
+        }
+        // A bare array of events is written back as one; an empty list stays empty.
+        let bare = format!("[{list}]");
+        assert_eq!(
+            edited(dir.path(), "bare.json", &bare, 4).unwrap(),
+            format!("[{}]", kept.join(","))
+        );
+        let empty = r#"{"traceEvents":[],"b":true}"#;
+        assert_eq!(edited(dir.path(), "e.json", empty, 0).unwrap(), empty);
+    }
+
+    #[test]
+    fn a_trace_that_cannot_be_read_is_an_error_naming_it_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("bad.json", r#"{"traceEvents":[{"ph":"X","ts":1},{"ph":}]}"#),
+            ("none.json", r#"{"other":[]}"#),
+            ("scalar.json", r#"{"traceEvents":[{"ph":"X"},3]}"#),
+        ] {
+            let err = edited(dir.path(), name, text, 0).unwrap_err();
+            assert!(err.contains(name), "{err}");
+            assert!(!dir.path().join(format!("out-{name}")).exists(), "{name}");
+        }
     }
 
     #[test]

@@ -90,6 +90,8 @@ pub mod hta {
         write_trace_with_events,
     };
     pub use ::timeline::hta::*;
+    /// An event as the trace writer's `mark` sees it ([`write_trace_edited`]).
+    pub use chrome_reader::RawEvent;
 }
 
 /// The deeper analyses by name.
