@@ -381,6 +381,7 @@ pub fn write_trace_edited(
     edit: impl FnOnce(&mut Vec<TraceEvent<'_>>) -> Result<(), String>,
 ) -> Result<(), crate::Error> {
     let mut pieces: Vec<Piece> = Vec::new();
+    let mut read = 0;
     let top = chrome_reader::read_file_events_chunked(
         input,
         chrome_reader::default_threads(),
@@ -389,13 +390,14 @@ pub fn write_trace_edited(
             piece: Piece::default(),
         },
         |piece, base| {
-            debug_assert_eq!(base, pieces.iter().map(|p| p.events.len()).sum::<usize>());
+            // The pieces come in file order, each starting where the last one ended.
+            debug_assert_eq!(base, read);
+            read += piece.events.len();
             pieces.push(piece);
             Ok(())
         },
     )?;
     let mut list: Vec<TraceEvent<'_>> = Vec::with_capacity(top.event_count);
-    let mut size = 0;
     for piece in &pieces {
         let mut start = 0;
         for &(end, mark) in &piece.events {
@@ -405,7 +407,6 @@ pub fn write_trace_edited(
             });
             start = end;
         }
-        size += piece.text.len() + piece.events.len();
     }
     edit(&mut list).map_err(|what| crate::Error::Missing {
         path: input.to_path_buf(),
@@ -419,12 +420,9 @@ pub fn write_trace_edited(
     };
     let members =
         |range: std::ops::Range<usize>| range.filter(|&k| kept(k)).map(|k| &top.members[k]);
-    let size = size
-        + top
-            .members
-            .iter()
-            .map(|(k, v)| k.len() + v.get().len() + 4)
-            .sum::<usize>();
+    let size = (list.iter().map(|ev| ev.text().len() + 1))
+        .chain(top.members.iter().map(|(k, v)| k.len() + v.get().len() + 4))
+        .sum::<usize>();
     write_out(output, inputs, size + 1024, |w| {
         let write_list = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
             w.write_all(b"[")?;
