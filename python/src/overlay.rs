@@ -36,7 +36,13 @@ pub(crate) fn write_overlaid_trace(
     let p = input.clone();
     run(py, Some(&input), move || {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        let mark = |ev: &hta::RawEvent<'_, &str>| u8::from(only_critical && droppable(ev));
+        let mark = |ev: &hta::RawEvent<'_, &str>| {
+            if only_critical && droppable(ev) {
+                DROPPABLE
+            } else {
+                0
+            }
+        };
         hta::write_trace_edited(&p, &output, &inputs, mark, |list| {
             overlay(list, &critical, only_critical, &flows)
         })
@@ -75,6 +81,9 @@ fn flow_event(
     }
     ev
 }
+
+/// The mark of an event [`droppable`] as it is read.
+const DROPPABLE: u8 = 1;
 
 /// Whether an overlaid trace that keeps only the critical events drops the event unless
 /// it is on the path: a complete event (`ph: X`) other than a user annotation or a Python
@@ -138,7 +147,7 @@ fn overlay(
         ))?);
     }
     if only_critical {
-        list.retain(|ev| !matches!(ev, TraceEvent::Read { mark: 1, .. }));
+        list.retain(|ev| ev.mark() != Some(DROPPABLE));
     }
     list.extend(added);
     Ok(())

@@ -43,6 +43,15 @@ impl TraceEvent<'_> {
         }
     }
 
+    /// The mark the event was read with ([`write_trace_edited`]); None for a changed or
+    /// added one.
+    pub fn mark(&self) -> Option<u8> {
+        match self {
+            TraceEvent::Read { mark, .. } => Some(*mark),
+            TraceEvent::New(_) | TraceEvent::Text(_) => None,
+        }
+    }
+
     /// The event as a value (parsed from its text).
     pub fn value(&self) -> Result<serde_json::Value, String> {
         serde_json::from_str(self.text()).map_err(|e| format!("an event is not JSON ({e})"))
@@ -592,7 +601,7 @@ mod tests {
             if let Some(ev) = list.get_mut(change) {
                 *ev = TraceEvent::Text(format!(r#"{{"changed":{change}}}"#));
             }
-            list.retain(|ev| !matches!(ev, TraceEvent::Read { mark: 1, .. }));
+            list.retain(|ev| ev.mark() != Some(1));
             Ok(())
         })
         .map_err(|e| e.to_string())?;
