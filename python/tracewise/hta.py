@@ -31,6 +31,7 @@ from . import (
     _hta_callstack,
     _hta_cupti,
     _hta_frame,
+    _hta_overlay,
     _hta_plot,
     _hta_series,
     _hta_straggler,
@@ -38,7 +39,6 @@ from . import (
     _native,
 )
 from ._hta_critical_path import (
-    DEFAULT_EDGE_TYPES_IN_VIZ,
     CPEdge,
     CPEdgeType,
     CPGraph,
@@ -83,8 +83,6 @@ class TimeSeriesTypes(Flag):
 
     QUEUE_LENGTH = auto()
     MEMCPY_BANDWIDTH = auto()
-
-
 
 
 class TraceAnalysis:
@@ -149,6 +147,29 @@ class TraceAnalysis:
         for rank in ranks:
             if rank not in self._ranks:
                 raise ValueError(f"no trace for rank {rank} (the ranks are {self._ranks})")
+
+    def _frames(self) -> Dict[int, pd.DataFrame]:
+        """HTA's per-rank frames of this analysis (``_hta_frame.analysis_frames``), built
+        on first use."""
+        if getattr(self, "_hta_frames", None) is None:
+            files = sorted((int(r), p) for r, p in self._t.files())
+            frac = {r: bool(self._t.fractional(r)) for r, _ in files}
+            self._hta_frames = _hta_frame.analysis_frames(
+                files, frac, self.include_last_profiler_step
+            )
+        return self._hta_frames
+
+    def _frame_with_args(self, rank: int) -> pd.DataFrame:
+        """``rank``'s frame of :meth:`_frames` with HTA's default ``args`` columns
+        (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``: ``_hta_frame.with_args``),
+        for the frames handed to a user; built on first use (per rank): the constructor and
+        the other methods never pay for it."""
+        cache: Dict[int, pd.DataFrame] = self.__dict__.setdefault("_hta_frames_args", {})
+        if rank not in cache:
+            files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
+            args = _hta_frame.arg_columns(files[rank])
+            cache[rank] = _hta_frame.with_args(self._frames()[rank], args)
+        return cache[rank]
 
     # --- breakdowns -------------------------------------------------------------------
 
@@ -549,29 +570,6 @@ class TraceAnalysis:
             _hta_plot.user_annotation_breakdown(out, [int(r) for r in self._ranks], image_renderer or "")
         return out
 
-    def _frames(self) -> Dict[int, pd.DataFrame]:
-        """HTA's per-rank frames of this analysis (``_hta_frame.analysis_frames``), built
-        on first use."""
-        if getattr(self, "_hta_frames", None) is None:
-            files = sorted((int(r), p) for r, p in self._t.files())
-            frac = {r: bool(self._t.fractional(r)) for r, _ in files}
-            self._hta_frames = _hta_frame.analysis_frames(
-                files, frac, self.include_last_profiler_step
-            )
-        return self._hta_frames
-
-    def _frame_with_args(self, rank: int) -> pd.DataFrame:
-        """``rank``'s frame of :meth:`_frames` with HTA's default ``args`` columns
-        (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``: ``_hta_frame.with_args``),
-        for the frames handed to a user; built on first use (per rank): the constructor and
-        the other methods never pay for it."""
-        cache: Dict[int, pd.DataFrame] = self.__dict__.setdefault("_hta_frames_args", {})
-        if rank not in cache:
-            files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
-            args = _hta_frame.arg_columns(files[rank])
-            cache[rank] = _hta_frame.with_args(self._frames()[rank], args)
-        return cache[rank]
-
     def get_gpu_kernels_with_user_annotations(
         self,
         rank: int,
@@ -834,44 +832,7 @@ class TraceAnalysis:
         files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
         source = files[int(rank)]
         output = os.path.join(str(out_dir), "overlaid_critical_path_" + os.path.basename(source))
-        if show_all_edges:
-            show_zero = os.environ.get("CRITICAL_PATH_SHOW_ZERO_WEIGHT_LAUNCH_EDGE", "0") == "1"
-            edges = [
-                e
-                for e in g.edge_objects()
-                if show_zero or not (e.type == CPEdgeType.KERNEL_LAUNCH_DELAY and e.weight == 0)
-            ]
-        if show_all_edges:
-            raw = g._raw_nodes  # (event index, ts, is_start, is_blocking) by node id
-            on_path = g.critical_path_edges_set
-            flows = [
-                (
-                    int(raw[e.begin][0]),
-                    bool(raw[e.begin][2]),
-                    int(raw[e.end][0]),
-                    bool(raw[e.end][2]),
-                    e.type.value,
-                    int(e.weight),
-                    e in on_path,
-                )
-                for e in edges
-            ]
-        else:
-            # The path's edges of the drawn types, from the native edges (no edge objects).
-            drawn = {t.value for t in DEFAULT_EDGE_TYPES_IN_VIZ}
-            flows = []
-            if g._native is not None:
-                # The same edges read natively (g._path_edges is the native path's edges).
-                flows = g._native.path_flows(sorted(drawn)) if g._path_edges else []
-            else:
-                raw = g._raw_nodes
-                for k in g._path_edges:
-                    begin, end, weight, kind, _ = g._raw_edges[k]
-                    if kind in drawn:
-                        flows.append((
-                            int(raw[begin][0]), bool(raw[begin][2]), int(raw[end][0]), bool(raw[end][2]),
-                            kind, int(weight), True,
-                        ))
+        flows = _hta_overlay.flows(g, show_all_edges)
         _native.write_overlaid_trace(
             source,
             output,
