@@ -255,10 +255,10 @@ def test_frequent_cuda_kernel_sequences_equal_htas(traces, tmp_path, name):
     theirs, ours = _pair(traces, name)
     found = 0
     for rank in sorted(theirs.t.get_ranks()):
-        from tracewise.hta import _call_stacks
+        from tracewise._hta_callstack import call_stacks
 
         # Beside the fixed names, the first two top-level names with GPU work beneath.
-        stacks = _call_stacks(ours._t, rank)
+        stacks = call_stacks(ours._t, rank)
         tops = sorted(set(stacks["name"][(stacks["depth"] == 0) & (stacks["num_kernels"] > 0) & ~stacks["gpu"]]))
         tops = [t for t in tops if not t.startswith("ProfilerStep")][:2]
         ops = [o for o in OPERATORS if o != "ProfilerStep" or name in SMALL_STEPS] + tops

@@ -561,7 +561,7 @@ def test_kernel_type_time_equals_htas_with_ties():
     import numpy as np
     from hta.analyzers.breakdown_analysis import BreakdownAnalysis
 
-    from tracewise.hta import _kernel_type_time
+    from tracewise._hta_stats import _kernel_type_time
 
     def merged(df: pd.DataFrame) -> list:
         out: list = []

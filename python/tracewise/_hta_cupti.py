@@ -66,7 +66,7 @@ def _counter_columns(path: str) -> pd.DataFrame:
 
 def parents(stacks: Dict[str, np.ndarray]) -> Dict[int, Optional[int]]:
     """The parent of each event in HTA's call stacks (None for a top-level one), by event
-    index, from the native stacks' columns (``tracewise.hta._call_stacks``)."""
+    index, from the native stacks' columns (``tracewise._hta_callstack.call_stacks``)."""
     inside = stacks["parent"] != -2
     index, parent = stacks["index"][inside].tolist(), stacks["parent"][inside].tolist()
     return {i: (p if p >= 0 else None) for i, p in zip(index, parent)}

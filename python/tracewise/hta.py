@@ -26,9 +26,19 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from . import _hta_cupti, _hta_diff, _hta_frame, _hta_plot, _hta_straggler, _native
+from . import (
+    _hta_annotations,
+    _hta_callstack,
+    _hta_cupti,
+    _hta_frame,
+    _hta_overlay,
+    _hta_plot,
+    _hta_series,
+    _hta_straggler,
+    _hta_symbols,
+    _native,
+)
 from ._hta_critical_path import (
-    DEFAULT_EDGE_TYPES_IN_VIZ,
     CPEdge,
     CPEdgeType,
     CPGraph,
@@ -39,25 +49,13 @@ from ._hta_critical_path import (
 from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 from ._hta_stats import (
     _IDLE_CATEGORIES,
-    _aggregate_by_name,
-    _aggregate_ranks,
-    _annotation_frame,
-    _annotation_stats,
-    _coded,
-    _describe,
-    _describe_groups,
     _describe_per_rank,
-    _fold_kernels,
     _idle_describe,
     _idle_frame,
     _int_dtype,
-    _integral,
     _kernel_stats_frame,
     _kernel_type_frame,
-    _kernel_type_time,
     _kernel_type_time_of,
-    _rows,
-    _times,
 )
 
 __all__ = [
@@ -85,8 +83,6 @@ class TimeSeriesTypes(Flag):
 
     QUEUE_LENGTH = auto()
     MEMCPY_BANDWIDTH = auto()
-
-
 
 
 class TraceAnalysis:
@@ -151,6 +147,29 @@ class TraceAnalysis:
         for rank in ranks:
             if rank not in self._ranks:
                 raise ValueError(f"no trace for rank {rank} (the ranks are {self._ranks})")
+
+    def _frames(self) -> Dict[int, pd.DataFrame]:
+        """HTA's per-rank frames of this analysis (``_hta_frame.analysis_frames``), built
+        on first use."""
+        if getattr(self, "_hta_frames", None) is None:
+            files = sorted((int(r), p) for r, p in self._t.files())
+            frac = {r: bool(self._t.fractional(r)) for r, _ in files}
+            self._hta_frames = _hta_frame.analysis_frames(
+                files, frac, self.include_last_profiler_step
+            )
+        return self._hta_frames
+
+    def _frame_with_args(self, rank: int) -> pd.DataFrame:
+        """``rank``'s frame of :meth:`_frames` with HTA's default ``args`` columns
+        (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``: ``_hta_frame.with_args``),
+        for the frames handed to a user; built on first use (per rank): the constructor and
+        the other methods never pay for it."""
+        cache: Dict[int, pd.DataFrame] = self.__dict__.setdefault("_hta_frames_args", {})
+        if rank not in cache:
+            files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
+            args = _hta_frame.arg_columns(files[rank])
+            cache[rank] = _hta_frame.with_args(self._frames()[rank], args)
+        return cache[rank]
 
     # --- breakdowns -------------------------------------------------------------------
 
@@ -331,16 +350,6 @@ class TraceAnalysis:
                 _hta_plot.launch_stats({rank: out[rank]}, runtime_cutoff, launch_delay_cutoff)
         return out
 
-    def _series(self, what: str, rank: int, build: Callable[[int], Optional[pd.DataFrame]]) -> Optional[pd.DataFrame]:
-        """``rank``'s ``what`` (the memory bandwidth's columns), built by ``build`` on first
-        use and kept: the summary and the series ask for the same columns. Callers hand
-        out copies, never what is kept."""
-        cache: Dict[Tuple[str, int], Optional[pd.DataFrame]] = self.__dict__.setdefault("_series_cache", {})
-        key = (what, rank)
-        if key not in cache:
-            cache[key] = build(rank)
-        return cache[key]
-
     def get_queue_length_time_series(
         self,
         ranks: Optional[List[int]] = None,
@@ -353,76 +362,8 @@ class TraceAnalysis:
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         self._check_ranks(ranks)
-        kept = self._queue_series(ranks)
+        kept = _hta_series.queue_series(self, ranks)
         return {rank: kept[int(rank)].copy() for rank in ranks if kept[int(rank)] is not None}
-
-    def _kept_frames(
-        self, what: str, ranks: List[int], build: Callable[[List[int]], Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]]], index_name: Optional[str]
-    ) -> Dict[int, Optional[pd.DataFrame]]:
-        """The ``what`` series frames of ``ranks`` (queue length, memory bandwidth; None for
-        a rank without one), built on first use and kept: the summaries, the time blocked
-        and the counters trace ask for the same series; callers hand out copies, never a
-        kept frame. ``build(ranks)`` gives each rank's (columns, index values). The ranks
-        not kept yet are made into one frame where their columns share dtypes, each rank's
-        frame a slice of it: one frame build (about 0.2 ms) instead of one per rank."""
-        cache: Dict[Tuple[str, int], Optional[pd.DataFrame]] = self.__dict__.setdefault("_frame_cache", {})
-        todo = [r for r in dict.fromkeys(int(r) for r in ranks) if (what, r) not in cache]
-        if todo:
-            parts = []
-            for rank, built in build(todo).items():
-                if built is None:
-                    cache[(what, rank)] = None
-                else:
-                    parts.append((rank, built[0], built[1]))
-            kinds = {tuple(v.dtype for v in c.values()) + (ix.dtype,) for _, c, ix in parts}
-            for group in [parts] if len(kinds) == 1 else [[p] for p in parts]:
-                # (The frame copies its columns: one rank's are not concatenated first.)
-                join = (lambda arrays: arrays[0]) if len(group) == 1 else np.concatenate
-                frame = pd.DataFrame(
-                    {k: join([c[k] for _, c, _ in group]) for k in group[0][1]},
-                    index=pd.Index(join([ix for _, _, ix in group]), name=index_name),
-                )
-                at = 0
-                for rank, c, ix in group:
-                    cache[(what, rank)] = frame if len(group) == 1 else frame.iloc[at : at + len(ix)]
-                    at += len(ix)
-        return {int(r): cache[(what, int(r))] for r in ranks}
-
-    def _queue_series(self, ranks: List[int]) -> Dict[int, Optional[pd.DataFrame]]:
-        """The queue-length series frames of ``ranks`` (:meth:`_kept_frames`)."""
-        return self._kept_frames("queue", ranks, self._queue_columns, "index")
-
-    def _queue_columns(self, ranks: List[int]) -> Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]]:
-        """The queue-length series' columns and index of each of ``ranks`` (None without
-        launched work). The points come from native code, but for the one step whose ties
-        depend on numpy: HTA concatenates the launches and then the starts, each in file
-        order, and sorts them by ``ts`` with pandas' default (unstable) sort, numpy's
-        quicksort, before it sums the steps per stream. The same times in the same order,
-        sorted alike, put the points at one µs in HTA's order
-        (``queue::queue_presorted``); the stable sort by stream and the running sums are
-        native (``queue::queue_series``)."""
-        points = _native.queue_presorted(self._t, ranks)
-        orders = [
-            np.argsort(_times(np.frombuffer(p[0], dtype=np.float64)), kind="quicksort").astype(np.int64).tobytes()
-            for p in points
-        ]
-        out: Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]] = {}
-        for rank, cols in zip(ranks, _native.queue_series(points, orders)):
-            ts = np.frombuffer(cols[0], dtype=np.float64)
-            pid, stream, length, index = (np.frombuffer(c, dtype=np.int64) for c in cols[1:])
-            if not len(ts):
-                out[rank] = None
-                continue
-            # HTA keeps `pid` and `tid` as the JSON gave them, in an object column.
-            columns = {
-                "ts": _times(ts),
-                "pid": pid.astype(object),
-                "tid": stream.astype(object),
-                "stream": stream.astype(self._frame_dtype(rank, "stream")),
-                "queue_length": length,
-            }
-            out[rank] = (columns, index.astype(self._frame_dtype(rank, "index")))
-        return out
 
     def get_queue_length_summary_from_time_series(
         self,
@@ -439,7 +380,7 @@ class TraceAnalysis:
             ranks = [0]
         self._check_ranks(ranks)
         # The kept series themselves (the summary reads them, it does not change them).
-        series = self._queue_series(ranks)
+        series = _hta_series.queue_series(self, ranks)
         return _describe_per_rank({r: series[int(r)] for r in ranks if series[int(r)] is not None}, "stream", "queue_length")
 
     def get_time_spent_blocked_on_full_queue(
@@ -451,83 +392,9 @@ class TraceAnalysis:
         spend at ``max_queue_length`` or more outstanding operations (each point holds until
         the next of its stream), and that time over the rank's trace duration. As HTA's,
         one row per rank: the last stream (in the series' order) that reached the length."""
-        found: Dict[int, list] = {}
-        for rank, series in queue_length_dict.items():
-            full = series["queue_length"].to_numpy() >= max_queue_length
-            if not full.any():
-                continue  # no stream of the rank reaches the length: no row
-            streams = series["stream"].to_numpy()
-            ts = series["ts"].to_numpy()
-            for stream in series["stream"].unique():
-                mine = streams == stream
-                at = full[mine]
-                if not at.any():
-                    continue
-                # Each point holds until the next of its stream (the last: NaN, summed
-                # as 0 by pandas' sum, as here).
-                t = ts[mine]
-                dur = np.zeros(len(t), dtype="float64")
-                dur[:-1] = t[1:] - t[:-1]
-                total = dur[at].sum()
-                found[rank] = [stream, total, total * 1.0 / self._t.duration(int(rank))]
-        if not found:
-            # HTA's frame of no rows, made once (pandas' from_dict and reset_index of
-            # nothing cost about 0.6 ms); each caller gets a copy.
-            return _blocked_frame({}).copy()
-        return _blocked_frame(found)
+        return _hta_series.time_blocked(queue_length_dict, max_queue_length, self._t.duration)
 
-    # --- what tracewise does not build ----------------------------------------------
-
-    def _memory_bw_columns_of(self, rank: int) -> Optional[Dict[str, np.ndarray]]:
-        """HTA's memory-bandwidth step function of one rank as the columns of its frame
-        (``index`` too; None without memory activities): each memcpy/memset adds its
-        ``memory bandwidth (GB/s)`` at its start and takes it back at its end (a 0 µs
-        activity lasts 1 µs, as in HTA), summed per memory type (``Memcpy DtoH``, …,
-        ``Memset``) in time order."""
-        # The activities in file order (HTA's frame order), with their memory types (name
-        # order) and the type of each as a code into them.
-        types, cols = self._t.memory_ops(int(rank))
-        start, end, device, code, bw = (
-            np.frombuffer(c, dtype=np.int64 if i in (2, 3) else np.float64) for i, c in enumerate(cols)
-        )
-        if not len(start):
-            return None
-        dur = end - start
-        dur[dur == 0] = 1
-        # HTA's `ts` is whole µs and its `dur` float64: the end points make `ts` float64.
-        start_t = _times(start)
-        pid = device.astype(object)
-        ts = np.concatenate([start_t, start_t + dur])
-        # The same rows in the same order as HTA's (starts then ends), sorted by the same
-        # (unstable) sort, numpy's quicksort under pandas': ties at one µs then fall as
-        # HTA's do.
-        order = np.argsort(ts, kind="quicksort")
-        # Type by type (in name order, each in `ts` order), the running sum: numpy's
-        # cumsum over each type's rows, as `Series.cumsum` sums (pandas' group cumsum
-        # compensates its sums, and a bandwidth back to 0 must stay what HTA's is).
-        code = np.concatenate([code, code])[order]
-        order = order[np.argsort(code, kind="stable")]
-        code = np.sort(code, kind="stable")
-        step = np.concatenate([bw, -bw])[order]
-        cut = np.searchsorted(code, np.arange(len(types) + 1))
-        total = np.concatenate([np.cumsum(step[x:y]) for x, y in zip(cut, cut[1:])])
-        names_out = np.asarray(types, dtype=object)[code]
-        return {
-            "ts": ts[order],
-            "pid": np.concatenate([pid, pid])[order],
-            "name": names_out,
-            "memory_bw_gbps": total,
-            "index": order.astype("int64"),
-        }
-
-    def _memory_bw_frame_columns(self, ranks: List[int]) -> Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]]:
-        """:meth:`_memory_bw_columns_of` of each of ``ranks`` as HTA's frame's columns and
-        index."""
-        out: Dict[int, Optional[Tuple[Dict[str, np.ndarray], np.ndarray]]] = {}
-        for rank in ranks:
-            cols = self._series("memory_bw_columns", rank, self._memory_bw_columns_of)
-            out[rank] = None if cols is None else ({c: v for c, v in cols.items() if c != "index"}, cols["index"])
-        return out
+    # --- memory bandwidth and counter traces ------------------------------------------
 
     def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
         """Per rank (default ``[0]``) with memory activities: the memory bandwidth in use,
@@ -538,7 +405,7 @@ class TraceAnalysis:
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         self._check_ranks(ranks)
-        kept = self._kept_frames("memory_bw", ranks, self._memory_bw_frame_columns, None)
+        kept = _hta_series.memory_bw_series(self, ranks)
         return {rank: kept[int(rank)].copy() for rank in ranks if kept[int(rank)] is not None}
 
     def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
@@ -548,29 +415,7 @@ class TraceAnalysis:
         if ranks is None or len(ranks) == 0:
             ranks = [0]
         self._check_ranks(ranks)
-        # From the kept columns: a frame per rank only where the one group-by over the
-        # ranks' rows does not give HTA's frame (see `_describe_per_rank`).
-        series = {}
-        for rank in ranks:
-            cols = self._series("memory_bw_columns", int(rank), self._memory_bw_columns_of)
-            if cols is not None:
-                series[rank] = {c: v[cols["memory_bw_gbps"] > 0] for c, v in cols.items()}
-        if series and list(series) == sorted(series) and all(len(c["name"]) for c in series.values()):
-            rank_col = np.repeat(np.asarray(list(series), dtype="int64"), [len(c["name"]) for c in series.values()])
-            fast = _describe_groups(
-                rank_col,
-                np.concatenate([c["name"] for c in series.values()]),
-                np.concatenate([c["memory_bw_gbps"] for c in series.values()]),
-                "name",
-                "memory_bw_gbps",
-            )
-            if fast is not None:
-                return fast
-        frames = {
-            rank: pd.DataFrame({c: v for c, v in cols.items() if c != "index"}, index=pd.Index(cols["index"]))
-            for rank, cols in series.items()
-        }
-        return _describe_per_rank(frames, "name", "memory_bw_gbps")
+        return _hta_series.memory_bw_summary(self, ranks)
 
     def generate_trace_with_counters(
         self,
@@ -624,6 +469,8 @@ class TraceAnalysis:
             path = files[rank]
             output = path.replace(".json", f"{output_suffix}.json")
             _native.write_trace_with_counters(path, output, parts, inputs)
+
+    # --- kernel sequences, annotations and operators ----------------------------------
 
     def get_frequent_cuda_kernel_sequences(
         self,
@@ -698,87 +545,6 @@ class TraceAnalysis:
             _hta_plot.frequent_patterns(df[: len(top)], int(rank))
         return df
 
-    def _has_category(self, cat: str) -> bool:
-        """Whether any rank's trace has an event of category (or name) ``cat``: HTA asks its
-        symbol table, which holds both, over every rank it loaded. The loader's answer
-        where it has one, else each file's text (and the file loaded where the text cannot
-        tell). The answer is kept, as HTA's symbol table is, and so is whether each file's
-        text has a ``\\u`` escape."""
-        from . import load
-
-        seen = self.__dict__.setdefault("_categories", {})
-        if cat in seen:
-            return seen[cat]
-        # The loader notes, for the texts HTA's methods ask about, whether some event's
-        # category or name is one (`HtaTrace.has_symbol`): the files are not read again.
-        native = self._t.has_symbol(cat)
-        if native is not None:
-            seen[cat] = bool(native)
-            return seen[cat]
-        escapes = self.__dict__.setdefault("_escapes", {})
-        query = f"SELECT 1 AS x FROM events WHERE cat = '{cat}' OR name = '{cat}' LIMIT 1"
-        found = False
-        for _, path in self._t.files():
-            # A file whose text has no `"cat"` string (and no \u escape that could spell
-            # one) has no such event, and one with `"cat": "cat"` has one: only the others
-            # are loaded and asked.
-            state = _text_holds(path, cat, escapes)
-            if state is True or (state is None and load(path).sql(query).num_rows > 0):
-                found = True
-                break
-        seen[cat] = found
-        return found
-
-    def _gpu_annotations(self) -> Dict[int, List[Tuple[str, float]]]:
-        """(name, duration in µs) of each rank's ``gpu_user_annotation`` ranges HTA keeps.
-        On a trace with fractional µs HTA rounds each start up and each end down; with two
-        or more ``ProfilerStep`` names over the ranks, it keeps the ranges (which have no
-        stream: its host side) that start before the last ``ProfilerStep`` starts
-        (``include_last_profiler_step=True``: whose start from HTA's origin is at or before
-        the latest such end in the file's time, as HTA compares them: every range of a
-        real capture)."""
-        from . import load
-
-        def us(ns: "pd.Series", up: bool) -> "pd.Series":
-            q = -((-ns) // 1000) if up else ns // 1000
-            return q
-
-        per_file = []
-        step_names: set = set()
-        for rank, path in self._t.files():
-            c = load(path)
-            ann = c.sql(
-                "SELECT name, ts_ns, dur_ns FROM events "
-                "WHERE cat = 'gpu_user_annotation' AND ph = 'X' AND dur_ns IS NOT NULL"
-            ).to_pandas()
-            steps = c.sql(
-                "SELECT name, ts_ns, dur_ns FROM events WHERE ph = 'X' AND dur_ns IS NOT NULL "
-                "AND name LIKE '%ProfilerStep%' AND cat NOT IN ('python_function', 'Trace')"
-            ).to_pandas()
-            step_names.update(steps["name"])
-            per_file.append((rank, ann, steps))
-        out: Dict[int, List[Tuple[str, float]]] = {}
-        for rank, ann, steps in per_file:
-            fractional = self._t.fractional(int(rank))
-            start = us(ann["ts_ns"], True) if fractional else ann["ts_ns"] / 1000
-            end = us(ann["ts_ns"] + ann["dur_ns"], False) if fractional else (ann["ts_ns"] + ann["dur_ns"]) / 1000
-            keep = pd.Series(True, index=ann.index)
-            if len(step_names) >= 2 and len(steps):
-                s_start = us(steps["ts_ns"], True) if fractional else steps["ts_ns"] / 1000
-                s_end = (
-                    us(steps["ts_ns"] + steps["dur_ns"], False)
-                    if fractional
-                    else (steps["ts_ns"] + steps["dur_ns"]) / 1000
-                )
-                if self.include_last_profiler_step:
-                    # HTA's starts are aligned to its origin here, its step ends are not.
-                    keep = (start - self._t.origin_us()) <= s_end.max()
-                else:
-                    keep = start < s_start.max()
-            dur = (end - start)[keep]
-            out[rank] = list(zip(ann["name"][keep], dur.astype("float64")))
-        return out
-
     def get_gpu_user_annotation_breakdown(
         self,
         use_gpu_annotation: bool = True,
@@ -795,90 +561,14 @@ class TraceAnalysis:
         ``use_gpu_annotation`` times the GPU ranges (``gpu_user_annotation``), else the
         host ranges (``user_annotation``); None when the trace has none of the kind asked."""
         annotation = "gpu_user_annotation" if use_gpu_annotation else "user_annotation"
-        if not self._has_category(annotation):
+        if not _hta_symbols.has_category(self, annotation):
             return None
-        keep: Optional[Callable[[str], bool]] = None
-        if allowlist_patterns is not None:
-            import re
-
-            pattern = re.compile("|".join(re.escape(p) for p in allowlist_patterns))
-            keep = lambda name: pattern.search(name) is not None  # noqa: E731
-        # Each rank's rows as (names, each row's name as a code into them, durations): the
-        # host annotations come so from the native trace, without a tuple per row.
-        if use_gpu_annotation:
-            gpu_rows = self._gpu_annotations()
-            per_rank = [(rank, *_coded(gpu_rows.get(rank, []))) for rank in self._ranks]
-        else:
-            per_rank = []
-            for rank in self._ranks:
-                names, (codes, dur) = self._t.host_annotations(int(rank))
-                per_rank.append(
-                    (rank, np.asarray(names, dtype=object), np.frombuffer(codes, dtype=np.int64),
-                     np.frombuffer(dur, dtype=np.float64))
-                )
-        if all(len(names) <= num_kernels for _, names, _, _ in per_rank):
-            # No rank folds names into `others`: one group-by over every rank's rows gives
-            # each (rank, name) group the values, in the order, that the rank's own
-            # group-by gives it (pandas' group kernels see each group alone), where a
-            # group-by and a concat per rank cost a few ms each.
-            fast = _annotation_stats(per_rank)
-            if fast is not None:
-                if visualize:
-                    _hta_plot.user_annotation_breakdown(fast, [int(r) for r in self._ranks], image_renderer or "")
-                return fast
-            rows = [(rank, _rows(n, c, d)) for rank, n, c, d in per_rank]
-            out = pd.concat([_annotation_frame(), _aggregate_ranks(rows)], ignore_index=True)
-        else:
-            out = _annotation_frame()
-            for rank, n, c, d in per_rank:
-                rows = _rows(n, c, d)
-                events = pd.DataFrame(
-                    {
-                        "name": pd.Series([n for n, _ in rows], dtype="object"),
-                        # HTA's `dur` column is float64 (the parser fills missing durations).
-                        "dur": pd.Series([d for _, d in rows], dtype="float64"),
-                    }
-                )
-                agg = _aggregate_by_name(events, num_kernels, duration_ratio, keep)
-                agg["rank"] = int(rank)
-                out = pd.concat([out, agg], ignore_index=True)
-        out.sort_values(by=["rank", "name"], ignore_index=True, inplace=True)
-        out.rename(
-            columns={
-                "sum": "sum (us)",
-                "mean": "mean (us)",
-                "max": "max (us)",
-                "min": "min (us)",
-                "std": "stddev",
-            },
-            inplace=True,
+        out = _hta_annotations.breakdown(
+            self, use_gpu_annotation, num_kernels, duration_ratio, allowlist_patterns
         )
         if visualize:
             _hta_plot.user_annotation_breakdown(out, [int(r) for r in self._ranks], image_renderer or "")
         return out
-
-    def _frames(self) -> Dict[int, pd.DataFrame]:
-        """HTA's per-rank frames of this analysis (``_hta_frame.analysis_frames``), built
-        on first use."""
-        if getattr(self, "_hta_frames", None) is None:
-            files = sorted((int(r), p) for r, p in self._t.files())
-            frac = {r: bool(self._t.fractional(r)) for r, _ in files}
-            self._hta_frames = _hta_frame.analysis_frames(
-                files, frac, self.include_last_profiler_step
-            )
-        return self._hta_frames
-
-    def _frame_with_args(self, rank: int) -> pd.DataFrame:
-        """``rank``'s frame of :meth:`_frames` with HTA's default ``args`` columns
-        (``bytes``, ``memory_bw_gbps``, ``wait_on_*``, ``input_*``: ``_hta_frame.with_args``),
-        for the frames handed to a user; built on first use (per rank): the constructor and
-        the other methods never pay for it."""
-        cache: Dict[int, pd.DataFrame] = self.__dict__.setdefault("_hta_frames_args", {})
-        if rank not in cache:
-            files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
-            args = _hta_frame.arg_columns(files[rank])
-            cache[rank] = _hta_frame.with_args(self._frames()[rank], args)
-        return cache[rank]
 
     def get_gpu_kernels_with_user_annotations(
         self,
@@ -892,31 +582,10 @@ class TraceAnalysis:
         (``user_annotation``, "" where none; with ``expand_names`` also ``s_name``,
         ``s_cat``, ``s_user_annotation``, shortened with ``shortern_names``). None when the
         trace has no GPU user annotations."""
-        if not self._has_category("gpu_user_annotation"):
+        if not _hta_symbols.has_category(self, "gpu_user_annotation"):
             return None
         self._check_ranks([rank])
-        df = self._frames()[int(rank)].copy()
-        df["end"] = df["ts"] + df["dur"]
-        df["user_annotation"] = -1
-        anno = df[df["cat"] == "gpu_user_annotation"][["pid", "tid", "ts", "end", "dur", "name"]]
-        anno = anno.sort_values("dur", ascending=False)
-        anno.index = pd.IntervalIndex.from_arrays(anno["ts"], anno["end"], closed="left")
-        kernels = df[_hta_frame.gpu_mask(df)].copy()
-        kernels.index = pd.IntervalIndex.from_arrays(kernels["ts"], kernels["end"], closed="left")
-        kernels["user_annotation"] = kernels["user_annotation"].astype(object)
-        for (pid, tid), group in anno.groupby(["pid", "tid"], sort=False):
-            same = ((kernels["pid"] == pid) & (kernels["tid"] == tid)).to_numpy()
-            for interval, name in zip(group.index, group["name"]):
-                kernels.loc[same & kernels.index.overlaps(interval), "user_annotation"] = name
-        kernels["user_annotation"] = kernels["user_annotation"].map(lambda v: "" if v == -1 else v)
-        if expand_names:
-            short = (lambda s: _hta_diff.shorten_name(s)) if shortern_names else (lambda s: s)
-            kernels["s_name"] = kernels["name"].map(short)
-            kernels["s_cat"] = kernels["cat"].map(short)
-            kernels["s_user_annotation"] = kernels["user_annotation"].map(
-                lambda s: short(s) if s else ""
-            )
-        return kernels.reset_index(drop=True)
+        return _hta_annotations.kernels_with_annotations(self._frames()[int(rank)], expand_names, shortern_names)
 
     def get_aten_op_kernels_and_delay(
         self,
@@ -1004,7 +673,7 @@ class TraceAnalysis:
         first), ``top_level_op`` and ``bottom_level_op``. A rank whose ranges and launches
         do not pair one to one is left out (an error is logged), as HTA. A trace recorded
         without the CUPTI profiler (no ``cuda_profiler_range`` events) has none: ``[]``."""
-        if not self._has_category(_hta_cupti.PROFILER_RANGE):
+        if not _hta_symbols.has_category(self, _hta_cupti.PROFILER_RANGE):
             return []
         if ranks is None or len(ranks) == 0:
             ranks = [0]
@@ -1016,7 +685,7 @@ class TraceAnalysis:
                 self._frame_with_args(int(rank)),
                 files[int(rank)],
                 int(rank),
-                _hta_cupti.parents(_call_stacks(self._t, int(rank))),
+                _hta_cupti.parents(_hta_callstack.call_stacks(self._t, int(rank))),
             )
             if df is not None:
                 out.append(df)
@@ -1075,6 +744,8 @@ class TraceAnalysis:
         # HTA's own sort of its per-rank series, so that ties fall as they fall in HTA.
         series = pd.Series([c for _, c in counts], index=[r for r, _ in counts], dtype="int64")
         return [int(r) for r in series.sort_values(ascending=False)[:num].index.tolist()]
+
+    # --- critical path ----------------------------------------------------------------
 
     def _event_info(self, rank: int) -> Dict[int, Tuple[str, str, Any, Any, int]]:
         """Per event index of ``rank``: (name, category, pid, tid, stream) of its host events
@@ -1161,44 +832,7 @@ class TraceAnalysis:
         files = {int(r): self._original.get(p, p) for r, p in self._t.files()}
         source = files[int(rank)]
         output = os.path.join(str(out_dir), "overlaid_critical_path_" + os.path.basename(source))
-        if show_all_edges:
-            show_zero = os.environ.get("CRITICAL_PATH_SHOW_ZERO_WEIGHT_LAUNCH_EDGE", "0") == "1"
-            edges = [
-                e
-                for e in g.edge_objects()
-                if show_zero or not (e.type == CPEdgeType.KERNEL_LAUNCH_DELAY and e.weight == 0)
-            ]
-        if show_all_edges:
-            raw = g._raw_nodes  # (event index, ts, is_start, is_blocking) by node id
-            on_path = g.critical_path_edges_set
-            flows = [
-                (
-                    int(raw[e.begin][0]),
-                    bool(raw[e.begin][2]),
-                    int(raw[e.end][0]),
-                    bool(raw[e.end][2]),
-                    e.type.value,
-                    int(e.weight),
-                    e in on_path,
-                )
-                for e in edges
-            ]
-        else:
-            # The path's edges of the drawn types, from the native edges (no edge objects).
-            drawn = {t.value for t in DEFAULT_EDGE_TYPES_IN_VIZ}
-            flows = []
-            if g._native is not None:
-                # The same edges read natively (g._path_edges is the native path's edges).
-                flows = g._native.path_flows(sorted(drawn)) if g._path_edges else []
-            else:
-                raw = g._raw_nodes
-                for k in g._path_edges:
-                    begin, end, weight, kind, _ = g._raw_edges[k]
-                    if kind in drawn:
-                        flows.append((
-                            int(raw[begin][0]), bool(raw[begin][2]), int(raw[end][0]), bool(raw[end][2]),
-                            kind, int(weight), True,
-                        ))
+        flows = _hta_overlay.flows(g, show_all_edges)
         _native.write_overlaid_trace(
             source,
             output,
@@ -1208,74 +842,3 @@ class TraceAnalysis:
             list(files.values()),
         )
         return output
-
-
-
-def _blocked_frame(found: Dict[int, list]) -> pd.DataFrame:
-    """HTA's ``get_time_spent_blocked_on_full_queue`` frame of ``found`` (rank -> [stream,
-    duration, relative duration]); the frame of no rows is built once and kept."""
-    if not found and _EMPTY_BLOCKED:
-        return _EMPTY_BLOCKED[0]
-    out = pd.DataFrame.from_dict(
-        found,
-        orient="index",
-        columns=[
-            "stream",
-            "duration_at_max_queue_length",
-            "relative_duration_at_max_queue_length",
-        ],
-    ).reset_index(names="rank")
-    if not found:
-        _EMPTY_BLOCKED.append(out)
-    return out
-
-
-_EMPTY_BLOCKED: List[pd.DataFrame] = []
-
-
-def _call_stacks(trace: Any, rank: int) -> Dict[str, np.ndarray]:
-    """HTA's call stacks of ``rank`` (``callstack::call_stacks``), one row per event in
-    them or not: ``index`` (event index), ``parent`` (its parent's event index; -1 for a
-    top-level event, -2 outside every stack), ``depth`` (-1 outside), ``num_kernels``
-    (activities beneath), ``gpu`` (a GPU activity) and ``name``."""
-    names, cols = _native.call_stacks(trace, int(rank))
-    index, parent, depth, num_kernels, code, gpu = (np.frombuffer(c, dtype=np.int64) for c in cols)
-    return {
-        "index": index,
-        "parent": parent,
-        "depth": depth,
-        "num_kernels": num_kernels,
-        "gpu": gpu.astype(bool),
-        "name": np.asarray(names, dtype=object)[code] if len(code) else np.zeros(0, dtype=object),
-    }
-
-
-def _text_holds(path: str, value: str, escapes: Dict[str, bool]) -> Optional[bool]:
-    """What the JSON text of the trace file ``path`` (gzip or not) says of an event with
-    category or name ``value``: False when the text has no ``"value"`` as written and no
-    ``\\u`` escape (which could spell it); True when it has ``"cat": "value"`` (a member
-    ``cat`` of that value, as Kineto writes an event's category); else None (the file must
-    be asked), as when the file cannot be read here (the caller's own read then says
-    why). ``escapes`` keeps, by file, whether its text has a ``\\u`` escape (a search of
-    the whole text, made once)."""
-    import gzip
-    import json
-    import zlib
-
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error):
-        return None
-    quoted = json.dumps(value).encode()
-    if quoted not in data:
-        if path not in escapes:
-            escapes[path] = b"\\u" in data
-        return None if escapes[path] else False
-    if b'"cat": ' + quoted in data or b'"cat":' + quoted in data:
-        return True
-    return None
-
-
