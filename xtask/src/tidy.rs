@@ -234,10 +234,12 @@ impl std::fmt::Display for Long {
     }
 }
 
-/// Whether a source is measured: not a test (a `tests/` folder) and not generated.
+/// Whether a source is measured: Rust or Python (the Python package's modules; only their
+/// file length, as their functions are not Rust's `fn`), not a test (a `tests/` folder) and
+/// not generated.
 fn measured(path: &Path) -> bool {
     let text = path.to_string_lossy();
-    path.extension().is_some_and(|e| e == "rs")
+    path.extension().is_some_and(|e| e == "rs" || e == "py")
         && !text
             .split('/')
             .any(|part| part == "tests" || part == "generated")
@@ -510,5 +512,22 @@ mod tests {
             "{grown:?}"
         );
         assert!(parse_budgets("fn many src/a.rs:long\n").is_err());
+    }
+
+    #[test]
+    fn python_modules_are_held_to_the_file_length_and_tests_are_not() {
+        assert!(measured(Path::new("python/tracewise/hta.py")));
+        assert!(!measured(Path::new("python/tests/test_hta.py")));
+        assert!(!measured(Path::new("README.md")));
+        let text = "def f():\n    pass\n".repeat(FILE_LINES / 2 + 1);
+        let found = long_items("python/tracewise/big.py", &text);
+        assert_eq!(
+            found,
+            [Long {
+                kind: "file",
+                name: "python/tracewise/big.py".into(),
+                lines: FILE_LINES + 2,
+            }]
+        );
     }
 }
