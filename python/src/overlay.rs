@@ -351,7 +351,17 @@ pub(crate) fn write_trace_with_counters(
             )
         })?;
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        hta::write_trace_with_events(&p, &output, events, &inputs).map_err(|e| fail(&e))
+        hta::write_trace_edited(
+            &p,
+            &output,
+            &inputs,
+            |_| 0,
+            |list| {
+                list.extend(events.into_iter().map(TraceEvent::New));
+                Ok(())
+            },
+        )
+        .map_err(|e| fail(&e))
     })
 }
 

@@ -176,104 +176,6 @@ pub fn write_fields(
     Ok(TraceEvent::Text(s))
 }
 
-/// HTA's `generate_trace_with_counters` output: the trace `input` (a Chrome trace, gzip or
-/// not) with `events` appended to its `traceEvents`, written to `output` through
-/// output-file (gzip when the name ends in `.gz`, as HTA's name keeps the input's `.gz`).
-/// The input's text is copied as it is, the events inserted before the list's closing
-/// bracket (the list is found by one pass over the JSON, which is checked). An existing
-/// output is replaced, as HTA replaces it, but never one of `inputs` (every trace file of
-/// the set) nor anything inside them.
-pub fn write_trace_with_events(
-    input: &std::path::Path,
-    output: &std::path::Path,
-    events: Vec<Box<RawValue>>,
-    inputs: &[&std::path::Path],
-) -> Result<(), crate::Error> {
-    let text = read_text(input)?;
-    let top = top_fields(input, &text)?;
-    let list = trace_events(input, &top)?;
-    // Where the list's `]` is in the text (the raw value is a slice of it).
-    let close = list.get().as_ptr() as usize - text.as_ptr() as usize + list.get().len() - 1;
-    let empty = list.get()[1..list.get().len() - 1].trim().is_empty();
-    let size = text.len() + events.iter().map(|e| e.get().len() + 1).sum::<usize>();
-    write_out(output, inputs, size, |w| {
-        w.write_all(&text.as_bytes()[..close])?;
-        for (i, ev) in events.iter().enumerate() {
-            if i > 0 || !empty {
-                w.write_all(b",")?;
-            }
-            w.write_all(ev.get().as_bytes())?;
-        }
-        w.write_all(&text.as_bytes()[close..])
-    })
-}
-
-/// The text of the trace `input` (gzip or not).
-fn read_text(input: &std::path::Path) -> Result<String, crate::Error> {
-    use std::io::Read;
-    let mut bytes = Vec::with_capacity(text_size(input).saturating_add(1));
-    chrome_reader::open(input)?
-        .read_to_end(&mut bytes)
-        .map_err(crate::Error::io(input, "cannot read the trace"))?;
-    String::from_utf8(bytes).map_err(|e| not_json(input, &e))
-}
-
-/// The size of the text of `input` as far as it is cheap to know (the length of a plain
-/// file; a gzip file's last four bytes, its text's size modulo 2³²), so that the text is
-/// read into one allocation; 0 where unknown (a guess: the read grows as needed).
-fn text_size(input: &std::path::Path) -> usize {
-    use std::io::{Read, Seek, SeekFrom};
-    let size = || -> std::io::Result<usize> {
-        let mut f = std::fs::File::open(input)?;
-        let len = f.metadata()?.len();
-        let mut magic = [0u8; 2];
-        if len < 18 || f.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
-            return Ok(len as usize);
-        }
-        let mut tail = [0u8; 4];
-        f.seek(SeekFrom::End(-4))?;
-        f.read_exact(&mut tail)?;
-        Ok(u32::from_le_bytes(tail) as usize)
-    };
-    size().unwrap_or(0)
-}
-
-/// The error of a trace that is not JSON.
-fn not_json(input: &std::path::Path, e: &dyn std::fmt::Display) -> crate::Error {
-    crate::Error::Missing {
-        path: input.to_path_buf(),
-        what: format!("the trace is not JSON ({e})"),
-    }
-}
-
-/// The top-level fields of the trace's text, in order (the whole text checked as JSON).
-fn top_fields<'a>(
-    input: &std::path::Path,
-    text: &'a str,
-) -> Result<Vec<(Cow<'a, str>, &'a RawValue)>, crate::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let top = de
-        .deserialize_map(Fields(std::marker::PhantomData))
-        .map_err(|e| not_json(input, &e))?;
-    de.end().map_err(|e| not_json(input, &e))?;
-    Ok(top)
-}
-
-/// The trace's `traceEvents` list (the last one where the key is given twice, as a parsed
-/// value has it).
-fn trace_events<'a>(
-    input: &std::path::Path,
-    top: &[(Cow<'a, str>, &'a RawValue)],
-) -> Result<&'a RawValue, crate::Error> {
-    match top.iter().rev().find(|(k, _)| k == "traceEvents") {
-        Some((_, raw)) if raw.get().starts_with('[') => Ok(*raw),
-        _ => Err(crate::Error::Missing {
-            path: input.to_path_buf(),
-            what: "the trace has no `traceEvents` list to write back".into(),
-        }),
-    }
-}
-
 /// Writes `output` through output-file (an earlier output replaced; never one of
 /// `inputs`), gzip when its name ends in `.gz`, at the fastest level: these are whole
 /// traces (tens of MB) a user opens in a viewer, and level 6 took several times as long
@@ -372,8 +274,9 @@ fn gzip_parallel(text: &[u8], w: &mut dyn std::io::Write) -> std::io::Result<()>
 }
 
 /// The trace `input` (a Chrome trace, gzip or not) with its `traceEvents` list changed by
-/// `edit`, written to `output` through output-file as [`write_trace_with_events`] writes
-/// (HTA's `overlay_critical_path_analysis` and `get_frequent_cuda_kernel_sequences`).
+/// `edit`, written to `output` through output-file ([`write_out`]): HTA's
+/// `overlay_critical_path_analysis`, `get_frequent_cuda_kernel_sequences` and
+/// `generate_trace_with_counters` (events appended).
 ///
 /// The trace is read as every reader here reads it (chrome-reader's chunks, parsed on
 /// every core while the text is inflated, each event checked): `edit` gets each event of

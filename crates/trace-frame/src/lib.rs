@@ -87,7 +87,6 @@ pub use summary::{
 pub mod hta {
     pub use crate::hta_trace::{
         Found, TraceEvent, json_str, raw_str, write_fields, write_trace_edited,
-        write_trace_with_events,
     };
     pub use ::timeline::hta::*;
     /// An event as the trace writer's `mark` sees it ([`write_trace_edited`]).
