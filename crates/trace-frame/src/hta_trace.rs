@@ -274,9 +274,11 @@ fn gzip_parallel(text: &[u8], w: &mut dyn std::io::Write) -> std::io::Result<()>
 }
 
 /// The trace `input` (a Chrome trace, gzip or not) with its `traceEvents` list changed by
-/// `edit`, written to `output` through output-file ([`write_out`]): HTA's
-/// `overlay_critical_path_analysis`, `get_frequent_cuda_kernel_sequences` and
-/// `generate_trace_with_counters` (events appended).
+/// `edit`, written to `output` through output-file (an earlier output replaced, never one
+/// of `inputs`; gzip at the fastest level when the name ends in `.gz`, as HTA's name keeps
+/// the input's): HTA's `overlay_critical_path_analysis`,
+/// `get_frequent_cuda_kernel_sequences` and `generate_trace_with_counters` (events
+/// appended).
 ///
 /// The trace is read as every reader here reads it (chrome-reader's chunks, parsed on
 /// every core while the text is inflated, each event checked): `edit` gets each event of
