@@ -491,6 +491,8 @@ mod tests {
         let input = dir.join(name);
         let output = dir.join(format!("out-{name}"));
         let gzip = name.ends_with(".gz");
+        // The test's own input, in its scratch directory (the writer's output goes through
+        // output-file, whose rules the next test checks).
         let mut file = std::fs::File::create(&input).unwrap();
         if gzip {
             let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
@@ -563,6 +565,34 @@ mod tests {
         );
         let empty = r#"{"traceEvents":[],"b":true}"#;
         assert_eq!(edited(dir.path(), "e.json", empty, 0).unwrap(), empty);
+    }
+
+    #[test]
+    fn an_edited_trace_never_replaces_an_input_a_directory_or_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = r#"{"traceEvents":[{"ph":"X","name":"k","ts":1,"dur":1,"pid":1,"tid":1}]}"#;
+        let input = dir.path().join("t.json");
+        std::fs::write(&input, text).unwrap();
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, "kept").unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&other, &link).unwrap();
+        let inputs = [input.as_path(), other.as_path()];
+        for output in [&input, &other, &sub, &link, &dir.path().join(".")] {
+            let res = write_trace_edited(&input, output, &inputs, |_| 0, |_| Ok(()));
+            assert!(res.is_err(), "{} was written", output.display());
+        }
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), text);
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "kept");
+        assert!(sub.is_dir() && link.is_symlink());
+        // An output of its own is written (and replaced, as HTA replaces it).
+        let out = dir.path().join("out.json");
+        for _ in 0..2 {
+            write_trace_edited(&input, &out, &inputs, |_| 0, |_| Ok(())).unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
     }
 
     #[test]
